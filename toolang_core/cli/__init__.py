@@ -1,0 +1,1 @@
+"""The ``toolang`` command line. Built-in commands are imported only when used."""

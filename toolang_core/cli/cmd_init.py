@@ -1,0 +1,30 @@
+"""``toolang init``: write a commented starter configuration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from toolang_core.cli.state import CliState, pass_state
+from toolang_core.errors import UsageError
+
+
+@click.command()
+@click.option("--path", "path", type=click.Path(path_type=Path, dir_okay=False),
+              default=None, help="Where to write it (default: ./toolang.toml or --config).")
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+@pass_state
+def init(state: CliState, path: Path | None, force: bool) -> None:
+    """Write a commented starter toolang.toml that loads as-is."""
+    from toolang_core.config.loader import CONFIG_NAME, parse_config
+    from toolang_core.config.starter import STARTER_CONFIG
+
+    target = path or state.config_path or Path(CONFIG_NAME)
+    if target.exists() and not force:
+        raise UsageError(f"{target} already exists; pass --force to overwrite it")
+    parse_config(STARTER_CONFIG, file=target, env=state.env)  # the starter must always load
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(STARTER_CONFIG, encoding="utf-8")
+    click.echo(f"wrote {target}")
+    click.echo("next: `toolang doctor` checks it; `toolang plugins` lists what is installed")

@@ -1,0 +1,110 @@
+"""A click group that imports built-in commands on demand and adds plugins' commands."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from importlib import import_module
+from typing import IO, Any
+
+import click
+
+from toolang_core.errors import ToolangError
+
+
+class ToolangCliError(click.ClickException):
+    """A :class:`ToolangError` on its way to the terminal: message only, no traceback."""
+
+    def __init__(self, error: ToolangError) -> None:
+        super().__init__(str(error))
+        self.exit_code = error.exit_code
+        self.problems = getattr(error, "problems", None)
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        out = file if file is not None else sys.stderr
+        problems = self.problems
+        if problems and len(problems) > 1:
+            click.echo(f"error: {len(problems)} problems in the configuration", file=out)
+            for line in problems:
+                click.echo(f"  {line}", file=out)
+        else:
+            click.echo(f"error: {self.message}", file=out)
+
+
+class ToolangGroup(click.Group):
+    """The root ``toolang`` group.
+
+    ``lazy_commands`` maps names to ``"module:attribute"``; a module is imported only
+    when its command runs or help lists it. Plugins' commands are added through
+    ``toolang_register_commands`` the first time a name is not built in.
+    """
+
+    def __init__(self, *args: Any, lazy_commands: dict[str, str] | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy_commands or {})
+        self._plugins_added = False
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        """Add a command; a name that is built in or already added is refused."""
+        name = name or cmd.name
+        if name in self.lazy:
+            raise ValueError(f"command {name!r} is built into toolang")
+        if name in self.commands:
+            raise ValueError(f"command {name!r} is already taken")
+        super().add_command(cmd, name)
+
+    def _add_plugin_commands(self, ctx: click.Context) -> None:
+        if self._plugins_added:
+            return
+        self._plugins_added = True
+        from toolang_core.cli.state import CliState
+
+        try:
+            CliState.of(ctx).lenient_host().add_commands(self)
+        except ToolangError as exc:
+            raise ToolangCliError(exc) from None
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._add_plugin_commands(ctx)
+        return sorted({*self.lazy, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = self.lazy.get(cmd_name)
+        if target is not None:
+            module_name, _, attr = target.partition(":")
+            command = getattr(import_module(module_name), attr)
+            assert isinstance(command, click.Command)
+            return command
+        if cmd_name not in self.commands:
+            self._add_plugin_commands(ctx)
+        return self.commands.get(cmd_name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ToolangError as exc:
+            raise ToolangCliError(exc) from None
+
+    def main(self, args: Sequence[str] | None = None, *a: Any, **kw: Any) -> Any:
+        from toolang_core.logs import configure_logging
+
+        # Until the root command reads --log-format/--log-level, warnings (e.g. a plugin
+        # failing while commands are listed) still belong on stderr, never stdout.
+        configure_logging(level="warning")
+        try:
+            return super().main(args, *a, **kw)
+        except ToolangError as exc:  # raised outside invoke, e.g. while resolving a command
+            ToolangCliError(exc).show()
+            sys.exit(exc.exit_code)
+        except Exception as exc:
+            if os.environ.get("TOOLANG_DEBUG"):
+                raise
+            click.echo(
+                f"internal error: {type(exc).__name__}: {exc}\n"
+                "This is a bug in toolang or a plugin; run again with TOOLANG_DEBUG=1 "
+                "to see the traceback.",
+                file=sys.stderr,
+            )
+            sys.exit(70)

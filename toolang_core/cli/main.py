@@ -1,0 +1,66 @@
+"""The ``toolang`` root command and its entry point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from toolang_core.cli.group import ToolangGroup
+
+BUILTIN_COMMANDS = {
+    "init": "toolang_core.cli.cmd_init:init",
+    "plugins": "toolang_core.cli.cmd_plugins:plugins",
+    "hooks": "toolang_core.cli.cmd_hooks:hooks",
+    "doctor": "toolang_core.cli.cmd_doctor:doctor",
+    "plugin": "toolang_core.cli.cmd_plugin:plugin",
+}
+
+
+def _version() -> str:
+    from toolang_core import __version__
+
+    return __version__
+
+
+@click.group(
+    cls=ToolangGroup,
+    lazy_commands=BUILTIN_COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.version_option(_version(), "--version", prog_name="toolang", message="%(prog)s %(version)s")
+@click.option(
+    "--config", "config_path", type=click.Path(path_type=Path, dir_okay=False),
+    help="Configuration file (default: $TOOLANG_CONFIG, then ./toolang.toml).",
+)
+@click.option(
+    "--strict", is_flag=True,
+    help="Any plugin failure is an error (also TOOLANG_STRICT_PLUGINS=1).",
+)
+@click.option(
+    "--log-format", type=click.Choice(["auto", "console", "json"]), default=None,
+    help="Log format on stderr (default: [log] format, auto = console on a terminal).",
+)
+@click.option(
+    "--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default=None,
+    help="Lowest level logged (default: [log] level, or warning for short commands).",
+)
+@click.pass_context
+def cli(ctx: click.Context, config_path: Path | None, strict: bool,
+        log_format: str | None, log_level: str | None) -> None:
+    """toolang — a plugin-host agent runtime.
+
+    One runtime, one inbox of turn requests, one scheduler, one durable execution store;
+    memory, tool hooks, agents, turn sources, models and stores are plugins.
+    """
+    from toolang_core.cli.state import CliState
+    from toolang_core.logs import configure_logging
+
+    state = CliState.of(ctx)
+    state.log_level, state.log_format = log_level, log_format
+    configure_logging(level=log_level or "warning", fmt=log_format or "auto")  # type: ignore[arg-type]
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli.main(prog_name="toolang")

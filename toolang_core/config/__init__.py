@@ -1,0 +1,34 @@
+"""Configuration: ``toolang.toml`` read with tomllib, structured by cattrs into attrs classes."""
+
+from toolang_core.config.converter import ConfigConverter
+from toolang_core.config.loader import CONFIG_NAME, find_config, load_config, parse_config
+from toolang_core.config.model import (
+    GroupConfig,
+    LogConfig,
+    PluginsConfig,
+    SchedulerConfig,
+    StoreConfig,
+    ToolangConfig,
+)
+from toolang_core.config.settings import plugin_settings, validate_plugin_settings
+from toolang_core.config.starter import STARTER_CONFIG
+from toolang_core.config.types import EnvStr, Secret
+
+__all__ = [
+    "CONFIG_NAME",
+    "STARTER_CONFIG",
+    "ConfigConverter",
+    "EnvStr",
+    "GroupConfig",
+    "LogConfig",
+    "PluginsConfig",
+    "SchedulerConfig",
+    "Secret",
+    "StoreConfig",
+    "ToolangConfig",
+    "find_config",
+    "load_config",
+    "parse_config",
+    "plugin_settings",
+    "validate_plugin_settings",
+]

@@ -1,0 +1,100 @@
+"""The shape of ``toolang.toml``: one attrs class per section.
+
+Field names are the TOML keys. Every section has defaults, so an empty file (or no
+file at all) is a valid configuration for the embedded default runtime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+
+from toolang_core.config.validators import at_least
+
+Overflow = Literal["reject", "drop_oldest", "replace_pending"]
+Strategy = Literal["enqueue", "reject", "coalesce", "interrupt", "steer"]
+
+
+@attrs.frozen
+class LogConfig:
+    """``[log]``: how the CLI writes structured logs (to stderr)."""
+
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["auto", "console", "json"] = "auto"
+
+
+@attrs.frozen
+class PluginsConfig:
+    """``[plugins]``: which plugins load, and each plugin's own ``[plugins.<name>]`` table.
+
+    ``load`` is an allow-list (absent: every installed plugin; empty: none);
+    ``disable`` a deny-list. ``settings`` holds the per-plugin tables, validated by
+    the plugin that owns them once it is loaded.
+    """
+
+    load: tuple[str, ...] | None = None
+    disable: tuple[str, ...] = ()
+    strict: bool = False
+    settings: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class StoreConfig:
+    """``[store]``: the execution store. ``path`` is used by the built-in SQLite backend."""
+
+    backend: str = "sqlite"
+    path: Path | None = None
+
+
+@attrs.frozen
+class GroupConfig:
+    """``[scheduler.groups.<group>]``: the budget of one thread group."""
+
+    priority: int | None = None
+    max_running: int | None = attrs.field(default=None, validator=at_least(1, optional=True))
+    max_queued: int | None = attrs.field(default=None, validator=at_least(0, optional=True))
+    overflow: Overflow = "reject"
+    strategy: Strategy | None = None
+
+
+@attrs.frozen
+class SchedulerConfig:
+    """``[scheduler]``: global concurrency, aging, and per-group budgets."""
+
+    max_running: int = attrs.field(default=8, validator=at_least(1))
+    aging_seconds: float = attrs.field(default=60.0, validator=at_least(0.0))
+    groups: Mapping[str, GroupConfig] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class ToolangConfig:
+    """A whole ``toolang.toml``.
+
+    ``source`` is the file it was read from (``None`` when running on defaults);
+    relative paths in the file are relative to ``base_dir``, the file's directory.
+    ``home`` is the state directory (default ``.toolang`` beside the file).
+    """
+
+    base_dir: Path
+    source: Path | None = None
+    home: Path = Path(".toolang")
+    log: LogConfig = LogConfig()
+    plugins: PluginsConfig = PluginsConfig()
+    store: StoreConfig = StoreConfig()
+    scheduler: SchedulerConfig = SchedulerConfig()
+
+    @property
+    def store_path(self) -> Path:
+        """The SQLite execution store file (``[store] path``, default ``<home>/toolang.db``)."""
+        return self.store.path if self.store.path is not None else self.home / "toolang.db"
+
+    @property
+    def display_name(self) -> str:
+        return str(self.source) if self.source else "<defaults>"
+
+
+NOT_FROM_FILE = frozenset({"base_dir", "source"})
+"""Fields of :class:`ToolangConfig` that the loader sets; a file may not."""

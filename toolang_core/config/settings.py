@@ -1,0 +1,82 @@
+"""Plugins' own configuration sections: ``[plugins.<name>]``.
+
+A plugin declares an attrs class through ``toolang_register_settings``; its section
+is validated by the same converter as the core configuration, so its errors read
+the same way (``toolang.toml: plugins.chat.history_limit: expected an integer, …``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from toolang_core.config.converter import ConfigConverter
+from toolang_core.errors import ConfigError
+from toolang_core.plugins.records import PluginStatus
+
+if TYPE_CHECKING:
+    from toolang_core.config.model import ToolangConfig
+    from toolang_core.plugins.host import PluginHost
+
+T = TypeVar("T")
+
+
+def plugin_settings(
+    config: ToolangConfig, name: str, settings_class: type[T],
+    *, env: Mapping[str, str] | None = None,
+) -> T:
+    """Validate ``[plugins.<name>]`` of ``config`` into ``settings_class``.
+
+    A missing section gives the class's defaults.
+
+    :raises ConfigError: naming the file and each bad key as ``plugins.<name>.<key>``.
+    """
+    converter = ConfigConverter(
+        file=config.display_name,
+        base_dir=config.base_dir,
+        env=os.environ if env is None else env,
+    )
+    raw = config.plugins.settings.get(name, {})
+    return converter.structure(raw, settings_class, prefix=("plugins", name))
+
+
+def validate_plugin_settings(
+    config: ToolangConfig, host: PluginHost, *, env: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Validate every plugin's section; return the settings objects by plugin name.
+
+    Sections of plugins that are installed but disabled or failed are left alone (the
+    operator may re-enable them). A section that no installed plugin owns, or that
+    belongs to a plugin without settings, is an error.
+
+    :raises ConfigError: listing every problem.
+    """
+    declared = host.components.settings
+    problems: list[str] = []
+    settings: dict[str, Any] = {}
+    for name, settings_class in declared.items():
+        try:
+            settings[name] = plugin_settings(config, name, settings_class, env=env)
+        except ConfigError as exc:
+            problems.extend(exc.problems)
+    records = {record.name: record for record in host.records}
+    for name in config.plugins.settings:
+        if name in declared:
+            continue
+        record = records.get(name)
+        if record is None:
+            hint = difflib.get_close_matches(name, list(records), n=1)
+            suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+            problems.append(
+                f"{config.display_name}: plugins.{name}: no installed plugin is named "
+                f"{name!r}{suggestion}"
+            )
+        elif record.status in (PluginStatus.LOADED, PluginStatus.BUILTIN):
+            problems.append(
+                f"{config.display_name}: plugins.{name}: plugin {name!r} takes no settings"
+            )
+    if problems:
+        raise ConfigError(problems)
+    return settings

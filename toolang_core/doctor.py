@@ -1,0 +1,126 @@
+"""``toolang doctor``: real checks of a configuration and its plugins.
+
+Each check returns a :class:`Check`; the command exits non-zero when any check
+failed. Checks never raise for a problem they are meant to find.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Literal
+
+import attrs
+
+from toolang_core.config.loader import find_config, load_config
+from toolang_core.config.model import ToolangConfig
+from toolang_core.config.settings import validate_plugin_settings
+from toolang_core.errors import ConfigError
+from toolang_core.plugins.host import PluginHost
+from toolang_core.plugins.loader import LoadPolicy
+from toolang_core.plugins.records import PluginStatus
+
+Status = Literal["ok", "info", "warn", "fail"]
+
+
+@attrs.frozen
+class Check:
+    """One finding: which area, how it went, a one-line summary and detail lines."""
+
+    area: str
+    status: Status
+    summary: str
+    details: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        return attrs.asdict(self)
+
+
+@attrs.define
+class DoctorContext:
+    """What the checks share: the configuration (if it loaded) and the plugin host."""
+
+    env: Mapping[str, str]
+    config_path: Path | None
+    config: ToolangConfig | None = None
+    host: PluginHost | None = None
+
+
+CheckFn = Callable[[DoctorContext], Iterator[Check]]
+
+
+def check_config(ctx: DoctorContext) -> Iterator[Check]:
+    try:
+        path = find_config(ctx.config_path, env=ctx.env)
+        ctx.config = load_config(path, env=ctx.env)
+    except ConfigError as exc:
+        yield Check("config", "fail", "the configuration is invalid", tuple(exc.problems))
+        return
+    if ctx.config.source is None:
+        yield Check(
+            "config", "info",
+            "no toolang.toml found; running on defaults (create one with `toolang init`)",
+        )
+    else:
+        yield Check("config", "ok", f"{ctx.config.source} is valid")
+
+
+def check_plugins(ctx: DoctorContext) -> Iterator[Check]:
+    plugins = ctx.config.plugins if ctx.config else None
+    policy = LoadPolicy.resolve(
+        ctx.env,
+        config_load=plugins.load if plugins else None,
+        config_disable=plugins.disable if plugins else (),
+    )
+    ctx.host = host = PluginHost.from_entry_points(attrs.evolve(policy, strict=False))
+    host.components  # noqa: B018 - collecting runs every registration hook
+    active = host.active_names
+    yield Check("plugins", "ok", f"{len(active)} plugin(s) active: {', '.join(active) or 'none'}")
+    for record in host.records:
+        if record.status is PluginStatus.DISABLED:
+            yield Check("plugins", "info", f"{record.describe()} is {record.reason}")
+        elif record.status is PluginStatus.DUPLICATE:
+            yield Check("plugins", "fail", f"{record.describe()}: {record.reason}")
+        elif record.status is PluginStatus.FAILED:
+            yield Check("plugins", "fail", record.failure_message())
+
+
+def check_plugin_settings(ctx: DoctorContext) -> Iterator[Check]:
+    if ctx.config is None or ctx.host is None:
+        return
+    try:
+        settings = validate_plugin_settings(ctx.config, ctx.host, env=ctx.env)
+    except ConfigError as exc:
+        yield Check("settings", "fail", "a plugin's settings are invalid", tuple(exc.problems))
+        return
+    if settings:
+        yield Check("settings", "ok", f"settings valid for: {', '.join(sorted(settings))}")
+
+
+def check_home(ctx: DoctorContext) -> Iterator[Check]:
+    if ctx.config is None:
+        return
+    home = ctx.config.home
+    if not home.exists():
+        parent = next((p for p in home.parents if p.exists()), None)
+        if parent is not None and not os.access(parent, os.W_OK):
+            yield Check("home", "fail", f"{home} does not exist and {parent} is not writable")
+        else:
+            yield Check("home", "info", f"{home} does not exist yet; it is created on first run")
+    elif not home.is_dir():
+        yield Check("home", "fail", f"{home} exists but is not a directory")
+    elif not os.access(home, os.W_OK):
+        yield Check("home", "fail", f"{home} is not writable")
+    else:
+        yield Check("home", "ok", f"{home} is writable")
+
+
+CHECKS: tuple[CheckFn, ...] = (check_config, check_plugins, check_plugin_settings, check_home)
+
+
+def run_checks(config_path: Path | None, *, env: Mapping[str, str] | None = None,
+               checks: tuple[CheckFn, ...] = CHECKS) -> list[Check]:
+    """Run ``checks`` in order and return every finding."""
+    ctx = DoctorContext(env=os.environ if env is None else env, config_path=config_path)
+    return [finding for check in checks for finding in check(ctx)]

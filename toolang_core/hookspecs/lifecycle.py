@@ -1,0 +1,49 @@
+"""Lifecycle hooks: plugin settings, runtime start-up and shutdown.
+
+``toolang_startup`` and ``toolang_shutdown`` are broadcast: every implementation is
+called, each in isolation — one that raises is recorded against its plugin and the
+others still run. An implementation may return an awaitable; the runtime awaits it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING
+
+from toolang_core.markers import hookspec
+
+if TYPE_CHECKING:
+    from toolang_core.plugins.registrars import RegisterSettings
+    from toolang_core.runtime import Runtime
+
+
+@hookspec
+def toolang_register_settings(register: RegisterSettings) -> None:
+    """Declare the attrs class that validates this plugin's ``[plugins.<name>]`` section.
+
+    Called once per plugin host, before any component is built. Call
+    ``register(settings_class)`` with an attrs class; your section is
+    ``[plugins.<entry-point name>]``. The section is then
+    validated with the core's rules (unknown keys, wrong types and missing keys are
+    errors naming the file and key path) and the instance reaches your factories as
+    ``context.settings``. Return nothing.
+    """
+
+
+@hookspec
+def toolang_startup(runtime: Runtime) -> Awaitable[None] | None:
+    """Called once when a runtime starts, after its plugins are loaded and configured.
+
+    Return ``None``, or an awaitable the runtime awaits before admitting work. An
+    exception is recorded against the plugin and does not stop the runtime.
+    """
+
+
+@hookspec
+def toolang_shutdown(runtime: Runtime, reason: str = "stop") -> Awaitable[None] | None:
+    """Called once when a runtime stops, after running turns have wound down.
+
+    ``reason`` is ``"stop"`` for a normal stop, ``"signal"`` for SIGINT/SIGTERM and
+    ``"error"`` when the runtime is stopping because of a failure. Return ``None`` or
+    an awaitable. Exceptions are recorded and the other plugins still shut down.
+    """

@@ -1,0 +1,21 @@
+"""Model hooks: the language models that answer turns."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from toolang_core.markers import hookspec
+
+if TYPE_CHECKING:
+    from toolang_core.plugins.registrars import RegisterFactory
+
+
+@hookspec
+def toolang_register_models(register: RegisterFactory) -> None:
+    """Offer model providers.
+
+    Call ``register(name, factory)`` once per provider. Agents name a model as
+    ``"<provider>"`` or ``"<provider>/<model id>"``; the runtime calls the provider's
+    ``factory(context)`` the first time it is needed. Registration must stay cheap:
+    import SDKs inside the factory, not here. Return nothing.
+    """

@@ -1,0 +1,88 @@
+"""The tool-call hook chain.
+
+The core runs every tool call through one fixed chain::
+
+    SecurityFilter → ApprovalGate → execute → LearningObserver → KnowledgeSaver → EventPublisher
+
+Each stage is a hook. Implementations are called one at a time in pluggy's order
+(``tryfirst`` first, then most recently registered first) and may return an awaitable.
+The pre-execution stages decide; the post-execution stages observe, each
+implementation isolated from the others: one that raises is recorded in the call's
+diagnostics and never skips the rest or fails the call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING
+
+from toolang_core.markers import hookspec
+
+if TYPE_CHECKING:
+    from toolang_core.tools.types import (
+        ApprovalDecision,
+        FilterVerdict,
+        ToolCall,
+        ToolCallContext,
+        ToolResult,
+    )
+
+
+@hookspec
+def toolang_filter_tool_call(
+    call: ToolCall, ctx: ToolCallContext
+) -> FilterVerdict | Awaitable[FilterVerdict | None] | None:
+    """SecurityFilter: inspect a tool call before anything else sees it.
+
+    Return :class:`~toolang_core.tools.Block` to refuse the call (the chain stops and
+    the model is told the reason), :class:`~toolang_core.tools.Modify` to replace its
+    parameters (later filters see the new ones), :class:`~toolang_core.tools.Observe`
+    to let it through with a recorded warning, or ``None`` to abstain. Every filter is
+    asked until one blocks, so a permissive filter can never hide a blocking one.
+    """
+
+
+@hookspec(firstresult=True)
+def toolang_approve_tool_call(
+    call: ToolCall, ctx: ToolCallContext
+) -> ApprovalDecision | Awaitable[ApprovalDecision | None] | None:
+    """ApprovalGate: decide whether a filtered tool call may run.
+
+    Return :class:`~toolang_core.tools.Granted`, :class:`~toolang_core.tools.Denied`
+    (the model is told the message) or :class:`~toolang_core.tools.Pending` (a person
+    must decide; the turn parks in ``awaiting_approval``). The first non-``None``
+    answer decides; ``None`` abstains, and when every gate abstains the call runs.
+    """
+
+
+@hookspec
+def toolang_observe_tool_result(
+    call: ToolCall, result: ToolResult, ctx: ToolCallContext
+) -> Awaitable[None] | None:
+    """LearningObserver: record the outcome of an executed tool call.
+
+    Called after execution with the (possibly failed) result. Return ``None`` or an
+    awaitable. Raising never fails the call; it is recorded in the call's diagnostics.
+    """
+
+
+@hookspec
+def toolang_save_knowledge(
+    call: ToolCall, result: ToolResult, ctx: ToolCallContext
+) -> Awaitable[None] | None:
+    """KnowledgeSaver: keep what a tool call taught, e.g. through the memory plugin.
+
+    Called after every LearningObserver. Return ``None`` or an awaitable. Raising
+    never fails the call; it is recorded in the call's diagnostics.
+    """
+
+
+@hookspec
+def toolang_publish_event(
+    call: ToolCall, result: ToolResult, ctx: ToolCallContext
+) -> Awaitable[None] | None:
+    """EventPublisher: publish the tool call to event sinks.
+
+    The last stage of the chain. Return ``None`` or an awaitable; never block the turn
+    on slow sinks (queue and deliver in the background). Raising never fails the call.
+    """

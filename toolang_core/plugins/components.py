@@ -1,0 +1,232 @@
+"""Collect what plugins register: settings, stores, models, tools, memory, sources, agents.
+
+Each plugin's registration hooks are called one plugin at a time with ``register``
+callables bound to that plugin, so every contribution knows its origin and one
+plugin's mistake never costs another plugin anything. A plugin whose registration
+hook raises (or registers something invalid) is failed as a whole and none of its
+contributions are kept.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from toolang_core.plugins.registrars import Factory
+from toolang_core.tools.types import Tool
+
+if TYPE_CHECKING:
+    import click
+
+    from toolang_core.agents.types import AgentSource
+    from toolang_core.plugins.host import PluginHost
+
+COMPONENT_KINDS: Final = {
+    "toolang_register_stores": "store",
+    "toolang_register_models": "model",
+    "toolang_register_memory": "memory",
+    "toolang_register_turn_sources": "turn source",
+}
+_COMPONENT_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+_TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
+
+
+class RegistrationError(ValueError):
+    """A plugin registered something invalid or already taken."""
+
+
+@attrs.frozen
+class Registration:
+    """A named component offered by a plugin: its factory and where it came from."""
+
+    kind: str
+    name: str
+    factory: Factory
+    plugin: str
+    description: str = ""
+
+
+@attrs.frozen
+class ToolRegistration:
+    tool: Tool
+    plugin: str
+
+
+@attrs.frozen
+class AgentSourceRegistration:
+    source: AgentSource
+    plugin: str
+
+
+@attrs.define
+class Components:
+    """Everything the active plugins registered, keyed by name."""
+
+    settings: dict[str, type[Any]] = attrs.field(factory=dict)
+    components: dict[str, dict[str, Registration]] = attrs.field(
+        factory=lambda: {kind: {} for kind in COMPONENT_KINDS.values()}
+    )
+    tools: dict[str, ToolRegistration] = attrs.field(factory=dict)
+    agent_sources: list[AgentSourceRegistration] = attrs.field(factory=list)
+
+    def of_kind(self, kind: str) -> dict[str, Registration]:
+        return self.components[kind]
+
+    def provided_by(self, plugin: str) -> dict[str, list[str]]:
+        """What one plugin contributed, for ``toolang plugins``."""
+        out: dict[str, list[str]] = {}
+        for kind, regs in self.components.items():
+            names = sorted(name for name, reg in regs.items() if reg.plugin == plugin)
+            if names:
+                out[kind + "s"] = names
+        tools = sorted(name for name, reg in self.tools.items() if reg.plugin == plugin)
+        if tools:
+            out["tools"] = tools
+        sources = [reg.source.name for reg in self.agent_sources if reg.plugin == plugin]
+        if sources:
+            out["agent sources"] = sources
+        if plugin in self.settings:
+            out["settings"] = [f"[plugins.{plugin}]"]
+        return out
+
+
+class _PluginContributions:
+    """What one plugin registered during collection, committed only if it all succeeded."""
+
+    def __init__(self, plugin: str, merged: Components) -> None:
+        self.plugin = plugin
+        self.merged = merged
+        self.settings: type[Any] | None = None
+        self.components: list[Registration] = []
+        self.tools: list[ToolRegistration] = []
+        self.agent_sources: list[AgentSourceRegistration] = []
+
+    def register_settings(self, settings_class: type[Any]) -> None:
+        if not attrs.has(settings_class):
+            raise RegistrationError(
+                f"settings must be an attrs class, got {settings_class!r}"
+            )
+        if self.settings is not None:
+            raise RegistrationError("settings were already registered by this plugin")
+        self.settings = settings_class
+
+    def component_registrar(self, kind: str) -> Any:
+        def register(name: str, factory: Factory, *, description: str = "") -> None:
+            if not isinstance(name, str) or not _COMPONENT_NAME.match(name):
+                raise RegistrationError(
+                    f"{kind} name {name!r} must match {_COMPONENT_NAME.pattern}"
+                )
+            if not callable(factory):
+                raise RegistrationError(f"{kind} {name!r}: factory must be callable")
+            taken = self.merged.components[kind].get(name) or next(
+                (r for r in self.components if r.kind == kind and r.name == name), None
+            )
+            if taken is not None:
+                raise RegistrationError(
+                    f"{kind} {name!r} is already registered by plugin {taken.plugin!r}"
+                )
+            self.components.append(Registration(kind, name, factory, self.plugin, description))
+
+        return register
+
+    def register_tool(self, tool: Tool) -> None:
+        if not isinstance(tool, Tool):
+            raise RegistrationError(f"expected a toolang_core.tools.Tool, got {tool!r}")
+        if not _TOOL_NAME.match(tool.name):
+            raise RegistrationError(f"tool name {tool.name!r} must match {_TOOL_NAME.pattern}")
+        taken = self.merged.tools.get(tool.name) or next(
+            (r for r in self.tools if r.tool.name == tool.name), None
+        )
+        if taken is not None:
+            raise RegistrationError(
+                f"tool {tool.name!r} is already registered by plugin {taken.plugin!r}"
+            )
+        self.tools.append(ToolRegistration(tool, self.plugin))
+
+    def add_agent_sources(self, returned: object) -> None:
+        if returned is None:
+            return
+        sources: Iterable[object]
+        if isinstance(returned, Iterable) and not hasattr(returned, "load"):
+            sources = returned
+        else:
+            sources = (returned,)
+        for source in sources:
+            for attr in ("label", "name", "load"):
+                if not hasattr(source, attr):
+                    raise RegistrationError(f"agent source {source!r} has no {attr!r}")
+            self.agent_sources.append(AgentSourceRegistration(source, self.plugin))  # type: ignore[arg-type]
+
+    def commit(self) -> None:
+        if self.settings is not None:
+            self.merged.settings[self.plugin] = self.settings
+        for reg in self.components:
+            self.merged.components[reg.kind][reg.name] = reg
+        for tool in self.tools:
+            self.merged.tools[tool.tool.name] = tool
+        self.merged.agent_sources.extend(self.agent_sources)
+
+
+def _call(host: PluginHost, plugin: str, hook: str, caller: Any, **kwargs: Any) -> Any:
+    result = caller(**kwargs)
+    if isinstance(result, list) and any(inspect.isawaitable(r) for r in result):
+        for r in result:
+            if inspect.iscoroutine(r):
+                r.close()
+        raise RegistrationError(f"{hook} must not be async: registration happens at start-up")
+    return result
+
+
+def collect_components(host: PluginHost) -> Components:
+    """Call every registration hook of every active plugin, one plugin at a time."""
+    merged = Components()
+    order = host.active_names
+    for plugin in order:
+        contributions = _PluginContributions(plugin, merged)
+        current_hook = ""
+        try:
+            for hook, register in _registration_calls(contributions):
+                current_hook = hook
+                caller = dict(host.pm.per_plugin_callers(hook)).get(plugin)
+                if caller is None:
+                    continue
+                returned = _call(host, plugin, hook, caller, **register)
+                if hook == "toolang_agent_sources":
+                    for value in returned:
+                        contributions.add_agent_sources(value)
+        except Exception as exc:
+            host.fail(plugin, "collect", exc, hook=current_hook)
+            continue
+        contributions.commit()
+    return merged
+
+
+def _registration_calls(
+    c: _PluginContributions,
+) -> Iterable[tuple[str, dict[str, Any]]]:
+    yield "toolang_register_settings", {"register": c.register_settings}
+    for hook, kind in COMPONENT_KINDS.items():
+        yield hook, {"register": c.component_registrar(kind)}
+    yield "toolang_register_tools", {"register": c.register_tool}
+    yield "toolang_agent_sources", {}
+
+
+def add_plugin_commands(host: PluginHost, cli: click.Group) -> None:
+    """Call ``toolang_register_commands`` per plugin; refuse commands that clash."""
+    for plugin, caller in host.pm.per_plugin_callers("toolang_register_commands"):
+        before = dict(cli.commands)
+        try:
+            _call(host, plugin, "toolang_register_commands", caller, cli=cli)
+            for name, command in list(cli.commands.items()):
+                if name in before and before[name] is not command:
+                    cli.commands[name] = before[name]
+                    raise RegistrationError(f"command {name!r} is already taken")
+        except Exception as exc:
+            added = set(cli.commands) - set(before)
+            for name in added:
+                del cli.commands[name]
+            host.fail(plugin, "collect", exc, hook="toolang_register_commands")

@@ -1,0 +1,182 @@
+"""The typed facade through which core code calls hooks.
+
+pluggy cannot type ``pm.hook.<name>(...)`` calls; this class gives every call site a
+checked signature and puts the calling rules in one place: one plugin at a time in
+pluggy's order, awaitables awaited, errors isolated per plugin and reported as
+:class:`HookFailure` values instead of exceptions.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import structlog
+
+from toolang_core.hookspecs import TOOL_CHAIN, TOOL_CHAIN_STAGES
+from toolang_core.plugins.host import describe_exception
+from toolang_core.tools.types import (
+    ApprovalDecision,
+    Block,
+    Denied,
+    FilterVerdict,
+    Modify,
+    ToolCall,
+)
+
+if TYPE_CHECKING:
+    from toolang_core.events import Event
+    from toolang_core.plugins.host import PluginHost
+    from toolang_core.runtime import Runtime
+    from toolang_core.tools.types import ToolCallContext, ToolResult
+
+log = structlog.get_logger("toolang.hooks")
+
+
+@attrs.frozen
+class HookFailure:
+    """An implementation raised; the call went on without it."""
+
+    plugin: str
+    hook: str
+    error: str
+
+
+@attrs.frozen
+class FilterOutcome:
+    """What the SecurityFilter stage decided.
+
+    ``call`` carries the parameters after every ``Modify``; ``verdicts`` lists each
+    non-abstaining filter's verdict in order; ``blocked`` is set when one blocked.
+    """
+
+    call: ToolCall
+    verdicts: tuple[tuple[str, FilterVerdict], ...] = ()
+    blocked: tuple[str, Block] | None = None
+    failures: tuple[HookFailure, ...] = ()
+
+
+@attrs.frozen
+class ApprovalOutcome:
+    """The deciding gate and its decision (``None`` plugin: every gate abstained)."""
+
+    plugin: str | None
+    decision: ApprovalDecision | None
+    failures: tuple[HookFailure, ...] = ()
+
+
+async def _resolve(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def _results(raw: Any) -> list[Any]:
+    # A single-plugin caller returns a list (broadcast) or one value (firstresult).
+    if isinstance(raw, list):
+        return raw
+    return [] if raw is None else [raw]
+
+
+class Hooks:
+    """Typed access to every toolang hook of one :class:`PluginHost`."""
+
+    def __init__(self, host: PluginHost) -> None:
+        self._host = host
+
+    def implementations(self, hook: str) -> list[str]:
+        """Names of the plugins implementing ``hook``, in the order they are called."""
+        return [name for name, _ in self._host.pm.per_plugin_callers(hook)]
+
+    def chain(self) -> list[tuple[str, str, list[str]]]:
+        """The tool-call chain as registered: ``(stage, hook, plugins in call order)``."""
+        return [
+            (TOOL_CHAIN_STAGES[hook], hook, [] if hook == "execute" else self.implementations(hook))
+            for hook in TOOL_CHAIN
+        ]
+
+    async def _broadcast(self, hook: str, **kwargs: Any) -> list[HookFailure]:
+        failures = []
+        for plugin, caller in self._host.pm.per_plugin_callers(hook):
+            try:
+                for value in _results(caller(**kwargs)):
+                    await _resolve(value)
+            except Exception as exc:
+                failure = HookFailure(plugin, hook, describe_exception(exc))
+                log.warning("hook.failed", plugin=plugin, hook=hook, error=failure.error)
+                failures.append(failure)
+        return failures
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    async def startup(self, runtime: Runtime) -> list[HookFailure]:
+        return await self._broadcast("toolang_startup", runtime=runtime)
+
+    async def shutdown(self, runtime: Runtime, reason: str = "stop") -> list[HookFailure]:
+        return await self._broadcast("toolang_shutdown", runtime=runtime, reason=reason)
+
+    # -- events ----------------------------------------------------------------------
+
+    async def on_event(self, event: Event, runtime: Runtime) -> list[HookFailure]:
+        return await self._broadcast("toolang_on_event", event=event, runtime=runtime)
+
+    # -- the tool-call chain ---------------------------------------------------------
+
+    async def filter_tool_call(self, call: ToolCall, ctx: ToolCallContext) -> FilterOutcome:
+        """Ask every SecurityFilter in turn until one blocks.
+
+        A filter that raises blocks the call: a broken security filter fails closed.
+        """
+        verdicts: list[tuple[str, FilterVerdict]] = []
+        failures: list[HookFailure] = []
+        hook = "toolang_filter_tool_call"
+        for plugin, caller in self._host.pm.per_plugin_callers(hook):
+            try:
+                answers = [await _resolve(v) for v in _results(caller(call=call, ctx=ctx))]
+            except Exception as exc:
+                failure = HookFailure(plugin, hook, describe_exception(exc))
+                failures.append(failure)
+                block = Block(f"security filter {plugin!r} failed: {failure.error}")
+                return FilterOutcome(call, tuple(verdicts), (plugin, block), tuple(failures))
+            for verdict in answers:
+                if verdict is None:
+                    continue
+                verdicts.append((plugin, verdict))
+                if isinstance(verdict, Block):
+                    return FilterOutcome(call, tuple(verdicts), (plugin, verdict), tuple(failures))
+                if isinstance(verdict, Modify):
+                    call = attrs.evolve(call, params=dict(verdict.params))
+                    ctx = attrs.evolve(ctx, call=call)
+        return FilterOutcome(call, tuple(verdicts), None, tuple(failures))
+
+    async def approve_tool_call(self, call: ToolCall, ctx: ToolCallContext) -> ApprovalOutcome:
+        """Ask the ApprovalGates in turn; the first decision wins.
+
+        A gate that raises denies the call: a broken gate fails closed.
+        """
+        hook = "toolang_approve_tool_call"
+        for plugin, caller in self._host.pm.per_plugin_callers(hook):
+            try:
+                for value in _results(caller(call=call, ctx=ctx)):
+                    decision = await _resolve(value)
+                    if decision is not None:
+                        return ApprovalOutcome(plugin, decision)
+            except Exception as exc:
+                failure = HookFailure(plugin, hook, describe_exception(exc))
+                denied = Denied(f"approval gate {plugin!r} failed: {failure.error}")
+                return ApprovalOutcome(plugin, denied, (failure,))
+        return ApprovalOutcome(None, None)
+
+    async def observe_tool_result(
+        self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
+    ) -> list[HookFailure]:
+        return await self._broadcast("toolang_observe_tool_result", call=call, result=result, ctx=ctx)
+
+    async def save_knowledge(
+        self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
+    ) -> list[HookFailure]:
+        return await self._broadcast("toolang_save_knowledge", call=call, result=result, ctx=ctx)
+
+    async def publish_event(
+        self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
+    ) -> list[HookFailure]:
+        return await self._broadcast("toolang_publish_event", call=call, result=result, ctx=ctx)

@@ -1,0 +1,305 @@
+"""The plugin host: one plugin manager and the record of every plugin offered to it."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Iterable
+from inspect import getattr_static
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+import structlog
+
+from toolang_core.errors import PluginError
+from toolang_core.markers import HOOK_PREFIX, PROJECT_NAME
+from toolang_core.plugins.loader import EntryPointInfo, LoadPolicy, find_duplicates, scan_entry_points
+from toolang_core.plugins.manager import ToolangPluginManager, create_plugin_manager
+from toolang_core.plugins.records import PluginFailure, PluginRecord, PluginStatus
+
+if TYPE_CHECKING:
+    import click
+
+    from toolang_core.plugins.components import Components
+    from toolang_core.plugins.facade import Hooks
+
+log = structlog.get_logger("toolang.plugins")
+
+_IMPL_ATTR = PROJECT_NAME + "_impl"
+
+
+def describe_exception(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+class PluginHost:
+    """Owns one :class:`ToolangPluginManager` and knows how each plugin got there.
+
+    Every runtime (and every CLI invocation) creates its own host; nothing is global.
+    A plugin that fails — at import, at registration, in validation or in one of its
+    registration hooks — is unregistered and recorded with its distribution, version,
+    entry point, hook and error, and the host keeps working. With ``strict=True`` the
+    first such failure raises :class:`~toolang_core.errors.PluginError` instead.
+    """
+
+    def __init__(self, *, strict: bool = False) -> None:
+        self.pm: ToolangPluginManager = create_plugin_manager()
+        self.strict = strict
+        self._records: dict[str, PluginRecord] = {}
+        self._shadowed: list[PluginRecord] = []
+        self._components: Components | None = None
+        self._hooks: Hooks | None = None
+
+    # -- construction -------------------------------------------------------------
+
+    @classmethod
+    def from_entry_points(
+        cls,
+        policy: LoadPolicy,
+        *,
+        builtins: Iterable[tuple[str, object]] = (),
+        entry_points: Iterable[EntryPointInfo] | None = None,
+    ) -> PluginHost:
+        """Create a host with ``builtins`` and every entry point ``policy`` allows."""
+        host = cls(strict=policy.strict)
+        for name, plugin in builtins:
+            host.register(plugin, name, builtin=True)
+        host.load_entry_points(policy, scan_entry_points() if entry_points is None else entry_points)
+        return host
+
+    # -- what is known --------------------------------------------------------------
+
+    @property
+    def records(self) -> list[PluginRecord]:
+        """Every plugin offered to this host, sorted by name (shadowed duplicates too)."""
+        return sorted([*self._records.values(), *self._shadowed], key=lambda r: r.name)
+
+    def record(self, name: str) -> PluginRecord:
+        return self._records[name]
+
+    @property
+    def active_names(self) -> list[str]:
+        """Names of the plugins currently registered (loaded or built in)."""
+        return [
+            r.name
+            for r in self.records
+            if r.status in (PluginStatus.LOADED, PluginStatus.BUILTIN) and r in self._records.values()
+        ]
+
+    @property
+    def failures(self) -> list[PluginRecord]:
+        return [r for r in self.records if r.status in (PluginStatus.FAILED, PluginStatus.DUPLICATE)]
+
+    @property
+    def hooks(self) -> Hooks:
+        """The typed facade the core calls hooks through."""
+        if self._hooks is None:
+            from toolang_core.plugins.facade import Hooks
+
+            self._hooks = Hooks(self)
+        return self._hooks
+
+    @property
+    def components(self) -> Components:
+        """Everything the plugins registered, collected on first use.
+
+        Collecting calls every registration hook of every plugin; a plugin whose hook
+        raises is failed and its contributions are dropped.
+        """
+        if self._components is None:
+            from toolang_core.plugins.components import collect_components
+
+            self._components = collect_components(self)
+        return self._components
+
+    # -- registration -------------------------------------------------------------
+
+    def register(
+        self,
+        plugin: object,
+        name: str,
+        *,
+        builtin: bool = False,
+        info: EntryPointInfo | None = None,
+    ) -> Callable[[], None]:
+        """Register ``plugin`` under ``name`` after validating it; return an undo function.
+
+        A plugin that pluggy refuses, or that implements a hook toolang does not define,
+        is recorded as failed and left unregistered (or raises in strict mode). The undo
+        function unregisters the plugin and forgets its record — handy in tests.
+        """
+        record = self._records.get(name)
+        if record is None:
+            record = PluginRecord(
+                name=name, status=PluginStatus.BUILTIN if builtin else PluginStatus.LOADED
+            )
+            self._records[name] = record
+        elif info is None or self.pm.has_plugin(name):
+            raise ValueError(f"a plugin named {name!r} is already known to this host")
+        self._components = None
+        misnamed = self._misnamed_hookimpls(plugin)
+        if misnamed:
+            self.fail(
+                name,
+                "validate",
+                f"{misnamed!r} is marked @hookimpl but toolang hook names start with "
+                f"{HOOK_PREFIX!r}",
+                hook=misnamed,
+            )
+            return lambda: self._forget(name)
+        try:
+            self.pm.register(plugin, name=name)
+        except pluggy.PluginValidationError as exc:
+            self.fail(name, "register", _first_line(exc), hook=_hook_in(exc))
+            return lambda: self._forget(name)
+        except Exception as exc:
+            self.fail(name, "register", describe_exception(exc))
+            return lambda: self._forget(name)
+        unknown = self._unknown_hooks(plugin)
+        if unknown:
+            self.fail(name, "validate", unknown[1], hook=unknown[0])
+            return lambda: self._forget(name)
+        record.hooks = tuple(sorted(c.name for c in self.pm.get_hookcallers(plugin) or ()))
+        return lambda: self._forget(name)
+
+    def load_entry_points(self, policy: LoadPolicy, entry_points: Iterable[EntryPointInfo]) -> None:
+        """Import and register the entry points ``policy`` allows.
+
+        Imports run in entry-point-name order. Registration runs in the reverse order,
+        so that pluggy, which calls the most recently registered plugin first, calls
+        plugins in name order.
+        """
+        infos = list(entry_points)
+        duplicates = find_duplicates(infos)
+        imported: list[tuple[EntryPointInfo, object]] = []
+        for info in infos:
+            group = duplicates.get(info.name)
+            if group and info is not group[0]:
+                self._shadow(info, group[0])
+                continue
+            refusal = policy.refusal(info)
+            if refusal is not None:
+                self._records[info.name] = self._record_for(info, PluginStatus.DISABLED, refusal)
+                continue
+            self._records[info.name] = self._record_for(info, PluginStatus.LOADED)
+            try:
+                plugin = info.load()
+            except (Exception, SystemExit) as exc:
+                self.fail(info.name, "import", describe_exception(exc))
+                continue
+            imported.append((info, plugin))
+        for info, plugin in reversed(imported):
+            self.register(plugin, info.name, info=info)
+
+    def fail(
+        self,
+        name: str,
+        stage: str,
+        error: BaseException | str,
+        *,
+        hook: str | None = None,
+    ) -> None:
+        """Record that plugin ``name`` failed, unregister it, and raise if strict."""
+        record = self._records[name]
+        message = error if isinstance(error, str) else describe_exception(error)
+        record.status = PluginStatus.FAILED
+        record.error = PluginFailure(stage=stage, message=message, hook=hook)
+        record.hooks = ()
+        if self.pm.has_plugin(name):
+            self.pm.unregister(name=name)
+        self._components = None
+        log.warning(
+            "plugin.failed",
+            plugin=name,
+            distribution=record.distribution,
+            version=record.version,
+            entry_point=record.entry_point,
+            stage=stage,
+            hook=hook,
+            error=message,
+        )
+        if self.strict:
+            raise PluginError(record.failure_message())
+
+    def add_commands(self, cli: click.Group) -> None:
+        """Let every plugin add its subcommands to ``cli`` (``toolang_register_commands``)."""
+        from toolang_core.plugins.components import add_plugin_commands
+
+        add_plugin_commands(self, cli)
+
+    # -- helpers ------------------------------------------------------------------
+
+    def _record_for(
+        self, info: EntryPointInfo, status: PluginStatus, reason: str | None = None
+    ) -> PluginRecord:
+        return PluginRecord(
+            name=info.name,
+            status=status,
+            distribution=info.distribution,
+            version=info.version,
+            entry_point=info.value,
+            reason=reason,
+        )
+
+    def _shadow(self, info: EntryPointInfo, winner: EntryPointInfo) -> None:
+        record = self._record_for(
+            info,
+            PluginStatus.DUPLICATE,
+            f"entry point name {info.name!r} is also declared by distribution "
+            f"{winner.distribution} {winner.version}, which is used instead",
+        )
+        record.error = PluginFailure(stage="import", message=record.reason or "")
+        self._shadowed.append(record)
+        log.warning(
+            "plugin.duplicate",
+            plugin=info.name,
+            distribution=info.distribution,
+            version=info.version,
+            entry_point=info.value,
+            used=winner.distribution,
+        )
+        if self.strict:
+            raise PluginError(
+                f"{record.describe()}: duplicate entry point name; {record.reason}"
+            )
+
+    def _forget(self, name: str) -> None:
+        if self.pm.has_plugin(name):
+            self.pm.unregister(name=name)
+        self._records.pop(name, None)
+        self._components = None
+
+    def _misnamed_hookimpls(self, plugin: object) -> str | None:
+        for attr in dir(plugin):
+            if attr.startswith(HOOK_PREFIX) or attr.startswith("__"):
+                continue
+            try:
+                value = getattr_static(plugin, attr)
+            except AttributeError:
+                continue
+            if callable(value) and hasattr(value, _IMPL_ATTR):
+                return attr
+        return None
+
+    def _unknown_hooks(self, plugin: object) -> tuple[str, str] | None:
+        known = [name for name, c in vars(self.pm.hook).items() if c.has_spec()]
+        for caller in self.pm.get_hookcallers(plugin) or ():
+            if caller.has_spec():
+                continue
+            if all(impl.optionalhook for impl in caller.get_hookimpls() if impl.plugin is plugin):
+                continue
+            hint = difflib.get_close_matches(caller.name, known, n=1)
+            suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+            return caller.name, f"unknown hook {caller.name!r}{suggestion}"
+        return None
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return " ".join(lines) if lines else type(exc).__name__
+
+
+def _hook_in(exc: BaseException) -> str | None:
+    match = re.search(r"hook '(\w+)'", str(exc))
+    return match.group(1) if match else None

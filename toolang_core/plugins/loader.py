@@ -1,0 +1,135 @@
+"""Find toolang plugins through entry points and decide which ones to import.
+
+The scan reads package metadata only — nothing is imported — so the allow- and
+deny-lists are applied before any plugin code runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from importlib.metadata import EntryPoint, entry_points
+
+import attrs
+
+from toolang_core.markers import PROJECT_NAME
+
+ENV_LOAD = "TOOLANG_LOAD_PLUGINS"
+ENV_DISABLE = "TOOLANG_DISABLE_PLUGINS"
+ENV_STRICT = "TOOLANG_STRICT_PLUGINS"
+
+
+def normalize(name: str) -> str:
+    """Normalise a distribution or entry-point name as PEP 503 does (case, ``-_.``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@attrs.frozen
+class EntryPointInfo:
+    """One ``toolang`` entry point and the distribution that declares it."""
+
+    name: str
+    value: str
+    distribution: str
+    version: str
+    entry_point: EntryPoint = attrs.field(eq=False, repr=False)
+
+    def load(self) -> object:
+        return self.entry_point.load()
+
+
+def scan_entry_points(group: str = PROJECT_NAME) -> tuple[EntryPointInfo, ...]:
+    """Return every entry point of ``group`` on ``sys.path``, in a deterministic order.
+
+    Sorted by entry-point name, then by normalised distribution name, so load order
+    never depends on the file system. Only metadata is read.
+    """
+    infos = []
+    for ep in entry_points(group=group):
+        dist = ep.dist
+        infos.append(
+            EntryPointInfo(
+                name=ep.name,
+                value=ep.value,
+                distribution=dist.name if dist is not None else "<unknown>",
+                version=dist.version if dist is not None else "",
+                entry_point=ep,
+            )
+        )
+    return tuple(sorted(infos, key=lambda i: (i.name, normalize(i.distribution))))
+
+
+def _split_names(value: str) -> frozenset[str]:
+    return frozenset(normalize(part) for part in value.split(",") if part.strip())
+
+
+@attrs.frozen
+class LoadPolicy:
+    """Which entry points may be imported, and whether a failure is fatal.
+
+    ``allow`` of ``None`` allows everything; an empty ``allow`` loads nothing. Names in
+    either list match an entry-point name or a distribution name, compared after
+    :func:`normalize`.
+    """
+
+    allow: frozenset[str] | None = None
+    deny: frozenset[str] = frozenset()
+    strict: bool = False
+    allow_origin: str = ""
+    deny_origin: Mapping[str, str] = attrs.field(factory=dict)
+
+    @classmethod
+    def resolve(
+        cls,
+        env: Mapping[str, str],
+        *,
+        config_load: Sequence[str] | None = None,
+        config_disable: Sequence[str] = (),
+        config_strict: bool = False,
+        strict_flag: bool = False,
+    ) -> LoadPolicy:
+        """Combine the environment with the configuration file.
+
+        ``TOOLANG_LOAD_PLUGINS`` replaces ``[plugins] load`` when set (the empty string
+        loads none); ``TOOLANG_DISABLE_PLUGINS`` adds to ``[plugins] disable``; strict
+        mode is on if the flag, ``TOOLANG_STRICT_PLUGINS`` or ``[plugins] strict`` says so.
+        """
+        allow: frozenset[str] | None
+        if ENV_LOAD in env:
+            allow, allow_origin = _split_names(env[ENV_LOAD]), ENV_LOAD
+        elif config_load is not None:
+            allow, allow_origin = frozenset(map(normalize, config_load)), "[plugins] load"
+        else:
+            allow, allow_origin = None, ""
+        deny_origin = {normalize(n): "[plugins] disable" for n in config_disable}
+        deny_origin.update(dict.fromkeys(_split_names(env.get(ENV_DISABLE, "")), ENV_DISABLE))
+        strict = (
+            strict_flag
+            or config_strict
+            or env.get(ENV_STRICT, "").strip().lower() in {"1", "true", "yes", "on"}
+        )
+        return cls(
+            allow=allow,
+            deny=frozenset(deny_origin),
+            strict=strict,
+            allow_origin=allow_origin,
+            deny_origin=deny_origin,
+        )
+
+    def refusal(self, info: EntryPointInfo) -> str | None:
+        """Return why ``info`` must not be imported, or ``None`` when it may be."""
+        names = {normalize(info.name), normalize(info.distribution)}
+        denied = names & self.deny
+        if denied:
+            return f"disabled by {self.deny_origin.get(min(denied), 'the deny-list')}"
+        if self.allow is not None and not names & self.allow:
+            return f"not listed in {self.allow_origin}"
+        return None
+
+
+def find_duplicates(infos: Iterable[EntryPointInfo]) -> dict[str, list[EntryPointInfo]]:
+    """Group entry points that share a name across distributions."""
+    by_name: dict[str, list[EntryPointInfo]] = {}
+    for info in infos:
+        by_name.setdefault(info.name, []).append(info)
+    return {name: group for name, group in by_name.items() if len(group) > 1}

@@ -1,0 +1,49 @@
+"""The ``register`` callables handed to ``toolang_register_*`` hooks.
+
+A registration hook receives one of these and calls it zero or more times. The
+host binds each callable to the plugin being asked, so every contribution knows
+where it came from, and validates the arguments at once: a bad registration is
+reported against the plugin and hook that made it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from toolang_core.plugins.context import PluginContext
+    from toolang_core.tools.types import Tool
+
+T_co = TypeVar("T_co", covariant=True)
+
+Factory = Callable[["PluginContext"], Any]
+"""Builds a component when the runtime selects it; receives the plugin's context."""
+
+
+class RegisterSettings(Protocol):
+    """``register(settings_class)``: declare the plugin's ``[plugins.<name>]`` section.
+
+    ``settings_class`` is an attrs class whose fields are the section's keys; ``<name>``
+    is the plugin's own entry-point name. The host validates the section with the same
+    rules and messages as the core configuration.
+    """
+
+    def __call__(self, settings_class: type[Any]) -> None: ...
+
+
+class RegisterFactory(Protocol):
+    """``register(name, factory, *, description="")``: offer a named component.
+
+    Used by the store, model, memory and turn-source families. ``factory`` is called
+    with a :class:`~toolang_core.plugins.context.PluginContext` only when the
+    configuration selects ``name``, so registration stays cheap.
+    """
+
+    def __call__(self, name: str, factory: Factory, *, description: str = "") -> None: ...
+
+
+class RegisterTool(Protocol):
+    """``register(tool)``: offer a tool the agents may call."""
+
+    def __call__(self, tool: Tool) -> None: ...

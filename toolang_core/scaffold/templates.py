@@ -1,0 +1,226 @@
+"""Templates for ``toolang plugin new`` (``str.format`` fields; literal braces doubled)."""
+
+from __future__ import annotations
+
+PYPROJECT = """\
+[build-system]
+requires = ["hatchling>=1.25"]
+build-backend = "hatchling.build"
+
+[project]
+name = "{distribution}"
+version = "0.1.0"
+description = "A toolang {family} plugin."
+readme = "README.md"
+requires-python = ">=3.11"
+dependencies = ["toolang-core>=0.1,<0.2"]
+
+[project.optional-dependencies]
+test = ["toolang-core[testing]", "pytest>=8.3"]
+
+[project.entry-points.toolang]
+{entry_point} = "{package}"
+
+[tool.hatch.build.targets.wheel]
+packages = ["{package}"]
+"""
+
+README = """\
+# {distribution}
+
+A toolang {family} plugin. Its entry point is `{entry_point}` in group `toolang`.
+
+    pip install -e .            # then `toolang plugins` lists it
+    pip install -e '.[test]' && pytest
+"""
+
+TOOLS_MODULE = '''\
+"""{distribution}: a toolang tools plugin."""
+
+from __future__ import annotations
+
+from toolang_core import RegisterTool, Tool, hookimpl
+
+
+def {ident}_hello(name: str) -> str:
+    """Greet someone by name."""
+    return f"Hello, {{name}}!"
+
+
+@hookimpl
+def toolang_register_tools(register: RegisterTool) -> None:
+    register(
+        Tool(
+            name="{ident}_hello",
+            description="Greet someone by name.",
+            parameters={{
+                "type": "object",
+                "properties": {{"name": {{"type": "string"}}}},
+                "required": ["name"],
+            }},
+            function={ident}_hello,
+        )
+    )
+'''
+
+TOOLS_TEST = '''\
+import {package} as plugin
+
+
+def test_registers_its_tool(toolang_host, toolang_register):
+    toolang_register(plugin, "{entry_point}")
+    registered = toolang_host.components.tools["{ident}_hello"]
+    assert registered.plugin == "{entry_point}"
+    assert registered.tool.function(name="Ada") == "Hello, Ada!"
+'''
+
+HOOK_MODULE = '''\
+"""{distribution}: a toolang SecurityFilter that blocks calls mentioning a word."""
+
+from __future__ import annotations
+
+import attrs
+
+from toolang_core import Block, RegisterSettings, ToolCall, ToolCallContext, hookimpl
+
+
+@attrs.frozen
+class Settings:
+    """[plugins.{entry_point}] in toolang.toml."""
+
+    blocked_word: str = "forbidden"
+
+
+@hookimpl
+def toolang_register_settings(register: RegisterSettings) -> None:
+    register(Settings)
+
+
+@hookimpl
+def toolang_filter_tool_call(call: ToolCall, ctx: ToolCallContext) -> Block | None:
+    settings = ctx.runtime.settings.get("{entry_point}") if ctx.runtime else None
+    word = (settings or Settings()).blocked_word
+    if any(word in str(value) for value in call.params.values()):
+        return Block(f"parameters mention {{word!r}}")
+    return None
+'''
+
+HOOK_TEST = '''\
+import asyncio
+
+from toolang_core import Block, ToolCall, ToolCallContext
+
+import {package} as plugin
+
+
+def check(host, params):
+    call = ToolCall(call_id="c1", name="fs_read", params=params)
+    ctx = ToolCallContext(call=call, turn_id="t", thread_id="th", run_id="r", agent="a")
+    return asyncio.run(host.hooks.filter_tool_call(call, ctx))
+
+
+def test_blocks_calls_that_mention_the_word(toolang_host, toolang_register):
+    toolang_register(plugin, "{entry_point}")
+    outcome = check(toolang_host, {{"path": "forbidden.txt"}})
+    assert outcome.blocked == ("{entry_point}", Block("parameters mention 'forbidden'"))
+
+
+def test_lets_other_calls_through(toolang_host, toolang_register):
+    toolang_register(plugin, "{entry_point}")
+    assert check(toolang_host, {{"path": "notes.txt"}}).blocked is None
+'''
+
+EVENTS_MODULE = '''\
+"""{distribution}: a toolang event subscriber that counts events by kind."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from toolang_core import Event, Runtime, hookimpl
+
+
+def counts(runtime: Runtime) -> Counter[str]:
+    """This runtime's event counts (per-runtime state, never a module global)."""
+    return runtime.plugin_state("{entry_point}", Counter)
+
+
+@hookimpl
+def toolang_on_event(event: Event, runtime: Runtime) -> None:
+    counts(runtime)[event.kind] += 1
+'''
+
+EVENTS_TEST = '''\
+import asyncio
+
+from toolang_core import Event, Runtime
+from toolang_core.config import ToolangConfig
+
+import {package} as plugin
+
+
+def test_counts_events_per_runtime(toolang_host, toolang_register, tmp_path):
+    toolang_register(plugin, "{entry_point}")
+    runtime = Runtime(ToolangConfig(base_dir=tmp_path), toolang_host)
+    for kind in ("turn.completed", "turn.completed", "tool.called"):
+        asyncio.run(toolang_host.hooks.on_event(Event(kind), runtime))
+    assert plugin.counts(runtime) == {{"turn.completed": 2, "tool.called": 1}}
+'''
+
+COMPONENT_MODULE = '''\
+"""{distribution}: a toolang {family} plugin."""
+
+from __future__ import annotations
+
+from toolang_core import PluginContext, RegisterFactory, hookimpl
+
+
+class {class_name}:
+    """Replace with the real component; the factory below builds one per runtime."""
+
+    def __init__(self, context: PluginContext) -> None:
+        self.context = context
+
+
+@hookimpl
+def {hook}(register: RegisterFactory) -> None:
+    register("{ident}", {class_name}, description="A {family} component.")
+'''
+
+COMPONENT_TEST = '''\
+from toolang_core import PluginContext
+from toolang_core.config import ToolangConfig
+
+import {package} as plugin
+
+
+def test_registers_its_{kind_ident}(toolang_host, toolang_register, tmp_path):
+    toolang_register(plugin, "{entry_point}")
+    registration = toolang_host.components.of_kind("{kind}")["{ident}"]
+    assert registration.plugin == "{entry_point}"
+    context = PluginContext(plugin_name="{entry_point}", config=ToolangConfig(base_dir=tmp_path))
+    assert isinstance(registration.factory(context), plugin.{class_name})
+'''
+
+
+def _component(hook: str, kind: str, class_name: str) -> tuple[str, str]:
+    fields = {"hook": hook, "kind": kind, "class_name": class_name,
+              "kind_ident": kind.replace(" ", "_")}
+    # Pre-fill the fixed fields now; the per-plugin ones stay as {placeholders}.
+    keep = {k: "{" + k + "}" for k in
+            ("distribution", "entry_point", "package", "ident", "family", "name")}
+    return (
+        COMPONENT_MODULE.format(**fields, **keep),
+        COMPONENT_TEST.format(**fields, **keep),
+    )
+
+
+FAMILY_TEMPLATES: dict[str, tuple[str, str]] = {
+    "tools": (TOOLS_MODULE, TOOLS_TEST),
+    "hook": (HOOK_MODULE, HOOK_TEST),
+    "events": (EVENTS_MODULE, EVENTS_TEST),
+    "source": _component("toolang_register_turn_sources", "turn source", "TurnSource"),
+    "memory": _component("toolang_register_memory", "memory", "Memory"),
+    "model": _component("toolang_register_models", "model", "Model"),
+    "store": _component("toolang_register_stores", "store", "Store"),
+}

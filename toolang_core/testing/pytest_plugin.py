@@ -1,0 +1,116 @@
+"""toolang's pytest plugin: ``toolang_*`` fixtures for testing plugins and the core.
+
+Loaded automatically (``pytest11`` entry point) wherever toolang-core is installed.
+It imports nothing from toolang at collection time and defines no autouse fixtures,
+so it never changes a test suite that does not ask for its fixtures.
+
+Fixtures:
+
+``toolang_pm``
+    A fresh plugin manager with every toolang hook specification and no plugins.
+``toolang_host``
+    A fresh :class:`~toolang_core.plugins.PluginHost` that loaded no entry points.
+``toolang_register``
+    ``register(plugin, name)`` registers a plugin in ``toolang_host`` for one test
+    and unregisters it afterwards; returns the plugin's record.
+``toolang_home``
+    A temporary directory with a ``toolang.toml``: ``write_config(text)``,
+    ``load()`` → the validated configuration.
+``toolang_distribution``
+    ``make(name, version, entry_points=…, modules=…)`` creates a real distribution on a
+    temporary ``sys.path`` entry, for entry-point tests.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from toolang_core.config.model import ToolangConfig
+    from toolang_core.plugins.host import PluginHost
+    from toolang_core.plugins.manager import ToolangPluginManager
+    from toolang_core.plugins.records import PluginRecord
+
+
+@pytest.fixture
+def toolang_pm() -> ToolangPluginManager:
+    from toolang_core.plugins.manager import create_plugin_manager
+
+    return create_plugin_manager()
+
+
+@pytest.fixture
+def toolang_host() -> PluginHost:
+    from toolang_core.plugins.host import PluginHost
+
+    return PluginHost()
+
+
+@pytest.fixture
+def toolang_register(toolang_host: PluginHost) -> Iterator[Callable[..., PluginRecord]]:
+    undo: list[Callable[[], None]] = []
+
+    def register(plugin: object, name: str | None = None) -> PluginRecord:
+        plugin_name = name or getattr(plugin, "__name__", None) or type(plugin).__name__
+        undo.append(toolang_host.register(plugin, plugin_name))
+        return toolang_host.record(plugin_name)
+
+    yield register
+    for step in reversed(undo):
+        step()
+
+
+class ToolangHome:
+    """A temporary toolang home: a directory holding ``toolang.toml`` and ``.toolang/``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.config_path = path / "toolang.toml"
+
+    def write_config(self, text: str) -> Path:
+        self.config_path.write_text(text, encoding="utf-8")
+        return self.config_path
+
+    def load(self, env: Mapping[str, str] | None = None) -> ToolangConfig:
+        from toolang_core.config.loader import load_config
+
+        return load_config(self.config_path, env=env if env is not None else {"HOME": str(self.path)})
+
+
+@pytest.fixture
+def toolang_home(tmp_path: Path) -> ToolangHome:
+    home = ToolangHome(tmp_path / "home")
+    home.path.mkdir()
+    home.write_config("")
+    return home
+
+
+@pytest.fixture
+def toolang_distribution(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Callable[..., Path]]:
+    from toolang_core.testing.dists import make_distribution
+
+    root = tmp_path / "site"
+    root.mkdir()
+    monkeypatch.syspath_prepend(str(root))
+    before = set(sys.modules)
+
+    def make(name: str, version: str = "1.0", **kwargs: Any) -> Path:
+        info = make_distribution(root, name, version, **kwargs)
+        importlib.invalidate_caches()
+        return info
+
+    make.root = root  # type: ignore[attr-defined]
+    yield make
+    for module in set(sys.modules) - before:
+        if getattr(sys.modules[module], "__file__", "") and str(root) in (
+            sys.modules[module].__file__ or ""
+        ):
+            del sys.modules[module]

@@ -1,0 +1,141 @@
+"""Values that travel through the tool-call hook chain.
+
+A model asks for a :class:`ToolCall`; each hook stage sees it together with a
+:class:`ToolCallContext`; execution produces a :class:`ToolResult`. The pre-execution
+stages answer with verdicts (:data:`FilterVerdict`) and decisions
+(:data:`ApprovalDecision`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    from toolang_core.runtime import Runtime
+
+JSON = Any
+"""A value that survives ``json.dumps`` / ``json.loads`` unchanged."""
+
+
+@attrs.frozen
+class Tool:
+    """A callable the agents may use.
+
+    ``parameters`` is a JSON Schema object describing the keyword arguments of
+    ``function``; parameters are validated against it before any hook runs.
+    ``function`` may be sync or async and returns a JSON-able value.
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, JSON]
+    function: Callable[..., JSON | Awaitable[JSON]]
+
+
+@attrs.frozen
+class ToolCall:
+    """One invocation of a tool requested by a model inside a turn."""
+
+    call_id: str
+    name: str
+    params: Mapping[str, JSON] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class ToolResult:
+    """What a tool call produced: an output, or an error the model will be shown."""
+
+    ok: bool
+    output: JSON = None
+    error: str | None = None
+    error_type: str | None = None
+    duration_ms: float = 0.0
+
+
+@attrs.frozen
+class ToolCallContext:
+    """Where a tool call happens: the turn, thread, run and agent, and their limits.
+
+    ``allowed_tools`` is the agent's effective tool scope for this call (``None`` when
+    the agent is unrestricted); ``spawn_depth`` is 0 in a top-level turn and grows by
+    one in each delegated run. ``runtime`` gives hooks their plugin settings and
+    per-runtime state (``runtime.plugin_state``); it is ``None`` only in unit tests
+    that build a context by hand.
+    """
+
+    call: ToolCall
+    turn_id: str
+    thread_id: str
+    run_id: str
+    agent: str
+    spawn_depth: int = 0
+    allowed_tools: frozenset[str] | None = None
+    runtime: Runtime | None = attrs.field(default=None, eq=False, repr=False)
+
+    @property
+    def tool_name(self) -> str:
+        return self.call.name
+
+    @property
+    def params(self) -> Mapping[str, JSON]:
+        return self.call.params
+
+    @property
+    def call_id(self) -> str:
+        return self.call.call_id
+
+
+@attrs.frozen
+class Block:
+    """SecurityFilter verdict: do not run the call; the model is told ``reason``."""
+
+    reason: str
+
+
+@attrs.frozen
+class Modify:
+    """SecurityFilter verdict: run the call with ``params`` instead (e.g. redacted)."""
+
+    params: Mapping[str, JSON]
+    reason: str = ""
+
+
+@attrs.frozen
+class Observe:
+    """SecurityFilter verdict: let the call through but record ``message`` as a warning."""
+
+    message: str
+
+
+FilterVerdict = Block | Modify | Observe
+
+
+@attrs.frozen
+class Granted:
+    """ApprovalGate decision: the call may run."""
+
+    reason: str = ""
+
+
+@attrs.frozen
+class Denied:
+    """ApprovalGate decision: the call may not run; the model is told ``message``."""
+
+    message: str
+
+
+@attrs.frozen
+class Pending:
+    """ApprovalGate decision: a person must decide; the turn parks until they do.
+
+    ``approval_id`` names the durable approval request the gate created.
+    """
+
+    approval_id: str
+    prompt: str = ""
+
+
+ApprovalDecision = Granted | Denied | Pending
