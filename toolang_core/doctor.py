@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 import attrs
+import click
 
 from toolang_core.config.loader import find_config, load_config
 from toolang_core.config.model import ToolangConfig
@@ -43,6 +44,7 @@ class DoctorContext:
 
     env: Mapping[str, str]
     config_path: Path | None
+    commands: click.Group | None = None
     config: ToolangConfig | None = None
     host: PluginHost | None = None
 
@@ -75,15 +77,20 @@ def check_plugins(ctx: DoctorContext) -> Iterator[Check]:
     )
     ctx.host = host = PluginHost.from_entry_points(attrs.evolve(policy, strict=False))
     host.components  # noqa: B018 - collecting runs every registration hook
+    if ctx.commands is not None:
+        host.add_commands(ctx.commands)
     active = host.active_names
     yield Check("plugins", "ok", f"{len(active)} plugin(s) active: {', '.join(active) or 'none'}")
+    disabled: dict[str, list[str]] = {}
     for record in host.records:
         if record.status is PluginStatus.DISABLED:
-            yield Check("plugins", "info", f"{record.describe()} is {record.reason}")
+            disabled.setdefault(record.reason or "disabled", []).append(record.name)
         elif record.status is PluginStatus.DUPLICATE:
             yield Check("plugins", "fail", f"{record.describe()}: {record.reason}")
         elif record.status is PluginStatus.FAILED:
             yield Check("plugins", "fail", record.failure_message())
+    for reason, names in disabled.items():
+        yield Check("plugins", "info", f"{len(names)} plugin(s) {reason}: {', '.join(names)}")
 
 
 def check_plugin_settings(ctx: DoctorContext) -> Iterator[Check]:
@@ -120,7 +127,14 @@ CHECKS: tuple[CheckFn, ...] = (check_config, check_plugins, check_plugin_setting
 
 
 def run_checks(config_path: Path | None, *, env: Mapping[str, str] | None = None,
+               commands: click.Group | None = None,
                checks: tuple[CheckFn, ...] = CHECKS) -> list[Check]:
-    """Run ``checks`` in order and return every finding."""
-    ctx = DoctorContext(env=os.environ if env is None else env, config_path=config_path)
+    """Run ``checks`` in order and return every finding.
+
+    ``commands`` is a command group to exercise the plugins' ``toolang_register_commands``
+    against (the CLI passes a fresh copy of its own).
+    """
+    ctx = DoctorContext(
+        env=os.environ if env is None else env, config_path=config_path, commands=commands
+    )
     return [finding for check in checks for finding in check(ctx)]

@@ -17,9 +17,12 @@ _MARK = {"ok": "ok  ", "info": "info", "warn": "warn", "fail": "FAIL"}
 @pass_state
 def doctor(state: CliState, as_json: bool) -> None:
     """Run real checks and exit non-zero when any of them fails."""
+    from toolang_core.cli.group import ToolangGroup
+    from toolang_core.cli.main import BUILTIN_COMMANDS
     from toolang_core.doctor import run_checks
 
-    findings = run_checks(state.config_path, env=state.env)
+    commands = ToolangGroup(name="toolang", lazy_commands=BUILTIN_COMMANDS)
+    findings = run_checks(state.config_path, env=state.env, commands=commands)
     failed = [f for f in findings if f.status == "fail"]
     if as_json:
         click.echo(json.dumps([f.to_json() for f in findings], indent=2))

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from toolang_core.cli.state import CliState, pass_state
+from toolang_core.cli.state import CliState
 
 
 @click.command()
@@ -14,8 +14,8 @@ from toolang_core.cli.state import CliState, pass_state
               help="Include built-in, failed, disabled and duplicate plugins.")
 @click.option("--hook", "hooks", multiple=True, metavar="NAME",
               help="Only plugins implementing this hook (repeatable).")
-@pass_state
-def plugins(state: CliState, show_all: bool, hooks: tuple[str, ...]) -> None:
+@click.pass_context
+def plugins(ctx: click.Context, show_all: bool, hooks: tuple[str, ...]) -> None:
     """Print the plugins as a JSON list.
 
     Each entry has name (the entry-point name), distribution, version, entry_point,
@@ -23,9 +23,13 @@ def plugins(state: CliState, show_all: bool, hooks: tuple[str, ...]) -> None:
     what the plugin provides. Exits 0 even when plugins failed; use --strict or
     `toolang doctor` to fail on them.
     """
+    from toolang_core.cli.group import ToolangGroup
     from toolang_core.plugins.records import PluginStatus
 
-    host = state.lenient_host()
+    host = CliState.of(ctx).lenient_host()
+    root = ctx.find_root().command
+    if isinstance(root, ToolangGroup):
+        root.add_plugin_commands(ctx)  # a plugin failing to add its commands shows up too
     components = host.components
     rows = []
     for record in host.records:

@@ -55,7 +55,8 @@ class ToolangGroup(click.Group):
             raise ValueError(f"command {name!r} is already taken")
         super().add_command(cmd, name)
 
-    def _add_plugin_commands(self, ctx: click.Context) -> None:
+    def add_plugin_commands(self, ctx: click.Context) -> None:
+        """Let the plugins add their commands (once); a plugin that fails is recorded."""
         if self._plugins_added:
             return
         self._plugins_added = True
@@ -67,7 +68,7 @@ class ToolangGroup(click.Group):
             raise ToolangCliError(exc) from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        self._add_plugin_commands(ctx)
+        self.add_plugin_commands(ctx)
         return sorted({*self.lazy, *self.commands})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
@@ -78,7 +79,7 @@ class ToolangGroup(click.Group):
             assert isinstance(command, click.Command)
             return command
         if cmd_name not in self.commands:
-            self._add_plugin_commands(ctx)
+            self.add_plugin_commands(ctx)
         return self.commands.get(cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:

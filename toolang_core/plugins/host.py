@@ -166,21 +166,27 @@ class PluginHost:
     def load_entry_points(self, policy: LoadPolicy, entry_points: Iterable[EntryPointInfo]) -> None:
         """Import and register the entry points ``policy`` allows.
 
+        Disabled entry points are recorded without being imported; duplicate names are
+        detected among the allowed ones only (the first distribution in name order wins).
         Imports run in entry-point-name order. Registration runs in the reverse order,
         so that pluggy, which calls the most recently registered plugin first, calls
         plugins in name order.
         """
-        infos = list(entry_points)
-        duplicates = find_duplicates(infos)
+        allowed: list[EntryPointInfo] = []
+        for info in entry_points:
+            refusal = policy.refusal(info)
+            if refusal is None:
+                allowed.append(info)
+            elif info.name in self._records:
+                self._shadowed.append(self._record_for(info, PluginStatus.DISABLED, refusal))
+            else:
+                self._records[info.name] = self._record_for(info, PluginStatus.DISABLED, refusal)
+        duplicates = find_duplicates(allowed)
         imported: list[tuple[EntryPointInfo, object]] = []
-        for info in infos:
+        for info in allowed:
             group = duplicates.get(info.name)
             if group and info is not group[0]:
                 self._shadow(info, group[0])
-                continue
-            refusal = policy.refusal(info)
-            if refusal is not None:
-                self._records[info.name] = self._record_for(info, PluginStatus.DISABLED, refusal)
                 continue
             self._records[info.name] = self._record_for(info, PluginStatus.LOADED)
             try:

@@ -1,0 +1,5 @@
+"""``python -m toolang_core`` runs the ``toolang`` CLI."""
+
+from toolang_core.cli.main import main
+
+main()
