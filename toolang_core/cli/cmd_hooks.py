@@ -21,7 +21,7 @@ def hooks(state: CliState, as_json: bool) -> None:
     """
     from toolang_core.hookspecs import FAMILIES
 
-    host = state.lenient_host()
+    host = state.host
     host.components  # noqa: B018 - a plugin failing its registration hooks is dropped first
     facade = host.hooks
     families = []

@@ -26,7 +26,7 @@ def plugins(ctx: click.Context, show_all: bool, hooks: tuple[str, ...]) -> None:
     from toolang_core.cli.group import ToolangGroup
     from toolang_core.plugins.records import PluginStatus
 
-    host = CliState.of(ctx).lenient_host()
+    host = CliState.of(ctx).host
     root = ctx.find_root().command
     if isinstance(root, ToolangGroup):
         root.add_plugin_commands(ctx)  # a plugin failing to add its commands shows up too

@@ -13,7 +13,7 @@ import enum
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeVar, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
 
 import attrs
 import cattrs
@@ -26,6 +26,7 @@ from cattrs.errors import (
 
 from toolang_core.config.expand import expand_env, expand_path
 from toolang_core.config.types import EnvStr, Secret
+from toolang_core.config.validators import AtLeast
 from toolang_core.errors import ConfigError
 
 T = TypeVar("T")
@@ -108,6 +109,10 @@ def _is_literal(tp: Any) -> bool:
     return get_origin(tp) is Literal
 
 
+def _is_bounded(tp: Any) -> bool:
+    return get_origin(tp) is Annotated and any(isinstance(m, AtLeast) for m in tp.__metadata__)
+
+
 def _is_enum(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, enum.Enum)
 
@@ -127,6 +132,7 @@ class ConfigConverter:
         c.register_structure_hook(Path, self._path)
         c.register_structure_hook(EnvStr, self._env_str)
         c.register_structure_hook(Secret, self._secret)
+        c.register_structure_hook_factory(_is_bounded, self._bounded_hook)
         c.register_structure_hook_factory(_is_literal, self._literal_hook)
         c.register_structure_hook_factory(_is_enum, self._enum_hook)
         c.register_structure_hook_factory(_is_sequence, self._sequence_hook)
@@ -149,6 +155,21 @@ class ConfigConverter:
         if not isinstance(value, str):
             raise ConfigTypeError("a string", value)
         return Secret(expand_env(value, self.env))
+
+    def _bounded_hook(self, tp: Any) -> Callable[[Any, Any], Any]:
+        base = get_args(tp)[0]
+        base_hook = self.cattrs.get_structure_hook(base)
+        bounds = [m for m in tp.__metadata__ if isinstance(m, AtLeast)]
+
+        def structure(value: Any, _: Any) -> Any:
+            result = base_hook(value, base)
+            for bound in bounds:
+                problem = bound.check(result)
+                if problem:
+                    raise ValueError(problem)
+            return result
+
+        return structure
 
     def _literal_hook(self, tp: Any) -> Callable[[Any, Any], Any]:
         choices = get_args(tp)

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import attrs
 
-from toolang_core.config.validators import at_least
+from toolang_core.config.validators import NonNegativeFloat, NonNegativeInt, PositiveInt
 
 Overflow = Literal["reject", "drop_oldest", "replace_pending"]
 Strategy = Literal["enqueue", "reject", "coalesce", "interrupt", "steer"]
@@ -54,8 +54,8 @@ class GroupConfig:
     """``[scheduler.groups.<group>]``: the budget of one thread group."""
 
     priority: int | None = None
-    max_running: int | None = attrs.field(default=None, validator=at_least(1, optional=True))
-    max_queued: int | None = attrs.field(default=None, validator=at_least(0, optional=True))
+    max_running: PositiveInt | None = None
+    max_queued: NonNegativeInt | None = None
     overflow: Overflow = "reject"
     strategy: Strategy | None = None
 
@@ -64,8 +64,8 @@ class GroupConfig:
 class SchedulerConfig:
     """``[scheduler]``: global concurrency, aging, and per-group budgets."""
 
-    max_running: int = attrs.field(default=8, validator=at_least(1))
-    aging_seconds: float = attrs.field(default=60.0, validator=at_least(0.0))
+    max_running: PositiveInt = 8
+    aging_seconds: NonNegativeFloat = 60.0
     groups: Mapping[str, GroupConfig] = attrs.field(factory=dict)
 
 

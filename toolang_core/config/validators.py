@@ -1,21 +1,29 @@
-"""attrs validators whose messages read well in a configuration error."""
+"""Constraints on configuration values, checked while structuring.
+
+Write ``Annotated[int, AtLeast(1)]`` as a field's type; the converter checks the bound
+together with the type, so a file with several mistakes reports all of them at once.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated
 
 import attrs
 
-from toolang_core.config.converter import KeyProblems
+
+@attrs.frozen
+class AtLeast:
+    """The value must be ``>= minimum``."""
+
+    minimum: float
+
+    def check(self, value: float) -> str | None:
+        if value < self.minimum:
+            return f"expected a number >= {self.minimum:g}, found {value}"
+        return None
 
 
-def at_least(minimum: float, *, optional: bool = False) -> Any:
-    """Require a number ``>= minimum`` (or ``None`` when ``optional``)."""
-
-    def check(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-        if value is None and optional:
-            return
-        if value < minimum:
-            raise KeyProblems([((attribute.name,), f"expected a number >= {minimum}, found {value}")])
-
-    return check
+PositiveInt = Annotated[int, AtLeast(1)]
+NonNegativeInt = Annotated[int, AtLeast(0)]
+NonNegativeFloat = Annotated[float, AtLeast(0)]
+PositiveFloat = Annotated[float, AtLeast(0.001)]
