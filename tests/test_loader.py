@@ -181,9 +181,7 @@ def test_each_host_has_its_own_manager(test_eps):
 
 
 def test_register_returns_an_undo_function(toolang_host):
-    import types
-
-    plugin = types.SimpleNamespace()
+    plugin = type("P", (), {})()
     undo = toolang_host.register(plugin, "temp")
     assert toolang_host.pm.has_plugin("temp")
     undo()
@@ -191,16 +189,23 @@ def test_register_returns_an_undo_function(toolang_host):
     assert all(r.name != "temp" for r in toolang_host.records)
 
 
-def test_misnamed_hookimpl_is_rejected(toolang_host):
+def test_unhashable_plugin_objects_are_refused(toolang_host):
     import types
 
+    toolang_host.register(types.SimpleNamespace(), "unhashable")
+    record = toolang_host.record("unhashable")
+    assert record.status is PluginStatus.FAILED
+    assert "is not hashable" in record.error.message
+
+
+def test_misnamed_hookimpl_is_rejected(toolang_host):
     from toolang_core import hookimpl
 
     @hookimpl
     def register_tools(register):  # missing the toolang_ prefix
         pass
 
-    toolang_host.register(types.SimpleNamespace(register_tools=register_tools), "oops")
+    toolang_host.register(type("P", (), {"register_tools": staticmethod(register_tools)})(), "oops")
     record = toolang_host.record("oops")
     assert record.status is PluginStatus.FAILED
     assert record.error.hook == "register_tools"

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
+from toolang_core.plugins.records import PluginStatus
 from toolang_core.plugins.registrars import Factory
 from toolang_core.tools.types import Tool
 
@@ -182,9 +183,16 @@ def _call(host: PluginHost, plugin: str, hook: str, caller: Any, **kwargs: Any) 
 
 
 def collect_components(host: PluginHost) -> Components:
-    """Call every registration hook of every active plugin, one plugin at a time."""
+    """Call every registration hook of every active plugin, one plugin at a time.
+
+    Plugins are asked built-ins first, then in name order; when two register the same
+    name, the one asked first keeps it and the other fails.
+    """
     merged = Components()
-    order = host.active_names
+    # Built-in plugins first, then by name: on a name conflict the earlier one keeps it.
+    order = sorted(
+        host.active_names, key=lambda n: (host.record(n).status is not PluginStatus.BUILTIN, n)
+    )
     for plugin in order:
         contributions = _PluginContributions(plugin, merged)
         current_hook = ""

@@ -138,6 +138,16 @@ class PluginHost:
         elif info is None or self.pm.has_plugin(name):
             raise ValueError(f"a plugin named {name!r} is already known to this host")
         self._components = None
+        try:
+            hash(plugin)
+        except TypeError:
+            self.fail(
+                name,
+                "register",
+                f"plugin object {type(plugin).__name__!r} is not hashable; register a module, "
+                "a class, or an instance of a class that does not define __eq__",
+            )
+            return lambda: self._forget(name)
         misnamed = self._misnamed_hookimpls(plugin)
         if misnamed:
             self.fail(
@@ -284,6 +294,8 @@ class PluginHost:
                 value = getattr_static(plugin, attr)
             except AttributeError:
                 continue
+            if isinstance(value, staticmethod | classmethod):
+                value = value.__func__
             if callable(value) and hasattr(value, _IMPL_ATTR):
                 return attr
         return None

@@ -1,0 +1,161 @@
+"""What plugins register: provenance, validation, conflicts and plugin settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import pytest
+
+from toolang_core import hookimpl
+from toolang_core.agents import AgentLoad
+from toolang_core.config import parse_config, validate_plugin_settings
+from toolang_core.errors import ConfigError
+from toolang_core.plugins import PluginStatus
+from toolang_core.tools import Tool
+
+
+def plugin(**hooks):
+    return type("TestPlugin", (), {n: staticmethod(hookimpl(f)) for n, f in hooks.items()})()
+
+
+def tool(name):
+    return Tool(name=name, description="", parameters={"type": "object"}, function=lambda: None)
+
+
+@attrs.frozen
+class Source:
+    label: str = "builtin"
+    name: str = "roles"
+
+    def load(self, context):
+        return AgentLoad()
+
+
+def test_components_remember_which_plugin_registered_them(toolang_host, toolang_register):
+    toolang_register(plugin(
+        toolang_register_memory=lambda register: register("sqlite", lambda ctx: "mem"),
+        toolang_register_tools=lambda register: register(tool("fs_read")),
+        toolang_agent_sources=lambda: [Source()],
+    ), "bundle")
+    components = toolang_host.components
+    assert components.of_kind("memory")["sqlite"].plugin == "bundle"
+    assert components.tools["fs_read"].plugin == "bundle"
+    assert [(r.source.name, r.plugin) for r in components.agent_sources] == [("roles", "bundle")]
+    assert components.provided_by("bundle") == {
+        "memorys": ["sqlite"], "tools": ["fs_read"], "agent sources": ["roles"],
+    }
+
+
+def test_a_single_agent_source_may_be_returned_bare(toolang_host, toolang_register):
+    toolang_register(plugin(toolang_agent_sources=lambda: Source(name="one")), "single")
+    assert [r.source.name for r in toolang_host.components.agent_sources] == ["one"]
+
+
+def test_on_a_name_conflict_the_first_plugin_by_name_keeps_it(toolang_host, toolang_register):
+    toolang_register(plugin(toolang_register_tools=lambda register: register(tool("fs_read"))), "b")
+    toolang_register(plugin(toolang_register_tools=lambda register: register(tool("fs_read"))), "a")
+    components = toolang_host.components
+    assert components.tools["fs_read"].plugin == "a"
+    record = toolang_host.record("b")
+    assert record.status is PluginStatus.FAILED
+    assert "already registered by plugin 'a'" in record.error.message
+
+
+@pytest.mark.parametrize(
+    ("hook", "register_call", "message"),
+    [
+        ("toolang_register_stores", lambda register: register("Bad Name", lambda c: None), "store name 'Bad Name'"),
+        ("toolang_register_models", lambda register: register("demo", "not callable"), "factory must be callable"),
+        ("toolang_register_tools", lambda register: register(lambda: None), "expected a toolang_core.tools.Tool"),
+        ("toolang_register_tools", lambda register: register(tool("has space")), "tool name 'has space'"),
+        ("toolang_register_settings", lambda register: register(dict), "settings must be an attrs class"),
+    ],
+)
+def test_invalid_registrations_fail_the_plugin_with_the_hook_named(
+    toolang_host, toolang_register, hook, register_call, message
+):
+    toolang_register(plugin(**{hook: register_call}), "bad")
+    toolang_host.components  # noqa: B018
+    record = toolang_host.record("bad")
+    assert record.status is PluginStatus.FAILED
+    assert (record.error.stage, record.error.hook) == ("collect", hook)
+    assert message in record.error.message
+
+
+def test_a_failed_plugin_keeps_none_of_its_contributions(toolang_host, toolang_register):
+    def register_models(register):
+        register("half", lambda ctx: None)
+
+    def register_tools(register):
+        raise RuntimeError("tools broke")
+
+    toolang_register(plugin(toolang_register_models=register_models,
+                            toolang_register_tools=register_tools), "partial")
+    assert toolang_host.components.of_kind("model") == {}
+
+
+def test_async_registration_hooks_are_refused(toolang_host, toolang_register):
+    async def register_tools(register):
+        register(tool("x"))
+
+    toolang_register(plugin(toolang_register_tools=register_tools), "async")
+    toolang_host.components  # noqa: B018
+    assert "must not be async" in toolang_host.record("async").error.message
+
+
+@attrs.frozen
+class ChatSettings:
+    history_limit: int = 50
+    greeting: str = "hi"
+
+
+def test_plugin_settings_are_validated_with_the_core_rules(toolang_host, toolang_register):
+    toolang_register(plugin(toolang_register_settings=lambda register: register(ChatSettings)),
+                     "source-chat")
+    config = parse_config('[plugins.source-chat]\nhistory_limit = "many"\ngreetng = "yo"\n',
+                          file=Path("toolang.toml"), env={})
+    with pytest.raises(ConfigError) as info:
+        validate_plugin_settings(config, toolang_host, env={})
+    assert info.value.problems == [
+        'toolang.toml: plugins.source-chat.history_limit: expected an integer, '
+        'found a string ("many")',
+        "toolang.toml: plugins.source-chat.greetng: unknown key (did you mean 'greeting'?)",
+    ]
+
+
+def test_absent_plugin_section_gives_defaults(toolang_host, toolang_register):
+    toolang_register(plugin(toolang_register_settings=lambda register: register(ChatSettings)),
+                     "source-chat")
+    config = parse_config("", file=Path("toolang.toml"), env={})
+    assert validate_plugin_settings(config, toolang_host, env={}) == {
+        "source-chat": ChatSettings()
+    }
+
+
+def test_section_for_an_unknown_plugin_is_an_error(toolang_host, toolang_register):
+    toolang_register(plugin(toolang_register_settings=lambda register: register(ChatSettings)),
+                     "source-chat")
+    config = parse_config("[plugins.source-chta]\nx = 1\n", file=Path("toolang.toml"), env={})
+    with pytest.raises(ConfigError) as info:
+        validate_plugin_settings(config, toolang_host, env={})
+    assert info.value.problems == [
+        "toolang.toml: plugins.source-chta: no installed plugin is named 'source-chta' "
+        "(did you mean 'source-chat'?)"
+    ]
+
+
+def test_section_for_a_plugin_without_settings_is_an_error(toolang_host, toolang_register):
+    toolang_register(plugin(toolang_register_tools=lambda register: None), "quiet")
+    config = parse_config("[plugins.quiet]\nx = 1\n", file=Path("toolang.toml"), env={})
+    with pytest.raises(ConfigError, match="plugin 'quiet' takes no settings"):
+        validate_plugin_settings(config, toolang_host, env={})
+
+
+def test_section_of_a_failed_plugin_is_left_alone(toolang_host, toolang_register):
+    def broken(register):
+        raise RuntimeError("x")
+
+    toolang_register(plugin(toolang_register_tools=broken), "broken")
+    config = parse_config("[plugins.broken]\nx = 1\n", file=Path("toolang.toml"), env={})
+    assert validate_plugin_settings(config, toolang_host, env={}) == {}
