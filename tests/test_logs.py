@@ -1,0 +1,81 @@
+"""Logging: JSON or console on stderr, secrets masked, never configured by library code."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import structlog
+
+from toolang_core.logs import configure_logging
+from toolang_core.redact import MASK, redact, redact_text
+
+
+def test_json_lines_with_secrets_masked():
+    stream = io.StringIO()
+    configure_logging(level="info", fmt="json", stream=stream)
+    try:
+        structlog.get_logger("t").info(
+            "store.connect", dsn="postgresql://app:hunter2@db/toolang", api_key="sk-abc",
+            note="token sk-proj-abcdefghijklmnopqrstuvwx here",
+        )
+    finally:
+        structlog.reset_defaults()
+    event = json.loads(stream.getvalue())
+    assert event["event"] == "store.connect"
+    assert event["level"] == "info"
+    assert event["dsn"] == f"postgresql://app:{MASK}@db/toolang"
+    assert event["api_key"] == MASK
+    assert event["note"] == f"token {MASK} here"
+
+
+def test_console_format_is_readable_and_filters_by_level():
+    stream = io.StringIO()
+    configure_logging(level="warning", fmt="console", stream=stream)
+    try:
+        log = structlog.get_logger("t")
+        log.info("hidden")
+        log.warning("plugin.failed", plugin="x")
+    finally:
+        structlog.reset_defaults()
+    text = stream.getvalue()
+    assert "hidden" not in text
+    assert "plugin.failed" in text
+    assert "plugin=x" in text
+
+
+def test_redact_handles_nested_values():
+    value = {"headers": {"Authorization": "Bearer abc.def.ghi"},
+             "args": ["ghp_" + "a" * 36, "plain"], "password": "pw"}
+    assert redact(value) == {"headers": {"Authorization": MASK},
+                             "args": [MASK, "plain"], "password": MASK}
+    assert redact_text("curl -H 'Authorization: Bearer abcdefgh123'") == (
+        f"curl -H 'Authorization: Bearer {MASK}'"
+    )
+
+
+def test_importing_the_library_does_not_configure_logging():
+    code = (
+        "import structlog; before = structlog.get_config(); "
+        "import toolang_core.runtime, toolang_core.plugins, toolang_core.doctor; "
+        "print(structlog.get_config() == before)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
+
+
+def test_cli_logs_json_on_stderr_and_keeps_stdout_clean(toolang_cli, tmp_path):
+    from toolang_core.testing import make_distribution
+
+    site = tmp_path / "site"
+    make_distribution(site, "toolang-test-broken", entry_points={"toolang": {"broken": "tl_b"}},
+                      modules={"tl_b": "raise ImportError('nope')"})
+    result = toolang_cli("--log-format", "json", "plugins", pythonpath=[site],
+                         env={"TOOLANG_LOAD_PLUGINS": "broken"})
+    assert json.loads(result.stdout) == []
+    (line,) = [json.loads(x) for x in result.stderr.splitlines() if x.startswith("{")]
+    assert (line["event"], line["plugin"], line["distribution"]) == (
+        "plugin.failed", "broken", "toolang-test-broken"
+    )

@@ -1,0 +1,65 @@
+"""`toolang plugin new`: the generated plugin passes its own test and, installed, is listed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import assert_no_traceback
+
+from toolang_core.scaffold import FAMILIES
+
+
+def run_pytest(path, pythonpath):
+    env_path = str(pythonpath)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
+        capture_output=True, text=True, timeout=120, check=False,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": env_path, "HOME": str(pythonpath)},
+    )
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_generated_plugin_passes_its_own_test(toolang_cli, tmp_path, family):
+    result = toolang_cli("plugin", "new", "demo", "--family", family, "--dir", "plugins")
+    assert result.returncode == 0, result.stderr
+    root = tmp_path / "plugins" / f"toolang-{family}-demo"
+    assert (root / "pyproject.toml").exists()
+    pyproject = (root / "pyproject.toml").read_text()
+    assert f'{family}-demo = "toolang_{family}_demo"' in pyproject
+    outcome = run_pytest(root / "tests", root)
+    assert outcome.returncode == 0, outcome.stdout + outcome.stderr
+    assert " passed" in outcome.stdout
+
+
+def test_bad_names_and_existing_directories_are_refused(toolang_cli, tmp_path):
+    bad = toolang_cli("plugin", "new", "Bad_Name")
+    assert_no_traceback(bad)
+    assert bad.returncode == 2
+    assert "must be lowercase letters and digits" in bad.stderr
+    assert toolang_cli("plugin", "new", "x").returncode == 0
+    again = toolang_cli("plugin", "new", "x")
+    assert again.returncode == 2
+    assert "already exists" in again.stderr
+
+
+def test_installed_generated_plugin_shows_up_in_toolang_plugins(toolang_cli, tmp_path):
+    assert toolang_cli("plugin", "new", "greeter", "--dir", "plugins").returncode == 0
+    root = tmp_path / "plugins" / "toolang-tools-greeter"
+    target = tmp_path / "site"
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+         "--target", str(target), str(root)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert install.returncode == 0, install.stdout + install.stderr
+    result = toolang_cli("plugins", pythonpath=[target],
+                         env={"TOOLANG_LOAD_PLUGINS": "tools-greeter"})
+    assert result.returncode == 0, result.stderr
+    (row,) = json.loads(result.stdout)
+    assert (row["name"], row["distribution"], row["version"], row["status"]) == (
+        "tools-greeter", "toolang-tools-greeter", "0.1.0", "loaded",
+    )
+    assert row["provides"] == {"tools": ["greeter_hello"]}
