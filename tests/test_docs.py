@@ -1,0 +1,80 @@
+"""The documentation stays true: every hook and argument documented, examples compile."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+from toolang_core.hookspecs import FAMILIES, Family
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def signature_heading(family: Family, hook: str) -> str:
+    sig = inspect.signature(getattr(family.module, hook))
+    parts = [
+        name if param.default is inspect.Parameter.empty else f"{name}={param.default!r}"
+        for name, param in sig.parameters.items()
+    ]
+    return f"## {hook}({', '.join(parts)})"
+
+
+def section(text: str, heading: str) -> str:
+    start = text.index(heading)
+    following = text.find("\n## ", start + len(heading))
+    return text[start: following if following != -1 else None]
+
+
+HOOKS = [(family, hook) for family in FAMILIES for hook in family.hook_names]
+
+
+def test_every_family_has_a_page_listed_in_the_index():
+    index = (DOCS / "index.md").read_text()
+    for family in FAMILIES:
+        assert (DOCS / "hooks" / f"{family.key}.md").is_file(), family.key
+        assert f"(hooks/{family.key}.md)" in index, family.key
+
+
+def test_every_family_has_hooks():
+    assert all(family.hook_names for family in FAMILIES)
+
+
+@pytest.mark.parametrize(("family", "hook"), HOOKS, ids=[h for _, h in HOOKS])
+def test_hook_is_documented_with_its_signature_and_arguments(family, hook):
+    text = (DOCS / "hooks" / f"{family.key}.md").read_text()
+    heading = signature_heading(family, hook)
+    assert heading in text, f"docs/hooks/{family.key}.md lacks the heading {heading!r}"
+    body = section(text, heading)
+    for argument in inspect.signature(getattr(family.module, hook)).parameters:
+        assert re.search(rf"^- `{argument}` \(", body, re.MULTILINE), (
+            f"{hook}: argument {argument!r} is not documented"
+        )
+    for part in ("**When it is called**", "**Return**", "**`None` means**", "**Example**"):
+        assert part in body, f"{hook}: missing {part}"
+
+
+def test_no_page_documents_a_hook_that_does_not_exist():
+    known = {hook for _, hook in HOOKS}
+    for page in (DOCS / "hooks").glob("*.md"):
+        for name in re.findall(r"^## (toolang_\w+)\(", page.read_text(), re.MULTILINE):
+            assert name in known, f"{page.name} documents unknown hook {name}"
+
+
+def python_blocks():
+    """```python blocks are run (they only import and define); ```py blocks only compile."""
+    blocks = []
+    for page in sorted(DOCS.rglob("*.md")):
+        found = re.findall(r"```(python|py)\n(.*?)```", page.read_text(), re.S)
+        for number, (kind, block) in enumerate(found):
+            blocks.append(pytest.param(kind, block, id=f"{page.relative_to(DOCS)}#{number}"))
+    return blocks
+
+
+@pytest.mark.parametrize(("kind", "source"), python_blocks())
+def test_python_examples_compile_and_run(kind, source):
+    code = compile(source, "<docs example>", "exec")
+    if kind == "python":
+        exec(code, {"__name__": "docs_example"})
