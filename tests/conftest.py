@@ -30,7 +30,12 @@ def run_toolang(
         )
     return subprocess.run(
         [sys.executable, "-m", "toolang_core", *args],
-        cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout, check=False,
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
 
 

@@ -5,46 +5,46 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-GOOD = '''
+GOOD = """
 from toolang_core import Tool, hookimpl
 
 @hookimpl
 def toolang_register_tools(register):
     register(Tool(name="good_echo", description="Echo.", parameters={"type": "object"},
                   function=lambda **kw: kw))
-'''
+"""
 
-TYPO = '''
+TYPO = """
 from toolang_core import hookimpl
 
 @hookimpl
 def toolang_regster_memory(register):
     pass
-'''
+"""
 
-RAISER = '''
+RAISER = """
 from toolang_core import hookimpl
 
 @hookimpl
 def toolang_register_tools(register):
     raise RuntimeError("boom while registering tools")
-'''
+"""
 
-BAD_ARGS = '''
+BAD_ARGS = """
 from toolang_core import hookimpl
 
 @hookimpl
 def toolang_register_tools(register, colour):
     pass
-'''
+"""
 
-DUP = '''
+DUP = """
 from toolang_core import hookimpl
 
 @hookimpl
 def toolang_register_memory(register):
     register("{which}", lambda context: None)
-'''
+"""
 
 
 def spy_module(marker: Path) -> str:

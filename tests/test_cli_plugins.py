@@ -115,15 +115,26 @@ def test_hooks_shows_what_is_actually_registered(run):
     memory = families["memory"]["hooks"][0]
     assert memory["plugins"] == ["dup"]
     chain = [entry["stage"] for entry in families["tool-hooks"]["hooks"]]
-    assert chain == ["SecurityFilter", "ApprovalGate", "execute", "LearningObserver",
-                     "KnowledgeSaver", "EventPublisher"]
+    assert chain == [
+        "SecurityFilter",
+        "ApprovalGate",
+        "execute",
+        "LearningObserver",
+        "KnowledgeSaver",
+        "EventPublisher",
+    ]
 
 
 def test_doctor_reports_each_broken_plugin_and_exits_1(run):
     result = run("doctor")
     assert result.returncode == 1
-    for needle in ("toolang-test-broken", "toolang-test-typo", "toolang-test-raiser",
-                   "toolang-test-dup-b", "toolang-test-badargs"):
+    for needle in (
+        "toolang-test-broken",
+        "toolang-test-typo",
+        "toolang-test-raiser",
+        "toolang-test-dup-b",
+        "toolang-test-badargs",
+    ):
         assert needle in result.stdout
     assert "problem(s) found" in result.stdout
 
@@ -136,8 +147,12 @@ def test_doctor_passes_when_only_healthy_plugins_load(run):
 
 def test_plugin_commands_are_added_and_clashes_refused(toolang_cli, tmp_path):
     site = tmp_path / "cmdsite"
-    make_distribution(site, "toolang-test-cmd", entry_points={"toolang": {"cmd": "tl_cmd"}},
-                      modules={"tl_cmd": '''
+    make_distribution(
+        site,
+        "toolang-test-cmd",
+        entry_points={"toolang": {"cmd": "tl_cmd"}},
+        modules={
+            "tl_cmd": '''
 import click
 from toolang_core import hookimpl
 
@@ -147,9 +162,15 @@ def toolang_register_commands(cli):
     def hello():
         """Say hello."""
         click.echo("hello from a plugin")
-'''})
-    make_distribution(site, "toolang-test-clash", entry_points={"toolang": {"clash": "tl_clash"}},
-                      modules={"tl_clash": '''
+'''
+        },
+    )
+    make_distribution(
+        site,
+        "toolang-test-clash",
+        entry_points={"toolang": {"clash": "tl_clash"}},
+        modules={
+            "tl_clash": """
 import click
 from toolang_core import hookimpl
 
@@ -158,7 +179,9 @@ def toolang_register_commands(cli):
     @cli.command()
     def init():
         click.echo("hijacked")
-'''})
+"""
+        },
+    )
     env = {"TOOLANG_LOAD_PLUGINS": "cmd,clash"}
     result = toolang_cli("hello", pythonpath=[site], env=env)
     assert (result.returncode, result.stdout) == (0, "hello from a plugin\n")

@@ -33,17 +33,22 @@ class Source:
 
 
 def test_components_remember_which_plugin_registered_them(toolang_host, toolang_register):
-    toolang_register(plugin(
-        toolang_register_memory=lambda register: register("sqlite", lambda ctx: "mem"),
-        toolang_register_tools=lambda register: register(tool("fs_read")),
-        toolang_agent_sources=lambda: [Source()],
-    ), "bundle")
+    toolang_register(
+        plugin(
+            toolang_register_memory=lambda register: register("sqlite", lambda ctx: "mem"),
+            toolang_register_tools=lambda register: register(tool("fs_read")),
+            toolang_agent_sources=lambda: [Source()],
+        ),
+        "bundle",
+    )
     components = toolang_host.components
     assert components.of_kind("memory")["sqlite"].plugin == "bundle"
     assert components.tools["fs_read"].plugin == "bundle"
     assert [(r.source.name, r.plugin) for r in components.agent_sources] == [("roles", "bundle")]
     assert components.provided_by("bundle") == {
-        "memorys": ["sqlite"], "tools": ["fs_read"], "agent sources": ["roles"],
+        "memorys": ["sqlite"],
+        "tools": ["fs_read"],
+        "agent sources": ["roles"],
     }
 
 
@@ -65,18 +70,38 @@ def test_on_a_name_conflict_the_first_plugin_by_name_keeps_it(toolang_host, tool
 @pytest.mark.parametrize(
     ("hook", "register_call", "message"),
     [
-        ("toolang_register_stores", lambda register: register("Bad Name", lambda c: None), "store name 'Bad Name'"),
-        ("toolang_register_models", lambda register: register("demo", "not callable"), "factory must be callable"),
-        ("toolang_register_tools", lambda register: register(lambda: None), "expected a toolang_core.tools.Tool"),
-        ("toolang_register_tools", lambda register: register(tool("has space")), "tool name 'has space'"),
-        ("toolang_register_settings", lambda register: register(dict), "settings must be an attrs class"),
+        (
+            "toolang_register_stores",
+            lambda register: register("Bad Name", lambda c: None),
+            "store name 'Bad Name'",
+        ),
+        (
+            "toolang_register_models",
+            lambda register: register("demo", "not callable"),
+            "factory must be callable",
+        ),
+        (
+            "toolang_register_tools",
+            lambda register: register(lambda: None),
+            "expected a toolang_core.tools.Tool",
+        ),
+        (
+            "toolang_register_tools",
+            lambda register: register(tool("has space")),
+            "tool name 'has space'",
+        ),
+        (
+            "toolang_register_settings",
+            lambda register: register(dict),
+            "settings must be an attrs class",
+        ),
     ],
 )
 def test_invalid_registrations_fail_the_plugin_with_the_hook_named(
     toolang_host, toolang_register, hook, register_call, message
 ):
     toolang_register(plugin(**{hook: register_call}), "bad")
-    toolang_host.components  # noqa: B018
+    toolang_host.components
     record = toolang_host.record("bad")
     assert record.status is PluginStatus.FAILED
     assert (record.error.stage, record.error.hook) == ("collect", hook)
@@ -90,8 +115,10 @@ def test_a_failed_plugin_keeps_none_of_its_contributions(toolang_host, toolang_r
     def register_tools(register):
         raise RuntimeError("tools broke")
 
-    toolang_register(plugin(toolang_register_models=register_models,
-                            toolang_register_tools=register_tools), "partial")
+    toolang_register(
+        plugin(toolang_register_models=register_models, toolang_register_tools=register_tools),
+        "partial",
+    )
     assert toolang_host.components.of_kind("model") == {}
 
 
@@ -100,7 +127,7 @@ def test_async_registration_hooks_are_refused(toolang_host, toolang_register):
         register(tool("x"))
 
     toolang_register(plugin(toolang_register_tools=register_tools), "async")
-    toolang_host.components  # noqa: B018
+    toolang_host.components
     assert "must not be async" in toolang_host.record("async").error.message
 
 
@@ -111,31 +138,35 @@ class ChatSettings:
 
 
 def test_plugin_settings_are_validated_with_the_core_rules(toolang_host, toolang_register):
-    toolang_register(plugin(toolang_register_settings=lambda register: register(ChatSettings)),
-                     "source-chat")
-    config = parse_config('[plugins.source-chat]\nhistory_limit = "many"\ngreetng = "yo"\n',
-                          file=Path("toolang.toml"), env={})
+    toolang_register(
+        plugin(toolang_register_settings=lambda register: register(ChatSettings)), "source-chat"
+    )
+    config = parse_config(
+        '[plugins.source-chat]\nhistory_limit = "many"\ngreetng = "yo"\n',
+        file=Path("toolang.toml"),
+        env={},
+    )
     with pytest.raises(ConfigError) as info:
         validate_plugin_settings(config, toolang_host, env={})
     assert info.value.problems == [
-        'toolang.toml: plugins.source-chat.history_limit: expected an integer, '
+        "toolang.toml: plugins.source-chat.history_limit: expected an integer, "
         'found a string ("many")',
         "toolang.toml: plugins.source-chat.greetng: unknown key (did you mean 'greeting'?)",
     ]
 
 
 def test_absent_plugin_section_gives_defaults(toolang_host, toolang_register):
-    toolang_register(plugin(toolang_register_settings=lambda register: register(ChatSettings)),
-                     "source-chat")
+    toolang_register(
+        plugin(toolang_register_settings=lambda register: register(ChatSettings)), "source-chat"
+    )
     config = parse_config("", file=Path("toolang.toml"), env={})
-    assert validate_plugin_settings(config, toolang_host, env={}) == {
-        "source-chat": ChatSettings()
-    }
+    assert validate_plugin_settings(config, toolang_host, env={}) == {"source-chat": ChatSettings()}
 
 
 def test_section_for_an_unknown_plugin_is_an_error(toolang_host, toolang_register):
-    toolang_register(plugin(toolang_register_settings=lambda register: register(ChatSettings)),
-                     "source-chat")
+    toolang_register(
+        plugin(toolang_register_settings=lambda register: register(ChatSettings)), "source-chat"
+    )
     config = parse_config("[plugins.source-chta]\nx = 1\n", file=Path("toolang.toml"), env={})
     with pytest.raises(ConfigError) as info:
         validate_plugin_settings(config, toolang_host, env={})

@@ -27,15 +27,13 @@ def test_empty_file_is_the_default_configuration(tmp_path):
 
 
 def test_syntax_error_names_line_and_column():
-    assert problems("[store]\nbackend = \n") == [
-        "toolang.toml:2:11: invalid TOML: Invalid value"
-    ]
+    assert problems("[store]\nbackend = \n") == ["toolang.toml:2:11: invalid TOML: Invalid value"]
 
 
 def test_wrong_type_names_the_key_path_expected_and_found():
     text = '[scheduler.groups.chat]\nmax_running = "four"\n'
     assert problems(text) == [
-        'toolang.toml: scheduler.groups.chat.max_running: expected an integer, '
+        "toolang.toml: scheduler.groups.chat.max_running: expected an integer, "
         'found a string ("four")'
     ]
 
@@ -78,7 +76,7 @@ def test_unset_environment_variable_in_a_path():
 def test_several_mistakes_are_all_reported():
     text = (
         'hme = "x"\n'
-        '[scheduler]\nmax_running = 0\n'
+        "[scheduler]\nmax_running = 0\n"
         '[scheduler.groups.task]\noverflow = "drop"\n'
         '[plugins]\ndisable = "spy"\n'
     )
@@ -111,8 +109,9 @@ def test_list_items_are_checked_with_their_index():
 
 
 def test_plugin_tables_are_kept_for_their_plugins():
-    config = parse_config('[plugins]\nload = []\n[plugins.chat]\nx = 1\n',
-                          file=Path("toolang.toml"), env={})
+    config = parse_config(
+        "[plugins]\nload = []\n[plugins.chat]\nx = 1\n", file=Path("toolang.toml"), env={}
+    )
     assert config.plugins.load == ()
     assert config.plugins.settings == {"chat": {"x": 1}}
 

@@ -25,7 +25,7 @@ def signature_heading(family: Family, hook: str) -> str:
 def section(text: str, heading: str) -> str:
     start = text.index(heading)
     following = text.find("\n## ", start + len(heading))
-    return text[start: following if following != -1 else None]
+    return text[start : following if following != -1 else None]
 
 
 HOOKS = [(family, hook) for family in FAMILIES for hook in family.hook_names]

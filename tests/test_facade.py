@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+
 import pytest
 
 from toolang_core import hookimpl
+from toolang_core.config import ToolangConfig
 from toolang_core.events import Event
 from toolang_core.runtime import Runtime
-from toolang_core.config import ToolangConfig
 from toolang_core.tools import (
     Block,
     Denied,
@@ -35,7 +36,9 @@ def call():
 
 @pytest.fixture
 def ctx(call):
-    return ToolCallContext(call=call, turn_id="t1", thread_id="chat:1", run_id="r1", agent="operator")
+    return ToolCallContext(
+        call=call, turn_id="t1", thread_id="chat:1", run_id="r1", agent="operator"
+    )
 
 
 def run(coro):
@@ -81,10 +84,11 @@ def test_a_raising_filter_fails_closed(toolang_host, toolang_register, call, ctx
     assert outcome.failures[0].plugin == "flaky"
 
 
-def test_async_implementations_are_awaited_and_may_abstain(toolang_host, toolang_register, call, ctx):
+def test_async_implementations_are_awaited_and_may_abstain(
+    toolang_host, toolang_register, call, ctx
+):
     async def abstain(call, ctx):
         await asyncio.sleep(0)
-        return None
 
     async def grant(call, ctx):
         return Granted("policy")
@@ -185,7 +189,11 @@ def test_chain_lists_stages_in_the_fixed_order(toolang_host, toolang_register):
     toolang_register(plugin(toolang_publish_event=lambda call, result, ctx: None), "events")
     chain = toolang_host.hooks.chain()
     assert [stage for stage, _, _ in chain] == [
-        "SecurityFilter", "ApprovalGate", "execute", "LearningObserver", "KnowledgeSaver",
+        "SecurityFilter",
+        "ApprovalGate",
+        "execute",
+        "LearningObserver",
+        "KnowledgeSaver",
         "EventPublisher",
     ]
     assert chain[-1] == ("EventPublisher", "toolang_publish_event", ["events"])

@@ -15,13 +15,27 @@ def imported_after(code: str) -> set[str]:
 def test_import_toolang_core_loads_only_the_markers():
     modules = imported_after("import toolang_core")
     assert "pluggy" in modules
-    for heavy in ("click", "cattrs", "structlog", "toolang_core.plugins.host",
-                  "toolang_core.config", "importlib.metadata", "sqlite3", "asyncio"):
+    for heavy in (
+        "click",
+        "cattrs",
+        "structlog",
+        "toolang_core.plugins.host",
+        "toolang_core.config",
+        "importlib.metadata",
+        "sqlite3",
+        "asyncio",
+    ):
         assert heavy not in modules, heavy
 
 
 def test_cli_module_does_not_import_commands_or_the_runtime():
     modules = imported_after("import toolang_core.cli.main")
-    for lazy in ("toolang_core.cli.cmd_doctor", "toolang_core.runtime", "toolang_core.config",
-                 "cattrs", "sqlite3", "asyncio"):
+    for lazy in (
+        "toolang_core.cli.cmd_doctor",
+        "toolang_core.runtime",
+        "toolang_core.config",
+        "cattrs",
+        "sqlite3",
+        "asyncio",
+    ):
         assert lazy not in modules, lazy

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from plugin_dists import install_test_plugins
 
 from toolang_core.errors import PluginError
 from toolang_core.plugins import LoadPolicy, PluginHost, PluginStatus, scan_entry_points
 from toolang_core.plugins.loader import EntryPointInfo
-
-from plugin_dists import install_test_plugins
 
 
 @pytest.fixture
@@ -39,7 +38,9 @@ def test_good_plugin_loads_with_its_distribution_details(test_eps):
     record = host.record("good")
     assert record.status is PluginStatus.LOADED
     assert (record.distribution, record.version, record.entry_point) == (
-        "toolang-test-good", "1.2.3", "tl_good",
+        "toolang-test-good",
+        "1.2.3",
+        "tl_good",
     )
     assert record.hooks == ("toolang_register_tools",)
     assert "good_echo" in host.components.tools
@@ -157,15 +158,16 @@ def test_strict_mode_raises_on_the_first_failure_naming_distribution_and_entry_p
 
 
 def test_plugins_are_called_in_entry_point_name_order(toolang_distribution):
-    source = '''
+    source = """
 from toolang_core import hookimpl
 @hookimpl
 def toolang_register_turn_sources(register):
     pass
-'''
+"""
     for name in ("zeta", "alpha", "mid"):
         toolang_distribution(
-            f"toolang-order-{name}", entry_points={"toolang": {name: f"tl_order_{name}"}},
+            f"toolang-order-{name}",
+            entry_points={"toolang": {name: f"tl_order_{name}"}},
             modules={f"tl_order_{name}": source},
         )
     infos = [i for i in scan_entry_points() if i.distribution.startswith("toolang-order-")]

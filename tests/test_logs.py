@@ -18,7 +18,9 @@ def test_json_lines_with_secrets_masked():
     configure_logging(level="info", fmt="json", stream=stream)
     try:
         structlog.get_logger("t").info(
-            "store.connect", dsn="postgresql://app:hunter2@db/toolang", api_key="sk-abc",
+            "store.connect",
+            dsn="postgresql://app:hunter2@db/toolang",
+            api_key="sk-abc",
             note="token sk-proj-abcdefghijklmnopqrstuvwx here",
         )
     finally:
@@ -47,10 +49,16 @@ def test_console_format_is_readable_and_filters_by_level():
 
 
 def test_redact_handles_nested_values():
-    value = {"headers": {"Authorization": "Bearer abc.def.ghi"},
-             "args": ["ghp_" + "a" * 36, "plain"], "password": "pw"}
-    assert redact(value) == {"headers": {"Authorization": MASK},
-                             "args": [MASK, "plain"], "password": MASK}
+    value = {
+        "headers": {"Authorization": "Bearer abc.def.ghi"},
+        "args": ["ghp_" + "a" * 36, "plain"],
+        "password": "pw",
+    }
+    assert redact(value) == {
+        "headers": {"Authorization": MASK},
+        "args": [MASK, "plain"],
+        "password": MASK,
+    }
     assert redact_text("curl -H 'Authorization: Bearer abcdefgh123'") == (
         f"curl -H 'Authorization: Bearer {MASK}'"
     )
@@ -70,12 +78,19 @@ def test_cli_logs_json_on_stderr_and_keeps_stdout_clean(toolang_cli, tmp_path):
     from toolang_core.testing import make_distribution
 
     site = tmp_path / "site"
-    make_distribution(site, "toolang-test-broken", entry_points={"toolang": {"broken": "tl_b"}},
-                      modules={"tl_b": "raise ImportError('nope')"})
-    result = toolang_cli("--log-format", "json", "plugins", pythonpath=[site],
-                         env={"TOOLANG_LOAD_PLUGINS": "broken"})
+    make_distribution(
+        site,
+        "toolang-test-broken",
+        entry_points={"toolang": {"broken": "tl_b"}},
+        modules={"tl_b": "raise ImportError('nope')"},
+    )
+    result = toolang_cli(
+        "--log-format", "json", "plugins", pythonpath=[site], env={"TOOLANG_LOAD_PLUGINS": "broken"}
+    )
     assert json.loads(result.stdout) == []
     (line,) = [json.loads(x) for x in result.stderr.splitlines() if x.startswith("{")]
     assert (line["event"], line["plugin"], line["distribution"]) == (
-        "plugin.failed", "broken", "toolang-test-broken"
+        "plugin.failed",
+        "broken",
+        "toolang-test-broken",
     )

@@ -7,7 +7,7 @@ import sys
 
 
 def test_fixtures_are_available_without_any_configuration(pytester):
-    pytester.makepyfile('''
+    pytester.makepyfile("""
         from toolang_core import hookimpl, Tool
 
         class Plugin:
@@ -35,13 +35,13 @@ def test_fixtures_are_available_without_any_configuration(pytester):
                                  modules={"tlx": "VALUE = 1"})
             from toolang_core.plugins import scan_entry_points
             assert [i.name for i in scan_entry_points() if i.distribution == "toolang-x"] == ["x"]
-    ''')
+    """)
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=5)
 
 
 def test_register_fixture_unregisters_after_each_test(pytester):
-    pytester.makepyfile('''
+    pytester.makepyfile("""
         import pytest
 
         @pytest.fixture(scope="module")
@@ -58,7 +58,7 @@ def test_register_fixture_unregisters_after_each_test(pytester):
 
         def test_after(shared):
             assert not shared["host"].pm.has_plugin("p")
-    ''')
+    """)
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
 
 

@@ -16,7 +16,10 @@ def run_pytest(path, pythonpath):
     env_path = str(pythonpath)
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": env_path, "HOME": str(pythonpath)},
     )
 
@@ -50,16 +53,33 @@ def test_installed_generated_plugin_shows_up_in_toolang_plugins(toolang_cli, tmp
     root = tmp_path / "plugins" / "toolang-tools-greeter"
     target = tmp_path / "site"
     install = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--target", str(target), str(root)],
-        capture_output=True, text=True, timeout=300, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(root),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert install.returncode == 0, install.stdout + install.stderr
-    result = toolang_cli("plugins", pythonpath=[target],
-                         env={"TOOLANG_LOAD_PLUGINS": "tools-greeter"})
+    result = toolang_cli(
+        "plugins", pythonpath=[target], env={"TOOLANG_LOAD_PLUGINS": "tools-greeter"}
+    )
     assert result.returncode == 0, result.stderr
     (row,) = json.loads(result.stdout)
     assert (row["name"], row["distribution"], row["version"], row["status"]) == (
-        "tools-greeter", "toolang-tools-greeter", "0.1.0", "loaded",
+        "tools-greeter",
+        "toolang-tools-greeter",
+        "0.1.0",
+        "loaded",
     )
     assert row["provides"] == {"tools": ["greeter_hello"]}

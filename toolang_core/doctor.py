@@ -61,7 +61,8 @@ def check_config(ctx: DoctorContext) -> Iterator[Check]:
         return
     if ctx.config.source is None:
         yield Check(
-            "config", "info",
+            "config",
+            "info",
             "no toolang.toml found; running on defaults (create one with `toolang init`)",
         )
     else:
@@ -126,9 +127,13 @@ def check_home(ctx: DoctorContext) -> Iterator[Check]:
 CHECKS: tuple[CheckFn, ...] = (check_config, check_plugins, check_plugin_settings, check_home)
 
 
-def run_checks(config_path: Path | None, *, env: Mapping[str, str] | None = None,
-               commands: click.Group | None = None,
-               checks: tuple[CheckFn, ...] = CHECKS) -> list[Check]:
+def run_checks(
+    config_path: Path | None,
+    *,
+    env: Mapping[str, str] | None = None,
+    commands: click.Group | None = None,
+    checks: tuple[CheckFn, ...] = CHECKS,
+) -> list[Check]:
     """Run ``checks`` in order and return every finding.
 
     ``commands`` is a command group to exercise the plugins' ``toolang_register_commands``

@@ -18,15 +18,16 @@ _SECRET_KEY = re.compile(
     r"credential|private[_-]?key|cookie|session[_-]?key)$",
     re.IGNORECASE,
 )
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^:/@\s]+):(?P<pw>[^@/\s]+)@",
-                              re.IGNORECASE)
+_URL_CREDENTIALS = re.compile(
+    r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^:/@\s]+):(?P<pw>[^@/\s]+)@", re.IGNORECASE
+)
 _KEY_SHAPES = re.compile(
     r"\b("
-    r"sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}"          # OpenAI / Anthropic style keys
-    r"|gh[pousr]_[A-Za-z0-9]{20,}"                    # GitHub tokens
-    r"|xox[abpr]-[A-Za-z0-9-]{10,}"                   # Slack tokens
-    r"|AKIA[0-9A-Z]{16}"                              # AWS access key ids
-    r"|AIza[0-9A-Za-z_-]{30,}"                        # Google API keys
+    r"sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}"  # OpenAI / Anthropic style keys
+    r"|gh[pousr]_[A-Za-z0-9]{20,}"  # GitHub tokens
+    r"|xox[abpr]-[A-Za-z0-9-]{10,}"  # Slack tokens
+    r"|AKIA[0-9A-Z]{16}"  # AWS access key ids
+    r"|AIza[0-9A-Za-z_-]{30,}"  # Google API keys
     r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"  # JWTs
     r")"
 )

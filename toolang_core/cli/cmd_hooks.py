@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 
@@ -24,10 +25,10 @@ def hooks(state: CliState, as_json: bool) -> None:
     host = state.host
     host.components  # noqa: B018 - a plugin failing its registration hooks is dropped first
     facade = host.hooks
-    families = []
+    families: list[dict[str, Any]] = []
     for family in FAMILIES:
         if family.key == "tool-hooks":
-            entries = [
+            entries: list[dict[str, Any]] = [
                 {"stage": stage, "hook": hook, "plugins": impls}
                 for stage, hook, impls in facade.chain()
             ]

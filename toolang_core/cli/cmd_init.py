@@ -11,8 +11,13 @@ from toolang_core.errors import UsageError
 
 
 @click.command()
-@click.option("--path", "path", type=click.Path(path_type=Path, dir_okay=False),
-              default=None, help="Where to write it (default: ./toolang.toml or --config).")
+@click.option(
+    "--path",
+    "path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Where to write it (default: ./toolang.toml or --config).",
+)
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 @pass_state
 def init(state: CliState, path: Path | None, force: bool) -> None:

@@ -14,11 +14,21 @@ def plugin() -> None:
 
 @plugin.command("new")
 @click.argument("name")
-@click.option("--family", default="tools", show_default=True,
-              type=click.Choice(["tools", "hook", "events", "source", "memory", "model", "store"]),
-              help="What kind of plugin to start from.")
-@click.option("--dir", "plugins_dir", type=click.Path(path_type=Path, file_okay=False),
-              default=Path("plugins"), show_default=True, help="Where plugins live.")
+@click.option(
+    "--family",
+    default="tools",
+    show_default=True,
+    type=click.Choice(["tools", "hook", "events", "source", "memory", "model", "store"]),
+    help="What kind of plugin to start from.",
+)
+@click.option(
+    "--dir",
+    "plugins_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("plugins"),
+    show_default=True,
+    help="Where plugins live.",
+)
 def new(name: str, family: str, plugins_dir: Path) -> None:
     """Scaffold plugins/toolang-FAMILY-NAME: pyproject, a hook and a passing test."""
     from toolang_core.scaffold import PluginNames, scaffold_plugin

@@ -10,10 +10,19 @@ from toolang_core.cli.state import CliState
 
 
 @click.command()
-@click.option("--all", "show_all", is_flag=True,
-              help="Include built-in, failed, disabled and duplicate plugins.")
-@click.option("--hook", "hooks", multiple=True, metavar="NAME",
-              help="Only plugins implementing this hook (repeatable).")
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="Include built-in, failed, disabled and duplicate plugins.",
+)
+@click.option(
+    "--hook",
+    "hooks",
+    multiple=True,
+    metavar="NAME",
+    help="Only plugins implementing this hook (repeatable).",
+)
 @click.pass_context
 def plugins(ctx: click.Context, show_all: bool, hooks: tuple[str, ...]) -> None:
     """Print the plugins as a JSON list.

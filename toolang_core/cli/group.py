@@ -18,7 +18,8 @@ class ToolangCliError(click.ClickException):
 
     def __init__(self, error: ToolangError) -> None:
         super().__init__(str(error))
-        self.exit_code = error.exit_code
+        # click declares exit_code on the class; each toolang error carries its own.
+        self.exit_code = error.exit_code  # type: ignore[misc]
         self.problems = getattr(error, "problems", None)
 
     def show(self, file: IO[Any] | None = None) -> None:
@@ -40,8 +41,9 @@ class ToolangGroup(click.Group):
     ``toolang_register_commands`` the first time a name is not built in.
     """
 
-    def __init__(self, *args: Any, lazy_commands: dict[str, str] | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, lazy_commands: dict[str, str] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.lazy = dict(lazy_commands or {})
         self._plugins_added = False

@@ -30,24 +30,36 @@ def _version() -> str:
 )
 @click.version_option(_version(), "--version", prog_name="toolang", message="%(prog)s %(version)s")
 @click.option(
-    "--config", "config_path", type=click.Path(path_type=Path, dir_okay=False),
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
     help="Configuration file (default: $TOOLANG_CONFIG, then ./toolang.toml).",
 )
 @click.option(
-    "--strict", is_flag=True,
+    "--strict",
+    is_flag=True,
     help="Any plugin failure is an error (also TOOLANG_STRICT_PLUGINS=1).",
 )
 @click.option(
-    "--log-format", type=click.Choice(["auto", "console", "json"]), default=None,
+    "--log-format",
+    type=click.Choice(["auto", "console", "json"]),
+    default=None,
     help="Log format on stderr (default: [log] format, auto = console on a terminal).",
 )
 @click.option(
-    "--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default=None,
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"]),
+    default=None,
     help="Lowest level logged (default: [log] level, or warning for short commands).",
 )
 @click.pass_context
-def cli(ctx: click.Context, config_path: Path | None, strict: bool,
-        log_format: str | None, log_level: str | None) -> None:
+def cli(
+    ctx: click.Context,
+    config_path: Path | None,
+    strict: bool,
+    log_format: str | None,
+    log_level: str | None,
+) -> None:
     """toolang — a plugin-host agent runtime.
 
     One runtime, one inbox of turn requests, one scheduler, one durable execution store;

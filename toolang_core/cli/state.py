@@ -6,11 +6,12 @@ what they do not use.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
@@ -28,8 +29,9 @@ F = TypeVar("F", bound="Callable[..., Any]")
 class CliState:
     """What the root command's options resolve to, shared by every subcommand."""
 
-    def __init__(self, *, config_path: Path | None, strict: bool,
-                 env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, *, config_path: Path | None, strict: bool, env: Mapping[str, str] | None = None
+    ) -> None:
         self.config_path = config_path
         self.strict = strict
         self.env: Mapping[str, str] = os.environ if env is None else env
@@ -100,4 +102,4 @@ def pass_state(f: F) -> F:
     def wrapper(ctx: click.Context, *args: Any, **kwargs: Any) -> Any:
         return ctx.invoke(f, CliState.of(ctx), *args, **kwargs)
 
-    return click.decorators.update_wrapper(wrapper, f)  # type: ignore[no-any-return]
+    return cast("F", functools.update_wrapper(wrapper, f))

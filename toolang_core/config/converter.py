@@ -215,7 +215,7 @@ class ConfigConverter:
         return structure
 
     def _mapping_hook(self, tp: Any) -> Callable[[Any, Any], Any]:
-        key_type, value_type = get_args(tp) or (str, Any)
+        _, value_type = get_args(tp) or (str, Any)
         value_hook = self.cattrs.get_structure_hook(value_type)
 
         def structure(value: Any, _: Any) -> Any:
@@ -245,8 +245,10 @@ class ConfigConverter:
         if attrs.has(cls) and not isinstance(data, Mapping):
             where = format_key_path(prefix)
             raise ConfigError(
-                [f"{self.file}: {where + ': ' if where else ''}"
-                 f"expected a table, found {describe_value(data)}"]
+                [
+                    f"{self.file}: {where + ': ' if where else ''}"
+                    f"expected a table, found {describe_value(data)}"
+                ]
             )
         try:
             return self.cattrs.structure(data, cls)

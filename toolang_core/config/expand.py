@@ -14,8 +14,9 @@ class UnsetVariableError(ValueError):
 
     def __init__(self, name: str) -> None:
         self.name = name
-        super().__init__(f"environment variable {name} is not set (write ${{{name}:-default}} "
-                         "to give a default)")
+        super().__init__(
+            f"environment variable {name} is not set (write ${{{name}:-default}} to give a default)"
+        )
 
 
 def expand_env(value: str, env: Mapping[str, str]) -> str:

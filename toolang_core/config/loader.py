@@ -29,8 +29,9 @@ ENV_CONFIG = "TOOLANG_CONFIG"
 _PLUGIN_KEYS = ("load", "disable", "strict")
 
 
-def find_config(explicit: Path | None = None, *, env: Mapping[str, str] | None = None,
-                cwd: Path | None = None) -> Path | None:
+def find_config(
+    explicit: Path | None = None, *, env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> Path | None:
     """Return the configuration file to use, or ``None`` to run on defaults.
 
     ``explicit`` (``--config``) wins, then ``TOOLANG_CONFIG``, then ``./toolang.toml``.
@@ -47,8 +48,9 @@ def find_config(explicit: Path | None = None, *, env: Mapping[str, str] | None =
     return candidate if candidate.is_file() else None
 
 
-def load_config(path: Path | None, *, env: Mapping[str, str] | None = None,
-                cwd: Path | None = None) -> ToolangConfig:
+def load_config(
+    path: Path | None, *, env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> ToolangConfig:
     """Read and validate ``path``; with ``None``, return the defaults for ``cwd``.
 
     :raises ConfigError: listing every problem, one line each.
@@ -94,7 +96,9 @@ def parse_config(text: str, *, file: Path, env: Mapping[str, str]) -> ToolangCon
 
 
 def _plugins_hook(converter: ConfigConverter) -> Any:
-    default = make_dict_structure_fn(PluginsConfig, converter.cattrs, _cattrs_forbid_extra_keys=True)
+    default = make_dict_structure_fn(
+        PluginsConfig, converter.cattrs, _cattrs_forbid_extra_keys=True
+    )
 
     def structure(value: Any, _: Any) -> PluginsConfig:
         if not isinstance(value, Mapping):

@@ -24,8 +24,11 @@ T = TypeVar("T")
 
 
 def plugin_settings(
-    config: ToolangConfig, name: str, settings_class: type[T],
-    *, env: Mapping[str, str] | None = None,
+    config: ToolangConfig,
+    name: str,
+    settings_class: type[T],
+    *,
+    env: Mapping[str, str] | None = None,
 ) -> T:
     """Validate ``[plugins.<name>]`` of ``config`` into ``settings_class``.
 
@@ -43,7 +46,10 @@ def plugin_settings(
 
 
 def validate_plugin_settings(
-    config: ToolangConfig, host: PluginHost, *, env: Mapping[str, str] | None = None,
+    config: ToolangConfig,
+    host: PluginHost,
+    *,
+    env: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Validate every plugin's section; return the settings objects by plugin name.
 

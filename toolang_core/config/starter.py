@@ -17,7 +17,7 @@ format = "auto"         # auto (console on a terminal) | console | json
 [plugins]
 # load = ["source-chat"]   # allow-list by entry-point or distribution name; [] loads none
 disable = []               # deny-list; applied before a plugin is imported
-strict = false             # any plugin failure is an error (also: --strict, TOOLANG_STRICT_PLUGINS=1)
+strict = false             # any plugin failure is an error (also --strict)
 
 # Each plugin's own settings live in a table named after it, e.g.:
 # [plugins.hook-security-filter]

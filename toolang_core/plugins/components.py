@@ -108,9 +108,7 @@ class _PluginContributions:
 
     def register_settings(self, settings_class: type[Any]) -> None:
         if not attrs.has(settings_class):
-            raise RegistrationError(
-                f"settings must be an attrs class, got {settings_class!r}"
-            )
+            raise RegistrationError(f"settings must be an attrs class, got {settings_class!r}")
         if self.settings is not None:
             raise RegistrationError("settings were already registered by this plugin")
         self.settings = settings_class

@@ -169,7 +169,9 @@ class Hooks:
     async def observe_tool_result(
         self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
     ) -> list[HookFailure]:
-        return await self._broadcast("toolang_observe_tool_result", call=call, result=result, ctx=ctx)
+        return await self._broadcast(
+            "toolang_observe_tool_result", call=call, result=result, ctx=ctx
+        )
 
     async def save_knowledge(
         self, call: ToolCall, result: ToolResult, ctx: ToolCallContext

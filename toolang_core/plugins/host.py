@@ -6,14 +6,19 @@ import difflib
 import re
 from collections.abc import Callable, Iterable
 from inspect import getattr_static
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pluggy
 import structlog
 
 from toolang_core.errors import PluginError
 from toolang_core.markers import HOOK_PREFIX, PROJECT_NAME
-from toolang_core.plugins.loader import EntryPointInfo, LoadPolicy, find_duplicates, scan_entry_points
+from toolang_core.plugins.loader import (
+    EntryPointInfo,
+    LoadPolicy,
+    find_duplicates,
+    scan_entry_points,
+)
 from toolang_core.plugins.manager import ToolangPluginManager, create_plugin_manager
 from toolang_core.plugins.records import PluginFailure, PluginRecord, PluginStatus
 
@@ -65,7 +70,9 @@ class PluginHost:
         host = cls(strict=policy.strict)
         for name, plugin in builtins:
             host.register(plugin, name, builtin=True)
-        host.load_entry_points(policy, scan_entry_points() if entry_points is None else entry_points)
+        host.load_entry_points(
+            policy, scan_entry_points() if entry_points is None else entry_points
+        )
         return host
 
     # -- what is known --------------------------------------------------------------
@@ -84,12 +91,15 @@ class PluginHost:
         return [
             r.name
             for r in self.records
-            if r.status in (PluginStatus.LOADED, PluginStatus.BUILTIN) and r in self._records.values()
+            if r.status in (PluginStatus.LOADED, PluginStatus.BUILTIN)
+            and r in self._records.values()
         ]
 
     @property
     def failures(self) -> list[PluginRecord]:
-        return [r for r in self.records if r.status in (PluginStatus.FAILED, PluginStatus.DUPLICATE)]
+        return [
+            r for r in self.records if r.status in (PluginStatus.FAILED, PluginStatus.DUPLICATE)
+        ]
 
     @property
     def hooks(self) -> Hooks:
@@ -276,9 +286,7 @@ class PluginHost:
             used=winner.distribution,
         )
         if self.strict:
-            raise PluginError(
-                f"{record.describe()}: duplicate entry point name; {record.reason}"
-            )
+            raise PluginError(f"{record.describe()}: duplicate entry point name; {record.reason}")
 
     def _forget(self, name: str) -> None:
         if self.pm.has_plugin(name):

@@ -30,8 +30,9 @@ class Runtime:
     Build one with :meth:`from_config`; ``start`` and ``stop`` run the lifecycle hooks.
     """
 
-    def __init__(self, config: ToolangConfig, host: PluginHost,
-                 *, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, config: ToolangConfig, host: PluginHost, *, env: Mapping[str, str] | None = None
+    ) -> None:
         self.config = config
         self.host = host
         self.settings: dict[str, Any] = validate_plugin_settings(config, host, env=env)

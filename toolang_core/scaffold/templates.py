@@ -63,7 +63,7 @@ def toolang_register_tools(register: RegisterTool) -> None:
     )
 '''
 
-TOOLS_TEST = '''\
+TOOLS_TEST = """\
 import {package} as plugin
 
 
@@ -72,7 +72,7 @@ def test_registers_its_tool(toolang_host, toolang_register):
     registered = toolang_host.components.tools["{ident}_hello"]
     assert registered.plugin == "{entry_point}"
     assert registered.tool.function(name="Ada") == "Hello, Ada!"
-'''
+"""
 
 HOOK_MODULE = '''\
 """{distribution}: a toolang SecurityFilter that blocks calls mentioning a word."""
@@ -105,7 +105,7 @@ def toolang_filter_tool_call(call: ToolCall, ctx: ToolCallContext) -> Block | No
     return None
 '''
 
-HOOK_TEST = '''\
+HOOK_TEST = """\
 import asyncio
 
 from toolang_core import Block, ToolCall, ToolCallContext
@@ -128,7 +128,7 @@ def test_blocks_calls_that_mention_the_word(toolang_host, toolang_register):
 def test_lets_other_calls_through(toolang_host, toolang_register):
     toolang_register(plugin, "{entry_point}")
     assert check(toolang_host, {{"path": "notes.txt"}}).blocked is None
-'''
+"""
 
 EVENTS_MODULE = '''\
 """{distribution}: a toolang event subscriber that counts events by kind."""
@@ -150,7 +150,7 @@ def toolang_on_event(event: Event, runtime: Runtime) -> None:
     counts(runtime)[event.kind] += 1
 '''
 
-EVENTS_TEST = '''\
+EVENTS_TEST = """\
 import asyncio
 
 from toolang_core import Event, Runtime
@@ -165,7 +165,7 @@ def test_counts_events_per_runtime(toolang_host, toolang_register, tmp_path):
     for kind in ("turn.completed", "turn.completed", "tool.called"):
         asyncio.run(toolang_host.hooks.on_event(Event(kind), runtime))
     assert plugin.counts(runtime) == {{"turn.completed": 2, "tool.called": 1}}
-'''
+"""
 
 COMPONENT_MODULE = '''\
 """{distribution}: a toolang {family} plugin."""
@@ -187,7 +187,7 @@ def {hook}(register: RegisterFactory) -> None:
     register("{ident}", {class_name}, description="A {family} component.")
 '''
 
-COMPONENT_TEST = '''\
+COMPONENT_TEST = """\
 from toolang_core import PluginContext
 from toolang_core.config import ToolangConfig
 
@@ -200,15 +200,21 @@ def test_registers_its_{kind_ident}(toolang_host, toolang_register, tmp_path):
     assert registration.plugin == "{entry_point}"
     context = PluginContext(plugin_name="{entry_point}", config=ToolangConfig(base_dir=tmp_path))
     assert isinstance(registration.factory(context), plugin.{class_name})
-'''
+"""
 
 
 def _component(hook: str, kind: str, class_name: str) -> tuple[str, str]:
-    fields = {"hook": hook, "kind": kind, "class_name": class_name,
-              "kind_ident": kind.replace(" ", "_")}
+    fields = {
+        "hook": hook,
+        "kind": kind,
+        "class_name": class_name,
+        "kind_ident": kind.replace(" ", "_"),
+    }
     # Pre-fill the fixed fields now; the per-plugin ones stay as {placeholders}.
-    keep = {k: "{" + k + "}" for k in
-            ("distribution", "entry_point", "package", "ident", "family", "name")}
+    keep = {
+        k: "{" + k + "}"
+        for k in ("distribution", "entry_point", "package", "ident", "family", "name")
+    }
     return (
         COMPONENT_MODULE.format(**fields, **keep),
         COMPONENT_TEST.format(**fields, **keep),

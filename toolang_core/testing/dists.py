@@ -52,7 +52,10 @@ def make_distribution(
         lines.extend(f"{ep_name} = {value}" for ep_name, value in eps.items())
         lines.append("")
     (info / "entry_points.txt").write_text("\n".join(lines), encoding="utf-8")
-    records = [*(p.relative_to(root) for p in written),
-               (info / "METADATA").relative_to(root), (info / "entry_points.txt").relative_to(root)]
+    records = [
+        *(p.relative_to(root) for p in written),
+        (info / "METADATA").relative_to(root),
+        (info / "entry_points.txt").relative_to(root),
+    ]
     (info / "RECORD").write_text("".join(f"{r},,\n" for r in records), encoding="utf-8")
     return info

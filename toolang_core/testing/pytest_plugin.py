@@ -80,7 +80,9 @@ class ToolangHome:
     def load(self, env: Mapping[str, str] | None = None) -> ToolangConfig:
         from toolang_core.config.loader import load_config
 
-        return load_config(self.config_path, env=env if env is not None else {"HOME": str(self.path)})
+        return load_config(
+            self.config_path, env=env if env is not None else {"HOME": str(self.path)}
+        )
 
 
 @pytest.fixture
