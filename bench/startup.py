@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Start-up cost of the toolang CLI, next to llm's, measured in the same run.
+
+Builds (once) a virtualenv under bench/.venv-startup with toolang-core, every plugin of
+this repository, and llm from PyPI; then times, each over --runs runs after one warm-up:
+
+    toolang --help      toolang plugins      llm --help      llm plugins
+
+and reports medians, the toolang/llm ratios (goal: <= 0.5), and the total of
+`python -X importtime -c "import toolang_core"`. The last line is a JSON object.
+
+    python3 bench/startup.py [--runs 7] [--rebuild]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / "bench" / ".venv-startup"
+
+
+def plugin_dirs() -> list[Path]:
+    return sorted(p for p in (ROOT / "plugins").glob("*") if (p / "pyproject.toml").is_file())
+
+
+def build_env(rebuild: bool) -> Path:
+    python = VENV / "bin" / "python"
+    if rebuild and VENV.exists():
+        shutil.rmtree(VENV)
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
+    targets = [str(ROOT), *(str(p) for p in plugin_dirs()), "llm"]
+    subprocess.run([str(python), "-m", "pip", "install", "-q", *targets], check=True)
+    return VENV / "bin"
+
+
+def clean_env(home: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLANG_", "LLM_"))}
+    env.update(HOME=home, PYTHONDONTWRITEBYTECODE="1")
+    return env
+
+
+def time_command(argv: list[str], runs: int, env: dict[str, str], cwd: str) -> float:
+    def once() -> float:
+        start = time.perf_counter()
+        subprocess.run(argv, env=env, cwd=cwd, check=True, capture_output=True)
+        return time.perf_counter() - start
+
+    once()  # warm the file-system cache and any byte-code
+    return statistics.median(once() for _ in range(runs))
+
+
+def import_time_ms(python: Path, env: dict[str, str], cwd: str, runs: int) -> float:
+    """Median of the cumulative `-X importtime` figure for `import toolang_core`."""
+    samples = []
+    for _ in range(runs):
+        out = subprocess.run(
+            [str(python), "-X", "importtime", "-c", "import toolang_core"],
+            env=env,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        for line in out.stderr.splitlines():
+            match = re.match(r"import time:\s+\d+\s+\|\s+(\d+)\s+\|\s?(\s*)toolang_core$", line)
+            if match and match.group(2) == "":
+                samples.append(int(match.group(1)) / 1000)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--rebuild", action="store_true", help="recreate the bench virtualenv")
+    args = parser.parse_args()
+    runs = max(5, args.runs)
+    bin_dir = build_env(args.rebuild)
+    with tempfile.TemporaryDirectory() as home:
+        env = clean_env(home)
+        plugins = json.loads(
+            subprocess.run(
+                [str(bin_dir / "toolang"), "plugins"],
+                env=env,
+                cwd=home,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )
+        figures = {
+            "toolang_help_s": time_command([str(bin_dir / "toolang"), "--help"], runs, env, home),
+            "toolang_plugins_s": time_command(
+                [str(bin_dir / "toolang"), "plugins"], runs, env, home
+            ),
+            "llm_help_s": time_command([str(bin_dir / "llm"), "--help"], runs, env, home),
+            "llm_plugins_s": time_command([str(bin_dir / "llm"), "plugins"], runs, env, home),
+            "import_toolang_core_ms": import_time_ms(bin_dir / "python", env, home, runs),
+        }
+    figures["help_ratio"] = figures["toolang_help_s"] / figures["llm_help_s"]
+    figures["plugins_ratio"] = figures["toolang_plugins_s"] / figures["llm_plugins_s"]
+    figures["toolang_plugins_installed"] = len(plugins)
+    figures["runs"] = runs
+    print(f"toolang plugins installed: {len(plugins)} ({', '.join(p['name'] for p in plugins)})")
+    print(f"{'command':<20}{'median':>10}")
+    for label, key in (
+        ("toolang --help", "toolang_help_s"),
+        ("llm --help", "llm_help_s"),
+        ("toolang plugins", "toolang_plugins_s"),
+        ("llm plugins", "llm_plugins_s"),
+    ):
+        print(f"{label:<20}{figures[key] * 1000:>8.1f}ms")
+    print(f"ratio --help   toolang/llm = {figures['help_ratio']:.2f}  (goal <= 0.5)")
+    print(f"ratio plugins  toolang/llm = {figures['plugins_ratio']:.2f}  (goal <= 0.5)")
+    importtime = figures["import_toolang_core_ms"]
+    print(f"import toolang_core (-X importtime, cumulative) = {importtime:.1f}ms")
+    print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in figures.items()}))
+
+
+if __name__ == "__main__":
+    main()
