@@ -1,0 +1,182 @@
+"""The SQLite store passes the conformance suite and guards its file."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolang_core.store.sqlite import SQLiteStore
+from toolang_core.testing.store_conformance import StoreConformance
+
+
+class TestSQLiteStoreConformance(StoreConformance):
+    @pytest.fixture
+    def toolang_store_factory(self, tmp_path):
+        return lambda: SQLiteStore(tmp_path / "toolang.db")
+
+
+import asyncio  # noqa: E402
+import hashlib  # noqa: E402
+import sqlite3  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+from toolang_core.store.errors import (  # noqa: E402
+    StoreBusy,
+    StoreCorrupt,
+    StoreMissing,
+    StoreNeedsMigration,
+    StoreSchemaTooNew,
+)
+from toolang_core.store.types import NewTurnRequest, SubmitRules  # noqa: E402
+
+
+def digest(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def make_store(path):
+    store = SQLiteStore(path)
+    store.submit(
+        NewTurnRequest(source="chat", thread_id="chat:1", input="keep me"),
+        SubmitRules("chat", 40),
+        now=1.0,
+    )
+    store.close()
+    # Fold the WAL back so the file alone holds everything (digests compare files).
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+
+
+def test_a_newer_schema_is_refused_and_left_untouched(tmp_path):
+    path = tmp_path / "toolang.db"
+    make_store(path)
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
+        "VALUES ('toolang-core', 'm999_from_the_future', 'x')"
+    )
+    conn.commit()
+    conn.close()
+    before = digest(path)
+    for read_only in (False, True):
+        with pytest.raises(StoreSchemaTooNew, match="m999_from_the_future"):
+            SQLiteStore(path, read_only=read_only)
+    assert digest(path) == before
+
+
+def test_a_corrupt_file_is_reported_and_never_overwritten(tmp_path):
+    path = tmp_path / "toolang.db"
+    path.write_bytes(b"this is not a database" * 100)
+    before = digest(path)
+    for read_only in (False, True):
+        with pytest.raises(StoreCorrupt, match="not a readable toolang store"):
+            SQLiteStore(path, read_only=read_only)
+    assert digest(path) == before
+
+
+def test_a_damaged_database_is_reported(tmp_path):
+    path = tmp_path / "toolang.db"
+    make_store(path)
+    data = bytearray(path.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # smash the first page after the header
+    path.write_bytes(bytes(data))
+    with pytest.raises(StoreCorrupt):
+        SQLiteStore(path)
+
+
+def test_another_applications_database_is_refused(tmp_path):
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE invoices (id INTEGER)")
+    conn.commit()
+    conn.close()
+    before = digest(path)
+    with pytest.raises(StoreCorrupt, match=r"not a toolang store .*invoices"):
+        SQLiteStore(path)
+    assert digest(path) == before
+
+
+def test_read_only_never_creates_or_migrates(tmp_path):
+    path = tmp_path / "toolang.db"
+    with pytest.raises(StoreMissing, match="toolang run"):
+        SQLiteStore(path, read_only=True)
+    assert not path.exists()
+    conn = sqlite3.connect(path)  # an empty, un-migrated database
+    conn.execute("PRAGMA user_version = 0")
+    conn.commit()
+    conn.close()
+    before = digest(path)
+    with pytest.raises(StoreNeedsMigration, match="never migrate"):
+        SQLiteStore(path, read_only=True)
+    assert digest(path) == before
+
+
+def test_read_only_store_reads_what_another_process_wrote(tmp_path):
+    path = tmp_path / "toolang.db"
+    make_store(path)
+    store = SQLiteStore(path, read_only=True)
+    try:
+        (turn,) = store.list_turns()
+        assert turn.input == "keep me"
+    finally:
+        store.close()
+
+
+def test_only_one_runtime_may_own_the_file(tmp_path):
+    path = tmp_path / "toolang.db"
+    first, second = SQLiteStore(path), SQLiteStore(path)
+    try:
+        first.acquire("run-1")
+        assert second.runtime_running()
+        with pytest.raises(StoreBusy, match="run-1"):
+            second.acquire("run-2")
+    finally:
+        first.close()
+    assert not second.runtime_running()
+    second.acquire("run-2")
+    second.close()
+
+
+def test_the_lock_dies_with_its_process(tmp_path):
+    path = tmp_path / "toolang.db"
+    code = (
+        "import sys, os, signal\n"
+        "from pathlib import Path\n"
+        "from toolang_core.store.sqlite import SQLiteStore\n"
+        f"s = SQLiteStore(Path({str(path)!r})); s.acquire('doomed')\n"
+        "print('locked', flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert "locked" in out.stdout
+    store = SQLiteStore(path)
+    store.acquire("next")
+    store.close()
+
+
+def test_submissions_from_another_process_wake_the_listener(tmp_path):
+    path = tmp_path / "toolang.db"
+    store = SQLiteStore(path)
+    waker = store.listen()
+
+    async def scenario():
+        assert not await waker.wait(0.05)
+        code = (
+            "from pathlib import Path\n"
+            "from toolang_core.store.sqlite import SQLiteStore\n"
+            "from toolang_core.store.types import NewTurnRequest, SubmitRules\n"
+            f"s = SQLiteStore(Path({str(path)!r}))\n"
+            "s.submit(NewTurnRequest(source='chat', thread_id='chat:9'), SubmitRules('chat', 1),"
+            " now=1.0)\n"
+        )
+        proc = await asyncio.create_subprocess_exec(sys.executable, "-c", code)
+        woke = await waker.wait(30)
+        await proc.wait()
+        return woke
+
+    try:
+        assert asyncio.run(scenario())
+    finally:
+        waker.close()
+        store.close()

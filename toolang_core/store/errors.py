@@ -1,0 +1,53 @@
+"""Errors about the execution store, each naming the store and what to do."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from toolang_core.errors import ToolangError
+
+
+class StoreError(ToolangError):
+    """The execution store cannot be used as asked."""
+
+    exit_code: ClassVar[int] = 4
+
+
+class StoreMissing(StoreError):
+    """A read-only command found no store (nothing has run yet)."""
+
+
+class StoreCorrupt(StoreError):
+    """The file is not a readable toolang store; it is reported, never overwritten."""
+
+
+class StoreSchemaTooNew(StoreError):
+    """The store was written by a newer toolang; this one refuses to touch it."""
+
+
+class StoreNeedsMigration(StoreError):
+    """A read-only command found a store with pending migrations (it never migrates)."""
+
+
+class StoreBusy(StoreError):
+    """Another runtime already owns this store (the embedded store allows one)."""
+
+
+class SubmitRejected(ToolangError):
+    """A turn request was refused by the thread's busy strategy or the group's overflow rule."""
+
+    exit_code: ClassVar[int] = 5
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class TurnNotFound(ToolangError):
+    """No turn request has this id (or it belongs to another owner)."""
+
+    exit_code: ClassVar[int] = 6
+
+
+class RecordConflict(StoreError):
+    """A record changed since it was read (optimistic concurrency)."""

@@ -1,0 +1,114 @@
+"""Open the SQLite store: pragmas, corruption and schema-version guards, migrations."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from urllib.parse import quote
+
+from sqlite_utils import Database
+
+from toolang_core.store.errors import (
+    StoreCorrupt,
+    StoreMissing,
+    StoreNeedsMigration,
+    StoreSchemaTooNew,
+)
+from toolang_core.store.sqlite.schema import MIGRATION_SET, known_names, migrations
+
+SYNCHRONOUS = ("off", "normal", "full", "extra")
+
+
+def connect(
+    path: Path, *, read_only: bool, synchronous: str, busy_timeout: float
+) -> sqlite3.Connection:
+    """Open ``path`` in autocommit mode (transactions are explicit) and check it is a database.
+
+    :raises StoreMissing: read-only and the file does not exist.
+    :raises StoreCorrupt: the file is not an SQLite database or is damaged.
+    """
+    if read_only:
+        if not path.exists():
+            raise StoreMissing(f"no execution store at {path} yet; `toolang run` creates it")
+        target, uri = f"file:{quote(str(path))}?mode=ro", True
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        target, uri = str(path), False
+    try:
+        conn = sqlite3.connect(
+            target, uri=uri, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        )
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        conn.execute(f"PRAGMA synchronous = {synchronous}")
+    except sqlite3.DatabaseError as exc:
+        raise StoreCorrupt(
+            f"{path} is not a readable toolang store ({exc}); it was left untouched — "
+            "restore it from a backup or point [store] path elsewhere"
+        ) from None
+    return conn
+
+
+def use_wal(conn: sqlite3.Connection, path: Path) -> None:
+    """Switch a toolang store to WAL (persistent; done only once the file is known ours)."""
+    try:
+        conn.execute("PRAGMA journal_mode = WAL").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise StoreCorrupt(f"{path}: cannot switch to WAL mode ({exc})") from None
+
+
+def prepare_schema(conn: sqlite3.Connection, path: Path, *, migrate: bool) -> None:
+    """Refuse a newer or foreign schema; apply pending migrations when ``migrate``.
+
+    Migrating runs inside one ``BEGIN IMMEDIATE`` transaction (sqlite-utils nests each
+    step in a savepoint), so processes opening a new file at the same moment wait for
+    each other instead of failing, and the last one finds nothing left to do.
+
+    :raises StoreSchemaTooNew: the store has migrations this toolang does not know.
+    :raises StoreNeedsMigration: read-only and migrations are pending.
+    :raises StoreCorrupt: the database holds tables but is not a toolang store, or fails
+        while being read.
+    """
+    pending = _pending(conn, path)
+    if not pending:
+        return
+    if not migrate:
+        raise StoreNeedsMigration(
+            f"{path} uses an older schema (pending: {', '.join(pending)}); read-only commands "
+            "never migrate — start `toolang run` to upgrade it"
+        )
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if _pending(conn, path):
+                migrations.apply(Database(conn))
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    except sqlite3.DatabaseError as exc:
+        raise StoreCorrupt(
+            f"{path}: migrating failed ({exc}); the migration was rolled back"
+        ) from None
+
+
+def _pending(conn: sqlite3.Connection, path: Path) -> list[str]:
+    db = Database(conn)
+    try:
+        applied = [m.name for m in migrations.applied(db)]
+        tables = [t for t in db.table_names() if not t.startswith("sqlite_")]
+    except sqlite3.DatabaseError as exc:
+        raise StoreCorrupt(f"{path} cannot be read ({exc}); it was left untouched") from None
+    known = known_names()
+    unknown = [name for name in applied if name not in known]
+    if unknown:
+        raise StoreSchemaTooNew(
+            f"{path} was written by a newer toolang: it has schema migration(s) "
+            f"{', '.join(unknown)} of set {MIGRATION_SET!r} that this toolang does not know; "
+            "upgrade toolang-core (nothing was changed)"
+        )
+    if not applied and tables and tables != ["_sqlite_migrations"]:
+        raise StoreCorrupt(
+            f"{path} is an SQLite database but not a toolang store (it has tables "
+            f"{', '.join(sorted(tables)[:5])}); it was left untouched"
+        )
+    return [name for name in known if name not in applied]

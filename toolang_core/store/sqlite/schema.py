@@ -1,0 +1,168 @@
+"""The core's tables in the SQLite store, as ``sqlite_utils.Migrations``.
+
+Never edit an applied migration: add a new one. A database that has applied a
+migration this list does not know was written by a newer toolang and is refused.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import Final
+
+from sqlite_utils import Database, Migrations
+
+MIGRATION_SET: Final = "toolang-core"
+
+migrations = Migrations(MIGRATION_SET)
+_NAMES: list[str] = []
+
+
+def migration(fn: Callable[[Database], None]) -> Callable[[Database], None]:
+    """Register ``fn`` as the next migration of the core's set."""
+    _NAMES.append(fn.__name__)
+    return migrations()(fn)
+
+
+def run_script(db: Database, script: str) -> None:
+    """Run ``script`` statement by statement (``executescript`` would commit first)."""
+    statement = ""
+    for line in script.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            db.execute(statement)
+            statement = ""
+    if statement.strip():
+        raise ValueError(f"incomplete SQL statement in migration: {statement!r}")
+
+
+TURN_COLUMNS: Final = (
+    "id, seq, source, thread_id, thread_group, priority, rank, input, status, attempt, "
+    "created_at, updated_at, sender, channel, agent, dedupe_key, not_before, parent, owner, "
+    "timeout_seconds, meta, steer, started_at, finished_at, lease_owner, lease_expires, "
+    "cancel_requested, output, outcome, error"
+)
+
+ACTIVE_SQL: Final = "('running', 'awaiting_approval', 'canceling')"
+
+
+@migration
+def m001_runtime(db: Database) -> None:
+    run_script(
+        db,
+        f"""
+        CREATE TABLE runs (
+            id TEXT PRIMARY KEY,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            version TEXT NOT NULL,
+            started_at REAL NOT NULL,
+            heartbeat_at REAL NOT NULL,
+            stopped_at REAL,
+            status TEXT NOT NULL,
+            plugins TEXT NOT NULL DEFAULT '[]'
+        );
+        CREATE TABLE turn_requests (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            source TEXT NOT NULL,
+            thread_id TEXT NOT NULL,
+            thread_group TEXT NOT NULL,
+            priority INTEGER NOT NULL,
+            rank REAL NOT NULL,
+            input TEXT NOT NULL,
+            status TEXT NOT NULL,
+            attempt INTEGER NOT NULL DEFAULT 0,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            sender TEXT NOT NULL DEFAULT 'owner',
+            channel TEXT,
+            agent TEXT,
+            dedupe_key TEXT,
+            not_before REAL,
+            parent TEXT,
+            owner TEXT,
+            timeout_seconds REAL,
+            meta TEXT NOT NULL DEFAULT '{{}}',
+            steer INTEGER NOT NULL DEFAULT 0,
+            started_at REAL,
+            finished_at REAL,
+            lease_owner TEXT,
+            lease_expires REAL,
+            cancel_requested INTEGER NOT NULL DEFAULT 0,
+            output TEXT,
+            outcome TEXT,
+            error TEXT
+        );
+        -- The database itself forbids a second active turn on a thread.
+        CREATE UNIQUE INDEX turn_one_active_per_thread
+            ON turn_requests (thread_id) WHERE status IN {ACTIVE_SQL};
+        CREATE INDEX turn_queued_in_thread
+            ON turn_requests (thread_id, rank, seq) WHERE status = 'queued';
+        CREATE INDEX turn_queued_in_group
+            ON turn_requests (thread_group, seq) WHERE status = 'queued';
+        CREATE INDEX turn_queued_dedupe
+            ON turn_requests (thread_id, dedupe_key) WHERE status = 'queued';
+        CREATE INDEX turn_active_lease
+            ON turn_requests (lease_owner, lease_expires) WHERE status IN {ACTIVE_SQL};
+        CREATE INDEX turn_parent ON turn_requests (parent) WHERE parent IS NOT NULL;
+        CREATE INDEX turn_thread_history ON turn_requests (thread_id, seq);
+
+        -- One row per thread: its running turn and its head (best queued request),
+        -- so a claim never scans the backlog of busy threads.
+        CREATE TABLE threads (
+            thread_id TEXT PRIMARY KEY,
+            thread_group TEXT NOT NULL,
+            running_id TEXT,
+            head_id TEXT,
+            head_rank REAL,
+            head_seq INTEGER,
+            head_not_before REAL NOT NULL DEFAULT 0,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            turns INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX threads_runnable
+            ON threads (thread_group, head_rank, head_seq)
+            WHERE running_id IS NULL AND head_id IS NOT NULL;
+        CREATE INDEX threads_recent ON threads (updated_at);
+        CREATE INDEX threads_delayed ON threads (head_not_before)
+            WHERE running_id IS NULL AND head_id IS NOT NULL AND head_not_before > 0;
+
+        -- Per-group counters: checked and changed inside the claim, never counted there.
+        CREATE TABLE thread_groups (
+            name TEXT PRIMARY KEY,
+            running INTEGER NOT NULL DEFAULT 0,
+            queued INTEGER NOT NULL DEFAULT 0
+        );
+
+        CREATE TABLE turn_steps (
+            turn_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            attempt INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL,
+            started_at REAL NOT NULL,
+            finished_at REAL NOT NULL,
+            data TEXT NOT NULL DEFAULT '{{}}',
+            error TEXT,
+            idempotency_key TEXT,
+            PRIMARY KEY (turn_id, seq)
+        );
+        CREATE UNIQUE INDEX turn_steps_idempotency
+            ON turn_steps (idempotency_key) WHERE idempotency_key IS NOT NULL;
+
+        CREATE TABLE records (
+            kind TEXT NOT NULL,
+            key TEXT NOT NULL,
+            revision INTEGER NOT NULL,
+            data TEXT NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (kind, key)
+        );
+        """,
+    )
+
+
+def known_names() -> list[str]:
+    return list(_NAMES)

@@ -1,0 +1,471 @@
+"""The embedded execution store: one SQLite file in WAL mode, shipped in core."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from toolang_core.ids import new_id
+from toolang_core.store.errors import RecordConflict, StoreError
+from toolang_core.store.sqlite import turns
+from toolang_core.store.sqlite.connection import SYNCHRONOUS, connect, prepare_schema, use_wal
+from toolang_core.store.sqlite.lock import RuntimeLock
+from toolang_core.store.sqlite.schema import ACTIVE_SQL, TURN_COLUMNS
+from toolang_core.store.sqlite.wake import SocketWaker, send_wake, wake_address
+from toolang_core.store.types import (
+    CancelResult,
+    GroupCount,
+    Heartbeat,
+    NewTurnRequest,
+    Record,
+    Recovery,
+    RunRecord,
+    StepRecord,
+    SubmitResult,
+    SubmitRules,
+    ThreadInfo,
+    TurnFilter,
+    TurnRequest,
+    TurnStatus,
+)
+
+T = TypeVar("T")
+
+
+class SQLiteStore:
+    """The execution store in one SQLite file (default ``<home>/toolang.db``).
+
+    WAL mode; writes are short ``BEGIN IMMEDIATE`` transactions. ``synchronous``
+    ``normal`` survives a crash of any process; ``full`` also a power loss, at about a
+    quarter of the write rate. One runtime at a time may own the file (a lock on
+    ``<file>.lock``); any number of processes may submit, cancel and read.
+
+    ``read_only=True`` opens the file without writing anything: no migration, no WAL
+    switch (for ``toolang status`` and friends).
+    """
+
+    name = "sqlite"
+    exclusive = True
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        read_only: bool = False,
+        synchronous: str = "normal",
+        busy_timeout: float = 10.0,
+    ) -> None:
+        if synchronous not in SYNCHRONOUS:
+            raise ValueError(f"synchronous must be one of {', '.join(SYNCHRONOUS)}")
+        self.path = path
+        self.location = str(path)
+        self.read_only = read_only
+        self._conn = connect(
+            path, read_only=read_only, synchronous=synchronous, busy_timeout=busy_timeout
+        )
+        try:
+            prepare_schema(self._conn, path, migrate=not read_only)
+            if not read_only:
+                use_wal(self._conn, path)
+        except BaseException:
+            self._conn.close()
+            raise
+        self._wake = wake_address(path)
+        self._lock = RuntimeLock(path)
+
+    # -- plumbing ----------------------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        if self.read_only:
+            raise StoreError(f"{self.path} is open read-only")
+        c = self._conn
+        try:
+            c.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"{self.path}: cannot start a write ({exc})") from None
+        try:
+            yield c
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+        c.execute("COMMIT")
+
+    def _tx(self, fn: Callable[[sqlite3.Connection], T], *, wake: bool = False) -> T:
+        with self._write() as c:
+            result = fn(c)
+        if wake:
+            send_wake(self._wake)
+        return result
+
+    def close(self) -> None:
+        self._lock.release()
+        self._conn.close()
+
+    def acquire(self, run_id: str) -> None:
+        """Take the store for one runtime. :raises StoreBusy: when another one has it."""
+        self._lock.acquire(run_id)
+
+    def runtime_running(self) -> bool:
+        """Whether a runtime holds this store right now."""
+        return self._lock.held_by_someone()
+
+    def listen(self) -> SocketWaker:
+        return SocketWaker(self._wake)
+
+    def wake(self) -> None:
+        send_wake(self._wake)
+
+    # -- runs --------------------------------------------------------------------------
+
+    def begin_run(self, run: RunRecord) -> None:
+        self._tx(
+            lambda c: c.execute(
+                "INSERT INTO runs (id, host, pid, version, started_at, heartbeat_at, status, "
+                "plugins) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run.id,
+                    run.host,
+                    run.pid,
+                    run.version,
+                    run.started_at,
+                    run.heartbeat_at,
+                    run.status,
+                    turns.dumps(list(run.plugins)),
+                ),
+            )
+        )
+
+    def heartbeat(self, run_id: str, *, now: float, lease_expires: float) -> Heartbeat:
+        return self._tx(lambda c: turns.heartbeat(c, run_id, now=now, lease_expires=lease_expires))
+
+    def end_run(self, run_id: str, *, now: float, status: str = "stopped") -> None:
+        self._tx(
+            lambda c: c.execute(
+                "UPDATE runs SET status = ?, stopped_at = ?, heartbeat_at = ? WHERE id = ?",
+                (status, now, now, run_id),
+            )
+        )
+
+    def mark_lost_runs(self, *, now: float, stale_before: float, exclude: str) -> list[str]:
+        rows = self._tx(
+            lambda c: c.execute(
+                "UPDATE runs SET status = 'lost', stopped_at = heartbeat_at WHERE status = "
+                "'running' AND id != ? AND heartbeat_at < ? RETURNING id",
+                (exclude, stale_before),
+            ).fetchall()
+        )
+        return [r[0] for r in rows]
+
+    def list_runs(self, limit: int = 20) -> list[RunRecord]:
+        rows = self._conn.execute(
+            "SELECT id, host, pid, version, started_at, heartbeat_at, status, stopped_at, plugins "
+            "FROM runs ORDER BY started_at DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [
+            RunRecord(
+                id=r[0],
+                host=r[1],
+                pid=r[2],
+                version=r[3],
+                started_at=r[4],
+                heartbeat_at=r[5],
+                status=r[6],
+                stopped_at=r[7],
+                plugins=tuple(json.loads(r[8])),
+            )
+            for r in rows
+        ]
+
+    # -- inbox and the turn lifecycle ---------------------------------------------------
+
+    def submit(self, request: NewTurnRequest, rules: SubmitRules, *, now: float) -> SubmitResult:
+        return self._tx(lambda c: turns.submit(c, request, rules, new_id(), now), wake=True)
+
+    def claim(
+        self,
+        *,
+        run_id: str,
+        limit: int,
+        now: float,
+        lease_seconds: float,
+        caps: Mapping[str, int],
+        only: Collection[str] | None = None,
+    ) -> list[TurnRequest]:
+        if limit <= 0:
+            return []
+        return self._tx(
+            lambda c: turns.claim(
+                c,
+                run_id=run_id,
+                limit=limit,
+                now=now,
+                lease_seconds=lease_seconds,
+                caps=caps,
+                only=only,
+            )
+        )
+
+    def set_active_status(
+        self, turn_id: str, *, run_id: str, attempt: int, status: TurnStatus, now: float
+    ) -> bool:
+        return self._tx(
+            lambda c: turns.set_active_status(
+                c, turn_id, run_id=run_id, attempt=attempt, status=status, now=now
+            )
+        )
+
+    def finish(
+        self,
+        turn_id: str,
+        *,
+        run_id: str,
+        attempt: int,
+        status: TurnStatus,
+        now: float,
+        output: str | None = None,
+        outcome: str | None = None,
+        error: str | None = None,
+    ) -> bool:
+        return self._tx(
+            lambda c: turns.finish(
+                c,
+                turn_id,
+                run_id=run_id,
+                attempt=attempt,
+                status=status,
+                now=now,
+                output=output,
+                outcome=outcome,
+                error=error,
+            )
+        )
+
+    def finish_many(self, finished: list[dict[str, Any]]) -> list[bool]:
+        """Record several terminal statuses in one transaction (each as in :meth:`finish`)."""
+        return self._tx(lambda c: [turns.finish(c, **item) for item in finished])
+
+    def release(self, turn_id: str, *, run_id: str, attempt: int, now: float) -> bool:
+        return self._tx(
+            lambda c: turns.release(c, turn_id, run_id=run_id, attempt=attempt, now=now)
+        )
+
+    def recover(
+        self, *, now: float, max_attempts: int, dead_runs: Collection[str] = ()
+    ) -> Recovery:
+        return self._tx(
+            lambda c: turns.recover(c, now=now, max_attempts=max_attempts, dead_runs=dead_runs)
+        )
+
+    def cancel(self, turn_id: str, *, now: float, reason: str = "canceled") -> CancelResult:
+        return self._tx(lambda c: turns.cancel(c, turn_id, now, reason=reason), wake=True)
+
+    def take_steer(
+        self, turn_id: str, *, run_id: str, attempt: int, now: float
+    ) -> list[TurnRequest]:
+        return self._tx(
+            lambda c: turns.take_steer(c, turn_id, run_id=run_id, attempt=attempt, now=now)
+        )
+
+    # -- steps ---------------------------------------------------------------------------
+
+    def record_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
+        def write(c: sqlite3.Connection) -> StepRecord | None:
+            owned = c.execute(
+                f"SELECT 1 FROM turn_requests WHERE id = ? AND lease_owner = ? AND attempt = ? "
+                f"AND status IN {ACTIVE_SQL}",
+                (step.turn_id, run_id, step.attempt),
+            ).fetchone()
+            if owned is None:
+                return None
+            seq = c.execute(
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM turn_steps WHERE turn_id = ?",
+                (step.turn_id,),
+            ).fetchone()[0]
+            try:
+                c.execute(
+                    "INSERT INTO turn_steps (turn_id, seq, attempt, kind, status, started_at, "
+                    "finished_at, data, error, idempotency_key) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        step.turn_id,
+                        seq,
+                        step.attempt,
+                        step.kind,
+                        step.status,
+                        step.started_at,
+                        step.finished_at,
+                        turns.dumps(dict(step.data)),
+                        step.error,
+                        step.idempotency_key,
+                    ),
+                )
+            except sqlite3.IntegrityError:
+                return self._find_step(c, step.idempotency_key or "")
+            return StepRecord(
+                turn_id=step.turn_id,
+                seq=seq,
+                attempt=step.attempt,
+                kind=step.kind,
+                status=step.status,
+                started_at=step.started_at,
+                finished_at=step.finished_at,
+                data=step.data,
+                error=step.error,
+                idempotency_key=step.idempotency_key,
+            )
+
+        return self._tx(write)
+
+    _STEP_COLUMNS = (
+        "turn_id, seq, attempt, kind, status, started_at, finished_at, data, error, idempotency_key"
+    )
+
+    @staticmethod
+    def _step(row: Any) -> StepRecord:
+        return StepRecord(
+            turn_id=row[0],
+            seq=row[1],
+            attempt=row[2],
+            kind=row[3],
+            status=row[4],
+            started_at=row[5],
+            finished_at=row[6],
+            data=json.loads(row[7]),
+            error=row[8],
+            idempotency_key=row[9],
+        )
+
+    def _find_step(self, c: sqlite3.Connection, key: str) -> StepRecord | None:
+        row = c.execute(
+            f"SELECT {self._STEP_COLUMNS} FROM turn_steps WHERE idempotency_key = ?", (key,)
+        ).fetchone()
+        return None if row is None else self._step(row)
+
+    def steps(self, turn_id: str) -> list[StepRecord]:
+        rows = self._conn.execute(
+            f"SELECT {self._STEP_COLUMNS} FROM turn_steps WHERE turn_id = ? ORDER BY seq",
+            (turn_id,),
+        ).fetchall()
+        return [self._step(r) for r in rows]
+
+    def find_step(self, idempotency_key: str) -> StepRecord | None:
+        return self._find_step(self._conn, idempotency_key)
+
+    # -- queries -------------------------------------------------------------------------
+
+    def get(self, turn_id: str) -> TurnRequest | None:
+        row = self._conn.execute(
+            f"SELECT {TURN_COLUMNS} FROM turn_requests WHERE id = ?", (turn_id,)
+        ).fetchone()
+        return None if row is None else turns.turn_from_row(row)
+
+    def list_turns(self, where: TurnFilter | None = None) -> list[TurnRequest]:
+        where = where or TurnFilter()
+        clauses, params = [], []
+        for column in ("thread_id", "source", "parent", "owner"):
+            value = getattr(where, column)
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        if where.status:
+            clauses.append(f"status IN ({','.join('?' * len(where.status))})")
+            params.extend(s.value for s in where.status)
+        if where.before_seq is not None:
+            clauses.append("seq < ?")
+            params.append(where.before_seq)
+        sql = f"SELECT {TURN_COLUMNS} FROM turn_requests"
+        if clauses:
+            sql += " WHERE " + " AND ".join(clauses)
+        sql += " ORDER BY seq DESC LIMIT ?"
+        rows = self._conn.execute(sql, (*params, where.limit)).fetchall()
+        return [turns.turn_from_row(r) for r in rows]
+
+    _THREAD_COLUMNS = "thread_id, thread_group, running_id, head_id, created_at, updated_at, turns"
+
+    def thread(self, thread_id: str) -> ThreadInfo | None:
+        row = self._conn.execute(
+            f"SELECT {self._THREAD_COLUMNS} FROM threads WHERE thread_id = ?", (thread_id,)
+        ).fetchone()
+        return None if row is None else ThreadInfo(*row)
+
+    def list_threads(self, limit: int = 50) -> list[ThreadInfo]:
+        rows = self._conn.execute(
+            f"SELECT {self._THREAD_COLUMNS} FROM threads ORDER BY updated_at DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [ThreadInfo(*r) for r in rows]
+
+    def counts(self) -> list[GroupCount]:
+        rows = self._conn.execute(
+            "SELECT thread_group, status, count(*) FROM turn_requests "
+            "GROUP BY thread_group, status ORDER BY thread_group, status"
+        ).fetchall()
+        return [GroupCount(g, TurnStatus(s), n) for g, s, n in rows]
+
+    def next_wakeup(self, *, now: float) -> float | None:
+        row = self._conn.execute(
+            "SELECT MIN(head_not_before) FROM threads WHERE running_id IS NULL "
+            "AND head_id IS NOT NULL AND head_not_before > ?",
+            (now,),
+        ).fetchone()
+        return row[0] if row and row[0] is not None else None
+
+    # -- plugin records --------------------------------------------------------------------
+
+    def get_record(self, kind: str, key: str) -> Record | None:
+        row = self._conn.execute(
+            "SELECT kind, key, revision, data, updated_at FROM records WHERE kind = ? AND key = ?",
+            (kind, key),
+        ).fetchone()
+        return None if row is None else Record(row[0], row[1], row[2], json.loads(row[3]), row[4])
+
+    def put_record(
+        self,
+        kind: str,
+        key: str,
+        data: Mapping[str, Any],
+        *,
+        now: float,
+        expect_revision: int | None = None,
+    ) -> Record:
+        def write(c: sqlite3.Connection) -> Record:
+            row = c.execute(
+                "SELECT revision FROM records WHERE kind = ? AND key = ?", (kind, key)
+            ).fetchone()
+            current = row[0] if row else 0
+            if expect_revision is not None and current != expect_revision:
+                raise RecordConflict(
+                    f"record {kind}/{key} is at revision {current}, expected {expect_revision}"
+                )
+            c.execute(
+                "INSERT INTO records (kind, key, revision, data, updated_at) VALUES (?,?,?,?,?) "
+                "ON CONFLICT (kind, key) DO UPDATE SET revision = excluded.revision, "
+                "data = excluded.data, updated_at = excluded.updated_at",
+                (kind, key, current + 1, turns.dumps(dict(data)), now),
+            )
+            return Record(kind, key, current + 1, dict(data), now)
+
+        return self._tx(write)
+
+    def list_records(self, kind: str) -> list[Record]:
+        rows = self._conn.execute(
+            "SELECT kind, key, revision, data, updated_at FROM records WHERE kind = ? ORDER BY key",
+            (kind,),
+        ).fetchall()
+        return [Record(r[0], r[1], r[2], json.loads(r[3]), r[4]) for r in rows]
+
+    def delete_record(self, kind: str, key: str) -> bool:
+        return bool(
+            self._tx(
+                lambda c: (
+                    c.execute(
+                        "DELETE FROM records WHERE kind = ? AND key = ?", (kind, key)
+                    ).rowcount
+                )
+            )
+        )

@@ -1,0 +1,70 @@
+"""Wake-ups for the runtime that owns an SQLite store.
+
+A process that commits a submission or a cancellation sends one datagram to a Linux
+abstract-namespace Unix socket named after the store file; the runtime listening there
+wakes at once instead of at its next poll. Nothing is on disk and a lost datagram only
+costs latency: the runtime also polls. Elsewhere (no abstract namespace) it only polls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import socket
+import sys
+from pathlib import Path
+
+
+def wake_address(path: Path) -> str:
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:32]
+    return f"\0toolang-wake-{digest}"
+
+
+def send_wake(address: str) -> None:
+    """Nudge the listening runtime, if there is one; never raises."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.setblocking(False)
+        sock.sendto(b"!", address)
+
+
+class SocketWaker:
+    """Receives wake-ups for one store; falls back to plain waiting when it cannot bind."""
+
+    def __init__(self, address: str) -> None:
+        self._sock: socket.socket | None = None
+        if sys.platform.startswith("linux"):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            try:
+                sock.bind(address)
+            except OSError:
+                sock.close()
+            else:
+                sock.setblocking(False)
+                self._sock = sock
+
+    @property
+    def listening(self) -> bool:
+        return self._sock is not None
+
+    async def wait(self, timeout: float) -> bool:
+        if self._sock is None:
+            await asyncio.sleep(timeout)
+            return False
+        loop = asyncio.get_running_loop()
+        try:
+            await asyncio.wait_for(loop.sock_recv(self._sock, 64), timeout)
+        except TimeoutError:
+            return False
+        while True:  # drain a burst so one wake-up covers it
+            try:
+                self._sock.recv(64)
+            except BlockingIOError:
+                return True
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None

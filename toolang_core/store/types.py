@@ -1,0 +1,261 @@
+"""The values an execution store takes and returns.
+
+Times are POSIX seconds (``float``, UTC). A turn request is identified by ``id`` and
+ordered by ``seq`` (arrival) within its ``rank`` (priority with aging, see
+:func:`rank_for`).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import attrs
+
+JSONDict = Mapping[str, Any]
+
+Strategy = Literal["enqueue", "reject", "coalesce", "interrupt", "steer"]
+Overflow = Literal["reject", "drop_oldest", "replace_pending"]
+
+NO_AGING_WEIGHT = 1e9
+"""Seconds per priority step when aging is off: priority then strictly dominates."""
+
+
+class TurnStatus(enum.StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    AWAITING_APPROVAL = "awaiting_approval"
+    CANCELING = "canceling"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELED = "canceled"
+    DROPPED = "dropped"
+    """Removed from the queue by its group's overflow rule; never ran."""
+    STEERED = "steered"
+    """Delivered into the running turn of its thread instead of running on its own."""
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in TERMINAL
+
+    @property
+    def is_active(self) -> bool:
+        return self in ACTIVE
+
+
+ACTIVE = frozenset({TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL, TurnStatus.CANCELING})
+TERMINAL = frozenset(
+    {
+        TurnStatus.COMPLETED,
+        TurnStatus.FAILED,
+        TurnStatus.CANCELED,
+        TurnStatus.DROPPED,
+        TurnStatus.STEERED,
+    }
+)
+
+
+def rank_for(eligible_at: float, priority: int, aging_seconds: float) -> float:
+    """The admission key: lower is admitted first.
+
+    A waiting request gains one priority step every ``aging_seconds``. Ranking by its
+    effective priority at time ``t`` — ``priority + (t - eligible_at) / aging`` —
+    orders requests exactly as ``eligible_at - priority * aging`` does, because ``t``
+    is the same for everyone. So aging needs no periodic re-ranking: the key is fixed
+    at submission and an index serves it. With aging off (``0``) priority dominates.
+    """
+    weight = aging_seconds if aging_seconds > 0 else NO_AGING_WEIGHT
+    return eligible_at - priority * weight
+
+
+@attrs.frozen
+class NewTurnRequest:
+    """What a submitter asks for. Unset fields are filled in from the group's policy."""
+
+    source: str
+    thread_id: str
+    input: str = ""
+    thread_group: str | None = None
+    priority: int | None = None
+    sender: str = "owner"
+    channel: str | None = None
+    agent: str | None = None
+    dedupe_key: str | None = None
+    not_before: float | None = None
+    parent: str | None = None
+    owner: str | None = None
+    timeout_seconds: float | None = None
+    meta: JSONDict = attrs.field(factory=dict)
+    strategy: Strategy | None = None
+    id: str | None = None
+    """A caller-chosen id makes the submission idempotent: resubmitting it is a no-op."""
+
+
+@attrs.frozen
+class SubmitRules:
+    """How the store treats one submission, resolved by the inbox from configuration."""
+
+    thread_group: str
+    priority: int
+    strategy: Strategy = "enqueue"
+    max_queued: int | None = None
+    overflow: Overflow = "reject"
+    aging_seconds: float = 60.0
+
+
+@attrs.frozen
+class SubmitResult:
+    """``status``: ``queued`` (a new row), ``coalesced`` (merged into ``id``, already
+    queued) or ``exists`` (the caller-chosen id was already submitted).
+
+    ``dropped`` lists requests removed by the overflow rule; ``interrupted`` the running
+    turns asked to cancel by the ``interrupt`` strategy.
+    """
+
+    id: str
+    status: Literal["queued", "coalesced", "exists"]
+    dropped: tuple[str, ...] = ()
+    interrupted: tuple[str, ...] = ()
+    steer: bool = False
+
+
+@attrs.frozen
+class TurnRequest:
+    """A stored turn request and, once it ran, its outcome."""
+
+    id: str
+    seq: int
+    source: str
+    thread_id: str
+    thread_group: str
+    priority: int
+    rank: float
+    input: str
+    status: TurnStatus
+    attempt: int
+    created_at: float
+    updated_at: float
+    sender: str = "owner"
+    channel: str | None = None
+    agent: str | None = None
+    dedupe_key: str | None = None
+    not_before: float | None = None
+    parent: str | None = None
+    owner: str | None = None
+    timeout_seconds: float | None = None
+    meta: JSONDict = attrs.field(factory=dict)
+    steer: bool = False
+    started_at: float | None = None
+    finished_at: float | None = None
+    lease_owner: str | None = None
+    lease_expires: float | None = None
+    cancel_requested: bool = False
+    output: str | None = None
+    outcome: str | None = None
+    """A machine-readable reason for the terminal status (``timeout``, ``lease_expired``…)."""
+    error: str | None = None
+
+
+@attrs.frozen
+class StepRecord:
+    """One finished step of a turn (prompt build, model call, tool call, …).
+
+    ``idempotency_key`` (for tool calls: turn id + call id) lets a resumed turn find a
+    completed step instead of doing the work again.
+    """
+
+    turn_id: str
+    seq: int
+    attempt: int
+    kind: str
+    status: Literal["completed", "failed"]
+    started_at: float
+    finished_at: float
+    data: JSONDict = attrs.field(factory=dict)
+    error: str | None = None
+    idempotency_key: str | None = None
+
+
+@attrs.frozen
+class RunRecord:
+    """One runtime process lifetime."""
+
+    id: str
+    host: str
+    pid: int
+    version: str
+    started_at: float
+    heartbeat_at: float
+    status: Literal["running", "stopped", "lost"] = "running"
+    stopped_at: float | None = None
+    plugins: tuple[JSONDict, ...] = ()
+
+
+@attrs.frozen
+class ThreadInfo:
+    thread_id: str
+    thread_group: str
+    running_id: str | None
+    head_id: str | None
+    created_at: float
+    updated_at: float
+    turns: int
+
+
+@attrs.frozen
+class GroupCount:
+    thread_group: str
+    status: TurnStatus
+    count: int
+
+
+@attrs.frozen
+class Heartbeat:
+    """What renewing a run's leases found: turns still owned, and those asked to cancel."""
+
+    owned: frozenset[str]
+    cancel_requested: frozenset[str]
+
+
+@attrs.frozen
+class Recovery:
+    """What recovering expired leases did."""
+
+    requeued: tuple[str, ...] = ()
+    failed: tuple[str, ...] = ()
+    canceled: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class CancelResult:
+    """``changed`` maps each affected request (the target and its descendants) to its new
+    status: ``canceled`` for ones that had not started, ``canceling`` for running ones."""
+
+    id: str
+    status: TurnStatus
+    changed: Mapping[str, TurnStatus] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class Record:
+    """A plugin's JSON document in the store, with a revision for optimistic updates."""
+
+    kind: str
+    key: str
+    revision: int
+    data: JSONDict
+    updated_at: float
+
+
+@attrs.frozen
+class TurnFilter:
+    """Which turn requests ``list_turns`` returns (newest first)."""
+
+    thread_id: str | None = None
+    status: tuple[TurnStatus, ...] = ()
+    source: str | None = None
+    parent: str | None = None
+    owner: str | None = None
+    limit: int = 50
+    before_seq: int | None = None
