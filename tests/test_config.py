@@ -156,7 +156,7 @@ def test_no_file_means_defaults_in_the_working_directory(tmp_path):
 
 def test_starter_config_loads_as_is(tmp_path):
     config = parse_config(STARTER_CONFIG, file=tmp_path / "toolang.toml", env={})
-    assert config.scheduler.groups["chat"].priority == 100
+    assert config.scheduler.groups["chat"].priority == 40
 
 
 def test_init_writes_a_starter_config_that_doctor_accepts(toolang_cli, tmp_path):

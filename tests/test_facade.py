@@ -152,9 +152,9 @@ def test_lifecycle_hooks_isolate_failures(toolang_host, toolang_register, tmp_pa
     toolang_register(plugin(toolang_startup=ok), "b-ok")
     toolang_register(plugin(toolang_startup=broken), "a-broken")
     runtime = Runtime(ToolangConfig(base_dir=tmp_path), toolang_host)
-    run(runtime.start())
+    failures = run(toolang_host.hooks.startup(runtime))
     assert started == [runtime]
-    assert [f.plugin for f in runtime.startup_failures] == ["a-broken"]
+    assert [f.plugin for f in failures] == ["a-broken"]
 
 
 def test_shutdown_receives_the_reason_and_events_reach_every_subscriber(
@@ -165,7 +165,7 @@ def test_shutdown_receives_the_reason_and_events_reach_every_subscriber(
     toolang_register(plugin(toolang_on_event=lambda event: events.append(event.kind)), "e")
     runtime = Runtime(ToolangConfig(base_dir=tmp_path), toolang_host)
     run(toolang_host.hooks.on_event(Event("turn.completed"), runtime))
-    run(runtime.stop("signal"))
+    run(toolang_host.hooks.shutdown(runtime, "signal"))
     assert (reasons, events) == (["signal"], ["turn.completed"])
 
 

@@ -14,6 +14,7 @@ from typing import Literal
 import attrs
 import click
 
+from toolang_core.builtins import builtin_plugins
 from toolang_core.config.loader import find_config, load_config
 from toolang_core.config.model import ToolangConfig
 from toolang_core.config.settings import validate_plugin_settings
@@ -76,7 +77,9 @@ def check_plugins(ctx: DoctorContext) -> Iterator[Check]:
         config_load=plugins.load if plugins else None,
         config_disable=plugins.disable if plugins else (),
     )
-    ctx.host = host = PluginHost.from_entry_points(attrs.evolve(policy, strict=False))
+    ctx.host = host = PluginHost.from_entry_points(
+        attrs.evolve(policy, strict=False), builtins=builtin_plugins()
+    )
     host.components  # noqa: B018 - collecting runs every registration hook
     if ctx.commands is not None:
         host.add_commands(ctx.commands)

@@ -14,6 +14,12 @@ BUILTIN_COMMANDS = {
     "hooks": "toolang_core.cli.cmd_hooks:hooks",
     "doctor": "toolang_core.cli.cmd_doctor:doctor",
     "plugin": "toolang_core.cli.cmd_plugin:plugin",
+    "run": "toolang_core.cli.cmd_run:run",
+    "submit": "toolang_core.cli.cmd_turns:submit",
+    "cancel": "toolang_core.cli.cmd_turns:cancel",
+    "status": "toolang_core.cli.cmd_turns:status",
+    "turns": "toolang_core.cli.cmd_turns:turns",
+    "threads": "toolang_core.cli.cmd_turns:threads",
 }
 
 

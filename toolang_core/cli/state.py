@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from toolang_core.plugins.host import PluginHost
     from toolang_core.plugins.loader import LoadPolicy
     from toolang_core.runtime import Runtime
+    from toolang_core.runtime.inbox import Inbox
+    from toolang_core.store.protocol import ExecutionStore
 
 F = TypeVar("F", bound="Callable[..., Any]")
 
@@ -71,9 +73,12 @@ class CliState:
     @cached_property
     def host(self) -> PluginHost:
         """The plugin host for this invocation. :raises PluginError: in strict mode."""
+        from toolang_core.builtins import builtin_plugins
         from toolang_core.plugins.host import PluginHost
 
-        return PluginHost.from_entry_points(self.policy(config=self.config))
+        return PluginHost.from_entry_points(
+            self.policy(config=self.config), builtins=builtin_plugins()
+        )
 
     def lenient_host(self) -> PluginHost:
         """A host even when the configuration is broken (used to list commands)."""
@@ -82,9 +87,10 @@ class CliState:
         try:
             return self.host
         except ConfigError:
+            from toolang_core.builtins import builtin_plugins
             from toolang_core.plugins.host import PluginHost
 
-            self.host = PluginHost.from_entry_points(self.policy())
+            self.host = PluginHost.from_entry_points(self.policy(), builtins=builtin_plugins())
             return self.host
 
     @cached_property
@@ -93,6 +99,13 @@ class CliState:
         from toolang_core.runtime import Runtime
 
         return Runtime(self.config, self.host, env=self.env)
+
+    def open_store(self, *, read_only: bool) -> ExecutionStore:
+        """The configured store; read-only opens never create or migrate it."""
+        return self.runtime.open_store(read_only=read_only)
+
+    def open_inbox(self) -> Inbox:
+        return self.runtime.open_inbox()
 
 
 def pass_state(f: F) -> F:

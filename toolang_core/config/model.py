@@ -12,7 +12,12 @@ from typing import Any, Literal
 
 import attrs
 
-from toolang_core.config.validators import NonNegativeFloat, NonNegativeInt, PositiveInt
+from toolang_core.config.validators import (
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+)
 
 Overflow = Literal["reject", "drop_oldest", "replace_pending"]
 Strategy = Literal["enqueue", "reject", "coalesce", "interrupt", "steer"]
@@ -43,10 +48,33 @@ class PluginsConfig:
 
 @attrs.frozen
 class StoreConfig:
-    """``[store]``: the execution store. ``path`` is used by the built-in SQLite backend."""
+    """``[store]``: the execution store. ``path`` and ``synchronous`` are the built-in
+    SQLite backend's (``normal`` survives a crash of any process, ``full`` also a power
+    loss at a quarter of the write rate)."""
 
     backend: str = "sqlite"
     path: Path | None = None
+    synchronous: Literal["normal", "full"] = "normal"
+
+
+@attrs.frozen
+class RuntimeConfig:
+    """``[runtime]``: what ``toolang run`` starts and how it keeps its turns.
+
+    ``sources`` lists the turn sources to run (absent: every installed one).
+    ``executor`` runs the turns: ``agent`` (the agent loop) or ``echo`` (answers with
+    the input; for tests and benchmarks). A running turn holds a lease of
+    ``lease_seconds``, renewed every third of it; after a crash a turn is retried up to
+    ``max_attempts`` times in all. On SIGINT/SIGTERM running turns get
+    ``shutdown_grace_seconds`` to finish before they are handed back to the queue.
+    """
+
+    sources: tuple[str, ...] | None = None
+    executor: str = "echo"
+    lease_seconds: PositiveFloat = 30.0
+    max_attempts: PositiveInt = 3
+    shutdown_grace_seconds: NonNegativeFloat = 10.0
+    poll_seconds: PositiveFloat = 0.5
 
 
 @attrs.frozen
@@ -56,7 +84,7 @@ class GroupConfig:
     priority: int | None = None
     max_running: PositiveInt | None = None
     max_queued: NonNegativeInt | None = None
-    overflow: Overflow = "reject"
+    overflow: Overflow | None = None
     strategy: Strategy | None = None
 
 
@@ -85,6 +113,7 @@ class ToolangConfig:
     plugins: PluginsConfig = PluginsConfig()
     store: StoreConfig = StoreConfig()
     scheduler: SchedulerConfig = SchedulerConfig()
+    runtime: RuntimeConfig = RuntimeConfig()
 
     @property
     def store_path(self) -> Path:

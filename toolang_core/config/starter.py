@@ -28,17 +28,25 @@ backend = "sqlite"        # the embedded default; "postgres" with toolang-store-
 # path = ".toolang/toolang.db"
 
 [scheduler]
-max_running = 8           # turns running at once, across all groups
-aging_seconds = 60.0      # a waiting request gains one priority level per this many seconds
+max_running = 8           # turns running at once in this runtime, all groups together
+aging_seconds = 60.0      # a waiting request gains one priority step per this many seconds
 
-# One table per thread group (by default a group is its source's name).
+# One table per thread group (a group is its source's name unless a request says
+# otherwise). Defaults: chat 40, invoke 30, task 20 (coalesce), chore 10 (coalesce),
+# will 0 (coalesce, max_running 1). Strategies: enqueue | reject | coalesce | interrupt | steer.
 [scheduler.groups.chat]
-priority = 100
+priority = 40
 max_running = 4
 
 [scheduler.groups.task]
-priority = 60
 max_running = 2
 max_queued = 1000
 overflow = "reject"       # reject | drop_oldest | replace_pending
+
+[runtime]
+# sources = ["chat", "task", "chore", "invoke", "will"]   # default: every installed source
+executor = "echo"         # echo answers with the input (a stand-in until an agent is set up)
+lease_seconds = 30.0      # a running turn's lease, renewed every third of it
+max_attempts = 3          # a turn interrupted by crashes is retried at most this often
+shutdown_grace_seconds = 10.0
 """

@@ -1,23 +1,40 @@
-"""The long-lived runtime object.
+"""The long-lived runtime: one run, one inbox, one scheduler, one execution store, its
+turn sources.
 
-A runtime owns its plugin host (and so its plugin manager): two runtimes in one
-process never share plugin state.
+A runtime owns its plugin host (and so its plugin manager): two runtimes in one process
+never share plugin state.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Callable, Iterable, Mapping
+import socket
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, TypeVar
 
 import structlog
 
+from toolang_core import __version__
+from toolang_core.builtins import builtin_plugins
 from toolang_core.config.model import ToolangConfig
 from toolang_core.config.settings import validate_plugin_settings
+from toolang_core.errors import ConfigError
+from toolang_core.events import Event
+from toolang_core.ids import new_id
 from toolang_core.plugins.context import PluginContext
 from toolang_core.plugins.facade import HookFailure
 from toolang_core.plugins.host import PluginHost
 from toolang_core.plugins.loader import LoadPolicy
+from toolang_core.runtime.executor import EXECUTORS, TurnExecutor
+from toolang_core.runtime.inbox import Inbox
+from toolang_core.runtime.policy import AdmissionPolicy
+from toolang_core.runtime.scheduler import Scheduler
+from toolang_core.runtime.sources import TurnSource, supervise
+from toolang_core.store.open import open_store
+from toolang_core.store.protocol import ExecutionStore
+from toolang_core.store.types import RunRecord
 
 log = structlog.get_logger("toolang.runtime")
 
@@ -27,16 +44,27 @@ T = TypeVar("T")
 class Runtime:
     """A configured runtime: its configuration, its plugins and their settings.
 
-    Build one with :meth:`from_config`; ``start`` and ``stop`` run the lifecycle hooks.
+    Build one with :meth:`from_config`; :meth:`serve` runs it until stopped.
     """
 
     def __init__(
-        self, config: ToolangConfig, host: PluginHost, *, env: Mapping[str, str] | None = None
+        self,
+        config: ToolangConfig,
+        host: PluginHost,
+        *,
+        env: Mapping[str, str] | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.config = config
         self.host = host
+        self.clock = clock
         self.settings: dict[str, Any] = validate_plugin_settings(config, host, env=env)
+        self.policy = AdmissionPolicy(config.scheduler)
         self.startup_failures: list[HookFailure] = []
+        self.run_id: str | None = None
+        self.store: ExecutionStore | None = None
+        self.inbox: Inbox | None = None
+        self.scheduler: Scheduler | None = None
         self._plugin_state: dict[str, Any] = {}
 
     @classmethod
@@ -46,7 +74,7 @@ class Runtime:
         *,
         env: Mapping[str, str] | None = None,
         strict: bool = False,
-        builtins: Iterable[tuple[str, object]] = (),
+        builtins: Iterable[tuple[str, object]] | None = None,
         load_entrypoints: bool = True,
     ) -> Runtime:
         """Load the plugins ``config`` and the environment allow, then validate settings.
@@ -62,13 +90,16 @@ class Runtime:
             config_strict=config.plugins.strict,
             strict_flag=strict,
         )
+        plugins = builtin_plugins() if builtins is None else list(builtins)
         if load_entrypoints:
-            host = PluginHost.from_entry_points(policy, builtins=builtins)
+            host = PluginHost.from_entry_points(policy, builtins=plugins)
         else:
             host = PluginHost(strict=policy.strict)
-            for name, plugin in builtins:
+            for name, plugin in plugins:
                 host.register(plugin, name, builtin=True)
         return cls(config, host, env=env)
+
+    # -- parts ------------------------------------------------------------------------
 
     def plugin_context(self, plugin_name: str, **services: Any) -> PluginContext:
         """The context handed to ``plugin_name``'s component factories."""
@@ -89,13 +120,163 @@ class Runtime:
             self._plugin_state[name] = factory()
         return self._plugin_state[name]  # type: ignore[no-any-return]
 
-    async def start(self) -> None:
-        """Run every plugin's ``toolang_startup``; failures are logged and kept."""
-        self.startup_failures = await self.host.hooks.startup(self)
-        log.info("runtime.started", plugins=self.host.active_names)
+    def open_store(self, *, read_only: bool = False) -> ExecutionStore:
+        """Open the configured execution store (not the one :meth:`serve` uses)."""
+        return open_store(
+            self.config, self.host, read_only=read_only, plugin_settings=self.settings
+        )
 
-    async def stop(self, reason: str = "stop") -> list[HookFailure]:
-        """Run every plugin's ``toolang_shutdown`` and return the failures."""
-        failures = await self.host.hooks.shutdown(self, reason)
-        log.info("runtime.stopped", reason=reason)
-        return failures
+    def open_inbox(self) -> Inbox:
+        """An inbox over a new connection to the store, usable from any process."""
+        return Inbox(self.open_store(), self.policy, clock=self.clock)
+
+    def make_executor(self) -> TurnExecutor:
+        name = self.config.runtime.executor
+        factory = EXECUTORS.get(name)
+        if factory is None:
+            raise ConfigError(
+                [
+                    f"{self.config.display_name}: runtime.executor: unknown executor {name!r} "
+                    f"(available: {', '.join(sorted(EXECUTORS))})"
+                ]
+            )
+        return factory()
+
+    def turn_sources(self, names: Collection[str] | None = None) -> dict[str, TurnSource]:
+        """Build the enabled turn sources (``names``, else ``[runtime] sources``, else all).
+
+        :raises ConfigError: naming a source no installed plugin offers.
+        """
+        registered = self.host.components.of_kind("turn source")
+        wanted = names if names is not None else self.config.runtime.sources
+        if wanted is None:
+            wanted = sorted(registered)
+        missing = [name for name in wanted if name not in registered]
+        if missing:
+            raise ConfigError(
+                [
+                    f"{self.config.display_name}: runtime.sources: no installed plugin offers the "
+                    f"turn source(s) {', '.join(map(repr, missing))} (available: "
+                    f"{', '.join(sorted(registered)) or 'none'})"
+                ]
+            )
+        return {
+            name: registered[name].factory(self.plugin_context(registered[name].plugin))
+            for name in wanted
+        }
+
+    # -- running ------------------------------------------------------------------------
+
+    async def publish(self, event: Event) -> list[HookFailure]:
+        """Deliver ``event`` to every ``toolang_on_event`` subscriber (isolated)."""
+        return await self.host.hooks.on_event(event, self)
+
+    async def serve(
+        self,
+        stop: asyncio.Event,
+        *,
+        sources: Collection[str] | None = None,
+        only: Collection[str] | None = None,
+        until_idle: bool = False,
+    ) -> None:
+        """Run until ``stop`` is set: recover, start sources, admit turns, shut down.
+
+        ``only`` admits just those request ids (a one-shot ``invoke``); ``until_idle``
+        returns once nothing is running or waiting.
+
+        :raises StoreBusy: when another runtime owns an exclusive store.
+        """
+        executor = self.make_executor()
+        turn_sources = self.turn_sources(sources)
+        store = self.open_store()
+        run_id = new_id()
+        self.run_id, self.store = run_id, store
+        reason = "stop"
+        try:
+            if store.exclusive:
+                store.acquire(run_id)
+            self._begin(store, run_id)
+            self.inbox = Inbox(store, self.policy, clock=self.clock)
+            self.scheduler = Scheduler(
+                store=store,
+                policy=self.policy,
+                executor=executor,
+                run_id=run_id,
+                lease_seconds=self.config.runtime.lease_seconds,
+                max_attempts=self.config.runtime.max_attempts,
+                poll_seconds=self.config.runtime.poll_seconds,
+                clock=self.clock,
+                runtime=self,
+                only=only,
+                on_event=self.publish,
+            )
+            self.startup_failures = await self.host.hooks.startup(self)
+            log.info(
+                "runtime.started",
+                run=run_id,
+                store=store.location,
+                sources=sorted(turn_sources),
+                plugins=self.host.active_names,
+            )
+            source_tasks = [
+                asyncio.create_task(
+                    supervise(name, source, self.inbox, stop), name=f"source-{name}"
+                )
+                for name, source in turn_sources.items()
+            ]
+            try:
+                await self.scheduler.run(stop, until_idle=until_idle)
+            except BaseException:
+                reason = "error"
+                raise
+            finally:
+                stop.set()
+                await asyncio.gather(*source_tasks, return_exceptions=True)
+                await self.scheduler.drain(self.config.runtime.shutdown_grace_seconds)
+                await self.host.hooks.shutdown(self, reason)
+                store.end_run(run_id, now=self.clock())
+                log.info(
+                    "runtime.stopped", run=run_id, reason=reason, admitted=self.scheduler.admitted
+                )
+        finally:
+            store.close()
+
+    def _begin(self, store: ExecutionStore, run_id: str) -> None:
+        now = self.clock()
+        plugins = tuple(
+            {
+                "name": r.name,
+                "distribution": r.distribution,
+                "version": r.version,
+                "status": str(r.status),
+            }
+            for r in self.host.records
+        )
+        store.begin_run(
+            RunRecord(
+                id=run_id,
+                host=socket.gethostname(),
+                pid=os.getpid(),
+                version=__version__,
+                started_at=now,
+                heartbeat_at=now,
+                plugins=plugins,
+            )
+        )
+        # An exclusive store has no other live runtime: every earlier run still marked
+        # running died, and its turns can be recovered now rather than after its lease.
+        stale_before = now if store.exclusive else now - 3 * self.config.runtime.lease_seconds
+        dead = store.mark_lost_runs(now=now, stale_before=stale_before, exclude=run_id)
+        recovery = store.recover(
+            now=now,
+            max_attempts=self.config.runtime.max_attempts,
+            dead_runs=dead if store.exclusive else (),
+        )
+        if dead or recovery.requeued or recovery.failed or recovery.canceled:
+            log.info(
+                "runtime.recovered",
+                lost_runs=dead,
+                requeued=len(recovery.requeued),
+                failed=len(recovery.failed),
+                canceled=len(recovery.canceled),
+            )

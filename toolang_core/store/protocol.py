@@ -69,6 +69,11 @@ class ExecutionStore(Protocol):
 
     def close(self) -> None: ...
 
+    def acquire(self, run_id: str) -> None:
+        """Take the store for one runtime. An exclusive store refuses a second runtime
+        (:class:`~toolang_core.store.errors.StoreBusy`); a shared one accepts every call."""
+        ...
+
     def listen(self) -> Waker:
         """Start receiving wake-ups (submissions, cancellations) from any process."""
         ...
@@ -161,6 +166,10 @@ class ExecutionStore(Protocol):
         """
         ...
 
+    def cancel_requests(self, run_id: str) -> frozenset[str]:
+        """Ids of this run's active turns that were asked to cancel (a cheap read)."""
+        ...
+
     def take_steer(
         self, turn_id: str, *, run_id: str, attempt: int, now: float
     ) -> list[TurnRequest]:
@@ -169,8 +178,9 @@ class ExecutionStore(Protocol):
 
     # -- steps -------------------------------------------------------------------------
 
-    def record_step(self, step: StepRecord, *, run_id: str) -> bool:
-        """Append a finished step of a turn this run holds; ``False`` if fenced out."""
+    def record_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
+        """Append a finished step of a turn this run holds (its ``seq`` is assigned);
+        ``None`` if fenced out. A duplicate idempotency key returns the stored step."""
         ...
 
     def steps(self, turn_id: str) -> list[StepRecord]: ...

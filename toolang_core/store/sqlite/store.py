@@ -246,10 +246,6 @@ class SQLiteStore:
             )
         )
 
-    def finish_many(self, finished: list[dict[str, Any]]) -> list[bool]:
-        """Record several terminal statuses in one transaction (each as in :meth:`finish`)."""
-        return self._tx(lambda c: [turns.finish(c, **item) for item in finished])
-
     def release(self, turn_id: str, *, run_id: str, attempt: int, now: float) -> bool:
         return self._tx(
             lambda c: turns.release(c, turn_id, run_id=run_id, attempt=attempt, now=now)
@@ -264,6 +260,14 @@ class SQLiteStore:
 
     def cancel(self, turn_id: str, *, now: float, reason: str = "canceled") -> CancelResult:
         return self._tx(lambda c: turns.cancel(c, turn_id, now, reason=reason), wake=True)
+
+    def cancel_requests(self, run_id: str) -> frozenset[str]:
+        rows = self._conn.execute(
+            "SELECT id FROM turn_requests WHERE lease_owner = ? AND status = 'canceling' "
+            "AND cancel_requested = 1",
+            (run_id,),
+        ).fetchall()
+        return frozenset(r[0] for r in rows)
 
     def take_steer(
         self, turn_id: str, *, run_id: str, attempt: int, now: float

@@ -1,0 +1,13 @@
+"""Plugins shipped inside toolang_core, registered by every host (status ``builtin``)."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Final
+
+BUILTIN_PLUGINS: Final = (("store-sqlite", "toolang_core.store.sqlite.plugin"),)
+
+
+def builtin_plugins() -> list[tuple[str, object]]:
+    """``(name, module)`` of every built-in plugin, imported now."""
+    return [(name, import_module(module)) for name, module in BUILTIN_PLUGINS]

@@ -1,0 +1,353 @@
+"""``toolang submit | cancel | status | turns … | threads …``: the inbox and its history."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, cast
+
+import click
+
+from toolang_core.cli.output import ago, echo_json, short, table, when
+from toolang_core.cli.state import CliState, pass_state
+
+if TYPE_CHECKING:
+    from toolang_core.store.types import Strategy
+
+STATUSES = [
+    "queued",
+    "running",
+    "awaiting_approval",
+    "canceling",
+    "completed",
+    "failed",
+    "canceled",
+    "dropped",
+    "steered",
+]
+
+
+def _parse_when(value: str | None) -> float | None:
+    """``+30`` (seconds from now), a POSIX time, or an ISO 8601 date-time."""
+    if value is None:
+        return None
+    from datetime import datetime
+
+    from toolang_core.errors import UsageError
+
+    try:
+        if value.startswith("+"):
+            return time.time() + float(value[1:])
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        return datetime.fromisoformat(value).timestamp()
+    except ValueError:
+        raise UsageError(
+            f"--not-before {value!r}: expected +SECONDS, a POSIX time or an ISO 8601 date-time"
+        ) from None
+
+
+@click.command()
+@click.argument("text")
+@click.option("--thread", "thread_id", required=True, help="The thread, e.g. chat:cli.")
+@click.option("--source", default="chat", show_default=True, help="The turn source.")
+@click.option("--group", default=None, help="The thread group (default: the source).")
+@click.option("--priority", type=int, default=None, help="Override the group's priority.")
+@click.option(
+    "--strategy",
+    type=click.Choice(["enqueue", "reject", "coalesce", "interrupt", "steer"]),
+    default=None,
+)
+@click.option("--agent", default=None)
+@click.option("--dedupe-key", default=None)
+@click.option("--not-before", default=None, help="+SECONDS, POSIX time or ISO date-time.")
+@click.option("--timeout", "timeout_seconds", type=float, default=None)
+@click.option("--parent", default=None)
+@click.option("--id", "turn_id", default=None, help="A caller-chosen id (idempotent submit).")
+@pass_state
+def submit(
+    state: CliState,
+    *,
+    text: str,
+    thread_id: str,
+    source: str,
+    group: str | None,
+    priority: int | None,
+    strategy: str | None,
+    agent: str | None,
+    dedupe_key: str | None,
+    not_before: str | None,
+    timeout_seconds: float | None,
+    parent: str | None,
+    turn_id: str | None,
+) -> None:
+    """Put a turn request into the inbox (durably) and print its id as JSON."""
+    from toolang_core.store.types import NewTurnRequest
+
+    inbox = state.open_inbox()
+    try:
+        result = inbox.submit(
+            NewTurnRequest(
+                source=source,
+                thread_id=thread_id,
+                input=text,
+                thread_group=group,
+                priority=priority,
+                strategy=cast("Strategy | None", strategy),
+                agent=agent,
+                dedupe_key=dedupe_key,
+                not_before=_parse_when(not_before),
+                timeout_seconds=timeout_seconds,
+                parent=parent,
+                id=turn_id,
+                channel="cli",
+            )
+        )
+    finally:
+        inbox.store.close()
+    echo_json(result)
+
+
+@click.command()
+@click.argument("turn_id")
+@click.option("--reason", default="canceled from the command line")
+@pass_state
+def cancel(state: CliState, turn_id: str, reason: str) -> None:
+    """Cancel a turn request (and the requests it spawned), from any process.
+
+    A queued request is canceled at once; a running one moves to canceling and ends
+    canceled as soon as its runtime stops it.
+    """
+    inbox = state.open_inbox()
+    try:
+        result = inbox.cancel(turn_id, reason=reason)
+    finally:
+        inbox.store.close()
+    click.echo(f"{turn_id}: {result.status.value}")
+    for other, status in result.changed.items():
+        if other != turn_id:
+            click.echo(f"  {other}: {status.value} (descendant)")
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def status(state: CliState, as_json: bool) -> None:
+    """Is a runtime running, and what is queued, running and failing per group."""
+    from toolang_core.store.types import TurnFilter, TurnStatus
+
+    store = state.open_store(read_only=True)
+    try:
+        running = getattr(store, "runtime_running", lambda: None)()
+        runs = store.list_runs(limit=1)
+        counts = store.counts()
+        failures = store.list_turns(TurnFilter(status=(TurnStatus.FAILED,), limit=5))
+    finally:
+        store.close()
+    groups: dict[str, dict[str, int]] = {}
+    for c in counts:
+        groups.setdefault(c.thread_group, {})[c.status.value] = c.count
+    if as_json:
+        echo_json(
+            {
+                "store": store.location,
+                "runtime_running": running,
+                "last_run": runs[0] if runs else None,
+                "groups": groups,
+                "recent_failures": failures,
+            }
+        )
+        return
+    click.echo(f"store     {store.location}")
+    if runs:
+        run = runs[0]
+        alive = {True: "running", False: "not running", None: run.status}[running]
+        click.echo(
+            f"runtime   {alive} (last run {run.id}, pid {run.pid} on {run.host}, "
+            f"started {ago(run.started_at)}, heartbeat {ago(run.heartbeat_at)})"
+        )
+    else:
+        click.echo("runtime   never ran against this store")
+    if groups:
+        shown = [
+            "queued",
+            "running",
+            "awaiting_approval",
+            "canceling",
+            "completed",
+            "failed",
+            "canceled",
+        ]
+        table(
+            [[g, *(str(groups[g].get(s, 0)) for s in shown)] for g in sorted(groups)],
+            ["group", *shown],
+        )
+    for turn in failures:
+        click.echo(
+            f"failed    {turn.id} {turn.thread_id} {ago(turn.finished_at)}: {short(turn.error, 70)}"
+        )
+
+
+@click.group()
+def turns() -> None:
+    """Turn requests and their outcomes."""
+
+
+@turns.command("list")
+@click.option("--thread", "thread_id", default=None)
+@click.option("--status", "statuses", multiple=True, type=click.Choice(STATUSES))
+@click.option("--source", default=None)
+@click.option("--limit", type=click.IntRange(1, 10_000), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def turns_list(
+    state: CliState,
+    *,
+    thread_id: str | None,
+    statuses: tuple[str, ...],
+    source: str | None,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """The newest turn requests first."""
+    from toolang_core.store.types import TurnFilter, TurnStatus
+
+    store = state.open_store(read_only=True)
+    try:
+        found = store.list_turns(
+            TurnFilter(
+                thread_id=thread_id,
+                source=source,
+                limit=limit,
+                status=tuple(TurnStatus(s) for s in statuses),
+            )
+        )
+    finally:
+        store.close()
+    if as_json:
+        echo_json(found)
+        return
+    table(
+        [
+            [
+                t.id,
+                t.status.value,
+                t.thread_id,
+                str(t.attempt),
+                when(t.created_at),
+                short(t.output or t.error or t.input, 50),
+            ]
+            for t in found
+        ],
+        ["id", "status", "thread", "try", "created", "output / error / input"],
+    )
+
+
+@turns.command("show")
+@click.argument("turn_id")
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def turns_show(state: CliState, turn_id: str, as_json: bool) -> None:
+    """One turn request: its fields, outcome and steps."""
+    from toolang_core.store.errors import TurnNotFound
+
+    store = state.open_store(read_only=True)
+    try:
+        turn = store.get(turn_id)
+        if turn is None:
+            raise TurnNotFound(f"no turn request with id {turn_id!r}")
+        steps = store.steps(turn_id)
+    finally:
+        store.close()
+    if as_json:
+        echo_json({"turn": turn, "steps": steps})
+        return
+    fields = [
+        ("id", turn.id),
+        ("status", turn.status.value),
+        ("outcome", turn.outcome),
+        ("thread", f"{turn.thread_id} (group {turn.thread_group})"),
+        ("source", turn.source),
+        ("priority", str(turn.priority)),
+        ("attempt", str(turn.attempt)),
+        ("created", when(turn.created_at)),
+        ("started", when(turn.started_at)),
+        ("finished", when(turn.finished_at)),
+        ("parent", turn.parent),
+        ("agent", turn.agent),
+        ("input", turn.input),
+        ("output", turn.output),
+        ("error", turn.error),
+    ]
+    for name, value in fields:
+        if value:
+            click.echo(f"{name:<10}{value}")
+    for step in steps:
+        click.echo(
+            f"step {step.seq:<3} {step.kind:<14} {step.status:<9} try {step.attempt} "
+            f"{(step.finished_at - step.started_at) * 1000:.1f} ms"
+            + (f"  {short(step.error, 60)}" if step.error else "")
+        )
+
+
+@click.group()
+def threads() -> None:
+    """Threads: the durable units of conversation and work."""
+
+
+@threads.command("list")
+@click.option("--limit", type=click.IntRange(1, 10_000), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def threads_list(state: CliState, limit: int, as_json: bool) -> None:
+    """Threads, most recently active first."""
+    store = state.open_store(read_only=True)
+    try:
+        found = store.list_threads(limit=limit)
+    finally:
+        store.close()
+    if as_json:
+        echo_json(found)
+        return
+    table(
+        [
+            [
+                t.thread_id,
+                t.thread_group,
+                str(t.turns),
+                t.running_id or "-",
+                t.head_id or "-",
+                ago(t.updated_at),
+            ]
+            for t in found
+        ],
+        ["thread", "group", "turns", "running", "next", "active"],
+    )
+
+
+@threads.command("show")
+@click.argument("thread_id")
+@click.option("--limit", type=click.IntRange(1, 10_000), default=20, show_default=True)
+@pass_state
+def threads_show(state: CliState, thread_id: str, limit: int) -> None:
+    """The turns of one thread, oldest first."""
+    from toolang_core.store.errors import TurnNotFound
+    from toolang_core.store.types import TurnFilter
+
+    store = state.open_store(read_only=True)
+    try:
+        info = store.thread(thread_id)
+        if info is None:
+            raise TurnNotFound(f"no thread {thread_id!r}")
+        found = list(reversed(store.list_turns(TurnFilter(thread_id=thread_id, limit=limit))))
+    finally:
+        store.close()
+    click.echo(f"{info.thread_id} (group {info.thread_group}, {info.turns} turn(s) run)")
+    for turn in found:
+        click.echo(f"  [{turn.status.value}] {when(turn.created_at)} > {short(turn.input, 70)}")
+        if turn.output or turn.error:
+            click.echo(
+                f"  {'':>{len(turn.status.value) + 2}} {when(turn.finished_at)} < "
+                f"{short(turn.output or turn.error, 70)}"
+            )

@@ -1,0 +1,147 @@
+"""The turn-executor seam: what runs a claimed turn.
+
+The scheduler hands each admitted turn to the configured :class:`TurnExecutor` inside
+its own task, with a :class:`TurnContext`. The agent loop is the real executor;
+:class:`EchoExecutor` (``[runtime] executor = "echo"``) answers with the input and
+exists for the engine's tests and benchmarks — it is not an agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+import attrs
+
+from toolang_core.store.types import StepRecord, TurnRequest, TurnStatus
+
+if TYPE_CHECKING:
+    from toolang_core.runtime.runtime import Runtime
+    from toolang_core.store.protocol import ExecutionStore
+
+
+class LeaseLost(Exception):
+    """This runtime no longer holds the turn (another took it over); stop at once."""
+
+
+@attrs.frozen
+class TurnOutcome:
+    """How a turn ended. ``outcome`` is a machine-readable reason (``timeout``, …)."""
+
+    status: TurnStatus
+    output: str | None = None
+    outcome: str | None = None
+    error: str | None = None
+
+    @classmethod
+    def completed(cls, output: str, outcome: str | None = None) -> TurnOutcome:
+        return cls(TurnStatus.COMPLETED, output=output, outcome=outcome)
+
+    @classmethod
+    def failed(cls, error: str, outcome: str = "error") -> TurnOutcome:
+        return cls(TurnStatus.FAILED, outcome=outcome, error=error)
+
+
+class TurnContext:
+    """What an executor may do with the turn it runs, always on this runtime's lease."""
+
+    def __init__(
+        self,
+        turn: TurnRequest,
+        *,
+        run_id: str,
+        store: ExecutionStore,
+        clock: Callable[[], float] = time.time,
+        runtime: Runtime | None = None,
+    ) -> None:
+        self.turn = turn
+        self.run_id = run_id
+        self.store = store
+        self.clock = clock
+        self.runtime = runtime
+
+    @property
+    def attempt(self) -> int:
+        return self.turn.attempt
+
+    def record_step(
+        self,
+        kind: str,
+        *,
+        data: Mapping[str, Any] | None = None,
+        status: str = "completed",
+        error: str | None = None,
+        started_at: float | None = None,
+        idempotency_key: str | None = None,
+    ) -> StepRecord:
+        """Store a finished step of this turn.
+
+        :raises LeaseLost: when another runtime took the turn over.
+        """
+        now = self.clock()
+        step = StepRecord(
+            turn_id=self.turn.id,
+            seq=0,
+            attempt=self.attempt,
+            kind=kind,
+            status="failed" if status == "failed" else "completed",
+            started_at=started_at if started_at is not None else now,
+            finished_at=now,
+            data=dict(data or {}),
+            error=error,
+            idempotency_key=idempotency_key,
+        )
+        stored = self.store.record_step(step, run_id=self.run_id)
+        if stored is None:
+            raise LeaseLost(f"turn {self.turn.id}: this runtime no longer holds its lease")
+        return stored
+
+    def find_step(self, idempotency_key: str) -> StepRecord | None:
+        """A completed step of any attempt with this key (to replay instead of redo)."""
+        return self.store.find_step(idempotency_key)
+
+    def take_steer(self) -> list[TurnRequest]:
+        """New input steered into this turn since the last call (call at model-call
+        boundaries); those requests are marked ``steered``."""
+        return self.store.take_steer(
+            self.turn.id, run_id=self.run_id, attempt=self.attempt, now=self.clock()
+        )
+
+    def set_status(self, status: TurnStatus) -> None:
+        """Move between ``running`` and ``awaiting_approval``. :raises LeaseLost:"""
+        if not self.store.set_active_status(
+            self.turn.id, run_id=self.run_id, attempt=self.attempt, status=status, now=self.clock()
+        ):
+            raise LeaseLost(f"turn {self.turn.id}: this runtime no longer holds its lease")
+
+
+class TurnExecutor(Protocol):
+    """Runs one turn to an outcome. Cancellation arrives as ``asyncio.CancelledError``."""
+
+    async def execute(self, ctx: TurnContext) -> TurnOutcome: ...
+
+
+class EchoExecutor:
+    """Answers every turn with its input, recording one ``echo`` step.
+
+    For the engine's tests and benchmarks only. A request's ``meta["echo"]`` may ask for
+    ``{"delay_seconds": 0.1}`` (work that takes time) or ``{"fail": "message"}``.
+    """
+
+    async def execute(self, ctx: TurnContext) -> TurnOutcome:
+        options = ctx.turn.meta.get("echo") or {}
+        started = ctx.clock()
+        delay = float(options.get("delay_seconds", 0))
+        if delay > 0:
+            await asyncio.sleep(delay)
+        if options.get("fail"):
+            ctx.record_step("echo", status="failed", error=str(options["fail"]), started_at=started)
+            return TurnOutcome.failed(str(options["fail"]))
+        ctx.record_step("echo", data={"output": ctx.turn.input}, started_at=started)
+        return TurnOutcome.completed(ctx.turn.input)
+
+
+EXECUTORS: dict[str, Callable[[], TurnExecutor]] = {"echo": EchoExecutor}
+"""Built-in executors by ``[runtime] executor`` name."""

@@ -1,0 +1,270 @@
+"""The scheduler: the one admission loop of a runtime.
+
+It hands a turn to a worker task only when the store's atomic ``claim`` admits it
+(thread idle, group under budget, ``not_before`` passed, best rank first) and the
+runtime is under its global concurrency. It never blocks a worker on a lock: a turn
+that may not run yet simply stays queued. Each turn's task records its own terminal
+state; the loop only admits, wakes, renews leases, and relays cancellations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import time
+from collections.abc import Awaitable, Callable, Collection
+from typing import TYPE_CHECKING, Final
+
+import structlog
+
+from toolang_core.events import Event
+from toolang_core.plugins.host import describe_exception
+from toolang_core.runtime.executor import LeaseLost, TurnContext, TurnExecutor, TurnOutcome
+from toolang_core.store.types import TurnRequest, TurnStatus
+
+if TYPE_CHECKING:
+    from toolang_core.runtime.policy import AdmissionPolicy
+    from toolang_core.runtime.runtime import Runtime
+    from toolang_core.store.protocol import ExecutionStore
+
+log = structlog.get_logger("toolang.scheduler")
+
+SHUTDOWN: Final = "shutdown"
+LEASE_LOST: Final = "lease_lost"
+
+
+class Scheduler:
+    """Admits turns from one store and runs them with one executor."""
+
+    def __init__(
+        self,
+        *,
+        store: ExecutionStore,
+        policy: AdmissionPolicy,
+        executor: TurnExecutor,
+        run_id: str,
+        lease_seconds: float = 30.0,
+        max_attempts: int = 3,
+        poll_seconds: float = 0.5,
+        clock: Callable[[], float] = time.time,
+        runtime: Runtime | None = None,
+        only: Collection[str] | None = None,
+        on_event: Callable[[Event], Awaitable[object]] | None = None,
+    ) -> None:
+        self.store = store
+        self.policy = policy
+        self.executor = executor
+        self.run_id = run_id
+        self.lease_seconds = lease_seconds
+        self.max_attempts = max_attempts
+        self.poll_seconds = poll_seconds
+        self.clock = clock
+        self.runtime = runtime
+        self.only = set(only) if only is not None else None
+        self.on_event = on_event
+        self.running: dict[str, asyncio.Task[None]] = {}
+        self._turns: dict[str, TurnRequest] = {}
+        self._why_cancelled: dict[str, str] = {}
+        self._wake = asyncio.Event()
+        self._admitting = True
+        self.admitted = 0
+
+    # -- the loop -----------------------------------------------------------------------
+
+    def wake(self) -> None:
+        """Look at the store again now (a submission or cancellation happened)."""
+        self._wake.set()
+
+    async def run(self, stop: asyncio.Event, *, until_idle: bool = False) -> None:
+        """Admit and supervise turns until ``stop`` is set (or, with ``until_idle``,
+        until nothing is running or waiting)."""
+        waker = self.store.listen()
+        pump = asyncio.create_task(self._pump(waker))
+        stopper = asyncio.create_task(self._relay(stop))
+        beat_every = self.lease_seconds / 3
+        next_beat = self.clock() + beat_every
+        try:
+            while not stop.is_set():
+                now = self.clock()
+                if now >= next_beat:
+                    self._heartbeat(now)
+                    next_beat = now + beat_every
+                self._relay_cancellations()
+                admitted = self._admit(now)
+                if until_idle and not self.running and not admitted and self._idle(now):
+                    return
+                timeout = min(self.poll_seconds, max(0.0, next_beat - self.clock()))
+                wakeup = self.store.next_wakeup(now=now)
+                if wakeup is not None:
+                    timeout = max(0.0, min(timeout, wakeup - now))
+                if not self._wake.is_set():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._wake.wait(), timeout)
+                self._wake.clear()
+        finally:
+            pump.cancel()
+            stopper.cancel()
+            waker.close()
+
+    async def _pump(self, waker: object) -> None:
+        while True:
+            if await waker.wait(3600):  # type: ignore[attr-defined]
+                self._wake.set()
+
+    async def _relay(self, stop: asyncio.Event) -> None:
+        await stop.wait()
+        self._wake.set()
+
+    def _idle(self, now: float) -> bool:
+        if self.only is not None:
+            return all(
+                (turn := self.store.get(turn_id)) is None or turn.status.is_terminal
+                for turn_id in self.only
+            )
+        return self.store.next_wakeup(now=now) is None
+
+    def _admit(self, now: float) -> int:
+        free = self.policy.max_running - len(self.running)
+        if not self._admitting or free <= 0:
+            return 0
+        turns = self.store.claim(
+            run_id=self.run_id,
+            limit=free,
+            now=now,
+            lease_seconds=self.lease_seconds,
+            caps=self.policy.caps,
+            only=self.only,
+        )
+        for turn in turns:
+            task = asyncio.create_task(self._run_turn(turn), name=f"turn-{turn.id}")
+            self.running[turn.id] = task
+            self._turns[turn.id] = turn
+            task.add_done_callback(functools.partial(self._done, turn.id))
+            log.debug("turn.started", turn=turn.id, thread=turn.thread_id, attempt=turn.attempt)
+        self.admitted += len(turns)
+        return len(turns)
+
+    def _done(self, turn_id: str, _task: object = None) -> None:
+        self.running.pop(turn_id, None)
+        self._turns.pop(turn_id, None)
+        self._why_cancelled.pop(turn_id, None)
+        self._wake.set()
+
+    def _heartbeat(self, now: float) -> None:
+        try:
+            beat = self.store.heartbeat(
+                self.run_id, now=now, lease_expires=now + self.lease_seconds
+            )
+            if not self.store.exclusive:
+                self.store.recover(now=now, max_attempts=self.max_attempts)
+        except Exception as exc:  # a transient store error must not stop the loop
+            log.warning("runtime.heartbeat_failed", error=describe_exception(exc))
+            return
+        for turn_id in list(self.running):
+            if turn_id not in beat.owned:
+                self.cancel_task(turn_id, LEASE_LOST)
+        for turn_id in beat.cancel_requested:
+            self.cancel_task(turn_id, "canceled")
+
+    def _relay_cancellations(self) -> None:
+        if not self.running:
+            return
+        for turn_id in self.store.cancel_requests(self.run_id):
+            self.cancel_task(turn_id, "canceled")
+
+    def cancel_task(self, turn_id: str, why: str) -> None:
+        """Cancel the task running ``turn_id``; ``why`` decides how it is recorded."""
+        task = self.running.get(turn_id)
+        if task is not None and turn_id not in self._why_cancelled:
+            self._why_cancelled[turn_id] = why
+            task.cancel()
+
+    # -- one turn ------------------------------------------------------------------------
+
+    async def _run_turn(self, turn: TurnRequest) -> None:
+        outcome = await self._execute(turn)
+        if outcome is None:
+            return
+        try:
+            recorded = self.store.finish(
+                turn.id,
+                run_id=self.run_id,
+                attempt=turn.attempt,
+                status=outcome.status,
+                now=self.clock(),
+                output=outcome.output,
+                outcome=outcome.outcome,
+                error=outcome.error,
+            )
+        except Exception as exc:
+            log.error("turn.finish_failed", turn=turn.id, error=describe_exception(exc))
+            return
+        if not recorded:
+            log.warning(
+                "turn.fenced",
+                turn=turn.id,
+                attempt=turn.attempt,
+                reason="another runtime owns this turn now; its outcome was discarded",
+            )
+            return
+        log.debug("turn.finished", turn=turn.id, status=outcome.status.value)
+        if self.on_event is not None:
+            await self.on_event(
+                Event(
+                    f"turn.{outcome.status.value}",
+                    {"source": turn.source, "outcome": outcome.outcome, "attempt": turn.attempt},
+                    run_id=self.run_id,
+                    thread_id=turn.thread_id,
+                    turn_id=turn.id,
+                )
+            )
+
+    async def _execute(self, turn: TurnRequest) -> TurnOutcome | None:
+        """Run the executor; ``None`` means nothing is to be recorded (released or lost)."""
+        ctx = TurnContext(
+            turn, run_id=self.run_id, store=self.store, clock=self.clock, runtime=self.runtime
+        )
+        try:
+            async with asyncio.timeout(turn.timeout_seconds):
+                return await self.executor.execute(ctx)
+        except TimeoutError:
+            return TurnOutcome.failed(
+                f"timed out after {turn.timeout_seconds:g} s", outcome="timeout"
+            )
+        except asyncio.CancelledError:
+            why = self._why_cancelled.get(turn.id, "canceled")
+            if why == SHUTDOWN:
+                self._release(turn)
+                return None
+            if why == LEASE_LOST:
+                log.warning("turn.lease_lost", turn=turn.id, attempt=turn.attempt)
+                return None
+            current = self.store.get(turn.id)
+            reason = current.error if current is not None and current.error else "canceled"
+            return TurnOutcome(TurnStatus.CANCELED, outcome="canceled", error=reason)
+        except LeaseLost:
+            log.warning("turn.lease_lost", turn=turn.id, attempt=turn.attempt)
+            return None
+        except Exception as exc:
+            return TurnOutcome.failed(describe_exception(exc), outcome="error")
+
+    def _release(self, turn: TurnRequest) -> None:
+        try:
+            self.store.release(turn.id, run_id=self.run_id, attempt=turn.attempt, now=self.clock())
+        except Exception as exc:  # the lease will expire and recovery requeues it
+            log.error("turn.release_failed", turn=turn.id, error=describe_exception(exc))
+
+    # -- shutdown ------------------------------------------------------------------------
+
+    async def drain(self, grace_seconds: float) -> None:
+        """Stop admitting; give running turns ``grace_seconds``; hand the rest back."""
+        self._admitting = False
+        if self.running:
+            log.info("runtime.draining", running=len(self.running), grace_seconds=grace_seconds)
+            await asyncio.wait(list(self.running.values()), timeout=grace_seconds)
+        remaining = list(self.running.items())
+        for turn_id, _task in remaining:
+            self.cancel_task(turn_id, SHUTDOWN)
+        if remaining:
+            await asyncio.gather(*(task for _, task in remaining), return_exceptions=True)
