@@ -19,7 +19,9 @@ from toolang_core.store.types import NewTurnRequest, TurnRequest
 def make_config(tmp_path: Path, **runtime: object) -> ToolangConfig:
     scheduler = runtime.pop("scheduler", SchedulerConfig())
     return ToolangConfig(
-        base_dir=tmp_path, home=tmp_path / ".toolang", scheduler=scheduler,  # type: ignore[arg-type]
+        base_dir=tmp_path,
+        home=tmp_path / ".toolang",
+        scheduler=scheduler,  # type: ignore[arg-type]
         runtime=RuntimeConfig(**{"poll_seconds": 0.05, **runtime}),  # type: ignore[arg-type]
     )
 
@@ -93,7 +95,9 @@ async def serving(runtime: Runtime, **kw: object) -> AsyncIterator[asyncio.Event
         await asyncio.wait_for(task, 30)
 
 
-async def wait_status(inbox: object, turn_id: str, statuses: set[str], timeout: float = 10) -> TurnRequest:
+async def wait_status(
+    inbox: object, turn_id: str, statuses: set[str], timeout: float = 10
+) -> TurnRequest:
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         turn = inbox.get(turn_id)  # type: ignore[attr-defined]

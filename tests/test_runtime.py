@@ -94,8 +94,7 @@ def test_an_executor_error_fails_the_turn_and_the_runtime_goes_on(tmp_path):
     bad = inbox.submit(request("chat:1", meta={"echo": {"fail": "model unreachable"}})).id
     good = inbox.submit(request("chat:2")).id
     run(rt.serve(asyncio.Event(), until_idle=True))
-    assert (inbox.get(bad).status, inbox.get(bad).error) == (TurnStatus.FAILED,
-                                                             "model unreachable")
+    assert (inbox.get(bad).status, inbox.get(bad).error) == (TurnStatus.FAILED, "model unreachable")
     assert inbox.get(good).status is TurnStatus.COMPLETED
 
 
@@ -182,8 +181,9 @@ def test_turns_of_a_crashed_run_are_recovered_at_start(tmp_path):
     turn_id = inbox.submit(request()).id
     from toolang_core.store.types import RunRecord
 
-    store.begin_run(RunRecord(id="crashed", host="h", pid=1, version="0", started_at=1.0,
-                              heartbeat_at=1.0))
+    store.begin_run(
+        RunRecord(id="crashed", host="h", pid=1, version="0", started_at=1.0, heartbeat_at=1.0)
+    )
     store.claim(run_id="crashed", limit=1, now=2.0, lease_seconds=10**9, caps={})
     run(rt.serve(asyncio.Event(), until_idle=True))
     turn = inbox.get(turn_id)
@@ -199,8 +199,11 @@ def test_a_turn_past_the_attempt_bound_fails_with_a_clear_reason(tmp_path):
     from toolang_core.store.types import RunRecord
 
     for n in range(2):
-        store.begin_run(RunRecord(id=f"dead-{n}", host="h", pid=1, version="0",
-                                  started_at=1.0, heartbeat_at=1.0))
+        store.begin_run(
+            RunRecord(
+                id=f"dead-{n}", host="h", pid=1, version="0", started_at=1.0, heartbeat_at=1.0
+            )
+        )
         store.recover(now=1.0, max_attempts=2, dead_runs=[f"dead-{n - 1}"])
         store.claim(run_id=f"dead-{n}", limit=1, now=2.0 + n, lease_seconds=10**9, caps={})
     run(rt.serve(asyncio.Event(), until_idle=True))
@@ -235,8 +238,9 @@ def test_a_runtime_that_lost_its_lease_stops_the_turn_without_finishing_it(tmp_p
             await executor.wait_started(turn_id)
             # Another node decides the lease expired and takes the turn over.
             store.recover(now=rt.clock() + 100, max_attempts=5)
-            taken = store.claim(run_id="other-node", limit=1, now=rt.clock(),
-                                lease_seconds=100, caps={})
+            taken = store.claim(
+                run_id="other-node", limit=1, now=rt.clock(), lease_seconds=100, caps={}
+            )
             assert [t.id for t in taken] == [turn_id]
             for _ in range(100):
                 if turn_id not in executor.active:

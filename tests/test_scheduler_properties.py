@@ -37,8 +37,13 @@ from toolang_core.store.types import (
 )
 
 THREADS = {
-    "chat:a": "chat", "chat:b": "chat", "task:a": "task", "task:b": "task", "task:c": "task",
-    "chore:a": "chore", "chore:b": "chore",
+    "chat:a": "chat",
+    "chat:b": "chat",
+    "task:a": "task",
+    "task:b": "task",
+    "task:c": "task",
+    "chore:a": "chore",
+    "chore:b": "chore",
 }
 PRIORITY = {"chat": 40, "task": 20, "chore": 10}
 CAPS = {"task": 2, "chore": 1}
@@ -115,11 +120,13 @@ class Admission(RuleBasedStateMachine):
         for _ in range(1000):
             self.store.recover(now=self.now, max_attempts=MAX_ATTEMPTS, dead_runs=[RUN])
             self.now += 100  # past every not_before
-            turns = self.store.claim(run_id=RUN, limit=100, now=self.now, lease_seconds=10,
-                                     caps=CAPS)
+            turns = self.store.claim(
+                run_id=RUN, limit=100, now=self.now, lease_seconds=10, caps=CAPS
+            )
             for t in turns:
-                self.store.finish(t.id, run_id=RUN, attempt=t.attempt,
-                                  status=TurnStatus.COMPLETED, now=self.now)
+                self.store.finish(
+                    t.id, run_id=RUN, attempt=t.attempt, status=TurnStatus.COMPLETED, now=self.now
+                )
             if not turns and not any(
                 self.store.get(i).status in {*ACTIVE, TurnStatus.QUEUED} for i in self.requests
             ):
@@ -148,14 +155,16 @@ class Admission(RuleBasedStateMachine):
             assert result.id in self.requests
             return
         stored = self.store.get(result.id)
-        self.requests[result.id] = Model(result.id, thread, group, stored.rank, stored.seq,
-                                         not_before or 0.0)
+        self.requests[result.id] = Model(
+            result.id, thread, group, stored.rank, stored.seq, not_before or 0.0
+        )
 
     @rule(limit=st.integers(min_value=1, max_value=4))
     def claim(self, limit: int) -> None:
         expected = self.expected_claim(limit)
-        turns = self.store.claim(run_id=RUN, limit=limit, now=self.now, lease_seconds=10**6,
-                                 caps=CAPS)
+        turns = self.store.claim(
+            run_id=RUN, limit=limit, now=self.now, lease_seconds=10**6, caps=CAPS
+        )
         assert [t.id for t in turns] == expected
         for t in turns:
             model = self.requests[t.id]
@@ -172,8 +181,9 @@ class Admission(RuleBasedStateMachine):
         model = self.requests[turn_id]
         if model.status is TurnStatus.CANCELING:
             status = TurnStatus.CANCELED
-        assert self.store.finish(turn_id, run_id=RUN, attempt=model.attempt, status=status,
-                                 now=self.now)
+        assert self.store.finish(
+            turn_id, run_id=RUN, attempt=model.attempt, status=status, now=self.now
+        )
         self.set_status(model, status)
 
     @precondition(lambda self: bool(getattr(self, "requests", None)))
