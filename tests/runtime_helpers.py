@@ -34,7 +34,7 @@ def make_runtime(tmp_path: Path, *, executor: object | None = None, **runtime: o
 
 
 def request(thread: str = "chat:1", text: str = "hi", **kw: object) -> NewTurnRequest:
-    source = kw.pop("source", thread.split(":")[0])
+    source = kw.pop("source", thread.split(":", maxsplit=1)[0])
     return NewTurnRequest(source=source, thread_id=thread, input=text, **kw)  # type: ignore[arg-type]
 
 

@@ -108,7 +108,7 @@ def test_sigkill_and_restart_loses_nothing_and_finishes_nothing_twice(home):
         proc.wait(timeout=30)
         kills += 1
     final = start_runtime(home, "--until-idle")
-    out, err = final.communicate(timeout=300)
+    _out, err = final.communicate(timeout=300)
     assert final.returncode == 0, err
 
     turns = {t: store.get(t) for t in ids}

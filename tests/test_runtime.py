@@ -318,5 +318,5 @@ def test_unknown_source_names_are_a_config_error(tmp_path):
     from toolang_core.errors import ConfigError
 
     rt = make_runtime(tmp_path, sources=("nope",))
-    with pytest.raises(ConfigError, match="runtime.sources: no installed plugin offers"):
+    with pytest.raises(ConfigError, match=r"runtime\.sources: no installed plugin offers"):
         run(rt.serve(asyncio.Event()))
