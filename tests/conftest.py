@@ -40,8 +40,8 @@ def run_toolang(
 
 
 @pytest.fixture
-def toolang_cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """``toolang_cli(*args, env=…, pythonpath=…)`` runs the CLI in ``tmp_path``."""
+def cli_run(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``cli_run(*args, env=…, pythonpath=…)`` runs the CLI in ``tmp_path``."""
 
     def run(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
         kwargs.setdefault("cwd", tmp_path)

@@ -26,9 +26,9 @@ def site(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def run(toolang_cli, site):
+def run(cli_run, site):
     def run(*args: str, **env: str):
-        result = toolang_cli(
+        result = cli_run(
             *args, pythonpath=[site], env={"TOOLANG_LOAD_PLUGINS": TEST_PLUGINS, **env}
         )
         assert_no_traceback(result)
@@ -145,7 +145,7 @@ def test_doctor_passes_when_only_healthy_plugins_load(run):
     assert "2 plugin(s) active: good, store-sqlite" in result.stdout
 
 
-def test_plugin_commands_are_added_and_clashes_refused(toolang_cli, tmp_path):
+def test_plugin_commands_are_added_and_clashes_refused(cli_run, tmp_path):
     site = tmp_path / "cmdsite"
     make_distribution(
         site,
@@ -183,13 +183,13 @@ def toolang_register_commands(cli):
         },
     )
     env = {"TOOLANG_LOAD_PLUGINS": "cmd,clash"}
-    result = toolang_cli("hello", pythonpath=[site], env=env)
+    result = cli_run("hello", pythonpath=[site], env=env)
     assert (result.returncode, result.stdout) == (0, "hello from a plugin\n")
-    listing = toolang_cli("--help", pythonpath=[site], env=env)
+    listing = cli_run("--help", pythonpath=[site], env=env)
     assert "hello" in listing.stdout
-    init = toolang_cli("init", pythonpath=[site], env=env)
+    init = cli_run("init", pythonpath=[site], env=env)
     assert (init.returncode, "hijacked" in init.stdout) == (0, False)
-    rows = by_name(json.loads(toolang_cli("plugins", "--all", pythonpath=[site], env=env).stdout))
+    rows = by_name(json.loads(cli_run("plugins", "--all", pythonpath=[site], env=env).stdout))
     clash = rows[("clash", "toolang-test-clash")]
     assert clash["status"] == "failed"
     assert clash["error"]["hook"] == "toolang_register_commands"

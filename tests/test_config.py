@@ -159,18 +159,18 @@ def test_starter_config_loads_as_is(tmp_path):
     assert config.scheduler.groups["chat"].priority == 40
 
 
-def test_init_writes_a_starter_config_that_doctor_accepts(toolang_cli, tmp_path):
-    result = toolang_cli("init", env={"TOOLANG_LOAD_PLUGINS": ""})
+def test_init_writes_a_starter_config_that_doctor_accepts(cli_run, tmp_path):
+    result = cli_run("init", env={"TOOLANG_LOAD_PLUGINS": ""})
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "toolang.toml").read_text() == STARTER_CONFIG
-    doctor = toolang_cli("doctor", env={"TOOLANG_LOAD_PLUGINS": ""})
+    doctor = cli_run("doctor", env={"TOOLANG_LOAD_PLUGINS": ""})
     assert doctor.returncode == 0, doctor.stdout
     assert f"{tmp_path / 'toolang.toml'} is valid" in doctor.stdout
 
 
-def test_init_refuses_to_overwrite(toolang_cli, tmp_path):
+def test_init_refuses_to_overwrite(cli_run, tmp_path):
     (tmp_path / "toolang.toml").write_text("# mine\n")
-    result = toolang_cli("init")
+    result = cli_run("init")
     assert result.returncode == 2
     assert "already exists; pass --force" in result.stderr
     assert (tmp_path / "toolang.toml").read_text() == "# mine\n"
@@ -187,10 +187,10 @@ BROKEN = {
 
 @pytest.mark.parametrize("kind", list(BROKEN))
 @pytest.mark.parametrize("command", [("plugins",), ("hooks",), ("doctor",)])
-def test_no_traceback_for_a_broken_config(toolang_cli, tmp_path, kind, command):
+def test_no_traceback_for_a_broken_config(cli_run, tmp_path, kind, command):
     text, expected = BROKEN[kind]
     (tmp_path / "toolang.toml").write_text(text)
-    result = toolang_cli(*command, env={"TOOLANG_LOAD_PLUGINS": ""})
+    result = cli_run(*command, env={"TOOLANG_LOAD_PLUGINS": ""})
     assert_no_traceback(result)
     if command == ("doctor",):
         assert result.returncode == 1
@@ -202,15 +202,15 @@ def test_no_traceback_for_a_broken_config(toolang_cli, tmp_path, kind, command):
         assert expected in result.stderr
 
 
-def test_help_works_with_a_broken_config(toolang_cli, tmp_path):
+def test_help_works_with_a_broken_config(cli_run, tmp_path):
     (tmp_path / "toolang.toml").write_text("[store\n")
-    result = toolang_cli("--help")
+    result = cli_run("--help")
     assert result.returncode == 0
     assert "doctor" in result.stdout
 
 
-def test_named_missing_config_file_is_a_clear_error(toolang_cli):
-    result = toolang_cli("--config", "missing.toml", "hooks")
+def test_named_missing_config_file_is_a_clear_error(cli_run):
+    result = cli_run("--config", "missing.toml", "hooks")
     assert_no_traceback(result)
     assert result.returncode == 2
     assert "missing.toml: no such configuration file (named by --config)" in result.stderr

@@ -74,7 +74,7 @@ def test_importing_the_library_does_not_configure_logging():
     assert out.stdout.strip() == "True"
 
 
-def test_cli_logs_json_on_stderr_and_keeps_stdout_clean(toolang_cli, tmp_path):
+def test_cli_logs_json_on_stderr_and_keeps_stdout_clean(cli_run, tmp_path):
     from toolang_core.testing import make_distribution
 
     site = tmp_path / "site"
@@ -84,7 +84,7 @@ def test_cli_logs_json_on_stderr_and_keeps_stdout_clean(toolang_cli, tmp_path):
         entry_points={"toolang": {"broken": "tl_b"}},
         modules={"tl_b": "raise ImportError('nope')"},
     )
-    result = toolang_cli(
+    result = cli_run(
         "--log-format", "json", "plugins", pythonpath=[site], env={"TOOLANG_LOAD_PLUGINS": "broken"}
     )
     assert json.loads(result.stdout) == []

@@ -25,8 +25,8 @@ def run_pytest(path, pythonpath):
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-def test_generated_plugin_passes_its_own_test(toolang_cli, tmp_path, family):
-    result = toolang_cli("plugin", "new", "demo", "--family", family, "--dir", "plugins")
+def test_generated_plugin_passes_its_own_test(cli_run, tmp_path, family):
+    result = cli_run("plugin", "new", "demo", "--family", family, "--dir", "plugins")
     assert result.returncode == 0, result.stderr
     root = tmp_path / "plugins" / f"toolang-{family}-demo"
     assert (root / "pyproject.toml").exists()
@@ -37,19 +37,19 @@ def test_generated_plugin_passes_its_own_test(toolang_cli, tmp_path, family):
     assert " passed" in outcome.stdout
 
 
-def test_bad_names_and_existing_directories_are_refused(toolang_cli, tmp_path):
-    bad = toolang_cli("plugin", "new", "Bad_Name")
+def test_bad_names_and_existing_directories_are_refused(cli_run, tmp_path):
+    bad = cli_run("plugin", "new", "Bad_Name")
     assert_no_traceback(bad)
     assert bad.returncode == 2
     assert "must be lowercase letters and digits" in bad.stderr
-    assert toolang_cli("plugin", "new", "x").returncode == 0
-    again = toolang_cli("plugin", "new", "x")
+    assert cli_run("plugin", "new", "x").returncode == 0
+    again = cli_run("plugin", "new", "x")
     assert again.returncode == 2
     assert "already exists" in again.stderr
 
 
-def test_installed_generated_plugin_shows_up_in_toolang_plugins(toolang_cli, tmp_path):
-    assert toolang_cli("plugin", "new", "greeter", "--dir", "plugins").returncode == 0
+def test_installed_generated_plugin_shows_up_in_toolang_plugins(cli_run, tmp_path):
+    assert cli_run("plugin", "new", "greeter", "--dir", "plugins").returncode == 0
     root = tmp_path / "plugins" / "toolang-tools-greeter"
     target = tmp_path / "site"
     install = subprocess.run(
@@ -71,9 +71,7 @@ def test_installed_generated_plugin_shows_up_in_toolang_plugins(toolang_cli, tmp
         check=False,
     )
     assert install.returncode == 0, install.stdout + install.stderr
-    result = toolang_cli(
-        "plugins", pythonpath=[target], env={"TOOLANG_LOAD_PLUGINS": "tools-greeter"}
-    )
+    result = cli_run("plugins", pythonpath=[target], env={"TOOLANG_LOAD_PLUGINS": "tools-greeter"})
     assert result.returncode == 0, result.stderr
     (row,) = json.loads(result.stdout)
     assert (row["name"], row["distribution"], row["version"], row["status"]) == (

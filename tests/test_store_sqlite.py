@@ -180,3 +180,14 @@ def test_submissions_from_another_process_wake_the_listener(tmp_path):
     finally:
         waker.close()
         store.close()
+
+
+def test_a_runtime_waits_for_a_one_shot_holder_to_let_go(tmp_path):
+    import threading
+
+    path = tmp_path / "toolang.db"
+    holder, waiter = SQLiteStore(path), SQLiteStore(path)
+    holder.acquire("one-shot")
+    threading.Timer(0.3, holder.close).start()
+    waiter.acquire("main", wait_seconds=10)  # succeeds once the one-shot is done
+    waiter.close()

@@ -89,7 +89,8 @@ async def _serve(runtime: object, sources: tuple[str, ...] | None, until_idle: b
         loop.add_signal_handler(sig, on_signal)
     status = asyncio.create_task(_status_line(runtime, stop)) if sys.stderr.isatty() else None
     try:
-        await runtime.serve(stop, sources=sources, until_idle=until_idle)
+        # A one-shot `toolang chat`/`invoke` may hold the store for its one turn: wait.
+        await runtime.serve(stop, sources=sources, until_idle=until_idle, lock_wait_seconds=30)
     finally:
         if status is not None:
             status.cancel()

@@ -99,6 +99,23 @@ class Runtime:
                 host.register(plugin, name, builtin=True)
         return cls(config, host, env=env)
 
+    @classmethod
+    def with_plugins(
+        cls,
+        config: ToolangConfig,
+        plugins: Iterable[tuple[str, object]] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+    ) -> Runtime:
+        """A runtime with the built-in plugins and ``plugins`` only (no entry points):
+        for tests and for embedding toolang in another program."""
+        host = PluginHost()
+        for name, plugin in builtin_plugins():
+            host.register(plugin, name, builtin=True)
+        for name, plugin in plugins:
+            host.register(plugin, name)
+        return cls(config, host, env=env)
+
     # -- parts ------------------------------------------------------------------------
 
     def plugin_context(self, plugin_name: str, **services: Any) -> PluginContext:
@@ -178,11 +195,13 @@ class Runtime:
         sources: Collection[str] | None = None,
         only: Collection[str] | None = None,
         until_idle: bool = False,
+        lock_wait_seconds: float = 0.0,
     ) -> None:
         """Run until ``stop`` is set: recover, start sources, admit turns, shut down.
 
         ``only`` admits just those request ids (a one-shot ``invoke``); ``until_idle``
-        returns once nothing is running or waiting.
+        returns once nothing is running or waiting. An exclusive store held by another
+        runtime is waited for up to ``lock_wait_seconds``.
 
         :raises StoreBusy: when another runtime owns an exclusive store.
         """
@@ -194,7 +213,7 @@ class Runtime:
         reason = "stop"
         try:
             if store.exclusive:
-                store.acquire(run_id)
+                store.acquire(run_id, wait_seconds=lock_wait_seconds)
             self._begin(store, run_id)
             self.inbox = Inbox(store, self.policy, clock=self.clock)
             self.scheduler = Scheduler(

@@ -69,9 +69,14 @@ class ExecutionStore(Protocol):
 
     def close(self) -> None: ...
 
-    def acquire(self, run_id: str) -> None:
-        """Take the store for one runtime. An exclusive store refuses a second runtime
+    def acquire(self, run_id: str, *, wait_seconds: float = 0.0) -> None:
+        """Take the store for one runtime. An exclusive store waits up to
+        ``wait_seconds`` and then refuses a second runtime
         (:class:`~toolang_core.store.errors.StoreBusy`); a shared one accepts every call."""
+        ...
+
+    def runtime_running(self) -> bool | None:
+        """Whether a runtime serves this store right now (``None``: cannot tell)."""
         ...
 
     def listen(self) -> Waker:

@@ -19,6 +19,12 @@ Fixtures:
 ``toolang_distribution``
     ``make(name, version, entry_points=…, modules=…)`` creates a real distribution on a
     temporary ``sys.path`` entry, for entry-point tests.
+``toolang_runtime``
+    ``make(config_text, plugins={name: plugin})`` builds a real runtime over a temporary
+    home (SQLite store, built-in plugins plus ``plugins``, no entry points).
+``toolang_cli``
+    ``run(*args, env=…)`` runs the real ``toolang`` command in a subprocess in the
+    ``toolang_home`` directory and returns the completed process.
 """
 
 from __future__ import annotations
@@ -32,10 +38,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    import subprocess
+
     from toolang_core.config.model import ToolangConfig
     from toolang_core.plugins.host import PluginHost
     from toolang_core.plugins.manager import ToolangPluginManager
     from toolang_core.plugins.records import PluginRecord
+    from toolang_core.runtime import Runtime
 
 
 @pytest.fixture
@@ -116,3 +125,49 @@ def toolang_distribution(
             sys.modules[module].__file__ or ""
         ):
             del sys.modules[module]
+
+
+@pytest.fixture
+def toolang_runtime(toolang_home: ToolangHome) -> Callable[..., Runtime]:
+    from toolang_core.runtime import Runtime
+
+    def make(
+        config: str = "",
+        *,
+        plugins: Mapping[str, object] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Runtime:
+        toolang_home.write_config(config)
+        environment = env if env is not None else {"HOME": str(toolang_home.path)}
+        return Runtime.with_plugins(
+            toolang_home.load(environment), (plugins or {}).items(), env=environment
+        )
+
+    return make
+
+
+@pytest.fixture
+def toolang_cli(toolang_home: ToolangHome) -> Callable[..., subprocess.CompletedProcess[str]]:
+    import os
+    import subprocess
+
+    def run(
+        *args: str,
+        env: Mapping[str, str] | None = None,
+        input: str | None = None,
+        timeout: float = 120,
+    ) -> subprocess.CompletedProcess[str]:
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
+        full_env.update(env or {})
+        return subprocess.run(
+            [sys.executable, "-m", "toolang_core", *args],
+            cwd=toolang_home.path,
+            env=full_env,
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    return run

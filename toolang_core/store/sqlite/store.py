@@ -106,9 +106,12 @@ class SQLiteStore:
         self._lock.release()
         self._conn.close()
 
-    def acquire(self, run_id: str) -> None:
-        """Take the store for one runtime. :raises StoreBusy: when another one has it."""
-        self._lock.acquire(run_id)
+    def acquire(self, run_id: str, *, wait_seconds: float = 0.0) -> None:
+        """Take the store for one runtime, waiting up to ``wait_seconds`` for a holder.
+
+        :raises StoreBusy: when another runtime still has it.
+        """
+        self._lock.acquire(run_id, wait_seconds=wait_seconds)
 
     def runtime_running(self) -> bool:
         """Whether a runtime holds this store right now."""

@@ -1,0 +1,46 @@
+"""toolang-source-chat: the chat turn source and the ``toolang chat`` command."""
+
+from __future__ import annotations
+
+import asyncio
+
+import attrs
+import click
+
+from toolang_core import RegisterFactory, RegisterSettings, hookimpl
+from toolang_core.runtime.inbox import Inbox
+
+NAME = "source-chat"
+
+
+@attrs.frozen
+class ChatSettings:
+    """``[plugins.source-chat]``."""
+
+    default_thread: str = "default"
+    wait_seconds: float = 300.0
+
+
+class ChatSource:
+    """Chat requests arrive through ``toolang chat`` or the Python API, straight into the
+    inbox; this source has no background loop of its own."""
+
+    async def run(self, inbox: Inbox, stop: asyncio.Event) -> None:
+        return None
+
+
+@hookimpl
+def toolang_register_settings(register: RegisterSettings) -> None:
+    register(ChatSettings)
+
+
+@hookimpl
+def toolang_register_turn_sources(register: RegisterFactory) -> None:
+    register("chat", lambda context: ChatSource(), description="people talking to agents")
+
+
+@hookimpl
+def toolang_register_commands(cli: click.Group) -> None:
+    from toolang_source_chat.cli import chat
+
+    cli.add_command(chat)

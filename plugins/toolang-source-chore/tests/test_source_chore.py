@@ -1,0 +1,151 @@
+"""toolang-source-chore, alone (time is passed explicitly; nothing sleeps)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+import toolang_source_chore as plugin
+from toolang_core.runtime.inbox import Inbox
+from toolang_core.store.types import TurnFilter, TurnStatus
+from toolang_source_chore.chores import ChoreBoard, ChoreSettings, ChoreSpec
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC).timestamp()
+ENV = {"TOOLANG_LOAD_PLUGINS": "source-chore"}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def setup(toolang_runtime, tmp_path, clock):
+    runtime = toolang_runtime(plugins={"source-chore": plugin})
+    store = runtime.open_store()
+    inbox = Inbox(store, runtime.policy, clock=clock)
+
+    def board(*specs: ChoreSpec, directory: Path | None = None) -> ChoreBoard:
+        settings = ChoreSettings(chores=specs, dir=directory or tmp_path / "none")
+        b = ChoreBoard(settings, tmp_path, store, clock=clock)
+        b.reload()
+        return b
+
+    return board, inbox, store
+
+
+def turns(store, key):
+    return store.list_turns(TurnFilter(thread_id=f"chore:{key}"))
+
+
+def test_a_new_chore_fires_at_its_next_occurrence_not_at_once(setup, clock):
+    board, inbox, store = setup
+    b = board(ChoreSpec("sweep", "FREQ=HOURLY", "Sweep."))
+    assert b.submit_due(inbox) == []
+    clock.now += 1800
+    assert b.submit_due(inbox) == []
+    clock.now += 1800
+    assert b.submit_due(inbox) == ["sweep"]
+    (turn,) = turns(store, "sweep")
+    assert (turn.source, turn.input, turn.sender) == ("chore", "Sweep.", "self")
+    assert turn.meta["chore"]["occurrence"] == T0 + 3600
+
+
+def test_missed_occurrences_collapse_into_one_catch_up(setup, clock):
+    board, inbox, store = setup
+    b = board(ChoreSpec("sweep", "FREQ=HOURLY", "Sweep."))
+    b.submit_due(inbox)
+    clock.now += 5 * 3600 + 60  # the runtime was down for five occurrences
+    assert b.submit_due(inbox) == ["sweep"]
+    assert b.submit_due(inbox) == []
+    (turn,) = turns(store, "sweep")
+    assert turn.meta["chore"]["occurrence"] == T0 + 5 * 3600
+
+
+def test_at_most_one_turn_per_chore_is_pending(setup, clock):
+    board, inbox, store = setup
+    b = board(ChoreSpec("sweep", "*/10 * * * *", "Sweep."))
+    b.submit_due(inbox)
+    for _ in range(3):
+        clock.now += 600
+        b.submit_due(inbox)
+    (pending,) = turns(store, "sweep")
+    assert pending.status is TurnStatus.QUEUED
+    assert pending.meta["chore"]["occurrence"] == T0 + 1800  # the latest occurrence won
+
+
+def test_the_schedule_follows_occurrences_not_completions(setup, clock):
+    board, inbox, store = setup
+    b = board(ChoreSpec("sweep", "FREQ=HOURLY", "Sweep."))
+    b.submit_due(inbox)
+    clock.now += 3600
+    b.submit_due(inbox)
+    (turn,) = store.claim(run_id="r", limit=1, now=clock.now, lease_seconds=30, caps={})
+    clock.now += 3000  # a long turn
+    store.finish(turn.id, run_id="r", attempt=1, status=TurnStatus.COMPLETED, now=clock.now)
+    assert b.next_due(clock.now) == T0 + 2 * 3600
+
+
+def test_chore_files_are_read_and_a_bad_one_never_drops_the_others(setup, tmp_path):
+    board, _inbox, _store = setup
+    chores = tmp_path / "chores"
+    chores.mkdir()
+    (chores / "good.md").write_text("---\nschedule: FREQ=DAILY\nagent: librarian\n---\nRead.\n")
+    (chores / "bad-yaml.md").write_text("---\nschedule: [unclosed\n---\nx\n")
+    (chores / "bad-schedule.md").write_text("---\nschedule: whenever\n---\nx\n")
+    (chores / "no-schedule.md").write_text("---\nagent: x\n---\nx\n")
+    b = board(directory=chores)
+    assert [(c.key, c.agent, c.input) for c in b.chores] == [("good", "librarian", "Read.")]
+    problems = "\n".join(b.problems)
+    # The unclosed bracket is noticed at the closing delimiter, line 3 of the file.
+    assert f"{chores / 'bad-yaml.md'}:3: invalid front matter" in problems
+    assert "bad-schedule.md: cannot read schedule 'whenever'" in problems
+    assert "no-schedule.md: front matter needs `schedule:`" in problems
+
+
+def test_paused_chores_do_not_fire(setup, clock):
+    board, inbox, _store = setup
+    b = board(ChoreSpec("later", "FREQ=HOURLY", paused=True))
+    b.submit_due(inbox)
+    clock.now += 7200
+    assert b.submit_due(inbox) == []
+
+
+def test_an_explicit_start_anchors_the_schedule(setup, clock):
+    board, _inbox, _store = setup
+    b = board(ChoreSpec("half", "every 1 hours", start="2026-03-02T08:30:00Z"))
+    assert b.next_due(clock.now) == T0 + 1800
+
+
+def test_commands_list_and_run(toolang_cli, toolang_home):
+    toolang_home.write_config(
+        '[plugins.source-chore]\nchores = [{ key = "sweep", schedule = "FREQ=HOURLY", '
+        'input = "Sweep." }]\n'
+    )
+    listed = toolang_cli("chores", "list", env=ENV)
+    assert listed.returncode == 0, listed.stderr
+    assert "sweep" in listed.stdout and "FREQ=HOURLY" in listed.stdout
+    turn_id = toolang_cli("chores", "run", "sweep", env=ENV).stdout.strip()
+    again = toolang_cli("chores", "run", "sweep", env=ENV).stdout.strip()
+    assert turn_id == again  # coalesced into the pending one
+    missing = toolang_cli("chores", "run", "nope", env=ENV)
+    assert (missing.returncode, "no chore 'nope'" in missing.stderr) == (2, True)
+
+
+def test_an_invalid_chore_in_config_is_reported_by_chores_list(toolang_cli, toolang_home):
+    toolang_home.write_config(
+        '[plugins.source-chore]\nchores = [{ key = "x", schedule = "never" }]\n'
+    )
+    result = toolang_cli("chores", "list", env=ENV)
+    assert result.returncode == 1
+    assert "chore 'x': cannot read schedule 'never'" in result.stderr

@@ -1,0 +1,54 @@
+"""toolang-source-chore: chores on RRULE or cron schedules, and ``toolang chores``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import click
+
+from toolang_core import RegisterFactory, RegisterSettings, hookimpl
+from toolang_core.runtime.inbox import Inbox
+from toolang_source_chore.chores import ChoreBoard, ChoreSettings
+
+NAME = "source-chore"
+
+
+class ChoreSource:
+    """Places a turn on ``chore:<key>`` when a chore's occurrence comes due."""
+
+    def __init__(self, settings: ChoreSettings, base_dir: object) -> None:
+        self.settings = settings
+        self.base_dir = base_dir
+
+    async def run(self, inbox: Inbox, stop: asyncio.Event) -> None:
+        board = ChoreBoard(self.settings, self.base_dir, inbox.store, clock=inbox.clock)  # type: ignore[arg-type]
+        while not stop.is_set():
+            board.reload()
+            board.submit_due(inbox)
+            now = inbox.clock()
+            wake = board.next_due(now)
+            delay = self.settings.poll_seconds if wake is None else max(0.0, wake - now)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), min(delay, self.settings.poll_seconds))
+
+
+@hookimpl
+def toolang_register_settings(register: RegisterSettings) -> None:
+    register(ChoreSettings)
+
+
+@hookimpl
+def toolang_register_turn_sources(register: RegisterFactory) -> None:
+    register(
+        "chore",
+        lambda context: ChoreSource(context.settings or ChoreSettings(), context.config.base_dir),
+        description="recurring chores on RRULE or cron schedules",
+    )
+
+
+@hookimpl
+def toolang_register_commands(cli: click.Group) -> None:
+    from toolang_source_chore.cli import chores
+
+    cli.add_command(chores)

@@ -1,0 +1,67 @@
+"""toolang-source-invoke, alone."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import toolang_source_invoke as plugin
+from toolang_core.store.types import TurnStatus
+from toolang_source_invoke import ainvoke
+
+ENV = {"TOOLANG_LOAD_PLUGINS": "source-invoke"}
+
+
+def test_invoke_prints_the_answer_and_exits_0(toolang_cli):
+    result = toolang_cli("invoke", "2 + 2", env=ENV)
+    assert (result.returncode, result.stdout) == (0, "2 + 2\n")
+    (turn,) = json.loads(toolang_cli("turns", "list", "--json", env=ENV).stdout)
+    assert turn["source"] == "invoke"
+    assert turn["thread_id"].startswith("invoke:")
+
+
+def test_each_invocation_gets_its_own_thread(toolang_cli):
+    toolang_cli("invoke", "a", env=ENV)
+    toolang_cli("invoke", "b", env=ENV)
+    threads = json.loads(toolang_cli("threads", "list", "--json", env=ENV).stdout)
+    assert len({t["thread_id"] for t in threads}) == 2
+
+
+def test_the_python_api_returns_a_result(toolang_runtime):
+    runtime = toolang_runtime(plugins={"source-invoke": plugin})
+    result = asyncio.run(ainvoke("hello", runtime=runtime))
+    assert (result.ok, result.output, result.exit_code) == (True, "hello", 0)
+
+
+def test_a_failed_turn_exits_1(toolang_runtime):
+    runtime = toolang_runtime(plugins={"source-invoke": plugin})
+    inbox = runtime.open_inbox()
+
+    async def failing():
+        from toolang_core.runtime.oneshot import await_turn
+        from toolang_core.store.types import NewTurnRequest
+
+        turn_id = inbox.submit(
+            NewTurnRequest(
+                source="invoke",
+                thread_id="invoke:x",
+                input="x",
+                meta={"echo": {"fail": "no model"}},
+            )
+        ).id
+        return await await_turn(runtime, inbox, turn_id)
+
+    turn = asyncio.run(failing())
+    assert (turn.status, turn.error) == (TurnStatus.FAILED, "no model")
+    assert plugin.InvokeResult(turn.id, turn.status, error=turn.error).exit_code == 1
+
+
+def test_a_waiting_invocation_returns_when_its_timeout_passes(toolang_runtime, toolang_home):
+    runtime = toolang_runtime(plugins={"source-invoke": plugin})
+    store = runtime.open_store()
+    store.acquire("someone-else")  # a runtime "serves" the store but never runs anything
+    try:
+        result = asyncio.run(ainvoke("slow", runtime=runtime, timeout=0.2))
+    finally:
+        store.close()
+    assert (result.status, result.exit_code) == (TurnStatus.QUEUED, 75)

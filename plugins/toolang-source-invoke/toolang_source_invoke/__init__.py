@@ -1,0 +1,34 @@
+"""toolang-source-invoke: one-shot invocations — ``toolang invoke`` and ``invoke()``."""
+
+from __future__ import annotations
+
+import asyncio
+
+import click
+
+from toolang_core import RegisterFactory, hookimpl
+from toolang_core.runtime.inbox import Inbox
+from toolang_source_invoke.api import InvokeResult, ainvoke, invoke
+
+__all__ = ["InvokeResult", "ainvoke", "invoke"]
+
+NAME = "source-invoke"
+
+
+class InvokeSource:
+    """Invocations arrive through ``toolang invoke`` or :func:`invoke`; no background loop."""
+
+    async def run(self, inbox: Inbox, stop: asyncio.Event) -> None:
+        return None
+
+
+@hookimpl
+def toolang_register_turn_sources(register: RegisterFactory) -> None:
+    register("invoke", lambda context: InvokeSource(), description="one-shot invocations")
+
+
+@hookimpl
+def toolang_register_commands(cli: click.Group) -> None:
+    from toolang_source_invoke.cli import invoke_command
+
+    cli.add_command(invoke_command)

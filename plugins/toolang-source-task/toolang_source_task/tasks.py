@@ -1,0 +1,139 @@
+"""The task book: tasks stored as records in the execution store."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from collections.abc import Callable
+from typing import Any, Literal
+
+import attrs
+import cattrs
+
+from toolang_core.errors import UsageError
+from toolang_core.runtime.inbox import Inbox
+from toolang_core.store.protocol import ExecutionStore
+from toolang_core.store.types import NewTurnRequest
+
+KIND = "source-task.task"
+HANDED = "source-task.handed"
+Status = Literal["todo", "doing", "done", "cancelled"]
+STATUSES: tuple[str, ...] = ("todo", "doing", "done", "cancelled")
+_REF = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+_converter = cattrs.Converter()
+
+
+@attrs.frozen
+class Task:
+    ref: str
+    title: str
+    body: str = ""
+    status: Status = "todo"
+    paused: bool = False
+    requester: str = "owner"
+    revision: int = 1
+    created_at: float = 0.0
+    updated_at: float = 0.0
+
+    @property
+    def active(self) -> bool:
+        return self.status in ("todo", "doing") and not self.paused
+
+    @property
+    def thread_id(self) -> str:
+        return f"task:{self.ref}"
+
+    def prompt(self) -> str:
+        return f"Task {self.ref}: {self.title}\n\n{self.body}".rstrip()
+
+
+def check_ref(ref: str) -> str:
+    if not _REF.match(ref):
+        raise UsageError(
+            f"task ref {ref!r}: use 1-64 lowercase letters, digits and '-' (starting with a "
+            "letter or digit)"
+        )
+    return ref
+
+
+class TaskBook:
+    """Create, change and hand over tasks."""
+
+    def __init__(self, store: ExecutionStore, *, clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.clock = clock
+
+    def get(self, ref: str) -> Task:
+        record = self.store.get_record(KIND, ref)
+        if record is None:
+            raise UsageError(f"no task {ref!r} (see `toolang tasks list`)")
+        return _converter.structure(dict(record.data), Task)
+
+    def all(self) -> list[Task]:
+        tasks = [_converter.structure(dict(r.data), Task) for r in self.store.list_records(KIND)]
+        return sorted(tasks, key=lambda t: t.created_at)
+
+    def add(
+        self, title: str, *, body: str = "", ref: str | None = None, requester: str = "owner"
+    ) -> Task:
+        now = self.clock()
+        task = Task(
+            ref=check_ref(ref) if ref else secrets.token_hex(4),
+            title=title,
+            body=body,
+            requester=requester,
+            created_at=now,
+            updated_at=now,
+        )
+        if self.store.get_record(KIND, task.ref) is not None:
+            raise UsageError(f"task {task.ref!r} already exists")
+        self.store.put_record(
+            KIND, task.ref, _converter.unstructure(task), now=now, expect_revision=0
+        )
+        return task
+
+    def change(self, ref: str, **changes: Any) -> Task:
+        """Apply ``changes`` as a new revision (optimistic: a concurrent edit wins cleanly)."""
+        record = self.store.get_record(KIND, ref)
+        if record is None:
+            raise UsageError(f"no task {ref!r} (see `toolang tasks list`)")
+        current = _converter.structure(dict(record.data), Task)
+        if "status" in changes and changes["status"] not in STATUSES:
+            raise UsageError(f"status must be one of {', '.join(STATUSES)}")
+        updated = attrs.evolve(
+            current, **changes, revision=current.revision + 1, updated_at=self.clock()
+        )
+        self.store.put_record(
+            KIND,
+            ref,
+            _converter.unstructure(updated),
+            now=self.clock(),
+            expect_revision=record.revision,
+        )
+        return updated
+
+    def handed_revision(self, ref: str) -> int:
+        record = self.store.get_record(HANDED, ref)
+        return int(record.data["revision"]) if record else 0
+
+    def submit_due(self, inbox: Inbox) -> list[str]:
+        """Place a turn for every active task whose revision was not handed over yet."""
+        submitted = []
+        for task in self.all():
+            if not task.active or task.revision <= self.handed_revision(task.ref):
+                continue
+            inbox.submit(
+                NewTurnRequest(
+                    source="task",
+                    thread_id=task.thread_id,
+                    input=task.prompt(),
+                    dedupe_key=task.ref,
+                    sender=task.requester,
+                    strategy="coalesce",
+                    meta={"task": {"ref": task.ref, "revision": task.revision}},
+                )
+            )
+            self.store.put_record(HANDED, task.ref, {"revision": task.revision}, now=self.clock())
+            submitted.append(task.ref)
+        return submitted

@@ -1,0 +1,79 @@
+"""Schedules: RRULE, cron and intervals, anchored to occurrences."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolang_core.schedule import Schedule, ScheduleError
+
+A = datetime(2026, 1, 1, tzinfo=UTC).timestamp()
+H = 3600.0
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "latest", "following"),
+    [
+        ("FREQ=HOURLY;INTERVAL=2", "rrule", A + 4 * H, A + 6 * H),
+        ("*/15 * * * *", "cron", A + 5 * H + 15 * 60, A + 5 * H + 30 * 60),
+        ("every 90 minutes", "interval", A + 4.5 * H, A + 6 * H),
+    ],
+)
+def test_latest_and_next_occurrence(text, kind, latest, following):
+    schedule = Schedule(text, A)
+    now = A + 5 * H + 17 * 60
+    assert schedule.kind == kind
+    assert schedule.latest(now) == latest
+    assert schedule.next_after(now) == following
+
+
+@pytest.mark.parametrize("text", ["FREQ=HOURLY", "0 * * * *", "every 1 hour"])
+def test_an_occurrence_is_its_own_latest(text):
+    assert Schedule(text, A).latest(A + 3 * H) == A + 3 * H
+
+
+@pytest.mark.parametrize("text", ["FREQ=HOURLY", "0 * * * *", "every 1 hour"])
+def test_nothing_is_due_before_the_anchor(text):
+    assert Schedule(text, A).latest(A - 1) is None
+
+
+def test_an_rrule_with_its_own_dtstart_uses_it():
+    schedule = Schedule("DTSTART:20260101T120000Z\nRRULE:FREQ=DAILY", A)
+    assert schedule.latest(A + 36 * H) == A + 36 * H
+    assert schedule.next_after(A) == A + 12 * H
+
+
+def test_a_finite_rrule_ends():
+    assert Schedule("FREQ=HOURLY;COUNT=2", A).next_after(A + 5 * H) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "empty schedule"),
+        ("whenever", "cannot read schedule"),
+        ("FREQ=SOMETIMES", "cannot read RRULE"),
+        ("every 0 seconds", "must be positive"),
+        ("every few hours", "cannot read interval"),
+    ],
+)
+def test_bad_schedules_say_how_to_write_one(text, message):
+    with pytest.raises(ScheduleError, match=message):
+        Schedule(text, A)
+
+
+@given(
+    text=st.sampled_from(["FREQ=MINUTELY;INTERVAL=7", "*/7 * * * *", "every 420 seconds"]),
+    offset=st.floats(min_value=0, max_value=30 * 86400, allow_nan=False),
+)
+def test_latest_is_at_or_before_now_and_next_is_after(text, offset):
+    schedule = Schedule(text, A)
+    now = A + offset
+    latest, following = schedule.latest(now), schedule.next_after(now)
+    assert latest is None or latest <= now
+    assert following is not None and following > now
+    if latest is not None:
+        assert schedule.next_after(latest) > latest

@@ -1,0 +1,139 @@
+"""Recurring schedules for turn sources: RFC 5545 RRULEs, cron expressions, intervals.
+
+A schedule is anchored to its occurrences, never to when work finished: a long turn
+does not shift the next occurrence, and occurrences missed while the runtime was down
+collapse into one catch-up (:meth:`Schedule.latest` gives the newest one that is due).
+RRULEs are read by python-dateutil and cron expressions by croniter.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import attrs
+
+if TYPE_CHECKING:
+    from dateutil.rrule import rrule, rruleset
+
+
+class ScheduleError(ValueError):
+    """A schedule string could not be understood; the message says how to write one."""
+
+
+def _dt(ts: float) -> datetime:
+    return datetime.fromtimestamp(ts, UTC)
+
+
+@attrs.frozen
+class Schedule:
+    """One recurring schedule. ``anchor`` is the POSIX time occurrences count from."""
+
+    text: str
+    anchor: float
+    kind: str = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "kind", _kind(self.text))
+        self.latest(self.anchor)  # parse now, so a bad schedule fails where it is declared
+
+    def latest(self, now: float) -> float | None:
+        """The newest occurrence at or before ``now`` (and not before the anchor)."""
+        if self.kind == "interval":
+            every = _interval(self.text)
+            if now < self.anchor:
+                return None
+            return self.anchor + ((now - self.anchor) // every) * every
+        if self.kind == "rrule":
+            found = _rrule(self.text, self.anchor).before(_dt(now), inc=True)
+            return None if found is None else found.timestamp()
+        from croniter import croniter
+
+        if now < self.anchor:
+            return None
+        # croniter steps strictly before its start, so start a second later to include
+        # ``now`` itself, and step once more if that overshoots.
+        steps = croniter(self.text, _dt(now + 1))
+        stamp: float = steps.get_prev(datetime).timestamp()
+        if stamp > now:
+            stamp = steps.get_prev(datetime).timestamp()
+        return stamp if stamp >= self.anchor else None
+
+    def next_after(self, now: float) -> float | None:
+        """The first occurrence strictly after ``now`` (``None`` when the rule ended)."""
+        if self.kind == "interval":
+            every = _interval(self.text)
+            if now < self.anchor:
+                return self.anchor
+            return self.anchor + ((now - self.anchor) // every + 1) * every
+        if self.kind == "rrule":
+            found = _rrule(self.text, self.anchor).after(_dt(now))
+            return None if found is None else found.timestamp()
+        from croniter import croniter
+
+        start = max(now, self.anchor)
+        stamp: float = croniter(self.text, _dt(start)).get_next(datetime).timestamp()
+        return stamp
+
+
+def _kind(text: str) -> str:
+    stripped = text.strip()
+    if not stripped:
+        raise ScheduleError(
+            "empty schedule: write an RRULE, a cron expression or 'every N seconds'"
+        )
+    if stripped.lower().startswith("every "):
+        _interval(stripped)
+        return "interval"
+    if "FREQ=" in stripped.upper():
+        return "rrule"
+    from croniter import croniter
+
+    if croniter.is_valid(stripped):
+        return "cron"
+    raise ScheduleError(
+        f"cannot read schedule {text!r}: expected an RRULE (e.g. 'FREQ=HOURLY;INTERVAL=2'), "
+        "a cron expression (e.g. '*/15 * * * *') or an interval (e.g. 'every 3600 seconds')"
+    )
+
+
+_UNITS = {
+    "second": 1,
+    "seconds": 1,
+    "s": 1,
+    "minute": 60,
+    "minutes": 60,
+    "m": 60,
+    "hour": 3600,
+    "hours": 3600,
+    "h": 3600,
+    "day": 86400,
+    "days": 86400,
+    "d": 86400,
+}
+
+
+def _interval(text: str) -> float:
+    parts = text.strip().lower().split()
+    try:
+        _, amount, unit = parts
+        seconds = float(amount) * _UNITS[unit]
+    except (ValueError, KeyError):
+        raise ScheduleError(
+            f"cannot read interval {text!r}: write 'every N seconds|minutes|hours|days'"
+        ) from None
+    if seconds <= 0:
+        raise ScheduleError(f"interval {text!r} must be positive")
+    return seconds
+
+
+def _rrule(text: str, anchor: float) -> rrule | rruleset:
+    from dateutil.rrule import rrulestr
+
+    try:
+        # A rule with its own DTSTART keeps it; otherwise it starts at the anchor.
+        if "DTSTART" in text.upper():
+            return rrulestr(text)
+        return rrulestr(text, dtstart=_dt(anchor))
+    except (ValueError, TypeError) as exc:
+        raise ScheduleError(f"cannot read RRULE {text!r}: {exc}") from None
