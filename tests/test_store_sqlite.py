@@ -191,3 +191,36 @@ def test_a_runtime_waits_for_a_one_shot_holder_to_let_go(tmp_path):
     threading.Timer(0.3, holder.close).start()
     waiter.acquire("main", wait_seconds=10)  # succeeds once the one-shot is done
     waiter.close()
+
+
+HOT_PATHS = {
+    # name: (sql, params) — statements run per turn or per scheduler loop
+    "cancel_requests": ("CANCEL_REQUESTS_SQL", ("run",)),
+    "next_wakeup": ("NEXT_WAKEUP_SQL", (1.0,)),
+    "coalesce": ("COALESCE_SQL", ("t", "k")),
+    "steer": ("STEER_SQL", ("t",)),
+    "finish": ("FINISH_SQL", ("completed", None, None, None, 1.0, 1.0, "id", "run", 1)),
+    "record_step": (
+        "RECORD_STEP_SQL",
+        ("id", 1, "k", "completed", 1.0, 1.0, "{}", None, None, "run"),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOT_PATHS))
+def test_hot_path_statements_never_scan_the_turn_table(tmp_path, name):
+    """A partial index is only used when a query repeats its condition; a scan here would
+    grow with every turn ever run. This pins the plans."""
+    from toolang_core.store.sqlite import turns
+
+    store = SQLiteStore(tmp_path / "toolang.db")
+    try:
+        sql_name, params = HOT_PATHS[name]
+        plan = " ".join(
+            row[3]
+            for row in store._conn.execute("EXPLAIN QUERY PLAN " + getattr(turns, sql_name), params)
+        )
+    finally:
+        store.close()
+    assert "SCAN turn_requests" not in plan, plan
+    assert "SCAN threads" not in plan, plan

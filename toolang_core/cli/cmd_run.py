@@ -100,7 +100,6 @@ async def _serve(runtime: object, sources: tuple[str, ...] | None, until_idle: b
 async def _status_line(runtime: object, stop: asyncio.Event) -> None:
     """Redraw one line on stderr: running/queued per group."""
     from toolang_core.runtime import Runtime
-    from toolang_core.store.types import TurnStatus
 
     assert isinstance(runtime, Runtime)
     while not stop.is_set():
@@ -108,17 +107,14 @@ async def _status_line(runtime: object, stop: asyncio.Event) -> None:
         if runtime.store is None or runtime.scheduler is None:
             continue
         try:
-            counts = runtime.store.counts()
+            load = runtime.store.group_load()
         except Exception:  # the status line is a nicety; never let it break the run
             continue
-        parts = []
-        for group in sorted({c.thread_group for c in counts}):
-            running = sum(c.count for c in counts if c.thread_group == group and c.status.is_active)
-            queued = sum(
-                c.count for c in counts if c.thread_group == group and c.status is TurnStatus.QUEUED
-            )
-            if running or queued:
-                parts.append(f"{group} {running}▶ {queued}⧗")
+        parts = [
+            f"{group} {running}▶ {queued}⧗"
+            for group, (running, queued) in sorted(load.items())
+            if running or queued
+        ]
         line = " | ".join(parts) or "idle"
         sys.stderr.write(f"\r\x1b[2K{line}  (admitted {runtime.scheduler.admitted})")
         sys.stderr.flush()

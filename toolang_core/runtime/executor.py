@@ -34,6 +34,8 @@ class TurnOutcome:
     output: str | None = None
     outcome: str | None = None
     error: str | None = None
+    steps: tuple[StepRecord, ...] = ()
+    """Final steps, stored in the same transaction as the terminal state."""
 
     @classmethod
     def completed(cls, output: str, outcome: str | None = None) -> TurnOutcome:
@@ -98,6 +100,30 @@ class TurnContext:
             raise LeaseLost(f"turn {self.turn.id}: this runtime no longer holds its lease")
         return stored
 
+    def final_step(
+        self,
+        kind: str,
+        *,
+        data: Mapping[str, Any] | None = None,
+        status: str = "completed",
+        error: str | None = None,
+        started_at: float | None = None,
+    ) -> StepRecord:
+        """A step to store together with the turn's terminal state (put it in
+        ``TurnOutcome.steps``): one commit instead of two for the last step of a turn."""
+        now = self.clock()
+        return StepRecord(
+            turn_id=self.turn.id,
+            seq=0,
+            attempt=self.attempt,
+            kind=kind,
+            status="failed" if status == "failed" else "completed",
+            started_at=started_at if started_at is not None else now,
+            finished_at=now,
+            data=dict(data or {}),
+            error=error,
+        )
+
     def find_step(self, idempotency_key: str) -> StepRecord | None:
         """A completed step of any attempt with this key (to replay instead of redo)."""
         return self.store.find_step(idempotency_key)
@@ -137,10 +163,11 @@ class EchoExecutor:
         if delay > 0:
             await asyncio.sleep(delay)
         if options.get("fail"):
-            ctx.record_step("echo", status="failed", error=str(options["fail"]), started_at=started)
-            return TurnOutcome.failed(str(options["fail"]))
-        ctx.record_step("echo", data={"output": ctx.turn.input}, started_at=started)
-        return TurnOutcome.completed(ctx.turn.input)
+            error = str(options["fail"])
+            step = ctx.final_step("echo", status="failed", error=error, started_at=started)
+            return TurnOutcome(TurnStatus.FAILED, outcome="error", error=error, steps=(step,))
+        step = ctx.final_step("echo", data={"output": ctx.turn.input}, started_at=started)
+        return TurnOutcome(TurnStatus.COMPLETED, output=ctx.turn.input, steps=(step,))
 
 
 EXECUTORS: dict[str, Callable[[], TurnExecutor]] = {"echo": EchoExecutor}

@@ -229,6 +229,9 @@ class Runtime:
                 only=only,
                 on_event=self.publish,
             )
+            self.scheduler.has_subscribers = lambda: bool(
+                self.host.hooks.implementations("toolang_on_event")
+            )
             self.startup_failures = await self.host.hooks.startup(self)
             log.info(
                 "runtime.started",

@@ -21,7 +21,7 @@ import structlog
 from toolang_core.events import Event
 from toolang_core.plugins.host import describe_exception
 from toolang_core.runtime.executor import LeaseLost, TurnContext, TurnExecutor, TurnOutcome
-from toolang_core.store.types import TurnRequest, TurnStatus
+from toolang_core.store.types import Finish, TurnRequest, TurnStatus
 
 if TYPE_CHECKING:
     from toolang_core.runtime.policy import AdmissionPolicy
@@ -63,7 +63,9 @@ class Scheduler:
         self.runtime = runtime
         self.only = set(only) if only is not None else None
         self.on_event = on_event
+        self.has_subscribers: Callable[[], bool] = lambda: True
         self.running: dict[str, asyncio.Task[None]] = {}
+        self._finishing: list[tuple[Finish, asyncio.Future[bool]]] = []
         self._turns: dict[str, TurnRequest] = {}
         self._why_cancelled: dict[str, str] = {}
         self._wake = asyncio.Event()
@@ -90,6 +92,7 @@ class Scheduler:
                 if now >= next_beat:
                     self._heartbeat(now)
                     next_beat = now + beat_every
+                self._record_finished()
                 self._relay_cancellations()
                 admitted = self._admit(now)
                 if until_idle and not self.running and not admitted and self._idle(now):
@@ -182,21 +185,44 @@ class Scheduler:
 
     # -- one turn ------------------------------------------------------------------------
 
+    def _record_finished(self) -> None:
+        """Commit the terminal states handed in since the last loop, in one transaction."""
+        if not self._finishing:
+            return
+        batch, self._finishing = self._finishing, []
+        try:
+            results = self.store.finish_many([item for item, _ in batch])
+        except Exception as exc:
+            for _, future in batch:
+                future.set_exception(exc)
+            return
+        for (_, future), recorded in zip(batch, results, strict=True):
+            future.set_result(recorded)
+
+    async def _commit(self, turn: TurnRequest, outcome: TurnOutcome) -> bool:
+        """Hand the terminal state to the loop and wait until it is committed."""
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        finish = Finish(
+            turn.id,
+            self.run_id,
+            turn.attempt,
+            outcome.status,
+            self.clock(),
+            outcome.output,
+            outcome.outcome,
+            outcome.error,
+            outcome.steps,
+        )
+        self._finishing.append((finish, future))
+        self._wake.set()
+        return await future
+
     async def _run_turn(self, turn: TurnRequest) -> None:
         outcome = await self._execute(turn)
         if outcome is None:
             return
         try:
-            recorded = self.store.finish(
-                turn.id,
-                run_id=self.run_id,
-                attempt=turn.attempt,
-                status=outcome.status,
-                now=self.clock(),
-                output=outcome.output,
-                outcome=outcome.outcome,
-                error=outcome.error,
-            )
+            recorded = await self._commit(turn, outcome)
         except Exception as exc:
             log.error("turn.finish_failed", turn=turn.id, error=describe_exception(exc))
             return
@@ -209,7 +235,7 @@ class Scheduler:
             )
             return
         log.debug("turn.finished", turn=turn.id, status=outcome.status.value)
-        if self.on_event is not None:
+        if self.on_event is not None and self.has_subscribers():
             await self.on_event(
                 Event(
                     f"turn.{outcome.status.value}",
@@ -262,9 +288,17 @@ class Scheduler:
         self._admitting = False
         if self.running:
             log.info("runtime.draining", running=len(self.running), grace_seconds=grace_seconds)
-            await asyncio.wait(list(self.running.values()), timeout=grace_seconds)
-        remaining = list(self.running.items())
-        for turn_id, _task in remaining:
+        deadline = self.clock() + grace_seconds
+        while self.running and self.clock() < deadline:
+            await self._settle()
+        for turn_id in list(self.running):
             self.cancel_task(turn_id, SHUTDOWN)
-        if remaining:
-            await asyncio.gather(*(task for _, task in remaining), return_exceptions=True)
+        while self.running:
+            await self._settle()
+        self._record_finished()
+
+    async def _settle(self) -> None:
+        """Commit what finished, then give running turns a moment."""
+        self._record_finished()
+        if self.running:
+            await asyncio.wait(list(self.running.values()), timeout=0.01)

@@ -20,11 +20,12 @@ Methods are synchronous and short; the runtime calls them from its event loop.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from toolang_core.store.types import (
     CancelResult,
+    Finish,
     GroupCount,
     Heartbeat,
     NewTurnRequest,
@@ -148,6 +149,10 @@ class ExecutionStore(Protocol):
         """Record the terminal status of a turn this run holds; ``False`` if fenced out."""
         ...
 
+    def finish_many(self, items: Sequence[Finish]) -> list[bool]:
+        """:meth:`finish` for several turns in one transaction; one result per item."""
+        ...
+
     def release(self, turn_id: str, *, run_id: str, attempt: int, now: float) -> bool:
         """Give a running turn back to the queue without counting the attempt (shutdown)."""
         ...
@@ -206,6 +211,10 @@ class ExecutionStore(Protocol):
 
     def counts(self) -> list[GroupCount]:
         """How many requests per thread group and status (terminal ones included)."""
+        ...
+
+    def group_load(self) -> dict[str, tuple[int, int]]:
+        """``group -> (running, queued)``, cheaply (for status lines)."""
         ...
 
     def next_wakeup(self, *, now: float) -> float | None:

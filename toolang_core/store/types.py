@@ -178,6 +178,22 @@ class StepRecord:
 
 
 @attrs.frozen
+class Finish:
+    """The terminal state of one turn, for :meth:`ExecutionStore.finish_many`."""
+
+    turn_id: str
+    run_id: str
+    attempt: int
+    status: TurnStatus
+    now: float
+    output: str | None = None
+    outcome: str | None = None
+    error: str | None = None
+    steps: tuple[StepRecord, ...] = ()
+    """Final steps committed together with the terminal state (fenced the same way)."""
+
+
+@attrs.frozen
 class RunRecord:
     """One runtime process lifetime."""
 

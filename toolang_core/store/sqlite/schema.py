@@ -101,8 +101,6 @@ def m001_runtime(db: Database) -> None:
             ON turn_requests (thread_id, rank, seq) WHERE status = 'queued';
         CREATE INDEX turn_queued_in_group
             ON turn_requests (thread_group, seq) WHERE status = 'queued';
-        CREATE INDEX turn_queued_dedupe
-            ON turn_requests (thread_id, dedupe_key) WHERE status = 'queued';
         CREATE INDEX turn_active_lease
             ON turn_requests (lease_owner, lease_expires) WHERE status IN {ACTIVE_SQL};
         CREATE INDEX turn_parent ON turn_requests (parent) WHERE parent IS NOT NULL;
@@ -117,15 +115,14 @@ def m001_runtime(db: Database) -> None:
             head_id TEXT,
             head_rank REAL,
             head_seq INTEGER,
-            head_not_before REAL NOT NULL DEFAULT 0,
+            head_not_before REAL,
             created_at REAL NOT NULL,
             updated_at REAL NOT NULL,
             turns INTEGER NOT NULL DEFAULT 0
-        );
+        ) WITHOUT ROWID;
         CREATE INDEX threads_runnable
             ON threads (thread_group, head_rank, head_seq)
             WHERE running_id IS NULL AND head_id IS NOT NULL;
-        CREATE INDEX threads_recent ON threads (updated_at);
         CREATE INDEX threads_delayed ON threads (head_not_before)
             WHERE running_id IS NULL AND head_id IS NOT NULL AND head_not_before > 0;
 
@@ -134,7 +131,57 @@ def m001_runtime(db: Database) -> None:
             name TEXT PRIMARY KEY,
             running INTEGER NOT NULL DEFAULT 0,
             queued INTEGER NOT NULL DEFAULT 0
-        );
+        ) WITHOUT ROWID;
+
+        -- The triggers below keep `threads` and `thread_groups` consistent with every
+        -- insert and status change of a turn request, whoever makes it.
+        CREATE TRIGGER turn_thread_keeps_its_group BEFORE INSERT ON turn_requests
+        WHEN EXISTS (SELECT 1 FROM threads
+                     WHERE thread_id = NEW.thread_id AND thread_group != NEW.thread_group)
+        BEGIN
+            SELECT RAISE(ABORT, 'toolang: thread belongs to another group');
+        END;
+
+        CREATE TRIGGER turn_queued AFTER INSERT ON turn_requests WHEN NEW.status = 'queued'
+        BEGIN
+            INSERT INTO threads (thread_id, thread_group, head_id, head_rank, head_seq,
+                                 head_not_before, created_at, updated_at)
+            VALUES (NEW.thread_id, NEW.thread_group, NEW.id, NEW.rank, NEW.seq,
+                    COALESCE(NEW.not_before, 0), NEW.created_at, NEW.created_at)
+            ON CONFLICT (thread_id) DO UPDATE SET
+                head_id = CASE WHEN head_id IS NULL OR (NEW.rank, NEW.seq) < (head_rank, head_seq)
+                               THEN NEW.id ELSE head_id END,
+                head_not_before = CASE WHEN head_id IS NULL
+                                            OR (NEW.rank, NEW.seq) < (head_rank, head_seq)
+                                       THEN COALESCE(NEW.not_before, 0) ELSE head_not_before END,
+                head_seq = CASE WHEN head_id IS NULL OR (NEW.rank, NEW.seq) < (head_rank, head_seq)
+                                THEN NEW.seq ELSE head_seq END,
+                head_rank = CASE WHEN head_id IS NULL OR (NEW.rank, NEW.seq) < (head_rank, head_seq)
+                                 THEN NEW.rank ELSE head_rank END,
+                updated_at = NEW.created_at;
+            INSERT INTO thread_groups (name, queued) VALUES (NEW.thread_group, 1)
+            ON CONFLICT (name) DO UPDATE SET queued = queued + 1;
+        END;
+
+        CREATE TRIGGER turn_status_changed AFTER UPDATE OF status ON turn_requests
+        WHEN OLD.status != NEW.status
+        BEGIN
+            UPDATE thread_groups SET
+                queued = queued - (OLD.status = 'queued') + (NEW.status = 'queued'),
+                running = running - (OLD.status IN {ACTIVE_SQL}) + (NEW.status IN {ACTIVE_SQL})
+            WHERE name = NEW.thread_group;
+            UPDATE threads SET
+                running_id = CASE WHEN NEW.status IN {ACTIVE_SQL} THEN NEW.id
+                                  WHEN running_id = NEW.id THEN NULL
+                                  ELSE running_id END,
+                turns = turns + (OLD.status = 'queued' AND NEW.status IN {ACTIVE_SQL}),
+                updated_at = NEW.updated_at,
+                (head_id, head_rank, head_seq, head_not_before) = (
+                    SELECT id, rank, seq, COALESCE(not_before, 0) FROM turn_requests
+                    WHERE thread_id = NEW.thread_id AND status = 'queued'
+                    ORDER BY rank, seq LIMIT 1)
+            WHERE thread_id = NEW.thread_id;
+        END;
 
         CREATE TABLE turn_steps (
             turn_id TEXT NOT NULL,

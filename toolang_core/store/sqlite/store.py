@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
+
+import attrs
 
 from toolang_core.ids import new_id
 from toolang_core.store.errors import RecordConflict, StoreError
 from toolang_core.store.sqlite import turns
 from toolang_core.store.sqlite.connection import SYNCHRONOUS, connect, prepare_schema, use_wal
 from toolang_core.store.sqlite.lock import RuntimeLock
-from toolang_core.store.sqlite.schema import ACTIVE_SQL, TURN_COLUMNS
-from toolang_core.store.sqlite.wake import SocketWaker, send_wake, wake_address
+from toolang_core.store.sqlite.schema import TURN_COLUMNS
+from toolang_core.store.sqlite.wake import SocketWaker, WakeSender, wake_address
 from toolang_core.store.types import (
     CancelResult,
+    Finish,
     GroupCount,
     Heartbeat,
     NewTurnRequest,
@@ -75,6 +78,7 @@ class SQLiteStore:
             self._conn.close()
             raise
         self._wake = wake_address(path)
+        self._waker = WakeSender(self._wake)
         self._lock = RuntimeLock(path)
 
     # -- plumbing ----------------------------------------------------------------------
@@ -99,11 +103,12 @@ class SQLiteStore:
         with self._write() as c:
             result = fn(c)
         if wake:
-            send_wake(self._wake)
+            self._waker.send()
         return result
 
     def close(self) -> None:
         self._lock.release()
+        self._waker.close()
         self._conn.close()
 
     def acquire(self, run_id: str, *, wait_seconds: float = 0.0) -> None:
@@ -121,7 +126,7 @@ class SQLiteStore:
         return SocketWaker(self._wake)
 
     def wake(self) -> None:
-        send_wake(self._wake)
+        self._waker.send()
 
     # -- runs --------------------------------------------------------------------------
 
@@ -188,6 +193,22 @@ class SQLiteStore:
     # -- inbox and the turn lifecycle ---------------------------------------------------
 
     def submit(self, request: NewTurnRequest, rules: SubmitRules, *, now: float) -> SubmitResult:
+        if turns.is_simple(request, rules):
+            # Plain enqueue needs no reads: one INSERT (the triggers do the bookkeeping).
+            turn_id = new_id()
+            try:
+                self._conn.execute(
+                    turns.INSERT_SQL, turns.insert_params(request, rules, turn_id, now)
+                )
+            except sqlite3.IntegrityError as exc:
+                if "another group" not in str(exc):
+                    raise
+                row = self._conn.execute(
+                    "SELECT thread_group FROM threads WHERE thread_id = ?", (request.thread_id,)
+                ).fetchone()
+                raise turns.wrong_group(request, rules, row[0] if row else None) from None
+            self.wake()
+            return SubmitResult(turn_id, "queued")
         return self._tx(lambda c: turns.submit(c, request, rules, new_id(), now), wake=True)
 
     def claim(
@@ -217,11 +238,11 @@ class SQLiteStore:
     def set_active_status(
         self, turn_id: str, *, run_id: str, attempt: int, status: TurnStatus, now: float
     ) -> bool:
-        return self._tx(
-            lambda c: turns.set_active_status(
-                c, turn_id, run_id=run_id, attempt=attempt, status=status, now=now
-            )
+        turns.check_active_status(status)
+        cursor = self._conn.execute(
+            turns.SET_ACTIVE_SQL, (status.value, now, turn_id, run_id, attempt)
         )
+        return cursor.rowcount == 1
 
     def finish(
         self,
@@ -235,24 +256,44 @@ class SQLiteStore:
         outcome: str | None = None,
         error: str | None = None,
     ) -> bool:
-        return self._tx(
-            lambda c: turns.finish(
-                c,
-                turn_id,
-                run_id=run_id,
-                attempt=attempt,
-                status=status,
-                now=now,
-                output=output,
-                outcome=outcome,
-                error=error,
-            )
+        turns.check_finish_status(status)
+        cursor = self._conn.execute(
+            turns.FINISH_SQL,
+            (status.value, output, outcome, error, now, now, turn_id, run_id, attempt),
         )
+        return cursor.rowcount == 1
+
+    def finish_many(self, items: Sequence[Finish]) -> list[bool]:
+        for item in items:
+            turns.check_finish_status(item.status)
+
+        def write(c: sqlite3.Connection) -> list[bool]:
+            results = []
+            for i in items:
+                for step in i.steps:  # fenced like the finish itself, so both or neither
+                    c.execute(turns.RECORD_STEP_SQL, self._step_params(step, i.run_id))
+                cursor = c.execute(
+                    turns.FINISH_SQL,
+                    (
+                        i.status.value,
+                        i.output,
+                        i.outcome,
+                        i.error,
+                        i.now,
+                        i.now,
+                        i.turn_id,
+                        i.run_id,
+                        i.attempt,
+                    ),
+                )
+                results.append(cursor.rowcount == 1)
+            return results
+
+        return self._tx(write) if items else []
 
     def release(self, turn_id: str, *, run_id: str, attempt: int, now: float) -> bool:
-        return self._tx(
-            lambda c: turns.release(c, turn_id, run_id=run_id, attempt=attempt, now=now)
-        )
+        cursor = self._conn.execute(turns.RELEASE_SQL, (now, turn_id, run_id, attempt))
+        return cursor.rowcount == 1
 
     def recover(
         self, *, now: float, max_attempts: int, dead_runs: Collection[str] = ()
@@ -265,11 +306,7 @@ class SQLiteStore:
         return self._tx(lambda c: turns.cancel(c, turn_id, now, reason=reason), wake=True)
 
     def cancel_requests(self, run_id: str) -> frozenset[str]:
-        rows = self._conn.execute(
-            "SELECT id FROM turn_requests WHERE lease_owner = ? AND status = 'canceling' "
-            "AND cancel_requested = 1",
-            (run_id,),
-        ).fetchall()
+        rows = self._conn.execute(turns.CANCEL_REQUESTS_SQL, (run_id,)).fetchall()
         return frozenset(r[0] for r in rows)
 
     def take_steer(
@@ -281,52 +318,31 @@ class SQLiteStore:
 
     # -- steps ---------------------------------------------------------------------------
 
-    def record_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
-        def write(c: sqlite3.Connection) -> StepRecord | None:
-            owned = c.execute(
-                f"SELECT 1 FROM turn_requests WHERE id = ? AND lease_owner = ? AND attempt = ? "
-                f"AND status IN {ACTIVE_SQL}",
-                (step.turn_id, run_id, step.attempt),
-            ).fetchone()
-            if owned is None:
-                return None
-            seq = c.execute(
-                "SELECT COALESCE(MAX(seq), 0) + 1 FROM turn_steps WHERE turn_id = ?",
-                (step.turn_id,),
-            ).fetchone()[0]
-            try:
-                c.execute(
-                    "INSERT INTO turn_steps (turn_id, seq, attempt, kind, status, started_at, "
-                    "finished_at, data, error, idempotency_key) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    (
-                        step.turn_id,
-                        seq,
-                        step.attempt,
-                        step.kind,
-                        step.status,
-                        step.started_at,
-                        step.finished_at,
-                        turns.dumps(dict(step.data)),
-                        step.error,
-                        step.idempotency_key,
-                    ),
-                )
-            except sqlite3.IntegrityError:
-                return self._find_step(c, step.idempotency_key or "")
-            return StepRecord(
-                turn_id=step.turn_id,
-                seq=seq,
-                attempt=step.attempt,
-                kind=step.kind,
-                status=step.status,
-                started_at=step.started_at,
-                finished_at=step.finished_at,
-                data=step.data,
-                error=step.error,
-                idempotency_key=step.idempotency_key,
-            )
+    @staticmethod
+    def _step_params(step: StepRecord, run_id: str) -> tuple[object, ...]:
+        return (
+            step.turn_id,
+            step.attempt,
+            step.kind,
+            step.status,
+            step.started_at,
+            step.finished_at,
+            turns.dumps(dict(step.data)),
+            step.error,
+            step.idempotency_key,
+            run_id,
+        )
 
-        return self._tx(write)
+    def record_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
+        try:
+            row = self._conn.execute(
+                turns.RECORD_STEP_SQL, self._step_params(step, run_id)
+            ).fetchone()
+        except sqlite3.IntegrityError:  # this idempotency key was recorded before: replay it
+            return self._find_step(self._conn, step.idempotency_key or "")
+        if row is None:
+            return None
+        return attrs.evolve(step, seq=row[0])
 
     _STEP_COLUMNS = (
         "turn_id, seq, attempt, kind, status, started_at, finished_at, data, error, idempotency_key"
@@ -401,7 +417,7 @@ class SQLiteStore:
         return None if row is None else ThreadInfo(*row)
 
     def list_threads(self, limit: int = 50) -> list[ThreadInfo]:
-        rows = self._conn.execute(
+        rows = self._conn.execute(  # a CLI listing: a scan is fine, an index would cost every write
             f"SELECT {self._THREAD_COLUMNS} FROM threads ORDER BY updated_at DESC LIMIT ?",
             (limit,),
         ).fetchall()
@@ -414,12 +430,13 @@ class SQLiteStore:
         ).fetchall()
         return [GroupCount(g, TurnStatus(s), n) for g, s, n in rows]
 
+    def group_load(self) -> dict[str, tuple[int, int]]:
+        """``group -> (running, queued)`` from the maintained counters (no scan)."""
+        rows = self._conn.execute("SELECT name, running, queued FROM thread_groups").fetchall()
+        return {name: (running, queued) for name, running, queued in rows}
+
     def next_wakeup(self, *, now: float) -> float | None:
-        row = self._conn.execute(
-            "SELECT MIN(head_not_before) FROM threads WHERE running_id IS NULL "
-            "AND head_id IS NOT NULL AND head_not_before > ?",
-            (now,),
-        ).fetchone()
+        row = self._conn.execute(turns.NEXT_WAKEUP_SQL, (now,)).fetchone()
         return row[0] if row and row[0] is not None else None
 
     # -- plugin records --------------------------------------------------------------------

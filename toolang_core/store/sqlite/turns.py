@@ -1,9 +1,10 @@
 """Turn-request state changes in the SQLite store, one function per operation.
 
-Every function runs inside the caller's ``BEGIN IMMEDIATE`` transaction; SQLite's
-single writer serialises them, so the checks and the changes they guard are atomic.
-The ``threads`` row of each thread caches its running turn and its head (best queued
-request by ``(rank, seq)``); ``thread_groups`` counts running and queued requests.
+Functions taking a connection run inside the caller's ``BEGIN IMMEDIATE`` transaction;
+SQLite's single writer serialises them, so the checks and the changes they guard are
+atomic. The ``threads`` row of each thread (its active turn and its head: the best
+queued request by ``(rank, seq)``) and the ``thread_groups`` counters are maintained by
+triggers on every insert and status change, so these functions only change requests.
 """
 
 from __future__ import annotations
@@ -101,18 +102,77 @@ def turn_from_row(row: Sequence[Any]) -> TurnRequest:
     )
 
 
-def refresh_head(c: sqlite3.Connection, thread_id: str, now: float) -> None:
-    """Point the thread's row at its best queued request (or at none)."""
-    row = c.execute(
-        "SELECT id, rank, seq, COALESCE(not_before, 0) FROM turn_requests "
-        "WHERE thread_id = ? AND status = 'queued' ORDER BY rank, seq LIMIT 1",
-        (thread_id,),
-    ).fetchone()
-    head = row if row is not None else (None, None, None, 0)
-    c.execute(
-        "UPDATE threads SET head_id = ?, head_rank = ?, head_seq = ?, head_not_before = ?, "
-        "updated_at = ? WHERE thread_id = ?",
-        (*head, now, thread_id),
+# Queued requests of one thread are few; a thread's history may be long: use the
+# queued-only index (the planner cannot know which is smaller).
+COALESCE_SQL = (
+    "SELECT id FROM turn_requests INDEXED BY turn_queued_in_thread "
+    "WHERE thread_id = ? AND status = 'queued' AND dedupe_key = ? ORDER BY seq LIMIT 1"
+)
+STEER_SQL = (
+    f"SELECT {TURN_COLUMNS} FROM turn_requests INDEXED BY turn_queued_in_thread "
+    "WHERE thread_id = ? AND status = 'queued' AND steer = 1 ORDER BY seq"
+)
+# A partial index is used only when the query repeats its condition word for word.
+CANCEL_REQUESTS_SQL = (
+    f"SELECT id FROM turn_requests WHERE lease_owner = ? AND status IN {ACTIVE_SQL} "
+    "AND status = 'canceling' AND cancel_requested = 1"
+)
+NEXT_WAKEUP_SQL = (
+    "SELECT MIN(head_not_before) FROM threads WHERE running_id IS NULL "
+    "AND head_id IS NOT NULL AND head_not_before > 0 AND head_not_before > ?"
+)
+
+INSERT_SQL = (
+    "INSERT INTO turn_requests (id, source, thread_id, thread_group, priority, rank, input, "
+    "status, attempt, created_at, updated_at, sender, channel, agent, dedupe_key, "
+    "not_before, parent, owner, timeout_seconds, meta, steer) VALUES "
+    "(?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def is_simple(request: NewTurnRequest, rules: SubmitRules) -> bool:
+    """Whether submitting needs no reads first: one INSERT, atomic on its own."""
+    return rules.strategy == "enqueue" and rules.max_queued is None and request.id is None
+
+
+def insert_params(
+    request: NewTurnRequest,
+    rules: SubmitRules,
+    turn_id: str,
+    now: float,
+    *,
+    dedupe_key: str | None = None,
+    steer: bool = False,
+) -> tuple[object, ...]:
+    eligible = max(now, request.not_before or 0.0)
+    return (
+        turn_id,
+        request.source,
+        request.thread_id,
+        rules.thread_group,
+        rules.priority,
+        rank_for(eligible, rules.priority, rules.aging_seconds),
+        request.input,
+        now,
+        now,
+        request.sender,
+        request.channel,
+        request.agent,
+        dedupe_key or request.dedupe_key,
+        request.not_before,
+        request.parent,
+        request.owner,
+        request.timeout_seconds,
+        dumps(dict(request.meta)),
+        int(steer),
+    )
+
+
+def wrong_group(request: NewTurnRequest, rules: SubmitRules, actual: str | None) -> SubmitRejected:
+    where = f"group {actual!r}" if actual else "another group"
+    return SubmitRejected(
+        f"thread {request.thread_id!r} belongs to {where}, not {rules.thread_group!r}",
+        reason="wrong_group",
     )
 
 
@@ -124,17 +184,14 @@ def _end_queued(
     outcome: str,
     error: str | None,
     now: float,
+    output: str | None = None,
 ) -> None:
     """Give a queued request a terminal status without it ever running."""
-    row = c.execute(
-        "UPDATE turn_requests SET status = ?, outcome = ?, error = ?, finished_at = ?, "
-        "updated_at = ? WHERE id = ? AND status = 'queued' RETURNING thread_id, thread_group",
-        (status.value, outcome, error, now, now, turn_id),
-    ).fetchone()
-    if row is None:
-        return
-    c.execute("UPDATE thread_groups SET queued = queued - 1 WHERE name = ?", (row[1],))
-    refresh_head(c, row[0], now)
+    c.execute(
+        "UPDATE turn_requests SET status = ?, outcome = ?, error = ?, output = ?, "
+        "finished_at = ?, updated_at = ? WHERE id = ? AND status = 'queued'",
+        (status.value, outcome, error, output, now, now, turn_id),
+    )
 
 
 # -- ingress ---------------------------------------------------------------------------
@@ -153,11 +210,7 @@ def submit(
         (request.thread_id,),
     ).fetchone()
     if thread is not None and thread[0] != rules.thread_group:
-        raise SubmitRejected(
-            f"thread {request.thread_id!r} belongs to group {thread[0]!r}, "
-            f"not {rules.thread_group!r}",
-            reason="wrong_group",
-        )
+        raise wrong_group(request, rules, thread[0])
     running_id = thread[1] if thread else None
     head_id = thread[2] if thread else None
     dedupe_key = request.dedupe_key
@@ -171,11 +224,7 @@ def submit(
             reason="thread_busy",
         )
     if rules.strategy == "coalesce":
-        existing = c.execute(
-            "SELECT id FROM turn_requests WHERE thread_id = ? AND dedupe_key = ? "
-            "AND status = 'queued' ORDER BY seq LIMIT 1",
-            (request.thread_id, dedupe_key),
-        ).fetchone()
+        existing = c.execute(COALESCE_SQL, (request.thread_id, dedupe_key)).fetchone()
         if existing is not None:
             c.execute(
                 "UPDATE turn_requests SET input = ?, meta = ?, updated_at = ? WHERE id = ?",
@@ -189,53 +238,8 @@ def submit(
     dropped = _make_room(c, rules, now)
     steer = rules.strategy == "steer" and running_id is not None
     turn_id = request.id or new_id
-    eligible = max(now, request.not_before or 0.0)
-    rank = rank_for(eligible, rules.priority, rules.aging_seconds)
-    seq = c.execute(
-        "INSERT INTO turn_requests (id, source, thread_id, thread_group, priority, rank, input, "
-        "status, attempt, created_at, updated_at, sender, channel, agent, dedupe_key, "
-        "not_before, parent, owner, timeout_seconds, meta, steer) VALUES "
-        "(?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
-        (
-            turn_id,
-            request.source,
-            request.thread_id,
-            rules.thread_group,
-            rules.priority,
-            rank,
-            request.input,
-            now,
-            now,
-            request.sender,
-            request.channel,
-            request.agent,
-            dedupe_key,
-            request.not_before,
-            request.parent,
-            request.owner,
-            request.timeout_seconds,
-            dumps(dict(request.meta)),
-            int(steer),
-        ),
-    ).fetchone()[0]
-    not_before = request.not_before or 0.0
-    if thread is None:
-        c.execute(
-            "INSERT INTO threads (thread_id, thread_group, head_id, head_rank, head_seq, "
-            "head_not_before, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (request.thread_id, rules.thread_group, turn_id, rank, seq, not_before, now, now),
-        )
-    else:
-        c.execute(
-            "UPDATE threads SET head_id = ?, head_rank = ?, head_seq = ?, head_not_before = ?, "
-            "updated_at = ? WHERE thread_id = ? AND (head_id IS NULL OR head_rank > ? "
-            "OR (head_rank = ? AND head_seq > ?))",
-            (turn_id, rank, seq, not_before, now, request.thread_id, rank, rank, seq),
-        )
     c.execute(
-        "INSERT INTO thread_groups (name, queued) VALUES (?, 1) "
-        "ON CONFLICT (name) DO UPDATE SET queued = queued + 1",
-        (rules.thread_group,),
+        INSERT_SQL, insert_params(request, rules, turn_id, now, dedupe_key=dedupe_key, steer=steer)
     )
     return SubmitResult(turn_id, "queued", dropped=dropped, interrupted=interrupted, steer=steer)
 
@@ -291,11 +295,11 @@ def claim(
     only: Collection[str] | None,
 ) -> list[TurnRequest]:
     running = dict(c.execute("SELECT name, running FROM thread_groups WHERE queued > 0"))
-    candidates: list[tuple[float, int, str, str, str]] = []
+    candidates: list[tuple[float, int, str, str]] = []
     if only is not None:
         for turn_id in only:
             row = c.execute(
-                "SELECT t.head_rank, t.head_seq, t.head_id, t.thread_id, t.thread_group "
+                "SELECT t.head_rank, t.head_seq, t.head_id, t.thread_group "
                 "FROM threads t JOIN turn_requests r ON r.thread_id = t.thread_id "
                 "WHERE r.id = ? AND t.head_id = r.id AND t.running_id IS NULL "
                 "AND t.head_not_before <= ?",
@@ -307,20 +311,19 @@ def claim(
         for group, group_running in running.items():
             cap = caps.get(group)
             budget = limit if cap is None else min(limit, cap - group_running)
-            if budget <= 0:
-                continue
-            candidates.extend(
-                c.execute(
-                    "SELECT head_rank, head_seq, head_id, thread_id, thread_group FROM threads "
-                    "WHERE thread_group = ? AND running_id IS NULL AND head_id IS NOT NULL "
-                    "AND head_not_before <= ? ORDER BY head_rank, head_seq LIMIT ?",
-                    (group, now, budget),
+            if budget > 0:
+                candidates.extend(
+                    c.execute(
+                        "SELECT head_rank, head_seq, head_id, thread_group FROM threads "
+                        "WHERE thread_group = ? AND running_id IS NULL AND head_id IS NOT NULL "
+                        "AND head_not_before <= ? ORDER BY head_rank, head_seq LIMIT ?",
+                        (group, now, budget),
+                    )
                 )
-            )
     candidates.sort()
     taken: Counter[str] = Counter()
     claimed: list[TurnRequest] = []
-    for _rank, _seq, turn_id, thread_id, group in candidates:
+    for _rank, _seq, turn_id, group in candidates:
         if len(claimed) >= limit:
             break
         cap = caps.get(group)
@@ -332,93 +335,48 @@ def claim(
             f"WHERE id = ? AND status = 'queued' RETURNING {TURN_COLUMNS}",
             (run_id, now + lease_seconds, now, now, turn_id),
         ).fetchone()
-        if row is None:
-            continue
-        c.execute(
-            "UPDATE threads SET running_id = ?, turns = turns + 1 WHERE thread_id = ?",
-            (turn_id, thread_id),
-        )
-        refresh_head(c, thread_id, now)
-        taken[group] += 1
-        claimed.append(turn_from_row(row))
-    for group, count in taken.items():
-        c.execute(
-            "UPDATE thread_groups SET running = running + ?, queued = queued - ? WHERE name = ?",
-            (count, count, group),
-        )
+        if row is not None:
+            taken[group] += 1
+            claimed.append(turn_from_row(row))
     return claimed
 
 
-def _leave_active(c: sqlite3.Connection, thread_id: str, group: str, turn_id: str) -> None:
-    c.execute(
-        "UPDATE threads SET running_id = NULL WHERE thread_id = ? AND running_id = ?",
-        (thread_id, turn_id),
-    )
-    c.execute("UPDATE thread_groups SET running = running - 1 WHERE name = ?", (group,))
+FINISH_SQL = (
+    "UPDATE turn_requests SET status = ?, output = ?, outcome = ?, error = ?, "
+    "finished_at = ?, updated_at = ?, lease_owner = NULL, lease_expires = NULL "
+    f"WHERE id = ? AND lease_owner = ? AND attempt = ? AND status IN {ACTIVE_SQL}"
+)
+"""One statement, atomic on its own: fenced by (lease owner, attempt)."""
+
+RELEASE_SQL = (
+    "UPDATE turn_requests SET status = 'queued', attempt = attempt - 1, lease_owner = NULL, "
+    "lease_expires = NULL, cancel_requested = 0, updated_at = ? "
+    f"WHERE id = ? AND lease_owner = ? AND attempt = ? AND status IN {ACTIVE_SQL}"
+)
+
+SET_ACTIVE_SQL = (
+    "UPDATE turn_requests SET status = ?, updated_at = ? WHERE id = ? AND lease_owner = ? "
+    "AND attempt = ? AND status IN ('running', 'awaiting_approval')"
+)
+
+RECORD_STEP_SQL = (
+    "INSERT INTO turn_steps (turn_id, seq, attempt, kind, status, started_at, finished_at, "
+    "data, error, idempotency_key) "
+    "SELECT ?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM turn_steps WHERE turn_id = ?1), "
+    "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 WHERE EXISTS (SELECT 1 FROM turn_requests WHERE id = ?1 "
+    f"AND lease_owner = ?10 AND attempt = ?2 AND status IN {ACTIVE_SQL}) RETURNING seq"
+)
+"""One statement: the fence check, the next sequence number and the insert together."""
 
 
-def finish(
-    c: sqlite3.Connection,
-    turn_id: str,
-    *,
-    run_id: str,
-    attempt: int,
-    status: TurnStatus,
-    now: float,
-    output: str | None,
-    outcome: str | None,
-    error: str | None,
-) -> bool:
+def check_finish_status(status: TurnStatus) -> None:
     if not status.is_terminal:
         raise ValueError(f"finish needs a terminal status, not {status.value!r}")
-    row = c.execute(
-        "UPDATE turn_requests SET status = ?, output = ?, outcome = ?, error = ?, "
-        "finished_at = ?, updated_at = ?, lease_owner = NULL, lease_expires = NULL "
-        f"WHERE id = ? AND lease_owner = ? AND attempt = ? AND status IN {ACTIVE_SQL} "
-        "RETURNING thread_id, thread_group",
-        (status.value, output, outcome, error, now, now, turn_id, run_id, attempt),
-    ).fetchone()
-    if row is None:
-        return False
-    _leave_active(c, row[0], row[1], turn_id)
-    c.execute("UPDATE threads SET updated_at = ? WHERE thread_id = ?", (now, row[0]))
-    return True
 
 
-def release(c: sqlite3.Connection, turn_id: str, *, run_id: str, attempt: int, now: float) -> bool:
-    row = c.execute(
-        "UPDATE turn_requests SET status = 'queued', attempt = attempt - 1, lease_owner = NULL, "
-        "lease_expires = NULL, cancel_requested = 0, updated_at = ? "
-        f"WHERE id = ? AND lease_owner = ? AND attempt = ? AND status IN {ACTIVE_SQL} "
-        "RETURNING thread_id, thread_group",
-        (now, turn_id, run_id, attempt),
-    ).fetchone()
-    if row is None:
-        return False
-    _leave_active(c, row[0], row[1], turn_id)
-    c.execute("UPDATE thread_groups SET queued = queued + 1 WHERE name = ?", (row[1],))
-    refresh_head(c, row[0], now)
-    return True
-
-
-def set_active_status(
-    c: sqlite3.Connection,
-    turn_id: str,
-    *,
-    run_id: str,
-    attempt: int,
-    status: TurnStatus,
-    now: float,
-) -> bool:
+def check_active_status(status: TurnStatus) -> None:
     if status not in (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL):
         raise ValueError(f"an active turn can move to running or awaiting_approval, not {status}")
-    return bool(
-        c.execute(
-            "UPDATE turn_requests SET status = ?, updated_at = ? WHERE id = ? AND lease_owner = ? "
-            "AND attempt = ? AND status IN ('running', 'awaiting_approval')",
-            (status.value, now, turn_id, run_id, attempt),
-        ).rowcount
-    )
 
 
 def recover(
@@ -428,12 +386,12 @@ def recover(
     marks = ",".join("?" * len(dead))
     dead_clause = f" OR lease_owner IN ({marks})" if dead else ""
     rows = c.execute(
-        f"SELECT id, thread_id, thread_group, status, attempt FROM turn_requests "
-        f"WHERE status IN {ACTIVE_SQL} AND (lease_expires < ?{dead_clause})",
+        f"SELECT id, status, attempt FROM turn_requests WHERE status IN {ACTIVE_SQL} "
+        f"AND (lease_expires < ?{dead_clause})",
         (now, *dead),
     ).fetchall()
     requeued, failed, canceled = [], [], []
-    for turn_id, thread_id, group, status, attempt in rows:
+    for turn_id, status, attempt in rows:
         if status == TurnStatus.CANCELING:
             new, outcome, error = TurnStatus.CANCELED, "canceled", None
             canceled.append(turn_id)
@@ -448,15 +406,11 @@ def recover(
             new, outcome, error = TurnStatus.QUEUED, None, None
             requeued.append(turn_id)
         c.execute(
-            "UPDATE turn_requests SET status = ?, outcome = ?, error = ?, lease_owner = NULL, "
-            "lease_expires = NULL, updated_at = ?, "
+            "UPDATE turn_requests SET status = ?, outcome = ?, error = COALESCE(?, error), "
+            "lease_owner = NULL, lease_expires = NULL, updated_at = ?, "
             "finished_at = CASE WHEN ? = 'queued' THEN NULL ELSE ? END WHERE id = ?",
             (new.value, outcome, error, now, new.value, now, turn_id),
         )
-        _leave_active(c, thread_id, group, turn_id)
-        if new is TurnStatus.QUEUED:
-            c.execute("UPDATE thread_groups SET queued = queued + 1 WHERE name = ?", (group,))
-            refresh_head(c, thread_id, now)
     return Recovery(tuple(requeued), tuple(failed), tuple(canceled))
 
 
@@ -475,10 +429,9 @@ def cancel(c: sqlite3.Connection, turn_id: str, now: float, *, reason: str) -> C
         if current in seen:
             continue
         seen.add(current)
-        status_row = c.execute(
-            "SELECT status FROM turn_requests WHERE id = ?", (current,)
-        ).fetchone()
-        status = TurnStatus(status_row[0])
+        status = TurnStatus(
+            c.execute("SELECT status FROM turn_requests WHERE id = ?", (current,)).fetchone()[0]
+        )
         if status is TurnStatus.QUEUED:
             _end_queued(
                 c, current, status=TurnStatus.CANCELED, outcome="canceled", error=reason, now=now
@@ -508,18 +461,18 @@ def take_steer(
     ).fetchone()
     if owner is None:
         return []
-    rows = c.execute(
-        f"SELECT {TURN_COLUMNS} FROM turn_requests WHERE thread_id = ? AND status = 'queued' "
-        "AND steer = 1 ORDER BY seq",
-        (owner[0],),
-    ).fetchall()
+    rows = c.execute(STEER_SQL, (owner[0],)).fetchall()
     taken = []
     for row in rows:
         turn = turn_from_row(row)
-        _end_queued(c, turn.id, status=TurnStatus.STEERED, outcome="steered", error=None, now=now)
-        c.execute(
-            "UPDATE turn_requests SET output = ? WHERE id = ?",
-            (f"delivered into running turn {turn_id}", turn.id),
+        _end_queued(
+            c,
+            turn.id,
+            status=TurnStatus.STEERED,
+            outcome="steered",
+            error=None,
+            now=now,
+            output=f"delivered into running turn {turn_id}",
         )
         taken.append(turn)
     return taken
@@ -527,15 +480,10 @@ def take_steer(
 
 def heartbeat(c: sqlite3.Connection, run_id: str, *, now: float, lease_expires: float) -> Heartbeat:
     c.execute("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, run_id))
-    c.execute(
-        "UPDATE turn_requests SET lease_expires = ? WHERE lease_owner = ? "
-        f"AND status IN {ACTIVE_SQL}",
-        (lease_expires, run_id),
-    )
     rows = c.execute(
-        f"SELECT id, cancel_requested FROM turn_requests WHERE lease_owner = ? "
-        f"AND status IN {ACTIVE_SQL}",
-        (run_id,),
+        "UPDATE turn_requests SET lease_expires = ? WHERE lease_owner = ? "
+        f"AND status IN {ACTIVE_SQL} RETURNING id, cancel_requested",
+        (lease_expires, run_id),
     ).fetchall()
     return Heartbeat(
         owned=frozenset(r[0] for r in rows),

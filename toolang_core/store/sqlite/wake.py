@@ -21,13 +21,26 @@ def wake_address(path: Path) -> str:
     return f"\0toolang-wake-{digest}"
 
 
-def send_wake(address: str) -> None:
-    """Nudge the listening runtime, if there is one; never raises."""
-    if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
-        sock.setblocking(False)
-        sock.sendto(b"!", address)
+class WakeSender:
+    """Nudges the runtime listening on one store's address; never raises."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self._sock: socket.socket | None = None
+
+    def send(self) -> None:
+        if not sys.platform.startswith("linux"):
+            return
+        with contextlib.suppress(OSError):
+            if self._sock is None:
+                self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+                self._sock.setblocking(False)
+            self._sock.sendto(b"!", self.address)
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
 
 
 class SocketWaker:
