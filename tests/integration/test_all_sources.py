@@ -89,3 +89,26 @@ def test_all_five_sources_feed_one_runtime(tmp_path: Path):
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert "Traceback" not in err
+
+
+def test_init_adds_a_demo_chore_that_makes_work_flow(tmp_path):
+    assert run_toolang("init", cwd=tmp_path).returncode == 0
+    assert "[plugins.source-chore]" in (tmp_path / "toolang.toml").read_text()
+    assert run_toolang("init", "--exist-ok", cwd=tmp_path).stdout.startswith("keeping")
+    assert run_toolang("doctor", cwd=tmp_path).returncode == 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
+    proc = subprocess.Popen([sys.executable, "-m", "toolang_core", "run"], cwd=tmp_path,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        done = []
+        while time.monotonic() < deadline and not done:
+            result = run_toolang("turns", "list", "--json", "--thread", "chore:heartbeat",
+                                 cwd=tmp_path)
+            done = [t for t in json.loads(result.stdout or "[]") if t["status"] == "completed"]
+            time.sleep(0.5)
+        assert done, "the demo chore never ran"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert "turn.finished" in err

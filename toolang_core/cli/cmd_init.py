@@ -19,17 +19,24 @@ from toolang_core.errors import UsageError
     help="Where to write it (default: ./toolang.toml or --config).",
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
+@click.option("--exist-ok", is_flag=True, help="Keep an existing file and succeed.")
 @pass_state
-def init(state: CliState, path: Path | None, force: bool) -> None:
+def init(state: CliState, *, path: Path | None, force: bool, exist_ok: bool) -> None:
     """Write a commented starter toolang.toml that loads as-is."""
     from toolang_core.config.loader import CONFIG_NAME, parse_config
-    from toolang_core.config.starter import STARTER_CONFIG
+    from toolang_core.config.starter import starter_config
+    from toolang_core.plugins.loader import scan_entry_points
 
     target = path or state.config_path or Path(CONFIG_NAME)
     if target.exists() and not force:
+        if exist_ok:
+            click.echo(f"keeping {target}")
+            return
         raise UsageError(f"{target} already exists; pass --force to overwrite it")
-    parse_config(STARTER_CONFIG, file=target, env=state.env)  # the starter must always load
+    policy = state.policy()  # installed and allowed plugins only
+    text = starter_config({i.name for i in scan_entry_points() if policy.refusal(i) is None})
+    parse_config(text, file=target, env=state.env)  # the starter must always load
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(STARTER_CONFIG, encoding="utf-8")
+    target.write_text(text, encoding="utf-8")
     click.echo(f"wrote {target}")
     click.echo("next: `toolang doctor` checks it; `toolang plugins` lists what is installed")

@@ -12,7 +12,7 @@ from toolang_core.config.model import (
     ToolangConfig,
 )
 from toolang_core.config.settings import plugin_settings, validate_plugin_settings
-from toolang_core.config.starter import STARTER_CONFIG
+from toolang_core.config.starter import STARTER_CONFIG, starter_config
 from toolang_core.config.types import EnvStr, Secret
 
 __all__ = [
@@ -32,5 +32,6 @@ __all__ = [
     "load_config",
     "parse_config",
     "plugin_settings",
+    "starter_config",
     "validate_plugin_settings",
 ]

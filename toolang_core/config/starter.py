@@ -2,6 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
+DEMO_CHORE = """
+# A demo chore, so `toolang run` shows work flowing at once: every 10 seconds the
+# chore source places a turn on thread chore:heartbeat. Delete it when you are done.
+[plugins.source-chore]
+chores = [
+  { key = "heartbeat", schedule = "every 10 seconds", input = "Hello from the heartbeat chore." },
+]
+"""
+
+
+def starter_config(installed: Collection[str] = ()) -> str:
+    """The starter file; sections for installed plugins are added (``installed`` holds
+    entry-point names), so the file always loads as-is."""
+    text = STARTER_CONFIG
+    if "source-chore" in installed:
+        text += DEMO_CHORE
+    return text
+
 STARTER_CONFIG = """\
 # toolang.toml — one runtime, composed from plugins.
 # Every key below shows its default; delete what you do not change.

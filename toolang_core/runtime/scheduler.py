@@ -234,7 +234,13 @@ class Scheduler:
                 reason="another runtime owns this turn now; its outcome was discarded",
             )
             return
-        log.debug("turn.finished", turn=turn.id, status=outcome.status.value)
+        log.info(
+            "turn.finished",
+            turn=turn.id,
+            thread=turn.thread_id,
+            status=outcome.status.value,
+            output=(outcome.output or outcome.error or "")[:80],
+        )
         if self.on_event is not None and self.has_subscribers():
             await self.on_event(
                 Event(
