@@ -97,14 +97,21 @@ def test_init_adds_a_demo_chore_that_makes_work_flow(tmp_path):
     assert run_toolang("init", "--exist-ok", cwd=tmp_path).stdout.startswith("keeping")
     assert run_toolang("doctor", cwd=tmp_path).returncode == 0
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
-    proc = subprocess.Popen([sys.executable, "-m", "toolang_core", "run"], cwd=tmp_path,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolang_core", "run"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         done = []
         while time.monotonic() < deadline and not done:
-            result = run_toolang("turns", "list", "--json", "--thread", "chore:heartbeat",
-                                 cwd=tmp_path)
+            result = run_toolang(
+                "turns", "list", "--json", "--thread", "chore:heartbeat", cwd=tmp_path
+            )
             done = [t for t in json.loads(result.stdout or "[]") if t["status"] == "completed"]
             time.sleep(0.5)
         assert done, "the demo chore never ran"

@@ -22,6 +22,7 @@ def starter_config(installed: Collection[str] = ()) -> str:
         text += DEMO_CHORE
     return text
 
+
 STARTER_CONFIG = """\
 # toolang.toml — one runtime, composed from plugins.
 # Every key below shows its default; delete what you do not change.
