@@ -17,8 +17,7 @@ import tempfile
 from pathlib import Path
 
 import attrs
-from hypothesis import settings
-from hypothesis import strategies as st
+from hypothesis import settings, strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
     initialize,

@@ -13,27 +13,54 @@ from typing import TYPE_CHECKING, Any
 from toolang_core.markers import hookimpl, hookspec
 
 if TYPE_CHECKING:
-    from toolang_core.agents.types import AgentDefinition, AgentLoad, AgentSource
-    from toolang_core.config.model import ToolangConfig
-    from toolang_core.config.settings import plugin_settings
-    from toolang_core.config.types import EnvStr, Secret
-    from toolang_core.errors import ConfigError, PluginError, ToolangError
-    from toolang_core.events import Event
-    from toolang_core.plugins.context import PluginContext
-    from toolang_core.plugins.host import PluginHost
-    from toolang_core.plugins.registrars import RegisterFactory, RegisterSettings, RegisterTool
-    from toolang_core.runtime import Runtime
+    from toolang_core.agents.types import (
+        AgentDefinition as AgentDefinition,
+        AgentLoad as AgentLoad,
+        AgentSource as AgentSource,
+    )
+    from toolang_core.config.model import (
+        ToolangConfig as ToolangConfig,
+    )
+    from toolang_core.config.settings import (
+        plugin_settings as plugin_settings,
+    )
+    from toolang_core.config.types import (
+        EnvStr as EnvStr,
+        Secret as Secret,
+    )
+    from toolang_core.errors import (
+        ConfigError as ConfigError,
+        PluginError as PluginError,
+        ToolangError as ToolangError,
+    )
+    from toolang_core.events import (
+        Event as Event,
+    )
+    from toolang_core.plugins.context import (
+        PluginContext as PluginContext,
+    )
+    from toolang_core.plugins.host import (
+        PluginHost as PluginHost,
+    )
+    from toolang_core.plugins.registrars import (
+        RegisterFactory as RegisterFactory,
+        RegisterSettings as RegisterSettings,
+        RegisterTool as RegisterTool,
+    )
+    from toolang_core.runtime import (
+        Runtime as Runtime,
+    )
     from toolang_core.tools.types import (
-        Block,
-        Denied,
-        Granted,
-        Modify,
-        Observe,
-        Pending,
-        Tool,
-        ToolCall,
-        ToolCallContext,
-        ToolResult,
+        Block as Block,
+        Denied as Denied,
+        Granted as Granted,
+        Modify as Modify,
+        Observe as Observe,
+        Pending as Pending,
+        Tool as Tool,
+        ToolCall as ToolCall,
+        ToolCallContext as ToolCallContext,
+        ToolResult as ToolResult,
     )
 
 __version__ = "0.1.0"

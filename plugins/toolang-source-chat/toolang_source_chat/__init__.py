@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
+from typing import TYPE_CHECKING
 
 import attrs
 import click
 
 from toolang_core import RegisterFactory, RegisterSettings, hookimpl
-from toolang_core.runtime.inbox import Inbox
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from toolang_core.runtime.inbox import Inbox
 
 NAME = "source-chat"
 

@@ -39,7 +39,7 @@ def chat(
     from toolang_core.errors import UsageError
 
     settings = state.runtime.settings.get("source-chat")
-    thread = thread_id(thread_name or getattr(settings, "default_thread", "default"))
+    thread = thread_id(thread_name or str(getattr(settings, "default_thread", "default")))
     wait = float(getattr(settings, "wait_seconds", 300.0))
     if interactive:
         asyncio.run(_interactive(state, thread, agent, wait))

@@ -10,7 +10,8 @@ import pytest
 import toolang_source_chore as plugin
 from toolang_core.runtime.inbox import Inbox
 from toolang_core.store.types import TurnFilter, TurnStatus
-from toolang_source_chore.chores import ChoreBoard, ChoreSettings, ChoreSpec
+from toolang_source_chore.chores import ChoreBoard
+from toolang_source_chore.settings import ChoreSettings, ChoreSpec
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC).timestamp()
 ENV = {"TOOLANG_LOAD_PLUGINS": "source-chore"}

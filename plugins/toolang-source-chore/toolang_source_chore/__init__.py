@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import TYPE_CHECKING
 
 import click
 
 from toolang_core import RegisterFactory, RegisterSettings, hookimpl
-from toolang_core.runtime.inbox import Inbox
-from toolang_source_chore.chores import ChoreBoard, ChoreSettings
+from toolang_source_chore.settings import ChoreSettings, ChoreSpec
+
+if TYPE_CHECKING:
+    from toolang_core.runtime.inbox import Inbox
+
+__all__ = ["ChoreSettings", "ChoreSpec"]
 
 NAME = "source-chore"
 
@@ -22,6 +27,8 @@ class ChoreSource:
         self.base_dir = base_dir
 
     async def run(self, inbox: Inbox, stop: asyncio.Event) -> None:
+        from toolang_source_chore.chores import ChoreBoard
+
         board = ChoreBoard(self.settings, self.base_dir, inbox.store, clock=inbox.clock)  # type: ignore[arg-type]
         while not stop.is_set():
             board.reload()

@@ -16,34 +16,13 @@ from toolang_core.runtime.recurring import Recurring
 from toolang_core.schedule import Schedule, ScheduleError
 from toolang_core.store.protocol import ExecutionStore
 from toolang_core.store.types import NewTurnRequest
+from toolang_source_chore.settings import ChoreSettings
 
 log = structlog.get_logger("toolang.source.chore")
 
 STATE = "source-chore.state"
 _KEY = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 _FILE_KEYS = {"schedule", "agent", "paused", "start"}
-
-
-@attrs.frozen
-class ChoreSpec:
-    """One chore as declared in ``[plugins.source-chore] chores``."""
-
-    key: str
-    schedule: str
-    input: str = ""
-    agent: str | None = None
-    paused: bool = False
-    start: str | None = None
-
-
-@attrs.frozen
-class ChoreSettings:
-    """``[plugins.source-chore]``: declared chores, the chore file directory, and the
-    longest time between two looks at the schedules."""
-
-    chores: tuple[ChoreSpec, ...] = ()
-    dir: Path | None = None
-    poll_seconds: float = 30.0
 
 
 @attrs.frozen

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 
 def _board(state: CliState) -> ChoreBoard:
-    from toolang_source_chore.chores import ChoreBoard, ChoreSettings
+    from toolang_source_chore.chores import ChoreBoard
+    from toolang_source_chore.settings import ChoreSettings
 
     settings = state.runtime.settings.get("source-chore") or ChoreSettings()
     board = ChoreBoard(settings, state.config.base_dir, state.open_store(read_only=False))

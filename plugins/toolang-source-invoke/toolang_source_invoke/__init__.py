@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
-import asyncio
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from toolang_core import RegisterFactory, hookimpl
-from toolang_core.runtime.inbox import Inbox
-from toolang_source_invoke.api import InvokeResult, ainvoke, invoke
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from toolang_core.runtime.inbox import Inbox
+    from toolang_source_invoke.api import InvokeResult, ainvoke, invoke
 
 __all__ = ["InvokeResult", "ainvoke", "invoke"]
+
+
+def __getattr__(name: str) -> Any:  # the Python API loads the runtime only when used
+    if name in __all__:
+        return getattr(import_module("toolang_source_invoke.api"), name)
+    raise AttributeError(f"module 'toolang_source_invoke' has no attribute {name!r}")
+
 
 NAME = "source-invoke"
 

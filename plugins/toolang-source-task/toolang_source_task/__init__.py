@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import TYPE_CHECKING
 
 import attrs
 import click
 
 from toolang_core import RegisterFactory, RegisterSettings, hookimpl
-from toolang_core.runtime.inbox import Inbox
-from toolang_source_task.tasks import TaskBook
+
+if TYPE_CHECKING:
+    from toolang_core.runtime.inbox import Inbox
 
 NAME = "source-task"
 
@@ -29,6 +31,8 @@ class TaskSource:
         self.settings = settings
 
     async def run(self, inbox: Inbox, stop: asyncio.Event) -> None:
+        from toolang_source_task.tasks import TaskBook
+
         book = TaskBook(inbox.store, clock=inbox.clock)
         while not stop.is_set():
             book.submit_due(inbox)

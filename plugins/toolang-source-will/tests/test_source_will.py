@@ -9,7 +9,8 @@ import pytest
 import toolang_source_will as plugin
 from toolang_core.runtime.inbox import Inbox
 from toolang_core.store.types import TurnFilter
-from toolang_source_will import WillSettings, WillSource
+from toolang_source_will import WillSettings
+from toolang_source_will.wills import WillSource
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC).timestamp()
 ENV = {"TOOLANG_LOAD_PLUGINS": "source-will"}

@@ -15,7 +15,8 @@ from toolang_core.cli.state import CliState, pass_state
 def wills(state: CliState) -> None:
     """Each agent's will: its schedule and next occurrence."""
     from toolang_core.runtime.recurring import Recurring
-    from toolang_source_will import STATE, WillSettings, WillSource, load_wills
+    from toolang_source_will import WillSettings
+    from toolang_source_will.wills import STATE, WillSource, load_wills
 
     settings = state.runtime.settings.get("source-will") or WillSettings()
     source = WillSource(settings, state.config.base_dir)

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from toolang_core.markers import hookimpl
-from toolang_core.plugins.context import PluginContext
-from toolang_core.plugins.registrars import RegisterFactory
-from toolang_core.store.sqlite.store import SQLiteStore
+
+if TYPE_CHECKING:
+    from toolang_core.plugins.context import PluginContext
+    from toolang_core.plugins.registrars import RegisterFactory
+    from toolang_core.store.sqlite.store import SQLiteStore
 
 
 def open_sqlite_store(context: PluginContext, *, read_only: bool = False) -> SQLiteStore:
+    # Imported here: every toolang command registers this plugin, few open the store.
+    from toolang_core.store.sqlite.store import SQLiteStore
+
     store = context.config.store
     return SQLiteStore(
         context.config.store_path, read_only=read_only, synchronous=store.synchronous
