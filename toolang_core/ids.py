@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import time
 
-_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford base32, lower case
+# RFC 4648 base32 digits, in order, mapped to Crockford's (lower case): the encoding keeps
+# byte order, so ids sort by their leading timestamp.
+_CROCKFORD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789abcdefghjkmnpqrstvwxyz")
 _ID = re.compile(r"^[0-9a-z][0-9a-z_-]{0,127}$")
 
 
 def new_id(prefix: str = "") -> str:
     """A 26-character time-ordered id (48-bit milliseconds + 80 random bits), like a ULID."""
-    value = (int(time.time() * 1000) << 80) | int.from_bytes(os.urandom(10), "big")
-    chars = []
-    for _ in range(26):
-        value, digit = divmod(value, 32)
-        chars.append(_ALPHABET[digit])
-    return prefix + "".join(reversed(chars))
+    raw = int(time.time() * 1000).to_bytes(6, "big") + os.urandom(10)
+    return prefix + base64.b32encode(raw)[:26].decode().translate(_CROCKFORD)
 
 
 def is_valid_id(value: str) -> bool:
