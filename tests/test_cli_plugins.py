@@ -114,15 +114,18 @@ def test_hooks_shows_what_is_actually_registered(run):
     assert tools == {"hook": "toolang_register_tools", "plugins": ["good"]}
     memory = families["memory"]["hooks"][0]
     assert memory["plugins"] == ["dup"]
-    chain = [entry["stage"] for entry in families["tool-hooks"]["hooks"]]
+    chain = [entry["stage"] for entry in families["tool-hooks"]["hooks"] if "stage" in entry]
     assert chain == [
         "SecurityFilter",
         "ApprovalGate",
         "execute",
+        "SecurityFilter",
         "LearningObserver",
         "KnowledgeSaver",
         "EventPublisher",
     ]
+    others = [e["hook"] for e in families["tool-hooks"]["hooks"] if "stage" not in e]
+    assert others == ["toolang_prompt_notes"]
 
 
 def test_doctor_reports_each_broken_plugin_and_exits_1(run):

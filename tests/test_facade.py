@@ -192,6 +192,7 @@ def test_chain_lists_stages_in_the_fixed_order(toolang_host, toolang_register):
         "SecurityFilter",
         "ApprovalGate",
         "execute",
+        "SecurityFilter",
         "LearningObserver",
         "KnowledgeSaver",
         "EventPublisher",

@@ -32,6 +32,12 @@ def hooks(state: CliState, as_json: bool) -> None:
                 {"stage": stage, "hook": hook, "plugins": impls}
                 for stage, hook, impls in facade.chain()
             ]
+            in_chain = {entry["hook"] for entry in entries}
+            entries += [
+                {"hook": hook, "plugins": facade.implementations(hook)}
+                for hook in family.hook_names
+                if hook not in in_chain
+            ]
         else:
             entries = [
                 {"hook": hook, "plugins": facade.implementations(hook)}

@@ -2,7 +2,8 @@
 
 The core runs every tool call through one fixed chain::
 
-    SecurityFilter → ApprovalGate → execute → LearningObserver → KnowledgeSaver → EventPublisher
+    SecurityFilter → ApprovalGate → execute → SecurityFilter (result) → LearningObserver
+        → KnowledgeSaver → EventPublisher
 
 Each stage is a hook. Implementations are called one at a time in pluggy's order
 (``tryfirst`` first, then most recently registered first) and may return an awaitable.
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
+    from toolang_core.runtime import Runtime
     from toolang_core.tools.types import (
         ApprovalDecision,
         FilterVerdict,
@@ -52,6 +54,30 @@ def toolang_approve_tool_call(
     (the model is told the message) or :class:`~toolang_core.tools.Pending` (a person
     must decide; the turn parks in ``awaiting_approval``). The first non-``None``
     answer decides; ``None`` abstains, and when every gate abstains the call runs.
+    """
+
+
+@hookspec
+def toolang_filter_tool_result(
+    call: ToolCall, result: ToolResult, ctx: ToolCallContext
+) -> ToolResult | Awaitable[ToolResult | None] | None:
+    """SecurityFilter, second half: inspect a result before anyone else sees it.
+
+    Called right after execution, before the observers and before the model. Return a
+    replacement :class:`~toolang_core.tools.ToolResult` (e.g. with personal data masked;
+    later filters see it) or ``None`` to leave it. A filter that raises replaces the
+    result with an error (fail closed): an unfiltered result never leaks.
+    """
+
+
+@hookspec
+def toolang_prompt_notes(agent: str, thread_id: str, runtime: Runtime) -> str | None:
+    """Short, factual notes for the next prompt of ``agent`` on ``thread_id``.
+
+    Called while the prompt is built. Return a line of text (or ``None``); the runtime
+    renders every plugin's notes in one "Notes" section of the system message — a
+    plugin never writes the prompt itself. LearningObserver plugins use it to mention a
+    tool's recent failures. Keep it cheap: it runs before every turn.
     """
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -132,9 +132,13 @@ class _PluginContributions:
 
         return register
 
-    def register_tool(self, tool: Tool) -> None:
+    def register_tool(self, tool: Tool | Callable[..., Any]) -> None:
         if not isinstance(tool, Tool):
-            raise RegistrationError(f"expected a toolang_core.tools.Tool, got {tool!r}")
+            if not callable(tool):
+                raise RegistrationError(
+                    f"expected a toolang_core.tools.Tool or a function, got {tool!r}"
+                )
+            tool = Tool.from_function(tool)
         if not _TOOL_NAME.match(tool.name):
             raise RegistrationError(f"tool name {tool.name!r} must match {_TOOL_NAME.pattern}")
         taken = self.merged.tools.get(tool.name) or next(

@@ -23,13 +23,14 @@ from toolang_core.tools.types import (
     FilterVerdict,
     Modify,
     ToolCall,
+    ToolResult,
 )
 
 if TYPE_CHECKING:
     from toolang_core.events import Event
     from toolang_core.plugins.host import PluginHost
     from toolang_core.runtime import Runtime
-    from toolang_core.tools.types import ToolCallContext, ToolResult
+    from toolang_core.tools.types import ToolCallContext
 
 log = structlog.get_logger("toolang.hooks")
 
@@ -88,7 +89,9 @@ class Hooks:
         return [name for name, _ in self._host.pm.per_plugin_callers(hook)]
 
     def chain(self) -> list[tuple[str, str, list[str]]]:
-        """The tool-call chain as registered: ``(stage, hook, plugins in call order)``."""
+        """The tool-call chain as registered: ``(stage, hook, plugins in call order)``.
+
+        ``execute`` marks where the tool runs; its plugin list is always empty."""
         return [
             (TOOL_CHAIN_STAGES[hook], hook, [] if hook == "execute" else self.implementations(hook))
             for hook in TOOL_CHAIN
@@ -165,6 +168,40 @@ class Hooks:
                 denied = Denied(f"approval gate {plugin!r} failed: {failure.error}")
                 return ApprovalOutcome(plugin, denied, (failure,))
         return ApprovalOutcome(None, None)
+
+    async def filter_tool_result(
+        self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
+    ) -> tuple[ToolResult, tuple[tuple[str, str], ...], tuple[HookFailure, ...]]:
+        """Let every result filter replace the result in turn; ``(result, changed-by
+        (plugin, reason) pairs, failures)``. A filter that raises fails closed."""
+        hook = "toolang_filter_tool_result"
+        changed: list[tuple[str, str]] = []
+        for plugin, caller in self._host.pm.per_plugin_callers(hook):
+            try:
+                for value in _results(caller(call=call, result=result, ctx=ctx)):
+                    replacement = await _resolve(value)
+                    if replacement is not None:
+                        result = replacement
+                        changed.append((plugin, "modified the result"))
+            except Exception as exc:
+                failure = HookFailure(plugin, hook, describe_exception(exc))
+                withheld = ToolResult(ok=False, error=f"result withheld: security filter "
+                                      f"{plugin!r} failed ({failure.error})",
+                                      error_type="filter_failed")
+                return withheld, tuple(changed), (failure,)
+        return result, tuple(changed), ()
+
+    def prompt_notes(self, agent: str, thread_id: str, runtime: Runtime) -> list[str]:
+        """Every plugin's note for the next prompt (a failing plugin is skipped)."""
+        notes: list[str] = []
+        for plugin, caller in self._host.pm.per_plugin_callers("toolang_prompt_notes"):
+            try:
+                notes.extend(str(n) for n in _results(
+                    caller(agent=agent, thread_id=thread_id, runtime=runtime)) if n)
+            except Exception as exc:
+                log.warning("hook.failed", plugin=plugin, hook="toolang_prompt_notes",
+                            error=describe_exception(exc))
+        return notes
 
     async def observe_tool_result(
         self, call: ToolCall, result: ToolResult, ctx: ToolCallContext

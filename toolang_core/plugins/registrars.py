@@ -44,6 +44,8 @@ class RegisterFactory(Protocol):
 
 
 class RegisterTool(Protocol):
-    """``register(tool)``: offer a tool the agents may call."""
+    """``register(tool)``: offer a tool the agents may call — a
+    :class:`~toolang_core.tools.Tool`, or a plain function whose type hints and docstring
+    describe it (see ``Tool.from_function``)."""
 
-    def __call__(self, tool: Tool) -> None: ...
+    def __call__(self, tool: Tool | Callable[..., Any]) -> None: ...

@@ -26,13 +26,35 @@ class Tool:
 
     ``parameters`` is a JSON Schema object describing the keyword arguments of
     ``function``; parameters are validated against it before any hook runs.
-    ``function`` may be sync or async and returns a JSON-able value.
+    ``function`` may be sync or async and returns a JSON-able value. A sync function runs
+    in a worker thread unless ``blocking`` is false (it then runs inline: only for quick,
+    non-blocking work).
     """
 
     name: str
     description: str
     parameters: Mapping[str, JSON]
     function: Callable[..., JSON | Awaitable[JSON]]
+    blocking: bool = True
+
+    @classmethod
+    def from_function(
+        cls,
+        function: Callable[..., JSON | Awaitable[JSON]],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        blocking: bool = True,
+    ) -> Tool:
+        """A tool whose schema comes from ``function``'s type hints and docstring.
+
+        :raises SchemaError: naming the parameter whose annotation has no JSON Schema.
+        """
+        from toolang_core.tools.schema import function_schema
+
+        tool_name = name or function.__name__
+        doc, parameters = function_schema(function, tool_name)
+        return cls(tool_name, description or doc or tool_name, parameters, function, blocking)
 
 
 @attrs.frozen

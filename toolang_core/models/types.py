@@ -1,0 +1,82 @@
+"""What the agent loop sends a model and what it gets back.
+
+A model plugin registers a provider through ``toolang_register_models``; the provider
+hands out :class:`Model` objects by model id. The agent loop keeps the whole message
+history itself and sends it on every call, so models hold no conversation state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, Protocol
+
+import attrs
+
+from toolang_core.tools.types import ToolCall
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@attrs.frozen
+class Message:
+    """One message of a conversation.
+
+    An ``assistant`` message may carry ``tool_calls``; a ``tool`` message answers one of
+    them (``tool_call_id``, ``name``) with its result as text.
+    """
+
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+@attrs.frozen
+class ToolSpec:
+    """A tool as a model sees it: name, description, JSON Schema of its parameters."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+
+@attrs.frozen
+class ModelRequest:
+    """Everything one model call needs."""
+
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    model_id: str | None = None
+    options: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class ModelResponse:
+    """A model's answer: text, tool calls, or both. ``usage`` counts tokens if known."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Mapping[str, int] = attrs.field(factory=dict)
+    model: str = ""
+
+
+class ModelError(Exception):
+    """A model call failed (network, quota, bad answer); the message says what and where."""
+
+
+class Model(Protocol):
+    """One model. ``complete`` is called once per step of the agent loop."""
+
+    async def complete(self, request: ModelRequest) -> ModelResponse: ...
+
+
+class ModelProvider(Protocol):
+    """What a ``toolang_register_models`` factory returns."""
+
+    def model(self, model_id: str | None) -> Model:
+        """The model with this id (``None``: the provider's default).
+
+        :raises ModelError: for an unknown id, naming the ids that exist if it can.
+        """
+        ...

@@ -1,0 +1,186 @@
+"""Durable approval requests: a tool call waiting for a person's decision.
+
+An ApprovalGate plugin creates a request and answers ``Pending``; the tool chain then
+waits for the decision while its turn shows ``awaiting_approval``. Anyone may decide
+from any process (``toolang approvals approve ID``). Requests are records of the
+execution store, keyed by turn and call id: a turn resumed after a crash finds the
+request — and its decision, if one was made meanwhile — instead of asking again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+import attrs
+import cattrs
+
+from toolang_core.errors import ToolangError
+from toolang_core.ids import new_id
+from toolang_core.store.errors import RecordConflict
+from toolang_core.store.protocol import ExecutionStore
+
+KIND = "toolang.approval"
+GRANT_KIND = "toolang.approval.grant"
+Status = Literal["pending", "approved", "denied", "expired"]
+_converter = cattrs.Converter()
+
+
+class ApprovalError(ToolangError):
+    """An approval request is unknown or already decided."""
+
+    exit_code = 6
+
+
+def canonical_params(params: Mapping[str, Any]) -> str:
+    return json.dumps(params, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=str)
+
+
+def params_hash(tool: str, params: Mapping[str, Any]) -> str:
+    return hashlib.sha256(f"{tool}\0{canonical_params(params)}".encode()).hexdigest()[:16]
+
+
+@attrs.frozen
+class Approval:
+    """One approval request and, once made, its decision."""
+
+    id: str
+    key: str
+    tool: str
+    params: Mapping[str, Any]
+    params_hash: str
+    turn_id: str
+    thread_id: str
+    agent: str
+    requester: str | None
+    prompt: str
+    created_at: float
+    expires_at: float | None = None
+    status: Status = "pending"
+    decided_at: float | None = None
+    decided_by: str | None = None
+    reason: str | None = None
+    always: bool = False
+
+
+class ApprovalBook:
+    """Create, find, decide and await approval requests in one store."""
+
+    def __init__(self, store: ExecutionStore, *, clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.clock = clock
+
+    def _load(self, key: str) -> tuple[Approval, int] | None:
+        record = self.store.get_record(KIND, key)
+        if record is None:
+            return None
+        return _converter.structure(dict(record.data), Approval), record.revision
+
+    def _save(self, approval: Approval, revision: int) -> Approval:
+        self.store.put_record(KIND, approval.key, _converter.unstructure(approval),
+                              now=self.clock(), expect_revision=revision)
+        return approval
+
+    def for_call(self, turn_id: str, call_id: str) -> Approval | None:
+        """The request made for this tool call of this turn, if any."""
+        found = self._load(f"{turn_id}:{call_id}")
+        return found[0] if found else None
+
+    def create(
+        self, *, turn_id: str, call_id: str, tool: str, params: Mapping[str, Any],
+        thread_id: str, agent: str, requester: str | None, prompt: str,
+        timeout_seconds: float | None,
+    ) -> Approval:
+        """A new pending request for this call (or the existing one, after a restart)."""
+        key = f"{turn_id}:{call_id}"
+        existing = self._load(key)
+        if existing is not None:
+            return existing[0]
+        now = self.clock()
+        approval = Approval(
+            id=new_id("ap"), key=key, tool=tool, params=dict(params),
+            params_hash=params_hash(tool, params), turn_id=turn_id, thread_id=thread_id,
+            agent=agent, requester=requester, prompt=prompt, created_at=now,
+            expires_at=None if timeout_seconds is None else now + timeout_seconds,
+        )
+        try:
+            return self._save(approval, 0)
+        except RecordConflict:  # created concurrently: take the one that won
+            won = self._load(key)
+            assert won is not None
+            return won[0]
+
+    def get(self, approval_id: str) -> Approval:
+        """:raises ApprovalError: for an unknown id."""
+        for approval in self.list():
+            if approval.id == approval_id:
+                return approval
+        raise ApprovalError(f"no approval request {approval_id!r} (see `toolang approvals list`)")
+
+    def list(self, status: Status | None = None) -> list[Approval]:
+        approvals = [_converter.structure(dict(r.data), Approval)
+                     for r in self.store.list_records(KIND)]
+        if status is not None:
+            approvals = [a for a in approvals if a.status == status]
+        return sorted(approvals, key=lambda a: a.created_at)
+
+    def decide(self, approval_id: str, *, approved: bool, by: str, reason: str | None = None,
+               always: bool = False) -> Approval:
+        """Record a decision. ``always`` also grants the tool on the request's thread.
+
+        :raises ApprovalError: when the request is unknown or no longer pending.
+        """
+        approval = self.get(approval_id)
+        found = self._load(approval.key)
+        assert found is not None
+        current, revision = found
+        if current.status != "pending":
+            raise ApprovalError(f"approval {current.id} was already {current.status}")
+        decided = attrs.evolve(
+            current, status="approved" if approved else "denied", decided_at=self.clock(),
+            decided_by=by, reason=reason, always=always and approved,
+        )
+        try:
+            self._save(decided, revision)
+        except RecordConflict:
+            raise ApprovalError(f"approval {current.id} was decided meanwhile") from None
+        if decided.always:
+            self.grant(decided.thread_id, decided.tool, by=by)
+        return decided
+
+    def expire(self, approval: Approval) -> Approval:
+        found = self._load(approval.key)
+        if found is None or found[0].status != "pending":
+            return found[0] if found else approval
+        expired = attrs.evolve(found[0], status="expired", decided_at=self.clock(),
+                               reason="nobody decided in time")
+        try:
+            return self._save(expired, found[1])
+        except RecordConflict:
+            refreshed = self._load(approval.key)
+            assert refreshed is not None
+            return refreshed[0]
+
+    def grant(self, thread_id: str, tool: str, *, by: str) -> None:
+        self.store.put_record(GRANT_KIND, f"{thread_id}:{tool}",
+                              {"thread_id": thread_id, "tool": tool, "by": by},
+                              now=self.clock())
+
+    def granted(self, thread_id: str, tool: str) -> bool:
+        return self.store.get_record(GRANT_KIND, f"{thread_id}:{tool}") is not None
+
+    async def wait(self, approval: Approval, *, poll_seconds: float = 0.2) -> Approval:
+        """Wait until ``approval`` is decided or expires; return its final state."""
+        while True:
+            found = self._load(approval.key)
+            current = found[0] if found else approval
+            if current.status != "pending":
+                return current
+            if current.expires_at is not None and self.clock() >= current.expires_at:
+                return self.expire(current)
+            await asyncio.sleep(poll_seconds)

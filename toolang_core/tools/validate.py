@@ -1,0 +1,27 @@
+"""Validate tool-call parameters against a tool's JSON Schema, before any hook runs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import fastjsonschema
+
+
+class ParamsValidator:
+    """Compiled validators, one per schema (fastjsonschema compiles to Python code)."""
+
+    def __init__(self) -> None:
+        self._compiled: dict[int, tuple[Mapping[str, Any], Callable[[Any], Any]]] = {}
+
+    def problem(self, schema: Mapping[str, Any], params: Any) -> str | None:
+        """A one-line description of what is wrong with ``params``, or ``None``."""
+        entry = self._compiled.get(id(schema))
+        if entry is None or entry[0] is not schema:
+            entry = (schema, fastjsonschema.compile(dict(schema), use_default=False))
+            self._compiled[id(schema)] = entry
+        try:
+            entry[1](params)
+        except fastjsonschema.JsonSchemaValueException as exc:
+            return exc.message.replace("data", "params", 1)
+        return None
