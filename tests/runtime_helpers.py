@@ -22,7 +22,7 @@ def make_config(tmp_path: Path, **runtime: object) -> ToolangConfig:
         base_dir=tmp_path,
         home=tmp_path / ".toolang",
         scheduler=scheduler,  # type: ignore[arg-type]
-        runtime=RuntimeConfig(**{"poll_seconds": 0.05, **runtime}),  # type: ignore[arg-type]
+        runtime=RuntimeConfig(**{"poll_seconds": 0.05, "executor": "echo", **runtime}),  # type: ignore[arg-type]
     )
 
 

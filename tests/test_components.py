@@ -82,7 +82,7 @@ def test_on_a_name_conflict_the_first_plugin_by_name_keeps_it(toolang_host, tool
         ),
         (
             "toolang_register_tools",
-            lambda register: register(lambda: None),
+            lambda register: register(42),
             "expected a toolang_core.tools.Tool",
         ),
         (

@@ -19,6 +19,7 @@ from conftest import run_toolang
 SOURCES = ["chat", "chore", "invoke", "task", "will"]
 CONFIG = """
 [runtime]
+executor = "echo"
 sources = ["chat", "chore", "invoke", "task", "will"]
 poll_seconds = 0.05
 

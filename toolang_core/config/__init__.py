@@ -3,13 +3,16 @@
 from toolang_core.config.converter import ConfigConverter
 from toolang_core.config.loader import CONFIG_NAME, find_config, load_config, parse_config
 from toolang_core.config.model import (
+    AgentsConfig,
     GroupConfig,
     LogConfig,
+    ModelsConfig,
     PluginsConfig,
     RuntimeConfig,
     SchedulerConfig,
     StoreConfig,
     ToolangConfig,
+    ToolsConfig,
 )
 from toolang_core.config.settings import plugin_settings, validate_plugin_settings
 from toolang_core.config.starter import STARTER_CONFIG, starter_config
@@ -18,16 +21,19 @@ from toolang_core.config.types import EnvStr, Secret
 __all__ = [
     "CONFIG_NAME",
     "STARTER_CONFIG",
+    "AgentsConfig",
     "ConfigConverter",
     "EnvStr",
     "GroupConfig",
     "LogConfig",
+    "ModelsConfig",
     "PluginsConfig",
     "RuntimeConfig",
     "SchedulerConfig",
     "Secret",
     "StoreConfig",
     "ToolangConfig",
+    "ToolsConfig",
     "find_config",
     "load_config",
     "parse_config",

@@ -62,15 +62,15 @@ class RuntimeConfig:
     """``[runtime]``: what ``toolang run`` starts and how it keeps its turns.
 
     ``sources`` lists the turn sources to run (absent: every installed one).
-    ``executor`` runs the turns: ``agent`` (the agent loop) or ``echo`` (answers with
-    the input; for tests and benchmarks). A running turn holds a lease of
+    ``executor`` runs the turns: ``agent`` (the agent loop, the default) or ``echo``
+    (answers with the input; for the engine's tests and benchmarks). A running turn holds a lease of
     ``lease_seconds``, renewed every third of it; after a crash a turn is retried up to
     ``max_attempts`` times in all. On SIGINT/SIGTERM running turns get
     ``shutdown_grace_seconds`` to finish before they are handed back to the queue.
     """
 
     sources: tuple[str, ...] | None = None
-    executor: str = "echo"
+    executor: str = "agent"
     lease_seconds: PositiveFloat = 30.0
     max_attempts: PositiveInt = 3
     shutdown_grace_seconds: NonNegativeFloat = 10.0
@@ -98,6 +98,40 @@ class SchedulerConfig:
 
 
 @attrs.frozen
+class AgentsConfig:
+    """``[agents]``: which agent answers by default, and the limits of every turn.
+
+    ``default`` answers requests that name no agent; if no agent source defines it, a
+    built-in general agent of that name with ``instruction`` is used. ``dir`` is where
+    user AGENT.md files live (read by toolang-agents-user).
+    """
+
+    default: str = "assistant"
+    instruction: str = "You are a helpful, careful assistant. Answer briefly."
+    dir: Path | None = None
+    history_turns: NonNegativeInt = 20
+    max_steps: PositiveInt = 20
+    loop_repeats: PositiveInt = 3
+    turn_timeout_seconds: PositiveFloat = 600.0
+
+
+@attrs.frozen
+class ModelsConfig:
+    """``[models]``: ``default`` is used by agents that name no model
+    (``"provider"`` or ``"provider/model id"``, e.g. ``"llm/gpt-4o-mini"``)."""
+
+    default: str = "demo"
+
+
+@attrs.frozen
+class ToolsConfig:
+    """``[tools]``: limits of every tool call."""
+
+    timeout_seconds: PositiveFloat = 60.0
+    max_output_chars: PositiveInt = 20_000
+
+
+@attrs.frozen
 class ToolangConfig:
     """A whole ``toolang.toml``.
 
@@ -114,6 +148,9 @@ class ToolangConfig:
     store: StoreConfig = StoreConfig()
     scheduler: SchedulerConfig = SchedulerConfig()
     runtime: RuntimeConfig = RuntimeConfig()
+    agents: AgentsConfig = AgentsConfig()
+    models: ModelsConfig = ModelsConfig()
+    tools: ToolsConfig = ToolsConfig()
 
     @property
     def store_path(self) -> Path:

@@ -64,9 +64,19 @@ max_running = 2
 max_queued = 1000
 overflow = "reject"       # reject | drop_oldest | replace_pending
 
+[agents]
+default = "assistant"     # answers requests that name no agent
+# dir = "~/.toolang/agents"   # your AGENT.md files (toolang-agents-user)
+history_turns = 20        # earlier exchanges of the thread in each prompt
+max_steps = 20            # model calls per turn at most
+loop_repeats = 3          # the same tool calls this often ends the turn: loop_detected
+
+[models]
+default = "demo"          # the offline stand-in (toolang-model-demo); e.g. "llm/gpt-4o-mini"
+
 [runtime]
 # sources = ["chat", "task", "chore", "invoke", "will"]   # default: every installed source
-executor = "echo"         # echo answers with the input (a stand-in until an agent is set up)
+executor = "agent"        # the agent loop; "echo" answers with the input (engine tests)
 lease_seconds = 30.0      # a running turn's lease, renewed every third of it
 max_attempts = 3          # a turn interrupted by crashes is retried at most this often
 shutdown_grace_seconds = 10.0

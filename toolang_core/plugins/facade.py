@@ -185,9 +185,11 @@ class Hooks:
                         changed.append((plugin, "modified the result"))
             except Exception as exc:
                 failure = HookFailure(plugin, hook, describe_exception(exc))
-                withheld = ToolResult(ok=False, error=f"result withheld: security filter "
-                                      f"{plugin!r} failed ({failure.error})",
-                                      error_type="filter_failed")
+                withheld = ToolResult(
+                    ok=False,
+                    error=f"result withheld: security filter {plugin!r} failed ({failure.error})",
+                    error_type="filter_failed",
+                )
                 return withheld, tuple(changed), (failure,)
         return result, tuple(changed), ()
 
@@ -196,11 +198,18 @@ class Hooks:
         notes: list[str] = []
         for plugin, caller in self._host.pm.per_plugin_callers("toolang_prompt_notes"):
             try:
-                notes.extend(str(n) for n in _results(
-                    caller(agent=agent, thread_id=thread_id, runtime=runtime)) if n)
+                notes.extend(
+                    str(n)
+                    for n in _results(caller(agent=agent, thread_id=thread_id, runtime=runtime))
+                    if n
+                )
             except Exception as exc:
-                log.warning("hook.failed", plugin=plugin, hook="toolang_prompt_notes",
-                            error=describe_exception(exc))
+                log.warning(
+                    "hook.failed",
+                    plugin=plugin,
+                    hook="toolang_prompt_notes",
+                    error=describe_exception(exc),
+                )
         return notes
 
     async def observe_tool_result(

@@ -170,5 +170,14 @@ class EchoExecutor:
         return TurnOutcome(TurnStatus.COMPLETED, output=ctx.turn.input, steps=(step,))
 
 
-EXECUTORS: dict[str, Callable[[], TurnExecutor]] = {"echo": EchoExecutor}
-"""Built-in executors by ``[runtime] executor`` name."""
+def _agent_executor(runtime: Runtime) -> TurnExecutor:
+    from toolang_core.turn.agent import AgentExecutor
+
+    return AgentExecutor(runtime)
+
+
+EXECUTORS: dict[str, Callable[[Runtime], TurnExecutor]] = {
+    "agent": _agent_executor,
+    "echo": lambda runtime: EchoExecutor(),
+}
+"""Built-in executors by ``[runtime] executor`` name; each gets the runtime."""

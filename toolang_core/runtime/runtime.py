@@ -157,7 +157,7 @@ class Runtime:
                     f"(available: {', '.join(sorted(EXECUTORS))})"
                 ]
             )
-        return factory()
+        return factory(self)
 
     def turn_sources(self, names: Collection[str] | None = None) -> dict[str, TurnSource]:
         """Build the enabled turn sources (``names``, else ``[runtime] sources``, else all).

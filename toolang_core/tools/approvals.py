@@ -37,8 +37,9 @@ class ApprovalError(ToolangError):
 
 
 def canonical_params(params: Mapping[str, Any]) -> str:
-    return json.dumps(params, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      default=str)
+    return json.dumps(
+        params, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
 
 
 def params_hash(tool: str, params: Mapping[str, Any]) -> str:
@@ -82,8 +83,13 @@ class ApprovalBook:
         return _converter.structure(dict(record.data), Approval), record.revision
 
     def _save(self, approval: Approval, revision: int) -> Approval:
-        self.store.put_record(KIND, approval.key, _converter.unstructure(approval),
-                              now=self.clock(), expect_revision=revision)
+        self.store.put_record(
+            KIND,
+            approval.key,
+            _converter.unstructure(approval),
+            now=self.clock(),
+            expect_revision=revision,
+        )
         return approval
 
     def for_call(self, turn_id: str, call_id: str) -> Approval | None:
@@ -92,8 +98,16 @@ class ApprovalBook:
         return found[0] if found else None
 
     def create(
-        self, *, turn_id: str, call_id: str, tool: str, params: Mapping[str, Any],
-        thread_id: str, agent: str, requester: str | None, prompt: str,
+        self,
+        *,
+        turn_id: str,
+        call_id: str,
+        tool: str,
+        params: Mapping[str, Any],
+        thread_id: str,
+        agent: str,
+        requester: str | None,
+        prompt: str,
         timeout_seconds: float | None,
     ) -> Approval:
         """A new pending request for this call (or the existing one, after a restart)."""
@@ -103,9 +117,17 @@ class ApprovalBook:
             return existing[0]
         now = self.clock()
         approval = Approval(
-            id=new_id("ap"), key=key, tool=tool, params=dict(params),
-            params_hash=params_hash(tool, params), turn_id=turn_id, thread_id=thread_id,
-            agent=agent, requester=requester, prompt=prompt, created_at=now,
+            id=new_id("ap"),
+            key=key,
+            tool=tool,
+            params=dict(params),
+            params_hash=params_hash(tool, params),
+            turn_id=turn_id,
+            thread_id=thread_id,
+            agent=agent,
+            requester=requester,
+            prompt=prompt,
+            created_at=now,
             expires_at=None if timeout_seconds is None else now + timeout_seconds,
         )
         try:
@@ -123,14 +145,22 @@ class ApprovalBook:
         raise ApprovalError(f"no approval request {approval_id!r} (see `toolang approvals list`)")
 
     def list(self, status: Status | None = None) -> list[Approval]:
-        approvals = [_converter.structure(dict(r.data), Approval)
-                     for r in self.store.list_records(KIND)]
+        approvals = [
+            _converter.structure(dict(r.data), Approval) for r in self.store.list_records(KIND)
+        ]
         if status is not None:
             approvals = [a for a in approvals if a.status == status]
         return sorted(approvals, key=lambda a: a.created_at)
 
-    def decide(self, approval_id: str, *, approved: bool, by: str, reason: str | None = None,
-               always: bool = False) -> Approval:
+    def decide(
+        self,
+        approval_id: str,
+        *,
+        approved: bool,
+        by: str,
+        reason: str | None = None,
+        always: bool = False,
+    ) -> Approval:
         """Record a decision. ``always`` also grants the tool on the request's thread.
 
         :raises ApprovalError: when the request is unknown or no longer pending.
@@ -142,8 +172,12 @@ class ApprovalBook:
         if current.status != "pending":
             raise ApprovalError(f"approval {current.id} was already {current.status}")
         decided = attrs.evolve(
-            current, status="approved" if approved else "denied", decided_at=self.clock(),
-            decided_by=by, reason=reason, always=always and approved,
+            current,
+            status="approved" if approved else "denied",
+            decided_at=self.clock(),
+            decided_by=by,
+            reason=reason,
+            always=always and approved,
         )
         try:
             self._save(decided, revision)
@@ -157,8 +191,9 @@ class ApprovalBook:
         found = self._load(approval.key)
         if found is None or found[0].status != "pending":
             return found[0] if found else approval
-        expired = attrs.evolve(found[0], status="expired", decided_at=self.clock(),
-                               reason="nobody decided in time")
+        expired = attrs.evolve(
+            found[0], status="expired", decided_at=self.clock(), reason="nobody decided in time"
+        )
         try:
             return self._save(expired, found[1])
         except RecordConflict:
@@ -167,9 +202,12 @@ class ApprovalBook:
             return refreshed[0]
 
     def grant(self, thread_id: str, tool: str, *, by: str) -> None:
-        self.store.put_record(GRANT_KIND, f"{thread_id}:{tool}",
-                              {"thread_id": thread_id, "tool": tool, "by": by},
-                              now=self.clock())
+        self.store.put_record(
+            GRANT_KIND,
+            f"{thread_id}:{tool}",
+            {"thread_id": thread_id, "tool": tool, "by": by},
+            now=self.clock(),
+        )
 
     def granted(self, thread_id: str, tool: str) -> bool:
         return self.store.get_record(GRANT_KIND, f"{thread_id}:{tool}") is not None

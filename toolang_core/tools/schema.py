@@ -40,7 +40,10 @@ def schema_for(annotation: Any, where: str) -> dict[str, Any]:
             return {"anyOf": [schema, {"type": "null"}]}
         return schema
     if origin in (list, tuple, set, frozenset, Sequence, typing.Sequence) or annotation in (
-        list, tuple, set, frozenset,
+        list,
+        tuple,
+        set,
+        frozenset,
     ):
         items = args[0] if args else Any
         return {"type": "array", "items": schema_for(items, where)}
@@ -49,8 +52,10 @@ def schema_for(annotation: Any, where: str) -> dict[str, Any]:
         return {"type": "object", "additionalProperties": schema_for(values, where) or True}
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return {"enum": [m.value for m in annotation]}
-    raise SchemaError(f"{where}: cannot describe {annotation!r} as JSON Schema; use str, int, "
-                      "float, bool, list, dict, Literal, Enum or a union of them")
+    raise SchemaError(
+        f"{where}: cannot describe {annotation!r} as JSON Schema; use str, int, "
+        "float, bool, list, dict, Literal, Enum or a union of them"
+    )
 
 
 _PARAM_DOC = re.compile(r":param\s+(\w+):\s*(.+?)(?=\n\s*:|\n\s*\n|\Z)", re.S)
@@ -79,8 +84,11 @@ def function_schema(fn: Callable[..., Any], name: str) -> tuple[str, dict[str, A
         elif param.default is not None:
             prop["default"] = param.default
         properties[pname] = prop
-    schema: dict[str, Any] = {"type": "object", "properties": properties,
-                              "additionalProperties": False}
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+    }
     if required:
         schema["required"] = required
     return description, schema

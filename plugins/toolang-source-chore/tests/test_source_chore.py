@@ -14,6 +14,7 @@ from toolang_source_chore.chores import ChoreBoard
 from toolang_source_chore.settings import ChoreSettings, ChoreSpec
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC).timestamp()
+ECHO = '[runtime]\nexecutor = "echo"\n'
 ENV = {"TOOLANG_LOAD_PLUGINS": "source-chore"}
 
 
@@ -32,7 +33,7 @@ def clock():
 
 @pytest.fixture
 def setup(toolang_runtime, tmp_path, clock):
-    runtime = toolang_runtime(plugins={"source-chore": plugin})
+    runtime = toolang_runtime(ECHO, plugins={"source-chore": plugin})
     store = runtime.open_store()
     inbox = Inbox(store, runtime.policy, clock=clock)
 
@@ -129,8 +130,9 @@ def test_an_explicit_start_anchors_the_schedule(setup, clock):
 
 
 def test_commands_list_and_run(toolang_cli, toolang_home):
+    toolang_home.write_config(ECHO)
     toolang_home.write_config(
-        '[plugins.source-chore]\nchores = [{ key = "sweep", schedule = "FREQ=HOURLY", '
+        ECHO + '[plugins.source-chore]\nchores = [{ key = "sweep", schedule = "FREQ=HOURLY", '
         'input = "Sweep." }]\n'
     )
     listed = toolang_cli("chores", "list", env=ENV)
@@ -144,8 +146,9 @@ def test_commands_list_and_run(toolang_cli, toolang_home):
 
 
 def test_an_invalid_chore_in_config_is_reported_by_chores_list(toolang_cli, toolang_home):
+    toolang_home.write_config(ECHO)
     toolang_home.write_config(
-        '[plugins.source-chore]\nchores = [{ key = "x", schedule = "never" }]\n'
+        ECHO + '[plugins.source-chore]\nchores = [{ key = "x", schedule = "never" }]\n'
     )
     result = toolang_cli("chores", "list", env=ENV)
     assert result.returncode == 1

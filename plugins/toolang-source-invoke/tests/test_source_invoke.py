@@ -9,10 +9,12 @@ import toolang_source_invoke as plugin
 from toolang_core.store.types import TurnStatus
 from toolang_source_invoke import ainvoke
 
+ECHO = '[runtime]\nexecutor = "echo"\n'
 ENV = {"TOOLANG_LOAD_PLUGINS": "source-invoke"}
 
 
-def test_invoke_prints_the_answer_and_exits_0(toolang_cli):
+def test_invoke_prints_the_answer_and_exits_0(toolang_cli, toolang_home):
+    toolang_home.write_config(ECHO)
     result = toolang_cli("invoke", "2 + 2", env=ENV)
     assert (result.returncode, result.stdout) == (0, "2 + 2\n")
     (turn,) = json.loads(toolang_cli("turns", "list", "--json", env=ENV).stdout)
@@ -20,7 +22,8 @@ def test_invoke_prints_the_answer_and_exits_0(toolang_cli):
     assert turn["thread_id"].startswith("invoke:")
 
 
-def test_each_invocation_gets_its_own_thread(toolang_cli):
+def test_each_invocation_gets_its_own_thread(toolang_cli, toolang_home):
+    toolang_home.write_config(ECHO)
     toolang_cli("invoke", "a", env=ENV)
     toolang_cli("invoke", "b", env=ENV)
     threads = json.loads(toolang_cli("threads", "list", "--json", env=ENV).stdout)
@@ -28,13 +31,13 @@ def test_each_invocation_gets_its_own_thread(toolang_cli):
 
 
 def test_the_python_api_returns_a_result(toolang_runtime):
-    runtime = toolang_runtime(plugins={"source-invoke": plugin})
+    runtime = toolang_runtime(ECHO, plugins={"source-invoke": plugin})
     result = asyncio.run(ainvoke("hello", runtime=runtime))
     assert (result.ok, result.output, result.exit_code) == (True, "hello", 0)
 
 
 def test_a_failed_turn_exits_1(toolang_runtime):
-    runtime = toolang_runtime(plugins={"source-invoke": plugin})
+    runtime = toolang_runtime(ECHO, plugins={"source-invoke": plugin})
     inbox = runtime.open_inbox()
 
     async def failing():
@@ -57,7 +60,7 @@ def test_a_failed_turn_exits_1(toolang_runtime):
 
 
 def test_a_waiting_invocation_returns_when_its_timeout_passes(toolang_runtime, toolang_home):
-    runtime = toolang_runtime(plugins={"source-invoke": plugin})
+    runtime = toolang_runtime(ECHO, plugins={"source-invoke": plugin})
     store = runtime.open_store()
     store.acquire("someone-else")  # a runtime "serves" the store but never runs anything
     try:

@@ -11,12 +11,13 @@ from toolang_core.errors import UsageError
 from toolang_core.store.types import TurnFilter, TurnStatus
 from toolang_source_task.tasks import TaskBook
 
+ECHO = '[runtime]\nexecutor = "echo"\n'
 ENV = {"TOOLANG_LOAD_PLUGINS": "source-task"}
 
 
 @pytest.fixture
 def runtime(toolang_runtime):
-    return toolang_runtime("[runtime]\nsources = []\n", plugins={"source-task": plugin})
+    return toolang_runtime(ECHO + "sources = []\n", plugins={"source-task": plugin})
 
 
 @pytest.fixture
@@ -101,7 +102,8 @@ def test_refs_are_validated_and_unique(book):
         book.add("y", ref="x1")
 
 
-def test_the_tasks_commands(toolang_cli):
+def test_the_tasks_commands(toolang_cli, toolang_home):
+    toolang_home.write_config(ECHO)
     assert toolang_cli("tasks", "add", "Ship it", "--ref", "ship", env=ENV).stdout == "ship\n"
     listed = toolang_cli("tasks", "list", env=ENV).stdout
     assert "ship" in listed and "todo" in listed

@@ -13,6 +13,7 @@ from toolang_source_will import WillSettings
 from toolang_source_will.wills import WillSource
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC).timestamp()
+ECHO = '[runtime]\nexecutor = "echo"\n'
 ENV = {"TOOLANG_LOAD_PLUGINS": "source-will"}
 
 
@@ -34,7 +35,7 @@ def agents(tmp_path):
 
 
 def test_wills_fire_per_agent_coalesced_and_low_priority(toolang_runtime, agents):
-    runtime = toolang_runtime(plugins={"source-will": plugin})
+    runtime = toolang_runtime(ECHO, plugins={"source-will": plugin})
     store = runtime.open_store()
     clock = Clock()
     inbox = Inbox(store, runtime.policy, clock=clock)
@@ -52,6 +53,7 @@ def test_wills_fire_per_agent_coalesced_and_low_priority(toolang_runtime, agents
 
 
 def test_the_wills_command(toolang_cli, toolang_home):
+    toolang_home.write_config(ECHO)
     will = toolang_home.path / "agents" / "planner" / "will.md"
     will.parent.mkdir(parents=True)
     will.write_text("---\nschedule: FREQ=DAILY\n---\nReflect.\n")

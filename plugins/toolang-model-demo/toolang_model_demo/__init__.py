@@ -1,0 +1,69 @@
+"""toolang-model-demo: the ``demo`` model — deterministic, offline, clearly a stand-in."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING
+
+from toolang_core import RegisterFactory, ToolCall, hookimpl
+from toolang_core.models import Message, ModelError, ModelRequest, ModelResponse
+
+if TYPE_CHECKING:
+    from toolang_core import PluginContext
+
+NAME = "model-demo"
+_TOOL = re.compile(r"/tool\s+([A-Za-z][\w-]*)\s*(\{.*\})?", re.S)
+
+
+class DemoModel:
+    """Answers from rules, never from knowledge (see the package README)."""
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        last = request.messages[-1] if request.messages else Message(role="user")
+        if last.role == "tool":
+            return ModelResponse(text=_report(request.messages), model="demo")
+        asked = _TOOL.search(last.content) if last.role == "user" else None
+        if asked is not None:
+            name, raw = asked.group(1), asked.group(2) or "{}"
+            available = {t.name for t in request.tools}
+            if name not in available:
+                known = ", ".join(sorted(available)) or "none"
+                return ModelResponse(
+                    text=f"(demo model) I may not use {name!r} here (tools: {known}).", model="demo"
+                )
+            try:
+                params = json.loads(raw)
+            except ValueError as exc:
+                return ModelResponse(
+                    text=f"(demo model) Those parameters are not JSON: {exc}", model="demo"
+                )
+            return ModelResponse(
+                tool_calls=(ToolCall(call_id="", name=name, params=params),), model="demo"
+            )
+        return ModelResponse(text=f"(demo model) You said: {last.content.strip()}", model="demo")
+
+
+def _report(messages: tuple[Message, ...]) -> str:
+    results = []
+    for message in reversed(messages):
+        if message.role != "tool":
+            break
+        results.append(f"{message.name} returned {message.content[:400]}")
+    return "(demo model) " + "; ".join(reversed(results))
+
+
+class DemoProvider:
+    def model(self, model_id: str | None) -> DemoModel:
+        if model_id not in (None, "", "demo"):
+            raise ModelError(f"the demo provider has one model, 'demo', not {model_id!r}")
+        return DemoModel()
+
+
+def _provider(context: PluginContext) -> DemoProvider:
+    return DemoProvider()
+
+
+@hookimpl
+def toolang_register_models(register: RegisterFactory) -> None:
+    register("demo", _provider, description="a deterministic offline stand-in (not a model)")

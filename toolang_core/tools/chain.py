@@ -1,0 +1,241 @@
+"""Run one tool call through the fixed hook chain.
+
+    validate → SecurityFilter → ApprovalGate → execute → SecurityFilter (result)
+             → LearningObserver → KnowledgeSaver → EventPublisher
+
+Every call — in a top-level turn or a delegated run at any depth — goes through
+:meth:`ToolChain.run`. Invalid parameters, unknown or out-of-scope tools, blocks,
+denials and tool errors all come back as a :class:`ToolResult` the model can read; none
+of them fails the turn. Each stage's verdict is recorded for the trace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from toolang_core.plugins.host import describe_exception
+from toolang_core.tools.types import (
+    Block,
+    Denied,
+    Granted,
+    Modify,
+    Observe,
+    Pending,
+    ToolCall,
+    ToolCallContext,
+    ToolResult,
+)
+from toolang_core.tools.validate import ParamsValidator
+
+if TYPE_CHECKING:
+    from toolang_core.plugins.components import ToolRegistration
+    from toolang_core.plugins.facade import Hooks
+
+ApprovalWaiter = Callable[[Pending, ToolCall, ToolCallContext], Awaitable[Granted | Denied]]
+
+
+@attrs.frozen
+class StageRecord:
+    """What one stage (or one plugin in it) decided about a call."""
+
+    stage: str
+    verdict: str
+    plugin: str | None = None
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "stage": self.stage,
+            "verdict": self.verdict,
+            "plugin": self.plugin,
+            "detail": self.detail,
+        }
+
+
+@attrs.frozen
+class ChainResult:
+    """The result the model will see, the call as it ran, and every stage's verdict."""
+
+    result: ToolResult
+    call: ToolCall
+    stages: tuple[StageRecord, ...]
+
+
+def _error(message: str, error_type: str) -> ToolResult:
+    return ToolResult(ok=False, error=message, error_type=error_type)
+
+
+class ToolChain:
+    """The tool-call hook chain over one runtime's hooks and tools."""
+
+    def __init__(
+        self,
+        hooks: Hooks,
+        tools: Mapping[str, ToolRegistration],
+        *,
+        timeout_seconds: float = 60.0,
+        max_output_chars: int = 20_000,
+        validator: ParamsValidator | None = None,
+    ) -> None:
+        self.hooks = hooks
+        self.tools = tools
+        self.timeout_seconds = timeout_seconds
+        self.max_output_chars = max_output_chars
+        self.validator = validator or ParamsValidator()
+
+    async def run(
+        self, call: ToolCall, ctx: ToolCallContext, *, wait_for_approval: ApprovalWaiter
+    ) -> ChainResult:
+        """Run ``call`` through every stage and return what the model will see."""
+        stages: list[StageRecord] = []
+        refused = self._admissible(call, ctx)
+        if refused is not None:
+            return ChainResult(
+                refused[1],
+                call,
+                (StageRecord(refused[0], "refused", None, refused[1].error or ""),),
+            )
+        call, ctx, blocked = await self._filter(call, ctx, stages)
+        if blocked is not None:
+            return ChainResult(blocked, call, tuple(stages))
+        denied = await self._approve(call, ctx, stages, wait_for_approval)
+        if denied is not None:
+            return ChainResult(denied, call, tuple(stages))
+        result = await self._execute(self.tools[call.name].tool, call)
+        stages.append(
+            StageRecord("execute", "ok" if result.ok else "error", None, result.error or "")
+        )
+        result = await self._after(call, result, ctx, stages)
+        return ChainResult(result, call, tuple(stages))
+
+    def _admissible(self, call: ToolCall, ctx: ToolCallContext) -> tuple[str, ToolResult] | None:
+        """Lookup, scope and parameter validation — before any hook runs."""
+        registration = self.tools.get(call.name)
+        if registration is None:
+            known = ", ".join(sorted(self.tools)[:20]) or "none"
+            return "lookup", _error(f"unknown tool {call.name!r} (tools: {known})", "unknown_tool")
+        if ctx.allowed_tools is not None and call.name not in ctx.allowed_tools:
+            return "scope", _error(
+                f"tool {call.name!r} is outside agent {ctx.agent!r}'s scope", "not_allowed"
+            )
+        problem = self.validator.problem(registration.tool.parameters, dict(call.params))
+        if problem is not None:
+            return "validate", _error(
+                f"invalid parameters for {call.name}: {problem}", "invalid_params"
+            )
+        return None
+
+    async def _filter(
+        self, call: ToolCall, ctx: ToolCallContext, stages: list[StageRecord]
+    ) -> tuple[ToolCall, ToolCallContext, ToolResult | None]:
+        filtered = await self.hooks.filter_tool_call(call, ctx)
+        stages.extend(_filter_stage(plugin, verdict) for plugin, verdict in filtered.verdicts)
+        stages.extend(
+            StageRecord("SecurityFilter", "error", f.plugin, f.error) for f in filtered.failures
+        )
+        call = filtered.call
+        ctx = attrs.evolve(ctx, call=call)
+        if filtered.blocked is not None:
+            plugin, block = filtered.blocked
+            return (
+                call,
+                ctx,
+                _error(f"blocked by security filter {plugin!r}: {block.reason}", "blocked"),
+            )
+        if not filtered.verdicts:
+            stages.append(StageRecord("SecurityFilter", "pass"))
+        return call, ctx, None
+
+    async def _approve(
+        self,
+        call: ToolCall,
+        ctx: ToolCallContext,
+        stages: list[StageRecord],
+        wait_for_approval: ApprovalWaiter,
+    ) -> ToolResult | None:
+        approval = await self.hooks.approve_tool_call(call, ctx)
+        decision = approval.decision
+        if isinstance(decision, Pending):
+            stages.append(
+                StageRecord("ApprovalGate", "pending", approval.plugin, decision.approval_id)
+            )
+            decision = await wait_for_approval(decision, call, ctx)
+        if isinstance(decision, Denied):
+            stages.append(StageRecord("ApprovalGate", "denied", approval.plugin, decision.message))
+            return _error(decision.message, "denied")
+        if isinstance(decision, Granted):
+            stages.append(StageRecord("ApprovalGate", "granted", approval.plugin, decision.reason))
+        else:
+            stages.append(StageRecord("ApprovalGate", "pass", approval.plugin))
+        return None
+
+    async def _after(
+        self, call: ToolCall, result: ToolResult, ctx: ToolCallContext, stages: list[StageRecord]
+    ) -> ToolResult:
+        result, changed, failures = await self.hooks.filter_tool_result(call, result, ctx)
+        stages.extend(
+            StageRecord("SecurityFilter", "modify", plugin, detail) for plugin, detail in changed
+        )
+        stages.extend(StageRecord("SecurityFilter", "error", f.plugin, f.error) for f in failures)
+        for stage, observe in (
+            ("LearningObserver", self.hooks.observe_tool_result),
+            ("KnowledgeSaver", self.hooks.save_knowledge),
+            ("EventPublisher", self.hooks.publish_event),
+        ):
+            stages.extend(
+                StageRecord(stage, "error", f.plugin, f.error)
+                for f in await observe(call, result, ctx)
+            )
+        return result
+
+    async def _execute(self, tool: Any, call: ToolCall) -> ToolResult:
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(self.timeout_seconds):
+                if inspect.iscoroutinefunction(tool.function):
+                    output = await tool.function(**call.params)
+                elif tool.blocking:
+                    output = await asyncio.to_thread(tool.function, **call.params)
+                else:
+                    output = tool.function(**call.params)
+                    if inspect.isawaitable(output):
+                        output = await output
+        except TimeoutError:
+            return ToolResult(
+                ok=False,
+                error=f"{tool.name} timed out after {self.timeout_seconds:g} s",
+                error_type="timeout",
+                duration_ms=(time.perf_counter() - started) * 1000,
+            )
+        except Exception as exc:
+            return ToolResult(
+                ok=False,
+                error=describe_exception(exc),
+                error_type=type(exc).__name__,
+                duration_ms=(time.perf_counter() - started) * 1000,
+            )
+        return ToolResult(
+            ok=True, output=self._cap(output), duration_ms=(time.perf_counter() - started) * 1000
+        )
+
+    def _cap(self, output: Any) -> Any:
+        if isinstance(output, str) and len(output) > self.max_output_chars:
+            cut = len(output) - self.max_output_chars
+            return output[: self.max_output_chars] + f"\n[… {cut} more characters cut]"
+        return output
+
+
+def _filter_stage(plugin: str, verdict: object) -> StageRecord:
+    if isinstance(verdict, Block):
+        return StageRecord("SecurityFilter", "block", plugin, verdict.reason)
+    if isinstance(verdict, Modify):
+        return StageRecord("SecurityFilter", "modify", plugin, verdict.reason)
+    if isinstance(verdict, Observe):
+        return StageRecord("SecurityFilter", "observe", plugin, verdict.message)
+    return StageRecord("SecurityFilter", type(verdict).__name__.lower(), plugin)

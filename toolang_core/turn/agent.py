@@ -1,0 +1,317 @@
+"""The agent executor: one turn of an agent, from prompt to outcome.
+
+    resolve agent, model, tools → build the prompt → loop:
+        take steered input → model call → tool calls through the chain → …
+    until a visible answer or a limit.
+
+Each model call and each tool call is stored as a step the moment it finishes, under an
+idempotency key (``<turn>:model:<n>``, ``<turn>:tool:<call id>``). A turn resumed after a
+crash replays those steps instead of calling the model or running the tool again.
+
+Completion contract: a turn ends with a visible answer, or fails with a structured
+outcome — ``loop_detected`` (the same tool calls requested ``loop_repeats`` times,
+whatever their ids), ``empty_after_tool_use``, ``empty_answer``, ``max_steps``,
+``timeout``, ``model_error`` or ``agent_error``. Limits are enforced here, in code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import structlog
+
+from toolang_core.agents.registry import AgentRegistry
+from toolang_core.agents.types import AgentDefinition
+from toolang_core.models.resolve import ModelResolver
+from toolang_core.models.types import Message, ModelError, ModelRequest, ModelResponse, ToolSpec
+from toolang_core.plugins.host import describe_exception
+from toolang_core.redact import redact
+from toolang_core.runtime.executor import TurnContext, TurnOutcome
+from toolang_core.store.types import TurnStatus
+from toolang_core.tools.approvals import ApprovalBook, canonical_params
+from toolang_core.tools.chain import ToolChain
+from toolang_core.tools.types import Denied, Granted, Pending, ToolCall, ToolCallContext, ToolResult
+from toolang_core.turn import prompt, trace
+
+if TYPE_CHECKING:
+    from toolang_core.runtime.runtime import Runtime
+
+log = structlog.get_logger("toolang.turn")
+
+
+class TurnFailed(Exception):
+    """The turn cannot go on; ``outcome`` says why (it ends ``failed``)."""
+
+    def __init__(self, message: str, outcome: str) -> None:
+        super().__init__(message)
+        self.outcome = outcome
+
+
+class AgentExecutor:
+    """Runs agent turns for one runtime (``[runtime] executor = "agent"``)."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.models = ModelResolver(runtime)
+        self._registry: AgentRegistry | None = None
+        tools = runtime.config.tools
+        self.chain = ToolChain(
+            runtime.host.hooks,
+            runtime.host.components.tools,
+            timeout_seconds=tools.timeout_seconds,
+            max_output_chars=tools.max_output_chars,
+        )
+
+    # -- what a turn runs with ----------------------------------------------------------
+
+    @property
+    def registry(self) -> AgentRegistry:
+        if self._registry is None:
+            self._registry = AgentRegistry.load(self.runtime)
+        return self._registry
+
+    def agent(self, name: str | None) -> AgentDefinition:
+        """The named agent (``None``: ``[agents] default``). :raises TurnFailed:"""
+        config = self.runtime.config.agents
+        wanted = name or config.default
+        found = self.registry.get(wanted)
+        if found is not None and found.status == "active":
+            return found
+        if found is None and wanted == config.default:
+            return AgentDefinition(
+                name=wanted,
+                instruction=config.instruction,
+                description="the default agent",
+                source="builtin",
+            )
+        known = ", ".join(d.name for d in self.registry.active()) or config.default
+        state = "disabled" if found is not None else "unknown"
+        raise TurnFailed(f"agent {wanted!r} is {state} (agents: {known})", "agent_error")
+
+    def tools_for(
+        self, agent: AgentDefinition
+    ) -> tuple[tuple[ToolSpec, ...], frozenset[str] | None]:
+        """The tools ``agent`` may use: ``(specs for the model, allowed names or None)``."""
+        registered = self.runtime.host.components.tools
+        if not agent.prefixes and not agent.tools:
+            names = sorted(registered)
+            allowed = None
+        else:
+            prefixes = tuple(p.rstrip("*") for p in agent.prefixes)
+            names = sorted(n for n in registered if n in agent.tools or n.startswith(prefixes))
+            allowed = frozenset(names)
+        specs = tuple(
+            ToolSpec(n, registered[n].tool.description, registered[n].tool.parameters)
+            for n in names
+        )
+        return specs, allowed
+
+    # -- the turn -----------------------------------------------------------------------
+
+    async def execute(self, ctx: TurnContext) -> TurnOutcome:
+        limit = self.runtime.config.agents.turn_timeout_seconds
+        try:
+            async with asyncio.timeout(limit):
+                return await self._turn(ctx)
+        except TimeoutError:
+            return TurnOutcome.failed(
+                f"the agent did not finish within {limit:g} s", outcome="timeout"
+            )
+        except TurnFailed as exc:
+            return TurnOutcome.failed(str(exc), outcome=exc.outcome)
+
+    async def _turn(self, ctx: TurnContext) -> TurnOutcome:
+        turn = ctx.turn
+        config = self.runtime.config
+        agent = self.agent(turn.agent)
+        model_name = agent.model or config.models.default
+        try:
+            model = self.models.resolve(model_name, wanted_by=f"agent {agent.name!r}")
+        except ModelError as exc:
+            raise TurnFailed(str(exc), "model_error") from None
+        specs, allowed = self.tools_for(agent)
+        notes = self.runtime.host.hooks.prompt_notes(agent.name, turn.thread_id, self.runtime)
+        messages = [
+            prompt.system_message(agent, turn, notes=notes),
+            *prompt.history(ctx.store, turn, config.agents.history_turns),
+            Message(role="user", content=turn.input),
+        ]
+        ctx.record_step(
+            "prompt_build",
+            data={
+                "agent": agent.name,
+                "model": model_name,
+                "tools": [s.name for s in specs],
+                "history_messages": len(messages) - 2,
+                "notes": list(notes),
+            },
+        )
+        seen: Counter[tuple[tuple[str, str], ...]] = Counter()
+        used_tools = False
+        model_id = model_name.partition("/")[2] or None
+        for step in range(config.agents.max_steps):
+            for steered in ctx.take_steer():
+                messages.append(Message(role="user", content=steered.input))
+            response = await self._model_call(
+                ctx,
+                model=model,
+                model_name=model_name,
+                model_id=model_id,
+                messages=messages,
+                specs=specs,
+                step=step,
+            )
+            calls = _with_ids(response.tool_calls, step)
+            messages.append(Message(role="assistant", content=response.text, tool_calls=calls))
+            if calls:
+                used_tools = True
+                signature = tuple(sorted((c.name, canonical_params(c.params)) for c in calls))
+                seen[signature] += 1
+                if seen[signature] >= config.agents.loop_repeats:
+                    names = ", ".join(c.name for c in calls)
+                    return TurnOutcome.failed(
+                        f"the model asked for the same tool call(s) ({names}) "
+                        f"{seen[signature]} times; stopped",
+                        outcome="loop_detected",
+                    )
+                for call in calls:
+                    result = await self._tool_call(ctx, agent, call, allowed)
+                    messages.append(prompt.tool_message(call.call_id, call.name, result))
+                continue
+            if response.text.strip():
+                return TurnOutcome.completed(response.text)
+            if used_tools:
+                return TurnOutcome.failed(
+                    "the agent used tools but gave no visible answer",
+                    outcome="empty_after_tool_use",
+                )
+            return TurnOutcome.failed("the model gave an empty answer", outcome="empty_answer")
+        return TurnOutcome.failed(
+            f"no final answer after {config.agents.max_steps} model calls", outcome="max_steps"
+        )
+
+    async def _model_call(
+        self,
+        ctx: TurnContext,
+        *,
+        model: Any,
+        model_name: str,
+        model_id: str | None,
+        messages: list[Message],
+        specs: tuple[ToolSpec, ...],
+        step: int,
+    ) -> ModelResponse:
+        key = f"{ctx.turn.id}:model:{step}"
+        done = ctx.find_step(key)
+        if done is not None and done.status == "completed":
+            return trace.response_from_json(dict(done.data["response"]))
+        started = ctx.clock()
+        request_json, truncated = trace.messages_json(messages)
+        try:
+            response: ModelResponse = await model.complete(
+                ModelRequest(messages=tuple(messages), tools=specs, model_id=model_id)
+            )
+        except (ModelError, Exception) as exc:
+            error = describe_exception(exc)
+            ctx.record_step(
+                "model_call",
+                status="failed",
+                error=error,
+                started_at=started,
+                data={"model": model_name, "messages": request_json, "truncated": truncated},
+            )
+            raise TurnFailed(f"model {model_name!r} failed: {error}", "model_error") from None
+        ctx.record_step(
+            "model_call",
+            started_at=started,
+            idempotency_key=key,
+            data={
+                "model": model_name,
+                "messages": request_json,
+                "truncated": truncated,
+                "response": trace.response_json(response),
+            },
+        )
+        return response
+
+    async def _tool_call(
+        self,
+        ctx: TurnContext,
+        agent: AgentDefinition,
+        call: ToolCall,
+        allowed: frozenset[str] | None,
+    ) -> ToolResult:
+        key = f"{ctx.turn.id}:tool:{call.call_id}"
+        done = ctx.find_step(key)
+        if done is not None:  # ran before this turn was interrupted: never run it twice
+            return trace.result_from_json(dict(done.data["result"]))
+        tool_ctx = ToolCallContext(
+            call=call,
+            turn_id=ctx.turn.id,
+            thread_id=ctx.turn.thread_id,
+            run_id=ctx.run_id,
+            agent=agent.name,
+            spawn_depth=int(ctx.turn.meta.get("spawn_depth", 0)),
+            allowed_tools=allowed,
+            runtime=self.runtime,
+        )
+        started = ctx.clock()
+        chained = await self.chain.run(
+            call,
+            tool_ctx,
+            wait_for_approval=lambda pending, c, _: self._await_approval(ctx, pending, c),
+        )
+        data: dict[str, Any] = {
+            "call": trace.call_json(chained.call),
+            "result": trace.result_json(chained.result),
+            "chain": [s.to_json() for s in chained.stages],
+        }
+        if dict(chained.call.params) != dict(call.params):
+            data["requested_params"] = dict(call.params)
+        ctx.record_step(
+            "tool_call",
+            data=redact(data),
+            started_at=started,
+            idempotency_key=key,
+            status="completed" if chained.result.ok else "failed",
+            error=chained.result.error,
+        )
+        return chained.result
+
+    async def _await_approval(
+        self, ctx: TurnContext, pending: Pending, call: ToolCall
+    ) -> Granted | Denied:
+        book = ApprovalBook(ctx.store, clock=ctx.clock)
+        approval = book.get(pending.approval_id)
+        ctx.set_status(TurnStatus.AWAITING_APPROVAL)
+        log.info("turn.awaiting_approval", turn=ctx.turn.id, approval=approval.id, tool=call.name)
+        try:
+            final = await book.wait(approval)
+        finally:
+            current = ctx.store.get(ctx.turn.id)
+            if current is not None and current.status is TurnStatus.AWAITING_APPROVAL:
+                ctx.set_status(TurnStatus.RUNNING)
+        if final.status == "approved":
+            return Granted(f"approved by {final.decided_by or 'an operator'}")
+        if final.status == "expired":
+            return Denied(f"nobody approved {call.name} in time; it was not run")
+        reason = f": {final.reason}" if final.reason else ""
+        return Denied(
+            f"{final.decided_by or 'the operator'} denied {call.name}{reason}; it was not run"
+        )
+
+
+def _with_ids(calls: tuple[ToolCall, ...], step: int) -> tuple[ToolCall, ...]:
+    """Give every call an id unique in its response (stable across replays)."""
+    seen: set[str] = set()
+    out = []
+    for index, call in enumerate(calls):
+        call_id = call.call_id or f"call-{step}-{index}"
+        if call_id in seen:
+            call_id = f"{call_id}-{index}"
+        seen.add(call_id)
+        out.append(attrs.evolve(call, call_id=call_id) if call_id != call.call_id else call)
+    return tuple(out)

@@ -1,0 +1,84 @@
+"""What a turn's steps store: clipped (with a flag) and with secrets masked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from toolang_core.models.types import Message, ModelResponse
+from toolang_core.redact import redact
+from toolang_core.tools.types import ToolCall, ToolResult
+
+TEXT_LIMIT = 4_000
+
+
+def clip(text: str, limit: int = TEXT_LIMIT) -> tuple[str, bool]:
+    if len(text) <= limit:
+        return text, False
+    return text[:limit], True
+
+
+def call_json(call: ToolCall) -> dict[str, Any]:
+    return {"id": call.call_id, "name": call.name, "params": dict(call.params)}
+
+
+def result_json(result: ToolResult) -> dict[str, Any]:
+    return {
+        "ok": result.ok,
+        "output": result.output,
+        "error": result.error,
+        "error_type": result.error_type,
+        "duration_ms": round(result.duration_ms, 3),
+    }
+
+
+def messages_json(messages: Iterable[Message]) -> tuple[list[dict[str, Any]], bool]:
+    """The prompt as stored in a trace: each message clipped, secrets masked."""
+    out, truncated = [], False
+    for message in messages:
+        content, cut = clip(message.content)
+        truncated = truncated or cut
+        entry: dict[str, Any] = {"role": message.role, "content": content}
+        if message.tool_calls:
+            entry["tool_calls"] = [call_json(c) for c in message.tool_calls]
+        if message.tool_call_id:
+            entry["tool_call_id"] = message.tool_call_id
+        out.append(entry)
+    masked: list[dict[str, Any]] = redact(out)
+    return masked, truncated
+
+
+def response_json(response: ModelResponse) -> dict[str, Any]:
+    """A model's answer as stored: complete, so a resumed turn can replay it."""
+    data: dict[str, Any] = redact(
+        {
+            "text": response.text,
+            "tool_calls": [call_json(c) for c in response.tool_calls],
+            "usage": dict(response.usage),
+            "model": response.model,
+        }
+    )
+    return data
+
+
+def response_from_json(data: dict[str, Any]) -> ModelResponse:
+    calls = tuple(
+        ToolCall(call_id=c["id"], name=c["name"], params=c["params"])
+        for c in data.get("tool_calls", ())
+    )
+    return ModelResponse(
+        text=data.get("text", ""),
+        tool_calls=calls,
+        usage=data.get("usage", {}),
+        model=data.get("model", ""),
+    )
+
+
+def result_from_json(data: dict[str, Any]) -> ToolResult:
+    return ToolResult(
+        ok=data["ok"],
+        output=data.get("output"),
+        error=data.get("error"),
+        error_type=data.get("error_type"),
+        duration_ms=float(data.get("duration_ms", 0.0)),
+    )
