@@ -25,6 +25,13 @@ Fixtures:
 ``toolang_cli``
     ``run(*args, env=…)`` runs the real ``toolang`` command in a subprocess in the
     ``toolang_home`` directory and returns the completed process.
+``toolang_scripted_model``
+    ``make(steps)`` returns a :class:`~toolang_core.testing.models.ScriptedModel`
+    (``model.plugin()`` offers it as model provider ``scripted``) and checks after the
+    test that every step was used.
+
+Real model calls are blocked for the test session (``TOOLANG_ALLOW_MODEL_REQUESTS=0``)
+unless the ini option ``toolang_block_model_requests`` is ``false``.
 """
 
 from __future__ import annotations
@@ -45,6 +52,38 @@ if TYPE_CHECKING:
     from toolang_core.plugins.manager import ToolangPluginManager
     from toolang_core.plugins.records import PluginRecord
     from toolang_core.runtime import Runtime
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(
+        "toolang_block_model_requests",
+        "block real (networked, paid) model calls in this test session",
+        type="bool",
+        default=True,
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    import os
+
+    if config.getini("toolang_block_model_requests"):
+        os.environ.setdefault("TOOLANG_ALLOW_MODEL_REQUESTS", "0")
+
+
+@pytest.fixture
+def toolang_scripted_model() -> Iterator[Callable[..., Any]]:
+    from toolang_core.testing.models import ScriptedModel
+
+    made: list[ScriptedModel] = []
+
+    def make(script: Any) -> ScriptedModel:
+        model = ScriptedModel(script)
+        made.append(model)
+        return model
+
+    yield make
+    for model in made:
+        model.assert_complete()
 
 
 @pytest.fixture

@@ -1,0 +1,122 @@
+"""A scripted model for tests: a list of steps, or a function.
+
+    model = ScriptedModel([tool_call("fs_write", {"path": "a", "text": "b"}), text("done")])
+
+Steps are consumed in order, one per model call. The model fails loudly: a call with no
+step left raises :class:`UnexpectedModelCall`, and :meth:`ScriptedModel.assert_complete`
+(run for you by the ``toolang_scripted_model`` fixture) raises
+:class:`UnconsumedModelSteps` when a test leaves steps unused. ``calls`` records every
+request. Function mode — ``ScriptedModel(lambda request: text("…"))`` — answers each
+call with whatever the function returns (a step or a ``ModelResponse``; sync or async).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from toolang_core.markers import hookimpl
+from toolang_core.models.types import ModelError, ModelRequest, ModelResponse
+from toolang_core.tools.types import ToolCall
+
+
+class UnexpectedModelCall(AssertionError):
+    """The scripted model was asked for more steps than it has."""
+
+
+class UnconsumedModelSteps(AssertionError):
+    """A test ended with steps of the scripted model unused."""
+
+
+@attrs.frozen
+class Step:
+    """One scripted answer: text, tool calls, an error to raise, after an optional delay."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    error: str | None = None
+    delay: float = 0.0
+
+
+def text(content: str, *, delay: float = 0.0) -> Step:
+    return Step(text=content, delay=delay)
+
+
+def tool_call(name: str, params: Mapping[str, Any] | None = None, *, call_id: str = "",
+              delay: float = 0.0) -> Step:
+    return Step(tool_calls=(ToolCall(call_id, name, dict(params or {})),), delay=delay)
+
+
+def tool_calls(*calls: tuple[str, Mapping[str, Any]]) -> Step:
+    return Step(tool_calls=tuple(ToolCall(f"c{i}", n, dict(p)) for i, (n, p) in enumerate(calls)))
+
+
+def error(message: str) -> Step:
+    return Step(error=message)
+
+
+async def _respond(step: Step) -> ModelResponse:
+    if step.delay:
+        await asyncio.sleep(step.delay)
+    if step.error is not None:
+        raise ModelError(step.error)
+    return ModelResponse(text=step.text, tool_calls=step.tool_calls, model="scripted")
+
+
+Function = Callable[[ModelRequest], "Step | ModelResponse | Awaitable[Step | ModelResponse]"]
+
+
+class ScriptedModel:
+    """See the module docstring."""
+
+    def __init__(self, script: Iterable[Step] | Function) -> None:
+        self.function: Function | None = script if callable(script) else None
+        self.steps: list[Step] = [] if callable(script) else list(script)
+        self.calls: list[ModelRequest] = []
+
+    @property
+    def remaining(self) -> int:
+        return len(self.steps) - len(self.calls) if self.function is None else 0
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.calls.append(request)
+        if self.function is not None:
+            answer = self.function(request)
+            if inspect.isawaitable(answer):
+                answer = await answer
+            return answer if isinstance(answer, ModelResponse) else await _respond(answer)
+        index = len(self.calls) - 1
+        if index >= len(self.steps):
+            last = request.messages[-1].content[:200] if request.messages else ""
+            raise UnexpectedModelCall(
+                f"the scripted model was called {len(self.calls)} times but has "
+                f"{len(self.steps)} step(s); the last message was {last!r}"
+            )
+        return await _respond(self.steps[index])
+
+    def assert_complete(self) -> None:
+        if self.remaining > 0:
+            unused = self.steps[len(self.calls):]
+            raise UnconsumedModelSteps(
+                f"{len(unused)} scripted step(s) were never used: {unused!r}")
+
+    def plugin(self, name: str = "scripted") -> object:
+        """A plugin object offering this model as provider ``name``."""
+        model = self
+
+        class _Provider:
+            def model(self, model_id: str | None) -> ScriptedModel:
+                return model
+
+        class _Plugin:
+            @staticmethod
+            @hookimpl
+            def toolang_register_models(register: Any) -> None:
+                register(name, lambda context: _Provider(),
+                         description="a scripted model for tests")
+
+        return _Plugin()

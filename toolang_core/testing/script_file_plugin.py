@@ -1,0 +1,61 @@
+"""A scripted model for tests that run ``toolang`` in a subprocess.
+
+Expose it through an entry point of a test distribution (``scripted =
+toolang_core.testing.script_file_plugin``) and point ``TOOLANG_SCRIPT`` at a JSON list of
+steps::
+
+    [{"tool_calls": [{"id": "c1", "name": "fs_write", "params": {"path": "a", "text": "b"}}]},
+     {"text": "done", "delay": 0.5}]
+
+The answer to a call is the step whose index is the number of assistant messages since
+the conversation's last user message — so the model holds no state, and a turn resumed
+in a new process (which replays earlier answers from the store) gets the right step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from toolang_core.markers import hookimpl
+from toolang_core.models.types import ModelError, ModelRequest, ModelResponse
+from toolang_core.testing.models import Step, _respond
+from toolang_core.tools.types import ToolCall
+
+
+class ScriptFileModel:
+    def __init__(self, path: Path) -> None:
+        self.steps = [_step(raw) for raw in json.loads(path.read_text(encoding="utf-8"))]
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        index = 0
+        for message in reversed(request.messages):
+            if message.role == "user":
+                break
+            if message.role == "assistant":
+                index += 1
+        if index >= len(self.steps):
+            raise ModelError(f"the script has {len(self.steps)} step(s); step {index} was asked")
+        return await _respond(self.steps[index])
+
+
+def _step(raw: dict[str, Any]) -> Step:
+    calls = tuple(ToolCall(c.get("id", ""), c["name"], c.get("params", {}))
+                  for c in raw.get("tool_calls", ()))
+    return Step(text=raw.get("text", ""), tool_calls=calls, error=raw.get("error"),
+                delay=float(raw.get("delay", 0)))
+
+
+class _Provider:
+    def model(self, model_id: str | None) -> ScriptFileModel:
+        path = os.environ.get("TOOLANG_SCRIPT")
+        if not path:
+            raise ModelError("the scripted model needs TOOLANG_SCRIPT (a JSON file of steps)")
+        return ScriptFileModel(Path(path))
+
+
+@hookimpl
+def toolang_register_models(register: Any) -> None:
+    register("scripted", lambda context: _Provider(), description="a scripted model (tests)")
