@@ -28,8 +28,15 @@ class Tools:
     @hookimpl
     def toolang_register_tools(register):
         register(Tool.from_function(bump, blocking=False))
-        register(Tool(name="fs_secret", description="", parameters={"type": "object"},
-                      function=lambda **kw: "ok", blocking=False))
+        register(
+            Tool(
+                name="fs_secret",
+                description="",
+                parameters={"type": "object"},
+                function=lambda **kw: "ok",
+                blocking=False,
+            )
+        )
 
 
 @pytest.fixture(autouse=True)
@@ -39,9 +46,11 @@ def _reset():
 
 def make(tmp_path, model, **agents):
     config = ToolangConfig(
-        base_dir=tmp_path, home=tmp_path / ".toolang",
+        base_dir=tmp_path,
+        home=tmp_path / ".toolang",
         runtime=RuntimeConfig(executor="agent", poll_seconds=0.05, shutdown_grace_seconds=0),
-        models=ModelsConfig(default="scripted"), agents=AgentsConfig(**agents),
+        models=ModelsConfig(default="scripted"),
+        agents=AgentsConfig(**agents),
     )
     return Runtime.with_plugins(config, [("scripted", model.plugin()), ("tools", Tools())], env={})
 
@@ -71,7 +80,10 @@ def test_tool_calls_pass_the_chain_and_results_reach_the_model(tmp_path):
     tool_step = steps[2]
     assert tool_step.idempotency_key == f"{turn.id}:tool:c1"
     assert [s["stage"] for s in tool_step.data["chain"]] == [
-        "SecurityFilter", "ApprovalGate", "execute"]
+        "SecurityFilter",
+        "ApprovalGate",
+        "execute",
+    ]
 
 
 def test_invalid_parameters_go_back_to_the_model_as_a_structured_error(tmp_path):
@@ -93,8 +105,9 @@ def test_unknown_tools_are_a_structured_error_too(tmp_path):
 
 def test_the_same_call_repeated_is_loop_detected_whatever_the_ids(tmp_path):
     calls = iter(range(100))
-    model = ScriptedModel(lambda request: tool_call("bump", {"label": "x"},
-                                                    call_id=f"id-{next(calls)}"))
+    model = ScriptedModel(
+        lambda request: tool_call("bump", {"label": "x"}, call_id=f"id-{next(calls)}")
+    )
     turn, _ = run_turn(make(tmp_path, model, loop_repeats=3))
     assert (turn.status, turn.outcome) == (TurnStatus.FAILED, "loop_detected")
     assert "3 times" in turn.error
@@ -136,9 +149,12 @@ def test_a_model_error_fails_the_turn_with_model_error(tmp_path):
 def test_an_unknown_model_provider_is_named(tmp_path):
     model = ScriptedModel([])
     runtime = make(tmp_path, model)
-    runtime.config = ToolangConfig(base_dir=tmp_path, home=tmp_path / ".toolang",
-                                   runtime=runtime.config.runtime,
-                                   models=ModelsConfig(default="nope/x"))
+    runtime.config = ToolangConfig(
+        base_dir=tmp_path,
+        home=tmp_path / ".toolang",
+        runtime=runtime.config.runtime,
+        models=ModelsConfig(default="nope/x"),
+    )
     turn, _ = run_turn(runtime)
     assert (turn.status, turn.outcome) == (TurnStatus.FAILED, "model_error")
     assert "no model provider 'nope'" in turn.error
@@ -151,8 +167,11 @@ def test_history_of_the_thread_is_in_the_next_prompt(tmp_path):
     run_turn(runtime, "first question")
     run_turn(runtime, "second question")
     roles = [(m.role, m.content) for m in model.calls[1].messages[1:]]
-    assert roles == [("user", "first question"), ("assistant", "first answer"),
-                     ("user", "second question")]
+    assert roles == [
+        ("user", "first question"),
+        ("assistant", "first answer"),
+        ("user", "second question"),
+    ]
 
 
 def test_history_is_capped(tmp_path):
@@ -180,9 +199,10 @@ def test_plugin_notes_are_rendered_by_the_runtime(tmp_path):
 
 def test_secrets_never_reach_the_stored_steps(tmp_path):
     key = "sk-proj-" + "a" * 30
-    model = ScriptedModel([tool_call("fs_secret", {"token": key, "note": f"use {key}"}),
-                           text("done")])
-    turn, steps = run_turn(make(tmp_path, model), f"my key is {key}")
+    model = ScriptedModel(
+        [tool_call("fs_secret", {"token": key, "note": f"use {key}"}), text("done")]
+    )
+    _, steps = run_turn(make(tmp_path, model), f"my key is {key}")
     stored = json.dumps([s.data for s in steps])
     assert key not in stored
     assert "********" in stored
@@ -217,8 +237,9 @@ def test_steered_input_reaches_the_running_turn_at_the_next_model_call(tmp_path)
         stop = asyncio.Event()
         serving = asyncio.create_task(runtime.serve(stop, sources=()))
         await asyncio.wait_for(started.wait(), 10)
-        steer = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:t", input="also X",
-                                            strategy="steer"))
+        steer = inbox.submit(
+            NewTurnRequest(source="chat", thread_id="cli:t", input="also X", strategy="steer")
+        )
         assert steer.steer
         release.set()
         while not inbox.get(turn_id).status.is_terminal:
@@ -279,8 +300,9 @@ def test_an_agent_outside_its_scope_is_refused(tmp_path):
         name = "test-agents"
 
         def load(self, context):
-            return AgentLoad((AgentDefinition(name="narrow", instruction="narrow",
-                                              prefixes=("fs_",)),))
+            return AgentLoad(
+                (AgentDefinition(name="narrow", instruction="narrow", prefixes=("fs_",)),)
+            )
 
     class Agents:
         @staticmethod

@@ -46,8 +46,9 @@ def text(content: str, *, delay: float = 0.0) -> Step:
     return Step(text=content, delay=delay)
 
 
-def tool_call(name: str, params: Mapping[str, Any] | None = None, *, call_id: str = "",
-              delay: float = 0.0) -> Step:
+def tool_call(
+    name: str, params: Mapping[str, Any] | None = None, *, call_id: str = "", delay: float = 0.0
+) -> Step:
     return Step(tool_calls=(ToolCall(call_id, name, dict(params or {})),), delay=delay)
 
 
@@ -100,9 +101,10 @@ class ScriptedModel:
 
     def assert_complete(self) -> None:
         if self.remaining > 0:
-            unused = self.steps[len(self.calls):]
+            unused = self.steps[len(self.calls) :]
             raise UnconsumedModelSteps(
-                f"{len(unused)} scripted step(s) were never used: {unused!r}")
+                f"{len(unused)} scripted step(s) were never used: {unused!r}"
+            )
 
     def plugin(self, name: str = "scripted") -> object:
         """A plugin object offering this model as provider ``name``."""
@@ -116,7 +118,8 @@ class ScriptedModel:
             @staticmethod
             @hookimpl
             def toolang_register_models(register: Any) -> None:
-                register(name, lambda context: _Provider(),
-                         description="a scripted model for tests")
+                register(
+                    name, lambda context: _Provider(), description="a scripted model for tests"
+                )
 
         return _Plugin()

@@ -42,10 +42,15 @@ class ScriptFileModel:
 
 
 def _step(raw: dict[str, Any]) -> Step:
-    calls = tuple(ToolCall(c.get("id", ""), c["name"], c.get("params", {}))
-                  for c in raw.get("tool_calls", ()))
-    return Step(text=raw.get("text", ""), tool_calls=calls, error=raw.get("error"),
-                delay=float(raw.get("delay", 0)))
+    calls = tuple(
+        ToolCall(c.get("id", ""), c["name"], c.get("params", {})) for c in raw.get("tool_calls", ())
+    )
+    return Step(
+        text=raw.get("text", ""),
+        tool_calls=calls,
+        error=raw.get("error"),
+        delay=float(raw.get("delay", 0)),
+    )
 
 
 class _Provider:

@@ -107,7 +107,7 @@ class ToolChain:
         denied = await self._approve(call, ctx, stages, wait_for_approval)
         if denied is not None:
             return ChainResult(denied, call, tuple(stages))
-        result = await self._execute(self.tools[call.name].tool, call)
+        result = await self._execute(self.tools[call.name].tool, call, ctx)
         stages.append(
             StageRecord("execute", "ok" if result.ok else "error", None, result.error or "")
         )
@@ -194,16 +194,19 @@ class ToolChain:
             )
         return result
 
-    async def _execute(self, tool: Any, call: ToolCall) -> ToolResult:
+    async def _execute(self, tool: Any, call: ToolCall, ctx: ToolCallContext) -> ToolResult:
         started = time.perf_counter()
+        params = dict(call.params)
+        if tool.takes_context:
+            params["context"] = ctx
         try:
             async with asyncio.timeout(self.timeout_seconds):
                 if inspect.iscoroutinefunction(tool.function):
-                    output = await tool.function(**call.params)
+                    output = await tool.function(**params)
                 elif tool.blocking:
-                    output = await asyncio.to_thread(tool.function, **call.params)
+                    output = await asyncio.to_thread(tool.function, **params)
                 else:
-                    output = tool.function(**call.params)
+                    output = tool.function(**params)
                     if inspect.isawaitable(output):
                         output = await output
         except TimeoutError:

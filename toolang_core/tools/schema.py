@@ -19,6 +19,14 @@ _SCALARS: dict[Any, dict[str, Any]] = {
 }
 
 
+CONTEXT_PARAMETER = "context"
+"""A tool function parameter of this name receives the call's ToolCallContext."""
+
+
+def takes_context(fn: Callable[..., Any]) -> bool:
+    return CONTEXT_PARAMETER in inspect.signature(fn).parameters
+
+
 class SchemaError(TypeError):
     """A parameter's annotation has no JSON Schema equivalent."""
 
@@ -65,7 +73,9 @@ def function_schema(fn: Callable[..., Any], name: str) -> tuple[str, dict[str, A
     """``(description, parameters schema)`` of ``fn``: a strict JSON Schema object.
 
     Parameters without a default are required; ``:param x:`` lines of the docstring
-    describe parameters; the first paragraph of the docstring describes the tool.
+    describe parameters; the first paragraph of the docstring describes the tool. A
+    parameter named ``context`` is left out: the chain passes the call's
+    :class:`~toolang_core.tools.ToolCallContext` there.
     """
     hints = typing.get_type_hints(fn)
     doc = inspect.getdoc(fn) or ""
@@ -74,6 +84,8 @@ def function_schema(fn: Callable[..., Any], name: str) -> tuple[str, dict[str, A
     properties: dict[str, Any] = {}
     required: list[str] = []
     for pname, param in inspect.signature(fn).parameters.items():
+        if pname == CONTEXT_PARAMETER:
+            continue  # injected by the chain, never chosen by the model
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise SchemaError(f"tool {name}: *args/**kwargs cannot be described as parameters")
         prop = schema_for(hints.get(pname, Any), f"tool {name}, parameter {pname}")

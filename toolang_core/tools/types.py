@@ -36,6 +36,8 @@ class Tool:
     parameters: Mapping[str, JSON]
     function: Callable[..., JSON | Awaitable[JSON]]
     blocking: bool = True
+    takes_context: bool = False
+    """Whether ``function`` has a ``context`` parameter for the ToolCallContext."""
 
     @classmethod
     def from_function(
@@ -50,11 +52,18 @@ class Tool:
 
         :raises SchemaError: naming the parameter whose annotation has no JSON Schema.
         """
-        from toolang_core.tools.schema import function_schema
+        from toolang_core.tools.schema import function_schema, takes_context
 
         tool_name = name or function.__name__
         doc, parameters = function_schema(function, tool_name)
-        return cls(tool_name, description or doc or tool_name, parameters, function, blocking)
+        return cls(
+            tool_name,
+            description or doc or tool_name,
+            parameters,
+            function,
+            blocking,
+            takes_context(function),
+        )
 
 
 @attrs.frozen
