@@ -103,7 +103,14 @@ def test_sigkill_and_restart_loses_nothing_and_finishes_nothing_twice(home):
     kills = 0
     while kills < 12:
         proc = start_runtime(home)
-        time.sleep(rng.uniform(0.4, 1.2))
+        # Kill only a runtime that has begun its run (a slow start on a loaded machine
+        # would otherwise die before it is recorded, and prove nothing).
+        wait_for(
+            lambda pid=proc.pid: any(r.pid == pid for r in store.list_runs(limit=3)),
+            60,
+            f"run {kills + 1} to start",
+        )
+        time.sleep(rng.uniform(0.2, 0.9))
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
         kills += 1

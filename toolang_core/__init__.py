@@ -18,6 +18,10 @@ if TYPE_CHECKING:
         AgentLoad as AgentLoad,
         AgentSource as AgentSource,
     )
+    from toolang_core.config.loader import (
+        find_config as find_config,
+        load_config as load_config,
+    )
     from toolang_core.config.model import (
         ToolangConfig as ToolangConfig,
     )
@@ -32,9 +36,13 @@ if TYPE_CHECKING:
         ConfigError as ConfigError,
         PluginError as PluginError,
         ToolangError as ToolangError,
+        UsageError as UsageError,
     )
     from toolang_core.events import (
         Event as Event,
+    )
+    from toolang_core.ids import (
+        new_id as new_id,
     )
     from toolang_core.plugins.context import (
         PluginContext as PluginContext,
@@ -47,8 +55,56 @@ if TYPE_CHECKING:
         RegisterSettings as RegisterSettings,
         RegisterTool as RegisterTool,
     )
+    from toolang_core.redact import (
+        is_secret_key as is_secret_key,
+        redact as redact,
+        redact_text as redact_text,
+    )
     from toolang_core.runtime import (
         Runtime as Runtime,
+    )
+    from toolang_core.runtime.inbox import (
+        Inbox as Inbox,
+    )
+    from toolang_core.runtime.oneshot import (
+        await_turn as await_turn,
+    )
+    from toolang_core.runtime.recurring import (
+        Recurring as Recurring,
+    )
+    from toolang_core.schedule import (
+        Schedule as Schedule,
+        ScheduleError as ScheduleError,
+    )
+    from toolang_core.store.errors import (
+        StoreCorrupt as StoreCorrupt,
+        StoreError as StoreError,
+        StoreMissing as StoreMissing,
+        StoreNeedsMigration as StoreNeedsMigration,
+        StoreSchemaTooNew as StoreSchemaTooNew,
+        SubmitRejected as SubmitRejected,
+        TurnNotFound as TurnNotFound,
+    )
+    from toolang_core.store.plugin_db import (
+        open_plugin_database as open_plugin_database,
+    )
+    from toolang_core.store.protocol import (
+        ExecutionStore as ExecutionStore,
+    )
+    from toolang_core.store.types import (
+        NewTurnRequest as NewTurnRequest,
+        Record as Record,
+        StepRecord as StepRecord,
+        TurnFilter as TurnFilter,
+        TurnRequest as TurnRequest,
+        TurnStatus as TurnStatus,
+    )
+    from toolang_core.tools.approvals import (
+        Approval as Approval,
+        ApprovalBook as ApprovalBook,
+        ApprovalError as ApprovalError,
+        canonical_params as canonical_params,
+        params_hash as params_hash,
     )
     from toolang_core.tools.types import (
         Block as Block,
@@ -73,16 +129,48 @@ _LAZY = {
     "plugin_settings": "toolang_core.config.settings",
     "EnvStr": "toolang_core.config.types",
     "Secret": "toolang_core.config.types",
+    "find_config": "toolang_core.config.loader",
+    "load_config": "toolang_core.config.loader",
     "ConfigError": "toolang_core.errors",
     "PluginError": "toolang_core.errors",
     "ToolangError": "toolang_core.errors",
+    "UsageError": "toolang_core.errors",
     "Event": "toolang_core.events",
+    "new_id": "toolang_core.ids",
     "PluginContext": "toolang_core.plugins.context",
     "PluginHost": "toolang_core.plugins.host",
     "RegisterFactory": "toolang_core.plugins.registrars",
     "RegisterSettings": "toolang_core.plugins.registrars",
     "RegisterTool": "toolang_core.plugins.registrars",
+    "is_secret_key": "toolang_core.redact",
+    "redact": "toolang_core.redact",
+    "redact_text": "toolang_core.redact",
     "Runtime": "toolang_core.runtime",
+    "Inbox": "toolang_core.runtime.inbox",
+    "await_turn": "toolang_core.runtime.oneshot",
+    "Recurring": "toolang_core.runtime.recurring",
+    "Schedule": "toolang_core.schedule",
+    "ScheduleError": "toolang_core.schedule",
+    "StoreCorrupt": "toolang_core.store.errors",
+    "StoreError": "toolang_core.store.errors",
+    "StoreMissing": "toolang_core.store.errors",
+    "StoreNeedsMigration": "toolang_core.store.errors",
+    "StoreSchemaTooNew": "toolang_core.store.errors",
+    "SubmitRejected": "toolang_core.store.errors",
+    "TurnNotFound": "toolang_core.store.errors",
+    "open_plugin_database": "toolang_core.store.plugin_db",
+    "ExecutionStore": "toolang_core.store.protocol",
+    "NewTurnRequest": "toolang_core.store.types",
+    "Record": "toolang_core.store.types",
+    "StepRecord": "toolang_core.store.types",
+    "TurnFilter": "toolang_core.store.types",
+    "TurnRequest": "toolang_core.store.types",
+    "TurnStatus": "toolang_core.store.types",
+    "Approval": "toolang_core.tools.approvals",
+    "ApprovalBook": "toolang_core.tools.approvals",
+    "ApprovalError": "toolang_core.tools.approvals",
+    "canonical_params": "toolang_core.tools.approvals",
+    "params_hash": "toolang_core.tools.approvals",
     "Block": "toolang_core.tools.types",
     "Denied": "toolang_core.tools.types",
     "Granted": "toolang_core.tools.types",

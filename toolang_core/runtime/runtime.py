@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import socket
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import structlog
 
@@ -36,7 +37,11 @@ from toolang_core.store.open import open_store
 from toolang_core.store.protocol import ExecutionStore
 from toolang_core.store.types import RunRecord
 
+if TYPE_CHECKING:
+    from sqlite_utils import Database, Migrations
+
 log = structlog.get_logger("toolang.runtime")
+_PLUGIN_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
 T = TypeVar("T")
 
@@ -136,6 +141,32 @@ class Runtime:
         if name not in self._plugin_state:
             self._plugin_state[name] = factory()
         return self._plugin_state[name]  # type: ignore[no-any-return]
+
+    def plugin_database(
+        self, plugin_name: str, migrations: Migrations, *, read_only: bool = False
+    ) -> Database:
+        """The SQLite database of ``plugin_name``'s own tables, opened once per runtime.
+
+        It lives at ``<home>/plugins/<plugin_name>.db``; opening it applies the plugin's
+        pending ``migrations`` (never when ``read_only``). See
+        :func:`toolang_core.open_plugin_database` for the errors it raises.
+        """
+        from toolang_core.store.plugin_db import open_plugin_database
+
+        key = f"database:{plugin_name}:{'ro' if read_only else 'rw'}"
+        if key not in self._plugin_state:
+            if not _PLUGIN_NAME.fullmatch(plugin_name):
+                raise ValueError(f"plugin name {plugin_name!r} cannot name a database file")
+            path = self.config.home / "plugins" / f"{plugin_name}.db"
+            self._plugin_state[key] = open_plugin_database(
+                path, migrations, read_only=read_only, synchronous=self.config.store.synchronous
+            )
+        return self._plugin_state[key]  # type: ignore[no-any-return]
+
+    def close_plugin_databases(self) -> None:
+        """Close every database :meth:`plugin_database` opened (they reopen on next use)."""
+        for key in [k for k in self._plugin_state if k.startswith("database:")]:
+            self._plugin_state.pop(key).conn.close()
 
     def open_store(self, *, read_only: bool = False) -> ExecutionStore:
         """Open the configured execution store (not the one :meth:`serve` uses)."""
@@ -257,6 +288,7 @@ class Runtime:
                 await self.scheduler.drain(self.config.runtime.shutdown_grace_seconds)
                 await self.host.hooks.shutdown(self, reason)
                 store.end_run(run_id, now=self.clock())
+                self.close_plugin_databases()
                 log.info(
                     "runtime.stopped", run=run_id, reason=reason, admitted=self.scheduler.admitted
                 )

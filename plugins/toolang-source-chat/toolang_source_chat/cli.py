@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from toolang_core.cli.state import CliState, pass_state
+from toolang_core.cli import CliState, pass_state
 
 
 def thread_id(name: str) -> str:
@@ -36,7 +36,7 @@ def chat(
     interactive: bool,
 ) -> None:
     """Send MESSAGE to an agent and print its answer."""
-    from toolang_core.errors import UsageError
+    from toolang_core import UsageError
 
     settings = state.runtime.settings.get("source-chat")
     thread = thread_id(thread_name or str(getattr(settings, "default_thread", "default")))
@@ -50,7 +50,7 @@ def chat(
 
 
 def _submit(state: CliState, thread: str, agent: str | None, message: str) -> str:
-    from toolang_core.store.types import NewTurnRequest
+    from toolang_core import NewTurnRequest
 
     inbox = state.open_inbox()
     try:
@@ -70,8 +70,7 @@ def _submit(state: CliState, thread: str, agent: str | None, message: str) -> st
 
 async def _answer(state: CliState, turn_id: str, wait: float) -> int:
     """Wait for the answer and print it; return the exit code."""
-    from toolang_core.runtime.oneshot import await_turn
-    from toolang_core.store.types import TurnStatus
+    from toolang_core import TurnStatus, await_turn
 
     inbox = state.open_inbox()
     try:

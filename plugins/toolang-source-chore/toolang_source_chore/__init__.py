@@ -12,7 +12,7 @@ from toolang_core import RegisterFactory, RegisterSettings, hookimpl
 from toolang_source_chore.settings import ChoreSettings, ChoreSpec
 
 if TYPE_CHECKING:
-    from toolang_core.runtime.inbox import Inbox
+    from toolang_core import Inbox
 
 __all__ = ["ChoreSettings", "ChoreSpec"]
 

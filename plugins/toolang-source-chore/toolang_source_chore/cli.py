@@ -6,8 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from toolang_core.cli.output import when
-from toolang_core.cli.state import CliState, pass_state
+from toolang_core.cli import CliState, pass_state, when
 
 if TYPE_CHECKING:
     from toolang_source_chore.chores import ChoreBoard
@@ -53,8 +52,7 @@ def list_(state: CliState) -> None:
 @pass_state
 def run(state: CliState, *, key: str) -> None:
     """Place a turn for chore KEY now (coalesced with one already pending)."""
-    from toolang_core.errors import UsageError
-    from toolang_core.runtime.inbox import Inbox
+    from toolang_core import Inbox, UsageError
 
     board = _board(state)
     chore = next((c for c in board.chores if c.key == key), None)

@@ -12,7 +12,7 @@ from toolang_core import RegisterFactory, hookimpl
 if TYPE_CHECKING:
     import asyncio
 
-    from toolang_core.runtime.inbox import Inbox
+    from toolang_core import Inbox
     from toolang_source_invoke.api import InvokeResult, ainvoke, invoke
 
 __all__ = ["InvokeResult", "ainvoke", "invoke"]

@@ -7,11 +7,15 @@ from pathlib import Path
 
 import attrs
 
-from toolang_core.config.loader import find_config, load_config
-from toolang_core.ids import new_id
-from toolang_core.runtime import Runtime
-from toolang_core.runtime.oneshot import await_turn
-from toolang_core.store.types import NewTurnRequest, TurnStatus
+from toolang_core import (
+    NewTurnRequest,
+    Runtime,
+    TurnStatus,
+    await_turn,
+    find_config,
+    load_config,
+    new_id,
+)
 
 
 @attrs.frozen

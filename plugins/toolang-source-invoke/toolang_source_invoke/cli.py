@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from toolang_core.cli.state import CliState, pass_state
+from toolang_core.cli import CliState, pass_state
 
 
 @click.command("invoke")

@@ -12,7 +12,7 @@ import click
 from toolang_core import RegisterFactory, RegisterSettings, hookimpl
 
 if TYPE_CHECKING:
-    from toolang_core.runtime.inbox import Inbox
+    from toolang_core import Inbox
 
 NAME = "source-task"
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from toolang_core.cli.state import CliState, pass_state
+from toolang_core.cli import CliState, pass_state
 
 if TYPE_CHECKING:
     from toolang_source_task.tasks import TaskBook
@@ -60,7 +60,7 @@ def list_(state: CliState, *, show_all: bool) -> None:
 @pass_state
 def show(state: CliState, *, ref: str) -> None:
     """Show one task and the turns it was handed in."""
-    from toolang_core.store.types import TurnFilter
+    from toolang_core import TurnFilter
 
     book = _book(state)
     task = book.get(ref)
@@ -120,7 +120,7 @@ def cancel(state: CliState, *, ref: str) -> None:
     """Cancel a task, and its turn if one is queued or running."""
     import time
 
-    from toolang_core.store.types import TurnFilter, TurnStatus
+    from toolang_core import TurnFilter, TurnStatus
 
     book = _book(state)
     task = book.change(ref, status="cancelled")

@@ -11,10 +11,7 @@ from typing import Any, Literal
 import attrs
 import cattrs
 
-from toolang_core.errors import UsageError
-from toolang_core.runtime.inbox import Inbox
-from toolang_core.store.protocol import ExecutionStore
-from toolang_core.store.types import NewTurnRequest
+from toolang_core import ExecutionStore, Inbox, NewTurnRequest, UsageError
 
 KIND = "source-task.task"
 HANDED = "source-task.handed"

@@ -6,15 +6,14 @@ import time
 
 import click
 
-from toolang_core.cli.output import when
-from toolang_core.cli.state import CliState, pass_state
+from toolang_core.cli import CliState, pass_state, when
 
 
 @click.command()
 @pass_state
 def wills(state: CliState) -> None:
     """Each agent's will: its schedule and next occurrence."""
-    from toolang_core.runtime.recurring import Recurring
+    from toolang_core import Recurring
     from toolang_source_will import WillSettings
     from toolang_source_will.wills import STATE, WillSource, load_wills
 

@@ -12,11 +12,7 @@ from pathlib import Path
 import attrs
 import structlog
 
-from toolang_core.runtime.inbox import Inbox
-from toolang_core.runtime.recurring import Recurring
-from toolang_core.schedule import Schedule, ScheduleError
-from toolang_core.store.protocol import ExecutionStore
-from toolang_core.store.types import NewTurnRequest
+from toolang_core import ExecutionStore, Inbox, NewTurnRequest, Recurring, Schedule, ScheduleError
 from toolang_source_will import WillSettings
 
 log = structlog.get_logger("toolang.source.will")

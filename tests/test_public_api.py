@@ -1,0 +1,46 @@
+"""Plugins use only toolang_core's public API, and that API is importable."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import toolang_core
+import toolang_core.cli
+
+ROOT = Path(__file__).resolve().parents[1]
+PUBLIC_MODULES = {"toolang_core", "toolang_core.models", "toolang_core.cli"}
+PUBLIC_PACKAGES = ("toolang_core.testing",)  # the plugin-author kit, for plugins' tests
+
+
+def _private_imports(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            modules = [node.module]
+        elif isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        else:
+            continue
+        for module in modules:
+            if not module.startswith("toolang_core"):
+                continue
+            if module in PUBLIC_MODULES or module.startswith(PUBLIC_PACKAGES):
+                continue
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {module}")
+    return found
+
+
+def test_plugins_import_only_the_public_api():
+    sources = sorted(ROOT.glob("plugins/*/toolang_*/**/*.py"))
+    assert sources, "no plugin sources found"
+    private = [hit for path in sources for hit in _private_imports(path)]
+    assert private == [], "plugins import private toolang_core modules:\n" + "\n".join(private)
+
+
+@pytest.mark.parametrize("module", [toolang_core, toolang_core.cli], ids=lambda m: m.__name__)
+def test_every_public_name_resolves(module):
+    for name in module.__all__:
+        assert getattr(module, name) is not None, name
