@@ -325,3 +325,60 @@ def test_an_unknown_agent_fails_the_turn_clearly(tmp_path):
     turn, _ = run_turn(make(tmp_path, ScriptedModel([])), agent="ghost")
     assert (turn.status, turn.outcome) == (TurnStatus.FAILED, "agent_error")
     assert "agent 'ghost' is unknown" in turn.error
+
+
+def test_turns_trace_prints_a_timeline_with_every_chain_stage(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    model = ScriptedModel([tool_call("bump", {"label": "t"}, call_id="c1"), text("all done")])
+    turn, _ = run_turn(make(tmp_path, model))
+    (tmp_path / "toolang.toml").write_text("")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
+    env["TOOLANG_LOAD_PLUGINS"] = ""
+    out = subprocess.run(
+        [sys.executable, "-m", "toolang_core", "turns", "trace", turn.id],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    lines = out.splitlines()
+    assert lines[0] == f"turn {turn.id} on cli:t: completed, attempt 1"
+    kinds = [line.split()[2] for line in lines if line.strip().startswith(("+", "-0"))]
+    assert kinds == ["prompt_build", "model_call", "tool_call", "model_call"]
+    assert "→ asks for bump" in out
+    assert 'bump({"label": "t"}) → ok: bumped t' in out
+    assert [
+        line.split()[0]
+        for line in lines
+        if line.strip().startswith(("Security", "Approval", "execute"))
+    ] == [
+        "SecurityFilter",
+        "ApprovalGate",
+        "execute",
+    ]
+    assert lines[-1] == "output all done"
+
+
+def test_turns_trace_of_an_unknown_turn_says_so(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    run_turn(make(tmp_path, ScriptedModel([text("x")])))
+    (tmp_path / "toolang.toml").write_text("")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
+    env["TOOLANG_LOAD_PLUGINS"] = ""
+    done = subprocess.run(
+        [sys.executable, "-m", "toolang_core", "turns", "trace", "nope"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 6
+    assert "no turn request with id 'nope'" in done.stderr

@@ -291,6 +291,31 @@ def turns_show(state: CliState, turn_id: str, as_json: bool) -> None:
         )
 
 
+@turns.command("trace")
+@click.argument("turn_id")
+@click.option("--json", "as_json", is_flag=True, help="The turn and its steps as JSON.")
+@pass_state
+def turns_trace(state: CliState, turn_id: str, as_json: bool) -> None:
+    """The run trace of one turn: a timeline of its steps, each tool call with the
+    verdict of every stage of the tool-hook chain."""
+    from toolang_core.store.errors import TurnNotFound
+    from toolang_core.turn.timeline import timeline
+
+    store = state.open_store(read_only=True)
+    try:
+        turn = store.get(turn_id)
+        if turn is None:
+            raise TurnNotFound(f"no turn request with id {turn_id!r} (see `toolang turns list`)")
+        steps = store.steps(turn_id)
+    finally:
+        store.close()
+    if as_json:
+        echo_json({"turn": turn, "steps": steps})
+        return
+    for line in timeline(turn, steps):
+        click.echo(line)
+
+
 @click.group()
 def threads() -> None:
     """Threads: the durable units of conversation and work."""

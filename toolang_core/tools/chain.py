@@ -139,8 +139,9 @@ class ToolChain:
         stages.extend(
             StageRecord("SecurityFilter", "error", f.plugin, f.error) for f in filtered.failures
         )
-        call = filtered.call
-        ctx = attrs.evolve(ctx, call=call)
+        if filtered.call is not call:
+            call = filtered.call
+            ctx = attrs.evolve(ctx, call=call)
         if filtered.blocked is not None:
             plugin, block = filtered.blocked
             return (
@@ -200,15 +201,19 @@ class ToolChain:
         if tool.takes_context:
             params["context"] = ctx
         try:
-            async with asyncio.timeout(self.timeout_seconds):
-                if inspect.iscoroutinefunction(tool.function):
-                    output = await tool.function(**params)
-                elif tool.blocking:
-                    output = await asyncio.to_thread(tool.function, **params)
-                else:
-                    output = tool.function(**params)
-                    if inspect.isawaitable(output):
+            if not tool.blocking and not inspect.iscoroutinefunction(tool.function):
+                # Inline: a timeout could not interrupt it anyway, and arming one costs
+                # more than a quick tool does.
+                output = tool.function(**params)
+                if inspect.isawaitable(output):
+                    async with asyncio.timeout(self.timeout_seconds):
                         output = await output
+            else:
+                async with asyncio.timeout(self.timeout_seconds):
+                    if inspect.iscoroutinefunction(tool.function):
+                        output = await tool.function(**params)
+                    else:
+                        output = await asyncio.to_thread(tool.function, **params)
         except TimeoutError:
             return ToolResult(
                 ok=False,

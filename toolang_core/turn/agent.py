@@ -165,7 +165,6 @@ class AgentExecutor:
                 step=step,
             )
             calls = _with_ids(response.tool_calls, step)
-            messages.append(Message(role="assistant", content=response.text, tool_calls=calls))
             if calls:
                 used_tools = True
                 signature = tuple(sorted((c.name, canonical_params(c.params)) for c in calls))
@@ -177,9 +176,17 @@ class AgentExecutor:
                         f"{seen[signature]} times; stopped",
                         outcome="loop_detected",
                     )
+                # The history keeps each call as it ran: a security filter's changes
+                # (e.g. masked personal data) reach the next prompt and its trace.
+                ran, replies = [], []
                 for call in calls:
-                    result = await self._tool_call(ctx, agent, call, allowed)
-                    messages.append(prompt.tool_message(call.call_id, call.name, result))
+                    as_run, result = await self._tool_call(ctx, agent, call, allowed)
+                    ran.append(as_run)
+                    replies.append(prompt.tool_message(call.call_id, call.name, result))
+                messages.append(
+                    Message(role="assistant", content=response.text, tool_calls=tuple(ran))
+                )
+                messages.extend(replies)
                 continue
             if response.text.strip():
                 return TurnOutcome.completed(response.text)
@@ -243,11 +250,15 @@ class AgentExecutor:
         agent: AgentDefinition,
         call: ToolCall,
         allowed: frozenset[str] | None,
-    ) -> ToolResult:
+    ) -> tuple[ToolCall, ToolResult]:
+        """Run (or replay) one call; return it as it ran and its result."""
         key = f"{ctx.turn.id}:tool:{call.call_id}"
         done = ctx.find_step(key)
         if done is not None:  # ran before this turn was interrupted: never run it twice
-            return trace.result_from_json(dict(done.data["result"]))
+            return (
+                trace.call_from_json(dict(done.data["call"])),
+                trace.result_from_json(dict(done.data["result"])),
+            )
         tool_ctx = ToolCallContext(
             call=call,
             turn_id=ctx.turn.id,
@@ -270,7 +281,8 @@ class AgentExecutor:
             "chain": [s.to_json() for s in chained.stages],
         }
         if dict(chained.call.params) != dict(call.params):
-            data["requested_params"] = dict(call.params)
+            # Never the original parameters: a filter changed them to keep them out.
+            data["params_modified"] = True
         ctx.record_step(
             "tool_call",
             data=redact(data),
@@ -279,7 +291,7 @@ class AgentExecutor:
             status="completed" if chained.result.ok else "failed",
             error=chained.result.error,
         )
-        return chained.result
+        return chained.call, chained.result
 
     async def _await_approval(
         self, ctx: TurnContext, pending: Pending, call: ToolCall

@@ -74,6 +74,10 @@ def response_from_json(data: dict[str, Any]) -> ModelResponse:
     )
 
 
+def call_from_json(data: dict[str, Any]) -> ToolCall:
+    return ToolCall(call_id=data["id"], name=data["name"], params=data.get("params", {}))
+
+
 def result_from_json(data: dict[str, Any]) -> ToolResult:
     return ToolResult(
         ok=data["ok"],

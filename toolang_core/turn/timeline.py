@@ -1,0 +1,116 @@
+"""A turn's run trace as a readable timeline (``toolang turns trace ID``).
+
+The steps are what the store holds — already clipped and with secrets masked when they
+were recorded. Each line starts with the time since the turn started; a tool call is
+followed by one line per stage of the tool-hook chain with that stage's verdict, so a
+reader sees which filter, gate or observer did what.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from toolang_core.store.types import StepRecord, TurnRequest
+
+WIDTH = 100
+
+
+def _short(value: Any, width: int) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _ms(step: StepRecord) -> str:
+    return f"{(step.finished_at - step.started_at) * 1000:.1f} ms"
+
+
+def stage_lines(chain: Iterable[Mapping[str, Any]]) -> list[str]:
+    """One line per chain stage record: ``stage  verdict  (plugin)  detail``."""
+    lines = []
+    for record in chain:
+        plugin = f" ({record['plugin']})" if record.get("plugin") else ""
+        detail = f"  {_short(record['detail'], 60)}" if record.get("detail") else ""
+        lines.append(f"{record['stage']:<17}{record['verdict']:<9}{plugin}{detail}".rstrip())
+    return lines
+
+
+def _model_call(data: Mapping[str, Any]) -> list[str]:
+    response = data.get("response") or {}
+    usage = response.get("usage") or {}
+    tokens = f", {sum(usage.values())} tokens" if usage else ""
+    flag = ", prompt truncated" if data.get("truncated") else ""
+    head = f"{data.get('model', '?')}: {len(data.get('messages', ()))} messages{tokens}{flag}"
+    lines = [head]
+    for call in response.get("tool_calls", ()):
+        lines.append(f"→ asks for {call['name']}({_short(call.get('params', {}), 60)})")
+    if response.get("text"):
+        lines.append(f"→ says {_short(response['text'], 80)!r}")
+    return lines
+
+
+def _tool_call(data: Mapping[str, Any]) -> list[str]:
+    call = data.get("call") or {}
+    result = data.get("result") or {}
+    outcome = (
+        f"ok: {_short(result.get('output'), 60)}"
+        if result.get("ok")
+        else f"{result.get('error_type') or 'error'}: {_short(result.get('error') or '', 60)}"
+    )
+    lines = [f"{call.get('name', '?')}({_short(call.get('params', {}), 50)}) → {outcome}"]
+    if data.get("params_modified"):
+        lines.append("parameters were changed by a security filter before the call ran")
+    lines += stage_lines(data.get("chain", ()))
+    return lines
+
+
+def _prompt_build(data: Mapping[str, Any]) -> list[str]:
+    tools = data.get("tools", ())
+    line = (
+        f"agent {data.get('agent', '?')}, model {data.get('model', '?')}, "
+        f"{len(tools)} tool(s), {data.get('history_messages', 0)} history message(s)"
+    )
+    notes = [f"note: {_short(n, 80)}" for n in data.get("notes", ())]
+    return [line, *notes]
+
+
+_DETAILS = {"model_call": _model_call, "tool_call": _tool_call, "prompt_build": _prompt_build}
+
+
+def step_lines(step: StepRecord) -> list[str]:
+    """The detail lines of one step (its kind decides what matters)."""
+    render = _DETAILS.get(step.kind)
+    lines = render(step.data) if render is not None else []
+    if not lines and step.data:
+        lines = [_short(step.data, WIDTH - 20)]
+    if step.error and step.kind != "tool_call":  # a tool call's line already says it
+        lines.append(f"error: {_short(step.error, 80)}")
+    return lines
+
+
+def timeline(turn: TurnRequest, steps: Sequence[StepRecord]) -> list[str]:
+    """The whole trace of ``turn`` as text lines."""
+    start = turn.started_at or (steps[0].started_at if steps else turn.created_at)
+    lines = [
+        f"turn {turn.id} on {turn.thread_id}: {turn.status.value}"
+        + (f" ({turn.outcome})" if turn.outcome else "")
+        + f", attempt {turn.attempt}",
+        f"input  {_short(turn.input, WIDTH - 7)}",
+    ]
+    attempt = None
+    for step in steps:
+        if step.attempt != attempt and attempt is not None:
+            lines.append(f"-- attempt {step.attempt} (resumed; completed steps are replayed) --")
+        attempt = step.attempt
+        offset = step.started_at - start
+        lines.append(
+            f"{offset:+8.3f}s  {step.seq:>3} {step.kind:<13} {step.status:<9} {_ms(step):>10}"
+        )
+        lines += [f"{'':16}{line}" for line in step_lines(step)]
+    if turn.output:
+        lines.append(f"output {_short(turn.output, WIDTH - 7)}")
+    if turn.error:
+        lines.append(f"error  {_short(turn.error, WIDTH - 7)}")
+    return lines
