@@ -52,6 +52,10 @@ def tox_add_core_config(core_conf: ConfigSet, state: State) -> None:
             )
         )
     every = "\n".join(f"-e {p}[test]" for p in plugin_dirs())
+    # mypy checks every plugin package against its real dependencies' types.
+    state.conf.memory_seed_loaders["lint"].append(
+        MemoryLoader(deps=PythonDeps(f"-e {ROOT}[lint]\n{every}", root=ROOT))
+    )
     state.conf.memory_seed_loaders["integration"].append(
         MemoryLoader(
             deps=PythonDeps(f"-e {ROOT}[test]\nhatchling>=1.25\n{every}", root=ROOT),

@@ -1,5 +1,6 @@
 """Models: the contract between the agent loop and the plugins that answer turns."""
 
+from toolang_core.models.guard import check_real_calls_allowed, real_calls_allowed
 from toolang_core.models.types import (
     Message,
     Model,
@@ -18,4 +19,6 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "ToolSpec",
+    "check_real_calls_allowed",
+    "real_calls_allowed",
 ]

@@ -1,0 +1,43 @@
+"""toolang-model-llm: every model of Simon Willison's ``llm`` library answers turns.
+
+Agents name a model ``llm/<llm model id or alias>`` (``llm/gpt-4o-mini``, ``llm/echo``);
+plain ``llm`` means llm's own default model. ``llm`` is imported only when a turn first
+needs a model, so registering this plugin costs nothing at start-up.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from toolang_core import RegisterFactory, RegisterSettings, hookimpl
+from toolang_model_llm.settings import LlmSettings
+
+if TYPE_CHECKING:
+    from toolang_core import PluginContext
+    from toolang_model_llm.provider import LlmProvider
+
+NAME = "model-llm"
+PROVIDER = "llm"
+
+__all__ = ["NAME", "PROVIDER", "LlmSettings"]
+
+
+@hookimpl
+def toolang_register_settings(register: RegisterSettings) -> None:
+    register(LlmSettings)
+
+
+@hookimpl
+def toolang_register_models(register: RegisterFactory) -> None:
+    register(
+        PROVIDER,
+        _provider,
+        description="any model of the llm library (OpenAI, Anthropic, Gemini, Ollama, …)",
+    )
+
+
+def _provider(context: PluginContext) -> LlmProvider:
+    from toolang_model_llm.provider import LlmProvider
+
+    settings = context.settings if isinstance(context.settings, LlmSettings) else LlmSettings()
+    return LlmProvider(settings)
