@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import importlib
+import types
 from pathlib import Path
 
 import pytest
@@ -41,6 +43,12 @@ def test_plugins_import_only_the_public_api():
 
 
 @pytest.mark.parametrize("module", [toolang_core, toolang_core.cli], ids=lambda m: m.__name__)
-def test_every_public_name_resolves(module):
+def test_every_public_name_resolves_to_its_object_even_after_every_module_is_imported(module):
+    # A submodule named like an export would replace it on the package once imported.
+    for path in sorted((ROOT / "toolang_core").rglob("*.py")):
+        dotted = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        if not dotted.endswith("__main__"):
+            importlib.import_module(dotted.removesuffix(".__init__"))
     for name in module.__all__:
-        assert getattr(module, name) is not None, name
+        value = getattr(module, name)
+        assert not isinstance(value, types.ModuleType), f"{module.__name__}.{name} is a module"

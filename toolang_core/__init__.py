@@ -55,7 +55,7 @@ if TYPE_CHECKING:
         RegisterSettings as RegisterSettings,
         RegisterTool as RegisterTool,
     )
-    from toolang_core.redact import (
+    from toolang_core.redaction import (
         is_secret_key as is_secret_key,
         redact as redact,
         redact_text as redact_text,
@@ -142,9 +142,9 @@ _LAZY = {
     "RegisterFactory": "toolang_core.plugins.registrars",
     "RegisterSettings": "toolang_core.plugins.registrars",
     "RegisterTool": "toolang_core.plugins.registrars",
-    "is_secret_key": "toolang_core.redact",
-    "redact": "toolang_core.redact",
-    "redact_text": "toolang_core.redact",
+    "is_secret_key": "toolang_core.redaction",
+    "redact": "toolang_core.redaction",
+    "redact_text": "toolang_core.redaction",
     "Runtime": "toolang_core.runtime",
     "Inbox": "toolang_core.runtime.inbox",
     "await_turn": "toolang_core.runtime.oneshot",

@@ -15,7 +15,7 @@ from typing import Any, Literal, TextIO
 
 import structlog
 
-from toolang_core.redact import redact
+from toolang_core.redaction import redact
 
 LogFormat = Literal["auto", "console", "json"]
 

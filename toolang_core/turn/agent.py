@@ -28,7 +28,7 @@ from toolang_core.agents.types import AgentDefinition
 from toolang_core.models.resolve import ModelResolver
 from toolang_core.models.types import Message, ModelError, ModelRequest, ModelResponse, ToolSpec
 from toolang_core.plugins.host import describe_exception
-from toolang_core.redact import redact
+from toolang_core.redaction import redact
 from toolang_core.runtime.executor import TurnContext, TurnOutcome
 from toolang_core.store.types import TurnStatus
 from toolang_core.tools.approvals import ApprovalBook, canonical_params

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from toolang_core.models.types import Message, ModelResponse
-from toolang_core.redact import redact
+from toolang_core.redaction import redact
 from toolang_core.tools.types import ToolCall, ToolResult
 
 TEXT_LIMIT = 4_000
