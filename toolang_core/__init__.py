@@ -76,6 +76,9 @@ if TYPE_CHECKING:
         Schedule as Schedule,
         ScheduleError as ScheduleError,
     )
+    from toolang_core.store.batch import (
+        BatchWriter as BatchWriter,
+    )
     from toolang_core.store.errors import (
         StoreCorrupt as StoreCorrupt,
         StoreError as StoreError,
@@ -151,6 +154,7 @@ _LAZY = {
     "Recurring": "toolang_core.runtime.recurring",
     "Schedule": "toolang_core.schedule",
     "ScheduleError": "toolang_core.schedule",
+    "BatchWriter": "toolang_core.store.batch",
     "StoreCorrupt": "toolang_core.store.errors",
     "StoreError": "toolang_core.store.errors",
     "StoreMissing": "toolang_core.store.errors",

@@ -1,0 +1,61 @@
+"""toolang-hook-knowledge-saver: the KnowledgeSaver stage of the tool-call chain.
+
+Keeps the tool results its rules find worth remembering — once per agent, secrets
+masked — and lists them (``toolang knowledge list|show``). This module stays
+import-light (it is imported by every ``toolang`` command): the rest loads on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from toolang_core import hookimpl
+from toolang_hook_knowledge_saver.settings import NAME, KnowledgeSettings
+
+if TYPE_CHECKING:
+    import click
+
+    from toolang_core import RegisterSettings, Runtime, ToolCall, ToolCallContext, ToolResult
+    from toolang_hook_knowledge_saver.keeper import Keeper
+
+__all__ = ["NAME", "KnowledgeSettings", "keeper_of"]
+
+
+def _new_keeper(runtime: Runtime) -> Keeper:
+    from toolang_hook_knowledge_saver.keeper import Keeper, settings_of
+
+    return Keeper(runtime, settings_of(runtime))
+
+
+def keeper_of(runtime: Runtime) -> Keeper:
+    """This runtime's :class:`~toolang_hook_knowledge_saver.keeper.Keeper`."""
+    return runtime.plugin_state(NAME, lambda: _new_keeper(runtime))
+
+
+@hookimpl
+def toolang_register_settings(register: RegisterSettings) -> None:
+    register(KnowledgeSettings)
+
+
+@hookimpl
+def toolang_save_knowledge(call: ToolCall, result: ToolResult, ctx: ToolCallContext) -> None:
+    runtime: Any = getattr(ctx, "runtime", None)
+    if runtime is None:  # a context built by hand (unit tests): nowhere to keep anything
+        return
+    entry = keeper_of(runtime).rules.entry_for(call, result, ctx, now=runtime.clock())
+    if entry is not None:
+        from toolang_hook_knowledge_saver.keeper import remember
+
+        remember(runtime, entry)
+
+
+@hookimpl
+def toolang_shutdown(runtime: Runtime, reason: str) -> None:
+    keeper_of(runtime).writer.flush()
+
+
+@hookimpl
+def toolang_register_commands(cli: click.Group) -> None:
+    from toolang_hook_knowledge_saver.cli import knowledge
+
+    cli.add_command(knowledge)

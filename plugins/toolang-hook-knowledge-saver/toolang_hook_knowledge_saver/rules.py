@@ -1,0 +1,151 @@
+"""Which tool results are worth keeping, and the entry kept for one.
+
+The cheap checks (tool prefix, success) come first; the result is turned into text
+and matched only when they pass, and masked only when it is kept, so most calls cost
+a few attribute reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+import attrs
+
+from toolang_core import redact, redact_text
+from toolang_hook_knowledge_saver.settings import KnowledgeSettings, compile_patterns
+
+PARAMS_CHARS: Final = 300
+
+
+@attrs.frozen
+class KnowledgeEntry:
+    """One tool result worth keeping, secrets already masked."""
+
+    agent: str
+    tool: str
+    params: str
+    content: str
+    content_chars: int
+    content_hash: str
+    thread_id: str
+    turn_id: str
+    call_id: str
+    at: float
+
+    def row(self) -> tuple[Any, ...]:
+        """The values of :data:`~toolang_hook_knowledge_saver.schema.COLUMNS`."""
+        return (
+            self.agent,
+            self.tool,
+            self.params,
+            self.content,
+            self.content_chars,
+            self.content_hash,
+            self.thread_id,
+            self.turn_id,
+            self.call_id,
+            self.at,
+            self.at,
+        )
+
+
+def as_text(value: Any) -> str:
+    """A result as text: strings as they are, anything else as compact JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    except (TypeError, ValueError):  # e.g. a circular structure, masked only so deep
+        return redact_text(str(value))
+
+
+def masked_text(value: Any) -> str:
+    """``value`` as text with secrets masked by ``toolang_core.redact``.
+
+    A value redact cannot rebuild (e.g. a named tuple) is masked as text instead.
+    """
+    try:
+        return as_text(redact(value))
+    except Exception:
+        return redact_text(as_text(value))
+
+
+def params_summary(params: Any) -> str:
+    """The call's parameters as short JSON, secrets masked (``{}`` when there are none)."""
+    return _cut(masked_text(dict(params) if isinstance(params, Mapping) else {}), PARAMS_CHARS)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _label(value: Any, default: str = "") -> str:
+    return value if isinstance(value, str) else default
+
+
+@attrs.frozen
+class Rules:
+    """The compiled form of :class:`KnowledgeSettings` (built once per runtime)."""
+
+    tool_prefixes: tuple[str, ...]
+    min_chars: int
+    max_chars: int
+    include: tuple[re.Pattern[str], ...]
+    exclude: tuple[re.Pattern[str], ...]
+    only_successful: bool
+
+    @classmethod
+    def from_settings(cls, settings: KnowledgeSettings) -> Rules:
+        return cls(
+            tool_prefixes=settings.tool_prefixes,
+            min_chars=settings.min_chars,
+            max_chars=settings.max_chars,
+            include=compile_patterns("include", settings.include),
+            exclude=compile_patterns("exclude", settings.exclude),
+            only_successful=settings.only_successful,
+        )
+
+    def considers(self, tool: str, ok: bool) -> bool:
+        """The cheap part: the tool is one to watch and the outcome one to keep."""
+        if self.only_successful and not ok:
+            return False
+        return not self.tool_prefixes or tool.startswith(self.tool_prefixes)
+
+    def keeps(self, text: str) -> bool:
+        """The text is long enough, matches an ``include`` (if any) and no ``exclude``."""
+        if len(text) < self.min_chars:
+            return False
+        if self.include and not any(p.search(text) for p in self.include):
+            return False
+        return not any(p.search(text) for p in self.exclude)
+
+    def entry_for(self, call: Any, result: Any, ctx: Any, *, now: float) -> KnowledgeEntry | None:
+        """The entry to keep for this call, or ``None``. Never raises on odd values."""
+        tool = _label(getattr(call, "name", None), "?")
+        ok = getattr(result, "ok", False) is True
+        if not self.considers(tool, ok):
+            return None
+        raw = getattr(result, "output", None) if ok else getattr(result, "error", None)
+        # Judge the text as the tool returned it; mask (which costs time per character)
+        # only what is kept.
+        if not self.keeps(as_text(raw)):
+            return None
+        text = masked_text(raw)
+        return KnowledgeEntry(
+            agent=_label(getattr(ctx, "agent", None), "?"),
+            tool=tool,
+            params=params_summary(getattr(call, "params", None)),
+            content=_cut(text, self.max_chars),
+            content_chars=len(text),
+            content_hash=hashlib.sha256(text.encode("utf-8", "replace")).hexdigest(),
+            thread_id=_label(getattr(ctx, "thread_id", None)),
+            turn_id=_label(getattr(ctx, "turn_id", None)),
+            call_id=_label(getattr(call, "call_id", None)),
+            at=now,
+        )

@@ -1,0 +1,80 @@
+"""Helpers for this plugin's tests: a runtime with the plugin and two tools, its database."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+
+import toolang_hook_learning_observer as plugin
+from toolang_core import NewTurnRequest, Tool, ToolCall, ToolCallContext, ToolResult, hookimpl
+
+
+def flaky_write(path: str) -> str:
+    """Write to ``path`` — refused for paths under ``locked/``."""
+    if path.startswith("locked/"):
+        raise PermissionError(f"[Errno 13] Permission denied: {path!r}")
+    return f"wrote {path}"
+
+
+def echo(text: str) -> str:
+    """Say ``text`` back."""
+    return text
+
+
+class Tools:
+    @staticmethod
+    @hookimpl
+    def toolang_register_tools(register):
+        register(Tool.from_function(flaky_write, blocking=False))
+        register(Tool.from_function(echo, blocking=False))
+
+
+BASE_CONFIG = '[models]\ndefault = "scripted"\n[runtime]\npoll_seconds = 0.05\n'
+
+
+def make_runtime(toolang_runtime, settings: str = "", model=None):
+    """A runtime (from the ``toolang_runtime`` fixture) with this plugin and the tools."""
+    plugins = {plugin.NAME: plugin, "tools": Tools()}
+    if model is not None:
+        plugins["scripted"] = model.plugin()
+    section = f"[plugins.{plugin.NAME}]\n{settings}\n" if settings else ""
+    return toolang_runtime(BASE_CONFIG + section, plugins=plugins)
+
+
+def serve(runtime, *inputs: str, agent: str | None = None):
+    """Submit one chat turn per input and serve until idle; return the turn ids."""
+    inbox = runtime.open_inbox()
+    ids = [
+        inbox.submit(NewTurnRequest(source="chat", thread_id="cli:t", input=i, agent=agent)).id
+        for i in inputs
+    ]
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    return ids
+
+
+def db_path(runtime):
+    return runtime.config.home / "plugins" / f"{plugin.NAME}.db"
+
+
+def rows(runtime, where: str = "1", params=()):
+    if not db_path(runtime).exists():
+        return []
+    with sqlite3.connect(db_path(runtime)) as conn:
+        conn.row_factory = sqlite3.Row
+        return [
+            dict(r)
+            for r in conn.execute(f"SELECT * FROM tool_outcomes WHERE {where} ORDER BY id", params)
+        ]
+
+
+def observe(runtime, tool: str, *, ok: bool = True, agent: str = "assistant", **result):
+    """Pass one outcome to the hook the way the chain does (no model, no turn)."""
+    call = ToolCall(f"c-{tool}", tool, {})
+    ctx = ToolCallContext(
+        call=call, turn_id="turn-1", thread_id="cli:t", run_id="run-1", agent=agent,
+        runtime=runtime,
+    )  # fmt: skip
+    if not ok:
+        result.setdefault("error_type", "PermissionError")
+        result.setdefault("error", "PermissionError: denied")
+    plugin.toolang_observe_tool_result(call, ToolResult(ok=ok, **result), ctx)

@@ -1,0 +1,130 @@
+"""Recording tool outcomes: one row per executed call, written in batches, pruned by age."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from toolang_core import BatchWriter, redact_text
+from toolang_hook_learning_observer.schema import INSERT, MIGRATIONS, TABLE
+from toolang_hook_learning_observer.settings import NAME, LearningSettings
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+    from toolang_core import Runtime
+
+OutcomeRow = tuple[float, str, str, int, str | None, str | None, float, str, str, str]
+
+MASK_MARGIN: Final = 2_000
+PRUNE_BATCH: Final = 5_000
+PRUNE_EVERY_SECONDS: Final = 3_600.0
+
+
+def settings_of(runtime: Runtime) -> LearningSettings:
+    """The validated ``[plugins.hook-learning-observer]`` section (defaults when absent)."""
+    found = runtime.settings.get(NAME)
+    return found if isinstance(found, LearningSettings) else LearningSettings()
+
+
+def short_error(value: Any, limit: int) -> str | None:
+    """The error text to keep: secrets masked first (so no half-cut key survives), then cut.
+
+    Masking costs time per character, so a huge error is first cut with a margin wider
+    than any credential shape: what the margin cuts is never kept anyway.
+    """
+    if value is None:
+        return None
+    text = redact_text(" ".join(str(value)[: limit + MASK_MARGIN].split()))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _label(value: Any, default: str = "?") -> str:
+    return value if isinstance(value, str) and value else default
+
+
+def _milliseconds(value: Any) -> float:
+    try:
+        ms = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return ms if math.isfinite(ms) and ms >= 0 else 0.0
+
+
+def outcome_row(
+    call: Any, result: Any, ctx: Any, *, now: float, max_error_chars: int
+) -> OutcomeRow:
+    """The row for one executed call. Tolerates missing or ill-typed fields (never raises)."""
+    ok = getattr(result, "ok", False) is True
+    error_type = None if ok else _label(getattr(result, "error_type", None), "error")
+    error = None if ok else short_error(getattr(result, "error", None), max_error_chars)
+    return (
+        now,
+        _label(getattr(ctx, "agent", None)),
+        _label(getattr(call, "name", None)),
+        int(ok),
+        error_type,
+        error,
+        _milliseconds(getattr(result, "duration_ms", 0.0)),
+        _label(getattr(ctx, "turn_id", None), ""),
+        _label(getattr(ctx, "thread_id", None), ""),
+        _label(getattr(call, "call_id", None), ""),
+    )
+
+
+class Recorder:
+    """One runtime's outcome recording (kept in ``runtime.plugin_state``)."""
+
+    def __init__(self, runtime: Runtime, settings: LearningSettings) -> None:
+        self.runtime = runtime
+        self.settings = settings
+        self.writer: BatchWriter[OutcomeRow] = BatchWriter(
+            self._write,
+            flush_seconds=settings.flush_seconds,
+            batch_size=settings.batch_size,
+            name=NAME,
+        )
+        self._pruned_at: float | None = None
+
+    def database(self) -> Database:
+        """The plugin's database (created and migrated on first use in this runtime)."""
+        return self.runtime.plugin_database(NAME, MIGRATIONS)
+
+    def observe(self, call: Any, result: Any, ctx: Any) -> None:
+        """Queue the outcome of one executed call (the per-call path: no I/O)."""
+        self.writer.add(
+            outcome_row(
+                call,
+                result,
+                ctx,
+                now=self.runtime.clock(),
+                max_error_chars=self.settings.max_error_chars,
+            )
+        )
+
+    def prune(self) -> int:
+        """Delete outcomes older than ``keep_days``, a few thousand rows per transaction."""
+        cutoff = self.runtime.clock() - self.settings.keep_days * 86_400
+        db = self.database()
+        deleted = 0
+        while True:
+            cursor = db.execute(
+                f"DELETE FROM {TABLE} WHERE id IN "
+                f"(SELECT id FROM {TABLE} WHERE at < ? LIMIT {PRUNE_BATCH})",
+                [cutoff],
+            )
+            deleted += cursor.rowcount
+            if cursor.rowcount < PRUNE_BATCH:
+                break
+        self._pruned_at = time.monotonic()
+        return deleted
+
+    def _write(self, rows: Sequence[OutcomeRow]) -> None:
+        db = self.database()
+        with db.atomic():
+            db.conn.executemany(INSERT, rows)
+        # A runtime that runs for weeks prunes as it goes, not only at start-up.
+        if self._pruned_at is None or time.monotonic() - self._pruned_at > PRUNE_EVERY_SECONDS:
+            self.prune()

@@ -1,0 +1,56 @@
+"""The plugin's own tables, as a ``sqlite_utils.Migrations`` set (append, never edit)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from sqlite_utils import Database, Migrations
+
+from toolang_hook_learning_observer.settings import NAME
+
+TABLE: Final = "tool_outcomes"
+COLUMNS: Final = (
+    "at",
+    "agent",
+    "tool",
+    "ok",
+    "error_type",
+    "error",
+    "duration_ms",
+    "turn_id",
+    "thread_id",
+    "call_id",
+)
+INSERT: Final = (
+    f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+)
+
+MIGRATIONS: Final = Migrations(NAME)
+
+
+@MIGRATIONS()
+def m001_tool_outcomes(db: Database) -> None:
+    db.execute(
+        f"""
+        CREATE TABLE {TABLE} (
+            id INTEGER PRIMARY KEY,
+            at REAL NOT NULL,            -- unix time the outcome was observed
+            agent TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            ok INTEGER NOT NULL,         -- 1 succeeded, 0 failed
+            error_type TEXT,             -- ToolResult.error_type of a failure
+            error TEXT,                  -- short error text, secrets masked
+            duration_ms REAL NOT NULL,
+            turn_id TEXT NOT NULL,
+            thread_id TEXT NOT NULL,
+            call_id TEXT NOT NULL
+        )
+        """
+    )
+    # The last calls of one agent's tool (notes, stats --agent).
+    db.execute(f"CREATE INDEX {TABLE}_agent_tool_at ON {TABLE} (agent, tool, at)")
+    # An agent's recent failures (notes): only failures are indexed.
+    db.execute(f"CREATE INDEX {TABLE}_agent_failures ON {TABLE} (agent, at) WHERE ok = 0")
+    # stats --since and pruning by age. (Every index costs each insert; `stats --tool`
+    # without --agent, a command run by hand, scans instead.)
+    db.execute(f"CREATE INDEX {TABLE}_at ON {TABLE} (at)")
