@@ -59,7 +59,10 @@ def run_turn(runtime, text_in="hi", thread="cli:t", **kw):
     inbox = runtime.open_inbox()
     turn_id = inbox.submit(NewTurnRequest(source="chat", thread_id=thread, input=text_in, **kw)).id
     asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
-    return inbox.get(turn_id), inbox.store.steps(turn_id)
+    try:
+        return inbox.get(turn_id), inbox.store.steps(turn_id)
+    finally:
+        inbox.store.close()
 
 
 def test_a_visible_answer_completes_the_turn(tmp_path):

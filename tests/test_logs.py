@@ -10,7 +10,7 @@ import sys
 import structlog
 
 from toolang_core.logs import configure_logging
-from toolang_core.redact import MASK, redact, redact_text
+from toolang_core.redaction import MASK, redact, redact_text
 
 
 def test_json_lines_with_secrets_masked():

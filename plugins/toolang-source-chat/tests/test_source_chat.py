@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import getpass
 import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
 
 import toolang_source_chat as plugin
 
@@ -76,3 +85,155 @@ def test_settings_are_validated(toolang_cli, toolang_home):
     result = toolang_cli("chat", "x", env=ENV)
     assert result.returncode == 2
     assert "plugins.source-chat.wait_seconds: expected a number" in result.stderr
+
+
+# -- approvals while the chat waits ------------------------------------------------------
+
+GATE = """
+from pathlib import Path
+
+from toolang_core import ApprovalBook, Pending, Tool, hookimpl
+
+
+def write(path, text, **_):
+    Path(path).write_text(text)
+    return "written"
+
+
+@hookimpl
+def toolang_register_tools(register):
+    register(Tool(name="fs_write", description="Write a file.", parameters={"type": "object"},
+                  function=write, blocking=False))
+
+
+@hookimpl
+def toolang_approve_tool_call(call, ctx):
+    approval = ApprovalBook(ctx.runtime.store).create(
+        turn_id=ctx.turn_id, call_id=ctx.call_id, tool=call.name, params=call.params,
+        thread_id=ctx.thread_id, agent=ctx.agent, requester=None, prompt="",
+        timeout_seconds=None,
+    )
+    return Pending(approval.id)
+"""
+AGENT = '[runtime]\nexecutor = "agent"\npoll_seconds = 0.05\n[models]\ndefault = "scripted"\n'
+SECRET_WRITE = {"path": "out.txt", "text": "hello", "api_key": "k-123"}
+
+
+@pytest.fixture
+def gated(toolang_distribution, toolang_home, tmp_path):
+    """A gate that asks about every call, an fs_write tool and the script-file model;
+    returns the environment for `toolang chat` in a subprocess."""
+    toolang_distribution(
+        "toolang-test-chat-gate",
+        entry_points={
+            "toolang": {
+                "test-gate": "tl_chat_gate",
+                "scripted": "toolang_core.testing.script_file_plugin",
+            }
+        },
+        modules={"tl_chat_gate": GATE},
+    )
+    script = tmp_path / "script.json"
+    script.write_text(
+        json.dumps(
+            [
+                {"tool_calls": [{"id": "c1", "name": "fs_write", "params": SECRET_WRITE}]},
+                {"text": "all done"},
+            ]
+        )
+    )
+    toolang_home.write_config(AGENT)
+    return {
+        "TOOLANG_LOAD_PLUGINS": "source-chat,test-gate,scripted",
+        "TOOLANG_SCRIPT": str(script),
+        "PYTHONPATH": str(toolang_distribution.root),
+    }
+
+
+def approvals(toolang_home):
+    from toolang_core import ApprovalBook, Runtime, load_config
+
+    config = load_config(toolang_home.config_path, env={})
+    store = Runtime.with_plugins(config).open_store()
+    try:
+        return ApprovalBook(store).list()
+    finally:
+        store.close()
+
+
+def test_interactive_chat_asks_and_yes_runs_the_tool(toolang_cli, toolang_home, gated):
+    result = toolang_cli("chat", "-i", env=gated, input="write it\ny\n")
+    assert result.returncode == 0, result.stderr
+    assert "all done" in result.stdout
+    assert "approve? [y]es / [n]o / [a]lways" in result.stdout
+    assert "wants to run fs_write" in result.stderr
+    assert '"api_key":"********"' in result.stderr
+    assert "k-123" not in result.stderr + result.stdout
+    assert (toolang_home.path / "out.txt").read_text() == "hello"
+    (approval,) = approvals(toolang_home)
+    assert (approval.status, approval.decided_by) == ("approved", getpass.getuser())
+
+
+def test_interactive_chat_no_denies_the_tool(toolang_cli, toolang_home, gated):
+    result = toolang_cli("chat", "-i", env=gated, input="write it\nn\n")
+    assert result.returncode == 0, result.stderr
+    assert "denied" in result.stderr
+    assert not (toolang_home.path / "out.txt").exists()
+    assert [a.status for a in approvals(toolang_home)] == ["denied"]
+
+
+def test_interactive_chat_always_grants_the_tool_on_the_thread(toolang_cli, toolang_home, gated):
+    from toolang_core import ApprovalBook, Runtime, load_config
+
+    result = toolang_cli("chat", "-i", "--thread", "work", env=gated, input="write it\na\n")
+    assert result.returncode == 0, result.stderr
+    assert "fs_write is granted on cli:work" in result.stderr
+    store = Runtime.with_plugins(load_config(toolang_home.config_path, env={})).open_store()
+    try:
+        assert ApprovalBook(store).granted("cli:work", "fs_write")
+    finally:
+        store.close()
+
+
+def test_interactive_chat_asks_again_until_the_answer_is_understood(
+    toolang_cli, toolang_home, gated
+):
+    result = toolang_cli("chat", "-i", env=gated, input="write it\nperhaps\ny\n")
+    assert result.returncode == 0, result.stderr
+    assert "answer y (run it), n (refuse it) or a" in result.stderr
+    assert result.stdout.count("approve? [y]es / [n]o / [a]lways") == 2
+    assert (toolang_home.path / "out.txt").exists()
+
+
+def test_chat_says_the_turn_awaits_approval_and_how_to_decide(toolang_home, gated):
+    from toolang_core import ApprovalBook, Runtime, load_config
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
+    env.update(gated)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolang_core", "chat", "write it"],
+        cwd=toolang_home.path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    said: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [said.put(line) for line in proc.stderr], daemon=True).start()
+    store = Runtime.with_plugins(load_config(toolang_home.config_path, env={})).open_store()
+    try:
+        deadline = time.monotonic() + 60
+        line = ""
+        while "toolang approvals approve" not in line:
+            line = said.get(timeout=max(0.1, deadline - time.monotonic()))
+        (approval,) = ApprovalBook(store).list("pending")
+        assert line.split()[-1].rstrip(")") == approval.id  # "(or: toolang approvals deny ID)"
+        ApprovalBook(store).decide(approval.id, approved=True, by="someone else")
+        out = proc.stdout.read()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        store.close()
+        if proc.poll() is None:
+            proc.kill()
+    assert out == "all done\n"
+    assert f"toolang approvals approve {approval.id}" in line

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from toolang_core.cli import CliState, pass_state
+
+if TYPE_CHECKING:
+    from toolang_core import Approval, ApprovalBook, Inbox, TurnRequest
 
 
 def thread_id(name: str) -> str:
@@ -68,17 +74,26 @@ def _submit(state: CliState, thread: str, agent: str | None, message: str) -> st
         inbox.store.close()
 
 
-async def _answer(state: CliState, turn_id: str, wait: float) -> int:
-    """Wait for the answer and print it; return the exit code."""
+async def _answer(state: CliState, turn_id: str, wait: float, *, ask: bool = False) -> int:
+    """Wait for the answer and print it; return the exit code.
+
+    While the turn awaits approval, show each request: ``ask`` prompts for the decision
+    (``toolang chat -i``), otherwise say how to decide from another terminal.
+    """
     from toolang_core import TurnStatus, await_turn
 
     inbox = state.open_inbox()
+    waiting = asyncio.ensure_future(await_turn(state.runtime, inbox, turn_id, timeout=wait))
     try:
-        turn = await await_turn(state.runtime, inbox, turn_id, timeout=wait)
+        turn = await _watch_approvals(inbox, turn_id, waiting, ask=ask)
     except (KeyboardInterrupt, asyncio.CancelledError):
         click.echo(f"\ndetached; request {turn_id} keeps its place", err=True)
         return 130
     finally:
+        if not waiting.done():  # stop watching (or serving) before its store closes
+            waiting.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await waiting
         inbox.store.close()
     if turn.status is TurnStatus.COMPLETED:
         click.echo(turn.output or "")
@@ -113,4 +128,101 @@ async def _interactive(state: CliState, thread: str, agent: str | None, wait: fl
         if not line.strip():
             continue
         turn_id = _submit(state, thread, agent, line)
-        await _answer(state, turn_id, wait)
+        await _answer(state, turn_id, wait, ask=True)
+
+
+# -- approvals while waiting ------------------------------------------------------------
+
+APPROVAL_POLL_SECONDS = 0.2
+CHOICES = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "a": "always", "always": "always"}
+
+
+async def _watch_approvals(
+    inbox: Inbox, turn_id: str, waiting: asyncio.Future[TurnRequest], *, ask: bool
+) -> TurnRequest:
+    """Wait for ``waiting``; meanwhile show each approval request the turn makes."""
+    from toolang_core import ApprovalBook, TurnStatus
+
+    book = ApprovalBook(inbox.store)
+    shown: set[str] = set()
+    while True:
+        done, _ = await asyncio.wait({waiting}, timeout=APPROVAL_POLL_SECONDS)
+        if done:
+            return waiting.result()
+        if inbox.get(turn_id).status is not TurnStatus.AWAITING_APPROVAL:
+            continue
+        for approval in book.list("pending"):
+            if approval.turn_id != turn_id or approval.id in shown:
+                continue
+            shown.add(approval.id)
+            _show(approval)
+            if ask:
+                await _ask(book, approval)
+            else:
+                _how_to_decide(approval)
+
+
+def _show(approval: Approval) -> None:
+    from toolang_core import canonical_params
+
+    click.echo(
+        f"approval needed ({approval.id}): {approval.agent} wants to run {approval.tool}\n"
+        f"  params: {canonical_params(_mask(approval.params))}",
+        err=True,
+    )
+
+
+def _how_to_decide(approval: Approval) -> None:
+    click.echo(
+        f"the turn awaits approval; decide from another terminal:\n"
+        f"  toolang approvals approve {approval.id}   "
+        f"(or: toolang approvals deny {approval.id})",
+        err=True,
+    )
+
+
+async def _ask(book: ApprovalBook, approval: Approval) -> None:
+    """Ask the person at the terminal, and record their decision."""
+    from toolang_core import ApprovalError
+
+    while True:
+        try:
+            reply = await asyncio.to_thread(input, "approve? [y]es / [n]o / [a]lways: ")
+        except EOFError:
+            click.echo("", err=True)
+            _how_to_decide(approval)
+            return
+        choice = CHOICES.get(reply.strip().lower())
+        if choice is not None:
+            break
+        click.echo(
+            "answer y (run it), n (refuse it) or a (run it, and this tool on this "
+            "thread from now on)",
+            err=True,
+        )
+    try:
+        decided = book.decide(
+            approval.id, approved=choice != "no", by=_os_user(), always=choice == "always"
+        )
+    except ApprovalError as exc:  # decided elsewhere, or expired, while we asked
+        click.echo(f"error: {exc}", err=True)
+        return
+    granted = f"; {decided.tool} is granted on {decided.thread_id}" if decided.always else ""
+    click.echo(f"{decided.status}{granted}", err=True)
+
+
+def _os_user() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no login name and no passwd entry (some containers)
+        return "unknown user"
+
+
+def _mask(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` with secrets masked (``toolang_core.redact``)."""
+    from toolang_core import redact
+
+    masked: dict[str, Any] = redact(dict(params))
+    return masked
