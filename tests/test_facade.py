@@ -133,10 +133,11 @@ def test_post_stages_are_isolated_from_each_other(toolang_host, toolang_register
     toolang_register(plugin(toolang_observe_tool_result=recording), "b-ok")
     toolang_register(plugin(toolang_observe_tool_result=raising), "a-broken")
     result = ToolResult(ok=True, output="written")
-    failures = run(toolang_host.hooks.observe_tool_result(call, result, ctx))
+    outcomes = run(toolang_host.hooks.observe_tool_result(call, result, ctx))
     assert calls == ["written"]
-    assert [(f.plugin, f.hook, f.error) for f in failures] == [
-        ("a-broken", "toolang_observe_tool_result", "RuntimeError: observer broke")
+    assert [(p, f and (f.hook, f.error)) for p, f in outcomes] == [
+        ("a-broken", ("toolang_observe_tool_result", "RuntimeError: observer broke")),
+        ("b-ok", None),
     ]
 
 

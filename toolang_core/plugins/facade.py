@@ -214,17 +214,30 @@ class Hooks:
 
     async def observe_tool_result(
         self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
-    ) -> list[HookFailure]:
-        return await self._broadcast(
-            "toolang_observe_tool_result", call=call, result=result, ctx=ctx
-        )
+    ) -> list[tuple[str, HookFailure | None]]:
+        return await self._each("toolang_observe_tool_result", call=call, result=result, ctx=ctx)
 
     async def save_knowledge(
         self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
-    ) -> list[HookFailure]:
-        return await self._broadcast("toolang_save_knowledge", call=call, result=result, ctx=ctx)
+    ) -> list[tuple[str, HookFailure | None]]:
+        return await self._each("toolang_save_knowledge", call=call, result=result, ctx=ctx)
 
     async def publish_event(
         self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
-    ) -> list[HookFailure]:
-        return await self._broadcast("toolang_publish_event", call=call, result=result, ctx=ctx)
+    ) -> list[tuple[str, HookFailure | None]]:
+        return await self._each("toolang_publish_event", call=call, result=result, ctx=ctx)
+
+    async def _each(self, hook: str, **kwargs: Any) -> list[tuple[str, HookFailure | None]]:
+        """Call every implementation, isolated; ``(plugin, failure or None)`` for each."""
+        outcomes: list[tuple[str, HookFailure | None]] = []
+        for plugin, caller in self._host.pm.per_plugin_callers(hook):
+            try:
+                for value in _results(caller(**kwargs)):
+                    await _resolve(value)
+            except Exception as exc:
+                failure = HookFailure(plugin, hook, describe_exception(exc))
+                log.warning("hook.failed", plugin=plugin, hook=hook, error=failure.error)
+                outcomes.append((plugin, failure))
+            else:
+                outcomes.append((plugin, None))
+        return outcomes

@@ -10,6 +10,7 @@ request — and its decision, if one was made meanwhile — instead of asking ag
 from __future__ import annotations
 
 import asyncio
+import builtins
 import hashlib
 import json
 import time
@@ -23,8 +24,10 @@ from toolang_core.errors import ToolangError
 from toolang_core.ids import new_id
 from toolang_core.store.errors import RecordConflict
 from toolang_core.store.protocol import ExecutionStore
+from toolang_core.tools.types import Denied, Granted
 
 KIND = "toolang.approval"
+BY_ID_KIND = "toolang.approval.id"
 GRANT_KIND = "toolang.approval.grant"
 Status = Literal["pending", "approved", "denied", "expired"]
 _converter = cattrs.Converter()
@@ -131,18 +134,23 @@ class ApprovalBook:
             expires_at=None if timeout_seconds is None else now + timeout_seconds,
         )
         try:
-            return self._save(approval, 0)
+            self._save(approval, 0)
         except RecordConflict:  # created concurrently: take the one that won
             won = self._load(key)
             assert won is not None
             return won[0]
+        self.store.put_record(BY_ID_KIND, approval.id, {"key": key}, now=now)
+        return approval
 
     def get(self, approval_id: str) -> Approval:
         """:raises ApprovalError: for an unknown id."""
-        for approval in self.list():
-            if approval.id == approval_id:
-                return approval
-        raise ApprovalError(f"no approval request {approval_id!r} (see `toolang approvals list`)")
+        index = self.store.get_record(BY_ID_KIND, approval_id)
+        found = self._load(str(index.data["key"])) if index is not None else None
+        if found is None:
+            raise ApprovalError(
+                f"no approval request {approval_id!r} (see `toolang approvals list`)"
+            )
+        return found[0]
 
     def list(self, status: Status | None = None) -> list[Approval]:
         approvals = [
@@ -171,6 +179,14 @@ class ApprovalBook:
         current, revision = found
         if current.status != "pending":
             raise ApprovalError(f"approval {current.id} was already {current.status}")
+        turn = self.store.get(current.turn_id)
+        if turn is None or turn.status.is_terminal:
+            ended = turn.status.value if turn is not None else "gone"
+            self.expire(current, reason=f"its turn ended ({ended}) before anyone decided")
+            raise ApprovalError(
+                f"approval {current.id}: turn {current.turn_id} already ended ({ended}); "
+                "nothing waits for this decision any more"
+            )
         decided = attrs.evolve(
             current,
             status="approved" if approved else "denied",
@@ -187,13 +203,12 @@ class ApprovalBook:
             self.grant(decided.thread_id, decided.tool, by=by)
         return decided
 
-    def expire(self, approval: Approval) -> Approval:
+    def expire(self, approval: Approval, *, reason: str = "nobody decided in time") -> Approval:
+        """Mark a pending request expired (no-op when it was decided meanwhile)."""
         found = self._load(approval.key)
         if found is None or found[0].status != "pending":
             return found[0] if found else approval
-        expired = attrs.evolve(
-            found[0], status="expired", decided_at=self.clock(), reason="nobody decided in time"
-        )
+        expired = attrs.evolve(found[0], status="expired", decided_at=self.clock(), reason=reason)
         try:
             return self._save(expired, found[1])
         except RecordConflict:
@@ -211,6 +226,31 @@ class ApprovalBook:
 
     def granted(self, thread_id: str, tool: str) -> bool:
         return self.store.get_record(GRANT_KIND, f"{thread_id}:{tool}") is not None
+
+    def grants(self, thread_id: str | None = None) -> builtins.list[dict[str, Any]]:
+        """Standing grants (``approve --always``), of one thread or all: thread, tool, by."""
+        found = [dict(r.data) for r in self.store.list_records(GRANT_KIND)]
+        return [g for g in found if thread_id is None or g["thread_id"] == thread_id]
+
+    def revoke(self, thread_id: str, tool: str) -> bool:
+        """Withdraw a grant; ``False`` when there was none."""
+        return self.store.delete_record(GRANT_KIND, f"{thread_id}:{tool}")
+
+    @staticmethod
+    def decision(approval: Approval) -> Granted | Denied:
+        """What a decided (or expired) request means for its tool call, worded for the
+        model that asked."""
+        if approval.status == "approved":
+            return Granted(f"approved by {approval.decided_by or 'an operator'}")
+        if approval.status == "expired":
+            if approval.reason in (None, "nobody decided in time"):
+                return Denied(f"nobody approved {approval.tool} in time; it was not run")
+            return Denied(f"{approval.tool} was not approved ({approval.reason}); it was not run")
+        if approval.status == "denied":
+            reason = f": {approval.reason}" if approval.reason else ""
+            who = approval.decided_by or "the operator"
+            return Denied(f"{who} denied {approval.tool}{reason}; it was not run")
+        raise ApprovalError(f"approval {approval.id} is still pending")
 
     async def wait(self, approval: Approval, *, poll_seconds: float = 0.2) -> Approval:
         """Wait until ``approval`` is decided or expires; return its final state."""

@@ -190,8 +190,10 @@ class ToolChain:
             ("EventPublisher", self.hooks.publish_event),
         ):
             stages.extend(
-                StageRecord(stage, "error", f.plugin, f.error)
-                for f in await observe(call, result, ctx)
+                StageRecord(stage, "ok", plugin)
+                if failure is None
+                else StageRecord(stage, "error", plugin, failure.error)
+                for plugin, failure in await observe(call, result, ctx)
             )
         return result
 

@@ -57,6 +57,8 @@ class AgentExecutor:
         self.runtime = runtime
         self.models = ModelResolver(runtime)
         self._registry: AgentRegistry | None = None
+        # The agent's own time limit per running turn; waiting for a person pauses it.
+        self._deadlines: dict[str, asyncio.Timeout] = {}
         tools = runtime.config.tools
         self.chain = ToolChain(
             runtime.host.hooks,
@@ -114,14 +116,19 @@ class AgentExecutor:
     async def execute(self, ctx: TurnContext) -> TurnOutcome:
         limit = self.runtime.config.agents.turn_timeout_seconds
         try:
-            async with asyncio.timeout(limit):
+            async with asyncio.timeout(limit) as deadline:
+                self._deadlines[ctx.turn.id] = deadline
                 return await self._turn(ctx)
         except TimeoutError:
             return TurnOutcome.failed(
-                f"the agent did not finish within {limit:g} s", outcome="timeout"
+                f"the agent did not finish within {limit:g} s (time spent waiting for "
+                "approvals not counted)",
+                outcome="timeout",
             )
         except TurnFailed as exc:
             return TurnOutcome.failed(str(exc), outcome=exc.outcome)
+        finally:
+            self._deadlines.pop(ctx.turn.id, None)
 
     async def _turn(self, ctx: TurnContext) -> TurnOutcome:
         turn = ctx.turn
@@ -300,20 +307,21 @@ class AgentExecutor:
         approval = book.get(pending.approval_id)
         ctx.set_status(TurnStatus.AWAITING_APPROVAL)
         log.info("turn.awaiting_approval", turn=ctx.turn.id, approval=approval.id, tool=call.name)
+        loop = asyncio.get_running_loop()
+        deadline = self._deadlines.get(ctx.turn.id)
+        due = deadline.when() if deadline is not None else None
+        remaining = None if due is None else due - loop.time()
+        if deadline is not None:
+            deadline.reschedule(None)  # a person's time is not the agent's
         try:
             final = await book.wait(approval)
         finally:
+            if deadline is not None and remaining is not None:
+                deadline.reschedule(loop.time() + remaining)
             current = ctx.store.get(ctx.turn.id)
             if current is not None and current.status is TurnStatus.AWAITING_APPROVAL:
                 ctx.set_status(TurnStatus.RUNNING)
-        if final.status == "approved":
-            return Granted(f"approved by {final.decided_by or 'an operator'}")
-        if final.status == "expired":
-            return Denied(f"nobody approved {call.name} in time; it was not run")
-        reason = f": {final.reason}" if final.reason else ""
-        return Denied(
-            f"{final.decided_by or 'the operator'} denied {call.name}{reason}; it was not run"
-        )
+        return book.decision(final)
 
 
 def _with_ids(calls: tuple[ToolCall, ...], step: int) -> tuple[ToolCall, ...]:

@@ -1,0 +1,117 @@
+"""Which tool calls need a person's approval: ``[plugins.hook-approval-gate]``.
+
+A pattern is either a tool's exact name (``fs_write``) or a prefix: a pattern ending
+with ``_`` matches every tool whose name starts with it (``exec_`` matches
+``exec_run``), and a trailing ``*`` is a prefix too (``fs*`` matches ``fs_read``; ``*``
+alone matches every tool).
+
+When a tool matches both lists, the most specific pattern wins — an exact name beats
+any prefix, a longer prefix beats a shorter one — so ``require = ["exec_"]`` with
+``auto_approve = ["exec_status"]`` asks for every ``exec_`` tool but ``exec_status``.
+The same pattern in both lists asks (the safe side). A tool matching neither list
+follows ``default``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+NAME = "hook-approval-gate"
+SECTION = f"[plugins.{NAME}]"
+DEFAULT_REQUIRE = ("exec_", "fs_write")
+
+Action = Literal["ask", "auto_approve", "abstain"]
+
+
+def is_prefix(pattern: str) -> bool:
+    return pattern.endswith(("_", "*"))
+
+
+def matches(pattern: str, tool: str) -> bool:
+    """Whether ``pattern`` — an exact name, or a prefix ending with ``_`` or ``*`` —
+    names ``tool``."""
+    if pattern.endswith("*"):
+        return tool.startswith(pattern[:-1])
+    if pattern.endswith("_"):
+        return tool.startswith(pattern)
+    return tool == pattern
+
+
+def specificity(pattern: str) -> tuple[int, int]:
+    """How specific a pattern is: exact names first, then longer prefixes."""
+    stem = pattern.rstrip("*")
+    return (0 if is_prefix(pattern) else 1, len(stem))
+
+
+def _check_patterns(
+    instance: object, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]
+) -> None:
+    """Each pattern is a non-empty name or prefix; ``*`` may only end it."""
+    for index, pattern in enumerate(value):
+        where = f"{attribute.name}[{index}]"
+        if not pattern.strip():
+            raise ValueError(f"{where}: expected a tool name or prefix, found an empty string")
+        if "*" in pattern[:-1]:
+            raise ValueError(
+                f"{where}: '*' may only end a pattern (e.g. 'fs_*'), found {pattern!r}"
+            )
+
+
+def _check_timeout(
+    instance: object, attribute: attrs.Attribute[float | None], value: float | None
+) -> None:
+    if value is not None and value <= 0:
+        raise ValueError(
+            f"{attribute.name}: expected a number of seconds > 0 (leave it out to wait "
+            f"without limit), found {value}"
+        )
+
+
+@attrs.frozen
+class Verdict:
+    """What the policy says about one tool, and the pattern that said it."""
+
+    action: Action
+    pattern: str | None = None
+
+    def describe(self) -> str:
+        if self.pattern is None:
+            return f"{SECTION} default = {'ask' if self.action == 'ask' else 'allow'!r}"
+        listed = "require" if self.action == "ask" else "auto_approve"
+        return f"{SECTION} {listed} {self.pattern!r}"
+
+
+@attrs.frozen
+class ApprovalGateSettings:
+    """``[plugins.hook-approval-gate]``: the approval policy.
+
+    ``require`` and ``auto_approve`` hold tool names or prefixes (see the module
+    docstring for the matching rule); ``default`` decides for a tool matching neither:
+    ``"allow"`` lets it run without asking, ``"ask"`` asks. ``timeout_seconds`` is how
+    long a request waits for a decision before it is denied (leave it out to wait without
+    limit — the turn's own ``[agents] turn_timeout_seconds`` still applies).
+    """
+
+    require: tuple[str, ...] = attrs.field(default=DEFAULT_REQUIRE, validator=_check_patterns)
+    auto_approve: tuple[str, ...] = attrs.field(default=(), validator=_check_patterns)
+    default: Literal["allow", "ask"] = "allow"
+    timeout_seconds: float | None = attrs.field(default=None, validator=_check_timeout)
+
+    def verdict(self, tool: str) -> Verdict:
+        """Ask, auto-approve or abstain for ``tool`` (the most specific pattern wins)."""
+        required = _best(self.require, tool)
+        approved = _best(self.auto_approve, tool)
+        if required is not None and (
+            approved is None or specificity(required) >= specificity(approved)
+        ):
+            return Verdict("ask", required)
+        if approved is not None:
+            return Verdict("auto_approve", approved)
+        return Verdict("ask" if self.default == "ask" else "abstain")
+
+
+def _best(patterns: tuple[str, ...], tool: str) -> str | None:
+    found = [p for p in patterns if matches(p, tool)]
+    return max(found, key=specificity) if found else None

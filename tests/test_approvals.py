@@ -1,0 +1,248 @@
+"""Durable approvals in the core: the book, and a turn parked until a person decides.
+
+The gate here is a small in-test plugin that asks for every call; the real policy lives
+in toolang-hook-approval-gate and has its own tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from toolang_core import ApprovalBook, ApprovalError, Denied, Granted, Pending, Tool, hookimpl
+from toolang_core.config import ToolangConfig
+from toolang_core.config.model import AgentsConfig, ModelsConfig, RuntimeConfig
+from toolang_core.runtime import Runtime
+from toolang_core.store.types import NewTurnRequest, TurnStatus
+from toolang_core.testing.models import ScriptedModel, text, tool_call
+
+RAN: list[str] = []
+
+
+def touch(name: str) -> str:
+    """Record a run."""
+    RAN.append(name)
+    return f"touched {name}"
+
+
+class AskEveryTime:
+    def __init__(self, timeout_seconds=None):
+        self.timeout_seconds = timeout_seconds
+
+    @hookimpl
+    def toolang_register_tools(self, register):
+        register(Tool.from_function(touch, blocking=False))
+
+    @hookimpl
+    def toolang_approve_tool_call(self, call, ctx):
+        book = ApprovalBook(ctx.runtime.store)
+        approval = book.create(
+            turn_id=ctx.turn_id,
+            call_id=ctx.call_id,
+            tool=call.name,
+            params=call.params,
+            thread_id=ctx.thread_id,
+            agent=ctx.agent,
+            requester="tester",
+            prompt=f"run {call.name}?",
+            timeout_seconds=self.timeout_seconds,
+        )
+        return Pending(approval.id, approval.prompt)
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    RAN.clear()
+
+
+def make(tmp_path, model, gate, **agents):
+    config = ToolangConfig(
+        base_dir=tmp_path,
+        home=tmp_path / ".toolang",
+        runtime=RuntimeConfig(executor="agent", poll_seconds=0.02, shutdown_grace_seconds=0),
+        models=ModelsConfig(default="scripted"),
+        agents=AgentsConfig(**agents),
+    )
+    return Runtime.with_plugins(config, [("scripted", model.plugin()), ("gate", gate)], env={})
+
+
+async def serve_until(runtime, turn_id, decide=None, *, deadline=20.0):
+    """Serve; when the turn awaits approval, call ``decide(book, approval)``; return it."""
+    inbox = runtime.open_inbox()
+    stop = asyncio.Event()
+    serving = asyncio.create_task(runtime.serve(stop, sources=()))
+    book = ApprovalBook(inbox.store)
+    try:
+        end = time.monotonic() + deadline
+        decided = False
+        while time.monotonic() < end:
+            turn = inbox.get(turn_id)
+            if turn.status.is_terminal:
+                return turn
+            if turn.status is TurnStatus.AWAITING_APPROVAL and decide and not decided:
+                (pending,) = book.list("pending")
+                decide(book, pending)
+                decided = True
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"turn still {inbox.get(turn_id).status} after {deadline} s")
+    finally:
+        stop.set()
+        await serving
+        inbox.store.close()
+
+
+def submit(runtime, text_in="go"):
+    inbox = runtime.open_inbox()
+    try:
+        return inbox.submit(NewTurnRequest(source="chat", thread_id="cli:a", input=text_in)).id
+    finally:
+        inbox.store.close()
+
+
+def test_an_approved_call_runs_after_the_turn_waited_in_awaiting_approval(tmp_path):
+    model = ScriptedModel([tool_call("touch", {"name": "x"}), text("done")])
+    runtime = make(tmp_path, model, AskEveryTime())
+    turn_id = submit(runtime)
+
+    def approve(book, pending):
+        assert RAN == []  # nothing ran before the decision
+        book.decide(pending.id, approved=True, by="alice")
+
+    turn = asyncio.run(serve_until(runtime, turn_id, approve))
+    assert (turn.status, turn.output, RAN) == (TurnStatus.COMPLETED, "done", ["x"])
+
+
+def test_a_denied_call_is_not_run_and_the_model_is_told_who_denied_it_and_why(tmp_path):
+    model = ScriptedModel([tool_call("touch", {"name": "x"}), text("ok, I will not")])
+    runtime = make(tmp_path, model, AskEveryTime())
+    turn_id = submit(runtime)
+    turn = asyncio.run(
+        serve_until(
+            runtime,
+            turn_id,
+            lambda book, p: book.decide(p.id, approved=False, by="bob", reason="not today"),
+        )
+    )
+    assert (turn.status, RAN) == (TurnStatus.COMPLETED, [])
+    told = model.calls[1].messages[-1].content
+    assert "bob denied touch: not today; it was not run" in told
+
+
+def test_a_request_nobody_decides_expires_and_the_model_hears_so(tmp_path):
+    model = ScriptedModel([tool_call("touch", {"name": "x"}), text("gave up")])
+    runtime = make(tmp_path, model, AskEveryTime(timeout_seconds=0.1))
+    turn = asyncio.run(serve_until(runtime, submit(runtime)))
+    assert (turn.status, RAN) == (TurnStatus.COMPLETED, [])
+    assert "nobody approved touch in time; it was not run" in model.calls[1].messages[-1].content
+
+
+def test_waiting_for_a_person_does_not_count_against_the_agents_time_limit(tmp_path):
+    model = ScriptedModel([tool_call("touch", {"name": "x"}), text("done")])
+    runtime = make(tmp_path, model, AskEveryTime(), turn_timeout_seconds=0.5)
+    turn_id = submit(runtime)
+
+    def approve_late(book, pending):
+        time.sleep(1.0)  # a slow person: twice the agent's whole limit
+        book.decide(pending.id, approved=True, by="alice")
+
+    turn = asyncio.run(serve_until(runtime, turn_id, approve_late))
+    assert (turn.status, RAN) == (TurnStatus.COMPLETED, ["x"])
+
+
+def test_deciding_for_a_turn_that_ended_is_refused_and_expires_the_request(tmp_path):
+    model = ScriptedModel([tool_call("touch", {"name": "x"})])
+    runtime = make(tmp_path, model, AskEveryTime())
+    turn_id = submit(runtime)
+
+    def cancel_instead(book, pending):
+        book.store.cancel(turn_id, now=time.time())
+
+    turn = asyncio.run(serve_until(runtime, turn_id, cancel_instead))
+    assert turn.status is TurnStatus.CANCELED
+    store = runtime.open_store()
+    book = ApprovalBook(store)
+    (request,) = book.list()
+    with pytest.raises(ApprovalError, match=r"already ended \(canceled\); nothing waits"):
+        book.decide(request.id, approved=True, by="alice")
+    assert book.get(request.id).status == "expired"
+    store.close()
+
+
+def test_requests_are_found_by_id_and_unknown_ids_are_a_clear_error(tmp_path):
+    runtime = make(tmp_path, ScriptedModel([]), AskEveryTime())
+    store = runtime.open_store()
+    book = ApprovalBook(store)
+    made = book.create(
+        turn_id="t1",
+        call_id="c1",
+        tool="touch",
+        params={"name": "x"},
+        thread_id="cli:a",
+        agent="assistant",
+        requester=None,
+        prompt="?",
+        timeout_seconds=None,
+    )
+    assert book.get(made.id) == made
+    assert (
+        book.create(
+            turn_id="t1",
+            call_id="c1",
+            tool="touch",
+            params={},
+            thread_id="cli:a",
+            agent="assistant",
+            requester=None,
+            prompt="?",
+            timeout_seconds=None,
+        )
+        == made
+    )  # the same call asks once, also after a restart
+    with pytest.raises(ApprovalError, match="no approval request 'ap-nope'"):
+        book.get("ap-nope")
+    store.close()
+
+
+def test_thread_grants_can_be_listed_and_revoked(tmp_path):
+    runtime = make(tmp_path, ScriptedModel([]), AskEveryTime())
+    store = runtime.open_store()
+    book = ApprovalBook(store)
+    book.grant("cli:a", "touch", by="alice")
+    book.grant("cli:b", "touch", by="alice")
+    assert book.granted("cli:a", "touch")
+    assert book.grants("cli:a") == [{"thread_id": "cli:a", "tool": "touch", "by": "alice"}]
+    assert book.revoke("cli:a", "touch") is True
+    assert book.revoke("cli:a", "touch") is False
+    assert not book.granted("cli:a", "touch")
+    assert [g["thread_id"] for g in book.grants()] == ["cli:b"]
+    store.close()
+
+
+def test_a_decision_reads_as_granted_or_denied():
+    from toolang_core import Approval
+
+    base = Approval(
+        id="ap-1",
+        key="t:c",
+        tool="fs_write",
+        params={},
+        params_hash="h",
+        turn_id="t",
+        thread_id="cli:a",
+        agent="assistant",
+        requester=None,
+        prompt="",
+        created_at=0.0,
+    )
+    import attrs
+
+    assert ApprovalBook.decision(attrs.evolve(base, status="approved", decided_by="al")) == (
+        Granted("approved by al")
+    )
+    assert ApprovalBook.decision(attrs.evolve(base, status="denied")) == Denied(
+        "the operator denied fs_write; it was not run"
+    )
+    with pytest.raises(ApprovalError, match="still pending"):
+        ApprovalBook.decision(base)
