@@ -29,12 +29,14 @@ from toolang_core.models.resolve import ModelResolver
 from toolang_core.models.types import Message, ModelError, ModelRequest, ModelResponse, ToolSpec
 from toolang_core.plugins.host import describe_exception
 from toolang_core.redaction import redact
+from toolang_core.runtime.after_turn import AfterTurn
 from toolang_core.runtime.executor import TurnContext, TurnOutcome
 from toolang_core.store.types import TurnStatus
 from toolang_core.tools.approvals import ApprovalBook, canonical_params
 from toolang_core.tools.chain import ToolChain
 from toolang_core.tools.types import Denied, Granted, Pending, ToolCall, ToolCallContext, ToolResult
 from toolang_core.turn import prompt, trace
+from toolang_core.turn.memory import exchange_batch, recall_for_turn
 
 if TYPE_CHECKING:
     from toolang_core.runtime.runtime import Runtime
@@ -97,7 +99,11 @@ class AgentExecutor:
         self, agent: AgentDefinition
     ) -> tuple[tuple[ToolSpec, ...], frozenset[str] | None]:
         """The tools ``agent`` may use: ``(specs for the model, allowed names or None)``."""
-        registered = self.runtime.host.components.tools
+        registered = {
+            name: registration
+            for name, registration in self.runtime.host.components.tools.items()
+            if all(self.runtime.service_available(s) for s in registration.tool.requires)
+        }
         if not agent.prefixes and not agent.tools:
             names = sorted(registered)
             allowed = None
@@ -141,24 +147,36 @@ class AgentExecutor:
             raise TurnFailed(str(exc), "model_error") from None
         specs, allowed = self.tools_for(agent)
         notes = self.runtime.host.hooks.prompt_notes(agent.name, turn.thread_id, self.runtime)
+        memory = self.runtime.memory
+        recalled = await recall_for_turn(ctx, memory, agent)
         messages = [
-            prompt.system_message(agent, turn, notes=notes),
+            prompt.system_message(agent, turn, notes=notes, memory=recalled.lines),
             *prompt.history(ctx.store, turn, config.agents.history_turns),
             Message(role="user", content=turn.input),
         ]
-        ctx.record_step(
-            "prompt_build",
-            data={
-                "agent": agent.name,
-                "model": model_name,
-                "tools": [s.name for s in specs],
-                "history_messages": len(messages) - 2,
-                "notes": list(notes),
-            },
-        )
+        built = {
+            "agent": agent.name,
+            "model": model_name,
+            "tools": [s.name for s in specs],
+            "history_messages": len(messages) - 2,
+            "notes": list(notes),
+            "memory": {k: v for k, v in recalled.trace.items() if k != "rendered"},
+            "memory_lines": len(recalled.lines),
+            "degraded": recalled.degraded,
+        }
+        ctx.record_step("prompt_build", data=built)
+
+        def ended(outcome: TurnOutcome, answer: str | None = None) -> TurnOutcome:
+            batch = exchange_batch(memory, ctx, agent, answer) if answer is not None else None
+            after = AfterTurn(prompt_trace=built | {"model_calls": step + 1}, memory=batch)
+            if recalled.degraded and outcome.status is TurnStatus.COMPLETED:
+                outcome = attrs.evolve(outcome, outcome="degraded")
+            return attrs.evolve(outcome, after=after)
+
         seen: Counter[tuple[tuple[str, str], ...]] = Counter()
         used_tools = False
         model_id = model_name.partition("/")[2] or None
+        step = 0
         for step in range(config.agents.max_steps):
             for steered in ctx.take_steer():
                 messages.append(Message(role="user", content=steered.input))
@@ -178,10 +196,12 @@ class AgentExecutor:
                 seen[signature] += 1
                 if seen[signature] >= config.agents.loop_repeats:
                     names = ", ".join(c.name for c in calls)
-                    return TurnOutcome.failed(
-                        f"the model asked for the same tool call(s) ({names}) "
-                        f"{seen[signature]} times; stopped",
-                        outcome="loop_detected",
+                    return ended(
+                        TurnOutcome.failed(
+                            f"the model asked for the same tool call(s) ({names}) "
+                            f"{seen[signature]} times; stopped",
+                            outcome="loop_detected",
+                        )
                     )
                 # The history keeps each call as it ran: a security filter's changes
                 # (e.g. masked personal data) reach the next prompt and its trace.
@@ -196,15 +216,22 @@ class AgentExecutor:
                 messages.extend(replies)
                 continue
             if response.text.strip():
-                return TurnOutcome.completed(response.text)
+                return ended(TurnOutcome.completed(response.text), answer=response.text)
             if used_tools:
-                return TurnOutcome.failed(
-                    "the agent used tools but gave no visible answer",
-                    outcome="empty_after_tool_use",
+                return ended(
+                    TurnOutcome.failed(
+                        "the agent used tools but gave no visible answer",
+                        outcome="empty_after_tool_use",
+                    )
                 )
-            return TurnOutcome.failed("the model gave an empty answer", outcome="empty_answer")
-        return TurnOutcome.failed(
-            f"no final answer after {config.agents.max_steps} model calls", outcome="max_steps"
+            return ended(
+                TurnOutcome.failed("the model gave an empty answer", outcome="empty_answer")
+            )
+        return ended(
+            TurnOutcome.failed(
+                f"no final answer after {config.agents.max_steps} model calls",
+                outcome="max_steps",
+            )
         )
 
     async def _model_call(
