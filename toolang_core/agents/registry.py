@@ -13,8 +13,9 @@ Rules (each tested):
 - Two definitions of one name from the same label: the first is kept, the second is
   reported.
 - A source that raises is reported; the other sources still count.
-- If no source defines ``[agents] default``, the registry adds a general agent of that
-  name made from ``[agents] instruction``, which may use every tool (single-agent mode).
+- If no local source defines ``[agents] default``, the registry adds a general agent of
+  that name made from ``[agents] instruction``, which may use every tool (single-agent
+  mode). It is settled before the remote sources, so no remote agent takes its name.
 - :meth:`AgentRegistry.active` and :meth:`AgentRegistry.all` are ordered by source
   priority, then name: builtin roles first, remote agents last.
 """
@@ -135,63 +136,68 @@ class AgentRegistry:
         ordered = sorted(inputs, key=lambda s: (SOURCE_PRIORITY.get(s.label, 9), s.plugin, s.name))
         merged: dict[str, AgentDefinition] = {}
         health: dict[str, AgentHealth] = {}
-        reports = []
-        for source in ordered:
-            if source.failed is not None or source.load is None:
-                failure = AgentDiagnostic(
-                    "error",
-                    f"agent source {source.name!r} of plugin {source.plugin!r} failed: "
-                    f"{source.failed}",
-                )
-                reports.append(
-                    SourceReport(
-                        source.name, source.label, source.plugin, (), 0, (failure,), source.failed
-                    )
-                )
+        local = [s for s in ordered if s.label != "remote"]
+        remote = [s for s in ordered if s.label == "remote"]
+        reports = [_merge_source(s, merged, health) for s in local]
+        # The [agents] default is a local agent: settled before any remote source.
+        fallback = _fallback(config, merged) if config is not None else ""
+        reports += [_merge_source(s, merged, health) for s in remote]
+        return cls(merged, tuple(reports), health, fallback or None)
+
+
+def _merge_source(
+    source: SourceInput, merged: dict[str, AgentDefinition], health: dict[str, AgentHealth]
+) -> SourceReport:
+    """Add ``source``'s acceptable definitions to ``merged``; say what happened."""
+    if source.failed is not None or source.load is None:
+        failure = AgentDiagnostic(
+            "error",
+            f"agent source {source.name!r} of plugin {source.plugin!r} failed: {source.failed}",
+        )
+        return SourceReport(
+            source.name, source.label, source.plugin, (), 0, (failure,), source.failed
+        )
+    diagnostics = list(source.load.diagnostics)
+    kept: list[str] = []
+    rejected = 0
+    for loaded in source.load.definitions:
+        definition = attrs.evolve(loaded, source=source.label)
+        try:
+            definition = checked(definition)
+        except DefinitionError as exc:
+            diagnostics.append(problem(definition, exc))
+            rejected += 1
+            continue
+        conflict = _conflict(merged.get(definition.name), definition)
+        if conflict is not None:
+            diagnostics.append(conflict)
+            if conflict.level == "error":
+                rejected += 1
                 continue
-            diagnostics = list(source.load.diagnostics)
-            kept: list[str] = []
-            rejected = 0
-            for loaded in source.load.definitions:
-                definition = attrs.evolve(loaded, source=source.label)
-                try:
-                    definition = checked(definition)
-                except DefinitionError as exc:
-                    diagnostics.append(problem(definition, exc))
-                    rejected += 1
-                    continue
-                conflict = _conflict(merged.get(definition.name), definition)
-                if conflict is not None:
-                    diagnostics.append(conflict)
-                    if conflict.level == "error":
-                        rejected += 1
-                        continue
-                merged[definition.name] = definition
-                kept.append(definition.name)
-                if definition.name in source.load.health:
-                    health[definition.name] = source.load.health[definition.name]
-            reports.append(
-                SourceReport(
-                    source.name,
-                    source.label,
-                    source.plugin,
-                    tuple(kept),
-                    rejected,
-                    tuple(diagnostics),
-                )
-            )
-        fallback = None
-        if config is not None and config.agents.default not in merged:
-            fallback = config.agents.default
-            merged[fallback] = AgentDefinition(
-                name=fallback,
-                description="the default agent, from [agents] (no agent source defines it)",
-                instruction=config.agents.instruction,
-                tools=(EVERY_TOOL,),
-                source="builtin",
-                origin=f"{config.display_name} [agents] default",
-            )
-        return cls(merged, tuple(reports), health, fallback)
+        merged[definition.name] = definition
+        kept.append(definition.name)
+        if definition.name in source.load.health:
+            health[definition.name] = source.load.health[definition.name]
+    return SourceReport(
+        source.name, source.label, source.plugin, tuple(kept), rejected, tuple(diagnostics)
+    )
+
+
+def _fallback(config: ToolangConfig, merged: dict[str, AgentDefinition]) -> str:
+    """Add the agent made from ``[agents]`` when no local source defined the default;
+    return its name ("" when a source did)."""
+    name = config.agents.default
+    if name in merged:
+        return ""
+    merged[name] = AgentDefinition(
+        name=name,
+        description="the default agent, from [agents] (no agent source defines it)",
+        instruction=config.agents.instruction,
+        tools=(EVERY_TOOL,),
+        source="builtin",
+        origin=f"{config.display_name} [agents] default",
+    )
+    return name
 
 
 def _conflict(existing: AgentDefinition | None, new: AgentDefinition) -> AgentDiagnostic | None:
