@@ -3,7 +3,8 @@
 The rules, each tested:
 
 - A tool pattern is a tool name prefix. ``fs_*`` and ``fs_`` are the same pattern
-  (normalised to ``fs_``); ``*`` anywhere but at the end, ``?`` and ``[`` are refused.
+  (definitions keep it as ``fs_*``); ``*`` anywhere but at the end, ``?`` and ``[``
+  are refused; ``*`` alone is every tool (a grant only: claiming it is refused).
   A pattern is a *prefix*: ``save_knowledge`` also matches ``save_knowledge_v2``.
 - ``prefixes`` claim tools. Every tool goes to exactly one agent: the one whose
   matching prefix is longest; on equal length the agent of the higher-priority source
