@@ -147,10 +147,8 @@ def test_a_missing_agents_dir_is_fine_and_says_where_it_looked(registry, toolang
     assert [d.source for d in loaded.all()] == ["builtin"]  # just the [agents] default
     (note,) = loaded.diagnostics
     assert note.level == "info"
-    assert (
-        note.message
-        == f"[agents] dir {toolang_home.path / 'nowhere'} does not exist: no user agents"
-    )
+    nowhere = toolang_home.path / "nowhere"
+    assert str(note) == f"{nowhere}: [agents] dir does not exist: no user agents"
 
 
 def test_a_built_in_name_is_rejected_naming_the_file(registry, agents_dir):
@@ -188,4 +186,4 @@ def test_doctor_says_a_missing_agents_dir_is_fine(toolang_cli, toolang_home):
     result = toolang_cli("doctor")
     assert result.returncode == 0, result.stdout
     missing = toolang_home.path / "agents"
-    assert f"{missing} does not exist: no user agents" in result.stdout
+    assert f"{missing}: the default agents directory ([agents] dir) does not exist" in result.stdout

@@ -24,7 +24,7 @@ def load_directory(directory: Path, *, configured: bool) -> AgentLoad:
             diagnostics=(
                 AgentDiagnostic(
                     "info",
-                    f"{where} {directory} does not exist: no user agents",
+                    f"{where} does not exist: no user agents",
                     origin=str(directory),
                 ),
             )
