@@ -6,7 +6,7 @@ import asyncio
 import json
 
 import pytest
-from conftest import assert_no_traceback, run_toolang
+from cli_helpers import assert_no_traceback, run_toolang
 
 from toolang_core.config import load_config
 from toolang_core.runtime import Runtime

@@ -43,10 +43,18 @@ class AgentCatalog:
 
     @property
     def assignment(self) -> ToolAssignment:
-        """Every registered tool partitioned among the active agents."""
+        """Every usable tool partitioned among the active agents.
+
+        A tool whose required runtime service is off (the memory tools while no memory
+        plugin is configured) is not partitioned: no agent is offered it."""
         if self._assignment is None:
-            tools = self.runtime.host.components.tools
-            self._assignment = assign_tools(tuple(tools), self.registry.active())
+            runtime = self.runtime
+            usable = [
+                name
+                for name, registration in runtime.host.components.tools.items()
+                if all(runtime.service_available(s) for s in registration.tool.requires)
+            ]
+            self._assignment = assign_tools(usable, self.registry.active())
         return self._assignment
 
     def reload(self) -> None:

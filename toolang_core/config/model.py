@@ -133,6 +133,29 @@ class ToolsConfig:
 
 
 @attrs.frozen
+class MemoryConfig:
+    """``[memory]``: the one memory plugin, and when the runtime uses it.
+
+    ``plugin`` names a memory plugin registered through ``toolang_register_memory``
+    (its own settings live in its ``[plugins.<entry point>]`` table); unset, memory is
+    off. Before each agent turn the runtime recalls up to ``max_items`` items
+    (``max_chars`` in all) for the turn's input within ``recall_timeout_seconds`` — a
+    recall that fails or times out marks the turn degraded, never fails it. After a
+    completed turn it remembers the exchange when ``save_turns`` is on; a write that
+    fails is recorded, never fails the turn. ``thread_only`` restricts recall to the
+    turn's own thread (default: everything the agent remembers).
+    """
+
+    plugin: str | None = None
+    save_turns: bool = True
+    thread_only: bool = False
+    max_items: PositiveInt = 8
+    max_chars: PositiveInt = 4000
+    recall_timeout_seconds: PositiveFloat = 2.0
+    write_timeout_seconds: PositiveFloat = 10.0
+
+
+@attrs.frozen
 class ToolangConfig:
     """A whole ``toolang.toml``.
 
@@ -152,6 +175,7 @@ class ToolangConfig:
     agents: AgentsConfig = AgentsConfig()
     models: ModelsConfig = ModelsConfig()
     tools: ToolsConfig = ToolsConfig()
+    memory: MemoryConfig = MemoryConfig()
 
     @property
     def store_path(self) -> Path:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from toolang_core.events import Event
     from toolang_core.plugins.host import PluginHost
     from toolang_core.runtime import Runtime
+    from toolang_core.store.types import TurnRequest
     from toolang_core.tools.types import ToolCallContext
 
 log = structlog.get_logger("toolang.hooks")
@@ -254,6 +255,11 @@ class Hooks:
         self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
     ) -> list[tuple[str, HookFailure | None]]:
         return await self._each("toolang_publish_event", call=call, result=result, ctx=ctx)
+
+    async def deliver_turn(
+        self, turn: TurnRequest, runtime: Runtime
+    ) -> list[tuple[str, HookFailure | None]]:
+        return await self._each("toolang_deliver_turn", turn=turn, runtime=runtime)
 
     async def _each(self, hook: str, **kwargs: Any) -> list[tuple[str, HookFailure | None]]:
         """Call every implementation, isolated; ``(plugin, failure or None)`` for each."""

@@ -38,6 +38,9 @@ class Tool:
     blocking: bool = True
     takes_context: bool = False
     """Whether ``function`` has a ``context`` parameter for the ToolCallContext."""
+    requires: tuple[str, ...] = ()
+    """Runtime services the tool needs (``"memory"``); agents are not offered the tool
+    while one of them is unavailable."""
 
     @classmethod
     def from_function(
@@ -47,6 +50,7 @@ class Tool:
         name: str | None = None,
         description: str | None = None,
         blocking: bool = True,
+        requires: tuple[str, ...] = (),
     ) -> Tool:
         """A tool whose schema comes from ``function``'s type hints and docstring.
 
@@ -63,6 +67,7 @@ class Tool:
             function,
             blocking,
             takes_context(function),
+            requires,
         )
 
 

@@ -32,12 +32,14 @@ from toolang_core.models.resolve import ModelResolver
 from toolang_core.models.types import Message, ModelError, ModelRequest, ModelResponse, ToolSpec
 from toolang_core.plugins.host import describe_exception
 from toolang_core.redaction import redact
+from toolang_core.runtime.after_turn import AfterTurn
 from toolang_core.runtime.executor import TurnContext, TurnOutcome
 from toolang_core.store.types import TurnStatus
 from toolang_core.tools.approvals import ApprovalBook, canonical_params
 from toolang_core.tools.chain import ToolChain
 from toolang_core.tools.types import Denied, Granted, Pending, ToolCall, ToolCallContext, ToolResult
 from toolang_core.turn import prompt, trace
+from toolang_core.turn.memory import exchange_batch, recall_for_turn
 
 if TYPE_CHECKING:
     from toolang_core.runtime.runtime import Runtime
@@ -136,25 +138,37 @@ class AgentExecutor:
             route = await self.runtime.agents.route(turn.input, agent.name)
             if route is not None:
                 notes = [*notes, _route_note(route, self.runtime.agents.agent(route.agent))]
+        memory = self.runtime.memory
+        recalled = await recall_for_turn(ctx, memory, agent)
         messages = [
-            prompt.system_message(agent, turn, notes=notes),
+            prompt.system_message(agent, turn, notes=notes, memory=recalled.lines),
             *prompt.history(ctx.store, turn, config.agents.history_turns),
             Message(role="user", content=turn.input),
         ]
-        ctx.record_step(
-            "prompt_build",
-            data={
-                "agent": agent.name,
-                "model": model_name,
-                "tools": [s.name for s in specs],
-                "history_messages": len(messages) - 2,
-                "notes": list(notes),
-                "route": route.to_json() if route is not None else None,
-            },
-        )
+        built = {
+            "agent": agent.name,
+            "model": model_name,
+            "tools": [s.name for s in specs],
+            "history_messages": len(messages) - 2,
+            "notes": list(notes),
+            "memory": {k: v for k, v in recalled.trace.items() if k != "rendered"},
+            "memory_lines": len(recalled.lines),
+            "degraded": recalled.degraded,
+            "route": route.to_json() if route is not None else None,
+        }
+        ctx.record_step("prompt_build", data=built)
+
+        def ended(outcome: TurnOutcome, answer: str | None = None) -> TurnOutcome:
+            batch = exchange_batch(memory, ctx, agent, answer) if answer is not None else None
+            after = AfterTurn(prompt_trace=built | {"model_calls": step + 1}, memory=batch)
+            if recalled.degraded and outcome.status is TurnStatus.COMPLETED:
+                outcome = attrs.evolve(outcome, outcome="degraded")
+            return attrs.evolve(outcome, after=after)
+
         seen: Counter[tuple[tuple[str, str], ...]] = Counter()
         used_tools = False
         model_id = model_name.partition("/")[2] or None
+        step = 0
         max_steps = agent.max_steps or config.agents.max_steps
         for step in range(max_steps):
             for steered in ctx.take_steer():
@@ -175,10 +189,12 @@ class AgentExecutor:
                 seen[signature] += 1
                 if seen[signature] >= config.agents.loop_repeats:
                     names = ", ".join(c.name for c in calls)
-                    return TurnOutcome.failed(
-                        f"the model asked for the same tool call(s) ({names}) "
-                        f"{seen[signature]} times; stopped",
-                        outcome="loop_detected",
+                    return ended(
+                        TurnOutcome.failed(
+                            f"the model asked for the same tool call(s) ({names}) "
+                            f"{seen[signature]} times; stopped",
+                            outcome="loop_detected",
+                        )
                     )
                 # The history keeps each call as it ran: a security filter's changes
                 # (e.g. masked personal data) reach the next prompt and its trace.
@@ -193,15 +209,22 @@ class AgentExecutor:
                 messages.extend(replies)
                 continue
             if response.text.strip():
-                return TurnOutcome.completed(response.text)
+                return ended(TurnOutcome.completed(response.text), answer=response.text)
             if used_tools:
-                return TurnOutcome.failed(
-                    "the agent used tools but gave no visible answer",
-                    outcome="empty_after_tool_use",
+                return ended(
+                    TurnOutcome.failed(
+                        "the agent used tools but gave no visible answer",
+                        outcome="empty_after_tool_use",
+                    )
                 )
-            return TurnOutcome.failed("the model gave an empty answer", outcome="empty_answer")
-        return TurnOutcome.failed(
-            f"no final answer after {max_steps} model calls", outcome="max_steps"
+            return ended(
+                TurnOutcome.failed("the model gave an empty answer", outcome="empty_answer")
+            )
+        return ended(
+            TurnOutcome.failed(
+                f"no final answer after {max_steps} model calls",
+                outcome="max_steps",
+            )
         )
 
     async def _model_call(
