@@ -449,3 +449,10 @@ def test_tools_no_agent_owns_are_logged_when_the_runtime_starts(tmp_path):
         asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
     (event,) = [e for e in logs if e["event"] == "agents.unmatched_tools"]
     assert event["tools"] == ["bump"]
+
+
+def test_tools_whose_service_is_off_are_assigned_to_no_agent(tmp_path):
+    runtime = make(tmp_path, ScriptedModel([]))
+    assert "memory_agent_save" in runtime.host.components.tools
+    assignment = runtime.agents.assignment
+    assert "memory_agent_save" not in {*assignment.scope("assistant"), *assignment.unmatched}
