@@ -30,7 +30,7 @@ ROLE_SCOPES = {
 
 SOME_TOOLS = (
     "exec_run", "fs_read", "browser_open", "crypto_sign", "save_knowledge", "web_fetch",
-    "cron_add", "start_task_run", "agent_spawn", "memory_agent_save", "ontology_add_fact",
+    "cron_add", "start_task_run", "agent_spawn", "observe_turn", "ontology_add_fact",
 )  # fmt: skip
 
 
@@ -106,7 +106,7 @@ def test_each_tool_goes_to_its_role(runtime):
         "cron_add": "automator",
         "start_task_run": "automator",
         "agent_spawn": "automator",
-        "memory_agent_save": "chronicler",
+        "observe_turn": "chronicler",
         "ontology_add_fact": "ontologist",
     }
 
