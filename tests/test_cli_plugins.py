@@ -145,7 +145,7 @@ def test_doctor_reports_each_broken_plugin_and_exits_1(run):
 def test_doctor_passes_when_only_healthy_plugins_load(run):
     result = run("doctor", TOOLANG_LOAD_PLUGINS="good")
     assert result.returncode == 0, result.stdout
-    assert "3 plugin(s) active: good, memory-tools, store-sqlite" in result.stdout
+    assert "4 plugin(s) active: good, memory-tools, route-keywords, store-sqlite" in result.stdout
 
 
 def test_plugin_commands_are_added_and_clashes_refused(cli_run, tmp_path):

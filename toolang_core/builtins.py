@@ -8,6 +8,7 @@ from typing import Final
 BUILTIN_PLUGINS: Final = (
     ("store-sqlite", "toolang_core.store.sqlite.plugin"),
     ("memory-tools", "toolang_core.memory.tools"),
+    ("route-keywords", "toolang_core.agents.keyword_router"),
 )
 
 

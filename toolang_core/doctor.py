@@ -7,6 +7,7 @@ failed. Checks never raise for a problem they are meant to find.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Literal
@@ -127,7 +128,67 @@ def check_home(ctx: DoctorContext) -> Iterator[Check]:
         yield Check("home", "ok", f"{home} is writable")
 
 
-CHECKS: tuple[CheckFn, ...] = (check_config, check_plugins, check_plugin_settings, check_home)
+def check_agents(ctx: DoctorContext) -> Iterator[Check]:
+    """The agent registry as a runtime would load it: sources, problems, unmatched tools."""
+    if ctx.config is None or ctx.host is None:
+        return
+    from toolang_core.runtime import Runtime
+
+    try:
+        runtime = Runtime(ctx.config, ctx.host, env=ctx.env)
+    except ConfigError:
+        return  # the settings check reported it
+    catalog = runtime.agents
+    registry = catalog.registry
+    active = registry.active()
+    counts = Counter(d.source for d in active)
+    by_source = ", ".join(f"{label} {n}" for label, n in counts.items())
+    default = ctx.config.agents.default
+    if not registry.reports:
+        yield Check(
+            "agents",
+            "info",
+            f"no agent sources installed: single-agent mode, the default agent {default!r} "
+            "is made from [agents] and may use every tool",
+        )
+    else:
+        yield Check("agents", "ok", f"{len(active)} agent(s) active ({by_source})")
+    found = registry.get(default)
+    if found is None or found.status != "active":
+        yield Check(
+            "agents", "fail", f"the default agent {default!r} ([agents] default) is disabled"
+        )
+    levels: tuple[tuple[str, Status, str], ...] = (
+        ("error", "fail", "not loaded"),
+        ("warning", "warn", "warnings"),
+        ("info", "info", "notes"),
+    )
+    for level, status, what in levels:
+        lines = tuple(str(d) for d in registry.diagnostics if d.level == level)
+        if lines:
+            yield Check("agents", status, f"agent definitions: {len(lines)} {what}", lines)
+    for name, health in sorted(registry.health.items()):
+        if health.state != "ok":
+            yield Check(
+                "agents", "warn", f"remote agent {name!r} is {health.state}: {health.detail}"
+            )
+    unmatched = catalog.assignment.unmatched
+    if unmatched and registry.reports:
+        yield Check(
+            "agents",
+            "warn",
+            f"{len(unmatched)} tool(s) no agent's prefixes cover: {', '.join(unmatched)}",
+            ("only agents granted them (tools: ['*'] or by name) can use them",),
+        )
+
+
+CHECKS: tuple[CheckFn, ...] = (
+    check_config,
+    check_plugins,
+    check_plugin_settings,
+    check_home,
+    check_agents,
+)
 
 
 def run_checks(

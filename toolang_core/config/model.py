@@ -101,9 +101,10 @@ class SchedulerConfig:
 class AgentsConfig:
     """``[agents]``: which agent answers by default, and the limits of every turn.
 
-    ``default`` answers requests that name no agent; if no agent source defines it, a
-    built-in general agent of that name with ``instruction`` is used. ``dir`` is where
-    user AGENT.md files live (read by toolang-agents-user).
+    ``default`` answers requests that name no agent (and routes them); if no agent
+    source defines it, a general agent of that name with ``instruction`` is used, which
+    may use every tool. ``dir`` is where user AGENT.md files live, one subdirectory per
+    agent (read by toolang-agents-user; default ``agents`` beside the file).
     """
 
     default: str = "assistant"
@@ -180,6 +181,11 @@ class ToolangConfig:
     def store_path(self) -> Path:
         """The SQLite execution store file (``[store] path``, default ``<home>/toolang.db``)."""
         return self.store.path if self.store.path is not None else self.home / "toolang.db"
+
+    @property
+    def agents_dir(self) -> Path:
+        """Where user AGENT.md files live (``[agents] dir``, default ``<base_dir>/agents``)."""
+        return self.agents.dir if self.agents.dir is not None else self.base_dir / "agents"
 
     @property
     def display_name(self) -> str:

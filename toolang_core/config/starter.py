@@ -65,8 +65,8 @@ max_queued = 1000
 overflow = "reject"       # reject | drop_oldest | replace_pending
 
 [agents]
-default = "assistant"     # answers requests that name no agent
-# dir = "~/.toolang/agents"   # your AGENT.md files (toolang-agents-user)
+default = "assistant"     # answers (and routes) requests that name no agent
+# dir = "agents"          # your AGENT.md files, one folder per agent (default: agents/ here)
 history_turns = 20        # earlier exchanges of the thread in each prompt
 max_steps = 20            # model calls per turn at most
 loop_repeats = 3          # the same tool calls this often ends the turn: loop_detected

@@ -151,7 +151,11 @@ class TurnContext:
 
 
 class TurnExecutor(Protocol):
-    """Runs one turn to an outcome. Cancellation arrives as ``asyncio.CancelledError``."""
+    """Runs one turn to an outcome. Cancellation arrives as ``asyncio.CancelledError``.
+
+    An executor may also have ``async def prepare(self) -> None``, which
+    :meth:`Runtime.serve` awaits once before the first turn is admitted.
+    """
 
     async def execute(self, ctx: TurnContext) -> TurnOutcome: ...
 

@@ -40,6 +40,7 @@ from toolang_core.store.types import RunRecord
 if TYPE_CHECKING:
     from sqlite_utils import Database, Migrations
 
+    from toolang_core.agents.catalog import AgentCatalog
     from toolang_core.memory.service import MemoryService
 
 log = structlog.get_logger("toolang.runtime")
@@ -124,6 +125,14 @@ class Runtime:
         return cls(config, host, env=env)
 
     # -- parts ------------------------------------------------------------------------
+
+    @property
+    def agents(self) -> AgentCatalog:
+        """This runtime's agents: registry, tool assignment and routing (read on first
+        use; the agent executor and ``toolang agents`` share it)."""
+        from toolang_core.agents.catalog import AgentCatalog
+
+        return self.plugin_state("toolang:agents", lambda: AgentCatalog(self))
 
     def plugin_context(self, plugin_name: str, **services: Any) -> PluginContext:
         """The context handed to ``plugin_name``'s component factories."""
@@ -307,6 +316,9 @@ class Runtime:
                 self.host.hooks.implementations("toolang_on_event")
             )
             self.startup_failures = await self.host.hooks.startup(self)
+            prepare = getattr(executor, "prepare", None)
+            if prepare is not None:
+                await prepare()
             log.info(
                 "runtime.started",
                 run=run_id,

@@ -95,11 +95,12 @@ class ToolResult:
 class ToolCallContext:
     """Where a tool call happens: the turn, thread, run and agent, and their limits.
 
-    ``allowed_tools`` is the agent's effective tool scope for this call (``None`` when
-    the agent is unrestricted); ``spawn_depth`` is 0 in a top-level turn and grows by
-    one in each delegated run. ``runtime`` gives hooks their plugin settings and
-    per-runtime state (``runtime.plugin_state``); it is ``None`` only in unit tests
-    that build a context by hand.
+    ``allowed_tools`` is the agent's effective tool scope for this call: its share of
+    the tool assignment, narrowed by spawn-time ``allowed_tools`` (``None`` only for a
+    call made outside an agent turn, e.g. by hand in a test); ``spawn_depth`` is 0 in a
+    top-level turn and grows by one in each delegated run. ``runtime`` gives hooks
+    their plugin settings and per-runtime state (``runtime.plugin_state``); it is
+    ``None`` only in unit tests that build a context by hand.
     """
 
     call: ToolCall

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import structlog
 
-from toolang_core.agents.registry import AgentRegistry
+from toolang_core.agents.catalog import AgentError
+from toolang_core.agents.partition import PatternError, ToolScopeError
+from toolang_core.agents.routing import RouteProposal
 from toolang_core.agents.types import AgentDefinition
 from toolang_core.models.resolve import ModelResolver
 from toolang_core.models.types import Message, ModelError, ModelRequest, ModelResponse, ToolSpec
@@ -58,7 +61,6 @@ class AgentExecutor:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.models = ModelResolver(runtime)
-        self._registry: AgentRegistry | None = None
         # The agent's own time limit per running turn; waiting for a person pauses it.
         self._deadlines: dict[str, asyncio.Timeout] = {}
         tools = runtime.config.tools
@@ -71,49 +73,33 @@ class AgentExecutor:
 
     # -- what a turn runs with ----------------------------------------------------------
 
-    @property
-    def registry(self) -> AgentRegistry:
-        if self._registry is None:
-            self._registry = AgentRegistry.load(self.runtime)
-        return self._registry
+    async def prepare(self) -> None:
+        """Read the agent registry before the first turn; log tools no agent owns."""
+        await asyncio.to_thread(self.runtime.agents.report_unmatched)
 
     def agent(self, name: str | None) -> AgentDefinition:
         """The named agent (``None``: ``[agents] default``). :raises TurnFailed:"""
-        config = self.runtime.config.agents
-        wanted = name or config.default
-        found = self.registry.get(wanted)
-        if found is not None and found.status == "active":
-            return found
-        if found is None and wanted == config.default:
-            return AgentDefinition(
-                name=wanted,
-                instruction=config.instruction,
-                description="the default agent",
-                source="builtin",
-            )
-        known = ", ".join(d.name for d in self.registry.active()) or config.default
-        state = "disabled" if found is not None else "unknown"
-        raise TurnFailed(f"agent {wanted!r} is {state} (agents: {known})", "agent_error")
+        try:
+            return self.runtime.agents.agent(name)
+        except AgentError as exc:
+            raise TurnFailed(str(exc), "agent_error") from None
 
     def tools_for(
-        self, agent: AgentDefinition
-    ) -> tuple[tuple[ToolSpec, ...], frozenset[str] | None]:
-        """The tools ``agent`` may use: ``(specs for the model, allowed names or None)``."""
-        registered = {
-            name: registration
-            for name, registration in self.runtime.host.components.tools.items()
-            if all(self.runtime.service_available(s) for s in registration.tool.requires)
-        }
-        if not agent.prefixes and not agent.tools:
-            names = sorted(registered)
-            allowed = None
-        else:
-            prefixes = tuple(p.rstrip("*") for p in agent.prefixes)
-            names = sorted(n for n in registered if n in agent.tools or n.startswith(prefixes))
-            allowed = frozenset(names)
+        self, agent: AgentDefinition, allowed_tools: Iterable[str] | None = None
+    ) -> tuple[tuple[ToolSpec, ...], frozenset[str]]:
+        """The tools ``agent`` may use — its scope from the tool assignment, narrowed by
+        spawn-time ``allowed_tools`` — as ``(specs for the model, allowed names)``.
+
+        :raises TurnFailed: when ``allowed_tools`` reaches outside the agent's scope.
+        """
+        registered = self.runtime.host.components.tools
+        try:
+            allowed = self.runtime.agents.scope(agent, allowed_tools)
+        except (ToolScopeError, PatternError) as exc:
+            raise TurnFailed(str(exc), "agent_error") from None
         specs = tuple(
             ToolSpec(n, registered[n].tool.description, registered[n].tool.parameters)
-            for n in names
+            for n in sorted(allowed)
         )
         return specs, allowed
 
@@ -145,8 +131,13 @@ class AgentExecutor:
             model = self.models.resolve(model_name, wanted_by=f"agent {agent.name!r}")
         except ModelError as exc:
             raise TurnFailed(str(exc), "model_error") from None
-        specs, allowed = self.tools_for(agent)
+        specs, allowed = self.tools_for(agent, _allowed_tools(turn.meta))
         notes = self.runtime.host.hooks.prompt_notes(agent.name, turn.thread_id, self.runtime)
+        route = None
+        if agent.name == config.agents.default:  # the default agent is the router
+            route = await self.runtime.agents.route(turn.input, agent.name)
+            if route is not None:
+                notes = [*notes, _route_note(route, self.runtime.agents.agent(route.agent))]
         memory = self.runtime.memory
         recalled = await recall_for_turn(ctx, memory, agent)
         messages = [
@@ -163,6 +154,7 @@ class AgentExecutor:
             "memory": {k: v for k, v in recalled.trace.items() if k != "rendered"},
             "memory_lines": len(recalled.lines),
             "degraded": recalled.degraded,
+            "route": route.to_json() if route is not None else None,
         }
         ctx.record_step("prompt_build", data=built)
 
@@ -177,7 +169,8 @@ class AgentExecutor:
         used_tools = False
         model_id = model_name.partition("/")[2] or None
         step = 0
-        for step in range(config.agents.max_steps):
+        max_steps = agent.max_steps or config.agents.max_steps
+        for step in range(max_steps):
             for steered in ctx.take_steer():
                 messages.append(Message(role="user", content=steered.input))
             response = await self._model_call(
@@ -229,7 +222,7 @@ class AgentExecutor:
             )
         return ended(
             TurnOutcome.failed(
-                f"no final answer after {config.agents.max_steps} model calls",
+                f"no final answer after {max_steps} model calls",
                 outcome="max_steps",
             )
         )
@@ -349,6 +342,27 @@ class AgentExecutor:
             if current is not None and current.status is TurnStatus.AWAITING_APPROVAL:
                 ctx.set_status(TurnStatus.RUNNING)
         return book.decision(final)
+
+
+def _allowed_tools(meta: Mapping[str, Any]) -> list[str] | None:
+    """A delegated request's spawn-time ``allowed_tools`` (``None``: the whole scope)."""
+    value = meta.get("allowed_tools")
+    if value is None:
+        return None
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        raise TurnFailed(
+            f"meta.allowed_tools must be a list of tool names, got {value!r}", "agent_error"
+        )
+    return [str(v) for v in value]
+
+
+def _route_note(route: RouteProposal, agent: AgentDefinition) -> str:
+    """What the router's prompt says about the proposal (delegation acts on it)."""
+    role = f": {agent.description}" if agent.description else ""
+    return (
+        f"Routing: this request fits agent {route.agent!r}{role} ({route.reason}). "
+        "Answer simple messages yourself."
+    )
 
 
 def _with_ids(calls: tuple[ToolCall, ...], step: int) -> tuple[ToolCall, ...]:
