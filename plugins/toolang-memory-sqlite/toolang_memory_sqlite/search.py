@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections import Counter
 from typing import Final, Literal
 
 import attrs
@@ -188,14 +187,16 @@ def _by_coverage(
         (scope.expression(terms), scope.low, scope.high, budget - 1),
     ).fetchone()
     low = scope.low if start is None else start[0]
-    coverage: Counter[int] = Counter()
+    held = " UNION ALL ".join(
+        f"SELECT rowid FROM {FTS} WHERE {FTS} MATCH ? AND rowid BETWEEN ? AND ?" for _ in terms
+    )
+    params: list[object] = []
     for term in terms:
-        for (rowid,) in conn.execute(
-            f"SELECT rowid FROM {FTS} WHERE {FTS} MATCH ? AND rowid BETWEEN ? AND ?",
-            (scope.expression([term]), low, scope.high),
-        ):
-            coverage[rowid] += 1
-    best = sorted(coverage.items(), key=lambda item: (-item[1], -item[0]))[:limit]
+        params += [scope.expression([term]), low, scope.high]
+    best = conn.execute(
+        f"SELECT rowid, count(*) FROM ({held}) GROUP BY rowid ORDER BY 2 DESC, 1 DESC LIMIT ?",
+        [*params, limit],
+    ).fetchall()
     # As a bm25 value: more negative is better, as FTS5 has it.
     return _live(conn, scope, [(rowid, -float(n)) for rowid, n in best], now)
 

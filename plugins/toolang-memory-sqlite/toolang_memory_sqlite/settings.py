@@ -57,7 +57,7 @@ class MemorySQLiteSettings:
     path: Path | None = attrs.field(default=None, validator=_path_only_for_own)
     recency_weight: float = attrs.field(default=0.2, validator=_fraction)
     recency_half_life_days: float = attrs.field(default=30.0, validator=at_least(0.001))
-    candidates: int = attrs.field(default=100, validator=at_least(1))
+    candidates: int = attrs.field(default=50, validator=at_least(1))
     """How many best full-text matches are re-scored with recency before the limits apply."""
     ranked_matches: int = attrs.field(default=1000, validator=at_least(10))
     """The bound on one recall's work: at most this many full-text matches are scored.

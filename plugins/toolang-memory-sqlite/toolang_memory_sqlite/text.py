@@ -59,6 +59,8 @@ STOPWORDS: Final = frozenset(_STOPWORDS.split())
 """English words too common to help find anything; dropped from queries (not from the
 index) unless a query has nothing else."""
 
+_ASCII_WORD: Final = re.compile("[A-Za-z0-9]+")
+
 Term = tuple[str, ...]
 """One query term: a word (one token) or a phrase of adjacent tokens."""
 
@@ -86,6 +88,8 @@ def _kind(ch: str) -> str:
 def terms(text: str) -> list[Term]:
     """The terms of ``text`` in order: words, runs of segmented-script characters (as
     phrases of one token per character) and symbols (``sym<codepoint>``)."""
+    if text.isascii():  # the common case, without looking at each character
+        return [(word,) for word in _ASCII_WORD.findall(text)]
     found: list[Term] = []
     word: list[str] = []  # the word being read
     run: list[str] = []  # the segmented run being read, one entry per character
