@@ -16,7 +16,7 @@ be in both lists; but when ``require`` is left out, naming one of its defaults i
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -47,11 +47,7 @@ def specificity(pattern: str) -> tuple[int, int]:
     return (0 if is_prefix(pattern) else 1, len(stem))
 
 
-def _check_patterns(
-    instance: object,
-    attribute: attrs.Attribute[tuple[str, ...] | None],
-    value: tuple[str, ...] | None,
-) -> None:
+def _check_patterns(instance: object, attribute: Any, value: tuple[str, ...] | None) -> None:
     """Each pattern is a non-empty name or prefix; ``*`` may only end it."""
     for index, pattern in enumerate(value or ()):
         where = f"{attribute.name}[{index}]"
