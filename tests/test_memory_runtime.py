@@ -44,11 +44,11 @@ def make(tmp_path, model, memory_factory=None, *, extra=(), **memory):
     return Runtime.with_plugins(config, plugins, env={})
 
 
-def serve(runtime, *inputs, thread="cli:m"):
+def serve(runtime, *inputs, thread="cli:m", source="chat"):
     inbox = runtime.open_inbox()
     try:
         ids = [
-            inbox.submit(NewTurnRequest(source="chat", thread_id=thread, input=i)).id
+            inbox.submit(NewTurnRequest(source=source, thread_id=thread, input=i)).id
             for i in inputs
         ]
         asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
@@ -115,6 +115,18 @@ def test_what_was_remembered_is_recalled_into_the_next_prompt(tmp_path):
     assert recalled.data["plugin"] == "test"
     assert recalled.data["request"]["query"] == "what colour is the boat"
     assert recalled.data["count"] >= 1
+
+
+def test_chore_turns_are_not_remembered_by_default(tmp_path):
+    shelf = Shelf()
+    model = ScriptedModel([text("tick handled")])
+    runtime = make(tmp_path, model, lambda: ListMemory(shelf))
+    ((turn, _),) = serve(runtime, "heartbeat", thread="chore:beat", source="chore")
+    assert turn.status is TurnStatus.COMPLETED
+    assert shelf.rows == []
+    assert record(runtime, AFTER_KIND, turn.id) is None or "memory_write" not in [
+        s["stage"] for s in record(runtime, AFTER_KIND, turn.id)["stages"]
+    ]
 
 
 def test_memory_tools_are_offered_while_memory_is_on(tmp_path):

@@ -141,13 +141,14 @@ class MemoryConfig:
     off. Before each agent turn the runtime recalls up to ``max_items`` items
     (``max_chars`` in all) for the turn's input within ``recall_timeout_seconds`` — a
     recall that fails or times out marks the turn degraded, never fails it. After a
-    completed turn it remembers the exchange when ``save_turns`` is on; a write that
+    completed turn whose source is in ``save_turns`` it remembers the exchange (chores
+    and the agent's own will are left out by default: they repeat); a write that
     fails is recorded, never fails the turn. ``thread_only`` restricts recall to the
     turn's own thread (default: everything the agent remembers).
     """
 
     plugin: str | None = None
-    save_turns: bool = True
+    save_turns: tuple[str, ...] = ("chat", "invoke", "task")
     thread_only: bool = False
     max_items: PositiveInt = 8
     max_chars: PositiveInt = 4000

@@ -100,7 +100,7 @@ def exchange_batch(
     memory: MemoryService | None, ctx: TurnContext, agent: AgentDefinition, answer: str
 ) -> MemoryWriteBatch | None:
     """The completed exchange to remember (``None`` when memory is off or not saving)."""
-    if memory is None or not memory.config.save_turns:
+    if memory is None or ctx.turn.source not in memory.config.save_turns:
         return None
     turn = ctx.turn
     text = f"{turn.sender or 'user'}: {turn.input}\n{agent.name}: {answer}"
