@@ -11,6 +11,7 @@ from cli_helpers import assert_no_traceback, run_toolang
 from toolang_core.config import load_config
 from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest
+from toolang_core.taskruns.plugin import TOOL_NAMES as DELEGATION_TOOLS
 from toolang_core.testing.models import ScriptedModel, text
 
 FIXTURE = """
@@ -85,7 +86,7 @@ def test_agents_tools_equals_the_assignment_turns_run_with(home, toolang_distrib
         "alpha": ["alpha_two"],
         "one": ["alpha_one"],
         "beta": ["alpha_two", "beta_run"],
-        "assistant": ["alpha_one", "alpha_two", "beta_run", "gamma"],
+        "assistant": sorted(["alpha_one", "alpha_two", "beta_run", "gamma", *DELEGATION_TOOLS]),
     }
     inbox = runtime.open_inbox()
     ids = {
@@ -110,7 +111,8 @@ def test_agents_tools_names_each_owner_the_winning_prefix_and_the_unmatched(
     assert rows["alpha_one"] == ["one", "alpha_one*", "assistant"]
     assert rows["alpha_two"] == ["alpha", "alpha_*", "assistant,", "beta"]
     assert rows["gamma"] == ["(unmatched)", "-", "assistant"]
-    assert out.splitlines()[-1] == "unmatched: gamma"
+    # The built-in delegation tools are unmatched too: no fixture agent claims them.
+    assert out.splitlines()[-1] == "unmatched: " + ", ".join(sorted(["gamma", *DELEGATION_TOOLS]))
 
 
 def test_agents_list_shows_every_agent_with_source_status_and_origin(home, toolang_distribution):
@@ -136,7 +138,7 @@ def test_agents_status_counts_per_source_and_lists_load_errors(home, toolang_dis
         "disabled": 1,
         "by_source": {"builtin": 1, "user": 4},
     }
-    assert report["unmatched_tools"] == ["gamma"]
+    assert report["unmatched_tools"] == sorted(["gamma", *DELEGATION_TOOLS])
     (problem,) = report["problems"]
     assert problem["origin"] == "/defs/broken/AGENT.md"
 
@@ -160,4 +162,7 @@ def test_doctor_fails_on_a_definition_that_was_not_loaded(home, toolang_distribu
     result = cli(home, toolang_distribution, "doctor")
     assert result.returncode == 1
     assert "agent definitions: 1 not loaded" in result.stdout
-    assert "1 tool(s) no agent's prefixes cover: gamma" in result.stdout
+    unmatched = ", ".join(sorted(["gamma", *DELEGATION_TOOLS]))
+    assert f"{len(DELEGATION_TOOLS) + 1} tool(s) no agent's prefixes cover: {unmatched}" in (
+        result.stdout.replace("\n                ", " ")
+    )

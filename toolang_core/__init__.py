@@ -117,6 +117,22 @@ if TYPE_CHECKING:
         TurnRequest as TurnRequest,
         TurnStatus as TurnStatus,
     )
+    from toolang_core.taskruns.controller import (
+        TaskRunController as TaskRunController,
+    )
+    from toolang_core.taskruns.types import (
+        ApprovalWait as ApprovalWait,
+        SpawnRequest as SpawnRequest,
+        TaskRun as TaskRun,
+        TaskRunError as TaskRunError,
+        TaskRunExists as TaskRunExists,
+        TaskRunFilter as TaskRunFilter,
+        TaskRunNotFound as TaskRunNotFound,
+        TaskRunProgress as TaskRunProgress,
+        TaskRunStatus as TaskRunStatus,
+        TaskRunTranscript as TaskRunTranscript,
+        TranscriptEvent as TranscriptEvent,
+    )
     from toolang_core.tools.approvals import (
         Approval as Approval,
         ApprovalBook as ApprovalBook,
@@ -194,6 +210,18 @@ _LAZY = {
     "TurnFilter": "toolang_core.store.types",
     "TurnRequest": "toolang_core.store.types",
     "TurnStatus": "toolang_core.store.types",
+    "TaskRunController": "toolang_core.taskruns.controller",
+    "ApprovalWait": "toolang_core.taskruns.types",
+    "SpawnRequest": "toolang_core.taskruns.types",
+    "TaskRun": "toolang_core.taskruns.types",
+    "TaskRunError": "toolang_core.taskruns.types",
+    "TaskRunExists": "toolang_core.taskruns.types",
+    "TaskRunFilter": "toolang_core.taskruns.types",
+    "TaskRunNotFound": "toolang_core.taskruns.types",
+    "TaskRunProgress": "toolang_core.taskruns.types",
+    "TaskRunStatus": "toolang_core.taskruns.types",
+    "TaskRunTranscript": "toolang_core.taskruns.types",
+    "TranscriptEvent": "toolang_core.taskruns.types",
     "Approval": "toolang_core.tools.approvals",
     "ApprovalBook": "toolang_core.tools.approvals",
     "ApprovalError": "toolang_core.tools.approvals",

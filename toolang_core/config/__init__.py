@@ -4,6 +4,7 @@ from toolang_core.config.converter import ConfigConverter
 from toolang_core.config.loader import CONFIG_NAME, find_config, load_config, parse_config
 from toolang_core.config.model import (
     AgentsConfig,
+    DelegationConfig,
     GroupConfig,
     LogConfig,
     ModelsConfig,
@@ -23,6 +24,7 @@ __all__ = [
     "STARTER_CONFIG",
     "AgentsConfig",
     "ConfigConverter",
+    "DelegationConfig",
     "EnvStr",
     "GroupConfig",
     "LogConfig",

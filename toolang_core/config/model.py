@@ -114,6 +114,31 @@ class AgentsConfig:
     max_steps: PositiveInt = 20
     loop_repeats: PositiveInt = 3
     turn_timeout_seconds: PositiveFloat = 600.0
+    max_delegation_rounds: NonNegativeInt = 10
+    """``ask_agent`` and ``transfer_to_agent`` calls per turn at most (an agent's own
+    ``max_delegation_rounds`` overrides it); one more is refused."""
+
+
+@attrs.frozen
+class DelegationConfig:
+    """``[delegation]``: the limits of task runs, teammates and agent-as-tool.
+
+    A turn may start ``max_spawns_per_turn`` task runs (``start_task_run`` and
+    ``agent_spawn`` together). A task run may itself spawn only with ``nested_spawns``,
+    and never deeper than ``max_spawn_depth`` (a top-level turn's children are at depth
+    1; ``ask_agent`` counts as a level too). ``agent_spawn`` runs get
+    ``default_timeout_seconds`` unless they ask for another; ``ask_agent`` answers with
+    ``agent_tool_response`` (every assistant message, or the final one) unless the
+    call says otherwise. ``toolang tasks prune`` keeps finished runs for
+    ``retention_days``.
+    """
+
+    nested_spawns: bool = False
+    max_spawn_depth: PositiveInt = 3
+    max_spawns_per_turn: PositiveInt = 8
+    default_timeout_seconds: PositiveFloat = 300.0
+    agent_tool_response: Literal["all_messages", "final_only"] = "all_messages"
+    retention_days: PositiveFloat = 7.0
 
 
 @attrs.frozen
@@ -174,6 +199,7 @@ class ToolangConfig:
     scheduler: SchedulerConfig = SchedulerConfig()
     runtime: RuntimeConfig = RuntimeConfig()
     agents: AgentsConfig = AgentsConfig()
+    delegation: DelegationConfig = DelegationConfig()
     models: ModelsConfig = ModelsConfig()
     tools: ToolsConfig = ToolsConfig()
     memory: MemoryConfig = MemoryConfig()

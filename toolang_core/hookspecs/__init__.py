@@ -20,6 +20,7 @@ from toolang_core.hookspecs import (
     models,
     sources,
     stores,
+    taskruns,
     tool_hooks,
     tools,
 )
@@ -52,6 +53,7 @@ FAMILIES: Final[tuple[Family, ...]] = (
     Family("tool-hooks", "Tool-call hook chain", tool_hooks),
     Family("agents", "Agent registries", agents),
     Family("sources", "Turn sources", sources),
+    Family("taskruns", "Task runs", taskruns),
     Family("events", "Events", events),
 )
 

@@ -8,6 +8,7 @@ pluggy's order, awaitables awaited, errors isolated per plugin and reported as
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from toolang_core.plugins.host import PluginHost
     from toolang_core.runtime import Runtime
     from toolang_core.store.types import TurnRequest
+    from toolang_core.taskruns.types import TaskRun
     from toolang_core.tools.types import ToolCallContext
 
 log = structlog.get_logger("toolang.hooks")
@@ -260,6 +262,33 @@ class Hooks:
         self, turn: TurnRequest, runtime: Runtime
     ) -> list[tuple[str, HookFailure | None]]:
         return await self._each("toolang_deliver_turn", turn=turn, runtime=runtime)
+
+    # -- task runs -----------------------------------------------------------------------
+
+    async def finalize_task_run(
+        self, run: TaskRun, runtime: Runtime, *, timeout_seconds: float = 60.0
+    ) -> tuple[dict[str, str], list[HookFailure]]:
+        """Every finalizer's metadata merged in call order (trimmed, empty keys dropped);
+        one that raises or overruns ``timeout_seconds`` adds nothing."""
+        hook = "toolang_finalize_task_run"
+        merged: dict[str, str] = {}
+        failures: list[HookFailure] = []
+        for plugin, caller in self._host.pm.per_plugin_callers(hook):
+            try:
+                async with asyncio.timeout(timeout_seconds):
+                    for value in _results(caller(run=run, runtime=runtime)):
+                        metadata = await _resolve(value)
+                        for key, item in (metadata or {}).items():
+                            if str(key).strip():
+                                merged[str(key).strip()] = str(item).strip()
+            except Exception as exc:
+                failure = HookFailure(plugin, hook, describe_exception(exc))
+                log.warning("hook.failed", plugin=plugin, hook=hook, error=failure.error)
+                failures.append(failure)
+        return merged, failures
+
+    async def observe_task_run(self, run: TaskRun, runtime: Runtime) -> list[HookFailure]:
+        return await self._broadcast("toolang_observe_task_run", run=run, runtime=runtime)
 
     async def _each(self, hook: str, **kwargs: Any) -> list[tuple[str, HookFailure | None]]:
         """Call every implementation, isolated; ``(plugin, failure or None)`` for each."""

@@ -1,7 +1,8 @@
 """What happens after a turn's terminal state is stored, in a fixed order.
 
     1. local turn state   the terminal status, output and final steps (already committed
-                          by the scheduler when this runs)
+                          by the scheduler when this runs); a task run's turn is
+                          finalized here (its final record, its note in the parent)
     2. prompt trace       the turn's prompt trace record: agent, model, the memory
                           plugin, the recall request summary, its diagnostics, degraded
     3. memory write       the exchange, remembered through the memory plugin
@@ -25,6 +26,7 @@ import structlog
 
 from toolang_core.events import Event
 from toolang_core.plugins.host import describe_exception
+from toolang_core.taskruns.view import is_task_run
 
 if TYPE_CHECKING:
     from toolang_core.memory.types import MemoryWriteBatch
@@ -83,6 +85,11 @@ class AfterTurnStages:
     async def run(self, turn: TurnRequest, outcome: TurnOutcome) -> list[StageDone]:
         """Do what applies, in order; return what was done (stage 1 first)."""
         done = [StageDone("turn_state", True, self.clock(), {"status": outcome.status.value})]
+        if self.runtime is not None and is_task_run(turn):
+            try:
+                await self.runtime.task_runs.finalize(turn.id)
+            except Exception as exc:  # the runtime's sweep finalizes it later
+                log.warning("taskrun.finalize_failed", run=turn.id, error=describe_exception(exc))
         after = outcome.after
         if after is not None and after.prompt_trace is not None:
             done.append(self._prompt_trace(turn, after.prompt_trace))

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
     from toolang_core.agents.catalog import AgentCatalog
     from toolang_core.memory.service import MemoryService
+    from toolang_core.taskruns.controller import TaskRunController
 
 log = structlog.get_logger("toolang.runtime")
 _PLUGIN_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
@@ -133,6 +134,38 @@ class Runtime:
         from toolang_core.agents.catalog import AgentCatalog
 
         return self.plugin_state("toolang:agents", lambda: AgentCatalog(self))
+
+    @property
+    def task_runs(self) -> TaskRunController:
+        """The task-run controller over the store this runtime serves (the delegation
+        tools and the executor use it). Outside :meth:`serve`, build a
+        :class:`~toolang_core.TaskRunController` over a store you opened.
+
+        :raises RuntimeError: when the runtime is not serving.
+        """
+        from toolang_core.taskruns.controller import TaskRunController
+
+        store = self.store
+        if store is None:
+            raise RuntimeError(
+                "task runs need a serving runtime (Runtime.serve); from elsewhere use "
+                "TaskRunController(runtime.open_store(), runtime)"
+            )
+        current: TaskRunController | None = self._plugin_state.get("toolang:task_runs")
+        if current is None or current.store is not store:
+            current = TaskRunController(store, self)
+            self._plugin_state["toolang:task_runs"] = current
+        return current
+
+    async def sweep_task_runs(self) -> None:
+        """Finalize task runs whose turn ended unnoticed (errors are logged, not raised:
+        this runs at start-up and after every heartbeat)."""
+        from toolang_core.plugins.host import describe_exception
+
+        try:
+            await self.task_runs.sweep()
+        except Exception as exc:
+            log.warning("taskrun.sweep_failed", error=describe_exception(exc))
 
     def plugin_context(self, plugin_name: str, **services: Any) -> PluginContext:
         """The context handed to ``plugin_name``'s component factories."""
@@ -315,10 +348,12 @@ class Runtime:
             self.scheduler.has_subscribers = lambda: bool(
                 self.host.hooks.implementations("toolang_on_event")
             )
+            self.scheduler.on_heartbeat = self.sweep_task_runs
             self.startup_failures = await self.host.hooks.startup(self)
             prepare = getattr(executor, "prepare", None)
             if prepare is not None:
                 await prepare()
+            await self.sweep_task_runs()
             log.info(
                 "runtime.started",
                 run=run_id,

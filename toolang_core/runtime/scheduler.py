@@ -13,8 +13,8 @@ import asyncio
 import contextlib
 import functools
 import time
-from collections.abc import Awaitable, Callable, Collection
-from typing import TYPE_CHECKING, Final
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterator
+from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
@@ -66,7 +66,11 @@ class Scheduler:
         self.only = set(only) if only is not None else None
         self.on_event = on_event
         self.has_subscribers: Callable[[], bool] = lambda: True
+        self.on_heartbeat: Callable[[], Coroutine[Any, Any, None]] | None = None
+        """Periodic upkeep after each heartbeat (the task-run sweep), one at a time."""
         self.running: dict[str, asyncio.Task[None]] = {}
+        self._lent: set[str] = set()
+        self._upkeep: asyncio.Task[None] | None = None
         self._finishing: list[tuple[Finish, asyncio.Future[bool]]] = []
         self._turns: dict[str, TurnRequest] = {}
         self._why_cancelled: dict[str, str] = {}
@@ -79,6 +83,25 @@ class Scheduler:
     def wake(self) -> None:
         """Look at the store again now (a submission or cancellation happened)."""
         self._wake.set()
+
+    @contextlib.contextmanager
+    def lend(self, turn_id: str) -> Iterator[None]:
+        """While ``turn_id`` waits for other turns (its task runs), its slot of the
+        global concurrency is free for them: a parent holding the only slot while it
+        waits for children that need one would wait forever."""
+        self._lent.add(turn_id)
+        self.wake()
+        try:
+            yield
+        finally:
+            self._lent.discard(turn_id)
+
+    def admit_with(self, parent_id: str, turn_id: str) -> None:
+        """A one-shot scheduler (``only``) also admits ``turn_id``, spawned by
+        ``parent_id`` which it admits — its task runs must run for it to finish."""
+        if self.only is not None and parent_id in self.only:
+            self.only.add(turn_id)
+            self.wake()
 
     async def run(self, stop: asyncio.Event, *, until_idle: bool = False) -> None:
         """Admit and supervise turns until ``stop`` is set (or, with ``until_idle``,
@@ -93,6 +116,7 @@ class Scheduler:
                 now = self.clock()
                 if now >= next_beat:
                     self._heartbeat(now)
+                    self._start_upkeep()
                     next_beat = now + beat_every
                 self._record_finished()
                 self._relay_cancellations()
@@ -111,6 +135,13 @@ class Scheduler:
             pump.cancel()
             stopper.cancel()
             waker.close()
+            if self._upkeep is not None and not self._upkeep.done():
+                self._upkeep.cancel()
+
+    def _start_upkeep(self) -> None:
+        if self.on_heartbeat is None or (self._upkeep is not None and not self._upkeep.done()):
+            return
+        self._upkeep = asyncio.create_task(self.on_heartbeat(), name="upkeep")
 
     async def _pump(self, waker: object) -> None:
         while True:
@@ -130,7 +161,7 @@ class Scheduler:
         return self.store.next_wakeup(now=now) is None
 
     def _admit(self, now: float) -> int:
-        free = self.policy.max_running - len(self.running)
+        free = self.policy.max_running - len(self.running) + len(self._lent)
         if not self._admitting or free <= 0:
             return 0
         turns = self.store.claim(

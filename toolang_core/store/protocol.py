@@ -221,6 +221,14 @@ class ExecutionStore(Protocol):
         """The earliest future ``not_before`` of a queued head, if any."""
         ...
 
+    # -- retention -----------------------------------------------------------------------
+
+    def delete_turns(self, turn_ids: Collection[str]) -> list[str]:
+        """Delete finished turn requests with their steps (retention, e.g. ``toolang tasks
+        prune``); a thread left without requests goes too. A request that is not terminal
+        is kept. Returns the ids deleted."""
+        ...
+
     # -- plugin records ------------------------------------------------------------------
 
     def get_record(self, kind: str, key: str) -> Record | None: ...

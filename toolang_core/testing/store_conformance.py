@@ -28,6 +28,7 @@ from toolang_core.store.types import (
     StepRecord,
     SubmitRules,
     TurnFilter,
+    TurnRequest,
     TurnStatus,
 )
 
@@ -505,6 +506,26 @@ class StoreConformance:
         assert {t.thread_id for t in store.list_threads()} == {"chat:1", "task:1"}
         counts = {(c.thread_group, c.status): c.count for c in store.counts()}
         assert counts == {("chat", TurnStatus.RUNNING): 1, ("task", TurnStatus.QUEUED): 1}
+
+    def test_delete_turns_removes_finished_requests_their_steps_and_empty_threads(self, store):
+        done = self.submit(store, "task:done", group="task")
+        self.claim_ids(store)
+        store.record_step(
+            StepRecord(done, 0, 1, "echo", "completed", T0, T0 + 1, idempotency_key="k-done"),
+            run_id="run-a",
+        )
+        self.finish(store, done)
+        queued = self.submit(store, "task:queued", group="task", now=T0 + 3)
+        assert store.delete_turns([done, queued, "missing"]) == [done]
+        assert store.get(done) is None
+        assert store.steps(done) == []
+        assert store.find_step("k-done") is None
+        assert store.thread("task:done") is None
+        assert store.get(queued) is not None
+        claimed: list[TurnRequest] = store.claim(
+            run_id="run-b", limit=10, now=T0 + 10, lease_seconds=LEASE, caps={}
+        )
+        assert [t.id for t in claimed] == [queued]
 
     # runs and records ----------------------------------------------------------------------
 

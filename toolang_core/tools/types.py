@@ -15,6 +15,7 @@ import attrs
 
 if TYPE_CHECKING:
     from toolang_core.runtime import Runtime
+    from toolang_core.turn.running import RunningTurn
 
 JSON = Any
 """A value that survives ``json.dumps`` / ``json.loads`` unchanged."""
@@ -100,7 +101,9 @@ class ToolCallContext:
     call made outside an agent turn, e.g. by hand in a test); ``spawn_depth`` is 0 in a
     top-level turn and grows by one in each delegated run. ``runtime`` gives hooks
     their plugin settings and per-runtime state (``runtime.plugin_state``); it is
-    ``None`` only in unit tests that build a context by hand.
+    ``None`` only in unit tests that build a context by hand. ``turn`` is the running
+    turn the call belongs to — what the delegation tools act on (spawn its task runs,
+    count its delegation rounds, ask another agent inside it); ``None`` outside a turn.
     """
 
     call: ToolCall
@@ -111,6 +114,7 @@ class ToolCallContext:
     spawn_depth: int = 0
     allowed_tools: frozenset[str] | None = None
     runtime: Runtime | None = attrs.field(default=None, eq=False, repr=False)
+    turn: RunningTurn | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def tool_name(self) -> str:

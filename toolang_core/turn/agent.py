@@ -1,8 +1,8 @@
 """The agent executor: one turn of an agent, from prompt to outcome.
 
-    resolve agent, model, tools → build the prompt → loop:
-        take steered input → model call → tool calls through the chain → …
-    until a visible answer or a limit.
+    resolve agent, model, tools → build the prompt → the agent loop
+    (:mod:`toolang_core.turn.loop`): take steered input → model call → tool calls
+    through the chain → … until a visible answer or a limit.
 
 Each model call and each tool call is stored as a step the moment it finishes, under an
 idempotency key (``<turn>:model:<n>``, ``<turn>:tool:<call id>``). A turn resumed after a
@@ -11,13 +11,13 @@ crash replays those steps instead of calling the model or running the tool again
 Completion contract: a turn ends with a visible answer, or fails with a structured
 outcome — ``loop_detected`` (the same tool calls requested ``loop_repeats`` times,
 whatever their ids), ``empty_after_tool_use``, ``empty_answer``, ``max_steps``,
-``timeout``, ``model_error`` or ``agent_error``. Limits are enforced here, in code.
+``timeout``, ``model_error`` or ``agent_error``. Limits (steps, delegation rounds,
+spawn depth) are enforced in code, never only in the prompt.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -29,30 +29,26 @@ from toolang_core.agents.partition import PatternError, ToolScopeError
 from toolang_core.agents.routing import RouteProposal
 from toolang_core.agents.types import AgentDefinition
 from toolang_core.models.resolve import ModelResolver
-from toolang_core.models.types import Message, ModelError, ModelRequest, ModelResponse, ToolSpec
-from toolang_core.plugins.host import describe_exception
-from toolang_core.redaction import redact
+from toolang_core.models.types import Message, ModelError, ToolSpec
 from toolang_core.runtime.after_turn import AfterTurn
 from toolang_core.runtime.executor import TurnContext, TurnOutcome
 from toolang_core.store.types import TurnStatus
-from toolang_core.tools.approvals import ApprovalBook, canonical_params
+from toolang_core.taskruns import view
+from toolang_core.tools.approvals import ApprovalBook
 from toolang_core.tools.chain import ToolChain
-from toolang_core.tools.types import Denied, Granted, Pending, ToolCall, ToolCallContext, ToolResult
-from toolang_core.turn import prompt, trace
+from toolang_core.tools.types import Denied, Granted, Pending, ToolCall, ToolCallContext
+from toolang_core.turn import prompt
+from toolang_core.turn.loop import AgentLoop, Speaker, TurnFailed
 from toolang_core.turn.memory import exchange_batch, recall_for_turn
+from toolang_core.turn.running import ResponseMode, RunningTurn
 
 if TYPE_CHECKING:
+    from toolang_core.config.model import AgentsConfig
     from toolang_core.runtime.runtime import Runtime
 
+__all__ = ["AgentExecutor", "DelegationFailed", "TurnFailed"]
+
 log = structlog.get_logger("toolang.turn")
-
-
-class TurnFailed(Exception):
-    """The turn cannot go on; ``outcome`` says why (it ends ``failed``)."""
-
-    def __init__(self, message: str, outcome: str) -> None:
-        super().__init__(message)
-        self.outcome = outcome
 
 
 class AgentExecutor:
@@ -125,13 +121,10 @@ class AgentExecutor:
     async def _turn(self, ctx: TurnContext) -> TurnOutcome:
         turn = ctx.turn
         config = self.runtime.config
+        if view.is_task_run(turn):
+            await self.runtime.task_runs.started(turn)
         agent = self.agent(turn.agent)
-        model_name = agent.model or config.models.default
-        try:
-            model = self.models.resolve(model_name, wanted_by=f"agent {agent.name!r}")
-        except ModelError as exc:
-            raise TurnFailed(str(exc), "model_error") from None
-        specs, allowed = self.tools_for(agent, _allowed_tools(turn.meta))
+        speaker = self.speaker_for(agent, _allowed_tools(turn.meta))
         notes = self.runtime.host.hooks.prompt_notes(agent.name, turn.thread_id, self.runtime)
         route = None
         if agent.name == config.agents.default:  # the default agent is the router
@@ -147,8 +140,8 @@ class AgentExecutor:
         ]
         built = {
             "agent": agent.name,
-            "model": model_name,
-            "tools": [s.name for s in specs],
+            "model": speaker.model_name,
+            "tools": [s.name for s in speaker.specs],
             "history_messages": len(messages) - 2,
             "notes": list(notes),
             "memory": {k: v for k, v in recalled.trace.items() if k != "rendered"},
@@ -157,170 +150,101 @@ class AgentExecutor:
             "route": route.to_json() if route is not None else None,
         }
         ctx.record_step("prompt_build", data=built)
-
-        def ended(outcome: TurnOutcome, answer: str | None = None) -> TurnOutcome:
-            batch = exchange_batch(memory, ctx, agent, answer) if answer is not None else None
-            after = AfterTurn(prompt_trace=built | {"model_calls": step + 1}, memory=batch)
-            if recalled.degraded and outcome.status is TurnStatus.COMPLETED:
-                outcome = attrs.evolve(outcome, outcome="degraded")
-            return attrs.evolve(outcome, after=after)
-
-        seen: Counter[tuple[tuple[str, str], ...]] = Counter()
-        used_tools = False
-        model_id = model_name.partition("/")[2] or None
-        step = 0
-        max_steps = agent.max_steps or config.agents.max_steps
-        for step in range(max_steps):
-            for steered in ctx.take_steer():
-                messages.append(Message(role="user", content=steered.input))
-            response = await self._model_call(
-                ctx,
-                model=model,
-                model_name=model_name,
-                model_id=model_id,
-                messages=messages,
-                specs=specs,
-                step=step,
-            )
-            calls = _with_ids(response.tool_calls, step)
-            if calls:
-                used_tools = True
-                signature = tuple(sorted((c.name, canonical_params(c.params)) for c in calls))
-                seen[signature] += 1
-                if seen[signature] >= config.agents.loop_repeats:
-                    names = ", ".join(c.name for c in calls)
-                    return ended(
-                        TurnOutcome.failed(
-                            f"the model asked for the same tool call(s) ({names}) "
-                            f"{seen[signature]} times; stopped",
-                            outcome="loop_detected",
-                        )
-                    )
-                # The history keeps each call as it ran: a security filter's changes
-                # (e.g. masked personal data) reach the next prompt and its trace.
-                ran, replies = [], []
-                for call in calls:
-                    as_run, result = await self._tool_call(ctx, agent, call, allowed)
-                    ran.append(as_run)
-                    replies.append(prompt.tool_message(call.call_id, call.name, result))
-                messages.append(
-                    Message(role="assistant", content=response.text, tool_calls=tuple(ran))
-                )
-                messages.extend(replies)
-                continue
-            if response.text.strip():
-                return ended(TurnOutcome.completed(response.text), answer=response.text)
-            if used_tools:
-                return ended(
-                    TurnOutcome.failed(
-                        "the agent used tools but gave no visible answer",
-                        outcome="empty_after_tool_use",
-                    )
-                )
-            return ended(
-                TurnOutcome.failed("the model gave an empty answer", outcome="empty_answer")
-            )
-        return ended(
-            TurnOutcome.failed(
-                f"no final answer after {max_steps} model calls",
-                outcome="max_steps",
-            )
+        handle = RunningTurn(self, ctx, max_rounds=_max_rounds(agent, config.agents))
+        loop = AgentLoop(
+            self,
+            ctx,
+            handle,
+            speaker,
+            messages,
+            key_prefix=turn.id,
+            spawn_depth=int(turn.meta.get("spawn_depth", 0)),
+            max_steps=agent.max_steps or config.agents.max_steps,
         )
+        end = await loop.run()
+        outcome = end.outcome
+        answer = outcome.output if outcome.status is TurnStatus.COMPLETED else None
+        last = end.speaker.agent
+        batch = exchange_batch(memory, ctx, last, answer) if answer is not None else None
+        trace_data = built | {"model_calls": end.model_calls}
+        if last.name != agent.name:
+            trace_data["answered_by"] = last.name
+        if recalled.degraded and outcome.status is TurnStatus.COMPLETED:
+            outcome = attrs.evolve(outcome, outcome="degraded")
+        return attrs.evolve(outcome, after=AfterTurn(prompt_trace=trace_data, memory=batch))
 
-    async def _model_call(
+    def speaker_for(
+        self,
+        agent: AgentDefinition,
+        allowed_tools: Iterable[str] | None = None,
+        *,
+        lenient: bool = False,
+    ) -> Speaker:
+        """``agent`` with its model and tools (narrowed by ``allowed_tools``; with
+        ``lenient`` names outside the scope are dropped instead of refused).
+
+        :raises TurnFailed: for a model that cannot be resolved or a bad narrowing.
+        """
+        model_name = agent.model or self.runtime.config.models.default
+        try:
+            model = self.models.resolve(model_name, wanted_by=f"agent {agent.name!r}")
+        except ModelError as exc:
+            raise TurnFailed(str(exc), "model_error") from None
+        if lenient and allowed_tools is not None:
+            scope = self.runtime.agents.scope(agent)
+            allowed_tools = [t for t in allowed_tools if t in scope]
+        specs, allowed = self.tools_for(agent, allowed_tools)
+        return Speaker(agent, model, model_name, specs, allowed)
+
+    async def ask_agent(
         self,
         ctx: TurnContext,
         *,
-        model: Any,
-        model_name: str,
-        model_id: str | None,
-        messages: list[Message],
-        specs: tuple[ToolSpec, ...],
-        step: int,
-    ) -> ModelResponse:
-        key = f"{ctx.turn.id}:model:{step}"
-        done = ctx.find_step(key)
-        if done is not None and done.status == "completed":
-            return trace.response_from_json(dict(done.data["response"]))
-        started = ctx.clock()
-        request_json, truncated = trace.messages_json(messages)
+        handle: RunningTurn,
+        call: ToolCallContext,
+        name: str,
+        request: str,
+        mode: ResponseMode,
+    ) -> str:
+        """Agent-as-tool: ``name`` answers ``request`` inside the turn, one level deeper
+        than ``call``, with its own instruction and tools and none of the turn's history.
+
+        :raises DelegationFailed: when the agent cannot be used or does not answer.
+        """
         try:
-            response: ModelResponse = await model.complete(
-                ModelRequest(messages=tuple(messages), tools=specs, model_id=model_id)
-            )
-        except (ModelError, Exception) as exc:
-            error = describe_exception(exc)
-            ctx.record_step(
-                "model_call",
-                status="failed",
-                error=error,
-                started_at=started,
-                data={"model": model_name, "messages": request_json, "truncated": truncated},
-            )
-            raise TurnFailed(f"model {model_name!r} failed: {error}", "model_error") from None
-        ctx.record_step(
-            "model_call",
-            started_at=started,
-            idempotency_key=key,
-            data={
-                "model": model_name,
-                "messages": request_json,
-                "truncated": truncated,
-                "response": trace.response_json(response),
-            },
+            agent = self.agent(name)
+            if agent.name == call.agent:
+                raise DelegationFailed(f"agent {name!r} cannot ask itself")
+            speaker = self.speaker_for(agent)
+        except TurnFailed as exc:
+            raise DelegationFailed(str(exc)) from None
+        note = f"Agent {call.agent!r} asks you this; your answer goes back to it."
+        loop = AgentLoop(
+            self,
+            ctx,
+            handle,
+            speaker,
+            [
+                prompt.system_message(agent, ctx.turn, notes=[note]),
+                Message(role="user", content=request),
+            ],
+            key_prefix=f"{ctx.turn.id}:ask:{call.call_id}",
+            spawn_depth=call.spawn_depth + 1,
+            max_steps=agent.max_steps or self.runtime.config.agents.max_steps,
+            call_prefix=f"{call.call_id}/",
+            steerable=False,
         )
-        return response
+        try:
+            end = await loop.run()
+        except TurnFailed as exc:
+            raise DelegationFailed(f"agent error: {exc}") from None
+        if end.outcome.status is not TurnStatus.COMPLETED:
+            raise DelegationFailed(f"agent error: {end.outcome.error}")
+        if mode == "final_only":
+            return end.answers[-1]
+        return "\n\n".join(end.answers)
 
-    async def _tool_call(
-        self,
-        ctx: TurnContext,
-        agent: AgentDefinition,
-        call: ToolCall,
-        allowed: frozenset[str] | None,
-    ) -> tuple[ToolCall, ToolResult]:
-        """Run (or replay) one call; return it as it ran and its result."""
-        key = f"{ctx.turn.id}:tool:{call.call_id}"
-        done = ctx.find_step(key)
-        if done is not None:  # ran before this turn was interrupted: never run it twice
-            return (
-                trace.call_from_json(dict(done.data["call"])),
-                trace.result_from_json(dict(done.data["result"])),
-            )
-        tool_ctx = ToolCallContext(
-            call=call,
-            turn_id=ctx.turn.id,
-            thread_id=ctx.turn.thread_id,
-            run_id=ctx.run_id,
-            agent=agent.name,
-            spawn_depth=int(ctx.turn.meta.get("spawn_depth", 0)),
-            allowed_tools=allowed,
-            runtime=self.runtime,
-        )
-        started = ctx.clock()
-        chained = await self.chain.run(
-            call,
-            tool_ctx,
-            wait_for_approval=lambda pending, c, _: self._await_approval(ctx, pending, c),
-        )
-        data: dict[str, Any] = {
-            "call": trace.call_json(chained.call),
-            "result": trace.result_json(chained.result),
-            "chain": [s.to_json() for s in chained.stages],
-        }
-        if dict(chained.call.params) != dict(call.params):
-            # Never the original parameters: a filter changed them to keep them out.
-            data["params_modified"] = True
-        ctx.record_step(
-            "tool_call",
-            data=redact(data),
-            started_at=started,
-            idempotency_key=key,
-            status="completed" if chained.result.ok else "failed",
-            error=chained.result.error,
-        )
-        return chained.call, chained.result
-
-    async def _await_approval(
+    async def await_approval(
         self, ctx: TurnContext, pending: Pending, call: ToolCall
     ) -> Granted | Denied:
         book = ApprovalBook(ctx.store, clock=ctx.clock)
@@ -344,6 +268,16 @@ class AgentExecutor:
         return book.decision(final)
 
 
+class DelegationFailed(RuntimeError):
+    """``ask_agent`` could not get an answer; the message goes back to the model."""
+
+
+def _max_rounds(agent: AgentDefinition, config: AgentsConfig) -> int:
+    if agent.max_delegation_rounds is not None:
+        return agent.max_delegation_rounds
+    return config.max_delegation_rounds
+
+
 def _allowed_tools(meta: Mapping[str, Any]) -> list[str] | None:
     """A delegated request's spawn-time ``allowed_tools`` (``None``: the whole scope)."""
     value = meta.get("allowed_tools")
@@ -363,16 +297,3 @@ def _route_note(route: RouteProposal, agent: AgentDefinition) -> str:
         f"Routing: this request fits agent {route.agent!r}{role} ({route.reason}). "
         "Answer simple messages yourself."
     )
-
-
-def _with_ids(calls: tuple[ToolCall, ...], step: int) -> tuple[ToolCall, ...]:
-    """Give every call an id unique in its response (stable across replays)."""
-    seen: set[str] = set()
-    out = []
-    for index, call in enumerate(calls):
-        call_id = call.call_id or f"call-{step}-{index}"
-        if call_id in seen:
-            call_id = f"{call_id}-{index}"
-        seen.add(call_id)
-        out.append(attrs.evolve(call, call_id=call_id) if call_id != call.call_id else call)
-    return tuple(out)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from toolang_core.models.types import Message
 from toolang_core.store.types import TurnFilter, TurnRequest, TurnStatus
+from toolang_core.taskruns.merge import notes_of
 from toolang_core.tools.types import ToolResult
 
 if TYPE_CHECKING:
@@ -45,31 +46,42 @@ def history(store: ExecutionStore, turn: TurnRequest, limit: int) -> list[Messag
     """The thread's earlier exchanges, oldest first, at most ``limit`` turns.
 
     Only what was said — each request's input and its answer — never the tool traffic
-    of earlier turns.
+    of earlier turns, nor the turns of task runs spawned from the thread: those live on
+    their own threads, and each finished run is merged back as one short note in its
+    place in time (:mod:`toolang_core.taskruns.merge`).
     """
     if limit <= 0:
         return []
-    earlier = [
-        t
-        for t in store.list_turns(
-            TurnFilter(thread_id=turn.thread_id, before_seq=turn.seq, limit=limit)
-        )
-    ]
-    messages: list[Message] = []
-    for past in reversed(earlier):
-        if past.status is TurnStatus.COMPLETED:
-            messages.append(Message(role="user", content=past.input))
-            messages.append(Message(role="assistant", content=past.output or ""))
-        elif past.status in (TurnStatus.FAILED, TurnStatus.CANCELED):
-            messages.append(Message(role="user", content=past.input))
-            messages.append(
-                Message(
-                    role="assistant", content=f"(no answer: {past.outcome or past.status.value})"
-                )
-            )
-        elif past.status is TurnStatus.STEERED:
-            messages.append(Message(role="user", content=past.input))
-    return messages
+    earlier = store.list_turns(
+        TurnFilter(thread_id=turn.thread_id, before_seq=turn.seq, limit=limit)
+    )
+    entries: list[tuple[float, list[Message]]] = []
+    for past in earlier:
+        said = _exchange(past)
+        if said:
+            entries.append((past.created_at, said))
+    window = earlier[-1].created_at if len(earlier) >= limit else float("-inf")
+    for note in notes_of(store, turn.thread_id):
+        if note.finished_at >= window:
+            entries.append((note.finished_at, [Message(role="assistant", content=note.text())]))
+    entries.sort(key=lambda entry: entry[0])
+    return [message for _, said in entries for message in said]
+
+
+def _exchange(past: TurnRequest) -> list[Message]:
+    if past.status is TurnStatus.COMPLETED:
+        return [
+            Message(role="user", content=past.input),
+            Message(role="assistant", content=past.output or ""),
+        ]
+    if past.status in (TurnStatus.FAILED, TurnStatus.CANCELED):
+        return [
+            Message(role="user", content=past.input),
+            Message(role="assistant", content=f"(no answer: {past.outcome or past.status.value})"),
+        ]
+    if past.status is TurnStatus.STEERED:
+        return [Message(role="user", content=past.input)]
+    return []
 
 
 def tool_message(call_id: str, name: str, result: ToolResult) -> Message:

@@ -408,6 +408,9 @@ class SQLiteStore:
         rows = self._conn.execute(sql, (*params, where.limit)).fetchall()
         return [turns.turn_from_row(r) for r in rows]
 
+    def delete_turns(self, turn_ids: Collection[str]) -> list[str]:
+        return self._tx(lambda c: turns.delete_terminal(c, list(turn_ids)))
+
     _THREAD_COLUMNS = "thread_id, thread_group, running_id, head_id, created_at, updated_at, turns"
 
     def thread(self, thread_id: str) -> ThreadInfo | None:

@@ -414,6 +414,32 @@ def recover(
     return Recovery(tuple(requeued), tuple(failed), tuple(canceled))
 
 
+def delete_terminal(c: sqlite3.Connection, turn_ids: list[str]) -> list[str]:
+    """Delete the terminal requests among ``turn_ids``, their steps, and the threads
+    they leave empty (no trigger fires: only queued and active rows are counted)."""
+    deleted: list[str] = []
+    threads: set[str] = set()
+    terminal = tuple(s.value for s in TurnStatus if s.is_terminal)
+    marks = ",".join("?" * len(terminal))
+    for turn_id in turn_ids:
+        row = c.execute(
+            f"DELETE FROM turn_requests WHERE id = ? AND status IN ({marks}) RETURNING thread_id",
+            (turn_id, *terminal),
+        ).fetchone()
+        if row is None:
+            continue
+        c.execute("DELETE FROM turn_steps WHERE turn_id = ?", (turn_id,))
+        deleted.append(turn_id)
+        threads.add(row[0])
+    for thread_id in threads:
+        c.execute(
+            "DELETE FROM threads WHERE thread_id = ? AND NOT EXISTS "
+            "(SELECT 1 FROM turn_requests WHERE thread_id = ?)",
+            (thread_id, thread_id),
+        )
+    return deleted
+
+
 # -- cancellation, steering, heartbeats ------------------------------------------------------
 
 

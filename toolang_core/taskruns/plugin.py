@@ -1,0 +1,29 @@
+"""The built-in delegation plugin: the task-run, teammate and agent-as-tool tools.
+
+Registered by every host (status ``builtin``). The tools are partitioned like any
+other: the automator role owns the task-run and teammate tools, the embedded
+``assistant`` owns ``ask_agent`` and ``transfer_to_agent`` and is granted the rest.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from toolang_core.markers import hookimpl
+from toolang_core.taskruns import teammates, tools
+from toolang_core.tools.types import Tool
+from toolang_core.turn import delegation
+
+if TYPE_CHECKING:
+    from toolang_core.plugins.registrars import RegisterTool
+
+
+FUNCTIONS = (*tools.TOOLS, *teammates.TOOLS, *delegation.TOOLS)
+TOOL_NAMES = tuple(sorted(f.__name__ for f in FUNCTIONS))
+"""The names of the delegation tools every host registers."""
+
+
+@hookimpl
+def toolang_register_tools(register: RegisterTool) -> None:
+    for function in FUNCTIONS:
+        register(Tool.from_function(function, blocking=False))

@@ -1,0 +1,312 @@
+"""The agent loop: one agent answering within a turn.
+
+    take steered input → model call → tool calls through the chain → … until a visible
+    answer or a limit
+
+A turn runs one loop; ``ask_agent`` runs another, nested, inside the tool call that
+asked (one spawn level deeper, its steps recorded on the same turn under their own
+idempotency keys). ``transfer_to_agent`` switches the loop's speaker: the rest of the
+turn is answered by the target agent, with its instruction and its tools, and every
+event stays in the same turn. Delegation rounds (``ask_agent`` and transfers) are
+counted per turn and refused past the limit — in code, before the chain runs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from toolang_core.models.types import Message, ModelError, ModelRequest, ModelResponse, ToolSpec
+from toolang_core.plugins.host import describe_exception
+from toolang_core.redaction import redact
+from toolang_core.runtime.executor import TurnContext, TurnOutcome
+from toolang_core.tools.approvals import canonical_params
+from toolang_core.tools.chain import StageRecord
+from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult
+from toolang_core.turn import prompt, trace
+
+if TYPE_CHECKING:
+    from toolang_core.agents.types import AgentDefinition
+    from toolang_core.turn.agent import AgentExecutor
+    from toolang_core.turn.running import RunningTurn
+
+TRANSFER: Final = "transfer_to_agent"
+DELEGATION_TOOLS: Final = frozenset({"ask_agent", TRANSFER})
+"""Tool calls that count as delegation rounds."""
+
+
+class TurnFailed(Exception):
+    """The turn cannot go on; ``outcome`` says why (it ends ``failed``)."""
+
+    def __init__(self, message: str, outcome: str) -> None:
+        super().__init__(message)
+        self.outcome = outcome
+
+
+@attrs.frozen
+class Speaker:
+    """The agent answering in a loop, with its model and its tools."""
+
+    agent: AgentDefinition
+    model: Any
+    model_name: str
+    specs: tuple[ToolSpec, ...]
+    allowed: frozenset[str]
+
+    @property
+    def model_id(self) -> str | None:
+        return self.model_name.partition("/")[2] or None
+
+
+@attrs.frozen
+class LoopEnd:
+    """How a loop ended: the outcome, who answered last, and every non-empty answer."""
+
+    outcome: TurnOutcome
+    speaker: Speaker
+    answers: tuple[str, ...]
+    model_calls: int
+
+
+class AgentLoop:
+    """One run of the loop. ``key_prefix`` prefixes its steps' idempotency keys
+    (``<turn id>`` for the turn's own loop); ``call_prefix`` its tool-call ids (so a
+    nested loop's approvals never collide with the outer loop's)."""
+
+    def __init__(
+        self,
+        executor: AgentExecutor,
+        ctx: TurnContext,
+        handle: RunningTurn,
+        speaker: Speaker,
+        messages: list[Message],
+        *,
+        key_prefix: str,
+        spawn_depth: int,
+        max_steps: int,
+        call_prefix: str = "",
+        steerable: bool = True,
+    ) -> None:
+        self.executor = executor
+        self.ctx = ctx
+        self.handle = handle
+        self.speaker = speaker
+        self.messages = messages
+        self.key_prefix = key_prefix
+        self.spawn_depth = spawn_depth
+        self.max_steps = max_steps
+        self.call_prefix = call_prefix
+        self.steerable = steerable
+        self.answers: list[str] = []
+
+    def _end(self, outcome: TurnOutcome, calls: int) -> LoopEnd:
+        return LoopEnd(outcome, self.speaker, tuple(self.answers), calls)
+
+    async def run(self) -> LoopEnd:
+        loop_repeats = self.executor.runtime.config.agents.loop_repeats
+        seen: Counter[tuple[tuple[str, str], ...]] = Counter()
+        used_tools = False
+        for step in range(self.max_steps):
+            if self.steerable:  # steering reaches the turn's own loop only
+                for steered in self.ctx.take_steer():
+                    self.messages.append(Message(role="user", content=steered.input))
+            response = await self._model_call(step)
+            if response.text.strip():
+                self.answers.append(response.text)
+            calls = self._with_ids(response.tool_calls, step)
+            if not calls:
+                if response.text.strip():
+                    return self._end(TurnOutcome.completed(response.text), step + 1)
+                if used_tools:
+                    failed = TurnOutcome.failed(
+                        "the agent used tools but gave no visible answer",
+                        outcome="empty_after_tool_use",
+                    )
+                    return self._end(failed, step + 1)
+                empty = TurnOutcome.failed("the model gave an empty answer", "empty_answer")
+                return self._end(empty, step + 1)
+            used_tools = True
+            signature = tuple(sorted((c.name, canonical_params(c.params)) for c in calls))
+            seen[signature] += 1
+            if seen[signature] >= loop_repeats:
+                names = ", ".join(c.name for c in calls)
+                looped = TurnOutcome.failed(
+                    f"the model asked for the same tool call(s) ({names}) "
+                    f"{seen[signature]} times; stopped",
+                    outcome="loop_detected",
+                )
+                return self._end(looped, step + 1)
+            # The history keeps each call as it ran: a security filter's changes
+            # (e.g. masked personal data) reach the next prompt and its trace.
+            ran, replies, handoff = [], [], None
+            for call in calls:
+                as_run, result = await self._tool_call(call)
+                ran.append(as_run)
+                replies.append(prompt.tool_message(call.call_id, call.name, result))
+                handoff = handoff or _handoff(as_run, result)
+            self.messages.append(
+                Message(role="assistant", content=response.text, tool_calls=tuple(ran))
+            )
+            self.messages.extend(replies)
+            if handoff is not None:
+                self._transfer(handoff[0], handoff[1])
+        exhausted = TurnOutcome.failed(
+            f"no final answer after {self.max_steps} model calls", outcome="max_steps"
+        )
+        return self._end(exhausted, self.max_steps)
+
+    def _with_ids(self, calls: tuple[ToolCall, ...], step: int) -> tuple[ToolCall, ...]:
+        """Give every call an id unique in its turn (stable across replays)."""
+        seen: set[str] = set()
+        out = []
+        for index, call in enumerate(calls):
+            call_id = call.call_id or f"call-{step}-{index}"
+            if call_id in seen:
+                call_id = f"{call_id}-{index}"
+            seen.add(call_id)
+            call_id = self.call_prefix + call_id
+            out.append(attrs.evolve(call, call_id=call_id) if call_id != call.call_id else call)
+        return tuple(out)
+
+    # -- one model call -------------------------------------------------------------------
+
+    async def _model_call(self, step: int) -> ModelResponse:
+        ctx, speaker = self.ctx, self.speaker
+        key = f"{self.key_prefix}:model:{step}"
+        done = ctx.find_step(key)
+        if done is not None and done.status == "completed":
+            return trace.response_from_json(dict(done.data["response"]))
+        started = ctx.clock()
+        request_json, truncated = trace.messages_json(self.messages)
+        data: dict[str, Any] = {
+            "model": speaker.model_name,
+            "agent": speaker.agent.name,
+            "messages": request_json,
+            "truncated": truncated,
+        }
+        try:
+            response: ModelResponse = await speaker.model.complete(
+                ModelRequest(
+                    messages=tuple(self.messages), tools=speaker.specs, model_id=speaker.model_id
+                )
+            )
+        except (ModelError, Exception) as exc:
+            error = describe_exception(exc)
+            ctx.record_step(
+                "model_call", status="failed", error=error, started_at=started, data=data
+            )
+            raise TurnFailed(
+                f"model {speaker.model_name!r} failed: {error}", "model_error"
+            ) from None
+        data["response"] = trace.response_json(response)
+        ctx.record_step("model_call", started_at=started, idempotency_key=key, data=data)
+        return response
+
+    # -- one tool call ----------------------------------------------------------------------
+
+    async def _tool_call(self, call: ToolCall) -> tuple[ToolCall, ToolResult]:
+        """Run (or replay) one call; return it as it ran and its result."""
+        ctx, speaker = self.ctx, self.speaker
+        key = f"{self.key_prefix}:tool:{call.call_id}"
+        done = ctx.find_step(key)
+        if done is not None:  # ran before this turn was interrupted: never run it twice
+            if call.name in DELEGATION_TOOLS:
+                self.handle.take_round()  # replayed rounds still count
+            return (
+                trace.call_from_json(dict(done.data["call"])),
+                trace.result_from_json(dict(done.data["result"])),
+            )
+        tool_ctx = ToolCallContext(
+            call=call,
+            turn_id=ctx.turn.id,
+            thread_id=ctx.turn.thread_id,
+            run_id=ctx.run_id,
+            agent=speaker.agent.name,
+            spawn_depth=self.spawn_depth,
+            allowed_tools=speaker.allowed,
+            runtime=self.executor.runtime,
+            turn=self.handle,
+        )
+        started = ctx.clock()
+        if call.name in DELEGATION_TOOLS and not self.handle.take_round():
+            refused = ToolResult(
+                ok=False,
+                error=(
+                    f"delegation round limit reached: this turn already used "
+                    f"{self.handle.max_rounds} (ask_agent and transfer_to_agent); "
+                    "answer with what you have"
+                ),
+                error_type="limit",
+            )
+            stages: tuple[StageRecord, ...] = (
+                StageRecord("limit", "refused", None, refused.error or ""),
+            )
+            as_run, result = call, refused
+        else:
+            chained = await self.executor.chain.run(
+                call,
+                tool_ctx,
+                wait_for_approval=lambda pending, c, _: self.executor.await_approval(
+                    ctx, pending, c
+                ),
+            )
+            as_run, result, stages = chained.call, chained.result, chained.stages
+        data: dict[str, Any] = {
+            "call": trace.call_json(as_run),
+            "result": trace.result_json(result),
+            "chain": [s.to_json() for s in stages],
+            "agent": speaker.agent.name,
+        }
+        if dict(as_run.params) != dict(call.params):
+            # Never the original parameters: a filter changed them to keep them out.
+            data["params_modified"] = True
+        ctx.record_step(
+            "tool_call",
+            data=redact(data),
+            started_at=started,
+            idempotency_key=key,
+            status="completed" if result.ok else "failed",
+            error=result.error,
+        )
+        return as_run, result
+
+    # -- transfer -------------------------------------------------------------------------
+
+    def _transfer(self, call: ToolCall, target: str) -> None:
+        """The rest of the turn is answered by ``target`` (its instruction, its tools)."""
+        source = self.speaker.agent.name
+        self.speaker = self.executor.speaker_for(
+            self.executor.agent(target), _allowed(self.ctx), lenient=True
+        )
+        self.messages[0] = prompt.system_message(
+            self.speaker.agent,
+            self.ctx.turn,
+            notes=[f"Agent {source!r} transferred this turn to you; continue it."],
+        )
+        key = f"{self.key_prefix}:transfer:{call.call_id}"
+        if self.ctx.find_step(key) is None:
+            self.ctx.record_step(
+                "transfer",
+                data={"from": source, "to": target, "call_id": call.call_id, "agent": target},
+                idempotency_key=key,
+            )
+
+
+def _handoff(call: ToolCall, result: ToolResult) -> tuple[ToolCall, str] | None:
+    """``(call, target agent)`` when ``call`` is a transfer that went through."""
+    output = result.output
+    if (
+        call.name == TRANSFER
+        and result.ok
+        and isinstance(output, dict)
+        and output.get("transfer_type") == "agent_handoff"
+    ):
+        return call, str(output["target_agent"])
+    return None
+
+
+def _allowed(ctx: TurnContext) -> list[str] | None:
+    value = ctx.turn.meta.get("allowed_tools")
+    return [str(v) for v in value] if isinstance(value, list | tuple) else None

@@ -1,0 +1,78 @@
+"""What a control tool may do with the turn its call belongs to.
+
+The delegation tools (``ask_agent``, ``start_task_run``, ``agent_spawn``, the waits)
+are ordinary tools — every call passes the whole tool-hook chain — but they act on the
+running turn: they spawn its children, count its delegation rounds, run a specialist
+inside it, and give its scheduler slot back while they wait. The agent executor hands
+them a :class:`RunningTurn` as ``ToolCallContext.turn``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from toolang_core.runtime.executor import TurnContext
+    from toolang_core.runtime.runtime import Runtime
+    from toolang_core.store.types import TurnRequest
+    from toolang_core.tools.types import ToolCallContext
+    from toolang_core.turn.agent import AgentExecutor
+
+ResponseMode = Literal["all_messages", "final_only"]
+
+
+class RunningTurn:
+    """One agent turn in progress, as its control tools see it."""
+
+    def __init__(self, executor: AgentExecutor, ctx: TurnContext, *, max_rounds: int) -> None:
+        self._executor = executor
+        self._ctx = ctx
+        self.max_rounds = max_rounds
+        self.rounds = 0
+
+    @property
+    def request(self) -> TurnRequest:
+        """The turn request being executed."""
+        return self._ctx.turn
+
+    @property
+    def runtime(self) -> Runtime:
+        return self._executor.runtime
+
+    @property
+    def owner(self) -> str:
+        """Whose work this is: the request's owner, else its sender. Task runs spawned
+        from this turn belong to them."""
+        return self.request.owner or self.request.sender
+
+    def take_round(self) -> bool:
+        """Count one delegation round (``ask_agent``, ``transfer_to_agent``); ``False``
+        once the turn's limit is used up (the call is then refused)."""
+        if self.rounds >= self.max_rounds:
+            return False
+        self.rounds += 1
+        return True
+
+    async def ask(self, call: ToolCallContext, agent: str, request: str, mode: ResponseMode) -> str:
+        """Run ``agent`` on ``request`` inside this turn, one level deeper than ``call``,
+        and return its answer (every assistant message, or the final one).
+
+        :raises RuntimeError: when the agent cannot be used or does not answer.
+        """
+        return await self._executor.ask_agent(
+            self._ctx, handle=self, call=call, name=agent, request=request, mode=mode
+        )
+
+    @contextlib.contextmanager
+    def waiting(self) -> Iterator[None]:
+        """While the body waits for other turns (its task runs), this turn's slot of
+        ``[scheduler] max_running`` is lent to them — a parent waiting on children it
+        keeps from running would otherwise wait forever."""
+        scheduler = self.runtime.scheduler
+        if scheduler is None or scheduler.store is not self._ctx.store:
+            yield
+            return
+        with scheduler.lend(self.request.id):
+            yield
