@@ -28,7 +28,7 @@ async def agent_spawn(
     agent: str = "",
     allowed_tools: list[str] | None = None,
     spawn_reason: str = "",
-    timeout: int = 0,
+    timeout: float = 0,
     context: ToolCallContext | None = None,
 ) -> dict[str, Any]:
     """Spawn a teammate: an agent that works on INSTRUCTION in the background, on its
@@ -67,7 +67,7 @@ async def agent_spawn(
 
 
 async def agent_wait(
-    agent_id: str, timeout: int = 300, context: ToolCallContext | None = None
+    agent_id: str, timeout: float = 300, context: ToolCallContext | None = None
 ) -> dict[str, Any]:
     """Wait for a teammate to finish and return its result. Returns early when the
     teammate waits for a person's approval; after TIMEOUT returns its current status

@@ -30,8 +30,8 @@ async def start_task_run(
     task: str,
     agent_name: str = "",
     mode: str = "async",
-    timeout_seconds: int = 0,
-    wait_timeout_seconds: int = 0,
+    timeout_seconds: float = 0,
+    wait_timeout_seconds: float = 0,
     context: ToolCallContext | None = None,
 ) -> dict[str, Any]:
     """Start one task run: background work by an agent on its own thread, with a run id
@@ -96,7 +96,7 @@ async def cancel_task_run(id: str, context: ToolCallContext | None = None) -> di
 
 async def wait_task_run(
     id: str,
-    timeout_seconds: int = 0,
+    timeout_seconds: float = 0,
     context: ToolCallContext | None = None,
 ) -> dict[str, Any]:
     """Wait for a task run to finish and return it. When the wait times out, the run's

@@ -1,0 +1,286 @@
+"""Helpers for the delegation tests: agents, tools and one scripted model playing them.
+
+A :class:`Cast` answers each agent from its own script. The step it answers is the
+number of assistant messages since the conversation's last user message — so it holds
+no state, every agent's turn (and a resumed one) starts at its first step, and steps
+may be functions of the request (to read an id out of the previous tool result).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from toolang_core import (
+    AgentDefinition,
+    AgentLoad,
+    SpawnRequest,
+    StepRecord,
+    TaskRunController,
+    Tool,
+    ToolCallContext,
+    TurnRequest,
+    TurnStatus,
+    hookimpl,
+)
+from toolang_core.config import ToolangConfig
+from toolang_core.config.model import (
+    AgentsConfig,
+    DelegationConfig,
+    GroupConfig,
+    ModelsConfig,
+    RuntimeConfig,
+    SchedulerConfig,
+    ToolsConfig,
+)
+from toolang_core.models.types import ModelRequest, ModelResponse
+from toolang_core.runtime import Runtime
+from toolang_core.testing.models import ScriptedModel, Step
+
+Answer = Callable[[ModelRequest], "Step | ModelResponse"]
+Script = Sequence["Step | Answer"] | Answer
+"""Steps by position, or one function answering every request of the agent."""
+
+
+def agent_of(request: ModelRequest) -> str:
+    """The agent a request is for, from the runtime context of its system message."""
+    found = re.search(r"^- agent: (\S+)$", request.messages[0].content, re.M)
+    assert found, request.messages[0].content
+    return found.group(1)
+
+
+def position(request: ModelRequest) -> int:
+    count = 0
+    for message in reversed(request.messages):
+        if message.role == "user":
+            break
+        if message.role == "assistant":
+            count += 1
+    return count
+
+
+def last_output(request: ModelRequest) -> Any:
+    """The output of the tool result the request ends with."""
+    return json.loads(request.messages[-1].content).get("output")
+
+
+def user_text(request: ModelRequest) -> str:
+    """The conversation's last user message."""
+    return next(m.content for m in reversed(request.messages) if m.role == "user")
+
+
+def last_result(request: ModelRequest) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(request.messages[-1].content)
+    return result
+
+
+class Cast:
+    """See the module docstring. ``calls`` lists ``(agent, position)`` as answered."""
+
+    def __init__(self, **scripts: Script) -> None:
+        self.scripts = dict(scripts)
+        self.calls: list[tuple[str, int]] = []
+        self.requests: list[ModelRequest] = []
+        self.model = ScriptedModel(self.respond)
+
+    def respond(self, request: ModelRequest) -> Step | ModelResponse:
+        agent, index = agent_of(request), position(request)
+        self.calls.append((agent, index))
+        self.requests.append(request)
+        script = self.scripts.get(agent)
+        if callable(script):
+            return script(request)
+        if script is None or index >= len(script):
+            raise AssertionError(f"agent {agent!r} has no step {index}")
+        step = script[index]
+        return step(request) if callable(step) else step
+
+    def requests_of(self, agent: str) -> list[ModelRequest]:
+        return [r for r in self.requests if agent_of(r) == agent]
+
+    def plugin(self) -> object:
+        return self.model.plugin()
+
+
+class Agents:
+    """An agent source plugin with hand-made definitions (label ``builtin``)."""
+
+    label = "builtin"
+    name = "test-agents"
+
+    def __init__(self, *definitions: AgentDefinition) -> None:
+        self.definitions = definitions
+
+    def load(self, context: object) -> AgentLoad:
+        return AgentLoad(definitions=list(self.definitions))
+
+    @hookimpl
+    def toolang_agent_sources(self) -> Agents:
+        return self
+
+
+CONTROL = (
+    "start_task_run",
+    "list_task_runs",
+    "get_task_run",
+    "wait_task_run",
+    "cancel_task_run",
+    "read_task_run_transcript",
+    "agent_spawn",
+    "agent_wait",
+    "agent_stop",
+    "ask_agent",
+    "transfer_to_agent",
+)
+
+ROUTER = AgentDefinition(name="assistant", prefixes=CONTROL, description="routes work")
+RESEARCHER = AgentDefinition(name="researcher", prefixes=("lookup_",), description="finds")
+WRITER = AgentDefinition(name="writer", prefixes=("draft_",), description="writes")
+SLOWPOKE = AgentDefinition(name="slowpoke", prefixes=("hang",), description="never done")
+AUTOMATOR = AgentDefinition(name="automator", tools=CONTROL, description="nests")
+DEFAULT_AGENTS = (ROUTER, RESEARCHER, WRITER, SLOWPOKE, AUTOMATOR)
+
+
+def lookup_fact(topic: str) -> str:
+    """Look a topic up.
+
+    :param topic: what to look up
+    """
+    return f"fact about {topic}"
+
+
+def lookup_source(topic: str) -> str:
+    """Find a source for a topic.
+
+    :param topic: what to find a source for
+    """
+    return f"source for {topic}"
+
+
+def draft_text(text: str) -> str:
+    """Draft a text.
+
+    :param text: what to draft
+    """
+    return f"draft: {text}"
+
+
+async def hang(label: str, context: ToolCallContext | None = None) -> str:
+    """Wait until the test releases LABEL (or the call is cancelled).
+
+    :param label: the gate to wait for
+    """
+    assert context is not None and context.runtime is not None
+    gates: dict[str, asyncio.Event] = context.runtime.plugin_state("gates", dict)
+    started: dict[str, asyncio.Event] = context.runtime.plugin_state("started", dict)
+    started.setdefault(label, asyncio.Event()).set()
+    await gates.setdefault(label, asyncio.Event()).wait()
+    return f"released {label}"
+
+
+class Tools:
+    @staticmethod
+    @hookimpl
+    def toolang_register_tools(register: Any) -> None:
+        for function in (lookup_fact, lookup_source, draft_text):
+            register(Tool.from_function(function, blocking=False))
+        register(Tool.from_function(hang))
+
+
+def release(runtime: Runtime, label: str) -> None:
+    runtime.plugin_state("gates", dict).setdefault(label, asyncio.Event()).set()
+
+
+async def started(runtime: Runtime, label: str, timeout: float = 10) -> None:
+    event = runtime.plugin_state("started", dict).setdefault(label, asyncio.Event())
+    await asyncio.wait_for(event.wait(), timeout)
+
+
+def make_config(
+    tmp_path: Path,
+    *,
+    delegation: DelegationConfig | None = None,
+    agents: AgentsConfig | None = None,
+    task_max_running: int | None = None,
+    task_max_queued: int | None = None,
+    max_running: int = 8,
+    tool_timeout: float = 60.0,
+    executor: str = "agent",
+) -> ToolangConfig:
+    groups = {"task": GroupConfig(max_running=task_max_running, max_queued=task_max_queued)}
+    return ToolangConfig(
+        base_dir=tmp_path,
+        home=tmp_path / ".toolang",
+        runtime=RuntimeConfig(executor=executor, poll_seconds=0.05, shutdown_grace_seconds=0),
+        scheduler=SchedulerConfig(max_running=max_running, groups=groups),
+        models=ModelsConfig(default="scripted"),
+        agents=agents or AgentsConfig(),
+        delegation=delegation or DelegationConfig(),
+        tools=ToolsConfig(timeout_seconds=tool_timeout),
+    )
+
+
+def make_runtime(
+    tmp_path: Path,
+    cast: Cast | None = None,
+    *,
+    agents: Iterable[AgentDefinition] = DEFAULT_AGENTS,
+    plugins: Iterable[tuple[str, object]] = (),
+    **config: Any,
+) -> Runtime:
+    chosen = [("tools", Tools()), ("agents", Agents(*agents)), *plugins]
+    if cast is not None:
+        chosen.insert(0, ("scripted", cast.plugin()))
+    return Runtime.with_plugins(make_config(tmp_path, **config), chosen, env={})
+
+
+def with_delegation(**changes: Any) -> DelegationConfig:
+    return attrs.evolve(DelegationConfig(), **changes)
+
+
+RUN = "run-a"
+"""The run id the by-hand runtime of :class:`Plane` claims turns as."""
+
+
+class Plane:
+    """A controller plus the store moves a runtime would make for a run's turn."""
+
+    def __init__(self, controller: TaskRunController) -> None:
+        self.controller = controller
+        self.store = controller.store
+
+    def spawn(self, task: str = "do it", **kw: Any) -> str:
+        kw.setdefault("owner", "ada")
+        kw.setdefault("parent_thread_id", "chat:1")
+        return asyncio.run(self.controller.spawn(SpawnRequest(task=task, **kw))).id
+
+    def start(self, run_id: str) -> TurnRequest:
+        (turn,) = self.store.claim(
+            run_id=RUN, limit=1, now=time.time(), lease_seconds=30, caps={}, only=[run_id]
+        )
+        return turn
+
+    def step(self, run_id: str, kind: str, data: dict[str, Any], **kw: Any) -> None:
+        now = time.time()
+        step = StepRecord(run_id, 0, 1, kind, kw.pop("status", "completed"), now, now, data, **kw)
+        assert self.store.record_step(step, run_id=RUN) is not None
+
+    def end(self, run_id: str, status: TurnStatus = TurnStatus.COMPLETED, **kw: Any) -> None:
+        turn = self.store.get(run_id)
+        assert turn is not None
+        assert self.store.finish(
+            run_id, run_id=RUN, attempt=turn.attempt, status=status, now=time.time(), **kw
+        )
+
+    def finalize(self, run_id: str) -> Any:
+        return asyncio.run(self.controller.finalize(run_id))
+
+    def get(self, run_id: str, owner: str | None = "ada") -> Any:
+        return self.controller.get(run_id, owner=owner)
