@@ -207,7 +207,7 @@ def make_config(
     tmp_path: Path,
     *,
     delegation: DelegationConfig | None = None,
-    agents: AgentsConfig | None = None,
+    agents_config: AgentsConfig | None = None,
     task_max_running: int | None = None,
     task_max_queued: int | None = None,
     max_running: int = 8,
@@ -221,7 +221,7 @@ def make_config(
         runtime=RuntimeConfig(executor=executor, poll_seconds=0.05, shutdown_grace_seconds=0),
         scheduler=SchedulerConfig(max_running=max_running, groups=groups),
         models=ModelsConfig(default="scripted"),
-        agents=agents or AgentsConfig(),
+        agents=agents_config or AgentsConfig(),
         delegation=delegation or DelegationConfig(),
         tools=ToolsConfig(timeout_seconds=tool_timeout),
     )
