@@ -134,8 +134,10 @@ def cancel(state: CliState, turn_id: str, reason: str) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @pass_state
 def status(state: CliState, as_json: bool) -> None:
-    """Is a runtime running, and what is queued, running and failing per group."""
+    """Is a runtime running, what is queued, running and failing per group, and which
+    task runs are not finished yet."""
     from toolang_core.store.types import TurnFilter, TurnStatus
+    from toolang_core.taskruns.controller import TaskRunController
 
     store = state.open_store(read_only=True)
     try:
@@ -143,6 +145,7 @@ def status(state: CliState, as_json: bool) -> None:
         runs = store.list_runs(limit=1)
         counts = store.counts()
         failures = store.list_turns(TurnFilter(status=(TurnStatus.FAILED,), limit=5))
+        task_runs = TaskRunController(store, state.runtime).active(limit=10)
     finally:
         store.close()
     groups: dict[str, dict[str, int]] = {}
@@ -155,6 +158,7 @@ def status(state: CliState, as_json: bool) -> None:
                 "runtime_running": running,
                 "last_run": runs[0] if runs else None,
                 "groups": groups,
+                "task_runs": [run.to_json() for run in task_runs],
                 "recent_failures": failures,
             }
         )
@@ -183,6 +187,15 @@ def status(state: CliState, as_json: bool) -> None:
             [[g, *(str(groups[g].get(s, 0)) for s in shown)] for g in sorted(groups)],
             ["group", *shown],
         )
+    if task_runs:
+        click.echo(f"task runs {len(task_runs)} not finished (toolang tasks runs)")
+        for task_run in task_runs:
+            blocked = " awaiting approval" if task_run.awaiting_approval else ""
+            click.echo(
+                f"  {task_run.id} {task_run.status.value}{blocked} "
+                f"{task_run.agent_name or '(default)'} for {task_run.parent_thread_id} "
+                f"{ago(task_run.created_at)}: {short(task_run.task, 50)}"
+            )
     for turn in failures:
         click.echo(
             f"failed    {turn.id} {turn.thread_id} {ago(turn.finished_at)}: {short(turn.error, 70)}"

@@ -164,6 +164,28 @@ class TaskRunController:
             before = page[-1].seq
         return found
 
+    def active(self, *, owner: str | None = None, limit: int = 20) -> builtins.list[TaskRun]:
+        """Runs not finished yet — queued, running, canceling, finalizing — newest
+        first (read from the open list: cheap however many runs finished before)."""
+        records = sorted(
+            self.store.list_records(view.OPEN_KIND),
+            key=lambda r: float(r.data.get("created_at", 0)),
+            reverse=True,
+        )
+        found = []
+        for record in records:
+            turn = self.store.get(record.key)
+            if turn is None or not view.is_task_run(turn):
+                continue
+            if owner is not None and turn.owner != owner:
+                continue
+            run = self._view(turn)
+            if not run.status.is_terminal:
+                found.append(run)
+            if len(found) >= limit:
+                break
+        return found
+
     def read_transcript(
         self,
         run_id: str,

@@ -27,7 +27,13 @@ def _read_body(body: str | None) -> str | None:
 
 @click.group()
 def tasks() -> None:
-    """Tasks: durable work items, each handed to an agent on thread task:REF."""
+    """Tasks and task runs.
+
+    A task is a durable work item, handed to an agent on thread task:REF (add, list,
+    show, edit, pause, resume, cancel). A task run is delegated background work with an
+    id, spawned by an agent or through the API, on thread task:ID (runs, get, wait,
+    cancel, transcript, prune).
+    """
 
 
 @tasks.command("add")
@@ -115,13 +121,18 @@ def resume(state: CliState, *, ref: str) -> None:
 
 @tasks.command("cancel")
 @click.argument("ref")
+@click.option("--reason", default="canceled from the command line")
 @pass_state
-def cancel(state: CliState, *, ref: str) -> None:
-    """Cancel a task, and its turn if one is queued or running."""
+def cancel(state: CliState, *, ref: str, reason: str) -> None:
+    """Cancel a task run (by its id) or a task (by its ref) and its queued or running
+    turn. A run that already finished is left as it is."""
     import time
 
     from toolang_core import TurnFilter, TurnStatus
+    from toolang_source_task.runs_cli import cancel_run
 
+    if cancel_run(state, ref, reason=reason):
+        return
     book = _book(state)
     task = book.change(ref, status="cancelled")
     open_turns = book.store.list_turns(
@@ -135,3 +146,13 @@ def cancel(state: CliState, *, ref: str) -> None:
     click.echo(
         f"{ref} cancelled" + (f" ({len(open_turns)} turn(s) canceled)" if open_turns else "")
     )
+
+
+def _add_run_commands() -> None:
+    from toolang_source_task.runs_cli import COMMANDS
+
+    for command in COMMANDS:
+        tasks.add_command(command)
+
+
+_add_run_commands()
