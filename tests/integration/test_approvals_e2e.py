@@ -126,7 +126,10 @@ def serve(tmp_path: Path) -> Iterator[Callable[[list[dict[str, Any]]], Home]]:
 
 def submit_and_await_approval(home: Home) -> tuple[str, dict[str, Any]]:
     """Submit a turn; wait until it parks; return its id and its one pending request."""
-    submitted = home.cli("submit", "please write the notes", "--thread", "chat:e2e")
+    # The operator owns the file tools (the default assistant delegates instead).
+    submitted = home.cli(
+        "submit", "please write the notes", "--thread", "chat:e2e", "--agent", "operator"
+    )
     assert submitted.returncode == 0, submitted.stderr
     turn_id = json.loads(submitted.stdout)["id"]
     home.wait_for(

@@ -139,8 +139,10 @@ min_chars = 20
         "To restart the ingest service, drain the queue first, then run make restart."
     )
     model = ScriptedModel([tool_call("fs_read", {"path": "runbook.md"}), text("read it")])
-    assert turn(home, "assistant", model).status is TurnStatus.COMPLETED
-    found = run_toolang("memory", "search", "restart ingest", "--json", cwd=home)
+    assert turn(home, "operator", model).status is TurnStatus.COMPLETED  # owns fs_read
+    found = run_toolang(
+        "memory", "search", "restart ingest", "--agent", "operator", "--json", cwd=home
+    )
     kinds = [(i["kind"], i["key"][:10]) for i in json.loads(found.stdout)["items"]]
     assert ("knowledge", "knowledge:") in kinds
     other = run_toolang("memory", "search", "restart ingest", "--agent", "chronicler", "--json",

@@ -60,7 +60,9 @@ def run_turn(tmp_path, disabled: str | None):
     )
     inbox = runtime.open_inbox()
     try:
-        turn_id = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:t", input="go")).id
+        # The operator owns fs_write (the default assistant delegates file work).
+        request = NewTurnRequest(source="chat", thread_id="cli:t", input="go", agent="operator")
+        turn_id = inbox.submit(request).id
         asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
         (step,) = [s for s in inbox.store.steps(turn_id) if s.kind == "tool_call"]
         return inbox.get(turn_id), step, model

@@ -8,6 +8,7 @@ import json
 import pytest
 
 import toolang_agents_builtin
+from toolang_agents_builtin.roles import AGENT_RUN_TOOLS, TASK_RUN_TOOLS
 from toolang_core import AgentDefinition, AgentLoad, Tool, hookimpl
 
 ROLE_SCOPES = {
@@ -30,8 +31,10 @@ ROLE_SCOPES = {
 
 SOME_TOOLS = (
     "exec_run", "fs_read", "browser_open", "crypto_sign", "save_knowledge", "web_fetch",
-    "cron_add", "start_task_run", "agent_spawn", "observe_turn", "ontology_add_fact",
+    "cron_add", "observe_turn", "ontology_add_fact",
 )  # fmt: skip
+"""Besides these, every host registers the core's delegation tools (task runs,
+teammates, ask_agent, transfer_to_agent)."""
 
 
 def tool(name):
@@ -104,11 +107,18 @@ def test_each_tool_goes_to_its_role(runtime):
         "save_knowledge": "librarian",
         "web_fetch": "librarian",
         "cron_add": "automator",
-        "start_task_run": "automator",
-        "agent_spawn": "automator",
         "observe_turn": "chronicler",
         "ontology_add_fact": "ontologist",
+        **{name: "automator" for name in (*TASK_RUN_TOOLS, *AGENT_RUN_TOOLS)},
     }
+
+
+def test_the_automator_owns_the_core_task_run_and_teammate_tools(runtime):
+    catalog = runtime().agents
+    scope = catalog.scope(catalog.agent("automator"))
+    assert {*TASK_RUN_TOOLS, *AGENT_RUN_TOOLS} <= scope
+    # The router's hand-over tools are the embedded assistant's, not a role's.
+    assert {"ask_agent", "transfer_to_agent"} <= set(catalog.assignment.unmatched)
 
 
 def test_the_planner_has_no_tools(runtime):

@@ -79,10 +79,25 @@ def test_the_assistant_is_the_default_agent_not_a_fallback(runtime):
     assert catalog.registry.fallback is None
 
 
-def test_the_assistant_may_use_every_tool_but_owns_none(runtime):
+DELEGATION = {
+    "ask_agent",
+    "transfer_to_agent",
+    "start_task_run",
+    "list_task_runs",
+    "get_task_run",
+    "wait_task_run",
+    "cancel_task_run",
+    "read_task_run_transcript",
+    "agent_spawn",
+    "agent_wait",
+    "agent_stop",
+}
+
+
+def test_the_assistant_routes_with_the_delegation_tools_and_no_specialist_tool(runtime):
     catalog = runtime().agents
-    assert catalog.scope(catalog.agent("assistant")) == {"fs_read", "fs_list", "zz_unclaimed"}
-    assert catalog.assignment.owned_by("assistant") == ()
+    assert catalog.scope(catalog.agent("assistant")) == DELEGATION
+    assert catalog.assignment.owned_by("assistant") == ("ask_agent", "transfer_to_agent")
     assert "zz_unclaimed" in catalog.assignment.unmatched
 
 
