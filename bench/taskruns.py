@@ -163,7 +163,8 @@ def plain_cycle(home: Path, runs: int, budget: int) -> float:
 
     rate = asyncio.run(run())
     done = inbox.store.list_turns(TurnFilter(limit=runs + 1))
-    assert len(done) == runs and all(t.status is TurnStatus.COMPLETED for t in done)
+    assert len(done) == runs
+    assert all(t.status is TurnStatus.COMPLETED for t in done)
     inbox.store.close()
     return rate
 
