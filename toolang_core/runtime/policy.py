@@ -29,11 +29,12 @@ class GroupPolicy:
 DEFAULT_GROUPS: Final[Mapping[str, GroupPolicy]] = {
     "chat": GroupPolicy(priority=40),
     "invoke": GroupPolicy(priority=30),
-    "task": GroupPolicy(priority=20, strategy="coalesce"),
+    "task": GroupPolicy(priority=20, strategy="coalesce", max_running=4),
     "chore": GroupPolicy(priority=10, strategy="coalesce"),
     "will": GroupPolicy(priority=0, strategy="coalesce", max_running=1),
 }
-"""chat > invoke > task > chore > will; tasks, chores and will coalesce."""
+"""chat > invoke > task > chore > will; tasks, chores and will coalesce. Background work
+has budgets: at most four task turns (tasks and task runs) and one will turn at once."""
 
 OTHER_GROUP: Final = GroupPolicy(priority=20)
 
