@@ -123,7 +123,7 @@ def test_an_asked_agent_that_fails_is_a_tool_error(tmp_path):
     turn = run_turn(make_runtime(tmp_path, cast))
     (failed,) = outputs(cast)
     assert turn.status is TurnStatus.COMPLETED
-    assert failed.startswith("DelegationFailed: agent error: model 'scripted' failed:")
+    assert failed.startswith("DelegationError: agent error: model 'scripted' failed:")
     assert "quota exceeded" in failed
 
 
@@ -137,8 +137,8 @@ def test_asking_an_unknown_agent_or_oneself_is_an_error(tmp_path):
     )
     run_turn(make_runtime(tmp_path, cast))
     unknown, itself = outputs(cast)
-    assert unknown.startswith("DelegationFailed: agent 'ghost' is unknown (agents: ")
-    assert itself == "DelegationFailed: agent 'assistant' cannot ask itself"
+    assert unknown.startswith("DelegationError: agent 'ghost' is unknown (agents: ")
+    assert itself == "DelegationError: agent 'assistant' cannot ask itself"
 
 
 def test_asking_deeper_than_the_spawn_depth_limit_is_refused(tmp_path):

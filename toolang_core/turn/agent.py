@@ -40,13 +40,13 @@ from toolang_core.tools.types import Denied, Granted, Pending, ToolCall, ToolCal
 from toolang_core.turn import prompt
 from toolang_core.turn.loop import AgentLoop, Speaker, TurnFailed
 from toolang_core.turn.memory import exchange_batch, recall_for_turn
-from toolang_core.turn.running import ResponseMode, RunningTurn
+from toolang_core.turn.running import DelegationError, ResponseMode, RunningTurn
 
 if TYPE_CHECKING:
     from toolang_core.config.model import AgentsConfig
     from toolang_core.runtime.runtime import Runtime
 
-__all__ = ["AgentExecutor", "DelegationFailed", "TurnFailed"]
+__all__ = ["AgentExecutor", "DelegationError", "TurnFailed"]
 
 log = structlog.get_logger("toolang.turn")
 
@@ -209,15 +209,15 @@ class AgentExecutor:
         """Agent-as-tool: ``name`` answers ``request`` inside the turn, one level deeper
         than ``call``, with its own instruction and tools and none of the turn's history.
 
-        :raises DelegationFailed: when the agent cannot be used or does not answer.
+        :raises DelegationError: when the agent cannot be used or does not answer.
         """
         try:
             agent = self.agent(name)
             if agent.name == call.agent:
-                raise DelegationFailed(f"agent {name!r} cannot ask itself")
+                raise DelegationError(f"agent {name!r} cannot ask itself")
             speaker = self.speaker_for(agent)
         except TurnFailed as exc:
-            raise DelegationFailed(str(exc)) from None
+            raise DelegationError(str(exc)) from None
         note = f"Agent {call.agent!r} asks you this; your answer goes back to it."
         loop = AgentLoop(
             self,
@@ -237,9 +237,9 @@ class AgentExecutor:
         try:
             end = await loop.run()
         except TurnFailed as exc:
-            raise DelegationFailed(f"agent error: {exc}") from None
+            raise DelegationError(f"agent error: {exc}") from None
         if end.outcome.status is not TurnStatus.COMPLETED:
-            raise DelegationFailed(f"agent error: {end.outcome.error}")
+            raise DelegationError(f"agent error: {end.outcome.error}")
         if mode == "final_only":
             return end.answers[-1]
         return "\n\n".join(end.answers)
@@ -266,10 +266,6 @@ class AgentExecutor:
             if current is not None and current.status is TurnStatus.AWAITING_APPROVAL:
                 ctx.set_status(TurnStatus.RUNNING)
         return book.decision(final)
-
-
-class DelegationFailed(RuntimeError):
-    """``ask_agent`` could not get an answer; the message goes back to the model."""
 
 
 def _max_rounds(agent: AgentDefinition, config: AgentsConfig) -> int:

@@ -17,11 +17,7 @@ from typing import Any
 
 from toolang_core.agents.catalog import AgentError
 from toolang_core.tools.types import ToolCallContext  # the hints make the schema
-from toolang_core.turn.running import ResponseMode
-
-
-class DelegationError(RuntimeError):
-    """A delegation tool cannot be used here (its message goes back to the model)."""
+from toolang_core.turn.running import DelegationError, ResponseMode
 
 
 async def ask_agent(

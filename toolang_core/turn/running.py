@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 ResponseMode = Literal["all_messages", "final_only"]
 
 
+class DelegationError(RuntimeError):
+    """A delegation tool cannot do what it was asked (its message goes to the model)."""
+
+
 class RunningTurn:
     """One agent turn in progress, as its control tools see it."""
 
@@ -59,7 +63,7 @@ class RunningTurn:
         """Run ``agent`` on ``request`` inside this turn, one level deeper than ``call``,
         and return its answer (every assistant message, or the final one).
 
-        :raises RuntimeError: when the agent cannot be used or does not answer.
+        :raises DelegationError: when the agent cannot be used or does not answer.
         """
         return await self._executor.ask_agent(
             self._ctx, handle=self, call=call, name=agent, request=request, mode=mode
