@@ -73,7 +73,8 @@ class TaskRunController:
         self.clock = clock or runtime.clock
         self.poll_seconds = poll_seconds
         self._waiters: list[asyncio.Future[None]] = []
-        self._finalizing: set[str] = set()
+        self.finalizing: set[str] = set()
+        """Runs this controller is finalizing right now (never twice at once)."""
 
     # -- spawn -----------------------------------------------------------------------------
 
@@ -116,7 +117,7 @@ class TaskRunController:
             raise TaskRunExists()
         self._admit_with_parent(run_id, request.parent_turn_id)
         run = self.get(run_id, owner=None)
-        await self._observe(run)
+        await self.observe(run)
         return run
 
     def _admit_with_parent(self, run_id: str, parent_turn_id: str | None) -> None:
@@ -264,7 +265,7 @@ class TaskRunController:
                 await self.finalize(other)
         run = self.get(run_id, owner=owner)
         if run.status is TaskRunStatus.CANCELING:
-            await self._observe(run)
+            await self.observe(run)
         self.notify()
         return run, True
 
@@ -291,7 +292,7 @@ class TaskRunController:
     async def started(self, turn: TurnRequest) -> None:
         """Tell observers a run's turn started (the executor calls this)."""
         if self._observed():
-            await self._observe(self._view(turn))
+            await self.observe(self._view(turn))
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -316,7 +317,8 @@ class TaskRunController:
     def _observed(self) -> bool:
         return bool(self.runtime.host.hooks.implementations("toolang_observe_task_run"))
 
-    async def _observe(self, run: TaskRun) -> None:
+    async def observe(self, run: TaskRun) -> None:
+        """Tell the observer hooks about a stored change of ``run``."""
         if self._observed():
             await self.runtime.host.hooks.observe_task_run(run, self.runtime)
 

@@ -47,9 +47,9 @@ async def finalize(controller: TaskRunController, run_id: str) -> TaskRun | None
     final = store.get_record(view.FINAL_KIND, run_id)
     observe = final is None
     if final is None:
-        if run_id in controller._finalizing:
+        if run_id in controller.finalizing:
             return None  # this process is at it already
-        controller._finalizing.add(run_id)
+        controller.finalizing.add(run_id)
         try:
             steps = store.steps(run_id)
             data = view.final_data(turn, steps)
@@ -72,7 +72,7 @@ async def finalize(controller: TaskRunController, run_id: str) -> TaskRun | None
             controller.notify()
             return None
         finally:
-            controller._finalizing.discard(run_id)
+            controller.finalizing.discard(run_id)
     run = view.build(turn, final)
     parent_thread = run.parent_thread_id
     try:
@@ -82,7 +82,7 @@ async def finalize(controller: TaskRunController, run_id: str) -> TaskRun | None
     except Exception as exc:  # the run is final; the sweep merges the note later
         log.warning("taskrun.merge_failed", run=run_id, error=describe_exception(exc))
     if observe:
-        await controller._observe(run)
+        await controller.observe(run)
     controller.notify()
     return run
 
