@@ -80,7 +80,9 @@ def test_clip_trims_and_cuts_by_characters():
 # -- spawn -----------------------------------------------------------------------------
 def test_spawn_returns_a_queued_run_without_a_child_thread(plane):
     """tRPC SpawnCompletesRun (first half): Spawn returns queued; the queued view has no
-    child session id yet (toolang: child_thread_id)."""
+    child session id yet (toolang: child_thread_id). Deviation from tRPC
+    ScopesAndErrors (Spawn before Start gives ErrNotStarted): ingress is durable, so a
+    run spawned while no runtime serves the store waits queued for one."""
     run = asyncio.run(
         plane.controller.spawn(SpawnRequest(owner="ada", parent_thread_id="chat:1", task="x"))
     )

@@ -10,6 +10,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from runtime_helpers import serving
 from taskrun_helpers import Plane, make_runtime
 
 from toolang_core import TaskRunController, TaskRunStatus, TurnStatus, hookimpl
@@ -217,3 +218,28 @@ def test_finalizing_twice_stores_one_result(tmp_path, status):
     again = plane.finalize(run_id)
     assert first == again
     assert plane.store.get_record("toolang.taskrun", run_id).revision == 1
+
+
+def test_shutdown_interrupts_a_finalizer_and_the_next_start_finalizes_the_run(tmp_path):
+    """tRPC CloseCancelsFinalizerContext: stopping the runtime interrupts a finalizer
+    that is still running (the stop does not hang on it) — and, unlike tRPC, the run is
+    not lost: the next runtime's start-up sweep finalizes it."""
+    stuck = Finalizer({"first": "never"}, gate=asyncio.Event())
+    runtime = make_runtime(tmp_path, executor="echo", plugins=[("fin", stuck)])
+    plane = Plane(TaskRunController(runtime.open_store(), runtime))
+    run_id = plane.spawn("echo me")
+
+    async def first_life() -> None:
+        async with serving(runtime, sources=()):
+            await asyncio.wait_for(stuck.entered.wait(), 10)
+
+    asyncio.run(first_life())
+    assert plane.get(run_id).status is TaskRunStatus.FINALIZING
+    again = make_runtime(tmp_path, executor="echo", plugins=[("fin", Finalizer({"k": "v"}))])
+    asyncio.run(again.serve(asyncio.Event(), sources=(), until_idle=True))
+    run = plane.get(run_id)
+    assert (run.status, run.result, run.metadata) == (
+        TaskRunStatus.COMPLETED,
+        "echo me",
+        {"k": "v"},
+    )

@@ -14,8 +14,6 @@ from typing import Any
 import pytest
 from runtime_helpers import serving, wait_status
 from taskrun_helpers import (
-    CONTROL,
-    DEFAULT_AGENTS,
     Cast,
     last_output,
     last_result,
@@ -28,7 +26,6 @@ from taskrun_helpers import (
 )
 
 from toolang_core import (
-    AgentDefinition,
     NewTurnRequest,
     SpawnRequest,
     TaskRunError,
@@ -541,35 +538,34 @@ def test_a_one_shot_runtime_also_runs_the_runs_its_turn_spawned(tmp_path):
     inbox.store.close()
 
 
-def test_cancelling_the_parent_turn_cancels_its_runs(tmp_path):
-    """tRPC ParentCancelWithoutEventErrorCancelsRun (cancelling the parent ends the run
-    canceled, empty error, summary "canceled") — here the parent is the turn that
-    spawned it: cancellation cascades along `parent`."""
+def test_cancelling_the_parent_turn_while_it_waits_cancels_it_and_its_runs(tmp_path):
+    """tRPC SyncWaitDeadlineErrors (a canceled parent context ends the sync wait) and
+    ParentCancelWithoutEventErrorCancelsRun (cancelling the parent ends the run
+    canceled, empty error, summary "canceled") — the parent here is the turn that
+    spawned the run: cancellation cascades along `parent`."""
     cast = Cast(
         assistant=[
-            tool_call("start_task_run", {"task": "x", "agent_name": "slowpoke"}),
-            tool_call("hang", {"label": "parent"}),
+            tool_call("start_task_run", {"task": "x", "agent_name": "slowpoke", "mode": "sync"}),
             text("unreachable"),
         ],
         slowpoke=[tool_call("hang", {"label": "child"}), text("unreachable")],
     )
-    router = AgentDefinition(name="assistant", prefixes=CONTROL, tools=("hang",))
-    runtime = make_runtime(tmp_path, cast, agents=[router, *DEFAULT_AGENTS[1:]])
+    runtime = make_runtime(tmp_path, cast)
 
     async def scenario() -> Any:
         inbox = runtime.open_inbox()
         parent = inbox.submit(NewTurnRequest(source="chat", thread_id="chat:t", input="go")).id
         async with serving(runtime, sources=()):
             await started(runtime, "child")
-            await started(runtime, "parent")
-            (spawned,) = outputs(cast)
+            (run,) = runtime.task_runs.list()
             inbox.cancel(parent, reason="the user changed their mind")
-            await wait_status(inbox, parent, {"canceled"})
-            run = await runtime.task_runs.wait(spawned["id"], owner="owner", timeout=10)
+            stopped = await wait_status(inbox, parent, {"canceled"})
+            run = await runtime.task_runs.wait(run.id, owner="owner", timeout=10)
         inbox.store.close()
-        return run
+        return stopped, run
 
-    run = asyncio.run(scenario())
+    stopped, run = asyncio.run(scenario())
+    assert (stopped.status, stopped.error) == (TurnStatus.CANCELED, "the user changed their mind")
     assert (run.status, run.error, run.summary) == (TaskRunStatus.CANCELED, "", "canceled")
 
 
