@@ -197,7 +197,10 @@ class Runtime:
     def service_available(self, name: str) -> bool:
         """Whether the runtime service ``name`` (``"memory"``) can be used now."""
         if name == "memory":
-            memory = self.memory
+            try:
+                memory = self.memory
+            except ConfigError:  # an unknown memory plugin: reported where it matters
+                return False
             return memory is not None and memory.plugin is not None
         return False
 
