@@ -11,9 +11,11 @@ import pytest
 
 import toolang_core
 import toolang_core.cli
+import toolang_core.store
 
 ROOT = Path(__file__).resolve().parents[1]
-PUBLIC_MODULES = {"toolang_core", "toolang_core.models", "toolang_core.cli"}
+# toolang_core.store: the execution-store contract, for store backends.
+PUBLIC_MODULES = {"toolang_core", "toolang_core.models", "toolang_core.cli", "toolang_core.store"}
 PUBLIC_PACKAGES = ("toolang_core.testing",)  # the plugin-author kit, for plugins' tests
 
 
@@ -42,7 +44,9 @@ def test_plugins_import_only_the_public_api():
     assert private == [], "plugins import private toolang_core modules:\n" + "\n".join(private)
 
 
-@pytest.mark.parametrize("module", [toolang_core, toolang_core.cli], ids=lambda m: m.__name__)
+@pytest.mark.parametrize(
+    "module", [toolang_core, toolang_core.cli, toolang_core.store], ids=lambda m: m.__name__
+)
 def test_every_public_name_resolves_to_its_object_even_after_every_module_is_imported(module):
     # A submodule named like an export would replace it on the package once imported.
     for path in sorted((ROOT / "toolang_core").rglob("*.py")):
