@@ -18,16 +18,16 @@ __all__ = ["NAME", "PostgresSettings", "open_postgres_store"]
 def open_postgres_store(context: PluginContext, *, read_only: bool = False) -> PostgresStore:
     """The store factory: ``[plugins.store-postgres]`` names the server and schema.
 
-    :raises ConfigError: when ``dsn`` is not set.
+    :raises ConfigError: naming each unusable key (``dsn`` unset, a bad ``schema`` …).
     :raises StoreError: when the server cannot be reached or the schema is refused.
     """
     # Imported here: every toolang command loads this plugin, few open the store.
-    from toolang_store_postgres.settings import require_dsn
+    from toolang_store_postgres.settings import check
     from toolang_store_postgres.store import PostgresStore
 
     settings = context.settings if context.settings is not None else PostgresSettings()
     return PostgresStore(
-        require_dsn(settings, context.config),
+        check(settings, context.config),
         schema_name=settings.schema,
         read_only=read_only,
         pool_size=settings.pool_size,

@@ -14,19 +14,6 @@ NAME: Final = "store-postgres"
 SCHEMA_NAME: Final = re.compile(r"[a-z_][a-z0-9_]{0,39}")
 
 
-def _schema_name(_: object, attribute: attrs.Attribute[str], value: str) -> None:
-    if not SCHEMA_NAME.fullmatch(value):
-        raise ValueError(
-            f"{value!r} is not a schema name toolang accepts: lower-case letters, digits "
-            "and '_', starting with a letter or '_', at most 40 characters"
-        )
-
-
-def _positive(_: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if value <= 0:
-        raise ValueError(f"expected a number above 0, got {value!r}")
-
-
 @attrs.frozen
 class PostgresSettings:
     """``[plugins.store-postgres]``, read when ``[store] backend = "postgres"``.
@@ -39,21 +26,48 @@ class PostgresSettings:
     """
 
     dsn: Secret | None = None
-    schema: str = attrs.field(default="toolang", validator=_schema_name)
-    pool_size: int = attrs.field(default=4, validator=attrs.validators.ge(1))
-    connect_timeout: float = attrs.field(default=10.0, validator=_positive)
+    schema: str = "toolang"
+    pool_size: int = 4
+    connect_timeout: float = 10.0
 
 
-def require_dsn(settings: PostgresSettings | None, config: ToolangConfig) -> str:
-    """The DSN to connect with. :raises ConfigError: naming the key when it is unset."""
-    dsn = settings.dsn.reveal() if settings and settings.dsn else ""
+def check(settings: PostgresSettings, config: ToolangConfig) -> str:
+    """The DSN to connect with, once every key is usable.
+
+    :raises ConfigError: naming ``plugins.store-postgres.<key>`` for each problem.
+    """
+    problems: list[tuple[str, str]] = []
+    dsn = settings.dsn.reveal() if settings.dsn else ""
     if not dsn.strip():
+        problems.append(
+            (
+                "dsn",
+                'missing; [store] backend = "postgres" needs a PostgreSQL connection string, '
+                'e.g. dsn = "${TOOLANG_PG_DSN}" or "postgresql://user@host:5432/toolang"',
+            )
+        )
+    else:
+        try:
+            conninfo_to_dict(dsn)
+        except Exception:  # the driver's message may quote the DSN: never show it
+            problems.append(("dsn", "not a PostgreSQL connection string or URL"))
+    if not SCHEMA_NAME.fullmatch(settings.schema):
+        problems.append(
+            (
+                "schema",
+                f"{settings.schema!r} is not a schema name toolang accepts: lower-case "
+                "letters, digits and '_', starting with a letter or '_', at most 40 characters",
+            )
+        )
+    if settings.pool_size < 1:
+        problems.append(("pool_size", f"expected an integer >= 1, found {settings.pool_size}"))
+    if settings.connect_timeout <= 0:
+        problems.append(
+            ("connect_timeout", f"expected a number > 0, found {settings.connect_timeout}")
+        )
+    if problems:
         raise ConfigError(
-            [
-                f"{config.display_name}: plugins.{NAME}.dsn: missing; [store] backend = "
-                '"postgres" needs a PostgreSQL connection string, e.g. '
-                'dsn = "${TOOLANG_PG_DSN}" or "postgresql://user@host:5432/toolang"'
-            ]
+            [f"{config.display_name}: plugins.{NAME}.{key}: {why}" for key, why in problems]
         )
     return dsn
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import random
+import socket
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -49,6 +51,7 @@ Conn = psycopg.Connection[Any]
 RETRIED = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
 """Transactions here touch nothing outside the database, so these are simply re-run."""
 ATTEMPTS = 6
+IDLE_IN_TRANSACTION = "10s"
 
 
 class PostgresStore:
@@ -81,7 +84,8 @@ class PostgresStore:
         self._dsn = dsn
         self._connect_timeout = connect_timeout
         options: dict[str, str | int] = {
-            "application_name": "toolang",
+            # Which process a session belongs to, for whoever reads pg_stat_activity.
+            "application_name": f"toolang:{socket.gethostname()[:40]}:{os.getpid()}",
             "connect_timeout": max(1, round(connect_timeout)),
         }
         if read_only:
@@ -95,6 +99,7 @@ class PostgresStore:
             min_size=1,
             max_size=pool_size,
             kwargs={"autocommit": True},
+            configure=_configure,
             open=False,
             name=f"toolang-{schema_name}",
         )
@@ -368,27 +373,13 @@ class PostgresStore:
             return []
 
         def write(c: Conn) -> list[bool]:
-            turns.lock_threads_of(c, self.names, {i.turn_id for i in items})
-            results = []
-            for i in items:
-                for step in i.steps:  # fenced like the finish itself, so both or neither
-                    c.execute(self.names(turns.RECORD_STEP_SQL), self._step_params(step, i.run_id))
-                cursor = c.execute(
-                    self.names(turns.FINISH_SQL),
-                    (
-                        i.status.value,
-                        i.output,
-                        i.outcome,
-                        i.error,
-                        i.now,
-                        i.now,
-                        i.turn_id,
-                        i.run_id,
-                        i.attempt,
-                    ),
-                )
-                results.append(cursor.rowcount == 1)
-            return results
+            ids = [i.turn_id for i in items]
+            c.execute(self.names(turns.LOCK_THREADS_OF_SQL), (ids,))
+            done = c.execute(
+                self.names(turns.FINISH_MANY_SQL), turns.finish_many_params(items)
+            ).fetchall()
+            finished = {row[0] for row in done}
+            return [turn_id in finished for turn_id in ids]
 
         return self._tx(write)
 
@@ -624,6 +615,13 @@ class PostgresStore:
             "DELETE FROM {s}.records WHERE kind = %s AND key = %s", (kind, key)
         )
         return deleted > 0
+
+
+def _configure(conn: Conn) -> None:
+    # Transactions here last milliseconds. A session idle inside one is a runtime that
+    # was paused mid-transaction (SIGSTOP, a VM freeze): end it so its locks do not hold
+    # up every other node until it resumes.
+    conn.execute(f"SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION}'")
 
 
 def lost_connection(exc: psycopg.Error) -> bool:

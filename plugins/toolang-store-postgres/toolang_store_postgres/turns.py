@@ -14,6 +14,7 @@ Several nodes run them at once, so each one keeps two rules:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -22,6 +23,7 @@ from psycopg.types.json import Jsonb
 
 from toolang_core.store import (
     CancelResult,
+    Finish,
     Heartbeat,
     NewTurnRequest,
     Recovery,
@@ -342,12 +344,71 @@ def _make_room(c: Conn, q: Names, rules: SubmitRules, now: float) -> tuple[str, 
 
 CLAIM_SQL = "SELECT {columns} FROM {s}.claim(%s, %s, %s, %s, %s, %s, %s)"
 
-FINISH_SQL = (
-    "UPDATE {s}.turn_requests SET status = %s, output = %s, outcome = %s, error = %s, "
-    "finished_at = %s, updated_at = %s, lease_owner = NULL, lease_expires = NULL "
-    "WHERE id = %s AND lease_owner = %s AND attempt = %s AND status IN {active}"
+FINISH_MANY_SQL = """
+WITH done AS (
+    UPDATE {s}.turn_requests t SET status = i.status, output = i.output, outcome = i.outcome,
+        error = i.error, finished_at = i.now, updated_at = i.now,
+        lease_owner = NULL, lease_expires = NULL
+    FROM unnest(%(ids)s::text[], %(runs)s::text[], %(attempts)s::int[], %(statuses)s::text[],
+                %(outputs)s::text[], %(outcomes)s::text[], %(errors)s::text[],
+                %(nows)s::float8[])
+         AS i(id, run, attempt, status, output, outcome, error, now)
+    WHERE t.id = i.id AND t.lease_owner = i.run AND t.attempt = i.attempt
+      AND t.status IN {active}
+    RETURNING t.id
+), steps AS (
+    INSERT INTO {s}.turn_steps (turn_id, seq, attempt, kind, status, started_at, finished_at,
+                                data, error, idempotency_key)
+    SELECT x.turn_id,
+           COALESCE((SELECT MAX(seq) FROM {s}.turn_steps o WHERE o.turn_id = x.turn_id), 0)
+             + x.n,
+           x.attempt, x.kind, x.status, x.started, x.finished, x.data::jsonb, x.error, x.key
+    FROM unnest(%(s_turns)s::text[], %(s_n)s::int[], %(s_attempts)s::int[],
+                %(s_kinds)s::text[], %(s_statuses)s::text[], %(s_started)s::float8[],
+                %(s_finished)s::float8[], %(s_data)s::text[], %(s_errors)s::text[],
+                %(s_keys)s::text[])
+         AS x(turn_id, n, attempt, kind, status, started, finished, data, error, key)
+    WHERE x.turn_id IN (SELECT id FROM done)
+    RETURNING 1
 )
-"""Fenced by (lease owner, attempt): a runtime that lost the lease changes nothing."""
+SELECT id FROM done
+"""
+"""Terminal states and their final steps for a batch of turns in one statement. Each
+finish is fenced by (lease owner, attempt): a runtime that lost the lease changes
+nothing. The steps go in only for the turns whose finish passed the fence."""
+
+
+FINISH_FIELDS = ("ids", "runs", "attempts", "statuses", "outputs", "outcomes", "errors", "nows")
+STEP_FIELDS = (
+    "s_turns",
+    "s_n",
+    "s_attempts",
+    "s_kinds",
+    "s_statuses",
+    "s_started",
+    "s_finished",
+    "s_data",
+    "s_errors",
+    "s_keys",
+)
+
+
+def finish_many_params(items: Sequence[Finish]) -> dict[str, list[Any]]:
+    """The arrays ``FINISH_MANY_SQL`` unnests: one entry per finish, one per step."""
+    finishes = [
+        (i.turn_id, i.run_id, i.attempt, i.status.value, i.output, i.outcome, i.error, i.now)
+        for i in items
+    ]
+    steps = [
+        (step.turn_id, n, step.attempt, step.kind, step.status, step.started_at,
+         step.finished_at, json.dumps(dict(step.data)), step.error, step.idempotency_key)
+        for i in items
+        for n, step in enumerate(i.steps, start=1)
+    ]  # fmt: skip
+    params = {key: [row[k] for row in finishes] for k, key in enumerate(FINISH_FIELDS)}
+    params.update({key: [row[k] for row in steps] for k, key in enumerate(STEP_FIELDS)})
+    return params
+
 
 RELEASE_SQL = (
     "UPDATE {s}.turn_requests SET status = 'queued', attempt = attempt - 1, "
@@ -373,19 +434,11 @@ RECORD_STEP_SQL = (
 """One statement: the fence check, the next sequence number and the insert together."""
 
 
-def lock_threads_of(c: Conn, q: Names, turn_ids: Collection[str]) -> None:
-    """Lock the thread rows of ``turn_ids``, in thread order."""
-    if len(turn_ids) == 1:
-        c.execute(q(LOCK_THREAD_OF_SQL), (next(iter(turn_ids)),))
-        return
-    threads = [
-        row[0]
-        for row in c.execute(
-            q("SELECT DISTINCT thread_id FROM {s}.turn_requests WHERE id = ANY(%s)"),
-            (list(turn_ids),),
-        )
-    ]
-    c.execute(q(LOCK_THREADS_SQL), (threads,))
+LOCK_THREADS_OF_SQL = (
+    "SELECT 1 FROM {s}.threads WHERE thread_id IN (SELECT thread_id FROM {s}.turn_requests "
+    "WHERE id = ANY(%s)) ORDER BY thread_id FOR UPDATE"
+)
+"""The thread rows of several requests, in thread order."""
 
 
 EXPIRED_SQL = (
