@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
-from psycopg.conninfo import conninfo_to_dict
 
-from toolang_core import MASK, ConfigError, Secret, ToolangConfig, redact_text
+from toolang_core import MASK, ConfigError, Secret, redact_text
+
+if TYPE_CHECKING:
+    from toolang_core import ToolangConfig
 
 NAME: Final = "store-postgres"
+
+
+def _parse(dsn: str) -> dict[str, Any]:
+    # Imported here: every toolang command loads this module, few open the store.
+    from psycopg.conninfo import conninfo_to_dict
+
+    return conninfo_to_dict(dsn)
+
+
 SCHEMA_NAME: Final = re.compile(r"[a-z_][a-z0-9_]{0,39}")
 
 
@@ -48,7 +59,7 @@ def check(settings: PostgresSettings, config: ToolangConfig) -> str:
         )
     else:
         try:
-            conninfo_to_dict(dsn)
+            _parse(dsn)
         except Exception:  # the driver's message may quote the DSN: never show it
             problems.append(("dsn", "not a PostgreSQL connection string or URL"))
     if not SCHEMA_NAME.fullmatch(settings.schema):
@@ -76,7 +87,7 @@ def describe_dsn(dsn: str, schema: str) -> str:
     """``postgresql://user:********@host:port/db#schema``: where the store is, never
     its password (the DSN may be a URL or ``key=value`` pairs)."""
     try:
-        params = conninfo_to_dict(dsn)
+        params = _parse(dsn)
     except Exception:  # not parseable: show nothing of it rather than risk a secret
         return f"postgresql://(unparseable DSN)#{schema}"
     user = str(params.get("user") or "")
@@ -91,7 +102,7 @@ def describe_dsn(dsn: str, schema: str) -> str:
 def mask_secrets(text: str, dsn: str) -> str:
     """``text`` (e.g. a driver's error message) with the DSN's password masked."""
     try:
-        password = str(conninfo_to_dict(dsn).get("password") or "")
+        password = str(_parse(dsn).get("password") or "")
     except Exception:
         password = ""
     if password:
