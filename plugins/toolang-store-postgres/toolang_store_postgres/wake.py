@@ -41,15 +41,18 @@ class NotifyWaker:
         self._retry_at = 0.0
         self._failures = 0
 
-    def _ensure(self) -> bool:
-        """Connect and LISTEN if need be; ``True`` when this call (re)connected."""
+    async def _ensure(self) -> bool:
+        """Connect and LISTEN if need be; ``True`` when this call (re)connected.
+
+        Connecting runs in a thread: an unreachable server must not stall the turns
+        running on this event loop for ``connect_timeout``.
+        """
         if self._conn is not None and not self._conn.closed:
             return False
         if time.monotonic() < self._retry_at:
             raise ConnectionError("waiting before the next reconnect")
         try:
-            conn = self._connect()
-            conn.execute(f'LISTEN "{self._names.channel}"')
+            conn = await asyncio.to_thread(self._listen)
         except psycopg.Error as exc:
             self._failures += 1
             self._retry_at = time.monotonic() + min(30.0, 0.5 * 2**self._failures)
@@ -62,9 +65,18 @@ class NotifyWaker:
         self._conn = conn
         return True
 
+    def _listen(self) -> psycopg.Connection[Any]:
+        conn = self._connect()
+        try:
+            conn.execute(f'LISTEN "{self._names.channel}"')
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
     async def wait(self, timeout: float) -> bool:
         try:
-            if self._ensure():
+            if await self._ensure():
                 return True  # notifications sent while we were away are lost: look now
         except ConnectionError:
             await asyncio.sleep(min(timeout, max(0.05, self._retry_at - time.monotonic())))
@@ -74,21 +86,22 @@ class NotifyWaker:
         if self._drain(conn):
             return True
         loop = asyncio.get_running_loop()
-        arrived = loop.create_future()
+        deadline = loop.time() + timeout
         fd = conn.pgconn.socket
-
-        def readable() -> None:
-            if not arrived.done():
-                arrived.set_result(None)
-
-        loop.add_reader(fd, readable)
-        try:
-            await asyncio.wait_for(arrived, timeout)
-        except TimeoutError:
-            return False
-        finally:
-            loop.remove_reader(fd)
-        return self._drain(conn) or self._conn is None
+        # The socket may become readable with no notification (a server message, the
+        # first half of a closing connection): keep waiting until the deadline.
+        while (left := deadline - loop.time()) > 0:
+            readable: asyncio.Future[None] = loop.create_future()
+            loop.add_reader(fd, _resolve, readable)
+            try:
+                await asyncio.wait_for(readable, left)
+            except TimeoutError:
+                return False
+            finally:
+                loop.remove_reader(fd)
+            if self._drain(conn):
+                return True
+        return False
 
     def _drain(self, conn: psycopg.Connection[Any]) -> bool:
         """Consume what the server sent; ``True`` if it held a notification. A broken
@@ -115,6 +128,11 @@ class NotifyWaker:
 
     def close(self) -> None:
         self._drop()
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 class Presence:
