@@ -10,5 +10,5 @@ from toolang_store_postgres.store import PostgresStore
 
 class TestPostgresStore(StoreConformance):
     @pytest.fixture
-    def toolang_store_factory(self, pg_dsn, pg_schema):
-        return lambda: PostgresStore(pg_dsn, schema_name=pg_schema, pool_size=2)
+    def toolang_store_factory(self, toolang_pg_dsn, toolang_pg_schema):
+        return lambda: PostgresStore(toolang_pg_dsn, schema_name=toolang_pg_schema, pool_size=2)

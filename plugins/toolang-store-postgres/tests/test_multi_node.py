@@ -60,17 +60,19 @@ inbox.store.close()
 
 
 @pytest.fixture
-def nodes(tmp_path, pg_dsn, pg_schema):
-    PostgresStore(pg_dsn, schema_name=pg_schema).close()  # migrate, then add the audit
-    install_audit(pg_dsn, pg_schema)
-    started = Nodes(tmp_path, pg_dsn, pg_schema)
+def nodes(tmp_path, toolang_pg_dsn, toolang_pg_schema):
+    PostgresStore(
+        toolang_pg_dsn, schema_name=toolang_pg_schema
+    ).close()  # migrate, then add the audit
+    install_audit(toolang_pg_dsn, toolang_pg_schema)
+    started = Nodes(tmp_path, toolang_pg_dsn, toolang_pg_schema)
     yield started
     started.stop_all()
 
 
 @pytest.fixture
-def store(pg_dsn, pg_schema):
-    opened = PostgresStore(pg_dsn, schema_name=pg_schema)
+def store(toolang_pg_dsn, toolang_pg_schema):
+    opened = PostgresStore(toolang_pg_dsn, schema_name=toolang_pg_schema)
     yield opened
     opened.close()
 
@@ -79,7 +81,9 @@ def running_runs(store: PostgresStore) -> dict[str, int]:
     return {r.id: r.pid for r in store.list_runs(limit=50) if r.status == "running"}
 
 
-def test_nodes_and_producers_at_once_keep_every_rule(nodes, store, pg_dsn, pg_schema):
+def test_nodes_and_producers_at_once_keep_every_rule(
+    nodes, store, toolang_pg_dsn, toolang_pg_schema
+):
     started = [nodes.start(f"node{i}", groups=GROUPS, lease_seconds=10.0) for i in range(NODES)]
     wait_for(lambda: len(running_runs(store)) == NODES, 60, "every node to start")
     producer_home = nodes.home("producer", groups=GROUPS)
@@ -87,7 +91,7 @@ def test_nodes_and_producers_at_once_keep_every_rule(nodes, store, pg_dsn, pg_sc
     producers = [
         subprocess.Popen(
             [sys.executable, "-c", PRODUCER, *args[:1], str(i), *args[2:]],
-            env=node_env(pg_dsn),
+            env=node_env(toolang_pg_dsn),
             stderr=subprocess.PIPE,
             text=True,
         )
@@ -108,7 +112,7 @@ def test_nodes_and_producers_at_once_keep_every_rule(nodes, store, pg_dsn, pg_sc
     for count in store.counts():
         by_status[count.status] += count.count
     assert by_status == {TurnStatus.COMPLETED: REQUESTS}
-    changes = audit(pg_dsn, pg_schema)
+    changes = audit(toolang_pg_dsn, toolang_pg_schema)
     ended = Counter(c.id for c in changes if c.new in TERMINAL)
     assert len(ended) == REQUESTS
     assert set(ended.values()) == {1}, "a request ended more than once"
@@ -137,7 +141,9 @@ def holder(store: PostgresStore, turn_id: str, nodes: list) -> tuple[str, object
     return turn.lease_owner, node
 
 
-def test_a_killed_nodes_turn_is_taken_over_by_another(nodes, store, pg_dsn, pg_schema):
+def test_a_killed_nodes_turn_is_taken_over_by_another(
+    nodes, store, toolang_pg_dsn, toolang_pg_schema
+):
     pair = [nodes.start(name, lease_seconds=2.0) for name in ("a", "b")]
     wait_for(lambda: len(running_runs(store)) == 2, 60, "both nodes to start")
     turn_id = submit_slow_turn(store, 3.0)
@@ -149,7 +155,9 @@ def test_a_killed_nodes_turn_is_taken_over_by_another(nodes, store, pg_dsn, pg_s
         lambda: (t := store.get(turn_id)) and t.status.is_terminal and t, 60, "the takeover"
     )
     assert (turn.status, turn.attempt) == (TurnStatus.COMPLETED, 2)
-    starts = [(c.attempt, c.owner) for c in audit(pg_dsn, pg_schema) if c.new == "running"]
+    starts = [
+        (c.attempt, c.owner) for c in audit(toolang_pg_dsn, toolang_pg_schema) if c.new == "running"
+    ]
     assert starts[0] == (1, dead_run)
     assert starts[1][0] == 2
     assert starts[1][1] != dead_run
@@ -157,7 +165,7 @@ def test_a_killed_nodes_turn_is_taken_over_by_another(nodes, store, pg_dsn, pg_s
 
 
 def test_a_resumed_zombie_cannot_complete_a_turn_another_node_took_over(
-    nodes, store, pg_dsn, pg_schema
+    nodes, store, toolang_pg_dsn, toolang_pg_schema
 ):
     pair = [nodes.start(name, lease_seconds=2.0) for name in ("a", "b")]
     wait_for(lambda: len(running_runs(store)) == 2, 60, "both nodes to start")
@@ -180,7 +188,7 @@ def test_a_resumed_zombie_cannot_complete_a_turn_another_node_took_over(
     assert refusal["attempt"] == 1
     turn = store.get(turn_id)
     assert (turn.status, turn.attempt) == (TurnStatus.COMPLETED, 2)
-    changes = audit(pg_dsn, pg_schema)
+    changes = audit(toolang_pg_dsn, toolang_pg_schema)
     assert [c.new for c in changes if c.id == turn_id].count("completed") == 1
     assert [(s.kind, s.attempt) for s in store.steps(turn_id)] == [("echo", 2)]
     assert zombie.proc.poll() is None  # it lives on and keeps serving
@@ -206,10 +214,12 @@ def test_cancel_from_one_node_reaches_a_turn_running_on_another(nodes, store):
     assert running_on.proc.poll() is None
 
 
-def test_a_node_rides_out_its_connections_being_cut(nodes, store, pg_dsn, pg_schema):
+def test_a_node_rides_out_its_connections_being_cut(
+    nodes, store, toolang_pg_dsn, toolang_pg_schema
+):
     (node,) = [nodes.start("a")]
     wait_for(lambda: len(running_runs(store)) == 1, 60, "the node to start")
-    with psycopg.connect(pg_dsn, autocommit=True) as admin:
+    with psycopg.connect(toolang_pg_dsn, autocommit=True) as admin:
         admin.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE %s",
             (f"toolang:%:{node.proc.pid}",),

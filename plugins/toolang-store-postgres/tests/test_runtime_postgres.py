@@ -25,10 +25,10 @@ def config_text(dsn: str, schema: str, extra: str = "", **runtime: object) -> st
 
 
 @pytest.fixture
-def make_runtime(toolang_runtime, pg_dsn, pg_schema):
+def make_runtime(toolang_runtime, toolang_pg_dsn, toolang_pg_schema):
     def make(plugins=None, extra="", **runtime):
         return toolang_runtime(
-            config_text(pg_dsn, pg_schema, extra, **runtime),
+            config_text(toolang_pg_dsn, toolang_pg_schema, extra, **runtime),
             plugins={"store-postgres": toolang_store_postgres, **(plugins or {})},
         )
 

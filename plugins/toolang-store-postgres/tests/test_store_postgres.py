@@ -49,10 +49,12 @@ def submit(store: PostgresStore, thread: str = "chat:1") -> str:
 # -- settings and secrets -----------------------------------------------------------------
 
 
-def test_the_location_shows_where_the_store_is_but_never_the_password(pg_store, pg_dsn):
-    store = pg_store()
-    assert store.location == describe_dsn(pg_dsn, store.names.schema)
-    masked = PostgresStore(with_password(pg_dsn), schema_name=store.names.schema)
+def test_the_location_shows_where_the_store_is_but_never_the_password(
+    toolang_pg_store, toolang_pg_dsn
+):
+    store = toolang_pg_store()
+    assert store.location == describe_dsn(toolang_pg_dsn, store.names.schema)
+    masked = PostgresStore(with_password(toolang_pg_dsn), schema_name=store.names.schema)
     try:
         assert PASSWORD not in masked.location
         assert f":{MASK}@" in masked.location
@@ -89,12 +91,12 @@ def test_the_backend_without_a_dsn_names_the_setting(toolang_runtime):
     assert "plugins.store-postgres.dsn: missing" in problem
 
 
-def test_the_dsn_comes_from_the_environment(toolang_runtime, pg_dsn, pg_schema):
+def test_the_dsn_comes_from_the_environment(toolang_runtime, toolang_pg_dsn, toolang_pg_schema):
     runtime = toolang_runtime(
         '[store]\nbackend = "postgres"\n[plugins.store-postgres]\n'
-        f'dsn = "${{APP_PG}}"\nschema = "{pg_schema}"\n',
+        f'dsn = "${{APP_PG}}"\nschema = "{toolang_pg_schema}"\n',
         plugins={"store-postgres": toolang_store_postgres},
-        env={"APP_PG": with_password(pg_dsn)},
+        env={"APP_PG": with_password(toolang_pg_dsn)},
     )
     assert "APP_PG" not in repr(runtime.settings["store-postgres"])
     assert PASSWORD not in repr(runtime.settings["store-postgres"])
@@ -121,65 +123,71 @@ def test_unusable_settings_are_each_named(toolang_runtime):
 # -- the schema and its guard ---------------------------------------------------------------
 
 
-def test_a_schema_written_by_a_newer_version_is_refused_untouched(pg_store, pg_dsn, pg_schema):
-    pg_store().close()
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+def test_a_schema_written_by_a_newer_version_is_refused_untouched(
+    toolang_pg_store, toolang_pg_dsn, toolang_pg_schema
+):
+    toolang_pg_store().close()
+    with psycopg.connect(toolang_pg_dsn, autocommit=True) as conn:
         conn.execute(
-            f'INSERT INTO "{pg_schema}".toolang_migrations (migration_set, name) '
+            f'INSERT INTO "{toolang_pg_schema}".toolang_migrations (migration_set, name) '
             "VALUES ('toolang-store-postgres', 'm999_from_the_future')"
         )
     with pytest.raises(StoreSchemaTooNew, match="m999_from_the_future") as info:
-        pg_store()
+        toolang_pg_store()
     assert "upgrade toolang-store-postgres" in str(info.value)
 
 
-def test_a_schema_of_something_else_is_refused_untouched(pg_store, pg_dsn, pg_schema):
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA "{pg_schema}"')
-        conn.execute(f'CREATE TABLE "{pg_schema}".invoices (id int)')
+def test_a_schema_of_something_else_is_refused_untouched(
+    toolang_pg_store, toolang_pg_dsn, toolang_pg_schema
+):
+    with psycopg.connect(toolang_pg_dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{toolang_pg_schema}"')
+        conn.execute(f'CREATE TABLE "{toolang_pg_schema}".invoices (id int)')
     with pytest.raises(StoreCorrupt, match="invoices"):
-        pg_store()
-    with psycopg.connect(pg_dsn) as conn:
+        toolang_pg_store()
+    with psycopg.connect(toolang_pg_dsn) as conn:
         tables = conn.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
-            (pg_schema,),
+            (toolang_pg_schema,),
         ).fetchall()
     assert tables == [("invoices",)]
 
 
-def test_read_only_opens_never_create_the_schema(pg_store, pg_dsn, pg_schema):
+def test_read_only_opens_never_create_the_schema(
+    toolang_pg_store, toolang_pg_dsn, toolang_pg_schema
+):
     with pytest.raises(StoreMissing, match="toolang run"):
-        pg_store(read_only=True)
-    with psycopg.connect(pg_dsn) as conn:
+        toolang_pg_store(read_only=True)
+    with psycopg.connect(toolang_pg_dsn) as conn:
         found = conn.execute(
-            "SELECT 1 FROM pg_namespace WHERE nspname = %s", (pg_schema,)
+            "SELECT 1 FROM pg_namespace WHERE nspname = %s", (toolang_pg_schema,)
         ).fetchone()
     assert found is None
 
 
-def test_read_only_opens_never_migrate(pg_store, pg_dsn, pg_schema):
-    pg_store().close()
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        conn.execute(f'DELETE FROM "{pg_schema}".toolang_migrations')
+def test_read_only_opens_never_migrate(toolang_pg_store, toolang_pg_dsn, toolang_pg_schema):
+    toolang_pg_store().close()
+    with psycopg.connect(toolang_pg_dsn, autocommit=True) as conn:
+        conn.execute(f'DELETE FROM "{toolang_pg_schema}".toolang_migrations')
     with pytest.raises(StoreNeedsMigration, match="m001_runtime"):
-        pg_store(read_only=True)
+        toolang_pg_store(read_only=True)
 
 
-def test_read_only_opens_read_but_refuse_writes(pg_store):
-    writer = pg_store()
+def test_read_only_opens_read_but_refuse_writes(toolang_pg_store):
+    writer = toolang_pg_store()
     turn_id = submit(writer)
-    reader = pg_store(read_only=True)
+    reader = toolang_pg_store(read_only=True)
     assert reader.get(turn_id).input == "hi"
     with pytest.raises(StoreError, match="read-only"):
         submit(reader)
 
 
-def test_nodes_starting_together_migrate_once(pg_dsn, pg_schema):
+def test_nodes_starting_together_migrate_once(toolang_pg_dsn, toolang_pg_schema):
     errors: list[BaseException] = []
 
     def open_and_close() -> None:
         try:
-            PostgresStore(pg_dsn, schema_name=pg_schema, pool_size=1).close()
+            PostgresStore(toolang_pg_dsn, schema_name=toolang_pg_schema, pool_size=1).close()
         except BaseException as exc:
             errors.append(exc)
 
@@ -189,28 +197,32 @@ def test_nodes_starting_together_migrate_once(pg_dsn, pg_schema):
     for t in starters:
         t.join()
     assert errors == []
-    with psycopg.connect(pg_dsn) as conn:
-        applied = conn.execute(f'SELECT name FROM "{pg_schema}".toolang_migrations').fetchall()
+    with psycopg.connect(toolang_pg_dsn) as conn:
+        applied = conn.execute(
+            f'SELECT name FROM "{toolang_pg_schema}".toolang_migrations'
+        ).fetchall()
     assert applied == [("m001_runtime",)]
 
 
 # -- rules in the database ---------------------------------------------------------------------
 
 
-def test_a_second_active_turn_on_a_thread_is_refused_by_the_database(pg_store, pg_dsn, pg_schema):
-    store = pg_store()
+def test_a_second_active_turn_on_a_thread_is_refused_by_the_database(
+    toolang_pg_store, toolang_pg_dsn, toolang_pg_schema
+):
+    store = toolang_pg_store()
     submit(store)
     second = submit(store)
     store.claim(run_id="r", limit=5, now=time.time(), lease_seconds=30, caps={})
-    with psycopg.connect(pg_dsn) as conn, pytest.raises(psycopg.errors.UniqueViolation):
+    with psycopg.connect(toolang_pg_dsn) as conn, pytest.raises(psycopg.errors.UniqueViolation):
         conn.execute(
-            f"UPDATE \"{pg_schema}\".turn_requests SET status = 'running' WHERE id = %s",
+            f"UPDATE \"{toolang_pg_schema}\".turn_requests SET status = 'running' WHERE id = %s",
             (second,),
         )
 
 
-def test_group_caps_hold_for_claimers_racing_on_separate_connections(pg_store):
-    store = pg_store()
+def test_group_caps_hold_for_claimers_racing_on_separate_connections(toolang_pg_store):
+    store = toolang_pg_store()
     for i in range(60):
         submit(store, f"chat:{i}")
     cap, peak, active = 2, [0], [0]
@@ -218,7 +230,7 @@ def test_group_caps_hold_for_claimers_racing_on_separate_connections(pg_store):
     errors: list[BaseException] = []
 
     def claimer(n: int) -> None:
-        own = pg_store(pool_size=1)
+        own = toolang_pg_store(pool_size=1)
         try:
             while True:
                 turns = own.claim(
@@ -252,12 +264,12 @@ def test_group_caps_hold_for_claimers_racing_on_separate_connections(pg_store):
     assert store.group_load().get("chat", (0, 0)) == (0, 0)
 
 
-def test_concurrent_record_updates_never_lose_one(pg_store):
-    pg_store().put_record("counter", "n", {"n": 0}, now=0)
+def test_concurrent_record_updates_never_lose_one(toolang_pg_store):
+    toolang_pg_store().put_record("counter", "n", {"n": 0}, now=0)
     errors: list[BaseException] = []
 
     def bump(times: int) -> None:
-        own = pg_store(pool_size=1)
+        own = toolang_pg_store(pool_size=1)
         try:
             done = 0
             while done < times:
@@ -279,14 +291,14 @@ def test_concurrent_record_updates_never_lose_one(pg_store):
     for t in writers:
         t.join()
     assert errors == []
-    assert pg_store().get_record("counter", "n").data == {"n": 100}
+    assert toolang_pg_store().get_record("counter", "n").data == {"n": 100}
 
 
 # -- presence and wake-ups ---------------------------------------------------------------------
 
 
-def test_a_runtime_is_seen_from_any_connection_while_it_holds_the_store(pg_store):
-    serving, watching = pg_store(), pg_store()
+def test_a_runtime_is_seen_from_any_connection_while_it_holds_the_store(toolang_pg_store):
+    serving, watching = toolang_pg_store(), toolang_pg_store()
     assert not watching.runtime_running()
     serving.acquire("run-1")
     assert watching.runtime_running()
@@ -294,8 +306,8 @@ def test_a_runtime_is_seen_from_any_connection_while_it_holds_the_store(pg_store
     assert not watching.runtime_running()
 
 
-def test_a_submission_on_another_connection_wakes_a_listener(pg_store):
-    listening, submitting = pg_store(), pg_store()
+def test_a_submission_on_another_connection_wakes_a_listener(toolang_pg_store):
+    listening, submitting = toolang_pg_store(), toolang_pg_store()
 
     async def scenario() -> tuple[bool, bool]:
         waker = listening.listen()
@@ -312,14 +324,14 @@ def test_a_submission_on_another_connection_wakes_a_listener(pg_store):
     assert asyncio.run(scenario()) == (False, True)
 
 
-def test_a_cut_listener_reconnects_and_reports_a_wakeup(pg_store, pg_dsn):
-    listening, submitting = pg_store(), pg_store()
+def test_a_cut_listener_reconnects_and_reports_a_wakeup(toolang_pg_store, toolang_pg_dsn):
+    listening, submitting = toolang_pg_store(), toolang_pg_store()
 
     async def scenario() -> tuple[bool, bool]:
         waker = listening.listen()
         try:
             await waker.wait(0.01)
-            with psycopg.connect(pg_dsn, autocommit=True) as admin:
+            with psycopg.connect(toolang_pg_dsn, autocommit=True) as admin:
                 admin.execute(
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                     "WHERE query LIKE 'LISTEN%%' AND application_name LIKE %s",
@@ -337,10 +349,10 @@ def test_a_cut_listener_reconnects_and_reports_a_wakeup(pg_store, pg_dsn):
     assert asyncio.run(scenario()) == (True, True)
 
 
-def test_connections_ended_by_the_server_cost_one_call_at_most(pg_store, pg_dsn):
-    store = pg_store(pool_size=1)
+def test_connections_ended_by_the_server_cost_one_call_at_most(toolang_pg_store, toolang_pg_dsn):
+    store = toolang_pg_store(pool_size=1)
     turn_id = submit(store)
-    with psycopg.connect(pg_dsn, autocommit=True) as admin:
+    with psycopg.connect(toolang_pg_dsn, autocommit=True) as admin:
         admin.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE %s",
             (OURS,),

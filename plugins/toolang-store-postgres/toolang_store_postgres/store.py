@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import random
-import socket
-import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import Any, TypeVar
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
 import attrs
 import psycopg
 import structlog
 from psycopg import errors as pg_errors
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.types.json import Jsonb
-from psycopg_pool import ConnectionPool, PoolTimeout
 
 from toolang_core import new_id
 from toolang_core.store import (
@@ -30,8 +23,6 @@ from toolang_core.store import (
     Recovery,
     RunRecord,
     StepRecord,
-    StoreError,
-    StoreUnavailable,
     SubmitResult,
     SubmitRules,
     ThreadInfo,
@@ -40,18 +31,11 @@ from toolang_core.store import (
     TurnStatus,
 )
 from toolang_store_postgres import schema, turns
-from toolang_store_postgres.settings import describe_dsn, mask_secrets
+from toolang_store_postgres.connection import ATTEMPTS, Conn, Database
+from toolang_store_postgres.settings import describe_dsn
 from toolang_store_postgres.wake import KEEPALIVES, RUNTIME_PRESENT_SQL, NotifyWaker, Presence
 
 log = structlog.get_logger("toolang.store.postgres")
-
-T = TypeVar("T")
-Conn = psycopg.Connection[Any]
-
-RETRIED = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
-"""Transactions here touch nothing outside the database, so these are simply re-run."""
-ATTEMPTS = 6
-IDLE_IN_TRANSACTION = "10s"
 
 
 class PostgresStore:
@@ -81,132 +65,49 @@ class PostgresStore:
         self.names = schema.Names(schema_name)
         self.location = describe_dsn(dsn, schema_name)
         self.read_only = read_only
-        self._dsn = dsn
-        self._connect_timeout = connect_timeout
-        options: dict[str, str | int] = {
-            # Which process a session belongs to, for whoever reads pg_stat_activity.
-            "application_name": f"toolang:{socket.gethostname()[:40]}:{os.getpid()}",
-            "connect_timeout": max(1, round(connect_timeout)),
-        }
-        if read_only:
-            options["options"] = " ".join(
-                filter(None, [str(conninfo_to_dict(dsn).get("options") or ""),
-                              "-c default_transaction_read_only=on"])
-            )  # fmt: skip
-        self._conninfo = make_conninfo(dsn, **options)
-        self._pool = ConnectionPool(
-            self._conninfo,
-            min_size=1,
-            max_size=pool_size,
-            kwargs={"autocommit": True},
-            configure=_configure,
-            open=False,
-            name=f"toolang-{schema_name}",
+        self._db = Database(
+            dsn,
+            self.names,
+            location=self.location,
+            read_only=read_only,
+            pool_size=pool_size,
+            connect_timeout=connect_timeout,
         )
-        self._presence = Presence(self._session, self.names)
+        self._presence = Presence(self._db.session, self.names)
         try:
-            self._pool.open(wait=True, timeout=connect_timeout)
-        except PoolTimeout:
-            self._pool.close()
-            raise StoreUnavailable(
-                f"cannot connect to {self.location} within {connect_timeout:g} s: "
-                f"{self._why_not()}; check [plugins.store-postgres] dsn and that the server "
-                "is up"
-            ) from None
-        try:
-            with self._connection() as conn:
+            with self._db.connection() as conn:
                 schema.prepare(conn, self.names, self.location, migrate=not read_only)
         except BaseException:
-            self._pool.close()
+            self._db.close()
             raise
-
-    # -- plumbing ----------------------------------------------------------------------
-
-    def _session(self, **extra: Any) -> Conn:
-        """A connection of its own, outside the pool (listening, presence)."""
-        return psycopg.connect(self._conninfo, autocommit=True, **extra)
-
-    def _why_not(self) -> str:
-        try:
-            self._session().close()
-        except psycopg.Error as exc:
-            return mask_secrets(str(exc).strip().splitlines()[0], self._dsn)
-        return "the pool timed out"
-
-    def _unavailable(self, exc: BaseException) -> StoreUnavailable:
-        return StoreUnavailable(
-            f"{self.location}: {mask_secrets(str(exc).strip() or type(exc).__name__, self._dsn)}"
-        )
-
-    @contextmanager
-    def _connection(self) -> Iterator[Conn]:
-        try:
-            with self._pool.connection(timeout=self._connect_timeout) as conn:
-                yield conn
-        except PoolTimeout as exc:
-            raise self._unavailable(exc) from None
-        except pg_errors.ReadOnlySqlTransaction:
-            raise StoreError(f"{self.location} is open read-only") from None
-        except psycopg.OperationalError as exc:
-            if not lost_connection(exc):
-                raise
-            raise self._unavailable(exc) from None
-
-    def _tx(self, fn: Callable[[Conn], T], *, notify: str | None = None) -> T:
-        """Run ``fn`` in one transaction, again after a deadlock or serialization failure
-        (rare: lock orders are fixed, but a cancel cascade may meet a heartbeat)."""
-        for attempt in range(ATTEMPTS):
-            try:
-                with self._connection() as conn, conn.transaction():
-                    result = fn(conn)
-                    if notify is not None:
-                        conn.execute("SELECT pg_notify(%s, %s)", (self.names.channel, notify))
-                return result
-            except RETRIED:
-                if attempt == ATTEMPTS - 1:
-                    raise
-                time.sleep(random.uniform(0, 0.01 * 2**attempt))
-        raise AssertionError("unreachable")
-
-    def _one(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> Any:
-        with self._connection() as conn:
-            return conn.execute(self.names(sql), params).fetchone()
-
-    def _all(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[Any]:
-        with self._connection() as conn:
-            return conn.execute(self.names(sql), params).fetchall()
-
-    def _rowcount(self, sql: str, params: Sequence[Any]) -> int:
-        with self._connection() as conn:
-            return conn.execute(self.names(sql), params).rowcount
 
     def close(self) -> None:
         self._presence.release()
-        self._pool.close()
+        self._db.close()
 
     def acquire(self, run_id: str, *, wait_seconds: float = 0.0) -> None:
         """Shared: never refuses. Holds the presence lock that ``runtime_running`` sees."""
         try:
             self._presence.hold()
         except psycopg.Error as exc:
-            raise self._unavailable(exc) from None
+            raise self._db.unavailable(exc) from None
 
     def runtime_running(self) -> bool:
         """Whether any runtime (on any machine) serves this schema right now."""
-        row = self._one(RUNTIME_PRESENT_SQL, (self.names.admin_key,))
+        row = self._db.one(RUNTIME_PRESENT_SQL, (self.names.admin_key,))
         return bool(row[0])
 
     def listen(self) -> NotifyWaker:
-        return NotifyWaker(lambda: self._session(**KEEPALIVES), self.names)
+        return NotifyWaker(lambda: self._db.session(**KEEPALIVES), self.names)
 
     def wake(self) -> None:
-        with self._connection() as conn:
+        with self._db.connection() as conn:
             conn.execute("SELECT pg_notify(%s, 'wake')", (self.names.channel,))
 
     # -- runs --------------------------------------------------------------------------
 
     def begin_run(self, run: RunRecord) -> None:
-        row = self._one(
+        row = self._db.one(
             "INSERT INTO {s}.runs (id, host, pid, version, started_at, heartbeat_at, status, "
             "plugins) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
             "RETURNING extract(epoch FROM clock_timestamp())::float8",
@@ -232,7 +133,7 @@ class PostgresStore:
 
     def heartbeat(self, run_id: str, *, now: float, lease_expires: float) -> Heartbeat:
         self._presence_check()
-        return self._tx(
+        return self._db.tx(
             lambda c: turns.heartbeat(c, self.names, run_id, now=now, lease_expires=lease_expires)
         )
 
@@ -245,13 +146,13 @@ class PostgresStore:
                 log.warning("store.presence_lost", error=type(exc).__name__)
 
     def end_run(self, run_id: str, *, now: float, status: str = "stopped") -> None:
-        self._rowcount(
+        self._db.rowcount(
             "UPDATE {s}.runs SET status = %s, stopped_at = %s, heartbeat_at = %s WHERE id = %s",
             (status, now, now, run_id),
         )
 
     def mark_lost_runs(self, *, now: float, stale_before: float, exclude: str) -> list[str]:
-        rows = self._all(
+        rows = self._db.all(
             "UPDATE {s}.runs SET status = 'lost', stopped_at = heartbeat_at WHERE status = "
             "'running' AND id <> %s AND heartbeat_at < %s RETURNING id",
             (exclude, stale_before),
@@ -259,7 +160,7 @@ class PostgresStore:
         return [r[0] for r in rows]
 
     def list_runs(self, limit: int = 20) -> list[RunRecord]:
-        rows = self._all(
+        rows = self._db.all(
             "SELECT id, host, pid, version, started_at, heartbeat_at, status, stopped_at, "
             "plugins FROM {s}.runs ORDER BY started_at DESC LIMIT %s",
             (limit,),
@@ -286,7 +187,7 @@ class PostgresStore:
             turn_id = new_id()
             params = (*turns.insert_params(request, rules, turn_id, now), self.names.channel)
             try:
-                with self._connection() as conn:
+                with self._db.connection() as conn:
                     conn.execute(self.names(turns.INSERT_AND_NOTIFY_SQL), params)
             except psycopg.Error as exc:
                 if exc.sqlstate != turns.WRONG_GROUP:
@@ -295,7 +196,7 @@ class PostgresStore:
                 raise turns.wrong_group(request, rules, actual) from None
             return SubmitResult(turn_id, "queued")
         try:
-            return self._tx(
+            return self._db.tx(
                 lambda c: turns.submit(c, self.names, request, rules, new_id=new_id(), now=now),
                 notify="submit",
             )
@@ -332,7 +233,7 @@ class PostgresStore:
 
         for attempt in range(ATTEMPTS):
             try:
-                return self._tx(claim)
+                return self._db.tx(claim)
             except pg_errors.UniqueViolation:
                 # The one-active-turn-per-thread index refused a start: some claim raced
                 # past the thread lock. Nothing was changed; look again.
@@ -347,7 +248,8 @@ class PostgresStore:
                 f"an active turn can move to running or awaiting_approval, not {status}"
             )
         return (
-            self._rowcount(turns.SET_ACTIVE_SQL, (status.value, now, turn_id, run_id, attempt)) == 1
+            self._db.rowcount(turns.SET_ACTIVE_SQL, (status.value, now, turn_id, run_id, attempt))
+            == 1
         )
 
     def finish(
@@ -381,7 +283,7 @@ class PostgresStore:
             finished = {row[0] for row in done}
             return [turn_id in finished for turn_id in ids]
 
-        return self._tx(write)
+        return self._db.tx(write)
 
     def release(self, turn_id: str, *, run_id: str, attempt: int, now: float) -> bool:
         def write(c: Conn) -> bool:
@@ -389,16 +291,16 @@ class PostgresStore:
             cursor = c.execute(self.names(turns.RELEASE_SQL), (now, turn_id, run_id, attempt))
             return cursor.rowcount == 1
 
-        return self._tx(write, notify="release")
+        return self._db.tx(write, notify="release")
 
     def recover(
         self, *, now: float, max_attempts: int, dead_runs: Collection[str] = ()
     ) -> Recovery:
-        with self._connection() as conn:  # the common case: nothing expired, one read
+        with self._db.connection() as conn:  # the common case: nothing expired, one read
             expired = conn.execute(self.names(turns.EXPIRED_SQL), (now, list(dead_runs))).fetchone()
         if expired is None:
             return Recovery()
-        return self._tx(
+        return self._db.tx(
             lambda c: turns.recover(
                 c, self.names, now=now, max_attempts=max_attempts, dead_runs=dead_runs
             ),
@@ -406,12 +308,12 @@ class PostgresStore:
         )
 
     def cancel(self, turn_id: str, *, now: float, reason: str = "canceled") -> CancelResult:
-        return self._tx(
+        return self._db.tx(
             lambda c: turns.cancel(c, self.names, turn_id, now, reason=reason), notify="cancel"
         )
 
     def cancel_requests(self, run_id: str) -> frozenset[str]:
-        rows = self._all(
+        rows = self._db.all(
             "SELECT id FROM {s}.turn_requests WHERE lease_owner = %s AND status IN {active} "
             "AND status = 'canceling' AND cancel_requested",
             (run_id,),
@@ -421,7 +323,7 @@ class PostgresStore:
     def take_steer(
         self, turn_id: str, *, run_id: str, attempt: int, now: float
     ) -> list[TurnRequest]:
-        return self._tx(
+        return self._db.tx(
             lambda c: turns.take_steer(
                 c, self.names, turn_id, run_id=run_id, attempt=attempt, now=now
             )
@@ -446,7 +348,7 @@ class PostgresStore:
 
     def record_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
         try:
-            row = self._one(turns.RECORD_STEP_SQL, self._step_params(step, run_id))
+            row = self._db.one(turns.RECORD_STEP_SQL, self._step_params(step, run_id))
         except pg_errors.UniqueViolation:  # this idempotency key was recorded: replay it
             return self.find_step(step.idempotency_key or "")
         if row is None:
@@ -473,14 +375,14 @@ class PostgresStore:
         )
 
     def steps(self, turn_id: str) -> list[StepRecord]:
-        rows = self._all(
+        rows = self._db.all(
             f"SELECT {self._STEP_COLUMNS} FROM {{s}}.turn_steps WHERE turn_id = %s ORDER BY seq",
             (turn_id,),
         )
         return [self._step(r) for r in rows]
 
     def find_step(self, idempotency_key: str) -> StepRecord | None:
-        row = self._one(
+        row = self._db.one(
             f"SELECT {self._STEP_COLUMNS} FROM {{s}}.turn_steps WHERE idempotency_key = %s",
             (idempotency_key,),
         )
@@ -489,7 +391,7 @@ class PostgresStore:
     # -- queries -------------------------------------------------------------------------
 
     def get(self, turn_id: str) -> TurnRequest | None:
-        row = self._one("SELECT {columns} FROM {s}.turn_requests WHERE id = %s", (turn_id,))
+        row = self._db.one("SELECT {columns} FROM {s}.turn_requests WHERE id = %s", (turn_id,))
         return None if row is None else turns.turn_from_row(row)
 
     def list_turns(self, where: TurnFilter | None = None) -> list[TurnRequest]:
@@ -511,26 +413,26 @@ class PostgresStore:
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
         sql += " ORDER BY seq DESC LIMIT %s"
-        rows = self._all(sql, (*params, where.limit))
+        rows = self._db.all(sql, (*params, where.limit))
         return [turns.turn_from_row(r) for r in rows]
 
     _THREAD_COLUMNS = "thread_id, thread_group, running_id, head_id, created_at, updated_at, turns"
 
     def thread(self, thread_id: str) -> ThreadInfo | None:
-        row = self._one(
+        row = self._db.one(
             f"SELECT {self._THREAD_COLUMNS} FROM {{s}}.threads WHERE thread_id = %s", (thread_id,)
         )
         return None if row is None else ThreadInfo(*row)
 
     def list_threads(self, limit: int = 50) -> list[ThreadInfo]:
-        rows = self._all(
+        rows = self._db.all(
             f"SELECT {self._THREAD_COLUMNS} FROM {{s}}.threads ORDER BY updated_at DESC LIMIT %s",
             (limit,),
         )
         return [ThreadInfo(*r) for r in rows]
 
     def counts(self) -> list[GroupCount]:
-        rows = self._all(
+        rows = self._db.all(
             "SELECT thread_group, status, count(*) FROM {s}.turn_requests "
             "GROUP BY thread_group, status ORDER BY thread_group, status"
         )
@@ -538,7 +440,7 @@ class PostgresStore:
 
     def group_load(self) -> dict[str, tuple[int, int]]:
         """``group -> (running, queued)``, counted on the partial indexes of open requests."""
-        rows = self._all(
+        rows = self._db.all(
             "SELECT thread_group, sum((status <> 'queued')::int), sum((status = 'queued')::int) "
             "FROM {s}.turn_requests WHERE status = 'queued' OR status IN {active} "
             "GROUP BY thread_group"
@@ -546,7 +448,7 @@ class PostgresStore:
         return {group: (int(running), int(queued)) for group, running, queued in rows}
 
     def next_wakeup(self, *, now: float) -> float | None:
-        row = self._one(
+        row = self._db.one(
             "SELECT MIN(head_not_before) FROM {s}.threads WHERE running_id IS NULL "
             "AND head_id IS NOT NULL AND head_not_before > 0 AND head_not_before > %s",
             (now,),
@@ -556,7 +458,7 @@ class PostgresStore:
     # -- plugin records --------------------------------------------------------------------
 
     def get_record(self, kind: str, key: str) -> Record | None:
-        row = self._one(
+        row = self._db.one(
             "SELECT kind, key, revision, data, updated_at FROM {s}.records "
             "WHERE kind = %s AND key = %s",
             (kind, key),
@@ -575,7 +477,7 @@ class PostgresStore:
         """One statement per case, so concurrent writers never lose an update."""
         payload = Jsonb(dict(data))
         if expect_revision is None:
-            row = self._one(
+            row = self._db.one(
                 "INSERT INTO {s}.records AS r (kind, key, revision, data, updated_at) "
                 "VALUES (%s, %s, 1, %s, %s) ON CONFLICT (kind, key) DO UPDATE SET "
                 "revision = r.revision + 1, data = EXCLUDED.data, updated_at = EXCLUDED.updated_at "
@@ -583,13 +485,13 @@ class PostgresStore:
                 (kind, key, payload, now),
             )
         elif expect_revision == 0:
-            row = self._one(
+            row = self._db.one(
                 "INSERT INTO {s}.records (kind, key, revision, data, updated_at) "
                 "VALUES (%s, %s, 1, %s, %s) ON CONFLICT (kind, key) DO NOTHING RETURNING revision",
                 (kind, key, payload, now),
             )
         else:
-            row = self._one(
+            row = self._db.one(
                 "UPDATE {s}.records SET revision = revision + 1, data = %s, updated_at = %s "
                 "WHERE kind = %s AND key = %s AND revision = %s RETURNING revision",
                 (payload, now, kind, key, expect_revision),
@@ -603,7 +505,7 @@ class PostgresStore:
         return Record(kind, key, row[0], dict(data), now)
 
     def list_records(self, kind: str) -> list[Record]:
-        rows = self._all(
+        rows = self._db.all(
             "SELECT kind, key, revision, data, updated_at FROM {s}.records WHERE kind = %s "
             "ORDER BY key",
             (kind,),
@@ -611,21 +513,7 @@ class PostgresStore:
         return [Record(*r) for r in rows]
 
     def delete_record(self, kind: str, key: str) -> bool:
-        deleted = self._rowcount(
+        deleted = self._db.rowcount(
             "DELETE FROM {s}.records WHERE kind = %s AND key = %s", (kind, key)
         )
         return deleted > 0
-
-
-def _configure(conn: Conn) -> None:
-    # Transactions here last milliseconds. A session idle inside one is a runtime that
-    # was paused mid-transaction (SIGSTOP, a VM freeze): end it so its locks do not hold
-    # up every other node until it resumes.
-    conn.execute(f"SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION}'")
-
-
-def lost_connection(exc: psycopg.Error) -> bool:
-    """Whether ``exc`` means the server could not be reached or went away (as opposed
-    to a statement failing: a deadlock, a lock timeout …)."""
-    state = exc.sqlstate
-    return state is None or state.startswith(("08", "53", "57P"))
