@@ -192,11 +192,13 @@ class Scheduler:
 
     def _sweep(self, now: float) -> None:
         """On a shared store, any live runtime takes back the turns of a dead one: runs
-        silent for three leases are marked lost, expired leases are requeued."""
+        silent for three leases are marked lost (for people reading ``status``), and
+        turns whose lease expired are requeued. Only the lease decides: it was written
+        by the runtime holding the turn, which may use a longer lease than this one."""
         dead = self.store.mark_lost_runs(
             now=now, stale_before=now - 3 * self.lease_seconds, exclude=self.run_id
         )
-        recovery = self.store.recover(now=now, max_attempts=self.max_attempts, dead_runs=dead)
+        recovery = self.store.recover(now=now, max_attempts=self.max_attempts)
         if dead or recovery.requeued or recovery.failed or recovery.canceled:
             log.info(
                 "runtime.recovered",
