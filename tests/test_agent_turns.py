@@ -385,3 +385,74 @@ def test_turns_trace_of_an_unknown_turn_says_so(tmp_path):
     )
     assert done.returncode == 6
     assert "no turn request with id 'nope'" in done.stderr
+
+
+class ScopedAgents:
+    """A user source: 'narrow' claims fs_* and is granted bump; 'brief' has max_steps 1."""
+
+    @staticmethod
+    @hookimpl
+    def toolang_agent_sources():
+        from toolang_core.agents.types import AgentDefinition, AgentLoad
+
+        class Source:
+            label = "user"
+            name = "test-agents"
+
+            def load(self, context):
+                return AgentLoad(
+                    (
+                        AgentDefinition(name="narrow", prefixes=("fs_*",), tools=("bump",)),
+                        AgentDefinition(name="brief", tools=("*",), max_steps=1),
+                    )
+                )
+
+        return Source()
+
+
+def test_spawn_time_allowed_tools_narrow_what_the_agent_may_use(tmp_path):
+    model = ScriptedModel([tool_call("fs_secret", {}), text("narrowed")])
+    runtime = make(tmp_path, model)
+    runtime.host.register(ScopedAgents(), "agents")
+    turn, steps = run_turn(runtime, agent="narrow", meta={"allowed_tools": ["bump"]})
+    assert [t.name for t in model.calls[0].tools] == ["bump"]
+    assert steps[0].data["tools"] == ["bump"]
+    assert json.loads(model.calls[1].messages[-1].content)["error_type"] == "not_allowed"
+    assert turn.status is TurnStatus.COMPLETED
+
+
+def test_allowed_tools_outside_the_agents_scope_fail_the_turn_clearly(tmp_path):
+    runtime = make(tmp_path, ScriptedModel([]))
+    runtime.host.register(ScopedAgents(), "agents")
+    turn, _ = run_turn(runtime, agent="narrow", meta={"allowed_tools": ["bump", "exec_run"]})
+    assert (turn.status, turn.outcome) == (TurnStatus.FAILED, "agent_error")
+    assert turn.error == (
+        "allowed_tools asks for 'exec_run' outside agent 'narrow''s scope (bump, fs_secret); "
+        "allowed_tools can only narrow an agent's scope"
+    )
+
+
+def test_an_agents_own_step_limit_overrides_the_configured_one(tmp_path):
+    model = ScriptedModel(lambda request: tool_call("bump", {"label": str(len(COUNTER))}))
+    runtime = make(tmp_path, model, max_steps=10)
+    runtime.host.register(ScopedAgents(), "agents")
+    turn, _ = run_turn(runtime, agent="brief")
+    assert (turn.status, turn.outcome, len(model.calls)) == (TurnStatus.FAILED, "max_steps", 1)
+
+
+def test_tools_no_agent_owns_are_logged_when_the_runtime_starts(tmp_path):
+    from structlog.testing import capture_logs
+
+    runtime = make(tmp_path, ScriptedModel([]))
+    runtime.host.register(ScopedAgents(), "agents")
+    with capture_logs() as logs:
+        asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    (event,) = [e for e in logs if e["event"] == "agents.unmatched_tools"]
+    assert event["tools"] == ["bump"]
+
+
+def test_tools_whose_service_is_off_are_assigned_to_no_agent(tmp_path):
+    runtime = make(tmp_path, ScriptedModel([]))
+    assert "memory_agent_save" in runtime.host.components.tools
+    assignment = runtime.agents.assignment
+    assert "memory_agent_save" not in {*assignment.scope("assistant"), *assignment.unmatched}

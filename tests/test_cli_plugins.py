@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import assert_no_traceback
+from cli_helpers import assert_no_traceback
 from plugin_dists import install_test_plugins
 
 from toolang_core.testing import make_distribution
@@ -111,7 +111,7 @@ def test_hooks_shows_what_is_actually_registered(run):
     result = run("hooks", "--json")
     families = {f["family"]: f for f in json.loads(result.stdout)}
     tools = families["tools"]["hooks"][0]
-    assert tools == {"hook": "toolang_register_tools", "plugins": ["good"]}
+    assert tools == {"hook": "toolang_register_tools", "plugins": ["good", "memory-tools"]}
     memory = families["memory"]["hooks"][0]
     assert memory["plugins"] == ["dup"]
     chain = [entry["stage"] for entry in families["tool-hooks"]["hooks"] if "stage" in entry]
@@ -145,7 +145,7 @@ def test_doctor_reports_each_broken_plugin_and_exits_1(run):
 def test_doctor_passes_when_only_healthy_plugins_load(run):
     result = run("doctor", TOOLANG_LOAD_PLUGINS="good")
     assert result.returncode == 0, result.stdout
-    assert "2 plugin(s) active: good, store-sqlite" in result.stdout
+    assert "4 plugin(s) active: good, memory-tools, route-keywords, store-sqlite" in result.stdout
 
 
 def test_plugin_commands_are_added_and_clashes_refused(cli_run, tmp_path):

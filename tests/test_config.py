@@ -6,7 +6,7 @@ from pathlib import Path
 
 import attrs
 import pytest
-from conftest import assert_no_traceback
+from cli_helpers import assert_no_traceback
 
 from toolang_core.config import STARTER_CONFIG, load_config, parse_config, plugin_settings
 from toolang_core.config.types import Secret

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_toolang
+from cli_helpers import run_toolang
 
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import TERMINAL, NewTurnRequest, SubmitRules, TurnStatus

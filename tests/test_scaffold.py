@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import assert_no_traceback
+from cli_helpers import assert_no_traceback
 
 from toolang_core.scaffold import FAMILIES
 

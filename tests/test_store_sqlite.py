@@ -20,6 +20,9 @@ import sqlite3  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 
+from sqlite_utils import Migrations  # noqa: E402
+
+from toolang_core import open_plugin_database  # noqa: E402
 from toolang_core.store.errors import (  # noqa: E402
     StoreBusy,
     StoreCorrupt,
@@ -95,6 +98,43 @@ def test_another_applications_database_is_refused(tmp_path):
     with pytest.raises(StoreCorrupt, match=r"not a toolang store .*invoices"):
         SQLiteStore(path)
     assert digest(path) == before
+
+
+def plugin_tables() -> Migrations:
+    migrations = Migrations("some-plugin")
+
+    @migrations()
+    def m001_notes(db):
+        db["notes"].create({"id": int, "text": str}, pk="id")
+
+    return migrations
+
+
+def test_a_file_where_a_plugin_made_its_tables_first_becomes_a_store(tmp_path):
+    path = tmp_path / "toolang.db"
+    plugin_db = open_plugin_database(path, plugin_tables())
+    plugin_db["notes"].insert({"id": 1, "text": "kept"})
+    plugin_db.conn.close()
+    make_store(path)
+    store = SQLiteStore(path, read_only=True)
+    try:
+        assert [t.input for t in store.list_turns()] == ["keep me"]
+    finally:
+        store.close()
+    plugin_db = open_plugin_database(path, plugin_tables())
+    assert [r["text"] for r in plugin_db["notes"].rows] == ["kept"]
+    plugin_db.conn.close()
+
+
+def test_a_plugins_tables_in_the_store_file_do_not_stop_the_store(tmp_path):
+    path = tmp_path / "toolang.db"
+    make_store(path)
+    open_plugin_database(path, plugin_tables()).conn.close()
+    store = SQLiteStore(path)
+    try:
+        assert [t.input for t in store.list_turns()] == ["keep me"]
+    finally:
+        store.close()
 
 
 def test_read_only_never_creates_or_migrates(tmp_path):

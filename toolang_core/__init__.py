@@ -13,8 +13,23 @@ from typing import TYPE_CHECKING, Any
 from toolang_core.markers import hookimpl, hookspec
 
 if TYPE_CHECKING:
+    from toolang_core.agents.agentmd import (
+        parse_agent_md as parse_agent_md,
+    )
+    from toolang_core.agents.partition import (
+        PatternError as PatternError,
+        ToolAssignment as ToolAssignment,
+        ToolScopeError as ToolScopeError,
+        assign_tools as assign_tools,
+        narrow_tools as narrow_tools,
+    )
+    from toolang_core.agents.routing import (
+        RouteProposal as RouteProposal,
+    )
     from toolang_core.agents.types import (
         AgentDefinition as AgentDefinition,
+        AgentDiagnostic as AgentDiagnostic,
+        AgentHealth as AgentHealth,
         AgentLoad as AgentLoad,
         AgentSource as AgentSource,
     )
@@ -126,7 +141,16 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _LAZY = {
+    "parse_agent_md": "toolang_core.agents.agentmd",
+    "PatternError": "toolang_core.agents.partition",
+    "ToolAssignment": "toolang_core.agents.partition",
+    "ToolScopeError": "toolang_core.agents.partition",
+    "assign_tools": "toolang_core.agents.partition",
+    "narrow_tools": "toolang_core.agents.partition",
+    "RouteProposal": "toolang_core.agents.routing",
     "AgentDefinition": "toolang_core.agents.types",
+    "AgentDiagnostic": "toolang_core.agents.types",
+    "AgentHealth": "toolang_core.agents.types",
     "AgentLoad": "toolang_core.agents.types",
     "AgentSource": "toolang_core.agents.types",
     "ToolangConfig": "toolang_core.config.model",

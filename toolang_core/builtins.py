@@ -5,7 +5,11 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Final
 
-BUILTIN_PLUGINS: Final = (("store-sqlite", "toolang_core.store.sqlite.plugin"),)
+BUILTIN_PLUGINS: Final = (
+    ("store-sqlite", "toolang_core.store.sqlite.plugin"),
+    ("memory-tools", "toolang_core.memory.tools"),
+    ("route-keywords", "toolang_core.agents.keyword_router"),
+)
 
 
 def builtin_plugins() -> list[tuple[str, object]]:

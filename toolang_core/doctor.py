@@ -7,9 +7,11 @@ failed. Checks never raise for a problem they are meant to find.
 from __future__ import annotations
 
 import os
+import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 import click
@@ -22,6 +24,9 @@ from toolang_core.errors import ConfigError
 from toolang_core.plugins.host import PluginHost
 from toolang_core.plugins.loader import LoadPolicy
 from toolang_core.plugins.records import PluginStatus
+
+if TYPE_CHECKING:
+    from toolang_core.runtime import Runtime
 
 Status = Literal["ok", "info", "warn", "fail"]
 
@@ -127,7 +132,166 @@ def check_home(ctx: DoctorContext) -> Iterator[Check]:
         yield Check("home", "ok", f"{home} is writable")
 
 
-CHECKS: tuple[CheckFn, ...] = (check_config, check_plugins, check_plugin_settings, check_home)
+def check_agents(ctx: DoctorContext) -> Iterator[Check]:
+    """The agent registry as a runtime would load it: sources, problems, unmatched tools."""
+    runtime = _runtime(ctx)
+    if runtime is None:
+        return
+    catalog = runtime.agents
+    registry = catalog.registry
+    active = registry.active()
+    counts = Counter(d.source for d in active)
+    by_source = ", ".join(f"{label} {n}" for label, n in counts.items())
+    default = runtime.config.agents.default
+    if not registry.reports:
+        yield Check(
+            "agents",
+            "info",
+            f"no agent sources installed: single-agent mode, the default agent {default!r} "
+            "is made from [agents] and may use every tool",
+        )
+    else:
+        yield Check("agents", "ok", f"{len(active)} agent(s) active ({by_source})")
+    found = registry.get(default)
+    if found is None or found.status != "active":
+        yield Check(
+            "agents", "fail", f"the default agent {default!r} ([agents] default) is disabled"
+        )
+    levels: tuple[tuple[str, Status, str], ...] = (
+        ("error", "fail", "not loaded"),
+        ("warning", "warn", "warnings"),
+        ("info", "info", "notes"),
+    )
+    for level, status, what in levels:
+        lines = tuple(str(d) for d in registry.diagnostics if d.level == level)
+        if lines:
+            yield Check("agents", status, f"agent definitions: {len(lines)} {what}", lines)
+    for name, health in sorted(registry.health.items()):
+        if health.state != "ok":
+            yield Check(
+                "agents", "warn", f"remote agent {name!r} is {health.state}: {health.detail}"
+            )
+    unmatched = catalog.assignment.unmatched
+    if unmatched and registry.reports:
+        yield Check(
+            "agents",
+            "warn",
+            f"{len(unmatched)} tool(s) no agent's prefixes cover: {', '.join(unmatched)}",
+            ("only agents granted them (tools: ['*'] or by name) can use them",),
+        )
+
+
+def _runtime(ctx: DoctorContext) -> Runtime | None:
+    if ctx.config is None or ctx.host is None:
+        return None
+    from toolang_core.runtime import Runtime
+
+    try:
+        return Runtime(ctx.config, ctx.host, env=ctx.env)
+    except ConfigError:
+        return None  # the settings check reported it
+
+
+def check_store(ctx: DoctorContext) -> Iterator[Check]:
+    """The execution store, read-only: readable, current schema, whether a runtime serves
+    it, turns whose lease ran out with nobody to recover them, recent failures."""
+    runtime = _runtime(ctx)
+    if runtime is None:
+        return
+    from toolang_core.store.errors import StoreError, StoreMissing
+    from toolang_core.store.types import TurnFilter, TurnStatus
+
+    try:
+        store = runtime.open_store(read_only=True)
+    except StoreMissing as exc:
+        yield Check("store", "info", str(exc))
+        return
+    except (StoreError, ConfigError) as exc:
+        yield Check("store", "fail", str(exc))
+        return
+    try:
+        now = time.time()
+        serving = store.runtime_running()
+        state = (
+            "cannot tell whether a runtime serves it"
+            if serving is None
+            else "a runtime serves it"
+            if serving
+            else "no runtime serves it now"
+        )
+        yield Check("store", "ok", f"{store.name} store at {store.location}: {state}")
+        active = store.list_turns(
+            TurnFilter(status=(TurnStatus.RUNNING, TurnStatus.CANCELING), limit=1000)
+        )
+        stuck = [t for t in active if t.lease_expires is not None and t.lease_expires < now]
+        if stuck:
+            yield Check(
+                "store",
+                "warn" if serving else "info",
+                f"{len(stuck)} turn(s) hold an expired lease"
+                + ("" if serving else "; the next `toolang run` recovers them"),
+                tuple(f"{t.id} on {t.thread_id} (attempt {t.attempt})" for t in stuck[:10]),
+            )
+        failed = [
+            t
+            for t in store.list_turns(TurnFilter(status=(TurnStatus.FAILED,), limit=200))
+            if t.finished_at is not None and t.finished_at > now - 86_400
+        ]
+        if failed:
+            yield Check(
+                "store",
+                "warn",
+                f"{len(failed)} turn(s) failed in the last 24 hours (`toolang turns list "
+                "--status failed`)",
+                tuple(f"{t.id} {t.outcome or 'error'}: {(t.error or '')[:80]}" for t in failed[:5]),
+            )
+    finally:
+        store.close()
+
+
+def check_memory(ctx: DoctorContext) -> Iterator[Check]:
+    """The memory plugin's own health report (or that memory is off)."""
+    runtime = _runtime(ctx)
+    if runtime is None:
+        return
+    try:
+        memory = runtime.memory
+    except ConfigError as exc:
+        yield Check("memory", "fail", "the memory plugin is not available", tuple(exc.problems))
+        return
+    if memory is None:
+        yield Check("memory", "info", "memory is off (set [memory] plugin to turn it on)")
+        return
+    import asyncio
+
+    try:
+        health = asyncio.run(memory.health())
+    finally:
+        memory.close()
+    status: Status = (
+        "ok" if health.status == "ok" else "warn" if health.status == "degraded" else "fail"
+    )
+    facts = [f"{health.entries} entries" if health.entries is not None else ""]
+    if health.size_bytes is not None:
+        facts.append(f"{health.size_bytes / 1_000_000:.1f} MB")
+    summary = f"memory plugin {memory.name!r} is {health.status}"
+    if any(facts):
+        summary += f" ({', '.join(f for f in facts if f)})"
+    details = [health.detail] if health.detail else []
+    if health.last_error:
+        details.append(f"last error: {health.last_error}")
+    yield Check("memory", status, summary, tuple(details))
+
+
+CHECKS: tuple[CheckFn, ...] = (
+    check_config,
+    check_plugins,
+    check_plugin_settings,
+    check_home,
+    check_store,
+    check_memory,
+    check_agents,
+)
 
 
 def run_checks(

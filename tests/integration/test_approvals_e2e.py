@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_toolang
+from cli_helpers import run_toolang
 
 from toolang_core.testing import make_distribution
 

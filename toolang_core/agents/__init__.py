@@ -1,5 +1,20 @@
-"""Agent definitions and the registry that merges their sources."""
+"""Agent definitions, the registry that merges their sources, tool partitioning and
+routing."""
 
-from toolang_core.agents.types import AgentDefinition, AgentLoad, AgentSource, SourceLabel
+from toolang_core.agents.types import (
+    AgentDefinition,
+    AgentDiagnostic,
+    AgentHealth,
+    AgentLoad,
+    AgentSource,
+    SourceLabel,
+)
 
-__all__ = ["AgentDefinition", "AgentLoad", "AgentSource", "SourceLabel"]
+__all__ = [
+    "AgentDefinition",
+    "AgentDiagnostic",
+    "AgentHealth",
+    "AgentLoad",
+    "AgentSource",
+    "SourceLabel",
+]

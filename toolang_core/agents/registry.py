@@ -1,87 +1,231 @@
 """The agent registry: definitions from every source, merged by fixed rules.
 
-Rules (each tested): sources are read in priority order builtin (0), embedded (1),
-user (2), remote (3). A builtin name is reserved: another source using it is rejected
-with a diagnostic naming its origin. A user definition replaces an embedded default of
-the same name. A remote definition never shadows a local one. A source that fails is
-reported and the others still count. ``active()`` is sorted by name.
+Rules (each tested):
+
+- Sources are read in priority order builtin (0), embedded (1), user (2), remote (3);
+  sources of one label in plugin-name order.
+- Every definition is checked (name, status, tool patterns, limits); a bad one is
+  reported with its origin and left out, never taking the others with it.
+- A builtin name is reserved: a definition from any other source using it is rejected
+  with a diagnostic naming its file or URL.
+- A user definition replaces an embedded default of the same name (reported as info).
+- A remote definition never shadows a local one: it is rejected.
+- Two definitions of one name from the same label: the first is kept, the second is
+  reported.
+- A source that raises is reported; the other sources still count.
+- If no local source defines ``[agents] default``, the registry adds a general agent of
+  that name made from ``[agents] instruction``, which may use every tool (single-agent
+  mode). It is settled before the remote sources, so no remote agent takes its name.
+- :meth:`AgentRegistry.active` and :meth:`AgentRegistry.all` are ordered by source
+  priority, then name: builtin roles first, remote agents last.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 import attrs
 import structlog
 
-from toolang_core.agents.types import SOURCE_PRIORITY, AgentDefinition
+from toolang_core.agents.partition import EVERY_TOOL
+from toolang_core.agents.types import (
+    SOURCE_PRIORITY,
+    AgentDefinition,
+    AgentDiagnostic,
+    AgentHealth,
+    AgentLoad,
+    SourceLabel,
+)
+from toolang_core.agents.validate import DefinitionError, checked, problem
 from toolang_core.plugins.host import describe_exception
 
 if TYPE_CHECKING:
+    from toolang_core.config.model import ToolangConfig
     from toolang_core.runtime.runtime import Runtime
 
 log = structlog.get_logger("toolang.agents")
 
 
 @attrs.frozen
+class SourceReport:
+    """What one source contributed: the names kept, how many were refused, and why."""
+
+    name: str
+    label: SourceLabel
+    plugin: str
+    kept: tuple[str, ...] = ()
+    rejected: int = 0
+    diagnostics: tuple[AgentDiagnostic, ...] = ()
+    failed: str | None = None
+    """The error the source raised while loading (nothing of it was kept)."""
+
+
+@attrs.frozen
+class SourceInput:
+    """One source's load, ready to merge (:meth:`AgentRegistry.merge` is pure)."""
+
+    name: str
+    label: SourceLabel
+    plugin: str
+    load: AgentLoad | None = None
+    failed: str | None = None
+
+
+def _key(definition: AgentDefinition) -> tuple[int, str]:
+    return (definition.priority, definition.name)
+
+
+@attrs.frozen
 class AgentRegistry:
-    definitions: dict[str, AgentDefinition]
-    diagnostics: tuple[str, ...] = ()
+    """Every agent definition a runtime knows, by name, and how each source did."""
+
+    definitions: Mapping[str, AgentDefinition]
+    reports: tuple[SourceReport, ...] = ()
+    health: Mapping[str, AgentHealth] = attrs.field(factory=dict)
+    fallback: str | None = None
+    """The name of the agent made from ``[agents]`` when no source defined it."""
 
     def get(self, name: str) -> AgentDefinition | None:
         return self.definitions.get(name)
 
+    def all(self) -> list[AgentDefinition]:
+        """Every definition, active or disabled, by source priority then name."""
+        return sorted(self.definitions.values(), key=_key)
+
     def active(self) -> list[AgentDefinition]:
-        return sorted(
-            (d for d in self.definitions.values() if d.status == "active"), key=lambda d: d.name
-        )
+        """The active definitions, by source priority then name."""
+        return [d for d in self.all() if d.status == "active"]
+
+    @property
+    def diagnostics(self) -> tuple[AgentDiagnostic, ...]:
+        return tuple(d for report in self.reports for d in report.diagnostics)
+
+    @property
+    def errors(self) -> tuple[AgentDiagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.level == "error")
 
     @classmethod
     def load(cls, runtime: Runtime) -> AgentRegistry:
-        """Read every agent source of ``runtime`` and merge them."""
-        sources = sorted(
-            runtime.host.components.agent_sources,
-            key=lambda r: (SOURCE_PRIORITY.get(r.source.label, 9), r.plugin),
-        )
-        merged: dict[str, AgentDefinition] = {}
-        diagnostics: list[str] = []
-        for registration in sources:
+        """Read every agent source of ``runtime`` now and merge them."""
+        inputs = []
+        for registration in runtime.host.components.agent_sources:
             source = registration.source
+            name, label = str(source.name), source.label
             try:
                 loaded = source.load(runtime.plugin_context(registration.plugin))
+                if not isinstance(loaded, AgentLoad):
+                    raise TypeError(f"load() returned {type(loaded).__name__}, not AgentLoad")
             except Exception as exc:
-                diagnostics.append(
-                    f"agent source {source.name!r} of plugin "
-                    f"{registration.plugin!r} failed: {describe_exception(exc)}"
+                inputs.append(
+                    SourceInput(name, label, registration.plugin, failed=describe_exception(exc))
                 )
                 continue
-            diagnostics.extend(loaded.diagnostics)
-            for loaded_definition in loaded.definitions:
-                definition = attrs.evolve(loaded_definition, source=source.label)
-                problem = _conflict(merged.get(definition.name), definition)
-                if problem:
-                    diagnostics.append(problem)
-                    continue
-                merged[definition.name] = definition
-        for line in diagnostics:
-            log.warning("agents.diagnostic", problem=line)
-        return cls(merged, tuple(diagnostics))
+            inputs.append(SourceInput(name, label, registration.plugin, load=loaded))
+        registry = cls.merge(inputs, config=runtime.config)
+        for diagnostic in registry.diagnostics:
+            if diagnostic.level != "info":
+                log.warning("agents.diagnostic", level=diagnostic.level, problem=str(diagnostic))
+        return registry
+
+    @classmethod
+    def merge(
+        cls, inputs: Iterable[SourceInput], *, config: ToolangConfig | None = None
+    ) -> AgentRegistry:
+        """Merge the sources' loads by the rules of this module (no I/O)."""
+        ordered = sorted(inputs, key=lambda s: (SOURCE_PRIORITY.get(s.label, 9), s.plugin, s.name))
+        merged: dict[str, AgentDefinition] = {}
+        health: dict[str, AgentHealth] = {}
+        local = [s for s in ordered if s.label != "remote"]
+        remote = [s for s in ordered if s.label == "remote"]
+        reports = [_merge_source(s, merged, health) for s in local]
+        # The [agents] default is a local agent: settled before any remote source.
+        fallback = _fallback(config, merged) if config is not None else ""
+        reports += [_merge_source(s, merged, health) for s in remote]
+        return cls(merged, tuple(reports), health, fallback or None)
 
 
-def _conflict(existing: AgentDefinition | None, new: AgentDefinition) -> str | None:
+def _merge_source(
+    source: SourceInput, merged: dict[str, AgentDefinition], health: dict[str, AgentHealth]
+) -> SourceReport:
+    """Add ``source``'s acceptable definitions to ``merged``; say what happened."""
+    if source.failed is not None or source.load is None:
+        failure = AgentDiagnostic(
+            "error",
+            f"agent source {source.name!r} of plugin {source.plugin!r} failed: {source.failed}",
+        )
+        return SourceReport(
+            source.name, source.label, source.plugin, (), 0, (failure,), source.failed
+        )
+    diagnostics = list(source.load.diagnostics)
+    kept: list[str] = []
+    rejected = 0
+    for loaded in source.load.definitions:
+        definition = attrs.evolve(loaded, source=source.label)
+        try:
+            definition = checked(definition)
+        except DefinitionError as exc:
+            diagnostics.append(problem(definition, exc))
+            rejected += 1
+            continue
+        conflict = _conflict(merged.get(definition.name), definition)
+        if conflict is not None:
+            diagnostics.append(conflict)
+            if conflict.level == "error":
+                rejected += 1
+                continue
+        merged[definition.name] = definition
+        kept.append(definition.name)
+        if definition.name in source.load.health:
+            health[definition.name] = source.load.health[definition.name]
+    return SourceReport(
+        source.name, source.label, source.plugin, tuple(kept), rejected, tuple(diagnostics)
+    )
+
+
+def _fallback(config: ToolangConfig, merged: dict[str, AgentDefinition]) -> str:
+    """Add the agent made from ``[agents]`` when no local source defined the default;
+    return its name ("" when a source did)."""
+    name = config.agents.default
+    if name in merged:
+        return ""
+    merged[name] = AgentDefinition(
+        name=name,
+        description="the default agent, from [agents] (no agent source defines it)",
+        instruction=config.agents.instruction,
+        tools=(EVERY_TOOL,),
+        source="builtin",
+        origin=f"{config.display_name} [agents] default",
+    )
+    return name
+
+
+def _conflict(existing: AgentDefinition | None, new: AgentDefinition) -> AgentDiagnostic | None:
     if existing is None:
         return None
-    where = new.origin or new.source
+    where = new.origin or f"{new.source} source"
     if existing.source == "builtin":
-        return (
-            f"{where}: agent name {new.name!r} is reserved by a built-in agent; "
-            "rename this definition"
+        return AgentDiagnostic(
+            "error",
+            f"agent name {new.name!r} is reserved by a built-in agent; rename this definition",
+            origin=where,
         )
     if new.source == "remote":
-        return (
-            f"{where}: remote agent {new.name!r} would shadow the {existing.source} agent "
-            "of the same name; it is ignored"
+        return AgentDiagnostic(
+            "error",
+            f"remote agent {new.name!r} would shadow the {existing.source} agent of the same "
+            f"name ({existing.origin}); it is ignored",
+            origin=where,
         )
     if new.source == existing.source:
-        return f"{where}: agent {new.name!r} is defined twice ({existing.origin}); first kept"
-    return None  # a later local source (user over embedded) replaces the earlier one
+        return AgentDiagnostic(
+            "error",
+            f"agent {new.name!r} is defined twice; the first ({existing.origin}) is kept",
+            origin=where,
+        )
+    return AgentDiagnostic(
+        "info",
+        f"{new.source} agent {new.name!r} replaces the {existing.source} default "
+        f"({existing.origin})",
+        origin=where,
+    )

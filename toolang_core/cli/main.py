@@ -13,6 +13,7 @@ BUILTIN_COMMANDS = {
     "plugins": "toolang_core.cli.cmd_plugins:plugins",
     "hooks": "toolang_core.cli.cmd_hooks:hooks",
     "doctor": "toolang_core.cli.cmd_doctor:doctor",
+    "agents": "toolang_core.cli.cmd_agents:agents",
     "plugin": "toolang_core.cli.cmd_plugin:plugin",
     "run": "toolang_core.cli.cmd_run:run",
     "submit": "toolang_core.cli.cmd_turns:submit",
@@ -20,6 +21,7 @@ BUILTIN_COMMANDS = {
     "status": "toolang_core.cli.cmd_turns:status",
     "turns": "toolang_core.cli.cmd_turns:turns",
     "threads": "toolang_core.cli.cmd_turns:threads",
+    "memory": "toolang_core.cli.cmd_memory:memory",
 }
 
 

@@ -101,9 +101,10 @@ class SchedulerConfig:
 class AgentsConfig:
     """``[agents]``: which agent answers by default, and the limits of every turn.
 
-    ``default`` answers requests that name no agent; if no agent source defines it, a
-    built-in general agent of that name with ``instruction`` is used. ``dir`` is where
-    user AGENT.md files live (read by toolang-agents-user).
+    ``default`` answers requests that name no agent (and routes them); if no agent
+    source defines it, a general agent of that name with ``instruction`` is used, which
+    may use every tool. ``dir`` is where user AGENT.md files live, one subdirectory per
+    agent (read by toolang-agents-user; default ``agents`` beside the file).
     """
 
     default: str = "assistant"
@@ -132,6 +133,30 @@ class ToolsConfig:
 
 
 @attrs.frozen
+class MemoryConfig:
+    """``[memory]``: the one memory plugin, and when the runtime uses it.
+
+    ``plugin`` names a memory plugin registered through ``toolang_register_memory``
+    (its own settings live in its ``[plugins.<entry point>]`` table); unset, memory is
+    off. Before each agent turn the runtime recalls up to ``max_items`` items
+    (``max_chars`` in all) for the turn's input within ``recall_timeout_seconds`` — a
+    recall that fails or times out marks the turn degraded, never fails it. After a
+    completed turn whose source is in ``save_turns`` it remembers the exchange (chores
+    and the agent's own will are left out by default: they repeat); a write that
+    fails is recorded, never fails the turn. ``thread_only`` restricts recall to the
+    turn's own thread (default: everything the agent remembers).
+    """
+
+    plugin: str | None = None
+    save_turns: tuple[str, ...] = ("chat", "invoke", "task")
+    thread_only: bool = False
+    max_items: PositiveInt = 8
+    max_chars: PositiveInt = 4000
+    recall_timeout_seconds: PositiveFloat = 2.0
+    write_timeout_seconds: PositiveFloat = 10.0
+
+
+@attrs.frozen
 class ToolangConfig:
     """A whole ``toolang.toml``.
 
@@ -151,11 +176,17 @@ class ToolangConfig:
     agents: AgentsConfig = AgentsConfig()
     models: ModelsConfig = ModelsConfig()
     tools: ToolsConfig = ToolsConfig()
+    memory: MemoryConfig = MemoryConfig()
 
     @property
     def store_path(self) -> Path:
         """The SQLite execution store file (``[store] path``, default ``<home>/toolang.db``)."""
         return self.store.path if self.store.path is not None else self.home / "toolang.db"
+
+    @property
+    def agents_dir(self) -> Path:
+        """Where user AGENT.md files live (``[agents] dir``, default ``<base_dir>/agents``)."""
+        return self.agents.dir if self.agents.dir is not None else self.base_dir / "agents"
 
     @property
     def display_name(self) -> str:

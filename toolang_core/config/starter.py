@@ -18,6 +18,8 @@ def starter_config(installed: Collection[str] = ()) -> str:
     """The starter file; sections for installed plugins are added (``installed`` holds
     entry-point names), so the file always loads as-is."""
     text = STARTER_CONFIG
+    if "memory-sqlite" in installed:  # memory on from the start: it saves by itself
+        text = text.replace('# [memory]\n# plugin = "sqlite"', '[memory]\nplugin = "sqlite"')
     if "source-chore" in installed:
         text += DEMO_CHORE
     return text
@@ -42,7 +44,8 @@ strict = false             # any plugin failure is an error (also --strict)
 
 # Each plugin's own settings live in a table named after it, e.g.:
 # [plugins.hook-security-filter]
-# redact_pii = true
+# redact_params = true     # mask personal data in tool parameters
+# block_patterns = []      # extra regexes that block a tool call
 
 [store]
 backend = "sqlite"        # the embedded default; "postgres" with toolang-store-postgres
@@ -65,11 +68,15 @@ max_queued = 1000
 overflow = "reject"       # reject | drop_oldest | replace_pending
 
 [agents]
-default = "assistant"     # answers requests that name no agent
-# dir = "~/.toolang/agents"   # your AGENT.md files (toolang-agents-user)
+default = "assistant"     # answers (and routes) requests that name no agent
+# dir = "agents"          # your AGENT.md files, one folder per agent (default: agents/ here)
 history_turns = 20        # earlier exchanges of the thread in each prompt
 max_steps = 20            # model calls per turn at most
 loop_repeats = 3          # the same tool calls this often ends the turn: loop_detected
+
+# [memory]
+# plugin = "sqlite"       # toolang-memory-sqlite; unset: memory is off
+# save_turns = ["chat", "invoke", "task"]   # sources whose exchanges are remembered
 
 [models]
 default = "demo"          # the offline stand-in (toolang-model-demo); e.g. "llm/gpt-4o-mini"

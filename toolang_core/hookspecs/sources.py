@@ -7,7 +7,11 @@ from typing import TYPE_CHECKING
 from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     from toolang_core.plugins.registrars import RegisterFactory
+    from toolang_core.runtime import Runtime
+    from toolang_core.store.types import TurnRequest
 
 
 @hookspec
@@ -17,4 +21,16 @@ def toolang_register_turn_sources(register: RegisterFactory) -> None:
     Call ``register(name, factory)``. For every source enabled in the configuration the
     runtime calls ``factory(context)`` and runs the returned object's loop, which may
     only submit turn requests to the inbox — never execute work itself. Return nothing.
+    """
+
+
+@hookspec
+def toolang_deliver_turn(turn: TurnRequest, runtime: Runtime) -> Awaitable[None] | None:
+    """Send a finished turn's answer out, e.g. as a reply on the channel it came from.
+
+    Called once per finished turn — the last of the post-turn stages, after the turn's
+    state, its prompt trace, the memory write and the bus events — with the turn as
+    stored (``status``, ``output``, ``error``). Deliver only what is yours (check
+    ``turn.source`` / ``turn.channel``) and return ``None`` or an awaitable. A delivery
+    that raises is recorded in the turn's after-record; the turn stays as it is.
     """

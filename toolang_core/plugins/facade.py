@@ -9,6 +9,7 @@ pluggy's order, awaitables awaited, errors isolated per plugin and reported as
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -27,9 +28,12 @@ from toolang_core.tools.types import (
 )
 
 if TYPE_CHECKING:
+    from toolang_core.agents.routing import RouteProposal
+    from toolang_core.agents.types import AgentDefinition
     from toolang_core.events import Event
     from toolang_core.plugins.host import PluginHost
     from toolang_core.runtime import Runtime
+    from toolang_core.store.types import TurnRequest
     from toolang_core.tools.types import ToolCallContext
 
 log = structlog.get_logger("toolang.hooks")
@@ -212,6 +216,31 @@ class Hooks:
                 )
         return notes
 
+    async def route(
+        self, request: str, agents: Sequence[AgentDefinition]
+    ) -> tuple[RouteProposal | None, tuple[HookFailure, ...]]:
+        """Ask every router; the highest score wins (a tie: the router asked first).
+
+        A proposal naming an agent not among ``agents`` is ignored; a router that
+        raises is skipped and reported."""
+        hook = "toolang_route"
+        names = {agent.name for agent in agents}
+        best: RouteProposal | None = None
+        failures: list[HookFailure] = []
+        for plugin, caller in self._host.pm.per_plugin_callers(hook):
+            try:
+                for value in _results(caller(request=request, agents=agents)):
+                    proposal = await _resolve(value)
+                    if proposal is None or proposal.agent not in names:
+                        continue
+                    if best is None or proposal.score > best.score:
+                        best = attrs.evolve(proposal, router=plugin)
+            except Exception as exc:
+                failure = HookFailure(plugin, hook, describe_exception(exc))
+                log.warning("hook.failed", plugin=plugin, hook=hook, error=failure.error)
+                failures.append(failure)
+        return best, tuple(failures)
+
     async def observe_tool_result(
         self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
     ) -> list[tuple[str, HookFailure | None]]:
@@ -226,6 +255,11 @@ class Hooks:
         self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
     ) -> list[tuple[str, HookFailure | None]]:
         return await self._each("toolang_publish_event", call=call, result=result, ctx=ctx)
+
+    async def deliver_turn(
+        self, turn: TurnRequest, runtime: Runtime
+    ) -> list[tuple[str, HookFailure | None]]:
+        return await self._each("toolang_deliver_turn", turn=turn, runtime=runtime)
 
     async def _each(self, hook: str, **kwargs: Any) -> list[tuple[str, HookFailure | None]]:
         """Call every implementation, isolated; ``(plugin, failure or None)`` for each."""

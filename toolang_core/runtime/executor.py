@@ -18,6 +18,7 @@ import attrs
 from toolang_core.store.types import StepRecord, TurnRequest, TurnStatus
 
 if TYPE_CHECKING:
+    from toolang_core.runtime.after_turn import AfterTurn
     from toolang_core.runtime.runtime import Runtime
     from toolang_core.store.protocol import ExecutionStore
 
@@ -36,14 +37,20 @@ class TurnOutcome:
     error: str | None = None
     steps: tuple[StepRecord, ...] = ()
     """Final steps, stored in the same transaction as the terminal state."""
+    after: AfterTurn | None = None
+    """What the post-turn stages should do (prompt trace, memory write)."""
 
     @classmethod
-    def completed(cls, output: str, outcome: str | None = None) -> TurnOutcome:
-        return cls(TurnStatus.COMPLETED, output=output, outcome=outcome)
+    def completed(
+        cls, output: str, outcome: str | None = None, *, after: AfterTurn | None = None
+    ) -> TurnOutcome:
+        return cls(TurnStatus.COMPLETED, output=output, outcome=outcome, after=after)
 
     @classmethod
-    def failed(cls, error: str, outcome: str = "error") -> TurnOutcome:
-        return cls(TurnStatus.FAILED, outcome=outcome, error=error)
+    def failed(
+        cls, error: str, outcome: str = "error", *, after: AfterTurn | None = None
+    ) -> TurnOutcome:
+        return cls(TurnStatus.FAILED, outcome=outcome, error=error, after=after)
 
 
 class TurnContext:
@@ -144,7 +151,11 @@ class TurnContext:
 
 
 class TurnExecutor(Protocol):
-    """Runs one turn to an outcome. Cancellation arrives as ``asyncio.CancelledError``."""
+    """Runs one turn to an outcome. Cancellation arrives as ``asyncio.CancelledError``.
+
+    An executor may also have ``async def prepare(self) -> None``, which
+    :meth:`Runtime.serve` awaits once before the first turn is admitted.
+    """
 
     async def execute(self, ctx: TurnContext) -> TurnOutcome: ...
 

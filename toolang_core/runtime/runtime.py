@@ -40,6 +40,9 @@ from toolang_core.store.types import RunRecord
 if TYPE_CHECKING:
     from sqlite_utils import Database, Migrations
 
+    from toolang_core.agents.catalog import AgentCatalog
+    from toolang_core.memory.service import MemoryService
+
 log = structlog.get_logger("toolang.runtime")
 _PLUGIN_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
@@ -123,6 +126,14 @@ class Runtime:
 
     # -- parts ------------------------------------------------------------------------
 
+    @property
+    def agents(self) -> AgentCatalog:
+        """This runtime's agents: registry, tool assignment and routing (read on first
+        use; the agent executor and ``toolang agents`` share it)."""
+        from toolang_core.agents.catalog import AgentCatalog
+
+        return self.plugin_state("toolang:agents", lambda: AgentCatalog(self))
+
     def plugin_context(self, plugin_name: str, **services: Any) -> PluginContext:
         """The context handed to ``plugin_name``'s component factories."""
         return PluginContext(
@@ -167,6 +178,46 @@ class Runtime:
         """Close every database :meth:`plugin_database` opened (they reopen on next use)."""
         for key in [k for k in self._plugin_state if k.startswith("database:")]:
             self._plugin_state.pop(key).conn.close()
+
+    @property
+    def memory(self) -> MemoryService | None:
+        """The configured memory plugin behind its service (``None``: memory is off).
+
+        Built on first use. An unknown ``[memory] plugin`` is a configuration error; a
+        plugin whose factory raises leaves the service down (recalls degrade turns).
+
+        :raises ConfigError: naming the plugin and the installed memory plugins.
+        """
+        key = "memory:service"
+        if key not in self._plugin_state:
+            self._plugin_state[key] = self._build_memory()
+        return self._plugin_state[key]  # type: ignore[no-any-return]
+
+    def service_available(self, name: str) -> bool:
+        """Whether the runtime service ``name`` (``"memory"``) can be used now."""
+        if name == "memory":
+            memory = self.memory
+            return memory is not None and memory.plugin is not None
+        return False
+
+    def _build_memory(self) -> MemoryService | None:
+        from toolang_core.memory.service import MemoryService
+
+        name = self.config.memory.plugin
+        if name is None:
+            return None
+        registered = self.host.components.of_kind("memory")
+        registration = registered.get(name)
+        if registration is None:
+            raise ConfigError(
+                [
+                    f"{self.config.display_name}: memory.plugin: no installed plugin offers the "
+                    f"memory plugin {name!r} (available: {', '.join(sorted(registered)) or 'none'}"
+                    f"); install it, e.g. toolang-memory-{name}"
+                ]
+            )
+        context = self.plugin_context(registration.plugin)
+        return MemoryService.build(name, self.config.memory, lambda: registration.factory(context))
 
     def open_store(self, *, read_only: bool = False) -> ExecutionStore:
         """Open the configured execution store (not the one :meth:`serve` uses)."""
@@ -238,6 +289,7 @@ class Runtime:
         """
         executor = self.make_executor()
         turn_sources = self.turn_sources(sources)
+        memory = self.memory  # an unknown memory plugin stops the start, visibly
         store = self.open_store()
         run_id = new_id()
         self.run_id, self.store = run_id, store
@@ -264,12 +316,16 @@ class Runtime:
                 self.host.hooks.implementations("toolang_on_event")
             )
             self.startup_failures = await self.host.hooks.startup(self)
+            prepare = getattr(executor, "prepare", None)
+            if prepare is not None:
+                await prepare()
             log.info(
                 "runtime.started",
                 run=run_id,
                 store=store.location,
                 sources=sorted(turn_sources),
                 plugins=self.host.active_names,
+                memory=memory.name if memory is not None else "off",
             )
             source_tasks = [
                 asyncio.create_task(
@@ -289,6 +345,9 @@ class Runtime:
                 await self.host.hooks.shutdown(self, reason)
                 store.end_run(run_id, now=self.clock())
                 self.close_plugin_databases()
+                if memory is not None:
+                    memory.close()
+                    self._plugin_state.pop("memory:service", None)
                 log.info(
                     "runtime.stopped", run=run_id, reason=reason, admitted=self.scheduler.admitted
                 )

@@ -20,11 +20,13 @@ import structlog
 
 from toolang_core.events import Event
 from toolang_core.plugins.host import describe_exception
+from toolang_core.runtime.after_turn import AfterTurnStages
 from toolang_core.runtime.executor import LeaseLost, TurnContext, TurnExecutor, TurnOutcome
 from toolang_core.store.errors import StoreError
 from toolang_core.store.types import Finish, TurnRequest, TurnStatus
 
 if TYPE_CHECKING:
+    from toolang_core.plugins.facade import HookFailure
     from toolang_core.runtime.policy import AdmissionPolicy
     from toolang_core.runtime.runtime import Runtime
     from toolang_core.store.protocol import ExecutionStore
@@ -51,7 +53,7 @@ class Scheduler:
         clock: Callable[[], float] = time.time,
         runtime: Runtime | None = None,
         only: Collection[str] | None = None,
-        on_event: Callable[[Event], Awaitable[object]] | None = None,
+        on_event: Callable[[Event], Awaitable[list[HookFailure]]] | None = None,
     ) -> None:
         self.store = store
         self.policy = policy
@@ -302,16 +304,14 @@ class Scheduler:
             status=outcome.status.value,
             output=(outcome.output or outcome.error or "")[:80],
         )
-        if self.on_event is not None and self.has_subscribers():
-            await self.on_event(
-                Event(
-                    f"turn.{outcome.status.value}",
-                    {"source": turn.source, "outcome": outcome.outcome, "attempt": turn.attempt},
-                    run_id=self.run_id,
-                    thread_id=turn.thread_id,
-                    turn_id=turn.id,
-                )
-            )
+        await AfterTurnStages(
+            self.runtime,
+            self.store,
+            run_id=self.run_id,
+            clock=self.clock,
+            publish=self.on_event,
+            has_subscribers=self.has_subscribers,
+        ).run(turn, outcome)
 
     async def _execute(self, turn: TurnRequest) -> TurnOutcome | None:
         """Run the executor; ``None`` means nothing is to be recorded (released or lost)."""

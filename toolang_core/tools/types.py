@@ -38,6 +38,9 @@ class Tool:
     blocking: bool = True
     takes_context: bool = False
     """Whether ``function`` has a ``context`` parameter for the ToolCallContext."""
+    requires: tuple[str, ...] = ()
+    """Runtime services the tool needs (``"memory"``); agents are not offered the tool
+    while one of them is unavailable."""
 
     @classmethod
     def from_function(
@@ -47,6 +50,7 @@ class Tool:
         name: str | None = None,
         description: str | None = None,
         blocking: bool = True,
+        requires: tuple[str, ...] = (),
     ) -> Tool:
         """A tool whose schema comes from ``function``'s type hints and docstring.
 
@@ -63,6 +67,7 @@ class Tool:
             function,
             blocking,
             takes_context(function),
+            requires,
         )
 
 
@@ -90,11 +95,12 @@ class ToolResult:
 class ToolCallContext:
     """Where a tool call happens: the turn, thread, run and agent, and their limits.
 
-    ``allowed_tools`` is the agent's effective tool scope for this call (``None`` when
-    the agent is unrestricted); ``spawn_depth`` is 0 in a top-level turn and grows by
-    one in each delegated run. ``runtime`` gives hooks their plugin settings and
-    per-runtime state (``runtime.plugin_state``); it is ``None`` only in unit tests
-    that build a context by hand.
+    ``allowed_tools`` is the agent's effective tool scope for this call: its share of
+    the tool assignment, narrowed by spawn-time ``allowed_tools`` (``None`` only for a
+    call made outside an agent turn, e.g. by hand in a test); ``spawn_depth`` is 0 in a
+    top-level turn and grows by one in each delegated run. ``runtime`` gives hooks
+    their plugin settings and per-runtime state (``runtime.plugin_state``); it is
+    ``None`` only in unit tests that build a context by hand.
     """
 
     call: ToolCall

@@ -18,23 +18,28 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import structlog
 
-from toolang_core.agents.registry import AgentRegistry
+from toolang_core.agents.catalog import AgentError
+from toolang_core.agents.partition import PatternError, ToolScopeError
+from toolang_core.agents.routing import RouteProposal
 from toolang_core.agents.types import AgentDefinition
 from toolang_core.models.resolve import ModelResolver
 from toolang_core.models.types import Message, ModelError, ModelRequest, ModelResponse, ToolSpec
 from toolang_core.plugins.host import describe_exception
 from toolang_core.redaction import redact
+from toolang_core.runtime.after_turn import AfterTurn
 from toolang_core.runtime.executor import TurnContext, TurnOutcome
 from toolang_core.store.types import TurnStatus
 from toolang_core.tools.approvals import ApprovalBook, canonical_params
 from toolang_core.tools.chain import ToolChain
 from toolang_core.tools.types import Denied, Granted, Pending, ToolCall, ToolCallContext, ToolResult
 from toolang_core.turn import prompt, trace
+from toolang_core.turn.memory import exchange_batch, recall_for_turn
 
 if TYPE_CHECKING:
     from toolang_core.runtime.runtime import Runtime
@@ -56,7 +61,6 @@ class AgentExecutor:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.models = ModelResolver(runtime)
-        self._registry: AgentRegistry | None = None
         # The agent's own time limit per running turn; waiting for a person pauses it.
         self._deadlines: dict[str, asyncio.Timeout] = {}
         tools = runtime.config.tools
@@ -69,45 +73,33 @@ class AgentExecutor:
 
     # -- what a turn runs with ----------------------------------------------------------
 
-    @property
-    def registry(self) -> AgentRegistry:
-        if self._registry is None:
-            self._registry = AgentRegistry.load(self.runtime)
-        return self._registry
+    async def prepare(self) -> None:
+        """Read the agent registry before the first turn; log tools no agent owns."""
+        await asyncio.to_thread(self.runtime.agents.report_unmatched)
 
     def agent(self, name: str | None) -> AgentDefinition:
         """The named agent (``None``: ``[agents] default``). :raises TurnFailed:"""
-        config = self.runtime.config.agents
-        wanted = name or config.default
-        found = self.registry.get(wanted)
-        if found is not None and found.status == "active":
-            return found
-        if found is None and wanted == config.default:
-            return AgentDefinition(
-                name=wanted,
-                instruction=config.instruction,
-                description="the default agent",
-                source="builtin",
-            )
-        known = ", ".join(d.name for d in self.registry.active()) or config.default
-        state = "disabled" if found is not None else "unknown"
-        raise TurnFailed(f"agent {wanted!r} is {state} (agents: {known})", "agent_error")
+        try:
+            return self.runtime.agents.agent(name)
+        except AgentError as exc:
+            raise TurnFailed(str(exc), "agent_error") from None
 
     def tools_for(
-        self, agent: AgentDefinition
-    ) -> tuple[tuple[ToolSpec, ...], frozenset[str] | None]:
-        """The tools ``agent`` may use: ``(specs for the model, allowed names or None)``."""
+        self, agent: AgentDefinition, allowed_tools: Iterable[str] | None = None
+    ) -> tuple[tuple[ToolSpec, ...], frozenset[str]]:
+        """The tools ``agent`` may use — its scope from the tool assignment, narrowed by
+        spawn-time ``allowed_tools`` — as ``(specs for the model, allowed names)``.
+
+        :raises TurnFailed: when ``allowed_tools`` reaches outside the agent's scope.
+        """
         registered = self.runtime.host.components.tools
-        if not agent.prefixes and not agent.tools:
-            names = sorted(registered)
-            allowed = None
-        else:
-            prefixes = tuple(p.rstrip("*") for p in agent.prefixes)
-            names = sorted(n for n in registered if n in agent.tools or n.startswith(prefixes))
-            allowed = frozenset(names)
+        try:
+            allowed = self.runtime.agents.scope(agent, allowed_tools)
+        except (ToolScopeError, PatternError) as exc:
+            raise TurnFailed(str(exc), "agent_error") from None
         specs = tuple(
             ToolSpec(n, registered[n].tool.description, registered[n].tool.parameters)
-            for n in names
+            for n in sorted(allowed)
         )
         return specs, allowed
 
@@ -139,27 +131,46 @@ class AgentExecutor:
             model = self.models.resolve(model_name, wanted_by=f"agent {agent.name!r}")
         except ModelError as exc:
             raise TurnFailed(str(exc), "model_error") from None
-        specs, allowed = self.tools_for(agent)
+        specs, allowed = self.tools_for(agent, _allowed_tools(turn.meta))
         notes = self.runtime.host.hooks.prompt_notes(agent.name, turn.thread_id, self.runtime)
+        route = None
+        if agent.name == config.agents.default:  # the default agent is the router
+            route = await self.runtime.agents.route(turn.input, agent.name)
+            if route is not None:
+                notes = [*notes, _route_note(route, self.runtime.agents.agent(route.agent))]
+        memory = self.runtime.memory
+        recalled = await recall_for_turn(ctx, memory, agent)
         messages = [
-            prompt.system_message(agent, turn, notes=notes),
+            prompt.system_message(agent, turn, notes=notes, memory=recalled.lines),
             *prompt.history(ctx.store, turn, config.agents.history_turns),
             Message(role="user", content=turn.input),
         ]
-        ctx.record_step(
-            "prompt_build",
-            data={
-                "agent": agent.name,
-                "model": model_name,
-                "tools": [s.name for s in specs],
-                "history_messages": len(messages) - 2,
-                "notes": list(notes),
-            },
-        )
+        built = {
+            "agent": agent.name,
+            "model": model_name,
+            "tools": [s.name for s in specs],
+            "history_messages": len(messages) - 2,
+            "notes": list(notes),
+            "memory": {k: v for k, v in recalled.trace.items() if k != "rendered"},
+            "memory_lines": len(recalled.lines),
+            "degraded": recalled.degraded,
+            "route": route.to_json() if route is not None else None,
+        }
+        ctx.record_step("prompt_build", data=built)
+
+        def ended(outcome: TurnOutcome, answer: str | None = None) -> TurnOutcome:
+            batch = exchange_batch(memory, ctx, agent, answer) if answer is not None else None
+            after = AfterTurn(prompt_trace=built | {"model_calls": step + 1}, memory=batch)
+            if recalled.degraded and outcome.status is TurnStatus.COMPLETED:
+                outcome = attrs.evolve(outcome, outcome="degraded")
+            return attrs.evolve(outcome, after=after)
+
         seen: Counter[tuple[tuple[str, str], ...]] = Counter()
         used_tools = False
         model_id = model_name.partition("/")[2] or None
-        for step in range(config.agents.max_steps):
+        step = 0
+        max_steps = agent.max_steps or config.agents.max_steps
+        for step in range(max_steps):
             for steered in ctx.take_steer():
                 messages.append(Message(role="user", content=steered.input))
             response = await self._model_call(
@@ -178,10 +189,12 @@ class AgentExecutor:
                 seen[signature] += 1
                 if seen[signature] >= config.agents.loop_repeats:
                     names = ", ".join(c.name for c in calls)
-                    return TurnOutcome.failed(
-                        f"the model asked for the same tool call(s) ({names}) "
-                        f"{seen[signature]} times; stopped",
-                        outcome="loop_detected",
+                    return ended(
+                        TurnOutcome.failed(
+                            f"the model asked for the same tool call(s) ({names}) "
+                            f"{seen[signature]} times; stopped",
+                            outcome="loop_detected",
+                        )
                     )
                 # The history keeps each call as it ran: a security filter's changes
                 # (e.g. masked personal data) reach the next prompt and its trace.
@@ -196,15 +209,22 @@ class AgentExecutor:
                 messages.extend(replies)
                 continue
             if response.text.strip():
-                return TurnOutcome.completed(response.text)
+                return ended(TurnOutcome.completed(response.text), answer=response.text)
             if used_tools:
-                return TurnOutcome.failed(
-                    "the agent used tools but gave no visible answer",
-                    outcome="empty_after_tool_use",
+                return ended(
+                    TurnOutcome.failed(
+                        "the agent used tools but gave no visible answer",
+                        outcome="empty_after_tool_use",
+                    )
                 )
-            return TurnOutcome.failed("the model gave an empty answer", outcome="empty_answer")
-        return TurnOutcome.failed(
-            f"no final answer after {config.agents.max_steps} model calls", outcome="max_steps"
+            return ended(
+                TurnOutcome.failed("the model gave an empty answer", outcome="empty_answer")
+            )
+        return ended(
+            TurnOutcome.failed(
+                f"no final answer after {max_steps} model calls",
+                outcome="max_steps",
+            )
         )
 
     async def _model_call(
@@ -322,6 +342,27 @@ class AgentExecutor:
             if current is not None and current.status is TurnStatus.AWAITING_APPROVAL:
                 ctx.set_status(TurnStatus.RUNNING)
         return book.decision(final)
+
+
+def _allowed_tools(meta: Mapping[str, Any]) -> list[str] | None:
+    """A delegated request's spawn-time ``allowed_tools`` (``None``: the whole scope)."""
+    value = meta.get("allowed_tools")
+    if value is None:
+        return None
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        raise TurnFailed(
+            f"meta.allowed_tools must be a list of tool names, got {value!r}", "agent_error"
+        )
+    return [str(v) for v in value]
+
+
+def _route_note(route: RouteProposal, agent: AgentDefinition) -> str:
+    """What the router's prompt says about the proposal (delegation acts on it)."""
+    role = f": {agent.description}" if agent.description else ""
+    return (
+        f"Routing: this request fits agent {route.agent!r}{role} ({route.reason}). "
+        "Answer simple messages yourself."
+    )
 
 
 def _with_ids(calls: tuple[ToolCall, ...], step: int) -> tuple[ToolCall, ...]:

@@ -53,9 +53,20 @@ def test_the_longer_prefix_wins():
     assert settings.verdict("fs_remove").action == "ask"
 
 
-def test_the_same_pattern_in_both_lists_asks():
+def test_equally_specific_patterns_in_both_lists_ask():
     settings = ApprovalGateSettings(require=("fs_",), auto_approve=("fs_*",))
     assert settings.verdict("fs_write") == Verdict("ask", "fs_")
+
+
+def test_auto_approving_a_default_takes_it_out_of_the_defaults():
+    settings = ApprovalGateSettings(auto_approve=("fs_write",))
+    assert settings.verdict("fs_write") == Verdict("auto_approve", "fs_write")
+    assert settings.verdict("exec_run") == Verdict("ask", "exec_")
+
+
+def test_the_same_pattern_in_both_lists_is_a_setting_error():
+    with pytest.raises(ValueError, match="require and auto_approve both list 'fs_write'"):
+        ApprovalGateSettings(require=("fs_write",), auto_approve=("fs_write",))
 
 
 def test_default_ask_asks_for_every_tool_no_pattern_names():

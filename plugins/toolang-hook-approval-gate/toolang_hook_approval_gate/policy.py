@@ -8,13 +8,15 @@ alone matches every tool).
 When a tool matches both lists, the most specific pattern wins — an exact name beats
 any prefix, a longer prefix beats a shorter one — so ``require = ["exec_"]`` with
 ``auto_approve = ["exec_status"]`` asks for every ``exec_`` tool but ``exec_status``.
-The same pattern in both lists asks (the safe side). A tool matching neither list
-follows ``default``.
+Equally specific patterns in both lists ask (the safe side). The same pattern may not
+be in both lists; but when ``require`` is left out, naming one of its defaults in
+``auto_approve`` takes it out of the defaults. A tool matching neither list follows
+``default``.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -45,11 +47,9 @@ def specificity(pattern: str) -> tuple[int, int]:
     return (0 if is_prefix(pattern) else 1, len(stem))
 
 
-def _check_patterns(
-    instance: object, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]
-) -> None:
+def _check_patterns(instance: object, attribute: Any, value: tuple[str, ...] | None) -> None:
     """Each pattern is a non-empty name or prefix; ``*`` may only end it."""
-    for index, pattern in enumerate(value):
+    for index, pattern in enumerate(value or ()):
         where = f"{attribute.name}[{index}]"
         if not pattern.strip():
             raise ValueError(f"{where}: expected a tool name or prefix, found an empty string")
@@ -94,14 +94,29 @@ class ApprovalGateSettings:
     limit — the turn's own ``[agents] turn_timeout_seconds`` still applies).
     """
 
-    require: tuple[str, ...] = attrs.field(default=DEFAULT_REQUIRE, validator=_check_patterns)
+    require: tuple[str, ...] | None = attrs.field(default=None, validator=_check_patterns)
     auto_approve: tuple[str, ...] = attrs.field(default=(), validator=_check_patterns)
     default: Literal["allow", "ask"] = "allow"
     timeout_seconds: float | None = attrs.field(default=None, validator=_check_timeout)
 
+    def __attrs_post_init__(self) -> None:
+        both = sorted(set(self.require or ()) & set(self.auto_approve))
+        if both:
+            raise ValueError(
+                f"require and auto_approve both list {', '.join(map(repr, both))}; "
+                "keep each pattern in one list"
+            )
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        """``require``, or the defaults less what ``auto_approve`` names."""
+        if self.require is not None:
+            return self.require
+        return tuple(p for p in DEFAULT_REQUIRE if p not in self.auto_approve)
+
     def verdict(self, tool: str) -> Verdict:
         """Ask, auto-approve or abstain for ``tool`` (the most specific pattern wins)."""
-        required = _best(self.require, tool)
+        required = _best(self.required, tool)
         approved = _best(self.auto_approve, tool)
         if required is not None and (
             approved is None or specificity(required) >= specificity(approved)

@@ -7,6 +7,7 @@ import-light (it is imported by every ``toolang`` command): the rest loads on fi
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from toolang_core import hookimpl
@@ -38,15 +39,18 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 
 
 @hookimpl
-def toolang_save_knowledge(call: ToolCall, result: ToolResult, ctx: ToolCallContext) -> None:
+def toolang_save_knowledge(
+    call: ToolCall, result: ToolResult, ctx: ToolCallContext
+) -> Awaitable[None] | None:
     runtime: Any = getattr(ctx, "runtime", None)
     if runtime is None:  # a context built by hand (unit tests): nowhere to keep anything
-        return
+        return None
     entry = keeper_of(runtime).rules.entry_for(call, result, ctx, now=runtime.clock())
-    if entry is not None:
-        from toolang_hook_knowledge_saver.keeper import remember
+    if entry is None:
+        return None
+    from toolang_hook_knowledge_saver.keeper import remember
 
-        remember(runtime, entry)
+    return remember(runtime, entry)
 
 
 @hookimpl

@@ -1,16 +1,18 @@
 """Where kept knowledge goes: :func:`remember`, the one way out of this plugin.
 
-The runtime has no memory service yet (memory plugins register through
-``toolang_register_memory``; a later change wires them in). Until then entries go to
-this plugin's own table, in batches. When the runtime offers the memory plugin,
-:func:`remember` is the only function to change: hand the entry to the memory
-plugin's ``remember`` instead of (or as well as) the table.
+Every entry goes to this plugin's own table (in batches; ``toolang knowledge list``
+reads it) and, when a memory plugin is configured (``[memory] plugin``), also into the
+calling agent's memory through the runtime's memory service — keyed by its content
+hash, so the same result is remembered once. A memory write that fails is logged and
+never fails the tool call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING
+
+import structlog
 
 from toolang_core import BatchWriter
 from toolang_hook_knowledge_saver import keeper_of
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
     from toolang_core import Runtime
+
+log = structlog.get_logger("toolang.plugins.hook-knowledge-saver")
 
 
 def settings_of(runtime: Runtime) -> KnowledgeSettings:
@@ -53,6 +57,26 @@ class Keeper:
             db.conn.executemany(UPSERT, [entry.row() for entry in entries])
 
 
-def remember(runtime: Runtime, entry: KnowledgeEntry) -> None:
-    """Keep ``entry`` — today in this plugin's table; later through the memory plugin."""
+def remember(runtime: Runtime, entry: KnowledgeEntry) -> Awaitable[None] | None:
+    """Keep ``entry``: queue it for the table; return the memory write to await, if any."""
     keeper_of(runtime).writer.add(entry)
+    if not runtime.service_available("memory"):
+        return None
+    return _into_memory(runtime, entry)
+
+
+async def _into_memory(runtime: Runtime, entry: KnowledgeEntry) -> None:
+    memory = runtime.memory
+    assert memory is not None
+    try:
+        await memory.save(
+            entry.agent,
+            f"{entry.tool}({entry.params}) returned: {entry.content}",
+            key=f"knowledge:{entry.content_hash}",
+            kind="knowledge",
+            thread_id=entry.thread_id,
+            turn_id=entry.turn_id,
+            origin="knowledge",
+        )
+    except Exception as exc:  # the tool call succeeded; memory is an augmentation
+        log.warning("knowledge.memory_write_failed", agent=entry.agent, error=str(exc))

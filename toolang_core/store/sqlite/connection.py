@@ -106,9 +106,25 @@ def _pending(conn: sqlite3.Connection, path: Path) -> list[str]:
             f"{', '.join(unknown)} of set {MIGRATION_SET!r} that this toolang does not know; "
             "upgrade toolang-core (nothing was changed)"
         )
-    if not applied and tables and tables != ["_sqlite_migrations"]:
+    if not applied and tables and not _only_migration_sets(db, tables):
         raise StoreCorrupt(
             f"{path} is an SQLite database but not a toolang store (it has tables "
             f"{', '.join(sorted(tables)[:5])}); it was left untouched"
         )
     return [name for name in known if name not in applied]
+
+
+def _only_migration_sets(db: Database, tables: list[str]) -> bool:
+    """Whether a file without the store's migrations is still safe to make a store of.
+
+    Plugins may keep their tables in the store's file (``open_plugin_database`` on the
+    store path), possibly before the store first opens it: such a file records those
+    tables' migration sets in ``_sqlite_migrations``. A file with tables and no record
+    of any set belongs to some other application and is never taken over.
+    """
+    if "_sqlite_migrations" not in tables:
+        return False
+    if tables == ["_sqlite_migrations"]:
+        return True
+    recorded: int = db.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0]
+    return recorded > 0

@@ -1,0 +1,158 @@
+"""The built-in roles: their scopes, their place in the registry, routing to them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+import toolang_agents_builtin
+from toolang_core import AgentDefinition, AgentLoad, Tool, hookimpl
+
+ROLE_SCOPES = {
+    "operator": ("exec_*", "fs_*", "skill_*"),
+    "navigator": ("browser_*",),
+    "vault": ("crypto_*", "secrets_*", "payment_*"),
+    "librarian": (
+        "search_*", "rag_*", "graph_*", "web_*", "save_knowledge*", "save_learning*",
+        "learning_*", "create_skill*", "list_skills*", "import_skill*", "librarian_*",
+    ),
+    "automator": (
+        "cron_*", "bg_*", "workflow_*", "start_task_run*", "list_task_runs*", "get_task_run*",
+        "wait_task_run*", "cancel_task_run*", "read_task_run_transcript*", "agent_spawn*",
+        "agent_wait*", "agent_stop*",
+    ),
+    "planner": (),
+    "chronicler": ("memory_*", "observe_*", "reflect_*"),
+    "ontologist": ("ontology_*",),
+}  # fmt: skip
+
+SOME_TOOLS = (
+    "exec_run", "fs_read", "browser_open", "crypto_sign", "save_knowledge", "web_fetch",
+    "cron_add", "start_task_run", "agent_spawn", "observe_turn", "ontology_add_fact",
+)  # fmt: skip
+
+
+def tool(name):
+    return Tool(name=name, description=name, parameters={"type": "object"}, function=lambda: "")
+
+
+class SomeTools:
+    @staticmethod
+    @hookimpl
+    def toolang_register_tools(register):
+        for name in SOME_TOOLS:
+            register(tool(name))
+
+
+class UserAgents:
+    def __init__(self, *definitions):
+        self.definitions = definitions
+
+    @hookimpl
+    def toolang_agent_sources(self):
+        definitions = self.definitions
+
+        class Source:
+            label = "user"
+            name = "test-user"
+
+            def load(self, context):
+                return AgentLoad(definitions=definitions)
+
+        return Source()
+
+
+@pytest.fixture
+def runtime(toolang_runtime):
+    def make(*plugins):
+        named = {"agents-builtin": toolang_agents_builtin, "some-tools": SomeTools()}
+        named.update({f"extra-{i}": p for i, p in enumerate(plugins)})
+        return toolang_runtime("[runtime]\nexecutor = 'agent'\n", plugins=named)
+
+    return make
+
+
+def test_the_eight_roles_load_with_the_scopes_the_design_lists(runtime):
+    registry = runtime().agents.registry
+    builtin = {d.name: d for d in registry.active() if d.source == "builtin" and d.prefixes}
+    builtin["planner"] = registry.get("planner")
+    assert {name: d.prefixes for name, d in builtin.items()} == ROLE_SCOPES
+    assert not registry.diagnostics
+
+
+def test_every_role_has_an_instruction_keywords_and_a_description(runtime):
+    for name in ROLE_SCOPES:
+        role = runtime().agents.registry.get(name)
+        assert role.instruction and role.keywords and role.description, name
+
+
+def test_planner_and_chronicler_stay_on_the_parent_thread(runtime):
+    registry = runtime().agents.registry
+    isolated = {name for name in ROLE_SCOPES if registry.get(name).session_isolation}
+    assert isolated == set(ROLE_SCOPES) - {"planner", "chronicler"}
+
+
+def test_each_tool_goes_to_its_role(runtime):
+    owners = {t: c.agent for t, c in runtime().agents.assignment.owners.items()}
+    assert owners == {
+        "exec_run": "operator",
+        "fs_read": "operator",
+        "browser_open": "navigator",
+        "crypto_sign": "vault",
+        "save_knowledge": "librarian",
+        "web_fetch": "librarian",
+        "cron_add": "automator",
+        "start_task_run": "automator",
+        "agent_spawn": "automator",
+        "observe_turn": "chronicler",
+        "ontology_add_fact": "ontologist",
+    }
+
+
+def test_the_planner_has_no_tools(runtime):
+    catalog = runtime().agents
+    assert catalog.scope(catalog.agent("planner")) == frozenset()
+
+
+def test_a_user_agent_cannot_take_a_built_in_name(runtime):
+    impostor = AgentDefinition(name="operator", prefixes=("exec_",), origin="/x/operator/AGENT.md")
+    registry = runtime(UserAgents(impostor)).agents.registry
+    assert registry.get("operator").source == "builtin"
+    (problem,) = registry.errors
+    assert str(problem).startswith("/x/operator/AGENT.md: agent name 'operator' is reserved")
+
+
+def test_a_user_agent_with_the_same_prefix_does_not_take_a_roles_tools(runtime):
+    shell = AgentDefinition(name="aaa-shell", prefixes=("exec_*",))
+    catalog = runtime(UserAgents(shell)).agents
+    assert catalog.assignment.owners["exec_run"].agent == "operator"
+
+
+@pytest.mark.parametrize(
+    ("request_text", "agent"),
+    [
+        ("please break down the migration into steps", "planner"),
+        ("run the test command in a shell", "operator"),
+        ("schedule a recurring backup every night", "automator"),
+        ("do you remember what we said about it", "chronicler"),
+    ],
+)
+def test_requests_are_routed_to_the_role_whose_keywords_they_use(runtime, request_text, agent):
+    proposal = asyncio.run(runtime().agents.route(request_text, router="assistant"))
+    assert proposal.agent == agent
+    assert proposal.router == "route-keywords"
+
+
+def test_a_greeting_is_routed_nowhere(runtime):
+    assert asyncio.run(runtime().agents.route("hello there!", router="assistant")) is None
+
+
+def test_agents_list_shows_the_roles(toolang_cli):
+    result = toolang_cli("agents", "list", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = {row["name"]: row for row in json.loads(result.stdout)}
+    for name in ROLE_SCOPES:
+        assert (rows[name]["source"], rows[name]["status"]) == ("builtin", "active")
+        assert rows[name]["origin"] == "toolang-agents-builtin"

@@ -1,0 +1,99 @@
+"""A real A2A server (a2a-sdk's own routes and request handler, under uvicorn) on
+127.0.0.1, started and stopped by the tests."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import uvicorn
+from a2a.helpers.proto_helpers import new_text_message
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events.event_queue_v2 import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.tasks import InMemoryTaskStore
+from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+from starlette.applications import Starlette
+
+
+class Echo(AgentExecutor):
+    """Answers every message with its own text."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        await event_queue.enqueue_event(new_text_message(context.get_user_input()))
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise NotImplementedError("echo cannot be canceled")
+
+
+def card(name: str, url: str) -> AgentCard:
+    return AgentCard(
+        name=name,
+        description="Translates text between languages.",
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
+        capabilities=AgentCapabilities(streaming=False),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[
+            AgentSkill(
+                id="translate",
+                name="Translate",
+                description="Translate text.",
+                tags=["translation", "french"],
+            ),
+            AgentSkill(
+                id="detect-language",
+                name="Detect language",
+                description="Say which language a text is in.",
+                tags=["language"],
+            ),
+        ],
+    )
+
+
+class A2AServer:
+    """``with A2AServer("name") as server:`` serves an agent card at ``server.url``."""
+
+    def __init__(self, name: str) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        agent_card = card(name, self.url)
+        handler = DefaultRequestHandler(
+            agent_executor=Echo(), task_store=InMemoryTaskStore(), agent_card=agent_card
+        )
+        app = Starlette(
+            routes=[*create_agent_card_routes(agent_card), *create_jsonrpc_routes(handler, "/")]
+        )
+        config = uvicorn.Config(app, log_level="warning", lifespan="off")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
+        )
+
+    def start(self) -> A2AServer:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            assert self.thread.is_alive(), "the A2A server died while starting"
+            assert time.monotonic() < deadline, "the A2A server did not start within 30 s"
+            time.sleep(0.02)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+        self.sock.close()
+
+    def __enter__(self) -> A2AServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.thread.is_alive():
+            self.stop()

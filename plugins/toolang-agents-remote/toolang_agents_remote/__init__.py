@@ -1,0 +1,65 @@
+"""toolang-agents-remote: agents discovered from A2A endpoints' agent cards.
+
+The A2A SDK is imported only when the registry loads the source, never at start-up.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from toolang_core import AgentLoad, PluginContext, RegisterSettings, hookimpl
+
+NAME = "agents-remote"
+
+
+@attrs.frozen
+class RemoteSettings:
+    """``[plugins.agents-remote]``: the A2A endpoints to discover agents at.
+
+    ``endpoints`` are base URLs (``http://host:port``); each one's card is read from
+    ``/.well-known/agent-card.json`` within ``timeout_seconds``.
+    """
+
+    endpoints: list[str] = attrs.field(factory=list)
+    timeout_seconds: float = 5.0
+
+    def __attrs_post_init__(self) -> None:
+        from toolang_agents_remote.cards import url_problem
+
+        problems = [
+            f"endpoints[{i}]: {why}"
+            for i, url in enumerate(self.endpoints)
+            if (why := url_problem(url)) is not None
+        ]
+        if self.timeout_seconds <= 0:
+            problems.append(f"timeout_seconds: expected a number > 0, found {self.timeout_seconds}")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
+class RemoteAgents:
+    """The ``remote`` source (priority 3): one agent per reachable (or known) endpoint."""
+
+    label: Literal["remote"] = "remote"
+    name = "a2a"
+
+    def load(self, context: PluginContext) -> AgentLoad:
+        settings = context.settings if context.settings is not None else RemoteSettings()
+        if not settings.endpoints:
+            return AgentLoad()
+        from toolang_agents_remote.cards import CardCache, discover
+
+        cache = CardCache(context.home / NAME / "cards")
+        return discover(settings.endpoints, timeout=settings.timeout_seconds, cache=cache)
+
+
+@hookimpl
+def toolang_register_settings(register: RegisterSettings) -> None:
+    register(RemoteSettings)
+
+
+@hookimpl
+def toolang_agent_sources() -> RemoteAgents:
+    return RemoteAgents()

@@ -1,0 +1,133 @@
+"""Personal data and secrets: masked in parameters going in and results coming out."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolang_core import Modify, ToolResult
+from toolang_hook_security_filter.finders import iban_valid, luhn_valid
+from toolang_hook_security_filter.pii import Scrubber
+
+FOUND = {
+    "email": ["mail jane.doe@example.com today", "first.last+tag@sub.example.co.uk"],
+    "phone": ["+44 20 7946 0958", "(415) 555-2671", "415-555-2671", "01 42 68 53 00"],
+    "card": ["4111 1111 1111 1111", "5500-0000-0000-0004", "3782 822463 10005"],
+    "iban": ["GB82 WEST 1234 5698 7654 32", "DE89370400440532013000"],
+    "secret": [
+        "OPENAI_API_KEY=sk-proj-abc123DEF456ghi789JKL012mno345",
+        "token ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+        "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+        "postgres://app:s3cr3tPass@db.internal:5432/app",
+        "DB_PASSWORD=hunter22!",
+        "Authorization: Bearer abcDEF123ghiJKL456mno",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7bq98zgZ\n-----END RSA PRIVATE KEY-----",
+    ],
+}
+LOOK_ALIKES = [
+    "order ORD-2024-000123 shipped",
+    "2024-03-15T10:22:33Z",
+    "ts_ms=1710498153123",
+    "Python 3.11.7",
+    "ISBN 978-3-16-148410-0",
+    "9780306406157",
+    "id 4111111111111112",  # 16 digits, Luhn fails
+    "550e8400-e29b-41d4-a716-446655440000",
+    "commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
+    "192.168.1.100",
+    "git clone git@github.com:org/repo.git",
+    "ssh://git@gitlab.com/group/proj.git",
+    '<img src="icon@2x.png">',
+    "npm install lodash@4.17.21",
+    "max_tokens=4096",
+    "api_key: YOUR_API_KEY",
+    "password: ${DB_PASSWORD}",
+    "Basic authentication is enabled",
+    "GB82 WEST 1234 5698 7654 33",  # mod 97 fails
+    "serial 555-123-45678",
+    "arn:aws:iam::123456789012:role/Admin",
+    "def login(password: str) -> bool:",
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"), [(kind, text) for kind, texts in FOUND.items() for text in texts]
+)
+def test_each_kind_is_masked_in_parameters(default_filter, kind, text):
+    verdict = default_filter.call({"body": text}, tool="send_note")
+    assert isinstance(verdict, Modify)
+    assert f"[{kind} redacted]" in verdict.params["body"]
+    assert verdict.reason == f"masked personal data in the parameters: 1 {kind}"
+
+
+@pytest.mark.parametrize("text", LOOK_ALIKES)
+def test_look_alikes_are_left_alone(default_filter, text):
+    assert default_filter.call({"body": text}, tool="send_note") is None
+    assert default_filter.result(text) is None
+
+
+def test_the_reason_counts_kinds_and_never_quotes_values(default_filter):
+    params = {"to": ["ann@example.com", "bob@example.com"], "card": "4111 1111 1111 1111"}
+    verdict = default_filter.call(params, tool="send_note")
+    assert isinstance(verdict, Modify)
+    assert verdict.reason == "masked personal data in the parameters: 1 card, 2 email"
+    assert "example.com" not in verdict.reason
+    assert verdict.params == {
+        "to": ["[email redacted]", "[email redacted]"],
+        "card": "[card redacted]",
+    }
+
+
+def test_a_value_under_a_secret_key_is_masked_whole(default_filter):
+    verdict = default_filter.call({"db": {"host": "db.internal", "password": "correct horse"}})
+    assert isinstance(verdict, Modify)
+    assert verdict.params == {"db": {"host": "db.internal", "password": "[secret redacted]"}}
+
+
+def test_results_are_masked_in_nested_output_and_in_the_error(default_filter):
+    output = {"users": [{"name": "Ann", "email": "ann@example.com", "card": 4111111111111111}]}
+    masked = default_filter.result(output, error="mail to bob@example.com bounced")
+    assert isinstance(masked, ToolResult)
+    assert masked.output == {
+        "users": [{"name": "Ann", "email": "[email redacted]", "card": "[card redacted]"}]
+    }
+    assert masked.error == "mail to [email redacted] bounced"
+    assert masked.duration_ms == 1.5
+
+
+def test_a_result_without_personal_data_is_not_replaced(default_filter):
+    assert default_filter.result({"rows": [1, 2, 3], "note": "all good"}) is None
+
+
+def test_masking_twice_changes_nothing():
+    scrubber = Scrubber()
+    found: dict[str, int] = {}
+    once = scrubber.scrub_text("jane@example.com +44 20 7946 0958 DB_PASSWORD=hunter22!", found)
+    again: dict[str, int] = {}
+    assert scrubber.scrub_text(once, again) == once
+    assert again == {}
+
+
+def test_only_the_iban_is_masked_not_the_words_after_it():
+    found: dict[str, int] = {}
+    text = Scrubber().scrub_text("pay GB82 WEST 1234 5698 7654 32 TODAY", found)
+    assert text == "pay [iban redacted] TODAY"
+
+
+@pytest.mark.parametrize(
+    ("digits", "valid"), [("4111111111111111", True), ("4111111111111112", False)]
+)
+def test_luhn(digits, valid):
+    assert luhn_valid(digits) is valid
+
+
+@pytest.mark.parametrize(
+    ("iban", "valid"),
+    [
+        ("GB82 WEST 1234 5698 7654 32", True),
+        ("GB82 WEST 1234 5698 7654 33", False),
+        ("GB82 WEST 1234 5698 7654 3", False),  # one character short for GB
+        ("ZZ82 WEST 1234 5698 7654 32", False),  # no such country
+    ],
+)
+def test_iban_checksum_country_and_length(iban, valid):
+    assert iban_valid(iban) is valid

@@ -1,0 +1,68 @@
+"""toolang-hook-security-filter: the SecurityFilter stage of the tool-call hook chain.
+
+Blocks calls whose strings hold destructive shell use (recursive deletes of the root or
+a home, disk formatting, fork bombs, downloads piped into a shell, reverse shells,
+credential exfiltration …), warns about risky ones, and masks personal data in the
+parameters going in and in the results coming out. See README.md.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from toolang_core import hookimpl
+
+if TYPE_CHECKING:
+    from toolang_core import (
+        Block,
+        Modify,
+        Observe,
+        RegisterSettings,
+        ToolCall,
+        ToolCallContext,
+        ToolResult,
+    )
+    from toolang_hook_security_filter.policy import Policy
+    from toolang_hook_security_filter.settings import FilterSettings
+
+NAME = "hook-security-filter"
+
+
+@hookimpl
+def toolang_register_settings(register: RegisterSettings) -> None:
+    from toolang_hook_security_filter.settings import FilterSettings
+
+    register(FilterSettings)
+
+
+@hookimpl
+def toolang_filter_tool_call(
+    call: ToolCall, ctx: ToolCallContext
+) -> Block | Modify | Observe | None:
+    return policy_of(ctx).check_call(call)
+
+
+@hookimpl
+def toolang_filter_tool_result(
+    call: ToolCall, result: ToolResult, ctx: ToolCallContext
+) -> ToolResult | None:
+    return policy_of(ctx).filter_result(call, result)
+
+
+def policy_of(ctx: ToolCallContext) -> Policy:
+    """The runtime's compiled policy, built from its settings on first use.
+
+    A context built by hand without a runtime (unit tests) gets the defaults, compiled
+    afresh each time.
+    """
+    runtime = ctx.runtime
+    if runtime is None:
+        return _build(None)
+    return runtime.plugin_state(NAME, lambda: _build(runtime.settings.get(NAME)))
+
+
+def _build(settings: FilterSettings | None) -> Policy:
+    from toolang_hook_security_filter.policy import Policy
+    from toolang_hook_security_filter.settings import FilterSettings
+
+    return Policy(settings or FilterSettings())

@@ -1,0 +1,119 @@
+"""Pieces the default rules are built from: command words, paths, pipelines, scans.
+
+Two habits keep the rules fast. Command words come first in a pattern, with the word
+boundary checked *behind* them (:func:`w`), so ``re`` can jump to the places worth
+trying. And a scan from a command to what it needs stops at the next occurrence of that
+command (:func:`scan`), so input that repeats a command thousands of times cannot make a
+search quadratic.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def w(*words: str, before: str = r"\w") -> str:
+    """Any of ``words``, not preceded by a ``before`` character — literal first."""
+    escaped = [re.escape(word) for word in words]
+    return "(?:" + "|".join(f"{w}(?<!{before}{w})" for w in escaped) + ")"
+
+
+ARG = r"[^;&|\n]"  # a character inside one simple command
+FIND = w("find", before=r"[\w.-]")
+Q = r"[\"']?"  # an optional quote around an argument
+END = r"(?=[\s;&|)`\"']|$)"  # where a path argument ends
+RM = r"rm(?<![\w.-]rm)(?<!\bgit\srm)\s"  # `rm` as a command (`git rm` only untracks)
+
+
+def scan(char: str, *words: str) -> str:
+    """Lazily, characters matching ``char`` short of the next of ``words`` run as a
+    command (followed by a space: ``https://`` in a URL is no ``https`` command).
+
+    Scanning from a command to what it needs only up to the next occurrence of that
+    command keeps the search linear however often the command repeats.
+    """
+    stop = "|".join(re.escape(word) for word in words)
+    return rf"(?:(?!(?<![\w.-])(?:{stop})\s){char})*?"
+
+
+def upto(*words: str, line: bool = False) -> str:
+    """The rest of one command (``line``: of one line), short of the next of ``words``."""
+    return scan(r"[^\n]" if line else ARG, *words)
+
+
+def later(*words: str) -> str:
+    """After the other arguments of the command (one of ``words``), if any."""
+    return rf"(?:{upto(*words)}\s)?"
+
+
+def recursive(*words: str) -> str:
+    """The command (one of ``words``) has -r, -R or --recursive among its arguments."""
+    return rf"(?={later(*words)}-(?:[a-z]*r|-recursive\b))"
+
+
+def pipe_on(*words: str) -> str:
+    """Later stages of the same pipeline (``2>&1`` included), short of the next of ``words``."""
+    return scan(r"(?:[^;&\n]|&(?=[\d>]))", *words) + r"\|\s*"
+
+
+HOME = r"(?:~[\w.-]*|\$HOME|\$\{HOME(?::[?-][^}]*)?\}|%USERPROFILE%|\$env:USERPROFILE)"
+SYSTEM_DIRS = (
+    r"bin|boot|dev|etc|lib|lib32|lib64|opt|proc|root|sbin|srv|sys|usr|var|home|Users"
+    r"|System|Library|Applications|mnt|media|snap"
+)
+# The root, a system directory, a home (or `..`), optionally followed by / or /* or /.
+CRITICAL = (
+    rf"(?:/(?:{SYSTEM_DIRS})?|/(?:home|Users)/[^/\s\"';&|]+|{HOME}{Q}|\.\."
+    r"|[a-z]:(?:\\(?:Windows|Users|Program\sFiles(?:\s\(x86\))?))?)"
+    r"[\\/]?\.?\*?"
+)
+SYSTEM_ROOTS = rf"(?:/(?:{SYSTEM_DIRS})?|[a-z]:)[\\/]?\*?"  # no homes: see system-permissions
+WORLD_WRITABLE = r"(?:[0-7]?[0-7]{2}[2367]|[ao]\+\S*w\S*|ugo\+\S*w\S*|\+w)"
+DEVICE = (
+    r"/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|md\d|dm-\d|mapper/)"
+)
+DOWNLOADERS = (
+    *("curl", "wget", "fetch", "aria2c", "http", "https", "iwr", "irm"),
+    *("invoke-webrequest", "invoke-restmethod"),
+)
+DOWNLOADER = w(*DOWNLOADERS, before=r"[\w.-]") + r"(?=\s)"
+SUDO = r"(?:sudo(?:\s+-\S+)*\s+)?(?:env\s+(?:\w+=\S*\s+)*)?"
+SHELL = r"(?:/usr)?(?:/bin/)?(?:ba|z|da|k|c|tc|fi|a)?sh\b(?![.-])(?!\s+-c\b)"
+# An interpreter that runs what it reads on stdin: no script, no -c/-e/-m program of its
+# own (`curl … | python3 -m json.tool` only formats data).
+INTERPRETER = (
+    r"(?:(?:(?:/usr)?(?:/bin/)?(?:python[23]?(?:\.\d+)?|perl|ruby|node|php|pwsh|powershell)\b"
+    r"(?:\s+-(?![cmeEnpr]\b|-)\w+)*(?:\s+-)?(?=\s*(?:$|[;&|)\n]))"
+    r")|\biex\b|\bInvoke-Expression\b)"
+)
+NO_SEMI = r"[^\n;]"  # a character up to the end of the command list
+MKFS = ("mkfs", "mke2fs", "mkswap", "wipefs", "blkdiscard")
+COPIERS = ("scp", "rsync", "sftp")
+SENDERS = ("curl", "http", "https", "wget")
+NETCATS = ("nc", "ncat", "netcat", "telnet")
+READERS = (
+    *("cat", "less", "more", "head", "tail", "cp", "mv", "base64", "xxd", "od", "strings"),
+    *("type", "get-content", "gc", "nl", "tac", "awk", "sed", "grep", "bat", "view", "vi"),
+    *("vim", "nano"),
+)
+FETCHED = upto("curl", "wget", line=True)  # what follows one download, short of the next
+CH = ("chmod", "chown", "chgrp")
+# Running a file: through a shell or interpreter, sourcing it, or as ./file.
+RUN_FILE = (
+    r"(?:(?:\b(?:ba|z|da|k)?sh|\bpython[23]?|\bperl|\bruby|\bnode|\bpwsh|\bsource"
+    rf"|(?:^|[;&|(\n])\s*\.)\s+(?:-\S+\s+)*{Q}(?:\./)?|{Q}\./)"
+)
+NET_SENDER = r"(?<![\w.-])(?:curl|wget|nc|ncat|netcat|socat|ssh|telnet|openssl)(?![\w.-])"
+SSH_KEY = r"\.ssh/(?:id_(?!\w*\.pub\b)[\w.-]+|[\w.-]*_(?:rsa|dsa|ecdsa|ed25519)(?![\w.-]))"
+CREDENTIAL_FILE = (
+    rf"(?:{SSH_KEY}|\.aws/credentials|\.netrc\b|\.git-credentials|\.docker/config\.json"
+    r"|\.kube/config\b|/etc/g?shadow\b|\.gnupg/(?:private-keys|secring)|\.pgpass\b"
+    r"|\.npmrc\b|\.pypirc\b|\.config/gcloud/\S*credentials|\.azure/accessTokens)"
+)
+SECRET_FILE = rf"(?:{CREDENTIAL_FILE}|\.env(?![\w.-]))"  # sending a .env out is a leak too
+CREDENTIAL_HINTS = (
+    *("ssh", "aws", "netrc", "credentials", "docker", "kube", "shadow", "gshadow", "gnupg"),
+    "pgpass",
+    *("npmrc", "pypirc", "gcloud", "azure", "accesstokens"),
+)
+SECRET_HINTS = (*CREDENTIAL_HINTS, "env")

@@ -1,0 +1,162 @@
+"""Find and mask personal data and secrets in strings and JSON values.
+
+Five kinds, each switchable in the settings (``pii_kinds``):
+
+``email``
+    ``name@example.com`` — not ``git@github.com:org/repo`` (an SSH address), not
+    ``ssh://git@host``, not ``icon@2x.png``.
+``phone``
+    International numbers (``+44 20 7946 0958``, ``+15551234567``), North American
+    ones (``(555) 123-4567``, ``555-123-4567``) and national numbers starting with 0
+    and split into groups (``020 7946 0958``, ``01 42 68 53 00``, ``07911 123456``).
+    Digit runs without a ``+`` or separators are left alone: they are far more often
+    ids, timestamps or sizes than phone numbers.
+``card``
+    Payment card numbers: 13-19 digits, contiguous or in the printed groups (4-4-4-4,
+    4-6-5 …), with an issuer prefix and a valid Luhn checksum; JSON integers too.
+``iban``
+    International bank account numbers: a known country, that country's length and a
+    valid ISO 13616 mod-97 checksum, with or without the groups of four.
+``secret``
+    API keys and tokens of well-known shapes (OpenAI, Anthropic, GitHub, GitLab, Slack,
+    Stripe, AWS, Google, Hugging Face, npm, PyPI, SendGrid, JWTs), PEM private keys,
+    bearer and basic credentials, passwords in URLs, ``password=…``-style assignments,
+    and the whole value under a mapping key that names a secret (``password``,
+    ``api_key``, ``token`` … as :func:`toolang_core.is_secret_key` decides).
+
+Checksums and shapes keep false positives down: a random 16-digit id is not a card
+unless it also passes Luhn (one in ten does — see the README), a UUID or a git SHA is
+no key shape.
+
+Patterns are compiled when a :class:`Scrubber` is made (once per runtime), not at import.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Collection, Mapping
+from typing import Any, Final, Literal
+
+from toolang_core import is_secret_key
+from toolang_hook_security_filter.finders import KEY_SHAPES, MASKS, Finder, Finders, card_valid
+from toolang_hook_security_filter.hints import trie_pattern
+
+PiiKind = Literal["email", "phone", "card", "iban", "secret"]
+PII_KINDS: Final[tuple[PiiKind, ...]] = ("email", "phone", "card", "iban", "secret")
+
+_LABELS = ("bearer", "basic", "pass", "pwd", "secret", "token", "key", "credential")
+"""Words in the lowercased string without which no labelled credential is found."""
+
+
+class Scrubber:
+    """Masks the enabled ``kinds`` of personal data and counts what it masked.
+
+    Counts go into the ``found`` counter the caller passes (kind → how many); the
+    masked values themselves are never kept. Scrubbing masked text changes nothing.
+    """
+
+    def __init__(self, kinds: Collection[PiiKind] = PII_KINDS) -> None:
+        self.kinds = frozenset(kinds)
+        finders = Finders()
+        self._seven_digits = finders.seven_digits
+        self._secret = "secret" in self.kinds
+        self._finders = finders
+        self._shape_hint = re.compile(trie_pattern(KEY_SHAPES))
+        self._label_hint = re.compile(trie_pattern(_LABELS))
+        self._email = finders.emails if "email" in kinds else None
+        # Secrets first: key shapes hold digit runs that look like other kinds.
+        number_finders = {"iban": finders.ibans, "card": finders.cards, "phone": finders.phones}
+        self._numbers = [(k, f) for k, f in number_finders.items() if k in self.kinds]
+        # Mapping keys repeat (parameter and field names): remember the answers.
+        self._secret_key = functools.lru_cache(maxsize=4096)(_names_a_secret)
+
+    # -- strings -------------------------------------------------------------------------
+
+    def scrub_text(self, text: str, found: dict[str, int]) -> str:
+        """``text`` with every enabled kind masked; counts go into ``found``."""
+        if len(text) < 6:  # shorter than anything masked here: most strings are short
+            return text
+        if self._secret:
+            text = self._scrub_secrets(text, found)
+        if self._email is not None and "@" in text:
+            text = _apply(self._email, "email", text, found)
+        if self._numbers and self._seven_digits.search(text):
+            for kind, finder in self._numbers:
+                text = _apply(finder, kind, text, found)
+        return text
+
+    def _scrub_secrets(self, text: str, found: dict[str, int]) -> str:
+        if self._shape_hint.search(text):
+            prefixes = set(self._shape_hint.findall(text))
+            text = _apply(lambda t: self._finders.key_shapes(t, prefixes), "secret", text, found)
+        if self._label_hint.search(text.lower()):
+            text = _apply(self._finders.labelled, "secret", text, found)
+        if "://" in text and "@" in text:
+            text = _apply(self._finders.url_passwords, "secret", text, found)
+        return text
+
+    # -- JSON values -----------------------------------------------------------------
+
+    def scrub(self, value: Any, found: dict[str, int], *, _depth: int = 0) -> Any:
+        """``value`` (any JSON value) with personal data masked in every string.
+
+        Mapping keys are scrubbed too, and a whole value under a secret-naming key is
+        masked. Returns ``value`` itself (the same object) when nothing was masked.
+        """
+        if isinstance(value, str):
+            return self.scrub_text(value, found)
+        if isinstance(value, int) and not isinstance(value, bool):
+            if "card" in self.kinds and 10**12 <= value < 10**19 and card_valid(str(value)):
+                _count(found, "card")
+                return MASKS["card"]
+            return value
+        if _depth > 64:  # deeper than any real payload: mask it whole rather than leak it
+            _count(found, "secret")
+            return MASKS["secret"]
+        if isinstance(value, dict | Mapping):
+            return self._scrub_mapping(value, found, _depth)
+        if isinstance(value, list | tuple):
+            items = [self.scrub(item, found, _depth=_depth + 1) for item in value]
+            if all(new is old for new, old in zip(items, value, strict=True)):
+                return value
+            return items
+        return value
+
+    def _scrub_mapping(self, value: Mapping[Any, Any], found: dict[str, int], depth: int) -> Any:
+        out: dict[Any, Any] = {}
+        changed = False
+        for key, item in value.items():
+            plain = not isinstance(key, str) or is_plain_name(key)
+            new_key = key if plain else self.scrub_text(key, found)
+            if isinstance(item, str):  # the usual case, without the recursion
+                if self._secret and item and item != MASKS["secret"] and self._secret_key(key):
+                    new_item: Any = MASKS["secret"]
+                    _count(found, "secret")
+                else:
+                    new_item = self.scrub_text(item, found)
+            else:
+                new_item = self.scrub(item, found, _depth=depth + 1)
+            changed = changed or new_key is not key or new_item is not item
+            out[new_key] = new_item
+        return out if changed else value
+
+
+def _names_a_secret(key: object) -> bool:
+    return isinstance(key, str) and is_secret_key(key)
+
+
+def _count(found: dict[str, int], kind: str) -> None:
+    found[kind] = found.get(kind, 0) + 1
+
+
+def is_plain_name(key: str) -> bool:
+    """A short identifier such as a parameter name: nothing in it to check or mask."""
+    return len(key) < 20 and key.isidentifier()
+
+
+def _apply(finder: Finder, kind: str, text: str, found: dict[str, int]) -> str:
+    text, count = finder(text)
+    if count:
+        found[kind] = found.get(kind, 0) + count
+    return text

@@ -1,0 +1,244 @@
+"""The settings compiled into one policy per runtime, and the verdicts it reaches.
+
+Built once (``runtime.plugin_state``) and then only read, so one policy serves every
+concurrent turn of its runtime. Per call it walks the parameters once, runs a rule's
+regex only on strings that contain one of the rule's hints, and scrubs personal data
+only in strings that could hold some.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+import attrs
+
+from toolang_core import Block, Modify, Observe, ToolCall, ToolResult
+from toolang_hook_security_filter.hints import HintIndex, lower_literals
+from toolang_hook_security_filter.pii import Scrubber, is_plain_name
+from toolang_hook_security_filter.rules import DANGEROUS, OBSERVED, RuleSpec
+from toolang_hook_security_filter.settings import FilterSettings
+
+_NAMEABLE: Final = re.compile(r"[A-Za-z_][\w-]{0,31}")
+"""Keys shown in a reason; others (an address used as a key …) are shown as "…"."""
+
+MAX_DEPTH: Final = 32
+"""Parameters nested deeper than this are refused: they cannot be checked cheaply."""
+
+
+@attrs.frozen
+class Rule:
+    """A compiled rule: a match blocks the call, or (``blocks`` false) is recorded."""
+
+    name: str
+    reason: str
+    blocks: bool
+    alternatives: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]
+    """Each alternative's regex and hints (see :class:`~.rules.Alternative`)."""
+    tools: re.Pattern[str] | None = None
+    on_lowered: bool = True
+    """Run on the lowercased string (the default rules); configured patterns see it as is."""
+
+    @classmethod
+    def from_spec(cls, spec: RuleSpec, *, blocks: bool) -> Rule:
+        return cls(
+            spec.name,
+            spec.reason,
+            blocks,
+            tuple((re.compile(lower_literals(a.pattern)), a.hints) for a in spec.alternatives),
+            re.compile(spec.tools) if spec.tools else None,
+        )
+
+
+@attrs.frozen
+class Hit:
+    """A rule that matched, and the parameter it matched in."""
+
+    rule: Rule
+    where: str
+
+    def describe(self) -> str:
+        return f"{self.rule.reason} (rule {self.rule.name}, parameter {self.where!r})"
+
+
+class ParamsTooDeep(ValueError):
+    """The parameters nest deeper than :data:`MAX_DEPTH`."""
+
+
+class RuleSet:
+    """The rules for one tool's calls, their alternatives indexed by hint."""
+
+    def __init__(self, rules: tuple[Rule, ...]) -> None:
+        # Checks are numbered in rule order (blocking rules first); the index hands
+        # out numbers, which hash fast and sort back into that order.
+        self._checks = [
+            (rule, regex, hints) for rule in rules for regex, hints in rule.alternatives
+        ]
+        self._always = [number for number, (_, _, hints) in enumerate(self._checks) if not hints]
+        hinted: dict[str, list[int]] = {}
+        for number, (_, _, hints) in enumerate(self._checks):
+            for hint in hints:
+                hinted.setdefault(hint, []).append(number)
+        self._index = HintIndex(hinted)
+
+    def candidates(self, lowered: str) -> list[tuple[Rule, re.Pattern[str]]]:
+        """The alternatives that could match a string (given lowercased), in rule order."""
+        found = self._index.lookup(lowered)
+        if not found and not self._always:
+            return []
+        found.update(self._always)
+        return [self._checks[number][:2] for number in sorted(found)]
+
+
+class Policy:
+    """What the filter does, compiled from :class:`FilterSettings`."""
+
+    def __init__(self, settings: FilterSettings) -> None:
+        disabled = set(settings.disable_rules)
+        self.rules = (
+            *(Rule.from_spec(s, blocks=True) for s in DANGEROUS if s.name not in disabled),
+            *_configured(settings.block_patterns, "block_patterns", blocks=True),
+            *(Rule.from_spec(s, blocks=False) for s in OBSERVED if s.name not in disabled),
+            *_configured(settings.observe_patterns, "observe_patterns", blocks=False),
+        )
+        needed = settings.pii_kinds and (settings.redact_params or settings.redact_results)
+        self.scrubber = Scrubber(settings.pii_kinds) if needed else None
+        self.redact_params = settings.redact_params
+        self.redact_results = settings.redact_results
+        self.exempt = (
+            re.compile("|".join(fnmatch.translate(t) for t in settings.exempt_tools))
+            if settings.exempt_tools
+            else None
+        )
+        self._rule_sets: dict[str, RuleSet] = {}
+
+    def rule_set(self, tool: str) -> RuleSet:
+        """The rules that apply to ``tool`` (built once per tool name)."""
+        rule_set = self._rule_sets.get(tool)
+        if rule_set is None:
+            rule_set = RuleSet(
+                tuple(r for r in self.rules if r.tools is None or r.tools.search(tool))
+            )
+            self._rule_sets[tool] = rule_set  # a benign race: both threads build the same
+        return rule_set
+
+    # -- the two hooks ---------------------------------------------------------------
+
+    def check_call(self, call: ToolCall) -> Block | Modify | Observe | None:
+        """The verdict on ``call``: block, mask its personal data, warn, or abstain."""
+        if self.exempt is not None and self.exempt.match(call.name):
+            return None
+        try:
+            texts = strings_of(call.params)
+        except ParamsTooDeep:
+            return Block(f"parameters nested deeper than {MAX_DEPTH} levels cannot be checked")
+        rules = self.rule_set(call.name)
+        observed: list[Hit] = []
+        for where, text in texts:
+            lowered = text.lower()
+            for rule, regex in rules.candidates(lowered):
+                if regex.search(lowered if rule.on_lowered else text) is None:
+                    continue
+                if rule.blocks:
+                    return Block(f"this call {Hit(rule, where).describe()}")
+                observed.append(Hit(rule, where))
+        notes = "; ".join(hit.describe() for hit in _distinct(observed))
+        if self.redact_params and self.scrubber is not None:
+            found: dict[str, int] = {}
+            masked = self.scrubber.scrub(call.params, found)
+            if found:
+                reason = f"masked personal data in the parameters: {describe_counts(found)}"
+                return Modify(masked, f"{reason}; also: {notes}" if notes else reason)
+        return Observe(notes) if notes else None
+
+    def filter_result(self, call: ToolCall, result: ToolResult) -> ToolResult | None:
+        """``result`` with personal data masked, or ``None`` when there was none."""
+        if not self.redact_results or self.scrubber is None:
+            return None
+        if self.exempt is not None and self.exempt.match(call.name):
+            return None
+        found: dict[str, int] = {}
+        output = self.scrubber.scrub(result.output, found)
+        error = self.scrubber.scrub_text(result.error, found) if result.error else result.error
+        if not found:
+            return None
+        return attrs.evolve(result, output=output, error=error)
+
+
+def describe_counts(found: Mapping[str, int]) -> str:
+    """``"2 email, 1 card"``: what was masked, never the values."""
+    return ", ".join(f"{count} {kind}" for kind, count in sorted(found.items()))
+
+
+def strings_of(params: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Every string in ``params`` with where it sits (``args[2]``, ``options.script``).
+
+    Mapping keys count as strings, except short identifiers (parameter names). A list
+    of strings is also checked joined with spaces (``["rm", "-rf", "/"]`` is one
+    command), and so is each bare word next to such a list in the same mapping
+    (``{"program": "rm", "args": ["-rf", "/"]}``).
+
+    :raises ParamsTooDeep: past :data:`MAX_DEPTH` levels.
+    """
+    found: list[tuple[str, str]] = []
+    _collect(params, "", 0, found)
+    return found
+
+
+def _collect(value: Any, where: str, depth: int, found: list[tuple[str, str]]) -> None:
+    if isinstance(value, str):
+        found.append((where or "(value)", value))
+    elif depth > MAX_DEPTH:
+        raise ParamsTooDeep(where)
+    elif isinstance(value, dict | Mapping):
+        argvs: list[tuple[str, list[str]]] = []
+        for key, item in value.items():
+            name = key if isinstance(key, str) and _NAMEABLE.fullmatch(key) else "…"
+            place = f"{where}.{name}" if where else name
+            if isinstance(key, str) and not is_plain_name(key):
+                found.append((f"{place} (key)", key))
+            _collect(item, place, depth + 1, found)
+            if _is_argv(item):
+                argvs.append((place, item))
+        if argvs:
+            words = [v for v in value.values() if isinstance(v, str) and len(v.split()) == 1]
+            found.extend(
+                (f"{place} (after {word!r})", " ".join([word, *argv]))
+                for place, argv in argvs
+                for word in words
+            )
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            _collect(item, f"{where}[{index}]", depth + 1, found)
+        if _is_argv(value):
+            found.append((f"{where or '(value)'} (joined)", " ".join(value)))
+
+
+def _is_argv(value: Any) -> bool:
+    return (
+        isinstance(value, list | tuple)
+        and len(value) > 1
+        and all(isinstance(item, str) for item in value)
+    )
+
+
+def _configured(patterns: tuple[str, ...], key: str, *, blocks: bool) -> tuple[Rule, ...]:
+    return tuple(
+        Rule(
+            f"{key}[{index}]",
+            f"matches the configured pattern {pattern!r}",
+            blocks,
+            ((re.compile(pattern), ()),),
+            on_lowered=False,
+        )
+        for index, pattern in enumerate(patterns)
+    )
+
+
+def _distinct(hits: list[Hit]) -> list[Hit]:
+    seen: dict[str, Hit] = {}
+    for hit in hits:
+        seen.setdefault(hit.rule.name, hit)
+    return list(seen.values())

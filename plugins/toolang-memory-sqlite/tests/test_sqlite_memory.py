@@ -1,0 +1,378 @@
+"""What the SQLite memory plugin does beyond the shared contract: its location, settings,
+ranking, clipping, pruning, size and error reports."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+import pytest
+
+import toolang_memory_sqlite
+from toolang_core import ConfigError
+from toolang_core.testing.memory_calls import MemoryCaller, MemoryDriver
+from toolang_memory_sqlite import MemorySQLiteSettings
+from toolang_memory_sqlite.database import MemoryClosed
+from toolang_memory_sqlite.memory import SQLiteMemory, SQLiteMemoryError
+from toolang_memory_sqlite.ranking import DAY
+
+T0 = 1_800_000_000.0
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def open_memory(tmp_path, clock):
+    opened: list[SQLiteMemory] = []
+
+    def make(path=None, **settings) -> MemoryDriver:
+        plugin = SQLiteMemory(
+            path or tmp_path / "memory.db", MemorySQLiteSettings(**settings), clock=clock
+        )
+        opened.append(plugin)
+        return MemoryDriver(plugin, MemoryCaller())
+
+    yield make
+    for plugin in opened:
+        plugin.close()
+
+
+@pytest.fixture
+def memory(open_memory):
+    return open_memory()
+
+
+def runtime_memory(toolang_runtime, config: str = "") -> SQLiteMemory:
+    runtime = toolang_runtime(config, plugins={"memory-sqlite": toolang_memory_sqlite})
+    registration = runtime.host.components.of_kind("memory")["sqlite"]
+    return registration.factory(runtime.plugin_context("memory-sqlite"))
+
+
+# location and settings ---------------------------------------------------------------
+
+
+def test_the_plugin_registers_memory_sqlite_with_its_own_file_under_home(
+    toolang_runtime, toolang_home
+):
+    plugin = runtime_memory(toolang_runtime, '[memory]\nplugin = "sqlite"\n')
+    try:
+        MemoryDriver(plugin, MemoryCaller()).save("agent-a", "hello")
+    finally:
+        plugin.close()
+    assert plugin.path == toolang_home.path / ".toolang" / "plugins" / "memory-sqlite.db"
+    assert plugin.path.exists()
+
+
+def test_path_places_the_file_relative_to_the_config(toolang_runtime, toolang_home):
+    plugin = runtime_memory(toolang_runtime, '[plugins.memory-sqlite]\npath = "data/m.db"\n')
+    plugin.close()
+    assert plugin.path == toolang_home.path / "data" / "m.db"
+
+
+def test_database_store_keeps_entries_in_the_execution_store_file(toolang_runtime):
+    config = '[plugins.memory-sqlite]\ndatabase = "store"\n'
+    runtime = toolang_runtime(config, plugins={"memory-sqlite": toolang_memory_sqlite})
+    plugin = runtime.host.components.of_kind("memory")["sqlite"].factory(
+        runtime.plugin_context("memory-sqlite")
+    )
+    try:
+        MemoryDriver(plugin, MemoryCaller()).save("agent-a", "in the store file")
+        assert plugin.path == runtime.config.store_path
+        store = runtime.open_store()  # the store accepts the memory tables made first
+        store.close()
+        tables = sqlite3.connect(plugin.path).execute("SELECT name FROM sqlite_master").fetchall()
+        assert ("memory_entries",) in tables
+    finally:
+        plugin.close()
+
+
+def test_database_store_needs_the_sqlite_store(toolang_home):
+    toolang_home.write_config('[store]\nbackend = "pg"\n')
+    config = toolang_home.load({})
+    with pytest.raises(ConfigError, match=r"plugins\.memory-sqlite\.database.*backend = \"pg\""):
+        toolang_memory_sqlite.database_path(config, MemorySQLiteSettings(database="store"))
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        ("candidates = 0", r"plugins\.memory-sqlite: candidates: expected a number >= 1"),
+        ("recency_weight = 1.5", r"recency_weight: expected a number from 0 to 1"),
+        ('database = "elsewhere"', r"plugins\.memory-sqlite\.database: expected one of 'own'"),
+        ('database = "store"\npath = "m.db"', r'path: set only with database = "own"'),
+    ],
+)
+def test_a_bad_setting_names_its_key(toolang_runtime, section, message):
+    with pytest.raises(ConfigError, match=message):
+        toolang_runtime(
+            f"[plugins.memory-sqlite]\n{section}\n",
+            plugins={"memory-sqlite": toolang_memory_sqlite},
+        )
+
+
+# ranking -----------------------------------------------------------------------------
+
+
+def test_without_recency_weight_the_better_match_wins_however_old(open_memory, clock):
+    memory = open_memory(recency_weight=0.0)
+    memory.save("a", "otter otter otter holt")
+    clock.now += 365 * DAY
+    memory.save("a", "an otter")
+    assert memory.texts("a", "otter holt") == ["otter otter otter holt", "an otter"]
+
+
+def test_with_full_recency_weight_the_newest_match_wins(open_memory, clock):
+    memory = open_memory(recency_weight=1.0)
+    memory.save("a", "otter otter otter holt")
+    clock.now += DAY
+    memory.save("a", "an otter")
+    assert memory.texts("a", "otter holt") == ["an otter", "otter otter otter holt"]
+
+
+def test_recency_decides_between_equal_matches(memory, clock):
+    memory.save("a", "the badger sett")
+    clock.now += 10 * DAY
+    memory.save("a", "the badger holt")
+    assert memory.texts("a", "badger") == ["the badger holt", "the badger sett"]
+
+
+def test_scores_follow_the_documented_formula(open_memory, clock):
+    memory = open_memory(recency_weight=0.25, recency_half_life_days=10.0)
+    memory.save("a", "heron")
+    clock.now += 10 * DAY  # one half-life later
+    (item,) = memory.recall("a", "heron").items
+    assert item.score == pytest.approx(0.75 * 1.0 + 0.25 * 0.5)
+
+
+def test_a_query_of_only_punctuation_recalls_nothing_and_says_so(memory):
+    memory.save("a", "anything")
+    result = memory.recall("a", "?!… ()")
+    assert (result.items, result.diagnostics["terms"]) == ((), 0)
+
+
+# bounded work --------------------------------------------------------------------------
+
+
+def test_a_query_within_the_budget_is_ranked_by_bm25_over_all_its_words(open_memory):
+    memory = open_memory(ranked_matches=10)
+    memory.save("a", "the lynx", "the lynx and the ocelot")
+    result = memory.recall("a", "lynx ocelot")
+    assert result.diagnostics["mode"] == "bm25"
+    assert [i.text for i in result.items] == ["the lynx and the ocelot", "the lynx"]
+
+
+def test_past_the_budget_the_rarest_words_are_kept(open_memory):
+    memory = open_memory(ranked_matches=10)
+    memory.save("a", *(f"common entry {n}" for n in range(30)), "the rare entry")
+    result = memory.recall("a", "rare entry")
+    assert (result.diagnostics["mode"], result.diagnostics["dropped_terms"]) == ("rare-words", 1)
+    assert [i.text for i in result.items] == ["the rare entry"]
+
+
+def test_when_every_word_is_common_the_newest_matches_rank_by_words_held(open_memory, clock):
+    memory = open_memory(ranked_matches=10)
+    memory.save("a", "alpha and beta, written first")
+    clock.now += 1
+    memory.save("a", *(f"alpha {n}" for n in range(15)), *(f"beta {n}" for n in range(15)))
+    clock.now += 1
+    memory.save("a", "alpha and beta, written last")
+    result = memory.recall("a", "alpha beta", max_items=3)
+    assert result.diagnostics["mode"] == "common-words"
+    texts = [i.text for i in result.items]
+    assert texts[0] == "alpha and beta, written last"
+    assert "alpha and beta, written first" not in texts  # older than the newest 10 matches
+
+
+def test_thread_narrowing_happens_before_the_candidate_limit(open_memory):
+    memory = open_memory(candidates=2)
+    memory.save("a", *(f"caracal caracal caracal {n}" for n in range(5)), thread="chat:2")
+    memory.save("a", "one caracal", thread="chat:1")
+    assert memory.texts("a", "caracal", thread="chat:1") == ["one caracal"]
+
+
+def test_another_agents_entries_do_not_use_up_the_budget(open_memory):
+    memory = open_memory(ranked_matches=10, candidates=3)
+    memory.save("b", *(f"serval serval {n}" for n in range(50)))
+    memory.save("a", "a serval")
+    assert memory.texts("a", "serval") == ["a serval"]
+
+
+# limits and clipping -----------------------------------------------------------------
+
+
+def test_an_entry_longer_than_max_chars_comes_back_clipped(memory):
+    memory.save("a", "narwhal " + "tusk " * 400)
+    result = memory.recall("a", "narwhal", max_chars=500)
+    (item,) = result.items
+    assert len(item.text) == 500
+    assert item.text.startswith("narwhal tusk") and item.text.endswith("…")
+    assert result.diagnostics["clipped"] == 1
+
+
+def test_an_entry_is_skipped_rather_than_clipped_to_a_sliver(memory):
+    memory.save("a", "walrus " * 100, "a walrus")  # 700 characters and 8
+    assert memory.texts("a", "walrus", max_chars=150) == ["a walrus"]
+
+
+def test_an_entry_over_max_entry_chars_is_refused_with_its_batch(open_memory):
+    memory = open_memory(max_entry_chars=100)
+    with pytest.raises(ValueError, match=r"entry 2 of 2 .*101 characters.*max_entry_chars"):
+        memory.save("a", "fits", "x" * 101)
+    assert memory.listed_texts("a") == []
+
+
+@pytest.mark.parametrize("ttl", [0, -5, float("inf"), float("nan")])
+def test_a_ttl_that_is_not_a_positive_finite_number_is_refused(memory, ttl):
+    with pytest.raises(ValueError, match="ttl_seconds must be a positive number"):
+        memory.save("a", "x", ttl=ttl)
+
+
+def test_meta_that_is_not_json_is_refused(memory):
+    with pytest.raises(ValueError, match="meta must be JSON-serialisable"):
+        memory.save("a", "x", meta={"when": object()})
+
+
+def test_text_with_a_lone_surrogate_is_refused_and_nothing_stored(memory):
+    with pytest.raises(ValueError, match="lone surrogate"):
+        memory.save("a", "fine", "broken \ud800 text")
+    assert memory.listed_texts("a") == []
+
+
+# time to live and pruning ------------------------------------------------------------
+
+
+def test_each_write_prunes_one_batch_of_expired_entries(open_memory, clock):
+    memory = open_memory(prune_batch=10)
+    memory.save("a", *(f"brief {n}" for n in range(25)), ttl=60)
+    clock.now += 61
+    assert memory.save("a", "new").diagnostics["pruned_expired"] == 10
+    assert memory.save("a", "newer").diagnostics["pruned_expired"] == 10
+
+
+def test_health_prunes_every_expired_entry(open_memory, clock):
+    memory = open_memory(prune_batch=10)
+    memory.save("a", *(f"brief {n}" for n in range(25)), ttl=60)
+    memory.save("a", "lasting")
+    clock.now += 61
+    health = memory.health()
+    assert (health.entries, health.meta["pruned_expired"]) == (1, 25)
+
+
+def test_prune_deletes_expired_entries_from_the_index_too(memory, clock):
+    memory.save("a", "ephemeral mayfly", ttl=5)
+    clock.now += 6
+    assert memory.plugin.prune() == 1
+    conn = sqlite3.connect(memory.plugin.path)
+    assert conn.execute("SELECT count(*) FROM memory_fts").fetchone() == (0,)
+    conn.close()
+
+
+# health and failures -----------------------------------------------------------------
+
+
+def test_health_reports_the_size_of_its_own_file(memory):
+    memory.save("a", "x" * 50_000)
+    health = memory.health()
+    conn = sqlite3.connect(memory.plugin.path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the file alone holds every page now
+    conn.close()
+    assert health.size_bytes == memory.plugin.path.stat().st_size
+    assert health.size_bytes > 50_000
+
+
+def test_health_in_the_store_file_reports_only_the_memory_tables(toolang_runtime):
+    plugin = runtime_memory(toolang_runtime, '[plugins.memory-sqlite]\ndatabase = "store"\n')
+    try:
+        MemoryDriver(plugin, MemoryCaller()).save("a", "y" * 50_000)
+        health = plugin.health()
+    finally:
+        plugin.close()
+    assert 50_000 < health.size_bytes < plugin.path.stat().st_size
+    assert "execution store" in health.detail
+
+
+def test_a_failure_is_named_and_health_turns_degraded(open_memory, tmp_path):
+    memory = open_memory(busy_timeout_seconds=0.01)
+    memory.save("a", "before")
+    other = sqlite3.connect(tmp_path / "memory.db", isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(SQLiteMemoryError, match=r"remember on .*memory\.db failed: .*locked"):
+            memory.save("a", "while locked")
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    health = memory.health()
+    assert health.status == "degraded"
+    assert "locked" in health.last_error
+
+
+def test_health_during_another_processs_long_write_is_degraded_not_down(open_memory, tmp_path):
+    memory = open_memory(busy_timeout_seconds=0.01)
+    memory.save("a", "kept", ttl=5)
+    other = sqlite3.connect(tmp_path / "memory.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # holds the write lock; readers still read
+    try:
+        health = memory.health()
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert (health.status, health.entries) == ("degraded", 1)
+    assert "prune" in health.last_error
+
+
+def test_a_file_that_is_not_a_database_makes_health_down(tmp_path, open_memory):
+    path = tmp_path / "memory.db"
+    path.write_bytes(b"not a database at all" * 200)
+    memory = open_memory(path)
+    health = memory.health()
+    assert health.status == "down"
+    assert str(path) in health.detail
+    with pytest.raises(SQLiteMemoryError, match="not a readable"):
+        memory.save("a", "x")
+    assert path.read_bytes() == b"not a database at all" * 200
+
+
+def test_a_closed_plugin_says_so(memory):
+    memory.plugin.close()
+    with pytest.raises(MemoryClosed, match="closed"):
+        memory.save("a", "x")
+
+
+# concurrency across plugin objects ---------------------------------------------------
+
+
+def test_two_plugin_objects_on_one_file_write_at_once_and_lose_nothing(open_memory):
+    first, second = open_memory(), open_memory()
+    start = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def write(memory: MemoryDriver, name: str) -> None:
+        try:
+            start.wait()
+            for n in range(50):
+                memory.save("a", f"{name} {n}")
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=write, args=(first, "first")),
+        threading.Thread(target=write, args=(second, "second")),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert errors == []
+    assert len(first.listed("a")) == 100

@@ -1,0 +1,403 @@
+"""The ``sqlite`` memory plugin: entries in SQLite, recalled with FTS5 and recency.
+
+Every method is synchronous and thread-safe (the runtime runs them in worker
+threads). A database failure is remembered for :meth:`SQLiteMemory.health` and raised
+as :class:`SQLiteMemoryError` naming the operation and the file; a batch the plugin
+refuses (too long, bad TTL, meta that is not JSON) raises ``ValueError`` and stores
+nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Final
+
+from toolang_core import StoreError
+from toolang_core.memory import (
+    MemoryEntry,
+    MemoryForget,
+    MemoryForgetResult,
+    MemoryHealth,
+    MemoryItem,
+    MemoryListRequest,
+    MemoryRecallRequest,
+    MemoryRecallResult,
+    MemoryWriteBatch,
+    MemoryWriteResult,
+    Provenance,
+)
+from toolang_memory_sqlite import ranking, search, text
+from toolang_memory_sqlite.database import Connections, MemoryClosed
+from toolang_memory_sqlite.schema import ENTRIES, FTS
+from toolang_memory_sqlite.settings import NAME, PROVIDER, MemorySQLiteSettings
+
+DEGRADED_FOR_SECONDS: Final = 300.0
+"""``health`` says ``degraded`` while the last failure is at most this old."""
+KEYS_PER_STATEMENT: Final = 500
+
+ITEM_COLUMNS: Final = (
+    "id, agent_id, thread_id, turn_id, origin, key, kind, meta, created_at, updated_at"
+)
+LIVE: Final = "(expires_at IS NULL OR expires_at > ?)"
+
+
+class SQLiteMemoryError(RuntimeError):
+    """The database failed (locked, full, unreadable); the message names file and call."""
+
+
+class _LastError:
+    """The most recent failure, with its time (shared by every thread)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.message: str | None = None
+        self.at: float | None = None
+
+    def record(self, message: str, at: float) -> None:
+        with self._lock:
+            self.message, self.at = message, at
+
+
+class SQLiteMemory:
+    """Entries of every agent in one SQLite file (its own, or the execution store's)."""
+
+    def __init__(
+        self,
+        path: Path,
+        settings: MemorySQLiteSettings | None = None,
+        *,
+        shared_with_store: bool = False,
+        synchronous: str = "normal",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = path
+        self.settings = settings or MemorySQLiteSettings()
+        self.shared_with_store = shared_with_store
+        self._clock = clock
+        self._db = Connections(
+            path, busy_timeout=self.settings.busy_timeout_seconds, synchronous=synchronous
+        )
+        self._last_error = _LastError()
+
+    # -- the contract ---------------------------------------------------------------------
+
+    def recall(self, request: MemoryRecallRequest) -> MemoryRecallResult:
+        """The agent's entries that best match ``request.query_text``: candidates found
+        with bounded work (``search``), ranked and limited (``ranking``)."""
+        started = time.perf_counter()
+        chosen = text.query_terms(request.query_text, self.settings.max_query_terms)
+        diagnostics: dict[str, Any] = {"terms": len(chosen)}
+        ranked: list[ranking.Ranked] = []
+        items: tuple[MemoryItem, ...] = ()
+        now = self._clock()
+        with self._guard("recall"):
+            conn = self._db.get()
+            scope = search.Scope.of(conn, request.agent_id, request.thread_id)
+            if chosen and scope is not None:
+                found = search.find(
+                    conn,
+                    scope,
+                    chosen,
+                    budget=self.settings.ranked_matches,
+                    now=now,
+                    limit=self.settings.candidates,
+                )
+                scored = ranking.blend(
+                    found.candidates,
+                    now=now,
+                    weight=self.settings.recency_weight,
+                    half_life_days=self.settings.recency_half_life_days,
+                )
+                ranked = ranking.within_limits(
+                    scored,
+                    max_items=request.limits.max_items,
+                    max_chars=request.limits.max_chars,
+                )
+                items = tuple(self._ranked_item(conn, r) for r in ranked)
+                diagnostics.update(
+                    mode=found.mode,
+                    candidates=len(found.candidates),
+                    dropped_terms=found.dropped_terms,
+                )
+        diagnostics.update(
+            returned=len(items),
+            clipped=sum(r.clipped for r in ranked),
+            ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+        return MemoryRecallResult(items=items, provider=PROVIDER, diagnostics=diagnostics)
+
+    def remember(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
+        """Store ``batch`` in one transaction (all of it or, on any error, nothing)."""
+        rows = [self._checked(batch, n, entry) for n, entry in enumerate(batch.entries)]
+        now = self._clock()
+        with self._guard("remember"), self._db.write() as conn:
+            pruned = self._prune(conn, now, self.settings.prune_batch)
+            ids = iter(search.allocate_ids(conn, batch.agent_id, len(rows)))
+            for entry, meta in rows:
+                self._upsert(conn, batch, entry, meta, now=now, new_ids=ids)
+        return MemoryWriteResult(
+            written=len(rows), provider=PROVIDER, diagnostics={"pruned_expired": pruned}
+        )
+
+    def forget(self, request: MemoryForget) -> MemoryForgetResult:
+        """Delete the agent's entries named by key, or matching the filter."""
+        forgotten = 0
+        with self._guard("forget"), self._db.write() as conn:
+            for where, params in _forget_filters(request):
+                conn.execute(
+                    f"DELETE FROM {FTS} WHERE rowid IN (SELECT id FROM {ENTRIES} WHERE {where})",
+                    params,
+                )
+                forgotten += conn.execute(f"DELETE FROM {ENTRIES} WHERE {where}", params).rowcount
+        return MemoryForgetResult(forgotten=forgotten, provider=PROVIDER)
+
+    def list_entries(self, request: MemoryListRequest) -> tuple[MemoryItem, ...]:
+        """The agent's live entries (of one thread, when given), newest write first."""
+        where, params = "agent_id = ?", [request.agent_id]
+        if request.thread_id is not None:
+            where += " AND thread_id = ?"
+            params.append(request.thread_id)
+        with self._guard("list_entries"):
+            rows = self._db.get().execute(
+                f"SELECT {ITEM_COLUMNS}, text FROM {ENTRIES} WHERE {where} AND {LIVE} "
+                "ORDER BY updated_at DESC, id DESC LIMIT ?",
+                [*params, self._clock(), max(0, request.limit)],
+            )
+            return tuple(_item(row[:-1], row[-1], 0.0) for row in rows)
+
+    def health(self) -> MemoryHealth:
+        """Entries and size after pruning what expired; ``down`` when the file fails."""
+        try:
+            try:
+                pruned = self.prune()
+            except SQLiteMemoryError:  # e.g. a long write elsewhere: kept as the last error
+                pruned = 0
+            with self._guard("health"):
+                conn = self._db.get()
+                entries = conn.execute(f"SELECT count(*) FROM {ENTRIES}").fetchone()[0]
+                size = self._size_bytes(conn)
+        except (SQLiteMemoryError, MemoryClosed) as exc:
+            return self._health("down", str(exc))
+        where = "in the execution store's file " if self.shared_with_store else ""
+        failed_at = self._last_error.at
+        recent = failed_at is not None and self._clock() - failed_at <= DEGRADED_FOR_SECONDS
+        status = "degraded" if recent else "ok"
+        return self._health(
+            status,
+            f"{entries} entries {where}at {self.path}",
+            entries=entries,
+            size_bytes=size,
+            meta={"pruned_expired": pruned},
+        )
+
+    def prune(self) -> int:
+        """Delete every expired entry (in batches of ``prune_batch``); return how many."""
+        total = 0
+        while True:
+            with self._guard("prune"), self._db.write() as conn:
+                removed = self._prune(conn, self._clock(), self.settings.prune_batch)
+            total += removed
+            if removed < self.settings.prune_batch:
+                return total
+
+    def close(self) -> None:
+        """Close the database connections (of every thread)."""
+        self._db.close()
+
+    # -- recall ---------------------------------------------------------------------------
+
+    def _ranked_item(self, conn: sqlite3.Connection, ranked: ranking.Ranked) -> MemoryItem:
+        row = conn.execute(
+            f"SELECT {ITEM_COLUMNS}, substr(text, 1, ?) FROM {ENTRIES} WHERE id = ?",
+            (ranked.keep_chars + 1, ranked.candidate.id),  # one more: clip() sees the cut
+        ).fetchone()
+        return _item(row[:-1], ranking.clip(row[-1], ranked.keep_chars), round(ranked.score, 6))
+
+    # -- writing --------------------------------------------------------------------------
+
+    def _checked(
+        self, batch: MemoryWriteBatch, n: int, entry: MemoryEntry
+    ) -> tuple[MemoryEntry, str | None]:
+        """Refuse what cannot be stored, before anything is written; the entry's meta as JSON."""
+        where = f"{NAME}: entry {n + 1} of {len(batch.entries)} for agent {batch.agent_id!r}"
+        problem = None
+        if len(entry.text) > self.settings.max_entry_chars:
+            problem = (
+                f"has {len(entry.text)} characters; the limit is "
+                f"{self.settings.max_entry_chars} ([plugins.{NAME}] max_entry_chars)"
+            )
+        elif entry.ttl_seconds is not None and not (
+            math.isfinite(entry.ttl_seconds) and entry.ttl_seconds > 0
+        ):
+            problem = f"ttl_seconds must be a positive number of seconds, not {entry.ttl_seconds}"
+        meta = None
+        if problem is None and entry.meta:
+            try:
+                meta = json.dumps(dict(entry.meta), ensure_ascii=False, allow_nan=False)
+            except (TypeError, ValueError) as exc:
+                problem = f"meta must be JSON-serialisable ({exc})"
+        if problem is not None:
+            message = f"{where}: {problem}; nothing of this batch was stored"
+            self._last_error.record(message, self._clock())
+            raise ValueError(message)
+        return entry, meta
+
+    def _upsert(
+        self,
+        conn: sqlite3.Connection,
+        batch: MemoryWriteBatch,
+        entry: MemoryEntry,
+        meta: str | None,
+        *,
+        now: float,
+        new_ids: Iterator[int],
+    ) -> None:
+        expires = None if entry.ttl_seconds is None else now + entry.ttl_seconds
+        values = (batch.thread_id, batch.turn_id, batch.origin, entry.kind, entry.text, meta)
+        existing = None
+        if entry.key is not None:
+            existing = conn.execute(
+                f"SELECT id FROM {ENTRIES} WHERE agent_id = ? AND key = ?",
+                (batch.agent_id, entry.key),
+            ).fetchone()
+        if existing is None:
+            row_id = next(new_ids)
+            conn.execute(
+                f"INSERT INTO {ENTRIES} (thread_id, turn_id, origin, kind, text, meta, id, "
+                "agent_id, key, created_at, updated_at, expires_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*values, row_id, batch.agent_id, entry.key, now, now, expires),
+            )
+        else:
+            row_id = existing[0]
+            conn.execute(
+                f"UPDATE {ENTRIES} SET thread_id = ?, turn_id = ?, origin = ?, kind = ?, "
+                "text = ?, meta = ?, updated_at = ?, expires_at = ? WHERE id = ?",
+                (*values, now, expires, row_id),
+            )
+            conn.execute(f"DELETE FROM {FTS} WHERE rowid = ?", (row_id,))
+        scope = search.scope_text(batch.agent_id, batch.thread_id)
+        conn.execute(
+            f"INSERT INTO {FTS} (rowid, scope, body) VALUES (?, ?, ?)",
+            (row_id, scope, text.index_text(entry.text)),
+        )
+
+    def _prune(self, conn: sqlite3.Connection, now: float, limit: int) -> int:
+        ids = [
+            row[0]
+            for row in conn.execute(
+                f"SELECT id FROM {ENTRIES} WHERE expires_at IS NOT NULL AND expires_at <= ? "
+                "ORDER BY expires_at LIMIT ?",
+                (now, limit),
+            )
+        ]
+        if ids:
+            marks = ", ".join("?" * len(ids))
+            conn.execute(f"DELETE FROM {FTS} WHERE rowid IN ({marks})", ids)
+            conn.execute(f"DELETE FROM {ENTRIES} WHERE id IN ({marks})", ids)
+        return len(ids)
+
+    # -- health and errors ----------------------------------------------------------------
+
+    def _size_bytes(self, conn: sqlite3.Connection) -> int | None:
+        """Bytes of this plugin's tables: the whole file, or (sharing the store's file)
+        the pages of the ``memory_`` tables and indexes, when SQLite can tell."""
+        if not self.shared_with_store:
+            pages = conn.execute("PRAGMA page_count").fetchone()[0]
+            page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+            return int(pages * page_size)
+        names = [
+            row[0]
+            for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE name LIKE 'memory\\_%' ESCAPE '\\' "
+                "AND type IN ('table', 'index') AND rootpage > 0"
+            )
+        ]
+        try:
+            return sum(
+                conn.execute(
+                    "SELECT pgsize FROM dbstat WHERE name = ? AND aggregate = 1", (name,)
+                ).fetchone()[0]
+                or 0
+                for name in names
+            )
+        except sqlite3.OperationalError:  # SQLite built without the dbstat table
+            return None
+
+    def _health(self, status: Any, detail: str, **values: Any) -> MemoryHealth:
+        return MemoryHealth(
+            status=status,
+            provider=PROVIDER,
+            detail=detail,
+            last_error=self._last_error.message,
+            last_error_at=self._last_error.at,
+            **values,
+        )
+
+    @contextmanager
+    def _guard(self, operation: str) -> Iterator[None]:
+        """Turn a database failure into :class:`SQLiteMemoryError` (and text SQLite cannot
+        encode into ``ValueError``), remembered for health."""
+        try:
+            yield
+        except UnicodeEncodeError as exc:  # a lone surrogate, e.g. from a bad JSON escape
+            message = (
+                f"{NAME}: {operation}: text with a lone surrogate ({exc.object[exc.start]!r} at "
+                f"position {exc.start}) is not valid Unicode and cannot be stored or searched"
+            )
+            self._last_error.record(message, self._clock())
+            raise ValueError(message) from None
+        except (sqlite3.Error, StoreError) as exc:
+            message = f"{NAME}: {operation} on {self.path} failed: {exc}"
+            self._last_error.record(message, self._clock())
+            raise SQLiteMemoryError(message) from exc
+
+
+def _forget_filters(request: MemoryForget) -> Iterator[tuple[str, list[Any]]]:
+    """WHERE clauses (with parameters) selecting what ``request`` forgets."""
+    if request.keys:
+        keys = list(dict.fromkeys(request.keys))
+        for start in range(0, len(keys), KEYS_PER_STATEMENT):
+            chunk = keys[start : start + KEYS_PER_STATEMENT]
+            marks = ", ".join("?" * len(chunk))
+            yield f"agent_id = ? AND key IN ({marks})", [request.agent_id, *chunk]
+        return
+    where: list[str] = ["agent_id = ?"]
+    params: list[Any] = [request.agent_id]
+    for clause, value in (
+        ("thread_id = ?", request.thread_id),
+        ("kind = ?", request.kind),
+        ("created_at < ?", request.before),
+    ):
+        if value is not None:
+            where.append(clause)
+            params.append(value)
+    yield " AND ".join(where), params
+
+
+def _item(row: Sequence[Any], body: str, score: float) -> MemoryItem:
+    """A :class:`MemoryItem` from a row of :data:`ITEM_COLUMNS` and its (maybe clipped) text."""
+    row_id, agent, thread, turn, origin, key, kind, meta, created, updated = row
+    return MemoryItem(
+        id=str(row_id),
+        text=body,
+        score=score,
+        key=key,
+        kind=kind,
+        meta=json.loads(meta) if meta else {},
+        provenance=Provenance(
+            agent_id=agent,
+            thread_id=thread,
+            turn_id=turn,
+            origin=origin,
+            created_at=created,
+            updated_at=updated,
+        ),
+    )

@@ -1,0 +1,96 @@
+"""Recall ranking: bm25 relevance blended with recency, then the request's limits.
+
+``score = (1 - w) * relevance + w * 0.5 ** (age_days / half_life_days)``
+
+- ``relevance`` is the candidate's bm25 over the best candidate's (FTS5's ``bm25()`` is
+  negative, more negative is better; here it is negated), so the best full-text match
+  of the recall has relevance 1 and the others fall between 0 and 1;
+- ``age_days`` is the time since the entry's last write;
+- ``w`` is ``recency_weight``: 0 ranks by relevance alone, 1 by recency alone.
+
+Scores fall between 0 and 1. Equal scores put the newer entry first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+import attrs
+
+DAY: Final = 86_400.0
+ELLIPSIS: Final = "…"
+MIN_CLIP_CHARS: Final = 200
+"""An entry longer than what is left of ``max_chars`` is cut to fit when at least this
+much is left; with less left it is skipped (a smaller entry further down may fit)."""
+
+
+@attrs.frozen
+class Candidate:
+    """One full-text match, before ranking."""
+
+    id: int
+    bm25: float
+    updated_at: float
+    length: int
+
+
+@attrs.frozen
+class Ranked:
+    """A candidate with its blended score, and how much of its text to return."""
+
+    candidate: Candidate
+    score: float
+    keep_chars: int
+    """``candidate.length`` when whole; less when clipped to fit ``max_chars``."""
+
+    @property
+    def clipped(self) -> bool:
+        return self.keep_chars < self.candidate.length
+
+
+def blend(
+    candidates: Sequence[Candidate], *, now: float, weight: float, half_life_days: float
+) -> list[tuple[float, Candidate]]:
+    """Score ``candidates`` (formula in the module docstring), best first."""
+    if not candidates:
+        return []
+    best = max(-c.bm25 for c in candidates)
+    scored = []
+    for c in candidates:
+        relevance = (-c.bm25 / best) if best > 0 else 1.0
+        age_days = max(0.0, now - c.updated_at) / DAY
+        recency = 0.5 ** (age_days / half_life_days)
+        scored.append(((1.0 - weight) * relevance + weight * recency, c))
+    scored.sort(key=lambda pair: (-pair[0], -pair[1].updated_at, -pair[1].id))
+    return scored
+
+
+def within_limits(
+    scored: Iterable[tuple[float, Candidate]], *, max_items: int, max_chars: int
+) -> list[Ranked]:
+    """Take entries best first until ``max_items`` or ``max_chars`` is reached.
+
+    An entry that does not fit in what is left of ``max_chars`` is clipped to fit
+    (its returned text ends with ``…``) when at least :data:`MIN_CLIP_CHARS` are left,
+    and skipped otherwise.
+    """
+    taken: list[Ranked] = []
+    left = max_chars
+    for score, c in scored:
+        if len(taken) >= max_items or left <= 0:
+            break
+        if c.length <= left:
+            taken.append(Ranked(c, score, c.length))
+            left -= c.length
+        elif left >= MIN_CLIP_CHARS:
+            taken.append(Ranked(c, score, left))
+            left = 0
+    return taken
+
+
+def clip(text: str, keep_chars: int) -> str:
+    """``text`` cut to ``keep_chars`` characters, the last one an ellipsis."""
+    if len(text) <= keep_chars:
+        return text
+    return text[: keep_chars - len(ELLIPSIS)] + ELLIPSIS

@@ -1,0 +1,75 @@
+"""The plugin's own tables, as a ``sqlite_utils.Migrations`` set (append, never edit).
+
+``memory_entries`` holds what was remembered, exactly as written. ``memory_fts`` is
+the full-text index of each entry (its thread token and its
+:func:`~toolang_memory_sqlite.text.index_text`), with the entry's id as its rowid;
+``memory_agents`` gives each agent its range of ids.
+Both live in the plugin's own file or in the execution store's file
+(``database = "store"``); every name starts with ``memory_`` so they never collide
+with the store's tables."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from sqlite_utils import Database, Migrations
+
+from toolang_memory_sqlite.settings import NAME
+
+AGENTS: Final = "memory_agents"
+ENTRIES: Final = "memory_entries"
+FTS: Final = "memory_fts"
+TOKENIZER: Final = "porter unicode61 remove_diacritics 2"
+
+MIGRATIONS: Final = Migrations(NAME)
+
+
+@MIGRATIONS()
+def m001_entries_and_index(db: Database) -> None:
+    db.execute(
+        f"""
+        CREATE TABLE {ENTRIES} (
+            id INTEGER PRIMARY KEY,    -- in the agent's range: slot << 40 onwards
+            agent_id TEXT NOT NULL,
+            thread_id TEXT,
+            turn_id TEXT,
+            origin TEXT NOT NULL,
+            key TEXT,                  -- set: upserted and forgotten by (agent_id, key)
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,        -- exactly as remembered
+            meta TEXT,                 -- JSON object, NULL when empty
+            created_at REAL NOT NULL,  -- unix time of the first write (kept by upserts)
+            updated_at REAL NOT NULL,  -- unix time of the last write (recency, listing)
+            expires_at REAL            -- unix time; NULL never expires
+        )
+        """
+    )
+    # Upsert and forget by key; also makes two rows with one key impossible.
+    db.execute(
+        f"CREATE UNIQUE INDEX {ENTRIES}_agent_key ON {ENTRIES} (agent_id, key) "
+        "WHERE key IS NOT NULL"
+    )
+    # Listing newest first, per agent and per agent and thread; forget by thread.
+    db.execute(f"CREATE INDEX {ENTRIES}_agent_updated ON {ENTRIES} (agent_id, updated_at)")
+    db.execute(
+        f"CREATE INDEX {ENTRIES}_agent_thread_updated ON {ENTRIES} "
+        "(agent_id, thread_id, updated_at)"
+    )
+    # Pruning expired rows, oldest first, without scanning the rest.
+    db.execute(
+        f"CREATE INDEX {ENTRIES}_expires ON {ENTRIES} (expires_at) WHERE expires_at IS NOT NULL"
+    )
+    # Each agent's entry ids form one range, so a rowid range scopes a full-text query
+    # (search.allocate_ids); next_seq is the next free id in the range.
+    db.execute(
+        f"""
+        CREATE TABLE {AGENTS} (
+            agent_id TEXT PRIMARY KEY,
+            slot INTEGER NOT NULL UNIQUE,
+            next_seq INTEGER NOT NULL
+        )
+        """
+    )
+    # scope: the token of the entry's agent and thread (search.scope_text), so a recall
+    # narrowed to a thread ranks that thread's matches only; body: text.index_text(text).
+    db.execute(f"CREATE VIRTUAL TABLE {FTS} USING fts5(scope, body, tokenize = '{TOKENIZER}')")

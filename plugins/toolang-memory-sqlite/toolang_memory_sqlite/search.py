@@ -1,0 +1,235 @@
+"""Finding recall candidates with bounded work, whatever the query and the memory's size.
+
+Why bounds are needed: FTS5's ``bm25()`` first computes each query term's IDF by
+reading the term's *whole* posting list, then scores every row the query matches —
+both costs grow with how common the query's words are. A question of common words
+("what about the deploy?") over 100,000 entries would read and score tens of
+thousands of rows (0.1 to 0.3 s). So a recall plans, with ``B = ranked_matches``:
+
+``bm25``
+    the query's words, ORed, match at most ``B`` entries: bm25 ranks them all;
+``rare-words``
+    otherwise each word's matches are counted (stopping at ``B + 1``) and the rarest
+    words are kept while their matches add up to at most ``B``; bm25 ranks the
+    entries matching those (common words carry almost no weight in bm25 anyway);
+``common-words``
+    when even the rarest word matches more than ``B`` entries, bm25 is not used: the
+    agent's newest ``B`` entries containing any of the words are ranked by how many
+    of the query's words they contain.
+
+Counts are over all agents (they bound the IDF reads, which are), ranking is over the
+agent's entries only: entry ids are allocated in one range per agent (``slot << 40``
+onwards), so a rowid range scopes an FTS5 query at no cost. A thread is narrowed by
+the ``scope`` column's thread token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from typing import Final, Literal
+
+import attrs
+
+from toolang_memory_sqlite.ranking import Candidate
+from toolang_memory_sqlite.schema import AGENTS, ENTRIES, FTS
+from toolang_memory_sqlite.text import Term, match_expression
+
+SEQ_BITS: Final = 40
+"""Entries per agent: 2**40. Agents: 2**22 (ids stay below 2**62)."""
+MAX_SLOT: Final = 1 << 22
+BM25: Final = f"bm25({FTS}, 0.0, 1.0)"
+"""bm25 over the body only: the scope tokens weigh nothing."""
+
+Mode = Literal["bm25", "rare-words", "common-words"]
+
+
+def thread_token(agent_id: str, thread_id: str) -> str:
+    """The token naming one agent's thread in the ``scope`` column."""
+    digest = hashlib.blake2b(
+        f"{agent_id}\0{thread_id}".encode("utf-8", "surrogatepass"), digest_size=8
+    ).digest()
+    # A letter then digits: no tokenizer or stemmer changes it.
+    return f"t{int.from_bytes(digest):020d}"
+
+
+def scope_text(agent_id: str, thread_id: str | None) -> str:
+    """What an entry's ``scope`` column holds."""
+    return "" if thread_id is None else thread_token(agent_id, thread_id)
+
+
+def allocate_ids(conn: sqlite3.Connection, agent_id: str, count: int) -> range:
+    """``count`` new entry ids in ``agent_id``'s range (call inside a write transaction).
+
+    :raises ValueError: the database holds 4 million agents, or the agent 2**40 entries.
+    """
+    row = conn.execute(
+        f"SELECT slot, next_seq FROM {AGENTS} WHERE agent_id = ?", (agent_id,)
+    ).fetchone()
+    if row is None:
+        slot = conn.execute(f"SELECT coalesce(max(slot), 0) + 1 FROM {AGENTS}").fetchone()[0]
+        if slot >= MAX_SLOT:
+            raise ValueError(f"memory-sqlite holds {MAX_SLOT - 1} agents, its limit")
+        conn.execute(
+            f"INSERT INTO {AGENTS} (agent_id, slot, next_seq) VALUES (?, ?, 1)", (agent_id, slot)
+        )
+        seq = 1
+    else:
+        slot, seq = row
+    if seq + count > 1 << SEQ_BITS:
+        raise ValueError(f"agent {agent_id!r} has used all 2**{SEQ_BITS} entry ids")
+    conn.execute(f"UPDATE {AGENTS} SET next_seq = ? WHERE agent_id = ?", (seq + count, agent_id))
+    base = slot << SEQ_BITS
+    return range(base + seq, base + seq + count)
+
+
+@attrs.frozen
+class Scope:
+    """The rowids of one agent's entries, and the thread token when narrowed to a thread."""
+
+    agent_id: str
+    low: int
+    high: int
+    thread_id: str | None = None
+
+    @classmethod
+    def of(cls, conn: sqlite3.Connection, agent_id: str, thread_id: str | None) -> Scope | None:
+        """The scope of ``agent_id`` (``None``: it never wrote anything)."""
+        row = conn.execute(f"SELECT slot FROM {AGENTS} WHERE agent_id = ?", (agent_id,)).fetchone()
+        if row is None:
+            return None
+        low = row[0] << SEQ_BITS
+        return cls(agent_id, low, low + (1 << SEQ_BITS) - 1, thread_id)
+
+    def expression(self, terms: list[Term]) -> str:
+        """MATCH ``terms`` (ORed) in the body, within the thread when narrowed."""
+        body = f"body : ({match_expression(terms)})"
+        if self.thread_id is None:
+            return body
+        return f'scope : "{thread_token(self.agent_id, self.thread_id)}" AND {body}'
+
+
+@attrs.frozen
+class Found:
+    """What a search found, and how (for the diagnostics)."""
+
+    candidates: list[Candidate]
+    mode: Mode
+    terms_used: int
+    dropped_terms: int = 0
+
+
+def find(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    terms: list[Term],
+    *,
+    budget: int,
+    now: float,
+    limit: int,
+) -> Found:
+    """The ``limit`` best live entries of ``scope`` for ``terms`` (see the module doc)."""
+
+    def count(chosen: list[Term]) -> int:
+        row = conn.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? LIMIT ?)",
+            (f"body : ({match_expression(chosen)})", budget + 1),
+        ).fetchone()
+        return int(row[0])
+
+    everything = count(terms)
+    if everything == 0:
+        return Found([], "bm25", 0, len(terms))
+    if everything <= budget:
+        return Found(_by_bm25(conn, scope, terms, now, limit), "bm25", len(terms))
+    counted = sorted(((count([t]), n, t) for n, t in enumerate(terms)), key=lambda c: c[:2])
+    matching = [t for n, _, t in counted if n > 0]
+    kept: list[Term] = []
+    total = 0
+    for n, _, term in counted:
+        if n == 0:
+            continue
+        if total + n > budget:
+            break
+        kept.append(term)
+        total += n
+    if kept:
+        found = _by_bm25(conn, scope, kept, now, limit)
+        return Found(found, "rare-words", len(kept), len(terms) - len(kept))
+    found = _by_coverage(conn, scope, matching, budget=budget, now=now, limit=limit)
+    return Found(found, "common-words", len(matching), len(terms) - len(matching))
+
+
+def _by_bm25(
+    conn: sqlite3.Connection, scope: Scope, terms: list[Term], now: float, limit: int
+) -> list[Candidate]:
+    ranks = conn.execute(
+        f"SELECT rowid, {BM25} FROM {FTS} WHERE {FTS} MATCH ? AND rowid BETWEEN ? AND ? "
+        "ORDER BY 2 LIMIT ?",
+        (scope.expression(terms), scope.low, scope.high, limit),
+    ).fetchall()
+    return _live(conn, scope, ranks, now)
+
+
+def _by_coverage(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    terms: list[Term],
+    *,
+    budget: int,
+    now: float,
+    limit: int,
+) -> list[Candidate]:
+    """Rank the newest ``budget`` matches by how many of ``terms`` each contains."""
+    start = conn.execute(
+        f"SELECT rowid FROM {FTS} WHERE {FTS} MATCH ? AND rowid BETWEEN ? AND ? "
+        "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+        (scope.expression(terms), scope.low, scope.high, budget - 1),
+    ).fetchone()
+    low = scope.low if start is None else start[0]
+    held = " UNION ALL ".join(
+        f"SELECT rowid FROM {FTS} WHERE {FTS} MATCH ? AND rowid BETWEEN ? AND ?" for _ in terms
+    )
+    params: list[object] = []
+    for term in terms:
+        params += [scope.expression([term]), low, scope.high]
+    best = conn.execute(
+        f"SELECT rowid, count(*) FROM ({held}) GROUP BY rowid ORDER BY 2 DESC, 1 DESC LIMIT ?",
+        [*params, limit],
+    ).fetchall()
+    # As a bm25 value: more negative is better, as FTS5 has it.
+    return _live(conn, scope, [(rowid, -float(n)) for rowid, n in best], now)
+
+
+def _live(
+    conn: sqlite3.Connection, scope: Scope, ranks: list[tuple[int, float]], now: float
+) -> list[Candidate]:
+    """The ranked rowids that are live entries of the scope, in rank order.
+
+    The agent and thread are checked again on the entries table (ids and tokens bound
+    the work; this makes a hash collision harmless). An expired entry not yet pruned
+    leaves one candidate fewer.
+    """
+    if not ranks:
+        return []
+    marks = ", ".join("?" * len(ranks))
+    entries = {
+        row[0]: row[1:]
+        for row in conn.execute(
+            f"SELECT id, updated_at, length(text), agent_id, thread_id, expires_at "
+            f"FROM {ENTRIES} WHERE id IN ({marks})",
+            [rowid for rowid, _ in ranks],
+        )
+    }
+    live = []
+    for rowid, bm25 in ranks:
+        entry = entries.get(rowid)
+        if entry is None:
+            continue
+        updated_at, length, agent, thread, expires_at = entry
+        if agent != scope.agent_id or (scope.thread_id is not None and thread != scope.thread_id):
+            continue
+        if expires_at is not None and expires_at <= now:
+            continue
+        live.append(Candidate(rowid, bm25, updated_at, length))
+    return live

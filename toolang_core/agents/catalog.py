@@ -1,0 +1,115 @@
+"""The agents of one runtime: the merged registry, the tool assignment, routing.
+
+One :class:`AgentCatalog` per runtime (``runtime.agents``). The agent executor and
+``toolang agents …`` both read it, so what the CLI prints is what turns run with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import structlog
+
+from toolang_core.agents.partition import ToolAssignment, assign_tools, narrow_tools
+from toolang_core.agents.registry import AgentRegistry
+
+if TYPE_CHECKING:
+    from toolang_core.agents.routing import RouteProposal
+    from toolang_core.agents.types import AgentDefinition
+    from toolang_core.runtime.runtime import Runtime
+
+log = structlog.get_logger("toolang.agents")
+
+
+class AgentError(LookupError):
+    """An agent cannot be used: unknown or disabled. The message lists the known ones."""
+
+
+class AgentCatalog:
+    """The registry and tool assignment of one runtime, read once on first use."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._registry: AgentRegistry | None = None
+        self._assignment: ToolAssignment | None = None
+
+    @property
+    def registry(self) -> AgentRegistry:
+        """Every source's definitions, merged (the sources are read on first use)."""
+        if self._registry is None:
+            self._registry = AgentRegistry.load(self.runtime)
+        return self._registry
+
+    @property
+    def assignment(self) -> ToolAssignment:
+        """Every usable tool partitioned among the active agents.
+
+        A tool whose required runtime service is off (the memory tools while no memory
+        plugin is configured) is not partitioned: no agent is offered it."""
+        if self._assignment is None:
+            runtime = self.runtime
+            usable = [
+                name
+                for name, registration in runtime.host.components.tools.items()
+                if all(runtime.service_available(s) for s in registration.tool.requires)
+            ]
+            self._assignment = assign_tools(usable, self.registry.active())
+        return self._assignment
+
+    def reload(self) -> None:
+        """Read the sources again on next use (a changed AGENT.md, a remote back up)."""
+        self._registry = self._assignment = None
+
+    def report_unmatched(self) -> tuple[str, ...]:
+        """Log the tools no agent owns (at start-up) and return them. With no agent
+        source installed (single-agent mode) nothing is partitioned and nothing logged."""
+        unmatched = self.assignment.unmatched
+        if unmatched and self.registry.reports:
+            log.warning(
+                "agents.unmatched_tools",
+                tools=list(unmatched),
+                hint="no agent's prefixes cover these tools; only agents granted them "
+                "(tools: ['*'] or their names) can use them",
+            )
+        return unmatched
+
+    def agent(self, name: str | None) -> AgentDefinition:
+        """The named active agent (``None``: ``[agents] default``).
+
+        :raises AgentError: naming the agent, whether it is unknown or disabled, and
+            the active agents.
+        """
+        wanted = name or self.runtime.config.agents.default
+        found = self.registry.get(wanted)
+        if found is not None and found.status == "active":
+            return found
+        known = ", ".join(d.name for d in self.registry.active()) or "none"
+        state = "disabled" if found is not None else "unknown"
+        raise AgentError(f"agent {wanted!r} is {state} (agents: {known})")
+
+    def scope(
+        self, agent: AgentDefinition, allowed_tools: Iterable[str] | None = None
+    ) -> frozenset[str]:
+        """The tools ``agent`` may use, narrowed by spawn-time ``allowed_tools``.
+
+        :raises ToolScopeError: when ``allowed_tools`` reaches outside the scope.
+        """
+        return narrow_tools(self.assignment.scope(agent.name), allowed_tools, agent=agent.name)
+
+    def candidates(self, router: str) -> list[AgentDefinition]:
+        """The agents a request may be routed to: active, reachable, not the router."""
+        health = self.registry.health
+        return [
+            d
+            for d in self.registry.active()
+            if d.name != router and (d.name not in health or health[d.name].state == "ok")
+        ]
+
+    async def route(self, request: str, router: str) -> RouteProposal | None:
+        """Ask the ``toolang_route`` implementations which agent fits ``request``."""
+        candidates = self.candidates(router)
+        if not candidates:
+            return None
+        proposal, _ = await self.runtime.host.hooks.route(request, candidates)
+        return proposal

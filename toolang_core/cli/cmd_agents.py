@@ -1,0 +1,205 @@
+"""``toolang agents``: the agents, sources and tool assignment the runtime really uses.
+
+Every subcommand reads the same :class:`~toolang_core.agents.catalog.AgentCatalog` the
+agent executor reads — the sources are loaded, merged and partitioned exactly as for
+a turn — so nothing here is configuration echoed back.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import click
+
+from toolang_core.cli.output import echo_json, table
+from toolang_core.cli.state import CliState, pass_state
+
+if TYPE_CHECKING:
+    from toolang_core.agents.catalog import AgentCatalog
+    from toolang_core.agents.types import AgentDefinition
+
+_JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+
+
+@click.group()
+def agents() -> None:
+    """Agents from every registry source, their health and their tools."""
+
+
+def _health(catalog: AgentCatalog, definition: AgentDefinition) -> dict[str, Any]:
+    health = catalog.registry.health.get(definition.name)
+    if health is None:
+        return {"state": "local", "detail": "", "checked_at": None}
+    return attrs.asdict(health)
+
+
+def _row(catalog: AgentCatalog, definition: AgentDefinition) -> dict[str, Any]:
+    return {
+        "name": definition.name,
+        "source": definition.source,
+        "status": definition.status,
+        "health": _health(catalog, definition),
+        "origin": definition.origin,
+        "description": definition.description,
+        "skills": list(definition.skills),
+    }
+
+
+def _problems_hint(catalog: AgentCatalog) -> None:
+    errors = catalog.registry.errors
+    if errors:
+        click.echo(
+            f"{len(errors)} agent definition(s) not loaded; see `toolang agents status`",
+            err=True,
+        )
+
+
+@agents.command("list")
+@_JSON
+@pass_state
+def list_agents(state: CliState, as_json: bool) -> None:
+    """Every agent (active and disabled): name, source, status, health, origin, skills."""
+    catalog = state.runtime.agents
+    rows = [_row(catalog, d) for d in catalog.registry.all()]
+    if as_json:
+        echo_json(rows)
+    else:
+        table(
+            [
+                [
+                    r["name"],
+                    r["source"],
+                    r["status"],
+                    r["health"]["state"],
+                    r["origin"] or "-",
+                    ", ".join(r["skills"]) or "-",
+                ]
+                for r in rows
+            ],
+            ["NAME", "SOURCE", "STATUS", "HEALTH", "ORIGIN", "SKILLS"],
+        )
+    _problems_hint(catalog)
+
+
+@agents.command()
+@_JSON
+@pass_state
+def status(state: CliState, as_json: bool) -> None:
+    """Each source's counts and load problems; agents per source; unmatched tools."""
+    catalog = state.runtime.agents
+    registry = catalog.registry
+    every = registry.all()
+    active = sum(d.status == "active" for d in every)
+    by_source = dict(Counter(d.source for d in every))
+    report = {
+        "sources": [
+            {
+                "name": r.name,
+                "label": r.label,
+                "plugin": r.plugin,
+                "kept": list(r.kept),
+                "rejected": r.rejected,
+                "failed": r.failed,
+            }
+            for r in registry.reports
+        ],
+        "agents": {"active": active, "disabled": len(every) - active, "by_source": by_source},
+        "default": state.runtime.config.agents.default,
+        "fallback_default": registry.fallback is not None,
+        "unmatched_tools": list(catalog.assignment.unmatched),
+        "problems": [
+            {"level": d.level, "message": d.message, "origin": d.origin, "line": d.line}
+            for d in registry.diagnostics
+        ],
+    }
+    if as_json:
+        echo_json(report)
+        return
+    click.echo("sources:")
+    if not registry.reports:
+        click.echo("  none installed (install toolang-agents-builtin, -embedded, -user, -remote)")
+    for r in registry.reports:
+        counts = f"{len(r.kept)} kept, {r.rejected} rejected" + (", FAILED" if r.failed else "")
+        click.echo(f"  {r.label:<9} {r.name:<14} ({r.plugin})  {counts}")
+    counts = ", ".join(f"{k} {v}" for k, v in by_source.items())
+    click.echo(f"agents: {active} active, {len(every) - active} disabled ({counts})")
+    fallback = " (made from [agents]: no source defines it)" if registry.fallback else ""
+    click.echo(f"default agent: {state.runtime.config.agents.default}{fallback}")
+    unmatched = catalog.assignment.unmatched
+    click.echo(f"unmatched tools: {', '.join(unmatched) if unmatched else 'none'}")
+    click.echo("problems:" if registry.diagnostics else "problems: none")
+    for d in registry.diagnostics:
+        click.echo(f"  {d.level:<7} {d}")
+
+
+@agents.command()
+@_JSON
+@pass_state
+def tools(state: CliState, as_json: bool) -> None:
+    """Each registered tool's owning agent (and the prefix that won), the agents
+    granted it, each agent's scope, and the tools no agent owns."""
+    assignment = state.runtime.agents.assignment
+    if as_json:
+        echo_json(assignment.to_json())
+        return
+    shown = assignment.to_json()["tools"]
+    assert isinstance(shown, dict)
+    rows = [
+        [
+            tool,
+            entry["agent"] or "(unmatched)",
+            entry["pattern"] or "-",
+            ", ".join(entry["granted_to"]) or "-",
+        ]
+        for tool, entry in shown.items()
+    ]
+    if rows:
+        table(rows, ["TOOL", "AGENT", "BY", "ALSO GRANTED TO"])
+    else:
+        click.echo("no tools registered")
+    unmatched = assignment.unmatched
+    click.echo(f"unmatched: {', '.join(unmatched) if unmatched else 'none'}")
+
+
+@agents.command()
+@click.argument("name")
+@_JSON
+@pass_state
+def show(state: CliState, name: str, as_json: bool) -> None:
+    """One agent in full: definition, health, the tools it may use, its problems."""
+    from toolang_core.errors import UsageError
+
+    catalog = state.runtime.agents
+    definition = catalog.registry.get(name)
+    if definition is None:
+        known = ", ".join(d.name for d in catalog.registry.all()) or "none"
+        raise UsageError(f"no agent {name!r} (agents: {known})")
+    shown = {
+        **attrs.asdict(definition),
+        "health": _health(catalog, definition),
+        "tools_in_scope": sorted(catalog.assignment.scope(name)),
+        "tools_owned": list(catalog.assignment.owned_by(name)),
+        "problems": [
+            str(d)
+            for d in catalog.registry.diagnostics
+            if d.origin and d.origin == definition.origin
+        ],
+    }
+    if as_json:
+        echo_json(shown)
+        return
+    for key in ("name", "description", "source", "origin", "status", "model"):
+        click.echo(f"{key + ':':<24}{shown[key] if shown[key] not in (None, '') else '-'}")
+    click.echo(f"{'health:':<24}{shown['health']['state']} {shown['health']['detail']}".rstrip())
+    for key in ("prefixes", "tools", "keywords", "capabilities", "skills"):
+        click.echo(f"{key + ':':<24}{', '.join(shown[key]) or '-'}")
+    for key in ("session_isolation", "max_steps", "max_delegation_rounds"):
+        value = shown[key]
+        click.echo(f"{key + ':':<24}{'-' if value is None else str(value).lower()}")
+    click.echo(f"{'tools in scope:':<24}{', '.join(shown['tools_in_scope']) or '-'}")
+    for problem in shown["problems"]:
+        click.echo(f"problem: {problem}")
+    click.echo("instruction:")
+    click.echo(definition.instruction or f"(none: the generic 'You are the agent {name}.')")

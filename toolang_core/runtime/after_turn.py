@@ -1,0 +1,155 @@
+"""What happens after a turn's terminal state is stored, in a fixed order.
+
+    1. local turn state   the terminal status, output and final steps (already committed
+                          by the scheduler when this runs)
+    2. prompt trace       the turn's prompt trace record: agent, model, the memory
+                          plugin, the recall request summary, its diagnostics, degraded
+    3. memory write       the exchange, remembered through the memory plugin
+    4. bus events         ``turn.<status>`` to every ``toolang_on_event`` subscriber
+    5. outbound delivery  ``toolang_deliver_turn`` implementations send the reply out
+
+A failure at 2-5 is recorded and never rewrites the completed turn. What each stage
+did is stored as the record ``toolang.turn.after`` of the turn (shown by
+``toolang turns trace``) — only when there was more to do than step 1, so a runtime
+without memory, subscribers or delivery pays nothing here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import structlog
+
+from toolang_core.events import Event
+from toolang_core.plugins.host import describe_exception
+
+if TYPE_CHECKING:
+    from toolang_core.memory.types import MemoryWriteBatch
+    from toolang_core.plugins.facade import HookFailure
+    from toolang_core.runtime.executor import TurnOutcome
+    from toolang_core.runtime.runtime import Runtime
+    from toolang_core.store.protocol import ExecutionStore
+    from toolang_core.store.types import TurnRequest
+
+log = structlog.get_logger("toolang.turn")
+
+AFTER_KIND = "toolang.turn.after"
+PROMPT_TRACE_KIND = "toolang.prompt_trace"
+STAGES = ("turn_state", "prompt_trace", "memory_write", "events", "delivery")
+
+
+@attrs.frozen
+class AfterTurn:
+    """What an executor hands to the post-turn stages with its outcome."""
+
+    prompt_trace: Mapping[str, Any] | None = None
+    memory: MemoryWriteBatch | None = None
+
+
+@attrs.frozen
+class StageDone:
+    stage: str
+    ok: bool
+    at: float
+    detail: Mapping[str, Any] = attrs.field(factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"stage": self.stage, "ok": self.ok, "at": self.at, "detail": dict(self.detail)}
+
+
+class AfterTurnStages:
+    """Runs stages 2-5 for one finished turn of one runtime."""
+
+    def __init__(
+        self,
+        runtime: Runtime | None,
+        store: ExecutionStore,
+        *,
+        run_id: str,
+        clock: Callable[[], float] = time.time,
+        publish: Callable[[Event], Awaitable[list[HookFailure]]] | None = None,
+        has_subscribers: Callable[[], bool] = lambda: False,
+    ) -> None:
+        self.runtime = runtime
+        self.store = store
+        self.run_id = run_id
+        self.clock = clock
+        self.publish = publish
+        self.has_subscribers = has_subscribers
+
+    async def run(self, turn: TurnRequest, outcome: TurnOutcome) -> list[StageDone]:
+        """Do what applies, in order; return what was done (stage 1 first)."""
+        done = [StageDone("turn_state", True, self.clock(), {"status": outcome.status.value})]
+        after = outcome.after
+        if after is not None and after.prompt_trace is not None:
+            done.append(self._prompt_trace(turn, after.prompt_trace))
+        if after is not None and after.memory is not None:
+            done.append(await self._memory_write(after.memory))
+        if self.publish is not None and self.has_subscribers():
+            done.append(await self._events(turn, outcome))
+        if self.runtime is not None and self.runtime.host.hooks.implementations(
+            "toolang_deliver_turn"
+        ):
+            done.append(await self._delivery(turn, outcome))
+        if len(done) > 1:
+            self._record(turn, done)
+        return done
+
+    def _prompt_trace(self, turn: TurnRequest, trace: Mapping[str, Any]) -> StageDone:
+        try:
+            self.store.put_record(PROMPT_TRACE_KIND, turn.id, dict(trace), now=self.clock())
+        except Exception as exc:
+            return self._failed("prompt_trace", turn, exc)
+        return StageDone("prompt_trace", True, self.clock())
+
+    async def _memory_write(self, batch: MemoryWriteBatch) -> StageDone:
+        memory = self.runtime.memory if self.runtime is not None else None
+        if memory is None:
+            return StageDone("memory_write", False, self.clock(), {"error": "memory is off"})
+        _written, outcome = await memory.remember(batch)
+        return StageDone("memory_write", outcome.ok, self.clock(), outcome.to_json())
+
+    async def _events(self, turn: TurnRequest, outcome: TurnOutcome) -> StageDone:
+        assert self.publish is not None
+        event = Event(
+            f"turn.{outcome.status.value}",
+            {"source": turn.source, "outcome": outcome.outcome, "attempt": turn.attempt},
+            run_id=self.run_id,
+            thread_id=turn.thread_id,
+            turn_id=turn.id,
+        )
+        failures = await self.publish(event)
+        detail = {"event": event.kind, "failures": [f"{f.plugin}: {f.error}" for f in failures]}
+        return StageDone("events", not failures, self.clock(), detail)
+
+    async def _delivery(self, turn: TurnRequest, outcome: TurnOutcome) -> StageDone:
+        assert self.runtime is not None
+        finished = attrs.evolve(
+            turn,
+            status=outcome.status,
+            output=outcome.output,
+            outcome=outcome.outcome,
+            error=outcome.error,
+        )
+        outcomes = await self.runtime.host.hooks.deliver_turn(finished, self.runtime)
+        failures = [f"{plugin}: {f.error}" for plugin, f in outcomes if f is not None]
+        delivered = [plugin for plugin, f in outcomes if f is None]
+        return StageDone(
+            "delivery", not failures, self.clock(), {"by": delivered, "failures": failures}
+        )
+
+    def _failed(self, stage: str, turn: TurnRequest, exc: Exception) -> StageDone:
+        error = describe_exception(exc)
+        log.warning("turn.after_failed", turn=turn.id, stage=stage, error=error)
+        return StageDone(stage, False, self.clock(), {"error": error})
+
+    def _record(self, turn: TurnRequest, done: list[StageDone]) -> None:
+        try:
+            self.store.put_record(
+                AFTER_KIND, turn.id, {"stages": [d.to_json() for d in done]}, now=self.clock()
+            )
+        except Exception as exc:  # the turn is complete; its after-record is a nicety
+            log.warning("turn.after_failed", turn=turn.id, stage="record", error=str(exc))

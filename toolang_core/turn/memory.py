@@ -1,0 +1,114 @@
+"""Memory in an agent turn: recall before the prompt, what to remember after it.
+
+The recall is a step of the turn (``memory_recall``) stored under an idempotency key,
+so a turn resumed after a crash replays what was recalled instead of asking again —
+its prompt stays the same. A recall that fails or times out marks the turn degraded;
+it never fails it. The runtime renders recalled memory into the prompt itself
+(:func:`render`); the plugin only returns data.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from toolang_core.memory.service import MemoryService, agent_uri
+from toolang_core.memory.types import MemoryEntry, MemoryRecallRequest, MemoryWriteBatch
+
+if TYPE_CHECKING:
+    from toolang_core.agents.types import AgentDefinition
+    from toolang_core.memory.types import MemoryRecallResult
+    from toolang_core.runtime.executor import TurnContext
+
+ITEM_CHARS = 600
+
+
+@attrs.frozen
+class Recalled:
+    """What the prompt gets from memory (``lines``) and what the traces say about it."""
+
+    lines: tuple[str, ...] = ()
+    trace: dict[str, Any] = attrs.field(factory=dict)
+    degraded: bool = False
+
+    @classmethod
+    def off(cls) -> Recalled:
+        return cls(trace={"plugin": None, "status": "off"})
+
+
+def render(result: MemoryRecallResult) -> tuple[str, ...]:
+    """Recalled memory as prompt lines: facts, then items (best first), then summaries."""
+    lines = [fact.text for fact in result.facts]
+    for item in result.items:
+        text = " ".join(item.text.split())
+        if len(text) > ITEM_CHARS:
+            text = text[: ITEM_CHARS - 1] + "…"
+        saved = time.strftime("%Y-%m-%d", time.localtime(item.provenance.created_at))
+        label = f"{item.key}: " if item.key else ""
+        lines.append(f"{label}{text} (remembered {saved})")
+    lines.extend(f"earlier: {summary.text}" for summary in result.summaries)
+    return tuple(lines)
+
+
+async def recall_for_turn(
+    ctx: TurnContext, memory: MemoryService | None, agent: AgentDefinition
+) -> Recalled:
+    """Recall (or replay a recall) for the turn's input and record the step."""
+    if memory is None:
+        return Recalled.off()
+    turn = ctx.turn
+    key = f"{turn.id}:memory_recall"
+    done = ctx.find_step(key)
+    if done is not None:
+        data = dict(done.data)
+        return Recalled(tuple(data.get("rendered", ())), data, bool(data.get("degraded")))
+    request = MemoryRecallRequest(
+        agent_uri=agent_uri(agent.name),
+        agent_id=agent.name,
+        query_text=turn.input,
+        thread_id=turn.thread_id if memory.config.thread_only else None,
+        turn_id=turn.id,
+        origin=turn.source,
+        sender=turn.sender,
+        execution_strategy="prompt",
+        limits=memory.limits,
+    )
+    started = ctx.clock()
+    result, outcome = await memory.recall(request)
+    lines = render(result) if result is not None else ()
+    data = outcome.to_json() | {"rendered": list(lines)}
+    if result is not None:
+        data["provider"] = result.provider
+        data["items"] = [
+            {"id": i.id, "score": round(i.score, 4), "key": i.key, "kind": i.kind}
+            for i in result.items
+        ]
+    ctx.record_step(
+        "memory_recall",
+        data=data,
+        status="completed" if outcome.ok else "failed",
+        error=outcome.error,
+        started_at=started,
+        idempotency_key=key,
+    )
+    return Recalled(lines, data, outcome.degraded)
+
+
+def exchange_batch(
+    memory: MemoryService | None, ctx: TurnContext, agent: AgentDefinition, answer: str
+) -> MemoryWriteBatch | None:
+    """The completed exchange to remember (``None`` when memory is off or not saving)."""
+    if memory is None or ctx.turn.source not in memory.config.save_turns:
+        return None
+    turn = ctx.turn
+    text = f"{turn.sender or 'user'}: {turn.input}\n{agent.name}: {answer}"
+    return MemoryWriteBatch(
+        agent_uri=agent_uri(agent.name),
+        agent_id=agent.name,
+        entries=(MemoryEntry(text=text, kind="exchange"),),
+        thread_id=turn.thread_id,
+        turn_id=turn.id,
+        origin="turn",
+    )
