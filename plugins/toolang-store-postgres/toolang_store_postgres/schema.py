@@ -403,22 +403,21 @@ def _pending(
     conn: psycopg.Connection[Any], names: Names, where: str, *, creating: bool
 ) -> list[str]:
     known = [name for name, _ in MIGRATIONS]
-    ledger = conn.execute(
-        "SELECT to_regclass(%s) IS NOT NULL", (f"{names.s}.toolang_migrations",)
-    ).fetchone()
-    if ledger is None or not ledger[0]:
-        tables = [
-            row[0]
-            for row in conn.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s "
-                "ORDER BY table_name LIMIT 5",
-                (names.schema,),
-            )
-        ]
+    # One statement, so one snapshot: another node's migration (the ledger and the tables
+    # in one transaction) is either wholly visible or not at all.
+    tables = [
+        row[0]
+        for row in conn.execute(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = %s AND c.relkind IN ('r', 'p', 'v', 'm', 'f') ORDER BY c.relname",
+            (names.schema,),
+        )
+    ]
+    if "toolang_migrations" not in tables:
         if tables:
             raise StoreCorrupt(
-                f"{where}: schema {names.schema!r} holds tables ({', '.join(tables)}) but is "
-                "not a toolang store; it was left untouched — choose another "
+                f"{where}: schema {names.schema!r} holds tables ({', '.join(tables[:5])}) but "
+                "is not a toolang store; it was left untouched — choose another "
                 "[plugins.store-postgres] schema"
             )
         if not creating:

@@ -13,7 +13,7 @@ from collections import Counter
 
 import psycopg
 import pytest
-from pg_nodes import (
+from store_postgres_nodes import (
     TERMINAL,
     Nodes,
     audit,
