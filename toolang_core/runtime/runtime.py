@@ -299,8 +299,8 @@ class Runtime:
         self.run_id, self.store = run_id, store
         reason = "stop"
         try:
-            if store.exclusive:
-                store.acquire(run_id, wait_seconds=lock_wait_seconds)
+            # An exclusive store refuses a second runtime; a shared one records presence.
+            store.acquire(run_id, wait_seconds=lock_wait_seconds)
             self._begin(store, run_id)
             self.inbox = Inbox(store, self.policy, clock=self.clock)
             self.scheduler = Scheduler(
