@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Per-call overhead of the tool-hook chain, next to a direct function call (same run).
 
-Three ways to run the same small tool (``echo_len``: returns the length of a string):
+Three ways to run the same small tool (``echo_len``: returns a string and its length as
+a small JSON object, the shape most tools answer with):
 
 direct
     ``tool.function(**params)`` — the floor.
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import statistics
@@ -43,12 +45,12 @@ from toolang_core.runtime import Runtime
 from toolang_core.tools.chain import ToolChain
 
 
-def echo_len(text: str) -> int:
+def echo_len(text: str) -> dict[str, object]:
     """The length of ``text``.
 
     :param text: any text
     """
-    return len(text)
+    return {"text": text, "length": len(text)}
 
 
 class BenchTools:
@@ -118,6 +120,8 @@ def main() -> None:
             await full_rt.host.hooks.startup(full_rt)
             await time_chain(full_rt, full, 200)  # warm caches, open plugin databases
             await time_chain(bare_rt, bare, 200)
+            gc.collect()  # as Runtime.serve does once start-up is done
+            gc.freeze()
             d, b, f = [], [], []
             for _ in range(args.batches):
                 d.append(time_direct(args.calls))

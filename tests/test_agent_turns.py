@@ -351,7 +351,8 @@ def test_turns_trace_prints_a_timeline_with_every_chain_stage(tmp_path):
     ).stdout
     lines = out.splitlines()
     assert lines[0] == f"turn {turn.id} on cli:t: completed, attempt 1"
-    kinds = [line.split()[2] for line in lines if line.strip().startswith(("+", "-0"))]
+    steps = lines[: lines.index("after the turn:")]
+    kinds = [line.split()[2] for line in steps if line.strip().startswith(("+", "-0"))]
     assert kinds == ["prompt_build", "model_call", "tool_call", "model_call"]
     assert "→ asks for bump" in out
     assert 'bump({"label": "t"}) → ok: bumped t' in out
@@ -364,6 +365,8 @@ def test_turns_trace_prints_a_timeline_with_every_chain_stage(tmp_path):
         "ApprovalGate",
         "execute",
     ]
+    after = lines[lines.index("after the turn:") + 1 : -1]
+    assert [line.split()[1:3] for line in after] == [["turn_state", "ok"], ["prompt_trace", "ok"]]
     assert lines[-1] == "output all done"
 
 

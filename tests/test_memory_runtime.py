@@ -403,3 +403,26 @@ def attrs_evolve_request(request, **changes):
     import attrs
 
     return attrs.evolve(request, **changes)
+
+
+def test_doctor_reports_an_unknown_memory_plugin_as_a_failed_check(tmp_path):
+    from toolang_core.doctor import run_checks
+
+    (tmp_path / "toolang.toml").write_text('[memory]\nplugin = "nope"\n')
+    checks = run_checks(tmp_path / "toolang.toml", env={"TOOLANG_LOAD_PLUGINS": ""})
+    (memory,) = [c for c in checks if c.area == "memory"]
+    assert memory.status == "fail"
+    assert "no installed plugin offers the memory plugin 'nope'" in memory.details[0]
+    assert {c.area for c in checks} >= {"config", "plugins", "store", "memory", "agents"}
+
+
+def test_doctor_says_memory_is_off_when_no_plugin_is_configured(tmp_path):
+    from toolang_core.doctor import run_checks
+
+    (tmp_path / "toolang.toml").write_text("")
+    checks = run_checks(tmp_path / "toolang.toml", env={"TOOLANG_LOAD_PLUGINS": ""})
+    (memory,) = [c for c in checks if c.area == "memory"]
+    assert (memory.status, memory.summary) == (
+        "info",
+        "memory is off (set [memory] plugin to turn it on)",
+    )

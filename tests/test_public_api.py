@@ -12,9 +12,17 @@ import pytest
 import toolang_core
 import toolang_core.cli
 import toolang_core.memory
+import toolang_core.store
 
 ROOT = Path(__file__).resolve().parents[1]
-PUBLIC_MODULES = {"toolang_core", "toolang_core.models", "toolang_core.memory", "toolang_core.cli"}
+# toolang_core.store: the execution-store contract, for store backends.
+PUBLIC_MODULES = {
+    "toolang_core",
+    "toolang_core.models",
+    "toolang_core.memory",
+    "toolang_core.cli",
+    "toolang_core.store",
+}
 PUBLIC_PACKAGES = ("toolang_core.testing",)  # the plugin-author kit, for plugins' tests
 
 
@@ -44,7 +52,9 @@ def test_plugins_import_only_the_public_api():
 
 
 @pytest.mark.parametrize(
-    "module", [toolang_core, toolang_core.cli, toolang_core.memory], ids=lambda m: m.__name__
+    "module",
+    [toolang_core, toolang_core.cli, toolang_core.memory, toolang_core.store],
+    ids=lambda m: m.__name__,
 )
 def test_every_public_name_resolves_to_its_object_even_after_every_module_is_imported(module):
     # A submodule named like an export would replace it on the package once imported.

@@ -71,6 +71,7 @@ if TYPE_CHECKING:
         RegisterTool as RegisterTool,
     )
     from toolang_core.redaction import (
+        MASK as MASK,
         is_secret_key as is_secret_key,
         redact as redact,
         redact_text as redact_text,
@@ -185,6 +186,7 @@ _LAZY = {
     "RegisterFactory": "toolang_core.plugins.registrars",
     "RegisterSettings": "toolang_core.plugins.registrars",
     "RegisterTool": "toolang_core.plugins.registrars",
+    "MASK": "toolang_core.redaction",
     "is_secret_key": "toolang_core.redaction",
     "redact": "toolang_core.redaction",
     "redact_text": "toolang_core.redaction",

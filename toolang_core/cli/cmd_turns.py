@@ -311,6 +311,7 @@ def turns_show(state: CliState, turn_id: str, as_json: bool) -> None:
 def turns_trace(state: CliState, turn_id: str, as_json: bool) -> None:
     """The run trace of one turn: a timeline of its steps, each tool call with the
     verdict of every stage of the tool-hook chain."""
+    from toolang_core.runtime.after_turn import AFTER_KIND
     from toolang_core.store.errors import TurnNotFound
     from toolang_core.turn.timeline import timeline
 
@@ -320,12 +321,14 @@ def turns_trace(state: CliState, turn_id: str, as_json: bool) -> None:
         if turn is None:
             raise TurnNotFound(f"no turn request with id {turn_id!r} (see `toolang turns list`)")
         steps = store.steps(turn_id)
+        after = store.get_record(AFTER_KIND, turn_id)
     finally:
         store.close()
+    after_data = dict(after.data) if after is not None else None
     if as_json:
-        echo_json({"turn": turn, "steps": steps})
+        echo_json({"turn": turn, "steps": steps, "after": after_data})
         return
-    for line in timeline(turn, steps):
+    for line in timeline(turn, steps, after_data):
         click.echo(line)
 
 

@@ -77,6 +77,12 @@ async def _resolve(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+def _pending(value: Any) -> bool:
+    """Whether a hook's answer must be awaited (cheaper than a coroutine per answer:
+    the tool-call chain asks this several times per tool call)."""
+    return value is not None and hasattr(value, "__await__")
+
+
 def _results(raw: Any) -> list[Any]:
     # A single-plugin caller returns a list (broadcast) or one value (firstresult).
     if isinstance(raw, list):
@@ -140,7 +146,9 @@ class Hooks:
         hook = "toolang_filter_tool_call"
         for plugin, caller in self._host.pm.per_plugin_callers(hook):
             try:
-                answers = [await _resolve(v) for v in _results(caller(call=call, ctx=ctx))]
+                answers = [
+                    await v if _pending(v) else v for v in _results(caller(call=call, ctx=ctx))
+                ]
             except Exception as exc:
                 failure = HookFailure(plugin, hook, describe_exception(exc))
                 failures.append(failure)
@@ -166,7 +174,7 @@ class Hooks:
         for plugin, caller in self._host.pm.per_plugin_callers(hook):
             try:
                 for value in _results(caller(call=call, ctx=ctx)):
-                    decision = await _resolve(value)
+                    decision = await value if _pending(value) else value
                     if decision is not None:
                         return ApprovalOutcome(plugin, decision)
             except Exception as exc:
@@ -185,7 +193,7 @@ class Hooks:
         for plugin, caller in self._host.pm.per_plugin_callers(hook):
             try:
                 for value in _results(caller(call=call, result=result, ctx=ctx)):
-                    replacement = await _resolve(value)
+                    replacement = await value if _pending(value) else value
                     if replacement is not None:
                         result = replacement
                         changed.append((plugin, "modified the result"))
@@ -296,7 +304,8 @@ class Hooks:
         for plugin, caller in self._host.pm.per_plugin_callers(hook):
             try:
                 for value in _results(caller(**kwargs)):
-                    await _resolve(value)
+                    if _pending(value):
+                        await value
             except Exception as exc:
                 failure = HookFailure(plugin, hook, describe_exception(exc))
                 log.warning("hook.failed", plugin=plugin, hook=hook, error=failure.error)

@@ -22,6 +22,7 @@ from toolang_core.events import Event
 from toolang_core.plugins.host import describe_exception
 from toolang_core.runtime.after_turn import AfterTurnStages
 from toolang_core.runtime.executor import LeaseLost, TurnContext, TurnExecutor, TurnOutcome
+from toolang_core.store.errors import StoreError
 from toolang_core.store.types import Finish, TurnRequest, TurnStatus
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ class Scheduler:
         self._why_cancelled: dict[str, str] = {}
         self._wake = asyncio.Event()
         self._admitting = True
+        self._store_failing = False
         self.admitted = 0
 
     # -- the loop -----------------------------------------------------------------------
@@ -118,13 +120,21 @@ class Scheduler:
                     self._heartbeat(now)
                     self._start_upkeep()
                     next_beat = now + beat_every
-                self._record_finished()
-                self._relay_cancellations()
-                admitted = self._admit(now)
-                if until_idle and not self.running and not admitted and self._idle(now):
-                    return
                 timeout = min(self.poll_seconds, max(0.0, next_beat - self.clock()))
-                wakeup = self.store.next_wakeup(now=now)
+                try:
+                    self._record_finished()
+                    self._relay_cancellations()
+                    admitted = self._admit(now)
+                    if until_idle and not self.running and not admitted and self._idle(now):
+                        return
+                    wakeup = self.store.next_wakeup(now=now)
+                except StoreError as exc:  # e.g. a database server restarting: try again
+                    self._store_trouble(exc)
+                    wakeup = None
+                    if not stop.is_set():  # wait a poll before trying again, not a busy loop
+                        self._wake.clear()
+                else:
+                    self._store_back()
                 if wakeup is not None:
                     timeout = max(0.0, min(timeout, wakeup - now))
                 if not self._wake.is_set():
@@ -187,13 +197,23 @@ class Scheduler:
         self._why_cancelled.pop(turn_id, None)
         self._wake.set()
 
+    def _store_trouble(self, exc: StoreError) -> None:
+        if not self._store_failing:
+            log.warning("runtime.store_unavailable", error=describe_exception(exc))
+        self._store_failing = True
+
+    def _store_back(self) -> None:
+        if self._store_failing:
+            log.info("runtime.store_available")
+        self._store_failing = False
+
     def _heartbeat(self, now: float) -> None:
         try:
             beat = self.store.heartbeat(
                 self.run_id, now=now, lease_expires=now + self.lease_seconds
             )
             if not self.store.exclusive:
-                self.store.recover(now=now, max_attempts=self.max_attempts)
+                self._sweep(now)
         except Exception as exc:  # a transient store error must not stop the loop
             log.warning("runtime.heartbeat_failed", error=describe_exception(exc))
             return
@@ -202,6 +222,24 @@ class Scheduler:
                 self.cancel_task(turn_id, LEASE_LOST)
         for turn_id in beat.cancel_requested:
             self.cancel_task(turn_id, "canceled")
+
+    def _sweep(self, now: float) -> None:
+        """On a shared store, any live runtime takes back the turns of a dead one: runs
+        silent for three leases are marked lost (for people reading ``status``), and
+        turns whose lease expired are requeued. Only the lease decides: it was written
+        by the runtime holding the turn, which may use a longer lease than this one."""
+        dead = self.store.mark_lost_runs(
+            now=now, stale_before=now - 3 * self.lease_seconds, exclude=self.run_id
+        )
+        recovery = self.store.recover(now=now, max_attempts=self.max_attempts)
+        if dead or recovery.requeued or recovery.failed or recovery.canceled:
+            log.info(
+                "runtime.recovered",
+                lost_runs=dead,
+                requeued=len(recovery.requeued),
+                failed=len(recovery.failed),
+                canceled=len(recovery.canceled),
+            )
 
     def _relay_cancellations(self) -> None:
         if not self.running:
@@ -219,18 +257,47 @@ class Scheduler:
     # -- one turn ------------------------------------------------------------------------
 
     def _record_finished(self) -> None:
-        """Commit the terminal states handed in since the last loop, in one transaction."""
+        """Commit the terminal states handed in since the last loop, in one transaction.
+
+        A fenced result (another runtime owns the turn now) is logged here, whether or
+        not the turn's task is still waiting for it: a lost lease may have canceled it.
+
+        :raises StoreError: when the store is unreachable; the batch is kept and
+            committed by a later call (the turns keep their leases meanwhile).
+        """
         if not self._finishing:
             return
         batch, self._finishing = self._finishing, []
         try:
             results = self.store.finish_many([item for item, _ in batch])
+        except StoreError:
+            self._finishing[:0] = batch
+            raise
         except Exception as exc:
             for _, future in batch:
-                future.set_exception(exc)
+                if not future.done():
+                    future.set_exception(exc)
             return
-        for (_, future), recorded in zip(batch, results, strict=True):
-            future.set_result(recorded)
+        for (item, future), recorded in zip(batch, results, strict=True):
+            if not recorded:
+                log.warning(
+                    "turn.fenced",
+                    turn=item.turn_id,
+                    attempt=item.attempt,
+                    reason="another runtime owns this turn now; its outcome was discarded",
+                )
+            if not future.done():
+                future.set_result(recorded)
+
+    def _try_record_finished(self) -> None:
+        try:
+            self._record_finished()
+        except StoreError as exc:  # shutting down: their leases expire and others recover them
+            log.error("turn.finish_failed", error=describe_exception(exc))
+            for _, future in self._finishing:
+                if not future.done():
+                    future.set_exception(exc)
+            self._finishing = []
 
     async def _commit(self, turn: TurnRequest, outcome: TurnOutcome) -> bool:
         """Hand the terminal state to the loop and wait until it is committed."""
@@ -259,13 +326,7 @@ class Scheduler:
         except Exception as exc:
             log.error("turn.finish_failed", turn=turn.id, error=describe_exception(exc))
             return
-        if not recorded:
-            log.warning(
-                "turn.fenced",
-                turn=turn.id,
-                attempt=turn.attempt,
-                reason="another runtime owns this turn now; its outcome was discarded",
-            )
+        if not recorded:  # fenced: _record_finished logged it
             return
         log.info(
             "turn.finished",
@@ -332,10 +393,10 @@ class Scheduler:
             self.cancel_task(turn_id, SHUTDOWN)
         while self.running:
             await self._settle()
-        self._record_finished()
+        self._try_record_finished()
 
     async def _settle(self) -> None:
         """Commit what finished, then give running turns a moment."""
-        self._record_finished()
+        self._try_record_finished()
         if self.running:
             await asyncio.wait(list(self.running.values()), timeout=0.01)

@@ -33,6 +33,13 @@ class StoreBusy(StoreError):
     """Another runtime already owns this store (the embedded store allows one)."""
 
 
+class StoreUnavailable(StoreError):
+    """The store cannot be reached right now (a database server down or unreachable).
+
+    Transient: the runtime logs it and tries again at its next poll.
+    """
+
+
 class SubmitRejected(ToolangError):
     """A turn request was refused by the thread's busy strategy or the group's overflow rule."""
 

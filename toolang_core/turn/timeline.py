@@ -76,7 +76,42 @@ def _prompt_build(data: Mapping[str, Any]) -> list[str]:
     return [line, *notes]
 
 
-_DETAILS = {"model_call": _model_call, "tool_call": _tool_call, "prompt_build": _prompt_build}
+def _memory_recall(data: Mapping[str, Any]) -> list[str]:
+    request = data.get("request") or {}
+    head = (
+        f"{data.get('plugin', '?')}: recall {request.get('query', '')!r} → "
+        f"{data.get('count', 0)} item(s)"
+    )
+    if data.get("degraded"):
+        head += f"; degraded: {_short(data.get('error') or '', 60)}"
+    return [head, *(f"remembered: {_short(line, 80)}" for line in data.get("rendered", ())[:5])]
+
+
+_DETAILS = {
+    "model_call": _model_call,
+    "tool_call": _tool_call,
+    "prompt_build": _prompt_build,
+    "memory_recall": _memory_recall,
+}
+
+
+def after_lines(after: Mapping[str, Any] | None, start: float) -> list[str]:
+    """The post-turn stages (prompt trace, memory write, events, delivery) as lines."""
+    if not after:
+        return []
+    lines = ["after the turn:"]
+    for stage in after.get("stages", ()):
+        detail = stage.get("detail") or {}
+        note = detail.get("error") or ", ".join(detail.get("failures", ())) or ""
+        if stage["stage"] == "memory_write" and stage["ok"]:
+            note = f"{detail.get('plugin', '?')}: {detail.get('count', 0)} written"
+        elif stage["stage"] == "delivery" and stage["ok"]:
+            note = f"by {', '.join(detail.get('by', ())) or '-'}"
+        verdict = "ok" if stage["ok"] else "failed"
+        offset = stage["at"] - start
+        line = f"{offset:+8.3f}s      {stage['stage']:<13} {verdict:<9} {_short(note, 60)}"
+        lines.append(line.rstrip())
+    return lines
 
 
 def step_lines(step: StepRecord) -> list[str]:
@@ -90,8 +125,10 @@ def step_lines(step: StepRecord) -> list[str]:
     return lines
 
 
-def timeline(turn: TurnRequest, steps: Sequence[StepRecord]) -> list[str]:
-    """The whole trace of ``turn`` as text lines."""
+def timeline(
+    turn: TurnRequest, steps: Sequence[StepRecord], after: Mapping[str, Any] | None = None
+) -> list[str]:
+    """The whole trace of ``turn`` as text lines (``after``: its post-turn record)."""
     start = turn.started_at or (steps[0].started_at if steps else turn.created_at)
     lines = [
         f"turn {turn.id} on {turn.thread_id}: {turn.status.value}"
@@ -109,6 +146,7 @@ def timeline(turn: TurnRequest, steps: Sequence[StepRecord]) -> list[str]:
             f"{offset:+8.3f}s  {step.seq:>3} {step.kind:<13} {step.status:<9} {_ms(step):>10}"
         )
         lines += [f"{'':16}{line}" for line in step_lines(step)]
+    lines += after_lines(after, start)
     if turn.output:
         lines.append(f"output {_short(turn.output, WIDTH - 7)}")
     if turn.error:

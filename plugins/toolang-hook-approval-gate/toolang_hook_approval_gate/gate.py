@@ -50,6 +50,17 @@ def settings_of(runtime: Runtime | None) -> ApprovalGateSettings:
     return found if isinstance(found, ApprovalGateSettings) else ApprovalGateSettings()
 
 
+def _verdict(runtime: Runtime | None, tool: str) -> Verdict:
+    """The policy's verdict on ``tool``, kept per runtime: asked on every tool call."""
+    if runtime is None:
+        return settings_of(None).verdict(tool)
+    verdicts: dict[str, Verdict] = runtime.plugin_state(f"{NAME}.verdicts", dict)
+    found = verdicts.get(tool)
+    if found is None:
+        found = verdicts[tool] = settings_of(runtime).verdict(tool)
+    return found
+
+
 def prompt_for(agent: str, tool: str, params: dict[str, Any]) -> str:
     shown = canonical_params(params)
     if len(shown) > PROMPT_CHARS:
@@ -60,7 +71,7 @@ def prompt_for(agent: str, tool: str, params: dict[str, Any]) -> str:
 def decide(call: ToolCall, ctx: ToolCallContext) -> Granted | Denied | Pending | None:
     """The gate's decision for ``call`` (``None``: the policy leaves it to others)."""
     runtime = ctx.runtime
-    verdict = settings_of(runtime).verdict(call.name)
+    verdict = _verdict(runtime, call.name)
     if verdict.action == "abstain":
         return None
     if verdict.action == "auto_approve":

@@ -12,6 +12,7 @@ delivery machinery loads on first use, httpx only when a webhook is configured.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
 from toolang_core import hookimpl
@@ -33,13 +34,25 @@ NAME = "hook-event-publisher"
 
 def publisher_of(runtime: Runtime) -> Publisher:
     """This runtime's publisher (built on first use from the plugin's settings)."""
-    from toolang_hook_event_publisher.publisher import Publisher
-    from toolang_hook_event_publisher.settings import PublisherSettings
 
     def build() -> Publisher:
+        from toolang_hook_event_publisher.publisher import Publisher
+        from toolang_hook_event_publisher.settings import PublisherSettings
+
         return Publisher(runtime.settings.get(NAME) or PublisherSettings())
 
     return runtime.plugin_state(NAME, build)
+
+
+def _listened(runtime: Runtime, publisher: Publisher) -> bool:
+    """Whether a tool event would reach anyone: a sink of ours, or another subscriber.
+    (Plugins are fixed for a runtime's life, so the answer is kept.)"""
+
+    def ask() -> bool:
+        others = [p for p in runtime.host.hooks.implementations("toolang_on_event") if p != NAME]
+        return bool(publisher.outlets or others)
+
+    return runtime.plugin_state(f"{NAME}.listened", ask)
 
 
 def stats(runtime: Runtime) -> dict[str, SinkStats]:
@@ -55,14 +68,20 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 
 
 @hookimpl
-async def toolang_publish_event(call: ToolCall, result: ToolResult, ctx: ToolCallContext) -> None:
-    """Publish the call as a ``tool.*`` event on the runtime's bus."""
+def toolang_publish_event(
+    call: ToolCall, result: ToolResult, ctx: ToolCallContext
+) -> Awaitable[object] | None:
+    """Publish the call as a ``tool.*`` event on the runtime's bus (when anyone listens:
+    building an event nobody receives would cost every tool call for nothing)."""
     runtime = ctx.runtime
     if runtime is None:  # a context built by hand, outside any runtime: no bus to publish on
-        return
+        return None
+    publisher = publisher_of(runtime)
+    if not _listened(runtime, publisher):
+        return None
     from toolang_hook_event_publisher.records import tool_event
 
-    await runtime.publish(tool_event(call, result, ctx, publisher_of(runtime).settings))
+    return runtime.publish(tool_event(call, result, ctx, publisher.settings))
 
 
 @hookimpl

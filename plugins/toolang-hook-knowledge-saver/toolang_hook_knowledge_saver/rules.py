@@ -59,6 +59,8 @@ def as_text(value: Any) -> str:
         return ""
     if isinstance(value, str):
         return value
+    if type(value) is int:  # the common scalar: its JSON is its str, without the encoder
+        return str(value)
     try:
         return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     except (TypeError, ValueError):  # e.g. a circular structure, masked only so deep

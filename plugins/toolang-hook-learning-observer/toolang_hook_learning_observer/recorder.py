@@ -7,7 +7,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from toolang_core import BatchWriter, redact_text
+from toolang_core import BatchWriter, ToolCall, ToolCallContext, ToolResult, redact_text
 from toolang_hook_learning_observer.schema import INSERT, MIGRATIONS, TABLE
 from toolang_hook_learning_observer.settings import NAME, LearningSettings
 
@@ -57,6 +57,20 @@ def outcome_row(
     call: Any, result: Any, ctx: Any, *, now: float, max_error_chars: int
 ) -> OutcomeRow:
     """The row for one executed call. Tolerates missing or ill-typed fields (never raises)."""
+    typed = type(result) is ToolResult and type(call) is ToolCall
+    if typed and type(ctx) is ToolCallContext and result.ok:  # the usual case: one tuple
+        return (
+            now,
+            ctx.agent or "?",
+            call.name or "?",
+            1,
+            None,
+            None,
+            _milliseconds(result.duration_ms),
+            ctx.turn_id,
+            ctx.thread_id,
+            call.call_id,
+        )
     ok = getattr(result, "ok", False) is True
     error_type = None if ok else _label(getattr(result, "error_type", None), "error")
     error = None if ok else short_error(getattr(result, "error", None), max_error_chars)
@@ -110,9 +124,11 @@ class Recorder:
         db = self.database()
         deleted = 0
         while True:
+            # Rows are appended in time order: the oldest come first by rowid, so this
+            # reads only what it deletes (no index on `at` to maintain on every insert).
             cursor = db.execute(
-                f"DELETE FROM {TABLE} WHERE id IN "
-                f"(SELECT id FROM {TABLE} WHERE at < ? LIMIT {PRUNE_BATCH})",
+                f"DELETE FROM {TABLE} WHERE id IN (SELECT id FROM {TABLE} ORDER BY id "
+                f"LIMIT {PRUNE_BATCH}) AND at < ?",
                 [cutoff],
             )
             deleted += cursor.rowcount

@@ -1,0 +1,127 @@
+"""A real runtime on the PostgreSQL store: turns, agent steps, approvals and records."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+import toolang_store_postgres
+from toolang_core import ApprovalBook, Pending, Tool, hookimpl
+from toolang_core.store import NewTurnRequest, TurnStatus
+from toolang_core.testing.models import text, tool_call
+
+RAN: list[str] = []
+
+
+def config_text(dsn: str, schema: str, extra: str = "", **runtime: object) -> str:
+    settings = {"executor": "echo", "poll_seconds": 0.05, "shutdown_grace_seconds": 0, **runtime}
+    lines = "\n".join(f"{k} = {v!r}".replace("'", '"') for k, v in settings.items())
+    return (
+        f'[store]\nbackend = "postgres"\n\n[plugins.store-postgres]\ndsn = "{dsn}"\n'
+        f'schema = "{schema}"\n\n[runtime]\n{lines}\n{extra}'
+    )
+
+
+@pytest.fixture
+def make_runtime(toolang_runtime, toolang_pg_dsn, toolang_pg_schema):
+    def make(plugins=None, extra="", **runtime):
+        return toolang_runtime(
+            config_text(toolang_pg_dsn, toolang_pg_schema, extra, **runtime),
+            plugins={"store-postgres": toolang_store_postgres, **(plugins or {})},
+        )
+
+    return make
+
+
+def test_a_runtime_serves_turns_from_the_postgres_store(make_runtime):
+    runtime = make_runtime()
+    inbox = runtime.open_inbox()
+    try:
+        ids = [
+            inbox.submit(NewTurnRequest(source="chat", thread_id=f"cli:{i % 3}", input=f"n{i}")).id
+            for i in range(9)
+        ]
+        asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+        turns = [inbox.get(turn_id) for turn_id in ids]
+        assert [(t.status, t.output) for t in turns] == [
+            (TurnStatus.COMPLETED, f"n{i}") for i in range(9)
+        ]
+        assert [s.kind for s in inbox.store.steps(ids[0])] == ["echo"]
+        (run,) = inbox.store.list_runs()
+        assert run.status == "stopped"
+    finally:
+        inbox.store.close()
+
+
+def touch(name: str) -> str:
+    """Record a run."""
+    RAN.append(name)
+    return f"touched {name}"
+
+
+class AskEveryTime:
+    @hookimpl
+    def toolang_register_tools(self, register):
+        register(Tool.from_function(touch, blocking=False))
+
+    @hookimpl
+    def toolang_approve_tool_call(self, call, ctx):
+        approval = ApprovalBook(ctx.runtime.store).create(
+            turn_id=ctx.turn_id,
+            call_id=ctx.call_id,
+            tool=call.name,
+            params=call.params,
+            thread_id=ctx.thread_id,
+            agent=ctx.agent,
+            requester="tester",
+            prompt=f"run {call.name}?",
+            timeout_seconds=None,
+        )
+        return Pending(approval.id, approval.prompt)
+
+
+def test_an_agent_turn_waits_for_an_approval_decided_on_another_connection(
+    make_runtime, toolang_scripted_model
+):
+    RAN.clear()
+    model = toolang_scripted_model([tool_call("touch", {"name": "x"}), text("done")])
+    runtime = make_runtime(
+        {"scripted": model.plugin(), "gate": AskEveryTime()},
+        extra='\n[models]\ndefault = "scripted"\n',
+        executor="agent",
+    )
+    other = runtime.open_inbox()  # another process's view: its own pool
+
+    async def scenario():
+        turn_id = other.submit(NewTurnRequest(source="chat", thread_id="cli:a", input="go")).id
+        stop = asyncio.Event()
+        serving = asyncio.create_task(runtime.serve(stop, sources=()))
+        book = ApprovalBook(other.store)
+        try:
+            deadline = time.monotonic() + 30
+            decided = False
+            while time.monotonic() < deadline:
+                turn = other.get(turn_id)
+                if turn.status is TurnStatus.AWAITING_APPROVAL and not decided:
+                    assert RAN == []
+                    (pending,) = book.list("pending")
+                    book.decide(pending.id, approved=True, by="alice")
+                    decided = True
+                if turn.status.is_terminal:
+                    return turn
+                await asyncio.sleep(0.02)
+            raise AssertionError(f"turn still {other.get(turn_id).status}")
+        finally:
+            stop.set()
+            await serving
+
+    try:
+        turn = asyncio.run(scenario())
+        assert (turn.status, turn.output, RAN) == (TurnStatus.COMPLETED, "done", ["x"])
+        kinds = [s.kind for s in other.store.steps(turn.id)]
+        assert "tool_call" in kinds
+        assert [a.status for a in ApprovalBook(other.store).list()] == ["approved"]
+    finally:
+        other.store.close()

@@ -1,0 +1,519 @@
+"""The shared execution store: PostgreSQL through psycopg 3 and a connection pool."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+import attrs
+import psycopg
+import structlog
+from psycopg import errors as pg_errors
+from psycopg.types.json import Jsonb
+
+from toolang_core import new_id
+from toolang_core.store import (
+    CancelResult,
+    Finish,
+    GroupCount,
+    Heartbeat,
+    NewTurnRequest,
+    Record,
+    RecordConflict,
+    Recovery,
+    RunRecord,
+    StepRecord,
+    SubmitResult,
+    SubmitRules,
+    ThreadInfo,
+    TurnFilter,
+    TurnRequest,
+    TurnStatus,
+)
+from toolang_store_postgres import schema, turns
+from toolang_store_postgres.connection import ATTEMPTS, Conn, Database
+from toolang_store_postgres.settings import describe_dsn
+from toolang_store_postgres.wake import KEEPALIVES, RUNTIME_PRESENT_SQL, NotifyWaker, Presence
+
+log = structlog.get_logger("toolang.store.postgres")
+
+
+class PostgresStore:
+    """The execution store in one PostgreSQL schema, shared by any number of runtimes on
+    any number of machines (``exclusive = False``).
+
+    Every method is one short transaction on a pooled connection. Times are the
+    callers' clocks (POSIX seconds), as the contract says: nodes must keep their clocks
+    synchronised (NTP) to well within a lease; ``begin_run`` warns about a skewed one.
+
+    ``read_only=True`` never creates or migrates anything and refuses writes (for
+    ``toolang status`` and friends).
+    """
+
+    name = "postgres"
+    exclusive = False
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema_name: str = "toolang",
+        read_only: bool = False,
+        pool_size: int = 4,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        self.names = schema.Names(schema_name)
+        self.location = describe_dsn(dsn, schema_name)
+        self.read_only = read_only
+        self._db = Database(
+            dsn,
+            self.names,
+            location=self.location,
+            read_only=read_only,
+            pool_size=pool_size,
+            connect_timeout=connect_timeout,
+        )
+        self._presence = Presence(self._db.session, self.names)
+        try:
+            with self._db.connection() as conn:
+                schema.prepare(conn, self.names, self.location, migrate=not read_only)
+        except BaseException:
+            self._db.close()
+            raise
+
+    def close(self) -> None:
+        self._presence.release()
+        self._db.close()
+
+    def acquire(self, run_id: str, *, wait_seconds: float = 0.0) -> None:
+        """Shared: never refuses. Holds the presence lock that ``runtime_running`` sees."""
+        try:
+            self._presence.hold()
+        except psycopg.Error as exc:
+            raise self._db.unavailable(exc) from None
+
+    def runtime_running(self) -> bool:
+        """Whether any runtime (on any machine) serves this schema right now."""
+        row = self._db.one(RUNTIME_PRESENT_SQL, (self.names.admin_key,))
+        return bool(row[0])
+
+    def listen(self) -> NotifyWaker:
+        return NotifyWaker(lambda: self._db.session(**KEEPALIVES), self.names)
+
+    def wake(self) -> None:
+        with self._db.connection() as conn:
+            conn.execute("SELECT pg_notify(%s, 'wake')", (self.names.channel,))
+
+    # -- runs --------------------------------------------------------------------------
+
+    def begin_run(self, run: RunRecord) -> None:
+        row = self._db.one(
+            "INSERT INTO {s}.runs (id, host, pid, version, started_at, heartbeat_at, status, "
+            "plugins) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+            "RETURNING extract(epoch FROM clock_timestamp())::float8",
+            (
+                run.id,
+                run.host,
+                run.pid,
+                run.version,
+                run.started_at,
+                run.heartbeat_at,
+                run.status,
+                Jsonb(list(run.plugins)),
+            ),
+        )
+        skew = run.started_at - row[0]
+        if abs(skew) > 1.0:
+            log.warning(
+                "store.clock_skew",
+                host=run.host,
+                skew_seconds=round(skew, 3),
+                hint="leases compare the clocks of every node: synchronise them (NTP)",
+            )
+
+    def heartbeat(self, run_id: str, *, now: float, lease_expires: float) -> Heartbeat:
+        self._presence_check()
+        return self._db.tx(
+            lambda c: turns.heartbeat(c, self.names, run_id, now=now, lease_expires=lease_expires)
+        )
+
+    def _presence_check(self) -> None:
+        """Retake the presence lock after a lost connection (cheap when held)."""
+        if self._presence.wanted:
+            try:
+                self._presence.hold()
+            except psycopg.Error as exc:
+                log.warning("store.presence_lost", error=type(exc).__name__)
+
+    def end_run(self, run_id: str, *, now: float, status: str = "stopped") -> None:
+        self._db.rowcount(
+            "UPDATE {s}.runs SET status = %s, stopped_at = %s, heartbeat_at = %s WHERE id = %s",
+            (status, now, now, run_id),
+        )
+
+    def mark_lost_runs(self, *, now: float, stale_before: float, exclude: str) -> list[str]:
+        rows = self._db.all(
+            "UPDATE {s}.runs SET status = 'lost', stopped_at = heartbeat_at WHERE status = "
+            "'running' AND id <> %s AND heartbeat_at < %s RETURNING id",
+            (exclude, stale_before),
+        )
+        return [r[0] for r in rows]
+
+    def list_runs(self, limit: int = 20) -> list[RunRecord]:
+        rows = self._db.all(
+            "SELECT id, host, pid, version, started_at, heartbeat_at, status, stopped_at, "
+            "plugins FROM {s}.runs ORDER BY started_at DESC LIMIT %s",
+            (limit,),
+        )
+        return [
+            RunRecord(
+                id=r[0],
+                host=r[1],
+                pid=r[2],
+                version=r[3],
+                started_at=r[4],
+                heartbeat_at=r[5],
+                status=r[6],
+                stopped_at=r[7],
+                plugins=tuple(r[8]),
+            )
+            for r in rows
+        ]
+
+    # -- inbox and the turn lifecycle ---------------------------------------------------
+
+    def submit(self, request: NewTurnRequest, rules: SubmitRules, *, now: float) -> SubmitResult:
+        if turns.is_simple(request, rules):
+            turn_id = new_id()
+            params = (*turns.insert_params(request, rules, turn_id, now), self.names.channel)
+            try:
+                with self._db.connection() as conn:
+                    conn.execute(self.names(turns.INSERT_AND_NOTIFY_SQL), params)
+            except psycopg.Error as exc:
+                if exc.sqlstate != turns.WRONG_GROUP:
+                    raise
+                actual = exc.diag.message_detail
+                raise turns.wrong_group(request, rules, actual) from None
+            return SubmitResult(turn_id, "queued")
+        try:
+            return self._db.tx(
+                lambda c: turns.submit(c, self.names, request, rules, new_id=new_id(), now=now),
+                notify="submit",
+            )
+        except pg_errors.UniqueViolation:
+            if request.id is not None and self.get(request.id) is not None:
+                return SubmitResult(request.id, "exists")  # submitted at the same moment
+            raise
+
+    def claim(
+        self,
+        *,
+        run_id: str,
+        limit: int,
+        now: float,
+        lease_seconds: float,
+        caps: Mapping[str, int],
+        only: Collection[str] | None = None,
+    ) -> list[TurnRequest]:
+        if limit <= 0:
+            return []
+        groups = sorted(caps)
+        params = (
+            run_id,
+            limit,
+            now,
+            lease_seconds,
+            groups,
+            [caps[g] for g in groups],
+            None if only is None else list(only),
+        )
+
+        def claim(c: Conn) -> list[TurnRequest]:
+            return [turns.turn_from_row(r) for r in c.execute(self.names(turns.CLAIM_SQL), params)]
+
+        for attempt in range(ATTEMPTS):
+            try:
+                return self._db.tx(claim)
+            except pg_errors.UniqueViolation:
+                # The one-active-turn-per-thread index refused a start: some claim raced
+                # past the thread lock. Nothing was changed; look again.
+                log.warning("store.claim_conflict", attempt=attempt + 1)
+        return []
+
+    def set_active_status(
+        self, turn_id: str, *, run_id: str, attempt: int, status: TurnStatus, now: float
+    ) -> bool:
+        if status not in (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL):
+            raise ValueError(
+                f"an active turn can move to running or awaiting_approval, not {status}"
+            )
+        return (
+            self._db.rowcount(turns.SET_ACTIVE_SQL, (status.value, now, turn_id, run_id, attempt))
+            == 1
+        )
+
+    def finish(
+        self,
+        turn_id: str,
+        *,
+        run_id: str,
+        attempt: int,
+        status: TurnStatus,
+        now: float,
+        output: str | None = None,
+        outcome: str | None = None,
+        error: str | None = None,
+    ) -> bool:
+        item = Finish(turn_id, run_id, attempt, status, now, output, outcome, error)
+        return self.finish_many([item])[0]
+
+    def finish_many(self, items: Sequence[Finish]) -> list[bool]:
+        for item in items:
+            if not item.status.is_terminal:
+                raise ValueError(f"finish needs a terminal status, not {item.status.value!r}")
+        if not items:
+            return []
+
+        def write(c: Conn) -> list[bool]:
+            ids = [i.turn_id for i in items]
+            c.execute(self.names(turns.LOCK_THREADS_OF_SQL), (ids,))
+            done = c.execute(
+                self.names(turns.FINISH_MANY_SQL), turns.finish_many_params(items)
+            ).fetchall()
+            finished = {row[0] for row in done}
+            return [turn_id in finished for turn_id in ids]
+
+        return self._db.tx(write)
+
+    def release(self, turn_id: str, *, run_id: str, attempt: int, now: float) -> bool:
+        def write(c: Conn) -> bool:
+            c.execute(self.names(turns.LOCK_THREAD_OF_SQL), (turn_id,))
+            cursor = c.execute(self.names(turns.RELEASE_SQL), (now, turn_id, run_id, attempt))
+            return cursor.rowcount == 1
+
+        return self._db.tx(write, notify="release")
+
+    def recover(
+        self, *, now: float, max_attempts: int, dead_runs: Collection[str] = ()
+    ) -> Recovery:
+        with self._db.connection() as conn:  # the common case: nothing expired, one read
+            expired = conn.execute(self.names(turns.EXPIRED_SQL), (now, list(dead_runs))).fetchone()
+        if expired is None:
+            return Recovery()
+        return self._db.tx(
+            lambda c: turns.recover(
+                c, self.names, now=now, max_attempts=max_attempts, dead_runs=dead_runs
+            ),
+            notify="recover",
+        )
+
+    def cancel(self, turn_id: str, *, now: float, reason: str = "canceled") -> CancelResult:
+        return self._db.tx(
+            lambda c: turns.cancel(c, self.names, turn_id, now, reason=reason), notify="cancel"
+        )
+
+    def cancel_requests(self, run_id: str) -> frozenset[str]:
+        rows = self._db.all(
+            "SELECT id FROM {s}.turn_requests WHERE lease_owner = %s AND status IN {active} "
+            "AND status = 'canceling' AND cancel_requested",
+            (run_id,),
+        )
+        return frozenset(r[0] for r in rows)
+
+    def take_steer(
+        self, turn_id: str, *, run_id: str, attempt: int, now: float
+    ) -> list[TurnRequest]:
+        return self._db.tx(
+            lambda c: turns.take_steer(
+                c, self.names, turn_id, run_id=run_id, attempt=attempt, now=now
+            )
+        )
+
+    # -- steps ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _step_params(step: StepRecord, run_id: str) -> dict[str, Any]:
+        return {
+            "turn": step.turn_id,
+            "attempt": step.attempt,
+            "kind": step.kind,
+            "status": step.status,
+            "started": step.started_at,
+            "finished": step.finished_at,
+            "data": Jsonb(dict(step.data)),
+            "error": step.error,
+            "key": step.idempotency_key,
+            "run": run_id,
+        }
+
+    def record_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
+        try:
+            row = self._db.one(turns.RECORD_STEP_SQL, self._step_params(step, run_id))
+        except pg_errors.UniqueViolation:  # this idempotency key was recorded: replay it
+            return self.find_step(step.idempotency_key or "")
+        if row is None:
+            return None
+        return attrs.evolve(step, seq=row[0])
+
+    _STEP_COLUMNS = (
+        "turn_id, seq, attempt, kind, status, started_at, finished_at, data, error, idempotency_key"
+    )
+
+    @staticmethod
+    def _step(row: Any) -> StepRecord:
+        return StepRecord(
+            turn_id=row[0],
+            seq=row[1],
+            attempt=row[2],
+            kind=row[3],
+            status=row[4],
+            started_at=row[5],
+            finished_at=row[6],
+            data=row[7],
+            error=row[8],
+            idempotency_key=row[9],
+        )
+
+    def steps(self, turn_id: str) -> list[StepRecord]:
+        rows = self._db.all(
+            f"SELECT {self._STEP_COLUMNS} FROM {{s}}.turn_steps WHERE turn_id = %s ORDER BY seq",
+            (turn_id,),
+        )
+        return [self._step(r) for r in rows]
+
+    def find_step(self, idempotency_key: str) -> StepRecord | None:
+        row = self._db.one(
+            f"SELECT {self._STEP_COLUMNS} FROM {{s}}.turn_steps WHERE idempotency_key = %s",
+            (idempotency_key,),
+        )
+        return None if row is None else self._step(row)
+
+    # -- queries -------------------------------------------------------------------------
+
+    def get(self, turn_id: str) -> TurnRequest | None:
+        row = self._db.one("SELECT {columns} FROM {s}.turn_requests WHERE id = %s", (turn_id,))
+        return None if row is None else turns.turn_from_row(row)
+
+    def list_turns(self, where: TurnFilter | None = None) -> list[TurnRequest]:
+        where = where or TurnFilter()
+        clauses: list[str] = []
+        params: list[Any] = []
+        for column in ("thread_id", "source", "parent", "owner"):
+            value = getattr(where, column)
+            if value is not None:
+                clauses.append(f"{column} = %s")
+                params.append(value)
+        if where.status:
+            clauses.append("status = ANY(%s)")
+            params.append([s.value for s in where.status])
+        if where.before_seq is not None:
+            clauses.append("seq < %s")
+            params.append(where.before_seq)
+        sql = "SELECT {columns} FROM {s}.turn_requests"
+        if clauses:
+            sql += " WHERE " + " AND ".join(clauses)
+        sql += " ORDER BY seq DESC LIMIT %s"
+        rows = self._db.all(sql, (*params, where.limit))
+        return [turns.turn_from_row(r) for r in rows]
+
+    _THREAD_COLUMNS = "thread_id, thread_group, running_id, head_id, created_at, updated_at, turns"
+
+    def thread(self, thread_id: str) -> ThreadInfo | None:
+        row = self._db.one(
+            f"SELECT {self._THREAD_COLUMNS} FROM {{s}}.threads WHERE thread_id = %s", (thread_id,)
+        )
+        return None if row is None else ThreadInfo(*row)
+
+    def list_threads(self, limit: int = 50) -> list[ThreadInfo]:
+        rows = self._db.all(
+            f"SELECT {self._THREAD_COLUMNS} FROM {{s}}.threads ORDER BY updated_at DESC LIMIT %s",
+            (limit,),
+        )
+        return [ThreadInfo(*r) for r in rows]
+
+    def counts(self) -> list[GroupCount]:
+        rows = self._db.all(
+            "SELECT thread_group, status, count(*) FROM {s}.turn_requests "
+            "GROUP BY thread_group, status ORDER BY thread_group, status"
+        )
+        return [GroupCount(g, TurnStatus(s), n) for g, s, n in rows]
+
+    def group_load(self) -> dict[str, tuple[int, int]]:
+        """``group -> (running, queued)``, counted on the partial indexes of open requests."""
+        rows = self._db.all(
+            "SELECT thread_group, sum((status <> 'queued')::int), sum((status = 'queued')::int) "
+            "FROM {s}.turn_requests WHERE status = 'queued' OR status IN {active} "
+            "GROUP BY thread_group"
+        )
+        return {group: (int(running), int(queued)) for group, running, queued in rows}
+
+    def next_wakeup(self, *, now: float) -> float | None:
+        row = self._db.one(
+            "SELECT MIN(head_not_before) FROM {s}.threads WHERE running_id IS NULL "
+            "AND head_id IS NOT NULL AND head_not_before > 0 AND head_not_before > %s",
+            (now,),
+        )
+        return row[0] if row and row[0] is not None else None
+
+    # -- plugin records --------------------------------------------------------------------
+
+    def get_record(self, kind: str, key: str) -> Record | None:
+        row = self._db.one(
+            "SELECT kind, key, revision, data, updated_at FROM {s}.records "
+            "WHERE kind = %s AND key = %s",
+            (kind, key),
+        )
+        return None if row is None else Record(*row)
+
+    def put_record(
+        self,
+        kind: str,
+        key: str,
+        data: Mapping[str, Any],
+        *,
+        now: float,
+        expect_revision: int | None = None,
+    ) -> Record:
+        """One statement per case, so concurrent writers never lose an update."""
+        payload = Jsonb(dict(data))
+        if expect_revision is None:
+            row = self._db.one(
+                "INSERT INTO {s}.records AS r (kind, key, revision, data, updated_at) "
+                "VALUES (%s, %s, 1, %s, %s) ON CONFLICT (kind, key) DO UPDATE SET "
+                "revision = r.revision + 1, data = EXCLUDED.data, updated_at = EXCLUDED.updated_at "
+                "RETURNING revision",
+                (kind, key, payload, now),
+            )
+        elif expect_revision == 0:
+            row = self._db.one(
+                "INSERT INTO {s}.records (kind, key, revision, data, updated_at) "
+                "VALUES (%s, %s, 1, %s, %s) ON CONFLICT (kind, key) DO NOTHING RETURNING revision",
+                (kind, key, payload, now),
+            )
+        else:
+            row = self._db.one(
+                "UPDATE {s}.records SET revision = revision + 1, data = %s, updated_at = %s "
+                "WHERE kind = %s AND key = %s AND revision = %s RETURNING revision",
+                (payload, now, kind, key, expect_revision),
+            )
+        if row is None:
+            current = self.get_record(kind, key)
+            raise RecordConflict(
+                f"record {kind}/{key} is at revision {current.revision if current else 0}, "
+                f"expected {expect_revision}"
+            )
+        return Record(kind, key, row[0], dict(data), now)
+
+    def list_records(self, kind: str) -> list[Record]:
+        rows = self._db.all(
+            "SELECT kind, key, revision, data, updated_at FROM {s}.records WHERE kind = %s "
+            "ORDER BY key",
+            (kind,),
+        )
+        return [Record(*r) for r in rows]
+
+    def delete_record(self, kind: str, key: str) -> bool:
+        deleted = self._db.rowcount(
+            "DELETE FROM {s}.records WHERE kind = %s AND key = %s", (kind, key)
+        )
+        return deleted > 0

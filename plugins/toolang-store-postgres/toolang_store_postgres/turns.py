@@ -1,0 +1,590 @@
+"""Turn-request state changes on PostgreSQL, one function per operation.
+
+Functions taking a connection run inside the caller's transaction (READ COMMITTED).
+Several nodes run them at once, so each one keeps two rules:
+
+* **Lock the thread row before changing a request of that thread.** Claims lock
+  thread rows with ``SKIP LOCKED`` and then update the head request, so anything else
+  that updates a request must hold its thread's row first — the other order deadlocks
+  against a claim. The triggers (see ``schema.py``) then keep the row consistent.
+* **Re-read after locking.** A statement that started before the lock was granted
+  reads an old snapshot; the checks that guard a change are made by statements run
+  after it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Sequence
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from toolang_core.store import (
+    CancelResult,
+    Finish,
+    Heartbeat,
+    NewTurnRequest,
+    Recovery,
+    SubmitRejected,
+    SubmitResult,
+    SubmitRules,
+    TurnNotFound,
+    TurnRequest,
+    TurnStatus,
+    rank_for,
+)
+from toolang_store_postgres.schema import Names
+
+Conn = psycopg.Connection[Any]
+
+
+def turn_from_row(row: Sequence[Any]) -> TurnRequest:
+    """Build a :class:`TurnRequest` from a row selected with ``{columns}``."""
+    (
+        id_,
+        seq,
+        source,
+        thread_id,
+        group,
+        priority,
+        rank,
+        input_,
+        status,
+        attempt,
+        created,
+        updated,
+        sender,
+        channel,
+        agent,
+        dedupe,
+        not_before,
+        parent,
+        owner,
+        timeout,
+        meta,
+        steer,
+        started,
+        finished,
+        lease_owner,
+        lease_expires,
+        cancel,
+        output,
+        outcome,
+        error,
+    ) = row
+    return TurnRequest(
+        id=id_,
+        seq=seq,
+        source=source,
+        thread_id=thread_id,
+        thread_group=group,
+        priority=priority,
+        rank=rank,
+        input=input_,
+        status=TurnStatus(status),
+        attempt=attempt,
+        created_at=created,
+        updated_at=updated,
+        sender=sender,
+        channel=channel,
+        agent=agent,
+        dedupe_key=dedupe,
+        not_before=not_before or None,
+        parent=parent,
+        owner=owner,
+        timeout_seconds=timeout,
+        meta=meta,
+        steer=steer,
+        started_at=started,
+        finished_at=finished,
+        lease_owner=lease_owner,
+        lease_expires=lease_expires,
+        cancel_requested=cancel,
+        output=output,
+        outcome=outcome,
+        error=error,
+    )
+
+
+INSERT_SQL = (
+    "INSERT INTO {s}.turn_requests (id, source, thread_id, thread_group, priority, rank, "
+    "input, status, attempt, created_at, updated_at, sender, channel, agent, dedupe_key, "
+    "not_before, parent, owner, timeout_seconds, meta, steer) VALUES "
+    "(%s, %s, %s, %s, %s, %s, %s, 'queued', 0, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+INSERT_AND_NOTIFY_SQL = (
+    f"WITH new AS ({INSERT_SQL} RETURNING 1) SELECT pg_notify(%s, 'submit') FROM new"
+)
+"""A plain submission: one statement, its own transaction, the wake-up sent at commit."""
+
+WRONG_GROUP = "TL001"
+"""SQLSTATE the ``turn_queued`` trigger raises for a thread submitted to another group."""
+
+LOCK_THREAD_OF_SQL = (
+    "SELECT 1 FROM {s}.threads WHERE thread_id = "
+    "(SELECT thread_id FROM {s}.turn_requests WHERE id = %s) FOR UPDATE"
+)
+LOCK_THREADS_SQL = (
+    "SELECT thread_id FROM {s}.threads WHERE thread_id = ANY(%s) ORDER BY thread_id FOR UPDATE"
+)
+"""Several threads at once, in one order, so two such writers never deadlock."""
+
+
+def is_simple(request: NewTurnRequest, rules: SubmitRules) -> bool:
+    """Whether submitting needs no reads first: one INSERT, atomic on its own."""
+    return (
+        rules.strategy == "enqueue"
+        and rules.max_queued is None
+        and request.id is None
+        and request.parent is None
+    )
+
+
+def insert_params(
+    request: NewTurnRequest,
+    rules: SubmitRules,
+    turn_id: str,
+    now: float,
+    *,
+    dedupe_key: str | None = None,
+    steer: bool = False,
+) -> tuple[object, ...]:
+    eligible = max(now, request.not_before or 0.0)
+    return (
+        turn_id,
+        request.source,
+        request.thread_id,
+        rules.thread_group,
+        rules.priority,
+        rank_for(eligible, rules.priority, rules.aging_seconds),
+        request.input,
+        now,
+        now,
+        request.sender,
+        request.channel,
+        request.agent,
+        dedupe_key or request.dedupe_key,
+        request.not_before,
+        request.parent,
+        request.owner,
+        request.timeout_seconds,
+        Jsonb(dict(request.meta)),
+        steer,
+    )
+
+
+def wrong_group(request: NewTurnRequest, rules: SubmitRules, actual: str | None) -> SubmitRejected:
+    where = f"group {actual!r}" if actual else "another group"
+    return SubmitRejected(
+        f"thread {request.thread_id!r} belongs to {where}, not {rules.thread_group!r}",
+        reason="wrong_group",
+    )
+
+
+def _end_queued(
+    c: Conn,
+    q: Names,
+    turn_id: str,
+    *,
+    status: TurnStatus,
+    outcome: str,
+    error: str | None,
+    now: float,
+    output: str | None = None,
+) -> bool:
+    """Give a queued request a terminal status without it ever running (its thread's
+    row must be locked)."""
+    cursor = c.execute(
+        q(
+            "UPDATE {s}.turn_requests SET status = %s, outcome = %s, error = %s, output = %s, "
+            "finished_at = %s, updated_at = %s WHERE id = %s AND status = 'queued'"
+        ),
+        (status.value, outcome, error, output, now, now, turn_id),
+    )
+    return cursor.rowcount == 1
+
+
+# -- ingress ---------------------------------------------------------------------------
+
+
+def submit(
+    c: Conn, q: Names, request: NewTurnRequest, rules: SubmitRules, *, new_id: str, now: float
+) -> SubmitResult:
+    """A submission that reads before it writes (a strategy, an overflow rule, a chosen
+    id or a parent). Its thread's row is created if need be and locked first, so
+    submissions to one thread, and claims and finishes on it, take turns."""
+    if (
+        request.id is not None
+        and c.execute(q("SELECT 1 FROM {s}.turn_requests WHERE id = %s"), (request.id,)).fetchone()
+    ):
+        return SubmitResult(request.id, "exists")
+    if request.parent is not None:
+        # A cancel of the parent locks the parent's thread before it looks for children:
+        # holding that lock (shared) while inserting the child means the cancel either
+        # sees this child or happens before it, never in between.
+        c.execute(
+            q(
+                "SELECT 1 FROM {s}.threads WHERE thread_id = "
+                "(SELECT thread_id FROM {s}.turn_requests WHERE id = %s) FOR SHARE"
+            ),
+            (request.parent,),
+        )
+    c.execute(
+        q(
+            "INSERT INTO {s}.threads (thread_id, thread_group, created_at, updated_at) "
+            "VALUES (%s, %s, %s, %s) ON CONFLICT (thread_id) DO NOTHING"
+        ),
+        (request.thread_id, rules.thread_group, now, now),
+    )
+    thread = c.execute(
+        q(
+            "SELECT thread_group, running_id, head_id FROM {s}.threads "
+            "WHERE thread_id = %s FOR UPDATE"
+        ),
+        (request.thread_id,),
+    ).fetchone()
+    assert thread is not None
+    if thread[0] != rules.thread_group:
+        raise wrong_group(request, rules, thread[0])
+    running_id, head_id = thread[1], thread[2]
+    dedupe_key = request.dedupe_key
+    if rules.strategy == "coalesce" and dedupe_key is None:
+        dedupe_key = request.source
+    if rules.strategy == "reject" and (running_id or head_id):
+        busy_with = running_id or head_id
+        raise SubmitRejected(
+            f"thread {request.thread_id!r} is busy with request {busy_with} and its "
+            "strategy is 'reject'; try again when it is idle",
+            reason="thread_busy",
+        )
+    if rules.strategy == "coalesce":
+        existing = c.execute(
+            q(
+                "SELECT id FROM {s}.turn_requests WHERE thread_id = %s AND status = 'queued' "
+                "AND dedupe_key = %s ORDER BY seq LIMIT 1"
+            ),
+            (request.thread_id, dedupe_key),
+        ).fetchone()
+        if existing is not None:
+            c.execute(
+                q(
+                    "UPDATE {s}.turn_requests SET input = %s, meta = %s, updated_at = %s "
+                    "WHERE id = %s"
+                ),
+                (request.input, Jsonb(dict(request.meta)), now, existing[0]),
+            )
+            return SubmitResult(existing[0], "coalesced")
+    interrupted: tuple[str, ...] = ()
+    if rules.strategy == "interrupt" and running_id:
+        cancel(c, q, running_id, now, reason="interrupted by a newer request on its thread")
+        interrupted = (running_id,)
+    dropped = _make_room(c, q, rules, now)
+    steer = rules.strategy == "steer" and running_id is not None
+    turn_id = request.id or new_id
+    c.execute(
+        q(INSERT_SQL),
+        insert_params(request, rules, turn_id, now, dedupe_key=dedupe_key, steer=steer),
+    )
+    return SubmitResult(turn_id, "queued", dropped=dropped, interrupted=interrupted, steer=steer)
+
+
+def _make_room(c: Conn, q: Names, rules: SubmitRules, now: float) -> tuple[str, ...]:
+    """Apply the group's ``max_queued``: submissions to one group take turns (an advisory
+    lock per group), so two of them never both see room for one more."""
+    if rules.max_queued is None:
+        return ()
+    c.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (q.queue_key, rules.thread_group))
+    dropped: list[str] = []
+    order = {"drop_oldest": "seq", "replace_pending": "seq DESC"}.get(rules.overflow)
+    while True:
+        row = c.execute(
+            q(
+                "SELECT count(*) FROM {s}.turn_requests "
+                "WHERE thread_group = %s AND status = 'queued'"
+            ),
+            (rules.thread_group,),
+        ).fetchone()
+        queued = int(row[0]) if row else 0
+        if queued < rules.max_queued:
+            return tuple(dropped)
+        victim = None
+        if order is not None:
+            # A victim whose thread another transaction holds is passed over this time.
+            victim = c.execute(
+                q(
+                    "SELECT j.id FROM {s}.turn_requests j JOIN {s}.threads t "
+                    "ON t.thread_id = j.thread_id WHERE j.thread_group = %s "
+                    f"AND j.status = 'queued' ORDER BY j.{order} LIMIT 1 "
+                    "FOR UPDATE OF t SKIP LOCKED"
+                ),
+                (rules.thread_group,),
+            ).fetchone()
+        if victim is None:
+            raise SubmitRejected(
+                f"group {rules.thread_group!r} already has {queued} queued request(s) "
+                f"(max_queued = {rules.max_queued}, overflow = {rules.overflow!r})",
+                reason="queue_full",
+            )
+        outcome = "overflow_dropped" if rules.overflow == "drop_oldest" else "overflow_replaced"
+        if _end_queued(
+            c,
+            q,
+            victim[0],
+            status=TurnStatus.DROPPED,
+            outcome=outcome,
+            error=f"dropped by group {rules.thread_group!r}'s overflow rule ({rules.overflow})",
+            now=now,
+        ):
+            dropped.append(victim[0])
+
+
+# -- the turn lifecycle -----------------------------------------------------------------
+
+CLAIM_SQL = "SELECT {columns} FROM {s}.claim(%s, %s, %s, %s, %s, %s, %s)"
+
+FINISH_MANY_SQL = """
+WITH done AS (
+    UPDATE {s}.turn_requests t SET status = i.status, output = i.output, outcome = i.outcome,
+        error = i.error, finished_at = i.now, updated_at = i.now,
+        lease_owner = NULL, lease_expires = NULL
+    FROM unnest(%(ids)s::text[], %(runs)s::text[], %(attempts)s::int[], %(statuses)s::text[],
+                %(outputs)s::text[], %(outcomes)s::text[], %(errors)s::text[],
+                %(nows)s::float8[])
+         AS i(id, run, attempt, status, output, outcome, error, now)
+    WHERE t.id = i.id AND t.lease_owner = i.run AND t.attempt = i.attempt
+      AND t.status IN {active}
+    RETURNING t.id
+), steps AS (
+    INSERT INTO {s}.turn_steps (turn_id, seq, attempt, kind, status, started_at, finished_at,
+                                data, error, idempotency_key)
+    SELECT x.turn_id,
+           COALESCE((SELECT MAX(seq) FROM {s}.turn_steps o WHERE o.turn_id = x.turn_id), 0)
+             + x.n,
+           x.attempt, x.kind, x.status, x.started, x.finished, x.data::jsonb, x.error, x.key
+    FROM unnest(%(s_turns)s::text[], %(s_n)s::int[], %(s_attempts)s::int[],
+                %(s_kinds)s::text[], %(s_statuses)s::text[], %(s_started)s::float8[],
+                %(s_finished)s::float8[], %(s_data)s::text[], %(s_errors)s::text[],
+                %(s_keys)s::text[])
+         AS x(turn_id, n, attempt, kind, status, started, finished, data, error, key)
+    WHERE x.turn_id IN (SELECT id FROM done)
+    RETURNING 1
+)
+SELECT id FROM done
+"""
+"""Terminal states and their final steps for a batch of turns in one statement. Each
+finish is fenced by (lease owner, attempt): a runtime that lost the lease changes
+nothing. The steps go in only for the turns whose finish passed the fence."""
+
+
+FINISH_FIELDS = ("ids", "runs", "attempts", "statuses", "outputs", "outcomes", "errors", "nows")
+STEP_FIELDS = (
+    "s_turns",
+    "s_n",
+    "s_attempts",
+    "s_kinds",
+    "s_statuses",
+    "s_started",
+    "s_finished",
+    "s_data",
+    "s_errors",
+    "s_keys",
+)
+
+
+def finish_many_params(items: Sequence[Finish]) -> dict[str, list[Any]]:
+    """The arrays ``FINISH_MANY_SQL`` unnests: one entry per finish, one per step."""
+    finishes = [
+        (i.turn_id, i.run_id, i.attempt, i.status.value, i.output, i.outcome, i.error, i.now)
+        for i in items
+    ]
+    steps = [
+        (step.turn_id, n, step.attempt, step.kind, step.status, step.started_at,
+         step.finished_at, json.dumps(dict(step.data)), step.error, step.idempotency_key)
+        for i in items
+        for n, step in enumerate(i.steps, start=1)
+    ]  # fmt: skip
+    params = {key: [row[k] for row in finishes] for k, key in enumerate(FINISH_FIELDS)}
+    params.update({key: [row[k] for row in steps] for k, key in enumerate(STEP_FIELDS)})
+    return params
+
+
+RELEASE_SQL = (
+    "UPDATE {s}.turn_requests SET status = 'queued', attempt = attempt - 1, "
+    "lease_owner = NULL, lease_expires = NULL, cancel_requested = false, updated_at = %s "
+    "WHERE id = %s AND lease_owner = %s AND attempt = %s AND status IN {active}"
+)
+
+SET_ACTIVE_SQL = (
+    "UPDATE {s}.turn_requests SET status = %s, updated_at = %s WHERE id = %s "
+    "AND lease_owner = %s AND attempt = %s AND status IN ('running', 'awaiting_approval')"
+)
+"""Between two active statuses: the thread's row does not change, so no lock is needed."""
+
+RECORD_STEP_SQL = (
+    "INSERT INTO {s}.turn_steps (turn_id, seq, attempt, kind, status, started_at, "
+    "finished_at, data, error, idempotency_key) "
+    "SELECT %(turn)s, (SELECT COALESCE(MAX(seq), 0) + 1 FROM {s}.turn_steps "
+    "WHERE turn_id = %(turn)s), %(attempt)s, %(kind)s, %(status)s, %(started)s, "
+    "%(finished)s, %(data)s, %(error)s, %(key)s WHERE EXISTS (SELECT 1 FROM {s}.turn_requests "
+    "WHERE id = %(turn)s AND lease_owner = %(run)s AND attempt = %(attempt)s "
+    "AND status IN {active}) RETURNING seq"
+)
+"""One statement: the fence check, the next sequence number and the insert together."""
+
+
+LOCK_THREADS_OF_SQL = (
+    "SELECT 1 FROM {s}.threads WHERE thread_id IN (SELECT thread_id FROM {s}.turn_requests "
+    "WHERE id = ANY(%s)) ORDER BY thread_id FOR UPDATE"
+)
+"""The thread rows of several requests, in thread order."""
+
+
+EXPIRED_SQL = (
+    "SELECT id, thread_id FROM {s}.turn_requests WHERE status IN {active} "
+    "AND (lease_expires < %s OR lease_owner = ANY(%s)) ORDER BY thread_id"
+)
+RECOVER_SQL = """
+UPDATE {s}.turn_requests SET
+    status = CASE WHEN status = 'canceling' THEN 'canceled'
+                  WHEN attempt >= %(max)s THEN 'failed' ELSE 'queued' END,
+    outcome = CASE WHEN status = 'canceling' THEN 'canceled'
+                   WHEN attempt >= %(max)s THEN 'abandoned' ELSE NULL END,
+    error = CASE WHEN status <> 'canceling' AND attempt >= %(max)s
+                 THEN format('abandoned after %%s attempt(s): the runtime running it stopped '
+                             'without finishing (limit %%s)', attempt, %(max)s)
+                 ELSE error END,
+    finished_at = CASE WHEN status = 'canceling' OR attempt >= %(max)s THEN %(now)s END,
+    lease_owner = NULL, lease_expires = NULL, updated_at = %(now)s
+WHERE id = ANY(%(ids)s) AND status IN {active}
+  AND (lease_expires < %(now)s OR lease_owner = ANY(%(dead)s))
+RETURNING id, status
+"""
+"""Checked again after the thread rows are locked: another node may have been first."""
+
+
+def recover(
+    c: Conn, q: Names, *, now: float, max_attempts: int, dead_runs: Collection[str]
+) -> Recovery:
+    dead = list(dead_runs)
+    expired = c.execute(q(EXPIRED_SQL), (now, dead)).fetchall()
+    if not expired:
+        return Recovery()
+    c.execute(q(LOCK_THREADS_SQL), (sorted({row[1] for row in expired}),))
+    rows = c.execute(
+        q(RECOVER_SQL),
+        {"max": max_attempts, "now": now, "ids": [row[0] for row in expired], "dead": dead},
+    ).fetchall()
+    order = {row[0]: i for i, row in enumerate(expired)}
+    rows.sort(key=lambda row: order[row[0]])
+    return Recovery(
+        requeued=tuple(r[0] for r in rows if r[1] == TurnStatus.QUEUED),
+        failed=tuple(r[0] for r in rows if r[1] == TurnStatus.FAILED),
+        canceled=tuple(r[0] for r in rows if r[1] == TurnStatus.CANCELED),
+    )
+
+
+# -- cancellation, steering, heartbeats ------------------------------------------------------
+
+
+def cancel(c: Conn, q: Names, turn_id: str, now: float, *, reason: str) -> CancelResult:
+    """Cancel ``turn_id`` and its descendants, parents before children: each thread row
+    is locked before its request is read, and children are looked up after the parent's
+    lock (a child being submitted holds that lock shared until it commits)."""
+    if c.execute(q("SELECT 1 FROM {s}.turn_requests WHERE id = %s"), (turn_id,)).fetchone() is None:
+        raise TurnNotFound(f"no turn request with id {turn_id!r}")
+    changed: dict[str, TurnStatus] = {}
+    pending = [turn_id]
+    seen: set[str] = set()
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        c.execute(q(LOCK_THREAD_OF_SQL), (current,))
+        row = c.execute(q("SELECT status FROM {s}.turn_requests WHERE id = %s"), (current,))
+        status = TurnStatus(row.fetchone()[0])  # type: ignore[index]
+        if status is TurnStatus.QUEUED:
+            _end_queued(
+                c, q, current, status=TurnStatus.CANCELED, outcome="canceled", error=reason, now=now
+            )
+            changed[current] = TurnStatus.CANCELED
+        elif status in (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL):
+            c.execute(
+                q(
+                    "UPDATE {s}.turn_requests SET status = 'canceling', cancel_requested = true, "
+                    "error = %s, updated_at = %s WHERE id = %s"
+                ),
+                (reason, now, current),
+            )
+            changed[current] = TurnStatus.CANCELING
+        pending.extend(
+            r[0]
+            for r in c.execute(
+                q("SELECT id FROM {s}.turn_requests WHERE parent = %s ORDER BY seq DESC"),
+                (current,),
+            )
+        )
+    final = c.execute(q("SELECT status FROM {s}.turn_requests WHERE id = %s"), (turn_id,))
+    return CancelResult(turn_id, TurnStatus(final.fetchone()[0]), changed)  # type: ignore[index]
+
+
+def take_steer(
+    c: Conn, q: Names, turn_id: str, *, run_id: str, attempt: int, now: float
+) -> list[TurnRequest]:
+    c.execute(q(LOCK_THREAD_OF_SQL), (turn_id,))
+    owner = c.execute(
+        q(
+            "SELECT thread_id FROM {s}.turn_requests WHERE id = %s AND lease_owner = %s "
+            "AND attempt = %s AND status IN {active}"
+        ),
+        (turn_id, run_id, attempt),
+    ).fetchone()
+    if owner is None:
+        return []
+    rows = c.execute(
+        q(
+            "SELECT {columns} FROM {s}.turn_requests WHERE thread_id = %s AND status = 'queued' "
+            "AND steer ORDER BY seq"
+        ),
+        (owner[0],),
+    ).fetchall()
+    taken = []
+    for row in rows:
+        turn = turn_from_row(row)
+        _end_queued(
+            c,
+            q,
+            turn.id,
+            status=TurnStatus.STEERED,
+            outcome="steered",
+            error=None,
+            now=now,
+            output=f"delivered into running turn {turn_id}",
+        )
+        taken.append(turn)
+    return taken
+
+
+def heartbeat(c: Conn, q: Names, run_id: str, *, now: float, lease_expires: float) -> Heartbeat:
+    # A run marked lost while it was paused is alive again: it says so.
+    c.execute(
+        q(
+            "UPDATE {s}.runs SET heartbeat_at = %s, status = 'running', stopped_at = NULL "
+            "WHERE id = %s AND status IN ('running', 'lost')"
+        ),
+        (now, run_id),
+    )
+    rows = c.execute(
+        q(
+            "UPDATE {s}.turn_requests SET lease_expires = %s WHERE id IN (SELECT id FROM "
+            "{s}.turn_requests WHERE lease_owner = %s AND status IN {active} ORDER BY id "
+            "FOR UPDATE) RETURNING id, cancel_requested"
+        ),
+        (lease_expires, run_id),
+    ).fetchall()
+    return Heartbeat(
+        owned=frozenset(r[0] for r in rows),
+        cancel_requested=frozenset(r[0] for r in rows if r[1]),
+    )
