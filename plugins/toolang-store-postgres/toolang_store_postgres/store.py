@@ -416,6 +416,12 @@ class PostgresStore:
         rows = self._db.all(sql, (*params, where.limit))
         return [turns.turn_from_row(r) for r in rows]
 
+    def delete_turns(self, turn_ids: Collection[str]) -> list[str]:
+        ids = list(dict.fromkeys(turn_ids))
+        if not ids:
+            return []
+        return self._db.tx(lambda c: turns.delete_terminal(c, self.names, ids))
+
     _THREAD_COLUMNS = "thread_id, thread_group, running_id, head_id, created_at, updated_at, turns"
 
     def thread(self, thread_id: str) -> ThreadInfo | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import Any, Final
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -588,3 +588,43 @@ def heartbeat(c: Conn, q: Names, run_id: str, *, now: float, lease_expires: floa
         owned=frozenset(r[0] for r in rows),
         cancel_requested=frozenset(r[0] for r in rows if r[1]),
     )
+
+
+# -- retention -----------------------------------------------------------------------------
+
+ENDED: Final = [s.value for s in TurnStatus if s.is_terminal]
+
+
+def delete_terminal(c: Conn, q: Names, turn_ids: list[str]) -> list[str]:
+    """Delete the terminal requests among ``turn_ids``, their steps, and the threads left
+    without requests. The threads' rows are locked first (in a fixed order), as every
+    change of a thread's turns does; only queued and active rows are counted, so no
+    trigger needs to run."""
+    threads = [
+        row[0]
+        for row in c.execute(
+            q(
+                "SELECT thread_id FROM {s}.threads WHERE thread_id IN (SELECT thread_id FROM "
+                "{s}.turn_requests WHERE id = ANY(%s)) ORDER BY thread_id FOR UPDATE"
+            ),
+            (turn_ids,),
+        )
+    ]
+    gone = {
+        row[0]
+        for row in c.execute(
+            q("DELETE FROM {s}.turn_requests WHERE id = ANY(%s) AND status = ANY(%s) RETURNING id"),
+            (turn_ids, ENDED),
+        )
+    }
+    if not gone:
+        return []
+    c.execute(q("DELETE FROM {s}.turn_steps WHERE turn_id = ANY(%s)"), (list(gone),))
+    c.execute(
+        q(
+            "DELETE FROM {s}.threads t WHERE t.thread_id = ANY(%s) AND NOT EXISTS "
+            "(SELECT 1 FROM {s}.turn_requests r WHERE r.thread_id = t.thread_id)"
+        ),
+        (threads,),
+    )
+    return [turn_id for turn_id in turn_ids if turn_id in gone]
