@@ -8,7 +8,7 @@ import json
 
 from cli_helpers import assert_no_traceback
 
-from toolang_core import SpawnRequest, TaskRunController
+from toolang_core import NewTurnRequest, SpawnRequest, TaskRunController, TaskRunStatus
 from toolang_core.config import load_config
 from toolang_core.runtime import Runtime
 
@@ -47,3 +47,25 @@ def test_status_lists_the_task_runs_not_finished(tmp_path, cli_run):
     assert canceled not in result.stdout
     report = json.loads(cli_run("status", "--json").stdout)
     assert [(r["id"], r["status"]) for r in report["task_runs"]] == [(running, "running")]
+
+
+def test_toolang_cancel_of_a_parent_turn_cancels_and_finalizes_its_queued_runs(tmp_path, cli_run):
+    """Cancelling a parent turn cascades to its task runs; those that had not started
+    end canceled at once (the command finalizes them: no runtime needed)."""
+    (tmp_path / "toolang.toml").write_text(CONFIG)
+    runtime = Runtime.from_config(
+        load_config(tmp_path / "toolang.toml", env={}), env={}, load_entrypoints=False
+    )
+    inbox = runtime.open_inbox()
+    parent = inbox.submit(NewTurnRequest(source="chat", thread_id="chat:boss", input="x")).id
+    controller = TaskRunController(inbox.store, runtime)
+    request = SpawnRequest(
+        owner="ada", parent_thread_id="chat:boss", parent_turn_id=parent, task="child"
+    )
+    child = asyncio.run(controller.spawn(request)).id
+    result = cli_run("cancel", parent)
+    assert result.returncode == 0, result.stderr
+    assert f"{child}: canceled (descendant)" in result.stdout
+    run = controller.get(child, owner="ada")
+    assert (run.status, run.summary) == (TaskRunStatus.CANCELED, "canceled")
+    inbox.store.close()

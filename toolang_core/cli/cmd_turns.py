@@ -119,9 +119,20 @@ def cancel(state: CliState, turn_id: str, reason: str) -> None:
     A queued request is canceled at once; a running one moves to canceling and ends
     canceled as soon as its runtime stops it.
     """
+    import asyncio
+
+    from toolang_core.store.types import TurnStatus
+    from toolang_core.taskruns.controller import TaskRunController
+
     inbox = state.open_inbox()
     try:
         result = inbox.cancel(turn_id, reason=reason)
+        # Task runs canceled before they started end here, at once (finalizers run);
+        # running ones end canceled when their runtime stops them.
+        runs = TaskRunController(inbox.store, state.runtime)
+        for other, status in result.changed.items():
+            if status is TurnStatus.CANCELED:
+                asyncio.run(runs.finalize(other))
     finally:
         inbox.store.close()
     click.echo(f"{turn_id}: {result.status.value}")

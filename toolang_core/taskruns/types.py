@@ -206,6 +206,8 @@ class TaskRun:
             "finished_at": iso(self.finished_at),
         }
         shown = {k: v for k, v in data.items() if v not in (None, "", {}, [])}
+        if self.allowed_tools is not None:  # narrowed to nothing is not "not narrowed"
+            shown["allowed_tools"] = list(self.allowed_tools)
         shown["created_at"] = iso(self.created_at)
         shown["updated_at"] = iso(self.updated_at)
         return shown
