@@ -97,6 +97,16 @@ def test_the_tools_are_declared_with_their_parameters(tmp_path):
     assert "limit" in declared["read_task_run_transcript"]["properties"]
 
 
+def test_single_agent_mode_offers_no_delegation_tools(tmp_path):
+    """With no agent source there is nobody to delegate to: the one general agent is not
+    offered the delegation tools (nor are they reported unmatched)."""
+    catalog = make_runtime(tmp_path, agents=[]).agents
+    scope = catalog.scope(catalog.agent(None))
+    assert {"lookup_fact", "hang"} <= scope
+    assert not scope & {"start_task_run", "agent_spawn", "ask_agent", "transfer_to_agent"}
+    assert "start_task_run" not in catalog.assignment.unmatched
+
+
 # -- start, list, get, wait, cancel ----------------------------------------------------
 def test_an_async_start_returns_the_queued_run_which_then_really_runs(tmp_path):
     """tRPC SpawnListGetCancelWait: async returns queued without waiting;

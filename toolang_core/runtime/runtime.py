@@ -228,7 +228,11 @@ class Runtime:
         return self._plugin_state[key]  # type: ignore[no-any-return]
 
     def service_available(self, name: str) -> bool:
-        """Whether the runtime service ``name`` (``"memory"``) can be used now."""
+        """Whether the runtime service ``name`` can be used now: ``"memory"`` (a memory
+        plugin is configured and up), ``"delegation"`` (there is another agent to
+        delegate to: two active agents or more)."""
+        if name == "delegation":
+            return len(self.agents.registry.active()) > 1
         if name == "memory":
             try:
                 memory = self.memory

@@ -1,8 +1,10 @@
 """The built-in delegation plugin: the task-run, teammate and agent-as-tool tools.
 
-Registered by every host (status ``builtin``). The tools are partitioned like any
-other: the automator role owns the task-run and teammate tools, the embedded
-``assistant`` owns ``ask_agent`` and ``transfer_to_agent`` and is granted the rest.
+Registered by every host (status ``builtin``), offered to agents only when there is
+someone to delegate to (two active agents or more: not in single-agent mode). The tools
+are partitioned like any other: the automator role owns the task-run and teammate
+tools, the embedded ``assistant`` owns ``ask_agent`` and ``transfer_to_agent`` and is
+granted the rest.
 """
 
 from __future__ import annotations
@@ -26,4 +28,4 @@ TOOL_NAMES = tuple(sorted(f.__name__ for f in FUNCTIONS))
 @hookimpl
 def toolang_register_tools(register: RegisterTool) -> None:
     for function in FUNCTIONS:
-        register(Tool.from_function(function, blocking=False))
+        register(Tool.from_function(function, blocking=False, requires=("delegation",)))

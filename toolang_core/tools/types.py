@@ -40,8 +40,8 @@ class Tool:
     takes_context: bool = False
     """Whether ``function`` has a ``context`` parameter for the ToolCallContext."""
     requires: tuple[str, ...] = ()
-    """Runtime services the tool needs (``"memory"``); agents are not offered the tool
-    while one of them is unavailable."""
+    """Runtime services the tool needs (``"memory"``, ``"delegation"``); agents are not
+    offered the tool while one of them is unavailable."""
 
     @classmethod
     def from_function(
