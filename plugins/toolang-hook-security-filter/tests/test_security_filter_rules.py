@@ -33,12 +33,15 @@ DANGEROUS_SAMPLES: dict[str, str] = {
     "system-permissions": "chmod -R 777 /",
     "system-account-tampering": "echo 'dev ALL=(ALL) NOPASSWD:ALL' >> /etc/sudoers",
     "ssh-authorized-keys-write": "echo 'ssh-ed25519 AAAA attacker' >> ~/.ssh/authorized_keys",
+    "boot-tampering": "echo '' > /boot/grub/grub.cfg",
     "kill-everything": "kill -9 -1",
     "defences-off": "setenforce 0",
     "crontab-wipe": "crontab -r",
+    "backup-deletion": "vssadmin delete shadows /all /quiet",
     "drop-database": "DROP DATABASE production;",
 }
-TOOL_RULES = {"delete-tool-on-root-or-home"}  # judged on structured calls, below
+# Judged on structured calls, below and in test_security_filter_written_paths.py.
+TOOL_RULES = {"delete-tool-on-root-or-home", "write-tool-on-system-file"}
 
 OBSERVED_SAMPLES: dict[str, str] = {
     "recursive-delete-of-working-directory": "cd build && rm -rf *",

@@ -61,10 +61,24 @@ SYSTEM_DIRS = (
     r"bin|boot|dev|etc|lib|lib32|lib64|opt|proc|root|sbin|srv|sys|usr|var|home|Users"
     r"|System|Library|Applications|mnt|media|snap"
 )
-# The root, a system directory, a home (or `..`), optionally followed by / or /* or /.
+# System directories whose every child is the system's too (`/usr/lib`, `/etc/cron.d`,
+# `/var/lib`), bar scratch space; under the others (`/opt/app`, `/srv/site`, `/mnt/usb`)
+# a child is someone's own.
+DEEP_SYSTEM_DIRS = r"bin|boot|etc|lib|lib32|lib64|libx32|sbin|usr|var|System|Library"
+SCRATCH = r"(?:tmp|temp|cache|caches)(?![\w.+-])"
+# A Windows drive, its system folders, one level below `Windows` and `Users` (System32,
+# a profile) bar Temp, and the variables naming them.
+WIN_CRITICAL = (
+    r"(?:(?:[a-z]:|%SystemDrive%)(?:\\(?:(?:Windows|Users)(?:\\(?!temp\b)[^\\\s\"';&|*]+)?"
+    r"|Program\sFiles(?:\s\(x86\))?|ProgramData))?"
+    r"|(?:%USERPROFILE%|%SystemRoot%|%windir%|\$env:(?:USERPROFILE|SystemRoot|windir))"
+    r"(?:\\(?!temp\b)[^\\\s\"';&|*]+)?)"
+)
+# The root, a system directory or one of its children, a home (or `..`), a Windows
+# system folder, optionally followed by / or /* or /.
 CRITICAL = (
-    rf"(?:/(?:{SYSTEM_DIRS})?|/(?:home|Users)/[^/\s\"';&|]+|{HOME}{Q}|\.\."
-    r"|[a-z]:(?:\\(?:Windows|Users|Program\sFiles(?:\s\(x86\))?))?)"
+    rf"(?:/(?:{SYSTEM_DIRS})?|/(?:{DEEP_SYSTEM_DIRS})/(?!{SCRATCH})[\w.+-]+"
+    rf"|/(?:home|Users)/[^/\s\"';&|]+|{HOME}{Q}|\.\.|{WIN_CRITICAL})"
     r"[\\/]?\.?\*?"
 )
 SYSTEM_ROOTS = rf"(?:/(?:{SYSTEM_DIRS})?|[a-z]:)[\\/]?\*?"  # no homes: see system-permissions
@@ -76,6 +90,7 @@ DOWNLOADERS = (
     *("curl", "wget", "fetch", "aria2c", "http", "https", "iwr", "irm"),
     *("invoke-webrequest", "invoke-restmethod"),
 )
+PS_DOWNLOADERS = ("invoke-webrequest", "iwr", "invoke-restmethod", "irm", "start-bitstransfer")
 DOWNLOADER = w(*DOWNLOADERS, before=r"[\w.-]") + r"(?=\s)"
 SUDO = r"(?:sudo(?:\s+-\S+)*\s+)?(?:env\s+(?:\w+=\S*\s+)*)?"
 SHELL = r"(?:/usr)?(?:/bin/)?(?:ba|z|da|k|c|tc|fi|a)?sh\b(?![.-])(?!\s+-c\b)"
@@ -103,10 +118,36 @@ RUN_FILE = (
     r"(?:(?:\b(?:ba|z|da|k)?sh|\bpython[23]?|\bperl|\bruby|\bnode|\bpwsh|\bsource"
     rf"|(?:^|[;&|(\n])\s*\.)\s+(?:-\S+\s+)*{Q}(?:\./)?|{Q}\./)"
 )
+# Running a file by its path, as a command of its own: `/tmp/p`, `sudo ./p`, `p.exe`,
+# `start p.exe`, `Start-Process $env:TEMP\p.exe`, `& .\p.ps1`, `cmd /c p.bat`.
+EXECUTABLE = (
+    r"(?=[^\s\"';&|]*[/\\]|[^\s\"';&|]*\.(?:exe|bat|cmd|com|scr|msi|ps1|vbs|js|hta|sh|py|pl|rb"
+    r"|bin|run|appimage)(?![\w.]))"
+)
+RUN_DIRECT = (
+    r"(?<=[;&|(\n])\s*(?:sudo\s+)?"
+    r"(?:start(?:-process)?\s+(?:-filepath\s+)?(?:\"\"\s+)?|&\s*|invoke-item\s+"
+    r"|cmd(?:\.exe)?\s+/c\s+|rundll32(?:\.exe)?\s+|msiexec(?:\.exe)?\s+/\w+\s+"
+    r"|(?:powershell|pwsh)(?:\.exe)?\s+(?:-\S+\s+){0,4}?(?:-file\s+)?)?"
+    rf"{Q}(?:\.[\\/])?{EXECUTABLE}"
+)
+QUOTED_FILE = rf"{Q}(?:\.[\\/])?([\w.~/\\:$%-]++){Q}"  # a file a download is saved to: group 1
+
+
+def then_runs(*words: str) -> str:
+    """After a download saved to the file in group 1 (see :data:`QUOTED_FILE`): a later
+    command, on any later line, runs that file — short of the next of ``words``."""
+    rest = scan(r"[\s\S]", *words)
+    return (
+        rf"(?>{rest}(?:&&|&|;|\|\||\n)){rest}(?:{RUN_FILE}|{RUN_DIRECT})\1{Q}"
+        r"(?=[\s;&|)`\"']|$)"
+    )
+
+
 NET_SENDER = r"(?<![\w.-])(?:curl|wget|nc|ncat|netcat|socat|ssh|telnet|openssl)(?![\w.-])"
-SSH_KEY = r"\.ssh/(?:id_(?!\w*\.pub\b)[\w.-]+|[\w.-]*_(?:rsa|dsa|ecdsa|ed25519)(?![\w.-]))"
+SSH_KEY = r"\.ssh[/\\](?:id_(?!\w*\.pub\b)[\w.-]+|[\w.-]*_(?:rsa|dsa|ecdsa|ed25519)(?![\w.-]))"
 CREDENTIAL_FILE = (
-    rf"(?:{SSH_KEY}|\.aws/credentials|\.netrc\b|\.git-credentials|\.docker/config\.json"
+    rf"(?:{SSH_KEY}|\.aws[/\\]credentials|\.netrc\b|\.git-credentials|\.docker/config\.json"
     r"|\.kube/config\b|/etc/g?shadow\b|\.gnupg/(?:private-keys|secring)|\.pgpass\b"
     r"|\.npmrc\b|\.pypirc\b|\.config/gcloud/\S*credentials|\.azure/accessTokens)"
 )
@@ -117,3 +158,29 @@ CREDENTIAL_HINTS = (
     *("npmrc", "pypirc", "gcloud", "azure", "accesstokens"),
 )
 SECRET_HINTS = (*CREDENTIAL_HINTS, "env")
+# A directory of keys or credentials as a whole (`tar czf - ~/.ssh`, `scp -r ~/.aws h:`).
+SECRET_DIR = (
+    rf"(?:{HOME}|/root|/home/[^/\s\"']+)?[/\\]?\.(?:ssh|aws|gnupg|kube|docker|azure|password-store"
+    r"|config[/\\]gcloud)[/\\]?(?=[\s\"';&|)]|$)"
+)
+
+
+CODE_DELETERS = (
+    *("remove", "unlink", "unlinksync", "rmsync", "writefile", "writefilesync"),
+    *("appendfilesync", "truncate"),
+)
+
+
+def code_writes(path: str) -> str:
+    """Code that overwrites or deletes the file ``path`` (a regex): Python's ``open(…,
+    'w')``, ``os.remove``, ``Path(…).write_text``, Node's ``fs.writeFileSync`` …
+
+    Found from the call's ``(``, the function's name checked behind it, so `re` jumps
+    from one ``(`` to the next.
+    """
+    deleters = "|".join(f"(?<={name}\\()" for name in CODE_DELETERS)
+    return (
+        rf"\((?:(?<=open\()\s*{Q}{path}{Q}\s*,\s*(?:mode\s*=\s*)?{Q}[rabxt]*[wa+]"
+        rf"|(?:{deleters})\s*{Q}{path}"
+        rf"|(?<=path\()\s*{Q}{path}{Q}\s*\)\.(?:write_text|write_bytes|unlink)\b)"
+    )

@@ -17,6 +17,7 @@ import attrs
 
 from toolang_core import Block, Modify, Observe, ToolCall, ToolResult
 from toolang_hook_security_filter.hints import HintIndex, lower_literals
+from toolang_hook_security_filter.normalise import SIGN_WORDS, Sign, normalised
 from toolang_hook_security_filter.pii import Scrubber, is_plain_name
 from toolang_hook_security_filter.rules import DANGEROUS, OBSERVED, RuleSpec
 from toolang_hook_security_filter.settings import FilterSettings
@@ -26,6 +27,18 @@ _NAMEABLE: Final = re.compile(r"[A-Za-z_][\w-]{0,31}")
 
 MAX_DEPTH: Final = 32
 """Parameters nested deeper than this are refused: they cannot be checked cheaply."""
+
+PATH_KEYS: Final = frozenset(
+    {"path", "file", "filepath", "file_path", "filename", "file_name", "target"}
+    | {"target_file", "target_path", "dest", "destination", "dst", "output", "output_path"}
+    | {"output_file", "outfile"}
+)
+CONTENT_KEYS: Final = frozenset(
+    {"content", "contents", "text", "data", "body", "lines", "source", "code", "value"}
+    | {"new_content", "new_str", "new_string", "new_text", "file_text", "insert_text"}
+    | {"replacement", "patch", "diff", "append"}
+)
+"""A mapping with one key of each is a file write: its path is judged on its own too."""
 
 
 @attrs.frozen
@@ -40,6 +53,8 @@ class Rule:
     tools: re.Pattern[str] | None = None
     on_lowered: bool = True
     """Run on the lowercased string (the default rules); configured patterns see it as is."""
+    written_path: bool = False
+    """Run only on the path of a file write (see :data:`PATH_KEYS`), on nothing else."""
 
     @classmethod
     def from_spec(cls, spec: RuleSpec, *, blocks: bool) -> Rule:
@@ -49,6 +64,7 @@ class Rule:
             blocks,
             tuple((re.compile(lower_literals(a.pattern)), a.hints) for a in spec.alternatives),
             re.compile(spec.tools) if spec.tools else None,
+            written_path=spec.written_path,
         )
 
 
@@ -67,29 +83,55 @@ class ParamsTooDeep(ValueError):
     """The parameters nest deeper than :data:`MAX_DEPTH`."""
 
 
+Check = tuple[Rule, re.Pattern[str]]
+_SIGN_VALUES: Final = tuple(sorted({sign.value for sign in SIGN_WORDS.values()}))
+
+
 class RuleSet:
-    """The rules for one tool's calls, their alternatives indexed by hint."""
+    """The rules for one tool's calls, their alternatives indexed by hint.
+
+    The index also files :data:`~.normalise.SIGN_WORDS`, under the negated value of
+    their :class:`~.normalise.Sign`, so one lookup tells both which rules may match and
+    which normalising passes the string calls for.
+    """
 
     def __init__(self, rules: tuple[Rule, ...]) -> None:
         # Checks are numbered in rule order (blocking rules first); the index hands
         # out numbers, which hash fast and sort back into that order.
         self._checks = [
-            (rule, regex, hints) for rule in rules for regex, hints in rule.alternatives
+            (rule, regex, hints)
+            for rule in rules
+            if not rule.written_path
+            for regex, hints in rule.alternatives
+        ]
+        self.written_path: list[Check] = [
+            (rule, regex) for rule in rules if rule.written_path for regex, _ in rule.alternatives
         ]
         self._always = [number for number, (_, _, hints) in enumerate(self._checks) if not hints]
         hinted: dict[str, list[int]] = {}
         for number, (_, _, hints) in enumerate(self._checks):
             for hint in hints:
                 hinted.setdefault(hint, []).append(number)
+        for word, sign in SIGN_WORDS.items():
+            hinted.setdefault(word, []).append(-sign.value)
         self._index = HintIndex(hinted)
 
-    def candidates(self, lowered: str) -> list[tuple[Rule, re.Pattern[str]]]:
+    def candidates(self, lowered: str) -> list[Check]:
         """The alternatives that could match a string (given lowercased), in rule order."""
+        return self.plan(lowered)[0]
+
+    def plan(self, lowered: str) -> tuple[list[Check], Sign]:
+        """:meth:`candidates`, and the signs for :func:`~.normalise.normalised`."""
         found = self._index.lookup(lowered)
-        if not found and not self._always:
-            return []
+        if not found:
+            return [self._checks[number][:2] for number in self._always], Sign.NONE
+        signs = Sign.NONE
+        for value in _SIGN_VALUES:
+            if -value in found:
+                found.discard(-value)
+                signs |= value
         found.update(self._always)
-        return [self._checks[number][:2] for number in sorted(found)]
+        return [self._checks[number][:2] for number in sorted(found)], signs
 
 
 class Policy:
@@ -130,20 +172,28 @@ class Policy:
         """The verdict on ``call``: block, mask its personal data, warn, or abstain."""
         if self.exempt is not None and self.exempt.match(call.name):
             return None
+        written: list[tuple[str, str]] = []
         try:
-            texts = strings_of(call.params)
+            texts = strings_of(call.params, written)
         except ParamsTooDeep:
             return Block(f"parameters nested deeper than {MAX_DEPTH} levels cannot be checked")
         rules = self.rule_set(call.name)
         observed: list[Hit] = []
+        for where, path in written:
+            blocked = _first_block(rules.written_path, path.lower(), path, where, observed)
+            if blocked is not None:
+                return blocked
         for where, text in texts:
             lowered = text.lower()
-            for rule, regex in rules.candidates(lowered):
-                if regex.search(lowered if rule.on_lowered else text) is None:
-                    continue
-                if rule.blocks:
-                    return Block(f"this call {Hit(rule, where).describe()}")
-                observed.append(Hit(rule, where))
+            checks, signs = rules.plan(lowered)
+            blocked = _first_block(checks, lowered, text, where, observed)
+            if blocked is not None:
+                return blocked
+            plain = normalised(lowered, signs)
+            if plain is not None:  # what the shell would run, where it differs
+                blocked = _first_block(rules.plan(plain)[0], plain, None, where, observed)
+                if blocked is not None:
+                    return blocked
         notes = "; ".join(hit.describe() for hit in _distinct(observed))
         if self.redact_params and self.scrubber is not None:
             found: dict[str, int] = {}
@@ -172,48 +222,96 @@ def describe_counts(found: Mapping[str, int]) -> str:
     return ", ".join(f"{count} {kind}" for kind, count in sorted(found.items()))
 
 
-def strings_of(params: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _first_block(
+    checks: list[Check], lowered: str, text: str | None, where: str, observed: list[Hit]
+) -> Block | None:
+    """The block of the first blocking check that matches ``lowered`` (configured
+    patterns: ``text``, skipped when it is ``None``); warnings found before it go to
+    ``observed``."""
+    for rule, regex in checks:
+        if rule.on_lowered:
+            matched = regex.search(lowered) is not None
+        else:
+            matched = text is not None and regex.search(text) is not None
+        if not matched:
+            continue
+        if rule.blocks:
+            return Block(f"this call {Hit(rule, where).describe()}")
+        observed.append(Hit(rule, where))
+    return None
+
+
+def strings_of(
+    params: Mapping[str, Any], written: list[tuple[str, str]] | None = None
+) -> list[tuple[str, str]]:
     """Every string in ``params`` with where it sits (``args[2]``, ``options.script``).
 
     Mapping keys count as strings, except short identifiers (parameter names). A list
     of strings is also checked joined with spaces (``["rm", "-rf", "/"]`` is one
     command), and so is each bare word next to such a list in the same mapping
-    (``{"program": "rm", "args": ["-rf", "/"]}``).
+    (``{"program": "rm", "args": ["-rf", "/"]}``). The path of each file write (a
+    mapping with a :data:`PATH_KEYS` and a :data:`CONTENT_KEYS` key) is also added to
+    ``written``.
 
     :raises ParamsTooDeep: past :data:`MAX_DEPTH` levels.
     """
     found: list[tuple[str, str]] = []
-    _collect(params, "", 0, found)
+    _collect(params, "", 0, found, [] if written is None else written)
     return found
 
 
-def _collect(value: Any, where: str, depth: int, found: list[tuple[str, str]]) -> None:
+def _collect(
+    value: Any,
+    where: str,
+    depth: int,
+    found: list[tuple[str, str]],
+    written: list[tuple[str, str]],
+) -> None:
     if isinstance(value, str):
         found.append((where or "(value)", value))
     elif depth > MAX_DEPTH:
         raise ParamsTooDeep(where)
     elif isinstance(value, dict | Mapping):
-        argvs: list[tuple[str, list[str]]] = []
-        for key, item in value.items():
-            name = key if isinstance(key, str) and _NAMEABLE.fullmatch(key) else "…"
-            place = f"{where}.{name}" if where else name
-            if isinstance(key, str) and not is_plain_name(key):
-                found.append((f"{place} (key)", key))
-            _collect(item, place, depth + 1, found)
-            if _is_argv(item):
-                argvs.append((place, item))
-        if argvs:
-            words = [v for v in value.values() if isinstance(v, str) and len(v.split()) == 1]
-            found.extend(
-                (f"{place} (after {word!r})", " ".join([word, *argv]))
-                for place, argv in argvs
-                for word in words
-            )
+        _collect_mapping(value, where, depth, found, written)
     elif isinstance(value, list | tuple):
         for index, item in enumerate(value):
-            _collect(item, f"{where}[{index}]", depth + 1, found)
+            _collect(item, f"{where}[{index}]", depth + 1, found, written)
         if _is_argv(value):
             found.append((f"{where or '(value)'} (joined)", " ".join(value)))
+
+
+def _collect_mapping(
+    value: Mapping[Any, Any],
+    where: str,
+    depth: int,
+    found: list[tuple[str, str]],
+    written: list[tuple[str, str]],
+) -> None:
+    argvs: list[tuple[str, list[str]]] = []
+    paths: list[tuple[str, str]] = []
+    content = False
+    for key, item in value.items():
+        name = key if isinstance(key, str) and _NAMEABLE.fullmatch(key) else "…"
+        place = f"{where}.{name}" if where else name
+        if isinstance(key, str):
+            if not is_plain_name(key):
+                found.append((f"{place} (key)", key))
+            lowered = key.lower()
+            if lowered in PATH_KEYS and isinstance(item, str):
+                paths.append((place, item))
+            content = content or lowered in CONTENT_KEYS
+        _collect(item, place, depth + 1, found, written)
+        if _is_argv(item):
+            argvs.append((place, item))
+    if content:
+        written.extend(paths)
+    if argvs:
+        words = [v for v in value.values() if isinstance(v, str) and len(v.split()) == 1]
+        found.extend(
+            (f"{place} (after {word!r})", " ".join([word, *argv]))
+            for place, argv in argvs
+            for word in words
+        )
 
 
 def _is_argv(value: Any) -> bool:
