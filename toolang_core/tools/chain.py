@@ -15,7 +15,7 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
@@ -27,6 +27,7 @@ from toolang_core.tools.types import (
     Modify,
     Observe,
     Pending,
+    Tool,
     ToolCall,
     ToolCallContext,
     ToolResult,
@@ -88,6 +89,7 @@ class ToolChain:
         self.timeout_seconds = timeout_seconds
         self.max_output_chars = max_output_chars
         self.validator = validator or ParamsValidator()
+        self._async: dict[str, tuple[Tool, bool]] = {}
 
     async def run(
         self, call: ToolCall, ctx: ToolCallContext, *, wait_for_approval: ApprovalWaiter
@@ -124,7 +126,8 @@ class ToolChain:
             return "scope", _error(
                 f"tool {call.name!r} is outside agent {ctx.agent!r}'s scope", "not_allowed"
             )
-        problem = self.validator.problem(registration.tool.parameters, dict(call.params))
+        params = call.params if type(call.params) is dict else dict(call.params)
+        problem = self.validator.problem(registration.tool.parameters, params)
         if problem is not None:
             return "validate", _error(
                 f"invalid parameters for {call.name}: {problem}", "invalid_params"
@@ -197,25 +200,23 @@ class ToolChain:
             )
         return result
 
-    async def _execute(self, tool: Any, call: ToolCall, ctx: ToolCallContext) -> ToolResult:
+    async def _execute(self, tool: Tool, call: ToolCall, ctx: ToolCallContext) -> ToolResult:
         started = time.perf_counter()
-        params = dict(call.params)
-        if tool.takes_context:
-            params["context"] = ctx
+        params = {**call.params, "context": ctx} if tool.takes_context else call.params
         try:
-            if not tool.blocking and not inspect.iscoroutinefunction(tool.function):
+            if self._is_async(tool):
+                async with asyncio.timeout(self.timeout_seconds):
+                    output = await tool.function(**params)
+            elif tool.blocking:
+                async with asyncio.timeout(self.timeout_seconds):
+                    output = await asyncio.to_thread(tool.function, **params)
+            else:
                 # Inline: a timeout could not interrupt it anyway, and arming one costs
                 # more than a quick tool does.
                 output = tool.function(**params)
-                if inspect.isawaitable(output):
+                if _awaitable(output):
                     async with asyncio.timeout(self.timeout_seconds):
                         output = await output
-            else:
-                async with asyncio.timeout(self.timeout_seconds):
-                    if inspect.iscoroutinefunction(tool.function):
-                        output = await tool.function(**params)
-                    else:
-                        output = await asyncio.to_thread(tool.function, **params)
         except TimeoutError:
             return ToolResult(
                 ok=False,
@@ -234,11 +235,27 @@ class ToolChain:
             ok=True, output=self._cap(output), duration_ms=(time.perf_counter() - started) * 1000
         )
 
+    def _is_async(self, tool: Tool) -> bool:
+        """Whether ``tool.function`` is a coroutine function (asked once per tool:
+        ``inspect`` takes longer to tell than a quick tool takes to run)."""
+        known = self._async.get(tool.name)
+        if known is None or known[0] is not tool:
+            known = self._async[tool.name] = (tool, inspect.iscoroutinefunction(tool.function))
+        return known[1]
+
     def _cap(self, output: Any) -> Any:
         if isinstance(output, str) and len(output) > self.max_output_chars:
             cut = len(output) - self.max_output_chars
             return output[: self.max_output_chars] + f"\n[… {cut} more characters cut]"
         return output
+
+
+_PLAIN: Final = frozenset({str, dict, list, int, float, bool, type(None)})
+
+
+def _awaitable(output: object) -> bool:
+    # What tools usually answer (JSON values) spares inspect's slower ABC check.
+    return type(output) not in _PLAIN and inspect.isawaitable(output)
 
 
 def _filter_stage(plugin: str, verdict: object) -> StageRecord:
