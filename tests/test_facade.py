@@ -141,6 +141,27 @@ def test_post_stages_are_isolated_from_each_other(toolang_host, toolang_register
     ]
 
 
+def test_observing_stages_run_in_chain_order_each_answer_awaited_before_the_next(
+    toolang_host, toolang_register, call, ctx
+):
+    seen = []
+
+    async def save(call, result, ctx):
+        await asyncio.sleep(0)
+        seen.append("save")
+
+    toolang_register(plugin(toolang_publish_event=lambda: seen.append("publish")), "p")
+    toolang_register(plugin(toolang_save_knowledge=save), "k")
+    toolang_register(plugin(toolang_observe_tool_result=lambda: seen.append("observe")), "o")
+    outcomes = run(toolang_host.hooks.after_tool_call(call, ToolResult(ok=True), ctx))
+    assert seen == ["observe", "save", "publish"]
+    assert outcomes == [
+        ("toolang_observe_tool_result", "o", None),
+        ("toolang_save_knowledge", "k", None),
+        ("toolang_publish_event", "p", None),
+    ]
+
+
 def test_lifecycle_hooks_isolate_failures(toolang_host, toolang_register, tmp_path):
     started = []
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import structlog
@@ -39,6 +39,10 @@ if TYPE_CHECKING:
     from toolang_core.tools.types import ToolCallContext
 
 log = structlog.get_logger("toolang.hooks")
+
+OBSERVING_HOOKS: Final = TOOL_CHAIN[TOOL_CHAIN.index("toolang_filter_tool_result") + 1 :]
+"""The chain's hooks after the result filter (LearningObserver, KnowledgeSaver,
+EventPublisher), in chain order."""
 
 
 @attrs.frozen
@@ -266,6 +270,14 @@ class Hooks:
     ) -> list[tuple[str, HookFailure | None]]:
         return await self._each("toolang_publish_event", call=call, result=result, ctx=ctx)
 
+    async def after_tool_call(
+        self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
+    ) -> list[tuple[str, str, HookFailure | None]]:
+        """The observing stages of the chain in order — every LearningObserver, then
+        every KnowledgeSaver, then every EventPublisher — each implementation isolated;
+        ``(hook, plugin, failure or None)`` for each."""
+        return await self._each_of(OBSERVING_HOOKS, {"call": call, "result": result, "ctx": ctx})
+
     async def deliver_turn(
         self, turn: TurnRequest, runtime: Runtime
     ) -> list[tuple[str, HookFailure | None]]:
@@ -300,16 +312,26 @@ class Hooks:
 
     async def _each(self, hook: str, **kwargs: Any) -> list[tuple[str, HookFailure | None]]:
         """Call every implementation, isolated; ``(plugin, failure or None)`` for each."""
-        outcomes: list[tuple[str, HookFailure | None]] = []
-        for plugin, caller in self._host.pm.per_plugin_callers(hook):
-            try:
-                for value in _results(caller(**kwargs)):
-                    if _pending(value):
-                        await value
-            except Exception as exc:
-                failure = HookFailure(plugin, hook, describe_exception(exc))
-                log.warning("hook.failed", plugin=plugin, hook=hook, error=failure.error)
-                outcomes.append((plugin, failure))
-            else:
-                outcomes.append((plugin, None))
+        return [(plugin, failure) for _, plugin, failure in await self._each_of((hook,), kwargs)]
+
+    async def _each_of(
+        self, hooks: Sequence[str], kwargs: dict[str, Any]
+    ) -> list[tuple[str, str, HookFailure | None]]:
+        """Call every implementation of each of ``hooks`` in turn, isolated (an awaitable
+        answer is awaited before the next one is called); ``(hook, plugin, failure or
+        None)`` for each. One coroutine for several hooks: the tool-call chain calls
+        three such hooks per tool call, and most answers need no awaiting."""
+        outcomes: list[tuple[str, str, HookFailure | None]] = []
+        for hook in hooks:
+            for plugin, caller in self._host.pm.per_plugin_callers(hook):
+                try:
+                    for value in _results(caller(**kwargs)):
+                        if _pending(value):
+                            await value
+                except Exception as exc:
+                    failure = HookFailure(plugin, hook, describe_exception(exc))
+                    log.warning("hook.failed", plugin=plugin, hook=hook, error=failure.error)
+                    outcomes.append((hook, plugin, failure))
+                else:
+                    outcomes.append((hook, plugin, None))
         return outcomes

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
+from toolang_core.hookspecs import TOOL_CHAIN_STAGES
 from toolang_core.plugins.host import describe_exception
 from toolang_core.tools.types import (
     Block,
@@ -187,16 +188,12 @@ class ToolChain:
             StageRecord("SecurityFilter", "modify", plugin, detail) for plugin, detail in changed
         )
         stages.extend(StageRecord("SecurityFilter", "error", f.plugin, f.error) for f in failures)
-        for stage, observe in (
-            ("LearningObserver", self.hooks.observe_tool_result),
-            ("KnowledgeSaver", self.hooks.save_knowledge),
-            ("EventPublisher", self.hooks.publish_event),
-        ):
-            stages.extend(
+        for hook, plugin, failure in await self.hooks.after_tool_call(call, result, ctx):
+            stage = TOOL_CHAIN_STAGES[hook]
+            stages.append(
                 StageRecord(stage, "ok", plugin)
                 if failure is None
                 else StageRecord(stage, "error", plugin, failure.error)
-                for plugin, failure in await observe(call, result, ctx)
             )
         return result
 
