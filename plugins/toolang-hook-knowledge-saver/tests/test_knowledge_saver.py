@@ -12,7 +12,7 @@ from knowledge_helpers import KEY, LONG, entries, make_runtime, save, serve
 import toolang_hook_knowledge_saver as plugin
 from toolang_core import ConfigError, ToolCall, ToolCallContext, ToolResult
 from toolang_core.testing.models import text, tool_call
-from toolang_hook_knowledge_saver import keeper
+from toolang_hook_knowledge_saver import keeper, rules
 
 
 def test_a_real_turn_keeps_a_long_successful_result(toolang_runtime, toolang_scripted_model):
@@ -173,3 +173,58 @@ def test_bad_settings_are_config_errors_naming_the_key(toolang_runtime, setting,
     with pytest.raises(ConfigError) as caught:
         make_runtime(toolang_runtime, setting)
     assert message in str(caught.value)
+
+
+TEXT_LENGTH_CASES = [
+    None,
+    "",
+    "plain words",
+    {"text": "hello world", "length": 11},
+    {"b": [1, 2.5, True, False, None], "a": {"nested": ["x", "y"]}, "": []},
+    [],
+    {},
+    ("a", "tuple"),
+    3.25,
+    True,
+    10**30,
+    float("nan"),
+    'a "quoted" word',
+    "back\\slash",
+    "two\nlines",
+    "tab\there",
+    "non-breaking\xa0space",
+    "naïve café ✓",
+    {1: "an int key"},
+    {"a": {"b": {"c": {"d": [[[[["deep"]]]]]}}}},
+    collections.OrderedDict(a=1),
+    b"bytes",
+]
+
+
+@pytest.mark.parametrize("value", TEXT_LENGTH_CASES, ids=repr)
+def test_a_result_is_told_shorter_than_a_limit_only_when_its_text_is(value):
+    length = len(rules.as_text(value))
+    told = {limit for limit in range(length + 3) if rules.shorter_than(value, limit)}
+    assert told <= set(range(length + 1, length + 3))  # never when the text is not shorter
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        "plain words",
+        {"text": "hello world", "length": 11},
+        {"b": [1, 2.5, True, False, None], "a": {"nested": ["x", "y"]}, "": []},
+        [],
+        ("a", "tuple"),
+        3.25,
+        "naïve café ✓",
+    ],
+    ids=repr,
+)
+def test_plain_json_results_are_measured_exactly_without_building_their_text(value):
+    length = len(rules.as_text(value))
+    assert (rules.shorter_than(value, length), rules.shorter_than(value, length + 1)) == (
+        False,
+        True,
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any, Final
@@ -19,6 +20,8 @@ from toolang_core import redact, redact_text
 from toolang_hook_knowledge_saver.settings import KnowledgeSettings, compile_patterns
 
 PARAMS_CHARS: Final = 300
+MAX_DEPTH: Final = 32
+"""Results nested deeper are measured by building their text."""
 
 
 @attrs.frozen
@@ -53,6 +56,10 @@ class KnowledgeEntry:
         )
 
 
+_JSON: Final = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+"""``json.dumps`` with these options would build an encoder on every call."""
+
+
 def as_text(value: Any) -> str:
     """A result as text: strings as they are, anything else as compact JSON."""
     if value is None:
@@ -62,9 +69,62 @@ def as_text(value: Any) -> str:
     if type(value) is int:  # the common scalar: its JSON is its str, without the encoder
         return str(value)
     try:
-        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+        return _JSON.encode(value)
     except (TypeError, ValueError):  # e.g. a circular structure, masked only so deep
         return redact_text(str(value))
+
+
+def shorter_than(value: Any, limit: int) -> bool:
+    """Whether :func:`as_text` of ``value`` is surely shorter than ``limit`` characters,
+    told without building the text.
+
+    Most results are too short to keep, and serialising one costs more than the rest of
+    the stage. ``False`` when unsure: a string JSON would escape, a value it would
+    convert (the caller then builds the text and measures it).
+    """
+    if value is None:
+        return limit > 0
+    if isinstance(value, str):
+        return len(value) < limit
+    return _room_after(value, limit - 1) >= 0
+
+
+def _room_after(value: Any, room: int, depth: int = 0) -> int:
+    """``room`` less the length of ``value``'s compact JSON; negative when that does not
+    fit or cannot be told cheaply. Stops as soon as ``room`` runs out."""
+    kind = type(value)
+    if kind is not dict and kind is not list and kind is not tuple:
+        return _room_after_scalar(value, room)
+    if depth == MAX_DEPTH:
+        return -1
+    room -= 2 + 2 * max(len(value) - 1, 0)  # the brackets, and ", " between items
+    if kind is dict:
+        room -= 2 * len(value)  # ": " in each item
+        for key, item in value.items():
+            if room < 0 or type(key) is not str:
+                return -1
+            room = _room_after(item, _room_after_scalar(key, room), depth + 1)
+        return room
+    for item in value:
+        if room < 0:
+            return -1
+        room = _room_after(item, room, depth + 1)
+    return room
+
+
+def _room_after_scalar(value: Any, room: int) -> int:
+    kind = type(value)
+    if kind is str:
+        if len(value) + 2 > room or '"' in value or "\\" in value or not value.isprintable():
+            return -1  # printable: no control character, so nothing is escaped
+        return room - len(value) - 2
+    if kind is bool:
+        return room - (4 if value else 5)
+    if kind is int:
+        return room - len(str(value)) if value.bit_length() < 64 else -1
+    if kind is float:
+        return room - len(repr(value)) if math.isfinite(value) else -1
+    return room - 4 if value is None else -1
 
 
 def masked_text(value: Any) -> str:
@@ -136,7 +196,7 @@ class Rules:
         raw = getattr(result, "output", None) if ok else getattr(result, "error", None)
         # Judge the text as the tool returned it; mask (which costs time per character)
         # only what is kept.
-        if not self.keeps(as_text(raw)):
+        if shorter_than(raw, self.min_chars) or not self.keeps(as_text(raw)):
             return None
         text = masked_text(raw)
         return KnowledgeEntry(
