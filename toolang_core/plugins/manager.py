@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -104,15 +105,26 @@ class DirectCaller:
     ``firstresult`` hook the result itself.
     """
 
-    __slots__ = ("argnames", "firstresult", "function")
+    __slots__ = ("argnames", "arguments", "firstresult", "function")
 
     def __init__(self, impl: pluggy.HookImpl, firstresult: bool) -> None:
         self.function = impl.function
         self.argnames = impl.argnames
         self.firstresult = firstresult
+        # The positional arguments out of the keyword arguments: an itemgetter picks
+        # them at a third of a list comprehension's cost, but answers a bare value for
+        # one name and cannot be made for none.
+        names = tuple(impl.argnames)
+        self.arguments: Callable[[dict[str, Any]], tuple[Any, ...]]
+        if len(names) > 1:
+            self.arguments = operator.itemgetter(*names)
+        elif names:
+            self.arguments = lambda kwargs: (kwargs[names[0]],)
+        else:
+            self.arguments = lambda kwargs: ()
 
     def __call__(self, **kwargs: Any) -> Any:
-        result = self.function(*[kwargs[name] for name in self.argnames])
+        result = self.function(*self.arguments(kwargs))
         if self.firstresult:
             return result
         return [] if result is None else [result]
