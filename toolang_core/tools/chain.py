@@ -12,6 +12,7 @@ of them fails the turn. Each stage's verdict is recorded for the trace.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -58,6 +59,11 @@ class StageRecord:
             "plugin": self.plugin,
             "detail": self.detail,
         }
+
+
+_plain_record: Final = functools.cache(StageRecord)
+"""A verdict without detail is the same value on every call: made once (frozen, so
+shared safely) rather than built for every tool call."""
 
 
 @attrs.frozen
@@ -112,7 +118,9 @@ class ToolChain:
             return ChainResult(denied, call, tuple(stages))
         result = await self._execute(self.tools[call.name].tool, call, ctx)
         stages.append(
-            StageRecord("execute", "ok" if result.ok else "error", None, result.error or "")
+            StageRecord("execute", "error", None, result.error or "")
+            if not result.ok
+            else _plain_record("execute", "ok", None)
         )
         result = await self._after(call, result, ctx, stages)
         return ChainResult(result, call, tuple(stages))
@@ -154,7 +162,7 @@ class ToolChain:
                 _error(f"blocked by security filter {plugin!r}: {block.reason}", "blocked"),
             )
         if not filtered.verdicts:
-            stages.append(StageRecord("SecurityFilter", "pass"))
+            stages.append(_plain_record("SecurityFilter", "pass", None))
         return call, ctx, None
 
     async def _approve(
@@ -177,7 +185,7 @@ class ToolChain:
         if isinstance(decision, Granted):
             stages.append(StageRecord("ApprovalGate", "granted", approval.plugin, decision.reason))
         else:
-            stages.append(StageRecord("ApprovalGate", "pass", approval.plugin))
+            stages.append(_plain_record("ApprovalGate", "pass", approval.plugin))
         return None
 
     async def _after(
@@ -191,7 +199,7 @@ class ToolChain:
         for hook, plugin, failure in await self.hooks.after_tool_call(call, result, ctx):
             stage = TOOL_CHAIN_STAGES[hook]
             stages.append(
-                StageRecord(stage, "ok", plugin)
+                _plain_record(stage, "ok", plugin)
                 if failure is None
                 else StageRecord(stage, "error", plugin, failure.error)
             )
@@ -262,4 +270,4 @@ def _filter_stage(plugin: str, verdict: object) -> StageRecord:
         return StageRecord("SecurityFilter", "modify", plugin, verdict.reason)
     if isinstance(verdict, Observe):
         return StageRecord("SecurityFilter", "observe", plugin, verdict.message)
-    return StageRecord("SecurityFilter", type(verdict).__name__.lower(), plugin)
+    return _plain_record("SecurityFilter", type(verdict).__name__.lower(), plugin)
