@@ -150,9 +150,10 @@ class Hooks:
         hook = "toolang_filter_tool_call"
         for plugin, caller in self._host.pm.per_plugin_callers(hook):
             try:
-                answers = [
-                    await v if _pending(v) else v for v in _results(caller(call=call, ctx=ctx))
-                ]
+                # A loop, not a comprehension: one holding an await is a coroutine of its own.
+                answers = []
+                for value in _results(caller(call=call, ctx=ctx)):
+                    answers.append(await value if _pending(value) else value)
             except Exception as exc:
                 failure = HookFailure(plugin, hook, describe_exception(exc))
                 failures.append(failure)

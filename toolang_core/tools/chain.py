@@ -147,10 +147,10 @@ class ToolChain:
         self, call: ToolCall, ctx: ToolCallContext, stages: list[StageRecord]
     ) -> tuple[ToolCall, ToolCallContext, ToolResult | None]:
         filtered = await self.hooks.filter_tool_call(call, ctx)
-        stages.extend(_filter_stage(plugin, verdict) for plugin, verdict in filtered.verdicts)
-        stages.extend(
-            StageRecord("SecurityFilter", "error", f.plugin, f.error) for f in filtered.failures
-        )
+        for plugin, verdict in filtered.verdicts:
+            stages.append(_filter_stage(plugin, verdict))
+        for failure in filtered.failures:
+            stages.append(StageRecord("SecurityFilter", "error", failure.plugin, failure.error))
         if filtered.call is not call:
             call = filtered.call
             ctx = attrs.evolve(ctx, call=call)
@@ -192,10 +192,10 @@ class ToolChain:
         self, call: ToolCall, result: ToolResult, ctx: ToolCallContext, stages: list[StageRecord]
     ) -> ToolResult:
         result, changed, failures = await self.hooks.filter_tool_result(call, result, ctx)
-        stages.extend(
-            StageRecord("SecurityFilter", "modify", plugin, detail) for plugin, detail in changed
-        )
-        stages.extend(StageRecord("SecurityFilter", "error", f.plugin, f.error) for f in failures)
+        for plugin, detail in changed:
+            stages.append(StageRecord("SecurityFilter", "modify", plugin, detail))
+        for broken in failures:
+            stages.append(StageRecord("SecurityFilter", "error", broken.plugin, broken.error))
         for hook, plugin, failure in await self.hooks.after_tool_call(call, result, ctx):
             stage = TOOL_CHAIN_STAGES[hook]
             stages.append(
