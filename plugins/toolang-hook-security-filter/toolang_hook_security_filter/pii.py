@@ -69,7 +69,7 @@ class Scrubber:
         number_finders = {"iban": finders.ibans, "card": finders.cards, "phone": finders.phones}
         self._numbers = [(k, f) for k, f in number_finders.items() if k in self.kinds]
         # Mapping keys repeat (parameter and field names): remember the answers.
-        self._secret_key = functools.lru_cache(maxsize=4096)(_names_a_secret)
+        self._key_facts = functools.lru_cache(maxsize=4096)(_key_facts)
 
     # -- strings -------------------------------------------------------------------------
 
@@ -127,10 +127,10 @@ class Scrubber:
         out: dict[Any, Any] = {}
         changed = False
         for key, item in value.items():
-            plain = not isinstance(key, str) or is_plain_name(key)
+            plain, names_a_secret = self._key_facts(key)
             new_key = key if plain else self.scrub_text(key, found)
             if isinstance(item, str):  # the usual case, without the recursion
-                if self._secret and item and item != MASKS["secret"] and self._secret_key(key):
+                if self._secret and names_a_secret and item and item != MASKS["secret"]:
                     new_item: Any = MASKS["secret"]
                     _count(found, "secret")
                 else:
@@ -142,8 +142,12 @@ class Scrubber:
         return out if changed else value
 
 
-def _names_a_secret(key: object) -> bool:
-    return isinstance(key, str) and is_secret_key(key)
+def _key_facts(key: object) -> tuple[bool, bool]:
+    """Whether a mapping key is a plain name (nothing in it to mask), and whether it
+    names a secret (the value under it is masked whole)."""
+    if not isinstance(key, str):
+        return True, False
+    return is_plain_name(key), is_secret_key(key)
 
 
 def _count(found: dict[str, int], kind: str) -> None:

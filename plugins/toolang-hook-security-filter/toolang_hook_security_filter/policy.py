@@ -9,8 +9,9 @@ only in strings that could hold some.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -108,6 +109,8 @@ class RuleSet:
             (rule, regex) for rule in rules if rule.written_path for regex, _ in rule.alternatives
         ]
         self._always = [number for number, (_, _, hints) in enumerate(self._checks) if not hints]
+        # What most strings get (no hint found): built once.
+        self._always_checks = tuple(self._checks[number][:2] for number in self._always)
         hinted: dict[str, list[int]] = {}
         for number, (_, _, hints) in enumerate(self._checks):
             for hint in hints:
@@ -116,15 +119,15 @@ class RuleSet:
             hinted.setdefault(word, []).append(-sign.value)
         self._index = HintIndex(hinted)
 
-    def candidates(self, lowered: str) -> list[Check]:
+    def candidates(self, lowered: str) -> Sequence[Check]:
         """The alternatives that could match a string (given lowercased), in rule order."""
         return self.plan(lowered)[0]
 
-    def plan(self, lowered: str) -> tuple[list[Check], Sign]:
+    def plan(self, lowered: str) -> tuple[Sequence[Check], Sign]:
         """:meth:`candidates`, and the signs for :func:`~.normalise.normalised`."""
         found = self._index.lookup(lowered)
         if not found:
-            return [self._checks[number][:2] for number in self._always], Sign.NONE
+            return self._always_checks, Sign.NONE
         signs = Sign.NONE
         for value in _SIGN_VALUES:
             if -value in found:
@@ -194,7 +197,7 @@ class Policy:
                 blocked = _first_block(rules.plan(plain)[0], plain, None, where, observed)
                 if blocked is not None:
                     return blocked
-        notes = "; ".join(hit.describe() for hit in _distinct(observed))
+        notes = "; ".join(hit.describe() for hit in _distinct(observed)) if observed else ""
         if self.redact_params and self.scrubber is not None:
             found: dict[str, int] = {}
             masked = self.scrubber.scrub(call.params, found)
@@ -223,7 +226,7 @@ def describe_counts(found: Mapping[str, int]) -> str:
 
 
 def _first_block(
-    checks: list[Check], lowered: str, text: str | None, where: str, observed: list[Hit]
+    checks: Sequence[Check], lowered: str, text: str | None, where: str, observed: list[Hit]
 ) -> Block | None:
     """The block of the first blocking check that matches ``lowered`` (configured
     patterns: ``text``, skipped when it is ``None``); warnings found before it go to
@@ -291,15 +294,19 @@ def _collect_mapping(
     paths: list[tuple[str, str]] = []
     content = False
     for key, item in value.items():
-        name = key if isinstance(key, str) and _NAMEABLE.fullmatch(key) else "…"
-        place = f"{where}.{name}" if where else name
         if isinstance(key, str):
-            if not is_plain_name(key):
+            name, plain, path_key, content_key = _key_facts(key)
+            place = f"{where}.{name}" if where else name
+            if not plain:
                 found.append((f"{place} (key)", key))
-            lowered = key.lower()
-            if lowered in PATH_KEYS and isinstance(item, str):
+            if path_key and isinstance(item, str):
                 paths.append((place, item))
-            content = content or lowered in CONTENT_KEYS
+            content = content or content_key
+        else:
+            place = f"{where}.…" if where else "…"
+        if isinstance(item, str):  # the usual case, without the recursion
+            found.append((place, item))
+            continue
         _collect(item, place, depth + 1, found, written)
         if _is_argv(item):
             argvs.append((place, item))
@@ -312,6 +319,20 @@ def _collect_mapping(
             for place, argv in argvs
             for word in words
         )
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_facts(key: str) -> tuple[str, bool, bool, bool]:
+    """How a mapping key is shown in a reason, whether it is a plain name (not checked
+    itself), and whether it names a written path or written content. Keys repeat from
+    call to call (parameter names), so the answers are kept."""
+    lowered = key.lower()
+    return (
+        key if _NAMEABLE.fullmatch(key) else "…",
+        is_plain_name(key),
+        lowered in PATH_KEYS,
+        lowered in CONTENT_KEYS,
+    )
 
 
 def _is_argv(value: Any) -> bool:
