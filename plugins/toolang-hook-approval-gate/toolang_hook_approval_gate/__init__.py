@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from toolang_core import hookimpl
-from toolang_hook_approval_gate.policy import NAME, ApprovalGateSettings
+from toolang_hook_approval_gate.policy import NAME, ApprovalGateSettings, verdict_for
 
 if TYPE_CHECKING:
     import click
@@ -30,9 +30,12 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 def toolang_approve_tool_call(
     call: ToolCall, ctx: ToolCallContext
 ) -> Granted | Denied | Pending | None:
+    verdict = verdict_for(ctx.runtime, call.name)
+    if verdict.action == "abstain":  # most tools: nothing more to load or ask
+        return None
     from toolang_hook_approval_gate.gate import decide
 
-    return decide(call, ctx)
+    return decide(call, ctx, verdict)
 
 
 @hookimpl

@@ -27,10 +27,10 @@ from toolang_core import (
     canonical_params,
     params_hash,
 )
-from toolang_hook_approval_gate.policy import NAME, ApprovalGateSettings, Verdict
+from toolang_hook_approval_gate.policy import NAME, Verdict, settings_of
 
 if TYPE_CHECKING:
-    from toolang_core import ExecutionStore, Runtime, ToolCall, ToolCallContext
+    from toolang_core import ExecutionStore, ToolCall, ToolCallContext
 
 ASKED = f"{NAME}.asked"
 """Record kind: ``<turn id>:<params hash>`` → the call that first asked (its request)."""
@@ -45,22 +45,6 @@ def mask(params: Mapping[str, Any]) -> dict[str, Any]:
     return masked
 
 
-def settings_of(runtime: Runtime | None) -> ApprovalGateSettings:
-    found = runtime.settings.get(NAME) if runtime is not None else None
-    return found if isinstance(found, ApprovalGateSettings) else ApprovalGateSettings()
-
-
-def _verdict(runtime: Runtime | None, tool: str) -> Verdict:
-    """The policy's verdict on ``tool``, kept per runtime: asked on every tool call."""
-    if runtime is None:
-        return settings_of(None).verdict(tool)
-    verdicts: dict[str, Verdict] = runtime.plugin_state(f"{NAME}.verdicts", dict)
-    found = verdicts.get(tool)
-    if found is None:
-        found = verdicts[tool] = settings_of(runtime).verdict(tool)
-    return found
-
-
 def prompt_for(agent: str, tool: str, params: dict[str, Any]) -> str:
     shown = canonical_params(params)
     if len(shown) > PROMPT_CHARS:
@@ -68,10 +52,12 @@ def prompt_for(agent: str, tool: str, params: dict[str, Any]) -> str:
     return f"{agent} wants to run {tool} {shown}"
 
 
-def decide(call: ToolCall, ctx: ToolCallContext) -> Granted | Denied | Pending | None:
-    """The gate's decision for ``call`` (``None``: the policy leaves it to others)."""
+def decide(
+    call: ToolCall, ctx: ToolCallContext, verdict: Verdict
+) -> Granted | Denied | Pending | None:
+    """The gate's decision for ``call``, given the policy's ``verdict`` on its tool
+    (``None``: the policy leaves it to others)."""
     runtime = ctx.runtime
-    verdict = _verdict(runtime, call.name)
     if verdict.action == "abstain":
         return None
     if verdict.action == "auto_approve":

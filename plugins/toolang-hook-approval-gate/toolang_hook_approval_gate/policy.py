@@ -16,11 +16,16 @@ be in both lists; but when ``require`` is left out, naming one of its defaults i
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
+if TYPE_CHECKING:
+    from toolang_core import Runtime
+
 NAME = "hook-approval-gate"
+VERDICTS: Final = f"{NAME}.verdicts"
+"""Plugin-state key: tool name → the policy's :class:`Verdict` on it."""
 SECTION = f"[plugins.{NAME}]"
 DEFAULT_REQUIRE = ("exec_", "fs_write")
 
@@ -130,3 +135,20 @@ class ApprovalGateSettings:
 def _best(patterns: tuple[str, ...], tool: str) -> str | None:
     found = [p for p in patterns if matches(p, tool)]
     return max(found, key=specificity) if found else None
+
+
+def settings_of(runtime: Runtime | None) -> ApprovalGateSettings:
+    """The validated ``[plugins.hook-approval-gate]`` section (defaults when absent)."""
+    found = runtime.settings.get(NAME) if runtime is not None else None
+    return found if isinstance(found, ApprovalGateSettings) else ApprovalGateSettings()
+
+
+def verdict_for(runtime: Runtime | None, tool: str) -> Verdict:
+    """The policy's verdict on ``tool``, kept per runtime: asked on every tool call."""
+    if runtime is None:
+        return settings_of(None).verdict(tool)
+    verdicts: dict[str, Verdict] = runtime.plugin_state(VERDICTS, dict)
+    found = verdicts.get(tool)
+    if found is None:
+        found = verdicts[tool] = settings_of(runtime).verdict(tool)
+    return found
