@@ -93,31 +93,33 @@ def _room_after(value: Any, room: int, depth: int = 0) -> int:
     """``room`` less the length of ``value``'s compact JSON; negative when that does not
     fit or cannot be told cheaply. Stops as soon as ``room`` runs out."""
     kind = type(value)
-    if kind is not dict and kind is not list and kind is not tuple:
-        return _room_after_scalar(value, room)
-    if depth == MAX_DEPTH:
-        return -1
-    room -= 2 + 2 * max(len(value) - 1, 0)  # the brackets, and ", " between items
-    if kind is dict:
-        room -= 2 * len(value)  # ": " in each item
-        for key, item in value.items():
-            if room < 0 or type(key) is not str:
-                return -1
-            room = _room_after(item, _room_after_scalar(key, room), depth + 1)
-        return room
-    for item in value:
-        if room < 0:
-            return -1
-        room = _room_after(item, room, depth + 1)
-    return room
-
-
-def _room_after_scalar(value: Any, room: int) -> int:
-    kind = type(value)
     if kind is str:
         if len(value) + 2 > room or '"' in value or "\\" in value or not value.isprintable():
             return -1  # printable: no control character, so nothing is escaped
         return room - len(value) - 2
+    if kind is dict:
+        if depth == MAX_DEPTH:
+            return -1
+        room -= 4 * len(value) if value else 2  # {}, and ": " and ", " per item
+        for key, item in value.items():
+            if room < 0 or type(key) is not str:
+                return -1
+            room = _room_after(item, _room_after(key, room), depth + 1)
+        return room
+    if kind is list or kind is tuple:
+        if depth == MAX_DEPTH:
+            return -1
+        room -= 2 * len(value) if value else 2  # [], and ", " per item
+        for item in value:
+            if room < 0:
+                return -1
+            room = _room_after(item, room, depth + 1)
+        return room
+    return _room_after_scalar(value, room)
+
+
+def _room_after_scalar(value: Any, room: int) -> int:
+    kind = type(value)
     if kind is bool:
         return room - (4 if value else 5)
     if kind is int:
