@@ -149,6 +149,20 @@ def test_a_batch_of_successes_and_failures_is_written_in_the_order_observed(tool
     ]
 
 
+def test_a_batch_larger_than_one_insert_statement_is_written_whole_in_order(toolang_runtime):
+    runtime = make_runtime(toolang_runtime, "flush_seconds = 3600\nbatch_size = 130")
+    outcomes = [index % 7 != 3 for index in range(130)]
+
+    async def scenario():
+        for index, ok in enumerate(outcomes):
+            observe(runtime, f"tool{index}", ok=ok)
+
+    asyncio.run(scenario())
+    written = rows(runtime)
+    assert [r["tool"] for r in written] == [f"tool{index}" for index in range(130)]
+    assert [bool(r["ok"]) for r in written] == outcomes
+
+
 def test_a_waiting_batch_is_written_after_flush_seconds(toolang_runtime):
     runtime = make_runtime(toolang_runtime, "flush_seconds = 0.05")
 

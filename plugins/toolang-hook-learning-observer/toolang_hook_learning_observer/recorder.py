@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 from toolang_core import BatchWriter, ToolCall, ToolCallContext, ToolResult, redact_text
 from toolang_hook_learning_observer.schema import (
-    INSERT,
-    INSERT_SUCCESS,
+    COLUMNS,
     MIGRATIONS,
+    ROWS_PER_INSERT,
     SUCCESS_COLUMNS,
     TABLE,
+    insert_rows,
 )
 from toolang_hook_learning_observer.settings import NAME, LearningSettings
 
@@ -155,10 +156,16 @@ class Recorder:
     def _write(self, rows: Sequence[OutcomeRow]) -> None:
         db = self.database()
         with db.atomic():
-            # In order, each run of successes or failures with its own statement.
+            # In order: each run of successes or of failures, ROWS_PER_INSERT at a time.
             for length, run in itertools.groupby(rows, len):
-                statement = INSERT_SUCCESS if length == len(SUCCESS_COLUMNS) else INSERT
-                db.conn.executemany(statement, run)
+                columns = SUCCESS_COLUMNS if length == len(SUCCESS_COLUMNS) else COLUMNS
+                same_shape = list(run)
+                for start in range(0, len(same_shape), ROWS_PER_INSERT):
+                    chunk = same_shape[start : start + ROWS_PER_INSERT]
+                    db.conn.execute(
+                        insert_rows(columns, len(chunk)),
+                        list(itertools.chain.from_iterable(chunk)),
+                    )
         # A runtime that runs for weeks prunes as it goes, not only at start-up.
         if self._pruned_at is None or time.monotonic() - self._pruned_at > PRUNE_EVERY_SECONDS:
             self.prune()

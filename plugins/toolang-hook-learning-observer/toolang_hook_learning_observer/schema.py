@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Final
 
 from sqlite_utils import Database, Migrations
@@ -22,16 +23,21 @@ COLUMNS: Final = (
     "call_id",
 )
 
-
-def _insert(columns: tuple[str, ...]) -> str:
-    return f"INSERT INTO {TABLE} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-
-
-INSERT: Final = _insert(COLUMNS)
 SUCCESS_COLUMNS: Final = tuple(c for c in COLUMNS if c not in ("error_type", "error"))
-INSERT_SUCCESS: Final = _insert(SUCCESS_COLUMNS)
 """A success leaves its error columns NULL without binding them: sqlite3 binds a
 ``None`` through its adapter lookup, about 0.2 µs each — a tenth of the whole row."""
+ROWS_PER_INSERT: Final = 50
+"""Rows written by one INSERT statement: many rows to one statement cost a third less
+per row than a statement per row (``executemany``), and 50 rows of 10 values stay
+under the 999 variables the oldest SQLite allows."""
+
+
+@functools.cache
+def insert_rows(columns: tuple[str, ...], rows: int) -> str:
+    """``INSERT INTO tool_outcomes (<columns>) VALUES (?, …), …`` for ``rows`` rows."""
+    values = f"({', '.join('?' * len(columns))})"
+    return f"INSERT INTO {TABLE} ({', '.join(columns)}) VALUES {', '.join([values] * rows)}"
+
 
 MIGRATIONS: Final = Migrations(NAME)
 
