@@ -44,17 +44,6 @@ def publisher_of(runtime: Runtime) -> Publisher:
     return runtime.plugin_state(NAME, build)
 
 
-def _listened(runtime: Runtime, publisher: Publisher) -> bool:
-    """Whether a tool event would reach anyone: a sink of ours, or another subscriber.
-    (Plugins are fixed for a runtime's life, so the answer is kept.)"""
-
-    def ask() -> bool:
-        others = [p for p in runtime.host.hooks.implementations("toolang_on_event") if p != NAME]
-        return bool(publisher.outlets or others)
-
-    return runtime.plugin_state(f"{NAME}.listened", ask)
-
-
 def stats(runtime: Runtime) -> dict[str, SinkStats]:
     """What became of the events of each sink so far, by sink label."""
     return publisher_of(runtime).stats()
@@ -77,7 +66,7 @@ def toolang_publish_event(
     if runtime is None:  # a context built by hand, outside any runtime: no bus to publish on
         return None
     publisher = publisher_of(runtime)
-    if not _listened(runtime, publisher):
+    if not publisher.listened(runtime, NAME):
         return None
     from toolang_hook_event_publisher.records import tool_event
 

@@ -15,7 +15,7 @@ from toolang_hook_event_publisher.settings import PublisherSettings
 from toolang_hook_event_publisher.sinks import build_sink
 
 if TYPE_CHECKING:
-    from toolang_core import Event
+    from toolang_core import Event, Runtime
 
 log = structlog.get_logger("toolang.event_publisher")
 
@@ -35,6 +35,16 @@ class Publisher:
             label = sink.name or f"sinks[{index}]"
             kinds = sink.kinds if sink.kinds is not None else settings.kinds
             self.outlets.append(Outlet(label, build_sink(sink, label), kinds, settings.queue_size))
+        self._listened: bool | None = None
+
+    def listened(self, runtime: Runtime, name: str) -> bool:
+        """Whether an event would reach anyone: a sink of ours, or a subscriber other than
+        this plugin (``name``). Plugins are fixed for a runtime's life, so the answer is
+        kept: it is asked on every tool call."""
+        if self._listened is None:
+            subscribers = runtime.host.hooks.implementations("toolang_on_event")
+            self._listened = bool(self.outlets or [p for p in subscribers if p != name])
+        return self._listened
 
     def accept(self, event: Event) -> int:
         """Queue ``event`` for every sink that takes its kind; returns how many do.
