@@ -77,6 +77,10 @@ class ApprovalOutcome:
     failures: tuple[HookFailure, ...] = ()
 
 
+NO_DECISION: Final = ApprovalOutcome(None, None)
+"""Every gate abstained (most tool calls): one frozen value, not one per call."""
+
+
 async def _resolve(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
@@ -186,7 +190,7 @@ class Hooks:
                 failure = HookFailure(plugin, hook, describe_exception(exc))
                 denied = Denied(f"approval gate {plugin!r} failed: {failure.error}")
                 return ApprovalOutcome(plugin, denied, (failure,))
-        return ApprovalOutcome(None, None)
+        return NO_DECISION
 
     async def filter_tool_result(
         self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
