@@ -45,6 +45,12 @@ TURN_COLUMNS: Final = (
 
 ACTIVE_SQL: Final = "('running', 'awaiting_approval', 'canceling')"
 
+HEAD_OF_THREAD_SQL: Final = (
+    "SELECT id, rank, seq, COALESCE(not_before, 0) FROM turn_requests "
+    "WHERE thread_id = NEW.thread_id AND status = 'queued' ORDER BY rank, seq LIMIT 1"
+)
+"""In a trigger: the best queued request of the changed request's thread."""
+
 
 @migration
 def m001_runtime(db: Database) -> None:
@@ -207,6 +213,103 @@ def m001_runtime(db: Database) -> None:
             updated_at REAL NOT NULL,
             PRIMARY KEY (kind, key)
         );
+        """,
+    )
+
+
+@migration
+def m002_lean_bookkeeping(db: Database) -> None:
+    """Less to write per turn: the hot path was paying for bookkeeping nobody needed.
+
+    * ``threads`` keeps only what a claim cannot find cheaply elsewhere: each thread's
+      head. Its active turn is read through ``turn_one_active_per_thread`` (the active
+      set is small: at most the running turns), so ``running_id`` is no longer written
+      and a finished turn touches no bookkeeping row at all.
+    * ``thread_groups`` goes: a group's running turns are counted from the active set
+      inside the claim, its queued requests through ``turn_queued_in_group`` where an
+      overflow rule needs them.
+    * Triggers fire only when a request enters or leaves the queue; the group check of
+      a new request is part of the insert's upsert instead of a trigger of its own.
+    * ``turn_steps`` is keyed by ``(turn_id, seq)`` without a rowid: one B-tree, not two.
+    """
+    run_script(
+        db,
+        f"""
+        DROP TRIGGER turn_thread_keeps_its_group;
+        DROP TRIGGER turn_queued;
+        DROP TRIGGER turn_status_changed;
+        DROP INDEX threads_runnable;
+        DROP INDEX threads_delayed;
+        DROP TABLE thread_groups;
+        UPDATE threads SET running_id = NULL;
+
+        CREATE INDEX threads_heads ON threads (thread_group, head_rank, head_seq)
+            WHERE head_id IS NOT NULL;
+        CREATE INDEX threads_delayed_heads ON threads (head_not_before)
+            WHERE head_id IS NOT NULL AND head_not_before > 0;
+
+        CREATE TRIGGER turn_queued AFTER INSERT ON turn_requests WHEN NEW.status = 'queued'
+        BEGIN
+            INSERT INTO threads (thread_id, thread_group, head_id, head_rank, head_seq,
+                                 head_not_before, created_at, updated_at)
+            VALUES (NEW.thread_id, NEW.thread_group, NEW.id, NEW.rank, NEW.seq,
+                    COALESCE(NEW.not_before, 0), NEW.created_at, NEW.created_at)
+            ON CONFLICT (thread_id) DO UPDATE SET
+                thread_group = CASE WHEN thread_group = NEW.thread_group THEN thread_group
+                                    ELSE RAISE(ABORT, 'toolang: thread belongs to another group')
+                               END,
+                head_id = CASE WHEN head_id IS NULL OR (NEW.rank, NEW.seq) < (head_rank, head_seq)
+                               THEN NEW.id ELSE head_id END,
+                head_not_before = CASE WHEN head_id IS NULL
+                                            OR (NEW.rank, NEW.seq) < (head_rank, head_seq)
+                                       THEN COALESCE(NEW.not_before, 0) ELSE head_not_before END,
+                head_seq = CASE WHEN head_id IS NULL OR (NEW.rank, NEW.seq) < (head_rank, head_seq)
+                                THEN NEW.seq ELSE head_seq END,
+                head_rank = CASE WHEN head_id IS NULL OR (NEW.rank, NEW.seq) < (head_rank, head_seq)
+                                 THEN NEW.rank ELSE head_rank END,
+                updated_at = NEW.created_at;
+        END;
+
+        -- Claimed, canceled, dropped or steered: the thread gets its next head.
+        CREATE TRIGGER turn_left_queue AFTER UPDATE OF status ON turn_requests
+        WHEN OLD.status = 'queued' AND NEW.status != 'queued'
+        BEGIN
+            UPDATE threads SET
+                turns = turns + (NEW.status IN {ACTIVE_SQL}),
+                updated_at = NEW.updated_at,
+                (head_id, head_rank, head_seq, head_not_before) = ({HEAD_OF_THREAD_SQL})
+            WHERE thread_id = NEW.thread_id;
+        END;
+
+        -- Released or recovered: the request may be its thread's head again.
+        CREATE TRIGGER turn_requeued AFTER UPDATE OF status ON turn_requests
+        WHEN OLD.status != 'queued' AND NEW.status = 'queued'
+        BEGIN
+            UPDATE threads SET
+                updated_at = NEW.updated_at,
+                (head_id, head_rank, head_seq, head_not_before) = ({HEAD_OF_THREAD_SQL})
+            WHERE thread_id = NEW.thread_id;
+        END;
+
+        CREATE TABLE turn_steps_keyed (
+            turn_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            attempt INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL,
+            started_at REAL NOT NULL,
+            finished_at REAL NOT NULL,
+            data TEXT NOT NULL DEFAULT '{{}}',
+            error TEXT,
+            idempotency_key TEXT,
+            PRIMARY KEY (turn_id, seq)
+        ) WITHOUT ROWID;
+        INSERT INTO turn_steps_keyed SELECT turn_id, seq, attempt, kind, status, started_at,
+            finished_at, data, error, idempotency_key FROM turn_steps;
+        DROP TABLE turn_steps;
+        ALTER TABLE turn_steps_keyed RENAME TO turn_steps;
+        CREATE UNIQUE INDEX turn_steps_idempotency
+            ON turn_steps (idempotency_key) WHERE idempotency_key IS NOT NULL;
         """,
     )
 

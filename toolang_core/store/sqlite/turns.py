@@ -2,9 +2,11 @@
 
 Functions taking a connection run inside the caller's ``BEGIN IMMEDIATE`` transaction;
 SQLite's single writer serialises them, so the checks and the changes they guard are
-atomic. The ``threads`` row of each thread (its active turn and its head: the best
-queued request by ``(rank, seq)``) and the ``thread_groups`` counters are maintained by
-triggers on every insert and status change, so these functions only change requests.
+atomic. The ``threads`` row of each thread (its head: the best queued request by
+``(rank, seq)``) is maintained by triggers whenever a request enters or leaves the
+queue, so these functions only change requests. A thread's active turn and a group's
+running count are read from the active set (``turn_one_active_per_thread``, as small
+as the number of running turns) instead of being written on every start and finish.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from toolang_core.store.types import (
     TurnStatus,
     rank_for,
 )
+
+TURN_COLUMNS_OF_R = ", ".join(f"r.{name.strip()}" for name in TURN_COLUMNS.split(","))
 
 
 def dumps(value: object) -> str:
@@ -118,8 +122,54 @@ CANCEL_REQUESTS_SQL = (
     "AND status = 'canceling' AND cancel_requested = 1"
 )
 NEXT_WAKEUP_SQL = (
-    "SELECT MIN(head_not_before) FROM threads WHERE running_id IS NULL "
-    "AND head_id IS NOT NULL AND head_not_before > 0 AND head_not_before > ?"
+    "SELECT MIN(head_not_before) FROM threads "
+    "WHERE head_id IS NOT NULL AND head_not_before > 0 AND head_not_before > ?"
+)
+ACTIVE_IN_THREAD_SQL = (
+    f"SELECT id FROM turn_requests WHERE thread_id = ? AND status IN {ACTIVE_SQL}"
+)
+RUNNING_BY_GROUP_SQL = (
+    f"SELECT thread_group, count(*) FROM turn_requests WHERE status IN {ACTIVE_SQL} "
+    "GROUP BY thread_group"
+)
+QUEUED_IN_GROUP_SQL = (
+    "SELECT count(*) FROM turn_requests WHERE thread_group = ? AND status = 'queued'"
+)
+QUEUED_BY_GROUP_SQL = (
+    "SELECT thread_group, count(*) FROM turn_requests WHERE status = 'queued' GROUP BY thread_group"
+)
+# Each step finds the next group name in the heads index: one seek per group, however
+# many threads wait.
+GROUPS_WITH_HEADS_SQL = """
+WITH RECURSIVE g(name) AS (
+    SELECT MIN(thread_group) FROM threads WHERE head_id IS NOT NULL
+    UNION ALL
+    SELECT (SELECT MIN(thread_group) FROM threads
+            WHERE head_id IS NOT NULL AND thread_group > g.name)
+    FROM g WHERE g.name IS NOT NULL
+)
+SELECT name FROM g WHERE name IS NOT NULL
+"""
+_IDLE_THREAD = (
+    "NOT EXISTS (SELECT 1 FROM turn_requests a WHERE a.thread_id = t.thread_id "
+    f"AND a.status IN {ACTIVE_SQL})"
+)
+# The claimed row is read with its head (no RETURNING): the claim then only updates it.
+HEADS_IN_GROUP_SQL = (
+    f"SELECT t.head_rank, t.head_seq, t.thread_group, {TURN_COLUMNS_OF_R} "
+    "FROM threads t JOIN turn_requests r ON r.id = t.head_id "
+    "WHERE t.thread_group = ? AND t.head_id IS NOT NULL AND t.head_not_before <= ? "
+    f"AND {_IDLE_THREAD} ORDER BY t.head_rank, t.head_seq LIMIT ?"
+)
+HEAD_BY_ID_SQL = (
+    f"SELECT t.head_rank, t.head_seq, t.thread_group, {TURN_COLUMNS_OF_R} "
+    "FROM turn_requests r JOIN threads t ON t.thread_id = r.thread_id "
+    f"WHERE r.id = ? AND t.head_id = r.id AND t.head_not_before <= ? AND {_IDLE_THREAD}"
+)
+START_SQL = (
+    "UPDATE turn_requests SET status = 'running', attempt = attempt + 1, "
+    "lease_owner = ?, lease_expires = ?, started_at = ?, updated_at = ? "
+    "WHERE seq = ? AND status = 'queued'"
 )
 
 INSERT_SQL = (
@@ -206,8 +256,8 @@ def submit(
     ):
         return SubmitResult(request.id, "exists")
     thread = c.execute(
-        "SELECT thread_group, running_id, head_id FROM threads WHERE thread_id = ?",
-        (request.thread_id,),
+        f"SELECT thread_group, ({ACTIVE_IN_THREAD_SQL}), head_id FROM threads WHERE thread_id = ?",
+        (request.thread_id, request.thread_id),
     ).fetchone()
     if thread is not None and thread[0] != rules.thread_group:
         raise wrong_group(request, rules, thread[0])
@@ -249,10 +299,7 @@ def _make_room(c: sqlite3.Connection, rules: SubmitRules, now: float) -> tuple[s
         return ()
     dropped: list[str] = []
     while True:
-        row = c.execute(
-            "SELECT queued FROM thread_groups WHERE name = ?", (rules.thread_group,)
-        ).fetchone()
-        queued = row[0] if row else 0
+        queued = c.execute(QUEUED_IN_GROUP_SQL, (rules.thread_group,)).fetchone()[0]
         if queued < rules.max_queued:
             return tuple(dropped)
         order = {"drop_oldest": "seq", "replace_pending": "seq DESC"}.get(rules.overflow)
@@ -294,51 +341,50 @@ def claim(
     caps: Mapping[str, int],
     only: Collection[str] | None,
 ) -> list[TurnRequest]:
-    running = dict(c.execute("SELECT name, running FROM thread_groups WHERE queued > 0"))
-    candidates: list[tuple[float, int, str, str]] = []
+    running = dict(c.execute(RUNNING_BY_GROUP_SQL))
+    candidates: list[Sequence[Any]] = []
     if only is not None:
         for turn_id in only:
-            row = c.execute(
-                "SELECT t.head_rank, t.head_seq, t.head_id, t.thread_group "
-                "FROM threads t JOIN turn_requests r ON r.thread_id = t.thread_id "
-                "WHERE r.id = ? AND t.head_id = r.id AND t.running_id IS NULL "
-                "AND t.head_not_before <= ?",
-                (turn_id, now),
-            ).fetchone()
+            row = c.execute(HEAD_BY_ID_SQL, (turn_id, now)).fetchone()
             if row is not None:
                 candidates.append(row)
     else:
-        for group, group_running in running.items():
+        for (group,) in c.execute(GROUPS_WITH_HEADS_SQL).fetchall():
             cap = caps.get(group)
-            budget = limit if cap is None else min(limit, cap - group_running)
+            budget = limit if cap is None else min(limit, cap - running.get(group, 0))
             if budget > 0:
-                candidates.extend(
-                    c.execute(
-                        "SELECT head_rank, head_seq, head_id, thread_group FROM threads "
-                        "WHERE thread_group = ? AND running_id IS NULL AND head_id IS NOT NULL "
-                        "AND head_not_before <= ? ORDER BY head_rank, head_seq LIMIT ?",
-                        (group, now, budget),
-                    )
-                )
-    candidates.sort()
+                candidates.extend(c.execute(HEADS_IN_GROUP_SQL, (group, now, budget)))
+    candidates.sort(key=lambda row: (row[0], row[1]))
     taken: Counter[str] = Counter()
     claimed: list[TurnRequest] = []
-    for _rank, _seq, turn_id, group in candidates:
+    lease_expires = now + lease_seconds
+    for row in candidates:
         if len(claimed) >= limit:
             break
+        group = row[2]
         cap = caps.get(group)
         if cap is not None and running.get(group, 0) + taken[group] >= cap:
             continue
-        row = c.execute(
-            "UPDATE turn_requests SET status = 'running', attempt = attempt + 1, "
-            "lease_owner = ?, lease_expires = ?, started_at = ?, updated_at = ? "
-            f"WHERE id = ? AND status = 'queued' RETURNING {TURN_COLUMNS}",
-            (run_id, now + lease_seconds, now, now, turn_id),
-        ).fetchone()
-        if row is not None:
+        started = c.execute(START_SQL, (run_id, lease_expires, now, now, row[1]))
+        if started.rowcount == 1:
             taken[group] += 1
-            claimed.append(turn_from_row(row))
+            claimed.append(_started(row[3:], run_id, lease_expires, now))
     return claimed
+
+
+_COLUMN = {name.strip(): i for i, name in enumerate(TURN_COLUMNS.split(","))}
+
+
+def _started(row: Sequence[Any], run_id: str, lease_expires: float, now: float) -> TurnRequest:
+    """The request as ``START_SQL`` left it (read before the update, not returned by it)."""
+    values = list(row)
+    values[_COLUMN["status"]] = TurnStatus.RUNNING.value
+    values[_COLUMN["attempt"]] += 1
+    values[_COLUMN["lease_owner"]] = run_id
+    values[_COLUMN["lease_expires"]] = lease_expires
+    values[_COLUMN["started_at"]] = now
+    values[_COLUMN["updated_at"]] = now
+    return turn_from_row(values)
 
 
 FINISH_SQL = (
@@ -367,6 +413,14 @@ RECORD_STEP_SQL = (
     f"AND lease_owner = ?10 AND attempt = ?2 AND status IN {ACTIVE_SQL}) RETURNING seq"
 )
 """One statement: the fence check, the next sequence number and the insert together."""
+
+FINAL_STEP_SQL = (
+    "INSERT INTO turn_steps (turn_id, seq, attempt, kind, status, started_at, finished_at, "
+    "data, error, idempotency_key) "
+    "SELECT ?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM turn_steps WHERE turn_id = ?1), "
+    "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9"
+)
+"""A step stored with its turn's terminal state, after the fenced finish succeeded."""
 
 
 def check_finish_status(status: TurnStatus) -> None:
@@ -416,7 +470,7 @@ def recover(
 
 def delete_terminal(c: sqlite3.Connection, turn_ids: list[str]) -> list[str]:
     """Delete the terminal requests among ``turn_ids``, their steps, and the threads
-    they leave empty (no trigger fires: only queued and active rows are counted)."""
+    they leave empty (no trigger fires: a terminal request is no thread's head)."""
     deleted: list[str] = []
     threads: set[str] = set()
     terminal = tuple(s.value for s in TurnStatus if s.is_terminal)
