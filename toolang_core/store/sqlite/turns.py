@@ -38,6 +38,17 @@ def dumps(value: object) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+def dumps_meta(meta: Mapping[str, Any]) -> str:
+    return dumps(dict(meta)) if meta else "{}"  # most requests carry none
+
+
+def loads_meta(text: str) -> dict[str, Any]:
+    return json.loads(text) if text != "{}" else {}
+
+
+_STATUS = {s.value: s for s in TurnStatus}
+
+
 def turn_from_row(row: Sequence[Any]) -> TurnRequest:
     """Build a :class:`TurnRequest` from a row selected with ``TURN_COLUMNS``."""
     (
@@ -81,7 +92,7 @@ def turn_from_row(row: Sequence[Any]) -> TurnRequest:
         priority=priority,
         rank=rank,
         input=input_,
-        status=TurnStatus(status),
+        status=_STATUS[status],
         attempt=attempt,
         created_at=created,
         updated_at=updated,
@@ -93,7 +104,7 @@ def turn_from_row(row: Sequence[Any]) -> TurnRequest:
         parent=parent,
         owner=owner,
         timeout_seconds=timeout,
-        meta=json.loads(meta),
+        meta=loads_meta(meta),
         steer=bool(steer),
         started_at=started,
         finished_at=finished,
@@ -213,7 +224,7 @@ def insert_params(
         request.parent,
         request.owner,
         request.timeout_seconds,
-        dumps(dict(request.meta)),
+        dumps_meta(request.meta),
         int(steer),
     )
 
