@@ -226,8 +226,7 @@ def m002_lean_bookkeeping(db: Database) -> None:
       set is small: at most the running turns), so ``running_id`` is no longer written
       and a finished turn touches no bookkeeping row at all.
     * ``thread_groups`` goes: a group's running turns are counted from the active set
-      inside the claim, its queued requests through ``turn_queued_in_group`` where an
-      overflow rule needs them.
+      inside the claim, its queued requests where an overflow rule needs them.
     * Triggers fire only when a request enters or leaves the queue; the group check of
       a new request is part of the insert's upsert instead of a trigger of its own.
     * ``turn_steps`` is keyed by ``(turn_id, seq)`` without a rowid: one B-tree, not two.
@@ -312,6 +311,16 @@ def m002_lean_bookkeeping(db: Database) -> None:
             ON turn_steps (idempotency_key) WHERE idempotency_key IS NOT NULL;
         """,
     )
+
+
+@migration
+def m003_no_group_queue_index(db: Database) -> None:
+    """A group's queued requests are found through its threads' heads and queues.
+
+    ``turn_queued_in_group`` cost an entry on every submit and a removal on every claim
+    for the overflow rules and status lines alone, which read it rarely.
+    """
+    db.execute("DROP INDEX turn_queued_in_group")
 
 
 def known_names() -> list[str]:

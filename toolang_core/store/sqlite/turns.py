@@ -143,11 +143,21 @@ RUNNING_BY_GROUP_SQL = (
     f"SELECT thread_group, count(*) FROM turn_requests WHERE status IN {ACTIVE_SQL} "
     "GROUP BY thread_group"
 )
-QUEUED_IN_GROUP_SQL = (
-    "SELECT count(*) FROM turn_requests WHERE thread_group = ? AND status = 'queued'"
+# A group's queued requests: its threads that have a head, then each one's queue (no
+# index by group is kept for this: it would cost every submit and claim, and only an
+# overflow rule or a status line asks).
+_QUEUED_OF_GROUPS = (
+    "FROM threads t JOIN turn_requests r INDEXED BY turn_queued_in_thread "
+    "ON r.thread_id = t.thread_id "
+    "WHERE t.head_id IS NOT NULL AND r.status = 'queued'"
 )
-QUEUED_BY_GROUP_SQL = (
-    "SELECT thread_group, count(*) FROM turn_requests WHERE status = 'queued' GROUP BY thread_group"
+QUEUED_IN_GROUP_SQL = f"SELECT count(*) {_QUEUED_OF_GROUPS} AND t.thread_group = ?"
+QUEUED_BY_GROUP_SQL = f"SELECT t.thread_group, count(*) {_QUEUED_OF_GROUPS} GROUP BY t.thread_group"
+OLDEST_QUEUED_IN_GROUP_SQL = (
+    f"SELECT r.id {_QUEUED_OF_GROUPS} AND t.thread_group = ? ORDER BY r.seq LIMIT 1"
+)
+NEWEST_QUEUED_IN_GROUP_SQL = (
+    f"SELECT r.id {_QUEUED_OF_GROUPS} AND t.thread_group = ? ORDER BY r.seq DESC LIMIT 1"
 )
 # Each step finds the next group name in the heads index: one seek per group, however
 # many threads wait.
@@ -313,14 +323,13 @@ def _make_room(c: sqlite3.Connection, rules: SubmitRules, now: float) -> tuple[s
         queued = c.execute(QUEUED_IN_GROUP_SQL, (rules.thread_group,)).fetchone()[0]
         if queued < rules.max_queued:
             return tuple(dropped)
-        order = {"drop_oldest": "seq", "replace_pending": "seq DESC"}.get(rules.overflow)
+        victim_sql = {
+            "drop_oldest": OLDEST_QUEUED_IN_GROUP_SQL,
+            "replace_pending": NEWEST_QUEUED_IN_GROUP_SQL,
+        }.get(rules.overflow)
         victim = None
-        if order is not None:
-            victim = c.execute(
-                f"SELECT id FROM turn_requests WHERE thread_group = ? AND status = 'queued' "
-                f"ORDER BY {order} LIMIT 1",
-                (rules.thread_group,),
-            ).fetchone()
+        if victim_sql is not None:
+            victim = c.execute(victim_sql, (rules.thread_group,)).fetchone()
         if victim is None:
             raise SubmitRejected(
                 f"group {rules.thread_group!r} already has {queued} queued request(s) "
