@@ -323,5 +323,26 @@ def m003_no_group_queue_index(db: Database) -> None:
     db.execute("DROP INDEX turn_queued_in_group")
 
 
+@migration
+def m004_claim_moves_heads(db: Database) -> None:
+    """A claim moves the heads of the threads it started itself, one statement per
+    thread after its batch (``turns.NEXT_HEAD_SQL``): a trigger program per row cost
+    more than the work it did. Every other way out of the queue keeps the trigger."""
+    run_script(
+        db,
+        f"""
+        DROP TRIGGER turn_left_queue;
+        CREATE TRIGGER turn_left_queue AFTER UPDATE OF status ON turn_requests
+        WHEN OLD.status = 'queued' AND NEW.status NOT IN ('queued', 'running')
+        BEGIN
+            UPDATE threads SET
+                updated_at = NEW.updated_at,
+                (head_id, head_rank, head_seq, head_not_before) = ({HEAD_OF_THREAD_SQL})
+            WHERE thread_id = NEW.thread_id;
+        END;
+        """,
+    )
+
+
 def known_names() -> list[str]:
     return list(_NAMES)

@@ -187,11 +187,23 @@ HEAD_BY_ID_SQL = (
     "FROM turn_requests r JOIN threads t ON t.thread_id = r.thread_id "
     f"WHERE r.id = ? AND t.head_id = r.id AND t.head_not_before <= ? AND {_IDLE_THREAD}"
 )
+# OR IGNORE: a request whose thread has an active turn after all stays queued (the unique
+# index still refuses it), and, with nothing to abort, SQLite keeps no statement journal
+# for these one-row writes inside the claim's and the finish's batch transactions.
 START_SQL = (
-    "UPDATE turn_requests SET status = 'running', attempt = attempt + 1, "
+    "UPDATE OR IGNORE turn_requests SET status = 'running', attempt = attempt + 1, "
     "lease_owner = ?, lease_expires = ?, started_at = ?, updated_at = ? "
     "WHERE seq = ? AND status = 'queued'"
 )
+NEXT_HEAD_SQL = (
+    "UPDATE threads SET turns = turns + 1, updated_at = ?, "
+    "(head_id, head_rank, head_seq, head_not_before) = ("
+    "SELECT id, rank, seq, COALESCE(not_before, 0) FROM turn_requests "
+    "WHERE thread_id = threads.thread_id AND status = 'queued' ORDER BY rank, seq LIMIT 1) "
+    "WHERE thread_id = ?"
+)
+"""After a claim, for each thread it started: the next head (the claim's batch, in place
+of a trigger per row)."""
 
 INSERT_SQL = (
     "INSERT INTO turn_requests (id, source, thread_id, thread_group, priority, rank, input, "
@@ -389,6 +401,7 @@ def claim(
         if started.rowcount == 1:
             taken[group] += 1
             claimed.append(_started(row[3:], run_id, lease_expires, now))
+    c.executemany(NEXT_HEAD_SQL, [(now, turn.thread_id) for turn in claimed])
     return claimed
 
 
@@ -408,7 +421,7 @@ def _started(row: Sequence[Any], run_id: str, lease_expires: float, now: float) 
 
 
 FINISH_SQL = (
-    "UPDATE turn_requests SET status = ?, output = ?, outcome = ?, error = ?, "
+    "UPDATE OR IGNORE turn_requests SET status = ?, output = ?, outcome = ?, error = ?, "
     "finished_at = ?, updated_at = ?, lease_owner = NULL, lease_expires = NULL "
     f"WHERE id = ? AND lease_owner = ? AND attempt = ? AND status IN {ACTIVE_SQL}"
 )
@@ -435,12 +448,15 @@ RECORD_STEP_SQL = (
 """One statement: the fence check, the next sequence number and the insert together."""
 
 FINAL_STEP_SQL = (
-    "INSERT INTO turn_steps (turn_id, seq, attempt, kind, status, started_at, finished_at, "
+    "INSERT OR IGNORE INTO turn_steps (turn_id, seq, attempt, kind, status, started_at, "
+    "finished_at, "
     "data, error, idempotency_key) "
     "SELECT ?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM turn_steps WHERE turn_id = ?1), "
     "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9"
 )
-"""A step stored with its turn's terminal state, after the fenced finish succeeded."""
+"""A step stored with its turn's terminal state, after the fenced finish succeeded. One
+whose idempotency key is stored already is that step replayed: it is kept once (as
+``record_step`` does), rather than failing the finishes of the whole batch."""
 
 
 def check_finish_status(status: TurnStatus) -> None:
