@@ -34,8 +34,12 @@ from toolang_core.store.types import (
 TURN_COLUMNS_OF_R = ", ".join(f"r.{name.strip()}" for name in TURN_COLUMNS.split(","))
 
 
+_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+"""One encoder for every row: ``json.dumps`` with options builds a new one per call."""
+
+
 def dumps(value: object) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _ENCODE(value)
 
 
 def dumps_meta(meta: Mapping[str, Any]) -> str:
