@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
 from sqlite_utils import Database
 
 from toolang_core.store.sqlite import SQLiteStore, turns
@@ -58,3 +59,19 @@ def test_lean_bookkeeping_migration_keeps_running_turns_heads_and_steps(tmp_path
         assert store.thread("chat:1").turns == 2
     finally:
         store.close()
+
+
+def test_the_database_itself_still_refuses_a_second_active_turn_on_a_thread(tmp_path):
+    path = tmp_path / "toolang.db"
+    running, behind, _other = old_store(path, stop_before="m002_lean_bookkeeping")
+    SQLiteStore(path).close()  # applies every later migration
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        with pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
+            conn.execute(
+                "UPDATE turn_requests SET status = 'awaiting_approval' WHERE id = ?", (behind,)
+            )
+        statuses = conn.execute("SELECT id, status FROM turn_requests ORDER BY seq").fetchall()
+        assert statuses[:2] == [(running, "running"), (behind, "queued")]
+    finally:
+        conn.close()

@@ -44,6 +44,19 @@ TURN_COLUMNS: Final = (
 )
 
 ACTIVE_SQL: Final = "('running', 'awaiting_approval', 'canceling')"
+"""As applied by the first migrations (``status IN ACTIVE_SQL``); queries use :func:`active`."""
+
+
+def active(alias: str = "") -> str:
+    """The condition "is active" of the partial indexes since m005, for a query to repeat.
+
+    Written as comparisons, not ``IN (...)``: SQLite builds a throw-away lookup table for
+    an ``IN`` list of three values each time a statement runs, once per partial index
+    and per query term — about 4 us on every insert, start and finish of a turn.
+    """
+    column = f"{alias}.status" if alias else "status"
+    return f"({column} = 'running' OR {column} = 'awaiting_approval' OR {column} = 'canceling')"
+
 
 HEAD_OF_THREAD_SQL: Final = (
     "SELECT id, rank, seq, COALESCE(not_before, 0) FROM turn_requests "
@@ -340,6 +353,23 @@ def m004_claim_moves_heads(db: Database) -> None:
                 (head_id, head_rank, head_seq, head_not_before) = ({HEAD_OF_THREAD_SQL})
             WHERE thread_id = NEW.thread_id;
         END;
+        """,
+    )
+
+
+@migration
+def m005_active_without_in_lists(db: Database) -> None:
+    """The two indexes of the active set get the same condition without an ``IN`` list
+    (see :func:`active`); the one-active-turn-per-thread constraint is unchanged."""
+    run_script(
+        db,
+        f"""
+        DROP INDEX turn_one_active_per_thread;
+        CREATE UNIQUE INDEX turn_one_active_per_thread
+            ON turn_requests (thread_id) WHERE {active()};
+        DROP INDEX turn_active_lease;
+        CREATE INDEX turn_active_lease
+            ON turn_requests (lease_owner, lease_expires) WHERE {active()};
         """,
     )
 

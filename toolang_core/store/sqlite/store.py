@@ -16,7 +16,7 @@ from toolang_core.store.errors import RecordConflict, StoreError
 from toolang_core.store.sqlite import turns
 from toolang_core.store.sqlite.connection import SYNCHRONOUS, connect, prepare_schema, use_wal
 from toolang_core.store.sqlite.lock import RuntimeLock
-from toolang_core.store.sqlite.schema import ACTIVE_SQL, TURN_COLUMNS
+from toolang_core.store.sqlite.schema import TURN_COLUMNS, active
 from toolang_core.store.sqlite.wake import SocketWaker, WakeSender, wake_address
 from toolang_core.store.types import (
     CancelResult,
@@ -414,7 +414,7 @@ class SQLiteStore:
 
     _THREAD_COLUMNS = (
         "thread_id, thread_group, (SELECT r.id FROM turn_requests r WHERE r.thread_id = "
-        f"threads.thread_id AND r.status IN {ACTIVE_SQL}), head_id, created_at, updated_at, turns"
+        f"threads.thread_id AND {active('r')}), head_id, created_at, updated_at, turns"
     )
 
     def thread(self, thread_id: str) -> ThreadInfo | None:

@@ -18,7 +18,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from toolang_core.store.errors import SubmitRejected, TurnNotFound
-from toolang_core.store.sqlite.schema import ACTIVE_SQL, TURN_COLUMNS
+from toolang_core.store.sqlite.schema import TURN_COLUMNS, active
 from toolang_core.store.types import (
     CancelResult,
     Heartbeat,
@@ -133,19 +133,16 @@ STEER_SQL = (
 )
 # A partial index is used only when the query repeats its condition word for word.
 CANCEL_REQUESTS_SQL = (
-    f"SELECT id FROM turn_requests WHERE lease_owner = ? AND status IN {ACTIVE_SQL} "
+    f"SELECT id FROM turn_requests WHERE lease_owner = ? AND {active()} "
     "AND status = 'canceling' AND cancel_requested = 1"
 )
 NEXT_WAKEUP_SQL = (
     "SELECT MIN(head_not_before) FROM threads "
     "WHERE head_id IS NOT NULL AND head_not_before > 0 AND head_not_before > ?"
 )
-ACTIVE_IN_THREAD_SQL = (
-    f"SELECT id FROM turn_requests WHERE thread_id = ? AND status IN {ACTIVE_SQL}"
-)
+ACTIVE_IN_THREAD_SQL = f"SELECT id FROM turn_requests WHERE thread_id = ? AND {active()}"
 RUNNING_BY_GROUP_SQL = (
-    f"SELECT thread_group, count(*) FROM turn_requests WHERE status IN {ACTIVE_SQL} "
-    "GROUP BY thread_group"
+    f"SELECT thread_group, count(*) FROM turn_requests WHERE {active()} GROUP BY thread_group"
 )
 # A group's queued requests: its threads that have a head, then each one's queue (no
 # index by group is kept for this: it would cost every submit and claim, and only an
@@ -176,8 +173,7 @@ WITH RECURSIVE g(name) AS (
 SELECT name FROM g WHERE name IS NOT NULL
 """
 _IDLE_THREAD = (
-    "NOT EXISTS (SELECT 1 FROM turn_requests a WHERE a.thread_id = t.thread_id "
-    f"AND a.status IN {ACTIVE_SQL})"
+    f"NOT EXISTS (SELECT 1 FROM turn_requests a WHERE a.thread_id = t.thread_id AND {active('a')})"
 )
 # The claimed row is read with its head (no RETURNING): the claim then only updates it.
 HEADS_IN_GROUP_SQL = (
@@ -427,14 +423,14 @@ def _started(row: Sequence[Any], run_id: str, lease_expires: float, now: float) 
 FINISH_SQL = (
     "UPDATE OR IGNORE turn_requests SET status = ?, output = ?, outcome = ?, error = ?, "
     "finished_at = ?, updated_at = ?, lease_owner = NULL, lease_expires = NULL "
-    f"WHERE id = ? AND lease_owner = ? AND attempt = ? AND status IN {ACTIVE_SQL}"
+    f"WHERE id = ? AND lease_owner = ? AND attempt = ? AND {active()}"
 )
 """One statement, atomic on its own: fenced by (lease owner, attempt)."""
 
 RELEASE_SQL = (
     "UPDATE turn_requests SET status = 'queued', attempt = attempt - 1, lease_owner = NULL, "
     "lease_expires = NULL, cancel_requested = 0, updated_at = ? "
-    f"WHERE id = ? AND lease_owner = ? AND attempt = ? AND status IN {ACTIVE_SQL}"
+    f"WHERE id = ? AND lease_owner = ? AND attempt = ? AND {active()}"
 )
 
 SET_ACTIVE_SQL = (
@@ -447,7 +443,7 @@ RECORD_STEP_SQL = (
     "data, error, idempotency_key) "
     "SELECT ?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM turn_steps WHERE turn_id = ?1), "
     "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 WHERE EXISTS (SELECT 1 FROM turn_requests WHERE id = ?1 "
-    f"AND lease_owner = ?10 AND attempt = ?2 AND status IN {ACTIVE_SQL}) RETURNING seq"
+    f"AND lease_owner = ?10 AND attempt = ?2 AND {active()}) RETURNING seq"
 )
 """One statement: the fence check, the next sequence number and the insert together."""
 
@@ -480,7 +476,7 @@ def recover(
     marks = ",".join("?" * len(dead))
     dead_clause = f" OR lease_owner IN ({marks})" if dead else ""
     rows = c.execute(
-        f"SELECT id, status, attempt FROM turn_requests WHERE status IN {ACTIVE_SQL} "
+        f"SELECT id, status, attempt FROM turn_requests WHERE {active()} "
         f"AND (lease_expires < ?{dead_clause})",
         (now, *dead),
     ).fetchall()
@@ -576,7 +572,7 @@ def take_steer(
 ) -> list[TurnRequest]:
     owner = c.execute(
         f"SELECT thread_id FROM turn_requests WHERE id = ? AND lease_owner = ? AND attempt = ? "
-        f"AND status IN {ACTIVE_SQL}",
+        f"AND {active()}",
         (turn_id, run_id, attempt),
     ).fetchone()
     if owner is None:
@@ -602,7 +598,7 @@ def heartbeat(c: sqlite3.Connection, run_id: str, *, now: float, lease_expires: 
     c.execute("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, run_id))
     rows = c.execute(
         "UPDATE turn_requests SET lease_expires = ? WHERE lease_owner = ? "
-        f"AND status IN {ACTIVE_SQL} RETURNING id, cancel_requested",
+        f"AND {active()} RETURNING id, cancel_requested",
         (lease_expires, run_id),
     ).fetchall()
     return Heartbeat(
