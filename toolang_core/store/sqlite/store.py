@@ -424,6 +424,9 @@ class SQLiteStore:
         return None if row is None else ThreadInfo(*row)
 
     def list_threads(self, limit: int = 50) -> list[ThreadInfo]:
+        """Most recently changed first: a thread changes when its head does (a request
+        queued onto an empty queue or ahead of the head, a request leaving the queue)
+        and when a turn of it starts — not for a request queued behind its head."""
         rows = self._conn.execute(  # a CLI listing: a scan is fine, an index would cost every write
             f"SELECT {self._THREAD_COLUMNS} FROM threads ORDER BY updated_at DESC LIMIT ?",
             (limit,),
