@@ -449,10 +449,9 @@ RECORD_STEP_SQL = (
 
 FINAL_STEP_SQL = (
     "INSERT OR IGNORE INTO turn_steps (turn_id, seq, attempt, kind, status, started_at, "
-    "finished_at, "
-    "data, error, idempotency_key) "
-    "SELECT ?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM turn_steps WHERE turn_id = ?1), "
-    "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9"
+    "finished_at, data, error, idempotency_key) VALUES ("
+    "?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM turn_steps WHERE turn_id = ?1), "
+    "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
 )
 """A step stored with its turn's terminal state, after the fenced finish succeeded. One
 whose idempotency key is stored already is that step replayed: it is kept once (as
