@@ -172,6 +172,8 @@ WITH RECURSIVE g(name) AS (
 )
 SELECT name FROM g WHERE name IS NOT NULL
 """
+# Heads of busy threads stay in the heads index; a claim steps over them (at most as
+# many as there are active turns) instead of every start and finish rewriting the index.
 _IDLE_THREAD = (
     f"NOT EXISTS (SELECT 1 FROM turn_requests a WHERE a.thread_id = t.thread_id AND {active('a')})"
 )
