@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-import base64
 import os
 import re
 import time
 
-# RFC 4648 base32 digits, in order, mapped to Crockford's (lower case): the encoding keeps
-# byte order, so ids sort by their leading timestamp.
-_CROCKFORD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789abcdefghjkmnpqrstvwxyz")
+# Crockford's base32 digits (lower case), in order: the encoding keeps bit order, so ids
+# sort by their leading timestamp. Two digits (10 bits) at a time, from a table: ids are
+# made once per turn request and step, and base64.b32encode is pure Python.
+_DIGITS = "0123456789abcdefghjkmnpqrstvwxyz"
+_PAIRS = tuple(a + b for a in _DIGITS for b in _DIGITS)
+_SHIFTS = tuple(range(120, -1, -10))
 _ID = re.compile(r"^[0-9a-z][0-9a-z_-]{0,127}$")
 
 
 def new_id(prefix: str = "") -> str:
     """A 26-character time-ordered id (48-bit milliseconds + 80 random bits), like a ULID."""
-    raw = int(time.time() * 1000).to_bytes(6, "big") + os.urandom(10)
-    return prefix + base64.b32encode(raw)[:26].decode().translate(_CROCKFORD)
+    bits = (int(time.time() * 1000) << 80 | int.from_bytes(os.urandom(10), "big")) << 2
+    return prefix + "".join([_PAIRS[bits >> shift & 1023] for shift in _SHIFTS])
 
 
 def is_valid_id(value: str) -> bool:

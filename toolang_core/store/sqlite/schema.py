@@ -44,6 +44,25 @@ TURN_COLUMNS: Final = (
 )
 
 ACTIVE_SQL: Final = "('running', 'awaiting_approval', 'canceling')"
+"""As applied by the first migrations (``status IN ACTIVE_SQL``); queries use :func:`active`."""
+
+
+def active(alias: str = "") -> str:
+    """The condition "is active" of the partial indexes since m005, for a query to repeat.
+
+    Written as comparisons, not ``IN (...)``: SQLite builds a throw-away lookup table for
+    an ``IN`` list of three values each time a statement runs, once per partial index
+    and per query term — about 4 us on every insert, start and finish of a turn.
+    """
+    column = f"{alias}.status" if alias else "status"
+    return f"({column} = 'running' OR {column} = 'awaiting_approval' OR {column} = 'canceling')"
+
+
+HEAD_OF_THREAD_SQL: Final = (
+    "SELECT id, rank, seq, COALESCE(not_before, 0) FROM turn_requests "
+    "WHERE thread_id = NEW.thread_id AND status = 'queued' ORDER BY rank, seq LIMIT 1"
+)
+"""In a trigger: the best queued request of the changed request's thread."""
 
 
 @migration
@@ -207,6 +226,185 @@ def m001_runtime(db: Database) -> None:
             updated_at REAL NOT NULL,
             PRIMARY KEY (kind, key)
         );
+        """,
+    )
+
+
+@migration
+def m002_lean_bookkeeping(db: Database) -> None:
+    """Less to write per turn: the hot path was paying for bookkeeping nobody needed.
+
+    * ``threads`` keeps only what a claim cannot find cheaply elsewhere: each thread's
+      head. Its active turn is read through ``turn_one_active_per_thread`` (the active
+      set is small: at most the running turns), so ``running_id`` is no longer written
+      and a finished turn touches no bookkeeping row at all.
+    * ``thread_groups`` goes: a group's running turns are counted from the active set
+      inside the claim, its queued requests where an overflow rule needs them.
+    * Triggers fire only when a request enters or leaves the queue; the group check of
+      a new request is part of the insert's upsert instead of a trigger of its own.
+    * ``turn_steps`` is keyed by ``(turn_id, seq)`` without a rowid: one B-tree, not two.
+    """
+    run_script(
+        db,
+        f"""
+        DROP TRIGGER turn_thread_keeps_its_group;
+        DROP TRIGGER turn_queued;
+        DROP TRIGGER turn_status_changed;
+        DROP INDEX threads_runnable;
+        DROP INDEX threads_delayed;
+        DROP TABLE thread_groups;
+        UPDATE threads SET running_id = NULL;
+
+        CREATE INDEX threads_heads ON threads (thread_group, head_rank, head_seq)
+            WHERE head_id IS NOT NULL;
+        CREATE INDEX threads_delayed_heads ON threads (head_not_before)
+            WHERE head_id IS NOT NULL AND head_not_before > 0;
+
+        CREATE TRIGGER turn_queued AFTER INSERT ON turn_requests WHEN NEW.status = 'queued'
+        BEGIN
+            INSERT INTO threads (thread_id, thread_group, head_id, head_rank, head_seq,
+                                 head_not_before, created_at, updated_at)
+            VALUES (NEW.thread_id, NEW.thread_group, NEW.id, NEW.rank, NEW.seq,
+                    COALESCE(NEW.not_before, 0), NEW.created_at, NEW.created_at)
+            ON CONFLICT (thread_id) DO UPDATE SET
+                thread_group = CASE WHEN thread_group = NEW.thread_group THEN thread_group
+                                    ELSE RAISE(ABORT, 'toolang: thread belongs to another group')
+                               END,
+                head_id = CASE WHEN head_id IS NULL OR (NEW.rank, NEW.seq) < (head_rank, head_seq)
+                               THEN NEW.id ELSE head_id END,
+                head_not_before = CASE WHEN head_id IS NULL
+                                            OR (NEW.rank, NEW.seq) < (head_rank, head_seq)
+                                       THEN COALESCE(NEW.not_before, 0) ELSE head_not_before END,
+                head_seq = CASE WHEN head_id IS NULL OR (NEW.rank, NEW.seq) < (head_rank, head_seq)
+                                THEN NEW.seq ELSE head_seq END,
+                head_rank = CASE WHEN head_id IS NULL OR (NEW.rank, NEW.seq) < (head_rank, head_seq)
+                                 THEN NEW.rank ELSE head_rank END,
+                updated_at = NEW.created_at;
+        END;
+
+        -- Claimed, canceled, dropped or steered: the thread gets its next head.
+        CREATE TRIGGER turn_left_queue AFTER UPDATE OF status ON turn_requests
+        WHEN OLD.status = 'queued' AND NEW.status != 'queued'
+        BEGIN
+            UPDATE threads SET
+                turns = turns + (NEW.status IN {ACTIVE_SQL}),
+                updated_at = NEW.updated_at,
+                (head_id, head_rank, head_seq, head_not_before) = ({HEAD_OF_THREAD_SQL})
+            WHERE thread_id = NEW.thread_id;
+        END;
+
+        -- Released or recovered: the request may be its thread's head again.
+        CREATE TRIGGER turn_requeued AFTER UPDATE OF status ON turn_requests
+        WHEN OLD.status != 'queued' AND NEW.status = 'queued'
+        BEGIN
+            UPDATE threads SET
+                updated_at = NEW.updated_at,
+                (head_id, head_rank, head_seq, head_not_before) = ({HEAD_OF_THREAD_SQL})
+            WHERE thread_id = NEW.thread_id;
+        END;
+
+        CREATE TABLE turn_steps_keyed (
+            turn_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            attempt INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL,
+            started_at REAL NOT NULL,
+            finished_at REAL NOT NULL,
+            data TEXT NOT NULL DEFAULT '{{}}',
+            error TEXT,
+            idempotency_key TEXT,
+            PRIMARY KEY (turn_id, seq)
+        ) WITHOUT ROWID;
+        INSERT INTO turn_steps_keyed SELECT turn_id, seq, attempt, kind, status, started_at,
+            finished_at, data, error, idempotency_key FROM turn_steps;
+        DROP TABLE turn_steps;
+        ALTER TABLE turn_steps_keyed RENAME TO turn_steps;
+        CREATE UNIQUE INDEX turn_steps_idempotency
+            ON turn_steps (idempotency_key) WHERE idempotency_key IS NOT NULL;
+        """,
+    )
+
+
+@migration
+def m003_no_group_queue_index(db: Database) -> None:
+    """A group's queued requests are found through its threads' heads and queues.
+
+    ``turn_queued_in_group`` cost an entry on every submit and a removal on every claim
+    for the overflow rules and status lines alone, which read it rarely.
+    """
+    db.execute("DROP INDEX turn_queued_in_group")
+
+
+@migration
+def m004_claim_moves_heads(db: Database) -> None:
+    """A claim moves the heads of the threads it started itself, one statement per
+    thread after its batch (``turns.NEXT_HEAD_SQL``): a trigger program per row cost
+    more than the work it did. Every other way out of the queue keeps the trigger."""
+    run_script(
+        db,
+        f"""
+        DROP TRIGGER turn_left_queue;
+        CREATE TRIGGER turn_left_queue AFTER UPDATE OF status ON turn_requests
+        WHEN OLD.status = 'queued' AND NEW.status NOT IN ('queued', 'running')
+        BEGIN
+            UPDATE threads SET
+                updated_at = NEW.updated_at,
+                (head_id, head_rank, head_seq, head_not_before) = ({HEAD_OF_THREAD_SQL})
+            WHERE thread_id = NEW.thread_id;
+        END;
+        """,
+    )
+
+
+@migration
+def m005_active_without_in_lists(db: Database) -> None:
+    """The two indexes of the active set get the same condition without an ``IN`` list
+    (see :func:`active`); the one-active-turn-per-thread constraint is unchanged."""
+    run_script(
+        db,
+        f"""
+        DROP INDEX turn_one_active_per_thread;
+        CREATE UNIQUE INDEX turn_one_active_per_thread
+            ON turn_requests (thread_id) WHERE {active()};
+        DROP INDEX turn_active_lease;
+        CREATE INDEX turn_active_lease
+            ON turn_requests (lease_owner, lease_expires) WHERE {active()};
+        """,
+    )
+
+
+@migration
+def m006_queue_behind_head_leaves_thread(db: Database) -> None:
+    """A request queued behind its thread's head leaves the ``threads`` row alone.
+
+    It changes nothing a claim or a reader of the thread sees (its head stays), yet
+    rewriting the row cost every submit to a thread with a backlog a page and an
+    index update (about 7 us). The group check still runs on every insert: a request
+    of another group turns the update on, and the update raises.
+    """
+    run_script(
+        db,
+        """
+        DROP TRIGGER turn_queued;
+        CREATE TRIGGER turn_queued AFTER INSERT ON turn_requests WHEN NEW.status = 'queued'
+        BEGIN
+            INSERT INTO threads (thread_id, thread_group, head_id, head_rank, head_seq,
+                                 head_not_before, created_at, updated_at)
+            VALUES (NEW.thread_id, NEW.thread_group, NEW.id, NEW.rank, NEW.seq,
+                    COALESCE(NEW.not_before, 0), NEW.created_at, NEW.created_at)
+            ON CONFLICT (thread_id) DO UPDATE SET
+                thread_group = CASE WHEN thread_group = NEW.thread_group THEN thread_group
+                                    ELSE RAISE(ABORT, 'toolang: thread belongs to another group')
+                               END,
+                head_id = NEW.id,
+                head_rank = NEW.rank,
+                head_seq = NEW.seq,
+                head_not_before = COALESCE(NEW.not_before, 0),
+                updated_at = NEW.created_at
+            WHERE thread_group != NEW.thread_group
+                OR head_id IS NULL OR (NEW.rank, NEW.seq) < (head_rank, head_seq);
+        END;
         """,
     )
 

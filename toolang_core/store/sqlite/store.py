@@ -16,7 +16,7 @@ from toolang_core.store.errors import RecordConflict, StoreError
 from toolang_core.store.sqlite import turns
 from toolang_core.store.sqlite.connection import SYNCHRONOUS, connect, prepare_schema, use_wal
 from toolang_core.store.sqlite.lock import RuntimeLock
-from toolang_core.store.sqlite.schema import TURN_COLUMNS
+from toolang_core.store.sqlite.schema import TURN_COLUMNS, active
 from toolang_core.store.sqlite.wake import SocketWaker, WakeSender, wake_address
 from toolang_core.store.types import (
     CancelResult,
@@ -270,8 +270,6 @@ class SQLiteStore:
         def write(c: sqlite3.Connection) -> list[bool]:
             results = []
             for i in items:
-                for step in i.steps:  # fenced like the finish itself, so both or neither
-                    c.execute(turns.RECORD_STEP_SQL, self._step_params(step, i.run_id))
                 cursor = c.execute(
                     turns.FINISH_SQL,
                     (
@@ -286,7 +284,11 @@ class SQLiteStore:
                         i.attempt,
                     ),
                 )
-                results.append(cursor.rowcount == 1)
+                finished = cursor.rowcount == 1
+                if finished:  # the steps only with the fenced finish: both or neither
+                    for step in i.steps:
+                        c.execute(turns.FINAL_STEP_SQL, self._step_params(step))
+                results.append(finished)
             return results
 
         return self._tx(write) if items else []
@@ -319,7 +321,7 @@ class SQLiteStore:
     # -- steps ---------------------------------------------------------------------------
 
     @staticmethod
-    def _step_params(step: StepRecord, run_id: str) -> tuple[object, ...]:
+    def _step_params(step: StepRecord) -> tuple[object, ...]:
         return (
             step.turn_id,
             step.attempt,
@@ -330,13 +332,12 @@ class SQLiteStore:
             turns.dumps(dict(step.data)),
             step.error,
             step.idempotency_key,
-            run_id,
         )
 
     def record_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
         try:
             row = self._conn.execute(
-                turns.RECORD_STEP_SQL, self._step_params(step, run_id)
+                turns.RECORD_STEP_SQL, (*self._step_params(step), run_id)
             ).fetchone()
         except sqlite3.IntegrityError:  # this idempotency key was recorded before: replay it
             return self._find_step(self._conn, step.idempotency_key or "")
@@ -411,7 +412,10 @@ class SQLiteStore:
     def delete_turns(self, turn_ids: Collection[str]) -> list[str]:
         return self._tx(lambda c: turns.delete_terminal(c, list(turn_ids)))
 
-    _THREAD_COLUMNS = "thread_id, thread_group, running_id, head_id, created_at, updated_at, turns"
+    _THREAD_COLUMNS = (
+        "thread_id, thread_group, (SELECT r.id FROM turn_requests r WHERE r.thread_id = "
+        f"threads.thread_id AND {active('r')}), head_id, created_at, updated_at, turns"
+    )
 
     def thread(self, thread_id: str) -> ThreadInfo | None:
         row = self._conn.execute(
@@ -420,6 +424,9 @@ class SQLiteStore:
         return None if row is None else ThreadInfo(*row)
 
     def list_threads(self, limit: int = 50) -> list[ThreadInfo]:
+        """Most recently changed first: a thread changes when its head does (a request
+        queued onto an empty queue or ahead of the head, a request leaving the queue)
+        and when a turn of it starts — not for a request queued behind its head."""
         rows = self._conn.execute(  # a CLI listing: a scan is fine, an index would cost every write
             f"SELECT {self._THREAD_COLUMNS} FROM threads ORDER BY updated_at DESC LIMIT ?",
             (limit,),
@@ -434,9 +441,11 @@ class SQLiteStore:
         return [GroupCount(g, TurnStatus(s), n) for g, s, n in rows]
 
     def group_load(self) -> dict[str, tuple[int, int]]:
-        """``group -> (running, queued)`` from the maintained counters (no scan)."""
-        rows = self._conn.execute("SELECT name, running, queued FROM thread_groups").fetchall()
-        return {name: (running, queued) for name, running, queued in rows}
+        """``group -> (running, queued)``, counted in the partial indexes of the active and
+        the queued requests (never in the history)."""
+        running = dict(self._conn.execute(turns.RUNNING_BY_GROUP_SQL).fetchall())
+        queued = dict(self._conn.execute(turns.QUEUED_BY_GROUP_SQL).fetchall())
+        return {g: (running.get(g, 0), queued.get(g, 0)) for g in sorted({*running, *queued})}
 
     def next_wakeup(self, *, now: float) -> float | None:
         row = self._conn.execute(turns.NEXT_WAKEUP_SQL, (now,)).fetchone()

@@ -2,9 +2,11 @@
 
 Functions taking a connection run inside the caller's ``BEGIN IMMEDIATE`` transaction;
 SQLite's single writer serialises them, so the checks and the changes they guard are
-atomic. The ``threads`` row of each thread (its active turn and its head: the best
-queued request by ``(rank, seq)``) and the ``thread_groups`` counters are maintained by
-triggers on every insert and status change, so these functions only change requests.
+atomic. The ``threads`` row of each thread (its head: the best queued request by
+``(rank, seq)``) is maintained by triggers whenever a request enters or leaves the
+queue, so these functions only change requests. A thread's active turn and a group's
+running count are read from the active set (``turn_one_active_per_thread``, as small
+as the number of running turns) instead of being written on every start and finish.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from toolang_core.store.errors import SubmitRejected, TurnNotFound
-from toolang_core.store.sqlite.schema import ACTIVE_SQL, TURN_COLUMNS
+from toolang_core.store.sqlite.schema import TURN_COLUMNS, active
 from toolang_core.store.types import (
     CancelResult,
     Heartbeat,
@@ -29,9 +31,26 @@ from toolang_core.store.types import (
     rank_for,
 )
 
+TURN_COLUMNS_OF_R = ", ".join(f"r.{name.strip()}" for name in TURN_COLUMNS.split(","))
+
+
+_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+"""One encoder for every row: ``json.dumps`` with options builds a new one per call."""
+
 
 def dumps(value: object) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _ENCODE(value)
+
+
+def dumps_meta(meta: Mapping[str, Any]) -> str:
+    return dumps(dict(meta)) if meta else "{}"  # most requests carry none
+
+
+def loads_meta(text: str) -> dict[str, Any]:
+    return json.loads(text) if text != "{}" else {}
+
+
+_STATUS = {s.value: s for s in TurnStatus}
 
 
 def turn_from_row(row: Sequence[Any]) -> TurnRequest:
@@ -77,7 +96,7 @@ def turn_from_row(row: Sequence[Any]) -> TurnRequest:
         priority=priority,
         rank=rank,
         input=input_,
-        status=TurnStatus(status),
+        status=_STATUS[status],
         attempt=attempt,
         created_at=created,
         updated_at=updated,
@@ -89,7 +108,7 @@ def turn_from_row(row: Sequence[Any]) -> TurnRequest:
         parent=parent,
         owner=owner,
         timeout_seconds=timeout,
-        meta=json.loads(meta),
+        meta=loads_meta(meta),
         steer=bool(steer),
         started_at=started,
         finished_at=finished,
@@ -114,13 +133,79 @@ STEER_SQL = (
 )
 # A partial index is used only when the query repeats its condition word for word.
 CANCEL_REQUESTS_SQL = (
-    f"SELECT id FROM turn_requests WHERE lease_owner = ? AND status IN {ACTIVE_SQL} "
+    f"SELECT id FROM turn_requests WHERE lease_owner = ? AND {active()} "
     "AND status = 'canceling' AND cancel_requested = 1"
 )
 NEXT_WAKEUP_SQL = (
-    "SELECT MIN(head_not_before) FROM threads WHERE running_id IS NULL "
-    "AND head_id IS NOT NULL AND head_not_before > 0 AND head_not_before > ?"
+    "SELECT MIN(head_not_before) FROM threads "
+    "WHERE head_id IS NOT NULL AND head_not_before > 0 AND head_not_before > ?"
 )
+ACTIVE_IN_THREAD_SQL = f"SELECT id FROM turn_requests WHERE thread_id = ? AND {active()}"
+RUNNING_BY_GROUP_SQL = (
+    f"SELECT thread_group, count(*) FROM turn_requests WHERE {active()} GROUP BY thread_group"
+)
+# A group's queued requests: its threads that have a head, then each one's queue (no
+# index by group is kept for this: it would cost every submit and claim, and only an
+# overflow rule or a status line asks).
+_QUEUED_OF_GROUPS = (
+    "FROM threads t JOIN turn_requests r INDEXED BY turn_queued_in_thread "
+    "ON r.thread_id = t.thread_id "
+    "WHERE t.head_id IS NOT NULL AND r.status = 'queued'"
+)
+QUEUED_IN_GROUP_SQL = f"SELECT count(*) {_QUEUED_OF_GROUPS} AND t.thread_group = ?"
+QUEUED_BY_GROUP_SQL = f"SELECT t.thread_group, count(*) {_QUEUED_OF_GROUPS} GROUP BY t.thread_group"
+OLDEST_QUEUED_IN_GROUP_SQL = (
+    f"SELECT r.id {_QUEUED_OF_GROUPS} AND t.thread_group = ? ORDER BY r.seq LIMIT 1"
+)
+NEWEST_QUEUED_IN_GROUP_SQL = (
+    f"SELECT r.id {_QUEUED_OF_GROUPS} AND t.thread_group = ? ORDER BY r.seq DESC LIMIT 1"
+)
+# Each step finds the next group name in the heads index: one seek per group, however
+# many threads wait.
+GROUPS_WITH_HEADS_SQL = """
+WITH RECURSIVE g(name) AS (
+    SELECT MIN(thread_group) FROM threads WHERE head_id IS NOT NULL
+    UNION ALL
+    SELECT (SELECT MIN(thread_group) FROM threads
+            WHERE head_id IS NOT NULL AND thread_group > g.name)
+    FROM g WHERE g.name IS NOT NULL
+)
+SELECT name FROM g WHERE name IS NOT NULL
+"""
+# Heads of busy threads stay in the heads index; a claim steps over them (at most as
+# many as there are active turns) instead of every start and finish rewriting the index.
+_IDLE_THREAD = (
+    f"NOT EXISTS (SELECT 1 FROM turn_requests a WHERE a.thread_id = t.thread_id AND {active('a')})"
+)
+# The claimed row is read with its head (no RETURNING): the claim then only updates it.
+HEADS_IN_GROUP_SQL = (
+    f"SELECT t.head_rank, t.head_seq, t.thread_group, {TURN_COLUMNS_OF_R} "
+    "FROM threads t JOIN turn_requests r ON r.id = t.head_id "
+    "WHERE t.thread_group = ? AND t.head_id IS NOT NULL AND t.head_not_before <= ? "
+    f"AND {_IDLE_THREAD} ORDER BY t.head_rank, t.head_seq LIMIT ?"
+)
+HEAD_BY_ID_SQL = (
+    f"SELECT t.head_rank, t.head_seq, t.thread_group, {TURN_COLUMNS_OF_R} "
+    "FROM turn_requests r JOIN threads t ON t.thread_id = r.thread_id "
+    f"WHERE r.id = ? AND t.head_id = r.id AND t.head_not_before <= ? AND {_IDLE_THREAD}"
+)
+# OR IGNORE: a request whose thread has an active turn after all stays queued (the unique
+# index still refuses it), and, with nothing to abort, SQLite keeps no statement journal
+# for these one-row writes inside the claim's and the finish's batch transactions.
+START_SQL = (
+    "UPDATE OR IGNORE turn_requests SET status = 'running', attempt = attempt + 1, "
+    "lease_owner = ?, lease_expires = ?, started_at = ?, updated_at = ? "
+    "WHERE seq = ? AND status = 'queued'"
+)
+NEXT_HEAD_SQL = (
+    "UPDATE threads SET turns = turns + 1, updated_at = ?, "
+    "(head_id, head_rank, head_seq, head_not_before) = ("
+    "SELECT id, rank, seq, COALESCE(not_before, 0) FROM turn_requests "
+    "WHERE thread_id = threads.thread_id AND status = 'queued' ORDER BY rank, seq LIMIT 1) "
+    "WHERE thread_id = ?"
+)
+"""After a claim, for each thread it started: the next head (the claim's batch, in place
+of a trigger per row)."""
 
 INSERT_SQL = (
     "INSERT INTO turn_requests (id, source, thread_id, thread_group, priority, rank, input, "
@@ -163,7 +248,7 @@ def insert_params(
         request.parent,
         request.owner,
         request.timeout_seconds,
-        dumps(dict(request.meta)),
+        dumps_meta(request.meta),
         int(steer),
     )
 
@@ -206,8 +291,8 @@ def submit(
     ):
         return SubmitResult(request.id, "exists")
     thread = c.execute(
-        "SELECT thread_group, running_id, head_id FROM threads WHERE thread_id = ?",
-        (request.thread_id,),
+        f"SELECT thread_group, ({ACTIVE_IN_THREAD_SQL}), head_id FROM threads WHERE thread_id = ?",
+        (request.thread_id, request.thread_id),
     ).fetchone()
     if thread is not None and thread[0] != rules.thread_group:
         raise wrong_group(request, rules, thread[0])
@@ -249,20 +334,16 @@ def _make_room(c: sqlite3.Connection, rules: SubmitRules, now: float) -> tuple[s
         return ()
     dropped: list[str] = []
     while True:
-        row = c.execute(
-            "SELECT queued FROM thread_groups WHERE name = ?", (rules.thread_group,)
-        ).fetchone()
-        queued = row[0] if row else 0
+        queued = c.execute(QUEUED_IN_GROUP_SQL, (rules.thread_group,)).fetchone()[0]
         if queued < rules.max_queued:
             return tuple(dropped)
-        order = {"drop_oldest": "seq", "replace_pending": "seq DESC"}.get(rules.overflow)
+        victim_sql = {
+            "drop_oldest": OLDEST_QUEUED_IN_GROUP_SQL,
+            "replace_pending": NEWEST_QUEUED_IN_GROUP_SQL,
+        }.get(rules.overflow)
         victim = None
-        if order is not None:
-            victim = c.execute(
-                f"SELECT id FROM turn_requests WHERE thread_group = ? AND status = 'queued' "
-                f"ORDER BY {order} LIMIT 1",
-                (rules.thread_group,),
-            ).fetchone()
+        if victim_sql is not None:
+            victim = c.execute(victim_sql, (rules.thread_group,)).fetchone()
         if victim is None:
             raise SubmitRejected(
                 f"group {rules.thread_group!r} already has {queued} queued request(s) "
@@ -294,64 +375,64 @@ def claim(
     caps: Mapping[str, int],
     only: Collection[str] | None,
 ) -> list[TurnRequest]:
-    running = dict(c.execute("SELECT name, running FROM thread_groups WHERE queued > 0"))
-    candidates: list[tuple[float, int, str, str]] = []
+    running = dict(c.execute(RUNNING_BY_GROUP_SQL))
+    candidates: list[Sequence[Any]] = []
     if only is not None:
         for turn_id in only:
-            row = c.execute(
-                "SELECT t.head_rank, t.head_seq, t.head_id, t.thread_group "
-                "FROM threads t JOIN turn_requests r ON r.thread_id = t.thread_id "
-                "WHERE r.id = ? AND t.head_id = r.id AND t.running_id IS NULL "
-                "AND t.head_not_before <= ?",
-                (turn_id, now),
-            ).fetchone()
+            row = c.execute(HEAD_BY_ID_SQL, (turn_id, now)).fetchone()
             if row is not None:
                 candidates.append(row)
     else:
-        for group, group_running in running.items():
+        for (group,) in c.execute(GROUPS_WITH_HEADS_SQL).fetchall():
             cap = caps.get(group)
-            budget = limit if cap is None else min(limit, cap - group_running)
+            budget = limit if cap is None else min(limit, cap - running.get(group, 0))
             if budget > 0:
-                candidates.extend(
-                    c.execute(
-                        "SELECT head_rank, head_seq, head_id, thread_group FROM threads "
-                        "WHERE thread_group = ? AND running_id IS NULL AND head_id IS NOT NULL "
-                        "AND head_not_before <= ? ORDER BY head_rank, head_seq LIMIT ?",
-                        (group, now, budget),
-                    )
-                )
-    candidates.sort()
+                candidates.extend(c.execute(HEADS_IN_GROUP_SQL, (group, now, budget)))
+    candidates.sort(key=lambda row: (row[0], row[1]))
     taken: Counter[str] = Counter()
     claimed: list[TurnRequest] = []
-    for _rank, _seq, turn_id, group in candidates:
+    lease_expires = now + lease_seconds
+    for row in candidates:
         if len(claimed) >= limit:
             break
+        group = row[2]
         cap = caps.get(group)
         if cap is not None and running.get(group, 0) + taken[group] >= cap:
             continue
-        row = c.execute(
-            "UPDATE turn_requests SET status = 'running', attempt = attempt + 1, "
-            "lease_owner = ?, lease_expires = ?, started_at = ?, updated_at = ? "
-            f"WHERE id = ? AND status = 'queued' RETURNING {TURN_COLUMNS}",
-            (run_id, now + lease_seconds, now, now, turn_id),
-        ).fetchone()
-        if row is not None:
+        started = c.execute(START_SQL, (run_id, lease_expires, now, now, row[1]))
+        if started.rowcount == 1:
             taken[group] += 1
-            claimed.append(turn_from_row(row))
+            claimed.append(_started(row[3:], run_id, lease_expires, now))
+    c.executemany(NEXT_HEAD_SQL, [(now, turn.thread_id) for turn in claimed])
     return claimed
 
 
+_COLUMN = {name.strip(): i for i, name in enumerate(TURN_COLUMNS.split(","))}
+
+
+def _started(row: Sequence[Any], run_id: str, lease_expires: float, now: float) -> TurnRequest:
+    """The request as ``START_SQL`` left it (read before the update, not returned by it)."""
+    values = list(row)
+    values[_COLUMN["status"]] = TurnStatus.RUNNING.value
+    values[_COLUMN["attempt"]] += 1
+    values[_COLUMN["lease_owner"]] = run_id
+    values[_COLUMN["lease_expires"]] = lease_expires
+    values[_COLUMN["started_at"]] = now
+    values[_COLUMN["updated_at"]] = now
+    return turn_from_row(values)
+
+
 FINISH_SQL = (
-    "UPDATE turn_requests SET status = ?, output = ?, outcome = ?, error = ?, "
+    "UPDATE OR IGNORE turn_requests SET status = ?, output = ?, outcome = ?, error = ?, "
     "finished_at = ?, updated_at = ?, lease_owner = NULL, lease_expires = NULL "
-    f"WHERE id = ? AND lease_owner = ? AND attempt = ? AND status IN {ACTIVE_SQL}"
+    f"WHERE id = ? AND lease_owner = ? AND attempt = ? AND {active()}"
 )
 """One statement, atomic on its own: fenced by (lease owner, attempt)."""
 
 RELEASE_SQL = (
     "UPDATE turn_requests SET status = 'queued', attempt = attempt - 1, lease_owner = NULL, "
     "lease_expires = NULL, cancel_requested = 0, updated_at = ? "
-    f"WHERE id = ? AND lease_owner = ? AND attempt = ? AND status IN {ACTIVE_SQL}"
+    f"WHERE id = ? AND lease_owner = ? AND attempt = ? AND {active()}"
 )
 
 SET_ACTIVE_SQL = (
@@ -364,9 +445,19 @@ RECORD_STEP_SQL = (
     "data, error, idempotency_key) "
     "SELECT ?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM turn_steps WHERE turn_id = ?1), "
     "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 WHERE EXISTS (SELECT 1 FROM turn_requests WHERE id = ?1 "
-    f"AND lease_owner = ?10 AND attempt = ?2 AND status IN {ACTIVE_SQL}) RETURNING seq"
+    f"AND lease_owner = ?10 AND attempt = ?2 AND {active()}) RETURNING seq"
 )
 """One statement: the fence check, the next sequence number and the insert together."""
+
+FINAL_STEP_SQL = (
+    "INSERT OR IGNORE INTO turn_steps (turn_id, seq, attempt, kind, status, started_at, "
+    "finished_at, data, error, idempotency_key) VALUES ("
+    "?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM turn_steps WHERE turn_id = ?1), "
+    "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+)
+"""A step stored with its turn's terminal state, after the fenced finish succeeded. One
+whose idempotency key is stored already is that step replayed: it is kept once (as
+``record_step`` does), rather than failing the finishes of the whole batch."""
 
 
 def check_finish_status(status: TurnStatus) -> None:
@@ -386,7 +477,7 @@ def recover(
     marks = ",".join("?" * len(dead))
     dead_clause = f" OR lease_owner IN ({marks})" if dead else ""
     rows = c.execute(
-        f"SELECT id, status, attempt FROM turn_requests WHERE status IN {ACTIVE_SQL} "
+        f"SELECT id, status, attempt FROM turn_requests WHERE {active()} "
         f"AND (lease_expires < ?{dead_clause})",
         (now, *dead),
     ).fetchall()
@@ -416,7 +507,7 @@ def recover(
 
 def delete_terminal(c: sqlite3.Connection, turn_ids: list[str]) -> list[str]:
     """Delete the terminal requests among ``turn_ids``, their steps, and the threads
-    they leave empty (no trigger fires: only queued and active rows are counted)."""
+    they leave empty (no trigger fires: a terminal request is no thread's head)."""
     deleted: list[str] = []
     threads: set[str] = set()
     terminal = tuple(s.value for s in TurnStatus if s.is_terminal)
@@ -482,7 +573,7 @@ def take_steer(
 ) -> list[TurnRequest]:
     owner = c.execute(
         f"SELECT thread_id FROM turn_requests WHERE id = ? AND lease_owner = ? AND attempt = ? "
-        f"AND status IN {ACTIVE_SQL}",
+        f"AND {active()}",
         (turn_id, run_id, attempt),
     ).fetchone()
     if owner is None:
@@ -508,7 +599,7 @@ def heartbeat(c: sqlite3.Connection, run_id: str, *, now: float, lease_expires: 
     c.execute("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, run_id))
     rows = c.execute(
         "UPDATE turn_requests SET lease_expires = ? WHERE lease_owner = ? "
-        f"AND status IN {ACTIVE_SQL} RETURNING id, cancel_requested",
+        f"AND {active()} RETURNING id, cancel_requested",
         (lease_expires, run_id),
     ).fetchall()
     return Heartbeat(

@@ -9,7 +9,6 @@ costs latency: the runtime also polls. Elsewhere (no abstract namespace) it only
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import socket
 import sys
@@ -27,15 +26,18 @@ class WakeSender:
     def __init__(self, address: str) -> None:
         self.address = address
         self._sock: socket.socket | None = None
+        self._linux = sys.platform.startswith("linux")
 
-    def send(self) -> None:
-        if not sys.platform.startswith("linux"):
+    def send(self) -> None:  # once per submission: kept to the bare syscall
+        if not self._linux:
             return
-        with contextlib.suppress(OSError):
+        try:
             if self._sock is None:
                 self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
                 self._sock.setblocking(False)
             self._sock.sendto(b"!", self.address)
+        except OSError:
+            pass
 
     def close(self) -> None:
         if self._sock is not None:
