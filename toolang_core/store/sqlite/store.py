@@ -14,6 +14,7 @@ import attrs
 from toolang_core.ids import new_id
 from toolang_core.store.errors import RecordConflict, StoreError
 from toolang_core.store.sqlite import turns
+from toolang_core.store.sqlite.checkpoint import SAFETY_NET_PAGES, WalCheckpointer
 from toolang_core.store.sqlite.connection import SYNCHRONOUS, connect, prepare_schema, use_wal
 from toolang_core.store.sqlite.lock import RuntimeLock
 from toolang_core.store.sqlite.schema import TURN_COLUMNS, active
@@ -80,6 +81,8 @@ class SQLiteStore:
         self._wake = wake_address(path)
         self._waker = WakeSender(self._wake)
         self._lock = RuntimeLock(path)
+        self._synchronous = synchronous
+        self._checkpointer: WalCheckpointer | None = None
 
     # -- plumbing ----------------------------------------------------------------------
 
@@ -107,6 +110,9 @@ class SQLiteStore:
         return result
 
     def close(self) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
+            self._checkpointer = None
         self._lock.release()
         self._waker.close()
         self._conn.close()
@@ -117,6 +123,11 @@ class SQLiteStore:
         :raises StoreBusy: when another runtime still has it.
         """
         self._lock.acquire(run_id, wait_seconds=wait_seconds)
+        # The owner keeps the log short off its commit path (see checkpoint.py).
+        if self._checkpointer is None and not self.read_only:
+            self._conn.execute(f"PRAGMA wal_autocheckpoint = {SAFETY_NET_PAGES}")
+            self._checkpointer = WalCheckpointer(self.path, synchronous=self._synchronous)
+            self._checkpointer.start()
 
     def runtime_running(self) -> bool:
         """Whether a runtime holds this store right now."""

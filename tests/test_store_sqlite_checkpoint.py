@@ -1,0 +1,82 @@
+"""The runtime owning an SQLite store checkpoints its WAL in the background."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+
+from toolang_core.store.sqlite import SQLiteStore
+from toolang_core.store.sqlite.checkpoint import SAFETY_NET_PAGES
+from toolang_core.store.types import NewTurnRequest, SubmitRules, TurnFilter
+
+RULES = SubmitRules(thread_group="chat", priority=0)
+
+
+def submit(store: SQLiteStore, n: int) -> None:
+    for i in range(n):
+        store.submit(
+            NewTurnRequest(source="chat", thread_id=f"chat:{i % 50}", input=f"turn {i}"),
+            RULES,
+            now=time.time(),
+        )
+
+
+def wal_state(path) -> tuple[int, int]:
+    """(frames in the log, frames of it already copied), seen from another connection."""
+    conn = sqlite3.connect(path)
+    try:
+        _, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        return frames, copied
+    finally:
+        conn.close()
+
+
+def checkpoint_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("toolang-checkpoint:")]
+
+
+def test_the_owner_keeps_the_log_short_without_checkpointing_in_its_commits(tmp_path):
+    path = tmp_path / "toolang.db"
+    store = SQLiteStore(path)
+    store.acquire("run-1")
+    try:
+        page = store._conn.execute("PRAGMA page_size").fetchone()[0]
+        assert store._conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == (SAFETY_NET_PAGES)
+        submit(store, 3000)  # ~5 pages a submit: ~15,000 frames with nobody copying them
+        checkpointer = store._checkpointer
+        assert checkpointer is not None
+        deadline = time.monotonic() + 10
+        while checkpointer.checkpoints == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert checkpointer.checkpoints > 0
+        # The log was copied back and restarted as it went: far below what was written.
+        wal = path.with_name(path.name + "-wal")
+        assert wal.stat().st_size < 7500 * page
+    finally:
+        store.close()
+    assert checkpoint_threads() == []  # closing the store stops its thread
+
+
+def test_a_store_that_is_not_the_runtimes_leaves_checkpoints_to_sqlite(tmp_path):
+    path = tmp_path / "toolang.db"
+    owner = SQLiteStore(path)
+    owner.acquire("run-1")
+    client = SQLiteStore(path)  # e.g. `toolang chat --no-wait` in another process
+    reader = SQLiteStore(path, read_only=True)
+    try:
+        assert client._conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+        assert client._checkpointer is None and reader._checkpointer is None
+        assert len(checkpoint_threads()) == 1
+        submit(client, 200)
+        deadline = time.monotonic() + 10
+        while (state := wal_state(path))[0] != state[1] and time.monotonic() < deadline:
+            time.sleep(0.02)
+        frames, copied = wal_state(path)
+        assert frames == copied  # everything the client wrote is in the main file
+        assert len(reader.list_turns(TurnFilter(limit=1000))) == 200
+    finally:
+        reader.close()
+        client.close()
+        owner.close()
+    assert checkpoint_threads() == []
