@@ -19,6 +19,7 @@ import hashlib  # noqa: E402
 import sqlite3  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
+import threading  # noqa: E402
 
 from sqlite_utils import Migrations  # noqa: E402
 
@@ -161,6 +162,56 @@ def test_read_only_store_reads_what_another_process_wrote(tmp_path):
         assert turn.input == "keep me"
     finally:
         store.close()
+
+
+def open_at_once(opener, paths, width):
+    """Open each of ``paths`` from ``width`` threads released together; the failures."""
+    failures: list[BaseException] = []
+    for path in paths:
+        barrier = threading.Barrier(width)
+
+        def one(path=path, barrier=barrier):
+            barrier.wait()
+            try:
+                opener(path).close()
+            except BaseException as exc:
+                failures.append(exc)
+
+        workers = [threading.Thread(target=one) for _ in range(width)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    return failures
+
+
+def test_many_connections_may_create_a_new_store_at_once(tmp_path):
+    """Two `toolang chat --no-wait` on a fresh home at the same moment both work: the
+    switch to WAL mode finds the file locked by the other and tries again (it was
+    reported as a corrupt store)."""
+    paths = [tmp_path / f"s{i}" / "toolang.db" for i in range(60)]
+    assert open_at_once(SQLiteStore, paths, 8) == []
+    for path in paths[:3]:
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_many_connections_may_create_a_plugin_database_at_once(tmp_path):
+    migrations = Migrations("race-plugin")
+
+    @migrations()
+    def m001(db):
+        db["notes"].create({"id": int, "text": str}, pk="id")
+
+    class Opened:
+        def __init__(self, path):
+            self.db = open_plugin_database(path, migrations)
+
+        def close(self):
+            self.db.close()
+
+    paths = [tmp_path / f"p{i}" / "plugin.db" for i in range(60)]
+    assert open_at_once(Opened, paths, 8) == []
 
 
 def test_only_one_runtime_may_own_the_file(tmp_path):

@@ -30,7 +30,8 @@ class StoreNeedsMigration(StoreError):
 
 
 class StoreBusy(StoreError):
-    """Another runtime already owns this store (the embedded store allows one)."""
+    """Someone else holds the store: another runtime owns it (the embedded store allows
+    one), or another process kept the file locked longer than we could wait."""
 
 
 class StoreUnavailable(StoreError):

@@ -55,7 +55,7 @@ def open_plugin_database(
     try:
         _prepare(conn, path, migrations, migrate=not read_only)
         if not read_only:
-            use_wal(conn, path)
+            use_wal(conn, path, wait_seconds=busy_timeout)
     except BaseException:
         conn.close()
         raise

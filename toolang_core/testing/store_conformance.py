@@ -571,55 +571,52 @@ class StoreConformance:
         lock = threading.Lock()
         done_producing = threading.Event()
 
-        def produce(n: int) -> None:
-            s = toolang_store_factory()
-            try:
-                for i in range(per_producer):
-                    group = "task" if i % 2 else "chat"
-                    thread = f"{group}:{(n * per_producer + i) % threads_count}"
-                    s.submit(request(thread, source=group), rules(group, 20), now=T0 + i)
-            except BaseException as exc:
-                errors.append(exc)
-            finally:
-                s.close()
+        def produce(s: ExecutionStore, n: int) -> None:
+            for i in range(per_producer):
+                group = "task" if i % 2 else "chat"
+                thread = f"{group}:{(n * per_producer + i) % threads_count}"
+                s.submit(request(thread, source=group), rules(group, 20), now=T0 + i)
 
-        def consume(name: str) -> None:
-            s = toolang_store_factory()
-            try:
+        def consume(s: ExecutionStore, name: str) -> None:
+            idle = 0
+            while idle < 50:
+                turns = s.claim(
+                    run_id=name, limit=2, now=T0 + 10_000, lease_seconds=LEASE, caps={"task": cap}
+                )
+                if not turns:
+                    idle = idle + 1 if done_producing.is_set() else 0
+                    continue
                 idle = 0
-                while idle < 50:
-                    turns = s.claim(
+                active = s.list_turns(TurnFilter(status=(TurnStatus.RUNNING,), limit=1000))
+                by_thread = [t.thread_id for t in active]
+                assert len(by_thread) == len(set(by_thread)), "two running on one thread"
+                assert sum(t.thread_group == "task" for t in active) <= cap, "cap exceeded"
+                for t in turns:
+                    assert s.finish(
+                        t.id,
                         run_id=name,
-                        limit=2,
-                        now=T0 + 10_000,
-                        lease_seconds=LEASE,
-                        caps={"task": cap},
+                        attempt=t.attempt,
+                        status=TurnStatus.COMPLETED,
+                        now=T0 + 10_001,
                     )
-                    if not turns:
-                        idle = idle + 1 if done_producing.is_set() else 0
-                        continue
-                    idle = 0
-                    active = s.list_turns(TurnFilter(status=(TurnStatus.RUNNING,), limit=1000))
-                    by_thread = [t.thread_id for t in active]
-                    assert len(by_thread) == len(set(by_thread)), "two running on one thread"
-                    assert sum(t.thread_group == "task" for t in active) <= cap, "cap exceeded"
-                    for t in turns:
-                        assert s.finish(
-                            t.id,
-                            run_id=name,
-                            attempt=t.attempt,
-                            status=TurnStatus.COMPLETED,
-                            now=T0 + 10_001,
-                        )
-                    with lock:
-                        claimed.extend(t.id for t in turns)
+                with lock:
+                    claimed.extend(t.id for t in turns)
+
+        def on_own_store(body: Callable[[ExecutionStore, Any], None], arg: Any) -> None:
+            s: ExecutionStore | None = None
+            try:  # opening is inside: a store that fails to open is an error too
+                s = toolang_store_factory()
+                body(s, arg)
             except BaseException as exc:
                 errors.append(exc)
             finally:
-                s.close()
+                if s is not None:
+                    s.close()
 
-        producers = [threading.Thread(target=produce, args=(n,)) for n in range(3)]
-        consumers = [threading.Thread(target=consume, args=(f"run-{n}",)) for n in range(3)]
+        producers = [threading.Thread(target=on_own_store, args=(produce, n)) for n in range(3)]
+        consumers = [
+            threading.Thread(target=on_own_store, args=(consume, f"run-{n}")) for n in range(3)
+        ]
         for t in (*producers, *consumers):
             t.start()
         for t in producers:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 from urllib.parse import quote
 
 from sqlite_utils import Database
 
 from toolang_core.store.errors import (
+    StoreBusy,
     StoreCorrupt,
     StoreMissing,
     StoreNeedsMigration,
@@ -48,12 +50,49 @@ def connect(
     return conn
 
 
-def use_wal(conn: sqlite3.Connection, path: Path) -> None:
-    """Switch a toolang store to WAL (persistent; done only once the file is known ours)."""
-    try:
-        conn.execute("PRAGMA journal_mode = WAL").fetchone()
-    except sqlite3.DatabaseError as exc:
-        raise StoreCorrupt(f"{path}: cannot switch to WAL mode ({exc})") from None
+def use_wal(conn: sqlite3.Connection, path: Path, *, wait_seconds: float = 10.0) -> None:
+    """Switch a toolang store to WAL (persistent; done only once the file is known ours).
+
+    Switching needs the file to itself for a moment, and SQLite does not wait for that:
+    when several processes open a new store at once, all but one find it locked. They
+    try again until ``wait_seconds`` have passed, and stop as soon as one of them has
+    switched it.
+
+    :raises StoreBusy: the file stayed locked for ``wait_seconds``.
+    :raises StoreCorrupt: the switch failed for another reason.
+    """
+    deadline = time.monotonic() + wait_seconds
+    pause = 0.001
+    while True:
+        try:
+            if _journal_mode(conn, "PRAGMA journal_mode") == "wal":
+                return
+            if _journal_mode(conn, "PRAGMA journal_mode = WAL") == "wal":
+                return
+            problem = "SQLite kept the old journal mode"
+        except sqlite3.OperationalError as exc:
+            if not _is_locked(exc):
+                raise StoreCorrupt(f"{path}: cannot switch to WAL mode ({exc})") from None
+            problem = str(exc)
+        except sqlite3.DatabaseError as exc:
+            raise StoreCorrupt(f"{path}: cannot switch to WAL mode ({exc})") from None
+        if time.monotonic() >= deadline:
+            raise StoreBusy(
+                f"{path}: could not switch the new store to WAL mode for {wait_seconds:g} s "
+                f"({problem}); another process keeps it locked — try again"
+            )
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
+def _journal_mode(conn: sqlite3.Connection, sql: str) -> str:
+    row = conn.execute(sql).fetchall()
+    return str(row[0][0]).lower() if row else ""
+
+
+def _is_locked(exc: sqlite3.OperationalError) -> bool:
+    message = str(exc)
+    return "locked" in message or "busy" in message
 
 
 def prepare_schema(conn: sqlite3.Connection, path: Path, *, migrate: bool) -> None:

@@ -74,7 +74,7 @@ class SQLiteStore:
         try:
             prepare_schema(self._conn, path, migrate=not read_only)
             if not read_only:
-                use_wal(self._conn, path)
+                use_wal(self._conn, path, wait_seconds=busy_timeout)
         except BaseException:
             self._conn.close()
             raise
