@@ -178,9 +178,10 @@ _IDLE_THREAD = (
     f"NOT EXISTS (SELECT 1 FROM turn_requests a WHERE a.thread_id = t.thread_id AND {active('a')})"
 )
 # The claimed row is read with its head (no RETURNING): the claim then only updates it.
+# The head's row is found by its ``seq`` (the table's rowid), not through the id index.
 HEADS_IN_GROUP_SQL = (
     f"SELECT t.head_rank, t.head_seq, t.thread_group, {TURN_COLUMNS_OF_R} "
-    "FROM threads t JOIN turn_requests r ON r.id = t.head_id "
+    "FROM threads t JOIN turn_requests r ON r.seq = t.head_seq "
     "WHERE t.thread_group = ? AND t.head_id IS NOT NULL AND t.head_not_before <= ? "
     f"AND {_IDLE_THREAD} ORDER BY t.head_rank, t.head_seq LIMIT ?"
 )
@@ -189,23 +190,34 @@ HEAD_BY_ID_SQL = (
     "FROM turn_requests r JOIN threads t ON t.thread_id = r.thread_id "
     f"WHERE r.id = ? AND t.head_id = r.id AND t.head_not_before <= ? AND {_IDLE_THREAD}"
 )
-# OR IGNORE: a request whose thread has an active turn after all stays queued (the unique
-# index still refuses it), and, with nothing to abort, SQLite keeps no statement journal
-# for these one-row writes inside the claim's and the finish's batch transactions.
-START_SQL = (
-    "UPDATE OR IGNORE turn_requests SET status = 'running', attempt = attempt + 1, "
-    "lease_owner = ?, lease_expires = ?, started_at = ?, updated_at = ? "
-    "WHERE seq = ? AND status = 'queued'"
-)
-NEXT_HEAD_SQL = (
-    "UPDATE threads SET turns = turns + 1, updated_at = ?, "
-    "(head_id, head_rank, head_seq, head_not_before) = ("
-    "SELECT id, rank, seq, COALESCE(not_before, 0) FROM turn_requests "
-    "WHERE thread_id = threads.thread_id AND status = 'queued' ORDER BY rank, seq LIMIT 1) "
-    "WHERE thread_id = ?"
-)
-"""After a claim, for each thread it started: the next head (the claim's batch, in place
-of a trigger per row)."""
+
+
+def start_sql(count: int) -> str:
+    """Start ``count`` chosen requests (by ``seq``) in one statement.
+
+    OR IGNORE: a request whose thread has an active turn after all stays queued (the
+    unique index still refuses it, and the rows after it are still started); with
+    nothing to abort, SQLite keeps no statement journal inside the claim's transaction.
+    RETURNING says which rows started.
+    """
+    return (
+        "UPDATE OR IGNORE turn_requests SET status = 'running', attempt = attempt + 1, "
+        "lease_owner = ?, lease_expires = ?, started_at = ?, updated_at = ? "
+        f"WHERE seq IN ({','.join('?' * count)}) AND status = 'queued' RETURNING seq"
+    )
+
+
+def next_head_sql(count: int) -> str:
+    """After a claim, the next head of each of the ``count`` threads it started (the
+    claim's batch, in place of a trigger per row), in one statement."""
+    return (
+        "UPDATE threads SET turns = turns + 1, updated_at = ?, "
+        "(head_id, head_rank, head_seq, head_not_before) = ("
+        "SELECT id, rank, seq, COALESCE(not_before, 0) FROM turn_requests "
+        "WHERE thread_id = threads.thread_id AND status = 'queued' ORDER BY rank, seq LIMIT 1) "
+        f"WHERE thread_id IN ({','.join('?' * count)})"
+    )
+
 
 INSERT_SQL = (
     "INSERT INTO turn_requests (id, source, thread_id, thread_group, priority, rank, input, "
@@ -376,6 +388,40 @@ def claim(
     only: Collection[str] | None,
 ) -> list[TurnRequest]:
     running = dict(c.execute(RUNNING_BY_GROUP_SQL))
+    candidates = _candidates(c, now=now, limit=limit, caps=caps, running=running, only=only)
+    taken: Counter[str] = Counter()
+    chosen: list[Sequence[Any]] = []
+    for row in candidates:  # best first, within the free slots and the group caps
+        if len(chosen) >= limit:
+            break
+        cap = caps.get(row[2])
+        if cap is None or running.get(row[2], 0) + taken[row[2]] < cap:
+            chosen.append(row)
+            taken[row[2]] += 1
+    if not chosen:
+        return []
+    # One statement starts them all. A request refused after all (its thread has an
+    # active turn) stays queued; its slot waits for the next claim.
+    lease_expires = now + lease_seconds
+    params = (run_id, lease_expires, now, now, *(row[1] for row in chosen))
+    started = {seq for (seq,) in c.execute(start_sql(len(chosen)), params)}
+    claimed = [_started(row[3:], run_id, lease_expires, now) for row in chosen if row[1] in started]
+    if claimed:
+        threads = [turn.thread_id for turn in claimed]
+        c.execute(next_head_sql(len(threads)), (now, *threads))
+    return claimed
+
+
+def _candidates(
+    c: sqlite3.Connection,
+    *,
+    now: float,
+    limit: int,
+    caps: Mapping[str, int],
+    running: Mapping[str, int],
+    only: Collection[str] | None,
+) -> list[Sequence[Any]]:
+    """Heads of idle threads that may start now, best ``(rank, seq)`` first."""
     candidates: list[Sequence[Any]] = []
     if only is not None:
         for turn_id in only:
@@ -389,36 +435,26 @@ def claim(
             if budget > 0:
                 candidates.extend(c.execute(HEADS_IN_GROUP_SQL, (group, now, budget)))
     candidates.sort(key=lambda row: (row[0], row[1]))
-    taken: Counter[str] = Counter()
-    claimed: list[TurnRequest] = []
-    lease_expires = now + lease_seconds
-    for row in candidates:
-        if len(claimed) >= limit:
-            break
-        group = row[2]
-        cap = caps.get(group)
-        if cap is not None and running.get(group, 0) + taken[group] >= cap:
-            continue
-        started = c.execute(START_SQL, (run_id, lease_expires, now, now, row[1]))
-        if started.rowcount == 1:
-            taken[group] += 1
-            claimed.append(_started(row[3:], run_id, lease_expires, now))
-    c.executemany(NEXT_HEAD_SQL, [(now, turn.thread_id) for turn in claimed])
-    return claimed
+    return candidates
 
 
 _COLUMN = {name.strip(): i for i, name in enumerate(TURN_COLUMNS.split(","))}
+_RUNNING = TurnStatus.RUNNING.value
+_STATUS_AT, _ATTEMPT_AT, _OWNER_AT, _EXPIRES_AT, _STARTED_AT, _UPDATED_AT = (
+    _COLUMN[name]
+    for name in ("status", "attempt", "lease_owner", "lease_expires", "started_at", "updated_at")
+)
 
 
 def _started(row: Sequence[Any], run_id: str, lease_expires: float, now: float) -> TurnRequest:
-    """The request as ``START_SQL`` left it (read before the update, not returned by it)."""
+    """The request as ``start_sql`` left it (read before the update, not returned by it)."""
     values = list(row)
-    values[_COLUMN["status"]] = TurnStatus.RUNNING.value
-    values[_COLUMN["attempt"]] += 1
-    values[_COLUMN["lease_owner"]] = run_id
-    values[_COLUMN["lease_expires"]] = lease_expires
-    values[_COLUMN["started_at"]] = now
-    values[_COLUMN["updated_at"]] = now
+    values[_STATUS_AT] = _RUNNING
+    values[_ATTEMPT_AT] += 1
+    values[_OWNER_AT] = run_id
+    values[_EXPIRES_AT] = lease_expires
+    values[_STARTED_AT] = now
+    values[_UPDATED_AT] = now
     return turn_from_row(values)
 
 
