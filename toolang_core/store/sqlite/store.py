@@ -39,6 +39,9 @@ from toolang_core.store.types import (
 
 T = TypeVar("T")
 
+_FINISH_CHUNK = 1_000
+"""Turns finished by one statement of ``finish_many`` (eight parameters each)."""
+
 
 class SQLiteStore:
     """The execution store in one SQLite file (default ``<home>/toolang.db``).
@@ -279,30 +282,55 @@ class SQLiteStore:
             turns.check_finish_status(item.status)
 
         def write(c: sqlite3.Connection) -> list[bool]:
-            results = []
-            for i in items:
-                cursor = c.execute(
-                    turns.FINISH_SQL,
-                    (
-                        i.status.value,
-                        i.output,
-                        i.outcome,
-                        i.error,
-                        i.now,
-                        i.now,
-                        i.turn_id,
-                        i.run_id,
-                        i.attempt,
-                    ),
+            if len({i.turn_id for i in items}) < len(items):  # the same turn twice: in order
+                return [self._finish_one(c, i) for i in items]
+            params = [
+                p
+                for i in items
+                for p in (
+                    i.turn_id,
+                    i.run_id,
+                    i.attempt,
+                    i.status.value,
+                    i.output,
+                    i.outcome,
+                    i.error,
+                    i.now,
                 )
-                finished = cursor.rowcount == 1
-                if finished:  # the steps only with the fenced finish: both or neither
+            ]
+            recorded: set[str] = set()
+            for start in range(0, len(params), _FINISH_CHUNK * 8):  # under SQLite's 32,766 ?s
+                chunk = params[start : start + _FINISH_CHUNK * 8]
+                sql = turns.finish_batch_sql(len(chunk) // 8)
+                recorded.update(row[0] for row in c.execute(sql, chunk))
+            for i in items:
+                if i.turn_id in recorded:  # the steps only with the fenced finish: both or neither
                     for step in i.steps:
                         c.execute(turns.FINAL_STEP_SQL, self._step_params(step))
-                results.append(finished)
-            return results
+            return [i.turn_id in recorded for i in items]
 
         return self._tx(write) if items else []
+
+    def _finish_one(self, c: sqlite3.Connection, i: Finish) -> bool:
+        cursor = c.execute(
+            turns.FINISH_SQL,
+            (
+                i.status.value,
+                i.output,
+                i.outcome,
+                i.error,
+                i.now,
+                i.now,
+                i.turn_id,
+                i.run_id,
+                i.attempt,
+            ),
+        )
+        if cursor.rowcount != 1:
+            return False
+        for step in i.steps:  # the steps only with the fenced finish: both or neither
+            c.execute(turns.FINAL_STEP_SQL, self._step_params(step))
+        return True
 
     def release(self, turn_id: str, *, run_id: str, attempt: int, now: float) -> bool:
         cursor = self._conn.execute(turns.RELEASE_SQL, (now, turn_id, run_id, attempt))

@@ -465,6 +465,23 @@ FINISH_SQL = (
 )
 """One statement, atomic on its own: fenced by (lease owner, attempt)."""
 
+
+def finish_batch_sql(count: int) -> str:
+    """Finish ``count`` turns of distinct ids in one statement, each fenced like
+    ``FINISH_SQL``; RETURNING names the ones recorded."""
+    rows = ",".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * count)
+    return (
+        "WITH v(id, run_id, attempt, status, output, outcome, error, now) AS "
+        f"(VALUES {rows}) "
+        "UPDATE OR IGNORE turn_requests SET status = v.status, output = v.output, "
+        "outcome = v.outcome, error = v.error, finished_at = v.now, updated_at = v.now, "
+        "lease_owner = NULL, lease_expires = NULL FROM v "
+        "WHERE turn_requests.id = v.id AND turn_requests.lease_owner = v.run_id "
+        f"AND turn_requests.attempt = v.attempt AND {active('turn_requests')} "
+        "RETURNING turn_requests.id"
+    )
+
+
 RELEASE_SQL = (
     "UPDATE turn_requests SET status = 'queued', attempt = attempt - 1, lease_owner = NULL, "
     "lease_expires = NULL, cancel_requested = 0, updated_at = ? "
