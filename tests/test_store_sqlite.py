@@ -30,7 +30,13 @@ from toolang_core.store.errors import (  # noqa: E402
     StoreNeedsMigration,
     StoreSchemaTooNew,
 )
-from toolang_core.store.types import NewTurnRequest, SubmitRules  # noqa: E402
+from toolang_core.store.types import (  # noqa: E402
+    Finish,
+    NewTurnRequest,
+    StepRecord,
+    SubmitRules,
+    TurnStatus,
+)
 
 
 def digest(path):
@@ -264,3 +270,31 @@ def test_hot_path_statements_never_scan_the_turn_table(tmp_path, name):
         store.close()
     assert "SCAN turn_requests" not in plan, plan
     assert "SCAN threads" not in plan, plan
+
+
+def _claim_two(store):
+    rules = SubmitRules(thread_group="chat", priority=0)
+    for n in range(2):
+        store.submit(NewTurnRequest(source="chat", thread_id=f"chat:{n}"), rules, now=1.0)
+    return store.claim(run_id="r", limit=2, now=2.0, lease_seconds=30.0, caps={})
+
+
+def _finish(turn, *, attempt=None, kind="echo"):
+    step = StepRecord(turn.id, 0, turn.attempt, kind, "completed", 3.0, 3.0)
+    attempt = turn.attempt if attempt is None else attempt
+    return Finish(turn.id, "r", attempt, TurnStatus.COMPLETED, 3.0, "ok", steps=(step,))
+
+
+def test_finish_many_records_only_the_fenced_turns_and_their_steps(tmp_path):
+    store = SQLiteStore(tmp_path / "s.db")
+    a, b = _claim_two(store)
+    assert store.finish_many([_finish(a), _finish(b, attempt=b.attempt + 1)]) == [True, False]
+    assert store.get(a.id).status == "completed" and store.get(b.id).status == "running"
+    assert [s.kind for s in store.steps(a.id)] == ["echo"] and store.steps(b.id) == []
+
+
+def test_finish_many_naming_a_turn_twice_records_the_first_only(tmp_path):
+    store = SQLiteStore(tmp_path / "s.db")
+    a, _b = _claim_two(store)
+    assert store.finish_many([_finish(a), _finish(a, kind="again")]) == [True, False]
+    assert [s.kind for s in store.steps(a.id)] == ["echo"]
