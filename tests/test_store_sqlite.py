@@ -20,6 +20,7 @@ import sqlite3  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 
+import attrs  # noqa: E402
 from sqlite_utils import Migrations  # noqa: E402
 
 from toolang_core import open_plugin_database  # noqa: E402
@@ -298,3 +299,22 @@ def test_finish_many_naming_a_turn_twice_records_the_first_only(tmp_path):
     a, _b = _claim_two(store)
     assert store.finish_many([_finish(a), _finish(a, kind="again")]) == [True, False]
     assert [s.kind for s in store.steps(a.id)] == ["echo"]
+
+
+def test_finish_many_numbers_several_final_steps_of_one_turn_in_order(tmp_path):
+    store = SQLiteStore(tmp_path / "s.db")
+    a, b = _claim_two(store)
+    store.record_step(StepRecord(a.id, 0, a.attempt, "model", "completed", 2.5, 2.5), run_id="r")
+    two = attrs.evolve(_finish(b), steps=(*_finish(b).steps, *_finish(b, kind="more").steps))
+    assert store.finish_many([_finish(a), two]) == [True, True]
+    assert [(s.seq, s.kind) for s in store.steps(a.id)] == [(1, "model"), (2, "echo")]
+    assert [(s.seq, s.kind) for s in store.steps(b.id)] == [(1, "echo"), (2, "more")]
+
+
+def test_finish_many_numbers_one_final_step_per_turn_after_its_recorded_steps(tmp_path):
+    store = SQLiteStore(tmp_path / "s.db")
+    a, b = _claim_two(store)
+    store.record_step(StepRecord(a.id, 0, a.attempt, "model", "completed", 2.5, 2.5), run_id="r")
+    assert store.finish_many([_finish(a), _finish(b)]) == [True, True]
+    assert [(s.seq, s.kind) for s in store.steps(a.id)] == [(1, "model"), (2, "echo")]
+    assert [(s.seq, s.kind) for s in store.steps(b.id)] == [(1, "echo")]

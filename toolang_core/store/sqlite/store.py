@@ -40,7 +40,8 @@ from toolang_core.store.types import (
 T = TypeVar("T")
 
 _FINISH_CHUNK = 1_000
-"""Turns finished by one statement of ``finish_many`` (eight parameters each)."""
+"""Turns (or final steps) one statement of ``finish_many`` records: 8 or 10 parameters
+each, well under SQLite's limit of 32,766."""
 
 
 class SQLiteStore:
@@ -299,17 +300,25 @@ class SQLiteStore:
                 )
             ]
             recorded: set[str] = set()
-            for start in range(0, len(params), _FINISH_CHUNK * 8):  # under SQLite's 32,766 ?s
+            for start in range(0, len(params), _FINISH_CHUNK * 8):
                 chunk = params[start : start + _FINISH_CHUNK * 8]
                 sql = turns.finish_batch_sql(len(chunk) // 8)
                 recorded.update(row[0] for row in c.execute(sql, chunk))
-            for i in items:
-                if i.turn_id in recorded:  # the steps only with the fenced finish: both or neither
-                    for step in i.steps:
-                        c.execute(turns.FINAL_STEP_SQL, self._step_params(step))
+            # The steps only with the fenced finish: both or neither.
+            self._final_steps(c, [s for i in items if i.turn_id in recorded for s in i.steps])
             return [i.turn_id in recorded for i in items]
 
         return self._tx(write) if items else []
+
+    def _final_steps(self, c: sqlite3.Connection, steps: list[StepRecord]) -> None:
+        if len({step.turn_id for step in steps}) < len(steps):  # a turn's steps: in order
+            for step in steps:
+                c.execute(turns.FINAL_STEP_SQL, self._step_params(step))
+            return
+        for start in range(0, len(steps), _FINISH_CHUNK):
+            chunk = steps[start : start + _FINISH_CHUNK]
+            params = [p for step in chunk for p in (step.turn_id, *self._step_params(step))]
+            c.execute(turns.final_steps_sql(len(chunk)), params)
 
     def _finish_one(self, c: sqlite3.Connection, i: Finish) -> bool:
         cursor = c.execute(

@@ -513,6 +513,19 @@ whose idempotency key is stored already is that step replayed: it is kept once (
 ``record_step`` does), rather than failing the finishes of the whole batch."""
 
 
+def final_steps_sql(count: int) -> str:
+    """``FINAL_STEP_SQL`` for ``count`` steps of distinct turns in one statement (each
+    numbers its step from its own turn's steps, which the others do not change)."""
+    row = (
+        "(?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM turn_steps WHERE turn_id = ?), "
+        "?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    return (
+        "INSERT OR IGNORE INTO turn_steps (turn_id, seq, attempt, kind, status, started_at, "
+        f"finished_at, data, error, idempotency_key) VALUES {','.join([row] * count)}"
+    )
+
+
 def check_finish_status(status: TurnStatus) -> None:
     if not status.is_terminal:
         raise ValueError(f"finish needs a terminal status, not {status.value!r}")
