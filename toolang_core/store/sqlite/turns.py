@@ -11,6 +11,7 @@ as the number of running turns) instead of being written on every start and fini
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections import Counter
@@ -31,8 +32,9 @@ from toolang_core.store.types import (
     rank_for,
 )
 
-TURN_COLUMNS_OF_R = ", ".join(f"r.{name.strip()}" for name in TURN_COLUMNS.split(","))
-
+_BATCH_SQL_SIZES = 64
+"""Batch statements kept per builder below, by batch size: the same string object each
+time, so neither it nor its hash (the key of sqlite3's statement cache) is rebuilt."""
 
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 """One encoder for every row: ``json.dumps`` with options builds a new one per call."""
@@ -177,36 +179,37 @@ SELECT name FROM g WHERE name IS NOT NULL
 _IDLE_THREAD = (
     f"NOT EXISTS (SELECT 1 FROM turn_requests a WHERE a.thread_id = t.thread_id AND {active('a')})"
 )
-# The claimed row is read with its head (no RETURNING): the claim then only updates it.
-# The head's row is found by its ``seq`` (the table's rowid), not through the id index.
+# A candidate is its thread's head as the threads row has it; the claim's UPDATE
+# returns the rows it started.
 HEADS_IN_GROUP_SQL = (
-    f"SELECT t.head_rank, t.head_seq, t.thread_group, {TURN_COLUMNS_OF_R} "
-    "FROM threads t JOIN turn_requests r ON r.seq = t.head_seq "
+    "SELECT t.head_rank, t.head_seq, t.thread_group FROM threads t "
     "WHERE t.thread_group = ? AND t.head_id IS NOT NULL AND t.head_not_before <= ? "
     f"AND {_IDLE_THREAD} ORDER BY t.head_rank, t.head_seq LIMIT ?"
 )
 HEAD_BY_ID_SQL = (
-    f"SELECT t.head_rank, t.head_seq, t.thread_group, {TURN_COLUMNS_OF_R} "
+    "SELECT t.head_rank, t.head_seq, t.thread_group "
     "FROM turn_requests r JOIN threads t ON t.thread_id = r.thread_id "
     f"WHERE r.id = ? AND t.head_id = r.id AND t.head_not_before <= ? AND {_IDLE_THREAD}"
 )
 
 
+@functools.lru_cache(maxsize=_BATCH_SQL_SIZES)
 def start_sql(count: int) -> str:
     """Start ``count`` chosen requests (by ``seq``) in one statement.
 
     OR IGNORE: a request whose thread has an active turn after all stays queued (the
     unique index still refuses it, and the rows after it are still started); with
     nothing to abort, SQLite keeps no statement journal inside the claim's transaction.
-    RETURNING says which rows started.
+    RETURNING gives the rows it started, as they are now.
     """
     return (
         "UPDATE OR IGNORE turn_requests SET status = 'running', attempt = attempt + 1, "
         "lease_owner = ?, lease_expires = ?, started_at = ?, updated_at = ? "
-        f"WHERE seq IN ({','.join('?' * count)}) AND status = 'queued' RETURNING seq"
+        f"WHERE seq IN ({','.join('?' * count)}) AND status = 'queued' RETURNING {TURN_COLUMNS}"
     )
 
 
+@functools.lru_cache(maxsize=_BATCH_SQL_SIZES)
 def next_head_sql(count: int) -> str:
     """After a claim, the next head of each of the ``count`` threads it started (the
     claim's batch, in place of a trigger per row), in one statement."""
@@ -404,8 +407,8 @@ def claim(
     # active turn) stays queued; its slot waits for the next claim.
     lease_expires = now + lease_seconds
     params = (run_id, lease_expires, now, now, *(row[1] for row in chosen))
-    started = {seq for (seq,) in c.execute(start_sql(len(chosen)), params)}
-    claimed = [_started(row[3:], run_id, lease_expires, now) for row in chosen if row[1] in started]
+    claimed = [turn_from_row(row) for row in c.execute(start_sql(len(chosen)), params)]
+    claimed.sort(key=lambda turn: (turn.rank, turn.seq))  # RETURNING keeps no order
     if claimed:
         threads = [turn.thread_id for turn in claimed]
         c.execute(next_head_sql(len(threads)), (now, *threads))
@@ -438,26 +441,6 @@ def _candidates(
     return candidates
 
 
-_COLUMN = {name.strip(): i for i, name in enumerate(TURN_COLUMNS.split(","))}
-_RUNNING = TurnStatus.RUNNING.value
-_STATUS_AT, _ATTEMPT_AT, _OWNER_AT, _EXPIRES_AT, _STARTED_AT, _UPDATED_AT = (
-    _COLUMN[name]
-    for name in ("status", "attempt", "lease_owner", "lease_expires", "started_at", "updated_at")
-)
-
-
-def _started(row: Sequence[Any], run_id: str, lease_expires: float, now: float) -> TurnRequest:
-    """The request as ``start_sql`` left it (read before the update, not returned by it)."""
-    values = list(row)
-    values[_STATUS_AT] = _RUNNING
-    values[_ATTEMPT_AT] += 1
-    values[_OWNER_AT] = run_id
-    values[_EXPIRES_AT] = lease_expires
-    values[_STARTED_AT] = now
-    values[_UPDATED_AT] = now
-    return turn_from_row(values)
-
-
 FINISH_SQL = (
     "UPDATE OR IGNORE turn_requests SET status = ?, output = ?, outcome = ?, error = ?, "
     "finished_at = ?, updated_at = ?, lease_owner = NULL, lease_expires = NULL "
@@ -466,6 +449,7 @@ FINISH_SQL = (
 """One statement, atomic on its own: fenced by (lease owner, attempt)."""
 
 
+@functools.lru_cache(maxsize=_BATCH_SQL_SIZES)
 def finish_batch_sql(count: int) -> str:
     """Finish ``count`` turns of distinct ids in one statement, each fenced like
     ``FINISH_SQL``; RETURNING names the ones recorded."""
@@ -513,6 +497,7 @@ whose idempotency key is stored already is that step replayed: it is kept once (
 ``record_step`` does), rather than failing the finishes of the whole batch."""
 
 
+@functools.lru_cache(maxsize=_BATCH_SQL_SIZES)
 def final_steps_sql(count: int) -> str:
     """``FINAL_STEP_SQL`` for ``count`` steps of distinct turns in one statement (each
     numbers its step from its own turn's steps, which the others do not change)."""
