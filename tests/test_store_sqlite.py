@@ -21,6 +21,7 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 import threading  # noqa: E402
 
+import attrs  # noqa: E402
 from sqlite_utils import Migrations  # noqa: E402
 
 from toolang_core import open_plugin_database  # noqa: E402
@@ -31,7 +32,13 @@ from toolang_core.store.errors import (  # noqa: E402
     StoreNeedsMigration,
     StoreSchemaTooNew,
 )
-from toolang_core.store.types import NewTurnRequest, SubmitRules  # noqa: E402
+from toolang_core.store.types import (  # noqa: E402
+    Finish,
+    NewTurnRequest,
+    StepRecord,
+    SubmitRules,
+    TurnStatus,
+)
 
 
 def digest(path):
@@ -315,3 +322,50 @@ def test_hot_path_statements_never_scan_the_turn_table(tmp_path, name):
         store.close()
     assert "SCAN turn_requests" not in plan, plan
     assert "SCAN threads" not in plan, plan
+
+
+def _claim_two(store):
+    rules = SubmitRules(thread_group="chat", priority=0)
+    for n in range(2):
+        store.submit(NewTurnRequest(source="chat", thread_id=f"chat:{n}"), rules, now=1.0)
+    return store.claim(run_id="r", limit=2, now=2.0, lease_seconds=30.0, caps={})
+
+
+def _finish(turn, *, attempt=None, kind="echo"):
+    step = StepRecord(turn.id, 0, turn.attempt, kind, "completed", 3.0, 3.0)
+    attempt = turn.attempt if attempt is None else attempt
+    return Finish(turn.id, "r", attempt, TurnStatus.COMPLETED, 3.0, "ok", steps=(step,))
+
+
+def test_finish_many_records_only_the_fenced_turns_and_their_steps(tmp_path):
+    store = SQLiteStore(tmp_path / "s.db")
+    a, b = _claim_two(store)
+    assert store.finish_many([_finish(a), _finish(b, attempt=b.attempt + 1)]) == [True, False]
+    assert store.get(a.id).status == "completed" and store.get(b.id).status == "running"
+    assert [s.kind for s in store.steps(a.id)] == ["echo"] and store.steps(b.id) == []
+
+
+def test_finish_many_naming_a_turn_twice_records_the_first_only(tmp_path):
+    store = SQLiteStore(tmp_path / "s.db")
+    a, _b = _claim_two(store)
+    assert store.finish_many([_finish(a), _finish(a, kind="again")]) == [True, False]
+    assert [s.kind for s in store.steps(a.id)] == ["echo"]
+
+
+def test_finish_many_numbers_several_final_steps_of_one_turn_in_order(tmp_path):
+    store = SQLiteStore(tmp_path / "s.db")
+    a, b = _claim_two(store)
+    store.record_step(StepRecord(a.id, 0, a.attempt, "model", "completed", 2.5, 2.5), run_id="r")
+    two = attrs.evolve(_finish(b), steps=(*_finish(b).steps, *_finish(b, kind="more").steps))
+    assert store.finish_many([_finish(a), two]) == [True, True]
+    assert [(s.seq, s.kind) for s in store.steps(a.id)] == [(1, "model"), (2, "echo")]
+    assert [(s.seq, s.kind) for s in store.steps(b.id)] == [(1, "echo"), (2, "more")]
+
+
+def test_finish_many_numbers_one_final_step_per_turn_after_its_recorded_steps(tmp_path):
+    store = SQLiteStore(tmp_path / "s.db")
+    a, b = _claim_two(store)
+    store.record_step(StepRecord(a.id, 0, a.attempt, "model", "completed", 2.5, 2.5), run_id="r")
+    assert store.finish_many([_finish(a), _finish(b)]) == [True, True]
+    assert [(s.seq, s.kind) for s in store.steps(a.id)] == [(1, "model"), (2, "echo")]
+    assert [(s.seq, s.kind) for s in store.steps(b.id)] == [(1, "echo")]

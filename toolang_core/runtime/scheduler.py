@@ -79,6 +79,7 @@ class Scheduler:
         self._admitting = True
         self._store_failing = False
         self.admitted = 0
+        self._after = self._after_turn_stages()
         self._turn_log = log.bind()
         """Bound once: the module's lazy logger binds anew on every call, twice per turn."""
 
@@ -110,6 +111,7 @@ class Scheduler:
     async def run(self, stop: asyncio.Event, *, until_idle: bool = False) -> None:
         """Admit and supervise turns until ``stop`` is set (or, with ``until_idle``,
         until nothing is running or waiting)."""
+        self._after = self._after_turn_stages()  # with the hooks the runtime set since
         waker = self.store.listen()
         pump = asyncio.create_task(self._pump(waker))
         stopper = asyncio.create_task(self._relay(stop))
@@ -140,8 +142,10 @@ class Scheduler:
                 if wakeup is not None:
                     timeout = max(0.0, min(timeout, wakeup - now))
                 if not self._wake.is_set():
+                    # asyncio.timeout, not wait_for: no task of its own on every pass
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._wake.wait(), timeout)
+                        async with asyncio.timeout(timeout):
+                            await self._wake.wait()
                 self._wake.clear()
         finally:
             pump.cancel()
@@ -339,14 +343,18 @@ class Scheduler:
             status=outcome.status.value,
             output=(outcome.output or outcome.error or "")[:80],
         )
-        await AfterTurnStages(
+        await self._after.run(turn, outcome)
+
+    def _after_turn_stages(self) -> AfterTurnStages:
+        """The post-turn stages of this scheduler's turns (one for all of them)."""
+        return AfterTurnStages(
             self.runtime,
             self.store,
             run_id=self.run_id,
             clock=self.clock,
             publish=self.on_event,
             has_subscribers=self.has_subscribers,
-        ).run(turn, outcome)
+        )
 
     async def _execute(self, turn: TurnRequest) -> TurnOutcome | None:
         """Run the executor; ``None`` means nothing is to be recorded (released or lost)."""

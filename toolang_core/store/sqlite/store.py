@@ -39,6 +39,10 @@ from toolang_core.store.types import (
 
 T = TypeVar("T")
 
+_FINISH_CHUNK = 1_000
+"""Turns (or final steps) one statement of ``finish_many`` records: 8 or 10 parameters
+each, well under SQLite's limit of 32,766."""
+
 
 class SQLiteStore:
     """The execution store in one SQLite file (default ``<home>/toolang.db``).
@@ -279,30 +283,63 @@ class SQLiteStore:
             turns.check_finish_status(item.status)
 
         def write(c: sqlite3.Connection) -> list[bool]:
-            results = []
-            for i in items:
-                cursor = c.execute(
-                    turns.FINISH_SQL,
-                    (
-                        i.status.value,
-                        i.output,
-                        i.outcome,
-                        i.error,
-                        i.now,
-                        i.now,
-                        i.turn_id,
-                        i.run_id,
-                        i.attempt,
-                    ),
+            if len({i.turn_id for i in items}) < len(items):  # the same turn twice: in order
+                return [self._finish_one(c, i) for i in items]
+            params = [
+                p
+                for i in items
+                for p in (
+                    i.turn_id,
+                    i.run_id,
+                    i.attempt,
+                    i.status.value,
+                    i.output,
+                    i.outcome,
+                    i.error,
+                    i.now,
                 )
-                finished = cursor.rowcount == 1
-                if finished:  # the steps only with the fenced finish: both or neither
-                    for step in i.steps:
-                        c.execute(turns.FINAL_STEP_SQL, self._step_params(step))
-                results.append(finished)
-            return results
+            ]
+            recorded: set[str] = set()
+            for start in range(0, len(params), _FINISH_CHUNK * 8):
+                chunk = params[start : start + _FINISH_CHUNK * 8]
+                sql = turns.finish_batch_sql(len(chunk) // 8)
+                recorded.update(row[0] for row in c.execute(sql, chunk))
+            # The steps only with the fenced finish: both or neither.
+            self._final_steps(c, [s for i in items if i.turn_id in recorded for s in i.steps])
+            return [i.turn_id in recorded for i in items]
 
         return self._tx(write) if items else []
+
+    def _final_steps(self, c: sqlite3.Connection, steps: list[StepRecord]) -> None:
+        if len({step.turn_id for step in steps}) < len(steps):  # a turn's steps: in order
+            for step in steps:
+                c.execute(turns.FINAL_STEP_SQL, self._step_params(step))
+            return
+        for start in range(0, len(steps), _FINISH_CHUNK):
+            chunk = steps[start : start + _FINISH_CHUNK]
+            params = [p for step in chunk for p in (step.turn_id, *self._step_params(step))]
+            c.execute(turns.final_steps_sql(len(chunk)), params)
+
+    def _finish_one(self, c: sqlite3.Connection, i: Finish) -> bool:
+        cursor = c.execute(
+            turns.FINISH_SQL,
+            (
+                i.status.value,
+                i.output,
+                i.outcome,
+                i.error,
+                i.now,
+                i.now,
+                i.turn_id,
+                i.run_id,
+                i.attempt,
+            ),
+        )
+        if cursor.rowcount != 1:
+            return False
+        for step in i.steps:  # the steps only with the fenced finish: both or neither
+            c.execute(turns.FINAL_STEP_SQL, self._step_params(step))
+        return True
 
     def release(self, turn_id: str, *, run_id: str, attempt: int, now: float) -> bool:
         cursor = self._conn.execute(turns.RELEASE_SQL, (now, turn_id, run_id, attempt))

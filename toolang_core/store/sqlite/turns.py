@@ -11,6 +11,7 @@ as the number of running turns) instead of being written on every start and fini
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections import Counter
@@ -31,8 +32,9 @@ from toolang_core.store.types import (
     rank_for,
 )
 
-TURN_COLUMNS_OF_R = ", ".join(f"r.{name.strip()}" for name in TURN_COLUMNS.split(","))
-
+_BATCH_SQL_SIZES = 64
+"""Batch statements kept per builder below, by batch size: the same string object each
+time, so neither it nor its hash (the key of sqlite3's statement cache) is rebuilt."""
 
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 """One encoder for every row: ``json.dumps`` with options builds a new one per call."""
@@ -177,35 +179,48 @@ SELECT name FROM g WHERE name IS NOT NULL
 _IDLE_THREAD = (
     f"NOT EXISTS (SELECT 1 FROM turn_requests a WHERE a.thread_id = t.thread_id AND {active('a')})"
 )
-# The claimed row is read with its head (no RETURNING): the claim then only updates it.
+# A candidate is its thread's head as the threads row has it; the claim's UPDATE
+# returns the rows it started.
 HEADS_IN_GROUP_SQL = (
-    f"SELECT t.head_rank, t.head_seq, t.thread_group, {TURN_COLUMNS_OF_R} "
-    "FROM threads t JOIN turn_requests r ON r.id = t.head_id "
+    "SELECT t.head_rank, t.head_seq, t.thread_group FROM threads t "
     "WHERE t.thread_group = ? AND t.head_id IS NOT NULL AND t.head_not_before <= ? "
     f"AND {_IDLE_THREAD} ORDER BY t.head_rank, t.head_seq LIMIT ?"
 )
 HEAD_BY_ID_SQL = (
-    f"SELECT t.head_rank, t.head_seq, t.thread_group, {TURN_COLUMNS_OF_R} "
+    "SELECT t.head_rank, t.head_seq, t.thread_group "
     "FROM turn_requests r JOIN threads t ON t.thread_id = r.thread_id "
     f"WHERE r.id = ? AND t.head_id = r.id AND t.head_not_before <= ? AND {_IDLE_THREAD}"
 )
-# OR IGNORE: a request whose thread has an active turn after all stays queued (the unique
-# index still refuses it), and, with nothing to abort, SQLite keeps no statement journal
-# for these one-row writes inside the claim's and the finish's batch transactions.
-START_SQL = (
-    "UPDATE OR IGNORE turn_requests SET status = 'running', attempt = attempt + 1, "
-    "lease_owner = ?, lease_expires = ?, started_at = ?, updated_at = ? "
-    "WHERE seq = ? AND status = 'queued'"
-)
-NEXT_HEAD_SQL = (
-    "UPDATE threads SET turns = turns + 1, updated_at = ?, "
-    "(head_id, head_rank, head_seq, head_not_before) = ("
-    "SELECT id, rank, seq, COALESCE(not_before, 0) FROM turn_requests "
-    "WHERE thread_id = threads.thread_id AND status = 'queued' ORDER BY rank, seq LIMIT 1) "
-    "WHERE thread_id = ?"
-)
-"""After a claim, for each thread it started: the next head (the claim's batch, in place
-of a trigger per row)."""
+
+
+@functools.lru_cache(maxsize=_BATCH_SQL_SIZES)
+def start_sql(count: int) -> str:
+    """Start ``count`` chosen requests (by ``seq``) in one statement.
+
+    OR IGNORE: a request whose thread has an active turn after all stays queued (the
+    unique index still refuses it, and the rows after it are still started); with
+    nothing to abort, SQLite keeps no statement journal inside the claim's transaction.
+    RETURNING gives the rows it started, as they are now.
+    """
+    return (
+        "UPDATE OR IGNORE turn_requests SET status = 'running', attempt = attempt + 1, "
+        "lease_owner = ?, lease_expires = ?, started_at = ?, updated_at = ? "
+        f"WHERE seq IN ({','.join('?' * count)}) AND status = 'queued' RETURNING {TURN_COLUMNS}"
+    )
+
+
+@functools.lru_cache(maxsize=_BATCH_SQL_SIZES)
+def next_head_sql(count: int) -> str:
+    """After a claim, the next head of each of the ``count`` threads it started (the
+    claim's batch, in place of a trigger per row), in one statement."""
+    return (
+        "UPDATE threads SET turns = turns + 1, updated_at = ?, "
+        "(head_id, head_rank, head_seq, head_not_before) = ("
+        "SELECT id, rank, seq, COALESCE(not_before, 0) FROM turn_requests "
+        "WHERE thread_id = threads.thread_id AND status = 'queued' ORDER BY rank, seq LIMIT 1) "
+        f"WHERE thread_id IN ({','.join('?' * count)})"
+    )
+
 
 INSERT_SQL = (
     "INSERT INTO turn_requests (id, source, thread_id, thread_group, priority, rank, input, "
@@ -376,6 +391,40 @@ def claim(
     only: Collection[str] | None,
 ) -> list[TurnRequest]:
     running = dict(c.execute(RUNNING_BY_GROUP_SQL))
+    candidates = _candidates(c, now=now, limit=limit, caps=caps, running=running, only=only)
+    taken: Counter[str] = Counter()
+    chosen: list[Sequence[Any]] = []
+    for row in candidates:  # best first, within the free slots and the group caps
+        if len(chosen) >= limit:
+            break
+        cap = caps.get(row[2])
+        if cap is None or running.get(row[2], 0) + taken[row[2]] < cap:
+            chosen.append(row)
+            taken[row[2]] += 1
+    if not chosen:
+        return []
+    # One statement starts them all. A request refused after all (its thread has an
+    # active turn) stays queued; its slot waits for the next claim.
+    lease_expires = now + lease_seconds
+    params = (run_id, lease_expires, now, now, *(row[1] for row in chosen))
+    claimed = [turn_from_row(row) for row in c.execute(start_sql(len(chosen)), params)]
+    claimed.sort(key=lambda turn: (turn.rank, turn.seq))  # RETURNING keeps no order
+    if claimed:
+        threads = [turn.thread_id for turn in claimed]
+        c.execute(next_head_sql(len(threads)), (now, *threads))
+    return claimed
+
+
+def _candidates(
+    c: sqlite3.Connection,
+    *,
+    now: float,
+    limit: int,
+    caps: Mapping[str, int],
+    running: Mapping[str, int],
+    only: Collection[str] | None,
+) -> list[Sequence[Any]]:
+    """Heads of idle threads that may start now, best ``(rank, seq)`` first."""
     candidates: list[Sequence[Any]] = []
     if only is not None:
         for turn_id in only:
@@ -389,37 +438,7 @@ def claim(
             if budget > 0:
                 candidates.extend(c.execute(HEADS_IN_GROUP_SQL, (group, now, budget)))
     candidates.sort(key=lambda row: (row[0], row[1]))
-    taken: Counter[str] = Counter()
-    claimed: list[TurnRequest] = []
-    lease_expires = now + lease_seconds
-    for row in candidates:
-        if len(claimed) >= limit:
-            break
-        group = row[2]
-        cap = caps.get(group)
-        if cap is not None and running.get(group, 0) + taken[group] >= cap:
-            continue
-        started = c.execute(START_SQL, (run_id, lease_expires, now, now, row[1]))
-        if started.rowcount == 1:
-            taken[group] += 1
-            claimed.append(_started(row[3:], run_id, lease_expires, now))
-    c.executemany(NEXT_HEAD_SQL, [(now, turn.thread_id) for turn in claimed])
-    return claimed
-
-
-_COLUMN = {name.strip(): i for i, name in enumerate(TURN_COLUMNS.split(","))}
-
-
-def _started(row: Sequence[Any], run_id: str, lease_expires: float, now: float) -> TurnRequest:
-    """The request as ``START_SQL`` left it (read before the update, not returned by it)."""
-    values = list(row)
-    values[_COLUMN["status"]] = TurnStatus.RUNNING.value
-    values[_COLUMN["attempt"]] += 1
-    values[_COLUMN["lease_owner"]] = run_id
-    values[_COLUMN["lease_expires"]] = lease_expires
-    values[_COLUMN["started_at"]] = now
-    values[_COLUMN["updated_at"]] = now
-    return turn_from_row(values)
+    return candidates
 
 
 FINISH_SQL = (
@@ -428,6 +447,24 @@ FINISH_SQL = (
     f"WHERE id = ? AND lease_owner = ? AND attempt = ? AND {active()}"
 )
 """One statement, atomic on its own: fenced by (lease owner, attempt)."""
+
+
+@functools.lru_cache(maxsize=_BATCH_SQL_SIZES)
+def finish_batch_sql(count: int) -> str:
+    """Finish ``count`` turns of distinct ids in one statement, each fenced like
+    ``FINISH_SQL``; RETURNING names the ones recorded."""
+    rows = ",".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * count)
+    return (
+        "WITH v(id, run_id, attempt, status, output, outcome, error, now) AS "
+        f"(VALUES {rows}) "
+        "UPDATE OR IGNORE turn_requests SET status = v.status, output = v.output, "
+        "outcome = v.outcome, error = v.error, finished_at = v.now, updated_at = v.now, "
+        "lease_owner = NULL, lease_expires = NULL FROM v "
+        "WHERE turn_requests.id = v.id AND turn_requests.lease_owner = v.run_id "
+        f"AND turn_requests.attempt = v.attempt AND {active('turn_requests')} "
+        "RETURNING turn_requests.id"
+    )
+
 
 RELEASE_SQL = (
     "UPDATE turn_requests SET status = 'queued', attempt = attempt - 1, lease_owner = NULL, "
@@ -458,6 +495,20 @@ FINAL_STEP_SQL = (
 """A step stored with its turn's terminal state, after the fenced finish succeeded. One
 whose idempotency key is stored already is that step replayed: it is kept once (as
 ``record_step`` does), rather than failing the finishes of the whole batch."""
+
+
+@functools.lru_cache(maxsize=_BATCH_SQL_SIZES)
+def final_steps_sql(count: int) -> str:
+    """``FINAL_STEP_SQL`` for ``count`` steps of distinct turns in one statement (each
+    numbers its step from its own turn's steps, which the others do not change)."""
+    row = (
+        "(?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM turn_steps WHERE turn_id = ?), "
+        "?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    return (
+        "INSERT OR IGNORE INTO turn_steps (turn_id, seq, attempt, kind, status, started_at, "
+        f"finished_at, data, error, idempotency_key) VALUES {','.join([row] * count)}"
+    )
 
 
 def check_finish_status(status: TurnStatus) -> None:

@@ -70,7 +70,8 @@ class SocketWaker:
             return False
         loop = asyncio.get_running_loop()
         try:
-            await asyncio.wait_for(loop.sock_recv(self._sock, 64), timeout)
+            async with asyncio.timeout(timeout):  # no task of its own, unlike wait_for
+                await loop.sock_recv(self._sock, 64)
         except TimeoutError:
             return False
         while True:  # drain a burst so one wake-up covers it
