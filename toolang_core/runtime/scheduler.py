@@ -150,9 +150,15 @@ class Scheduler:
         finally:
             pump.cancel()
             stopper.cancel()
-            waker.close()
             if self._upkeep is not None and not self._upkeep.done():
                 self._upkeep.cancel()
+            try:
+                # The pump's pending receive must end before its socket closes: the loop
+                # would go on watching a closed descriptor, and the next socket to get
+                # that number (an HTTP client's, say) could not be registered (ENOENT).
+                await asyncio.gather(pump, stopper, return_exceptions=True)
+            finally:
+                waker.close()
 
     def _start_upkeep(self) -> None:
         if self.on_heartbeat is None or (self._upkeep is not None and not self._upkeep.done()):

@@ -9,6 +9,7 @@ costs latency: the runtime also polls. Elsewhere (no abstract namespace) it only
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import socket
 import sys
@@ -81,6 +82,10 @@ class SocketWaker:
                 return True
 
     def close(self) -> None:
+        """Close the socket; called from its event loop, it also stops the loop watching it
+        (a receive still pending there would leave the loop watching a closed descriptor)."""
         if self._sock is not None:
+            with contextlib.suppress(RuntimeError):  # RuntimeError: no loop running here
+                asyncio.get_running_loop().remove_reader(self._sock.fileno())
             self._sock.close()
             self._sock = None
