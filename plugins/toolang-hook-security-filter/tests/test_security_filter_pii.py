@@ -18,6 +18,7 @@ FOUND = {
         "token ghp_16C7e42F292c6912E7710c838347Ae178B4a",
         "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
         "postgres://app:s3cr3tPass@db.internal:5432/app",
+        "redis://:verysecretpw@cache.internal:6379/0",  # a password with no user name
         "DB_PASSWORD=hunter22!",
         "Authorization: Bearer abcDEF123ghiJKL456mno",
         "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7bq98zgZ\n-----END RSA PRIVATE KEY-----",

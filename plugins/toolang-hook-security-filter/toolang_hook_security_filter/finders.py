@@ -88,7 +88,7 @@ _LABELLED = (
     r"|private[_-]?key|credentials?)[\"']?\s*[=:]\s*(?P<quote>[\"']?)"
     r"(?P<assigned>[^\s\"'`,;(){}\[\]<>]{6,})(?=(?P=quote)(?:[\s,;&|}]|$))"
 )
-_URL_PASSWORD = r"://[^:/@\s]+:(?P<password>[^@/\s]+)@"
+_URL_PASSWORD = r"://[^:/@\s]*:(?P<password>[^@/\s]+)@"
 _EMAIL_LOCAL = r"[A-Za-z0-9._%+-]{1,64}\Z"
 _EMAIL_DOMAIN = (
     r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+(?P<tld>[A-Za-z]{2,24})\b"
