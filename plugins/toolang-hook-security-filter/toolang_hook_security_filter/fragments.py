@@ -145,7 +145,7 @@ def then_runs(*words: str) -> str:
 
 
 NET_SENDER = r"(?<![\w.-])(?:curl|wget|nc|ncat|netcat|socat|ssh|telnet|openssl)(?![\w.-])"
-SSH_KEY = r"\.ssh[/\\](?:id_(?!\w*\.pub\b)[\w.-]+|[\w.-]*_(?:rsa|dsa|ecdsa|ed25519)(?![\w.-]))"
+SSH_KEY = r"\.ssh[/\\](?:id_(?![\w*]*\.pub\b)[\w.*-]+|[\w.-]*_(?:rsa|dsa|ecdsa|ed25519)(?![\w.-]))"
 CREDENTIAL_FILE = (
     rf"(?:{SSH_KEY}|\.aws[/\\]credentials|\.netrc\b|\.git-credentials|\.docker/config\.json"
     r"|\.kube/config\b|/etc/g?shadow\b|\.gnupg/(?:private-keys|secring)|\.pgpass\b"
@@ -163,6 +163,49 @@ SECRET_DIR = (
     rf"(?:{HOME}|/root|/home/[^/\s\"']+)?[/\\]?\.(?:ssh|aws|gnupg|kube|docker|azure|password-store"
     r"|config[/\\]gcloud)[/\\]?(?=[\s\"';&|)]|$)"
 )
+
+# A key directory as a whole, globbed or not (`for f in ~/.ssh/*`).
+SECRET_DIR_GLOB = r"\.(?:ssh|aws|gnupg|kube|docker|azure|password-store)[/\\]?\*?(?=[\s\"';&|)]|$)"
+# The key directories of a home (`~/.ssh`, `/root/.gnupg`), which a recursive delete
+# must not take away; `.docker` and `.cache` hold nothing that cannot be fetched again.
+HOME_KEY_DIR = (
+    rf"(?:{HOME}|/root|/(?:home|Users)/[^/\s\"';&|]+)[/\\]"
+    r"\.(?:ssh|gnupg|aws|kube|azure|password-store|config[/\\]gcloud)[/\\]?\*?"
+)
+# A browser's store of saved passwords, and the key that unlocks it: Chromium's
+# `Login Data` / `Web Data` / `Local State` (PowerShell escapes the space with a backtick,
+# a shell with a backslash), Firefox's `logins.json` and `key4.db`, macOS's keychain.
+BROWSER_SECRET = (
+    r"(?:(?:chrome|chromium|edge|brave|opera|vivaldi|yandex)[^\n;|]{0,160}?[\\/]\s*"
+    r"(?:login|web|local)[`\\]?\s?(?:data|state)\b"
+    r"|(?:firefox|mozilla)[^\n;|]{0,160}?[\\/](?:logins\.json|key[34]\.db)\b"
+    r"|\blogin\.keychain(?:-db)?\b)"
+)
+BROWSER_HINTS = (
+    *("chrome", "chromium", "edge", "brave", "opera", "vivaldi", "yandex", "firefox"),
+    *("mozilla", "keychain"),
+)
+# Programs that fetch a file from the network (`busybox wget` included: the word is found
+# after the wrapper).
+FETCHERS = (
+    *("curl", "wget", "tftp", "ftp", "ftpget", "aria2c", "fetch", "lwp-download", "iwr"),
+    *("invoke-webrequest", "certutil", "bitsadmin", "scp"),
+)
+# A mode that lets the owner run the file (`+x`, `u+rx`, `755`).
+EXEC_MODE = r"(?:[ugoa]*\+[rwst]*x[rwxst]*|0?[1357][0-7]{2})"
+# Processes a Windows machine cannot run without.
+WINDOWS_CRITICAL_PROCESSES = r"(?:svchost|csrss|wininit|winlogon|lsass|smss|services)"
+# Functions that run the string they are given, in Python, Node, PHP and Perl.
+CODE_RUNNERS = (
+    *("system", "popen", "exec", "eval", "execsync", "spawn", "spawnsync", "getoutput"),
+    *("check_output", "check_call", "call", "run", "shell_exec", "passthru"),
+)
+# Code decoding base64 text: Python, Node (`atob`, `Buffer.from(…, 'base64')`).
+CODE_DECODE = (
+    r"(?:(?:[\w.]+\.)?(?:b64decode|decodebytes|decodestring|standard_b64decode)\(|atob\("
+    r"|buffer\.from\([^)]*base64)"
+)
+DECODE_HINTS = ("decode", "decodebytes", "decodestring", "atob", "base")
 
 
 CODE_DELETERS = (

@@ -13,11 +13,13 @@ from toolang_hook_security_filter.fragments import (
     END,
     FIND,
     HOME,
+    HOME_KEY_DIR,
     MKFS,
     RM,
     SUDO,
     SYSTEM_DIRS,
     WIN_CRITICAL,
+    WINDOWS_CRITICAL_PROCESSES,
     Q,
     code_writes,
     later,
@@ -27,19 +29,41 @@ from toolang_hook_security_filter.fragments import (
 )
 from toolang_hook_security_filter.spec import RuleSpec, alt, spec
 
+COPIES = ("mv", "cp", "install", "ln", "rsync")
+TASK_REMOVERS = ("unregister-scheduledtask", "disable-scheduledtask")
+
 DAMAGE: Final[tuple[RuleSpec, ...]] = (
     spec(
         "recursive-delete-of-root-or-home",
         "recursively deletes the root, a home or a system directory",
         alt(rf"{RM}{recursive('rm')}{later('rm')}(?:--\s+)?{Q}{CRITICAL}{Q}{END}", "rm"),
+        # A home's keys and credentials (`rm -rf ~/.ssh ~/.gnupg`): nothing fetches them again.
+        alt(rf"{RM}{recursive('rm')}{later('rm')}(?:--\s+)?{Q}{HOME_KEY_DIR}{Q}{END}", "rm"),
+        # Shredding (`shred`, `srm`, `wipe`) the root, a system directory or the accounts.
+        alt(
+            rf"{w('shred', 'srm', 'wipe')}\s{later('shred', 'srm', 'wipe')}{Q}"
+            rf"(?:{CRITICAL}|/etc/(?:passwd|g?shadow|group|sudoers)){Q}{END}",
+            "shred",
+            "srm",
+            "wipe",
+        ),
         alt(
             rf"rmtree(?<!\wrmtree)\(\s*(?:{Q}{CRITICAL}{Q}\s*[,)]|(?:pathlib\.)?Path\.home\(\)"
             rf"|os\.path\.expanduser\(\s*{Q}~{Q}\s*\))",
             "rmtree",
         ),
         alt(
-            rf"\.rm(?:dir)?(?:Sync)?\(\s*{Q}(?:/|~){Q}\s*,[^)]*recursive",
+            rf"\.rm(?:dir)?(?:Sync)?\(\s*{Q}{CRITICAL}{Q}\s*,[^)]*recursive",
             *("rm", "rmdir", "rmsync", "rmdirsync"),
+        ),
+        # Ruby's FileUtils, Perl's File::Path, Go's os.RemoveAll (Ruby needs no brackets).
+        alt(
+            r"(?:fileutils\.(?:rm_rf|rm_r|rmtree|remove_dir|remove_entry(?:_secure)?)"
+            rf"|(?<![\w.])remove_tree|(?<!\w)os\.removeall)\s*\(?\s*{Q}{CRITICAL}{Q}"
+            r"(?=\s*(?:[,);'\"]|$))",
+            "fileutils",
+            "tree",
+            "removeall",
         ),
         alt(rf"rimraf(?<!\wrimraf)\s+{Q}(?:/|~){Q}{END}", "rimraf"),
         alt(
@@ -104,6 +128,14 @@ DAMAGE: Final[tuple[RuleSpec, ...]] = (
             rf"(?:{WIN_CRITICAL}|~)\\?\*?{Q}{END}",
             "item",
         ),
+        # Listing a drive, system folder or profile into a delete: everything in it goes
+        # (`Get-ChildItem $env:USERPROFILE | Remove-Item -Recurse`); a -Filter passes.
+        alt(
+            rf"{w('get-childitem', 'gci', 'ls', 'dir')}\s+(?:-(?:Literal)?Path\s+)?{Q}"
+            rf"(?:{WIN_CRITICAL}|~)\\?\*?{Q}(?![^|\n]*-(?:filter|include)\b)[^|\n]*\|\s*"
+            r"(?:remove-item|ri|rm|del|erase|rd|rmdir)\b",
+            *("item", "ri", "rm", "del", "erase", "rd", "rmdir"),
+        ),
         alt(rf"{w('format')}(?:\.com)?\s+[a-z]:(?=\s|$|/)", "format"),
     ),
     # The structured form: a tool named like a delete, given the root or a home.
@@ -152,6 +184,8 @@ DAMAGE: Final[tuple[RuleSpec, ...]] = (
             "diskutil",
         ),
         alt(rf"{w('format-volume', 'clear-disk', 'initialize-disk')}\b", "volume", "disk"),
+        # Windows' free-space wipe of a whole drive: what was deleted cannot come back.
+        alt(rf"{w('cipher')}(?:\.exe)?\s{upto('cipher')}/w:{Q}[a-z]:\\?{Q}{END}", "cipher"),
         alt(rf"{w('sfdisk')}\s{upto('sfdisk')}--delete\b", "sfdisk"),
         alt(rf"{w('hdparm')}\s{upto('hdparm')}--(?:security-erase|user-master)\b", "hdparm"),
         # A diskpart script, inline or written to a file: select a disk, then wipe it.
@@ -167,7 +201,6 @@ DAMAGE: Final[tuple[RuleSpec, ...]] = (
         alt(rf">\s*{Q}{DEVICE}", "dev"),
         alt(rf"{w('shred', 'wipe', 'tee')}\s{later('shred', 'wipe', 'tee')}{Q}{DEVICE}", "dev"),
         alt(rf"{w('cp')}\s{upto('cp')}\s{Q}{DEVICE}\w*{Q}\s*(?:$|[;&|])", "dev"),
-        alt(rf"{w('echo')}\s+[bcoe]\s*>\s*/proc/sysrq-trigger", "sysrq"),
         # From code: `open('/dev/sda', 'wb')`, `os.open(…, os.O_WRONLY)`, `fs.writeFileSync`.
         alt(
             rf"open\(\s*{Q}{DEVICE}\w*{Q}\s*,\s*(?:mode\s*=\s*)?"
@@ -193,6 +226,23 @@ DAMAGE: Final[tuple[RuleSpec, ...]] = (
         ),
         alt(rf"{w('for')}\s*\(\s*;\s*;\s*\)\s*\{{?\s*fork\s*\(", "fork"),
         alt(rf"{w('loop')}\s*\{{\s*fork\b", "fork"),
+        # A shell loop starting the script itself in the background (`while :; do $0 & done`).
+        alt(
+            rf"{w('while', 'until', 'for')}\s[\s\S]{{0,80}}?\bdo\s+(?:(?:ba|z|da|k)?sh\s+)?"
+            r"[\"']?\$(?:0|\{0\})[\"']?\s*&(?!&)",
+            "while",
+            "until",
+            "for",
+        ),
+        # A PowerShell loop starting itself (or another shell) again and again, with no wait.
+        alt(
+            rf"(?:{w('while')}\s*\(\s*(?:\$true|1)\s*\)|{w('for')}\s*\(\s*;\s*;\s*\))\s*\{{"
+            r"(?![^}]*(?:-wait\b|\bsleep\b|start-sleep\b|wait-process\b))[^}]{0,300}?"
+            r"\b(?:start-process|saps|start)\s[^}]{0,300}?"
+            r"(?:\$myinvocation\b|\$pscommandpath\b|\b(?:powershell|pwsh|cmd)(?:\.exe)?\b)",
+            "while",
+            "for",
+        ),
         # A batch file that starts itself again (`start %0`, `start "" "%~f0"`).
         alt(rf"{w('start')}\s+(?:/\w+\s+)*(?:\"\"\s+)?{Q}%(?:~[a-z]*)?0\b", "start"),
     ),
@@ -204,6 +254,18 @@ DAMAGE: Final[tuple[RuleSpec, ...]] = (
         alt(rf"{w('tee')}\s+(?!-a\b|--append\b){upto('tee')}{Q}/boot/", "boot"),
         alt(rf"{w('dd', 'truncate', 'shred')}\s{upto('dd', 'truncate', 'shred')}/boot/", "boot"),
         alt(code_writes(r"/boot/[^\s'\"]+"), "boot"),
+        # Copying or moving a file onto /boot (`mv grub.cfg /boot/grub/grub.cfg`).
+        alt(
+            rf"{w(*COPIES)}\s{upto(*COPIES)}\s{Q}/boot/[^\s\"';&|]*{Q}\s*(?=$|[;&|)\n])",
+            "boot",
+        ),
+        # Deleting the kernels, the initial ramdisks or the boot loader's configuration.
+        alt(
+            rf"(?:{RM}|{w('unlink', 'shred')}\s){later('rm', 'unlink', 'shred')}{Q}/boot/"
+            r"(?:\*|(?:vmlinuz|initrd|initramfs|bzimage|kernel)[^\s\"';&|/]*\*[^\s\"';&|/]*"
+            rf"|vmlinuz|initrd\.img|bzimage|grub2?/grub\.cfg){Q}{END}",
+            "boot",
+        ),
         alt(rf"{w('bcdedit')}(?:\.exe)?\s+(?:/store\s+\S+\s+)?/delete(?:value)?\b", "bcdedit"),
         alt(
             rf"{w('bcdedit')}(?:\.exe)?\s{upto('bcdedit', line=True)}"
@@ -233,19 +295,55 @@ DAMAGE: Final[tuple[RuleSpec, ...]] = (
         alt(rf"{w('systemctl')}\s+(?:poweroff|reboot|halt|kexec)\b", "systemctl"),
         alt(rf"{w('stop-computer', 'restart-computer', 'killall5')}\b", "computer", "killall"),
         alt(
-            rf"{w('taskkill')}(?:\.exe)?\s{upto('taskkill')}/im\s+{Q}\*(?:\.\*|\.exe)?{Q}{END}",
+            rf"{w('taskkill')}(?:\.exe)?\s{upto('taskkill')}/im\s+{Q}"
+            rf"(?:\*(?:\.\*|\.exe)?|{WINDOWS_CRITICAL_PROCESSES}(?:\.exe)?){Q}{END}",
             "taskkill",
+        ),
+        alt(
+            rf"{w('stop-process', 'spps', 'kill')}\s{upto('stop-process', 'spps', 'kill')}"
+            rf"-(?:Name|ProcessName)\s+{Q}{WINDOWS_CRITICAL_PROCESSES}\b",
+            "process",
+            "spps",
+            "kill",
+        ),
+        alt(
+            rf"{w('get-process', 'gps')}\s+(?:-Name\s+)?{Q}{WINDOWS_CRITICAL_PROCESSES}\b"
+            r"[^|\n]*\|\s*(?:Stop-Process|spps|kill)\b",
+            "process",
+            "gps",
+        ),
+        # Every process of root (`pkill -9 -u root`): no name left to narrow it down.
+        alt(
+            rf"{w('pkill', 'killall', 'slay')}\s+(?:-\S+\s+)*?-u\s*{Q}(?:root|0){Q}"
+            r"(?:\s+-\S+)*\s*(?=$|[;&|)\n])",
+            "pkill",
+            "killall",
+            "slay",
+        ),
+        alt(
+            rf"{w('kill')}\s+(?:-\S+\s+)*\$\(\s*pgrep\s+(?:-\S+\s+)*-u\s*{Q}(?:root|0){Q}\s*\)",
+            "kill",
+        ),
+        # The kernel's magic keys: crash, reboot, power off, kill every process.
+        alt(
+            rf"{w('echo', 'printf')}\s+(?:-\w+\s+)*{Q}[bceiou]{Q}\s*"
+            r"(?:>|\|\s*(?:sudo\s+)?tee\s+(?:-\S+\s+)*)\s*[\"']?/proc/sysrq-trigger\b",
+            "sysrq",
         ),
         alt(
             rf"{w('wmic')}\s+os\b{upto('wmic')}\bcall\s+(?:shutdown|reboot|win32shutdown)\b", "wmic"
         ),
         # Every process by name: the pattern `.` matches all of them.
-        alt(rf"{w('pkill', 'killall')}\s+(?:-\S+\s+)*{Q}\.\*?{Q}{END}", "pkill", "killall"),
+        alt(
+            rf"{w('pkill', 'killall')}\s+(?:-\S+\s+)*{Q}(?:\.\*?|systemd|init){Q}{END}",
+            "pkill",
+            "killall",
+        ),
         alt(rf"{w('get-process', 'gps')}\s*\|\s*(?:Stop-Process|spps|kill)\b", "process", "gps"),
     ),
     spec(
         "crontab-wipe",
-        "removes every scheduled job of the user",
+        "removes every scheduled job",
         alt(rf"{w('crontab')}\s+(?:-u\s+\S+\s+)?-r\b", "crontab"),
         # Installing an empty table: `crontab /dev/null`, `echo "" | crontab -`.
         alt(rf"{w('crontab')}\s+(?:-u\s+\S+\s+)?(?:-\s*)?<?\s*{Q}/dev/null{Q}{END}", "crontab"),
@@ -261,6 +359,36 @@ DAMAGE: Final[tuple[RuleSpec, ...]] = (
             rf"|/var/spool/cron(?:/crontabs)?/?[^\s\"';&|]*){Q}{END}",
             "cron",
             "crontab",
+        ),
+        # at's queue, emptied (`atrm $(atq | cut -f1)`, `atq | … | xargs atrm`).
+        alt(rf"{w('atrm')}\s+(?:\$\(|`)\s*atq\b", "atrm"),
+        alt(rf"{w('atq')}\b[^;\n]*\|[^;\n]*?\bxargs\s+(?:-\S+\s+)*(?:sudo\s+)?atrm\b", "atrm"),
+        # Every systemd timer stopped or disabled.
+        alt(
+            r"list-timers\b[^;\n]*\|[^;\n]*?\bxargs\s+(?:-\S+\s+)*(?:sudo\s+)?systemctl\s+"
+            r"(?:--\S+\s+)*(?:disable|stop|mask)\b",
+            "timers",
+        ),
+        alt(
+            rf"{w('systemctl')}\s+(?:--\S+\s+)*(?:disable|stop|mask)\s+(?:--\S+\s+)*"
+            rf"{Q}(?:\*\.timer|timers\.target){Q}{END}",
+            "timer",
+            "timers",
+        ),
+        # Windows' task scheduler: every task unregistered or deleted.
+        alt(
+            rf"{w('get-scheduledtask')}\s*(?:-TaskName\s+{Q}\*{Q}\s*)?\|\s*"
+            r"(?:unregister|disable)-scheduledtask\b",
+            "scheduledtask",
+        ),
+        alt(
+            rf"{w(*TASK_REMOVERS)}\s{upto(*TASK_REMOVERS)}-TaskName\s+{Q}\*{Q}{END}",
+            "scheduledtask",
+        ),
+        alt(
+            rf"{w('schtasks')}(?:\.exe)?\s(?={upto('schtasks')}/(?:delete|change)\b)"
+            rf"{upto('schtasks')}/tn\s+{Q}\*{Q}{END}",
+            "schtasks",
         ),
     ),
     spec(
