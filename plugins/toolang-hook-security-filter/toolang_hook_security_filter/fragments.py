@@ -176,9 +176,9 @@ HOME_KEY_DIR = (
 # `Login Data` / `Web Data` / `Local State` (PowerShell escapes the space with a backtick,
 # a shell with a backslash), Firefox's `logins.json` and `key4.db`, macOS's keychain.
 BROWSER_SECRET = (
-    r"(?:(?:chrome|chromium|edge|brave|opera|vivaldi|yandex)[^\n;|]{0,160}?[\\/]\s*"
+    r"(?:(?:chrome|chromium|edge|brave|opera|vivaldi|yandex)[^\n;|]{0,80}?[\\/]\s*"
     r"(?:login|web|local)[`\\]?\s?(?:data|state)\b"
-    r"|(?:firefox|mozilla)[^\n;|]{0,160}?[\\/](?:logins\.json|key[34]\.db)\b"
+    r"|(?:firefox|mozilla)[^\n;|]{0,80}?[\\/](?:logins\.json|key[34]\.db)\b"
     r"|\blogin\.keychain(?:-db)?\b)"
 )
 BROWSER_HINTS = (

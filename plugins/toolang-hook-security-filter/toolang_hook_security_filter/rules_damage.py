@@ -237,9 +237,9 @@ DAMAGE: Final[tuple[RuleSpec, ...]] = (
         # A PowerShell loop starting itself (or another shell) again and again, with no wait.
         alt(
             rf"(?:{w('while')}\s*\(\s*(?:\$true|1)\s*\)|{w('for')}\s*\(\s*;\s*;\s*\))\s*\{{"
-            r"(?![^}]*(?:-wait\b|\bsleep\b|start-sleep\b|wait-process\b))[^}]{0,300}?"
-            r"\b(?:start-process|saps|start)\s[^}]{0,300}?"
-            r"(?:\$myinvocation\b|\$pscommandpath\b|\b(?:powershell|pwsh|cmd)(?:\.exe)?\b)",
+            r"(?=[^}]{0,80}?\b(?:start-process|saps|start)\s[^}]{0,160}?"
+            r"(?:\$myinvocation\b|\$pscommandpath\b|\b(?:powershell|pwsh|cmd)(?:\.exe)?\b))"
+            r"(?![^}]{0,300}?(?:-wait\b|\bsleep\b|start-sleep\b|wait-process\b))",
             "while",
             "for",
         ),

@@ -239,8 +239,8 @@ INTRUSION: Final[tuple[RuleSpec, ...]] = (
         alt(r"Net\.Sockets\.TCPClient\b", "tcpclient"),
         # Node: a shell spawned and a socket opened in the same code, either order.
         alt(
-            rf"child_process\b[^\n]{{0,300}}?{NODE_SHELL}[^\n]{{0,400}}?{NODE_SOCKET}"
-            rf"|{NODE_SOCKET}[^\n]{{0,400}}?child_process\b[^\n]{{0,300}}?{NODE_SHELL}",
+            rf"child_process\b[^\n]{{0,200}}?{NODE_SHELL}[^\n]{{0,300}}?{NODE_SOCKET}"
+            rf"|{NODE_SOCKET}[^\n]{{0,300}}?child_process\b[^\n]{{0,200}}?{NODE_SHELL}",
             "child",
         ),
         # A remote host given a way into this machine's remote-access services
@@ -303,8 +303,9 @@ INTRUSION: Final[tuple[RuleSpec, ...]] = (
         # A loop over keys or credentials whose body sends each (`for f in ~/.ssh/id_*; do
         # curl -F "f=@$f" …; done`).
         alt(
-            rf"{w('for', 'foreach')}\s+\$?(\w+)\s+in\s[^\n;]*?(?:{SECRET_FILE}|{SECRET_DIR_GLOB})"
-            rf"[\s\S]{{0,200}}?\bdo\b[\s\S]{{0,300}}?{NET_SENDER}[^\n]*?\$\{{?\1\b",
+            rf"{w('for', 'foreach')}\s+\$?(\w+)\s+in\s"
+            rf"(?>[^\n;]{{0,300}}?(?:{SECRET_FILE}|{SECRET_DIR_GLOB}))(?>[^\n;]{{0,300}})"
+            rf";?\s*do\b(?>[\s\S]{{0,300}}?{NET_SENDER})[^\n]{{0,300}}?\$\{{?\1\b",
             *SECRET_HINTS,
         ),
         # A browser's saved passwords, named at all: read, copied or archived to be sent.
