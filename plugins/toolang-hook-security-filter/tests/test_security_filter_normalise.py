@@ -151,3 +151,50 @@ def test_hints_only_skip_rules_that_could_not_have_matched_the_normalised_text(t
     ]
     hinted = [rule.name for rule, regex in rules.candidates(normal) if regex.search(normal)]
     assert hinted == every
+
+
+def decoded_plain(text: str) -> str | None:
+    """``text`` normalised with its base64 literals decoded (the policy passes the text)."""
+    lowered = text.lower()
+    return normalised(lowered, RULES.plan(lowered)[1], text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("echo cm0gLXJmIH4= | base64 -d", "rm -rf ~"),
+        ("x = base64.b64decode('cm0gLXJmIH4=')", "rm -rf ~"),
+        ("[Convert]::FromBase64String('cm0gLXJmIC8=')", "rm -rf /"),
+        ("atob('c2h1dGRvd24gLWggbm93')", "shutdown -h now"),
+    ],
+)
+def test_base64_literals_next_to_a_decoder_are_decoded(text, expected):
+    assert expected in (decoded_plain(text) or "").split("\n")
+
+
+def test_base64_literals_without_a_decoder_are_left_alone():
+    assert decoded_plain("id cm0gLXJmIH4= in the log") is None
+
+
+def test_runs_that_decode_to_binary_are_left_out():
+    assert decoded_plain("base64 of /usr/local/bin/python3 and abcdefghijklmnop") is None
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo OigpeyA6fDomIH07Og== | base64 -d > bomb.sh",
+        "printf cm0gLXJmIC8= | base64 --decode | tee x.sh",
+        "python3 -c \"import base64;f.write(base64.b64decode('cm0gLXJmIH4=').decode())\"",
+    ],
+)
+def test_a_decoded_dangerous_command_is_blocked_however_it_is_run(default_filter, command):
+    assert isinstance(default_filter.call({"command": command}), Block)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["echo 'aGVsbG8gd29ybGQK' | base64 -d", "echo bHMgLWxh | base64 -d"],
+)
+def test_a_decoded_harmless_text_passes(default_filter, command):
+    assert not isinstance(default_filter.call({"command": command}), Block)

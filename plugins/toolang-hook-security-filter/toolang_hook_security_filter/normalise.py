@@ -16,6 +16,8 @@ are handed back — a long file with one odd line costs one line of rule matchin
 
 from __future__ import annotations
 
+import base64
+import binascii
 import enum
 import re
 from typing import Final
@@ -37,9 +39,12 @@ class Sign(enum.IntFlag):
     WRAPPER = 1  # `sudo`, `env`, `busybox`, `/usr/bin/` … in front of a command
     PAYLOAD = 2  # `sh -c '…'`, `cmd /c "…"`, `eval '…'`, `ssh host '…'`
     RUNNER = 4  # `os.system('…')`, `subprocess.run([…])`, `execSync("…")`
+    DECODE = 8  # `base64 -d`, `b64decode(…)`, `atob(…)`, `FromBase64String(…)`
 
 
 _WRAPPER_WORDS = ("sudo", "doas", "env", "command", "builtin", "busybox", "nohup", "exec")
+# `base64 -d`, `base64.b64decode`, `Buffer.from(…, 'base64')`, `atob`, `FromBase64String`.
+_DECODE_WORDS = ("base", "atob", "frombase")
 _PAYLOAD_WORDS = ("c", "k", "command", "eval", "iex", "invoke", "ssh")
 _RUNNER_WORDS = (
     *("system", "popen", "exec", "execsync", "execfile", "execl", "execlp", "execv"),
@@ -54,6 +59,7 @@ def _sign_words() -> dict[str, Sign]:
         (Sign.WRAPPER, (*_WRAPPER_WORDS, "timeout", "bin", "sbin")),  # `/usr/bin/rm`
         (Sign.PAYLOAD, _PAYLOAD_WORDS),
         (Sign.RUNNER, _RUNNER_WORDS),
+        (Sign.DECODE, _DECODE_WORDS),
     ):
         for word in kind_words:
             words[word] = words.get(word, Sign.NONE) | kind
@@ -153,11 +159,17 @@ _WRAPPER: Final = re.compile(
 
 _WRAPPER_NEEDLES: Final = (*(f"{word} " for word in (*_WRAPPER_WORDS, "timeout")), "bin/", "\t")
 
+# A base64 literal: a run of its alphabet, long enough to hold a command (`rm -rf ~`).
+_BASE64: Final = re.compile(r"(?<![\w+/=])[A-Za-z0-9+/]{8,4096}={0,2}(?![\w+/=])")
+
+MAX_DECODED: Final = 16
+"""Base64 literals decoded per string: enough for a real command, bounded for a hostile one."""
+
 MAX_VARIABLES: Final = 16
 """Variables looked up per string: enough for a real command line, bounded for a hostile one."""
 
 
-def normalised(lowered: str, signs: Sign) -> str | None:
+def normalised(lowered: str, signs: Sign, original: str | None = None) -> str | None:
     """What the shell would run, for the lines of ``lowered`` that hide it, or ``None``.
 
     ``lowered`` is a lowercased string of a call. The answer holds, one per line, the
@@ -169,13 +181,17 @@ def normalised(lowered: str, signs: Sign) -> str | None:
     change are left out: the rules have seen them as written.
 
     ``signs``: the kinds of :data:`SIGN_WORDS` that ``lowered`` holds; each pass runs
-    only where its signs are present.
+    only where its signs are present. ``original``: the string as written, whose base64
+    literals are decoded (case matters there) when a decoder is named.
     """
     quotes = _QUOTE_SIGNS.search(lowered) is not None
     shell = quotes or _SHELL_SIGNS.search(lowered) is not None
     if not signs and not shell:
         return None
-    lifted = "\n".join(_lifted(lowered, signs))
+    found = _lifted(lowered, signs)
+    if Sign.DECODE in signs and original is not None:
+        found.extend(_decoded(original))
+    lifted = "\n".join(found)
     changed = (
         [line for line in _plain(lifted, True, True, True).split("\n") if line] if lifted else []
     )
@@ -206,6 +222,28 @@ def _lifted(lowered: str, signs: Sign) -> list[str]:
             for match in _RUNNER_CALL.finditer(lowered)
         )
     return found
+
+
+def _decoded(original: str) -> list[str]:
+    """The text hidden in ``original``'s base64 literals (lowercased), where it is text.
+
+    A command hidden so (`bash -c "$(echo cm0gLXJmIH4= | base64 -d)"`) is then judged like
+    one written out. Runs that decode to binary (most words, paths and hashes that look
+    like base64) are left out.
+    """
+    texts: list[str] = []
+    for number, match in enumerate(_BASE64.finditer(original)):
+        if number == MAX_DECODED:
+            break
+        literal = match.group(0)
+        literal += "=" * (-len(literal) % 4)
+        try:
+            text = base64.b64decode(literal, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            continue
+        if text.strip() and all(char.isprintable() or char in "\n\t\r" for char in text):
+            texts.append(text.lower())
+    return texts
 
 
 def _plain(text: str, shell: bool, quotes: bool, wrappers: bool) -> str:

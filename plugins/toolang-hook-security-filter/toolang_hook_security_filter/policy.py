@@ -192,7 +192,7 @@ class Policy:
             blocked = _first_block(checks, lowered, text, where, observed)
             if blocked is not None:
                 return blocked
-            plain = normalised(lowered, signs)
+            plain = normalised(lowered, signs, text)
             if plain is not None:  # what the shell would run, where it differs
                 blocked = _first_block(rules.plan(plain)[0], plain, None, where, observed)
                 if blocked is not None:
