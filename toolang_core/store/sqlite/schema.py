@@ -339,7 +339,7 @@ def m003_no_group_queue_index(db: Database) -> None:
 @migration
 def m004_claim_moves_heads(db: Database) -> None:
     """A claim moves the heads of the threads it started itself after its batch (then
-    ``turns.NEXT_HEAD_SQL`` per thread, now ``turns.next_head_sql``): a trigger program
+    ``turns.NEXT_HEAD_SQL`` per thread, now ``admission.next_head_sql``): a trigger program
     per row cost more than the work it did. Every other way out of the queue keeps the
     trigger."""
     run_script(

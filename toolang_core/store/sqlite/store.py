@@ -13,7 +13,7 @@ import attrs
 
 from toolang_core.ids import new_id
 from toolang_core.store.errors import RecordConflict, StoreError
-from toolang_core.store.sqlite import turns
+from toolang_core.store.sqlite import admission, turns
 from toolang_core.store.sqlite.checkpoint import SAFETY_NET_PAGES, WalCheckpointer
 from toolang_core.store.sqlite.connection import SYNCHRONOUS, connect, prepare_schema, use_wal
 from toolang_core.store.sqlite.lock import RuntimeLock
@@ -239,7 +239,7 @@ class SQLiteStore:
         if limit <= 0:
             return []
         return self._tx(
-            lambda c: turns.claim(
+            lambda c: admission.claim(
                 c,
                 run_id=run_id,
                 limit=limit,

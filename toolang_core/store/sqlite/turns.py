@@ -3,10 +3,11 @@
 Functions taking a connection run inside the caller's ``BEGIN IMMEDIATE`` transaction;
 SQLite's single writer serialises them, so the checks and the changes they guard are
 atomic. The ``threads`` row of each thread (its head: the best queued request by
-``(rank, seq)``) is maintained by triggers whenever a request enters or leaves the
-queue, so these functions only change requests. A thread's active turn and a group's
-running count are read from the active set (``turn_one_active_per_thread``, as small
-as the number of running turns) instead of being written on every start and finish.
+``(rank, seq)``) is maintained by triggers when a request enters or leaves the queue,
+and by the claim for the threads it starts (``admission.py``). A thread's active turn
+and a group's running count are read from the active set (``turn_one_active_per_thread``,
+as small as the number of running turns) instead of being written on every start and
+finish.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
-from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -32,7 +32,7 @@ from toolang_core.store.types import (
     rank_for,
 )
 
-_BATCH_SQL_SIZES = 64
+BATCH_SQL_SIZES = 64
 """Batch statements kept per builder below, by batch size: the same string object each
 time, so neither it nor its hash (the key of sqlite3's statement cache) is rebuilt."""
 
@@ -162,66 +162,6 @@ OLDEST_QUEUED_IN_GROUP_SQL = (
 NEWEST_QUEUED_IN_GROUP_SQL = (
     f"SELECT r.id {_QUEUED_OF_GROUPS} AND t.thread_group = ? ORDER BY r.seq DESC LIMIT 1"
 )
-# Each step finds the next group name in the heads index: one seek per group, however
-# many threads wait.
-GROUPS_WITH_HEADS_SQL = """
-WITH RECURSIVE g(name) AS (
-    SELECT MIN(thread_group) FROM threads WHERE head_id IS NOT NULL
-    UNION ALL
-    SELECT (SELECT MIN(thread_group) FROM threads
-            WHERE head_id IS NOT NULL AND thread_group > g.name)
-    FROM g WHERE g.name IS NOT NULL
-)
-SELECT name FROM g WHERE name IS NOT NULL
-"""
-# Heads of busy threads stay in the heads index; a claim steps over them (at most as
-# many as there are active turns) instead of every start and finish rewriting the index.
-_IDLE_THREAD = (
-    f"NOT EXISTS (SELECT 1 FROM turn_requests a WHERE a.thread_id = t.thread_id AND {active('a')})"
-)
-# A candidate is its thread's head as the threads row has it; the claim's UPDATE
-# returns the rows it started.
-HEADS_IN_GROUP_SQL = (
-    "SELECT t.head_rank, t.head_seq, t.thread_group FROM threads t "
-    "WHERE t.thread_group = ? AND t.head_id IS NOT NULL AND t.head_not_before <= ? "
-    f"AND {_IDLE_THREAD} ORDER BY t.head_rank, t.head_seq LIMIT ?"
-)
-HEAD_BY_ID_SQL = (
-    "SELECT t.head_rank, t.head_seq, t.thread_group "
-    "FROM turn_requests r JOIN threads t ON t.thread_id = r.thread_id "
-    f"WHERE r.id = ? AND t.head_id = r.id AND t.head_not_before <= ? AND {_IDLE_THREAD}"
-)
-
-
-@functools.lru_cache(maxsize=_BATCH_SQL_SIZES)
-def start_sql(count: int) -> str:
-    """Start ``count`` chosen requests (by ``seq``) in one statement.
-
-    OR IGNORE: a request whose thread has an active turn after all stays queued (the
-    unique index still refuses it, and the rows after it are still started); with
-    nothing to abort, SQLite keeps no statement journal inside the claim's transaction.
-    RETURNING gives the rows it started, as they are now.
-    """
-    return (
-        "UPDATE OR IGNORE turn_requests SET status = 'running', attempt = attempt + 1, "
-        "lease_owner = ?, lease_expires = ?, started_at = ?, updated_at = ? "
-        f"WHERE seq IN ({','.join('?' * count)}) AND status = 'queued' RETURNING {TURN_COLUMNS}"
-    )
-
-
-@functools.lru_cache(maxsize=_BATCH_SQL_SIZES)
-def next_head_sql(count: int) -> str:
-    """After a claim, the next head of each of the ``count`` threads it started (the
-    claim's batch, in place of a trigger per row), in one statement."""
-    return (
-        "UPDATE threads SET turns = turns + 1, updated_at = ?, "
-        "(head_id, head_rank, head_seq, head_not_before) = ("
-        "SELECT id, rank, seq, COALESCE(not_before, 0) FROM turn_requests "
-        "WHERE thread_id = threads.thread_id AND status = 'queued' ORDER BY rank, seq LIMIT 1) "
-        f"WHERE thread_id IN ({','.join('?' * count)})"
-    )
-
-
 INSERT_SQL = (
     "INSERT INTO turn_requests (id, source, thread_id, thread_group, priority, rank, input, "
     "status, attempt, created_at, updated_at, sender, channel, agent, dedupe_key, "
@@ -377,70 +317,6 @@ def _make_room(c: sqlite3.Connection, rules: SubmitRules, now: float) -> tuple[s
         dropped.append(victim[0])
 
 
-# -- admission -------------------------------------------------------------------------
-
-
-def claim(
-    c: sqlite3.Connection,
-    *,
-    run_id: str,
-    limit: int,
-    now: float,
-    lease_seconds: float,
-    caps: Mapping[str, int],
-    only: Collection[str] | None,
-) -> list[TurnRequest]:
-    running = dict(c.execute(RUNNING_BY_GROUP_SQL))
-    candidates = _candidates(c, now=now, limit=limit, caps=caps, running=running, only=only)
-    taken: Counter[str] = Counter()
-    chosen: list[Sequence[Any]] = []
-    for row in candidates:  # best first, within the free slots and the group caps
-        if len(chosen) >= limit:
-            break
-        cap = caps.get(row[2])
-        if cap is None or running.get(row[2], 0) + taken[row[2]] < cap:
-            chosen.append(row)
-            taken[row[2]] += 1
-    if not chosen:
-        return []
-    # One statement starts them all. A request refused after all (its thread has an
-    # active turn) stays queued; its slot waits for the next claim.
-    lease_expires = now + lease_seconds
-    params = (run_id, lease_expires, now, now, *(row[1] for row in chosen))
-    claimed = [turn_from_row(row) for row in c.execute(start_sql(len(chosen)), params)]
-    claimed.sort(key=lambda turn: (turn.rank, turn.seq))  # RETURNING keeps no order
-    if claimed:
-        threads = [turn.thread_id for turn in claimed]
-        c.execute(next_head_sql(len(threads)), (now, *threads))
-    return claimed
-
-
-def _candidates(
-    c: sqlite3.Connection,
-    *,
-    now: float,
-    limit: int,
-    caps: Mapping[str, int],
-    running: Mapping[str, int],
-    only: Collection[str] | None,
-) -> list[Sequence[Any]]:
-    """Heads of idle threads that may start now, best ``(rank, seq)`` first."""
-    candidates: list[Sequence[Any]] = []
-    if only is not None:
-        for turn_id in only:
-            row = c.execute(HEAD_BY_ID_SQL, (turn_id, now)).fetchone()
-            if row is not None:
-                candidates.append(row)
-    else:
-        for (group,) in c.execute(GROUPS_WITH_HEADS_SQL).fetchall():
-            cap = caps.get(group)
-            budget = limit if cap is None else min(limit, cap - running.get(group, 0))
-            if budget > 0:
-                candidates.extend(c.execute(HEADS_IN_GROUP_SQL, (group, now, budget)))
-    candidates.sort(key=lambda row: (row[0], row[1]))
-    return candidates
-
-
 FINISH_SQL = (
     "UPDATE OR IGNORE turn_requests SET status = ?, output = ?, outcome = ?, error = ?, "
     "finished_at = ?, updated_at = ?, lease_owner = NULL, lease_expires = NULL "
@@ -449,7 +325,7 @@ FINISH_SQL = (
 """One statement, atomic on its own: fenced by (lease owner, attempt)."""
 
 
-@functools.lru_cache(maxsize=_BATCH_SQL_SIZES)
+@functools.lru_cache(maxsize=BATCH_SQL_SIZES)
 def finish_batch_sql(count: int) -> str:
     """Finish ``count`` turns of distinct ids in one statement, each fenced like
     ``FINISH_SQL``; RETURNING names the ones recorded."""
@@ -497,7 +373,7 @@ whose idempotency key is stored already is that step replayed: it is kept once (
 ``record_step`` does), rather than failing the finishes of the whole batch."""
 
 
-@functools.lru_cache(maxsize=_BATCH_SQL_SIZES)
+@functools.lru_cache(maxsize=BATCH_SQL_SIZES)
 def final_steps_sql(count: int) -> str:
     """``FINAL_STEP_SQL`` for ``count`` steps of distinct turns in one statement (each
     numbers its step from its own turn's steps, which the others do not change)."""
