@@ -4,7 +4,6 @@ file) is counted."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -12,9 +11,10 @@ import sys
 import time
 from pathlib import Path
 
+from kill_helpers import install_kit, wait_for, write_script
+
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import NewTurnRequest, SubmitRules, TurnStatus
-from toolang_core.testing.dists import make_distribution
 
 CONFIG = """
 [runtime]
@@ -26,34 +26,6 @@ shutdown_grace_seconds = 0.2
 [models]
 default = "scripted"
 """
-
-TOOL_MODULE = '''
-import os
-from toolang_core import Tool, hookimpl
-
-
-def count_visit(label: str) -> str:
-    """Append a line to $COUNTER_FILE: a side effect a test can count.
-
-    :param label: what to write
-    """
-    with open(os.environ["COUNTER_FILE"], "a", encoding="utf-8") as f:
-        f.write(label + "\\n")
-    return f"visited {label}"
-
-
-@hookimpl
-def toolang_register_tools(register):
-    register(Tool.from_function(count_visit))
-'''
-
-
-def write_script(path: Path, final_delay: float) -> None:
-    steps = [
-        {"tool_calls": [{"id": "c1", "name": "count_visit", "params": {"label": "side-effect"}}]},
-        {"text": "the visit is done", "delay": final_delay},
-    ]
-    path.write_text(json.dumps(steps), encoding="utf-8")
 
 
 def start(home: Path, site: Path, *extra: str) -> subprocess.Popen[str]:
@@ -74,28 +46,9 @@ def start(home: Path, site: Path, *extra: str) -> subprocess.Popen[str]:
     )
 
 
-def wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-
-
 def test_a_turn_killed_after_its_tool_call_resumes_without_running_the_tool_again(tmp_path):
     site = tmp_path / "site"
-    make_distribution(
-        site,
-        "toolang-test-kit",
-        entry_points={
-            "toolang": {
-                "scripted": "toolang_core.testing.script_file_plugin",
-                "counter-tool": "counter_tool",
-            }
-        },
-        modules={"counter_tool": TOOL_MODULE},
-    )
+    install_kit(site)
     home = tmp_path / "home"
     home.mkdir()
     (home / "toolang.toml").write_text(CONFIG)

@@ -20,13 +20,12 @@ import sys
 import textwrap
 from pathlib import Path
 
-from test_resume_after_kill import TOOL_MODULE, wait_for, write_script
+from kill_helpers import install_kit, wait_for, write_script
 
 from toolang_core import SpawnRequest, TaskRunController, TurnStatus
 from toolang_core.config import load_config
 from toolang_core.runtime import Runtime
 from toolang_core.store.sqlite import SQLiteStore
-from toolang_core.testing.dists import make_distribution
 
 CONFIG = """
 [runtime]
@@ -106,17 +105,7 @@ def spawn_runs(home: Path) -> list[str]:
 
 def test_runs_interrupted_by_a_killed_runtime_are_recovered_and_waiters_see_them(tmp_path):
     site = tmp_path / "site"
-    make_distribution(
-        site,
-        "toolang-test-kit",
-        entry_points={
-            "toolang": {
-                "scripted": "toolang_core.testing.script_file_plugin",
-                "counter-tool": "counter_tool",
-            }
-        },
-        modules={"counter_tool": TOOL_MODULE},
-    )
+    install_kit(site)
     home = tmp_path / "home"
     home.mkdir()
     (home / "toolang.toml").write_text(CONFIG)
