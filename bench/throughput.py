@@ -82,17 +82,17 @@ def toolang_cycle(home: Path, turns: int, threads: int) -> float:
     async def run() -> float:
         stop = asyncio.Event()
         serving = asyncio.create_task(runtime.serve(stop, sources=()))
-        while runtime.scheduler is None:
+        while not runtime.admitting:  # the clock starts once start-up is over
             await asyncio.sleep(0.001)
         start = time.perf_counter()
         for i in range(turns):
             inbox.submit(
                 NewTurnRequest(source="chat", thread_id=f"chat:{i % threads}", input=f"turn {i}")
             )
-            if i % 25 == 24:
-                runtime.scheduler.wake()
-                await asyncio.sleep(0)  # let the runtime work while we produce
+            if i % 25 == 24:  # each submit wakes the runtime; let it work while we produce
+                await asyncio.sleep(0)
         scheduler = runtime.scheduler
+        assert scheduler is not None
         while scheduler.admitted < turns or scheduler.running:  # a turn's task ends after
             await asyncio.sleep(0.002)  # its terminal state is committed
         elapsed = time.perf_counter() - start

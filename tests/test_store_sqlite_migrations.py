@@ -25,7 +25,7 @@ def old_store(path, stop_before):
     for n, thread in enumerate(["chat:1", "chat:1", "chat:2"]):
         request = NewTurnRequest(source="chat", thread_id=thread, input=f"turn {n}")
         ids.append(f"turn-{n}")
-        conn.execute(turns.INSERT_SQL, turns.insert_params(request, rules, ids[-1], T0 + n))
+        conn.execute(*turns.insert_statement(request, rules, ids[-1], T0 + n))
     conn.execute(
         "UPDATE turn_requests SET status = 'running', attempt = 1, lease_owner = 'old-run', "
         "lease_expires = ?, started_at = ? WHERE id = ?",

@@ -11,14 +11,19 @@ import time
 # made once per turn request and step, and base64.b32encode is pure Python.
 _DIGITS = "0123456789abcdefghjkmnpqrstvwxyz"
 _PAIRS = tuple(a + b for a in _DIGITS for b in _DIGITS)
-_SHIFTS = tuple(range(120, -1, -10))
 _ID = re.compile(r"^[0-9a-z][0-9a-z_-]{0,127}$")
 
 
 def new_id(prefix: str = "") -> str:
     """A 26-character time-ordered id (48-bit milliseconds + 80 random bits), like a ULID."""
-    bits = (int(time.time() * 1000) << 80 | int.from_bytes(os.urandom(10), "big")) << 2
-    return prefix + "".join([_PAIRS[bits >> shift & 1023] for shift in _SHIFTS])
+    b = (int(time.time() * 1000) << 80 | int.from_bytes(os.urandom(10), "big")) << 2
+    p = _PAIRS  # 13 pairs of digits, spelled out: a loop or a join costs twice as much
+    return (
+        f"{prefix}{p[b >> 120]}{p[b >> 110 & 1023]}{p[b >> 100 & 1023]}{p[b >> 90 & 1023]}"
+        f"{p[b >> 80 & 1023]}{p[b >> 70 & 1023]}{p[b >> 60 & 1023]}{p[b >> 50 & 1023]}"
+        f"{p[b >> 40 & 1023]}{p[b >> 30 & 1023]}{p[b >> 20 & 1023]}{p[b >> 10 & 1023]}"
+        f"{p[b & 1023]}"
+    )
 
 
 def is_valid_id(value: str) -> bool:

@@ -83,13 +83,15 @@ class AfterTurnStages:
         self.has_subscribers = has_subscribers
 
     async def run(self, turn: TurnRequest, outcome: TurnOutcome) -> list[StageDone]:
-        """Do what applies, in order; return what was done (stage 1 first)."""
-        done = [StageDone("turn_state", True, self.clock(), {"status": outcome.status.value})]
+        """Do what applies, in order; return what was done and recorded (stage 1 first),
+        or nothing when stage 1 was all there was."""
+        started = self.clock()
         if self.runtime is not None and is_task_run(turn):
             try:
                 await self.runtime.task_runs.finalize(turn.id)
             except Exception as exc:  # the runtime's sweep finalizes it later
                 log.warning("taskrun.finalize_failed", run=turn.id, error=describe_exception(exc))
+        done: list[StageDone] = []
         after = outcome.after
         if after is not None and after.prompt_trace is not None:
             done.append(self._prompt_trace(turn, after.prompt_trace))
@@ -101,8 +103,10 @@ class AfterTurnStages:
             "toolang_deliver_turn"
         ):
             done.append(await self._delivery(turn, outcome))
-        if len(done) > 1:
-            self._record(turn, done)
+        if not done:  # the common case of a bare runtime: nothing more to record
+            return []
+        done.insert(0, StageDone("turn_state", True, started, {"status": outcome.status.value}))
+        self._record(turn, done)
         return done
 
     def _prompt_trace(self, turn: TurnRequest, trace: Mapping[str, Any]) -> StageDone:

@@ -48,6 +48,8 @@ class AdmissionPolicy:
         self._groups = dict(DEFAULT_GROUPS)
         for name, override in config.groups.items():
             self._groups[name] = _merge(self._groups.get(name, OTHER_GROUP), override)
+        self._rules: dict[tuple[str, int | None, str | None], SubmitRules] = {}
+        """Rules already resolved, by what decides them: each submission needs them."""
 
     def group(self, name: str) -> GroupPolicy:
         return self._groups.get(name, OTHER_GROUP)
@@ -64,11 +66,20 @@ class AdmissionPolicy:
     def rules_for(self, request: NewTurnRequest) -> SubmitRules:
         """The rules one submission is stored under (explicit request fields win)."""
         group_name = request.thread_group or request.source
+        key = (group_name, request.priority, request.strategy)
+        rules = self._rules.get(key)
+        if rules is None:
+            if len(self._rules) >= 1024:  # group names come from requests: stay bounded
+                self._rules.clear()
+            rules = self._rules[key] = self._resolve(*key)
+        return rules
+
+    def _resolve(self, group_name: str, priority: int | None, strategy: str | None) -> SubmitRules:
         group = self.group(group_name)
         return SubmitRules(
             thread_group=group_name,
-            priority=request.priority if request.priority is not None else group.priority,
-            strategy=request.strategy or group.strategy,
+            priority=priority if priority is not None else group.priority,
+            strategy=strategy or group.strategy,
             max_queued=group.max_queued,
             overflow=group.overflow,
             aging_seconds=self.aging_seconds,

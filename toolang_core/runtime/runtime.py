@@ -75,6 +75,8 @@ class Runtime:
         self.store: ExecutionStore | None = None
         self.inbox: Inbox | None = None
         self.scheduler: Scheduler | None = None
+        self.admitting = False
+        """Whether ``serve`` has started up and its scheduler admits turns (until it stops)."""
         self._plugin_state: dict[str, Any] = {}
 
     @classmethod
@@ -382,11 +384,13 @@ class Runtime:
                 for name, source in turn_sources.items()
             ]
             try:
+                self.admitting = True
                 await self.scheduler.run(stop, until_idle=until_idle)
             except BaseException:
                 reason = "error"
                 raise
             finally:
+                self.admitting = False
                 stop.set()
                 await asyncio.gather(*source_tasks, return_exceptions=True)
                 await self.scheduler.drain(self.config.runtime.shutdown_grace_seconds)

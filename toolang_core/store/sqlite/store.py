@@ -212,9 +212,7 @@ class SQLiteStore:
             # Plain enqueue needs no reads: one INSERT (the triggers do the bookkeeping).
             turn_id = new_id()
             try:
-                self._conn.execute(
-                    turns.INSERT_SQL, turns.insert_params(request, rules, turn_id, now)
-                )
+                self._conn.execute(*turns.insert_statement(request, rules, turn_id, now))
             except sqlite3.IntegrityError as exc:
                 if "another group" not in str(exc):
                     raise
@@ -377,7 +375,7 @@ class SQLiteStore:
             step.status,
             step.started_at,
             step.finished_at,
-            turns.dumps(dict(step.data)),
+            turns.dumps(step.data if type(step.data) is dict else dict(step.data)),
             step.error,
             step.idempotency_key,
         )

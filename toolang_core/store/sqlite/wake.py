@@ -4,6 +4,10 @@ A process that commits a submission or a cancellation sends one datagram to a Li
 abstract-namespace Unix socket named after the store file; the runtime listening there
 wakes at once instead of at its next poll. Nothing is on disk and a lost datagram only
 costs latency: the runtime also polls. Elsewhere (no abstract namespace) it only polls.
+
+A submission made in the listening runtime's own thread (a turn source, a task run, the
+Python API beside ``serve``) pokes the listener directly instead: no system call, and
+no datagram for the loop to read back, on every submission.
 """
 
 from __future__ import annotations
@@ -13,7 +17,11 @@ import contextlib
 import hashlib
 import socket
 import sys
+import threading
 from pathlib import Path
+
+_LISTENING: dict[str, SocketWaker] = {}
+"""The bound listener of each address in this process (at most one can bind it)."""
 
 
 def wake_address(path: Path) -> str:
@@ -29,8 +37,11 @@ class WakeSender:
         self._sock: socket.socket | None = None
         self._linux = sys.platform.startswith("linux")
 
-    def send(self) -> None:  # once per submission: kept to the bare syscall
+    def send(self) -> None:  # once per submission: kept short
         if not self._linux:
+            return
+        listener = _LISTENING.get(self.address)
+        if listener is not None and listener.poke():
             return
         try:
             if self._sock is None:
@@ -60,32 +71,81 @@ class SocketWaker:
             else:
                 sock.setblocking(False)
                 self._sock = sock
+        self._address = address
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: int | None = None
+        self._waiting: asyncio.Future[bool] | None = None
+        self._poked = False
+        if self._sock is not None:
+            _LISTENING[address] = self
 
     @property
     def listening(self) -> bool:
         return self._sock is not None
 
+    def poke(self) -> bool:
+        """Wake the waiter directly; only from the thread its loop runs in (others send
+        a datagram). Returns whether it did: with no running loop here, it did not."""
+        if self._thread != threading.get_ident() or self._loop is None:
+            return False
+        if not self._loop.is_running():
+            return False
+        self._wake_waiter()
+        return True
+
     async def wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` for a wake-up; return whether one came."""
         if self._sock is None:
             await asyncio.sleep(timeout)
             return False
         loop = asyncio.get_running_loop()
+        if self._loop is not loop:  # watched from the first wait on until close()
+            self._unwatch()
+            self._loop, self._thread = loop, threading.get_ident()
+            loop.add_reader(self._sock.fileno(), self._readable)
+            self._readable()  # what came before the watching began
+        if self._poked:
+            self._poked = False
+            return True
+        self._waiting = waiting = loop.create_future()
         try:
             async with asyncio.timeout(timeout):  # no task of its own, unlike wait_for
-                await loop.sock_recv(self._sock, 64)
+                return await waiting
         except TimeoutError:
             return False
-        while True:  # drain a burst so one wake-up covers it
+        finally:
+            self._waiting = None
+
+    def _readable(self) -> None:
+        got = False
+        while self._sock is not None:  # a burst: one wake-up covers it
             try:
                 self._sock.recv(64)
             except BlockingIOError:
-                return True
+                break
+            got = True
+        if got:
+            self._wake_waiter()
+
+    def _wake_waiter(self) -> None:
+        waiting = self._waiting
+        if waiting is None:
+            self._poked = True  # the next wait returns at once
+        elif not waiting.done():
+            waiting.set_result(True)
+
+    def _unwatch(self) -> None:
+        if self._loop is not None and self._sock is not None:
+            with contextlib.suppress(RuntimeError):  # its loop is closed: nothing to undo
+                self._loop.remove_reader(self._sock.fileno())
+        self._loop = self._thread = None
 
     def close(self) -> None:
-        """Close the socket; called from its event loop, it also stops the loop watching it
-        (a receive still pending there would leave the loop watching a closed descriptor)."""
+        """Stop the loop watching the socket, then close it (a loop left watching a closed
+        descriptor could not watch the next socket given its number)."""
         if self._sock is not None:
-            with contextlib.suppress(RuntimeError):  # RuntimeError: no loop running here
-                asyncio.get_running_loop().remove_reader(self._sock.fileno())
+            if _LISTENING.get(self._address) is self:
+                del _LISTENING[self._address]
+            self._unwatch()
             self._sock.close()
             self._sock = None
