@@ -320,3 +320,63 @@ def test_unknown_source_names_are_a_config_error(tmp_path):
     rt = make_runtime(tmp_path, sources=("nope",))
     with pytest.raises(ConfigError, match=r"runtime\.sources: no installed plugin offers"):
         run(rt.serve(asyncio.Event()))
+
+
+def test_a_finished_turn_keeps_its_slot_until_its_state_is_committed(tmp_path, monkeypatch):
+    """With nothing to do after a turn, its task ends once the terminal state is handed
+    in; the turn stays in ``running`` (holding its slot) until the commit, here delayed
+    by a store that is unavailable for a while."""
+    from toolang_core.store.errors import StoreError
+    from toolang_core.store.sqlite import SQLiteStore
+
+    rt = make_runtime(tmp_path, scheduler=evolve_scheduler(max_running=2))
+    inbox = rt.open_inbox()
+    ids = [inbox.submit(request(f"chat:{i}", f"m{i}")).id for i in range(6)]
+    finish_many = SQLiteStore.finish_many
+    failures: list[tuple[set[str], set[str]]] = []
+
+    def flaky_finish_many(self, items):
+        if len(failures) < 3:
+            failures.append(({i.turn_id for i in items}, set(rt.scheduler.running)))
+            raise StoreError("database server restarting")
+        return finish_many(self, items)
+
+    monkeypatch.setattr(SQLiteStore, "finish_many", flaky_finish_many)
+    run(rt.serve(asyncio.Event(), until_idle=True))
+    assert [inbox.get(i).status for i in ids] == [TurnStatus.COMPLETED] * 6
+    assert len(failures) == 3
+    for handed_in, running in failures:
+        assert handed_in and handed_in <= running  # ended, not committed: still running
+    assert rt.scheduler.running == {}
+
+
+def test_a_failed_commit_frees_the_slots_of_turns_that_ended(tmp_path, monkeypatch):
+    """An unexpected error committing a batch is logged per turn and frees the slots;
+    the turns keep their leases in the store, so recovery requeues them later."""
+    from structlog.testing import capture_logs
+
+    from toolang_core.store.sqlite import SQLiteStore
+
+    rt = make_runtime(tmp_path)
+    inbox = rt.open_inbox()
+    ids = [inbox.submit(request(f"chat:{i}")).id for i in range(3)]
+    calls = []
+
+    def broken_finish_many(self, items):
+        calls.append(len(items))
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(SQLiteStore, "finish_many", broken_finish_many)
+
+    async def scenario():
+        async with serving(rt):
+            for _ in range(200):
+                await asyncio.sleep(0.01)
+                if sum(calls) >= 3 and not rt.scheduler.running:
+                    break
+
+    with capture_logs() as logs:
+        run(scenario())
+    failed = [e["turn"] for e in logs if e["event"] == "turn.finish_failed"]
+    assert sorted(failed) == sorted(ids)
+    assert [inbox.get(i).status for i in ids] == [TurnStatus.RUNNING] * 3

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 
 from toolang_core.store.sqlite import SQLiteStore
-from toolang_core.store.sqlite.checkpoint import SAFETY_NET_PAGES
+from toolang_core.store.sqlite.checkpoint import DEFAULT_PAGES, SAFETY_NET_PAGES
 from toolang_core.store.types import NewTurnRequest, SubmitRules, TurnFilter
 
 RULES = SubmitRules(thread_group="chat", priority=0)
@@ -50,6 +52,8 @@ def test_the_owner_keeps_the_log_short_without_checkpointing_in_its_commits(tmp_
         while checkpointer.checkpoints == 0 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert checkpointer.checkpoints > 0
+        # Copied to its end with this process's writers held off: it started over.
+        assert checkpointer.restarts > 0
         # The log was copied back and restarted as it went: far below what was written.
         wal = path.with_name(path.name + "-wal")
         assert wal.stat().st_size < 7500 * page
@@ -58,17 +62,57 @@ def test_the_owner_keeps_the_log_short_without_checkpointing_in_its_commits(tmp_
     assert checkpoint_threads() == []  # closing the store stops its thread
 
 
-def test_a_store_that_is_not_the_runtimes_leaves_checkpoints_to_sqlite(tmp_path):
+def autocheckpoint(store: SQLiteStore) -> int:
+    return store._conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+
+
+def test_other_connections_of_the_runtimes_process_leave_checkpoints_to_its_thread(tmp_path):
+    path = tmp_path / "toolang.db"
+    early = SQLiteStore(path)  # e.g. an inbox opened before the runtime starts
+    assert autocheckpoint(early) == DEFAULT_PAGES
+    owner = SQLiteStore(path)
+    owner.acquire("run-1")
+    late = SQLiteStore(path)
+    try:
+        assert autocheckpoint(early) == autocheckpoint(late) == SAFETY_NET_PAGES
+        assert len(checkpoint_threads()) == 1
+    finally:
+        owner.close()
+    try:  # the thread is gone: SQLite's own checkpoints again
+        assert autocheckpoint(early) == autocheckpoint(late) == DEFAULT_PAGES
+    finally:
+        early.close()
+        late.close()
+
+
+def test_a_store_in_another_process_leaves_checkpoints_to_sqlite(tmp_path):
     path = tmp_path / "toolang.db"
     owner = SQLiteStore(path)
     owner.acquire("run-1")
-    client = SQLiteStore(path)  # e.g. `toolang chat --no-wait` in another process
     reader = SQLiteStore(path, read_only=True)
+    client = (  # e.g. `toolang chat --no-wait`
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from toolang_core.store.sqlite import SQLiteStore\n"
+        "from toolang_core.store.types import NewTurnRequest, SubmitRules\n"
+        "store = SQLiteStore(Path(sys.argv[1]))\n"
+        "print(store._conn.execute('PRAGMA wal_autocheckpoint').fetchone()[0])\n"
+        "rules = SubmitRules(thread_group='chat', priority=0)\n"
+        "for i in range(200):\n"
+        "    store.submit(NewTurnRequest(source='chat', thread_id=f'chat:{i % 50}',"
+        " input=f'turn {i}'), rules, now=time.time())\n"
+        "store.close()\n"
+    )
     try:
-        assert client._conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
-        assert client._checkpointer is None and reader._checkpointer is None
-        assert len(checkpoint_threads()) == 1
-        submit(client, 200)
+        assert reader._checkpointer is None
+        done = subprocess.run(
+            [sys.executable, "-c", client, str(path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        assert done.stdout.strip() == str(DEFAULT_PAGES)
         deadline = time.monotonic() + 10
         while (state := wal_state(path))[0] != state[1] and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -77,6 +121,5 @@ def test_a_store_that_is_not_the_runtimes_leaves_checkpoints_to_sqlite(tmp_path)
         assert len(reader.list_turns(TurnFilter(limit=1000))) == 200
     finally:
         reader.close()
-        client.close()
         owner.close()
     assert checkpoint_threads() == []

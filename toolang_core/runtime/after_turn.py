@@ -82,6 +82,17 @@ class AfterTurnStages:
         self.publish = publish
         self.has_subscribers = has_subscribers
 
+    def needed(self, turn: TurnRequest, outcome: TurnOutcome) -> bool:
+        """Whether any of stages 2-5 (or a task run's finalizing) applies to this turn."""
+        if outcome.after is not None:
+            return True
+        if self.publish is not None and self.has_subscribers():
+            return True
+        runtime = self.runtime
+        if runtime is None:
+            return False
+        return bool(runtime.host.pm.per_plugin_callers("toolang_deliver_turn")) or is_task_run(turn)
+
     async def run(self, turn: TurnRequest, outcome: TurnOutcome) -> list[StageDone]:
         """Do what applies, in order; return what was done and recorded (stage 1 first),
         or nothing when stage 1 was all there was."""
@@ -99,7 +110,7 @@ class AfterTurnStages:
             done.append(await self._memory_write(after.memory))
         if self.publish is not None and self.has_subscribers():
             done.append(await self._events(turn, outcome))
-        if self.runtime is not None and self.runtime.host.hooks.implementations(
+        if self.runtime is not None and self.runtime.host.pm.per_plugin_callers(
             "toolang_deliver_turn"
         ):
             done.append(await self._delivery(turn, outcome))

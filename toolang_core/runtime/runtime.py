@@ -356,7 +356,7 @@ class Runtime:
                 on_event=self.publish,
             )
             self.scheduler.has_subscribers = lambda: bool(
-                self.host.hooks.implementations("toolang_on_event")
+                self.host.pm.per_plugin_callers("toolang_on_event")
             )
             self.scheduler.on_heartbeat = self.sweep_task_runs
             self.startup_failures = await self.host.hooks.startup(self)

@@ -72,7 +72,10 @@ class Scheduler:
         self.running: dict[str, asyncio.Task[None]] = {}
         self._lent: set[str] = set()
         self._upkeep: asyncio.Task[None] | None = None
-        self._finishing: list[tuple[Finish, asyncio.Future[bool]]] = []
+        self._finishing: list[tuple[Finish, asyncio.Future[bool] | None]] = []
+        self._uncommitted: set[str] = set()
+        """Turns whose task ended with their terminal state handed in, not yet committed:
+        they keep their slot (and stay in ``running``) until the commit."""
         self._turns: dict[str, TurnRequest] = {}
         self._why_cancelled: dict[str, str] = {}
         self._wake = asyncio.Event()
@@ -206,6 +209,8 @@ class Scheduler:
         return len(turns)
 
     def _done(self, turn_id: str, _task: object = None) -> None:
+        if turn_id in self._uncommitted:  # its slot is freed by the commit
+            return
         self.running.pop(turn_id, None)
         self._turns.pop(turn_id, None)
         self._why_cancelled.pop(turn_id, None)
@@ -288,9 +293,7 @@ class Scheduler:
             self._finishing[:0] = batch
             raise
         except Exception as exc:
-            for _, future in batch:
-                if not future.done():
-                    future.set_exception(exc)
+            self._fail_batch(batch, exc)
             return
         for (item, future), recorded in zip(batch, results, strict=True):
             if not recorded:
@@ -300,23 +303,45 @@ class Scheduler:
                     attempt=item.attempt,
                     reason="another runtime owns this turn now; its outcome was discarded",
                 )
-            if not future.done():
+            if future is None:  # its task has ended: the commit frees its slot
+                if recorded:
+                    self._log_finished(item)
+                self._uncommitted.discard(item.turn_id)
+                self._done(item.turn_id)
+            elif not future.done():
                 future.set_result(recorded)
+
+    def _fail_batch(
+        self, batch: list[tuple[Finish, asyncio.Future[bool] | None]], exc: BaseException
+    ) -> None:
+        for item, future in batch:
+            if future is None:
+                log.error("turn.finish_failed", turn=item.turn_id, error=describe_exception(exc))
+                self._uncommitted.discard(item.turn_id)
+                self._done(item.turn_id)
+            elif not future.done():
+                future.set_exception(exc)
+
+    def _log_finished(self, item: Finish) -> None:
+        turn = self._turns.get(item.turn_id)
+        self._turn_log.info(
+            "turn.finished",
+            turn=item.turn_id,
+            thread=turn.thread_id if turn is not None else None,
+            status=item.status._value_,
+            output=(item.output or item.error or "")[:80],
+        )
 
     def _try_record_finished(self) -> None:
         try:
             self._record_finished()
         except StoreError as exc:  # shutting down: their leases expire and others recover them
             log.error("turn.finish_failed", error=describe_exception(exc))
-            for _, future in self._finishing:
-                if not future.done():
-                    future.set_exception(exc)
-            self._finishing = []
+            batch, self._finishing = self._finishing, []
+            self._fail_batch(batch, exc)
 
-    async def _commit(self, turn: TurnRequest, outcome: TurnOutcome) -> bool:
-        """Hand the terminal state to the loop and wait until it is committed."""
-        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        finish = Finish(
+    def _finish(self, turn: TurnRequest, outcome: TurnOutcome) -> Finish:
+        return Finish(
             turn.id,
             self.run_id,
             turn.attempt,
@@ -327,13 +352,24 @@ class Scheduler:
             outcome.error,
             outcome.steps,
         )
-        self._finishing.append((finish, future))
+
+    async def _commit(self, turn: TurnRequest, outcome: TurnOutcome) -> bool:
+        """Hand the terminal state to the loop and wait until it is committed."""
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._finishing.append((self._finish(turn, outcome), future))
         self._wake.set()
         return await future
 
     async def _run_turn(self, turn: TurnRequest) -> None:
         outcome = await self._execute(turn)
         if outcome is None:
+            return
+        if not self._after.needed(turn, outcome):
+            # Nothing runs after the commit: hand the terminal state in and end here; the
+            # turn keeps its slot until the loop has committed it (_record_finished).
+            self._uncommitted.add(turn.id)
+            self._finishing.append((self._finish(turn, outcome), None))
+            self._wake.set()
             return
         try:
             recorded = await self._commit(turn, outcome)

@@ -5,20 +5,32 @@ pages: that commit then copies the log into the database file and, with
 ``synchronous = normal``, waits for two fsyncs — a submit or a turn's finish pays for
 everybody's writes, and the runtime's event loop stalls meanwhile. The runtime instead
 runs ``PRAGMA wal_checkpoint(PASSIVE)`` on its own connection in a daemon thread
-(SQLite releases the GIL while it works), often enough that the log stays below the
-auto-checkpoint size, so commits only append. Durability is unchanged: a commit is in
-the WAL either way; a checkpoint only moves it to the main file.
+(SQLite releases the GIL while it works), so commits only append. Durability is
+unchanged: a commit is in the WAL either way; a checkpoint only moves it to the main file.
 
-The runtime's own connection keeps a larger auto-checkpoint size as a safety net (the
-thread stopping, a reader holding the log for long); every other connection — the CLI,
-a second process submitting — keeps SQLite's default.
+A passive checkpoint never waits for writers, so under a steady stream of commits it
+never catches up with the end of the log, and the log only starts over from its
+beginning when a writer finds it copied entirely. So, once the log is long, the thread
+copies what it can, then takes the lock this process's writers of the file share
+(:class:`LocalWriters`) for the short rest: the log is then copied up to its last
+frame with no writer of this process in between, and the next commit starts it over.
+Writers wait for that copy (a fraction of a millisecond), never for the whole log.
+
+While the thread runs, this process's connections to the file keep a larger
+auto-checkpoint size as a safety net (the thread stopping, a reader holding the log for
+long); connections of other processes — the CLI, a second process submitting — keep
+SQLite's default.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 import threading
+import weakref
 from pathlib import Path
+from typing import Protocol
 
 import structlog
 
@@ -26,15 +38,15 @@ from toolang_core.store.sqlite.connection import connect
 
 log = structlog.get_logger("toolang.store")
 
+DEFAULT_PAGES = 1_000
+"""SQLite's auto-checkpoint size, kept while no checkpointer runs in this process."""
+
 SAFETY_NET_PAGES = 4_000
-"""Auto-checkpoint size of the owning runtime's connection (about 16 MB of log)."""
+"""Auto-checkpoint size of this process's connections while its checkpointer runs
+(about 16 MB of log)."""
 
 RESTART_AT = 1_000
-"""Frames in the log above which the thread also asks for a restart. A passive
-checkpoint never waits for anybody, so under a steady stream of commits it copies
-everything but the newest frames and the log keeps growing; ``RESTART`` takes the write
-lock for the short remainder (a writer waits that long, not for the whole copy) and the
-next commit starts the log from its beginning again."""
+"""Frames in the log from which the thread arranges for it to start over."""
 
 BUSY_INTERVAL = 0.01
 """Seconds between checkpoints while the log keeps growing."""
@@ -43,20 +55,79 @@ IDLE_INTERVAL = 0.5
 """Longest pause between checkpoints once nothing is being written."""
 
 
+class Writer(Protocol):
+    def set_autocheckpoint(self, pages: int) -> None: ...
+
+
+class LocalWriters:
+    """This process's connections writing one store file, and the lock they share.
+
+    A writer holds ``lock`` around each write (uncontended, it costs nothing
+    measurable); the checkpointer holds it for the last copy before the log starts
+    over. While a checkpointer runs, the writers keep the safety-net auto-checkpoint.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self._writers: weakref.WeakSet[Writer] = weakref.WeakSet()
+        self._checkpointers = 0
+
+    def join(self, writer: Writer) -> None:
+        """Count ``writer`` in; it takes the auto-checkpoint size of the moment."""
+        with self.lock:
+            self._writers.add(writer)
+            writer.set_autocheckpoint(self._pages())
+
+    def leave(self, writer: Writer) -> None:
+        with self.lock:
+            self._writers.discard(writer)
+
+    def checkpointing(self, on: bool) -> None:
+        """A checkpointer starts (or stops): every writer moves its auto-checkpoint."""
+        with self.lock:
+            self._checkpointers += 1 if on else -1
+            for writer in list(self._writers):
+                with contextlib.suppress(sqlite3.Error):  # closed meanwhile: nothing to set
+                    writer.set_autocheckpoint(self._pages())
+
+    def _pages(self) -> int:
+        return SAFETY_NET_PAGES if self._checkpointers > 0 else DEFAULT_PAGES
+
+
+_FILES: weakref.WeakValueDictionary[str, LocalWriters] = weakref.WeakValueDictionary()
+_FILES_LOCK = threading.Lock()
+
+
+def local_writers(path: Path) -> LocalWriters:
+    """The writers of ``path`` in this process (one object per file, however named)."""
+    key = os.path.realpath(path)
+    with _FILES_LOCK:
+        writers = _FILES.get(key)
+        if writers is None:
+            writers = _FILES[key] = LocalWriters()
+        return writers
+
+
 class WalCheckpointer:
     """A daemon thread checkpointing ``path``'s WAL until :meth:`stop`."""
 
     def __init__(self, path: Path, *, synchronous: str) -> None:
         self.path = path
         self._conn = connect(path, read_only=False, synchronous=synchronous, busy_timeout=0.0)
+        self._writers = local_writers(path)
         self._stop = threading.Event()
         self._thread = threading.Thread(
             target=self._run, name=f"toolang-checkpoint:{path.name}", daemon=True
         )
         self.checkpoints = 0
         """Checkpoints that copied at least one page (for tests and diagnostics)."""
+        self.restarts = 0
+        """Times the log was copied to its end under the writers' lock (so it starts over)."""
+        self._started = False
 
     def start(self) -> None:
+        self._writers.checkpointing(True)
+        self._started = True
         self._thread.start()
 
     def stop(self) -> None:
@@ -64,17 +135,33 @@ class WalCheckpointer:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join()
+        if self._started:
+            self._started = False
+            self._writers.checkpointing(False)
         self._conn.close()
 
-    def checkpoint(self) -> int:
-        """One passive checkpoint; returns how many of the log's frames are now in the
-        database file (0 when the log is empty)."""
+    def checkpoint(self) -> tuple[int, int] | None:
+        """One passive checkpoint: ``(frames in the log, frames of it now in the database
+        file)``, or ``None`` when it could not run (another connection is checkpointing)."""
         # fetchall, not fetchone: a statement left unfinished keeps its read lock on
         # the log, and the writers could never start it over from the beginning.
         rows = self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-        if not rows or rows[0][1] < 0:  # not in WAL mode
-            return 0
-        return int(rows[0][2])
+        if not rows or rows[0][1] < 0:
+            return None if rows and rows[0][0] else (0, 0)  # busy, or not in WAL mode
+        return int(rows[0][1]), int(rows[0][2])
+
+    def tick(self) -> int | None:
+        """Copy what the log holds; past :data:`RESTART_AT` frames, copy the rest with
+        this process's writers held off, so the next commit starts the log over.
+        Returns the frames now copied, or ``None`` when the checkpoint could not run."""
+        state = self.checkpoint()
+        if state is None or state[0] <= RESTART_AT:
+            return None if state is None else state[1]
+        with self._writers.lock:
+            state = self.checkpoint()
+        if state is not None and state[0] == state[1]:
+            self.restarts += 1
+        return None if state is None else state[1]
 
     def _run(self) -> None:
         interval = BUSY_INTERVAL
@@ -82,9 +169,7 @@ class WalCheckpointer:
         failing = False
         while not self._stop.wait(interval):
             try:
-                copied = self.checkpoint()
-                if copied > RESTART_AT:  # busy_timeout 0: gives up at once if a writer is in
-                    self._conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
+                copied = self.tick()
             except sqlite3.Error as exc:
                 if not failing:  # once per streak, not every tick
                     log.warning("store.checkpoint_failed", path=str(self.path), error=str(exc))
@@ -92,9 +177,11 @@ class WalCheckpointer:
                 interval = IDLE_INTERVAL
                 continue
             failing = False
-            if copied != backfilled:  # the log moved since the last look
+            if copied is None:  # another connection is checkpointing: look again soon
+                interval = BUSY_INTERVAL
+            elif copied != backfilled:  # the log moved since the last look
                 self.checkpoints += 1
                 interval = BUSY_INTERVAL
+                backfilled = copied
             else:
                 interval = min(IDLE_INTERVAL, interval * 2)
-            backfilled = copied

@@ -14,7 +14,7 @@ import attrs
 from toolang_core.ids import new_id
 from toolang_core.store.errors import RecordConflict, StoreError
 from toolang_core.store.sqlite import admission, turns
-from toolang_core.store.sqlite.checkpoint import SAFETY_NET_PAGES, WalCheckpointer
+from toolang_core.store.sqlite.checkpoint import WalCheckpointer, local_writers
 from toolang_core.store.sqlite.connection import SYNCHRONOUS, connect, prepare_schema, use_wal
 from toolang_core.store.sqlite.lock import RuntimeLock
 from toolang_core.store.sqlite.schema import TURN_COLUMNS, active
@@ -87,6 +87,10 @@ class SQLiteStore:
         self._lock = RuntimeLock(path)
         self._synchronous = synchronous
         self._checkpointer: WalCheckpointer | None = None
+        self._writers = local_writers(path)
+        self._hold = self._writers.lock  # held around every write (see checkpoint.py)
+        if not read_only:
+            self._writers.join(self)
 
     # -- plumbing ----------------------------------------------------------------------
 
@@ -95,16 +99,26 @@ class SQLiteStore:
         if self.read_only:
             raise StoreError(f"{self.path} is open read-only")
         c = self._conn
-        try:
-            c.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise StoreError(f"{self.path}: cannot start a write ({exc})") from None
-        try:
-            yield c
-        except BaseException:
-            c.execute("ROLLBACK")
-            raise
-        c.execute("COMMIT")
+        with self._hold:
+            try:
+                c.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise StoreError(f"{self.path}: cannot start a write ({exc})") from None
+            try:
+                yield c
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+            c.execute("COMMIT")
+
+    def _write_one(self, sql: str, params: Sequence[object] = ()) -> sqlite3.Cursor:
+        """One statement, its own transaction."""
+        with self._hold:
+            return self._conn.execute(sql, params)
+
+    def set_autocheckpoint(self, pages: int) -> None:
+        """Called by this process's :class:`LocalWriters` of the file."""
+        self._conn.execute(f"PRAGMA wal_autocheckpoint = {int(pages)}")
 
     def _tx(self, fn: Callable[[sqlite3.Connection], T], *, wake: bool = False) -> T:
         with self._write() as c:
@@ -117,6 +131,7 @@ class SQLiteStore:
         if self._checkpointer is not None:
             self._checkpointer.stop()
             self._checkpointer = None
+        self._writers.leave(self)
         self._lock.release()
         self._waker.close()
         self._conn.close()
@@ -129,7 +144,6 @@ class SQLiteStore:
         self._lock.acquire(run_id, wait_seconds=wait_seconds)
         # The owner keeps the log short off its commit path (see checkpoint.py).
         if self._checkpointer is None and not self.read_only:
-            self._conn.execute(f"PRAGMA wal_autocheckpoint = {SAFETY_NET_PAGES}")
             self._checkpointer = WalCheckpointer(self.path, synchronous=self._synchronous)
             self._checkpointer.start()
 
@@ -212,7 +226,7 @@ class SQLiteStore:
             # Plain enqueue needs no reads: one INSERT (the triggers do the bookkeeping).
             turn_id = new_id()
             try:
-                self._conn.execute(*turns.insert_statement(request, rules, turn_id, now))
+                self._write_one(*turns.insert_statement(request, rules, turn_id, now))
             except sqlite3.IntegrityError as exc:
                 if "another group" not in str(exc):
                     raise
@@ -252,7 +266,7 @@ class SQLiteStore:
         self, turn_id: str, *, run_id: str, attempt: int, status: TurnStatus, now: float
     ) -> bool:
         turns.check_active_status(status)
-        cursor = self._conn.execute(
+        cursor = self._write_one(
             turns.SET_ACTIVE_SQL, (status.value, now, turn_id, run_id, attempt)
         )
         return cursor.rowcount == 1
@@ -270,7 +284,7 @@ class SQLiteStore:
         error: str | None = None,
     ) -> bool:
         turns.check_finish_status(status)
-        cursor = self._conn.execute(
+        cursor = self._write_one(
             turns.FINISH_SQL,
             (status.value, output, outcome, error, now, now, turn_id, run_id, attempt),
         )
@@ -279,34 +293,33 @@ class SQLiteStore:
     def finish_many(self, items: Sequence[Finish]) -> list[bool]:
         for item in items:
             turns.check_finish_status(item.status)
+        return self._tx(lambda c: self._finish_write(c, items)) if items else []
 
-        def write(c: sqlite3.Connection) -> list[bool]:
-            if len({i.turn_id for i in items}) < len(items):  # the same turn twice: in order
-                return [self._finish_one(c, i) for i in items]
-            params = [
-                p
-                for i in items
-                for p in (
-                    i.turn_id,
-                    i.run_id,
-                    i.attempt,
-                    i.status.value,
-                    i.output,
-                    i.outcome,
-                    i.error,
-                    i.now,
-                )
-            ]
-            recorded: set[str] = set()
-            for start in range(0, len(params), _FINISH_CHUNK * 8):
-                chunk = params[start : start + _FINISH_CHUNK * 8]
-                sql = turns.finish_batch_sql(len(chunk) // 8)
-                recorded.update(row[0] for row in c.execute(sql, chunk))
-            # The steps only with the fenced finish: both or neither.
-            self._final_steps(c, [s for i in items if i.turn_id in recorded for s in i.steps])
-            return [i.turn_id in recorded for i in items]
-
-        return self._tx(write) if items else []
+    def _finish_write(self, c: sqlite3.Connection, items: Sequence[Finish]) -> list[bool]:
+        if len({i.turn_id for i in items}) < len(items):  # the same turn twice: in order
+            return [self._finish_one(c, i) for i in items]
+        params = [
+            p
+            for i in items
+            for p in (
+                i.turn_id,
+                i.run_id,
+                i.attempt,
+                i.status._value_,  # not .value: a property lookup, twice as slow
+                i.output,
+                i.outcome,
+                i.error,
+                i.now,
+            )
+        ]
+        recorded: set[str] = set()
+        for start in range(0, len(params), _FINISH_CHUNK * 8):
+            chunk = params[start : start + _FINISH_CHUNK * 8]
+            sql = turns.finish_batch_sql(len(chunk) // 8)
+            recorded.update(row[0] for row in c.execute(sql, chunk))
+        # The steps only with the fenced finish: both or neither.
+        self._final_steps(c, [s for i in items if i.turn_id in recorded for s in i.steps])
+        return [i.turn_id in recorded for i in items]
 
     def _final_steps(self, c: sqlite3.Connection, steps: list[StepRecord]) -> None:
         if len({step.turn_id for step in steps}) < len(steps):  # a turn's steps: in order
@@ -340,7 +353,7 @@ class SQLiteStore:
         return True
 
     def release(self, turn_id: str, *, run_id: str, attempt: int, now: float) -> bool:
-        cursor = self._conn.execute(turns.RELEASE_SQL, (now, turn_id, run_id, attempt))
+        cursor = self._write_one(turns.RELEASE_SQL, (now, turn_id, run_id, attempt))
         return cursor.rowcount == 1
 
     def recover(
@@ -382,9 +395,10 @@ class SQLiteStore:
 
     def record_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
         try:
-            row = self._conn.execute(
-                turns.RECORD_STEP_SQL, (*self._step_params(step), run_id)
-            ).fetchone()
+            with self._hold:
+                row = self._conn.execute(
+                    turns.RECORD_STEP_SQL, (*self._step_params(step), run_id)
+                ).fetchone()
         except sqlite3.IntegrityError:  # this idempotency key was recorded before: replay it
             return self._find_step(self._conn, step.idempotency_key or "")
         if row is None:
