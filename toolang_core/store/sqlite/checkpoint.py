@@ -48,6 +48,13 @@ SAFETY_NET_PAGES = 4_000
 RESTART_AT = 1_000
 """Frames in the log from which the thread arranges for it to start over."""
 
+CATCH_UP_PASSES = 4
+"""Passive checkpoints at most, before taking the writers' lock, to copy what was
+written during the previous one; they stop once it was little (:data:`CAUGHT_UP`)."""
+
+CAUGHT_UP = 64
+"""Frames written during a pass few enough to copy with the writers held off."""
+
 BUSY_INTERVAL = 0.01
 """Seconds between checkpoints while the log keeps growing."""
 
@@ -157,6 +164,13 @@ class WalCheckpointer:
         state = self.checkpoint()
         if state is None or state[0] <= RESTART_AT:
             return None if state is None else state[1]
+        for _ in range(CATCH_UP_PASSES):  # the writers wait only for what is left then
+            frames = state[0]
+            state = self.checkpoint()
+            if state is None:
+                return None
+            if state[0] - frames <= CAUGHT_UP:
+                break
         with self._writers.lock:
             state = self.checkpoint()
         if state is not None and state[0] == state[1]:
