@@ -8,7 +8,9 @@ overrides any of them and configures groups of other sources.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Final
 
 import attrs
@@ -54,10 +56,12 @@ class AdmissionPolicy:
     def group(self, name: str) -> GroupPolicy:
         return self._groups.get(name, OTHER_GROUP)
 
-    @property
-    def caps(self) -> dict[str, int]:
-        """``max_running`` of every group that has one."""
-        return {n: g.max_running for n, g in self._groups.items() if g.max_running is not None}
+    @functools.cached_property
+    def caps(self) -> Mapping[str, int]:
+        """``max_running`` of every group that has one (the groups never change)."""
+        return MappingProxyType(
+            {n: g.max_running for n, g in self._groups.items() if g.max_running is not None}
+        )
 
     @property
     def groups(self) -> Mapping[str, GroupPolicy]:

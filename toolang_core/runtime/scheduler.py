@@ -134,7 +134,8 @@ class Scheduler:
                     admitted = self._admit(now)
                     if until_idle and not self.running and not admitted and self._idle(now):
                         return
-                    wakeup = self.store.next_wakeup(now=now)
+                    # Only to bound the wait below: none if another pass follows at once.
+                    wakeup = None if self._wake.is_set() else self.store.next_wakeup(now=now)
                 except StoreError as exc:  # e.g. a database server restarting: try again
                     self._store_trouble(exc)
                     wakeup = None
@@ -209,12 +210,16 @@ class Scheduler:
         return len(turns)
 
     def _done(self, turn_id: str, _task: object = None) -> None:
+        """A turn's task ended: its slot is free (unless its commit is still to come)."""
         if turn_id in self._uncommitted:  # its slot is freed by the commit
             return
+        self._free(turn_id)
+        self._wake.set()  # admit into the free slot
+
+    def _free(self, turn_id: str) -> None:
         self.running.pop(turn_id, None)
         self._turns.pop(turn_id, None)
         self._why_cancelled.pop(turn_id, None)
-        self._wake.set()
 
     def _store_trouble(self, exc: StoreError) -> None:
         if not self._store_failing:
@@ -307,7 +312,7 @@ class Scheduler:
                 if recorded:
                     self._log_finished(item)
                 self._uncommitted.discard(item.turn_id)
-                self._done(item.turn_id)
+                self._free(item.turn_id)  # this pass admits into it next: no wake-up
             elif not future.done():
                 future.set_result(recorded)
 
@@ -318,7 +323,7 @@ class Scheduler:
             if future is None:
                 log.error("turn.finish_failed", turn=item.turn_id, error=describe_exception(exc))
                 self._uncommitted.discard(item.turn_id)
-                self._done(item.turn_id)
+                self._free(item.turn_id)
             elif not future.done():
                 future.set_exception(exc)
 

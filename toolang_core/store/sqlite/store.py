@@ -225,8 +225,10 @@ class SQLiteStore:
         if turns.is_simple(request, rules):
             # Plain enqueue needs no reads: one INSERT (the triggers do the bookkeeping).
             turn_id = new_id()
+            sql, params = turns.insert_statement(request, rules, turn_id, now)
             try:
-                self._write_one(*turns.insert_statement(request, rules, turn_id, now))
+                with self._hold:
+                    self._conn.execute(sql, params)
             except sqlite3.IntegrityError as exc:
                 if "another group" not in str(exc):
                     raise
@@ -234,7 +236,7 @@ class SQLiteStore:
                     "SELECT thread_group FROM threads WHERE thread_id = ?", (request.thread_id,)
                 ).fetchone()
                 raise turns.wrong_group(request, rules, row[0] if row else None) from None
-            self.wake()
+            self._waker.send()
             return SubmitResult(turn_id, "queued")
         return self._tx(lambda c: turns.submit(c, request, rules, new_id(), now), wake=True)
 
