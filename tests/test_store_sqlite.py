@@ -369,3 +369,53 @@ def test_finish_many_numbers_one_final_step_per_turn_after_its_recorded_steps(tm
     assert store.finish_many([_finish(a), _finish(b)]) == [True, True]
     assert [(s.seq, s.kind) for s in store.steps(a.id)] == [(1, "model"), (2, "echo")]
     assert [(s.seq, s.kind) for s in store.steps(b.id)] == [(1, "echo")]
+
+
+def test_finish_many_stores_reasons_and_step_keys_in_mixed_and_plain_batches(tmp_path):
+    """A batch where no turn has an outcome or error (and no step an error or key) binds
+    none of them; one where some have them stores each one's own, NULL for the rest."""
+    store = SQLiteStore(tmp_path / "s.db")
+    rules = SubmitRules(thread_group="chat", priority=0)
+    for n in range(4):
+        store.submit(NewTurnRequest(source="chat", thread_id=f"chat:{n}"), rules, now=1.0)
+    a, b, c, d = store.claim(run_id="r", limit=4, now=2.0, lease_seconds=30.0, caps={})
+    failed_step = StepRecord(b.id, 0, b.attempt, "tool", "failed", 3.0, 3.0, error="boom")
+    keyed_step = StepRecord(b.id, 0, b.attempt, "tool", "completed", 3.0, 3.0, idempotency_key="k1")
+    mixed = [
+        _finish(a),
+        Finish(
+            b.id, "r", b.attempt, TurnStatus.FAILED, 3.0, None, "error", "it broke", (failed_step,)
+        ),
+    ]
+    assert store.finish_many(mixed) == [True, True]
+    assert store.finish_many(
+        [
+            _finish(c),
+            attrs.evolve(
+                _finish(d), steps=(attrs.evolve(keyed_step, turn_id=d.id, attempt=d.attempt),)
+            ),
+        ]
+    ) == [True, True]
+    stored = {t.id: t for t in (store.get(a.id), store.get(b.id), store.get(c.id), store.get(d.id))}
+    assert (stored[a.id].status, stored[a.id].output, stored[a.id].outcome, stored[a.id].error) == (
+        "completed",
+        "ok",
+        None,
+        None,
+    )
+    assert (stored[b.id].status, stored[b.id].output, stored[b.id].outcome, stored[b.id].error) == (
+        "failed",
+        None,
+        "error",
+        "it broke",
+    )
+    assert (stored[c.id].outcome, stored[c.id].error) == (None, None)
+    assert [(s.kind, s.error, s.idempotency_key) for s in store.steps(b.id)] == [
+        ("tool", "boom", None)
+    ]
+    assert [(s.kind, s.error, s.idempotency_key) for s in store.steps(a.id)] == [
+        ("echo", None, None)
+    ]
+    assert [(s.kind, s.idempotency_key) for s in store.steps(d.id)] == [("tool", "k1")]
+    assert store.find_step("k1") is not None
+    store.close()

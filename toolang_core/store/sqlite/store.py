@@ -300,24 +300,38 @@ class SQLiteStore:
     def _finish_write(self, c: sqlite3.Connection, items: Sequence[Finish]) -> list[bool]:
         if len({i.turn_id for i in items}) < len(items):  # the same turn twice: in order
             return [self._finish_one(c, i) for i in items]
-        params = [
-            p
-            for i in items
-            for p in (
-                i.turn_id,
-                i.run_id,
-                i.attempt,
-                i.status._value_,  # not .value: a property lookup, twice as slow
-                i.output,
-                i.outcome,
-                i.error,
-                i.now,
+        # .status._value_, not .value: a property lookup, twice as slow
+        if any(i.outcome is not None or i.error is not None for i in items):
+            width, params = (
+                8,
+                [
+                    p
+                    for i in items
+                    for p in (
+                        i.turn_id,
+                        i.run_id,
+                        i.attempt,
+                        i.status._value_,
+                        i.output,
+                        i.outcome,
+                        i.error,
+                        i.now,
+                    )
+                ],
             )
-        ]
+        else:  # the usual batch: no reasons to bind (see turns.finish_batch_sql)
+            width, params = (
+                6,
+                [
+                    p
+                    for i in items
+                    for p in (i.turn_id, i.run_id, i.attempt, i.status._value_, i.output, i.now)
+                ],
+            )
         recorded: set[str] = set()
-        for start in range(0, len(params), _FINISH_CHUNK * 8):
-            chunk = params[start : start + _FINISH_CHUNK * 8]
-            sql = turns.finish_batch_sql(len(chunk) // 8)
+        for start in range(0, len(params), _FINISH_CHUNK * width):
+            chunk = params[start : start + _FINISH_CHUNK * width]
+            sql = turns.finish_batch_sql(len(chunk) // width, reasons=width == 8)
             recorded.update(row[0] for row in c.execute(sql, chunk))
         # The steps only with the fenced finish: both or neither.
         self._final_steps(c, [s for i in items if i.turn_id in recorded for s in i.steps])
@@ -328,10 +342,13 @@ class SQLiteStore:
             for step in steps:
                 c.execute(turns.FINAL_STEP_SQL, self._step_params(step))
             return
+        keyed = any(s.error is not None or s.idempotency_key is not None for s in steps)
         for start in range(0, len(steps), _FINISH_CHUNK):
             chunk = steps[start : start + _FINISH_CHUNK]
-            params = [p for step in chunk for p in (step.turn_id, *self._step_params(step))]
-            c.execute(turns.final_steps_sql(len(chunk)), params)
+            params = [
+                p for step in chunk for p in (step.turn_id, *self._step_params(step, keyed=keyed))
+            ]
+            c.execute(turns.final_steps_sql(len(chunk), keyed=keyed), params)
 
     def _finish_one(self, c: sqlite3.Connection, i: Finish) -> bool:
         cursor = c.execute(
@@ -382,8 +399,8 @@ class SQLiteStore:
     # -- steps ---------------------------------------------------------------------------
 
     @staticmethod
-    def _step_params(step: StepRecord) -> tuple[object, ...]:
-        return (
+    def _step_params(step: StepRecord, *, keyed: bool = True) -> tuple[object, ...]:
+        head = (
             step.turn_id,
             step.attempt,
             step.kind,
@@ -391,9 +408,8 @@ class SQLiteStore:
             step.started_at,
             step.finished_at,
             turns.dumps(step.data if type(step.data) is dict else dict(step.data)),
-            step.error,
-            step.idempotency_key,
         )
+        return (*head, step.error, step.idempotency_key) if keyed else head
 
     def record_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
         try:

@@ -323,16 +323,24 @@ FINISH_SQL = (
 """One statement, atomic on its own: fenced by (lease owner, attempt)."""
 
 
-@functools.lru_cache(maxsize=BATCH_SQL_SIZES)
-def finish_batch_sql(count: int) -> str:
+@functools.lru_cache(maxsize=2 * BATCH_SQL_SIZES)
+def finish_batch_sql(count: int, *, reasons: bool = True) -> str:
     """Finish ``count`` turns of distinct ids in one statement, each fenced like
-    ``FINISH_SQL``; RETURNING names the ones recorded."""
-    rows = ",".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * count)
+    ``FINISH_SQL``; RETURNING names the ones recorded.
+
+    Without ``reasons`` (no turn of the batch has an outcome or an error: the usual
+    batch) those two are written NULL by the statement instead of bound per turn
+    (binding a ``None`` costs an adapter lookup; see ``OPTIONAL_COLUMNS``).
+    """
+    if reasons:
+        columns, marks, set_reasons = "outcome, error, ", "?, ?, ", "v.outcome, error = v.error"
+    else:
+        columns, marks, set_reasons = "", "", "NULL, error = NULL"
+    rows = ",".join([f"(?, ?, ?, ?, ?, {marks}?)"] * count)
     return (
-        "WITH v(id, run_id, attempt, status, output, outcome, error, now) AS "
-        f"(VALUES {rows}) "
+        f"WITH v(id, run_id, attempt, status, output, {columns}now) AS (VALUES {rows}) "
         "UPDATE OR IGNORE turn_requests SET status = v.status, output = v.output, "
-        "outcome = v.outcome, error = v.error, finished_at = v.now, updated_at = v.now, "
+        f"outcome = {set_reasons}, finished_at = v.now, updated_at = v.now, "
         "lease_owner = NULL, lease_expires = NULL FROM v "
         "WHERE turn_requests.id = v.id AND turn_requests.lease_owner = v.run_id "
         f"AND turn_requests.attempt = v.attempt AND {active('turn_requests')} "
@@ -371,17 +379,20 @@ whose idempotency key is stored already is that step replayed: it is kept once (
 ``record_step`` does), rather than failing the finishes of the whole batch."""
 
 
-@functools.lru_cache(maxsize=BATCH_SQL_SIZES)
-def final_steps_sql(count: int) -> str:
+@functools.lru_cache(maxsize=2 * BATCH_SQL_SIZES)
+def final_steps_sql(count: int, *, keyed: bool = True) -> str:
     """``FINAL_STEP_SQL`` for ``count`` steps of distinct turns in one statement (each
-    numbers its step from its own turn's steps, which the others do not change)."""
+    numbers its step from its own turn's steps, which the others do not change).
+    Without ``keyed`` (no step has an error or an idempotency key) both are left NULL
+    instead of bound."""
+    optional = ", error, idempotency_key" if keyed else ""
     row = (
         "(?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM turn_steps WHERE turn_id = ?), "
-        "?, ?, ?, ?, ?, ?, ?, ?)"
+        f"?, ?, ?, ?, ?, ?{', ?, ?' if keyed else ''})"
     )
     return (
         "INSERT OR IGNORE INTO turn_steps (turn_id, seq, attempt, kind, status, started_at, "
-        f"finished_at, data, error, idempotency_key) VALUES {','.join([row] * count)}"
+        f"finished_at, data{optional}) VALUES {','.join([row] * count)}"
     )
 
 
