@@ -50,7 +50,7 @@ class AdmissionPolicy:
         self._groups = dict(DEFAULT_GROUPS)
         for name, override in config.groups.items():
             self._groups[name] = _merge(self._groups.get(name, OTHER_GROUP), override)
-        self._rules: dict[tuple[str, int | None, str | None], SubmitRules] = {}
+        self._rules: dict[tuple[str, int | None, Strategy | None], SubmitRules] = {}
         """Rules already resolved, by what decides them: each submission needs them."""
 
     def group(self, name: str) -> GroupPolicy:
@@ -78,7 +78,9 @@ class AdmissionPolicy:
             rules = self._rules[key] = self._resolve(*key)
         return rules
 
-    def _resolve(self, group_name: str, priority: int | None, strategy: str | None) -> SubmitRules:
+    def _resolve(
+        self, group_name: str, priority: int | None, strategy: Strategy | None
+    ) -> SubmitRules:
         group = self.group(group_name)
         return SubmitRules(
             thread_group=group_name,

@@ -44,10 +44,11 @@ def _not_serializable(value: object) -> object:
 
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_MAKE_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)  # absent on some Pythons
 _C_ENCODE = (
     None
-    if json.encoder.c_make_encoder is None
-    else json.encoder.c_make_encoder(
+    if _MAKE_C_ENCODER is None
+    else _MAKE_C_ENCODER(
         None, _not_serializable, json.encoder.encode_basestring, None, ":", ",", False, False, True
     )
 )
@@ -151,7 +152,7 @@ _NO_OPTIONAL: Final = (None,) * len(OPTIONAL_COLUMNS)
 _NONE_PRESENT: Final = (False,) * len(OPTIONAL_COLUMNS)
 
 
-@functools.lru_cache(maxsize=2 ** len(OPTIONAL_COLUMNS))
+@functools.lru_cache(maxsize=128)  # one per combination of OPTIONAL_COLUMNS
 def insert_sql(present: tuple[bool, ...]) -> str:
     """The INSERT of a new queued request that sets the optional columns in ``present``."""
     names = [name for name, there in zip(OPTIONAL_COLUMNS, present, strict=True) if there]

@@ -107,7 +107,8 @@ class SocketWaker:
         if self._poked:
             self._poked = False
             return True
-        self._waiting = waiting = loop.create_future()
+        waiting: asyncio.Future[bool] = loop.create_future()
+        self._waiting = waiting
         try:
             async with asyncio.timeout(timeout):  # no task of its own, unlike wait_for
                 return await waiting
