@@ -211,8 +211,8 @@ class Scheduler:
 
     def _done(self, turn_id: str, _task: object = None) -> None:
         """A turn's task ended: its slot is free (unless its commit is still to come)."""
-        if turn_id in self._uncommitted:  # its slot is freed by the commit
-            return
+        if turn_id in self._uncommitted or turn_id not in self.running:
+            return  # the commit frees its slot (or already did)
         self._free(turn_id)
         self._wake.set()  # admit into the free slot
 
