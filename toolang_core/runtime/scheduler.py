@@ -3,8 +3,12 @@
 It hands a turn to a worker task only when the store's atomic ``claim`` admits it
 (thread idle, group under budget, ``not_before`` passed, best rank first) and the
 runtime is under its global concurrency. It never blocks a worker on a lock: a turn
-that may not run yet simply stays queued. Each turn's task records its own terminal
-state; the loop only admits, wakes, renews leases, and relays cancellations.
+that may not run yet simply stays queued. Each turn's task hands in its terminal
+state; the loop commits those in one transaction per pass, then admits into the slots
+they free. A turn with post-turn stages (memory, events, delivery, a task run's
+finalizing) waits for its commit and runs them; any other turn's task ends at once,
+and its slot stays taken until the commit. The loop also wakes, renews leases, and
+relays cancellations.
 """
 
 from __future__ import annotations
