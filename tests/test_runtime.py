@@ -380,3 +380,33 @@ def test_a_failed_commit_frees_the_slots_of_turns_that_ended(tmp_path, monkeypat
     failed = [e["turn"] for e in logs if e["event"] == "turn.finish_failed"]
     assert sorted(failed) == sorted(ids)
     assert [inbox.get(i).status for i in ids] == [TurnStatus.RUNNING] * 3
+
+
+def test_a_turn_canceled_before_its_task_starts_frees_its_slot(tmp_path):
+    """A task canceled before its first step never runs its body (nor its ``finally``);
+    its slot is freed all the same, and shutdown hands the turn back to the queue."""
+    from toolang_core.runtime.scheduler import SHUTDOWN
+
+    rt = make_runtime(tmp_path)
+    inbox = rt.open_inbox()
+
+    async def scenario():
+        async with serving(rt):
+            scheduler = rt.scheduler
+            scheduler._admitting = False  # the test admits by hand, below
+            turn_id = inbox.submit(request("chat:1")).id
+            await asyncio.sleep(0.05)
+            scheduler._admitting = True
+            assert scheduler._admit(rt.clock()) == 1  # its task exists, has not run yet
+            scheduler._admitting = False
+            scheduler.cancel_task(turn_id, SHUTDOWN)
+            assert turn_id in scheduler.running
+            for _ in range(100):
+                await asyncio.sleep(0.01)
+                if turn_id not in scheduler.running:
+                    break
+            assert turn_id not in scheduler.running
+            return turn_id
+
+    turn_id = run(scenario())
+    assert inbox.get(turn_id).status is TurnStatus.RUNNING  # never started: its lease stays

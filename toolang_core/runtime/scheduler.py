@@ -206,7 +206,6 @@ class Scheduler:
             task = asyncio.create_task(self._run_turn(turn), name=f"turn-{turn.id}")
             self.running[turn.id] = task
             self._turns[turn.id] = turn
-            task.add_done_callback(functools.partial(self._done, turn.id))
             self._turn_log.debug(
                 "turn.started", turn=turn.id, thread=turn.thread_id, attempt=turn.attempt
             )
@@ -280,6 +279,8 @@ class Scheduler:
         task = self.running.get(turn_id)
         if task is not None and turn_id not in self._why_cancelled:
             self._why_cancelled[turn_id] = why
+            # A task canceled before its first step never runs _run_turn's finally.
+            task.add_done_callback(functools.partial(self._done, turn_id))
             task.cancel()
 
     # -- one turn ------------------------------------------------------------------------
@@ -370,31 +371,34 @@ class Scheduler:
         return await future
 
     async def _run_turn(self, turn: TurnRequest) -> None:
-        outcome = await self._execute(turn)
-        if outcome is None:
-            return
-        if not self._after.needed(turn, outcome):
-            # Nothing runs after the commit: hand the terminal state in and end here; the
-            # turn keeps its slot until the loop has committed it (_record_finished).
-            self._uncommitted.add(turn.id)
-            self._finishing.append((self._finish(turn, outcome), None))
-            self._wake.set()
-            return
         try:
-            recorded = await self._commit(turn, outcome)
-        except Exception as exc:
-            log.error("turn.finish_failed", turn=turn.id, error=describe_exception(exc))
-            return
-        if not recorded:  # fenced: _record_finished logged it
-            return
-        self._turn_log.info(
-            "turn.finished",
-            turn=turn.id,
-            thread=turn.thread_id,
-            status=outcome.status.value,
-            output=(outcome.output or outcome.error or "")[:80],
-        )
-        await self._after.run(turn, outcome)
+            outcome = await self._execute(turn)
+            if outcome is None:
+                return
+            if not self._after.needed(turn, outcome):
+                # Nothing runs after the commit: hand the terminal state in and end here;
+                # the turn keeps its slot until the loop has committed it.
+                self._uncommitted.add(turn.id)
+                self._finishing.append((self._finish(turn, outcome), None))
+                self._wake.set()
+                return
+            try:
+                recorded = await self._commit(turn, outcome)
+            except Exception as exc:
+                log.error("turn.finish_failed", turn=turn.id, error=describe_exception(exc))
+                return
+            if not recorded:  # fenced: _record_finished logged it
+                return
+            self._turn_log.info(
+                "turn.finished",
+                turn=turn.id,
+                thread=turn.thread_id,
+                status=outcome.status.value,
+                output=(outcome.output or outcome.error or "")[:80],
+            )
+            await self._after.run(turn, outcome)
+        finally:  # here, not a done-callback: that costs a loop round-trip per turn
+            self._done(turn.id)
 
     def _after_turn_stages(self) -> AfterTurnStages:
         """The post-turn stages of this scheduler's turns (one for all of them)."""
