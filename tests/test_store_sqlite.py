@@ -309,15 +309,13 @@ HOT_PATHS = {
 def test_hot_path_statements_never_scan_the_turn_table(tmp_path, name):
     """A partial index is only used when a query repeats its condition; a scan here would
     grow with every turn ever run. This pins the plans."""
-    from toolang_core.store.sqlite import turns
+    from toolang_core.store.sqlite import finishing, turns
 
     store = SQLiteStore(tmp_path / "toolang.db")
     try:
         sql_name, params = HOT_PATHS[name]
-        plan = " ".join(
-            row[3]
-            for row in store._conn.execute("EXPLAIN QUERY PLAN " + getattr(turns, sql_name), params)
-        )
+        sql = getattr(turns, sql_name, None) or getattr(finishing, sql_name)
+        plan = " ".join(row[3] for row in store._conn.execute("EXPLAIN QUERY PLAN " + sql, params))
     finally:
         store.close()
     assert "SCAN turn_requests" not in plan, plan

@@ -13,7 +13,7 @@ import attrs
 
 from toolang_core.ids import new_id
 from toolang_core.store.errors import RecordConflict, StoreError
-from toolang_core.store.sqlite import admission, turns
+from toolang_core.store.sqlite import admission, finishing, turns
 from toolang_core.store.sqlite.checkpoint import WalCheckpointer, local_writers
 from toolang_core.store.sqlite.connection import SYNCHRONOUS, connect, prepare_schema, use_wal
 from toolang_core.store.sqlite.lock import RuntimeLock
@@ -38,10 +38,6 @@ from toolang_core.store.types import (
 )
 
 T = TypeVar("T")
-
-_FINISH_CHUNK = 1_000
-"""Turns (or final steps) one statement of ``finish_many`` records: 8 or 10 parameters
-each, well under SQLite's limit of 32,766."""
 
 
 class SQLiteStore:
@@ -285,91 +281,17 @@ class SQLiteStore:
         outcome: str | None = None,
         error: str | None = None,
     ) -> bool:
-        turns.check_finish_status(status)
+        finishing.check_finish_status(status)
         cursor = self._write_one(
-            turns.FINISH_SQL,
+            finishing.FINISH_SQL,
             (status.value, output, outcome, error, now, now, turn_id, run_id, attempt),
         )
         return cursor.rowcount == 1
 
     def finish_many(self, items: Sequence[Finish]) -> list[bool]:
         for item in items:
-            turns.check_finish_status(item.status)
-        return self._tx(lambda c: self._finish_write(c, items)) if items else []
-
-    def _finish_write(self, c: sqlite3.Connection, items: Sequence[Finish]) -> list[bool]:
-        if len({i.turn_id for i in items}) < len(items):  # the same turn twice: in order
-            return [self._finish_one(c, i) for i in items]
-        # .status._value_, not .value: a property lookup, twice as slow
-        if any(i.outcome is not None or i.error is not None for i in items):
-            width, params = (
-                8,
-                [
-                    p
-                    for i in items
-                    for p in (
-                        i.turn_id,
-                        i.run_id,
-                        i.attempt,
-                        i.status._value_,
-                        i.output,
-                        i.outcome,
-                        i.error,
-                        i.now,
-                    )
-                ],
-            )
-        else:  # the usual batch: no reasons to bind (see turns.finish_batch_sql)
-            width, params = (
-                6,
-                [
-                    p
-                    for i in items
-                    for p in (i.turn_id, i.run_id, i.attempt, i.status._value_, i.output, i.now)
-                ],
-            )
-        recorded: set[str] = set()
-        for start in range(0, len(params), _FINISH_CHUNK * width):
-            chunk = params[start : start + _FINISH_CHUNK * width]
-            sql = turns.finish_batch_sql(len(chunk) // width, reasons=width == 8)
-            recorded.update(row[0] for row in c.execute(sql, chunk))
-        # The steps only with the fenced finish: both or neither.
-        self._final_steps(c, [s for i in items if i.turn_id in recorded for s in i.steps])
-        return [i.turn_id in recorded for i in items]
-
-    def _final_steps(self, c: sqlite3.Connection, steps: list[StepRecord]) -> None:
-        if len({step.turn_id for step in steps}) < len(steps):  # a turn's steps: in order
-            for step in steps:
-                c.execute(turns.FINAL_STEP_SQL, self._step_params(step))
-            return
-        keyed = any(s.error is not None or s.idempotency_key is not None for s in steps)
-        for start in range(0, len(steps), _FINISH_CHUNK):
-            chunk = steps[start : start + _FINISH_CHUNK]
-            params = [
-                p for step in chunk for p in (step.turn_id, *self._step_params(step, keyed=keyed))
-            ]
-            c.execute(turns.final_steps_sql(len(chunk), keyed=keyed), params)
-
-    def _finish_one(self, c: sqlite3.Connection, i: Finish) -> bool:
-        cursor = c.execute(
-            turns.FINISH_SQL,
-            (
-                i.status.value,
-                i.output,
-                i.outcome,
-                i.error,
-                i.now,
-                i.now,
-                i.turn_id,
-                i.run_id,
-                i.attempt,
-            ),
-        )
-        if cursor.rowcount != 1:
-            return False
-        for step in i.steps:  # the steps only with the fenced finish: both or neither
-            c.execute(turns.FINAL_STEP_SQL, self._step_params(step))
-        return True
+            finishing.check_finish_status(item.status)
+        return self._tx(lambda c: finishing.finish_many(c, items)) if items else []
 
     def release(self, turn_id: str, *, run_id: str, attempt: int, now: float) -> bool:
         cursor = self._write_one(turns.RELEASE_SQL, (now, turn_id, run_id, attempt))
@@ -398,24 +320,11 @@ class SQLiteStore:
 
     # -- steps ---------------------------------------------------------------------------
 
-    @staticmethod
-    def _step_params(step: StepRecord, *, keyed: bool = True) -> tuple[object, ...]:
-        head = (
-            step.turn_id,
-            step.attempt,
-            step.kind,
-            step.status,
-            step.started_at,
-            step.finished_at,
-            turns.dumps(step.data if type(step.data) is dict else dict(step.data)),
-        )
-        return (*head, step.error, step.idempotency_key) if keyed else head
-
     def record_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
         try:
             with self._hold:
                 row = self._conn.execute(
-                    turns.RECORD_STEP_SQL, (*self._step_params(step), run_id)
+                    turns.RECORD_STEP_SQL, (*finishing.step_params(step), run_id)
                 ).fetchone()
         except sqlite3.IntegrityError:  # this idempotency key was recorded before: replay it
             return self._find_step(self._conn, step.idempotency_key or "")

@@ -316,39 +316,6 @@ def _make_room(c: sqlite3.Connection, rules: SubmitRules, now: float) -> tuple[s
         dropped.append(victim[0])
 
 
-FINISH_SQL = (
-    "UPDATE OR IGNORE turn_requests SET status = ?, output = ?, outcome = ?, error = ?, "
-    "finished_at = ?, updated_at = ?, lease_owner = NULL, lease_expires = NULL "
-    f"WHERE id = ? AND lease_owner = ? AND attempt = ? AND {active()}"
-)
-"""One statement, atomic on its own: fenced by (lease owner, attempt)."""
-
-
-@functools.lru_cache(maxsize=2 * BATCH_SQL_SIZES)
-def finish_batch_sql(count: int, *, reasons: bool = True) -> str:
-    """Finish ``count`` turns of distinct ids in one statement, each fenced like
-    ``FINISH_SQL``; RETURNING names the ones recorded.
-
-    Without ``reasons`` (no turn of the batch has an outcome or an error: the usual
-    batch) those two are written NULL by the statement instead of bound per turn
-    (binding a ``None`` costs an adapter lookup; see ``OPTIONAL_COLUMNS``).
-    """
-    if reasons:
-        columns, marks, set_reasons = "outcome, error, ", "?, ?, ", "v.outcome, error = v.error"
-    else:
-        columns, marks, set_reasons = "", "", "NULL, error = NULL"
-    rows = ",".join([f"(?, ?, ?, ?, ?, {marks}?)"] * count)
-    return (
-        f"WITH v(id, run_id, attempt, status, output, {columns}now) AS (VALUES {rows}) "
-        "UPDATE OR IGNORE turn_requests SET status = v.status, output = v.output, "
-        f"outcome = {set_reasons}, finished_at = v.now, updated_at = v.now, "
-        "lease_owner = NULL, lease_expires = NULL FROM v "
-        "WHERE turn_requests.id = v.id AND turn_requests.lease_owner = v.run_id "
-        f"AND turn_requests.attempt = v.attempt AND {active('turn_requests')} "
-        "RETURNING turn_requests.id"
-    )
-
-
 RELEASE_SQL = (
     "UPDATE turn_requests SET status = 'queued', attempt = attempt - 1, lease_owner = NULL, "
     "lease_expires = NULL, cancel_requested = 0, updated_at = ? "
@@ -368,38 +335,6 @@ RECORD_STEP_SQL = (
     f"AND lease_owner = ?10 AND attempt = ?2 AND {active()}) RETURNING seq"
 )
 """One statement: the fence check, the next sequence number and the insert together."""
-
-FINAL_STEP_SQL = (
-    "INSERT OR IGNORE INTO turn_steps (turn_id, seq, attempt, kind, status, started_at, "
-    "finished_at, data, error, idempotency_key) VALUES ("
-    "?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM turn_steps WHERE turn_id = ?1), "
-    "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
-)
-"""A step stored with its turn's terminal state, after the fenced finish succeeded. One
-whose idempotency key is stored already is that step replayed: it is kept once (as
-``record_step`` does), rather than failing the finishes of the whole batch."""
-
-
-@functools.lru_cache(maxsize=2 * BATCH_SQL_SIZES)
-def final_steps_sql(count: int, *, keyed: bool = True) -> str:
-    """``FINAL_STEP_SQL`` for ``count`` steps of distinct turns in one statement (each
-    numbers its step from its own turn's steps, which the others do not change).
-    Without ``keyed`` (no step has an error or an idempotency key) both are left NULL
-    instead of bound."""
-    optional = ", error, idempotency_key" if keyed else ""
-    row = (
-        "(?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM turn_steps WHERE turn_id = ?), "
-        f"?, ?, ?, ?, ?, ?{', ?, ?' if keyed else ''})"
-    )
-    return (
-        "INSERT OR IGNORE INTO turn_steps (turn_id, seq, attempt, kind, status, started_at, "
-        f"finished_at, data{optional}) VALUES {','.join([row] * count)}"
-    )
-
-
-def check_finish_status(status: TurnStatus) -> None:
-    if not status.is_terminal:
-        raise ValueError(f"finish needs a terminal status, not {status.value!r}")
 
 
 def check_active_status(status: TurnStatus) -> None:
