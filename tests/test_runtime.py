@@ -410,3 +410,68 @@ def test_a_turn_canceled_before_its_task_starts_frees_its_slot(tmp_path):
 
     turn_id = run(scenario())
     assert inbox.get(turn_id).status is TurnStatus.RUNNING  # never started: its lease stays
+
+
+def test_a_heartbeat_leaves_alone_a_committed_turn_running_its_post_turn_stages(tmp_path):
+    """Once committed, a turn is no longer active in the store; the heartbeat must not
+    take it for a turn whose lease was lost and cut its events or delivery off."""
+    seen = {"started": 0, "finished": 0}
+
+    class SlowSubscriber:
+        @hookimpl
+        def toolang_on_event(self, event, runtime):
+            async def deliver() -> None:
+                seen["started"] += 1
+                await asyncio.sleep(0.5)  # longer than a heartbeat interval below
+                seen["finished"] += 1
+
+            return deliver() if event.kind.startswith("turn.") else None
+
+    rt = make_runtime(tmp_path, lease_seconds=0.3)
+    rt.host.register(SlowSubscriber(), "slow-subscriber")
+    inbox = rt.open_inbox()
+    turn_id = inbox.submit(request("chat:1")).id
+
+    async def scenario():
+        async with serving(rt):
+            for _ in range(300):
+                await asyncio.sleep(0.01)
+                if seen["finished"]:
+                    break
+
+    run(scenario())
+    assert inbox.get(turn_id).status is TurnStatus.COMPLETED
+    assert seen == {"started": 1, "finished": 1}
+
+
+def test_finish_results_that_cannot_be_read_free_the_slots(tmp_path, monkeypatch):
+    """A store answering for fewer turns than it was given (a bug in a store backend)
+    is logged; the ended turns' slots are freed all the same, so shutdown does not wait
+    on them for ever."""
+    from structlog.testing import capture_logs
+
+    from toolang_core.store.sqlite import SQLiteStore
+
+    rt = make_runtime(tmp_path)
+    inbox = rt.open_inbox()
+    ids = [inbox.submit(request(f"chat:{i}")).id for i in range(3)]
+    finish_many = SQLiteStore.finish_many
+
+    def short_answer(self, items):
+        return finish_many(self, items)[:-1]
+
+    monkeypatch.setattr(SQLiteStore, "finish_many", short_answer)
+
+    async def scenario():
+        async with serving(rt):
+            for _ in range(200):
+                await asyncio.sleep(0.01)
+                if all(inbox.get(i).status.is_terminal for i in ids) and not rt.scheduler.running:
+                    break
+        return dict(rt.scheduler.running)
+
+    with capture_logs() as logs:
+        running = asyncio.run(asyncio.wait_for(scenario(), 30))
+    assert running == {}
+    assert any(e["event"] == "turn.finish_results_unreadable" for e in logs)
+    assert [inbox.get(i).status for i in ids] == [TurnStatus.COMPLETED] * 3

@@ -123,3 +123,42 @@ def test_a_store_in_another_process_leaves_checkpoints_to_sqlite(tmp_path):
         reader.close()
         owner.close()
     assert checkpoint_threads() == []
+
+
+def test_a_forked_child_can_open_the_store_while_the_parent_holds_the_writers_lock(tmp_path):
+    """The checkpointer holds the lock this process's writers share for its last pass;
+    a child forked at that moment must not inherit it held (opening the store would wait
+    for a thread that does not exist there)."""
+    import os
+    import signal
+
+    from toolang_core.store.sqlite.checkpoint import local_writers
+
+    path = tmp_path / "toolang.db"
+    parent = SQLiteStore(path)
+    held, release = threading.Event(), threading.Event()
+
+    def like_the_checkpointer() -> None:
+        with local_writers(path).lock:
+            held.set()
+            release.wait()
+
+    holder = threading.Thread(target=like_the_checkpointer, daemon=True)
+    holder.start()
+    held.wait(10)
+    pid = os.fork()
+    if pid == 0:  # the child: open and write, or be killed by the alarm
+        code = 1
+        try:
+            signal.alarm(10)
+            child = SQLiteStore(path)
+            submit(child, 1)
+            child.close()
+            code = 0
+        finally:
+            os._exit(code)
+    release.set()
+    holder.join(10)
+    _, status = os.waitpid(pid, 0)
+    parent.close()
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status

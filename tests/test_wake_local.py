@@ -87,3 +87,56 @@ def test_a_closed_listener_is_no_longer_poked(stores, monkeypatch):
         assert sent == [1]
 
     asyncio.run(main())
+
+
+def test_a_wake_up_as_the_wait_times_out_is_kept_for_the_next_wait(stores):
+    """The datagram is read in the same loop iteration as the timeout fires: whichever
+    wins, the wake-up is not lost (the next wait returns at once)."""
+    import time
+
+    listening, submitting = stores
+
+    async def main() -> tuple[bool, bool]:
+        waker = listening.listen()
+        try:
+            waiting = asyncio.create_task(waker.wait(0.05))
+            await asyncio.sleep(0)
+            thread = threading.Thread(target=submitting.wake)  # a datagram, not a poke
+            thread.start()
+            thread.join()
+            time.sleep(0.1)  # the loop is busy past the deadline: both land together
+            first = await waiting
+            second = await asyncio.wait_for(waker.wait(0.5), 5) if not first else True
+            return first, second
+        finally:
+            waker.close()
+
+    first, second = asyncio.run(main())
+    assert first or second
+
+
+def test_a_forked_child_does_not_take_the_parents_wake_ups(stores):
+    """A child forked from the listening loop's thread must send its submissions' wake-ups
+    to the parent (a datagram), not poke its own copy of the parent's listener."""
+    import os
+
+    listening, submitting = stores
+
+    async def main() -> bool:
+        waker = listening.listen()
+        try:
+            assert not await waker.wait(0.01)  # the loop and its thread are recorded
+            waiting = asyncio.create_task(waker.wait(10))
+            await asyncio.sleep(0)
+            pid = os.fork()
+            if pid == 0:  # the child: submit, then leave without running any cleanup
+                try:
+                    submitting.wake()
+                finally:
+                    os._exit(0)
+            await asyncio.get_running_loop().run_in_executor(None, os.waitpid, pid, 0)
+            return await asyncio.wait_for(waiting, 5)
+        finally:
+            waker.close()
+
+    assert asyncio.run(main()) is True

@@ -77,6 +77,9 @@ class Scheduler:
         self._lent: set[str] = set()
         self._upkeep: asyncio.Task[None] | None = None
         self._finishing: list[tuple[Finish, asyncio.Future[bool] | None]] = []
+        self._committed: set[str] = set()
+        """Turns committed and running their post-turn stages: no longer active in the
+        store, so a heartbeat must not take them for turns whose lease was lost."""
         self._uncommitted: set[str] = set()
         """Turns whose task ended with their terminal state handed in, not yet committed:
         they keep their slot (and stay in ``running``) until the commit."""
@@ -220,6 +223,7 @@ class Scheduler:
         self._wake.set()  # admit into the free slot
 
     def _free(self, turn_id: str) -> None:
+        self._committed.discard(turn_id)
         self.running.pop(turn_id, None)
         self._turns.pop(turn_id, None)
         self._why_cancelled.pop(turn_id, None)
@@ -245,7 +249,7 @@ class Scheduler:
             log.warning("runtime.heartbeat_failed", error=describe_exception(exc))
             return
         for turn_id in list(self.running):
-            if turn_id not in beat.owned:
+            if turn_id not in beat.owned and turn_id not in self._committed:
                 self.cancel_task(turn_id, LEASE_LOST)
         for turn_id in beat.cancel_requested:
             self.cancel_task(turn_id, "canceled")
@@ -305,28 +309,43 @@ class Scheduler:
         except Exception as exc:
             self._fail_batch(batch, exc)
             return
-        for (item, future), recorded in zip(batch, results, strict=True):
-            if not recorded:
-                log.warning(
-                    "turn.fenced",
-                    turn=item.turn_id,
-                    attempt=item.attempt,
-                    reason="another runtime owns this turn now; its outcome was discarded",
-                )
-            if future is None:  # its task has ended: the commit frees its slot
-                if recorded:
-                    self._log_finished(item)
-                self._uncommitted.discard(item.turn_id)
-                self._free(item.turn_id)  # this pass admits into it next: no wake-up
-            elif not future.done():
-                future.set_result(recorded)
+        try:
+            for (item, future), recorded in zip(batch, results, strict=True):
+                if not recorded:
+                    log.warning(
+                        "turn.fenced",
+                        turn=item.turn_id,
+                        attempt=item.attempt,
+                        reason="another runtime owns this turn now; its outcome was discarded",
+                    )
+                if future is None:  # its task has ended: the commit frees its slot
+                    if recorded:
+                        self._log_finished(item)
+                    self._uncommitted.discard(item.turn_id)
+                    self._free(item.turn_id)  # this pass admits into it next: no wake-up
+                elif not future.done():
+                    future.set_result(recorded)
+        except Exception as exc:  # e.g. a store answering for fewer turns than it was given
+            log.error("turn.finish_results_unreadable", error=describe_exception(exc))
+            self._fail_batch(batch, exc, logged=True)
 
     def _fail_batch(
-        self, batch: list[tuple[Finish, asyncio.Future[bool] | None]], exc: BaseException
+        self,
+        batch: list[tuple[Finish, asyncio.Future[bool] | None]],
+        exc: BaseException,
+        *,
+        logged: bool = False,
     ) -> None:
+        """Free the slots of the batch's ended turns and fail the waiting ones; their
+        leases expire and recovery requeues what was not recorded."""
         for item, future in batch:
             if future is None:
-                log.error("turn.finish_failed", turn=item.turn_id, error=describe_exception(exc))
+                if item.turn_id not in self._uncommitted:
+                    continue  # dealt with before the failure
+                if not logged:
+                    log.error(
+                        "turn.finish_failed", turn=item.turn_id, error=describe_exception(exc)
+                    )
                 self._uncommitted.discard(item.turn_id)
                 self._free(item.turn_id)
             elif not future.done():
@@ -389,6 +408,7 @@ class Scheduler:
                 return
             if not recorded:  # fenced: _record_finished logged it
                 return
+            self._committed.add(turn.id)
             self._turn_log.info(
                 "turn.finished",
                 turn=turn.id,

@@ -101,17 +101,32 @@ class LocalWriters:
         return SAFETY_NET_PAGES if self._checkpointers > 0 else DEFAULT_PAGES
 
 
-_FILES: weakref.WeakValueDictionary[str, LocalWriters] = weakref.WeakValueDictionary()
-_FILES_LOCK = threading.Lock()
+class _Files:
+    """This process's :class:`LocalWriters`, by file."""
+
+    def __init__(self) -> None:
+        self.by_path: weakref.WeakValueDictionary[str, LocalWriters] = weakref.WeakValueDictionary()
+        self.lock = threading.Lock()
+
+    def reset(self) -> None:
+        self.by_path = weakref.WeakValueDictionary()
+        self.lock = threading.Lock()
+
+
+_FILES = _Files()
+
+# A forked child starts with no writers and no checkpointer of its own: a lock that a
+# thread of the parent held at the fork would stay held for ever there.
+os.register_at_fork(after_in_child=_FILES.reset)
 
 
 def local_writers(path: Path) -> LocalWriters:
     """The writers of ``path`` in this process (one object per file, however named)."""
     key = os.path.realpath(path)
-    with _FILES_LOCK:
-        writers = _FILES.get(key)
+    with _FILES.lock:
+        writers = _FILES.by_path.get(key)
         if writers is None:
-            writers = _FILES[key] = LocalWriters()
+            writers = _FILES.by_path[key] = LocalWriters()
         return writers
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import os
 import socket
 import sys
 import threading
@@ -22,6 +23,10 @@ from pathlib import Path
 
 _LISTENING: dict[str, SocketWaker] = {}
 """The bound listener of each address in this process (at most one can bind it)."""
+
+# A forked child listens to nothing: its copy of the parent's loop must not swallow the
+# wake-ups meant for the parent.
+os.register_at_fork(after_in_child=_LISTENING.clear)
 
 
 def wake_address(path: Path) -> str:
@@ -113,7 +118,8 @@ class SocketWaker:
             async with asyncio.timeout(timeout):  # no task of its own, unlike wait_for
                 return await waiting
         except TimeoutError:
-            return False
+            # A wake-up may have resolved the future as the timeout fired.
+            return waiting.done() and not waiting.cancelled()
         finally:
             self._waiting = None
 
@@ -130,8 +136,10 @@ class SocketWaker:
 
     def _wake_waiter(self) -> None:
         waiting = self._waiting
-        if waiting is None:
-            self._poked = True  # the next wait returns at once
+        if waiting is None or waiting.cancelled():
+            # Nobody waits, or the wait's timeout canceled it in this very loop iteration:
+            # the next wait returns at once.
+            self._poked = True
         elif not waiting.done():
             waiting.set_result(True)
 
