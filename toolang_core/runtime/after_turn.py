@@ -84,20 +84,29 @@ class AfterTurnStages:
 
     def needed(self, turn: TurnRequest, outcome: TurnOutcome) -> bool:
         """Whether any of stages 2-5 (or a task run's finalizing) applies to this turn."""
-        if outcome.after is not None:
-            return True
-        if self.publish is not None and self.has_subscribers():
-            return True
-        runtime = self.runtime
-        if runtime is None:
-            return False
-        return bool(runtime.host.pm.per_plugin_callers("toolang_deliver_turn")) or is_task_run(turn)
+        return (
+            outcome.after is not None
+            or self._publishes()
+            or self._delivers()
+            or self._finalizes(turn)
+        )
+
+    def _publishes(self) -> bool:
+        return self.publish is not None and self.has_subscribers()
+
+    def _delivers(self) -> bool:
+        return self.runtime is not None and bool(
+            self.runtime.host.pm.per_plugin_callers("toolang_deliver_turn")
+        )
+
+    def _finalizes(self, turn: TurnRequest) -> bool:
+        return self.runtime is not None and is_task_run(turn)
 
     async def run(self, turn: TurnRequest, outcome: TurnOutcome) -> list[StageDone]:
         """Do what applies, in order; return what was done and recorded (stage 1 first),
         or nothing when stage 1 was all there was."""
         started = self.clock()
-        if self.runtime is not None and is_task_run(turn):
+        if self.runtime is not None and self._finalizes(turn):
             try:
                 await self.runtime.task_runs.finalize(turn.id)
             except Exception as exc:  # the runtime's sweep finalizes it later
@@ -108,11 +117,9 @@ class AfterTurnStages:
             done.append(self._prompt_trace(turn, after.prompt_trace))
         if after is not None and after.memory is not None:
             done.append(await self._memory_write(after.memory))
-        if self.publish is not None and self.has_subscribers():
+        if self._publishes():
             done.append(await self._events(turn, outcome))
-        if self.runtime is not None and self.runtime.host.pm.per_plugin_callers(
-            "toolang_deliver_turn"
-        ):
+        if self._delivers():
             done.append(await self._delivery(turn, outcome))
         if not done:  # the common case of a bare runtime: nothing more to record
             return []

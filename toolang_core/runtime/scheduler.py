@@ -382,10 +382,10 @@ class Scheduler:
             outcome.steps,
         )
 
-    async def _commit(self, turn: TurnRequest, outcome: TurnOutcome) -> bool:
+    async def _commit(self, finish: Finish) -> bool:
         """Hand the terminal state to the loop and wait until it is committed."""
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._finishing.append((self._finish(turn, outcome), future))
+        self._finishing.append((finish, future))
         self._wake.set()
         return await future
 
@@ -394,28 +394,23 @@ class Scheduler:
             outcome = await self._execute(turn)
             if outcome is None:
                 return
+            finish = self._finish(turn, outcome)
             if not self._after.needed(turn, outcome):
                 # Nothing runs after the commit: hand the terminal state in and end here;
                 # the turn keeps its slot until the loop has committed it.
                 self._uncommitted.add(turn.id)
-                self._finishing.append((self._finish(turn, outcome), None))
+                self._finishing.append((finish, None))
                 self._wake.set()
                 return
             try:
-                recorded = await self._commit(turn, outcome)
+                recorded = await self._commit(finish)
             except Exception as exc:
                 log.error("turn.finish_failed", turn=turn.id, error=describe_exception(exc))
                 return
             if not recorded:  # fenced: _record_finished logged it
                 return
             self._committed.add(turn.id)
-            self._turn_log.info(
-                "turn.finished",
-                turn=turn.id,
-                thread=turn.thread_id,
-                status=outcome.status.value,
-                output=(outcome.output or outcome.error or "")[:80],
-            )
+            self._log_finished(finish)
             await self._after.run(turn, outcome)
         finally:  # here, not a done-callback: that costs a loop round-trip per turn
             self._done(turn.id)
