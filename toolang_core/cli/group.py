@@ -69,6 +69,35 @@ class ToolangGroup(click.Group):
         except ToolangError as exc:
             raise ToolangCliError(exc) from None
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The help's command list, from the cached listing when nothing changed (see
+        :mod:`toolang_core.cli.command_index`): no plugin is imported for ``--help``."""
+        from toolang_core import __version__
+        from toolang_core.cli import command_index
+        from toolang_core.cli.state import CliState
+
+        state = CliState.of(ctx)
+        key = command_index.listing_key(__version__, state.config_path, state.env)
+        listing = command_index.read_listing(state.env, key)
+        if listing is None:
+            listing = {}
+            for name in self.list_commands(ctx):
+                command = self.get_command(ctx, name)
+                if command is not None:
+                    listing[name] = (command.get_short_help_str(limit=1000), command.hidden)
+            command_index.write_listing(state.env, key, listing)
+        rows = [(name, text) for name, (text, hidden) in sorted(listing.items()) if not hidden]
+        if rows:
+            width = max(len(name) for name, _ in rows)
+            limit = formatter.width - 6 - width
+            with formatter.section("Commands"):
+                formatter.write_dl(
+                    [
+                        (name, click.utils.make_default_short_help(text, limit))
+                        for name, text in rows
+                    ]
+                )
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         self.add_plugin_commands(ctx)
         return sorted({*self.lazy, *self.commands})
