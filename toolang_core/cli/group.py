@@ -72,6 +72,8 @@ class ToolangGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The help's command list, from the cached listing when nothing changed (see
         :mod:`toolang_core.cli.command_index`): no plugin is imported for ``--help``."""
+        from click.utils import make_default_short_help
+
         from toolang_core import __version__
         from toolang_core.cli import command_index
         from toolang_core.cli.state import CliState
@@ -92,10 +94,7 @@ class ToolangGroup(click.Group):
             limit = formatter.width - 6 - width
             with formatter.section("Commands"):
                 formatter.write_dl(
-                    [
-                        (name, click.utils.make_default_short_help(text, limit))
-                        for name, text in rows
-                    ]
+                    [(name, make_default_short_help(text, limit)) for name, text in rows]
                 )
 
     def list_commands(self, ctx: click.Context) -> list[str]:
