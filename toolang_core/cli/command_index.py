@@ -27,7 +27,8 @@ ENV_CACHE_DIR = "TOOLANG_CACHE_DIR"
 _ENV_KEYS = ("TOOLANG_LOAD_PLUGINS", "TOOLANG_DISABLE_PLUGINS", "TOOLANG_STRICT_PLUGINS")
 
 Listing = dict[str, tuple[str, bool]]
-"""Command name → (its short help, whether it is hidden)."""
+"""Command name → (its ``short_help`` if it has one, else its ``help``; whether that text
+was a ``short_help``). Hidden commands are left out."""
 
 
 def cache_dir(env: Mapping[str, str]) -> Path:

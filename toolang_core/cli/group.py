@@ -72,8 +72,6 @@ class ToolangGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The help's command list, from the cached listing when nothing changed (see
         :mod:`toolang_core.cli.command_index`): no plugin is imported for ``--help``."""
-        from click.utils import make_default_short_help
-
         from toolang_core import __version__
         from toolang_core.cli import command_index
         from toolang_core.cli.state import CliState
@@ -85,17 +83,21 @@ class ToolangGroup(click.Group):
             listing = {}
             for name in self.list_commands(ctx):
                 command = self.get_command(ctx, name)
-                if command is not None:
-                    listing[name] = (command.get_short_help_str(limit=1000), command.hidden)
+                if command is not None and not command.hidden:
+                    listing[name] = (
+                        command.short_help or command.help or "",
+                        bool(command.short_help),
+                    )
             command_index.write_listing(state.env, key, listing)
-        rows = [(name, text) for name, (text, hidden) in sorted(listing.items()) if not hidden]
-        if rows:
-            width = max(len(name) for name, _ in rows)
-            limit = formatter.width - 6 - width
+        # Stand-ins shorten each text exactly as the real commands would.
+        stand_ins = [
+            click.Command(name, short_help=text) if explicit else click.Command(name, help=text)
+            for name, (text, explicit) in sorted(listing.items())
+        ]
+        if stand_ins:
+            limit = formatter.width - 6 - max(len(c.name or "") for c in stand_ins)
             with formatter.section("Commands"):
-                formatter.write_dl(
-                    [(name, make_default_short_help(text, limit)) for name, text in rows]
-                )
+                formatter.write_dl([(c.name or "", c.get_short_help_str(limit)) for c in stand_ins])
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         self.add_plugin_commands(ctx)
