@@ -186,10 +186,10 @@ def test_a_chore_stored_as_a_record_fires_for_its_owner_and_pauses(setup, clock)
 def test_a_malformed_stored_chore_is_reported_and_the_others_load(setup, clock):
     board, _, store = setup
     store.put_record("chore", "bad", {"schedule": "every banana"}, now=clock())
-    store.put_record("chore", "odd", {"schedule": "every 5 minutes", "colour": "red"}, now=clock())
-    store.put_record("chore", "good", {"schedule": "every 5 minutes"}, now=clock())
+    store.put_record("chore", "odd", {"schedule": 5}, now=clock())
+    store.put_record("chore", "good", {"schedule": "every 5 minutes", "colour": "red"}, now=clock())
     b = board()
-    assert [c.key for c in b.chores] == ["good"]
+    assert [c.key for c in b.chores] == ["good"]  # a key of the writer's own is ignored
     assert len(b.problems) == 2
     assert any("stored chore 'bad'" in p and "every banana" in p for p in b.problems)
-    assert any("stored chore 'odd'" in p for p in b.problems)
+    assert any("stored chore 'odd'" in p and "must be a string" in p for p in b.problems)

@@ -27,7 +27,8 @@ log = structlog.get_logger("toolang.source.chore")
 STATE = "source-chore.state"
 RECORDS = "chore"
 """Record kind of chores kept in the execution store (added at run time, e.g. by the
-automator's ``cron_add``): key = chore key, data = :data:`RECORD_KEYS`."""
+automator's ``cron_add``): key = chore key, data = :data:`RECORD_KEYS` (other keys are
+the writer's own and ignored)."""
 RECORD_KEYS = {"schedule", "input", "agent", "paused", "owner", "thread_id", "name", "start"}
 _KEY = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 _FILE_KEYS = {"schedule", "agent", "paused", "start"}
@@ -151,9 +152,8 @@ def _from_record(
     data = record.data
     if not _KEY.match(record.key):
         return None, f"{where}: key must be lowercase letters, digits, '.', '_', '-'"
-    unknown = sorted(set(data) - RECORD_KEYS)
-    if unknown or not isinstance(data.get("schedule"), str):
-        return None, f"{where}: expected a schedule string and only {sorted(RECORD_KEYS)}"
+    if not isinstance(data.get("schedule"), str):
+        return None, f"{where}: `schedule` must be a string (an RRULE, cron or interval)"
     try:
         start = data.get("start")
         anchor = float(start) if isinstance(start, int | float) else anchors(record.key)
