@@ -2,7 +2,7 @@
 """Workflows: a 20-step pipeline (a DAG of width 4) against its critical-path bound.
 
 The automator's ``workflow_run`` starts a workflow of ``--levels`` levels of
-``--width`` steps (default 5 × 4 = 20); every step of a level depends on every step of
+``--width`` steps (default 5 x 4 = 20); every step of a level depends on every step of
 the level before, so the critical path is ``--levels`` steps long. Each step is a task
 run of an agent turn answered by an instant scripted model. Steps run in parallel within
 the fan-out budget (``[scheduler.groups.task] max_running`` = ``max_parallel_steps`` =
@@ -10,9 +10,9 @@ width).
 
 wall: from the first step spawned to the last step terminal (the task-run observer's
 clock). one_step: the same for a one-step workflow — what a single step costs through
-the same machinery (spawn, admission, turn, finalize, advance). bound = levels ×
+the same machinery (spawn, admission, turn, finalize, advance). bound = levels x
 one_step, the critical-path lower bound; wall / bound says what the fan-out and the
-advancing between levels cost on top. serial = steps × one_step: what running the
+advancing between levels cost on top. serial = steps x one_step: what running the
 steps one after another would take. With instant models every step is CPU work of the
 one event loop, so the width cannot help much (wall ≈ serial); ``--model-ms`` repeats
 the run with models that take that long, where the steps of a level overlap.
