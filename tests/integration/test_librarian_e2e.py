@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+from cli_helpers import run_toolang
+
 import toolang_hook_knowledge_saver
 import toolang_hook_learning_observer
 import toolang_tools_librarian
@@ -71,3 +73,9 @@ def test_the_librarian_finds_kept_knowledge_and_the_failing_tool(toolang_runtime
         ("fs_read", "FileNotFoundError"),
     ]
     assert [(s["tool"], s["calls"], s["failures"]) for s in stats] == [("fs_read", 3, 2)]
+    # The calls show in the trace like any tool call, chain stages included.
+    trace = run_toolang("turns", "trace", later, cwd=runtime.config.base_dir)
+    assert trace.returncode == 0, trace.stderr
+    for call in ('search_knowledge({"query"', "learning_failures({})", "learning_stats({"):
+        (line,) = [line for line in trace.stdout.splitlines() if line.strip().startswith(call)]
+        assert "→ ok" in line
