@@ -330,7 +330,9 @@ def _snapshot(runtime):
             for kind in ("chore", "workflow", "workflow.run")
             for r in store.list_records(kind)
         ]
-        task_runs = [t.id for t in store.list_turns(TurnFilter(source="task", limit=1000))]
+        task_runs = [
+            (t.id, t.status) for t in store.list_turns(TurnFilter(source="task", limit=1000))
+        ]
         return records, task_runs
     finally:
         store.close()
@@ -358,18 +360,39 @@ def test_bad_inputs_are_tool_errors_naming_the_field_and_change_nothing(automato
                 ),
                 text("ok"),
             ],
-            "bob": [tool_call("cron_list", {}), text("ok")],
-            "bad": [tool_calls(*calls), text("ok")],  # one model step: c0, c1, …
+            "bob": [
+                tool_call(
+                    "cron_add",
+                    {"name": "b", "schedule_type": "every", "schedule": "9 minutes", "prompt": "p"},
+                ),
+                tool_call("bg_submit", {"prompt": "bob's errand"}),
+                tool_call("workflow_save", {"name": "halves", "yaml_content": PIPELINE}),
+                tool_call("workflow_run", {"name": "halves"}),
+                text("ok"),
+            ],
         }
     )
     runtime = automator(conductor)
     run_turn(runtime, "first")
-    run_turn(runtime, "bob", owner="bob")
+    bobs = outputs(runtime, run_turn(runtime, "bob", owner="bob"))
+    chore, task, run = bobs[0]["id"], bobs[1]["task_id"], bobs[3]["run_id"]
+    others = [  # bob's chore, task and workflow run: "not found" for alice
+        ("cron_pause", {"id": chore}, "id"),
+        ("cron_remove", {"id": chore}, "id"),
+        ("bg_result", {"task_id": task}, "task_id"),
+        ("bg_cancel", {"task_id": task}, "task_id"),
+        ("workflow_status", {"run_id": run}, "run_id"),
+        ("workflow_cancel", {"run_id": run}, "run_id"),
+        ("workflow_run", {"name": "halves"}, "name"),  # bob's workflow, not alice's
+    ]
+    calls += [(name, params) for name, params, _ in others]
+    conductor.scripts["bad"] = [tool_calls(*calls), text("ok")]  # one model step: c0, c1, …
     before = _snapshot(runtime)
     turn_id = run_turn(runtime, "bad")
     steps = [s for s in runtime.open_store().steps(turn_id) if "result" in s.data]
     results = {s.data["call"]["id"]: s.data["result"] for s in steps}
     expected = [field for _, _, field in BAD_CALLS] + [m for _, m in BAD_YAML.values()]
+    expected += [field for _, _, field in others]
     assert len(results) == len(expected) >= 10
     for index, (field, call) in enumerate(zip(expected, calls, strict=True)):
         result = results[f"c{index}"]
