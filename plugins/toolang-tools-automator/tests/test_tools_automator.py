@@ -122,6 +122,42 @@ def test_background_tasks_run_as_task_runs_of_their_owner(automator):
     assert "no background task" in peek["error"] and "no background task" in stop["error"]
 
 
+def test_a_running_background_task_is_canceled(automator):
+    started = asyncio.Event()
+
+    class Slow(Conductor):
+        async def __call__(self, request):
+            said = [m for m in request.messages if m.role == "user"][-1].content
+            if said == "a long errand":
+                started.set()
+                await asyncio.sleep(30)  # canceled long before
+            return await super().__call__(request)
+
+    async def cancel_once_running(request):
+        await asyncio.wait_for(started.wait(), timeout=10)
+        task_id = json.loads(request.messages[-1].content)["output"]["task_id"]
+        return tool_call("bg_cancel", {"task_id": task_id})
+
+    conductor = Slow(
+        {
+            "go": [
+                tool_call("bg_submit", {"prompt": "a long errand"}),
+                cancel_once_running,
+                text("stopped"),
+            ]
+        }
+    )
+    runtime = automator(conductor)
+    submitted, canceled = outputs(runtime, run_turn(runtime, "go"))
+    assert canceled["canceled"] is True and canceled["status"] in ("canceling", "canceled")
+    conductor.scripts["check"] = [
+        tool_call("bg_result", {"task_id": submitted["task_id"]}),
+        text("ok"),
+    ]
+    (result,) = outputs(runtime, run_turn(runtime, "check"))
+    assert (result["status"], result["finished"]) == ("canceled", True)
+
+
 def test_a_workflow_runs_its_parallel_pair_then_the_dependent_step_with_their_results(
     automator,
 ):
