@@ -170,6 +170,27 @@ class Runtime:
         except Exception as exc:
             log.warning("taskrun.sweep_failed", error=describe_exception(exc))
 
+    async def upkeep(self) -> None:
+        """At start-up and after every heartbeat: finalize task runs whose turn ended
+        unnoticed, and expire approval requests whose turn ended (errors are logged)."""
+        await self.sweep_task_runs()
+        self.sweep_approvals()
+
+    def sweep_approvals(self) -> None:
+        """Expire pending approval requests whose turn has ended (logged, never raised)."""
+        from toolang_core.plugins.host import describe_exception
+        from toolang_core.tools.approvals import ApprovalBook
+
+        if self.store is None:
+            return
+        try:
+            expired = ApprovalBook(self.store, clock=self.clock).expire_ended()
+        except Exception as exc:
+            log.warning("approval.sweep_failed", error=describe_exception(exc))
+            return
+        if expired:
+            log.info("approval.expired", approvals=[a.id for a in expired])
+
     def plugin_context(self, plugin_name: str, **services: Any) -> PluginContext:
         """The context handed to ``plugin_name``'s component factories."""
         return PluginContext(
@@ -358,7 +379,7 @@ class Runtime:
             self.scheduler.has_subscribers = lambda: bool(
                 self.host.pm.per_plugin_callers("toolang_on_event")
             )
-            self.scheduler.on_heartbeat = self.sweep_task_runs
+            self.scheduler.on_heartbeat = self.upkeep
             self.startup_failures = await self.host.hooks.startup(self)
             # What start-up built (plugins, settings, registries) lives as long as the
             # runtime: moving it out of the collector's view keeps every later garbage
@@ -368,7 +389,7 @@ class Runtime:
             prepare = getattr(executor, "prepare", None)
             if prepare is not None:
                 await prepare()
-            await self.sweep_task_runs()
+            await self.upkeep()
             log.info(
                 "runtime.started",
                 run=run_id,

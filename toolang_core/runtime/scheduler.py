@@ -278,6 +278,11 @@ class Scheduler:
         for turn_id in self.store.cancel_requests(self.run_id):
             self.cancel_task(turn_id, "canceled")
 
+    def cancel_reason(self, turn_id: str) -> str | None:
+        """Why this scheduler canceled ``turn_id``'s task (``canceled``, ``shutdown``,
+        ``lease_lost``); ``None`` when it did not (e.g. the turn's time limit)."""
+        return self._why_cancelled.get(turn_id)
+
     def cancel_task(self, turn_id: str, why: str) -> None:
         """Cancel the task running ``turn_id``; ``why`` decides how it is recorded."""
         task = self.running.get(turn_id)
