@@ -8,6 +8,7 @@ never share plugin state.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import os
 import re
@@ -34,6 +35,7 @@ from toolang_core.runtime.inbox import Inbox
 from toolang_core.runtime.policy import AdmissionPolicy
 from toolang_core.runtime.scheduler import Scheduler
 from toolang_core.runtime.sources import TurnSource, supervise
+from toolang_core.store.errors import StoreBusy, StoreReplaced
 from toolang_core.store.open import open_store
 from toolang_core.store.protocol import ExecutionStore
 from toolang_core.store.types import RunRecord
@@ -360,7 +362,8 @@ class Runtime:
         reason = "stop"
         try:
             # An exclusive store refuses a second runtime; a shared one records presence.
-            store.acquire(run_id, wait_seconds=lock_wait_seconds)
+            if not await self._take_store(store, run_id, stop, lock_wait_seconds):
+                return
             self._begin(store, run_id)
             self.inbox = Inbox(store, self.policy, clock=self.clock)
             self.scheduler = Scheduler(
@@ -407,6 +410,10 @@ class Runtime:
             try:
                 self.admitting = True
                 await self.scheduler.run(stop, until_idle=until_idle)
+            except StoreReplaced as exc:
+                reason = "store_replaced"
+                log.critical("runtime.store_replaced", run=run_id, error=str(exc))
+                raise
             except BaseException:
                 reason = "error"
                 raise
@@ -414,9 +421,14 @@ class Runtime:
                 self.admitting = False
                 stop.set()
                 await asyncio.gather(*source_tasks, return_exceptions=True)
-                await self.scheduler.drain(self.config.runtime.shutdown_grace_seconds)
+                # With its files gone, nothing the turns do can be recorded: no grace.
+                grace = self.config.runtime.shutdown_grace_seconds
+                await self.scheduler.drain(0 if reason == "store_replaced" else grace)
                 await self.host.hooks.shutdown(self, reason)
-                store.end_run(run_id, now=self.clock())
+                try:
+                    store.end_run(run_id, now=self.clock())
+                except StoreReplaced:
+                    pass  # already reported, and raised on its way out
                 self.close_plugin_databases()
                 gc.unfreeze()  # what this run froze may be collected again
                 if memory is not None:
@@ -427,6 +439,39 @@ class Runtime:
                 )
         finally:
             store.close()
+
+    async def _take_store(
+        self, store: ExecutionStore, run_id: str, stop: asyncio.Event, wait_seconds: float
+    ) -> bool:
+        """Acquire ``store``, waiting up to ``wait_seconds`` for a runtime holding it —
+        saying at once that it waits, and for whom; ``False`` when ``stop`` was set
+        meanwhile. The loop keeps running while it waits (signals are heard).
+
+        :raises StoreBusy: when the holder did not let go in time.
+        """
+        deadline = time.monotonic() + wait_seconds
+        said = False
+        while True:
+            try:
+                store.acquire(run_id)
+                return True
+            except StoreBusy as exc:
+                if time.monotonic() >= deadline:
+                    raise
+                if not said:
+                    said = True
+                    log.warning(
+                        "runtime.waiting_for_store",
+                        store=store.location,
+                        wait_seconds=wait_seconds,
+                        holder=str(exc),
+                    )
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(0.1):
+                    await stop.wait()
+            if stop.is_set():
+                log.info("runtime.stopped_waiting_for_store", store=store.location)
+                return False
 
     def _begin(self, store: ExecutionStore, run_id: str) -> None:
         now = self.clock()

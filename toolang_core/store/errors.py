@@ -34,6 +34,11 @@ class StoreBusy(StoreError):
     one), or another process kept the file locked longer than we could wait."""
 
 
+class StoreReplaced(StoreError):
+    """The store's database or log file was deleted or replaced under the running
+    runtime: it stops instead of acknowledging into a file nobody will read."""
+
+
 class StoreUnavailable(StoreError):
     """The store cannot be reached right now (a database server down or unreachable).
 
