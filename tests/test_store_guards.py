@@ -194,3 +194,33 @@ def test_files_deleted_under_a_running_runtime_stop_it_and_lose_no_acknowledged_
 
     kept = ids_in(db) | ids_in(rescued[0])
     assert [i for i in acknowledged if i not in kept] == []
+
+
+def test_doctor_reports_a_store_with_corrupted_pages(home):
+    db = home / ".toolang" / "toolang.db"
+    store = SQLiteStore(db)
+    from toolang_core.store.types import NewTurnRequest, SubmitRules
+
+    for n in range(400):  # enough rows for many pages of the table and its indexes
+        store.submit(
+            NewTurnRequest(source="chat", thread_id=f"chat:{n}", input="x" * 200),
+            SubmitRules("chat", 10),
+            now=time.time(),
+        )
+    store.close()
+    healthy = run_toolang("doctor", cwd=home, env={"TOOLANG_LOAD_PLUGINS": ""})
+    assert healthy.returncode == 0, healthy.stdout + healthy.stderr
+    assert "passes PRAGMA quick_check" in healthy.stdout
+
+    page = sqlite3.connect(db).execute("PRAGMA page_size").fetchone()[0]
+    pages = db.stat().st_size // page
+    with db.open("r+b") as f:  # scribble over three pages in the middle (page 1 intact)
+        for number in (pages // 2, pages // 2 + 1, pages - 2):
+            f.seek(number * page + 16)
+            f.write(os.urandom(page - 32))
+
+    result = run_toolang("doctor", cwd=home, env={"TOOLANG_LOAD_PLUGINS": ""})
+    assert result.returncode == 1, result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+    (line,) = [ln for ln in result.stdout.splitlines() if "PRAGMA quick_check found" in ln]
+    assert str(db) in line and "is damaged" in line

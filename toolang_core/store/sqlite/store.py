@@ -178,6 +178,16 @@ class SQLiteStore:
             )
             self._checkpointer.start()
 
+    def integrity_problems(self, limit: int = 10) -> list[str]:
+        """What ``PRAGMA quick_check`` finds wrong with the file (damaged pages, broken
+        indexes), at most ``limit`` lines; empty when it is sound. Reads the whole file."""
+        try:
+            rows = self._conn.execute(f"PRAGMA quick_check({int(limit)})").fetchall()
+        except sqlite3.DatabaseError as exc:  # too damaged to even walk
+            return [str(exc)]
+        found = [line for r in rows for line in str(r[0]).splitlines()]
+        return [] if found == ["ok"] else [f for f in found if not f.startswith("*** ")]
+
     def runtime_running(self) -> bool:
         """Whether a runtime holds this store right now."""
         return self._lock.held_by_someone()
