@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -20,7 +21,9 @@ from toolang_core import (
     tool_process_env,
 )
 
-CTX = ToolCallContext(call=ToolCall("c-7", "exec_run"), turn_id="t-1", thread_id="x", run_id="r", agent="a")
+CTX = ToolCallContext(
+    call=ToolCall("c-7", "exec_run"), turn_id="t-1", thread_id="x", run_id="r", agent="a"
+)
 
 
 def test_the_environment_is_the_allow_list_plus_explicit_values_plus_the_marker():
@@ -58,7 +61,7 @@ def test_the_marker_is_found_in_an_ancestor_after_the_process_dropped_it():
 
 def _alive(pid: int) -> bool:
     try:
-        stat = open(f"/proc/{pid}/stat").read()
+        stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return False
     return stat.rpartition(")")[2].split()[0] != "Z"

@@ -131,7 +131,7 @@ def test_a_tool_running_toolang_approvals_approve_is_refused_and_the_request_sta
     refusals = [line for line in output["stderr"].splitlines() if line.startswith("error:")]
     assert len(refusals) == 2, output["stderr"]
     for line in refusals:
-        assert f"refused to" in line and "started by tool call" in line
+        assert "refused to" in line and "started by tool call" in line
         assert "only a person decides approvals" in line
     book = ApprovalBook(store)
     assert book.get(pending.id).status == "pending"
@@ -139,7 +139,11 @@ def test_a_tool_running_toolang_approvals_approve_is_refused_and_the_request_sta
 
     # A person at a terminal still decides.
     decided = run_toolang(
-        "approvals", "deny", pending.id, cwd=home, env={"TOOLANG_LOAD_PLUGINS": "hook-approval-gate"}
+        "approvals",
+        "deny",
+        pending.id,
+        cwd=home,
+        env={"TOOLANG_LOAD_PLUGINS": "hook-approval-gate"},
     )
     assert decided.returncode == 0, decided.stderr
     assert book.get(pending.id).status == "denied"

@@ -410,25 +410,19 @@ class Runtime:
             try:
                 self.admitting = True
                 await self.scheduler.run(stop, until_idle=until_idle)
-            except StoreReplaced as exc:
-                reason = "store_replaced"
-                log.critical("runtime.store_replaced", run=run_id, error=str(exc))
-                raise
-            except BaseException:
-                reason = "error"
+            except BaseException as exc:  # StoreReplaced: the store's files went away
+                reason = "store_replaced" if isinstance(exc, StoreReplaced) else "error"
                 raise
             finally:
                 self.admitting = False
                 stop.set()
                 await asyncio.gather(*source_tasks, return_exceptions=True)
                 # With its files gone, nothing the turns do can be recorded: no grace.
-                grace = self.config.runtime.shutdown_grace_seconds
-                await self.scheduler.drain(0 if reason == "store_replaced" else grace)
+                await self.scheduler.drain(
+                    0 if reason == "store_replaced" else self.config.runtime.shutdown_grace_seconds
+                )
                 await self.host.hooks.shutdown(self, reason)
-                try:
-                    store.end_run(run_id, now=self.clock())
-                except StoreReplaced:
-                    pass  # already reported, and raised on its way out
+                self._end_run(store, run_id)
                 self.close_plugin_databases()
                 gc.unfreeze()  # what this run froze may be collected again
                 if memory is not None:
@@ -439,6 +433,10 @@ class Runtime:
                 )
         finally:
             store.close()
+
+    def _end_run(self, store: ExecutionStore, run_id: str) -> None:
+        with contextlib.suppress(StoreReplaced):  # reported, and on its way out
+            store.end_run(run_id, now=self.clock())
 
     async def _take_store(
         self, store: ExecutionStore, run_id: str, stop: asyncio.Event, wait_seconds: float

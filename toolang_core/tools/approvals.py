@@ -165,9 +165,7 @@ class ApprovalBook:
             assert won is not None
             return won[0]
         self.store.put_record(BY_ID_KIND, approval.id, {"key": key}, now=now)
-        self.store.put_record(
-            PENDING_KIND, key, {"id": approval.id, "turn_id": turn_id}, now=now
-        )
+        self.store.put_record(PENDING_KIND, key, {"id": approval.id, "turn_id": turn_id}, now=now)
         return approval
 
     def get(self, approval_id: str) -> Approval:
@@ -253,7 +251,7 @@ class ApprovalBook:
     def _unlist(self, approval: Approval) -> None:
         self.store.delete_record(PENDING_KIND, approval.key)
 
-    def expire_for_turn(self, turn_id: str, *, reason: str) -> list[Approval]:
+    def expire_for_turn(self, turn_id: str, *, reason: str) -> builtins.list[Approval]:
         """Expire the pending requests of ``turn_id``, whose turn ended without waiting
         for them any more; return them."""
         expired = []
@@ -267,7 +265,7 @@ class ApprovalBook:
             expired.append(self.expire(found[0], reason=reason))
         return expired
 
-    def expire_ended(self) -> list[Approval]:
+    def expire_ended(self) -> builtins.list[Approval]:
         """Expire every pending request whose turn has ended (or is gone) — turns that
         ended while no runtime watched them, e.g. canceled while their runtime was down.
         Called at start-up and after each heartbeat; return what it expired."""

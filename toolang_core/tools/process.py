@@ -19,13 +19,14 @@ commands it may run, not a sandbox: a tool runs as the runtime's OS user.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fnmatch
 import os
 import signal
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
@@ -133,7 +134,8 @@ async def run_tool_process(
     )
     out: list[bytes] = []
     err: list[bytes] = []
-    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout is not None
+    assert process.stderr is not None
     readers = asyncio.gather(
         _drain(process.stdout, out, max_output_bytes),
         _drain(process.stderr, err, max_output_bytes),
@@ -171,7 +173,7 @@ async def _drain(stream: asyncio.StreamReader, sink: list[bytes], limit: int) ->
             kept += len(sink[-1])
 
 
-def _abandon(readers: asyncio.Future[object]) -> None:
+def _abandon(readers: asyncio.Future[Any]) -> None:
     """Stop reading; the outcome (a cancellation) is taken so asyncio does not report it."""
     readers.cancel()
     readers.add_done_callback(lambda done: done.cancelled() or done.exception())
@@ -182,10 +184,9 @@ def _text(chunks: list[bytes]) -> str:
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    try:
+    # ProcessLookupError: already gone; PermissionError: the id was reused meanwhile
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):  # already gone (or the id was reused)
-        pass
 
 
 async def stop_process_group(

@@ -14,6 +14,7 @@ counted per turn and refused past the limit — in code, before the chain runs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Final
 
@@ -289,12 +290,11 @@ class AgentLoop:
             "agent": self.speaker.agent.name,
             "canceled": True,
         }
-        try:
+        # A lost lease or a store going away must not stop the cancellation.
+        with contextlib.suppress(Exception):
             self.ctx.record_step(
                 "tool_call", data=redact(data), started_at=started, status="failed", error=error
             )
-        except Exception:  # a lost lease or a store going away: the cancellation goes on
-            pass
 
     # -- transfer -------------------------------------------------------------------------
 

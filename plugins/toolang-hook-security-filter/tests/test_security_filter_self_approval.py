@@ -14,7 +14,8 @@ from toolang_core import Block
         "toolang approvals deny ap-1 --reason x",
         "cd .. && python3 -m toolang_core --config t.toml approvals approve $(cat id) --always",
         "env -u TOOLANG_TOOL_CALL toolang   approvals\tapprove ap-1",
-        "python -c 'from toolang_core import ApprovalBook; ApprovalBook(s).decide(\"ap\", approved=True, by=\"me\")'",
+        "python -c 'from toolang_core import ApprovalBook; "
+        'ApprovalBook(s).decide("ap", approved=True, by="me")\'',
     ],
 )
 def test_deciding_an_approval_from_a_tool_is_blocked(default_filter, command):

@@ -12,9 +12,7 @@ import pytest
 from operator_kit import ServedHome, exec_step, install_scripted_model, live_members, wait_for
 
 # Writes its process group id (the shell is the group's leader), then works for 30 s.
-SLOW = (
-    "if [ -e pgid ]; then echo second turn; else echo $$ > pgid; sleep 30; touch marker; fi"
-)
+SLOW = "if [ -e pgid ]; then echo second turn; else echo $$ > pgid; sleep 30; touch marker; fi"
 # The same, with a shell that ignores SIGTERM: only the SIGKILL after the grace stops it.
 STUBBORN = "trap '' TERM; echo $$ > pgid; sleep 30; touch marker"
 

@@ -29,8 +29,8 @@ import os
 import sqlite3
 import threading
 import weakref
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Protocol
 
 import structlog

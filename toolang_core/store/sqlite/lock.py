@@ -16,6 +16,7 @@ file and purpose, and unlocks with ``LOCK_UN``.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -74,13 +75,11 @@ def _give_back(fd: int) -> None:
 def _forget_in_child() -> None:
     """A forked child shares its parent's open files, locks included: it closes its
     copies (the parent's lock stays; the child holds no POSIX lock yet to lose)."""
-    global _GUARD
+    global _GUARD  # noqa: PLW0603 - one a parent's thread held at the fork stays held
     _GUARD = threading.Lock()
     for fd in list(_KEYS):
-        try:
+        with contextlib.suppress(OSError):
             os.close(fd)
-        except OSError:
-            pass
     _KEYS.clear()
     _FREE.clear()
 
