@@ -107,12 +107,19 @@ def test_deleting_the_lock_file_lets_no_second_runtime_in(home, runtimes):
     first = start(home, runtimes)
     started = json.loads(first.wait_for_line('"runtime.started"'))
     db = home / ".toolang" / "toolang.db"
-    (home / ".toolang" / "toolang.db.lock").unlink()
+    note = home / ".toolang" / "toolang.db.lock"
+    note.unlink()
 
     with pytest.raises(StoreBusy, match="another toolang runtime"):
         SQLiteStore(db).acquire("intruder")
     second = start(home, runtimes)
     second.wait_for_line("runtime.waiting_for_store")
+    # The first rewrites its note at its next heartbeat: waiters are told who holds it.
+    wait_for_file = time.monotonic() + 10
+    while not note.exists():
+        assert time.monotonic() < wait_for_file, "the note was not written again"
+        time.sleep(0.05)
+    assert json.loads(note.read_text())["run_id"] == started["run"]
     # It waits: it never started, and never recovered the first runtime's turns.
     assert second.proc.poll() is None
     assert not any("runtime.started" in line for line in second.lines)
@@ -134,7 +141,7 @@ def test_a_second_run_says_at_once_that_it_waits_and_for_whom(home, runtimes):
     waiting = json.loads(second.wait_for_line("runtime.waiting_for_store", timeout=10))
     assert time.monotonic() - began < 10  # not after its 30 s of waiting
     assert waiting["level"] == "warning"
-    assert f"pid {first.proc.pid}, run {started['run']}" in waiting["holder"]
+    assert waiting["holder"] == f"pid {first.proc.pid}, run {started['run']}"
     assert waiting["wait_seconds"] == 30
     assert waiting["store"].endswith("toolang.db")
 

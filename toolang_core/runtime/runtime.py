@@ -30,12 +30,13 @@ from toolang_core.plugins.context import PluginContext
 from toolang_core.plugins.facade import HookFailure
 from toolang_core.plugins.host import PluginHost
 from toolang_core.plugins.loader import LoadPolicy
+from toolang_core.runtime.acquire import take_store
 from toolang_core.runtime.executor import EXECUTORS, TurnExecutor
 from toolang_core.runtime.inbox import Inbox
 from toolang_core.runtime.policy import AdmissionPolicy
 from toolang_core.runtime.scheduler import Scheduler
 from toolang_core.runtime.sources import TurnSource, supervise
-from toolang_core.store.errors import StoreBusy, StoreReplaced
+from toolang_core.store.errors import StoreReplaced
 from toolang_core.store.open import open_store
 from toolang_core.store.protocol import ExecutionStore
 from toolang_core.store.types import RunRecord
@@ -362,7 +363,7 @@ class Runtime:
         reason = "stop"
         try:
             # An exclusive store refuses a second runtime; a shared one records presence.
-            if not await self._take_store(store, run_id, stop, lock_wait_seconds):
+            if not await take_store(store, run_id, stop, wait_seconds=lock_wait_seconds):
                 return
             self._begin(store, run_id)
             self.inbox = Inbox(store, self.policy, clock=self.clock)
@@ -437,39 +438,6 @@ class Runtime:
     def _end_run(self, store: ExecutionStore, run_id: str) -> None:
         with contextlib.suppress(StoreReplaced):  # reported, and on its way out
             store.end_run(run_id, now=self.clock())
-
-    async def _take_store(
-        self, store: ExecutionStore, run_id: str, stop: asyncio.Event, wait_seconds: float
-    ) -> bool:
-        """Acquire ``store``, waiting up to ``wait_seconds`` for a runtime holding it —
-        saying at once that it waits, and for whom; ``False`` when ``stop`` was set
-        meanwhile. The loop keeps running while it waits (signals are heard).
-
-        :raises StoreBusy: when the holder did not let go in time.
-        """
-        deadline = time.monotonic() + wait_seconds
-        said = False
-        while True:
-            try:
-                store.acquire(run_id)
-                return True
-            except StoreBusy as exc:
-                if time.monotonic() >= deadline:
-                    raise
-                if not said:
-                    said = True
-                    log.warning(
-                        "runtime.waiting_for_store",
-                        store=store.location,
-                        wait_seconds=wait_seconds,
-                        holder=str(exc),
-                    )
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(0.1):
-                    await stop.wait()
-            if stop.is_set():
-                log.info("runtime.stopped_waiting_for_store", store=store.location)
-                return False
 
     def _begin(self, store: ExecutionStore, run_id: str) -> None:
         now = self.clock()

@@ -96,6 +96,7 @@ class RuntimeLock:
         """The note of the holder (and the lock itself where the database cannot be)."""
         self.target = db_path if LOCK_THE_DATABASE else self.path
         self._fd: int | None = None
+        self._run_id = ""
 
     def acquire(self, run_id: str, *, wait_seconds: float = 0.0) -> None:
         """Take the lock, waiting up to ``wait_seconds`` for its holder to let go.
@@ -107,13 +108,22 @@ class RuntimeLock:
         while not self._try_lock(fd):
             if time.monotonic() >= deadline:
                 _give_back(fd)
+                holder = self.holder()
                 raise StoreBusy(
-                    f"another toolang runtime ({self.holder()}) is using "
-                    f"{self.db_path}; stop it first, or point [store] path at another file"
+                    f"another toolang runtime ({holder}) is using {self.db_path}; stop it "
+                    "first, or point [store] path at another file",
+                    holder=holder,
                 )
             time.sleep(0.05)
         self._fd = fd
+        self._run_id = run_id
         self._write_note(run_id)
+
+    def keep_note(self) -> None:
+        """Write the holder's note again if someone deleted it (called on heartbeats),
+        so those who wait can still be told who holds the store."""
+        if self._fd is not None and self._run_id and not self.path.exists():
+            self._write_note(self._run_id)
 
     def _write_note(self, run_id: str) -> None:
         note = json.dumps({"pid": os.getpid(), "run_id": run_id}).encode()

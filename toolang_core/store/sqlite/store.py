@@ -220,6 +220,7 @@ class SQLiteStore:
 
     def heartbeat(self, run_id: str, *, now: float, lease_expires: float) -> Heartbeat:
         self._guard(force=True)
+        self._lock.keep_note()
         return self._tx(lambda c: turns.heartbeat(c, run_id, now=now, lease_expires=lease_expires))
 
     def end_run(self, run_id: str, *, now: float, status: str = "stopped") -> None:
