@@ -174,7 +174,7 @@ class SQLiteStore:
             self._checkpointer = WalCheckpointer(
                 self.path,
                 synchronous=self._synchronous,
-                intact=lambda: files.check() is None,
+                intact=lambda: files.check(force=True) is None,  # before every copy
             )
             self._checkpointer.start()
 
