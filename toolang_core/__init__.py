@@ -144,6 +144,14 @@ if TYPE_CHECKING:
         canonical_params as canonical_params,
         params_hash as params_hash,
     )
+    from toolang_core.tools.process import (
+        DEFAULT_ENV_ALLOW as DEFAULT_ENV_ALLOW,
+        TOOL_CALL_ENV as TOOL_CALL_ENV,
+        ToolProcessResult as ToolProcessResult,
+        run_tool_process as run_tool_process,
+        started_by_tool as started_by_tool,
+        tool_process_env as tool_process_env,
+    )
     from toolang_core.tools.types import (
         Block as Block,
         Denied as Denied,
@@ -233,6 +241,12 @@ _LAZY = {
     "ApprovalError": "toolang_core.tools.approvals",
     "canonical_params": "toolang_core.tools.approvals",
     "params_hash": "toolang_core.tools.approvals",
+    "DEFAULT_ENV_ALLOW": "toolang_core.tools.process",
+    "TOOL_CALL_ENV": "toolang_core.tools.process",
+    "ToolProcessResult": "toolang_core.tools.process",
+    "run_tool_process": "toolang_core.tools.process",
+    "started_by_tool": "toolang_core.tools.process",
+    "tool_process_env": "toolang_core.tools.process",
     "Block": "toolang_core.tools.types",
     "Denied": "toolang_core.tools.types",
     "Granted": "toolang_core.tools.types",

@@ -245,8 +245,43 @@ def check_store(ctx: DoctorContext) -> Iterator[Check]:
                 "--status failed`)",
                 tuple(f"{t.id} {t.outcome or 'error'}: {(t.error or '')[:80]}" for t in failed[:5]),
             )
+    except Exception as exc:  # e.g. damaged pages (check_store_pages tells which)
+        yield Check("store", "fail", f"reading {store.location} failed: {exc}")
     finally:
         store.close()
+
+
+def check_store_pages(ctx: DoctorContext) -> Iterator[Check]:
+    """The embedded store's file page by page (``PRAGMA quick_check``): damaged pages or
+    indexes are a failure — every later write could make them worse. Stores without
+    such a check (a database server checks its own) are skipped."""
+    runtime = _runtime(ctx)
+    if runtime is None:
+        return
+    from toolang_core.store.errors import StoreError
+
+    try:
+        store = runtime.open_store(read_only=True)
+    except (StoreError, ConfigError):
+        return  # check_store reported it
+    try:
+        quick_check = getattr(store, "integrity_problems", None)
+        if quick_check is None:
+            return
+        problems = quick_check()
+    finally:
+        store.close()
+    if problems:
+        yield Check(
+            "store",
+            "fail",
+            f"{store.location} is damaged: PRAGMA quick_check found {len(problems)} "
+            "problem(s); stop the runtime and restore it from a backup (or `sqlite3 "
+            f"{store.location} .recover`)",
+            tuple(problems),
+        )
+    else:
+        yield Check("store", "ok", f"{store.location} passes PRAGMA quick_check")
 
 
 def check_memory(ctx: DoctorContext) -> Iterator[Check]:
@@ -289,6 +324,7 @@ CHECKS: tuple[CheckFn, ...] = (
     check_plugin_settings,
     check_home,
     check_store,
+    check_store_pages,
     check_memory,
     check_agents,
 )

@@ -26,7 +26,7 @@ from toolang_core.events import Event
 from toolang_core.plugins.host import describe_exception
 from toolang_core.runtime.after_turn import AfterTurnStages
 from toolang_core.runtime.executor import LeaseLost, TurnContext, TurnExecutor, TurnOutcome
-from toolang_core.store.errors import StoreError
+from toolang_core.store.errors import StoreError, StoreReplaced
 from toolang_core.store.types import Finish, TurnRequest, TurnStatus
 
 if TYPE_CHECKING:
@@ -143,6 +143,8 @@ class Scheduler:
                         return
                     # Only to bound the wait below: none if another pass follows at once.
                     wakeup = None if self._wake.is_set() else self.store.next_wakeup(now=now)
+                except StoreReplaced:  # its files are gone: stop, never acknowledge more
+                    raise
                 except StoreError as exc:  # e.g. a database server restarting: try again
                     self._store_trouble(exc)
                     wakeup = None
@@ -245,6 +247,8 @@ class Scheduler:
             )
             if not self.store.exclusive:
                 self._sweep(now)
+        except StoreReplaced:
+            raise
         except Exception as exc:  # a transient store error must not stop the loop
             log.warning("runtime.heartbeat_failed", error=describe_exception(exc))
             return
@@ -277,6 +281,11 @@ class Scheduler:
             return
         for turn_id in self.store.cancel_requests(self.run_id):
             self.cancel_task(turn_id, "canceled")
+
+    def cancel_reason(self, turn_id: str) -> str | None:
+        """Why this scheduler canceled ``turn_id``'s task (``canceled``, ``shutdown``,
+        ``lease_lost``); ``None`` when it did not (e.g. the turn's time limit)."""
+        return self._why_cancelled.get(turn_id)
 
     def cancel_task(self, turn_id: str, why: str) -> None:
         """Cancel the task running ``turn_id``; ``why`` decides how it is recorded."""

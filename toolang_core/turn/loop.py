@@ -13,6 +13,8 @@ counted per turn and refused past the limit — in code, before the chain runs.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Final
 
@@ -245,13 +247,17 @@ class AgentLoop:
             )
             as_run, result = call, refused
         else:
-            chained = await self.executor.chain.run(
-                call,
-                tool_ctx,
-                wait_for_approval=lambda pending, c, _: self.executor.await_approval(
-                    ctx, pending, c
-                ),
-            )
+            try:
+                chained = await self.executor.chain.run(
+                    call,
+                    tool_ctx,
+                    wait_for_approval=lambda pending, c, _: self.executor.await_approval(
+                        ctx, pending, c
+                    ),
+                )
+            except asyncio.CancelledError:
+                self._record_canceled(call, started)
+                raise
             as_run, result, stages = chained.call, chained.result, chained.stages
         data: dict[str, Any] = {
             "call": trace.call_json(as_run),
@@ -271,6 +277,24 @@ class AgentLoop:
             error=result.error,
         )
         return as_run, result
+
+    def _record_canceled(self, call: ToolCall, started: float) -> None:
+        """The trace shows a call its turn's cancellation stopped (a tool process is
+        stopped with it). No idempotency key: nothing to replay, and whatever the tool
+        did after the cancellation is never recorded as its result."""
+        error = "canceled before it finished: its turn was canceled, interrupted or stopped"
+        data = {
+            "call": trace.call_json(call),
+            "result": {"ok": False, "error": error, "error_type": "canceled"},
+            "chain": [StageRecord("execute", "canceled", None, error).to_json()],
+            "agent": self.speaker.agent.name,
+            "canceled": True,
+        }
+        # A lost lease or a store going away must not stop the cancellation.
+        with contextlib.suppress(Exception):
+            self.ctx.record_step(
+                "tool_call", data=redact(data), started_at=started, status="failed", error=error
+            )
 
     # -- transfer -------------------------------------------------------------------------
 

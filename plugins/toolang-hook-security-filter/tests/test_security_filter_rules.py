@@ -39,6 +39,7 @@ DANGEROUS_SAMPLES: dict[str, str] = {
     "crontab-wipe": "crontab -r",
     "backup-deletion": "vssadmin delete shadows /all /quiet",
     "drop-database": "DROP DATABASE production;",
+    "self-approval": "toolang approvals approve ap-06h0 --always",
 }
 # Judged on structured calls, below and in test_security_filter_written_paths.py.
 TOOL_RULES = {"delete-tool-on-root-or-home", "write-tool-on-system-file"}
