@@ -459,7 +459,13 @@ class Scheduler:
 
     def _release(self, turn: TurnRequest) -> None:
         try:
-            self.store.release(turn.id, run_id=self.run_id, attempt=turn.attempt, now=self.clock())
+            self.store.release(
+                turn.id,
+                run_id=self.run_id,
+                attempt=turn.attempt,
+                now=self.clock(),
+                max_attempts=self.max_attempts,
+            )
         except Exception as exc:  # the lease will expire and recovery requeues it
             log.error("turn.release_failed", turn=turn.id, error=describe_exception(exc))
 

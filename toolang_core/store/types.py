@@ -17,6 +17,7 @@ JSONDict = Mapping[str, Any]
 
 Strategy = Literal["enqueue", "reject", "coalesce", "interrupt", "steer"]
 Overflow = Literal["reject", "drop_oldest", "replace_pending"]
+StepStatus = Literal["intent", "completed", "failed"]
 
 NO_AGING_WEIGHT = 1e9
 """Seconds per priority step when aging is off: priority then strictly dominates."""
@@ -172,7 +173,7 @@ class StepRecord:
     seq: int
     attempt: int
     kind: str
-    status: Literal["intent", "completed", "failed"]
+    status: StepStatus
     started_at: float
     finished_at: float
     data: JSONDict = attrs.field(factory=dict)
