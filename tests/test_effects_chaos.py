@@ -79,6 +79,14 @@ def lines(path: Path) -> int:
     return len(path.read_text(encoding="utf-8").splitlines()) if path.exists() else 0
 
 
+def wait_for_new_line(path: Path, before: int, runtime: subprocess.Popen[str]) -> None:
+    wait_for(
+        lambda: lines(path) > before or runtime.poll() is not None,
+        60,
+        f"a new line in {path.name}",
+    )
+
+
 def test_kill_9_under_load_never_repeats_a_non_idempotent_effect(tmp_path):
     site = tmp_path / "site"
     install_effects_kit(site)
@@ -101,15 +109,10 @@ def test_kill_9_under_load_never_repeats_a_non_idempotent_effect(tmp_path):
     while kills < KILLS:
         # Alternate which tool's effect the kill follows, so both kinds are cut off.
         watched = once if kills % 2 == 0 else idem
-        before = lines(watched)
         runtime = start(home, site)
         try:
-            wait_for(
-                lambda: lines(watched) > before or runtime.poll() is not None,
-                60,
-                f"a new line in {watched.name}",
-            )
-            # the tool lingers 0.3 s after its effect: kill inside that window
+            wait_for_new_line(watched, lines(watched), runtime)
+            # the tool lingers 0.3 s after its effect: kill at a random moment inside it
             time.sleep(rng.uniform(0, 0.1))
         finally:
             runtime.send_signal(signal.SIGKILL)

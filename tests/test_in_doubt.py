@@ -41,7 +41,9 @@ def test_an_idempotent_tool_in_doubt_runs_again():
 
 def test_a_tool_not_idempotent_is_not_run_again_and_the_model_is_told():
     doubt = asyncio.run(
-        decide(CALL, idempotent=False, intent_attempt=2, policy="tell_model", ask_person=never_asked)
+        decide(
+            CALL, idempotent=False, intent_attempt=2, policy="tell_model", ask_person=never_asked
+        )
     )
     assert (doubt.decision, doubt.rerun) == ("told_model", False)
     assert doubt.result is not None and not doubt.result.ok
@@ -91,7 +93,7 @@ def test_tools_are_not_idempotent_unless_declared():
 
 # -- resumed turns -------------------------------------------------------------------------
 
-EFFECTS: list[tuple[str, str | None]] = []
+effects: list[tuple[str, str | None]] = []
 
 
 def send_mail(to: str, context: ToolCallContext | None = None) -> str:
@@ -100,7 +102,7 @@ def send_mail(to: str, context: ToolCallContext | None = None) -> str:
     :param to: whom to
     """
     assert context is not None
-    EFFECTS.append(("send_mail", context.idempotency_key))
+    effects.append(("send_mail", context.idempotency_key))
     return f"sent to {to}"
 
 
@@ -110,7 +112,7 @@ def put_file(to: str, context: ToolCallContext | None = None) -> str:
     :param to: whose
     """
     assert context is not None
-    EFFECTS.append(("put_file", context.idempotency_key))
+    effects.append(("put_file", context.idempotency_key))
     return f"stored for {to}"
 
 
@@ -124,7 +126,7 @@ class Tools:
 
 @pytest.fixture(autouse=True)
 def _reset():
-    EFFECTS.clear()
+    effects.clear()
 
 
 def make(tmp_path, model, in_doubt="tell_model"):
@@ -143,9 +145,11 @@ def crashed_with_intent(runtime, tool: str) -> str:
     under call id ``c1`` and nothing after."""
     store = runtime.open_store()
     try:
-        turn_id = runtime.open_inbox().submit(
-            NewTurnRequest(source="chat", thread_id="cli:doubt", input="mail ada")
-        ).id
+        turn_id = (
+            runtime.open_inbox()
+            .submit(NewTurnRequest(source="chat", thread_id="cli:doubt", input="mail ada"))
+            .id
+        )
         long_ago = time.time() - 600
         (turn,) = store.claim(run_id="dead", limit=1, now=long_ago, lease_seconds=1, caps={})
         store.record_step(
@@ -186,7 +190,7 @@ def test_a_resumed_turn_does_not_run_a_call_in_doubt_again_and_tells_the_model(t
     store = serve(runtime)
     turn = store.get(turn_id)
     assert (turn.status, turn.output, turn.attempt) == (TurnStatus.COMPLETED, "checked", 2)
-    assert EFFECTS == []  # not run again
+    assert effects == []  # not run again
     told = model.calls[1].messages[-1]
     assert told.role == "tool" and "send_mail may already have run" in told.content
     (step,) = [s for s in store.steps(turn_id) if s.kind == "tool_call"]
@@ -204,7 +208,7 @@ def test_an_idempotent_call_in_doubt_runs_again_under_the_same_key(tmp_path):
     turn_id = crashed_with_intent(runtime, "put_file")
     store = serve(runtime)
     assert store.get(turn_id).status is TurnStatus.COMPLETED
-    assert EFFECTS == [("put_file", f"{turn_id}:tool:c1")]
+    assert effects == [("put_file", f"{turn_id}:tool:c1")]
     step = store.find_step(f"{turn_id}:tool:c1")
     assert (step.status, step.attempt) == ("completed", 2)
     assert step.data["in_doubt"]["decision"] == "rerun"
@@ -234,14 +238,12 @@ def test_an_ordinary_call_stores_its_intent_before_the_tool_runs(tmp_path):
     (step,) = [s for s in store.steps(turn_id) if s.kind == "tool_call"]
     assert (step.status, step.data["result"]["output"]) == ("completed", "sent to ada")
     assert "in_doubt" not in step.data
-    assert EFFECTS == [("send_mail", f"{turn_id}:tool:c1")]
+    assert effects == [("send_mail", f"{turn_id}:tool:c1")]
     store.close()
 
 
 @pytest.mark.parametrize("approved", [True, False])
-def test_with_ask_person_a_person_decides_whether_a_call_in_doubt_runs_again(
-    tmp_path, approved
-):
+def test_with_ask_person_a_person_decides_whether_a_call_in_doubt_runs_again(tmp_path, approved):
     final = "sent again" if approved else "not sent"
     model = ScriptedModel([tool_call("send_mail", {"to": "ada"}, call_id="c1"), text(final)])
     runtime = make(tmp_path, model, in_doubt="ask_person")
@@ -264,11 +266,11 @@ def test_with_ask_person_a_person_decides_whether_a_call_in_doubt_runs_again(
     assert store.get(turn_id).status is TurnStatus.COMPLETED
     step = store.find_step(f"{turn_id}:tool:c1")
     if approved:
-        assert EFFECTS == [("send_mail", f"{turn_id}:tool:c1")]
+        assert effects == [("send_mail", f"{turn_id}:tool:c1")]
         assert step.data["in_doubt"]["decision"] == "approved"
         assert step.status == "completed"
     else:
-        assert EFFECTS == []
+        assert effects == []
         assert step.data["in_doubt"]["decision"] == "denied"
         assert "ada denied send_mail" in step.data["result"]["error"]
     store.close()

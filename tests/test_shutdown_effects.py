@@ -54,8 +54,13 @@ class Runtime:
     def __init__(self, home: Path, env: dict[str, str], *extra: str) -> None:
         self.lines: list[str] = []
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "toolang_core", "--log-format", "json", "run", "--no-sources"]
-            + list(extra),
+            [
+                sys.executable,
+                "-m",
+                "toolang_core",
+                *("--log-format", "json", "run", "--no-sources"),
+                *extra,
+            ],
             cwd=home,
             env=env,
             stdout=subprocess.DEVNULL,

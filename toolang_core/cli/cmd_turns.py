@@ -337,9 +337,7 @@ def turns_trace(state: CliState, turn_id: str, as_json: bool) -> None:
         store.close()
     after_data = dict(after.data) if after is not None else None
     if as_json:
-        echo_json(
-            {"turn": turn, "steps": steps, "after": after_data, "in_doubt": in_doubt(steps)}
-        )
+        echo_json({"turn": turn, "steps": steps, "after": after_data, "in_doubt": in_doubt(steps)})
         return
     for line in timeline(turn, steps, after_data):
         click.echo(line)

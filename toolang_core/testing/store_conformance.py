@@ -315,7 +315,8 @@ class StoreConformance:
             )
         turn = store.get(turn_id)
         assert (turn.status, turn.outcome, turn.attempt) == (TurnStatus.FAILED, "abandoned", 2)
-        assert "2 attempt(s)" in turn.error and "shut down" in turn.error
+        assert "2 attempt(s)" in turn.error
+        assert "shut down" in turn.error
         assert self.claim_ids(store, now=T0 + 5) == []
 
     def test_release_ends_a_canceling_turn_canceled(self, store):
@@ -525,13 +526,15 @@ class StoreConformance:
         self.claim_ids(store)
         key = f"{turn_id}:tool:c1"
         intent = store.record_step(self.intent(turn_id, key), run_id="run-a")
-        assert intent is not None and intent.seq == 1
+        assert intent is not None
+        assert intent.seq == 1
         assert store.find_step(key).status == "intent"  # a crash now leaves it in doubt
         result = attrs.evolve(
             intent, status="completed", finished_at=T0 + 2, data={"result": {"ok": True}}
         )
         done = store.complete_step(result, run_id="run-a")
-        assert done is not None and done.seq == 1
+        assert done is not None
+        assert done.seq == 1
         (stored,) = store.steps(turn_id)
         assert (stored.seq, stored.status, stored.started_at, stored.finished_at) == (
             1,

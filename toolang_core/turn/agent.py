@@ -268,7 +268,6 @@ class AgentExecutor:
                 ctx.set_status(TurnStatus.RUNNING)
         return book.decision(final)
 
-
     async def ask_person(
         self, ctx: TurnContext, call: ToolCall, prompt: str, *, agent: str
     ) -> Granted | Denied:

@@ -296,9 +296,7 @@ class SQLiteStore:
     def release(
         self, turn_id: str, *, run_id: str, attempt: int, now: float, max_attempts: int
     ) -> bool:
-        cursor = self._write_one(
-            turns.RELEASE_SQL, (now, max_attempts, turn_id, run_id, attempt)
-        )
+        cursor = self._write_one(turns.RELEASE_SQL, (now, max_attempts, turn_id, run_id, attempt))
         return cursor.rowcount == 1
 
     def recover(
