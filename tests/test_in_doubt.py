@@ -274,3 +274,17 @@ def test_with_ask_person_a_person_decides_whether_a_call_in_doubt_runs_again(tmp
         assert step.data["in_doubt"]["decision"] == "denied"
         assert "ada denied send_mail" in step.data["result"]["error"]
     store.close()
+
+
+def test_a_task_runs_progress_counts_a_tool_result_only_once_it_is_recorded():
+    from toolang_core.taskruns.view import progress_of
+
+    def step(seq, kind, status, data):
+        return StepRecord("t", seq, 1, kind, status, 1.0, 2.0, data, None, f"t:{seq}")
+
+    asked = step(1, "model_call", "completed", {"response": {"tool_calls": [{"name": "x"}]}})
+    running = step(2, "tool_call", "intent", {"call": {"id": "c1", "name": "x"}})
+    progress = progress_of([asked, running])
+    assert (progress.tool_call_count, progress.tool_result_count) == (1, 0)
+    done = step(2, "tool_call", "completed", {"call": {"id": "c1"}, "result": {"ok": True}})
+    assert progress_of([asked, done]).tool_result_count == 1

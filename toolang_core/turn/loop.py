@@ -249,17 +249,8 @@ class AgentLoop:
             as_run, result = call, doubt.result
             stages = (StageRecord("in_doubt", "not_run", None, doubt.detail),)
         elif call.name in DELEGATION_TOOLS and not self.handle.take_round():
-            refused = ToolResult(
-                ok=False,
-                error=(
-                    f"delegation round limit reached: this turn already used "
-                    f"{self.handle.max_rounds} (ask_agent and transfer_to_agent); "
-                    "answer with what you have"
-                ),
-                error_type="limit",
-            )
-            stages = (StageRecord("limit", "refused", None, refused.error or ""),)
-            as_run, result = call, refused
+            as_run, result = call, self._rounds_used_up()
+            stages = (StageRecord("limit", "refused", None, result.error or ""),)
         else:
 
             def announce(as_run: ToolCall, _ctx: ToolCallContext) -> None:
@@ -312,6 +303,17 @@ class AgentLoop:
                 error=result.error,
             )
         return as_run, result
+
+    def _rounds_used_up(self) -> ToolResult:
+        return ToolResult(
+            ok=False,
+            error=(
+                f"delegation round limit reached: this turn already used "
+                f"{self.handle.max_rounds} (ask_agent and transfer_to_agent); "
+                "answer with what you have"
+            ),
+            error_type="limit",
+        )
 
     def _intent_data(self, as_run: ToolCall, asked: ToolCall, key: str) -> dict[str, Any]:
         data: dict[str, Any] = {
