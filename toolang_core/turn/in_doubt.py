@@ -76,13 +76,13 @@ async def decide(
     ``ask_person`` policy, only for a tool that is not idempotent).
     """
     if idempotent:
-        return Doubt("rerun", intent_attempt, "the tool is idempotent: run again, same key")
+        return Doubt("rerun", intent_attempt, "the tool is idempotent; same idempotency key")
     told = may_have_run(call, intent_attempt)
     if policy == "tell_model":
         return Doubt(
             "told_model",
             intent_attempt,
-            "not idempotent: not run again; the model was told",
+            "the tool is not idempotent",
             ToolResult(ok=False, error=told, error_type=ERROR_TYPE),
         )
     decision = await ask_person(
@@ -90,12 +90,11 @@ async def decide(
         f"{intent_attempt}); its result was never recorded. Run it again?"
     )
     if isinstance(decision, Granted):
-        detail = decision.reason or "a person approved running it again"
-        return Doubt("approved", intent_attempt, f"not idempotent: {detail}")
+        return Doubt("approved", intent_attempt, decision.reason or "a person approved")
     return Doubt(
         "denied",
         intent_attempt,
-        f"not idempotent: {decision.message}",
+        decision.message,
         ToolResult(
             ok=False,
             error=f"{told} A person was asked whether to run it again: {decision.message}",

@@ -75,8 +75,8 @@ def _tool_call(data: Mapping[str, Any]) -> list[str]:
     if doubt:
         decision = doubt.get("decision", "?")
         lines.append(
-            f"IN DOUBT: started in attempt {doubt.get('intent_attempt', '?')} with no result "
-            f"recorded; {_DECISIONS.get(decision, decision)} ({_short(doubt.get('detail'), 60)})"
+            f"IN DOUBT: started in attempt {doubt.get('intent_attempt', '?')}, no result "
+            f"recorded → {_DECISIONS.get(decision, decision)} ({_short(doubt.get('detail'), 60)})"
         )
     if data.get("params_modified"):
         lines.append("parameters were changed by a security filter before the call ran")
