@@ -324,7 +324,7 @@ def turns_trace(state: CliState, turn_id: str, as_json: bool) -> None:
     verdict of every stage of the tool-hook chain."""
     from toolang_core.runtime.after_turn import AFTER_KIND
     from toolang_core.store.errors import TurnNotFound
-    from toolang_core.turn.timeline import timeline
+    from toolang_core.turn.timeline import in_doubt, timeline
 
     store = state.open_store(read_only=True)
     try:
@@ -337,7 +337,7 @@ def turns_trace(state: CliState, turn_id: str, as_json: bool) -> None:
         store.close()
     after_data = dict(after.data) if after is not None else None
     if as_json:
-        echo_json({"turn": turn, "steps": steps, "after": after_data})
+        echo_json({"turn": turn, "steps": steps, "after": after_data, "in_doubt": in_doubt(steps)})
         return
     for line in timeline(turn, steps, after_data):
         click.echo(line)

@@ -151,10 +151,15 @@ class ModelsConfig:
 
 @attrs.frozen
 class ToolsConfig:
-    """``[tools]``: limits of every tool call."""
+    """``[tools]``: limits of every tool call, and what happens to a call *in doubt* (it
+    started before a crash and recorded no result): a tool declared idempotent runs
+    again; any other is not run again, and ``in_doubt`` says who is told —
+    ``tell_model`` (the model gets a "may already have run" result) or ``ask_person``
+    (an approval request: approved, it runs again)."""
 
     timeout_seconds: PositiveFloat = 60.0
     max_output_chars: PositiveInt = 20_000
+    in_doubt: Literal["tell_model", "ask_person"] = "tell_model"
 
 
 @attrs.frozen

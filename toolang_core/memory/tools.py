@@ -95,4 +95,5 @@ async def memory_agent_forget(key: str, context: ToolCallContext | None = None) 
 @hookimpl
 def toolang_register_tools(register: RegisterTool) -> None:
     for function in (memory_agent_save, memory_agent_recall, memory_agent_forget):
-        register(Tool.from_function(function, requires=("memory",)))
+        # Keyed writes (saving a key again replaces it) and a read: safe to run again.
+        register(Tool.from_function(function, requires=("memory",), idempotent=True))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from toolang_core.store.types import StepRecord, TurnRequest, TurnStatus
+from toolang_core.store.types import StepRecord, StepStatus, TurnRequest, TurnStatus
 
 if TYPE_CHECKING:
     from toolang_core.runtime.after_turn import AfterTurn
@@ -85,7 +85,8 @@ class TurnContext:
         started_at: float | None = None,
         idempotency_key: str | None = None,
     ) -> StepRecord:
-        """Store a finished step of this turn.
+        """Store a finished step of this turn (or, with status ``intent``, a tool call
+        about to run: :meth:`complete_step` records its result).
 
         :raises LeaseLost: when another runtime took the turn over.
         """
@@ -95,7 +96,7 @@ class TurnContext:
             seq=0,
             attempt=self.attempt,
             kind=kind,
-            status="failed" if status == "failed" else "completed",
+            status=_step_status(status),
             started_at=started_at if started_at is not None else now,
             finished_at=now,
             data=dict(data or {}),
@@ -103,6 +104,33 @@ class TurnContext:
             idempotency_key=idempotency_key,
         )
         stored = self.store.record_step(step, run_id=self.run_id)
+        if stored is None:
+            raise LeaseLost(f"turn {self.turn.id}: this runtime no longer holds its lease")
+        return stored
+
+    def complete_step(
+        self,
+        intent: StepRecord,
+        *,
+        data: Mapping[str, Any],
+        status: str = "completed",
+        error: str | None = None,
+    ) -> StepRecord:
+        """Record the result of the tool call ``intent`` announced (this attempt's, or an
+        earlier one's found in doubt), in its place. With status ``intent`` it renews
+        the intent for this attempt (an in-doubt call about to run again).
+
+        :raises LeaseLost: when another runtime took the turn over.
+        """
+        step = attrs.evolve(
+            intent,
+            attempt=self.attempt,
+            status=_step_status(status),
+            finished_at=self.clock(),
+            data=dict(data),
+            error=error,
+        )
+        stored = self.store.complete_step(step, run_id=self.run_id)
         if stored is None:
             raise LeaseLost(f"turn {self.turn.id}: this runtime no longer holds its lease")
         return stored
@@ -132,7 +160,8 @@ class TurnContext:
         )
 
     def find_step(self, idempotency_key: str) -> StepRecord | None:
-        """A completed step of any attempt with this key (to replay instead of redo)."""
+        """A step of any attempt with this key (to replay instead of redo; an ``intent``
+        step is a tool call in doubt)."""
         return self.store.find_step(idempotency_key)
 
     def take_steer(self) -> list[TurnRequest]:
@@ -148,6 +177,10 @@ class TurnContext:
             self.turn.id, run_id=self.run_id, attempt=self.attempt, status=status, now=self.clock()
         ):
             raise LeaseLost(f"turn {self.turn.id}: this runtime no longer holds its lease")
+
+
+def _step_status(status: str) -> StepStatus:
+    return "intent" if status == "intent" else "failed" if status == "failed" else "completed"
 
 
 class TurnExecutor(Protocol):

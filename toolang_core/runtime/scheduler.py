@@ -87,6 +87,7 @@ class Scheduler:
         self._why_cancelled: dict[str, str] = {}
         self._wake = asyncio.Event()
         self._admitting = True
+        self._grace_over = False
         self._store_failing = False
         self.admitted = 0
         self._after = self._after_turn_stages()
@@ -468,20 +469,39 @@ class Scheduler:
 
     def _release(self, turn: TurnRequest) -> None:
         try:
-            self.store.release(turn.id, run_id=self.run_id, attempt=turn.attempt, now=self.clock())
+            self.store.release(
+                turn.id,
+                run_id=self.run_id,
+                attempt=turn.attempt,
+                now=self.clock(),
+                max_attempts=self.max_attempts,
+            )
         except Exception as exc:  # the lease will expire and recovery requeues it
             log.error("turn.release_failed", turn=turn.id, error=describe_exception(exc))
 
     # -- shutdown ------------------------------------------------------------------------
 
+    def end_grace(self) -> None:
+        """Stop waiting for running turns at shutdown (a second signal): :meth:`drain`
+        hands them back at once, whether it has started or not."""
+        self._grace_over = True
+
     async def drain(self, grace_seconds: float) -> None:
-        """Stop admitting; give running turns ``grace_seconds``; hand the rest back."""
+        """Stop admitting; give running turns ``grace_seconds`` (until :meth:`end_grace`);
+        hand the rest back. A tool call that finishes meanwhile records its result, so
+        it is replayed, not run again, when its turn resumes."""
         self._admitting = False
         if self.running:
             log.info("runtime.draining", running=len(self.running), grace_seconds=grace_seconds)
         deadline = self.clock() + grace_seconds
-        while self.running and self.clock() < deadline:
+        while self.running and self.clock() < deadline and not self._grace_over:
             await self._settle()
+        if self.running:
+            log.warning(
+                "runtime.handing_back",
+                running=len(self.running),
+                why="grace ended early (a second signal)" if self._grace_over else "grace over",
+            )
         for turn_id in list(self.running):
             self.cancel_task(turn_id, SHUTDOWN)
         while self.running:

@@ -41,6 +41,9 @@ if TYPE_CHECKING:
     from toolang_core.plugins.facade import Hooks
 
 ApprovalWaiter = Callable[[Pending, ToolCall, ToolCallContext], Awaitable[Granted | Denied]]
+BeforeExecute = Callable[[ToolCall, ToolCallContext], None]
+"""Called once the filter and the gate let a call through, just before the tool runs:
+the agent loop records the call's intent there (what may raise stops the call)."""
 
 
 @attrs.frozen
@@ -99,9 +102,15 @@ class ToolChain:
         self._async: dict[str, tuple[Tool, bool]] = {}
 
     async def run(
-        self, call: ToolCall, ctx: ToolCallContext, *, wait_for_approval: ApprovalWaiter
+        self,
+        call: ToolCall,
+        ctx: ToolCallContext,
+        *,
+        wait_for_approval: ApprovalWaiter,
+        before_execute: BeforeExecute | None = None,
     ) -> ChainResult:
-        """Run ``call`` through every stage and return what the model will see."""
+        """Run ``call`` through every stage and return what the model will see.
+        ``before_execute`` runs right before the tool does (not for a refused call)."""
         stages: list[StageRecord] = []
         refused = self._admissible(call, ctx)
         if refused is not None:
@@ -116,6 +125,8 @@ class ToolChain:
         denied = await self._approve(call, ctx, stages, wait_for_approval)
         if denied is not None:
             return ChainResult(denied, call, tuple(stages))
+        if before_execute is not None:
+            before_execute(call, ctx)
         result = await self._execute(self.tools[call.name].tool, call, ctx)
         stages.append(
             StageRecord("execute", "error", None, result.error or "")

@@ -31,6 +31,7 @@ from toolang_core.agents.types import AgentDefinition
 from toolang_core.models.resolve import ModelResolver
 from toolang_core.models.types import Message, ModelError, ToolSpec
 from toolang_core.plugins.host import describe_exception
+from toolang_core.redaction import redact
 from toolang_core.runtime.after_turn import AfterTurn
 from toolang_core.runtime.executor import TurnContext, TurnOutcome
 from toolang_core.runtime.scheduler import LEASE_LOST, SHUTDOWN
@@ -289,6 +290,27 @@ class AgentExecutor:
             log.warning(
                 "approval.expire_failed", approval=approval.id, error=describe_exception(exc)
             )
+
+    async def ask_person(
+        self, ctx: TurnContext, call: ToolCall, prompt: str, *, agent: str
+    ) -> Granted | Denied:
+        """Ask a person whether ``call``, in doubt after a crash, may run again (``[tools]
+        in_doubt = "ask_person"``): an approval request of its own (``<call id>:in-doubt``,
+        so a gate's request for the same call is not taken for it), awaited like a
+        gate's — the turn shows ``awaiting_approval``, a restart finds it again."""
+        turn = ctx.turn
+        approval = ApprovalBook(ctx.store, clock=ctx.clock).create(
+            turn_id=turn.id,
+            call_id=f"{call.call_id}:in-doubt",
+            tool=call.name,
+            params=redact(dict(call.params)),
+            thread_id=turn.thread_id,
+            agent=agent,
+            requester=turn.owner or turn.sender,
+            prompt=prompt,
+            timeout_seconds=None,
+        )
+        return await self.await_approval(ctx, Pending(approval.id, prompt), call)
 
 
 def _max_rounds(agent: AgentDefinition, config: AgentsConfig) -> int:

@@ -410,11 +410,22 @@ def finish_many_params(items: Sequence[Finish]) -> dict[str, list[Any]]:
     return params
 
 
-RELEASE_SQL = (
-    "UPDATE {s}.turn_requests SET status = 'queued', attempt = attempt - 1, "
-    "lease_owner = NULL, lease_expires = NULL, cancel_requested = false, updated_at = %s "
-    "WHERE id = %s AND lease_owner = %s AND attempt = %s AND status IN {active}"
-)
+RELEASE_SQL = """
+UPDATE {s}.turn_requests SET
+    status = CASE WHEN status = 'canceling' THEN 'canceled'
+                  WHEN attempt >= %(max)s THEN 'failed' ELSE 'queued' END,
+    outcome = CASE WHEN status = 'canceling' THEN 'canceled'
+                   WHEN attempt >= %(max)s THEN 'abandoned' ELSE NULL END,
+    error = CASE WHEN status <> 'canceling' AND attempt >= %(max)s
+                 THEN format('abandoned after %%s attempt(s): the runtime running it shut '
+                             'down before it finished (limit %%s)', attempt, %(max)s)
+                 ELSE error END,
+    finished_at = CASE WHEN status = 'canceling' OR attempt >= %(max)s THEN %(now)s END,
+    lease_owner = NULL, lease_expires = NULL, cancel_requested = false, updated_at = %(now)s
+WHERE id = %(turn)s AND lease_owner = %(run)s AND attempt = %(attempt)s AND status IN {active}
+"""
+"""Shutdown hands a turn back with its attempt counted, as a crash would (``RECOVER_SQL``):
+a turn requeued at every stop must still reach the attempt bound."""
 
 SET_ACTIVE_SQL = (
     "UPDATE {s}.turn_requests SET status = %s, updated_at = %s WHERE id = %s "
@@ -432,6 +443,15 @@ RECORD_STEP_SQL = (
     "AND status IN {active}) RETURNING seq"
 )
 """One statement: the fence check, the next sequence number and the insert together."""
+
+COMPLETE_STEP_SQL = (
+    "UPDATE {s}.turn_steps SET attempt = %(attempt)s, status = %(status)s, "
+    "finished_at = %(finished)s, data = %(data)s, error = %(error)s "
+    "WHERE idempotency_key = %(key)s AND turn_id = %(turn)s AND status = 'intent' "
+    "AND EXISTS (SELECT 1 FROM {s}.turn_requests WHERE id = %(turn)s "
+    "AND lease_owner = %(run)s AND attempt = %(attempt)s AND status IN {active}) RETURNING seq"
+)
+"""A tool call's result over its intent, fenced like ``RECORD_STEP_SQL``."""
 
 
 LOCK_THREADS_OF_SQL = (

@@ -341,8 +341,10 @@ class SQLiteStore:
             finishing.check_finish_status(item.status)
         return self._tx(lambda c: finishing.finish_many(c, items)) if items else []
 
-    def release(self, turn_id: str, *, run_id: str, attempt: int, now: float) -> bool:
-        cursor = self._write_one(turns.RELEASE_SQL, (now, turn_id, run_id, attempt))
+    def release(
+        self, turn_id: str, *, run_id: str, attempt: int, now: float, max_attempts: int
+    ) -> bool:
+        cursor = self._write_one(turns.RELEASE_SQL, (now, max_attempts, turn_id, run_id, attempt))
         return cursor.rowcount == 1
 
     def recover(
@@ -380,6 +382,24 @@ class SQLiteStore:
         if row is None:
             return None
         return attrs.evolve(step, seq=row[0])
+
+    def complete_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
+        data = step.data if type(step.data) is dict else dict(step.data)
+        with self._hold:
+            row = self._conn.execute(
+                turns.COMPLETE_STEP_SQL,
+                (
+                    step.turn_id,
+                    step.attempt,
+                    step.status,
+                    step.finished_at,
+                    turns.dumps(data),
+                    step.error,
+                    step.idempotency_key,
+                    run_id,
+                ),
+            ).fetchone()
+        return None if row is None else attrs.evolve(step, seq=row[0])
 
     _STEP_COLUMNS = (
         "turn_id, seq, attempt, kind, status, started_at, finished_at, data, error, idempotency_key"

@@ -317,10 +317,20 @@ def _make_room(c: sqlite3.Connection, rules: SubmitRules, now: float) -> tuple[s
 
 
 RELEASE_SQL = (
-    "UPDATE turn_requests SET status = 'queued', attempt = attempt - 1, lease_owner = NULL, "
-    "lease_expires = NULL, cancel_requested = 0, updated_at = ? "
-    f"WHERE id = ? AND lease_owner = ? AND attempt = ? AND {active()}"
+    "UPDATE turn_requests SET "
+    "status = CASE WHEN status = 'canceling' THEN 'canceled' "
+    "WHEN attempt >= ?2 THEN 'failed' ELSE 'queued' END, "
+    "outcome = CASE WHEN status = 'canceling' THEN 'canceled' "
+    "WHEN attempt >= ?2 THEN 'abandoned' ELSE NULL END, "
+    "error = CASE WHEN status <> 'canceling' AND attempt >= ?2 THEN 'abandoned after ' "
+    "|| attempt || ' attempt(s): the runtime running it shut down before it finished "
+    "(limit ' || ?2 || ')' ELSE error END, "
+    "finished_at = CASE WHEN status = 'canceling' OR attempt >= ?2 THEN ?1 END, "
+    "lease_owner = NULL, lease_expires = NULL, cancel_requested = 0, updated_at = ?1 "
+    f"WHERE id = ?3 AND lease_owner = ?4 AND attempt = ?5 AND {active()}"
 )
+"""Shutdown hands a turn back with its attempt counted, as a crash would: a turn
+requeued at every stop must still reach ``max_attempts`` (?2)."""
 
 SET_ACTIVE_SQL = (
     "UPDATE turn_requests SET status = ?, updated_at = ? WHERE id = ? AND lease_owner = ? "
@@ -335,6 +345,14 @@ RECORD_STEP_SQL = (
     f"AND lease_owner = ?10 AND attempt = ?2 AND {active()}) RETURNING seq"
 )
 """One statement: the fence check, the next sequence number and the insert together."""
+
+COMPLETE_STEP_SQL = (
+    "UPDATE turn_steps SET attempt = ?2, status = ?3, finished_at = ?4, data = ?5, "
+    "error = ?6 WHERE idempotency_key = ?7 AND turn_id = ?1 AND status = 'intent' "
+    "AND EXISTS (SELECT 1 FROM turn_requests WHERE id = ?1 AND lease_owner = ?8 "
+    f"AND attempt = ?2 AND {active()}) RETURNING seq"
+)
+"""A tool call's result over its intent, fenced like ``RECORD_STEP_SQL``."""
 
 
 def check_active_status(status: TurnStatus) -> None:
