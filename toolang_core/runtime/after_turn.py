@@ -25,6 +25,7 @@ import attrs
 import structlog
 
 from toolang_core.events import Event
+from toolang_core.redaction import redact
 from toolang_core.plugins.host import describe_exception
 from toolang_core.taskruns.view import is_task_run
 
@@ -129,7 +130,7 @@ class AfterTurnStages:
 
     def _prompt_trace(self, turn: TurnRequest, trace: Mapping[str, Any]) -> StageDone:
         try:
-            self.store.put_record(PROMPT_TRACE_KIND, turn.id, dict(trace), now=self.clock())
+            self.store.put_record(PROMPT_TRACE_KIND, turn.id, redact(dict(trace)), now=self.clock())
         except Exception as exc:
             return self._failed("prompt_trace", turn, exc)
         return StageDone("prompt_trace", True, self.clock())

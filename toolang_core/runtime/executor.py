@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
+from toolang_core.redaction import redact, redact_text
 from toolang_core.store.types import StepRecord, TurnRequest, TurnStatus
 
 if TYPE_CHECKING:
@@ -85,7 +86,8 @@ class TurnContext:
         started_at: float | None = None,
         idempotency_key: str | None = None,
     ) -> StepRecord:
-        """Store a finished step of this turn.
+        """Store a finished step of this turn, its data and error masked by the redaction
+        policy (a replayed step is the masked one).
 
         :raises LeaseLost: when another runtime took the turn over.
         """
@@ -98,8 +100,8 @@ class TurnContext:
             status="failed" if status == "failed" else "completed",
             started_at=started_at if started_at is not None else now,
             finished_at=now,
-            data=dict(data or {}),
-            error=error,
+            data=redact(dict(data)) if data else {},
+            error=None if error is None else redact_text(error),
             idempotency_key=idempotency_key,
         )
         stored = self.store.record_step(step, run_id=self.run_id)
@@ -117,7 +119,8 @@ class TurnContext:
         started_at: float | None = None,
     ) -> StepRecord:
         """A step to store together with the turn's terminal state (put it in
-        ``TurnOutcome.steps``): one commit instead of two for the last step of a turn."""
+        ``TurnOutcome.steps``): one commit instead of two for the last step of a turn.
+        Its data and error are masked as :meth:`record_step`'s are."""
         now = self.clock()
         return StepRecord(
             turn_id=self.turn.id,
@@ -127,8 +130,8 @@ class TurnContext:
             status="failed" if status == "failed" else "completed",
             started_at=started_at if started_at is not None else now,
             finished_at=now,
-            data=dict(data or {}),
-            error=error,
+            data=redact(dict(data)) if data else {},
+            error=None if error is None else redact_text(error),
         )
 
     def find_step(self, idempotency_key: str) -> StepRecord | None:

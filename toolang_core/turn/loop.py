@@ -20,7 +20,6 @@ import attrs
 
 from toolang_core.models.types import Message, ModelError, ModelRequest, ModelResponse, ToolSpec
 from toolang_core.plugins.host import describe_exception
-from toolang_core.redaction import redact
 from toolang_core.runtime.executor import TurnContext, TurnOutcome
 from toolang_core.tools.approvals import canonical_params
 from toolang_core.tools.chain import StageRecord
@@ -264,7 +263,7 @@ class AgentLoop:
             data["params_modified"] = True
         ctx.record_step(
             "tool_call",
-            data=redact(data),
+            data=data,
             started_at=started,
             idempotency_key=key,
             status="completed" if result.ok else "failed",

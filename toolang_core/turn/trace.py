@@ -1,4 +1,5 @@
-"""What a turn's steps store: clipped (with a flag) and with secrets masked."""
+"""What a turn's steps store: clipped (with a flag). Secrets are masked where steps and
+traces are written (``TurnContext.record_step``, the prompt-trace stage)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from toolang_core.models.types import Message, ModelResponse
-from toolang_core.redaction import redact
 from toolang_core.tools.types import ToolCall, ToolResult
 
 TEXT_LIMIT = 4_000
@@ -33,7 +33,7 @@ def result_json(result: ToolResult) -> dict[str, Any]:
 
 
 def messages_json(messages: Iterable[Message]) -> tuple[list[dict[str, Any]], bool]:
-    """The prompt as stored in a trace: each message clipped, secrets masked."""
+    """The prompt as stored in a trace: each message clipped."""
     out, truncated = [], False
     for message in messages:
         content, cut = clip(message.content)
@@ -44,21 +44,17 @@ def messages_json(messages: Iterable[Message]) -> tuple[list[dict[str, Any]], bo
         if message.tool_call_id:
             entry["tool_call_id"] = message.tool_call_id
         out.append(entry)
-    masked: list[dict[str, Any]] = redact(out)
-    return masked, truncated
+    return out, truncated
 
 
 def response_json(response: ModelResponse) -> dict[str, Any]:
     """A model's answer as stored: complete, so a resumed turn can replay it."""
-    data: dict[str, Any] = redact(
-        {
-            "text": response.text,
-            "tool_calls": [call_json(c) for c in response.tool_calls],
-            "usage": dict(response.usage),
-            "model": response.model,
-        }
-    )
-    return data
+    return {
+        "text": response.text,
+        "tool_calls": [call_json(c) for c in response.tool_calls],
+        "usage": dict(response.usage),
+        "model": response.model,
+    }
 
 
 def response_from_json(data: dict[str, Any]) -> ModelResponse:
