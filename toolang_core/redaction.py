@@ -22,6 +22,7 @@ detectors (a process normally runs one runtime; tests build many in turn).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -64,6 +65,11 @@ _TRIGGERS: Final = ("://", "sk-", "gh", "xox", "akia", "aiza", "eyj", "bearer", 
 _SHORTEST: Final = 6
 """No string shorter than this holds anything either the core or a detector masks."""
 
+_CACHED_FROM: Final = 64
+"""Strings at least this long are masked once and remembered: a turn stores the same
+instruction and history in each model call's step, and every turn of an agent repeats
+its instruction. Shorter ones cost less to scan than to look up."""
+
 _PLAIN_KEYS: Final = frozenset(
     {
         *("id", "call_id", "turn_id", "thread_id", "run_id", "tool_call_id", "parent"),
@@ -86,11 +92,12 @@ def _core_text(text: str) -> str:
 class RedactionPolicy:
     """The core's rules followed by the installed detectors, in registration order."""
 
-    __slots__ = ("_detectors", "_names")
+    __slots__ = ("_cached", "_detectors", "_names")
 
     def __init__(self) -> None:
         self._detectors: tuple[Detector, ...] = ()
         self._names: tuple[str, ...] = ()
+        self._cached = functools.lru_cache(maxsize=1024)(self._mask)
 
     @property
     def detector_names(self) -> tuple[str, ...]:
@@ -105,9 +112,11 @@ class RedactionPolicy:
         before = (self._names, self._detectors)
         self._names = tuple(detectors)
         self._detectors = tuple(detectors.values())
+        self._cached.cache_clear()
 
         def undo() -> None:
             self._names, self._detectors = before
+            self._cached.cache_clear()
 
         return undo
 
@@ -115,6 +124,12 @@ class RedactionPolicy:
         """``text`` with every secret and piece of personal data the policy knows masked."""
         if len(text) < _SHORTEST:
             return text
+        if len(text) >= _CACHED_FROM:
+            masked: str = self._cached(text)
+            return masked
+        return self._mask(text)
+
+    def _mask(self, text: str) -> str:
         text = _core_text(text)
         for detector in self._detectors:
             text = detector(text)
