@@ -26,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from toolang_core import redaction  # noqa: E402
+from toolang_core import redaction
 
 INSTRUCTION = "You are the operator. You run shell commands and manage files. " * 25
 

@@ -179,7 +179,8 @@ class ListMemory:
     async def list_entries(self, request: MemoryListRequest) -> tuple[MemoryItem, ...]:
         with self.shelf.lock:
             rows = sorted(
-                self._live(request.agent_id, request.thread_id, request.owner), key=lambda r: (-r.updated, -r.id)
+                self._live(request.agent_id, request.thread_id, request.owner),
+                key=lambda r: (-r.updated, -r.id),
             )
         return tuple(r.item(0.0) for r in rows[: request.limit])
 

@@ -10,8 +10,7 @@ import json
 
 import pytest
 from memory_helpers import ListMemory, Shelf
-from taskrun_helpers import Cast, last_output
-from taskrun_helpers import make_runtime as make_taskrun_runtime
+from taskrun_helpers import Cast, last_output, make_runtime as make_taskrun_runtime
 from test_memory_runtime import make as make_memory_runtime
 from test_taskrun_isolation import RESEARCH, spawn_then_answer
 from test_taskrun_tools import run_turn
@@ -45,8 +44,12 @@ def stored_text(runtime, turn_id: str) -> str:
     finally:
         store.close()
     return json.dumps(
-        {"input": turn.input, "output": turn.output, "steps": steps,
-         "trace": dict(trace.data) if trace else None}  # fmt: skip
+        {
+            "input": turn.input,
+            "output": turn.output,
+            "steps": steps,
+            "trace": dict(trace.data) if trace else None,
+        }
     )
 
 
@@ -54,9 +57,7 @@ def stored_text(runtime, turn_id: str) -> str:
 
 
 @pytest.mark.parametrize("intruder", ["bob", None], ids=["another-owner", "the-operator"])
-def test_a_request_of_another_owner_into_a_thread_is_refused_with_a_clear_error(
-    tmp_path, intruder
-):
+def test_a_request_of_another_owner_into_a_thread_is_refused_with_a_clear_error(tmp_path, intruder):
     model = ScriptedModel([text("noted")])
     runtime = make_memory_runtime(tmp_path, model)
     first = submit(runtime, "chat:ada", "ada", "my locker code is 5531")

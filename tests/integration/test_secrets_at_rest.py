@@ -160,8 +160,17 @@ def home(tmp_path: Path) -> Iterator[tuple[Home, Path]]:
     log = tmp_path / "runtime.log"
     with log.open("w") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "toolang_core", "--log-format", "json", "--log-level",
-             "debug", "run", "--no-sources"],  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "toolang_core",
+                "--log-format",
+                "json",
+                "--log-level",
+                "debug",
+                "run",
+                "--no-sources",
+            ],
             cwd=home.path,
             env=env,
             stdout=subprocess.DEVNULL,

@@ -139,6 +139,7 @@ def memory_search(
 @pass_state
 def memory_list(
     state: CliState,
+    *,
     owner: str | None,
     agent: str | None,
     thread_id: str | None,

@@ -152,9 +152,10 @@ class MemoryWriteResult:
 
 @attrs.frozen
 class MemoryForget:
-    """Which entries of ``agent_id`` (and ``owner``) to delete: those with one of ``keys``, or (no keys)
-    every entry matching the filter — ``thread_id``, ``kind``, ``before`` (created
-    earlier than this POSIX time). An empty filter forgets everything of the agent."""
+    """Which entries of ``owner``'s ``agent_id`` to delete: those with one of ``keys``, or
+    (no keys) every entry matching the filter — ``thread_id``, ``kind``, ``before``
+    (created earlier than this POSIX time). An empty filter forgets everything of the
+    owner's agent."""
 
     agent_id: str
     keys: tuple[str, ...] = ()

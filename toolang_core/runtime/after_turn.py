@@ -25,8 +25,8 @@ import attrs
 import structlog
 
 from toolang_core.events import Event
-from toolang_core.redaction import redact, redact_text
 from toolang_core.plugins.host import describe_exception
+from toolang_core.redaction import redact, redact_text
 from toolang_core.taskruns.view import is_task_run
 
 if TYPE_CHECKING:

@@ -30,7 +30,6 @@ from toolang_core.store.types import (
     TurnRequest,
 )
 
-
 _MAX_RAW = 10_000
 """At most this many unmasked inputs are kept for requests not yet finished."""
 

@@ -139,7 +139,9 @@ class SQLiteMemory:
         now = self._clock()
         with self._guard("remember"), self._db.write() as conn:
             pruned = self._prune(conn, now, self.settings.prune_batch)
-            ids = iter(search.allocate_ids(conn, search.scope_key(batch.agent_id, batch.owner), len(rows)))
+            ids = iter(
+                search.allocate_ids(conn, search.scope_key(batch.agent_id, batch.owner), len(rows))
+            )
             for entry, meta in rows:
                 self._upsert(conn, batch, entry, meta, now=now, new_ids=ids)
         return MemoryWriteResult(

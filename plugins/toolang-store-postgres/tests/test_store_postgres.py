@@ -28,8 +28,8 @@ from toolang_core.store import (
     TurnStatus,
 )
 from toolang_store_postgres.cluster import free_port
-from toolang_store_postgres.settings import describe_dsn
 from toolang_store_postgres.schema import MIGRATIONS
+from toolang_store_postgres.settings import describe_dsn
 from toolang_store_postgres.store import PostgresStore
 
 PASSWORD = "hunter2-very-secret"
