@@ -4,7 +4,7 @@
 thread's strategy); the runtime that owns the store is woken at once where the store
 supports it and otherwise finds the request at its next poll.
 
-The input is stored with secrets and personal data masked (the redaction policy of
+The input (and metadata) is stored with secrets and personal data masked (the redaction policy of
 :mod:`toolang_core.redaction`). The runtime's own inbox (``keep_raw``) also keeps what
 the submitter wrote, in memory only, so the turn's model reads it unmasked; a request
 submitted from another process, or recovered after a crash, runs on its masked input.
@@ -19,7 +19,7 @@ from collections.abc import Callable
 import attrs
 
 from toolang_core.ids import check_id
-from toolang_core.redaction import redact_text
+from toolang_core.redaction import redact, redact_text
 from toolang_core.runtime.policy import AdmissionPolicy
 from toolang_core.store.errors import TurnNotFound
 from toolang_core.store.protocol import ExecutionStore
@@ -73,6 +73,8 @@ class Inbox:
         masked = redact_text(raw)
         if masked is not raw:
             request = attrs.evolve(request, input=masked)
+        if request.meta:  # a spawn reason, a source's metadata: text from people and models
+            request = attrs.evolve(request, meta=redact(dict(request.meta)))
         result = self.store.submit(request, self.policy.rules_for(request), now=self.clock())
         if self._raw is not None and masked != raw and result.status != "exists":
             if len(self._raw) >= _MAX_RAW:  # requests that never ran here: drop the oldest
