@@ -94,3 +94,11 @@ def test_ids_and_names_the_runtime_made_are_not_walked():
 
 def test_a_secret_named_key_masks_a_whole_nested_value():
     assert redact({"private_key": {"pem": "a", "pw": "b"}}) == {"private_key": "********"}
+
+
+def test_a_number_under_a_secret_named_key_is_masked_and_a_flag_is_not():
+    assert redact({"password": 123456, "token": True, "api_key": ""}) == {
+        "password": "********",
+        "token": True,
+        "api_key": "",
+    }

@@ -58,6 +58,7 @@ def is_secret_key(key: str) -> bool:
     """Whether a mapping key names a secret (``api_key``, ``DB_PASSWORD``, …)."""
     return bool(_SECRET_KEY.search(key))
 
+
 _SHORTEST: Final = 6
 """No string shorter than this holds anything either the core or a detector masks."""
 
@@ -146,17 +147,14 @@ class RedactionPolicy:
     def value(self, value: Any, key: str | None = None, depth: int = 0) -> Any:
         """``value`` with secrets masked, recursing through mappings, lists and tuples.
 
-        A string under a secret-naming ``key`` is masked whole; numbers are passed to
+        Anything under a secret-naming ``key`` is masked whole; numbers are passed to
         the detectors only when they are long enough to be a card number; other scalars
         are returned as they are.
         """
+        if key is not None and key not in _PLAIN_KEYS and is_secret_key(key) and _filled(value):
+            return MASK
         if isinstance(value, str):
-            if key is not None:
-                if key in _PLAIN_KEYS:
-                    return value
-                if value and value != MASK and is_secret_key(key):
-                    return MASK
-            return self.text(value)
+            return value if key in _PLAIN_KEYS else self.text(value)
         if value is None or isinstance(value, bool | float):
             return value
         if isinstance(value, int):
@@ -165,8 +163,6 @@ class RedactionPolicy:
                 masked = self.text(text)
                 return value if masked == text else masked
             return value
-        if key is not None and is_secret_key(key) and value not in ({}, [], ()):
-            return MASK
         if depth > 32:  # deeper than any real payload: mask it whole rather than leak it
             return MASK
         if isinstance(value, Mapping):
@@ -174,6 +170,15 @@ class RedactionPolicy:
         if isinstance(value, list | tuple):
             return type(value)(self.value(v, None, depth + 1) for v in value)
         return value
+
+
+def _filled(value: Any) -> bool:
+    """Whether ``value`` holds something to hide (not nothing, a flag or the mask)."""
+    if value is None or isinstance(value, bool) or value == MASK:
+        return False
+    if isinstance(value, str | Mapping | list | tuple):
+        return len(value) > 0
+    return True
 
 
 POLICY: Final = RedactionPolicy()
