@@ -90,3 +90,26 @@ def test_the_model_reads_the_raw_input_of_its_own_turn_the_store_keeps_it_masked
     assert turn.input == "I am [employee]"
     assert SECRET not in everything
     assert runtime.inbox.raw_input(turn_id) is None  # forgotten once the turn ended
+
+
+def test_a_task_runs_task_and_spawn_reason_are_stored_masked(tmp_path):
+    from toolang_core import SpawnRequest, TaskRunController
+
+    runtime = make(tmp_path, ScriptedModel([]))
+    controller = TaskRunController(runtime.open_store(), runtime)
+    run = asyncio.run(
+        controller.spawn(
+            SpawnRequest(
+                owner="ada",
+                parent_thread_id="chat:1",
+                task=f"look up {SECRET}",
+                spawn_reason=f"asked about {SECRET}",
+                metadata={"about": SECRET},
+            )
+        )
+    )
+    turn = controller.store.get(run.id)
+    controller.store.close()
+    assert turn.input == "look up [employee]"
+    assert SECRET not in json.dumps(turn.meta)
+    assert SECRET not in (tmp_path / ".toolang" / "toolang.db").read_bytes().decode("latin-1")
