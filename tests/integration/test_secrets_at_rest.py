@@ -83,9 +83,6 @@ plugin = "sqlite"
 [plugins.tools-operator]
 workspace = "workspace"
 
-[plugins.hook-approval-gate]
-auto_approve = ["fs_write"]
-
 # Off: the raw values reach tools, results and the model; only the policy at rest is left.
 [plugins.hook-security-filter]
 redact_params = false
@@ -121,12 +118,25 @@ class Home:
         shown: dict[str, Any] = json.loads(result.stdout)
         return shown
 
-    def converse(self, script: list[dict[str, Any]], text: str, *args: str) -> dict[str, Any]:
-        """Submit ``text`` (the model follows ``script``); wait for the turn; return it."""
+    def converse(
+        self, script: list[dict[str, Any]], text: str, *args: str, approve: bool = False
+    ) -> dict[str, Any]:
+        """Submit ``text`` (the model follows ``script``); wait for the turn, approving
+        its one tool call that asks (from this process, as a person would); return it."""
         self.script.write_text(json.dumps(script))
         submitted = self.cli("submit", text, "--owner", "ada", *args)
         assert submitted.returncode == 0, submitted.stderr
         turn_id = json.loads(submitted.stdout)["id"]
+        if approve:
+            self.wait_for(
+                "the turn to await approval",
+                lambda: self.turn(turn_id)["turn"]["status"] == "awaiting_approval",
+            )
+            pending = self.cli("approvals", "list", "--json")
+            assert pending.returncode == 0, pending.stderr
+            (request,) = json.loads(pending.stdout)
+            assert self.cli("approvals", "show", request["id"]).returncode == 0
+            assert self.cli("approvals", "approve", request["id"]).returncode == 0
         self.wait_for(
             "the turn to finish",
             lambda: self.turn(turn_id)["turn"]["status"] in ("completed", "failed", "canceled"),
@@ -204,7 +214,8 @@ def test_no_raw_secret_in_any_file_of_the_home_nor_in_the_json_log(home):
         SECRET_TEXT,
         "--thread", "chat:vault", "--agent", "chronicler",
     )  # fmt: skip
-    # 2. In a tool's result (a file read) and another tool's parameters (a file written).
+    # 2. In a tool's result (a file read) and another tool's parameters (a file written,
+    #    after a person approved it: the pending approval kept its parameters).
     home.converse(
         [
             {"tool_calls": [{"id": "r1", "name": "fs_read",
@@ -215,6 +226,7 @@ def test_no_raw_secret_in_any_file_of_the_home_nor_in_the_json_log(home):
         ],
         "copy my notes to notes/copy.txt",
         "--thread", "chat:files", "--agent", "operator",
+        approve=True,
     )  # fmt: skip
     # 3. Recalled from memory into a later turn's prompt and steps (history too).
     home.converse(
