@@ -113,3 +113,19 @@ def test_a_task_runs_task_and_spawn_reason_are_stored_masked(tmp_path):
     assert turn.input == "look up [employee]"
     assert SECRET not in json.dumps(turn.meta)
     assert SECRET not in (tmp_path / ".toolang" / "toolang.db").read_bytes().decode("latin-1")
+
+
+def test_a_secret_at_the_cut_of_a_long_prompt_is_masked_before_the_cut():
+    from toolang_core.models.types import Message
+    from toolang_core.redaction import use_detectors
+    from toolang_core.turn.trace import TEXT_LIMIT, messages_json
+
+    undo = use_detectors({"acme": lambda t: t.replace(SECRET, "[employee]")})
+    try:
+        text_in = "x" * (TEXT_LIMIT - 4) + f" {SECRET} and more"
+        (stored,), truncated = messages_json([Message(role="user", content=text_in)])
+    finally:
+        undo()
+    assert truncated
+    assert stored["content"].endswith(" [em")
+    assert "EMP" not in stored["content"]

@@ -4,10 +4,11 @@
 thread's strategy); the runtime that owns the store is woken at once where the store
 supports it and otherwise finds the request at its next poll.
 
-The input (and metadata) is stored with secrets and personal data masked (the redaction policy of
-:mod:`toolang_core.redaction`). The runtime's own inbox (``keep_raw``) also keeps what
-the submitter wrote, in memory only, so the turn's model reads it unmasked; a request
-submitted from another process, or recovered after a crash, runs on its masked input.
+The input and metadata are stored with secrets and personal data masked (the redaction
+policy of :mod:`toolang_core.redaction`). The runtime's own inbox (``keep_raw``) also
+keeps what the submitter wrote, in memory only, so the turn's model reads it unmasked; a
+request submitted from another process, or recovered after a crash, runs on its masked
+input.
 """
 
 from __future__ import annotations

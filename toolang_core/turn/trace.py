@@ -1,5 +1,6 @@
 """What a turn's steps store: clipped (with a flag). Secrets are masked where steps and
-traces are written (``TurnContext.record_step``, the prompt-trace stage)."""
+traces are written (``TurnContext.record_step``, the prompt-trace stage), and here only
+in a text about to be cut."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from toolang_core.models.types import Message, ModelResponse
+from toolang_core.redaction import redact_text
 from toolang_core.tools.types import ToolCall, ToolResult
 
 TEXT_LIMIT = 4_000
@@ -36,7 +38,10 @@ def messages_json(messages: Iterable[Message]) -> tuple[list[dict[str, Any]], bo
     """The prompt as stored in a trace: each message clipped."""
     out, truncated = [], False
     for message in messages:
-        content, cut = clip(message.content)
+        content = message.content
+        if len(content) > TEXT_LIMIT:  # masked before the cut, which could halve a secret
+            content = redact_text(content)
+        content, cut = clip(content)
         truncated = truncated or cut
         entry: dict[str, Any] = {"role": message.role, "content": content}
         if message.tool_calls:
