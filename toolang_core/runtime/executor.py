@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
+from toolang_core.redaction import redact, redact_text
 from toolang_core.store.types import StepRecord, StepStatus, TurnRequest, TurnStatus
 
 if TYPE_CHECKING:
@@ -86,7 +87,8 @@ class TurnContext:
         idempotency_key: str | None = None,
     ) -> StepRecord:
         """Store a finished step of this turn (or, with status ``intent``, a tool call
-        about to run: :meth:`complete_step` records its result).
+        about to run: :meth:`complete_step` records its result), its data and error masked
+        by the redaction policy (a replayed step is the masked one).
 
         :raises LeaseLost: when another runtime took the turn over.
         """
@@ -99,8 +101,8 @@ class TurnContext:
             status=_step_status(status),
             started_at=started_at if started_at is not None else now,
             finished_at=now,
-            data=dict(data or {}),
-            error=error,
+            data=redact(dict(data)) if data else {},
+            error=None if error is None else redact_text(error),
             idempotency_key=idempotency_key,
         )
         stored = self.store.record_step(step, run_id=self.run_id)
@@ -117,8 +119,9 @@ class TurnContext:
         error: str | None = None,
     ) -> StepRecord:
         """Record the result of the tool call ``intent`` announced (this attempt's, or an
-        earlier one's found in doubt), in its place. With status ``intent`` it renews
-        the intent for this attempt (an in-doubt call about to run again).
+        earlier one's found in doubt), in its place, masked like :meth:`record_step`.
+        With status ``intent`` it renews the intent for this attempt (an in-doubt call
+        about to run again).
 
         :raises LeaseLost: when another runtime took the turn over.
         """
@@ -127,8 +130,8 @@ class TurnContext:
             attempt=self.attempt,
             status=_step_status(status),
             finished_at=self.clock(),
-            data=dict(data),
-            error=error,
+            data=redact(dict(data)),
+            error=None if error is None else redact_text(error),
         )
         stored = self.store.complete_step(step, run_id=self.run_id)
         if stored is None:
@@ -145,7 +148,8 @@ class TurnContext:
         started_at: float | None = None,
     ) -> StepRecord:
         """A step to store together with the turn's terminal state (put it in
-        ``TurnOutcome.steps``): one commit instead of two for the last step of a turn."""
+        ``TurnOutcome.steps``): one commit instead of two for the last step of a turn.
+        Its data and error are masked as :meth:`record_step`'s are."""
         now = self.clock()
         return StepRecord(
             turn_id=self.turn.id,
@@ -155,8 +159,8 @@ class TurnContext:
             status="failed" if status == "failed" else "completed",
             started_at=started_at if started_at is not None else now,
             finished_at=now,
-            data=dict(data or {}),
-            error=error,
+            data=redact(dict(data)) if data else {},
+            error=None if error is None else redact_text(error),
         )
 
     def find_step(self, idempotency_key: str) -> StepRecord | None:

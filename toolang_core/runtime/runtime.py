@@ -84,6 +84,30 @@ class Runtime:
         """Why ``serve`` stops, for ``toolang_shutdown``: whoever sets its stop event may
         say ``"signal"`` first (``toolang run`` does on SIGINT/SIGTERM)."""
         self._plugin_state: dict[str, Any] = {}
+        self.redaction_detectors = self._install_redactors()
+
+    def _install_redactors(self) -> tuple[str, ...]:
+        """Build the detectors plugins registered and make them this process's redaction
+        policy (see :mod:`toolang_core.redaction`); returns their names.
+
+        A detector whose factory raises or returns no function is left out and logged
+        with its plugin: the core's own rules still apply.
+        """
+        from toolang_core.redaction import Detector, use_detectors
+
+        detectors: dict[str, Detector] = {}
+        for name, registration in sorted(self.host.components.of_kind("redactor").items()):
+            label = f"{registration.plugin}:{name}"
+            try:
+                detector = registration.factory(self.plugin_context(registration.plugin))
+                if not callable(detector):
+                    raise TypeError(f"the factory returned {detector!r}, not a function")
+            except Exception as exc:
+                log.error("redaction.detector_failed", detector=label, error=str(exc))
+                continue
+            detectors[label] = detector
+        use_detectors(detectors)
+        return tuple(detectors)
 
     @classmethod
     def from_config(
@@ -368,7 +392,7 @@ class Runtime:
             if not await take_store(store, run_id, stop, wait_seconds=lock_wait_seconds):
                 return
             self._begin(store, run_id)
-            self.inbox = Inbox(store, self.policy, clock=self.clock)
+            self.inbox = Inbox(store, self.policy, clock=self.clock, keep_raw=True)
             self.scheduler = Scheduler(
                 store=store,
                 policy=self.policy,

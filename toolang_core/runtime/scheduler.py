@@ -20,10 +20,12 @@ import time
 from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
+import attrs
 import structlog
 
 from toolang_core.events import Event
 from toolang_core.plugins.host import describe_exception
+from toolang_core.redaction import redact_text
 from toolang_core.runtime.after_turn import AfterTurnStages
 from toolang_core.runtime.executor import LeaseLost, TurnContext, TurnExecutor, TurnOutcome
 from toolang_core.store.errors import StoreError, StoreReplaced
@@ -226,6 +228,8 @@ class Scheduler:
         self._wake.set()  # admit into the free slot
 
     def _free(self, turn_id: str) -> None:
+        if self.runtime is not None and self.runtime.inbox is not None:
+            self.runtime.inbox.forget_raw(turn_id)
         self._committed.discard(turn_id)
         self.running.pop(turn_id, None)
         self._turns.pop(turn_id, None)
@@ -386,9 +390,9 @@ class Scheduler:
             turn.attempt,
             outcome.status,
             self.clock(),
-            outcome.output,
+            None if outcome.output is None else redact_text(outcome.output),
             outcome.outcome,
-            outcome.error,
+            None if outcome.error is None else redact_text(outcome.error),
             outcome.steps,
         )
 
@@ -438,8 +442,15 @@ class Scheduler:
 
     async def _execute(self, turn: TurnRequest) -> TurnOutcome | None:
         """Run the executor; ``None`` means nothing is to be recorded (released or lost)."""
+        inbox = self.runtime.inbox if self.runtime is not None else None
+        raw = inbox.raw_input(turn.id) if inbox is not None else None
+        # The model reads what the submitter wrote; the store keeps it masked.
         ctx = TurnContext(
-            turn, run_id=self.run_id, store=self.store, clock=self.clock, runtime=self.runtime
+            turn if raw is None else attrs.evolve(turn, input=raw),
+            run_id=self.run_id,
+            store=self.store,
+            clock=self.clock,
+            runtime=self.runtime,
         )
         try:
             if turn.timeout_seconds is None:  # most turns: no timer to arm (~2 us a turn)

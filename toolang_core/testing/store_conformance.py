@@ -137,6 +137,22 @@ class StoreConformance:
         with pytest.raises(SubmitRejected, match="belongs to group 'task'"):
             self.submit(store, "t:1", group="chat")
 
+    @pytest.mark.parametrize("strategy", ["enqueue", "coalesce", "reject"])
+    def test_a_thread_belongs_to_the_owner_of_its_first_request(self, store, strategy):
+        """Any other owner (``None``, the operator's, is one) is refused, whatever the
+        thread's strategy: the simple insert and the checked submission alike."""
+        first = self.submit(store, "chat:ada", owner="ada")
+        for intruder in ("bob", None):
+            with pytest.raises(SubmitRejected, match="belongs to another owner") as refused:
+                self.submit(store, "chat:ada", owner=intruder, strategy=strategy)
+            assert refused.value.reason == "wrong_owner"
+        assert [t.id for t in store.list_turns(TurnFilter(thread_id="chat:ada"))] == [first]
+        assert self.submit(store, "chat:ada", owner="ada", now=T0 + 1)
+        operator = self.submit(store, "chat:operator")
+        with pytest.raises(SubmitRejected, match="belongs to another owner"):
+            self.submit(store, "chat:operator", owner="ada", strategy=strategy)
+        assert store.get(operator) is not None
+
     # admission order ---------------------------------------------------------------
 
     def test_higher_priority_is_admitted_first(self, store):

@@ -23,7 +23,6 @@ import structlog
 
 from toolang_core.models.types import Message, ModelError, ModelRequest, ModelResponse, ToolSpec
 from toolang_core.plugins.host import describe_exception
-from toolang_core.redaction import redact
 from toolang_core.runtime.executor import TurnContext, TurnOutcome
 from toolang_core.runtime.scheduler import LEASE_LOST, SHUTDOWN
 from toolang_core.tools.approvals import canonical_params
@@ -298,12 +297,12 @@ class AgentLoop:
         if doubt is not None:
             data["in_doubt"] = doubt.to_json()
         status = "completed" if result.ok else "failed"
-        if intent:
-            ctx.complete_step(intent[0], data=redact(data), status=status, error=result.error)
+        if intent:  # masked by the step writes (the redaction policy's choke point)
+            ctx.complete_step(intent[0], data=data, status=status, error=result.error)
         else:  # refused before it could run: no intent, one insert
             ctx.record_step(
                 "tool_call",
-                data=redact(data),
+                data=data,
                 started_at=started,
                 idempotency_key=key,
                 status=status,
@@ -331,10 +330,10 @@ class AgentLoop:
         # A lost lease or a store going away must not stop the cancellation.
         with contextlib.suppress(Exception):
             if intent:
-                self.ctx.complete_step(intent[0], data=redact(data), status="failed", error=error)
+                self.ctx.complete_step(intent[0], data=data, status="failed", error=error)
             else:
                 self.ctx.record_step(
-                    "tool_call", data=redact(data), started_at=started, status="failed", error=error
+                    "tool_call", data=data, started_at=started, status="failed", error=error
                 )
 
     def _rounds_used_up(self) -> ToolResult:
@@ -356,7 +355,7 @@ class AgentLoop:
         }
         if dict(as_run.params) != dict(asked.params):
             data["params_modified"] = True
-        return redact(data)  # type: ignore[no-any-return]
+        return data
 
     async def _in_doubt(self, call: ToolCall, intent: StepRecord) -> Doubt:
         """Decide about ``call``, which an earlier attempt started and never finished."""

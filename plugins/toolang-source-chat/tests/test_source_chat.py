@@ -54,6 +54,19 @@ def test_threads_keep_the_conversation(toolang_cli, toolang_home):
     assert shown.stdout.count("[completed]") == 2
 
 
+def test_a_thread_is_its_first_owners_and_another_owner_is_refused(toolang_cli, toolang_home):
+    toolang_home.write_config(ECHO)
+    mine = toolang_cli("chat", "--owner", "ada", "--thread", "work", "one", env=ENV)
+    assert mine.returncode == 0, mine.stderr
+    for env in (ENV, {**ENV, "TOOLANG_OWNER": "bob"}):
+        refused = toolang_cli("chat", "--thread", "work", "two", env=env)
+        assert refused.returncode == 5
+        assert "thread 'cli:work' belongs to another owner" in refused.stderr
+        assert "Traceback" not in refused.stderr
+    again = toolang_cli("chat", "--thread", "work", "three", env={**ENV, "TOOLANG_OWNER": "ada"})
+    assert (again.returncode, again.stdout) == (0, "three\n")
+
+
 def test_no_wait_prints_the_request_id(toolang_cli, toolang_home):
     toolang_home.write_config(ECHO)
     result = toolang_cli("chat", "--no-wait", "later", env=ENV)

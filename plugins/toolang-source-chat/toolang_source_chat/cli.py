@@ -31,6 +31,12 @@ def thread_id(name: str) -> str:
 @click.option("--agent", default=None, help="The agent to talk to.")
 @click.option("--no-wait", is_flag=True, help="Submit, print the request id and return.")
 @click.option("-i", "--interactive", is_flag=True, help="An interactive session on one thread.")
+@click.option(
+    "--owner",
+    envvar="TOOLANG_OWNER",
+    default=None,
+    help="Whose conversation (default: $TOOLANG_OWNER, else none: the operator's).",
+)
 @pass_state
 def chat(
     state: CliState,
@@ -40,6 +46,7 @@ def chat(
     agent: str | None,
     no_wait: bool,
     interactive: bool,
+    owner: str | None,
 ) -> None:
     """Send MESSAGE to an agent and print its answer."""
     from toolang_core import UsageError
@@ -48,14 +55,18 @@ def chat(
     thread = thread_id(thread_name or str(getattr(settings, "default_thread", "default")))
     wait = float(getattr(settings, "wait_seconds", 300.0))
     if interactive:
-        asyncio.run(_interactive(state, thread, agent, wait))
+        asyncio.run(_interactive(state, thread, agent, wait, owner or None))
         return
     if not message:
         raise UsageError("give a MESSAGE, or use -i for an interactive session")
-    asyncio.run(_once(state, thread, agent, message, no_wait=no_wait, wait=wait))
+    asyncio.run(
+        _once(state, thread, agent, message, no_wait=no_wait, wait=wait, owner=owner or None)
+    )
 
 
-def _submit(state: CliState, thread: str, agent: str | None, message: str) -> str:
+def _submit(
+    state: CliState, thread: str, agent: str | None, message: str, owner: str | None
+) -> str:
     from toolang_core import NewTurnRequest
 
     inbox = state.open_inbox()
@@ -68,6 +79,7 @@ def _submit(state: CliState, thread: str, agent: str | None, message: str) -> st
                 agent=agent,
                 channel="cli",
                 sender="owner",
+                owner=owner,
             )
         ).id
     finally:
@@ -106,9 +118,16 @@ async def _answer(state: CliState, turn_id: str, wait: float, *, ask: bool = Fal
 
 
 async def _once(
-    state: CliState, thread: str, agent: str | None, message: str, *, no_wait: bool, wait: float
+    state: CliState,
+    thread: str,
+    agent: str | None,
+    message: str,
+    *,
+    no_wait: bool,
+    wait: float,
+    owner: str | None,
 ) -> None:
-    turn_id = _submit(state, thread, agent, message)
+    turn_id = _submit(state, thread, agent, message, owner)
     if no_wait:
         click.echo(turn_id)
         return
@@ -117,7 +136,9 @@ async def _once(
         sys.exit(code)
 
 
-async def _interactive(state: CliState, thread: str, agent: str | None, wait: float) -> None:
+async def _interactive(
+    state: CliState, thread: str, agent: str | None, wait: float, owner: str | None
+) -> None:
     click.echo(f"chatting on {thread} (Ctrl-D to leave)", err=True)
     while True:
         try:
@@ -127,7 +148,7 @@ async def _interactive(state: CliState, thread: str, agent: str | None, wait: fl
             return
         if not line.strip():
             continue
-        turn_id = _submit(state, thread, agent, line)
+        turn_id = _submit(state, thread, agent, line, owner)
         await _answer(state, turn_id, wait, ask=True)
 
 

@@ -190,6 +190,8 @@ class PostgresStore:
                 with self._db.connection() as conn:
                     conn.execute(self.names(turns.INSERT_AND_NOTIFY_SQL), params)
             except psycopg.Error as exc:
+                if exc.sqlstate == turns.WRONG_OWNER:
+                    raise turns.wrong_owner(request) from None
                 if exc.sqlstate != turns.WRONG_GROUP:
                     raise
                 actual = exc.diag.message_detail

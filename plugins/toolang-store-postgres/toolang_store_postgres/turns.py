@@ -121,6 +121,8 @@ INSERT_AND_NOTIFY_SQL = (
 
 WRONG_GROUP = "TL001"
 """SQLSTATE the ``turn_queued`` trigger raises for a thread submitted to another group."""
+WRONG_OWNER = "TL002"
+"""SQLSTATE the ``turn_queued`` trigger raises for a thread submitted by another owner."""
 
 LOCK_THREAD_OF_SQL = (
     "SELECT 1 FROM {s}.threads WHERE thread_id = "
@@ -172,6 +174,16 @@ def insert_params(
         request.timeout_seconds,
         Jsonb(dict(request.meta)),
         steer,
+    )
+
+
+def wrong_owner(request: NewTurnRequest) -> SubmitRejected:
+    """A thread belongs to the owner of its first request (which owner is not said)."""
+    who = f"owner {request.owner!r}" if request.owner is not None else "the operator (no owner)"
+    return SubmitRejected(
+        f"thread {request.thread_id!r} belongs to another owner: a request of {who} may not "
+        "join it; use a thread of your own",
+        reason="wrong_owner",
     )
 
 
@@ -233,14 +245,14 @@ def submit(
         )
     c.execute(
         q(
-            "INSERT INTO {s}.threads (thread_id, thread_group, created_at, updated_at) "
-            "VALUES (%s, %s, %s, %s) ON CONFLICT (thread_id) DO NOTHING"
+            "INSERT INTO {s}.threads (thread_id, thread_group, owner, created_at, updated_at) "
+            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (thread_id) DO NOTHING"
         ),
-        (request.thread_id, rules.thread_group, now, now),
+        (request.thread_id, rules.thread_group, request.owner, now, now),
     )
     thread = c.execute(
         q(
-            "SELECT thread_group, running_id, head_id FROM {s}.threads "
+            "SELECT thread_group, running_id, head_id, owner FROM {s}.threads "
             "WHERE thread_id = %s FOR UPDATE"
         ),
         (request.thread_id,),
@@ -248,6 +260,8 @@ def submit(
     assert thread is not None
     if thread[0] != rules.thread_group:
         raise wrong_group(request, rules, thread[0])
+    if thread[3] != request.owner:
+        raise wrong_owner(request)
     running_id, head_id = thread[1], thread[2]
     dedupe_key = request.dedupe_key
     if rules.strategy == "coalesce" and dedupe_key is None:

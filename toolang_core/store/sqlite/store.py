@@ -274,6 +274,8 @@ class SQLiteStore:
                 with self._hold:
                     self._conn.execute(sql, params)
             except sqlite3.IntegrityError as exc:
+                if "another owner" in str(exc):
+                    raise turns.wrong_owner(request) from None
                 if "another group" not in str(exc):
                     raise
                 row = self._conn.execute(

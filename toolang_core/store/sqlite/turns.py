@@ -209,6 +209,16 @@ def insert_statement(
     return insert_sql(present), (*params, *[value for value in optional if value is not None])
 
 
+def wrong_owner(request: NewTurnRequest) -> SubmitRejected:
+    """A thread belongs to the owner of its first request (which owner is not said)."""
+    who = f"owner {request.owner!r}" if request.owner is not None else "the operator (no owner)"
+    return SubmitRejected(
+        f"thread {request.thread_id!r} belongs to another owner: a request of {who} may not "
+        "join it; use a thread of your own",
+        reason="wrong_owner",
+    )
+
+
 def wrong_group(request: NewTurnRequest, rules: SubmitRules, actual: str | None) -> SubmitRejected:
     where = f"group {actual!r}" if actual else "another group"
     return SubmitRejected(
@@ -247,11 +257,14 @@ def submit(
     ):
         return SubmitResult(request.id, "exists")
     thread = c.execute(
-        f"SELECT thread_group, ({ACTIVE_IN_THREAD_SQL}), head_id FROM threads WHERE thread_id = ?",
+        f"SELECT thread_group, ({ACTIVE_IN_THREAD_SQL}), head_id, owner FROM threads "
+        "WHERE thread_id = ?",
         (request.thread_id, request.thread_id),
     ).fetchone()
     if thread is not None and thread[0] != rules.thread_group:
         raise wrong_group(request, rules, thread[0])
+    if thread is not None and thread[3] != request.owner:
+        raise wrong_owner(request)
     running_id = thread[1] if thread else None
     head_id = thread[2] if thread else None
     dedupe_key = request.dedupe_key
