@@ -85,6 +85,7 @@ def submit(
     """Put a turn request into the inbox (durably) and print its id as JSON."""
     from toolang_core.store.types import NewTurnRequest
 
+    _check_source(state, source)
     inbox = state.open_inbox()
     try:
         result = inbox.submit(
@@ -107,6 +108,19 @@ def submit(
     finally:
         inbox.store.close()
     echo_json(result)
+
+
+def _check_source(state: CliState, source: str) -> None:
+    """Refuse a source no installed plugin offers and no configured group names."""
+    from toolang_core.errors import UsageError
+
+    runtime = state.runtime
+    known = {*runtime.host.components.of_kind("turn source"), *runtime.policy.groups}
+    if source not in known:
+        raise UsageError(
+            f"--source {source!r}: expected one of {', '.join(sorted(known))} "
+            "(an installed turn source or a configured group)"
+        )
 
 
 @click.command()
