@@ -146,7 +146,8 @@ def test_a_default_no_source_defines_is_an_error_not_an_agent_allowed_every_tool
     registry = merge(source("embedded", agent("assistant")), config=config)
     assert registry.get("asistant") is None and registry.fallback is None
     (error,) = registry.errors
-    assert "[agents] default 'asistant': no agent source defines it" in error.message
+    assert "'asistant' is defined by no agent source" in error.message
+    assert error.origin.endswith("[agents] default")
     assert "did you mean 'assistant'?" in error.message
     assert "create_default = true" in error.message
 

@@ -51,9 +51,6 @@ executor = "agent"
 poll_seconds = 0.05
 shutdown_grace_seconds = 0
 
-[agents]
-create_default = true   # no test source defines "assistant": make it
-
 [models]
 default = "scripted"
 """

@@ -196,7 +196,8 @@ def _fallback(
     """Add the agent made from ``[agents]`` when no local source defined the default;
     return its name ("" when a source did).
 
-    With agent sources installed, a default no source defines is most likely a typo:
+    With agent sources installed, a default name other than the stock one that no
+    source defines is most likely a typo:
     silently making it a general agent would hand a misspelled name every tool. That
     needs ``[agents] create_default = true``; otherwise the default stays undefined and
     the returned diagnostic says so (with the closest known names).
@@ -204,13 +205,16 @@ def _fallback(
     name = config.agents.default
     if name in merged:
         return "", None
-    if any_local and not config.agents.create_default:
+    # The stock name (no [agents] default written, or "assistant" on purpose) keeps
+    # single-agent set-ups working; any other name is one somebody typed.
+    typed = name != attrs.fields(type(config.agents)).default.default
+    if any_local and typed and not config.agents.create_default:
         known = sorted(merged)
         close = difflib.get_close_matches(name, known, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         return "", AgentDiagnostic(
             "error",
-            f"[agents] default {name!r}: no agent source defines it ({hint}known: "
+            f"{name!r} is defined by no agent source ({hint}known: "
             f"{', '.join(known) or 'none'}); fix the name, or set [agents] "
             "create_default = true to make it a general agent that may use every tool",
             origin=f"{config.display_name} [agents] default",

@@ -153,6 +153,13 @@ class ModelsConfig:
 
     default: str = "demo"
 
+    def __attrs_post_init__(self) -> None:
+        from toolang_core.models.spec import model_spec_problem
+
+        problem = model_spec_problem(self.default)
+        if problem:
+            raise ValueError(f"default: {problem}")
+
 
 @attrs.frozen
 class ToolsConfig:
