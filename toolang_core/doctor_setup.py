@@ -8,6 +8,7 @@ agents checks); both yield :class:`~toolang_core.doctor.Check` findings.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,10 +37,9 @@ def creatable(directory: Path) -> str | None:
         return f"{directory} cannot be created: {exc.strerror or exc}"
     finally:
         for path in reversed(made):
-            try:
+            # something else may have put a file there meanwhile: then leave it
+            with contextlib.suppress(OSError):
                 path.rmdir()
-            except OSError:
-                pass  # something else put a file there meanwhile: leave it
     return None
 
 
@@ -66,7 +66,9 @@ def check_directories(ctx: DoctorContext) -> Iterator[Check]:
                 ("point it at a directory you can write; `chat` and `run` cannot start",),
             )
         elif not directory.exists():
-            yield Check("home", "info", f"{key}: {directory} does not exist yet; created on first run")
+            yield Check(
+                "home", "info", f"{key}: {directory} does not exist yet; created on first run"
+            )
         else:
             yield Check("home", "ok", f"{key}: {directory} is writable")
 

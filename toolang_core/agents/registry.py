@@ -23,7 +23,6 @@ Rules (each tested):
 from __future__ import annotations
 
 import difflib
-
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 

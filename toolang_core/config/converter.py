@@ -9,8 +9,8 @@ line that names the file, the key path, what was expected and what was found.
 from __future__ import annotations
 
 import difflib
-import math
 import enum
+import math
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -92,9 +92,9 @@ def _strict(kind: type, expected: str) -> Callable[[Any, Any], Any]:
         if not isinstance(value, kind):
             raise ConfigTypeError(expected, value)
         # TOML allows nan, inf and integers of any size; a store or a timer does not.
-        if kind is float and not math.isfinite(value):
+        if isinstance(value, float) and not math.isfinite(value):
             raise ConfigTypeError("a finite number", value)
-        if kind is int and not INT64_MIN <= value <= INT64_MAX:
+        if type(value) is int and not INT64_MIN <= value <= INT64_MAX:
             raise ConfigTypeError("an integer that fits in 64 bits", value)
         return value
 
@@ -117,7 +117,9 @@ def _is_literal(tp: Any) -> bool:
 
 
 def _is_bounded(tp: Any) -> bool:
-    return get_origin(tp) is Annotated and any(isinstance(m, AtLeast | AtMost) for m in tp.__metadata__)
+    return get_origin(tp) is Annotated and any(
+        isinstance(m, AtLeast | AtMost) for m in tp.__metadata__
+    )
 
 
 def _is_enum(tp: Any) -> bool:
