@@ -31,6 +31,7 @@ def init(state: CliState, *, path: Path | None, force: bool, exist_ok: bool) -> 
     if target.exists() and not force:
         if exist_ok:
             click.echo(f"keeping {target}")
+            _path_hint()
             return
         raise UsageError(f"{target} already exists; pass --force to overwrite it")
     policy = state.policy()  # installed and allowed plugins only
@@ -40,3 +41,22 @@ def init(state: CliState, *, path: Path | None, force: bool, exist_ok: bool) -> 
     target.write_text(text, encoding="utf-8")
     click.echo(f"wrote {target}")
     click.echo("next: `toolang doctor` checks it; `toolang plugins` lists what is installed")
+    _path_hint()
+
+
+def _path_hint() -> None:
+    """Say how to reach this toolang by name when the shell's PATH finds another (or
+    none) — e.g. right after README command 1 installed it into ``.venv``."""
+    import os
+    import shutil
+    import sys
+
+    here = Path(os.path.abspath(sys.argv[0])) if sys.argv and sys.argv[0] else None
+    found = shutil.which("toolang")
+    if here is None or here.name != "toolang":
+        return  # run as `python -m toolang_core`: no script to point at
+    if found and Path(found).resolve() == here.resolve():
+        return
+    activate = here.parent / "activate"
+    how = f"source {os.path.relpath(activate)}" if activate.exists() else f"use {here}"
+    click.echo(f"`toolang` is not on your PATH in this shell: run `{how}` in each terminal")
