@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import getpass
 import json
 import os
@@ -237,3 +238,96 @@ def test_chat_says_the_turn_awaits_approval_and_how_to_decide(toolang_home, gate
             proc.kill()
     assert out == "all done\n"
     assert f"toolang approvals approve {approval.id}" in line
+
+
+# -- `chat -i` on a real terminal (a pseudo-terminal: Ctrl-C is the tty's SIGINT) ------
+
+
+class Terminal:
+    """`toolang chat -i` on a pseudo-terminal it has as its controlling terminal."""
+
+    def __init__(self, args, *, cwd, env):
+        full = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
+        full.update(env)
+        self.pid, self.fd = os.forkpty()
+        if self.pid == 0:  # the child: become toolang at once
+            try:
+                os.chdir(cwd)
+                os.execve(sys.executable, [sys.executable, "-m", "toolang_core", *args], full)
+            finally:
+                os._exit(127)
+        self.seen = b""
+
+    def expect(self, text, timeout=60):
+        """Read until ``text`` appears after what earlier expects consumed."""
+        import select
+
+        deadline = time.monotonic() + timeout
+        while text.encode() not in self.seen:
+            left = deadline - time.monotonic()
+            assert left > 0, f"no {text!r} on the terminal; it shows: {self.seen[-800:]!r}"
+            ready, _, _ = select.select([self.fd], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(self.fd, 4096)
+                except OSError:  # the child closed the terminal
+                    chunk = b""
+                assert chunk, f"terminal closed before {text!r}: {self.seen[-800:]!r}"
+                self.seen += chunk
+        self.seen = self.seen[self.seen.index(text.encode()) + len(text) :]
+
+    def type(self, keys):
+        os.write(self.fd, keys.encode())
+
+    def exit_code(self, timeout=30):
+        import select
+
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                return os.waitstatus_to_exitcode(status)
+            assert time.monotonic() < deadline, f"still running: {self.seen[-800:]!r}"
+            ready, _, _ = select.select([self.fd], [], [], 0.1)
+            if ready:  # keep draining, so the child never blocks writing
+                with contextlib.suppress(OSError):
+                    self.seen += os.read(self.fd, 4096)
+
+    def close(self):
+        with contextlib.suppress(ChildProcessError, ProcessLookupError):
+            if os.waitpid(self.pid, os.WNOHANG) == (0, 0):
+                os.kill(self.pid, 9)
+                os.waitpid(self.pid, 0)
+        os.close(self.fd)
+
+
+def test_one_ctrl_c_at_the_prompt_leaves_with_exit_130(toolang_home):
+    toolang_home.write_config(ECHO)
+    terminal = Terminal(["chat", "-i"], cwd=toolang_home.path, env=ENV)
+    try:
+        terminal.expect("you> ")
+        terminal.type("hello\n")
+        terminal.expect("hello")  # the echo executor's answer
+        terminal.expect("you> ")
+        terminal.type("\x03")
+        assert terminal.exit_code() == 130
+    finally:
+        terminal.close()
+
+
+def test_ctrl_c_at_the_approval_question_returns_to_the_prompt(toolang_home, gated):
+    terminal = Terminal(["chat", "-i"], cwd=toolang_home.path, env=gated)
+    try:
+        terminal.expect("you> ")
+        terminal.type("write it\n")
+        terminal.expect("approve? [y]es / [n]o / [a]lways: ")
+        terminal.type("\x03")
+        terminal.expect("detached; request ")
+        terminal.expect("you> ")
+        terminal.type("\x04")  # Ctrl-D once: the session ends
+        assert terminal.exit_code() == 0
+    finally:
+        terminal.close()
+    (approval,) = approvals(toolang_home)
+    assert approval.status == "pending"  # undecided: still decidable from anywhere
+    assert not (toolang_home.path / "out.txt").exists()

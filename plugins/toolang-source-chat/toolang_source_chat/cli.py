@@ -14,6 +14,7 @@ from toolang_core.cli import CliState, pass_state
 
 if TYPE_CHECKING:
     from toolang_core import Approval, ApprovalBook, Inbox, TurnRequest
+    from toolang_source_chat.terminal import LineReader
 
 
 def thread_id(name: str) -> str:
@@ -74,11 +75,14 @@ def _submit(state: CliState, thread: str, agent: str | None, message: str) -> st
         inbox.store.close()
 
 
-async def _answer(state: CliState, turn_id: str, wait: float, *, ask: bool = False) -> int:
+async def _answer(
+    state: CliState, turn_id: str, wait: float, *, ask: LineReader | None = None
+) -> int:
     """Wait for the answer and print it; return the exit code.
 
-    While the turn awaits approval, show each request: ``ask`` prompts for the decision
-    (``toolang chat -i``), otherwise say how to decide from another terminal.
+    While the turn awaits approval, show each request: with ``ask`` (the session's
+    reader, ``toolang chat -i``) prompt for the decision, otherwise say how to decide
+    from another terminal.
     """
     from toolang_core import TurnStatus, await_turn
 
@@ -118,17 +122,35 @@ async def _once(
 
 
 async def _interactive(state: CliState, thread: str, agent: str | None, wait: float) -> None:
-    click.echo(f"chatting on {thread} (Ctrl-D to leave)", err=True)
-    while True:
-        try:
-            line = await asyncio.to_thread(input, "you> ")
-        except EOFError:
-            click.echo("", err=True)
-            return
-        if not line.strip():
-            continue
-        turn_id = _submit(state, thread, agent, line)
-        await _answer(state, turn_id, wait, ask=True)
+    """The session: Ctrl-D or Ctrl-C at the prompt leaves (Ctrl-C with exit 130);
+    Ctrl-C while an answer is awaited (or at an approval question) detaches from that
+    turn — it keeps its place — and returns to the prompt."""
+    from toolang_core import ToolangError
+    from toolang_source_chat.terminal import Interrupts, LineReader
+
+    click.echo(f"chatting on {thread} (Ctrl-D or Ctrl-C to leave)", err=True)
+    reader = LineReader()
+    with Interrupts() as interrupts:
+        while True:
+            try:
+                line = await interrupts.run(reader.readline("you> "))
+            except EOFError:
+                click.echo("", err=True)
+                return
+            except KeyboardInterrupt:
+                click.echo("", err=True)
+                sys.exit(130)
+            if not line.strip():
+                continue
+            try:
+                turn_id = _submit(state, thread, agent, line)
+            except ToolangError as exc:  # e.g. input the inbox refuses: say so, go on
+                click.echo(f"error: {exc}", err=True)
+                continue
+            try:
+                await interrupts.run(_answer(state, turn_id, wait, ask=reader))
+            except KeyboardInterrupt:
+                click.echo(f"\ndetached; request {turn_id} keeps its place", err=True)
 
 
 # -- approvals while waiting ------------------------------------------------------------
@@ -138,7 +160,7 @@ CHOICES = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "a": "always", "alwa
 
 
 async def _watch_approvals(
-    inbox: Inbox, turn_id: str, waiting: asyncio.Future[TurnRequest], *, ask: bool
+    inbox: Inbox, turn_id: str, waiting: asyncio.Future[TurnRequest], *, ask: LineReader | None
 ) -> TurnRequest:
     """Wait for ``waiting``; meanwhile show each approval request the turn makes."""
     from toolang_core import ApprovalBook, TurnStatus
@@ -156,8 +178,8 @@ async def _watch_approvals(
                 continue
             shown.add(approval.id)
             _show(approval)
-            if ask:
-                await _ask(book, approval)
+            if ask is not None:
+                await _ask(book, approval, ask)
             else:
                 _how_to_decide(approval)
 
@@ -181,13 +203,13 @@ def _how_to_decide(approval: Approval) -> None:
     )
 
 
-async def _ask(book: ApprovalBook, approval: Approval) -> None:
+async def _ask(book: ApprovalBook, approval: Approval, reader: LineReader) -> None:
     """Ask the person at the terminal, and record their decision."""
     from toolang_core import ApprovalError
 
     while True:
         try:
-            reply = await asyncio.to_thread(input, "approve? [y]es / [n]o / [a]lways: ")
+            reply = await reader.readline("approve? [y]es / [n]o / [a]lways: ")
         except EOFError:
             click.echo("", err=True)
             _how_to_decide(approval)
