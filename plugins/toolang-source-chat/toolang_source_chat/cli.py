@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -76,37 +77,92 @@ def _submit(state: CliState, thread: str, agent: str | None, message: str) -> st
 
 
 async def _answer(
-    state: CliState, turn_id: str, wait: float, *, ask: LineReader | None = None
+    state: CliState,
+    turn_id: str,
+    wait: float,
+    *,
+    ask: LineReader | None = None,
+    sent: str | None = None,
 ) -> int:
     """Wait for the answer and print it; return the exit code.
 
     While the turn awaits approval, show each request: with ``ask`` (the session's
     reader, ``toolang chat -i``) prompt for the decision, otherwise say how to decide
-    from another terminal.
+    from another terminal. A request steered into a running turn (strategy ``steer``)
+    is answered by that turn: its answer is shown. A request whose input (``sent``) a
+    newer message replaced before it ran (strategy ``coalesce``) is not answered: the
+    sender is told so (exit 5) instead of being shown the answer to someone else's text.
     """
-    from toolang_core import TurnStatus, await_turn
+    from toolang_core import TurnStatus
 
     inbox = state.open_inbox()
-    waiting = asyncio.ensure_future(await_turn(state.runtime, inbox, turn_id, timeout=wait))
     try:
-        turn = await _watch_approvals(inbox, turn_id, waiting, ask=ask)
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        click.echo(f"\ndetached; request {turn_id} keeps its place", err=True)
-        return 130
+        turn = await _wait(state, inbox, turn_id, wait, ask)
+        if turn is None:
+            return 130
+        if turn.status is TurnStatus.STEERED:
+            target = _steered_into(inbox, turn)
+            if target is not None:
+                click.echo(f"(delivered into the running turn {target}; its answer:)", err=True)
+                turn = await _wait(state, inbox, target, wait, ask)
+                if turn is None:
+                    return 130
+        elif sent is not None and turn.input != sent:
+            click.echo(
+                f"your message was replaced by a newer one on {turn.thread_id} before it ran "
+                f"(strategy coalesce): request {turn.id} answers that one, not yours",
+                err=True,
+            )
+            return 5
     finally:
-        if not waiting.done():  # stop watching (or serving) before its store closes
-            waiting.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await waiting
         inbox.store.close()
     if turn.status is TurnStatus.COMPLETED:
         click.echo(turn.output or "")
         return 0
     if not turn.status.is_terminal:
-        click.echo(f"still {turn.status.value} after {wait:g} s; request {turn_id}", err=True)
+        click.echo(f"still {turn.status.value} after {wait:g} s; request {turn.id}", err=True)
         return 75
     click.echo(f"{turn.status.value}: {turn.error or turn.outcome or ''}".rstrip(": "), err=True)
     return 1
+
+
+async def _wait(
+    state: CliState, inbox: Inbox, turn_id: str, wait: float, ask: LineReader | None
+) -> TurnRequest | None:
+    """The turn once terminal (or ``wait`` passed); ``None`` when Ctrl-C detached."""
+    from toolang_core import await_turn
+
+    waiting = asyncio.ensure_future(await_turn(state.runtime, inbox, turn_id, timeout=wait))
+    try:
+        return await _watch_approvals(inbox, turn_id, waiting, ask=ask)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        click.echo(f"\ndetached; request {turn_id} keeps its place", err=True)
+        return None
+    finally:
+        if not waiting.done():  # stop watching (or serving) before its store closes
+            waiting.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await waiting
+
+
+_STEERED_INTO = re.compile(r"delivered into running turn (\S+)")
+
+
+def _steered_into(inbox: Inbox, turn: TurnRequest) -> str | None:
+    """The running turn a steered request was delivered into."""
+    from toolang_core import TurnFilter
+
+    found = _STEERED_INTO.search(turn.output or "")
+    if found:
+        return found.group(1)
+    # Otherwise: the turn of its thread that was running when it was taken.
+    taken = turn.finished_at or turn.updated_at
+    for other in inbox.store.list_turns(TurnFilter(thread_id=turn.thread_id, limit=50)):
+        started, finished = other.started_at, other.finished_at
+        running_then = started is not None and started <= taken
+        if other.id != turn.id and running_then and (finished is None or finished >= taken):
+            return other.id
+    return None
 
 
 async def _once(
@@ -116,7 +172,7 @@ async def _once(
     if no_wait:
         click.echo(turn_id)
         return
-    code = await _answer(state, turn_id, wait)
+    code = await _answer(state, turn_id, wait, sent=message)
     if code:
         sys.exit(code)
 
@@ -148,7 +204,7 @@ async def _interactive(state: CliState, thread: str, agent: str | None, wait: fl
                 click.echo(f"error: {exc}", err=True)
                 continue
             try:
-                await interrupts.run(_answer(state, turn_id, wait, ask=reader))
+                await interrupts.run(_answer(state, turn_id, wait, ask=reader, sent=line))
             except KeyboardInterrupt:
                 click.echo(f"\ndetached; request {turn_id} keeps its place", err=True)
 
