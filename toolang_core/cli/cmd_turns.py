@@ -83,11 +83,15 @@ def submit(
     turn_id: str | None,
 ) -> None:
     """Put a turn request into the inbox (durably) and print its id as JSON."""
+    from toolang_core.ids import is_valid_id
+    from toolang_core.runtime.request_checks import InvalidRequest
     from toolang_core.store.types import NewTurnRequest
 
     _check_source(state, source)
     inbox = state.open_inbox()
     try:
+        if parent is not None and is_valid_id(parent) and inbox.store.get(parent) is None:
+            raise InvalidRequest(f"parent {parent!r}: no turn request has this id")
         result = inbox.submit(
             NewTurnRequest(
                 source=source,

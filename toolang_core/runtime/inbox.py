@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 
 from toolang_core.runtime.policy import AdmissionPolicy
-from toolang_core.runtime.request_checks import InvalidRequest, check_request
+from toolang_core.runtime.request_checks import check_request
 from toolang_core.store.errors import TurnNotFound
 from toolang_core.store.protocol import ExecutionStore
 from toolang_core.store.types import (
@@ -43,11 +43,9 @@ class Inbox:
         :raises SubmitRejected: when its thread's strategy or its group's overflow rule
             refuses it; the message says which and why.
         :raises InvalidRequest: (a ``UsageError`` and ``ValueError``) for a field out of
-            bounds — an invalid id, thread id or time, NUL bytes, an unknown parent.
+            bounds — an invalid id, thread id or time, NUL bytes.
         """
         check_request(request)
-        if request.parent is not None and self.store.get(request.parent) is None:
-            raise InvalidRequest(f"parent {request.parent!r}: no turn request has this id")
         return self.store.submit(request, self.policy.rules_for(request), now=self.clock())
 
     def cancel(self, turn_id: str, *, reason: str = "canceled") -> CancelResult:
