@@ -40,7 +40,7 @@ def connect(
         except OSError as exc:  # a user's path, not a bug: say which and why
             raise ConfigError(
                 [
-                    f"cannot create the directory {path.parent} for the store {path.name} "
+                    f"cannot create the directory {path.parent} for {path.name} "
                     f"({exc.strerror or exc}); point `home` or [store] path at a directory "
                     "you can write"
                 ]
