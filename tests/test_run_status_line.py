@@ -84,3 +84,4 @@ def test_toolang_run_on_a_terminal_keeps_log_lines_off_its_status_line(tmp_path:
     glued = re.findall(r"\(admitted \d+\)(?!\r\x1b\[2K|$)(.{0,40})", text)
     assert not glued, f"log output written onto the status line: {glued}"
     assert text.count("turn.finished") == 5
+    assert "Ctrl-C stops the runtime. From another terminal in this directory: " in text

@@ -47,16 +47,8 @@ def init(state: CliState, *, path: Path | None, force: bool, exist_ok: bool) -> 
 def _path_hint() -> None:
     """Say how to reach this toolang by name when the shell's PATH finds another (or
     none) — e.g. right after README command 1 installed it into ``.venv``."""
-    import os
-    import shutil
-    import sys
+    from toolang_core.cli.hints import path_hint
 
-    here = Path(os.path.abspath(sys.argv[0])) if sys.argv and sys.argv[0] else None
-    found = shutil.which("toolang")
-    if here is None or here.name != "toolang":
-        return  # run as `python -m toolang_core`: no script to point at
-    if found and Path(found).resolve() == here.resolve():
-        return
-    activate = here.parent / "activate"
-    how = f"source {os.path.relpath(activate)}" if activate.exists() else f"use {here}"
-    click.echo(f"`toolang` is not on your PATH in this shell: run `{how}` in each terminal")
+    how = path_hint()
+    if how is not None:
+        click.echo(f"`toolang` is not on your PATH in this shell: run `{how}` in each terminal")

@@ -75,6 +75,16 @@ def run(
         state.config = config
     runtime = state.runtime
     chosen = () if no_sources else (sources or None)
+    if line is not None:  # a person is watching: say how to talk to it
+        from toolang_core.cli.hints import path_hint
+
+        how = path_hint()
+        first = f"`{how}`, then " if how else ""
+        click.echo(
+            f"Ctrl-C stops the runtime. From another terminal in this directory: "
+            f'{first}`toolang chat "hello"`',
+            err=True,
+        )
     asyncio.run(_serve(runtime, chosen, until_idle, line))
 
 
