@@ -57,12 +57,21 @@ def chat(
     asyncio.run(_once(state, thread, agent, message, no_wait=no_wait, wait=wait))
 
 
-def _submit(state: CliState, thread: str, agent: str | None, message: str) -> str:
-    from toolang_core import NewTurnRequest
+# A request's meta carries the submitting chat's reference: under ``coalesce`` a newer
+# message replaces a queued request's input *and* meta, so a reference that is no longer
+# ours means our message was replaced (the input itself is not compared: it may be
+# stored masked).
+SENDER_REF = "chat_ref"
 
+
+def _submit(state: CliState, thread: str, agent: str | None, message: str) -> tuple[str, str]:
+    """Submit ``message``; return the request id and this submission's reference."""
+    from toolang_core import NewTurnRequest, new_id
+
+    ref = new_id()
     inbox = state.open_inbox()
     try:
-        return inbox.submit(
+        turn_id = inbox.submit(
             NewTurnRequest(
                 source="chat",
                 thread_id=thread,
@@ -70,10 +79,12 @@ def _submit(state: CliState, thread: str, agent: str | None, message: str) -> st
                 agent=agent,
                 channel="cli",
                 sender="owner",
+                meta={SENDER_REF: ref},
             )
         ).id
     finally:
         inbox.store.close()
+    return turn_id, ref
 
 
 async def _answer(
@@ -82,16 +93,17 @@ async def _answer(
     wait: float,
     *,
     ask: LineReader | None = None,
-    sent: str | None = None,
+    ref: str | None = None,
 ) -> int:
     """Wait for the answer and print it; return the exit code.
 
     While the turn awaits approval, show each request: with ``ask`` (the session's
     reader, ``toolang chat -i``) prompt for the decision, otherwise say how to decide
     from another terminal. A request steered into a running turn (strategy ``steer``)
-    is answered by that turn: its answer is shown. A request whose input (``sent``) a
-    newer message replaced before it ran (strategy ``coalesce``) is not answered: the
-    sender is told so (exit 5) instead of being shown the answer to someone else's text.
+    is answered by that turn: its answer is shown. A request whose message a newer one
+    replaced before it ran (strategy ``coalesce``; ``ref`` is this submission's
+    reference) is not answered: the sender is told so (exit 5) instead of being shown
+    the answer to someone else's text.
     """
     from toolang_core import TurnStatus
 
@@ -107,7 +119,7 @@ async def _answer(
                 turn = await _wait(state, inbox, target, wait, ask)
                 if turn is None:
                     return 130
-        elif sent is not None and turn.input != sent:
+        elif ref is not None and _replaced(turn, ref):
             click.echo(
                 f"your message was replaced by a newer one on {turn.thread_id} before it ran "
                 f"(strategy coalesce): request {turn.id} answers that one, not yours",
@@ -145,6 +157,15 @@ async def _wait(
                 await waiting
 
 
+_REF = re.compile(r"[0-9a-z]{26}")  # the shape of toolang_core.new_id()
+
+
+def _replaced(turn: TurnRequest, ref: str) -> bool:
+    stored = turn.meta.get(SENDER_REF)
+    # Only another chat's reference counts (a value masked on the way in does not).
+    return isinstance(stored, str) and bool(_REF.fullmatch(stored)) and stored != ref
+
+
 _STEERED_INTO = re.compile(r"delivered into running turn (\S+)")
 
 
@@ -168,11 +189,11 @@ def _steered_into(inbox: Inbox, turn: TurnRequest) -> str | None:
 async def _once(
     state: CliState, thread: str, agent: str | None, message: str, *, no_wait: bool, wait: float
 ) -> None:
-    turn_id = _submit(state, thread, agent, message)
+    turn_id, ref = _submit(state, thread, agent, message)
     if no_wait:
         click.echo(turn_id)
         return
-    code = await _answer(state, turn_id, wait, sent=message)
+    code = await _answer(state, turn_id, wait, ref=ref)
     if code:
         sys.exit(code)
 
@@ -199,12 +220,12 @@ async def _interactive(state: CliState, thread: str, agent: str | None, wait: fl
             if not line.strip():
                 continue
             try:
-                turn_id = _submit(state, thread, agent, line)
+                turn_id, ref = _submit(state, thread, agent, line)
             except ToolangError as exc:  # e.g. input the inbox refuses: say so, go on
                 click.echo(f"error: {exc}", err=True)
                 continue
             try:
-                await interrupts.run(_answer(state, turn_id, wait, ask=reader, sent=line))
+                await interrupts.run(_answer(state, turn_id, wait, ask=reader, ref=ref))
             except KeyboardInterrupt:
                 click.echo(f"\ndetached; request {turn_id} keeps its place", err=True)
 
