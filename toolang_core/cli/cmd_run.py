@@ -13,6 +13,9 @@ import click
 from toolang_core.cli.state import CliState, pass_state
 
 if TYPE_CHECKING:
+    from typing import TextIO
+
+    from toolang_core.cli.status_line import StatusLine
     from toolang_core.logs import LogFormat
 
 
@@ -54,12 +57,17 @@ def run(
     """
     import attrs
 
+    from toolang_core.cli.status_line import StatusLine
     from toolang_core.logs import configure_logging
 
     config = state.config
+    # On a terminal a status line shares stderr with the logs: log through it, so a log
+    # line never lands on top of the status line.
+    line = StatusLine(sys.stderr) if sys.stderr.isatty() else None
     configure_logging(
         level=state.log_level or config.log.level,
         fmt=cast("LogFormat", state.log_format or config.log.format),
+        stream=cast("TextIO", line) if line is not None else None,
     )
     if max_running is not None:
         config = attrs.evolve(
@@ -68,7 +76,17 @@ def run(
         state.config = config
     runtime = state.runtime
     chosen = () if no_sources else (sources or None)
-    asyncio.run(_serve(runtime, chosen, until_idle))
+    if line is not None:  # a person is watching: say how to talk to it
+        from toolang_core.cli.hints import path_hint
+
+        how = path_hint()
+        first = f"`{how}`, then " if how else ""
+        click.echo(
+            f"Ctrl-C stops the runtime. From another terminal in this directory: "
+            f'{first}`toolang chat "hello"`',
+            err=True,
+        )
+    asyncio.run(_serve(runtime, chosen, until_idle, line))
 
 
 THREADS_WAIT_SECONDS = 1.0
@@ -76,7 +94,9 @@ THREADS_WAIT_SECONDS = 1.0
 the process exits without them (a fifth of it after a second signal)."""
 
 
-async def _serve(runtime: object, sources: tuple[str, ...] | None, until_idle: bool) -> None:
+async def _serve(
+    runtime: object, sources: tuple[str, ...] | None, until_idle: bool, line: StatusLine | None
+) -> None:
     import structlog
 
     from toolang_core.runtime import Runtime
@@ -113,14 +133,14 @@ async def _serve(runtime: object, sources: tuple[str, ...] | None, until_idle: b
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal, sig)
-    status = asyncio.create_task(_status_line(runtime, stop)) if sys.stderr.isatty() else None
+    status = asyncio.create_task(_status_line(runtime, stop, line)) if line is not None else None
     try:
         # A one-shot `toolang chat`/`invoke` may hold the store for its one turn: wait.
         await runtime.serve(stop, sources=sources, until_idle=until_idle, lock_wait_seconds=30)
     finally:
-        if status is not None:
+        if status is not None and line is not None:
             status.cancel()
-            sys.stderr.write("\r\x1b[2K")
+            line.clear()
     hurry = signals["count"] > 1
     await _leave_tool_threads(log, wait=THREADS_WAIT_SECONDS / (5 if hurry else 1))
 
@@ -148,7 +168,7 @@ async def _leave_tool_threads(log: Any, *, wait: float) -> None:
     os._exit(0)
 
 
-async def _status_line(runtime: object, stop: asyncio.Event) -> None:
+async def _status_line(runtime: object, stop: asyncio.Event, line: StatusLine) -> None:
     """Redraw one line on stderr: running/queued per group."""
     from toolang_core.runtime import Runtime
 
@@ -166,6 +186,5 @@ async def _status_line(runtime: object, stop: asyncio.Event) -> None:
             for group, (running, queued) in sorted(load.items())
             if running or queued
         ]
-        line = " | ".join(parts) or "idle"
-        sys.stderr.write(f"\r\x1b[2K{line}  (admitted {runtime.scheduler.admitted})")
-        sys.stderr.flush()
+        text = " | ".join(parts) or "idle"
+        line.show(f"{text}  (admitted {runtime.scheduler.admitted})")

@@ -96,10 +96,15 @@ def submit(
     A thread belongs to the owner of its first request: a request of another owner
     is refused (exit 5).
     """
+    from toolang_core.ids import is_valid_id
+    from toolang_core.runtime.request_checks import InvalidRequest
     from toolang_core.store.types import NewTurnRequest
 
+    _check_source(state, source)
     inbox = state.open_inbox()
     try:
+        if parent is not None and is_valid_id(parent) and inbox.store.get(parent) is None:
+            raise InvalidRequest(f"parent {parent!r}: no turn request has this id")
         result = inbox.submit(
             NewTurnRequest(
                 source=source,
@@ -121,6 +126,19 @@ def submit(
     finally:
         inbox.store.close()
     echo_json(result)
+
+
+def _check_source(state: CliState, source: str) -> None:
+    """Refuse a source no installed plugin offers and no configured group names."""
+    from toolang_core.errors import UsageError
+
+    runtime = state.runtime
+    known = {*runtime.host.components.of_kind("turn source"), *runtime.policy.groups}
+    if source not in known:
+        raise UsageError(
+            f"--source {source!r}: expected one of {', '.join(sorted(known))} "
+            "(an installed turn source or a configured group)"
+        )
 
 
 @click.command()

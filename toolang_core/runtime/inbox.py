@@ -19,9 +19,9 @@ from collections.abc import Callable
 
 import attrs
 
-from toolang_core.ids import check_id
 from toolang_core.redaction import redact, redact_text
 from toolang_core.runtime.policy import AdmissionPolicy
+from toolang_core.runtime.request_checks import check_request
 from toolang_core.store.errors import TurnNotFound
 from toolang_core.store.protocol import ExecutionStore
 from toolang_core.store.types import (
@@ -66,10 +66,10 @@ class Inbox:
 
         :raises SubmitRejected: when its thread's strategy or its group's overflow rule
             refuses it; the message says which and why.
-        :raises ValueError: for an invalid caller-chosen id.
+        :raises InvalidRequest: (a ``UsageError`` and ``ValueError``) for a field out of
+            bounds — an invalid id, thread id or time, NUL bytes.
         """
-        if request.id is not None:
-            check_id(request.id, "turn request id")
+        check_request(request)  # bad input refused before anything is stored
         raw = request.input
         masked = redact_text(raw)
         if masked is not raw:

@@ -64,6 +64,13 @@ class LlmModel:
         self.provider = provider
         self.model_id = model_id
 
+    async def check(self) -> None:
+        """Whether llm knows this model (``toolang doctor`` asks; no request is sent).
+
+        :raises ModelError: naming the ids that exist.
+        """
+        await self.provider.entry(self.model_id)
+
     async def complete(self, request: ModelRequest) -> ModelResponse:
         """One model call. :raises ModelError: saying what failed and what to do."""
         entry = await self.provider.entry(self.model_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -14,6 +15,7 @@ from toolang_core.cli import CliState, pass_state
 
 if TYPE_CHECKING:
     from toolang_core import Approval, ApprovalBook, Inbox, TurnRequest
+    from toolang_source_chat.terminal import LineReader
 
 
 def thread_id(name: str) -> str:
@@ -64,14 +66,23 @@ def chat(
     )
 
 
+# A request's meta carries the submitting chat's reference: under ``coalesce`` a newer
+# message replaces a queued request's input *and* meta, so a reference that is no longer
+# ours means our message was replaced (the input itself is not compared: it may be
+# stored masked).
+SENDER_REF = "chat_ref"
+
+
 def _submit(
     state: CliState, thread: str, agent: str | None, message: str, owner: str | None
-) -> str:
-    from toolang_core import NewTurnRequest
+) -> tuple[str, str]:
+    """Submit ``message``; return the request id and this submission's reference."""
+    from toolang_core import NewTurnRequest, new_id
 
+    ref = new_id()
     inbox = state.open_inbox()
     try:
-        return inbox.submit(
+        turn_id = inbox.submit(
             NewTurnRequest(
                 source="chat",
                 thread_id=thread,
@@ -80,41 +91,111 @@ def _submit(
                 channel="cli",
                 sender="owner",
                 owner=owner,
+                meta={SENDER_REF: ref},
             )
         ).id
     finally:
         inbox.store.close()
+    return turn_id, ref
 
 
-async def _answer(state: CliState, turn_id: str, wait: float, *, ask: bool = False) -> int:
+async def _answer(
+    state: CliState,
+    turn_id: str,
+    wait: float,
+    *,
+    ask: LineReader | None = None,
+    ref: str | None = None,
+) -> int:
     """Wait for the answer and print it; return the exit code.
 
-    While the turn awaits approval, show each request: ``ask`` prompts for the decision
-    (``toolang chat -i``), otherwise say how to decide from another terminal.
+    While the turn awaits approval, show each request: with ``ask`` (the session's
+    reader, ``toolang chat -i``) prompt for the decision, otherwise say how to decide
+    from another terminal. A request steered into a running turn (strategy ``steer``)
+    is answered by that turn: its answer is shown. A request whose message a newer one
+    replaced before it ran (strategy ``coalesce``; ``ref`` is this submission's
+    reference) is not answered: the sender is told so (exit 5) instead of being shown
+    the answer to someone else's text.
     """
-    from toolang_core import TurnStatus, await_turn
+    from toolang_core import TurnStatus
 
     inbox = state.open_inbox()
-    waiting = asyncio.ensure_future(await_turn(state.runtime, inbox, turn_id, timeout=wait))
     try:
-        turn = await _watch_approvals(inbox, turn_id, waiting, ask=ask)
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        click.echo(f"\ndetached; request {turn_id} keeps its place", err=True)
-        return 130
+        turn = await _wait(state, inbox, turn_id, wait, ask)
+        if turn is None:
+            return 130
+        if turn.status is TurnStatus.STEERED:
+            target = _steered_into(inbox, turn)
+            if target is not None:
+                click.echo(f"(delivered into the running turn {target}; its answer:)", err=True)
+                turn = await _wait(state, inbox, target, wait, ask)
+                if turn is None:
+                    return 130
+        elif ref is not None and _replaced(turn, ref):
+            click.echo(
+                f"your message was replaced by a newer one on {turn.thread_id} before it ran "
+                f"(strategy coalesce): request {turn.id} answers that one, not yours",
+                err=True,
+            )
+            return 5
     finally:
-        if not waiting.done():  # stop watching (or serving) before its store closes
-            waiting.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await waiting
         inbox.store.close()
     if turn.status is TurnStatus.COMPLETED:
         click.echo(turn.output or "")
         return 0
     if not turn.status.is_terminal:
-        click.echo(f"still {turn.status.value} after {wait:g} s; request {turn_id}", err=True)
+        click.echo(f"still {turn.status.value} after {wait:g} s; request {turn.id}", err=True)
         return 75
     click.echo(f"{turn.status.value}: {turn.error or turn.outcome or ''}".rstrip(": "), err=True)
     return 1
+
+
+async def _wait(
+    state: CliState, inbox: Inbox, turn_id: str, wait: float, ask: LineReader | None
+) -> TurnRequest | None:
+    """The turn once terminal (or ``wait`` passed); ``None`` when Ctrl-C detached."""
+    from toolang_core import await_turn
+
+    waiting = asyncio.ensure_future(await_turn(state.runtime, inbox, turn_id, timeout=wait))
+    try:
+        return await _watch_approvals(inbox, turn_id, waiting, ask=ask)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        click.echo(f"\ndetached; request {turn_id} keeps its place", err=True)
+        return None
+    finally:
+        if not waiting.done():  # stop watching (or serving) before its store closes
+            waiting.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await waiting
+
+
+_REF = re.compile(r"[0-9a-z]{26}")  # the shape of toolang_core.new_id()
+
+
+def _replaced(turn: TurnRequest, ref: str) -> bool:
+    stored = turn.meta.get(SENDER_REF)
+    # Only another chat's reference counts (a value masked on the way in does not).
+    return isinstance(stored, str) and bool(_REF.fullmatch(stored)) and stored != ref
+
+
+_STEERED_INTO = re.compile(r"delivered into running turn (\S+)")
+
+
+def _steered_into(inbox: Inbox, turn: TurnRequest) -> str | None:
+    """The running turn a steered request was delivered into."""
+    from toolang_core import TurnFilter
+
+    found = _STEERED_INTO.search(turn.output or "")
+    if found:
+        return found.group(1)
+    # Otherwise: the turn of its thread that was running when it was taken.
+    taken = turn.finished_at or turn.updated_at
+    for other in inbox.store.list_turns(TurnFilter(thread_id=turn.thread_id, limit=50)):
+        started, finished = other.started_at, other.finished_at
+        running_then = started is not None and started <= taken
+        if other.id != turn.id and running_then and (finished is None or finished >= taken):
+            return other.id
+    return None
 
 
 async def _once(
@@ -127,11 +208,11 @@ async def _once(
     wait: float,
     owner: str | None,
 ) -> None:
-    turn_id = _submit(state, thread, agent, message, owner)
+    turn_id, ref = _submit(state, thread, agent, message, owner)
     if no_wait:
         click.echo(turn_id)
         return
-    code = await _answer(state, turn_id, wait)
+    code = await _answer(state, turn_id, wait, ref=ref)
     if code:
         sys.exit(code)
 
@@ -139,17 +220,35 @@ async def _once(
 async def _interactive(
     state: CliState, thread: str, agent: str | None, wait: float, owner: str | None
 ) -> None:
-    click.echo(f"chatting on {thread} (Ctrl-D to leave)", err=True)
-    while True:
-        try:
-            line = await asyncio.to_thread(input, "you> ")
-        except EOFError:
-            click.echo("", err=True)
-            return
-        if not line.strip():
-            continue
-        turn_id = _submit(state, thread, agent, line, owner)
-        await _answer(state, turn_id, wait, ask=True)
+    """The session: Ctrl-D or Ctrl-C at the prompt leaves (Ctrl-C with exit 130);
+    Ctrl-C while an answer is awaited (or at an approval question) detaches from that
+    turn — it keeps its place — and returns to the prompt."""
+    from toolang_core import ToolangError
+    from toolang_source_chat.terminal import Interrupts, LineReader
+
+    click.echo(f"chatting on {thread} (Ctrl-D or Ctrl-C to leave)", err=True)
+    reader = LineReader()
+    with Interrupts() as interrupts:
+        while True:
+            try:
+                line = await interrupts.run(reader.readline("you> "))
+            except EOFError:
+                click.echo("", err=True)
+                return
+            except KeyboardInterrupt:
+                click.echo("", err=True)
+                sys.exit(130)
+            if not line.strip():
+                continue
+            try:
+                turn_id, ref = _submit(state, thread, agent, line, owner)
+            except ToolangError as exc:  # e.g. input the inbox refuses: say so, go on
+                click.echo(f"error: {exc}", err=True)
+                continue
+            try:
+                await interrupts.run(_answer(state, turn_id, wait, ask=reader, ref=ref))
+            except KeyboardInterrupt:
+                click.echo(f"\ndetached; request {turn_id} keeps its place", err=True)
 
 
 # -- approvals while waiting ------------------------------------------------------------
@@ -159,7 +258,7 @@ CHOICES = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "a": "always", "alwa
 
 
 async def _watch_approvals(
-    inbox: Inbox, turn_id: str, waiting: asyncio.Future[TurnRequest], *, ask: bool
+    inbox: Inbox, turn_id: str, waiting: asyncio.Future[TurnRequest], *, ask: LineReader | None
 ) -> TurnRequest:
     """Wait for ``waiting``; meanwhile show each approval request the turn makes."""
     from toolang_core import ApprovalBook, TurnStatus
@@ -177,8 +276,8 @@ async def _watch_approvals(
                 continue
             shown.add(approval.id)
             _show(approval)
-            if ask:
-                await _ask(book, approval)
+            if ask is not None:
+                await _ask(book, approval, ask)
             else:
                 _how_to_decide(approval)
 
@@ -202,13 +301,13 @@ def _how_to_decide(approval: Approval) -> None:
     )
 
 
-async def _ask(book: ApprovalBook, approval: Approval) -> None:
+async def _ask(book: ApprovalBook, approval: Approval, reader: LineReader) -> None:
     """Ask the person at the terminal, and record their decision."""
     from toolang_core import ApprovalError
 
     while True:
         try:
-            reply = await asyncio.to_thread(input, "approve? [y]es / [n]o / [a]lways: ")
+            reply = await reader.readline("approve? [y]es / [n]o / [a]lways: ")
         except EOFError:
             click.echo("", err=True)
             _how_to_decide(approval)
