@@ -15,7 +15,7 @@ import json
 import pathlib
 import sys
 
-from toolang_core import Block, Modify, ToolCall, ToolCallContext, ToolResult
+from toolang_core import AskApproval, Block, Modify, ToolCall, ToolCallContext, ToolResult
 
 import toolang_hook_security_filter as plugin
 
@@ -31,7 +31,7 @@ def _verdict(tool: str, params: dict[str, object]) -> str:
     v = plugin.toolang_filter_tool_call(call, _ctx(call))
     if isinstance(v, Block):
         return "block"
-    if type(v).__name__ in {"Approve", "NeedsApproval"} or getattr(v, "risk", None) == "approve":
+    if isinstance(v, AskApproval):
         return "approve"
     return "pass"
 

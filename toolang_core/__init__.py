@@ -142,6 +142,7 @@ if TYPE_CHECKING:
         params_hash as params_hash,
     )
     from toolang_core.tools.types import (
+        AskApproval as AskApproval,
         Block as Block,
         Denied as Denied,
         Granted as Granted,
@@ -229,6 +230,7 @@ _LAZY = {
     "ApprovalError": "toolang_core.tools.approvals",
     "canonical_params": "toolang_core.tools.approvals",
     "params_hash": "toolang_core.tools.approvals",
+    "AskApproval": "toolang_core.tools.types",
     "Block": "toolang_core.tools.types",
     "Denied": "toolang_core.tools.types",
     "Granted": "toolang_core.tools.types",

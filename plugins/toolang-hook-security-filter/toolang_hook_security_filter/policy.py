@@ -16,12 +16,14 @@ from typing import Any, Final
 
 import attrs
 
-from toolang_core import Block, Modify, Observe, ToolCall, ToolResult
+from toolang_core import AskApproval, Block, Modify, Observe, ToolCall, ToolResult
+from toolang_hook_security_filter import analysis
 from toolang_hook_security_filter.hints import HintIndex, lower_literals
 from toolang_hook_security_filter.normalise import SIGN_WORDS, Sign, normalised
 from toolang_hook_security_filter.pii import Scrubber, is_plain_name
 from toolang_hook_security_filter.rules import DANGEROUS, OBSERVED, RuleSpec
 from toolang_hook_security_filter.settings import FilterSettings
+from toolang_hook_security_filter.verdicts import Finding
 
 _NAMEABLE: Final = re.compile(r"[A-Za-z_][\w-]{0,31}")
 """Keys shown in a reason; others (an address used as a key …) are shown as "…"."""
@@ -142,6 +144,8 @@ class Policy:
 
     def __init__(self, settings: FilterSettings) -> None:
         disabled = set(settings.disable_rules)
+        self.disabled = frozenset(disabled)
+        self.parse_commands = settings.parse_commands
         self.rules = (
             *(Rule.from_spec(s, blocks=True) for s in DANGEROUS if s.name not in disabled),
             *_configured(settings.block_patterns, "block_patterns", blocks=True),
@@ -171,7 +175,7 @@ class Policy:
 
     # -- the two hooks ---------------------------------------------------------------
 
-    def check_call(self, call: ToolCall) -> Block | Modify | Observe | None:
+    def check_call(self, call: ToolCall) -> Block | Modify | Observe | AskApproval | None:
         """The verdict on ``call``: block, mask its personal data, warn, or abstain."""
         if self.exempt is not None and self.exempt.match(call.name):
             return None
@@ -182,6 +186,7 @@ class Policy:
             return Block(f"parameters nested deeper than {MAX_DEPTH} levels cannot be checked")
         rules = self.rule_set(call.name)
         observed: list[Hit] = []
+        asked: tuple[Finding, str] | None = None
         for where, path in written:
             blocked = _first_block(rules.written_path, path.lower(), path, where, observed)
             if blocked is not None:
@@ -197,13 +202,27 @@ class Policy:
                 blocked = _first_block(rules.plan(plain)[0], plain, None, where, observed)
                 if blocked is not None:
                     return blocked
+            if self.parse_commands:
+                finding = analysis.judge(call.name, where, text)
+                if finding is not None and finding.rule not in self.disabled:
+                    if finding.risk == "block":
+                        return Block(f"this call {_describe(finding, where)}")
+                    asked = asked or (finding, where)
         notes = "; ".join(hit.describe() for hit in _distinct(observed)) if observed else ""
+        masked_params: dict[str, Any] | None = None
+        reason = ""
         if self.redact_params and self.scrubber is not None:
             found: dict[str, int] = {}
             masked = self.scrubber.scrub(call.params, found)
             if found:
+                masked_params = masked
                 reason = f"masked personal data in the parameters: {describe_counts(found)}"
-                return Modify(masked, f"{reason}; also: {notes}" if notes else reason)
+        if asked is not None:
+            finding, where = asked
+            why = "; ".join(x for x in (_describe(finding, where), reason, notes) if x)
+            return AskApproval(f"this call {why}", finding.rule, masked_params)
+        if masked_params is not None:
+            return Modify(masked_params, f"{reason}; also: {notes}" if notes else reason)
         return Observe(notes) if notes else None
 
     def filter_result(self, call: ToolCall, result: ToolResult) -> ToolResult | None:
@@ -218,6 +237,10 @@ class Policy:
         if not found:
             return None
         return attrs.evolve(result, output=output, error=error)
+
+
+def _describe(finding: Finding, where: str) -> str:
+    return f"{finding.reason} (rule {finding.rule}, parameter {where!r})"
 
 
 def describe_counts(found: Mapping[str, int]) -> str:

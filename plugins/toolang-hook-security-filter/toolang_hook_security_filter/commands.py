@@ -1,0 +1,246 @@
+"""Judge shell text by what its commands do, not by how they are spelled.
+
+:func:`judge_shell` parses the text (:mod:`.shell`), unwraps wrappers (``sudo``,
+``env``, ``nohup``, ``timeout``, ``xargs``, ``find -exec``, ``sh -c``, ``eval``,
+``ssh host cmd`` …), follows scripts fed to a shell through a pipe or a here-string
+when their text is static, hands interpreters' inline code to :mod:`.code` and SQL
+to :mod:`.sql`, and asks :mod:`.programs` what each remaining command does.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from toolang_hook_security_filter import programs
+from toolang_hook_security_filter.paths import classify
+from toolang_hook_security_filter.shell import MAX_DEPTH, Cmd, Script, output_of, parse
+from toolang_hook_security_filter.verdicts import Finding, approve, block
+
+SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "busybox", "csh"})
+INTERPRETERS: Final = {
+    "python": "python", "python2": "python", "python3": "python", "pypy3": "python",
+    "node": "js", "nodejs": "js", "deno": "js", "bun": "js",
+    "perl": "perl", "ruby": "ruby", "php": "php",
+    "pwsh": "powershell", "powershell": "powershell", "powershell.exe": "powershell",
+}  # fmt: skip
+INLINE_FLAGS: Final = {
+    "python": ("-c",), "js": ("-e", "--eval", "-p", "--print"), "perl": ("-e", "-E"),
+    "ruby": ("-e",), "php": ("-r",),
+    "powershell": ("-c", "-command", "-encodedcommand", "-enc", "-e", "-ec"),
+}  # fmt: skip
+DOWNLOADERS: Final = frozenset({"curl", "wget", "fetch", "aria2c", "iwr", "invoke-webrequest"})
+_WRAPPER_OPTS: Final = {
+    "sudo": frozenset("-u -g -h -p -c -r -t -C -D -U -T".split()),
+    "doas": frozenset(["-u", "-C"]),
+    "nice": frozenset(["-n"]),
+    "ionice": frozenset(["-c", "-n", "-p"]),
+    "timeout": frozenset(["-s", "-k", "--signal", "--kill-after"]),
+    "stdbuf": frozenset(["-i", "-o", "-e"]),
+    "flock": frozenset(["-w", "-E"]),
+    "watch": frozenset(["-n", "-d"]),
+}
+_PLAIN_WRAPPERS: Final = frozenset(
+    {"nohup", "time", "command", "builtin", "exec", "setsid", "nocorrect", "noglob", "unbuffer"}
+)
+_XARGS_OPTS: Final = frozenset("-I -i -n -P -L -d -E -s -a --max-args --max-procs".split())
+
+
+def judge_shell(text: str, depth: int = 0) -> list[Finding]:
+    """Every finding about what ``text`` would run, most serious first not guaranteed."""
+    if depth > MAX_DEPTH or not text.strip():
+        return []
+    script = parse(text, depth)
+    found = _fork_bombs(script)
+    found.extend(_downloaded_then_run(script))
+    for cmd in script.commands:
+        found.extend(judge_command(cmd, script, depth))
+    return found
+
+
+def judge_command(cmd: Cmd, script: Script, depth: int) -> list[Finding]:
+    found = programs.redirects(cmd, depth, judge_shell)
+    found.extend(programs.environment(cmd))
+    argv = unwrap(cmd, script)
+    if not argv:
+        return found
+    prog = argv[0].rsplit("/", 1)[-1].lower().lstrip("\\")
+    args = argv[1:]
+    nested = _nested(prog, args, cmd, script, depth)
+    if nested is not None:
+        found.extend(nested)
+        return found
+    finding = programs.judge(prog, args, cmd, script)
+    if finding is not None:
+        found.append(finding)
+    return found
+
+
+def unwrap(cmd: Cmd, script: Script) -> list[str]:
+    """``cmd``'s argv with wrappers (``sudo``, ``env``, ``xargs`` …) taken off."""
+    argv = list(cmd.argv)
+    for _ in range(8):
+        if not argv:
+            return argv
+        prog = argv[0].rsplit("/", 1)[-1].lower().lstrip("\\")
+        if prog in _PLAIN_WRAPPERS:
+            argv = argv[1:]
+            while argv and argv[0].startswith("-"):
+                argv = argv[1:]
+        elif prog in _WRAPPER_OPTS:
+            argv = _skip_options(argv[1:], _WRAPPER_OPTS[prog])
+            if prog == "timeout" and argv:
+                argv = argv[1:]  # the duration
+        elif prog == "env":
+            argv = argv[1:]
+            while argv and (argv[0].startswith("-") or "=" in argv[0]):
+                argv = argv[2:] if argv[0] in ("-u", "--unset", "-C", "--chdir") else argv[1:]
+        elif prog == "busybox" and len(argv) > 1 and argv[1] not in SHELLS:
+            argv = argv[1:]
+        elif prog == "xargs":
+            argv = _skip_options(argv[1:], _XARGS_OPTS) or ["echo"]
+            words = _stdin_words(cmd)
+            if "{}" in argv:
+                argv = [x for w in argv for x in (words if w == "{}" else [w])]
+            else:
+                argv = [*argv, *words]
+        else:
+            return argv
+    return argv
+
+
+def _skip_options(args: list[str], with_value: frozenset[str]) -> list[str]:
+    while args and args[0].startswith("-"):
+        if args[0] == "--":
+            return args[1:]
+        args = args[2:] if args[0] in with_value else args[1:]
+    return args
+
+
+def _stdin_words(cmd: Cmd) -> list[str]:
+    """The words piped into ``cmd`` (``xargs``), when they are knowable."""
+    source = cmd.stdin_from
+    if source is None:
+        return []
+    out = output_of(source)
+    if out is not None:
+        return out.split()
+    if source.program in ("ls", "find", "locate", "fd") and len(source.argv) > 1:
+        return [a for a in source.argv[1:] if not a.startswith("-")][:1] or ["."]
+    return ["$DYN"]
+
+
+def _nested(prog: str, args: list[str], cmd: Cmd, script: Script, depth: int) -> list[Finding] | None:
+    """Findings about code ``prog`` runs from its arguments or standard input, or
+    ``None`` when ``prog`` runs no nested code."""
+    from toolang_hook_security_filter.code import judge_code
+
+    if prog in SHELLS or prog in ("su", "eval", "ssh", "runuser", "source", "."):
+        script_text = _shell_script(prog, args)
+        if script_text is not None:
+            return judge_shell(script_text, depth + 1)
+        if prog in ("eval", "ssh", "su", "runuser"):
+            return []
+        return _from_stdin(cmd, script, depth, "shell", args)
+    lang = INTERPRETERS.get(prog)
+    if lang is None:
+        return None
+    flags = INLINE_FLAGS[lang]
+    for index, arg in enumerate(args):
+        lowered = arg.lower()
+        if lowered in flags and index + 1 < len(args):
+            code = " ".join(args[index + 1 :]) if lang == "powershell" else args[index + 1]
+            if lowered in ("-encodedcommand", "-enc", "-e", "-ec") and lang == "powershell":
+                code = _utf16_b64(code) or code
+            return judge_code(lang, code, depth + 1)
+        if lang == "ruby" and arg.startswith("-r") and index + 1 < len(args):
+            continue
+    if lang == "powershell" and args and not args[0].startswith("-"):
+        return judge_code(lang, " ".join(args), depth + 1)
+    if any(not a.startswith("-") for a in args) and "-" not in args:
+        return []  # runs a script file: nothing to read here
+    return _from_stdin(cmd, script, depth, lang, args)
+
+
+def _shell_script(prog: str, args: list[str]) -> str | None:
+    if prog == "eval":
+        return " ".join(args)
+    if prog == "ssh":
+        rest = _skip_options(args, frozenset("-p -i -l -o -F -J -L -R -D -b -c -E -m -S -W -w".split()))
+        return " ".join(rest[1:]) if len(rest) > 1 else None
+    for index, arg in enumerate(args):
+        if re.fullmatch(r"-[a-z]*c[a-z]*", arg) and index + 1 < len(args):
+            return args[index + 1]
+        if prog in ("su", "runuser") and arg in ("--command",) and index + 1 < len(args):
+            return args[index + 1]
+    return None
+
+
+def _from_stdin(cmd: Cmd, script: Script, depth: int, lang: str, args: list[str]) -> list[Finding]:
+    """Findings about the script ``cmd`` reads from a pipe or a here-string."""
+    from toolang_hook_security_filter.code import judge_code
+
+    fed = [text for op, text in cmd.redirects if op == "<<<"]
+    source = cmd.stdin_from
+    if not fed and source is None:
+        if any(cmd.dynamic) and any(c.program in DOWNLOADERS for c in script.commands):
+            return [block("download-exec", "runs code fetched from the network")]
+        return []
+    upstream = _chain(source)
+    if any(c.program in DOWNLOADERS for c in upstream):
+        return [block("download-exec", "pipes code fetched from the network into an interpreter")]
+    texts = list(fed)
+    if source is not None:
+        out = output_of(source)
+        if out is None:
+            return [approve("piped-script", "runs a script whose text is only known at run time")]
+        texts.append(out)
+    found: list[Finding] = []
+    for text in texts:
+        found.extend(judge_shell(text, depth + 1) if lang == "shell" else judge_code(lang, text, depth + 1))
+    return found
+
+
+def _chain(cmd: Cmd | None) -> list[Cmd]:
+    chain: list[Cmd] = []
+    while cmd is not None and len(chain) < 16:
+        chain.append(cmd)
+        cmd = cmd.stdin_from
+    return chain
+
+
+def _utf16_b64(text: str) -> str | None:
+    import base64
+    import binascii
+
+    try:
+        return base64.b64decode(text).decode("utf-16-le")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+
+
+def _fork_bombs(script: Script) -> list[Finding]:
+    for cmd in script.commands:
+        if cmd.function is not None and cmd.program == cmd.function.lower():
+            if cmd.background or cmd.stdin_from is not None or _feeds(cmd, script):
+                return [block("fork-bomb", "a function that spawns copies of itself (fork bomb)")]
+        if cmd.loop and cmd.background and cmd.program in SHELLS:
+            return [block("fork-bomb", "starts shells in an endless loop")]
+    return []
+
+
+def _feeds(cmd: Cmd, script: Script) -> bool:
+    return any(other.stdin_from is cmd for other in script.commands)
+
+
+def _downloaded_then_run(script: Script) -> list[Finding]:
+    fetched: set[str] = set()
+    for cmd in script.commands:
+        if cmd.program in ("curl", "wget"):
+            args = cmd.argv[1:]
+            for index, arg in enumerate(args):
+                if arg in ("-O", "-o", "--output", "--output-document") and index + 1 < len(args):
+                    fetched.add(args[index + 1])
+        elif cmd.argv and cmd.argv[0] in fetched and classify(cmd.argv[0]) != "data":
+            return [block("download-exec", f"runs {cmd.argv[0]!r}, downloaded just before")]
+    return []
