@@ -16,7 +16,7 @@ _KUBE_WIDE: Final = frozenset(
     "crds customresourcedefinition clusterrole clusterrolebinding all storageclass".split()
 )
 _DESTROY_VERBS: Final = re.compile(r"^(delete|destroy|terminate|remove|rb|purge|deregister|drop)([-_:].*)?$")
-_SQL_CLIENTS: Final = {
+SQL_CLIENTS: Final = {
     "psql": ("-c", "--command"), "mysql": ("-e", "--execute"), "mariadb": ("-e", "--execute"),
     "sqlite3": (), "clickhouse-client": ("-q", "--query"), "cockroach": ("-e", "--execute"),
     "sqlcmd": ("-q", "-Q"), "duckdb": ("-c",),
@@ -70,7 +70,7 @@ def judge(prog: str, args: list[str]) -> Finding | None:
 
                 return judge_nosql(args[index + 1])
         return None
-    if prog in _SQL_CLIENTS:
+    if prog in SQL_CLIENTS:
         return _sql_client(prog, args)
     return None
 
@@ -122,7 +122,7 @@ def _docker(words: list[str], args: list[str]) -> Finding | None:
 def _sql_client(prog: str, args: list[str]) -> Finding | None:
     from toolang_hook_security_filter.sql import judge_sql
 
-    flags = _SQL_CLIENTS[prog]
+    flags = SQL_CLIENTS[prog]
     for index, arg in enumerate(args):
         if arg in flags and index + 1 < len(args):
             return judge_sql(args[index + 1])

@@ -94,11 +94,11 @@ class _Python:
             first = args[0] if args else None
             if name in _RUNNERS and first is not None:
                 self.found.extend(_shell(first, self.depth))
-            elif name in _TREE_DELETERS and first is not None:
-                found = _path_finding(first, "deletes")
+            elif name in _TREE_DELETERS:
+                removes = True
+                found = _path_finding(first, "deletes") if first is not None else None
                 if found is not None and (name == "shutil.rmtree" or found.risk == "approve" or first in ("/", "~")):
                     self.found.append(found)
-                removes = True
             elif name in ("exec", "eval", "compile") and node.args:
                 if first is not None:
                     self.found.extend(judge_code("python", first, self.depth + 1))
@@ -108,6 +108,9 @@ class _Python:
                 walks_root = walks_root or classify(first) in ("root", "home", "system")
             elif name in ("open", "pathlib.Path.read_text", "io.open") and first is not None:
                 reads_secret = reads_secret or classify(first) in ("credential", "system")
+                mode = args[1] if len(args) > 1 else None
+                if mode and ("w" in mode or "a" in mode) and classify(first) in ("device", "system", "credential"):
+                    self.found.append(block("fs-wipe", f"overwrites {first}"))
             elif name.endswith(".connect") or name == "socket.create_connection":
                 connects = True
             elif name.endswith("dup2"):
@@ -238,4 +241,26 @@ def _generic(code: str, depth: int, lang: str) -> list[Finding]:
         found.append(block("log-wipe", "clears Windows event logs"))
     if re.search(r"Set-MpPreference\s+.*-Disable\w*\s+\$?true", code, re.I):
         found.append(approve("security-off", "turns Windows Defender protection off"))
+    if re.search(r"Set-NetFirewallProfile\b.*-Enabled\s+\$?false", code, re.I):
+        found.append(approve("security-off", "turns the Windows firewall off"))
+    if re.search(r"\b(Stop-Computer|Restart-Computer)\b|Get-Process\s*\|\s*Stop-Process|Get-ScheduledTask\s*\|\s*Unregister", code, re.I):
+        found.append(approve("system-halt", "stops the computer, its processes or its tasks"))
+    if re.search(r"-InFile\s+\S*(\.ssh|\.aws|credentials|id_rsa|\.kube)", code, re.I):
+        found.append(block("credential-exfil", "uploads credentials"))
+    if re.search(r"Invoke-WebRequest|\biwr\b|DownloadFile", code, re.I) and re.search(
+        r"Start-Process|&\s*\$", code, re.I
+    ):
+        found.append(block("download-exec", "downloads a program and starts it"))
+    if lang == "js" and re.search(r"https?'?\)?\.get\(|fetch\(", code) and re.search(
+        r"\beval\(|new Function|vm\.run", code
+    ):
+        found.append(block("download-exec", "evaluates code fetched from the network"))
+    if (
+        lang == "js"
+        and re.search(r"fetch\(|https?'?\)?\.request|net'?\)?\.connect", code)
+        and re.search(r"readFileSync\(.*(\.ssh|\.aws|credentials)|process\.env", code)
+    ):
+        found.append(block("credential-exfil", "reads secrets and sends them out"))
+    if lang == "ruby" and re.search(r"\beval\b", code) and re.search(r"open-uri|URI\.open|Net::HTTP", code):
+        found.append(block("download-exec", "evaluates code fetched from the network"))
     return found

@@ -12,9 +12,17 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from toolang_hook_security_filter import programs
+from toolang_hook_security_filter import cloud, programs
 from toolang_hook_security_filter.paths import classify
-from toolang_hook_security_filter.shell import MAX_DEPTH, Cmd, Script, output_of, parse
+from toolang_hook_security_filter.shell import (
+    MAX_DEPTH,
+    Cmd,
+    Script,
+    output_of,
+    parse,
+    program_name,
+)
+from toolang_hook_security_filter.sql import judge_nosql, judge_sql
 from toolang_hook_security_filter.verdicts import Finding, approve, block
 
 SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "busybox", "csh"})
@@ -50,6 +58,11 @@ def judge_shell(text: str, depth: int = 0) -> list[Finding]:
     """Every finding about what ``text`` would run, most serious first not guaranteed."""
     if depth > MAX_DEPTH or not text.strip():
         return []
+    first = re.match(r"\s*([A-Za-z]+-[A-Za-z]+)\b", text)
+    if first and first.group(1).lower() not in programs.PROGRAMS:  # a PowerShell cmdlet
+        from toolang_hook_security_filter.code import judge_code
+
+        return judge_code("powershell", text, depth + 1)
     script = parse(text, depth)
     found = _fork_bombs(script)
     found.extend(_downloaded_then_run(script))
@@ -59,16 +72,30 @@ def judge_shell(text: str, depth: int = 0) -> list[Finding]:
 
 
 def judge_command(cmd: Cmd, script: Script, depth: int) -> list[Finding]:
+    argv = unwrap(cmd, script)
+    cmd.unwrapped = argv
     found = programs.redirects(cmd, depth, judge_shell)
     found.extend(programs.environment(cmd))
-    argv = unwrap(cmd, script)
     if not argv:
         return found
-    prog = argv[0].rsplit("/", 1)[-1].lower().lstrip("\\")
+    prog = program_name(argv[0])
     args = argv[1:]
+    if re.fullmatch(r"[a-z]+-[a-z]+", prog) and prog not in programs.PROGRAMS:
+        from toolang_hook_security_filter.code import judge_code
+
+        found.extend(judge_code("powershell", " ".join(argv), depth + 1))  # a cmdlet
+        return found
+    if prog in cloud.SQL_CLIENTS or prog in ("mongo", "mongosh"):
+        for op, text in cmd.redirects:
+            if op == "<<<":
+                finding = judge_sql(text) if prog in cloud.SQL_CLIENTS else judge_nosql(text)
+                found.extend([finding] if finding is not None else [])
     nested = _nested(prog, args, cmd, script, depth)
     if nested is not None:
         found.extend(nested)
+        if prog in programs.NETWORK:
+            sent = programs.network(args, cmd, script)
+            found.extend([sent] if sent is not None else [])
         return found
     finding = programs.judge(prog, args, cmd, script)
     if finding is not None:
@@ -82,7 +109,7 @@ def unwrap(cmd: Cmd, script: Script) -> list[str]:
     for _ in range(8):
         if not argv:
             return argv
-        prog = argv[0].rsplit("/", 1)[-1].lower().lstrip("\\")
+        prog = program_name(argv[0])
         if prog in _PLAIN_WRAPPERS:
             argv = argv[1:]
             while argv and argv[0].startswith("-"):
@@ -135,10 +162,16 @@ def _nested(prog: str, args: list[str], cmd: Cmd, script: Script, depth: int) ->
     ``None`` when ``prog`` runs no nested code."""
     from toolang_hook_security_filter.code import judge_code
 
-    if prog in SHELLS or prog in ("su", "eval", "ssh", "runuser", "source", "."):
+    if prog in SHELLS or prog in ("su", "eval", "ssh", "runuser", "source", ".", "cmd"):
+        if "-n" in args:  # a syntax check runs nothing
+            return []
         script_text = _shell_script(prog, args)
         if script_text is not None:
+            if "$DYN" in script_text and any(c.program in DOWNLOADERS for c in script.commands):
+                return [block("download-exec", "runs code fetched from the network")]
             return judge_shell(script_text, depth + 1)
+        if prog == "cmd":
+            return []
         if prog in ("eval", "ssh", "su", "runuser"):
             return []
         return _from_stdin(cmd, script, depth, "shell", args)
@@ -165,6 +198,12 @@ def _nested(prog: str, args: list[str], cmd: Cmd, script: Script, depth: int) ->
 def _shell_script(prog: str, args: list[str]) -> str | None:
     if prog == "eval":
         return " ".join(args)
+    if prog == "cmd":
+        lowered = [a.lower() for a in args]
+        for flag in ("/c", "/k"):
+            if flag in lowered:
+                return " ".join(args[lowered.index(flag) + 1 :])
+        return None
     if prog == "ssh":
         rest = _skip_options(args, frozenset("-p -i -l -o -F -J -L -R -D -b -c -E -m -S -W -w".split()))
         return " ".join(rest[1:]) if len(rest) > 1 else None
@@ -190,12 +229,14 @@ def _from_stdin(cmd: Cmd, script: Script, depth: int, lang: str, args: list[str]
     if any(c.program in DOWNLOADERS for c in upstream):
         return [block("download-exec", "pipes code fetched from the network into an interpreter")]
     texts = list(fed)
+    found: list[Finding] = []
     if source is not None:
         out = output_of(source)
         if out is None:
             return [approve("piped-script", "runs a script whose text is only known at run time")]
         texts.append(out)
-    found: list[Finding] = []
+        if any(c.program in ("base64", "xxd", "rev", "openssl", "gzip", "zcat", "tr") for c in upstream):
+            found.append(approve("obfuscated-script", "runs a script it decodes first"))
     for text in texts:
         found.extend(judge_shell(text, depth + 1) if lang == "shell" else judge_code(lang, text, depth + 1))
     return found
@@ -221,6 +262,10 @@ def _utf16_b64(text: str) -> str | None:
 
 def _fork_bombs(script: Script) -> list[Finding]:
     for cmd in script.commands:
+        if cmd.argv and cmd.argv[0] in ("%0", "$0", "$DYN") and (cmd.background or _feeds(cmd, script)):
+            return [block("fork-bomb", "a script that starts copies of itself (fork bomb)")]
+        if cmd.loop and cmd.background and cmd.argv and cmd.argv[0] in ("$0", "$DYN"):
+            return [block("fork-bomb", "starts copies of itself in an endless loop")]
         if cmd.function is not None and cmd.program == cmd.function.lower():
             if cmd.background or cmd.stdin_from is not None or _feeds(cmd, script):
                 return [block("fork-bomb", "a function that spawns copies of itself (fork bomb)")]
@@ -234,13 +279,27 @@ def _feeds(cmd: Cmd, script: Script) -> bool:
 
 
 def _downloaded_then_run(script: Script) -> list[Finding]:
+    """``wget URL && sh file``, ``curl -o f URL && chmod +x f && ./f``, ``tftp -g -r f``."""
     fetched: set[str] = set()
     for cmd in script.commands:
-        if cmd.program in ("curl", "wget"):
-            args = cmd.argv[1:]
+        args = cmd.argv[1:]
+        prog = cmd.program
+        if prog in ("curl", "wget", "tftp", "certutil", "bitsadmin", "aria2c"):
             for index, arg in enumerate(args):
-                if arg in ("-O", "-o", "--output", "--output-document") and index + 1 < len(args):
-                    fetched.add(args[index + 1])
-        elif cmd.argv and cmd.argv[0] in fetched and classify(cmd.argv[0]) != "data":
-            return [block("download-exec", f"runs {cmd.argv[0]!r}, downloaded just before")]
+                if arg in ("-O", "-o", "--output", "--output-document", "-r") and index + 1 < len(args):
+                    fetched.add(args[index + 1].rsplit("/", 1)[-1])
+                elif "://" in arg:
+                    fetched.add(arg.rstrip("/").rsplit("/", 1)[-1])
+                elif prog in ("certutil", "bitsadmin") and not arg.startswith(("-", "/")):
+                    fetched.add(re.split(r"[\\/]", arg)[-1])
+            continue
+        if not cmd.argv:
+            continue
+        target = cmd.argv[0]
+        if prog in SHELLS or prog in INTERPRETERS:
+            ops = [a for a in args if not a.startswith("-")]
+            target = ops[0] if ops else ""
+        name = re.split(r"[\\/]", target)[-1]
+        if name and name in fetched and prog not in ("chmod", "ls", "cat", "file", "sha256sum", "less"):
+            return [block("download-exec", f"runs {name!r}, downloaded just before")]
     return []

@@ -28,10 +28,14 @@ HISTORY: Final = re.compile(r"(^|/)\.(bash|zsh|sh|python|mysql|psql|node_repl|le
 CREDENTIAL: Final = re.compile(
     r"(^|/)(\.ssh/(id_[a-z0-9]+|identity)$|\.ssh/?$|\.aws(/|$)|\.kube/config|\.docker/config\.json|"
     r"\.netrc$|\.gnupg(/|$)|\.pgpass$|\.git-credentials$|\.config/gcloud|\.azure(/|$)|\.env$|"
-    r"\.npmrc$|\.pypirc$|credentials(\.json)?$)|^/etc/(shadow|gshadow|sudoers)"
+    r"\.npmrc$|\.pypirc$|credentials(\.json)?$)|^/etc/(shadow|gshadow|sudoers)|"
+    r"\.aws[\\/]?credentials|\.ssh[\\/]?id_[a-z0-9]+$"
 )
 WINDOWS_ROOT: Final = re.compile(r"^[a-z]:[\\/]?(\*|\*\.\*)?$", re.I)
-WINDOWS_SYSTEM: Final = re.compile(r"^[a-z]:[\\/](windows|program files|users)([\\/]|$)", re.I)
+# The separators are optional: a POSIX shell parser eats the backslashes of C:\Windows.
+WINDOWS_SYSTEM: Final = re.compile(r"^[a-z]:[\\/]?(windows|program ?files|users)", re.I)
+WINDOWS_HOME: Final = re.compile(r"^(%userprofile%|\$env:userprofile|%homepath%)[\\/]?\*?$", re.I)
+LOCAL_UNDER_SYSTEM: Final = ("/usr/local", "/var/lib/apt/lists", "/var/cache", "/opt/homebrew")
 _FILE_LIKE: Final = re.compile(r"\.[a-z0-9]{1,5}(\.\d+)?$", re.I)
 
 
@@ -52,7 +56,13 @@ def classify(path: str) -> PathClass:
     """The class of ``path`` (see the module docstring)."""
     if not path or path.startswith("-"):
         return "local"
+    if WINDOWS_HOME.match(path):
+        return "home"
     p = normal(path)
+    if not p.startswith(("/", "~")) and not re.match(r"^[a-z]:", p, re.I):
+        return "history" if HISTORY.search(p) else "credential" if CREDENTIAL.search(p) else "local"
+    if p.startswith(LOCAL_UNDER_SYSTEM):
+        return "local"
     if WINDOWS_ROOT.match(p):
         return "root"
     if WINDOWS_SYSTEM.match(p):

@@ -162,6 +162,12 @@ class Policy:
             else None
         )
         self._rule_sets: dict[str, RuleSet] = {}
+        self.configured: list[Check] = [
+            (rule, regex)
+            for rule in self.rules
+            if not rule.on_lowered and rule.blocks
+            for regex, _ in rule.alternatives
+        ]
 
     def rule_set(self, tool: str) -> RuleSet:
         """The rules that apply to ``tool`` (built once per tool name)."""
@@ -192,22 +198,32 @@ class Policy:
             if blocked is not None:
                 return blocked
         for where, text in texts:
-            lowered = text.lower()
-            checks, signs = rules.plan(lowered)
-            blocked = _first_block(checks, lowered, text, where, observed)
-            if blocked is not None:
-                return blocked
-            plain = normalised(lowered, signs, text)
-            if plain is not None:  # what the shell would run, where it differs
-                blocked = _first_block(rules.plan(plain)[0], plain, None, where, observed)
+            if self.parse_commands and analysis.parsed(call.name, where):
+                # A command, inline code or SQL: judged by what it does, once parsed.
+                blocked = _first_block(self.configured, text, text, where, observed)
                 if blocked is not None:
                     return blocked
-            if self.parse_commands:
                 finding = analysis.judge(call.name, where, text)
                 if finding is not None and finding.rule not in self.disabled:
                     if finding.risk == "block":
                         return Block(f"this call {_describe(finding, where)}")
                     asked = asked or (finding, where)
+                    continue
+                # What the parse did not judge, the pattern rules still see — in what
+                # the text runs (data handed to echo or grep left out).
+                shown = analysis.rendered(call.name, where, text)
+                hit = self._pattern_hit(rules, shown, where, observed)
+                if hit is not None:
+                    return Block(f"this call {hit.describe()}")
+                continue
+            hit = self._pattern_hit(rules, text, where, observed)
+            if hit is None:
+                continue
+            if not self.parse_commands or not hit.rule.on_lowered:
+                return Block(f"this call {hit.describe()}")
+            # Free text (a message, a file's content) is not run as it stands: a
+            # dangerous command quoted in it is for a person to judge, not a block.
+            asked = asked or (Finding("approve", hit.rule.name, hit.rule.reason), where)
         notes = "; ".join(hit.describe() for hit in _distinct(observed)) if observed else ""
         masked_params: dict[str, Any] | None = None
         reason = ""
@@ -224,6 +240,20 @@ class Policy:
         if masked_params is not None:
             return Modify(masked_params, f"{reason}; also: {notes}" if notes else reason)
         return Observe(notes) if notes else None
+
+    @staticmethod
+    def _pattern_hit(rules: RuleSet, text: str, where: str, observed: list[Hit]) -> Hit | None:
+        """The first blocking pattern rule matching ``text`` (or what the shell would
+        run of it); warnings go to ``observed``."""
+        lowered = text.lower()
+        checks, signs = rules.plan(lowered)
+        hit = _first_hit(checks, lowered, text, where, observed)
+        if hit is not None:
+            return hit
+        plain = normalised(lowered, signs, text)
+        if plain is not None:  # what the shell would run, where it differs
+            return _first_hit(rules.plan(plain)[0], plain, None, where, observed)
+        return None
 
     def filter_result(self, call: ToolCall, result: ToolResult) -> ToolResult | None:
         """``result`` with personal data masked, or ``None`` when there was none."""
@@ -254,6 +284,13 @@ def _first_block(
     """The block of the first blocking check that matches ``lowered`` (configured
     patterns: ``text``, skipped when it is ``None``); warnings found before it go to
     ``observed``."""
+    hit = _first_hit(checks, lowered, text, where, observed)
+    return Block(f"this call {hit.describe()}") if hit is not None else None
+
+
+def _first_hit(
+    checks: Sequence[Check], lowered: str, text: str | None, where: str, observed: list[Hit]
+) -> Hit | None:
     for rule, regex in checks:
         if rule.on_lowered:
             matched = regex.search(lowered) is not None
@@ -262,7 +299,7 @@ def _first_block(
         if not matched:
             continue
         if rule.blocks:
-            return Block(f"this call {Hit(rule, where).describe()}")
+            return Hit(rule, where)
         observed.append(Hit(rule, where))
     return None
 

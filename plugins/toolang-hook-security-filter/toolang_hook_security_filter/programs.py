@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Final
 
 from toolang_hook_security_filter import cloud
-from toolang_hook_security_filter.paths import classify, is_file_like, worst
+from toolang_hook_security_filter.paths import classify, is_file_like, normal, worst
 from toolang_hook_security_filter.shell import Cmd, Script, output_of
 from toolang_hook_security_filter.verdicts import Finding, approve, block
 
@@ -36,6 +36,7 @@ PERSISTENCE_FILES: Final = re.compile(
 )
 RC_FILES: Final = re.compile(r"(^|/)\.(bashrc|bash_profile|profile|zshrc|zprofile|bash_login|bash_logout)$")
 LOCAL_HOSTS: Final = re.compile(r"/dev/(tcp|udp)/(localhost|127\.0\.0\.1|::1)/")
+_SYSTEM_LOGS: Final = re.compile(r"/(audit|journal|auth|secure|syslog|messages|wtmp|btmp|lastlog)")
 _RECURSIVE: Final = re.compile(r"^-[a-zA-Z]*[rR][a-zA-Z]*$|^--recursive$")
 
 
@@ -58,6 +59,11 @@ def _delete(paths: list[str], recursive: bool, what: str) -> Finding | None:
             return block("fs-wipe", f"{what} the {cls} directory")
         return None
     if cls in ("log", "history"):
+        logs = [normal(p) for p in paths if classify(p) in ("log", "history")]
+        if all(re.search(r"\.(gz|bz2|xz|zst|old|\d+)$", p) and "/var/log/" in p for p in logs):
+            return None  # rotated, compressed logs: what logrotate deletes too
+        if all(re.match(r"/var/log/[^/*]+/.+", p) and not _SYSTEM_LOGS.search(p) for p in logs):
+            return approve("log-delete", f"{what} an application's logs")
         return block("log-wipe", f"{what} logs or shell history")
     if cls == "device":
         return block("disk-destroy", f"{what} a device")
@@ -82,6 +88,14 @@ def find(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
             break
         roots.append(arg)
     roots = roots or ["."]
+    selective = any(a in args for a in ("-name", "-iname", "-path", "-regex", "-mtime", "-newer", "-size"))
+    if selective and ("-delete" in args or "-exec" in args):
+        found = _delete(roots, True, "deletes files under")
+        if found is None or worst(roots) in ("home", "local"):
+            return None
+        if found.risk == "block" and worst(roots) not in ("log", "history"):
+            return approve(found.rule, f"deletes selected files under the {worst(roots)} directory")
+        return found
     if "-delete" in args:
         return _delete(roots, True, "deletes everything under")
     for flag in ("-exec", "-execdir", "-ok", "-okdir"):
@@ -100,7 +114,9 @@ def find(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
 
 
 def rsync(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
-    ops = operands(args)
+    valued = ("--exclude", "--include", "--filter", "-e", "--rsh", "--exclude-from", "--files-from")
+    kept = [a for i, a in enumerate(args) if not (i and args[i - 1] in valued)]
+    ops = operands(kept)
     if any(a.startswith("--delete") for a in args) and ops:
         if classify(ops[-1]) in ("root", "home", "system"):
             return block("fs-wipe", "mirrors over the root, a home or the system with --delete")
@@ -257,6 +273,11 @@ def socat(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return _network(args, cmd, script)
 
 
+def network(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+    """A network sender fed by a secret, or piped into / from a shell."""
+    return _network(args, cmd, script)
+
+
 def _network(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     """A network sender fed by a secret, or piped into / from a shell."""
     for other in script.commands:
@@ -265,11 +286,44 @@ def _network(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
         ):
             return block("reverse-shell", "connects a shell to the network")
     upstream = cmd.stdin_from
-    while upstream is not None:
-        text = " ".join(upstream.argv)
-        if SECRET_DUMPERS.match(text) or any(classify(a) == "credential" for a in upstream.argv[1:]):
-            return block("credential-exfil", "sends credentials or the environment off the host")
+    readers: list[Cmd] = []
+    while upstream is not None and len(readers) < 16:
+        readers.append(upstream)
         upstream = upstream.stdin_from
+    if any(d for d in cmd.dynamic[1:]):  # an argument built from another command's output
+        readers.extend(c for c in script.commands if c is not cmd and c.program not in NETWORK)
+    if any(_reads_secret(r) for r in readers) or any(
+        op == "<" and classify(t) in ("credential",) or t.startswith("/etc/shadow")
+        for op, t in cmd.redirects
+    ):
+        return block("credential-exfil", "sends credentials or the environment off the host")
+    return None
+
+
+def _reads_secret(cmd: Cmd) -> bool:
+    argv = cmd.unwrapped or cmd.argv
+    text = " ".join(argv)
+    return bool(SECRET_DUMPERS.match(text)) or any(classify(a) == "credential" for a in argv[1:])
+
+
+READERS: Final = frozenset(
+    "cat less more head tail grep egrep rg base64 xxd od strings tar zip 7z gzip cp".split()
+)
+
+
+SECRET_FILES: Final = re.compile(
+    r"(\.ssh[\\/]?(id_[a-z0-9]+|identity)|credentials(\.json)?|\.netrc|\.pgpass|\.git-credentials|"
+    r"\.kube/config|\.docker/config\.json|^/etc/(g?shadow))$"
+)
+
+
+def secret_read(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+    """Reading a private key or a credentials file puts it in the transcript."""
+    ops = operands(args)
+    if cmd.program == "cp":
+        ops = ops[:-1]
+    if any(SECRET_FILES.search(normal(o)) for o in ops):
+        return approve("secret-read", "reads credentials (a private key, cloud or database secrets)")
     return None
 
 
@@ -364,12 +418,14 @@ def accounts(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
         return block("privesc", "adds a user to an administrators group")
     if cmd.program == "passwd" and ("-d" in args or "--delete" in args):
         return block("privesc", "removes a password")
-    if cmd.program in ("passwd", "chpasswd") and "root" in args:
-        return approve("privesc", "changes the root password")
+    if cmd.program in ("passwd",) and "root" in args or cmd.program == "chpasswd":
+        return approve("privesc", "changes account passwords")
     return None
 
 
 def crontab(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+    if "-r" in args or any(a in ("/dev/null",) for a in args):
+        return approve("persistence", "removes or replaces every cron job")
     if cmd.stdin_from is None and "-" not in args:
         return None
     from toolang_hook_security_filter.commands import judge_shell
@@ -380,7 +436,9 @@ def crontab(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
             line = re.sub(r"^\s*(@\w+|([\d*/,-]+\s+){5})", "", text)
             if any(f.risk == "block" for f in judge_shell(line, 3)):
                 return block("persistence", "installs a cron job that runs a dangerous command")
-    return None
+    if any(c.program == "crontab" and "-l" in c.argv for c in script.commands):
+        return None  # adds to the jobs already there
+    return approve("persistence", "replaces the cron table with what it is piped")
 
 
 def redirects(cmd: Cmd, depth: int, judge_shell: Callable[[str, int], list[Finding]]) -> list[Finding]:
@@ -388,7 +446,10 @@ def redirects(cmd: Cmd, depth: int, judge_shell: Callable[[str, int], list[Findi
     found: list[Finding] = []
     targets = [t for op, t in cmd.redirects if op in WRITES]
     if cmd.program == "tee":
-        targets.extend(operands(cmd.argv[1:]))
+        targets.extend(operands((cmd.unwrapped or cmd.argv)[1:]))
+    truncating = [t for op, t in cmd.redirects if op in (">", ">|", "&>", "<>", ">&")]
+    if cmd.program == "tee" and not any(a in ("-a", "--append") for a in cmd.argv):
+        truncating.extend(operands(cmd.argv[1:]))
     for target in targets + [a for a in cmd.argv if "/dev/tcp/" in a or "/dev/udp/" in a]:
         if ("/dev/tcp/" in target or "/dev/udp/" in target) and not LOCAL_HOSTS.search(target):
             found.append(block("reverse-shell", "connects a shell's streams to a remote socket"))
@@ -397,9 +458,12 @@ def redirects(cmd: Cmd, depth: int, judge_shell: Callable[[str, int], list[Findi
         if cls == "device":
             found.append(block("disk-destroy", "writes over a block device"))
         elif cls in ("log", "history"):
-            found.append(block("log-wipe", "overwrites logs or shell history"))
-        elif target.startswith(("/proc/sys", "/proc/sysrq")):
+            if target in truncating:  # appending to a log is what logs are for
+                found.append(block("log-wipe", "overwrites logs or shell history"))
+        elif target.startswith(("/proc/sys/kernel", "/proc/sysrq")):
             found.append(block("kernel-setting", "writes kernel settings or triggers sysrq"))
+        elif target.startswith("/proc/sys/"):
+            found.append(approve("kernel-setting", "changes a kernel setting"))
         elif PERSISTENCE_FILES.search(target):
             found.append(block("persistence", f"writes to {target} (accounts, sudo, keys, boot)"))
         elif RC_FILES.search(target):
@@ -429,6 +493,8 @@ def services(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
             return block("log-wipe", "stops the audit or logging service")
         if re.search(r"\b(firewalld|ufw|apparmor|nftables|iptables|selinux|fail2ban|falco|crowdstrike|clamav)", units):
             return approve("security-off", f"turns off a security service ({units})")
+        if "$DYN" in units or any(cmd.dynamic[1:]):
+            return approve("security-off", "stops or disables services named at run time")
     return None
 
 
@@ -439,7 +505,7 @@ def firewall(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
         return approve("security-off", "flushes or opens the firewall")
     if prog == "nft" and re.search(r"flush ruleset|delete table", joined):
         return approve("security-off", "flushes the firewall")
-    if prog == "ufw" and args[:1] in (["disable"], ["reset"]):
+    if prog == "ufw" and ("disable" in args or "reset" in args):
         return approve("security-off", "turns the firewall off")
     if prog == "setenforce" and args[:1] in (["0"], ["Permissive"], ["permissive"]):
         return approve("security-off", "turns SELinux enforcement off")
@@ -447,12 +513,14 @@ def firewall(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
 
 
 def power(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
-    if any(a in ("--help", "-h", "--version") for a in args):
+    if any(a in ("--help", "--version") for a in args):
         return None
     prog = cmd.program
     if prog in ("init", "telinit") and args[:1] not in (["0"], ["6"]):
         return None
-    if prog in ("kill",) and "-1" not in operands(args)[-1:] and not any(a == "-1" for a in operands(args)):
+    if prog == "kill" and not (args and args[-1] in ("-1", "1")):
+        return None
+    if prog == "shutdown" and any(a in ("-c", "/a", "--cancel") for a in args):
         return None
     if prog in ("pkill", "killall") and not re.search(r"-u\s*root|--user[ =]root", " ".join(args)):
         return None
@@ -477,6 +545,35 @@ def git(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return None
 
 
+def windows(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+    """Windows administration commands that destroy, open up or halt."""
+    prog, joined = cmd.program, " ".join(args).lower()
+    if prog == "vssadmin" and "delete" in joined or prog == "bcdedit" and "/delete" in joined:
+        return block("disk-destroy", f"deletes shadow copies or boot entries ({prog})")
+    if prog == "diskpart":
+        texts = " ".join(output_of(c) or "" for c in script.commands if c.program in ("echo", "printf"))
+        if re.search(r"\b(clean|format|delete)\b", texts + " " + joined, re.I):
+            return block("disk-destroy", "cleans or formats a disk (diskpart)")
+        return approve("disk-destroy", "runs diskpart")
+    if prog == "net" and re.search(r"localgroup\s+administrators\s+\S+\s+/add|user\s+administrator\s+\S", joined):
+        return block("privesc", "adds an administrator or sets its password")
+    if prog == "netsh" and re.search(r"advfirewall\s+(reset|set\s+\w+\s+state\s+off)|firewall\s+set\s+opmode\s+disable", joined):
+        return approve("security-off", "turns the Windows firewall off")
+    if prog == "taskkill" and ("/im *" in joined or re.search(r"svchost|csrss|lsass|winlogon|wininit", joined)):
+        return approve("system-halt", "kills every process or a system one")
+    if prog == "schtasks" and "/delete" in joined and re.search(r"/tn\s+\*", joined):
+        return approve("persistence", "deletes scheduled tasks")
+    if prog == "atrm" and any(cmd.dynamic[1:]):
+        return approve("persistence", "removes scheduled jobs named at run time")
+    if prog == "cipher" and "/w" in joined:
+        return approve("disk-destroy", "wipes a drive's free space")
+    if prog in ("mshta", "regsvr32", "rundll32") and "http" in joined:
+        return block("download-exec", f"runs code fetched from the network ({prog})")
+    if prog == "certutil" and "-urlcache" in joined:
+        return approve("download-exec", "downloads a file with certutil")
+    return None
+
+
 def windows_delete(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     """``rd /s /q C:\\``, ``del /f /s /q C:\\*``, ``format C:``."""
     if cmd.program == "format":
@@ -491,6 +588,13 @@ def windows_delete(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
 
 PROGRAMS: Final[dict[str, Rule]] = {
     "rd": windows_delete, "del": windows_delete, "erase": windows_delete, "format": windows_delete,
+    "rmdir": windows_delete, "vssadmin": windows, "bcdedit": windows, "diskpart": windows,
+    "net": windows, "netsh": windows, "taskkill": windows, "schtasks": windows, "atrm": windows,
+    "cipher": windows, "mshta": windows, "regsvr32": windows, "rundll32": windows, "certutil": windows,
+    "cat": secret_read, "less": secret_read, "more": secret_read, "head": secret_read,
+    "tail": secret_read, "grep": secret_read, "egrep": secret_read, "rg": secret_read,
+    "base64": secret_read, "xxd": secret_read, "od": secret_read, "strings": secret_read,
+    "tar": secret_read, "zip": secret_read, "cp": secret_read, "chpasswd": accounts,
     "rm": rm, "unlink": rm, "find": find, "rsync": rsync, "mv": mv, "shred": shred,
     "truncate": truncate, "dd": dd, "hdparm": hdparm,
     "wipefs": _device_writer(frozenset(["-n", "--no-act"])),
@@ -504,7 +608,7 @@ PROGRAMS: Final[dict[str, Rule]] = {
     "chmod": chmod, "chown": chmod, "chgrp": chmod, "setfacl": chmod,
     "history": history, "unset": unset, "export": export, "ln": ln, "journalctl": journalctl,
     "auditctl": auditctl, "sed": sed, "wevtutil": wevtutil,
-    "nc": netcat, "ncat": netcat, "netcat": netcat, "socat": socat, "telnet": _network,
+    "nc": netcat, "ncat": netcat, "netcat": netcat, "socat": socat, "telnet": network,
     "curl": curl, "wget": curl, "scp": scp, "sftp": scp,
     "dig": dns, "nslookup": dns, "host": dns, "drill": dns, "ping": dns, "resolvectl": dns,
     "docker": container_run, "podman": container_run, "nerdctl": container_run,

@@ -51,9 +51,19 @@ class Cmd:
     env: list[str] = attrs.field(factory=list)
     """``NAME=value`` assignments before or instead of the words."""
 
+    unwrapped: list[str] | None = None
+    """The argv with wrappers (``sudo``, ``env`` …) taken off, once judged."""
+
     @property
     def program(self) -> str:
-        return self.argv[0].rsplit("/", 1)[-1].lower() if self.argv else ""
+        argv = self.unwrapped if self.unwrapped is not None else self.argv
+        return program_name(argv[0]) if argv else ""
+
+
+def program_name(word: str) -> str:
+    """``/usr/bin/RM.exe`` → ``rm``: the name rules know a program by."""
+    name = re.split(r"[/\\]", word)[-1].lower().lstrip("\\")
+    return name[:-4] if name.endswith(".exe") else name
 
 
 @attrs.define
@@ -152,7 +162,9 @@ class _Walker:
         self.depth = depth
         self.commands: list[Cmd] = []
         self.functions: set[str] = set()
-        self.vars: dict[str, str | None] = {"HOME": HOME, "PWD": ".", "USER": "user"}
+        self.vars: dict[str, str | None] = {
+            "HOME": HOME, "PWD": ".", "USER": "user", "TMPDIR": "/tmp", "IFS": " \t\n",
+        }  # fmt: skip
         self.function: str | None = None
         self.loop = False
 
@@ -224,8 +236,9 @@ class _Walker:
                 assignments.append((name, None if dyn else value.partition("=")[2]))
             elif part.kind == "word":
                 value, dyn = self.word(part)
-                if not dyn and "IFS" in self.vars and self._unquoted_param(part):
-                    pieces = [p for p in re.split(f"[{re.escape(self.vars['IFS'] or ' ')}]", value) if p]
+                if not dyn and self._unquoted_param(part):  # word splitting on IFS
+                    ifs = self.vars.get("IFS") or " "
+                    pieces = [p for p in re.split(f"[{re.escape(ifs)}]", value) if p] or [value]
                     argv.extend(pieces)
                     dynamic.extend([False] * len(pieces))
                 else:
@@ -258,7 +271,7 @@ class _Walker:
 
     def _unquoted_param(self, part: Any) -> bool:
         raw = self.text[part.pos[0] : part.pos[1]]
-        return raw.startswith("$") and '"' not in raw and "'" not in raw
+        return "$" in raw and '"' not in raw and "'" not in raw
 
     def word(self, part: Any) -> tuple[str, bool]:
         """A word's value with its expansions resolved, and whether some could not be."""

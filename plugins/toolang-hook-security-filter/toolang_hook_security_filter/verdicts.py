@@ -12,7 +12,8 @@ CommandRuleName = Literal[
     "disk-destroy", "log-wipe", "privesc", "persistence", "reverse-shell", "credential-exfil",
     "dns-exfil", "container-escape", "kernel-module", "kernel-setting", "security-off",
     "system-halt", "git-force-push", "git-rewrite", "cloud-teardown", "destructive-sql",
-    "sql-privilege", "download-exec", "piped-script", "fork-bomb",
+    "sql-privilege", "download-exec", "piped-script", "fork-bomb", "log-delete",
+    "secret-read", "obfuscated-script",
 ]  # fmt: skip
 """The names of the parsing rules (:mod:`.programs`, :mod:`.cloud`, :mod:`.code`,
 :mod:`.sql`): a name in ``disable_rules`` switches that rule off."""
