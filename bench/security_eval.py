@@ -65,7 +65,7 @@ except ImportError:
 BENCH = Path(__file__).resolve().parent
 CORPUS = BENCH / "security_corpus.json"
 CORPORA = ("security_corpus", "security_blind", "security_heldout", "security_blind2")
-MASK_KINDS = ("email", "phone", "card", "iban", "secret")
+MASK_KINDS = ("email", "phone", "card", "iban", "secret", "national_id")
 BUDGET_US = 50.0  # the whole tool-hook chain, per call
 # Everyday calls and results, for the cost outside the corpus (whose items are all hard).
 SIMPLE_CALLS = [
