@@ -59,17 +59,45 @@ def _key(where: str) -> str:
     return re.sub(r"\[\d+\]|\s*\(.*\)$", "", where).rsplit(".", 1)[-1]
 
 
-def parsed(tool: str, where: str) -> bool:
-    """Whether the string at ``where`` of a call to ``tool`` is parsed and judged here."""
-    return bool(kinds_for(tool, _key(where)))
+_PYTHON: Final = re.compile(r"\s*(import \w|from [\w.]+ import |def \w+\(|print\(|exec\(|__import__\()")
+_PROSE_END: Final = re.compile(r"[.!?]\s*$")
 
 
-def judge(tool: str, where: str, text: str) -> Finding | None:
-    """The most serious finding about ``text`` found at ``where`` in a call to ``tool``."""
+def kinds_of(tool: str, where: str, text: str) -> tuple[str, ...]:
+    """How the string ``text`` at ``where`` of a call to ``tool`` is judged: by its key
+    and tool (:func:`kinds_for`), else by its look — a string that starts with a known
+    program is a command wherever it sits, one that starts like Python is code. Prose
+    (``"Reboot the staging box on Fridays."``) is none of these."""
     kinds = kinds_for(tool, _key(where))
-    if not kinds:
-        return None
-    return _judge(kinds, text)
+    if kinds or len(text) > 100_000:
+        return kinds
+    if _PYTHON.match(text):
+        return ("code:python",)
+    first = re.match(r"\s*(?:sudo\s+|env\s+|nohup\s+|exec\s+)*([\w./\\:-]+)", text)
+    if first is None or _PROSE_END.search(text):
+        return ()
+    return ("shell",) if _is_program(first.group(1)) else ()
+
+
+def _is_program(word: str) -> bool:
+    from toolang_hook_security_filter import cloud, commands, programs
+    from toolang_hook_security_filter.shell import program_name
+
+    name = program_name(word)
+    return (
+        name in programs.PROGRAMS
+        or name in commands.SHELLS
+        or name in commands.INTERPRETERS
+        or name in cloud.PROGRAMS
+        or name in DATA_PROGRAMS
+        or word.startswith(("/bin/", "/usr/", "./", "~/"))
+        or name.startswith("mkfs")
+    )
+
+
+def judge(kinds: tuple[str, ...], text: str) -> Finding | None:
+    """The most serious finding about ``text`` judged as each of ``kinds``."""
+    return _judge(kinds, text) if kinds else None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -101,11 +129,11 @@ DATA_PROGRAMS: Final = frozenset(
 """Programs whose words are data, not commands: ``grep 'rm -rf /' docs/`` runs nothing."""
 
 
-def rendered(tool: str, where: str, text: str) -> str:
+def rendered(kinds: tuple[str, ...], text: str) -> str:
     """What the pattern rules see of a parsed string: for shell text, the commands it
     runs (wrappers off), leaving out the words of data programs (``echo``, ``grep`` …)
     unless their output is fed to another command; other kinds as they are."""
-    if kinds_for(tool, _key(where)) != ("shell",):
+    if kinds != ("shell",):
         return text
     return _rendered(text)
 
@@ -117,18 +145,23 @@ def _rendered(text: str) -> str:
 
     script = parse(text)
     consumer = {id(c.stdin_from): c for c in script.commands if c.stdin_from is not None}
-    lines = []
+    lines: list[str] = []
+    previous: Cmd | None = None
     for cmd in script.commands:
         argv = unwrap(cmd, script)
         redirects = " ".join(f"{op} {t}" for op, t in cmd.redirects)
         if not argv:
-            lines.append(redirects)
-            continue
-        if _data_only(cmd, argv, consumer, script):
+            shown = redirects
+        elif _data_only(cmd, argv, consumer, script):
             writes = [t for op, t in cmd.redirects if op.startswith(">") or op.startswith("&>")]
-            lines.append(" ".join([program_name(argv[0]), *(f"> {t}" for t in writes)]))
-            continue
-        lines.append(" ".join([*argv, redirects]).strip())
+            shown = " ".join([program_name(argv[0]), *(f"> {t}" for t in writes)])
+        else:  # as written, wrappers and all (the pattern rules know sudo, env …)
+            shown = " ".join([*cmd.argv, redirects]).strip()
+        if cmd.stdin_from is not None and cmd.stdin_from is previous and lines:
+            lines[-1] = f"{lines[-1]} | {shown}"  # the pipe is part of what it does
+        else:
+            lines.append(shown)
+        previous = cmd
     return "\n".join(lines)
 
 

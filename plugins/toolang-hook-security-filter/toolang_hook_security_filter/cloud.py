@@ -23,6 +23,16 @@ SQL_CLIENTS: Final = {
 }  # fmt: skip
 
 
+PROGRAMS: Final = frozenset(
+    "terraform tofu terragrunt pulumi cdk serverless sls kubectl oc k3s helm aws awslocal "
+    "gcloud az doctl eksctl linode-cli hcloud scw ibmcloud oci gsutil heroku flyctl fly "
+    "vercel netlify railway gh docker podman dropdb dropuser mysqladmin redis-cli valkey-cli "
+    "keydb-cli mongo mongosh psql mysql mariadb sqlite3 clickhouse-client cockroach sqlcmd "
+    "duckdb git ssh scp curl wget nc ncat socat dig nslookup host ping".split()
+)
+"""Programs this module or the shell rules know: a string starting with one is a command."""
+
+
 def _words(args: list[str]) -> list[str]:
     return [a for a in args if not a.startswith("-")]
 

@@ -82,6 +82,11 @@ class Hit:
         return f"{self.rule.reason} (rule {self.rule.name}, parameter {self.where!r})"
 
 
+ASKING_PATTERNS: Final = frozenset({"drop-database", "kill-everything", "defences-off", "crontab-wipe"})
+"""Pattern rules for what is sometimes the job (dropping a database, a reboot, a firewall
+flush, replacing the crontab): a match sends the call to a person instead of blocking."""
+
+
 class ParamsTooDeep(ValueError):
     """The parameters nest deeper than :data:`MAX_DEPTH`."""
 
@@ -198,28 +203,32 @@ class Policy:
             if blocked is not None:
                 return blocked
         for where, text in texts:
-            if self.parse_commands and analysis.parsed(call.name, where):
+            kinds = analysis.kinds_of(call.name, where, text) if self.parse_commands else ()
+            if kinds:
                 # A command, inline code or SQL: judged by what it does, once parsed.
+                # The pattern rules see what the text runs (data handed to echo or grep
+                # left out), then the parse judges what it does.
                 blocked = _first_block(self.configured, text, text, where, observed)
                 if blocked is not None:
                     return blocked
-                finding = analysis.judge(call.name, where, text)
+                shown = analysis.rendered(kinds, text)
+                hit = self._pattern_hit(rules, shown, where, observed)
+                if hit is not None and hit.rule.name not in ASKING_PATTERNS:
+                    return Block(f"this call {hit.describe()}")
+                if hit is not None:
+                    asked = asked or (Finding("approve", hit.rule.name, hit.rule.reason), where)
+                finding = analysis.judge(kinds, text)
                 if finding is not None and finding.rule not in self.disabled:
                     if finding.risk == "block":
                         return Block(f"this call {_describe(finding, where)}")
                     asked = asked or (finding, where)
-                    continue
-                # What the parse did not judge, the pattern rules still see — in what
-                # the text runs (data handed to echo or grep left out).
-                shown = analysis.rendered(call.name, where, text)
-                hit = self._pattern_hit(rules, shown, where, observed)
-                if hit is not None:
-                    return Block(f"this call {hit.describe()}")
                 continue
             hit = self._pattern_hit(rules, text, where, observed)
             if hit is None:
                 continue
-            if not self.parse_commands or not hit.rule.on_lowered:
+            if not self.parse_commands or not hit.rule.on_lowered or hit.rule.tools is not None:
+                # Configured patterns, and rules about a kind of tool (a delete tool
+                # given "/"), judge what the call does: they block.
                 return Block(f"this call {hit.describe()}")
             # Free text (a message, a file's content) is not run as it stands: a
             # dangerous command quoted in it is for a person to judge, not a block.

@@ -281,6 +281,8 @@ def network(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
 def _network(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     """A network sender fed by a secret, or piped into / from a shell."""
     for other in script.commands:
+        if cmd.program in ("curl", "wget"):  # fetching into a shell: see download-exec
+            break
         if other.program in ("sh", "bash", "zsh", "dash") and (
             "-i" in other.argv or other.stdin_from is cmd or cmd.stdin_from is other
         ):
