@@ -191,6 +191,9 @@ def test_look_alikes_of_dangerous_commands_pass(default_filter, command):
 @pytest.mark.parametrize(("rule", "command"), OBSERVED_SAMPLES.items())
 def test_risky_but_common_commands_pass_with_a_warning(default_filter, rule, command):
     verdict = default_filter.call({"command": command})
+    if isinstance(verdict, AskApproval):  # terraform destroy, a force-push: a person decides
+        assert f"rule {rule}," in verdict.reason
+        return
     assert isinstance(verdict, Observe)
     assert f"rule {rule}," in verdict.message
 
@@ -223,7 +226,7 @@ def test_block_reasons_name_the_rule_and_parameter_but_not_the_text(default_filt
 
 def test_block_reasons_do_not_quote_keys_that_may_be_personal_data(default_filter):
     verdict = default_filter.call({"jobs": {"ann@example.com": "crontab -r"}}, tool="task")
-    assert isinstance(verdict, Block)
+    assert isinstance(verdict, Block | AskApproval)
     assert "parameter 'jobs.…'" in verdict.reason
     assert "ann@" not in verdict.reason
 

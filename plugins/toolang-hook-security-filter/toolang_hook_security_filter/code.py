@@ -37,7 +37,9 @@ _TREE_CALL: Final = re.compile(
     r"(rmSync|rmdirSync|rm_rf|rm_r|rmtree|remove_tree|Remove-Item|\brd\b|\bdel\b|rimraf|"
     r"fs\.rm\b|FileUtils\.rm|unlink)", re.I
 )
-_HOME_CALL: Final = re.compile(r"homedir\(\)|Dir\.home|ENV\[.HOME.\]|\$env:USERPROFILE|\$HOME|getenv\(.HOME.\)", re.I)
+_HOME_CALL: Final = re.compile(
+    r"homedir\(\)|Dir\.home|ENV\[.HOME.\]|(\$env:USERPROFILE|\$HOME)(?![\\/\w])|getenv\(.HOME.\)", re.I
+)
 _SOCKET: Final = re.compile(
     r"TCPSocket|fsockopen|Net\.Sockets\.TCPClient|socket\(S,|IO::Socket|net\.connect|new net\.Socket|"
     r"stream_socket_client", re.I
@@ -229,6 +231,10 @@ def _generic(code: str, depth: int, lang: str) -> list[Finding]:
             found.append(block("fs-wipe", "deletes every file of a drive"))
     if _SOCKET.search(code) and _SPAWN.search(code):
         found.append(block("reverse-shell", "connects a socket to a shell"))
+    if re.search(r"for\s*\(;;\)|while\s*\(\s*\$true\s*\)", code, re.I) and re.search(
+        r"start-process\s+(powershell|pwsh)|\$PSCommandPath|\$MyInvocation", code, re.I
+    ):
+        found.append(block("fork-bomb", "starts copies of itself in an endless loop"))
     if re.search(r"fork\s+while|while\s*\(?\s*(1|true)\s*\)?\s*\{?\s*fork|fork\s*\(\s*\)\s*while", code, re.I):
         found.append(block("fork-bomb", "forks in an endless loop"))
     if re.search(r"\b(IEX|Invoke-Expression)\b", code, re.I) and re.search(
@@ -258,7 +264,7 @@ def _generic(code: str, depth: int, lang: str) -> list[Finding]:
     if (
         lang == "js"
         and re.search(r"fetch\(|https?'?\)?\.request|net'?\)?\.connect", code)
-        and re.search(r"readFileSync\(.*(\.ssh|\.aws|credentials)|process\.env", code)
+        and re.search(r"readFileSync\(.*(\.ssh|\.aws|credentials)|(body|data)\s*:\s*[^,}]*process\.env", code)
     ):
         found.append(block("credential-exfil", "reads secrets and sends them out"))
     if lang == "ruby" and re.search(r"\beval\b", code) and re.search(r"open-uri|URI\.open|Net::HTTP", code):

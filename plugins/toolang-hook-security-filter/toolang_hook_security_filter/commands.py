@@ -51,6 +51,7 @@ _WRAPPER_OPTS: Final = {
 _PLAIN_WRAPPERS: Final = frozenset(
     {"nohup", "time", "command", "builtin", "exec", "setsid", "nocorrect", "noglob", "unbuffer"}
 )
+_DECODERS: Final = frozenset({"base64", "xxd", "rev", "openssl", "gzip", "zcat", "gunzip", "uudecode"})
 _XARGS_OPTS: Final = frozenset("-I -i -n -P -L -d -E -s -a --max-args --max-procs".split())
 
 
@@ -166,6 +167,10 @@ def _nested(prog: str, args: list[str], cmd: Cmd, script: Script, depth: int) ->
         if "-n" in args:  # a syntax check runs nothing
             return []
         script_text = _shell_script(prog, args)
+        decoded = any(c.program in _DECODERS and c is not cmd for c in script.commands)
+        if decoded and (script_text is not None or any(cmd.dynamic)):
+            found = judge_shell(script_text, depth + 1) if script_text else []
+            return [*found, approve("obfuscated-script", "runs a script it decodes first")]
         if script_text is not None:
             if "$DYN" in script_text and any(c.program in DOWNLOADERS for c in script.commands):
                 return [block("download-exec", "runs code fetched from the network")]

@@ -33,8 +33,12 @@ CREDENTIAL: Final = re.compile(
 )
 WINDOWS_ROOT: Final = re.compile(r"^[a-z]:[\\/]?(\*|\*\.\*)?$", re.I)
 # The separators are optional: a POSIX shell parser eats the backslashes of C:\Windows.
-WINDOWS_SYSTEM: Final = re.compile(r"^[a-z]:[\\/]?(windows|program ?files|users)", re.I)
-WINDOWS_HOME: Final = re.compile(r"^(%userprofile%|\$env:userprofile|%homepath%)[\\/]?\*?$", re.I)
+WINDOWS_SYSTEM: Final = re.compile(
+    r"^[a-z]:[\\/]?(windows|program ?files( \(x86\))?|users)([\\/]?system32)?[\\/]?\*?(\.\*)?$", re.I
+)
+WINDOWS_HOME: Final = re.compile(
+    r"^(%userprofile%|\$env:userprofile|%homepath%|[a-z]:[\\/]users[\\/][^\\/]+)[\\/]?\*?$", re.I
+)
 LOCAL_UNDER_SYSTEM: Final = ("/usr/local", "/var/lib/apt/lists", "/var/cache", "/opt/homebrew")
 _FILE_LIKE: Final = re.compile(r"\.[a-z0-9]{1,5}(\.\d+)?$", re.I)
 

@@ -215,12 +215,20 @@ class Policy:
                 hit = self._pattern_hit(rules, shown, where, observed)
                 if hit is not None and hit.rule.name not in ASKING_PATTERNS:
                     return Block(f"this call {hit.describe()}")
-                if hit is not None:
-                    asked = asked or (Finding("approve", hit.rule.name, hit.rule.reason), where)
                 finding = analysis.judge(kinds, text)
-                if finding is not None and finding.rule not in self.disabled:
-                    if finding.risk == "block":
-                        return Block(f"this call {_describe(finding, where)}")
+                if finding is not None and finding.rule in self.disabled:
+                    finding = None
+                # The text as written: a pattern there names what the parse found in
+                # the established vocabulary, and what the parse took for data (a
+                # comment, a quoted string) still goes to a person, never unattended.
+                raw = hit or self._pattern_hit(rules, text, where, [])
+                if finding is not None and finding.risk == "block":
+                    return Block(f"this call {raw.describe() if raw else _describe(finding, where)}")
+                if finding is not None and raw is not None and raw.rule.name not in ASKING_PATTERNS:
+                    return Block(f"this call {raw.describe()}")
+                if raw is not None:
+                    finding = Finding("approve", raw.rule.name, raw.rule.reason)
+                if finding is not None:
                     asked = asked or (finding, where)
                 continue
             hit = self._pattern_hit(rules, text, where, observed)

@@ -462,8 +462,8 @@ def redirects(cmd: Cmd, depth: int, judge_shell: Callable[[str, int], list[Findi
         elif cls in ("log", "history"):
             if target in truncating:  # appending to a log is what logs are for
                 found.append(block("log-wipe", "overwrites logs or shell history"))
-        elif target.startswith(("/proc/sys/kernel", "/proc/sysrq")):
-            found.append(block("kernel-setting", "writes kernel settings or triggers sysrq"))
+        elif target.startswith("/proc/sysrq"):
+            found.append(block("kernel-setting", "triggers a sysrq action (crash, reboot, kill all)"))
         elif target.startswith("/proc/sys/"):
             found.append(approve("kernel-setting", "changes a kernel setting"))
         elif PERSISTENCE_FILES.search(target):

@@ -32,6 +32,7 @@ MAX_DEPTH: Final = 6
 
 HOME: Final = "~"
 _ANSI_C: Final = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.S)
+_WINDOWS_PATH: Final = re.compile(r"\b[A-Za-z]:\\|%[A-Z]+%\\")
 _SPLIT: Final = re.compile(r"\|\||&&|[;|&\n]")
 
 
@@ -91,6 +92,8 @@ def _ansi_c(match: re.Match[str]) -> str:
 def parse(text: str, depth: int = 0) -> Script:
     """The commands ``text`` runs (cached: the same commands come back often)."""
     text = _ANSI_C.sub(_ansi_c, text) if "$'" in text else text
+    if _WINDOWS_PATH.search(text):  # C:\Windows: keep the backslashes a POSIX shell eats
+        text = text.replace("\\", "\\\\")
     walker = _Walker(text, depth)
     if len(text) <= MAX_PARSE:
         try:
@@ -320,6 +323,12 @@ class _Walker:
             chunk = self.text[pos:end]
             pos = match.end() if match else end
             words = _words(chunk)
+            if words and words[0] in ("while", "until", "for", "do"):
+                self.loop = True
+                words = words[1:] if words[0] == "do" else []
+            elif words and words[0] == "done":
+                self.loop = False
+                words = []
             if words:
                 dyn = ["$" in w or "`" in w for w in words]
                 cmd = Cmd(words, dyn, loop=self.loop)
