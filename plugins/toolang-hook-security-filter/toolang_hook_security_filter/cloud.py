@@ -40,7 +40,10 @@ def _words(args: list[str]) -> list[str]:
 def judge(prog: str, args: list[str]) -> Finding | None:
     words = _words(args)
     if prog in ("terraform", "tofu", "terragrunt", "pulumi", "cdk", "serverless", "sls"):
-        if "destroy" in words or "-destroy" in args or "remove" in words[:1]:
+        verb = words[0] if words else ""
+        if verb == "destroy" or (verb == "apply" and "-destroy" in args) or verb == "remove" or (
+            verb == "run-all" and "destroy" in words
+        ):
             return approve("cloud-teardown", f"{prog} destroys the infrastructure it manages")
         return None
     if prog in ("kubectl", "oc", "k3s"):

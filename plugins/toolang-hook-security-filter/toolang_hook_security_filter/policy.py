@@ -221,7 +221,9 @@ class Policy:
                 # The text as written: a pattern there names what the parse found in
                 # the established vocabulary, and what the parse took for data (a
                 # comment, a quoted string) still goes to a person, never unattended.
-                raw = hit or self._pattern_hit(rules, text, where, [])
+                raw = hit
+                if raw is None and kinds != ("sql",):  # SQL's parse knows comments and literals
+                    raw = self._pattern_hit(rules, text, where, [])
                 if finding is not None and finding.risk == "block":
                     return Block(f"this call {raw.describe() if raw else _describe(finding, where)}")
                 if finding is not None and raw is not None and raw.rule.name not in ASKING_PATTERNS:

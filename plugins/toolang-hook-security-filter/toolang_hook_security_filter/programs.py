@@ -414,7 +414,9 @@ def sysctl(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
 
 def accounts(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     joined = " ".join(args)
-    if re.search(r"(^| )(-o|--non-unique|-u ?0|--uid[ =]0)( |$)", joined):
+    short = "".join(a[1:] for a in args if re.fullmatch(r"-[a-zA-Z]+", a))
+    uid_zero = re.search(r"(^| )-[a-zA-Z]*u ?0( |$)|--uid[ =]0( |$)", joined)
+    if cmd.program in ("useradd", "adduser", "usermod") and ("o" in short or "--non-unique" in args or uid_zero):
         return block("privesc", "creates a second root account")
     if cmd.program == "usermod" and re.search(r"-a?G ?\S*\b(sudo|wheel|admin|root)\b", joined):
         return block("privesc", "adds a user to an administrators group")

@@ -57,8 +57,9 @@ def _judge(text: str) -> Finding | None:
 def _statement(statement: Any, exp: Any) -> Finding | None:
     if isinstance(statement, exp.Drop):
         kind = str(statement.args.get("kind") or "").upper()
-        name = statement.this.sql().lower() if statement.this is not None else ""
-        scratch = re.match(r"^(\w+\.)?(tmp|temp|scratch|staging)_", name)
+        names = [t.sql().lower() for t in statement.find_all(exp.Table)]
+        # Scratch tables (tmp_…, temp_…) are made to be dropped.
+        scratch = names and all(re.match(r"^(\w+\.)?(tmp|temp|scratch)_", n) for n in names)
         if kind in ("TABLE", "DATABASE", "SCHEMA", "VIEW", "MATERIALIZED VIEW", ""):
             if not statement.args.get("temporary") and not scratch:
                 return approve("destructive-sql", f"drops a {kind.lower() or 'table'}")
