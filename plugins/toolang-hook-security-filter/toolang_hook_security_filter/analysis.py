@@ -61,6 +61,7 @@ def _key(where: str) -> str:
 
 _PYTHON: Final = re.compile(r"\s*(import \w|from [\w.]+ import |def \w+\(|print\(|exec\(|__import__\()")
 _PROSE_END: Final = re.compile(r"[.!?]\s*$")
+_FIRST_WORD: Final = re.compile(r"\s*(?:sudo\s+|env\s+|nohup\s+|exec\s+)*([\w./\\:-]+)")
 
 
 def kinds_of(tool: str, where: str, text: str) -> tuple[str, ...]:
@@ -73,25 +74,30 @@ def kinds_of(tool: str, where: str, text: str) -> tuple[str, ...]:
         return kinds
     if _PYTHON.match(text):
         return ("code:python",)
-    first = re.match(r"\s*(?:sudo\s+|env\s+|nohup\s+|exec\s+)*([\w./\\:-]+)", text)
+    first = _FIRST_WORD.match(text)
     if first is None or _PROSE_END.search(text):
         return ()
     return ("shell",) if _is_program(first.group(1)) else ()
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_program(word: str) -> bool:
-    from toolang_hook_security_filter import cloud, commands, programs
     from toolang_hook_security_filter.shell import program_name
 
     name = program_name(word)
     return (
-        name in programs.PROGRAMS
-        or name in commands.SHELLS
-        or name in commands.INTERPRETERS
-        or name in cloud.PROGRAMS
-        or name in DATA_PROGRAMS
+        name in _known_programs()
         or word.startswith(("/bin/", "/usr/", "./", "~/"))
         or name.startswith("mkfs")
+    )
+
+
+@functools.cache
+def _known_programs() -> frozenset[str]:
+    from toolang_hook_security_filter import cloud, commands, programs
+
+    return frozenset(
+        {*programs.PROGRAMS, *commands.SHELLS, *commands.INTERPRETERS, *cloud.PROGRAMS, *DATA_PROGRAMS}
     )
 
 
@@ -143,16 +149,24 @@ def _rendered(text: str) -> str:
     from toolang_hook_security_filter.commands import unwrap
     from toolang_hook_security_filter.shell import parse, program_name
 
-    script = parse(text)
+    script = parse(text, 0)
+    argvs = [unwrap(cmd, script) for cmd in script.commands]
+    # Data only: a data program whose output, if piped, goes only to more of them —
+    # decided from the last command back, so each is looked at once.
+    data_only: dict[int, bool] = {}
     consumer = {id(c.stdin_from): c for c in script.commands if c.stdin_from is not None}
+    for cmd, argv in zip(reversed(script.commands), reversed(argvs), strict=True):
+        after = consumer.get(id(cmd))
+        data_only[id(cmd)] = bool(argv) and program_name(argv[0]) in DATA_PROGRAMS and (
+            after is None or data_only.get(id(after), False)
+        )
     lines: list[str] = []
     previous: Cmd | None = None
-    for cmd in script.commands:
-        argv = unwrap(cmd, script)
+    for cmd, argv in zip(script.commands, argvs, strict=True):
         redirects = " ".join(f"{op} {t}" for op, t in cmd.redirects)
         if not argv:
             shown = redirects
-        elif _data_only(cmd, argv, consumer, script):
+        elif data_only[id(cmd)]:
             writes = [t for op, t in cmd.redirects if op.startswith(">") or op.startswith("&>")]
             shown = " ".join([program_name(argv[0]), *(f"> {t}" for t in writes)])
         else:  # as written, wrappers and all (the pattern rules know sudo, env …)
@@ -163,21 +177,3 @@ def _rendered(text: str) -> str:
             lines.append(shown)
         previous = cmd
     return "\n".join(lines)
-
-
-def _data_only(cmd: Cmd, argv: list[str], consumer: dict[int, Cmd], script: Script) -> bool:
-    """Whether ``cmd`` only handles data: a data program whose output, if piped, goes
-    only to more data programs."""
-    from toolang_hook_security_filter.commands import unwrap
-    from toolang_hook_security_filter.shell import program_name
-
-    node: Cmd | None = cmd
-    words = argv
-    for _ in range(16):
-        if node is None:
-            return True
-        if not words or program_name(words[0]) not in DATA_PROGRAMS:
-            return False
-        node = consumer.get(id(node))
-        words = unwrap(node, script) if node is not None else []
-    return False

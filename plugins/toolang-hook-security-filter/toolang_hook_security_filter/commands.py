@@ -65,7 +65,7 @@ def judge_shell(text: str, depth: int = 0) -> list[Finding]:
 
         return judge_code("powershell", text, depth + 1)
     script = parse(text, depth)
-    found = _fork_bombs(script)
+    found = _fork_bombs(script)  # cached by (text, depth): rendering parsed it already
     found.extend(_downloaded_then_run(script))
     for cmd in script.commands:
         found.extend(judge_command(cmd, script, depth))

@@ -61,6 +61,7 @@ class Cmd:
         return program_name(argv[0]) if argv else ""
 
 
+@functools.lru_cache(maxsize=4096)
 def program_name(word: str) -> str:
     """``/usr/bin/RM.exe`` → ``rm``: the name rules know a program by."""
     name = re.split(r"[/\\]", word)[-1].lower().lstrip("\\")
@@ -343,6 +344,8 @@ class _Walker:
 
 
 def _words(chunk: str) -> list[str]:
+    if len(chunk) > 4096:  # shlex reads a character at a time: huge chunks split plainly
+        return [w.strip("'\"") for w in chunk.split()]
     try:
         return shlex.split(chunk, comments=False, posix=True)
     except ValueError:
