@@ -15,9 +15,8 @@ import json
 import pathlib
 import sys
 
-from toolang_core import AskApproval, Block, Modify, ToolCall, ToolCallContext, ToolResult
-
 import toolang_hook_security_filter as plugin
+from toolang_core import AskApproval, Block, Modify, ToolCall, ToolCallContext, ToolResult
 
 CORPUS = pathlib.Path(__file__).with_name("security_blind2.json")
 
@@ -46,7 +45,7 @@ def _masked_text(text: str) -> tuple[str, str]:
     return as_param, as_result
 
 
-def main() -> int:
+def main() -> int:  # noqa: PLR0912
     corpus = json.loads(CORPUS.read_text())
     unattended: list[dict[str, object]] = []
     per_class: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
@@ -75,7 +74,9 @@ def main() -> int:
     nd, nb, npii, nn = (len(corpus[k]) for k in ("dangerous", "benign", "pii", "not_pii"))
     print(f"{'class':<22} {'n':>4} {'block':>6} {'approve':>8} {'pass':>5}")
     for cls, cnt in sorted(per_class.items()):
-        print(f"{cls:<22} {sum(cnt.values()):>4} {cnt['block']:>6} {cnt['approve']:>8} {cnt['pass']:>5}")
+        print(
+            f"{cls:<22} {sum(cnt.values()):>4} {cnt['block']:>6} {cnt['approve']:>8} {cnt['pass']:>5}"  # noqa: E501
+        )
     print(f"\ndangerous run unattended: {len(unattended)}/{nd}")
     for item in unattended:
         print(f"  [{item['class']}] {item['tool']} {json.dumps(item['params'])}")
@@ -89,9 +90,21 @@ def main() -> int:
     print(f"false masks: {len(false_masks)}/{nn}")
     for text, masked in false_masks:
         print(f"  {text!r} -> {masked!r}")
-    print(json.dumps({"dangerous_unattended": len(unattended), "dangerous": nd, "benign_blocked": len(benign_blocked),
-                      "benign_approve": len(benign_approve), "benign": nb, "pii_missed": len(missed), "pii": npii,
-                      "false_masks": len(false_masks), "not_pii": nn}))
+    print(
+        json.dumps(
+            {
+                "dangerous_unattended": len(unattended),
+                "dangerous": nd,
+                "benign_blocked": len(benign_blocked),
+                "benign_approve": len(benign_approve),
+                "benign": nb,
+                "pii_missed": len(missed),
+                "pii": npii,
+                "false_masks": len(false_masks),
+                "not_pii": nn,
+            }
+        )
+    )
     return 0
 
 

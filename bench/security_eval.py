@@ -353,20 +353,26 @@ def evaluate_calls(runtime: Runtime, name: str, corpus: dict[str, Any]) -> dict[
     print(f"\n== {name}: {len(corpus['dangerous'])} dangerous, {len(corpus['benign'])} benign")
     print(f"  {'dangerous class':<26} {'n':>4} {'block':>6} {'approve':>8} {'pass':>5}")
     for cls, row in sorted(table.items()):
-        print(f"  {cls:<26} {sum(row.values()):>4} {row['block']:>6} {row['approve']:>8} {row['pass']:>5}")
+        print(
+            f"  {cls:<26} {sum(row.values()):>4} {row['block']:>6} {row['approve']:>8} {row['pass']:>5}"  # noqa: E501
+        )
     print(f"  dangerous calls that would run with no block and no approval: {len(unattended)}")
     for item in unattended:
         print(f"    MISS [{class_of(item)}] {describe(item)}")
-    print(f"  benign blocked: {len(blocked)}   benign sent to approval: {len(asked)}"
-          f"   (of which debatable: {debatable_hits})")
+    print(
+        f"  benign blocked: {len(blocked)}   benign sent to approval: {len(asked)}"
+        f"   (of which debatable: {debatable_hits})"
+    )
     for label, hits in (("BLOCKED", blocked), ("ASKED", asked)):
         for item, verdict in hits:
             reason = getattr(verdict, "reason", "")
             mark = " (debatable)" if item.get("debatable") else ""
             print(f"    {label}{mark} {describe(item)}\n            {reason[:160]}")
     if mentions:
-        print(f"  quoted mentions: {mentions.count('block')} blocked, {mentions.count('approve')} "
-              f"asked, of {len(mentions)}")
+        print(
+            f"  quoted mentions: {mentions.count('block')} blocked, {mentions.count('approve')} "
+            f"asked, of {len(mentions)}"
+        )
     return {
         "dangerous": len(corpus["dangerous"]),
         "dangerous_unattended": len(unattended),
@@ -385,7 +391,9 @@ def evaluate_pii(runtime: Runtime, name: str, corpus: dict[str, Any]) -> dict[st
     """PII/secret strings missed (in parameters or results) and false masks."""
     missed, false_masks, per_kind = [], [], {}
     strings = [(item, True) for item in corpus["pii"] if item.get("kinds", item.get("pii_kinds"))]
-    clean = [(item, False) for item in corpus["pii"] if not item.get("kinds", item.get("pii_kinds"))]
+    clean = [
+        (item, False) for item in corpus["pii"] if not item.get("kinds", item.get("pii_kinds"))
+    ]
     clean += [(item, False) for item in corpus.get("not_pii", [])]
     for item, has_pii in strings + clean:
         if item.get("debatable"):
@@ -400,12 +408,12 @@ def evaluate_pii(runtime: Runtime, name: str, corpus: dict[str, Any]) -> dict[st
             gone = (
                 all(v not in as_param and v not in as_result for v in values)
                 if values
-                else as_param != text and as_result != text
+                else text not in (as_param, as_result)
             )
             if not gone:
                 row[1] += 1
                 missed.append((kind, text, as_result))
-        elif as_param != text or as_result != text:
+        elif {as_param, as_result} != {text}:  # changed as a parameter or a result
             false_masks.append((text, as_result if as_result != text else as_param))
     with_pii, without = len(strings), len(clean)
     print(f"\n== {name}: {with_pii} strings with personal data or secrets, {without} without")
@@ -415,8 +423,12 @@ def evaluate_pii(runtime: Runtime, name: str, corpus: dict[str, Any]) -> dict[st
         print(f"    MISSED [{kind}] {text[:90]!r} -> {out[:90]!r}")
     for text, out in false_masks:
         print(f"    FALSE MASK {text[:90]!r} -> {out[:90]!r}")
-    return {"pii": with_pii, "pii_missed": len(missed), "not_pii": without,
-            "false_masks": len(false_masks)}
+    return {
+        "pii": with_pii,
+        "pii_missed": len(missed),
+        "not_pii": without,
+        "false_masks": len(false_masks),
+    }
 
 
 def adversarial(runtime: Runtime) -> dict[str, float]:
@@ -425,13 +437,25 @@ def adversarial(runtime: Runtime) -> dict[str, float]:
     for _ in range(30):
         nested = {"a": [nested]}
     cases = {
-        "1 MB parameter": {"tool": "fs_write", "params": {"path": "a.txt", "text": "lorem ipsum " * 87_382}},
+        "1 MB parameter": {
+            "tool": "fs_write",
+            "params": {"path": "a.txt", "text": "lorem ipsum " * 87_382},
+        },
         "1 MB command": {"tool": "exec_run", "params": {"command": "echo " + "a " * 524_286}},
         "nested JSON (30 levels)": {"tool": "exec_run", "params": {"options": nested}},
         "nested JSON (5000 levels)": {"tool": "exec_run", "params": _deep(5000)},
-        "10,000-word command": {"tool": "exec_run", "params": {"command": " ".join(f"w{i}" for i in range(10_000))}},
-        "10,000-word pipeline": {"tool": "exec_run", "params": {"command": " | ".join(["cat"] * 10_000)}},
-        "10,000 nested $(...)": {"tool": "exec_run", "params": {"command": "$(" * 2000 + "ls" + ")" * 2000}},
+        "10,000-word command": {
+            "tool": "exec_run",
+            "params": {"command": " ".join(f"w{i}" for i in range(10_000))},
+        },
+        "10,000-word pipeline": {
+            "tool": "exec_run",
+            "params": {"command": " | ".join(["cat"] * 10_000)},
+        },
+        "10,000 nested $(...)": {
+            "tool": "exec_run",
+            "params": {"command": "$(" * 2000 + "ls" + ")" * 2000},
+        },
         "1 MB of digits": {"tool": "fs_write", "params": {"path": "a", "text": "4111 " * 209_715}},
     }
     out: dict[str, float] = {}
@@ -464,8 +488,18 @@ def main() -> None:
         floor = runtime_with(Path(tmp) / "b", "noop-filter", NoopFilter())
         figures: dict[str, Any] = {}
         totals = dict.fromkeys(
-            ("dangerous", "dangerous_unattended", "benign", "benign_blocked", "benign_approve",
-             "pii", "pii_missed", "not_pii", "false_masks"), 0
+            (
+                "dangerous",
+                "dangerous_unattended",
+                "benign",
+                "benign_blocked",
+                "benign_approve",
+                "pii",
+                "pii_missed",
+                "not_pii",
+                "false_masks",
+            ),
+            0,
         )
         classes: dict[str, dict[str, int]] = {}
         for name in CORPORA:
@@ -482,7 +516,9 @@ def main() -> None:
         print("\n== per class, all corpora")
         print(f"  {'dangerous class':<26} {'n':>4} {'block':>6} {'approve':>8} {'pass':>5}")
         for cls, row in sorted(classes.items()):
-            print(f"  {cls:<26} {sum(row.values()):>4} {row['block']:>6} {row['approve']:>8} {row['pass']:>5}")
+            print(
+                f"  {cls:<26} {sum(row.values()):>4} {row['block']:>6} {row['approve']:>8} {row['pass']:>5}"  # noqa: E501
+            )
         rates = {
             "benign_blocked_rate": round(totals["benign_blocked"] / max(totals["benign"], 1), 4),
             "benign_approve_rate": round(totals["benign_approve"] / max(totals["benign"], 1), 4),

@@ -283,5 +283,7 @@ def _filter_stage(plugin: str, verdict: object) -> StageRecord:
     if isinstance(verdict, Observe):
         return StageRecord("SecurityFilter", "observe", plugin, verdict.message)
     if isinstance(verdict, AskApproval):
-        return StageRecord("SecurityFilter", "ask", plugin, f"{verdict.reason} (rule {verdict.rule})")
+        return StageRecord(
+            "SecurityFilter", "ask", plugin, f"{verdict.reason} (rule {verdict.rule})"
+        )
     return _plain_record("SecurityFilter", type(verdict).__name__.lower(), plugin)

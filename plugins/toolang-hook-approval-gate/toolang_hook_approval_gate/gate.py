@@ -45,7 +45,9 @@ def mask(params: Mapping[str, Any]) -> dict[str, Any]:
     return masked
 
 
-def prompt_for(agent: str, tool: str, params: dict[str, Any], verdict: Verdict | None = None) -> str:
+def prompt_for(
+    agent: str, tool: str, params: dict[str, Any], verdict: Verdict | None = None
+) -> str:
     shown = canonical_params(params)
     if len(shown) > PROMPT_CHARS:
         shown = shown[: PROMPT_CHARS - 1] + "…"

@@ -180,7 +180,9 @@ def test_a_program_next_to_its_arguments_is_checked_as_one_command(default_filte
 
 @pytest.mark.parametrize("command", MORE_DANGEROUS)
 def test_variants_of_the_families_are_blocked_too(default_filter, command):
-    assert isinstance(default_filter.call({"code": command}, tool="sandbox_run"), Block | AskApproval)
+    assert isinstance(
+        default_filter.call({"code": command}, tool="sandbox_run"), Block | AskApproval
+    )
 
 
 @pytest.mark.parametrize("command", BENIGN)

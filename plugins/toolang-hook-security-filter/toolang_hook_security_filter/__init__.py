@@ -14,6 +14,7 @@ from toolang_core import hookimpl
 
 if TYPE_CHECKING:
     from toolang_core import (
+        AskApproval,
         Block,
         Modify,
         Observe,
@@ -38,7 +39,7 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 @hookimpl
 def toolang_filter_tool_call(
     call: ToolCall, ctx: ToolCallContext
-) -> Block | Modify | Observe | None:
+) -> Block | Modify | Observe | AskApproval | None:
     return policy_of(ctx).check_call(call)
 
 

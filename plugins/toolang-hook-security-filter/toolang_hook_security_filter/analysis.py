@@ -17,15 +17,35 @@ from typing import TYPE_CHECKING, Final
 from toolang_hook_security_filter.verdicts import Finding, worst
 
 if TYPE_CHECKING:
-    from toolang_hook_security_filter.shell import Cmd, Script
+    from toolang_hook_security_filter.shell import Cmd
 
 COMMAND_KEYS: Final = frozenset(
-    "command cmd commands shell script bash sh run exec args argv line cmdline command_line "
-    "shell_command program".split()
+    [
+        "command",
+        "cmd",
+        "commands",
+        "shell",
+        "script",
+        "bash",
+        "sh",
+        "run",
+        "exec",
+        "args",
+        "argv",
+        "line",
+        "cmdline",
+        "command_line",
+        "shell_command",
+        "program",
+    ]
 )
-CODE_KEYS: Final = frozenset("code source script program snippet expression expr".split())
-SQL_KEYS: Final = frozenset("sql statement statements sql_query".split())
-_SHELL_TOOL: Final = re.compile(r"exec|shell|bash|terminal|command|run_cmd|ssh|^sh$|^cmd|console", re.I)
+CODE_KEYS: Final = frozenset(
+    ["code", "source", "script", "program", "snippet", "expression", "expr"]
+)
+SQL_KEYS: Final = frozenset(["sql", "statement", "statements", "sql_query"])
+_SHELL_TOOL: Final = re.compile(
+    r"exec|shell|bash|terminal|command|run_cmd|ssh|^sh$|^cmd|console", re.I
+)
 _LANG_TOOL: Final = (
     (re.compile(r"powershell|pwsh", re.I), "powershell"),
     (re.compile(r"python|ipython|jupyter", re.I), "python"),
@@ -46,7 +66,9 @@ def kinds_for(tool: str, key: str) -> tuple[str, ...]:
     lang = next((lang for regex, lang in _LANG_TOOL if regex.search(tool)), None)
     if lang is not None and (key in CODE_KEYS or key in COMMAND_KEYS):
         kinds.append(f"code:{lang}")
-    elif key in SQL_KEYS or (_SQL_TOOL.search(tool) and key in COMMAND_KEYS | CODE_KEYS | {"query"}):
+    elif key in SQL_KEYS or (
+        _SQL_TOOL.search(tool) and key in COMMAND_KEYS | CODE_KEYS | {"query"}
+    ):
         kinds.append("sql")
     elif _NOSQL_TOOL.search(tool):
         kinds.append("nosql")
@@ -59,7 +81,9 @@ def _key(where: str) -> str:
     return re.sub(r"\[\d+\]|\s*\(.*\)$", "", where).rsplit(".", 1)[-1]
 
 
-_PYTHON: Final = re.compile(r"\s*(import \w|from [\w.]+ import |def \w+\(|print\(|exec\(|__import__\()")
+_PYTHON: Final = re.compile(
+    r"\s*(import \w|from [\w.]+ import |def \w+\(|print\(|exec\(|__import__\()"
+)
 _PROSE_END: Final = re.compile(r"[.!?]\s*$")
 _FIRST_WORD: Final = re.compile(r"\s*(?:sudo\s+|env\s+|nohup\s+|exec\s+)*([\w./\\:-]+)")
 
@@ -97,7 +121,13 @@ def _known_programs() -> frozenset[str]:
     from toolang_hook_security_filter import cloud, commands, programs
 
     return frozenset(
-        {*programs.PROGRAMS, *commands.SHELLS, *commands.INTERPRETERS, *cloud.PROGRAMS, *DATA_PROGRAMS}
+        {
+            *programs.PROGRAMS,
+            *commands.SHELLS,
+            *commands.INTERPRETERS,
+            *cloud.PROGRAMS,
+            *DATA_PROGRAMS,
+        }
     )
 
 
@@ -128,9 +158,47 @@ def _judge(kinds: tuple[str, ...], text: str) -> Finding | None:
 
 
 DATA_PROGRAMS: Final = frozenset(
-    "echo printf grep egrep fgrep rg ag ack cat less more head tail wc sort uniq jq yq "
-    "diff cmp file stat ls man tldr apropos whatis type which base64 xxd rev tr cut fold "
-    "od hexdump column nl".split()
+    [
+        "echo",
+        "printf",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "ag",
+        "ack",
+        "cat",
+        "less",
+        "more",
+        "head",
+        "tail",
+        "wc",
+        "sort",
+        "uniq",
+        "jq",
+        "yq",
+        "diff",
+        "cmp",
+        "file",
+        "stat",
+        "ls",
+        "man",
+        "tldr",
+        "apropos",
+        "whatis",
+        "type",
+        "which",
+        "base64",
+        "xxd",
+        "rev",
+        "tr",
+        "cut",
+        "fold",
+        "od",
+        "hexdump",
+        "column",
+        "nl",
+    ]
 )
 """Programs whose words are data, not commands: ``grep 'rm -rf /' docs/`` runs nothing."""
 
@@ -157,8 +225,10 @@ def _rendered(text: str) -> str:
     consumer = {id(c.stdin_from): c for c in script.commands if c.stdin_from is not None}
     for cmd, argv in zip(reversed(script.commands), reversed(argvs), strict=True):
         after = consumer.get(id(cmd))
-        data_only[id(cmd)] = bool(argv) and program_name(argv[0]) in DATA_PROGRAMS and (
-            after is None or data_only.get(id(after), False)
+        data_only[id(cmd)] = (
+            bool(argv)
+            and program_name(argv[0]) in DATA_PROGRAMS
+            and (after is None or data_only.get(id(after), False))
         )
     lines: list[str] = []
     previous: Cmd | None = None

@@ -12,10 +12,28 @@ from typing import Final
 from toolang_hook_security_filter.verdicts import Finding, approve
 
 _KUBE_WIDE: Final = frozenset(
-    "namespace namespaces ns node nodes pv pvc persistentvolume persistentvolumeclaim crd "
-    "crds customresourcedefinition clusterrole clusterrolebinding all storageclass".split()
+    [
+        "namespace",
+        "namespaces",
+        "ns",
+        "node",
+        "nodes",
+        "pv",
+        "pvc",
+        "persistentvolume",
+        "persistentvolumeclaim",
+        "crd",
+        "crds",
+        "customresourcedefinition",
+        "clusterrole",
+        "clusterrolebinding",
+        "all",
+        "storageclass",
+    ]
 )
-_DESTROY_VERBS: Final = re.compile(r"^(delete|destroy|terminate|remove|rb|purge|deregister|drop)([-_:].*)?$")
+_DESTROY_VERBS: Final = re.compile(
+    r"^(delete|destroy|terminate|remove|rb|purge|deregister|drop)([-_:].*)?$"
+)
 SQL_CLIENTS: Final = {
     "psql": ("-c", "--command"), "mysql": ("-e", "--execute"), "mariadb": ("-e", "--execute"),
     "sqlite3": (), "clickhouse-client": ("-q", "--query"), "cockroach": ("-e", "--execute"),
@@ -24,11 +42,68 @@ SQL_CLIENTS: Final = {
 
 
 PROGRAMS: Final = frozenset(
-    "terraform tofu terragrunt pulumi cdk serverless sls kubectl oc k3s helm aws awslocal "
-    "gcloud az doctl eksctl linode-cli hcloud scw ibmcloud oci gsutil heroku flyctl fly "
-    "vercel netlify railway gh docker podman dropdb dropuser mysqladmin redis-cli valkey-cli "
-    "keydb-cli mongo mongosh psql mysql mariadb sqlite3 clickhouse-client cockroach sqlcmd "
-    "duckdb git ssh scp curl wget nc ncat socat dig nslookup host ping".split()
+    [
+        "terraform",
+        "tofu",
+        "terragrunt",
+        "pulumi",
+        "cdk",
+        "serverless",
+        "sls",
+        "kubectl",
+        "oc",
+        "k3s",
+        "helm",
+        "aws",
+        "awslocal",
+        "gcloud",
+        "az",
+        "doctl",
+        "eksctl",
+        "linode-cli",
+        "hcloud",
+        "scw",
+        "ibmcloud",
+        "oci",
+        "gsutil",
+        "heroku",
+        "flyctl",
+        "fly",
+        "vercel",
+        "netlify",
+        "railway",
+        "gh",
+        "docker",
+        "podman",
+        "dropdb",
+        "dropuser",
+        "mysqladmin",
+        "redis-cli",
+        "valkey-cli",
+        "keydb-cli",
+        "mongo",
+        "mongosh",
+        "psql",
+        "mysql",
+        "mariadb",
+        "sqlite3",
+        "clickhouse-client",
+        "cockroach",
+        "sqlcmd",
+        "duckdb",
+        "git",
+        "ssh",
+        "scp",
+        "curl",
+        "wget",
+        "nc",
+        "ncat",
+        "socat",
+        "dig",
+        "nslookup",
+        "host",
+        "ping",
+    ]
 )
 """Programs this module or the shell rules know: a string starting with one is a command."""
 
@@ -37,12 +112,15 @@ def _words(args: list[str]) -> list[str]:
     return [a for a in args if not a.startswith("-")]
 
 
-def judge(prog: str, args: list[str]) -> Finding | None:
+def judge(prog: str, args: list[str]) -> Finding | None:  # noqa: PLR0912
     words = _words(args)
     if prog in ("terraform", "tofu", "terragrunt", "pulumi", "cdk", "serverless", "sls"):
         verb = words[0] if words else ""
-        if verb == "destroy" or (verb == "apply" and "-destroy" in args) or verb == "remove" or (
-            verb == "run-all" and "destroy" in words
+        if (
+            verb == "destroy"
+            or (verb == "apply" and "-destroy" in args)
+            or verb == "remove"
+            or (verb == "run-all" and "destroy" in words)
         ):
             return approve("cloud-teardown", f"{prog} destroys the infrastructure it manages")
         return None
@@ -52,12 +130,24 @@ def judge(prog: str, args: list[str]) -> Finding | None:
         return approve("cloud-teardown", "uninstalls a Helm release")
     if prog in ("aws", "awslocal"):
         return _aws(words, args)
-    if prog in ("gcloud", "az", "doctl", "eksctl", "linode-cli", "hcloud", "scw", "ibmcloud", "oci"):
+    if prog in (
+        "gcloud",
+        "az",
+        "doctl",
+        "eksctl",
+        "linode-cli",
+        "hcloud",
+        "scw",
+        "ibmcloud",
+        "oci",
+    ):
         if any(_DESTROY_VERBS.match(w) for w in words):
             return approve("cloud-teardown", f"{prog} deletes cloud resources")
         return None
     if prog == "gsutil":
-        if words[:1] == ["rb"] or (words[:1] == ["rm"] and any(a in ("-r", "-R", "-rf") for a in args)):
+        if words[:1] == ["rb"] or (
+            words[:1] == ["rm"] and any(a in ("-r", "-R", "-rf") for a in args)
+        ):
             return approve("cloud-teardown", "deletes a bucket or its whole contents")
         return None
     if prog in ("heroku", "flyctl", "fly", "vercel", "netlify", "railway"):
@@ -96,7 +186,9 @@ def _kubectl(words: list[str], args: list[str]) -> Finding | None:
     if verb == "delete":
         kinds = {k.split("/")[0].split(".")[0] for w in words[1:2] for k in w.split(",")}
         if kinds & _KUBE_WIDE or every:
-            return approve("cloud-teardown", f"deletes cluster-wide resources ({', '.join(sorted(kinds))})")
+            return approve(
+                "cloud-teardown", f"deletes cluster-wide resources ({', '.join(sorted(kinds))})"
+            )
         return None
     if verb in ("drain", "cordon") and verb == "drain":
         return approve("cloud-teardown", "drains a node")
@@ -119,7 +211,9 @@ def _aws(words: list[str], args: list[str]) -> Finding | None:
         if verb == "rb" or (verb == "rm" and "--recursive" in args):
             return approve("cloud-teardown", "deletes an S3 bucket or its whole contents")
         return None
-    if _DESTROY_VERBS.match(verb) or verb.startswith(("delete-", "terminate-", "remove-", "deregister-")):
+    if _DESTROY_VERBS.match(verb) or verb.startswith(
+        ("delete-", "terminate-", "remove-", "deregister-")
+    ):
         return approve("cloud-teardown", f"aws {service} {verb}")
     return None
 

@@ -21,12 +21,28 @@ from toolang_hook_security_filter.paths import classify
 from toolang_hook_security_filter.verdicts import Finding, approve, block
 
 _RUNNERS: Final = frozenset(
-    "os.system os.popen os.execl os.execlp os.execv os.execvp os.spawnl os.spawnlp pty.spawn "
-    "subprocess.run subprocess.call subprocess.check_call subprocess.check_output "
-    "subprocess.Popen subprocess.getoutput subprocess.getstatusoutput commands.getoutput".split()
+    [
+        "os.system",
+        "os.popen",
+        "os.execl",
+        "os.execlp",
+        "os.execv",
+        "os.execvp",
+        "os.spawnl",
+        "os.spawnlp",
+        "pty.spawn",
+        "subprocess.run",
+        "subprocess.call",
+        "subprocess.check_call",
+        "subprocess.check_output",
+        "subprocess.Popen",
+        "subprocess.getoutput",
+        "subprocess.getstatusoutput",
+        "commands.getoutput",
+    ]
 )
 _TREE_DELETERS: Final = frozenset(
-    "shutil.rmtree os.removedirs os.remove os.unlink os.rmdir pathlib.Path.unlink".split()
+    ["shutil.rmtree", "os.removedirs", "os.remove", "os.unlink", "os.rmdir", "pathlib.Path.unlink"]
 )
 _NETWORK: Final = re.compile(
     r"\b(requests\.(post|put|patch)|urlopen|http\.client|smtplib|ftplib|socket\.|gethostbyname|"
@@ -35,16 +51,21 @@ _NETWORK: Final = re.compile(
 _LITERAL: Final = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|`([^`]*)`", re.S)
 _TREE_CALL: Final = re.compile(
     r"(rmSync|rmdirSync|rm_rf|rm_r|rmtree|remove_tree|Remove-Item|\brd\b|\bdel\b|rimraf|"
-    r"fs\.rm\b|FileUtils\.rm|unlink)", re.I
+    r"fs\.rm\b|FileUtils\.rm|unlink)",
+    re.I,
 )
 _HOME_CALL: Final = re.compile(
-    r"homedir\(\)|Dir\.home|ENV\[.HOME.\]|(\$env:USERPROFILE|\$HOME)(?![\\/\w])|getenv\(.HOME.\)", re.I
+    r"homedir\(\)|Dir\.home|ENV\[.HOME.\]|(\$env:USERPROFILE|\$HOME)(?![\\/\w])|getenv\(.HOME.\)",
+    re.I,
 )
 _SOCKET: Final = re.compile(
-    r"TCPSocket|fsockopen|Net\.Sockets\.TCPClient|socket\(S,|IO::Socket|net\.connect|new net\.Socket|"
-    r"stream_socket_client", re.I
+    r"TCPSocket|fsockopen|Net\.Sockets\.TCPClient|socket\(S,|IO::Socket|net\.connect|new net\.Socket|"  # noqa: E501
+    r"stream_socket_client",
+    re.I,
 )
-_SPAWN: Final = re.compile(r"exec|spawn|system|/bin/(ba)?sh|cmd\.exe|GetStream|popen|proc_open", re.I)
+_SPAWN: Final = re.compile(
+    r"exec|spawn|system|/bin/(ba)?sh|cmd\.exe|GetStream|popen|proc_open", re.I
+)
 
 
 def judge_code(lang: str, code: str, depth: int = 0) -> list[Finding]:
@@ -81,14 +102,17 @@ class _Python:
         self.depth = depth
         self.found: list[Finding] = []
 
-    def judge(self, tree: ast.AST) -> list[Finding]:
+    def judge(self, tree: ast.AST) -> list[Finding]:  # noqa: PLR0912
         reads_secret = False
         connects = dups = False
         walks_root = removes = False
         for node in ast.walk(tree):
-            if isinstance(node, ast.While | ast.For):
-                if any(self.name(c.func).endswith("fork") for c in ast.walk(node) if isinstance(c, ast.Call)):
-                    self.found.append(block("fork-bomb", "forks in a loop"))
+            if isinstance(node, ast.While | ast.For) and any(
+                self.name(c.func).endswith("fork")
+                for c in ast.walk(node)
+                if isinstance(c, ast.Call)
+            ):
+                self.found.append(block("fork-bomb", "forks in a loop"))
             if not isinstance(node, ast.Call):
                 continue
             name = self.name(node.func)
@@ -99,19 +123,28 @@ class _Python:
             elif name in _TREE_DELETERS:
                 removes = True
                 found = _path_finding(first, "deletes") if first is not None else None
-                if found is not None and (name == "shutil.rmtree" or found.risk == "approve" or first in ("/", "~")):
+                if found is not None and (
+                    name == "shutil.rmtree" or found.risk == "approve" or first in ("/", "~")
+                ):
                     self.found.append(found)
             elif name in ("exec", "eval", "compile") and node.args:
                 if first is not None:
                     self.found.extend(judge_code("python", first, self.depth + 1))
                 elif re.search(r"urlopen|requests\.get|urllib", ast.unparse(node.args[0])):
                     self.found.append(block("download-exec", "runs code fetched from the network"))
-            elif name in ("os.walk", "os.scandir", "glob.glob", "pathlib.Path.rglob") and first is not None:
+            elif (
+                name in ("os.walk", "os.scandir", "glob.glob", "pathlib.Path.rglob")
+                and first is not None
+            ):
                 walks_root = walks_root or classify(first) in ("root", "home", "system")
             elif name in ("open", "pathlib.Path.read_text", "io.open") and first is not None:
                 reads_secret = reads_secret or classify(first) in ("credential", "system")
                 mode = args[1] if len(args) > 1 else None
-                if mode and ("w" in mode or "a" in mode) and classify(first) in ("device", "system", "credential"):
+                if (
+                    mode
+                    and ("w" in mode or "a" in mode)
+                    and classify(first) in ("device", "system", "credential")
+                ):
                     self.found.append(block("fs-wipe", f"overwrites {first}"))
             elif name.endswith(".connect") or name == "socket.create_connection":
                 connects = True
@@ -128,10 +161,16 @@ class _Python:
     def name(self, func: ast.expr) -> str:
         """The dotted name a call resolves to (``__import__('os').system`` → ``os.system``)."""
         if isinstance(func, ast.Name):
-            return {"rmtree": "shutil.rmtree", "system": "os.system", "run": "subprocess.run"}.get(func.id, func.id)
+            return {"rmtree": "shutil.rmtree", "system": "os.system", "run": "subprocess.run"}.get(
+                func.id, func.id
+            )
         if isinstance(func, ast.Attribute):
             base = func.value
-            if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "__import__":
+            if (
+                isinstance(base, ast.Call)
+                and isinstance(base.func, ast.Name)
+                and base.func.id == "__import__"
+            ):
                 module = self.value(base.args[0]) if base.args else None
                 return f"{module}.{func.attr}"
             if isinstance(base, ast.Call):  # Path(x).unlink(), Path.home().rglob()
@@ -144,7 +183,7 @@ class _Python:
             return f"{prefix}.{func.attr}" if prefix else func.attr
         return ""
 
-    def value(self, node: ast.expr, depth: int = 0) -> str | None:
+    def value(self, node: ast.expr, depth: int = 0) -> str | None:  # noqa: PLR0912
         """The string ``node`` evaluates to, when that is static."""
         if depth > 8:
             return None
@@ -156,17 +195,30 @@ class _Python:
             return None
         if isinstance(node, ast.List | ast.Tuple):
             parts = [self.value(e, depth + 1) for e in node.elts]
-            return " ".join(p for p in parts if p is not None) if all(p is not None for p in parts) else None
+            return (
+                " ".join(p for p in parts if p is not None)
+                if all(p is not None for p in parts)
+                else None
+            )
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             left, right = self.value(node.left, depth + 1), self.value(node.right, depth + 1)
             return left + right if left is not None and right is not None else None
         if isinstance(node, ast.JoinedStr):
-            parts = [self.value(v, depth + 1) if not isinstance(v, ast.FormattedValue) else None for v in node.values]
-            return "".join(p for p in parts if p is not None) if all(p is not None for p in parts) else None
+            parts = [
+                self.value(v, depth + 1) if not isinstance(v, ast.FormattedValue) else None
+                for v in node.values
+            ]
+            return (
+                "".join(p for p in parts if p is not None)
+                if all(p is not None for p in parts)
+                else None
+            )
         if isinstance(node, ast.Call):
             name = self.name(node.func)
             arg = self.value(node.args[0], depth + 1) if node.args else None
-            if name.endswith(("Path.home", "expanduser", "home")) and (arg is None or arg.startswith("~")):
+            if name.endswith(("Path.home", "expanduser", "home")) and (
+                arg is None or arg.startswith("~")
+            ):
                 return "~" if arg is None else arg
             if name.endswith("getenv") and arg == "HOME":
                 return "~"
@@ -182,10 +234,16 @@ class _Python:
             if name.endswith(("b64decode", "decodebytes", "b32decode")) and arg is not None:
                 try:
                     decode = base64.b32decode if "b32" in name else base64.b64decode
-                    return decode(arg + "=" * (-len(arg) % 4 if "b32" not in name else 0)).decode("utf-8", "replace")
+                    return decode(arg + "=" * (-len(arg) % 4 if "b32" not in name else 0)).decode(
+                        "utf-8", "replace"
+                    )
                 except (binascii.Error, ValueError):
                     return None
-            if name == "chr" and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, int):
+            if (
+                name == "chr"
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, int)
+            ):
                 return chr(node.args[0].value) if 0 <= node.args[0].value < 0x110000 else None
             if isinstance(node.func, ast.Attribute) and node.func.attr == "join" and node.args:
                 sep = self.value(node.func.value, depth + 1)
@@ -209,7 +267,7 @@ def _decoded(literal: str) -> str | None:
     return None
 
 
-def _generic(code: str, depth: int, lang: str) -> list[Finding]:
+def _generic(code: str, depth: int, lang: str) -> list[Finding]:  # noqa: PLR0912
     found: list[Finding] = []
     literals = [next(g for g in m.groups() if g is not None) for m in _LITERAL.finditer(code)]
     for literal in literals[:64]:
@@ -224,7 +282,9 @@ def _generic(code: str, depth: int, lang: str) -> list[Finding]:
         bare = re.findall(r"(?:-Path\s+|\s)([A-Za-z]:\\\S*|/)(?=\s|$|\))", code)
         for target in targets + bare:
             finding = _path_finding(target, "deletes")
-            if finding is not None and (recursive or finding.rule != "fs-wipe" or target in ("/", "~")):
+            if finding is not None and (
+                recursive or finding.rule != "fs-wipe" or target in ("/", "~")
+            ):
                 found.append(finding)
                 break
         if re.search(r"Get-ChildItem\s+[A-Za-z]:\\?\s.*-Recurse.*\|\s*Remove-Item", code, re.I):
@@ -235,7 +295,9 @@ def _generic(code: str, depth: int, lang: str) -> list[Finding]:
         r"start-process\s+(powershell|pwsh)|\$PSCommandPath|\$MyInvocation", code, re.I
     ):
         found.append(block("fork-bomb", "starts copies of itself in an endless loop"))
-    if re.search(r"fork\s+while|while\s*\(?\s*(1|true)\s*\)?\s*\{?\s*fork|fork\s*\(\s*\)\s*while", code, re.I):
+    if re.search(
+        r"fork\s+while|while\s*\(?\s*(1|true)\s*\)?\s*\{?\s*fork|fork\s*\(\s*\)\s*while", code, re.I
+    ):
         found.append(block("fork-bomb", "forks in an endless loop"))
     if re.search(r"\b(IEX|Invoke-Expression)\b", code, re.I) and re.search(
         r"DownloadString|Invoke-WebRequest|\biwr\b|Net\.WebClient|curl|wget", code, re.I
@@ -249,7 +311,11 @@ def _generic(code: str, depth: int, lang: str) -> list[Finding]:
         found.append(approve("security-off", "turns Windows Defender protection off"))
     if re.search(r"Set-NetFirewallProfile\b.*-Enabled\s+\$?false", code, re.I):
         found.append(approve("security-off", "turns the Windows firewall off"))
-    if re.search(r"\b(Stop-Computer|Restart-Computer)\b|Get-Process\s*\|\s*Stop-Process|Get-ScheduledTask\s*\|\s*Unregister", code, re.I):
+    if re.search(
+        r"\b(Stop-Computer|Restart-Computer)\b|Get-Process\s*\|\s*Stop-Process|Get-ScheduledTask\s*\|\s*Unregister",
+        code,
+        re.I,
+    ):
         found.append(approve("system-halt", "stops the computer, its processes or its tasks"))
     if re.search(r"-InFile\s+\S*(\.ssh|\.aws|credentials|id_rsa|\.kube)", code, re.I):
         found.append(block("credential-exfil", "uploads credentials"))
@@ -257,16 +323,24 @@ def _generic(code: str, depth: int, lang: str) -> list[Finding]:
         r"Start-Process|&\s*\$", code, re.I
     ):
         found.append(block("download-exec", "downloads a program and starts it"))
-    if lang == "js" and re.search(r"https?'?\)?\.get\(|fetch\(", code) and re.search(
-        r"\beval\(|new Function|vm\.run", code
+    if (
+        lang == "js"
+        and re.search(r"https?'?\)?\.get\(|fetch\(", code)
+        and re.search(r"\beval\(|new Function|vm\.run", code)
     ):
         found.append(block("download-exec", "evaluates code fetched from the network"))
     if (
         lang == "js"
         and re.search(r"fetch\(|https?'?\)?\.request|net'?\)?\.connect", code)
-        and re.search(r"readFileSync\(.*(\.ssh|\.aws|credentials)|(body|data)\s*:\s*[^,}]*process\.env", code)
+        and re.search(
+            r"readFileSync\(.*(\.ssh|\.aws|credentials)|(body|data)\s*:\s*[^,}]*process\.env", code
+        )
     ):
         found.append(block("credential-exfil", "reads secrets and sends them out"))
-    if lang == "ruby" and re.search(r"\beval\b", code) and re.search(r"open-uri|URI\.open|Net::HTTP", code):
+    if (
+        lang == "ruby"
+        and re.search(r"\beval\b", code)
+        and re.search(r"open-uri|URI\.open|Net::HTTP", code)
+    ):
         found.append(block("download-exec", "evaluates code fetched from the network"))
     return found

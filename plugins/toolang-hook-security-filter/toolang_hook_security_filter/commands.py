@@ -13,7 +13,6 @@ import re
 from typing import Final
 
 from toolang_hook_security_filter import cloud, programs
-from toolang_hook_security_filter.paths import classify
 from toolang_hook_security_filter.shell import (
     MAX_DEPTH,
     Cmd,
@@ -39,7 +38,7 @@ INLINE_FLAGS: Final = {
 }  # fmt: skip
 DOWNLOADERS: Final = frozenset({"curl", "wget", "fetch", "aria2c", "iwr", "invoke-webrequest"})
 _WRAPPER_OPTS: Final = {
-    "sudo": frozenset("-u -g -h -p -c -r -t -C -D -U -T".split()),
+    "sudo": frozenset(["-u", "-g", "-h", "-p", "-c", "-r", "-t", "-C", "-D", "-U", "-T"]),
     "doas": frozenset(["-u", "-C"]),
     "nice": frozenset(["-n"]),
     "ionice": frozenset(["-c", "-n", "-p"]),
@@ -51,8 +50,12 @@ _WRAPPER_OPTS: Final = {
 _PLAIN_WRAPPERS: Final = frozenset(
     {"nohup", "time", "command", "builtin", "exec", "setsid", "nocorrect", "noglob", "unbuffer"}
 )
-_DECODERS: Final = frozenset({"base64", "xxd", "rev", "openssl", "gzip", "zcat", "gunzip", "uudecode"})
-_XARGS_OPTS: Final = frozenset("-I -i -n -P -L -d -E -s -a --max-args --max-procs".split())
+_DECODERS: Final = frozenset(
+    {"base64", "xxd", "rev", "openssl", "gzip", "zcat", "gunzip", "uudecode"}
+)
+_XARGS_OPTS: Final = frozenset(
+    ["-I", "-i", "-n", "-P", "-L", "-d", "-E", "-s", "-a", "--max-args", "--max-procs"]
+)
 
 
 def judge_shell(text: str, depth: int = 0) -> list[Finding]:
@@ -104,7 +107,7 @@ def judge_command(cmd: Cmd, script: Script, depth: int) -> list[Finding]:
     return found
 
 
-def unwrap(cmd: Cmd, script: Script) -> list[str]:
+def unwrap(cmd: Cmd, script: Script) -> list[str]:  # noqa: PLR0912
     """``cmd``'s argv with wrappers (``sudo``, ``env``, ``xargs`` …) taken off."""
     argv = list(cmd.argv)
     for _ in range(8):
@@ -158,7 +161,9 @@ def _stdin_words(cmd: Cmd) -> list[str]:
     return ["$DYN"]
 
 
-def _nested(prog: str, args: list[str], cmd: Cmd, script: Script, depth: int) -> list[Finding] | None:
+def _nested(  # noqa: PLR0912 (a dispatch: one branch per kind of nesting)
+    prog: str, args: list[str], cmd: Cmd, script: Script, depth: int
+) -> list[Finding] | None:
     """Findings about code ``prog`` runs from its arguments or standard input, or
     ``None`` when ``prog`` runs no nested code."""
     from toolang_hook_security_filter.code import judge_code
@@ -210,7 +215,29 @@ def _shell_script(prog: str, args: list[str]) -> str | None:
                 return " ".join(args[lowered.index(flag) + 1 :])
         return None
     if prog == "ssh":
-        rest = _skip_options(args, frozenset("-p -i -l -o -F -J -L -R -D -b -c -E -m -S -W -w".split()))
+        rest = _skip_options(
+            args,
+            frozenset(
+                [
+                    "-p",
+                    "-i",
+                    "-l",
+                    "-o",
+                    "-F",
+                    "-J",
+                    "-L",
+                    "-R",
+                    "-D",
+                    "-b",
+                    "-c",
+                    "-E",
+                    "-m",
+                    "-S",
+                    "-W",
+                    "-w",
+                ]
+            ),
+        )
         return " ".join(rest[1:]) if len(rest) > 1 else None
     for index, arg in enumerate(args):
         if re.fullmatch(r"-[a-z]*c[a-z]*", arg) and index + 1 < len(args):
@@ -240,10 +267,14 @@ def _from_stdin(cmd: Cmd, script: Script, depth: int, lang: str, args: list[str]
         if out is None:
             return [approve("piped-script", "runs a script whose text is only known at run time")]
         texts.append(out)
-        if any(c.program in ("base64", "xxd", "rev", "openssl", "gzip", "zcat", "tr") for c in upstream):
+        if any(
+            c.program in ("base64", "xxd", "rev", "openssl", "gzip", "zcat", "tr") for c in upstream
+        ):
             found.append(approve("obfuscated-script", "runs a script it decodes first"))
     for text in texts:
-        found.extend(judge_shell(text, depth + 1) if lang == "shell" else judge_code(lang, text, depth + 1))
+        found.extend(
+            judge_shell(text, depth + 1) if lang == "shell" else judge_code(lang, text, depth + 1)
+        )
     return found
 
 
@@ -267,13 +298,17 @@ def _utf16_b64(text: str) -> str | None:
 
 def _fork_bombs(script: Script) -> list[Finding]:
     for cmd in script.commands:
-        if cmd.argv and cmd.argv[0] in ("%0", "$0", "$DYN") and (cmd.background or _feeds(cmd, script)):
+        if (
+            cmd.argv
+            and cmd.argv[0] in ("%0", "$0", "$DYN")
+            and (cmd.background or _feeds(cmd, script))
+        ):
             return [block("fork-bomb", "a script that starts copies of itself (fork bomb)")]
         if cmd.loop and cmd.background and cmd.argv and cmd.argv[0] in ("$0", "$DYN"):
             return [block("fork-bomb", "starts copies of itself in an endless loop")]
-        if cmd.function is not None and cmd.program == cmd.function.lower():
-            if cmd.background or cmd.stdin_from is not None or _feeds(cmd, script):
-                return [block("fork-bomb", "a function that spawns copies of itself (fork bomb)")]
+        spawns = cmd.background or cmd.stdin_from is not None or _feeds(cmd, script)
+        if cmd.function is not None and cmd.program == cmd.function.lower() and spawns:
+            return [block("fork-bomb", "a function that spawns copies of itself (fork bomb)")]
         if cmd.loop and cmd.background and cmd.program in SHELLS:
             return [block("fork-bomb", "starts shells in an endless loop")]
     return []
@@ -291,7 +326,9 @@ def _downloaded_then_run(script: Script) -> list[Finding]:
         prog = cmd.program
         if prog in ("curl", "wget", "tftp", "certutil", "bitsadmin", "aria2c"):
             for index, arg in enumerate(args):
-                if arg in ("-O", "-o", "--output", "--output-document", "-r") and index + 1 < len(args):
+                if arg in ("-O", "-o", "--output", "--output-document", "-r") and index + 1 < len(
+                    args
+                ):
                     fetched.add(args[index + 1].rsplit("/", 1)[-1])
                 elif "://" in arg:
                     fetched.add(arg.rstrip("/").rsplit("/", 1)[-1])
@@ -305,6 +342,10 @@ def _downloaded_then_run(script: Script) -> list[Finding]:
             ops = [a for a in args if not a.startswith("-")]
             target = ops[0] if ops else ""
         name = re.split(r"[\\/]", target)[-1]
-        if name and name in fetched and prog not in ("chmod", "ls", "cat", "file", "sha256sum", "less"):
+        if (
+            name
+            and name in fetched
+            and prog not in ("chmod", "ls", "cat", "file", "sha256sum", "less")
+        ):
             return [block("download-exec", f"runs {name!r}, downloaded just before")]
     return []

@@ -261,7 +261,9 @@ def phone_valid(candidate: str) -> bool:
     return False
 
 
-_PLACEHOLDER: Final = re.compile(r"changeme|example|placeholder|redacted|your[_-]|xxxx|<|\$\{", re.I)
+_PLACEHOLDER: Final = re.compile(
+    r"changeme|example|placeholder|redacted|your[_-]|xxxx|<|\$\{", re.I
+)
 
 
 def _looks_like_a_credential(group: str, value: str) -> bool:

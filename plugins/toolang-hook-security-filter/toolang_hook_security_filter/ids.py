@@ -67,16 +67,27 @@ SHAPES: Final = (
     IdShape("es-dni", r"\d{8}-?[A-Z]", _stdnum("es.dni")),
     IdShape("es-nie", r"[XYZ]-?\d{7}-?[A-Z]", _stdnum("es.nie")),
     IdShape("br-cpf", r"\d{3}\.\d{3}\.\d{3}-\d{2}", _stdnum("br.cpf")),
-    IdShape("it-codicefiscale", r"[A-Z]{6}\d{2}[A-EHLMPRST]\d{2}[A-Z]\d{3}[A-Z]", _stdnum("it.codicefiscale")),
-    IdShape("se-personnummer", r"(?:\d{2})?\d{6}[-+]\d{4}", _stdnum("se.personnummer"), r"person|pnr"),
+    IdShape(
+        "it-codicefiscale",
+        r"[A-Z]{6}\d{2}[A-EHLMPRST]\d{2}[A-Z]\d{3}[A-Z]",
+        _stdnum("it.codicefiscale"),
+    ),
+    IdShape(
+        "se-personnummer", r"(?:\d{2})?\d{6}[-+]\d{4}", _stdnum("se.personnummer"), r"person|pnr"
+    ),
     IdShape("nl-bsn", r"\d{4}\.?\d{2}\.?\d{3}|\d{9}", _stdnum("nl.bsn"), r"bsn|burgerservice|sofi"),
     IdShape("pl-pesel", r"\d{11}", _stdnum("pl.pesel"), r"pesel"),
     IdShape("br-cpf-bare", r"\d{11}", _stdnum("br.cpf"), r"cpf"),
     IdShape("in-aadhaar", r"[2-9]\d{3} ?\d{4} ?\d{4}", _stdnum("in_.aadhaar"), r"aadhaa?r|\buid"),
     IdShape("ca-sin", r"\d{3}[ -]?\d{3}[ -]?\d{3}", _stdnum("ca.sin"), r"\bsin\b|social insurance"),
-    IdShape("fr-nir", r"[12] ?\d{2} ?\d{2} ?\d{2} ?\d{3} ?\d{3} ?\d{2}", _stdnum("fr.nir"), r"nir|s[ée]cu|insee"),
+    IdShape(
+        "fr-nir",
+        r"[12] ?\d{2} ?\d{2} ?\d{2} ?\d{3} ?\d{3} ?\d{2}",
+        _stdnum("fr.nir"),
+        r"nir|s[ée]cu|insee",
+    ),
     IdShape("de-idnr", r"\d{2} ?\d{3} ?\d{3} ?\d{3}", _stdnum("de.idnr"), r"steuer|idnr|tax id"),
-)  # fmt: skip
+)
 
 
 class IdFinder:
@@ -120,7 +131,9 @@ class IdFinder:
     def _later(self, index: int, value: str, text: str, start: int) -> bool:
         for later in range(index + 1, len(SHAPES)):
             shape = SHAPES[later]
-            if re.fullmatch(shape.pattern, value) and self._matches(later, shape, value, text, start):
+            if re.fullmatch(shape.pattern, value) and self._matches(
+                later, shape, value, text, start
+            ):
                 return True
         return False
 

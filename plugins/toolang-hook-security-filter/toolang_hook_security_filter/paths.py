@@ -16,7 +16,25 @@ PathClass = Literal[
 ]
 
 SYSTEM: Final = frozenset(
-    "etc usr bin sbin lib lib32 lib64 libx32 boot var opt sys proc dev run snap root".split()
+    [
+        "etc",
+        "usr",
+        "bin",
+        "sbin",
+        "lib",
+        "lib32",
+        "lib64",
+        "libx32",
+        "boot",
+        "var",
+        "opt",
+        "sys",
+        "proc",
+        "dev",
+        "run",
+        "snap",
+        "root",
+    ]
 )
 DATA: Final = ("/var/lib/", "/srv/", "/data/", "/mnt/", "/media/", "/opt/", "/var/www/")
 DATA_HOME_DIRS: Final = re.compile(r"^/home/[^/]+/(repositories|data|backups?)(/|$)")
@@ -34,7 +52,8 @@ CREDENTIAL: Final = re.compile(
 WINDOWS_ROOT: Final = re.compile(r"^[a-z]:[\\/]?(\*|\*\.\*)?$", re.I)
 # The separators are optional: a POSIX shell parser eats the backslashes of C:\Windows.
 WINDOWS_SYSTEM: Final = re.compile(
-    r"^[a-z]:[\\/]?(windows|program ?files( \(x86\))?|users)([\\/]?system32)?[\\/]?\*?(\.\*)?$", re.I
+    r"^[a-z]:[\\/]?(windows|program ?files( \(x86\))?|users)([\\/]?system32)?[\\/]?\*?(\.\*)?$",
+    re.I,
 )
 WINDOWS_HOME: Final = re.compile(
     r"^(%userprofile%|\$env:userprofile|%homepath%|[a-z]:[\\/]users[\\/][^\\/]+)[\\/]?\*?$", re.I
@@ -56,7 +75,7 @@ def normal(path: str) -> str:
     return path
 
 
-def classify(path: str) -> PathClass:
+def classify(path: str) -> PathClass:  # noqa: PLR0912
     """The class of ``path`` (see the module docstring)."""
     if not path or path.startswith("-"):
         return "local"

@@ -82,7 +82,9 @@ class Hit:
         return f"{self.rule.reason} (rule {self.rule.name}, parameter {self.where!r})"
 
 
-ASKING_PATTERNS: Final = frozenset({"drop-database", "kill-everything", "defences-off", "crontab-wipe"})
+ASKING_PATTERNS: Final = frozenset(
+    {"drop-database", "kill-everything", "defences-off", "crontab-wipe"}
+)
 """Pattern rules for what is sometimes the job (dropping a database, a reboot, a firewall
 flush, replacing the crontab): a match sends the call to a person instead of blocking."""
 
@@ -186,7 +188,7 @@ class Policy:
 
     # -- the two hooks ---------------------------------------------------------------
 
-    def check_call(self, call: ToolCall) -> Block | Modify | Observe | AskApproval | None:
+    def check_call(self, call: ToolCall) -> Block | Modify | Observe | AskApproval | None:  # noqa: PLR0912
         """The verdict on ``call``: block, mask its personal data, warn, or abstain."""
         if self.exempt is not None and self.exempt.match(call.name):
             return None
@@ -225,7 +227,9 @@ class Policy:
                 if raw is None and kinds != ("sql",):  # SQL's parse knows comments and literals
                     raw = self._pattern_hit(rules, text, where, [])
                 if finding is not None and finding.risk == "block":
-                    return Block(f"this call {raw.describe() if raw else _describe(finding, where)}")
+                    return Block(
+                        f"this call {raw.describe() if raw else _describe(finding, where)}"
+                    )
                 if finding is not None and raw is not None and raw.rule.name not in ASKING_PATTERNS:
                     return Block(f"this call {raw.describe()}")
                 if raw is not None:

@@ -34,7 +34,9 @@ PERSISTENCE_FILES: Final = re.compile(
     r"(authorized_keys2?|/etc/sudoers(\.d/.*)?|/etc/passwd|/etc/shadow|/etc/ld\.so\.preload|"
     r"/etc/cron[^/]*/.*|/etc/crontab|/etc/rc\.local|/etc/profile(\.d/.*)?|/etc/systemd/system/.*)$"
 )
-RC_FILES: Final = re.compile(r"(^|/)\.(bashrc|bash_profile|profile|zshrc|zprofile|bash_login|bash_logout)$")
+RC_FILES: Final = re.compile(
+    r"(^|/)\.(bashrc|bash_profile|profile|zshrc|zprofile|bash_login|bash_logout)$"
+)
 LOCAL_HOSTS: Final = re.compile(r"/dev/(tcp|udp)/(localhost|127\.0\.0\.1|::1)/")
 _SYSTEM_LOGS: Final = re.compile(r"/(audit|journal|auth|secure|syslog|messages|wtmp|btmp|lastlog)")
 _RECURSIVE: Final = re.compile(r"^-[a-zA-Z]*[rR][a-zA-Z]*$|^--recursive$")
@@ -77,7 +79,9 @@ def _delete(paths: list[str], recursive: bool, what: str) -> Finding | None:
 
 
 def rm(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
-    recursive = any(_RECURSIVE.match(a) for a in args if not a.startswith("--") or a == "--recursive")
+    recursive = any(
+        _RECURSIVE.match(a) for a in args if not a.startswith("--") or a == "--recursive"
+    )
     return _delete(operands(args), recursive, "deletes")
 
 
@@ -88,7 +92,9 @@ def find(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
             break
         roots.append(arg)
     roots = roots or ["."]
-    selective = any(a in args for a in ("-name", "-iname", "-path", "-regex", "-mtime", "-newer", "-size"))
+    selective = any(
+        a in args for a in ("-name", "-iname", "-path", "-regex", "-mtime", "-newer", "-size")
+    )
     if selective and ("-delete" in args or "-exec" in args):
         found = _delete(roots, True, "deletes files under")
         if found is None or worst(roots) in ("home", "local"):
@@ -117,9 +123,9 @@ def rsync(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     valued = ("--exclude", "--include", "--filter", "-e", "--rsh", "--exclude-from", "--files-from")
     kept = [a for i, a in enumerate(args) if not (i and args[i - 1] in valued)]
     ops = operands(kept)
-    if any(a.startswith("--delete") for a in args) and ops:
-        if classify(ops[-1]) in ("root", "home", "system"):
-            return block("fs-wipe", "mirrors over the root, a home or the system with --delete")
+    deleting = any(a.startswith("--delete") for a in args)
+    if deleting and ops and classify(ops[-1]) in ("root", "home", "system"):
+        return block("fs-wipe", "mirrors over the root, a home or the system with --delete")
     return _exfil_copy(ops)
 
 
@@ -176,7 +182,10 @@ def _device_writer(read_only: frozenset[str]) -> Rule:
 
 
 def hdparm(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
-    if any(a.startswith(("--security-erase", "--trim-sector", "--write-sector", "--sanitize")) for a in args):
+    if any(
+        a.startswith(("--security-erase", "--trim-sector", "--write-sector", "--sanitize"))
+        for a in args
+    ):
         return block("disk-destroy", "erases a disk (hdparm)")
     return None
 
@@ -186,7 +195,10 @@ def chmod(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     mode, targets = (ops[0], ops[1:]) if ops else ("", [])
     if cmd.program == "setfacl":
         targets = ops
-    if re.fullmatch(r"[ugoa]*[+=][rwxXt]*s[rwxXts]*|[2467][0-7]{3}", mode) and cmd.program == "chmod":
+    if (
+        re.fullmatch(r"[ugoa]*[+=][rwxXt]*s[rwxXts]*|[2467][0-7]{3}", mode)
+        and cmd.program == "chmod"
+    ):
         return block("privesc", "sets a setuid/setgid bit")
     recursive = any(_RECURSIVE.match(a) for a in args)
     cls = worst(targets)
@@ -243,15 +255,17 @@ def journalctl(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
 
 
 def auditctl(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
-    if "-D" in args or ("-e" in args and args[args.index("-e") + 1 : args.index("-e") + 2] == ["0"]):
+    if "-D" in args or (
+        "-e" in args and args[args.index("-e") + 1 : args.index("-e") + 2] == ["0"]
+    ):
         return block("log-wipe", "removes the audit rules")
     return None
 
 
 def sed(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
-    if any(a.startswith("-i") or a == "--in-place" for a in args):
-        if worst(operands(args)[1:]) in ("log", "history"):
-            return block("log-wipe", "edits entries out of logs")
+    in_place = any(a.startswith("-i") or a == "--in-place" for a in args)
+    if in_place and worst(operands(args)[1:]) in ("log", "history"):
+        return block("log-wipe", "edits entries out of logs")
     return None
 
 
@@ -262,7 +276,10 @@ def wevtutil(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
 
 
 def netcat(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
-    if any(a in ("-e", "-c", "--exec", "--sh-exec", "--lua-exec") or re.fullmatch(r"-\w*e", a) for a in args):
+    if any(
+        a in ("-e", "-c", "--exec", "--sh-exec", "--lua-exec") or re.fullmatch(r"-\w*e", a)
+        for a in args
+    ):
         return block("reverse-shell", "hands a shell to a network connection")
     return _network(args, cmd, script)
 
@@ -295,7 +312,7 @@ def _network(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     if any(d for d in cmd.dynamic[1:]):  # an argument built from another command's output
         readers.extend(c for c in script.commands if c is not cmd and c.program not in NETWORK)
     if any(_reads_secret(r) for r in readers) or any(
-        op == "<" and classify(t) in ("credential",) or t.startswith("/etc/shadow")
+        (op == "<" and classify(t) in ("credential",)) or t.startswith("/etc/shadow")
         for op, t in cmd.redirects
     ):
         return block("credential-exfil", "sends credentials or the environment off the host")
@@ -309,7 +326,25 @@ def _reads_secret(cmd: Cmd) -> bool:
 
 
 READERS: Final = frozenset(
-    "cat less more head tail grep egrep rg base64 xxd od strings tar zip 7z gzip cp".split()
+    [
+        "cat",
+        "less",
+        "more",
+        "head",
+        "tail",
+        "grep",
+        "egrep",
+        "rg",
+        "base64",
+        "xxd",
+        "od",
+        "strings",
+        "tar",
+        "zip",
+        "7z",
+        "gzip",
+        "cp",
+    ]
 )
 
 
@@ -325,21 +360,34 @@ def secret_read(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     if cmd.program == "cp":
         ops = ops[:-1]
     if any(SECRET_FILES.search(normal(o)) for o in ops):
-        return approve("secret-read", "reads credentials (a private key, cloud or database secrets)")
+        return approve(
+            "secret-read", "reads credentials (a private key, cloud or database secrets)"
+        )
     return None
 
 
 def curl(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     for index, arg in enumerate(args):
         value = args[index + 1] if index + 1 < len(args) else ""
-        if arg.startswith("--data") or arg in ("-d", "-F", "--form", "-T", "--upload-file", "--json"):
+        if arg.startswith("--data") or arg in (
+            "-d",
+            "-F",
+            "--form",
+            "-T",
+            "--upload-file",
+            "--json",
+        ):
             target = value.split("=", 1)[-1] if arg in ("-F", "--form") else value
             target = target.removeprefix("@")
             if classify(target) == "credential":
                 return block("credential-exfil", "uploads credentials")
-        if arg.startswith(("--post-file=", "--body-file=")) and classify(arg.split("=", 1)[1]) in (
-            "credential",
-            "system",
+        if (
+            arg.startswith(("--post-file=", "--body-file="))
+            and classify(arg.split("=", 1)[1])
+            in (
+                "credential",
+                "system",
+            )
         ) or (arg.startswith("--post-file=/etc/")):
             return block("credential-exfil", "uploads system or credential files")
     return _network(args, cmd, script)
@@ -365,8 +413,12 @@ def container_run(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     if not args or args[0] not in ("run", "create", "exec", "container"):
         return None
     joined = " ".join(args)
-    if re.search(r"--privileged|--(pid|ipc|uts|userns)[= ]host|--cap-add[= ](sys_admin|all|sys_module|sys_ptrace)|"
-                 r"(apparmor|seccomp)[=:]unconfined|docker\.sock|--device[= ]/dev/(sd|nvme|vd|mem)", joined, re.I):
+    if re.search(
+        r"--privileged|--(pid|ipc|uts|userns)[= ]host|--cap-add[= ](sys_admin|all|sys_module|sys_ptrace)|"  # noqa: E501
+        r"(apparmor|seccomp)[=:]unconfined|docker\.sock|--device[= ]/dev/(sd|nvme|vd|mem)",
+        joined,
+        re.I,
+    ):
         return block("container-escape", "runs a container with host privileges")
     for index, arg in enumerate(args):
         spec = ""
@@ -377,7 +429,9 @@ def container_run(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
         if spec:
             source = spec.split(",source=")[-1].split("src=")[-1].split(":", 1)[0]
             if classify(source) in ("root", "system", "credential", "home", "device"):
-                return block("container-escape", f"mounts the host's {classify(source)} into a container")
+                return block(
+                    "container-escape", f"mounts the host's {classify(source)} into a container"
+                )
     return None
 
 
@@ -401,7 +455,7 @@ def modules(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
         return block("kernel-module", f"loads kernel code ({prog})")
     if prog == "modprobe" and any(a in ("-f", "--force", "--force-vermagic") for a in args):
         return block("kernel-module", "force-loads a kernel module")
-    if prog == "modprobe" and operands(args) or prog == "rmmod":
+    if (prog == "modprobe" and operands(args)) or prog == "rmmod":
         return approve("kernel-module", f"loads or unloads a kernel module ({prog})")
     return None
 
@@ -416,13 +470,15 @@ def accounts(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     joined = " ".join(args)
     short = "".join(a[1:] for a in args if re.fullmatch(r"-[a-zA-Z]+", a))
     uid_zero = re.search(r"(^| )-[a-zA-Z]*u ?0( |$)|--uid[ =]0( |$)", joined)
-    if cmd.program in ("useradd", "adduser", "usermod") and ("o" in short or "--non-unique" in args or uid_zero):
+    if cmd.program in ("useradd", "adduser", "usermod") and (
+        "o" in short or "--non-unique" in args or uid_zero
+    ):
         return block("privesc", "creates a second root account")
     if cmd.program == "usermod" and re.search(r"-a?G ?\S*\b(sudo|wheel|admin|root)\b", joined):
         return block("privesc", "adds a user to an administrators group")
     if cmd.program == "passwd" and ("-d" in args or "--delete" in args):
         return block("privesc", "removes a password")
-    if cmd.program in ("passwd",) and "root" in args or cmd.program == "chpasswd":
+    if (cmd.program in ("passwd",) and "root" in args) or cmd.program == "chpasswd":
         return approve("privesc", "changes account passwords")
     return None
 
@@ -445,7 +501,9 @@ def crontab(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return approve("persistence", "replaces the cron table with what it is piped")
 
 
-def redirects(cmd: Cmd, depth: int, judge_shell: Callable[[str, int], list[Finding]]) -> list[Finding]:
+def redirects(  # noqa: PLR0912 (a dispatch: one branch per class of target)
+    cmd: Cmd, depth: int, judge_shell: Callable[[str, int], list[Finding]]
+) -> list[Finding]:
     """Findings about where ``cmd`` writes (``> /dev/sda``, ``>> ~/.bashrc`` …)."""
     found: list[Finding] = []
     targets = [t for op, t in cmd.redirects if op in WRITES]
@@ -465,7 +523,9 @@ def redirects(cmd: Cmd, depth: int, judge_shell: Callable[[str, int], list[Findi
             if target in truncating:  # appending to a log is what logs are for
                 found.append(block("log-wipe", "overwrites logs or shell history"))
         elif target.startswith("/proc/sysrq"):
-            found.append(block("kernel-setting", "triggers a sysrq action (crash, reboot, kill all)"))
+            found.append(
+                block("kernel-setting", "triggers a sysrq action (crash, reboot, kill all)")
+            )
         elif target.startswith("/proc/sys/"):
             found.append(approve("kernel-setting", "changes a kernel setting"))
         elif PERSISTENCE_FILES.search(target):
@@ -473,9 +533,15 @@ def redirects(cmd: Cmd, depth: int, judge_shell: Callable[[str, int], list[Findi
         elif RC_FILES.search(target):
             written = output_of(cmd) if cmd.program in ("echo", "printf") else None
             if written and any(f.risk == "block" for f in judge_shell(written, depth + 1)):
-                found.append(block("persistence", "adds a dangerous command to a shell start-up file"))
+                found.append(
+                    block("persistence", "adds a dangerous command to a shell start-up file")
+                )
     for op, target in cmd.redirects:
-        if op in ("<", "<>") and ("/dev/tcp/" in target or "/dev/udp/" in target) and not LOCAL_HOSTS.search(target):
+        if (
+            op in ("<", "<>")
+            and ("/dev/tcp/" in target or "/dev/udp/" in target)
+            and not LOCAL_HOSTS.search(target)
+        ):
             found.append(block("reverse-shell", "reads a shell's input from a remote socket"))
     return found
 
@@ -495,7 +561,10 @@ def services(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     if verb in ("stop", "disable", "mask", "kill"):
         if re.search(r"\b(auditd|rsyslog|syslog|systemd-journald|syslog-ng)\b", units):
             return block("log-wipe", "stops the audit or logging service")
-        if re.search(r"\b(firewalld|ufw|apparmor|nftables|iptables|selinux|fail2ban|falco|crowdstrike|clamav)", units):
+        if re.search(
+            r"\b(firewalld|ufw|apparmor|nftables|iptables|selinux|fail2ban|falco|crowdstrike|clamav)",
+            units,
+        ):
             return approve("security-off", f"turns off a security service ({units})")
         if "$DYN" in units or any(cmd.dynamic[1:]):
             return approve("security-off", "stops or disables services named at run time")
@@ -505,7 +574,9 @@ def services(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
 def firewall(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     joined = " ".join(args)
     prog = cmd.program
-    if prog in ("iptables", "ip6tables") and re.search(r"(^| )(-F|--flush|-X|-P \w+ ACCEPT)( |$)", joined):
+    if prog in ("iptables", "ip6tables") and re.search(
+        r"(^| )(-F|--flush|-X|-P \w+ ACCEPT)( |$)", joined
+    ):
         return approve("security-off", "flushes or opens the firewall")
     if prog == "nft" and re.search(r"flush ruleset|delete table", joined):
         return approve("security-off", "flushes the firewall")
@@ -537,7 +608,9 @@ def git(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
         return approve("git-rewrite", "rewrites the repository's history")
     if not ops or ops[0] != "push":
         return None
-    protected = re.compile(r"^\+?:?(refs/heads/)?(main|master|trunk|develop|prod(uction)?|release.*|stable)$")
+    protected = re.compile(
+        r"^\+?:?(refs/heads/)?(main|master|trunk|develop|prod(uction)?|release.*|stable)$"
+    )
     refs = ops[2:]
     force = any(a in ("-f", "--force") or re.fullmatch(r"-[a-z]*f[a-z]*", a) for a in args)
     if "--mirror" in args or ("--all" in args and force):
@@ -545,25 +618,35 @@ def git(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     deleting = "--delete" in args or "-d" in args
     for ref in refs:
         if protected.match(ref) and (force or ref.startswith(("+", ":")) or deleting):
-            return approve("git-force-push", f"rewrites or deletes the protected branch {ref.lstrip('+:')}")
+            return approve(
+                "git-force-push", f"rewrites or deletes the protected branch {ref.lstrip('+:')}"
+            )
     return None
 
 
 def windows(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     """Windows administration commands that destroy, open up or halt."""
     prog, joined = cmd.program, " ".join(args).lower()
-    if prog == "vssadmin" and "delete" in joined or prog == "bcdedit" and "/delete" in joined:
+    if (prog == "vssadmin" and "delete" in joined) or (prog == "bcdedit" and "/delete" in joined):
         return block("disk-destroy", f"deletes shadow copies or boot entries ({prog})")
     if prog == "diskpart":
-        texts = " ".join(output_of(c) or "" for c in script.commands if c.program in ("echo", "printf"))
+        texts = " ".join(
+            output_of(c) or "" for c in script.commands if c.program in ("echo", "printf")
+        )
         if re.search(r"\b(clean|format|delete)\b", texts + " " + joined, re.I):
             return block("disk-destroy", "cleans or formats a disk (diskpart)")
         return approve("disk-destroy", "runs diskpart")
-    if prog == "net" and re.search(r"localgroup\s+administrators\s+\S+\s+/add|user\s+administrator\s+\S", joined):
+    if prog == "net" and re.search(
+        r"localgroup\s+administrators\s+\S+\s+/add|user\s+administrator\s+\S", joined
+    ):
         return block("privesc", "adds an administrator or sets its password")
-    if prog == "netsh" and re.search(r"advfirewall\s+(reset|set\s+\w+\s+state\s+off)|firewall\s+set\s+opmode\s+disable", joined):
+    if prog == "netsh" and re.search(
+        r"advfirewall\s+(reset|set\s+\w+\s+state\s+off)|firewall\s+set\s+opmode\s+disable", joined
+    ):
         return approve("security-off", "turns the Windows firewall off")
-    if prog == "taskkill" and ("/im *" in joined or re.search(r"svchost|csrss|lsass|winlogon|wininit", joined)):
+    if prog == "taskkill" and (
+        "/im *" in joined or re.search(r"svchost|csrss|lsass|winlogon|wininit", joined)
+    ):
         return approve("system-halt", "kills every process or a system one")
     if prog == "schtasks" and "/delete" in joined and re.search(r"/tn\s+\*", joined):
         return approve("persistence", "deletes scheduled tasks")
@@ -581,7 +664,11 @@ def windows(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
 def windows_delete(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     """``rd /s /q C:\\``, ``del /f /s /q C:\\*``, ``format C:``."""
     if cmd.program == "format":
-        return block("disk-destroy", "formats a drive") if any(re.match(r"^[a-z]:", a, re.I) for a in args) else None
+        return (
+            block("disk-destroy", "formats a drive")
+            if any(re.match(r"^[a-z]:", a, re.I) for a in args)
+            else None
+        )
     recursive = any(a.lower() == "/s" for a in args)
     targets = [a for a in args if not a.startswith("/")]
     cls = worst(targets)
@@ -591,40 +678,120 @@ def windows_delete(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
 
 
 PROGRAMS: Final[dict[str, Rule]] = {
-    "rd": windows_delete, "del": windows_delete, "erase": windows_delete, "format": windows_delete,
-    "rmdir": windows_delete, "vssadmin": windows, "bcdedit": windows, "diskpart": windows,
-    "net": windows, "netsh": windows, "taskkill": windows, "schtasks": windows, "atrm": windows,
-    "cipher": windows, "mshta": windows, "regsvr32": windows, "rundll32": windows, "certutil": windows,
-    "cat": secret_read, "less": secret_read, "more": secret_read, "head": secret_read,
-    "tail": secret_read, "grep": secret_read, "egrep": secret_read, "rg": secret_read,
-    "base64": secret_read, "xxd": secret_read, "od": secret_read, "strings": secret_read,
-    "tar": secret_read, "zip": secret_read, "cp": secret_read, "chpasswd": accounts,
-    "rm": rm, "unlink": rm, "find": find, "rsync": rsync, "mv": mv, "shred": shred,
-    "truncate": truncate, "dd": dd, "hdparm": hdparm,
+    "rd": windows_delete,
+    "del": windows_delete,
+    "erase": windows_delete,
+    "format": windows_delete,
+    "rmdir": windows_delete,
+    "vssadmin": windows,
+    "bcdedit": windows,
+    "diskpart": windows,
+    "net": windows,
+    "netsh": windows,
+    "taskkill": windows,
+    "schtasks": windows,
+    "atrm": windows,
+    "cipher": windows,
+    "mshta": windows,
+    "regsvr32": windows,
+    "rundll32": windows,
+    "certutil": windows,
+    "cat": secret_read,
+    "less": secret_read,
+    "more": secret_read,
+    "head": secret_read,
+    "tail": secret_read,
+    "grep": secret_read,
+    "egrep": secret_read,
+    "rg": secret_read,
+    "base64": secret_read,
+    "xxd": secret_read,
+    "od": secret_read,
+    "strings": secret_read,
+    "tar": secret_read,
+    "zip": secret_read,
+    "cp": secret_read,
+    "chpasswd": accounts,
+    "rm": rm,
+    "unlink": rm,
+    "find": find,
+    "rsync": rsync,
+    "mv": mv,
+    "shred": shred,
+    "truncate": truncate,
+    "dd": dd,
+    "hdparm": hdparm,
     "wipefs": _device_writer(frozenset(["-n", "--no-act"])),
-    "blkdiscard": _device_writer(frozenset()), "mkswap": _device_writer(frozenset()),
+    "blkdiscard": _device_writer(frozenset()),
+    "mkswap": _device_writer(frozenset()),
     "sgdisk": _device_writer(frozenset(["-p", "--print", "-i", "-v"])),
     "sfdisk": _device_writer(frozenset(["-l", "-d", "--dump", "--list"])),
-    "fdisk": _device_writer(frozenset(["-l", "--list"])), "gdisk": _device_writer(frozenset(["-l"])),
+    "fdisk": _device_writer(frozenset(["-l", "--list"])),
+    "gdisk": _device_writer(frozenset(["-l"])),
     "parted": _device_writer(frozenset(["-l", "--list", "print"])),
     "cryptsetup": _device_writer(frozenset(["status", "luksDump", "isLuks"])),
     "badblocks": _device_writer(frozenset()),
-    "chmod": chmod, "chown": chmod, "chgrp": chmod, "setfacl": chmod,
-    "history": history, "unset": unset, "export": export, "ln": ln, "journalctl": journalctl,
-    "auditctl": auditctl, "sed": sed, "wevtutil": wevtutil,
-    "nc": netcat, "ncat": netcat, "netcat": netcat, "socat": socat, "telnet": network,
-    "curl": curl, "wget": curl, "scp": scp, "sftp": scp,
-    "dig": dns, "nslookup": dns, "host": dns, "drill": dns, "ping": dns, "resolvectl": dns,
-    "docker": container_run, "podman": container_run, "nerdctl": container_run,
-    "nsenter": nsenter, "chroot": chroot,
-    "insmod": modules, "modprobe": modules, "rmmod": modules, "kexec": modules, "sysctl": sysctl,
-    "useradd": accounts, "adduser": accounts, "usermod": accounts, "passwd": accounts, "crontab": crontab,
-    "systemctl": services, "service": services,
-    "iptables": firewall, "ip6tables": firewall, "nft": firewall, "ufw": firewall, "setenforce": firewall,
-    "shutdown": power, "reboot": power, "halt": power, "poweroff": power, "init": power,
-    "telinit": power, "kill": power, "pkill": power, "killall": power, "killall5": power,
+    "chmod": chmod,
+    "chown": chmod,
+    "chgrp": chmod,
+    "setfacl": chmod,
+    "history": history,
+    "unset": unset,
+    "export": export,
+    "ln": ln,
+    "journalctl": journalctl,
+    "auditctl": auditctl,
+    "sed": sed,
+    "wevtutil": wevtutil,
+    "nc": netcat,
+    "ncat": netcat,
+    "netcat": netcat,
+    "socat": socat,
+    "telnet": network,
+    "curl": curl,
+    "wget": curl,
+    "scp": scp,
+    "sftp": scp,
+    "dig": dns,
+    "nslookup": dns,
+    "host": dns,
+    "drill": dns,
+    "ping": dns,
+    "resolvectl": dns,
+    "docker": container_run,
+    "podman": container_run,
+    "nerdctl": container_run,
+    "nsenter": nsenter,
+    "chroot": chroot,
+    "insmod": modules,
+    "modprobe": modules,
+    "rmmod": modules,
+    "kexec": modules,
+    "sysctl": sysctl,
+    "useradd": accounts,
+    "adduser": accounts,
+    "usermod": accounts,
+    "passwd": accounts,
+    "crontab": crontab,
+    "systemctl": services,
+    "service": services,
+    "iptables": firewall,
+    "ip6tables": firewall,
+    "nft": firewall,
+    "ufw": firewall,
+    "setenforce": firewall,
+    "shutdown": power,
+    "reboot": power,
+    "halt": power,
+    "poweroff": power,
+    "init": power,
+    "telinit": power,
+    "kill": power,
+    "pkill": power,
+    "killall": power,
+    "killall5": power,
     "git": git,
-}  # fmt: skip
+}
 
 
 def judge(prog: str, args: list[str], cmd: Cmd, script: Script) -> Finding | None:

@@ -147,7 +147,7 @@ def static_output(cmd: Cmd, stdin: str | None) -> str | None:
 
 def output_of(cmd: Cmd) -> str | None:
     """The static output of ``cmd`` together with the pipeline feeding it."""
-    chain = []
+    chain: list[Cmd] = []
     node: Cmd | None = cmd
     while node is not None and len(chain) < 16:
         chain.append(node)
@@ -174,7 +174,7 @@ class _Walker:
 
     # -- bashlex nodes ---------------------------------------------------------------
 
-    def node(self, node: Any) -> None:
+    def node(self, node: Any) -> None:  # noqa: PLR0912
         kind = node.kind
         if kind == "command":
             self.command(node)
@@ -199,10 +199,10 @@ class _Walker:
         elif kind == "function":
             name = node.parts[0].word
             self.functions.add(name)
-            outer, self.function = self.function, name
+            outer_function, self.function = self.function, name
             for part in node.parts[1:]:
                 self.node(part)
-            self.function = outer
+            self.function = outer_function
         elif kind == "for":
             self.for_loop(node)
         elif kind in ("compound", "while", "until", "if"):
@@ -228,7 +228,7 @@ class _Walker:
                 self.node(part)
         self.loop = outer
 
-    def command(self, node: Any) -> None:
+    def command(self, node: Any) -> None:  # noqa: PLR0912
         argv: list[str] = []
         dynamic: list[bool] = []
         redirects: list[tuple[str, str]] = []
@@ -256,8 +256,8 @@ class _Walker:
                     value, _ = self.word(target)
                     redirects.append((part.type, value))
         if not argv:
-            for name, value in assignments:
-                self.vars[name] = value
+            for name, assigned in assignments:
+                self.vars[name] = assigned
             if not redirects:
                 return
         if argv and argv[0] == "read":  # read's variables hold what nobody knows

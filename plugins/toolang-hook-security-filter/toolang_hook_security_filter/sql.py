@@ -15,13 +15,16 @@ from typing import Any, Final
 
 from toolang_hook_security_filter.verdicts import Finding, approve, block
 
-SQL_HINTS: Final = re.compile(r"drop|truncate|delete|update|grant|alter|superuser|create\s+(role|user)", re.I)
+SQL_HINTS: Final = re.compile(
+    r"drop|truncate|delete|update|grant|alter|superuser|create\s+(role|user)", re.I
+)
 _NOSQL: Final = re.compile(
     r"\.drop(Database)?\(\s*\)|\.(deleteMany|remove)\(\s*\{\s*\}\s*\)|^\s*(FLUSHALL|FLUSHDB)\b",
     re.I | re.M,
 )
 _PRIVILEGED: Final = re.compile(
-    r"\bsuperuser\b|\ball\s+(privileges\s+)?on\s+\*\.\*|with\s+grant\s+option.*|\bcreaterole\b", re.I
+    r"\bsuperuser\b|\ball\s+(privileges\s+)?on\s+\*\.\*|with\s+grant\s+option.*|\bcreaterole\b",
+    re.I,
 )
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)  # it warns about what it cannot parse
@@ -60,9 +63,9 @@ def _statement(statement: Any, exp: Any) -> Finding | None:
         names = [t.sql().lower() for t in statement.find_all(exp.Table)]
         # Scratch tables (tmp_…, temp_…) are made to be dropped.
         scratch = names and all(re.match(r"^(\w+\.)?(tmp|temp|scratch)_", n) for n in names)
-        if kind in ("TABLE", "DATABASE", "SCHEMA", "VIEW", "MATERIALIZED VIEW", ""):
-            if not statement.args.get("temporary") and not scratch:
-                return approve("destructive-sql", f"drops a {kind.lower() or 'table'}")
+        dropped = kind in ("TABLE", "DATABASE", "SCHEMA", "VIEW", "MATERIALIZED VIEW", "")
+        if dropped and not statement.args.get("temporary") and not scratch:
+            return approve("destructive-sql", f"drops a {kind.lower() or 'table'}")
         return None
     if isinstance(statement, exp.TruncateTable):
         return approve("destructive-sql", "truncates a table")
