@@ -20,6 +20,7 @@ CLASSES: dict[str, tuple[str, list[str], list[str]]] = {
             "cd / && x=/; rm -rf $x",
             "$'\\x72\\x6d' -rf ~",
             "find / -mindepth 1 -delete",
+            "cd / && rm -rf *",
             "ls / | xargs rm -rf",
             "timeout 5 nohup env A=1 rm --recursive --force /etc",
         ],
@@ -39,6 +40,7 @@ CLASSES: dict[str, tuple[str, list[str], list[str]]] = {
             "rm -rf /srv/uploads",
             "find /var/lib/redis -delete",
             "docker volume rm pgdata",
+            "cd /var/lib/postgresql && rm -rf 14",
         ],
         [
             "ls /var/lib/postgresql",

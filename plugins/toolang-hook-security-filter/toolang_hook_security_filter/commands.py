@@ -9,10 +9,12 @@ to :mod:`.sql`, and asks :mod:`.programs` what each remaining command does.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from typing import Final
 
 from toolang_hook_security_filter import cloud, programs
+from toolang_hook_security_filter.paths import classify
 from toolang_hook_security_filter.shell import (
     MAX_DEPTH,
     Cmd,
@@ -70,13 +72,26 @@ def judge_shell(text: str, depth: int = 0) -> list[Finding]:
     script = parse(text, depth)
     found = _fork_bombs(script)  # cached by (text, depth): rendering parsed it already
     found.extend(_downloaded_then_run(script))
+    cwd = ""  # where `cd` went: `cd / && rm -rf *` deletes /*
     for cmd in script.commands:
-        found.extend(judge_command(cmd, script, depth))
+        if cmd.program in ("cd", "pushd") and not cmd.stdin_from:
+            target = next((a for a in cmd.argv[1:] if not a.startswith("-")), "~")
+            cwd = (
+                target
+                if target.startswith(("/", "~"))
+                else posixpath.join(cwd, target)
+                if cwd
+                else ""
+            )
+            continue
+        found.extend(judge_command(cmd, script, depth, cwd))
     return found
 
 
-def judge_command(cmd: Cmd, script: Script, depth: int) -> list[Finding]:
+def judge_command(cmd: Cmd, script: Script, depth: int, cwd: str = "") -> list[Finding]:
     argv = unwrap(cmd, script)
+    if cwd and classify(cwd) != "local" and len(argv) > 1:
+        argv = [argv[0], *(_under(cwd, a) for a in argv[1:])]
     cmd.unwrapped = argv
     found = programs.redirects(cmd, depth, judge_shell)
     found.extend(programs.environment(cmd))
@@ -105,6 +120,13 @@ def judge_command(cmd: Cmd, script: Script, depth: int) -> list[Finding]:
     if finding is not None:
         found.append(finding)
     return found
+
+
+def _under(cwd: str, word: str) -> str:
+    """``word`` as a path under ``cwd`` when it is a relative path (not an option)."""
+    if not word or word.startswith(("-", "/", "~", "$")) or "=" in word or "://" in word:
+        return word
+    return posixpath.join(cwd, word)
 
 
 def unwrap(cmd: Cmd, script: Script) -> list[str]:  # noqa: PLR0912
