@@ -76,6 +76,18 @@ class Script:
     functions: set[str] = attrs.field(factory=set)
 
 
+def operands(args: list[str]) -> list[str]:
+    """The non-option words (everything after ``--``)."""
+    out: list[str] = []
+    rest = False
+    for arg in args:
+        if rest or not arg.startswith("-") or arg == "-":
+            out.append(arg)
+        elif arg == "--":
+            rest = True
+    return out
+
+
 def decode_escapes(text: str) -> str:
     """Backslash escapes as ``echo -e`` / ``printf`` / ``$'…'`` read them."""
     try:
