@@ -442,8 +442,11 @@ def adversarial(runtime: Runtime) -> dict[str, float]:
             "params": {"path": "a.txt", "text": "lorem ipsum " * 87_382},
         },
         "1 MB command": {"tool": "exec_run", "params": {"command": "echo " + "a " * 524_286}},
-        "nested JSON (30 levels)": {"tool": "exec_run", "params": {"options": nested}},
-        "nested JSON (5000 levels)": {"tool": "exec_run", "params": _deep(5000)},
+        "nested JSON (30 dicts in lists = 60 levels, refused)": {
+            "tool": "exec_run",
+            "params": {"options": nested},
+        },
+        "nested JSON (5000 levels, refused)": {"tool": "exec_run", "params": _deep(5000)},
         "10,000-word command": {
             "tool": "exec_run",
             "params": {"command": " ".join(f"w{i}" for i in range(10_000))},
@@ -465,7 +468,7 @@ def adversarial(runtime: Runtime) -> dict[str, float]:
         verdict = check(runtime, item)
         took = time.perf_counter() - started
         out[label] = round(took, 3)
-        print(f"  {label:<28} {took:7.3f} s   -> {verdict_name(verdict)}")
+        print(f"  {label:<52} {took:7.3f} s   -> {verdict_name(verdict)}")
     return out
 
 
