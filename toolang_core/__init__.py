@@ -153,6 +153,7 @@ if TYPE_CHECKING:
         tool_process_env as tool_process_env,
     )
     from toolang_core.tools.types import (
+        AskApproval as AskApproval,
         Block as Block,
         Denied as Denied,
         Granted as Granted,
@@ -247,6 +248,7 @@ _LAZY = {
     "run_tool_process": "toolang_core.tools.process",
     "started_by_tool": "toolang_core.tools.process",
     "tool_process_env": "toolang_core.tools.process",
+    "AskApproval": "toolang_core.tools.types",
     "Block": "toolang_core.tools.types",
     "Denied": "toolang_core.tools.types",
     "Granted": "toolang_core.tools.types",

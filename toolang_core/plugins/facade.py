@@ -20,6 +20,7 @@ from toolang_core.hookspecs import TOOL_CHAIN, TOOL_CHAIN_STAGES
 from toolang_core.plugins.host import describe_exception
 from toolang_core.tools.types import (
     ApprovalDecision,
+    AskApproval,
     Block,
     Denied,
     FilterVerdict,
@@ -169,8 +170,9 @@ class Hooks:
                 verdicts.append((plugin, verdict))
                 if isinstance(verdict, Block):
                     return FilterOutcome(call, tuple(verdicts), (plugin, verdict), tuple(failures))
-                if isinstance(verdict, Modify):
-                    call = attrs.evolve(call, params=dict(verdict.params))
+                params = verdict.params if isinstance(verdict, Modify | AskApproval) else None
+                if params is not None:
+                    call = attrs.evolve(call, params=dict(params))
                     ctx = attrs.evolve(ctx, call=call)
         return FilterOutcome(call, tuple(verdicts), None, tuple(failures))
 

@@ -23,6 +23,7 @@ import attrs
 from toolang_core.hookspecs import TOOL_CHAIN_STAGES
 from toolang_core.plugins.host import describe_exception
 from toolang_core.tools.types import (
+    AskApproval,
     Block,
     Denied,
     Granted,
@@ -174,6 +175,9 @@ class ToolChain:
             )
         if not filtered.verdicts:
             stages.append(_plain_record("SecurityFilter", "pass", None))
+        asked = tuple(v for _, v in filtered.verdicts if isinstance(v, AskApproval))
+        if asked:  # the gate must ask a person, whatever its policy says
+            ctx = attrs.evolve(ctx, call=call, approvals_asked=asked)
         return call, ctx, None
 
     async def _approve(
@@ -195,6 +199,14 @@ class ToolChain:
             return _error(decision.message, "denied")
         if isinstance(decision, Granted):
             stages.append(StageRecord("ApprovalGate", "granted", approval.plugin, decision.reason))
+        elif ctx.approvals_asked:  # no gate answered: nobody could ask, so it does not run
+            rules = ", ".join(repr(a.rule) for a in ctx.approvals_asked)
+            message = (
+                f"{call.name} needs a person's approval (security filter rule {rules}) but "
+                "no approval gate answered; it was not run"
+            )
+            stages.append(StageRecord("ApprovalGate", "denied", None, message))
+            return _error(message, "denied")
         else:
             stages.append(_plain_record("ApprovalGate", "pass", approval.plugin))
         return None
@@ -281,4 +293,8 @@ def _filter_stage(plugin: str, verdict: object) -> StageRecord:
         return StageRecord("SecurityFilter", "modify", plugin, verdict.reason)
     if isinstance(verdict, Observe):
         return StageRecord("SecurityFilter", "observe", plugin, verdict.message)
+    if isinstance(verdict, AskApproval):
+        return StageRecord(
+            "SecurityFilter", "ask", plugin, f"{verdict.reason} (rule {verdict.rule})"
+        )
     return _plain_record("SecurityFilter", type(verdict).__name__.lower(), plugin)

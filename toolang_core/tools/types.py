@@ -126,6 +126,9 @@ class ToolCallContext:
     runtime: Runtime | None = attrs.field(default=None, eq=False, repr=False)
     turn: RunningTurn | None = attrs.field(default=None, eq=False, repr=False)
     idempotency_key: str | None = None
+    approvals_asked: tuple[AskApproval, ...] = ()
+    """What the SecurityFilter stage asked a person to approve (:class:`AskApproval`
+    verdicts, in order): the ApprovalGate must ask, whatever its policy says."""
 
     @property
     def tool_name(self) -> str:
@@ -162,7 +165,22 @@ class Observe:
     message: str
 
 
-FilterVerdict = Block | Modify | Observe
+@attrs.frozen
+class AskApproval:
+    """SecurityFilter verdict: the call may run only once a person approves it.
+
+    For what is sometimes legitimate but never unattended (``terraform destroy``,
+    dropping a database): the ApprovalGate asks even when its policy would let the tool
+    run, and the trace names ``rule``. ``params``, when given, replace the call's
+    parameters like :class:`Modify`'s (e.g. with personal data masked).
+    """
+
+    reason: str
+    rule: str
+    params: Mapping[str, JSON] | None = None
+
+
+FilterVerdict = Block | Modify | Observe | AskApproval
 
 
 @attrs.frozen

@@ -15,6 +15,7 @@ from toolang_core import hookimpl
 
 if TYPE_CHECKING:
     from toolang_core import (
+        AskApproval,
         Block,
         Modify,
         Observe,
@@ -61,7 +62,7 @@ def _detector(context: PluginContext) -> Callable[[str], str]:
 @hookimpl
 def toolang_filter_tool_call(
     call: ToolCall, ctx: ToolCallContext
-) -> Block | Modify | Observe | None:
+) -> Block | Modify | Observe | AskApproval | None:
     return policy_of(ctx).check_call(call)
 
 
