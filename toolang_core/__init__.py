@@ -83,6 +83,10 @@ if TYPE_CHECKING:
     from toolang_core.runtime import (
         Runtime as Runtime,
     )
+    from toolang_core.runtime.after_turn import (
+        AFTER_KIND as AFTER_KIND,
+        PROMPT_TRACE_KIND as PROMPT_TRACE_KIND,
+    )
     from toolang_core.runtime.inbox import (
         Inbox as Inbox,
     )
@@ -145,6 +149,10 @@ if TYPE_CHECKING:
         canonical_params as canonical_params,
         params_hash as params_hash,
     )
+    from toolang_core.turn.streaming import (
+        TextDelta as TextDelta,
+        TurnStreams as TurnStreams,
+    )
     from toolang_core.tools.types import (
         Block as Block,
         Denied as Denied,
@@ -197,6 +205,8 @@ _LAZY = {
     "redact": "toolang_core.redaction",
     "redact_text": "toolang_core.redaction",
     "Runtime": "toolang_core.runtime",
+    "AFTER_KIND": "toolang_core.runtime.after_turn",
+    "PROMPT_TRACE_KIND": "toolang_core.runtime.after_turn",
     "Inbox": "toolang_core.runtime.inbox",
     "await_turn": "toolang_core.runtime.oneshot",
     "Recurring": "toolang_core.runtime.recurring",
@@ -245,6 +255,8 @@ _LAZY = {
     "ToolCall": "toolang_core.tools.types",
     "ToolCallContext": "toolang_core.tools.types",
     "ToolResult": "toolang_core.tools.types",
+    "TextDelta": "toolang_core.turn.streaming",
+    "TurnStreams": "toolang_core.turn.streaming",
 }
 
 __all__ = ["__version__", "hookimpl", "hookspec", *sorted(_LAZY)]

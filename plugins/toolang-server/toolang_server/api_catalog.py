@@ -1,0 +1,169 @@
+"""What the runtime is made of and how it is doing: status, health, agents, plugins,
+hooks, memory search."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from toolang_core import TurnFilter, __version__
+from toolang_core.hookspecs import FAMILIES
+from toolang_server.http import ApiError, caller_of, ok, query_int, runtime_of
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+    from toolang_core import RegisterRoute, Runtime
+
+
+async def health(request: Request) -> Response:
+    """Liveness: 200 while the runtime admits work (no token needed)."""
+    runtime = runtime_of(request)
+    return ok({"ok": runtime.admitting, "run_id": runtime.run_id},
+              200 if runtime.admitting else 503)
+
+
+def status_json(runtime: Runtime) -> dict[str, Any]:
+    store = runtime.inbox.store if runtime.inbox is not None else None
+    load = store.group_load() if store is not None else {}
+    scheduler = runtime.scheduler
+    return {
+        "version": __version__,
+        "run_id": runtime.run_id,
+        "admitting": runtime.admitting,
+        "store": store.location if store is not None else None,
+        "admitted": scheduler.admitted if scheduler is not None else 0,
+        "max_running": runtime.config.scheduler.max_running,
+        "groups": [
+            {"group": group, "running": running, "queued": queued,
+             "max_running": runtime.policy.group(group).max_running}
+            for group, (running, queued) in sorted(load.items())
+        ],
+        "plugins": len(runtime.host.active_names),
+        "plugin_failures": [r.name for r in runtime.host.failures],
+        "memory": runtime.config.memory.plugin or "off",
+        "time": time.time(),
+    }
+
+
+async def status(request: Request) -> Response:
+    """The runtime: run, store, admission, queue depth per thread group."""
+    return ok(status_json(runtime_of(request)))
+
+
+def agent_rows(runtime: Runtime) -> list[dict[str, Any]]:
+    catalog = runtime.agents
+    rows = []
+    for definition in catalog.registry.all():
+        health = catalog.registry.health.get(definition.name)
+        rows.append({
+            "name": definition.name,
+            "source": definition.source,
+            "status": definition.status,
+            "description": definition.description,
+            "model": definition.model,
+            "health": attrs.asdict(health) if health is not None else {"state": "local"},
+            "tools": sorted(catalog.assignment.scope(definition.name)),
+        })
+    return rows
+
+
+async def agents(request: Request) -> Response:
+    """Every agent with its source, status, health and the tools in its scope."""
+    return ok(agent_rows(runtime_of(request)))
+
+
+async def agent_tools(request: Request) -> Response:
+    """Tool assignment: each tool's owning agent, grants, and the unmatched tools."""
+    return ok(runtime_of(request).agents.assignment.to_json())
+
+
+def plugin_rows(runtime: Runtime) -> list[dict[str, Any]]:
+    host = runtime.host
+    components = host.components
+    rows = []
+    for record in host.records:
+        row = record.to_json()
+        row["provides"] = components.provided_by(record.name)
+        rows.append(row)
+    return rows
+
+
+async def plugins(request: Request) -> Response:
+    """Every plugin: distribution, version, hooks, status, error, what it provides."""
+    rows = plugin_rows(runtime_of(request))
+    failed = request.app.state.route_failures
+    for row in rows:
+        mine = [f.error for f in failed if f.plugin == row["name"]]
+        if mine:
+            row["route_errors"] = mine
+    return ok(rows)
+
+
+def hook_families(runtime: Runtime) -> list[dict[str, Any]]:
+    facade = runtime.host.hooks
+    families = []
+    for family in FAMILIES:
+        if family.key == "tool-hooks":
+            entries: list[dict[str, Any]] = [
+                {"stage": stage, "hook": hook, "plugins": impls}
+                for stage, hook, impls in facade.chain()
+            ]
+            seen = {e["hook"] for e in entries}
+            entries += [{"hook": h, "plugins": facade.implementations(h)}
+                        for h in family.hook_names if h not in seen]
+        else:
+            entries = [{"hook": h, "plugins": facade.implementations(h)}
+                       for h in family.hook_names]
+        families.append({"family": family.key, "title": family.title, "hooks": entries})
+    return families
+
+
+async def hooks(request: Request) -> Response:
+    """Each hook family and the plugins implementing each hook, in call order (the
+    tool-call chain in its fixed order)."""
+    return ok(hook_families(runtime_of(request)))
+
+
+async def memory_search(request: Request) -> Response:
+    """What an agent remembers about q (agent, thread_id, limit)."""
+    from toolang_core.memory import MemoryLimits
+
+    runtime, caller = runtime_of(request), caller_of(request)
+    query = request.query_params.get("q", "").strip()
+    if not query:
+        raise ApiError(400, "q is required", field="q", expected="a non-empty search text")
+    memory = runtime.memory
+    if memory is None:
+        raise ApiError(409, "memory is off: set [memory] plugin in toolang.toml", field="q",
+                       expected="a runtime with a memory plugin")
+    thread_id = request.query_params.get("thread_id")
+    if caller.owner is not None:
+        mine = runtime.inbox.store.list_turns(  # type: ignore[union-attr]
+            TurnFilter(thread_id=thread_id, owner=caller.owner, limit=1)) if thread_id else []
+        if not mine:
+            raise ApiError(403, "an owner searches the memory of its own threads only",
+                           field="thread_id", expected="the id of one of your threads")
+    agent = request.query_params.get("agent") or runtime.config.agents.default
+    limit = query_int(request, "limit", 10, high=100)
+    limits = MemoryLimits(max_items=limit, max_chars=max(memory.config.max_chars, 100_000))
+    try:
+        result = await memory.search(agent, query, thread_id=thread_id, limits=limits,
+                                     origin="http")
+    except Exception as exc:
+        raise ApiError(503, f"memory search failed: {exc}", field="q",
+                       expected="a healthy memory plugin") from None
+    return ok(result)
+
+
+def register(register_route: RegisterRoute) -> None:
+    register_route("/api/health", health, auth=False)
+    register_route("/api/status", status)
+    register_route("/api/agents", agents)
+    register_route("/api/agents/tools", agent_tools)
+    register_route("/api/plugins", plugins)
+    register_route("/api/hooks", hooks)
+    register_route("/api/memory/search", memory_search)
