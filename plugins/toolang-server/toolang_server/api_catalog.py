@@ -10,7 +10,7 @@ import attrs
 
 from toolang_core import TurnFilter, __version__
 from toolang_core.hookspecs import FAMILIES
-from toolang_server.http import ApiError, caller_of, ok, query_int, runtime_of
+from toolang_server.http import ApiError, caller_of, ok, query_int, runtime_of, store_of
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -22,8 +22,9 @@ if TYPE_CHECKING:
 async def health(request: Request) -> Response:
     """Liveness: 200 while the runtime admits work (no token needed)."""
     runtime = runtime_of(request)
-    return ok({"ok": runtime.admitting, "run_id": runtime.run_id},
-              200 if runtime.admitting else 503)
+    return ok(
+        {"ok": runtime.admitting, "run_id": runtime.run_id}, 200 if runtime.admitting else 503
+    )
 
 
 def status_json(runtime: Runtime) -> dict[str, Any]:
@@ -38,8 +39,12 @@ def status_json(runtime: Runtime) -> dict[str, Any]:
         "admitted": scheduler.admitted if scheduler is not None else 0,
         "max_running": runtime.config.scheduler.max_running,
         "groups": [
-            {"group": group, "running": running, "queued": queued,
-             "max_running": runtime.policy.group(group).max_running}
+            {
+                "group": group,
+                "running": running,
+                "queued": queued,
+                "max_running": runtime.policy.group(group).max_running,
+            }
             for group, (running, queued) in sorted(load.items())
         ],
         "plugins": len(runtime.host.active_names),
@@ -59,15 +64,17 @@ def agent_rows(runtime: Runtime) -> list[dict[str, Any]]:
     rows = []
     for definition in catalog.registry.all():
         health = catalog.registry.health.get(definition.name)
-        rows.append({
-            "name": definition.name,
-            "source": definition.source,
-            "status": definition.status,
-            "description": definition.description,
-            "model": definition.model,
-            "health": attrs.asdict(health) if health is not None else {"state": "local"},
-            "tools": sorted(catalog.assignment.scope(definition.name)),
-        })
+        rows.append(
+            {
+                "name": definition.name,
+                "source": definition.source,
+                "status": definition.status,
+                "description": definition.description,
+                "model": definition.model,
+                "health": attrs.asdict(health) if health is not None else {"state": "local"},
+                "tools": sorted(catalog.assignment.scope(definition.name)),
+            }
+        )
     return rows
 
 
@@ -113,11 +120,13 @@ def hook_families(runtime: Runtime) -> list[dict[str, Any]]:
                 for stage, hook, impls in facade.chain()
             ]
             seen = {e["hook"] for e in entries}
-            entries += [{"hook": h, "plugins": facade.implementations(h)}
-                        for h in family.hook_names if h not in seen]
+            entries += [
+                {"hook": h, "plugins": facade.implementations(h)}
+                for h in family.hook_names
+                if h not in seen
+            ]
         else:
-            entries = [{"hook": h, "plugins": facade.implementations(h)}
-                       for h in family.hook_names]
+            entries = [{"hook": h, "plugins": facade.implementations(h)} for h in family.hook_names]
         families.append({"family": family.key, "title": family.title, "hooks": entries})
     return families
 
@@ -138,24 +147,39 @@ async def memory_search(request: Request) -> Response:
         raise ApiError(400, "q is required", field="q", expected="a non-empty search text")
     memory = runtime.memory
     if memory is None:
-        raise ApiError(409, "memory is off: set [memory] plugin in toolang.toml", field="q",
-                       expected="a runtime with a memory plugin")
+        raise ApiError(
+            409,
+            "memory is off: set [memory] plugin in toolang.toml",
+            field="q",
+            expected="a runtime with a memory plugin",
+        )
     thread_id = request.query_params.get("thread_id")
     if caller.owner is not None:
-        mine = runtime.inbox.store.list_turns(  # type: ignore[union-attr]
-            TurnFilter(thread_id=thread_id, owner=caller.owner, limit=1)) if thread_id else []
+        mine = (
+            store_of(runtime).list_turns(
+                TurnFilter(thread_id=thread_id, owner=caller.owner, limit=1)
+            )
+            if thread_id
+            else []
+        )
         if not mine:
-            raise ApiError(403, "an owner searches the memory of its own threads only",
-                           field="thread_id", expected="the id of one of your threads")
+            raise ApiError(
+                403,
+                "an owner searches the memory of its own threads only",
+                field="thread_id",
+                expected="the id of one of your threads",
+            )
     agent = request.query_params.get("agent") or runtime.config.agents.default
     limit = query_int(request, "limit", 10, high=100)
     limits = MemoryLimits(max_items=limit, max_chars=max(memory.config.max_chars, 100_000))
     try:
-        result = await memory.search(agent, query, thread_id=thread_id, limits=limits,
-                                     origin="http")
+        result = await memory.search(
+            agent, query, thread_id=thread_id, limits=limits, origin="http"
+        )
     except Exception as exc:
-        raise ApiError(503, f"memory search failed: {exc}", field="q",
-                       expected="a healthy memory plugin") from None
+        raise ApiError(
+            503, f"memory search failed: {exc}", field="q", expected="a healthy memory plugin"
+        ) from None
     return ok(result)
 
 

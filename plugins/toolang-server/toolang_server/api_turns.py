@@ -4,6 +4,7 @@ steps, trace, events, cancel."""
 from __future__ import annotations
 
 import re
+import time
 from typing import TYPE_CHECKING, Any, Final
 
 from starlette.responses import Response, StreamingResponse
@@ -29,6 +30,7 @@ from toolang_server.http import (
     query_int,
     read_json,
     runtime_of,
+    store_of,
     to_json,
 )
 from toolang_server.progress import turn_events
@@ -43,8 +45,16 @@ STATUSES: Final = tuple(s.value for s in TurnStatus)
 _THREAD: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@/-]{0,199}$")
 _SOURCE: Final = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 SUBMIT_FIELDS: Final = {
-    "input", "thread_id", "source", "agent", "strategy", "stream", "wait", "timeout_seconds",
-    "priority", "id",
+    "input",
+    "thread_id",
+    "source",
+    "agent",
+    "strategy",
+    "stream",
+    "wait",
+    "timeout_seconds",
+    "priority",
+    "id",
 }
 MAX_WAIT: Final = 300.0
 
@@ -55,7 +65,7 @@ def visible(turn: TurnRequest | None, caller: Caller) -> bool:
 
 
 def get_turn(runtime: Runtime, caller: Caller, turn_id: str) -> TurnRequest:
-    turn = runtime.inbox.store.get(turn_id) if runtime.inbox is not None else None
+    turn = store_of(runtime).get(turn_id)
     if not visible(turn, caller):
         raise not_found("turn request", turn_id)
     assert turn is not None
@@ -72,76 +82,96 @@ def turn_json(turn: TurnRequest) -> dict[str, Any]:
 async def submit(request: Request) -> Response:
     """Submit a turn request; with "stream": true the answer streams back as SSE."""
     runtime, caller = runtime_of(request), caller_of(request)
-    body = Body(await read_json(request, request.app.state.settings.max_body_bytes),
-                SUBMIT_FIELDS)
-    text = body.str("input", required=True)
-    thread = body.str("thread_id", default=f"http:{caller.owner or 'local'}")
+    body = Body(await read_json(request, request.app.state.settings.max_body_bytes), SUBMIT_FIELDS)
+    text = body.text("input", required=True)
+    thread = body.text("thread_id", default=f"http:{caller.owner or 'local'}")
     assert thread is not None
     if not _THREAD.match(thread):
-        raise ApiError(400, f"thread_id {thread!r} is not a thread id", field="thread_id",
-                       expected=f"a string matching {_THREAD.pattern}")
-    source = body.str("source", default="chat")
+        raise ApiError(
+            400,
+            f"thread_id {thread!r} is not a thread id",
+            field="thread_id",
+            expected=f"a string matching {_THREAD.pattern}",
+        )
+    source = body.text("source", default="chat")
     assert source is not None
     if not _SOURCE.match(source) or source == "task":
-        raise ApiError(400, f"source {source!r} cannot be submitted here", field="source",
-                       expected="a source name such as chat, invoke or chore (task runs are "
-                       "started by agents)")
-    agent = body.str("agent", max_len=100)
+        raise ApiError(
+            400,
+            f"source {source!r} cannot be submitted here",
+            field="source",
+            expected="a source name such as chat, invoke or chore (task runs are "
+            "started by agents)",
+        )
+    agent = body.text("agent", max_len=100)
     if agent is not None and runtime.agents.registry.get(agent) is None:
         known = ", ".join(d.name for d in runtime.agents.registry.active()) or "none"
         raise ApiError(400, f"no agent {agent!r}", field="agent", expected=f"one of: {known}")
-    strategy = body.str("strategy", choices=STRATEGIES)
-    stream = body.bool("stream")
+    strategy = body.text("strategy", choices=STRATEGIES)
+    stream = body.flag("stream")
     wait = body.number("wait", default=0.0, high=MAX_WAIT)
     timeout = body.number("timeout_seconds")
     priority = body.number("priority", low=-1000, high=1000)
-    turn_id = body.str("id", max_len=100)
+    turn_id = body.text("id", max_len=100)
     if stream and wait:
-        raise ApiError(400, "stream and wait exclude each other", field="wait",
-                       expected="0 (or absent) when stream is true")
+        raise ApiError(
+            400,
+            "stream and wait exclude each other",
+            field="wait",
+            expected="0 (or absent) when stream is true",
+        )
     inbox = runtime.inbox
     assert inbox is not None
     try:
-        result = inbox.submit(NewTurnRequest(
-            source=source,
-            thread_id=thread,
-            input=text or "",
-            agent=agent,
-            strategy=strategy,  # type: ignore[arg-type]
-            timeout_seconds=timeout,
-            priority=int(priority) if priority is not None else None,
-            channel="http",
-            sender=caller.sender,
-            owner=caller.owner,
-            id=turn_id,
-        ))
+        result = inbox.submit(
+            NewTurnRequest(
+                source=source,
+                thread_id=thread,
+                input=text or "",
+                agent=agent,
+                strategy=strategy,  # type: ignore[arg-type]
+                timeout_seconds=timeout,
+                priority=int(priority) if priority is not None else None,
+                channel="http",
+                sender=caller.sender,
+                owner=caller.owner,
+                id=turn_id,
+            )
+        )
     except SubmitRejected as exc:
-        raise ApiError(409, str(exc), field="thread_id",
-                       expected="a thread whose strategy accepts this request") from None
+        raise ApiError(
+            409,
+            str(exc),
+            field="thread_id",
+            expected="a thread whose strategy accepts this request",
+        ) from None
     except ValueError as exc:
         raise ApiError(400, str(exc), field="id", expected="a valid id") from None
     if stream:
-        return StreamingResponse(turn_events(runtime, result.id), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-store",
-                                          "X-Toolang-Turn": result.id})
+        return StreamingResponse(
+            turn_events(runtime, result.id),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Toolang-Turn": result.id},
+        )
     if wait:
         turn = await FinishedTurns.of(runtime).wait(runtime, result.id, wait)
         return ok(turn_json(turn), 200 if turn.status.is_terminal else 202)
-    return ok({"turn_id": result.id, "status": result.status,
-               "thread_id": thread}, 202)
+    return ok({"turn_id": result.id, "status": result.status, "thread_id": thread}, 202)
 
 
 async def list_turns(request: Request) -> Response:
     """Turn requests, newest first; filter by thread_id, status, source."""
     runtime, caller = runtime_of(request), caller_of(request)
     status = query_choice(request, "status", STATUSES)
-    found = runtime.inbox.store.list_turns(TurnFilter(  # type: ignore[union-attr]
-        thread_id=request.query_params.get("thread_id"),
-        status=(TurnStatus(status),) if status else (),
-        source=request.query_params.get("source"),
-        owner=caller.owner,
-        limit=query_int(request, "limit", 50),
-    ))
+    found = store_of(runtime).list_turns(
+        TurnFilter(
+            thread_id=request.query_params.get("thread_id"),
+            status=(TurnStatus(status),) if status else (),
+            source=request.query_params.get("source"),
+            owner=caller.owner,
+            limit=query_int(request, "limit", 50),
+        )
+    )
     return ok([turn_json(t) for t in found])
 
 
@@ -155,7 +185,7 @@ async def turn_steps(request: Request) -> Response:
     """The recorded steps of one turn, in order."""
     runtime = runtime_of(request)
     turn = get_turn(runtime, caller_of(request), request.path_params["turn_id"])
-    return ok(runtime.inbox.store.steps(turn.id))  # type: ignore[union-attr]
+    return ok(store_of(runtime).steps(turn.id))
 
 
 async def turn_trace(request: Request) -> Response:
@@ -163,21 +193,26 @@ async def turn_trace(request: Request) -> Response:
     stages in order."""
     runtime = runtime_of(request)
     turn = get_turn(runtime, caller_of(request), request.path_params["turn_id"])
-    store = runtime.inbox.store  # type: ignore[union-attr]
+    store = store_of(runtime)
     after = store.get_record(AFTER_KIND, turn.id)
-    return ok({
-        "turn": turn_json(turn),
-        "steps": store.steps(turn.id),
-        "after": list((after.data.get("stages") or ()) if after is not None else ()),
-    })
+    return ok(
+        {
+            "turn": turn_json(turn),
+            "steps": store.steps(turn.id),
+            "after": list((after.data.get("stages") or ()) if after is not None else ()),
+        }
+    )
 
 
 async def turn_events_route(request: Request) -> Response:
     """Watch a turn's progress as Server-Sent Events (attach at any time)."""
     runtime = runtime_of(request)
     turn = get_turn(runtime, caller_of(request), request.path_params["turn_id"])
-    return StreamingResponse(turn_events(runtime, turn.id), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-store"})
+    return StreamingResponse(
+        turn_events(runtime, turn.id),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store"},
+    )
 
 
 async def cancel_turn(request: Request) -> Response:
@@ -185,7 +220,9 @@ async def cancel_turn(request: Request) -> Response:
     runtime = runtime_of(request)
     turn = get_turn(runtime, caller_of(request), request.path_params["turn_id"])
     try:
-        result = runtime.inbox.cancel(turn.id, reason=f"canceled by {caller_of(request).sender}")  # type: ignore[union-attr]
+        result = store_of(runtime).cancel(
+            turn.id, now=time.time(), reason=f"canceled by {caller_of(request).sender}"
+        )
     except TurnNotFound:
         raise not_found("turn request", turn.id) from None
     return ok(result)
@@ -194,7 +231,7 @@ async def cancel_turn(request: Request) -> Response:
 async def list_threads(request: Request) -> Response:
     """Threads, most recently active first (an owner sees the threads of its turns)."""
     runtime, caller = runtime_of(request), caller_of(request)
-    store = runtime.inbox.store  # type: ignore[union-attr]
+    store = store_of(runtime)
     limit = query_int(request, "limit", 50)
     if caller.owner is None:
         return ok(store.list_threads(limit=limit))
@@ -205,15 +242,23 @@ async def list_threads(request: Request) -> Response:
 async def show_thread(request: Request) -> Response:
     """One thread and its turns, oldest first."""
     runtime, caller = runtime_of(request), caller_of(request)
-    store = runtime.inbox.store  # type: ignore[union-attr]
+    store = store_of(runtime)
     thread_id = request.path_params["thread_id"]
     info = store.thread(thread_id)
-    turns = [t for t in store.list_turns(TurnFilter(thread_id=thread_id,
-                                                    limit=query_int(request, "limit", 50)))
-             if visible(t, caller)]
+    turns = [
+        t
+        for t in store.list_turns(
+            TurnFilter(thread_id=thread_id, limit=query_int(request, "limit", 50))
+        )
+        if visible(t, caller)
+    ]
     if info is None or (caller.owner is not None and not turns):
-        raise ApiError(404, f"no thread {thread_id!r}", field="thread_id",
-                       expected="the id of a thread (GET /api/threads)")
+        raise ApiError(
+            404,
+            f"no thread {thread_id!r}",
+            field="thread_id",
+            expected="the id of a thread (GET /api/threads)",
+        )
     return ok({"thread": info, "turns": [turn_json(t) for t in reversed(turns)]})
 
 

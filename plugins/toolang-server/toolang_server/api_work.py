@@ -27,6 +27,7 @@ from toolang_server.http import (
     query_int,
     read_json,
     runtime_of,
+    store_of,
 )
 
 if TYPE_CHECKING:
@@ -40,20 +41,26 @@ APPROVAL_STATUSES: Final = ("pending", "approved", "denied", "expired")
 
 
 def _run_not_found(run_id: str) -> ApiError:
-    return ApiError(404, f"no task run with id {run_id!r}", field="run_id",
-                    expected="the id of one of your task runs (GET /api/task-runs)")
+    return ApiError(
+        404,
+        f"no task run with id {run_id!r}",
+        field="run_id",
+        expected="the id of one of your task runs (GET /api/task-runs)",
+    )
 
 
 async def list_runs(request: Request) -> Response:
     """Task runs, newest first (an owner sees only its own)."""
     runtime, caller = runtime_of(request), caller_of(request)
     status = query_choice(request, "status", RUN_STATUSES)
-    found = runtime.task_runs.list(TaskRunFilter(
-        owner=caller.owner,
-        parent_thread_id=request.query_params.get("parent_thread_id"),
-        status=TaskRunStatus(status) if status else None,
-        limit=query_int(request, "limit", 50),
-    ))
+    found = runtime.task_runs.list(
+        TaskRunFilter(
+            owner=caller.owner,
+            parent_thread_id=request.query_params.get("parent_thread_id"),
+            status=TaskRunStatus(status) if status else None,
+            limit=query_int(request, "limit", 50),
+        )
+    )
     return ok([run.to_json() for run in found])
 
 
@@ -108,23 +115,31 @@ async def cancel_run(request: Request) -> Response:
 
 
 def _book(runtime: Runtime) -> ApprovalBook:
-    assert runtime.inbox is not None
-    return ApprovalBook(runtime.inbox.store)
+    return ApprovalBook(store_of(runtime))
 
 
 def _approval_json(approval: Approval) -> dict[str, Any]:
     return {
-        "id": approval.id, "tool": approval.tool, "params": redact(dict(approval.params)),
-        "turn_id": approval.turn_id, "thread_id": approval.thread_id, "agent": approval.agent,
-        "requester": approval.requester, "prompt": approval.prompt,
-        "created_at": approval.created_at, "expires_at": approval.expires_at,
-        "status": approval.status, "decided_at": approval.decided_at,
-        "decided_by": approval.decided_by, "reason": approval.reason, "always": approval.always,
+        "id": approval.id,
+        "tool": approval.tool,
+        "params": redact(dict(approval.params)),
+        "turn_id": approval.turn_id,
+        "thread_id": approval.thread_id,
+        "agent": approval.agent,
+        "requester": approval.requester,
+        "prompt": approval.prompt,
+        "created_at": approval.created_at,
+        "expires_at": approval.expires_at,
+        "status": approval.status,
+        "decided_at": approval.decided_at,
+        "decided_by": approval.decided_by,
+        "reason": approval.reason,
+        "always": approval.always,
     }
 
 
 def _mine(runtime: Runtime, caller: Caller, approval: Approval) -> bool:
-    return caller.owner is None or visible(runtime.inbox.store.get(approval.turn_id), caller)  # type: ignore[union-attr]
+    return caller.owner is None or visible(store_of(runtime).get(approval.turn_id), caller)
 
 
 async def list_approvals(request: Request) -> Response:
@@ -138,27 +153,38 @@ async def list_approvals(request: Request) -> Response:
 async def _decide(request: Request, approved: bool) -> Response:
     runtime, caller = runtime_of(request), caller_of(request)
     approval_id = request.path_params["approval_id"]
-    body = Body(await read_json(request, request.app.state.settings.max_body_bytes),
-                {"reason", "always"})
-    reason = body.str("reason", max_len=2000)
-    always = body.bool("always")
+    body = Body(
+        await read_json(request, request.app.state.settings.max_body_bytes), {"reason", "always"}
+    )
+    reason = body.text("reason", max_len=2000)
+    always = body.flag("always")
     if always and not approved:
-        raise ApiError(400, "always applies to approvals only", field="always",
-                       expected="false (or absent) when denying")
+        raise ApiError(
+            400,
+            "always applies to approvals only",
+            field="always",
+            expected="false (or absent) when denying",
+        )
     book = _book(runtime)
     try:
         approval = book.get(approval_id)
     except ApprovalError:
         approval = None
     if approval is None or not _mine(runtime, caller, approval):
-        raise ApiError(404, f"no approval request with id {approval_id!r}", field="approval_id",
-                       expected="the id of a pending approval (GET /api/approvals)")
+        raise ApiError(
+            404,
+            f"no approval request with id {approval_id!r}",
+            field="approval_id",
+            expected="the id of a pending approval (GET /api/approvals)",
+        )
     try:
-        decided = book.decide(approval_id, approved=approved, by=caller.sender, reason=reason,
-                              always=always)
+        decided = book.decide(
+            approval_id, approved=approved, by=caller.sender, reason=reason, always=always
+        )
     except ApprovalError as exc:
-        raise ApiError(409, str(exc), field="approval_id",
-                       expected="an approval request that is still pending") from None
+        raise ApiError(
+            409, str(exc), field="approval_id", expected="an approval request that is still pending"
+        ) from None
     return ok(_approval_json(decided))
 
 

@@ -41,8 +41,9 @@ def guarded(route: RouteRegistration, settings: ServerSettings) -> Any:
             return exc.response()
         except Exception as exc:  # an endpoint's bug: a JSON 500, logged with the plugin
             log.exception("server.endpoint_failed", plugin=route.plugin, path=route.path)
-            return error_response(500, f"internal error in {route.plugin}'s {route.path}: "
-                                  f"{type(exc).__name__}")
+            return error_response(
+                500, f"internal error in {route.plugin}'s {route.path}: {type(exc).__name__}"
+            )
         return result if isinstance(result, Response) else JSONResponse(to_json(result))
 
     call.__name__ = route.name
@@ -62,8 +63,10 @@ def openapi(routes: list[RouteRegistration], settings: ServerSettings) -> dict[s
     paths: dict[str, dict[str, Any]] = {}
     for route in routes:
         path = _CONVERTER.sub(r"{\1}", route.path)
-        params = [{"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
-                  for name, _ in _CONVERTER.findall(route.path)]
+        params = [
+            {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+            for name, _ in _CONVERTER.findall(route.path)
+        ]
         for method in route.methods:
             operation: dict[str, Any] = {
                 "summary": route.summary,
@@ -71,8 +74,12 @@ def openapi(routes: list[RouteRegistration], settings: ServerSettings) -> dict[s
                 "tags": [route.plugin],
                 "responses": {
                     "200": {"description": "success"},
-                    "4XX": {"description": "refused", "content": {"application/json": {
-                        "schema": {"$ref": "#/components/schemas/Error"}}}},
+                    "4XX": {
+                        "description": "refused",
+                        "content": {
+                            "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}
+                        },
+                    },
                 },
             }
             if params:
@@ -86,12 +93,22 @@ def openapi(routes: list[RouteRegistration], settings: ServerSettings) -> dict[s
         "paths": paths,
         "components": {
             "securitySchemes": {"token": {"type": "http", "scheme": "bearer"}},
-            "schemas": {"Error": {"type": "object", "properties": {"error": {
-                "type": "object",
-                "properties": {"status": {"type": "integer"}, "message": {"type": "string"},
-                               "field": {"type": ["string", "null"]},
-                               "expected": {"type": ["string", "null"]}},
-            }}}},
+            "schemas": {
+                "Error": {
+                    "type": "object",
+                    "properties": {
+                        "error": {
+                            "type": "object",
+                            "properties": {
+                                "status": {"type": "integer"},
+                                "message": {"type": "string"},
+                                "field": {"type": ["string", "null"]},
+                                "expected": {"type": ["string", "null"]},
+                            },
+                        }
+                    },
+                }
+            },
         },
         "security": [{"token": []}] if settings.tokens else [],
     }
@@ -100,12 +117,19 @@ def openapi(routes: list[RouteRegistration], settings: ServerSettings) -> dict[s
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 404:
-        return error_response(404, f"no route {request.url.path}", field="path",
-                              expected="a path listed in GET /api/openapi.json")
+        return error_response(
+            404,
+            f"no route {request.url.path}",
+            field="path",
+            expected="a path listed in GET /api/openapi.json",
+        )
     if exc.status_code == 405:
-        return error_response(405, f"{request.method} is not allowed on {request.url.path}",
-                              field="method", expected=exc.headers.get("allow", "")
-                              if exc.headers else None)
+        return error_response(
+            405,
+            f"{request.method} is not allowed on {request.url.path}",
+            field="method",
+            expected=exc.headers.get("allow", "") if exc.headers else None,
+        )
     return error_response(exc.status_code, str(exc.detail))
 
 
@@ -124,8 +148,10 @@ def build_app(
     app = Starlette(
         routes=[
             Route("/api/openapi.json", openapi_document, methods=["GET"]),
-            *(Route(r.path, guarded(r, settings), methods=list(r.methods), name=None)
-              for r in routes),
+            *(
+                Route(r.path, guarded(r, settings), methods=list(r.methods), name=None)
+                for r in routes
+            ),
         ],
         exception_handlers={HTTPException: _http_error},
     )
@@ -133,7 +159,13 @@ def build_app(
     app.state.settings = settings
     app.state.routes = routes
     app.state.route_failures = failures
-    document["paths"]["/api/openapi.json"] = {"get": {
-        "summary": "This document.", "operationId": "get_openapi", "tags": ["server"],
-        "security": [], "responses": {"200": {"description": "the OpenAPI document"}}}}
+    document["paths"]["/api/openapi.json"] = {
+        "get": {
+            "summary": "This document.",
+            "operationId": "get_openapi",
+            "tags": ["server"],
+            "security": [],
+            "responses": {"200": {"description": "the OpenAPI document"}},
+        }
+    }
     return app, routes, failures

@@ -9,13 +9,21 @@ from toolang_core.cli import CliState, pass_state
 
 @click.command()
 @click.option("--host", default=None, help="Listen here (default: [plugins.server] host).")
-@click.option("--port", type=click.IntRange(0, 65535), default=None,
-              help="Listen on this port (0: any free one; default: [plugins.server] port).")
-@click.option("--source", "sources", multiple=True, metavar="NAME",
-              help="Run only these turn sources (repeatable; default: [runtime] sources).")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Listen on this port (0: any free one; default: [plugins.server] port).",
+)
+@click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    metavar="NAME",
+    help="Run only these turn sources (repeatable; default: [runtime] sources).",
+)
 @pass_state
-def serve(state: CliState, *, host: str | None, port: int | None,
-          sources: tuple[str, ...]) -> None:
+def serve(state: CliState, *, host: str | None, port: int | None, sources: tuple[str, ...]) -> None:
     """Run the runtime with the HTTP API and web console on (until SIGINT/SIGTERM).
 
     The same as `toolang run` with [plugins.server] enabled; prints the console URL.

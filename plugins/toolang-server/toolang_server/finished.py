@@ -8,6 +8,7 @@ never reaches this hook, so waits also look at the store every ``poll_seconds``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
@@ -49,10 +50,8 @@ class FinishedTurns:
                 left = deadline - loop.time()
                 if turn.status.is_terminal or left <= 0:
                     return turn
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(future, min(left, poll_seconds))
-                except TimeoutError:
-                    pass
             finally:
                 waiting = self._waiting.get(turn_id)
                 if waiting is not None and future in waiting:

@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, Response
 from toolang_server.settings import ServerSettings, is_loopback
 
 if TYPE_CHECKING:
-    from toolang_core import Runtime
+    from toolang_core import ExecutionStore, Runtime
 
 TOKEN_COOKIE: Final = "toolang_token"
 
@@ -111,14 +111,22 @@ async def read_json(request: Request, limit: int) -> dict[str, Any]:
     """
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise ApiError(413, f"the body is {declared} bytes; at most {limit} are accepted",
-                       field="body", expected=f"a JSON object of at most {limit} bytes")
+        raise ApiError(
+            413,
+            f"the body is {declared} bytes; at most {limit} are accepted",
+            field="body",
+            expected=f"a JSON object of at most {limit} bytes",
+        )
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise ApiError(413, f"the body exceeds {limit} bytes", field="body",
-                           expected=f"a JSON object of at most {limit} bytes")
+            raise ApiError(
+                413,
+                f"the body exceeds {limit} bytes",
+                field="body",
+                expected=f"a JSON object of at most {limit} bytes",
+            )
         chunks.append(chunk)
     raw = b"".join(chunks)
     if not raw.strip():
@@ -126,11 +134,16 @@ async def read_json(request: Request, limit: int) -> dict[str, Any]:
     try:
         data = json.loads(raw)
     except ValueError as exc:
-        raise ApiError(400, f"the body is not JSON: {exc}", field="body",
-                       expected="a JSON object") from None
+        raise ApiError(
+            400, f"the body is not JSON: {exc}", field="body", expected="a JSON object"
+        ) from None
     if not isinstance(data, dict):
-        raise ApiError(400, f"the body is a JSON {type(data).__name__}, not an object",
-                       field="body", expected="a JSON object")
+        raise ApiError(
+            400,
+            f"the body is a JSON {type(data).__name__}, not an object",
+            field="body",
+            expected="a JSON object",
+        )
     return data
 
 
@@ -140,46 +153,83 @@ class Body:
     def __init__(self, data: Mapping[str, Any], allowed: set[str]) -> None:
         unknown = sorted(set(data) - allowed)
         if unknown:
-            raise ApiError(400, f"unknown field {unknown[0]!r}", field=unknown[0],
-                           expected=f"one of: {', '.join(sorted(allowed))}")
+            raise ApiError(
+                400,
+                f"unknown field {unknown[0]!r}",
+                field=unknown[0],
+                expected=f"one of: {', '.join(sorted(allowed))}",
+            )
         self.data = data
 
-    def str(self, name: str, *, required: bool = False, default: str | None = None,
-            max_len: int = 100_000, choices: tuple[str, ...] | None = None) -> str | None:
+    def text(
+        self,
+        name: str,
+        *,
+        required: bool = False,
+        default: str | None = None,
+        max_len: int = 100_000,
+        choices: tuple[str, ...] | None = None,
+    ) -> str | None:
         value = self.data.get(name)
         if value is None:
             if required:
                 raise ApiError(400, f"{name} is required", field=name, expected="a string")
             return default
         if not isinstance(value, str):
-            raise ApiError(400, f"{name} must be a string, got {type(value).__name__}",
-                           field=name, expected="a string")
+            raise ApiError(
+                400,
+                f"{name} must be a string, got {type(value).__name__}",
+                field=name,
+                expected="a string",
+            )
         if required and not value.strip():
-            raise ApiError(400, f"{name} must not be empty", field=name,
-                           expected="a non-empty string")
+            raise ApiError(
+                400, f"{name} must not be empty", field=name, expected="a non-empty string"
+            )
         if len(value) > max_len:
-            raise ApiError(400, f"{name} is {len(value)} characters long", field=name,
-                           expected=f"at most {max_len} characters")
+            raise ApiError(
+                400,
+                f"{name} is {len(value)} characters long",
+                field=name,
+                expected=f"at most {max_len} characters",
+            )
         if choices is not None and value not in choices:
-            raise ApiError(400, f"{name} {value!r} is not allowed", field=name,
-                           expected=f"one of: {', '.join(choices)}")
+            raise ApiError(
+                400,
+                f"{name} {value!r} is not allowed",
+                field=name,
+                expected=f"one of: {', '.join(choices)}",
+            )
         return value
 
-    def number(self, name: str, *, default: float | None = None, low: float = 0,
-               high: float = 86400) -> float | None:
+    def number(
+        self, name: str, *, default: float | None = None, low: float = 0, high: float = 86400
+    ) -> float | None:
         value = self.data.get(name)
         if value is None:
             return default
-        if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-            raise ApiError(400, f"{name} must be a number from {low:g} to {high:g}, got {value!r}",
-                           field=name, expected=f"a number from {low:g} to {high:g}")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not low <= value <= high
+        ):
+            raise ApiError(
+                400,
+                f"{name} must be a number from {low:g} to {high:g}, got {value!r}",
+                field=name,
+                expected=f"a number from {low:g} to {high:g}",
+            )
         return float(value)
 
-    def bool(self, name: str, *, default: bool = False) -> bool:
+    def flag(self, name: str, *, default: bool = False) -> bool:
         value = self.data.get(name, default)
         if not isinstance(value, bool):
-            raise ApiError(400, f"{name} must be true or false, got {value!r}", field=name,
-                           expected="a boolean")
+            raise ApiError(
+                400,
+                f"{name} must be true or false, got {value!r}",
+                field=name,
+                expected="a boolean",
+            )
         return value
 
 
@@ -192,21 +242,36 @@ def query_int(request: Request, name: str, default: int, low: int = 1, high: int
     except ValueError:
         value = low - 1
     if not low <= value <= high:
-        raise ApiError(400, f"query parameter {name}={raw!r} is out of range", field=name,
-                       expected=f"an integer from {low} to {high}")
+        raise ApiError(
+            400,
+            f"query parameter {name}={raw!r} is out of range",
+            field=name,
+            expected=f"an integer from {low} to {high}",
+        )
     return value
 
 
 def query_choice(request: Request, name: str, choices: tuple[str, ...]) -> str | None:
     raw = request.query_params.get(name)
     if raw is not None and raw not in choices:
-        raise ApiError(400, f"query parameter {name}={raw!r} is not allowed", field=name,
-                       expected=f"one of: {', '.join(choices)}")
+        raise ApiError(
+            400,
+            f"query parameter {name}={raw!r} is not allowed",
+            field=name,
+            expected=f"one of: {', '.join(choices)}",
+        )
     return raw
 
 
 def runtime_of(request: Request) -> Runtime:
     return request.app.state.runtime  # type: ignore[no-any-return]
+
+
+def store_of(runtime: Runtime) -> ExecutionStore:
+    """The store the serving runtime uses. :raises ApiError: 503 when it is not serving."""
+    if runtime.inbox is None:
+        raise ApiError(503, "the runtime is not serving (starting or stopping)")
+    return runtime.inbox.store
 
 
 def caller_of(request: Request) -> Caller:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 from toolang_core import ApprovalBook, TurnStatus, TurnStreams, redact
 
 if TYPE_CHECKING:
-    from toolang_core import Runtime, StepRecord
+    from toolang_core import ExecutionStore, Runtime, StepRecord, TextDelta, TurnRequest
 
 POLL_SECONDS: Final = 0.05
 KEEPALIVE_SECONDS: Final = 15.0
@@ -33,7 +33,8 @@ def sse(kind: str, data: Any) -> bytes:
     return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n".encode()
 
 
-def _step_event(step: StepRecord) -> tuple[str, dict[str, Any]]:
+def step_event(step: StepRecord) -> tuple[str, dict[str, Any]]:
+    """The SSE event for one recorded step."""
     data = step.data
     if step.kind == "model_call":
         response = data.get("response") or {}
@@ -61,71 +62,108 @@ def _step_event(step: StepRecord) -> tuple[str, dict[str, Any]]:
     return "step", {"seq": step.seq, "kind": step.kind, "status": step.status}
 
 
-async def turn_events(runtime: Runtime, turn_id: str) -> AsyncIterator[bytes]:
-    """The SSE byte stream of ``turn_id`` until it finishes (the turn must exist)."""
-    inbox = runtime.inbox
-    assert inbox is not None
-    store = inbox.store
-    watch = TurnStreams.of(runtime).watch(turn_id)
-    loop = asyncio.get_running_loop()
-    steps_seen = 0
-    admitted = False
-    approvals_seen: set[str] = set()
-    call, shown = "", ""
-    last_sent = loop.time()
-    try:
-        while True:
-            # Text first: every delta published before the turn's state changed is
-            # already queued, so the final reconciliation below sees all of it.
-            try:
-                delta = await asyncio.wait_for(watch.queue.get(), POLL_SECONDS)
-            except TimeoutError:
-                delta = None
-            chunks: list[bytes] = []
-            while delta is not None:
-                if not admitted:  # text means it runs, even before a poll saw it
-                    admitted = True
-                    chunks.append(sse("admitted", {"status": "running"}))
-                if delta.call != call:
-                    call, shown = delta.call, ""
-                    chunks.append(sse("model_call", {"phase": "started", "call": call}))
-                shown += delta.delta
-                chunks.append(sse("text", {"call": call, "delta": delta.delta}))
-                delta = watch.queue.get_nowait() if not watch.queue.empty() else None
-            turn = inbox.get(turn_id)
-            if not admitted and turn.status is not TurnStatus.QUEUED:
-                admitted = True
-                chunks.append(sse("admitted", {"status": turn.status.value,
-                                                "attempt": turn.attempt}))
-            steps = store.steps(turn_id)
-            for step in steps[steps_seen:]:
-                chunks.append(sse(*_step_event(step)))
-            steps_seen = len(steps)
-            if turn.status is TurnStatus.AWAITING_APPROVAL:
-                for approval in ApprovalBook(store).list("pending"):
-                    if approval.turn_id == turn_id and approval.id not in approvals_seen:
-                        approvals_seen.add(approval.id)
-                        chunks.append(sse("approval", {
+class _Progress:
+    """What one watcher has been sent so far."""
+
+    def __init__(self, store: ExecutionStore, turn_id: str) -> None:
+        self.store = store
+        self.turn_id = turn_id
+        self.steps_seen = 0
+        self.admitted = False
+        self.approvals_seen: set[str] = set()
+        self.call = ""
+        self.shown = ""
+
+    def text(self, delta: TextDelta) -> list[bytes]:
+        out = []
+        if not self.admitted:  # text means it runs, even before a poll saw it
+            self.admitted = True
+            out.append(sse("admitted", {"status": "running"}))
+        if delta.call != self.call:
+            self.call, self.shown = delta.call, ""
+            out.append(sse("model_call", {"phase": "started", "call": self.call}))
+        self.shown += delta.delta
+        out.append(sse("text", {"call": self.call, "delta": delta.delta}))
+        return out
+
+    def state(self, turn: TurnRequest) -> list[bytes]:
+        out = []
+        if not self.admitted and turn.status is not TurnStatus.QUEUED:
+            self.admitted = True
+            out.append(sse("admitted", {"status": turn.status.value, "attempt": turn.attempt}))
+        steps = self.store.steps(self.turn_id)
+        out.extend(sse(*step_event(step)) for step in steps[self.steps_seen :])
+        self.steps_seen = len(steps)
+        if turn.status is TurnStatus.AWAITING_APPROVAL:
+            out.extend(self._approvals())
+        return out
+
+    def _approvals(self) -> list[bytes]:
+        out = []
+        for approval in ApprovalBook(self.store).list("pending"):
+            if approval.turn_id == self.turn_id and approval.id not in self.approvals_seen:
+                self.approvals_seen.add(approval.id)
+                params = redact(dict(approval.params))
+                out.append(
+                    sse(
+                        "approval",
+                        {
                             "approval_id": approval.id,
                             "tool": approval.tool,
-                            "params": redact(dict(approval.params)),
+                            "params": params,
                             "prompt": approval.prompt,
-                        }))
-            if turn.status.is_terminal:
-                output = turn.output or ""
-                if output and output != shown:
-                    if not output.startswith(shown):  # the stream was not the answer
-                        call, shown = f"{call or 'output'}:final", ""
-                    chunks.append(sse("text", {"call": call or "output",
-                                               "delta": output[len(shown):]}))
-                chunks.append(sse("finished", {
+                        },
+                    )
+                )
+        return out
+
+    def finish(self, turn: TurnRequest) -> list[bytes]:
+        out = []
+        output = turn.output or ""
+        if output and output != self.shown:
+            if not output.startswith(self.shown):  # what streamed was not the answer
+                self.call, self.shown = f"{self.call or 'output'}:final", ""
+            delta = output[len(self.shown) :]
+            out.append(sse("text", {"call": self.call or "output", "delta": delta}))
+        out.append(
+            sse(
+                "finished",
+                {
                     "turn_id": turn.id,
                     "status": turn.status.value,
                     "output": turn.output,
                     "error": turn.error,
                     "outcome": turn.outcome,
-                }))
-                for chunk in chunks:
+                },
+            )
+        )
+        return out
+
+
+async def turn_events(runtime: Runtime, turn_id: str) -> AsyncIterator[bytes]:
+    """The SSE byte stream of ``turn_id`` until it finishes (the turn must exist)."""
+    inbox = runtime.inbox
+    assert inbox is not None
+    watch = TurnStreams.of(runtime).watch(turn_id)
+    progress = _Progress(inbox.store, turn_id)
+    loop = asyncio.get_running_loop()
+    last_sent = loop.time()
+    try:
+        while True:
+            # Text first: every delta published before the turn's state changed is
+            # already queued, so the final reconciliation sees all of it.
+            chunks: list[bytes] = []
+            try:
+                delta: TextDelta | None = await asyncio.wait_for(watch.queue.get(), POLL_SECONDS)
+            except TimeoutError:
+                delta = None
+            while delta is not None:
+                chunks += progress.text(delta)
+                delta = None if watch.queue.empty() else watch.queue.get_nowait()
+            turn = inbox.get(turn_id)
+            chunks += progress.state(turn)
+            if turn.status.is_terminal:
+                for chunk in chunks + progress.finish(turn):
                     yield chunk
                 return
             if not chunks and loop.time() - last_sent > KEEPALIVE_SECONDS:

@@ -51,8 +51,14 @@ async def start(runtime: Runtime, settings: ServerSettings) -> RunningServer:
     """
     app, routes, failures = build_app(runtime, settings)
     config = uvicorn.Config(
-        app, host=settings.host, port=settings.port, log_level="warning", lifespan="off",
-        access_log=False, timeout_graceful_shutdown=2, ws="none",
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+        lifespan="off",
+        access_log=False,
+        timeout_graceful_shutdown=2,
+        ws="none",
     )
     server = _Server(config)
     task = asyncio.create_task(server.serve(), name="toolang-server")
@@ -65,10 +71,17 @@ async def start(runtime: Runtime, settings: ServerSettings) -> RunningServer:
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}"
     (runtime.config.home / URL_FILE).write_text(url + "\n", encoding="utf-8")
-    access = (f"{len(settings.tokens)} token(s)" if settings.tokens
-              else "no tokens: loopback callers only")
-    log.info("server.started", url=url, routes=len(routes), access=access,
-             failed_plugins=[f.plugin for f in failures])
-    print(f"toolang server: console {url}/  API {url}/api  ({access})", file=sys.stderr,
-          flush=True)
+    access = (
+        f"{len(settings.tokens)} token(s)"
+        if settings.tokens
+        else "no tokens: loopback callers only"
+    )
+    log.info(
+        "server.started",
+        url=url,
+        routes=len(routes),
+        access=access,
+        failed_plugins=[f.plugin for f in failures],
+    )
+    print(f"toolang server: console {url}/  API {url}/api  ({access})", file=sys.stderr, flush=True)
     return RunningServer(server, task, url)

@@ -29,7 +29,9 @@ def _port(instance: object, attribute: attrs.Attribute[int], value: int) -> None
         raise ValueError(f"{attribute.name}: a TCP port 1-65535 (0: any free port), got {value}")
 
 
-def _tokens(instance: object, attribute: attrs.Attribute[object], value: Mapping[str, Secret]) -> None:
+def _tokens(
+    instance: object, attribute: attrs.Attribute[Mapping[str, Secret]], value: Mapping[str, Secret]
+) -> None:
     for owner, token in value.items():
         if not _OWNER.match(owner):
             raise ValueError(f"tokens: owner name {owner!r} must match {_OWNER.pattern}")
