@@ -225,3 +225,34 @@ def last_call_text(events: list[tuple[str, dict[str, object]]]) -> str:
         return ""
     last = texts[-1]["call"]
     return "".join(str(d["delta"]) for d in texts if d["call"] == last)
+
+
+def open_runtime_store(server: LiveServer) -> tuple[object, object]:
+    """A runtime (not serving) and a new connection to the server's store, from here."""
+    from toolang_core import Runtime, load_config
+
+    env = {"BOB_TOKEN": TOKENS["bob"], "TOOLANG_LOAD_PLUGINS": "server,memory-sqlite"}
+    runtime = Runtime.from_config(load_config(server.home / "toolang.toml", env=env), env=env)
+    return runtime, runtime.open_store()
+
+
+def spawn_run(server: LiveServer, owner: str, task: str) -> str:
+    """Start a task run for ``owner`` as an agent would (the controller writes it to the
+    store; the server's runtime admits it). Runs in a thread of its own: a caller may
+    already have an event loop (Playwright's)."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from toolang_core import SpawnRequest, TaskRunController
+
+    def spawn() -> str:
+        runtime, store = open_runtime_store(server)
+        try:
+            controller = TaskRunController(store, runtime)  # type: ignore[arg-type]
+            request = SpawnRequest(owner=owner, parent_thread_id=f"http:{owner}", task=task)
+            return asyncio.run(controller.spawn(request)).id
+        finally:
+            store.close()  # type: ignore[attr-defined]
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(spawn).result(60)

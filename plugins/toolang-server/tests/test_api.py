@@ -6,37 +6,20 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
-from server_helpers import TOKENS, last_call_text, parse_sse, wait_for
-
-from toolang_core import (
-    ApprovalBook,
-    Runtime,
-    SpawnRequest,
-    TaskRunController,
-    TurnFilter,
-    load_config,
+from server_helpers import (
+    TOKENS,
+    last_call_text,
+    open_runtime_store,
+    parse_sse,
+    spawn_run,
+    wait_for,
 )
+
+from toolang_core import ApprovalBook, TurnFilter
 
 
 def open_store(server):
-    env = {"BOB_TOKEN": TOKENS["bob"], "TOOLANG_LOAD_PLUGINS": "server,memory-sqlite"}
-    runtime = Runtime.from_config(load_config(server.home / "toolang.toml", env=env), env=env)
-    return runtime, runtime.open_store()
-
-
-def spawn_run(server, owner: str, task: str) -> str:
-    import asyncio
-
-    runtime, store = open_store(server)
-    try:
-        run = asyncio.run(
-            TaskRunController(store, runtime).spawn(
-                SpawnRequest(owner=owner, parent_thread_id=f"http:{owner}", task=task)
-            )
-        )
-        return run.id
-    finally:
-        store.close()
+    return open_runtime_store(server)
 
 
 # -- auth ------------------------------------------------------------------------------

@@ -8,9 +8,17 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from toolang_core import TurnFilter, __version__
+from toolang_core import Schedule, TurnFilter, __version__
 from toolang_core.hookspecs import FAMILIES
-from toolang_server.http import ApiError, caller_of, ok, query_int, runtime_of, store_of
+from toolang_server.http import (
+    ApiError,
+    Caller,
+    caller_of,
+    ok,
+    query_int,
+    runtime_of,
+    store_of,
+)
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -137,12 +145,20 @@ async def hooks(request: Request) -> Response:
     return ok(hook_families(runtime_of(request)))
 
 
-async def memory_search(request: Request) -> Response:
-    """What an agent remembers about q (agent, thread_id, limit)."""
+async def search_memory(
+    runtime: Runtime,
+    caller: Caller,
+    query: str,
+    *,
+    agent: str | None = None,
+    thread_id: str | None = None,
+    limit: int = 10,
+) -> Any:
+    """What ``agent`` remembers about ``query``. An owner searches its own threads only.
+
+    :raises ApiError: no query, memory off, another owner's thread, a failing plugin."""
     from toolang_core.memory import MemoryLimits
 
-    runtime, caller = runtime_of(request), caller_of(request)
-    query = request.query_params.get("q", "").strip()
     if not query:
         raise ApiError(400, "q is required", field="q", expected="a non-empty search text")
     memory = runtime.memory
@@ -153,7 +169,6 @@ async def memory_search(request: Request) -> Response:
             field="q",
             expected="a runtime with a memory plugin",
         )
-    thread_id = request.query_params.get("thread_id")
     if caller.owner is not None:
         mine = (
             store_of(runtime).list_turns(
@@ -169,18 +184,73 @@ async def memory_search(request: Request) -> Response:
                 field="thread_id",
                 expected="the id of one of your threads",
             )
-    agent = request.query_params.get("agent") or runtime.config.agents.default
-    limit = query_int(request, "limit", 10, high=100)
     limits = MemoryLimits(max_items=limit, max_chars=max(memory.config.max_chars, 100_000))
     try:
-        result = await memory.search(
-            agent, query, thread_id=thread_id, limits=limits, origin="http"
+        return await memory.search(
+            agent or runtime.config.agents.default,
+            query,
+            thread_id=thread_id,
+            limits=limits,
+            origin="http",
         )
     except Exception as exc:
         raise ApiError(
             503, f"memory search failed: {exc}", field="q", expected="a healthy memory plugin"
         ) from None
+
+
+async def memory_search(request: Request) -> Response:
+    """What an agent remembers about q (agent, thread_id, limit)."""
+    result = await search_memory(
+        runtime_of(request),
+        caller_of(request),
+        request.query_params.get("q", "").strip(),
+        agent=request.query_params.get("agent") or None,
+        thread_id=request.query_params.get("thread_id") or None,
+        limit=query_int(request, "limit", 10, high=100),
+    )
     return ok(result)
+
+
+def chores_of(runtime: Runtime, caller: Caller) -> list[dict[str, Any]]:
+    """The declared chores (``[plugins.source-chore] chores``, read from that plugin's
+    validated settings) with their next occurrence and their thread's latest turn."""
+    settings = runtime.settings.get("source-chore")
+    now = time.time()
+    out = []
+    for chore in getattr(settings, "chores", ()):
+        try:
+            upcoming = Schedule(chore.schedule, now).next_after(now)
+        except ValueError:
+            upcoming = None
+        last = store_of(runtime).list_turns(
+            TurnFilter(thread_id=f"chore:{chore.key}", owner=caller.owner, limit=1)
+        )
+        out.append(
+            {
+                "key": chore.key,
+                "schedule": chore.schedule,
+                "input": chore.input,
+                "agent": chore.agent,
+                "paused": chore.paused,
+                "next": upcoming,
+                "last": last[0] if last else None,
+            }
+        )
+    return out
+
+
+async def chores(request: Request) -> Response:
+    """Declared chores: schedule, next occurrence, latest turn on their thread."""
+    found = chores_of(runtime_of(request), caller_of(request))
+    for chore in found:
+        last = chore["last"]
+        chore["last"] = (
+            None
+            if last is None
+            else {"turn_id": last.id, "status": last.status.value, "created_at": last.created_at}
+        )
+    return ok(found)
 
 
 def register(register_route: RegisterRoute) -> None:
@@ -191,3 +261,4 @@ def register(register_route: RegisterRoute) -> None:
     register_route("/api/plugins", plugins)
     register_route("/api/hooks", hooks)
     register_route("/api/memory/search", memory_search)
+    register_route("/api/chores", chores)

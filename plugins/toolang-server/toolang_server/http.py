@@ -83,6 +83,15 @@ class Caller:
     sender: str
 
 
+def owner_for_token(settings: ServerSettings, given: str) -> str | None:
+    """The owner whose token ``given`` is (compared in constant time), or ``None``."""
+    found = None
+    for owner, token in settings.tokens.items():
+        if given and hmac.compare_digest(given.encode(), token.reveal().encode()):
+            found = owner
+    return found
+
+
 def authenticate(request: Request, settings: ServerSettings) -> Caller:
     """The caller behind ``request``. :raises ApiError: 401 without a valid token."""
     if not settings.tokens:
@@ -93,9 +102,9 @@ def authenticate(request: Request, settings: ServerSettings) -> Caller:
     header = request.headers.get("authorization", "")
     given = header[7:].strip() if header.lower().startswith("bearer ") else ""
     given = given or request.cookies.get(TOKEN_COOKIE, "")
-    for owner, token in settings.tokens.items():
-        if given and hmac.compare_digest(given.encode(), token.reveal().encode()):
-            return Caller(owner, f"http:{owner}")
+    owner = owner_for_token(settings, given)
+    if owner is not None:
+        return Caller(owner, f"http:{owner}")
     raise ApiError(
         401,
         "a valid token is required" if given else "this server requires a token",
