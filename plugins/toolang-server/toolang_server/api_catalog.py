@@ -49,11 +49,11 @@ def status_json(runtime: Runtime) -> dict[str, Any]:
         "groups": [
             {
                 "group": group,
-                "running": running,
-                "queued": queued,
+                "running": load.get(group, (0, 0))[0],
+                "queued": load.get(group, (0, 0))[1],
                 "max_running": runtime.policy.group(group).max_running,
             }
-            for group, (running, queued) in sorted(load.items())
+            for group in sorted(set(runtime.policy.groups) | set(load))
         ],
         "plugins": len(runtime.host.active_names),
         "plugin_failures": [r.name for r in runtime.host.failures],
@@ -96,20 +96,25 @@ async def agent_tools(request: Request) -> Response:
     return ok(runtime_of(request).agents.assignment.to_json())
 
 
-def plugin_rows(runtime: Runtime) -> list[dict[str, Any]]:
+def plugin_rows(runtime: Runtime, routes: Any = ()) -> list[dict[str, Any]]:
+    """Every plugin (active ones first) with what it provides, its routes included."""
     host = runtime.host
     components = host.components
+    active = set(host.active_names)
     rows = []
-    for record in host.records:
+    for record in sorted(host.records, key=lambda r: (r.name not in active, r.name)):
         row = record.to_json()
         row["provides"] = components.provided_by(record.name)
+        mine = sorted({r.path for r in routes if r.plugin == record.name})
+        if mine:
+            row["provides"]["routes"] = mine
         rows.append(row)
     return rows
 
 
 async def plugins(request: Request) -> Response:
     """Every plugin: distribution, version, hooks, status, error, what it provides."""
-    rows = plugin_rows(runtime_of(request))
+    rows = plugin_rows(runtime_of(request), request.app.state.routes)
     failed = request.app.state.route_failures
     for row in rows:
         mine = [f.error for f in failed if f.plugin == row["name"]]

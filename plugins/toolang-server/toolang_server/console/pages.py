@@ -265,7 +265,7 @@ async def agents_page(request: Request) -> Response:
 async def plugins_page(request: Request) -> Response:
     """Console: plugins and the hooks as registered."""
     runtime = runtime_of(request)
-    rows = api_catalog.plugin_rows(runtime)
+    rows = api_catalog.plugin_rows(runtime, request.app.state.routes)
     for row in rows:
         row["route_errors"] = [
             f.error for f in request.app.state.route_failures if f.plugin == row["name"]

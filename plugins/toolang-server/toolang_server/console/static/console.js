@@ -81,6 +81,8 @@ function setupChat() {
     const text = input.value.trim();
     if (!text) return;
     button.disabled = true;
+    const placeholder = log.querySelector(".placeholder");
+    if (placeholder) placeholder.remove();
     log.append(element("div", "msg user", text));
     const bubble = element("div", "msg agent streaming", "");
     bubble.id = "answer-pending";
