@@ -59,8 +59,14 @@ if TYPE_CHECKING:
     from toolang_core.ids import (
         new_id as new_id,
     )
+    from toolang_core.hookspecs import (
+        FAMILIES as FAMILIES,
+    )
     from toolang_core.plugins.context import (
         PluginContext as PluginContext,
+    )
+    from toolang_core.plugins.facade import (
+        HookFailure as HookFailure,
     )
     from toolang_core.plugins.host import (
         PluginHost as PluginHost,
@@ -193,7 +199,9 @@ _LAZY = {
     "UsageError": "toolang_core.errors",
     "Event": "toolang_core.events",
     "new_id": "toolang_core.ids",
+    "FAMILIES": "toolang_core.hookspecs",
     "PluginContext": "toolang_core.plugins.context",
+    "HookFailure": "toolang_core.plugins.facade",
     "PluginHost": "toolang_core.plugins.host",
     "RegisterFactory": "toolang_core.plugins.registrars",
     "RegisterRoute": "toolang_core.plugins.registrars",

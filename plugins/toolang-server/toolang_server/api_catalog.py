@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from toolang_core import Schedule, TurnFilter, __version__
-from toolang_core.hookspecs import FAMILIES
+from toolang_core import FAMILIES, Schedule, TurnFilter, __version__
 from toolang_server.http import (
     ApiError,
     Caller,

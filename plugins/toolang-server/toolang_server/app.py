@@ -17,8 +17,7 @@ from toolang_core import RouteRegistration, __version__
 from toolang_server.http import ApiError, authenticate, error_response, to_json
 
 if TYPE_CHECKING:
-    from toolang_core import Runtime
-    from toolang_core.plugins.facade import HookFailure
+    from toolang_core import HookFailure, Runtime
     from toolang_server.settings import ServerSettings
 
 log = structlog.get_logger("toolang.server")
