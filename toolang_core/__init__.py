@@ -56,11 +56,11 @@ if TYPE_CHECKING:
     from toolang_core.events import (
         Event as Event,
     )
-    from toolang_core.ids import (
-        new_id as new_id,
-    )
     from toolang_core.hookspecs import (
         FAMILIES as FAMILIES,
+    )
+    from toolang_core.ids import (
+        new_id as new_id,
     )
     from toolang_core.plugins.context import (
         PluginContext as PluginContext,
@@ -155,10 +155,6 @@ if TYPE_CHECKING:
         canonical_params as canonical_params,
         params_hash as params_hash,
     )
-    from toolang_core.turn.streaming import (
-        TextDelta as TextDelta,
-        TurnStreams as TurnStreams,
-    )
     from toolang_core.tools.types import (
         Block as Block,
         Denied as Denied,
@@ -170,6 +166,10 @@ if TYPE_CHECKING:
         ToolCall as ToolCall,
         ToolCallContext as ToolCallContext,
         ToolResult as ToolResult,
+    )
+    from toolang_core.turn.streaming import (
+        TextDelta as TextDelta,
+        TurnStreams as TurnStreams,
     )
 
 __version__ = "0.1.0"
