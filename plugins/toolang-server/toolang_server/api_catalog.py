@@ -144,8 +144,9 @@ def hook_families(runtime: Runtime) -> list[dict[str, Any]]:
 
 
 async def hooks(request: Request) -> Response:
-    """Each hook family and the plugins implementing each hook, in call order (the
-    tool-call chain in its fixed order)."""
+    """Each hook family and its implementing plugins in call order (chain in order).
+
+    The tool-call chain is listed in its fixed order, stage by stage."""
     return ok(hook_families(runtime_of(request)))
 
 

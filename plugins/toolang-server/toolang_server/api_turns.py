@@ -189,8 +189,10 @@ async def turn_steps(request: Request) -> Response:
 
 
 async def turn_trace(request: Request) -> Response:
-    """The run trace: steps (each tool call with its hook verdicts) and the after-turn
-    stages in order."""
+    """The run trace: steps, each tool call's hook verdicts, the after-turn stages.
+
+    The after-turn stages come in their order: turn state, prompt trace, memory write,
+    events, delivery."""
     runtime = runtime_of(request)
     turn = get_turn(runtime, caller_of(request), request.path_params["turn_id"])
     store = store_of(runtime)
