@@ -42,6 +42,8 @@ class FinishedTurns:
         assert store is not None, "the server runs inside a serving runtime"
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        delivered = False
+        pause = 0.001
         while True:
             future: asyncio.Future[None] = loop.create_future()
             self._waiting.setdefault(turn_id, []).append(future)
@@ -50,8 +52,15 @@ class FinishedTurns:
                 left = deadline - loop.time()
                 if turn.status.is_terminal or left <= 0:
                     return turn
+                if delivered:
+                    # Delivered, but a batched finish may commit the state a moment
+                    # later: look again soon rather than at the next slow poll.
+                    await asyncio.sleep(min(pause, left))
+                    pause = min(pause * 2, 0.05)
+                    continue
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(future, min(left, poll_seconds))
+                    delivered = True
             finally:
                 waiting = self._waiting.get(turn_id)
                 if waiting is not None and future in waiting:
