@@ -275,6 +275,7 @@ BAD_SUBMISSIONS = [
     ({"input": "   "}, "input"),
     ({"input": "x", "thread_id": "bad thread id!"}, "thread_id"),
     ({"input": "x", "source": "task"}, "source"),
+    ({"input": "x", "source": "will"}, "source"),
     ({"input": "x", "agent": "nobody"}, "agent"),
     ({"input": "x", "strategy": "sometimes"}, "strategy"),
     ({"input": "x", "stream": "yes"}, "stream"),
@@ -352,3 +353,35 @@ def test_twenty_concurrent_clients_lose_nothing(token_server):
     assert all(t.status.value == "completed" for t in turns)
     assert {t.output for t in turns} == {f"echo: c{i} m{n}" for i in range(20) for n in range(5)}
     assert json.dumps(sorted(t.id for t in turns)) == json.dumps(sorted(ids))
+
+
+def test_an_owner_cannot_submit_to_another_owners_thread(token_server):
+    with token_server.client(TOKENS["alice"]) as alice, token_server.client(TOKENS["bob"]) as bob:
+        alice.post(
+            "/api/turns", json={"input": "my secret plan", "thread_id": "chat:a", "wait": 20}
+        )
+        refused = bob.post(
+            "/api/turns", json={"input": "what was said here?", "thread_id": "chat:a"}
+        )
+        assert refused.status_code == 403
+        assert refused.json()["error"]["field"] == "thread_id"
+        assert bob.get("/api/turns").json() == []  # nothing stored for bob
+        assert len(alice.get("/api/turns", params={"thread_id": "chat:a"}).json()) == 1
+
+
+def test_cors_is_off_and_console_refusals_are_pages(open_server):
+    with open_server.client() as client:
+        preflight = client.options(
+            "/api/turns",
+            headers={
+                "Origin": "https://elsewhere.example",
+                "Access-Control-Request-Method": "POST",
+            },
+        )
+        assert "access-control-allow-origin" not in preflight.headers
+        answer = client.get("/api/status", headers={"Origin": "https://elsewhere.example"})
+        assert "access-control-allow-origin" not in answer.headers
+        page = client.get("/turns/nope")
+        assert page.status_code == 404
+        assert page.headers["content-type"].startswith("text/html")
+        assert "no turn request with id &#39;nope&#39;" in page.text

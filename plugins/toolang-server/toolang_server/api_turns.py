@@ -79,6 +79,12 @@ def turn_json(turn: TurnRequest) -> dict[str, Any]:
     return data
 
 
+def _others_on(runtime: Runtime, thread: str, owner: str) -> bool:
+    """Whether ``thread`` holds turns of anyone but ``owner`` (the operator included)."""
+    recent = store_of(runtime).list_turns(TurnFilter(thread_id=thread, limit=20))
+    return any(turn.owner != owner for turn in recent)
+
+
 async def submit(request: Request) -> Response:
     """Submit a turn request; with "stream": true the answer streams back as SSE."""
     runtime, caller = runtime_of(request), caller_of(request)
@@ -95,13 +101,22 @@ async def submit(request: Request) -> Response:
         )
     source = body.text("source", default="chat")
     assert source is not None
-    if not _SOURCE.match(source) or source == "task":
+    if not _SOURCE.match(source) or source in ("task", "will"):
         raise ApiError(
             400,
             f"source {source!r} cannot be submitted here",
             field="source",
             expected="a source name such as chat, invoke or chore (task runs are "
-            "started by agents)",
+            "started by agents, will turns by the agents' own intent)",
+        )
+    if caller.owner is not None and _others_on(runtime, thread, caller.owner):
+        # The thread's history goes into every prompt on it: sharing it would show one
+        # owner's conversation to another through the model.
+        raise ApiError(
+            403,
+            f"thread {thread!r} belongs to another owner",
+            field="thread_id",
+            expected="a thread of your own, or a new one",
         )
     agent = body.text("agent", max_len=100)
     if agent is not None and runtime.agents.registry.get(agent) is None:

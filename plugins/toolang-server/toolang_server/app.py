@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING, Any
 import structlog
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from toolang_core import RouteRegistration, __version__
@@ -35,9 +37,11 @@ def guarded(route: RouteRegistration, settings: ServerSettings) -> Any:
                 request.state.caller = authenticate(request, settings)
             result = await endpoint(request)
         except ApiError as exc:
-            if exc.status in (401, 403) and not request.url.path.startswith("/api"):
-                return _login_redirect(request, exc)
-            return exc.response()
+            if request.url.path.startswith("/api"):
+                return exc.response()
+            if exc.status == 401:
+                return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
+            return _error_page(exc)
         except Exception as exc:  # an endpoint's bug: a JSON 500, logged with the plugin
             log.exception("server.endpoint_failed", plugin=route.plugin, path=route.path)
             return error_response(
@@ -49,12 +53,18 @@ def guarded(route: RouteRegistration, settings: ServerSettings) -> Any:
     return call
 
 
-def _login_redirect(request: Request, exc: ApiError) -> Response:
-    from starlette.responses import RedirectResponse
+def _error_page(exc: ApiError) -> Response:
+    """A console page's refusal, as a page (the API's are JSON)."""
+    from toolang_server.console.pages import ENV
 
-    if exc.status == 403:
-        return exc.response()
-    return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
+    html = ENV.get_template("error.html").render(
+        title=str(exc.status),
+        section="",
+        status=exc.status,
+        message=exc.message,
+        expected=exc.expected,
+    )
+    return HTMLResponse(html, status_code=exc.status)
 
 
 def openapi(routes: list[RouteRegistration], settings: ServerSettings) -> dict[str, Any]:
@@ -153,6 +163,17 @@ def build_app(
             ),
         ],
         exception_handlers={HTTPException: _http_error},
+        # Off unless origins are named: browsers then refuse every cross-origin call.
+        middleware=[
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(settings.cors_origins),
+                allow_methods=["GET", "POST"],
+                allow_headers=["Authorization", "Content-Type"],
+            )
+        ]
+        if settings.cors_origins
+        else [],
     )
     app.state.runtime = runtime
     app.state.settings = settings
