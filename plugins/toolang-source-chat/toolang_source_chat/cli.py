@@ -80,9 +80,14 @@ async def _answer(state: CliState, turn_id: str, wait: float, *, ask: bool = Fal
     While the turn awaits approval, show each request: ``ask`` prompts for the decision
     (``toolang chat -i``), otherwise say how to decide from another terminal.
     """
-    from toolang_core import TurnStatus, await_turn
+    from toolang_core import TurnStatus, TurnStreams, await_turn
 
     inbox = state.open_inbox()
+    # When this process runs the turn itself (no runtime serves the store), its answer
+    # streams here and is printed as it comes.
+    watch = TurnStreams.of(state.runtime).watch(turn_id)
+    printer = _StreamPrinter(watch.queue)
+    printing = asyncio.ensure_future(printer.run())
     waiting = asyncio.ensure_future(await_turn(state.runtime, inbox, turn_id, timeout=wait))
     try:
         turn = await _watch_approvals(inbox, turn_id, waiting, ask=ask)
@@ -95,14 +100,44 @@ async def _answer(state: CliState, turn_id: str, wait: float, *, ask: bool = Fal
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await waiting
         inbox.store.close()
+        watch.close()
+        printing.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await printing
+    streamed = "".join(printer.shown)
     if turn.status is TurnStatus.COMPLETED:
-        click.echo(turn.output or "")
+        output = turn.output or ""
+        if streamed and output.startswith(streamed):
+            click.echo(output[len(streamed) :])  # the rest, if any, and the newline
+        else:
+            click.echo(("\n" if streamed else "") + output)
         return 0
     if not turn.status.is_terminal:
         click.echo(f"still {turn.status.value} after {wait:g} s; request {turn_id}", err=True)
         return 75
     click.echo(f"{turn.status.value}: {turn.error or turn.outcome or ''}".rstrip(": "), err=True)
     return 1
+
+
+class _StreamPrinter:
+    """Prints an answer's text as it streams; remembers what it showed of the last model
+    call (a new call starts a new line: the last call's text is the answer)."""
+
+    def __init__(self, queue: asyncio.Queue[Any]) -> None:
+        self.queue = queue
+        self.shown: list[str] = []
+
+    async def run(self) -> None:
+        call = None
+        while True:
+            delta = await self.queue.get()
+            if call is not None and delta.call != call:
+                click.echo("")
+                self.shown.clear()
+            call = delta.call
+            self.shown.append(delta.delta)
+            click.echo(delta.delta, nl=False)
+            sys.stdout.flush()
 
 
 async def _once(
