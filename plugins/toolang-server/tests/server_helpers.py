@@ -80,6 +80,60 @@ def toolang_register_tools(register):
     register(Tool.from_function(slow_wait, blocking=False))
 
 
+class KitMemory:
+    """A list in memory, searched by shared words: enough for the server's memory
+    routes and for every turn to have a memory-write stage (this plugin's tox env has no
+    other memory plugin; toolang-memory-sqlite is tested by the conformance suite)."""
+
+    def __init__(self):
+        self.entries = []
+
+    def recall(self, request):
+        from toolang_core.memory import MemoryItem, MemoryRecallResult, Provenance
+
+        words = set(request.query_text.lower().split())
+        found = [
+            MemoryItem(str(i), text, float(len(words & set(text.lower().split()))),
+                       Provenance(agent, thread))
+            for i, (agent, thread, text) in enumerate(self.entries)
+            if agent == request.agent_id
+            and (request.thread_id is None or thread == request.thread_id)
+            and words & set(text.lower().split())
+        ]
+        found.sort(key=lambda item: -item.score)
+        return MemoryRecallResult(items=tuple(found[: request.limits.max_items]), provider="kit")
+
+    def remember(self, batch):
+        from toolang_core.memory import MemoryWriteResult
+
+        for entry in batch.entries:
+            self.entries.append((batch.agent_id, batch.thread_id, entry.text))
+        return MemoryWriteResult(written=len(batch.entries), provider="kit")
+
+    def forget(self, request):
+        from toolang_core.memory import MemoryForgetResult
+
+        before = len(self.entries)
+        self.entries = [e for e in self.entries if e[0] != request.agent_id]
+        return MemoryForgetResult(forgotten=before - len(self.entries), provider="kit")
+
+    def list_entries(self, request):
+        return ()
+
+    def health(self):
+        from toolang_core.memory import MemoryHealth
+
+        return MemoryHealth(status="ok", provider="kit", entries=len(self.entries))
+
+    def close(self):
+        pass
+
+
+@hookimpl
+def toolang_register_memory(register):
+    register("kit", lambda context: KitMemory())
+
+
 @hookimpl
 def toolang_on_event(event, runtime):
     """A bus subscriber, so every turn has all five after-turn stages."""
@@ -107,7 +161,7 @@ shutdown_grace_seconds = 1
 [models]
 default = "testmodel"
 [memory]
-plugin = "sqlite"
+plugin = "kit"
 [plugins.server]
 enabled = true
 port = 0
@@ -161,7 +215,7 @@ def start_server(
     full_env.update(
         {
             "PYTHONPATH": os.pathsep.join([str(site), full_env.get("PYTHONPATH", "")]),
-            "TOOLANG_LOAD_PLUGINS": "server,test-kit,source-chat,memory-sqlite",
+            "TOOLANG_LOAD_PLUGINS": "server,test-kit",
             "TL_OUT_DIR": str(out),
             **(env or {}),
         }
@@ -231,7 +285,7 @@ def open_runtime_store(server: LiveServer) -> tuple[object, object]:
     """A runtime (not serving) and a new connection to the server's store, from here."""
     from toolang_core import Runtime, load_config
 
-    env = {"BOB_TOKEN": TOKENS["bob"], "TOOLANG_LOAD_PLUGINS": "server,memory-sqlite"}
+    env = {"BOB_TOKEN": TOKENS["bob"], "TOOLANG_LOAD_PLUGINS": "server,test-kit"}
     runtime = Runtime.from_config(load_config(server.home / "toolang.toml", env=env), env=env)
     return runtime, runtime.open_store()
 
