@@ -256,9 +256,11 @@ async def bench(args: argparse.Namespace) -> dict[str, object]:
             http_latency = await asyncio.to_thread(run_client, url, "latency", args.turns)
             http_ttft = await asyncio.to_thread(run_client, url, "ttft", args.turns)
             await asyncio.to_thread(run_throughput, url, args.clients, 2, args.processes)  # warm
+            cpu_before = time.process_time()
             throughput = await asyncio.to_thread(
                 run_throughput, url, args.clients, args.per_client, args.processes
             )
+            server_cpu = time.process_time() - cpu_before
         finally:
             stop.set()
             await serving
@@ -283,6 +285,10 @@ async def bench(args: argparse.Namespace) -> dict[str, object]:
     figures["throughput_http_over_inprocess"] = round(
         figures["throughput_turns_per_s"] / local_throughput, 2
     )  # type: ignore[operator]
+    # The clients share this machine's cores with the server: the server's own CPU per
+    # turn says what it could do with a core to itself.
+    figures["server_cpu_ms_per_http_turn"] = round(server_cpu * 1000 / throughput["turns"], 3)
+    figures["server_bound_turns_per_s_per_core"] = round(throughput["turns"] / server_cpu, 1)
     figures["throughput_completed"] = f"{throughput['turns']}/{throughput['expected']}"
     figures["clients"] = args.clients
     figures["turns"] = args.turns
@@ -319,7 +325,9 @@ def main() -> None:
         f"{figures['throughput_turns_per_s']} chat turns/s "
         f"({figures['throughput_completed']} completed) (goal >= 500); in-process "
         f"{figures['inprocess_throughput_turns_per_s']} turns/s "
-        f"({figures['throughput_http_over_inprocess']}x)"
+        f"({figures['throughput_http_over_inprocess']}x); the server spent "
+        f"{figures['server_cpu_ms_per_http_turn']} ms CPU per HTTP turn "
+        f"(= {figures['server_bound_turns_per_s_per_core']} turns/s per core it had alone)"
     )
     print(
         f"first token: in-process p50 {figures['inprocess_ttft_ms_p50']} ms, HTTP/SSE p50 "
