@@ -73,3 +73,22 @@ def test_serve_starts_the_server_whatever_enabled_says_and_stops_on_sigterm(tool
     assert proc.returncode == 0, stderr
     assert f"toolang server: console {url}/" in stderr
     assert not url_file.exists()
+
+
+def test_a_port_in_use_is_reported_and_the_runtime_still_runs(toolang_cli, toolang_home):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        toolang_home.write_config(
+            f'[runtime]\nexecutor = "echo"\n[plugins.server]\nenabled = true\nport = {port}\n'
+        )
+        result = toolang_cli("run", "--until-idle", env=ONLY_SERVER, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert (
+        f"toolang server: not started: toolang-server cannot listen on 127.0.0.1:{port} "
+        "(Address already in use); set [plugins.server] port"
+    ) in result.stderr
+    assert "Traceback" not in result.stderr

@@ -56,9 +56,17 @@ async def toolang_startup(runtime: Runtime) -> None:
     settings = settings_of(runtime)
     if settings is None:
         return
+    import sys
+
     from toolang_server.serve import start
 
-    server_state(runtime)["running"] = await start(runtime, settings)
+    try:
+        server_state(runtime)["running"] = await start(runtime, settings)
+    except OSError as exc:
+        # The runtime goes on without its server (start-up hooks never stop it); say so
+        # where the person who started it looks, not only in the log.
+        print(f"toolang server: not started: {exc}", file=sys.stderr, flush=True)
+        raise
 
 
 @hookimpl

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final
@@ -44,16 +45,35 @@ class RunningServer:
             await asyncio.wait_for(self.task, 10)
 
 
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``.
+
+    :raises OSError: naming the address and what to do (uvicorn would ``sys.exit``)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(
+            f"toolang-server cannot listen on {host}:{port} ({exc.strerror or exc}); set "
+            "[plugins.server] port (0: any free port) or stop what holds it"
+        ) from None
+    sock.listen(2048)
+    sock.setblocking(False)
+    return sock
+
+
 async def start(runtime: Runtime, settings: ServerSettings) -> RunningServer:
     """Listen on ``settings.host:port`` and serve the app from the runtime's loop.
 
     :raises OSError: when the address cannot be bound (in use, not ours).
     """
+    sock = _bind(settings.host, settings.port)
     app, routes, failures = build_app(runtime, settings)
     config = uvicorn.Config(
         app,
-        host=settings.host,
-        port=settings.port,
         log_level="warning",
         lifespan="off",
         access_log=False,
@@ -61,13 +81,17 @@ async def start(runtime: Runtime, settings: ServerSettings) -> RunningServer:
         ws="none",
     )
     server = _Server(config)
-    task = asyncio.create_task(server.serve(), name="toolang-server")
+    task = asyncio.create_task(server.serve(sockets=[sock]), name="toolang-server")
     while not server.started:
         if task.done():
-            task.result()  # raises the bind error
-            raise OSError(f"the server stopped before listening on {settings.host}:{settings.port}")
+            with contextlib.suppress(SystemExit):  # uvicorn exits on a failed start-up
+                task.result()
+            sock.close()
+            raise OSError(
+                f"toolang-server stopped before serving on {settings.host}:{settings.port}"
+            )
         await asyncio.sleep(0.01)
-    host, port = server.servers[0].sockets[0].getsockname()[:2]
+    host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}"
     (runtime.config.home / URL_FILE).write_text(url + "\n", encoding="utf-8")
