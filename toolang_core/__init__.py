@@ -78,6 +78,7 @@ if TYPE_CHECKING:
         RegisterTool as RegisterTool,
     )
     from toolang_core.plugins.routes import (
+        HttpError as HttpError,
         RouteRegistration as RouteRegistration,
     )
     from toolang_core.redaction import (
@@ -206,6 +207,7 @@ _LAZY = {
     "RegisterFactory": "toolang_core.plugins.registrars",
     "RegisterRoute": "toolang_core.plugins.registrars",
     "RegisterSettings": "toolang_core.plugins.registrars",
+    "HttpError": "toolang_core.plugins.routes",
     "RouteRegistration": "toolang_core.plugins.routes",
     "RegisterTool": "toolang_core.plugins.registrars",
     "MASK": "toolang_core.redaction",

@@ -38,6 +38,21 @@ class RouteRegistration:
     auth: bool = True
 
 
+class HttpError(Exception):
+    """Raise in a route endpoint to refuse a request: the server answers ``status`` with
+    its JSON error body (``message``, the ``field`` at fault, what was ``expected``), so
+    endpoints need no web framework of their own."""
+
+    def __init__(
+        self, status: int, message: str, *, field: str | None = None, expected: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.field = field
+        self.expected = expected
+
+
 class RouteError(ValueError):
     """A plugin registered a route that is malformed or already taken."""
 

@@ -15,8 +15,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from toolang_core import RouteRegistration, __version__
-from toolang_server.http import ApiError, authenticate, error_response, to_json
+from toolang_core import HttpError, RouteRegistration, __version__
+from toolang_server.http import authenticate, error_response, to_json
 
 if TYPE_CHECKING:
     from toolang_core import HookFailure, Runtime
@@ -36,9 +36,11 @@ def guarded(route: RouteRegistration, settings: ServerSettings) -> Any:
             if route.auth:
                 request.state.caller = authenticate(request, settings)
             result = await endpoint(request)
-        except ApiError as exc:
+        except HttpError as exc:
             if request.url.path.startswith("/api"):
-                return exc.response()
+                return error_response(
+                    exc.status, exc.message, field=exc.field, expected=exc.expected
+                )
             if exc.status == 401:
                 return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
             return _error_page(exc)
@@ -53,7 +55,7 @@ def guarded(route: RouteRegistration, settings: ServerSettings) -> Any:
     return call
 
 
-def _error_page(exc: ApiError) -> Response:
+def _error_page(exc: HttpError) -> Response:
     """A console page's refusal, as a page (the API's are JSON)."""
     from toolang_server.console.pages import ENV
 

@@ -17,6 +17,7 @@ import attrs
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from toolang_core import HttpError
 from toolang_server.settings import ServerSettings, is_loopback
 
 if TYPE_CHECKING:
@@ -25,17 +26,9 @@ if TYPE_CHECKING:
 TOKEN_COOKIE: Final = "toolang_token"
 
 
-class ApiError(Exception):
-    """A request the API refuses; becomes a JSON error response."""
-
-    def __init__(
-        self, status: int, message: str, *, field: str | None = None, expected: str | None = None
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.field = field
-        self.expected = expected
+class ApiError(HttpError):
+    """A request the API refuses; becomes a JSON error response (any plugin's endpoint
+    raises the core's ``HttpError`` to the same effect)."""
 
     def response(self) -> JSONResponse:
         return error_response(self.status, self.message, field=self.field, expected=self.expected)
