@@ -385,3 +385,21 @@ def test_cors_is_off_and_console_refusals_are_pages(open_server):
         assert page.status_code == 404
         assert page.headers["content-type"].startswith("text/html")
         assert "no turn request with id &#39;nope&#39;" in page.text
+
+
+def test_a_web_page_of_another_site_cannot_drive_the_local_runtime(open_server):
+    with open_server.client() as client:
+        forged = client.post(
+            "/api/turns",
+            content=b'{"input": "rm -rf"}',
+            headers={"Origin": "https://evil.example", "Content-Type": "text/plain"},
+        )
+        assert forged.status_code == 403 and forged.json()["error"]["field"] == "Origin"
+        rebound = client.get("/api/status", headers={"Host": "evil.example"})
+        assert rebound.status_code == 403 and rebound.json()["error"]["field"] == "Host"
+        same_site = client.post(
+            "/api/turns", json={"input": "fine", "wait": 20}, headers={"Origin": open_server.url}
+        )
+        assert same_site.status_code == 200, same_site.text
+        inputs = [t["input"] for t in client.get("/api/turns").json()]
+    assert inputs == ["fine"]  # nothing was stored for the forged request

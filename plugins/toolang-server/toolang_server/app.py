@@ -16,7 +16,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from toolang_core import HttpError, RouteRegistration, __version__
-from toolang_server.http import authenticate, error_response, to_json
+from toolang_server.http import authenticate, check_origin, error_response, to_json
 
 if TYPE_CHECKING:
     from toolang_core import HookFailure, Runtime
@@ -33,6 +33,7 @@ def guarded(route: RouteRegistration, settings: ServerSettings) -> Any:
 
     async def call(request: Request) -> Response:
         try:
+            check_origin(request, settings)
             if route.auth:
                 request.state.caller = authenticate(request, settings)
             result = await endpoint(request)

@@ -91,6 +91,16 @@ def authenticate(request: Request, settings: ServerSettings) -> Caller:
         client = request.client.host if request.client else ""
         if not is_loopback(client):  # bound elsewhere by mistake, or proxied: refuse
             raise ApiError(403, "this server has no tokens and serves loopback callers only")
+        # A page of another site whose name was rebound to 127.0.0.1 sends its own name
+        # as Host: refused, or any web page could drive the local runtime.
+        host = (request.url.hostname or "").strip("[]")
+        if not (is_loopback(host) or host == settings.host):
+            raise ApiError(
+                403,
+                f"this server answers to loopback names only, not {host!r}",
+                field="Host",
+                expected="127.0.0.1, localhost or ::1",
+            )
         return Caller(None, "http:local")
     header = request.headers.get("authorization", "")
     given = header[7:].strip() if header.lower().startswith("bearer ") else ""
@@ -104,6 +114,30 @@ def authenticate(request: Request, settings: ServerSettings) -> Caller:
         field="Authorization",
         expected="Authorization: Bearer <token> (a token from [plugins.server] tokens)",
     )
+
+
+SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def check_origin(request: Request, settings: ServerSettings) -> None:
+    """Refuse a write a browser sends from another site's page (cross-site request
+    forgery: CORS hides the answer, not the side effect).
+
+    :raises ApiError: 403 when ``Origin`` names another origin than this server's and
+        not one of ``cors_origins``."""
+    if request.method in SAFE_METHODS:
+        return
+    origin = request.headers.get("origin")
+    if origin is None:
+        return  # not a browser's cross-site request (curl, programs)
+    own = f"{request.url.scheme}://{request.url.netloc}"
+    if origin != own and origin not in settings.cors_origins:
+        raise ApiError(
+            403,
+            f"a request from {origin!r} may not change anything here",
+            field="Origin",
+            expected=f"{own} (or one of [plugins.server] cors_origins)",
+        )
 
 
 async def read_json(request: Request, limit: int) -> dict[str, Any]:
