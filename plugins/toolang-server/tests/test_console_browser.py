@@ -148,8 +148,11 @@ def test_cancelling_a_running_task_run_from_its_page(console, page, shots):
             )
         finally:
             store.close()
+        # The page reloads itself (after the click, then while the run winds down).
         page.wait_for_function(
-            "() => document.querySelector('#run-status').textContent === 'canceled'", timeout=20_000
+            "() => { const e = document.querySelector('#run-status');"
+            " return e !== null && e.textContent === 'canceled'; }",
+            timeout=20_000,
         )
         shots(page, "task-run-canceled")
         page.goto(f"{console.url}/task-runs")
