@@ -56,19 +56,30 @@ if TYPE_CHECKING:
     from toolang_core.events import (
         Event as Event,
     )
+    from toolang_core.hookspecs import (
+        FAMILIES as FAMILIES,
+    )
     from toolang_core.ids import (
         new_id as new_id,
     )
     from toolang_core.plugins.context import (
         PluginContext as PluginContext,
     )
+    from toolang_core.plugins.facade import (
+        HookFailure as HookFailure,
+    )
     from toolang_core.plugins.host import (
         PluginHost as PluginHost,
     )
     from toolang_core.plugins.registrars import (
         RegisterFactory as RegisterFactory,
+        RegisterRoute as RegisterRoute,
         RegisterSettings as RegisterSettings,
         RegisterTool as RegisterTool,
+    )
+    from toolang_core.plugins.routes import (
+        HttpError as HttpError,
+        RouteRegistration as RouteRegistration,
     )
     from toolang_core.redaction import (
         MASK as MASK,
@@ -78,6 +89,10 @@ if TYPE_CHECKING:
     )
     from toolang_core.runtime import (
         Runtime as Runtime,
+    )
+    from toolang_core.runtime.after_turn import (
+        AFTER_KIND as AFTER_KIND,
+        PROMPT_TRACE_KIND as PROMPT_TRACE_KIND,
     )
     from toolang_core.runtime.inbox import (
         Inbox as Inbox,
@@ -165,6 +180,10 @@ if TYPE_CHECKING:
         ToolCallContext as ToolCallContext,
         ToolResult as ToolResult,
     )
+    from toolang_core.turn.streaming import (
+        TextDelta as TextDelta,
+        TurnStreams as TurnStreams,
+    )
 
 __version__ = "0.1.0"
 
@@ -193,16 +212,23 @@ _LAZY = {
     "UsageError": "toolang_core.errors",
     "Event": "toolang_core.events",
     "new_id": "toolang_core.ids",
+    "FAMILIES": "toolang_core.hookspecs",
     "PluginContext": "toolang_core.plugins.context",
+    "HookFailure": "toolang_core.plugins.facade",
     "PluginHost": "toolang_core.plugins.host",
     "RegisterFactory": "toolang_core.plugins.registrars",
+    "RegisterRoute": "toolang_core.plugins.registrars",
     "RegisterSettings": "toolang_core.plugins.registrars",
+    "HttpError": "toolang_core.plugins.routes",
+    "RouteRegistration": "toolang_core.plugins.routes",
     "RegisterTool": "toolang_core.plugins.registrars",
     "MASK": "toolang_core.redaction",
     "is_secret_key": "toolang_core.redaction",
     "redact": "toolang_core.redaction",
     "redact_text": "toolang_core.redaction",
     "Runtime": "toolang_core.runtime",
+    "AFTER_KIND": "toolang_core.runtime.after_turn",
+    "PROMPT_TRACE_KIND": "toolang_core.runtime.after_turn",
     "Inbox": "toolang_core.runtime.inbox",
     "await_turn": "toolang_core.runtime.oneshot",
     "Recurring": "toolang_core.runtime.recurring",
@@ -259,6 +285,8 @@ _LAZY = {
     "ToolCall": "toolang_core.tools.types",
     "ToolCallContext": "toolang_core.tools.types",
     "ToolResult": "toolang_core.tools.types",
+    "TextDelta": "toolang_core.turn.streaming",
+    "TurnStreams": "toolang_core.turn.streaming",
 }
 
 __all__ = ["__version__", "hookimpl", "hookspec", *sorted(_LAZY)]

@@ -193,12 +193,16 @@ class AgentLoop:
             "messages": request_json,
             "truncated": truncated,
         }
+        request = ModelRequest(
+            messages=tuple(self.messages), tools=speaker.specs, model_id=speaker.model_id
+        )
         try:
-            response: ModelResponse = await speaker.model.complete(
-                ModelRequest(
-                    messages=tuple(self.messages), tools=speaker.specs, model_id=speaker.model_id
-                )
-            )
+            stream = getattr(speaker.model, "stream", None)
+            response: ModelResponse
+            if stream is None:
+                response = await speaker.model.complete(request)
+            else:
+                response = await self._streamed(stream, request, key)
         except (ModelError, Exception) as exc:
             error = describe_exception(exc)
             ctx.record_step(
@@ -210,6 +214,20 @@ class AgentLoop:
         data["response"] = trace.response_json(response)
         ctx.record_step("model_call", started_at=started, idempotency_key=key, data=data)
         return response
+
+    async def _streamed(self, stream: Any, request: ModelRequest, key: str) -> ModelResponse:
+        """A streaming model's call: each delta goes to the turn's watchers as it comes."""
+        from toolang_core.turn.streaming import TurnStreams, stream_response
+
+        streams = TurnStreams.of(self.executor.runtime)
+        turn_id = self.ctx.turn.id
+        streams.begin(turn_id, key)
+        try:
+            return await stream_response(
+                stream, request, lambda delta: streams.publish(turn_id, key, delta)
+            )
+        finally:
+            streams.end(turn_id, key)
 
     # -- one tool call ----------------------------------------------------------------------
 

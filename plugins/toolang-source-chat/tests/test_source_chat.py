@@ -446,3 +446,37 @@ def test_under_coalesce_a_sender_whose_message_was_replaced_is_told_so(toolang_h
     assert first.returncode == 5, err1
     assert out1 == ""  # never someone else's answer
     assert "your message was replaced by a newer one on cli:c" in err1
+
+
+def test_chat_prints_the_answer_as_it_streams(toolang_distribution, toolang_home, tmp_path):
+    """Run here (no runtime serves the store), the turn streams to the terminal: the
+    first words are out while the model is still producing the rest."""
+    toolang_distribution(
+        "toolang-test-chat-stream",
+        entry_points={"toolang": {"scripted": "toolang_core.testing.script_file_plugin"}},
+    )
+    script = tmp_path / "stream.json"
+    answer = "one two three four five six"
+    script.write_text(json.dumps([{"text": answer, "word_delay": 0.4}]))
+    toolang_home.write_config(AGENT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
+    env.update(
+        TOOLANG_LOAD_PLUGINS="source-chat,scripted",
+        TOOLANG_SCRIPT=str(script),
+        PYTHONPATH=str(toolang_distribution.root),
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolang_core", "chat", "go"],
+        cwd=toolang_home.path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    first = os.read(proc.stdout.fileno(), 1024).decode()  # blocks until the first words
+    still_running = proc.poll() is None
+    rest, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert first and answer.startswith(first) and first != answer
+    assert still_running  # the rest of the answer was still being produced
+    assert first + rest.decode() == answer + "\n"

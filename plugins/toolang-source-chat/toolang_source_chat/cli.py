@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -117,9 +117,17 @@ async def _answer(
     reference) is not answered: the sender is told so (exit 5) instead of being shown
     the answer to someone else's text.
     """
-    from toolang_core import TurnStatus
+    from toolang_core import TurnStatus, TurnStreams
 
     inbox = state.open_inbox()
+    # When this process runs the turn itself (no runtime serves the store), its answer
+    # streams here and is printed as it comes.
+    watch = TurnStreams.of(state.runtime).watch(turn_id)
+    # A message a newer one replaced (coalesce) must not stream the other's answer here.
+    printer = _StreamPrinter(
+        watch.queue, still_ours=lambda: ref is None or not _replaced(inbox.get(turn_id), ref)
+    )
+    printing = asyncio.ensure_future(printer.run())
     try:
         turn = await _wait(state, inbox, turn_id, wait, ask)
         if turn is None:
@@ -140,8 +148,17 @@ async def _answer(
             return 5
     finally:
         inbox.store.close()
+        watch.close()
+        printing.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await printing
+    streamed = "".join(printer.shown)
     if turn.status is TurnStatus.COMPLETED:
-        click.echo(turn.output or "")
+        output = turn.output or ""
+        if streamed and output.startswith(streamed):
+            click.echo(output[len(streamed) :])  # the rest, if any, and the newline
+        else:
+            click.echo(("\n" if streamed else "") + output)
         return 0
     if not turn.status.is_terminal:
         click.echo(f"still {turn.status.value} after {wait:g} s; request {turn.id}", err=True)
@@ -196,6 +213,31 @@ def _steered_into(inbox: Inbox, turn: TurnRequest) -> str | None:
         if other.id != turn.id and running_then and (finished is None or finished >= taken):
             return other.id
     return None
+
+
+class _StreamPrinter:
+    """Prints an answer's text as it streams; remembers what it showed of the last model
+    call (a new call starts a new line: the last call's text is the answer)."""
+
+    def __init__(self, queue: asyncio.Queue[Any], *, still_ours: Callable[[], bool]) -> None:
+        self.queue = queue
+        self.still_ours = still_ours
+        self.shown: list[str] = []
+
+    async def run(self) -> None:
+        call = None
+        delta = await self.queue.get()
+        if not self.still_ours():  # asked once, when the turn has started
+            return
+        while True:
+            if call is not None and delta.call != call:
+                click.echo("")
+                self.shown.clear()
+            call = delta.call
+            self.shown.append(delta.delta)
+            click.echo(delta.delta, nl=False)
+            sys.stdout.flush()
+            delta = await self.queue.get()
 
 
 async def _once(
