@@ -62,10 +62,14 @@ def is_secret_key(key: str) -> bool:
 _SHORTEST: Final = 6
 """No string shorter than this holds anything either the core or a detector masks."""
 
-_CACHED_FROM: Final = 64
-"""Strings at least this long are masked once and remembered: a turn stores the same
-instruction and history in each model call's step, and every turn of an agent repeats
-its instruction. Shorter ones cost less to scan than to look up."""
+_CACHED_UP_TO: Final = 65_536
+"""Strings up to this long are masked once and remembered. Text repeats a lot: a turn
+stores the same instruction, history and recalled memory in each model call's step,
+every turn of an agent repeats its instruction, a user's message reaches the request, the
+prompt trace and the next turns' history. A detector (a plugin's finders) costs tens of
+microseconds per string, a look-up a tenth of one. Longer strings are rare and would
+keep megabytes alive in the cache."""
+_CACHE_SIZE: Final = 8_192
 
 _PLAIN_KEYS: Final = frozenset(
     {
@@ -106,7 +110,7 @@ class RedactionPolicy:
     def __init__(self) -> None:
         self._detectors: tuple[Detector, ...] = ()
         self._names: tuple[str, ...] = ()
-        self._cached = functools.lru_cache(maxsize=1024)(self._mask)
+        self._cached = functools.lru_cache(maxsize=_CACHE_SIZE)(self._mask)
 
     @property
     def detector_names(self) -> tuple[str, ...]:
@@ -133,7 +137,7 @@ class RedactionPolicy:
         """``text`` with every secret and piece of personal data the policy knows masked."""
         if len(text) < _SHORTEST:
             return text
-        if len(text) >= _CACHED_FROM:
+        if len(text) <= _CACHED_UP_TO:
             masked: str = self._cached(text)
             return masked
         return self._mask(text)
