@@ -55,6 +55,9 @@ class DoctorContext:
     host: PluginHost | None = None
 
 
+DoctorCheck = Check
+"""The public name of :class:`Check`, for plugins' ``toolang_doctor_checks``."""
+
 CheckFn = Callable[[DoctorContext], Iterator[Check]]
 
 
@@ -283,6 +286,27 @@ def check_memory(ctx: DoctorContext) -> Iterator[Check]:
     yield Check("memory", status, summary, tuple(details))
 
 
+def check_plugin_health(ctx: DoctorContext) -> Iterator[Check]:
+    """What plugins report through ``toolang_doctor_checks`` (e.g. an exporter that
+    fails); a plugin whose report raised is a failed check naming it."""
+    runtime = _runtime(ctx)
+    if runtime is None:
+        return
+    for plugin, found in runtime.host.hooks.doctor_checks(runtime):
+        if isinstance(found, BaseException):
+            yield Check(
+                plugin, "fail", f"plugin {plugin!r} could not report its health: {found!r}"
+            )
+            continue
+        for check in found:
+            if isinstance(check, Check):
+                yield check
+            else:
+                yield Check(
+                    plugin, "fail", f"plugin {plugin!r} reported {check!r}, not a DoctorCheck"
+                )
+
+
 CHECKS: tuple[CheckFn, ...] = (
     check_config,
     check_plugins,
@@ -291,6 +315,7 @@ CHECKS: tuple[CheckFn, ...] = (
     check_store,
     check_memory,
     check_agents,
+    check_plugin_health,
 )
 
 
