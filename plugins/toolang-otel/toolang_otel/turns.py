@@ -343,4 +343,8 @@ class TurnTelemetry:
         store = runtime.store
         if store is None:
             return
-        self.queued = {group: queued for group, (_running, queued) in store.group_load().items()}
+        load = store.group_load()
+        # A group seen before and empty now reports 0, not nothing.
+        self.queued = {group: 0 for group in self.queued} | {
+            group: queued for group, (_running, queued) in load.items()
+        }
