@@ -37,7 +37,6 @@ def test_a_chat_turn_with_a_tool_call_and_a_memory_recall_is_one_span_tree(agent
         [
             "admission",
             "memory_recall",
-            "prompt_build",
             "chat scripted",
             "chat scripted",
             "execute_tool lookup",
@@ -57,6 +56,7 @@ def test_a_chat_turn_with_a_tool_call_and_a_memory_recall_is_one_span_tree(agent
         "toolang.turn.priority": turn.priority,
         "toolang.turn.status": "completed",
     }
+    assert [e.name for e in root.events] == ["prompt_build"]
     # every child lies within its turn
     for child in children(spans, root):
         assert root.start_time <= child.start_time <= child.end_time <= root.end_time, child.name

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics import AlwaysOffExemplarFilter, MeterProvider
 from opentelemetry.sdk.metrics.export import (
     InMemoryMetricReader,
     MetricExporter,
@@ -155,7 +155,11 @@ class Telemetry:
                     export_timeout_millis=settings.timeout_seconds * 1000,
                 )
             self.meter_provider = MeterProvider(
-                resource=resource, metric_readers=[self.metric_reader]
+                resource=resource,
+                metric_readers=[self.metric_reader],
+                # Exemplars would look up the current span on every measurement; the
+                # spans here are made after the fact, so there is none to link anyway.
+                exemplar_filter=AlwaysOffExemplarFilter(),
             )
         self._closed = False
 

@@ -18,7 +18,7 @@ redaction entry point and cut to ``max_content_chars``.
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -47,6 +47,10 @@ def _ns(seconds: float) -> int:
     return int(seconds * 1e9)
 
 
+def _observe(counts: Mapping[tuple[tuple[str, str], ...], int]) -> list[Observation]:
+    return [Observation(n, dict(key)) for key, n in counts.items()]
+
+
 def _tokens(usage: Mapping[str, Any], keys: Sequence[str]) -> int | None:
     for key in keys:
         value = usage.get(key)
@@ -66,15 +70,25 @@ class TurnTelemetry:
         self.parents: OrderedDict[str, SpanContext] = OrderedDict()
         self.queued: dict[str, int] = {}
         """Queued requests per thread group, refreshed from the store in the background."""
+        self.started_counts: Counter[tuple[tuple[str, str], ...]] = Counter()
+        self.finished_counts: Counter[tuple[tuple[str, str], ...]] = Counter()
         meter = telemetry.meter
         self.metered = meter is not None
         if meter is None:
             return
-        self.turns_started = meter.create_counter(
-            "toolang.turns.started", unit="{turn}", description="Turns admitted"
+        # Counted in plain dicts and read by the SDK when it collects: a counter's add()
+        # costs several microseconds, twice per turn, for the same figures.
+        meter.create_observable_counter(
+            "toolang.turns.started",
+            callbacks=[lambda _options: _observe(self.started_counts)],
+            unit="{turn}",
+            description="Turns admitted",
         )
-        self.turns_finished = meter.create_counter(
-            "toolang.turns.finished", unit="{turn}", description="Turns ended, by status"
+        meter.create_observable_counter(
+            "toolang.turns.finished",
+            callbacks=[lambda _options: _observe(self.finished_counts)],
+            unit="{turn}",
+            description="Turns ended, by status",
         )
         self.turn_duration = meter.create_histogram(
             "toolang.turn.duration", unit="s", description="Admission to end of a turn"
@@ -108,7 +122,7 @@ class TurnTelemetry:
         first = turn.attempt <= 1 and admitted >= eligible
         group = {"toolang.thread.group": turn.thread_group, "toolang.turn.source": turn.source}
         if self.metered:
-            self.turns_started.add(1, group)
+            self.started_counts[(("toolang.thread.group", turn.thread_group), ("toolang.turn.source", turn.source))] += 1
             if first:
                 self.admission.record(admitted - eligible, group)
         if self.tracer is None:
@@ -141,7 +155,7 @@ class TurnTelemetry:
         )
         self.live[turn.id] = span
         self._remember(turn.id, span.get_span_context())
-        if first and admitted > eligible:
+        if first and admitted > eligible and span.is_recording():
             self.tracer.start_span(
                 "admission",
                 context=trace.set_span_in_context(span),
@@ -151,12 +165,23 @@ class TurnTelemetry:
 
     def step(self, step: StepRecord) -> None:
         span = self.live.get(step.turn_id)
+        if span is not None and not span.is_recording():
+            span = None  # a turn sampled out: its steps count in the metrics only
         data = step.data
         if step.kind == "model_call":
             self._model_call(span, step, data)
         elif step.kind == "tool_call":
             self._tool_call(span, step, data)
-        elif span is not None:
+        elif span is None:
+            return
+        elif step.kind == "prompt_build":
+            # An event, not a span: it takes microseconds and a span costs more than that.
+            span.add_event(
+                "prompt_build",
+                {"toolang.prompt.history_messages": int(data.get("history_messages") or 0)},
+                timestamp=_ns(step.finished_at),
+            )
+        else:
             self._other(span, step, data)
 
     def finished(self, turn: TurnRequest, stages: Sequence[StageDone]) -> None:
@@ -167,11 +192,15 @@ class TurnTelemetry:
                 "toolang.turn.source": turn.source,
                 "toolang.turn.status": str(turn.status),
             }
-            self.turns_finished.add(1, labels | {"toolang.turn.outcome": turn.outcome or ""})
+            key = (*labels.items(), ("toolang.turn.outcome", turn.outcome or ""))
+            self.finished_counts[key] += 1
             if turn.started_at is not None:
                 self.turn_duration.record(max(0.0, ended - turn.started_at), labels)
         span = self.live.pop(turn.id, None)
         if span is None:
+            return
+        if not span.is_recording():
+            span.end()
             return
         context = trace.set_span_in_context(span)
         previous = stages[0].at if stages else ended

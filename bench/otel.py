@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""The cost of toolang-otel on agent turns: the same turns with the plugin off and on.
+
+Each turn is a real agent turn in a real runtime (SQLite store): a model call that asks
+for one tool call, the tool through the whole hook chain, and a second model call that
+answers — with an instant scripted model. Threads run concurrently, each thread's turns
+in order. Modes, interleaved round by round:
+
+    off         toolang-otel not installed in the runtime
+    none        installed, exporter = "none" (the plugin's default: hooks called, no SDK)
+    otlp        exporter = "otlp" (OTLP/HTTP protobuf) to a collector stand-in in another
+                process that answers 200 to every export: the SDK's BatchSpanProcessor and
+                PeriodicExportingMetricReader doing their real work, sampling 1.0 (the
+                default)
+
+    traces      only traces exported (metrics = false)
+    metrics     only metrics exported (traces = false)
+    otlp-10%    otlp with sample_ratio = 0.1 (metrics still count every turn)
+
+Reported per mode: turns/s over the rounds (median), and the overhead against ``off``.
+Goal: overhead < 10 % at the default sampling. The last line is JSON.
+
+    python3 bench/otel.py [--threads 20] [--turns 10] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import toolang_otel
+
+from toolang_core import NewTurnRequest, Tool, TurnStatus, hookimpl, load_config
+from toolang_core.runtime import Runtime
+from toolang_core.testing.models import ScriptedModel, text, tool_call
+
+GOAL = 0.10
+OTLP = 'exporter = "otlp"\nendpoint = "{endpoint}"\n'
+MODES = {
+    "off": "",
+    "none": "",
+    "otlp": OTLP,
+    "traces": OTLP + "metrics = false\n",
+    "metrics": OTLP + "traces = false\n",
+    "otlp-10%": OTLP + "sample_ratio = 0.1\n",
+}
+"""``[plugins.otel]`` of each mode (``off``: the plugin not installed)."""
+
+SINK = textwrap.dedent(
+    """
+    import sys
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            self.send_response(200)
+            self.send_header("content-type", "application/x-protobuf")
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    print(server.server_port, flush=True)
+    server.serve_forever()
+    """
+)
+
+
+def add(a: int, b: int) -> int:
+    """Add two numbers.
+
+    :param a: the first
+    :param b: the second
+    """
+    return a + b
+
+
+class Tools:
+    @staticmethod
+    @hookimpl
+    def toolang_register_tools(register):
+        register(Tool.from_function(add, blocking=False))
+
+
+def answer(request):
+    if request.messages[-1].role == "tool":
+        return text("the sum is " + json.loads(request.messages[-1].content)["output"].__str__())
+    return tool_call("add", {"a": 2, "b": 3})
+
+
+def run_once(mode: str, threads: int, turns: int, endpoint: str) -> float:
+    """Turns per second, first admission to last finish, for one fresh runtime."""
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        config = (
+            '[models]\ndefault = "scripted"\n'
+            "[runtime]\npoll_seconds = 0.05\nshutdown_grace_seconds = 5\n"
+        )
+        plugins: dict[str, object] = {
+            "scripted": ScriptedModel(answer).plugin(),
+            "tools": Tools(),
+        }
+        if mode != "off":
+            plugins["otel"] = toolang_otel
+            config += f"[plugins.otel]\n{MODES[mode].format(endpoint=endpoint)}"
+        (home / "toolang.toml").write_text(config)
+        env = {"HOME": tmp}
+        runtime = Runtime.with_plugins(
+            load_config(home / "toolang.toml", env=env), plugins.items(), env=env
+        )
+        inbox = runtime.open_inbox()
+        ids = [
+            inbox.submit(
+                NewTurnRequest(source="chat", thread_id=f"bench:{t}", input=f"add {n}")
+            ).id
+            for n in range(turns)
+            for t in range(threads)
+        ]
+        asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+        done = [inbox.get(i) for i in ids]
+        assert all(t.status is TurnStatus.COMPLETED for t in done), "a turn did not complete"
+        assert all(t.output == "the sum is 5" for t in done)
+        start = min(t.started_at for t in done if t.started_at is not None)
+        end = max(t.finished_at for t in done if t.finished_at is not None)
+        return len(done) / (end - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=20)
+    parser.add_argument("--turns", type=int, default=10, help="turns per thread")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--modes", default="off,none,otlp", help=f"comma-separated, of: {', '.join(MODES)}"
+    )
+    args = parser.parse_args()
+    sink = subprocess.Popen([sys.executable, "-c", SINK], stdout=subprocess.PIPE, text=True)
+    try:
+        assert sink.stdout is not None
+        endpoint = f"http://127.0.0.1:{sink.stdout.readline().strip()}"
+        modes = tuple(m.strip() for m in args.modes.split(","))
+        unknown = [m for m in modes if m not in MODES]
+        if unknown or modes[0] != "off":
+            parser.error(f"--modes: the first must be off, then any of {', '.join(MODES)}")
+        rates: dict[str, list[float]] = {m: [] for m in modes}
+        run_once("otlp", 2, 2, endpoint)  # warm-up: imports, first SDK set-up
+        for round_no in range(args.rounds):
+            for mode in modes:
+                rate = run_once(mode, args.threads, args.turns, endpoint)
+                rates[mode].append(rate)
+                print(f"round {round_no + 1} {mode:<5} {rate:8.1f} turns/s", flush=True)
+    finally:
+        sink.terminate()
+        sink.wait()
+    medians = {m: statistics.median(r) for m, r in rates.items()}
+    overhead = {m: 1 - medians[m] / medians["off"] for m in modes}
+    total = args.threads * args.turns
+    print(f"\n{total} agent turns per run ({args.threads} threads x {args.turns}), median of "
+          f"{args.rounds} rounds:")
+    for mode in modes:
+        print(f"  {mode:<5} {medians[mode]:8.1f} turns/s   overhead {overhead[mode]:+6.1%}")
+    met = None
+    if "otlp" in overhead:
+        met = overhead["otlp"] < GOAL
+        print(f"goal: otlp (default sampling) overhead < {GOAL:.0%}: {'met' if met else 'MISSED'}")
+    print(json.dumps({"turns": total, "rounds": args.rounds, "turns_per_s": medians,
+                      "overhead": overhead, "goal_met": met}))
+
+
+if __name__ == "__main__":
+    main()
