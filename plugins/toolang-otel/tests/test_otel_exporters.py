@@ -23,7 +23,7 @@ def closed_port() -> int:
 
 
 FAST = (
-    f'exporter = "otlp"\nendpoint = "http://127.0.0.1:{closed_port()}"\n'
+    f'exporter = "otlp"\nendpoint = "http://127.0.0.1:{closed_port()}"\nsample_ratio = 1\n'
     "schedule_delay_ms = 5\ntimeout_seconds = 0.1\nshutdown_timeout_seconds = 0.5\n"
 )
 

@@ -171,7 +171,7 @@ def test_no_secret_or_personal_data_of_the_conversation_reaches_any_attribute(ag
 def test_content_is_recorded_only_when_configured_and_then_masked(agent_runtime):
     runtime = agent_runtime(
         [tool_call("lookup", {"term": "tides", "token": SECRET}), text("done")],
-        'exporter = "memory"\nrecord_content = true\nmax_content_chars = 400\n',
+        'exporter = "memory"\nsample_ratio = 1\nrecord_content = true\nmax_content_chars = 400\n',
     )
     run_turn(runtime, f"key {SECRET}")
     spans = spans_of(runtime)
@@ -215,3 +215,12 @@ def test_two_turns_on_two_threads_are_two_traces(agent_runtime):
     serve(runtime)
     roots = [s for s in spans_of(runtime) if s.name.startswith("invoke_agent")]
     assert len({s.context.trace_id for s in roots}) == 2
+
+
+def test_a_sampled_out_turn_makes_no_span_and_still_counts(agent_runtime):
+    runtime = agent_runtime([text("hi")], 'exporter = "memory"\nsample_ratio = 0\n')
+    run_turn(runtime)
+    assert spans_of(runtime) == []
+    metrics = plugin.holder_of(runtime).last.final_metrics
+    names = {m.name for r in metrics.resource_metrics for s in r.scope_metrics for m in s.metrics}
+    assert "toolang.turns.finished" in names
