@@ -33,13 +33,11 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import toolang_otel
-
 from toolang_core import NewTurnRequest, Tool, TurnStatus, hookimpl, load_config
 from toolang_core.runtime import Runtime
 from toolang_core.testing.models import ScriptedModel, text, tool_call
@@ -125,9 +123,7 @@ def run_once(mode: str, threads: int, turns: int, endpoint: str) -> float:
         )
         inbox = runtime.open_inbox()
         ids = [
-            inbox.submit(
-                NewTurnRequest(source="chat", thread_id=f"bench:{t}", input=f"add {n}")
-            ).id
+            inbox.submit(NewTurnRequest(source="chat", thread_id=f"bench:{t}", input=f"add {n}")).id
             for n in range(turns)
             for t in range(threads)
         ]
@@ -170,16 +166,27 @@ def main() -> None:
     medians = {m: statistics.median(r) for m, r in rates.items()}
     overhead = {m: 1 - medians[m] / medians["off"] for m in modes}
     total = args.threads * args.turns
-    print(f"\n{total} agent turns per run ({args.threads} threads x {args.turns}), median of "
-          f"{args.rounds} rounds:")
+    print(
+        f"\n{total} agent turns per run ({args.threads} threads x {args.turns}), median of "
+        f"{args.rounds} rounds:"
+    )
     for mode in modes:
         print(f"  {mode:<5} {medians[mode]:8.1f} turns/s   overhead {overhead[mode]:+6.1%}")
     met = None
     if "otlp" in overhead:
         met = overhead["otlp"] < GOAL
         print(f"goal: otlp (default sampling) overhead < {GOAL:.0%}: {'met' if met else 'MISSED'}")
-    print(json.dumps({"turns": total, "rounds": args.rounds, "turns_per_s": medians,
-                      "overhead": overhead, "goal_met": met}))
+    print(
+        json.dumps(
+            {
+                "turns": total,
+                "rounds": args.rounds,
+                "turns_per_s": medians,
+                "overhead": overhead,
+                "goal_met": met,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -294,9 +294,7 @@ def check_plugin_health(ctx: DoctorContext) -> Iterator[Check]:
         return
     for plugin, found in runtime.host.hooks.doctor_checks(runtime):
         if isinstance(found, BaseException):
-            yield Check(
-                plugin, "fail", f"plugin {plugin!r} could not report its health: {found!r}"
-            )
+            yield Check(plugin, "fail", f"plugin {plugin!r} could not report its health: {found!r}")
             continue
         for check in found:
             if isinstance(check, Check):

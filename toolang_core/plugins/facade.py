@@ -314,7 +314,9 @@ class Hooks:
         found: list[tuple[str, Any]] = []
         for plugin, caller in self._host.pm.per_plugin_callers("toolang_doctor_checks"):
             try:
-                found.extend((plugin, list(value or ())) for value in _results(caller(runtime=runtime)))
+                found.extend(
+                    (plugin, list(value or ())) for value in _results(caller(runtime=runtime))
+                )
             except Exception as exc:
                 found.append((plugin, exc))
         return found

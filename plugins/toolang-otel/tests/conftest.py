@@ -19,7 +19,14 @@ def agent_runtime(toolang_runtime, toolang_scripted_model):
     """``make(script, settings_toml, memory=Shelf())``: a runtime with the scripted model,
     the test tool, a memory plugin and this plugin configured by ``settings_toml``."""
 
-    def make(script, settings='exporter = "memory"\nsample_ratio = 1\n', *, memory=None, extra=None, config=""):
+    def make(
+        script,
+        settings='exporter = "memory"\nsample_ratio = 1\n',
+        *,
+        memory=None,
+        extra=None,
+        config="",
+    ):
         model = toolang_scripted_model(script)
         shelf = memory if memory is not None else Shelf()
         text = (

@@ -15,7 +15,6 @@ from toolang_core.testing.models import text
 from toolang_otel.plugin import HEALTH_KEY, HEALTH_KIND
 
 
-
 def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -39,6 +39,8 @@ def test_importing_the_plugin_does_not_import_the_sdk():
     import subprocess
     import sys
 
-    code = "import sys, toolang_otel; print(any(m.startswith('opentelemetry') for m in sys.modules))"
+    code = (
+        "import sys, toolang_otel; print(any(m.startswith('opentelemetry') for m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"

@@ -73,7 +73,9 @@ def test_model_calls_carry_the_gen_ai_request_usage_and_finish_reason(agent_runt
                 usage={"input_tokens": 120, "output_tokens": 7},
                 model="tiny-1",
             ),
-            ModelResponse(text="done", usage={"input_tokens": 150, "output_tokens": 2}, model="tiny-1"),
+            ModelResponse(
+                text="done", usage={"input_tokens": 150, "output_tokens": 2}, model="tiny-1"
+            ),
         ]
     )
     runtime = agent_runtime(lambda request: next(answers))

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 from toolang_core import hookimpl
 
 if TYPE_CHECKING:
+    from opentelemetry.sdk.trace.export import SpanExporter
+
     from toolang_core import (
         DoctorCheck,
         RegisterSettings,
@@ -25,8 +27,6 @@ if TYPE_CHECKING:
         StepRecord,
         TurnRequest,
     )
-    from opentelemetry.sdk.trace.export import SpanExporter
-
     from toolang_otel.plugin import OtelPlugin
     from toolang_otel.settings import OtelSettings
 
@@ -64,10 +64,7 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 
 @hookimpl
 async def toolang_startup(runtime: Runtime) -> None:
-    from opentelemetry.sdk.trace.export import SpanExporter
-
     from toolang_otel.plugin import OtelPlugin
-    from toolang_otel.settings import OtelSettings
     from toolang_otel.settings import OtelSettings
 
     settings = runtime.settings.get(NAME) or OtelSettings()

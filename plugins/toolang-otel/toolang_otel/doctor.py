@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from toolang_core import DoctorCheck, StoreError, StoreMissing
-
 from toolang_otel.plugin import HEALTH_KEY, HEALTH_KIND
 from toolang_otel.settings import NAME, OtelSettings
 
@@ -34,11 +33,15 @@ def checks(runtime: Runtime) -> list[DoctorCheck]:
 
 
 def _describe(settings: OtelSettings) -> str:
-    signals = " and ".join(s for s, on in (("traces", settings.traces), ("metrics", settings.metrics)) if on)
+    signals = " and ".join(
+        s for s, on in (("traces", settings.traces), ("metrics", settings.metrics)) if on
+    )
     if settings.exporter != "otlp":
         return f"{settings.exporter} ({signals})"
     where = settings.endpoint or "the SDK's default endpoint (OTEL_EXPORTER_OTLP_ENDPOINT)"
-    return f"OTLP over {settings.protocol} to {where} ({signals}, sampling {settings.sample_ratio:g})"
+    return (
+        f"OTLP over {settings.protocol} to {where} ({signals}, sampling {settings.sample_ratio:g})"
+    )
 
 
 def _probe(settings: OtelSettings) -> DoctorCheck:
@@ -75,13 +78,17 @@ def _recorded(runtime: Runtime) -> list[DoctorCheck]:
     found = []
     for signal in data.get("signals", ()):
         state = signal.get("state")
-        when = f"{age:.0f} s ago" if age < 3600 else time.strftime("%Y-%m-%d %H:%M", time.localtime(data.get("at", 0)))
+        when = (
+            f"{age:.0f} s ago"
+            if age < 3600
+            else time.strftime("%Y-%m-%d %H:%M", time.localtime(data.get("at", 0)))
+        )
         counts = f"{signal.get('failures', 0)} of {signal.get('exports', 0)} exports failed"
         if state in ("failing", "hanging"):
             details = [counts]
             if signal.get("last_error"):
                 details.append(f"last error: {signal['last_error']}")
-            details.append("turns are not affected; fix the exporter or set exporter = \"none\"")
+            details.append('turns are not affected; fix the exporter or set exporter = "none"')
             found.append(
                 DoctorCheck(
                     AREA,

@@ -102,9 +102,7 @@ class OtelPlugin:
         for signal, state in states.items():
             if state in ("failing", "hanging") and self._written.get(signal) != state:
                 info = next(s for s in health["signals"] if s["signal"] == signal)
-                log.warning(
-                    "otel.export_" + state, signal=signal, error=info["last_error"]
-                )
+                log.warning("otel.export_" + state, signal=signal, error=info["last_error"])
         store.put_record(HEALTH_KIND, HEALTH_KEY, health, now=time.time())
         self._written = states
 

@@ -122,7 +122,9 @@ class TurnTelemetry:
         first = turn.attempt <= 1 and admitted >= eligible
         group = {"toolang.thread.group": turn.thread_group, "toolang.turn.source": turn.source}
         if self.metered:
-            self.started_counts[(("toolang.thread.group", turn.thread_group), ("toolang.turn.source", turn.source))] += 1
+            self.started_counts[
+                (("toolang.thread.group", turn.thread_group), ("toolang.turn.source", turn.source))
+            ] += 1
             if first:
                 self.admission.record(admitted - eligible, group)
         if self.tracer is None:
