@@ -421,9 +421,10 @@ class Scheduler:
             self._log_finished(finish)
             stages = await self._after.run(turn, outcome)
         finally:  # here, not a done-callback: that costs a loop round-trip per turn
+            why = self._why_cancelled.get(turn.id)  # _done forgets it
             self._done(turn.id)
             if self._observed:
-                self._observe_end(turn, outcome, stages)
+                self._observe_end(turn, outcome, stages, why)
 
     @property
     def hooks(self) -> Hooks:
@@ -434,11 +435,14 @@ class Scheduler:
         self.hooks.observe("toolang_turn_step", step=step, runtime=self.runtime)
 
     def _observe_end(
-        self, turn: TurnRequest, outcome: TurnOutcome | None, stages: list[StageDone]
+        self,
+        turn: TurnRequest,
+        outcome: TurnOutcome | None,
+        stages: list[StageDone],
+        why: str | None,
     ) -> None:
         """``toolang_turn_step`` for the final steps, then ``toolang_turn_finished``."""
         if outcome is None:  # given up without an outcome (released or lease lost)
-            why = self._why_cancelled.get(turn.id, LEASE_LOST)
             ended = attrs.evolve(turn, outcome="released" if why == SHUTDOWN else LEASE_LOST)
         else:
             for step in outcome.steps:
