@@ -136,7 +136,6 @@ class TurnTelemetry:
             "gen_ai.conversation.id": turn.thread_id,
             "toolang.turn.id": turn.id,
             "toolang.turn.source": turn.source,
-            "toolang.thread.id": turn.thread_id,
             "toolang.thread.group": turn.thread_group,
             "toolang.turn.attempt": turn.attempt,
             "toolang.turn.priority": turn.priority,
@@ -248,9 +247,9 @@ class TurnTelemetry:
                 self.token_usage.record(outputs, base | {"gen_ai.token.type": "output"})
         if span is None or self.tracer is None:
             return
+        # The agent is on the turn's span (and in a transfer's); not repeated per call.
         attributes: dict[str, Any] = base | {
             "gen_ai.system": provider,  # the name before gen_ai.provider.name, still read
-            "gen_ai.agent.name": str(data.get("agent") or ""),
         }
         if response.get("model"):
             attributes["gen_ai.response.model"] = str(response["model"])
