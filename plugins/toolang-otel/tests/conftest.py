@@ -9,12 +9,6 @@ import toolang_otel as plugin
 
 
 @pytest.fixture
-def exported():
-    """The span exporters the runtimes of a test used, for reading after the run."""
-    return []
-
-
-@pytest.fixture
 def agent_runtime(toolang_runtime, toolang_scripted_model):
     """``make(script, settings_toml, memory=Shelf())``: a runtime with the scripted model,
     the test tool, a memory plugin and this plugin configured by ``settings_toml``."""
