@@ -56,6 +56,14 @@ def test_a_chat_turn_with_a_tool_call_and_a_memory_recall_is_one_span_tree(agent
         "toolang.turn.status": "completed",
     }
     assert [e.name for e in root.events] == ["prompt_build"]
+    recall = by_name(spans)["memory_recall"]
+    assert dict(recall.attributes) == {
+        "toolang.step.kind": "memory_recall",
+        "toolang.memory.provider": "shelf",
+        "toolang.memory.items": 1,
+        "toolang.memory.degraded": False,
+    }
+    assert by_name(spans)["after_turn memory_write"].attributes["toolang.stage.ok"] is True
     # every child lies within its turn
     for child in children(spans, root):
         assert root.start_time <= child.start_time <= child.end_time <= root.end_time, child.name
