@@ -63,9 +63,9 @@ class OtelSettings:
     ``http/protobuf`` or ``grpc``, at ``endpoint`` — else the SDK's default or
     ``OTEL_EXPORTER_OTLP_ENDPOINT``) or ``memory`` (kept in the process, for tests).
     ``traces`` / ``metrics`` switch a signal off. ``sample_ratio`` samples whole traces
-    (a task run follows its parent): one turn in ten by default, which keeps the cost
-    on fast turns within a tenth (bench/otel.py); metrics count every turn whatever
-    it is. Set it to 1 to trace every turn. ``record_content`` adds tool arguments and
+    (a task run follows its parent): one turn in twenty by default, which keeps the
+    plugin's cost on the fastest turns under a tenth (bench/otel.py); metrics count
+    every turn whatever it is. Set it to 1 to trace every turn. ``record_content`` adds tool arguments and
     results and model prompts and answers — as stored, after the SecurityFilter and
     the redaction policy masked them — cut to ``max_content_chars``.
     """
@@ -79,7 +79,7 @@ class OtelSettings:
     timeout_seconds: float = attrs.field(default=10.0, validator=_at_least(0.001))
     service_name: str = "toolang"
     resource: Mapping[str, str] = attrs.field(factory=dict)
-    sample_ratio: float = attrs.field(default=0.1, validator=_ratio)
+    sample_ratio: float = attrs.field(default=0.05, validator=_ratio)
     record_content: bool = False
     max_content_chars: int = attrs.field(default=2_000, validator=_at_least(16))
     schedule_delay_ms: int = attrs.field(default=1_000, validator=_at_least(1))
