@@ -10,7 +10,7 @@ import pytest
 from toolang_core import hookimpl
 from toolang_core.agents import AgentLoad
 from toolang_core.config import parse_config, validate_plugin_settings
-from toolang_core.errors import ConfigError
+from toolang_core.errors import ConfigError, PluginError
 from toolang_core.plugins import PluginStatus
 from toolang_core.tools import Tool
 
@@ -57,14 +57,44 @@ def test_a_single_agent_source_may_be_returned_bare(toolang_host, toolang_regist
     assert [r.source.name for r in toolang_host.components.agent_sources] == ["one"]
 
 
-def test_on_a_name_conflict_the_first_plugin_by_name_keeps_it(toolang_host, toolang_register):
-    toolang_register(plugin(toolang_register_tools=lambda register: register(tool("fs_read"))), "b")
+def test_on_a_tool_name_clash_only_that_tool_is_refused(toolang_host, toolang_register):
+    def b_tools(register):
+        register(tool("fs_read"))
+        register(tool("b_other"))
+
+    toolang_register(plugin(toolang_register_tools=b_tools), "b")
     toolang_register(plugin(toolang_register_tools=lambda register: register(tool("fs_read"))), "a")
     components = toolang_host.components
     assert components.tools["fs_read"].plugin == "a"
+    assert components.tools["b_other"].plugin == "b"  # b keeps its other tools
     record = toolang_host.record("b")
-    assert record.status is PluginStatus.FAILED
-    assert "already registered by plugin 'a'" in record.error.message
+    assert record.status is PluginStatus.LOADED
+    assert record.warnings == [
+        "tool 'fs_read' refused: plugin 'a' already registered a tool of that name "
+        "(rename one of them, or disable one plugin)"
+    ]
+    assert toolang_host.warnings == [f"plugin 'b': {record.warnings[0]}"]
+    toolang_host._components = None  # collected again: the warning is not repeated
+    assert toolang_host.components.tools["b_other"].plugin == "b"
+    assert len(toolang_host.warnings) == 1
+
+
+def test_a_tool_name_clash_fails_in_strict_mode(toolang_host, toolang_register):
+    toolang_register(plugin(toolang_register_tools=lambda register: register(tool("fs_read"))), "b")
+    toolang_register(plugin(toolang_register_tools=lambda register: register(tool("fs_read"))), "a")
+    toolang_host.strict = True
+    with pytest.raises(PluginError, match="tool 'fs_read' refused: plugin 'a' already"):
+        toolang_host.components
+
+
+def test_a_plugin_registering_one_tool_name_twice_fails(toolang_host, toolang_register):
+    def twice(register):
+        register(tool("fs_read"))
+        register(tool("fs_read"))
+
+    toolang_register(plugin(toolang_register_tools=twice), "a")
+    assert toolang_host.components.tools == {}
+    assert "registered twice by this plugin" in toolang_host.record("a").error.message
 
 
 @pytest.mark.parametrize(
@@ -163,7 +193,36 @@ def test_absent_plugin_section_gives_defaults(toolang_host, toolang_register):
     assert validate_plugin_settings(config, toolang_host, env={}) == {"source-chat": ChatSettings()}
 
 
-def test_section_for_an_unknown_plugin_is_an_error(toolang_host, toolang_register):
+def test_section_for_an_uninstalled_plugin_is_a_warning_not_an_error(
+    toolang_host, toolang_register
+):
+    import io
+
+    import structlog
+
+    from toolang_core.logs import configure_logging
+
+    toolang_register(
+        plugin(toolang_register_settings=lambda register: register(ChatSettings)), "source-chat"
+    )
+    config = parse_config("[plugins.tools-weather]\nkey = 1\n", file=Path("toolang.toml"), env={})
+    stream = io.StringIO()
+    configure_logging(level="warning", fmt="json", stream=stream)
+    try:
+        settings = validate_plugin_settings(config, toolang_host, env={})
+    finally:
+        structlog.reset_defaults()
+    assert settings == {"source-chat": ChatSettings()}
+    assert (
+        "plugins.tools-weather: no installed plugin is named 'tools-weather'; section ignored"
+        in stream.getvalue()
+    )
+    toolang_host.strict = True  # strict mode: every unowned section is an error
+    with pytest.raises(ConfigError, match=r"plugins\.tools-weather: no installed plugin"):
+        validate_plugin_settings(config, toolang_host, env={})
+
+
+def test_section_whose_name_is_a_near_miss_of_a_plugin_is_an_error(toolang_host, toolang_register):
     toolang_register(
         plugin(toolang_register_settings=lambda register: register(ChatSettings)), "source-chat"
     )

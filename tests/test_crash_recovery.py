@@ -181,6 +181,24 @@ def test_cancel_from_another_process_queued_at_once_running_promptly(home):
     assert proc.returncode == 0
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_the_runtime_with_reason_signal(home, sig):
+    store = open_store(home)
+    proc = start_runtime(home)
+    try:
+        wait_for(lambda: any(r.status == "running" for r in store.list_runs(limit=1)), 30, "start")
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        store.close()
+    assert proc.returncode == 0, err
+    stopped = [line for line in err.splitlines() if "runtime.stopped" in line]
+    assert stopped, err
+    assert "reason=signal" in stopped[0]  # the reason toolang_shutdown received too
+
+
 def test_sigterm_stops_cleanly_and_hands_running_turns_back(home):
     store = open_store(home)
     turn_id = store.submit(

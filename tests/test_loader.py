@@ -148,67 +148,61 @@ def test_strict_mode_from_the_environment(value):
     assert LoadPolicy.resolve({"TOOLANG_STRICT_PLUGINS": value}).strict
 
 
-def test_strict_mode_raises_on_the_first_failure_naming_distribution_and_entry_point(test_eps):
+def test_strict_mode_lists_every_failure_naming_distribution_and_entry_point(test_eps):
     with pytest.raises(PluginError) as info:
         load(test_eps, strict=True, deny=frozenset({"dup"}))
     message = str(info.value)
+    assert message.startswith("3 plugin problems:")
     assert "toolang-test-broken 1.2.3" in message
     assert "entry point broken = tl_broken" in message
     assert "failed to import" in message
+    for name in ("badargs", "typo"):  # every other failure of the load is listed too
+        assert f"entry point {name} = tl_{name}" in message
 
 
-def test_plugins_are_called_in_entry_point_name_order(toolang_distribution):
-    source = """
-from toolang_core import hookimpl
-@hookimpl
-def toolang_register_turn_sources(register):
-    pass
-"""
-    for name in ("zeta", "alpha", "mid"):
-        toolang_distribution(
-            f"toolang-order-{name}",
-            entry_points={"toolang": {name: f"tl_order_{name}"}},
-            modules={f"tl_order_{name}": source},
-        )
-    infos = [i for i in scan_entry_points() if i.distribution.startswith("toolang-order-")]
-    host = PluginHost.from_entry_points(LoadPolicy(), entry_points=infos)
-    assert host.hooks.implementations("toolang_register_turn_sources") == ["alpha", "mid", "zeta"]
+def test_a_deny_list_name_that_matches_nothing_is_a_warning_with_a_suggestion(test_eps):
+    host = load(test_eps, deny=frozenset({"goood"}), deny_origin={"goood": "[plugins] disable"})
+    (warning,) = host.warnings
+    assert warning == (
+        "[plugins] disable names 'goood', but no installed plugin has that entry-point or "
+        "distribution name (did you mean 'good'?)"
+    )
+    assert host.record("good").status is PluginStatus.LOADED
 
 
-def test_each_host_has_its_own_manager(test_eps):
-    first, second = load(test_eps), load(test_eps)
-    assert first.pm is not second.pm
-    first.fail("good", "collect", "made up for the test")
-    assert second.record("good").status is PluginStatus.LOADED
+def test_an_allow_list_name_that_matches_nothing_fails_in_strict_mode(test_eps):
+    with pytest.raises(PluginError, match="TOOLANG_LOAD_PLUGINS names 'nothing-like-it'"):
+        load(test_eps, allow=frozenset({"good", "nothing-like-it"}), strict=True,
+             allow_origin="TOOLANG_LOAD_PLUGINS")  # fmt: skip
 
 
-def test_register_returns_an_undo_function(toolang_host):
-    plugin = type("P", (), {})()
-    undo = toolang_host.register(plugin, "temp")
-    assert toolang_host.pm.has_plugin("temp")
-    undo()
-    assert not toolang_host.pm.has_plugin("temp")
-    assert all(r.name != "temp" for r in toolang_host.records)
+def test_list_names_match_through_either_name_and_spaces_are_ignored(test_eps, marker):
+    policy = LoadPolicy.resolve(
+        {"TOOLANG_DISABLE_PLUGINS": " spy , toolang-test-typo ,"}, config_disable=[" raiser "]
+    )
+    assert policy.deny == {"spy", "toolang-test-typo", "raiser"}
+    host = PluginHost.from_entry_points(policy, entry_points=test_eps)
+    assert not marker.exists()
+    assert host.record("typo").status is PluginStatus.DISABLED
+    assert host.record("raiser").status is PluginStatus.DISABLED
+    assert host.warnings == []
+    allow = LoadPolicy.resolve({"TOOLANG_LOAD_PLUGINS": " good,  spy "})
+    assert allow.allow == {"good", "spy"}
 
 
-def test_unhashable_plugin_objects_are_refused(toolang_host):
-    import types
+def test_an_import_failure_logs_its_traceback_at_debug_level(test_eps):
+    import io
 
-    toolang_host.register(types.SimpleNamespace(), "unhashable")
-    record = toolang_host.record("unhashable")
-    assert record.status is PluginStatus.FAILED
-    assert "is not hashable" in record.error.message
+    import structlog
 
+    from toolang_core.logs import configure_logging
 
-def test_misnamed_hookimpl_is_rejected(toolang_host):
-    from toolang_core import hookimpl
-
-    @hookimpl
-    def register_tools(register):  # missing the toolang_ prefix
-        pass
-
-    toolang_host.register(type("P", (), {"register_tools": staticmethod(register_tools)})(), "oops")
-    record = toolang_host.record("oops")
-    assert record.status is PluginStatus.FAILED
-    assert record.error.hook == "register_tools"
-    assert "start with 'toolang_'" in record.error.message
+    stream = io.StringIO()
+    configure_logging(level="debug", fmt="json", stream=stream)
+    try:
+        load(test_eps, deny=frozenset({"dup"}))
+    finally:
+        structlog.reset_defaults()
+    logged = stream.getvalue()
+    assert '"event": "plugin.traceback"' in logged
+    assert "import tl_does_not_exist" in logged  # the line of the plugin that failed

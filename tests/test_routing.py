@@ -117,3 +117,43 @@ def test_a_proposal_for_an_agent_that_is_not_a_candidate_is_ignored(route):
 def test_the_router_itself_is_never_proposed(toolang_runtime):
     runtime = toolang_runtime(plugins={"agents": Agents()})
     assert "assistant" not in {a.name for a in runtime.agents.candidates("assistant")}
+
+
+def reference_propose(request, agents):
+    """Routing as specified: every agent scored on its own (what the index must equal)."""
+    from toolang_core.agents.routing import score
+
+    scored = []
+    for a in agents:
+        points, matched = score(request, a)
+        if points:
+            scored.append((-points, a.priority, a.name, matched))
+    if not scored:
+        return None
+    points, _, name, matched = min(scored)
+    return RouteProposal(name, float(-points), f"matched {', '.join(map(repr, matched))}")
+
+
+VOCABULARY = ["file", "files", "box", "boxes", "bus", "buses", "break", "down", "code", "review",
+              "plan", "s", "es", "deploy", "the", "a"]  # fmt: skip
+
+
+def test_the_phrase_index_routes_exactly_as_scoring_every_agent():
+    from hypothesis import given, settings, strategies as st
+
+    phrase = st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=3).map(" ".join)
+    definition = st.builds(
+        AgentDefinition,
+        name=st.sampled_from(["a", "b", "c", "d"]),
+        keywords=st.lists(phrase, max_size=4).map(tuple),
+        capabilities=st.lists(phrase, max_size=2).map(tuple),
+        source=st.sampled_from(["user", "embedded", "remote"]),
+    )
+    request = st.lists(st.sampled_from([*VOCABULARY, "Files", "BOX,"]), max_size=12).map(" ".join)
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(definition, max_size=5), request)
+    def check(agents, text):
+        assert propose(text, agents) == reference_propose(text, agents)
+
+    check()

@@ -127,6 +127,9 @@ if TYPE_CHECKING:
     from toolang_core.taskruns.controller import (
         TaskRunController as TaskRunController,
     )
+    from toolang_core.taskruns.spawning import (
+        spawn_task_run as spawn_task_run,
+    )
     from toolang_core.taskruns.types import (
         ApprovalWait as ApprovalWait,
         SpawnRequest as SpawnRequest,
@@ -221,6 +224,7 @@ _LAZY = {
     "TurnRequest": "toolang_core.store.types",
     "TurnStatus": "toolang_core.store.types",
     "TaskRunController": "toolang_core.taskruns.controller",
+    "spawn_task_run": "toolang_core.taskruns.spawning",
     "ApprovalWait": "toolang_core.taskruns.types",
     "SpawnRequest": "toolang_core.taskruns.types",
     "TaskRun": "toolang_core.taskruns.types",

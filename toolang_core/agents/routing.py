@@ -68,13 +68,80 @@ def score(request: str, agent: AgentDefinition) -> tuple[int, list[str]]:
     return total, matched
 
 
+class PhraseIndex:
+    """The phrases of a set of agents, by their first word, for :func:`propose`.
+
+    Matching a request then costs one look-up per word of the request (and per word's
+    singular), not one scan of every phrase of every agent: routing stays cheap however
+    many agents and keywords there are.
+    """
+
+    __slots__ = ("agents", "by_first_word")
+
+    def __init__(self, agents: Sequence[AgentDefinition]) -> None:
+        self.agents = tuple(agents)
+        self.by_first_word: dict[str, list[tuple[int, int, tuple[str, ...], str]]] = {}
+        for number, agent in enumerate(self.agents):
+            phrases = (*agent.keywords, *agent.capabilities, *agent.skills)
+            for position, phrase in enumerate(phrases):
+                phrase_words = words(phrase)
+                if phrase_words:
+                    entry = (number, position, phrase_words, phrase)
+                    self.by_first_word.setdefault(phrase_words[0], []).append(entry)
+
+    def matches(self, request: str) -> dict[int, list[tuple[int, tuple[str, ...], str]]]:
+        """Per agent number, the phrases of that agent found in ``request``."""
+        text = words(request)
+        found: dict[int, list[tuple[int, tuple[str, ...], str]]] = {}
+        for start, word in enumerate(text):
+            keys = {word}  # a text word also matches its phrase word's plural (see _same)
+            if word.endswith("s"):
+                keys.add(word[:-1])
+                if word.endswith("es"):
+                    keys.add(word[:-2])
+            for key in keys:
+                for number, position, phrase_words, phrase in self.by_first_word.get(key, ()):
+                    end = start + len(phrase_words)
+                    if end <= len(text) and all(
+                        _same(text[start + i], w) for i, w in enumerate(phrase_words)
+                    ):
+                        found.setdefault(number, []).append((position, phrase_words, phrase))
+        return found
+
+
+_INDEX_CACHE: dict[tuple[int, ...], PhraseIndex] = {}
+_INDEX_CACHE_SIZE: Final = 16
+
+
+def _index_of(agents: Sequence[AgentDefinition]) -> PhraseIndex:
+    # Agent definitions are frozen; the same objects (a registry's) come back turn after
+    # turn, so their identities key the index. The cached index holds them, which keeps
+    # the identities from being reused while the entry lives.
+    key = tuple(map(id, agents))
+    index = _INDEX_CACHE.get(key)
+    if index is None:
+        if len(_INDEX_CACHE) >= _INDEX_CACHE_SIZE:
+            _INDEX_CACHE.pop(next(iter(_INDEX_CACHE)))
+        index = _INDEX_CACHE[key] = PhraseIndex(agents)
+    return index
+
+
 def propose(request: str, agents: Sequence[AgentDefinition]) -> RouteProposal | None:
-    """The best-scoring agent for ``request`` among ``agents``, or ``None``."""
+    """The best-scoring agent for ``request`` among ``agents``, or ``None``.
+
+    The same result as scoring every agent with :func:`score`, found through a
+    :class:`PhraseIndex` of the agents' phrases."""
+    index = _index_of(agents)
     scored = []
-    for agent in agents:
-        points, matched = score(request, agent)
-        if points:
-            scored.append((-points, agent.priority, agent.name, matched))
+    for number, found in index.matches(request).items():
+        agent = index.agents[number]
+        matched: list[str] = []
+        points = 0
+        for _, phrase_words, phrase in sorted(found, key=lambda f: f[0]):
+            if phrase not in matched:
+                matched.append(phrase)
+                points += len(phrase_words)
+        scored.append((-points, agent.priority, agent.name, matched))
     if not scored:
         return None
     points, _, name, matched = min(scored)

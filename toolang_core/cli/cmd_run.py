@@ -80,6 +80,7 @@ async def _serve(runtime: object, sources: tuple[str, ...] | None, until_idle: b
 
     def on_signal() -> None:
         signals["count"] += 1
+        runtime.stop_reason = "signal"  # what toolang_shutdown and runtime.stopped report
         if signals["count"] > 1 and runtime.scheduler is not None:  # skip the grace period
             for turn_id in list(runtime.scheduler.running):
                 runtime.scheduler.cancel_task(turn_id, "shutdown")

@@ -69,6 +69,36 @@ class ToolangGroup(click.Group):
         except ToolangError as exc:
             raise ToolangCliError(exc) from None
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The help's command list, from the cached listing when nothing changed (see
+        :mod:`toolang_core.cli.command_index`): no plugin is imported for ``--help``."""
+        from toolang_core import __version__
+        from toolang_core.cli import command_index
+        from toolang_core.cli.state import CliState
+
+        state = CliState.of(ctx)
+        key = command_index.listing_key(__version__, state.config_path, state.env)
+        listing = command_index.read_listing(state.env, key)
+        if listing is None:
+            listing = {}
+            for name in self.list_commands(ctx):
+                command = self.get_command(ctx, name)
+                if command is not None and not command.hidden:
+                    listing[name] = (
+                        command.short_help or command.help or "",
+                        bool(command.short_help),
+                    )
+            command_index.write_listing(state.env, key, listing)
+        # Stand-ins shorten each text exactly as the real commands would.
+        stand_ins = [
+            click.Command(name, short_help=text) if explicit else click.Command(name, help=text)
+            for name, (text, explicit) in sorted(listing.items())
+        ]
+        if stand_ins:
+            limit = formatter.width - 6 - max(len(c.name or "") for c in stand_ins)
+            with formatter.section("Commands"):
+                formatter.write_dl([(c.name or "", c.get_short_help_str(limit)) for c in stand_ins])
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         self.add_plugin_commands(ctx)
         return sorted({*self.lazy, *self.commands})

@@ -12,6 +12,8 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import structlog
+
 from toolang_core.config.converter import ConfigConverter
 from toolang_core.errors import ConfigError
 from toolang_core.plugins.records import PluginStatus
@@ -21,6 +23,8 @@ if TYPE_CHECKING:
     from toolang_core.plugins.host import PluginHost
 
 T = TypeVar("T")
+
+log = structlog.get_logger("toolang.config")
 
 
 def plugin_settings(
@@ -54,8 +58,10 @@ def validate_plugin_settings(
     """Validate every plugin's section; return the settings objects by plugin name.
 
     Sections of plugins that are installed but disabled or failed are left alone (the
-    operator may re-enable them). A section that no installed plugin owns, or that
-    belongs to a plugin without settings, is an error.
+    operator may re-enable them). A section that no installed plugin owns is a warning
+    (the plugin was uninstalled; its section waits for it) — unless its name is a near
+    miss of an installed plugin's, which is a typo and an error, as is a section for a
+    plugin that takes no settings. In strict mode every such section is an error.
 
     :raises ConfigError: listing every problem.
     """
@@ -73,12 +79,15 @@ def validate_plugin_settings(
             continue
         record = records.get(name)
         if record is None:
-            hint = difflib.get_close_matches(name, list(records), n=1)
-            suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-            problems.append(
-                f"{config.display_name}: plugins.{name}: no installed plugin is named "
-                f"{name!r}{suggestion}"
+            hint = difflib.get_close_matches(name, list(records), n=1, cutoff=0.8)
+            message = (
+                f"{config.display_name}: plugins.{name}: no installed plugin is named {name!r}"
             )
+            if hint or host.strict:
+                suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+                problems.append(message + suggestion)
+            else:
+                log.warning("config.section_unused", problem=f"{message}; section ignored")
         elif record.status in (PluginStatus.LOADED, PluginStatus.BUILTIN):
             problems.append(
                 f"{config.display_name}: plugins.{name}: plugin {name!r} takes no settings"

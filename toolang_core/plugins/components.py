@@ -105,6 +105,7 @@ class _PluginContributions:
         self.components: list[Registration] = []
         self.tools: list[ToolRegistration] = []
         self.agent_sources: list[AgentSourceRegistration] = []
+        self.refused: list[str] = []
 
     def register_settings(self, settings_class: type[Any]) -> None:
         if not attrs.has(settings_class):
@@ -141,13 +142,15 @@ class _PluginContributions:
             tool = Tool.from_function(tool)
         if not _TOOL_NAME.match(tool.name):
             raise RegistrationError(f"tool name {tool.name!r} must match {_TOOL_NAME.pattern}")
-        taken = self.merged.tools.get(tool.name) or next(
-            (r for r in self.tools if r.tool.name == tool.name), None
-        )
-        if taken is not None:
-            raise RegistrationError(
-                f"tool {tool.name!r} is already registered by plugin {taken.plugin!r}"
+        if any(r.tool.name == tool.name for r in self.tools):
+            raise RegistrationError(f"tool {tool.name!r} is registered twice by this plugin")
+        taken = self.merged.tools.get(tool.name)
+        if taken is not None:  # only this tool is refused; the plugin's others are kept
+            self.refused.append(
+                f"tool {tool.name!r} refused: plugin {taken.plugin!r} already registered a "
+                "tool of that name (rename one of them, or disable one plugin)"
             )
+            return
         self.tools.append(ToolRegistration(tool, self.plugin))
 
     def add_agent_sources(self, returned: object) -> None:
@@ -188,7 +191,8 @@ def collect_components(host: PluginHost) -> Components:
     """Call every registration hook of every active plugin, one plugin at a time.
 
     Plugins are asked built-ins first, then in name order; when two register the same
-    name, the one asked first keeps it and the other fails.
+    component name, the one asked first keeps it and the other fails. A tool name taken
+    by an earlier plugin refuses only that tool, with a warning naming both plugins.
     """
     merged = Components()
     # Built-in plugins first, then by name: on a name conflict the earlier one keeps it.
@@ -212,6 +216,8 @@ def collect_components(host: PluginHost) -> Components:
             host.fail(plugin, "collect", exc, hook=current_hook)
             continue
         contributions.commit()
+        for message in contributions.refused:
+            host.warn(plugin, message, event="plugin.tool_refused")
     return merged
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import traceback
 from collections.abc import Callable, Iterable
 from inspect import getattr_static
 from typing import TYPE_CHECKING
@@ -55,6 +56,10 @@ class PluginHost:
         self._shadowed: list[PluginRecord] = []
         self._components: Components | None = None
         self._hooks: Hooks | None = None
+        self.warnings: list[str] = []
+        """Problems that left every plugin working: an allow- or deny-list name that
+        matches nothing, a tool refused for a name clash. Strict mode fails on them."""
+        self._deferred: list[str] | None = None
 
     # -- construction -------------------------------------------------------------
 
@@ -192,6 +197,22 @@ class PluginHost:
         so that pluggy, which calls the most recently registered plugin first, calls
         plugins in name order.
         """
+        entry_points = list(entry_points)
+        self._deferred = []  # strict mode reports every failure of the load, not the first
+        try:
+            for message in policy.unmatched(entry_points):
+                self.warn(None, message, event="plugin.unknown_name")
+            self._load(policy, entry_points)
+        finally:
+            deferred, self._deferred = self._deferred, None
+        if deferred and self.strict:
+            if len(deferred) == 1:
+                raise PluginError(deferred[0])
+            raise PluginError(
+                f"{len(deferred)} plugin problems:\n" + "\n".join(f"  - {d}" for d in deferred)
+            )
+
+    def _load(self, policy: LoadPolicy, entry_points: list[EntryPointInfo]) -> None:
         allowed: list[EntryPointInfo] = []
         for info in entry_points:
             refusal = policy.refusal(info)
@@ -212,7 +233,7 @@ class PluginHost:
             try:
                 plugin = info.load()
             except (Exception, SystemExit) as exc:
-                self.fail(info.name, "import", describe_exception(exc))
+                self.fail(info.name, "import", exc)
                 continue
             imported.append((info, plugin))
         for info, plugin in reversed(imported):
@@ -229,6 +250,13 @@ class PluginHost:
         """Record that plugin ``name`` failed, unregister it, and raise if strict."""
         record = self._records[name]
         message = error if isinstance(error, str) else describe_exception(error)
+        if isinstance(error, BaseException) and error.__traceback__ is not None:
+            log.debug(  # with --log-level debug, where in the plugin's code it failed
+                "plugin.traceback",
+                plugin=name,
+                stage=stage,
+                traceback="".join(traceback.format_exception(error)),
+            )
         record.status = PluginStatus.FAILED
         record.error = PluginFailure(stage=stage, message=message, hook=hook)
         record.hooks = ()
@@ -245,8 +273,27 @@ class PluginHost:
             hook=hook,
             error=message,
         )
-        if self.strict:
-            raise PluginError(record.failure_message())
+        self._strict_failure(record.failure_message())
+
+    def warn(self, name: str | None, message: str, *, event: str = "plugin.warning") -> None:
+        """Record a problem that left plugin ``name`` (or, with ``None``, every plugin)
+        working; log it, and raise :class:`PluginError` in strict mode."""
+        text = f"{self._records[name].describe()}: {message}" if name else message
+        if text in self.warnings:  # components are collected again after each change
+            return
+        self.warnings.append(text)
+        if name is not None:
+            self._records[name].warnings.append(message)
+        log.warning(event, plugin=name, problem=message)
+        self._strict_failure(text)
+
+    def _strict_failure(self, message: str) -> None:
+        if not self.strict:
+            return
+        if self._deferred is not None:  # loading: raised together at its end
+            self._deferred.append(message)
+            return
+        raise PluginError(message)
 
     def add_commands(self, cli: click.Group) -> None:
         """Let every plugin add its subcommands to ``cli`` (``toolang_register_commands``)."""
@@ -285,8 +332,7 @@ class PluginHost:
             entry_point=info.value,
             used=winner.distribution,
         )
-        if self.strict:
-            raise PluginError(f"{record.describe()}: duplicate entry point name; {record.reason}")
+        self._strict_failure(f"{record.describe()}: duplicate entry point name; {record.reason}")
 
     def _forget(self, name: str) -> None:
         if self.pm.has_plugin(name):

@@ -6,6 +6,7 @@ deny-lists are applied before any plugin code runs.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from importlib.metadata import EntryPoint, entry_points
@@ -60,7 +61,12 @@ def scan_entry_points(group: str = PROJECT_NAME) -> tuple[EntryPointInfo, ...]:
 
 
 def _split_names(value: str) -> frozenset[str]:
-    return frozenset(normalize(part) for part in value.split(",") if part.strip())
+    """Names from a comma-separated list; spaces around each name are ignored."""
+    return _names(value.split(","))
+
+
+def _names(names: Iterable[str]) -> frozenset[str]:
+    return frozenset(normalize(name.strip()) for name in names if name.strip())
 
 
 @attrs.frozen
@@ -69,7 +75,8 @@ class LoadPolicy:
 
     ``allow`` of ``None`` allows everything; an empty ``allow`` loads nothing. Names in
     either list match an entry-point name or a distribution name, compared after
-    :func:`normalize`.
+    :func:`normalize`; in the environment variables they are separated by commas, and
+    spaces around a name are ignored.
     """
 
     allow: frozenset[str] | None = None
@@ -98,10 +105,10 @@ class LoadPolicy:
         if ENV_LOAD in env:
             allow, allow_origin = _split_names(env[ENV_LOAD]), ENV_LOAD
         elif config_load is not None:
-            allow, allow_origin = frozenset(map(normalize, config_load)), "[plugins] load"
+            allow, allow_origin = _names(config_load), "[plugins] load"
         else:
             allow, allow_origin = None, ""
-        deny_origin = {normalize(n): "[plugins] disable" for n in config_disable}
+        deny_origin = dict.fromkeys(_names(config_disable), "[plugins] disable")
         deny_origin.update(dict.fromkeys(_split_names(env.get(ENV_DISABLE, "")), ENV_DISABLE))
         strict = (
             strict_flag
@@ -115,6 +122,30 @@ class LoadPolicy:
             allow_origin=allow_origin,
             deny_origin=deny_origin,
         )
+
+    def unmatched(self, infos: Iterable[EntryPointInfo]) -> list[str]:
+        """A message for each allow- or deny-list name that matches no entry point.
+
+        Such a name is most often a typo, which would leave a plugin on (deny) or off
+        (allow) without a word; the host warns about each, and fails in strict mode.
+        """
+        known: dict[str, str] = {}
+        for info in infos:
+            known[normalize(info.name)] = info.name
+            known.setdefault(normalize(info.distribution), info.distribution)
+        messages = []
+        listed = [(n, self.allow_origin) for n in sorted(self.allow or ())]
+        listed += [(n, self.deny_origin.get(n, "the deny-list")) for n in sorted(self.deny)]
+        for name, origin in listed:
+            if name in known:
+                continue
+            hint = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
+            suggestion = f" (did you mean {known[hint[0]]!r}?)" if hint else ""
+            messages.append(
+                f"{origin} names {name!r}, but no installed plugin has that entry-point "
+                f"or distribution name{suggestion}"
+            )
+        return messages
 
     def refusal(self, info: EntryPointInfo) -> str | None:
         """Return why ``info`` must not be imported, or ``None`` when it may be."""

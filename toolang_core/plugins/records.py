@@ -48,6 +48,9 @@ class PluginRecord:
     error: PluginFailure | None = None
     reason: str | None = None
     """For a disabled or duplicate plugin: why it was not imported."""
+    warnings: list[str] = attrs.field(factory=list)
+    """Problems that left the plugin working, e.g. one of its tools refused for a name
+    clash."""
 
     def describe(self) -> str:
         """Name the plugin the way every message about it does."""
@@ -80,4 +83,5 @@ class PluginRecord:
             "status": str(self.status),
             "reason": self.reason,
             "error": self.error.to_json() if self.error else None,
+            "warnings": list(self.warnings),
         }

@@ -77,6 +77,9 @@ class Runtime:
         self.scheduler: Scheduler | None = None
         self.admitting = False
         """Whether ``serve`` has started up and its scheduler admits turns (until it stops)."""
+        self.stop_reason = "stop"
+        """Why ``serve`` stops, for ``toolang_shutdown``: whoever sets its stop event may
+        say ``"signal"`` first (``toolang run`` does on SIGINT/SIGTERM)."""
         self._plugin_state: dict[str, Any] = {}
 
     @classmethod
@@ -336,7 +339,6 @@ class Runtime:
         store = self.open_store()
         run_id = new_id()
         self.run_id, self.store = run_id, store
-        reason = "stop"
         try:
             # An exclusive store refuses a second runtime; a shared one records presence.
             store.acquire(run_id, wait_seconds=lock_wait_seconds)
@@ -387,9 +389,10 @@ class Runtime:
                 self.admitting = True
                 await self.scheduler.run(stop, until_idle=until_idle)
             except BaseException:
-                reason = "error"
+                self.stop_reason = "error"
                 raise
             finally:
+                reason = self.stop_reason
                 self.admitting = False
                 stop.set()
                 await asyncio.gather(*source_tasks, return_exceptions=True)

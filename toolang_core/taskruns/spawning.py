@@ -142,6 +142,11 @@ async def spawn_child(
     )
 
 
+spawn_task_run = spawn_child
+"""Public (``toolang_core.spawn_task_run``): tools of plugins that start task runs for
+the calling turn (e.g. the automator's ``bg_submit``) get every limit checked here."""
+
+
 def wait_budget(context: ToolCallContext | None, requested: float | None) -> float:
     """How long a wait inside this tool call may last: ``requested`` (``None`` or ≤ 0:
     as long as allowed), never past the chain's tool timeout."""

@@ -80,3 +80,31 @@ class RunningTurn:
             return
         with scheduler.lend(self.request.id):
             yield
+
+    async def complete(self, call: ToolCallContext, instruction: str, text: str) -> str:
+        """One answer of the calling agent's own model (``call.agent``, its configured
+        model) to ``text`` under ``instruction`` — no tools, no history, no memory — for
+        tools that need the agent's model to write something, e.g. the chronicler's
+        reflections. The call shows in the trace as the tool call's result.
+
+        :raises DelegationError: when the agent or its model cannot be used or fails.
+        """
+        from toolang_core.models.types import Message, ModelRequest
+        from toolang_core.plugins.host import describe_exception
+        from toolang_core.turn.loop import TurnFailed
+
+        try:
+            speaker = self._executor.speaker_for(self._executor.agent(call.agent), ())
+            response = await speaker.model.complete(
+                ModelRequest(
+                    messages=(Message("system", instruction), Message("user", text)),
+                    model_id=speaker.model_id,
+                )
+            )
+        except TurnFailed as exc:
+            raise DelegationError(str(exc)) from None
+        except Exception as exc:  # a model failure is the tool's failure, told to the model
+            raise DelegationError(
+                f"the model of agent {call.agent!r} failed: {describe_exception(exc)}"
+            ) from None
+        return str(response.text)

@@ -153,3 +153,43 @@ def test_an_invalid_chore_in_config_is_reported_by_chores_list(toolang_cli, tool
     result = toolang_cli("chores", "list", env=ENV)
     assert result.returncode == 1
     assert "chore 'x': cannot read schedule 'never'" in result.stderr
+
+
+def test_a_chore_stored_as_a_record_fires_for_its_owner_and_pauses(setup, clock):
+    board, inbox, store = setup
+    store.put_record(
+        "chore",
+        "cron.abc",
+        {"schedule": "every 60 seconds", "input": "Tick.", "owner": "alice", "name": "tick"},
+        now=clock(),
+    )
+    b = board()
+    assert [(c.key, c.origin, c.owner) for c in b.chores] == [
+        ("cron.abc", "store (by alice)", "alice")
+    ]
+    assert b.submit_due(inbox) == []
+    clock.now += 60
+    assert b.submit_due(inbox) == ["cron.abc"]
+    (turn,) = turns(store, "cron.abc")
+    assert (turn.owner, turn.input, turn.source) == ("alice", "Tick.", "chore")
+    store.put_record(
+        "chore",
+        "cron.abc",
+        {"schedule": "every 60 seconds", "input": "Tick.", "owner": "alice", "paused": True},
+        now=clock(),
+    )
+    b.reload()
+    clock.now += 60
+    assert b.submit_due(inbox) == []
+
+
+def test_a_malformed_stored_chore_is_reported_and_the_others_load(setup, clock):
+    board, _, store = setup
+    store.put_record("chore", "bad", {"schedule": "every banana"}, now=clock())
+    store.put_record("chore", "odd", {"schedule": 5}, now=clock())
+    store.put_record("chore", "good", {"schedule": "every 5 minutes", "colour": "red"}, now=clock())
+    b = board()
+    assert [c.key for c in b.chores] == ["good"]  # a key of the writer's own is ignored
+    assert len(b.problems) == 2
+    assert any("stored chore 'bad'" in p and "every banana" in p for p in b.problems)
+    assert any("stored chore 'odd'" in p and "must be a string" in p for p in b.problems)

@@ -4,19 +4,32 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
 import attrs
 import structlog
 
-from toolang_core import ExecutionStore, Inbox, NewTurnRequest, Recurring, Schedule, ScheduleError
+from toolang_core import (
+    ExecutionStore,
+    Inbox,
+    NewTurnRequest,
+    Record,
+    Recurring,
+    Schedule,
+    ScheduleError,
+)
 from toolang_source_chore.settings import ChoreSettings
 
 log = structlog.get_logger("toolang.source.chore")
 
 STATE = "source-chore.state"
+RECORDS = "chore"
+"""Record kind of chores kept in the execution store (added at run time, e.g. by the
+automator's ``cron_add``): key = chore key, data = :data:`RECORD_KEYS` (other keys are
+the writer's own and ignored)."""
+RECORD_KEYS = {"schedule", "input", "agent", "paused", "owner", "thread_id", "name", "start"}
 _KEY = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 _FILE_KEYS = {"schedule", "agent", "paused", "start"}
 
@@ -29,6 +42,8 @@ class Chore:
     agent: str | None
     paused: bool
     origin: str
+    owner: str | None = None
+    thread_id: str | None = None
 
 
 def _anchor(start: str | None, fallback: float, where: str) -> float:
@@ -41,9 +56,13 @@ def _anchor(start: str | None, fallback: float, where: str) -> float:
 
 
 def load_chores(
-    settings: ChoreSettings, base_dir: Path, anchors: Callable[[str], float]
+    settings: ChoreSettings,
+    base_dir: Path,
+    anchors: Callable[[str], float],
+    stored: Sequence[Record] = (),
 ) -> tuple[list[Chore], list[str]]:
-    """Every declared chore and one problem line per bad declaration (never raises)."""
+    """Every declared chore (config, files, then ``stored`` records) and one problem
+    line per bad declaration (never raises)."""
     chores: list[Chore] = []
     problems: list[str] = []
     for spec in settings.chores:
@@ -66,6 +85,12 @@ def load_chores(
                 problems.append(problem)
             elif chore is not None:
                 chores.append(chore)
+    for record in stored:
+        chore, problem = _from_record(record, anchors)
+        if problem:
+            problems.append(problem)
+        elif chore is not None:
+            chores.append(chore)
     seen: dict[str, str] = {}
     unique = []
     for chore in chores:
@@ -120,6 +145,35 @@ def _load_file(path: Path, anchors: Callable[[str], float]) -> tuple[Chore | Non
     ), None
 
 
+def _from_record(
+    record: Record, anchors: Callable[[str], float]
+) -> tuple[Chore | None, str | None]:
+    where = f"stored chore {record.key!r}"
+    data = record.data
+    if not _KEY.match(record.key):
+        return None, f"{where}: key must be lowercase letters, digits, '.', '_', '-'"
+    if not isinstance(data.get("schedule"), str):
+        return None, f"{where}: `schedule` must be a string (an RRULE, cron or interval)"
+    try:
+        start = data.get("start")
+        anchor = float(start) if isinstance(start, int | float) else anchors(record.key)
+        schedule = Schedule(str(data["schedule"]), anchor)
+    except ScheduleError as exc:
+        return None, f"{where}: {exc}"
+    owner = data.get("owner")
+    added = f"store (by {owner})" if owner else "store"
+    return Chore(
+        record.key,
+        schedule,
+        str(data.get("input") or ""),
+        str(data["agent"]) if data.get("agent") else None,
+        bool(data.get("paused", False)),
+        added,
+        str(owner) if owner else None,
+        str(data["thread_id"]) if data.get("thread_id") else None,
+    ), None
+
+
 class ChoreBoard:
     """The declared chores, with their occurrences remembered in the store."""
 
@@ -140,7 +194,9 @@ class ChoreBoard:
         self.problems: list[str] = []
 
     def reload(self) -> None:
-        chores, problems = load_chores(self.settings, self.base_dir, self.recurring.anchor)
+        chores, problems = load_chores(
+            self.settings, self.base_dir, self.recurring.anchor, self.store.list_records(RECORDS)
+        )
         for problem in set(problems) - set(self.problems):
             log.error("chore.invalid", problem=problem)
         self.chores, self.problems = chores, problems
@@ -170,11 +226,12 @@ class ChoreBoard:
         result = inbox.submit(
             NewTurnRequest(
                 source="chore",
-                thread_id=f"chore:{chore.key}",
+                thread_id=chore.thread_id or f"chore:{chore.key}",
                 input=chore.input or chore.key,
                 agent=chore.agent,
                 dedupe_key=chore.key,
                 sender="self",
+                owner=chore.owner,
                 strategy="coalesce",
                 meta={
                     "chore": {

@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""Durable agent turns per second with a tool call, next to the echo engine (same run).
+
+The workload: ``--turns`` chat turns over ``--threads`` threads (each thread's turns in
+order, all threads at once), each an agent turn with the runtime composed as
+``toolang init`` composes it — every installed plugin loaded through its entry point, the
+starter ``toolang.toml`` (all five tool-hook plugins; memory on, or off for the second
+variant). The model is an instant scripted function at the model boundary: a user
+message asks for one call of the ``add`` tool, the tool's result gets the final answer.
+Answers come back in-process through ``toolang_deliver_turn``. The figure is
+turns / (first submit → last answer delivered).
+
+Every answer is checked, and so are the counts (model calls = 2 x turns, tool calls =
+turns) and the store (every turn completed, with its steps). A one-at-a-time probe then
+runs ``--probe`` turns one after another on one thread (submit → answer delivered).
+The echo figure is ``bench/throughput.py``'s toolang side on the same machine, in the
+same run: the engine with no agent loop.
+
+    python3 bench/agent_turns.py [--turns 2000] [--threads 200] [--probe 50] [--repeat 3]
+
+Goals (#18): >= 1,100 turns/s with memory on, >= 2,000 with memory off, one-at-a-time
+p50 < 1.5 ms with memory on. The last line is a JSON object with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from throughput import toolang_cycle
+
+from toolang_core import RegisterTool, Tool, TurnRequest, hookimpl
+from toolang_core.builtins import builtin_plugins
+from toolang_core.config import parse_config, starter_config
+from toolang_core.logs import configure_logging
+from toolang_core.models.types import ModelRequest, ModelResponse
+from toolang_core.plugins.loader import scan_entry_points
+from toolang_core.runtime import Runtime
+from toolang_core.store.types import NewTurnRequest, TurnFilter, TurnStatus
+from toolang_core.tools.types import ToolCall
+
+ADDER = """\
+---
+name: adder
+description: Adds two numbers with the add tool.
+prefixes: [add]
+---
+Add the numbers you are given with the add tool and say the sum.
+"""
+
+BENCH_SETTINGS = """
+[agents]
+default = "adder"
+dir = "agents"
+
+[models]
+default = "scripted"
+
+[runtime]
+sources = []
+shutdown_grace_seconds = 0
+"""
+
+
+class Workload:
+    """The bench's plugin: the ``add`` tool, the scripted model and the delivery hook."""
+
+    def __init__(self) -> None:
+        self.model_calls = 0
+        self.tool_calls = 0
+        self.answers: dict[str, str] = {}
+        self.delivered_at: dict[str, float] = {}
+        self.waiters: dict[str, asyncio.Future[None]] = {}
+
+    # -- the tool ----------------------------------------------------------------------
+
+    def add(self, a: int, b: int) -> int:
+        """Add two integers."""
+        self.tool_calls += 1
+        return a + b
+
+    @hookimpl
+    def toolang_register_tools(self, register: RegisterTool) -> None:
+        register(Tool.from_function(self.add, blocking=False))
+
+    # -- the model ---------------------------------------------------------------------
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        self.model_calls += 1
+        last = request.messages[-1]
+        if last.role == "tool":
+            result = json.loads(last.content)
+            return ModelResponse(text=f"the sum is {result['output']}", model="scripted")
+        a, b = (int(word) for word in last.content.split()[-2:])
+        return ModelResponse(tool_calls=(ToolCall("c1", "add", {"a": a, "b": b}),))
+
+    @hookimpl
+    def toolang_register_models(self, register: Any) -> None:
+        workload = self
+
+        class Model:
+            async def complete(self, request: ModelRequest) -> ModelResponse:
+                return workload.complete(request)
+
+        class Provider:
+            def model(self, model_id: str | None) -> Model:
+                return Model()
+
+        register("scripted", lambda context: Provider(), description="the bench's model")
+
+    # -- delivery ----------------------------------------------------------------------
+
+    @hookimpl
+    def toolang_deliver_turn(self, turn: TurnRequest, runtime: Runtime) -> None:
+        self.answers[turn.id] = turn.output or ""
+        self.delivered_at[turn.id] = time.perf_counter()
+        waiter = self.waiters.pop(turn.id, None)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+
+def build_runtime(home: Path, *, memory: bool) -> tuple[Runtime, Workload]:
+    installed = {ep.name for ep in scan_entry_points()}
+    text = starter_config(installed)
+    if not memory:
+        text = text.replace('[memory]\nplugin = "sqlite"', '# [memory]\n# plugin = "sqlite"')
+    # The bench's own settings replace the starter's [agents], [models], [runtime] keys
+    # it names: drop those sections' starter lines and append the bench's.
+    kept: list[str] = []
+    section = ""
+    for line in text.splitlines():
+        if line.startswith("["):
+            section = line.strip()
+        if section in {"[agents]", "[models]", "[runtime]"}:
+            continue
+        kept.append(line)
+    text = "\n".join(kept) + BENCH_SETTINGS
+    (home / "agents" / "adder").mkdir(parents=True)
+    (home / "agents" / "adder" / "AGENT.md").write_text(ADDER)
+    config = parse_config(text, file=home / "toolang.toml", env={})
+    workload = Workload()
+    runtime = Runtime.from_config(
+        config, env={}, builtins=[*builtin_plugins(), ("bench", workload)]
+    )
+    return runtime, workload
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values) or [float("nan")]
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def agent_cycle(
+    home: Path, turns: int, threads: int, probe: int, *, memory: bool
+) -> dict[str, Any]:
+    runtime, workload = build_runtime(home, memory=memory)
+    inbox = runtime.open_inbox()
+    expected: dict[str, str] = {}
+    submitted_at: dict[str, float] = {}
+
+    async def run() -> tuple[float, list[float]]:
+        stop = asyncio.Event()
+        serving = asyncio.create_task(runtime.serve(stop, sources=()))
+        while not runtime.admitting:
+            await asyncio.sleep(0.001)
+        start = time.perf_counter()
+        for i in range(turns):
+            a, b = i, 2 * i + 1
+            submitted = inbox.submit(
+                NewTurnRequest(source="chat", thread_id=f"chat:{i % threads}", input=f"add {a} {b}")
+            )
+            expected[submitted.id] = f"the sum is {a + b}"
+            submitted_at[submitted.id] = time.perf_counter()
+            if i % 25 == 24:  # each submit wakes the runtime; let it work while we produce
+                await asyncio.sleep(0)
+        while len(workload.answers) < turns:
+            await asyncio.sleep(0.002)
+        elapsed = max(workload.delivered_at.values()) - start
+        latencies = []
+        loop = asyncio.get_running_loop()
+        for i in range(probe):
+            began = time.perf_counter()
+            submitted = inbox.submit(
+                NewTurnRequest(source="chat", thread_id="chat:probe", input=f"add {i} 1")
+            )
+            expected[submitted.id] = f"the sum is {i + 1}"
+            waiter = loop.create_future()
+            workload.waiters[submitted.id] = waiter
+            if submitted.id not in workload.answers:
+                await waiter
+            latencies.append(workload.delivered_at[submitted.id] - began)
+        stop.set()
+        await serving
+        return turns / elapsed, latencies
+
+    rate, probe_latencies = asyncio.run(run())
+    total = turns + probe
+    wrong = [t for t, answer in expected.items() if workload.answers.get(t) != answer]
+    assert not wrong, f"{len(wrong)} wrong or missing answers, e.g. {wrong[:3]}"
+    assert workload.model_calls == 2 * total, (workload.model_calls, total)
+    assert workload.tool_calls == total, (workload.tool_calls, total)
+    store = inbox.store
+    finished = store.list_turns(TurnFilter(limit=total + 1))
+    assert len(finished) == total
+    assert all(t.status is TurnStatus.COMPLETED for t in finished)
+    for turn in finished[:: max(1, total // 50)]:  # a sample's steps, in full
+        kinds = [s.kind for s in store.steps(turn.id)]
+        assert kinds.count("model_call") == 2, kinds
+        assert "tool_call" in kinds, kinds
+    store.close()
+    run_latencies = [workload.delivered_at[t] - submitted_at[t] for t in submitted_at]
+    return {
+        "turns_per_s": rate,
+        "p50_ms": 1000 * percentile(run_latencies, 0.5),
+        "p99_ms": 1000 * percentile(run_latencies, 0.99),
+        "one_at_a_time_p50_ms": 1000 * percentile(probe_latencies, 0.5),
+    }
+
+
+def main() -> None:
+    configure_logging(level="error")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=2000)
+    parser.add_argument("--threads", type=int, default=200)
+    parser.add_argument("--probe", type=int, default=50)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    runs: dict[str, list[dict[str, Any]]] = {"memory_on": [], "memory_off": []}
+    echo: list[float] = []
+    for n in range(args.repeat):
+        for variant, memory in (("memory_on", True), ("memory_off", False)):
+            with tempfile.TemporaryDirectory() as tmp:
+                figures = agent_cycle(
+                    Path(tmp), args.turns, args.threads, args.probe, memory=memory
+                )
+            runs[variant].append(figures)
+            print(
+                f"run {n + 1} {variant:10}: {figures['turns_per_s']:7.0f} turns/s   "
+                f"p50 {figures['p50_ms']:7.1f} ms   p99 {figures['p99_ms']:7.1f} ms   "
+                f"one at a time p50 {figures['one_at_a_time_p50_ms']:.2f} ms"
+            )
+        with tempfile.TemporaryDirectory() as tmp:
+            echo.append(toolang_cycle(Path(tmp), args.turns, args.threads))
+        print(f"run {n + 1} echo engine: {echo[-1]:7.0f} turns/s")
+
+    def median(variant: str, key: str) -> float:
+        return round(statistics.median(r[key] for r in runs[variant]), 3)
+
+    echo_median = statistics.median(echo)
+    result: dict[str, Any] = {
+        "turns": args.turns,
+        "threads": args.threads,
+        "repeat": args.repeat,
+        "echo_turns_per_s_median": round(echo_median),
+    }
+    for variant in runs:
+        rate = median(variant, "turns_per_s")
+        result[f"{variant}_turns_per_s_median"] = round(rate)
+        result[f"{variant}_ratio_to_echo"] = round(rate / echo_median, 3)
+        for key in ("p50_ms", "p99_ms", "one_at_a_time_p50_ms"):
+            result[f"{variant}_{key}_median"] = median(variant, key)
+    result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    result["goals"] = {
+        "memory_on_turns_per_s": 1100,
+        "memory_off_turns_per_s": 2000,
+        "memory_on_one_at_a_time_p50_ms": 1.5,
+    }
+    print(
+        f"median: memory on {result['memory_on_turns_per_s_median']} turns/s "
+        f"({result['memory_on_ratio_to_echo']} x echo), memory off "
+        f"{result['memory_off_turns_per_s_median']} turns/s "
+        f"({result['memory_off_ratio_to_echo']} x echo), echo {result['echo_turns_per_s_median']}"
+    )
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+"""What every librarian tool needs: its runtime, the caller's owner, the databases."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolang_tools_librarian.settings import NAME, LibrarianSettings
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+    from toolang_core import Runtime, ToolCallContext
+
+
+class LibrarianError(ValueError):
+    """A librarian tool cannot do what it was asked; the message says what to change."""
+
+
+def runtime_of(context: ToolCallContext | None) -> Runtime:
+    runtime = context.runtime if context is not None else None
+    if runtime is None:
+        raise LibrarianError("this tool runs only inside a turn of a runtime")
+    return runtime
+
+
+def settings_of(runtime: Runtime) -> LibrarianSettings:
+    found = runtime.settings.get(NAME)
+    return found if isinstance(found, LibrarianSettings) else LibrarianSettings()
+
+
+def owner_of(context: ToolCallContext | None) -> str:
+    """Whose data the call may see: the owner of the turn it belongs to."""
+    turn = context.turn if context is not None else None
+    if turn is None:
+        raise LibrarianError("this tool needs the turn it is called from (its owner)")
+    return turn.owner
+
+
+class TurnOwners:
+    """The owner of each turn id, looked up in the execution store once per call."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.store = runtime.store
+        self.known: dict[str, str | None] = {}
+
+    def of(self, turn_id: str) -> str | None:
+        if turn_id not in self.known:
+            turn = self.store.get(turn_id) if self.store is not None else None
+            self.known[turn_id] = None if turn is None else (turn.owner or turn.sender)
+        return self.known[turn_id]
+
+
+_LOCKS = threading.Lock()
+
+
+def _lock(runtime: Runtime) -> threading.Lock:
+    with _LOCKS:
+        return runtime.plugin_state(f"{NAME}:lock", threading.Lock)
+
+
+@contextmanager
+def own_database(runtime: Runtime) -> Iterator[Database]:
+    """This plugin's database (``<home>/plugins/tools-librarian.db``), one caller at a
+    time: tools run in worker threads and share the runtime's one connection."""
+    from toolang_tools_librarian.schema import MIGRATIONS
+
+    with _lock(runtime):
+        yield runtime.plugin_database(NAME, MIGRATIONS)
+
+
+def documented_table(runtime: Runtime, plugin: str) -> sqlite3.Connection | None:
+    """A read-only connection to another plugin's database, by the file and tables its
+    README documents (``<home>/plugins/<plugin>.db``); ``None`` before it exists.
+
+    Plugins never import each other: the table layout is their public contract.
+    """
+    path = Path(runtime.config.home) / "plugins" / f"{plugin}.db"
+    if not path.exists():
+        return None
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10.0)
+    conn.execute("PRAGMA query_only = 1")
+    return conn
+
+
+def rows(conn: sqlite3.Connection, table: str, sql: str, params: list[Any]) -> list[Any]:
+    """``sql``'s rows; a table that cannot be read is a tool error naming it."""
+    try:
+        return conn.execute(sql, params).fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise LibrarianError(f"cannot read the table {table!r}: {exc}") from None

@@ -1,0 +1,188 @@
+"""``search_knowledge`` and ``save_knowledge``.
+
+A search looks through two shelves: what the KnowledgeSaver kept from tool results
+(its documented table ``knowledge`` in ``<home>/plugins/hook-knowledge-saver.db``, read
+only) and what agents saved on purpose with ``save_knowledge`` (this plugin's table).
+Both are limited to the calling turn's owner: a kept entry counts only when the turn
+it came from belongs to the same owner.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from toolang_core import ToolCallContext
+from toolang_tools_librarian.common import (
+    LibrarianError,
+    TurnOwners,
+    documented_table,
+    own_database,
+    owner_of,
+    rows,
+    runtime_of,
+    settings_of,
+)
+from toolang_tools_librarian.settings import KNOWLEDGE_SAVER
+
+SHOWN_CHARS = 1_000
+
+
+def terms_of(query: str) -> list[str]:
+    """The distinct words of ``query``, lowercased, in order.
+
+    :raises LibrarianError: when it has no word to look for.
+    """
+    words = list(dict.fromkeys(re.findall(r"\w+", query.lower())))
+    if not words:
+        raise LibrarianError(f"query {query!r} has no word to search for")
+    return words[:20]
+
+
+def fts_query(words: list[str]) -> str:
+    """An FTS5 expression matching any of ``words`` (each quoted: no operator injection)."""
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+def _matched(text: str, words: list[str]) -> int:
+    lowered = text.lower()
+    return sum(1 for w in words if w in lowered)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + " …"
+
+
+def _kept(context: ToolCallContext, words: list[str], agent: str | None) -> list[dict[str, Any]]:
+    runtime = runtime_of(context)
+    conn = documented_table(runtime, KNOWLEDGE_SAVER)
+    if conn is None:
+        return []
+    owner = owner_of(context)
+    owners = TurnOwners(runtime)
+    where = " OR ".join("instr(lower(content), ?) > 0" for _ in words)
+    params: list[Any] = list(words)
+    if agent is not None:
+        where = f"agent = ? AND ({where})"
+        params.insert(0, agent)
+    try:
+        found = rows(
+            conn,
+            "knowledge",
+            "SELECT id, agent, tool, params, content, turn_id, thread_id, last_seen_at "
+            f"FROM knowledge WHERE id IN (SELECT id FROM knowledge ORDER BY id DESC LIMIT ?) "
+            f"AND ({where})",
+            [settings_of(runtime).knowledge_scan, *params],
+        )
+    finally:
+        conn.close()
+    return [
+        {
+            "source": "kept",
+            "id": entry_id,
+            "agent": who,
+            "tool": tool,
+            "params": call_params,
+            "content": _cut(content),
+            "thread_id": thread_id,
+            "at": at,
+            "matched": _matched(content, words),
+        }
+        for entry_id, who, tool, call_params, content, turn_id, thread_id, at in found
+        if owners.of(turn_id) == owner
+    ]
+
+
+def _saved(context: ToolCallContext, words: list[str], agent: str | None) -> list[dict[str, Any]]:
+    owner = owner_of(context)
+    sql = (
+        "SELECT k.id, k.agent, k.topic, k.content, k.thread_id, k.created_at "
+        "FROM saved_knowledge_fts f JOIN saved_knowledge k ON k.id = f.rowid "
+        "WHERE saved_knowledge_fts MATCH ? AND k.owner = ?"
+    )
+    params: list[Any] = [fts_query(words), owner]
+    if agent is not None:
+        sql += " AND k.agent = ?"
+        params.append(agent)
+    with own_database(runtime_of(context)) as db:
+        found = db.execute(sql + " ORDER BY bm25(saved_knowledge_fts) LIMIT 200", params)
+        return [
+            {
+                "source": "saved",
+                "id": entry_id,
+                "agent": who,
+                "topic": topic,
+                "content": _cut(content),
+                "thread_id": thread_id,
+                "at": at,
+                "matched": _matched(f"{topic} {content}", words),
+            }
+            for entry_id, who, topic, content, thread_id, at in found.fetchall()
+        ]
+
+
+def search_knowledge(
+    query: str,
+    limit: int = 5,
+    agent: str | None = None,
+    context: ToolCallContext | None = None,
+) -> list[dict[str, Any]]:
+    """Search the knowledge kept from earlier tool results and saved on purpose.
+
+    Best matches first (most query words found, then newest). Each hit says where it
+    came from: ``kept`` (a tool result the KnowledgeSaver kept: agent, tool, params) or
+    ``saved`` (save_knowledge: topic).
+
+    :param query: words to look for
+    :param limit: at most this many hits (1 to 50)
+    :param agent: only what this agent kept or saved
+    """
+    assert context is not None
+    words = terms_of(query)
+    hits = _kept(context, words, agent) + _saved(context, words, agent)
+    hits.sort(key=lambda h: (-h["matched"], -h["at"]))
+    return hits[:limit]
+
+
+def save_knowledge(
+    content: str, topic: str = "", context: ToolCallContext | None = None
+) -> dict[str, Any]:
+    """Save a piece of knowledge for later searches (the same text is kept once).
+
+    :param content: what to keep, written so it stands on its own
+    :param topic: a few words it is about, e.g. "deploy procedure"
+    """
+    assert context is not None
+    if not content.strip():
+        raise LibrarianError("content is empty: write the knowledge to save")
+    owner = owner_of(context)
+    digest = hashlib.sha256(content.strip().encode()).hexdigest()
+    with own_database(runtime_of(context)) as db, db.atomic():
+        existing = db.execute(
+            "SELECT id FROM saved_knowledge WHERE owner = ? AND agent = ? AND content_hash = ?",
+            [owner, context.agent, digest],
+        ).fetchone()
+        if existing is not None:
+            return {"id": existing[0], "saved": False, "reason": "already saved"}
+        cursor = db.execute(
+            "INSERT INTO saved_knowledge (owner, agent, topic, content, content_hash, "
+            "thread_id, turn_id, call_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                owner,
+                context.agent,
+                topic.strip(),
+                content.strip(),
+                digest,
+                context.thread_id,
+                context.turn_id,
+                context.call_id,
+                runtime_of(context).clock(),
+            ],
+        )
+        entry_id = cursor.lastrowid
+        db.execute(
+            "INSERT INTO saved_knowledge_fts (rowid, topic, content) VALUES (?, ?, ?)",
+            [entry_id, topic.strip(), content.strip()],
+        )
+    return {"id": entry_id, "saved": True}

@@ -1,0 +1,76 @@
+"""The librarian's tools with their JSON Schemas.
+
+Schemas come from the functions' hints and docstrings, tightened here (lengths,
+ranges, name patterns) so bad parameters are refused before any hook runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from toolang_core import Tool
+from toolang_tools_librarian import knowledge, learning, rag
+
+TOOL_NAME = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
+AGENT_NAME = r"^[a-z][a-z0-9_-]{0,63}$"
+QUERY = {"minLength": 1, "maxLength": 500, "pattern": r"\w"}
+TEXT = {"minLength": 1, "maxLength": 20_000, "pattern": r"\S"}
+
+
+def constrained(function: Callable[..., Any], **properties: Mapping[str, Any]) -> Tool:
+    """``Tool.from_function(function)`` with extra JSON Schema keywords per parameter."""
+    tool = Tool.from_function(function)
+    schema = dict(tool.parameters)
+    props = {name: dict(value) for name, value in schema["properties"].items()}
+    for name, extra in properties.items():
+        if "anyOf" in props[name]:  # an optional parameter: tighten its non-null branch
+            props[name]["anyOf"] = [
+                {**branch, **extra} if branch.get("type") != "null" else branch
+                for branch in props[name]["anyOf"]
+            ]
+        else:
+            props[name].update(extra)
+    schema["properties"] = props
+    return attrs.evolve(tool, parameters=schema)
+
+
+TOOLS = (
+    constrained(
+        knowledge.search_knowledge,
+        query=QUERY,
+        limit={"minimum": 1, "maximum": 50},
+        agent={"pattern": AGENT_NAME},
+    ),
+    constrained(knowledge.save_knowledge, content=TEXT, topic={"maxLength": 200}),
+    constrained(
+        learning.save_learning,
+        lesson={**TEXT, "maxLength": 4_000},
+        tool={"pattern": TOOL_NAME},
+    ),
+    constrained(
+        learning.learning_stats,
+        tool={"pattern": TOOL_NAME},
+        agent={"pattern": AGENT_NAME},
+        since_hours={"exclusiveMinimum": 0, "maximum": 24 * 365},
+    ),
+    constrained(
+        learning.learning_failures,
+        tool={"pattern": TOOL_NAME},
+        limit={"minimum": 1, "maximum": 100},
+        since_hours={"exclusiveMinimum": 0, "maximum": 24 * 365},
+    ),
+    constrained(
+        rag.rag_index,
+        directory={"minLength": 1, "maxLength": 1_000},
+        index={"pattern": rag.INDEX_NAME},
+    ),
+    constrained(
+        rag.rag_query,
+        query=QUERY,
+        index={"pattern": rag.INDEX_NAME},
+        limit={"minimum": 1, "maximum": 50},
+    ),
+)

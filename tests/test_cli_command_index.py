@@ -1,0 +1,92 @@
+"""`toolang --help` lists every command from a cache keyed by what is installed and
+configured: no plugin is imported while nothing changed, and any change is seen."""
+
+from __future__ import annotations
+
+import pytest
+from cli_helpers import run_toolang
+
+from toolang_core.testing import make_distribution
+
+COMMAND_PLUGIN = """
+from pathlib import Path
+Path({marker!r}).write_text("imported")
+
+import click
+from toolang_core import hookimpl
+
+
+@hookimpl
+def toolang_register_commands(cli):
+    @cli.command(name={command!r})
+    def command():
+        \"\"\"Tell the weather, from a plugin.\"\"\"
+"""
+
+
+@pytest.fixture
+def site(tmp_path):
+    return tmp_path / "site"
+
+
+def install(site, marker, name, command):
+    source = COMMAND_PLUGIN.format(marker=str(marker), command=command)
+    make_distribution(
+        site, f"toolang-tools-{name}", "1.0",
+        entry_points={"toolang": {f"tools-{name}": f"tl_{name}"}},
+        modules={f"tl_{name}": source},
+    )  # fmt: skip
+
+
+def help_of(tmp_path, site, **env):
+    result = run_toolang(
+        "--help", cwd=tmp_path, pythonpath=[site],
+        env={"TOOLANG_CACHE_DIR": str(tmp_path / "cache"), **env},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_a_second_help_lists_plugin_commands_without_importing_any_plugin(tmp_path, site):
+    marker = tmp_path / "weather-imported"
+    install(site, marker, "weather", "weather")
+    first = help_of(tmp_path, site)
+    assert "weather    Tell the weather, from a plugin." in first
+    assert marker.exists()
+    marker.unlink()
+    second = help_of(tmp_path, site)
+    assert second == first
+    assert not marker.exists()  # listed from the cache
+
+
+def test_a_newly_installed_plugin_is_listed_at_once(tmp_path, site):
+    install(site, tmp_path / "a", "weather", "weather")
+    assert "tides" not in help_of(tmp_path, site)
+    install(site, tmp_path / "b", "tides", "tides")
+    assert "tides      Tell the weather, from a plugin." in help_of(tmp_path, site)
+
+
+def test_a_configuration_change_is_seen_at_once(tmp_path, site):
+    install(site, tmp_path / "a", "weather", "weather")
+    assert "weather" in help_of(tmp_path, site)
+    (tmp_path / "toolang.toml").write_text('[plugins]\ndisable = ["tools-weather"]\n')
+    assert "weather" not in help_of(tmp_path, site)
+    assert "weather" not in help_of(tmp_path, site, TOOLANG_DISABLE_PLUGINS="")  # same file
+    (tmp_path / "toolang.toml").unlink()
+    assert "weather" not in help_of(tmp_path, site, TOOLANG_DISABLE_PLUGINS="tools-weather")
+
+
+def test_a_cache_that_cannot_be_written_only_costs_time(tmp_path, site):
+    install(site, tmp_path / "a", "weather", "weather")
+    (tmp_path / "not-a-directory").write_text("")
+    cache = str(tmp_path / "not-a-directory" / "cache")
+    for _ in range(2):
+        assert "weather" in help_of(tmp_path, site, TOOLANG_CACHE_DIR=cache)
+
+
+def test_a_cache_file_that_is_not_json_is_ignored(tmp_path, site):
+    install(site, tmp_path / "a", "weather", "weather")
+    help_of(tmp_path, site)
+    (cached,) = (tmp_path / "cache").glob("commands-*.json")
+    cached.write_text("{not json")
+    assert "weather" in help_of(tmp_path, site)
