@@ -65,9 +65,10 @@ class OtelSettings:
     ``traces`` / ``metrics`` switch a signal off. ``sample_ratio`` samples whole traces
     (a task run follows its parent): one turn in twenty by default, which keeps the
     plugin's cost on the fastest turns under a tenth (bench/otel.py); metrics count
-    every turn whatever it is. Set it to 1 to trace every turn. ``record_content`` adds tool arguments and
-    results and model prompts and answers — as stored, after the SecurityFilter and
-    the redaction policy masked them — cut to ``max_content_chars``.
+    every turn whatever it is. Set it to 1 to trace every turn. ``record_content``
+    adds tool arguments and results and model prompts and answers — as stored, after
+    the SecurityFilter and the redaction policy masked them — cut to
+    ``max_content_chars``.
     """
 
     exporter: ExporterName = "none"
