@@ -102,3 +102,32 @@ def test_doctor_says_export_is_off_when_no_exporter_is_set(toolang_home, toolang
     assert [(f["status"], f["summary"]) for f in findings] == [
         ("info", "OpenTelemetry export is off ([plugins.otel] exporter)")
     ]
+
+
+def test_the_console_exporter_prints_the_turns_spans(agent_runtime, capsys):
+    runtime = agent_runtime(
+        [text("hi")], 'exporter = "console"\nsample_ratio = 1\nmetrics = false\n'
+    )
+    run_turn(runtime)
+    printed = capsys.readouterr().out
+    assert '"name": "invoke_agent assistant"' in printed
+    assert '"gen_ai.operation.name": "chat"' in printed
+
+
+def test_otlp_settings_build_the_sdks_own_exporters_for_each_protocol():
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
+        OTLPSpanExporter as GrpcSpanExporter,
+    )
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    from toolang_otel.settings import OtelSettings
+    from toolang_otel.telemetry import metric_exporter, span_exporter
+
+    http = OtelSettings(exporter="otlp", endpoint="http://collector:4318/")
+    exporter = span_exporter(http)
+    assert isinstance(exporter, OTLPSpanExporter)
+    assert exporter._endpoint == "http://collector:4318/v1/traces"
+    assert isinstance(metric_exporter(http), OTLPMetricExporter)
+    grpc = OtelSettings(exporter="otlp", protocol="grpc", endpoint="http://collector:4317")
+    assert isinstance(span_exporter(grpc), GrpcSpanExporter)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -44,7 +45,8 @@ def span_exporter(settings: OtelSettings) -> SpanExporter:
     if settings.exporter == "console":
         from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
-        return ConsoleSpanExporter()
+        # The stdout of now, not of when the SDK was imported (its default argument).
+        return ConsoleSpanExporter(out=sys.stdout)
     if settings.exporter == "memory":
         return InMemorySpanExporter()
     headers = {k: v.reveal() for k, v in settings.headers.items()}
@@ -73,7 +75,7 @@ def metric_exporter(settings: OtelSettings) -> MetricExporter:
     if settings.exporter == "console":
         from opentelemetry.sdk.metrics.export import ConsoleMetricExporter
 
-        return ConsoleMetricExporter()
+        return ConsoleMetricExporter(out=sys.stdout)
     headers = {k: v.reveal() for k, v in settings.headers.items()}
     if settings.protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import (
