@@ -128,16 +128,18 @@ def test_a_tool_call_span_has_the_verdict_of_every_hook_stage_as_events(agent_ru
     assert stages[:3] == [("SecurityFilter", "pass"), ("ApprovalGate", "pass"), ("execute", "ok")]
 
 
-def test_a_task_run_is_a_child_of_its_parent_turn(agent_runtime):
-    def answer(request: ModelRequest):
-        user = next(m.content for m in reversed(request.messages) if m.role == "user")
-        if user == "child work":
-            return text("child done")
-        if request.messages[-1].role == "tool":
-            return text("parent done")
-        return tool_call("start_task_run", {"task": "child work", "mode": "sync"})
+def delegating(request: ModelRequest):
+    """The parent turn starts a task run and waits for it; the child answers."""
+    user = next(m.content for m in reversed(request.messages) if m.role == "user")
+    if user == "child work":
+        return text("child done")
+    if request.messages[-1].role == "tool":
+        return text("parent done")
+    return tool_call("start_task_run", {"task": "child work", "mode": "sync"})
 
-    runtime = agent_runtime(answer, extra={"agents": Agents()})
+
+def test_a_task_run_is_a_child_of_its_parent_turn(agent_runtime):
+    runtime = agent_runtime(delegating, extra={"agents": Agents()})
     parent = run_turn(runtime, "delegate it")
     assert parent.status is TurnStatus.COMPLETED
     spans = spans_of(runtime)
@@ -231,3 +233,12 @@ def test_a_sampled_out_turn_makes_no_span_and_still_counts(agent_runtime):
     metrics = plugin.holder_of(runtime).last.final_metrics
     names = {m.name for r in metrics.resource_metrics for s in r.scope_metrics for m in s.metrics}
     assert "toolang.turns.finished" in names
+
+
+def test_a_task_run_of_a_sampled_out_turn_is_not_traced_either(agent_runtime):
+    runtime = agent_runtime(
+        delegating, 'exporter = "memory"\nsample_ratio = 0\n', extra={"agents": Agents()}
+    )
+    parent = run_turn(runtime, "delegate it")
+    assert parent.status is TurnStatus.COMPLETED
+    assert spans_of(runtime) == []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import sys
 import threading
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 
 from toolang_otel.watch import ExportHealth, WatchedMetricExporter, WatchedSpanExporter
@@ -112,6 +114,18 @@ def _http_endpoint(settings: OtelSettings, signal: str) -> str | None:
     return base if base.endswith(f"/v1/{signal}") else f"{base}/v1/{signal}"
 
 
+class TurnIds(RandomIdGenerator):
+    """The SDK's random ids, except a trace id the plugin drew for the next root span
+    (it decided to sample that turn with the same ratio sampler the SDK then asks)."""
+
+    def __init__(self) -> None:
+        self.next_trace_id: int | None = None
+
+    def generate_trace_id(self) -> int:
+        chosen, self.next_trace_id = self.next_trace_id, None
+        return chosen if chosen is not None else super().generate_trace_id()
+
+
 class Telemetry:
     """A runtime's providers, exporters and their health."""
 
@@ -128,6 +142,8 @@ class Telemetry:
             {"service.name": settings.service_name, **(attributes or {}), **settings.resource}
         )
         self.span_health = ExportHealth("traces")
+        self.root_sampler = TraceIdRatioBased(settings.sample_ratio)
+        self.ids = TurnIds()
         self.metric_health = ExportHealth("metrics")
         self.span_exporter: SpanExporter | None = None
         self.tracer_provider: TracerProvider | None = None
@@ -135,7 +151,8 @@ class Telemetry:
             self.span_exporter = span_exporter_factory(settings)
             self.tracer_provider = TracerProvider(
                 resource=resource,
-                sampler=ParentBased(TraceIdRatioBased(settings.sample_ratio)),
+                sampler=ParentBased(self.root_sampler),
+                id_generator=self.ids,
             )
             self.tracer_provider.add_span_processor(
                 BatchSpanProcessor(
@@ -164,6 +181,16 @@ class Telemetry:
                 exemplar_filter=AlwaysOffExemplarFilter(),
             )
         self._closed = False
+
+    def draw_root(self) -> int | None:
+        """A trace id for a new root turn if the ratio sampler samples it, else ``None``
+        (the turn then makes no span at all: a sampled-out span costs the SDK as much
+        to make as the rest of the plugin's work on the turn)."""
+        trace_id = random.getrandbits(128) or 1
+        if trace_id & TraceIdRatioBased.TRACE_ID_LIMIT >= self.root_sampler.bound:
+            return None
+        self.ids.next_trace_id = trace_id
+        return trace_id
 
     @property
     def tracer(self) -> Tracer | None:

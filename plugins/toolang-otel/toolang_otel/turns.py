@@ -18,22 +18,31 @@ redaction entry point and cut to ``max_content_chars``.
 from __future__ import annotations
 
 import json
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.metrics import CallbackOptions, Observation
-from opentelemetry.trace import NonRecordingSpan, SpanKind, Status, StatusCode
+from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode
 
 from toolang_core import redact
 
 if TYPE_CHECKING:
-    from opentelemetry.trace import Span, SpanContext
+    from opentelemetry.metrics import Histogram
+    from opentelemetry.trace import Span
 
     from toolang_core import Runtime, StageDone, StepRecord, TurnRequest
     from toolang_otel.settings import OtelSettings
     from toolang_otel.telemetry import Telemetry
+
+PENDING: Final = 50_000
+"""Histogram measurements kept for the next collection at most (the oldest go first:
+only a collection that stopped, e.g. behind a hung exporter, lets this many pile up)."""
+
+UNSAMPLED: Final = object()
+"""A turn sampled out (and so its task runs)."""
 
 KNOWN_PARENTS: Final = 10_000
 """Span contexts of recent turns kept for their task runs (which may start after the
@@ -67,9 +76,17 @@ class TurnTelemetry:
         self.default_agent = default_agent
         self.tracer = telemetry.tracer
         self.live: dict[str, Span] = {}
-        self.parents: OrderedDict[str, SpanContext] = OrderedDict()
+        self.parents: OrderedDict[str, SpanContext | object] = OrderedDict()
+        """Span contexts of recent turns (``UNSAMPLED`` for those not traced), for their
+        task runs."""
+        self.telemetry = telemetry
         self.queued: dict[str, int] = {}
         """Queued requests per thread group, refreshed from the store in the background."""
+        self.pending: deque[tuple[Histogram, float, dict[str, Any]]] = deque(maxlen=PENDING)
+        """Histogram measurements not yet recorded: the SDK takes them in one batch when
+        it collects (every ``metrics_interval_seconds``, in its reader's thread). A batch
+        costs half the CPU of the same measurements recorded one by one between a
+        turn's steps, and none of it is on a turn's path."""
         self.started_counts: Counter[tuple[tuple[str, str], ...]] = Counter()
         self.finished_counts: Counter[tuple[tuple[str, str], ...]] = Counter()
         meter = telemetry.meter
@@ -126,8 +143,14 @@ class TurnTelemetry:
                 (("toolang.thread.group", turn.thread_group), ("toolang.turn.source", turn.source))
             ] += 1
             if first:
-                self.admission.record(admitted - eligible, group)
+                self.pending.append((self.admission, admitted - eligible, group))
         if self.tracer is None:
+            return
+        parent_context = self.parents.get(turn.parent) if turn.parent is not None else None
+        if parent_context is UNSAMPLED or (
+            parent_context is None and self.telemetry.draw_root() is None
+        ):
+            self._remember(turn.id, UNSAMPLED)  # its task runs are not traced either
             return
         agent = turn.agent or self.default_agent
         attributes: dict[str, Any] = {
@@ -142,11 +165,11 @@ class TurnTelemetry:
         }
         if turn.parent is not None:
             attributes["toolang.turn.parent"] = turn.parent
-        parent_context = self.parents.get(turn.parent) if turn.parent is not None else None
+        # A root's parent is nothing — not whatever span the caller's context holds.
         context = (
             trace.set_span_in_context(NonRecordingSpan(parent_context))
-            if parent_context is not None
-            else None
+            if isinstance(parent_context, SpanContext)
+            else Context()
         )
         span = self.tracer.start_span(
             f"invoke_agent {agent}",
@@ -154,6 +177,7 @@ class TurnTelemetry:
             start_time=_ns(eligible if first else admitted),
             attributes=attributes,
         )
+        self.telemetry.ids.next_trace_id = None  # used by this span, or by none
         self.live[turn.id] = span
         self._remember(turn.id, span.get_span_context())
         if first and admitted > eligible and span.is_recording():
@@ -196,7 +220,7 @@ class TurnTelemetry:
             key = (*labels.items(), ("toolang.turn.outcome", turn.outcome or ""))
             self.finished_counts[key] += 1
             if turn.started_at is not None:
-                self.turn_duration.record(max(0.0, ended - turn.started_at), labels)
+                self.pending.append((self.turn_duration, max(0.0, ended - turn.started_at), labels))
         span = self.live.pop(turn.id, None)
         if span is None:
             return
@@ -240,11 +264,16 @@ class TurnTelemetry:
         inputs, outputs = _tokens(usage, _INPUT_KEYS), _tokens(usage, _OUTPUT_KEYS)
         if self.metered:
             failed = {"error.type": "model_error"} if step.status == "failed" else {}
-            self.model_duration.record(max(0.0, step.finished_at - step.started_at), base | failed)
+            took = max(0.0, step.finished_at - step.started_at)
+            self.pending.append((self.model_duration, took, base | failed))
             if inputs is not None:
-                self.token_usage.record(inputs, base | {"gen_ai.token.type": "input"})
+                self.pending.append(
+                    (self.token_usage, inputs, base | {"gen_ai.token.type": "input"})
+                )
             if outputs is not None:
-                self.token_usage.record(outputs, base | {"gen_ai.token.type": "output"})
+                self.pending.append(
+                    (self.token_usage, outputs, base | {"gen_ai.token.type": "output"})
+                )
         if span is None or self.tracer is None:
             return
         # The agent is on the turn's span (and in a transfer's); not repeated per call.
@@ -283,9 +312,12 @@ class TurnTelemetry:
         name = str(call.get("name") or "unknown")
         outcome = "ok" if result.get("ok") else str(result.get("error_type") or "error")
         if self.metered:
-            self.tool_duration.record(
-                max(0.0, step.finished_at - step.started_at),
-                {"gen_ai.tool.name": name, "toolang.tool.outcome": outcome},
+            self.pending.append(
+                (
+                    self.tool_duration,
+                    max(0.0, step.finished_at - step.started_at),
+                    {"gen_ai.tool.name": name, "toolang.tool.outcome": outcome},
+                )
             )
         if span is None or self.tracer is None:
             return
@@ -346,7 +378,7 @@ class TurnTelemetry:
 
     # -- helpers -------------------------------------------------------------------------
 
-    def _remember(self, turn_id: str, context: SpanContext) -> None:
+    def _remember(self, turn_id: str, context: SpanContext | object) -> None:
         self.parents[turn_id] = context
         if len(self.parents) > KNOWN_PARENTS:
             self.parents.popitem(last=False)
@@ -366,7 +398,19 @@ class TurnTelemetry:
         return text if len(text) <= limit else text[:limit] + "…"
 
     def _observe_queues(self, _options: CallbackOptions) -> Iterable[Observation]:
+        self.record_pending()  # the SDK is collecting: hand it what is pending first
         return [Observation(n, {"toolang.thread.group": g}) for g, n in self.queued.items()]
+
+    def record_pending(self) -> None:
+        """Record the pending histogram measurements (from any thread: the deque's
+        ``append`` and ``popleft`` are atomic)."""
+        pending = self.pending
+        while True:
+            try:
+                instrument, value, attributes = pending.popleft()
+            except IndexError:
+                return
+            instrument.record(value, attributes)
 
     def sample_queues(self, runtime: Runtime) -> None:
         """Refresh the queue depths from the store (on the runtime's loop)."""
