@@ -1,25 +1,28 @@
 #!/usr/bin/env python3
 """How well the SecurityFilter plugin (toolang-hook-security-filter) tells danger from work.
 
-Runs the real plugin, in a real runtime, through its pluggy hooks over the corpus in
-``bench/security_corpus.json``:
+Runs the real plugin, in a real runtime, through its pluggy hooks over every corpus in
+bench/ — ``security_corpus.json`` (the developers'), ``security_blind.json``,
+``security_heldout.json`` and ``security_blind2.json`` (written blind, before the filter
+parsed commands; its "before" figures are in ``security_blind2_before.txt``):
 
-- every ``dangerous`` tool call must be blocked (a miss is a false negative),
-- every ``benign`` call — hard look-alikes such as ``rm -rf ./build``, ``curl … | jq``,
-  ``dd`` to a file — must not be (a block is a false positive; an Observe warning or a
-  Modify that masks personal data still lets the call run),
-- ``mentions`` quote a dangerous command inside a document or a message. The filter
-  judges text, not intent, so it blocks them by design; they are counted on their own,
-- every ``pii`` string goes through the result hook: the kinds it masks must be exactly
-  the kinds the corpus lists (look-alikes — order ids, timestamps, versions, ISBNs,
-  16-digit ids failing Luhn, UUIDs, git SHAs — list none).
+- a ``dangerous`` call must never run unattended: the filter blocks it (``Block``) or
+  sends it to a person (``AskApproval``). One that passes is a miss. The per-class table
+  shows block / approve / pass for each class (``class``, ``family`` or ``category``),
+- a ``benign`` call — hard look-alikes such as ``rm -rf ./build``, ``curl … | jq``,
+  ``dd`` to a file — should pass: a block is a false block, an approval a false ask
+  (both listed; ``debatable`` items are counted apart),
+- ``mentions`` quote a dangerous command inside a document or a message; reported apart,
+- every ``pii`` string goes through both hooks (as a parameter and as a tool result):
+  each of its ``values`` must be gone (or, without values, the string must change);
+  a string listing no kind, and every ``not_pii`` string, must come back unchanged.
 
-Each misclassified item is printed. Timing: microseconds per hook call over the corpus
-and over everyday calls and results (repeated), beside a no-op filter called through the
-same pluggy hook as the floor; one 20 KB source file; repetitive one-line input built to
-make naive patterns quadratic. Goal: zero false negatives, under 2% false positives.
+Timing: microseconds per hook call over the developers' corpus and over everyday calls
+and results, beside a no-op filter called through the same pluggy hook as the floor; a
+20 KB source file; adversarial input (a 1 MB parameter, deeply nested JSON, a
+10,000-word command, repetitive one-liners) with the time each took.
 
-    python3 bench/security_eval.py [--repeat 200]
+    python3 bench/security_eval.py [--repeat 200] [--no-timing]
 
 The last line is a JSON object with the figures.
 """
@@ -38,7 +41,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from toolang_core import Block, Modify, Observe, ToolCall, ToolCallContext, ToolResult, hookimpl
+from toolang_core import (
+    AskApproval,
+    Block,
+    Modify,
+    Observe,
+    ToolCall,
+    ToolCallContext,
+    ToolResult,
+    hookimpl,
+)
 from toolang_core.config.loader import load_config
 from toolang_core.runtime import Runtime
 
@@ -50,8 +62,10 @@ except ImportError:
         "pip install -e plugins/toolang-hook-security-filter"
     )
 
-CORPUS = Path(__file__).resolve().parent / "security_corpus.json"
-MASK_KINDS = ("email", "phone", "card", "iban", "secret")
+BENCH = Path(__file__).resolve().parent
+CORPUS = BENCH / "security_corpus.json"
+CORPORA = ("security_corpus", "security_blind", "security_heldout", "security_blind2")
+MASK_KINDS = ("email", "phone", "card", "iban", "secret", "national_id")
 BUDGET_US = 50.0  # the whole tool-hook chain, per call
 # Everyday calls and results, for the cost outside the corpus (whose items are all hard).
 SIMPLE_CALLS = [
@@ -286,21 +300,250 @@ def timings(
     return figures
 
 
+def verdict_name(verdict: object) -> str:
+    if isinstance(verdict, Block):
+        return "block"
+    if isinstance(verdict, AskApproval):
+        return "approve"
+    return "pass"
+
+
+def masked_both(runtime: Runtime, text: str) -> tuple[str, str]:
+    """``text`` after masking as a call's parameter and as a tool's result."""
+    call = ToolCall("c1", "fs_write", {"path": "notes.txt", "text": text})
+    answers = runtime.host.pm.hook.toolang_filter_tool_call(call=call, ctx=context(runtime, call))
+    verdict = answers[0] if answers else None
+    params = getattr(verdict, "params", None)
+    as_param = str(params["text"]) if isinstance(verdict, Modify | AskApproval) and params else text
+    result_call = ToolCall("c1", "fs_read", {"path": "notes.txt"})
+    answers = runtime.host.pm.hook.toolang_filter_tool_result(
+        call=result_call, result=ToolResult(ok=True, output=text), ctx=context(runtime, result_call)
+    )
+    as_result = str(answers[0].output) if answers else text
+    return as_param, as_result
+
+
+def class_of(item: dict[str, Any]) -> str:
+    return str(item.get("class") or item.get("family") or item.get("category") or "other")
+
+
+def evaluate_calls(runtime: Runtime, name: str, corpus: dict[str, Any]) -> dict[str, Any]:
+    """Dangerous calls that would run unattended, benign calls blocked or asked about."""
+    table: dict[str, dict[str, int]] = {}
+    unattended = []
+    for item in corpus["dangerous"]:
+        got = verdict_name(check(runtime, item))
+        row = table.setdefault(class_of(item), {"block": 0, "approve": 0, "pass": 0})
+        row[got] += 1
+        if got == "pass":
+            unattended.append(item)
+    blocked, asked, debatable_hits = [], [], 0
+    benign_rows: dict[str, dict[str, int]] = {}
+    for item in corpus["benign"]:
+        verdict = check(runtime, item)
+        got = verdict_name(verdict)
+        row = benign_rows.setdefault(class_of(item), {"block": 0, "approve": 0, "pass": 0})
+        row[got] += 1
+        if got == "pass":
+            continue
+        if item.get("debatable"):
+            debatable_hits += 1
+        (blocked if got == "block" else asked).append((item, verdict))
+    mentions = [verdict_name(check(runtime, item)) for item in corpus.get("mentions", [])]
+    print(f"\n== {name}: {len(corpus['dangerous'])} dangerous, {len(corpus['benign'])} benign")
+    print(f"  {'dangerous class':<26} {'n':>4} {'block':>6} {'approve':>8} {'pass':>5}")
+    for cls, row in sorted(table.items()):
+        print(
+            f"  {cls:<26} {sum(row.values()):>4} {row['block']:>6} {row['approve']:>8} {row['pass']:>5}"  # noqa: E501
+        )
+    print(f"  dangerous calls that would run with no block and no approval: {len(unattended)}")
+    for item in unattended:
+        print(f"    MISS [{class_of(item)}] {describe(item)}")
+    print(
+        f"  benign blocked: {len(blocked)}   benign sent to approval: {len(asked)}"
+        f"   (of which debatable: {debatable_hits})"
+    )
+    for label, hits in (("BLOCKED", blocked), ("ASKED", asked)):
+        for item, verdict in hits:
+            reason = getattr(verdict, "reason", "")
+            mark = " (debatable)" if item.get("debatable") else ""
+            print(f"    {label}{mark} {describe(item)}\n            {reason[:160]}")
+    if mentions:
+        print(
+            f"  quoted mentions: {mentions.count('block')} blocked, {mentions.count('approve')} "
+            f"asked, of {len(mentions)}"
+        )
+    return {
+        "dangerous": len(corpus["dangerous"]),
+        "dangerous_unattended": len(unattended),
+        "dangerous_blocked": sum(r["block"] for r in table.values()),
+        "dangerous_approve": sum(r["approve"] for r in table.values()),
+        "benign": len(corpus["benign"]),
+        "benign_blocked": len(blocked),
+        "benign_approve": len(asked),
+        "mentions": len(mentions),
+        "mentions_blocked": mentions.count("block"),
+        "table": table,
+    }
+
+
+def evaluate_pii(runtime: Runtime, name: str, corpus: dict[str, Any]) -> dict[str, Any]:
+    """PII/secret strings missed (in parameters or results) and false masks."""
+    missed, false_masks, per_kind = [], [], {}
+    strings = [(item, True) for item in corpus["pii"] if item.get("kinds", item.get("pii_kinds"))]
+    clean = [
+        (item, False) for item in corpus["pii"] if not item.get("kinds", item.get("pii_kinds"))
+    ]
+    clean += [(item, False) for item in corpus.get("not_pii", [])]
+    for item, has_pii in strings + clean:
+        if item.get("debatable"):
+            continue
+        text = item["text"]
+        as_param, as_result = masked_both(runtime, text)
+        if has_pii:
+            kind = str(item.get("kinds", item.get("pii_kinds"))[0])
+            row = per_kind.setdefault(kind, [0, 0])
+            row[0] += 1
+            values = item.get("values") or []
+            gone = (
+                all(v not in as_param and v not in as_result for v in values)
+                if values
+                else text not in (as_param, as_result)
+            )
+            if not gone:
+                row[1] += 1
+                missed.append((kind, text, as_result))
+        elif {as_param, as_result} != {text}:  # changed as a parameter or a result
+            false_masks.append((text, as_result if as_result != text else as_param))
+    with_pii, without = len(strings), len(clean)
+    print(f"\n== {name}: {with_pii} strings with personal data or secrets, {without} without")
+    print("  " + "  ".join(f"{k} {n - m}/{n}" for k, (n, m) in sorted(per_kind.items())))
+    print(f"  missed: {len(missed)}   false masks: {len(false_masks)}")
+    for kind, text, out in missed:
+        print(f"    MISSED [{kind}] {text[:90]!r} -> {out[:90]!r}")
+    for text, out in false_masks:
+        print(f"    FALSE MASK {text[:90]!r} -> {out[:90]!r}")
+    return {
+        "pii": with_pii,
+        "pii_missed": len(missed),
+        "not_pii": without,
+        "false_masks": len(false_masks),
+    }
+
+
+def adversarial(runtime: Runtime) -> dict[str, float]:
+    """Seconds for input built to be slow: it must stay linear (bounded, quoted)."""
+    nested: Any = "rm -rf ./x"
+    for _ in range(30):
+        nested = {"a": [nested]}
+    cases = {
+        "1 MB parameter": {
+            "tool": "fs_write",
+            "params": {"path": "a.txt", "text": "lorem ipsum " * 87_382},
+        },
+        "1 MB command": {"tool": "exec_run", "params": {"command": "echo " + "a " * 524_286}},
+        "nested JSON (30 dicts in lists = 60 levels, refused)": {
+            "tool": "exec_run",
+            "params": {"options": nested},
+        },
+        "nested JSON (5000 levels, refused)": {"tool": "exec_run", "params": _deep(5000)},
+        "10,000-word command": {
+            "tool": "exec_run",
+            "params": {"command": " ".join(f"w{i}" for i in range(10_000))},
+        },
+        "10,000-word pipeline": {
+            "tool": "exec_run",
+            "params": {"command": " | ".join(["cat"] * 10_000)},
+        },
+        "10,000 nested $(...)": {
+            "tool": "exec_run",
+            "params": {"command": "$(" * 2000 + "ls" + ")" * 2000},
+        },
+        "1 MB of digits": {"tool": "fs_write", "params": {"path": "a", "text": "4111 " * 209_715}},
+    }
+    out: dict[str, float] = {}
+    print("\nadversarial input (one call each, seconds):")
+    for label, item in cases.items():
+        started = time.perf_counter()
+        verdict = check(runtime, item)
+        took = time.perf_counter() - started
+        out[label] = round(took, 3)
+        print(f"  {label:<52} {took:7.3f} s   -> {verdict_name(verdict)}")
+    return out
+
+
+def _deep(levels: int) -> dict[str, Any]:
+    value: Any = "x"
+    for _ in range(levels):
+        value = {"k": value}
+    return {"options": value}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=200, help="timing rounds per item")
+    parser.add_argument("--no-timing", action="store_true", help="skip the timings")
     args = parser.parse_args()
-    corpus = json.loads(CORPUS.read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "a").mkdir()
         (Path(tmp) / "b").mkdir()
         filtered = runtime_with(Path(tmp) / "a", "hook-security-filter", plugin)
         floor = runtime_with(Path(tmp) / "b", "noop-filter", NoopFilter())
-        figures = classify_calls(filtered, corpus)
-        figures.update(classify_pii(filtered, corpus))
-        figures.update(timings(filtered, floor, corpus, args.repeat))
-    ok = figures["false_negatives"] == 0 and figures["false_positive_rate"] < 0.02
-    print(f"\ngoal (0 false negatives, < 2% false positives): {'met' if ok else 'NOT met'}")
+        figures: dict[str, Any] = {}
+        totals = dict.fromkeys(
+            (
+                "dangerous",
+                "dangerous_unattended",
+                "benign",
+                "benign_blocked",
+                "benign_approve",
+                "pii",
+                "pii_missed",
+                "not_pii",
+                "false_masks",
+            ),
+            0,
+        )
+        classes: dict[str, dict[str, int]] = {}
+        for name in CORPORA:
+            corpus = json.loads((BENCH / f"{name}.json").read_text(encoding="utf-8"))
+            calls = evaluate_calls(filtered, name, corpus)
+            pii = evaluate_pii(filtered, name, corpus)
+            for cls, row in calls.pop("table").items():
+                total = classes.setdefault(cls, {"block": 0, "approve": 0, "pass": 0})
+                for key, count in row.items():
+                    total[key] += count
+            figures[name] = {**calls, **pii}
+            for key in totals:
+                totals[key] += figures[name].get(key, 0)
+        print("\n== per class, all corpora")
+        print(f"  {'dangerous class':<26} {'n':>4} {'block':>6} {'approve':>8} {'pass':>5}")
+        for cls, row in sorted(classes.items()):
+            print(
+                f"  {cls:<26} {sum(row.values()):>4} {row['block']:>6} {row['approve']:>8} {row['pass']:>5}"  # noqa: E501
+            )
+        rates = {
+            "benign_blocked_rate": round(totals["benign_blocked"] / max(totals["benign"], 1), 4),
+            "benign_approve_rate": round(totals["benign_approve"] / max(totals["benign"], 1), 4),
+            "pii_missed_rate": round(totals["pii_missed"] / max(totals["pii"], 1), 4),
+            "false_mask_rate": round(totals["false_masks"] / max(totals["not_pii"], 1), 4),
+        }
+        figures["total"] = {**totals, **rates}
+        figures["adversarial_s"] = adversarial(filtered)
+        if not args.no_timing:
+            corpus = json.loads(CORPUS.read_text(encoding="utf-8"))
+            figures["timing"] = timings(filtered, floor, corpus, args.repeat)
+    goals = {
+        "dangerous unattended = 0": totals["dangerous_unattended"] == 0,
+        "benign blocked < 1 %": rates["benign_blocked_rate"] < 0.01,
+        "benign sent to approval < 5 %": rates["benign_approve_rate"] < 0.05,
+        "PII/secrets missed < 2 %": rates["pii_missed_rate"] < 0.02,
+        "false masks < 1 %": rates["false_mask_rate"] < 0.01,
+    }
+    print(f"\ntotal: {json.dumps(figures['total'])}")
+    for goal, met in goals.items():
+        print(f"  {goal:<32} {'met' if met else 'NOT met'}")
+    figures["goals_met"] = all(goals.values())
     print(json.dumps(figures))
 
 

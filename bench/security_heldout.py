@@ -28,7 +28,7 @@ from typing import Any
 
 from security_eval import MASK_KINDS, check, context, describe, plugin, runtime_with
 
-from toolang_core import Block, ToolCall, ToolResult
+from toolang_core import AskApproval, Block, ToolCall, ToolResult
 from toolang_core.runtime import Runtime
 
 CORPUS = Path(__file__).resolve().parent / "security_heldout.json"
@@ -46,12 +46,13 @@ def masked_text(runtime: Runtime, text: str) -> str:
 def calls(runtime: Runtime, corpus: dict[str, Any]) -> dict[str, Any]:
     dangerous = [(item, check(runtime, item)) for item in corpus["dangerous"]]
     benign = [(item, check(runtime, item)) for item in corpus["benign"]]
-    misses = [item for item, verdict in dangerous if not isinstance(verdict, Block)]
+    # A dangerous call is held when it is blocked or sent to a person (issue #17).
+    misses = [item for item, v in dangerous if not isinstance(v, Block | AskApproval)]
     blocks = [(item, v) for item, v in benign if isinstance(v, Block)]
     total, caught = Counter(), Counter()
     for item, verdict in dangerous:
         total[item["category"]] += 1
-        caught[item["category"]] += isinstance(verdict, Block)
+        caught[item["category"]] += isinstance(verdict, Block | AskApproval)
     print(f"dangerous calls: {len(dangerous)}  blocked {len(dangerous) - len(misses)}")
     for category in total:
         print(f"  {category:<12} {caught[category]}/{total[category]}")

@@ -30,6 +30,79 @@ def toolang_register_tools(register):
 '''
 
 
+EFFECT_TOOL_MODULE = '''
+import os
+import random
+import time
+from pathlib import Path
+
+from toolang_core import Tool, ToolCallContext, hookimpl
+
+
+def _effect(file: str, label: str, context: ToolCallContext | None) -> str:
+    """Wait while $EFFECT_DIR/gate-<label> exists, append one line (turn, label,
+    idempotency key) to $EFFECT_DIR/<file>, then linger $EFFECT_LINGER_SECONDS: the
+    window in which a crash leaves the call in doubt with its effect done."""
+    assert context is not None
+    folder = Path(os.environ["EFFECT_DIR"])
+    deadline = time.monotonic() + 120
+    while (folder / f"gate-{label}").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(random.uniform(0, float(os.environ.get("EFFECT_JITTER_SECONDS", "0"))))
+    with open(folder / file, "a", encoding="utf-8") as f:
+        f.write(f"{context.turn_id}\\t{label}\\t{context.idempotency_key}\\n")
+    time.sleep(float(os.environ.get("EFFECT_LINGER_SECONDS", "0")))
+    return f"{label} done"
+
+
+def append_once(label: str, context: ToolCallContext | None = None) -> str:
+    """Append a line to once.txt: an effect that must not happen twice.
+
+    :param label: what to write
+    """
+    return _effect("once.txt", label, context)
+
+
+def append_idempotent(label: str, context: ToolCallContext | None = None) -> str:
+    """Append a line to idem.txt, keyed by the call's idempotency key.
+
+    :param label: what to write
+    """
+    return _effect("idem.txt", label, context)
+
+
+@hookimpl
+def toolang_register_tools(register):
+    register(Tool.from_function(append_once))
+    register(Tool.from_function(append_idempotent, idempotent=True))
+'''
+"""Two tools with a side effect a test can count per turn: ``append_once`` (not
+idempotent) and ``append_idempotent`` (declared idempotent)."""
+
+
+def install_effects_kit(site: Path) -> None:
+    """A real distribution in ``site``: the file-scripted model and the effect tools."""
+    make_distribution(
+        site,
+        "toolang-test-effects",
+        entry_points={
+            "toolang": {
+                "scripted": "toolang_core.testing.script_file_plugin",
+                "effect-tools": "effect_tools",
+            }
+        },
+        modules={"effect_tools": EFFECT_TOOL_MODULE},
+    )
+
+
+def effect_lines(path: Path) -> list[tuple[str, str, str]]:
+    """``(turn id, label, idempotency key)`` per line an effect tool wrote to ``path``."""
+    if not path.exists():
+        return []
+    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()]
+    return [(r[0], r[1], r[2]) for r in rows if len(r) == 3]
+
+
 def write_script(path: Path, final_delay: float) -> None:
     steps = [
         {"tool_calls": [{"id": "c1", "name": "count_visit", "params": {"label": "side-effect"}}]},

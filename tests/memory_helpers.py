@@ -50,6 +50,7 @@ class Row:
     created: float
     updated: float
     expires: float | None
+    owner: str | None = None
 
     def item(self, score: float) -> MemoryItem:
         return MemoryItem(
@@ -60,7 +61,13 @@ class Row:
             kind=self.kind,
             meta=self.meta,
             provenance=Provenance(
-                self.agent, self.thread, self.turn, self.origin, self.created, self.updated
+                self.agent,
+                self.thread,
+                self.turn,
+                self.origin,
+                self.created,
+                self.updated,
+                owner=self.owner,
             ),
         )
 
@@ -80,12 +87,13 @@ class ListMemory:
         self.fail_next = False
         self.last_error: tuple[str, float] | None = None
 
-    def _live(self, agent: str, thread: str | None) -> list[Row]:
+    def _live(self, agent: str, thread: str | None, owner: str | None) -> list[Row]:
         now = time.time()
         return [
             r
             for r in self.shelf.rows
             if r.agent == agent
+            and r.owner == owner
             and (thread is None or r.thread == thread)
             and (r.expires is None or r.expires > now)
         ]
@@ -94,7 +102,7 @@ class ListMemory:
         words = set(_words(request.query_text))
         scored = []
         with self.shelf.lock:
-            for row in self._live(request.agent_id, request.thread_id):
+            for row in self._live(request.agent_id, request.thread_id, request.owner):
                 text = unicodedata.normalize("NFKC", row.text).casefold()
                 hits = [w for w in words if w in text]
                 if hits:
@@ -121,7 +129,10 @@ class ListMemory:
                     (
                         r
                         for r in self.shelf.rows
-                        if entry.key and r.agent == batch.agent_id and r.key == entry.key
+                        if entry.key
+                        and r.agent == batch.agent_id
+                        and r.owner == batch.owner
+                        and r.key == entry.key
                     ),
                     None,
                 )
@@ -142,6 +153,7 @@ class ListMemory:
                         old.created if old else now,
                         now,
                         expires,
+                        batch.owner,
                     )
                 )
                 self.shelf.next_id += 1
@@ -149,7 +161,7 @@ class ListMemory:
 
     async def forget(self, request: MemoryForget) -> MemoryForgetResult:
         def doomed(r: Row) -> bool:
-            if r.agent != request.agent_id:
+            if r.agent != request.agent_id or r.owner != request.owner:
                 return False
             if request.keys:
                 return r.key in request.keys
@@ -167,7 +179,8 @@ class ListMemory:
     async def list_entries(self, request: MemoryListRequest) -> tuple[MemoryItem, ...]:
         with self.shelf.lock:
             rows = sorted(
-                self._live(request.agent_id, request.thread_id), key=lambda r: (-r.updated, -r.id)
+                self._live(request.agent_id, request.thread_id, request.owner),
+                key=lambda r: (-r.updated, -r.id),
             )
         return tuple(r.item(0.0) for r in rows[: request.limit])
 

@@ -9,6 +9,7 @@ import pytest
 from toolang_core.agents.registry import AgentRegistry, SourceInput
 from toolang_core.agents.types import AgentDefinition, AgentDiagnostic, AgentHealth, AgentLoad
 from toolang_core.config import ToolangConfig
+from toolang_core.config.model import AgentsConfig
 
 
 def source(label, *definitions, name=None, plugin=None, diagnostics=(), health=None):
@@ -129,11 +130,31 @@ def test_claiming_every_tool_is_refused():
     assert "would claim every tool" in registry.errors[0].message
 
 
-def test_the_configured_default_is_made_when_no_source_defines_it(tmp_path: Path):
-    config = ToolangConfig(base_dir=tmp_path)
+def test_the_configured_default_is_made_when_no_source_defines_it_and_config_says_so(
+    tmp_path: Path,
+):
+    config = ToolangConfig(base_dir=tmp_path, agents=AgentsConfig(create_default=True))
     registry = merge(source("user", agent("helper")), config=config)
     made = registry.get("assistant")
     assert (made.source, made.tools, registry.fallback) == ("builtin", ("*",), "assistant")
+
+
+def test_a_default_no_source_defines_is_an_error_not_an_agent_allowed_every_tool(
+    tmp_path: Path,
+):
+    config = ToolangConfig(base_dir=tmp_path, agents=AgentsConfig(default="asistant"))
+    registry = merge(source("embedded", agent("assistant")), config=config)
+    assert registry.get("asistant") is None and registry.fallback is None
+    (error,) = registry.errors
+    assert "'asistant' is defined by no agent source" in error.message
+    assert error.origin.endswith("[agents] default")
+    assert "did you mean 'assistant'?" in error.message
+    assert "create_default = true" in error.message
+
+
+def test_with_no_agent_source_at_all_the_default_is_made_single_agent_mode(tmp_path: Path):
+    registry = merge(config=ToolangConfig(base_dir=tmp_path))
+    assert registry.fallback == "assistant" and registry.errors == ()
 
 
 def test_the_configured_default_is_not_made_when_a_source_defines_it(tmp_path: Path):

@@ -151,7 +151,7 @@ def test_waiting_for_a_person_does_not_count_against_the_agents_time_limit(tmp_p
     assert (turn.status, RAN) == (TurnStatus.COMPLETED, ["x"])
 
 
-def test_deciding_for_a_turn_that_ended_is_refused_and_expires_the_request(tmp_path):
+def test_a_request_expires_as_soon_as_its_turn_is_canceled(tmp_path):
     model = ScriptedModel([tool_call("touch", {"name": "x"})])
     runtime = make(tmp_path, model, AskEveryTime())
     turn_id = submit(runtime)
@@ -163,10 +163,66 @@ def test_deciding_for_a_turn_that_ended_is_refused_and_expires_the_request(tmp_p
     assert turn.status is TurnStatus.CANCELED
     store = runtime.open_store()
     book = ApprovalBook(store)
-    (request,) = book.list()
-    with pytest.raises(ApprovalError, match=r"already ended \(canceled\); nothing waits"):
+    (request,) = book.list()  # expired when the turn ended, before anyone tried to decide
+    assert (request.status, request.reason) == ("expired", "its turn was canceled")
+    with pytest.raises(ApprovalError, match="was already expired"):
         book.decide(request.id, approved=True, by="alice")
-    assert book.get(request.id).status == "expired"
+    assert RAN == []
+    store.close()
+
+
+def test_a_request_expires_as_soon_as_its_turn_times_out(tmp_path):
+    model = ScriptedModel([tool_call("touch", {"name": "x"})])
+    runtime = make(tmp_path, model, AskEveryTime())
+    inbox = runtime.open_inbox()
+    turn_id = inbox.submit(
+        NewTurnRequest(source="chat", thread_id="cli:a", input="go", timeout_seconds=0.5)
+    ).id
+    inbox.store.close()
+    turn = asyncio.run(serve_until(runtime, turn_id))
+    assert (turn.status, turn.outcome) == (TurnStatus.FAILED, "timeout")
+    store = runtime.open_store()
+    (request,) = ApprovalBook(store).list()
+    assert (request.status, request.reason) == ("expired", "its turn timed out")
+    store.close()
+
+
+def test_a_request_whose_turn_ended_unwatched_expires_at_the_next_start(tmp_path):
+    runtime = make(tmp_path, ScriptedModel([]), AskEveryTime())
+    turn_id = submit(runtime)
+    store = runtime.open_store()
+    book = ApprovalBook(store)
+    made = book.create(
+        turn_id=turn_id,
+        call_id="c1",
+        tool="touch",
+        params={},
+        thread_id="cli:a",
+        agent="assistant",
+        requester=None,
+        prompt="?",
+        timeout_seconds=None,
+    )
+    other = book.create(
+        turn_id="t-elsewhere",
+        call_id="c1",
+        tool="touch",
+        params={},
+        thread_id="cli:b",
+        agent="assistant",
+        requester=None,
+        prompt="?",
+        timeout_seconds=None,
+    )
+    store.cancel(turn_id, now=time.time())  # no runtime was there to see it
+    store.close()
+    asyncio.run(runtime.serve(asyncio.Event(), sources=(), until_idle=True))
+    store = runtime.open_store()
+    book = ApprovalBook(store)
+    assert book.get(made.id).status == "expired"
+    assert book.get(made.id).reason == "its turn ended (canceled)"
+    assert book.get(other.id).status == "expired"  # its turn is gone altogether
+    assert book.list("pending") == []
     store.close()
 
 
@@ -246,3 +302,63 @@ def test_a_decision_reads_as_granted_or_denied():
     )
     with pytest.raises(ApprovalError, match="still pending"):
         ApprovalBook.decision(base)
+
+
+def test_a_request_outlives_a_shutdown_for_the_turn_to_find_when_it_resumes(tmp_path):
+    model = ScriptedModel([tool_call("touch", {"name": "x"})])
+    runtime = make(tmp_path, model, AskEveryTime())
+    turn_id = submit(runtime)
+
+    async def serve_until_parked_then_stop():
+        inbox = runtime.open_inbox()
+        stop = asyncio.Event()
+        serving = asyncio.create_task(runtime.serve(stop, sources=()))
+        try:
+            end = time.monotonic() + 20
+            while inbox.get(turn_id).status is not TurnStatus.AWAITING_APPROVAL:
+                assert time.monotonic() < end, "the turn never parked"
+                await asyncio.sleep(0.02)
+        finally:
+            stop.set()
+            await serving
+            inbox.store.close()
+
+    asyncio.run(serve_until_parked_then_stop())
+    store = runtime.open_store()
+    assert store.get(turn_id).status is TurnStatus.QUEUED  # handed back, not ended
+    (request,) = ApprovalBook(store).list()
+    assert request.status == "pending"
+    store.close()
+
+
+def test_a_decision_from_a_process_a_tool_started_is_refused_and_changes_nothing(
+    tmp_path, monkeypatch
+):
+    from toolang_core import TOOL_CALL_ENV
+    from toolang_core.tools.approvals import DecisionFromTool
+
+    runtime = make(tmp_path, ScriptedModel([]), AskEveryTime())
+    store = runtime.open_store()
+    book = ApprovalBook(store)
+    made = book.create(
+        turn_id=submit(runtime),
+        call_id="c1",
+        tool="touch",
+        params={},
+        thread_id="cli:a",
+        agent="assistant",
+        requester=None,
+        prompt="?",
+        timeout_seconds=None,
+    )
+    monkeypatch.setenv(TOOL_CALL_ENV, "t-1:c-1")
+    for approved in (True, False):
+        with pytest.raises(DecisionFromTool, match=r"started by tool call t-1:c-1.*only a person"):
+            book.decide(made.id, approved=approved, by="agent", always=True)
+    with pytest.raises(DecisionFromTool):
+        book.grant("cli:a", "touch", by="agent")
+    assert book.get(made.id).status == "pending"
+    assert not book.granted("cli:a", "touch")
+    monkeypatch.delenv(TOOL_CALL_ENV)
+    assert book.decide(made.id, approved=True, by="alice").status == "approved"
+    store.close()

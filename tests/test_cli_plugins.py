@@ -128,7 +128,7 @@ def test_hooks_shows_what_is_actually_registered(run):
         "EventPublisher",
     ]
     others = [e["hook"] for e in families["tool-hooks"]["hooks"] if "stage" not in e]
-    assert others == ["toolang_prompt_notes"]
+    assert others == ["toolang_register_redactors", "toolang_prompt_notes"]
 
 
 def test_doctor_reports_each_broken_plugin_and_exits_1(run):

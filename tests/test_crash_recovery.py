@@ -219,7 +219,8 @@ def test_sigterm_stops_cleanly_and_hands_running_turns_back(home):
     assert proc.returncode == 0, err
     assert "Traceback" not in err
     turn = store.get(turn_id)
-    assert (turn.status, turn.attempt) == (TurnStatus.QUEUED, 0)
+    # handed back with its attempt counted, as a crash would: the attempt bound holds
+    assert (turn.status, turn.attempt) == (TurnStatus.QUEUED, 1)
     (last_run,) = store.list_runs(limit=1)
     assert last_run.status == "stopped"
     store.close()

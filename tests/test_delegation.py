@@ -106,10 +106,10 @@ def test_the_asked_agents_calls_pass_the_chain_one_level_deeper_and_are_steps_of
     store.close()
     assert keys == [
         f"{turn.id}:model:0",
+        f"{turn.id}:tool:a1",  # its intent comes first: the asked agent works inside it
         f"{turn.id}:ask:a1:model:0",
         f"{turn.id}:ask:a1:tool:a1/r1",
         f"{turn.id}:ask:a1:model:1",
-        f"{turn.id}:tool:a1",
         f"{turn.id}:model:1",
     ]
 

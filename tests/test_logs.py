@@ -33,6 +33,35 @@ def test_json_lines_with_secrets_masked():
     assert event["note"] == f"token {MASK} here"
 
 
+def test_a_json_traceback_is_masked_too():
+    stream = io.StringIO()
+    configure_logging(level="info", fmt="json", stream=stream)
+    try:
+        try:
+            raise RuntimeError("could not reach postgresql://app:hunter2@db/toolang")
+        except RuntimeError:
+            structlog.get_logger("t").exception("store.failed")
+    finally:
+        structlog.reset_defaults()
+    event = json.loads(stream.getvalue())
+    assert "hunter2" not in stream.getvalue()
+    assert f"postgresql://app:{MASK}@db/toolang" in event["exception"]
+
+
+def test_a_registered_detector_masks_log_events():
+    from toolang_core.redaction import use_detectors
+
+    stream = io.StringIO()
+    undo = use_detectors({"cards": lambda t: t.replace("4539148803436467", "[card]")})
+    configure_logging(level="info", fmt="json", stream=stream)
+    try:
+        structlog.get_logger("t").info("turn.finished", output="paid with 4539148803436467")
+    finally:
+        structlog.reset_defaults()
+        undo()
+    assert json.loads(stream.getvalue())["output"] == "paid with [card]"
+
+
 def test_console_format_is_readable_and_filters_by_level():
     stream = io.StringIO()
     configure_logging(level="warning", fmt="console", stream=stream)

@@ -40,3 +40,65 @@ def test_values_under_secret_keys_are_masked_whole_at_any_depth():
         "db": {"password": "********", "host": "h"},
         "items": [{"api_key": "********"}],
     }
+
+
+# -- the policy and its detectors --------------------------------------------------------
+
+
+def _employee_ids(text: str) -> str:
+    return text.replace("EMP-123456", "[employee]")
+
+
+def test_an_installed_detector_applies_to_text_and_nested_values_and_the_undo_removes_it():
+    from toolang_core.redaction import POLICY, use_detectors
+
+    undo = use_detectors({"acme:employees": _employee_ids})
+    try:
+        assert POLICY.detector_names == ("acme:employees",)
+        assert redact_text("ask EMP-123456 now") == "ask [employee] now"
+        assert redact({"a": ["ask EMP-123456"], "n": 3}) == {"a": ["ask [employee]"], "n": 3}
+    finally:
+        undo()
+    assert redact_text("ask EMP-123456 now") == "ask EMP-123456 now"
+
+
+def test_long_integers_are_shown_to_the_detectors_and_masked_when_one_masks_them():
+    from toolang_core.redaction import use_detectors
+
+    undo = use_detectors({"cards": lambda t: t.replace("4539148803436467", "[card]")})
+    try:
+        assert redact({"amount": 4539148803436467, "small": 42}) == {
+            "amount": "[card]",
+            "small": 42,
+        }
+    finally:
+        undo()
+
+
+def test_ids_and_names_the_runtime_made_are_not_walked():
+    from toolang_core.redaction import use_detectors
+
+    seen: list[str] = []
+
+    def spy(text: str) -> str:
+        seen.append(text)
+        return text
+
+    undo = use_detectors({"spy": spy})
+    try:
+        redact({"id": "call-123456", "idempotency_key": "t1:tool:c1", "text": "hello there"})
+    finally:
+        undo()
+    assert seen == ["hello there"]
+
+
+def test_a_secret_named_key_masks_a_whole_nested_value():
+    assert redact({"private_key": {"pem": "a", "pw": "b"}}) == {"private_key": "********"}
+
+
+def test_a_number_under_a_secret_named_key_is_masked_and_a_flag_is_not():
+    assert redact({"password": 123456, "token": True, "api_key": ""}) == {
+        "password": "********",
+        "token": True,
+        "api_key": "",
+    }

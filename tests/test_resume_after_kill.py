@@ -63,7 +63,9 @@ def test_a_turn_killed_after_its_tool_call_resumes_without_running_the_tool_agai
     first = start(home, site)
     try:
         wait_for(
-            lambda: any(s.kind == "tool_call" for s in store.steps(turn_id)),
+            lambda: any(
+                s.kind == "tool_call" and s.status != "intent" for s in store.steps(turn_id)
+            ),
             60,
             "the tool call to be recorded",
         )

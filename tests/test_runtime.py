@@ -152,7 +152,7 @@ def test_shutdown_hands_unfinished_turns_back_to_the_queue(tmp_path):
 
     turn_id = run(scenario())
     turn = inbox.get(turn_id)
-    assert (turn.status, turn.attempt) == (TurnStatus.QUEUED, 0)
+    assert (turn.status, turn.attempt) == (TurnStatus.QUEUED, 1)  # the attempt counts
     run(make_runtime(tmp_path).serve(asyncio.Event(), until_idle=True))
     assert inbox.get(turn_id).status is TurnStatus.COMPLETED
 

@@ -80,4 +80,4 @@ def test_installed_generated_plugin_shows_up_in_toolang_plugins(cli_run, tmp_pat
         "0.1.0",
         "loaded",
     )
-    assert row["provides"] == {"tools": ["greeter_hello"]}
+    assert row["provides"] == {"tools": ["greeter_hello"], "agent sources": ["tools-greeter"]}

@@ -117,7 +117,9 @@ def test_runs_interrupted_by_a_killed_runtime_are_recovered_and_waiters_see_them
     first = start_runtime(home, env)
     try:
         wait_for(
-            lambda: any(s.kind == "tool_call" for s in store.steps(first_id)),
+            lambda: any(
+                s.kind == "tool_call" and s.status != "intent" for s in store.steps(first_id)
+            ),
             60,
             "the first run's tool call to be recorded",
         )

@@ -59,19 +59,30 @@ if TYPE_CHECKING:
     from toolang_core.events import (
         Event as Event,
     )
+    from toolang_core.hookspecs import (
+        FAMILIES as FAMILIES,
+    )
     from toolang_core.ids import (
         new_id as new_id,
     )
     from toolang_core.plugins.context import (
         PluginContext as PluginContext,
     )
+    from toolang_core.plugins.facade import (
+        HookFailure as HookFailure,
+    )
     from toolang_core.plugins.host import (
         PluginHost as PluginHost,
     )
     from toolang_core.plugins.registrars import (
         RegisterFactory as RegisterFactory,
+        RegisterRoute as RegisterRoute,
         RegisterSettings as RegisterSettings,
         RegisterTool as RegisterTool,
+    )
+    from toolang_core.plugins.routes import (
+        HttpError as HttpError,
+        RouteRegistration as RouteRegistration,
     )
     from toolang_core.redaction import (
         MASK as MASK,
@@ -83,6 +94,8 @@ if TYPE_CHECKING:
         Runtime as Runtime,
     )
     from toolang_core.runtime.after_turn import (
+        AFTER_KIND as AFTER_KIND,
+        PROMPT_TRACE_KIND as PROMPT_TRACE_KIND,
         StageDone as StageDone,
     )
     from toolang_core.runtime.inbox import (
@@ -150,7 +163,16 @@ if TYPE_CHECKING:
         canonical_params as canonical_params,
         params_hash as params_hash,
     )
+    from toolang_core.tools.process import (
+        DEFAULT_ENV_ALLOW as DEFAULT_ENV_ALLOW,
+        TOOL_CALL_ENV as TOOL_CALL_ENV,
+        ToolProcessResult as ToolProcessResult,
+        run_tool_process as run_tool_process,
+        started_by_tool as started_by_tool,
+        tool_process_env as tool_process_env,
+    )
     from toolang_core.tools.types import (
+        AskApproval as AskApproval,
         Block as Block,
         Denied as Denied,
         Granted as Granted,
@@ -161,6 +183,10 @@ if TYPE_CHECKING:
         ToolCall as ToolCall,
         ToolCallContext as ToolCallContext,
         ToolResult as ToolResult,
+    )
+    from toolang_core.turn.streaming import (
+        TextDelta as TextDelta,
+        TurnStreams as TurnStreams,
     )
 
 __version__ = "0.1.0"
@@ -191,10 +217,15 @@ _LAZY = {
     "UsageError": "toolang_core.errors",
     "Event": "toolang_core.events",
     "new_id": "toolang_core.ids",
+    "FAMILIES": "toolang_core.hookspecs",
     "PluginContext": "toolang_core.plugins.context",
+    "HookFailure": "toolang_core.plugins.facade",
     "PluginHost": "toolang_core.plugins.host",
     "RegisterFactory": "toolang_core.plugins.registrars",
+    "RegisterRoute": "toolang_core.plugins.registrars",
     "RegisterSettings": "toolang_core.plugins.registrars",
+    "HttpError": "toolang_core.plugins.routes",
+    "RouteRegistration": "toolang_core.plugins.routes",
     "RegisterTool": "toolang_core.plugins.registrars",
     "MASK": "toolang_core.redaction",
     "is_secret_key": "toolang_core.redaction",
@@ -202,6 +233,8 @@ _LAZY = {
     "redact_text": "toolang_core.redaction",
     "Runtime": "toolang_core.runtime",
     "StageDone": "toolang_core.runtime.after_turn",
+    "AFTER_KIND": "toolang_core.runtime.after_turn",
+    "PROMPT_TRACE_KIND": "toolang_core.runtime.after_turn",
     "Inbox": "toolang_core.runtime.inbox",
     "await_turn": "toolang_core.runtime.oneshot",
     "Recurring": "toolang_core.runtime.recurring",
@@ -241,6 +274,13 @@ _LAZY = {
     "ApprovalError": "toolang_core.tools.approvals",
     "canonical_params": "toolang_core.tools.approvals",
     "params_hash": "toolang_core.tools.approvals",
+    "DEFAULT_ENV_ALLOW": "toolang_core.tools.process",
+    "TOOL_CALL_ENV": "toolang_core.tools.process",
+    "ToolProcessResult": "toolang_core.tools.process",
+    "run_tool_process": "toolang_core.tools.process",
+    "started_by_tool": "toolang_core.tools.process",
+    "tool_process_env": "toolang_core.tools.process",
+    "AskApproval": "toolang_core.tools.types",
     "Block": "toolang_core.tools.types",
     "Denied": "toolang_core.tools.types",
     "Granted": "toolang_core.tools.types",
@@ -251,6 +291,8 @@ _LAZY = {
     "ToolCall": "toolang_core.tools.types",
     "ToolCallContext": "toolang_core.tools.types",
     "ToolResult": "toolang_core.tools.types",
+    "TextDelta": "toolang_core.turn.streaming",
+    "TurnStreams": "toolang_core.turn.streaming",
 }
 
 __all__ = ["__version__", "hookimpl", "hookspec", *sorted(_LAZY)]

@@ -20,6 +20,7 @@ from toolang_core.builtins import builtin_plugins
 from toolang_core.config.loader import find_config, load_config
 from toolang_core.config.model import ToolangConfig
 from toolang_core.config.settings import validate_plugin_settings
+from toolang_core.doctor_setup import check_directories, check_models
 from toolang_core.errors import ConfigError
 from toolang_core.plugins.host import PluginHost
 from toolang_core.plugins.loader import LoadPolicy
@@ -117,27 +118,9 @@ def check_plugin_settings(ctx: DoctorContext) -> Iterator[Check]:
         yield Check("settings", "ok", f"settings valid for: {', '.join(sorted(settings))}")
 
 
-def check_home(ctx: DoctorContext) -> Iterator[Check]:
-    if ctx.config is None:
-        return
-    home = ctx.config.home
-    if not home.exists():
-        parent = next((p for p in home.parents if p.exists()), None)
-        if parent is not None and not os.access(parent, os.W_OK):
-            yield Check("home", "fail", f"{home} does not exist and {parent} is not writable")
-        else:
-            yield Check("home", "info", f"{home} does not exist yet; it is created on first run")
-    elif not home.is_dir():
-        yield Check("home", "fail", f"{home} exists but is not a directory")
-    elif not os.access(home, os.W_OK):
-        yield Check("home", "fail", f"{home} is not writable")
-    else:
-        yield Check("home", "ok", f"{home} is writable")
-
-
 def check_agents(ctx: DoctorContext) -> Iterator[Check]:
     """The agent registry as a runtime would load it: sources, problems, unmatched tools."""
-    runtime = _runtime(ctx)
+    runtime = runtime_for(ctx)
     if runtime is None:
         return
     catalog = runtime.agents
@@ -156,7 +139,7 @@ def check_agents(ctx: DoctorContext) -> Iterator[Check]:
     else:
         yield Check("agents", "ok", f"{len(active)} agent(s) active ({by_source})")
     found = registry.get(default)
-    if found is None or found.status != "active":
+    if found is not None and found.status != "active":
         yield Check(
             "agents", "fail", f"the default agent {default!r} ([agents] default) is disabled"
         )
@@ -184,7 +167,8 @@ def check_agents(ctx: DoctorContext) -> Iterator[Check]:
         )
 
 
-def _runtime(ctx: DoctorContext) -> Runtime | None:
+def runtime_for(ctx: DoctorContext) -> Runtime | None:
+    """A runtime for the checks, or ``None`` when the configuration or settings failed."""
     if ctx.config is None or ctx.host is None:
         return None
     from toolang_core.runtime import Runtime
@@ -198,7 +182,7 @@ def _runtime(ctx: DoctorContext) -> Runtime | None:
 def check_store(ctx: DoctorContext) -> Iterator[Check]:
     """The execution store, read-only: readable, current schema, whether a runtime serves
     it, turns whose lease ran out with nobody to recover them, recent failures."""
-    runtime = _runtime(ctx)
+    runtime = runtime_for(ctx)
     if runtime is None:
         return
     from toolang_core.store.errors import StoreError, StoreMissing
@@ -248,13 +232,48 @@ def check_store(ctx: DoctorContext) -> Iterator[Check]:
                 "--status failed`)",
                 tuple(f"{t.id} {t.outcome or 'error'}: {(t.error or '')[:80]}" for t in failed[:5]),
             )
+    except Exception as exc:  # e.g. damaged pages (check_store_pages tells which)
+        yield Check("store", "fail", f"reading {store.location} failed: {exc}")
     finally:
         store.close()
 
 
+def check_store_pages(ctx: DoctorContext) -> Iterator[Check]:
+    """The embedded store's file page by page (``PRAGMA quick_check``): damaged pages or
+    indexes are a failure — every later write could make them worse. Stores without
+    such a check (a database server checks its own) are skipped."""
+    runtime = runtime_for(ctx)
+    if runtime is None:
+        return
+    from toolang_core.store.errors import StoreError
+
+    try:
+        store = runtime.open_store(read_only=True)
+    except (StoreError, ConfigError):
+        return  # check_store reported it
+    try:
+        quick_check = getattr(store, "integrity_problems", None)
+        if quick_check is None:
+            return
+        problems = quick_check()
+    finally:
+        store.close()
+    if problems:
+        yield Check(
+            "store",
+            "fail",
+            f"{store.location} is damaged: PRAGMA quick_check found {len(problems)} "
+            "problem(s); stop the runtime and restore it from a backup (or `sqlite3 "
+            f"{store.location} .recover`)",
+            tuple(problems),
+        )
+    else:
+        yield Check("store", "ok", f"{store.location} passes PRAGMA quick_check")
+
+
 def check_memory(ctx: DoctorContext) -> Iterator[Check]:
     """The memory plugin's own health report (or that memory is off)."""
-    runtime = _runtime(ctx)
+    runtime = runtime_for(ctx)
     if runtime is None:
         return
     try:
@@ -289,7 +308,7 @@ def check_memory(ctx: DoctorContext) -> Iterator[Check]:
 def check_plugin_health(ctx: DoctorContext) -> Iterator[Check]:
     """What plugins report through ``toolang_doctor_checks`` (e.g. an exporter that
     fails); a plugin whose report raised is a failed check naming it."""
-    runtime = _runtime(ctx)
+    runtime = runtime_for(ctx)
     if runtime is None:
         return
     for plugin, found in runtime.host.hooks.doctor_checks(runtime):
@@ -309,10 +328,12 @@ CHECKS: tuple[CheckFn, ...] = (
     check_config,
     check_plugins,
     check_plugin_settings,
-    check_home,
+    check_directories,
     check_store,
+    check_store_pages,
     check_memory,
     check_agents,
+    check_models,
     check_plugin_health,
 )
 

@@ -52,11 +52,11 @@ def configure_logging(
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
-        _redact_event,
     ]
     if fmt == "json":
+        # Before masking: a traceback quotes values (and secrets) too.
         processors.append(structlog.processors.format_exc_info)
-    processors.append(renderer)
+    processors += [_redact_event, renderer]
     structlog.configure(
         processors=processors,
         wrapper_class=structlog.make_filtering_bound_logger(_LEVELS.get(level, logging.INFO)),

@@ -1,17 +1,36 @@
-"""Keep secrets out of logs and traces.
+"""One redaction policy for every text toolang stores or shows.
 
-Two rules: a value stored under a secret-sounding key (``password``, ``api_key``,
-``token`` …) is masked whole; and inside any string, credentials in URLs and
-well-known API-key shapes are masked.
+The policy masks secrets and personal data wherever text leaves a turn's memory: turn
+requests' input and output as stored, every step, prompt traces, memory entries, logs
+and the CLI's views. :func:`redact_text` and :func:`redact` are its one entry point;
+the core calls them at its few writers (the inbox, the turn context's steps, the
+post-turn stages, the memory service, the log processor) rather than at every place a
+step is made.
+
+What it finds comes from two places:
+
+* the core's own rules: a value stored under a secret-sounding key (``password``,
+  ``api_key``, ``token`` …) is masked whole; inside any string, credentials in URLs,
+  bearer/basic credentials and well-known API-key shapes are masked;
+* **detectors** that plugins register through ``toolang_register_redactors`` (the
+  SecurityFilter registers its finders of keys, cards, IBANs, emails, phones …). The
+  runtime builds them when it starts and installs them with :func:`use_detectors`.
+
+The policy is per process because logs are: the runtime built last installs its
+detectors (a process normally runs one runtime; tests build many in turn).
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 MASK: Final = "********"
+
+Detector = Callable[[str], str]
+"""Returns its string with what it found masked (the same string when nothing was)."""
 
 _SECRET_KEY = re.compile(
     r"(pass(word|wd|phrase)?|secret|token|api[_-]?key|apikey|authorization|auth|"
@@ -34,40 +53,152 @@ _KEY_SHAPES = re.compile(
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}")
 
 
+@functools.lru_cache(maxsize=4096)  # keys repeat: field and parameter names
 def is_secret_key(key: str) -> bool:
     """Whether a mapping key names a secret (``api_key``, ``DB_PASSWORD``, …)."""
     return bool(_SECRET_KEY.search(key))
 
 
-# Every pattern above contains one of these (lower-cased). Substring tests run at C
-# speed; a regex alternation of the same would cost several times more per character.
-_TRIGGERS: Final = ("://", "sk-", "gh", "xox", "akia", "aiza", "eyj", "bearer", "basic")
+_SHORTEST: Final = 6
+"""No string shorter than this holds anything either the core or a detector masks."""
+
+_CACHED_UP_TO: Final = 65_536
+"""Strings up to this long are masked once and remembered. Text repeats a lot: a turn
+stores the same instruction, history and recalled memory in each model call's step,
+every turn of an agent repeats its instruction, a user's message reaches the request, the
+prompt trace and the next turns' history. A detector (a plugin's finders) costs tens of
+microseconds per string, a look-up a tenth of one. Longer strings are rare and would
+keep megabytes alive in the cache."""
+_CACHE_SIZE: Final = 8_192
+
+_PLAIN_KEYS: Final = frozenset(
+    {
+        *("id", "call_id", "turn_id", "thread_id", "run_id", "tool_call_id", "parent"),
+        *("idempotency_key", "kind", "status", "role", "stage", "decision", "error_type"),
+        *("agent", "model", "provider", "source", "channel", "started_at", "finished_at"),
+    }
+)
+"""Keys whose string values are names and ids the runtime made: never walked."""
 
 
-def _maybe_secret(text: str) -> bool:
+def _core_text(text: str) -> str:
+    # Every pattern above contains one of these (lower-cased). Substring tests run at C
+    # speed, and written out they skip the generator any() would run on every string.
     lowered = text.lower()
-    return any(trigger in lowered for trigger in _TRIGGERS)
-
-
-def redact_text(text: str) -> str:
-    """Mask URL credentials, bearer tokens and well-known API-key shapes in ``text``."""
-    if not _maybe_secret(text):
+    if not (
+        "://" in lowered
+        or "sk-" in lowered
+        or "gh" in lowered
+        or "xox" in lowered
+        or "akia" in lowered
+        or "aiza" in lowered
+        or "eyj" in lowered
+        or "bearer" in lowered
+        or "basic" in lowered
+    ):
         return text
     text = _URL_CREDENTIALS.sub(lambda m: f"{m['scheme']}{m['user']}:{MASK}@", text)
     text = _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", text)
     return _KEY_SHAPES.sub(MASK, text)
 
 
-def redact(value: Any, *, key: str | None = None, _depth: int = 0) -> Any:
-    """Return ``value`` with secrets masked, recursing through mappings and lists."""
-    if key is not None and is_secret_key(key) and value not in (None, "", MASK):
-        return MASK
-    if isinstance(value, str):
-        return redact_text(value)
-    if _depth > 20:
+class RedactionPolicy:
+    """The core's rules followed by the installed detectors, in registration order."""
+
+    __slots__ = ("_cached", "_detectors", "_names")
+
+    def __init__(self) -> None:
+        self._detectors: tuple[Detector, ...] = ()
+        self._names: tuple[str, ...] = ()
+        self._cached = functools.lru_cache(maxsize=_CACHE_SIZE)(self._mask)
+
+    @property
+    def detector_names(self) -> tuple[str, ...]:
+        """The installed detectors, as ``plugin:name``."""
+        return self._names
+
+    def use(self, detectors: Mapping[str, Detector]) -> Callable[[], None]:
+        """Install ``detectors`` (name → detector) in place of the current ones.
+
+        Returns the undo: it restores the detectors that were installed before.
+        """
+        before = (self._names, self._detectors)
+        self._names = tuple(detectors)
+        self._detectors = tuple(detectors.values())
+        self._cached.cache_clear()
+
+        def undo() -> None:
+            self._names, self._detectors = before
+            self._cached.cache_clear()
+
+        return undo
+
+    def text(self, text: str) -> str:
+        """``text`` with every secret and piece of personal data the policy knows masked."""
+        if len(text) < _SHORTEST:
+            return text
+        if len(text) <= _CACHED_UP_TO:
+            masked: str = self._cached(text)
+            return masked
+        return self._mask(text)
+
+    def _mask(self, text: str) -> str:
+        text = _core_text(text)
+        for detector in self._detectors:
+            text = detector(text)
+        return text
+
+    def value(self, value: Any, key: str | None = None, depth: int = 0) -> Any:
+        """``value`` with secrets masked, recursing through mappings, lists and tuples.
+
+        Anything under a secret-naming ``key`` is masked whole; numbers are passed to
+        the detectors only when they are long enough to be a card number; other scalars
+        are returned as they are.
+        """
+        if key is not None and key not in _PLAIN_KEYS and is_secret_key(key) and _filled(value):
+            return MASK
+        if isinstance(value, str):
+            return value if key in _PLAIN_KEYS else self.text(value)
+        if value is None or isinstance(value, bool | float):
+            return value
+        if isinstance(value, int):
+            if 10**12 <= value < 10**19 and self._detectors:
+                text = str(value)
+                masked = self.text(text)
+                return value if masked == text else masked
+            return value
+        if depth > 32:  # deeper than any real payload: mask it whole rather than leak it
+            return MASK
+        if isinstance(value, Mapping):
+            return {k: self.value(v, str(k), depth + 1) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return type(value)(self.value(v, None, depth + 1) for v in value)
         return value
-    if isinstance(value, Mapping):
-        return {k: redact(v, key=str(k), _depth=_depth + 1) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(redact(v, _depth=_depth + 1) for v in value)
-    return value
+
+
+def _filled(value: Any) -> bool:
+    """Whether ``value`` holds something to hide (not nothing, a flag or the mask)."""
+    if value is None or isinstance(value, bool) or value == MASK:
+        return False
+    if isinstance(value, str | Mapping | list | tuple):
+        return len(value) > 0
+    return True
+
+
+POLICY: Final = RedactionPolicy()
+"""This process's policy (see the module's docstring)."""
+
+
+def redact_text(text: str) -> str:
+    """``text`` with secrets and personal data masked by this process's policy."""
+    return POLICY.text(text)
+
+
+def redact(value: Any, *, key: str | None = None) -> Any:
+    """``value`` with secrets masked, recursing through mappings and lists."""
+    return POLICY.value(value, key)
+
+
+def use_detectors(detectors: Mapping[str, Detector]) -> Callable[[], None]:
+    """Install ``detectors`` into this process's policy; returns the undo."""
+    return POLICY.use(detectors)

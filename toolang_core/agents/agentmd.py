@@ -38,6 +38,7 @@ from toolang_core.agents.types import (
     SourceLabel,
 )
 from toolang_core.agents.validate import DefinitionError, check_name
+from toolang_core.limits import AGENT_MD_MAX_CHARS
 
 _LISTS: Final = ("prefixes", "tools", "keywords", "capabilities")
 _TEXTS: Final = ("description", "model")
@@ -88,6 +89,12 @@ def parse_agent_md(
     """
     import yaml
 
+    if len(text) > AGENT_MD_MAX_CHARS:  # it would be sent whole with every prompt
+        message = (
+            f"AGENT.md is {len(text):,} characters; expected at most {AGENT_MD_MAX_CHARS:,} "
+            "(an instruction is part of every prompt of its agent)"
+        )
+        return AgentLoad(diagnostics=(AgentDiagnostic("error", message, origin, 1),))
     try:
         front, body, _ = split_front_matter(text)
     except ValueError as exc:

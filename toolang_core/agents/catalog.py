@@ -86,7 +86,8 @@ class AgentCatalog:
             return found
         known = ", ".join(d.name for d in self.registry.active()) or "none"
         state = "disabled" if found is not None else "unknown"
-        raise AgentError(f"agent {wanted!r} is {state} (agents: {known})")
+        which = " ([agents] default; `toolang doctor` explains)" if not name else ""
+        raise AgentError(f"agent {wanted!r}{which} is {state} (agents: {known})")
 
     def scope(
         self, agent: AgentDefinition, allowed_tools: Iterable[str] | None = None

@@ -22,6 +22,7 @@ Rules (each tested):
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -85,6 +86,8 @@ class AgentRegistry:
     health: Mapping[str, AgentHealth] = attrs.field(factory=dict)
     fallback: str | None = None
     """The name of the agent made from ``[agents]`` when no source defined it."""
+    problems: tuple[AgentDiagnostic, ...] = ()
+    """Problems of the registry as a whole (e.g. an undefined ``[agents] default``)."""
 
     def get(self, name: str) -> AgentDefinition | None:
         return self.definitions.get(name)
@@ -99,7 +102,7 @@ class AgentRegistry:
 
     @property
     def diagnostics(self) -> tuple[AgentDiagnostic, ...]:
-        return tuple(d for report in self.reports for d in report.diagnostics)
+        return (*(d for report in self.reports for d in report.diagnostics), *self.problems)
 
     @property
     def errors(self) -> tuple[AgentDiagnostic, ...]:
@@ -140,9 +143,12 @@ class AgentRegistry:
         remote = [s for s in ordered if s.label == "remote"]
         reports = [_merge_source(s, merged, health) for s in local]
         # The [agents] default is a local agent: settled before any remote source.
-        fallback = _fallback(config, merged) if config is not None else ""
+        fallback, missing = (
+            _fallback(config, merged, any_local=bool(local)) if config is not None else ("", None)
+        )
         reports += [_merge_source(s, merged, health) for s in remote]
-        return cls(merged, tuple(reports), health, fallback or None)
+        problems = (missing,) if missing is not None else ()
+        return cls(merged, tuple(reports), health, fallback or None, problems)
 
 
 def _merge_source(
@@ -183,12 +189,35 @@ def _merge_source(
     )
 
 
-def _fallback(config: ToolangConfig, merged: dict[str, AgentDefinition]) -> str:
+def _fallback(
+    config: ToolangConfig, merged: dict[str, AgentDefinition], *, any_local: bool
+) -> tuple[str, AgentDiagnostic | None]:
     """Add the agent made from ``[agents]`` when no local source defined the default;
-    return its name ("" when a source did)."""
+    return its name ("" when a source did).
+
+    With agent sources installed, a default name other than the stock one that no
+    source defines is most likely a typo:
+    silently making it a general agent would hand a misspelled name every tool. That
+    needs ``[agents] create_default = true``; otherwise the default stays undefined and
+    the returned diagnostic says so (with the closest known names).
+    """
     name = config.agents.default
     if name in merged:
-        return ""
+        return "", None
+    # The stock name (no [agents] default written, or "assistant" on purpose) keeps
+    # single-agent set-ups working; any other name is one somebody typed.
+    typed = name != attrs.fields(type(config.agents)).default.default
+    if any_local and typed and not config.agents.create_default:
+        known = sorted(merged)
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        return "", AgentDiagnostic(
+            "error",
+            f"{name!r} is defined by no agent source ({hint}known: "
+            f"{', '.join(known) or 'none'}); fix the name, or set [agents] "
+            "create_default = true to make it a general agent that may use every tool",
+            origin=f"{config.display_name} [agents] default",
+        )
     merged[name] = AgentDefinition(
         name=name,
         description="the default agent, from [agents] (no agent source defines it)",
@@ -197,7 +226,7 @@ def _fallback(config: ToolangConfig, merged: dict[str, AgentDefinition]) -> str:
         source="builtin",
         origin=f"{config.display_name} [agents] default",
     )
-    return name
+    return name, None
 
 
 def _conflict(existing: AgentDefinition | None, new: AgentDefinition) -> AgentDiagnostic | None:

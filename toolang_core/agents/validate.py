@@ -9,6 +9,7 @@ import attrs
 
 from toolang_core.agents.partition import PatternError, canonical_pattern
 from toolang_core.agents.types import AgentDefinition, AgentDiagnostic, AgentStatus
+from toolang_core.models.spec import model_spec_problem
 
 NAME: Final = re.compile(r"[a-z][a-z0-9_-]{0,63}")
 NAME_RULE: Final = "lowercase letters, digits, '-' or '_', starting with a letter (at most 64)"
@@ -45,6 +46,10 @@ def checked(definition: AgentDefinition) -> AgentDefinition:
             "prefixes: '*' would claim every tool and hide unmatched ones; "
             "write tools: ['*'] to let the agent use every tool without claiming them"
         )
+    if definition.model is not None:
+        problem = model_spec_problem(definition.model)
+        if problem:
+            raise DefinitionError(f"model: {problem}")
     for field in ("max_steps", "max_delegation_rounds"):
         value = getattr(definition, field)
         least = 1 if field == "max_steps" else 0

@@ -31,6 +31,7 @@ def init(state: CliState, *, path: Path | None, force: bool, exist_ok: bool) -> 
     if target.exists() and not force:
         if exist_ok:
             click.echo(f"keeping {target}")
+            _path_hint()
             return
         raise UsageError(f"{target} already exists; pass --force to overwrite it")
     policy = state.policy()  # installed and allowed plugins only
@@ -40,3 +41,14 @@ def init(state: CliState, *, path: Path | None, force: bool, exist_ok: bool) -> 
     target.write_text(text, encoding="utf-8")
     click.echo(f"wrote {target}")
     click.echo("next: `toolang doctor` checks it; `toolang plugins` lists what is installed")
+    _path_hint()
+
+
+def _path_hint() -> None:
+    """Say how to reach this toolang by name when the shell's PATH finds another (or
+    none) — e.g. right after README command 1 installed it into ``.venv``."""
+    from toolang_core.cli.hints import path_hint
+
+    how = path_hint()
+    if how is not None:
+        click.echo(f"`toolang` is not on your PATH in this shell: run `{how}` in each terminal")

@@ -82,6 +82,11 @@ def memory() -> None:
 
 @memory.command("search")
 @click.argument("query")
+@click.option(
+    "--owner",
+    default=None,
+    help="Whose memory: an owner's (as their turns were submitted); default: the operator's.",
+)
 @click.option("--agent", default=None, help="Whose memory (default: [agents] default).")
 @click.option("--thread", "thread_id", default=None, help="Only this thread's entries.")
 @click.option("--limit", type=click.IntRange(1, 100), default=10, show_default=True)
@@ -91,6 +96,7 @@ def memory_search(
     state: CliState,
     *,
     query: str,
+    owner: str | None,
     agent: str | None,
     thread_id: str | None,
     limit: int,
@@ -104,7 +110,12 @@ def memory_search(
     result = _run(
         service,
         service.search(
-            _agent(state, agent), query, thread_id=thread_id, limits=limits, origin="cli"
+            _agent(state, agent),
+            query,
+            thread_id=thread_id,
+            limits=limits,
+            origin="cli",
+            owner=owner,
         ),
     )
     if as_json:
@@ -116,23 +127,41 @@ def memory_search(
 
 
 @memory.command("list")
+@click.option(
+    "--owner",
+    default=None,
+    help="Whose memory: an owner's (as their turns were submitted); default: the operator's.",
+)
 @click.option("--agent", default=None, help="Whose memory (default: [agents] default).")
 @click.option("--thread", "thread_id", default=None)
 @click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 @pass_state
 def memory_list(
-    state: CliState, agent: str | None, thread_id: str | None, limit: int, as_json: bool
+    state: CliState,
+    *,
+    owner: str | None,
+    agent: str | None,
+    thread_id: str | None,
+    limit: int,
+    as_json: bool,
 ) -> None:
     """An agent's entries, newest first."""
     from toolang_core.memory.types import MemoryListRequest
 
     service = _memory(state)
-    request = MemoryListRequest(agent_id=_agent(state, agent), thread_id=thread_id, limit=limit)
+    request = MemoryListRequest(
+        agent_id=_agent(state, agent), thread_id=thread_id, limit=limit, owner=owner
+    )
     _items(_run(service, service.list_entries(request)), as_json)
 
 
 @memory.command("forget")
+@click.option(
+    "--owner",
+    default=None,
+    help="Whose memory: an owner's (as their turns were submitted); default: the operator's.",
+)
 @click.option("--agent", default=None, help="Whose memory (default: [agents] default).")
 @click.option("--key", "keys", multiple=True, help="Forget the entry saved under KEY.")
 @click.option("--thread", "thread_id", default=None, help="Forget this thread's entries.")
@@ -143,6 +172,7 @@ def memory_list(
 def memory_forget(
     state: CliState,
     *,
+    owner: str | None,
     agent: str | None,
     keys: tuple[str, ...],
     thread_id: str | None,
@@ -164,7 +194,9 @@ def memory_forget(
     service = _memory(state)
     forgotten = _run(
         service,
-        service.forget(MemoryForget(agent_id=name, keys=keys, thread_id=thread_id, kind=kind)),
+        service.forget(
+            MemoryForget(agent_id=name, keys=keys, thread_id=thread_id, kind=kind, owner=owner)
+        ),
     )
     click.echo(f"forgot {forgotten} entr{'y' if forgotten == 1 else 'ies'} of agent {name!r}")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -35,7 +36,17 @@ def new(name: str, family: str, plugins_dir: Path) -> None:
 
     root = scaffold_plugin(plugins_dir, family, name)
     names = PluginNames(family, name)
+    python = Path(sys.executable)
+    in_venv = sys.prefix != sys.base_prefix
+    where = f"the venv toolang runs from ({sys.prefix})" if in_venv else f"this Python ({python})"
     click.echo(f"created {root}")
     click.echo(f"  entry point {names.entry_point} = {names.package} (group 'toolang')")
-    click.echo(f"  install:  pip install -e '{root}[test]'   then `toolang plugins` lists it")
-    click.echo(f"  test:     pytest {root}/tests   (or `tox -e {names.distribution}`)")
+    if family == "tools":
+        click.echo(
+            f"  agent:    {names.ident} owns the {names.ident}_* tools "
+            f'(try: toolang chat --agent {names.ident} "…")'
+        )
+    click.echo(f"  install into {where}:")
+    click.echo(f"            {python} -m pip install -e '{root}[test]'")
+    click.echo("            then `toolang plugins` lists it")
+    click.echo(f"  test:     {python} -m pytest {root}/tests   (or `tox -e {names.distribution}`)")

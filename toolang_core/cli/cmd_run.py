@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from toolang_core.cli.state import CliState, pass_state
 
 if TYPE_CHECKING:
+    from typing import TextIO
+
+    from toolang_core.cli.status_line import StatusLine
     from toolang_core.logs import LogFormat
 
 
@@ -48,17 +52,22 @@ def run(
 
     On the first signal it stops admitting, gives running turns
     [runtime] shutdown_grace_seconds to finish and hands the rest back to the queue (a
-    second signal skips the grace). Logs go to stderr; on a terminal a status line shows
-    what is queued and running per group.
+    second signal ends the grace at once). Logs go to stderr; on a terminal a status line
+    shows what is queued and running per group.
     """
     import attrs
 
+    from toolang_core.cli.status_line import StatusLine
     from toolang_core.logs import configure_logging
 
     config = state.config
+    # On a terminal a status line shares stderr with the logs: log through it, so a log
+    # line never lands on top of the status line.
+    line = StatusLine(sys.stderr) if sys.stderr.isatty() else None
     configure_logging(
         level=state.log_level or config.log.level,
         fmt=cast("LogFormat", state.log_format or config.log.format),
+        stream=cast("TextIO", line) if line is not None else None,
     )
     if max_running is not None:
         config = attrs.evolve(
@@ -67,38 +76,99 @@ def run(
         state.config = config
     runtime = state.runtime
     chosen = () if no_sources else (sources or None)
-    asyncio.run(_serve(runtime, chosen, until_idle))
+    if line is not None:  # a person is watching: say how to talk to it
+        from toolang_core.cli.hints import path_hint
+
+        how = path_hint()
+        first = f"`{how}`, then " if how else ""
+        click.echo(
+            f"Ctrl-C stops the runtime. From another terminal in this directory: "
+            f'{first}`toolang chat "hello"`',
+            err=True,
+        )
+    asyncio.run(_serve(runtime, chosen, until_idle, line))
 
 
-async def _serve(runtime: object, sources: tuple[str, ...] | None, until_idle: bool) -> None:
+THREADS_WAIT_SECONDS = 1.0
+"""After the runtime stopped, how long tool threads still running may take to end before
+the process exits without them (a fifth of it after a second signal)."""
+
+
+async def _serve(
+    runtime: object, sources: tuple[str, ...] | None, until_idle: bool, line: StatusLine | None
+) -> None:
+    import structlog
+
     from toolang_core.runtime import Runtime
 
     assert isinstance(runtime, Runtime)
+    log = structlog.get_logger("toolang.runtime")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     signals = {"count": 0}
 
-    def on_signal() -> None:
+    def on_signal(sig: signal.Signals) -> None:
         signals["count"] += 1
         runtime.stop_reason = "signal"  # what toolang_shutdown and runtime.stopped report
-        if signals["count"] > 1 and runtime.scheduler is not None:  # skip the grace period
-            for turn_id in list(runtime.scheduler.running):
-                runtime.scheduler.cancel_task(turn_id, "shutdown")
+        scheduler = runtime.scheduler
+        running = len(scheduler.running) if scheduler is not None else 0
+        if signals["count"] == 1:
+            log.info(
+                "runtime.stopping",
+                signal=sig.name,
+                running=running,
+                grace_seconds=runtime.config.runtime.shutdown_grace_seconds,
+            )
+        else:
+            log.warning(
+                "runtime.stopping_now",
+                signal=sig.name,
+                running=running,
+                detail="second signal: no more waiting for running turns; they go back "
+                "to the queue now",
+            )
+            if scheduler is not None:
+                scheduler.end_grace()
         stop.set()
 
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, on_signal)
-    status = asyncio.create_task(_status_line(runtime, stop)) if sys.stderr.isatty() else None
+        loop.add_signal_handler(sig, on_signal, sig)
+    status = asyncio.create_task(_status_line(runtime, stop, line)) if line is not None else None
     try:
         # A one-shot `toolang chat`/`invoke` may hold the store for its one turn: wait.
         await runtime.serve(stop, sources=sources, until_idle=until_idle, lock_wait_seconds=30)
     finally:
-        if status is not None:
+        if status is not None and line is not None:
             status.cancel()
-            sys.stderr.write("\r\x1b[2K")
+            line.clear()
+    hurry = signals["count"] > 1
+    await _leave_tool_threads(log, wait=THREADS_WAIT_SECONDS / (5 if hurry else 1))
 
 
-async def _status_line(runtime: object, stop: asyncio.Event) -> None:
+async def _leave_tool_threads(log: Any, *, wait: float) -> None:
+    """End the process now if tool threads outlive the runtime.
+
+    A blocking tool runs in a worker thread that cancelling its turn cannot stop, and
+    ``asyncio.run`` (then the interpreter) would wait for it however long it takes —
+    the grace period and a second signal would bound nothing. The store is closed and
+    the turn handed back by now; its call has an intent and no result, so it is *in
+    doubt* when the turn resumes and is not run again unless the tool is idempotent.
+    """
+    closing = asyncio.ensure_future(asyncio.get_running_loop().shutdown_default_executor())
+    done, _ = await asyncio.wait({closing}, timeout=wait)
+    if done:
+        return
+    log.warning(
+        "runtime.tool_threads_left",
+        detail="tool calls still running in threads are left unfinished; their turns were "
+        "handed back and the calls are in doubt when they resume",
+    )
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+async def _status_line(runtime: object, stop: asyncio.Event, line: StatusLine) -> None:
     """Redraw one line on stderr: running/queued per group."""
     from toolang_core.runtime import Runtime
 
@@ -116,6 +186,5 @@ async def _status_line(runtime: object, stop: asyncio.Event) -> None:
             for group, (running, queued) in sorted(load.items())
             if running or queued
         ]
-        line = " | ".join(parts) or "idle"
-        sys.stderr.write(f"\r\x1b[2K{line}  (admitted {runtime.scheduler.admitted})")
-        sys.stderr.flush()
+        text = " | ".join(parts) or "idle"
+        line.show(f"{text}  (admitted {runtime.scheduler.admitted})")

@@ -11,7 +11,9 @@ from toolang_core.cli.output import ago, echo_json, short, table, when
 from toolang_core.cli.state import CliState, pass_state
 
 if TYPE_CHECKING:
-    from toolang_core.store.types import Strategy
+    from collections.abc import Iterable
+
+    from toolang_core.store.types import StepRecord, Strategy, TurnRequest
 
 STATUSES = [
     "queued",
@@ -65,6 +67,12 @@ def _parse_when(value: str | None) -> float | None:
 @click.option("--timeout", "timeout_seconds", type=float, default=None)
 @click.option("--parent", default=None)
 @click.option("--id", "turn_id", default=None, help="A caller-chosen id (idempotent submit).")
+@click.option(
+    "--owner",
+    envvar="TOOLANG_OWNER",
+    default=None,
+    help="Whose request this is (default: $TOOLANG_OWNER, else none: the operator's).",
+)
 @pass_state
 def submit(
     state: CliState,
@@ -81,12 +89,22 @@ def submit(
     timeout_seconds: float | None,
     parent: str | None,
     turn_id: str | None,
+    owner: str | None,
 ) -> None:
-    """Put a turn request into the inbox (durably) and print its id as JSON."""
+    """Put a turn request into the inbox (durably) and print its id as JSON.
+
+    A thread belongs to the owner of its first request: a request of another owner
+    is refused (exit 5).
+    """
+    from toolang_core.ids import is_valid_id
+    from toolang_core.runtime.request_checks import InvalidRequest
     from toolang_core.store.types import NewTurnRequest
 
+    _check_source(state, source)
     inbox = state.open_inbox()
     try:
+        if parent is not None and is_valid_id(parent) and inbox.store.get(parent) is None:
+            raise InvalidRequest(f"parent {parent!r}: no turn request has this id")
         result = inbox.submit(
             NewTurnRequest(
                 source=source,
@@ -102,11 +120,25 @@ def submit(
                 parent=parent,
                 id=turn_id,
                 channel="cli",
+                owner=owner or None,
             )
         )
     finally:
         inbox.store.close()
     echo_json(result)
+
+
+def _check_source(state: CliState, source: str) -> None:
+    """Refuse a source no installed plugin offers and no configured group names."""
+    from toolang_core.errors import UsageError
+
+    runtime = state.runtime
+    known = {*runtime.host.components.of_kind("turn source"), *runtime.policy.groups}
+    if source not in known:
+        raise UsageError(
+            f"--source {source!r}: expected one of {', '.join(sorted(known))} "
+            "(an installed turn source or a configured group)"
+        )
 
 
 @click.command()
@@ -249,6 +281,7 @@ def turns_list(
         )
     finally:
         store.close()
+    found = [shown(t) for t in found]
     if as_json:
         echo_json(found)
         return
@@ -281,7 +314,7 @@ def turns_show(state: CliState, turn_id: str, as_json: bool) -> None:
         turn = store.get(turn_id)
         if turn is None:
             raise TurnNotFound(f"no turn request with id {turn_id!r}")
-        steps = store.steps(turn_id)
+        turn, steps = shown(turn), shown_steps(store.steps(turn_id))
     finally:
         store.close()
     if as_json:
@@ -322,22 +355,23 @@ def turns_show(state: CliState, turn_id: str, as_json: bool) -> None:
 def turns_trace(state: CliState, turn_id: str, as_json: bool) -> None:
     """The run trace of one turn: a timeline of its steps, each tool call with the
     verdict of every stage of the tool-hook chain."""
+    from toolang_core.redaction import redact
     from toolang_core.runtime.after_turn import AFTER_KIND
     from toolang_core.store.errors import TurnNotFound
-    from toolang_core.turn.timeline import timeline
+    from toolang_core.turn.timeline import in_doubt, timeline
 
     store = state.open_store(read_only=True)
     try:
         turn = store.get(turn_id)
         if turn is None:
             raise TurnNotFound(f"no turn request with id {turn_id!r} (see `toolang turns list`)")
-        steps = store.steps(turn_id)
+        turn, steps = shown(turn), shown_steps(store.steps(turn_id))
         after = store.get_record(AFTER_KIND, turn_id)
     finally:
         store.close()
-    after_data = dict(after.data) if after is not None else None
+    after_data = redact(dict(after.data)) if after is not None else None
     if as_json:
-        echo_json({"turn": turn, "steps": steps, "after": after_data})
+        echo_json({"turn": turn, "steps": steps, "after": after_data, "in_doubt": in_doubt(steps)})
         return
     for line in timeline(turn, steps, after_data):
         click.echo(line)
@@ -392,7 +426,10 @@ def threads_show(state: CliState, thread_id: str, limit: int) -> None:
         info = store.thread(thread_id)
         if info is None:
             raise TurnNotFound(f"no thread {thread_id!r}")
-        found = list(reversed(store.list_turns(TurnFilter(thread_id=thread_id, limit=limit))))
+        found = [
+            shown(t)
+            for t in reversed(store.list_turns(TurnFilter(thread_id=thread_id, limit=limit)))
+        ]
     finally:
         store.close()
     click.echo(f"{info.thread_id} (group {info.thread_group}, {info.turns} turn(s) run)")
@@ -403,3 +440,37 @@ def threads_show(state: CliState, thread_id: str, limit: int) -> None:
                 f"  {'':>{len(turn.status.value) + 2}} {when(turn.finished_at)} < "
                 f"{short(turn.output or turn.error, 70)}"
             )
+
+
+# What the views show passes the redaction policy too: rows stored before it applied, or
+# by another writer of the store, are masked on the way out.
+
+
+def shown(turn: TurnRequest) -> TurnRequest:
+    """``turn`` with its input, output and error masked."""
+    import attrs
+
+    from toolang_core.redaction import redact_text
+
+    return attrs.evolve(
+        turn,
+        input=redact_text(turn.input),
+        output=None if turn.output is None else redact_text(turn.output),
+        error=None if turn.error is None else redact_text(turn.error),
+    )
+
+
+def shown_steps(steps: Iterable[StepRecord]) -> list[StepRecord]:
+    """``steps`` with their data and errors masked."""
+    import attrs
+
+    from toolang_core.redaction import redact, redact_text
+
+    return [
+        attrs.evolve(
+            step,
+            data=redact(dict(step.data)),
+            error=None if step.error is None else redact_text(step.error),
+        )
+        for step in steps
+    ]

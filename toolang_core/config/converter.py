@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+import math
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -26,8 +27,9 @@ from cattrs.errors import (
 
 from toolang_core.config.expand import expand_env, expand_path
 from toolang_core.config.types import EnvStr, Secret
-from toolang_core.config.validators import AtLeast
+from toolang_core.config.validators import AtLeast, AtMost
 from toolang_core.errors import ConfigError
+from toolang_core.limits import INT64_MAX, INT64_MIN
 
 T = TypeVar("T")
 KeyPath = tuple[str | int, ...]
@@ -86,9 +88,14 @@ def _strict(kind: type, expected: str) -> Callable[[Any, Any], Any]:
         if isinstance(value, bool) and kind is not bool:
             raise ConfigTypeError(expected, value)
         if kind is float and isinstance(value, int):
-            return float(value)
+            value = float(value)
         if not isinstance(value, kind):
             raise ConfigTypeError(expected, value)
+        # TOML allows nan, inf and integers of any size; a store or a timer does not.
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigTypeError("a finite number", value)
+        if type(value) is int and not INT64_MIN <= value <= INT64_MAX:
+            raise ConfigTypeError("an integer that fits in 64 bits", value)
         return value
 
     return structure
@@ -110,7 +117,9 @@ def _is_literal(tp: Any) -> bool:
 
 
 def _is_bounded(tp: Any) -> bool:
-    return get_origin(tp) is Annotated and any(isinstance(m, AtLeast) for m in tp.__metadata__)
+    return get_origin(tp) is Annotated and any(
+        isinstance(m, AtLeast | AtMost) for m in tp.__metadata__
+    )
 
 
 def _is_enum(tp: Any) -> bool:
@@ -159,7 +168,7 @@ class ConfigConverter:
     def _bounded_hook(self, tp: Any) -> Callable[[Any, Any], Any]:
         base = get_args(tp)[0]
         base_hook = self.cattrs.get_structure_hook(base)
-        bounds = [m for m in tp.__metadata__ if isinstance(m, AtLeast)]
+        bounds = [m for m in tp.__metadata__ if isinstance(m, AtLeast | AtMost)]
 
         def structure(value: Any, _: Any) -> Any:
             result = base_hook(value, base)

@@ -17,6 +17,7 @@ from toolang_core.config.validators import (
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
+    Priority,
 )
 
 Overflow = Literal["reject", "drop_oldest", "replace_pending"]
@@ -81,7 +82,7 @@ class RuntimeConfig:
 class GroupConfig:
     """``[scheduler.groups.<group>]``: the budget of one thread group."""
 
-    priority: int | None = None
+    priority: Priority | None = None
     max_running: PositiveInt | None = None
     max_queued: NonNegativeInt | None = None
     overflow: Overflow | None = None
@@ -105,9 +106,13 @@ class AgentsConfig:
     source defines it, a general agent of that name with ``instruction`` is used, which
     may use every tool. ``dir`` is where user AGENT.md files live, one subdirectory per
     agent (read by toolang-agents-user; default ``agents`` beside the file).
+    With agent sources installed, that general agent is made only when
+    ``create_default`` is true: otherwise a ``default`` no source defines (most likely a
+    typo) is an error, never a new agent allowed every tool.
     """
 
     default: str = "assistant"
+    create_default: bool = False
     instruction: str = "You are a helpful, careful assistant. Answer briefly."
     dir: Path | None = None
     history_turns: NonNegativeInt = 20
@@ -148,13 +153,25 @@ class ModelsConfig:
 
     default: str = "demo"
 
+    def __attrs_post_init__(self) -> None:
+        from toolang_core.models.spec import model_spec_problem
+
+        problem = model_spec_problem(self.default)
+        if problem:
+            raise ValueError(f"default: {problem}")
+
 
 @attrs.frozen
 class ToolsConfig:
-    """``[tools]``: limits of every tool call."""
+    """``[tools]``: limits of every tool call, and what happens to a call *in doubt* (it
+    started before a crash and recorded no result): a tool declared idempotent runs
+    again; any other is not run again, and ``in_doubt`` says who is told —
+    ``tell_model`` (the model gets a "may already have run" result) or ``ask_person``
+    (an approval request: approved, it runs again)."""
 
     timeout_seconds: PositiveFloat = 60.0
     max_output_chars: PositiveInt = 20_000
+    in_doubt: Literal["tell_model", "ask_person"] = "tell_model"
 
 
 @attrs.frozen

@@ -13,6 +13,17 @@ chores = [
 ]
 """
 
+SERVER = """
+# The HTTP API and web console (toolang-server), on this machine only. `toolang run`
+# prints the console's URL. Without tokens only loopback callers are served; to open it
+# to the network give every caller a token and listen elsewhere:
+#   tokens = { alice = "${ALICE_TOKEN}" }   # owner name = token (16+ characters)
+[plugins.server]
+enabled = true
+host = "127.0.0.1"
+port = 8765
+"""
+
 
 def starter_config(installed: Collection[str] = ()) -> str:
     """The starter file; sections for installed plugins are added (``installed`` holds
@@ -22,6 +33,8 @@ def starter_config(installed: Collection[str] = ()) -> str:
         text = text.replace('# [memory]\n# plugin = "sqlite"', '[memory]\nplugin = "sqlite"')
     if "source-chore" in installed:
         text += DEMO_CHORE
+    if "server" in installed:
+        text += SERVER
     return text
 
 

@@ -10,6 +10,8 @@ from typing import Annotated
 
 import attrs
 
+from toolang_core.limits import PRIORITY_LIMIT
+
 
 @attrs.frozen
 class AtLeast:
@@ -23,6 +25,19 @@ class AtLeast:
         return None
 
 
+@attrs.frozen
+class AtMost:
+    """The value must be ``<= maximum``."""
+
+    maximum: float
+
+    def check(self, value: float) -> str | None:
+        if value > self.maximum:
+            return f"expected a number <= {self.maximum:g}, found {value}"
+        return None
+
+
+Priority = Annotated[int, AtLeast(-PRIORITY_LIMIT), AtMost(PRIORITY_LIMIT)]
 PositiveInt = Annotated[int, AtLeast(1)]
 NonNegativeInt = Annotated[int, AtLeast(0)]
 NonNegativeFloat = Annotated[float, AtLeast(0)]

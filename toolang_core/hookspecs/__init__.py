@@ -19,6 +19,7 @@ from toolang_core.hookspecs import (
     memory,
     models,
     observability,
+    routes,
     sources,
     stores,
     taskruns,
@@ -57,6 +58,7 @@ FAMILIES: Final[tuple[Family, ...]] = (
     Family("taskruns", "Task runs", taskruns),
     Family("events", "Events", events),
     Family("observability", "Observability", observability),
+    Family("routes", "HTTP routes", routes),
 )
 
 TOOL_CHAIN: Final[tuple[str, ...]] = (

@@ -36,7 +36,8 @@ def toolang_turn_step(step: StepRecord, runtime: Runtime) -> None:
     """A step of a running turn was stored: memory recall, prompt build, model call,
     tool call, transfer, … with its data as stored (masked by the redaction policy).
 
-    Called right after the store took the step; a turn's final steps (stored with its
+    Called right after the store took the finished step (a tool call: its result, not
+    the intent stored before it ran); a turn's final steps (stored with its
     terminal state) are passed when its task ends, before ``toolang_turn_finished``.
     Return ``None``; never block.
     """

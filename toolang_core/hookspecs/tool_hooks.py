@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
+    from toolang_core.plugins.registrars import RegisterFactory
     from toolang_core.runtime import Runtime
     from toolang_core.tools.types import (
         ApprovalDecision,
@@ -41,6 +42,18 @@ def toolang_filter_tool_call(
     parameters (later filters see the new ones), :class:`~toolang_core.tools.Observe`
     to let it through with a recorded warning, or ``None`` to abstain. Every filter is
     asked until one blocks, so a permissive filter can never hide a blocking one.
+    """
+
+
+@hookspec
+def toolang_register_redactors(register: RegisterFactory) -> None:
+    """SecurityFilter: feed detectors to the one redaction policy (``toolang_core.redact``).
+
+    Call ``register(name, factory)``. When a runtime is built, every registered
+    ``factory(context)`` is called and must return a detector: a function from a string
+    to the same string with what it found masked. The policy runs the core's own rules,
+    then every detector, on all text toolang stores or shows (turn requests, steps,
+    prompt traces, memory, logs, CLI views). Return nothing.
     """
 
 

@@ -34,7 +34,7 @@ from toolang_core.memory.types import (
     MemoryWriteResult,
 )
 from toolang_core.plugins.host import describe_exception
-from toolang_core.redaction import redact_text
+from toolang_core.redaction import redact, redact_text
 
 if TYPE_CHECKING:
     from toolang_core.config.model import MemoryConfig
@@ -211,7 +211,7 @@ class MemoryService:
             lambda r: len(r.items) + len(r.facts) + len(r.summaries),
         )
         if result is not None:
-            result = _within_limits(result, request.agent_id, request.limits)
+            result = _within_limits(result, request.agent_id, request.limits, request.owner)
         return result, outcome
 
     async def remember(self, batch: MemoryWriteBatch) -> tuple[int, MemoryOutcome]:
@@ -224,7 +224,7 @@ class MemoryService:
         }
         result, outcome = await self._outcome(
             "remember",
-            batch,
+            masked(batch),
             summary,
             self.config.write_timeout_seconds,
             lambda r: int(r.written),
@@ -245,8 +245,9 @@ class MemoryService:
         turn_id: str | None = None,
         origin: str = "tool",
         ttl_seconds: float | None = None,
+        owner: str | None = None,
     ) -> int:
-        """Store one entry for ``agent_id``. :raises MemoryUnavailable:"""
+        """Store one entry for ``owner``'s ``agent_id``. :raises MemoryUnavailable:"""
         batch = MemoryWriteBatch(
             agent_uri=agent_uri(agent_id),
             agent_id=agent_id,
@@ -254,9 +255,10 @@ class MemoryService:
             thread_id=thread_id,
             turn_id=turn_id,
             origin=origin,
+            owner=owner,
         )
         result: MemoryWriteResult = await self._call(
-            "remember", batch, self.config.write_timeout_seconds
+            "remember", masked(batch), self.config.write_timeout_seconds
         )
         return int(result.written)
 
@@ -268,8 +270,9 @@ class MemoryService:
         thread_id: str | None = None,
         limits: MemoryLimits | None = None,
         origin: str = "tool",
+        owner: str | None = None,
     ) -> MemoryRecallResult:
-        """What ``agent_id`` remembers about ``query``. :raises MemoryUnavailable:"""
+        """What ``owner``'s ``agent_id`` remembers about ``query``. :raises MemoryUnavailable:"""
         limits = limits or self.limits
         request = MemoryRecallRequest(
             agent_uri=agent_uri(agent_id),
@@ -279,9 +282,10 @@ class MemoryService:
             origin=origin,
             execution_strategy="search",
             limits=limits,
+            owner=owner,
         )
         result = await self._call("recall", request, self.config.recall_timeout_seconds)
-        return _within_limits(result, agent_id, limits)
+        return _within_limits(result, agent_id, limits, owner)
 
     async def forget(self, request: MemoryForget) -> int:
         """Delete entries of ``request.agent_id``. :raises MemoryUnavailable:"""
@@ -293,7 +297,11 @@ class MemoryService:
     async def list_entries(self, request: MemoryListRequest) -> tuple[MemoryItem, ...]:
         """:raises MemoryUnavailable:"""
         items = await self._call("list_entries", request, self.config.recall_timeout_seconds)
-        return tuple(i for i in items if i.provenance.agent_id == request.agent_id)
+        return tuple(
+            i
+            for i in items
+            if i.provenance.agent_id == request.agent_id and i.provenance.owner == request.owner
+        )
 
     async def health(self) -> MemoryHealth:
         """The plugin's health; ``down`` with the reason when it cannot be asked."""
@@ -314,15 +322,26 @@ class MemoryService:
                 log.warning("memory.close_failed", plugin=self.name, error=describe_exception(exc))
 
 
+def masked(batch: MemoryWriteBatch) -> MemoryWriteBatch:
+    """``batch`` with its entries' text and meta masked by the redaction policy: memory
+    (and any index a plugin builds of it) never holds a raw secret."""
+    entries = tuple(
+        attrs.evolve(e, text=redact_text(e.text), meta=redact(dict(e.meta)) if e.meta else e.meta)
+        for e in batch.entries
+    )
+    return attrs.evolve(batch, entries=entries)
+
+
 def _within_limits(
-    result: MemoryRecallResult, agent_id: str, limits: MemoryLimits
+    result: MemoryRecallResult, agent_id: str, limits: MemoryLimits, owner: str | None
 ) -> MemoryRecallResult:
-    """Enforce the scope and the limits on what a plugin returned (never trust it to)."""
+    """Enforce the scope (owner and agent) and the limits on what a plugin returned
+    (never trust it to)."""
     kept: list[MemoryItem] = []
     chars = 0
     foreign = 0
     for item in result.items:
-        if item.provenance.agent_id != agent_id:
+        if item.provenance.agent_id != agent_id or item.provenance.owner != owner:
             foreign += 1
             continue
         if len(kept) >= limits.max_items or chars + len(item.text) > limits.max_chars:

@@ -31,6 +31,11 @@ def _memory(context: ToolCallContext | None) -> MemoryService:
     return memory
 
 
+def _owner(context: ToolCallContext) -> str | None:
+    """The owner of the calling turn: an agent's memory is its owner's, never shared."""
+    return context.turn.request.owner if context.turn is not None else None
+
+
 def _key(key: str) -> str:
     key = key.strip()
     if not key or len(key) > MAX_KEY:
@@ -57,6 +62,7 @@ async def memory_agent_save(
         thread_id=context.thread_id,
         turn_id=context.turn_id,
         origin="tool",
+        owner=_owner(context),
     )
     return {"saved": bool(written), "key": key.strip()}
 
@@ -72,7 +78,7 @@ async def memory_agent_recall(
     assert context is not None
     memory = _memory(context)
     limits = MemoryLimits(max_items=max(1, min(limit, 20)), max_chars=memory.config.max_chars)
-    result = await memory.search(context.agent, query, limits=limits)
+    result = await memory.search(context.agent, query, limits=limits, owner=_owner(context))
     found: list[dict[str, Any]] = [{"fact": f.text, "key": f.key} for f in result.facts]
     found += [
         {"text": item.text, "key": item.key, "score": round(item.score, 4)} for item in result.items
@@ -87,7 +93,7 @@ async def memory_agent_forget(key: str, context: ToolCallContext | None = None) 
     """
     assert context is not None
     forgotten = await _memory(context).forget(
-        MemoryForget(agent_id=context.agent, keys=(_key(key),))
+        MemoryForget(agent_id=context.agent, keys=(_key(key),), owner=_owner(context))
     )
     return {"forgotten": forgotten, "key": key.strip()}
 
@@ -95,4 +101,5 @@ async def memory_agent_forget(key: str, context: ToolCallContext | None = None) 
 @hookimpl
 def toolang_register_tools(register: RegisterTool) -> None:
     for function in (memory_agent_save, memory_agent_recall, memory_agent_forget):
-        register(Tool.from_function(function, requires=("memory",)))
+        # Keyed writes (saving a key again replaces it) and a read: safe to run again.
+        register(Tool.from_function(function, requires=("memory",), idempotent=True))

@@ -4,8 +4,10 @@ The runtime decides when memory is used; the plugin stores and recalls. A plugin
 returns structured data only — it never writes prompt text (the runtime renders what
 it recalls), never schedules work and never publishes bus events.
 
-Every call is scoped by ``agent_id``: an agent only ever sees entries written under
-its own id. ``thread_id`` narrows further when given. Entries with a ``key`` are
+Every call is scoped by ``owner`` and ``agent_id``: an agent only ever sees entries
+written under its own id *for the same owner* (the person or account whose turn it was;
+``None`` is the operator's own memory, an owner of its own). ``thread_id`` narrows
+further when given. Entries with a ``key`` are
 upserted (a second write with the same agent and key replaces the first) and can be
 forgotten by key.
 """
@@ -41,6 +43,7 @@ class Provenance:
     origin: Origin = ""
     created_at: float = 0.0
     updated_at: float = 0.0
+    owner: str | None = None
 
 
 @attrs.frozen
@@ -96,6 +99,8 @@ class MemoryRecallRequest:
     execution_strategy: Literal["prompt", "search"] = "prompt"
     limits: MemoryLimits = MemoryLimits()
     meta: Mapping[str, Any] = attrs.field(factory=dict)
+    owner: str | None = None
+    """Whose memory: entries written for another owner are never recalled."""
 
 
 @attrs.frozen
@@ -132,6 +137,8 @@ class MemoryWriteBatch:
     turn_id: str | None = None
     origin: Origin = "turn"
     meta: Mapping[str, Any] = attrs.field(factory=dict)
+    owner: str | None = None
+    """Whose memory the entries are (a key is unique per owner and agent)."""
 
 
 @attrs.frozen
@@ -145,15 +152,18 @@ class MemoryWriteResult:
 
 @attrs.frozen
 class MemoryForget:
-    """Which entries of ``agent_id`` to delete: those with one of ``keys``, or (no keys)
-    every entry matching the filter — ``thread_id``, ``kind``, ``before`` (created
-    earlier than this POSIX time). An empty filter forgets everything of the agent."""
+    """Which entries of ``owner``'s ``agent_id`` to delete: those with one of ``keys``, or
+    (no keys) every entry matching the filter — ``thread_id``, ``kind``, ``before``
+    (created earlier than this POSIX time). An empty filter forgets everything of the
+    owner's agent."""
 
     agent_id: str
     keys: tuple[str, ...] = ()
     thread_id: str | None = None
     kind: str | None = None
     before: float | None = None
+    owner: str | None = None
+    """Whose entries: another owner's are never forgotten."""
 
 
 @attrs.frozen
@@ -169,6 +179,7 @@ class MemoryListRequest:
     agent_id: str
     thread_id: str | None = None
     limit: int = 50
+    owner: str | None = None
 
 
 @attrs.frozen

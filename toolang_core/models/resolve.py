@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from toolang_core.models.spec import model_spec_problem
 from toolang_core.models.types import Model, ModelError
 
 if TYPE_CHECKING:
@@ -24,6 +25,8 @@ class ModelResolver:
         """
         provider_name, _, model_id = spec.partition("/")
         provider = self._providers.get(provider_name)
+        if provider is None and (problem := model_spec_problem(spec)):
+            raise ModelError(f"model {spec[:60]!r}: {problem}")
         if provider is None:
             registrations = self.runtime.host.components.of_kind("model")
             registration = registrations.get(provider_name)

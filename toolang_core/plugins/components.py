@@ -31,6 +31,7 @@ COMPONENT_KINDS: Final = {
     "toolang_register_models": "model",
     "toolang_register_memory": "memory",
     "toolang_register_turn_sources": "turn source",
+    "toolang_register_redactors": "redactor",
 }
 _COMPONENT_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 _TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")

@@ -20,6 +20,7 @@ from toolang_core.hookspecs import TOOL_CHAIN, TOOL_CHAIN_STAGES
 from toolang_core.plugins.host import describe_exception
 from toolang_core.tools.types import (
     ApprovalDecision,
+    AskApproval,
     Block,
     Denied,
     FilterVerdict,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from toolang_core.agents.types import AgentDefinition
     from toolang_core.events import Event
     from toolang_core.plugins.host import PluginHost
+    from toolang_core.plugins.routes import RouteRegistration
     from toolang_core.runtime import Runtime
     from toolang_core.store.types import TurnRequest
     from toolang_core.taskruns.types import TaskRun
@@ -169,8 +171,9 @@ class Hooks:
                 verdicts.append((plugin, verdict))
                 if isinstance(verdict, Block):
                     return FilterOutcome(call, tuple(verdicts), (plugin, verdict), tuple(failures))
-                if isinstance(verdict, Modify):
-                    call = attrs.evolve(call, params=dict(verdict.params))
+                params = verdict.params if isinstance(verdict, Modify | AskApproval) else None
+                if params is not None:
+                    call = attrs.evolve(call, params=dict(params))
                     ctx = attrs.evolve(ctx, call=call)
         return FilterOutcome(call, tuple(verdicts), None, tuple(failures))
 
@@ -320,6 +323,15 @@ class Hooks:
             except Exception as exc:
                 found.append((plugin, exc))
         return found
+
+    # -- HTTP routes -------------------------------------------------------------------
+
+    def register_routes(self) -> tuple[list[RouteRegistration], list[HookFailure]]:
+        """Every plugin's HTTP routes (``toolang_register_routes``) and the plugins whose
+        registration failed; see :func:`toolang_core.plugins.routes.collect_routes`."""
+        from toolang_core.plugins.routes import collect_routes
+
+        return collect_routes(self._host)
 
     # -- task runs -----------------------------------------------------------------------
 

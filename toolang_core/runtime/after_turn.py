@@ -26,6 +26,7 @@ import structlog
 
 from toolang_core.events import Event
 from toolang_core.plugins.host import describe_exception
+from toolang_core.redaction import redact, redact_text
 from toolang_core.taskruns.view import is_task_run
 
 if TYPE_CHECKING:
@@ -129,7 +130,7 @@ class AfterTurnStages:
 
     def _prompt_trace(self, turn: TurnRequest, trace: Mapping[str, Any]) -> StageDone:
         try:
-            self.store.put_record(PROMPT_TRACE_KIND, turn.id, dict(trace), now=self.clock())
+            self.store.put_record(PROMPT_TRACE_KIND, turn.id, redact(dict(trace)), now=self.clock())
         except Exception as exc:
             return self._failed("prompt_trace", turn, exc)
         return StageDone("prompt_trace", True, self.clock())
@@ -156,12 +157,14 @@ class AfterTurnStages:
 
     async def _delivery(self, turn: TurnRequest, outcome: TurnOutcome) -> StageDone:
         assert self.runtime is not None
+        # Delivered as stored: what a channel shows passes the redaction policy too.
         finished = attrs.evolve(
             turn,
+            input=redact_text(turn.input),
             status=outcome.status,
-            output=outcome.output,
+            output=None if outcome.output is None else redact_text(outcome.output),
             outcome=outcome.outcome,
-            error=outcome.error,
+            error=None if outcome.error is None else redact_text(outcome.error),
         )
         outcomes = await self.runtime.host.hooks.deliver_turn(finished, self.runtime)
         failures = [f"{plugin}: {f.error}" for plugin, f in outcomes if f is not None]

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from toolang_core.store.types import StepRecord, TurnRequest, TurnStatus
+from toolang_core.redaction import redact, redact_text
+from toolang_core.store.types import StepRecord, StepStatus, TurnRequest, TurnStatus
 
 if TYPE_CHECKING:
     from toolang_core.runtime.after_turn import AfterTurn
@@ -88,7 +89,9 @@ class TurnContext:
         started_at: float | None = None,
         idempotency_key: str | None = None,
     ) -> StepRecord:
-        """Store a finished step of this turn.
+        """Store a finished step of this turn (or, with status ``intent``, a tool call
+        about to run: :meth:`complete_step` records its result), its data and error masked
+        by the redaction policy (a replayed step is the masked one).
 
         :raises LeaseLost: when another runtime took the turn over.
         """
@@ -98,17 +101,47 @@ class TurnContext:
             seq=0,
             attempt=self.attempt,
             kind=kind,
-            status="failed" if status == "failed" else "completed",
+            status=_step_status(status),
             started_at=started_at if started_at is not None else now,
             finished_at=now,
-            data=dict(data or {}),
-            error=error,
+            data=redact(dict(data)) if data else {},
+            error=None if error is None else redact_text(error),
             idempotency_key=idempotency_key,
         )
         stored = self.store.record_step(step, run_id=self.run_id)
         if stored is None:
             raise LeaseLost(f"turn {self.turn.id}: this runtime no longer holds its lease")
-        if self.on_step is not None:
+        if self.on_step is not None and stored.status != "intent":
+            self.on_step(stored)
+        return stored
+
+    def complete_step(
+        self,
+        intent: StepRecord,
+        *,
+        data: Mapping[str, Any],
+        status: str = "completed",
+        error: str | None = None,
+    ) -> StepRecord:
+        """Record the result of the tool call ``intent`` announced (this attempt's, or an
+        earlier one's found in doubt), in its place, masked like :meth:`record_step`.
+        With status ``intent`` it renews the intent for this attempt (an in-doubt call
+        about to run again).
+
+        :raises LeaseLost: when another runtime took the turn over.
+        """
+        step = attrs.evolve(
+            intent,
+            attempt=self.attempt,
+            status=_step_status(status),
+            finished_at=self.clock(),
+            data=redact(dict(data)),
+            error=None if error is None else redact_text(error),
+        )
+        stored = self.store.complete_step(step, run_id=self.run_id)
+        if stored is None:
+            raise LeaseLost(f"turn {self.turn.id}: this runtime no longer holds its lease")
+        if self.on_step is not None and stored.status != "intent":
             self.on_step(stored)
         return stored
 
@@ -122,7 +155,8 @@ class TurnContext:
         started_at: float | None = None,
     ) -> StepRecord:
         """A step to store together with the turn's terminal state (put it in
-        ``TurnOutcome.steps``): one commit instead of two for the last step of a turn."""
+        ``TurnOutcome.steps``): one commit instead of two for the last step of a turn.
+        Its data and error are masked as :meth:`record_step`'s are."""
         now = self.clock()
         return StepRecord(
             turn_id=self.turn.id,
@@ -132,12 +166,13 @@ class TurnContext:
             status="failed" if status == "failed" else "completed",
             started_at=started_at if started_at is not None else now,
             finished_at=now,
-            data=dict(data or {}),
-            error=error,
+            data=redact(dict(data)) if data else {},
+            error=None if error is None else redact_text(error),
         )
 
     def find_step(self, idempotency_key: str) -> StepRecord | None:
-        """A completed step of any attempt with this key (to replay instead of redo)."""
+        """A step of any attempt with this key (to replay instead of redo; an ``intent``
+        step is a tool call in doubt)."""
         return self.store.find_step(idempotency_key)
 
     def take_steer(self) -> list[TurnRequest]:
@@ -153,6 +188,10 @@ class TurnContext:
             self.turn.id, run_id=self.run_id, attempt=self.attempt, status=status, now=self.clock()
         ):
             raise LeaseLost(f"turn {self.turn.id}: this runtime no longer holds its lease")
+
+
+def _step_status(status: str) -> StepStatus:
+    return "intent" if status == "intent" else "failed" if status == "failed" else "completed"
 
 
 class TurnExecutor(Protocol):

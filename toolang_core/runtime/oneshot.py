@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import TYPE_CHECKING
 
 from toolang_core.store.errors import StoreBusy
@@ -11,6 +12,10 @@ if TYPE_CHECKING:
     from toolang_core.runtime.inbox import Inbox
     from toolang_core.runtime.runtime import Runtime
     from toolang_core.store.types import TurnRequest
+
+# How often a one-shot that found the store taken looks again whether it is free.
+# Another one-shot holds it for one turn only, so the waiters take turns quickly.
+RECHECK_SECONDS = 0.1
 
 
 async def await_turn(
@@ -21,16 +26,32 @@ async def await_turn(
     When a runtime serves the store, this only watches. When none does (the embedded
     store tells), it runs a one-shot runtime in this process that admits only this
     request and no turn source — so ``toolang invoke`` and ``toolang chat`` work without
-    ``toolang run``, and never touch other queued work. With ``timeout`` it returns the
-    current state once the time is up.
+    ``toolang run``, and never touch other queued work. Several one-shots started
+    together take turns: the one that holds the store serves its own request and lets
+    go; each waiter keeps checking and serves its own once the store is free again
+    (a ``toolang run`` that takes it meanwhile serves them all). With ``timeout`` it
+    returns the current state once the time is up.
     """
-    if inbox.store.runtime_running() is False:
-        stop = asyncio.Event()
-        serving = runtime.serve(stop, sources=(), only=[turn_id], until_idle=True)
-        try:
-            await asyncio.wait_for(serving, timeout) if timeout else await serving
-        except StoreBusy:
-            pass  # a runtime started meanwhile: it will pick the request up
-        except TimeoutError:
-            return inbox.get(turn_id)
-    return await inbox.wait(turn_id, timeout=timeout)
+    deadline = None if timeout is None else time.monotonic() + timeout
+
+    def left() -> float | None:
+        return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+    while True:
+        turn = inbox.get(turn_id)
+        remaining = left()
+        if turn.status.is_terminal or remaining == 0.0:
+            return turn
+        if inbox.store.runtime_running() is None:  # a shared store: a runtime serves it
+            return await inbox.wait(turn_id, timeout=remaining)
+        if inbox.store.runtime_running() is False:
+            stop = asyncio.Event()
+            serving = runtime.serve(stop, sources=(), only=[turn_id], until_idle=True)
+            try:
+                await asyncio.wait_for(serving, remaining)
+            except StoreBusy:
+                pass  # another one-shot (or a runtime) took it first: watch, then retry
+            except TimeoutError:
+                return inbox.get(turn_id)
+        slice_ = RECHECK_SECONDS if remaining is None else min(RECHECK_SECONDS, remaining)
+        await inbox.wait(turn_id, timeout=slice_)

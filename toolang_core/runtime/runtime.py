@@ -8,6 +8,7 @@ never share plugin state.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import os
 import re
@@ -29,11 +30,13 @@ from toolang_core.plugins.context import PluginContext
 from toolang_core.plugins.facade import HookFailure
 from toolang_core.plugins.host import PluginHost
 from toolang_core.plugins.loader import LoadPolicy
+from toolang_core.runtime.acquire import take_store
 from toolang_core.runtime.executor import EXECUTORS, TurnExecutor
 from toolang_core.runtime.inbox import Inbox
 from toolang_core.runtime.policy import AdmissionPolicy
 from toolang_core.runtime.scheduler import Scheduler
 from toolang_core.runtime.sources import TurnSource, supervise
+from toolang_core.store.errors import StoreReplaced
 from toolang_core.store.open import open_store
 from toolang_core.store.protocol import ExecutionStore
 from toolang_core.store.types import RunRecord
@@ -81,6 +84,30 @@ class Runtime:
         """Why ``serve`` stops, for ``toolang_shutdown``: whoever sets its stop event may
         say ``"signal"`` first (``toolang run`` does on SIGINT/SIGTERM)."""
         self._plugin_state: dict[str, Any] = {}
+        self.redaction_detectors = self._install_redactors()
+
+    def _install_redactors(self) -> tuple[str, ...]:
+        """Build the detectors plugins registered and make them this process's redaction
+        policy (see :mod:`toolang_core.redaction`); returns their names.
+
+        A detector whose factory raises or returns no function is left out and logged
+        with its plugin: the core's own rules still apply.
+        """
+        from toolang_core.redaction import Detector, use_detectors
+
+        detectors: dict[str, Detector] = {}
+        for name, registration in sorted(self.host.components.of_kind("redactor").items()):
+            label = f"{registration.plugin}:{name}"
+            try:
+                detector = registration.factory(self.plugin_context(registration.plugin))
+                if not callable(detector):
+                    raise TypeError(f"the factory returned {detector!r}, not a function")
+            except Exception as exc:
+                log.error("redaction.detector_failed", detector=label, error=str(exc))
+                continue
+            detectors[label] = detector
+        use_detectors(detectors)
+        return tuple(detectors)
 
     @classmethod
     def from_config(
@@ -172,6 +199,27 @@ class Runtime:
             await self.task_runs.sweep()
         except Exception as exc:
             log.warning("taskrun.sweep_failed", error=describe_exception(exc))
+
+    async def upkeep(self) -> None:
+        """At start-up and after every heartbeat: finalize task runs whose turn ended
+        unnoticed, and expire approval requests whose turn ended (errors are logged)."""
+        await self.sweep_task_runs()
+        self.sweep_approvals()
+
+    def sweep_approvals(self) -> None:
+        """Expire pending approval requests whose turn has ended (logged, never raised)."""
+        from toolang_core.plugins.host import describe_exception
+        from toolang_core.tools.approvals import ApprovalBook
+
+        if self.store is None:
+            return
+        try:
+            expired = ApprovalBook(self.store, clock=self.clock).expire_ended()
+        except Exception as exc:
+            log.warning("approval.sweep_failed", error=describe_exception(exc))
+            return
+        if expired:
+            log.info("approval.expired", approvals=[a.id for a in expired])
 
     def plugin_context(self, plugin_name: str, **services: Any) -> PluginContext:
         """The context handed to ``plugin_name``'s component factories."""
@@ -341,9 +389,10 @@ class Runtime:
         self.run_id, self.store = run_id, store
         try:
             # An exclusive store refuses a second runtime; a shared one records presence.
-            store.acquire(run_id, wait_seconds=lock_wait_seconds)
+            if not await take_store(store, run_id, stop, wait_seconds=lock_wait_seconds):
+                return
             self._begin(store, run_id)
-            self.inbox = Inbox(store, self.policy, clock=self.clock)
+            self.inbox = Inbox(store, self.policy, clock=self.clock, keep_raw=True)
             self.scheduler = Scheduler(
                 store=store,
                 policy=self.policy,
@@ -360,7 +409,7 @@ class Runtime:
             self.scheduler.has_subscribers = lambda: bool(
                 self.host.pm.per_plugin_callers("toolang_on_event")
             )
-            self.scheduler.on_heartbeat = self.sweep_task_runs
+            self.scheduler.on_heartbeat = self.upkeep
             self.startup_failures = await self.host.hooks.startup(self)
             # What start-up built (plugins, settings, registries) lives as long as the
             # runtime: moving it out of the collector's view keeps every later garbage
@@ -370,7 +419,7 @@ class Runtime:
             prepare = getattr(executor, "prepare", None)
             if prepare is not None:
                 await prepare()
-            await self.sweep_task_runs()
+            await self.upkeep()
             log.info(
                 "runtime.started",
                 run=run_id,
@@ -388,17 +437,20 @@ class Runtime:
             try:
                 self.admitting = True
                 await self.scheduler.run(stop, until_idle=until_idle)
-            except BaseException:
-                self.stop_reason = "error"
+            except BaseException as exc:  # StoreReplaced: the store's files went away
+                self.stop_reason = "store_replaced" if isinstance(exc, StoreReplaced) else "error"
                 raise
             finally:
                 reason = self.stop_reason
                 self.admitting = False
                 stop.set()
                 await asyncio.gather(*source_tasks, return_exceptions=True)
-                await self.scheduler.drain(self.config.runtime.shutdown_grace_seconds)
+                # With its files gone, nothing the turns do can be recorded: no grace.
+                await self.scheduler.drain(
+                    0 if reason == "store_replaced" else self.config.runtime.shutdown_grace_seconds
+                )
                 await self.host.hooks.shutdown(self, reason)
-                store.end_run(run_id, now=self.clock())
+                self._end_run(store, run_id)
                 self.close_plugin_databases()
                 gc.unfreeze()  # what this run froze may be collected again
                 if memory is not None:
@@ -409,6 +461,10 @@ class Runtime:
                 )
         finally:
             store.close()
+
+    def _end_run(self, store: ExecutionStore, run_id: str) -> None:
+        with contextlib.suppress(StoreReplaced):  # reported, and on its way out
+            store.end_run(run_id, now=self.clock())
 
     def _begin(self, store: ExecutionStore, run_id: str) -> None:
         now = self.clock()

@@ -25,9 +25,10 @@ import structlog
 
 from toolang_core.events import Event
 from toolang_core.plugins.host import describe_exception
+from toolang_core.redaction import redact_text
 from toolang_core.runtime.after_turn import AfterTurnStages, StageDone
 from toolang_core.runtime.executor import LeaseLost, TurnContext, TurnExecutor, TurnOutcome
-from toolang_core.store.errors import StoreError
+from toolang_core.store.errors import StoreError, StoreReplaced
 from toolang_core.store.types import Finish, StepRecord, TurnRequest, TurnStatus
 
 if TYPE_CHECKING:
@@ -88,6 +89,7 @@ class Scheduler:
         self._why_cancelled: dict[str, str] = {}
         self._wake = asyncio.Event()
         self._admitting = True
+        self._grace_over = False
         self._store_failing = False
         self.admitted = 0
         self._after = self._after_turn_stages()
@@ -147,6 +149,8 @@ class Scheduler:
                         return
                     # Only to bound the wait below: none if another pass follows at once.
                     wakeup = None if self._wake.is_set() else self.store.next_wakeup(now=now)
+                except StoreReplaced:  # its files are gone: stop, never acknowledge more
+                    raise
                 except StoreError as exc:  # e.g. a database server restarting: try again
                     self._store_trouble(exc)
                     wakeup = None
@@ -227,6 +231,8 @@ class Scheduler:
         self._wake.set()  # admit into the free slot
 
     def _free(self, turn_id: str) -> None:
+        if self.runtime is not None and self.runtime.inbox is not None:
+            self.runtime.inbox.forget_raw(turn_id)
         self._committed.discard(turn_id)
         self.running.pop(turn_id, None)
         self._turns.pop(turn_id, None)
@@ -249,6 +255,8 @@ class Scheduler:
             )
             if not self.store.exclusive:
                 self._sweep(now)
+        except StoreReplaced:
+            raise
         except Exception as exc:  # a transient store error must not stop the loop
             log.warning("runtime.heartbeat_failed", error=describe_exception(exc))
             return
@@ -281,6 +289,11 @@ class Scheduler:
             return
         for turn_id in self.store.cancel_requests(self.run_id):
             self.cancel_task(turn_id, "canceled")
+
+    def cancel_reason(self, turn_id: str) -> str | None:
+        """Why this scheduler canceled ``turn_id``'s task (``canceled``, ``shutdown``,
+        ``lease_lost``); ``None`` when it did not (e.g. the turn's time limit)."""
+        return self._why_cancelled.get(turn_id)
 
     def cancel_task(self, turn_id: str, why: str) -> None:
         """Cancel the task running ``turn_id``; ``why`` decides how it is recorded."""
@@ -380,9 +393,9 @@ class Scheduler:
             turn.attempt,
             outcome.status,
             self.clock(),
-            outcome.output,
+            None if outcome.output is None else redact_text(outcome.output),
             outcome.outcome,
-            outcome.error,
+            None if outcome.error is None else redact_text(outcome.error),
             outcome.steps,
         )
 
@@ -470,8 +483,11 @@ class Scheduler:
 
     async def _execute(self, turn: TurnRequest) -> TurnOutcome | None:
         """Run the executor; ``None`` means nothing is to be recorded (released or lost)."""
+        inbox = self.runtime.inbox if self.runtime is not None else None
+        raw = inbox.raw_input(turn.id) if inbox is not None else None
+        # The model reads what the submitter wrote; the store keeps it masked.
         ctx = TurnContext(
-            turn,
+            turn if raw is None else attrs.evolve(turn, input=raw),
             run_id=self.run_id,
             store=self.store,
             clock=self.clock,
@@ -506,20 +522,39 @@ class Scheduler:
 
     def _release(self, turn: TurnRequest) -> None:
         try:
-            self.store.release(turn.id, run_id=self.run_id, attempt=turn.attempt, now=self.clock())
+            self.store.release(
+                turn.id,
+                run_id=self.run_id,
+                attempt=turn.attempt,
+                now=self.clock(),
+                max_attempts=self.max_attempts,
+            )
         except Exception as exc:  # the lease will expire and recovery requeues it
             log.error("turn.release_failed", turn=turn.id, error=describe_exception(exc))
 
     # -- shutdown ------------------------------------------------------------------------
 
+    def end_grace(self) -> None:
+        """Stop waiting for running turns at shutdown (a second signal): :meth:`drain`
+        hands them back at once, whether it has started or not."""
+        self._grace_over = True
+
     async def drain(self, grace_seconds: float) -> None:
-        """Stop admitting; give running turns ``grace_seconds``; hand the rest back."""
+        """Stop admitting; give running turns ``grace_seconds`` (until :meth:`end_grace`);
+        hand the rest back. A tool call that finishes meanwhile records its result, so
+        it is replayed, not run again, when its turn resumes."""
         self._admitting = False
         if self.running:
             log.info("runtime.draining", running=len(self.running), grace_seconds=grace_seconds)
         deadline = self.clock() + grace_seconds
-        while self.running and self.clock() < deadline:
+        while self.running and self.clock() < deadline and not self._grace_over:
             await self._settle()
+        if self.running:
+            log.warning(
+                "runtime.handing_back",
+                running=len(self.running),
+                why="grace ended early (a second signal)" if self._grace_over else "grace over",
+            )
         for turn_id in list(self.running):
             self.cancel_task(turn_id, SHUTDOWN)
         while self.running:

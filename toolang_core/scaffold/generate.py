@@ -60,6 +60,7 @@ def scaffold_plugin(plugins_dir: Path, family: str, name: str) -> Path:
         "ident": names.ident,
         "family": family,
         "name": name,
+        "class_name": "".join(part.title() for part in name.split("-")),
     }
     module, test = templates.FAMILY_TEMPLATES[family]
     files = {

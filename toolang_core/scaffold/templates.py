@@ -29,17 +29,38 @@ README = """\
 # {distribution}
 
 A toolang {family} plugin. Its entry point is `{entry_point}` in group `toolang`.
+Install it into the same environment (venv) as toolang itself — the one whose
+`toolang` you run, e.g. `.venv/bin/python -m pip …` for the repository's `.venv`:
 
-    pip install -e .            # then `toolang plugins` lists it
-    pip install -e '.[test]' && pytest
+    python -m pip install -e .            # then `toolang plugins` lists it
+    python -m pip install -e '.[test]' && python -m pytest
 """
 
 TOOLS_MODULE = '''\
-"""{distribution}: a toolang tools plugin."""
+"""{distribution}: a toolang tools plugin.
+
+Its tools are named ``{ident}_*``, and it brings the agent that owns them: the agent
+``{ident}`` claims the prefix ``{ident}_`` (an ``embedded`` agent source), so a turn
+can use the tools as soon as the plugin is installed — talk to it with
+``toolang chat --agent {ident} …``. Add a tool: register it under a ``{ident}_`` name.
+An AGENT.md named ``{ident}`` in your ``[agents] dir`` replaces this agent.
+"""
 
 from __future__ import annotations
 
-from toolang_core import RegisterTool, Tool, hookimpl
+from typing import Literal
+
+from toolang_core import (
+    AgentDefinition,
+    AgentLoad,
+    PluginContext,
+    RegisterTool,
+    Tool,
+    hookimpl,
+)
+
+AGENT = "{ident}"
+PREFIX = "{ident}_"
 
 
 def {ident}_hello(name: str) -> str:
@@ -61,9 +82,36 @@ def toolang_register_tools(register: RegisterTool) -> None:
             function={ident}_hello,
         )
     )
+
+
+class {class_name}Agents:
+    """The agent that owns this plugin's tools (every tool named ``{ident}_*``)."""
+
+    label: Literal["embedded"] = "embedded"
+    name = "{entry_point}"
+
+    def load(self, context: PluginContext) -> AgentLoad:
+        agent = AgentDefinition(
+            name=AGENT,
+            description="Uses the {ident}_* tools.",
+            instruction="You use the {ident}_* tools to answer. Say what a tool returned.",
+            prefixes=(PREFIX,),
+            keywords=("{name}",),
+            source="embedded",
+            origin="{package}",
+        )
+        return AgentLoad(definitions=(agent,))
+
+
+@hookimpl
+def toolang_agent_sources() -> {class_name}Agents:
+    return {class_name}Agents()
 '''
 
 TOOLS_TEST = """\
+from toolang_core import PluginContext
+from toolang_core.config import ToolangConfig
+
 import {package} as plugin
 
 
@@ -72,6 +120,16 @@ def test_registers_its_tool(toolang_host, toolang_register):
     registered = toolang_host.components.tools["{ident}_hello"]
     assert registered.plugin == "{entry_point}"
     assert registered.tool.function(name="Ada") == "Hello, Ada!"
+
+
+def test_brings_the_agent_that_owns_its_tools(toolang_host, toolang_register, tmp_path):
+    toolang_register(plugin, "{entry_point}")
+    context = PluginContext(plugin_name="{entry_point}", config=ToolangConfig(base_dir=tmp_path))
+    (agent,) = plugin.toolang_agent_sources().load(context).definitions
+    assert (agent.name, agent.prefixes) == ("{ident}", ("{ident}_",))
+    tools = toolang_host.components.tools
+    mine = [name for name, registered in tools.items() if registered.plugin == "{entry_point}"]
+    assert mine and all(name.startswith(agent.prefixes[0]) for name in mine)
 """
 
 HOOK_MODULE = '''\

@@ -31,7 +31,18 @@ class StoreNeedsMigration(StoreError):
 
 class StoreBusy(StoreError):
     """Someone else holds the store: another runtime owns it (the embedded store allows
-    one), or another process kept the file locked longer than we could wait."""
+    one), or another process kept the file locked longer than we could wait.
+
+    ``holder`` describes the runtime holding it (``pid N, run R``) when known."""
+
+    def __init__(self, message: str, *, holder: str | None = None) -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
+class StoreReplaced(StoreError):
+    """The store's database or log file was deleted or replaced under the running
+    runtime: it stops instead of acknowledging into a file nobody will read."""
 
 
 class StoreUnavailable(StoreError):

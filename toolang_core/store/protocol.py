@@ -153,8 +153,12 @@ class ExecutionStore(Protocol):
         """:meth:`finish` for several turns in one transaction; one result per item."""
         ...
 
-    def release(self, turn_id: str, *, run_id: str, attempt: int, now: float) -> bool:
-        """Give a running turn back to the queue without counting the attempt (shutdown)."""
+    def release(
+        self, turn_id: str, *, run_id: str, attempt: int, now: float, max_attempts: int
+    ) -> bool:
+        """Give a running turn back to the queue at shutdown (fenced). The attempt counts
+        as a crash's does: a turn at ``max_attempts`` fails with outcome ``abandoned``
+        instead, and one that was ``canceling`` ends ``canceled``."""
         ...
 
     def recover(
@@ -193,10 +197,18 @@ class ExecutionStore(Protocol):
         ``None`` if fenced out. A duplicate idempotency key returns the stored step."""
         ...
 
+    def complete_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
+        """Replace the ``intent`` step stored under ``step.idempotency_key`` with its
+        result (``step``'s attempt, status, finish time, data and error; its ``seq`` is
+        kept), fenced like :meth:`record_step`. ``None`` when fenced out or when no
+        intent is stored under that key (a result is recorded once)."""
+        ...
+
     def steps(self, turn_id: str) -> list[StepRecord]: ...
 
     def find_step(self, idempotency_key: str) -> StepRecord | None:
-        """The completed step with this idempotency key, if any (for replay)."""
+        """The step with this idempotency key, if any (for replay; an ``intent`` step
+        is a tool call that started and never recorded its result)."""
         ...
 
     # -- queries -----------------------------------------------------------------------

@@ -17,6 +17,7 @@ JSONDict = Mapping[str, Any]
 
 Strategy = Literal["enqueue", "reject", "coalesce", "interrupt", "steer"]
 Overflow = Literal["reject", "drop_oldest", "replace_pending"]
+StepStatus = Literal["intent", "completed", "failed"]
 
 NO_AGING_WEIGHT = 1e9
 """Seconds per priority step when aging is off: priority then strictly dominates."""
@@ -159,17 +160,20 @@ class TurnRequest:
 
 @attrs.frozen
 class StepRecord:
-    """One finished step of a turn (prompt build, model call, tool call, …).
+    """One step of a turn (prompt build, model call, tool call, …).
 
     ``idempotency_key`` (for tool calls: turn id + call id) lets a resumed turn find a
-    completed step instead of doing the work again.
+    completed step instead of doing the work again. A tool call is stored twice: as an
+    ``intent`` before the tool runs, then completed in place with its result
+    (:meth:`ExecutionStore.complete_step`); an intent left without a result by a crash
+    means the call is *in doubt*.
     """
 
     turn_id: str
     seq: int
     attempt: int
     kind: str
-    status: Literal["completed", "failed"]
+    status: StepStatus
     started_at: float
     finished_at: float
     data: JSONDict = attrs.field(factory=dict)

@@ -9,7 +9,7 @@ granted the rest.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from toolang_core.markers import hookimpl
 from toolang_core.taskruns import teammates, tools
@@ -24,8 +24,20 @@ FUNCTIONS = (*tools.TOOLS, *teammates.TOOLS, *delegation.TOOLS)
 TOOL_NAMES = tuple(sorted(f.__name__ for f in FUNCTIONS))
 """The names of the delegation tools every host registers."""
 
+SPAWNING: Final = frozenset({"start_task_run", "agent_spawn"})
+"""The delegation tools that are not idempotent: run again, each would spawn another run.
+The others read, wait, cancel or hand over; ``ask_agent`` run again resumes its nested
+loop from its recorded steps."""
+
 
 @hookimpl
 def toolang_register_tools(register: RegisterTool) -> None:
     for function in FUNCTIONS:
-        register(Tool.from_function(function, blocking=False, requires=("delegation",)))
+        register(
+            Tool.from_function(
+                function,
+                blocking=False,
+                requires=("delegation",),
+                idempotent=function.__name__ not in SPAWNING,
+            )
+        )

@@ -49,7 +49,7 @@ def events(turn: TurnRequest, steps: Sequence[StepRecord]) -> list[TranscriptEve
                     error=step.error or "",
                 )
             )
-        elif step.kind == "tool_call":
+        elif step.kind == "tool_call" and step.status != "intent":  # shown with its result
             call = step.data.get("call") or {}
             result = step.data.get("result") or {}
             output = result.get("output")

@@ -65,7 +65,7 @@ def progress_of(steps: Sequence[StepRecord]) -> TaskRunProgress | None:
         return None
     calls = results = prompt = completion = total = 0
     for step in events:
-        if step.kind == "tool_call":
+        if step.kind == "tool_call" and step.status != "intent":  # an intent: no result yet
             results += 1
         if step.kind != "model_call" or step.status != "completed":
             continue

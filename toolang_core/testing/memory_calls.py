@@ -96,6 +96,7 @@ class MemoryDriver:
         origin: str = "turn",
         ttl: float | None = None,
         meta: dict[str, Any] | None = None,
+        owner: str | None = None,
     ) -> MemoryWriteResult:
         entries = tuple(
             MemoryEntry(text=text, key=key, kind=kind, ttl_seconds=ttl, meta=meta or {})
@@ -108,6 +109,7 @@ class MemoryDriver:
             thread_id=thread,
             turn_id=turn,
             origin=origin,
+            owner=owner,
         )
         result: MemoryWriteResult = self.call(self.plugin.remember, batch)
         return result
@@ -120,6 +122,7 @@ class MemoryDriver:
         thread: str | None = None,
         max_items: int = 8,
         max_chars: int = 4000,
+        owner: str | None = None,
     ) -> MemoryRecallResult:
         request = MemoryRecallRequest(
             agent_uri=f"toolang:agent/{agent}",
@@ -127,6 +130,7 @@ class MemoryDriver:
             query_text=query,
             thread_id=thread,
             limits=MemoryLimits(max_items=max_items, max_chars=max_chars),
+            owner=owner,
         )
         result: MemoryRecallResult = self.call(self.plugin.recall, request)
         return result
@@ -135,9 +139,14 @@ class MemoryDriver:
         return [item.text for item in self.recall(agent, query, **kw).items]
 
     def listed(
-        self, agent: str, *, thread: str | None = None, limit: int = 1000
+        self,
+        agent: str,
+        *,
+        thread: str | None = None,
+        limit: int = 1000,
+        owner: str | None = None,
     ) -> tuple[MemoryItem, ...]:
-        request = MemoryListRequest(agent_id=agent, thread_id=thread, limit=limit)
+        request = MemoryListRequest(agent_id=agent, thread_id=thread, limit=limit, owner=owner)
         items: tuple[MemoryItem, ...] = tuple(self.call(self.plugin.list_entries, request))
         return items
 

@@ -193,6 +193,36 @@ class MemoryConformance:
         assert memory.listed_texts("agent-a") == ["a likes tea"]
         assert memory.listed_texts("agent-b") == ["b likes coffee"]
 
+    def test_recall_never_returns_another_owners_entries_of_the_same_agent(self, memory):
+        memory.save("agent-a", "ada keeps her bank pin quillfeather 4711", owner="ada")
+        memory.save("agent-a", "bob keeps his bank pin quillfeather 0815", owner="bob")
+        memory.save("agent-a", "the operator keeps the quillfeather pin 1234")
+        for owner, word in (("ada", "4711"), ("bob", "0815"), (None, "1234")):
+            result = memory.recall("agent-a", "quillfeather bank pin", owner=owner)
+            assert [word in item.text for item in result.items] == [True], owner
+            assert {item.provenance.owner for item in result.items} == {owner}
+
+    def test_list_never_returns_another_owners_entries(self, memory):
+        memory.save("agent-a", "ada's note", owner="ada")
+        memory.save("agent-a", "bob's note", owner="bob")
+        assert memory.listed_texts("agent-a", owner="ada") == ["ada's note"]
+        assert memory.listed_texts("agent-a", owner="bob") == ["bob's note"]
+        assert memory.listed_texts("agent-a") == []
+
+    def test_the_same_key_for_two_owners_names_two_entries(self, memory):
+        memory.save("agent-a", "ada likes tea", key="drink", owner="ada")
+        memory.save("agent-a", "bob likes coffee", key="drink", owner="bob")
+        assert memory.listed_texts("agent-a", owner="ada") == ["ada likes tea"]
+        assert memory.listed_texts("agent-a", owner="bob") == ["bob likes coffee"]
+
+    def test_forget_never_touches_another_owners_entries(self, memory):
+        memory.save("agent-a", "bob keyed", key="k", owner="bob")
+        memory.save("agent-a", "bob plain", owner="bob")
+        memory.forget("agent-a", keys=("k",), owner="ada")
+        assert memory.forget("agent-a", owner="ada") == 0
+        assert memory.forget("agent-a") == 0
+        assert sorted(memory.listed_texts("agent-a", owner="bob")) == ["bob keyed", "bob plain"]
+
     def test_thread_id_narrows_recall_to_that_thread(self, memory):
         memory.save("agent-a", "thread one mentions the quokka", thread="chat:1")
         memory.save("agent-a", "thread two mentions the quokka", thread="chat:2")

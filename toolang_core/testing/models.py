@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -40,10 +41,12 @@ class Step:
     tool_calls: tuple[ToolCall, ...] = ()
     error: str | None = None
     delay: float = 0.0
+    word_delay: float = 0.0
+    """When streamed: the pause before each word after the first (a visibly slow answer)."""
 
 
-def text(content: str, *, delay: float = 0.0) -> Step:
-    return Step(text=content, delay=delay)
+def text(content: str, *, delay: float = 0.0, word_delay: float = 0.0) -> Step:
+    return Step(text=content, delay=delay, word_delay=word_delay)
 
 
 def tool_call(
@@ -66,6 +69,19 @@ async def _respond(step: Step) -> ModelResponse:
     if step.error is not None:
         raise ModelError(step.error)
     return ModelResponse(text=step.text, tool_calls=step.tool_calls, model="scripted")
+
+
+_WORD = re.compile(r"\s*\S+\s*|\s+")
+
+
+async def stream_words(response: ModelResponse, word_delay: float = 0.0) -> AsyncIterator[Any]:
+    """Stream ``response`` word by word (whitespace kept, so the deltas join to its text),
+    then the response itself."""
+    for index, word in enumerate(_WORD.findall(response.text)):
+        if index and word_delay:
+            await asyncio.sleep(word_delay)
+        yield word
+    yield response
 
 
 Function = Callable[[ModelRequest], "Step | ModelResponse | Awaitable[Step | ModelResponse]"]
@@ -98,6 +114,14 @@ class ScriptedModel:
                 f"{len(self.steps)} step(s); the last message was {last!r}"
             )
         return await _respond(self.steps[index])
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Any]:
+        """The same answers as :meth:`complete`, streamed word by word."""
+        index = len(self.calls)
+        response = await self.complete(request)
+        step = self.steps[index] if self.function is None and index < len(self.steps) else None
+        async for item in stream_words(response, step.word_delay if step else 0.0):
+            yield item
 
     def assert_complete(self) -> None:
         if self.remaining > 0:

@@ -31,7 +31,9 @@ Fixtures:
     test that every step was used.
 
 Real model calls are blocked for the test session (``TOOLANG_ALLOW_MODEL_REQUESTS=0``)
-unless the ini option ``toolang_block_model_requests`` is ``false``.
+unless the ini option ``toolang_block_model_requests`` is ``false``. After each test, the
+process's redaction policy is reset to the core's own rules: the detectors a test's
+runtime installed never change what a later test sees.
 """
 
 from __future__ import annotations
@@ -68,6 +70,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
     if config.getini("toolang_block_model_requests"):
         os.environ.setdefault("TOOLANG_ALLOW_MODEL_REQUESTS", "0")
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    redaction = sys.modules.get("toolang_core.redaction")
+    if redaction is not None:  # imported by the test: a runtime may have installed detectors
+        redaction.use_detectors({})
 
 
 @pytest.fixture

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from toolang_core.markers import hookimpl
 from toolang_core.models.types import ModelError, ModelRequest, ModelResponse
-from toolang_core.testing.models import Step, _respond
+from toolang_core.testing.models import Step, _respond, stream_words
 from toolang_core.tools.types import ToolCall
 
 
@@ -30,6 +31,15 @@ class ScriptFileModel:
         self.steps = [_step(raw) for raw in json.loads(path.read_text(encoding="utf-8"))]
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        return await _respond(self.steps[self._index(request)])
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Any]:
+        """The step's answer word by word (``word_delay`` seconds between words)."""
+        step = self.steps[self._index(request)]
+        async for item in stream_words(await _respond(step), step.word_delay):
+            yield item
+
+    def _index(self, request: ModelRequest) -> int:
         index = 0
         for message in reversed(request.messages):
             if message.role == "user":
@@ -38,7 +48,7 @@ class ScriptFileModel:
                 index += 1
         if index >= len(self.steps):
             raise ModelError(f"the script has {len(self.steps)} step(s); step {index} was asked")
-        return await _respond(self.steps[index])
+        return index
 
 
 def _step(raw: dict[str, Any]) -> Step:
@@ -50,6 +60,7 @@ def _step(raw: dict[str, Any]) -> Step:
         tool_calls=calls,
         error=raw.get("error"),
         delay=float(raw.get("delay", 0)),
+        word_delay=float(raw.get("word_delay", 0)),
     )
 
 

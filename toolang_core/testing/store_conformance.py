@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import attrs
 import pytest
 
 from toolang_core.store.errors import RecordConflict, SubmitRejected, TurnNotFound
@@ -135,6 +136,22 @@ class StoreConformance:
         self.submit(store, "t:1", group="task")
         with pytest.raises(SubmitRejected, match="belongs to group 'task'"):
             self.submit(store, "t:1", group="chat")
+
+    @pytest.mark.parametrize("strategy", ["enqueue", "coalesce", "reject"])
+    def test_a_thread_belongs_to_the_owner_of_its_first_request(self, store, strategy):
+        """Any other owner (``None``, the operator's, is one) is refused, whatever the
+        thread's strategy: the simple insert and the checked submission alike."""
+        first = self.submit(store, "chat:ada", owner="ada")
+        for intruder in ("bob", None):
+            with pytest.raises(SubmitRejected, match="belongs to another owner") as refused:
+                self.submit(store, "chat:ada", owner=intruder, strategy=strategy)
+            assert refused.value.reason == "wrong_owner"
+        assert [t.id for t in store.list_turns(TurnFilter(thread_id="chat:ada"))] == [first]
+        assert self.submit(store, "chat:ada", owner="ada", now=T0 + 1)
+        operator = self.submit(store, "chat:operator")
+        with pytest.raises(SubmitRejected, match="belongs to another owner"):
+            self.submit(store, "chat:operator", owner="ada", strategy=strategy)
+        assert store.get(operator) is not None
 
     # admission order ---------------------------------------------------------------
 
@@ -295,13 +312,35 @@ class StoreConformance:
             turn_id,
         )
 
-    def test_release_gives_a_turn_back_without_counting_the_attempt(self, store):
+    def test_release_gives_a_turn_back_with_the_attempt_counted(self, store):
         turn_id = self.submit(store)
         self.claim_ids(store)
-        assert store.release(turn_id, run_id="run-a", attempt=1, now=T0 + 2)
+        assert not store.release(turn_id, run_id="run-b", attempt=1, now=T0 + 2, max_attempts=3)
+        assert store.release(turn_id, run_id="run-a", attempt=1, now=T0 + 2, max_attempts=3)
         turn = store.get(turn_id)
-        assert (turn.status, turn.attempt) == (TurnStatus.QUEUED, 0)
+        assert (turn.status, turn.attempt, turn.lease_owner) == (TurnStatus.QUEUED, 1, None)
         assert self.claim_ids(store, now=T0 + 3) == [turn_id]
+        assert store.get(turn_id).attempt == 2
+
+    def test_release_fails_a_turn_at_the_attempt_bound(self, store):
+        turn_id = self.submit(store)
+        for attempt in (1, 2):
+            assert self.claim_ids(store, now=T0 + attempt) == [turn_id]
+            assert store.release(
+                turn_id, run_id="run-a", attempt=attempt, now=T0 + attempt, max_attempts=2
+            )
+        turn = store.get(turn_id)
+        assert (turn.status, turn.outcome, turn.attempt) == (TurnStatus.FAILED, "abandoned", 2)
+        assert "2 attempt(s)" in turn.error
+        assert "shut down" in turn.error
+        assert self.claim_ids(store, now=T0 + 5) == []
+
+    def test_release_ends_a_canceling_turn_canceled(self, store):
+        turn_id = self.submit(store)
+        self.claim_ids(store)
+        store.cancel(turn_id, now=T0 + 2)
+        assert store.release(turn_id, run_id="run-a", attempt=1, now=T0 + 3, max_attempts=3)
+        assert store.get(turn_id).status is TurnStatus.CANCELED
 
     def test_awaiting_approval_keeps_the_thread_busy(self, store):
         first = self.submit(store)
@@ -484,6 +523,77 @@ class StoreConformance:
         assert [s.kind for s in store.steps(turn_id)] == ["prompt_build", "tool_call"]
         assert store.find_step(f"{turn_id}:call-1").data == {"x": "tool_call"}
         assert store.find_step("missing") is None
+
+    def intent(self, turn_id: str, key: str, attempt: int = 1) -> StepRecord:
+        return StepRecord(
+            turn_id=turn_id,
+            seq=0,
+            attempt=attempt,
+            kind="tool_call",
+            status="intent",
+            started_at=T0 + 1,
+            finished_at=T0 + 1,
+            data={"call": {"name": "append"}},
+            idempotency_key=key,
+        )
+
+    def test_a_tool_intent_is_stored_before_and_completed_in_place_by_its_result(self, store):
+        turn_id = self.submit(store)
+        self.claim_ids(store)
+        key = f"{turn_id}:tool:c1"
+        intent = store.record_step(self.intent(turn_id, key), run_id="run-a")
+        assert intent is not None
+        assert intent.seq == 1
+        assert store.find_step(key).status == "intent"  # a crash now leaves it in doubt
+        result = attrs.evolve(
+            intent, status="completed", finished_at=T0 + 2, data={"result": {"ok": True}}
+        )
+        done = store.complete_step(result, run_id="run-a")
+        assert done is not None
+        assert done.seq == 1
+        (stored,) = store.steps(turn_id)
+        assert (stored.seq, stored.status, stored.started_at, stored.finished_at) == (
+            1,
+            "completed",
+            T0 + 1,
+            T0 + 2,
+        )
+        assert stored.data == {"result": {"ok": True}}
+        assert store.complete_step(result, run_id="run-a") is None  # a result is stored once
+
+    def test_a_result_is_fenced_and_needs_an_intent(self, store):
+        turn_id = self.submit(store)
+        self.claim_ids(store)
+        key = f"{turn_id}:tool:c1"
+        result = attrs.evolve(self.intent(turn_id, key), status="completed")
+        assert store.complete_step(result, run_id="run-a") is None  # no intent stored
+        store.record_step(self.intent(turn_id, key), run_id="run-a")
+        assert store.complete_step(result, run_id="zombie") is None
+        assert store.complete_step(attrs.evolve(result, attempt=2), run_id="run-a") is None
+        assert store.find_step(key).status == "intent"
+
+    def test_an_intent_left_by_a_crash_is_completed_by_the_next_attempt(self, store):
+        turn_id = self.submit(store)
+        self.claim_ids(store)
+        key = f"{turn_id}:tool:c1"
+        store.record_step(self.intent(turn_id, key), run_id="run-a")
+        store.recover(now=T0 + 1 + LEASE + 1, max_attempts=3)
+        assert self.claim_ids(store, now=T0 + 40, run="run-b") == [turn_id]
+        # the new attempt finds the intent (in doubt) and records what it decided
+        found = store.find_step(key)
+        assert (found.status, found.attempt) == ("intent", 1)
+        decided = attrs.evolve(
+            found,
+            attempt=2,
+            status="failed",
+            finished_at=T0 + 41,
+            data={"in_doubt": {"decision": "told_model"}},
+            error="in doubt",
+        )
+        assert store.complete_step(decided, run_id="run-b") is not None
+        stored = store.find_step(key)
+        assert (stored.status, stored.attempt, stored.error) == ("failed", 2, "in doubt")
+        assert stored.data == {"in_doubt": {"decision": "told_model"}}
 
     # queries -----------------------------------------------------------------------------
 

@@ -1,10 +1,14 @@
 """Durable approval requests: a tool call waiting for a person's decision.
 
 An ApprovalGate plugin creates a request and answers ``Pending``; the tool chain then
-waits for the decision while its turn shows ``awaiting_approval``. Anyone may decide
-from any process (``toolang approvals approve ID``). Requests are records of the
-execution store, keyed by turn and call id: a turn resumed after a crash finds the
-request — and its decision, if one was made meanwhile — instead of asking again.
+waits for the decision while its turn shows ``awaiting_approval``. A person decides
+from any process (``toolang approvals approve ID``) — never a process a tool started:
+:meth:`ApprovalBook.decide` refuses a decision from a process marked by the runtime
+(:func:`~toolang_core.tools.process.started_by_tool`), so an agent cannot approve its
+own calls through the commands it may run. Requests are records of the execution
+store, keyed by turn and call id: a turn resumed after a crash finds the request — and
+its decision, if one was made meanwhile — instead of asking again. A request whose
+turn ends (canceled, timed out, failed) becomes ``expired`` at once.
 """
 
 from __future__ import annotations
@@ -29,6 +33,9 @@ from toolang_core.tools.types import Denied, Granted
 KIND = "toolang.approval"
 BY_ID_KIND = "toolang.approval.id"
 GRANT_KIND = "toolang.approval.grant"
+PENDING_KIND = "toolang.approval.pending"
+"""Pending requests only (key → turn): what the sweep for ended turns reads, never the
+whole history. An entry outliving its request's decision is removed by the sweep."""
 Status = Literal["pending", "approved", "denied", "expired"]
 _converter = cattrs.Converter()
 
@@ -37,6 +44,24 @@ class ApprovalError(ToolangError):
     """An approval request is unknown or already decided."""
 
     exit_code = 6
+
+
+class DecisionFromTool(ApprovalError):
+    """A decision was attempted from a process a tool started: only people decide."""
+
+
+def refuse_tool_processes(action: str) -> None:
+    """:raises DecisionFromTool: when this process was started by a tool (or descends
+    from one)."""
+    from toolang_core.tools.process import TOOL_CALL_ENV, started_by_tool
+
+    marker = started_by_tool()
+    if marker is not None:
+        raise DecisionFromTool(
+            f"refused to {action}: this process was started by tool call {marker} "
+            f"({TOOL_CALL_ENV} is set here or in a parent process); only a person decides "
+            "approvals — run `toolang approvals` from your own terminal. Nothing was changed"
+        )
 
 
 def canonical_params(params: Mapping[str, Any]) -> str:
@@ -140,6 +165,7 @@ class ApprovalBook:
             assert won is not None
             return won[0]
         self.store.put_record(BY_ID_KIND, approval.id, {"key": key}, now=now)
+        self.store.put_record(PENDING_KIND, key, {"id": approval.id, "turn_id": turn_id}, now=now)
         return approval
 
     def get(self, approval_id: str) -> Approval:
@@ -171,8 +197,11 @@ class ApprovalBook:
     ) -> Approval:
         """Record a decision. ``always`` also grants the tool on the request's thread.
 
+        :raises DecisionFromTool: when called from a process a tool started (the
+            request stays pending).
         :raises ApprovalError: when the request is unknown or no longer pending.
         """
+        refuse_tool_processes(f"{'approve' if approved else 'deny'} {approval_id}")
         approval = self.get(approval_id)
         found = self._load(approval.key)
         assert found is not None
@@ -199,6 +228,7 @@ class ApprovalBook:
             self._save(decided, revision)
         except RecordConflict:
             raise ApprovalError(f"approval {current.id} was decided meanwhile") from None
+        self._unlist(decided)
         if decided.always:
             self.grant(decided.thread_id, decided.tool, by=by)
         return decided
@@ -210,13 +240,52 @@ class ApprovalBook:
             return found[0] if found else approval
         expired = attrs.evolve(found[0], status="expired", decided_at=self.clock(), reason=reason)
         try:
-            return self._save(expired, found[1])
+            saved = self._save(expired, found[1])
         except RecordConflict:
             refreshed = self._load(approval.key)
             assert refreshed is not None
             return refreshed[0]
+        self._unlist(saved)
+        return saved
+
+    def _unlist(self, approval: Approval) -> None:
+        self.store.delete_record(PENDING_KIND, approval.key)
+
+    def expire_for_turn(self, turn_id: str, *, reason: str) -> builtins.list[Approval]:
+        """Expire the pending requests of ``turn_id``, whose turn ended without waiting
+        for them any more; return them."""
+        expired = []
+        for record in self.store.list_records(PENDING_KIND):
+            if record.data.get("turn_id") != turn_id:
+                continue
+            found = self._load(record.key)
+            if found is None or found[0].status != "pending":
+                self.store.delete_record(PENDING_KIND, record.key)
+                continue
+            expired.append(self.expire(found[0], reason=reason))
+        return expired
+
+    def expire_ended(self) -> builtins.list[Approval]:
+        """Expire every pending request whose turn has ended (or is gone) — turns that
+        ended while no runtime watched them, e.g. canceled while their runtime was down.
+        Called at start-up and after each heartbeat; return what it expired."""
+        expired = []
+        for record in self.store.list_records(PENDING_KIND):
+            found = self._load(record.key)
+            if found is None or found[0].status != "pending":
+                self.store.delete_record(PENDING_KIND, record.key)
+                continue
+            turn = self.store.get(found[0].turn_id)
+            if turn is None or turn.status.is_terminal:
+                ended = turn.status.value if turn is not None else "gone"
+                expired.append(self.expire(found[0], reason=f"its turn ended ({ended})"))
+        return expired
 
     def grant(self, thread_id: str, tool: str, *, by: str) -> None:
+        """Grant ``tool`` on ``thread_id`` from now on.
+
+        :raises DecisionFromTool: when called from a process a tool started."""
+        refuse_tool_processes(f"grant {tool} on thread {thread_id}")
         self.store.put_record(
             GRANT_KIND,
             f"{thread_id}:{tool}",

@@ -23,6 +23,7 @@ import attrs
 from toolang_core.hookspecs import TOOL_CHAIN_STAGES
 from toolang_core.plugins.host import describe_exception
 from toolang_core.tools.types import (
+    AskApproval,
     Block,
     Denied,
     Granted,
@@ -41,6 +42,9 @@ if TYPE_CHECKING:
     from toolang_core.plugins.facade import Hooks
 
 ApprovalWaiter = Callable[[Pending, ToolCall, ToolCallContext], Awaitable[Granted | Denied]]
+BeforeExecute = Callable[[ToolCall, ToolCallContext], None]
+"""Called once the filter and the gate let a call through, just before the tool runs:
+the agent loop records the call's intent there (what may raise stops the call)."""
 
 
 @attrs.frozen
@@ -99,9 +103,15 @@ class ToolChain:
         self._async: dict[str, tuple[Tool, bool]] = {}
 
     async def run(
-        self, call: ToolCall, ctx: ToolCallContext, *, wait_for_approval: ApprovalWaiter
+        self,
+        call: ToolCall,
+        ctx: ToolCallContext,
+        *,
+        wait_for_approval: ApprovalWaiter,
+        before_execute: BeforeExecute | None = None,
     ) -> ChainResult:
-        """Run ``call`` through every stage and return what the model will see."""
+        """Run ``call`` through every stage and return what the model will see.
+        ``before_execute`` runs right before the tool does (not for a refused call)."""
         stages: list[StageRecord] = []
         refused = self._admissible(call, ctx)
         if refused is not None:
@@ -116,6 +126,8 @@ class ToolChain:
         denied = await self._approve(call, ctx, stages, wait_for_approval)
         if denied is not None:
             return ChainResult(denied, call, tuple(stages))
+        if before_execute is not None:
+            before_execute(call, ctx)
         result = await self._execute(self.tools[call.name].tool, call, ctx)
         stages.append(
             StageRecord("execute", "error", None, result.error or "")
@@ -163,6 +175,9 @@ class ToolChain:
             )
         if not filtered.verdicts:
             stages.append(_plain_record("SecurityFilter", "pass", None))
+        asked = tuple(v for _, v in filtered.verdicts if isinstance(v, AskApproval))
+        if asked:  # the gate must ask a person, whatever its policy says
+            ctx = attrs.evolve(ctx, call=call, approvals_asked=asked)
         return call, ctx, None
 
     async def _approve(
@@ -184,6 +199,14 @@ class ToolChain:
             return _error(decision.message, "denied")
         if isinstance(decision, Granted):
             stages.append(StageRecord("ApprovalGate", "granted", approval.plugin, decision.reason))
+        elif ctx.approvals_asked:  # no gate answered: nobody could ask, so it does not run
+            rules = ", ".join(repr(a.rule) for a in ctx.approvals_asked)
+            message = (
+                f"{call.name} needs a person's approval (security filter rule {rules}) but "
+                "no approval gate answered; it was not run"
+            )
+            stages.append(StageRecord("ApprovalGate", "denied", None, message))
+            return _error(message, "denied")
         else:
             stages.append(_plain_record("ApprovalGate", "pass", approval.plugin))
         return None
@@ -270,4 +293,8 @@ def _filter_stage(plugin: str, verdict: object) -> StageRecord:
         return StageRecord("SecurityFilter", "modify", plugin, verdict.reason)
     if isinstance(verdict, Observe):
         return StageRecord("SecurityFilter", "observe", plugin, verdict.message)
+    if isinstance(verdict, AskApproval):
+        return StageRecord(
+            "SecurityFilter", "ask", plugin, f"{verdict.reason} (rule {verdict.rule})"
+        )
     return _plain_record("SecurityFilter", type(verdict).__name__.lower(), plugin)

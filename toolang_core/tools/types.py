@@ -42,6 +42,11 @@ class Tool:
     requires: tuple[str, ...] = ()
     """Runtime services the tool needs (``"memory"``, ``"delegation"``); agents are not
     offered the tool while one of them is unavailable."""
+    idempotent: bool = False
+    """Whether running the same call twice does no more than running it once (a read, or
+    a write keyed by ``ToolCallContext.idempotency_key``). A call cut off by a crash
+    after it started is *in doubt*: an idempotent tool is run again, any other is not —
+    the model (or a person, ``[tools] in_doubt``) is told it may already have run."""
 
     @classmethod
     def from_function(
@@ -52,6 +57,7 @@ class Tool:
         description: str | None = None,
         blocking: bool = True,
         requires: tuple[str, ...] = (),
+        idempotent: bool = False,
     ) -> Tool:
         """A tool whose schema comes from ``function``'s type hints and docstring.
 
@@ -69,6 +75,7 @@ class Tool:
             blocking,
             takes_context(function),
             requires,
+            idempotent,
         )
 
 
@@ -104,6 +111,9 @@ class ToolCallContext:
     ``None`` only in unit tests that build a context by hand. ``turn`` is the running
     turn the call belongs to — what the delegation tools act on (spawn its task runs,
     count its delegation rounds, ask another agent inside it); ``None`` outside a turn.
+    ``idempotency_key`` names this call for the outside world: the same for every
+    attempt of the turn (``<turn id>:tool:<call id>``), so a tool run again after a
+    crash can hand it to a service that deduplicates (``None`` outside a turn).
     """
 
     call: ToolCall
@@ -115,6 +125,10 @@ class ToolCallContext:
     allowed_tools: frozenset[str] | None = None
     runtime: Runtime | None = attrs.field(default=None, eq=False, repr=False)
     turn: RunningTurn | None = attrs.field(default=None, eq=False, repr=False)
+    idempotency_key: str | None = None
+    approvals_asked: tuple[AskApproval, ...] = ()
+    """What the SecurityFilter stage asked a person to approve (:class:`AskApproval`
+    verdicts, in order): the ApprovalGate must ask, whatever its policy says."""
 
     @property
     def tool_name(self) -> str:
@@ -151,7 +165,22 @@ class Observe:
     message: str
 
 
-FilterVerdict = Block | Modify | Observe
+@attrs.frozen
+class AskApproval:
+    """SecurityFilter verdict: the call may run only once a person approves it.
+
+    For what is sometimes legitimate but never unattended (``terraform destroy``,
+    dropping a database): the ApprovalGate asks even when its policy would let the tool
+    run, and the trace names ``rule``. ``params``, when given, replace the call's
+    parameters like :class:`Modify`'s (e.g. with personal data masked).
+    """
+
+    reason: str
+    rule: str
+    params: Mapping[str, JSON] | None = None
+
+
+FilterVerdict = Block | Modify | Observe | AskApproval
 
 
 @attrs.frozen

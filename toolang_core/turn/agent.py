@@ -30,11 +30,14 @@ from toolang_core.agents.routing import RouteProposal
 from toolang_core.agents.types import AgentDefinition
 from toolang_core.models.resolve import ModelResolver
 from toolang_core.models.types import Message, ModelError, ToolSpec
+from toolang_core.plugins.host import describe_exception
+from toolang_core.redaction import redact
 from toolang_core.runtime.after_turn import AfterTurn
 from toolang_core.runtime.executor import TurnContext, TurnOutcome
+from toolang_core.runtime.scheduler import LEASE_LOST, SHUTDOWN
 from toolang_core.store.types import TurnStatus
 from toolang_core.taskruns import view
-from toolang_core.tools.approvals import ApprovalBook
+from toolang_core.tools.approvals import Approval, ApprovalBook
 from toolang_core.tools.chain import ToolChain
 from toolang_core.tools.types import Denied, Granted, Pending, ToolCall, ToolCallContext
 from toolang_core.turn import prompt
@@ -259,6 +262,9 @@ class AgentExecutor:
             deadline.reschedule(None)  # a person's time is not the agent's
         try:
             final = await book.wait(approval)
+        except asyncio.CancelledError:
+            self._expire_unless_coming_back(book, approval, ctx)
+            raise
         finally:
             if deadline is not None and remaining is not None:
                 deadline.reschedule(loop.time() + remaining)
@@ -266,6 +272,45 @@ class AgentExecutor:
             if current is not None and current.status is TurnStatus.AWAITING_APPROVAL:
                 ctx.set_status(TurnStatus.RUNNING)
         return book.decision(final)
+
+    def _expire_unless_coming_back(
+        self, book: ApprovalBook, approval: Approval, ctx: TurnContext
+    ) -> None:
+        """The turn stopped waiting: unless it is only handed back (shutdown, a lost
+        lease — it resumes and finds its request), nobody waits for the decision any
+        more, so the request expires now rather than when someone tries to decide."""
+        scheduler = self.runtime.scheduler
+        why = scheduler.cancel_reason(ctx.turn.id) if scheduler is not None else None
+        if why in (SHUTDOWN, LEASE_LOST):
+            return
+        reason = "its turn was canceled" if why is not None else "its turn timed out"
+        try:
+            book.expire(approval, reason=reason)
+        except Exception as exc:  # the sweep after the next heartbeat tries again
+            log.warning(
+                "approval.expire_failed", approval=approval.id, error=describe_exception(exc)
+            )
+
+    async def ask_person(
+        self, ctx: TurnContext, call: ToolCall, prompt: str, *, agent: str
+    ) -> Granted | Denied:
+        """Ask a person whether ``call``, in doubt after a crash, may run again (``[tools]
+        in_doubt = "ask_person"``): an approval request of its own (``<call id>:in-doubt``,
+        so a gate's request for the same call is not taken for it), awaited like a
+        gate's — the turn shows ``awaiting_approval``, a restart finds it again."""
+        turn = ctx.turn
+        approval = ApprovalBook(ctx.store, clock=ctx.clock).create(
+            turn_id=turn.id,
+            call_id=f"{call.call_id}:in-doubt",
+            tool=call.name,
+            params=redact(dict(call.params)),
+            thread_id=turn.thread_id,
+            agent=agent,
+            requester=turn.owner or turn.sender,
+            prompt=prompt,
+            timeout_seconds=None,
+        )
+        return await self.await_approval(ctx, Pending(approval.id, prompt), call)
 
 
 def _max_rounds(agent: AgentDefinition, config: AgentsConfig) -> int:

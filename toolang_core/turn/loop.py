@@ -13,24 +13,31 @@ counted per turn and refused past the limit — in code, before the chain runs.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
+import structlog
 
 from toolang_core.models.types import Message, ModelError, ModelRequest, ModelResponse, ToolSpec
 from toolang_core.plugins.host import describe_exception
-from toolang_core.redaction import redact
 from toolang_core.runtime.executor import TurnContext, TurnOutcome
+from toolang_core.runtime.scheduler import LEASE_LOST, SHUTDOWN
 from toolang_core.tools.approvals import canonical_params
 from toolang_core.tools.chain import StageRecord
 from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult
-from toolang_core.turn import prompt, trace
+from toolang_core.turn import in_doubt, prompt, trace
+from toolang_core.turn.in_doubt import Doubt
 
 if TYPE_CHECKING:
     from toolang_core.agents.types import AgentDefinition
+    from toolang_core.store.types import StepRecord
     from toolang_core.turn.agent import AgentExecutor
     from toolang_core.turn.running import RunningTurn
+
+log = structlog.get_logger("toolang.turn")
 
 TRANSFER: Final = "transfer_to_agent"
 DELEGATION_TOOLS: Final = frozenset({"ask_agent", TRANSFER})
@@ -186,12 +193,16 @@ class AgentLoop:
             "messages": request_json,
             "truncated": truncated,
         }
+        request = ModelRequest(
+            messages=tuple(self.messages), tools=speaker.specs, model_id=speaker.model_id
+        )
         try:
-            response: ModelResponse = await speaker.model.complete(
-                ModelRequest(
-                    messages=tuple(self.messages), tools=speaker.specs, model_id=speaker.model_id
-                )
-            )
+            stream = getattr(speaker.model, "stream", None)
+            response: ModelResponse
+            if stream is None:
+                response = await speaker.model.complete(request)
+            else:
+                response = await self._streamed(stream, request, key)
         except (ModelError, Exception) as exc:
             error = describe_exception(exc)
             ctx.record_step(
@@ -204,14 +215,33 @@ class AgentLoop:
         ctx.record_step("model_call", started_at=started, idempotency_key=key, data=data)
         return response
 
+    async def _streamed(self, stream: Any, request: ModelRequest, key: str) -> ModelResponse:
+        """A streaming model's call: each delta goes to the turn's watchers as it comes."""
+        from toolang_core.turn.streaming import TurnStreams, stream_response
+
+        streams = TurnStreams.of(self.executor.runtime)
+        turn_id = self.ctx.turn.id
+        streams.begin(turn_id, key)
+        try:
+            return await stream_response(
+                stream, request, lambda delta: streams.publish(turn_id, key, delta)
+            )
+        finally:
+            streams.end(turn_id, key)
+
     # -- one tool call ----------------------------------------------------------------------
 
     async def _tool_call(self, call: ToolCall) -> tuple[ToolCall, ToolResult]:
-        """Run (or replay) one call; return it as it ran and its result."""
+        """Run (or replay) one call; return it as it ran and its result.
+
+        The call's intent is stored before its tool runs and completed with the result
+        after; a call whose intent an earlier attempt left without a result is in doubt
+        (:mod:`toolang_core.turn.in_doubt`)."""
         ctx, speaker = self.ctx, self.speaker
         key = f"{self.key_prefix}:tool:{call.call_id}"
         done = ctx.find_step(key)
-        if done is not None:  # ran before this turn was interrupted: never run it twice
+        if done is not None and done.status != "intent":
+            # ran before this turn was interrupted: never run it twice
             if call.name in DELEGATION_TOOLS:
                 self.handle.take_round()  # replayed rounds still count
             return (
@@ -228,30 +258,50 @@ class AgentLoop:
             allowed_tools=speaker.allowed,
             runtime=self.executor.runtime,
             turn=self.handle,
+            idempotency_key=key,
         )
         started = ctx.clock()
-        if call.name in DELEGATION_TOOLS and not self.handle.take_round():
-            refused = ToolResult(
-                ok=False,
-                error=(
-                    f"delegation round limit reached: this turn already used "
-                    f"{self.handle.max_rounds} (ask_agent and transfer_to_agent); "
-                    "answer with what you have"
-                ),
-                error_type="limit",
-            )
-            stages: tuple[StageRecord, ...] = (
-                StageRecord("limit", "refused", None, refused.error or ""),
-            )
-            as_run, result = call, refused
+        doubt = None if done is None else await self._in_doubt(call, done)
+        intent: list[StepRecord] = [] if done is None else [done]
+        stages: tuple[StageRecord, ...]
+        if doubt is not None and not doubt.rerun:
+            assert doubt.result is not None
+            as_run, result = call, doubt.result
+            stages = (StageRecord("in_doubt", "not_run", None, doubt.detail),)
+        elif call.name in DELEGATION_TOOLS and not self.handle.take_round():
+            as_run, result = call, self._rounds_used_up()
+            stages = (StageRecord("limit", "refused", None, result.error or ""),)
         else:
-            chained = await self.executor.chain.run(
-                call,
-                tool_ctx,
-                wait_for_approval=lambda pending, c, _: self.executor.await_approval(
-                    ctx, pending, c
-                ),
-            )
+
+            def announce(as_run: ToolCall, _ctx: ToolCallContext) -> None:
+                """The intent, durable before the tool runs (renewed for this attempt
+                when an earlier one left it in doubt)."""
+                data = self._intent_data(as_run, call, key)
+                if intent:
+                    intent[0] = ctx.complete_step(intent[0], data=data, status="intent")
+                else:
+                    intent.append(
+                        ctx.record_step(
+                            "tool_call",
+                            data=data,
+                            status="intent",
+                            started_at=started,
+                            idempotency_key=key,
+                        )
+                    )
+
+            try:
+                chained = await self.executor.chain.run(
+                    call,
+                    tool_ctx,
+                    wait_for_approval=lambda pending, c, _: self.executor.await_approval(
+                        ctx, pending, c
+                    ),
+                    before_execute=announce,
+                )
+            except asyncio.CancelledError:
+                self._record_canceled(call, started, intent)
+                raise
             as_run, result, stages = chained.call, chained.result, chained.stages
         data: dict[str, Any] = {
             "call": trace.call_json(as_run),
@@ -262,15 +312,91 @@ class AgentLoop:
         if dict(as_run.params) != dict(call.params):
             # Never the original parameters: a filter changed them to keep them out.
             data["params_modified"] = True
-        ctx.record_step(
-            "tool_call",
-            data=redact(data),
-            started_at=started,
-            idempotency_key=key,
-            status="completed" if result.ok else "failed",
-            error=result.error,
-        )
+        if doubt is not None:
+            data["in_doubt"] = doubt.to_json()
+        status = "completed" if result.ok else "failed"
+        if intent:  # masked by the step writes (the redaction policy's choke point)
+            ctx.complete_step(intent[0], data=data, status=status, error=result.error)
+        else:  # refused before it could run: no intent, one insert
+            ctx.record_step(
+                "tool_call",
+                data=data,
+                started_at=started,
+                idempotency_key=key,
+                status=status,
+                error=result.error,
+            )
         return as_run, result
+
+    def _record_canceled(self, call: ToolCall, started: float, intent: list[StepRecord]) -> None:
+        """The trace shows a call its turn's cancellation stopped (a tool process is
+        stopped with it); whatever the tool did after the cancellation is never recorded
+        as its result. A turn only handed back (shutdown, a lost lease) keeps the call's
+        intent as it is: the attempt that resumes it finds the call in doubt."""
+        scheduler = self.executor.runtime.scheduler
+        why = scheduler.cancel_reason(self.ctx.turn.id) if scheduler is not None else None
+        if intent and why in (SHUTDOWN, LEASE_LOST):
+            return
+        error = "canceled before it finished: its turn was canceled, interrupted or stopped"
+        data = {
+            "call": trace.call_json(call),
+            "result": {"ok": False, "error": error, "error_type": "canceled"},
+            "chain": [StageRecord("execute", "canceled", None, error).to_json()],
+            "agent": self.speaker.agent.name,
+            "canceled": True,
+        }
+        # A lost lease or a store going away must not stop the cancellation.
+        with contextlib.suppress(Exception):
+            if intent:
+                self.ctx.complete_step(intent[0], data=data, status="failed", error=error)
+            else:
+                self.ctx.record_step(
+                    "tool_call", data=data, started_at=started, status="failed", error=error
+                )
+
+    def _rounds_used_up(self) -> ToolResult:
+        return ToolResult(
+            ok=False,
+            error=(
+                f"delegation round limit reached: this turn already used "
+                f"{self.handle.max_rounds} (ask_agent and transfer_to_agent); "
+                "answer with what you have"
+            ),
+            error_type="limit",
+        )
+
+    def _intent_data(self, as_run: ToolCall, asked: ToolCall, key: str) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "call": trace.call_json(as_run),
+            "agent": self.speaker.agent.name,
+            "idempotency_key": key,
+        }
+        if dict(as_run.params) != dict(asked.params):
+            data["params_modified"] = True
+        return data
+
+    async def _in_doubt(self, call: ToolCall, intent: StepRecord) -> Doubt:
+        """Decide about ``call``, which an earlier attempt started and never finished."""
+        registration = self.executor.chain.tools.get(call.name)
+        doubt = await in_doubt.decide(
+            call,
+            idempotent=registration is not None and registration.tool.idempotent,
+            intent_attempt=intent.attempt,
+            policy=self.executor.runtime.config.tools.in_doubt,
+            ask_person=lambda prompt: self.executor.ask_person(
+                self.ctx, call, prompt, agent=self.speaker.agent.name
+            ),
+        )
+        log.warning(
+            "tool.in_doubt",
+            turn=self.ctx.turn.id,
+            call=call.call_id,
+            tool=call.name,
+            intent_attempt=intent.attempt,
+            attempt=self.ctx.attempt,
+            decision=doubt.decision,
+        )
+        return doubt
 
     # -- transfer -------------------------------------------------------------------------
 

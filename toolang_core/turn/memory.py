@@ -74,6 +74,7 @@ async def recall_for_turn(
         sender=turn.sender,
         execution_strategy="prompt",
         limits=memory.limits,
+        owner=turn.owner,
     )
     started = ctx.clock()
     result, outcome = await memory.recall(request)
@@ -111,4 +112,5 @@ def exchange_batch(
         thread_id=turn.thread_id,
         turn_id=turn.id,
         origin="turn",
+        owner=turn.owner,
     )

@@ -51,15 +51,33 @@ def _model_call(data: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+_DECISIONS = {
+    "rerun": "run again",
+    "told_model": "NOT run again; the model was told it may already have run",
+    "approved": "run again, approved by a person",
+    "denied": "NOT run again; a person said no",
+}
+
+
 def _tool_call(data: Mapping[str, Any]) -> list[str]:
     call = data.get("call") or {}
-    result = data.get("result") or {}
+    head = f"{call.get('name', '?')}({_short(call.get('params', {}), 50)})"
+    if "result" not in data:  # an intent: the tool started and recorded no result yet
+        return [f"{head} → started, no result recorded (in doubt if the turn was interrupted)"]
+    result = data["result"] or {}
     outcome = (
         f"ok: {_short(result.get('output'), 60)}"
         if result.get("ok")
         else f"{result.get('error_type') or 'error'}: {_short(result.get('error') or '', 60)}"
     )
-    lines = [f"{call.get('name', '?')}({_short(call.get('params', {}), 50)}) → {outcome}"]
+    lines = [f"{head} → {outcome}"]
+    doubt = data.get("in_doubt")
+    if doubt:
+        decision = doubt.get("decision", "?")
+        lines.append(
+            f"IN DOUBT: started in attempt {doubt.get('intent_attempt', '?')}, no result "
+            f"recorded → {_DECISIONS.get(decision, decision)} ({_short(doubt.get('detail'), 60)})"
+        )
     if data.get("params_modified"):
         lines.append("parameters were changed by a security filter before the call ran")
     lines += stage_lines(data.get("chain", ()))
@@ -93,6 +111,28 @@ _DETAILS = {
     "prompt_build": _prompt_build,
     "memory_recall": _memory_recall,
 }
+
+
+def in_doubt(steps: Sequence[StepRecord]) -> list[dict[str, Any]]:
+    """The tool calls of ``steps`` found in doubt (what was decided), and those still
+    without a result (``decision`` ``None``: running, or cut off and not resumed yet)."""
+    found = []
+    for step in steps:
+        if step.kind != "tool_call" or (step.status != "intent" and "in_doubt" not in step.data):
+            continue
+        call = step.data.get("call") or {}
+        doubt = step.data.get("in_doubt") or {}
+        found.append(
+            {
+                "seq": step.seq,
+                "call_id": call.get("id"),
+                "tool": call.get("name"),
+                "intent_attempt": doubt.get("intent_attempt", step.attempt),
+                "decision": doubt.get("decision"),
+                "detail": doubt.get("detail"),
+            }
+        )
+    return found
 
 
 def after_lines(after: Mapping[str, Any] | None, start: float) -> list[str]:

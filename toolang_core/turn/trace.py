@@ -1,4 +1,6 @@
-"""What a turn's steps store: clipped (with a flag) and with secrets masked."""
+"""What a turn's steps store: clipped (with a flag). Secrets are masked where steps and
+traces are written (``TurnContext.record_step``, the prompt-trace stage), and here only
+in a text about to be cut."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from toolang_core.models.types import Message, ModelResponse
-from toolang_core.redaction import redact
+from toolang_core.redaction import redact_text
 from toolang_core.tools.types import ToolCall, ToolResult
 
 TEXT_LIMIT = 4_000
@@ -33,10 +35,13 @@ def result_json(result: ToolResult) -> dict[str, Any]:
 
 
 def messages_json(messages: Iterable[Message]) -> tuple[list[dict[str, Any]], bool]:
-    """The prompt as stored in a trace: each message clipped, secrets masked."""
+    """The prompt as stored in a trace: each message clipped."""
     out, truncated = [], False
     for message in messages:
-        content, cut = clip(message.content)
+        content = message.content
+        if len(content) > TEXT_LIMIT:  # masked before the cut, which could halve a secret
+            content = redact_text(content)
+        content, cut = clip(content)
         truncated = truncated or cut
         entry: dict[str, Any] = {"role": message.role, "content": content}
         if message.tool_calls:
@@ -44,21 +49,17 @@ def messages_json(messages: Iterable[Message]) -> tuple[list[dict[str, Any]], bo
         if message.tool_call_id:
             entry["tool_call_id"] = message.tool_call_id
         out.append(entry)
-    masked: list[dict[str, Any]] = redact(out)
-    return masked, truncated
+    return out, truncated
 
 
 def response_json(response: ModelResponse) -> dict[str, Any]:
     """A model's answer as stored: complete, so a resumed turn can replay it."""
-    data: dict[str, Any] = redact(
-        {
-            "text": response.text,
-            "tool_calls": [call_json(c) for c in response.tool_calls],
-            "usage": dict(response.usage),
-            "model": response.model,
-        }
-    )
-    return data
+    return {
+        "text": response.text,
+        "tool_calls": [call_json(c) for c in response.tool_calls],
+        "usage": dict(response.usage),
+        "model": response.model,
+    }
 
 
 def response_from_json(data: dict[str, Any]) -> ModelResponse:

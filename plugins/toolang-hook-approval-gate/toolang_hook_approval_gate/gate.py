@@ -45,11 +45,14 @@ def mask(params: Mapping[str, Any]) -> dict[str, Any]:
     return masked
 
 
-def prompt_for(agent: str, tool: str, params: dict[str, Any]) -> str:
+def prompt_for(
+    agent: str, tool: str, params: dict[str, Any], verdict: Verdict | None = None
+) -> str:
     shown = canonical_params(params)
     if len(shown) > PROMPT_CHARS:
         shown = shown[: PROMPT_CHARS - 1] + "…"
-    return f"{agent} wants to run {tool} {shown}"
+    why = f" ({verdict.describe()})" if verdict is not None and verdict.asked_by else ""
+    return f"{agent} wants to run {tool} {shown}{why}"
 
 
 def decide(
@@ -69,7 +72,8 @@ def decide(
             "open to ask in; it was not run"
         )
     book = ApprovalBook(store, clock=runtime.clock)
-    if book.granted(ctx.thread_id, call.name):
+    # A grant with --always covers the tool, not what a filter rule singled out.
+    if verdict.asked_by is None and book.granted(ctx.thread_id, call.name):
         return Granted(f"{call.name} is granted on thread {ctx.thread_id} (approved --always)")
     existing = book.for_call(ctx.turn_id, ctx.call_id)
     if existing is not None:
@@ -121,7 +125,7 @@ def _ask(
         thread_id=ctx.thread_id,
         agent=ctx.agent,
         requester=(turn.owner or turn.sender) if turn is not None else None,
-        prompt=prompt_for(ctx.agent, call.name, params),
+        prompt=prompt_for(ctx.agent, call.name, params, verdict),
         timeout_seconds=settings_of(ctx.runtime).timeout_seconds,
     )
     store.put_record(

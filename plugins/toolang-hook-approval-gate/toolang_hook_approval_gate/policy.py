@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import attrs
 
 if TYPE_CHECKING:
-    from toolang_core import Runtime
+    from toolang_core import AskApproval, Runtime
 
 NAME = "hook-approval-gate"
 VERDICTS: Final = f"{NAME}.verdicts"
@@ -76,12 +76,16 @@ def _check_timeout(
 
 @attrs.frozen
 class Verdict:
-    """What the policy says about one tool, and the pattern that said it."""
+    """What the policy says about one tool, and the pattern that said it — or, with
+    ``asked_by``, the security filter rules that asked a person to decide."""
 
     action: Action
     pattern: str | None = None
+    asked_by: str | None = None
 
     def describe(self) -> str:
+        if self.asked_by is not None:
+            return f"security filter {self.asked_by}"
         if self.pattern is None:
             return f"{SECTION} default = {'ask' if self.action == 'ask' else 'allow'!r}"
         listed = "require" if self.action == "ask" else "auto_approve"
@@ -152,3 +156,10 @@ def verdict_for(runtime: Runtime | None, tool: str) -> Verdict:
     if found is None:
         found = verdicts[tool] = settings_of(runtime).verdict(tool)
     return found
+
+
+def asked_verdict(asked: tuple[AskApproval, ...]) -> Verdict:
+    """Ask, naming the rules: a filter's :class:`~toolang_core.AskApproval` overrides
+    ``auto_approve``, ``default = "allow"`` and grants made with ``--always``."""
+    rules = "; ".join(f"rule {a.rule!r}: {a.reason}" for a in asked)
+    return Verdict("ask", asked_by=rules)

@@ -77,6 +77,7 @@ async def _into_memory(runtime: Runtime, entry: KnowledgeEntry) -> None:
             thread_id=entry.thread_id,
             turn_id=entry.turn_id,
             origin="knowledge",
+            owner=entry.owner,
         )
     except Exception as exc:  # the tool call succeeded; memory is an augmentation
         log.warning("knowledge.memory_write_failed", agent=entry.agent, error=str(exc))

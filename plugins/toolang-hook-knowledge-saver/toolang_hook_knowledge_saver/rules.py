@@ -38,6 +38,8 @@ class KnowledgeEntry:
     turn_id: str
     call_id: str
     at: float
+    owner: str | None = None
+    """The owner of the turn: what it taught goes into that owner's memory only."""
 
     def row(self) -> tuple[Any, ...]:
         """The values of :data:`~toolang_hook_knowledge_saver.schema.COLUMNS`."""
@@ -212,4 +214,12 @@ class Rules:
             turn_id=_label(getattr(ctx, "turn_id", None)),
             call_id=_label(getattr(call, "call_id", None)),
             at=now,
+            owner=_owner(ctx),
         )
+
+
+def _owner(ctx: object) -> str | None:
+    turn = getattr(ctx, "turn", None)
+    request = getattr(turn, "request", None)
+    owner = getattr(request, "owner", None)
+    return owner if isinstance(owner, str) else None

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from toolang_core import Block
+from toolang_core import AskApproval, Block
 
 
 def blocked_by(verdict: object) -> str | None:
-    """The rule named in a block, or None when the call was not blocked."""
-    if not isinstance(verdict, Block):
+    """The rule that kept the call from running unattended — it blocked the call or sent
+    it to a person (the rules for what is sometimes legitimate ask: issue #17) — or None
+    when the call runs."""
+    if not isinstance(verdict, Block | AskApproval):
         return None
     return verdict.reason.split("(rule ", 1)[1].split(",", 1)[0]
 

@@ -6,7 +6,7 @@ import typing
 
 import pytest
 
-from toolang_core import Block, Modify, Observe
+from toolang_core import AskApproval, Block, Modify, Observe
 from toolang_hook_security_filter.policy import Policy
 from toolang_hook_security_filter.rules import DANGEROUS, OBSERVED, RuleName
 from toolang_hook_security_filter.settings import FilterSettings
@@ -39,6 +39,7 @@ DANGEROUS_SAMPLES: dict[str, str] = {
     "crontab-wipe": "crontab -r",
     "backup-deletion": "vssadmin delete shadows /all /quiet",
     "drop-database": "DROP DATABASE production;",
+    "self-approval": "toolang approvals approve ap-06h0 --always",
 }
 # Judged on structured calls, below and in test_security_filter_written_paths.py.
 TOOL_RULES = {"delete-tool-on-root-or-home", "write-tool-on-system-file"}
@@ -140,7 +141,7 @@ def test_every_rule_has_a_sample_here():
 @pytest.mark.parametrize(("rule", "command"), DANGEROUS_SAMPLES.items())
 def test_each_rule_blocks_its_representative(default_filter, rule, command):
     verdict = default_filter.call({"command": command})
-    assert isinstance(verdict, Block)
+    assert isinstance(verdict, Block | AskApproval)  # asking rules send it to a person
     assert f"rule {rule}," in verdict.reason
 
 
@@ -155,7 +156,8 @@ PLACEMENTS = {
 @pytest.mark.parametrize("placement", PLACEMENTS)
 @pytest.mark.parametrize("command", DANGEROUS_SAMPLES.values(), ids=DANGEROUS_SAMPLES)
 def test_rules_look_at_every_string_wherever_it_sits(default_filter, command, placement):
-    assert isinstance(default_filter.call(PLACEMENTS[placement](command), tool="task"), Block)
+    verdict = default_filter.call(PLACEMENTS[placement](command), tool="task")
+    assert isinstance(verdict, Block | AskApproval)
 
 
 @pytest.mark.parametrize(
@@ -179,7 +181,9 @@ def test_a_program_next_to_its_arguments_is_checked_as_one_command(default_filte
 
 @pytest.mark.parametrize("command", MORE_DANGEROUS)
 def test_variants_of_the_families_are_blocked_too(default_filter, command):
-    assert isinstance(default_filter.call({"code": command}, tool="sandbox_run"), Block)
+    assert isinstance(
+        default_filter.call({"code": command}, tool="sandbox_run"), Block | AskApproval
+    )
 
 
 @pytest.mark.parametrize("command", BENIGN)
@@ -190,6 +194,9 @@ def test_look_alikes_of_dangerous_commands_pass(default_filter, command):
 @pytest.mark.parametrize(("rule", "command"), OBSERVED_SAMPLES.items())
 def test_risky_but_common_commands_pass_with_a_warning(default_filter, rule, command):
     verdict = default_filter.call({"command": command})
+    if isinstance(verdict, AskApproval):  # terraform destroy, a force-push: a person decides
+        assert f"rule {rule}," in verdict.reason
+        return
     assert isinstance(verdict, Observe)
     assert f"rule {rule}," in verdict.message
 
@@ -222,7 +229,7 @@ def test_block_reasons_name_the_rule_and_parameter_but_not_the_text(default_filt
 
 def test_block_reasons_do_not_quote_keys_that_may_be_personal_data(default_filter):
     verdict = default_filter.call({"jobs": {"ann@example.com": "crontab -r"}}, tool="task")
-    assert isinstance(verdict, Block)
+    assert isinstance(verdict, Block | AskApproval)
     assert "parameter 'jobs.…'" in verdict.reason
     assert "ann@" not in verdict.reason
 

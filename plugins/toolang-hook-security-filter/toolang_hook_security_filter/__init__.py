@@ -8,15 +8,19 @@ parameters going in and in the results coming out. See README.md.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from toolang_core import hookimpl
 
 if TYPE_CHECKING:
     from toolang_core import (
+        AskApproval,
         Block,
         Modify,
         Observe,
+        PluginContext,
+        RegisterFactory,
         RegisterSettings,
         ToolCall,
         ToolCallContext,
@@ -36,9 +40,29 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 
 
 @hookimpl
+def toolang_register_redactors(register: RegisterFactory) -> None:
+    register("pii", _detector, description="keys, tokens and the personal data of pii_kinds")
+
+
+def _detector(context: PluginContext) -> Callable[[str], str]:
+    """The runtime's redaction detector: this filter's finders of ``pii_kinds``, so what
+    is masked in tool calls is masked wherever text is stored or shown too."""
+    from toolang_hook_security_filter.pii import Scrubber
+    from toolang_hook_security_filter.settings import FilterSettings
+
+    settings = context.settings or FilterSettings()
+    scrubber = Scrubber(settings.pii_kinds)
+
+    def detect(text: str) -> str:
+        return scrubber.scrub_text(text, {})
+
+    return detect
+
+
+@hookimpl
 def toolang_filter_tool_call(
     call: ToolCall, ctx: ToolCallContext
-) -> Block | Modify | Observe | None:
+) -> Block | Modify | Observe | AskApproval | None:
     return policy_of(ctx).check_call(call)
 
 

@@ -19,6 +19,7 @@ MASKS: Final[Mapping[str, str]] = {
     "card": "[card redacted]",
     "iban": "[iban redacted]",
     "secret": "[secret redacted]",
+    "national_id": "[national id redacted]",
 }
 
 # ISO 13616 registry: the length of each country's IBAN.
@@ -235,9 +236,34 @@ class Finders:
         spans = [
             m.span()
             for m in self._phone.finditer(text)
-            if 7 <= sum(ch.isdigit() for ch in m.group()) <= 15
+            if 7 <= sum(ch.isdigit() for ch in m.group()) <= 15 and phone_valid(m.group())
         ]
         return _masked(text, spans, MASKS["phone"])
+
+
+PHONE_REGIONS: Final = ("US", "GB", "DE", "FR", "NL", "IT", "ES", "IN", "AU", "BR", "JP", "CA")
+"""Where a number without a country code is tried (``phonenumbers``), in this order."""
+
+
+def phone_valid(candidate: str) -> bool:
+    """Whether ``phonenumbers`` takes ``candidate`` for a phone number: possible with
+    its country code, or valid in one of :data:`PHONE_REGIONS` without one."""
+    import phonenumbers
+
+    try:
+        if candidate.lstrip("(").startswith("+"):
+            return bool(phonenumbers.is_possible_number(phonenumbers.parse(candidate, None)))
+        for region in PHONE_REGIONS:
+            if phonenumbers.is_valid_number(phonenumbers.parse(candidate, region)):
+                return True
+    except phonenumbers.NumberParseException:
+        return False
+    return False
+
+
+_PLACEHOLDER: Final = re.compile(
+    r"changeme|example|placeholder|redacted|your[_-]|xxxx|<|\$\{", re.I
+)
 
 
 def _looks_like_a_credential(group: str, value: str) -> bool:
@@ -247,6 +273,8 @@ def _looks_like_a_credential(group: str, value: str) -> bool:
         return not (value.isalpha() and value.islower())
     if group == "basic":
         return any(ch.isdigit() or ch in "+/=" for ch in value)
+    if _PLACEHOLDER.search(value):
+        return False
     has_letter = any(ch.isalpha() for ch in value)
     return has_letter and (any(ch.isdigit() for ch in value) or len(value) >= 16)
 

@@ -42,8 +42,8 @@ from toolang_core import is_secret_key
 from toolang_hook_security_filter.finders import KEY_SHAPES, MASKS, Finder, Finders, card_valid
 from toolang_hook_security_filter.hints import trie_pattern
 
-PiiKind = Literal["email", "phone", "card", "iban", "secret"]
-PII_KINDS: Final[tuple[PiiKind, ...]] = ("email", "phone", "card", "iban", "secret")
+PiiKind = Literal["email", "phone", "card", "iban", "secret", "national_id"]
+PII_KINDS: Final[tuple[PiiKind, ...]] = ("email", "phone", "card", "iban", "secret", "national_id")
 
 _LABELS = ("bearer", "basic", "pass", "pwd", "secret", "token", "key", "credential")
 """Words in the lowercased string without which no labelled credential is found."""
@@ -68,6 +68,10 @@ class Scrubber:
         # Secrets first: key shapes hold digit runs that look like other kinds.
         number_finders = {"iban": finders.ibans, "card": finders.cards, "phone": finders.phones}
         self._numbers = [(k, f) for k, f in number_finders.items() if k in self.kinds]
+        from toolang_hook_security_filter.ids import IdFinder, ProviderKeyFinder
+
+        self._ids = IdFinder() if "national_id" in self.kinds else None
+        self._providers = ProviderKeyFinder() if self._secret else None
         # Mapping keys repeat (parameter and field names): remember the answers.
         self._key_facts = functools.lru_cache(maxsize=4096)(_key_facts)
 
@@ -81,6 +85,8 @@ class Scrubber:
             text = self._scrub_secrets(text, found)
         if self._email is not None and "@" in text:
             text = _apply(self._email, "email", text, found)
+        if self._ids is not None:  # before phones: an SSN or a SIN looks like one
+            text = _apply(self._ids, "national_id", text, found)
         if self._numbers and self._seven_digits.search(text):
             for kind, finder in self._numbers:
                 text = _apply(finder, kind, text, found)
@@ -94,6 +100,8 @@ class Scrubber:
             text = _apply(self._finders.labelled, "secret", text, found)
         if "://" in text and "@" in text:
             text = _apply(self._finders.url_passwords, "secret", text, found)
+        if self._providers is not None:
+            text = _apply(self._providers, "secret", text, found)
         return text
 
     # -- JSON values -----------------------------------------------------------------

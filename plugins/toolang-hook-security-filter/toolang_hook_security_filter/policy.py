@@ -16,12 +16,14 @@ from typing import Any, Final
 
 import attrs
 
-from toolang_core import Block, Modify, Observe, ToolCall, ToolResult
+from toolang_core import AskApproval, Block, Modify, Observe, ToolCall, ToolResult
+from toolang_hook_security_filter import analysis
 from toolang_hook_security_filter.hints import HintIndex, lower_literals
 from toolang_hook_security_filter.normalise import SIGN_WORDS, Sign, normalised
 from toolang_hook_security_filter.pii import Scrubber, is_plain_name
 from toolang_hook_security_filter.rules import DANGEROUS, OBSERVED, RuleSpec
 from toolang_hook_security_filter.settings import FilterSettings
+from toolang_hook_security_filter.verdicts import Finding
 
 _NAMEABLE: Final = re.compile(r"[A-Za-z_][\w-]{0,31}")
 """Keys shown in a reason; others (an address used as a key …) are shown as "…"."""
@@ -78,6 +80,13 @@ class Hit:
 
     def describe(self) -> str:
         return f"{self.rule.reason} (rule {self.rule.name}, parameter {self.where!r})"
+
+
+ASKING_PATTERNS: Final = frozenset(
+    {"drop-database", "kill-everything", "defences-off", "crontab-wipe"}
+)
+"""Pattern rules for what is sometimes the job (dropping a database, a reboot, a firewall
+flush, replacing the crontab): a match sends the call to a person instead of blocking."""
 
 
 class ParamsTooDeep(ValueError):
@@ -142,6 +151,8 @@ class Policy:
 
     def __init__(self, settings: FilterSettings) -> None:
         disabled = set(settings.disable_rules)
+        self.disabled = frozenset(disabled)
+        self.parse_commands = settings.parse_commands
         self.rules = (
             *(Rule.from_spec(s, blocks=True) for s in DANGEROUS if s.name not in disabled),
             *_configured(settings.block_patterns, "block_patterns", blocks=True),
@@ -158,6 +169,12 @@ class Policy:
             else None
         )
         self._rule_sets: dict[str, RuleSet] = {}
+        self.configured: list[Check] = [
+            (rule, regex)
+            for rule in self.rules
+            if not rule.on_lowered and rule.blocks
+            for regex, _ in rule.alternatives
+        ]
 
     def rule_set(self, tool: str) -> RuleSet:
         """The rules that apply to ``tool`` (built once per tool name)."""
@@ -171,7 +188,7 @@ class Policy:
 
     # -- the two hooks ---------------------------------------------------------------
 
-    def check_call(self, call: ToolCall) -> Block | Modify | Observe | None:
+    def check_call(self, call: ToolCall) -> Block | Modify | Observe | AskApproval | None:  # noqa: PLR0912
         """The verdict on ``call``: block, mask its personal data, warn, or abstain."""
         if self.exempt is not None and self.exempt.match(call.name):
             return None
@@ -182,29 +199,84 @@ class Policy:
             return Block(f"parameters nested deeper than {MAX_DEPTH} levels cannot be checked")
         rules = self.rule_set(call.name)
         observed: list[Hit] = []
+        asked: tuple[Finding, str] | None = None
         for where, path in written:
             blocked = _first_block(rules.written_path, path.lower(), path, where, observed)
             if blocked is not None:
                 return blocked
         for where, text in texts:
-            lowered = text.lower()
-            checks, signs = rules.plan(lowered)
-            blocked = _first_block(checks, lowered, text, where, observed)
-            if blocked is not None:
-                return blocked
-            plain = normalised(lowered, signs, text)
-            if plain is not None:  # what the shell would run, where it differs
-                blocked = _first_block(rules.plan(plain)[0], plain, None, where, observed)
+            kinds = analysis.kinds_of(call.name, where, text) if self.parse_commands else ()
+            if kinds:
+                # A command, inline code or SQL: judged by what it does, once parsed.
+                # The pattern rules see what the text runs (data handed to echo or grep
+                # left out), then the parse judges what it does.
+                blocked = _first_block(self.configured, text, text, where, observed)
                 if blocked is not None:
                     return blocked
+                shown = analysis.rendered(kinds, text)
+                hit = self._pattern_hit(rules, shown, where, observed)
+                if hit is not None and hit.rule.name not in ASKING_PATTERNS:
+                    return Block(f"this call {hit.describe()}")
+                finding = analysis.judge(kinds, text)
+                if finding is not None and finding.rule in self.disabled:
+                    finding = None
+                # The text as written: a pattern there names what the parse found in
+                # the established vocabulary, and what the parse took for data (a
+                # comment, a quoted string) still goes to a person, never unattended.
+                raw = hit
+                if raw is None and kinds != ("sql",):  # SQL's parse knows comments and literals
+                    raw = self._pattern_hit(rules, text, where, [])
+                if finding is not None and finding.risk == "block":
+                    return Block(
+                        f"this call {raw.describe() if raw else _describe(finding, where)}"
+                    )
+                if finding is not None and raw is not None and raw.rule.name not in ASKING_PATTERNS:
+                    return Block(f"this call {raw.describe()}")
+                if raw is not None:
+                    finding = Finding("approve", raw.rule.name, raw.rule.reason)
+                if finding is not None:
+                    asked = asked or (finding, where)
+                continue
+            hit = self._pattern_hit(rules, text, where, observed)
+            if hit is None:
+                continue
+            if not self.parse_commands or not hit.rule.on_lowered or hit.rule.tools is not None:
+                # Configured patterns, and rules about a kind of tool (a delete tool
+                # given "/"), judge what the call does: they block.
+                return Block(f"this call {hit.describe()}")
+            # Free text (a message, a file's content) is not run as it stands: a
+            # dangerous command quoted in it is for a person to judge, not a block.
+            asked = asked or (Finding("approve", hit.rule.name, hit.rule.reason), where)
         notes = "; ".join(hit.describe() for hit in _distinct(observed)) if observed else ""
+        masked_params: dict[str, Any] | None = None
+        reason = ""
         if self.redact_params and self.scrubber is not None:
             found: dict[str, int] = {}
             masked = self.scrubber.scrub(call.params, found)
             if found:
+                masked_params = masked
                 reason = f"masked personal data in the parameters: {describe_counts(found)}"
-                return Modify(masked, f"{reason}; also: {notes}" if notes else reason)
+        if asked is not None:
+            finding, where = asked
+            why = "; ".join(x for x in (_describe(finding, where), reason, notes) if x)
+            return AskApproval(f"this call {why}", finding.rule, masked_params)
+        if masked_params is not None:
+            return Modify(masked_params, f"{reason}; also: {notes}" if notes else reason)
         return Observe(notes) if notes else None
+
+    @staticmethod
+    def _pattern_hit(rules: RuleSet, text: str, where: str, observed: list[Hit]) -> Hit | None:
+        """The first blocking pattern rule matching ``text`` (or what the shell would
+        run of it); warnings go to ``observed``."""
+        lowered = text.lower()
+        checks, signs = rules.plan(lowered)
+        hit = _first_hit(checks, lowered, text, where, observed)
+        if hit is not None:
+            return hit
+        plain = normalised(lowered, signs, text)
+        if plain is not None:  # what the shell would run, where it differs
+            return _first_hit(rules.plan(plain)[0], plain, None, where, observed)
+        return None
 
     def filter_result(self, call: ToolCall, result: ToolResult) -> ToolResult | None:
         """``result`` with personal data masked, or ``None`` when there was none."""
@@ -220,6 +292,10 @@ class Policy:
         return attrs.evolve(result, output=output, error=error)
 
 
+def _describe(finding: Finding, where: str) -> str:
+    return f"{finding.reason} (rule {finding.rule}, parameter {where!r})"
+
+
 def describe_counts(found: Mapping[str, int]) -> str:
     """``"2 email, 1 card"``: what was masked, never the values."""
     return ", ".join(f"{count} {kind}" for kind, count in sorted(found.items()))
@@ -231,6 +307,13 @@ def _first_block(
     """The block of the first blocking check that matches ``lowered`` (configured
     patterns: ``text``, skipped when it is ``None``); warnings found before it go to
     ``observed``."""
+    hit = _first_hit(checks, lowered, text, where, observed)
+    return Block(f"this call {hit.describe()}") if hit is not None else None
+
+
+def _first_hit(
+    checks: Sequence[Check], lowered: str, text: str | None, where: str, observed: list[Hit]
+) -> Hit | None:
     for rule, regex in checks:
         if rule.on_lowered:
             matched = regex.search(lowered) is not None
@@ -239,7 +322,7 @@ def _first_block(
         if not matched:
             continue
         if rule.blocks:
-            return Block(f"this call {Hit(rule, where).describe()}")
+            return Hit(rule, where)
         observed.append(Hit(rule, where))
     return None
 

@@ -32,6 +32,7 @@ from toolang_hook_security_filter.fragments import (
 )
 from toolang_hook_security_filter.rules_damage import DAMAGE
 from toolang_hook_security_filter.rules_intrusion import INTRUSION
+from toolang_hook_security_filter.rules_self_approval import SELF_APPROVAL
 from toolang_hook_security_filter.spec import Alternative, RuleSpec, alt, spec
 
 __all__ = ["DANGEROUS", "OBSERVED", "Alternative", "RuleName", "RuleSpec"]
@@ -63,6 +64,7 @@ RuleName = Literal[
     "system-account-tampering",
     "ssh-authorized-keys-write",
     "defences-off",
+    "self-approval",
     "recursive-delete-of-working-directory",
     "inline-interpreter",
     "sudo",
@@ -73,7 +75,7 @@ RuleName = Literal[
 ]
 """Every default rule's name (a test keeps this list and the tables below in step)."""
 
-DANGEROUS: Final[tuple[RuleSpec, ...]] = (*DAMAGE, *INTRUSION)
+DANGEROUS: Final[tuple[RuleSpec, ...]] = (*DAMAGE, *INTRUSION, SELF_APPROVAL)
 """Rules whose match blocks the call."""
 
 OBSERVED: Final[tuple[RuleSpec, ...]] = (

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
 from toolang_hook_security_filter.pii import PII_KINDS, PiiKind
 from toolang_hook_security_filter.rules import RuleName
+from toolang_hook_security_filter.verdicts import CommandRuleName
+
+AnyRuleName = Literal[RuleName, CommandRuleName]
 
 
 @attrs.frozen
@@ -19,8 +22,10 @@ class FilterSettings:
     """Extra regular expressions: a string of a call that matches one blocks the call."""
     observe_patterns: tuple[str, ...] = ()
     """Extra regular expressions: a match lets the call through with a recorded warning."""
-    disable_rules: tuple[RuleName, ...] = ()
-    """Default rules to switch off, by name."""
+    disable_rules: tuple[AnyRuleName, ...] = ()
+    """Default rules to switch off, by name (pattern rules and parsing rules alike)."""
+    parse_commands: bool = True
+    """Parse commands, inline code and SQL and judge what they do (block / approve)."""
     redact_params: bool = True
     """Mask personal data in the parameters before the tool runs."""
     redact_results: bool = True

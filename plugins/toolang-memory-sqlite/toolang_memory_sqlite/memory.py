@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
-from toolang_core import StoreError
+from toolang_core import StoreError, redact, redact_text
 from toolang_core.memory import (
     MemoryEntry,
     MemoryForget,
@@ -43,7 +43,7 @@ DEGRADED_FOR_SECONDS: Final = 300.0
 KEYS_PER_STATEMENT: Final = 500
 
 ITEM_COLUMNS: Final = (
-    "id, agent_id, thread_id, turn_id, origin, key, kind, meta, created_at, updated_at"
+    "id, agent_id, thread_id, turn_id, origin, key, kind, meta, created_at, updated_at, owner"
 )
 LIVE: Final = "(expires_at IS NULL OR expires_at > ?)"
 
@@ -99,7 +99,7 @@ class SQLiteMemory:
         now = self._clock()
         with self._guard("recall"):
             conn = self._db.get()
-            scope = search.Scope.of(conn, request.agent_id, request.thread_id)
+            scope = search.Scope.of(conn, request.agent_id, request.thread_id, request.owner)
             if chosen and scope is not None:
                 found = search.find(
                     conn,
@@ -139,7 +139,9 @@ class SQLiteMemory:
         now = self._clock()
         with self._guard("remember"), self._db.write() as conn:
             pruned = self._prune(conn, now, self.settings.prune_batch)
-            ids = iter(search.allocate_ids(conn, batch.agent_id, len(rows)))
+            ids = iter(
+                search.allocate_ids(conn, search.scope_key(batch.agent_id, batch.owner), len(rows))
+            )
             for entry, meta in rows:
                 self._upsert(conn, batch, entry, meta, now=now, new_ids=ids)
         return MemoryWriteResult(
@@ -160,7 +162,7 @@ class SQLiteMemory:
 
     def list_entries(self, request: MemoryListRequest) -> tuple[MemoryItem, ...]:
         """The agent's live entries (of one thread, when given), newest write first."""
-        where, params = "agent_id = ?", [request.agent_id]
+        where, params = "agent_id = ? AND owner IS ?", [request.agent_id, request.owner]
         if request.thread_id is not None:
             where += " AND thread_id = ?"
             params.append(request.thread_id)
@@ -240,7 +242,7 @@ class SQLiteMemory:
         meta = None
         if problem is None and entry.meta:
             try:
-                meta = json.dumps(dict(entry.meta), ensure_ascii=False, allow_nan=False)
+                meta = json.dumps(redact(dict(entry.meta)), ensure_ascii=False, allow_nan=False)
             except (TypeError, ValueError) as exc:
                 problem = f"meta must be JSON-serialisable ({exc})"
         if problem is not None:
@@ -260,20 +262,24 @@ class SQLiteMemory:
         new_ids: Iterator[int],
     ) -> None:
         expires = None if entry.ttl_seconds is None else now + entry.ttl_seconds
-        values = (batch.thread_id, batch.turn_id, batch.origin, entry.kind, entry.text, meta)
+        # Stored and indexed as the runtime's redaction policy masks it: no raw secret
+        # at rest, in the table or in the full-text index (the service masks first; a
+        # plugin used on its own is held to it too).
+        body = redact_text(entry.text)
+        values = (batch.thread_id, batch.turn_id, batch.origin, entry.kind, body, meta)
         existing = None
         if entry.key is not None:
             existing = conn.execute(
-                f"SELECT id FROM {ENTRIES} WHERE agent_id = ? AND key = ?",
-                (batch.agent_id, entry.key),
+                f"SELECT id FROM {ENTRIES} WHERE agent_id = ? AND owner IS ? AND key = ?",
+                (batch.agent_id, batch.owner, entry.key),
             ).fetchone()
         if existing is None:
             row_id = next(new_ids)
             conn.execute(
                 f"INSERT INTO {ENTRIES} (thread_id, turn_id, origin, kind, text, meta, id, "
-                "agent_id, key, created_at, updated_at, expires_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (*values, row_id, batch.agent_id, entry.key, now, now, expires),
+                "agent_id, key, created_at, updated_at, expires_at, owner) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*values, row_id, batch.agent_id, entry.key, now, now, expires, batch.owner),
             )
         else:
             row_id = existing[0]
@@ -283,10 +289,10 @@ class SQLiteMemory:
                 (*values, now, expires, row_id),
             )
             conn.execute(f"DELETE FROM {FTS} WHERE rowid = ?", (row_id,))
-        scope = search.scope_text(batch.agent_id, batch.thread_id)
+        scope = search.scope_text(search.scope_key(batch.agent_id, batch.owner), batch.thread_id)
         conn.execute(
             f"INSERT INTO {FTS} (rowid, scope, body) VALUES (?, ?, ?)",
-            (row_id, scope, text.index_text(entry.text)),
+            (row_id, scope, text.index_text(body)),
         )
 
     def _prune(self, conn: sqlite3.Connection, now: float, limit: int) -> int:
@@ -367,10 +373,13 @@ def _forget_filters(request: MemoryForget) -> Iterator[tuple[str, list[Any]]]:
         for start in range(0, len(keys), KEYS_PER_STATEMENT):
             chunk = keys[start : start + KEYS_PER_STATEMENT]
             marks = ", ".join("?" * len(chunk))
-            yield f"agent_id = ? AND key IN ({marks})", [request.agent_id, *chunk]
+            yield (
+                f"agent_id = ? AND owner IS ? AND key IN ({marks})",
+                [request.agent_id, request.owner, *chunk],
+            )
         return
-    where: list[str] = ["agent_id = ?"]
-    params: list[Any] = [request.agent_id]
+    where: list[str] = ["agent_id = ?", "owner IS ?"]
+    params: list[Any] = [request.agent_id, request.owner]
     for clause, value in (
         ("thread_id = ?", request.thread_id),
         ("kind = ?", request.kind),
@@ -384,7 +393,7 @@ def _forget_filters(request: MemoryForget) -> Iterator[tuple[str, list[Any]]]:
 
 def _item(row: Sequence[Any], body: str, score: float) -> MemoryItem:
     """A :class:`MemoryItem` from a row of :data:`ITEM_COLUMNS` and its (maybe clipped) text."""
-    row_id, agent, thread, turn, origin, key, kind, meta, created, updated = row
+    row_id, agent, thread, turn, origin, key, kind, meta, created, updated, owner = row
     return MemoryItem(
         id=str(row_id),
         text=body,
@@ -399,5 +408,6 @@ def _item(row: Sequence[Any], body: str, score: float) -> MemoryItem:
             origin=origin,
             created_at=created,
             updated_at=updated,
+            owner=owner,
         ),
     )

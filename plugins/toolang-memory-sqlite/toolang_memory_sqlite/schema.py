@@ -73,3 +73,19 @@ def m001_entries_and_index(db: Database) -> None:
     # scope: the token of the entry's agent and thread (search.scope_text), so a recall
     # narrowed to a thread ranks that thread's matches only; body: text.index_text(text).
     db.execute(f"CREATE VIRTUAL TABLE {FTS} USING fts5(scope, body, tokenize = '{TOKENIZER}')")
+
+
+@MIGRATIONS()
+def m002_owners(db: Database) -> None:
+    """Entries belong to an owner as well as an agent (``NULL``: the operator's).
+
+    A key names one entry per agent *and owner*; ``memory_agents`` ranges are given per
+    scope (:func:`toolang_memory_sqlite.search.scope_key`), so one owner's full-text
+    query never reaches another's rows.
+    """
+    db.execute(f"ALTER TABLE {ENTRIES} ADD COLUMN owner TEXT")
+    db.execute(f"DROP INDEX {ENTRIES}_agent_key")
+    db.execute(
+        f"CREATE UNIQUE INDEX {ENTRIES}_agent_owner_key ON {ENTRIES} "
+        "(agent_id, coalesce(owner, ''), key) WHERE key IS NOT NULL"
+    )

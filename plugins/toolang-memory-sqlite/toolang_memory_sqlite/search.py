@@ -44,6 +44,12 @@ BM25: Final = f"bm25({FTS}, 0.0, 1.0)"
 Mode = Literal["bm25", "rare-words", "common-words"]
 
 
+def scope_key(agent_id: str, owner: str | None) -> str:
+    """The key of one owner's memory of one agent (``memory_agents.agent_id``; the
+    operator's, ``owner=None``, is the agent id alone, as before owners)."""
+    return agent_id if owner is None else f"{agent_id}\x1f{owner}"
+
+
 def thread_token(agent_id: str, thread_id: str) -> str:
     """The token naming one agent's thread in the ``scope`` column."""
     digest = hashlib.blake2b(
@@ -91,22 +97,32 @@ class Scope:
     low: int
     high: int
     thread_id: str | None = None
+    owner: str | None = None
 
     @classmethod
-    def of(cls, conn: sqlite3.Connection, agent_id: str, thread_id: str | None) -> Scope | None:
-        """The scope of ``agent_id`` (``None``: it never wrote anything)."""
-        row = conn.execute(f"SELECT slot FROM {AGENTS} WHERE agent_id = ?", (agent_id,)).fetchone()
+    def of(
+        cls,
+        conn: sqlite3.Connection,
+        agent_id: str,
+        thread_id: str | None,
+        owner: str | None = None,
+    ) -> Scope | None:
+        """The scope of ``owner``'s ``agent_id`` (``None``: it never wrote anything)."""
+        row = conn.execute(
+            f"SELECT slot FROM {AGENTS} WHERE agent_id = ?", (scope_key(agent_id, owner),)
+        ).fetchone()
         if row is None:
             return None
         low = row[0] << SEQ_BITS
-        return cls(agent_id, low, low + (1 << SEQ_BITS) - 1, thread_id)
+        return cls(agent_id, low, low + (1 << SEQ_BITS) - 1, thread_id, owner)
 
     def expression(self, terms: list[Term]) -> str:
         """MATCH ``terms`` (ORed) in the body, within the thread when narrowed."""
         body = f"body : ({match_expression(terms)})"
         if self.thread_id is None:
             return body
-        return f'scope : "{thread_token(self.agent_id, self.thread_id)}" AND {body}'
+        token = thread_token(scope_key(self.agent_id, self.owner), self.thread_id)
+        return f'scope : "{token}" AND {body}'
 
 
 @attrs.frozen
@@ -216,7 +232,7 @@ def _live(
     entries = {
         row[0]: row[1:]
         for row in conn.execute(
-            f"SELECT id, updated_at, length(text), agent_id, thread_id, expires_at "
+            f"SELECT id, updated_at, length(text), agent_id, thread_id, expires_at, owner "
             f"FROM {ENTRIES} WHERE id IN ({marks})",
             [rowid for rowid, _ in ranks],
         )
@@ -226,8 +242,10 @@ def _live(
         entry = entries.get(rowid)
         if entry is None:
             continue
-        updated_at, length, agent, thread, expires_at = entry
-        if agent != scope.agent_id or (scope.thread_id is not None and thread != scope.thread_id):
+        updated_at, length, agent, thread, expires_at, owner = entry
+        if agent != scope.agent_id or owner != scope.owner:
+            continue
+        if scope.thread_id is not None and thread != scope.thread_id:
             continue
         if expires_at is not None and expires_at <= now:
             continue

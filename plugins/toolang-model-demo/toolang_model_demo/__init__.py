@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from toolang_core import RegisterFactory, ToolCall, hookimpl
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from toolang_core import PluginContext
 
 NAME = "model-demo"
+_WORD = re.compile(r"\s*\S+\s*|\s+")
 _TOOL = re.compile(r"/tool\s+([A-Za-z][\w-]*)\s*(\{.*\})?", re.S)
 
 
@@ -42,6 +44,13 @@ class DemoModel:
                 tool_calls=(ToolCall(call_id="", name=name, params=params),), model="demo"
             )
         return ModelResponse(text=f"(demo model) You said: {last.content.strip()}", model="demo")
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[str | ModelResponse]:
+        """The same answer as :meth:`complete`, word by word (whitespace kept)."""
+        response = await self.complete(request)
+        for word in _WORD.findall(response.text):
+            yield word
+        yield response
 
 
 def _report(messages: tuple[Message, ...]) -> str:

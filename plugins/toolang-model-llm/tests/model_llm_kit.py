@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -93,11 +94,37 @@ def chat_reply(
     }
 
 
+def stream_chunks(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A Chat Completions answer as the chunks of its streamed form (word by word, the
+    tool calls in one delta, then the finish reason and the usage), as OpenAI sends them
+    when a request says ``"stream": true``."""
+    (choice,) = body["choices"]
+    message = choice["message"]
+    base = {
+        "id": body["id"],
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": body["model"],
+    }
+    chunks = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant"}}]}]
+    for word in re.findall(r"\s*\S+\s*", message.get("content") or ""):
+        chunks.append({**base, "choices": [{"index": 0, "delta": {"content": word}}]})
+    if message.get("tool_calls"):
+        calls = [{"index": i, **call} for i, call in enumerate(message["tool_calls"])]
+        chunks.append({**base, "choices": [{"index": 0, "delta": {"tool_calls": calls}}]})
+    chunks.append(
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]}
+    )
+    chunks.append({**base, "choices": [], "usage": body["usage"]})
+    return chunks
+
+
 class ChatServer:
     """An OpenAI-compatible ``/v1/chat/completions`` on 127.0.0.1.
 
-    Answers each request with the next of ``replies`` (``(status, body)``) and records
-    every request body in ``requests``.
+    Answers each request with the next of ``replies`` (``(status, body)``) — streamed
+    as server-sent chunks when the request asks to stream — and records every request
+    body in ``requests``.
     """
 
     def __init__(self) -> None:
@@ -114,6 +141,15 @@ class ChatServer:
                     if server.replies
                     else (500, {"error": {"message": "no reply scripted"}})
                 )
+                if status == 200 and server.requests[-1].get("stream"):
+                    events = [f"data: {json.dumps(c)}\n\n" for c in stream_chunks(body)]
+                    data = ("".join(events) + "data: [DONE]\n\n").encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from toolang_core.models import ModelError, ModelRequest, ModelResponse
@@ -64,8 +64,16 @@ class LlmModel:
         self.provider = provider
         self.model_id = model_id
 
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        """One model call. :raises ModelError: saying what failed and what to do."""
+    async def check(self) -> None:
+        """Whether llm knows this model (``toolang doctor`` asks; no request is sent).
+
+        :raises ModelError: naming the ids that exist.
+        """
+        await self.provider.entry(self.model_id)
+
+    async def _prepare(
+        self, request: ModelRequest, *, stream: bool
+    ) -> tuple[Entry, Any, dict[str, Any]]:
         entry = await self.provider.entry(self.model_id)
         names = {entry.model_id, self.model_id or entry.model_id}
         if not entry.offline and not names & set(self.provider.settings.offline_models):
@@ -75,10 +83,15 @@ class LlmModel:
             request, with_tools=bool(getattr(model, "supports_tools", False))
         )
         arguments["options"] = self._options(entry, request.options)
-        arguments["stream"] = False
+        arguments["stream"] = stream
         key = await self._override_key(entry)
         if key is not None:
             arguments["key"] = key
+        return entry, model, arguments
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """One model call. :raises ModelError: saying what failed and what to do."""
+        entry, model, arguments = await self._prepare(request, stream=False)
         try:
             if entry.async_ is not None:
                 text, calls, usage, resolved = await _run_async(entry.async_, arguments)
@@ -92,6 +105,33 @@ class LlmModel:
             raise errors.from_llm(exc, model) from None
         return convert.to_model_response(
             text=text, tool_calls=calls, usage=usage, model=resolved or entry.model_id
+        )
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[str | ModelResponse]:
+        """One model call, its text yielded as llm streams it, then the whole response.
+
+        :raises ModelError: saying what failed and what to do."""
+        entry, model, arguments = await self._prepare(request, stream=True)
+        try:
+            if entry.async_ is not None:
+                response = entry.async_.prompt(**arguments)
+                async for chunk in response:
+                    yield chunk
+                calls = await response.tool_calls()
+                usage = await response.usage()
+            else:
+                response = entry.sync.prompt(**arguments)
+                async for chunk in _sync_chunks(response):
+                    yield chunk
+                calls, usage = await asyncio.to_thread(
+                    lambda: (response.tool_calls(), response.usage())
+                )
+        except ModelError:
+            raise
+        except Exception as exc:
+            raise errors.from_llm(exc, model) from None
+        yield convert.to_model_response(
+            text="", tool_calls=calls, usage=usage, model=response.resolved_model or entry.model_id
         )
 
     def _setting(self, table: Mapping[str, Any], entry: Entry) -> Any:
@@ -159,6 +199,32 @@ async def _run_async(model: Any, arguments: dict[str, Any]) -> tuple[str, list[A
     calls: list[Any] = await response.tool_calls()
     usage = await response.usage()
     return text, calls, usage, response.resolved_model
+
+
+async def _sync_chunks(response: Any) -> AsyncIterator[str]:
+    """A sync llm response's chunks, read in a worker thread, as an async iterator."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+
+    def read() -> None:
+        try:
+            for chunk in response:
+                loop.call_soon_threadsafe(queue.put_nowait, ("chunk", chunk))
+        except Exception as exc:
+            loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
+        else:
+            loop.call_soon_threadsafe(queue.put_nowait, ("end", None))
+
+    reader = asyncio.create_task(asyncio.to_thread(read))
+    while True:
+        kind, value = await queue.get()
+        if kind == "chunk":
+            yield str(value)
+        elif kind == "error":
+            raise value
+        else:
+            await reader
+            return
 
 
 def _run_sync(model: Any, arguments: dict[str, Any]) -> tuple[str, list[Any], Any, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import getpass
 import json
 import os
@@ -52,6 +53,19 @@ def test_threads_keep_the_conversation(toolang_cli, toolang_home):
         assert toolang_cli("chat", "--thread", "work", text, env=ENV).returncode == 0
     shown = toolang_cli("threads", "show", "cli:work", env=ENV)
     assert shown.stdout.count("[completed]") == 2
+
+
+def test_a_thread_is_its_first_owners_and_another_owner_is_refused(toolang_cli, toolang_home):
+    toolang_home.write_config(ECHO)
+    mine = toolang_cli("chat", "--owner", "ada", "--thread", "work", "one", env=ENV)
+    assert mine.returncode == 0, mine.stderr
+    for env in (ENV, {**ENV, "TOOLANG_OWNER": "bob"}):
+        refused = toolang_cli("chat", "--thread", "work", "two", env=env)
+        assert refused.returncode == 5
+        assert "thread 'cli:work' belongs to another owner" in refused.stderr
+        assert "Traceback" not in refused.stderr
+    again = toolang_cli("chat", "--thread", "work", "three", env={**ENV, "TOOLANG_OWNER": "ada"})
+    assert (again.returncode, again.stdout) == (0, "three\n")
 
 
 def test_no_wait_prints_the_request_id(toolang_cli, toolang_home):
@@ -237,3 +251,232 @@ def test_chat_says_the_turn_awaits_approval_and_how_to_decide(toolang_home, gate
             proc.kill()
     assert out == "all done\n"
     assert f"toolang approvals approve {approval.id}" in line
+
+
+# -- `chat -i` on a real terminal (a pseudo-terminal: Ctrl-C is the tty's SIGINT) ------
+
+
+class Terminal:
+    """`toolang chat -i` on a pseudo-terminal it has as its controlling terminal."""
+
+    def __init__(self, args, *, cwd, env):
+        full = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
+        full.update(env)
+        self.pid, self.fd = os.forkpty()
+        if self.pid == 0:  # the child: become toolang at once
+            try:
+                os.chdir(cwd)
+                os.execve(sys.executable, [sys.executable, "-m", "toolang_core", *args], full)
+            finally:
+                os._exit(127)
+        self.seen = b""
+
+    def expect(self, text, timeout=60):
+        """Read until ``text`` appears after what earlier expects consumed."""
+        import select
+
+        deadline = time.monotonic() + timeout
+        while text.encode() not in self.seen:
+            left = deadline - time.monotonic()
+            assert left > 0, f"no {text!r} on the terminal; it shows: {self.seen[-800:]!r}"
+            ready, _, _ = select.select([self.fd], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(self.fd, 4096)
+                except OSError:  # the child closed the terminal
+                    chunk = b""
+                assert chunk, f"terminal closed before {text!r}: {self.seen[-800:]!r}"
+                self.seen += chunk
+        self.seen = self.seen[self.seen.index(text.encode()) + len(text) :]
+
+    def type(self, keys):
+        os.write(self.fd, keys.encode())
+
+    def exit_code(self, timeout=30):
+        import select
+
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                return os.waitstatus_to_exitcode(status)
+            assert time.monotonic() < deadline, f"still running: {self.seen[-800:]!r}"
+            ready, _, _ = select.select([self.fd], [], [], 0.1)
+            if ready:  # keep draining, so the child never blocks writing
+                with contextlib.suppress(OSError):
+                    self.seen += os.read(self.fd, 4096)
+
+    def close(self):
+        with contextlib.suppress(ChildProcessError, ProcessLookupError):
+            if os.waitpid(self.pid, os.WNOHANG) == (0, 0):
+                os.kill(self.pid, 9)
+                os.waitpid(self.pid, 0)
+        os.close(self.fd)
+
+
+def test_one_ctrl_c_at_the_prompt_leaves_with_exit_130(toolang_home):
+    toolang_home.write_config(ECHO)
+    terminal = Terminal(["chat", "-i"], cwd=toolang_home.path, env=ENV)
+    try:
+        terminal.expect("you> ")
+        terminal.type("hello\n")
+        terminal.expect("hello")  # the echo executor's answer
+        terminal.expect("you> ")
+        terminal.type("\x03")
+        assert terminal.exit_code() == 130
+    finally:
+        terminal.close()
+
+
+def test_ctrl_c_at_the_approval_question_returns_to_the_prompt(toolang_home, gated):
+    terminal = Terminal(["chat", "-i"], cwd=toolang_home.path, env=gated)
+    try:
+        terminal.expect("you> ")
+        terminal.type("write it\n")
+        terminal.expect("approve? [y]es / [n]o / [a]lways: ")
+        terminal.type("\x03")
+        terminal.expect("detached; request ")
+        terminal.expect("you> ")
+        terminal.type("\x04")  # Ctrl-D once: the session ends
+        assert terminal.exit_code() == 0
+    finally:
+        terminal.close()
+    (approval,) = approvals(toolang_home)
+    assert approval.status == "pending"  # undecided: still decidable from anywhere
+    assert not (toolang_home.path / "out.txt").exists()
+
+
+# -- double-texting: a second message on a busy thread ---------------------------------
+
+
+def start_chat(home, env, *args):
+    full = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
+    full.update(env)
+    return subprocess.Popen(
+        [sys.executable, "-m", "toolang_core", "chat", *args],
+        cwd=home.path,
+        env=full,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def poll(condition, timeout=60):
+    deadline = time.monotonic() + timeout
+    while not (found := condition()):
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+    return found
+
+
+def open_store(home):
+    from toolang_core import Runtime, load_config
+
+    return Runtime.with_plugins(load_config(home.config_path, env={})).open_store()
+
+
+def thread_turns(home, thread):
+    from toolang_core import TurnFilter
+
+    store = open_store(home)
+    try:
+        return store.list_turns(TurnFilter(thread_id=thread))
+    finally:
+        store.close()
+
+
+def test_under_steer_the_second_chat_shows_the_answer_of_the_turn_it_was_steered_into(
+    toolang_home, gated
+):
+    from toolang_core import ApprovalBook
+
+    toolang_home.write_config(AGENT + '[scheduler.groups.chat]\nstrategy = "steer"\n')
+    first = start_chat(toolang_home, gated, "write it", "--thread", "s")
+    second = None
+    try:
+        # The first turn parks awaiting approval: the thread is busy.
+        poll(
+            lambda: any(
+                t.status.value == "awaiting_approval" for t in thread_turns(toolang_home, "cli:s")
+            )
+        )
+        second = start_chat(toolang_home, gated, "also this", "--thread", "s")
+        poll(lambda: len(thread_turns(toolang_home, "cli:s")) == 2)
+        store = open_store(toolang_home)
+        try:
+            (approval,) = ApprovalBook(store).list("pending")
+            ApprovalBook(store).decide(approval.id, approved=True, by="tester")
+        finally:
+            store.close()
+        out1, err1 = first.communicate(timeout=60)
+        out2, err2 = second.communicate(timeout=60)
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+    older, newer = sorted(thread_turns(toolang_home, "cli:s"), key=lambda t: t.seq)
+    assert newer.status.value == "steered"
+    assert (first.returncode, out1) == (0, "all done\n"), err1
+    assert (second.returncode, out2) == (0, "all done\n"), err2
+    assert f"delivered into the running turn {older.id}" in err2
+
+
+def test_under_coalesce_a_sender_whose_message_was_replaced_is_told_so(toolang_home):
+    toolang_home.write_config(ECHO + '[scheduler.groups.chat]\nstrategy = "coalesce"\n')
+    holder = open_store(toolang_home)
+    holder.acquire("someone-else")  # "a runtime" holds the store: the chats only watch
+    first = second = None
+    try:
+        first = start_chat(toolang_home, ENV, "first", "--thread", "c")
+        poll(lambda: thread_turns(toolang_home, "cli:c"))
+        second = start_chat(toolang_home, ENV, "second", "--thread", "c")
+        poll(lambda: thread_turns(toolang_home, "cli:c")[0].input == "second")
+        holder.close()  # let go: the waiting chats serve the one request themselves
+        out1, err1 = first.communicate(timeout=60)
+        out2, err2 = second.communicate(timeout=60)
+    finally:
+        holder.close()
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+    (turn,) = thread_turns(toolang_home, "cli:c")
+    assert (turn.status.value, turn.output) == ("completed", "second")
+    assert (second.returncode, out2) == (0, "second\n"), err2
+    assert first.returncode == 5, err1
+    assert out1 == ""  # never someone else's answer
+    assert "your message was replaced by a newer one on cli:c" in err1
+
+
+def test_chat_prints_the_answer_as_it_streams(toolang_distribution, toolang_home, tmp_path):
+    """Run here (no runtime serves the store), the turn streams to the terminal: the
+    first words are out while the model is still producing the rest."""
+    toolang_distribution(
+        "toolang-test-chat-stream",
+        entry_points={"toolang": {"scripted": "toolang_core.testing.script_file_plugin"}},
+    )
+    script = tmp_path / "stream.json"
+    answer = "one two three four five six"
+    script.write_text(json.dumps([{"text": answer, "word_delay": 0.4}]))
+    toolang_home.write_config(AGENT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
+    env.update(
+        TOOLANG_LOAD_PLUGINS="source-chat,scripted",
+        TOOLANG_SCRIPT=str(script),
+        PYTHONPATH=str(toolang_distribution.root),
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolang_core", "chat", "go"],
+        cwd=toolang_home.path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    first = os.read(proc.stdout.fileno(), 1024).decode()  # blocks until the first words
+    still_running = proc.poll() is None
+    rest, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert first and answer.startswith(first) and first != answer
+    assert still_running  # the rest of the answer was still being produced
+    assert first + rest.decode() == answer + "\n"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -14,6 +15,7 @@ from toolang_core.cli import CliState, pass_state
 
 if TYPE_CHECKING:
     from toolang_core import Approval, ApprovalBook, Inbox, TurnRequest
+    from toolang_source_chat.terminal import LineReader
 
 
 def thread_id(name: str) -> str:
@@ -31,6 +33,12 @@ def thread_id(name: str) -> str:
 @click.option("--agent", default=None, help="The agent to talk to.")
 @click.option("--no-wait", is_flag=True, help="Submit, print the request id and return.")
 @click.option("-i", "--interactive", is_flag=True, help="An interactive session on one thread.")
+@click.option(
+    "--owner",
+    envvar="TOOLANG_OWNER",
+    default=None,
+    help="Whose conversation (default: $TOOLANG_OWNER, else none: the operator's).",
+)
 @pass_state
 def chat(
     state: CliState,
@@ -40,6 +48,7 @@ def chat(
     agent: str | None,
     no_wait: bool,
     interactive: bool,
+    owner: str | None,
 ) -> None:
     """Send MESSAGE to an agent and print its answer."""
     from toolang_core import UsageError
@@ -48,19 +57,32 @@ def chat(
     thread = thread_id(thread_name or str(getattr(settings, "default_thread", "default")))
     wait = float(getattr(settings, "wait_seconds", 300.0))
     if interactive:
-        asyncio.run(_interactive(state, thread, agent, wait))
+        asyncio.run(_interactive(state, thread, agent, wait, owner or None))
         return
     if not message:
         raise UsageError("give a MESSAGE, or use -i for an interactive session")
-    asyncio.run(_once(state, thread, agent, message, no_wait=no_wait, wait=wait))
+    asyncio.run(
+        _once(state, thread, agent, message, no_wait=no_wait, wait=wait, owner=owner or None)
+    )
 
 
-def _submit(state: CliState, thread: str, agent: str | None, message: str) -> str:
-    from toolang_core import NewTurnRequest
+# A request's meta carries the submitting chat's reference: under ``coalesce`` a newer
+# message replaces a queued request's input *and* meta, so a reference that is no longer
+# ours means our message was replaced (the input itself is not compared: it may be
+# stored masked).
+SENDER_REF = "chat_ref"
 
+
+def _submit(
+    state: CliState, thread: str, agent: str | None, message: str, owner: str | None
+) -> tuple[str, str]:
+    """Submit ``message``; return the request id and this submission's reference."""
+    from toolang_core import NewTurnRequest, new_id
+
+    ref = new_id()
     inbox = state.open_inbox()
     try:
-        return inbox.submit(
+        turn_id = inbox.submit(
             NewTurnRequest(
                 source="chat",
                 thread_id=thread,
@@ -68,67 +90,207 @@ def _submit(state: CliState, thread: str, agent: str | None, message: str) -> st
                 agent=agent,
                 channel="cli",
                 sender="owner",
+                owner=owner,
+                meta={SENDER_REF: ref},
             )
         ).id
     finally:
         inbox.store.close()
+    return turn_id, ref
 
 
-async def _answer(state: CliState, turn_id: str, wait: float, *, ask: bool = False) -> int:
+async def _answer(
+    state: CliState,
+    turn_id: str,
+    wait: float,
+    *,
+    ask: LineReader | None = None,
+    ref: str | None = None,
+) -> int:
     """Wait for the answer and print it; return the exit code.
 
-    While the turn awaits approval, show each request: ``ask`` prompts for the decision
-    (``toolang chat -i``), otherwise say how to decide from another terminal.
+    While the turn awaits approval, show each request: with ``ask`` (the session's
+    reader, ``toolang chat -i``) prompt for the decision, otherwise say how to decide
+    from another terminal. A request steered into a running turn (strategy ``steer``)
+    is answered by that turn: its answer is shown. A request whose message a newer one
+    replaced before it ran (strategy ``coalesce``; ``ref`` is this submission's
+    reference) is not answered: the sender is told so (exit 5) instead of being shown
+    the answer to someone else's text.
     """
-    from toolang_core import TurnStatus, await_turn
+    from toolang_core import TurnStatus, TurnStreams
 
     inbox = state.open_inbox()
-    waiting = asyncio.ensure_future(await_turn(state.runtime, inbox, turn_id, timeout=wait))
+    # When this process runs the turn itself (no runtime serves the store), its answer
+    # streams here and is printed as it comes.
+    watch = TurnStreams.of(state.runtime).watch(turn_id)
+    # A message a newer one replaced (coalesce) must not stream the other's answer here.
+    printer = _StreamPrinter(
+        watch.queue, still_ours=lambda: ref is None or not _replaced(inbox.get(turn_id), ref)
+    )
+    printing = asyncio.ensure_future(printer.run())
     try:
-        turn = await _watch_approvals(inbox, turn_id, waiting, ask=ask)
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        click.echo(f"\ndetached; request {turn_id} keeps its place", err=True)
-        return 130
+        turn = await _wait(state, inbox, turn_id, wait, ask)
+        if turn is None:
+            return 130
+        if turn.status is TurnStatus.STEERED:
+            target = _steered_into(inbox, turn)
+            if target is not None:
+                click.echo(f"(delivered into the running turn {target}; its answer:)", err=True)
+                turn = await _wait(state, inbox, target, wait, ask)
+                if turn is None:
+                    return 130
+        elif ref is not None and _replaced(turn, ref):
+            click.echo(
+                f"your message was replaced by a newer one on {turn.thread_id} before it ran "
+                f"(strategy coalesce): request {turn.id} answers that one, not yours",
+                err=True,
+            )
+            return 5
     finally:
-        if not waiting.done():  # stop watching (or serving) before its store closes
-            waiting.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await waiting
         inbox.store.close()
+        watch.close()
+        printing.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await printing
+    streamed = "".join(printer.shown)
     if turn.status is TurnStatus.COMPLETED:
-        click.echo(turn.output or "")
+        output = turn.output or ""
+        if streamed and output.startswith(streamed):
+            click.echo(output[len(streamed) :])  # the rest, if any, and the newline
+        else:
+            click.echo(("\n" if streamed else "") + output)
         return 0
     if not turn.status.is_terminal:
-        click.echo(f"still {turn.status.value} after {wait:g} s; request {turn_id}", err=True)
+        click.echo(f"still {turn.status.value} after {wait:g} s; request {turn.id}", err=True)
         return 75
     click.echo(f"{turn.status.value}: {turn.error or turn.outcome or ''}".rstrip(": "), err=True)
     return 1
 
 
+async def _wait(
+    state: CliState, inbox: Inbox, turn_id: str, wait: float, ask: LineReader | None
+) -> TurnRequest | None:
+    """The turn once terminal (or ``wait`` passed); ``None`` when Ctrl-C detached."""
+    from toolang_core import await_turn
+
+    waiting = asyncio.ensure_future(await_turn(state.runtime, inbox, turn_id, timeout=wait))
+    try:
+        return await _watch_approvals(inbox, turn_id, waiting, ask=ask)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        click.echo(f"\ndetached; request {turn_id} keeps its place", err=True)
+        return None
+    finally:
+        if not waiting.done():  # stop watching (or serving) before its store closes
+            waiting.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await waiting
+
+
+_REF = re.compile(r"[0-9a-z]{26}")  # the shape of toolang_core.new_id()
+
+
+def _replaced(turn: TurnRequest, ref: str) -> bool:
+    stored = turn.meta.get(SENDER_REF)
+    # Only another chat's reference counts (a value masked on the way in does not).
+    return isinstance(stored, str) and bool(_REF.fullmatch(stored)) and stored != ref
+
+
+_STEERED_INTO = re.compile(r"delivered into running turn (\S+)")
+
+
+def _steered_into(inbox: Inbox, turn: TurnRequest) -> str | None:
+    """The running turn a steered request was delivered into."""
+    from toolang_core import TurnFilter
+
+    found = _STEERED_INTO.search(turn.output or "")
+    if found:
+        return found.group(1)
+    # Otherwise: the turn of its thread that was running when it was taken.
+    taken = turn.finished_at or turn.updated_at
+    for other in inbox.store.list_turns(TurnFilter(thread_id=turn.thread_id, limit=50)):
+        started, finished = other.started_at, other.finished_at
+        running_then = started is not None and started <= taken
+        if other.id != turn.id and running_then and (finished is None or finished >= taken):
+            return other.id
+    return None
+
+
+class _StreamPrinter:
+    """Prints an answer's text as it streams; remembers what it showed of the last model
+    call (a new call starts a new line: the last call's text is the answer)."""
+
+    def __init__(self, queue: asyncio.Queue[Any], *, still_ours: Callable[[], bool]) -> None:
+        self.queue = queue
+        self.still_ours = still_ours
+        self.shown: list[str] = []
+
+    async def run(self) -> None:
+        call = None
+        delta = await self.queue.get()
+        if not self.still_ours():  # asked once, when the turn has started
+            return
+        while True:
+            if call is not None and delta.call != call:
+                click.echo("")
+                self.shown.clear()
+            call = delta.call
+            self.shown.append(delta.delta)
+            click.echo(delta.delta, nl=False)
+            sys.stdout.flush()
+            delta = await self.queue.get()
+
+
 async def _once(
-    state: CliState, thread: str, agent: str | None, message: str, *, no_wait: bool, wait: float
+    state: CliState,
+    thread: str,
+    agent: str | None,
+    message: str,
+    *,
+    no_wait: bool,
+    wait: float,
+    owner: str | None,
 ) -> None:
-    turn_id = _submit(state, thread, agent, message)
+    turn_id, ref = _submit(state, thread, agent, message, owner)
     if no_wait:
         click.echo(turn_id)
         return
-    code = await _answer(state, turn_id, wait)
+    code = await _answer(state, turn_id, wait, ref=ref)
     if code:
         sys.exit(code)
 
 
-async def _interactive(state: CliState, thread: str, agent: str | None, wait: float) -> None:
-    click.echo(f"chatting on {thread} (Ctrl-D to leave)", err=True)
-    while True:
-        try:
-            line = await asyncio.to_thread(input, "you> ")
-        except EOFError:
-            click.echo("", err=True)
-            return
-        if not line.strip():
-            continue
-        turn_id = _submit(state, thread, agent, line)
-        await _answer(state, turn_id, wait, ask=True)
+async def _interactive(
+    state: CliState, thread: str, agent: str | None, wait: float, owner: str | None
+) -> None:
+    """The session: Ctrl-D or Ctrl-C at the prompt leaves (Ctrl-C with exit 130);
+    Ctrl-C while an answer is awaited (or at an approval question) detaches from that
+    turn — it keeps its place — and returns to the prompt."""
+    from toolang_core import ToolangError
+    from toolang_source_chat.terminal import Interrupts, LineReader
+
+    click.echo(f"chatting on {thread} (Ctrl-D or Ctrl-C to leave)", err=True)
+    reader = LineReader()
+    with Interrupts() as interrupts:
+        while True:
+            try:
+                line = await interrupts.run(reader.readline("you> "))
+            except EOFError:
+                click.echo("", err=True)
+                return
+            except KeyboardInterrupt:
+                click.echo("", err=True)
+                sys.exit(130)
+            if not line.strip():
+                continue
+            try:
+                turn_id, ref = _submit(state, thread, agent, line, owner)
+            except ToolangError as exc:  # e.g. input the inbox refuses: say so, go on
+                click.echo(f"error: {exc}", err=True)
+                continue
+            try:
+                await interrupts.run(_answer(state, turn_id, wait, ask=reader, ref=ref))
+            except KeyboardInterrupt:
+                click.echo(f"\ndetached; request {turn_id} keeps its place", err=True)
 
 
 # -- approvals while waiting ------------------------------------------------------------
@@ -138,7 +300,7 @@ CHOICES = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "a": "always", "alwa
 
 
 async def _watch_approvals(
-    inbox: Inbox, turn_id: str, waiting: asyncio.Future[TurnRequest], *, ask: bool
+    inbox: Inbox, turn_id: str, waiting: asyncio.Future[TurnRequest], *, ask: LineReader | None
 ) -> TurnRequest:
     """Wait for ``waiting``; meanwhile show each approval request the turn makes."""
     from toolang_core import ApprovalBook, TurnStatus
@@ -156,8 +318,8 @@ async def _watch_approvals(
                 continue
             shown.add(approval.id)
             _show(approval)
-            if ask:
-                await _ask(book, approval)
+            if ask is not None:
+                await _ask(book, approval, ask)
             else:
                 _how_to_decide(approval)
 
@@ -181,13 +343,13 @@ def _how_to_decide(approval: Approval) -> None:
     )
 
 
-async def _ask(book: ApprovalBook, approval: Approval) -> None:
+async def _ask(book: ApprovalBook, approval: Approval, reader: LineReader) -> None:
     """Ask the person at the terminal, and record their decision."""
     from toolang_core import ApprovalError
 
     while True:
         try:
-            reply = await asyncio.to_thread(input, "approve? [y]es / [n]o / [a]lways: ")
+            reply = await reader.readline("approve? [y]es / [n]o / [a]lways: ")
         except EOFError:
             click.echo("", err=True)
             _how_to_decide(approval)

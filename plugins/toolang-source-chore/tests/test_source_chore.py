@@ -145,14 +145,15 @@ def test_commands_list_and_run(toolang_cli, toolang_home):
     assert (missing.returncode, "no chore 'nope'" in missing.stderr) == (2, True)
 
 
-def test_an_invalid_chore_in_config_is_reported_by_chores_list(toolang_cli, toolang_home):
-    toolang_home.write_config(ECHO)
+def test_an_invalid_chore_in_config_is_a_configuration_error(toolang_cli, toolang_home):
     toolang_home.write_config(
         ECHO + '[plugins.source-chore]\nchores = [{ key = "x", schedule = "never" }]\n'
     )
     result = toolang_cli("chores", "list", env=ENV)
-    assert result.returncode == 1
-    assert "chore 'x': cannot read schedule 'never'" in result.stderr
+    assert result.returncode == 2
+    assert "plugins.source-chore: chores[0] ('x'): schedule: cannot read schedule 'never'" in (
+        result.stderr
+    )
 
 
 def test_a_chore_stored_as_a_record_fires_for_its_owner_and_pauses(setup, clock):

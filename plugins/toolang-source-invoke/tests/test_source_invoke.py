@@ -68,3 +68,68 @@ def test_a_waiting_invocation_returns_when_its_timeout_passes(toolang_runtime, t
     finally:
         store.close()
     assert (result.status, result.exit_code) == (TurnStatus.QUEUED, 75)
+
+
+# -- a turn that waits for a person ---------------------------------------------------
+
+GATE = """
+from toolang_core import ApprovalBook, Pending, Tool, hookimpl
+
+
+def write(path, text, **_):
+    return "written"
+
+
+@hookimpl
+def toolang_register_tools(register):
+    register(Tool(name="fs_write", description="Write a file.", parameters={"type": "object"},
+                  function=write, blocking=False))
+
+
+@hookimpl
+def toolang_approve_tool_call(call, ctx):
+    approval = ApprovalBook(ctx.runtime.store).create(
+        turn_id=ctx.turn_id, call_id=ctx.call_id, tool=call.name, params=call.params,
+        thread_id=ctx.thread_id, agent=ctx.agent, requester=None, prompt="",
+        timeout_seconds=None,
+    )
+    return Pending(approval.id)
+"""
+AGENT = '[runtime]\nexecutor = "agent"\npoll_seconds = 0.05\n[models]\ndefault = "scripted"\n'
+
+
+def test_invoke_shows_the_approval_it_waits_for_and_its_timeout_exits_75(
+    toolang_cli, toolang_home, toolang_distribution, tmp_path
+):
+    from toolang_core import ApprovalBook, Runtime, load_config
+
+    toolang_distribution(
+        "toolang-test-invoke-gate",
+        entry_points={
+            "toolang": {
+                "test-gate": "tl_invoke_gate",
+                "scripted": "toolang_core.testing.script_file_plugin",
+            }
+        },
+        modules={"tl_invoke_gate": GATE},
+    )
+    script = tmp_path / "script.json"
+    write = {"tool_calls": [{"id": "c1", "name": "fs_write", "params": {"path": "a", "text": "b"}}]}
+    script.write_text(json.dumps([write, {"text": "done"}]))
+    toolang_home.write_config(AGENT)
+    env = {
+        "TOOLANG_LOAD_PLUGINS": "source-invoke,test-gate,scripted",
+        "TOOLANG_SCRIPT": str(script),
+        "PYTHONPATH": str(toolang_distribution.root),
+    }
+    result = toolang_cli("invoke", "write it", "--timeout", "3", env=env)
+    assert result.returncode == 75, result.stderr
+    store = Runtime.with_plugins(load_config(toolang_home.config_path, env={})).open_store()
+    try:
+        (approval,) = ApprovalBook(store).list()
+    finally:
+        store.close()
+    assert f"approval needed ({approval.id}): " in result.stderr
+    assert "wants to run fs_write" in result.stderr
+    assert f"toolang approvals approve {approval.id}" in result.stderr
+    assert f"toolang approvals deny {approval.id}" in result.stderr

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import attrs
 import click
 
-from toolang_core import RegisterFactory, RegisterSettings, hookimpl
+from toolang_core import RegisterFactory, RegisterRoute, RegisterSettings, hookimpl
 
 if TYPE_CHECKING:
     from toolang_core import Inbox
@@ -59,3 +59,10 @@ def toolang_register_commands(cli: click.Group) -> None:
     from toolang_source_task.cli import tasks
 
     cli.add_command(tasks)
+
+
+@hookimpl
+def toolang_register_routes(register: RegisterRoute) -> None:
+    from toolang_source_task import routes
+
+    routes.register(register)

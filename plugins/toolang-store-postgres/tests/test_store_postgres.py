@@ -28,6 +28,7 @@ from toolang_core.store import (
     TurnStatus,
 )
 from toolang_store_postgres.cluster import free_port
+from toolang_store_postgres.schema import MIGRATIONS
 from toolang_store_postgres.settings import describe_dsn
 from toolang_store_postgres.store import PostgresStore
 
@@ -199,9 +200,9 @@ def test_nodes_starting_together_migrate_once(toolang_pg_dsn, toolang_pg_schema)
     assert errors == []
     with psycopg.connect(toolang_pg_dsn) as conn:
         applied = conn.execute(
-            f'SELECT name FROM "{toolang_pg_schema}".toolang_migrations'
+            f'SELECT name FROM "{toolang_pg_schema}".toolang_migrations ORDER BY name'
         ).fetchall()
-    assert applied == [("m001_runtime",)]
+    assert applied == [(name,) for name, _ in MIGRATIONS]
 
 
 # -- rules in the database ---------------------------------------------------------------------

@@ -350,7 +350,56 @@ CREATE TABLE {s}.records (
 );
 """
 
-MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (("m001_runtime", M001_RUNTIME),)
+M002_THREADS_HAVE_OWNERS = """
+-- A thread belongs to the owner of its first request (NULL, the operator's, is an owner
+-- of its own); a request of another owner is refused by the insert itself (SQLSTATE
+-- TL002), as a request of another group is (TL001). Existing threads take the owner of
+-- their oldest request.
+ALTER TABLE {s}.threads ADD COLUMN owner text;
+UPDATE {s}.threads t SET owner = (
+    SELECT r.owner FROM {s}.turn_requests r WHERE r.thread_id = t.thread_id
+    ORDER BY r.seq LIMIT 1);
+CREATE OR REPLACE FUNCTION {s}.turn_queued() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    kept record;
+BEGIN
+    INSERT INTO {s}.threads AS t (thread_id, thread_group, owner, head_id, head_rank,
+                                  head_seq, head_not_before, created_at, updated_at)
+    VALUES (NEW.thread_id, NEW.thread_group, NEW.owner, NEW.id, NEW.rank, NEW.seq,
+            COALESCE(NEW.not_before, 0), NEW.created_at, NEW.created_at)
+    ON CONFLICT (thread_id) DO UPDATE SET
+        head_id = CASE WHEN t.head_id IS NULL
+                            OR (EXCLUDED.head_rank, EXCLUDED.head_seq) < (t.head_rank, t.head_seq)
+                       THEN EXCLUDED.head_id ELSE t.head_id END,
+        head_rank = CASE WHEN t.head_id IS NULL
+                              OR (EXCLUDED.head_rank, EXCLUDED.head_seq) < (t.head_rank, t.head_seq)
+                         THEN EXCLUDED.head_rank ELSE t.head_rank END,
+        head_seq = CASE WHEN t.head_id IS NULL
+                             OR (EXCLUDED.head_rank, EXCLUDED.head_seq) < (t.head_rank, t.head_seq)
+                        THEN EXCLUDED.head_seq ELSE t.head_seq END,
+        head_not_before = CASE WHEN t.head_id IS NULL
+                                    OR (EXCLUDED.head_rank, EXCLUDED.head_seq)
+                                       < (t.head_rank, t.head_seq)
+                               THEN EXCLUDED.head_not_before ELSE t.head_not_before END,
+        updated_at = EXCLUDED.updated_at
+    WHERE t.thread_group = EXCLUDED.thread_group AND t.owner IS NOT DISTINCT FROM EXCLUDED.owner;
+    IF NOT FOUND THEN
+        SELECT thread_group, owner INTO kept FROM {s}.threads WHERE thread_id = NEW.thread_id;
+        IF kept.thread_group <> NEW.thread_group THEN
+            RAISE EXCEPTION 'toolang: thread % belongs to another group', NEW.thread_id
+                USING ERRCODE = 'TL001', DETAIL = kept.thread_group;
+        END IF;
+        RAISE EXCEPTION 'toolang: thread % belongs to another owner', NEW.thread_id
+            USING ERRCODE = 'TL002';
+    END IF;
+    RETURN NULL;
+END $$;
+"""
+
+MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
+    ("m001_runtime", M001_RUNTIME),
+    ("m002_threads_have_owners", M002_THREADS_HAVE_OWNERS),
+)
 """``(name, SQL template)`` in order."""
 
 LEDGER: Final = """

@@ -190,6 +190,8 @@ class PostgresStore:
                 with self._db.connection() as conn:
                     conn.execute(self.names(turns.INSERT_AND_NOTIFY_SQL), params)
             except psycopg.Error as exc:
+                if exc.sqlstate == turns.WRONG_OWNER:
+                    raise turns.wrong_owner(request) from None
                 if exc.sqlstate != turns.WRONG_GROUP:
                     raise
                 actual = exc.diag.message_detail
@@ -285,10 +287,20 @@ class PostgresStore:
 
         return self._db.tx(write)
 
-    def release(self, turn_id: str, *, run_id: str, attempt: int, now: float) -> bool:
+    def release(
+        self, turn_id: str, *, run_id: str, attempt: int, now: float, max_attempts: int
+    ) -> bool:
+        params = {
+            "now": now,
+            "max": max_attempts,
+            "turn": turn_id,
+            "run": run_id,
+            "attempt": attempt,
+        }
+
         def write(c: Conn) -> bool:
             c.execute(self.names(turns.LOCK_THREAD_OF_SQL), (turn_id,))
-            cursor = c.execute(self.names(turns.RELEASE_SQL), (now, turn_id, run_id, attempt))
+            cursor = c.execute(self.names(turns.RELEASE_SQL), params)
             return cursor.rowcount == 1
 
         return self._db.tx(write, notify="release")
@@ -354,6 +366,10 @@ class PostgresStore:
         if row is None:
             return None
         return attrs.evolve(step, seq=row[0])
+
+    def complete_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
+        row = self._db.one(turns.COMPLETE_STEP_SQL, self._step_params(step, run_id))
+        return None if row is None else attrs.evolve(step, seq=row[0])
 
     _STEP_COLUMNS = (
         "turn_id, seq, attempt, kind, status, started_at, finished_at, data, error, idempotency_key"

@@ -121,6 +121,8 @@ INSERT_AND_NOTIFY_SQL = (
 
 WRONG_GROUP = "TL001"
 """SQLSTATE the ``turn_queued`` trigger raises for a thread submitted to another group."""
+WRONG_OWNER = "TL002"
+"""SQLSTATE the ``turn_queued`` trigger raises for a thread submitted by another owner."""
 
 LOCK_THREAD_OF_SQL = (
     "SELECT 1 FROM {s}.threads WHERE thread_id = "
@@ -172,6 +174,16 @@ def insert_params(
         request.timeout_seconds,
         Jsonb(dict(request.meta)),
         steer,
+    )
+
+
+def wrong_owner(request: NewTurnRequest) -> SubmitRejected:
+    """A thread belongs to the owner of its first request (which owner is not said)."""
+    who = f"owner {request.owner!r}" if request.owner is not None else "the operator (no owner)"
+    return SubmitRejected(
+        f"thread {request.thread_id!r} belongs to another owner: a request of {who} may not "
+        "join it; use a thread of your own",
+        reason="wrong_owner",
     )
 
 
@@ -233,14 +245,14 @@ def submit(
         )
     c.execute(
         q(
-            "INSERT INTO {s}.threads (thread_id, thread_group, created_at, updated_at) "
-            "VALUES (%s, %s, %s, %s) ON CONFLICT (thread_id) DO NOTHING"
+            "INSERT INTO {s}.threads (thread_id, thread_group, owner, created_at, updated_at) "
+            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (thread_id) DO NOTHING"
         ),
-        (request.thread_id, rules.thread_group, now, now),
+        (request.thread_id, rules.thread_group, request.owner, now, now),
     )
     thread = c.execute(
         q(
-            "SELECT thread_group, running_id, head_id FROM {s}.threads "
+            "SELECT thread_group, running_id, head_id, owner FROM {s}.threads "
             "WHERE thread_id = %s FOR UPDATE"
         ),
         (request.thread_id,),
@@ -248,6 +260,8 @@ def submit(
     assert thread is not None
     if thread[0] != rules.thread_group:
         raise wrong_group(request, rules, thread[0])
+    if thread[3] != request.owner:
+        raise wrong_owner(request)
     running_id, head_id = thread[1], thread[2]
     dedupe_key = request.dedupe_key
     if rules.strategy == "coalesce" and dedupe_key is None:
@@ -410,11 +424,22 @@ def finish_many_params(items: Sequence[Finish]) -> dict[str, list[Any]]:
     return params
 
 
-RELEASE_SQL = (
-    "UPDATE {s}.turn_requests SET status = 'queued', attempt = attempt - 1, "
-    "lease_owner = NULL, lease_expires = NULL, cancel_requested = false, updated_at = %s "
-    "WHERE id = %s AND lease_owner = %s AND attempt = %s AND status IN {active}"
-)
+RELEASE_SQL = """
+UPDATE {s}.turn_requests SET
+    status = CASE WHEN status = 'canceling' THEN 'canceled'
+                  WHEN attempt >= %(max)s THEN 'failed' ELSE 'queued' END,
+    outcome = CASE WHEN status = 'canceling' THEN 'canceled'
+                   WHEN attempt >= %(max)s THEN 'abandoned' ELSE NULL END,
+    error = CASE WHEN status <> 'canceling' AND attempt >= %(max)s
+                 THEN format('abandoned after %%s attempt(s): the runtime running it shut '
+                             'down before it finished (limit %%s)', attempt, %(max)s)
+                 ELSE error END,
+    finished_at = CASE WHEN status = 'canceling' OR attempt >= %(max)s THEN %(now)s END,
+    lease_owner = NULL, lease_expires = NULL, cancel_requested = false, updated_at = %(now)s
+WHERE id = %(turn)s AND lease_owner = %(run)s AND attempt = %(attempt)s AND status IN {active}
+"""
+"""Shutdown hands a turn back with its attempt counted, as a crash would (``RECOVER_SQL``):
+a turn requeued at every stop must still reach the attempt bound."""
 
 SET_ACTIVE_SQL = (
     "UPDATE {s}.turn_requests SET status = %s, updated_at = %s WHERE id = %s "
@@ -432,6 +457,15 @@ RECORD_STEP_SQL = (
     "AND status IN {active}) RETURNING seq"
 )
 """One statement: the fence check, the next sequence number and the insert together."""
+
+COMPLETE_STEP_SQL = (
+    "UPDATE {s}.turn_steps SET attempt = %(attempt)s, status = %(status)s, "
+    "finished_at = %(finished)s, data = %(data)s, error = %(error)s "
+    "WHERE idempotency_key = %(key)s AND turn_id = %(turn)s AND status = 'intent' "
+    "AND EXISTS (SELECT 1 FROM {s}.turn_requests WHERE id = %(turn)s "
+    "AND lease_owner = %(run)s AND attempt = %(attempt)s AND status IN {active}) RETURNING seq"
+)
+"""A tool call's result over its intent, fenced like ``RECORD_STEP_SQL``."""
 
 
 LOCK_THREADS_OF_SQL = (

@@ -31,13 +31,18 @@ def _memory(context: ToolCallContext | None) -> Any:
     return memory
 
 
+def _owner(context: ToolCallContext) -> str | None:
+    """The calling turn's owner: memory is kept per owner and agent."""
+    return context.turn.request.owner if context.turn is not None else None
+
+
 def _key(kind: str, context: ToolCallContext) -> str:
     return f"{kind}:{context.turn_id}:{context.call_id}"
 
 
 async def _recent(context: ToolCallContext, kind: str, limit: int) -> list[MemoryItem]:
     items = await _memory(context).list_entries(
-        MemoryListRequest(agent_id=context.agent, limit=LIST_SCAN)
+        MemoryListRequest(agent_id=context.agent, limit=LIST_SCAN, owner=_owner(context))
     )
     return [i for i in items if i.kind == kind][:limit]
 
@@ -72,6 +77,7 @@ async def observe_record(
         thread_id=context.thread_id,
         turn_id=context.turn_id,
         origin="tool",
+        owner=_owner(context),
     )
     return {"recorded": bool(written), "key": key}
 
@@ -130,6 +136,7 @@ async def reflect_create(
         thread_id=context.thread_id,
         turn_id=context.turn_id,
         origin="tool",
+        owner=_owner(context),
     )
     return {"reflection": reflection[:MAX_TEXT], "observations": len(observations), "key": key}
 

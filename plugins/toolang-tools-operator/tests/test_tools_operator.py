@@ -70,18 +70,23 @@ def test_symlinks_that_lead_out_are_refused(ctx, tmp_path):
     assert tools.fs_search("do not", context=ctx) == []
 
 
+def exec_run(*args, **kwargs):
+    return asyncio.run(tools.exec_run(*args, **kwargs))
+
+
 def test_exec_runs_in_the_workspace_with_a_timeout_and_a_cap(ctx):
     tools.fs_write("sub/x.txt", "", context=ctx)
-    result = tools.exec_run("pwd && echo err >&2 && exit 3", cwd="sub", context=ctx)
+    result = exec_run("pwd && echo err >&2 && exit 3", cwd="sub", context=ctx)
     assert result["exit_code"] == 3
     assert result["stdout"].strip() == str(ws(ctx).resolve() / "sub")
     assert result["stderr"] == "err\n"
-    slow = tools.exec_run("sleep 30", timeout_seconds=0.3, context=ctx)
+    slow = exec_run("echo started; sleep 30", timeout_seconds=0.3, context=ctx)
     assert slow["timed_out"] is True
-    long = tools.exec_run("yes | head -c 500", context=ctx)
+    assert slow["stdout"] == "started\n"  # what it wrote before the limit is kept
+    long = exec_run("yes | head -c 500", context=ctx)
     assert "more characters cut" in long["stdout"]
     with pytest.raises(OutsideWorkspace):
-        tools.exec_run("ls", cwd="..", context=ctx)
+        exec_run("ls", cwd="..", context=ctx)
 
 
 def test_the_schema_leaves_out_the_context(toolang_host, toolang_register):

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
 from typing import Any
 
-from toolang_core import ToolCallContext
+from toolang_core import ToolCallContext, run_tool_process, tool_process_env
 from toolang_tools_operator.workspace import inside, settings_of, workspace_of
 
 
@@ -18,7 +15,7 @@ def _cap(text: str, limit: int) -> str:
     return text[:limit] + f"\n[… {len(text) - limit} more characters cut]"
 
 
-def exec_run(
+async def exec_run(
     command: str,
     cwd: str = ".",
     timeout_seconds: float | None = None,
@@ -36,27 +33,26 @@ def exec_run(
         raise NotADirectoryError(f"{cwd!r} is not a directory in the workspace")
     limit = timeout_seconds or float(getattr(settings, "exec_timeout_seconds", 30.0))
     cap = int(getattr(settings, "max_output_chars", 20_000))
-    process = subprocess.Popen(  # running shell commands is what this tool is for
-        [str(getattr(settings, "shell", "/bin/sh")), "-c", command],
-        cwd=directory,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        errors="replace",
-        start_new_session=True,
+    env = tool_process_env(
+        context,
+        allow=getattr(settings, "env_allow", ()),
+        extra=getattr(settings, "env_set", None),
     )
-    timed_out = False
-    try:
-        stdout, stderr = process.communicate(timeout=limit)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        os.killpg(process.pid, signal.SIGKILL)
-        stdout, stderr = process.communicate()
+    # Its own process group: a canceled turn or the time limit stops the command and
+    # everything it started (TERM, then KILL after the grace), never only the shell.
+    ran = await run_tool_process(
+        [str(getattr(settings, "shell", "/bin/sh")), "-c", command],
+        context=context,
+        cwd=directory,
+        env=env,
+        timeout_seconds=limit,
+        kill_grace_seconds=float(getattr(settings, "kill_grace_seconds", 1.0)),
+    )
     return {
-        "exit_code": process.returncode,
-        "stdout": _cap(stdout, cap),
-        "stderr": _cap(stderr, cap),
-        "timed_out": timed_out,
+        "exit_code": ran.exit_code,
+        "stdout": _cap(ran.stdout, cap),
+        "stderr": _cap(ran.stderr, cap),
+        "timed_out": ran.timed_out,
     }
 
 

@@ -29,6 +29,7 @@ import os
 import sqlite3
 import threading
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -133,8 +134,13 @@ def local_writers(path: Path) -> LocalWriters:
 class WalCheckpointer:
     """A daemon thread checkpointing ``path``'s WAL until :meth:`stop`."""
 
-    def __init__(self, path: Path, *, synchronous: str) -> None:
+    def __init__(
+        self, path: Path, *, synchronous: str, intact: Callable[[], bool] | None = None
+    ) -> None:
         self.path = path
+        self._intact = intact
+        """Whether the store's files are still those the runtime found (guard.py): a
+        checkpoint into a database whose log was deleted would mix two histories."""
         self._conn = connect(path, read_only=False, synchronous=synchronous, busy_timeout=0.0)
         self._writers = local_writers(path)
         self._stop = threading.Event()
@@ -152,15 +158,18 @@ class WalCheckpointer:
         self._started = True
         self._thread.start()
 
-    def stop(self) -> None:
-        """Stop the thread and close its connection (waits for a running checkpoint)."""
+    def stop(self, *, close: bool = True) -> sqlite3.Connection:
+        """Stop the thread and close its connection (waits for a running checkpoint);
+        with ``close=False`` the connection is left open and returned."""
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join()
         if self._started:
             self._started = False
             self._writers.checkpointing(False)
-        self._conn.close()
+        if close:
+            self._conn.close()
+        return self._conn
 
     def checkpoint(self) -> tuple[int, int] | None:
         """One passive checkpoint: ``(frames in the log, frames of it now in the database
@@ -197,6 +206,8 @@ class WalCheckpointer:
         backfilled = 0  # frames of the log already copied, as of the last look
         failing = False
         while not self._stop.wait(interval):
+            if self._intact is not None and not self._intact():
+                return  # the store stops the runtime; copy nothing more
             try:
                 copied = self.tick()
             except sqlite3.Error as exc:

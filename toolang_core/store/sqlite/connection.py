@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 from sqlite_utils import Database
 
+from toolang_core.errors import ConfigError
 from toolang_core.store.errors import (
     StoreBusy,
     StoreCorrupt,
@@ -34,7 +35,16 @@ def connect(
             raise StoreMissing(f"no execution store at {path} yet; `toolang run` creates it")
         target, uri = f"file:{quote(str(path))}?mode=ro", True
     else:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a user's path, not a bug: say which and why
+            raise ConfigError(
+                [
+                    f"cannot create the directory {path.parent} for {path.name} "
+                    f"({exc.strerror or exc}); point `home` or [store] path at a directory "
+                    "you can write"
+                ]
+            ) from None
         target, uri = str(path), False
     try:
         conn = sqlite3.connect(

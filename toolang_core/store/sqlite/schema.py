@@ -410,5 +410,46 @@ def m006_queue_behind_head_leaves_thread(db: Database) -> None:
     )
 
 
+@migration
+def m007_threads_have_owners(db: Database) -> None:
+    """A thread belongs to the owner of its first request; a request of another owner
+    (``NULL``, the operator's, is an owner of its own) is refused by the insert itself,
+    as a request of another group is, so every writer of the store is held to it.
+
+    Existing threads take the owner of their oldest request.
+    """
+    run_script(
+        db,
+        """
+        ALTER TABLE threads ADD COLUMN owner TEXT;
+        UPDATE threads SET owner = (
+            SELECT owner FROM turn_requests WHERE turn_requests.thread_id = threads.thread_id
+            ORDER BY seq LIMIT 1);
+        DROP TRIGGER turn_queued;
+        CREATE TRIGGER turn_queued AFTER INSERT ON turn_requests WHEN NEW.status = 'queued'
+        BEGIN
+            INSERT INTO threads (thread_id, thread_group, owner, head_id, head_rank, head_seq,
+                                 head_not_before, created_at, updated_at)
+            VALUES (NEW.thread_id, NEW.thread_group, NEW.owner, NEW.id, NEW.rank, NEW.seq,
+                    COALESCE(NEW.not_before, 0), NEW.created_at, NEW.created_at)
+            ON CONFLICT (thread_id) DO UPDATE SET
+                thread_group = CASE WHEN thread_group = NEW.thread_group THEN thread_group
+                                    ELSE RAISE(ABORT, 'toolang: thread belongs to another group')
+                               END,
+                owner = CASE WHEN owner IS NEW.owner THEN owner
+                             ELSE RAISE(ABORT, 'toolang: thread belongs to another owner')
+                        END,
+                head_id = NEW.id,
+                head_rank = NEW.rank,
+                head_seq = NEW.seq,
+                head_not_before = COALESCE(NEW.not_before, 0),
+                updated_at = NEW.created_at
+            WHERE thread_group != NEW.thread_group OR owner IS NOT NEW.owner
+                OR head_id IS NULL OR (NEW.rank, NEW.seq) < (head_rank, head_seq);
+        END;
+        """,
+    )
+
+
 def known_names() -> list[str]:
     return list(_NAMES)

@@ -16,6 +16,7 @@ from toolang_core.store.errors import RecordConflict, StoreError
 from toolang_core.store.sqlite import admission, finishing, turns
 from toolang_core.store.sqlite.checkpoint import WalCheckpointer, local_writers
 from toolang_core.store.sqlite.connection import SYNCHRONOUS, connect, prepare_schema, use_wal
+from toolang_core.store.sqlite.guard import StoreFiles, abandon
 from toolang_core.store.sqlite.lock import RuntimeLock
 from toolang_core.store.sqlite.schema import TURN_COLUMNS, active
 from toolang_core.store.sqlite.wake import SocketWaker, WakeSender, wake_address
@@ -45,8 +46,10 @@ class SQLiteStore:
 
     WAL mode; writes are short ``BEGIN IMMEDIATE`` transactions. ``synchronous``
     ``normal`` survives a crash of any process; ``full`` also a power loss, at about a
-    quarter of the write rate. One runtime at a time may own the file (a lock on
-    ``<file>.lock``); any number of processes may submit, cancel and read.
+    quarter of the write rate. One runtime at a time may own the file (an OS lock the
+    kernel frees with the process, see lock.py); any number of processes may submit,
+    cancel and read. The owner watches the files (guard.py): one deleted or replaced
+    under it makes every later write raise :class:`StoreReplaced`.
 
     ``read_only=True`` opens the file without writing anything: no migration, no WAL
     switch (for ``toolang status`` and friends).
@@ -85,15 +88,32 @@ class SQLiteStore:
         self._checkpointer: WalCheckpointer | None = None
         self._writers = local_writers(path)
         self._hold = self._writers.lock  # held around every write (see checkpoint.py)
+        self._files: StoreFiles | None = None
+        """Watched once this store is a runtime's (``acquire``)."""
         if not read_only:
             self._writers.join(self)
 
     # -- plumbing ----------------------------------------------------------------------
 
+    def _guard(self, *, force: bool = False) -> None:
+        """:raises StoreReplaced: when a file of the store was deleted or replaced under
+        this runtime (checked at most every 0.25 s, unless ``force``)."""
+        files = self._files
+        if files is None or (files.problem is None and files.check(force=force) is None):
+            return
+        if files.rescue_note is None:  # the first time: save what this runtime sees
+            if self._checkpointer is not None:  # copy nothing more into a file in doubt
+                abandon(self._checkpointer.stop(close=False))
+                self._checkpointer = None
+            with self._hold:
+                files.rescue(self._conn)
+        raise files.error()
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         if self.read_only:
             raise StoreError(f"{self.path} is open read-only")
+        self._guard()
         c = self._conn
         with self._hold:
             try:
@@ -109,6 +129,7 @@ class SQLiteStore:
 
     def _write_one(self, sql: str, params: Sequence[object] = ()) -> sqlite3.Cursor:
         """One statement, its own transaction."""
+        self._guard()
         with self._hold:
             return self._conn.execute(sql, params)
 
@@ -124,13 +145,21 @@ class SQLiteStore:
         return result
 
     def close(self) -> None:
+        # Files deleted or replaced meanwhile: closing the last connection would copy
+        # into, or delete, files that are not this runtime's any more (guard.py).
+        broken = self._files is not None and self._files.check(force=True) is not None
         if self._checkpointer is not None:
-            self._checkpointer.stop()
+            kept = self._checkpointer.stop(close=not broken)
+            if broken:
+                abandon(kept)
             self._checkpointer = None
         self._writers.leave(self)
         self._lock.release()
         self._waker.close()
-        self._conn.close()
+        if broken:
+            abandon(self._conn)
+        else:
+            self._conn.close()
 
     def acquire(self, run_id: str, *, wait_seconds: float = 0.0) -> None:
         """Take the store for one runtime, waiting up to ``wait_seconds`` for a holder.
@@ -138,10 +167,26 @@ class SQLiteStore:
         :raises StoreBusy: when another runtime still has it.
         """
         self._lock.acquire(run_id, wait_seconds=wait_seconds)
+        self._files = StoreFiles(self.path)
         # The owner keeps the log short off its commit path (see checkpoint.py).
         if self._checkpointer is None and not self.read_only:
-            self._checkpointer = WalCheckpointer(self.path, synchronous=self._synchronous)
+            files = self._files
+            self._checkpointer = WalCheckpointer(
+                self.path,
+                synchronous=self._synchronous,
+                intact=lambda: files.check(force=True) is None,  # before every copy
+            )
             self._checkpointer.start()
+
+    def integrity_problems(self, limit: int = 10) -> list[str]:
+        """What ``PRAGMA quick_check`` finds wrong with the file (damaged pages, broken
+        indexes), at most ``limit`` lines; empty when it is sound. Reads the whole file."""
+        try:
+            rows = self._conn.execute(f"PRAGMA quick_check({int(limit)})").fetchall()
+        except sqlite3.DatabaseError as exc:  # too damaged to even walk
+            return [str(exc)]
+        found = [line for r in rows for line in str(r[0]).splitlines()]
+        return [] if found == ["ok"] else [f for f in found if not f.startswith("*** ")]
 
     def runtime_running(self) -> bool:
         """Whether a runtime holds this store right now."""
@@ -174,6 +219,8 @@ class SQLiteStore:
         )
 
     def heartbeat(self, run_id: str, *, now: float, lease_expires: float) -> Heartbeat:
+        self._guard(force=True)
+        self._lock.keep_note()
         return self._tx(lambda c: turns.heartbeat(c, run_id, now=now, lease_expires=lease_expires))
 
     def end_run(self, run_id: str, *, now: float, status: str = "stopped") -> None:
@@ -222,10 +269,13 @@ class SQLiteStore:
             # Plain enqueue needs no reads: one INSERT (the triggers do the bookkeeping).
             turn_id = new_id()
             sql, params = turns.insert_statement(request, rules, turn_id, now)
+            self._guard()
             try:
                 with self._hold:
                     self._conn.execute(sql, params)
             except sqlite3.IntegrityError as exc:
+                if "another owner" in str(exc):
+                    raise turns.wrong_owner(request) from None
                 if "another group" not in str(exc):
                     raise
                 row = self._conn.execute(
@@ -293,8 +343,10 @@ class SQLiteStore:
             finishing.check_finish_status(item.status)
         return self._tx(lambda c: finishing.finish_many(c, items)) if items else []
 
-    def release(self, turn_id: str, *, run_id: str, attempt: int, now: float) -> bool:
-        cursor = self._write_one(turns.RELEASE_SQL, (now, turn_id, run_id, attempt))
+    def release(
+        self, turn_id: str, *, run_id: str, attempt: int, now: float, max_attempts: int
+    ) -> bool:
+        cursor = self._write_one(turns.RELEASE_SQL, (now, max_attempts, turn_id, run_id, attempt))
         return cursor.rowcount == 1
 
     def recover(
@@ -321,6 +373,7 @@ class SQLiteStore:
     # -- steps ---------------------------------------------------------------------------
 
     def record_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
+        self._guard()
         try:
             with self._hold:
                 row = self._conn.execute(
@@ -331,6 +384,24 @@ class SQLiteStore:
         if row is None:
             return None
         return attrs.evolve(step, seq=row[0])
+
+    def complete_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
+        data = step.data if type(step.data) is dict else dict(step.data)
+        with self._hold:
+            row = self._conn.execute(
+                turns.COMPLETE_STEP_SQL,
+                (
+                    step.turn_id,
+                    step.attempt,
+                    step.status,
+                    step.finished_at,
+                    turns.dumps(data),
+                    step.error,
+                    step.idempotency_key,
+                    run_id,
+                ),
+            ).fetchone()
+        return None if row is None else attrs.evolve(step, seq=row[0])
 
     _STEP_COLUMNS = (
         "turn_id, seq, attempt, kind, status, started_at, finished_at, data, error, idempotency_key"

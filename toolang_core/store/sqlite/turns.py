@@ -209,6 +209,16 @@ def insert_statement(
     return insert_sql(present), (*params, *[value for value in optional if value is not None])
 
 
+def wrong_owner(request: NewTurnRequest) -> SubmitRejected:
+    """A thread belongs to the owner of its first request (which owner is not said)."""
+    who = f"owner {request.owner!r}" if request.owner is not None else "the operator (no owner)"
+    return SubmitRejected(
+        f"thread {request.thread_id!r} belongs to another owner: a request of {who} may not "
+        "join it; use a thread of your own",
+        reason="wrong_owner",
+    )
+
+
 def wrong_group(request: NewTurnRequest, rules: SubmitRules, actual: str | None) -> SubmitRejected:
     where = f"group {actual!r}" if actual else "another group"
     return SubmitRejected(
@@ -247,11 +257,14 @@ def submit(
     ):
         return SubmitResult(request.id, "exists")
     thread = c.execute(
-        f"SELECT thread_group, ({ACTIVE_IN_THREAD_SQL}), head_id FROM threads WHERE thread_id = ?",
+        f"SELECT thread_group, ({ACTIVE_IN_THREAD_SQL}), head_id, owner FROM threads "
+        "WHERE thread_id = ?",
         (request.thread_id, request.thread_id),
     ).fetchone()
     if thread is not None and thread[0] != rules.thread_group:
         raise wrong_group(request, rules, thread[0])
+    if thread is not None and thread[3] != request.owner:
+        raise wrong_owner(request)
     running_id = thread[1] if thread else None
     head_id = thread[2] if thread else None
     dedupe_key = request.dedupe_key
@@ -317,10 +330,20 @@ def _make_room(c: sqlite3.Connection, rules: SubmitRules, now: float) -> tuple[s
 
 
 RELEASE_SQL = (
-    "UPDATE turn_requests SET status = 'queued', attempt = attempt - 1, lease_owner = NULL, "
-    "lease_expires = NULL, cancel_requested = 0, updated_at = ? "
-    f"WHERE id = ? AND lease_owner = ? AND attempt = ? AND {active()}"
+    "UPDATE turn_requests SET "
+    "status = CASE WHEN status = 'canceling' THEN 'canceled' "
+    "WHEN attempt >= ?2 THEN 'failed' ELSE 'queued' END, "
+    "outcome = CASE WHEN status = 'canceling' THEN 'canceled' "
+    "WHEN attempt >= ?2 THEN 'abandoned' ELSE NULL END, "
+    "error = CASE WHEN status <> 'canceling' AND attempt >= ?2 THEN 'abandoned after ' "
+    "|| attempt || ' attempt(s): the runtime running it shut down before it finished "
+    "(limit ' || ?2 || ')' ELSE error END, "
+    "finished_at = CASE WHEN status = 'canceling' OR attempt >= ?2 THEN ?1 END, "
+    "lease_owner = NULL, lease_expires = NULL, cancel_requested = 0, updated_at = ?1 "
+    f"WHERE id = ?3 AND lease_owner = ?4 AND attempt = ?5 AND {active()}"
 )
+"""Shutdown hands a turn back with its attempt counted, as a crash would: a turn
+requeued at every stop must still reach ``max_attempts`` (?2)."""
 
 SET_ACTIVE_SQL = (
     "UPDATE turn_requests SET status = ?, updated_at = ? WHERE id = ? AND lease_owner = ? "
@@ -335,6 +358,14 @@ RECORD_STEP_SQL = (
     f"AND lease_owner = ?10 AND attempt = ?2 AND {active()}) RETURNING seq"
 )
 """One statement: the fence check, the next sequence number and the insert together."""
+
+COMPLETE_STEP_SQL = (
+    "UPDATE turn_steps SET attempt = ?2, status = ?3, finished_at = ?4, data = ?5, "
+    "error = ?6 WHERE idempotency_key = ?7 AND turn_id = ?1 AND status = 'intent' "
+    "AND EXISTS (SELECT 1 FROM turn_requests WHERE id = ?1 AND lease_owner = ?8 "
+    f"AND attempt = ?2 AND {active()}) RETURNING seq"
+)
+"""A tool call's result over its intent, fenced like ``RECORD_STEP_SQL``."""
 
 
 def check_active_status(status: TurnStatus) -> None:

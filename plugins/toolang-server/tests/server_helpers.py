@@ -1,0 +1,312 @@
+"""A real ``toolang run`` with the server on, in a subprocess, for API and browser tests.
+
+The test distribution it installs holds the only fakes: a model (``testmodel``) that
+follows ``/tool NAME {json}`` and otherwise echoes its input, streamed word by word
+(``TL_WORD_DELAY`` seconds apart); an approval gate that asks a person about every
+``guarded_write`` call; and two tools, ``guarded_write`` (writes a file) and
+``slow_wait`` (sleeps, for cancelling running work).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import httpx
+
+TEST_PLUGIN = r'''
+import asyncio, json, os, re
+from pathlib import Path
+from toolang_core import ApprovalBook, Pending, Tool, ToolCall, hookimpl
+from toolang_core.models import ModelRequest, ModelResponse
+
+_TOOL = re.compile(r"/tool\s+([A-Za-z][\w-]*)\s*(\{.*\})?", re.S)
+_WORD = re.compile(r"\s*\S+\s*|\s+")
+
+
+class TestModel:
+    async def complete(self, request):
+        last = request.messages[-1]
+        if last.role == "tool":
+            return ModelResponse(text=f"done: {last.content[:200]}", model="testmodel")
+        asked = _TOOL.search(last.content)
+        if asked:
+            params = json.loads(asked.group(2) or "{}")
+            return ModelResponse(tool_calls=(ToolCall("", asked.group(1), params),),
+                                 model="testmodel")
+        return ModelResponse(text=f"echo: {last.content}", model="testmodel")
+
+    async def stream(self, request):
+        response = await self.complete(request)
+        delay = float(os.environ.get("TL_WORD_DELAY", "0"))
+        for index, word in enumerate(_WORD.findall(response.text)):
+            if index and delay:
+                await asyncio.sleep(delay)
+            yield word
+        yield response
+
+
+class Provider:
+    def model(self, model_id):
+        return TestModel()
+
+
+@hookimpl
+def toolang_register_models(register):
+    register("testmodel", lambda context: Provider())
+
+
+def guarded_write(name: str, text: str) -> str:
+    """Write TEXT to the file NAME (a person must approve)."""
+    path = Path(os.environ["TL_OUT_DIR"]) / name
+    path.write_text(text)
+    return f"wrote {len(text)} characters to {name}"
+
+
+async def slow_wait(seconds: float) -> str:
+    """Wait SECONDS seconds."""
+    await asyncio.sleep(seconds)
+    return f"waited {seconds} s"
+
+
+@hookimpl
+def toolang_register_tools(register):
+    register(Tool.from_function(guarded_write))
+    register(Tool.from_function(slow_wait, blocking=False))
+
+
+class KitMemory:
+    """A list in memory, searched by shared words: enough for the server's memory
+    routes and for every turn to have a memory-write stage (this plugin's tox env has no
+    other memory plugin; toolang-memory-sqlite is tested by the conformance suite)."""
+
+    def __init__(self):
+        self.entries = []
+
+    def recall(self, request):
+        from toolang_core.memory import MemoryItem, MemoryRecallResult, Provenance
+
+        words = set(request.query_text.lower().split())
+        found = [
+            MemoryItem(str(i), text, float(len(words & set(text.lower().split()))),
+                       Provenance(agent, thread))
+            for i, (agent, thread, text) in enumerate(self.entries)
+            if agent == request.agent_id
+            and (request.thread_id is None or thread == request.thread_id)
+            and words & set(text.lower().split())
+        ]
+        found.sort(key=lambda item: -item.score)
+        return MemoryRecallResult(items=tuple(found[: request.limits.max_items]), provider="kit")
+
+    def remember(self, batch):
+        from toolang_core.memory import MemoryWriteResult
+
+        for entry in batch.entries:
+            self.entries.append((batch.agent_id, batch.thread_id, entry.text))
+        return MemoryWriteResult(written=len(batch.entries), provider="kit")
+
+    def forget(self, request):
+        from toolang_core.memory import MemoryForgetResult
+
+        before = len(self.entries)
+        self.entries = [e for e in self.entries if e[0] != request.agent_id]
+        return MemoryForgetResult(forgotten=before - len(self.entries), provider="kit")
+
+    def list_entries(self, request):
+        return ()
+
+    def health(self):
+        from toolang_core.memory import MemoryHealth
+
+        return MemoryHealth(status="ok", provider="kit", entries=len(self.entries))
+
+    def close(self):
+        pass
+
+
+@hookimpl
+def toolang_register_memory(register):
+    register("kit", lambda context: KitMemory())
+
+
+@hookimpl
+def toolang_on_event(event, runtime):
+    """A bus subscriber, so every turn has all five after-turn stages."""
+
+
+@hookimpl
+def toolang_approve_tool_call(call, ctx):
+    if call.name != "guarded_write":
+        return None
+    approval = ApprovalBook(ctx.runtime.store).create(
+        turn_id=ctx.turn_id, call_id=ctx.call_id, tool=call.name, params=call.params,
+        thread_id=ctx.thread_id, agent=ctx.agent, requester=None,
+        prompt="write a file?", timeout_seconds=None,
+    )
+    return Pending(approval.id)
+'''
+
+TOKENS = {"alice": "alice-token-0123456789", "bob": "bob-token-0123456789abc"}
+
+BASE_CONFIG = """
+[runtime]
+executor = "agent"
+poll_seconds = 0.05
+shutdown_grace_seconds = 1
+[models]
+default = "testmodel"
+[memory]
+plugin = "kit"
+[plugins.server]
+enabled = true
+port = 0
+"""
+
+
+class LiveServer:
+    """A running ``toolang run`` (its home, URL and process)."""
+
+    def __init__(self, home: Path, proc: subprocess.Popen[str], url: str) -> None:
+        self.home = home
+        self.proc = proc
+        self.url = url
+
+    def client(self, token: str | None = None, **kw: object) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30, **kw)  # type: ignore[arg-type]
+
+    def stop(self) -> str:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        return (self.home / "server.log").read_text()
+
+
+def install_test_plugin(make_distribution: object) -> None:
+    make_distribution(  # type: ignore[operator]
+        "toolang-test-server-kit",
+        entry_points={"toolang": {"test-kit": "tl_server_kit"}},
+        modules={"tl_server_kit": TEST_PLUGIN},
+    )
+
+
+def start_server(
+    home: Path,
+    site: Path,
+    *,
+    extra_config: str = "",
+    env: Mapping[str, str] | None = None,
+    timeout: float = 60,
+) -> LiveServer:
+    """Start ``toolang run`` in ``home`` and wait (with a deadline) until it listens."""
+    (home / "toolang.toml").write_text(BASE_CONFIG + extra_config, encoding="utf-8")
+    out = home / "out"
+    out.mkdir(exist_ok=True)
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
+    full_env.update(
+        {
+            "PYTHONPATH": os.pathsep.join([str(site), full_env.get("PYTHONPATH", "")]),
+            "TOOLANG_LOAD_PLUGINS": "server,test-kit",
+            "TL_OUT_DIR": str(out),
+            **(env or {}),
+        }
+    )
+    url_file = home / ".toolang" / "server.url"
+    url_file.unlink(missing_ok=True)
+    log = (home / "server.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolang_core", "--log-format", "json", "run"],
+        cwd=home,
+        env=full_env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + timeout
+    while not url_file.is_file():
+        if proc.poll() is not None:
+            raise AssertionError(f"toolang run exited: {(home / 'server.log').read_text()}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(
+                f"no server after {timeout} s: {(home / 'server.log').read_text()}"
+            )
+        time.sleep(0.05)
+    return LiveServer(home, proc, url_file.read_text().strip())
+
+
+def wait_for(predicate: object, timeout: float = 20, what: str = "condition") -> object:
+    """Poll ``predicate`` until it returns something truthy (deadline ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()  # type: ignore[operator]
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def parse_sse(raw: str) -> list[tuple[str, dict[str, object]]]:
+    import json
+
+    events = []
+    for block in raw.split("\n\n"):
+        kind, data = None, None
+        for line in block.splitlines():
+            if line.startswith("event: "):
+                kind = line[7:]
+            elif line.startswith("data: "):
+                data = json.loads(line[6:])
+        if kind is not None:
+            events.append((kind, data or {}))
+    return events
+
+
+def last_call_text(events: list[tuple[str, dict[str, object]]]) -> str:
+    """The joined text deltas of the last model call in ``events``."""
+    texts = [d for k, d in events if k == "text"]
+    if not texts:
+        return ""
+    last = texts[-1]["call"]
+    return "".join(str(d["delta"]) for d in texts if d["call"] == last)
+
+
+def open_runtime_store(server: LiveServer) -> tuple[object, object]:
+    """A runtime (not serving) and a new connection to the server's store, from here."""
+    from toolang_core import Runtime, load_config
+
+    env = {"BOB_TOKEN": TOKENS["bob"], "TOOLANG_LOAD_PLUGINS": "server,test-kit"}
+    runtime = Runtime.from_config(load_config(server.home / "toolang.toml", env=env), env=env)
+    return runtime, runtime.open_store()
+
+
+def spawn_run(server: LiveServer, owner: str, task: str) -> str:
+    """Start a task run for ``owner`` as an agent would (the controller writes it to the
+    store; the server's runtime admits it). Runs in a thread of its own: a caller may
+    already have an event loop (Playwright's)."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from toolang_core import SpawnRequest, TaskRunController
+
+    def spawn() -> str:
+        runtime, store = open_runtime_store(server)
+        try:
+            controller = TaskRunController(store, runtime)  # type: ignore[arg-type]
+            request = SpawnRequest(owner=owner, parent_thread_id=f"http:{owner}", task=task)
+            return asyncio.run(controller.spawn(request)).id
+        finally:
+            store.close()  # type: ignore[attr-defined]
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(spawn).result(60)

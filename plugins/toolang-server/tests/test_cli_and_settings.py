@@ -1,0 +1,94 @@
+"""``toolang init`` turns the server on, ``toolang serve`` starts it, and settings that
+would open the runtime to the network without a token are refused."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+ONLY_SERVER = {"TOOLANG_LOAD_PLUGINS": "server"}
+
+
+def test_init_enables_the_server_on_loopback_and_doctor_accepts_it(toolang_cli, toolang_home):
+    toolang_home.config_path.unlink()
+    result = toolang_cli("init", env=ONLY_SERVER)
+    assert result.returncode == 0, result.stderr
+    text = toolang_home.config_path.read_text()
+    assert '[plugins.server]\nenabled = true\nhost = "127.0.0.1"\nport = 8765' in text
+    doctor = toolang_cli("doctor", env=ONLY_SERVER)
+    assert "is valid" in doctor.stdout, doctor.stdout
+
+
+@pytest.mark.parametrize(
+    ("section", "expected"),
+    [
+        ('host = "0.0.0.0"', "plugins.server: host: '0.0.0.0' is reachable from other machines"),
+        ('tokens = { alice = "short" }', "tokens.alice: a token of 16 characters or more"),
+        ("port = 70000", "port: a TCP port 1-65535"),
+        ("enabled = 'yes'", "plugins.server.enabled"),
+    ],
+)
+def test_bad_server_settings_are_config_errors_naming_the_key(
+    toolang_cli, toolang_home, section, expected
+):
+    toolang_home.write_config(f"[plugins.server]\n{section}\n")
+    result = toolang_cli("run", env=ONLY_SERVER, timeout=60)
+    assert result.returncode != 0
+    assert expected in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (toolang_home.path / ".toolang" / "toolang.db").exists()
+
+
+def test_serve_starts_the_server_whatever_enabled_says_and_stops_on_sigterm(toolang_home):
+    toolang_home.write_config('[runtime]\nexecutor = "echo"\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
+    env.update(ONLY_SERVER)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolang_core", "serve", "--port", "0"],
+        cwd=toolang_home.path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url_file = toolang_home.path / ".toolang" / "server.url"
+    deadline = time.monotonic() + 60
+    while not url_file.is_file():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "toolang serve never listened"
+        time.sleep(0.05)
+    url = url_file.read_text().strip()
+    try:
+        answer = httpx.post(f"{url}/api/turns", json={"input": "ping", "wait": 20}, timeout=30)
+        assert answer.json()["output"] == "ping"  # the echo executor
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0, stderr
+    assert f"toolang server: console {url}/" in stderr
+    assert not url_file.exists()
+
+
+def test_a_port_in_use_is_reported_and_the_runtime_still_runs(toolang_cli, toolang_home):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        toolang_home.write_config(
+            f'[runtime]\nexecutor = "echo"\n[plugins.server]\nenabled = true\nport = {port}\n'
+        )
+        result = toolang_cli("run", "--until-idle", env=ONLY_SERVER, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert (
+        f"toolang server: not started: toolang-server cannot listen on 127.0.0.1:{port} "
+        "(Address already in use); set [plugins.server] port"
+    ) in result.stderr
+    assert "Traceback" not in result.stderr

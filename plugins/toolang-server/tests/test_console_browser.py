@@ -1,0 +1,196 @@
+"""The web console in a real browser (Debian's chromium driven by Playwright) against a
+real ``toolang run``. Without the browser these tests fail, saying what to install."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from server_helpers import open_runtime_store, spawn_run, wait_for
+
+CHROMIUM = os.environ.get("TOOLANG_CHROMIUM", "/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+]
+FIVE_STAGES = ["turn_state", "prompt_trace", "memory_write", "events", "delivery"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
+        pytest.fail(
+            f"no chromium at {CHROMIUM}: install it (`apt-get install -y chromium`) or set "
+            "TOOLANG_CHROMIUM to a Chromium executable; the console's browser tests need it"
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    yield context.new_page()
+    context.close()
+
+
+@pytest.fixture
+def shots(tmp_path):
+    """Where screenshots go: $TOOLANG_SCREENSHOT_DIR, else the test's tmp_path."""
+    target = Path(os.environ.get("TOOLANG_SCREENSHOT_DIR") or tmp_path / "screenshots")
+    target.mkdir(parents=True, exist_ok=True)
+
+    def shoot(page, name: str) -> Path:
+        path = target / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        assert path.stat().st_size > 1000
+        return path
+
+    return shoot
+
+
+@pytest.fixture
+def console(live_server):
+    """A loopback server whose model streams a word every 80 ms."""
+    return live_server(env={"TL_WORD_DELAY": "0.08"})
+
+
+def test_chat_page_shows_the_answer_streaming_in(console, page, shots):
+    page.goto(f"{console.url}/chat/web:browser")
+    message = "please stream these eleven words back to me one at a time"
+    page.fill("#chat-form textarea", message)
+    page.click("#chat-form button[type=submit]")
+    bubble = page.locator(".msg.agent").last
+    final = f"echo: {message}"
+    # Seen part-way: some text, but not all of it yet.
+    page.wait_for_function(
+        """(final) => { const b = [...document.querySelectorAll('.msg.agent')].pop();
+             return b && b.textContent.length > 0 && b.textContent.length < final.length; }""",
+        arg=final,
+        timeout=20_000,
+    )
+    partial = bubble.text_content()
+    shots(page, "chat-streaming")
+    page.wait_for_selector(".msg.agent[data-status=completed]", timeout=20_000)
+    assert bubble.text_content() == final
+    assert final.startswith(partial) and partial != final
+    with console.client() as client:
+        turn_id = bubble.get_attribute("data-turn")
+        assert client.get(f"/api/turns/{turn_id}").json()["output"] == final
+    page.reload()
+    assert page.locator(".msg.agent").last.text_content().startswith(final)
+    shots(page, "chat")
+
+
+def test_a_tool_call_is_approved_with_the_button_and_the_turn_completes(console, page, shots):
+    with console.client() as client:
+        turn_id = client.post(
+            "/api/turns",
+            json={
+                "input": '/tool guarded_write {"name": "ok.txt", "text": "approved"}',
+                "thread_id": "web:approve",
+            },
+        ).json()["turn_id"]
+        wait_for(lambda: client.get("/api/approvals?status=pending").json(), what="approval")
+        page.goto(f"{console.url}/approvals")
+        row = page.locator("#pending-approvals tr[data-approval]")
+        assert row.count() == 1
+        assert "guarded_write" in row.text_content()
+        shots(page, "approvals")
+        row.locator("button.approve").click()
+        page.wait_for_selector("#pending-approvals", state="detached", timeout=20_000)
+        turn = wait_for(
+            lambda: (
+                (t := client.get(f"/api/turns/{turn_id}").json())["status"] == "completed" and t
+            ),
+            what="the turn to complete",
+        )
+    assert "wrote 8 characters to ok.txt" in turn["output"]
+    assert (console.home / "out" / "ok.txt").read_text() == "approved"
+    shots(page, "approvals-decided")
+
+
+def test_a_trace_page_shows_the_five_stages_in_order(console, page, shots):
+    with console.client() as client:
+        turn = client.post("/api/turns", json={"input": "trace me", "wait": 20}).json()
+    page.goto(f"{console.url}/turns/{turn['id']}")
+    stages = page.locator("#after-stages tr[data-stage]")
+    assert [stages.nth(i).get_attribute("data-stage") for i in range(stages.count())] == FIVE_STAGES
+    assert page.locator("#timeline li").count() >= 2
+    shots(page, "trace")
+
+
+def test_cancelling_a_running_task_run_from_its_page(console, page, shots):
+    run_id = spawn_run(console, "owner", '/tool slow_wait {"seconds": 120}')
+    with console.client() as client:
+        wait_for(
+            lambda: client.get(f"/api/task-runs/{run_id}").json()["status"] == "running",
+            what="the run to start",
+        )
+        page.goto(f"{console.url}/task-runs/{run_id}")
+        assert page.locator("#run-status").text_content() == "running"
+        shots(page, "task-run")
+        page.click("#cancel-run")
+        _runtime, store = open_runtime_store(console)
+        try:
+            wait_for(
+                lambda: store.get(run_id).status.value == "canceled", what="canceled in the store"
+            )
+        finally:
+            store.close()
+        # The page reloads itself (after the click, then while the run winds down).
+        page.wait_for_function(
+            "() => { const e = document.querySelector('#run-status');"
+            " return e !== null && e.textContent === 'canceled'; }",
+            timeout=20_000,
+        )
+        shots(page, "task-run-canceled")
+        page.goto(f"{console.url}/task-runs")
+        assert run_id[-8:] in page.locator("table").text_content()
+        shots(page, "task-runs")
+
+
+def test_every_page_renders_and_is_captured(console, page, shots):
+    with console.client() as client:
+        client.post(
+            "/api/turns",
+            json={"input": "the parrot is called Polly", "wait": 20, "thread_id": "web:memory"},
+        )
+    for path, name, expect in [
+        ("/", "status", "Thread groups"),
+        ("/chat", "chat-index", "web:memory"),
+        ("/turns", "turns", "the parrot"),
+        ("/chores", "chores", "Chores"),
+        ("/agents", "agents", "assistant"),
+        ("/plugins", "plugins", "toolang_register_routes"),
+        ("/memory?q=parrot", "memory", "Polly"),
+    ]:
+        response = page.goto(f"{console.url}{path}")
+        assert response.status == 200, path
+        assert expect in page.locator("main").text_content(), path
+        shots(page, name)
+
+
+def test_a_token_server_asks_for_the_token_then_lets_the_owner_in(token_server, page, shots):
+    from server_helpers import TOKENS
+
+    page.goto(f"{token_server.url}/approvals")
+    assert page.url.endswith("/login?next=/approvals")
+    page.fill("input[name=token]", "wrong-token-wrong-token")
+    page.click("button[type=submit]")
+    assert "not valid" in page.locator(".flash").text_content()
+    shots(page, "login")
+    page.fill("input[name=token]", TOKENS["alice"])
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{token_server.url}/approvals")
+    assert "Nothing waits for a decision" in page.locator("main").text_content()

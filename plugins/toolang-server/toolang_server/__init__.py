@@ -1,0 +1,95 @@
+"""toolang-server: the runtime over HTTP — the JSON API, streamed answers (SSE) and the
+web console, on one Starlette app served by uvicorn inside the runtime's process.
+
+Started by ``toolang run`` when ``[plugins.server] enabled = true``, or by
+``toolang serve``. Every route, this plugin's own included, comes through the
+``toolang_register_routes`` hook.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+import click
+
+from toolang_core import RegisterRoute, RegisterSettings, hookimpl
+from toolang_server.settings import ServerSettings
+
+if TYPE_CHECKING:
+    from toolang_core import Runtime, TurnRequest
+
+NAME: Final = "server"
+
+
+def server_state(runtime: Runtime) -> dict[str, Any]:
+    """This plugin's per-runtime state: ``"force"`` (settings ``toolang serve`` starts
+    the server with, even when ``enabled`` is false) and ``"running"``."""
+    return runtime.plugin_state("server:state", dict)
+
+
+def settings_of(runtime: Runtime) -> ServerSettings | None:
+    forced: ServerSettings | None = server_state(runtime).get("force")
+    if forced is not None:
+        return forced
+    settings = runtime.settings.get(NAME) or ServerSettings()
+    return settings if settings.enabled else None
+
+
+@hookimpl
+def toolang_register_settings(register: RegisterSettings) -> None:
+    register(ServerSettings)
+
+
+@hookimpl
+def toolang_register_routes(register: RegisterRoute) -> None:
+    from toolang_server import api_catalog, api_turns, api_work
+    from toolang_server.console import pages
+
+    api_catalog.register(register)
+    api_turns.register(register)
+    api_work.register(register)
+    pages.register(register)
+
+
+@hookimpl
+async def toolang_startup(runtime: Runtime) -> None:
+    settings = settings_of(runtime)
+    if settings is None:
+        return
+    import sys
+
+    from toolang_server.serve import start
+
+    try:
+        server_state(runtime)["running"] = await start(runtime, settings)
+    except OSError as exc:
+        # The runtime goes on without its server (start-up hooks never stop it); say so
+        # where the person who started it looks, not only in the log.
+        print(f"toolang server: not started: {exc}", file=sys.stderr, flush=True)
+        raise
+
+
+@hookimpl
+async def toolang_shutdown(runtime: Runtime, reason: str) -> None:
+    from toolang_server.serve import URL_FILE
+
+    running = server_state(runtime).pop("running", None)
+    if running is not None:
+        await running.stop()
+        (runtime.config.home / URL_FILE).unlink(missing_ok=True)
+
+
+@hookimpl
+def toolang_deliver_turn(turn: TurnRequest, runtime: Runtime) -> None:
+    # Not a delivery: the signal that a turn is finished, for those waiting over HTTP.
+    if "running" in server_state(runtime):
+        from toolang_server.finished import FinishedTurns
+
+        FinishedTurns.of(runtime).delivered(turn.id)
+
+
+@hookimpl
+def toolang_register_commands(cli: click.Group) -> None:
+    from toolang_server.cli import serve
+
+    cli.add_command(serve)

@@ -1,0 +1,291 @@
+"""Threads and turn requests over HTTP: submit (optionally streamed), list, show,
+steps, trace, events, cancel."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import TYPE_CHECKING, Any, Final
+
+from starlette.responses import Response, StreamingResponse
+
+from toolang_core import (
+    AFTER_KIND,
+    NewTurnRequest,
+    SubmitRejected,
+    TurnFilter,
+    TurnNotFound,
+    TurnRequest,
+    TurnStatus,
+)
+from toolang_server.finished import FinishedTurns
+from toolang_server.http import (
+    ApiError,
+    Body,
+    Caller,
+    caller_of,
+    not_found,
+    ok,
+    query_choice,
+    query_int,
+    read_json,
+    runtime_of,
+    store_of,
+    to_json,
+)
+from toolang_server.progress import turn_events
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+
+    from toolang_core import RegisterRoute, Runtime
+
+STRATEGIES: Final = ("enqueue", "reject", "coalesce", "interrupt", "steer")
+STATUSES: Final = tuple(s.value for s in TurnStatus)
+_THREAD: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@/-]{0,199}$")
+_SOURCE: Final = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
+SUBMIT_FIELDS: Final = {
+    "input",
+    "thread_id",
+    "source",
+    "agent",
+    "strategy",
+    "stream",
+    "wait",
+    "timeout_seconds",
+    "priority",
+    "id",
+}
+MAX_WAIT: Final = 300.0
+
+
+def visible(turn: TurnRequest | None, caller: Caller) -> bool:
+    """The operator sees every turn; an owner only its own (others are "not found")."""
+    return turn is not None and (caller.owner is None or turn.owner == caller.owner)
+
+
+def get_turn(runtime: Runtime, caller: Caller, turn_id: str) -> TurnRequest:
+    turn = store_of(runtime).get(turn_id)
+    if not visible(turn, caller):
+        raise not_found("turn request", turn_id)
+    assert turn is not None
+    return turn
+
+
+def turn_json(turn: TurnRequest) -> dict[str, Any]:
+    data: dict[str, Any] = to_json(turn)
+    for key in ("rank", "lease_owner", "lease_expires", "steer"):
+        data.pop(key, None)
+    return data
+
+
+def _others_on(runtime: Runtime, thread: str, owner: str) -> bool:
+    """Whether ``thread`` holds turns of anyone but ``owner`` (the operator included)."""
+    recent = store_of(runtime).list_turns(TurnFilter(thread_id=thread, limit=20))
+    return any(turn.owner != owner for turn in recent)
+
+
+async def submit(request: Request) -> Response:
+    """Submit a turn request; with "stream": true the answer streams back as SSE."""
+    runtime, caller = runtime_of(request), caller_of(request)
+    body = Body(await read_json(request, request.app.state.settings.max_body_bytes), SUBMIT_FIELDS)
+    text = body.text("input", required=True)
+    thread = body.text("thread_id", default=f"http:{caller.owner or 'local'}")
+    assert thread is not None
+    if not _THREAD.match(thread):
+        raise ApiError(
+            400,
+            f"thread_id {thread!r} is not a thread id",
+            field="thread_id",
+            expected=f"a string matching {_THREAD.pattern}",
+        )
+    source = body.text("source", default="chat")
+    assert source is not None
+    if not _SOURCE.match(source) or source in ("task", "will"):
+        raise ApiError(
+            400,
+            f"source {source!r} cannot be submitted here",
+            field="source",
+            expected="a source name such as chat, invoke or chore (task runs are "
+            "started by agents, will turns by the agents' own intent)",
+        )
+    if caller.owner is not None and _others_on(runtime, thread, caller.owner):
+        # The thread's history goes into every prompt on it: sharing it would show one
+        # owner's conversation to another through the model.
+        raise ApiError(
+            403,
+            f"thread {thread!r} belongs to another owner",
+            field="thread_id",
+            expected="a thread of your own, or a new one",
+        )
+    agent = body.text("agent", max_len=100)
+    if agent is not None and runtime.agents.registry.get(agent) is None:
+        known = ", ".join(d.name for d in runtime.agents.registry.active()) or "none"
+        raise ApiError(400, f"no agent {agent!r}", field="agent", expected=f"one of: {known}")
+    strategy = body.text("strategy", choices=STRATEGIES)
+    stream = body.flag("stream")
+    wait = body.number("wait", default=0.0, high=MAX_WAIT)
+    timeout = body.number("timeout_seconds")
+    priority = body.number("priority", low=-1000, high=1000)
+    turn_id = body.text("id", max_len=100)
+    if stream and wait:
+        raise ApiError(
+            400,
+            "stream and wait exclude each other",
+            field="wait",
+            expected="0 (or absent) when stream is true",
+        )
+    inbox = runtime.inbox
+    assert inbox is not None
+    try:
+        result = inbox.submit(
+            NewTurnRequest(
+                source=source,
+                thread_id=thread,
+                input=text or "",
+                agent=agent,
+                strategy=strategy,  # type: ignore[arg-type]
+                timeout_seconds=timeout,
+                priority=int(priority) if priority is not None else None,
+                channel="http",
+                sender=caller.sender,
+                owner=caller.owner,
+                id=turn_id,
+            )
+        )
+    except SubmitRejected as exc:
+        raise ApiError(
+            409,
+            str(exc),
+            field="thread_id",
+            expected="a thread whose strategy accepts this request",
+        ) from None
+    except ValueError as exc:
+        raise ApiError(400, str(exc), field="id", expected="a valid id") from None
+    if stream:
+        return StreamingResponse(
+            turn_events(runtime, result.id),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Toolang-Turn": result.id},
+        )
+    if wait:
+        turn = await FinishedTurns.of(runtime).wait(runtime, result.id, wait)
+        return ok(turn_json(turn), 200 if turn.status.is_terminal else 202)
+    return ok({"turn_id": result.id, "status": result.status, "thread_id": thread}, 202)
+
+
+async def list_turns(request: Request) -> Response:
+    """Turn requests, newest first; filter by thread_id, status, source."""
+    runtime, caller = runtime_of(request), caller_of(request)
+    status = query_choice(request, "status", STATUSES)
+    found = store_of(runtime).list_turns(
+        TurnFilter(
+            thread_id=request.query_params.get("thread_id"),
+            status=(TurnStatus(status),) if status else (),
+            source=request.query_params.get("source"),
+            owner=caller.owner,
+            limit=query_int(request, "limit", 50),
+        )
+    )
+    return ok([turn_json(t) for t in found])
+
+
+async def show_turn(request: Request) -> Response:
+    """One turn request: state, input, output, error."""
+    turn = get_turn(runtime_of(request), caller_of(request), request.path_params["turn_id"])
+    return ok(turn_json(turn))
+
+
+async def turn_steps(request: Request) -> Response:
+    """The recorded steps of one turn, in order."""
+    runtime = runtime_of(request)
+    turn = get_turn(runtime, caller_of(request), request.path_params["turn_id"])
+    return ok(store_of(runtime).steps(turn.id))
+
+
+async def turn_trace(request: Request) -> Response:
+    """The run trace: steps, each tool call's hook verdicts, the after-turn stages.
+
+    The after-turn stages come in their order: turn state, prompt trace, memory write,
+    events, delivery."""
+    runtime = runtime_of(request)
+    turn = get_turn(runtime, caller_of(request), request.path_params["turn_id"])
+    store = store_of(runtime)
+    after = store.get_record(AFTER_KIND, turn.id)
+    return ok(
+        {
+            "turn": turn_json(turn),
+            "steps": store.steps(turn.id),
+            "after": list((after.data.get("stages") or ()) if after is not None else ()),
+        }
+    )
+
+
+async def turn_events_route(request: Request) -> Response:
+    """Watch a turn's progress as Server-Sent Events (attach at any time)."""
+    runtime = runtime_of(request)
+    turn = get_turn(runtime, caller_of(request), request.path_params["turn_id"])
+    return StreamingResponse(
+        turn_events(runtime, turn.id),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store"},
+    )
+
+
+async def cancel_turn(request: Request) -> Response:
+    """Cancel a turn request (queued: at once; running: it winds down)."""
+    runtime = runtime_of(request)
+    turn = get_turn(runtime, caller_of(request), request.path_params["turn_id"])
+    try:
+        result = store_of(runtime).cancel(
+            turn.id, now=time.time(), reason=f"canceled by {caller_of(request).sender}"
+        )
+    except TurnNotFound:
+        raise not_found("turn request", turn.id) from None
+    return ok(result)
+
+
+async def list_threads(request: Request) -> Response:
+    """Threads, most recently active first (an owner sees the threads of its turns)."""
+    runtime, caller = runtime_of(request), caller_of(request)
+    store = store_of(runtime)
+    limit = query_int(request, "limit", 50)
+    if caller.owner is None:
+        return ok(store.list_threads(limit=limit))
+    mine = {t.thread_id for t in store.list_turns(TurnFilter(owner=caller.owner, limit=1000))}
+    return ok([t for t in store.list_threads(limit=1000) if t.thread_id in mine][:limit])
+
+
+async def show_thread(request: Request) -> Response:
+    """One thread and its turns, oldest first."""
+    runtime, caller = runtime_of(request), caller_of(request)
+    store = store_of(runtime)
+    thread_id = request.path_params["thread_id"]
+    info = store.thread(thread_id)
+    turns = [
+        t
+        for t in store.list_turns(
+            TurnFilter(thread_id=thread_id, limit=query_int(request, "limit", 50))
+        )
+        if visible(t, caller)
+    ]
+    if info is None or (caller.owner is not None and not turns):
+        raise ApiError(
+            404,
+            f"no thread {thread_id!r}",
+            field="thread_id",
+            expected="the id of a thread (GET /api/threads)",
+        )
+    return ok({"thread": info, "turns": [turn_json(t) for t in reversed(turns)]})
+
+
+def register(register_route: RegisterRoute) -> None:
+    register_route("/api/threads", list_threads)
+    register_route("/api/threads/{thread_id:path}", show_thread)
+    register_route("/api/turns", submit, methods=("POST",))
+    register_route("/api/turns", list_turns)
+    register_route("/api/turns/{turn_id}", show_turn)
+    register_route("/api/turns/{turn_id}/steps", turn_steps)
+    register_route("/api/turns/{turn_id}/trace", turn_trace)
+    register_route("/api/turns/{turn_id}/events", turn_events_route)
+    register_route("/api/turns/{turn_id}/cancel", cancel_turn, methods=("POST",))

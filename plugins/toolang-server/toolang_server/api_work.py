@@ -1,0 +1,209 @@
+"""Task runs and approvals over HTTP — owner-checked and decided exactly as on the CLI:
+the same :class:`~toolang_core.TaskRunController` and :class:`~toolang_core.ApprovalBook`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+from toolang_core import (
+    Approval,
+    ApprovalBook,
+    ApprovalError,
+    TaskRunError,
+    TaskRunFilter,
+    TaskRunNotFound,
+    TaskRunStatus,
+    redact,
+)
+from toolang_server.api_turns import visible
+from toolang_server.http import (
+    ApiError,
+    Body,
+    Caller,
+    caller_of,
+    ok,
+    query_choice,
+    query_int,
+    read_json,
+    runtime_of,
+    store_of,
+)
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+    from toolang_core import RegisterRoute, Runtime
+
+RUN_STATUSES: Final = tuple(s.value for s in TaskRunStatus)
+APPROVAL_STATUSES: Final = ("pending", "approved", "denied", "expired")
+
+
+def _run_not_found(run_id: str) -> ApiError:
+    return ApiError(
+        404,
+        f"no task run with id {run_id!r}",
+        field="run_id",
+        expected="the id of one of your task runs (GET /api/task-runs)",
+    )
+
+
+async def list_runs(request: Request) -> Response:
+    """Task runs, newest first (an owner sees only its own)."""
+    runtime, caller = runtime_of(request), caller_of(request)
+    status = query_choice(request, "status", RUN_STATUSES)
+    found = runtime.task_runs.list(
+        TaskRunFilter(
+            owner=caller.owner,
+            parent_thread_id=request.query_params.get("parent_thread_id"),
+            status=TaskRunStatus(status) if status else None,
+            limit=query_int(request, "limit", 50),
+        )
+    )
+    return ok([run.to_json() for run in found])
+
+
+async def get_run(request: Request) -> Response:
+    """One task run."""
+    runtime, caller = runtime_of(request), caller_of(request)
+    run_id = request.path_params["run_id"]
+    try:
+        return ok(runtime.task_runs.get(run_id, owner=caller.owner).to_json())
+    except TaskRunNotFound:
+        raise _run_not_found(run_id) from None
+
+
+async def run_transcript(request: Request) -> Response:
+    """A task run's most recent transcript events (limit, default 40, at most 200)."""
+    runtime, caller = runtime_of(request), caller_of(request)
+    run_id = request.path_params["run_id"]
+    try:
+        transcript = runtime.task_runs.read_transcript(
+            run_id, owner=caller.owner, limit=query_int(request, "limit", 40, high=200)
+        )
+    except TaskRunNotFound:
+        raise _run_not_found(run_id) from None
+    except TaskRunError as exc:
+        raise ApiError(409, str(exc), field="run_id", expected="a run that has started") from None
+    return ok(transcript)
+
+
+async def wait_run(request: Request) -> Response:
+    """Wait for a task run to finish (timeout seconds, default 30, at most 300)."""
+    runtime, caller = runtime_of(request), caller_of(request)
+    run_id = request.path_params["run_id"]
+    timeout = query_int(request, "timeout", 30, low=0, high=300)
+    try:
+        run = await runtime.task_runs.wait(run_id, owner=caller.owner, timeout=timeout)
+    except TaskRunNotFound:
+        raise _run_not_found(run_id) from None
+    return ok(run.to_json(), 200 if run.status.is_terminal else 202)
+
+
+async def cancel_run(request: Request) -> Response:
+    """Cancel a task run (and the runs it spawned)."""
+    runtime, caller = runtime_of(request), caller_of(request)
+    run_id = request.path_params["run_id"]
+    try:
+        run, changed = await runtime.task_runs.cancel(
+            run_id, owner=caller.owner, reason=f"canceled by {caller.sender}"
+        )
+    except TaskRunNotFound:
+        raise _run_not_found(run_id) from None
+    return ok({"run": run.to_json(), "changed": changed})
+
+
+def _book(runtime: Runtime) -> ApprovalBook:
+    return ApprovalBook(store_of(runtime))
+
+
+def _approval_json(approval: Approval) -> dict[str, Any]:
+    return {
+        "id": approval.id,
+        "tool": approval.tool,
+        "params": redact(dict(approval.params)),
+        "turn_id": approval.turn_id,
+        "thread_id": approval.thread_id,
+        "agent": approval.agent,
+        "requester": approval.requester,
+        "prompt": approval.prompt,
+        "created_at": approval.created_at,
+        "expires_at": approval.expires_at,
+        "status": approval.status,
+        "decided_at": approval.decided_at,
+        "decided_by": approval.decided_by,
+        "reason": approval.reason,
+        "always": approval.always,
+    }
+
+
+def _mine(runtime: Runtime, caller: Caller, approval: Approval) -> bool:
+    return caller.owner is None or visible(store_of(runtime).get(approval.turn_id), caller)
+
+
+async def list_approvals(request: Request) -> Response:
+    """Approval requests, oldest first (status: pending, approved, denied, expired)."""
+    runtime, caller = runtime_of(request), caller_of(request)
+    status = query_choice(request, "status", APPROVAL_STATUSES)
+    found = _book(runtime).list(status)  # type: ignore[arg-type]
+    return ok([_approval_json(a) for a in found if _mine(runtime, caller, a)])
+
+
+async def _decide(request: Request, approved: bool) -> Response:
+    runtime, caller = runtime_of(request), caller_of(request)
+    approval_id = request.path_params["approval_id"]
+    body = Body(
+        await read_json(request, request.app.state.settings.max_body_bytes), {"reason", "always"}
+    )
+    reason = body.text("reason", max_len=2000)
+    always = body.flag("always")
+    if always and not approved:
+        raise ApiError(
+            400,
+            "always applies to approvals only",
+            field="always",
+            expected="false (or absent) when denying",
+        )
+    book = _book(runtime)
+    try:
+        approval = book.get(approval_id)
+    except ApprovalError:
+        approval = None
+    if approval is None or not _mine(runtime, caller, approval):
+        raise ApiError(
+            404,
+            f"no approval request with id {approval_id!r}",
+            field="approval_id",
+            expected="the id of a pending approval (GET /api/approvals)",
+        )
+    try:
+        decided = book.decide(
+            approval_id, approved=approved, by=caller.sender, reason=reason, always=always
+        )
+    except ApprovalError as exc:
+        raise ApiError(
+            409, str(exc), field="approval_id", expected="an approval request that is still pending"
+        ) from None
+    return ok(_approval_json(decided))
+
+
+async def approve(request: Request) -> Response:
+    """Approve a pending tool call: it runs and its turn resumes."""
+    return await _decide(request, True)
+
+
+async def deny(request: Request) -> Response:
+    """Deny a pending tool call: the model is told, and the turn goes on."""
+    return await _decide(request, False)
+
+
+def register(register_route: RegisterRoute) -> None:
+    register_route("/api/task-runs", list_runs)
+    register_route("/api/task-runs/{run_id}", get_run)
+    register_route("/api/task-runs/{run_id}/transcript", run_transcript)
+    register_route("/api/task-runs/{run_id}/wait", wait_run)
+    register_route("/api/task-runs/{run_id}/cancel", cancel_run, methods=("POST",))
+    register_route("/api/approvals", list_approvals)
+    register_route("/api/approvals/{approval_id}/approve", approve, methods=("POST",))
+    register_route("/api/approvals/{approval_id}/deny", deny, methods=("POST",))

@@ -1,0 +1,194 @@
+"""The ASGI app: every plugin's routes (``toolang_register_routes``) behind one auth
+rule and one error format, plus the OpenAPI document that lists them all."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+import structlog
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from toolang_core import HttpError, RouteRegistration, __version__
+from toolang_server.http import authenticate, check_origin, error_response, to_json
+
+if TYPE_CHECKING:
+    from toolang_core import HookFailure, Runtime
+    from toolang_server.settings import ServerSettings
+
+log = structlog.get_logger("toolang.server")
+_CONVERTER = re.compile(r"\{(\w+)(:\w+)?\}")
+
+
+def guarded(route: RouteRegistration, settings: ServerSettings) -> Any:
+    """``route``'s endpoint behind the auth rule, with errors as JSON and a plain
+    return value sent as JSON."""
+    endpoint = route.endpoint
+
+    async def call(request: Request) -> Response:
+        try:
+            check_origin(request, settings)
+            if route.auth:
+                request.state.caller = authenticate(request, settings)
+            result = await endpoint(request)
+        except HttpError as exc:
+            if request.url.path.startswith("/api"):
+                return error_response(
+                    exc.status, exc.message, field=exc.field, expected=exc.expected
+                )
+            if exc.status == 401:
+                return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
+            return _error_page(exc)
+        except Exception as exc:  # an endpoint's bug: a JSON 500, logged with the plugin
+            log.exception("server.endpoint_failed", plugin=route.plugin, path=route.path)
+            return error_response(
+                500, f"internal error in {route.plugin}'s {route.path}: {type(exc).__name__}"
+            )
+        return result if isinstance(result, Response) else JSONResponse(to_json(result))
+
+    call.__name__ = route.name
+    return call
+
+
+def _error_page(exc: HttpError) -> Response:
+    """A console page's refusal, as a page (the API's are JSON)."""
+    from toolang_server.console.pages import ENV
+
+    html = ENV.get_template("error.html").render(
+        title=str(exc.status),
+        section="",
+        status=exc.status,
+        message=exc.message,
+        expected=exc.expected,
+    )
+    return HTMLResponse(html, status_code=exc.status)
+
+
+def openapi(routes: list[RouteRegistration], settings: ServerSettings) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of ``routes``."""
+    paths: dict[str, dict[str, Any]] = {}
+    for route in routes:
+        path = _CONVERTER.sub(r"{\1}", route.path)
+        params = [
+            {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+            for name, _ in _CONVERTER.findall(route.path)
+        ]
+        for method in route.methods:
+            operation: dict[str, Any] = {
+                "summary": route.summary,
+                "operationId": f"{method.lower()}_{route.name}".replace("/", "_"),
+                "tags": [route.plugin],
+                "responses": {
+                    "200": {"description": "success"},
+                    "4XX": {
+                        "description": "refused",
+                        "content": {
+                            "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}
+                        },
+                    },
+                },
+            }
+            if params:
+                operation["parameters"] = params
+            if not route.auth:
+                operation["security"] = []
+            paths.setdefault(path, {})[method.lower()] = operation
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "toolang", "version": __version__},
+        "paths": paths,
+        "components": {
+            "securitySchemes": {"token": {"type": "http", "scheme": "bearer"}},
+            "schemas": {
+                "Error": {
+                    "type": "object",
+                    "properties": {
+                        "error": {
+                            "type": "object",
+                            "properties": {
+                                "status": {"type": "integer"},
+                                "message": {"type": "string"},
+                                "field": {"type": ["string", "null"]},
+                                "expected": {"type": ["string", "null"]},
+                            },
+                        }
+                    },
+                }
+            },
+        },
+        "security": [{"token": []}] if settings.tokens else [],
+    }
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        return error_response(
+            404,
+            f"no route {request.url.path}",
+            field="path",
+            expected="a path listed in GET /api/openapi.json",
+        )
+    if exc.status_code == 405:
+        return error_response(
+            405,
+            f"{request.method} is not allowed on {request.url.path}",
+            field="method",
+            expected=exc.headers.get("allow", "") if exc.headers else None,
+        )
+    return error_response(exc.status_code, str(exc.detail))
+
+
+def build_app(
+    runtime: Runtime, settings: ServerSettings
+) -> tuple[Starlette, list[RouteRegistration], list[HookFailure]]:
+    """The app with every plugin's routes; also the routes and the registration failures."""
+    routes, failures = runtime.host.hooks.register_routes()
+    for failure in failures:
+        log.error("server.routes_failed", plugin=failure.plugin, error=failure.error)
+    document = openapi(routes, settings)
+
+    async def openapi_document(request: Request) -> Response:
+        return JSONResponse(document)
+
+    app = Starlette(
+        routes=[
+            Route("/api/openapi.json", openapi_document, methods=["GET"]),
+            *(
+                Route(r.path, guarded(r, settings), methods=list(r.methods), name=None)
+                for r in routes
+            ),
+        ],
+        exception_handlers={HTTPException: _http_error},
+        # Off unless origins are named: browsers then refuse every cross-origin call.
+        middleware=[
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(settings.cors_origins),
+                allow_methods=["GET", "POST"],
+                allow_headers=["Authorization", "Content-Type"],
+            )
+        ]
+        if settings.cors_origins
+        else [],
+    )
+    app.state.runtime = runtime
+    app.state.settings = settings
+    app.state.routes = routes
+    app.state.route_failures = failures
+    document["paths"]["/api/openapi.json"] = {
+        "get": {
+            "summary": "This document.",
+            "operationId": "get_openapi",
+            "tags": ["server"],
+            "security": [],
+            "responses": {"200": {"description": "the OpenAPI document"}},
+        }
+    }
+    return app, routes, failures

@@ -1,0 +1,48 @@
+"""``toolang serve``: the runtime with its HTTP server on, whatever the config says."""
+
+from __future__ import annotations
+
+import click
+
+from toolang_core.cli import CliState, pass_state
+
+
+@click.command()
+@click.option("--host", default=None, help="Listen here (default: [plugins.server] host).")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Listen on this port (0: any free one; default: [plugins.server] port).",
+)
+@click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    metavar="NAME",
+    help="Run only these turn sources (repeatable; default: [runtime] sources).",
+)
+@pass_state
+def serve(state: CliState, *, host: str | None, port: int | None, sources: tuple[str, ...]) -> None:
+    """Run the runtime with the HTTP API and web console on (until SIGINT/SIGTERM).
+
+    The same as `toolang run` with [plugins.server] enabled; prints the console URL.
+    """
+    import attrs
+
+    from toolang_core import UsageError
+    from toolang_server import NAME, server_state
+    from toolang_server.settings import ServerSettings
+
+    runtime = state.runtime
+    settings = runtime.settings.get(NAME) or ServerSettings()
+    changes = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
+    try:
+        settings = attrs.evolve(settings, enabled=True, **changes)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    server_state(runtime)["force"] = settings
+    ctx = click.get_current_context()
+    root = ctx.find_root()
+    run = root.command.get_command(root, "run")  # type: ignore[attr-defined]
+    ctx.invoke(run, sources=sources, no_sources=False, until_idle=False, max_running=None)

@@ -1,0 +1,69 @@
+"""Waiting for turns to finish without polling the store in a tight loop.
+
+The server implements ``toolang_deliver_turn``, the last post-turn stage, and wakes
+whoever waits for that turn here. A turn finished by a runtime in another process
+never reaches this hook, so waits also look at the store every ``poll_seconds``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from toolang_core import Runtime, TurnRequest
+
+STATE_KEY: Final = "server:finished"
+
+
+class FinishedTurns:
+    """Per-runtime: futures of the turns someone waits for."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[str, list[asyncio.Future[None]]] = {}
+
+    @staticmethod
+    def of(runtime: Runtime) -> FinishedTurns:
+        return runtime.plugin_state(STATE_KEY, FinishedTurns)
+
+    def delivered(self, turn_id: str) -> None:
+        for future in self._waiting.pop(turn_id, ()):
+            if not future.done():
+                future.set_result(None)
+
+    async def wait(
+        self, runtime: Runtime, turn_id: str, timeout: float, *, poll_seconds: float = 0.5
+    ) -> TurnRequest:
+        """The turn once terminal, or as it is after ``timeout`` seconds.
+
+        :raises TurnNotFound: when there is no such turn."""
+        store = runtime.inbox.store if runtime.inbox is not None else None
+        assert store is not None, "the server runs inside a serving runtime"
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        delivered = False
+        pause = 0.001
+        while True:
+            future: asyncio.Future[None] = loop.create_future()
+            self._waiting.setdefault(turn_id, []).append(future)
+            try:
+                turn = runtime.inbox.get(turn_id)  # type: ignore[union-attr]
+                left = deadline - loop.time()
+                if turn.status.is_terminal or left <= 0:
+                    return turn
+                if delivered:
+                    # Delivered, but a batched finish may commit the state a moment
+                    # later: look again soon rather than at the next slow poll.
+                    await asyncio.sleep(min(pause, left))
+                    pause = min(pause * 2, 0.05)
+                    continue
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(future, min(left, poll_seconds))
+                    delivered = True
+            finally:
+                waiting = self._waiting.get(turn_id)
+                if waiting is not None and future in waiting:
+                    waiting.remove(future)
+                    if not waiting:
+                        del self._waiting[turn_id]

@@ -1,0 +1,317 @@
+"""The API's rules in one place: JSON errors, body limits, auth, attribution.
+
+Every 4xx and 5xx the API returns is ``{"error": {"status", "message", "field",
+"expected"}}`` — the field at fault and what was expected, so a program can say what
+to fix. A rejected request stores nothing: bodies are validated whole before anything
+is written.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from toolang_core import HttpError
+from toolang_server.settings import ServerSettings, is_loopback
+
+if TYPE_CHECKING:
+    from toolang_core import ExecutionStore, Runtime
+
+TOKEN_COOKIE: Final = "toolang_token"
+
+
+class ApiError(HttpError):
+    """A request the API refuses; becomes a JSON error response (any plugin's endpoint
+    raises the core's ``HttpError`` to the same effect)."""
+
+    def response(self) -> JSONResponse:
+        return error_response(self.status, self.message, field=self.field, expected=self.expected)
+
+
+def error_response(
+    status: int, message: str, *, field: str | None = None, expected: str | None = None
+) -> JSONResponse:
+    body = {"status": status, "message": message, "field": field, "expected": expected}
+    return JSONResponse({"error": body}, status_code=status)
+
+
+def not_found(what: str, ident: str) -> ApiError:
+    return ApiError(404, f"no {what} with id {ident!r}", field="id", expected=f"the id of a {what}")
+
+
+def to_json(value: Any) -> Any:
+    """attrs values, enums and sets as plain JSON."""
+    if attrs.has(type(value)):
+        to = getattr(value, "to_json", None)
+        return to_json(to() if callable(to) else attrs.asdict(value, recurse=False))
+    if isinstance(value, Mapping):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_json(v) for v in value]
+    if isinstance(value, frozenset | set):
+        return sorted(to_json(v) for v in value)
+    if hasattr(value, "value") and type(value).__module__ != "builtins":  # an enum
+        return value.value
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def ok(value: Any, status: int = 200) -> JSONResponse:
+    return JSONResponse(to_json(value), status_code=status)
+
+
+@attrs.frozen
+class Caller:
+    """Who is calling: ``owner`` is ``None`` for the local operator (sees all, like the
+    CLI); ``sender`` is what writes are attributed to."""
+
+    owner: str | None
+    sender: str
+
+
+def owner_for_token(settings: ServerSettings, given: str) -> str | None:
+    """The owner whose token ``given`` is (compared in constant time), or ``None``."""
+    found = None
+    for owner, token in settings.tokens.items():
+        if given and hmac.compare_digest(given.encode(), token.reveal().encode()):
+            found = owner
+    return found
+
+
+def authenticate(request: Request, settings: ServerSettings) -> Caller:
+    """The caller behind ``request``. :raises ApiError: 401 without a valid token."""
+    if not settings.tokens:
+        client = request.client.host if request.client else ""
+        if not is_loopback(client):  # bound elsewhere by mistake, or proxied: refuse
+            raise ApiError(403, "this server has no tokens and serves loopback callers only")
+        # A page of another site whose name was rebound to 127.0.0.1 sends its own name
+        # as Host: refused, or any web page could drive the local runtime.
+        host = (request.url.hostname or "").strip("[]")
+        if not (is_loopback(host) or host == settings.host):
+            raise ApiError(
+                403,
+                f"this server answers to loopback names only, not {host!r}",
+                field="Host",
+                expected="127.0.0.1, localhost or ::1",
+            )
+        return Caller(None, "http:local")
+    header = request.headers.get("authorization", "")
+    given = header[7:].strip() if header.lower().startswith("bearer ") else ""
+    given = given or request.cookies.get(TOKEN_COOKIE, "")
+    owner = owner_for_token(settings, given)
+    if owner is not None:
+        return Caller(owner, f"http:{owner}")
+    raise ApiError(
+        401,
+        "a valid token is required" if given else "this server requires a token",
+        field="Authorization",
+        expected="Authorization: Bearer <token> (a token from [plugins.server] tokens)",
+    )
+
+
+SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def check_origin(request: Request, settings: ServerSettings) -> None:
+    """Refuse a write a browser sends from another site's page (cross-site request
+    forgery: CORS hides the answer, not the side effect).
+
+    :raises ApiError: 403 when ``Origin`` names another origin than this server's and
+        not one of ``cors_origins``."""
+    if request.method in SAFE_METHODS:
+        return
+    origin = request.headers.get("origin")
+    if origin is None:
+        return  # not a browser's cross-site request (curl, programs)
+    own = f"{request.url.scheme}://{request.url.netloc}"
+    if origin != own and origin not in settings.cors_origins:
+        raise ApiError(
+            403,
+            f"a request from {origin!r} may not change anything here",
+            field="Origin",
+            expected=f"{own} (or one of [plugins.server] cors_origins)",
+        )
+
+
+async def read_json(request: Request, limit: int) -> dict[str, Any]:
+    """The request's JSON object body, read up to ``limit`` bytes.
+
+    :raises ApiError: 413 when larger, 400 when not a JSON object.
+    """
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise ApiError(
+            413,
+            f"the body is {declared} bytes; at most {limit} are accepted",
+            field="body",
+            expected=f"a JSON object of at most {limit} bytes",
+        )
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ApiError(
+                413,
+                f"the body exceeds {limit} bytes",
+                field="body",
+                expected=f"a JSON object of at most {limit} bytes",
+            )
+        chunks.append(chunk)
+    raw = b"".join(chunks)
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise ApiError(
+            400, f"the body is not JSON: {exc}", field="body", expected="a JSON object"
+        ) from None
+    if not isinstance(data, dict):
+        raise ApiError(
+            400,
+            f"the body is a JSON {type(data).__name__}, not an object",
+            field="body",
+            expected="a JSON object",
+        )
+    return data
+
+
+class Body:
+    """Typed access to a JSON body's fields; unknown fields are refused."""
+
+    def __init__(self, data: Mapping[str, Any], allowed: set[str]) -> None:
+        unknown = sorted(set(data) - allowed)
+        if unknown:
+            raise ApiError(
+                400,
+                f"unknown field {unknown[0]!r}",
+                field=unknown[0],
+                expected=f"one of: {', '.join(sorted(allowed))}",
+            )
+        self.data = data
+
+    def text(
+        self,
+        name: str,
+        *,
+        required: bool = False,
+        default: str | None = None,
+        max_len: int = 100_000,
+        choices: tuple[str, ...] | None = None,
+    ) -> str | None:
+        value = self.data.get(name)
+        if value is None:
+            if required:
+                raise ApiError(400, f"{name} is required", field=name, expected="a string")
+            return default
+        if not isinstance(value, str):
+            raise ApiError(
+                400,
+                f"{name} must be a string, got {type(value).__name__}",
+                field=name,
+                expected="a string",
+            )
+        if required and not value.strip():
+            raise ApiError(
+                400, f"{name} must not be empty", field=name, expected="a non-empty string"
+            )
+        if len(value) > max_len:
+            raise ApiError(
+                400,
+                f"{name} is {len(value)} characters long",
+                field=name,
+                expected=f"at most {max_len} characters",
+            )
+        if choices is not None and value not in choices:
+            raise ApiError(
+                400,
+                f"{name} {value!r} is not allowed",
+                field=name,
+                expected=f"one of: {', '.join(choices)}",
+            )
+        return value
+
+    def number(
+        self, name: str, *, default: float | None = None, low: float = 0, high: float = 86400
+    ) -> float | None:
+        value = self.data.get(name)
+        if value is None:
+            return default
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not low <= value <= high
+        ):
+            raise ApiError(
+                400,
+                f"{name} must be a number from {low:g} to {high:g}, got {value!r}",
+                field=name,
+                expected=f"a number from {low:g} to {high:g}",
+            )
+        return float(value)
+
+    def flag(self, name: str, *, default: bool = False) -> bool:
+        value = self.data.get(name, default)
+        if not isinstance(value, bool):
+            raise ApiError(
+                400,
+                f"{name} must be true or false, got {value!r}",
+                field=name,
+                expected="a boolean",
+            )
+        return value
+
+
+def query_int(request: Request, name: str, default: int, low: int = 1, high: int = 1000) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = low - 1
+    if not low <= value <= high:
+        raise ApiError(
+            400,
+            f"query parameter {name}={raw!r} is out of range",
+            field=name,
+            expected=f"an integer from {low} to {high}",
+        )
+    return value
+
+
+def query_choice(request: Request, name: str, choices: tuple[str, ...]) -> str | None:
+    raw = request.query_params.get(name)
+    if raw is not None and raw not in choices:
+        raise ApiError(
+            400,
+            f"query parameter {name}={raw!r} is not allowed",
+            field=name,
+            expected=f"one of: {', '.join(choices)}",
+        )
+    return raw
+
+
+def runtime_of(request: Request) -> Runtime:
+    return request.app.state.runtime  # type: ignore[no-any-return]
+
+
+def store_of(runtime: Runtime) -> ExecutionStore:
+    """The store the serving runtime uses. :raises ApiError: 503 when it is not serving."""
+    if runtime.inbox is None:
+        raise ApiError(503, "the runtime is not serving (starting or stopping)")
+    return runtime.inbox.store
+
+
+def caller_of(request: Request) -> Caller:
+    return request.state.caller  # type: ignore[no-any-return]
+
+
+Endpoint = Callable[[Request], Awaitable[Response]]

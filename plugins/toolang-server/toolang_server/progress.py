@@ -1,0 +1,176 @@
+"""A turn's progress as Server-Sent Events.
+
+Events, in the order they happen: ``admitted`` (the turn started running),
+``model_call`` (``phase`` ``started`` when its first text arrives, ``finished`` when
+the step is recorded, with the tool calls it asked for), ``tool_call`` (its result and
+every hook stage's verdict), ``approval`` (a tool call waits for a person), ``text``
+(``{"call", "delta"}``: answer text as the model produces it), and last ``finished``
+(``status``, ``output``, ``error``, ``outcome``).
+
+The ``text`` deltas of the last ``call`` join to the stored output: a stream that
+attached late, or a model that does not stream, gets what it missed as one more delta
+before ``finished``. Watching never affects the turn: a client that goes away only
+closes its own watch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, Final
+
+from toolang_core import ApprovalBook, TurnStatus, TurnStreams, redact
+
+if TYPE_CHECKING:
+    from toolang_core import ExecutionStore, Runtime, StepRecord, TextDelta, TurnRequest
+
+POLL_SECONDS: Final = 0.05
+KEEPALIVE_SECONDS: Final = 15.0
+
+
+def sse(kind: str, data: Any) -> bytes:
+    return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n".encode()
+
+
+def step_event(step: StepRecord) -> tuple[str, dict[str, Any]]:
+    """The SSE event for one recorded step."""
+    data = step.data
+    if step.kind == "model_call":
+        response = data.get("response") or {}
+        return "model_call", {
+            "phase": "finished",
+            "seq": step.seq,
+            "status": step.status,
+            "model": data.get("model"),
+            "tool_calls": [c.get("name") for c in response.get("tool_calls", ())],
+            "error": step.error,
+        }
+    if step.kind == "tool_call":
+        call = data.get("call") or {}
+        result = data.get("result") or {}
+        return "tool_call", {
+            "seq": step.seq,
+            "tool": call.get("name"),
+            "ok": bool(result.get("ok")),
+            "error": result.get("error"),
+            "chain": [
+                {k: stage.get(k) for k in ("stage", "verdict", "plugin")}
+                for stage in data.get("chain", ())
+            ],
+        }
+    return "step", {"seq": step.seq, "kind": step.kind, "status": step.status}
+
+
+class _Progress:
+    """What one watcher has been sent so far."""
+
+    def __init__(self, store: ExecutionStore, turn_id: str) -> None:
+        self.store = store
+        self.turn_id = turn_id
+        self.steps_seen = 0
+        self.admitted = False
+        self.approvals_seen: set[str] = set()
+        self.call = ""
+        self.shown = ""
+
+    def text(self, delta: TextDelta) -> list[bytes]:
+        out = []
+        if not self.admitted:  # text means it runs, even before a poll saw it
+            self.admitted = True
+            out.append(sse("admitted", {"status": "running"}))
+        if delta.call != self.call:
+            self.call, self.shown = delta.call, ""
+            out.append(sse("model_call", {"phase": "started", "call": self.call}))
+        self.shown += delta.delta
+        out.append(sse("text", {"call": self.call, "delta": delta.delta}))
+        return out
+
+    def state(self, turn: TurnRequest) -> list[bytes]:
+        out = []
+        if not self.admitted and turn.status is not TurnStatus.QUEUED:
+            self.admitted = True
+            out.append(sse("admitted", {"status": turn.status.value, "attempt": turn.attempt}))
+        steps = self.store.steps(self.turn_id)
+        out.extend(sse(*step_event(step)) for step in steps[self.steps_seen :])
+        self.steps_seen = len(steps)
+        if turn.status is TurnStatus.AWAITING_APPROVAL:
+            out.extend(self._approvals())
+        return out
+
+    def _approvals(self) -> list[bytes]:
+        out = []
+        for approval in ApprovalBook(self.store).list("pending"):
+            if approval.turn_id == self.turn_id and approval.id not in self.approvals_seen:
+                self.approvals_seen.add(approval.id)
+                params = redact(dict(approval.params))
+                out.append(
+                    sse(
+                        "approval",
+                        {
+                            "approval_id": approval.id,
+                            "tool": approval.tool,
+                            "params": params,
+                            "prompt": approval.prompt,
+                        },
+                    )
+                )
+        return out
+
+    def finish(self, turn: TurnRequest) -> list[bytes]:
+        out = []
+        output = turn.output or ""
+        if output and output != self.shown:
+            if not output.startswith(self.shown):  # what streamed was not the answer
+                self.call, self.shown = f"{self.call or 'output'}:final", ""
+            delta = output[len(self.shown) :]
+            out.append(sse("text", {"call": self.call or "output", "delta": delta}))
+        out.append(
+            sse(
+                "finished",
+                {
+                    "turn_id": turn.id,
+                    "status": turn.status.value,
+                    "output": turn.output,
+                    "error": turn.error,
+                    "outcome": turn.outcome,
+                },
+            )
+        )
+        return out
+
+
+async def turn_events(runtime: Runtime, turn_id: str) -> AsyncIterator[bytes]:
+    """The SSE byte stream of ``turn_id`` until it finishes (the turn must exist)."""
+    inbox = runtime.inbox
+    assert inbox is not None
+    watch = TurnStreams.of(runtime).watch(turn_id)
+    progress = _Progress(inbox.store, turn_id)
+    loop = asyncio.get_running_loop()
+    last_sent = loop.time()
+    try:
+        while True:
+            # Text first: every delta published before the turn's state changed is
+            # already queued, so the final reconciliation sees all of it.
+            chunks: list[bytes] = []
+            try:
+                delta: TextDelta | None = await asyncio.wait_for(watch.queue.get(), POLL_SECONDS)
+            except TimeoutError:
+                delta = None
+            while delta is not None:
+                chunks += progress.text(delta)
+                delta = None if watch.queue.empty() else watch.queue.get_nowait()
+            turn = inbox.get(turn_id)
+            chunks += progress.state(turn)
+            if turn.status.is_terminal:
+                for chunk in chunks + progress.finish(turn):
+                    yield chunk
+                return
+            if not chunks and loop.time() - last_sent > KEEPALIVE_SECONDS:
+                chunks.append(b": keep-alive\n\n")
+            for chunk in chunks:
+                yield chunk
+            if chunks:
+                last_sent = loop.time()
+    finally:
+        watch.close()

@@ -1,0 +1,111 @@
+"""Running the server inside the runtime's event loop, from start-up to shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Final
+
+import structlog
+import uvicorn
+
+from toolang_server.app import build_app
+
+if TYPE_CHECKING:
+    from toolang_core import Runtime
+    from toolang_server.settings import ServerSettings
+
+log = structlog.get_logger("toolang.server")
+URL_FILE: Final = "server.url"
+"""Written under the runtime's home while the server listens: its base URL (port 0
+picks a free port; scripts and tests read the real one here)."""
+
+
+class _Server(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        # The runtime owns SIGINT/SIGTERM (graceful drain); uvicorn must not take them.
+        yield
+
+
+class RunningServer:
+    """A started server: its URL, and how to stop it."""
+
+    def __init__(self, server: _Server, task: asyncio.Task[None], url: str) -> None:
+        self.server = server
+        self.task = task
+        self.url = url
+
+    async def stop(self) -> None:
+        self.server.should_exit = True
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.task, 10)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``.
+
+    :raises OSError: naming the address and what to do (uvicorn would ``sys.exit``)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(
+            f"toolang-server cannot listen on {host}:{port} ({exc.strerror or exc}); set "
+            "[plugins.server] port (0: any free port) or stop what holds it"
+        ) from None
+    sock.listen(2048)
+    sock.setblocking(False)
+    return sock
+
+
+async def start(runtime: Runtime, settings: ServerSettings) -> RunningServer:
+    """Listen on ``settings.host:port`` and serve the app from the runtime's loop.
+
+    :raises OSError: when the address cannot be bound (in use, not ours).
+    """
+    sock = _bind(settings.host, settings.port)
+    app, routes, failures = build_app(runtime, settings)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="off",
+        access_log=False,
+        timeout_graceful_shutdown=2,
+        ws="none",
+    )
+    server = _Server(config)
+    task = asyncio.create_task(server.serve(sockets=[sock]), name="toolang-server")
+    while not server.started:
+        if task.done():
+            with contextlib.suppress(SystemExit):  # uvicorn exits on a failed start-up
+                task.result()
+            sock.close()
+            raise OSError(
+                f"toolang-server stopped before serving on {settings.host}:{settings.port}"
+            )
+        await asyncio.sleep(0.01)
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}"
+    (runtime.config.home / URL_FILE).write_text(url + "\n", encoding="utf-8")
+    access = (
+        f"{len(settings.tokens)} token(s)"
+        if settings.tokens
+        else "no tokens: loopback callers only"
+    )
+    log.info(
+        "server.started",
+        url=url,
+        routes=len(routes),
+        access=access,
+        failed_plugins=[f.plugin for f in failures],
+    )
+    print(f"toolang server: console {url}/  API {url}/api  ({access})", file=sys.stderr, flush=True)
+    return RunningServer(server, task, url)

@@ -1,0 +1,96 @@
+"""A canceled turn stops its `exec_run` command: the whole process group is gone within
+2 s (SIGTERM, then SIGKILL), the command's later effect never happens, and the trace
+says the call was canceled. Real `toolang run`, real shell, real signals."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from operator_kit import ServedHome, exec_step, install_scripted_model, live_members, wait_for
+
+# Writes its process group id (the shell is the group's leader), then works for 30 s.
+SLOW = "if [ -e pgid ]; then echo second turn; else echo $$ > pgid; sleep 30; touch marker; fi"
+# The same, with a shell that ignores SIGTERM: only the SIGKILL after the grace stops it.
+STUBBORN = "trap '' TERM; echo $$ > pgid; sleep 30; touch marker"
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Iterator[ServedHome]:
+    site = tmp_path / "site"
+    install_scripted_model(site)
+    served = ServedHome(tmp_path / "home", site, [exec_step(SLOW), {"text": "done"}])
+    yield served
+    served.stop()
+
+
+def started_group(home: ServedHome) -> int:
+    pgid_file = home.workspace / "pgid"
+    wait_for("the command to start", lambda: pgid_file.exists() and pgid_file.read_text())
+    pgid = int(pgid_file.read_text())
+    assert live_members(pgid), "the command should be running"
+    return pgid
+
+
+def assert_group_gone_within(pgid: int, since: float, seconds: float) -> None:
+    wait_for(f"process group {pgid} to be gone", lambda: not live_members(pgid), timeout=5)
+    assert time.monotonic() - since < seconds
+
+
+def assert_canceled_in_trace(home: ServedHome, turn_id: str) -> None:
+    shown = home.wait_until_ended(turn_id)
+    assert shown["turn"]["status"] == "canceled"
+    calls = [s for s in shown["steps"] if s["kind"] == "tool_call"]
+    assert len(calls) == 1, calls  # the canceled call, and no result of it
+    assert calls[0]["data"]["result"]["error_type"] == "canceled"
+    assert calls[0]["data"]["call"]["name"] == "exec_run"
+    trace = home.cli("turns", "trace", turn_id)
+    assert trace.returncode == 0, trace.stderr
+    assert "canceled" in trace.stdout
+
+
+def test_toolang_cancel_kills_the_commands_process_group(home):
+    home.start()
+    turn_id = home.submit("run the slow thing", "--thread", "chat:cancel")
+    pgid = started_group(home)
+
+    canceled = home.cli("cancel", turn_id)
+    assert canceled.returncode == 0, canceled.stderr
+    asked = time.monotonic()  # the cancel is recorded (the CLI's own start-up not counted)
+
+    assert_group_gone_within(pgid, asked, 2.0)
+    assert_canceled_in_trace(home, turn_id)
+    assert not (home.workspace / "marker").exists()
+
+
+def test_an_interrupting_request_kills_the_running_command(home):
+    home.start()
+    first = home.submit("run the slow thing", "--thread", "chat:interrupt")
+    pgid = started_group(home)
+
+    second = home.submit("never mind", "--thread", "chat:interrupt", "--strategy", "interrupt")
+    asked = time.monotonic()
+
+    assert_group_gone_within(pgid, asked, 2.0)
+    assert_canceled_in_trace(home, first)
+    assert home.wait_until_ended(second)["turn"]["status"] == "completed"
+    assert not (home.workspace / "marker").exists()
+
+
+def test_a_command_ignoring_sigterm_is_killed_after_the_grace(tmp_path):
+    site = tmp_path / "site"
+    install_scripted_model(site)
+    home = ServedHome(tmp_path / "home", site, [exec_step(STUBBORN), {"text": "done"}])
+    home.start()
+    try:
+        turn_id = home.submit("run the stubborn thing", "--thread", "chat:stubborn")
+        pgid = started_group(home)
+        assert home.cli("cancel", turn_id).returncode == 0
+        asked = time.monotonic()
+        assert_group_gone_within(pgid, asked, 2.0)  # kill_grace_seconds = 1 by default
+        assert home.wait_until_ended(turn_id)["turn"]["status"] == "canceled"
+        assert not (home.workspace / "marker").exists()
+    finally:
+        home.stop()

@@ -1,0 +1,131 @@
+"""The redaction policy at rest, in a real runtime: detectors registered by plugins,
+the raw input a turn's model reads, and what the store keeps."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from toolang_core import NewTurnRequest, hookimpl
+from toolang_core.config import ToolangConfig
+from toolang_core.config.model import ModelsConfig, RuntimeConfig
+from toolang_core.runtime import Runtime
+from toolang_core.runtime.after_turn import PROMPT_TRACE_KIND
+from toolang_core.testing.models import ScriptedModel, text
+
+SECRET = "EMP-123456"
+
+
+class EmployeeIds:
+    """Registers a detector of ACME's employee ids (and one whose factory fails)."""
+
+    @hookimpl
+    def toolang_register_redactors(self, register):
+        register("employee-ids", lambda context: lambda t: t.replace(SECRET, "[employee]"))
+        register("broken", lambda context: 1 / 0)
+
+
+def make(tmp_path, model):
+    config = ToolangConfig(
+        base_dir=tmp_path,
+        home=tmp_path / ".toolang",
+        runtime=RuntimeConfig(executor="agent", poll_seconds=0.02, shutdown_grace_seconds=0),
+        models=ModelsConfig(default="scripted"),
+    )
+    plugins = [("scripted", model.plugin()), ("acme", EmployeeIds())]
+    return Runtime.with_plugins(config, plugins, env={})
+
+
+def stored(runtime, turn_id):
+    store = runtime.open_store()
+    try:
+        turn = store.get(turn_id)
+        steps = [s.data for s in store.steps(turn_id)]
+        trace = store.get_record(PROMPT_TRACE_KIND, turn_id)
+    finally:
+        store.close()
+    return turn, json.dumps([turn.input, turn.output, steps, dict(trace.data)])
+
+
+async def submit_in_process(runtime, request):
+    """Submit through the running runtime's own inbox and wait for the turn."""
+    stop = asyncio.Event()
+    serving = asyncio.create_task(runtime.serve(stop, sources=()))
+    deadline = time.monotonic() + 10
+    while not runtime.admitting:
+        assert time.monotonic() < deadline and not serving.done(), "the runtime did not start"
+        await asyncio.sleep(0.01)
+    turn_id = runtime.inbox.submit(request).id
+    await runtime.inbox.wait(turn_id, timeout=10)
+    stop.set()
+    await serving
+    return turn_id
+
+
+def test_a_plugins_detector_masks_what_is_stored_and_a_broken_one_is_left_out(tmp_path):
+    model = ScriptedModel([text(f"your id is {SECRET}")])
+    runtime = make(tmp_path, model)
+    assert runtime.redaction_detectors == ("acme:employee-ids",)
+    inbox = runtime.open_inbox()
+    turn_id = inbox.submit(
+        NewTurnRequest(source="chat", thread_id="chat:1", input=f"I am {SECRET}")
+    ).id
+    inbox.store.close()
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    turn, everything = stored(runtime, turn_id)
+    assert (turn.input, turn.output) == ("I am [employee]", "your id is [employee]")
+    assert SECRET not in everything
+    # Submitted from outside the running runtime: its model reads the masked input.
+    assert model.calls[0].messages[-1].content == "I am [employee]"
+
+
+def test_the_model_reads_the_raw_input_of_its_own_turn_the_store_keeps_it_masked(tmp_path):
+    model = ScriptedModel([text("noted")])
+    runtime = make(tmp_path, model)
+    request = NewTurnRequest(source="chat", thread_id="chat:1", input=f"I am {SECRET}")
+    turn_id = asyncio.run(submit_in_process(runtime, request))
+    assert model.calls[0].messages[-1].content == f"I am {SECRET}"
+    turn, everything = stored(runtime, turn_id)
+    assert turn.input == "I am [employee]"
+    assert SECRET not in everything
+    assert runtime.inbox.raw_input(turn_id) is None  # forgotten once the turn ended
+
+
+def test_a_task_runs_task_and_spawn_reason_are_stored_masked(tmp_path):
+    from toolang_core import SpawnRequest, TaskRunController
+
+    runtime = make(tmp_path, ScriptedModel([]))
+    controller = TaskRunController(runtime.open_store(), runtime)
+    run = asyncio.run(
+        controller.spawn(
+            SpawnRequest(
+                owner="ada",
+                parent_thread_id="chat:1",
+                task=f"look up {SECRET}",
+                spawn_reason=f"asked about {SECRET}",
+                metadata={"about": SECRET},
+            )
+        )
+    )
+    turn = controller.store.get(run.id)
+    controller.store.close()
+    assert turn.input == "look up [employee]"
+    assert SECRET not in json.dumps(turn.meta)
+    assert SECRET not in (tmp_path / ".toolang" / "toolang.db").read_bytes().decode("latin-1")
+
+
+def test_a_secret_at_the_cut_of_a_long_prompt_is_masked_before_the_cut():
+    from toolang_core.models.types import Message
+    from toolang_core.redaction import use_detectors
+    from toolang_core.turn.trace import TEXT_LIMIT, messages_json
+
+    undo = use_detectors({"acme": lambda t: t.replace(SECRET, "[employee]")})
+    try:
+        text_in = "x" * (TEXT_LIMIT - 4) + f" {SECRET} and more"
+        (stored,), truncated = messages_json([Message(role="user", content=text_in)])
+    finally:
+        undo()
+    assert truncated
+    assert stored["content"].endswith(" [em")
+    assert "EMP" not in stored["content"]

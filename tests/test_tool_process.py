@@ -1,0 +1,95 @@
+"""Processes tools start (toolang_core.tools.process): their environment, their marker,
+and stopping their whole process group — with real processes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from toolang_core import (
+    TOOL_CALL_ENV,
+    ToolCall,
+    ToolCallContext,
+    run_tool_process,
+    started_by_tool,
+    tool_process_env,
+)
+
+CTX = ToolCallContext(
+    call=ToolCall("c-7", "exec_run"), turn_id="t-1", thread_id="x", run_id="r", agent="a"
+)
+
+
+def test_the_environment_is_the_allow_list_plus_explicit_values_plus_the_marker():
+    base = {"PATH": "/bin", "LC_ALL": "C", "OPENAI_API_KEY": "sk-secret", "HOME": "/h"}
+    env = tool_process_env(CTX, allow=("PATH", "LC_*"), extra={"MODE": "x"}, base=base)
+    assert env == {"PATH": "/bin", "LC_ALL": "C", "MODE": "x", TOOL_CALL_ENV: "t-1:c-7"}
+    # neither the runtime's environment nor the settings can change or drop the marker
+    forged = tool_process_env(CTX, extra={TOOL_CALL_ENV: ""}, base={TOOL_CALL_ENV: "x"})
+    assert forged[TOOL_CALL_ENV] == "t-1:c-7"
+
+
+def test_a_process_sees_only_what_it_is_given(monkeypatch):
+    monkeypatch.setenv("TOOLANG_TEST_SECRET", "do-not-leak")
+    ran = asyncio.run(run_tool_process(["/bin/sh", "-c", "env"], context=CTX))
+    assert ran.exit_code == 0
+    assert "do-not-leak" not in ran.stdout
+    assert f"{TOOL_CALL_ENV}=t-1:c-7" in ran.stdout.splitlines()
+
+
+def test_the_marker_is_found_in_an_ancestor_after_the_process_dropped_it():
+    code = "from toolang_core import started_by_tool; print(started_by_tool())"
+    env = {**os.environ, TOOL_CALL_ENV: "t-9:c-9"}
+    # `env -u` removes the marker from the program's own environment; its parent
+    # shell was started with it
+    out = subprocess.run(
+        ["/bin/sh", "-c", f'env -u {TOOL_CALL_ENV} {sys.executable} -c "{code}"; true'],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.strip() == "t-9:c-9"
+    assert started_by_tool({}) is None  # this test process was not started by a tool
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+@pytest.mark.parametrize("script", ["sleep 30", "trap '' TERM; sleep 30 & wait; sleep 30"])
+def test_a_canceled_call_stops_the_whole_group_within_the_grace(tmp_path, script):
+    pids = tmp_path / "pids"
+
+    async def cancel_it() -> float:
+        task = asyncio.create_task(
+            run_tool_process(
+                ["/bin/sh", "-c", f"echo $$ > {pids}; {script}"],
+                context=CTX,
+                kill_grace_seconds=0.5,
+            )
+        )
+        while not (pids.exists() and pids.read_text().strip()):
+            await asyncio.sleep(0.01)
+        started = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return time.monotonic() - started
+
+    took = asyncio.run(cancel_it())
+    leader = int(pids.read_text())
+    assert not _alive(leader)
+    assert took < 2.0
+    with pytest.raises(ProcessLookupError):  # the leader was reaped: no zombie left
+        os.kill(leader, 0)

@@ -1,0 +1,123 @@
+"""``toolang doctor`` checks of what every turn needs before it can run: directories
+that can be created and a model every agent can reach.
+
+Kept apart from :mod:`toolang_core.doctor` (the configuration, plugins, store and
+agents checks); both yield :class:`~toolang_core.doctor.Check` findings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from toolang_core.doctor import Check, DoctorContext
+    from toolang_core.runtime import Runtime
+
+
+def creatable(directory: Path) -> str | None:
+    """Why ``directory`` cannot be created, or ``None`` when it exists or can be.
+
+    Really tries: creates the missing directories and removes them again (permission
+    bits do not tell the whole story — a read-only mount, /proc, a file in the way).
+    """
+    if directory.is_dir():
+        return None if os.access(directory, os.W_OK | os.X_OK) else f"{directory} is not writable"
+    missing = [directory, *(p for p in directory.parents if not p.exists())]
+    made: list[Path] = []
+    try:
+        for path in reversed(missing):
+            path.mkdir()
+            made.append(path)
+    except OSError as exc:
+        return f"{directory} cannot be created: {exc.strerror or exc}"
+    finally:
+        for path in reversed(made):
+            # something else may have put a file there meanwhile: then leave it
+            with contextlib.suppress(OSError):
+                path.rmdir()
+    return None
+
+
+def check_directories(ctx: DoctorContext) -> Iterator[Check]:
+    """The home directory and the SQLite store's directory can be created (or exist)."""
+    from toolang_core.doctor import Check
+
+    config = ctx.config
+    if config is None:
+        return
+    wanted = {config.home: "home"}
+    if config.store.backend == "sqlite":
+        wanted.setdefault(config.store_path.parent, "[store] path")
+    for directory, key in wanted.items():
+        if directory.exists() and not directory.is_dir():
+            yield Check("home", "fail", f"{key}: {directory} exists but is not a directory")
+            continue
+        problem = creatable(directory)
+        if problem:
+            yield Check(
+                "home",
+                "fail",
+                f"{key}: {problem}",
+                ("point it at a directory you can write; `chat` and `run` cannot start",),
+            )
+        elif not directory.exists():
+            yield Check(
+                "home", "info", f"{key}: {directory} does not exist yet; created on first run"
+            )
+        else:
+            yield Check("home", "ok", f"{key}: {directory} is writable")
+
+
+def check_models(ctx: DoctorContext) -> Iterator[Check]:
+    """Every active agent's model (or ``[models] default``) resolves, and where its
+    provider can tell (a model with ``check()``), the provider knows the model."""
+    from toolang_core.doctor import Check, runtime_for
+
+    runtime = runtime_for(ctx)
+    if runtime is None or runtime.config.runtime.executor != "agent":
+        return  # only the agent loop asks a model
+    if not runtime.host.components.of_kind("model"):
+        yield Check(
+            "models",
+            "warn",
+            "no model plugin is installed: agent turns cannot answer "
+            "(install toolang-model-demo or toolang-model-llm)",
+        )
+        return
+    default = runtime.config.models.default
+    wanted: dict[str, list[str]] = {default: ["[models] default"]}
+    try:
+        agents = runtime.agents.registry.active()
+    except Exception:  # the agents check reports a broken registry
+        agents = []
+    for agent in agents:
+        if agent.model:
+            wanted.setdefault(agent.model, []).append(f"agent {agent.name!r}")
+    problems = [
+        f"{spec} ({', '.join(users)}): {problem}"
+        for spec, users in wanted.items()
+        if (problem := _model_problem(runtime, spec))
+    ]
+    if problems:
+        yield Check("models", "fail", f"{len(problems)} model(s) cannot answer", tuple(problems))
+    else:
+        yield Check("models", "ok", f"model(s) resolve: {', '.join(wanted)}")
+
+
+def _model_problem(runtime: Runtime, spec: str) -> str | None:
+    from toolang_core.models.resolve import ModelResolver
+    from toolang_core.models.types import ModelError
+
+    try:
+        model = ModelResolver(runtime).resolve(spec)
+        check = getattr(model, "check", None)
+        if check is not None:
+            asyncio.run(check())
+    except ModelError as exc:
+        return str(exc)
+    return None
