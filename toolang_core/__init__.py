@@ -47,6 +47,9 @@ if TYPE_CHECKING:
         EnvStr as EnvStr,
         Secret as Secret,
     )
+    from toolang_core.doctor import (
+        DoctorCheck as DoctorCheck,
+    )
     from toolang_core.errors import (
         ConfigError as ConfigError,
         PluginError as PluginError,
@@ -93,6 +96,7 @@ if TYPE_CHECKING:
     from toolang_core.runtime.after_turn import (
         AFTER_KIND as AFTER_KIND,
         PROMPT_TRACE_KIND as PROMPT_TRACE_KIND,
+        StageDone as StageDone,
     )
     from toolang_core.runtime.inbox import (
         Inbox as Inbox,
@@ -206,6 +210,7 @@ _LAZY = {
     "Secret": "toolang_core.config.types",
     "find_config": "toolang_core.config.loader",
     "load_config": "toolang_core.config.loader",
+    "DoctorCheck": "toolang_core.doctor",
     "ConfigError": "toolang_core.errors",
     "PluginError": "toolang_core.errors",
     "ToolangError": "toolang_core.errors",
@@ -227,6 +232,7 @@ _LAZY = {
     "redact": "toolang_core.redaction",
     "redact_text": "toolang_core.redaction",
     "Runtime": "toolang_core.runtime",
+    "StageDone": "toolang_core.runtime.after_turn",
     "AFTER_KIND": "toolang_core.runtime.after_turn",
     "PROMPT_TRACE_KIND": "toolang_core.runtime.after_turn",
     "Inbox": "toolang_core.runtime.inbox",

@@ -56,6 +56,9 @@ class DoctorContext:
     host: PluginHost | None = None
 
 
+DoctorCheck = Check
+"""The public name of :class:`Check`, for plugins' ``toolang_doctor_checks``."""
+
 CheckFn = Callable[[DoctorContext], Iterator[Check]]
 
 
@@ -302,6 +305,25 @@ def check_memory(ctx: DoctorContext) -> Iterator[Check]:
     yield Check("memory", status, summary, tuple(details))
 
 
+def check_plugin_health(ctx: DoctorContext) -> Iterator[Check]:
+    """What plugins report through ``toolang_doctor_checks`` (e.g. an exporter that
+    fails); a plugin whose report raised is a failed check naming it."""
+    runtime = runtime_for(ctx)
+    if runtime is None:
+        return
+    for plugin, found in runtime.host.hooks.doctor_checks(runtime):
+        if isinstance(found, BaseException):
+            yield Check(plugin, "fail", f"plugin {plugin!r} could not report its health: {found!r}")
+            continue
+        for check in found:
+            if isinstance(check, Check):
+                yield check
+            else:
+                yield Check(
+                    plugin, "fail", f"plugin {plugin!r} reported {check!r}, not a DoctorCheck"
+                )
+
+
 CHECKS: tuple[CheckFn, ...] = (
     check_config,
     check_plugins,
@@ -312,6 +334,7 @@ CHECKS: tuple[CheckFn, ...] = (
     check_memory,
     check_agents,
     check_models,
+    check_plugin_health,
 )
 
 

@@ -18,6 +18,7 @@ from toolang_core.hookspecs import (
     lifecycle,
     memory,
     models,
+    observability,
     routes,
     sources,
     stores,
@@ -56,6 +57,7 @@ FAMILIES: Final[tuple[Family, ...]] = (
     Family("sources", "Turn sources", sources),
     Family("taskruns", "Task runs", taskruns),
     Family("events", "Events", events),
+    Family("observability", "Observability", observability),
     Family("routes", "HTTP routes", routes),
 )
 

@@ -291,6 +291,39 @@ class Hooks:
     ) -> list[tuple[str, HookFailure | None]]:
         return await self._each("toolang_deliver_turn", turn=turn, runtime=runtime)
 
+    # -- observability -------------------------------------------------------------------
+
+    def observes_turns(self) -> bool:
+        """Whether any plugin implements the turn hooks (asked once per run, so a
+        runtime nobody watches pays nothing on its turns' path)."""
+        pm = self._host.pm
+        return any(
+            pm.per_plugin_callers(hook)
+            for hook in ("toolang_turn_started", "toolang_turn_step", "toolang_turn_finished")
+        )
+
+    def observe(self, hook: str, **kwargs: Any) -> None:
+        """Call a turn hook (``toolang_turn_started|step|finished``) on every plugin,
+        synchronously, each isolated: one that raises is logged and the others run."""
+        for plugin, caller in self._host.pm.per_plugin_callers(hook):
+            try:
+                caller(**kwargs)
+            except Exception as exc:
+                log.warning("hook.failed", plugin=plugin, hook=hook, error=describe_exception(exc))
+
+    def doctor_checks(self, runtime: Runtime) -> list[tuple[str, Any]]:
+        """Every plugin's ``toolang_doctor_checks`` findings as ``(plugin, findings)``;
+        a plugin that raised gives its exception in place of findings."""
+        found: list[tuple[str, Any]] = []
+        for plugin, caller in self._host.pm.per_plugin_callers("toolang_doctor_checks"):
+            try:
+                found.extend(
+                    (plugin, list(value or ())) for value in _results(caller(runtime=runtime))
+                )
+            except Exception as exc:
+                found.append((plugin, exc))
+        return found
+
     # -- HTTP routes -------------------------------------------------------------------
 
     def register_routes(self) -> tuple[list[RouteRegistration], list[HookFailure]]:

@@ -65,8 +65,11 @@ class TurnContext:
         store: ExecutionStore,
         clock: Callable[[], float] = time.time,
         runtime: Runtime | None = None,
+        on_step: Callable[[StepRecord], None] | None = None,
     ) -> None:
         self.turn = turn
+        self.on_step = on_step
+        """Told of every step stored (the ``toolang_turn_step`` hook), when set."""
         self.run_id = run_id
         self.store = store
         self.clock = clock
@@ -108,6 +111,8 @@ class TurnContext:
         stored = self.store.record_step(step, run_id=self.run_id)
         if stored is None:
             raise LeaseLost(f"turn {self.turn.id}: this runtime no longer holds its lease")
+        if self.on_step is not None and stored.status != "intent":
+            self.on_step(stored)
         return stored
 
     def complete_step(
@@ -136,6 +141,8 @@ class TurnContext:
         stored = self.store.complete_step(step, run_id=self.run_id)
         if stored is None:
             raise LeaseLost(f"turn {self.turn.id}: this runtime no longer holds its lease")
+        if self.on_step is not None and stored.status != "intent":
+            self.on_step(stored)
         return stored
 
     def final_step(

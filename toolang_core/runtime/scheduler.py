@@ -26,13 +26,13 @@ import structlog
 from toolang_core.events import Event
 from toolang_core.plugins.host import describe_exception
 from toolang_core.redaction import redact_text
-from toolang_core.runtime.after_turn import AfterTurnStages
+from toolang_core.runtime.after_turn import AfterTurnStages, StageDone
 from toolang_core.runtime.executor import LeaseLost, TurnContext, TurnExecutor, TurnOutcome
 from toolang_core.store.errors import StoreError, StoreReplaced
-from toolang_core.store.types import Finish, TurnRequest, TurnStatus
+from toolang_core.store.types import Finish, StepRecord, TurnRequest, TurnStatus
 
 if TYPE_CHECKING:
-    from toolang_core.plugins.facade import HookFailure
+    from toolang_core.plugins.facade import HookFailure, Hooks
     from toolang_core.runtime.policy import AdmissionPolicy
     from toolang_core.runtime.runtime import Runtime
     from toolang_core.store.protocol import ExecutionStore
@@ -93,6 +93,8 @@ class Scheduler:
         self._store_failing = False
         self.admitted = 0
         self._after = self._after_turn_stages()
+        self._observed = False
+        """Whether a plugin watches turns (``toolang_turn_*``): decided once per run."""
         self._turn_log = log.bind()
         """Bound once: the module's lazy logger binds anew on every call, twice per turn."""
 
@@ -125,6 +127,7 @@ class Scheduler:
         """Admit and supervise turns until ``stop`` is set (or, with ``until_idle``,
         until nothing is running or waiting)."""
         self._after = self._after_turn_stages()  # with the hooks the runtime set since
+        self._observed = self.runtime is not None and self.hooks.observes_turns()
         waker = self.store.listen()
         pump = asyncio.create_task(self._pump(waker))
         stopper = asyncio.create_task(self._relay(stop))
@@ -404,6 +407,10 @@ class Scheduler:
         return await future
 
     async def _run_turn(self, turn: TurnRequest) -> None:
+        if self._observed:
+            self.hooks.observe("toolang_turn_started", turn=turn, runtime=self.runtime)
+        outcome: TurnOutcome | None = None
+        stages: list[StageDone] = []
         try:
             outcome = await self._execute(turn)
             if outcome is None:
@@ -425,9 +432,43 @@ class Scheduler:
                 return
             self._committed.add(turn.id)
             self._log_finished(finish)
-            await self._after.run(turn, outcome)
+            stages = await self._after.run(turn, outcome)
         finally:  # here, not a done-callback: that costs a loop round-trip per turn
+            why = self._why_cancelled.get(turn.id)  # _done forgets it
             self._done(turn.id)
+            if self._observed:
+                self._observe_end(turn, outcome, stages, why)
+
+    @property
+    def hooks(self) -> Hooks:
+        assert self.runtime is not None  # only a scheduler of a runtime observes turns
+        return self.runtime.host.hooks
+
+    def _on_step(self, step: StepRecord) -> None:
+        self.hooks.observe("toolang_turn_step", step=step, runtime=self.runtime)
+
+    def _observe_end(
+        self,
+        turn: TurnRequest,
+        outcome: TurnOutcome | None,
+        stages: list[StageDone],
+        why: str | None,
+    ) -> None:
+        """``toolang_turn_step`` for the final steps, then ``toolang_turn_finished``."""
+        if outcome is None:  # given up without an outcome (released or lease lost)
+            ended = attrs.evolve(turn, outcome="released" if why == SHUTDOWN else LEASE_LOST)
+        else:
+            for step in outcome.steps:
+                self.hooks.observe("toolang_turn_step", step=step, runtime=self.runtime)
+            ended = attrs.evolve(
+                turn,
+                status=outcome.status,
+                outcome=outcome.outcome,
+                output=outcome.output,
+                error=outcome.error,
+                finished_at=self.clock(),
+            )
+        self.hooks.observe("toolang_turn_finished", turn=ended, stages=stages, runtime=self.runtime)
 
     def _after_turn_stages(self) -> AfterTurnStages:
         """The post-turn stages of this scheduler's turns (one for all of them)."""
@@ -451,6 +492,7 @@ class Scheduler:
             store=self.store,
             clock=self.clock,
             runtime=self.runtime,
+            on_step=self._on_step if self._observed else None,
         )
         try:
             if turn.timeout_seconds is None:  # most turns: no timer to arm (~2 us a turn)

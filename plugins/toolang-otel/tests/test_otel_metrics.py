@@ -1,0 +1,58 @@
+"""The metrics a runtime's turns produce, read from the SDK's in-memory reader."""
+
+from __future__ import annotations
+
+from otel_kit import run_turn
+
+import toolang_otel as plugin
+from toolang_core.models.types import ModelResponse
+from toolang_core.tools.types import ToolCall
+
+
+def points(runtime):
+    """``{metric name: [(attributes, value)]}`` as they stood at shutdown."""
+    data = plugin.holder_of(runtime).last.final_metrics
+    found: dict[str, list] = {}
+    for resource in data.resource_metrics:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                for point in metric.data.data_points:
+                    value = getattr(point, "value", None)
+                    if value is None:
+                        value = (point.count, point.sum)
+                    found.setdefault(metric.name, []).append((dict(point.attributes), value))
+    return found
+
+
+def test_a_turn_counts_in_every_metric_by_group_status_tool_and_token_type(agent_runtime):
+    answers = iter(
+        [
+            ModelResponse(
+                tool_calls=(ToolCall("c1", "lookup", {"term": "x"}),),
+                usage={"input_tokens": 100, "output_tokens": 5},
+                model="tiny-1",
+            ),
+            ModelResponse(
+                text="done", usage={"input_tokens": 120, "output_tokens": 3}, model="tiny-1"
+            ),
+        ]
+    )
+    runtime = agent_runtime(lambda request: next(answers))
+    run_turn(runtime)
+    found = points(runtime)
+    group = {"toolang.thread.group": "chat", "toolang.turn.source": "chat"}
+    assert found["toolang.turns.started"] == [(group, 1)]
+    assert found["toolang.turns.finished"] == [
+        (group | {"toolang.turn.status": "completed", "toolang.turn.outcome": ""}, 1)
+    ]
+    (duration,) = found["toolang.turn.duration"]
+    assert duration[0] == group | {"toolang.turn.status": "completed"}
+    assert duration[1][0] == 1
+    assert [a for a, _ in found["toolang.admission.duration"]] == [group]
+    (tool,) = found["toolang.tool_call.duration"]
+    assert tool[0] == {"gen_ai.tool.name": "lookup", "toolang.tool.outcome": "ok"}
+    tokens = {a["gen_ai.token.type"]: v for a, v in found["gen_ai.client.token.usage"]}
+    assert tokens == {"input": (2, 220), "output": (2, 8)}
+    (calls,) = found["gen_ai.client.operation.duration"]
+    assert calls[1][0] == 2
+    assert found["toolang.queue.depth"] == [({"toolang.thread.group": "chat"}, 0)]

@@ -1,0 +1,424 @@
+"""Turns as spans and metrics, following the OpenTelemetry GenAI semantic conventions.
+
+    invoke_agent <agent>                 one per turn (a task run's: a child of its parent's)
+    ├── admission                        queued → admitted (first attempt)
+    ├── memory_recall
+    ├── prompt_build
+    ├── chat <model>                     each model call: gen_ai.* request, usage, finish
+    ├── execute_tool <tool>              each tool call: one event per hook stage's verdict
+    └── after_turn <stage>               prompt trace, memory write, events, delivery
+
+Spans are made from what the core stored — a step's own start and end times and its
+data as stored (masked by the redaction policy) — when the step is stored, so no span is
+open across an ``await`` of the turn. Content (tool arguments and results, prompts and
+answers) is recorded only with ``record_content``, and then masked again with the core's
+redaction entry point and cut to ``max_content_chars``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, OrderedDict, deque
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.metrics import CallbackOptions, Observation
+from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode
+
+from toolang_core import redact
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import Histogram
+    from opentelemetry.trace import Span
+
+    from toolang_core import Runtime, StageDone, StepRecord, TurnRequest
+    from toolang_otel.settings import OtelSettings
+    from toolang_otel.telemetry import Telemetry
+
+PENDING: Final = 50_000
+"""Histogram measurements kept for the next collection at most (the oldest go first:
+only a collection that stopped, e.g. behind a hung exporter, lets this many pile up)."""
+
+UNSAMPLED: Final = object()
+"""A turn sampled out (and so its task runs)."""
+
+KNOWN_PARENTS: Final = 10_000
+"""Span contexts of recent turns kept for their task runs (which may start after the
+parent turn ended)."""
+
+_INPUT_KEYS: Final = ("input_tokens", "prompt_tokens", "input")
+_OUTPUT_KEYS: Final = ("output_tokens", "completion_tokens", "output")
+
+
+def _ns(seconds: float) -> int:
+    return int(seconds * 1e9)
+
+
+def _observe(counts: Mapping[tuple[tuple[str, str], ...], int]) -> list[Observation]:
+    return [Observation(n, dict(key)) for key, n in counts.items()]
+
+
+def _tokens(usage: Mapping[str, Any], keys: Sequence[str]) -> int | None:
+    for key in keys:
+        value = usage.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+class TurnTelemetry:
+    """Spans and metrics of one runtime's turns (the three ``toolang_turn_*`` hooks)."""
+
+    def __init__(self, telemetry: Telemetry, settings: OtelSettings, *, default_agent: str) -> None:
+        self.settings = settings
+        self.default_agent = default_agent
+        self.tracer = telemetry.tracer
+        self.live: dict[str, Span] = {}
+        self.parents: OrderedDict[str, SpanContext | object] = OrderedDict()
+        """Span contexts of recent turns (``UNSAMPLED`` for those not traced), for their
+        task runs."""
+        self.telemetry = telemetry
+        self.queued: dict[str, int] = {}
+        """Queued requests per thread group, refreshed from the store in the background."""
+        self.pending: deque[tuple[Histogram, float, dict[str, Any]]] = deque(maxlen=PENDING)
+        """Histogram measurements not yet recorded: the SDK takes them in one batch when
+        it collects (every ``metrics_interval_seconds``, in its reader's thread). A batch
+        costs half the CPU of the same measurements recorded one by one between a
+        turn's steps, and none of it is on a turn's path."""
+        self.started_counts: Counter[tuple[tuple[str, str], ...]] = Counter()
+        self.finished_counts: Counter[tuple[tuple[str, str], ...]] = Counter()
+        meter = telemetry.meter
+        self.metered = meter is not None
+        if meter is None:
+            return
+        # Counted in plain dicts and read by the SDK when it collects: a counter's add()
+        # costs several microseconds, twice per turn, for the same figures.
+        meter.create_observable_counter(
+            "toolang.turns.started",
+            callbacks=[lambda _options: _observe(self.started_counts)],
+            unit="{turn}",
+            description="Turns admitted",
+        )
+        meter.create_observable_counter(
+            "toolang.turns.finished",
+            callbacks=[lambda _options: _observe(self.finished_counts)],
+            unit="{turn}",
+            description="Turns ended, by status",
+        )
+        self.turn_duration = meter.create_histogram(
+            "toolang.turn.duration", unit="s", description="Admission to end of a turn"
+        )
+        self.admission = meter.create_histogram(
+            "toolang.admission.duration",
+            unit="s",
+            description="How long a turn waited in the queue before it was admitted",
+        )
+        self.tool_duration = meter.create_histogram(
+            "toolang.tool_call.duration", unit="s", description="Tool calls through the chain"
+        )
+        self.token_usage = meter.create_histogram(
+            "gen_ai.client.token.usage", unit="{token}", description="Tokens per model call"
+        )
+        self.model_duration = meter.create_histogram(
+            "gen_ai.client.operation.duration", unit="s", description="Model calls"
+        )
+        meter.create_observable_gauge(
+            "toolang.queue.depth",
+            callbacks=[self._observe_queues],
+            unit="{turn}",
+            description="Queued turn requests per thread group",
+        )
+
+    # -- the hooks -----------------------------------------------------------------------
+
+    def started(self, turn: TurnRequest) -> None:
+        eligible = max(turn.created_at, turn.not_before or 0.0)
+        admitted = turn.started_at if turn.started_at is not None else turn.updated_at
+        first = turn.attempt <= 1 and admitted >= eligible
+        group = {"toolang.thread.group": turn.thread_group, "toolang.turn.source": turn.source}
+        if self.metered:
+            self.started_counts[
+                (("toolang.thread.group", turn.thread_group), ("toolang.turn.source", turn.source))
+            ] += 1
+            if first:
+                self.pending.append((self.admission, admitted - eligible, group))
+        if self.tracer is None:
+            return
+        parent_context = self.parents.get(turn.parent) if turn.parent is not None else None
+        if parent_context is UNSAMPLED or (
+            parent_context is None and self.telemetry.draw_root() is None
+        ):
+            self._remember(turn.id, UNSAMPLED)  # its task runs are not traced either
+            return
+        agent = turn.agent or self.default_agent
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": agent,
+            "gen_ai.conversation.id": turn.thread_id,
+            "toolang.turn.id": turn.id,
+            "toolang.turn.source": turn.source,
+            "toolang.thread.group": turn.thread_group,
+            "toolang.turn.attempt": turn.attempt,
+            "toolang.turn.priority": turn.priority,
+        }
+        if turn.parent is not None:
+            attributes["toolang.turn.parent"] = turn.parent
+        # A root's parent is nothing — not whatever span the caller's context holds.
+        context = (
+            trace.set_span_in_context(NonRecordingSpan(parent_context))
+            if isinstance(parent_context, SpanContext)
+            else Context()
+        )
+        span = self.tracer.start_span(
+            f"invoke_agent {agent}",
+            context=context,
+            start_time=_ns(eligible if first else admitted),
+            attributes=attributes,
+        )
+        self.telemetry.ids.next_trace_id = None  # used by this span, or by none
+        self.live[turn.id] = span
+        self._remember(turn.id, span.get_span_context())
+        if first and admitted > eligible and span.is_recording():
+            self.tracer.start_span(
+                "admission",
+                context=trace.set_span_in_context(span),
+                start_time=_ns(eligible),
+                attributes={"toolang.thread.group": turn.thread_group},
+            ).end(end_time=_ns(admitted))
+
+    def step(self, step: StepRecord) -> None:
+        span = self.live.get(step.turn_id)
+        if span is not None and not span.is_recording():
+            span = None  # a turn sampled out: its steps count in the metrics only
+        data = step.data
+        if step.kind == "model_call":
+            self._model_call(span, step, data)
+        elif step.kind == "tool_call":
+            self._tool_call(span, step, data)
+        elif span is None:
+            return
+        elif step.kind == "prompt_build":
+            # An event, not a span: it takes microseconds and a span costs more than that.
+            span.add_event(
+                "prompt_build",
+                {"toolang.prompt.history_messages": int(data.get("history_messages") or 0)},
+                timestamp=_ns(step.finished_at),
+            )
+        else:
+            self._other(span, step, data)
+
+    def finished(self, turn: TurnRequest, stages: Sequence[StageDone]) -> None:
+        ended = turn.finished_at or turn.updated_at
+        if self.metered:
+            labels = {
+                "toolang.thread.group": turn.thread_group,
+                "toolang.turn.source": turn.source,
+                "toolang.turn.status": str(turn.status),
+            }
+            key = (*labels.items(), ("toolang.turn.outcome", turn.outcome or ""))
+            self.finished_counts[key] += 1
+            if turn.started_at is not None:
+                self.pending.append((self.turn_duration, max(0.0, ended - turn.started_at), labels))
+        span = self.live.pop(turn.id, None)
+        if span is None:
+            return
+        if not span.is_recording():
+            span.end()
+            return
+        context = trace.set_span_in_context(span)
+        previous = stages[0].at if stages else ended
+        for stage in stages[1:]:
+            child = self.tracer.start_span(  # type: ignore[union-attr]
+                f"after_turn {stage.stage}",
+                context=context,
+                start_time=_ns(previous),
+                attributes={"toolang.stage": stage.stage, "toolang.stage.ok": stage.ok},
+            )
+            if not stage.ok:
+                child.set_status(Status(StatusCode.ERROR, f"{stage.stage} failed"))
+            child.end(end_time=_ns(stage.at))
+            previous = stage.at
+        span.set_attribute("toolang.turn.status", str(turn.status))
+        if turn.outcome:
+            span.set_attribute("toolang.turn.outcome", turn.outcome)
+        if str(turn.status) == "failed":
+            span.set_attribute("error.type", turn.outcome or "error")
+            span.set_status(Status(StatusCode.ERROR, self._text(turn.error) or turn.outcome))
+        span.end(end_time=_ns(max(ended, previous)))
+
+    # -- steps ---------------------------------------------------------------------------
+
+    def _model_call(self, span: Span | None, step: StepRecord, data: Mapping[str, Any]) -> None:
+        model_name = str(data.get("model") or "unknown")
+        provider, _, model_id = model_name.partition("/")
+        response = data.get("response") or {}
+        usage = response.get("usage") or {}
+        request_model = model_id or str(response.get("model") or provider)
+        base = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": provider,
+            "gen_ai.request.model": request_model,
+        }
+        inputs, outputs = _tokens(usage, _INPUT_KEYS), _tokens(usage, _OUTPUT_KEYS)
+        if self.metered:
+            failed = {"error.type": "model_error"} if step.status == "failed" else {}
+            took = max(0.0, step.finished_at - step.started_at)
+            self.pending.append((self.model_duration, took, base | failed))
+            if inputs is not None:
+                self.pending.append(
+                    (self.token_usage, inputs, base | {"gen_ai.token.type": "input"})
+                )
+            if outputs is not None:
+                self.pending.append(
+                    (self.token_usage, outputs, base | {"gen_ai.token.type": "output"})
+                )
+        if span is None or self.tracer is None:
+            return
+        # The agent is on the turn's span (and in a transfer's); not repeated per call.
+        attributes: dict[str, Any] = base | {
+            "gen_ai.system": provider,  # the name before gen_ai.provider.name, still read
+        }
+        if response.get("model"):
+            attributes["gen_ai.response.model"] = str(response["model"])
+        if inputs is not None:
+            attributes["gen_ai.usage.input_tokens"] = inputs
+        if outputs is not None:
+            attributes["gen_ai.usage.output_tokens"] = outputs
+        if step.status == "completed":
+            finish = "tool_calls" if response.get("tool_calls") else "stop"
+            attributes["gen_ai.response.finish_reasons"] = (finish,)
+        if self.settings.record_content:
+            attributes["gen_ai.input.messages"] = self._json(data.get("messages", ()))
+            attributes["gen_ai.output.messages"] = self._json(
+                {"text": response.get("text", ""), "tool_calls": response.get("tool_calls", ())}
+            )
+        child = self.tracer.start_span(
+            f"chat {request_model}",
+            context=trace.set_span_in_context(span),
+            kind=SpanKind.CLIENT,
+            start_time=_ns(step.started_at),
+            attributes=attributes,
+        )
+        if step.status == "failed":
+            child.set_attribute("error.type", "model_error")
+            child.set_status(Status(StatusCode.ERROR, self._text(step.error) or "model_error"))
+        child.end(end_time=_ns(step.finished_at))
+
+    def _tool_call(self, span: Span | None, step: StepRecord, data: Mapping[str, Any]) -> None:
+        call = data.get("call") or {}
+        result = data.get("result") or {}
+        name = str(call.get("name") or "unknown")
+        outcome = "ok" if result.get("ok") else str(result.get("error_type") or "error")
+        if self.metered:
+            self.pending.append(
+                (
+                    self.tool_duration,
+                    max(0.0, step.finished_at - step.started_at),
+                    {"gen_ai.tool.name": name, "toolang.tool.outcome": outcome},
+                )
+            )
+        if span is None or self.tracer is None:
+            return
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.call.id": str(call.get("id") or ""),
+            "gen_ai.tool.type": "function",
+            "toolang.tool.outcome": outcome,
+        }
+        if data.get("params_modified"):
+            attributes["toolang.tool.params_modified"] = True
+        if self.settings.record_content:
+            attributes["gen_ai.tool.call.arguments"] = self._json(call.get("params", {}))
+            attributes["gen_ai.tool.call.result"] = self._json(
+                result.get("output") if result.get("ok") else result.get("error")
+            )
+        child = self.tracer.start_span(
+            f"execute_tool {name}",
+            context=trace.set_span_in_context(span),
+            start_time=_ns(step.started_at),
+            attributes=attributes,
+        )
+        for stage in data.get("chain") or ():
+            event: dict[str, Any] = {
+                "toolang.hook.stage": str(stage.get("stage")),
+                "toolang.hook.verdict": str(stage.get("verdict")),
+            }
+            if stage.get("plugin"):
+                event["toolang.hook.plugin"] = str(stage["plugin"])
+            if self.settings.record_content and stage.get("detail"):
+                event["toolang.hook.detail"] = self._text(str(stage["detail"]))
+            child.add_event(str(stage.get("stage")), event, timestamp=_ns(step.finished_at))
+        if outcome != "ok":
+            child.set_attribute("error.type", outcome)
+            child.set_status(Status(StatusCode.ERROR, outcome))
+        child.end(end_time=_ns(step.finished_at))
+
+    def _other(self, span: Span, step: StepRecord, data: Mapping[str, Any]) -> None:
+        attributes: dict[str, Any] = {"toolang.step.kind": step.kind}
+        if step.kind == "memory_recall":
+            attributes["toolang.memory.provider"] = str(data.get("provider") or "")
+            attributes["toolang.memory.items"] = len(data.get("items") or ())
+            attributes["toolang.memory.degraded"] = bool(data.get("degraded"))
+        elif step.kind == "transfer":
+            attributes["toolang.transfer.from"] = str(data.get("from") or "")
+            attributes["toolang.transfer.to"] = str(data.get("to") or "")
+        assert self.tracer is not None
+        child = self.tracer.start_span(
+            step.kind,
+            context=trace.set_span_in_context(span),
+            start_time=_ns(step.started_at),
+            attributes=attributes,
+        )
+        if step.status == "failed":
+            child.set_status(Status(StatusCode.ERROR, self._text(step.error) or step.kind))
+        child.end(end_time=_ns(step.finished_at))
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _remember(self, turn_id: str, context: SpanContext | object) -> None:
+        self.parents[turn_id] = context
+        if len(self.parents) > KNOWN_PARENTS:
+            self.parents.popitem(last=False)
+
+    def _text(self, text: str | None) -> str | None:
+        """Content as a span may carry it: only with ``record_content``, masked, cut."""
+        if text is None or not self.settings.record_content:
+            return None
+        masked = str(redact(text))
+        limit = self.settings.max_content_chars
+        return masked if len(masked) <= limit else masked[:limit] + "…"
+
+    def _json(self, value: Any) -> str:
+        masked = redact(value)
+        text = json.dumps(masked, ensure_ascii=False, default=str)
+        limit = self.settings.max_content_chars
+        return text if len(text) <= limit else text[:limit] + "…"
+
+    def _observe_queues(self, _options: CallbackOptions) -> Iterable[Observation]:
+        self.record_pending()  # the SDK is collecting: hand it what is pending first
+        return [Observation(n, {"toolang.thread.group": g}) for g, n in self.queued.items()]
+
+    def record_pending(self) -> None:
+        """Record the pending histogram measurements (from any thread: the deque's
+        ``append`` and ``popleft`` are atomic)."""
+        pending = self.pending
+        while True:
+            try:
+                instrument, value, attributes = pending.popleft()
+            except IndexError:
+                return
+            instrument.record(value, attributes)
+
+    def sample_queues(self, runtime: Runtime) -> None:
+        """Refresh the queue depths from the store (on the runtime's loop)."""
+        store = runtime.store
+        if store is None:
+            return
+        load = store.group_load()
+        # A group seen before and empty now reports 0, not nothing.
+        self.queued = {group: 0 for group in self.queued} | {
+            group: queued for group, (_running, queued) in load.items()
+        }

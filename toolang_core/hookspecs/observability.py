@@ -1,0 +1,68 @@
+"""Observability hooks: watch turns as they run, and report health to ``toolang doctor``.
+
+The turn hooks are called on every turn's own path, synchronously and never awaited,
+so a tracer or a metrics plugin can open and close spans at the right moments. Each
+implementation is isolated: one that raises is logged (``hook.failed``) and the turn
+goes on. The runtime asks whether anyone implements them once per run: with no
+implementation they cost nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from toolang_core.markers import hookspec
+
+if TYPE_CHECKING:
+    from toolang_core.doctor import DoctorCheck
+    from toolang_core.runtime import Runtime
+    from toolang_core.runtime.after_turn import StageDone
+    from toolang_core.store.types import StepRecord, TurnRequest
+
+
+@hookspec
+def toolang_turn_started(turn: TurnRequest, runtime: Runtime) -> None:
+    """A turn was admitted and is about to run.
+
+    Called in the turn's own task right before its executor starts, with the turn as
+    claimed (``status`` running, ``started_at`` set, ``attempt``). Return ``None``; keep
+    it quick and never block — it runs on every turn's path.
+    """
+
+
+@hookspec
+def toolang_turn_step(step: StepRecord, runtime: Runtime) -> None:
+    """A step of a running turn was stored: memory recall, prompt build, model call,
+    tool call, transfer, … with its data as stored (masked by the redaction policy).
+
+    Called right after the store took the finished step (a tool call: its result, not
+    the intent stored before it ran); a turn's final steps (stored with its
+    terminal state) are passed when its task ends, before ``toolang_turn_finished``.
+    Return ``None``; never block.
+    """
+
+
+@hookspec
+def toolang_turn_finished(turn: TurnRequest, stages: Sequence[StageDone], runtime: Runtime) -> None:
+    """A turn's task ended: its outcome is decided and its post-turn stages ran.
+
+    ``turn`` carries the outcome (``status``, ``outcome``, ``error``, ``finished_at``);
+    ``stages`` lists what the post-turn stages did, in order (empty when there was
+    nothing to do after the turn). Called once for every turn ``toolang_turn_started``
+    was called for — also when this runtime gave the turn up without an outcome: then
+    ``turn.outcome`` is ``released`` (handed back to the queue at shutdown) or
+    ``lease_lost`` (another runtime took it over). Return ``None``; never block.
+    """
+
+
+@hookspec
+def toolang_doctor_checks(runtime: Runtime) -> Iterable[DoctorCheck] | None:
+    """Report on this plugin's health for ``toolang doctor``.
+
+    Called once per ``toolang doctor`` with a configured runtime that is not serving
+    (its store is not open; open it read-only with ``runtime.open_store(read_only=True)``
+    if you need it). Return :class:`~toolang_core.DoctorCheck` findings (``area``,
+    ``status`` ``ok|info|warn|fail``, ``summary``, ``details``) or ``None``. A plugin
+    that raises is reported as a failed check naming it.
+    """
