@@ -84,7 +84,9 @@ def trust_score(stats: AgentStats, policy: HealthPolicy) -> float:
     return max(0.0, min(1.0, trust))
 
 
-def updated(stats: AgentStats, *, ok: bool, latency_ms: float, error: str, now: float) -> AgentStats:
+def updated(
+    stats: AgentStats, *, ok: bool, latency_ms: float, error: str, now: float
+) -> AgentStats:
     """``stats`` after one more outcome (running average latency, recent window)."""
     total = stats.total_calls + 1
     return attrs.evolve(
@@ -138,11 +140,33 @@ class AgentPool:
     def record(self, agent: str, *, ok: bool, latency_ms: float, error: str = "") -> AgentStats:
         """Add one delegation outcome to ``agent``'s statistics; safe under concurrent
         writers (optimistic revision check, retried)."""
+        return self._update(
+            agent, lambda s, now: updated(s, ok=ok, latency_ms=latency_ms, error=error, now=now)
+        )
+
+    def mark_unhealthy(self, agent: str, reason: str) -> AgentStats:
+        """Make ``agent`` unhealthy now without counting a call (a team member whose task
+        run failed mid-task: its outcome was counted when the run finished). The next
+        success recovers it."""
+
+        def change(stats: AgentStats, now: float) -> AgentStats:
+            failures = max(stats.consecutive_failures, self.policy.unhealthy_after)
+            return attrs.evolve(
+                stats,
+                total_calls=max(stats.total_calls, 1),
+                consecutive_failures=failures,
+                last_error=reason[:240],
+                last_seen=now,
+            )
+
+        return self._update(agent, change)
+
+    def _update(self, agent: str, change: Callable[[AgentStats, float], AgentStats]) -> AgentStats:
         for _ in range(20):
             current = self.store.get_record(KIND, agent)
             stats = AgentStats.from_json(current.data) if current else AgentStats(name=agent)
             now = self.clock()
-            new = updated(stats, ok=ok, latency_ms=latency_ms, error=error, now=now)
+            new = change(stats, now)
             try:
                 self.store.put_record(
                     KIND,
