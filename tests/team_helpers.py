@@ -39,7 +39,9 @@ class Recorder:
         return [e.kind for e in self.events]
 
 
-def team_runtime(tmp_path, cast: Cast, *, agents=TEAM_AGENTS, plugins=()) -> tuple[Runtime, Recorder]:
+def team_runtime(
+    tmp_path, cast: Cast, *, agents=TEAM_AGENTS, plugins=()
+) -> tuple[Runtime, Recorder]:
     recorder = Recorder()
     runtime = make_runtime(
         tmp_path, cast, agents=agents, plugins=[("recorder", recorder), *plugins]

@@ -132,7 +132,10 @@ def test_select_ranks_by_score_breaks_ties_by_name_and_says_who_was_left_out(sto
     assert [m.name for m in tie.chosen] == ["dee"]
     assert {e.name: e.reason for e in tie.excluded}["bob"] == "excluded by the caller"
     assert [m.name for m in pool.select("review", 1).chosen] == ["cid"]
-    assert "ranked below the top 1" in {e.name: e.reason for e in pool.select("review", 1).excluded}["ann"]
+    assert (
+        "ranked below the top 1"
+        in {e.name: e.reason for e in pool.select("review", 1).excluded}["ann"]
+    )
 
 
 def test_a_scorer_replaces_the_default_score(store):
@@ -211,7 +214,10 @@ def test_finished_task_runs_update_their_agents_statistics(tmp_path):
 
 def test_ask_agent_updates_the_asked_agents_statistics(tmp_path):
     cast = Cast(
-        assistant=[tool_call("ask_agent", {"agent": "researcher", "request": "tides?"}), text("ok")],
+        assistant=[
+            tool_call("ask_agent", {"agent": "researcher", "request": "tides?"}),
+            text("ok"),
+        ],
         researcher=[text("the moon")],
     )
     runtime = make_runtime(tmp_path, cast)

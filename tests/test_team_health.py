@@ -65,7 +65,11 @@ def test_a_member_failing_mid_task_is_marked_unhealthy_and_replaced(tmp_path):
     assert health(runtime, "w2") is PoolHealth.UNHEALTHY
     kinds = recorder.kinds()
     left = kinds.index("team.member.left")
-    assert kinds[left : left + 3] == ["team.member.left", "team.member.joined", "team.payment.agreed"]
+    assert kinds[left : left + 3] == [
+        "team.member.left",
+        "team.member.joined",
+        "team.payment.agreed",
+    ]
     assert recorder.events[left + 1].data == {
         "team_id": "team-1",
         "member": "w4",

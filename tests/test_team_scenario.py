@@ -158,7 +158,9 @@ def test_a_secret_in_the_parents_context_never_reaches_a_members_prompt(tmp_path
         assert all("sk-SECRET-123" not in m.content for m in request.messages)
     prompts = [user_text(r) for r in the_cast.requests]
     assert len(prompts) == 3 and all("- ticket: OPS-7" in p for p in prompts)
-    assert all("api_key" not in run.metadata and run.metadata["team_id"] == "team-1" for run in runs)
+    assert all(
+        "api_key" not in run.metadata and run.metadata["team_id"] == "team-1" for run in runs
+    )
     assert {run.metadata["team_member"] for run in runs} == {"w1", "w2", "w3"}
 
 
@@ -169,7 +171,9 @@ def test_forming_without_any_agent_for_the_capability_says_why(tmp_path):
         async with coordinator(runtime) as teams:
             await teams.form(attrs_evolve(form(Strategy.MAJORITY_VOTE), capability="juggling"))
 
-    with pytest.raises(TeamError, match="no agent available for capability 'juggling'.*w1: does not advertise"):
+    with pytest.raises(
+        TeamError, match="no agent available for capability 'juggling'.*w1: does not advertise"
+    ):
         asyncio.run(scenario())
 
 

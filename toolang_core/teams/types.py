@@ -88,17 +88,17 @@ class PaymentTerms:
 
 @attrs.frozen
 class ContextFilter:
-    """Which metadata keys cross the team boundary: an excluded key never does; with
-    an allow-list only its keys do (an empty allow-list allows every key not excluded)."""
+    """Which metadata keys cross the team boundary: an excluded key never does; with an
+    allow-list (``allow`` not ``None``) only its keys do — ``()`` shares nothing."""
 
-    allow: tuple[str, ...] = ()
+    allow: tuple[str, ...] | None = None
     exclude: tuple[str, ...] = ()
 
     def apply(self, metadata: Mapping[str, str]) -> dict[str, str]:
         return {
             key: value
             for key, value in metadata.items()
-            if key not in self.exclude and (not self.allow or key in self.allow)
+            if key not in self.exclude and (self.allow is None or key in self.allow)
         }
 
 
