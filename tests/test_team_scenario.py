@@ -172,7 +172,7 @@ def test_forming_without_any_agent_for_the_capability_says_why(tmp_path):
             await teams.form(attrs_evolve(form(Strategy.MAJORITY_VOTE), capability="juggling"))
 
     with pytest.raises(
-        TeamError, match="no agent available for capability 'juggling'.*w1: does not advertise"
+        TeamError, match=r"no agent available for capability 'juggling'.*w1: does not advertise"
     ):
         asyncio.run(scenario())
 
@@ -195,7 +195,7 @@ def test_another_owner_cannot_see_delegate_to_or_disband_the_team(tmp_path):
                 await teams.delegate(team.id, "x", owner="eve")
             with pytest.raises(TeamError, match="not found"):
                 await teams.disband(team.id, owner="eve")
-            assert teams.list(owner="eve") == []
+            assert teams.list_teams(owner="eve") == []
             gone = await teams.disband(team.id, owner="ada", reason="done")
             with pytest.raises(TeamError, match="is disbanded"):
                 await teams.delegate(team.id, "x", owner="ada")

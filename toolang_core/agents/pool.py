@@ -13,7 +13,7 @@ sees and updates the same pool. Every delegation reports its outcome here: task 
     trust      = (1 - confidence) * 0.5 + confidence * quality - 0.1 * consecutive_failures
 
 (clamped to [0, 1]): an agent never called is at a neutral 0.5, and the more calls, the
-more its record counts. The selector ranks by ``score = trust × health weight``
+more its record counts. The selector ranks by ``score = trust * health weight``
 (healthy and unknown 1, degraded 0.5) unless a ``toolang_score_agent`` plugin answers.
 """
 
@@ -267,4 +267,4 @@ def pool_for(runtime: Runtime, store: ExecutionStore | None = None) -> AgentPool
                     return float(value)
         return None
 
-    return AgentPool(used, lambda: runtime.agents.registry.active(), scorer=scorer)
+    return AgentPool(used, runtime.agents.registry.active, scorer=scorer)

@@ -9,6 +9,7 @@ them alike.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from typing import Any, Final
 
 import attrs
@@ -72,7 +73,7 @@ class AgentStats:
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> AgentStats:
+    def from_json(cls, data: Mapping[str, Any]) -> AgentStats:
         fields = {f.name for f in attrs.fields(cls)}
         values = {k: v for k, v in data.items() if k in fields}
         values["recent"] = tuple(bool(ok) for ok in data.get("recent", ()))

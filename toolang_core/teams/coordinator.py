@@ -60,7 +60,7 @@ class FormRequest:
     workers: int = 3
     strategy: Strategy = Strategy.MAJORITY_VOTE
     reviewer: str | None = None
-    context_filter: ContextFilter = ContextFilter()
+    context_filter: ContextFilter = attrs.field(factory=ContextFilter)
     max_uses: int | None = None
     valid_seconds: float | None = None
     id: str | None = None
@@ -101,7 +101,7 @@ class TeamCoordinator:
             raise TeamError(f"team {team_id!r} not found")
         return team
 
-    def list(self, *, owner: str | None) -> list[Team]:
+    def list_teams(self, *, owner: str | None) -> list[Team]:
         teams = [Team.from_json(r.data) for r in self.store.list_records(KIND)]
         return sorted(
             (t for t in teams if owner is None or t.owner == owner),
@@ -249,7 +249,7 @@ class TeamCoordinator:
         reviewer = team.active(Role.REVIEWER)
         if chosen is not None and reviewer:
             chosen, reason, review = await self._review(
-                team, reviewer[0], task, chosen, reason, scope
+                team, reviewer[0], task, chosen, reason=reason, scope=scope
             )
         done = TeamTask(
             id=task_id,
@@ -399,7 +399,14 @@ class TeamCoordinator:
         return resolve.leader_pick(answer, answers)
 
     async def _review(
-        self, team: Team, reviewer: Member, task: str, chosen: Candidate, reason: str, scope: Scope
+        self,
+        team: Team,
+        reviewer: Member,
+        task: str,
+        chosen: Candidate,
+        *,
+        reason: str,
+        scope: Scope,
     ) -> tuple[Candidate | None, str, str]:
         text = (
             f"Review the team's result for the task {task!r}:\n\n{chosen.result}\n\n"

@@ -141,7 +141,7 @@ def team_status(team_id: str = "", context: ToolCallContext | None = None) -> di
     coordinator = _coordinator(context)
     if team_id.strip():
         return _view(coordinator.get(team_id.strip(), owner=turn.owner))
-    return {"teams": [_view(t) for t in coordinator.list(owner=turn.owner)]}
+    return {"teams": [_view(t) for t in coordinator.list_teams(owner=turn.owner)]}
 
 
 async def team_disband(

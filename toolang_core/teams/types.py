@@ -153,7 +153,7 @@ class Team:
     created_at: float
     members: tuple[Member, ...] = ()
     payments: tuple[PaymentTerms, ...] = ()
-    context_filter: ContextFilter = ContextFilter()
+    context_filter: ContextFilter = attrs.field(factory=ContextFilter)
     tasks: tuple[TeamTask, ...] = ()
     disbanded_reason: str = ""
 
