@@ -102,7 +102,8 @@ def team_once(workers: int) -> float:
                 )
             )
             done = await teams.delegate(team.id, "capital of France?", owner="ada")
-            assert done.status == "completed" and len(done.candidates) == workers, done
+            assert done.status == "completed", done
+            assert len(done.candidates) == workers, done
 
         return asyncio.run(serve_and(runtime, body))
 
