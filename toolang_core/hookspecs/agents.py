@@ -45,7 +45,7 @@ def toolang_score_agent(member: PoolMember, capability: str) -> float | None:
     Called by the agent pool's selector for every candidate advertising ``capability``
     that is not unhealthy. Return a number (higher is better) or ``None`` for no
     opinion; the first number answered wins (plugins registered last are asked first).
-    With no answer the default is used: ``trust × health weight``.
+    With no answer the default is used: ``trust * health weight``.
     """
 
 
