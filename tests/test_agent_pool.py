@@ -9,7 +9,7 @@ import pytest
 from taskrun_helpers import Cast, make_runtime
 from test_taskrun_tools import run_turn
 
-from toolang_core import AgentDefinition, SpawnRequest, TaskRunController
+from toolang_core import AgentDefinition, AgentHealth, SpawnRequest, TaskRunController
 from toolang_core.agents.pool import AgentPool, Price, health_of, pool_for, trust_score
 from toolang_core.agents.pool_types import AgentStats, HealthPolicy, PoolHealth
 from toolang_core.store.sqlite import SQLiteStore
@@ -227,3 +227,28 @@ def test_ask_agent_updates_the_asked_agents_statistics(tmp_path):
         assert pool_for(runtime, store).get("researcher").stats.successes == 1
     finally:
         store.close()
+
+
+def test_a_remote_agents_card_fetch_is_its_heartbeat(store):
+    remote = (
+        AgentDefinition(name="far", capabilities=("review",), source="remote"),
+        AgentDefinition(name="gone", capabilities=("review",), source="remote"),
+    )
+    beats = {
+        "far": AgentHealth("ok", checked_at=1500.0),
+        "gone": AgentHealth("unreachable", "connection refused", checked_at=1500.0),
+    }
+    pool = AgentPool(store, lambda: remote, heartbeat=beats.get, clock=Clock())
+    for _ in range(3):
+        pool.record("gone", ok=True, latency_ms=10)
+    far, gone = pool.members()
+    assert (far.health, far.stats.last_seen, far.stats.total_calls) == (
+        PoolHealth.HEALTHY,
+        1500.0,
+        0,
+    )
+    assert gone.health is PoolHealth.UNHEALTHY
+    assert gone.stats.last_error == "card fetch: unreachable connection refused"
+    selection = pool.select("review", 2)
+    assert [m.name for m in selection.chosen] == ["far"]
+    assert {e.name for e in selection.excluded} == {"gone"}

@@ -39,7 +39,7 @@ from toolang_core.agents.pool_types import (
 from toolang_core.store.errors import RecordConflict
 
 if TYPE_CHECKING:
-    from toolang_core.agents.types import AgentDefinition
+    from toolang_core.agents.types import AgentDefinition, AgentHealth
     from toolang_core.runtime import Runtime
     from toolang_core.store.protocol import ExecutionStore
 
@@ -115,7 +115,10 @@ class AgentPool:
 
     ``agents`` returns the agents that can be called (the registry's active ones);
     ``scorer`` replaces the default score when it answers (the ``toolang_score_agent``
-    hook, for a runtime's pool); ``prices`` gives a price per call by agent name.
+    hook, for a runtime's pool); ``prices`` gives a price per call by agent name;
+    ``heartbeat`` gives what a remote agent's source last saw of it (its card fetch):
+    ``unreachable`` makes it unhealthy whatever its calls say, ``ok`` makes a
+    never-called agent healthy (a local agent has no heartbeat: the runtime is it).
     """
 
     def __init__(
@@ -126,6 +129,7 @@ class AgentPool:
         policy: HealthPolicy | None = None,
         scorer: Scorer | None = None,
         prices: Mapping[str, Price] | None = None,
+        heartbeat: Callable[[str], AgentHealth | None] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
@@ -133,6 +137,7 @@ class AgentPool:
         self.policy = policy or HealthPolicy()
         self.scorer = scorer
         self.prices = dict(prices or {})
+        self.heartbeat = heartbeat
         self.clock = clock
 
     # -- outcomes --------------------------------------------------------------------------
@@ -192,11 +197,26 @@ class AgentPool:
     def member(self, definition: AgentDefinition) -> PoolMember:
         stats = self.stats(definition.name)
         price = self.prices.get(definition.name)
+        health = health_of(stats, self.policy)
+        beat = self.heartbeat(definition.name) if self.heartbeat else None
+        if beat is not None and beat.state != "ok":
+            health = PoolHealth.UNHEALTHY
+            stats = attrs.evolve(
+                stats, last_error=f"card fetch: {beat.state} {beat.detail}".strip()
+            )
+        elif beat is not None:
+            health = PoolHealth.HEALTHY if health is PoolHealth.UNKNOWN else health
+            if beat.checked_at is not None:
+                stats = attrs.evolve(
+                    stats,
+                    last_seen=max(stats.last_seen or 0.0, beat.checked_at),
+                    last_healthy=max(stats.last_healthy or 0.0, beat.checked_at),
+                )
         return PoolMember(
             name=definition.name,
             source=definition.source,
             capabilities=tuple(dict.fromkeys((*definition.capabilities, *definition.skills))),
-            health=health_of(stats, self.policy),
+            health=health,
             stats=stats,
             trust=trust_score(stats, self.policy),
             price_per_call=price.amount if price else 0.0,
@@ -267,4 +287,5 @@ def pool_for(runtime: Runtime, store: ExecutionStore | None = None) -> AgentPool
                     return float(value)
         return None
 
-    return AgentPool(used, runtime.agents.registry.active, scorer=scorer)
+    registry = runtime.agents.registry
+    return AgentPool(used, registry.active, scorer=scorer, heartbeat=registry.health.get)
