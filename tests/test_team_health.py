@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import asyncio
 
-from taskrun_helpers import Cast, agent_of
+from taskrun_helpers import Cast, agent_of, release
 from team_helpers import LEAD, SPARE, TEAM_AGENTS, W1, W2, W3, coordinator, team_runtime, trust
 
+from toolang_core import AgentDefinition
 from toolang_core.agents.pool import pool_for
 from toolang_core.agents.pool_types import PoolHealth
-from toolang_core.teams.coordinator import FormRequest
+from toolang_core.teams.coordinator import FormRequest, Scope
 from toolang_core.teams.types import Strategy
-from toolang_core.testing.models import text
+from toolang_core.testing.models import text, tool_call
 
 
 def answer(request):
@@ -124,3 +125,35 @@ def test_the_health_sweep_replaces_an_unhealthy_worker_and_changes_an_unhealthy_
         "w1": "healthy",
         "w2": "unhealthy",
     }
+
+
+def test_a_member_that_never_finishes_is_canceled_after_the_wait_and_replaced(tmp_path):
+    hanging = AgentDefinition(name="w2", prefixes=("hang",), capabilities=("survey",))
+
+    def answer_or_hang(request):
+        if agent_of(request) == "w2":
+            return tool_call("hang", {"label": "forever"})
+        return text("Paris")
+
+    cast = Cast(**{name: answer_or_hang for name in ("w1", "w2", "w3", "w4")})
+    runtime, _ = team_runtime(tmp_path, cast, agents=(LEAD, W1, hanging, W3, SPARE))
+    for name in ("w1", "w2", "w3"):
+        trust(runtime, name, successes=3)
+
+    async def scenario():
+        async with coordinator(runtime) as teams:
+            team = await teams.form(form())
+            try:
+                return await asyncio.wait_for(
+                    teams.delegate(team.id, "capital?", owner="ada", scope=Scope(wait_seconds=1.0)),
+                    60,
+                )
+            finally:
+                release(runtime, "forever")
+
+    done = asyncio.run(scenario())
+    assert done.status == "completed" and done.chosen == "Paris"
+    stuck = next(c for c in done.candidates if c.member == "w2")
+    assert not stuck.ok and stuck.error == "did not finish within 1 s (canceled)"
+    assert {c.member for c in done.candidates if c.ok} == {"w1", "w3", "w4"}
+    assert health(runtime, "w2") is PoolHealth.UNHEALTHY

@@ -68,11 +68,14 @@ class FormRequest:
 
 @attrs.frozen
 class Scope:
-    """Where a team's task runs hang: the calling turn, its depth, the run timeout."""
+    """Where a team's task runs hang: the calling turn, its depth, the run timeout, and
+    how long to wait for a run at most (``wait_seconds``: then it is canceled and counts
+    as failed — a team task never waits forever, even for a run never admitted)."""
 
     parent_turn_id: str | None = None
     spawn_depth: int = 1
     timeout_seconds: float | None = None
+    wait_seconds: float | None = None
 
 
 class TeamCoordinator:
@@ -311,7 +314,11 @@ class TeamCoordinator:
                 spawn_reason=f"team {team.id}: {member.role.value}",
             )
         )
-        run = await self.controller.wait(run.id, owner=team.owner)
+        run = await self.controller.wait(run.id, owner=team.owner, timeout=scope.wait_seconds)
+        if not run.status.is_terminal:
+            await self.controller.cancel(run.id, owner=team.owner)
+            limit = f"did not finish within {scope.wait_seconds:g} s (canceled)"
+            return False, run.result, limit, run.id, (scope.wait_seconds or 0) * 1000
         ok = run.status is TaskRunStatus.COMPLETED
         error = "" if ok else (run.error or run.outcome or run.status.value)
         started = run.started_at or run.created_at

@@ -105,10 +105,14 @@ async def team_delegate(
     depth = check_nesting(context)
     coordinator = _coordinator(context)
     check_fan_out(coordinator.controller, context)
+    # Two rounds of runs (workers, then replacements) plus the leader's pick and the
+    # review must fit in the chain's tool timeout.
+    budget = wait_budget(context, None)
     scope = Scope(
         parent_turn_id=context.turn_id,
         spawn_depth=depth,
-        timeout_seconds=wait_budget(context, None),
+        timeout_seconds=budget / 4,
+        wait_seconds=budget / 4,
     )
     with turn.waiting():
         done = await coordinator.delegate(
