@@ -288,4 +288,22 @@ def pool_for(runtime: Runtime, store: ExecutionStore | None = None) -> AgentPool
         return None
 
     registry = runtime.agents.registry
-    return AgentPool(used, registry.active, scorer=scorer, heartbeat=registry.health.get)
+    settings = runtime.settings.get("agent-pool")
+    policy, prices = None, {}
+    if settings is not None:  # [plugins.agent-pool] (the built-in plugin's settings)
+        policy = HealthPolicy(
+            unhealthy_after=settings.unhealthy_after,
+            max_error_rate=settings.max_error_rate,
+            latency_threshold_ms=settings.latency_threshold_ms,
+        )
+        prices = {
+            name: Price(amount, settings.currency) for name, amount in settings.prices.items()
+        }
+    return AgentPool(
+        used,
+        registry.active,
+        policy=policy,
+        scorer=scorer,
+        prices=prices,
+        heartbeat=registry.health.get,
+    )

@@ -9,13 +9,33 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import attrs
+
 from toolang_core.agents.pool import pool_for
 from toolang_core.markers import hookimpl
 from toolang_core.taskruns.types import TaskRunStatus
 
 if TYPE_CHECKING:
+    from toolang_core.plugins.registrars import RegisterSettings
     from toolang_core.runtime import Runtime
     from toolang_core.taskruns.types import TaskRun
+
+
+@attrs.frozen
+class PoolSettings:
+    """``[plugins.agent-pool]``: prices per call by agent name (in ``currency``) and the
+    health policy's thresholds (see :class:`~toolang_core.agents.pool_types.HealthPolicy`)."""
+
+    prices: dict[str, float] = attrs.field(factory=dict)
+    currency: str = "USD"
+    unhealthy_after: int = 3
+    max_error_rate: float = 0.5
+    latency_threshold_ms: float = 30_000.0
+
+
+@hookimpl
+def toolang_register_settings(register: RegisterSettings) -> None:
+    register(PoolSettings)
 
 
 @hookimpl
