@@ -157,3 +157,36 @@ def test_a_member_that_never_finishes_is_canceled_after_the_wait_and_replaced(tm
     assert not stuck.ok and stuck.error == "did not finish within 1 s (canceled)"
     assert {c.member for c in done.candidates if c.ok} == {"w1", "w3", "w4"}
     assert health(runtime, "w2") is PoolHealth.UNHEALTHY
+
+
+def test_the_serving_runtime_sweeps_teams_with_an_unhealthy_member_at_start_up(tmp_path):
+    runtime, _ = team_runtime(tmp_path, Cast(), agents=(LEAD, W1, W2, W3, SPARE))
+
+    async def form_team():
+        async with coordinator(runtime) as teams:
+            await teams.form(form(workers=2, id="team-a"))
+
+    async def restart(again):
+        async with coordinator(again) as teams:
+            # start-up runs the first upkeep right after serving begins: poll for it
+            deadline = asyncio.get_running_loop().time() + 10
+            while "team.health.check" not in recorder.kinds():
+                assert asyncio.get_running_loop().time() < deadline, recorder.kinds()
+                await asyncio.sleep(0.01)
+            return teams.get("team-a", owner=None)
+
+    asyncio.run(form_team())
+    store = runtime.open_store()
+    try:
+        pool_for(runtime, store).mark_unhealthy("w1", "stopped answering")
+    finally:
+        store.close()
+    again, recorder = team_runtime(tmp_path, Cast(), agents=(LEAD, W1, W2, W3, SPARE))
+    team = asyncio.run(restart(again))
+    assert {m.name for m in team.active()} == {"lead", "w2", "w3"}
+    assert recorder.kinds() == [
+        "team.member.left",
+        "team.member.joined",
+        "team.payment.agreed",
+        "team.health.check",
+    ]

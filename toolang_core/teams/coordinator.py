@@ -449,6 +449,19 @@ class TeamCoordinator:
         )
         return team
 
+    async def sweep(self) -> list[str]:
+        """Run :meth:`check_health` on every active team with an unhealthy member (the
+        serving runtime does this at start-up and after every heartbeat); returns the
+        ids swept. Teams whose members are all well are left alone: no event."""
+        swept: list[str] = []
+        for team in self.list_teams(owner=None):
+            if team.status is not TeamStatus.ACTIVE:
+                continue
+            if any(self._health(m.name) is PoolHealth.UNHEALTHY for m in team.active()):
+                await self.check_health(team.id, owner=None)
+                swept.append(team.id)
+        return swept
+
     def _health(self, name: str) -> PoolHealth:
         member = self.pool.get(name)
         return member.health if member else PoolHealth.UNHEALTHY
