@@ -204,3 +204,15 @@ def test_another_owner_cannot_see_delegate_to_or_disband_the_team(tmp_path):
     gone = asyncio.run(scenario())
     assert gone.status is TeamStatus.DISBANDED
     assert recorder.kinds()[-5:] == [*["team.member.left"] * 4, "team.disbanded"]
+
+
+def test_an_observer_joins_without_a_task_or_payment_terms(tmp_path):
+    _, done, stored, recorder, the_cast = run_team(
+        tmp_path, Strategy.MAJORITY_VOTE, observers=("critic",)
+    )
+    assert [(m.name, m.role.value) for m in stored.members][-1] == ("critic", "observer")
+    assert "critic" not in {p.member for p in stored.payments}
+    assert "critic" not in {c.member for c in done.candidates}
+    assert the_cast.requests_of("critic") == []
+    joined = [e.data["member"] for e in recorder.events if e.kind == "team.member.joined"]
+    assert joined[-1] == "critic"

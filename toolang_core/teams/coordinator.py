@@ -50,7 +50,9 @@ log = structlog.get_logger("toolang.teams")
 class FormRequest:
     """What forming a team needs. ``workers`` agents advertising ``capability`` come from
     the pool (never the leader); ``reviewer`` names an agent that reviews each resolved
-    result; ``max_uses`` / ``valid_seconds`` go into every member's payment terms."""
+    result; ``observers`` are members that are told nothing and given no task (they
+    follow the team through its events); ``max_uses`` / ``valid_seconds`` go into every
+    paid member's payment terms."""
 
     owner: str
     parent_thread_id: str
@@ -60,6 +62,7 @@ class FormRequest:
     workers: int = 3
     strategy: Strategy = Strategy.MAJORITY_VOTE
     reviewer: str | None = None
+    observers: tuple[str, ...] = ()
     context_filter: ContextFilter = attrs.field(factory=ContextFilter)
     max_uses: int | None = None
     valid_seconds: float | None = None
@@ -130,7 +133,14 @@ class TeamCoordinator:
             raise TeamError(f"team: leader {request.leader!r} is not a known agent")
         if request.reviewer is not None and self.pool.get(request.reviewer) is None:
             raise TeamError(f"team: reviewer {request.reviewer!r} is not a known agent")
-        taken = {request.leader, *([request.reviewer] if request.reviewer else [])}
+        for observer in request.observers:
+            if self.pool.get(observer) is None:
+                raise TeamError(f"team: observer {observer!r} is not a known agent")
+        taken = {
+            request.leader,
+            *([request.reviewer] if request.reviewer else []),
+            *request.observers,
+        }
         selection = self.pool.select(request.capability, request.workers, exclude=taken)
         if not selection.chosen:
             why = "; ".join(f"{e.name}: {e.reason}" for e in selection.excluded)
@@ -144,6 +154,7 @@ class TeamCoordinator:
         ]
         if request.reviewer:
             members.append(Member(request.reviewer, Role.REVIEWER, joined_at=now))
+        members += [Member(name, Role.OBSERVER, joined_at=now) for name in request.observers]
         team = Team(
             id=request.id or new_id(),
             goal=request.goal,
@@ -159,7 +170,8 @@ class TeamCoordinator:
         )
         if self.store.get_record(KIND, team.id) is not None:
             raise TeamError(f"team {team.id!r} already exists")
-        team = attrs.evolve(team, payments=tuple(self._terms(m, request) for m in members[1:]))
+        paid = [m for m in members if m.role in (Role.WORKER, Role.REVIEWER)]
+        team = attrs.evolve(team, payments=tuple(self._terms(m, request) for m in paid))
         self._save(team)
         for member in team.members:
             await self._emit(team, "team.member.joined", member=member.name, role=member.role.value)
@@ -429,14 +441,14 @@ class TeamCoordinator:
     # -- health and the end ----------------------------------------------------------------
 
     async def check_health(self, team_id: str, *, owner: str | None) -> Team:
-        """Replace every unhealthy worker or reviewer from the pool; hand the lead to the
+        """Replace every unhealthy worker from the pool; hand the lead to the
         most trusted healthy worker if the leader is unhealthy; publish the summary."""
         team = self.get(team_id, owner=owner)
         if team.status.is_final:
             return team
         health = {m.name: self._health(m.name) for m in team.active()}
         for member in team.active():
-            if member.role is not Role.LEADER and health[member.name] is PoolHealth.UNHEALTHY:
+            if member.role is Role.WORKER and health[member.name] is PoolHealth.UNHEALTHY:
                 team, _ = await self._swap(team, member.name, "unhealthy in the agent pool")
         team = self.get(team_id, owner=None)
         if health.get(team.leader) is PoolHealth.UNHEALTHY:
