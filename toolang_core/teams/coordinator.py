@@ -18,12 +18,11 @@ import attrs
 import structlog
 
 from toolang_core.agents.pool import AgentPool, pool_for
-from toolang_core.agents.pool_types import PoolHealth
 from toolang_core.events import Event
 from toolang_core.ids import new_id
 from toolang_core.plugins.host import describe_exception
 from toolang_core.taskruns.types import SpawnRequest, TaskRunStatus
-from toolang_core.teams import resolve
+from toolang_core.teams import health, resolve
 from toolang_core.teams.types import (
     KIND,
     Candidate,
@@ -114,11 +113,11 @@ class TeamCoordinator:
             key=lambda t: (-t.created_at, t.id),
         )
 
-    def _save(self, team: Team) -> Team:
+    def save(self, team: Team) -> Team:
         self.store.put_record(KIND, team.id, team.to_json(), now=self.clock())
         return team
 
-    async def _emit(self, team: Team, kind: str, **data: Any) -> None:
+    async def emit(self, team: Team, kind: str, **data: Any) -> None:
         event = Event(kind, {"team_id": team.id, **data}, thread_id=team.parent_thread_id)
         await self.runtime.publish(event)
 
@@ -172,13 +171,13 @@ class TeamCoordinator:
             raise TeamError(f"team {team.id!r} already exists")
         paid = [m for m in members if m.role in (Role.WORKER, Role.REVIEWER)]
         team = attrs.evolve(team, payments=tuple(self._terms(m, request) for m in paid))
-        self._save(team)
+        self.save(team)
         for member in team.members:
-            await self._emit(team, "team.member.joined", member=member.name, role=member.role.value)
+            await self.emit(team, "team.member.joined", member=member.name, role=member.role.value)
         for terms in team.payments:
             await self._agree(team, terms)
-        team = self._save(attrs.evolve(team, status=TeamStatus.ACTIVE))
-        await self._emit(
+        team = self.save(attrs.evolve(team, status=TeamStatus.ACTIVE))
+        await self.emit(
             team,
             "team.formed",
             goal=team.goal,
@@ -212,7 +211,7 @@ class TeamCoordinator:
                     hook="toolang_agree_payment",
                     error=describe_exception(exc),
                 )
-        await self._emit(team, "team.payment.agreed", **attrs.asdict(terms))
+        await self.emit(team, "team.payment.agreed", **attrs.asdict(terms))
 
     # -- delegation ------------------------------------------------------------------------
 
@@ -237,7 +236,7 @@ class TeamCoordinator:
         shared = team.context_filter.apply(context or {})
         task_id = new_id()
         workers = team.active(Role.WORKER)
-        await self._emit(
+        await self.emit(
             team,
             "team.task.delegated",
             task_id=task_id,
@@ -252,7 +251,7 @@ class TeamCoordinator:
             candidates += await asyncio.gather(*extra)
         outcome = await self._resolve(team, task, candidates, scope)
         if outcome.conflict:
-            await self._emit(
+            await self.emit(
                 team,
                 "team.conflict.detected",
                 task_id=task_id,
@@ -279,8 +278,8 @@ class TeamCoordinator:
         )
         team = self.get(team_id, owner=owner)
         status = TeamStatus.COMPLETED if complete and chosen is not None else team.status
-        self._save(attrs.evolve(team, tasks=(*team.tasks, done), status=status))
-        await self._emit(
+        self.save(attrs.evolve(team, tasks=(*team.tasks, done), status=status))
+        await self.emit(
             team,
             "team.task.completed",
             task_id=task_id,
@@ -358,13 +357,13 @@ class TeamCoordinator:
         joined: list[Member] = []
         for failed in (c for c in candidates if not c.ok):
             self.pool.mark_unhealthy(failed.member, f"team {team.id}: {failed.error}")
-            team, added = await self._swap(
+            team, added = await self.swap(
                 team, failed.member, f"its task run failed: {failed.error}"
             )
             joined += [added] if added else []
         return team, joined
 
-    async def _swap(self, team: Team, name: str, reason: str) -> tuple[Team, Member | None]:
+    async def swap(self, team: Team, name: str, reason: str) -> tuple[Team, Member | None]:
         """``name`` leaves the team; a replacement of the same role joins if the pool
         has one."""
         current = self.get(team.id, owner=None)
@@ -373,8 +372,8 @@ class TeamCoordinator:
             attrs.evolve(m, status="left", left_reason=reason) if m is leaving else m
             for m in current.members
         ]
-        current = self._save(attrs.evolve(current, members=tuple(members)))
-        await self._emit(current, "team.member.left", member=name, reason=reason)
+        current = self.save(attrs.evolve(current, members=tuple(members)))
+        await self.emit(current, "team.member.left", member=name, reason=reason)
         known = {m.name for m in current.members}
         pick = self.pool.select(current.capability, 1, exclude=known)
         if not pick.chosen:
@@ -390,12 +389,12 @@ class TeamCoordinator:
             trust=new.trust,
             now=self.clock(),
         )
-        current = self._save(
+        current = self.save(
             attrs.evolve(
                 current, members=(*current.members, new), payments=(*current.payments, terms)
             )
         )
-        await self._emit(
+        await self.emit(
             current, "team.member.joined", member=new.name, role=new.role.value, replaces=name
         )
         await self._agree(current, terms)
@@ -441,65 +440,15 @@ class TeamCoordinator:
     # -- health and the end ----------------------------------------------------------------
 
     async def check_health(self, team_id: str, *, owner: str | None) -> Team:
-        """Replace every unhealthy worker from the pool; hand the lead to the
-        most trusted healthy worker if the leader is unhealthy; publish the summary."""
-        team = self.get(team_id, owner=owner)
-        if team.status.is_final:
-            return team
-        health = {m.name: self._health(m.name) for m in team.active()}
-        for member in team.active():
-            if member.role is Role.WORKER and health[member.name] is PoolHealth.UNHEALTHY:
-                team, _ = await self._swap(team, member.name, "unhealthy in the agent pool")
-        team = self.get(team_id, owner=None)
-        if health.get(team.leader) is PoolHealth.UNHEALTHY:
-            team = await self._change_leader(team)
-        await self._emit(
-            team,
-            "team.health.check",
-            health={name: state.value for name, state in health.items()},
-            members=[m.name for m in team.active()],
-        )
-        return team
+        """Replace every unhealthy worker from the pool; hand the lead to the most
+        trusted healthy worker if the leader is unhealthy; publish ``team.health.check``
+        (see :mod:`toolang_core.teams.health`)."""
+        return await health.check(self, team_id, owner=owner)
 
     async def sweep(self) -> list[str]:
-        """Run :meth:`check_health` on every active team with an unhealthy member (the
-        serving runtime does this at start-up and after every heartbeat); returns the
-        ids swept. Teams whose members are all well are left alone: no event."""
-        swept: list[str] = []
-        for team in self.list_teams(owner=None):
-            if team.status is not TeamStatus.ACTIVE:
-                continue
-            if any(self._health(m.name) is PoolHealth.UNHEALTHY for m in team.active()):
-                await self.check_health(team.id, owner=None)
-                swept.append(team.id)
-        return swept
-
-    def _health(self, name: str) -> PoolHealth:
-        member = self.pool.get(name)
-        return member.health if member else PoolHealth.UNHEALTHY
-
-    async def _change_leader(self, team: Team) -> Team:
-        workers = [
-            (self.pool.get(m.name), m)
-            for m in team.active(Role.WORKER)
-            if self._health(m.name) is not PoolHealth.UNHEALTHY
-        ]
-        if not workers:
-            log.warning("team.leader_unhealthy", team=team.id, leader=team.leader)
-            return team
-        _, heir = sorted(workers, key=lambda p: (-(p[0].trust if p[0] else 0.0), p[1].name))[0]
-        old = team.leader
-        members = tuple(
-            attrs.evolve(m, role=Role.LEADER)
-            if m is heir
-            else attrs.evolve(m, status="left", left_reason="unhealthy leader")
-            if m.name == old and m.role is Role.LEADER
-            else m
-            for m in team.members
-        )
-        team = self._save(attrs.evolve(team, leader=heir.name, members=members))
-        await self._emit(team, "team.leader.changed", previous=old, leader=heir.name)
-        return team
+        """:meth:`check_health` on every active team with an unhealthy member (the
+        serving runtime's upkeep); returns the ids swept."""
+        return await health.sweep(self)
 
     async def disband(self, team_id: str, *, owner: str | None, reason: str = "") -> Team:
         """Every member leaves; the team is ``disbanded`` (kept in the store, readable)."""
@@ -507,15 +456,15 @@ class TeamCoordinator:
         if team.status is TeamStatus.DISBANDED:
             return team
         for member in team.active():
-            await self._emit(team, "team.member.left", member=member.name, reason="disbanded")
+            await self.emit(team, "team.member.left", member=member.name, reason="disbanded")
         members = tuple(
             attrs.evolve(m, status="left", left_reason="disbanded") if m.status == "active" else m
             for m in team.members
         )
-        team = self._save(
+        team = self.save(
             attrs.evolve(
                 team, members=members, status=TeamStatus.DISBANDED, disbanded_reason=reason
             )
         )
-        await self._emit(team, "team.disbanded", reason=reason)
+        await self.emit(team, "team.disbanded", reason=reason)
         return team
