@@ -114,10 +114,13 @@ class TeamCoordinator:
         )
 
     def save(self, team: Team) -> Team:
+        """Store ``team`` as it is now (last writer wins: each change re-reads the team
+        first, so only changes racing within one read-modify-write can be lost)."""
         self.store.put_record(KIND, team.id, team.to_json(), now=self.clock())
         return team
 
     async def emit(self, team: Team, kind: str, **data: Any) -> None:
+        """Publish ``kind`` about ``team`` (``data`` always has ``team_id``) on the bus."""
         event = Event(kind, {"team_id": team.id, **data}, thread_id=team.parent_thread_id)
         await self.runtime.publish(event)
 
