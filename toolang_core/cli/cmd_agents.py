@@ -203,3 +203,46 @@ def show(state: CliState, name: str, as_json: bool) -> None:
         click.echo(f"problem: {problem}")
     click.echo("instruction:")
     click.echo(definition.instruction or f"(none: the generic 'You are the agent {name}.')")
+
+
+@agents.command()
+@click.option("--capability", default=None, help="Rank the agents advertising it (selector).")
+@click.option("-n", "count", type=int, default=3, show_default=True, help="How many to select.")
+@_JSON
+@pass_state
+def pool(state: CliState, capability: str | None, count: int, as_json: bool) -> None:
+    """The agent pool: health, latency, success rate, trust and price of every agent
+    (from the execution store); with --capability, what the selector would pick."""
+    from toolang_core.agents.pool import pool_for
+
+    store = state.open_store(read_only=True)
+    try:
+        agent_pool = pool_for(state.runtime, store)
+        members = [m.to_json() for m in agent_pool.members()]
+        selection = agent_pool.select(capability, count).to_json() if capability else None
+    finally:
+        store.close()
+    if as_json:
+        echo_json({"members": members, **({"selection": selection} if selection else {})})
+        return
+    table(
+        [
+            [
+                m["name"],
+                m["health"],
+                f"{m['avg_latency_ms']:.0f}",
+                f"{m['success_rate']:.2f}",
+                str(m["total_calls"]),
+                f"{m['trust']:.3f}",
+                f"{m['price_per_call']:g} {m['currency']}".strip(),
+                ", ".join(m["capabilities"]) or "-",
+            ]
+            for m in members
+        ],
+        ["AGENT", "HEALTH", "LATENCY_MS", "SUCCESS", "CALLS", "TRUST", "PRICE", "CAPABILITIES"],
+    )
+    if selection:
+        chosen = ", ".join(f"{c['name']} ({c['score']})" for c in selection["chosen"]) or "none"
+        click.echo(f"\nselect({capability!r}, {count}): {chosen}")
+        for excluded in selection["excluded"]:
+            click.echo(f"  excluded {excluded['name']}: {excluded['reason']}")

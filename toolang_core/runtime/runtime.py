@@ -202,9 +202,23 @@ class Runtime:
 
     async def upkeep(self) -> None:
         """At start-up and after every heartbeat: finalize task runs whose turn ended
-        unnoticed, and expire approval requests whose turn ended (errors are logged)."""
+        unnoticed, expire approval requests whose turn ended, and replace unhealthy
+        members of active teams (errors are logged)."""
         await self.sweep_task_runs()
         self.sweep_approvals()
+        await self.sweep_teams()
+
+    async def sweep_teams(self) -> None:
+        """Replace unhealthy members of active teams (logged, never raised)."""
+        from toolang_core.plugins.host import describe_exception
+        from toolang_core.teams.coordinator import TeamCoordinator
+
+        if self.store is None:
+            return
+        try:
+            await TeamCoordinator(self, self.task_runs).sweep()
+        except Exception as exc:
+            log.warning("team.sweep_failed", error=describe_exception(exc))
 
     def sweep_approvals(self) -> None:
         """Expire pending approval requests whose turn has ended (logged, never raised)."""

@@ -13,11 +13,16 @@ same turn. Both count as delegation rounds (``[agents] max_delegation_rounds``).
 
 from __future__ import annotations
 
+import time
 from typing import Any
+
+import structlog
 
 from toolang_core.agents.catalog import AgentError
 from toolang_core.tools.types import ToolCallContext  # the hints make the schema
 from toolang_core.turn.running import DelegationError, ResponseMode
+
+log = structlog.get_logger("toolang.delegation")
 
 
 async def ask_agent(
@@ -49,7 +54,32 @@ async def ask_agent(
             f"{settings.max_spawn_depth})"
         )
     chosen: ResponseMode = "final_only" if mode == "final_only" else "all_messages"
-    return await context.turn.ask(context, agent.strip(), request, chosen)
+    started = time.monotonic()
+    try:
+        answer = await context.turn.ask(context, agent.strip(), request, chosen)
+    except DelegationError as exc:
+        _report(context, agent.strip(), started, str(exc))
+        raise
+    _report(context, agent.strip(), started, None)
+    return answer
+
+
+def _report(context: ToolCallContext, agent: str, started: float, error: str | None) -> None:
+    """Tell the agent pool how the asked agent did (never fails the call)."""
+    from toolang_core.agents.pool import pool_for
+
+    runtime = context.runtime
+    if runtime is None or runtime.store is None or not runtime.agents.registry.get(agent):
+        return
+    try:
+        pool_for(runtime).record(
+            agent,
+            ok=error is None,
+            latency_ms=(time.monotonic() - started) * 1000,
+            error=error or "",
+        )
+    except Exception as exc:  # statistics must never break the delegation itself
+        log.warning("pool.record_failed", agent=agent, error=str(exc))
 
 
 def transfer_to_agent(

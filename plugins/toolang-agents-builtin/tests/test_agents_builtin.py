@@ -11,6 +11,8 @@ import toolang_agents_builtin
 from toolang_agents_builtin.roles import AGENT_RUN_TOOLS, TASK_RUN_TOOLS
 from toolang_core import AgentDefinition, AgentLoad, Tool, hookimpl
 
+TEAM_TOOLS = ("team_form", "team_delegate", "team_status", "team_disband")
+
 ROLE_SCOPES = {
     "operator": ("exec_*", "fs_*", "skill_*"),
     "navigator": ("browser_*",),
@@ -22,7 +24,7 @@ ROLE_SCOPES = {
     "automator": (
         "cron_*", "bg_*", "workflow_*", "start_task_run*", "list_task_runs*", "get_task_run*",
         "wait_task_run*", "cancel_task_run*", "read_task_run_transcript*", "agent_spawn*",
-        "agent_wait*", "agent_stop*",
+        "agent_wait*", "agent_stop*", "team_*",
     ),
     "planner": (),
     "chronicler": ("memory_*", "observe_*", "reflect_*"),
@@ -109,14 +111,14 @@ def test_each_tool_goes_to_its_role(runtime):
         "cron_add": "automator",
         "observe_turn": "chronicler",
         "ontology_add_fact": "ontologist",
-        **{name: "automator" for name in (*TASK_RUN_TOOLS, *AGENT_RUN_TOOLS)},
+        **{name: "automator" for name in (*TASK_RUN_TOOLS, *AGENT_RUN_TOOLS, *TEAM_TOOLS)},
     }
 
 
 def test_the_automator_owns_the_core_task_run_and_teammate_tools(runtime):
     catalog = runtime().agents
     scope = catalog.scope(catalog.agent("automator"))
-    assert {*TASK_RUN_TOOLS, *AGENT_RUN_TOOLS} <= scope
+    assert {*TASK_RUN_TOOLS, *AGENT_RUN_TOOLS, *TEAM_TOOLS} <= scope
     # The router's hand-over tools are the embedded assistant's, not a role's.
     assert {"ask_agent", "transfer_to_agent"} <= set(catalog.assignment.unmatched)
 

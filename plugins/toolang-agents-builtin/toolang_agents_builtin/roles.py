@@ -32,6 +32,10 @@ TASK_RUN_TOOLS: Final = (
 AGENT_RUN_TOOLS: Final = ("agent_spawn", "agent_wait", "agent_stop")
 """The teammate (agent-run) control tools, owned by the automator."""
 
+TEAM_TOOLS: Final = ("team_*",)
+"""The team tools (``team_form``, ``team_delegate``, ``team_status``, ``team_disband``),
+owned by the automator."""
+
 
 def _role(
     name: str,
@@ -159,7 +163,7 @@ ROLES: Final = (
         "You are the automator. You schedule recurring jobs, submit background work, run "
         "workflow pipelines, and start, watch and stop task runs and teammate runs. Say "
         "what you scheduled or started, with its id.",
-        prefixes=("cron_*", "bg_*", "workflow_*", *TASK_RUN_TOOLS, *AGENT_RUN_TOOLS),
+        prefixes=("cron_*", "bg_*", "workflow_*", *TASK_RUN_TOOLS, *AGENT_RUN_TOOLS, *TEAM_TOOLS),
         keywords=(
             "schedule",
             "cron",

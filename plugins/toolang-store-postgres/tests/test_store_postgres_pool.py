@@ -1,0 +1,73 @@
+"""The agent pool on PostgreSQL: two runtimes on one store see and update the same pool
+(its statistics are store records, updated with a revision check)."""
+
+from __future__ import annotations
+
+import threading
+
+from test_store_postgres_runtime import config_text
+
+import toolang_store_postgres
+from toolang_core import AgentDefinition, AgentLoad, hookimpl
+from toolang_core.agents.pool import pool_for
+from toolang_core.agents.pool_types import PoolHealth
+
+
+class Agents:
+    label = "builtin"
+    name = "pg-pool-agents"
+
+    def load(self, context):
+        return AgentLoad(
+            definitions=[
+                AgentDefinition(name="assistant"),
+                AgentDefinition(name="good", capabilities=("survey",)),
+                AgentDefinition(name="flaky", capabilities=("survey",)),
+            ]
+        )
+
+    @hookimpl
+    def toolang_agent_sources(self):
+        return self
+
+
+def runtime(toolang_runtime, dsn, schema):
+    return toolang_runtime(
+        config_text(dsn, schema, ""),
+        plugins={"store-postgres": toolang_store_postgres, "agents": Agents()},
+    )
+
+
+def test_two_runtimes_on_one_postgres_store_share_the_pool(
+    toolang_runtime, toolang_pg_dsn, toolang_pg_schema
+):
+    first = runtime(toolang_runtime, toolang_pg_dsn, toolang_pg_schema)
+    second = runtime(toolang_runtime, toolang_pg_dsn, toolang_pg_schema)
+    stores = [first.open_store(), second.open_store()]
+    try:
+        pools = [pool_for(first, stores[0]), pool_for(second, stores[1])]
+        for _ in range(3):
+            pools[0].record("flaky", ok=False, latency_ms=10, error="down")
+        assert pools[1].get("flaky").health is PoolHealth.UNHEALTHY
+        # Both runtimes record at once: no outcome is lost.
+        threads = [
+            threading.Thread(
+                target=lambda pool=pool: [
+                    pool.record("good", ok=True, latency_ms=20) for _ in range(10)
+                ]
+            )
+            for pool in pools
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert pools[0].get("good").stats.total_calls == 20
+        assert pools[1].get("good").stats.total_calls == 20
+        selection = pools[1].select("survey", 2)
+        assert [m.name for m in selection.chosen] == ["good"]
+        reasons = {e.name: e.reason for e in selection.excluded}
+        assert reasons["flaky"].startswith("unhealthy (3 consecutive failures; last: down)")
+    finally:
+        for store in stores:
+            store.close()

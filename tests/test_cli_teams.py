@@ -1,0 +1,133 @@
+"""``toolang agents pool``, ``toolang teams list|show|disband`` and the doctor's pool
+check read the real execution store (real subprocesses, a real installed plugin)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from cli_helpers import assert_no_traceback, run_toolang
+
+from toolang_core import TaskRunController
+from toolang_core.agents.pool import pool_for
+from toolang_core.config import load_config
+from toolang_core.runtime import Runtime
+from toolang_core.teams.coordinator import FormRequest, TeamCoordinator
+
+FIXTURE = """
+from toolang_core import AgentDefinition, AgentLoad, hookimpl
+
+
+class Source:
+    label = "user"
+    name = "fixture"
+
+    def load(self, context):
+        return AgentLoad(definitions=(
+            AgentDefinition(name="assistant"),
+            AgentDefinition(name="good", capabilities=("survey",)),
+            AgentDefinition(name="flaky", capabilities=("survey",)),
+            AgentDefinition(name="fresh", capabilities=("survey",)),
+        ))
+
+
+@hookimpl
+def toolang_agent_sources():
+    return Source()
+"""
+CONFIG = """
+[models]
+default = "scripted"
+"""
+ENV = {"TOOLANG_LOAD_PLUGINS": "test-pool-agents"}
+
+
+@pytest.fixture
+def home(tmp_path, toolang_distribution, monkeypatch):
+    toolang_distribution(
+        "toolang-test-pool-agents",
+        entry_points={"toolang": {"test-pool-agents": "poolfix"}},
+        modules={"poolfix": FIXTURE},
+    )
+    monkeypatch.setenv("TOOLANG_LOAD_PLUGINS", "test-pool-agents")
+    (tmp_path / "toolang.toml").write_text(CONFIG)
+    runtime = Runtime.from_config(load_config(tmp_path / "toolang.toml", env=ENV), env=ENV)
+    store = runtime.open_store()
+    try:
+        pool = pool_for(runtime, store)
+        for _ in range(4):
+            pool.record("good", ok=True, latency_ms=200)
+        for _ in range(3):
+            pool.record("flaky", ok=False, latency_ms=50, error="model error: overloaded")
+        teams = TeamCoordinator(runtime, TaskRunController(store, runtime))
+        asyncio.run(
+            teams.form(
+                FormRequest(
+                    owner="ada",
+                    parent_thread_id="chat:1",
+                    goal="survey the capitals",
+                    leader="assistant",
+                    capability="survey",
+                    workers=2,
+                    id="team-9",
+                )
+            )
+        )
+    finally:
+        store.close()
+    return tmp_path
+
+
+def cli(home, toolang_distribution, *args):
+    result = run_toolang(*args, cwd=home, env=ENV, pythonpath=[toolang_distribution.root])
+    assert_no_traceback(result)
+    return result
+
+
+def test_agents_pool_prints_health_latency_success_trust_and_the_selection(
+    home, toolang_distribution
+):
+    report = json.loads(
+        cli(home, toolang_distribution, "agents", "pool", "--capability", "survey", "--json").stdout
+    )
+    members = {m["name"]: m for m in report["members"]}
+    assert members["good"]["health"] == "healthy"
+    assert members["good"]["avg_latency_ms"] == 200 and members["good"]["success_rate"] == 1
+    assert members["flaky"]["health"] == "unhealthy"
+    assert members["fresh"]["health"] == "unknown" and members["fresh"]["trust"] == 0.5
+    assert [c["name"] for c in report["selection"]["chosen"]] == ["good", "fresh"]
+    text = cli(home, toolang_distribution, "agents", "pool").stdout
+    assert text.splitlines()[0].split() == [
+        "AGENT",
+        "HEALTH",
+        "LATENCY_MS",
+        "SUCCESS",
+        "CALLS",
+        "TRUST",
+        "PRICE",
+        "CAPABILITIES",
+    ]
+
+
+def test_teams_list_show_and_disband(home, toolang_distribution):
+    listed = json.loads(cli(home, toolang_distribution, "teams", "list", "--json").stdout)
+    assert [(t["id"], t["status"]) for t in listed] == [("team-9", "active")]
+    shown = cli(home, toolang_distribution, "teams", "show", "team-9").stdout
+    assert "team team-9 (active): survey the capitals" in shown
+    assert "worker    good active" in shown and "flaky" not in shown
+    assert cli(home, toolang_distribution, "teams", "disband", "team-9").stdout.strip() == (
+        "team team-9 disbanded"
+    )
+    again = json.loads(cli(home, toolang_distribution, "teams", "show", "team-9", "--json").stdout)
+    assert again["status"] == "disbanded"
+    missing = cli(home, toolang_distribution, "teams", "show", "nope")
+    assert missing.returncode != 0 and "team 'nope' not found" in missing.stderr
+
+
+def test_doctor_reports_unhealthy_pool_members(home, toolang_distribution):
+    out = cli(home, toolang_distribution, "doctor").stdout
+    assert "1 agent(s) unhealthy in the pool: flaky" in out
+    assert (
+        "flaky: 3 consecutive failure(s), success rate 0.00; last: model error: overloaded" in out
+    )

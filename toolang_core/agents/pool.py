@@ -1,0 +1,309 @@
+"""The agent pool: health and performance of every callable agent, and the selector.
+
+Statistics live in the execution store as generic records (kind ``agent_pool``, one
+per agent), so they survive restarts and every runtime on one shared store (PostgreSQL)
+sees and updates the same pool. Every delegation reports its outcome here: task runs
+(``start_task_run``, ``agent_spawn``, team work) through the built-in pool observer,
+``ask_agent`` from the tool itself.
+
+**Trust score** (``trust_score``), in [0, 1]::
+
+    confidence = total_calls / (total_calls + 5)
+    quality    = 0.7 * success_rate + 0.3 * min(1, latency_threshold_ms / avg_latency_ms)
+    trust      = (1 - confidence) * 0.5 + confidence * quality - 0.1 * consecutive_failures
+
+(clamped to [0, 1]): an agent never called is at a neutral 0.5, and the more calls, the
+more its record counts. The selector ranks by ``score = trust * health weight``
+(healthy and unknown 1, degraded 0.5) unless a ``toolang_score_agent`` plugin answers.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import TYPE_CHECKING, Final
+
+import attrs
+import structlog
+
+from toolang_core.agents.pool_types import (
+    KIND,
+    WINDOW,
+    AgentStats,
+    Exclusion,
+    HealthPolicy,
+    PoolHealth,
+    PoolMember,
+    Selection,
+)
+from toolang_core.store.errors import RecordConflict
+
+if TYPE_CHECKING:
+    from toolang_core.agents.types import AgentDefinition, AgentHealth
+    from toolang_core.runtime import Runtime
+    from toolang_core.store.protocol import ExecutionStore
+
+log = structlog.get_logger("toolang.pool")
+
+HEALTH_WEIGHT: Final = {
+    PoolHealth.HEALTHY: 1.0,
+    PoolHealth.UNKNOWN: 1.0,
+    PoolHealth.DEGRADED: 0.5,
+    PoolHealth.UNHEALTHY: 0.0,
+}
+
+Scorer = Callable[[PoolMember, str], float | None]
+"""A replacement score for a member and a capability (``None``: no opinion)."""
+
+
+def health_of(stats: AgentStats, policy: HealthPolicy) -> PoolHealth:
+    """The health an agent's recorded outcomes give it (see :class:`HealthPolicy`)."""
+    if stats.total_calls == 0:
+        return PoolHealth.UNKNOWN
+    if stats.consecutive_failures >= policy.unhealthy_after:
+        return PoolHealth.UNHEALTHY
+    if stats.consecutive_failures > 0:
+        return PoolHealth.DEGRADED
+    if len(stats.recent) >= policy.min_calls and stats.error_rate > policy.max_error_rate:
+        return PoolHealth.DEGRADED
+    if stats.avg_latency_ms > policy.latency_threshold_ms:
+        return PoolHealth.DEGRADED
+    return PoolHealth.HEALTHY
+
+
+def trust_score(stats: AgentStats, policy: HealthPolicy) -> float:
+    """The documented trust formula (module docstring)."""
+    confidence = stats.total_calls / (stats.total_calls + 5)
+    speed = (
+        min(1.0, policy.latency_threshold_ms / stats.avg_latency_ms)
+        if stats.avg_latency_ms > 0
+        else 1.0
+    )
+    quality = 0.7 * stats.success_rate + 0.3 * speed
+    trust = (1 - confidence) * 0.5 + confidence * quality - 0.1 * stats.consecutive_failures
+    return max(0.0, min(1.0, trust))
+
+
+def updated(
+    stats: AgentStats, *, ok: bool, latency_ms: float, error: str, now: float
+) -> AgentStats:
+    """``stats`` after one more outcome (running average latency, recent window)."""
+    total = stats.total_calls + 1
+    return attrs.evolve(
+        stats,
+        total_calls=total,
+        successes=stats.successes + int(ok),
+        consecutive_failures=0 if ok else stats.consecutive_failures + 1,
+        avg_latency_ms=stats.avg_latency_ms + (max(0.0, latency_ms) - stats.avg_latency_ms) / total,
+        recent=(*stats.recent, ok)[-WINDOW:],
+        last_seen=now,
+        last_healthy=now if ok else stats.last_healthy,
+        last_error="" if ok else error[:240],
+    )
+
+
+@attrs.frozen
+class Price:
+    """A price per call (from configuration or, for a remote agent, its card)."""
+
+    amount: float
+    currency: str = "USD"
+
+
+class AgentPool:
+    """The pool over one store and a set of agents.
+
+    ``agents`` returns the agents that can be called (the registry's active ones);
+    ``scorer`` replaces the default score when it answers (the ``toolang_score_agent``
+    hook, for a runtime's pool); ``prices`` gives a price per call by agent name;
+    ``heartbeat`` gives what a remote agent's source last saw of it (its card fetch):
+    ``unreachable`` makes it unhealthy whatever its calls say, ``ok`` makes a
+    never-called agent healthy (a local agent has no heartbeat: the runtime is it).
+    """
+
+    def __init__(
+        self,
+        store: ExecutionStore,
+        agents: Callable[[], Iterable[AgentDefinition]],
+        *,
+        policy: HealthPolicy | None = None,
+        scorer: Scorer | None = None,
+        prices: Mapping[str, Price] | None = None,
+        heartbeat: Callable[[str], AgentHealth | None] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.agents = agents
+        self.policy = policy or HealthPolicy()
+        self.scorer = scorer
+        self.prices = dict(prices or {})
+        self.heartbeat = heartbeat
+        self.clock = clock
+
+    # -- outcomes --------------------------------------------------------------------------
+
+    def record(self, agent: str, *, ok: bool, latency_ms: float, error: str = "") -> AgentStats:
+        """Add one delegation outcome to ``agent``'s statistics; safe under concurrent
+        writers (optimistic revision check, retried)."""
+        return self._update(
+            agent, lambda s, now: updated(s, ok=ok, latency_ms=latency_ms, error=error, now=now)
+        )
+
+    def mark_unhealthy(self, agent: str, reason: str) -> AgentStats:
+        """Make ``agent`` unhealthy now without counting a call (a team member whose task
+        run failed mid-task: its outcome was counted when the run finished). The next
+        success recovers it."""
+
+        def change(stats: AgentStats, now: float) -> AgentStats:
+            failures = max(stats.consecutive_failures, self.policy.unhealthy_after)
+            return attrs.evolve(
+                stats,
+                total_calls=max(stats.total_calls, 1),
+                consecutive_failures=failures,
+                last_error=reason[:240],
+                last_seen=now,
+            )
+
+        return self._update(agent, change)
+
+    def _update(self, agent: str, change: Callable[[AgentStats, float], AgentStats]) -> AgentStats:
+        for _ in range(20):
+            current = self.store.get_record(KIND, agent)
+            stats = AgentStats.from_json(current.data) if current else AgentStats(name=agent)
+            now = self.clock()
+            new = change(stats, now)
+            try:
+                self.store.put_record(
+                    KIND,
+                    agent,
+                    new.to_json(),
+                    now=now,
+                    expect_revision=current.revision if current else 0,
+                )
+            except RecordConflict:
+                continue
+            before, after = health_of(stats, self.policy), health_of(new, self.policy)
+            if before is not after:
+                log.info("pool.health_changed", agent=agent, before=before, after=after)
+            return new
+        raise RecordConflict(f"agent pool: could not update {agent!r} (too many writers)")
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def stats(self, agent: str) -> AgentStats:
+        record = self.store.get_record(KIND, agent)
+        return AgentStats.from_json(record.data) if record else AgentStats(name=agent)
+
+    def member(self, definition: AgentDefinition) -> PoolMember:
+        stats = self.stats(definition.name)
+        price = self.prices.get(definition.name)
+        health = health_of(stats, self.policy)
+        beat = self.heartbeat(definition.name) if self.heartbeat else None
+        if beat is not None and beat.state != "ok":
+            health = PoolHealth.UNHEALTHY
+            stats = attrs.evolve(
+                stats, last_error=f"card fetch: {beat.state} {beat.detail}".strip()
+            )
+        elif beat is not None:
+            health = PoolHealth.HEALTHY if health is PoolHealth.UNKNOWN else health
+            if beat.checked_at is not None:
+                stats = attrs.evolve(
+                    stats,
+                    last_seen=max(stats.last_seen or 0.0, beat.checked_at),
+                    last_healthy=max(stats.last_healthy or 0.0, beat.checked_at),
+                )
+        return PoolMember(
+            name=definition.name,
+            source=definition.source,
+            capabilities=tuple(dict.fromkeys((*definition.capabilities, *definition.skills))),
+            health=health,
+            stats=stats,
+            trust=trust_score(stats, self.policy),
+            price_per_call=price.amount if price else 0.0,
+            currency=price.currency if price else "",
+        )
+
+    def members(self) -> list[PoolMember]:
+        """Every callable agent, by name."""
+        return sorted((self.member(d) for d in self.agents()), key=lambda m: m.name)
+
+    def get(self, name: str) -> PoolMember | None:
+        found = [d for d in self.agents() if d.name == name]
+        return self.member(found[0]) if found else None
+
+    def score(self, member: PoolMember, capability: str) -> float:
+        if self.scorer is not None:
+            replaced = self.scorer(member, capability)
+            if replaced is not None:
+                return float(replaced)
+        return member.trust * HEALTH_WEIGHT[member.health]
+
+    # -- selection -------------------------------------------------------------------------
+
+    def select(self, capability: str, n: int, *, exclude: Collection[str] = ()) -> Selection:
+        """The top ``n`` agents advertising ``capability`` that are not unhealthy, best
+        score first, ties by name; every other agent in ``excluded`` with its reason."""
+        wanted = capability.strip().lower()
+        ranked: list[tuple[float, PoolMember]] = []
+        excluded: list[Exclusion] = []
+        for member in self.members():
+            if member.name in exclude:
+                excluded.append(Exclusion(member.name, "excluded by the caller"))
+            elif wanted not in (c.lower() for c in member.capabilities):
+                excluded.append(Exclusion(member.name, f"does not advertise {capability!r}"))
+            elif member.health is PoolHealth.UNHEALTHY:
+                excluded.append(
+                    Exclusion(
+                        member.name,
+                        f"unhealthy ({member.stats.consecutive_failures} consecutive "
+                        f"failures; last: {member.stats.last_error or 'no error text'})",
+                    )
+                )
+            else:
+                ranked.append((self.score(member, capability), member))
+        ranked.sort(key=lambda pair: (-pair[0], pair[1].name))
+        for score, member in ranked[max(0, n) :]:
+            excluded.append(Exclusion(member.name, f"ranked below the top {n} (score {score:.3f})"))
+        top = ranked[: max(0, n)]
+        return Selection(
+            capability=capability,
+            chosen=tuple(m for _, m in top),
+            scores=tuple(s for s, _ in top),
+            excluded=tuple(excluded),
+        )
+
+
+def pool_for(runtime: Runtime, store: ExecutionStore | None = None) -> AgentPool:
+    """``runtime``'s pool over ``store`` (default: the store it serves): its active
+    agents, the ``toolang_score_agent`` hook as scorer."""
+    used = store or runtime.store
+    if used is None:
+        raise RuntimeError("the agent pool needs a store: pass one or serve the runtime")
+
+    def scorer(member: PoolMember, capability: str) -> float | None:
+        for _plugin, caller in runtime.host.pm.per_plugin_callers("toolang_score_agent"):
+            for value in caller(member=member, capability=capability):
+                if value is not None:
+                    return float(value)
+        return None
+
+    registry = runtime.agents.registry
+    settings = runtime.settings.get("agent-pool")
+    policy, prices = None, {}
+    if settings is not None:  # [plugins.agent-pool] (the built-in plugin's settings)
+        policy = HealthPolicy(
+            unhealthy_after=settings.unhealthy_after,
+            max_error_rate=settings.max_error_rate,
+            latency_threshold_ms=settings.latency_threshold_ms,
+        )
+        prices = {
+            name: Price(amount, settings.currency) for name, amount in settings.prices.items()
+        }
+    return AgentPool(
+        used,
+        registry.active,
+        policy=policy,
+        scorer=scorer,
+        prices=prices,
+        heartbeat=registry.health.get,
+    )

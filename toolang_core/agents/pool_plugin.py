@@ -1,0 +1,58 @@
+"""The built-in pool observer: every finished task run updates its agent's statistics.
+
+Task runs are how ``start_task_run``, ``agent_spawn`` and team work delegate, so one
+observer covers them all (``ask_agent`` reports from the tool itself). A run that was
+canceled says nothing about its agent and is not counted.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+
+from toolang_core.agents.pool import pool_for
+from toolang_core.markers import hookimpl
+from toolang_core.taskruns.types import TaskRunStatus
+
+if TYPE_CHECKING:
+    from toolang_core.plugins.registrars import RegisterSettings
+    from toolang_core.runtime import Runtime
+    from toolang_core.taskruns.types import TaskRun
+
+
+@attrs.frozen
+class PoolSettings:
+    """``[plugins.agent-pool]``: prices per call by agent name (in ``currency``) and the
+    health policy's thresholds (see :class:`~toolang_core.agents.pool_types.HealthPolicy`)."""
+
+    prices: dict[str, float] = attrs.field(factory=dict)
+    currency: str = "USD"
+    unhealthy_after: int = 3
+    max_error_rate: float = 0.5
+    latency_threshold_ms: float = 30_000.0
+
+
+@hookimpl
+def toolang_register_settings(register: RegisterSettings) -> None:
+    register(PoolSettings)
+
+
+@hookimpl
+def toolang_observe_task_run(run: TaskRun, runtime: Runtime) -> None:
+    if run.status not in (TaskRunStatus.COMPLETED, TaskRunStatus.FAILED):
+        return
+    agent = run.agent_name or runtime.config.agents.default
+    started = run.started_at or run.created_at
+    latency_ms = max(0.0, ((run.finished_at or run.updated_at) - started) * 1000)
+    ok = run.status is TaskRunStatus.COMPLETED
+    error = "" if ok else (run.error or run.outcome or "failed")
+    store = runtime.store
+    if store is not None:
+        pool_for(runtime, store).record(agent, ok=ok, latency_ms=latency_ms, error=error)
+        return
+    opened = runtime.open_store()  # a CLI process (a cancel, a sweep) has no served store
+    try:
+        pool_for(runtime, opened).record(agent, ok=ok, latency_ms=latency_ms, error=error)
+    finally:
+        opened.close()

@@ -1,0 +1,140 @@
+"""The agent pool's values: health, performance, a member, a selection.
+
+A pool member is any callable agent — a local one of the registry or, once remote
+agents are callable, a remote one: both are tracked from the outcomes of the calls
+made to them (and a remote one also from its card fetches), so the selector treats
+them alike.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Any, Final
+
+import attrs
+
+KIND: Final = "agent_pool"
+"""The store record kind holding one agent's statistics (key: the agent's name)."""
+
+WINDOW: Final = 20
+"""How many recent outcomes the error rate looks at."""
+
+
+class PoolHealth(enum.StrEnum):
+    HEALTHY = "healthy"
+    DEGRADED = "degraded"
+    UNHEALTHY = "unhealthy"
+    UNKNOWN = "unknown"
+
+
+@attrs.frozen
+class HealthPolicy:
+    """When an agent's outcomes make it degraded or unhealthy.
+
+    ``unhealthy_after`` consecutive failures make it unhealthy; one failure (or an error
+    rate over ``max_error_rate`` in the last :data:`WINDOW` calls, once there are
+    ``min_calls``), or an average latency over ``latency_threshold_ms``, degraded. A
+    success after failures resets the consecutive count: recovery is by outcome.
+    """
+
+    unhealthy_after: int = 3
+    max_error_rate: float = 0.5
+    min_calls: int = 4
+    latency_threshold_ms: float = 30_000.0
+
+
+@attrs.frozen
+class AgentStats:
+    """What the pool stored about one agent (the record's data)."""
+
+    name: str
+    total_calls: int = 0
+    successes: int = 0
+    consecutive_failures: int = 0
+    avg_latency_ms: float = 0.0
+    recent: tuple[bool, ...] = ()
+    last_seen: float | None = None
+    last_healthy: float | None = None
+    last_error: str = ""
+
+    @property
+    def success_rate(self) -> float:
+        return self.successes / self.total_calls if self.total_calls else 0.0
+
+    @property
+    def error_rate(self) -> float:
+        """Failures among the recent outcomes."""
+        return (len(self.recent) - sum(self.recent)) / len(self.recent) if self.recent else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        data = attrs.asdict(self)
+        data["recent"] = [int(ok) for ok in self.recent]
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AgentStats:
+        fields = {f.name for f in attrs.fields(cls)}
+        values = {k: v for k, v in data.items() if k in fields}
+        values["recent"] = tuple(bool(ok) for ok in data.get("recent", ()))
+        return cls(**values)
+
+
+@attrs.frozen
+class PoolMember:
+    """One agent as the pool sees it: what it advertises, its health, its numbers."""
+
+    name: str
+    source: str
+    capabilities: tuple[str, ...]
+    health: PoolHealth
+    stats: AgentStats
+    trust: float
+    price_per_call: float = 0.0
+    currency: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "source": self.source,
+            "capabilities": list(self.capabilities),
+            "health": self.health.value,
+            "trust": round(self.trust, 4),
+            "price_per_call": self.price_per_call,
+            "currency": self.currency,
+            "avg_latency_ms": round(self.stats.avg_latency_ms, 1),
+            "success_rate": round(self.stats.success_rate, 4),
+            "total_calls": self.stats.total_calls,
+            "consecutive_failures": self.stats.consecutive_failures,
+            "last_seen": self.stats.last_seen,
+            "last_healthy": self.stats.last_healthy,
+            "last_error": self.stats.last_error,
+        }
+
+
+@attrs.frozen
+class Exclusion:
+    """An agent the selector left out, and why (a sentence for a person)."""
+
+    name: str
+    reason: str
+
+
+@attrs.frozen
+class Selection:
+    """The selector's answer: the chosen members best first, and who was left out."""
+
+    capability: str
+    chosen: tuple[PoolMember, ...]
+    scores: tuple[float, ...]
+    excluded: tuple[Exclusion, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "capability": self.capability,
+            "chosen": [
+                {"name": m.name, "score": round(s, 4), "health": m.health.value}
+                for m, s in zip(self.chosen, self.scores, strict=True)
+            ],
+            "excluded": [{"name": e.name, "reason": e.reason} for e in self.excluded],
+        }
