@@ -67,8 +67,12 @@ if TYPE_CHECKING:
     )
     from toolang_core.plugins.registrars import (
         RegisterFactory as RegisterFactory,
+        RegisterRoute as RegisterRoute,
         RegisterSettings as RegisterSettings,
         RegisterTool as RegisterTool,
+    )
+    from toolang_core.plugins.routes import (
+        RouteRegistration as RouteRegistration,
     )
     from toolang_core.redaction import (
         MASK as MASK,
@@ -187,7 +191,9 @@ _LAZY = {
     "PluginContext": "toolang_core.plugins.context",
     "PluginHost": "toolang_core.plugins.host",
     "RegisterFactory": "toolang_core.plugins.registrars",
+    "RegisterRoute": "toolang_core.plugins.registrars",
     "RegisterSettings": "toolang_core.plugins.registrars",
+    "RouteRegistration": "toolang_core.plugins.routes",
     "RegisterTool": "toolang_core.plugins.registrars",
     "MASK": "toolang_core.redaction",
     "is_secret_key": "toolang_core.redaction",

@@ -18,6 +18,7 @@ from toolang_core.hookspecs import (
     lifecycle,
     memory,
     models,
+    routes,
     sources,
     stores,
     taskruns,
@@ -55,6 +56,7 @@ FAMILIES: Final[tuple[Family, ...]] = (
     Family("sources", "Turn sources", sources),
     Family("taskruns", "Task runs", taskruns),
     Family("events", "Events", events),
+    Family("routes", "HTTP routes", routes),
 )
 
 TOOL_CHAIN: Final[tuple[str, ...]] = (

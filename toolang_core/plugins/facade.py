@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from toolang_core.agents.types import AgentDefinition
     from toolang_core.events import Event
     from toolang_core.plugins.host import PluginHost
+    from toolang_core.plugins.routes import RouteRegistration
     from toolang_core.runtime import Runtime
     from toolang_core.store.types import TurnRequest
     from toolang_core.taskruns.types import TaskRun
@@ -287,6 +288,15 @@ class Hooks:
         self, turn: TurnRequest, runtime: Runtime
     ) -> list[tuple[str, HookFailure | None]]:
         return await self._each("toolang_deliver_turn", turn=turn, runtime=runtime)
+
+    # -- HTTP routes -------------------------------------------------------------------
+
+    def register_routes(self) -> tuple[list[RouteRegistration], list[HookFailure]]:
+        """Every plugin's HTTP routes (``toolang_register_routes``) and the plugins whose
+        registration failed; see :func:`toolang_core.plugins.routes.collect_routes`."""
+        from toolang_core.plugins.routes import collect_routes
+
+        return collect_routes(self._host)
 
     # -- task runs -----------------------------------------------------------------------
 

@@ -49,3 +49,26 @@ class RegisterTool(Protocol):
     describe it (see ``Tool.from_function``)."""
 
     def __call__(self, tool: Tool | Callable[..., Any]) -> None: ...
+
+
+class RegisterRoute(Protocol):
+    """``register(path, endpoint, *, methods=("GET",), name="", summary="", auth=True)``:
+    offer an HTTP route to the runtime's server.
+
+    ``path`` is a Starlette path template (``/api/things/{thing_id}``); ``endpoint`` an
+    async callable taking a Starlette request and returning a response; ``summary`` is
+    the one line the OpenAPI document shows; ``auth=False`` leaves the route open to
+    callers without the server's token (a health probe, a webhook checking its own
+    signature).
+    """
+
+    def __call__(
+        self,
+        path: str,
+        endpoint: Callable[..., Any],
+        *,
+        methods: tuple[str, ...] = ("GET",),
+        name: str = "",
+        summary: str = "",
+        auth: bool = True,
+    ) -> None: ...

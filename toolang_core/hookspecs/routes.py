@@ -1,0 +1,30 @@
+"""HTTP route hooks: plugins add endpoints to the runtime's one HTTP server.
+
+The server itself is a plugin (``toolang-server``); it collects every plugin's routes
+through this hook when it starts and mounts them on one ASGI app, so the JSON API, the
+web console, an A2A endpoint and a third party's webhook share one port, one auth rule
+and one OpenAPI document.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from toolang_core.markers import hookspec
+
+if TYPE_CHECKING:
+    from toolang_core.plugins.registrars import RegisterRoute
+
+
+@hookspec
+def toolang_register_routes(register: RegisterRoute) -> None:
+    """Offer HTTP routes.
+
+    Called once per server start, one plugin at a time. Call
+    ``register(path, endpoint, *, methods=("GET",), name="", summary="", auth=True)``
+    for each route. ``endpoint`` is an ``async`` function taking a Starlette ``Request``
+    and returning a Starlette ``Response``; the runtime is ``request.app.state.runtime``.
+    A path or method already taken, a path not starting with ``/`` or an unknown method
+    fails this plugin's registration as a whole (none of its routes are mounted).
+    Return nothing.
+    """
