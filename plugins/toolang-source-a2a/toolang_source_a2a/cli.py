@@ -1,0 +1,39 @@
+"""``toolang a2a card``: the agent cards this runtime serves over A2A."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from toolang_core.cli import CliState, pass_state
+
+
+@click.group("a2a")
+def a2a() -> None:
+    """The A2A protocol: what this runtime serves to other agents."""
+
+
+@a2a.command("card")
+@click.argument("agent", required=False)
+@pass_state
+def card(state: CliState, agent: str | None) -> None:
+    """Print the agent card(s) served over A2A (JSON), or AGENT's only."""
+    from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+
+    from toolang_source_a2a import settings_of
+    from toolang_source_a2a.cards import cards
+
+    runtime = state.runtime
+    settings = settings_of(runtime)
+    base = settings.public_url or (f"http://{settings.listen}" if settings.listen else "")
+    try:
+        served = cards(runtime, settings, base or "http://127.0.0.1")
+    except LookupError as exc:
+        raise click.ClickException(f"[plugins.source-a2a] agents: {exc}") from None
+    if agent is not None and agent not in served:
+        raise click.ClickException(
+            f"agent {agent!r} is not served over A2A (served: {', '.join(served)})"
+        )
+    chosen = {agent: served[agent]} if agent else served
+    click.echo(json.dumps({n: agent_card_to_dict(c) for n, c in chosen.items()}, indent=2))
