@@ -189,7 +189,10 @@ class AgentLoop:
         try:
             response: ModelResponse = await speaker.model.complete(
                 ModelRequest(
-                    messages=tuple(self.messages), tools=speaker.specs, model_id=speaker.model_id
+                    messages=tuple(self.messages),
+                    tools=speaker.specs,
+                    model_id=speaker.model_id,
+                    key=key,
                 )
             )
         except (ModelError, Exception) as exc:

@@ -35,8 +35,8 @@ class Echo:
         if text.startswith("delegate:"):
             _, tool, agent, ask = text.split(":", 3)
             params = {"agent": agent, "request": ask}
-            if tool == "agent_spawn":
-                params = {"teammate_type": agent, "instruction": ask, "mode": "sync"}
+            if tool == "start_task_run":
+                params = {"agent_name": agent, "task": ask, "mode": "sync"}
             return ModelResponse(tool_calls=(ToolCall("c1", tool, params),), model="echo")
         if "slow" in text:
             await asyncio.sleep(60)

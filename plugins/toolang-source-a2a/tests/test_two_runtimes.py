@@ -1,0 +1,145 @@
+"""Two toolang runtimes in separate processes, each with its own store, on loopback:
+A's agent delegates to B's agent over A2A (ask_agent, start_task_run); B's work is in
+B's `toolang turns list`, A's trace shows the remote call. And a crash of A while its
+remote call is in flight resumes the same remote task: B receives the message once."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from a2a_kit import Runtime, install_kit, wait_for
+
+from toolang_core import NewTurnRequest, TurnFilter, TurnStatus
+from toolang_core.store.sqlite import SQLiteStore
+from toolang_core.store.types import SubmitRules
+
+B_CONFIG = """
+[agents]
+default = "reviewer"
+instruction = "You review things."
+
+[plugins.source-a2a]
+listen = "127.0.0.1:{port}"
+tokens = { peer-a = "token-of-a" }
+"""
+
+
+def a_config(b: Runtime, *, call_timeout: float = 60) -> str:
+    endpoint = b.url + "/a2a/reviewer"
+    return f"""
+[plugins.agents-remote]
+endpoints = ["{endpoint}"]
+tokens = {{ "{endpoint}" = "token-of-a" }}
+call_timeout_seconds = {call_timeout}
+poll_seconds = 0.02
+
+[plugins.source-a2a]
+listen = "127.0.0.1:{{port}}"
+"""
+
+
+A_PLUGINS = "agents-remote,source-a2a,echo-model,source-chat"
+
+
+def submit(home: Path, text: str, thread: str) -> str:
+    store = SQLiteStore(home / ".toolang" / "toolang.db")
+    try:
+        return store.submit(
+            NewTurnRequest(source="chat", thread_id=thread, input=text),
+            SubmitRules("chat", 10),
+            now=time.time(),
+        ).id
+    finally:
+        store.close()
+
+
+def turn_of(home: Path, turn_id: str):
+    store = SQLiteStore(home / ".toolang" / "toolang.db")
+    try:
+        return store.get(turn_id)
+    finally:
+        store.close()
+
+
+def finished(home: Path, turn_id: str) -> bool:
+    turn = turn_of(home, turn_id)
+    return turn is not None and turn.status.is_terminal
+
+
+@pytest.fixture
+def pair(tmp_path: Path):
+    install_kit(tmp_path / "site")
+    b = Runtime(tmp_path / "b", tmp_path / "site", B_CONFIG).start()
+    a = Runtime(tmp_path / "a", tmp_path / "site", a_config(b), plugins=A_PLUGINS)
+    yield a, b
+    a.stop()
+    b.stop()
+
+
+def test_a_delegates_to_b_with_ask_agent_and_start_task_run(pair):
+    a, b = pair
+    listed = a.cli("agents", "list")
+    assert "reviewer" in listed.stdout, listed.stdout + listed.stderr
+    a.start()
+    asked = submit(a.home, "delegate:ask_agent:reviewer:check the plan", "cli:ask")
+    wait_for(lambda: finished(a.home, asked), 60, "A's ask_agent turn")
+    turn = turn_of(a.home, asked)
+    assert turn.status is TurnStatus.COMPLETED, turn.error
+    assert turn.output == 'remote said: {"ok": true, "output": "echo: check the plan"}'
+
+    spawned = submit(a.home, "delegate:start_task_run:reviewer:review the code", "cli:spawn")
+    wait_for(lambda: finished(a.home, spawned), 60, "A's start_task_run turn")
+    turn = turn_of(a.home, spawned)
+    assert turn.status is TurnStatus.COMPLETED, turn.error
+    assert "echo: review the code" in (turn.output or "")
+
+    # B's work is in B's own store, as chat turns of the caller peer-a
+    listed = b.cli("turns", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    b_store = SQLiteStore(b.home / ".toolang" / "toolang.db")
+    b_turns = b_store.list_turns(TurnFilter(limit=50))
+    b_store.close()
+    assert sorted(t.input for t in b_turns) == ["check the plan", "review the code"]
+    assert {(t.source, t.owner, t.channel, t.status) for t in b_turns} == {
+        ("chat", "peer-a", "a2a", TurnStatus.COMPLETED)
+    }
+    assert all(t.id in listed.stdout for t in b_turns)
+    assert b.received() == ["check the plan", "review the code"]
+
+    # A's trace shows the remote call: the ask_agent tool call and the a2a model call
+    trace = a.cli("turns", "trace", asked)
+    assert trace.returncode == 0, trace.stderr
+    assert "ask_agent" in trace.stdout
+    assert f"a2a/{b.url}/a2a/reviewer" in trace.stdout
+
+
+def test_failures_are_clear_tool_errors(tmp_path: Path):
+    install_kit(tmp_path / "site")
+    b = Runtime(tmp_path / "b", tmp_path / "site", B_CONFIG).start()
+    wrong = a_config(b).replace("token-of-a", "not-the-token")
+    a = Runtime(tmp_path / "a", tmp_path / "site", wrong, plugins=A_PLUGINS)
+    try:
+        a.start()
+        refused = submit(a.home, "delegate:ask_agent:reviewer:hello", "cli:auth")
+        wait_for(lambda: finished(a.home, refused), 60, "the refused call")
+        b.stop()  # now B is unreachable
+        gone = submit(a.home, "delegate:ask_agent:reviewer:hello again", "cli:gone")
+        wait_for(lambda: finished(a.home, gone), 60, "the unreachable call")
+    finally:
+        a.stop()
+        b.stop()
+    store = SQLiteStore(a.home / ".toolang" / "toolang.db")
+    try:
+        results = {}
+        for turn_id in (refused, gone):
+            step = next(s for s in store.steps(turn_id) if s.kind == "tool_call")
+            results[turn_id] = json.dumps(step.data["result"])
+    finally:
+        store.close()
+    assert "refused the credentials" in results[refused] or "401" in results[refused]
+    assert "unreachable" in results[gone], results[gone]
+    assert "refused the credentials" in results[refused], results[refused]
+    assert "not-the-token" not in results[refused]
