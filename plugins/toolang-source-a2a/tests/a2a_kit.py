@@ -39,7 +39,7 @@ class Echo:
                 params = {"agent_name": agent, "task": ask, "mode": "sync"}
             return ModelResponse(tool_calls=(ToolCall("c1", tool, params),), model="echo")
         if "slow" in text:
-            await asyncio.sleep(60)
+            await asyncio.sleep(float(os.environ.get("A2A_SLOW_SECONDS", "60")))
         counter = os.environ.get("A2A_COUNTER")
         if counter:
             with open(counter, "a", encoding="utf-8") as f:

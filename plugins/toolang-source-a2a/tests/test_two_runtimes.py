@@ -143,3 +143,75 @@ def test_failures_are_clear_tool_errors(tmp_path: Path):
     assert "unreachable" in results[gone], results[gone]
     assert "refused the credentials" in results[refused], results[refused]
     assert "not-the-token" not in results[refused]
+
+
+def b_turns(b: Runtime) -> list:
+    store = SQLiteStore(b.home / ".toolang" / "toolang.db")
+    try:
+        return store.list_turns(TurnFilter(limit=50))
+    finally:
+        store.close()
+
+
+def remote_task_recorded(a: Runtime) -> bool:
+    import sqlite3
+
+    path = a.home / ".toolang" / "agents-remote" / "calls.db"
+    if not path.exists():
+        return False
+    db = sqlite3.connect(path)
+    try:
+        return db.execute("SELECT count(*) FROM calls WHERE task_id IS NOT NULL").fetchone()[0] > 0
+    finally:
+        db.close()
+
+
+def test_a_killed_mid_call_resumes_the_same_remote_task(tmp_path: Path):
+    install_kit(tmp_path / "site")
+    b = Runtime(tmp_path / "b", tmp_path / "site", B_CONFIG, env={"A2A_SLOW_SECONDS": "4"}).start()
+    a = Runtime(tmp_path / "a", tmp_path / "site", a_config(b), plugins=A_PLUGINS)
+    try:
+        a.start()
+        asked = submit(a.home, "delegate:ask_agent:reviewer:slow job", "cli:crash")
+        wait_for(lambda: remote_task_recorded(a), 60, "A to record the remote task id")
+        wait_for(lambda: len(b_turns(b)) == 1, 30, "B to hold the task")
+        a.kill()  # SIGKILL while the remote call is in flight
+        assert not turn_of(a.home, asked).status.is_terminal
+        a.start()
+        wait_for(lambda: finished(a.home, asked), 90, "A's resumed turn")
+    finally:
+        a.stop()
+        b.stop()
+    turn = turn_of(a.home, asked)
+    assert turn.status is TurnStatus.COMPLETED, turn.error
+    assert "echo: slow job" in (turn.output or "")
+    assert turn.attempt == 2
+    assert b.received() == ["slow job"]  # B got the message once
+    assert len(b_turns(b)) == 1
+
+
+def test_canceling_the_local_turn_cancels_the_remote_task(tmp_path: Path):
+    install_kit(tmp_path / "site")
+    b = Runtime(tmp_path / "b", tmp_path / "site", B_CONFIG).start()  # slow = 60 s
+    a = Runtime(tmp_path / "a", tmp_path / "site", a_config(b), plugins=A_PLUGINS)
+    try:
+        a.start()
+        asked = submit(a.home, "delegate:ask_agent:reviewer:slow and long", "cli:cancel")
+        wait_for(
+            lambda: [t.status for t in b_turns(b)] == [TurnStatus.RUNNING],
+            60,
+            "B to run the task",
+        )
+        canceled = a.cli("cancel", asked)
+        assert canceled.returncode == 0, canceled.stderr
+        wait_for(
+            lambda: [t.status for t in b_turns(b)] == [TurnStatus.CANCELED],
+            30,
+            "B's task to be canceled",
+        )
+        wait_for(lambda: finished(a.home, asked), 30, "A's turn to end")
+    finally:
+        a.stop()
+        b.stop()
+    assert turn_of(a.home, asked).status is TurnStatus.CANCELED
+    assert b.received() == []
