@@ -68,6 +68,9 @@ class CallLog:
             "UPDATE calls SET task_id = ?, state = 'waiting' WHERE key = ?", (task_id, key)
         )
 
+    def mark(self, key: str, state: str) -> None:
+        self.db.execute("UPDATE calls SET state = ? WHERE key = ?", (state, key))
+
     def end(self, key: str, state: str, error: str | None = None) -> None:
         self.db.execute(
             "UPDATE calls SET state = ?, error = ?, finished = ? WHERE key = ?",
@@ -118,8 +121,8 @@ def _describe(exc: BaseException, url: str, timeout: float) -> str:
             return f"remote agent at {url} refused the credentials (HTTP {code})"
         return f"remote agent at {url} answered HTTP {code}"
     text = str(exc) or type(exc).__name__
-    for code in ("401", "403"):
-        if code in text:
+    for status in ("401", "403"):
+        if status in text:
             return f"remote agent at {url} refused the credentials: {text}"
     if isinstance(exc, A2AClientError):
         return f"remote agent at {url}: {text}"
@@ -152,7 +155,7 @@ class RemoteAgentModel:
                 task = await asyncio.wait_for(self._send(client, text, message_id), timeout)
                 task_id = task.id
                 log.sent(key, task_id)
-            task = await asyncio.wait_for(self._follow(client, task_id), timeout)
+            task = await asyncio.wait_for(self._follow(client, task_id, key), timeout)
         except asyncio.CancelledError:
             if task_id is not None:
                 log.end(key, "canceled", "canceled locally")
@@ -191,16 +194,22 @@ class RemoteAgentModel:
             raise ModelError(f"remote agent at {self.url} answered without a task")
         return last.task
 
-    async def _follow(self, client: Any, task_id: str) -> Any:
+    async def _follow(self, client: Any, task_id: str, key: str) -> Any:
         """Poll ``GetTask`` until the remote task is final (an approval wait there,
         input-required, is waited out: a person on the remote side decides)."""
         from a2a.types.a2a_pb2 import GetTaskRequest
 
         delay = 0.002
+        noted = "waiting"
         while True:
             task = await client.get_task(GetTaskRequest(id=task_id, history_length=0))
-            if _state_name(task) in _FINAL:
+            state = _state_name(task)
+            if state in _FINAL:
                 return task
+            seen = "input-required" if state == "TASK_STATE_INPUT_REQUIRED" else "waiting"
+            if seen != noted:  # the call log shows who the call is waiting for
+                self.provider.log.mark(key, seen)
+                noted = seen
             await asyncio.sleep(delay)
             delay = min(delay * 2, self.provider.settings.poll_seconds)
 

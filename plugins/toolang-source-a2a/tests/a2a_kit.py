@@ -38,6 +38,10 @@ class Echo:
             if tool == "start_task_run":
                 params = {"agent_name": agent, "task": ask, "mode": "sync"}
             return ModelResponse(tool_calls=(ToolCall("c1", tool, params),), model="echo")
+        if text.startswith("tool:"):
+            return ModelResponse(
+                tool_calls=(ToolCall("n1", "kit_note", {"text": text[5:]}),), model="echo"
+            )
         if "slow" in text:
             await asyncio.sleep(float(os.environ.get("A2A_SLOW_SECONDS", "60")))
         counter = os.environ.get("A2A_COUNTER")
@@ -55,6 +59,23 @@ class Provider:
 @hookimpl
 def toolang_register_models(register):
     register("echo", lambda context: Provider(), description="echoes (tests)")
+
+
+def kit_note(text: str) -> str:
+    '''Write a note (a side effect that needs approval in the tests).
+
+    :param text: the note
+    '''
+    with open(os.environ["A2A_COUNTER"] + ".notes", "a", encoding="utf-8") as f:
+        f.write(text + "\\n")
+    return "noted " + text
+
+
+@hookimpl
+def toolang_register_tools(register):
+    from toolang_core import Tool
+
+    register(Tool.from_function(kit_note))
 """
 
 

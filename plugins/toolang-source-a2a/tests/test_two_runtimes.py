@@ -215,3 +215,47 @@ def test_canceling_the_local_turn_cancels_the_remote_task(tmp_path: Path):
         b.stop()
     assert turn_of(a.home, asked).status is TurnStatus.CANCELED
     assert b.received() == []
+
+
+def a_call_state(a: Runtime) -> str | None:
+    import sqlite3
+
+    path = a.home / ".toolang" / "agents-remote" / "calls.db"
+    if not path.exists():
+        return None
+    db = sqlite3.connect(path)
+    try:
+        row = db.execute("SELECT state FROM calls ORDER BY started DESC LIMIT 1").fetchone()
+        return None if row is None else str(row[0])
+    finally:
+        db.close()
+
+
+def test_an_approval_on_b_is_input_required_to_a_and_approving_completes_a(tmp_path: Path):
+    install_kit(tmp_path / "site")
+    gated = B_CONFIG + '\n[plugins.hook-approval-gate]\nrequire = ["kit_note"]\n'
+    b = Runtime(
+        tmp_path / "b",
+        tmp_path / "site",
+        gated,
+        plugins="source-a2a,echo-model,source-chat,hook-approval-gate",
+    ).start()
+    a = Runtime(tmp_path / "a", tmp_path / "site", a_config(b), plugins=A_PLUGINS)
+    try:
+        a.start()
+        asked = submit(a.home, "delegate:ask_agent:reviewer:tool:remember this", "cli:gate")
+        wait_for(lambda: a_call_state(a) == "input-required", 60, "A to see input-required")
+        assert not turn_of(a.home, asked).status.is_terminal
+        pending = b.cli("approvals", "list", "--json")
+        assert pending.returncode == 0, pending.stderr
+        approval_id = json.loads(pending.stdout)[0]["id"]
+        approved = b.cli("approvals", "approve", approval_id)
+        assert approved.returncode == 0, approved.stderr
+        wait_for(lambda: finished(a.home, asked), 60, "A's turn after the approval")
+    finally:
+        a.stop()
+        b.stop()
+    turn = turn_of(a.home, asked)
+    assert turn.status is TurnStatus.COMPLETED, turn.error
+    assert "noted remember this" in (turn.output or "")
+    assert a_call_state(a) == "completed"

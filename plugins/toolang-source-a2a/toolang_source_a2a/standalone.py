@@ -90,7 +90,7 @@ async def start(runtime: Runtime) -> None:
 
 
 async def stop(runtime: Runtime) -> None:
-    found = runtime.plugin_state(_KEY, lambda: None)
+    found: Any = runtime.plugin_state(_KEY, lambda: None)
     if found is None:
         return
     server, task, sock = found
