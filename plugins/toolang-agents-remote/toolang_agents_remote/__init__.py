@@ -73,7 +73,10 @@ class RemoteAgents:
         from toolang_agents_remote.cards import CardCache, discover
 
         cache = CardCache(context.home / NAME / "cards")
-        return discover(settings.endpoints, timeout=settings.timeout_seconds, cache=cache)
+        load = discover(settings.endpoints, timeout=settings.timeout_seconds, cache=cache)
+        from toolang_agents_remote.calls import with_call_outcomes
+
+        return with_call_outcomes(load, context.home)
 
 
 @hookimpl

@@ -25,7 +25,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolang_core import redact_text
+import attrs
+
+from toolang_core import AgentLoad, redact_text
 from toolang_core.models import ModelError, ModelRequest, ModelResponse
 
 if TYPE_CHECKING:
@@ -262,3 +264,38 @@ class RemoteAgentProvider:
             )
             self._clients[url] = found
         return found
+
+
+def with_call_outcomes(load: AgentLoad, home: Path) -> AgentLoad:
+    """``load`` with each remote agent's recent call outcomes in its health detail
+    (``toolang agents show``); an agent whose last call found it unreachable is
+    ``unreachable`` even if its card was read."""
+    path = home / "agents-remote" / "calls.db"
+    if not path.exists():
+        return load
+    try:
+        log = CallLog(path)
+    except sqlite3.Error:
+        return load
+    health = dict(load.health)
+    try:
+        for definition in load.definitions:
+            recent = log.recent(definition.origin)
+            current = health.get(definition.name)
+            if not recent or current is None:
+                continue
+            counts: dict[str, int] = {}
+            for call in recent:
+                counts[str(call["state"])] = counts.get(str(call["state"]), 0) + 1
+            summary = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+            detail = f"{current.detail}; last {len(recent)} call(s): {summary}"
+            last = recent[0]
+            state = current.state
+            if last["state"] == "failed":
+                detail += f"; last call failed: {last['error']}"
+                if "unreachable" in str(last["error"]):
+                    state = "unreachable"
+            health[definition.name] = attrs.evolve(current, state=state, detail=detail)
+    finally:
+        log.db.close()
+    return attrs.evolve(load, health=health)

@@ -109,6 +109,11 @@ def test_a_delegates_to_b_with_ask_agent_and_start_task_run(pair):
     assert all(t.id in listed.stdout for t in b_turns)
     assert b.received() == ["check the plan", "review the code"]
 
+    # A's registry shows the remote agent's card and its recent call outcomes
+    shown = a.cli("agents", "show", "reviewer")
+    assert shown.returncode == 0, shown.stderr
+    assert b.url in shown.stdout and "2 completed" in shown.stdout, shown.stdout
+
     # A's trace shows the remote call: the ask_agent tool call and the a2a model call
     trace = a.cli("turns", "trace", asked)
     assert trace.returncode == 0, trace.stderr
