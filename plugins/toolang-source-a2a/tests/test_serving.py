@@ -303,3 +303,37 @@ def test_non_loopback_listen_without_tokens_is_refused(tmp_path: Path):
     result = runtime.cli("a2a", "card")
     assert result.returncode != 0
     assert "plugins.source-a2a" in result.stderr and "without a token" in result.stderr
+
+
+def test_subscribe_follows_a_task_until_it_is_canceled(served):
+    from a2a.types.a2a_pb2 import SubscribeToTaskRequest
+
+    async def scenario():
+        _http, pending = client_for(served, "alice-token", streaming=True)
+        client = await pending
+        _http2, pending2 = client_for(served, "alice-token")
+        sender = await pending2
+        async with client, sender:
+            sent = [
+                e
+                async for e in sender.send_message(
+                    SendMessageRequest(
+                        message=new_text_message("slow subscribe", context_id="ctx-sub"),
+                        configuration=SendMessageConfiguration(return_immediately=True),
+                    )
+                )
+            ]
+            task_id = sent[-1].task.id
+            wait_for(lambda: store_of(served).get(task_id).status.value == "running", 30, "running")
+
+            async def cancel_soon() -> None:
+                await asyncio.sleep(0.3)
+                await client.cancel_task(CancelTaskRequest(id=task_id))
+
+            canceler = asyncio.create_task(cancel_soon())
+            events = [e async for e in client.subscribe(SubscribeToTaskRequest(id=task_id))]
+            await canceler
+        states = [e.status_update.status.state for e in events if e.HasField("status_update")]
+        assert states[-1] == TaskState.TASK_STATE_CANCELED
+
+    asyncio.run(scenario())
