@@ -69,6 +69,10 @@ def test_the_card_is_served_at_the_well_known_paths(served):
     cli = served.cli("a2a", "card")
     assert cli.returncode == 0, cli.stderr
     assert json.loads(cli.stdout)["assistant"]["name"] == "assistant"
+    checked = served.cli("a2a", "check")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "ok    card assistant: valid" in checked.stdout
+    assert f"ok    card assistant: served at {served.url}" in checked.stdout
 
 
 def test_send_get_stream_and_cancel_with_a_plain_a2a_client(served):
@@ -302,6 +306,10 @@ def test_non_loopback_listen_without_tokens_is_refused(tmp_path: Path):
     )
     result = runtime.cli("a2a", "card")
     assert result.returncode != 0
+    down = Runtime(tmp_path / "down", tmp_path / "site", CONFIG)  # configured, not running
+    checked = down.cli("a2a", "check")
+    assert checked.returncode == 1
+    assert "not answered at" in checked.stdout
     assert "plugins.source-a2a" in result.stderr and "without a token" in result.stderr
 
 
