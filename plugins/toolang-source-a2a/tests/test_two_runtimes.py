@@ -264,3 +264,27 @@ def test_an_approval_on_b_is_input_required_to_a_and_approving_completes_a(tmp_p
     assert turn.status is TurnStatus.COMPLETED, turn.error
     assert "noted remember this" in (turn.output or "")
     assert a_call_state(a) == "completed"
+
+
+def test_the_outgoing_request_passes_the_security_filter(tmp_path: Path):
+    install_kit(tmp_path / "site")
+    b = Runtime(tmp_path / "b", tmp_path / "site", B_CONFIG).start()
+    a = Runtime(
+        tmp_path / "a",
+        tmp_path / "site",
+        a_config(b),
+        plugins=A_PLUGINS + ",hook-security-filter",
+    )
+    try:
+        a.start()
+        asked = submit(
+            a.home, "delegate:ask_agent:reviewer:mail jane.doe@example.com the plan", "cli:pii"
+        )
+        wait_for(lambda: finished(a.home, asked), 60, "A's filtered call")
+    finally:
+        a.stop()
+        b.stop()
+    assert turn_of(a.home, asked).status is TurnStatus.COMPLETED
+    [received] = b.received()
+    assert "jane.doe@example.com" not in received  # masked before it left A
+    assert "redacted" in received
