@@ -36,7 +36,12 @@ max_request_bytes = 4096
 def served(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("serving")
     install_kit(root / "site")
-    runtime = Runtime(root / "b", root / "site", CONFIG).start()
+    runtime = Runtime(
+        root / "b",
+        root / "site",
+        CONFIG,
+        plugins="source-a2a,echo-model,source-chat,source-task",
+    ).start()
     yield runtime
     runtime.stop()
 
@@ -345,3 +350,24 @@ def test_subscribe_follows_a_task_until_it_is_canceled(served):
         assert states[-1] == TaskState.TASK_STATE_CANCELED
 
     asyncio.run(scenario())
+
+
+def test_work_handed_over_for_tracking_is_a_task_run(served):
+    body = send_body("track this", "m-run", contextId="ctx-run")
+    body["params"]["message"]["metadata"] = {"toolang.task_run": True}
+    task = rpc(served, body).json()["result"]["task"]
+    assert task["contextId"] == "ctx-run"
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
+    assert task["artifacts"][0]["parts"][0]["text"] == "echo: track this"
+    again = rpc(served, body).json()["result"]["task"]  # a retry is the same run
+    assert again["id"] == task["id"]
+    runs = served.cli("tasks", "runs", "--json")
+    assert runs.returncode == 0, runs.stderr
+    [run] = [r for r in json.loads(runs.stdout) if r["id"] == task["id"]]
+    assert run["owner"] == "alice"
+    other = rpc(
+        served,
+        {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": task["id"]}},
+        token="bob-token",
+    ).json()
+    assert other["error"]["code"] == -32001

@@ -43,7 +43,9 @@ from a2a.utils.errors import (
 from toolang_core import NewTurnRequest, SubmitRejected, TurnFilter, TurnRequest, new_id
 from toolang_source_a2a.tasks import (
     FINAL,
+    TASK_RUN_FLAG,
     THREAD_PREFIX,
+    a2a_context,
     artifact_of,
     status_of,
     task_of,
@@ -83,13 +85,13 @@ class StoreRequestHandler(RequestHandler):
     def _own_turn(self, task_id: str, context: ServerCallContext) -> TurnRequest:
         """The caller's turn ``task_id``; another caller's is as unknown as a missing one."""
         turn = self.inbox.store.get(task_id) if task_id else None
-        if turn is None or turn.owner != caller_of(context) or turn.channel != "a2a":
+        if turn is None or turn.owner != caller_of(context) or a2a_context(turn) is None:
             raise TaskNotFoundError(message=f"Task not found: {task_id!r}")
         return turn
 
     # -- sending ---------------------------------------------------------------------
 
-    def _submit(self, params: SendMessageRequest, context: ServerCallContext) -> TurnRequest:
+    async def _submit(self, params: SendMessageRequest, context: ServerCallContext) -> TurnRequest:
         message = params.message
         caller = caller_of(context)
         if not message.message_id:
@@ -123,6 +125,8 @@ class StoreRequestHandler(RequestHandler):
                 # Threads belong to their first submitter; do not say whose it is.
                 raise InvalidParamsError(message=f"contextId {ctx!r} belongs to another caller")
         turn_id = turn_id_for(caller, message.message_id)
+        if _wants_task_run(message):
+            return await self._spawn(thread, text, turn_id, message.message_id, context)
         try:
             self.inbox.submit(
                 NewTurnRequest(
@@ -141,6 +145,35 @@ class StoreRequestHandler(RequestHandler):
             raise InvalidParamsError(message=f"not accepted: {exc}") from None
         return self.inbox.get(turn_id)
 
+    async def _spawn(
+        self, thread: str, text: str, run_id: str, message_id: str, context: ServerCallContext
+    ) -> TurnRequest:
+        """Handed-over work asking for durable tracking: a task run of the caller."""
+        from toolang_core import SpawnRequest, TaskRunError, TaskRunExists
+
+        caller = caller_of(context)
+        try:
+            await self.runtime.task_runs.spawn(
+                SpawnRequest(
+                    owner=caller,
+                    parent_thread_id=thread,
+                    task=text,
+                    agent_name=str(context.state["a2a_agent"]),
+                    sender=caller,
+                    spawn_reason="handed over over A2A",
+                    metadata={
+                        "a2a_message_id": message_id,
+                        "a2a_context": thread.removeprefix(THREAD_PREFIX),
+                    },
+                    id=run_id,
+                )
+            )
+        except TaskRunExists:
+            pass  # the same message again: the same run
+        except (TaskRunError, RuntimeError) as exc:
+            raise InvalidParamsError(message=f"not accepted as a task run: {exc}") from None
+        return self.inbox.get(run_id)
+
     async def _settle(self, turn: TurnRequest, timeout: float) -> TurnRequest:
         """Wait until the turn is final for the caller (or ``timeout`` passes)."""
         deadline = time.monotonic() + timeout
@@ -152,7 +185,7 @@ class StoreRequestHandler(RequestHandler):
     async def on_message_send(
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> Task | Message:
-        turn = self._submit(params, context)
+        turn = await self._submit(params, context)
         if not params.configuration.return_immediately:
             turn = await self._settle(turn, self.settings.wait_seconds)
         return task_of(turn)
@@ -160,7 +193,7 @@ class StoreRequestHandler(RequestHandler):
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> AsyncGenerator[Any]:
-        turn = self._submit(params, context)
+        turn = await self._submit(params, context)
         async for event in self._follow(turn):
             yield event
 
@@ -232,7 +265,7 @@ class StoreRequestHandler(RequestHandler):
                 limit=limit,
             )
         )
-        tasks = [task_of(t) for t in turns if t.channel == "a2a"]
+        tasks = [task_of(t) for t in turns if a2a_context(t) is not None]
         return ListTasksResponse(tasks=tasks, page_size=limit, total_size=len(tasks))
 
     # -- not offered -----------------------------------------------------------------
@@ -265,3 +298,8 @@ class StoreRequestHandler(RequestHandler):
 
 def is_final(turn: TurnRequest) -> bool:
     return status_of(turn).state in FINAL
+
+
+def _wants_task_run(message: Message) -> bool:
+    fields = message.metadata.fields
+    return TASK_RUN_FLAG in fields and fields[TASK_RUN_FLAG].bool_value

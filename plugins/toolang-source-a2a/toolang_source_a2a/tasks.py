@@ -50,8 +50,28 @@ def turn_id_for(owner: str, message_id: str) -> str:
     return f"a2a-{digest}"
 
 
+TASK_RUN_FLAG = "toolang.task_run"
+"""Message metadata asking for durable tracking: the work becomes a task run (listed by
+``toolang tasks runs``) instead of a chat turn."""
+
+
+def _run_metadata(turn: TurnRequest) -> dict[str, object]:
+    run = turn.meta.get("taskrun")
+    found = run.get("metadata") if isinstance(run, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+def a2a_context(turn: TurnRequest) -> str | None:
+    """The A2A contextId of a turn that arrived over A2A (chat turn or task run), or
+    ``None`` for a turn that did not."""
+    if turn.channel == "a2a" and turn.thread_id.startswith(THREAD_PREFIX):
+        return turn.thread_id.removeprefix(THREAD_PREFIX)
+    context = _run_metadata(turn).get("a2a_context")
+    return str(context) if context else None
+
+
 def context_of(turn: TurnRequest) -> str:
-    return turn.thread_id.removeprefix(THREAD_PREFIX)
+    return a2a_context(turn) or turn.thread_id.removeprefix(THREAD_PREFIX)
 
 
 def _text(role: int, text: str, turn: TurnRequest, message_id: str) -> Message:
@@ -97,6 +117,10 @@ def task_of(turn: TurnRequest, *, history: bool = True) -> Task:
     if artifact is not None:
         task.artifacts.append(artifact)
     if history:
-        message_id = str(turn.meta.get("a2a_message_id", f"{turn.id}-input"))
+        message_id = str(
+            turn.meta.get("a2a_message_id")
+            or _run_metadata(turn).get("a2a_message_id")
+            or f"{turn.id}-input"
+        )
         task.history.append(_text(Role.ROLE_USER, turn.input, turn, message_id))
     return task
