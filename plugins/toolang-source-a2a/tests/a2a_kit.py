@@ -32,11 +32,15 @@ class Echo:
         if last.role == "tool":
             return ModelResponse(text="remote said: " + last.content, model="echo")
         text = next(m.content for m in reversed(request.messages) if m.role == "user")
-        if text.startswith("delegate:"):
+        if text.startswith("delegate:") and not os.environ.get("A2A_NO_DELEGATE"):
             _, tool, agent, ask = text.split(":", 3)
             params = {"agent": agent, "request": ask}
             if tool == "start_task_run":
                 params = {"agent_name": agent, "task": ask, "mode": "sync"}
+            if tool == "transfer_to_agent":
+                params = {"agent_name": agent, "message": ask}
+            if tool == "agent_spawn":
+                params = {"agent": agent, "instruction": ask}
             return ModelResponse(tool_calls=(ToolCall("c1", tool, params),), model="echo")
         if text.startswith("tool:"):
             return ModelResponse(

@@ -288,3 +288,25 @@ def test_the_outgoing_request_passes_the_security_filter(tmp_path: Path):
     [received] = b.received()
     assert "jane.doe@example.com" not in received  # masked before it left A
     assert "redacted" in received
+
+
+def test_transfer_to_agent_and_agent_spawn_reach_the_remote_agent(tmp_path: Path):
+    install_kit(tmp_path / "site")
+    b = Runtime(tmp_path / "b", tmp_path / "site", B_CONFIG, env={"A2A_NO_DELEGATE": "1"}).start()
+    a = Runtime(tmp_path / "a", tmp_path / "site", a_config(b), plugins=A_PLUGINS)
+    try:
+        a.start()
+        handed = submit(a.home, "delegate:transfer_to_agent:reviewer:take over", "cli:transfer")
+        wait_for(lambda: finished(a.home, handed), 60, "the transferred turn")
+        spawned = submit(a.home, "delegate:agent_spawn:reviewer:look into it", "cli:teammate")
+        wait_for(lambda: finished(a.home, spawned), 60, "the spawning turn")
+        wait_for(lambda: len(b.received()) == 2, 60, "B to answer the teammate")
+    finally:
+        a.stop()
+        b.stop()
+    turn = turn_of(a.home, handed)
+    assert turn.status is TurnStatus.COMPLETED, turn.error
+    # after the hand-off the remote agent answered the user's message itself
+    assert turn.output == "echo: delegate:transfer_to_agent:reviewer:take over"
+    assert b.received() == ["delegate:transfer_to_agent:reviewer:take over", "look into it"]
+    assert {t.owner for t in b_turns(b)} == {"peer-a"}
