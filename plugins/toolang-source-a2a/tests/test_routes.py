@@ -4,12 +4,12 @@ caller in ``request.state.owner`` (here a stand-in middleware)."""
 
 from __future__ import annotations
 
-import toolang_source_a2a
 from starlette.applications import Starlette
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+import toolang_source_a2a
 from toolang_core import TurnFilter
 
 V1 = {"A2A-Version": "1.0"}
