@@ -88,12 +88,13 @@ async def start(runtime: Runtime) -> None:
             raise RuntimeError(f"the A2A server on {settings.listen} did not start")
         await asyncio.sleep(0.01)
     host, port = sock.getsockname()[:2]
-    runtime.plugin_state(_KEY, lambda: (server, task, sock))
+    # A holder, not the value: a runtime served twice records its second server too.
+    runtime.plugin_state(_KEY, dict)["server"] = (server, task, sock)
     log.info("a2a.listening", url=f"http://{host}:{port}", agents=list(settings.agents))
 
 
 async def stop(runtime: Runtime) -> None:
-    found: Any = runtime.plugin_state(_KEY, lambda: None)
+    found: Any = runtime.plugin_state(_KEY, dict).pop("server", None)
     if found is None:
         return
     server, task, sock = found
