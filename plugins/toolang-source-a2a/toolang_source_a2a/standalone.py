@@ -89,12 +89,17 @@ async def start(runtime: Runtime) -> None:
         await asyncio.sleep(0.01)
     host, port = sock.getsockname()[:2]
     # A holder, not the value: a runtime served twice records its second server too.
-    runtime.plugin_state(_KEY, dict)["server"] = (server, task, sock)
+    _servers(runtime)["server"] = (server, task, sock)
     log.info("a2a.listening", url=f"http://{host}:{port}", agents=list(settings.agents))
 
 
+def _servers(runtime: Runtime) -> dict[str, Any]:
+    servers: dict[str, Any] = runtime.plugin_state(_KEY, dict)
+    return servers
+
+
 async def stop(runtime: Runtime) -> None:
-    found: Any = runtime.plugin_state(_KEY, dict).pop("server", None)
+    found = _servers(runtime).pop("server", None)
     if found is None:
         return
     server, task, sock = found
