@@ -7,8 +7,10 @@ from __future__ import annotations
 from starlette.applications import Starlette
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.routing import Route
-from starlette.testclient import TestClient
 
+import asyncio
+
+import httpx
 import toolang_source_a2a
 from toolang_core import TurnFilter
 
@@ -32,7 +34,28 @@ def mounted(runtime):
     app = Starlette(routes=[Route(r.path, r.endpoint, methods=list(r.methods)) for r in mine])
     app.add_middleware(BaseHTTPMiddleware, dispatch=owner)
     app.state.runtime = runtime
-    return TestClient(app)
+    return app
+
+
+class Client:
+    """Requests to the ASGI app in-process (httpx's ASGI transport)."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    def _call(self, method: str, path: str, **kwargs) -> httpx.Response:
+        async def go() -> httpx.Response:
+            transport = httpx.ASGITransport(app=self.app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+                return await c.request(method, path, **kwargs)
+
+        return asyncio.run(go())
+
+    def get(self, path: str, **kwargs) -> httpx.Response:
+        return self._call("GET", path, **kwargs)
+
+    def post(self, path: str, **kwargs) -> httpx.Response:
+        return self._call("POST", path, **kwargs)
 
 
 def test_the_routes_work_mounted_on_a_server(toolang_runtime):
@@ -40,7 +63,7 @@ def test_the_routes_work_mounted_on_a_server(toolang_runtime):
         '[plugins.source-a2a]\npublic_url = "https://agents.example.com"\n',
         plugins={"source-a2a": toolang_source_a2a},
     )
-    client = mounted(runtime)
+    client = Client(mounted(runtime))
     card = client.get("/.well-known/agent-card.json").json()
     assert card["supportedInterfaces"][0]["url"] == "https://agents.example.com/a2a/assistant"
     assert "securitySchemes" not in card  # no tokens: the server's own auth applies
