@@ -4,13 +4,13 @@ caller in ``request.state.owner`` (here a stand-in middleware)."""
 
 from __future__ import annotations
 
+import asyncio
+
+import httpx
 from starlette.applications import Starlette
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.routing import Route
 
-import asyncio
-
-import httpx
 import toolang_source_a2a
 from toolang_core import TurnFilter
 
