@@ -18,7 +18,6 @@ canceled locally sends ``CancelTask`` to the remote.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import sqlite3
 import time
@@ -27,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+import structlog
+
 from toolang_core import AgentLoad, redact_text
 from toolang_core.models import ModelError, ModelRequest, ModelResponse
 
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
     from toolang_agents_remote import RemoteSettings
 
 PROVIDER = "a2a"
+
+log = structlog.get_logger("toolang.a2a")
 
 _FINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
 
@@ -169,6 +172,8 @@ class RemoteAgentModel:
         except Exception as exc:
             reason = redact_text(_describe(exc, self.url, timeout))
             log.end(key, "failed", reason)
+            if task_id is not None:  # the call gave up on the task: nobody waits for it
+                await self._cancel_remote(task_id)
             raise ModelError(reason) from None
         state = _state_name(task)
         answer = _result_text(task)
@@ -223,8 +228,15 @@ class RemoteAgentModel:
             await asyncio.wait_for(client.cancel_task(CancelTaskRequest(id=task_id)), 10)
 
         # The local call is going away; the remote cancel must still be sent.
-        with contextlib.suppress(Exception):
+        try:
             await asyncio.shield(asyncio.ensure_future(cancel()))
+        except Exception as exc:
+            log.warning(
+                "a2a.cancel_failed",
+                url=self.url,
+                task=task_id,
+                error=redact_text(_describe(exc, self.url, 10)),
+            )
 
 
 def _state_name(task: Any) -> str:

@@ -136,6 +136,25 @@ def test_failures_are_clear_tool_errors(tmp_path: Path):
     finally:
         a.stop()
         b.stop()
+    b.start()  # B again, but A gives up after a second on B's slow work
+    slow_a = Runtime(
+        tmp_path / "a-slow", tmp_path / "site", a_config(b, call_timeout=1), plugins=A_PLUGINS
+    )
+    try:
+        slow_a.start()
+        late = submit(slow_a.home, "delegate:ask_agent:reviewer:slow answer", "cli:late")
+        wait_for(lambda: finished(slow_a.home, late), 60, "the timed-out call")
+        # the remote task nobody waits for any more is canceled
+        wait_for(lambda: b_turns(b)[0].status is TurnStatus.CANCELED, 30, "B's abandoned task")
+    finally:
+        slow_a.stop()
+        b.stop()
+    timed_out = SQLiteStore(slow_a.home / ".toolang" / "toolang.db")
+    try:
+        step = next(s for s in timed_out.steps(late) if s.kind == "tool_call")
+        assert "did not answer within 1 s" in json.dumps(step.data["result"])
+    finally:
+        timed_out.close()
     store = SQLiteStore(a.home / ".toolang" / "toolang.db")
     try:
         results = {}
