@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
-
 import structlog
 
 from toolang_core import AgentLoad, redact_text
