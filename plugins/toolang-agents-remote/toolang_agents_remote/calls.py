@@ -152,12 +152,17 @@ class RemoteAgentModel:
         message_id = "toolang-" + hashlib.sha256(f"{self.url}\0{key}".encode()).hexdigest()[:32]
         task_id = earlier[1] if earlier else None
         timeout = settings.call_timeout_seconds
+        if task_id is None:
+            log.begin(key, self.url, message_id)  # before anything can fail: it is logged
         try:
             client = await self.provider.client(self.url)
             if task_id is None:
-                log.begin(key, self.url, message_id)
-                task = await asyncio.wait_for(self._send(client, text, message_id), timeout)
-                task_id = task.id
+                sent = await asyncio.wait_for(self._send(client, text, message_id), timeout)
+                if not sent.HasField("task"):  # answered at once with a message, no task
+                    log.end(key, "completed")
+                    answer = "\n".join(p.text for p in sent.message.parts if p.text)
+                    return ModelResponse(text=answer, model=f"a2a:{self.url}")
+                task_id = sent.task.id
                 log.sent(key, task_id)
             task = await asyncio.wait_for(self._follow(client, task_id, key), timeout)
         except asyncio.CancelledError:
@@ -196,9 +201,9 @@ class RemoteAgentModel:
         last = None
         async for event in client.send_message(request):
             last = event
-        if last is None or not last.HasField("task"):
-            raise ModelError(f"remote agent at {self.url} answered without a task")
-        return last.task
+        if last is None or not (last.HasField("task") or last.HasField("message")):
+            raise ModelError(f"remote agent at {self.url} answered with neither task nor message")
+        return last
 
     async def _follow(self, client: Any, task_id: str, key: str) -> Any:
         """Poll ``GetTask`` until the remote task is final (an approval wait there,
