@@ -149,19 +149,23 @@ class Runtime:
         self.process: subprocess.Popen[str] | None = None
 
     def start(self) -> Runtime:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "toolang_core", "run"],
-            cwd=self.home,
-            env=self.env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        # The log goes to a file: a pipe nobody reads while the runtime runs fills up
+        # (64 KiB) and blocks the runtime on its next log line.
+        self.log = self.home / f"run-{time.monotonic_ns()}.log"
+        with self.log.open("w", encoding="utf-8") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "toolang_core", "run"],
+                cwd=self.home,
+                env=self.env,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                text=True,
+            )
 
         def up() -> bool:
             assert self.process is not None
             if self.process.poll() is not None:
-                raise AssertionError(f"toolang run exited: {self.process.stderr.read()}")  # type: ignore[union-attr]
+                raise AssertionError(f"toolang run exited: {self.log.read_text()}")
             try:
                 return httpx.get(self.url + "/.well-known/agent-card.json", timeout=1).is_success
             except httpx.HTTPError:
@@ -196,7 +200,7 @@ class Runtime:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=30)
-        return self.process.stderr.read() if self.process.stderr else ""  # type: ignore[union-attr]
+        return self.log.read_text(encoding="utf-8")
 
     def received(self) -> list[str]:
         path = self.home / "received.txt"

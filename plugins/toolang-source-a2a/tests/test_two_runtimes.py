@@ -185,7 +185,10 @@ def remote_task_recorded(a: Runtime) -> bool:
         return False
     db = sqlite3.connect(path)
     try:
-        return db.execute("SELECT count(*) FROM calls WHERE task_id IS NOT NULL").fetchone()[0] > 0
+        found = db.execute("SELECT count(*) FROM calls WHERE task_id IS NOT NULL").fetchone()
+        return bool(found[0])
+    except sqlite3.OperationalError:  # the log is being created
+        return False
     finally:
         db.close()
 
@@ -251,6 +254,8 @@ def a_call_state(a: Runtime) -> str | None:
     try:
         row = db.execute("SELECT state FROM calls ORDER BY started DESC LIMIT 1").fetchone()
         return None if row is None else str(row[0])
+    except sqlite3.OperationalError:  # the log is being created
+        return None
     finally:
         db.close()
 
