@@ -49,6 +49,10 @@ class ModelRequest:
     tools: tuple[ToolSpec, ...] = ()
     model_id: str | None = None
     options: Mapping[str, Any] = attrs.field(factory=dict)
+    key: str | None = None
+    """This call's step key in its turn, the same when a resumed turn repeats it: a
+    provider whose call has a remote side effect (an A2A send) finds its earlier
+    attempt by it instead of repeating the effect. ``None`` outside a turn."""
 
 
 @attrs.frozen

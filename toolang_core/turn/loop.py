@@ -194,7 +194,7 @@ class AgentLoop:
             "truncated": truncated,
         }
         request = ModelRequest(
-            messages=tuple(self.messages), tools=speaker.specs, model_id=speaker.model_id
+            messages=tuple(self.messages), tools=speaker.specs, model_id=speaker.model_id, key=key
         )
         try:
             stream = getattr(speaker.model, "stream", None)

@@ -5,11 +5,19 @@ The A2A SDK is imported only when the registry loads the source, never at start-
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 import attrs
 
-from toolang_core import AgentLoad, PluginContext, RegisterSettings, hookimpl
+from toolang_core import (
+    AgentLoad,
+    PluginContext,
+    RegisterFactory,
+    RegisterSettings,
+    Secret,
+    hookimpl,
+)
 
 NAME = "agents-remote"
 
@@ -19,11 +27,17 @@ class RemoteSettings:
     """``[plugins.agents-remote]``: the A2A endpoints to discover agents at.
 
     ``endpoints`` are base URLs (``http://host:port``); each one's card is read from
-    ``/.well-known/agent-card.json`` within ``timeout_seconds``.
+    ``/.well-known/agent-card.json`` within ``timeout_seconds``. ``tokens`` maps an
+    endpoint to the bearer token sent when calling it (``${ENV}`` expanded). A call to a
+    remote agent gives up after ``call_timeout_seconds``; its task is polled at most
+    every ``poll_seconds``.
     """
 
     endpoints: list[str] = attrs.field(factory=list)
     timeout_seconds: float = 5.0
+    tokens: Mapping[str, Secret] = attrs.field(factory=dict)
+    call_timeout_seconds: float = 300.0
+    poll_seconds: float = 0.05
 
     def __attrs_post_init__(self) -> None:
         from toolang_agents_remote.cards import url_problem
@@ -33,6 +47,13 @@ class RemoteSettings:
             for i, url in enumerate(self.endpoints)
             if (why := url_problem(url)) is not None
         ]
+        problems += [
+            f"tokens.{url}: not one of endpoints"
+            for url in self.tokens
+            if url not in self.endpoints
+        ]
+        if self.call_timeout_seconds <= 0 or self.poll_seconds <= 0:
+            problems.append("call_timeout_seconds and poll_seconds: expected numbers > 0")
         if self.timeout_seconds <= 0:
             problems.append(f"timeout_seconds: expected a number > 0, found {self.timeout_seconds}")
         if problems:
@@ -52,12 +73,26 @@ class RemoteAgents:
         from toolang_agents_remote.cards import CardCache, discover
 
         cache = CardCache(context.home / NAME / "cards")
-        return discover(settings.endpoints, timeout=settings.timeout_seconds, cache=cache)
+        load = discover(settings.endpoints, timeout=settings.timeout_seconds, cache=cache)
+        from toolang_agents_remote.calls import with_call_outcomes
+
+        return with_call_outcomes(load, context.home)
 
 
 @hookimpl
 def toolang_register_settings(register: RegisterSettings) -> None:
     register(RemoteSettings)
+
+
+@hookimpl
+def toolang_register_models(register: RegisterFactory) -> None:
+    def provider(context: PluginContext) -> Any:
+        from toolang_agents_remote.calls import RemoteAgentProvider
+
+        settings = context.settings if context.settings is not None else RemoteSettings()
+        return RemoteAgentProvider(settings, context.home)
+
+    register("a2a", provider, description="remote A2A agents, called through a2a-sdk")
 
 
 @hookimpl

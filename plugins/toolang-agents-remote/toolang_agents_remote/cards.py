@@ -95,6 +95,9 @@ class KnownCard:
             capabilities=self.capabilities,
             source="remote",
             origin=self.url,
+            # The "model" of a remote agent is the A2A call itself (calls.py): every
+            # delegation path reaches it through the ordinary agent loop.
+            model=f"a2a/{self.url}",
         )
 
 

@@ -1,0 +1,39 @@
+"""Calling a remote agent through the ``a2a`` model provider, against a real A2A server
+that is not toolang (a2a-sdk's own request handler): the answer comes back, the call is
+in the call log, and an unreachable endpoint is a clear error."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from remote_agents_kit import A2AServer
+
+from toolang_agents_remote import RemoteSettings
+from toolang_agents_remote.calls import RemoteAgentProvider
+from toolang_core.models import Message, ModelError, ModelRequest
+
+
+def ask(provider: RemoteAgentProvider, url: str, text: str, key: str) -> str:
+    request = ModelRequest(messages=(Message(role="user", content=text),), key=key)
+    return asyncio.run(provider.model(url).complete(request)).text
+
+
+def test_a_remote_a2a_agent_answers_and_the_call_is_logged(tmp_path):
+    with A2AServer("Echo") as server:
+        provider = RemoteAgentProvider(RemoteSettings(endpoints=[server.url]), tmp_path)
+        assert ask(provider, server.url, "bonjour", "turn-1:model:0") == "bonjour"
+    [call] = provider.log.recent(server.url)
+    assert call["state"] == "completed"
+
+
+def test_an_unreachable_agent_is_a_clear_error(tmp_path):
+    with A2AServer("Echo") as server:
+        url = server.url
+    provider = RemoteAgentProvider(
+        RemoteSettings(endpoints=[url], call_timeout_seconds=5), tmp_path
+    )
+    with pytest.raises(ModelError, match=r"unreachable|did not answer"):
+        ask(provider, url, "hello", "turn-2:model:0")
+    [call] = provider.log.recent(url)
+    assert call["state"] == "failed" and url in str(call["error"])

@@ -1,0 +1,99 @@
+"""The A2A routes as the server plugin mounts them: collected through
+``toolang_register_routes`` and served by one Starlette app whose authentication put the
+caller in ``request.state.owner`` (here a stand-in middleware)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+from starlette.applications import Starlette
+from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.routing import Route
+
+import toolang_source_a2a
+from toolang_core import TurnFilter
+
+V1 = {"A2A-Version": "1.0"}
+
+
+def mounted(runtime):
+    routes, failures = runtime.host.hooks.register_routes()
+    assert failures == []
+    mine = [r for r in routes if r.plugin == "source-a2a"]
+    assert {(r.path, r.methods, r.auth) for r in mine} == {
+        ("/.well-known/agent-card.json", ("GET",), False),
+        ("/a2a/{agent}/.well-known/agent-card.json", ("GET",), False),
+        ("/a2a/{agent}", ("POST",), False),
+    }
+
+    async def owner(request, call_next):
+        request.state.owner = "carol"  # what the server's token check would set
+        return await call_next(request)
+
+    app = Starlette(routes=[Route(r.path, r.endpoint, methods=list(r.methods)) for r in mine])
+    app.add_middleware(BaseHTTPMiddleware, dispatch=owner)
+    app.state.runtime = runtime
+    return app
+
+
+class Client:
+    """Requests to the ASGI app in-process (httpx's ASGI transport)."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    def _call(self, method: str, path: str, **kwargs) -> httpx.Response:
+        async def go() -> httpx.Response:
+            transport = httpx.ASGITransport(app=self.app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+                return await c.request(method, path, **kwargs)
+
+        return asyncio.run(go())
+
+    def get(self, path: str, **kwargs) -> httpx.Response:
+        return self._call("GET", path, **kwargs)
+
+    def post(self, path: str, **kwargs) -> httpx.Response:
+        return self._call("POST", path, **kwargs)
+
+
+def test_the_routes_work_mounted_on_a_server(toolang_runtime):
+    runtime = toolang_runtime(
+        '[plugins.source-a2a]\npublic_url = "https://agents.example.com"\n',
+        plugins={"source-a2a": toolang_source_a2a},
+    )
+    client = Client(mounted(runtime))
+    card = client.get("/.well-known/agent-card.json").json()
+    assert card["supportedInterfaces"][0]["url"] == "https://agents.example.com/a2a/assistant"
+    assert "securitySchemes" not in card  # no tokens: the server's own auth applies
+    message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+    sent = client.post(
+        "/a2a/assistant",
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "SendMessage",
+            "params": {"message": message, "configuration": {"returnImmediately": True}},
+        },
+        headers=V1,
+    ).json()
+    task = sent["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_SUBMITTED"
+    store = runtime.open_store()
+    try:
+        [turn] = store.list_turns(TurnFilter(limit=10))
+    finally:
+        store.close()
+    assert (turn.id, turn.owner, turn.sender, turn.status.value) == (
+        task["id"],
+        "carol",
+        "carol",
+        "queued",
+    )
+    unknown = client.post(
+        "/a2a/nobody",
+        json={"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}},
+        headers=V1,
+    )
+    assert unknown.status_code == 404

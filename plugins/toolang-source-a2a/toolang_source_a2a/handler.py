@@ -1,0 +1,305 @@
+"""The A2A request handler over the execution store: every answer is read from, and
+every request written to, the store — so any process serving the store answers."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Any
+
+from a2a.server.context import ServerCallContext
+from a2a.server.request_handlers.request_handler import RequestHandler
+from a2a.types.a2a_pb2 import (
+    AgentCard,
+    CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest,
+    GetTaskPushNotificationConfigRequest,
+    GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest,
+    ListTasksResponse,
+    Message,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskPushNotificationConfig,
+    TaskStatusUpdateEvent,
+)
+from a2a.utils.errors import (
+    ContentTypeNotSupportedError,
+    ExtendedAgentCardNotConfiguredError,
+    InvalidParamsError,
+    PushNotificationNotSupportedError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+
+from toolang_core import NewTurnRequest, SubmitRejected, TurnFilter, TurnRequest, new_id
+from toolang_source_a2a.tasks import (
+    FINAL,
+    TASK_RUN_FLAG,
+    THREAD_PREFIX,
+    a2a_context,
+    artifact_of,
+    status_of,
+    task_of,
+    turn_id_for,
+)
+
+if TYPE_CHECKING:
+    from toolang_core import Inbox, Runtime
+    from toolang_source_a2a.settings import A2ASettings
+
+_CONTEXT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,119}$")
+
+
+def caller_of(context: ServerCallContext) -> str:
+    return str(context.state["a2a_caller"])
+
+
+class StoreRequestHandler(RequestHandler):
+    """A2A methods for one runtime; the agent and caller come in the call context."""
+
+    def __init__(self, runtime: Runtime, settings: A2ASettings) -> None:
+        self.runtime = runtime
+        self.settings = settings
+        self._inbox: Inbox | None = None
+
+    @property
+    def inbox(self) -> Inbox:
+        # The serving runtime's inbox shares its store connection and wakes its
+        # scheduler at once; a runtime that only serves routes opens its own.
+        serving = getattr(self.runtime, "inbox", None)
+        if serving is not None:
+            return serving  # type: ignore[no-any-return]
+        if self._inbox is None:
+            self._inbox = self.runtime.open_inbox()
+        return self._inbox
+
+    def _own_turn(self, task_id: str, context: ServerCallContext) -> TurnRequest:
+        """The caller's turn ``task_id``; another caller's is as unknown as a missing one."""
+        turn = self.inbox.store.get(task_id) if task_id else None
+        if turn is None or turn.owner != caller_of(context) or a2a_context(turn) is None:
+            raise TaskNotFoundError(message=f"Task not found: {task_id!r}")
+        return turn
+
+    # -- sending ---------------------------------------------------------------------
+
+    async def _submit(self, params: SendMessageRequest, context: ServerCallContext) -> TurnRequest:
+        message = params.message
+        caller = caller_of(context)
+        if not message.message_id:
+            raise InvalidParamsError(message="message.messageId is required")
+        texts = []
+        for part in message.parts:
+            if part.WhichOneof("content") != "text":
+                raise ContentTypeNotSupportedError(
+                    message="this agent accepts text parts only (text/plain)"
+                )
+            texts.append(part.text)
+        text = "\n".join(texts).strip()
+        if not text:
+            raise InvalidParamsError(message="message.parts must hold some text")
+        if message.task_id:
+            earlier = self._own_turn(message.task_id, context)
+            thread = earlier.thread_id
+            if message.context_id and THREAD_PREFIX + message.context_id != thread:
+                raise InvalidParamsError(
+                    message=f"contextId {message.context_id!r} is not task {earlier.id!r}'s"
+                )
+        else:
+            ctx = message.context_id or new_id()
+            if not _CONTEXT.match(ctx):
+                raise InvalidParamsError(
+                    message="contextId: letters, digits, '_', '.', ':' and '-' (at most 120)"
+                )
+            thread = THREAD_PREFIX + ctx
+            others = self.inbox.store.list_turns(TurnFilter(thread_id=thread, limit=1))
+            if others and others[0].owner != caller:
+                # Threads belong to their first submitter; do not say whose it is.
+                raise InvalidParamsError(message=f"contextId {ctx!r} belongs to another caller")
+        turn_id = turn_id_for(caller, message.message_id)
+        if _wants_task_run(message):
+            return await self._spawn(thread, text, turn_id, message.message_id, context)
+        try:
+            self.inbox.submit(
+                NewTurnRequest(
+                    source="chat",
+                    thread_id=thread,
+                    input=text,
+                    sender=caller,
+                    owner=caller,
+                    channel="a2a",
+                    agent=str(context.state["a2a_agent"]),
+                    meta={"a2a_message_id": message.message_id},
+                    id=turn_id,
+                )
+            )
+        except SubmitRejected as exc:
+            raise InvalidParamsError(message=f"not accepted: {exc}") from None
+        return self.inbox.get(turn_id)
+
+    async def _spawn(
+        self, thread: str, text: str, run_id: str, message_id: str, context: ServerCallContext
+    ) -> TurnRequest:
+        """Handed-over work asking for durable tracking: a task run of the caller."""
+        from toolang_core import SpawnRequest, TaskRunError, TaskRunExists
+
+        caller = caller_of(context)
+        try:
+            await self.runtime.task_runs.spawn(
+                SpawnRequest(
+                    owner=caller,
+                    parent_thread_id=thread,
+                    task=text,
+                    agent_name=str(context.state["a2a_agent"]),
+                    sender=caller,
+                    spawn_reason="handed over over A2A",
+                    metadata={
+                        "a2a_message_id": message_id,
+                        "a2a_context": thread.removeprefix(THREAD_PREFIX),
+                    },
+                    id=run_id,
+                )
+            )
+        except TaskRunExists:
+            pass  # the same message again: the same run
+        except (TaskRunError, RuntimeError) as exc:
+            raise InvalidParamsError(message=f"not accepted as a task run: {exc}") from None
+        return self.inbox.get(run_id)
+
+    async def _settle(self, turn: TurnRequest, timeout: float) -> TurnRequest:
+        """Wait until the turn is final for the caller (or ``timeout`` passes)."""
+        deadline = time.monotonic() + timeout
+        while not is_final(turn) and time.monotonic() < deadline:
+            await asyncio.sleep(self.settings.poll_seconds)
+            turn = self.inbox.get(turn.id)
+        return turn
+
+    async def on_message_send(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> Task | Message:
+        turn = await self._submit(params, context)
+        if not params.configuration.return_immediately:
+            turn = await self._settle(turn, self.settings.wait_seconds)
+        return task_of(turn)
+
+    async def on_message_send_stream(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Any]:
+        turn = await self._submit(params, context)
+        async for event in self._follow(turn):
+            yield event
+
+    async def on_subscribe_to_task(
+        self, params: SubscribeToTaskRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Any]:
+        turn = self._own_turn(params.id, context)
+        if turn.status.is_terminal:
+            raise UnsupportedOperationError(message=f"task {turn.id!r} is already final")
+        async for event in self._follow(turn):
+            yield event
+
+    async def _follow(self, turn: TurnRequest) -> AsyncGenerator[Any]:
+        """The task, then a status update at every change, the answer, the end."""
+        yield task_of(turn)
+        last = status_of(turn).state
+        while True:
+            if is_final(turn):
+                artifact = artifact_of(turn)
+                if artifact is not None:
+                    yield TaskArtifactUpdateEvent(
+                        task_id=turn.id,
+                        context_id=task_of(turn, history=False).context_id,
+                        artifact=artifact,
+                        last_chunk=True,
+                    )
+                yield self._update(turn)
+                return
+            await asyncio.sleep(self.settings.poll_seconds)
+            turn = self.inbox.get(turn.id)
+            state = status_of(turn).state
+            if state != last and not is_final(turn):
+                yield self._update(turn)
+            last = state
+
+    @staticmethod
+    def _update(turn: TurnRequest) -> TaskStatusUpdateEvent:
+        task = task_of(turn, history=False)
+        return TaskStatusUpdateEvent(
+            task_id=task.id, context_id=task.context_id, status=task.status
+        )
+
+    # -- tasks -----------------------------------------------------------------------
+
+    async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:
+        return task_of(self._own_turn(params.id, context))
+
+    async def on_cancel_task(
+        self, params: CancelTaskRequest, context: ServerCallContext
+    ) -> Task | None:
+        turn = self._own_turn(params.id, context)
+        if turn.status.is_terminal:
+            raise TaskNotCancelableError(message=f"task {turn.id!r} is already {turn.status.value}")
+        self.inbox.cancel(turn.id, reason=f"canceled over A2A by {caller_of(context)}")
+        # A running turn stops at its next step; give it a moment so the answer is final.
+        settled = await self._settle(self.inbox.get(turn.id), min(5.0, self.settings.wait_seconds))
+        return task_of(settled)
+
+    async def on_list_tasks(
+        self, params: ListTasksRequest, context: ServerCallContext
+    ) -> ListTasksResponse:
+        limit = params.page_size or 50
+        if not 1 <= limit <= 100:
+            raise InvalidParamsError(message="pageSize: expected 1 to 100")
+        turns = self.inbox.store.list_turns(
+            TurnFilter(
+                thread_id=THREAD_PREFIX + params.context_id if params.context_id else None,
+                owner=caller_of(context),
+                limit=limit,
+            )
+        )
+        tasks = [task_of(t) for t in turns if a2a_context(t) is not None]
+        return ListTasksResponse(tasks=tasks, page_size=limit, total_size=len(tasks))
+
+    # -- not offered -----------------------------------------------------------------
+
+    async def on_create_task_push_notification_config(
+        self, params: TaskPushNotificationConfig, context: ServerCallContext
+    ) -> TaskPushNotificationConfig:
+        raise PushNotificationNotSupportedError
+
+    async def on_get_task_push_notification_config(
+        self, params: GetTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> TaskPushNotificationConfig:
+        raise PushNotificationNotSupportedError
+
+    async def on_list_task_push_notification_configs(
+        self, params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext
+    ) -> ListTaskPushNotificationConfigsResponse:
+        raise PushNotificationNotSupportedError
+
+    async def on_delete_task_push_notification_config(
+        self, params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> None:
+        raise PushNotificationNotSupportedError
+
+    async def on_get_extended_agent_card(
+        self, params: GetExtendedAgentCardRequest, context: ServerCallContext
+    ) -> AgentCard:
+        raise ExtendedAgentCardNotConfiguredError
+
+
+def is_final(turn: TurnRequest) -> bool:
+    return status_of(turn).state in FINAL
+
+
+def _wants_task_run(message: Message) -> bool:
+    fields = message.metadata.fields
+    return TASK_RUN_FLAG in fields and fields[TASK_RUN_FLAG].bool_value

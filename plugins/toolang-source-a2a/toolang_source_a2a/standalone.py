@@ -1,0 +1,109 @@
+"""The plugin's own port, for a runtime without a server plugin.
+
+Rule: when a server plugin (``server``) is active, the A2A routes are mounted on it
+and this module does nothing; otherwise, if ``[plugins.source-a2a] listen`` is set, the
+same routes are served by uvicorn on that address inside the runtime's event loop, from
+start-up to shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from toolang_source_a2a.settings import NAME, split_listen
+
+if TYPE_CHECKING:
+    from toolang_core import Runtime
+
+log = structlog.get_logger("toolang.a2a")
+
+SERVER_PLUGINS = frozenset({"server"})
+_KEY = f"{NAME}:standalone"
+
+
+def server_plugin_active(runtime: Runtime) -> bool:
+    return bool(SERVER_PLUGINS & set(runtime.host.active_names))
+
+
+def build_app(runtime: Runtime) -> Any:
+    """A Starlette app with just the A2A routes (the runtime in ``app.state``)."""
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    from toolang_source_a2a.routes import ROUTES
+
+    app = Starlette(routes=[Route(r.path, r.endpoint, methods=list(r.methods)) for r in ROUTES])
+    app.state.runtime = runtime
+    return app
+
+
+def bind(listen: str) -> socket.socket:
+    """A listening socket on ``listen``. :raises OSError: naming the address."""
+    host, port = split_listen(listen)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Accepted connections inherit it: without it a small answer written in two
+        # pieces waits for the peer's delayed ACK (~40 ms per request on loopback).
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(f"[plugins.{NAME}] listen = {listen!r}: cannot bind: {exc}") from exc
+    return sock
+
+
+async def start(runtime: Runtime) -> None:
+    from toolang_source_a2a import settings_of
+
+    settings = settings_of(runtime)
+    if not settings.listen or server_plugin_active(runtime):
+        return
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        # The runtime owns SIGINT/SIGTERM; uvicorn must not take them over.
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    sock = bind(settings.listen)
+    config = uvicorn.Config(
+        build_app(runtime), log_level="warning", lifespan="off", access_log=False
+    )
+    server = Server(config)
+    task = asyncio.create_task(server.serve(sockets=[sock]), name="a2a-server")
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if task.done() or time.monotonic() > deadline:
+            sock.close()
+            raise RuntimeError(f"the A2A server on {settings.listen} did not start")
+        await asyncio.sleep(0.01)
+    host, port = sock.getsockname()[:2]
+    # A holder, not the value: a runtime served twice records its second server too.
+    _servers(runtime)["server"] = (server, task, sock)
+    log.info("a2a.listening", url=f"http://{host}:{port}", agents=list(settings.agents))
+
+
+def _servers(runtime: Runtime) -> dict[str, Any]:
+    servers: dict[str, Any] = runtime.plugin_state(_KEY, dict)
+    return servers
+
+
+async def stop(runtime: Runtime) -> None:
+    found = _servers(runtime).pop("server", None)
+    if found is None:
+        return
+    server, task, sock = found
+    server.should_exit = True
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(task, 10)
+    sock.close()
