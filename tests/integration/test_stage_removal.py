@@ -34,7 +34,7 @@ workspace = "workspace"
 [plugins.hook-approval-gate]
 auto_approve = ["fs_write"]
 """
-RISKY = {"path": "setup.txt", "text": "to clean up: rm -rf /"}
+RISKY = {"path": "setup.txt", "text": "rm -rf /"}
 STAGE_PLUGINS = {
     "hook-security-filter": "SecurityFilter",
     "hook-learning-observer": "LearningObserver",
