@@ -9,7 +9,7 @@ BUILTIN_PLUGINS: Final = (
     ("store-sqlite", "toolang_core.store.sqlite.plugin"),
     ("memory-tools", "toolang_core.memory.tools"),
     ("route-keywords", "toolang_core.agents.keyword_router"),
-    ("delegation", "toolang_core.taskruns.plugin"),
+    ("delegation", "toolang_core.turn.delegation_plugin"),
 )
 
 

@@ -19,10 +19,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from toolang_core.config.model import ToolangConfig
+    from toolang_core.inbox.inbox import Inbox
     from toolang_core.plugins.host import PluginHost
     from toolang_core.plugins.loader import LoadPolicy
     from toolang_core.runtime import Runtime
-    from toolang_core.runtime.inbox import Inbox
     from toolang_core.store.protocol import ExecutionStore
 
 F = TypeVar("F", bound="Callable[..., Any]")

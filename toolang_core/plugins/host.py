@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pluggy
 import structlog
 
-from toolang_core.errors import PluginError
+from toolang_core.errors import PluginError, describe_exception
 from toolang_core.markers import HOOK_PREFIX, PROJECT_NAME
 from toolang_core.plugins.loader import (
     EntryPointInfo,
@@ -29,14 +29,12 @@ if TYPE_CHECKING:
     from toolang_core.plugins.components import Components
     from toolang_core.plugins.facade import Hooks
 
+# describe_exception moved down into toolang_core.errors; re-exported for the older path.
+__all__ = ["PluginHost", "describe_exception"]
+
 log = structlog.get_logger("toolang.plugins")
 
 _IMPL_ATTR = PROJECT_NAME + "_impl"
-
-
-def describe_exception(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
 class PluginHost:

@@ -26,18 +26,18 @@ from toolang_core.config.settings import validate_plugin_settings
 from toolang_core.errors import ConfigError
 from toolang_core.events import Event
 from toolang_core.ids import new_id
+from toolang_core.inbox.inbox import Inbox
+from toolang_core.inbox.policy import AdmissionPolicy
 from toolang_core.plugins.context import PluginContext
 from toolang_core.plugins.facade import HookFailure
 from toolang_core.plugins.host import PluginHost
 from toolang_core.plugins.loader import LoadPolicy
 from toolang_core.runtime.acquire import take_store
 from toolang_core.runtime.executor import EXECUTORS, TurnExecutor
-from toolang_core.runtime.inbox import Inbox
-from toolang_core.runtime.policy import AdmissionPolicy
+from toolang_core.runtime.open_store import open_store
 from toolang_core.runtime.scheduler import Scheduler
 from toolang_core.runtime.sources import TurnSource, supervise
 from toolang_core.store.errors import StoreReplaced
-from toolang_core.store.open import open_store
 from toolang_core.store.protocol import ExecutionStore
 from toolang_core.store.types import RunRecord
 
@@ -193,7 +193,7 @@ class Runtime:
     async def sweep_task_runs(self) -> None:
         """Finalize task runs whose turn ended unnoticed (errors are logged, not raised:
         this runs at start-up and after every heartbeat)."""
-        from toolang_core.plugins.host import describe_exception
+        from toolang_core.errors import describe_exception
 
         try:
             await self.task_runs.sweep()
@@ -208,7 +208,7 @@ class Runtime:
 
     def sweep_approvals(self) -> None:
         """Expire pending approval requests whose turn has ended (logged, never raised)."""
-        from toolang_core.plugins.host import describe_exception
+        from toolang_core.errors import describe_exception
         from toolang_core.tools.approvals import ApprovalBook
 
         if self.store is None:

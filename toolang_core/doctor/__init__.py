@@ -20,7 +20,7 @@ from toolang_core.builtins import builtin_plugins
 from toolang_core.config.loader import find_config, load_config
 from toolang_core.config.model import ToolangConfig
 from toolang_core.config.settings import validate_plugin_settings
-from toolang_core.doctor_setup import check_directories, check_models
+from toolang_core.doctor.setup import check_directories, check_models
 from toolang_core.errors import ConfigError
 from toolang_core.plugins.host import PluginHost
 from toolang_core.plugins.loader import LoadPolicy
