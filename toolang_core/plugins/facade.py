@@ -9,8 +9,7 @@ pluggy's order, awaitables awaited, errors isolated per plugin and reported as
 from __future__ import annotations
 
 import asyncio
-import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -18,6 +17,7 @@ import structlog
 
 from toolang_core.errors import describe_exception
 from toolang_core.hookspecs import TOOL_CHAIN, TOOL_CHAIN_STAGES
+from toolang_core.hookspecs.rules import HOOK_RULES
 from toolang_core.tools.types import (
     ApprovalDecision,
     AskApproval,
@@ -83,10 +83,6 @@ NO_DECISION: Final = ApprovalOutcome(None, None)
 """Every gate abstained (most tool calls): one frozen value, not one per call."""
 
 
-async def _resolve(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
-
-
 def _pending(value: Any) -> bool:
     """Whether a hook's answer must be awaited (cheaper than a coroutine per answer:
     the tool-call chain asks this several times per tool call)."""
@@ -98,6 +94,18 @@ def _results(raw: Any) -> list[Any]:
     if isinstance(raw, list):
         return raw
     return [] if raw is None else [raw]
+
+
+@attrs.frozen
+class Refused:
+    """A fail-closed hook's implementation raised: the call ends with a refusal."""
+
+    plugin: str
+    failure: HookFailure
+
+    @property
+    def error(self) -> str:
+        return self.failure.error
 
 
 class Hooks:
@@ -119,17 +127,64 @@ class Hooks:
             for hook in TOOL_CHAIN
         ]
 
-    async def _broadcast(self, hook: str, **kwargs: Any) -> list[HookFailure]:
-        failures = []
+    # -- the runners: every hook is called through one of these, by its declared rule --
+
+    async def _in_turn(
+        self,
+        hook: str,
+        kwargs: dict[str, Any],
+        take: Callable[[str, list[Any]], Any],
+        *,
+        timeout: float | None = None,
+    ) -> tuple[Any, list[HookFailure]]:
+        """Ask ``hook``'s implementations one plugin at a time, by its calling rule
+        (:data:`~toolang_core.hookspecs.rules.HOOK_RULES`).
+
+        Each plugin's answers, awaited, go to ``take(plugin, answers)``; a value other
+        than ``None`` ends the call and is returned. ``kwargs`` is read afresh for each
+        plugin, so ``take`` may change what the later ones see. A plugin that raises (or
+        overruns ``timeout``) ends the call with :class:`Refused` under a fail-closed
+        rule; otherwise it is logged, reported and skipped. Returns ``(the ending value
+        or None, failures)``."""
+        fail_closed = HOOK_RULES[hook].fail_closed
+        failures: list[HookFailure] = []
         for plugin, caller in self._host.pm.per_plugin_callers(hook):
+            answers: list[Any] = []
             try:
-                for value in _results(caller(**kwargs)):
-                    await _resolve(value)
+                # A loop, not a comprehension: one holding an await is a coroutine of its own.
+                if timeout is None:
+                    for value in _results(caller(**kwargs)):
+                        answers.append(await value if _pending(value) else value)
+                else:
+                    async with asyncio.timeout(timeout):
+                        for value in _results(caller(**kwargs)):
+                            answers.append(await value if _pending(value) else value)
             except Exception as exc:
                 failure = HookFailure(plugin, hook, describe_exception(exc))
-                log.warning("hook.failed", plugin=plugin, hook=hook, error=failure.error)
                 failures.append(failure)
-        return failures
+                if fail_closed:
+                    return Refused(plugin, failure), failures
+                log.warning("hook.failed", plugin=plugin, hook=hook, error=failure.error)
+                continue
+            ended = take(plugin, answers)
+            if ended is not None:
+                return ended, failures
+        return None, failures
+
+    def _now(self, hook: str, kwargs: dict[str, Any]) -> list[tuple[str, list[Any]]]:
+        """Call every implementation of a synchronous ``hook`` (its answers are not
+        awaited); ``(plugin, answers)`` for each, a plugin that raises logged and left
+        out (only rules that skip a failure call hooks this way)."""
+        answered: list[tuple[str, list[Any]]] = []
+        for plugin, caller in self._host.pm.per_plugin_callers(hook):
+            try:
+                answered.append((plugin, _results(caller(**kwargs))))
+            except Exception as exc:
+                log.warning("hook.failed", plugin=plugin, hook=hook, error=describe_exception(exc))
+        return answered
+
+    async def _broadcast(self, hook: str, **kwargs: Any) -> list[HookFailure]:
+        return [failure for _, _, failure in await self._each_of((hook,), kwargs) if failure]
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -151,92 +206,84 @@ class Hooks:
 
         A filter that raises blocks the call: a broken security filter fails closed.
         """
+        if not self._host.pm.per_plugin_callers("toolang_filter_tool_call"):
+            return FilterOutcome(call)  # no filter: the common bare chain, no coroutine
         verdicts: list[tuple[str, FilterVerdict]] = []
-        failures: list[HookFailure] = []
-        hook = "toolang_filter_tool_call"
-        for plugin, caller in self._host.pm.per_plugin_callers(hook):
-            try:
-                # A loop, not a comprehension: one holding an await is a coroutine of its own.
-                answers = []
-                for value in _results(caller(call=call, ctx=ctx)):
-                    answers.append(await value if _pending(value) else value)
-            except Exception as exc:
-                failure = HookFailure(plugin, hook, describe_exception(exc))
-                failures.append(failure)
-                block = Block(f"security filter {plugin!r} failed: {failure.error}")
-                return FilterOutcome(call, tuple(verdicts), (plugin, block), tuple(failures))
+        kwargs: dict[str, Any] = {"call": call, "ctx": ctx}
+
+        def take(plugin: str, answers: list[Any]) -> tuple[str, Block] | None:
             for verdict in answers:
                 if verdict is None:
                     continue
                 verdicts.append((plugin, verdict))
                 if isinstance(verdict, Block):
-                    return FilterOutcome(call, tuple(verdicts), (plugin, verdict), tuple(failures))
+                    return plugin, verdict
                 params = verdict.params if isinstance(verdict, Modify | AskApproval) else None
                 if params is not None:
-                    call = attrs.evolve(call, params=dict(params))
-                    ctx = attrs.evolve(ctx, call=call)
-        return FilterOutcome(call, tuple(verdicts), None, tuple(failures))
+                    changed = attrs.evolve(kwargs["call"], params=dict(params))
+                    kwargs["call"], kwargs["ctx"] = (
+                        changed,
+                        attrs.evolve(kwargs["ctx"], call=changed),
+                    )
+            return None
+
+        ended, failures = await self._in_turn("toolang_filter_tool_call", kwargs, take)
+        if isinstance(ended, Refused):
+            ended = ended.plugin, Block(f"security filter {ended.plugin!r} failed: {ended.error}")
+        return FilterOutcome(kwargs["call"], tuple(verdicts), ended, tuple(failures))
 
     async def approve_tool_call(self, call: ToolCall, ctx: ToolCallContext) -> ApprovalOutcome:
         """Ask the ApprovalGates in turn; the first decision wins.
 
         A gate that raises denies the call: a broken gate fails closed.
         """
-        hook = "toolang_approve_tool_call"
-        for plugin, caller in self._host.pm.per_plugin_callers(hook):
-            try:
-                for value in _results(caller(call=call, ctx=ctx)):
-                    decision = await value if _pending(value) else value
-                    if decision is not None:
-                        return ApprovalOutcome(plugin, decision)
-            except Exception as exc:
-                failure = HookFailure(plugin, hook, describe_exception(exc))
-                denied = Denied(f"approval gate {plugin!r} failed: {failure.error}")
-                return ApprovalOutcome(plugin, denied, (failure,))
-        return NO_DECISION
+        if not self._host.pm.per_plugin_callers("toolang_approve_tool_call"):
+            return NO_DECISION
+
+        def take(plugin: str, answers: list[Any]) -> ApprovalOutcome | None:
+            for decision in answers:
+                if decision is not None:
+                    return ApprovalOutcome(plugin, decision)
+            return None
+
+        kwargs = {"call": call, "ctx": ctx}
+        ended, failures = await self._in_turn("toolang_approve_tool_call", kwargs, take)
+        if isinstance(ended, Refused):
+            denied = Denied(f"approval gate {ended.plugin!r} failed: {ended.error}")
+            return ApprovalOutcome(ended.plugin, denied, tuple(failures))
+        return NO_DECISION if ended is None else ended
 
     async def filter_tool_result(
         self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
     ) -> tuple[ToolResult, tuple[tuple[str, str], ...], tuple[HookFailure, ...]]:
         """Let every result filter replace the result in turn; ``(result, changed-by
         (plugin, reason) pairs, failures)``. A filter that raises fails closed."""
-        hook = "toolang_filter_tool_result"
+        if not self._host.pm.per_plugin_callers("toolang_filter_tool_result"):
+            return result, (), ()
         changed: list[tuple[str, str]] = []
-        for plugin, caller in self._host.pm.per_plugin_callers(hook):
-            try:
-                for value in _results(caller(call=call, result=result, ctx=ctx)):
-                    replacement = await value if _pending(value) else value
-                    if replacement is not None:
-                        result = replacement
-                        changed.append((plugin, "modified the result"))
-            except Exception as exc:
-                failure = HookFailure(plugin, hook, describe_exception(exc))
-                withheld = ToolResult(
-                    ok=False,
-                    error=f"result withheld: security filter {plugin!r} failed ({failure.error})",
-                    error_type="filter_failed",
-                )
-                return withheld, tuple(changed), (failure,)
-        return result, tuple(changed), ()
+        kwargs: dict[str, Any] = {"call": call, "result": result, "ctx": ctx}
+
+        def take(plugin: str, answers: list[Any]) -> None:
+            for replacement in answers:
+                if replacement is not None:
+                    kwargs["result"] = replacement
+                    changed.append((plugin, "modified the result"))
+
+        ended, failures = await self._in_turn("toolang_filter_tool_result", kwargs, take)
+        if isinstance(ended, Refused):
+            withheld = ToolResult(
+                ok=False,
+                error=f"result withheld: security filter {ended.plugin!r} failed ({ended.error})",
+                error_type="filter_failed",
+            )
+            return withheld, tuple(changed), tuple(failures)
+        return kwargs["result"], tuple(changed), ()
 
     def prompt_notes(self, agent: str, thread_id: str, runtime: Runtime) -> list[str]:
         """Every plugin's note for the next prompt (a failing plugin is skipped)."""
-        notes: list[str] = []
-        for plugin, caller in self._host.pm.per_plugin_callers("toolang_prompt_notes"):
-            try:
-                notes.extend(
-                    str(n)
-                    for n in _results(caller(agent=agent, thread_id=thread_id, runtime=runtime))
-                    if n
-                )
-            except Exception as exc:
-                log.warning(
-                    "hook.failed",
-                    plugin=plugin,
-                    hook="toolang_prompt_notes",
-                    error=describe_exception(exc),
-                )
-        return notes
+        kwargs = {"agent": agent, "thread_id": thread_id, "runtime": runtime}
+        answered = self._now("toolang_prompt_notes", kwargs)
+        return [str(note) for _, notes in answered for note in notes if note]
 
     async def route(
         self, request: str, agents: Sequence[AgentDefinition]
@@ -245,23 +292,19 @@ class Hooks:
 
         A proposal naming an agent not among ``agents`` is ignored; a router that
         raises is skipped and reported."""
-        hook = "toolang_route"
         names = {agent.name for agent in agents}
-        best: RouteProposal | None = None
-        failures: list[HookFailure] = []
-        for plugin, caller in self._host.pm.per_plugin_callers(hook):
-            try:
-                for value in _results(caller(request=request, agents=agents)):
-                    proposal = await _resolve(value)
-                    if proposal is None or proposal.agent not in names:
-                        continue
-                    if best is None or proposal.score > best.score:
-                        best = attrs.evolve(proposal, router=plugin)
-            except Exception as exc:
-                failure = HookFailure(plugin, hook, describe_exception(exc))
-                log.warning("hook.failed", plugin=plugin, hook=hook, error=failure.error)
-                failures.append(failure)
-        return best, tuple(failures)
+        best: list[RouteProposal] = []  # the best so far, when there is one
+
+        def take(plugin: str, answers: list[Any]) -> None:
+            for proposal in answers:
+                if proposal is None or proposal.agent not in names:
+                    continue
+                if not best or proposal.score > best[0].score:
+                    best[:] = [attrs.evolve(proposal, router=plugin)]
+
+        kwargs = {"request": request, "agents": agents}
+        _, failures = await self._in_turn("toolang_route", kwargs, take)
+        return (best[0] if best else None), tuple(failures)
 
     async def observe_tool_result(
         self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
@@ -307,21 +350,18 @@ class Hooks:
     ) -> tuple[dict[str, str], list[HookFailure]]:
         """Every finalizer's metadata merged in call order (trimmed, empty keys dropped);
         one that raises or overruns ``timeout_seconds`` adds nothing."""
-        hook = "toolang_finalize_task_run"
         merged: dict[str, str] = {}
-        failures: list[HookFailure] = []
-        for plugin, caller in self._host.pm.per_plugin_callers(hook):
-            try:
-                async with asyncio.timeout(timeout_seconds):
-                    for value in _results(caller(run=run, runtime=runtime)):
-                        metadata = await _resolve(value)
-                        for key, item in (metadata or {}).items():
-                            if str(key).strip():
-                                merged[str(key).strip()] = str(item).strip()
-            except Exception as exc:
-                failure = HookFailure(plugin, hook, describe_exception(exc))
-                log.warning("hook.failed", plugin=plugin, hook=hook, error=failure.error)
-                failures.append(failure)
+
+        def take(plugin: str, answers: list[Any]) -> None:
+            for metadata in answers:
+                for key, item in (metadata or {}).items():
+                    if str(key).strip():
+                        merged[str(key).strip()] = str(item).strip()
+
+        kwargs = {"run": run, "runtime": runtime}
+        _, failures = await self._in_turn(
+            "toolang_finalize_task_run", kwargs, take, timeout=timeout_seconds
+        )
         return merged, failures
 
     async def observe_task_run(self, run: TaskRun, runtime: Runtime) -> list[HookFailure]:
