@@ -10,6 +10,7 @@ direction the graph follows is described in docs/architecture.md.
 from __future__ import annotations
 
 import ast
+import itertools
 from collections import defaultdict
 from pathlib import Path
 
@@ -138,7 +139,7 @@ def describe_cycles(edges: Edges) -> list[str]:
     for component in _strongly_connected(edges):
         cycle = _one_cycle(edges, component)
         lines = [f"cycle {' -> '.join(cycle)} (packages {', '.join(component)})"]
-        for source, target in zip(cycle, cycle[1:]):
+        for source, target in itertools.pairwise(cycle):
             places = edges[source][target]
             lines.append(f"  {source} -> {target}: {', '.join(places[:5])}")
         reports.append("\n".join(lines))

@@ -311,16 +311,6 @@ class Hooks:
     ) -> list[tuple[str, HookFailure | None]]:
         return await self._each("toolang_observe_tool_result", call=call, result=result, ctx=ctx)
 
-    async def save_knowledge(
-        self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
-    ) -> list[tuple[str, HookFailure | None]]:
-        return await self._each("toolang_save_knowledge", call=call, result=result, ctx=ctx)
-
-    async def publish_event(
-        self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
-    ) -> list[tuple[str, HookFailure | None]]:
-        return await self._each("toolang_publish_event", call=call, result=result, ctx=ctx)
-
     async def after_tool_call(
         self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
     ) -> list[tuple[str, str, HookFailure | None]]:
