@@ -159,6 +159,9 @@ class Hooks:
                     async with asyncio.timeout(timeout):
                         for value in _results(caller(**kwargs)):
                             answers.append(await value if _pending(value) else value)
+                # Inside the try: an answer take() cannot use (a finalizer's metadata that
+                # is no mapping) is that plugin's failure, like a raise.
+                ended = take(plugin, answers)
             except Exception as exc:
                 failure = HookFailure(plugin, hook, describe_exception(exc))
                 failures.append(failure)
@@ -166,7 +169,6 @@ class Hooks:
                     return Refused(plugin, failure), failures
                 log.warning("hook.failed", plugin=plugin, hook=hook, error=failure.error)
                 continue
-            ended = take(plugin, answers)
             if ended is not None:
                 return ended, failures
         return None, failures
