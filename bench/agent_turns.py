@@ -42,6 +42,7 @@ from throughput import toolang_cycle
 
 from toolang_core import RegisterTool, Tool, TurnRequest, hookimpl
 from toolang_core.builtins import builtin_plugins
+from toolang_core.cli.cmd_run import freeze_heap  # what `toolang run` does
 from toolang_core.config import parse_config, starter_config
 from toolang_core.logs import configure_logging
 from toolang_core.models.types import ModelRequest, ModelResponse
@@ -171,7 +172,7 @@ def agent_cycle(
 
     async def run() -> tuple[float, list[float]]:
         stop = asyncio.Event()
-        serving = asyncio.create_task(runtime.serve(stop, sources=()))
+        serving = asyncio.create_task(runtime.serve(stop, sources=(), on_started=freeze_heap))
         while not runtime.admitting:
             await asyncio.sleep(0.001)
         start = time.perf_counter()

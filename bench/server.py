@@ -238,6 +238,7 @@ async def in_process_throughput(runtime: object, clients: int, per_client: int) 
 
 async def bench(args: argparse.Namespace) -> dict[str, object]:
     from toolang_core import Runtime, load_config
+    from toolang_core.cli.cmd_run import freeze_heap  # what `toolang run` does
 
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
@@ -245,7 +246,7 @@ async def bench(args: argparse.Namespace) -> dict[str, object]:
         env = {"TOOLANG_LOAD_PLUGINS": "server,model-demo"}
         runtime = Runtime.from_config(load_config(home / "toolang.toml", env=env), env=env)
         stop = asyncio.Event()
-        serving = asyncio.create_task(runtime.serve(stop, sources=()))
+        serving = asyncio.create_task(runtime.serve(stop, sources=(), on_started=freeze_heap))
         url_file = home / ".toolang" / "server.url"
         while not url_file.is_file():
             await asyncio.sleep(0.01)

@@ -37,6 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from toolang_core import SpawnRequest, TaskRun, hookimpl
+from toolang_core.cli.cmd_run import freeze_heap  # what `toolang run` does
 from toolang_core.config import ToolangConfig
 from toolang_core.config.model import (
     GroupConfig,
@@ -102,7 +103,7 @@ def taskruns_cycle(home: Path, runs: int, budget: int) -> dict[str, Any]:
 
     async def run() -> float:
         stop = asyncio.Event()
-        serving = asyncio.create_task(runtime.serve(stop, sources=()))
+        serving = asyncio.create_task(runtime.serve(stop, sources=(), on_started=freeze_heap))
         while runtime.scheduler is None:
             await asyncio.sleep(0.001)
         controller = runtime.task_runs
@@ -144,7 +145,7 @@ def plain_cycle(home: Path, runs: int, budget: int) -> float:
 
     async def run() -> float:
         stop = asyncio.Event()
-        serving = asyncio.create_task(runtime.serve(stop, sources=()))
+        serving = asyncio.create_task(runtime.serve(stop, sources=(), on_started=freeze_heap))
         while runtime.scheduler is None:
             await asyncio.sleep(0.001)
         first = time.perf_counter()

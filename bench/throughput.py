@@ -29,6 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from toolang_core.cli.cmd_run import freeze_heap  # what `toolang run` does
 from toolang_core.config import ToolangConfig
 from toolang_core.config.model import RuntimeConfig, SchedulerConfig
 from toolang_core.logs import configure_logging
@@ -81,7 +82,7 @@ def toolang_cycle(home: Path, turns: int, threads: int) -> float:
 
     async def run() -> float:
         stop = asyncio.Event()
-        serving = asyncio.create_task(runtime.serve(stop, sources=()))
+        serving = asyncio.create_task(runtime.serve(stop, sources=(), on_started=freeze_heap))
         while not runtime.admitting:  # the clock starts once start-up is over
             await asyncio.sleep(0.001)
         start = time.perf_counter()

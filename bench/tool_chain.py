@@ -120,7 +120,7 @@ def main() -> None:
             await full_rt.host.hooks.startup(full_rt)
             await time_chain(full_rt, full, 200)  # warm caches, open plugin databases
             await time_chain(bare_rt, bare, 200)
-            gc.collect()  # as Runtime.serve does once start-up is done
+            gc.collect()  # as `toolang run` does once start-up is done (freeze_heap)
             gc.freeze()
             d, b, f = [], [], []
             for _ in range(args.batches):

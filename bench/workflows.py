@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import toolang_tools_automator
 from toolang_core import NewTurnRequest, TaskRun, TurnStatus, hookimpl
+from toolang_core.cli.cmd_run import freeze_heap  # what `toolang run` does
 from toolang_core.config import load_config
 from toolang_core.logs import configure_logging
 from toolang_core.runtime import Runtime
@@ -134,7 +135,7 @@ def one_workflow(home: Path, levels: int, width: int, model_ms: float = 0.0) -> 
     turn_id = inbox.submit(
         NewTurnRequest(source="chat", thread_id="cli:bench", input="go", owner="bench")
     ).id
-    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=(), on_started=freeze_heap))
     assert inbox.get(turn_id).status is TurnStatus.COMPLETED
     steps = levels * width
     assert len(watch.ended) == steps, (len(watch.ended), steps)

@@ -11,8 +11,8 @@ import attrs
 
 from toolang_core.config import ToolangConfig
 from toolang_core.config.model import RuntimeConfig, SchedulerConfig
+from toolang_core.execution.seam import TurnContext, TurnOutcome
 from toolang_core.runtime import Runtime
-from toolang_core.runtime.executor import TurnContext, TurnOutcome
 from toolang_core.store.types import NewTurnRequest, TurnRequest
 
 

@@ -12,8 +12,8 @@ from toolang_core.config import ToolangConfig
 from toolang_core.config.model import AgentsConfig, ModelsConfig, RuntimeConfig
 from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest, TurnStatus
-from toolang_core.taskruns.plugin import TOOL_NAMES as DELEGATION_TOOLS
 from toolang_core.testing.models import ScriptedModel, error, text, tool_call
+from toolang_core.turn.delegation_plugin import TOOL_NAMES as DELEGATION_TOOLS
 
 COUNTER: list[str] = []
 

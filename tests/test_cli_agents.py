@@ -11,8 +11,8 @@ from cli_helpers import assert_no_traceback, run_toolang
 from toolang_core.config import load_config
 from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest
-from toolang_core.taskruns.plugin import TOOL_NAMES as DELEGATION_TOOLS
 from toolang_core.testing.models import ScriptedModel, text
+from toolang_core.turn.delegation_plugin import TOOL_NAMES as DELEGATION_TOOLS
 
 FIXTURE = """
 from toolang_core import AgentDefinition, AgentLoad, Tool, hookimpl

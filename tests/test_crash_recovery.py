@@ -19,6 +19,8 @@ from cli_helpers import run_toolang
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import TERMINAL, NewTurnRequest, SubmitRules, TurnStatus
 
+pytestmark = pytest.mark.slow  # real processes killed mid-turn and restarted
+
 MAX_ATTEMPTS = 5
 CONFIG = f"""
 [runtime]

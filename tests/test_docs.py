@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from toolang_core.hookspecs import FAMILIES, Family
+from toolang_core.hookspecs.rules import HOOK_RULES
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -54,6 +55,21 @@ def test_hook_is_documented_with_its_signature_and_arguments(family, hook):
         )
     for part in ("**When it is called**", "**Return**", "**`None` means**", "**Example**"):
         assert part in body, f"{hook}: missing {part}"
+
+
+def test_every_hook_declares_exactly_one_calling_rule():
+    assert sorted(HOOK_RULES) == sorted(hook for _, hook in HOOKS)
+
+
+@pytest.mark.parametrize(("family", "hook"), HOOKS, ids=[h for _, h in HOOKS])
+def test_hook_page_states_the_declared_calling_rule(family, hook):
+    rule = HOOK_RULES.get(hook)
+    assert rule is not None, f"{hook}: no calling rule in toolang_core.hookspecs.rules.HOOK_RULES"
+    body = section(
+        (DOCS / "hooks" / f"{family.key}.md").read_text(), signature_heading(family, hook)
+    )
+    stated = f"**Calling rule**: {rule.name} — "
+    assert stated in body, f"docs/hooks/{family.key}.md, {hook}: missing {stated!r}"
 
 
 def test_no_page_documents_a_hook_that_does_not_exist():

@@ -21,10 +21,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from kill_helpers import effect_lines, install_effects_kit, wait_for
 
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import NewTurnRequest, SubmitRules, TurnStatus
+
+pytestmark = pytest.mark.slow  # real processes killed at many points
 
 TURNS = 40
 KILLS = 12

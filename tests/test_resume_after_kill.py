@@ -11,10 +11,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from kill_helpers import install_kit, wait_for, write_script
 
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import NewTurnRequest, SubmitRules, TurnStatus
+
+pytestmark = pytest.mark.slow  # real processes killed mid-turn and restarted
 
 CONFIG = """
 [runtime]

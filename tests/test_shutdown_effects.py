@@ -13,10 +13,13 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from kill_helpers import effect_lines, install_effects_kit, wait_for
 
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import NewTurnRequest, SubmitRules, TurnStatus
+
+pytestmark = pytest.mark.slow  # real processes signalled and stopped
 
 CONFIG = """
 [runtime]

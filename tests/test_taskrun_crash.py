@@ -20,12 +20,15 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from kill_helpers import install_kit, wait_for, write_script
 
 from toolang_core import SpawnRequest, TaskRunController, TurnStatus
 from toolang_core.config import load_config
 from toolang_core.runtime import Runtime
 from toolang_core.store.sqlite import SQLiteStore
+
+pytestmark = pytest.mark.slow  # real processes killed mid-run and restarted
 
 CONFIG = """
 [runtime]

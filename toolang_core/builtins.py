@@ -9,8 +9,8 @@ BUILTIN_PLUGINS: Final = (
     ("store-sqlite", "toolang_core.store.sqlite.plugin"),
     ("memory-tools", "toolang_core.memory.tools"),
     ("route-keywords", "toolang_core.agents.keyword_router"),
-    ("delegation", "toolang_core.taskruns.plugin"),
-    ("agent-pool", "toolang_core.agents.pool_plugin"),
+    ("delegation", "toolang_core.turn.delegation_plugin"),
+    ("agent-pool", "toolang_core.teams.pool_plugin"),
 )
 
 

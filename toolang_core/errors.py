@@ -48,3 +48,13 @@ class UsageError(ToolangError):
     """A command was asked to do something that cannot be done as asked."""
 
     exit_code: ClassVar[int] = 2
+
+
+def describe_exception(exc: BaseException) -> str:
+    """One line naming an exception: its type and the first line of its message.
+
+    Used wherever a failure is recorded or logged for a person (a plugin's hook, a
+    tool, a turn); it lives here, at the bottom of the package graph, so every layer
+    can use it without importing the plugin host."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__

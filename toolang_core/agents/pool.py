@@ -281,11 +281,7 @@ def pool_for(runtime: Runtime, store: ExecutionStore | None = None) -> AgentPool
         raise RuntimeError("the agent pool needs a store: pass one or serve the runtime")
 
     def scorer(member: PoolMember, capability: str) -> float | None:
-        for _plugin, caller in runtime.host.pm.per_plugin_callers("toolang_score_agent"):
-            for value in caller(member=member, capability=capability):
-                if value is not None:
-                    return float(value)
-        return None
+        return runtime.host.hooks.score_agent(member, capability)
 
     registry = runtime.agents.registry
     settings = runtime.settings.get("agent-pool")

@@ -39,7 +39,7 @@ from toolang_core.agents.types import (
     SourceLabel,
 )
 from toolang_core.agents.validate import DefinitionError, checked, problem
-from toolang_core.plugins.host import describe_exception
+from toolang_core.errors import describe_exception
 
 if TYPE_CHECKING:
     from toolang_core.config.model import ToolangConfig

@@ -97,7 +97,7 @@ def submit(
     is refused (exit 5).
     """
     from toolang_core.ids import is_valid_id
-    from toolang_core.runtime.request_checks import InvalidRequest
+    from toolang_core.inbox.request_checks import InvalidRequest
     from toolang_core.store.types import NewTurnRequest
 
     _check_source(state, source)

@@ -19,10 +19,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from toolang_core.config.model import ToolangConfig
+    from toolang_core.inbox.inbox import Inbox
     from toolang_core.plugins.host import PluginHost
     from toolang_core.plugins.loader import LoadPolicy
     from toolang_core.runtime import Runtime
-    from toolang_core.runtime.inbox import Inbox
     from toolang_core.store.protocol import ExecutionStore
 
 F = TypeVar("F", bound="Callable[..., Any]")
@@ -73,12 +73,9 @@ class CliState:
     @cached_property
     def host(self) -> PluginHost:
         """The plugin host for this invocation. :raises PluginError: in strict mode."""
-        from toolang_core.builtins import builtin_plugins
         from toolang_core.plugins.host import PluginHost
 
-        return PluginHost.from_entry_points(
-            self.policy(config=self.config), builtins=builtin_plugins()
-        )
+        return PluginHost.from_config(self.config, self.env, strict=self.strict)
 
     def lenient_host(self) -> PluginHost:
         """A host even when the configuration is broken (used to list commands)."""
@@ -87,10 +84,9 @@ class CliState:
         try:
             return self.host
         except ConfigError:
-            from toolang_core.builtins import builtin_plugins
             from toolang_core.plugins.host import PluginHost
 
-            self.host = PluginHost.from_entry_points(self.policy(), builtins=builtin_plugins())
+            self.host = PluginHost.from_config(None, self.env, strict=self.strict)
             return self.host
 
     @cached_property

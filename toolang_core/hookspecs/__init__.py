@@ -85,10 +85,3 @@ TOOL_CHAIN_STAGES: Final[dict[str, str]] = {
 
 def spec_modules() -> tuple[ModuleType, ...]:
     return tuple(family.module for family in FAMILIES)
-
-
-def family_of(hook_name: str) -> Family | None:
-    for family in FAMILIES:
-        if hook_name in family.hook_names:
-            return family
-    return None

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 import structlog
 
+from toolang_core.errors import describe_exception
 from toolang_core.memory.types import (
     MemoryEntry,
     MemoryForget,
@@ -33,7 +34,6 @@ from toolang_core.memory.types import (
     MemoryWriteBatch,
     MemoryWriteResult,
 )
-from toolang_core.plugins.host import describe_exception
 from toolang_core.redaction import redact, redact_text
 
 if TYPE_CHECKING:

@@ -9,15 +9,15 @@ pluggy's order, awaitables awaited, errors isolated per plugin and reported as
 from __future__ import annotations
 
 import asyncio
-import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import structlog
 
+from toolang_core.errors import describe_exception
 from toolang_core.hookspecs import TOOL_CHAIN, TOOL_CHAIN_STAGES
-from toolang_core.plugins.host import describe_exception
+from toolang_core.hookspecs.rules import HOOK_RULES
 from toolang_core.tools.types import (
     ApprovalDecision,
     AskApproval,
@@ -83,10 +83,6 @@ NO_DECISION: Final = ApprovalOutcome(None, None)
 """Every gate abstained (most tool calls): one frozen value, not one per call."""
 
 
-async def _resolve(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
-
-
 def _pending(value: Any) -> bool:
     """Whether a hook's answer must be awaited (cheaper than a coroutine per answer:
     the tool-call chain asks this several times per tool call)."""
@@ -98,6 +94,18 @@ def _results(raw: Any) -> list[Any]:
     if isinstance(raw, list):
         return raw
     return [] if raw is None else [raw]
+
+
+@attrs.frozen
+class Refused:
+    """A fail-closed hook's implementation raised: the call ends with a refusal."""
+
+    plugin: str
+    failure: HookFailure
+
+    @property
+    def error(self) -> str:
+        return self.failure.error
 
 
 class Hooks:
@@ -119,17 +127,72 @@ class Hooks:
             for hook in TOOL_CHAIN
         ]
 
-    async def _broadcast(self, hook: str, **kwargs: Any) -> list[HookFailure]:
-        failures = []
+    # -- the runners: every hook is called through one of these, by its declared rule --
+
+    async def _in_turn(
+        self,
+        hook: str,
+        kwargs: dict[str, Any],
+        take: Callable[[str, list[Any]], Any],
+        *,
+        timeout: float | None = None,
+    ) -> tuple[Any, list[HookFailure]]:
+        """Ask ``hook``'s implementations one plugin at a time, by its calling rule
+        (:data:`~toolang_core.hookspecs.rules.HOOK_RULES`).
+
+        Each plugin's answers, awaited, go to ``take(plugin, answers)``; a value other
+        than ``None`` ends the call and is returned. ``kwargs`` is read afresh for each
+        plugin, so ``take`` may change what the later ones see. A plugin that raises (or
+        overruns ``timeout``) ends the call with :class:`Refused` under a fail-closed
+        rule; otherwise it is logged, reported and skipped. Returns ``(the ending value
+        or None, failures)``."""
+        fail_closed = HOOK_RULES[hook].fail_closed
+        failures: list[HookFailure] = []
         for plugin, caller in self._host.pm.per_plugin_callers(hook):
+            answers: list[Any] = []
             try:
-                for value in _results(caller(**kwargs)):
-                    await _resolve(value)
+                # A loop, not a comprehension: one holding an await is a coroutine of its own.
+                if timeout is None:
+                    for value in _results(caller(**kwargs)):
+                        answers.append(await value if _pending(value) else value)
+                else:
+                    async with asyncio.timeout(timeout):
+                        for value in _results(caller(**kwargs)):
+                            answers.append(await value if _pending(value) else value)
+                # Inside the try: an answer take() cannot use (a finalizer's metadata that
+                # is no mapping) is that plugin's failure, like a raise.
+                ended = take(plugin, answers)
             except Exception as exc:
                 failure = HookFailure(plugin, hook, describe_exception(exc))
-                log.warning("hook.failed", plugin=plugin, hook=hook, error=failure.error)
                 failures.append(failure)
-        return failures
+                if fail_closed:
+                    return Refused(plugin, failure), failures
+                log.warning("hook.failed", plugin=plugin, hook=hook, error=failure.error)
+                continue
+            if ended is not None:
+                return ended, failures
+        return None, failures
+
+    def _now(
+        self, hook: str, kwargs: dict[str, Any], failures: list[HookFailure] | None = None
+    ) -> list[tuple[str, list[Any]]]:
+        """Call every implementation of a synchronous ``hook`` (its answers are not
+        awaited); ``(plugin, answers)`` for each, a plugin that raises logged, added to
+        ``failures`` when given, and left out (only rules that skip a failure call hooks
+        this way)."""
+        answered: list[tuple[str, list[Any]]] = []
+        for plugin, caller in self._host.pm.per_plugin_callers(hook):
+            try:
+                answered.append((plugin, _results(caller(**kwargs))))
+            except Exception as exc:
+                error = describe_exception(exc)
+                log.warning("hook.failed", plugin=plugin, hook=hook, error=error)
+                if failures is not None:
+                    failures.append(HookFailure(plugin, hook, error))
+        return answered
+
+    async def _broadcast(self, hook: str, **kwargs: Any) -> list[HookFailure]:
+        return [failure for _, _, failure in await self._each_of((hook,), kwargs) if failure]
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -151,92 +214,84 @@ class Hooks:
 
         A filter that raises blocks the call: a broken security filter fails closed.
         """
+        if not self._host.pm.per_plugin_callers("toolang_filter_tool_call"):
+            return FilterOutcome(call)  # no filter: the common bare chain, no coroutine
         verdicts: list[tuple[str, FilterVerdict]] = []
-        failures: list[HookFailure] = []
-        hook = "toolang_filter_tool_call"
-        for plugin, caller in self._host.pm.per_plugin_callers(hook):
-            try:
-                # A loop, not a comprehension: one holding an await is a coroutine of its own.
-                answers = []
-                for value in _results(caller(call=call, ctx=ctx)):
-                    answers.append(await value if _pending(value) else value)
-            except Exception as exc:
-                failure = HookFailure(plugin, hook, describe_exception(exc))
-                failures.append(failure)
-                block = Block(f"security filter {plugin!r} failed: {failure.error}")
-                return FilterOutcome(call, tuple(verdicts), (plugin, block), tuple(failures))
+        kwargs: dict[str, Any] = {"call": call, "ctx": ctx}
+
+        def take(plugin: str, answers: list[Any]) -> tuple[str, Block] | None:
             for verdict in answers:
                 if verdict is None:
                     continue
                 verdicts.append((plugin, verdict))
                 if isinstance(verdict, Block):
-                    return FilterOutcome(call, tuple(verdicts), (plugin, verdict), tuple(failures))
+                    return plugin, verdict
                 params = verdict.params if isinstance(verdict, Modify | AskApproval) else None
                 if params is not None:
-                    call = attrs.evolve(call, params=dict(params))
-                    ctx = attrs.evolve(ctx, call=call)
-        return FilterOutcome(call, tuple(verdicts), None, tuple(failures))
+                    changed = attrs.evolve(kwargs["call"], params=dict(params))
+                    kwargs["call"], kwargs["ctx"] = (
+                        changed,
+                        attrs.evolve(kwargs["ctx"], call=changed),
+                    )
+            return None
+
+        ended, failures = await self._in_turn("toolang_filter_tool_call", kwargs, take)
+        if isinstance(ended, Refused):
+            ended = ended.plugin, Block(f"security filter {ended.plugin!r} failed: {ended.error}")
+        return FilterOutcome(kwargs["call"], tuple(verdicts), ended, tuple(failures))
 
     async def approve_tool_call(self, call: ToolCall, ctx: ToolCallContext) -> ApprovalOutcome:
         """Ask the ApprovalGates in turn; the first decision wins.
 
         A gate that raises denies the call: a broken gate fails closed.
         """
-        hook = "toolang_approve_tool_call"
-        for plugin, caller in self._host.pm.per_plugin_callers(hook):
-            try:
-                for value in _results(caller(call=call, ctx=ctx)):
-                    decision = await value if _pending(value) else value
-                    if decision is not None:
-                        return ApprovalOutcome(plugin, decision)
-            except Exception as exc:
-                failure = HookFailure(plugin, hook, describe_exception(exc))
-                denied = Denied(f"approval gate {plugin!r} failed: {failure.error}")
-                return ApprovalOutcome(plugin, denied, (failure,))
-        return NO_DECISION
+        if not self._host.pm.per_plugin_callers("toolang_approve_tool_call"):
+            return NO_DECISION
+
+        def take(plugin: str, answers: list[Any]) -> ApprovalOutcome | None:
+            for decision in answers:
+                if decision is not None:
+                    return ApprovalOutcome(plugin, decision)
+            return None
+
+        kwargs = {"call": call, "ctx": ctx}
+        ended, failures = await self._in_turn("toolang_approve_tool_call", kwargs, take)
+        if isinstance(ended, Refused):
+            denied = Denied(f"approval gate {ended.plugin!r} failed: {ended.error}")
+            return ApprovalOutcome(ended.plugin, denied, tuple(failures))
+        return NO_DECISION if ended is None else ended
 
     async def filter_tool_result(
         self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
     ) -> tuple[ToolResult, tuple[tuple[str, str], ...], tuple[HookFailure, ...]]:
         """Let every result filter replace the result in turn; ``(result, changed-by
         (plugin, reason) pairs, failures)``. A filter that raises fails closed."""
-        hook = "toolang_filter_tool_result"
+        if not self._host.pm.per_plugin_callers("toolang_filter_tool_result"):
+            return result, (), ()
         changed: list[tuple[str, str]] = []
-        for plugin, caller in self._host.pm.per_plugin_callers(hook):
-            try:
-                for value in _results(caller(call=call, result=result, ctx=ctx)):
-                    replacement = await value if _pending(value) else value
-                    if replacement is not None:
-                        result = replacement
-                        changed.append((plugin, "modified the result"))
-            except Exception as exc:
-                failure = HookFailure(plugin, hook, describe_exception(exc))
-                withheld = ToolResult(
-                    ok=False,
-                    error=f"result withheld: security filter {plugin!r} failed ({failure.error})",
-                    error_type="filter_failed",
-                )
-                return withheld, tuple(changed), (failure,)
-        return result, tuple(changed), ()
+        kwargs: dict[str, Any] = {"call": call, "result": result, "ctx": ctx}
+
+        def take(plugin: str, answers: list[Any]) -> None:
+            for replacement in answers:
+                if replacement is not None:
+                    kwargs["result"] = replacement
+                    changed.append((plugin, "modified the result"))
+
+        ended, failures = await self._in_turn("toolang_filter_tool_result", kwargs, take)
+        if isinstance(ended, Refused):
+            withheld = ToolResult(
+                ok=False,
+                error=f"result withheld: security filter {ended.plugin!r} failed ({ended.error})",
+                error_type="filter_failed",
+            )
+            return withheld, tuple(changed), tuple(failures)
+        return kwargs["result"], tuple(changed), ()
 
     def prompt_notes(self, agent: str, thread_id: str, runtime: Runtime) -> list[str]:
         """Every plugin's note for the next prompt (a failing plugin is skipped)."""
-        notes: list[str] = []
-        for plugin, caller in self._host.pm.per_plugin_callers("toolang_prompt_notes"):
-            try:
-                notes.extend(
-                    str(n)
-                    for n in _results(caller(agent=agent, thread_id=thread_id, runtime=runtime))
-                    if n
-                )
-            except Exception as exc:
-                log.warning(
-                    "hook.failed",
-                    plugin=plugin,
-                    hook="toolang_prompt_notes",
-                    error=describe_exception(exc),
-                )
-        return notes
+        kwargs = {"agent": agent, "thread_id": thread_id, "runtime": runtime}
+        answered = self._now("toolang_prompt_notes", kwargs)
+        return [str(note) for _, notes in answered for note in notes if note]
 
     async def route(
         self, request: str, agents: Sequence[AgentDefinition]
@@ -245,38 +300,24 @@ class Hooks:
 
         A proposal naming an agent not among ``agents`` is ignored; a router that
         raises is skipped and reported."""
-        hook = "toolang_route"
         names = {agent.name for agent in agents}
-        best: RouteProposal | None = None
-        failures: list[HookFailure] = []
-        for plugin, caller in self._host.pm.per_plugin_callers(hook):
-            try:
-                for value in _results(caller(request=request, agents=agents)):
-                    proposal = await _resolve(value)
-                    if proposal is None or proposal.agent not in names:
-                        continue
-                    if best is None or proposal.score > best.score:
-                        best = attrs.evolve(proposal, router=plugin)
-            except Exception as exc:
-                failure = HookFailure(plugin, hook, describe_exception(exc))
-                log.warning("hook.failed", plugin=plugin, hook=hook, error=failure.error)
-                failures.append(failure)
-        return best, tuple(failures)
+        best: list[RouteProposal] = []  # the best so far, when there is one
+
+        def take(plugin: str, answers: list[Any]) -> None:
+            for proposal in answers:
+                if proposal is None or proposal.agent not in names:
+                    continue
+                if not best or proposal.score > best[0].score:
+                    best[:] = [attrs.evolve(proposal, router=plugin)]
+
+        kwargs = {"request": request, "agents": agents}
+        _, failures = await self._in_turn("toolang_route", kwargs, take)
+        return (best[0] if best else None), tuple(failures)
 
     async def observe_tool_result(
         self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
     ) -> list[tuple[str, HookFailure | None]]:
         return await self._each("toolang_observe_tool_result", call=call, result=result, ctx=ctx)
-
-    async def save_knowledge(
-        self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
-    ) -> list[tuple[str, HookFailure | None]]:
-        return await self._each("toolang_save_knowledge", call=call, result=result, ctx=ctx)
-
-    async def publish_event(
-        self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
-    ) -> list[tuple[str, HookFailure | None]]:
-        return await self._each("toolang_publish_event", call=call, result=result, ctx=ctx)
 
     async def after_tool_call(
         self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
@@ -305,24 +346,36 @@ class Hooks:
     def observe(self, hook: str, **kwargs: Any) -> None:
         """Call a turn hook (``toolang_turn_started|step|finished``) on every plugin,
         synchronously, each isolated: one that raises is logged and the others run."""
-        for plugin, caller in self._host.pm.per_plugin_callers(hook):
-            try:
-                caller(**kwargs)
-            except Exception as exc:
-                log.warning("hook.failed", plugin=plugin, hook=hook, error=describe_exception(exc))
+        self._now(hook, kwargs)
 
     def doctor_checks(self, runtime: Runtime) -> list[tuple[str, Any]]:
         """Every plugin's ``toolang_doctor_checks`` findings as ``(plugin, findings)``;
-        a plugin that raised gives its exception in place of findings."""
-        found: list[tuple[str, Any]] = []
-        for plugin, caller in self._host.pm.per_plugin_callers("toolang_doctor_checks"):
-            try:
-                found.extend(
-                    (plugin, list(value or ())) for value in _results(caller(runtime=runtime))
-                )
-            except Exception as exc:
-                found.append((plugin, exc))
+        a plugin that raised gives a :class:`RuntimeError` saying why in place of them."""
+        failures: list[HookFailure] = []
+        answered = self._now("toolang_doctor_checks", {"runtime": runtime}, failures)
+        found: list[tuple[str, Any]] = [
+            (plugin, list(value or ())) for plugin, values in answered for value in values
+        ]
+        found += [(f.plugin, RuntimeError(f.error)) for f in failures]
         return found
+
+    # -- the agent pool and teams --------------------------------------------------------
+
+    def score_agent(self, member: Any, capability: str) -> float | None:
+        """The first score a ``toolang_score_agent`` plugin gives ``member`` for
+        ``capability`` (``None``: the pool's own score); one that raises is skipped."""
+        for _, answers in self._now(
+            "toolang_score_agent", {"member": member, "capability": capability}
+        ):
+            for value in answers:
+                if value is not None:
+                    return float(value)
+        return None
+
+    def agree_payment(self, team_id: str, terms: Any) -> None:
+        """Tell every ``toolang_agree_payment`` plugin of a team member's payment terms,
+        each isolated."""
+        self._now("toolang_agree_payment", {"team_id": team_id, "terms": terms})
 
     # -- HTTP routes -------------------------------------------------------------------
 
@@ -340,21 +393,18 @@ class Hooks:
     ) -> tuple[dict[str, str], list[HookFailure]]:
         """Every finalizer's metadata merged in call order (trimmed, empty keys dropped);
         one that raises or overruns ``timeout_seconds`` adds nothing."""
-        hook = "toolang_finalize_task_run"
         merged: dict[str, str] = {}
-        failures: list[HookFailure] = []
-        for plugin, caller in self._host.pm.per_plugin_callers(hook):
-            try:
-                async with asyncio.timeout(timeout_seconds):
-                    for value in _results(caller(run=run, runtime=runtime)):
-                        metadata = await _resolve(value)
-                        for key, item in (metadata or {}).items():
-                            if str(key).strip():
-                                merged[str(key).strip()] = str(item).strip()
-            except Exception as exc:
-                failure = HookFailure(plugin, hook, describe_exception(exc))
-                log.warning("hook.failed", plugin=plugin, hook=hook, error=failure.error)
-                failures.append(failure)
+
+        def take(plugin: str, answers: list[Any]) -> None:
+            for metadata in answers:
+                for key, item in (metadata or {}).items():
+                    if str(key).strip():
+                        merged[str(key).strip()] = str(item).strip()
+
+        kwargs = {"run": run, "runtime": runtime}
+        _, failures = await self._in_turn(
+            "toolang_finalize_task_run", kwargs, take, timeout=timeout_seconds
+        )
         return merged, failures
 
     async def observe_task_run(self, run: TaskRun, runtime: Runtime) -> list[HookFailure]:

@@ -5,14 +5,15 @@ from __future__ import annotations
 import difflib
 import re
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from inspect import getattr_static
 from typing import TYPE_CHECKING
 
+import attrs
 import pluggy
 import structlog
 
-from toolang_core.errors import PluginError
+from toolang_core.errors import PluginError, describe_exception
 from toolang_core.markers import HOOK_PREFIX, PROJECT_NAME
 from toolang_core.plugins.loader import (
     EntryPointInfo,
@@ -26,17 +27,16 @@ from toolang_core.plugins.records import PluginFailure, PluginRecord, PluginStat
 if TYPE_CHECKING:
     import click
 
+    from toolang_core.config.model import ToolangConfig
     from toolang_core.plugins.components import Components
     from toolang_core.plugins.facade import Hooks
+
+# describe_exception moved down into toolang_core.errors; re-exported for the older path.
+__all__ = ["PluginHost", "describe_exception"]
 
 log = structlog.get_logger("toolang.plugins")
 
 _IMPL_ATTR = PROJECT_NAME + "_impl"
-
-
-def describe_exception(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
 class PluginHost:
@@ -78,6 +78,48 @@ class PluginHost:
         host.load_entry_points(
             policy, scan_entry_points() if entry_points is None else entry_points
         )
+        return host
+
+    @classmethod
+    def from_config(
+        cls,
+        config: ToolangConfig | None,
+        env: Mapping[str, str],
+        *,
+        strict: bool = False,
+        lenient: bool = False,
+        builtins: Iterable[tuple[str, object]] | None = None,
+        entry_points: Iterable[EntryPointInfo] | None = None,
+        load_entry_points: bool = True,
+    ) -> PluginHost:
+        """The composition root: the host a configuration and an environment ask for.
+
+        Resolves the load policy (``[plugins]`` of ``config``, or none when there is no
+        valid configuration, then the ``TOOLANG_*_PLUGINS`` variables of ``env`` and the
+        ``strict`` flag), registers ``builtins`` (default: toolang's built-in plugins),
+        then every entry point the policy allows (none with ``load_entry_points=False``).
+        ``lenient`` never raises for a failing plugin (``toolang doctor`` reports them).
+
+        :raises PluginError: in strict mode, when a plugin fails.
+        """
+        from toolang_core.builtins import builtin_plugins
+
+        plugins = config.plugins if config is not None else None
+        policy = LoadPolicy.resolve(
+            env,
+            config_load=plugins.load if plugins else None,
+            config_disable=plugins.disable if plugins else (),
+            config_strict=plugins.strict if plugins else False,
+            strict_flag=strict,
+        )
+        if lenient:
+            policy = attrs.evolve(policy, strict=False)
+        offered = builtin_plugins() if builtins is None else builtins
+        if load_entry_points:
+            return cls.from_entry_points(policy, builtins=offered, entry_points=entry_points)
+        host = cls(strict=policy.strict)
+        for name, plugin in offered:
+            host.register(plugin, name, builtin=True)
         return host
 
     # -- what is known --------------------------------------------------------------

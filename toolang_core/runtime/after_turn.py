@@ -24,32 +24,25 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import structlog
 
+from toolang_core.errors import describe_exception
 from toolang_core.events import Event
-from toolang_core.plugins.host import describe_exception
+from toolang_core.execution.seam import AFTER_KIND, PROMPT_TRACE_KIND, STAGES, AfterTurn
 from toolang_core.redaction import redact, redact_text
 from toolang_core.taskruns.view import is_task_run
 
 if TYPE_CHECKING:
+    from toolang_core.execution.seam import TurnOutcome
     from toolang_core.memory.types import MemoryWriteBatch
     from toolang_core.plugins.facade import HookFailure
-    from toolang_core.runtime.executor import TurnOutcome
     from toolang_core.runtime.runtime import Runtime
     from toolang_core.store.protocol import ExecutionStore
     from toolang_core.store.types import TurnRequest
 
+# AfterTurn and the record kinds moved below the runtime and the agent turn
+# (toolang_core.execution.seam); re-exported here for the older import path.
+__all__ = ["AFTER_KIND", "PROMPT_TRACE_KIND", "STAGES", "AfterTurn", "AfterTurnStages", "StageDone"]
+
 log = structlog.get_logger("toolang.turn")
-
-AFTER_KIND = "toolang.turn.after"
-PROMPT_TRACE_KIND = "toolang.prompt_trace"
-STAGES = ("turn_state", "prompt_trace", "memory_write", "events", "delivery")
-
-
-@attrs.frozen
-class AfterTurn:
-    """What an executor hands to the post-turn stages with its outcome."""
-
-    prompt_trace: Mapping[str, Any] | None = None
-    memory: MemoryWriteBatch | None = None
 
 
 @attrs.frozen

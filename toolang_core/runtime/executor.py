@@ -1,229 +1,34 @@
-"""The turn-executor seam: what runs a claimed turn.
+"""The executors a ``[runtime] executor`` name selects.
 
-The scheduler hands each admitted turn to the configured :class:`TurnExecutor` inside
-its own task, with a :class:`TurnContext`. The agent loop is the real executor;
-:class:`EchoExecutor` (``[runtime] executor = "echo"``) answers with the input and
-exists for the engine's tests and benchmarks — it is not an agent.
+The seam itself (:class:`TurnExecutor`, :class:`TurnContext`, :class:`TurnOutcome`,
+:class:`LeaseLost`) lives in :mod:`toolang_core.execution.seam`, below both the runtime
+and the agent turn; it is re-exported here for the older import path.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import attrs
-
-from toolang_core.redaction import redact, redact_text
-from toolang_core.store.types import StepRecord, StepStatus, TurnRequest, TurnStatus
+from toolang_core.execution.seam import (
+    EchoExecutor,
+    LeaseLost,
+    TurnContext,
+    TurnExecutor,
+    TurnOutcome,
+)
 
 if TYPE_CHECKING:
-    from toolang_core.runtime.after_turn import AfterTurn
     from toolang_core.runtime.runtime import Runtime
-    from toolang_core.store.protocol import ExecutionStore
 
-
-class LeaseLost(Exception):
-    """This runtime no longer holds the turn (another took it over); stop at once."""
-
-
-@attrs.frozen
-class TurnOutcome:
-    """How a turn ended. ``outcome`` is a machine-readable reason (``timeout``, …)."""
-
-    status: TurnStatus
-    output: str | None = None
-    outcome: str | None = None
-    error: str | None = None
-    steps: tuple[StepRecord, ...] = ()
-    """Final steps, stored in the same transaction as the terminal state."""
-    after: AfterTurn | None = None
-    """What the post-turn stages should do (prompt trace, memory write)."""
-
-    @classmethod
-    def completed(
-        cls, output: str, outcome: str | None = None, *, after: AfterTurn | None = None
-    ) -> TurnOutcome:
-        return cls(TurnStatus.COMPLETED, output=output, outcome=outcome, after=after)
-
-    @classmethod
-    def failed(
-        cls, error: str, outcome: str = "error", *, after: AfterTurn | None = None
-    ) -> TurnOutcome:
-        return cls(TurnStatus.FAILED, outcome=outcome, error=error, after=after)
-
-
-class TurnContext:
-    """What an executor may do with the turn it runs, always on this runtime's lease."""
-
-    def __init__(
-        self,
-        turn: TurnRequest,
-        *,
-        run_id: str,
-        store: ExecutionStore,
-        clock: Callable[[], float] = time.time,
-        runtime: Runtime | None = None,
-        on_step: Callable[[StepRecord], None] | None = None,
-    ) -> None:
-        self.turn = turn
-        self.on_step = on_step
-        """Told of every step stored (the ``toolang_turn_step`` hook), when set."""
-        self.run_id = run_id
-        self.store = store
-        self.clock = clock
-        self.runtime = runtime
-
-    @property
-    def attempt(self) -> int:
-        return self.turn.attempt
-
-    def record_step(
-        self,
-        kind: str,
-        *,
-        data: Mapping[str, Any] | None = None,
-        status: str = "completed",
-        error: str | None = None,
-        started_at: float | None = None,
-        idempotency_key: str | None = None,
-    ) -> StepRecord:
-        """Store a finished step of this turn (or, with status ``intent``, a tool call
-        about to run: :meth:`complete_step` records its result), its data and error masked
-        by the redaction policy (a replayed step is the masked one).
-
-        :raises LeaseLost: when another runtime took the turn over.
-        """
-        now = self.clock()
-        step = StepRecord(
-            turn_id=self.turn.id,
-            seq=0,
-            attempt=self.attempt,
-            kind=kind,
-            status=_step_status(status),
-            started_at=started_at if started_at is not None else now,
-            finished_at=now,
-            data=redact(dict(data)) if data else {},
-            error=None if error is None else redact_text(error),
-            idempotency_key=idempotency_key,
-        )
-        stored = self.store.record_step(step, run_id=self.run_id)
-        if stored is None:
-            raise LeaseLost(f"turn {self.turn.id}: this runtime no longer holds its lease")
-        if self.on_step is not None and stored.status != "intent":
-            self.on_step(stored)
-        return stored
-
-    def complete_step(
-        self,
-        intent: StepRecord,
-        *,
-        data: Mapping[str, Any],
-        status: str = "completed",
-        error: str | None = None,
-    ) -> StepRecord:
-        """Record the result of the tool call ``intent`` announced (this attempt's, or an
-        earlier one's found in doubt), in its place, masked like :meth:`record_step`.
-        With status ``intent`` it renews the intent for this attempt (an in-doubt call
-        about to run again).
-
-        :raises LeaseLost: when another runtime took the turn over.
-        """
-        step = attrs.evolve(
-            intent,
-            attempt=self.attempt,
-            status=_step_status(status),
-            finished_at=self.clock(),
-            data=redact(dict(data)),
-            error=None if error is None else redact_text(error),
-        )
-        stored = self.store.complete_step(step, run_id=self.run_id)
-        if stored is None:
-            raise LeaseLost(f"turn {self.turn.id}: this runtime no longer holds its lease")
-        if self.on_step is not None and stored.status != "intent":
-            self.on_step(stored)
-        return stored
-
-    def final_step(
-        self,
-        kind: str,
-        *,
-        data: Mapping[str, Any] | None = None,
-        status: str = "completed",
-        error: str | None = None,
-        started_at: float | None = None,
-    ) -> StepRecord:
-        """A step to store together with the turn's terminal state (put it in
-        ``TurnOutcome.steps``): one commit instead of two for the last step of a turn.
-        Its data and error are masked as :meth:`record_step`'s are."""
-        now = self.clock()
-        return StepRecord(
-            turn_id=self.turn.id,
-            seq=0,
-            attempt=self.attempt,
-            kind=kind,
-            status="failed" if status == "failed" else "completed",
-            started_at=started_at if started_at is not None else now,
-            finished_at=now,
-            data=redact(dict(data)) if data else {},
-            error=None if error is None else redact_text(error),
-        )
-
-    def find_step(self, idempotency_key: str) -> StepRecord | None:
-        """A step of any attempt with this key (to replay instead of redo; an ``intent``
-        step is a tool call in doubt)."""
-        return self.store.find_step(idempotency_key)
-
-    def take_steer(self) -> list[TurnRequest]:
-        """New input steered into this turn since the last call (call at model-call
-        boundaries); those requests are marked ``steered``."""
-        return self.store.take_steer(
-            self.turn.id, run_id=self.run_id, attempt=self.attempt, now=self.clock()
-        )
-
-    def set_status(self, status: TurnStatus) -> None:
-        """Move between ``running`` and ``awaiting_approval``. :raises LeaseLost:"""
-        if not self.store.set_active_status(
-            self.turn.id, run_id=self.run_id, attempt=self.attempt, status=status, now=self.clock()
-        ):
-            raise LeaseLost(f"turn {self.turn.id}: this runtime no longer holds its lease")
-
-
-def _step_status(status: str) -> StepStatus:
-    return "intent" if status == "intent" else "failed" if status == "failed" else "completed"
-
-
-class TurnExecutor(Protocol):
-    """Runs one turn to an outcome. Cancellation arrives as ``asyncio.CancelledError``.
-
-    An executor may also have ``async def prepare(self) -> None``, which
-    :meth:`Runtime.serve` awaits once before the first turn is admitted.
-    """
-
-    async def execute(self, ctx: TurnContext) -> TurnOutcome: ...
-
-
-class EchoExecutor:
-    """Answers every turn with its input, recording one ``echo`` step.
-
-    For the engine's tests and benchmarks only. A request's ``meta["echo"]`` may ask for
-    ``{"delay_seconds": 0.1}`` (work that takes time) or ``{"fail": "message"}``.
-    """
-
-    async def execute(self, ctx: TurnContext) -> TurnOutcome:
-        started = ctx.clock()
-        options = ctx.turn.meta.get("echo")
-        if options:  # only the engine's tests ask for these
-            delay = float(options.get("delay_seconds", 0))
-            if delay > 0:
-                await asyncio.sleep(delay)
-            if options.get("fail"):
-                error = str(options["fail"])
-                step = ctx.final_step("echo", status="failed", error=error, started_at=started)
-                return TurnOutcome(TurnStatus.FAILED, outcome="error", error=error, steps=(step,))
-        step = ctx.final_step("echo", data={"output": ctx.turn.input}, started_at=started)
-        return TurnOutcome(TurnStatus.COMPLETED, output=ctx.turn.input, steps=(step,))
+__all__ = [
+    "EXECUTORS",
+    "EchoExecutor",
+    "LeaseLost",
+    "TurnContext",
+    "TurnExecutor",
+    "TurnOutcome",
+]
 
 
 def _agent_executor(runtime: Runtime) -> TurnExecutor:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from toolang_core.store.errors import StoreBusy
 
 if TYPE_CHECKING:
-    from toolang_core.runtime.inbox import Inbox
+    from toolang_core.inbox.inbox import Inbox
     from toolang_core.runtime.runtime import Runtime
     from toolang_core.store.types import TurnRequest
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import os
 import re
 import socket
@@ -20,24 +19,22 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import structlog
 
 from toolang_core import __version__
-from toolang_core.builtins import builtin_plugins
 from toolang_core.config.model import ToolangConfig
 from toolang_core.config.settings import validate_plugin_settings
 from toolang_core.errors import ConfigError
 from toolang_core.events import Event
 from toolang_core.ids import new_id
+from toolang_core.inbox.inbox import Inbox
+from toolang_core.inbox.policy import AdmissionPolicy
 from toolang_core.plugins.context import PluginContext
 from toolang_core.plugins.facade import HookFailure
 from toolang_core.plugins.host import PluginHost
-from toolang_core.plugins.loader import LoadPolicy
 from toolang_core.runtime.acquire import take_store
 from toolang_core.runtime.executor import EXECUTORS, TurnExecutor
-from toolang_core.runtime.inbox import Inbox
-from toolang_core.runtime.policy import AdmissionPolicy
+from toolang_core.runtime.open_store import open_store
 from toolang_core.runtime.scheduler import Scheduler
 from toolang_core.runtime.sources import TurnSource, supervise
 from toolang_core.store.errors import StoreReplaced
-from toolang_core.store.open import open_store
 from toolang_core.store.protocol import ExecutionStore
 from toolang_core.store.types import RunRecord
 
@@ -52,6 +49,7 @@ log = structlog.get_logger("toolang.runtime")
 _PLUGIN_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
 T = TypeVar("T")
+S = TypeVar("S")
 
 
 class Runtime:
@@ -73,7 +71,6 @@ class Runtime:
         self.clock = clock
         self.settings: dict[str, Any] = validate_plugin_settings(config, host, env=env)
         self.policy = AdmissionPolicy(config.scheduler)
-        self.startup_failures: list[HookFailure] = []
         self.run_id: str | None = None
         self.store: ExecutionStore | None = None
         self.inbox: Inbox | None = None
@@ -125,20 +122,9 @@ class Runtime:
         :raises PluginError: in strict mode, when any plugin fails.
         """
         env = os.environ if env is None else env
-        policy = LoadPolicy.resolve(
-            env,
-            config_load=config.plugins.load,
-            config_disable=config.plugins.disable,
-            config_strict=config.plugins.strict,
-            strict_flag=strict,
+        host = PluginHost.from_config(
+            config, env, strict=strict, builtins=builtins, load_entry_points=load_entrypoints
         )
-        plugins = builtin_plugins() if builtins is None else list(builtins)
-        if load_entrypoints:
-            host = PluginHost.from_entry_points(policy, builtins=plugins)
-        else:
-            host = PluginHost(strict=policy.strict)
-            for name, plugin in plugins:
-                host.register(plugin, name, builtin=True)
         return cls(config, host, env=env)
 
     @classmethod
@@ -151,9 +137,7 @@ class Runtime:
     ) -> Runtime:
         """A runtime with the built-in plugins and ``plugins`` only (no entry points):
         for tests and for embedding toolang in another program."""
-        host = PluginHost()
-        for name, plugin in builtin_plugins():
-            host.register(plugin, name, builtin=True)
+        host = PluginHost.from_config(None, {}, load_entry_points=False)
         for name, plugin in plugins:
             host.register(plugin, name)
         return cls(config, host, env=env)
@@ -193,7 +177,7 @@ class Runtime:
     async def sweep_task_runs(self) -> None:
         """Finalize task runs whose turn ended unnoticed (errors are logged, not raised:
         this runs at start-up and after every heartbeat)."""
-        from toolang_core.plugins.host import describe_exception
+        from toolang_core.errors import describe_exception
 
         try:
             await self.task_runs.sweep()
@@ -222,7 +206,7 @@ class Runtime:
 
     def sweep_approvals(self) -> None:
         """Expire pending approval requests whose turn has ended (logged, never raised)."""
-        from toolang_core.plugins.host import describe_exception
+        from toolang_core.errors import describe_exception
         from toolang_core.tools.approvals import ApprovalBook
 
         if self.store is None:
@@ -243,6 +227,13 @@ class Runtime:
             settings=self.settings.get(plugin_name),
             services=services,
         )
+
+    def settings_for(self, name: str, cls: type[S]) -> S:
+        """Plugin ``name``'s validated settings section, as the ``cls`` it registered
+        through ``toolang_register_settings``; ``cls()`` (its defaults) when the plugin
+        has no section or registered no settings."""
+        found = self.settings.get(name)
+        return found if isinstance(found, cls) else cls()
 
     def plugin_state(self, name: str, factory: Callable[[], T]) -> T:
         """Per-runtime state for a plugin: ``factory()`` is called once, on first use.
@@ -386,8 +377,13 @@ class Runtime:
         only: Collection[str] | None = None,
         until_idle: bool = False,
         lock_wait_seconds: float = 0.0,
+        on_started: Callable[[], None] | None = None,
     ) -> None:
         """Run until ``stop`` is set: recover, start sources, admit turns, shut down.
+
+        ``on_started`` is called once the store is held and every plugin's
+        ``toolang_startup`` has run, before the first turn is admitted (``toolang run``
+        freezes the heap there; a library embedding the runtime keeps its own heap).
 
         ``only`` admits just those request ids (a one-shot ``invoke``); ``until_idle``
         returns once nothing is running or waiting. An exclusive store held by another
@@ -424,12 +420,9 @@ class Runtime:
                 self.host.pm.per_plugin_callers("toolang_on_event")
             )
             self.scheduler.on_heartbeat = self.upkeep
-            self.startup_failures = await self.host.hooks.startup(self)
-            # What start-up built (plugins, settings, registries) lives as long as the
-            # runtime: moving it out of the collector's view keeps every later garbage
-            # collection short — a hot path like the tool-call chain pays a third less.
-            gc.collect()
-            gc.freeze()
+            await self.host.hooks.startup(self)  # a failing plugin is logged and skipped
+            if on_started is not None:
+                on_started()
             prepare = getattr(executor, "prepare", None)
             if prepare is not None:
                 await prepare()
@@ -466,7 +459,6 @@ class Runtime:
                 await self.host.hooks.shutdown(self, reason)
                 self._end_run(store, run_id)
                 self.close_plugin_databases()
-                gc.unfreeze()  # what this run froze may be collected again
                 if memory is not None:
                     memory.close()
                     self._plugin_state.pop("memory:service", None)

@@ -18,29 +18,33 @@ import contextlib
 import functools
 import time
 from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterator
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import structlog
 
+from toolang_core.errors import describe_exception
 from toolang_core.events import Event
-from toolang_core.plugins.host import describe_exception
+from toolang_core.execution.seam import (
+    LEASE_LOST,
+    SHUTDOWN,
+    LeaseLost,
+    TurnContext,
+    TurnExecutor,
+    TurnOutcome,
+)
 from toolang_core.redaction import redact_text
 from toolang_core.runtime.after_turn import AfterTurnStages, StageDone
-from toolang_core.runtime.executor import LeaseLost, TurnContext, TurnExecutor, TurnOutcome
 from toolang_core.store.errors import StoreError, StoreReplaced
 from toolang_core.store.types import Finish, StepRecord, TurnRequest, TurnStatus
 
 if TYPE_CHECKING:
+    from toolang_core.inbox.policy import AdmissionPolicy
     from toolang_core.plugins.facade import HookFailure, Hooks
-    from toolang_core.runtime.policy import AdmissionPolicy
     from toolang_core.runtime.runtime import Runtime
     from toolang_core.store.protocol import ExecutionStore
 
 log = structlog.get_logger("toolang.scheduler")
-
-SHUTDOWN: Final = "shutdown"
-LEASE_LOST: Final = "lease_lost"
 
 
 class Scheduler:

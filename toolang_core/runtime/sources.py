@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
-from toolang_core.plugins.host import describe_exception
+from toolang_core.errors import describe_exception
 
 if TYPE_CHECKING:
-    from toolang_core.runtime.inbox import Inbox
+    from toolang_core.inbox.inbox import Inbox
 
 log = structlog.get_logger("toolang.sources")
 

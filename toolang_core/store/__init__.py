@@ -20,6 +20,13 @@ from toolang_core.store.errors import (
     TurnNotFound,
 )
 from toolang_core.store.protocol import ExecutionStore, Waker
+from toolang_core.store.submit_plan import (
+    SubmitPlan,
+    ThreadState,
+    plan_submit,
+    wrong_group,
+    wrong_owner,
+)
 from toolang_core.store.types import (
     ACTIVE,
     TERMINAL,
@@ -67,14 +74,19 @@ __all__ = [
     "StoreSchemaTooNew",
     "StoreUnavailable",
     "Strategy",
+    "SubmitPlan",
     "SubmitRejected",
     "SubmitResult",
     "SubmitRules",
     "ThreadInfo",
+    "ThreadState",
     "TurnFilter",
     "TurnNotFound",
     "TurnRequest",
     "TurnStatus",
     "Waker",
+    "plan_submit",
     "rank_for",
+    "wrong_group",
+    "wrong_owner",
 ]

@@ -22,10 +22,10 @@ from sqlite_utils import Database, Migrations
 from toolang_core.store.errors import (
     StoreCorrupt,
     StoreMissing,
-    StoreNeedsMigration,
     StoreSchemaTooNew,
 )
 from toolang_core.store.sqlite.connection import connect, use_wal
+from toolang_core.store.sqlite.migrate import applied_and_tables, migrate_guarded
 
 
 def open_plugin_database(
@@ -70,36 +70,23 @@ def known_migrations(migrations: Migrations) -> list[str]:
 def _prepare(
     conn: sqlite3.Connection, path: Path, migrations: Migrations, *, migrate: bool
 ) -> None:
-    pending = _pending(conn, path, migrations)
-    if not pending:
-        return
-    if not migrate:
-        raise StoreNeedsMigration(
+    migrate_guarded(
+        conn,
+        migrations,
+        pending=lambda: _pending(conn, path, migrations),
+        migrate=migrate,
+        needs_migration=lambda pending: (
             f"{path}: {migrations.name!r} has pending migration(s) {', '.join(pending)}; "
             "read-only commands never migrate — start `toolang run` to upgrade it"
-        )
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            if _pending(conn, path, migrations):
-                migrations.apply(Database(conn))
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-    except sqlite3.DatabaseError as exc:
-        raise StoreCorrupt(
+        ),
+        failed=lambda exc: (
             f"{path}: migrating {migrations.name!r} failed ({exc}); the migration was rolled back"
-        ) from None
+        ),
+    )
 
 
 def _pending(conn: sqlite3.Connection, path: Path, migrations: Migrations) -> list[str]:
-    db = Database(conn)
-    try:
-        applied = [m.name for m in migrations.applied(db)]
-        tables = [t for t in db.table_names() if not t.startswith("sqlite_")]
-    except sqlite3.DatabaseError as exc:
-        raise StoreCorrupt(f"{path} cannot be read ({exc}); it was left untouched") from None
+    applied, tables = applied_and_tables(conn, path, migrations)
     known = known_migrations(migrations)
     unknown = [name for name in applied if name not in known]
     if unknown:

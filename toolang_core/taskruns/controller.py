@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 import structlog
 
 from toolang_core.ids import check_id, new_id
-from toolang_core.runtime.inbox import Inbox
+from toolang_core.inbox.inbox import Inbox
 from toolang_core.store.errors import RecordConflict, SubmitRejected
 from toolang_core.store.types import NewTurnRequest, TurnFilter, TurnRequest, TurnStatus
 from toolang_core.taskruns import finalize, retention, view

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Final
 import attrs
 import structlog
 
-from toolang_core.plugins.host import describe_exception
+from toolang_core.errors import describe_exception
 from toolang_core.store.errors import RecordConflict
 from toolang_core.taskruns import merge, view
 from toolang_core.taskruns.types import TaskRun, TaskRunStatus

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from toolang_core.runtime.after_turn import AFTER_KIND, PROMPT_TRACE_KIND
+from toolang_core.execution.seam import AFTER_KIND, PROMPT_TRACE_KIND
 from toolang_core.store.types import TurnFilter, TurnStatus
 from toolang_core.taskruns import merge, view
 from toolang_core.taskruns.types import SOURCE

@@ -204,16 +204,7 @@ class TeamCoordinator:
         )
 
     async def _agree(self, team: Team, terms: PaymentTerms) -> None:
-        for plugin, caller in self.runtime.host.pm.per_plugin_callers("toolang_agree_payment"):
-            try:
-                caller(team_id=team.id, terms=terms)
-            except Exception as exc:
-                log.warning(
-                    "hook.failed",
-                    plugin=plugin,
-                    hook="toolang_agree_payment",
-                    error=describe_exception(exc),
-                )
+        self.runtime.host.hooks.agree_payment(team.id, terms)
         await self.emit(team, "team.payment.agreed", **attrs.asdict(terms))
 
     # -- delegation ------------------------------------------------------------------------

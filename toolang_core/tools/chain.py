@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
+from toolang_core.errors import describe_exception
 from toolang_core.hookspecs import TOOL_CHAIN_STAGES
-from toolang_core.plugins.host import describe_exception
 from toolang_core.tools.types import (
     AskApproval,
     Block,

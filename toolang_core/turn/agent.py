@@ -28,13 +28,11 @@ from toolang_core.agents.catalog import AgentError
 from toolang_core.agents.partition import PatternError, ToolScopeError
 from toolang_core.agents.routing import RouteProposal
 from toolang_core.agents.types import AgentDefinition
+from toolang_core.errors import describe_exception
+from toolang_core.execution.seam import LEASE_LOST, SHUTDOWN, AfterTurn, TurnContext, TurnOutcome
 from toolang_core.models.resolve import ModelResolver
 from toolang_core.models.types import Message, ModelError, ToolSpec
-from toolang_core.plugins.host import describe_exception
 from toolang_core.redaction import redact
-from toolang_core.runtime.after_turn import AfterTurn
-from toolang_core.runtime.executor import TurnContext, TurnOutcome
-from toolang_core.runtime.scheduler import LEASE_LOST, SHUTDOWN
 from toolang_core.store.types import TurnStatus
 from toolang_core.taskruns import view
 from toolang_core.tools.approvals import Approval, ApprovalBook

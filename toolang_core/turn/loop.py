@@ -21,10 +21,9 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import structlog
 
+from toolang_core.errors import describe_exception
+from toolang_core.execution.seam import LEASE_LOST, SHUTDOWN, TurnContext, TurnOutcome
 from toolang_core.models.types import Message, ModelError, ModelRequest, ModelResponse, ToolSpec
-from toolang_core.plugins.host import describe_exception
-from toolang_core.runtime.executor import TurnContext, TurnOutcome
-from toolang_core.runtime.scheduler import LEASE_LOST, SHUTDOWN
 from toolang_core.tools.approvals import canonical_params
 from toolang_core.tools.chain import StageRecord
 from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult

@@ -19,8 +19,8 @@ from toolang_core.memory.types import MemoryEntry, MemoryRecallRequest, MemoryWr
 
 if TYPE_CHECKING:
     from toolang_core.agents.types import AgentDefinition
+    from toolang_core.execution.seam import TurnContext
     from toolang_core.memory.types import MemoryRecallResult
-    from toolang_core.runtime.executor import TurnContext
 
 ITEM_CHARS = 600
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from toolang_core.runtime.executor import TurnContext
+    from toolang_core.execution.seam import TurnContext
     from toolang_core.runtime.runtime import Runtime
     from toolang_core.store.types import TurnRequest
     from toolang_core.tools.types import ToolCallContext
@@ -89,8 +89,8 @@ class RunningTurn:
 
         :raises DelegationError: when the agent or its model cannot be used or fails.
         """
+        from toolang_core.errors import describe_exception
         from toolang_core.models.types import Message, ModelRequest
-        from toolang_core.plugins.host import describe_exception
         from toolang_core.turn.loop import TurnFailed
 
         try:

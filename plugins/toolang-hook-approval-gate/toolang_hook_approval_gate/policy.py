@@ -143,8 +143,9 @@ def _best(patterns: tuple[str, ...], tool: str) -> str | None:
 
 def settings_of(runtime: Runtime | None) -> ApprovalGateSettings:
     """The validated ``[plugins.hook-approval-gate]`` section (defaults when absent)."""
-    found = runtime.settings.get(NAME) if runtime is not None else None
-    return found if isinstance(found, ApprovalGateSettings) else ApprovalGateSettings()
+    if runtime is None:
+        return ApprovalGateSettings()
+    return runtime.settings_for(NAME, ApprovalGateSettings)
 
 
 def verdict_for(runtime: Runtime | None, tool: str) -> Verdict:

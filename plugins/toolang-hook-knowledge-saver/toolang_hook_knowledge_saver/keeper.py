@@ -30,8 +30,7 @@ log = structlog.get_logger("toolang.plugins.hook-knowledge-saver")
 
 def settings_of(runtime: Runtime) -> KnowledgeSettings:
     """The validated ``[plugins.hook-knowledge-saver]`` section (defaults when absent)."""
-    found = runtime.settings.get(NAME)
-    return found if isinstance(found, KnowledgeSettings) else KnowledgeSettings()
+    return runtime.settings_for(NAME, KnowledgeSettings)
 
 
 class Keeper:

@@ -37,8 +37,7 @@ PRUNE_EVERY_SECONDS: Final = 3_600.0
 
 def settings_of(runtime: Runtime) -> LearningSettings:
     """The validated ``[plugins.hook-learning-observer]`` section (defaults when absent)."""
-    found = runtime.settings.get(NAME)
-    return found if isinstance(found, LearningSettings) else LearningSettings()
+    return runtime.settings_for(NAME, LearningSettings)
 
 
 def short_error(value: Any, limit: int) -> str | None:

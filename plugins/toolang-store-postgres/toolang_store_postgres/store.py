@@ -29,6 +29,8 @@ from toolang_core.store import (
     TurnFilter,
     TurnRequest,
     TurnStatus,
+    wrong_group,
+    wrong_owner,
 )
 from toolang_store_postgres import schema, turns
 from toolang_store_postgres.connection import ATTEMPTS, Conn, Database
@@ -191,11 +193,11 @@ class PostgresStore:
                     conn.execute(self.names(turns.INSERT_AND_NOTIFY_SQL), params)
             except psycopg.Error as exc:
                 if exc.sqlstate == turns.WRONG_OWNER:
-                    raise turns.wrong_owner(request) from None
+                    raise wrong_owner(request) from None
                 if exc.sqlstate != turns.WRONG_GROUP:
                     raise
                 actual = exc.diag.message_detail
-                raise turns.wrong_group(request, rules, actual) from None
+                raise wrong_group(request, rules, actual) from None
             return SubmitResult(turn_id, "queued")
         try:
             return self._db.tx(

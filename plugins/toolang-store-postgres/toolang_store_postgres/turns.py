@@ -30,9 +30,11 @@ from toolang_core.store import (
     SubmitRejected,
     SubmitResult,
     SubmitRules,
+    ThreadState,
     TurnNotFound,
     TurnRequest,
     TurnStatus,
+    plan_submit,
     rank_for,
 )
 from toolang_store_postgres.schema import Names
@@ -177,24 +179,6 @@ def insert_params(
     )
 
 
-def wrong_owner(request: NewTurnRequest) -> SubmitRejected:
-    """A thread belongs to the owner of its first request (which owner is not said)."""
-    who = f"owner {request.owner!r}" if request.owner is not None else "the operator (no owner)"
-    return SubmitRejected(
-        f"thread {request.thread_id!r} belongs to another owner: a request of {who} may not "
-        "join it; use a thread of your own",
-        reason="wrong_owner",
-    )
-
-
-def wrong_group(request: NewTurnRequest, rules: SubmitRules, actual: str | None) -> SubmitRejected:
-    where = f"group {actual!r}" if actual else "another group"
-    return SubmitRejected(
-        f"thread {request.thread_id!r} belongs to {where}, not {rules.thread_group!r}",
-        reason="wrong_group",
-    )
-
-
 def _end_queued(
     c: Conn,
     q: Names,
@@ -258,28 +242,14 @@ def submit(
         (request.thread_id,),
     ).fetchone()
     assert thread is not None
-    if thread[0] != rules.thread_group:
-        raise wrong_group(request, rules, thread[0])
-    if thread[3] != request.owner:
-        raise wrong_owner(request)
-    running_id, head_id = thread[1], thread[2]
-    dedupe_key = request.dedupe_key
-    if rules.strategy == "coalesce" and dedupe_key is None:
-        dedupe_key = request.source
-    if rules.strategy == "reject" and (running_id or head_id):
-        busy_with = running_id or head_id
-        raise SubmitRejected(
-            f"thread {request.thread_id!r} is busy with request {busy_with} and its "
-            "strategy is 'reject'; try again when it is idle",
-            reason="thread_busy",
-        )
-    if rules.strategy == "coalesce":
+    plan = plan_submit(request, rules, ThreadState(thread[0], thread[3], thread[1], thread[2]))
+    if plan.coalesce:
         existing = c.execute(
             q(
                 "SELECT id FROM {s}.turn_requests WHERE thread_id = %s AND status = 'queued' "
                 "AND dedupe_key = %s ORDER BY seq LIMIT 1"
             ),
-            (request.thread_id, dedupe_key),
+            (request.thread_id, plan.dedupe_key),
         ).fetchone()
         if existing is not None:
             c.execute(
@@ -291,17 +261,18 @@ def submit(
             )
             return SubmitResult(existing[0], "coalesced")
     interrupted: tuple[str, ...] = ()
-    if rules.strategy == "interrupt" and running_id:
-        cancel(c, q, running_id, now, reason="interrupted by a newer request on its thread")
-        interrupted = (running_id,)
+    if plan.interrupt is not None:
+        cancel(c, q, plan.interrupt, now, reason="interrupted by a newer request on its thread")
+        interrupted = (plan.interrupt,)
     dropped = _make_room(c, q, rules, now)
-    steer = rules.strategy == "steer" and running_id is not None
     turn_id = request.id or new_id
     c.execute(
         q(INSERT_SQL),
-        insert_params(request, rules, turn_id, now, dedupe_key=dedupe_key, steer=steer),
+        insert_params(request, rules, turn_id, now, dedupe_key=plan.dedupe_key, steer=plan.steer),
     )
-    return SubmitResult(turn_id, "queued", dropped=dropped, interrupted=interrupted, steer=steer)
+    return SubmitResult(
+        turn_id, "queued", dropped=dropped, interrupted=interrupted, steer=plan.steer
+    )
 
 
 def _make_room(c: Conn, q: Names, rules: SubmitRules, now: float) -> tuple[str, ...]:

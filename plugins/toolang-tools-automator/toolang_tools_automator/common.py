@@ -35,8 +35,7 @@ def owner_of(context: ToolCallContext | None) -> str:
 
 
 def settings_of(runtime: Runtime) -> AutomatorSettings:
-    found = runtime.settings.get(NAME)
-    return found if isinstance(found, AutomatorSettings) else AutomatorSettings()
+    return runtime.settings_for(NAME, AutomatorSettings)
 
 
 def call_digest(context: ToolCallContext, length: int = 20) -> str:

@@ -29,8 +29,7 @@ def runtime_of(context: ToolCallContext | None) -> Runtime:
 
 
 def settings_of(runtime: Runtime) -> LibrarianSettings:
-    found = runtime.settings.get(NAME)
-    return found if isinstance(found, LibrarianSettings) else LibrarianSettings()
+    return runtime.settings_for(NAME, LibrarianSettings)
 
 
 def owner_of(context: ToolCallContext | None) -> str:

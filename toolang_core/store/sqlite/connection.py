@@ -14,9 +14,9 @@ from toolang_core.store.errors import (
     StoreBusy,
     StoreCorrupt,
     StoreMissing,
-    StoreNeedsMigration,
     StoreSchemaTooNew,
 )
+from toolang_core.store.sqlite.migrate import applied_and_tables, migrate_guarded
 from toolang_core.store.sqlite.schema import MIGRATION_SET, known_names, migrations
 
 SYNCHRONOUS = ("off", "normal", "full", "extra")
@@ -117,36 +117,21 @@ def prepare_schema(conn: sqlite3.Connection, path: Path, *, migrate: bool) -> No
     :raises StoreCorrupt: the database holds tables but is not a toolang store, or fails
         while being read.
     """
-    pending = _pending(conn, path)
-    if not pending:
-        return
-    if not migrate:
-        raise StoreNeedsMigration(
+    migrate_guarded(
+        conn,
+        migrations,
+        pending=lambda: _pending(conn, path),
+        migrate=migrate,
+        needs_migration=lambda pending: (
             f"{path} uses an older schema (pending: {', '.join(pending)}); read-only commands "
             "never migrate — start `toolang run` to upgrade it"
-        )
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            if _pending(conn, path):
-                migrations.apply(Database(conn))
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-    except sqlite3.DatabaseError as exc:
-        raise StoreCorrupt(
-            f"{path}: migrating failed ({exc}); the migration was rolled back"
-        ) from None
+        ),
+        failed=lambda exc: f"{path}: migrating failed ({exc}); the migration was rolled back",
+    )
 
 
 def _pending(conn: sqlite3.Connection, path: Path) -> list[str]:
-    db = Database(conn)
-    try:
-        applied = [m.name for m in migrations.applied(db)]
-        tables = [t for t in db.table_names() if not t.startswith("sqlite_")]
-    except sqlite3.DatabaseError as exc:
-        raise StoreCorrupt(f"{path} cannot be read ({exc}); it was left untouched") from None
+    applied, tables = applied_and_tables(conn, path, migrations)
     known = known_names()
     unknown = [name for name in applied if name not in known]
     if unknown:
@@ -155,7 +140,7 @@ def _pending(conn: sqlite3.Connection, path: Path) -> list[str]:
             f"{', '.join(unknown)} of set {MIGRATION_SET!r} that this toolang does not know; "
             "upgrade toolang-core (nothing was changed)"
         )
-    if not applied and tables and not _only_migration_sets(db, tables):
+    if not applied and tables and not _only_migration_sets(Database(conn), tables):
         raise StoreCorrupt(
             f"{path} is an SQLite database but not a toolang store (it has tables "
             f"{', '.join(sorted(tables)[:5])}); it was left untouched"

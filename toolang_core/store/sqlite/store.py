@@ -20,6 +20,7 @@ from toolang_core.store.sqlite.guard import StoreFiles, abandon
 from toolang_core.store.sqlite.lock import RuntimeLock
 from toolang_core.store.sqlite.schema import TURN_COLUMNS, active
 from toolang_core.store.sqlite.wake import SocketWaker, WakeSender, wake_address
+from toolang_core.store.submit_plan import wrong_group, wrong_owner
 from toolang_core.store.types import (
     CancelResult,
     Finish,
@@ -275,13 +276,13 @@ class SQLiteStore:
                     self._conn.execute(sql, params)
             except sqlite3.IntegrityError as exc:
                 if "another owner" in str(exc):
-                    raise turns.wrong_owner(request) from None
+                    raise wrong_owner(request) from None
                 if "another group" not in str(exc):
                     raise
                 row = self._conn.execute(
                     "SELECT thread_group FROM threads WHERE thread_id = ?", (request.thread_id,)
                 ).fetchone()
-                raise turns.wrong_group(request, rules, row[0] if row else None) from None
+                raise wrong_group(request, rules, row[0] if row else None) from None
             self._waker.send()
             return SubmitResult(turn_id, "queued")
         return self._tx(lambda c: turns.submit(c, request, rules, new_id(), now), wake=True)

@@ -22,6 +22,10 @@ import attrs
 
 from toolang_core.store.errors import SubmitRejected, TurnNotFound
 from toolang_core.store.sqlite.schema import TURN_COLUMNS, active
+from toolang_core.store.submit_plan import (  # re-exported: older import path
+    ThreadState,
+    plan_submit,
+)
 from toolang_core.store.types import (
     CancelResult,
     Heartbeat,
@@ -209,24 +213,6 @@ def insert_statement(
     return insert_sql(present), (*params, *[value for value in optional if value is not None])
 
 
-def wrong_owner(request: NewTurnRequest) -> SubmitRejected:
-    """A thread belongs to the owner of its first request (which owner is not said)."""
-    who = f"owner {request.owner!r}" if request.owner is not None else "the operator (no owner)"
-    return SubmitRejected(
-        f"thread {request.thread_id!r} belongs to another owner: a request of {who} may not "
-        "join it; use a thread of your own",
-        reason="wrong_owner",
-    )
-
-
-def wrong_group(request: NewTurnRequest, rules: SubmitRules, actual: str | None) -> SubmitRejected:
-    where = f"group {actual!r}" if actual else "another group"
-    return SubmitRejected(
-        f"thread {request.thread_id!r} belongs to {where}, not {rules.thread_group!r}",
-        reason="wrong_group",
-    )
-
-
 def _end_queued(
     c: sqlite3.Connection,
     turn_id: str,
@@ -261,24 +247,10 @@ def submit(
         "WHERE thread_id = ?",
         (request.thread_id, request.thread_id),
     ).fetchone()
-    if thread is not None and thread[0] != rules.thread_group:
-        raise wrong_group(request, rules, thread[0])
-    if thread is not None and thread[3] != request.owner:
-        raise wrong_owner(request)
-    running_id = thread[1] if thread else None
-    head_id = thread[2] if thread else None
-    dedupe_key = request.dedupe_key
-    if rules.strategy == "coalesce" and dedupe_key is None:
-        dedupe_key = request.source
-    if rules.strategy == "reject" and (running_id or head_id):
-        busy_with = running_id or head_id
-        raise SubmitRejected(
-            f"thread {request.thread_id!r} is busy with request {busy_with} and its "
-            "strategy is 'reject'; try again when it is idle",
-            reason="thread_busy",
-        )
-    if rules.strategy == "coalesce":
-        existing = c.execute(COALESCE_SQL, (request.thread_id, dedupe_key)).fetchone()
+    state = None if thread is None else ThreadState(thread[0], thread[3], thread[1], thread[2])
+    plan = plan_submit(request, rules, state)
+    if plan.coalesce:
+        existing = c.execute(COALESCE_SQL, (request.thread_id, plan.dedupe_key)).fetchone()
         if existing is not None:
             c.execute(
                 "UPDATE turn_requests SET input = ?, meta = ?, updated_at = ? WHERE id = ?",
@@ -286,14 +258,19 @@ def submit(
             )
             return SubmitResult(existing[0], "coalesced")
     interrupted: tuple[str, ...] = ()
-    if rules.strategy == "interrupt" and running_id:
-        cancel(c, running_id, now, reason="interrupted by a newer request on its thread")
-        interrupted = (running_id,)
+    if plan.interrupt is not None:
+        cancel(c, plan.interrupt, now, reason="interrupted by a newer request on its thread")
+        interrupted = (plan.interrupt,)
     dropped = _make_room(c, rules, now)
-    steer = rules.strategy == "steer" and running_id is not None
     turn_id = request.id or new_id
-    c.execute(*insert_statement(request, rules, turn_id, now, dedupe_key=dedupe_key, steer=steer))
-    return SubmitResult(turn_id, "queued", dropped=dropped, interrupted=interrupted, steer=steer)
+    c.execute(
+        *insert_statement(
+            request, rules, turn_id, now, dedupe_key=plan.dedupe_key, steer=plan.steer
+        )
+    )
+    return SubmitResult(
+        turn_id, "queued", dropped=dropped, interrupted=interrupted, steer=plan.steer
+    )
 
 
 def _make_room(c: sqlite3.Connection, rules: SubmitRules, now: float) -> tuple[str, ...]:

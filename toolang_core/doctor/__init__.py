@@ -16,14 +16,12 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 import click
 
-from toolang_core.builtins import builtin_plugins
 from toolang_core.config.loader import find_config, load_config
 from toolang_core.config.model import ToolangConfig
 from toolang_core.config.settings import validate_plugin_settings
-from toolang_core.doctor_setup import check_directories, check_models
+from toolang_core.doctor.setup import check_directories, check_models
 from toolang_core.errors import ConfigError
 from toolang_core.plugins.host import PluginHost
-from toolang_core.plugins.loader import LoadPolicy
 from toolang_core.plugins.records import PluginStatus
 
 if TYPE_CHECKING:
@@ -80,15 +78,7 @@ def check_config(ctx: DoctorContext) -> Iterator[Check]:
 
 
 def check_plugins(ctx: DoctorContext) -> Iterator[Check]:
-    plugins = ctx.config.plugins if ctx.config else None
-    policy = LoadPolicy.resolve(
-        ctx.env,
-        config_load=plugins.load if plugins else None,
-        config_disable=plugins.disable if plugins else (),
-    )
-    ctx.host = host = PluginHost.from_entry_points(
-        attrs.evolve(policy, strict=False), builtins=builtin_plugins()
-    )
+    ctx.host = host = PluginHost.from_config(ctx.config, ctx.env, lenient=True)
     host.components  # noqa: B018 - collecting runs every registration hook
     if ctx.commands is not None:
         host.add_commands(ctx.commands)

@@ -1,0 +1,193 @@
+"""toolang_core's packages import each other one way only: no package-level cycle.
+
+A node is a sub-package of ``toolang_core`` (``runtime``, ``turn`` …) or a top-level
+module (``errors``, ``builtins`` …). An edge ``a -> b`` is any import in ``a`` of
+something in ``b`` that runs when the code runs: at module level or inside a function.
+Imports under ``if TYPE_CHECKING:`` are left out, since they never execute. The
+direction the graph follows is described in docs/architecture.md.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "toolang_core"
+
+Edges = dict[str, dict[str, list[str]]]
+"""``edges[a][b]``: the ``module:line`` places in ``a`` importing from ``b``."""
+
+
+def _module_name(path: Path, base: Path) -> str:
+    parts = path.relative_to(base).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _node_of(module: str) -> str | None:
+    """The package-graph node a dotted ``toolang_core`` module belongs to."""
+    parts = module.split(".")
+    if parts[0] != PACKAGE:
+        return None
+    return parts[1] if len(parts) > 1 else "<root>"
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(sub) for stmt in node.body for sub in ast.walk(stmt))
+    return skipped
+
+
+def _imported_modules(node: ast.AST, module: str, is_package: bool) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    if node.level:  # relative: resolve against this module's package
+        anchor = module.split(".") if is_package else module.split(".")[:-1]
+        anchor = anchor[: len(anchor) - (node.level - 1)]
+        base = ".".join([*anchor, node.module] if node.module else anchor)
+    else:
+        base = node.module or ""
+    if base == PACKAGE:  # ``from toolang_core import turn`` names a sub-package
+        return [f"{PACKAGE}.{alias.name}" for alias in node.names]
+    return [base]
+
+
+def package_graph(source_root: Path) -> Edges:
+    """The package-level import graph of the package at ``source_root``."""
+    base = source_root.parent
+    edges: Edges = defaultdict(lambda: defaultdict(list))
+    for path in sorted(source_root.rglob("*.py")):
+        module = _module_name(path, base)
+        source = _node_of(module)
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        skipped = _type_checking_nodes(tree)
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
+            for imported in _imported_modules(node, module, path.name == "__init__.py"):
+                target = _node_of(imported)
+                if target is None or target in (source, "<root>"):
+                    continue
+                edges[source][target].append(f"{path.relative_to(base)}:{node.lineno}")
+    return edges
+
+
+def _strongly_connected(edges: Edges) -> list[list[str]]:
+    """Tarjan's algorithm; components of more than one node, each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(edges.get(node, {})):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _one_cycle(edges: Edges, component: list[str]) -> list[str]:
+    """A shortest closed path through the component's first node (breadth-first)."""
+    start, members = component[0], set(component)
+    paths = {start: [start]}
+    queue = [start]
+    while queue:
+        node = queue.pop(0)
+        for target in sorted(edges[node]):
+            if target not in members:
+                continue
+            if target == start:
+                return [*paths[node], start]
+            if target not in paths:
+                paths[target] = [*paths[node], target]
+                queue.append(target)
+    raise AssertionError(f"no cycle through {start} in {component}")  # pragma: no cover
+
+
+def describe_cycles(edges: Edges) -> list[str]:
+    """One paragraph per cycle: the packages in order and the imports making each edge."""
+    reports = []
+    for component in _strongly_connected(edges):
+        cycle = _one_cycle(edges, component)
+        lines = [f"cycle {' -> '.join(cycle)} (packages {', '.join(component)})"]
+        for source, target in itertools.pairwise(cycle):
+            places = edges[source][target]
+            lines.append(f"  {source} -> {target}: {', '.join(places[:5])}")
+        reports.append("\n".join(lines))
+    return reports
+
+
+def test_toolang_core_has_no_package_level_import_cycle():
+    cycles = describe_cycles(package_graph(ROOT / PACKAGE))
+    assert cycles == [], (
+        "toolang_core's packages import each other in a cycle; move the shared piece "
+        "down (see docs/architecture.md):\n" + "\n".join(cycles)
+    )
+
+
+def test_the_graph_sees_imports_the_check_must_count():
+    edges = package_graph(ROOT / PACKAGE)
+    # function-local import (runtime's executor table builds the agent executor lazily)
+    assert "turn" in edges["runtime"]
+    # and leaves out what only the type checker reads (tools/chain.py names the facade)
+    assert "plugins" not in edges["tools"]
+
+
+@pytest.fixture
+def tree_with_cycle(tmp_path: Path) -> Path:
+    root = tmp_path / PACKAGE
+    for package, body in {
+        "low": "def helper():\n    from toolang_core.high.top import thing\n",
+        "high": "from toolang_core.low import helper\n",
+        "typed": (
+            "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n    from toolang_core.high import x\n"
+        ),
+    }.items():
+        (root / package).mkdir(parents=True)
+        (root / package / "__init__.py").write_text("")
+        (root / package / "mod.py").write_text(body)
+    (root / "high" / "mod2.py").write_text("from . import mod\nfrom ..typed import mod\n")
+    (root / "__init__.py").write_text("")
+    return root
+
+
+def test_a_cycle_is_reported_with_its_packages_and_the_importing_modules(tree_with_cycle):
+    edges = package_graph(tree_with_cycle)
+    assert set(edges["high"]) == {"low", "typed"}  # relative imports resolve too
+    assert "typed" not in edges or "high" not in edges["typed"]  # TYPE_CHECKING skipped
+    (report,) = describe_cycles(edges)
+    assert report.splitlines() == [
+        "cycle high -> low -> high (packages high, low)",
+        "  high -> low: toolang_core/high/mod.py:1",
+        "  low -> high: toolang_core/low/mod.py:2",
+    ]

@@ -1,0 +1,100 @@
+"""What a submission does, decided once for every store backend.
+
+Given a request, its group's rules and the state of its thread, :func:`plan_submit`
+decides: refuse (another group, another owner, a busy thread under ``reject``), or which
+of coalesce / interrupt / steer applies and with which dedupe key. A backend reads the
+thread state and carries the plan out in its own SQL (look for a request to coalesce
+into, cancel the interrupted one, apply ``max_queued``, insert) inside its own
+transaction; the decisions are the same in SQLite and PostgreSQL because they are made
+here.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from toolang_core.store.errors import SubmitRejected
+from toolang_core.store.types import NewTurnRequest, SubmitRules
+
+
+@attrs.frozen
+class ThreadState:
+    """What a submission needs to know about the thread it joins (locked or read in
+    the same transaction)."""
+
+    group: str | None
+    """The thread's group (its first request's)."""
+    owner: str | None
+    """The owner of its first request (``None``: the operator)."""
+    running_id: str | None = None
+    """The request of the thread that is running now, if one is."""
+    head_id: str | None = None
+    """The thread's next queued request, if one is."""
+
+
+@attrs.frozen
+class SubmitPlan:
+    """What to do with a submission that was not refused."""
+
+    dedupe_key: str | None
+    """The key the new request is stored with (and coalesced by)."""
+    coalesce: bool = False
+    """Look for a queued request with ``dedupe_key`` on the thread and update it
+    instead of inserting a new one."""
+    interrupt: str | None = None
+    """The running request to cancel before queueing this one."""
+    steer: bool = False
+    """Queue the new request as steering input for the running one."""
+
+
+def wrong_owner(request: NewTurnRequest) -> SubmitRejected:
+    """A thread belongs to the owner of its first request (which owner is not said)."""
+    who = f"owner {request.owner!r}" if request.owner is not None else "the operator (no owner)"
+    return SubmitRejected(
+        f"thread {request.thread_id!r} belongs to another owner: a request of {who} may not "
+        "join it; use a thread of your own",
+        reason="wrong_owner",
+    )
+
+
+def wrong_group(request: NewTurnRequest, rules: SubmitRules, actual: str | None) -> SubmitRejected:
+    """A thread stays in the group of its first request."""
+    where = f"group {actual!r}" if actual else "another group"
+    return SubmitRejected(
+        f"thread {request.thread_id!r} belongs to {where}, not {rules.thread_group!r}",
+        reason="wrong_group",
+    )
+
+
+def plan_submit(
+    request: NewTurnRequest, rules: SubmitRules, thread: ThreadState | None
+) -> SubmitPlan:
+    """Decide what submitting ``request`` under ``rules`` does to ``thread`` (``None``:
+    a new thread).
+
+    :raises SubmitRejected: another group's or owner's thread (``wrong_group``,
+        ``wrong_owner``), or a busy thread under the ``reject`` strategy
+        (``thread_busy``).
+    """
+    running_id = head_id = None
+    if thread is not None:
+        if thread.group != rules.thread_group:
+            raise wrong_group(request, rules, thread.group)
+        if thread.owner != request.owner:
+            raise wrong_owner(request)
+        running_id, head_id = thread.running_id, thread.head_id
+    strategy = rules.strategy
+    if strategy == "reject" and (running_id or head_id):
+        raise SubmitRejected(
+            f"thread {request.thread_id!r} is busy with request {running_id or head_id} and "
+            "its strategy is 'reject'; try again when it is idle",
+            reason="thread_busy",
+        )
+    if strategy == "coalesce":
+        key = request.dedupe_key if request.dedupe_key is not None else request.source
+        return SubmitPlan(key, coalesce=True)
+    return SubmitPlan(
+        request.dedupe_key,
+        interrupt=running_id if strategy == "interrupt" and running_id else None,
+        steer=strategy == "steer" and running_id is not None,
+    )
