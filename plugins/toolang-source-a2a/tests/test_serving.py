@@ -78,6 +78,9 @@ def test_the_card_is_served_at_the_well_known_paths(served):
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "ok    card assistant: valid" in checked.stdout
     assert f"ok    card assistant: served at {served.url}" in checked.stdout
+    doctor = json.loads(served.cli("doctor", "--json").stdout)  # the same findings
+    found = [c for c in doctor if c["area"] == "a2a"]
+    assert [c["status"] for c in found] == ["ok", "ok"], found
 
 
 def test_send_get_stream_and_cancel_with_a_plain_a2a_client(served):
@@ -315,6 +318,9 @@ def test_non_loopback_listen_without_tokens_is_refused(tmp_path: Path):
     checked = down.cli("a2a", "check")
     assert checked.returncode == 1
     assert "not answered at" in checked.stdout
+    doctor = down.cli("doctor")
+    assert doctor.returncode == 1  # doctor reports the A2A server that is not there
+    assert "card assistant: not answered at" in doctor.stdout
     assert "plugins.source-a2a" in result.stderr and "without a token" in result.stderr
 
 

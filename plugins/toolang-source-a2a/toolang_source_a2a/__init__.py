@@ -23,7 +23,7 @@ from toolang_source_a2a.settings import NAME, A2ASettings
 if TYPE_CHECKING:
     import click
 
-    from toolang_core import Runtime
+    from toolang_core import DoctorCheck, Runtime
 
 __all__ = ["NAME", "A2ASettings"]
 
@@ -67,6 +67,15 @@ def toolang_register_commands(cli: click.Group) -> None:
     from toolang_source_a2a.cli import a2a
 
     cli.add_command(a2a)
+
+
+@hookimpl
+def toolang_doctor_checks(runtime: Runtime) -> list[DoctorCheck]:
+    """``toolang doctor``: every served card valid, and answered where it is served."""
+    from toolang_core import DoctorCheck
+    from toolang_source_a2a.health import AREA, findings
+
+    return [DoctorCheck(AREA, status, text) for status, text in findings(runtime)]  # type: ignore[arg-type]
 
 
 def settings_of(runtime: Runtime) -> A2ASettings:

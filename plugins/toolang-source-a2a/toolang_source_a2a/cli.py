@@ -44,46 +44,12 @@ def card(state: CliState, agent: str | None) -> None:
 def check(state: CliState) -> None:
     """Check what is served over A2A: every card is valid (a2a-sdk's required fields),
     and, with ``listen`` or ``public_url`` set, answered at its address. Exit 1 on a
-    failure."""
-    import httpx
-    from a2a.server.request_handlers.response_helpers import agent_card_to_dict
-    from a2a.utils.errors import A2AError
-    from a2a.utils.proto_utils import validate_proto_required_fields
+    failure (``toolang doctor`` reports the same findings)."""
+    from toolang_source_a2a.health import findings
 
-    from toolang_source_a2a import settings_of
-    from toolang_source_a2a.cards import cards
-
-    runtime = state.runtime
-    settings = settings_of(runtime)
-    base = settings.public_url or (f"http://{settings.listen}" if settings.listen else "")
     failed = False
-
-    def report(status: str, text: str) -> None:
-        nonlocal failed
+    for status, text in findings(state.runtime):
         failed = failed or status == "fail"
         click.echo(f"{status:<5} {text}")
-
-    try:
-        served = cards(runtime, settings, base or "http://127.0.0.1")
-    except LookupError as exc:
-        report("fail", f"[plugins.source-a2a] agents: {exc}")
-        raise SystemExit(1) from None
-    for name, card in served.items():
-        try:
-            validate_proto_required_fields(card)
-            report("ok", f"card {name}: valid")
-        except A2AError as exc:
-            report("fail", f"card {name}: {exc.message} {exc.data or ''}".strip())
-        if not base:
-            report("info", f"card {name}: no listen or public_url; served by the server plugin")
-            continue
-        url = f"{base.rstrip('/')}/a2a/{name}/.well-known/agent-card.json"
-        try:
-            answer = httpx.get(url, timeout=5)
-            answer.raise_for_status()
-            same = answer.json().get("name") == agent_card_to_dict(card).get("name")
-            report("ok" if same else "fail", f"card {name}: served at {url}")
-        except (httpx.HTTPError, ValueError) as exc:
-            report("fail", f"card {name}: not answered at {url}: {exc}")
     if failed:
         raise SystemExit(1)
