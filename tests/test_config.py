@@ -181,10 +181,10 @@ BROKEN = {
     "type": ("[scheduler]\nmax_running = 'x'\n", "scheduler.max_running: expected an integer"),
     "unknown": ("[store]\nbakend = 'sqlite'\n", "store.bakend: unknown key (did you mean"),
     "env": ("home = '${NOPE_NOT_SET}'\n", "home: environment variable NOPE_NOT_SET is not set"),
-    "plugin section": (
-        "[plugins.source-chatt]\nx = 1\n",
-        "plugins.source-chatt: no installed plugin is named 'source-chatt' (did you mean "
-        "'source-chat'?)",
+    "plugin section": (  # a near miss of a built-in plugin's name: a typo, an error
+        "[plugins.agent-poool]\nx = 1\n",
+        "plugins.agent-poool: no installed plugin is named 'agent-poool' (did you mean "
+        "'agent-pool'?)",
     ),
 }
 
