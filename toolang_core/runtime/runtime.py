@@ -77,6 +77,10 @@ class Runtime:
         self.scheduler: Scheduler | None = None
         self.admitting = False
         """Whether ``serve`` has started up and its scheduler admits turns (until it stops)."""
+        self.one_shot = False
+        """Whether ``serve`` runs only given requests (``only``: a one-shot ``toolang
+        chat``/``invoke`` serving its own turn, then exiting). Plugins that open a door
+        for others — an HTTP server, a listener — stay closed for a one-shot."""
         self.stop_reason = "stop"
         """Why ``serve`` stops, for ``toolang_shutdown``: whoever sets its stop event may
         say ``"signal"`` first (``toolang run`` does on SIGINT/SIGTERM)."""
@@ -397,6 +401,7 @@ class Runtime:
         store = self.open_store()
         run_id = new_id()
         self.run_id, self.store = run_id, store
+        self.one_shot = only is not None
         try:
             # An exclusive store refuses a second runtime; a shared one records presence.
             if not await take_store(store, run_id, stop, wait_seconds=lock_wait_seconds):

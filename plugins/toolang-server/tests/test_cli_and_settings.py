@@ -92,3 +92,23 @@ def test_a_port_in_use_is_reported_and_the_runtime_still_runs(toolang_cli, toola
         "(Address already in use); set [plugins.server] port"
     ) in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_one_shot_chat_opens_no_port(toolang_cli, toolang_home):
+    """`toolang chat` with no runtime serving runs its own turn and exits: it is no server."""
+    import socket
+
+    with socket.socket() as probe:  # a free port, named in the config
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    toolang_home.write_config(
+        f'[runtime]\nexecutor = "echo"\n[plugins.server]\nenabled = true\nport = {port}\n'
+    )
+    result = toolang_cli("chat", "hello", env={"TOOLANG_LOAD_PLUGINS": "server,source-chat"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "hello\n"
+    assert "toolang server" not in result.stderr
+    assert not (toolang_home.path / ".toolang" / "server.url").exists()
+    # the same configuration under `toolang run` does start it
+    run = toolang_cli("run", "--until-idle", env=ONLY_SERVER, timeout=60)
+    assert f"console http://127.0.0.1:{port}/" in run.stderr

@@ -54,7 +54,7 @@ def toolang_register_routes(register: RegisterRoute) -> None:
 @hookimpl
 async def toolang_startup(runtime: Runtime) -> None:
     settings = settings_of(runtime)
-    if settings is None:
+    if settings is None or runtime.one_shot:  # a one-shot chat/invoke opens no port
         return
     import sys
 

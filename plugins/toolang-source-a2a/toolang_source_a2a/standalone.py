@@ -65,7 +65,7 @@ async def start(runtime: Runtime) -> None:
     from toolang_source_a2a import settings_of
 
     settings = settings_of(runtime)
-    if not settings.listen or server_plugin_active(runtime):
+    if not settings.listen or runtime.one_shot or server_plugin_active(runtime):
         return
     import uvicorn
 
