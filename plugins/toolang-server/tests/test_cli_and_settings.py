@@ -94,21 +94,28 @@ def test_a_port_in_use_is_reported_and_the_runtime_still_runs(toolang_cli, toola
     assert "Traceback" not in result.stderr
 
 
-def test_a_one_shot_chat_opens_no_port(toolang_cli, toolang_home):
-    """`toolang chat` with no runtime serving runs its own turn and exits: it is no server."""
+def test_a_one_shot_serve_opens_no_port(toolang_runtime, capfd):
+    """A one-shot runtime (``serve(only=…)``: `toolang chat`/`invoke` with no runtime
+    serving, running its own turn and exiting) is no server; a long-lived one is."""
+    import asyncio
     import socket
+
+    import toolang_server
+    from toolang_core import NewTurnRequest
 
     with socket.socket() as probe:  # a free port, named in the config
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    toolang_home.write_config(
-        f'[runtime]\nexecutor = "echo"\n[plugins.server]\nenabled = true\nport = {port}\n'
-    )
-    result = toolang_cli("chat", "hello", env={"TOOLANG_LOAD_PLUGINS": "server,source-chat"})
-    assert result.returncode == 0, result.stderr
-    assert result.stdout == "hello\n"
-    assert "toolang server" not in result.stderr
-    assert not (toolang_home.path / ".toolang" / "server.url").exists()
-    # the same configuration under `toolang run` does start it
-    run = toolang_cli("run", "--until-idle", env=ONLY_SERVER, timeout=60)
-    assert f"console http://127.0.0.1:{port}/" in run.stderr
+    config = f'[runtime]\nexecutor = "echo"\n[plugins.server]\nenabled = true\nport = {port}\n'
+
+    def serve(*, one_shot: bool) -> str:
+        runtime = toolang_runtime(config, plugins={"server": toolang_server})
+        inbox = runtime.open_inbox()
+        turn_id = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:t", input="hi")).id
+        inbox.store.close()
+        only = [turn_id] if one_shot else None
+        asyncio.run(runtime.serve(asyncio.Event(), sources=(), only=only, until_idle=True))
+        return capfd.readouterr().err
+
+    assert "toolang server" not in serve(one_shot=True)
+    assert f"console http://127.0.0.1:{port}/" in serve(one_shot=False)
