@@ -40,6 +40,25 @@ def owner_of(context: ToolCallContext | None) -> str:
     return turn.owner
 
 
+def insert_once(
+    db: Database, table: str, hash_column: str, row: dict[str, Any]
+) -> tuple[int, bool]:
+    """Insert ``row`` into ``table`` unless the same owner and agent already saved a row
+    with its ``hash_column``; ``(the row's id, whether it was inserted now)``. Run it
+    inside the caller's transaction (``table`` and ``hash_column`` are this plugin's
+    own names, never input)."""
+    existing = db.execute(
+        f"SELECT id FROM {table} WHERE owner = ? AND agent = ? AND {hash_column} = ?",
+        [row["owner"], row["agent"], row[hash_column]],
+    ).fetchone()
+    if existing is not None:
+        return int(existing[0]), False
+    columns = ", ".join(row)
+    marks = ", ".join("?" for _ in row)
+    cursor = db.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", list(row.values()))
+    return int(cursor.lastrowid or 0), True
+
+
 class TurnOwners:
     """The owner of each turn id, looked up in the execution store once per call."""
 

@@ -18,6 +18,7 @@ from toolang_tools_librarian.common import (
     LibrarianError,
     TurnOwners,
     documented_table,
+    insert_once,
     own_database,
     owner_of,
     rows,
@@ -159,28 +160,24 @@ def save_knowledge(
     owner = owner_of(context)
     digest = hashlib.sha256(content.strip().encode()).hexdigest()
     with own_database(runtime_of(context)) as db, db.atomic():
-        existing = db.execute(
-            "SELECT id FROM saved_knowledge WHERE owner = ? AND agent = ? AND content_hash = ?",
-            [owner, context.agent, digest],
-        ).fetchone()
-        if existing is not None:
-            return {"id": existing[0], "saved": False, "reason": "already saved"}
-        cursor = db.execute(
-            "INSERT INTO saved_knowledge (owner, agent, topic, content, content_hash, "
-            "thread_id, turn_id, call_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                owner,
-                context.agent,
-                topic.strip(),
-                content.strip(),
-                digest,
-                context.thread_id,
-                context.turn_id,
-                context.call_id,
-                runtime_of(context).clock(),
-            ],
+        entry_id, inserted = insert_once(
+            db,
+            "saved_knowledge",
+            "content_hash",
+            {
+                "owner": owner,
+                "agent": context.agent,
+                "topic": topic.strip(),
+                "content": content.strip(),
+                "content_hash": digest,
+                "thread_id": context.thread_id,
+                "turn_id": context.turn_id,
+                "call_id": context.call_id,
+                "created_at": runtime_of(context).clock(),
+            },
         )
-        entry_id = cursor.lastrowid
+        if not inserted:
+            return {"id": entry_id, "saved": False, "reason": "already saved"}
         db.execute(
             "INSERT INTO saved_knowledge_fts (rowid, topic, content) VALUES (?, ?, ?)",
             [entry_id, topic.strip(), content.strip()],

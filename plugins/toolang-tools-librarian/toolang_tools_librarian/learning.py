@@ -18,6 +18,7 @@ from toolang_tools_librarian.common import (
     LibrarianError,
     TurnOwners,
     documented_table,
+    insert_once,
     own_database,
     owner_of,
     rows,
@@ -167,24 +168,21 @@ def save_learning(
         raise LibrarianError(f"tool: no tool named {tool!r} is registered")
     digest = hashlib.sha256(f"{tool}\n{lesson.strip()}".encode()).hexdigest()
     with own_database(runtime) as db, db.atomic():
-        existing = db.execute(
-            "SELECT id FROM learnings WHERE owner = ? AND agent = ? AND lesson_hash = ?",
-            [owner, context.agent, digest],
-        ).fetchone()
-        if existing is not None:
-            return {"id": existing[0], "saved": False, "reason": "already saved"}
-        cursor = db.execute(
-            "INSERT INTO learnings (owner, agent, tool, lesson, lesson_hash, thread_id, "
-            "turn_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                owner,
-                context.agent,
-                tool,
-                lesson.strip(),
-                digest,
-                context.thread_id,
-                context.turn_id,
-                runtime.clock(),
-            ],
+        lesson_id, inserted = insert_once(
+            db,
+            "learnings",
+            "lesson_hash",
+            {
+                "owner": owner,
+                "agent": context.agent,
+                "tool": tool,
+                "lesson": lesson.strip(),
+                "lesson_hash": digest,
+                "thread_id": context.thread_id,
+                "turn_id": context.turn_id,
+                "created_at": runtime.clock(),
+            },
         )
-    return {"id": cursor.lastrowid, "saved": True}
+    if not inserted:
+        return {"id": lesson_id, "saved": False, "reason": "already saved"}
+    return {"id": lesson_id, "saved": True}
