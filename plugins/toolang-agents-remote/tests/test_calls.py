@@ -5,6 +5,8 @@ in the call log, and an unreachable endpoint is a clear error."""
 from __future__ import annotations
 
 import asyncio
+import socket
+import threading
 
 import pytest
 from remote_agents_kit import A2AServer
@@ -37,3 +39,32 @@ def test_an_unreachable_agent_is_a_clear_error(tmp_path):
         ask(provider, url, "hello", "turn-2:model:0")
     [call] = provider.log.recent(url)
     assert call["state"] == "failed" and url in str(call["error"])
+
+
+def test_a_remote_that_drops_the_connection_mid_call_is_a_clear_error(tmp_path):
+    """A server process killed with the request in flight: the connection closes with
+    no answer (httpx's RemoteProtocolError / ReadError, which say nothing of where)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+    def hang_up() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:  # the test closed the listener
+                return
+            conn.recv(65536)
+            conn.close()
+
+    threading.Thread(target=hang_up, daemon=True).start()
+    provider = RemoteAgentProvider(
+        RemoteSettings(endpoints=[url], call_timeout_seconds=5), tmp_path
+    )
+    try:
+        with pytest.raises(ModelError) as raised:
+            ask(provider, url, "hello", "turn-3:model:0")
+    finally:
+        listener.close()
+    assert str(raised.value).startswith(
+        f"remote agent at {url} is unreachable: the connection was lost mid-call ("
+    )

@@ -119,6 +119,10 @@ def _describe(exc: BaseException, url: str, timeout: float) -> str:
         return f"remote agent at {url} did not answer within {timeout:g} s"
     if isinstance(exc, httpx.ConnectError):
         return f"remote agent at {url} is unreachable: {exc}"
+    if isinstance(exc, httpx.NetworkError | httpx.RemoteProtocolError):
+        # the remote went away with the request in flight (a killed process, mostly)
+        why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return f"remote agent at {url} is unreachable: the connection was lost mid-call ({why})"
     if isinstance(exc, httpx.HTTPStatusError):
         code = exc.response.status_code
         if code in (401, 403):
