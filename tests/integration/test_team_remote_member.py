@@ -1,0 +1,303 @@
+"""A team with a remote member: the leader's runtime (in this process) forms a team of
+three ``survey`` workers from its pool — two local agents and ``far``, an AGENT.md
+agent served over A2A by another `toolang run` process — and delegates one task.
+
+The answers: local ``w1`` says ``Paris``, the remote ``far`` says ``paris.`` (it
+agrees with w1), local ``w2`` says ``Lyon`` (the differing one, and the most trusted
+worker). So ``trust_weighted`` picks w2's Lyon, ``majority_vote`` the remote's
+``paris.``, ``leader_decides`` whatever the leader picks (Lyon, against the majority),
+and ``fail_on_conflict`` fails listing both answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from runtime_helpers import serving
+from taskrun_helpers import Agents, Cast, agent_of, user_text
+from team_helpers import Recorder, trust
+from team_remote_kit import RemoteMember, install_kit, wait_for
+
+import toolang_agents_remote
+from toolang_core import AgentDefinition, TurnFilter
+from toolang_core.agents.pool_types import PoolHealth
+from toolang_core.config.loader import load_config
+from toolang_core.runtime import Runtime
+from toolang_core.store.sqlite import SQLiteStore
+from toolang_core.teams.coordinator import FormRequest, Scope, TeamCoordinator
+from toolang_core.teams.types import ContextFilter, Strategy, TeamStatus
+from toolang_core.testing.models import text
+
+LOCAL = (
+    AgentDefinition(name="lead", description="leads the team"),
+    AgentDefinition(name="w1", capabilities=("survey",)),
+    AgentDefinition(name="w2", capabilities=("survey",)),
+)
+SPARE = AgentDefinition(name="w3", capabilities=("survey",))
+ANSWERS = {"w1": "Paris", "w2": "Lyon", "w3": "Paris"}
+TASK = "What is the capital of France?"
+SECRET = "sk-TEAM-SECRET-42"
+
+
+def worker(request):
+    return text(ANSWERS[agent_of(request)])
+
+
+def pick_lyon(request):
+    """The leader picks the candidate numbered beside ``Lyon``."""
+    listed = [line for line in user_text(request).splitlines() if line.endswith(". Lyon")]
+    return text(listed[0].split(".")[0] if listed else "none")
+
+
+def cast() -> Cast:
+    return Cast(lead=pick_lyon, w1=worker, w2=worker, w3=worker)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("site")
+    install_kit(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def remote(tmp_path_factory: pytest.TempPathFactory, site: Path) -> Iterator[RemoteMember]:
+    """One remote process for the tests that leave it alive (it costs a start)."""
+    member = RemoteMember(tmp_path_factory.mktemp("far"), site, answer="paris.").start()
+    yield member
+    member.stop()
+
+
+def leader(home: Path, remote: RemoteMember, the_cast: Cast, *agents: AgentDefinition):
+    """The leader's runtime: local agents played by ``the_cast``, ``far`` through
+    toolang-agents-remote (its card read at load, as in any runtime)."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "toolang.toml").write_text(
+        "[runtime]\n"
+        'executor = "agent"\n'
+        "poll_seconds = 0.02\n"
+        "shutdown_grace_seconds = 0\n\n"
+        '[models]\ndefault = "scripted"\n\n'
+        '[agents]\ndefault = "lead"\n\n' + remote.leader_config(),
+        encoding="utf-8",
+    )
+    env = {"HOME": str(home)}
+    recorder = Recorder()
+    plugins = [
+        ("scripted", the_cast.plugin()),
+        ("agents", Agents(*(agents or LOCAL))),
+        ("agents-remote", toolang_agents_remote),
+        ("recorder", recorder),
+    ]
+    runtime = Runtime.with_plugins(load_config(home / "toolang.toml", env=env), plugins, env=env)
+    return runtime, recorder
+
+
+@contextlib.asynccontextmanager
+async def teams_of(runtime: Runtime) -> AsyncIterator[TeamCoordinator]:
+    async with serving(runtime, sources=()):
+        yield TeamCoordinator(runtime, runtime.task_runs)
+
+
+def form(strategy: Strategy, team_id: str, **kw) -> FormRequest:
+    return FormRequest(
+        owner="ada",
+        parent_thread_id="chat:1",
+        goal="capital survey",
+        leader="lead",
+        capability="survey",
+        workers=3,
+        strategy=strategy,
+        id=team_id,
+        **kw,
+    )
+
+
+BOUND = Scope(timeout_seconds=30, wait_seconds=30)
+EXPECTED_EVENTS = [
+    *["team.member.joined"] * 4,
+    *["team.payment.agreed"] * 3,
+    "team.formed",
+    "team.task.delegated",
+    "team.conflict.detected",
+    "team.task.completed",
+]
+
+
+def test_the_remote_member_is_in_the_pool_with_its_card_capability_and_health(tmp_path, remote):
+    runtime, _ = leader(tmp_path / "lead", remote, cast())
+
+    async def pooled():
+        async with teams_of(runtime) as teams:
+            return teams.pool.get("far"), teams.pool.select("survey", 3)
+
+    far, selection = asyncio.run(pooled())
+    assert far is not None
+    assert far.source == "remote"
+    assert "survey" in far.capabilities  # a skill of its card, from its AGENT.md
+    assert far.health is PoolHealth.HEALTHY  # never called, but its card was read
+    assert far.stats.last_seen is not None
+    assert [m.name for m in selection.chosen] == ["far", "w1", "w2"]  # ties by name
+
+
+def test_each_strategy_resolves_two_local_and_one_remote_answer_as_documented(tmp_path, remote):
+    the_cast = cast()
+    runtime, recorder = leader(tmp_path / "lead", remote, the_cast)
+    trust(runtime, "w2", successes=20)  # w2, with the differing answer, is most trusted
+    before = len(remote.seen())
+
+    async def scenario():
+        done = {}
+        async with teams_of(runtime) as teams:
+            for strategy in Strategy:
+                team = await teams.form(form(strategy, f"team-{strategy.value}"))
+                done[strategy] = await teams.delegate(team.id, TASK, owner="ada", scope=BOUND)
+        return done
+
+    done = asyncio.run(asyncio.wait_for(scenario(), 120))
+
+    for strategy, task in done.items():
+        assert sorted((c.member, c.ok, c.result) for c in task.candidates) == [
+            ("far", True, "paris."),
+            ("w1", True, "Paris"),
+            ("w2", True, "Lyon"),
+        ], strategy
+        assert all(c.run_id for c in task.candidates)
+    trusted = done[Strategy.TRUST_WEIGHTED]
+    assert (trusted.status, trusted.chosen, trusted.chosen_member) == ("completed", "Lyon", "w2")
+    assert trusted.reason.startswith("w2 has the highest trust")
+    majority = done[Strategy.MAJORITY_VOTE]
+    assert (majority.status, majority.chosen_member) == ("completed", "far")
+    assert majority.chosen == "paris."  # the remote's words
+    assert majority.reason == "2 of 3 successful members agree"
+    leader_pick = done[Strategy.LEADER_DECIDES]
+    assert (leader_pick.status, leader_pick.chosen, leader_pick.chosen_member) == (
+        "completed",
+        "Lyon",
+        "w2",
+    )
+    assert leader_pick.reason.startswith("the leader picked candidate ")
+    (shown,) = [user_text(r) for r in the_cast.requests_of("lead")]
+    assert {line.split(". ", 1)[1] for line in shown.splitlines() if line[:1].isdigit()} == {
+        "Lyon",
+        "paris.",
+    }
+    conflict = done[Strategy.FAIL_ON_CONFLICT]
+    assert (conflict.status, conflict.chosen) == ("failed", None)
+    assert conflict.reason == "conflict: 2 distinct results (w2: 'Lyon'; far: 'paris.')"
+
+    # the remote process answered every team's task itself, once each
+    asked = remote.seen()[before:]
+    assert len(asked) == 4
+    assert all(TASK in seen[-1] and "- agent: far" in seen[0] for seen in asked)
+
+    for strategy in Strategy:
+        team_id = f"team-{strategy.value}"
+        events = [e for e in recorder.events if e.data["team_id"] == team_id]
+        assert [e.kind for e in events] == EXPECTED_EVENTS, strategy
+        joined = [e.data["member"] for e in events if e.kind == "team.member.joined"]
+        assert joined == ["lead", "w2", "far", "w1"]
+        assert events[-2].data["results"] == ["Lyon", "paris."]
+        completed = events[-1].data
+        assert completed["status"] == done[strategy].status
+        assert completed["chosen_member"] == done[strategy].chosen_member
+
+
+def test_a_secret_outside_the_allow_list_reaches_no_member_local_or_remote(tmp_path, remote):
+    the_cast = cast()
+    runtime, _ = leader(tmp_path / "lead", remote, the_cast)
+    before = len(remote.seen())
+
+    async def scenario():
+        async with teams_of(runtime) as teams:
+            team = await teams.form(
+                form(
+                    Strategy.MAJORITY_VOTE,
+                    "team-filtered",
+                    context_filter=ContextFilter(allow=("ticket",)),
+                )
+            )
+            done = await teams.delegate(
+                team.id,
+                TASK,
+                owner="ada",
+                context={"ticket": "OPS-7", "api_key": SECRET},
+                scope=BOUND,
+            )
+            runs = [runtime.task_runs.get(c.run_id, owner="ada") for c in done.candidates]
+            return done, runs
+
+    done, runs = asyncio.run(asyncio.wait_for(scenario(), 60))
+    assert done.status == "completed"
+    local = [r for r in the_cast.requests if agent_of(r) in ("w1", "w2")]
+    assert len(local) == 2
+    for request in local:
+        assert all(SECRET not in m.content for m in request.messages)
+        assert "- ticket: OPS-7" in user_text(request)
+    (received,) = remote.seen()[before:]  # everything the remote model saw
+    assert "- ticket: OPS-7" in received[-1]
+    assert all(SECRET not in content for content in received)
+    # nor the turn request the remote stored for it, nor anything else in its store
+    store = SQLiteStore(remote.home / ".toolang" / "toolang.db")
+    try:
+        (turn,) = [t for t in store.list_turns(TurnFilter(limit=50)) if "OPS-7" in t.input]
+    finally:
+        store.close()
+    assert turn.owner == "leader-a" and SECRET not in turn.input
+    for path in (remote.home / ".toolang").glob("toolang.db*"):
+        assert SECRET.encode() not in path.read_bytes(), path
+    for run in runs:
+        assert "api_key" not in run.metadata and run.metadata["ticket"] == "OPS-7"
+        assert SECRET not in json.dumps(run.metadata)
+
+
+def test_a_remote_member_killed_mid_task_is_replaced_and_the_task_completes(tmp_path, site):
+    doomed = RemoteMember(tmp_path / "doomed", site, answer="never sent").start()
+    runtime, recorder = leader(tmp_path / "lead", doomed, cast(), *LOCAL, SPARE)
+    try:
+
+        async def scenario():
+            async with teams_of(runtime) as teams:
+                team = await teams.form(form(Strategy.MAJORITY_VOTE, "team-kill"))
+                assert "far" in [m.name for m in team.active()]
+                delegated = asyncio.create_task(
+                    teams.delegate(team.id, "slow: " + TASK, owner="ada", scope=BOUND)
+                )
+                # the remote holds the task (its model saw it), then it dies
+                await asyncio.to_thread(wait_for, lambda: bool(doomed.seen()), 30, "far's task")
+                doomed.kill()
+                done = await delegated
+                return done, teams.get(team.id, owner="ada"), teams.pool.get("far")
+
+        done, team, far = asyncio.run(asyncio.wait_for(scenario(), 90))
+    finally:
+        doomed.stop()
+
+    # far's task run failed with a clear reason; far is unhealthy and left; w3 took over
+    (failed,) = [c for c in done.candidates if not c.ok]
+    assert failed.member == "far"
+    assert f"remote agent at {doomed.endpoint} is unreachable" in failed.error, failed.error
+    assert far is not None and far.health is PoolHealth.UNHEALTHY
+    assert "unreachable" in far.stats.last_error
+    left = {m.name: m for m in team.members if m.status == "left"}
+    assert list(left) == ["far"] and "its task run failed" in left["far"].left_reason
+    assert [m.name for m in team.active()] == ["lead", "w1", "w2", "w3"]
+    assert done.status == "completed" and done.chosen == "Paris"
+    assert sorted(c.member for c in done.candidates if c.ok) == ["w1", "w2", "w3"]
+    assert team.status is TeamStatus.ACTIVE
+    kinds = [e.kind for e in recorder.events if e.data["team_id"] == "team-kill"]
+    assert kinds[-6:] == [
+        "team.task.delegated",
+        "team.member.left",
+        "team.member.joined",
+        "team.payment.agreed",
+        "team.conflict.detected",
+        "team.task.completed",
+    ]
+    replaced = next(e for e in recorder.events if e.data.get("replaces") == "far")
+    assert replaced.data["member"] == "w3"
