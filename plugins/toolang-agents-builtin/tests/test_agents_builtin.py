@@ -31,6 +31,17 @@ ROLE_SCOPES = {
     "ontologist": ("ontology_*",),
 }  # fmt: skip
 
+ROLE_CAPABILITIES = {
+    "operator": ("operations", "shell", "files"),
+    "navigator": ("web-browsing", "web-extraction"),
+    "vault": ("security", "encryption", "payments"),
+    "librarian": ("knowledge", "research", "retrieval"),
+    "automator": ("automation", "scheduling", "coordination"),
+    "planner": ("planning", "decomposition"),
+    "chronicler": ("memory", "recall"),
+    "ontologist": ("ontology", "modeling"),
+}
+
 SOME_TOOLS = (
     "exec_run", "fs_read", "browser_open", "crypto_sign", "save_knowledge", "web_fetch",
     "cron_add", "observe_turn", "ontology_add_fact",
@@ -93,6 +104,26 @@ def test_every_role_has_an_instruction_keywords_and_a_description(runtime):
         assert role.instruction and role.keywords and role.description, name
 
 
+def test_every_role_advertises_capabilities_the_pool_selects_team_workers_by(runtime):
+    from toolang_core.agents.pool import pool_for
+
+    built = runtime()
+    registry = built.agents.registry
+    assert {name: registry.get(name).capabilities for name in ROLE_SCOPES} == ROLE_CAPABILITIES
+    store = built.open_store()
+    try:
+        pool = pool_for(built, store)
+        research = pool.select("research", 3)
+        web = pool.select("Web-Browsing", 3)
+    finally:
+        store.close()
+    assert [m.name for m in research.chosen] == ["librarian"]
+    assert [m.name for m in web.chosen] == ["navigator"]
+    assert dict((e.name, e.reason) for e in research.excluded)["navigator"] == (
+        "does not advertise 'research'"
+    )
+
+
 def test_planner_and_chronicler_stay_on_the_parent_thread(runtime):
     registry = runtime().agents.registry
     isolated = {name for name in ROLE_SCOPES if registry.get(name).session_isolation}
@@ -149,6 +180,7 @@ def test_a_user_agent_with_the_same_prefix_does_not_take_a_roles_tools(runtime):
         ("run the test command in a shell", "operator"),
         ("schedule a recurring backup every night", "automator"),
         ("do you remember what we said about it", "chronicler"),
+        ("I need some research on caching", "librarian"),
     ],
 )
 def test_requests_are_routed_to_the_role_whose_keywords_they_use(runtime, request_text, agent):

@@ -1,8 +1,11 @@
-"""The eight built-in roles: instruction, routing keywords and role max scope.
+"""The eight built-in roles: instruction, routing keywords, capabilities and role max
+scope.
 
 A role's ``prefixes`` are its maximum tool scope: the registry gives it every tool
 whose longest matching prefix is one of these, and spawn-time ``allowed_tools`` can only
-narrow that. The planner has no tools: it reasons and plans only.
+narrow that. The planner has no tools: it reasons and plans only. A role's
+``capabilities`` name what it can be asked for as a whole (the agent pool selects team
+workers by them; routing matches them like keywords): short, one per line of work.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ def _role(
     *,
     prefixes: tuple[str, ...],
     keywords: tuple[str, ...],
+    capabilities: tuple[str, ...],
     cannot: str,
     isolated: bool = True,
 ) -> AgentDefinition:
@@ -53,7 +57,7 @@ def _role(
         instruction=f"{instruction}\n\nYou cannot: {cannot}.\n\n{_ESCALATE}",
         prefixes=prefixes,
         keywords=keywords,
-        capabilities=(),
+        capabilities=capabilities,
         session_isolation=isolated,
         source="builtin",
         origin=ORIGIN,
@@ -80,6 +84,7 @@ ROLES: Final = (
             "delete",
             "skill",
         ),
+        capabilities=("operations", "shell", "files"),
         cannot="browse the web, encrypt or sign, make payments, search knowledge, manage memory",
     ),
     _role(
@@ -100,6 +105,7 @@ ROLES: Final = (
             "screenshot",
             "website",
         ),
+        capabilities=("web-browsing", "web-extraction"),
         cannot="run shell commands, touch files, encrypt or sign, make payments, search knowledge",
     ),
     _role(
@@ -120,6 +126,7 @@ ROLES: Final = (
             "wallet",
             "USDC",
         ),
+        capabilities=("security", "encryption", "payments"),
         cannot="run shell commands, browse the web, touch files, search knowledge, manage memory",
     ),
     _role(
@@ -155,6 +162,7 @@ ROLES: Final = (
             "question",
             "gap",
         ),
+        capabilities=("knowledge", "research", "retrieval"),
         cannot="run shell commands, browse interactively, encrypt or sign, manage memory",
     ),
     _role(
@@ -177,6 +185,7 @@ ROLES: Final = (
             "automate",
             "timer",
         ),
+        capabilities=("automation", "scheduling", "coordination"),
         cannot="run shell commands, touch files, browse the web, encrypt or sign, search knowledge",
     ),
     _role(
@@ -187,6 +196,7 @@ ROLES: Final = (
         "tools.",
         prefixes=(),
         keywords=("plan", "decompose", "steps", "strategy", "how to", "break down"),
+        capabilities=("planning", "decomposition"),
         cannot="run commands, browse the web, touch files, use any tool",
         isolated=False,
     ),
@@ -198,6 +208,7 @@ ROLES: Final = (
         "Return memories with their context and time.",
         prefixes=("memory_*", "observe_*", "reflect_*"),
         keywords=("remember", "recall", "observation", "reflection", "memory", "history"),
+        capabilities=("memory", "recall"),
         cannot="run shell commands, browse the web, touch files, search knowledge, encrypt",
         isolated=False,
     ),
@@ -217,6 +228,7 @@ ROLES: Final = (
             "schema",
             "taxonomy",
         ),
+        capabilities=("ontology", "modeling"),
         cannot="run shell commands, browse the web, touch files, encrypt, manage memory",
     ),
 )
