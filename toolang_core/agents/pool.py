@@ -36,10 +36,11 @@ from toolang_core.agents.pool_types import (
     PoolMember,
     Selection,
 )
+from toolang_core.agents.types import AgentHealth, HealthState
 from toolang_core.store.errors import RecordConflict
 
 if TYPE_CHECKING:
-    from toolang_core.agents.types import AgentDefinition, AgentHealth
+    from toolang_core.agents.types import AgentDefinition
     from toolang_core.runtime import Runtime
     from toolang_core.store.protocol import ExecutionStore
 
@@ -166,6 +167,20 @@ class AgentPool:
 
         return self._update(agent, change)
 
+    def beat(self, agent: str, found: AgentHealth) -> AgentStats:
+        """Store what a scheduled ping of remote ``agent`` found (not a call: it counts
+        nothing; :meth:`member` weighs it against the agent's outcomes)."""
+
+        def change(stats: AgentStats, now: float) -> AgentStats:
+            return attrs.evolve(
+                stats,
+                heartbeat=found.state,
+                heartbeat_at=found.checked_at or now,
+                heartbeat_detail=found.detail[:240],
+            )
+
+        return self._update(agent, change)
+
     def _update(self, agent: str, change: Callable[[AgentStats, float], AgentStats]) -> AgentStats:
         for _ in range(20):
             current = self.store.get_record(KIND, agent)
@@ -194,18 +209,36 @@ class AgentPool:
         record = self.store.get_record(KIND, agent)
         return AgentStats.from_json(record.data) if record else AgentStats(name=agent)
 
+    def _last_beat(self, name: str, stats: AgentStats) -> AgentHealth | None:
+        """The newest heartbeat of ``name``: its source's card fetch at load, or the
+        last scheduled ping stored in the pool (a local agent has neither)."""
+        loaded = self.heartbeat(name) if self.heartbeat else None
+        if not stats.heartbeat:
+            return loaded
+        if loaded is not None and (loaded.checked_at or 0.0) > (stats.heartbeat_at or 0.0):
+            return loaded
+        state: HealthState = "ok" if stats.heartbeat == "ok" else "unreachable"
+        return AgentHealth(state, stats.heartbeat_detail, stats.heartbeat_at)
+
     def member(self, definition: AgentDefinition) -> PoolMember:
         stats = self.stats(definition.name)
         price = self.prices.get(definition.name)
         health = health_of(stats, self.policy)
-        beat = self.heartbeat(definition.name) if self.heartbeat else None
+        beat = self._last_beat(definition.name, stats)
         if beat is not None and beat.state != "ok":
             health = PoolHealth.UNHEALTHY
             stats = attrs.evolve(
                 stats, last_error=f"card fetch: {beat.state} {beat.detail}".strip()
             )
         elif beat is not None:
-            health = PoolHealth.HEALTHY if health is PoolHealth.UNKNOWN else health
+            if health is PoolHealth.UNKNOWN:
+                health = PoolHealth.HEALTHY
+            elif health is PoolHealth.UNHEALTHY and (beat.checked_at or 0.0) > (
+                stats.last_seen or 0.0
+            ):
+                # it answers its card again since its last failure: worth a careful try
+                # (the selector weighs degraded at half); its next call decides
+                health = PoolHealth.DEGRADED
             if beat.checked_at is not None:
                 stats = attrs.evolve(
                     stats,

@@ -57,6 +57,11 @@ class AgentStats:
     last_seen: float | None = None
     last_healthy: float | None = None
     last_error: str = ""
+    heartbeat: str = ""
+    """What the last scheduled ping of a remote agent found (``ok``, ``unreachable``;
+    empty: never pinged — the card fetch at load is all the pool knows)."""
+    heartbeat_at: float | None = None
+    heartbeat_detail: str = ""
 
     @property
     def success_rate(self) -> float:

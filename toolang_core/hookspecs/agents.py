@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from toolang_core.markers import hookspec
@@ -10,7 +10,8 @@ from toolang_core.markers import hookspec
 if TYPE_CHECKING:
     from toolang_core.agents.pool_types import PoolMember
     from toolang_core.agents.routing import RouteProposal
-    from toolang_core.agents.types import AgentDefinition, AgentSource
+    from toolang_core.agents.types import AgentDefinition, AgentHealth, AgentSource
+    from toolang_core.runtime import Runtime
     from toolang_core.teams.types import PaymentTerms
 
 
@@ -46,6 +47,21 @@ def toolang_score_agent(member: PoolMember, capability: str) -> float | None:
     that is not unhealthy. Return a number (higher is better) or ``None`` for no
     opinion; the first number answered wins (plugins registered last are asked first).
     With no answer the default is used: ``trust * health weight``.
+    """
+
+
+@hookspec
+def toolang_ping_agents(
+    agents: Sequence[AgentDefinition], runtime: Runtime
+) -> Mapping[str, AgentHealth] | None:
+    """Check now whether the remote agents you provide still answer (their heartbeat).
+
+    Called by the agent pool on a schedule — the serving runtime's upkeep, at most every
+    ``[plugins.agent-pool] ping_seconds`` — with every active remote agent, from a worker
+    thread (blocking I/O is fine; answer within a few seconds). Return the health of
+    the agents you can check, by name (state ``ok`` or ``unreachable``, a detail, when
+    checked), or ``None``. The answers of every plugin are merged; an agent nobody
+    answers for keeps what the pool knew.
     """
 
 

@@ -111,5 +111,6 @@ HOOK_RULES: Final[dict[str, CallingRule]] = {
     "toolang_doctor_checks": COLLECT,
     "toolang_score_agent": FIRST_NUMBER,
     "toolang_agree_payment": BROADCAST,
+    "toolang_ping_agents": COLLECT,
 }
 """Every hook's calling rule, by hook name."""

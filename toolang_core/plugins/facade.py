@@ -372,6 +372,15 @@ class Hooks:
                     return float(value)
         return None
 
+    def ping_agents(self, agents: Sequence[Any], runtime: Runtime) -> dict[str, Any]:
+        """Every ``toolang_ping_agents`` answer merged by agent name (a later plugin's
+        answer for an agent replaces an earlier one); one that raises is skipped."""
+        found: dict[str, Any] = {}
+        for _, answers in self._now("toolang_ping_agents", {"agents": agents, "runtime": runtime}):
+            for health in answers:
+                found.update(health or {})
+        return found
+
     def agree_payment(self, team_id: str, terms: Any) -> None:
         """Tell every ``toolang_agree_payment`` plugin of a team member's payment terms,
         each isolated."""

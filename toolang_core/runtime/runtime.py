@@ -190,11 +190,31 @@ class Runtime:
 
     async def upkeep(self) -> None:
         """At start-up and after every heartbeat: finalize task runs whose turn ended
-        unnoticed, expire approval requests whose turn ended, and replace unhealthy
-        members of active teams (errors are logged)."""
+        unnoticed, expire approval requests whose turn ended, ping the remote agents
+        when due, and replace unhealthy members of active teams (errors are logged)."""
         await self.sweep_task_runs()
         self.sweep_approvals()
+        await self.ping_agents()
         await self.sweep_teams()
+
+    async def ping_agents(self) -> None:
+        """Ping the remote agents when due (``[plugins.agent-pool] ping_seconds``) and
+        store what was found in the agent pool (logged, never raised)."""
+        from toolang_core.agents.pool import pool_for
+        from toolang_core.agents.pool_ping import PingSchedule
+        from toolang_core.plugins.host import describe_exception
+
+        if self.store is None:
+            return
+        schedule: PingSchedule | None = self._plugin_state.get("toolang:pool_ping")
+        if schedule is None:
+            settings = self.settings.get("agent-pool")
+            every = settings.ping_seconds if settings is not None else 30.0
+            schedule = self._plugin_state["toolang:pool_ping"] = PingSchedule(every)
+        try:
+            await schedule.run(self, pool_for(self, self.store))
+        except Exception as exc:
+            log.warning("pool.ping_failed", error=describe_exception(exc))
 
     async def sweep_teams(self) -> None:
         """Replace unhealthy members of active teams (logged, never raised)."""

@@ -23,14 +23,17 @@ if TYPE_CHECKING:
 
 @attrs.frozen
 class PoolSettings:
-    """``[plugins.agent-pool]``: prices per call by agent name (in ``currency``) and the
-    health policy's thresholds (see :class:`~toolang_core.agents.pool_types.HealthPolicy`)."""
+    """``[plugins.agent-pool]``: prices per call by agent name (in ``currency``), the
+    health policy's thresholds (see :class:`~toolang_core.agents.pool_types.HealthPolicy`)
+    and how often a serving runtime pings the remote agents (``ping_seconds``; 0: only
+    the card fetch at load)."""
 
     prices: dict[str, float] = attrs.field(factory=dict)
     currency: str = "USD"
     unhealthy_after: int = 3
     max_error_rate: float = 0.5
     latency_threshold_ms: float = 30_000.0
+    ping_seconds: float = 30.0
 
 
 @hookimpl
