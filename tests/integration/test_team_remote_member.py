@@ -73,7 +73,9 @@ def remote(tmp_path_factory: pytest.TempPathFactory, site: Path) -> Iterator[Rem
     member.stop()
 
 
-def leader(home: Path, remote: RemoteMember, the_cast: Cast, *agents: AgentDefinition):
+def leader(
+    home: Path, remote: RemoteMember, the_cast: Cast, *agents: AgentDefinition, extra: str = ""
+):
     """The leader's runtime: local agents played by ``the_cast``, ``far`` through
     toolang-agents-remote (its card read at load, as in any runtime)."""
     home.mkdir(parents=True, exist_ok=True)
@@ -81,7 +83,8 @@ def leader(home: Path, remote: RemoteMember, the_cast: Cast, *agents: AgentDefin
         "[runtime]\n"
         'executor = "agent"\n'
         "poll_seconds = 0.02\n"
-        "shutdown_grace_seconds = 0\n\n"
+        "shutdown_grace_seconds = 0\n"
+        f"{extra}\n"
         '[models]\ndefault = "scripted"\n\n'
         '[agents]\ndefault = "lead"\n\n' + remote.leader_config(),
         encoding="utf-8",
@@ -301,3 +304,65 @@ def test_a_remote_member_killed_mid_task_is_replaced_and_the_task_completes(tmp_
     ]
     replaced = next(e for e in recorder.events if e.data.get("replaces") == "far")
     assert replaced.data["member"] == "w3"
+
+
+async def until(predicate, timeout: float, what: str) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+def test_the_pool_pings_a_remote_member_out_of_its_team_and_back_into_the_pool(tmp_path, site):
+    """No task in flight: only the scheduled ping (every 0.2 s here, on the runtime's
+    heartbeat) notices the remote process is gone, and that it is back."""
+    far = RemoteMember(tmp_path / "far", site, answer="paris.").start()
+    runtime, recorder = leader(
+        tmp_path / "lead",
+        far,
+        cast(),
+        *LOCAL,
+        SPARE,
+        extra="lease_seconds = 0.6\n\n[plugins.agent-pool]\nping_seconds = 0.2\n",
+    )
+    try:
+
+        async def scenario():
+            async with teams_of(runtime) as teams:
+                team = await teams.form(form(Strategy.MAJORITY_VOTE, "team-pinged"))
+                far.kill()
+
+                def far_left() -> bool:
+                    current = teams.get(team.id, owner="ada")
+                    return "far" not in [m.name for m in current.active()]
+
+                await until(far_left, 30, "the sweep to replace far")
+                gone = teams.pool.get("far")
+                far.start()  # back, on the same port
+                await until(
+                    lambda: teams.pool.get("far").health is PoolHealth.HEALTHY,
+                    30,
+                    "a ping to find far again",
+                )
+                again = teams.pool.select("survey", 4)
+                return team, teams.get(team.id, owner="ada"), gone, again
+
+        team, swept, gone, again = asyncio.run(asyncio.wait_for(scenario(), 90))
+    finally:
+        far.stop()
+    assert "far" in [m.name for m in team.active()]
+    assert gone.health is PoolHealth.UNHEALTHY
+    assert gone.stats.last_error.startswith("card fetch: unreachable ping: ")
+    assert gone.stats.total_calls == 0  # it was never called: the ping alone told
+    left = next(m for m in swept.members if m.name == "far")
+    assert left.left_reason == "unhealthy in the agent pool"
+    assert [m.name for m in swept.active()] == ["lead", "w1", "w2", "w3"]
+    kinds = [e.kind for e in recorder.events if e.data["team_id"] == "team-pinged"]
+    assert kinds[-4:] == [
+        "team.member.left",
+        "team.member.joined",
+        "team.payment.agreed",
+        "team.health.check",
+    ]
+    assert "far" in [m.name for m in again.chosen]

@@ -149,3 +149,25 @@ def test_importing_the_plugin_does_not_import_the_a2a_sdk():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "False"
+
+
+def test_the_pools_ping_reads_each_card_again(toolang_runtime):
+    """``toolang_ping_agents``: ok while the endpoint answers, unreachable (with the
+    reason) once it is gone; another plugin's agents are not pinged."""
+    server = A2AServer("polyglot").start()
+    try:
+        runtime = toolang_runtime(
+            config(server.url), plugins={"agents-remote": toolang_agents_remote}
+        )
+        agents = runtime.agents.registry.active()
+        remote = [d for d in agents if d.source == "remote"]
+        stranger = AgentDefinition(name="stranger", origin="http://127.0.0.1:9/other")
+        up = runtime.host.hooks.ping_agents([*remote, stranger], runtime)
+    finally:
+        server.stop()
+    down = runtime.host.hooks.ping_agents(remote, runtime)
+    assert set(up) == {"polyglot"}
+    assert (up["polyglot"].state, up["polyglot"].detail) == ("ok", f"card read from {server.url}")
+    assert down["polyglot"].state == "unreachable"
+    assert down["polyglot"].detail.startswith("ping: ")
+    assert down["polyglot"].checked_at >= up["polyglot"].checked_at

@@ -5,8 +5,8 @@ The A2A SDK is imported only when the registry loads the source, never at start-
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
@@ -18,6 +18,9 @@ from toolang_core import (
     Secret,
     hookimpl,
 )
+
+if TYPE_CHECKING:
+    from toolang_core import AgentDefinition, AgentHealth, Runtime
 
 NAME = "agents-remote"
 
@@ -98,3 +101,18 @@ def toolang_register_models(register: RegisterFactory) -> None:
 @hookimpl
 def toolang_agent_sources() -> RemoteAgents:
     return RemoteAgents()
+
+
+@hookimpl
+def toolang_ping_agents(
+    agents: Sequence[AgentDefinition], runtime: Runtime
+) -> dict[str, AgentHealth] | None:
+    """The agent pool's scheduled heartbeat: read the card of each of our remote
+    agents again (the endpoints configured here; another plugin's agents are not ours)."""
+    settings = runtime.settings.get(NAME) or RemoteSettings()
+    ours = [d for d in agents if d.origin in settings.endpoints]
+    if not ours:
+        return None
+    from toolang_agents_remote.cards import ping
+
+    return ping(ours, timeout=settings.timeout_seconds)

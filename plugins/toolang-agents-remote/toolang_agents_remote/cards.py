@@ -192,3 +192,23 @@ def discover(
         definitions.append(definition)
         health[definition.name] = state
     return AgentLoad(definitions=definitions, diagnostics=diagnostics, health=health)
+
+
+def ping(
+    definitions: Sequence[AgentDefinition],
+    *,
+    timeout: float,
+    clock: Callable[[], float] = time.time,
+) -> dict[str, AgentHealth]:
+    """Each remote agent's health now: its card read again from its endpoint (its
+    ``origin``), concurrently — ``ok``, or ``unreachable`` with the reason."""
+    urls = [d.origin for d in definitions]
+    now = clock()
+    found: dict[str, AgentHealth] = {}
+    for definition, outcome in zip(definitions, fetch_cards(urls, timeout), strict=True):
+        if isinstance(outcome, BaseException):
+            reason = redact_text(str(outcome) or type(outcome).__name__)
+            found[definition.name] = AgentHealth("unreachable", f"ping: {reason}", now)
+        else:
+            found[definition.name] = AgentHealth("ok", f"card read from {definition.origin}", now)
+    return found
