@@ -259,9 +259,11 @@ def test_a_secret_outside_the_allow_list_reaches_no_member_local_or_remote(tmp_p
         assert SECRET not in json.dumps(run.metadata)
 
 
-def test_a_remote_member_killed_mid_task_is_replaced_and_the_task_completes(tmp_path, site):
+def kill_mid_task(tmp_path, site, *agents: AgentDefinition):
+    """Delegate a task the remote member holds until its process is SIGKILLed; the
+    team task, the team afterwards, far in the pool, the events, the remote's URL."""
     doomed = RemoteMember(tmp_path / "doomed", site, answer="never sent").start()
-    runtime, recorder = leader(tmp_path / "lead", doomed, cast(), *LOCAL, SPARE)
+    runtime, recorder = leader(tmp_path / "lead", doomed, cast(), *agents)
     try:
 
         async def scenario():
@@ -280,6 +282,33 @@ def test_a_remote_member_killed_mid_task_is_replaced_and_the_task_completes(tmp_
         done, team, far = asyncio.run(asyncio.wait_for(scenario(), 90))
     finally:
         doomed.stop()
+    kinds = [e.kind for e in recorder.events if e.data["team_id"] == "team-kill"]
+    return done, team, far, kinds, recorder, doomed
+
+
+def test_a_remote_member_killed_mid_task_with_no_spare_leaves_and_the_others_finish(tmp_path, site):
+    done, team, far, kinds, _, doomed = kill_mid_task(tmp_path, site, *LOCAL)
+    (failed,) = [c for c in done.candidates if not c.ok]
+    assert failed.member == "far" and doomed.endpoint in failed.error
+    assert far is not None and far.health is PoolHealth.UNHEALTHY
+    left = next(m for m in team.members if m.name == "far")
+    assert left.status == "left"
+    assert left.left_reason.startswith("its task run failed: ") and "unreachable" in (
+        left.left_reason
+    )
+    assert [m.name for m in team.active()] == ["lead", "w1", "w2"]  # degraded: two workers
+    assert done.status == "completed"
+    assert (done.chosen, done.reason) == ("Paris", "1 of 2 successful members agree")
+    assert kinds[-4:] == [
+        "team.task.delegated",
+        "team.member.left",
+        "team.conflict.detected",
+        "team.task.completed",
+    ]
+
+
+def test_a_remote_member_killed_mid_task_is_replaced_and_the_task_completes(tmp_path, site):
+    done, team, far, kinds, recorder, doomed = kill_mid_task(tmp_path, site, *LOCAL, SPARE)
 
     # far's task run failed with a clear reason; far is unhealthy and left; w3 took over
     (failed,) = [c for c in done.candidates if not c.ok]
@@ -293,7 +322,6 @@ def test_a_remote_member_killed_mid_task_is_replaced_and_the_task_completes(tmp_
     assert done.status == "completed" and done.chosen == "Paris"
     assert sorted(c.member for c in done.candidates if c.ok) == ["w1", "w2", "w3"]
     assert team.status is TeamStatus.ACTIVE
-    kinds = [e.kind for e in recorder.events if e.data["team_id"] == "team-kill"]
     assert kinds[-6:] == [
         "team.task.delegated",
         "team.member.left",
