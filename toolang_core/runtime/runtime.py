@@ -211,6 +211,8 @@ class Runtime:
             settings = self.settings.get("agent-pool")
             every = settings.ping_seconds if settings is not None else 30.0
             schedule = self._plugin_state["toolang:pool_ping"] = PingSchedule(every)
+        if not schedule.due():
+            return
         try:
             await schedule.run(self, pool_for(self, self.store))
         except Exception as exc:
