@@ -71,3 +71,25 @@ def test_two_runtimes_on_one_postgres_store_share_the_pool(
     finally:
         for store in stores:
             store.close()
+
+
+def test_a_ping_stored_by_one_runtime_is_seen_by_the_other(
+    toolang_runtime, toolang_pg_dsn, toolang_pg_schema
+):
+    import time
+
+    from toolang_core import AgentHealth
+
+    first = runtime(toolang_runtime, toolang_pg_dsn, toolang_pg_schema)
+    second = runtime(toolang_runtime, toolang_pg_dsn, toolang_pg_schema)
+    stores = [first.open_store(), second.open_store()]
+    try:
+        pools = [pool_for(first, stores[0]), pool_for(second, stores[1])]
+        pools[0].beat("good", AgentHealth("unreachable", "ping: refused", time.time()))
+        seen = pools[1].get("good")
+        assert seen.health is PoolHealth.UNHEALTHY
+        assert seen.stats.last_error == "card fetch: unreachable ping: refused"
+        assert seen.stats.total_calls == 0
+    finally:
+        for store in stores:
+            store.close()
