@@ -155,9 +155,10 @@ def test_pings_run_only_when_due(tmp_path):
             ran.append(await schedule.run(runtime, teams.pool))
             clock.now += 100
             ran.append(await never.run(runtime, teams.pool))
-            return ran, teams.pool.stats("far")
+            return ran, teams.pool.stats("far"), teams.pool.get("far").to_json()
 
-    ran, stats = asyncio.run(scenario())
+    ran, stats, shown = asyncio.run(scenario())
     assert [bool(found) for found in ran] == [False, False, True, False, False]
     assert remote.asked == [["far"]]
     assert (stats.heartbeat, stats.heartbeat_detail) == ("ok", "ping: ok")
+    assert shown["heartbeat"] == "ok" and shown["heartbeat_at"] == stats.heartbeat_at

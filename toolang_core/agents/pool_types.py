@@ -114,6 +114,8 @@ class PoolMember:
             "last_seen": self.stats.last_seen,
             "last_healthy": self.stats.last_healthy,
             "last_error": self.stats.last_error,
+            "heartbeat": self.stats.heartbeat,
+            "heartbeat_at": self.stats.heartbeat_at,
         }
 
 
