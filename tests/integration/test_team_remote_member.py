@@ -7,6 +7,11 @@ agrees with w1), local ``w2`` says ``Lyon`` (the differing one, and the most tru
 worker). So ``trust_weighted`` picks w2's Lyon, ``majority_vote`` the remote's
 ``paris.``, ``leader_decides`` whatever the leader picks (Lyon, against the majority),
 and ``fail_on_conflict`` fails listing both answers.
+
+Then the boundary (a secret outside the context filter's allow-list reaches no member,
+local or remote) and the remote going away: SIGKILLed while it holds a team task (the
+run fails at once, the member is replaced or the team goes on without it), or between
+tasks (the pool's scheduled ping notices, and notices it back).
 """
 
 from __future__ import annotations
