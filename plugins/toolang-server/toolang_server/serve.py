@@ -50,7 +50,10 @@ def _bind(host: str, port: int) -> socket.socket:
 
     :raises OSError: naming the address and what to do (uvicorn would ``sys.exit``)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, not 0: asyncio sets TCP_NODELAY on an accepted connection only
+    # when its socket says TCP, and without it every response written in two parts
+    # (headers, body) waits ~40 ms for the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
