@@ -397,6 +397,11 @@ def test_a_web_page_of_another_site_cannot_drive_the_local_runtime(open_server):
         assert forged.status_code == 403 and forged.json()["error"]["field"] == "Origin"
         rebound = client.get("/api/status", headers={"Host": "evil.example"})
         assert rebound.status_code == 403 and rebound.json()["error"]["field"] == "Host"
+        with_port = client.get("/api/status", headers={"Host": "evil.example:80"})
+        assert with_port.status_code == 403, with_port.text
+        for name in ("LOCALHOST:1", "[::1]:8765", "127.0.0.1"):
+            named = client.get("/api/status", headers={"Host": name})
+            assert named.status_code == 200, (name, named.text)
         same_site = client.post(
             "/api/turns", json={"input": "fine", "wait": 20}, headers={"Origin": open_server.url}
         )
