@@ -363,7 +363,14 @@ async def bench(args: argparse.Namespace) -> dict[str, object]:
     # turn says what it could do with a core to itself.
     figures["server_cpu_ms_per_http_turn"] = round(server_cpu * 1000 / throughput["turns"], 3)
     figures["server_bound_turns_per_s_per_core"] = round(throughput["turns"] / server_cpu, 1)
+    # How much of a core the server got meanwhile: below 1, the machine's other work (the
+    # clients, anything else running) held it back, not the server.
+    figures["server_cpu_share_of_a_core"] = round(server_cpu / throughput["seconds"], 2)
     figures["inprocess_cpu_ms_per_turn"] = round(local_cpu, 3)
+    figures["http_cpu_overhead_ms_per_turn"] = round(
+        figures["server_cpu_ms_per_http_turn"] - local_cpu,
+        3,  # type: ignore[operator]
+    )
     figures["throughput_completed"] = f"{throughput['turns']}/{throughput['expected']}"
     figures["client_processes"] = throughput["processes"]
     figures["client_cpu_ms_per_turn"] = round(
@@ -415,7 +422,9 @@ def main() -> None:
         f"({figures['throughput_http_over_inprocess']}x); the server spent "
         f"{figures['server_cpu_ms_per_http_turn']} ms CPU per HTTP turn "
         f"(= {figures['server_bound_turns_per_s_per_core']} turns/s per core it had alone; "
-        f"in-process {figures['inprocess_cpu_ms_per_turn']} ms)"
+        f"in-process {figures['inprocess_cpu_ms_per_turn']} ms: HTTP costs "
+        f"{figures['http_cpu_overhead_ms_per_turn']} ms more); it got "
+        f"{figures['server_cpu_share_of_a_core']} of a core"
     )
     print(
         f"load generator: {figures['clients']} clients in {figures['client_processes']} "
