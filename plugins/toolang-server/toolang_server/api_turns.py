@@ -176,7 +176,9 @@ async def submit(request: Request) -> Response:
             headers={"Cache-Control": "no-store", "X-Toolang-Turn": result.id},
         )
     if wait:
-        turn = await FinishedTurns.of(runtime).wait(runtime, result.id, wait)
+        turn = await FinishedTurns.of(runtime).wait(
+            runtime, result.id, wait, just_queued=result.status == "queued"
+        )
         return ok(turn_json(turn), 200 if turn.status.is_terminal else 202)
     return ok({"turn_id": result.id, "status": result.status, "thread_id": thread}, 202)
 
