@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 import structlog
@@ -68,6 +70,14 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _write_url(path: Path, url: str) -> None:
+    """Write ``url`` to ``path`` whole or not at all: scripts wait for the file to exist
+    and read it at once, so it must never be seen empty or half-written."""
+    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    partial.write_text(url + "\n", encoding="utf-8")
+    os.replace(partial, path)
+
+
 async def start(runtime: Runtime, settings: ServerSettings) -> RunningServer:
     """Listen on ``settings.host:port`` and serve the app from the runtime's loop.
 
@@ -97,7 +107,7 @@ async def start(runtime: Runtime, settings: ServerSettings) -> RunningServer:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}"
-    (runtime.config.home / URL_FILE).write_text(url + "\n", encoding="utf-8")
+    _write_url(runtime.config.home / URL_FILE, url)
     access = (
         f"{len(settings.tokens)} token(s)"
         if settings.tokens
