@@ -65,8 +65,9 @@ class FinishedTurns:
                         return turn
                 just_queued = False
                 if delivered:
-                    # Delivered, but a batched finish may commit the state a moment
-                    # later: look again soon rather than at the next slow poll.
+                    # Delivered (which follows the commit of its terminal state), yet
+                    # the store does not show it finished: look again soon rather than
+                    # at the next slow poll.
                     await asyncio.sleep(min(pause, left))
                     pause = min(pause * 2, 0.05)
                     continue
