@@ -85,6 +85,9 @@ async def start(runtime: Runtime, settings: ServerSettings) -> RunningServer:
     """
     sock = _bind(settings.host, settings.port)
     app, routes, failures = build_app(runtime, settings)
+    # HTTP parsing by httptools (a dependency; uvicorn picks it over h11). The loop is
+    # the runtime's own asyncio loop: uvloop measured no lower CPU per request here
+    # (Starlette's Python dominates), and would have to become every runtime's loop.
     config = uvicorn.Config(
         app,
         log_level="warning",
