@@ -8,9 +8,13 @@ demo model (instant; streams word by word). In one run:
    the runtime's loop, waiting on the same delivery notification the server uses) and
    over HTTP (``POST /api/turns`` with ``wait``, from a separate client process with a
    kept-alive connection) — p50/p99 and their difference and ratio;
-2. **throughput**: chat turns per second with 50 concurrent HTTP clients (spread over
-   client processes), each submitting and waiting for its answers on its own thread,
-   next to 50 concurrent in-process submitters;
+2. **throughput**: chat turns per second with 50 concurrent HTTP clients, each on its
+   own kept-alive connection submitting with ``wait`` and checking every answer, next to
+   50 concurrent in-process submitters measured just before (same load on the machine);
+   afterwards every one of those turns must be completed in the store with its answer.
+   The clients are asyncio tasks in one process (``--processes``) speaking plain
+   HTTP/1.1: they share the machine's two cores with the server, so the load generator
+   must be cheap — its process count and CPU per turn are printed with the figure;
 3. **time to first token**: submit → first streamed text, in-process (a TurnStreams
    watcher) and over HTTP (``"stream": true``, first ``text`` event).
 
@@ -59,7 +63,9 @@ def percentile(values: list[float], q: float) -> float:
 # -- the client process ---------------------------------------------------------------
 
 
-def client_main(url: str, mode: str, count: int, clients: int, offset: int = 0) -> None:
+def client_main(
+    url: str, mode: str, count: int, clients: int, offset: int = 0, *, prefix: str = "tp"
+) -> None:
     import httpx
 
     if mode == "latency":
@@ -91,33 +97,70 @@ def client_main(url: str, mode: str, count: int, clients: int, offset: int = 0) 
                     out.append(first)
         print(json.dumps(out))
     else:
-        _throughput(url, clients, count, offset)
+        _throughput(url, clients, count, offset, prefix)
 
 
-def _throughput(url: str, clients: int, per_client: int, offset: int) -> None:
-    """``clients`` threads, each with its own kept-alive connection, each submitting and
-    waiting for ``per_client`` turns on its own thread (httpx's sync client: its async
-    one costs several ms per request on its own, which would be measured instead)."""
-    from concurrent.futures import ThreadPoolExecutor
+def _throughput(url: str, clients: int, per_client: int, offset: int, prefix: str) -> None:
+    """``clients`` concurrent clients in this one process, each on its own kept-alive
+    connection, each submitting ``per_client`` turns one after another and checking
+    every answer. A plain HTTP/1.1 client on asyncio streams: the load generator shares
+    the machine's cores with the server, so it must cost little CPU (5 processes of 10
+    threads with httpx's sync client took about 0.7 of a core, this about 0.03)."""
+    cpu = time.process_time()
+    results = asyncio.run(_drive(url, clients, per_client, offset, prefix))
+    cpu = time.process_time() - cpu
+    # perf_counter is the system's monotonic clock: comparable across client processes.
+    started, ended = min(r[0] for r in results), max(r[1] for r in results)
+    done = sum(r[2] for r in results)
+    print(json.dumps({"turns": done, "started": started, "ended": ended, "client_cpu": cpu}))
 
-    import httpx
 
-    def one(index: int) -> int:
-        done = 0
-        with httpx.Client(base_url=url, timeout=120) as client:
-            for n in range(per_client):
-                r = client.post(
-                    "/api/turns",
-                    json={"input": f"c{index} {n}", "thread_id": f"tp:{index}", "wait": 60},
-                )
-                done += r.status_code == 200 and r.json()["status"] == "completed"
-        return done
+async def _drive(
+    url: str, clients: int, per_client: int, offset: int, prefix: str
+) -> list[tuple[float, float, int]]:
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    connections = [await asyncio.open_connection(host, int(port)) for _ in range(clients)]
+    gate = asyncio.Event()  # every connection open before the clock starts
 
-    with ThreadPoolExecutor(clients) as pool:
-        started = time.perf_counter()
-        results = list(pool.map(one, range(offset, offset + clients)))
-        elapsed = time.perf_counter() - started
-    print(json.dumps({"turns": sum(results), "started": started, "seconds": elapsed}))
+    async def one(index: int) -> tuple[float, float, int]:
+        reader, writer = connections[index - offset]
+        await gate.wait()
+        started, done = time.perf_counter(), 0
+        for n in range(per_client):
+            said = f"c{index} {n}"
+            body = json.dumps(
+                {"input": said, "thread_id": f"{prefix}:{index}", "wait": 60}
+            ).encode()
+            writer.write(
+                b"POST /api/turns HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
+                b"Content-Length: %d\r\n\r\n%s" % (host.encode(), len(body), body)
+            )
+            status, answer = await _response(reader)
+            if status != 200 or answer.get("status") != "completed":
+                raise RuntimeError(f"turn {said!r} did not complete: {status} {answer}")
+            if answer.get("output") != f"(demo model) You said: {said}":
+                raise RuntimeError(f"turn {said!r} answered {answer.get('output')!r}")
+            done += 1
+        writer.close()
+        return started, time.perf_counter(), done
+
+    tasks = [asyncio.create_task(one(i)) for i in range(offset, offset + clients)]
+    gate.set()
+    return await asyncio.gather(*tasks)
+
+
+async def _response(reader: asyncio.StreamReader) -> tuple[int, dict[str, object]]:
+    """One HTTP/1.1 response with a Content-Length body: its status and JSON body."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    length = None
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        if name.lower() == "content-length":
+            length = int(value)
+    if length is None:
+        raise RuntimeError(f"a response without Content-Length: {lines[0]}")
+    return int(lines[0].split()[1]), json.loads(await reader.readexactly(length))
 
 
 def run_client(url: str, mode: str, count: int, clients: int = 1) -> object:
@@ -142,11 +185,11 @@ def run_client(url: str, mode: str, count: int, clients: int = 1) -> object:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def run_throughput(url: str, clients: int, per_client: int, processes: int) -> dict[str, float]:
-    """``clients`` concurrent HTTP clients spread over ``processes`` client processes
-    (one Python process cannot drive 50 busy connections by itself)."""
+def run_throughput(
+    url: str, clients: int, per_client: int, processes: int, prefix: str
+) -> dict[str, float]:
+    """``clients`` concurrent HTTP clients spread over ``processes`` client processes."""
     share = [clients // processes + (i < clients % processes) for i in range(processes)]
-    started = time.perf_counter()
     procs = [
         subprocess.Popen(
             [
@@ -162,6 +205,8 @@ def run_throughput(url: str, clients: int, per_client: int, processes: int) -> d
                 str(n),
                 "--offset",
                 str(sum(share[:i])),
+                "--prefix",
+                prefix,
             ],
             stdout=subprocess.PIPE,
             text=True,
@@ -169,13 +214,16 @@ def run_throughput(url: str, clients: int, per_client: int, processes: int) -> d
         for i, n in enumerate(share)
         if n
     ]
-    outs = [json.loads(p.communicate(timeout=1800)[0].strip().splitlines()[-1]) for p in procs]
-    elapsed = time.perf_counter() - started
+    printed = [p.communicate(timeout=1800)[0] for p in procs]
+    if any(p.returncode for p in procs):
+        raise RuntimeError("a client process failed (its error is above)")
+    outs = [json.loads(text.strip().splitlines()[-1]) for text in printed]
     return {
         "turns": sum(o["turns"] for o in outs),
         "expected": clients * per_client,
-        "seconds": max(o["seconds"] for o in outs),
-        "wall_seconds": elapsed,
+        "seconds": max(o["ended"] for o in outs) - min(o["started"] for o in outs),
+        "client_cpu": sum(o["client_cpu"] for o in outs),
+        "processes": len(procs),
     }
 
 
@@ -214,9 +262,11 @@ async def in_process(runtime: object, turns: int) -> tuple[list[float], list[flo
     return latency, ttft
 
 
-async def in_process_throughput(runtime: object, clients: int, per_client: int) -> float:
+async def in_process_throughput(
+    runtime: object, clients: int, per_client: int
+) -> tuple[float, float]:
     """Chat turns/s with ``clients`` concurrent in-process submitters (the runtime's own
-    ceiling on this machine, to compare the HTTP figure with)."""
+    ceiling on this machine, to compare the HTTP figure with), and the CPU ms per turn."""
     from toolang_core import NewTurnRequest
     from toolang_server.finished import FinishedTurns
 
@@ -231,9 +281,28 @@ async def in_process_throughput(runtime: object, clients: int, per_client: int) 
             turn = await finished.wait(runtime, turn_id, 60)  # type: ignore[arg-type]
             assert turn.status.value == "completed"
 
-    started = time.perf_counter()
+    cpu, started = time.process_time(), time.perf_counter()
     await asyncio.gather(*(one(i) for i in range(clients)))
-    return clients * per_client / (time.perf_counter() - started)
+    turns = clients * per_client
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return turns / elapsed, cpu * 1000 / turns
+
+
+def check_stored(runtime: object, clients: int, per_client: int, prefix: str) -> None:
+    """Every turn the HTTP clients were answered for is completed in the store, with the
+    answer to what was said (nothing lost, nothing answered twice)."""
+    from toolang_core import TurnFilter
+
+    store = runtime.inbox.store  # type: ignore[attr-defined]
+    for index in range(clients):
+        turns = store.list_turns(TurnFilter(thread_id=f"{prefix}:{index}", limit=1000))
+        said = sorted(t.input for t in turns if t.status.value == "completed")
+        expected = sorted(f"c{index} {n}" for n in range(per_client))
+        if len(turns) != per_client or said != expected:
+            raise RuntimeError(f"thread {prefix}:{index}: stored {said}, expected {expected}")
+        for turn in turns:
+            if turn.output != f"(demo model) You said: {turn.input}":
+                raise RuntimeError(f"turn {turn.id} stored the answer {turn.output!r}")
 
 
 async def bench(args: argparse.Namespace) -> dict[str, object]:
@@ -253,15 +322,20 @@ async def bench(args: argparse.Namespace) -> dict[str, object]:
         url = url_file.read_text().strip()
         try:
             local_latency, local_ttft = await in_process(runtime, args.turns)
-            local_throughput = await in_process_throughput(runtime, args.clients, args.per_client)
             http_latency = await asyncio.to_thread(run_client, url, "latency", args.turns)
             http_ttft = await asyncio.to_thread(run_client, url, "ttft", args.turns)
-            await asyncio.to_thread(run_throughput, url, args.clients, 2, args.processes)  # warm
+            clients, processes = args.clients, args.processes
+            await asyncio.to_thread(run_throughput, url, clients, 2, processes, "warm")
+            # Side by side, so both see the same load on this shared machine.
+            local_throughput, local_cpu = await in_process_throughput(
+                runtime, clients, args.per_client
+            )
             cpu_before = time.process_time()
             throughput = await asyncio.to_thread(
-                run_throughput, url, args.clients, args.per_client, args.processes
+                run_throughput, url, clients, args.per_client, processes, "tp"
             )
             server_cpu = time.process_time() - cpu_before
+            check_stored(runtime, clients, args.per_client, "tp")
         finally:
             stop.set()
             await serving
@@ -290,7 +364,22 @@ async def bench(args: argparse.Namespace) -> dict[str, object]:
     # turn says what it could do with a core to itself.
     figures["server_cpu_ms_per_http_turn"] = round(server_cpu * 1000 / throughput["turns"], 3)
     figures["server_bound_turns_per_s_per_core"] = round(throughput["turns"] / server_cpu, 1)
+    # How much of a core the server got meanwhile: below 1, the machine's other work (the
+    # clients, anything else running) held it back, not the server.
+    figures["server_cpu_share_of_a_core"] = round(server_cpu / throughput["seconds"], 2)
+    figures["inprocess_cpu_ms_per_turn"] = round(local_cpu, 3)
+    figures["http_cpu_overhead_ms_per_turn"] = round(
+        figures["server_cpu_ms_per_http_turn"] - local_cpu,
+        3,  # type: ignore[operator]
+    )
     figures["throughput_completed"] = f"{throughput['turns']}/{throughput['expected']}"
+    figures["client_processes"] = throughput["processes"]
+    figures["client_cpu_ms_per_turn"] = round(
+        throughput["client_cpu"] * 1000 / throughput["turns"], 3
+    )
+    figures["client_cpu_share_of_a_core"] = round(
+        throughput["client_cpu"] / throughput["seconds"], 2
+    )
     figures["clients"] = args.clients
     figures["turns"] = args.turns
     return figures
@@ -301,14 +390,19 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--per-client", type=int, default=20)
-    parser.add_argument("--processes", type=int, default=5, help="client processes")
+    parser.add_argument(
+        "--processes", type=int, default=1, help="client processes the HTTP clients share"
+    )
     parser.add_argument("--client", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--mode", default="latency", help=argparse.SUPPRESS)
     parser.add_argument("--count", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--offset", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--prefix", default="tp", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:
-        client_main(args.client, args.mode, args.count, args.clients, args.offset)
+        client_main(
+            args.client, args.mode, args.count, args.clients, args.offset, prefix=args.prefix
+        )
         return
     os.environ.pop("TOOLANG_LOAD_PLUGINS", None)
     from toolang_core.logs import configure_logging
@@ -328,7 +422,16 @@ def main() -> None:
         f"{figures['inprocess_throughput_turns_per_s']} turns/s "
         f"({figures['throughput_http_over_inprocess']}x); the server spent "
         f"{figures['server_cpu_ms_per_http_turn']} ms CPU per HTTP turn "
-        f"(= {figures['server_bound_turns_per_s_per_core']} turns/s per core it had alone)"
+        f"(= {figures['server_bound_turns_per_s_per_core']} turns/s per core it had alone; "
+        f"in-process {figures['inprocess_cpu_ms_per_turn']} ms: HTTP costs "
+        f"{figures['http_cpu_overhead_ms_per_turn']} ms more); it got "
+        f"{figures['server_cpu_share_of_a_core']} of a core"
+    )
+    print(
+        f"load generator: {figures['clients']} clients in {figures['client_processes']} "
+        f"process(es), {figures['client_cpu_ms_per_turn']} ms client CPU per turn "
+        f"({figures['client_cpu_share_of_a_core']} of a core); every answer checked, every "
+        "turn completed in the store"
     )
     print(
         f"first token: in-process p50 {figures['inprocess_ttft_ms_p50']} ms, HTTP/SSE p50 "

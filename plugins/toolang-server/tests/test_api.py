@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 from server_helpers import (
+    ANSWER_WAIT,
     TOKENS,
     last_call_text,
     open_runtime_store,
@@ -52,7 +53,7 @@ def test_a_server_without_tokens_says_it_serves_loopback_only(open_server):
 
 def test_submit_wait_show_steps_trace_and_list_a_chat_turn(token_server):
     with token_server.client(TOKENS["alice"]) as alice:
-        done = alice.post("/api/turns", json={"input": "hello there", "wait": 20})
+        done = alice.post("/api/turns", json={"input": "hello there", "wait": ANSWER_WAIT})
         assert done.status_code == 200, done.text
         turn = done.json()
         assert turn["status"] == "completed"
@@ -230,7 +231,7 @@ def test_status_agents_plugins_hooks_and_memory(token_server):
         assert routes == {"hook": "toolang_register_routes", "plugins": ["server"]}
         chain = [e.get("stage") for e in families["tool-hooks"]["hooks"] if "stage" in e]
         assert chain[:3] == ["SecurityFilter", "ApprovalGate", "execute"]
-        alice.post("/api/turns", json={"input": "the parrot is called Polly", "wait": 20})
+        alice.post("/api/turns", json={"input": "the parrot is called Polly", "wait": ANSWER_WAIT})
         found = alice.get("/api/memory/search", params={"q": "parrot", "thread_id": "http:alice"})
         assert found.status_code == 200, found.text
         assert any("Polly" in item["text"] for item in found.json()["items"])
@@ -328,14 +329,18 @@ def test_twenty_concurrent_clients_lose_nothing(token_server):
     def client_work(index: int) -> list[str]:
         with httpx.Client(
             base_url=token_server.url,
-            timeout=60,
+            timeout=ANSWER_WAIT + 30,
             headers={"Authorization": f"Bearer {TOKENS['alice']}"},
         ) as client:
             ids = []
             for n in range(5):
                 r = client.post(
                     "/api/turns",
-                    json={"input": f"c{index} m{n}", "thread_id": f"chat:c{index}", "wait": 30},
+                    json={
+                        "input": f"c{index} m{n}",
+                        "thread_id": f"chat:c{index}",
+                        "wait": ANSWER_WAIT,
+                    },
                 )
                 assert r.status_code == 200, r.text
                 ids.append(r.json()["id"])
@@ -358,7 +363,8 @@ def test_twenty_concurrent_clients_lose_nothing(token_server):
 def test_an_owner_cannot_submit_to_another_owners_thread(token_server):
     with token_server.client(TOKENS["alice"]) as alice, token_server.client(TOKENS["bob"]) as bob:
         alice.post(
-            "/api/turns", json={"input": "my secret plan", "thread_id": "chat:a", "wait": 20}
+            "/api/turns",
+            json={"input": "my secret plan", "thread_id": "chat:a", "wait": ANSWER_WAIT},
         )
         refused = bob.post(
             "/api/turns", json={"input": "what was said here?", "thread_id": "chat:a"}
@@ -397,8 +403,15 @@ def test_a_web_page_of_another_site_cannot_drive_the_local_runtime(open_server):
         assert forged.status_code == 403 and forged.json()["error"]["field"] == "Origin"
         rebound = client.get("/api/status", headers={"Host": "evil.example"})
         assert rebound.status_code == 403 and rebound.json()["error"]["field"] == "Host"
+        with_port = client.get("/api/status", headers={"Host": "evil.example:80"})
+        assert with_port.status_code == 403, with_port.text
+        for name in ("LOCALHOST:1", "[::1]:8765", "127.0.0.1"):
+            named = client.get("/api/status", headers={"Host": name})
+            assert named.status_code == 200, (name, named.text)
         same_site = client.post(
-            "/api/turns", json={"input": "fine", "wait": 20}, headers={"Origin": open_server.url}
+            "/api/turns",
+            json={"input": "fine", "wait": ANSWER_WAIT},
+            headers={"Origin": open_server.url},
         )
         assert same_site.status_code == 200, same_site.text
         inputs = [t["input"] for t in client.get("/api/turns").json()]

@@ -65,7 +65,7 @@ def test_serve_starts_the_server_whatever_enabled_says_and_stops_on_sigterm(tool
         time.sleep(0.05)
     url = url_file.read_text().strip()
     try:
-        answer = httpx.post(f"{url}/api/turns", json={"input": "ping", "wait": 20}, timeout=30)
+        answer = httpx.post(f"{url}/api/turns", json={"input": "ping", "wait": 60}, timeout=90)
         assert answer.json()["output"] == "ping"  # the echo executor
     finally:
         proc.send_signal(signal.SIGTERM)

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from server_helpers import open_runtime_store, spawn_run, wait_for
+from server_helpers import ANSWER_WAIT, open_runtime_store, spawn_run, wait_for
 
 CHROMIUM = os.environ.get("TOOLANG_CHROMIUM", "/usr/bin/chromium")
 ARGS = [
@@ -19,6 +19,9 @@ ARGS = [
     "--disable-dev-shm-usage",
     "--no-first-run",
 ]
+WAIT_MS = 60_000
+"""How long a wait for something on a page may take at most (it ends when it is seen):
+generous, as these tests share the machine with others in a combined run."""
 FIVE_STAGES = ["turn_state", "prompt_trace", "memory_write", "events", "delivery"]
 
 
@@ -59,6 +62,12 @@ def shots(tmp_path):
     return shoot
 
 
+def open_ready(page, url: str) -> None:
+    """Go to ``url`` and wait until its script has set the page up (buttons answer)."""
+    page.goto(url)
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=WAIT_MS)
+
+
 @pytest.fixture
 def console(live_server):
     """A loopback server whose model streams a word every 80 ms."""
@@ -66,22 +75,27 @@ def console(live_server):
 
 
 def test_chat_page_shows_the_answer_streaming_in(console, page, shots):
-    page.goto(f"{console.url}/chat/web:browser")
+    open_ready(page, f"{console.url}/chat/web:browser")
     message = "please stream these eleven words back to me one at a time"
+    final = f"echo: {message}"
+    # Every text the answer bubble shows, recorded as the page changes: what was shown
+    # part-way is known however late this test gets to look (a busy machine).
+    page.evaluate(
+        """() => { window.shown = [];
+             new MutationObserver(() => {
+               const b = [...document.querySelectorAll('.msg.agent')].pop();
+               if (b) window.shown.push(b.textContent);
+             }).observe(document.querySelector('#chat-log'),
+                        {subtree: true, childList: true, characterData: true}); }"""
+    )
     page.fill("#chat-form textarea", message)
     page.click("#chat-form button[type=submit]")
     bubble = page.locator(".msg.agent").last
-    final = f"echo: {message}"
-    # Seen part-way: some text, but not all of it yet.
-    page.wait_for_function(
-        """(final) => { const b = [...document.querySelectorAll('.msg.agent')].pop();
-             return b && b.textContent.length > 0 && b.textContent.length < final.length; }""",
-        arg=final,
-        timeout=20_000,
-    )
-    partial = bubble.text_content()
+    partial_js = "(f) => window.shown.find((t) => t.length > 0 && t.length < f.length)"
+    page.wait_for_function(partial_js, arg=final, timeout=WAIT_MS)  # seen part-way
     shots(page, "chat-streaming")
-    page.wait_for_selector(".msg.agent[data-status=completed]", timeout=20_000)
+    page.wait_for_selector(".msg.agent[data-status=completed]", timeout=WAIT_MS)
+    partial = page.evaluate(partial_js, final)
     assert bubble.text_content() == final
     assert final.startswith(partial) and partial != final
     with console.client() as client:
@@ -102,13 +116,18 @@ def test_a_tool_call_is_approved_with_the_button_and_the_turn_completes(console,
             },
         ).json()["turn_id"]
         wait_for(lambda: client.get("/api/approvals?status=pending").json(), what="approval")
-        page.goto(f"{console.url}/approvals")
+        open_ready(page, f"{console.url}/approvals")
         row = page.locator("#pending-approvals tr[data-approval]")
         assert row.count() == 1
         assert "guarded_write" in row.text_content()
         shots(page, "approvals")
+        # The page reloads itself every few seconds; a fresh load leaves the click a whole
+        # interval, and once clicked it waits for the approval's own reload.
+        open_ready(page, f"{console.url}/approvals")
         row.locator("button.approve").click()
-        page.wait_for_selector("#pending-approvals", state="detached", timeout=20_000)
+        page.wait_for_selector("#pending-approvals", state="detached", timeout=WAIT_MS)
+        approvals = client.get("/api/approvals").json()
+        assert [a["status"] for a in approvals] == ["approved"], approvals
         turn = wait_for(
             lambda: (
                 (t := client.get(f"/api/turns/{turn_id}").json())["status"] == "completed" and t
@@ -122,7 +141,13 @@ def test_a_tool_call_is_approved_with_the_button_and_the_turn_completes(console,
 
 def test_a_trace_page_shows_the_five_stages_in_order(console, page, shots):
     with console.client() as client:
-        turn = client.post("/api/turns", json={"input": "trace me", "wait": 20}).json()
+        turn = client.post("/api/turns", json={"input": "trace me", "wait": ANSWER_WAIT}).json()
+        # The stages are recorded once every delivery hook has returned: a moment after
+        # the server's own has answered the wait.
+        wait_for(
+            lambda: len(client.get(f"/api/turns/{turn['id']}/trace").json()["after"]) == 5,
+            what="the after-turn stages recorded",
+        )
     page.goto(f"{console.url}/turns/{turn['id']}")
     stages = page.locator("#after-stages tr[data-stage]")
     assert [stages.nth(i).get_attribute("data-stage") for i in range(stages.count())] == FIVE_STAGES
@@ -137,9 +162,10 @@ def test_cancelling_a_running_task_run_from_its_page(console, page, shots):
             lambda: client.get(f"/api/task-runs/{run_id}").json()["status"] == "running",
             what="the run to start",
         )
-        page.goto(f"{console.url}/task-runs/{run_id}")
+        open_ready(page, f"{console.url}/task-runs/{run_id}")
         assert page.locator("#run-status").text_content() == "running"
         shots(page, "task-run")
+        open_ready(page, f"{console.url}/task-runs/{run_id}")  # see the approvals test
         page.click("#cancel-run")
         _runtime, store = open_runtime_store(console)
         try:
@@ -152,7 +178,7 @@ def test_cancelling_a_running_task_run_from_its_page(console, page, shots):
         page.wait_for_function(
             "() => { const e = document.querySelector('#run-status');"
             " return e !== null && e.textContent === 'canceled'; }",
-            timeout=20_000,
+            timeout=WAIT_MS,
         )
         shots(page, "task-run-canceled")
         page.goto(f"{console.url}/task-runs")
@@ -164,7 +190,11 @@ def test_every_page_renders_and_is_captured(console, page, shots):
     with console.client() as client:
         client.post(
             "/api/turns",
-            json={"input": "the parrot is called Polly", "wait": 20, "thread_id": "web:memory"},
+            json={
+                "input": "the parrot is called Polly",
+                "wait": ANSWER_WAIT,
+                "thread_id": "web:memory",
+            },
         )
     for path, name, expect in [
         ("/", "status", "Thread groups"),

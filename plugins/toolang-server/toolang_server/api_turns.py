@@ -7,6 +7,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any, Final
 
+import attrs
 from starlette.responses import Response, StreamingResponse
 
 from toolang_core import (
@@ -72,11 +73,17 @@ def get_turn(runtime: Runtime, caller: Caller, turn_id: str) -> TurnRequest:
     return turn
 
 
+_SHOWN: Final = tuple(
+    f.name
+    for f in attrs.fields(TurnRequest)
+    if f.name not in {"rank", "lease_owner", "lease_expires", "steer"}
+)
+"""A turn request's fields as the API shows them (the scheduler's own are left out)."""
+
+
 def turn_json(turn: TurnRequest) -> dict[str, Any]:
-    data: dict[str, Any] = to_json(turn)
-    for key in ("rank", "lease_owner", "lease_expires", "steer"):
-        data.pop(key, None)
-    return data
+    # Field by field: what every submit with ``wait`` answers, so no attrs.asdict copy.
+    return {name: to_json(getattr(turn, name)) for name in _SHOWN}
 
 
 def _others_on(runtime: Runtime, thread: str, owner: str) -> bool:
@@ -169,7 +176,9 @@ async def submit(request: Request) -> Response:
             headers={"Cache-Control": "no-store", "X-Toolang-Turn": result.id},
         )
     if wait:
-        turn = await FinishedTurns.of(runtime).wait(runtime, result.id, wait)
+        turn = await FinishedTurns.of(runtime).wait(
+            runtime, result.id, wait, just_queued=result.status == "queued"
+        )
         return ok(turn_json(turn), 200 if turn.status.is_terminal else 202)
     return ok({"turn_id": result.id, "status": result.status, "thread_id": thread}, 202)
 

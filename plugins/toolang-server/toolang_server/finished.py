@@ -33,9 +33,19 @@ class FinishedTurns:
                 future.set_result(None)
 
     async def wait(
-        self, runtime: Runtime, turn_id: str, timeout: float, *, poll_seconds: float = 0.5
+        self,
+        runtime: Runtime,
+        turn_id: str,
+        timeout: float,
+        *,
+        poll_seconds: float = 0.5,
+        just_queued: bool = False,
     ) -> TurnRequest:
         """The turn once terminal, or as it is after ``timeout`` seconds.
+
+        ``just_queued``: the caller queued the turn and has not awaited since, so it is
+        not finished yet and the first look at the store is skipped (one read less for
+        every submit that waits for its answer).
 
         :raises TurnNotFound: when there is no such turn."""
         store = runtime.inbox.store if runtime.inbox is not None else None
@@ -48,13 +58,16 @@ class FinishedTurns:
             future: asyncio.Future[None] = loop.create_future()
             self._waiting.setdefault(turn_id, []).append(future)
             try:
-                turn = runtime.inbox.get(turn_id)  # type: ignore[union-attr]
                 left = deadline - loop.time()
-                if turn.status.is_terminal or left <= 0:
-                    return turn
+                if not just_queued:
+                    turn = runtime.inbox.get(turn_id)  # type: ignore[union-attr]
+                    if turn.status.is_terminal or left <= 0:
+                        return turn
+                just_queued = False
                 if delivered:
-                    # Delivered, but a batched finish may commit the state a moment
-                    # later: look again soon rather than at the next slow poll.
+                    # Delivered (which follows the commit of its terminal state), yet
+                    # the store does not show it finished: look again soon rather than
+                    # at the next slow poll.
                     await asyncio.sleep(min(pause, left))
                     pause = min(pause * 2, 0.05)
                     continue

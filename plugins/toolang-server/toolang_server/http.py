@@ -45,8 +45,13 @@ def not_found(what: str, ident: str) -> ApiError:
     return ApiError(404, f"no {what} with id {ident!r}", field="id", expected=f"the id of a {what}")
 
 
+_PLAIN: Final = frozenset({str, int, float, bool, type(None)})
+
+
 def to_json(value: Any) -> Any:
     """attrs values, enums and sets as plain JSON."""
+    if type(value) in _PLAIN:  # most values: answered before the slower checks below
+        return value
     if attrs.has(type(value)):
         to = getattr(value, "to_json", None)
         return to_json(to() if callable(to) else attrs.asdict(value, recurse=False))
@@ -93,7 +98,7 @@ def authenticate(request: Request, settings: ServerSettings) -> Caller:
             raise ApiError(403, "this server has no tokens and serves loopback callers only")
         # A page of another site whose name was rebound to 127.0.0.1 sends its own name
         # as Host: refused, or any web page could drive the local runtime.
-        host = (request.url.hostname or "").strip("[]")
+        host = host_name(request.headers.get("host", "")) or (request.url.hostname or "")
         if not (is_loopback(host) or host == settings.host):
             raise ApiError(
                 403,
@@ -114,6 +119,15 @@ def authenticate(request: Request, settings: ServerSettings) -> Caller:
         field="Authorization",
         expected="Authorization: Bearer <token> (a token from [plugins.server] tokens)",
     )
+
+
+def host_name(header: str) -> str:
+    """The name in a ``Host`` header, without its port or an IPv6 address's brackets
+    (``[::1]:8765`` → ``::1``)."""
+    header = header.lower()
+    if header.startswith("["):
+        return header[1:].partition("]")[0]
+    return header.partition(":")[0]
 
 
 SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 import structlog
@@ -50,7 +52,10 @@ def _bind(host: str, port: int) -> socket.socket:
 
     :raises OSError: naming the address and what to do (uvicorn would ``sys.exit``)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, not 0: asyncio sets TCP_NODELAY on an accepted connection only
+    # when its socket says TCP, and without it every response written in two parts
+    # (headers, body) waits ~40 ms for the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
@@ -65,6 +70,14 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _write_url(path: Path, url: str) -> None:
+    """Write ``url`` to ``path`` whole or not at all: scripts wait for the file to exist
+    and read it at once, so it must never be seen empty or half-written."""
+    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    partial.write_text(url + "\n", encoding="utf-8")
+    os.replace(partial, path)
+
+
 async def start(runtime: Runtime, settings: ServerSettings) -> RunningServer:
     """Listen on ``settings.host:port`` and serve the app from the runtime's loop.
 
@@ -72,6 +85,9 @@ async def start(runtime: Runtime, settings: ServerSettings) -> RunningServer:
     """
     sock = _bind(settings.host, settings.port)
     app, routes, failures = build_app(runtime, settings)
+    # HTTP parsing by httptools (a dependency; uvicorn picks it over h11). The loop is
+    # the runtime's own asyncio loop: uvloop measured no lower CPU per request here
+    # (Starlette's Python dominates), and would have to become every runtime's loop.
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -94,7 +110,7 @@ async def start(runtime: Runtime, settings: ServerSettings) -> RunningServer:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}"
-    (runtime.config.home / URL_FILE).write_text(url + "\n", encoding="utf-8")
+    _write_url(runtime.config.home / URL_FILE, url)
     access = (
         f"{len(settings.tokens)} token(s)"
         if settings.tokens

@@ -108,30 +108,42 @@ function setupChat() {
   });
 }
 
+// An action's request is in flight: a timed reload now would hide its outcome (or cut it).
+let acting = false;
+
+// Buttons with data-post send it and reload the page. One listener on the document, so
+// a button works as soon as it is on the page, whenever it was added.
 function setupActions() {
-  document.querySelectorAll("button[data-post]").forEach((button) => {
-    button.addEventListener("click", async () => {
-      if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) return;
-      button.disabled = true;
-      try {
-        await api("POST", button.dataset.post, {});
-        window.location.reload();
-      } catch (error) {
-        flash(error.message);
-        button.disabled = false;
-      }
-    });
+  document.addEventListener("click", async (event) => {
+    const button = event.target.closest("button[data-post]");
+    if (!button || button.disabled) return;
+    if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) return;
+    acting = true;
+    button.disabled = true;
+    try {
+      await api("POST", button.dataset.post, {});
+      window.location.reload();
+    } catch (error) {
+      flash(error.message);
+      button.disabled = false;
+      acting = false;
+    }
   });
 }
 
-// Pages marked data-refresh reload themselves while something on them is still moving.
+// Pages marked data-refresh reload themselves while something on them is still moving,
+// but not under a person's action: then they wait for the action's own reload.
 function setupRefresh() {
   const seconds = Number(document.body.dataset.refresh || 0);
-  if (seconds > 0) setTimeout(() => window.location.reload(), seconds * 1000);
+  if (seconds <= 0) return;
+  const reload = () => (acting ? setTimeout(reload, 500) : window.location.reload());
+  setTimeout(reload, seconds * 1000);
 }
 
 document.addEventListener("DOMContentLoaded", () => {
   setupChat();
   setupActions();
   setupRefresh();
+  // Set last: a test (or a person's script) waits for this before using the page.
+  document.documentElement.dataset.ready = "true";
 });
