@@ -19,6 +19,7 @@ from toolang_core.store.errors import (
     SubmitRejected,
     TurnNotFound,
 )
+from toolang_core.store.migrations import migrate_guarded, pending_migrations
 from toolang_core.store.protocol import ExecutionStore, Waker
 from toolang_core.store.submit_plan import (
     SubmitPlan,
@@ -85,6 +86,8 @@ __all__ = [
     "TurnRequest",
     "TurnStatus",
     "Waker",
+    "migrate_guarded",
+    "pending_migrations",
     "plan_submit",
     "rank_for",
     "wrong_group",

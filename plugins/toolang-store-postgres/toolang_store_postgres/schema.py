@@ -13,16 +13,14 @@ validated by the settings, so it is safe to splice into SQL).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Final
 
 import psycopg
+from psycopg import errors as pg_errors
 
-from toolang_core.store import (
-    StoreCorrupt,
-    StoreMissing,
-    StoreNeedsMigration,
-    StoreSchemaTooNew,
-)
+from toolang_core.store import StoreCorrupt, StoreMissing, migrate_guarded, pending_migrations
 
 MIGRATION_SET: Final = "toolang-store-postgres"
 ACTIVE_SQL: Final = "('running', 'awaiting_approval', 'canceling')"
@@ -413,23 +411,30 @@ CREATE TABLE IF NOT EXISTS {s}.toolang_migrations (
 
 
 def prepare(conn: psycopg.Connection[Any], names: Names, where: str, *, migrate: bool) -> None:
-    """Refuse a newer or foreign schema; apply pending migrations when ``migrate``.
+    """Refuse a newer or foreign schema; apply pending migrations when ``migrate``
+    (toolang-core's guarded procedure, :func:`toolang_core.store.migrate_guarded`).
 
     ``where`` describes the store in messages (with the password masked).
 
     :raises StoreMissing: read-only and there is no toolang schema yet.
     :raises StoreSchemaTooNew: the schema has migrations this plugin does not know.
     :raises StoreNeedsMigration: read-only and migrations are pending.
-    :raises StoreCorrupt: the schema holds tables but is not a toolang store.
+    :raises StoreCorrupt: the schema holds tables but is not a toolang store, or a
+        migration failed (it was rolled back).
     """
-    pending = _pending(conn, names, where, creating=migrate)
-    if not pending:
-        return
-    if not migrate:
-        raise StoreNeedsMigration(
-            f"{where} uses an older schema (pending: {', '.join(pending)}); read-only "
-            "commands never migrate — start `toolang run` to upgrade it"
-        )
+    migrate_guarded(
+        where=where,
+        migration_set=MIGRATION_SET,
+        pending=lambda: _pending(conn, names, where, creating=migrate),
+        migrate=migrate,
+        transaction=lambda: _migrating(conn, names),
+        apply=lambda name: _apply(conn, names, name),
+        errors=(pg_errors.ProgrammingError, pg_errors.DataError, pg_errors.IntegrityError),
+    )
+
+
+@contextmanager
+def _migrating(conn: psycopg.Connection[Any], names: Names) -> Iterator[None]:
     with conn.transaction():
         # One node migrates at a time; the others wait here and then find nothing to do.
         conn.execute("SELECT pg_advisory_xact_lock(%s, 1)", (names.admin_key,))
@@ -439,13 +444,15 @@ def prepare(conn: psycopg.Connection[Any], names: Names, where: str, *, migrate:
         if not exists:
             conn.execute(names("CREATE SCHEMA {s}"))
         conn.execute(names(LEDGER))
-        for name in _pending(conn, names, where, creating=True):
-            template = dict(MIGRATIONS)[name]
-            conn.execute(names(template))
-            conn.execute(
-                names("INSERT INTO {s}.toolang_migrations (migration_set, name) VALUES (%s, %s)"),
-                (MIGRATION_SET, name),
-            )
+        yield
+
+
+def _apply(conn: psycopg.Connection[Any], names: Names, name: str) -> None:
+    conn.execute(names(dict(MIGRATIONS)[name]))
+    conn.execute(
+        names("INSERT INTO {s}.toolang_migrations (migration_set, name) VALUES (%s, %s)"),
+        (MIGRATION_SET, name),
+    )
 
 
 def _pending(
@@ -479,11 +486,6 @@ def _pending(
             (MIGRATION_SET,),
         )
     ]
-    unknown = [name for name in applied if name not in known]
-    if unknown:
-        raise StoreSchemaTooNew(
-            f"{where} was written by a newer toolang-store-postgres: it has schema "
-            f"migration(s) {', '.join(unknown)} of set {MIGRATION_SET!r} that this version "
-            "does not know; upgrade toolang-store-postgres (nothing was changed)"
-        )
-    return [name for name in known if name not in applied]
+    return pending_migrations(
+        known, applied, where=where, migration_set=MIGRATION_SET, upgrade="toolang-store-postgres"
+    )
