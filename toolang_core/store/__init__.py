@@ -21,6 +21,19 @@ from toolang_core.store.errors import (
 )
 from toolang_core.store.migrations import migrate_guarded, pending_migrations
 from toolang_core.store.protocol import ExecutionStore, Waker
+from toolang_core.store.rows import (
+    RECORD_COLUMNS,
+    RUN_COLUMNS,
+    STEP_COLUMNS,
+    TURN_COLUMNS,
+    from_json,
+    heartbeat_from_rows,
+    record_from_row,
+    run_from_row,
+    step_from_row,
+    turn_filter_sql,
+    turn_from_row,
+)
 from toolang_core.store.submit_plan import (
     SubmitPlan,
     ThreadState,
@@ -53,7 +66,11 @@ from toolang_core.store.types import (
 
 __all__ = [
     "ACTIVE",
+    "RECORD_COLUMNS",
+    "RUN_COLUMNS",
+    "STEP_COLUMNS",
     "TERMINAL",
+    "TURN_COLUMNS",
     "CancelResult",
     "ExecutionStore",
     "Finish",
@@ -86,10 +103,17 @@ __all__ = [
     "TurnRequest",
     "TurnStatus",
     "Waker",
+    "from_json",
+    "heartbeat_from_rows",
     "migrate_guarded",
     "pending_migrations",
     "plan_submit",
     "rank_for",
+    "record_from_row",
+    "run_from_row",
+    "step_from_row",
+    "turn_filter_sql",
+    "turn_from_row",
     "wrong_group",
     "wrong_owner",
 ]

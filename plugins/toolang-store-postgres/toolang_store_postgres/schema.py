@@ -20,16 +20,16 @@ from typing import Any, Final
 import psycopg
 from psycopg import errors as pg_errors
 
-from toolang_core.store import StoreCorrupt, StoreMissing, migrate_guarded, pending_migrations
+from toolang_core.store import (
+    TURN_COLUMNS,
+    StoreCorrupt,
+    StoreMissing,
+    migrate_guarded,
+    pending_migrations,
+)
 
 MIGRATION_SET: Final = "toolang-store-postgres"
 ACTIVE_SQL: Final = "('running', 'awaiting_approval', 'canceling')"
-TURN_COLUMNS: Final = (
-    "id, seq, source, thread_id, thread_group, priority, rank, input, status, attempt, "
-    "created_at, updated_at, sender, channel, agent, dedupe_key, not_before, parent, owner, "
-    "timeout_seconds, meta, steer, started_at, finished_at, lease_owner, lease_expires, "
-    "cancel_requested, output, outcome, error"
-)
 
 
 def lock_key(text: str) -> int:

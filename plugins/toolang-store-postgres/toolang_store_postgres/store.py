@@ -13,6 +13,9 @@ from psycopg.types.json import Jsonb
 
 from toolang_core import new_id
 from toolang_core.store import (
+    RECORD_COLUMNS,
+    RUN_COLUMNS,
+    STEP_COLUMNS,
     CancelResult,
     Finish,
     GroupCount,
@@ -29,6 +32,11 @@ from toolang_core.store import (
     TurnFilter,
     TurnRequest,
     TurnStatus,
+    record_from_row,
+    run_from_row,
+    step_from_row,
+    turn_filter_sql,
+    turn_from_row,
     wrong_group,
     wrong_owner,
 )
@@ -163,24 +171,9 @@ class PostgresStore:
 
     def list_runs(self, limit: int = 20) -> list[RunRecord]:
         rows = self._db.all(
-            "SELECT id, host, pid, version, started_at, heartbeat_at, status, stopped_at, "
-            "plugins FROM {s}.runs ORDER BY started_at DESC LIMIT %s",
-            (limit,),
+            f"SELECT {RUN_COLUMNS} FROM {{s}}.runs ORDER BY started_at DESC LIMIT %s", (limit,)
         )
-        return [
-            RunRecord(
-                id=r[0],
-                host=r[1],
-                pid=r[2],
-                version=r[3],
-                started_at=r[4],
-                heartbeat_at=r[5],
-                status=r[6],
-                stopped_at=r[7],
-                plugins=tuple(r[8]),
-            )
-            for r in rows
-        ]
+        return [run_from_row(r) for r in rows]
 
     # -- inbox and the turn lifecycle ---------------------------------------------------
 
@@ -233,7 +226,7 @@ class PostgresStore:
         )
 
         def claim(c: Conn) -> list[TurnRequest]:
-            return [turns.turn_from_row(r) for r in c.execute(self.names(turns.CLAIM_SQL), params)]
+            return [turn_from_row(r) for r in c.execute(self.names(turns.CLAIM_SQL), params)]
 
         for attempt in range(ATTEMPTS):
             try:
@@ -373,66 +366,30 @@ class PostgresStore:
         row = self._db.one(turns.COMPLETE_STEP_SQL, self._step_params(step, run_id))
         return None if row is None else attrs.evolve(step, seq=row[0])
 
-    _STEP_COLUMNS = (
-        "turn_id, seq, attempt, kind, status, started_at, finished_at, data, error, idempotency_key"
-    )
-
-    @staticmethod
-    def _step(row: Any) -> StepRecord:
-        return StepRecord(
-            turn_id=row[0],
-            seq=row[1],
-            attempt=row[2],
-            kind=row[3],
-            status=row[4],
-            started_at=row[5],
-            finished_at=row[6],
-            data=row[7],
-            error=row[8],
-            idempotency_key=row[9],
-        )
-
     def steps(self, turn_id: str) -> list[StepRecord]:
         rows = self._db.all(
-            f"SELECT {self._STEP_COLUMNS} FROM {{s}}.turn_steps WHERE turn_id = %s ORDER BY seq",
+            f"SELECT {STEP_COLUMNS} FROM {{s}}.turn_steps WHERE turn_id = %s ORDER BY seq",
             (turn_id,),
         )
-        return [self._step(r) for r in rows]
+        return [step_from_row(r) for r in rows]
 
     def find_step(self, idempotency_key: str) -> StepRecord | None:
         row = self._db.one(
-            f"SELECT {self._STEP_COLUMNS} FROM {{s}}.turn_steps WHERE idempotency_key = %s",
+            f"SELECT {STEP_COLUMNS} FROM {{s}}.turn_steps WHERE idempotency_key = %s",
             (idempotency_key,),
         )
-        return None if row is None else self._step(row)
+        return None if row is None else step_from_row(row)
 
     # -- queries -------------------------------------------------------------------------
 
     def get(self, turn_id: str) -> TurnRequest | None:
         row = self._db.one("SELECT {columns} FROM {s}.turn_requests WHERE id = %s", (turn_id,))
-        return None if row is None else turns.turn_from_row(row)
+        return None if row is None else turn_from_row(row)
 
     def list_turns(self, where: TurnFilter | None = None) -> list[TurnRequest]:
-        where = where or TurnFilter()
-        clauses: list[str] = []
-        params: list[Any] = []
-        for column in ("thread_id", "source", "parent", "owner"):
-            value = getattr(where, column)
-            if value is not None:
-                clauses.append(f"{column} = %s")
-                params.append(value)
-        if where.status:
-            clauses.append("status = ANY(%s)")
-            params.append([s.value for s in where.status])
-        if where.before_seq is not None:
-            clauses.append("seq < %s")
-            params.append(where.before_seq)
-        sql = "SELECT {columns} FROM {s}.turn_requests"
-        if clauses:
-            sql += " WHERE " + " AND ".join(clauses)
-        sql += " ORDER BY seq DESC LIMIT %s"
-        rows = self._db.all(sql, (*params, where.limit))
-        return [turns.turn_from_row(r) for r in rows]
+        condition, params = turn_filter_sql(where or TurnFilter(), "%s")
+        rows = self._db.all("SELECT {columns} FROM {s}.turn_requests" + condition, params)
+        return [turn_from_row(r) for r in rows]
 
     def delete_turns(self, turn_ids: Collection[str]) -> list[str]:
         ids = list(dict.fromkeys(turn_ids))
@@ -483,11 +440,9 @@ class PostgresStore:
 
     def get_record(self, kind: str, key: str) -> Record | None:
         row = self._db.one(
-            "SELECT kind, key, revision, data, updated_at FROM {s}.records "
-            "WHERE kind = %s AND key = %s",
-            (kind, key),
+            f"SELECT {RECORD_COLUMNS} FROM {{s}}.records WHERE kind = %s AND key = %s", (kind, key)
         )
-        return None if row is None else Record(*row)
+        return None if row is None else record_from_row(row)
 
     def put_record(
         self,
@@ -530,11 +485,9 @@ class PostgresStore:
 
     def list_records(self, kind: str) -> list[Record]:
         rows = self._db.all(
-            "SELECT kind, key, revision, data, updated_at FROM {s}.records WHERE kind = %s "
-            "ORDER BY key",
-            (kind,),
+            f"SELECT {RECORD_COLUMNS} FROM {{s}}.records WHERE kind = %s ORDER BY key", (kind,)
         )
-        return [Record(*r) for r in rows]
+        return [record_from_row(r) for r in rows]
 
     def delete_record(self, kind: str, key: str) -> bool:
         deleted = self._db.rowcount(

@@ -34,80 +34,14 @@ from toolang_core.store import (
     TurnNotFound,
     TurnRequest,
     TurnStatus,
+    heartbeat_from_rows,
     plan_submit,
     rank_for,
+    turn_from_row,
 )
 from toolang_store_postgres.schema import Names
 
 Conn = psycopg.Connection[Any]
-
-
-def turn_from_row(row: Sequence[Any]) -> TurnRequest:
-    """Build a :class:`TurnRequest` from a row selected with ``{columns}``."""
-    (
-        id_,
-        seq,
-        source,
-        thread_id,
-        group,
-        priority,
-        rank,
-        input_,
-        status,
-        attempt,
-        created,
-        updated,
-        sender,
-        channel,
-        agent,
-        dedupe,
-        not_before,
-        parent,
-        owner,
-        timeout,
-        meta,
-        steer,
-        started,
-        finished,
-        lease_owner,
-        lease_expires,
-        cancel,
-        output,
-        outcome,
-        error,
-    ) = row
-    return TurnRequest(
-        id=id_,
-        seq=seq,
-        source=source,
-        thread_id=thread_id,
-        thread_group=group,
-        priority=priority,
-        rank=rank,
-        input=input_,
-        status=TurnStatus(status),
-        attempt=attempt,
-        created_at=created,
-        updated_at=updated,
-        sender=sender,
-        channel=channel,
-        agent=agent,
-        dedupe_key=dedupe,
-        not_before=not_before or None,
-        parent=parent,
-        owner=owner,
-        timeout_seconds=timeout,
-        meta=meta,
-        steer=steer,
-        started_at=started,
-        finished_at=finished,
-        lease_owner=lease_owner,
-        lease_expires=lease_expires,
-        cancel_requested=cancel,
-        output=output,
-        outcome=outcome,
-        error=error,
-    )
 
 
 INSERT_SQL = (
@@ -589,10 +523,7 @@ def heartbeat(c: Conn, q: Names, run_id: str, *, now: float, lease_expires: floa
         ),
         (lease_expires, run_id),
     ).fetchall()
-    return Heartbeat(
-        owned=frozenset(r[0] for r in rows),
-        cancel_requested=frozenset(r[0] for r in rows if r[1]),
-    )
+    return heartbeat_from_rows(rows)
 
 
 # -- retention -----------------------------------------------------------------------------

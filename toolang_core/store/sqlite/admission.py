@@ -14,8 +14,9 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from toolang_core.store.sqlite.schema import TURN_COLUMNS, active
-from toolang_core.store.sqlite.turns import BATCH_SQL_SIZES, RUNNING_BY_GROUP_SQL, turn_from_row
+from toolang_core.store.rows import TURN_COLUMNS, turn_from_row
+from toolang_core.store.sqlite.schema import active
+from toolang_core.store.sqlite.turns import BATCH_SQL_SIZES, RUNNING_BY_GROUP_SQL
 from toolang_core.store.types import TurnRequest
 
 # Each step finds the next group name in the heads index: one seek per group, however

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -13,12 +12,23 @@ import attrs
 
 from toolang_core.ids import new_id
 from toolang_core.store.errors import RecordConflict, StoreError
+from toolang_core.store.rows import (
+    RECORD_COLUMNS,
+    RUN_COLUMNS,
+    STEP_COLUMNS,
+    TURN_COLUMNS,
+    record_from_row,
+    run_from_row,
+    step_from_row,
+    turn_filter_sql,
+    turn_from_row,
+)
 from toolang_core.store.sqlite import admission, finishing, turns
 from toolang_core.store.sqlite.checkpoint import WalCheckpointer, local_writers
 from toolang_core.store.sqlite.connection import SYNCHRONOUS, connect, prepare_schema, use_wal
 from toolang_core.store.sqlite.guard import StoreFiles, abandon
 from toolang_core.store.sqlite.lock import RuntimeLock
-from toolang_core.store.sqlite.schema import TURN_COLUMNS, active
+from toolang_core.store.sqlite.schema import active
 from toolang_core.store.sqlite.wake import SocketWaker, WakeSender, wake_address
 from toolang_core.store.submit_plan import wrong_group, wrong_owner
 from toolang_core.store.types import (
@@ -244,24 +254,9 @@ class SQLiteStore:
 
     def list_runs(self, limit: int = 20) -> list[RunRecord]:
         rows = self._conn.execute(
-            "SELECT id, host, pid, version, started_at, heartbeat_at, status, stopped_at, plugins "
-            "FROM runs ORDER BY started_at DESC LIMIT ?",
-            (limit,),
+            f"SELECT {RUN_COLUMNS} FROM runs ORDER BY started_at DESC LIMIT ?", (limit,)
         ).fetchall()
-        return [
-            RunRecord(
-                id=r[0],
-                host=r[1],
-                pid=r[2],
-                version=r[3],
-                started_at=r[4],
-                heartbeat_at=r[5],
-                status=r[6],
-                stopped_at=r[7],
-                plugins=tuple(json.loads(r[8])),
-            )
-            for r in rows
-        ]
+        return [run_from_row(r) for r in rows]
 
     # -- inbox and the turn lifecycle ---------------------------------------------------
 
@@ -404,37 +399,17 @@ class SQLiteStore:
             ).fetchone()
         return None if row is None else attrs.evolve(step, seq=row[0])
 
-    _STEP_COLUMNS = (
-        "turn_id, seq, attempt, kind, status, started_at, finished_at, data, error, idempotency_key"
-    )
-
-    @staticmethod
-    def _step(row: Any) -> StepRecord:
-        return StepRecord(
-            turn_id=row[0],
-            seq=row[1],
-            attempt=row[2],
-            kind=row[3],
-            status=row[4],
-            started_at=row[5],
-            finished_at=row[6],
-            data=json.loads(row[7]),
-            error=row[8],
-            idempotency_key=row[9],
-        )
-
     def _find_step(self, c: sqlite3.Connection, key: str) -> StepRecord | None:
         row = c.execute(
-            f"SELECT {self._STEP_COLUMNS} FROM turn_steps WHERE idempotency_key = ?", (key,)
+            f"SELECT {STEP_COLUMNS} FROM turn_steps WHERE idempotency_key = ?", (key,)
         ).fetchone()
-        return None if row is None else self._step(row)
+        return None if row is None else step_from_row(row)
 
     def steps(self, turn_id: str) -> list[StepRecord]:
         rows = self._conn.execute(
-            f"SELECT {self._STEP_COLUMNS} FROM turn_steps WHERE turn_id = ? ORDER BY seq",
-            (turn_id,),
+            f"SELECT {STEP_COLUMNS} FROM turn_steps WHERE turn_id = ? ORDER BY seq", (turn_id,)
         ).fetchall()
-        return [self._step(r) for r in rows]
+        return [step_from_row(r) for r in rows]
 
     def find_step(self, idempotency_key: str) -> StepRecord | None:
         return self._find_step(self._conn, idempotency_key)
@@ -445,28 +420,14 @@ class SQLiteStore:
         row = self._conn.execute(
             f"SELECT {TURN_COLUMNS} FROM turn_requests WHERE id = ?", (turn_id,)
         ).fetchone()
-        return None if row is None else turns.turn_from_row(row)
+        return None if row is None else turn_from_row(row)
 
     def list_turns(self, where: TurnFilter | None = None) -> list[TurnRequest]:
-        where = where or TurnFilter()
-        clauses, params = [], []
-        for column in ("thread_id", "source", "parent", "owner"):
-            value = getattr(where, column)
-            if value is not None:
-                clauses.append(f"{column} = ?")
-                params.append(value)
-        if where.status:
-            clauses.append(f"status IN ({','.join('?' * len(where.status))})")
-            params.extend(s.value for s in where.status)
-        if where.before_seq is not None:
-            clauses.append("seq < ?")
-            params.append(where.before_seq)
-        sql = f"SELECT {TURN_COLUMNS} FROM turn_requests"
-        if clauses:
-            sql += " WHERE " + " AND ".join(clauses)
-        sql += " ORDER BY seq DESC LIMIT ?"
-        rows = self._conn.execute(sql, (*params, where.limit)).fetchall()
-        return [turns.turn_from_row(r) for r in rows]
+        condition, params = turn_filter_sql(where or TurnFilter(), "?")
+        rows = self._conn.execute(
+            f"SELECT {TURN_COLUMNS} FROM turn_requests{condition}", params
+        ).fetchall()
+        return [turn_from_row(r) for r in rows]
 
     def delete_turns(self, turn_ids: Collection[str]) -> list[str]:
         return self._tx(lambda c: turns.delete_terminal(c, list(turn_ids)))
@@ -514,10 +475,9 @@ class SQLiteStore:
 
     def get_record(self, kind: str, key: str) -> Record | None:
         row = self._conn.execute(
-            "SELECT kind, key, revision, data, updated_at FROM records WHERE kind = ? AND key = ?",
-            (kind, key),
+            f"SELECT {RECORD_COLUMNS} FROM records WHERE kind = ? AND key = ?", (kind, key)
         ).fetchone()
-        return None if row is None else Record(row[0], row[1], row[2], json.loads(row[3]), row[4])
+        return None if row is None else record_from_row(row)
 
     def put_record(
         self,
@@ -549,10 +509,9 @@ class SQLiteStore:
 
     def list_records(self, kind: str) -> list[Record]:
         rows = self._conn.execute(
-            "SELECT kind, key, revision, data, updated_at FROM records WHERE kind = ? ORDER BY key",
-            (kind,),
+            f"SELECT {RECORD_COLUMNS} FROM records WHERE kind = ? ORDER BY key", (kind,)
         ).fetchall()
-        return [Record(r[0], r[1], r[2], json.loads(r[3]), r[4]) for r in rows]
+        return [record_from_row(r) for r in rows]
 
     def delete_record(self, kind: str, key: str) -> bool:
         return bool(

@@ -15,12 +15,11 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from typing import Any, Final
 
-import attrs
-
 from toolang_core.store.errors import SubmitRejected, TurnNotFound
+from toolang_core.store.rows import heartbeat_from_rows, turn_from_row
 from toolang_core.store.sqlite.schema import TURN_COLUMNS, active
 from toolang_core.store.submit_plan import (  # re-exported: older import path
     ThreadState,
@@ -73,33 +72,6 @@ def dumps(value: object) -> str:
 
 def dumps_meta(meta: Mapping[str, Any]) -> str:
     return dumps(dict(meta)) if meta else "{}"  # most requests carry none
-
-
-def loads_meta(text: str) -> dict[str, Any]:
-    return json.loads(text) if text != "{}" else {}
-
-
-_STATUS = {s.value: s for s in TurnStatus}
-
-
-def turn_from_row(row: Sequence[Any]) -> TurnRequest:
-    """Build a :class:`TurnRequest` from a row selected with ``TURN_COLUMNS``.
-
-    The columns are the class's fields in order (checked below), so the row is passed
-    positionally after converting six of them: 30 keyword arguments cost a third more.
-    """
-    values = list(row)
-    values[8] = _STATUS[values[8]]  # status
-    values[16] = values[16] or None  # not_before: 0 in the row means none
-    values[20] = loads_meta(values[20])  # meta
-    values[21] = bool(values[21])  # steer
-    values[26] = bool(values[26])  # cancel_requested
-    return TurnRequest(*values)
-
-
-_FIELDS = [field.name for field in attrs.fields(TurnRequest)]
-if TURN_COLUMNS.split(", ") != _FIELDS:  # pragma: no cover - a change to either one
-    raise ImportError(f"TURN_COLUMNS must list TurnRequest's fields in order: {_FIELDS}")
 
 
 # Queued requests of one thread are few; a thread's history may be long: use the
@@ -482,7 +454,4 @@ def heartbeat(c: sqlite3.Connection, run_id: str, *, now: float, lease_expires: 
         f"AND {active()} RETURNING id, cancel_requested",
         (lease_expires, run_id),
     ).fetchall()
-    return Heartbeat(
-        owned=frozenset(r[0] for r in rows),
-        cancel_requested=frozenset(r[0] for r in rows if r[1]),
-    )
+    return heartbeat_from_rows(rows)
