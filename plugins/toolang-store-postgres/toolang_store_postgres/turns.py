@@ -26,17 +26,22 @@ from toolang_core.store import (
     Finish,
     Heartbeat,
     NewTurnRequest,
+    QueuedEnd,
     Recovery,
-    SubmitRejected,
     SubmitResult,
     SubmitRules,
     ThreadState,
     TurnNotFound,
     TurnRequest,
     TurnStatus,
+    cancel_tree,
+    carry_out,
     heartbeat_from_rows,
+    is_simple as plain_enqueue,
+    make_room,
     plan_submit,
     rank_for,
+    take_steering,
     turn_from_row,
 )
 from toolang_store_postgres.schema import Names
@@ -71,13 +76,9 @@ LOCK_THREADS_SQL = (
 
 
 def is_simple(request: NewTurnRequest, rules: SubmitRules) -> bool:
-    """Whether submitting needs no reads first: one INSERT, atomic on its own."""
-    return (
-        rules.strategy == "enqueue"
-        and rules.max_queued is None
-        and request.id is None
-        and request.parent is None
-    )
+    """Whether submitting is one INSERT (see toolang-core's ``is_simple``): here also
+    without a parent, whose cancellation a submission must not race (see ``submit``)."""
+    return request.parent is None and plain_enqueue(request, rules)
 
 
 def insert_params(
@@ -113,17 +114,7 @@ def insert_params(
     )
 
 
-def _end_queued(
-    c: Conn,
-    q: Names,
-    turn_id: str,
-    *,
-    status: TurnStatus,
-    outcome: str,
-    error: str | None,
-    now: float,
-    output: str | None = None,
-) -> bool:
+def end_queued(c: Conn, q: Names, turn_id: str, end: QueuedEnd, now: float) -> bool:
     """Give a queued request a terminal status without it ever running (its thread's
     row must be locked)."""
     cursor = c.execute(
@@ -131,7 +122,7 @@ def _end_queued(
             "UPDATE {s}.turn_requests SET status = %s, outcome = %s, error = %s, output = %s, "
             "finished_at = %s, updated_at = %s WHERE id = %s AND status = 'queued'"
         ),
-        (status.value, outcome, error, output, now, now, turn_id),
+        (end.status.value, end.outcome, end.error, end.output, now, now, turn_id),
     )
     return cursor.rowcount == 1
 
@@ -177,36 +168,40 @@ def submit(
     ).fetchone()
     assert thread is not None
     plan = plan_submit(request, rules, ThreadState(thread[0], thread[3], thread[1], thread[2]))
-    if plan.coalesce:
-        existing = c.execute(
-            q(
-                "SELECT id FROM {s}.turn_requests WHERE thread_id = %s AND status = 'queued' "
-                "AND dedupe_key = %s ORDER BY seq LIMIT 1"
-            ),
-            (request.thread_id, plan.dedupe_key),
-        ).fetchone()
-        if existing is not None:
-            c.execute(
-                q(
-                    "UPDATE {s}.turn_requests SET input = %s, meta = %s, updated_at = %s "
-                    "WHERE id = %s"
-                ),
-                (request.input, Jsonb(dict(request.meta)), now, existing[0]),
-            )
-            return SubmitResult(existing[0], "coalesced")
-    interrupted: tuple[str, ...] = ()
-    if plan.interrupt is not None:
-        cancel(c, q, plan.interrupt, now, reason="interrupted by a newer request on its thread")
-        interrupted = (plan.interrupt,)
-    dropped = _make_room(c, q, rules, now)
     turn_id = request.id or new_id
+    return carry_out(
+        plan,
+        turn_id,
+        coalesce=lambda key: _coalesce(c, q, request, key, now),
+        interrupt=lambda running, reason: cancel(c, q, running, now, reason=reason),
+        make_room=lambda: _make_room(c, q, rules, now),
+        insert=lambda: c.execute(
+            q(INSERT_SQL),
+            insert_params(
+                request, rules, turn_id, now, dedupe_key=plan.dedupe_key, steer=plan.steer
+            ),
+        ),
+    )
+
+
+def _coalesce(
+    c: Conn, q: Names, request: NewTurnRequest, key: str | None, now: float
+) -> str | None:
+    """Update the thread's queued request with ``key`` to ``request``; its id, if any."""
+    existing = c.execute(
+        q(
+            "SELECT id FROM {s}.turn_requests WHERE thread_id = %s AND status = 'queued' "
+            "AND dedupe_key = %s ORDER BY seq LIMIT 1"
+        ),
+        (request.thread_id, key),
+    ).fetchone()
+    if existing is None:
+        return None
     c.execute(
-        q(INSERT_SQL),
-        insert_params(request, rules, turn_id, now, dedupe_key=plan.dedupe_key, steer=plan.steer),
+        q("UPDATE {s}.turn_requests SET input = %s, meta = %s, updated_at = %s WHERE id = %s"),
+        (request.input, Jsonb(dict(request.meta)), now, existing[0]),
     )
-    return SubmitResult(
-        turn_id, "queued", dropped=dropped, interrupted=interrupted, steer=plan.steer
-    )
+    return str(existing[0])
 
 
 def _make_room(c: Conn, q: Names, rules: SubmitRules, now: float) -> tuple[str, ...]:
@@ -215,48 +210,35 @@ def _make_room(c: Conn, q: Names, rules: SubmitRules, now: float) -> tuple[str, 
     if rules.max_queued is None:
         return ()
     c.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (q.queue_key, rules.thread_group))
-    dropped: list[str] = []
-    order = {"drop_oldest": "seq", "replace_pending": "seq DESC"}.get(rules.overflow)
-    while True:
-        row = c.execute(
-            q(
-                "SELECT count(*) FROM {s}.turn_requests "
-                "WHERE thread_group = %s AND status = 'queued'"
-            ),
-            (rules.thread_group,),
-        ).fetchone()
-        queued = int(row[0]) if row else 0
-        if queued < rules.max_queued:
-            return tuple(dropped)
-        victim = None
-        if order is not None:
-            # A victim whose thread another transaction holds is passed over this time.
-            victim = c.execute(
-                q(
-                    "SELECT j.id FROM {s}.turn_requests j JOIN {s}.threads t "
-                    "ON t.thread_id = j.thread_id WHERE j.thread_group = %s "
-                    f"AND j.status = 'queued' ORDER BY j.{order} LIMIT 1 "
-                    "FOR UPDATE OF t SKIP LOCKED"
-                ),
-                (rules.thread_group,),
-            ).fetchone()
-        if victim is None:
-            raise SubmitRejected(
-                f"group {rules.thread_group!r} already has {queued} queued request(s) "
-                f"(max_queued = {rules.max_queued}, overflow = {rules.overflow!r})",
-                reason="queue_full",
-            )
-        outcome = "overflow_dropped" if rules.overflow == "drop_oldest" else "overflow_replaced"
-        if _end_queued(
-            c,
-            q,
-            victim[0],
-            status=TurnStatus.DROPPED,
-            outcome=outcome,
-            error=f"dropped by group {rules.thread_group!r}'s overflow rule ({rules.overflow})",
-            now=now,
-        ):
-            dropped.append(victim[0])
+    return make_room(
+        rules,
+        queued=lambda: _queued_in_group(c, q, rules.thread_group),
+        victim=lambda newest: _victim(c, q, rules.thread_group, newest=newest),
+        drop=lambda victim, end: end_queued(c, q, victim, end, now),
+    )
+
+
+def _queued_in_group(c: Conn, q: Names, group: str) -> int:
+    row = c.execute(
+        q("SELECT count(*) FROM {s}.turn_requests WHERE thread_group = %s AND status = 'queued'"),
+        (group,),
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _victim(c: Conn, q: Names, group: str, *, newest: bool) -> str | None:
+    """The oldest (newest) queued request of ``group``; one whose thread another
+    transaction holds is passed over this time."""
+    row = c.execute(
+        q(
+            "SELECT j.id FROM {s}.turn_requests j JOIN {s}.threads t "
+            "ON t.thread_id = j.thread_id WHERE j.thread_group = %s "
+            f"AND j.status = 'queued' ORDER BY j.seq{' DESC' if newest else ''} LIMIT 1 "
+            "FOR UPDATE OF t SKIP LOCKED"
+        ),
+        (group,),
+    ).fetchone()
+    return None if row is None else str(row[0])
 
 
 # -- the turn lifecycle -----------------------------------------------------------------
@@ -433,40 +415,37 @@ def cancel(c: Conn, q: Names, turn_id: str, now: float, *, reason: str) -> Cance
     lock (a child being submitted holds that lock shared until it commits)."""
     if c.execute(q("SELECT 1 FROM {s}.turn_requests WHERE id = %s"), (turn_id,)).fetchone() is None:
         raise TurnNotFound(f"no turn request with id {turn_id!r}")
-    changed: dict[str, TurnStatus] = {}
-    pending = [turn_id]
-    seen: set[str] = set()
-    while pending:
-        current = pending.pop()
-        if current in seen:
-            continue
-        seen.add(current)
+
+    def status_of(current: str) -> TurnStatus:
         c.execute(q(LOCK_THREAD_OF_SQL), (current,))
-        row = c.execute(q("SELECT status FROM {s}.turn_requests WHERE id = %s"), (current,))
-        status = TurnStatus(row.fetchone()[0])  # type: ignore[index]
-        if status is TurnStatus.QUEUED:
-            _end_queued(
-                c, q, current, status=TurnStatus.CANCELED, outcome="canceled", error=reason, now=now
-            )
-            changed[current] = TurnStatus.CANCELED
-        elif status in (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL):
-            c.execute(
-                q(
-                    "UPDATE {s}.turn_requests SET status = 'canceling', cancel_requested = true, "
-                    "error = %s, updated_at = %s WHERE id = %s"
-                ),
-                (reason, now, current),
-            )
-            changed[current] = TurnStatus.CANCELING
-        pending.extend(
+        return _status(c, q, current)
+
+    changed = cancel_tree(
+        turn_id,
+        reason,
+        status_of=status_of,
+        end_queued=lambda current, end: end_queued(c, q, current, end, now),
+        request_cancel=lambda current: c.execute(
+            q(
+                "UPDATE {s}.turn_requests SET status = 'canceling', cancel_requested = true, "
+                "error = %s, updated_at = %s WHERE id = %s"
+            ),
+            (reason, now, current),
+        ),
+        children=lambda current: [
             r[0]
             for r in c.execute(
                 q("SELECT id FROM {s}.turn_requests WHERE parent = %s ORDER BY seq DESC"),
                 (current,),
             )
-        )
-    final = c.execute(q("SELECT status FROM {s}.turn_requests WHERE id = %s"), (turn_id,))
-    return CancelResult(turn_id, TurnStatus(final.fetchone()[0]), changed)  # type: ignore[index]
+        ],
+    )
+    return CancelResult(turn_id, _status(c, q, turn_id), changed)
+
+
+def _status(c: Conn, q: Names, turn_id: str) -> TurnStatus:
+    row = c.execute(q("SELECT status FROM {s}.turn_requests WHERE id = %s"), (turn_id,))
+    return TurnStatus(row.fetchone()[0])  # type: ignore[index]
 
 
 def take_steer(
@@ -489,21 +468,8 @@ def take_steer(
         ),
         (owner[0],),
     ).fetchall()
-    taken = []
-    for row in rows:
-        turn = turn_from_row(row)
-        _end_queued(
-            c,
-            q,
-            turn.id,
-            status=TurnStatus.STEERED,
-            outcome="steered",
-            error=None,
-            now=now,
-            output=f"delivered into running turn {turn_id}",
-        )
-        taken.append(turn)
-    return taken
+    steering = [turn_from_row(row) for row in rows]
+    return take_steering(turn_id, steering, lambda queued, end: end_queued(c, q, queued, end, now))
 
 
 def heartbeat(c: Conn, q: Names, run_id: str, *, now: float, lease_expires: float) -> Heartbeat:

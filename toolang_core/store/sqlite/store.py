@@ -30,7 +30,7 @@ from toolang_core.store.sqlite.guard import StoreFiles, abandon
 from toolang_core.store.sqlite.lock import RuntimeLock
 from toolang_core.store.sqlite.schema import active
 from toolang_core.store.sqlite.wake import SocketWaker, WakeSender, wake_address
-from toolang_core.store.submit_plan import wrong_group, wrong_owner
+from toolang_core.store.submit_plan import is_simple, wrong_group, wrong_owner
 from toolang_core.store.types import (
     CancelResult,
     Finish,
@@ -261,7 +261,7 @@ class SQLiteStore:
     # -- inbox and the turn lifecycle ---------------------------------------------------
 
     def submit(self, request: NewTurnRequest, rules: SubmitRules, *, now: float) -> SubmitResult:
-        if turns.is_simple(request, rules):
+        if is_simple(request, rules):
             # Plain enqueue needs no reads: one INSERT (the triggers do the bookkeeping).
             turn_id = new_id()
             sql, params = turns.insert_statement(request, rules, turn_id, now)

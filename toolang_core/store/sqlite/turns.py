@@ -18,13 +18,11 @@ import sqlite3
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
-from toolang_core.store.errors import SubmitRejected, TurnNotFound
+from toolang_core.store.errors import TurnNotFound
+from toolang_core.store.lifecycle import QueuedEnd, cancel_tree, take_steering
 from toolang_core.store.rows import heartbeat_from_rows, turn_from_row
 from toolang_core.store.sqlite.schema import TURN_COLUMNS, active
-from toolang_core.store.submit_plan import (  # re-exported: older import path
-    ThreadState,
-    plan_submit,
-)
+from toolang_core.store.submit_plan import ThreadState, carry_out, make_room, plan_submit
 from toolang_core.store.types import (
     CancelResult,
     Heartbeat,
@@ -93,6 +91,7 @@ NEXT_WAKEUP_SQL = (
     "SELECT MIN(head_not_before) FROM threads "
     "WHERE head_id IS NOT NULL AND head_not_before > 0 AND head_not_before > ?"
 )
+STATUS_SQL = "SELECT status FROM turn_requests WHERE id = ?"
 ACTIVE_IN_THREAD_SQL = f"SELECT id FROM turn_requests WHERE thread_id = ? AND {active()}"
 RUNNING_BY_GROUP_SQL = (
     f"SELECT thread_group, count(*) FROM turn_requests WHERE {active()} GROUP BY thread_group"
@@ -140,11 +139,6 @@ def insert_sql(present: tuple[bool, ...]) -> str:
     )
 
 
-def is_simple(request: NewTurnRequest, rules: SubmitRules) -> bool:
-    """Whether submitting needs no reads first: one INSERT, atomic on its own."""
-    return rules.strategy == "enqueue" and rules.max_queued is None and request.id is None
-
-
 def insert_statement(
     request: NewTurnRequest,
     rules: SubmitRules,
@@ -185,22 +179,14 @@ def insert_statement(
     return insert_sql(present), (*params, *[value for value in optional if value is not None])
 
 
-def _end_queued(
-    c: sqlite3.Connection,
-    turn_id: str,
-    *,
-    status: TurnStatus,
-    outcome: str,
-    error: str | None,
-    now: float,
-    output: str | None = None,
-) -> None:
+def end_queued(c: sqlite3.Connection, turn_id: str, end: QueuedEnd, now: float) -> bool:
     """Give a queued request a terminal status without it ever running."""
-    c.execute(
+    cursor = c.execute(
         "UPDATE turn_requests SET status = ?, outcome = ?, error = ?, output = ?, "
         "finished_at = ?, updated_at = ? WHERE id = ? AND status = 'queued'",
-        (status.value, outcome, error, output, now, now, turn_id),
+        (end.status.value, end.outcome, end.error, end.output, now, now, turn_id),
     )
+    return cursor.rowcount == 1
 
 
 # -- ingress ---------------------------------------------------------------------------
@@ -221,61 +207,44 @@ def submit(
     ).fetchone()
     state = None if thread is None else ThreadState(thread[0], thread[3], thread[1], thread[2])
     plan = plan_submit(request, rules, state)
-    if plan.coalesce:
-        existing = c.execute(COALESCE_SQL, (request.thread_id, plan.dedupe_key)).fetchone()
-        if existing is not None:
-            c.execute(
-                "UPDATE turn_requests SET input = ?, meta = ?, updated_at = ? WHERE id = ?",
-                (request.input, dumps(dict(request.meta)), now, existing[0]),
-            )
-            return SubmitResult(existing[0], "coalesced")
-    interrupted: tuple[str, ...] = ()
-    if plan.interrupt is not None:
-        cancel(c, plan.interrupt, now, reason="interrupted by a newer request on its thread")
-        interrupted = (plan.interrupt,)
-    dropped = _make_room(c, rules, now)
     turn_id = request.id or new_id
-    c.execute(
-        *insert_statement(
-            request, rules, turn_id, now, dedupe_key=plan.dedupe_key, steer=plan.steer
-        )
-    )
-    return SubmitResult(
-        turn_id, "queued", dropped=dropped, interrupted=interrupted, steer=plan.steer
-    )
-
-
-def _make_room(c: sqlite3.Connection, rules: SubmitRules, now: float) -> tuple[str, ...]:
-    if rules.max_queued is None:
-        return ()
-    dropped: list[str] = []
-    while True:
-        queued = c.execute(QUEUED_IN_GROUP_SQL, (rules.thread_group,)).fetchone()[0]
-        if queued < rules.max_queued:
-            return tuple(dropped)
-        victim_sql = {
-            "drop_oldest": OLDEST_QUEUED_IN_GROUP_SQL,
-            "replace_pending": NEWEST_QUEUED_IN_GROUP_SQL,
-        }.get(rules.overflow)
-        victim = None
-        if victim_sql is not None:
-            victim = c.execute(victim_sql, (rules.thread_group,)).fetchone()
-        if victim is None:
-            raise SubmitRejected(
-                f"group {rules.thread_group!r} already has {queued} queued request(s) "
-                f"(max_queued = {rules.max_queued}, overflow = {rules.overflow!r})",
-                reason="queue_full",
+    return carry_out(
+        plan,
+        turn_id,
+        coalesce=lambda key: _coalesce(c, request, key, now),
+        interrupt=lambda running, reason: cancel(c, running, now, reason=reason),
+        make_room=lambda: make_room(
+            rules,
+            queued=lambda: c.execute(QUEUED_IN_GROUP_SQL, (rules.thread_group,)).fetchone()[0],
+            victim=lambda newest: _victim(c, rules.thread_group, newest=newest),
+            drop=lambda victim, end: end_queued(c, victim, end, now),
+        ),
+        insert=lambda: c.execute(
+            *insert_statement(
+                request, rules, turn_id, now, dedupe_key=plan.dedupe_key, steer=plan.steer
             )
-        outcome = "overflow_dropped" if rules.overflow == "drop_oldest" else "overflow_replaced"
-        _end_queued(
-            c,
-            victim[0],
-            status=TurnStatus.DROPPED,
-            outcome=outcome,
-            error=f"dropped by group {rules.thread_group!r}'s overflow rule ({rules.overflow})",
-            now=now,
-        )
-        dropped.append(victim[0])
+        ),
+    )
+
+
+def _coalesce(
+    c: sqlite3.Connection, request: NewTurnRequest, key: str | None, now: float
+) -> str | None:
+    """Update the thread's queued request with ``key`` to ``request``; its id, if any."""
+    existing = c.execute(COALESCE_SQL, (request.thread_id, key)).fetchone()
+    if existing is None:
+        return None
+    c.execute(
+        "UPDATE turn_requests SET input = ?, meta = ?, updated_at = ? WHERE id = ?",
+        (request.input, dumps(dict(request.meta)), now, existing[0]),
+    )
+    return str(existing[0])
+
+
+def _victim(c: sqlite3.Connection, group: str, *, newest: bool) -> str | None:
+    sql = NEWEST_QUEUED_IN_GROUP_SQL if newest else OLDEST_QUEUED_IN_GROUP_SQL
+    row = c.execute(sql, (group,)).fetchone()
+    return None if row is None else str(row[0])
 
 
 RELEASE_SQL = (
@@ -387,36 +356,23 @@ def delete_terminal(c: sqlite3.Connection, turn_ids: list[str]) -> list[str]:
 
 
 def cancel(c: sqlite3.Connection, turn_id: str, now: float, *, reason: str) -> CancelResult:
-    row = c.execute("SELECT status FROM turn_requests WHERE id = ?", (turn_id,)).fetchone()
-    if row is None:
+    if c.execute(STATUS_SQL, (turn_id,)).fetchone() is None:
         raise TurnNotFound(f"no turn request with id {turn_id!r}")
-    changed: dict[str, TurnStatus] = {}
-    pending = [turn_id]
-    seen: set[str] = set()
-    while pending:
-        current = pending.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        status = TurnStatus(
-            c.execute("SELECT status FROM turn_requests WHERE id = ?", (current,)).fetchone()[0]
-        )
-        if status is TurnStatus.QUEUED:
-            _end_queued(
-                c, current, status=TurnStatus.CANCELED, outcome="canceled", error=reason, now=now
-            )
-            changed[current] = TurnStatus.CANCELED
-        elif status in (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL):
-            c.execute(
-                "UPDATE turn_requests SET status = 'canceling', cancel_requested = 1, error = ?, "
-                "updated_at = ? WHERE id = ?",
-                (reason, now, current),
-            )
-            changed[current] = TurnStatus.CANCELING
-        pending.extend(
+    changed = cancel_tree(
+        turn_id,
+        reason,
+        status_of=lambda current: TurnStatus(c.execute(STATUS_SQL, (current,)).fetchone()[0]),
+        end_queued=lambda current, end: end_queued(c, current, end, now),
+        request_cancel=lambda current: c.execute(
+            "UPDATE turn_requests SET status = 'canceling', cancel_requested = 1, error = ?, "
+            "updated_at = ? WHERE id = ?",
+            (reason, now, current),
+        ),
+        children=lambda current: [
             r[0] for r in c.execute("SELECT id FROM turn_requests WHERE parent = ?", (current,))
-        )
-    final = c.execute("SELECT status FROM turn_requests WHERE id = ?", (turn_id,)).fetchone()[0]
+        ],
+    )
+    final = c.execute(STATUS_SQL, (turn_id,)).fetchone()[0]
     return CancelResult(turn_id, TurnStatus(final), changed)
 
 
@@ -430,21 +386,8 @@ def take_steer(
     ).fetchone()
     if owner is None:
         return []
-    rows = c.execute(STEER_SQL, (owner[0],)).fetchall()
-    taken = []
-    for row in rows:
-        turn = turn_from_row(row)
-        _end_queued(
-            c,
-            turn.id,
-            status=TurnStatus.STEERED,
-            outcome="steered",
-            error=None,
-            now=now,
-            output=f"delivered into running turn {turn_id}",
-        )
-        taken.append(turn)
-    return taken
+    steering = [turn_from_row(row) for row in c.execute(STEER_SQL, (owner[0],)).fetchall()]
+    return take_steering(turn_id, steering, lambda queued, end: end_queued(c, queued, end, now))
 
 
 def heartbeat(c: sqlite3.Connection, run_id: str, *, now: float, lease_expires: float) -> Heartbeat:
