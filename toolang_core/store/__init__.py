@@ -6,6 +6,12 @@ the values defined here and proves itself with
 for store backends; the SQLite backend under it is not.
 """
 
+from toolang_core.store.base import (
+    ClaimRequest,
+    StoreBase,
+    check_active_status,
+    check_finish_status,
+)
 from toolang_core.store.errors import (
     RecordConflict,
     StoreBusy,
@@ -32,12 +38,16 @@ from toolang_core.store.lifecycle import (
 from toolang_core.store.migrations import migrate_guarded, pending_migrations
 from toolang_core.store.protocol import ExecutionStore, Waker
 from toolang_core.store.rows import (
+    OPTIONAL_COLUMNS,
     RECORD_COLUMNS,
     RUN_COLUMNS,
     STEP_COLUMNS,
     TURN_COLUMNS,
+    NewTurnValues,
     from_json,
     heartbeat_from_rows,
+    new_run_values,
+    new_turn_values,
     record_from_row,
     run_from_row,
     step_from_row,
@@ -80,18 +90,21 @@ from toolang_core.store.types import (
 __all__ = [
     "ACTIVE",
     "INTERRUPTED",
+    "OPTIONAL_COLUMNS",
     "RECORD_COLUMNS",
     "RUN_COLUMNS",
     "STEP_COLUMNS",
     "TERMINAL",
     "TURN_COLUMNS",
     "CancelResult",
+    "ClaimRequest",
     "EndQueued",
     "ExecutionStore",
     "Finish",
     "GroupCount",
     "Heartbeat",
     "NewTurnRequest",
+    "NewTurnValues",
     "Overflow",
     "QueuedEnd",
     "Record",
@@ -99,6 +112,7 @@ __all__ = [
     "Recovery",
     "RunRecord",
     "StepRecord",
+    "StoreBase",
     "StoreBusy",
     "StoreCorrupt",
     "StoreError",
@@ -122,12 +136,16 @@ __all__ = [
     "cancel_tree",
     "canceled",
     "carry_out",
+    "check_active_status",
+    "check_finish_status",
     "dropped_by",
     "from_json",
     "heartbeat_from_rows",
     "is_simple",
     "make_room",
     "migrate_guarded",
+    "new_run_values",
+    "new_turn_values",
     "pending_migrations",
     "plan_submit",
     "rank_for",

@@ -13,14 +13,18 @@ from typing import Any, Final
 
 import attrs
 
+from toolang_core.store.submit_plan import SubmitPlan
 from toolang_core.store.types import (
     Heartbeat,
+    NewTurnRequest,
     Record,
     RunRecord,
     StepRecord,
+    SubmitRules,
     TurnFilter,
     TurnRequest,
     TurnStatus,
+    rank_for,
 )
 
 TURN_COLUMNS: Final = (
@@ -82,6 +86,12 @@ def run_from_row(row: Sequence[Any]) -> RunRecord:
     )
 
 
+def new_run_values(run: RunRecord) -> tuple[object, ...]:
+    """The values of a new run's row for ``id, host, pid, version, started_at,
+    heartbeat_at, status`` (its plugins follow, encoded as the backend stores JSON)."""
+    return (run.id, run.host, run.pid, run.version, run.started_at, run.heartbeat_at, run.status)
+
+
 def record_from_row(row: Sequence[Any]) -> Record:
     """Build a :class:`Record` from a row selected with ``RECORD_COLUMNS``."""
     kind, key, revision, data, updated_at = row
@@ -116,3 +126,52 @@ def turn_filter_sql(where: TurnFilter, mark: str) -> tuple[str, list[Any]]:
         params.append(where.before_seq)
     condition = f" WHERE {' AND '.join(clauses)}" if clauses else ""
     return f"{condition} ORDER BY seq DESC LIMIT {mark}", [*params, where.limit]
+
+
+NewTurnValues = tuple[tuple[object, ...], tuple[object, ...]]
+"""The values of a new queued request (meta and steer apart): those of
+``id, source, thread_id, thread_group, priority, rank, input, created_at, updated_at,
+sender``, then those of :data:`OPTIONAL_COLUMNS` (often all ``None``)."""
+OPTIONAL_COLUMNS: Final = (
+    "channel",
+    "agent",
+    "dedupe_key",
+    "not_before",
+    "parent",
+    "owner",
+    "timeout_seconds",
+)
+
+
+def new_turn_values(
+    request: NewTurnRequest,
+    rules: SubmitRules,
+    turn_id: str,
+    now: float,
+    plan: SubmitPlan | None = None,
+) -> NewTurnValues:
+    """The columns of ``request`` as a new queued row (see :data:`NewTurnValues`), with
+    its group's priority and aging and the dedupe key ``plan`` chose."""
+    eligible = max(now, request.not_before or 0.0)
+    fixed = (
+        turn_id,
+        request.source,
+        request.thread_id,
+        rules.thread_group,
+        rules.priority,
+        rank_for(eligible, rules.priority, rules.aging_seconds),
+        request.input,
+        now,
+        now,
+        request.sender,
+    )
+    optional = (
+        request.channel,
+        request.agent,
+        (plan and plan.dedupe_key) or request.dedupe_key,
+        request.not_before,
+        request.parent,
+        request.owner,
+        request.timeout_seconds,
+    )
+    return fixed, optional

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import attrs
@@ -17,21 +17,25 @@ from toolang_core.store import (
     RUN_COLUMNS,
     STEP_COLUMNS,
     CancelResult,
+    ClaimRequest,
     Finish,
     GroupCount,
     Heartbeat,
     NewTurnRequest,
     Record,
-    RecordConflict,
     Recovery,
     RunRecord,
     StepRecord,
+    StoreBase,
     SubmitResult,
     SubmitRules,
     ThreadInfo,
     TurnFilter,
     TurnRequest,
     TurnStatus,
+    check_active_status,
+    new_run_values,
+    new_turn_values,
     record_from_row,
     run_from_row,
     step_from_row,
@@ -48,7 +52,7 @@ from toolang_store_postgres.wake import KEEPALIVES, RUNTIME_PRESENT_SQL, NotifyW
 log = structlog.get_logger("toolang.store.postgres")
 
 
-class PostgresStore:
+class PostgresStore(StoreBase):
     """The execution store in one PostgreSQL schema, shared by any number of runtimes on
     any number of machines (``exclusive = False``).
 
@@ -121,16 +125,7 @@ class PostgresStore:
             "INSERT INTO {s}.runs (id, host, pid, version, started_at, heartbeat_at, status, "
             "plugins) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
             "RETURNING extract(epoch FROM clock_timestamp())::float8",
-            (
-                run.id,
-                run.host,
-                run.pid,
-                run.version,
-                run.started_at,
-                run.heartbeat_at,
-                run.status,
-                Jsonb(list(run.plugins)),
-            ),
+            (*new_run_values(run), Jsonb(list(run.plugins))),
         )
         skew = run.started_at - row[0]
         if abs(skew) > 1.0:
@@ -180,7 +175,8 @@ class PostgresStore:
     def submit(self, request: NewTurnRequest, rules: SubmitRules, *, now: float) -> SubmitResult:
         if turns.is_simple(request, rules):
             turn_id = new_id()
-            params = (*turns.insert_params(request, rules, turn_id, now), self.names.channel)
+            values = new_turn_values(request, rules, turn_id, now)
+            params = (*turns.insert_params(values, request.meta), self.names.channel)
             try:
                 with self._db.connection() as conn:
                     conn.execute(self.names(turns.INSERT_AND_NOTIFY_SQL), params)
@@ -202,35 +198,24 @@ class PostgresStore:
                 return SubmitResult(request.id, "exists")  # submitted at the same moment
             raise
 
-    def claim(
-        self,
-        *,
-        run_id: str,
-        limit: int,
-        now: float,
-        lease_seconds: float,
-        caps: Mapping[str, int],
-        only: Collection[str] | None = None,
-    ) -> list[TurnRequest]:
-        if limit <= 0:
-            return []
-        groups = sorted(caps)
+    def claim_turns(self, claim: ClaimRequest) -> list[TurnRequest]:
+        groups = sorted(claim.caps)
         params = (
-            run_id,
-            limit,
-            now,
-            lease_seconds,
+            claim.run_id,
+            claim.limit,
+            claim.now,
+            claim.lease_seconds,
             groups,
-            [caps[g] for g in groups],
-            None if only is None else list(only),
+            [claim.caps[g] for g in groups],
+            None if claim.only is None else list(claim.only),
         )
 
-        def claim(c: Conn) -> list[TurnRequest]:
+        def start(c: Conn) -> list[TurnRequest]:
             return [turn_from_row(r) for r in c.execute(self.names(turns.CLAIM_SQL), params)]
 
         for attempt in range(ATTEMPTS):
             try:
-                return self._db.tx(claim)
+                return self._db.tx(start)
             except pg_errors.UniqueViolation:
                 # The one-active-turn-per-thread index refused a start: some claim raced
                 # past the thread lock. Nothing was changed; look again.
@@ -240,37 +225,11 @@ class PostgresStore:
     def set_active_status(
         self, turn_id: str, *, run_id: str, attempt: int, status: TurnStatus, now: float
     ) -> bool:
-        if status not in (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL):
-            raise ValueError(
-                f"an active turn can move to running or awaiting_approval, not {status}"
-            )
-        return (
-            self._db.rowcount(turns.SET_ACTIVE_SQL, (status.value, now, turn_id, run_id, attempt))
-            == 1
-        )
+        check_active_status(status)
+        params = (status.value, now, turn_id, run_id, attempt)
+        return self._db.rowcount(turns.SET_ACTIVE_SQL, params) == 1
 
-    def finish(
-        self,
-        turn_id: str,
-        *,
-        run_id: str,
-        attempt: int,
-        status: TurnStatus,
-        now: float,
-        output: str | None = None,
-        outcome: str | None = None,
-        error: str | None = None,
-    ) -> bool:
-        item = Finish(turn_id, run_id, attempt, status, now, output, outcome, error)
-        return self.finish_many([item])[0]
-
-    def finish_many(self, items: Sequence[Finish]) -> list[bool]:
-        for item in items:
-            if not item.status.is_terminal:
-                raise ValueError(f"finish needs a terminal status, not {item.status.value!r}")
-        if not items:
-            return []
-
+    def finish_turns(self, items: Sequence[Finish]) -> list[bool]:
         def write(c: Conn) -> list[bool]:
             ids = [i.turn_id for i in items]
             c.execute(self.names(turns.LOCK_THREADS_OF_SQL), (ids,))
@@ -444,18 +403,12 @@ class PostgresStore:
         )
         return None if row is None else record_from_row(row)
 
-    def put_record(
-        self,
-        kind: str,
-        key: str,
-        data: Mapping[str, Any],
-        *,
-        now: float,
-        expect_revision: int | None = None,
-    ) -> Record:
+    def write_record(
+        self, kind: str, key: str, data: dict[str, Any], now: float, expect: int | None
+    ) -> int | None:
         """One statement per case, so concurrent writers never lose an update."""
-        payload = Jsonb(dict(data))
-        if expect_revision is None:
+        payload = Jsonb(data)
+        if expect is None:
             row = self._db.one(
                 "INSERT INTO {s}.records AS r (kind, key, revision, data, updated_at) "
                 "VALUES (%s, %s, 1, %s, %s) ON CONFLICT (kind, key) DO UPDATE SET "
@@ -463,7 +416,7 @@ class PostgresStore:
                 "RETURNING revision",
                 (kind, key, payload, now),
             )
-        elif expect_revision == 0:
+        elif expect == 0:
             row = self._db.one(
                 "INSERT INTO {s}.records (kind, key, revision, data, updated_at) "
                 "VALUES (%s, %s, 1, %s, %s) ON CONFLICT (kind, key) DO NOTHING RETURNING revision",
@@ -473,15 +426,9 @@ class PostgresStore:
             row = self._db.one(
                 "UPDATE {s}.records SET revision = revision + 1, data = %s, updated_at = %s "
                 "WHERE kind = %s AND key = %s AND revision = %s RETURNING revision",
-                (payload, now, kind, key, expect_revision),
+                (payload, now, kind, key, expect),
             )
-        if row is None:
-            current = self.get_record(kind, key)
-            raise RecordConflict(
-                f"record {kind}/{key} is at revision {current.revision if current else 0}, "
-                f"expected {expect_revision}"
-            )
-        return Record(kind, key, row[0], dict(data), now)
+        return None if row is None else int(row[0])
 
     def list_records(self, kind: str) -> list[Record]:
         rows = self._db.all(

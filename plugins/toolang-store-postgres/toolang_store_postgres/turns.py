@@ -15,7 +15,7 @@ Several nodes run them at once, so each one keeps two rules:
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final
 
 import psycopg
@@ -26,6 +26,7 @@ from toolang_core.store import (
     Finish,
     Heartbeat,
     NewTurnRequest,
+    NewTurnValues,
     QueuedEnd,
     Recovery,
     SubmitResult,
@@ -39,8 +40,8 @@ from toolang_core.store import (
     heartbeat_from_rows,
     is_simple as plain_enqueue,
     make_room,
+    new_turn_values,
     plan_submit,
-    rank_for,
     take_steering,
     turn_from_row,
 )
@@ -82,36 +83,11 @@ def is_simple(request: NewTurnRequest, rules: SubmitRules) -> bool:
 
 
 def insert_params(
-    request: NewTurnRequest,
-    rules: SubmitRules,
-    turn_id: str,
-    now: float,
-    *,
-    dedupe_key: str | None = None,
-    steer: bool = False,
+    new: NewTurnValues, meta: Mapping[str, Any], steer: bool = False
 ) -> tuple[object, ...]:
-    eligible = max(now, request.not_before or 0.0)
-    return (
-        turn_id,
-        request.source,
-        request.thread_id,
-        rules.thread_group,
-        rules.priority,
-        rank_for(eligible, rules.priority, rules.aging_seconds),
-        request.input,
-        now,
-        now,
-        request.sender,
-        request.channel,
-        request.agent,
-        dedupe_key or request.dedupe_key,
-        request.not_before,
-        request.parent,
-        request.owner,
-        request.timeout_seconds,
-        Jsonb(dict(request.meta)),
-        steer,
-    )
+    """The parameters of ``INSERT_SQL`` for a new queued row (``new_turn_values``)."""
+    fixed, optional = new
+    return (*fixed, *optional, Jsonb(dict(meta)), steer)
 
 
 def end_queued(c: Conn, q: Names, turn_id: str, end: QueuedEnd, now: float) -> bool:
@@ -178,7 +154,7 @@ def submit(
         insert=lambda: c.execute(
             q(INSERT_SQL),
             insert_params(
-                request, rules, turn_id, now, dedupe_key=plan.dedupe_key, steer=plan.steer
+                new_turn_values(request, rules, turn_id, now, plan), request.meta, plan.steer
             ),
         ),
     )

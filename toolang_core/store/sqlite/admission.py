@@ -14,6 +14,9 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+import attrs
+
+from toolang_core.store.base import ClaimRequest
 from toolang_core.store.rows import TURN_COLUMNS, turn_from_row
 from toolang_core.store.sqlite.schema import active
 from toolang_core.store.sqlite.turns import BATCH_SQL_SIZES, RUNNING_BY_GROUP_SQL
@@ -79,16 +82,8 @@ def next_head_sql(count: int) -> str:
     )
 
 
-def claim(
-    c: sqlite3.Connection,
-    *,
-    run_id: str,
-    limit: int,
-    now: float,
-    lease_seconds: float,
-    caps: Mapping[str, int],
-    only: Collection[str] | None,
-) -> list[TurnRequest]:
+def claim(c: sqlite3.Connection, claim: ClaimRequest) -> list[TurnRequest]:
+    run_id, limit, now, lease_seconds, caps, only = attrs.astuple(claim, recurse=False)
     running = dict(c.execute(RUNNING_BY_GROUP_SQL))
     candidates = _candidates(c, now=now, limit=limit, caps=caps, running=running, only=only)
     taken: Counter[str] = Counter()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -11,12 +11,15 @@ from typing import Any, TypeVar
 import attrs
 
 from toolang_core.ids import new_id
-from toolang_core.store.errors import RecordConflict, StoreError
+from toolang_core.store.base import ClaimRequest, StoreBase, check_active_status
+from toolang_core.store.errors import StoreError
 from toolang_core.store.rows import (
     RECORD_COLUMNS,
     RUN_COLUMNS,
     STEP_COLUMNS,
     TURN_COLUMNS,
+    new_run_values,
+    new_turn_values,
     record_from_row,
     run_from_row,
     step_from_row,
@@ -52,7 +55,7 @@ from toolang_core.store.types import (
 T = TypeVar("T")
 
 
-class SQLiteStore:
+class SQLiteStore(StoreBase):
     """The execution store in one SQLite file (default ``<home>/toolang.db``).
 
     WAL mode; writes are short ``BEGIN IMMEDIATE`` transactions. ``synchronous``
@@ -216,16 +219,7 @@ class SQLiteStore:
             lambda c: c.execute(
                 "INSERT INTO runs (id, host, pid, version, started_at, heartbeat_at, status, "
                 "plugins) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    run.id,
-                    run.host,
-                    run.pid,
-                    run.version,
-                    run.started_at,
-                    run.heartbeat_at,
-                    run.status,
-                    turns.dumps(list(run.plugins)),
-                ),
+                (*new_run_values(run), turns.dumps(list(run.plugins))),
             )
         )
 
@@ -264,7 +258,8 @@ class SQLiteStore:
         if is_simple(request, rules):
             # Plain enqueue needs no reads: one INSERT (the triggers do the bookkeeping).
             turn_id = new_id()
-            sql, params = turns.insert_statement(request, rules, turn_id, now)
+            values = new_turn_values(request, rules, turn_id, now)
+            sql, params = turns.insert_statement(values, request.meta)
             self._guard()
             try:
                 with self._hold:
@@ -282,62 +277,20 @@ class SQLiteStore:
             return SubmitResult(turn_id, "queued")
         return self._tx(lambda c: turns.submit(c, request, rules, new_id(), now), wake=True)
 
-    def claim(
-        self,
-        *,
-        run_id: str,
-        limit: int,
-        now: float,
-        lease_seconds: float,
-        caps: Mapping[str, int],
-        only: Collection[str] | None = None,
-    ) -> list[TurnRequest]:
-        if limit <= 0:
-            return []
-        return self._tx(
-            lambda c: admission.claim(
-                c,
-                run_id=run_id,
-                limit=limit,
-                now=now,
-                lease_seconds=lease_seconds,
-                caps=caps,
-                only=only,
-            )
-        )
+    def claim_turns(self, claim: ClaimRequest) -> list[TurnRequest]:
+        return self._tx(lambda c: admission.claim(c, claim))
 
     def set_active_status(
         self, turn_id: str, *, run_id: str, attempt: int, status: TurnStatus, now: float
     ) -> bool:
-        turns.check_active_status(status)
+        check_active_status(status)
         cursor = self._write_one(
             turns.SET_ACTIVE_SQL, (status.value, now, turn_id, run_id, attempt)
         )
         return cursor.rowcount == 1
 
-    def finish(
-        self,
-        turn_id: str,
-        *,
-        run_id: str,
-        attempt: int,
-        status: TurnStatus,
-        now: float,
-        output: str | None = None,
-        outcome: str | None = None,
-        error: str | None = None,
-    ) -> bool:
-        finishing.check_finish_status(status)
-        cursor = self._write_one(
-            finishing.FINISH_SQL,
-            (status.value, output, outcome, error, now, now, turn_id, run_id, attempt),
-        )
-        return cursor.rowcount == 1
-
-    def finish_many(self, items: Sequence[Finish]) -> list[bool]:
-        for item in items:
-            finishing.check_finish_status(item.status)
-        return self._tx(lambda c: finishing.finish_many(c, items)) if items else []
+    def finish_turns(self, items: Sequence[Finish]) -> list[bool]:
+        return self._tx(lambda c: finishing.finish_many(c, items))
 
     def release(
         self, turn_id: str, *, run_id: str, attempt: int, now: float, max_attempts: int
@@ -479,31 +432,23 @@ class SQLiteStore:
         ).fetchone()
         return None if row is None else record_from_row(row)
 
-    def put_record(
-        self,
-        kind: str,
-        key: str,
-        data: Mapping[str, Any],
-        *,
-        now: float,
-        expect_revision: int | None = None,
-    ) -> Record:
-        def write(c: sqlite3.Connection) -> Record:
+    def write_record(
+        self, kind: str, key: str, data: dict[str, Any], now: float, expect: int | None
+    ) -> int | None:
+        def write(c: sqlite3.Connection) -> int | None:
             row = c.execute(
                 "SELECT revision FROM records WHERE kind = ? AND key = ?", (kind, key)
             ).fetchone()
             current = row[0] if row else 0
-            if expect_revision is not None and current != expect_revision:
-                raise RecordConflict(
-                    f"record {kind}/{key} is at revision {current}, expected {expect_revision}"
-                )
+            if expect is not None and current != expect:
+                return None
             c.execute(
                 "INSERT INTO records (kind, key, revision, data, updated_at) VALUES (?,?,?,?,?) "
                 "ON CONFLICT (kind, key) DO UPDATE SET revision = excluded.revision, "
                 "data = excluded.data, updated_at = excluded.updated_at",
-                (kind, key, current + 1, turns.dumps(dict(data)), now),
+                (kind, key, current + 1, turns.dumps(data), now),
             )
-            return Record(kind, key, current + 1, dict(data), now)
+            return int(current + 1)
 
         return self._tx(write)
 

@@ -20,7 +20,13 @@ from typing import Any, Final
 
 from toolang_core.store.errors import TurnNotFound
 from toolang_core.store.lifecycle import QueuedEnd, cancel_tree, take_steering
-from toolang_core.store.rows import heartbeat_from_rows, turn_from_row
+from toolang_core.store.rows import (
+    OPTIONAL_COLUMNS,
+    NewTurnValues,
+    heartbeat_from_rows,
+    new_turn_values,
+    turn_from_row,
+)
 from toolang_core.store.sqlite.schema import TURN_COLUMNS, active
 from toolang_core.store.submit_plan import ThreadState, carry_out, make_room, plan_submit
 from toolang_core.store.types import (
@@ -32,7 +38,6 @@ from toolang_core.store.types import (
     SubmitRules,
     TurnRequest,
     TurnStatus,
-    rank_for,
 )
 
 BATCH_SQL_SIZES = 64
@@ -112,17 +117,8 @@ OLDEST_QUEUED_IN_GROUP_SQL = (
 NEWEST_QUEUED_IN_GROUP_SQL = (
     f"SELECT r.id {_QUEUED_OF_GROUPS} AND t.thread_group = ? ORDER BY r.seq DESC LIMIT 1"
 )
-OPTIONAL_COLUMNS: Final = (
-    "channel",
-    "agent",
-    "dedupe_key",
-    "not_before",
-    "parent",
-    "owner",
-    "timeout_seconds",
-)
-"""Columns a request often leaves empty: an INSERT names only those it sets (binding a
-``None`` costs the sqlite3 module an adapter lookup, about 0.4 us a parameter)."""
+# Columns a request often leaves empty: an INSERT names only those it sets (binding a
+# ``None`` costs the sqlite3 module an adapter lookup, about 0.4 us a parameter).
 _NO_OPTIONAL: Final = (None,) * len(OPTIONAL_COLUMNS)
 _NONE_PRESENT: Final = (False,) * len(OPTIONAL_COLUMNS)
 
@@ -140,39 +136,11 @@ def insert_sql(present: tuple[bool, ...]) -> str:
 
 
 def insert_statement(
-    request: NewTurnRequest,
-    rules: SubmitRules,
-    turn_id: str,
-    now: float,
-    *,
-    dedupe_key: str | None = None,
-    steer: bool = False,
+    new: NewTurnValues, meta: Mapping[str, Any], steer: bool = False
 ) -> tuple[str, tuple[object, ...]]:
-    """The INSERT of ``request`` as a new queued row, and its parameters."""
-    eligible = max(now, request.not_before or 0.0)
-    params = (
-        turn_id,
-        request.source,
-        request.thread_id,
-        rules.thread_group,
-        rules.priority,
-        rank_for(eligible, rules.priority, rules.aging_seconds),
-        request.input,
-        now,
-        now,
-        request.sender,
-        dumps_meta(request.meta),
-        int(steer),
-    )
-    optional = (
-        request.channel,
-        request.agent,
-        dedupe_key or request.dedupe_key,
-        request.not_before,
-        request.parent,
-        request.owner,
-        request.timeout_seconds,
-    )
+    """The INSERT of a new queued row (``new_turn_values``), and its parameters."""
+    fixed, optional = new
+    params = (*fixed, dumps_meta(meta), int(steer))
     if optional == _NO_OPTIONAL:
         return insert_sql(_NONE_PRESENT), params
     present = tuple([value is not None for value in optional])
@@ -221,7 +189,7 @@ def submit(
         ),
         insert=lambda: c.execute(
             *insert_statement(
-                request, rules, turn_id, now, dedupe_key=plan.dedupe_key, steer=plan.steer
+                new_turn_values(request, rules, turn_id, now, plan), request.meta, plan.steer
             )
         ),
     )
@@ -284,11 +252,6 @@ COMPLETE_STEP_SQL = (
     f"AND attempt = ?2 AND {active()}) RETURNING seq"
 )
 """A tool call's result over its intent, fenced like ``RECORD_STEP_SQL``."""
-
-
-def check_active_status(status: TurnStatus) -> None:
-    if status not in (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL):
-        raise ValueError(f"an active turn can move to running or awaiting_approval, not {status}")
 
 
 def recover(
