@@ -44,7 +44,7 @@ from toolang_core.store import (
     wrong_group,
     wrong_owner,
 )
-from toolang_store_postgres import schema, turns
+from toolang_store_postgres import ingress, schema, turns
 from toolang_store_postgres.connection import ATTEMPTS, Conn, Database
 from toolang_store_postgres.settings import describe_dsn
 from toolang_store_postgres.wake import KEEPALIVES, RUNTIME_PRESENT_SQL, NotifyWaker, Presence
@@ -173,24 +173,24 @@ class PostgresStore(StoreBase):
     # -- inbox and the turn lifecycle ---------------------------------------------------
 
     def submit(self, request: NewTurnRequest, rules: SubmitRules, *, now: float) -> SubmitResult:
-        if turns.is_simple(request, rules):
+        if ingress.is_simple(request, rules):
             turn_id = new_id()
             values = new_turn_values(request, rules, turn_id, now)
-            params = (*turns.insert_params(values, request.meta), self.names.channel)
+            params = (*ingress.insert_params(values, request.meta), self.names.channel)
             try:
                 with self._db.connection() as conn:
-                    conn.execute(self.names(turns.INSERT_AND_NOTIFY_SQL), params)
+                    conn.execute(self.names(ingress.INSERT_AND_NOTIFY_SQL), params)
             except psycopg.Error as exc:
-                if exc.sqlstate == turns.WRONG_OWNER:
+                if exc.sqlstate == ingress.WRONG_OWNER:
                     raise wrong_owner(request) from None
-                if exc.sqlstate != turns.WRONG_GROUP:
+                if exc.sqlstate != ingress.WRONG_GROUP:
                     raise
                 actual = exc.diag.message_detail
                 raise wrong_group(request, rules, actual) from None
             return SubmitResult(turn_id, "queued")
         try:
             return self._db.tx(
-                lambda c: turns.submit(c, self.names, request, rules, new_id=new_id(), now=now),
+                lambda c: ingress.submit(c, self.names, request, rules, new_id=new_id(), now=now),
                 notify="submit",
             )
         except pg_errors.UniqueViolation:
