@@ -54,6 +54,7 @@ from toolang_core.store.rows import (
     turn_filter_sql,
     turn_from_row,
 )
+from toolang_core.store.snapshot import snapshot_main, stale_snapshot
 from toolang_core.store.submit_plan import (
     SubmitPlan,
     ThreadState,
@@ -151,6 +152,8 @@ __all__ = [
     "rank_for",
     "record_from_row",
     "run_from_row",
+    "snapshot_main",
+    "stale_snapshot",
     "steered_into",
     "step_from_row",
     "take_steering",
