@@ -64,27 +64,53 @@ def windows(folder: Path) -> dict[tuple[str, ...], str]:
     return found
 
 
+def shared_runs(first: Path, second: Path) -> list[str]:
+    """Where each run of ``WINDOW`` lines that stands in both folders is."""
+    one, other = windows(first), windows(second)
+    return [f"{one[run]} ~ {other[run]}" for run in one if run in other]
+
+
 def test_no_run_of_python_lines_stands_in_both_store_backends():
-    sqlite, postgres = windows(SQLITE), windows(POSTGRES)
-    shared = [f"{sqlite[run]} ~ {postgres[run]}" for run in sqlite if run in postgres]
+    shared = shared_runs(SQLITE, POSTGRES)
     assert not shared, (
         f"{len(shared)} run(s) of {WINDOW} lines stand in both store backends; move the "
         "logic into a public module of toolang_core.store that both call:\n" + "\n".join(shared)
     )
 
 
-def test_the_check_sees_a_copied_block(tmp_path):
-    """The checker itself: a function copied between two modules is found; the same SQL
-    text and imports are not."""
-    body = (
-        "import json\nfrom typing import Any\n\n\ndef f(rows):\n    out = []\n"
-        "    for row in rows:\n        if row[1]:\n            out.append(row[0])\n"
-        "        else:\n            out.append(None)\n    return out\n"
-    )
-    sql = 'Q = (\n    "SELECT a, b, c FROM t "\n    "WHERE a = ? "\n    "ORDER BY b"\n)\n'
-    (tmp_path / "a.py").write_text(body + sql)
-    (tmp_path / "b.py").write_text(sql * 3)
-    assert [text for _, text in code_lines(tmp_path / "a.py")] == [
+FUNCTION = """
+import json
+from typing import Any
+
+
+def f(rows):  # a comment
+    out = []
+    for row in rows:
+        if row[1]:
+            out.append(row[0])
+        else:
+            out.append(None)
+    return out
+"""
+SQL = """
+Q = (
+    "SELECT a, b, c FROM t "
+    "WHERE a = ? "
+    "ORDER BY b"
+)
+"""
+
+
+def folders(tmp_path: Path, one: str, other: str) -> tuple[Path, Path]:
+    for name, text in (("one", one), ("other", other)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "m.py").write_text(text)
+    return tmp_path / "one", tmp_path / "other"
+
+
+def test_the_check_counts_code_lines_only(tmp_path):
+    (tmp_path / "m.py").write_text(FUNCTION + SQL)
+    assert [text for _, text in code_lines(tmp_path / "m.py")] == [
         "def f(rows):",
         "out = []",
         "for row in rows:",
@@ -95,19 +121,16 @@ def test_the_check_sees_a_copied_block(tmp_path):
         "return out",
         "Q = (",
     ]
-    assert code_lines(tmp_path / "b.py") == [(1, "Q = ("), (6, "Q = ("), (11, "Q = (")]
-    assert len(windows(tmp_path)) == 4  # a.py's nine lines; b.py has too few to count
-    (tmp_path / "b.py").write_text("def g(rows):\n    out = []\n" + body[body.index("    for") :])
-    assert (
-        "a.py:"
-        in windows(tmp_path)[
-            (
-                "out = []",
-                "for row in rows:",
-                "if row[1]:",
-                "out.append(row[0])",
-                "else:",
-                "out.append(None)",
-            )
-        ]
-    )
+
+
+def test_the_check_finds_a_function_copied_under_another_name(tmp_path):
+    one, other = folders(tmp_path, FUNCTION, FUNCTION.replace("def f", "def g"))
+    assert shared_runs(one, other) == [  # the seven lines after the def: two runs of six
+        "one/m.py:7-12 ~ other/m.py:7-12",
+        "one/m.py:8-13 ~ other/m.py:8-13",
+    ]
+
+
+def test_the_check_passes_over_the_same_sql_and_imports(tmp_path):
+    one, other = folders(tmp_path, "import json\n" + SQL * 3, "import json\n" + SQL * 3)
+    assert shared_runs(one, other) == []
