@@ -181,12 +181,7 @@ def submit(
         turn_id,
         coalesce=lambda key: _coalesce(c, request, key, now),
         interrupt=lambda running, reason: cancel(c, running, now, reason=reason),
-        make_room=lambda: make_room(
-            rules,
-            queued=lambda: c.execute(QUEUED_IN_GROUP_SQL, (rules.thread_group,)).fetchone()[0],
-            victim=lambda newest: _victim(c, rules.thread_group, newest=newest),
-            drop=lambda victim, end: end_queued(c, victim, end, now),
-        ),
+        make_room=lambda: _make_room(c, rules, now),
         insert=lambda: c.execute(
             *insert_statement(
                 new_turn_values(request, rules, turn_id, now, plan), request.meta, plan.steer
@@ -207,6 +202,16 @@ def _coalesce(
         (request.input, dumps(dict(request.meta)), now, existing[0]),
     )
     return str(existing[0])
+
+
+def _make_room(c: sqlite3.Connection, rules: SubmitRules, now: float) -> tuple[str, ...]:
+    """Apply the group's ``max_queued`` (SQLite's single writer: no lock needed)."""
+    return make_room(
+        rules,
+        queued=lambda: int(c.execute(QUEUED_IN_GROUP_SQL, (rules.thread_group,)).fetchone()[0]),
+        victim=lambda newest: _victim(c, rules.thread_group, newest=newest),
+        drop=lambda victim, end: end_queued(c, victim, end, now),
+    )
 
 
 def _victim(c: sqlite3.Connection, group: str, *, newest: bool) -> str | None:
