@@ -14,8 +14,6 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-import attrs
-
 from toolang_core.store.base import ClaimRequest
 from toolang_core.store.rows import TURN_COLUMNS, turn_from_row
 from toolang_core.store.sqlite.schema import active
@@ -82,10 +80,11 @@ def next_head_sql(count: int) -> str:
     )
 
 
-def claim(c: sqlite3.Connection, claim: ClaimRequest) -> list[TurnRequest]:
-    run_id, limit, now, lease_seconds, caps, only = attrs.astuple(claim, recurse=False)
+def claim(c: sqlite3.Connection, request: ClaimRequest) -> list[TurnRequest]:
+    """Start the best heads of idle threads ``request`` allows, in order."""
+    limit, now, caps = request.limit, request.now, request.caps
     running = dict(c.execute(RUNNING_BY_GROUP_SQL))
-    candidates = _candidates(c, now=now, limit=limit, caps=caps, running=running, only=only)
+    candidates = _candidates(c, now=now, limit=limit, caps=caps, running=running, only=request.only)
     taken: Counter[str] = Counter()
     chosen: list[Sequence[Any]] = []
     for row in candidates:  # best first, within the free slots and the group caps
@@ -99,8 +98,8 @@ def claim(c: sqlite3.Connection, claim: ClaimRequest) -> list[TurnRequest]:
         return []
     # One statement starts them all. A request refused after all (its thread has an
     # active turn) stays queued; its slot waits for the next claim.
-    lease_expires = now + lease_seconds
-    params = (run_id, lease_expires, now, now, *(row[1] for row in chosen))
+    lease_expires = now + request.lease_seconds
+    params = (request.run_id, lease_expires, now, now, *(row[1] for row in chosen))
     claimed = [turn_from_row(row) for row in c.execute(start_sql(len(chosen)), params)]
     claimed.sort(key=lambda turn: (turn.rank, turn.seq))  # RETURNING keeps no order
     if claimed:
