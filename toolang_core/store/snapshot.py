@@ -9,8 +9,6 @@ new migration. Refresh a snapshot with the command its module names (``--write``
 
 from __future__ import annotations
 
-import argparse
-import difflib
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -19,6 +17,8 @@ from pathlib import Path
 def stale_snapshot(path: Path, rendered: str, refresh: str) -> str | None:
     """``None`` when ``path`` holds ``rendered``; else what differs, as a unified diff
     from the file to the migrations' schema, and the command ``refresh`` to update it."""
+    import difflib  # here: every runtime imports toolang_core.store, few check snapshots
+
     kept = path.read_text(encoding="utf-8") if path.exists() else ""
     if kept == rendered:
         return None
@@ -36,6 +36,8 @@ def snapshot_main(
 ) -> int:
     """The command line of a snapshot module: ``--write`` refreshes ``path`` from
     ``render()``, no option checks it (exit 1 and the diff when stale)."""
+    import argparse
+
     parser = argparse.ArgumentParser(description=f"the schema snapshot {path.name}")
     parser.add_argument("--write", action="store_true", help=f"rewrite {path}")
     args = parser.parse_args(argv)
