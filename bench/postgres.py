@@ -42,8 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import psycopg
 
-from toolang_core.store import NewTurnRequest, SubmitRules, TurnStatus
-from toolang_store_postgres import turns as pg_turns
+from toolang_core.store import NewTurnRequest, SubmitRules, TurnStatus, new_turn_values
+from toolang_store_postgres import ingress
 from toolang_store_postgres.cluster import ENV_DSN, ThrowawayCluster
 from toolang_store_postgres.schema import Names
 from toolang_store_postgres.store import PostgresStore
@@ -241,17 +241,20 @@ def toolang_rate(dsn: str, workload: list[tuple[str, int]], processes: int, root
         wait_for(lambda: len(live_runs(store)) == processes, 120, "the runtimes", 0.05)
         names, now = Names(schema), time.time()
         params = [
-            pg_turns.insert_params(
-                NewTurnRequest(source="chat", thread_id=thread, input="x"),
-                SubmitRules("chat", priority),
-                f"b{i}",
-                now,
+            ingress.insert_params(
+                new_turn_values(
+                    NewTurnRequest(source="chat", thread_id=thread, input="x"),
+                    SubmitRules("chat", priority),
+                    f"b{i}",
+                    now,
+                ),
+                {},
             )
             for i, (thread, priority) in enumerate(workload)
         ]
         with psycopg.connect(dsn, autocommit=True) as conn:
             with conn.transaction(), conn.cursor() as cur:
-                cur.executemany(names(pg_turns.INSERT_SQL), params)
+                cur.executemany(names(ingress.INSERT_SQL), params)
                 began = time.perf_counter()  # committed at the end of this block
                 cur.execute("SELECT pg_notify(%s, 'bench')", (names.channel,))
             wait_for(

@@ -63,6 +63,23 @@ def test_a_file_written_by_a_newer_version_is_refused_untouched(tmp_path):
     assert path.read_bytes() == before
 
 
+def test_a_failing_migration_is_named_and_rolled_back_with_the_ones_before_it(tmp_path):
+    path = tmp_path / "p.db"
+    open_plugin_database(path, migrations_v1()).conn.close()
+    m = migrations_v2()
+
+    @m()
+    def m003_broken(db):
+        db.execute("CREATE TABLE tags (name)")
+        db.execute("INSERT INTO no_such_table VALUES (1)")
+
+    with pytest.raises(StoreCorrupt, match=r"migration 'm003_broken' of set 'demo-plugin'"):
+        open_plugin_database(path, m)
+    db = open_plugin_database(path, migrations_v1())
+    assert "tags" not in db.table_names()
+    assert not db["notes"].indexes  # m002_index, applied in the same transaction, too
+
+
 def test_a_file_that_is_not_a_database_is_reported_and_kept(tmp_path):
     path = tmp_path / "p.db"
     path.write_bytes(b"this is not sqlite" * 100)

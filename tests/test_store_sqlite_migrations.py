@@ -7,6 +7,7 @@ import sqlite3
 import pytest
 from sqlite_utils import Database
 
+from toolang_core.store.rows import new_turn_values
 from toolang_core.store.sqlite import SQLiteStore, turns
 from toolang_core.store.sqlite.schema import migrations
 from toolang_core.store.types import NewTurnRequest, SubmitRules, TurnStatus
@@ -25,7 +26,8 @@ def old_store(path, stop_before):
     for n, thread in enumerate(["chat:1", "chat:1", "chat:2"]):
         request = NewTurnRequest(source="chat", thread_id=thread, input=f"turn {n}")
         ids.append(f"turn-{n}")
-        conn.execute(*turns.insert_statement(request, rules, ids[-1], T0 + n))
+        values = new_turn_values(request, rules, ids[-1], T0 + n)
+        conn.execute(*turns.insert_statement(values, request.meta))
     conn.execute(
         "UPDATE turn_requests SET status = 'running', attempt = 1, lease_owner = 'old-run', "
         "lease_expires = ?, started_at = ? WHERE id = ?",

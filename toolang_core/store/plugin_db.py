@@ -19,13 +19,10 @@ from pathlib import Path
 
 from sqlite_utils import Database, Migrations
 
-from toolang_core.store.errors import (
-    StoreCorrupt,
-    StoreMissing,
-    StoreSchemaTooNew,
-)
+from toolang_core.store.errors import StoreCorrupt, StoreMissing
+from toolang_core.store.migrations import pending_migrations
 from toolang_core.store.sqlite.connection import connect, use_wal
-from toolang_core.store.sqlite.migrate import applied_and_tables, migrate_guarded
+from toolang_core.store.sqlite.migrate import applied_and_tables, migrate_file
 
 
 def open_plugin_database(
@@ -70,34 +67,23 @@ def known_migrations(migrations: Migrations) -> list[str]:
 def _prepare(
     conn: sqlite3.Connection, path: Path, migrations: Migrations, *, migrate: bool
 ) -> None:
-    migrate_guarded(
-        conn,
-        migrations,
-        pending=lambda: _pending(conn, path, migrations),
-        migrate=migrate,
-        needs_migration=lambda pending: (
-            f"{path}: {migrations.name!r} has pending migration(s) {', '.join(pending)}; "
-            "read-only commands never migrate — start `toolang run` to upgrade it"
-        ),
-        failed=lambda exc: (
-            f"{path}: migrating {migrations.name!r} failed ({exc}); the migration was rolled back"
-        ),
+    migrate_file(
+        conn, path, migrations, pending=lambda: _pending(conn, path, migrations), migrate=migrate
     )
 
 
 def _pending(conn: sqlite3.Connection, path: Path, migrations: Migrations) -> list[str]:
     applied, tables = applied_and_tables(conn, path, migrations)
-    known = known_migrations(migrations)
-    unknown = [name for name in applied if name not in known]
-    if unknown:
-        raise StoreSchemaTooNew(
-            f"{path} was written by a newer version: it has migration(s) "
-            f"{', '.join(unknown)} of set {migrations.name!r} that this code does not know; "
-            "upgrade the plugin (nothing was changed)"
-        )
+    pending = pending_migrations(
+        known_migrations(migrations),
+        applied,
+        where=str(path),
+        migration_set=migrations.name,
+        upgrade="the plugin",
+    )
     if not applied and tables and "_sqlite_migrations" not in tables:
         raise StoreCorrupt(
             f"{path} is an SQLite database but not one of {migrations.name!r} (it has tables "
             f"{', '.join(sorted(tables)[:5])}); it was left untouched"
         )
-    return [name for name in known if name not in applied]
+    return pending

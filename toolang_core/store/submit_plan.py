@@ -11,10 +11,13 @@ here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
 from toolang_core.store.errors import SubmitRejected
-from toolang_core.store.types import NewTurnRequest, SubmitRules
+from toolang_core.store.lifecycle import INTERRUPTED, EndQueued, dropped_by
+from toolang_core.store.types import NewTurnRequest, SubmitResult, SubmitRules
 
 
 @attrs.frozen
@@ -98,3 +101,75 @@ def plan_submit(
         interrupt=running_id if strategy == "interrupt" and running_id else None,
         steer=strategy == "steer" and running_id is not None,
     )
+
+
+def is_simple(request: NewTurnRequest, rules: SubmitRules) -> bool:
+    """Whether submitting needs no reads first (a plain enqueue, no overflow rule, no
+    chosen id): one INSERT, atomic on its own, whose refusals (another group, another
+    owner) the database reports."""
+    return rules.strategy == "enqueue" and rules.max_queued is None and request.id is None
+
+
+def carry_out(
+    plan: SubmitPlan,
+    turn_id: str,
+    *,
+    coalesce: Callable[[str | None], str | None],
+    interrupt: Callable[[str, str], object],
+    make_room: Callable[[], tuple[str, ...]],
+    insert: Callable[[], object],
+) -> SubmitResult:
+    """Carry ``plan`` out in a backend's transaction, in the one order every backend
+    keeps: coalesce into a queued request (``coalesce(key)`` returns its id, or
+    ``None`` when there is none), else cancel the interrupted turn
+    (``interrupt(id, reason)``), apply the group's overflow rule (``make_room``, see
+    :func:`make_room`) and insert the new request as ``turn_id``.
+    """
+    if plan.coalesce:
+        existing = coalesce(plan.dedupe_key)
+        if existing is not None:
+            return SubmitResult(existing, "coalesced")
+    interrupted: tuple[str, ...] = ()
+    if plan.interrupt is not None:
+        interrupt(plan.interrupt, INTERRUPTED)
+        interrupted = (plan.interrupt,)
+    dropped = make_room()
+    insert()
+    return SubmitResult(
+        turn_id, "queued", dropped=dropped, interrupted=interrupted, steer=plan.steer
+    )
+
+
+def make_room(
+    rules: SubmitRules,
+    *,
+    queued: Callable[[], int],
+    victim: Callable[[bool], str | None],
+    drop: EndQueued,
+) -> tuple[str, ...]:
+    """Apply the group's ``max_queued`` before a request joins it; returns the requests
+    dropped for it.
+
+    ``queued()`` counts the group's queued requests, ``victim(newest)`` picks the
+    oldest (or newest) one that may be dropped now, ``drop`` ends it.
+
+    :raises SubmitRejected: the group is full and its overflow rule is ``reject``, or
+        no request may be dropped (``queue_full``).
+    """
+    if rules.max_queued is None:
+        return ()
+    newest = {"drop_oldest": False, "replace_pending": True}.get(rules.overflow)
+    dropped: list[str] = []
+    while True:
+        count = queued()
+        if count < rules.max_queued:
+            return tuple(dropped)
+        found = None if newest is None else victim(newest)
+        if found is None:
+            raise SubmitRejected(
+                f"group {rules.thread_group!r} already has {count} queued request(s) "
+                f"(max_queued = {rules.max_queued}, overflow = {rules.overflow!r})",
+                reason="queue_full",
+            )
+        if drop(found, dropped_by(rules)):
+            dropped.append(found)

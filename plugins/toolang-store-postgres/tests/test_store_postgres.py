@@ -27,6 +27,7 @@ from toolang_core.store import (
     SubmitRules,
     TurnStatus,
 )
+from toolang_store_postgres import schema
 from toolang_store_postgres.cluster import free_port
 from toolang_store_postgres.schema import MIGRATIONS
 from toolang_store_postgres.settings import describe_dsn
@@ -172,6 +173,20 @@ def test_read_only_opens_never_migrate(toolang_pg_store, toolang_pg_dsn, toolang
         conn.execute(f'DELETE FROM "{toolang_pg_schema}".toolang_migrations')
     with pytest.raises(StoreNeedsMigration, match="m001_runtime"):
         toolang_pg_store(read_only=True)
+
+
+def test_a_failing_migration_is_named_and_rolled_back(
+    toolang_pg_store, toolang_pg_dsn, toolang_pg_schema, monkeypatch
+):
+    broken = "CREATE TABLE {s}.tags (name text); INSERT INTO {s}.no_such_table VALUES (1);"
+    monkeypatch.setattr(schema, "MIGRATIONS", (*MIGRATIONS, ("m999_broken", broken)))
+    with pytest.raises(StoreCorrupt, match=r"(?s)migration 'm999_broken'.*rolled back"):
+        toolang_pg_store()
+    with psycopg.connect(toolang_pg_dsn) as conn:
+        found = conn.execute(
+            "SELECT 1 FROM pg_namespace WHERE nspname = %s", (toolang_pg_schema,)
+        ).fetchone()
+    assert found is None  # the schema and the migrations before the broken one, too
 
 
 def test_read_only_opens_read_but_refuse_writes(toolang_pg_store):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import attrs
@@ -13,26 +13,38 @@ from psycopg.types.json import Jsonb
 
 from toolang_core import new_id
 from toolang_core.store import (
+    RECORD_COLUMNS,
+    RUN_COLUMNS,
+    STEP_COLUMNS,
     CancelResult,
+    ClaimRequest,
     Finish,
     GroupCount,
     Heartbeat,
     NewTurnRequest,
     Record,
-    RecordConflict,
     Recovery,
     RunRecord,
     StepRecord,
+    StoreBase,
     SubmitResult,
     SubmitRules,
     ThreadInfo,
     TurnFilter,
     TurnRequest,
     TurnStatus,
+    check_active_status,
+    new_run_values,
+    new_turn_values,
+    record_from_row,
+    run_from_row,
+    step_from_row,
+    turn_filter_sql,
+    turn_from_row,
     wrong_group,
     wrong_owner,
 )
-from toolang_store_postgres import schema, turns
+from toolang_store_postgres import ingress, schema, turns
 from toolang_store_postgres.connection import ATTEMPTS, Conn, Database
 from toolang_store_postgres.settings import describe_dsn
 from toolang_store_postgres.wake import KEEPALIVES, RUNTIME_PRESENT_SQL, NotifyWaker, Presence
@@ -40,7 +52,7 @@ from toolang_store_postgres.wake import KEEPALIVES, RUNTIME_PRESENT_SQL, NotifyW
 log = structlog.get_logger("toolang.store.postgres")
 
 
-class PostgresStore:
+class PostgresStore(StoreBase):
     """The execution store in one PostgreSQL schema, shared by any number of runtimes on
     any number of machines (``exclusive = False``).
 
@@ -113,16 +125,7 @@ class PostgresStore:
             "INSERT INTO {s}.runs (id, host, pid, version, started_at, heartbeat_at, status, "
             "plugins) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
             "RETURNING extract(epoch FROM clock_timestamp())::float8",
-            (
-                run.id,
-                run.host,
-                run.pid,
-                run.version,
-                run.started_at,
-                run.heartbeat_at,
-                run.status,
-                Jsonb(list(run.plugins)),
-            ),
+            (*new_run_values(run), Jsonb(list(run.plugins))),
         )
         skew = run.started_at - row[0]
         if abs(skew) > 1.0:
@@ -163,45 +166,31 @@ class PostgresStore:
 
     def list_runs(self, limit: int = 20) -> list[RunRecord]:
         rows = self._db.all(
-            "SELECT id, host, pid, version, started_at, heartbeat_at, status, stopped_at, "
-            "plugins FROM {s}.runs ORDER BY started_at DESC LIMIT %s",
-            (limit,),
+            f"SELECT {RUN_COLUMNS} FROM {{s}}.runs ORDER BY started_at DESC LIMIT %s", (limit,)
         )
-        return [
-            RunRecord(
-                id=r[0],
-                host=r[1],
-                pid=r[2],
-                version=r[3],
-                started_at=r[4],
-                heartbeat_at=r[5],
-                status=r[6],
-                stopped_at=r[7],
-                plugins=tuple(r[8]),
-            )
-            for r in rows
-        ]
+        return [run_from_row(r) for r in rows]
 
     # -- inbox and the turn lifecycle ---------------------------------------------------
 
     def submit(self, request: NewTurnRequest, rules: SubmitRules, *, now: float) -> SubmitResult:
-        if turns.is_simple(request, rules):
+        if ingress.is_simple(request, rules):
             turn_id = new_id()
-            params = (*turns.insert_params(request, rules, turn_id, now), self.names.channel)
+            values = new_turn_values(request, rules, turn_id, now)
+            params = (*ingress.insert_params(values, request.meta), self.names.channel)
             try:
                 with self._db.connection() as conn:
-                    conn.execute(self.names(turns.INSERT_AND_NOTIFY_SQL), params)
+                    conn.execute(self.names(ingress.INSERT_AND_NOTIFY_SQL), params)
             except psycopg.Error as exc:
-                if exc.sqlstate == turns.WRONG_OWNER:
+                if exc.sqlstate == ingress.WRONG_OWNER:
                     raise wrong_owner(request) from None
-                if exc.sqlstate != turns.WRONG_GROUP:
+                if exc.sqlstate != ingress.WRONG_GROUP:
                     raise
                 actual = exc.diag.message_detail
                 raise wrong_group(request, rules, actual) from None
             return SubmitResult(turn_id, "queued")
         try:
             return self._db.tx(
-                lambda c: turns.submit(c, self.names, request, rules, new_id=new_id(), now=now),
+                lambda c: ingress.submit(c, self.names, request, rules, new_id=new_id(), now=now),
                 notify="submit",
             )
         except pg_errors.UniqueViolation:
@@ -209,35 +198,24 @@ class PostgresStore:
                 return SubmitResult(request.id, "exists")  # submitted at the same moment
             raise
 
-    def claim(
-        self,
-        *,
-        run_id: str,
-        limit: int,
-        now: float,
-        lease_seconds: float,
-        caps: Mapping[str, int],
-        only: Collection[str] | None = None,
-    ) -> list[TurnRequest]:
-        if limit <= 0:
-            return []
-        groups = sorted(caps)
+    def claim_turns(self, claim: ClaimRequest) -> list[TurnRequest]:
+        groups = sorted(claim.caps)
         params = (
-            run_id,
-            limit,
-            now,
-            lease_seconds,
+            claim.run_id,
+            claim.limit,
+            claim.now,
+            claim.lease_seconds,
             groups,
-            [caps[g] for g in groups],
-            None if only is None else list(only),
+            [claim.caps[g] for g in groups],
+            None if claim.only is None else list(claim.only),
         )
 
-        def claim(c: Conn) -> list[TurnRequest]:
-            return [turns.turn_from_row(r) for r in c.execute(self.names(turns.CLAIM_SQL), params)]
+        def start(c: Conn) -> list[TurnRequest]:
+            return [turn_from_row(r) for r in c.execute(self.names(turns.CLAIM_SQL), params)]
 
         for attempt in range(ATTEMPTS):
             try:
-                return self._db.tx(claim)
+                return self._db.tx(start)
             except pg_errors.UniqueViolation:
                 # The one-active-turn-per-thread index refused a start: some claim raced
                 # past the thread lock. Nothing was changed; look again.
@@ -247,37 +225,11 @@ class PostgresStore:
     def set_active_status(
         self, turn_id: str, *, run_id: str, attempt: int, status: TurnStatus, now: float
     ) -> bool:
-        if status not in (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL):
-            raise ValueError(
-                f"an active turn can move to running or awaiting_approval, not {status}"
-            )
-        return (
-            self._db.rowcount(turns.SET_ACTIVE_SQL, (status.value, now, turn_id, run_id, attempt))
-            == 1
-        )
+        check_active_status(status)
+        params = (status.value, now, turn_id, run_id, attempt)
+        return self._db.rowcount(turns.SET_ACTIVE_SQL, params) == 1
 
-    def finish(
-        self,
-        turn_id: str,
-        *,
-        run_id: str,
-        attempt: int,
-        status: TurnStatus,
-        now: float,
-        output: str | None = None,
-        outcome: str | None = None,
-        error: str | None = None,
-    ) -> bool:
-        item = Finish(turn_id, run_id, attempt, status, now, output, outcome, error)
-        return self.finish_many([item])[0]
-
-    def finish_many(self, items: Sequence[Finish]) -> list[bool]:
-        for item in items:
-            if not item.status.is_terminal:
-                raise ValueError(f"finish needs a terminal status, not {item.status.value!r}")
-        if not items:
-            return []
-
+    def finish_turns(self, items: Sequence[Finish]) -> list[bool]:
         def write(c: Conn) -> list[bool]:
             ids = [i.turn_id for i in items]
             c.execute(self.names(turns.LOCK_THREADS_OF_SQL), (ids,))
@@ -373,66 +325,30 @@ class PostgresStore:
         row = self._db.one(turns.COMPLETE_STEP_SQL, self._step_params(step, run_id))
         return None if row is None else attrs.evolve(step, seq=row[0])
 
-    _STEP_COLUMNS = (
-        "turn_id, seq, attempt, kind, status, started_at, finished_at, data, error, idempotency_key"
-    )
-
-    @staticmethod
-    def _step(row: Any) -> StepRecord:
-        return StepRecord(
-            turn_id=row[0],
-            seq=row[1],
-            attempt=row[2],
-            kind=row[3],
-            status=row[4],
-            started_at=row[5],
-            finished_at=row[6],
-            data=row[7],
-            error=row[8],
-            idempotency_key=row[9],
-        )
-
     def steps(self, turn_id: str) -> list[StepRecord]:
         rows = self._db.all(
-            f"SELECT {self._STEP_COLUMNS} FROM {{s}}.turn_steps WHERE turn_id = %s ORDER BY seq",
+            f"SELECT {STEP_COLUMNS} FROM {{s}}.turn_steps WHERE turn_id = %s ORDER BY seq",
             (turn_id,),
         )
-        return [self._step(r) for r in rows]
+        return [step_from_row(r) for r in rows]
 
     def find_step(self, idempotency_key: str) -> StepRecord | None:
         row = self._db.one(
-            f"SELECT {self._STEP_COLUMNS} FROM {{s}}.turn_steps WHERE idempotency_key = %s",
+            f"SELECT {STEP_COLUMNS} FROM {{s}}.turn_steps WHERE idempotency_key = %s",
             (idempotency_key,),
         )
-        return None if row is None else self._step(row)
+        return None if row is None else step_from_row(row)
 
     # -- queries -------------------------------------------------------------------------
 
     def get(self, turn_id: str) -> TurnRequest | None:
         row = self._db.one("SELECT {columns} FROM {s}.turn_requests WHERE id = %s", (turn_id,))
-        return None if row is None else turns.turn_from_row(row)
+        return None if row is None else turn_from_row(row)
 
     def list_turns(self, where: TurnFilter | None = None) -> list[TurnRequest]:
-        where = where or TurnFilter()
-        clauses: list[str] = []
-        params: list[Any] = []
-        for column in ("thread_id", "source", "parent", "owner"):
-            value = getattr(where, column)
-            if value is not None:
-                clauses.append(f"{column} = %s")
-                params.append(value)
-        if where.status:
-            clauses.append("status = ANY(%s)")
-            params.append([s.value for s in where.status])
-        if where.before_seq is not None:
-            clauses.append("seq < %s")
-            params.append(where.before_seq)
-        sql = "SELECT {columns} FROM {s}.turn_requests"
-        if clauses:
-            sql += " WHERE " + " AND ".join(clauses)
-        sql += " ORDER BY seq DESC LIMIT %s"
-        rows = self._db.all(sql, (*params, where.limit))
-        return [turns.turn_from_row(r) for r in rows]
+        condition, params = turn_filter_sql(where or TurnFilter(), "%s")
+        rows = self._db.all("SELECT {columns} FROM {s}.turn_requests" + condition, params)
+        return [turn_from_row(r) for r in rows]
 
     def delete_turns(self, turn_ids: Collection[str]) -> list[str]:
         ids = list(dict.fromkeys(turn_ids))
@@ -483,24 +399,16 @@ class PostgresStore:
 
     def get_record(self, kind: str, key: str) -> Record | None:
         row = self._db.one(
-            "SELECT kind, key, revision, data, updated_at FROM {s}.records "
-            "WHERE kind = %s AND key = %s",
-            (kind, key),
+            f"SELECT {RECORD_COLUMNS} FROM {{s}}.records WHERE kind = %s AND key = %s", (kind, key)
         )
-        return None if row is None else Record(*row)
+        return None if row is None else record_from_row(row)
 
-    def put_record(
-        self,
-        kind: str,
-        key: str,
-        data: Mapping[str, Any],
-        *,
-        now: float,
-        expect_revision: int | None = None,
-    ) -> Record:
+    def write_record(
+        self, kind: str, key: str, data: dict[str, Any], now: float, expect: int | None
+    ) -> int | None:
         """One statement per case, so concurrent writers never lose an update."""
-        payload = Jsonb(dict(data))
-        if expect_revision is None:
+        payload = Jsonb(data)
+        if expect is None:
             row = self._db.one(
                 "INSERT INTO {s}.records AS r (kind, key, revision, data, updated_at) "
                 "VALUES (%s, %s, 1, %s, %s) ON CONFLICT (kind, key) DO UPDATE SET "
@@ -508,7 +416,7 @@ class PostgresStore:
                 "RETURNING revision",
                 (kind, key, payload, now),
             )
-        elif expect_revision == 0:
+        elif expect == 0:
             row = self._db.one(
                 "INSERT INTO {s}.records (kind, key, revision, data, updated_at) "
                 "VALUES (%s, %s, 1, %s, %s) ON CONFLICT (kind, key) DO NOTHING RETURNING revision",
@@ -518,23 +426,15 @@ class PostgresStore:
             row = self._db.one(
                 "UPDATE {s}.records SET revision = revision + 1, data = %s, updated_at = %s "
                 "WHERE kind = %s AND key = %s AND revision = %s RETURNING revision",
-                (payload, now, kind, key, expect_revision),
+                (payload, now, kind, key, expect),
             )
-        if row is None:
-            current = self.get_record(kind, key)
-            raise RecordConflict(
-                f"record {kind}/{key} is at revision {current.revision if current else 0}, "
-                f"expected {expect_revision}"
-            )
-        return Record(kind, key, row[0], dict(data), now)
+        return None if row is None else int(row[0])
 
     def list_records(self, kind: str) -> list[Record]:
         rows = self._db.all(
-            "SELECT kind, key, revision, data, updated_at FROM {s}.records WHERE kind = %s "
-            "ORDER BY key",
-            (kind,),
+            f"SELECT {RECORD_COLUMNS} FROM {{s}}.records WHERE kind = %s ORDER BY key", (kind,)
         )
-        return [Record(*r) for r in rows]
+        return [record_from_row(r) for r in rows]
 
     def delete_record(self, kind: str, key: str) -> bool:
         deleted = self._db.rowcount(

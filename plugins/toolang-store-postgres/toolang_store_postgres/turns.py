@@ -19,112 +19,25 @@ from collections.abc import Collection, Sequence
 from typing import Any, Final
 
 import psycopg
-from psycopg.types.json import Jsonb
 
 from toolang_core.store import (
     CancelResult,
     Finish,
     Heartbeat,
-    NewTurnRequest,
+    QueuedEnd,
     Recovery,
-    SubmitRejected,
-    SubmitResult,
-    SubmitRules,
-    ThreadState,
     TurnNotFound,
     TurnRequest,
     TurnStatus,
-    plan_submit,
-    rank_for,
+    cancel_tree,
+    heartbeat_from_rows,
+    take_steering,
+    turn_from_row,
 )
 from toolang_store_postgres.schema import Names
 
 Conn = psycopg.Connection[Any]
 
-
-def turn_from_row(row: Sequence[Any]) -> TurnRequest:
-    """Build a :class:`TurnRequest` from a row selected with ``{columns}``."""
-    (
-        id_,
-        seq,
-        source,
-        thread_id,
-        group,
-        priority,
-        rank,
-        input_,
-        status,
-        attempt,
-        created,
-        updated,
-        sender,
-        channel,
-        agent,
-        dedupe,
-        not_before,
-        parent,
-        owner,
-        timeout,
-        meta,
-        steer,
-        started,
-        finished,
-        lease_owner,
-        lease_expires,
-        cancel,
-        output,
-        outcome,
-        error,
-    ) = row
-    return TurnRequest(
-        id=id_,
-        seq=seq,
-        source=source,
-        thread_id=thread_id,
-        thread_group=group,
-        priority=priority,
-        rank=rank,
-        input=input_,
-        status=TurnStatus(status),
-        attempt=attempt,
-        created_at=created,
-        updated_at=updated,
-        sender=sender,
-        channel=channel,
-        agent=agent,
-        dedupe_key=dedupe,
-        not_before=not_before or None,
-        parent=parent,
-        owner=owner,
-        timeout_seconds=timeout,
-        meta=meta,
-        steer=steer,
-        started_at=started,
-        finished_at=finished,
-        lease_owner=lease_owner,
-        lease_expires=lease_expires,
-        cancel_requested=cancel,
-        output=output,
-        outcome=outcome,
-        error=error,
-    )
-
-
-INSERT_SQL = (
-    "INSERT INTO {s}.turn_requests (id, source, thread_id, thread_group, priority, rank, "
-    "input, status, attempt, created_at, updated_at, sender, channel, agent, dedupe_key, "
-    "not_before, parent, owner, timeout_seconds, meta, steer) VALUES "
-    "(%s, %s, %s, %s, %s, %s, %s, 'queued', 0, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-)
-INSERT_AND_NOTIFY_SQL = (
-    f"WITH new AS ({INSERT_SQL} RETURNING 1) SELECT pg_notify(%s, 'submit') FROM new"
-)
-"""A plain submission: one statement, its own transaction, the wake-up sent at commit."""
-
-WRONG_GROUP = "TL001"
-"""SQLSTATE the ``turn_queued`` trigger raises for a thread submitted to another group."""
-WRONG_OWNER = "TL002"
-"""SQLSTATE the ``turn_queued`` trigger raises for a thread submitted by another owner."""
 
 LOCK_THREAD_OF_SQL = (
     "SELECT 1 FROM {s}.threads WHERE thread_id = "
@@ -136,60 +49,7 @@ LOCK_THREADS_SQL = (
 """Several threads at once, in one order, so two such writers never deadlock."""
 
 
-def is_simple(request: NewTurnRequest, rules: SubmitRules) -> bool:
-    """Whether submitting needs no reads first: one INSERT, atomic on its own."""
-    return (
-        rules.strategy == "enqueue"
-        and rules.max_queued is None
-        and request.id is None
-        and request.parent is None
-    )
-
-
-def insert_params(
-    request: NewTurnRequest,
-    rules: SubmitRules,
-    turn_id: str,
-    now: float,
-    *,
-    dedupe_key: str | None = None,
-    steer: bool = False,
-) -> tuple[object, ...]:
-    eligible = max(now, request.not_before or 0.0)
-    return (
-        turn_id,
-        request.source,
-        request.thread_id,
-        rules.thread_group,
-        rules.priority,
-        rank_for(eligible, rules.priority, rules.aging_seconds),
-        request.input,
-        now,
-        now,
-        request.sender,
-        request.channel,
-        request.agent,
-        dedupe_key or request.dedupe_key,
-        request.not_before,
-        request.parent,
-        request.owner,
-        request.timeout_seconds,
-        Jsonb(dict(request.meta)),
-        steer,
-    )
-
-
-def _end_queued(
-    c: Conn,
-    q: Names,
-    turn_id: str,
-    *,
-    status: TurnStatus,
-    outcome: str,
-    error: str | None,
-    now: float,
-    output: str | None = None,
-) -> bool:
+def end_queued(c: Conn, q: Names, turn_id: str, end: QueuedEnd, now: float) -> bool:
     """Give a queued request a terminal status without it ever running (its thread's
     row must be locked)."""
     cursor = c.execute(
@@ -197,132 +57,9 @@ def _end_queued(
             "UPDATE {s}.turn_requests SET status = %s, outcome = %s, error = %s, output = %s, "
             "finished_at = %s, updated_at = %s WHERE id = %s AND status = 'queued'"
         ),
-        (status.value, outcome, error, output, now, now, turn_id),
+        (end.status.value, end.outcome, end.error, end.output, now, now, turn_id),
     )
     return cursor.rowcount == 1
-
-
-# -- ingress ---------------------------------------------------------------------------
-
-
-def submit(
-    c: Conn, q: Names, request: NewTurnRequest, rules: SubmitRules, *, new_id: str, now: float
-) -> SubmitResult:
-    """A submission that reads before it writes (a strategy, an overflow rule, a chosen
-    id or a parent). Its thread's row is created if need be and locked first, so
-    submissions to one thread, and claims and finishes on it, take turns."""
-    if (
-        request.id is not None
-        and c.execute(q("SELECT 1 FROM {s}.turn_requests WHERE id = %s"), (request.id,)).fetchone()
-    ):
-        return SubmitResult(request.id, "exists")
-    if request.parent is not None:
-        # A cancel of the parent locks the parent's thread before it looks for children:
-        # holding that lock (shared) while inserting the child means the cancel either
-        # sees this child or happens before it, never in between.
-        c.execute(
-            q(
-                "SELECT 1 FROM {s}.threads WHERE thread_id = "
-                "(SELECT thread_id FROM {s}.turn_requests WHERE id = %s) FOR SHARE"
-            ),
-            (request.parent,),
-        )
-    c.execute(
-        q(
-            "INSERT INTO {s}.threads (thread_id, thread_group, owner, created_at, updated_at) "
-            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (thread_id) DO NOTHING"
-        ),
-        (request.thread_id, rules.thread_group, request.owner, now, now),
-    )
-    thread = c.execute(
-        q(
-            "SELECT thread_group, running_id, head_id, owner FROM {s}.threads "
-            "WHERE thread_id = %s FOR UPDATE"
-        ),
-        (request.thread_id,),
-    ).fetchone()
-    assert thread is not None
-    plan = plan_submit(request, rules, ThreadState(thread[0], thread[3], thread[1], thread[2]))
-    if plan.coalesce:
-        existing = c.execute(
-            q(
-                "SELECT id FROM {s}.turn_requests WHERE thread_id = %s AND status = 'queued' "
-                "AND dedupe_key = %s ORDER BY seq LIMIT 1"
-            ),
-            (request.thread_id, plan.dedupe_key),
-        ).fetchone()
-        if existing is not None:
-            c.execute(
-                q(
-                    "UPDATE {s}.turn_requests SET input = %s, meta = %s, updated_at = %s "
-                    "WHERE id = %s"
-                ),
-                (request.input, Jsonb(dict(request.meta)), now, existing[0]),
-            )
-            return SubmitResult(existing[0], "coalesced")
-    interrupted: tuple[str, ...] = ()
-    if plan.interrupt is not None:
-        cancel(c, q, plan.interrupt, now, reason="interrupted by a newer request on its thread")
-        interrupted = (plan.interrupt,)
-    dropped = _make_room(c, q, rules, now)
-    turn_id = request.id or new_id
-    c.execute(
-        q(INSERT_SQL),
-        insert_params(request, rules, turn_id, now, dedupe_key=plan.dedupe_key, steer=plan.steer),
-    )
-    return SubmitResult(
-        turn_id, "queued", dropped=dropped, interrupted=interrupted, steer=plan.steer
-    )
-
-
-def _make_room(c: Conn, q: Names, rules: SubmitRules, now: float) -> tuple[str, ...]:
-    """Apply the group's ``max_queued``: submissions to one group take turns (an advisory
-    lock per group), so two of them never both see room for one more."""
-    if rules.max_queued is None:
-        return ()
-    c.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (q.queue_key, rules.thread_group))
-    dropped: list[str] = []
-    order = {"drop_oldest": "seq", "replace_pending": "seq DESC"}.get(rules.overflow)
-    while True:
-        row = c.execute(
-            q(
-                "SELECT count(*) FROM {s}.turn_requests "
-                "WHERE thread_group = %s AND status = 'queued'"
-            ),
-            (rules.thread_group,),
-        ).fetchone()
-        queued = int(row[0]) if row else 0
-        if queued < rules.max_queued:
-            return tuple(dropped)
-        victim = None
-        if order is not None:
-            # A victim whose thread another transaction holds is passed over this time.
-            victim = c.execute(
-                q(
-                    "SELECT j.id FROM {s}.turn_requests j JOIN {s}.threads t "
-                    "ON t.thread_id = j.thread_id WHERE j.thread_group = %s "
-                    f"AND j.status = 'queued' ORDER BY j.{order} LIMIT 1 "
-                    "FOR UPDATE OF t SKIP LOCKED"
-                ),
-                (rules.thread_group,),
-            ).fetchone()
-        if victim is None:
-            raise SubmitRejected(
-                f"group {rules.thread_group!r} already has {queued} queued request(s) "
-                f"(max_queued = {rules.max_queued}, overflow = {rules.overflow!r})",
-                reason="queue_full",
-            )
-        outcome = "overflow_dropped" if rules.overflow == "drop_oldest" else "overflow_replaced"
-        if _end_queued(
-            c,
-            q,
-            victim[0],
-            status=TurnStatus.DROPPED,
-            outcome=outcome,
-            error=f"dropped by group {rules.thread_group!r}'s overflow rule ({rules.overflow})",
-            now=now,
-        ):
-            dropped.append(victim[0])
 
 
 # -- the turn lifecycle -----------------------------------------------------------------
@@ -499,40 +236,37 @@ def cancel(c: Conn, q: Names, turn_id: str, now: float, *, reason: str) -> Cance
     lock (a child being submitted holds that lock shared until it commits)."""
     if c.execute(q("SELECT 1 FROM {s}.turn_requests WHERE id = %s"), (turn_id,)).fetchone() is None:
         raise TurnNotFound(f"no turn request with id {turn_id!r}")
-    changed: dict[str, TurnStatus] = {}
-    pending = [turn_id]
-    seen: set[str] = set()
-    while pending:
-        current = pending.pop()
-        if current in seen:
-            continue
-        seen.add(current)
+
+    def status_of(current: str) -> TurnStatus:
         c.execute(q(LOCK_THREAD_OF_SQL), (current,))
-        row = c.execute(q("SELECT status FROM {s}.turn_requests WHERE id = %s"), (current,))
-        status = TurnStatus(row.fetchone()[0])  # type: ignore[index]
-        if status is TurnStatus.QUEUED:
-            _end_queued(
-                c, q, current, status=TurnStatus.CANCELED, outcome="canceled", error=reason, now=now
-            )
-            changed[current] = TurnStatus.CANCELED
-        elif status in (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL):
-            c.execute(
-                q(
-                    "UPDATE {s}.turn_requests SET status = 'canceling', cancel_requested = true, "
-                    "error = %s, updated_at = %s WHERE id = %s"
-                ),
-                (reason, now, current),
-            )
-            changed[current] = TurnStatus.CANCELING
-        pending.extend(
+        return _status(c, q, current)
+
+    changed = cancel_tree(
+        turn_id,
+        reason,
+        status_of=status_of,
+        end_queued=lambda current, end: end_queued(c, q, current, end, now),
+        request_cancel=lambda current: c.execute(
+            q(
+                "UPDATE {s}.turn_requests SET status = 'canceling', cancel_requested = true, "
+                "error = %s, updated_at = %s WHERE id = %s"
+            ),
+            (reason, now, current),
+        ),
+        children=lambda current: [
             r[0]
             for r in c.execute(
                 q("SELECT id FROM {s}.turn_requests WHERE parent = %s ORDER BY seq DESC"),
                 (current,),
             )
-        )
-    final = c.execute(q("SELECT status FROM {s}.turn_requests WHERE id = %s"), (turn_id,))
-    return CancelResult(turn_id, TurnStatus(final.fetchone()[0]), changed)  # type: ignore[index]
+        ],
+    )
+    return CancelResult(turn_id, _status(c, q, turn_id), changed)
+
+
+def _status(c: Conn, q: Names, turn_id: str) -> TurnStatus:
+    row = c.execute(q("SELECT status FROM {s}.turn_requests WHERE id = %s"), (turn_id,))
+    return TurnStatus(row.fetchone()[0])  # type: ignore[index]
 
 
 def take_steer(
@@ -555,21 +289,8 @@ def take_steer(
         ),
         (owner[0],),
     ).fetchall()
-    taken = []
-    for row in rows:
-        turn = turn_from_row(row)
-        _end_queued(
-            c,
-            q,
-            turn.id,
-            status=TurnStatus.STEERED,
-            outcome="steered",
-            error=None,
-            now=now,
-            output=f"delivered into running turn {turn_id}",
-        )
-        taken.append(turn)
-    return taken
+    steering = [turn_from_row(row) for row in rows]
+    return take_steering(turn_id, steering, lambda queued, end: end_queued(c, q, queued, end, now))
 
 
 def heartbeat(c: Conn, q: Names, run_id: str, *, now: float, lease_expires: float) -> Heartbeat:
@@ -589,10 +310,7 @@ def heartbeat(c: Conn, q: Names, run_id: str, *, now: float, lease_expires: floa
         ),
         (lease_expires, run_id),
     ).fetchall()
-    return Heartbeat(
-        owned=frozenset(r[0] for r in rows),
-        cancel_requested=frozenset(r[0] for r in rows if r[1]),
-    )
+    return heartbeat_from_rows(rows)
 
 
 # -- retention -----------------------------------------------------------------------------

@@ -14,8 +14,10 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from toolang_core.store.sqlite.schema import TURN_COLUMNS, active
-from toolang_core.store.sqlite.turns import BATCH_SQL_SIZES, RUNNING_BY_GROUP_SQL, turn_from_row
+from toolang_core.store.base import ClaimRequest
+from toolang_core.store.rows import TURN_COLUMNS, turn_from_row
+from toolang_core.store.sqlite.schema import active
+from toolang_core.store.sqlite.turns import BATCH_SQL_SIZES, RUNNING_BY_GROUP_SQL
 from toolang_core.store.types import TurnRequest
 
 # Each step finds the next group name in the heads index: one seek per group, however
@@ -78,18 +80,11 @@ def next_head_sql(count: int) -> str:
     )
 
 
-def claim(
-    c: sqlite3.Connection,
-    *,
-    run_id: str,
-    limit: int,
-    now: float,
-    lease_seconds: float,
-    caps: Mapping[str, int],
-    only: Collection[str] | None,
-) -> list[TurnRequest]:
+def claim(c: sqlite3.Connection, request: ClaimRequest) -> list[TurnRequest]:
+    """Start the best heads of idle threads ``request`` allows, in order."""
+    limit, now, caps = request.limit, request.now, request.caps
     running = dict(c.execute(RUNNING_BY_GROUP_SQL))
-    candidates = _candidates(c, now=now, limit=limit, caps=caps, running=running, only=only)
+    candidates = _candidates(c, now=now, limit=limit, caps=caps, running=running, only=request.only)
     taken: Counter[str] = Counter()
     chosen: list[Sequence[Any]] = []
     for row in candidates:  # best first, within the free slots and the group caps
@@ -103,8 +98,8 @@ def claim(
         return []
     # One statement starts them all. A request refused after all (its thread has an
     # active turn) stays queued; its slot waits for the next claim.
-    lease_expires = now + lease_seconds
-    params = (run_id, lease_expires, now, now, *(row[1] for row in chosen))
+    lease_expires = now + request.lease_seconds
+    params = (request.run_id, lease_expires, now, now, *(row[1] for row in chosen))
     claimed = [turn_from_row(row) for row in c.execute(start_sql(len(chosen)), params)]
     claimed.sort(key=lambda turn: (turn.rank, turn.seq))  # RETURNING keeps no order
     if claimed:

@@ -10,13 +10,9 @@ from urllib.parse import quote
 from sqlite_utils import Database
 
 from toolang_core.errors import ConfigError
-from toolang_core.store.errors import (
-    StoreBusy,
-    StoreCorrupt,
-    StoreMissing,
-    StoreSchemaTooNew,
-)
-from toolang_core.store.sqlite.migrate import applied_and_tables, migrate_guarded
+from toolang_core.store.errors import StoreBusy, StoreCorrupt, StoreMissing
+from toolang_core.store.migrations import pending_migrations
+from toolang_core.store.sqlite.migrate import applied_and_tables, migrate_file
 from toolang_core.store.sqlite.schema import MIGRATION_SET, known_names, migrations
 
 SYNCHRONOUS = ("off", "normal", "full", "extra")
@@ -117,35 +113,20 @@ def prepare_schema(conn: sqlite3.Connection, path: Path, *, migrate: bool) -> No
     :raises StoreCorrupt: the database holds tables but is not a toolang store, or fails
         while being read.
     """
-    migrate_guarded(
-        conn,
-        migrations,
-        pending=lambda: _pending(conn, path),
-        migrate=migrate,
-        needs_migration=lambda pending: (
-            f"{path} uses an older schema (pending: {', '.join(pending)}); read-only commands "
-            "never migrate — start `toolang run` to upgrade it"
-        ),
-        failed=lambda exc: f"{path}: migrating failed ({exc}); the migration was rolled back",
-    )
+    migrate_file(conn, path, migrations, pending=lambda: _pending(conn, path), migrate=migrate)
 
 
 def _pending(conn: sqlite3.Connection, path: Path) -> list[str]:
     applied, tables = applied_and_tables(conn, path, migrations)
-    known = known_names()
-    unknown = [name for name in applied if name not in known]
-    if unknown:
-        raise StoreSchemaTooNew(
-            f"{path} was written by a newer toolang: it has schema migration(s) "
-            f"{', '.join(unknown)} of set {MIGRATION_SET!r} that this toolang does not know; "
-            "upgrade toolang-core (nothing was changed)"
-        )
+    pending = pending_migrations(
+        known_names(), applied, where=str(path), migration_set=MIGRATION_SET, upgrade="toolang-core"
+    )
     if not applied and tables and not _only_migration_sets(Database(conn), tables):
         raise StoreCorrupt(
             f"{path} is an SQLite database but not a toolang store (it has tables "
             f"{', '.join(sorted(tables)[:5])}); it was left untouched"
         )
-    return [name for name in known if name not in applied]
+    return pending
 
 
 def _only_migration_sets(db: Database, tables: list[str]) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from toolang_core.store.sqlite.schema import active
 from toolang_core.store.sqlite.turns import BATCH_SQL_SIZES, dumps
-from toolang_core.store.types import Finish, StepRecord, TurnStatus
+from toolang_core.store.types import Finish, StepRecord
 
 FINISH_CHUNK = 1_000
 """Turns (or final steps) one statement of ``finish_many`` records: 8 or 10 parameters
@@ -81,11 +81,6 @@ def final_steps_sql(count: int, *, keyed: bool = True) -> str:
         "INSERT OR IGNORE INTO turn_steps (turn_id, seq, attempt, kind, status, started_at, "
         f"finished_at, data{optional}) VALUES {','.join([row] * count)}"
     )
-
-
-def check_finish_status(status: TurnStatus) -> None:
-    if not status.is_terminal:
-        raise ValueError(f"finish needs a terminal status, not {status.value!r}")
 
 
 def finish_many(c: sqlite3.Connection, items: Sequence[Finish]) -> list[bool]:

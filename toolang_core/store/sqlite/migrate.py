@@ -1,23 +1,22 @@
-"""Guarded migrations of an SQLite file: the one procedure the store and plugins'
-databases (:mod:`toolang_core.store.plugin_db`) share.
+"""Guarded migrations of an SQLite file: :func:`toolang_core.store.migrations.migrate_guarded`
+for the store and plugins' databases (:mod:`toolang_core.store.plugin_db`).
 
 Reading what a file has applied fails as :class:`StoreCorrupt` without changing it;
-pending migrations are applied only when the caller may migrate, inside one
-``BEGIN IMMEDIATE`` transaction that checks again what is pending (processes opening a
-new file at the same moment wait for each other, and the last finds nothing left to
-do), rolled back whole on failure. Each caller keeps its own messages: the store speaks
-of "an older schema", a plugin's database names its migration set.
+pending migrations are applied inside one ``BEGIN IMMEDIATE`` transaction (sqlite-utils
+nests each in a savepoint), one at a time so that a failure names its migration.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from sqlite_utils import Database, Migrations
 
-from toolang_core.store.errors import StoreCorrupt, StoreNeedsMigration
+from toolang_core.store.errors import StoreCorrupt
+from toolang_core.store.migrations import migrate_guarded
 
 
 def applied_and_tables(
@@ -35,34 +34,43 @@ def applied_and_tables(
     return applied, tables
 
 
-def migrate_guarded(
+def migrate_file(
     conn: sqlite3.Connection,
+    path: Path,
     migrations: Migrations,
     *,
     pending: Callable[[], list[str]],
     migrate: bool,
-    needs_migration: Callable[[list[str]], str],
-    failed: Callable[[sqlite3.DatabaseError], str],
-) -> None:
-    """Apply ``migrations`` if ``pending()`` names any and ``migrate`` allows it.
+) -> list[str]:
+    """Apply the set's ``pending()`` migrations to the file at ``path`` when ``migrate``.
 
-    :raises StoreNeedsMigration: ``needs_migration(pending)`` — migrations are pending
-        and the caller may not migrate (a read-only open).
-    :raises StoreCorrupt: ``failed(error)`` — a migration failed; it was rolled back.
+    :raises StoreNeedsMigration: migrations are pending and ``migrate`` is false.
+    :raises StoreCorrupt: a migration failed; it was rolled back.
     """
-    names = pending()
-    if not names:
-        return
-    if not migrate:
-        raise StoreNeedsMigration(needs_migration(names))
+    return migrate_guarded(
+        where=str(path),
+        migration_set=migrations.name,
+        pending=pending,
+        migrate=migrate,
+        transaction=lambda: _immediate(conn),
+        apply=lambda name: _apply_one(conn, migrations, name),
+        errors=(sqlite3.DatabaseError,),
+    )
+
+
+@contextmanager
+def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
+    conn.execute("BEGIN IMMEDIATE")
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            if pending():
-                migrations.apply(Database(conn))
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-    except sqlite3.DatabaseError as exc:
-        raise StoreCorrupt(failed(exc)) from None
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _apply_one(conn: sqlite3.Connection, migrations: Migrations, name: str) -> None:
+    """Apply the pending migration ``name`` (the first pending one) and no other."""
+    db = Database(conn)
+    pending = [m.name for m in migrations.pending(db)]
+    migrations.apply(db, stop_before=pending[pending.index(name) + 1 :])

@@ -12,6 +12,8 @@ from typing import Final
 
 from sqlite_utils import Database, Migrations
 
+from toolang_core.store import rows
+
 MIGRATION_SET: Final = "toolang-core"
 
 migrations = Migrations(MIGRATION_SET)
@@ -36,12 +38,7 @@ def run_script(db: Database, script: str) -> None:
         raise ValueError(f"incomplete SQL statement in migration: {statement!r}")
 
 
-TURN_COLUMNS: Final = (
-    "id, seq, source, thread_id, thread_group, priority, rank, input, status, attempt, "
-    "created_at, updated_at, sender, channel, agent, dedupe_key, not_before, parent, owner, "
-    "timeout_seconds, meta, steer, started_at, finished_at, lease_owner, lease_expires, "
-    "cancel_requested, output, outcome, error"
-)
+TURN_COLUMNS: Final = rows.TURN_COLUMNS
 
 ACTIVE_SQL: Final = "('running', 'awaiting_approval', 'canceling')"
 """As applied by the first migrations (``status IN ACTIVE_SQL``); queries use :func:`active`."""

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -12,15 +11,29 @@ from typing import Any, TypeVar
 import attrs
 
 from toolang_core.ids import new_id
-from toolang_core.store.errors import RecordConflict, StoreError
+from toolang_core.store.base import ClaimRequest, StoreBase, check_active_status
+from toolang_core.store.errors import StoreError
+from toolang_core.store.rows import (
+    RECORD_COLUMNS,
+    RUN_COLUMNS,
+    STEP_COLUMNS,
+    TURN_COLUMNS,
+    new_run_values,
+    new_turn_values,
+    record_from_row,
+    run_from_row,
+    step_from_row,
+    turn_filter_sql,
+    turn_from_row,
+)
 from toolang_core.store.sqlite import admission, finishing, turns
 from toolang_core.store.sqlite.checkpoint import WalCheckpointer, local_writers
 from toolang_core.store.sqlite.connection import SYNCHRONOUS, connect, prepare_schema, use_wal
 from toolang_core.store.sqlite.guard import StoreFiles, abandon
 from toolang_core.store.sqlite.lock import RuntimeLock
-from toolang_core.store.sqlite.schema import TURN_COLUMNS, active
+from toolang_core.store.sqlite.schema import active
 from toolang_core.store.sqlite.wake import SocketWaker, WakeSender, wake_address
-from toolang_core.store.submit_plan import wrong_group, wrong_owner
+from toolang_core.store.submit_plan import is_simple, wrong_group, wrong_owner
 from toolang_core.store.types import (
     CancelResult,
     Finish,
@@ -42,7 +55,7 @@ from toolang_core.store.types import (
 T = TypeVar("T")
 
 
-class SQLiteStore:
+class SQLiteStore(StoreBase):
     """The execution store in one SQLite file (default ``<home>/toolang.db``).
 
     WAL mode; writes are short ``BEGIN IMMEDIATE`` transactions. ``synchronous``
@@ -206,16 +219,7 @@ class SQLiteStore:
             lambda c: c.execute(
                 "INSERT INTO runs (id, host, pid, version, started_at, heartbeat_at, status, "
                 "plugins) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    run.id,
-                    run.host,
-                    run.pid,
-                    run.version,
-                    run.started_at,
-                    run.heartbeat_at,
-                    run.status,
-                    turns.dumps(list(run.plugins)),
-                ),
+                (*new_run_values(run), turns.dumps(list(run.plugins))),
             )
         )
 
@@ -244,32 +248,18 @@ class SQLiteStore:
 
     def list_runs(self, limit: int = 20) -> list[RunRecord]:
         rows = self._conn.execute(
-            "SELECT id, host, pid, version, started_at, heartbeat_at, status, stopped_at, plugins "
-            "FROM runs ORDER BY started_at DESC LIMIT ?",
-            (limit,),
+            f"SELECT {RUN_COLUMNS} FROM runs ORDER BY started_at DESC LIMIT ?", (limit,)
         ).fetchall()
-        return [
-            RunRecord(
-                id=r[0],
-                host=r[1],
-                pid=r[2],
-                version=r[3],
-                started_at=r[4],
-                heartbeat_at=r[5],
-                status=r[6],
-                stopped_at=r[7],
-                plugins=tuple(json.loads(r[8])),
-            )
-            for r in rows
-        ]
+        return [run_from_row(r) for r in rows]
 
     # -- inbox and the turn lifecycle ---------------------------------------------------
 
     def submit(self, request: NewTurnRequest, rules: SubmitRules, *, now: float) -> SubmitResult:
-        if turns.is_simple(request, rules):
+        if is_simple(request, rules):
             # Plain enqueue needs no reads: one INSERT (the triggers do the bookkeeping).
             turn_id = new_id()
-            sql, params = turns.insert_statement(request, rules, turn_id, now)
+            values = new_turn_values(request, rules, turn_id, now)
+            sql, params = turns.insert_statement(values, request.meta)
             self._guard()
             try:
                 with self._hold:
@@ -287,62 +277,20 @@ class SQLiteStore:
             return SubmitResult(turn_id, "queued")
         return self._tx(lambda c: turns.submit(c, request, rules, new_id(), now), wake=True)
 
-    def claim(
-        self,
-        *,
-        run_id: str,
-        limit: int,
-        now: float,
-        lease_seconds: float,
-        caps: Mapping[str, int],
-        only: Collection[str] | None = None,
-    ) -> list[TurnRequest]:
-        if limit <= 0:
-            return []
-        return self._tx(
-            lambda c: admission.claim(
-                c,
-                run_id=run_id,
-                limit=limit,
-                now=now,
-                lease_seconds=lease_seconds,
-                caps=caps,
-                only=only,
-            )
-        )
+    def claim_turns(self, claim: ClaimRequest) -> list[TurnRequest]:
+        return self._tx(lambda c: admission.claim(c, claim))
 
     def set_active_status(
         self, turn_id: str, *, run_id: str, attempt: int, status: TurnStatus, now: float
     ) -> bool:
-        turns.check_active_status(status)
+        check_active_status(status)
         cursor = self._write_one(
             turns.SET_ACTIVE_SQL, (status.value, now, turn_id, run_id, attempt)
         )
         return cursor.rowcount == 1
 
-    def finish(
-        self,
-        turn_id: str,
-        *,
-        run_id: str,
-        attempt: int,
-        status: TurnStatus,
-        now: float,
-        output: str | None = None,
-        outcome: str | None = None,
-        error: str | None = None,
-    ) -> bool:
-        finishing.check_finish_status(status)
-        cursor = self._write_one(
-            finishing.FINISH_SQL,
-            (status.value, output, outcome, error, now, now, turn_id, run_id, attempt),
-        )
-        return cursor.rowcount == 1
-
-    def finish_many(self, items: Sequence[Finish]) -> list[bool]:
-        for item in items:
-            finishing.check_finish_status(item.status)
-        return self._tx(lambda c: finishing.finish_many(c, items)) if items else []
+    def finish_turns(self, items: Sequence[Finish]) -> list[bool]:
+        return self._tx(lambda c: finishing.finish_many(c, items))
 
     def release(
         self, turn_id: str, *, run_id: str, attempt: int, now: float, max_attempts: int
@@ -404,37 +352,17 @@ class SQLiteStore:
             ).fetchone()
         return None if row is None else attrs.evolve(step, seq=row[0])
 
-    _STEP_COLUMNS = (
-        "turn_id, seq, attempt, kind, status, started_at, finished_at, data, error, idempotency_key"
-    )
-
-    @staticmethod
-    def _step(row: Any) -> StepRecord:
-        return StepRecord(
-            turn_id=row[0],
-            seq=row[1],
-            attempt=row[2],
-            kind=row[3],
-            status=row[4],
-            started_at=row[5],
-            finished_at=row[6],
-            data=json.loads(row[7]),
-            error=row[8],
-            idempotency_key=row[9],
-        )
-
     def _find_step(self, c: sqlite3.Connection, key: str) -> StepRecord | None:
         row = c.execute(
-            f"SELECT {self._STEP_COLUMNS} FROM turn_steps WHERE idempotency_key = ?", (key,)
+            f"SELECT {STEP_COLUMNS} FROM turn_steps WHERE idempotency_key = ?", (key,)
         ).fetchone()
-        return None if row is None else self._step(row)
+        return None if row is None else step_from_row(row)
 
     def steps(self, turn_id: str) -> list[StepRecord]:
         rows = self._conn.execute(
-            f"SELECT {self._STEP_COLUMNS} FROM turn_steps WHERE turn_id = ? ORDER BY seq",
-            (turn_id,),
+            f"SELECT {STEP_COLUMNS} FROM turn_steps WHERE turn_id = ? ORDER BY seq", (turn_id,)
         ).fetchall()
-        return [self._step(r) for r in rows]
+        return [step_from_row(r) for r in rows]
 
     def find_step(self, idempotency_key: str) -> StepRecord | None:
         return self._find_step(self._conn, idempotency_key)
@@ -445,28 +373,14 @@ class SQLiteStore:
         row = self._conn.execute(
             f"SELECT {TURN_COLUMNS} FROM turn_requests WHERE id = ?", (turn_id,)
         ).fetchone()
-        return None if row is None else turns.turn_from_row(row)
+        return None if row is None else turn_from_row(row)
 
     def list_turns(self, where: TurnFilter | None = None) -> list[TurnRequest]:
-        where = where or TurnFilter()
-        clauses, params = [], []
-        for column in ("thread_id", "source", "parent", "owner"):
-            value = getattr(where, column)
-            if value is not None:
-                clauses.append(f"{column} = ?")
-                params.append(value)
-        if where.status:
-            clauses.append(f"status IN ({','.join('?' * len(where.status))})")
-            params.extend(s.value for s in where.status)
-        if where.before_seq is not None:
-            clauses.append("seq < ?")
-            params.append(where.before_seq)
-        sql = f"SELECT {TURN_COLUMNS} FROM turn_requests"
-        if clauses:
-            sql += " WHERE " + " AND ".join(clauses)
-        sql += " ORDER BY seq DESC LIMIT ?"
-        rows = self._conn.execute(sql, (*params, where.limit)).fetchall()
-        return [turns.turn_from_row(r) for r in rows]
+        condition, params = turn_filter_sql(where or TurnFilter(), "?")
+        rows = self._conn.execute(
+            f"SELECT {TURN_COLUMNS} FROM turn_requests{condition}", params
+        ).fetchall()
+        return [turn_from_row(r) for r in rows]
 
     def delete_turns(self, turn_ids: Collection[str]) -> list[str]:
         return self._tx(lambda c: turns.delete_terminal(c, list(turn_ids)))
@@ -514,45 +428,35 @@ class SQLiteStore:
 
     def get_record(self, kind: str, key: str) -> Record | None:
         row = self._conn.execute(
-            "SELECT kind, key, revision, data, updated_at FROM records WHERE kind = ? AND key = ?",
-            (kind, key),
+            f"SELECT {RECORD_COLUMNS} FROM records WHERE kind = ? AND key = ?", (kind, key)
         ).fetchone()
-        return None if row is None else Record(row[0], row[1], row[2], json.loads(row[3]), row[4])
+        return None if row is None else record_from_row(row)
 
-    def put_record(
-        self,
-        kind: str,
-        key: str,
-        data: Mapping[str, Any],
-        *,
-        now: float,
-        expect_revision: int | None = None,
-    ) -> Record:
-        def write(c: sqlite3.Connection) -> Record:
+    def write_record(
+        self, kind: str, key: str, data: dict[str, Any], now: float, expect: int | None
+    ) -> int | None:
+        def write(c: sqlite3.Connection) -> int | None:
             row = c.execute(
                 "SELECT revision FROM records WHERE kind = ? AND key = ?", (kind, key)
             ).fetchone()
             current = row[0] if row else 0
-            if expect_revision is not None and current != expect_revision:
-                raise RecordConflict(
-                    f"record {kind}/{key} is at revision {current}, expected {expect_revision}"
-                )
+            if expect is not None and current != expect:
+                return None
             c.execute(
                 "INSERT INTO records (kind, key, revision, data, updated_at) VALUES (?,?,?,?,?) "
                 "ON CONFLICT (kind, key) DO UPDATE SET revision = excluded.revision, "
                 "data = excluded.data, updated_at = excluded.updated_at",
-                (kind, key, current + 1, turns.dumps(dict(data)), now),
+                (kind, key, current + 1, turns.dumps(data), now),
             )
-            return Record(kind, key, current + 1, dict(data), now)
+            return int(current + 1)
 
         return self._tx(write)
 
     def list_records(self, kind: str) -> list[Record]:
         rows = self._conn.execute(
-            "SELECT kind, key, revision, data, updated_at FROM records WHERE kind = ? ORDER BY key",
-            (kind,),
+            f"SELECT {RECORD_COLUMNS} FROM records WHERE kind = ? ORDER BY key", (kind,)
         ).fetchall()
-        return [Record(r[0], r[1], r[2], json.loads(r[3]), r[4]) for r in rows]
+        return [record_from_row(r) for r in rows]
 
     def delete_record(self, kind: str, key: str) -> bool:
         return bool(

@@ -15,17 +15,20 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from typing import Any, Final
 
-import attrs
-
-from toolang_core.store.errors import SubmitRejected, TurnNotFound
-from toolang_core.store.sqlite.schema import TURN_COLUMNS, active
-from toolang_core.store.submit_plan import (  # re-exported: older import path
-    ThreadState,
-    plan_submit,
+from toolang_core.store.errors import TurnNotFound
+from toolang_core.store.lifecycle import QueuedEnd, cancel_tree, take_steering
+from toolang_core.store.rows import (
+    OPTIONAL_COLUMNS,
+    NewTurnValues,
+    heartbeat_from_rows,
+    new_turn_values,
+    turn_from_row,
 )
+from toolang_core.store.sqlite.schema import TURN_COLUMNS, active
+from toolang_core.store.submit_plan import ThreadState, carry_out, make_room, plan_submit
 from toolang_core.store.types import (
     CancelResult,
     Heartbeat,
@@ -35,7 +38,6 @@ from toolang_core.store.types import (
     SubmitRules,
     TurnRequest,
     TurnStatus,
-    rank_for,
 )
 
 BATCH_SQL_SIZES = 64
@@ -75,33 +77,6 @@ def dumps_meta(meta: Mapping[str, Any]) -> str:
     return dumps(dict(meta)) if meta else "{}"  # most requests carry none
 
 
-def loads_meta(text: str) -> dict[str, Any]:
-    return json.loads(text) if text != "{}" else {}
-
-
-_STATUS = {s.value: s for s in TurnStatus}
-
-
-def turn_from_row(row: Sequence[Any]) -> TurnRequest:
-    """Build a :class:`TurnRequest` from a row selected with ``TURN_COLUMNS``.
-
-    The columns are the class's fields in order (checked below), so the row is passed
-    positionally after converting six of them: 30 keyword arguments cost a third more.
-    """
-    values = list(row)
-    values[8] = _STATUS[values[8]]  # status
-    values[16] = values[16] or None  # not_before: 0 in the row means none
-    values[20] = loads_meta(values[20])  # meta
-    values[21] = bool(values[21])  # steer
-    values[26] = bool(values[26])  # cancel_requested
-    return TurnRequest(*values)
-
-
-_FIELDS = [field.name for field in attrs.fields(TurnRequest)]
-if TURN_COLUMNS.split(", ") != _FIELDS:  # pragma: no cover - a change to either one
-    raise ImportError(f"TURN_COLUMNS must list TurnRequest's fields in order: {_FIELDS}")
-
-
 # Queued requests of one thread are few; a thread's history may be long: use the
 # queued-only index (the planner cannot know which is smaller).
 COALESCE_SQL = (
@@ -121,6 +96,7 @@ NEXT_WAKEUP_SQL = (
     "SELECT MIN(head_not_before) FROM threads "
     "WHERE head_id IS NOT NULL AND head_not_before > 0 AND head_not_before > ?"
 )
+STATUS_SQL = "SELECT status FROM turn_requests WHERE id = ?"
 ACTIVE_IN_THREAD_SQL = f"SELECT id FROM turn_requests WHERE thread_id = ? AND {active()}"
 RUNNING_BY_GROUP_SQL = (
     f"SELECT thread_group, count(*) FROM turn_requests WHERE {active()} GROUP BY thread_group"
@@ -141,17 +117,8 @@ OLDEST_QUEUED_IN_GROUP_SQL = (
 NEWEST_QUEUED_IN_GROUP_SQL = (
     f"SELECT r.id {_QUEUED_OF_GROUPS} AND t.thread_group = ? ORDER BY r.seq DESC LIMIT 1"
 )
-OPTIONAL_COLUMNS: Final = (
-    "channel",
-    "agent",
-    "dedupe_key",
-    "not_before",
-    "parent",
-    "owner",
-    "timeout_seconds",
-)
-"""Columns a request often leaves empty: an INSERT names only those it sets (binding a
-``None`` costs the sqlite3 module an adapter lookup, about 0.4 us a parameter)."""
+# Columns a request often leaves empty: an INSERT names only those it sets (binding a
+# ``None`` costs the sqlite3 module an adapter lookup, about 0.4 us a parameter).
 _NO_OPTIONAL: Final = (None,) * len(OPTIONAL_COLUMNS)
 _NONE_PRESENT: Final = (False,) * len(OPTIONAL_COLUMNS)
 
@@ -168,67 +135,26 @@ def insert_sql(present: tuple[bool, ...]) -> str:
     )
 
 
-def is_simple(request: NewTurnRequest, rules: SubmitRules) -> bool:
-    """Whether submitting needs no reads first: one INSERT, atomic on its own."""
-    return rules.strategy == "enqueue" and rules.max_queued is None and request.id is None
-
-
 def insert_statement(
-    request: NewTurnRequest,
-    rules: SubmitRules,
-    turn_id: str,
-    now: float,
-    *,
-    dedupe_key: str | None = None,
-    steer: bool = False,
+    new: NewTurnValues, meta: Mapping[str, Any], steer: bool = False
 ) -> tuple[str, tuple[object, ...]]:
-    """The INSERT of ``request`` as a new queued row, and its parameters."""
-    eligible = max(now, request.not_before or 0.0)
-    params = (
-        turn_id,
-        request.source,
-        request.thread_id,
-        rules.thread_group,
-        rules.priority,
-        rank_for(eligible, rules.priority, rules.aging_seconds),
-        request.input,
-        now,
-        now,
-        request.sender,
-        dumps_meta(request.meta),
-        int(steer),
-    )
-    optional = (
-        request.channel,
-        request.agent,
-        dedupe_key or request.dedupe_key,
-        request.not_before,
-        request.parent,
-        request.owner,
-        request.timeout_seconds,
-    )
+    """The INSERT of a new queued row (``new_turn_values``), and its parameters."""
+    fixed, optional = new
+    params = (*fixed, dumps_meta(meta), int(steer))
     if optional == _NO_OPTIONAL:
         return insert_sql(_NONE_PRESENT), params
     present = tuple([value is not None for value in optional])
     return insert_sql(present), (*params, *[value for value in optional if value is not None])
 
 
-def _end_queued(
-    c: sqlite3.Connection,
-    turn_id: str,
-    *,
-    status: TurnStatus,
-    outcome: str,
-    error: str | None,
-    now: float,
-    output: str | None = None,
-) -> None:
+def end_queued(c: sqlite3.Connection, turn_id: str, end: QueuedEnd, now: float) -> bool:
     """Give a queued request a terminal status without it ever running."""
-    c.execute(
+    cursor = c.execute(
         "UPDATE turn_requests SET status = ?, outcome = ?, error = ?, output = ?, "
         "finished_at = ?, updated_at = ? WHERE id = ? AND status = 'queued'",
-        (status.value, outcome, error, output, now, now, turn_id),
+        (end.status.value, end.outcome, end.error, end.output, now, now, turn_id),
     )
+    return cursor.rowcount == 1
 
 
 # -- ingress ---------------------------------------------------------------------------
@@ -249,61 +175,49 @@ def submit(
     ).fetchone()
     state = None if thread is None else ThreadState(thread[0], thread[3], thread[1], thread[2])
     plan = plan_submit(request, rules, state)
-    if plan.coalesce:
-        existing = c.execute(COALESCE_SQL, (request.thread_id, plan.dedupe_key)).fetchone()
-        if existing is not None:
-            c.execute(
-                "UPDATE turn_requests SET input = ?, meta = ?, updated_at = ? WHERE id = ?",
-                (request.input, dumps(dict(request.meta)), now, existing[0]),
-            )
-            return SubmitResult(existing[0], "coalesced")
-    interrupted: tuple[str, ...] = ()
-    if plan.interrupt is not None:
-        cancel(c, plan.interrupt, now, reason="interrupted by a newer request on its thread")
-        interrupted = (plan.interrupt,)
-    dropped = _make_room(c, rules, now)
     turn_id = request.id or new_id
+    return carry_out(
+        plan,
+        turn_id,
+        coalesce=lambda key: _coalesce(c, request, key, now),
+        interrupt=lambda running, reason: cancel(c, running, now, reason=reason),
+        make_room=lambda: _make_room(c, rules, now),
+        insert=lambda: c.execute(
+            *insert_statement(
+                new_turn_values(request, rules, turn_id, now, plan), request.meta, plan.steer
+            )
+        ),
+    )
+
+
+def _coalesce(
+    c: sqlite3.Connection, request: NewTurnRequest, key: str | None, now: float
+) -> str | None:
+    """Update the thread's queued request with ``key`` to ``request``; its id, if any."""
+    existing = c.execute(COALESCE_SQL, (request.thread_id, key)).fetchone()
+    if existing is None:
+        return None
     c.execute(
-        *insert_statement(
-            request, rules, turn_id, now, dedupe_key=plan.dedupe_key, steer=plan.steer
-        )
+        "UPDATE turn_requests SET input = ?, meta = ?, updated_at = ? WHERE id = ?",
+        (request.input, dumps(dict(request.meta)), now, existing[0]),
     )
-    return SubmitResult(
-        turn_id, "queued", dropped=dropped, interrupted=interrupted, steer=plan.steer
-    )
+    return str(existing[0])
 
 
 def _make_room(c: sqlite3.Connection, rules: SubmitRules, now: float) -> tuple[str, ...]:
-    if rules.max_queued is None:
-        return ()
-    dropped: list[str] = []
-    while True:
-        queued = c.execute(QUEUED_IN_GROUP_SQL, (rules.thread_group,)).fetchone()[0]
-        if queued < rules.max_queued:
-            return tuple(dropped)
-        victim_sql = {
-            "drop_oldest": OLDEST_QUEUED_IN_GROUP_SQL,
-            "replace_pending": NEWEST_QUEUED_IN_GROUP_SQL,
-        }.get(rules.overflow)
-        victim = None
-        if victim_sql is not None:
-            victim = c.execute(victim_sql, (rules.thread_group,)).fetchone()
-        if victim is None:
-            raise SubmitRejected(
-                f"group {rules.thread_group!r} already has {queued} queued request(s) "
-                f"(max_queued = {rules.max_queued}, overflow = {rules.overflow!r})",
-                reason="queue_full",
-            )
-        outcome = "overflow_dropped" if rules.overflow == "drop_oldest" else "overflow_replaced"
-        _end_queued(
-            c,
-            victim[0],
-            status=TurnStatus.DROPPED,
-            outcome=outcome,
-            error=f"dropped by group {rules.thread_group!r}'s overflow rule ({rules.overflow})",
-            now=now,
-        )
-        dropped.append(victim[0])
+    """Apply the group's ``max_queued`` (SQLite's single writer: no lock needed)."""
+    return make_room(
+        rules,
+        queued=lambda: int(c.execute(QUEUED_IN_GROUP_SQL, (rules.thread_group,)).fetchone()[0]),
+        victim=lambda newest: _victim(c, rules.thread_group, newest=newest),
+        drop=lambda victim, end: end_queued(c, victim, end, now),
+    )
+
+
+def _victim(c: sqlite3.Connection, group: str, *, newest: bool) -> str | None:
+    sql = NEWEST_QUEUED_IN_GROUP_SQL if newest else OLDEST_QUEUED_IN_GROUP_SQL
+    row = c.execute(sql, (group,)).fetchone()
+    return None if row is None else str(row[0])
 
 
 RELEASE_SQL = (
@@ -343,11 +257,6 @@ COMPLETE_STEP_SQL = (
     f"AND attempt = ?2 AND {active()}) RETURNING seq"
 )
 """A tool call's result over its intent, fenced like ``RECORD_STEP_SQL``."""
-
-
-def check_active_status(status: TurnStatus) -> None:
-    if status not in (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL):
-        raise ValueError(f"an active turn can move to running or awaiting_approval, not {status}")
 
 
 def recover(
@@ -415,36 +324,23 @@ def delete_terminal(c: sqlite3.Connection, turn_ids: list[str]) -> list[str]:
 
 
 def cancel(c: sqlite3.Connection, turn_id: str, now: float, *, reason: str) -> CancelResult:
-    row = c.execute("SELECT status FROM turn_requests WHERE id = ?", (turn_id,)).fetchone()
-    if row is None:
+    if c.execute(STATUS_SQL, (turn_id,)).fetchone() is None:
         raise TurnNotFound(f"no turn request with id {turn_id!r}")
-    changed: dict[str, TurnStatus] = {}
-    pending = [turn_id]
-    seen: set[str] = set()
-    while pending:
-        current = pending.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        status = TurnStatus(
-            c.execute("SELECT status FROM turn_requests WHERE id = ?", (current,)).fetchone()[0]
-        )
-        if status is TurnStatus.QUEUED:
-            _end_queued(
-                c, current, status=TurnStatus.CANCELED, outcome="canceled", error=reason, now=now
-            )
-            changed[current] = TurnStatus.CANCELED
-        elif status in (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL):
-            c.execute(
-                "UPDATE turn_requests SET status = 'canceling', cancel_requested = 1, error = ?, "
-                "updated_at = ? WHERE id = ?",
-                (reason, now, current),
-            )
-            changed[current] = TurnStatus.CANCELING
-        pending.extend(
+    changed = cancel_tree(
+        turn_id,
+        reason,
+        status_of=lambda current: TurnStatus(c.execute(STATUS_SQL, (current,)).fetchone()[0]),
+        end_queued=lambda current, end: end_queued(c, current, end, now),
+        request_cancel=lambda current: c.execute(
+            "UPDATE turn_requests SET status = 'canceling', cancel_requested = 1, error = ?, "
+            "updated_at = ? WHERE id = ?",
+            (reason, now, current),
+        ),
+        children=lambda current: [
             r[0] for r in c.execute("SELECT id FROM turn_requests WHERE parent = ?", (current,))
-        )
-    final = c.execute("SELECT status FROM turn_requests WHERE id = ?", (turn_id,)).fetchone()[0]
+        ],
+    )
+    final = c.execute(STATUS_SQL, (turn_id,)).fetchone()[0]
     return CancelResult(turn_id, TurnStatus(final), changed)
 
 
@@ -458,21 +354,8 @@ def take_steer(
     ).fetchone()
     if owner is None:
         return []
-    rows = c.execute(STEER_SQL, (owner[0],)).fetchall()
-    taken = []
-    for row in rows:
-        turn = turn_from_row(row)
-        _end_queued(
-            c,
-            turn.id,
-            status=TurnStatus.STEERED,
-            outcome="steered",
-            error=None,
-            now=now,
-            output=f"delivered into running turn {turn_id}",
-        )
-        taken.append(turn)
-    return taken
+    steering = [turn_from_row(row) for row in c.execute(STEER_SQL, (owner[0],)).fetchall()]
+    return take_steering(turn_id, steering, lambda queued, end: end_queued(c, queued, end, now))
 
 
 def heartbeat(c: sqlite3.Connection, run_id: str, *, now: float, lease_expires: float) -> Heartbeat:
@@ -482,7 +365,4 @@ def heartbeat(c: sqlite3.Connection, run_id: str, *, now: float, lease_expires: 
         f"AND {active()} RETURNING id, cancel_requested",
         (lease_expires, run_id),
     ).fetchall()
-    return Heartbeat(
-        owned=frozenset(r[0] for r in rows),
-        cancel_requested=frozenset(r[0] for r in rows if r[1]),
-    )
+    return heartbeat_from_rows(rows)
