@@ -184,6 +184,11 @@ if TYPE_CHECKING:
         ToolCallContext as ToolCallContext,
         ToolResult as ToolResult,
     )
+    from toolang_core.tracecontext import (
+        TRACE_CONTEXT_META as TRACE_CONTEXT_META,
+        trace_context_meta as trace_context_meta,
+        trace_context_of as trace_context_of,
+    )
     from toolang_core.turn.streaming import (
         TextDelta as TextDelta,
         TurnStreams as TurnStreams,
@@ -291,6 +296,9 @@ _LAZY = {
     "ToolCall": "toolang_core.tools.types",
     "ToolCallContext": "toolang_core.tools.types",
     "ToolResult": "toolang_core.tools.types",
+    "TRACE_CONTEXT_META": "toolang_core.tracecontext",
+    "trace_context_meta": "toolang_core.tracecontext",
+    "trace_context_of": "toolang_core.tracecontext",
     "TextDelta": "toolang_core.turn.streaming",
     "TurnStreams": "toolang_core.turn.streaming",
 }

@@ -9,7 +9,7 @@ pluggy's order, awaitables awaited, errors isolated per plugin and reported as
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -347,6 +347,18 @@ class Hooks:
         """Call a turn hook (``toolang_turn_started|step|finished``) on every plugin,
         synchronously, each isolated: one that raises is logged and the others run."""
         self._now(hook, kwargs)
+
+    def outbound_headers(self, turn: TurnRequest, key: str, runtime: Runtime) -> dict[str, str]:
+        """Every plugin's ``toolang_outbound_headers`` merged in call order (a later
+        header replaces an earlier one); a plugin that raises is logged and skipped, an
+        answer that is no mapping is ignored."""
+        merged: dict[str, str] = {}
+        kwargs = {"turn": turn, "key": key, "runtime": runtime}
+        for _, answers in self._now("toolang_outbound_headers", kwargs):
+            for headers in answers:
+                if isinstance(headers, Mapping):
+                    merged.update((str(name), str(value)) for name, value in headers.items())
+        return merged
 
     def doctor_checks(self, runtime: Runtime) -> list[tuple[str, Any]]:
         """Every plugin's ``toolang_doctor_checks`` findings as ``(plugin, findings)``;

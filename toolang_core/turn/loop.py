@@ -193,7 +193,11 @@ class AgentLoop:
             "truncated": truncated,
         }
         request = ModelRequest(
-            messages=tuple(self.messages), tools=speaker.specs, model_id=speaker.model_id, key=key
+            messages=tuple(self.messages),
+            tools=speaker.specs,
+            model_id=speaker.model_id,
+            key=key,
+            headers=self.executor.outbound_headers(ctx.turn, key),
         )
         try:
             stream = getattr(speaker.model, "stream", None)

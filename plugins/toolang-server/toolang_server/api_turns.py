@@ -17,6 +17,7 @@ from toolang_core import (
     TurnNotFound,
     TurnRequest,
     TurnStatus,
+    trace_context_meta,
 )
 from toolang_server.finished import FinishedTurns
 from toolang_server.http import (
@@ -151,6 +152,8 @@ async def submit(request: Request) -> Response:
                 sender=caller.sender,
                 owner=caller.owner,
                 id=turn_id,
+                # The caller's W3C trace context: a tracer parents the turn's span from it.
+                meta=trace_context_meta(request.headers),
             )
         )
     except SubmitRejected as exc:
