@@ -271,28 +271,26 @@ class TurnTelemetry:
         """The W3C trace context for the model call ``key`` of ``turn`` to send: the
         call's ``chat`` span as the parent (its span id drawn now and used when the span
         is made), or — for a turn sampled out — a context that says so, so the callee
-        does not trace its part either. ``None`` for a turn this plugin does not know."""
+        does not trace its part either. ``None`` for a turn this plugin does not know.
+
+        Written by hand rather than by the SDK's propagator (which reads them back in
+        :func:`_remote_parent`): it runs before every model call, and the propagator
+        takes ten times as long to write the same line."""
         span = self.live.get(turn.id)
         if span is not None and span.is_recording():
             span_id = random.getrandbits(64) or 1
             self.promised.setdefault(turn.id, {})[key] = span_id
             own = span.get_span_context()
-            context = SpanContext(
-                own.trace_id,
-                span_id,
-                is_remote=False,
-                trace_flags=own.trace_flags,
-                trace_state=own.trace_state,
-            )
-        elif self.parents.get(turn.id) is UNSAMPLED:
-            context = SpanContext(
-                random.getrandbits(128) or 1, random.getrandbits(64) or 1, is_remote=False
-            )
-        else:
-            return None
-        carrier: dict[str, str] = {}
-        W3C.inject(carrier, context=trace.set_span_in_context(NonRecordingSpan(context)))
-        return carrier
+            headers = {
+                "traceparent": f"00-{own.trace_id:032x}-{span_id:016x}-{own.trace_flags:02x}"
+            }
+            if own.trace_state:
+                headers["tracestate"] = own.trace_state.to_header()
+            return headers
+        if self.parents.get(turn.id) is UNSAMPLED:
+            trace_id, span_id = random.getrandbits(128) or 1, random.getrandbits(64) or 1
+            return {"traceparent": f"00-{trace_id:032x}-{span_id:016x}-00"}
+        return None
 
     # -- steps ---------------------------------------------------------------------------
 
