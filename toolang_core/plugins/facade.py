@@ -45,6 +45,8 @@ log = structlog.get_logger("toolang.hooks")
 OBSERVING_HOOKS: Final = TOOL_CHAIN[TOOL_CHAIN.index("toolang_filter_tool_result") + 1 :]
 """The chain's hooks after the result filter (LearningObserver, KnowledgeSaver,
 EventPublisher), in chain order."""
+AUDITING_HOOKS: Final = ("toolang_observe_tool_result", "toolang_publish_event")
+"""The observing hooks a refused call reaches (nothing ran: no knowledge to save)."""
 
 
 @attrs.frozen
@@ -326,6 +328,14 @@ class Hooks:
         every KnowledgeSaver, then every EventPublisher — each implementation isolated;
         ``(hook, plugin, failure or None)`` for each."""
         return await self._each_of(OBSERVING_HOOKS, {"call": call, "result": result, "ctx": ctx})
+
+    async def refused_tool_call(
+        self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
+    ) -> list[tuple[str, str, HookFailure | None]]:
+        """Tell every LearningObserver, then every EventPublisher, of a call the chain
+        refused (``result.refusal`` says why), each isolated; ``(hook, plugin, failure or
+        None)`` for each."""
+        return await self._each_of(AUDITING_HOOKS, {"call": call, "result": result, "ctx": ctx})
 
     async def deliver_turn(
         self, turn: TurnRequest, runtime: Runtime
