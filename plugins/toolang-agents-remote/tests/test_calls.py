@@ -37,3 +37,18 @@ def test_an_unreachable_agent_is_a_clear_error(tmp_path):
         ask(provider, url, "hello", "turn-2:model:0")
     [call] = provider.log.recent(url)
     assert call["state"] == "failed" and url in str(call["error"])
+
+
+def test_the_requests_headers_go_with_the_message(tmp_path):
+    parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    with A2AServer("Echo") as server:
+        provider = RemoteAgentProvider(RemoteSettings(endpoints=[server.url]), tmp_path)
+        request = ModelRequest(
+            messages=(Message(role="user", content="hi"),),
+            key="turn-3:model:0",
+            headers={"traceparent": parent, "tracestate": "vendor=abc"},
+        )
+        assert asyncio.run(provider.model(server.url).complete(request)).text == "hi"
+    sent = server.posted[0]  # SendMessage (GetTask follows it when the task is not final)
+    assert (sent["traceparent"], sent["tracestate"]) == (parent, "vendor=abc")
+    assert sent["a2a-version"]  # the client's own headers are still there
