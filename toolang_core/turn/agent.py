@@ -33,7 +33,7 @@ from toolang_core.execution.seam import LEASE_LOST, SHUTDOWN, AfterTurn, TurnCon
 from toolang_core.models.resolve import ModelResolver
 from toolang_core.models.types import NO_HEADERS, Message, ModelError, ToolSpec
 from toolang_core.redaction import redact
-from toolang_core.store.types import TurnRequest, TurnStatus
+from toolang_core.store.types import TurnStatus
 from toolang_core.taskruns import view
 from toolang_core.tools.approvals import Approval, ApprovalBook
 from toolang_core.tools.chain import ToolChain
@@ -46,6 +46,7 @@ from toolang_core.turn.running import DelegationError, ResponseMode, RunningTurn
 if TYPE_CHECKING:
     from toolang_core.config.model import AgentsConfig
     from toolang_core.runtime.runtime import Runtime
+    from toolang_core.store.types import TurnRequest
 
 __all__ = ["AgentExecutor", "DelegationError", "TurnFailed"]
 
