@@ -121,13 +121,13 @@ class ToolChain:
         if refused is not None:
             stage, result = refused
             stages.append(StageRecord(stage, "refused", None, result.error or ""))
-            return await self._refuse(call, ctx, result, stages)
+            return await self.refuse(call, ctx, result, stages)
         call, ctx, blocked = await self._filter(call, ctx, stages)
         if blocked is not None:
-            return await self._refuse(call, ctx, blocked, stages)
+            return await self.refuse(call, ctx, blocked, stages)
         denied = await self._approve(call, ctx, stages, wait_for_approval)
         if denied is not None:
-            return await self._refuse(call, ctx, denied, stages)
+            return await self.refuse(call, ctx, denied, stages)
         if before_execute is not None:
             before_execute(call, ctx)
         result = await self._execute(self.tools[call.name].tool, call, ctx)
@@ -230,11 +230,12 @@ class ToolChain:
             )
         return result
 
-    async def _refuse(
+    async def refuse(
         self, call: ToolCall, ctx: ToolCallContext, result: ToolResult, stages: list[StageRecord]
     ) -> ChainResult:
-        """A call a stage refused (the last record in ``stages`` decided): it does not
-        run, and the result says why (:class:`Refusal`). The LearningObservers and the
+        """A call a stage refused (the last record in ``stages`` decided; the agent loop
+        refuses a delegation past the turn's round limit here too, as stage ``limit``):
+        it does not run, and the result says why (:class:`Refusal`). The LearningObservers and the
         EventPublishers still see it — an audit trail of what was refused — with the
         parameters and the reason masked by the redaction policy; the result filters and
         the KnowledgeSavers do not (there is no output, nothing was learned)."""

@@ -93,7 +93,8 @@ class Refusal:
     """Why the chain did not run a call.
 
     ``stage`` is where it stopped: ``lookup`` (no such tool), ``scope`` (not the agent's
-    tool), ``validate`` (bad parameters), ``SecurityFilter`` or ``ApprovalGate``;
+    tool), ``validate`` (bad parameters), ``SecurityFilter``, ``ApprovalGate``, or
+    ``limit`` (a delegation past the turn's round limit, refused by the agent loop);
     ``verdict`` what that stage said (``refused``, ``block``, ``denied``); ``plugin``
     the plugin that decided (``None`` for the core's own checks); ``reason`` the reason,
     masked by the redaction policy.
@@ -111,7 +112,7 @@ class ToolResult:
 
     ``refusal`` is set when the call never ran because a stage of the chain refused it
     (then ``ok`` is false and ``error_type`` is ``unknown_tool``, ``not_allowed``,
-    ``invalid_params``, ``blocked`` or ``denied``)."""
+    ``invalid_params``, ``blocked``, ``denied`` or ``limit``)."""
 
     ok: bool
     output: JSON = None
