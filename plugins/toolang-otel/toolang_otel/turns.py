@@ -57,7 +57,7 @@ KNOWN_PARENTS: Final = 10_000
 parent turn ended)."""
 
 W3C: Final = TraceContextTextMapPropagator()
-"""The SDK's W3C trace-context propagator: reads and writes ``traceparent``/``tracestate``."""
+"""The SDK's W3C trace-context propagator: reads a caller's ``traceparent``/``tracestate``."""
 
 _INPUT_KEYS: Final = ("input_tokens", "prompt_tokens", "input")
 _OUTPUT_KEYS: Final = ("output_tokens", "completion_tokens", "output")
