@@ -106,7 +106,7 @@ def test_a_callers_w3c_trace_context_is_kept_with_the_turn_request(toolang_runti
 
     def send(message_id: str, headers: dict[str, str]) -> None:
         message = {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": "hi"}]}
-        client.post(
+        answer = client.post(
             "/a2a/assistant",
             json={
                 "jsonrpc": "2.0",
@@ -115,16 +115,19 @@ def test_a_callers_w3c_trace_context_is_kept_with_the_turn_request(toolang_runti
                 "params": {"message": message, "configuration": {"returnImmediately": True}},
             },
             headers=V1 | headers,
-        ).raise_for_status()
+        ).json()
+        assert "result" in answer, answer
 
     send("traced", {"traceparent": parent, "tracestate": "vendor=abc"})
     send("malformed", {"traceparent": "00-not-a-trace-01"})
     send("plain", {})
     store = runtime.open_store()
     try:
-        turns = {t.meta["a2a_message_id"]: t.meta for t in store.list_turns(TurnFilter(limit=10))}
+        turns = {t.id: t.meta for t in store.list_turns(TurnFilter(limit=10))}
     finally:
         store.close()
-    assert turns["traced"]["trace_context"] == {"traceparent": parent, "tracestate": "vendor=abc"}
-    assert "trace_context" not in turns["malformed"]
-    assert "trace_context" not in turns["plain"]
+    by_message = {meta["a2a_message_id"]: meta for meta in turns.values()}
+    expected = {"traceparent": parent, "tracestate": "vendor=abc"}
+    assert by_message["traced"]["trace_context"] == expected
+    assert "trace_context" not in by_message["malformed"]
+    assert "trace_context" not in by_message["plain"]

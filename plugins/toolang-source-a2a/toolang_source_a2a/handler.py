@@ -47,6 +47,7 @@ from toolang_core import (
     TurnRequest,
     new_id,
     trace_context_meta,
+    trace_context_of,
 )
 from toolang_source_a2a.tasks import (
     FINAL,
@@ -177,6 +178,8 @@ class StoreRequestHandler(RequestHandler):
                     metadata={
                         "a2a_message_id": message_id,
                         "a2a_context": thread.removeprefix(THREAD_PREFIX),
+                        # the caller's W3C trace context: the run continues its trace
+                        **trace_context_of(context.state.get("headers") or {}),
                     },
                     id=run_id,
                 )
