@@ -150,7 +150,8 @@ def run_once(mode: str, threads: int, turns: int, endpoint: str) -> tuple[float,
 
 def isolated(endpoint: str, sample_ratio: float, turns: int = 3000) -> float:
     """The plugin's own CPU per turn in µs, every thread included (its exporters'):
-    the steps of the benchmark's turn fed straight to its turn hooks, then flushed over
+    the steps of the benchmark's turn fed straight to its turn hooks (and each model call's
+    outbound headers asked for, as the core asks before the call), then flushed over
     OTLP. Steadier than the difference of two runtimes on a shared machine."""
     import attrs
 
@@ -203,7 +204,12 @@ def isolated(endpoint: str, sample_ratio: float, turns: int = 3000) -> float:
                 ("model_call", model),
             )
         ):
-            hooks.step(StepRecord(turn.id, seq, 1, kind, "completed", now, now + 1e-4, data))
+            key = f"{turn.id}:{kind}:{seq}"
+            if kind == "model_call":  # its traceparent (toolang_outbound_headers), asked first
+                hooks.headers(turn, key)
+            hooks.step(
+                StepRecord(turn.id, seq, 1, kind, "completed", now, now + 1e-4, data, None, key)
+            )
         hooks.finished(attrs.evolve(turn, status=TurnStatus.COMPLETED, finished_at=now + 0.002), [])
         if n % 200 == 199:  # export as a collector takes it: never a full queue
             telemetry.flush(60)

@@ -215,19 +215,37 @@ def test_a_transfer_to_an_unknown_agent_is_an_error_result_and_the_turn_goes_on(
     assert turn.output == "I stay"
 
 
+class Audit:
+    def __init__(self) -> None:
+        self.refusals: list[tuple[str, str, str]] = []
+
+    @hookimpl
+    def toolang_observe_tool_result(self, call, result, ctx):
+        if result.refusal is not None:
+            self.refusals.append((call.name, result.refusal.stage, result.refusal.verdict))
+
+
 def test_delegation_rounds_are_limited_in_code(tmp_path):
     """[agents] max_delegation_rounds: the call past the limit is refused before the
-    chain runs (error_type limit), and the turn goes on."""
+    chain runs (error_type limit), audited like the chain's refusals, and the turn goes
+    on."""
     asks = [tool_call("ask_agent", {**ASK, "request": f"q{n}"}) for n in range(3)]
     cast = Cast(assistant=[*asks, text("done")], researcher=lambda r: text("a"))
+    audit = Audit()
     turn = run_turn(
-        make_runtime(tmp_path, cast, agents_config=AgentsConfig(max_delegation_rounds=2))
+        make_runtime(
+            tmp_path,
+            cast,
+            agents_config=AgentsConfig(max_delegation_rounds=2),
+            plugins=[("audit", audit)],
+        )
     )
     first, second, third = results(cast)
     assert (first["ok"], second["ok"], turn.output) == (True, True, "done")
     assert third["error_type"] == "limit"
     assert third["error"].startswith("delegation round limit reached: this turn already used 2")
     assert len(cast.requests_of("researcher")) == 2
+    assert audit.refusals == [("ask_agent", "limit", "refused")]
 
 
 def test_an_agents_own_delegation_limit_overrides_the_configured_one(tmp_path):

@@ -16,6 +16,7 @@ import pytest
 from taskrun_helpers import Plane, make_runtime
 
 from toolang_core import (
+    TRACE_CONTEXT_META,
     SpawnRequest,
     TaskRunController,
     TaskRunError,
@@ -115,6 +116,16 @@ def test_a_task_run_is_a_turn_request_of_source_task_on_its_child_thread(plane):
     assert turn.meta["taskrun"]["parent_thread_id"] == "chat:1"
     assert turn.meta["taskrun"]["metadata"] == {"ticket": "T-1"}
     assert (turn.meta["allowed_tools"], turn.meta["spawn_depth"]) == (["draft_text"], 1)
+
+
+def test_a_w3c_trace_context_in_the_metadata_is_the_runs_trace_context(plane):
+    """Work handed over from another process (A2A) carries the caller's traceparent in
+    its metadata: the run's turn request keeps it where a tracer looks for it."""
+    parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    traced = plane.store.get(plane.spawn("a", metadata={"traceparent": parent}))
+    assert traced.meta[TRACE_CONTEXT_META] == {"traceparent": parent}
+    malformed = plane.store.get(plane.spawn("b", metadata={"traceparent": "00-nope-01"}))
+    assert TRACE_CONTEXT_META not in malformed.meta
 
 
 @pytest.mark.parametrize(

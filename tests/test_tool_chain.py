@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from toolang_core import Tool, ToolCall, ToolCallContext, hookimpl
+from toolang_core import Block, Denied, Refusal, Tool, ToolCall, ToolCallContext, hookimpl
 from toolang_core.plugins.components import ToolRegistration
 from toolang_core.tools.chain import ToolChain
 
@@ -125,3 +125,129 @@ def test_every_stage_records_its_verdict_in_chain_order(toolang_host, toolang_re
         ("EventPublisher", "ok", "publish_event"),
     ]
     assert "disk full" in done.stages[4].detail
+
+
+class Audit:
+    """Every observing stage's view of the calls it saw."""
+
+    def __init__(self):
+        self.seen = []
+
+    def _see(self, stage, call, result):
+        self.seen.append((stage, call, result))
+
+    @hookimpl
+    def toolang_observe_tool_result(self, call, result, ctx):
+        assert ctx.call is call  # the context carries the same (masked) call
+        self._see("LearningObserver", call, result)
+
+    @hookimpl
+    def toolang_save_knowledge(self, call, result, ctx):
+        self._see("KnowledgeSaver", call, result)
+
+    @hookimpl
+    async def toolang_publish_event(self, call, result, ctx):
+        self._see("EventPublisher", call, result)
+
+    @hookimpl
+    def toolang_filter_tool_result(self, call, result, ctx):
+        self._see("SecurityFilter (result)", call, result)
+
+
+SECRET_KEY = "sk-proj-Zq8v3LmN0pR5tW7yB2dF4hJ6"
+
+
+def audited(toolang_host, toolang_register, name="upper", **params):
+    audit = Audit()
+    toolang_register(audit, "audit")
+    tool = Tool.from_function(plain_upper, name="upper", blocking=False)
+    chain = ToolChain(toolang_host.hooks, registered(tool))
+    return audit, run_call(chain, name, **params)
+
+
+def test_a_blocked_call_reaches_the_observers_and_publishers_masked_with_its_refusal(
+    toolang_host, toolang_register
+):
+    def block(call, ctx):
+        return Block(f"no keys in parameters: {call.params['text']}")
+
+    toolang_register(plugin(toolang_filter_tool_call=block), "guard")
+    audit, done = audited(toolang_host, toolang_register, text=f"use {SECRET_KEY}")
+    assert (done.result.ok, done.result.error_type) == (False, "blocked")
+    refusal = Refusal("SecurityFilter", "block", "no keys in parameters: use ********", "guard")
+    assert done.result.refusal == refusal
+    # the LearningObservers, then the EventPublishers; no result filter, no KnowledgeSaver
+    assert [stage for stage, _, _ in audit.seen] == ["LearningObserver", "EventPublisher"]
+    for _, call, result in audit.seen:
+        assert call.params == {"text": "use ********"}
+        assert result.refusal == refusal
+        assert SECRET_KEY not in (result.error or "")
+    assert [(s.stage, s.verdict, s.plugin) for s in done.stages] == [
+        ("SecurityFilter", "block", "guard"),
+        ("LearningObserver", "ok", "audit"),
+        ("EventPublisher", "ok", "audit"),
+    ]
+
+
+def test_a_denied_call_is_audited_with_the_gates_message(toolang_host, toolang_register):
+    def deny(call, ctx):
+        return Denied("not on weekends")
+
+    toolang_register(plugin(toolang_approve_tool_call=deny), "gate")
+    audit, done = audited(toolang_host, toolang_register, text="a")
+    assert done.result.error_type == "denied"
+    assert done.result.refusal == Refusal("ApprovalGate", "denied", "not on weekends", "gate")
+    assert [(stage, r.refusal.stage) for stage, _, r in audit.seen] == [
+        ("LearningObserver", "ApprovalGate"),
+        ("EventPublisher", "ApprovalGate"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        ("nope", {}, "lookup", "unknown_tool"),
+        ("upper", {"text": 3}, "validate", "invalid_params"),
+    ],
+)
+def test_a_call_refused_before_any_hook_is_audited_too(toolang_host, toolang_register, case):
+    name, params, stage, error_type = case
+    audit, done = audited(toolang_host, toolang_register, name, **params)
+    assert done.result.error_type == error_type
+    assert (done.result.refusal.stage, done.result.refusal.verdict) == (stage, "refused")
+    assert done.result.refusal.plugin is None
+    assert done.result.refusal.reason == done.result.error
+    assert [stage for stage, _, _ in audit.seen] == ["LearningObserver", "EventPublisher"]
+
+
+def test_a_raising_filter_refuses_and_a_raising_auditor_skips_no_other(
+    toolang_host, toolang_register
+):
+    def explode(call, ctx):
+        raise RuntimeError("filter bug")
+
+    def broken(call, result, ctx):
+        raise OSError("audit log full")
+
+    toolang_register(plugin(toolang_filter_tool_call=explode), "buggy")
+    toolang_register(plugin(toolang_observe_tool_result=broken), "broken-audit")
+    audit, done = audited(toolang_host, toolang_register, text="a")
+    assert done.result.error_type == "blocked"
+    assert done.result.refusal.stage == "SecurityFilter"
+    assert done.result.refusal.verdict == "error"
+    assert "filter bug" in done.result.refusal.reason
+    assert [stage for stage, _, _ in audit.seen] == ["LearningObserver", "EventPublisher"]
+    assert ("LearningObserver", "error", "broken-audit") in [
+        (s.stage, s.verdict, s.plugin) for s in done.stages
+    ]
+
+
+def test_a_call_that_ran_has_no_refusal(toolang_host, toolang_register):
+    audit, done = audited(toolang_host, toolang_register, text="a")
+    assert done.result.ok and done.result.refusal is None
+    assert [stage for stage, _, _ in audit.seen] == [
+        "SecurityFilter (result)",
+        "LearningObserver",
+        "KnowledgeSaver",
+        "EventPublisher",
+    ]

@@ -179,10 +179,16 @@ if TYPE_CHECKING:
         Modify as Modify,
         Observe as Observe,
         Pending as Pending,
+        Refusal as Refusal,
         Tool as Tool,
         ToolCall as ToolCall,
         ToolCallContext as ToolCallContext,
         ToolResult as ToolResult,
+    )
+    from toolang_core.tracecontext import (
+        TRACE_CONTEXT_META as TRACE_CONTEXT_META,
+        trace_context_meta as trace_context_meta,
+        trace_context_of as trace_context_of,
     )
     from toolang_core.turn.streaming import (
         TextDelta as TextDelta,
@@ -287,10 +293,14 @@ _LAZY = {
     "Modify": "toolang_core.tools.types",
     "Observe": "toolang_core.tools.types",
     "Pending": "toolang_core.tools.types",
+    "Refusal": "toolang_core.tools.types",
     "Tool": "toolang_core.tools.types",
     "ToolCall": "toolang_core.tools.types",
     "ToolCallContext": "toolang_core.tools.types",
     "ToolResult": "toolang_core.tools.types",
+    "TRACE_CONTEXT_META": "toolang_core.tracecontext",
+    "trace_context_meta": "toolang_core.tracecontext",
+    "trace_context_of": "toolang_core.tracecontext",
     "TextDelta": "toolang_core.turn.streaming",
     "TurnStreams": "toolang_core.turn.streaming",
 }

@@ -9,7 +9,7 @@ implementation they cost nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from toolang_core.markers import hookspec
@@ -53,6 +53,22 @@ def toolang_turn_finished(turn: TurnRequest, stages: Sequence[StageDone], runtim
     was called for — also when this runtime gave the turn up without an outcome: then
     ``turn.outcome`` is ``released`` (handed back to the queue at shutdown) or
     ``lease_lost`` (another runtime took it over). Return ``None``; never block.
+    """
+
+
+@hookspec
+def toolang_outbound_headers(
+    turn: TurnRequest, key: str, runtime: Runtime
+) -> Mapping[str, str] | None:
+    """Headers a running turn should send with a call it makes to another service.
+
+    Called by the core right before each model call of a turn (``key`` is that call's
+    step key, as in ``ModelRequest.key``); every plugin's headers are merged (a later
+    plugin's header replaces an earlier one's) and reach the model provider as
+    ``ModelRequest.headers``, which a provider calling out over HTTP — the ``a2a``
+    provider of remote agents — sends. A tracer returns the W3C ``traceparent`` (and
+    ``tracestate``) so the remote side continues the turn's trace. Return a mapping of
+    header names to values, or ``None``; never block.
     """
 
 

@@ -108,6 +108,7 @@ HOOK_RULES: Final[dict[str, CallingRule]] = {
     "toolang_turn_started": BROADCAST,
     "toolang_turn_step": BROADCAST,
     "toolang_turn_finished": BROADCAST,
+    "toolang_outbound_headers": COLLECT,
     "toolang_doctor_checks": COLLECT,
     "toolang_score_agent": FIRST_NUMBER,
     "toolang_agree_payment": BROADCAST,

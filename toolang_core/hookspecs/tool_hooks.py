@@ -100,7 +100,10 @@ def toolang_observe_tool_result(
 ) -> Awaitable[None] | None:
     """LearningObserver: record the outcome of an executed tool call.
 
-    Called after execution with the (possibly failed) result. Return ``None`` or an
+    Called after execution with the (possibly failed) result. Also called for a call
+    the chain refused (unknown, out of scope, invalid parameters, blocked, denied):
+    then ``result.refusal`` says which stage refused it and why, and the parameters and
+    the reason are masked — a refusal is no failure of the tool. Return ``None`` or an
     awaitable. Raising never fails the call; it is recorded in the call's diagnostics.
     """
 
@@ -111,8 +114,9 @@ def toolang_save_knowledge(
 ) -> Awaitable[None] | None:
     """KnowledgeSaver: keep what a tool call taught, e.g. through the memory plugin.
 
-    Called after every LearningObserver. Return ``None`` or an awaitable. Raising
-    never fails the call; it is recorded in the call's diagnostics.
+    Called after every LearningObserver, for calls that ran (never for a refused
+    call). Return ``None`` or an awaitable. Raising never fails the call; it is
+    recorded in the call's diagnostics.
     """
 
 
@@ -122,6 +126,8 @@ def toolang_publish_event(
 ) -> Awaitable[None] | None:
     """EventPublisher: publish the tool call to event sinks.
 
-    The last stage of the chain. Return ``None`` or an awaitable; never block the turn
-    on slow sinks (queue and deliver in the background). Raising never fails the call.
+    The last stage of the chain; also called for a call the chain refused, with
+    ``result.refusal`` set and the parameters masked (an audit event). Return ``None``
+    or an awaitable; never block the turn on slow sinks (queue and deliver in the
+    background). Raising never fails the call.
     """

@@ -8,7 +8,8 @@ history itself and sends it on every call, so models hold no conversation state.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, Protocol
+from types import MappingProxyType
+from typing import Any, Final, Literal, Protocol
 
 import attrs
 
@@ -41,6 +42,9 @@ class ToolSpec:
     parameters: Mapping[str, Any]
 
 
+NO_HEADERS: Final[Mapping[str, str]] = MappingProxyType({})
+
+
 @attrs.frozen
 class ModelRequest:
     """Everything one model call needs."""
@@ -53,6 +57,10 @@ class ModelRequest:
     """This call's step key in its turn, the same when a resumed turn repeats it: a
     provider whose call has a remote side effect (an A2A send) finds its earlier
     attempt by it instead of repeating the effect. ``None`` outside a turn."""
+    headers: Mapping[str, str] = NO_HEADERS
+    """Headers a provider that calls another service over HTTP sends with this call:
+    what plugins answered ``toolang_outbound_headers`` for it (a tracer's W3C
+    ``traceparent``); empty when no plugin adds any."""
 
 
 @attrs.frozen

@@ -9,7 +9,7 @@ pluggy's order, awaitables awaited, errors isolated per plugin and reported as
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -45,6 +45,8 @@ log = structlog.get_logger("toolang.hooks")
 OBSERVING_HOOKS: Final = TOOL_CHAIN[TOOL_CHAIN.index("toolang_filter_tool_result") + 1 :]
 """The chain's hooks after the result filter (LearningObserver, KnowledgeSaver,
 EventPublisher), in chain order."""
+AUDITING_HOOKS: Final = ("toolang_observe_tool_result", "toolang_publish_event")
+"""The observing hooks a refused call reaches (nothing ran: no knowledge to save)."""
 
 
 @attrs.frozen
@@ -327,6 +329,14 @@ class Hooks:
         ``(hook, plugin, failure or None)`` for each."""
         return await self._each_of(OBSERVING_HOOKS, {"call": call, "result": result, "ctx": ctx})
 
+    async def refused_tool_call(
+        self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
+    ) -> list[tuple[str, str, HookFailure | None]]:
+        """Tell every LearningObserver, then every EventPublisher, of a call the chain
+        refused (``result.refusal`` says why), each isolated; ``(hook, plugin, failure or
+        None)`` for each."""
+        return await self._each_of(AUDITING_HOOKS, {"call": call, "result": result, "ctx": ctx})
+
     async def deliver_turn(
         self, turn: TurnRequest, runtime: Runtime
     ) -> list[tuple[str, HookFailure | None]]:
@@ -347,6 +357,18 @@ class Hooks:
         """Call a turn hook (``toolang_turn_started|step|finished``) on every plugin,
         synchronously, each isolated: one that raises is logged and the others run."""
         self._now(hook, kwargs)
+
+    def outbound_headers(self, turn: TurnRequest, key: str, runtime: Runtime) -> dict[str, str]:
+        """Every plugin's ``toolang_outbound_headers`` merged in call order (a later
+        header replaces an earlier one); a plugin that raises is logged and skipped, an
+        answer that is no mapping is ignored."""
+        merged: dict[str, str] = {}
+        kwargs = {"turn": turn, "key": key, "runtime": runtime}
+        for _, answers in self._now("toolang_outbound_headers", kwargs):
+            for headers in answers:
+                if isinstance(headers, Mapping):
+                    merged.update((str(name), str(value)) for name, value in headers.items())
+        return merged
 
     def doctor_checks(self, runtime: Runtime) -> list[tuple[str, Any]]:
         """Every plugin's ``toolang_doctor_checks`` findings as ``(plugin, findings)``;

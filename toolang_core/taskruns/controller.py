@@ -42,6 +42,7 @@ from toolang_core.taskruns.types import (
     TaskRunTranscript,
 )
 from toolang_core.tools.approvals import ApprovalBook
+from toolang_core.tracecontext import trace_context_meta
 
 if TYPE_CHECKING:
     from toolang_core.runtime.runtime import Runtime
@@ -350,6 +351,7 @@ def _turn_request(run_id: str, task: str, request: SpawnRequest) -> NewTurnReque
     }
     if request.allowed_tools is not None:
         meta["allowed_tools"] = list(request.allowed_tools)
+    meta.update(trace_context_meta(request.metadata))
     timeout = request.timeout_seconds
     return NewTurnRequest(
         source=SOURCE,

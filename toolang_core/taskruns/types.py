@@ -221,7 +221,10 @@ class SpawnRequest:
     the run to the turn that spawned it: cancelling that turn cancels the run.
     ``timeout_seconds`` bounds the run from the moment it starts (not from spawn).
     ``allowed_tools`` narrows the agent's tool scope (never widens it). ``id`` is
-    optional (a new id otherwise); a duplicate is refused.
+    optional (a new id otherwise); a duplicate is refused. A valid W3C ``traceparent``
+    (and ``tracestate``) in ``metadata`` — work handed over from another process — is
+    also kept as the run's turn request's trace context (``TRACE_CONTEXT_META``), so a
+    tracer continues the caller's trace.
     """
 
     owner: str

@@ -6,7 +6,9 @@
 Every call — in a top-level turn or a delegated run at any depth — goes through
 :meth:`ToolChain.run`. Invalid parameters, unknown or out-of-scope tools, blocks,
 denials and tool errors all come back as a :class:`ToolResult` the model can read; none
-of them fails the turn. Each stage's verdict is recorded for the trace.
+of them fails the turn. Each stage's verdict is recorded for the trace. A refused call
+(lookup, scope, parameters, a block, a denial) still reaches the LearningObservers and
+EventPublishers, masked, with its :class:`Refusal`: what was refused can be audited.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import attrs
 
 from toolang_core.errors import describe_exception
 from toolang_core.hookspecs import TOOL_CHAIN_STAGES
+from toolang_core.redaction import redact, redact_text
 from toolang_core.tools.types import (
     AskApproval,
     Block,
@@ -30,6 +33,7 @@ from toolang_core.tools.types import (
     Modify,
     Observe,
     Pending,
+    Refusal,
     Tool,
     ToolCall,
     ToolCallContext,
@@ -115,17 +119,15 @@ class ToolChain:
         stages: list[StageRecord] = []
         refused = self._admissible(call, ctx)
         if refused is not None:
-            return ChainResult(
-                refused[1],
-                call,
-                (StageRecord(refused[0], "refused", None, refused[1].error or ""),),
-            )
+            stage, result = refused
+            stages.append(StageRecord(stage, "refused", None, result.error or ""))
+            return await self.refuse(call, ctx, result, stages)
         call, ctx, blocked = await self._filter(call, ctx, stages)
         if blocked is not None:
-            return ChainResult(blocked, call, tuple(stages))
+            return await self.refuse(call, ctx, blocked, stages)
         denied = await self._approve(call, ctx, stages, wait_for_approval)
         if denied is not None:
-            return ChainResult(denied, call, tuple(stages))
+            return await self.refuse(call, ctx, denied, stages)
         if before_execute is not None:
             before_execute(call, ctx)
         result = await self._execute(self.tools[call.name].tool, call, ctx)
@@ -227,6 +229,32 @@ class ToolChain:
                 else StageRecord(stage, "error", plugin, failure.error)
             )
         return result
+
+    async def refuse(
+        self, call: ToolCall, ctx: ToolCallContext, result: ToolResult, stages: list[StageRecord]
+    ) -> ChainResult:
+        """A call a stage refused (the last record in ``stages`` decided; the agent loop
+        refuses a delegation past the turn's round limit here too, as stage ``limit``):
+        it does not run, and the result says why (:class:`Refusal`). The LearningObservers and the
+        EventPublishers still see it — an audit trail of what was refused — with the
+        parameters and the reason masked by the redaction policy; the result filters and
+        the KnowledgeSavers do not (there is no output, nothing was learned)."""
+        decided = stages[-1]
+        reason = redact_text(decided.detail or result.error or "")
+        refusal = Refusal(decided.stage, decided.verdict, reason, decided.plugin)
+        result = attrs.evolve(result, refusal=refusal)
+        masked = attrs.evolve(call, params=redact(dict(call.params)))
+        told = attrs.evolve(result, error=redact_text(result.error or ""))
+        for hook, plugin, failure in await self.hooks.refused_tool_call(
+            masked, told, attrs.evolve(ctx, call=masked)
+        ):
+            stage = TOOL_CHAIN_STAGES[hook]
+            stages.append(
+                _plain_record(stage, "ok", plugin)
+                if failure is None
+                else StageRecord(stage, "error", plugin, failure.error)
+            )
+        return ChainResult(result, call, tuple(stages))
 
     async def _execute(self, tool: Tool, call: ToolCall, ctx: ToolCallContext) -> ToolResult:
         started = time.perf_counter()

@@ -89,14 +89,37 @@ class ToolCall:
 
 
 @attrs.frozen
+class Refusal:
+    """Why the chain did not run a call.
+
+    ``stage`` is where it stopped: ``lookup`` (no such tool), ``scope`` (not the agent's
+    tool), ``validate`` (bad parameters), ``SecurityFilter``, ``ApprovalGate``, or
+    ``limit`` (a delegation past the turn's round limit, refused by the agent loop);
+    ``verdict`` what that stage said (``refused``, ``block``, ``denied``); ``plugin``
+    the plugin that decided (``None`` for the core's own checks); ``reason`` the reason,
+    masked by the redaction policy.
+    """
+
+    stage: str
+    verdict: str
+    reason: str
+    plugin: str | None = None
+
+
+@attrs.frozen
 class ToolResult:
-    """What a tool call produced: an output, or an error the model will be shown."""
+    """What a tool call produced: an output, or an error the model will be shown.
+
+    ``refusal`` is set when the call never ran because a stage of the chain refused it
+    (then ``ok`` is false and ``error_type`` is ``unknown_tool``, ``not_allowed``,
+    ``invalid_params``, ``blocked``, ``denied`` or ``limit``)."""
 
     ok: bool
     output: JSON = None
     error: str | None = None
     error_type: str | None = None
     duration_ms: float = 0.0
+    refusal: Refusal | None = None
 
 
 @attrs.frozen

@@ -31,7 +31,7 @@ from toolang_core.agents.types import AgentDefinition
 from toolang_core.errors import describe_exception
 from toolang_core.execution.seam import LEASE_LOST, SHUTDOWN, AfterTurn, TurnContext, TurnOutcome
 from toolang_core.models.resolve import ModelResolver
-from toolang_core.models.types import Message, ModelError, ToolSpec
+from toolang_core.models.types import NO_HEADERS, Message, ModelError, ToolSpec
 from toolang_core.redaction import redact
 from toolang_core.store.types import TurnStatus
 from toolang_core.taskruns import view
@@ -46,6 +46,7 @@ from toolang_core.turn.running import DelegationError, ResponseMode, RunningTurn
 if TYPE_CHECKING:
     from toolang_core.config.model import AgentsConfig
     from toolang_core.runtime.runtime import Runtime
+    from toolang_core.store.types import TurnRequest
 
 __all__ = ["AgentExecutor", "DelegationError", "TurnFailed"]
 
@@ -67,8 +68,17 @@ class AgentExecutor:
             timeout_seconds=tools.timeout_seconds,
             max_output_chars=tools.max_output_chars,
         )
+        # Asked once: with no plugin adding headers, a model call pays nothing for them.
+        self._asks_headers = bool(runtime.host.hooks.implementations("toolang_outbound_headers"))
 
     # -- what a turn runs with ----------------------------------------------------------
+
+    def outbound_headers(self, turn: TurnRequest, key: str) -> Mapping[str, str]:
+        """The headers plugins add to the model call ``key`` of ``turn``
+        (``toolang_outbound_headers``; none when no plugin implements it)."""
+        if not self._asks_headers:
+            return NO_HEADERS
+        return self.runtime.host.hooks.outbound_headers(turn, key, self.runtime)
 
     async def prepare(self) -> None:
         """Read the agent registry before the first turn; log tools no agent owns."""

@@ -193,7 +193,11 @@ class AgentLoop:
             "truncated": truncated,
         }
         request = ModelRequest(
-            messages=tuple(self.messages), tools=speaker.specs, model_id=speaker.model_id, key=key
+            messages=tuple(self.messages),
+            tools=speaker.specs,
+            model_id=speaker.model_id,
+            key=key,
+            headers=self.executor.outbound_headers(ctx.turn, key),
         )
         try:
             stream = getattr(speaker.model, "stream", None)
@@ -268,8 +272,10 @@ class AgentLoop:
             as_run, result = call, doubt.result
             stages = (StageRecord("in_doubt", "not_run", None, doubt.detail),)
         elif call.name in DELEGATION_TOOLS and not self.handle.take_round():
-            as_run, result = call, self._rounds_used_up()
-            stages = (StageRecord("limit", "refused", None, result.error or ""),)
+            refused = self._rounds_used_up()
+            limit = StageRecord("limit", "refused", None, refused.error or "")
+            chained = await self.executor.chain.refuse(call, tool_ctx, refused, [limit])
+            as_run, result, stages = call, chained.result, chained.stages
         else:
 
             def announce(as_run: ToolCall, _ctx: ToolCallContext) -> None:

@@ -16,6 +16,7 @@ from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
 from a2a.server.tasks import InMemoryTaskStore
 from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 from starlette.applications import Starlette
+from starlette.middleware.base import BaseHTTPMiddleware
 
 
 class Echo(AgentExecutor):
@@ -71,6 +72,15 @@ class A2AServer:
         app = Starlette(
             routes=[*create_agent_card_routes(agent_card), *create_jsonrpc_routes(handler, "/")]
         )
+        self.posted: list[dict[str, str]] = []
+        """The headers of every POST (JSON-RPC call) received, in order."""
+
+        async def record(request, call_next):
+            if request.method == "POST":
+                self.posted.append(dict(request.headers))
+            return await call_next(request)
+
+        app.add_middleware(BaseHTTPMiddleware, dispatch=record)
         config = uvicorn.Config(app, log_level="warning", lifespan="off")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(

@@ -68,3 +68,18 @@ def test_a_remote_that_drops_the_connection_mid_call_is_a_clear_error(tmp_path):
     assert str(raised.value).startswith(
         f"remote agent at {url} is unreachable: the connection was lost mid-call ("
     )
+
+
+def test_the_requests_headers_go_with_the_message(tmp_path):
+    parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    with A2AServer("Echo") as server:
+        provider = RemoteAgentProvider(RemoteSettings(endpoints=[server.url]), tmp_path)
+        request = ModelRequest(
+            messages=(Message(role="user", content="hi"),),
+            key="turn-3:model:0",
+            headers={"traceparent": parent, "tracestate": "vendor=abc"},
+        )
+        assert asyncio.run(provider.model(server.url).complete(request)).text == "hi"
+    sent = server.posted[0]  # SendMessage (GetTask follows it when the task is not final)
+    assert (sent["traceparent"], sent["tracestate"]) == (parent, "vendor=abc")
+    assert sent["a2a-version"]  # the client's own headers are still there

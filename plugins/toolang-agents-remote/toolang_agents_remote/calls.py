@@ -5,7 +5,8 @@ delegating — ``ask_agent``, ``transfer_to_agent``, ``start_task_run``/``agent_
 reaches it through the ordinary agent loop, and the delegating tool call has already
 passed the whole tool-hook chain. This "model" sends the conversation's last user
 message to the remote agent with a2a-sdk's client and answers with the remote task's
-result.
+result. The request's ``headers`` (``toolang_outbound_headers``: a tracer's W3C trace
+context) go with the message, so the remote turn joins the caller's trace.
 
 Durable and replay-safe: the A2A ``messageId`` is derived from the model call's step
 key (``ModelRequest.key``), and the remote task id is written to the call log
@@ -21,6 +22,7 @@ import asyncio
 import hashlib
 import sqlite3
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -161,7 +163,9 @@ class RemoteAgentModel:
         try:
             client = await self.provider.client(self.url)
             if task_id is None:
-                sent = await asyncio.wait_for(self._send(client, text, message_id), timeout)
+                sent = await asyncio.wait_for(
+                    self._send(client, text, message_id, request.headers), timeout
+                )
                 if not sent.HasField("task"):  # answered at once with a message, no task
                     log.end(key, "completed")
                     answer = "\n".join(p.text for p in sent.message.parts if p.text)
@@ -193,7 +197,13 @@ class RemoteAgentModel:
         log.end(key, "completed")
         return ModelResponse(text=answer, model=f"a2a:{self.url}#{task.id}")
 
-    async def _send(self, client: Any, text: str, message_id: str) -> Any:
+    async def _send(
+        self, client: Any, text: str, message_id: str, headers: Mapping[str, str]
+    ) -> Any:
+        """Send the message; ``headers`` (the request's, from ``toolang_outbound_headers``:
+        a tracer's W3C ``traceparent``) go with it, so the remote turn continues the
+        caller's trace."""
+        from a2a.client import ClientCallContext
         from a2a.helpers.proto_helpers import new_text_message
         from a2a.types.a2a_pb2 import SendMessageConfiguration, SendMessageRequest
 
@@ -202,8 +212,9 @@ class RemoteAgentModel:
         request = SendMessageRequest(
             message=message, configuration=SendMessageConfiguration(return_immediately=True)
         )
+        context = ClientCallContext(service_parameters=dict(headers)) if headers else None
         last = None
-        async for event in client.send_message(request):
+        async for event in client.send_message(request, context=context):
             last = event
         if last is None or not (last.HasField("task") or last.HasField("message")):
             raise ModelError(f"remote agent at {self.url} answered with neither task nor message")

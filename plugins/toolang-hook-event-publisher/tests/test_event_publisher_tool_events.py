@@ -91,3 +91,32 @@ def test_with_no_sink_and_no_other_subscriber_no_tool_event_is_built(toolang_run
         call=call, turn_id="t", thread_id="th", run_id="r", agent="a", runtime=runtime
     )
     assert plugin.toolang_publish_event(call, ToolResult(ok=True), ctx) is None
+
+
+def test_a_call_the_chain_refused_is_a_tool_refused_event_with_its_refusal(agent_runtime):
+    from toolang_core import Block, hookimpl
+
+    class Guard:
+        @staticmethod
+        @hookimpl
+        def toolang_filter_tool_call(call, ctx):
+            return Block(f"no keys here: {call.params['term']}")
+
+    subscriber = Subscriber()
+    runtime = agent_runtime(
+        [tool_call("lookup", {"term": SECRET}, call_id="c1"), text("sorry")],
+        "include_params = true\n",
+        extra={"subscriber": subscriber, "guard": Guard()},
+    )
+    run_turn(runtime)
+    (event,) = tool_events(subscriber)
+    assert event.kind == "tool.refused"
+    assert (event.data["ok"], event.data["error_type"]) == (False, "blocked")
+    assert event.data["refusal"] == {
+        "stage": "SecurityFilter",
+        "verdict": "block",
+        "plugin": "guard",
+        "reason": "no keys here: ********",
+    }
+    assert event.data["params"] == {"term": "********"}
+    assert SECRET not in repr(event)

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 TOOL_COMPLETED = "tool.completed"
 TOOL_FAILED = "tool.failed"
+TOOL_REFUSED = "tool.refused"
 
 
 def clip(value: Any, limit: int) -> Any:
@@ -29,10 +30,13 @@ def clip(value: Any, limit: int) -> Any:
 def tool_event(
     call: ToolCall, result: ToolResult, ctx: ToolCallContext, settings: PublisherSettings
 ) -> Event:
-    """The ``tool.completed`` / ``tool.failed`` event of an executed call.
+    """The ``tool.completed`` / ``tool.failed`` event of an executed call, or the
+    ``tool.refused`` event of a call the chain did not run (with its ``refusal``:
+    ``stage``, ``verdict``, ``plugin`` and the masked ``reason``).
 
     Parameters and output are left out unless the settings opt in: they are the
-    likeliest place for personal data, and every bus subscriber sees this event.
+    likeliest place for personal data, and every bus subscriber sees this event (a
+    refused call's parameters arrive masked by the redaction policy already).
     """
     data: dict[str, Any] = {
         "tool": call.name,
@@ -48,8 +52,17 @@ def tool_event(
         data["params"] = clip(dict(call.params), settings.max_value_chars)
     if settings.include_output and result.ok:
         data["output"] = clip(result.output, settings.max_value_chars)
+    refusal = getattr(result, "refusal", None)
+    if refusal is not None:
+        data["refusal"] = {
+            "stage": refusal.stage,
+            "verdict": refusal.verdict,
+            "plugin": refusal.plugin,
+            "reason": clip_text(refusal.reason, settings),
+        }
+    kind = TOOL_REFUSED if refusal is not None else TOOL_COMPLETED if result.ok else TOOL_FAILED
     return Event(
-        TOOL_COMPLETED if result.ok else TOOL_FAILED,
+        kind,
         data,
         run_id=ctx.run_id,
         thread_id=ctx.thread_id,

@@ -48,6 +48,36 @@ def test_every_executed_call_of_a_real_turn_is_recorded(toolang_runtime, toolang
     assert abs(failed["at"] - time.time()) < 600
 
 
+def test_a_call_the_chain_refused_is_no_failure_of_the_tool(
+    toolang_runtime, toolang_scripted_model
+):
+    from toolang_core import Block, hookimpl
+
+    class Guard:  # blocks every write under secret/
+        @staticmethod
+        @hookimpl
+        def toolang_filter_tool_call(call, ctx):
+            if str(call.params.get("path", "")).startswith("secret/"):
+                return Block("no writes under secret/")
+            return None
+
+    model = toolang_scripted_model(
+        [
+            tool_call("flaky_write", {"path": "secret/a.txt"}, call_id="blocked"),
+            tool_call("flaky_write", {"path": 3}, call_id="invalid"),
+            tool_call("no_such_tool", {}, call_id="unknown"),
+            tool_call("flaky_write", {"path": "b.txt"}, call_id="ran"),
+            text("done"),
+        ]
+    )
+    runtime = make_runtime(toolang_runtime, model=model)
+    runtime.host.register(Guard(), "guard")
+    serve(runtime, "write")
+    (ran,) = rows(runtime)
+    assert (ran["call_id"], ran["ok"]) == ("ran", 1)
+    assert note(runtime) is None  # three refusals in a row: no failure to mention
+
+
 def test_a_failing_tool_still_reaches_the_model_and_the_turn_completes(
     toolang_runtime, toolang_scripted_model
 ):

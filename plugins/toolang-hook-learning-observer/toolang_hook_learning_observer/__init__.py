@@ -1,6 +1,8 @@
 """toolang-hook-learning-observer: the LearningObserver stage of the tool-call chain.
 
-Records the outcome of every executed tool call in the plugin's own SQLite tables,
+Records the outcome of every executed tool call in the plugin's own SQLite tables (a
+call the chain refused — blocked, denied, out of scope, bad parameters — never ran and
+is not counted),
 reports failure rates and latency (``toolang learning stats``) and gives each agent a
 short note about its tools' recent failures. This module stays import-light (it is
 imported by every ``toolang`` command): the database code loads on first use.
@@ -42,6 +44,10 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 def toolang_observe_tool_result(call: ToolCall, result: ToolResult, ctx: ToolCallContext) -> None:
     runtime: Any = getattr(ctx, "runtime", None)
     if runtime is None:  # a context built by hand (unit tests): nowhere to record
+        return
+    if getattr(result, "refusal", None) is not None:
+        # Refused by the chain (blocked, denied, out of scope, bad parameters): the tool
+        # never ran, so it is no outcome of the tool — its failure rate stays its own.
         return
     recorder_of(runtime).observe(call, result, ctx)
 

@@ -131,3 +131,26 @@ def test_otlp_settings_build_the_sdks_own_exporters_for_each_protocol():
     assert isinstance(metric_exporter(http), OTLPMetricExporter)
     grpc = OtelSettings(exporter="otlp", protocol="grpc", endpoint="http://collector:4317")
     assert isinstance(span_exporter(grpc), GrpcSpanExporter)
+
+
+def test_the_file_exporter_appends_spans_and_metrics_as_json_lines(agent_runtime):
+    settings = 'exporter = "file"\npath = "t/spans.jsonl"\nsample_ratio = 1\n'
+    runtime = agent_runtime([text("done")], settings)
+    turn = run_turn(runtime)
+    assert turn.status is TurnStatus.COMPLETED
+    path = runtime.config.home / "t" / "spans.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    metrics = [line for line in lines if "resource_metrics" in line]
+    assert metrics, lines
+    names = {
+        metric["name"]
+        for line in metrics
+        for resource in line["resource_metrics"]
+        for scope in resource["scope_metrics"]
+        for metric in scope["metrics"]
+    }
+    assert "toolang.turns.finished" in names
+    spans = [line for line in lines if "context" in line]
+    assert all(
+        s["attributes"]["toolang.turn.id"] == turn.id for s in spans if s["parent_id"] is None
+    )

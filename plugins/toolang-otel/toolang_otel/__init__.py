@@ -107,6 +107,14 @@ def toolang_turn_finished(turn: TurnRequest, stages: Sequence[StageDone], runtim
 
 
 @hookimpl
+def toolang_outbound_headers(
+    turn: TurnRequest, key: str, runtime: Runtime
+) -> dict[str, str] | None:
+    plugin = plugin_of(runtime)
+    return None if plugin is None else plugin.turns.headers(turn, key)
+
+
+@hookimpl
 def toolang_doctor_checks(runtime: Runtime) -> list[DoctorCheck]:
     from toolang_otel.doctor import checks
 

@@ -14,8 +14,10 @@ import contextlib
 import os
 import socket
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+import attrs
 import structlog
 
 from toolang_otel.telemetry import Telemetry
@@ -36,6 +38,9 @@ class OtelPlugin:
 
     def __init__(self, runtime: Runtime, settings: OtelSettings, **telemetry: Any) -> None:
         self.runtime = runtime
+        path = Path(settings.path).expanduser()
+        if settings.exporter == "file" and not path.is_absolute():
+            settings = attrs.evolve(settings, path=str(runtime.config.home / path))
         self.settings = settings
         self.telemetry = Telemetry(
             settings,

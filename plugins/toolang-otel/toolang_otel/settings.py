@@ -19,7 +19,7 @@ from toolang_core import Secret, redact_text
 NAME: Final = "otel"
 """The entry-point name: the settings section and the per-runtime state key."""
 
-ExporterName = Literal["none", "console", "otlp", "memory"]
+ExporterName = Literal["none", "console", "file", "otlp", "memory"]
 Protocol = Literal["http/protobuf", "grpc"]
 
 
@@ -61,7 +61,9 @@ class OtelSettings:
     ``exporter`` picks where both signals go: ``none`` (the default: installed is not
     switched on), ``console`` (stdout), ``otlp`` (a collector, over ``protocol``
     ``http/protobuf`` or ``grpc``, at ``endpoint`` — else the SDK's default or
-    ``OTEL_EXPORTER_OTLP_ENDPOINT``) or ``memory`` (kept in the process, for tests).
+    ``OTEL_EXPORTER_OTLP_ENDPOINT``), ``file`` (JSON lines appended to ``path``, relative
+    to the runtime's home: one span or one metrics batch per line, as the SDK's
+    ``to_json`` writes it) or ``memory`` (kept in the process, for tests).
     ``traces`` / ``metrics`` switch a signal off. ``sample_ratio`` samples whole traces
     (a task run follows its parent): one turn in twenty by default, which keeps the
     plugin's cost on the fastest turns under a tenth (bench/otel.py); metrics count
@@ -77,6 +79,7 @@ class OtelSettings:
     protocol: Protocol = "http/protobuf"
     endpoint: str | None = attrs.field(default=None, validator=_endpoint)
     headers: Mapping[str, Secret] = attrs.field(factory=dict)
+    path: str = "otel.jsonl"
     timeout_seconds: float = attrs.field(default=10.0, validator=_at_least(0.001))
     service_name: str = "toolang"
     resource: Mapping[str, str] = attrs.field(factory=dict)
@@ -89,6 +92,8 @@ class OtelSettings:
     shutdown_timeout_seconds: float = attrs.field(default=5.0, validator=_at_least(0))
 
     def __attrs_post_init__(self) -> None:
+        if not self.path.strip():
+            raise ValueError("path: expected a file name (the file exporter's JSON lines)")
         if (
             self.exporter == "otlp"
             and self.protocol == "grpc"

@@ -51,6 +51,10 @@ def span_exporter(settings: OtelSettings) -> SpanExporter:
         return ConsoleSpanExporter(out=sys.stdout)
     if settings.exporter == "memory":
         return InMemorySpanExporter()
+    if settings.exporter == "file":
+        from toolang_otel.jsonlines import JsonLinesSpanExporter
+
+        return JsonLinesSpanExporter(settings.path)
     headers = {k: v.reveal() for k, v in settings.headers.items()}
     if settings.protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
@@ -78,6 +82,10 @@ def metric_exporter(settings: OtelSettings) -> MetricExporter:
         from opentelemetry.sdk.metrics.export import ConsoleMetricExporter
 
         return ConsoleMetricExporter(out=sys.stdout)
+    if settings.exporter == "file":
+        from toolang_otel.jsonlines import JsonLinesMetricExporter
+
+        return JsonLinesMetricExporter(settings.path)
     headers = {k: v.reveal() for k, v in settings.headers.items()}
     if settings.protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import (
@@ -116,14 +124,21 @@ def _http_endpoint(settings: OtelSettings, signal: str) -> str | None:
 
 class TurnIds(RandomIdGenerator):
     """The SDK's random ids, except a trace id the plugin drew for the next root span
-    (it decided to sample that turn with the same ratio sampler the SDK then asks)."""
+    (it decided to sample that turn with the same ratio sampler the SDK then asks) and
+    a span id it promised a remote callee as its parent (``traceparent``) before the
+    span — the model call's, made once the call is stored — existed."""
 
     def __init__(self) -> None:
         self.next_trace_id: int | None = None
+        self.next_span_id: int | None = None
 
     def generate_trace_id(self) -> int:
         chosen, self.next_trace_id = self.next_trace_id, None
         return chosen if chosen is not None else super().generate_trace_id()
+
+    def generate_span_id(self) -> int:
+        chosen, self.next_span_id = self.next_span_id, None
+        return chosen if chosen is not None else super().generate_span_id()
 
 
 class Telemetry:

@@ -8,6 +8,12 @@
     ├── execute_tool <tool>              each tool call: one event per hook stage's verdict
     └── after_turn <stage>               prompt trace, memory write, events, delivery
 
+Across processes the W3C trace context goes both ways: a turn whose request carries a
+caller's ``traceparent`` (the A2A endpoint and the HTTP submit endpoint keep it in the
+request's metadata) is a child of the caller's span, and each model call gets a
+``traceparent`` to send (``toolang_outbound_headers``) naming the ``chat`` span the
+call will be — a remote agent's turn is that span's child.
+
 Spans are made from what the core stored — a step's own start and end times and its
 data as stored (masked by the redaction policy) — when the step is stored, so no span is
 open across an ``await`` of the turn. Content (tool arguments and results, prompts and
@@ -18,6 +24,7 @@ redaction entry point and cut to ``max_content_chars``.
 from __future__ import annotations
 
 import json
+import random
 from collections import Counter, OrderedDict, deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
@@ -26,8 +33,9 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.metrics import CallbackOptions, Observation
 from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from toolang_core import redact
+from toolang_core import TRACE_CONTEXT_META, redact
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import Histogram
@@ -47,6 +55,9 @@ UNSAMPLED: Final = object()
 KNOWN_PARENTS: Final = 10_000
 """Span contexts of recent turns kept for their task runs (which may start after the
 parent turn ended)."""
+
+W3C: Final = TraceContextTextMapPropagator()
+"""The SDK's W3C trace-context propagator: reads a caller's ``traceparent``/``tracestate``."""
 
 _INPUT_KEYS: Final = ("input_tokens", "prompt_tokens", "input")
 _OUTPUT_KEYS: Final = ("output_tokens", "completion_tokens", "output")
@@ -79,6 +90,9 @@ class TurnTelemetry:
         self.parents: OrderedDict[str, SpanContext | object] = OrderedDict()
         """Span contexts of recent turns (``UNSAMPLED`` for those not traced), for their
         task runs."""
+        self.promised: dict[str, dict[str, int]] = {}
+        """Span ids promised to the model calls of a running turn (by step key), in
+        ``traceparent`` headers sent before the call's span exists."""
         self.telemetry = telemetry
         self.queued: dict[str, int] = {}
         """Queued requests per thread group, refreshed from the store in the background."""
@@ -147,6 +161,8 @@ class TurnTelemetry:
         if self.tracer is None:
             return
         parent_context = self.parents.get(turn.parent) if turn.parent is not None else None
+        if parent_context is None and turn.meta.get(TRACE_CONTEXT_META):
+            parent_context = _remote_parent(turn.meta[TRACE_CONTEXT_META])
         if parent_context is UNSAMPLED or (
             parent_context is None and self.telemetry.draw_root() is None
         ):
@@ -165,6 +181,8 @@ class TurnTelemetry:
         }
         if turn.parent is not None:
             attributes["toolang.turn.parent"] = turn.parent
+        if isinstance(parent_context, SpanContext) and parent_context.is_remote:
+            attributes["toolang.turn.remote_parent"] = True
         # A root's parent is nothing — not whatever span the caller's context holds.
         context = (
             trace.set_span_in_context(NonRecordingSpan(parent_context))
@@ -221,6 +239,7 @@ class TurnTelemetry:
             self.finished_counts[key] += 1
             if turn.started_at is not None:
                 self.pending.append((self.turn_duration, max(0.0, ended - turn.started_at), labels))
+        self.promised.pop(turn.id, None)
         span = self.live.pop(turn.id, None)
         if span is None:
             return
@@ -247,6 +266,31 @@ class TurnTelemetry:
             span.set_attribute("error.type", turn.outcome or "error")
             span.set_status(Status(StatusCode.ERROR, self._text(turn.error) or turn.outcome))
         span.end(end_time=_ns(max(ended, previous)))
+
+    def headers(self, turn: TurnRequest, key: str) -> dict[str, str] | None:
+        """The W3C trace context for the model call ``key`` of ``turn`` to send: the
+        call's ``chat`` span as the parent (its span id drawn now and used when the span
+        is made), or — for a turn sampled out — a context that says so, so the callee
+        does not trace its part either. ``None`` for a turn this plugin does not know.
+
+        Written by hand rather than by the SDK's propagator (which reads them back in
+        :func:`_remote_parent`): it runs before every model call, and the propagator
+        takes ten times as long to write the same line."""
+        span = self.live.get(turn.id)
+        if span is not None and span.is_recording():
+            span_id = random.getrandbits(64) or 1
+            self.promised.setdefault(turn.id, {})[key] = span_id
+            own = span.get_span_context()
+            headers = {
+                "traceparent": f"00-{own.trace_id:032x}-{span_id:016x}-{own.trace_flags:02x}"
+            }
+            if own.trace_state:
+                headers["tracestate"] = own.trace_state.to_header()
+            return headers
+        if self.parents.get(turn.id) is UNSAMPLED:
+            trace_id, span_id = random.getrandbits(128) or 1, random.getrandbits(64) or 1
+            return {"traceparent": f"00-{trace_id:032x}-{span_id:016x}-00"}
+        return None
 
     # -- steps ---------------------------------------------------------------------------
 
@@ -294,6 +338,12 @@ class TurnTelemetry:
             attributes["gen_ai.output.messages"] = self._json(
                 {"text": response.get("text", ""), "tool_calls": response.get("tool_calls", ())}
             )
+        promised = self.promised.get(step.turn_id)
+        if promised:  # this call sent a traceparent naming its span: keep the promise
+            key = step.idempotency_key
+            # A failed call is stored without its key; it is the one asked for last.
+            span_id = promised.pop(key, None) if key is not None else promised.popitem()[1]
+            self.telemetry.ids.next_span_id = span_id
         child = self.tracer.start_span(
             f"chat {request_model}",
             context=trace.set_span_in_context(span),
@@ -422,3 +472,16 @@ class TurnTelemetry:
         self.queued = {group: 0 for group in self.queued} | {
             group: queued for group, (_running, queued) in load.items()
         }
+
+
+def _remote_parent(carried: Any) -> SpanContext | object | None:
+    """The caller's span from a turn request's stored trace context: its
+    :class:`SpanContext` when sampled, ``UNSAMPLED`` when the caller did not record its
+    trace, ``None`` when there is nothing valid to continue."""
+    if not isinstance(carried, Mapping):
+        return None
+    carrier = {str(k): str(v) for k, v in carried.items()}
+    context = trace.get_current_span(W3C.extract(carrier)).get_span_context()
+    if not context.is_valid:
+        return None
+    return context if context.trace_flags.sampled else UNSAMPLED

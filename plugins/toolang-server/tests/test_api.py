@@ -82,6 +82,26 @@ def test_submit_wait_show_steps_trace_and_list_a_chat_turn(token_server):
         assert bob.get("/api/threads/http:alice").status_code == 404
 
 
+def test_a_submitters_w3c_trace_context_is_kept_with_the_turn_request(token_server):
+    parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    with token_server.client(TOKENS["alice"]) as alice:
+        traced = alice.post(
+            "/api/turns",
+            json={"input": "traced", "wait": 20},
+            headers={"traceparent": parent, "tracestate": "vendor=abc"},
+        ).json()
+        assert traced["meta"]["trace_context"] == {
+            "traceparent": parent,
+            "tracestate": "vendor=abc",
+        }
+        malformed = alice.post(
+            "/api/turns",
+            json={"input": "malformed", "wait": 20},
+            headers={"traceparent": parent.replace("00f067aa0ba902b7", "0" * 16)},
+        ).json()
+        assert "trace_context" not in malformed["meta"]
+
+
 def test_submit_without_wait_is_accepted_then_cancel_of_a_finished_turn_changes_nothing(
     token_server,
 ):

@@ -18,6 +18,7 @@ from toolang_core import (
     TurnNotFound,
     TurnRequest,
     TurnStatus,
+    trace_context_meta,
 )
 from toolang_server.finished import FinishedTurns
 from toolang_server.http import (
@@ -158,6 +159,8 @@ async def submit(request: Request) -> Response:
                 sender=caller.sender,
                 owner=caller.owner,
                 id=turn_id,
+                # The caller's W3C trace context: a tracer parents the turn's span from it.
+                meta=trace_context_meta(request.headers),
             )
         )
     except SubmitRejected as exc:

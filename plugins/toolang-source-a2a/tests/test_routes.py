@@ -97,3 +97,37 @@ def test_the_routes_work_mounted_on_a_server(toolang_runtime):
         headers=V1,
     )
     assert unknown.status_code == 404
+
+
+def test_a_callers_w3c_trace_context_is_kept_with_the_turn_request(toolang_runtime):
+    runtime = toolang_runtime("", plugins={"source-a2a": toolang_source_a2a})
+    client = Client(mounted(runtime))
+    parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+    def send(message_id: str, headers: dict[str, str]) -> None:
+        message = {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+        answer = client.post(
+            "/a2a/assistant",
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "SendMessage",
+                "params": {"message": message, "configuration": {"returnImmediately": True}},
+            },
+            headers=V1 | headers,
+        ).json()
+        assert "result" in answer, answer
+
+    send("traced", {"traceparent": parent, "tracestate": "vendor=abc"})
+    send("malformed", {"traceparent": "00-not-a-trace-01"})
+    send("plain", {})
+    store = runtime.open_store()
+    try:
+        turns = {t.id: t.meta for t in store.list_turns(TurnFilter(limit=10))}
+    finally:
+        store.close()
+    by_message = {meta["a2a_message_id"]: meta for meta in turns.values()}
+    expected = {"traceparent": parent, "tracestate": "vendor=abc"}
+    assert by_message["traced"]["trace_context"] == expected
+    assert "trace_context" not in by_message["malformed"]
+    assert "trace_context" not in by_message["plain"]

@@ -166,8 +166,13 @@ def rpc(
     token: str = "alice-token",
     raw: bytes | None = None,
     version: str | None = "1.0",
+    headers: dict[str, str] | None = None,
 ):
-    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Content-Type": "application/json",
+        **(headers or {}),
+    }
     if version:
         headers["A2A-Version"] = version
     content = raw if raw is not None else json.dumps(body).encode()
@@ -361,7 +366,8 @@ def test_subscribe_follows_a_task_until_it_is_canceled(served):
 def test_work_handed_over_for_tracking_is_a_task_run(served):
     body = send_body("track this", "m-run", contextId="ctx-run")
     body["params"]["message"]["metadata"] = {"toolang.task_run": True}
-    task = rpc(served, body).json()["result"]["task"]
+    parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    task = rpc(served, body, headers={"traceparent": parent}).json()["result"]["task"]
     assert task["contextId"] == "ctx-run"
     assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
     assert task["artifacts"][0]["parts"][0]["text"] == "echo: track this"
@@ -371,6 +377,11 @@ def test_work_handed_over_for_tracking_is_a_task_run(served):
     assert runs.returncode == 0, runs.stderr
     [run] = [r for r in json.loads(runs.stdout) if r["id"] == task["id"]]
     assert run["owner"] == "alice"
+    store = store_of(served)
+    try:  # the caller's W3C trace context goes with the run: a tracer continues it
+        assert store.get(task["id"]).meta["trace_context"] == {"traceparent": parent}
+    finally:
+        store.close()
     other = rpc(
         served,
         {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": task["id"]}},

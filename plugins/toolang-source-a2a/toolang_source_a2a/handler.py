@@ -40,7 +40,15 @@ from a2a.utils.errors import (
     UnsupportedOperationError,
 )
 
-from toolang_core import NewTurnRequest, SubmitRejected, TurnFilter, TurnRequest, new_id
+from toolang_core import (
+    NewTurnRequest,
+    SubmitRejected,
+    TurnFilter,
+    TurnRequest,
+    new_id,
+    trace_context_meta,
+    trace_context_of,
+)
 from toolang_source_a2a.tasks import (
     FINAL,
     TASK_RUN_FLAG,
@@ -61,6 +69,12 @@ _CONTEXT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,119}$")
 
 def caller_of(context: ServerCallContext) -> str:
     return str(context.state["a2a_caller"])
+
+
+def trace_meta_of(context: ServerCallContext) -> dict[str, Any]:
+    """The caller's W3C trace context (``traceparent``/``tracestate`` headers), as the
+    turn request's metadata entry: a tracer parents the turn's span from it."""
+    return trace_context_meta(context.state.get("headers") or {})
 
 
 class StoreRequestHandler(RequestHandler):
@@ -137,7 +151,7 @@ class StoreRequestHandler(RequestHandler):
                     owner=caller,
                     channel="a2a",
                     agent=str(context.state["a2a_agent"]),
-                    meta={"a2a_message_id": message.message_id},
+                    meta={"a2a_message_id": message.message_id, **trace_meta_of(context)},
                     id=turn_id,
                 )
             )
@@ -164,6 +178,8 @@ class StoreRequestHandler(RequestHandler):
                     metadata={
                         "a2a_message_id": message_id,
                         "a2a_context": thread.removeprefix(THREAD_PREFIX),
+                        # the caller's W3C trace context: the run continues its trace
+                        **trace_context_of(context.state.get("headers") or {}),
                     },
                     id=run_id,
                 )
