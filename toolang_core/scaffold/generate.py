@@ -13,8 +13,7 @@ from pathlib import Path
 import attrs
 
 from toolang_core.errors import UsageError
-from toolang_core.scaffold import standalone as standalone_files
-from toolang_core.scaffold import templates, working
+from toolang_core.scaffold import standalone as standalone_files, templates, working
 
 FAMILY_TEMPLATES: dict[str, tuple[str, str]] = {
     "tools": (templates.TOOLS_MODULE, templates.TOOLS_TEST),
@@ -56,9 +55,7 @@ class PluginNames:
         return self.name.replace("-", "_")
 
 
-def scaffold_plugin(
-    plugins_dir: Path, family: str, name: str, *, standalone: bool = False
-) -> Path:
+def scaffold_plugin(plugins_dir: Path, family: str, name: str, *, standalone: bool = False) -> Path:
     """Create ``plugins_dir/toolang-<family>-<name>/`` and return its path.
 
     ``standalone`` adds what a repository of its own needs: a pyproject pinning the

@@ -155,7 +155,8 @@ def test_its_agent_calls_the_tool_in_a_turn(toolang_runtime, toolang_scripted_mo
         TurnStatus.COMPLETED,
         "Done.",
     )
-    (result,) = [s.data["result"] for s in runtime.open_store().steps(turn_id) if "result" in s.data]
+    steps = runtime.open_store().steps(turn_id)
+    (result,) = [step.data["result"] for step in steps if "result" in step.data]
     assert result["output"] == "Hello, Ada!"
 """
 
