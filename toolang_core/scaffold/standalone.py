@@ -64,7 +64,7 @@ version = "0.1.0"
 description = "A toolang ${family} plugin."
 readme = "README.md"
 requires-python = ">=3.11"
-classifiers = ["Framework :: toolang", "Programming Language :: Python :: 3"]
+classifiers = ["Programming Language :: Python :: 3"]
 # The toolang release series this plugin supports (a 0.x minor release may change
 # the hook contract). Widen it once tox passes against the next series.
 dependencies = ["${pin}"]
