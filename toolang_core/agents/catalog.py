@@ -26,7 +26,7 @@ UNMATCHED_FIX = (
     "no agent's prefixes cover these tools and their plugins declared no active owner; "
     "only agents granted them (tools: ['*'] or their names) can use them. Fix: declare "
     "the owner in the plugin (Tool(owner='<agent>')), claim their prefix in an agent's "
-    "AGENT.md (prefixes: [...]), or set [agents] unmatched_tools = \"default\" to give "
+    'AGENT.md (prefixes: [...]), or set [agents] unmatched_tools = "default" to give '
     "them to the default agent"
 )
 """How to make unmatched tools usable (logged at start-up and shown by doctor)."""
