@@ -142,3 +142,27 @@ def test_testing_md_examples_pass_as_the_tests_of_scaffolded_plugins(tmp_path):
     assert ran.returncode == 0, ran.stdout[-4000:] + ran.stderr[-2000:]
     passed = re.search(r"(\d+) passed", ran.stdout)
     assert passed and int(passed.group(1)) > 80, ran.stdout  # the conformance suite too
+
+
+@pytest.mark.slow
+def test_plugins_md_walks_from_an_empty_directory_to_a_tested_wheel(tmp_path, wheelhouse):
+    """The ```sh walk block of docs/plugins.md, run as written in an empty directory."""
+    (walk,) = re.findall(r"```sh walk\n(.*?)```", (DOCS / "plugins.md").read_text(), re.S)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TOOLANG_", "VIRTUAL_ENV", "PYTHONPATH", "PIP_", "UV_"))
+    }
+    ran = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", walk],
+        cwd=tmp_path,
+        env={**env, "TOOLANG_FIND_LINKS": str(wheelhouse)},
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stdout[-4000:] + ran.stderr[-4000:]
+    dist = tmp_path / "toolang-tools-weather" / "dist"
+    assert (dist / "toolang_tools_weather-0.1.0-py3-none-any.whl").is_file()
+    assert " passed" in ran.stdout  # pytest's and tox's runs printed their counts
