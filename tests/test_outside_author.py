@@ -180,6 +180,10 @@ def test_the_installed_tool_is_called_by_its_agent_through_a_turn(plugins):
             {"text": "I greeted Ada."},
         ]
     )
+    owners = plugin.json("agents", "tools")["tools"]
+    assert (owners["demo_hello"]["agent"], owners["demo_hello"]["via"]) == (NAME, "prefix")
+    doctor = plugin.toolang("doctor")
+    assert "no agent owns: demo_hello" not in doctor.stdout, doctor.stdout
     turn_id = plugin.submit("greet Ada", "--agent", NAME)
     plugin.run_until_idle()
     turn = plugin.turn(turn_id)
