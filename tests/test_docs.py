@@ -151,7 +151,7 @@ def test_plugins_md_walks_from_an_empty_directory_to_a_tested_wheel(tmp_path, wh
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("TOOLANG_", "VIRTUAL_ENV", "PYTHONPATH", "PIP_", "UV_"))
+        if not k.startswith(("TOOLANG_", "VIRTUAL_ENV", "PYTHONPATH", "PIP_", "UV_", "TOX_"))
     }
     ran = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", walk],

@@ -35,6 +35,11 @@ from toolang_core.testing import make_distribution
 
 pytestmark = pytest.mark.slow
 
+OUTER = ("TOOLANG_", "VIRTUAL_ENV", "PYTHONPATH", "TOX_", "PIP_", "UV_")
+"""Environment variables of this test's own environment (and of the tox running it,
+whose TOX_WORK_DIR and the like the plugin's tox would obey) that must not reach the
+outside author's commands."""
+
 NAME = "demo"
 """The plugins' short name: toolang-<family>-demo, entry point <family>-demo, ident demo."""
 
@@ -42,8 +47,7 @@ NAME = "demo"
 def run(
     *args: str | Path, cwd: Path, env: Mapping[str, str] | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLANG_", "VIRTUAL_ENV"))}
-    clean.pop("PYTHONPATH", None)  # nothing of this checkout may leak into the outside
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(OUTER)}
     return subprocess.run(
         [str(a) for a in args],
         cwd=cwd,
@@ -201,7 +205,7 @@ def test_the_installed_source_places_a_turn_that_toolang_run_completes(plugins):
     proc = subprocess.Popen(
         [str(plugin.bin / "toolang"), "run", "--source", NAME],
         cwd=plugin.home,
-        env={k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")},
+        env={k: v for k, v in os.environ.items() if not k.startswith(OUTER)},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
