@@ -116,6 +116,7 @@ def toolang_agent_sources() -> ${class_name}Agents:
 
 TOOLS_TEST = """\
 import asyncio
+import json
 
 from toolang_core import NewTurnRequest, PluginContext, TurnStatus
 from toolang_core.config import ToolangConfig
@@ -141,7 +142,7 @@ def test_brings_the_agent_that_owns_its_tools(toolang_host, toolang_register, tm
     assert mine and all(name.startswith(agent.prefixes[0]) for name in mine)
 
 
-def test_its_agent_calls_the_tool_in_a_turn(toolang_runtime, toolang_scripted_model):
+def test_its_agent_calls_the_tool_in_a_turn(toolang_runtime, toolang_scripted_model, toolang_cli):
     model = toolang_scripted_model([tool_call("${ident}_hello", {"name": "Ada"}), text("Done.")])
     runtime = toolang_runtime(
         '[models]\\ndefault = "scripted"\\n',
@@ -158,6 +159,10 @@ def test_its_agent_calls_the_tool_in_a_turn(toolang_runtime, toolang_scripted_mo
     steps = runtime.open_store().steps(turn_id)
     (result,) = [step.data["result"] for step in steps if "result" in step.data]
     assert result["output"] == "Hello, Ada!"
+    # What an operator sees: the turn's trace, read by the real toolang command.
+    trace = json.loads(toolang_cli("turns", "trace", turn_id, "--json").stdout)
+    (call,) = [step["data"] for step in trace["steps"] if step["kind"] == "tool_call"]
+    assert [stage["verdict"] for stage in call["chain"]] == ["pass", "pass", "ok"]
 """
 
 HOOK_MODULE = '''\
