@@ -199,7 +199,16 @@ def toolang_filter_tool_call(call: ToolCall, ctx: ToolCallContext) -> Block | No
 HOOK_TEST = """\
 import asyncio
 
-from toolang_core import Block, ToolCall, ToolCallContext
+from toolang_core import (
+    Block,
+    NewTurnRequest,
+    RegisterTool,
+    Tool,
+    ToolCall,
+    ToolCallContext,
+    hookimpl,
+)
+from toolang_core.testing.models import text, tool_call
 
 import ${package} as plugin
 
@@ -219,6 +228,30 @@ def test_blocks_calls_that_mention_the_word(toolang_host, toolang_register):
 def test_lets_other_calls_through(toolang_host, toolang_register):
     toolang_register(plugin, "${entry_point}")
     assert check(toolang_host, {"path": "notes.txt"}).blocked is None
+
+
+def shout(text: str) -> str:  # a tool for the filter to guard
+    return text.upper()
+
+
+class ShoutTool:
+    @hookimpl
+    def toolang_register_tools(self, register: RegisterTool) -> None:
+        register(Tool.from_function(shout))
+
+
+def test_a_turn_s_call_that_mentions_the_word_never_runs(toolang_runtime, toolang_scripted_model):
+    model = toolang_scripted_model([tool_call("shout", {"text": "forbidden"}), text("Refused.")])
+    runtime = toolang_runtime(
+        '[models]\\ndefault = "scripted"\\n',
+        plugins={"${entry_point}": plugin, "shout": ShoutTool(), "scripted": model.plugin()},
+    )
+    inbox = runtime.open_inbox()
+    turn_id = inbox.submit(NewTurnRequest(source="chat", thread_id="t1", input="shout")).id
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    steps = runtime.open_store().steps(turn_id)
+    (result,) = [step.data["result"] for step in steps if "result" in step.data]
+    assert result["ok"] is False and "parameters mention 'forbidden'" in result["error"]
 """
 
 EVENTS_MODULE = '''\
