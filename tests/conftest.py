@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,3 +22,20 @@ def cli_run(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
         return run_toolang(*args, **kwargs)  # type: ignore[arg-type]
 
     return run
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A wheelhouse built by tools/wheelhouse.py (a wheel and an sdist of the core and of
+    every plugin, pins checked): built once per session — it takes about half a minute."""
+    out = tmp_path_factory.mktemp("wheelhouse")
+    tool = Path(__file__).resolve().parent.parent / "tools" / "wheelhouse.py"
+    result = subprocess.run(
+        [sys.executable, str(tool), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return out

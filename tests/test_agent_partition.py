@@ -136,3 +136,51 @@ def test_allowed_tools_can_never_widen_the_scope():
 def test_an_exact_name_in_allowed_tools_is_not_a_prefix():
     with pytest.raises(ToolScopeError):
         narrow_tools({"fs_read_all"}, ["fs_read"], agent="op")
+
+
+def test_a_tool_no_prefix_claims_goes_to_the_owner_its_plugin_declared():
+    assignment = assign_tools(
+        ["weather_lookup", "fs_read"],
+        [agent("files", "fs_"), agent("forecaster")],
+        declared={"weather_lookup": "forecaster"},
+    )
+    assert {t: (c.agent, c.via) for t, c in assignment.owners.items()} == {
+        "fs_read": ("files", "prefix"),
+        "weather_lookup": ("forecaster", "owner"),
+    }
+    assert assignment.unmatched == ()
+    assert assignment.scope("forecaster") == {"weather_lookup"}
+
+
+def test_a_prefix_claim_beats_the_declared_owner():
+    assignment = assign_tools(
+        ["weather_lookup"],
+        [agent("forecaster"), agent("meteo", "weather_")],
+        declared={"weather_lookup": "forecaster"},
+    )
+    assert assignment.owners["weather_lookup"].agent == "meteo"
+
+
+def test_a_declared_owner_that_is_not_active_is_ignored():
+    assignment = assign_tools(
+        ["weather_lookup"],
+        [agent("forecaster", status="disabled")],
+        declared={"weather_lookup": "forecaster"},
+    )
+    assert assignment.unmatched == ("weather_lookup",)
+
+
+def test_the_fallback_agent_owns_what_nothing_else_claims():
+    assignment = assign_tools(
+        ["fs_read", "weather_lookup", "gamma"],
+        [agent("files", "fs_"), agent("assistant"), agent("forecaster")],
+        declared={"weather_lookup": "forecaster"},
+        fallback="assistant",
+    )
+    claims = {t: (c.agent, c.pattern) for t, c in assignment.owners.items()}
+    assert claims == {
+        "fs_read": ("files", "fs_*"),
+        "weather_lookup": ("forecaster", "owner="),
+        "gamma": ("assistant", "unmatched_tools"),
+    }
+    assert assignment.unmatched == ()

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import inspect
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -94,3 +97,72 @@ def test_python_examples_compile_and_run(kind, source):
     code = compile(source, "<docs example>", "exec")
     if kind == "python":
         exec(code, {"__name__": "docs_example"})
+
+
+def file_blocks(page: Path) -> list[tuple[str, str, str]]:
+    """Blocks that name a file (```python file=tests/test_x.py): (language, path, text)."""
+    return re.findall(r"```(\w+) file=(\S+)\n(.*?)```", page.read_text(), re.S)
+
+
+def test_testing_md_examples_pass_as_the_tests_of_scaffolded_plugins(tmp_path):
+    """docs/testing.md's examples are the tests of `toolang plugin new weather` and
+    `… notes --family memory` (both --standalone): written into those plugins, run."""
+    from toolang_core.scaffold import scaffold_plugin
+
+    weather = scaffold_plugin(tmp_path, "tools", "weather", standalone=True)
+    notes = scaffold_plugin(tmp_path, "memory", "notes", standalone=True)
+    blocks = file_blocks(DOCS / "testing.md")
+    for language, relative, text in blocks:
+        if language == "ini":  # shown as the scaffold writes it: it must be the same
+            assert text == (weather / relative).read_text(), f"docs/testing.md: {relative}"
+            continue
+        assert relative.startswith("tests/test_"), relative
+        (weather / relative).write_text(text)
+    files = [str(weather / relative) for language, relative, _ in blocks if language == "python"]
+    assert len(files) == 6 and any(language == "ini" for language, _, _ in blocks)
+    ran = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            *files,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=weather,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(weather), str(notes)])},
+    )
+    assert ran.returncode == 0, ran.stdout[-4000:] + ran.stderr[-2000:]
+    passed = re.search(r"(\d+) passed", ran.stdout)
+    assert passed and int(passed.group(1)) > 80, ran.stdout  # the conformance suite too
+
+
+@pytest.mark.slow
+def test_plugins_md_walks_from_an_empty_directory_to_a_tested_wheel(tmp_path, wheelhouse):
+    """The ```sh walk block of docs/plugins.md, run as written in an empty directory."""
+    (walk,) = re.findall(r"```sh walk\n(.*?)```", (DOCS / "plugins.md").read_text(), re.S)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TOOLANG_", "VIRTUAL_ENV", "PYTHONPATH", "PIP_", "UV_", "TOX_"))
+    }
+    ran = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", walk],
+        cwd=tmp_path,
+        env={**env, "TOOLANG_FIND_LINKS": str(wheelhouse)},
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stdout[-4000:] + ran.stderr[-4000:]
+    dist = tmp_path / "toolang-tools-weather" / "dist"
+    assert (dist / "toolang_tools_weather-0.1.0-py3-none-any.whl").is_file()
+    assert " passed" in ran.stdout  # pytest's and tox's runs printed their counts

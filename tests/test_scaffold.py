@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tomllib
 
 import pytest
 from cli_helpers import assert_no_traceback
 
-from toolang_core.scaffold import FAMILIES
+from toolang_core.scaffold import FAMILIES, STANDALONE_FAMILIES
+from toolang_core.scaffold.standalone import Series
 
 
 def run_pytest(path, pythonpath):
@@ -81,3 +83,48 @@ def test_installed_generated_plugin_shows_up_in_toolang_plugins(cli_run, tmp_pat
         "loaded",
     )
     assert row["provides"] == {"tools": ["greeter_hello"], "agent sources": ["tools-greeter"]}
+
+
+@pytest.mark.parametrize("family", STANDALONE_FAMILIES)
+def test_standalone_plugin_is_a_repository_of_its_own_that_passes_its_tests(
+    cli_run, tmp_path, family
+):
+    result = cli_run("plugin", "new", "demo", "--family", family, "--standalone")
+    assert result.returncode == 0, result.stderr
+    root = tmp_path / f"toolang-{family}-demo"
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text())
+    series = Series.installed()
+    assert pyproject["project"]["dependencies"] == [series.pin]
+    assert pyproject["project"]["entry-points"]["toolang"] == {
+        f"{family}-demo": f"toolang_{family}_demo"
+    }
+    tox = (root / "tox.ini").read_text()
+    assert f"env_list = {series.factor}" in tox
+    assert f"{series.factor}: {series.pin}" in tox
+    assert "PIP_FIND_LINKS = {env:TOOLANG_FIND_LINKS:}" in tox
+    workflow = (root / ".github" / "workflows" / "test.yml").read_text()
+    assert "TOOLANG_FIND_LINKS: ${{ vars.TOOLANG_FIND_LINKS }}" in workflow
+    assert "- run: tox" in workflow
+    assert series.pin.removeprefix("toolang-core") in (root / "README.md").read_text()
+    outcome = run_pytest(root / "tests", root)
+    assert outcome.returncode == 0, outcome.stdout + outcome.stderr
+
+
+@pytest.mark.parametrize(
+    ("version", "pin", "factor"),
+    [
+        ("0.1.0", "toolang-core>=0.1,<0.2", "toolang01"),
+        ("0.12.3.dev1", "toolang-core>=0.12,<0.13", "toolang012"),
+        ("1.4.2", "toolang-core>=1.4,<2", "toolang14"),
+    ],
+)
+def test_a_standalone_plugin_pins_the_release_series_it_was_made_with(version, pin, factor):
+    series = Series.of(version)
+    assert (series.pin, series.factor) == (pin, factor)
+
+
+def test_a_standalone_store_is_refused_naming_the_families_that_work(cli_run):
+    refused = cli_run("plugin", "new", "x", "--family", "store", "--standalone")
+    assert refused.returncode == 2
+    assert "--standalone does not support the 'store' family" in refused.stderr
+    assert "toolang-store-postgres" in refused.stderr

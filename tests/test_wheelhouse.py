@@ -1,9 +1,9 @@
 """tools/wheelhouse.py: every distribution built, pins checked, installable from outside.
 
-One build for the module (about half a minute): a wheel and an sdist per project, then a
-fresh virtual environment — outside the repository, as an outside author has it — installs
-a core and a plugin from the wheelhouse and runs them, and a scaffolded plugin that
-requires toolang-core installs against the wheelhouse.
+One build for the session (conftest's ``wheelhouse``, about half a minute): a wheel and
+an sdist per project, then a fresh virtual environment — outside the repository, as an
+outside author has it — installs a core and a plugin from the wheelhouse and runs them,
+and a scaffolded plugin that requires toolang-core installs against the wheelhouse.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ import sys
 import tomllib
 import venv
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,14 +26,6 @@ def run(*args: str | Path, **kw) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(a) for a in args], capture_output=True, text=True, timeout=600, check=False, **kw
     )
-
-
-@pytest.fixture(scope="module")
-def wheelhouse(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheelhouse")
-    result = run(sys.executable, ROOT / "tools" / "wheelhouse.py", "--out", out)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return out
 
 
 def test_every_project_has_a_wheel_and_an_sdist(wheelhouse):

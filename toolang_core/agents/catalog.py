@@ -22,6 +22,16 @@ if TYPE_CHECKING:
 log = structlog.get_logger("toolang.agents")
 
 
+UNMATCHED_FIX = (
+    "no agent's prefixes cover these tools and their plugins declared no active owner; "
+    "only agents granted them (tools: ['*'] or their names) can use them. Fix: declare "
+    "the owner in the plugin (Tool(owner='<agent>')), claim their prefix in an agent's "
+    'AGENT.md (prefixes: [...]), or set [agents] unmatched_tools = "default" to give '
+    "them to the default agent"
+)
+"""How to make unmatched tools usable (logged at start-up and shown by doctor)."""
+
+
 class AgentError(LookupError):
     """An agent cannot be used: unknown or disabled. The message lists the known ones."""
 
@@ -49,12 +59,18 @@ class AgentCatalog:
         plugin is configured) is not partitioned: no agent is offered it."""
         if self._assignment is None:
             runtime = self.runtime
-            usable = [
-                name
+            usable = {
+                name: registration.tool
                 for name, registration in runtime.host.components.tools.items()
                 if all(runtime.service_available(s) for s in registration.tool.requires)
-            ]
-            self._assignment = assign_tools(usable, self.registry.active())
+            }
+            agents = runtime.config.agents
+            self._assignment = assign_tools(
+                usable,
+                self.registry.active(),
+                declared={name: t.owner for name, t in usable.items() if t.owner},
+                fallback=agents.default if agents.unmatched_tools == "default" else None,
+            )
         return self._assignment
 
     def reload(self) -> None:
@@ -69,8 +85,7 @@ class AgentCatalog:
             log.warning(
                 "agents.unmatched_tools",
                 tools=list(unmatched),
-                hint="no agent's prefixes cover these tools; only agents granted them "
-                "(tools: ['*'] or their names) can use them",
+                hint=UNMATCHED_FIX,
             )
         return unmatched
 

@@ -9,7 +9,13 @@ The rules, each tested:
 - ``prefixes`` claim tools. Every tool goes to exactly one agent: the one whose
   matching prefix is longest; on equal length the agent of the higher-priority source
   (builtin before embedded before user before remote), then the agent whose name sorts
-  first. Disabled agents claim nothing. A tool no prefix matches is *unmatched*.
+  first. Disabled agents claim nothing.
+- A tool no prefix claims goes to the agent its plugin *declared* (``Tool(owner=…)``)
+  when that agent is active: a deployer's prefix claim (an AGENT.md) beats the
+  plugin's wish.
+- A tool still unowned goes to the *fallback* agent when one is given (``[agents]
+  unmatched_tools = "default"``: the ``[agents] default`` agent); otherwise it is
+  *unmatched* — only agents granted it can use it.
 - ``tools`` grant tools without claiming them: an agent may use the tools it owns plus
   the tools its grants match (``*`` alone grants every tool). A grant never takes a
   tool away from its owner and never makes a tool matched.
@@ -21,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Final
+from typing import Final, Literal
 
 import attrs
 
@@ -74,15 +80,27 @@ def matches(prefix: str, tool: str) -> bool:
     return tool.startswith(prefix)
 
 
+ClaimKind = Literal["prefix", "owner", "fallback"]
+"""How an agent came to own a tool: its prefix, the tool's declared owner, the rule."""
+
+
 @attrs.frozen
 class Claim:
-    """Why a tool belongs to its owner: the agent and its winning prefix."""
+    """Why a tool belongs to its owner: the agent and its winning prefix, or
+    (``via`` ``owner``/``fallback``, ``prefix`` empty) the tool's declared owner or the
+    ``[agents] unmatched_tools`` rule."""
 
     agent: str
     prefix: str
+    via: ClaimKind = "prefix"
 
     @property
     def pattern(self) -> str:
+        """How the claim is shown: ``fs_*``, ``owner=`` or ``unmatched_tools``."""
+        if self.via == "owner":
+            return "owner="
+        if self.via == "fallback":
+            return "unmatched_tools"
         return display_pattern(self.prefix)
 
 
@@ -115,6 +133,7 @@ class ToolAssignment:
                 tool: {
                     "agent": self.owners[tool].agent if tool in self.owners else None,
                     "pattern": self.owners[tool].pattern if tool in self.owners else None,
+                    "via": self.owners[tool].via if tool in self.owners else None,
                     "granted_to": list(self.granted.get(tool, ())),
                 }
                 for tool in tools
@@ -124,13 +143,25 @@ class ToolAssignment:
         }
 
 
-def assign_tools(tools: Collection[str], agents: Sequence[AgentDefinition]) -> ToolAssignment:
+def assign_tools(
+    tools: Collection[str],
+    agents: Sequence[AgentDefinition],
+    *,
+    declared: Mapping[str, str] | None = None,
+    fallback: str | None = None,
+) -> ToolAssignment:
     """Partition ``tools`` among the active ``agents`` (patterns already valid).
+
+    ``declared`` maps a tool to the agent its plugin says should own it; ``fallback``
+    is the agent that owns whatever is left (``None``: leave it unmatched). Either is
+    used only when it names an active agent.
 
     :raises PatternError: for a pattern that is not valid (the registry refuses those
         definitions first, so this only happens to hand-made definitions).
     """
     active = [a for a in agents if a.status == "active"]
+    names = {a.name for a in active}
+    wished = {t: a for t, a in (declared or {}).items() if a in names}
     claims = {a.name: [normalise_pattern(p) for p in a.prefixes] for a in active}
     grants = {a.name: [normalise_pattern(p) for p in a.tools] for a in active}
     rank = {a.name: (a.priority, a.name) for a in active}
@@ -145,6 +176,10 @@ def assign_tools(tools: Collection[str], agents: Sequence[AgentDefinition]) -> T
         ]
         if candidates:
             owners[tool] = min(candidates, key=lambda c: (c[0], c[1]))[2]
+        elif tool in wished:
+            owners[tool] = Claim(wished[tool], "", "owner")
+        elif fallback is not None and fallback in names:
+            owners[tool] = Claim(fallback, "", "fallback")
         else:
             unmatched.append(tool)
     scopes: dict[str, tuple[str, ...]] = {}

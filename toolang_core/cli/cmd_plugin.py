@@ -26,15 +26,25 @@ def plugin() -> None:
     "--dir",
     "plugins_dir",
     type=click.Path(path_type=Path, file_okay=False),
-    default=Path("plugins"),
-    show_default=True,
-    help="Where plugins live.",
+    default=None,
+    help="Where to create it [default: plugins, or . with --standalone].",
 )
-def new(name: str, family: str, plugins_dir: Path) -> None:
-    """Scaffold plugins/toolang-FAMILY-NAME: pyproject, a hook and a passing test."""
+@click.option(
+    "--standalone",
+    is_flag=True,
+    help="A repository of its own: pinned toolang-core, tox.ini, CI workflow, README.",
+)
+def new(name: str, family: str, plugins_dir: Path | None, standalone: bool) -> None:
+    """Scaffold toolang-FAMILY-NAME: pyproject, a working hook and passing tests.
+
+    In a toolang checkout it goes under plugins/; with --standalone it is a complete
+    outside repository whose tox.ini installs toolang-core from $TOOLANG_FIND_LINKS.
+    """
     from toolang_core.scaffold import PluginNames, scaffold_plugin
 
-    root = scaffold_plugin(plugins_dir, family, name)
+    if plugins_dir is None:
+        plugins_dir = Path("." if standalone else "plugins")
+    root = scaffold_plugin(plugins_dir, family, name, standalone=standalone)
     names = PluginNames(family, name)
     python = Path(sys.executable)
     in_venv = sys.prefix != sys.base_prefix
@@ -46,6 +56,13 @@ def new(name: str, family: str, plugins_dir: Path) -> None:
             f"  agent:    {names.ident} owns the {names.ident}_* tools "
             f'(try: toolang chat --agent {names.ident} "…")'
         )
+    if standalone:
+        click.echo("  a repository of its own (see its README):")
+        click.echo(f"            cd {root} && python -m venv .venv")
+        click.echo("            .venv/bin/pip install --find-links WHEELHOUSE -e '.[test]'")
+        click.echo("            .venv/bin/pytest")
+        click.echo("            TOOLANG_FIND_LINKS=WHEELHOUSE tox")
+        return
     click.echo(f"  install into {where}:")
     click.echo(f"            {python} -m pip install -e '{root}[test]'")
     click.echo("            then `toolang plugins` lists it")

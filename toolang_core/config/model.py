@@ -109,10 +109,15 @@ class AgentsConfig:
     With agent sources installed, that general agent is made only when
     ``create_default`` is true: otherwise a ``default`` no source defines (most likely a
     typo) is an error, never a new agent allowed every tool.
+
+    ``unmatched_tools`` is the rule for a tool no agent's prefix claims and whose
+    plugin declared no (active) owner: ``"none"`` leaves it to agents granted it
+    (``toolang doctor`` reports it), ``"default"`` gives it to the ``default`` agent.
     """
 
     default: str = "assistant"
     create_default: bool = False
+    unmatched_tools: Literal["none", "default"] = "none"
     instruction: str = "You are a helpful, careful assistant. Answer briefly."
     dir: Path | None = None
     history_turns: NonNegativeInt = 20

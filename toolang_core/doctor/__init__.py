@@ -147,14 +147,59 @@ def check_agents(ctx: DoctorContext) -> Iterator[Check]:
             yield Check(
                 "agents", "warn", f"remote agent {name!r} is {health.state}: {health.detail}"
             )
-    unmatched = catalog.assignment.unmatched
-    if unmatched and registry.reports:
+    yield from _tool_owners(runtime)
+
+
+def _tool_owners(runtime: Runtime) -> Iterator[Check]:
+    """Tools no agent owns (a problem, with the fix) and declared owners that are not
+    active agents."""
+    from toolang_core.agents.catalog import UNMATCHED_FIX
+
+    catalog = runtime.agents
+    if not catalog.registry.reports:
+        return  # single-agent mode: the one agent may use every tool
+    tools = runtime.host.components.tools
+    active = {d.name for d in catalog.registry.active()}
+    wrong = [
+        f"{name} (plugin {registration.plugin}) names owner {registration.tool.owner!r}"
+        for name, registration in sorted(tools.items())
+        if registration.tool.owner and registration.tool.owner not in active
+    ]
+    if wrong:
         yield Check(
             "agents",
             "warn",
-            f"{len(unmatched)} tool(s) no agent's prefixes cover: {', '.join(unmatched)}",
-            ("only agents granted them (tools: ['*'] or by name) can use them",),
+            f"{len(wrong)} tool(s) declare an owner that is not an active agent",
+            (*wrong, f"active agents: {', '.join(sorted(active)) or 'none'}"),
         )
+    unmatched = catalog.assignment.unmatched
+    core = [t for t in unmatched if t in tools and _is_builtin(runtime, tools[t].plugin)]
+    installed = [t for t in unmatched if t not in core]
+    if installed:
+        yield Check(
+            "agents",
+            "fail",
+            f"{len(installed)} tool(s) no agent owns: "
+            + ", ".join(f"{t} ({tools[t].plugin})" if t in tools else t for t in installed),
+            (UNMATCHED_FIX,),
+        )
+    if core:
+        yield Check(
+            "agents",
+            "info",
+            f"{len(core)} of the core's own tool(s) no agent owns: {', '.join(core)}",
+            (
+                "the built-in roles (toolang-agents-builtin) claim them; an agent that should "
+                "delegate claims or is granted them by name",
+            ),
+        )
+
+
+def _is_builtin(runtime: Runtime, plugin: str) -> bool:
+    try:
+        return runtime.host.record(plugin).status == "builtin"
+    except KeyError:
+        return False
 
 
 def runtime_for(ctx: DoctorContext) -> Runtime | None:

@@ -30,7 +30,18 @@ class TurnSource(Protocol):
 async def supervise(
     name: str, source: TurnSource, inbox: Inbox, stop: asyncio.Event, *, max_backoff: float = 60.0
 ) -> None:
-    """Run one source; if it raises, log it and restart it with growing back-off."""
+    """Run one source; if it raises, log it and restart it with growing back-off.
+
+    A source with no ``run`` method is a plugin bug no retry can fix: it is logged once
+    (naming the source and its type) and not run."""
+    if not callable(getattr(source, "run", None)):
+        log.error(
+            "source.invalid",
+            source=name,
+            error=f"{type(source).__name__} has no run(inbox, stop) method; the source "
+            "is not run (see docs/hooks/sources.md)",
+        )
+        return
     delay = 1.0
     while not stop.is_set():
         try:

@@ -1,6 +1,12 @@
-"""Templates for ``toolang plugin new`` (``str.format`` fields; literal braces doubled)."""
+"""Templates for ``toolang plugin new``: ``string.Template`` text (``${ident}`` fields).
+
+The source, memory and model families live in :mod:`toolang_core.scaffold.working`;
+the files of a standalone repository in :mod:`toolang_core.scaffold.standalone`.
+"""
 
 from __future__ import annotations
+
+import string
 
 PYPROJECT = """\
 [build-system]
@@ -8,9 +14,9 @@ requires = ["hatchling>=1.25"]
 build-backend = "hatchling.build"
 
 [project]
-name = "{distribution}"
+name = "${distribution}"
 version = "0.1.0"
-description = "A toolang {family} plugin."
+description = "A toolang ${family} plugin."
 readme = "README.md"
 requires-python = ">=3.11"
 dependencies = ["toolang-core>=0.1,<0.2"]
@@ -19,16 +25,16 @@ dependencies = ["toolang-core>=0.1,<0.2"]
 test = ["toolang-core[testing]", "pytest>=8.3"]
 
 [project.entry-points.toolang]
-{entry_point} = "{package}"
+${entry_point} = "${package}"
 
 [tool.hatch.build.targets.wheel]
-packages = ["{package}"]
+packages = ["${package}"]
 """
 
 README = """\
-# {distribution}
+# ${distribution}
 
-A toolang {family} plugin. Its entry point is `{entry_point}` in group `toolang`.
+A toolang ${family} plugin. Its entry point is `${entry_point}` in group `toolang`.
 Install it into the same environment (venv) as toolang itself — the one whose
 `toolang` you run, e.g. `.venv/bin/python -m pip …` for the repository's `.venv`:
 
@@ -37,13 +43,13 @@ Install it into the same environment (venv) as toolang itself — the one whose
 """
 
 TOOLS_MODULE = '''\
-"""{distribution}: a toolang tools plugin.
+"""${distribution}: a toolang tools plugin.
 
-Its tools are named ``{ident}_*``, and it brings the agent that owns them: the agent
-``{ident}`` claims the prefix ``{ident}_`` (an ``embedded`` agent source), so a turn
+Its tools are named ``${ident}_*``, and it brings the agent that owns them: the agent
+``${ident}`` claims the prefix ``${ident}_`` (an ``embedded`` agent source), so a turn
 can use the tools as soon as the plugin is installed — talk to it with
-``toolang chat --agent {ident} …``. Add a tool: register it under a ``{ident}_`` name.
-An AGENT.md named ``{ident}`` in your ``[agents] dir`` replaces this agent.
+``toolang chat --agent ${ident} …``. Add a tool: register it under a ``${ident}_`` name.
+An AGENT.md named ``${ident}`` in your ``[agents] dir`` replaces this agent.
 """
 
 from __future__ import annotations
@@ -59,81 +65,108 @@ from toolang_core import (
     hookimpl,
 )
 
-AGENT = "{ident}"
-PREFIX = "{ident}_"
+AGENT = "${ident}"
+PREFIX = "${ident}_"
 
 
-def {ident}_hello(name: str) -> str:
+def ${ident}_hello(name: str) -> str:
     """Greet someone by name."""
-    return f"Hello, {{name}}!"
+    return f"Hello, {name}!"
 
 
 @hookimpl
 def toolang_register_tools(register: RegisterTool) -> None:
     register(
         Tool(
-            name="{ident}_hello",
+            name="${ident}_hello",
             description="Greet someone by name.",
-            parameters={{
+            parameters={
                 "type": "object",
-                "properties": {{"name": {{"type": "string"}}}},
+                "properties": {"name": {"type": "string"}},
                 "required": ["name"],
-            }},
-            function={ident}_hello,
+            },
+            function=${ident}_hello,
         )
     )
 
 
-class {class_name}Agents:
-    """The agent that owns this plugin's tools (every tool named ``{ident}_*``)."""
+class ${class_name}Agents:
+    """The agent that owns this plugin's tools (every tool named ``${ident}_*``)."""
 
     label: Literal["embedded"] = "embedded"
-    name = "{entry_point}"
+    name = "${entry_point}"
 
     def load(self, context: PluginContext) -> AgentLoad:
         agent = AgentDefinition(
             name=AGENT,
-            description="Uses the {ident}_* tools.",
-            instruction="You use the {ident}_* tools to answer. Say what a tool returned.",
+            description="Uses the ${ident}_* tools.",
+            instruction="You use the ${ident}_* tools to answer. Say what a tool returned.",
             prefixes=(PREFIX,),
-            keywords=("{name}",),
+            keywords=("${name}",),
             source="embedded",
-            origin="{package}",
+            origin="${package}",
         )
         return AgentLoad(definitions=(agent,))
 
 
 @hookimpl
-def toolang_agent_sources() -> {class_name}Agents:
-    return {class_name}Agents()
+def toolang_agent_sources() -> ${class_name}Agents:
+    return ${class_name}Agents()
 '''
 
 TOOLS_TEST = """\
-from toolang_core import PluginContext
-from toolang_core.config import ToolangConfig
+import asyncio
+import json
 
-import {package} as plugin
+from toolang_core import NewTurnRequest, PluginContext, TurnStatus
+from toolang_core.config import ToolangConfig
+from toolang_core.testing.models import text, tool_call
+
+import ${package} as plugin
 
 
 def test_registers_its_tool(toolang_host, toolang_register):
-    toolang_register(plugin, "{entry_point}")
-    registered = toolang_host.components.tools["{ident}_hello"]
-    assert registered.plugin == "{entry_point}"
+    toolang_register(plugin, "${entry_point}")
+    registered = toolang_host.components.tools["${ident}_hello"]
+    assert registered.plugin == "${entry_point}"
     assert registered.tool.function(name="Ada") == "Hello, Ada!"
 
 
 def test_brings_the_agent_that_owns_its_tools(toolang_host, toolang_register, tmp_path):
-    toolang_register(plugin, "{entry_point}")
-    context = PluginContext(plugin_name="{entry_point}", config=ToolangConfig(base_dir=tmp_path))
+    toolang_register(plugin, "${entry_point}")
+    context = PluginContext(plugin_name="${entry_point}", config=ToolangConfig(base_dir=tmp_path))
     (agent,) = plugin.toolang_agent_sources().load(context).definitions
-    assert (agent.name, agent.prefixes) == ("{ident}", ("{ident}_",))
+    assert (agent.name, agent.prefixes) == ("${ident}", ("${ident}_",))
     tools = toolang_host.components.tools
-    mine = [name for name, registered in tools.items() if registered.plugin == "{entry_point}"]
+    mine = [name for name, registered in tools.items() if registered.plugin == "${entry_point}"]
     assert mine and all(name.startswith(agent.prefixes[0]) for name in mine)
+
+
+def test_its_agent_calls_the_tool_in_a_turn(toolang_runtime, toolang_scripted_model, toolang_cli):
+    model = toolang_scripted_model([tool_call("${ident}_hello", {"name": "Ada"}), text("Done.")])
+    runtime = toolang_runtime(
+        '[models]\\ndefault = "scripted"\\n',
+        plugins={"${entry_point}": plugin, "scripted": model.plugin()},
+    )
+    inbox = runtime.open_inbox()
+    request = NewTurnRequest(source="chat", thread_id="t1", input="greet Ada", agent="${ident}")
+    turn_id = inbox.submit(request).id
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    assert (inbox.get(turn_id).status, inbox.get(turn_id).output) == (
+        TurnStatus.COMPLETED,
+        "Done.",
+    )
+    steps = runtime.open_store().steps(turn_id)
+    (result,) = [step.data["result"] for step in steps if "result" in step.data]
+    assert result["output"] == "Hello, Ada!"
+    # What an operator sees: the turn's trace, read by the real toolang command.
+    trace = json.loads(toolang_cli("turns", "trace", turn_id, "--json").stdout)
+    (call,) = [step["data"] for step in trace["steps"] if step["kind"] == "tool_call"]
+    assert [stage["verdict"] for stage in call["chain"]] == ["pass", "pass", "ok"]
 """
 
 HOOK_MODULE = '''\
-"""{distribution}: a toolang SecurityFilter that blocks calls mentioning a word."""
+"""${distribution}: a toolang SecurityFilter that blocks calls mentioning a word."""
 
 from __future__ import annotations
 
@@ -144,7 +177,7 @@ from toolang_core import Block, RegisterSettings, ToolCall, ToolCallContext, hoo
 
 @attrs.frozen
 class Settings:
-    """[plugins.{entry_point}] in toolang.toml."""
+    """[plugins.${entry_point}] in toolang.toml."""
 
     blocked_word: str = "forbidden"
 
@@ -156,19 +189,28 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 
 @hookimpl
 def toolang_filter_tool_call(call: ToolCall, ctx: ToolCallContext) -> Block | None:
-    settings = ctx.runtime.settings.get("{entry_point}") if ctx.runtime else None
+    settings = ctx.runtime.settings.get("${entry_point}") if ctx.runtime else None
     word = (settings or Settings()).blocked_word
     if any(word in str(value) for value in call.params.values()):
-        return Block(f"parameters mention {{word!r}}")
+        return Block(f"parameters mention {word!r}")
     return None
 '''
 
 HOOK_TEST = """\
 import asyncio
 
-from toolang_core import Block, ToolCall, ToolCallContext
+from toolang_core import (
+    Block,
+    NewTurnRequest,
+    RegisterTool,
+    Tool,
+    ToolCall,
+    ToolCallContext,
+    hookimpl,
+)
+from toolang_core.testing.models import text, tool_call
 
-import {package} as plugin
+import ${package} as plugin
 
 
 def check(host, params):
@@ -178,18 +220,42 @@ def check(host, params):
 
 
 def test_blocks_calls_that_mention_the_word(toolang_host, toolang_register):
-    toolang_register(plugin, "{entry_point}")
-    outcome = check(toolang_host, {{"path": "forbidden.txt"}})
-    assert outcome.blocked == ("{entry_point}", Block("parameters mention 'forbidden'"))
+    toolang_register(plugin, "${entry_point}")
+    outcome = check(toolang_host, {"path": "forbidden.txt"})
+    assert outcome.blocked == ("${entry_point}", Block("parameters mention 'forbidden'"))
 
 
 def test_lets_other_calls_through(toolang_host, toolang_register):
-    toolang_register(plugin, "{entry_point}")
-    assert check(toolang_host, {{"path": "notes.txt"}}).blocked is None
+    toolang_register(plugin, "${entry_point}")
+    assert check(toolang_host, {"path": "notes.txt"}).blocked is None
+
+
+def shout(text: str) -> str:  # a tool for the filter to guard
+    return text.upper()
+
+
+class ShoutTool:
+    @hookimpl
+    def toolang_register_tools(self, register: RegisterTool) -> None:
+        register(Tool.from_function(shout))
+
+
+def test_a_turn_s_call_that_mentions_the_word_never_runs(toolang_runtime, toolang_scripted_model):
+    model = toolang_scripted_model([tool_call("shout", {"text": "forbidden"}), text("Refused.")])
+    runtime = toolang_runtime(
+        '[models]\\ndefault = "scripted"\\n',
+        plugins={"${entry_point}": plugin, "shout": ShoutTool(), "scripted": model.plugin()},
+    )
+    inbox = runtime.open_inbox()
+    turn_id = inbox.submit(NewTurnRequest(source="chat", thread_id="t1", input="shout")).id
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    steps = runtime.open_store().steps(turn_id)
+    (result,) = [step.data["result"] for step in steps if "result" in step.data]
+    assert result["ok"] is False and "parameters mention 'forbidden'" in result["error"]
 """
 
 EVENTS_MODULE = '''\
-"""{distribution}: a toolang event subscriber that counts events by kind."""
+"""${distribution}: a toolang event subscriber that counts events by kind."""
 
 from __future__ import annotations
 
@@ -200,7 +266,7 @@ from toolang_core import Event, Runtime, hookimpl
 
 def counts(runtime: Runtime) -> Counter[str]:
     """This runtime's event counts (per-runtime state, never a module global)."""
-    return runtime.plugin_state("{entry_point}", Counter)
+    return runtime.plugin_state("${entry_point}", Counter)
 
 
 @hookimpl
@@ -214,26 +280,26 @@ import asyncio
 from toolang_core import Event, Runtime
 from toolang_core.config import ToolangConfig
 
-import {package} as plugin
+import ${package} as plugin
 
 
 def test_counts_events_per_runtime(toolang_host, toolang_register, tmp_path):
-    toolang_register(plugin, "{entry_point}")
+    toolang_register(plugin, "${entry_point}")
     runtime = Runtime(ToolangConfig(base_dir=tmp_path), toolang_host)
     for kind in ("turn.completed", "turn.completed", "tool.called"):
         asyncio.run(toolang_host.hooks.on_event(Event(kind), runtime))
-    assert plugin.counts(runtime) == {{"turn.completed": 2, "tool.called": 1}}
+    assert plugin.counts(runtime) == {"turn.completed": 2, "tool.called": 1}
 """
 
 COMPONENT_MODULE = '''\
-"""{distribution}: a toolang {family} plugin."""
+"""${distribution}: a toolang ${family} plugin."""
 
 from __future__ import annotations
 
 from toolang_core import PluginContext, RegisterFactory, hookimpl
 
 
-class {class_name}:
+class ${class_name}:
     """Replace with the real component; the factory below builds one per runtime."""
 
     def __init__(self, context: PluginContext) -> None:
@@ -241,50 +307,40 @@ class {class_name}:
 
 
 @hookimpl
-def {hook}(register: RegisterFactory) -> None:
-    register("{ident}", {class_name}, description="A {family} component.")
+def ${hook}(register: RegisterFactory) -> None:
+    register("${ident}", ${class_name}, description="A ${family} component.")
 '''
 
 COMPONENT_TEST = """\
 from toolang_core import PluginContext
 from toolang_core.config import ToolangConfig
 
-import {package} as plugin
+import ${package} as plugin
 
 
-def test_registers_its_{kind_ident}(toolang_host, toolang_register, tmp_path):
-    toolang_register(plugin, "{entry_point}")
-    registration = toolang_host.components.of_kind("{kind}")["{ident}"]
-    assert registration.plugin == "{entry_point}"
-    context = PluginContext(plugin_name="{entry_point}", config=ToolangConfig(base_dir=tmp_path))
-    assert isinstance(registration.factory(context), plugin.{class_name})
+def test_registers_its_${kind_ident}(toolang_host, toolang_register, tmp_path):
+    toolang_register(plugin, "${entry_point}")
+    registration = toolang_host.components.of_kind("${kind}")["${ident}"]
+    assert registration.plugin == "${entry_point}"
+    context = PluginContext(plugin_name="${entry_point}", config=ToolangConfig(base_dir=tmp_path))
+    assert isinstance(registration.factory(context), plugin.${class_name})
 """
 
 
 def _component(hook: str, kind: str, class_name: str) -> tuple[str, str]:
+    # Fill the fixed fields now; the per-plugin ones stay as ${placeholders}.
     fields = {
         "hook": hook,
         "kind": kind,
         "class_name": class_name,
         "kind_ident": kind.replace(" ", "_"),
     }
-    # Pre-fill the fixed fields now; the per-plugin ones stay as {placeholders}.
-    keep = {
-        k: "{" + k + "}"
-        for k in ("distribution", "entry_point", "package", "ident", "family", "name")
-    }
     return (
-        COMPONENT_MODULE.format(**fields, **keep),
-        COMPONENT_TEST.format(**fields, **keep),
+        string.Template(COMPONENT_MODULE).safe_substitute(fields),
+        string.Template(COMPONENT_TEST).safe_substitute(fields),
     )
 
 
-FAMILY_TEMPLATES: dict[str, tuple[str, str]] = {
-    "tools": (TOOLS_MODULE, TOOLS_TEST),
-    "hook": (HOOK_MODULE, HOOK_TEST),
-    "events": (EVENTS_MODULE, EVENTS_TEST),
-    "source": _component("toolang_register_turn_sources", "turn source", "TurnSource"),
-    "memory": _component("toolang_register_memory", "memory", "Memory"),
-    "model": _component("toolang_register_models", "model", "Model"),
-    "store": _component("toolang_register_stores", "store", "Store"),
-}
+STORE = _component("toolang_register_stores", "store", "Store")
+"""A store's stub only registers a class: an execution store is a large contract (see
+toolang_core.testing.store_conformance); toolang-store-postgres is the example."""

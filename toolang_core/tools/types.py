@@ -47,6 +47,11 @@ class Tool:
     a write keyed by ``ToolCallContext.idempotency_key``). A call cut off by a crash
     after it started is *in doubt*: an idempotent tool is run again, any other is not —
     the model (or a person, ``[tools] in_doubt``) is told it may already have run."""
+    owner: str | None = None
+    """The agent (or built-in role, e.g. ``"navigator"``) that should own the tool when
+    no agent's prefix claims it — so an installed tool is usable at once. An agent's
+    prefix claim still wins; an owner that is not an active agent is ignored and
+    reported by ``toolang doctor``. See docs/hooks/tools.md."""
 
     @classmethod
     def from_function(
@@ -58,6 +63,7 @@ class Tool:
         blocking: bool = True,
         requires: tuple[str, ...] = (),
         idempotent: bool = False,
+        owner: str | None = None,
     ) -> Tool:
         """A tool whose schema comes from ``function``'s type hints and docstring.
 
@@ -76,6 +82,7 @@ class Tool:
             takes_context(function),
             requires,
             idempotent,
+            owner,
         )
 
 
