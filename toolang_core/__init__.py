@@ -62,14 +62,14 @@ if TYPE_CHECKING:
     from toolang_core.hookspecs import (
         FAMILIES as FAMILIES,
     )
+    from toolang_core.hookspecs.rules import (
+        HookFailure as HookFailure,
+    )
     from toolang_core.ids import (
         new_id as new_id,
     )
     from toolang_core.plugins.context import (
         PluginContext as PluginContext,
-    )
-    from toolang_core.plugins.facade import (
-        HookFailure as HookFailure,
     )
     from toolang_core.plugins.host import (
         PluginHost as PluginHost,
@@ -219,7 +219,7 @@ _LAZY = {
     "new_id": "toolang_core.ids",
     "FAMILIES": "toolang_core.hookspecs",
     "PluginContext": "toolang_core.plugins.context",
-    "HookFailure": "toolang_core.plugins.facade",
+    "HookFailure": "toolang_core.hookspecs.rules",
     "PluginHost": "toolang_core.plugins.host",
     "RegisterFactory": "toolang_core.plugins.registrars",
     "RegisterRoute": "toolang_core.plugins.registrars",

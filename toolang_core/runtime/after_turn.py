@@ -32,8 +32,8 @@ from toolang_core.taskruns.view import is_task_run
 
 if TYPE_CHECKING:
     from toolang_core.execution.seam import TurnOutcome
+    from toolang_core.hookspecs.rules import HookFailure
     from toolang_core.memory.types import MemoryWriteBatch
-    from toolang_core.plugins.facade import HookFailure
     from toolang_core.runtime.runtime import Runtime
     from toolang_core.store.protocol import ExecutionStore
     from toolang_core.store.types import TurnRequest

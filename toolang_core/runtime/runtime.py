@@ -23,11 +23,11 @@ from toolang_core.config.model import ToolangConfig
 from toolang_core.config.settings import validate_plugin_settings
 from toolang_core.errors import ConfigError
 from toolang_core.events import Event
+from toolang_core.hookspecs.rules import HookFailure
 from toolang_core.ids import new_id
 from toolang_core.inbox.inbox import Inbox
 from toolang_core.inbox.policy import AdmissionPolicy
 from toolang_core.plugins.context import PluginContext
-from toolang_core.plugins.facade import HookFailure
 from toolang_core.plugins.host import PluginHost
 from toolang_core.runtime.acquire import take_store
 from toolang_core.runtime.executor import EXECUTORS, TurnExecutor

@@ -39,8 +39,9 @@ from toolang_core.store.errors import StoreError, StoreReplaced
 from toolang_core.store.types import Finish, StepRecord, TurnRequest, TurnStatus
 
 if TYPE_CHECKING:
+    from toolang_core.hookspecs.rules import HookFailure
     from toolang_core.inbox.policy import AdmissionPolicy
-    from toolang_core.plugins.facade import HookFailure, Hooks
+    from toolang_core.plugins.facade import Hooks
     from toolang_core.runtime.runtime import Runtime
     from toolang_core.store.protocol import ExecutionStore
 

@@ -167,6 +167,7 @@ HOOK_TEST = """\
 import asyncio
 
 from toolang_core import Block, ToolCall, ToolCallContext
+from toolang_core.testing import filter_tool_call
 
 import {package} as plugin
 
@@ -174,7 +175,7 @@ import {package} as plugin
 def check(host, params):
     call = ToolCall(call_id="c1", name="fs_read", params=params)
     ctx = ToolCallContext(call=call, turn_id="t", thread_id="th", run_id="r", agent="a")
-    return asyncio.run(host.hooks.filter_tool_call(call, ctx))
+    return asyncio.run(filter_tool_call(host.hooks, call, ctx))
 
 
 def test_blocks_calls_that_mention_the_word(toolang_host, toolang_register):

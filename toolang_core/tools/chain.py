@@ -22,6 +22,12 @@ import attrs
 
 from toolang_core.errors import describe_exception
 from toolang_core.hookspecs import TOOL_CHAIN_STAGES
+from toolang_core.tools.stages import (
+    after_tool_call,
+    approve_tool_call,
+    filter_tool_call,
+    filter_tool_result,
+)
 from toolang_core.tools.types import (
     AskApproval,
     Block,
@@ -158,7 +164,7 @@ class ToolChain:
     async def _filter(
         self, call: ToolCall, ctx: ToolCallContext, stages: list[StageRecord]
     ) -> tuple[ToolCall, ToolCallContext, ToolResult | None]:
-        filtered = await self.hooks.filter_tool_call(call, ctx)
+        filtered = await filter_tool_call(self.hooks, call, ctx)
         for plugin, verdict in filtered.verdicts:
             stages.append(_filter_stage(plugin, verdict))
         for failure in filtered.failures:
@@ -187,7 +193,7 @@ class ToolChain:
         stages: list[StageRecord],
         wait_for_approval: ApprovalWaiter,
     ) -> ToolResult | None:
-        approval = await self.hooks.approve_tool_call(call, ctx)
+        approval = await approve_tool_call(self.hooks, call, ctx)
         decision = approval.decision
         if isinstance(decision, Pending):
             stages.append(
@@ -214,12 +220,12 @@ class ToolChain:
     async def _after(
         self, call: ToolCall, result: ToolResult, ctx: ToolCallContext, stages: list[StageRecord]
     ) -> ToolResult:
-        result, changed, failures = await self.hooks.filter_tool_result(call, result, ctx)
+        result, changed, failures = await filter_tool_result(self.hooks, call, result, ctx)
         for plugin, detail in changed:
             stages.append(StageRecord("SecurityFilter", "modify", plugin, detail))
         for broken in failures:
             stages.append(StageRecord("SecurityFilter", "error", broken.plugin, broken.error))
-        for hook, plugin, failure in await self.hooks.after_tool_call(call, result, ctx):
+        for hook, plugin, failure in await after_tool_call(self.hooks, call, result, ctx):
             stage = TOOL_CHAIN_STAGES[hook]
             stages.append(
                 _plain_record(stage, "ok", plugin)
