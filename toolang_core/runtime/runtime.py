@@ -420,11 +420,9 @@ class Runtime:
                 runtime=self,
                 only=only,
                 on_event=self.publish,
+                has_subscribers=lambda: bool(self.host.pm.per_plugin_callers("toolang_on_event")),
+                on_heartbeat=self.upkeep,
             )
-            self.scheduler.has_subscribers = lambda: bool(
-                self.host.pm.per_plugin_callers("toolang_on_event")
-            )
-            self.scheduler.on_heartbeat = self.upkeep
             await self.host.hooks.startup(self)  # a failing plugin is logged and skipped
             if on_started is not None:
                 on_started()
