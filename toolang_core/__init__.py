@@ -79,6 +79,7 @@ if TYPE_CHECKING:
         RegisterRoute as RegisterRoute,
         RegisterSettings as RegisterSettings,
         RegisterTool as RegisterTool,
+        RegisterTurnSource as RegisterTurnSource,
     )
     from toolang_core.plugins.routes import (
         HttpError as HttpError,
@@ -130,6 +131,7 @@ if TYPE_CHECKING:
         ExecutionStore as ExecutionStore,
     )
     from toolang_core.store.types import (
+        GroupPolicy as GroupPolicy,
         NewTurnRequest as NewTurnRequest,
         Record as Record,
         StepRecord as StepRecord,
@@ -227,6 +229,7 @@ _LAZY = {
     "HttpError": "toolang_core.plugins.routes",
     "RouteRegistration": "toolang_core.plugins.routes",
     "RegisterTool": "toolang_core.plugins.registrars",
+    "RegisterTurnSource": "toolang_core.plugins.registrars",
     "MASK": "toolang_core.redaction",
     "is_secret_key": "toolang_core.redaction",
     "redact": "toolang_core.redaction",
@@ -250,6 +253,7 @@ _LAZY = {
     "TurnNotFound": "toolang_core.store.errors",
     "open_plugin_database": "toolang_core.store.plugin_db",
     "ExecutionStore": "toolang_core.store.protocol",
+    "GroupPolicy": "toolang_core.store.types",
     "NewTurnRequest": "toolang_core.store.types",
     "Record": "toolang_core.store.types",
     "StepRecord": "toolang_core.store.types",

@@ -36,7 +36,8 @@ from toolang_core.runtime.scheduler import Scheduler
 from toolang_core.runtime.sources import TurnSource, supervise
 from toolang_core.store.errors import StoreReplaced
 from toolang_core.store.protocol import ExecutionStore
-from toolang_core.store.types import RunRecord
+from toolang_core.store.types import GroupPolicy, RunRecord
+from toolang_core.taskruns.types import GROUP as TASK_RUN_GROUP, SOURCE as TASK_RUN_SOURCE
 
 if TYPE_CHECKING:
     from sqlite_utils import Database, Migrations
@@ -70,7 +71,7 @@ class Runtime:
         self.host = host
         self.clock = clock
         self.settings: dict[str, Any] = validate_plugin_settings(config, host, env=env)
-        self.policy = AdmissionPolicy(config.scheduler)
+        self.policy = AdmissionPolicy(config.scheduler, self._group_defaults())
         self.run_id: str | None = None
         self.store: ExecutionStore | None = None
         self.inbox: Inbox | None = None
@@ -86,6 +87,15 @@ class Runtime:
         say ``"signal"`` first (``toolang run`` does on SIGINT/SIGTERM)."""
         self._plugin_state: dict[str, Any] = {}
         self.redaction_detectors = self._install_redactors()
+
+    def _group_defaults(self) -> dict[str, GroupPolicy]:
+        """Each thread group's admission defaults, from who owns it: the core's task runs
+        (``task``), and every turn source that declared its own when it registered."""
+        defaults = {TASK_RUN_SOURCE: TASK_RUN_GROUP}
+        for name, registration in self.host.components.of_kind("turn source").items():
+            if registration.admission is not None:
+                defaults[name] = registration.admission
+        return defaults
 
     def _install_redactors(self) -> tuple[str, ...]:
         """Build the detectors plugins registered and make them this process's redaction

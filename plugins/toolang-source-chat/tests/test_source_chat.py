@@ -16,6 +16,7 @@ import time
 import pytest
 
 import toolang_source_chat as plugin
+from toolang_core import NewTurnRequest
 
 ECHO = '[runtime]\nexecutor = "echo"\n'
 ENV = {"TOOLANG_LOAD_PLUGINS": "source-chat"}
@@ -480,3 +481,14 @@ def test_chat_prints_the_answer_as_it_streams(toolang_distribution, toolang_home
     assert first and answer.startswith(first) and first != answer
     assert still_running  # the rest of the answer was still being produced
     assert first + rest.decode() == answer + "\n"
+
+
+def test_chat_turns_are_admitted_first_by_default(toolang_runtime):
+    # A person waits on a chat turn: its group's defaults, declared at registration, put
+    # it before invoke (30), tasks (20) and every group without defaults of its own.
+    runtime = toolang_runtime(ECHO, plugins={"source-chat": plugin})
+    result = runtime.open_inbox().submit(
+        NewTurnRequest(source="chat", thread_id="chat:1", input="hi")
+    )
+    assert runtime.open_store().get(result.id).priority == 40
+    assert runtime.policy.group("chat").strategy == "enqueue"

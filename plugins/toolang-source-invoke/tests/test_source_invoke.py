@@ -6,7 +6,7 @@ import asyncio
 import json
 
 import toolang_source_invoke as plugin
-from toolang_core.store.types import TurnStatus
+from toolang_core.store.types import NewTurnRequest, TurnStatus
 from toolang_source_invoke import ainvoke
 
 ECHO = '[runtime]\nexecutor = "echo"\n'
@@ -133,3 +133,11 @@ def test_invoke_shows_the_approval_it_waits_for_and_its_timeout_exits_75(
     assert "wants to run fs_write" in result.stderr
     assert f"toolang approvals approve {approval.id}" in result.stderr
     assert f"toolang approvals deny {approval.id}" in result.stderr
+
+
+def test_invocations_come_after_chat_and_before_background_work(toolang_runtime):
+    runtime = toolang_runtime(ECHO, plugins={"source-invoke": plugin})
+    result = runtime.open_inbox().submit(
+        NewTurnRequest(source="invoke", thread_id="invoke:1", input="hi")
+    )
+    assert runtime.open_store().get(result.id).priority == 30
