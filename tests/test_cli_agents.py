@@ -6,11 +6,11 @@ import asyncio
 import json
 
 import pytest
-from cli_helpers import assert_no_traceback, run_toolang
 
 from toolang_core.config import load_config
 from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest
+from toolang_core.testing.cli import assert_no_traceback, run_toolang
 from toolang_core.testing.models import ScriptedModel, text
 from toolang_core.turn.delegation_plugin import TOOL_NAMES as DELEGATION_TOOLS
 

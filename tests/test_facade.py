@@ -18,7 +18,6 @@ from toolang_core.tools import (
     Observe,
     Pending,
     ToolCall,
-    ToolCallContext,
     ToolResult,
     stages,
 )
@@ -36,10 +35,8 @@ def call():
 
 
 @pytest.fixture
-def ctx(call):
-    return ToolCallContext(
-        call=call, turn_id="t1", thread_id="chat:1", run_id="r1", agent="operator"
-    )
+def ctx(call, toolang_call_context):
+    return toolang_call_context(call=call, agent="operator")
 
 
 def run(coro):

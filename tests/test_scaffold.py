@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import pytest
-from cli_helpers import assert_no_traceback
 
 from toolang_core.scaffold import FAMILIES
+from toolang_core.testing.cli import assert_no_traceback
 
 
 def run_pytest(path, pythonpath):

@@ -12,7 +12,6 @@ import json
 from typing import Any
 
 import pytest
-from runtime_helpers import serving, wait_status
 from taskrun_helpers import (
     Cast,
     last_output,
@@ -36,6 +35,7 @@ from toolang_core import (
 )
 from toolang_core.taskruns import tools as taskrun_tools
 from toolang_core.testing.models import error, text, tool_call
+from toolang_core.testing.runtimes import serving, wait_status
 
 
 def run_turn(runtime, text_in: str = "go", thread: str = "chat:t", **kw: Any):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from runtime_helpers import serving, wait_status
 from taskrun_helpers import Cast, last_output, make_runtime, position, user_text
 from test_taskrun_tools import outputs, results, run_turn
 
@@ -21,6 +20,7 @@ from toolang_core import (
     hookimpl,
 )
 from toolang_core.testing.models import text, tool_call
+from toolang_core.testing.runtimes import serving, wait_status
 
 
 def test_agent_spawn_without_an_instruction_fails_before_anything_is_created(tmp_path):

@@ -108,6 +108,9 @@ if TYPE_CHECKING:
     from toolang_core.runtime.recurring import (
         Recurring as Recurring,
     )
+    from toolang_core.runtime_view import (
+        RuntimeView as RuntimeView,
+    )
     from toolang_core.schedule import (
         Schedule as Schedule,
         ScheduleError as ScheduleError,
@@ -235,6 +238,7 @@ _LAZY = {
     "redact": "toolang_core.redaction",
     "redact_text": "toolang_core.redaction",
     "Runtime": "toolang_core.runtime",
+    "RuntimeView": "toolang_core.runtime_view",
     "StageDone": "toolang_core.runtime.after_turn",
     "AFTER_KIND": "toolang_core.runtime.after_turn",
     "PROMPT_TRACE_KIND": "toolang_core.runtime.after_turn",

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import run_toolang
 
 from toolang_core.testing import make_distribution
+from toolang_core.testing.cli import run_toolang
 
 CONFIG = """
 [runtime]

@@ -62,7 +62,7 @@ class Scheduler:
         max_attempts: int = 3,
         poll_seconds: float = 0.5,
         clock: Callable[[], float] = time.time,
-        runtime: Runtime | None = None,
+        runtime: Runtime,
         only: Collection[str] | None = None,
         on_event: Callable[[Event], Awaitable[list[HookFailure]]] | None = None,
         has_subscribers: Callable[[], bool] = lambda: True,
@@ -134,7 +134,7 @@ class Scheduler:
     async def run(self, stop: asyncio.Event, *, until_idle: bool = False) -> None:
         """Admit and supervise turns until ``stop`` is set (or, with ``until_idle``,
         until nothing is running or waiting)."""
-        self._observed = self.runtime is not None and self.hooks.observes_turns()
+        self._observed = self.hooks.observes_turns()
         waker = self.store.listen()
         pump = asyncio.create_task(self._pump(waker))
         stopper = asyncio.create_task(self._relay(stop))
@@ -238,7 +238,7 @@ class Scheduler:
         self._wake.set()  # admit into the free slot
 
     def _free(self, turn_id: str) -> None:
-        if self.runtime is not None and self.runtime.inbox is not None:
+        if self.runtime.inbox is not None:
             self.runtime.inbox.forget_raw(turn_id)
         self._committed.discard(turn_id)
         self.running.pop(turn_id, None)
@@ -346,7 +346,6 @@ class Scheduler:
 
     @property
     def hooks(self) -> Hooks:
-        assert self.runtime is not None  # only a scheduler of a runtime observes turns
         return self.runtime.host.hooks
 
     def _on_step(self, step: StepRecord) -> None:
@@ -388,7 +387,7 @@ class Scheduler:
 
     async def _execute(self, turn: TurnRequest) -> TurnOutcome | None:
         """Run the executor; ``None`` means nothing is to be recorded (released or lost)."""
-        inbox = self.runtime.inbox if self.runtime is not None else None
+        inbox = self.runtime.inbox
         raw = inbox.raw_input(turn.id) if inbox is not None else None
         # The model reads what the submitter wrote; the store keeps it masked.
         ctx = TurnContext(

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from toolang_core.plugins.manager import ToolangPluginManager
     from toolang_core.plugins.records import PluginRecord
     from toolang_core.runtime import Runtime
+    from toolang_core.tools.types import ToolCallContext
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -218,3 +219,30 @@ def toolang_cli(toolang_home: ToolangHome) -> Callable[..., subprocess.Completed
         )
 
     return run
+
+
+@pytest.fixture
+def toolang_call_context(
+    toolang_runtime: Callable[..., Runtime],
+) -> Callable[..., ToolCallContext]:
+    """``make(name="echo", params=None, *, runtime=None, **fields)``: the context of a
+    call of tool ``name``, as a hook or a tool receives it, in ``runtime`` — by default
+    one bare runtime (``toolang_runtime()``) made on first use."""
+    from toolang_core.testing.runtimes import tool_call_context
+
+    made: list[Runtime] = []
+
+    def make(
+        name: str = "echo",
+        params: Mapping[str, Any] | None = None,
+        *,
+        runtime: Runtime | None = None,
+        **fields: Any,
+    ) -> ToolCallContext:
+        if runtime is None:
+            if not made:
+                made.append(toolang_runtime())
+            runtime = made[0]
+        return tool_call_context(runtime, name, params, **fields)
+
+    return make

@@ -8,7 +8,6 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from toolang_core.store.types import NewTurnRequest, TurnStatus
 from toolang_core.testing.models import Step, text
 
 STEP = re.compile(r"^You are running step '(\w+)' of workflow")
@@ -48,19 +47,3 @@ class Conductor:
             answer = self.steps(found.group(1), said)
             return await answer if asyncio.iscoroutine(answer) else answer
         return text(f"done: {said[:60]}")
-
-
-def run_turn(runtime: Any, said: str, *, owner: str = "alice") -> str:
-    """Submit a chat turn of ``owner`` saying ``said``; serve until idle; its id."""
-    inbox = runtime.open_inbox()
-    turn_id = inbox.submit(
-        NewTurnRequest(source="chat", thread_id=f"cli:{owner}", input=said, owner=owner)
-    ).id
-    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
-    assert inbox.get(turn_id).status is TurnStatus.COMPLETED, inbox.get(turn_id)
-    return turn_id
-
-
-def tool_results(runtime: Any, turn_id: str) -> list[dict[str, Any]]:
-    store = runtime.open_store()
-    return [s.data["result"] for s in store.steps(turn_id) if "result" in s.data]
