@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
@@ -24,6 +24,18 @@ from toolang_core.runtime import Runtime
 from toolang_core.runtime_view import RuntimeView
 from toolang_core.store.types import NewTurnRequest, TurnRequest, TurnStatus
 from toolang_core.tools.types import ToolCall, ToolCallContext
+
+SCRIPTED_AGENT_CONFIG: Final = """
+[runtime]
+executor = "agent"
+poll_seconds = 0.05
+shutdown_grace_seconds = 0
+
+[models]
+default = "scripted"
+"""
+"""A ``toolang.toml`` for real agent turns with the scripted model: the agent executor,
+a 50 ms poll and no shutdown grace (add sections after it)."""
 
 
 def make_config(base_dir: Path, **runtime: Any) -> ToolangConfig:

@@ -10,6 +10,7 @@ import pytest
 import toolang_agents_embedded
 from toolang_core import AgentDefinition, AgentLoad, NewTurnRequest, Tool, hookimpl
 from toolang_core.testing.models import ScriptedModel, text
+from toolang_core.testing.runtimes import SCRIPTED_AGENT_CONFIG
 
 
 class SomeTools:
@@ -42,15 +43,7 @@ class UserAgents:
         return Source()
 
 
-CONFIG = """
-[runtime]
-executor = "agent"
-poll_seconds = 0.05
-shutdown_grace_seconds = 0
-
-[models]
-default = "scripted"
-"""
+CONFIG = SCRIPTED_AGENT_CONFIG
 
 
 @pytest.fixture
