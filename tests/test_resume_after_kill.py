@@ -5,17 +5,17 @@ file) is counted."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from kill_helpers import install_kit, wait_for, write_script
+from kill_helpers import install_kit, write_script
 
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import NewTurnRequest, SubmitRules, TurnStatus
+from toolang_core.testing.processes import kill_when
 
 pytestmark = pytest.mark.slow  # real processes killed mid-turn and restarted
 
@@ -64,17 +64,12 @@ def test_a_turn_killed_after_its_tool_call_resumes_without_running_the_tool_agai
     ).id
 
     first = start(home, site)
-    try:
-        wait_for(
-            lambda: any(
-                s.kind == "tool_call" and s.status != "intent" for s in store.steps(turn_id)
-            ),
-            60,
-            "the tool call to be recorded",
-        )
-    finally:
-        first.send_signal(signal.SIGKILL)
-        first.wait(timeout=30)
+    kill_when(
+        first,
+        lambda: any(s.kind == "tool_call" and s.status != "intent" for s in store.steps(turn_id)),
+        60,
+        "the tool call to be recorded",
+    )
     assert (home / "counter.txt").read_text().splitlines() == ["side-effect"]
     assert store.get(turn_id).status is TurnStatus.RUNNING  # as the dead process left it
 

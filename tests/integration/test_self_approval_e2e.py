@@ -18,13 +18,13 @@ import time
 from pathlib import Path
 
 import pytest
-from kill_helpers import wait_for
 
 from toolang_core import ApprovalBook
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import NewTurnRequest, SubmitRules
 from toolang_core.testing import make_distribution
 from toolang_core.testing.cli import run_toolang
+from toolang_core.testing.processes import wait_for
 from toolang_core.testing.runtimes import SCRIPTED_AGENT_CONFIG
 
 pytest.importorskip("toolang_tools_operator")

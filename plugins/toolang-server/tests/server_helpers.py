@@ -244,18 +244,6 @@ def start_server(
     return LiveServer(home, proc, url_file.read_text().strip())
 
 
-def wait_for(predicate: object, timeout: float = 20, what: str = "condition") -> object:
-    """Poll ``predicate`` until it returns something truthy (deadline ``timeout``)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()  # type: ignore[operator]
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 def parse_sse(raw: str) -> list[tuple[str, dict[str, object]]]:
     import json
 

@@ -12,10 +12,10 @@ from server_helpers import (
     open_runtime_store,
     parse_sse,
     spawn_run,
-    wait_for,
 )
 
 from toolang_core import ApprovalBook, TurnFilter
+from toolang_core.testing.processes import wait_for
 
 
 def open_store(server):

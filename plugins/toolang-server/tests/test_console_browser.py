@@ -8,7 +8,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from server_helpers import open_runtime_store, spawn_run, wait_for
+from server_helpers import open_runtime_store, spawn_run
+
+from toolang_core.testing.processes import wait_for
 
 CHROMIUM = os.environ.get("TOOLANG_CHROMIUM", "/usr/bin/chromium")
 ARGS = [
