@@ -14,11 +14,11 @@ from toolang_core import (
     ApprovalBook,
     Block,
     NewTurnRequest,
-    Pending,
     TaskRunStatus,
     TurnStatus,
     hookimpl,
 )
+from toolang_core.testing.approvals import ask_a_person
 from toolang_core.testing.models import text, tool_call
 from toolang_core.testing.runtimes import serving, wait_status
 
@@ -219,18 +219,7 @@ class ApproveDrafts:
     def toolang_approve_tool_call(self, call, ctx):
         if call.name != "draft_text":
             return None
-        approval = ApprovalBook(ctx.runtime.store).create(
-            turn_id=ctx.turn_id,
-            call_id=ctx.call_id,
-            tool=call.name,
-            params=call.params,
-            thread_id=ctx.thread_id,
-            agent=ctx.agent,
-            requester="tester",
-            prompt="draft this?",
-            timeout_seconds=None,
-        )
-        return Pending(approval.id, approval.prompt)
+        return ask_a_person(call, ctx, prompt="draft this?", requester="tester")
 
 
 def test_agent_wait_reports_a_teammate_blocked_on_approval(tmp_path):

@@ -73,7 +73,8 @@ def test_a_waiting_invocation_returns_when_its_timeout_passes(toolang_runtime, t
 # -- a turn that waits for a person ---------------------------------------------------
 
 GATE = """
-from toolang_core import ApprovalBook, Pending, Tool, hookimpl
+from toolang_core import Tool, hookimpl
+from toolang_core.testing.approvals import ask_a_person
 
 
 def write(path, text, **_):
@@ -88,12 +89,7 @@ def toolang_register_tools(register):
 
 @hookimpl
 def toolang_approve_tool_call(call, ctx):
-    approval = ApprovalBook(ctx.runtime.store).create(
-        turn_id=ctx.turn_id, call_id=ctx.call_id, tool=call.name, params=call.params,
-        thread_id=ctx.thread_id, agent=ctx.agent, requester=None, prompt="",
-        timeout_seconds=None,
-    )
-    return Pending(approval.id)
+    return ask_a_person(call, ctx)
 """
 AGENT = '[runtime]\nexecutor = "agent"\npoll_seconds = 0.05\n[models]\ndefault = "scripted"\n'
 
