@@ -10,13 +10,14 @@ import json
 
 import pytest
 from memory_helpers import ListMemory, Shelf
-from taskrun_helpers import Cast, last_output, make_runtime as make_taskrun_runtime
+from taskrun_helpers import make_runtime as make_taskrun_runtime
 from test_memory_runtime import make as make_memory_runtime
 from test_taskrun_isolation import RESEARCH, spawn_then_answer
 from test_taskrun_tools import run_turn
 
 from toolang_core import NewTurnRequest, SubmitRejected, TurnFilter, TurnStatus
 from toolang_core.runtime.after_turn import PROMPT_TRACE_KIND
+from toolang_core.testing.cast import Cast, last_output
 from toolang_core.testing.models import ScriptedModel, text
 
 

@@ -12,17 +12,7 @@ import json
 from typing import Any
 
 import pytest
-from taskrun_helpers import (
-    Cast,
-    last_output,
-    last_result,
-    make_runtime,
-    position,
-    release,
-    started,
-    user_text,
-    with_delegation,
-)
+from taskrun_helpers import make_runtime, release, started, with_delegation
 
 from toolang_core import (
     NewTurnRequest,
@@ -34,6 +24,7 @@ from toolang_core import (
     TurnStatus,
 )
 from toolang_core.taskruns import tools as taskrun_tools
+from toolang_core.testing.cast import Cast, last_output, last_result, position, user_text
 from toolang_core.testing.models import error, text, tool_call
 from toolang_core.testing.runtimes import serving, wait_status
 

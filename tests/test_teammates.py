@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from taskrun_helpers import Cast, last_output, make_runtime, position, user_text
+from taskrun_helpers import make_runtime
 from test_taskrun_tools import outputs, results, run_turn
 
 from toolang_core import (
@@ -19,6 +19,7 @@ from toolang_core import (
     hookimpl,
 )
 from toolang_core.testing.approvals import ask_a_person
+from toolang_core.testing.cast import Cast, last_output, position, user_text
 from toolang_core.testing.models import text, tool_call
 from toolang_core.testing.runtimes import serving, wait_status
 

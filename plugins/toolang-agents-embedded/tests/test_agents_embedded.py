@@ -9,6 +9,7 @@ import pytest
 
 import toolang_agents_embedded
 from toolang_core import AgentDefinition, AgentLoad, NewTurnRequest, Tool, hookimpl
+from toolang_core.testing.cast import DELEGATION_TOOLS
 from toolang_core.testing.models import ScriptedModel, text
 from toolang_core.testing.runtimes import SCRIPTED_AGENT_CONFIG
 
@@ -72,19 +73,7 @@ def test_the_assistant_is_the_default_agent_not_a_fallback(runtime):
     assert catalog.registry.fallback is None
 
 
-DELEGATION = {
-    "ask_agent",
-    "transfer_to_agent",
-    "start_task_run",
-    "list_task_runs",
-    "get_task_run",
-    "wait_task_run",
-    "cancel_task_run",
-    "read_task_run_transcript",
-    "agent_spawn",
-    "agent_wait",
-    "agent_stop",
-}
+DELEGATION = set(DELEGATION_TOOLS)
 
 
 def test_the_assistant_routes_with_the_delegation_tools_and_no_specialist_tool(runtime):

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from toolang_core.testing.cast import position
 from toolang_core.testing.models import Step, text
 
 STEP = re.compile(r"^You are running step '(\w+)' of workflow")
@@ -31,13 +32,7 @@ class Conductor:
         users = [m for m in request.messages if m.role == "user"]
         said = users[-1].content if users else ""
         if said in self.scripts:
-            index = 0
-            for message in reversed(request.messages):
-                if message.role == "user":
-                    break
-                if message.role == "assistant":
-                    index += 1
-            answer = self.scripts[said][index]
+            answer = self.scripts[said][position(request)]
             if callable(answer):  # a step that looks at the request (e.g. a run id)
                 answer = answer(request)
             return await answer if asyncio.iscoroutine(answer) else answer
