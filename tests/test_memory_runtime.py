@@ -7,7 +7,6 @@ import asyncio
 import time
 
 import pytest
-from memory_helpers import ListMemory, Shelf
 
 from toolang_core import NewTurnRequest, ToolCall, ToolCallContext, TurnStatus, hookimpl
 from toolang_core.config import ToolangConfig
@@ -16,6 +15,7 @@ from toolang_core.memory import MemoryForget, MemoryLimits
 from toolang_core.memory.tools import memory_agent_forget, memory_agent_recall, memory_agent_save
 from toolang_core.runtime import Runtime
 from toolang_core.runtime.after_turn import AFTER_KIND, PROMPT_TRACE_KIND, STAGES
+from toolang_core.testing.list_memory import ListMemory, Shelf
 from toolang_core.testing.models import ScriptedModel, text
 
 

@@ -9,7 +9,6 @@ import asyncio
 import json
 
 import pytest
-from memory_helpers import ListMemory, Shelf
 from taskrun_helpers import make_runtime as make_taskrun_runtime
 from test_memory_runtime import make as make_memory_runtime
 from test_taskrun_isolation import RESEARCH, spawn_then_answer
@@ -18,6 +17,7 @@ from test_taskrun_tools import run_turn
 from toolang_core import NewTurnRequest, SubmitRejected, TurnFilter, TurnStatus
 from toolang_core.runtime.after_turn import PROMPT_TRACE_KIND
 from toolang_core.testing.cast import Cast, last_output
+from toolang_core.testing.list_memory import ListMemory, Shelf
 from toolang_core.testing.models import ScriptedModel, text
 
 
