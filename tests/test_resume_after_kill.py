@@ -15,20 +15,11 @@ from kill_helpers import install_kit, write_script
 
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import NewTurnRequest, SubmitRules, TurnStatus
-from toolang_core.testing.processes import kill_when
+from toolang_core.testing.processes import KILL_AND_RESUME_CONFIG, kill_when
 
 pytestmark = pytest.mark.slow  # real processes killed mid-turn and restarted
 
-CONFIG = """
-[runtime]
-executor = "agent"
-lease_seconds = 5.0
-poll_seconds = 0.05
-shutdown_grace_seconds = 0.2
-
-[models]
-default = "scripted"
-"""
+CONFIG = KILL_AND_RESUME_CONFIG
 
 
 def start(home: Path, site: Path, *extra: str) -> subprocess.Popen[str]:

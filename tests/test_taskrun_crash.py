@@ -26,23 +26,17 @@ from toolang_core import SpawnRequest, TaskRunController, TurnStatus
 from toolang_core.config import load_config
 from toolang_core.runtime import Runtime
 from toolang_core.store.sqlite import SQLiteStore
-from toolang_core.testing.processes import kill_when
+from toolang_core.testing.processes import KILL_AND_RESUME_CONFIG, kill_when
 
 pytestmark = pytest.mark.slow  # real processes killed mid-run and restarted
 
-CONFIG = """
-[runtime]
-executor = "agent"
-lease_seconds = 5.0
-poll_seconds = 0.05
-shutdown_grace_seconds = 0.2
-
-[models]
-default = "scripted"
-
+CONFIG = (
+    KILL_AND_RESUME_CONFIG
+    + """
 [scheduler.groups.task]
 max_running = 1
 """
+)
 
 WAITER = textwrap.dedent(
     """

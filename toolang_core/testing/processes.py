@@ -7,7 +7,21 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
+
+KILL_AND_RESUME_CONFIG: Final = """
+[runtime]
+executor = "agent"
+lease_seconds = 5.0
+poll_seconds = 0.05
+shutdown_grace_seconds = 0.2
+
+[models]
+default = "scripted"
+"""
+"""A ``toolang.toml`` for a runtime a test kills mid-turn and starts again: agent turns
+with the scripted model, a 5 s lease (a dead runtime's turns come back soon), a 50 ms
+poll and a short shutdown grace."""
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 20, what: str = "the condition") -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -71,6 +71,27 @@ def make_runtime(
     if executor is not None:
         rt.make_executor = lambda: executor  # type: ignore[assignment,method-assign,return-value]
     return rt
+
+
+def plugin_runtime(
+    toolang_runtime: Callable[..., Runtime],
+    name: str,
+    plugin: object,
+    *,
+    settings: str = "",
+    model: Any = None,
+    plugins: Mapping[str, object] | None = None,
+) -> Runtime:
+    """A runtime (from the ``toolang_runtime`` fixture) with the plugin under test as
+    ``name``, its ``[plugins.<name>]`` section holding ``settings`` (TOML lines), the
+    other ``plugins``, and — given a :class:`~toolang_core.testing.models.ScriptedModel`
+    — that model as the default (``scripted``); turns are polled every 50 ms."""
+    every = {name: plugin, **(plugins or {})}
+    if model is not None:
+        every["scripted"] = model.plugin()
+    config = '[models]\ndefault = "scripted"\n[runtime]\npoll_seconds = 0.05\n'
+    section = f"[plugins.{name}]\n{settings}\n" if settings else ""
+    return toolang_runtime(config + section, plugins=every)
 
 
 def evolve_scheduler(**changes: Any) -> SchedulerConfig:
