@@ -52,6 +52,9 @@ class Hooks:
 
     def __init__(self, host: PluginHost) -> None:
         self._host = host
+        self.callers = host.pm.per_plugin_callers
+        """``callers(hook)``: ``(plugin, caller)`` pairs in call order, empty when no
+        plugin implements ``hook`` (bound once: the tool-call chain asks per stage)."""
 
     def implemented(self, hook: str) -> bool:
         """Whether any plugin implements ``hook`` (asked before a call that would cost

@@ -72,7 +72,7 @@ async def filter_tool_call(hooks: Hooks, call: ToolCall, ctx: ToolCallContext) -
 
     A filter that raises blocks the call: a broken security filter fails closed.
     """
-    if not hooks.implemented("toolang_filter_tool_call"):
+    if not hooks.callers("toolang_filter_tool_call"):
         return FilterOutcome(call)  # no filter: the common bare chain, no coroutine
     verdicts: list[tuple[str, FilterVerdict]] = []
     kwargs: dict[str, Any] = {"call": call, "ctx": ctx}
@@ -101,7 +101,7 @@ async def approve_tool_call(hooks: Hooks, call: ToolCall, ctx: ToolCallContext) 
 
     A gate that raises denies the call: a broken gate fails closed.
     """
-    if not hooks.implemented("toolang_approve_tool_call"):
+    if not hooks.callers("toolang_approve_tool_call"):
         return NO_DECISION
 
     def take(plugin: str, answers: list[Any]) -> ApprovalOutcome | None:
@@ -123,7 +123,7 @@ async def filter_tool_result(
 ) -> tuple[ToolResult, tuple[tuple[str, str], ...], tuple[HookFailure, ...]]:
     """Let every result filter replace the result in turn; ``(result, changed-by
     (plugin, reason) pairs, failures)``. A filter that raises fails closed."""
-    if not hooks.implemented("toolang_filter_tool_result"):
+    if not hooks.callers("toolang_filter_tool_result"):
         return result, (), ()
     changed: list[tuple[str, str]] = []
     kwargs: dict[str, Any] = {"call": call, "result": result, "ctx": ctx}
