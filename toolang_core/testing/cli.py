@@ -15,12 +15,14 @@ def run_toolang(
     env: Mapping[str, str] | None = None,
     pythonpath: list[Path] | None = None,
     timeout: float = 60,
+    input: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``python -m toolang_core ARGS`` in ``cwd`` and capture its output.
 
     The test's own ``TOOLANG_*`` variables are left out; ``env`` is laid over the rest
     and ``pythonpath`` put in front of ``PYTHONPATH`` (e.g. a directory of made-up
-    distributions). Never raises for a non-zero exit: check ``returncode``."""
+    distributions); ``input`` is its standard input. Never raises for a non-zero exit:
+    check ``returncode``."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
     full_env.update(env or {})
     if pythonpath:
@@ -32,6 +34,7 @@ def run_toolang(
         [sys.executable, "-m", "toolang_core", *args],
         cwd=cwd,
         env=full_env,
+        input=input,
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -196,8 +196,9 @@ def toolang_runtime(toolang_home: ToolangHome) -> Callable[..., Runtime]:
 
 @pytest.fixture
 def toolang_cli(toolang_home: ToolangHome) -> Callable[..., subprocess.CompletedProcess[str]]:
-    import os
-    import subprocess
+    """``run(*args, env=…, input=…, timeout=120)``: the real ``toolang`` command in a
+    subprocess, in ``toolang_home`` (see :func:`toolang_core.testing.cli.run_toolang`)."""
+    from toolang_core.testing.cli import run_toolang
 
     def run(
         *args: str,
@@ -205,18 +206,7 @@ def toolang_cli(toolang_home: ToolangHome) -> Callable[..., subprocess.Completed
         input: str | None = None,
         timeout: float = 120,
     ) -> subprocess.CompletedProcess[str]:
-        full_env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
-        full_env.update(env or {})
-        return subprocess.run(
-            [sys.executable, "-m", "toolang_core", *args],
-            cwd=toolang_home.path,
-            env=full_env,
-            input=input,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
+        return run_toolang(*args, cwd=toolang_home.path, env=env, input=input, timeout=timeout)
 
     return run
 
