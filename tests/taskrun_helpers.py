@@ -14,7 +14,6 @@ import attrs
 
 from toolang_core import (
     AgentDefinition,
-    AgentLoad,
     SpawnRequest,
     StepRecord,
     TaskRunController,
@@ -35,27 +34,17 @@ from toolang_core.config.model import (
     ToolsConfig,
 )
 from toolang_core.runtime import Runtime
+from toolang_core.testing.agents import AgentsPlugin
 from toolang_core.testing.cast import (
     DELEGATION_TOOLS,
     Cast,
 )
 
 
-class Agents:
+class Agents(AgentsPlugin):
     """An agent source plugin with hand-made definitions (label ``builtin``)."""
 
     label = "builtin"
-    name = "test-agents"
-
-    def __init__(self, *definitions: AgentDefinition) -> None:
-        self.definitions = definitions
-
-    def load(self, context: object) -> AgentLoad:
-        return AgentLoad(definitions=list(self.definitions))
-
-    @hookimpl
-    def toolang_agent_sources(self) -> Agents:
-        return self
 
 
 CONTROL = DELEGATION_TOOLS

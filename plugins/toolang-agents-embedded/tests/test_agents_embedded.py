@@ -8,7 +8,8 @@ import json
 import pytest
 
 import toolang_agents_embedded
-from toolang_core import AgentDefinition, AgentLoad, NewTurnRequest, Tool, hookimpl
+from toolang_core import AgentDefinition, NewTurnRequest, Tool, hookimpl
+from toolang_core.testing.agents import AgentsPlugin
 from toolang_core.testing.cast import DELEGATION_TOOLS
 from toolang_core.testing.models import ScriptedModel, text
 from toolang_core.testing.runtimes import SCRIPTED_AGENT_CONFIG
@@ -26,22 +27,8 @@ class SomeTools:
             )
 
 
-class UserAgents:
-    def __init__(self, *definitions):
-        self.definitions = definitions
-
-    @hookimpl
-    def toolang_agent_sources(self):
-        definitions = self.definitions
-
-        class Source:
-            label = "user"
-            name = "test-user"
-
-            def load(self, context):
-                return AgentLoad(definitions=definitions)
-
-        return Source()
+def UserAgents(*definitions):
+    return AgentsPlugin(*definitions, name="test-user")
 
 
 CONFIG = SCRIPTED_AGENT_CONFIG
