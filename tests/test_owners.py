@@ -5,7 +5,6 @@ owner's reaches another's prompt (checked in the stored steps and prompt traces)
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
@@ -19,6 +18,7 @@ from toolang_core.runtime.after_turn import PROMPT_TRACE_KIND
 from toolang_core.testing.cast import Cast, last_output
 from toolang_core.testing.list_memory import ListMemory, Shelf
 from toolang_core.testing.models import ScriptedModel, text
+from toolang_core.testing.runtimes import serve_until_idle
 
 
 def submit(runtime, thread: str, owner: str | None, text_in: str = "hello", source="chat"):
@@ -31,8 +31,7 @@ def submit(runtime, thread: str, owner: str | None, text_in: str = "hello", sour
         inbox.store.close()
 
 
-def serve(runtime) -> None:
-    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+serve = serve_until_idle
 
 
 def stored_text(runtime, turn_id: str) -> str:

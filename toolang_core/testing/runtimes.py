@@ -136,6 +136,35 @@ async def wait_status(
         await asyncio.sleep(0.01)
 
 
+def serve_until_idle(runtime: Runtime) -> None:
+    """Serve ``runtime`` (no turn source) until nothing is running or waiting, then
+    shut it down."""
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+
+
+def serve_turns(
+    runtime: Runtime,
+    *inputs: str,
+    thread: str = "cli:t",
+    source: str = "chat",
+    agent: str | None = None,
+) -> list[str]:
+    """Submit one turn per input (all on ``thread``, in order), serve until idle and
+    return their ids."""
+    inbox = runtime.open_inbox()
+    try:
+        ids = [
+            inbox.submit(
+                NewTurnRequest(source=source, thread_id=thread, input=text, agent=agent)
+            ).id
+            for text in inputs
+        ]
+    finally:
+        inbox.store.close()
+    serve_until_idle(runtime)
+    return ids
+
+
 def run_turn(
     runtime: Runtime,
     text: str = "go",
@@ -152,7 +181,7 @@ def run_turn(
             source="chat", thread_id=thread or f"cli:{owner}", input=text, owner=owner, agent=agent
         )
     ).id
-    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    serve_until_idle(runtime)
     turn = inbox.get(turn_id)
     assert turn.status is TurnStatus.COMPLETED, turn
     return turn_id

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 
 import toolang_hook_knowledge_saver as plugin
-from toolang_core import NewTurnRequest, Tool, ToolCall, ToolCallContext, ToolResult, hookimpl
-from toolang_core.testing.runtimes import plugin_runtime
+from toolang_core import Tool, ToolCall, ToolCallContext, ToolResult, hookimpl
+from toolang_core.testing.runtimes import plugin_runtime, serve_turns
 
 KEY = "sk-proj-" + "k" * 32
 LONG = "The deploy runbook: build with make, ship with rsync to the blue hosts, then flip. " * 2
@@ -58,14 +57,7 @@ def make_runtime(toolang_runtime, settings: str = "", model=None):
     )
 
 
-def serve(runtime, *inputs: str):
-    """Submit one chat turn per input and serve until idle; return the turn ids."""
-    inbox = runtime.open_inbox()
-    ids = [
-        inbox.submit(NewTurnRequest(source="chat", thread_id="cli:t", input=i)).id for i in inputs
-    ]
-    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
-    return ids
+serve = serve_turns  # one chat turn per input on cli:t, served until idle; their ids
 
 
 def entries(runtime):

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 
 import toolang_hook_learning_observer as plugin
-from toolang_core import NewTurnRequest, Tool, ToolCall, ToolCallContext, ToolResult, hookimpl
-from toolang_core.testing.runtimes import plugin_runtime
+from toolang_core import Tool, ToolCall, ToolCallContext, ToolResult, hookimpl
+from toolang_core.testing.runtimes import plugin_runtime, serve_turns
 
 
 def flaky_write(path: str) -> str:
@@ -42,15 +41,7 @@ def make_runtime(toolang_runtime, settings: str = "", model=None):
     )
 
 
-def serve(runtime, *inputs: str, agent: str | None = None):
-    """Submit one chat turn per input and serve until idle; return the turn ids."""
-    inbox = runtime.open_inbox()
-    ids = [
-        inbox.submit(NewTurnRequest(source="chat", thread_id="cli:t", input=i, agent=agent)).id
-        for i in inputs
-    ]
-    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
-    return ids
+serve = serve_turns  # one chat turn per input on cli:t, served until idle; their ids
 
 
 def db_path(runtime):
