@@ -305,24 +305,20 @@ def test_a_blank_run_id_and_a_missing_run_are_errors(tmp_path):
     ]
 
 
-def test_the_tools_need_a_runtime_and_a_turn():
+def test_the_tools_need_a_runtime_and_a_turn(tmp_path):
     """tRPC RequireContextAndController ("controller unavailable", "current session
     context is unavailable" — toolang: the current turn)."""
     with pytest.raises(TaskRunError, match="taskrun: controller unavailable"):
         taskrun_tools.list_task_runs(context=None)
 
-    class NotServing:
-        @property
-        def task_runs(self) -> Any:
-            raise RuntimeError("not serving")
-
+    not_serving = make_runtime(tmp_path)  # a real runtime, never served: no controller
     context = ToolCallContext(
         call=ToolCall("c", "list_task_runs"),
         turn_id="t",
         thread_id="chat:1",
         run_id="r",
         agent="a",
-        runtime=NotServing(),  # type: ignore[arg-type]
+        runtime=not_serving,
     )
     with pytest.raises(TaskRunError, match="taskrun: controller unavailable"):
         taskrun_tools.list_task_runs(context=context)
