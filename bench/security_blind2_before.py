@@ -14,15 +14,33 @@ import collections
 import json
 import pathlib
 import sys
+import tempfile
 
 import toolang_hook_security_filter as plugin
-from toolang_core import AskApproval, Block, Modify, ToolCall, ToolCallContext, ToolResult
+from toolang_core import (
+    AskApproval,
+    Block,
+    Modify,
+    Runtime,
+    ToolangConfig,
+    ToolCall,
+    ToolCallContext,
+    ToolResult,
+)
 
 CORPUS = pathlib.Path(__file__).with_name("security_blind2.json")
 
 
+_RUNTIME = Runtime.with_plugins(
+    ToolangConfig(home=pathlib.Path(tempfile.mkdtemp()) / ".toolang"), [(plugin.NAME, plugin)]
+)
+"""A bare runtime with the filter at its default settings (a context needs one)."""
+
+
 def _ctx(call: ToolCall) -> ToolCallContext:
-    return ToolCallContext(call=call, turn_id="t", thread_id="th", run_id="r", agent="a")
+    return ToolCallContext(
+        call=call, turn_id="t", thread_id="th", run_id="r", agent="a", runtime=_RUNTIME
+    )
 
 
 def _verdict(tool: str, params: dict[str, object]) -> str:

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cli_helpers import run_toolang
+
+from toolang_core.testing.cli import run_toolang
 
 pytest_plugins = ["pytester"]
 

@@ -4,7 +4,6 @@ the scripted model's steps, and waiting on a condition across processes."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from toolang_core.testing.dists import make_distribution
@@ -124,12 +123,3 @@ def install_kit(site: Path) -> None:
         },
         modules={"counter_tool": TOOL_MODULE},
     )
-
-
-def wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")

@@ -1,18 +1,12 @@
-"""Helpers for the delegation tests: agents, tools and one scripted model playing them.
-
-A :class:`Cast` answers each agent from its own script. The step it answers is the
-number of assistant messages since the conversation's last user message — so it holds
-no state, every agent's turn (and a resumed one) starts at its first step, and steps
-may be functions of the request (to read an id out of the previous tool result).
+"""Helpers for the delegation tests: agents and tools; one scripted model playing them
+(:class:`toolang_core.testing.cast.Cast`, re-exported here with its request readers).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +14,6 @@ import attrs
 
 from toolang_core import (
     AgentDefinition,
-    AgentLoad,
     SpawnRequest,
     StepRecord,
     TaskRunController,
@@ -40,105 +33,21 @@ from toolang_core.config.model import (
     SchedulerConfig,
     ToolsConfig,
 )
-from toolang_core.models.types import ModelRequest, ModelResponse
 from toolang_core.runtime import Runtime
-from toolang_core.testing.models import ScriptedModel, Step
-
-Answer = Callable[[ModelRequest], "Step | ModelResponse"]
-Script = Sequence["Step | Answer"] | Answer
-"""Steps by position, or one function answering every request of the agent."""
-
-
-def agent_of(request: ModelRequest) -> str:
-    """The agent a request is for, from the runtime context of its system message."""
-    found = re.search(r"^- agent: (\S+)$", request.messages[0].content, re.M)
-    assert found, request.messages[0].content
-    return found.group(1)
+from toolang_core.testing.agents import AgentsPlugin
+from toolang_core.testing.cast import (
+    DELEGATION_TOOLS,
+    Cast,
+)
 
 
-def position(request: ModelRequest) -> int:
-    count = 0
-    for message in reversed(request.messages):
-        if message.role == "user":
-            break
-        if message.role == "assistant":
-            count += 1
-    return count
-
-
-def last_output(request: ModelRequest) -> Any:
-    """The output of the tool result the request ends with."""
-    return json.loads(request.messages[-1].content).get("output")
-
-
-def user_text(request: ModelRequest) -> str:
-    """The conversation's last user message."""
-    return next(m.content for m in reversed(request.messages) if m.role == "user")
-
-
-def last_result(request: ModelRequest) -> dict[str, Any]:
-    result: dict[str, Any] = json.loads(request.messages[-1].content)
-    return result
-
-
-class Cast:
-    """See the module docstring. ``calls`` lists ``(agent, position)`` as answered."""
-
-    def __init__(self, **scripts: Script) -> None:
-        self.scripts = dict(scripts)
-        self.calls: list[tuple[str, int]] = []
-        self.requests: list[ModelRequest] = []
-        self.model = ScriptedModel(self.respond)
-
-    def respond(self, request: ModelRequest) -> Step | ModelResponse:
-        agent, index = agent_of(request), position(request)
-        self.calls.append((agent, index))
-        self.requests.append(request)
-        script = self.scripts.get(agent)
-        if callable(script):
-            return script(request)
-        if script is None or index >= len(script):
-            raise AssertionError(f"agent {agent!r} has no step {index}")
-        step = script[index]
-        return step(request) if callable(step) else step
-
-    def requests_of(self, agent: str) -> list[ModelRequest]:
-        return [r for r in self.requests if agent_of(r) == agent]
-
-    def plugin(self) -> object:
-        return self.model.plugin()
-
-
-class Agents:
+class Agents(AgentsPlugin):
     """An agent source plugin with hand-made definitions (label ``builtin``)."""
 
     label = "builtin"
-    name = "test-agents"
-
-    def __init__(self, *definitions: AgentDefinition) -> None:
-        self.definitions = definitions
-
-    def load(self, context: object) -> AgentLoad:
-        return AgentLoad(definitions=list(self.definitions))
-
-    @hookimpl
-    def toolang_agent_sources(self) -> Agents:
-        return self
 
 
-CONTROL = (
-    "start_task_run",
-    "list_task_runs",
-    "get_task_run",
-    "wait_task_run",
-    "cancel_task_run",
-    "read_task_run_transcript",
-    "agent_spawn",
-    "agent_wait",
-    "agent_stop",
-    "ask_agent",
-    "transfer_to_agent",
-)
+CONTROL = DELEGATION_TOOLS
 
 ROUTER = AgentDefinition(name="assistant", prefixes=CONTROL, description="routes work")
 RESEARCHER = AgentDefinition(name="researcher", prefixes=("lookup_",), description="finds")

@@ -7,13 +7,14 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from runtime_helpers import serving
-from taskrun_helpers import Cast, make_runtime
+from taskrun_helpers import make_runtime
 
 from toolang_core import AgentDefinition, hookimpl
 from toolang_core.agents.pool import pool_for
 from toolang_core.runtime import Runtime
 from toolang_core.teams.coordinator import TeamCoordinator
+from toolang_core.testing.cast import Cast
+from toolang_core.testing.runtimes import serving
 
 LEAD = AgentDefinition(name="lead", description="leads the team")
 W1 = AgentDefinition(name="w1", capabilities=("survey",))

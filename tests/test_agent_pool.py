@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from taskrun_helpers import Cast, make_runtime
+from taskrun_helpers import make_runtime
 from test_taskrun_tools import run_turn
 
 from toolang_core import AgentDefinition, AgentHealth, SpawnRequest, TaskRunController
 from toolang_core.agents.pool import AgentPool, Price, health_of, pool_for, trust_score
 from toolang_core.agents.pool_types import AgentStats, HealthPolicy, PoolHealth
 from toolang_core.store.sqlite import SQLiteStore
+from toolang_core.testing.cast import Cast
 from toolang_core.testing.models import text, tool_call
 
 AGENTS = (

@@ -11,11 +11,12 @@ import time
 
 import pytest
 
-from toolang_core import ApprovalBook, ApprovalError, Denied, Granted, Pending, Tool, hookimpl
+from toolang_core import ApprovalBook, ApprovalError, Denied, Granted, Tool, hookimpl
 from toolang_core.config import ToolangConfig
 from toolang_core.config.model import AgentsConfig, ModelsConfig, RuntimeConfig
 from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest, TurnStatus
+from toolang_core.testing.approvals import ask_a_person
 from toolang_core.testing.models import ScriptedModel, text, tool_call
 
 RAN: list[str] = []
@@ -37,19 +38,13 @@ class AskEveryTime:
 
     @hookimpl
     def toolang_approve_tool_call(self, call, ctx):
-        book = ApprovalBook(ctx.runtime.store)
-        approval = book.create(
-            turn_id=ctx.turn_id,
-            call_id=ctx.call_id,
-            tool=call.name,
-            params=call.params,
-            thread_id=ctx.thread_id,
-            agent=ctx.agent,
-            requester="tester",
+        return ask_a_person(
+            call,
+            ctx,
             prompt=f"run {call.name}?",
+            requester="tester",
             timeout_seconds=self.timeout_seconds,
         )
-        return Pending(approval.id, approval.prompt)
 
 
 @pytest.fixture(autouse=True)

@@ -6,12 +6,13 @@ import asyncio
 import json
 
 import pytest
-from cli_helpers import assert_no_traceback, run_toolang
 
 from toolang_core.config import load_config
 from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest
+from toolang_core.testing.cli import assert_no_traceback, run_toolang
 from toolang_core.testing.models import ScriptedModel, text
+from toolang_core.testing.runtimes import SCRIPTED_AGENT_CONFIG
 from toolang_core.turn.delegation_plugin import TOOL_NAMES as DELEGATION_TOOLS
 
 FIXTURE = """
@@ -45,15 +46,7 @@ class Source:
 def toolang_agent_sources():
     return Source()
 """
-CONFIG = """
-[runtime]
-executor = "agent"
-poll_seconds = 0.05
-shutdown_grace_seconds = 0
-
-[models]
-default = "scripted"
-"""
+CONFIG = SCRIPTED_AGENT_CONFIG
 ENV = {"TOOLANG_LOAD_PLUGINS": "test-agents"}
 
 

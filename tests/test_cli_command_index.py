@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from cli_helpers import run_toolang
 
 from toolang_core.testing import make_distribution
+from toolang_core.testing.cli import run_toolang
 
 COMMAND_PLUGIN = """
 from pathlib import Path

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import assert_no_traceback
 from plugin_dists import install_test_plugins
 
 from toolang_core.testing import make_distribution
+from toolang_core.testing.cli import assert_no_traceback
 
 TEST_PLUGINS = "good,broken,typo,raiser,badargs,dup,spy"
 

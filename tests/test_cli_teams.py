@@ -7,13 +7,13 @@ import asyncio
 import json
 
 import pytest
-from cli_helpers import assert_no_traceback, run_toolang
 
 from toolang_core import TaskRunController
 from toolang_core.agents.pool import pool_for
 from toolang_core.config import load_config
 from toolang_core.runtime import Runtime
 from toolang_core.teams.coordinator import FormRequest, TeamCoordinator
+from toolang_core.testing.cli import assert_no_traceback, run_toolang
 
 FIXTURE = """
 from toolang_core import AgentDefinition, AgentLoad, hookimpl

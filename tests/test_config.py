@@ -6,11 +6,11 @@ from pathlib import Path
 
 import attrs
 import pytest
-from cli_helpers import assert_no_traceback
 
 from toolang_core.config import STARTER_CONFIG, load_config, parse_config, plugin_settings
 from toolang_core.config.types import Secret
 from toolang_core.errors import ConfigError
+from toolang_core.testing.cli import assert_no_traceback
 
 
 def problems(text: str, env: dict[str, str] | None = None) -> list[str]:

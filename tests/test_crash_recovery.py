@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_helpers import run_toolang
 
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import TERMINAL, NewTurnRequest, SubmitRules, TurnStatus
+from toolang_core.testing.cli import run_toolang
 
 pytestmark = pytest.mark.slow  # real processes killed mid-turn and restarted
 

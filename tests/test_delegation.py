@@ -4,12 +4,13 @@ delegation-round limit enforced in code (Lango's was only prompt text)."""
 from __future__ import annotations
 
 import attrs
-from taskrun_helpers import DEFAULT_AGENTS, Cast, make_runtime, with_delegation
+from taskrun_helpers import DEFAULT_AGENTS, make_runtime, with_delegation
 from test_taskrun_tools import outputs, results, run_turn
 
 from toolang_core import AgentDefinition, ToolCall, TurnStatus, hookimpl
 from toolang_core.config.model import AgentsConfig
 from toolang_core.models.types import ModelResponse
+from toolang_core.testing.cast import Cast
 from toolang_core.testing.models import error, text, tool_call
 
 ASK = {"agent": "researcher", "request": "what moves the tides?"}

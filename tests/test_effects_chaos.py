@@ -22,10 +22,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from kill_helpers import effect_lines, install_effects_kit, wait_for
+from kill_helpers import effect_lines, install_effects_kit
 
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import NewTurnRequest, SubmitRules, TurnStatus
+from toolang_core.testing.processes import wait_for
 
 pytestmark = pytest.mark.slow  # real processes killed at many points
 

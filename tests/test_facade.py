@@ -18,8 +18,8 @@ from toolang_core.tools import (
     Observe,
     Pending,
     ToolCall,
-    ToolCallContext,
     ToolResult,
+    stages,
 )
 
 
@@ -35,10 +35,8 @@ def call():
 
 
 @pytest.fixture
-def ctx(call):
-    return ToolCallContext(
-        call=call, turn_id="t1", thread_id="chat:1", run_id="r1", agent="operator"
-    )
+def ctx(call, toolang_call_context):
+    return toolang_call_context(call=call, agent="operator")
 
 
 def run(coro):
@@ -59,7 +57,7 @@ def test_filters_run_in_order_and_modify_is_seen_by_later_filters(
 
     toolang_register(plugin(toolang_filter_tool_call=check), "b-check")
     toolang_register(plugin(toolang_filter_tool_call=redact), "a-redact")
-    outcome = run(toolang_host.hooks.filter_tool_call(call, ctx))
+    outcome = run(stages.filter_tool_call(toolang_host.hooks, call, ctx))
     assert seen == [{"path": "a.txt", "text": "[redacted]"}]
     assert outcome.call.params == {"path": "a.txt", "text": "[redacted]"}
     assert [p for p, _ in outcome.verdicts] == ["a-redact", "b-check"]
@@ -69,7 +67,7 @@ def test_filters_run_in_order_and_modify_is_seen_by_later_filters(
 def test_an_observing_filter_cannot_hide_a_blocking_one(toolang_host, toolang_register, call, ctx):
     toolang_register(plugin(toolang_filter_tool_call=lambda call, ctx: Block("rm -rf")), "b")
     toolang_register(plugin(toolang_filter_tool_call=lambda call, ctx: Observe("fine")), "a")
-    outcome = run(toolang_host.hooks.filter_tool_call(call, ctx))
+    outcome = run(stages.filter_tool_call(toolang_host.hooks, call, ctx))
     assert outcome.blocked == ("b", Block("rm -rf"))
 
 
@@ -78,7 +76,7 @@ def test_a_raising_filter_fails_closed(toolang_host, toolang_register, call, ctx
         raise ValueError("regex exploded")
 
     toolang_register(plugin(toolang_filter_tool_call=broken), "flaky")
-    outcome = run(toolang_host.hooks.filter_tool_call(call, ctx))
+    outcome = run(stages.filter_tool_call(toolang_host.hooks, call, ctx))
     assert outcome.blocked is not None
     assert "security filter 'flaky' failed: ValueError: regex exploded" in outcome.blocked[1].reason
     assert outcome.failures[0].plugin == "flaky"
@@ -95,19 +93,19 @@ def test_async_implementations_are_awaited_and_may_abstain(
 
     toolang_register(plugin(toolang_approve_tool_call=grant), "b-grant")
     toolang_register(plugin(toolang_approve_tool_call=abstain), "a-abstain")
-    outcome = run(toolang_host.hooks.approve_tool_call(call, ctx))
+    outcome = run(stages.approve_tool_call(toolang_host.hooks, call, ctx))
     assert (outcome.plugin, outcome.decision) == ("b-grant", Granted("policy"))
 
 
 def test_first_approval_decision_wins(toolang_host, toolang_register, call, ctx):
     toolang_register(plugin(toolang_approve_tool_call=lambda call, ctx: Granted()), "b")
     toolang_register(plugin(toolang_approve_tool_call=lambda call, ctx: Pending("ap-1")), "a")
-    outcome = run(toolang_host.hooks.approve_tool_call(call, ctx))
+    outcome = run(stages.approve_tool_call(toolang_host.hooks, call, ctx))
     assert outcome.decision == Pending("ap-1")
 
 
 def test_no_gate_means_no_decision(toolang_host, call, ctx):
-    outcome = run(toolang_host.hooks.approve_tool_call(call, ctx))
+    outcome = run(stages.approve_tool_call(toolang_host.hooks, call, ctx))
     assert (outcome.plugin, outcome.decision) == (None, None)
 
 
@@ -116,7 +114,7 @@ def test_a_raising_gate_denies(toolang_host, toolang_register, call, ctx):
         raise RuntimeError("db down")
 
     toolang_register(plugin(toolang_approve_tool_call=broken), "gate")
-    outcome = run(toolang_host.hooks.approve_tool_call(call, ctx))
+    outcome = run(stages.approve_tool_call(toolang_host.hooks, call, ctx))
     assert isinstance(outcome.decision, Denied)
     assert "db down" in outcome.decision.message
 
@@ -133,7 +131,7 @@ def test_post_stages_are_isolated_from_each_other(toolang_host, toolang_register
     toolang_register(plugin(toolang_observe_tool_result=recording), "b-ok")
     toolang_register(plugin(toolang_observe_tool_result=raising), "a-broken")
     result = ToolResult(ok=True, output="written")
-    outcomes = run(toolang_host.hooks.observe_tool_result(call, result, ctx))
+    outcomes = run(stages.observe_tool_result(toolang_host.hooks, call, result, ctx))
     assert calls == ["written"]
     assert [(p, f and (f.hook, f.error)) for p, f in outcomes] == [
         ("a-broken", ("toolang_observe_tool_result", "RuntimeError: observer broke")),
@@ -153,7 +151,7 @@ def test_observing_stages_run_in_chain_order_each_answer_awaited_before_the_next
     toolang_register(plugin(toolang_publish_event=lambda: seen.append("publish")), "p")
     toolang_register(plugin(toolang_save_knowledge=save), "k")
     toolang_register(plugin(toolang_observe_tool_result=lambda: seen.append("observe")), "o")
-    outcomes = run(toolang_host.hooks.after_tool_call(call, ToolResult(ok=True), ctx))
+    outcomes = run(stages.after_tool_call(toolang_host.hooks, call, ToolResult(ok=True), ctx))
     assert seen == ["observe", "save", "publish"]
     assert outcomes == [
         ("toolang_observe_tool_result", "o", None),

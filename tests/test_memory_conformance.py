@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from memory_helpers import ListMemory, Shelf
 
+from toolang_core.testing.list_memory import ListMemory, Shelf
 from toolang_core.testing.memory_conformance import MemoryConformance
 
 

@@ -7,7 +7,6 @@ import asyncio
 import time
 
 import pytest
-from memory_helpers import ListMemory, Shelf
 
 from toolang_core import NewTurnRequest, ToolCall, ToolCallContext, TurnStatus, hookimpl
 from toolang_core.config import ToolangConfig
@@ -16,7 +15,9 @@ from toolang_core.memory import MemoryForget, MemoryLimits
 from toolang_core.memory.tools import memory_agent_forget, memory_agent_recall, memory_agent_save
 from toolang_core.runtime import Runtime
 from toolang_core.runtime.after_turn import AFTER_KIND, PROMPT_TRACE_KIND, STAGES
+from toolang_core.testing.list_memory import ListMemory, Shelf
 from toolang_core.testing.models import ScriptedModel, text
+from toolang_core.testing.runtimes import serve_turns
 
 
 class MemoryPlugin:
@@ -45,16 +46,13 @@ def make(tmp_path, model, memory_factory=None, *, extra=(), **memory):
 
 
 def serve(runtime, *inputs, thread="cli:m", source="chat"):
-    inbox = runtime.open_inbox()
+    """Serve one turn per input; ``(turn, its steps)`` for each."""
+    ids = serve_turns(runtime, *inputs, thread=thread, source=source)
+    store = runtime.open_store()
     try:
-        ids = [
-            inbox.submit(NewTurnRequest(source=source, thread_id=thread, input=i)).id
-            for i in inputs
-        ]
-        asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
-        return [(inbox.get(i), inbox.store.steps(i)) for i in ids]
+        return [(store.get(i), store.steps(i)) for i in ids]
     finally:
-        inbox.store.close()
+        store.close()
 
 
 def record(runtime, kind, key):

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import asyncio
 
-from runtime_helpers import (
+from toolang_core import DoctorCheck, hookimpl
+from toolang_core.doctor import DoctorContext, check_plugin_health
+from toolang_core.plugins.host import PluginHost
+from toolang_core.store.types import TurnStatus
+from toolang_core.testing.runtimes import (
     GatedExecutor,
     make_config,
     make_runtime,
@@ -13,11 +17,6 @@ from runtime_helpers import (
     serving,
     wait_status,
 )
-
-from toolang_core import DoctorCheck, hookimpl
-from toolang_core.doctor import DoctorContext, check_plugin_health
-from toolang_core.plugins.host import PluginHost
-from toolang_core.store.types import TurnStatus
 
 
 class Watcher:

@@ -5,19 +5,20 @@ owner's reaches another's prompt (checked in the stored steps and prompt traces)
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
-from memory_helpers import ListMemory, Shelf
-from taskrun_helpers import Cast, last_output, make_runtime as make_taskrun_runtime
+from taskrun_helpers import make_runtime as make_taskrun_runtime
 from test_memory_runtime import make as make_memory_runtime
 from test_taskrun_isolation import RESEARCH, spawn_then_answer
 from test_taskrun_tools import run_turn
 
 from toolang_core import NewTurnRequest, SubmitRejected, TurnFilter, TurnStatus
 from toolang_core.runtime.after_turn import PROMPT_TRACE_KIND
+from toolang_core.testing.cast import Cast, last_output
+from toolang_core.testing.list_memory import ListMemory, Shelf
 from toolang_core.testing.models import ScriptedModel, text
+from toolang_core.testing.runtimes import serve_until_idle
 
 
 def submit(runtime, thread: str, owner: str | None, text_in: str = "hello", source="chat"):
@@ -30,8 +31,7 @@ def submit(runtime, thread: str, owner: str | None, text_in: str = "hello", sour
         inbox.store.close()
 
 
-def serve(runtime) -> None:
-    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+serve = serve_until_idle
 
 
 def stored_text(runtime, turn_id: str) -> str:

@@ -5,30 +5,21 @@ file) is counted."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from kill_helpers import install_kit, wait_for, write_script
+from kill_helpers import install_kit, write_script
 
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import NewTurnRequest, SubmitRules, TurnStatus
+from toolang_core.testing.processes import KILL_AND_RESUME_CONFIG, kill_when
 
 pytestmark = pytest.mark.slow  # real processes killed mid-turn and restarted
 
-CONFIG = """
-[runtime]
-executor = "agent"
-lease_seconds = 5.0
-poll_seconds = 0.05
-shutdown_grace_seconds = 0.2
-
-[models]
-default = "scripted"
-"""
+CONFIG = KILL_AND_RESUME_CONFIG
 
 
 def start(home: Path, site: Path, *extra: str) -> subprocess.Popen[str]:
@@ -64,17 +55,12 @@ def test_a_turn_killed_after_its_tool_call_resumes_without_running_the_tool_agai
     ).id
 
     first = start(home, site)
-    try:
-        wait_for(
-            lambda: any(
-                s.kind == "tool_call" and s.status != "intent" for s in store.steps(turn_id)
-            ),
-            60,
-            "the tool call to be recorded",
-        )
-    finally:
-        first.send_signal(signal.SIGKILL)
-        first.wait(timeout=30)
+    kill_when(
+        first,
+        lambda: any(s.kind == "tool_call" and s.status != "intent" for s in store.steps(turn_id)),
+        60,
+        "the tool call to be recorded",
+    )
     assert (home / "counter.txt").read_text().splitlines() == ["side-effect"]
     assert store.get(turn_id).status is TurnStatus.RUNNING  # as the dead process left it
 

@@ -15,9 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-from cli_helpers import run_toolang
-
 from toolang_core.cli.status_line import CLEAR, StatusLine
+from toolang_core.testing.cli import run_toolang
 
 CONFIG = '[runtime]\nexecutor = "echo"\npoll_seconds = 0.05\n\n[log]\nlevel = "info"\n'
 ENV = {"TOOLANG_LOAD_PLUGINS": ""}

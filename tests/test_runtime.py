@@ -6,7 +6,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from runtime_helpers import (
+
+from toolang_core import hookimpl
+from toolang_core.config.model import GroupConfig
+from toolang_core.store.types import NewTurnRequest, TurnStatus
+from toolang_core.testing.runtimes import (
     GatedExecutor,
     evolve_scheduler,
     make_runtime,
@@ -14,10 +18,6 @@ from runtime_helpers import (
     serving,
     wait_status,
 )
-
-from toolang_core import hookimpl
-from toolang_core.config.model import GroupConfig
-from toolang_core.store.types import NewTurnRequest, TurnStatus
 
 
 def run(coro):

@@ -8,10 +8,10 @@ import sys
 import tomllib
 
 import pytest
-from cli_helpers import assert_no_traceback
 
 from toolang_core.scaffold import FAMILIES, STANDALONE_FAMILIES
 from toolang_core.scaffold.standalone import Series
+from toolang_core.testing.cli import assert_no_traceback
 
 
 def run_pytest(path, pythonpath):

@@ -14,10 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
-from kill_helpers import effect_lines, install_effects_kit, wait_for
+from kill_helpers import effect_lines, install_effects_kit
 
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import NewTurnRequest, SubmitRules, TurnStatus
+from toolang_core.testing.processes import wait_for
 
 pytestmark = pytest.mark.slow  # real processes signalled and stopped
 

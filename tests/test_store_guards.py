@@ -22,10 +22,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_helpers import run_toolang
 
 from toolang_core.store.errors import StoreBusy
 from toolang_core.store.sqlite import SQLiteStore
+from toolang_core.testing.cli import run_toolang
 
 CONFIG = """
 [runtime]

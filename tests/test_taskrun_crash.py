@@ -14,35 +14,29 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from kill_helpers import install_kit, wait_for, write_script
+from kill_helpers import install_kit, write_script
 
 from toolang_core import SpawnRequest, TaskRunController, TurnStatus
 from toolang_core.config import load_config
 from toolang_core.runtime import Runtime
 from toolang_core.store.sqlite import SQLiteStore
+from toolang_core.testing.processes import KILL_AND_RESUME_CONFIG, kill_when
 
 pytestmark = pytest.mark.slow  # real processes killed mid-run and restarted
 
-CONFIG = """
-[runtime]
-executor = "agent"
-lease_seconds = 5.0
-poll_seconds = 0.05
-shutdown_grace_seconds = 0.2
-
-[models]
-default = "scripted"
-
+CONFIG = (
+    KILL_AND_RESUME_CONFIG
+    + """
 [scheduler.groups.task]
 max_running = 1
 """
+)
 
 WAITER = textwrap.dedent(
     """
@@ -118,17 +112,12 @@ def test_runs_interrupted_by_a_killed_runtime_are_recovered_and_waiters_see_them
     store = SQLiteStore(home / ".toolang" / "toolang.db")
 
     first = start_runtime(home, env)
-    try:
-        wait_for(
-            lambda: any(
-                s.kind == "tool_call" and s.status != "intent" for s in store.steps(first_id)
-            ),
-            60,
-            "the first run's tool call to be recorded",
-        )
-    finally:
-        first.send_signal(signal.SIGKILL)
-        first.wait(timeout=30)
+    kill_when(
+        first,
+        lambda: any(s.kind == "tool_call" and s.status != "intent" for s in store.steps(first_id)),
+        60,
+        "the first run's tool call to be recorded",
+    )
     assert store.get(first_id).status is TurnStatus.RUNNING  # as the dead process left it
     assert [store.get(i).status for i in queued_ids] == [TurnStatus.QUEUED] * 2
     assert (home / "counter.txt").read_text().splitlines() == ["side-effect"]

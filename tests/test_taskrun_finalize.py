@@ -10,10 +10,10 @@ import asyncio
 from typing import Any
 
 import pytest
-from runtime_helpers import serving
 from taskrun_helpers import Plane, make_runtime
 
 from toolang_core import TaskRunController, TaskRunStatus, TurnStatus, hookimpl
+from toolang_core.testing.runtimes import serving
 
 
 class Finalizer:

@@ -4,11 +4,12 @@ place in time, and the full transcript stays readable through the tool."""
 
 from __future__ import annotations
 
-from taskrun_helpers import Cast, last_output, make_runtime
+from taskrun_helpers import make_runtime
 from test_taskrun_tools import run_turn
 
 from toolang_core import TurnFilter
 from toolang_core.config.model import AgentsConfig
+from toolang_core.testing.cast import Cast, last_output
 from toolang_core.testing.models import error, text, tool_call
 
 RESEARCH = [tool_call("lookup_fact", {"topic": "tides"}), text("tides follow the moon")]

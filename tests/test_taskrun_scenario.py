@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from taskrun_helpers import Cast, make_runtime
+from taskrun_helpers import make_runtime
 from test_taskrun_tools import run_turn
 
 from toolang_core import TaskRunController, TurnFilter, TurnStatus
 from toolang_core.models.types import ModelRequest
+from toolang_core.testing.cast import Cast
 from toolang_core.testing.models import Step, text, tool_call
 
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 import asyncio
 import json
 
-from cli_helpers import assert_no_traceback
-
 from toolang_core import NewTurnRequest, SpawnRequest, TaskRunController, TaskRunStatus
 from toolang_core.config import load_config
 from toolang_core.runtime import Runtime
+from toolang_core.testing.cli import assert_no_traceback
 
 CONFIG = '[runtime]\nexecutor = "echo"\n'
 

@@ -12,18 +12,7 @@ import json
 from typing import Any
 
 import pytest
-from runtime_helpers import serving, wait_status
-from taskrun_helpers import (
-    Cast,
-    last_output,
-    last_result,
-    make_runtime,
-    position,
-    release,
-    started,
-    user_text,
-    with_delegation,
-)
+from taskrun_helpers import make_runtime, release, started, with_delegation
 
 from toolang_core import (
     NewTurnRequest,
@@ -35,7 +24,9 @@ from toolang_core import (
     TurnStatus,
 )
 from toolang_core.taskruns import tools as taskrun_tools
+from toolang_core.testing.cast import Cast, last_output, last_result, position, user_text
 from toolang_core.testing.models import error, text, tool_call
+from toolang_core.testing.runtimes import serving, wait_status
 
 
 def run_turn(runtime, text_in: str = "go", thread: str = "chat:t", **kw: Any):
@@ -314,24 +305,20 @@ def test_a_blank_run_id_and_a_missing_run_are_errors(tmp_path):
     ]
 
 
-def test_the_tools_need_a_runtime_and_a_turn():
+def test_the_tools_need_a_runtime_and_a_turn(tmp_path):
     """tRPC RequireContextAndController ("controller unavailable", "current session
     context is unavailable" — toolang: the current turn)."""
     with pytest.raises(TaskRunError, match="taskrun: controller unavailable"):
         taskrun_tools.list_task_runs(context=None)
 
-    class NotServing:
-        @property
-        def task_runs(self) -> Any:
-            raise RuntimeError("not serving")
-
+    not_serving = make_runtime(tmp_path)  # a real runtime, never served: no controller
     context = ToolCallContext(
         call=ToolCall("c", "list_task_runs"),
         turn_id="t",
         thread_id="chat:1",
         run_id="r",
         agent="a",
-        runtime=NotServing(),  # type: ignore[arg-type]
+        runtime=not_serving,
     )
     with pytest.raises(TaskRunError, match="taskrun: controller unavailable"):
         taskrun_tools.list_task_runs(context=context)

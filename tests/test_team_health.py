@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from taskrun_helpers import Cast, agent_of, release
+from taskrun_helpers import release
 from team_helpers import LEAD, SPARE, TEAM_AGENTS, W1, W2, W3, coordinator, team_runtime, trust
 
 from toolang_core import AgentDefinition
@@ -14,6 +14,7 @@ from toolang_core.agents.pool import pool_for
 from toolang_core.agents.pool_types import PoolHealth
 from toolang_core.teams.coordinator import FormRequest, Scope
 from toolang_core.teams.types import Strategy
+from toolang_core.testing.cast import Cast, agent_of
 from toolang_core.testing.models import text, tool_call
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import attrs
-from taskrun_helpers import Agents, Cast, Tools, make_config
+from taskrun_helpers import Agents, Tools, make_config
 from team_helpers import LEAD, SPARE, W1, W2, W3, Recorder, coordinator, trust
 
 from toolang_core import hookimpl
@@ -15,6 +15,7 @@ from toolang_core.agents.pool import pool_for
 from toolang_core.config.model import PluginsConfig
 from toolang_core.runtime import Runtime
 from toolang_core.teams.coordinator import FormRequest
+from toolang_core.testing.cast import Cast
 from toolang_core.testing.models import text
 
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from taskrun_helpers import Cast, agent_of, user_text
 from team_helpers import coordinator, team_runtime, trust
 
 from toolang_core.teams.coordinator import FormRequest
 from toolang_core.teams.types import ContextFilter, Strategy, TeamError, TeamStatus
+from toolang_core.testing.cast import Cast, agent_of, user_text
 from toolang_core.testing.models import text
 
 ANSWERS = {"w1": "Paris", "w2": "paris.", "w3": "Lyon"}

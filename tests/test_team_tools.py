@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 
-from taskrun_helpers import CONTROL, Cast, last_output, make_runtime, user_text
+from taskrun_helpers import CONTROL, make_runtime
 from team_helpers import W1, W2, W3
 from test_taskrun_tools import outputs, run_turn
 
 from toolang_core import AgentDefinition
+from toolang_core.testing.cast import Cast, last_output, user_text
 from toolang_core.testing.models import text, tool_call
 
 LEADER = AgentDefinition(name="assistant", prefixes=(*CONTROL, "team_"), description="leads")

@@ -7,20 +7,21 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from runtime_helpers import serving, wait_status
-from taskrun_helpers import Cast, last_output, make_runtime, position, user_text
+from taskrun_helpers import make_runtime
 from test_taskrun_tools import outputs, results, run_turn
 
 from toolang_core import (
     ApprovalBook,
     Block,
     NewTurnRequest,
-    Pending,
     TaskRunStatus,
     TurnStatus,
     hookimpl,
 )
+from toolang_core.testing.approvals import ask_a_person
+from toolang_core.testing.cast import Cast, last_output, position, user_text
 from toolang_core.testing.models import text, tool_call
+from toolang_core.testing.runtimes import serving, wait_status
 
 
 def test_agent_spawn_without_an_instruction_fails_before_anything_is_created(tmp_path):
@@ -219,18 +220,7 @@ class ApproveDrafts:
     def toolang_approve_tool_call(self, call, ctx):
         if call.name != "draft_text":
             return None
-        approval = ApprovalBook(ctx.runtime.store).create(
-            turn_id=ctx.turn_id,
-            call_id=ctx.call_id,
-            tool=call.name,
-            params=call.params,
-            thread_id=ctx.thread_id,
-            agent=ctx.agent,
-            requester="tester",
-            prompt="draft this?",
-            timeout_seconds=None,
-        )
-        return Pending(approval.id, approval.prompt)
+        return ask_a_person(call, ctx, prompt="draft this?", requester="tester")
 
 
 def test_agent_wait_reports_a_teammate_blocked_on_approval(tmp_path):

@@ -21,9 +21,11 @@ def registered(*tools: Tool) -> dict[str, ToolRegistration]:
     return {tool.name: ToolRegistration(tool, "test-tools") for tool in tools}
 
 
-def run_call(chain: ToolChain, name: str, **params):
-    call = ToolCall(call_id="c1", name=name, params=params)
-    ctx = ToolCallContext(call=call, turn_id="t1", thread_id="chat:1", run_id="r1", agent="a")
+def run_call(chain: ToolChain, context, name: str, **params):
+    """Run a call of ``name`` through ``chain``; ``context`` is the
+    ``toolang_call_context`` fixture."""
+    ctx = context(name, params)
+    call = ctx.call
 
     async def never_asked(*_):
         raise AssertionError("no approval expected")
@@ -64,41 +66,52 @@ def plain_upper(text: str) -> str:
     return text.upper()
 
 
-def test_a_blocking_sync_tool_runs_in_a_worker_thread(toolang_host):
+def test_a_blocking_sync_tool_runs_in_a_worker_thread(toolang_call_context, toolang_host):
     chain = ToolChain(toolang_host.hooks, registered(Tool.from_function(thread_name)))
-    done = run_call(chain, "thread_name", text="x")
+    done = run_call(chain, toolang_call_context, "thread_name", text="x")
     assert done.result.ok
     assert done.result.output != threading.current_thread().name
 
 
-def test_a_non_blocking_sync_tool_runs_inline(toolang_host):
+def test_a_non_blocking_sync_tool_runs_inline(toolang_call_context, toolang_host):
     tool = Tool.from_function(thread_name, blocking=False)
-    done = run_call(ToolChain(toolang_host.hooks, registered(tool)), "thread_name", text="x")
+    done = run_call(
+        ToolChain(toolang_host.hooks, registered(tool)),
+        toolang_call_context,
+        "thread_name",
+        text="x",
+    )
     assert done.result.output == threading.current_thread().name
 
 
 @pytest.mark.parametrize("blocking", [True, False])
-def test_an_async_tool_is_awaited(toolang_host, blocking):
+def test_an_async_tool_is_awaited(toolang_call_context, toolang_host, blocking):
     tool = Tool.from_function(async_upper, name="upper", blocking=blocking)
-    done = run_call(ToolChain(toolang_host.hooks, registered(tool)), "upper", text="hi")
+    done = run_call(
+        ToolChain(toolang_host.hooks, registered(tool)), toolang_call_context, "upper", text="hi"
+    )
     assert (done.result.ok, done.result.output) == (True, "HI")
 
 
-def test_an_awaitable_answered_by_an_inline_tool_is_awaited(toolang_host):
+def test_an_awaitable_answered_by_an_inline_tool_is_awaited(toolang_call_context, toolang_host):
     tool = Tool.from_function(lazy_upper, name="upper", blocking=False)
-    done = run_call(ToolChain(toolang_host.hooks, registered(tool)), "upper", text="hi")
+    done = run_call(
+        ToolChain(toolang_host.hooks, registered(tool)), toolang_call_context, "upper", text="hi"
+    )
     assert done.result.output == "HI"
 
 
-def test_a_tool_replaced_under_its_name_runs_as_the_new_one(toolang_host):
+def test_a_tool_replaced_under_its_name_runs_as_the_new_one(toolang_call_context, toolang_host):
     tools = registered(Tool.from_function(plain_upper, name="upper", blocking=False))
     chain = ToolChain(toolang_host.hooks, tools)
-    assert run_call(chain, "upper", text="a").result.output == "A"
+    assert run_call(chain, toolang_call_context, "upper", text="a").result.output == "A"
     tools.update(registered(Tool.from_function(async_upper, name="upper", blocking=False)))
-    assert run_call(chain, "upper", text="b").result.output == "B"
+    assert run_call(chain, toolang_call_context, "upper", text="b").result.output == "B"
 
 
-def test_every_stage_records_its_verdict_in_chain_order(toolang_host, toolang_register):
+def test_every_stage_records_its_verdict_in_chain_order(
+    toolang_call_context, toolang_host, toolang_register
+):
     for hook in (
         "toolang_filter_tool_call",
         "toolang_approve_tool_call",
@@ -114,7 +127,9 @@ def test_every_stage_records_its_verdict_in_chain_order(toolang_host, toolang_re
 
     toolang_register(plugin(toolang_save_knowledge=broken), "broken-saver")
     tool = Tool.from_function(plain_upper, name="upper", blocking=False)
-    done = run_call(ToolChain(toolang_host.hooks, registered(tool)), "upper", text="a")
+    done = run_call(
+        ToolChain(toolang_host.hooks, registered(tool)), toolang_call_context, "upper", text="a"
+    )
     assert [(s.stage, s.verdict, s.plugin) for s in done.stages] == [
         ("SecurityFilter", "pass", None),
         ("ApprovalGate", "pass", None),

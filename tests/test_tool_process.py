@@ -15,29 +15,31 @@ import pytest
 from toolang_core import (
     TOOL_CALL_ENV,
     ToolCall,
-    ToolCallContext,
     run_tool_process,
     started_by_tool,
     tool_process_env,
 )
 
-CTX = ToolCallContext(
-    call=ToolCall("c-7", "exec_run"), turn_id="t-1", thread_id="x", run_id="r", agent="a"
-)
+
+@pytest.fixture
+def ctx(toolang_call_context):
+    return toolang_call_context(
+        call=ToolCall("c-7", "exec_run"), turn_id="t-1", thread_id="x", run_id="r"
+    )
 
 
-def test_the_environment_is_the_allow_list_plus_explicit_values_plus_the_marker():
+def test_the_environment_is_the_allow_list_plus_explicit_values_plus_the_marker(ctx):
     base = {"PATH": "/bin", "LC_ALL": "C", "OPENAI_API_KEY": "sk-secret", "HOME": "/h"}
-    env = tool_process_env(CTX, allow=("PATH", "LC_*"), extra={"MODE": "x"}, base=base)
+    env = tool_process_env(ctx, allow=("PATH", "LC_*"), extra={"MODE": "x"}, base=base)
     assert env == {"PATH": "/bin", "LC_ALL": "C", "MODE": "x", TOOL_CALL_ENV: "t-1:c-7"}
     # neither the runtime's environment nor the settings can change or drop the marker
-    forged = tool_process_env(CTX, extra={TOOL_CALL_ENV: ""}, base={TOOL_CALL_ENV: "x"})
+    forged = tool_process_env(ctx, extra={TOOL_CALL_ENV: ""}, base={TOOL_CALL_ENV: "x"})
     assert forged[TOOL_CALL_ENV] == "t-1:c-7"
 
 
-def test_a_process_sees_only_what_it_is_given(monkeypatch):
+def test_a_process_sees_only_what_it_is_given(ctx, monkeypatch):
     monkeypatch.setenv("TOOLANG_TEST_SECRET", "do-not-leak")
-    ran = asyncio.run(run_tool_process(["/bin/sh", "-c", "env"], context=CTX))
+    ran = asyncio.run(run_tool_process(["/bin/sh", "-c", "env"], context=ctx))
     assert ran.exit_code == 0
     assert "do-not-leak" not in ran.stdout
     assert f"{TOOL_CALL_ENV}=t-1:c-7" in ran.stdout.splitlines()
@@ -68,14 +70,14 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.parametrize("script", ["sleep 30", "trap '' TERM; sleep 30 & wait; sleep 30"])
-def test_a_canceled_call_stops_the_whole_group_within_the_grace(tmp_path, script):
+def test_a_canceled_call_stops_the_whole_group_within_the_grace(ctx, tmp_path, script):
     pids = tmp_path / "pids"
 
     async def cancel_it() -> float:
         task = asyncio.create_task(
             run_tool_process(
                 ["/bin/sh", "-c", f"echo $$ > {pids}; {script}"],
-                context=CTX,
+                context=ctx,
                 kill_grace_seconds=0.5,
             )
         )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from runtime_helpers import serving, wait_status
 
 from toolang_core import hookimpl
 from toolang_core.config import ToolangConfig
@@ -14,6 +13,7 @@ from toolang_core.models import ModelError, ModelRequest, ModelResponse
 from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest, TurnStatus
 from toolang_core.testing.models import ScriptedModel, text
+from toolang_core.testing.runtimes import serving, wait_status
 from toolang_core.turn.streaming import TurnStreams, stream_response
 
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 import asyncio
 import socket
 
-from runtime_helpers import make_runtime, request
-
 from toolang_core import hookimpl
 from toolang_core.store.sqlite import SQLiteStore
+from toolang_core.testing.runtimes import make_runtime, request
 
 
 async def connect_and_talk(port: int) -> bytes:

@@ -62,14 +62,14 @@ if TYPE_CHECKING:
     from toolang_core.hookspecs import (
         FAMILIES as FAMILIES,
     )
+    from toolang_core.hookspecs.rules import (
+        HookFailure as HookFailure,
+    )
     from toolang_core.ids import (
         new_id as new_id,
     )
     from toolang_core.plugins.context import (
         PluginContext as PluginContext,
-    )
-    from toolang_core.plugins.facade import (
-        HookFailure as HookFailure,
     )
     from toolang_core.plugins.host import (
         PluginHost as PluginHost,
@@ -79,6 +79,7 @@ if TYPE_CHECKING:
         RegisterRoute as RegisterRoute,
         RegisterSettings as RegisterSettings,
         RegisterTool as RegisterTool,
+        RegisterTurnSource as RegisterTurnSource,
     )
     from toolang_core.plugins.routes import (
         HttpError as HttpError,
@@ -107,6 +108,9 @@ if TYPE_CHECKING:
     from toolang_core.runtime.recurring import (
         Recurring as Recurring,
     )
+    from toolang_core.runtime_view import (
+        RuntimeView as RuntimeView,
+    )
     from toolang_core.schedule import (
         Schedule as Schedule,
         ScheduleError as ScheduleError,
@@ -130,6 +134,7 @@ if TYPE_CHECKING:
         ExecutionStore as ExecutionStore,
     )
     from toolang_core.store.types import (
+        GroupPolicy as GroupPolicy,
         NewTurnRequest as NewTurnRequest,
         Record as Record,
         StepRecord as StepRecord,
@@ -225,7 +230,7 @@ _LAZY = {
     "new_id": "toolang_core.ids",
     "FAMILIES": "toolang_core.hookspecs",
     "PluginContext": "toolang_core.plugins.context",
-    "HookFailure": "toolang_core.plugins.facade",
+    "HookFailure": "toolang_core.hookspecs.rules",
     "PluginHost": "toolang_core.plugins.host",
     "RegisterFactory": "toolang_core.plugins.registrars",
     "RegisterRoute": "toolang_core.plugins.registrars",
@@ -233,11 +238,13 @@ _LAZY = {
     "HttpError": "toolang_core.plugins.routes",
     "RouteRegistration": "toolang_core.plugins.routes",
     "RegisterTool": "toolang_core.plugins.registrars",
+    "RegisterTurnSource": "toolang_core.plugins.registrars",
     "MASK": "toolang_core.redaction",
     "is_secret_key": "toolang_core.redaction",
     "redact": "toolang_core.redaction",
     "redact_text": "toolang_core.redaction",
     "Runtime": "toolang_core.runtime",
+    "RuntimeView": "toolang_core.runtime_view",
     "StageDone": "toolang_core.runtime.after_turn",
     "AFTER_KIND": "toolang_core.runtime.after_turn",
     "PROMPT_TRACE_KIND": "toolang_core.runtime.after_turn",
@@ -256,6 +263,7 @@ _LAZY = {
     "TurnNotFound": "toolang_core.store.errors",
     "open_plugin_database": "toolang_core.store.plugin_db",
     "ExecutionStore": "toolang_core.store.protocol",
+    "GroupPolicy": "toolang_core.store.types",
     "NewTurnRequest": "toolang_core.store.types",
     "Record": "toolang_core.store.types",
     "StepRecord": "toolang_core.store.types",

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from cli_helpers import run_toolang
+from toolang_core.testing.cli import run_toolang
 
 SOURCES = ["chat", "chore", "invoke", "task", "will"]
 CONFIG = """

@@ -22,22 +22,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import run_toolang
 
 from toolang_core.testing import make_distribution
+from toolang_core.testing.cli import run_toolang
+from toolang_core.testing.runtimes import SCRIPTED_AGENT_CONFIG
 
-CONFIG = """
-[runtime]
-executor = "agent"
-poll_seconds = 0.05
-shutdown_grace_seconds = 0
-
-[models]
-default = "scripted"
-
+CONFIG = (
+    SCRIPTED_AGENT_CONFIG
+    + """
 [plugins.tools-operator]
 workspace = "workspace"
 """
+)
 WRITE = {"path": "notes/approved.txt", "text": "written after a person said yes"}
 PRE_STAGES = ("SecurityFilter", "ApprovalGate", "execute")
 POST_STAGES = {

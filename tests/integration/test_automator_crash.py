@@ -12,13 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kill_helpers import TOOL_MODULE, wait_for
+from kill_helpers import TOOL_MODULE
 
 from toolang_core import NewTurnRequest, TurnFilter, TurnStatus
 from toolang_core.config import load_config
 from toolang_core.runtime import Runtime
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.testing.dists import make_distribution
+from toolang_core.testing.processes import wait_for
 
 CONFIG = """
 [runtime]

@@ -16,10 +16,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import assert_no_traceback, run_toolang
 
 from toolang_core import NewTurnRequest, Runtime, UsageError
 from toolang_core.config import load_config
+from toolang_core.testing.cli import assert_no_traceback, run_toolang
 
 RUNTIME = """
 [runtime]

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import asyncio
 
-from cli_helpers import run_toolang
-
 import toolang_hook_knowledge_saver
 import toolang_hook_learning_observer
 import toolang_tools_librarian
 import toolang_tools_operator
 from toolang_core import NewTurnRequest, TurnStatus
+from toolang_core.testing.cli import run_toolang
 from toolang_core.testing.models import ScriptedModel, text, tool_call
 
 FACT = (

@@ -7,26 +7,22 @@ import asyncio
 import json
 
 import pytest
-from cli_helpers import run_toolang
 
 from toolang_core import NewTurnRequest, TurnStatus
 from toolang_core.builtins import builtin_plugins
 from toolang_core.config.loader import load_config
 from toolang_core.runtime import Runtime
+from toolang_core.testing.cli import run_toolang
 from toolang_core.testing.models import ScriptedModel, text, tool_call
+from toolang_core.testing.runtimes import SCRIPTED_AGENT_CONFIG
 
-CONFIG = """
-[runtime]
-executor = "agent"
-poll_seconds = 0.05
-shutdown_grace_seconds = 0
-
-[models]
-default = "scripted"
-
+CONFIG = (
+    SCRIPTED_AGENT_CONFIG
+    + """
 [memory]
 plugin = "sqlite"
 """
+)
 
 
 @pytest.fixture

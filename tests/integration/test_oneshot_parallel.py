@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cli_helpers import run_toolang
+from toolang_core.testing.cli import run_toolang
 
 CONFIG = """
 [runtime]

@@ -9,11 +9,11 @@ import asyncio
 import json
 
 import pytest
-from cli_helpers import run_toolang
 
 import toolang_source_chore
 import toolang_tools_automator
 from toolang_core import Inbox, NewTurnRequest, TurnFilter, TurnStatus
+from toolang_core.testing.cli import run_toolang
 from toolang_core.testing.models import ScriptedModel, text, tool_call
 from toolang_source_chore.chores import ChoreBoard
 from toolang_source_chore.settings import ChoreSettings

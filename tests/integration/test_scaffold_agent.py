@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cli_helpers import assert_no_traceback, run_toolang
+from toolang_core.testing.cli import assert_no_traceback, run_toolang
 
 CONFIG = """
 [models]

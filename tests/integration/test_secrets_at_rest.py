@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import run_toolang
 
 from toolang_core.testing import make_distribution
+from toolang_core.testing.cli import run_toolang
+from toolang_core.testing.runtimes import SCRIPTED_AGENT_CONFIG
 
 SECRETS = {
     "AWS access key": "AKIAQ7ZRXW4N2LMK8PTB",
@@ -68,15 +69,9 @@ def leaks(text: str) -> list[str]:
     return [name for name, value in needles().items() if value in lowered]
 
 
-CONFIG = """
-[runtime]
-executor = "agent"
-poll_seconds = 0.05
-shutdown_grace_seconds = 0
-
-[models]
-default = "scripted"
-
+CONFIG = (
+    SCRIPTED_AGENT_CONFIG
+    + """
 [memory]
 plugin = "sqlite"
 
@@ -88,6 +83,7 @@ workspace = "workspace"
 redact_params = false
 redact_results = false
 """
+)
 
 
 class Home:

@@ -18,32 +18,28 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_helpers import run_toolang
-from kill_helpers import wait_for
 
 from toolang_core import ApprovalBook
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import NewTurnRequest, SubmitRules
 from toolang_core.testing import make_distribution
+from toolang_core.testing.cli import run_toolang
+from toolang_core.testing.processes import wait_for
+from toolang_core.testing.runtimes import SCRIPTED_AGENT_CONFIG
 
 pytest.importorskip("toolang_tools_operator")
 pytest.importorskip("toolang_hook_approval_gate")
 
-CONFIG = """
-[runtime]
-executor = "agent"
-poll_seconds = 0.05
-shutdown_grace_seconds = 0
-
-[models]
-default = "scripted"
-
+CONFIG = (
+    SCRIPTED_AGENT_CONFIG
+    + """
 [plugins.tools-operator]
 workspace = "workspace"
 
 [plugins.hook-approval-gate]
 auto_approve = ["exec_run"]
 """
+)
 TOOLANG = f"{sys.executable} -m toolang_core --config ../toolang.toml"
 COMMAND = (
     f"{TOOLANG} approvals approve $(cat ../approval_id) --always; echo exit=$?; "

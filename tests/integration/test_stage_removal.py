@@ -11,29 +11,25 @@ import asyncio
 import json
 
 import pytest
-from cli_helpers import run_toolang
 
 from toolang_core import NewTurnRequest, TurnStatus
 from toolang_core.builtins import builtin_plugins
 from toolang_core.config.loader import load_config
 from toolang_core.runtime import Runtime
+from toolang_core.testing.cli import run_toolang
 from toolang_core.testing.models import ScriptedModel, text, tool_call
+from toolang_core.testing.runtimes import SCRIPTED_AGENT_CONFIG
 
-CONFIG = """
-[runtime]
-executor = "agent"
-poll_seconds = 0.05
-shutdown_grace_seconds = 0
-
-[models]
-default = "scripted"
-
+CONFIG = (
+    SCRIPTED_AGENT_CONFIG
+    + """
 [plugins.tools-operator]
 workspace = "workspace"
 
 [plugins.hook-approval-gate]
 auto_approve = ["fs_write"]
 """
+)
 RISKY = {"path": "setup.txt", "text": "rm -rf /"}
 STAGE_PLUGINS = {
     "hook-security-filter": "SecurityFilter",

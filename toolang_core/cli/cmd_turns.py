@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Final, cast
 
 import click
 
@@ -50,10 +50,15 @@ def _parse_when(value: str | None) -> float | None:
         ) from None
 
 
+SUBMIT_SOURCE: Final = "chat"
+"""What ``toolang submit`` submits as unless told otherwise: a person talking to an agent
+(its group's defaults come from toolang-source-chat when installed)."""
+
+
 @click.command()
 @click.argument("text")
 @click.option("--thread", "thread_id", required=True, help="The thread, e.g. chat:cli.")
-@click.option("--source", default="chat", show_default=True, help="The turn source.")
+@click.option("--source", default=SUBMIT_SOURCE, show_default=True, help="The turn source.")
 @click.option("--group", default=None, help="The thread group (default: the source).")
 @click.option("--priority", type=int, default=None, help="Override the group's priority.")
 @click.option(
@@ -129,11 +134,16 @@ def submit(
 
 
 def _check_source(state: CliState, source: str) -> None:
-    """Refuse a source no installed plugin offers and no configured group names."""
+    """Refuse a source no installed plugin offers and no configured group names (the
+    command's own default, :data:`SUBMIT_SOURCE`, is always accepted)."""
     from toolang_core.errors import UsageError
 
     runtime = state.runtime
-    known = {*runtime.host.components.of_kind("turn source"), *runtime.policy.groups}
+    known = {
+        SUBMIT_SOURCE,
+        *runtime.host.components.of_kind("turn source"),
+        *runtime.policy.groups,
+    }
     if source not in known:
         raise UsageError(
             f"--source {source!r}: expected one of {', '.join(sorted(known))} "

@@ -23,7 +23,7 @@ from toolang_core.store.types import StepRecord, StepStatus, TurnRequest, TurnSt
 
 if TYPE_CHECKING:
     from toolang_core.memory.types import MemoryWriteBatch
-    from toolang_core.runtime.runtime import Runtime
+    from toolang_core.runtime_view import RuntimeView
     from toolang_core.store.protocol import ExecutionStore
 
 
@@ -88,7 +88,7 @@ class TurnContext:
         run_id: str,
         store: ExecutionStore,
         clock: Callable[[], float] = time.time,
-        runtime: Runtime | None = None,
+        runtime: RuntimeView,
         on_step: Callable[[StepRecord], None] | None = None,
     ) -> None:
         self.turn = turn

@@ -30,6 +30,27 @@ class CallingRule:
     instead of being skipped."""
 
 
+@attrs.frozen
+class HookFailure:
+    """An implementation raised; the call went on without it."""
+
+    plugin: str
+    hook: str
+    error: str
+
+
+@attrs.frozen
+class Refused:
+    """A fail-closed hook's implementation raised: the call ends with a refusal."""
+
+    plugin: str
+    failure: HookFailure
+
+    @property
+    def error(self) -> str:
+        return self.failure.error
+
+
 REGISTRATION: Final = CallingRule(
     "registration",
     "called once for each plugin while the host builds its components; a plugin that "

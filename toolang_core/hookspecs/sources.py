@@ -9,18 +9,20 @@ from toolang_core.markers import hookspec
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
-    from toolang_core.plugins.registrars import RegisterFactory
+    from toolang_core.plugins.registrars import RegisterTurnSource
     from toolang_core.runtime import Runtime
     from toolang_core.store.types import TurnRequest
 
 
 @hookspec
-def toolang_register_turn_sources(register: RegisterFactory) -> None:
+def toolang_register_turn_sources(register: RegisterTurnSource) -> None:
     """Offer turn sources.
 
-    Call ``register(name, factory)``. For every source enabled in the configuration the
-    runtime calls ``factory(context)`` and runs the returned object's loop, which may
-    only submit turn requests to the inbox — never execute work itself. Return nothing.
+    Call ``register(name, factory, admission=GroupPolicy(...))``. For every source
+    enabled in the configuration the runtime calls ``factory(context)`` and runs the
+    returned object's loop, which may only submit turn requests to the inbox — never
+    execute work itself. ``admission`` (optional) declares the defaults of the thread
+    group named like the source. Return nothing.
     """
 
 

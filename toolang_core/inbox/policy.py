@@ -2,8 +2,10 @@
 
 Each thread group (by default the name of the source that submits to it) has a
 priority, a ``max_running`` budget, a ``max_queued`` limit with an overflow rule, and a
-busy-thread strategy. The five built-in sources have defaults; ``[scheduler.groups.*]``
-overrides any of them and configures groups of other sources.
+busy-thread strategy. A group's defaults come from whoever owns it — the turn source
+that registered it (``register(..., admission=GroupPolicy(...))``), or the core for its
+own task runs — and otherwise from :data:`OTHER_GROUP`; ``[scheduler.groups.*]``
+overrides any of them.
 """
 
 from __future__ import annotations
@@ -13,41 +15,25 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
-import attrs
-
 from toolang_core.config.model import GroupConfig, SchedulerConfig
-from toolang_core.store.types import NewTurnRequest, Overflow, Strategy, SubmitRules
-
-
-@attrs.frozen
-class GroupPolicy:
-    priority: int
-    strategy: Strategy = "enqueue"
-    max_running: int | None = None
-    max_queued: int | None = None
-    overflow: Overflow = "reject"
-
-
-DEFAULT_GROUPS: Final[Mapping[str, GroupPolicy]] = {
-    "chat": GroupPolicy(priority=40),
-    "invoke": GroupPolicy(priority=30),
-    "task": GroupPolicy(priority=20, strategy="coalesce", max_running=4),
-    "chore": GroupPolicy(priority=10, strategy="coalesce"),
-    "will": GroupPolicy(priority=0, strategy="coalesce", max_running=1),
-}
-"""chat > invoke > task > chore > will; tasks, chores and will coalesce. Background work
-has budgets: at most four task turns (tasks and task runs) and one will turn at once."""
+from toolang_core.store.types import GroupPolicy, NewTurnRequest, Strategy, SubmitRules
 
 OTHER_GROUP: Final = GroupPolicy(priority=20)
+"""The generic fallback for a group that neither its source nor the configuration
+describes: priority 20, enqueued, no running cap."""
 
 
 class AdmissionPolicy:
     """Resolves the rules of each submission and the running caps of each group."""
 
-    def __init__(self, config: SchedulerConfig) -> None:
+    def __init__(
+        self, config: SchedulerConfig, defaults: Mapping[str, GroupPolicy] | None = None
+    ) -> None:
+        """``defaults``: each known group's own defaults, by group name (what turn
+        sources declared); ``config``'s ``[scheduler.groups]`` is laid over them."""
         self.max_running = config.max_running
         self.aging_seconds = config.aging_seconds
-        self._groups = dict(DEFAULT_GROUPS)
+        self._groups = dict(defaults or {})
         for name, override in config.groups.items():
             self._groups[name] = _merge(self._groups.get(name, OTHER_GROUP), override)
         self._rules: dict[tuple[str, int | None, Strategy | None], SubmitRules] = {}

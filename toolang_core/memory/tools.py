@@ -24,8 +24,7 @@ MAX_CONTENT = 20_000
 
 
 def _memory(context: ToolCallContext | None) -> MemoryService:
-    runtime = context.runtime if context is not None else None
-    memory = runtime.memory if runtime is not None else None
+    memory = context.runtime.memory if context is not None else None
     if memory is None:
         raise MemoryUnavailable("memory is off: set [memory] plugin in toolang.toml")
     return memory

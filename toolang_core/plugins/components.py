@@ -18,6 +18,7 @@ import attrs
 
 from toolang_core.plugins.records import PluginStatus
 from toolang_core.plugins.registrars import Factory
+from toolang_core.store.types import GroupPolicy
 from toolang_core.tools.types import Tool
 
 if TYPE_CHECKING:
@@ -50,6 +51,8 @@ class Registration:
     factory: Factory
     plugin: str
     description: str = ""
+    admission: GroupPolicy | None = None
+    """A turn source's thread-group defaults, when it declared them."""
 
 
 @attrs.frozen
@@ -117,22 +120,47 @@ class _PluginContributions:
 
     def component_registrar(self, kind: str) -> Any:
         def register(name: str, factory: Factory, *, description: str = "") -> None:
-            if not isinstance(name, str) or not _COMPONENT_NAME.match(name):
-                raise RegistrationError(
-                    f"{kind} name {name!r} must match {_COMPONENT_NAME.pattern}"
-                )
-            if not callable(factory):
-                raise RegistrationError(f"{kind} {name!r}: factory must be callable")
-            taken = self.merged.components[kind].get(name) or next(
-                (r for r in self.components if r.kind == kind and r.name == name), None
-            )
-            if taken is not None:
-                raise RegistrationError(
-                    f"{kind} {name!r} is already registered by plugin {taken.plugin!r}"
-                )
-            self.components.append(Registration(kind, name, factory, self.plugin, description))
+            self.add_component(kind, name, factory, description)
 
-        return register
+        def register_source(
+            name: str,
+            factory: Factory,
+            *,
+            description: str = "",
+            admission: GroupPolicy | None = None,
+        ) -> None:
+            if admission is not None and not isinstance(admission, GroupPolicy):
+                raise RegistrationError(
+                    f"turn source {name!r}: admission must be a toolang_core.GroupPolicy, "
+                    f"got {admission!r}"
+                )
+            self.add_component(kind, name, factory, description, admission)
+
+        return register_source if kind == "turn source" else register
+
+    def add_component(
+        self,
+        kind: str,
+        name: str,
+        factory: Factory,
+        description: str,
+        admission: GroupPolicy | None = None,
+    ) -> None:
+        """Validate and keep one named component (committed with the plugin's others)."""
+        if not isinstance(name, str) or not _COMPONENT_NAME.match(name):
+            raise RegistrationError(f"{kind} name {name!r} must match {_COMPONENT_NAME.pattern}")
+        if not callable(factory):
+            raise RegistrationError(f"{kind} {name!r}: factory must be callable")
+        taken = self.merged.components[kind].get(name) or next(
+            (r for r in self.components if r.kind == kind and r.name == name), None
+        )
+        if taken is not None:
+            raise RegistrationError(
+                f"{kind} {name!r} is already registered by plugin {taken.plugin!r}"
+            )
+        self.components.append(
+            Registration(kind, name, factory, self.plugin, description, admission)
+        )
 
     def register_tool(self, tool: Tool | Callable[..., Any]) -> None:
         if not isinstance(tool, Tool):

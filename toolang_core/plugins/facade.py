@@ -3,31 +3,23 @@
 pluggy cannot type ``pm.hook.<name>(...)`` calls; this class gives every call site a
 checked signature and puts the calling rules in one place: one plugin at a time in
 pluggy's order, awaitables awaited, errors isolated per plugin and reported as
-:class:`HookFailure` values instead of exceptions.
+:class:`HookFailure` values instead of exceptions. The tool-call chain's stages call
+their hooks through the same runners (:meth:`Hooks.in_turn`, :meth:`Hooks.each_of`)
+from :mod:`toolang_core.tools.stages`.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import structlog
 
 from toolang_core.errors import describe_exception
 from toolang_core.hookspecs import TOOL_CHAIN, TOOL_CHAIN_STAGES
-from toolang_core.hookspecs.rules import HOOK_RULES
-from toolang_core.tools.types import (
-    ApprovalDecision,
-    AskApproval,
-    Block,
-    Denied,
-    FilterVerdict,
-    Modify,
-    ToolCall,
-    ToolResult,
-)
+from toolang_core.hookspecs.rules import HOOK_RULES, HookFailure, Refused
 
 if TYPE_CHECKING:
     from toolang_core.agents.routing import RouteProposal
@@ -38,51 +30,8 @@ if TYPE_CHECKING:
     from toolang_core.runtime import Runtime
     from toolang_core.store.types import TurnRequest
     from toolang_core.taskruns.types import TaskRun
-    from toolang_core.tools.types import ToolCallContext
 
 log = structlog.get_logger("toolang.hooks")
-
-OBSERVING_HOOKS: Final = TOOL_CHAIN[TOOL_CHAIN.index("toolang_filter_tool_result") + 1 :]
-"""The chain's hooks after the result filter (LearningObserver, KnowledgeSaver,
-EventPublisher), in chain order."""
-AUDITING_HOOKS: Final = ("toolang_observe_tool_result", "toolang_publish_event")
-"""The observing hooks a refused call reaches (nothing ran: no knowledge to save)."""
-
-
-@attrs.frozen
-class HookFailure:
-    """An implementation raised; the call went on without it."""
-
-    plugin: str
-    hook: str
-    error: str
-
-
-@attrs.frozen
-class FilterOutcome:
-    """What the SecurityFilter stage decided.
-
-    ``call`` carries the parameters after every ``Modify``; ``verdicts`` lists each
-    non-abstaining filter's verdict in order; ``blocked`` is set when one blocked.
-    """
-
-    call: ToolCall
-    verdicts: tuple[tuple[str, FilterVerdict], ...] = ()
-    blocked: tuple[str, Block] | None = None
-    failures: tuple[HookFailure, ...] = ()
-
-
-@attrs.frozen
-class ApprovalOutcome:
-    """The deciding gate and its decision (``None`` plugin: every gate abstained)."""
-
-    plugin: str | None
-    decision: ApprovalDecision | None
-    failures: tuple[HookFailure, ...] = ()
-
-
-NO_DECISION: Final = ApprovalOutcome(None, None)
-"""Every gate abstained (most tool calls): one frozen value, not one per call."""
 
 
 def _pending(value: Any) -> bool:
@@ -98,23 +47,19 @@ def _results(raw: Any) -> list[Any]:
     return [] if raw is None else [raw]
 
 
-@attrs.frozen
-class Refused:
-    """A fail-closed hook's implementation raised: the call ends with a refusal."""
-
-    plugin: str
-    failure: HookFailure
-
-    @property
-    def error(self) -> str:
-        return self.failure.error
-
-
 class Hooks:
     """Typed access to every toolang hook of one :class:`PluginHost`."""
 
     def __init__(self, host: PluginHost) -> None:
         self._host = host
+        self.callers = host.pm.per_plugin_callers
+        """``callers(hook)``: ``(plugin, caller)`` pairs in call order, empty when no
+        plugin implements ``hook`` (bound once: the tool-call chain asks per stage)."""
+
+    def implemented(self, hook: str) -> bool:
+        """Whether any plugin implements ``hook`` (asked before a call that would cost
+        a coroutine for nothing)."""
+        return bool(self._host.pm.per_plugin_callers(hook))
 
     def implementations(self, hook: str) -> list[str]:
         """Names of the plugins implementing ``hook``, in the order they are called."""
@@ -131,7 +76,7 @@ class Hooks:
 
     # -- the runners: every hook is called through one of these, by its declared rule --
 
-    async def _in_turn(
+    async def in_turn(
         self,
         hook: str,
         kwargs: dict[str, Any],
@@ -194,7 +139,7 @@ class Hooks:
         return answered
 
     async def _broadcast(self, hook: str, **kwargs: Any) -> list[HookFailure]:
-        return [failure for _, _, failure in await self._each_of((hook,), kwargs) if failure]
+        return [failure for _, _, failure in await self.each_of((hook,), kwargs) if failure]
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -208,86 +153,6 @@ class Hooks:
 
     async def on_event(self, event: Event, runtime: Runtime) -> list[HookFailure]:
         return await self._broadcast("toolang_on_event", event=event, runtime=runtime)
-
-    # -- the tool-call chain ---------------------------------------------------------
-
-    async def filter_tool_call(self, call: ToolCall, ctx: ToolCallContext) -> FilterOutcome:
-        """Ask every SecurityFilter in turn until one blocks.
-
-        A filter that raises blocks the call: a broken security filter fails closed.
-        """
-        if not self._host.pm.per_plugin_callers("toolang_filter_tool_call"):
-            return FilterOutcome(call)  # no filter: the common bare chain, no coroutine
-        verdicts: list[tuple[str, FilterVerdict]] = []
-        kwargs: dict[str, Any] = {"call": call, "ctx": ctx}
-
-        def take(plugin: str, answers: list[Any]) -> tuple[str, Block] | None:
-            for verdict in answers:
-                if verdict is None:
-                    continue
-                verdicts.append((plugin, verdict))
-                if isinstance(verdict, Block):
-                    return plugin, verdict
-                params = verdict.params if isinstance(verdict, Modify | AskApproval) else None
-                if params is not None:
-                    changed = attrs.evolve(kwargs["call"], params=dict(params))
-                    kwargs["call"], kwargs["ctx"] = (
-                        changed,
-                        attrs.evolve(kwargs["ctx"], call=changed),
-                    )
-            return None
-
-        ended, failures = await self._in_turn("toolang_filter_tool_call", kwargs, take)
-        if isinstance(ended, Refused):
-            ended = ended.plugin, Block(f"security filter {ended.plugin!r} failed: {ended.error}")
-        return FilterOutcome(kwargs["call"], tuple(verdicts), ended, tuple(failures))
-
-    async def approve_tool_call(self, call: ToolCall, ctx: ToolCallContext) -> ApprovalOutcome:
-        """Ask the ApprovalGates in turn; the first decision wins.
-
-        A gate that raises denies the call: a broken gate fails closed.
-        """
-        if not self._host.pm.per_plugin_callers("toolang_approve_tool_call"):
-            return NO_DECISION
-
-        def take(plugin: str, answers: list[Any]) -> ApprovalOutcome | None:
-            for decision in answers:
-                if decision is not None:
-                    return ApprovalOutcome(plugin, decision)
-            return None
-
-        kwargs = {"call": call, "ctx": ctx}
-        ended, failures = await self._in_turn("toolang_approve_tool_call", kwargs, take)
-        if isinstance(ended, Refused):
-            denied = Denied(f"approval gate {ended.plugin!r} failed: {ended.error}")
-            return ApprovalOutcome(ended.plugin, denied, tuple(failures))
-        return NO_DECISION if ended is None else ended
-
-    async def filter_tool_result(
-        self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
-    ) -> tuple[ToolResult, tuple[tuple[str, str], ...], tuple[HookFailure, ...]]:
-        """Let every result filter replace the result in turn; ``(result, changed-by
-        (plugin, reason) pairs, failures)``. A filter that raises fails closed."""
-        if not self._host.pm.per_plugin_callers("toolang_filter_tool_result"):
-            return result, (), ()
-        changed: list[tuple[str, str]] = []
-        kwargs: dict[str, Any] = {"call": call, "result": result, "ctx": ctx}
-
-        def take(plugin: str, answers: list[Any]) -> None:
-            for replacement in answers:
-                if replacement is not None:
-                    kwargs["result"] = replacement
-                    changed.append((plugin, "modified the result"))
-
-        ended, failures = await self._in_turn("toolang_filter_tool_result", kwargs, take)
-        if isinstance(ended, Refused):
-            withheld = ToolResult(
-                ok=False,
-                error=f"result withheld: security filter {ended.plugin!r} failed ({ended.error})",
-                error_type="filter_failed",
-            )
-            return withheld, tuple(changed), tuple(failures)
-        return kwargs["result"], tuple(changed), ()
 
     def prompt_notes(self, agent: str, thread_id: str, runtime: Runtime) -> list[str]:
         """Every plugin's note for the next prompt (a failing plugin is skipped)."""
@@ -313,29 +178,8 @@ class Hooks:
                     best[:] = [attrs.evolve(proposal, router=plugin)]
 
         kwargs = {"request": request, "agents": agents}
-        _, failures = await self._in_turn("toolang_route", kwargs, take)
+        _, failures = await self.in_turn("toolang_route", kwargs, take)
         return (best[0] if best else None), tuple(failures)
-
-    async def observe_tool_result(
-        self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
-    ) -> list[tuple[str, HookFailure | None]]:
-        return await self._each("toolang_observe_tool_result", call=call, result=result, ctx=ctx)
-
-    async def after_tool_call(
-        self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
-    ) -> list[tuple[str, str, HookFailure | None]]:
-        """The observing stages of the chain in order — every LearningObserver, then
-        every KnowledgeSaver, then every EventPublisher — each implementation isolated;
-        ``(hook, plugin, failure or None)`` for each."""
-        return await self._each_of(OBSERVING_HOOKS, {"call": call, "result": result, "ctx": ctx})
-
-    async def refused_tool_call(
-        self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
-    ) -> list[tuple[str, str, HookFailure | None]]:
-        """Tell every LearningObserver, then every EventPublisher, of a call the chain
-        refused (``result.refusal`` says why), each isolated; ``(hook, plugin, failure or
-        None)`` for each."""
-        return await self._each_of(AUDITING_HOOKS, {"call": call, "result": result, "ctx": ctx})
 
     async def deliver_turn(
         self, turn: TurnRequest, runtime: Runtime
@@ -433,7 +277,7 @@ class Hooks:
                         merged[str(key).strip()] = str(item).strip()
 
         kwargs = {"run": run, "runtime": runtime}
-        _, failures = await self._in_turn(
+        _, failures = await self.in_turn(
             "toolang_finalize_task_run", kwargs, take, timeout=timeout_seconds
         )
         return merged, failures
@@ -443,9 +287,9 @@ class Hooks:
 
     async def _each(self, hook: str, **kwargs: Any) -> list[tuple[str, HookFailure | None]]:
         """Call every implementation, isolated; ``(plugin, failure or None)`` for each."""
-        return [(plugin, failure) for _, plugin, failure in await self._each_of((hook,), kwargs)]
+        return [(plugin, failure) for _, plugin, failure in await self.each_of((hook,), kwargs)]
 
-    async def _each_of(
+    async def each_of(
         self, hooks: Sequence[str], kwargs: dict[str, Any]
     ) -> list[tuple[str, str, HookFailure | None]]:
         """Call every implementation of each of ``hooks`` in turn, isolated (an awaitable

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from toolang_core.plugins.context import PluginContext
+    from toolang_core.store.types import GroupPolicy
     from toolang_core.tools.types import Tool
 
 T_co = TypeVar("T_co", covariant=True)
@@ -41,6 +42,27 @@ class RegisterFactory(Protocol):
     """
 
     def __call__(self, name: str, factory: Factory, *, description: str = "") -> None: ...
+
+
+class RegisterTurnSource(Protocol):
+    """``register(name, factory, *, description="", admission=None)``: offer a turn
+    source.
+
+    Like :class:`RegisterFactory`; ``admission``, a
+    :class:`~toolang_core.store.types.GroupPolicy`, declares the defaults of the thread
+    group the source submits to (the group named like the source): its priority,
+    busy-thread strategy, queue limit and running cap. ``[scheduler.groups.<name>]``
+    overrides them; without either, the group gets the generic fallback.
+    """
+
+    def __call__(
+        self,
+        name: str,
+        factory: Factory,
+        *,
+        description: str = "",
+        admission: GroupPolicy | None = None,
+    ) -> None: ...
 
 
 class RegisterTool(Protocol):

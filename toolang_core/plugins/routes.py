@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from toolang_core.errors import describe_exception
-from toolang_core.plugins.facade import HookFailure
+from toolang_core.hookspecs.rules import HookFailure
 
 if TYPE_CHECKING:
     from toolang_core.plugins.host import PluginHost

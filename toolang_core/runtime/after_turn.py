@@ -32,8 +32,8 @@ from toolang_core.taskruns.view import is_task_run
 
 if TYPE_CHECKING:
     from toolang_core.execution.seam import TurnOutcome
+    from toolang_core.hookspecs.rules import HookFailure
     from toolang_core.memory.types import MemoryWriteBatch
-    from toolang_core.plugins.facade import HookFailure
     from toolang_core.runtime.runtime import Runtime
     from toolang_core.store.protocol import ExecutionStore
     from toolang_core.store.types import TurnRequest
@@ -61,7 +61,7 @@ class AfterTurnStages:
 
     def __init__(
         self,
-        runtime: Runtime | None,
+        runtime: Runtime,
         store: ExecutionStore,
         *,
         run_id: str,
@@ -89,18 +89,16 @@ class AfterTurnStages:
         return self.publish is not None and self.has_subscribers()
 
     def _delivers(self) -> bool:
-        return self.runtime is not None and bool(
-            self.runtime.host.pm.per_plugin_callers("toolang_deliver_turn")
-        )
+        return bool(self.runtime.host.pm.per_plugin_callers("toolang_deliver_turn"))
 
     def _finalizes(self, turn: TurnRequest) -> bool:
-        return self.runtime is not None and is_task_run(turn)
+        return is_task_run(turn)
 
     async def run(self, turn: TurnRequest, outcome: TurnOutcome) -> list[StageDone]:
         """Do what applies, in order; return what was done and recorded (stage 1 first),
         or nothing when stage 1 was all there was."""
         started = self.clock()
-        if self.runtime is not None and self._finalizes(turn):
+        if self._finalizes(turn):
             try:
                 await self.runtime.task_runs.finalize(turn.id)
             except Exception as exc:  # the runtime's sweep finalizes it later
@@ -129,7 +127,7 @@ class AfterTurnStages:
         return StageDone("prompt_trace", True, self.clock())
 
     async def _memory_write(self, batch: MemoryWriteBatch) -> StageDone:
-        memory = self.runtime.memory if self.runtime is not None else None
+        memory = self.runtime.memory
         if memory is None:
             return StageDone("memory_write", False, self.clock(), {"error": "memory is off"})
         _written, outcome = await memory.remember(batch)
@@ -149,7 +147,6 @@ class AfterTurnStages:
         return StageDone("events", not failures, self.clock(), detail)
 
     async def _delivery(self, turn: TurnRequest, outcome: TurnOutcome) -> StageDone:
-        assert self.runtime is not None
         # Delivered as stored: what a channel shows passes the redaction policy too.
         finished = attrs.evolve(
             turn,

@@ -23,11 +23,11 @@ from toolang_core.config.model import ToolangConfig
 from toolang_core.config.settings import validate_plugin_settings
 from toolang_core.errors import ConfigError
 from toolang_core.events import Event
+from toolang_core.hookspecs.rules import HookFailure
 from toolang_core.ids import new_id
 from toolang_core.inbox.inbox import Inbox
 from toolang_core.inbox.policy import AdmissionPolicy
 from toolang_core.plugins.context import PluginContext
-from toolang_core.plugins.facade import HookFailure
 from toolang_core.plugins.host import PluginHost
 from toolang_core.runtime.acquire import take_store
 from toolang_core.runtime.executor import EXECUTORS, TurnExecutor
@@ -36,7 +36,8 @@ from toolang_core.runtime.scheduler import Scheduler
 from toolang_core.runtime.sources import TurnSource, supervise
 from toolang_core.store.errors import StoreReplaced
 from toolang_core.store.protocol import ExecutionStore
-from toolang_core.store.types import RunRecord
+from toolang_core.store.types import GroupPolicy, RunRecord
+from toolang_core.taskruns.types import GROUP as TASK_RUN_GROUP, SOURCE as TASK_RUN_SOURCE
 
 if TYPE_CHECKING:
     from sqlite_utils import Database, Migrations
@@ -70,7 +71,7 @@ class Runtime:
         self.host = host
         self.clock = clock
         self.settings: dict[str, Any] = validate_plugin_settings(config, host, env=env)
-        self.policy = AdmissionPolicy(config.scheduler)
+        self.policy = AdmissionPolicy(config.scheduler, self._group_defaults())
         self.run_id: str | None = None
         self.store: ExecutionStore | None = None
         self.inbox: Inbox | None = None
@@ -86,6 +87,15 @@ class Runtime:
         say ``"signal"`` first (``toolang run`` does on SIGINT/SIGTERM)."""
         self._plugin_state: dict[str, Any] = {}
         self.redaction_detectors = self._install_redactors()
+
+    def _group_defaults(self) -> dict[str, GroupPolicy]:
+        """Each thread group's admission defaults, from who owns it: the core's task runs
+        (``task``), and every turn source that declared its own when it registered."""
+        defaults = {TASK_RUN_SOURCE: TASK_RUN_GROUP}
+        for name, registration in self.host.components.of_kind("turn source").items():
+            if registration.admission is not None:
+                defaults[name] = registration.admission
+        return defaults
 
     def _install_redactors(self) -> tuple[str, ...]:
         """Build the detectors plugins registered and make them this process's redaction
@@ -442,11 +452,9 @@ class Runtime:
                 runtime=self,
                 only=only,
                 on_event=self.publish,
+                has_subscribers=lambda: bool(self.host.pm.per_plugin_callers("toolang_on_event")),
+                on_heartbeat=self.upkeep,
             )
-            self.scheduler.has_subscribers = lambda: bool(
-                self.host.pm.per_plugin_callers("toolang_on_event")
-            )
-            self.scheduler.on_heartbeat = self.upkeep
             await self.host.hooks.startup(self)  # a failing plugin is logged and skipped
             if on_started is not None:
                 on_started()

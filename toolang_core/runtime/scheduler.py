@@ -33,14 +33,15 @@ from toolang_core.execution.seam import (
     TurnExecutor,
     TurnOutcome,
 )
-from toolang_core.redaction import redact_text
 from toolang_core.runtime.after_turn import AfterTurnStages, StageDone
+from toolang_core.runtime.commits import TurnCommits
 from toolang_core.store.errors import StoreError, StoreReplaced
-from toolang_core.store.types import Finish, StepRecord, TurnRequest, TurnStatus
+from toolang_core.store.types import StepRecord, TurnRequest, TurnStatus
 
 if TYPE_CHECKING:
+    from toolang_core.hookspecs.rules import HookFailure
     from toolang_core.inbox.policy import AdmissionPolicy
-    from toolang_core.plugins.facade import HookFailure, Hooks
+    from toolang_core.plugins.facade import Hooks
     from toolang_core.runtime.runtime import Runtime
     from toolang_core.store.protocol import ExecutionStore
 
@@ -61,10 +62,15 @@ class Scheduler:
         max_attempts: int = 3,
         poll_seconds: float = 0.5,
         clock: Callable[[], float] = time.time,
-        runtime: Runtime | None = None,
+        runtime: Runtime,
         only: Collection[str] | None = None,
         on_event: Callable[[Event], Awaitable[list[HookFailure]]] | None = None,
+        has_subscribers: Callable[[], bool] = lambda: True,
+        on_heartbeat: Callable[[], Coroutine[Any, Any, None]] | None = None,
     ) -> None:
+        """``on_event`` publishes a finished turn's events when ``has_subscribers()``
+        says someone listens; ``on_heartbeat`` is periodic upkeep run after each
+        heartbeat (the task-run sweep), one at a time."""
         self.store = store
         self.policy = policy
         self.executor = executor
@@ -76,22 +82,20 @@ class Scheduler:
         self.runtime = runtime
         self.only = set(only) if only is not None else None
         self.on_event = on_event
-        self.has_subscribers: Callable[[], bool] = lambda: True
-        self.on_heartbeat: Callable[[], Coroutine[Any, Any, None]] | None = None
-        """Periodic upkeep after each heartbeat (the task-run sweep), one at a time."""
+        self.has_subscribers = has_subscribers
+        self.on_heartbeat = on_heartbeat
         self.running: dict[str, asyncio.Task[None]] = {}
         self._lent: set[str] = set()
         self._upkeep: asyncio.Task[None] | None = None
-        self._finishing: list[tuple[Finish, asyncio.Future[bool] | None]] = []
         self._committed: set[str] = set()
         """Turns committed and running their post-turn stages: no longer active in the
         store, so a heartbeat must not take them for turns whose lease was lost."""
-        self._uncommitted: set[str] = set()
-        """Turns whose task ended with their terminal state handed in, not yet committed:
-        they keep their slot (and stay in ``running``) until the commit."""
         self._turns: dict[str, TurnRequest] = {}
         self._why_cancelled: dict[str, str] = {}
         self._wake = asyncio.Event()
+        self.commits = TurnCommits(
+            store, run_id=run_id, clock=clock, free=self._free, wake=self._wake, turns=self._turns
+        )
         self._admitting = True
         self._grace_over = False
         self._store_failing = False
@@ -130,8 +134,7 @@ class Scheduler:
     async def run(self, stop: asyncio.Event, *, until_idle: bool = False) -> None:
         """Admit and supervise turns until ``stop`` is set (or, with ``until_idle``,
         until nothing is running or waiting)."""
-        self._after = self._after_turn_stages()  # with the hooks the runtime set since
-        self._observed = self.runtime is not None and self.hooks.observes_turns()
+        self._observed = self.hooks.observes_turns()
         waker = self.store.listen()
         pump = asyncio.create_task(self._pump(waker))
         stopper = asyncio.create_task(self._relay(stop))
@@ -146,7 +149,7 @@ class Scheduler:
                     next_beat = now + beat_every
                 timeout = min(self.poll_seconds, max(0.0, next_beat - self.clock()))
                 try:
-                    self._record_finished()
+                    self.commits.record()
                     self._relay_cancellations()
                     admitted = self._admit(now)
                     if until_idle and not self.running and not admitted and self._idle(now):
@@ -229,13 +232,13 @@ class Scheduler:
 
     def _done(self, turn_id: str, _task: object = None) -> None:
         """A turn's task ended: its slot is free (unless its commit is still to come)."""
-        if turn_id in self._uncommitted or turn_id not in self.running:
+        if turn_id in self.commits.uncommitted or turn_id not in self.running:
             return  # the commit frees its slot (or already did)
         self._free(turn_id)
         self._wake.set()  # admit into the free slot
 
     def _free(self, turn_id: str) -> None:
-        if self.runtime is not None and self.runtime.inbox is not None:
+        if self.runtime.inbox is not None:
             self.runtime.inbox.forget_raw(turn_id)
         self._committed.discard(turn_id)
         self.running.pop(turn_id, None)
@@ -310,106 +313,6 @@ class Scheduler:
 
     # -- one turn ------------------------------------------------------------------------
 
-    def _record_finished(self) -> None:
-        """Commit the terminal states handed in since the last loop, in one transaction.
-
-        A fenced result (another runtime owns the turn now) is logged here, whether or
-        not the turn's task is still waiting for it: a lost lease may have canceled it.
-
-        :raises StoreError: when the store is unreachable; the batch is kept and
-            committed by a later call (the turns keep their leases meanwhile).
-        """
-        if not self._finishing:
-            return
-        batch, self._finishing = self._finishing, []
-        try:
-            results = self.store.finish_many([item for item, _ in batch])
-        except StoreError:
-            self._finishing[:0] = batch
-            raise
-        except Exception as exc:
-            self._fail_batch(batch, exc)
-            return
-        try:
-            for (item, future), recorded in zip(batch, results, strict=True):
-                if not recorded:
-                    log.warning(
-                        "turn.fenced",
-                        turn=item.turn_id,
-                        attempt=item.attempt,
-                        reason="another runtime owns this turn now; its outcome was discarded",
-                    )
-                if future is None:  # its task has ended: the commit frees its slot
-                    if recorded:
-                        self._log_finished(item)
-                    self._uncommitted.discard(item.turn_id)
-                    self._free(item.turn_id)  # this pass admits into it next: no wake-up
-                elif not future.done():
-                    future.set_result(recorded)
-        except Exception as exc:  # e.g. a store answering for fewer turns than it was given
-            log.error("turn.finish_results_unreadable", error=describe_exception(exc))
-            self._fail_batch(batch, exc, logged=True)
-
-    def _fail_batch(
-        self,
-        batch: list[tuple[Finish, asyncio.Future[bool] | None]],
-        exc: BaseException,
-        *,
-        logged: bool = False,
-    ) -> None:
-        """Free the slots of the batch's ended turns and fail the waiting ones; their
-        leases expire and recovery requeues what was not recorded."""
-        for item, future in batch:
-            if future is None:
-                if item.turn_id not in self._uncommitted:
-                    continue  # dealt with before the failure
-                if not logged:
-                    log.error(
-                        "turn.finish_failed", turn=item.turn_id, error=describe_exception(exc)
-                    )
-                self._uncommitted.discard(item.turn_id)
-                self._free(item.turn_id)
-            elif not future.done():
-                future.set_exception(exc)
-
-    def _log_finished(self, item: Finish) -> None:
-        turn = self._turns.get(item.turn_id)
-        self._turn_log.info(
-            "turn.finished",
-            turn=item.turn_id,
-            thread=turn.thread_id if turn is not None else None,
-            status=item.status._value_,
-            output=(item.output or item.error or "")[:80],
-        )
-
-    def _try_record_finished(self) -> None:
-        try:
-            self._record_finished()
-        except StoreError as exc:  # shutting down: their leases expire and others recover them
-            log.error("turn.finish_failed", error=describe_exception(exc))
-            batch, self._finishing = self._finishing, []
-            self._fail_batch(batch, exc)
-
-    def _finish(self, turn: TurnRequest, outcome: TurnOutcome) -> Finish:
-        return Finish(
-            turn.id,
-            self.run_id,
-            turn.attempt,
-            outcome.status,
-            self.clock(),
-            None if outcome.output is None else redact_text(outcome.output),
-            outcome.outcome,
-            None if outcome.error is None else redact_text(outcome.error),
-            outcome.steps,
-        )
-
-    async def _commit(self, finish: Finish) -> bool:
-        """Hand the terminal state to the loop and wait until it is committed."""
-        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._finishing.append((finish, future))
-        self._wake.set()
-        return await future
-
     async def _run_turn(self, turn: TurnRequest) -> None:
         if self._observed:
             self.hooks.observe("toolang_turn_started", turn=turn, runtime=self.runtime)
@@ -419,23 +322,21 @@ class Scheduler:
             outcome = await self._execute(turn)
             if outcome is None:
                 return
-            finish = self._finish(turn, outcome)
+            finish = self.commits.finish(turn, outcome)
             if not self._after.needed(turn, outcome):
                 # Nothing runs after the commit: hand the terminal state in and end here;
                 # the turn keeps its slot until the loop has committed it.
-                self._uncommitted.add(turn.id)
-                self._finishing.append((finish, None))
-                self._wake.set()
+                self.commits.hand_in(finish)
                 return
             try:
-                recorded = await self._commit(finish)
+                recorded = await self.commits.commit(finish)
             except Exception as exc:
                 log.error("turn.finish_failed", turn=turn.id, error=describe_exception(exc))
                 return
-            if not recorded:  # fenced: _record_finished logged it
+            if not recorded:  # fenced: the commit logged it
                 return
             self._committed.add(turn.id)
-            self._log_finished(finish)
+            self.commits.log_finished(finish)
             stages = await self._after.run(turn, outcome)
         finally:  # here, not a done-callback: that costs a loop round-trip per turn
             why = self._why_cancelled.get(turn.id)  # _done forgets it
@@ -445,7 +346,6 @@ class Scheduler:
 
     @property
     def hooks(self) -> Hooks:
-        assert self.runtime is not None  # only a scheduler of a runtime observes turns
         return self.runtime.host.hooks
 
     def _on_step(self, step: StepRecord) -> None:
@@ -487,7 +387,7 @@ class Scheduler:
 
     async def _execute(self, turn: TurnRequest) -> TurnOutcome | None:
         """Run the executor; ``None`` means nothing is to be recorded (released or lost)."""
-        inbox = self.runtime.inbox if self.runtime is not None else None
+        inbox = self.runtime.inbox
         raw = inbox.raw_input(turn.id) if inbox is not None else None
         # The model reads what the submitter wrote; the store keeps it masked.
         ctx = TurnContext(
@@ -563,10 +463,10 @@ class Scheduler:
             self.cancel_task(turn_id, SHUTDOWN)
         while self.running:
             await self._settle()
-        self._try_record_finished()
+        self.commits.record_or_drop()
 
     async def _settle(self) -> None:
         """Commit what finished, then give running turns a moment."""
-        self._try_record_finished()
+        self.commits.record_or_drop()
         if self.running:
             await asyncio.wait(list(self.running.values()), timeout=0.01)

@@ -189,8 +189,7 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 
 @hookimpl
 def toolang_filter_tool_call(call: ToolCall, ctx: ToolCallContext) -> Block | None:
-    settings = ctx.runtime.settings.get("${entry_point}") if ctx.runtime else None
-    word = (settings or Settings()).blocked_word
+    word = ctx.runtime.settings_for("${entry_point}", Settings).blocked_word
     if any(word in str(value) for value in call.params.values()):
         return Block(f"parameters mention {word!r}")
     return None
@@ -199,35 +198,27 @@ def toolang_filter_tool_call(call: ToolCall, ctx: ToolCallContext) -> Block | No
 HOOK_TEST = """\
 import asyncio
 
-from toolang_core import (
-    Block,
-    NewTurnRequest,
-    RegisterTool,
-    Tool,
-    ToolCall,
-    ToolCallContext,
-    hookimpl,
-)
+from toolang_core import Block, NewTurnRequest, RegisterTool, Tool, hookimpl
+from toolang_core.testing import filter_tool_call
 from toolang_core.testing.models import text, tool_call
 
 import ${package} as plugin
 
 
-def check(host, params):
-    call = ToolCall(call_id="c1", name="fs_read", params=params)
-    ctx = ToolCallContext(call=call, turn_id="t", thread_id="th", run_id="r", agent="a")
-    return asyncio.run(host.hooks.filter_tool_call(call, ctx))
+def check(host, context, params):
+    ctx = context("fs_read", params)
+    return asyncio.run(filter_tool_call(host.hooks, ctx.call, ctx))
 
 
-def test_blocks_calls_that_mention_the_word(toolang_host, toolang_register):
+def test_blocks_calls_that_mention_the_word(toolang_host, toolang_register, toolang_call_context):
     toolang_register(plugin, "${entry_point}")
-    outcome = check(toolang_host, {"path": "forbidden.txt"})
+    outcome = check(toolang_host, toolang_call_context, {"path": "forbidden.txt"})
     assert outcome.blocked == ("${entry_point}", Block("parameters mention 'forbidden'"))
 
 
-def test_lets_other_calls_through(toolang_host, toolang_register):
+def test_lets_other_calls_through(toolang_host, toolang_register, toolang_call_context):
     toolang_register(plugin, "${entry_point}")
-    assert check(toolang_host, {"path": "notes.txt"}).blocked is None
+    assert check(toolang_host, toolang_call_context, {"path": "notes.txt"}).blocked is None
 
 
 def shout(text: str) -> str:  # a tool for the filter to guard

@@ -106,6 +106,22 @@ class SubmitRules:
 
 
 @attrs.frozen
+class GroupPolicy:
+    """A thread group's admission defaults: the rules its submissions get unless the
+    request or ``[scheduler.groups.<group>]`` says otherwise, and its running cap.
+
+    A turn source declares its group's defaults when it registers
+    (``register(name, factory, admission=GroupPolicy(...))``); a group nobody declared
+    gets the inbox's generic fallback."""
+
+    priority: int
+    strategy: Strategy = "enqueue"
+    max_running: int | None = None
+    max_queued: int | None = None
+    overflow: Overflow = "reject"
+
+
+@attrs.frozen
 class SubmitResult:
     """``status``: ``queued`` (a new row), ``coalesced`` (merged into ``id``, already
     queued) or ``exists`` (the caller-chosen id was already submitted).

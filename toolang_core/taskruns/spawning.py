@@ -25,6 +25,7 @@ from toolang_core.taskruns.types import SOURCE, SpawnRequest, TaskRun, TaskRunEr
 
 if TYPE_CHECKING:
     from toolang_core.runtime.runtime import Runtime
+    from toolang_core.runtime_view import RuntimeView
     from toolang_core.taskruns.controller import TaskRunController
     from toolang_core.tools.types import ToolCallContext
     from toolang_core.turn.running import RunningTurn
@@ -34,8 +35,8 @@ WAIT_MARGIN = 0.9
 tool returns the run's view instead of being cut off by the chain's timeout."""
 
 
-def runtime_of(context: ToolCallContext | None) -> Runtime:
-    if context is None or context.runtime is None:
+def runtime_of(context: ToolCallContext | None) -> RuntimeView:
+    if context is None:
         raise TaskRunError("taskrun: controller unavailable")
     return context.runtime
 

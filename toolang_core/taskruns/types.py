@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Final
 import attrs
 
 from toolang_core.errors import ToolangError
+from toolang_core.store.types import GroupPolicy
 
 SUMMARY_CHARS: Final = 240
 """A run's ``summary``: the first 240 characters of its output (or its error)."""
@@ -30,6 +31,9 @@ TRANSCRIPT_MAX: Final = 200
 
 THREAD_PREFIX: Final = "task:"
 SOURCE: Final = "task"
+GROUP: Final = GroupPolicy(priority=20, strategy="coalesce", max_running=4)
+"""The admission defaults of the ``task`` thread group, which task runs submit to (and
+toolang-source-task's tasks too): background work, at most four of its turns at once."""
 
 
 class TaskRunStatus(enum.StrEnum):

@@ -5,5 +5,6 @@ The pytest plugin is registered through the ``pytest11`` entry point, so install
 """
 
 from toolang_core.testing.dists import make_distribution
+from toolang_core.tools.stages import approve_tool_call, filter_tool_call, filter_tool_result
 
-__all__ = ["make_distribution"]
+__all__ = ["approve_tool_call", "filter_tool_call", "filter_tool_result", "make_distribution"]

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from toolang_core.plugins.manager import ToolangPluginManager
     from toolang_core.plugins.records import PluginRecord
     from toolang_core.runtime import Runtime
+    from toolang_core.tools.types import ToolCallContext
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -195,8 +196,9 @@ def toolang_runtime(toolang_home: ToolangHome) -> Callable[..., Runtime]:
 
 @pytest.fixture
 def toolang_cli(toolang_home: ToolangHome) -> Callable[..., subprocess.CompletedProcess[str]]:
-    import os
-    import subprocess
+    """``run(*args, env=…, input=…, timeout=120)``: the real ``toolang`` command in a
+    subprocess, in ``toolang_home`` (see :func:`toolang_core.testing.cli.run_toolang`)."""
+    from toolang_core.testing.cli import run_toolang
 
     def run(
         *args: str,
@@ -204,17 +206,33 @@ def toolang_cli(toolang_home: ToolangHome) -> Callable[..., subprocess.Completed
         input: str | None = None,
         timeout: float = 120,
     ) -> subprocess.CompletedProcess[str]:
-        full_env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
-        full_env.update(env or {})
-        return subprocess.run(
-            [sys.executable, "-m", "toolang_core", *args],
-            cwd=toolang_home.path,
-            env=full_env,
-            input=input,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
+        return run_toolang(*args, cwd=toolang_home.path, env=env, input=input, timeout=timeout)
 
     return run
+
+
+@pytest.fixture
+def toolang_call_context(
+    toolang_runtime: Callable[..., Runtime],
+) -> Callable[..., ToolCallContext]:
+    """``make(name="echo", params=None, *, runtime=None, **fields)``: the context of a
+    call of tool ``name``, as a hook or a tool receives it, in ``runtime`` — by default
+    one bare runtime (``toolang_runtime()``) made on first use."""
+    from toolang_core.testing.runtimes import tool_call_context
+
+    made: list[Runtime] = []
+
+    def make(
+        name: str = "echo",
+        params: Mapping[str, Any] | None = None,
+        *,
+        runtime: Runtime | None = None,
+        **fields: Any,
+    ) -> ToolCallContext:
+        if runtime is None:
+            if not made:
+                made.append(toolang_runtime())
+            runtime = made[0]
+        return tool_call_context(runtime, name, params, **fields)
+
+    return make

@@ -25,6 +25,13 @@ import attrs
 from toolang_core.errors import describe_exception
 from toolang_core.hookspecs import TOOL_CHAIN_STAGES
 from toolang_core.redaction import redact, redact_text
+from toolang_core.tools.stages import (
+    after_tool_call,
+    approve_tool_call,
+    filter_tool_call,
+    filter_tool_result,
+    refused_tool_call,
+)
 from toolang_core.tools.types import (
     AskApproval,
     Block,
@@ -160,7 +167,7 @@ class ToolChain:
     async def _filter(
         self, call: ToolCall, ctx: ToolCallContext, stages: list[StageRecord]
     ) -> tuple[ToolCall, ToolCallContext, ToolResult | None]:
-        filtered = await self.hooks.filter_tool_call(call, ctx)
+        filtered = await filter_tool_call(self.hooks, call, ctx)
         for plugin, verdict in filtered.verdicts:
             stages.append(_filter_stage(plugin, verdict))
         for failure in filtered.failures:
@@ -189,7 +196,7 @@ class ToolChain:
         stages: list[StageRecord],
         wait_for_approval: ApprovalWaiter,
     ) -> ToolResult | None:
-        approval = await self.hooks.approve_tool_call(call, ctx)
+        approval = await approve_tool_call(self.hooks, call, ctx)
         decision = approval.decision
         if isinstance(decision, Pending):
             stages.append(
@@ -216,12 +223,12 @@ class ToolChain:
     async def _after(
         self, call: ToolCall, result: ToolResult, ctx: ToolCallContext, stages: list[StageRecord]
     ) -> ToolResult:
-        result, changed, failures = await self.hooks.filter_tool_result(call, result, ctx)
+        result, changed, failures = await filter_tool_result(self.hooks, call, result, ctx)
         for plugin, detail in changed:
             stages.append(StageRecord("SecurityFilter", "modify", plugin, detail))
         for broken in failures:
             stages.append(StageRecord("SecurityFilter", "error", broken.plugin, broken.error))
-        for hook, plugin, failure in await self.hooks.after_tool_call(call, result, ctx):
+        for hook, plugin, failure in await after_tool_call(self.hooks, call, result, ctx):
             stage = TOOL_CHAIN_STAGES[hook]
             stages.append(
                 _plain_record(stage, "ok", plugin)
@@ -245,8 +252,8 @@ class ToolChain:
         result = attrs.evolve(result, refusal=refusal)
         masked = attrs.evolve(call, params=redact(dict(call.params)))
         told = attrs.evolve(result, error=redact_text(result.error or ""))
-        for hook, plugin, failure in await self.hooks.refused_tool_call(
-            masked, told, attrs.evolve(ctx, call=masked)
+        for hook, plugin, failure in await refused_tool_call(
+            self.hooks, masked, told, attrs.evolve(ctx, call=masked)
         ):
             stage = TOOL_CHAIN_STAGES[hook]
             stages.append(

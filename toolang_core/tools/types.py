@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 if TYPE_CHECKING:
-    from toolang_core.runtime import Runtime
+    from toolang_core.runtime_view import RuntimeView
     from toolang_core.turn.running import RunningTurn
 
 JSON = Any
@@ -136,9 +136,10 @@ class ToolCallContext:
     ``allowed_tools`` is the agent's effective tool scope for this call: its share of
     the tool assignment, narrowed by spawn-time ``allowed_tools`` (``None`` only for a
     call made outside an agent turn, e.g. by hand in a test); ``spawn_depth`` is 0 in a
-    top-level turn and grows by one in each delegated run. ``runtime`` gives hooks
-    their plugin settings and per-runtime state (``runtime.plugin_state``); it is
-    ``None`` only in unit tests that build a context by hand. ``turn`` is the running
+    top-level turn and grows by one in each delegated run. ``runtime`` (required) is
+    the runtime the call runs in, as hooks and tools may use it
+    (:class:`~toolang_core.runtime_view.RuntimeView`): their plugin settings,
+    per-runtime state (``runtime.plugin_state``), the store, memory. ``turn`` is the running
     turn the call belongs to — what the delegation tools act on (spawn its task runs,
     count its delegation rounds, ask another agent inside it); ``None`` outside a turn.
     ``idempotency_key`` names this call for the outside world: the same for every
@@ -153,7 +154,7 @@ class ToolCallContext:
     agent: str
     spawn_depth: int = 0
     allowed_tools: frozenset[str] | None = None
-    runtime: Runtime | None = attrs.field(default=None, eq=False, repr=False)
+    runtime: RuntimeView = attrs.field(kw_only=True, eq=False, repr=False)
     turn: RunningTurn | None = attrs.field(default=None, eq=False, repr=False)
     idempotency_key: str | None = None
     approvals_asked: tuple[AskApproval, ...] = ()

@@ -38,7 +38,7 @@ async def ask_agent(
     :param response_mode: "all_messages" (every message it wrote) or "final_only" (its
         last one); default: [delegation] agent_tool_response
     """
-    if context is None or context.turn is None or context.runtime is None:
+    if context is None or context.turn is None:
         raise DelegationError("ask_agent works only inside an agent turn")
     if not request.strip():
         raise DelegationError("ask_agent: request is required")
@@ -68,8 +68,10 @@ def _report(context: ToolCallContext, agent: str, started: float, error: str | N
     """Tell the agent pool how the asked agent did (never fails the call)."""
     from toolang_core.agents.pool import pool_for
 
-    runtime = context.runtime
-    if runtime is None or runtime.store is None or not runtime.agents.registry.get(agent):
+    if context.turn is None:
+        return
+    runtime = context.turn.runtime
+    if runtime.store is None or not runtime.agents.registry.get(agent):
         return
     try:
         pool_for(runtime).record(
@@ -100,7 +102,7 @@ def transfer_to_agent(
             "transfer_type": "error",
         }
 
-    if context is None or context.runtime is None or context.turn is None:
+    if context is None or context.turn is None:
         return refused("transfer_to_agent works only inside an agent turn")
     try:
         agent = context.runtime.agents.agent(target)

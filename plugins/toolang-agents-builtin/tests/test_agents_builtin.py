@@ -9,7 +9,8 @@ import pytest
 
 import toolang_agents_builtin
 from toolang_agents_builtin.roles import AGENT_RUN_TOOLS, TASK_RUN_TOOLS
-from toolang_core import AgentDefinition, AgentLoad, Tool, hookimpl
+from toolang_core import AgentDefinition, Tool, hookimpl
+from toolang_core.testing.agents import AgentsPlugin
 
 TEAM_TOOLS = ("team_form", "team_delegate", "team_status", "team_disband")
 
@@ -62,22 +63,8 @@ class SomeTools:
             register(tool(name))
 
 
-class UserAgents:
-    def __init__(self, *definitions):
-        self.definitions = definitions
-
-    @hookimpl
-    def toolang_agent_sources(self):
-        definitions = self.definitions
-
-        class Source:
-            label = "user"
-            name = "test-user"
-
-            def load(self, context):
-                return AgentLoad(definitions=definitions)
-
-        return Source()
+def UserAgents(*definitions):
+    return AgentsPlugin(*definitions, name="test-user")
 
 
 @pytest.fixture

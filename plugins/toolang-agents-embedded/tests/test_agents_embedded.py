@@ -8,8 +8,11 @@ import json
 import pytest
 
 import toolang_agents_embedded
-from toolang_core import AgentDefinition, AgentLoad, NewTurnRequest, Tool, hookimpl
+from toolang_core import AgentDefinition, NewTurnRequest, Tool, hookimpl
+from toolang_core.testing.agents import AgentsPlugin
+from toolang_core.testing.cast import DELEGATION_TOOLS
 from toolang_core.testing.models import ScriptedModel, text
+from toolang_core.testing.runtimes import SCRIPTED_AGENT_CONFIG
 
 
 class SomeTools:
@@ -24,33 +27,11 @@ class SomeTools:
             )
 
 
-class UserAgents:
-    def __init__(self, *definitions):
-        self.definitions = definitions
-
-    @hookimpl
-    def toolang_agent_sources(self):
-        definitions = self.definitions
-
-        class Source:
-            label = "user"
-            name = "test-user"
-
-            def load(self, context):
-                return AgentLoad(definitions=definitions)
-
-        return Source()
+def UserAgents(*definitions):
+    return AgentsPlugin(*definitions, name="test-user")
 
 
-CONFIG = """
-[runtime]
-executor = "agent"
-poll_seconds = 0.05
-shutdown_grace_seconds = 0
-
-[models]
-default = "scripted"
-"""
+CONFIG = SCRIPTED_AGENT_CONFIG
 
 
 @pytest.fixture
@@ -79,19 +60,7 @@ def test_the_assistant_is_the_default_agent_not_a_fallback(runtime):
     assert catalog.registry.fallback is None
 
 
-DELEGATION = {
-    "ask_agent",
-    "transfer_to_agent",
-    "start_task_run",
-    "list_task_runs",
-    "get_task_run",
-    "wait_task_run",
-    "cancel_task_run",
-    "read_task_run_transcript",
-    "agent_spawn",
-    "agent_wait",
-    "agent_stop",
-}
+DELEGATION = set(DELEGATION_TOOLS)
 
 
 def test_the_assistant_routes_with_the_delegation_tools_and_no_specialist_tool(runtime):

@@ -12,31 +12,17 @@ import pytest
 from remote_agents_kit import A2AServer
 
 import toolang_agents_remote
-from toolang_core import AgentDefinition, AgentLoad, ConfigError, hookimpl
+from toolang_core import AgentDefinition, ConfigError
+from toolang_core.testing.agents import AgentsPlugin
 
 
 def config(*urls: str) -> str:
     return f"[plugins.agents-remote]\nendpoints = {json.dumps(list(urls))}\n"
 
 
-class LocalAgents:
+def LocalAgents(*names):
     """A stand-in user source defining the given names."""
-
-    def __init__(self, *names):
-        self.names = names
-
-    @hookimpl
-    def toolang_agent_sources(self):
-        names = self.names
-
-        class Source:
-            label = "user"
-            name = "test-user"
-
-            def load(self, context):
-                return AgentLoad(definitions=[AgentDefinition(name=n) for n in names])
-
-        return Source()
+    return AgentsPlugin(*(AgentDefinition(name=n) for n in names), name="test-user")
 
 
 @pytest.fixture

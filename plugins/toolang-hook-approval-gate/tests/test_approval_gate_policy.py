@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import toolang_hook_approval_gate as plugin
-from toolang_core import ConfigError, Denied, ToolCall, ToolCallContext, plugin_settings
+from toolang_core import ConfigError, Denied, plugin_settings
 from toolang_hook_approval_gate.policy import ApprovalGateSettings, Verdict, matches
 
 
@@ -133,14 +133,15 @@ def test_a_bad_setting_names_the_key_and_what_was_expected(toolang_home, text, m
     assert "toolang.toml" in str(caught.value)
 
 
-def _context(tool: str) -> ToolCallContext:
-    return ToolCallContext(
-        call=ToolCall("c1", tool, {}), turn_id="t1", thread_id="cli:t", run_id="r1", agent="a"
-    )
+@pytest.fixture
+def gate_context(toolang_runtime, toolang_call_context):
+    """The context of a call of ``tool`` in a runtime with the gate, not serving."""
+    runtime = toolang_runtime(plugins={plugin.NAME: plugin})
+    return lambda tool: toolang_call_context(tool, runtime=runtime, thread_id="cli:t")
 
 
-def test_without_a_store_to_ask_in_a_required_call_is_denied():
-    ctx = _context("fs_write")
+def test_without_a_store_to_ask_in_a_required_call_is_denied(gate_context):
+    ctx = gate_context("fs_write")
     decision = plugin.toolang_approve_tool_call(ctx.call, ctx)
     assert isinstance(decision, Denied)
     assert decision.message == (
@@ -149,6 +150,6 @@ def test_without_a_store_to_ask_in_a_required_call_is_denied():
     )
 
 
-def test_a_tool_the_policy_does_not_name_gets_no_answer():
-    ctx = _context("fs_read")
+def test_a_tool_the_policy_does_not_name_gets_no_answer(gate_context):
+    ctx = gate_context("fs_read")
     assert plugin.toolang_approve_tool_call(ctx.call, ctx) is None

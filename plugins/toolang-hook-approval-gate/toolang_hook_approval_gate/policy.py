@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import attrs
 
 if TYPE_CHECKING:
-    from toolang_core import AskApproval, Runtime
+    from toolang_core import AskApproval, RuntimeView
 
 NAME = "hook-approval-gate"
 VERDICTS: Final = f"{NAME}.verdicts"
@@ -141,14 +141,14 @@ def _best(patterns: tuple[str, ...], tool: str) -> str | None:
     return max(found, key=specificity) if found else None
 
 
-def settings_of(runtime: Runtime | None) -> ApprovalGateSettings:
+def settings_of(runtime: RuntimeView | None) -> ApprovalGateSettings:
     """The validated ``[plugins.hook-approval-gate]`` section (defaults when absent)."""
     if runtime is None:
         return ApprovalGateSettings()
     return runtime.settings_for(NAME, ApprovalGateSettings)
 
 
-def verdict_for(runtime: Runtime | None, tool: str) -> Verdict:
+def verdict_for(runtime: RuntimeView | None, tool: str) -> Verdict:
     """The policy's verdict on ``tool``, kept per runtime: asked on every tool call."""
     if runtime is None:
         return settings_of(None).verdict(tool)

@@ -78,12 +78,6 @@ def test_params_and_output_are_opt_in_with_secrets_masked_and_long_values_cut(ag
     assert len(output) < 150
 
 
-def test_a_context_outside_any_runtime_publishes_nothing_and_does_not_fail():
-    call = ToolCall("c1", "lookup", {"term": "x"})
-    ctx = ToolCallContext(call=call, turn_id="t", thread_id="th", run_id="r", agent="a")
-    assert plugin.toolang_publish_event(call, ToolResult(ok=True), ctx) is None
-
-
 def test_with_no_sink_and_no_other_subscriber_no_tool_event_is_built(toolang_runtime):
     runtime = toolang_runtime(plugins={"hook-event-publisher": plugin})
     call = ToolCall("c1", "lookup", {"term": "x"})

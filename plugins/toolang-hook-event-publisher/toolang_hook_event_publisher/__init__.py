@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from toolang_core import (
         Event,
         RegisterSettings,
-        Runtime,
+        RuntimeView,
         ToolCall,
         ToolCallContext,
         ToolResult,
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 NAME = "hook-event-publisher"
 
 
-def publisher_of(runtime: Runtime) -> Publisher:
+def publisher_of(runtime: RuntimeView) -> Publisher:
     """This runtime's publisher (built on first use from the plugin's settings)."""
 
     def build() -> Publisher:
@@ -44,7 +44,7 @@ def publisher_of(runtime: Runtime) -> Publisher:
     return runtime.plugin_state(NAME, build)
 
 
-def stats(runtime: Runtime) -> dict[str, SinkStats]:
+def stats(runtime: RuntimeView) -> dict[str, SinkStats]:
     """What became of the events of each sink so far, by sink label."""
     return publisher_of(runtime).stats()
 
@@ -63,8 +63,6 @@ def toolang_publish_event(
     """Publish the call as a ``tool.*`` event on the runtime's bus (when anyone listens:
     building an event nobody receives would cost every tool call for nothing)."""
     runtime = ctx.runtime
-    if runtime is None:  # a context built by hand, outside any runtime: no bus to publish on
-        return None
     publisher = publisher_of(runtime)
     if not publisher.listened(runtime, NAME):
         return None
@@ -74,12 +72,12 @@ def toolang_publish_event(
 
 
 @hookimpl
-def toolang_on_event(event: Event, runtime: Runtime) -> None:
+def toolang_on_event(event: Event, runtime: RuntimeView) -> None:
     """Queue the event for the sinks that take its kind; never waits."""
     publisher_of(runtime).accept(event)
 
 
 @hookimpl
-async def toolang_shutdown(runtime: Runtime, reason: str) -> None:
+async def toolang_shutdown(runtime: RuntimeView, reason: str) -> None:
     """Flush the queues for at most ``flush_seconds`` and report what was lost."""
     await publisher_of(runtime).shutdown(reason)

@@ -15,7 +15,7 @@ from toolang_hook_event_publisher.settings import PublisherSettings
 from toolang_hook_event_publisher.sinks import build_sink
 
 if TYPE_CHECKING:
-    from toolang_core import Event, Runtime
+    from toolang_core import Event, RuntimeView
 
 log = structlog.get_logger("toolang.event_publisher")
 
@@ -37,7 +37,7 @@ class Publisher:
             self.outlets.append(Outlet(label, build_sink(sink, label), kinds, settings.queue_size))
         self._listened: bool | None = None
 
-    def listened(self, runtime: Runtime, name: str) -> bool:
+    def listened(self, runtime: RuntimeView, name: str) -> bool:
         """Whether an event would reach anyone: a sink of ours, or a subscriber other than
         this plugin (``name``). Plugins are fixed for a runtime's life, so the answer is
         kept: it is asked on every tool call."""

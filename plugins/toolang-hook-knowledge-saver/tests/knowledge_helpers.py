@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 
 import toolang_hook_knowledge_saver as plugin
-from toolang_core import NewTurnRequest, Tool, ToolCall, ToolCallContext, ToolResult, hookimpl
+from toolang_core import Tool, ToolCall, ToolCallContext, ToolResult, hookimpl
+from toolang_core.testing.runtimes import plugin_runtime, serve_turns
 
 KEY = "sk-proj-" + "k" * 32
 LONG = "The deploy runbook: build with make, ship with rsync to the blue hosts, then flip. " * 2
@@ -45,26 +45,19 @@ class Tools:
             register(Tool.from_function(function, blocking=False))
 
 
-BASE_CONFIG = '[models]\ndefault = "scripted"\n[runtime]\npoll_seconds = 0.05\n'
-
-
 def make_runtime(toolang_runtime, settings: str = "", model=None):
     """A runtime (from the ``toolang_runtime`` fixture) with this plugin and the tools."""
-    plugins = {plugin.NAME: plugin, "tools": Tools()}
-    if model is not None:
-        plugins["scripted"] = model.plugin()
-    section = f"[plugins.{plugin.NAME}]\n{settings}\n" if settings else ""
-    return toolang_runtime(BASE_CONFIG + section, plugins=plugins)
+    return plugin_runtime(
+        toolang_runtime,
+        plugin.NAME,
+        plugin,
+        settings=settings,
+        model=model,
+        plugins={"tools": Tools()},
+    )
 
 
-def serve(runtime, *inputs: str):
-    """Submit one chat turn per input and serve until idle; return the turn ids."""
-    inbox = runtime.open_inbox()
-    ids = [
-        inbox.submit(NewTurnRequest(source="chat", thread_id="cli:t", input=i)).id for i in inputs
-    ]
-    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
-    return ids
+serve = serve_turns  # one chat turn per input on cli:t, served until idle; their ids
 
 
 def entries(runtime):

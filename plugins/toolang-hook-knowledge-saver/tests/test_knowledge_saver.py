@@ -10,7 +10,7 @@ import pytest
 from knowledge_helpers import KEY, LONG, entries, make_runtime, save, serve
 
 import toolang_hook_knowledge_saver as plugin
-from toolang_core import ConfigError, ToolCall, ToolCallContext, ToolResult
+from toolang_core import ConfigError, ToolCall, ToolResult
 from toolang_core.testing.models import text, tool_call
 from toolang_hook_knowledge_saver import keeper, rules
 
@@ -135,12 +135,6 @@ def test_a_result_redact_cannot_rebuild_is_masked_as_text(toolang_runtime):
     save(runtime, "lookup", ToolResult(ok=True, output=Row(KEY, LONG)))
     (entry,) = entries(runtime)
     assert json.loads(entry["content"]) == ["********", LONG]
-
-
-def test_a_context_without_a_runtime_is_ignored():
-    call = ToolCall("c", "read_doc", {})
-    ctx = ToolCallContext(call=call, turn_id="t", thread_id="th", run_id="r", agent="a")
-    assert plugin.toolang_save_knowledge(call, ToolResult(ok=True, output=LONG), ctx) is None
 
 
 def test_every_kept_entry_leaves_through_remember(toolang_runtime, monkeypatch):

@@ -8,7 +8,7 @@ import-light (it is imported by every ``toolang`` command): the rest loads on fi
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from toolang_core import hookimpl
 from toolang_hook_knowledge_saver.settings import NAME, KnowledgeSettings
@@ -16,19 +16,19 @@ from toolang_hook_knowledge_saver.settings import NAME, KnowledgeSettings
 if TYPE_CHECKING:
     import click
 
-    from toolang_core import RegisterSettings, Runtime, ToolCall, ToolCallContext, ToolResult
+    from toolang_core import RegisterSettings, RuntimeView, ToolCall, ToolCallContext, ToolResult
     from toolang_hook_knowledge_saver.keeper import Keeper
 
 __all__ = ["NAME", "KnowledgeSettings", "keeper_of"]
 
 
-def _new_keeper(runtime: Runtime) -> Keeper:
+def _new_keeper(runtime: RuntimeView) -> Keeper:
     from toolang_hook_knowledge_saver.keeper import Keeper, settings_of
 
     return Keeper(runtime, settings_of(runtime))
 
 
-def keeper_of(runtime: Runtime) -> Keeper:
+def keeper_of(runtime: RuntimeView) -> Keeper:
     """This runtime's :class:`~toolang_hook_knowledge_saver.keeper.Keeper`."""
     return runtime.plugin_state(NAME, lambda: _new_keeper(runtime))
 
@@ -42,9 +42,7 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 def toolang_save_knowledge(
     call: ToolCall, result: ToolResult, ctx: ToolCallContext
 ) -> Awaitable[None] | None:
-    runtime: Any = getattr(ctx, "runtime", None)
-    if runtime is None:  # a context built by hand (unit tests): nowhere to keep anything
-        return None
+    runtime = ctx.runtime
     entry = keeper_of(runtime).rules.entry_for(call, result, ctx, now=runtime.clock())
     if entry is None:
         return None
@@ -54,7 +52,7 @@ def toolang_save_knowledge(
 
 
 @hookimpl
-def toolang_shutdown(runtime: Runtime, reason: str) -> None:
+def toolang_shutdown(runtime: RuntimeView, reason: str) -> None:
     keeper_of(runtime).writer.flush()
 
 

@@ -23,12 +23,12 @@ from toolang_hook_knowledge_saver.settings import NAME, KnowledgeSettings
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-    from toolang_core import Runtime
+    from toolang_core import RuntimeView
 
 log = structlog.get_logger("toolang.plugins.hook-knowledge-saver")
 
 
-def settings_of(runtime: Runtime) -> KnowledgeSettings:
+def settings_of(runtime: RuntimeView) -> KnowledgeSettings:
     """The validated ``[plugins.hook-knowledge-saver]`` section (defaults when absent)."""
     return runtime.settings_for(NAME, KnowledgeSettings)
 
@@ -36,7 +36,7 @@ def settings_of(runtime: Runtime) -> KnowledgeSettings:
 class Keeper:
     """One runtime's knowledge keeping (kept in ``runtime.plugin_state``)."""
 
-    def __init__(self, runtime: Runtime, settings: KnowledgeSettings) -> None:
+    def __init__(self, runtime: RuntimeView, settings: KnowledgeSettings) -> None:
         self.runtime = runtime
         self.rules = Rules.from_settings(settings)
         self.writer: BatchWriter[KnowledgeEntry] = BatchWriter(
@@ -56,7 +56,7 @@ class Keeper:
             db.conn.executemany(UPSERT, [entry.row() for entry in entries])
 
 
-def remember(runtime: Runtime, entry: KnowledgeEntry) -> Awaitable[None] | None:
+def remember(runtime: RuntimeView, entry: KnowledgeEntry) -> Awaitable[None] | None:
     """Keep ``entry``: queue it for the table; return the memory write to await, if any."""
     keeper_of(runtime).writer.add(entry)
     if not runtime.service_available("memory"):
@@ -64,7 +64,7 @@ def remember(runtime: Runtime, entry: KnowledgeEntry) -> Awaitable[None] | None:
     return _into_memory(runtime, entry)
 
 
-async def _into_memory(runtime: Runtime, entry: KnowledgeEntry) -> None:
+async def _into_memory(runtime: RuntimeView, entry: KnowledgeEntry) -> None:
     memory = runtime.memory
     assert memory is not None
     try:

@@ -10,7 +10,7 @@ import pytest
 from learning_helpers import db_path, make_runtime, observe, rows, serve
 
 import toolang_hook_learning_observer as plugin
-from toolang_core import BatchWriter, ConfigError, ToolCall, ToolCallContext, ToolResult, TurnStatus
+from toolang_core import BatchWriter, ConfigError, ToolCall, ToolResult, TurnStatus
 from toolang_core.testing.models import text, tool_call
 
 KEY = "sk-proj-" + "k" * 32
@@ -137,12 +137,6 @@ def test_ill_typed_results_and_contexts_are_recorded_without_raising(toolang_run
     )
     assert first["duration_ms"] == 0.0
     assert (second["ok"], second["turn_id"]) == (0, "")
-
-
-def test_a_context_without_a_runtime_is_ignored():
-    call = ToolCall("c", "echo", {})
-    ctx = ToolCallContext(call=call, turn_id="t", thread_id="th", run_id="r", agent="a")
-    assert plugin.toolang_observe_tool_result(call, ToolResult(ok=True), ctx) is None
 
 
 # -- batching ------------------------------------------------------------------------------

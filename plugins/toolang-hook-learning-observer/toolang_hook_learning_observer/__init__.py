@@ -10,7 +10,7 @@ imported by every ``toolang`` command): the database code loads on first use.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from toolang_core import hookimpl
 from toolang_hook_learning_observer.settings import NAME, LearningSettings
@@ -18,19 +18,19 @@ from toolang_hook_learning_observer.settings import NAME, LearningSettings
 if TYPE_CHECKING:
     import click
 
-    from toolang_core import RegisterSettings, Runtime, ToolCall, ToolCallContext, ToolResult
+    from toolang_core import RegisterSettings, RuntimeView, ToolCall, ToolCallContext, ToolResult
     from toolang_hook_learning_observer.recorder import Recorder
 
 __all__ = ["NAME", "LearningSettings", "recorder_of"]
 
 
-def _new_recorder(runtime: Runtime) -> Recorder:
+def _new_recorder(runtime: RuntimeView) -> Recorder:
     from toolang_hook_learning_observer.recorder import Recorder, settings_of
 
     return Recorder(runtime, settings_of(runtime))
 
 
-def recorder_of(runtime: Runtime) -> Recorder:
+def recorder_of(runtime: RuntimeView) -> Recorder:
     """This runtime's :class:`~toolang_hook_learning_observer.recorder.Recorder`."""
     return runtime.plugin_state(NAME, lambda: _new_recorder(runtime))
 
@@ -42,18 +42,15 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 
 @hookimpl
 def toolang_observe_tool_result(call: ToolCall, result: ToolResult, ctx: ToolCallContext) -> None:
-    runtime: Any = getattr(ctx, "runtime", None)
-    if runtime is None:  # a context built by hand (unit tests): nowhere to record
-        return
-    if getattr(result, "refusal", None) is not None:
+    if result.refusal is not None:
         # Refused by the chain (blocked, denied, out of scope, bad parameters): the tool
         # never ran, so it is no outcome of the tool — its failure rate stays its own.
         return
-    recorder_of(runtime).observe(call, result, ctx)
+    recorder_of(ctx.runtime).observe(call, result, ctx)
 
 
 @hookimpl
-def toolang_prompt_notes(agent: str, thread_id: str, runtime: Runtime) -> str | None:
+def toolang_prompt_notes(agent: str, thread_id: str, runtime: RuntimeView) -> str | None:
     from toolang_hook_learning_observer.notes import failure_note
 
     observed = recorder_of(runtime)
@@ -62,12 +59,12 @@ def toolang_prompt_notes(agent: str, thread_id: str, runtime: Runtime) -> str | 
 
 
 @hookimpl
-def toolang_startup(runtime: Runtime) -> None:
+def toolang_startup(runtime: RuntimeView) -> None:
     recorder_of(runtime).prune()
 
 
 @hookimpl
-def toolang_shutdown(runtime: Runtime, reason: str) -> None:
+def toolang_shutdown(runtime: RuntimeView, reason: str) -> None:
     recorder_of(runtime).writer.flush()
 
 

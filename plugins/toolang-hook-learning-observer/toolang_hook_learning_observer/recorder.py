@@ -22,7 +22,7 @@ from toolang_hook_learning_observer.settings import NAME, LearningSettings
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-    from toolang_core import Runtime
+    from toolang_core import RuntimeView
 
 SuccessRow = tuple[float, str, str, int, float, str, str, str]
 """The values of :data:`~.schema.SUCCESS_COLUMNS`."""
@@ -35,7 +35,7 @@ PRUNE_BATCH: Final = 5_000
 PRUNE_EVERY_SECONDS: Final = 3_600.0
 
 
-def settings_of(runtime: Runtime) -> LearningSettings:
+def settings_of(runtime: RuntimeView) -> LearningSettings:
     """The validated ``[plugins.hook-learning-observer]`` section (defaults when absent)."""
     return runtime.settings_for(NAME, LearningSettings)
 
@@ -106,7 +106,7 @@ def outcome_row(
 class Recorder:
     """One runtime's outcome recording (kept in ``runtime.plugin_state``)."""
 
-    def __init__(self, runtime: Runtime, settings: LearningSettings) -> None:
+    def __init__(self, runtime: RuntimeView, settings: LearningSettings) -> None:
         self.runtime = runtime
         self.settings = settings
         self.writer: BatchWriter[OutcomeRow] = BatchWriter(

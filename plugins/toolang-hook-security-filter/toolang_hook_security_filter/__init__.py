@@ -74,14 +74,8 @@ def toolang_filter_tool_result(
 
 
 def policy_of(ctx: ToolCallContext) -> Policy:
-    """The runtime's compiled policy, built from its settings on first use.
-
-    A context built by hand without a runtime (unit tests) gets the defaults, compiled
-    afresh each time.
-    """
+    """The runtime's compiled policy, built from its settings on first use."""
     runtime = ctx.runtime
-    if runtime is None:
-        return _build(None)
     return runtime.plugin_state(NAME, lambda: _build(runtime.settings.get(NAME)))
 
 

@@ -3,7 +3,6 @@ real agent turns in a real runtime."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 
@@ -18,6 +17,7 @@ from toolang_core.memory import (
     MemoryWriteResult,
     Provenance,
 )
+from toolang_core.testing.runtimes import serve_until_idle
 
 SECRET = "sk-proj-Zq8v3LmN0pR5tW7yB2dF4hJ6"
 EMAIL = "ada.lovelace@example.org"
@@ -121,8 +121,7 @@ def submit(runtime, text="go", thread="cli:t", source="chat"):
     return inbox, inbox.submit(NewTurnRequest(source=source, thread_id=thread, input=text)).id
 
 
-def serve(runtime):
-    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+serve = serve_until_idle
 
 
 def run_turn(runtime, text="go", thread="cli:t"):

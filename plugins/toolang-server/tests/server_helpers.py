@@ -16,8 +16,11 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import httpx
+
+from toolang_core.testing import processes
 
 ANSWER_WAIT = 120
 """The ``wait`` a test's submit asks for: the server answers as soon as the turn is
@@ -251,17 +254,10 @@ def start_server(
     return LiveServer(home, proc, url_file.read_text().strip())
 
 
-def wait_for(predicate: object, timeout: float = 60, what: str = "condition") -> object:
-    """Poll ``predicate`` until it returns something truthy (deadline ``timeout``: an
-    upper bound only, the wait ends as soon as the condition holds)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()  # type: ignore[operator]
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
+def wait_for(predicate: Any, timeout: float = 60, what: str = "condition") -> Any:
+    """:func:`toolang_core.testing.processes.wait_for` with a 60 s bound (an upper bound
+    only: the wait ends as soon as the condition holds; a loaded CI machine needs it)."""
+    return processes.wait_for(predicate, timeout, what)
 
 
 def parse_sse(raw: str) -> list[tuple[str, dict[str, object]]]:

@@ -16,6 +16,7 @@ import time
 import pytest
 
 import toolang_source_chat as plugin
+from toolang_core import NewTurnRequest
 
 ECHO = '[runtime]\nexecutor = "echo"\n'
 ENV = {"TOOLANG_LOAD_PLUGINS": "source-chat"}
@@ -106,7 +107,8 @@ def test_settings_are_validated(toolang_cli, toolang_home):
 GATE = """
 from pathlib import Path
 
-from toolang_core import ApprovalBook, Pending, Tool, hookimpl
+from toolang_core import Tool, hookimpl
+from toolang_core.testing.approvals import ask_a_person
 
 
 def write(path, text, **_):
@@ -122,12 +124,7 @@ def toolang_register_tools(register):
 
 @hookimpl
 def toolang_approve_tool_call(call, ctx):
-    approval = ApprovalBook(ctx.runtime.store).create(
-        turn_id=ctx.turn_id, call_id=ctx.call_id, tool=call.name, params=call.params,
-        thread_id=ctx.thread_id, agent=ctx.agent, requester=None, prompt="",
-        timeout_seconds=None,
-    )
-    return Pending(approval.id)
+    return ask_a_person(call, ctx)
 """
 AGENT = '[runtime]\nexecutor = "agent"\npoll_seconds = 0.05\n[models]\ndefault = "scripted"\n'
 SECRET_WRITE = {"path": "out.txt", "text": "hello", "api_key": "k-123"}
@@ -480,3 +477,14 @@ def test_chat_prints_the_answer_as_it_streams(toolang_distribution, toolang_home
     assert first and answer.startswith(first) and first != answer
     assert still_running  # the rest of the answer was still being produced
     assert first + rest.decode() == answer + "\n"
+
+
+def test_chat_turns_are_admitted_first_by_default(toolang_runtime):
+    # A person waits on a chat turn: its group's defaults, declared at registration, put
+    # it before invoke (30), tasks (20) and every group without defaults of its own.
+    runtime = toolang_runtime(ECHO, plugins={"source-chat": plugin})
+    result = runtime.open_inbox().submit(
+        NewTurnRequest(source="chat", thread_id="chat:1", input="hi")
+    )
+    assert runtime.open_store().get(result.id).priority == 40
+    assert runtime.policy.group("chat").strategy == "enqueue"

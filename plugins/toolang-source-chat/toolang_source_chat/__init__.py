@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import attrs
 import click
 
-from toolang_core import RegisterFactory, RegisterSettings, hookimpl
+from toolang_core import GroupPolicy, RegisterSettings, RegisterTurnSource, hookimpl
 
 if TYPE_CHECKING:
     import asyncio
@@ -39,8 +39,13 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 
 
 @hookimpl
-def toolang_register_turn_sources(register: RegisterFactory) -> None:
-    register("chat", lambda context: ChatSource(), description="people talking to agents")
+def toolang_register_turn_sources(register: RegisterTurnSource) -> None:
+    register(
+        "chat",
+        lambda context: ChatSource(),
+        description="people talking to agents",
+        admission=GroupPolicy(priority=40),  # a person waits: before everything else
+    )
 
 
 @hookimpl

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from toolang_core import RegisterFactory, RegisterSettings, hookimpl
+from toolang_core import GroupPolicy, RegisterSettings, RegisterTurnSource, hookimpl
 from toolang_source_chore.settings import ChoreSettings, ChoreSpec
 
 if TYPE_CHECKING:
@@ -46,11 +46,13 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 
 
 @hookimpl
-def toolang_register_turn_sources(register: RegisterFactory) -> None:
+def toolang_register_turn_sources(register: RegisterTurnSource) -> None:
     register(
         "chore",
         lambda context: ChoreSource(context.settings or ChoreSettings(), context.config.base_dir),
         description="recurring chores on RRULE or cron schedules",
+        # Background work; a chore still queued absorbs its next occurrence.
+        admission=GroupPolicy(priority=10, strategy="coalesce"),
     )
 
 

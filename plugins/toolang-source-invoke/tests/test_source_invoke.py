@@ -6,7 +6,7 @@ import asyncio
 import json
 
 import toolang_source_invoke as plugin
-from toolang_core.store.types import TurnStatus
+from toolang_core.store.types import NewTurnRequest, TurnStatus
 from toolang_source_invoke import ainvoke
 
 ECHO = '[runtime]\nexecutor = "echo"\n'
@@ -73,7 +73,8 @@ def test_a_waiting_invocation_returns_when_its_timeout_passes(toolang_runtime, t
 # -- a turn that waits for a person ---------------------------------------------------
 
 GATE = """
-from toolang_core import ApprovalBook, Pending, Tool, hookimpl
+from toolang_core import Tool, hookimpl
+from toolang_core.testing.approvals import ask_a_person
 
 
 def write(path, text, **_):
@@ -88,12 +89,7 @@ def toolang_register_tools(register):
 
 @hookimpl
 def toolang_approve_tool_call(call, ctx):
-    approval = ApprovalBook(ctx.runtime.store).create(
-        turn_id=ctx.turn_id, call_id=ctx.call_id, tool=call.name, params=call.params,
-        thread_id=ctx.thread_id, agent=ctx.agent, requester=None, prompt="",
-        timeout_seconds=None,
-    )
-    return Pending(approval.id)
+    return ask_a_person(call, ctx)
 """
 AGENT = '[runtime]\nexecutor = "agent"\npoll_seconds = 0.05\n[models]\ndefault = "scripted"\n'
 
@@ -133,3 +129,11 @@ def test_invoke_shows_the_approval_it_waits_for_and_its_timeout_exits_75(
     assert "wants to run fs_write" in result.stderr
     assert f"toolang approvals approve {approval.id}" in result.stderr
     assert f"toolang approvals deny {approval.id}" in result.stderr
+
+
+def test_invocations_come_after_chat_and_before_background_work(toolang_runtime):
+    runtime = toolang_runtime(ECHO, plugins={"source-invoke": plugin})
+    result = runtime.open_inbox().submit(
+        NewTurnRequest(source="invoke", thread_id="invoke:1", input="hi")
+    )
+    assert runtime.open_store().get(result.id).priority == 30

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from toolang_core import RegisterFactory, hookimpl
+from toolang_core import GroupPolicy, RegisterTurnSource, hookimpl
 
 if TYPE_CHECKING:
     import asyncio
@@ -35,8 +35,13 @@ class InvokeSource:
 
 
 @hookimpl
-def toolang_register_turn_sources(register: RegisterFactory) -> None:
-    register("invoke", lambda context: InvokeSource(), description="one-shot invocations")
+def toolang_register_turn_sources(register: RegisterTurnSource) -> None:
+    register(
+        "invoke",
+        lambda context: InvokeSource(),
+        description="one-shot invocations",
+        admission=GroupPolicy(priority=30),  # after chat, before background work
+    )
 
 
 @hookimpl

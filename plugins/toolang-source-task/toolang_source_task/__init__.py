@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import attrs
 import click
 
-from toolang_core import RegisterFactory, RegisterRoute, RegisterSettings, hookimpl
+from toolang_core import RegisterRoute, RegisterSettings, RegisterTurnSource, hookimpl
 
 if TYPE_CHECKING:
     from toolang_core import Inbox
@@ -46,7 +46,9 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 
 
 @hookimpl
-def toolang_register_turn_sources(register: RegisterFactory) -> None:
+def toolang_register_turn_sources(register: RegisterTurnSource) -> None:
+    # No admission defaults: tasks share the ``task`` group with the core's task runs,
+    # whose defaults the core sets (priority 20, coalesced, at most four at once).
     register(
         "task",
         lambda context: TaskSource(context.settings or TaskSettings()),

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import attrs
 import click
 
-from toolang_core import RegisterFactory, RegisterSettings, hookimpl
+from toolang_core import GroupPolicy, RegisterSettings, RegisterTurnSource, hookimpl
 
 if TYPE_CHECKING:
     from toolang_core import PluginContext
@@ -38,11 +38,13 @@ def _will_source(context: PluginContext) -> WillSource:
 
 
 @hookimpl
-def toolang_register_turn_sources(register: RegisterFactory) -> None:
+def toolang_register_turn_sources(register: RegisterTurnSource) -> None:
     register(
         "will",
         _will_source,
         description="the agents' own low-priority work (will.md)",
+        # Last of all, coalesced, and one will turn at a time.
+        admission=GroupPolicy(priority=0, strategy="coalesce", max_running=1),
     )
 
 

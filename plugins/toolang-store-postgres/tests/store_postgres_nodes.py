@@ -9,9 +9,8 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -133,17 +132,6 @@ class Nodes:
     def stop_all(self) -> None:
         for node in self.started:
             self.stop(node)
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-    """Poll ``predicate`` until it returns something true; fail naming ``what``."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = predicate()
-        if result:
-            return result
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 AUDIT_SQL = """

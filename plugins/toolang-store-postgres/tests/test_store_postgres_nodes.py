@@ -22,10 +22,10 @@ from store_postgres_nodes import (
     peak_per_group,
     spans,
     thread_overlaps,
-    wait_for,
 )
 
 from toolang_core.store import NewTurnRequest, SubmitRules, TurnStatus
+from toolang_core.testing.processes import wait_for
 from toolang_store_postgres.store import PostgresStore
 
 REQUESTS, THREADS, PRODUCERS, NODES = 5000, 500, 2, 3

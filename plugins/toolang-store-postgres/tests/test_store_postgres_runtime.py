@@ -8,8 +8,9 @@ import time
 import pytest
 
 import toolang_store_postgres
-from toolang_core import ApprovalBook, Pending, Tool, hookimpl
+from toolang_core import ApprovalBook, Tool, hookimpl
 from toolang_core.store import NewTurnRequest, TurnStatus
+from toolang_core.testing.approvals import ask_a_person
 from toolang_core.testing.models import text, tool_call
 
 RAN: list[str] = []
@@ -68,18 +69,7 @@ class AskEveryTime:
 
     @hookimpl
     def toolang_approve_tool_call(self, call, ctx):
-        approval = ApprovalBook(ctx.runtime.store).create(
-            turn_id=ctx.turn_id,
-            call_id=ctx.call_id,
-            tool=call.name,
-            params=call.params,
-            thread_id=ctx.thread_id,
-            agent=ctx.agent,
-            requester="tester",
-            prompt=f"run {call.name}?",
-            timeout_seconds=None,
-        )
-        return Pending(approval.id, approval.prompt)
+        return ask_a_person(call, ctx, prompt=f"run {call.name}?", requester="tester")
 
 
 def test_an_agent_turn_waits_for_an_approval_decided_on_another_connection(

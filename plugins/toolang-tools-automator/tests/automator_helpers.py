@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from toolang_core.store.types import NewTurnRequest, TurnStatus
+from toolang_core.testing.cast import position
 from toolang_core.testing.models import Step, text
 
 STEP = re.compile(r"^You are running step '(\w+)' of workflow")
@@ -32,13 +32,7 @@ class Conductor:
         users = [m for m in request.messages if m.role == "user"]
         said = users[-1].content if users else ""
         if said in self.scripts:
-            index = 0
-            for message in reversed(request.messages):
-                if message.role == "user":
-                    break
-                if message.role == "assistant":
-                    index += 1
-            answer = self.scripts[said][index]
+            answer = self.scripts[said][position(request)]
             if callable(answer):  # a step that looks at the request (e.g. a run id)
                 answer = answer(request)
             return await answer if asyncio.iscoroutine(answer) else answer
@@ -48,19 +42,3 @@ class Conductor:
             answer = self.steps(found.group(1), said)
             return await answer if asyncio.iscoroutine(answer) else answer
         return text(f"done: {said[:60]}")
-
-
-def run_turn(runtime: Any, said: str, *, owner: str = "alice") -> str:
-    """Submit a chat turn of ``owner`` saying ``said``; serve until idle; its id."""
-    inbox = runtime.open_inbox()
-    turn_id = inbox.submit(
-        NewTurnRequest(source="chat", thread_id=f"cli:{owner}", input=said, owner=owner)
-    ).id
-    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
-    assert inbox.get(turn_id).status is TurnStatus.COMPLETED, inbox.get(turn_id)
-    return turn_id
-
-
-def tool_results(runtime: Any, turn_id: str) -> list[dict[str, Any]]:
-    store = runtime.open_store()
-    return [s.data["result"] for s in store.steps(turn_id) if "result" in s.data]

@@ -9,11 +9,12 @@ import asyncio
 import json
 
 import pytest
-from automator_helpers import Conductor, run_turn, tool_results
+from automator_helpers import Conductor
 
 import toolang_tools_automator as plugin
 from toolang_core import TurnFilter
 from toolang_core.testing.models import ScriptedModel, text, tool_call, tool_calls
+from toolang_core.testing.runtimes import run_turn, tool_results
 
 CONFIG = '[models]\ndefault = "scripted"\n[delegation]\nmax_spawns_per_turn = 8\n'
 

@@ -12,14 +12,14 @@ from toolang_core import Tool
 from toolang_tools_automator.settings import NAME, AutomatorSettings
 
 if TYPE_CHECKING:
-    from toolang_core import Runtime, ToolCallContext
+    from toolang_core import RuntimeView, ToolCallContext
 
 
 class AutomatorError(ValueError):
     """An automator tool cannot do what it was asked; the message names the parameter."""
 
 
-def runtime_of(context: ToolCallContext | None) -> Runtime:
+def runtime_of(context: ToolCallContext | None) -> RuntimeView:
     runtime = context.runtime if context is not None else None
     if runtime is None or runtime.store is None:
         raise AutomatorError("this tool runs only inside a turn of a serving runtime")
@@ -34,7 +34,7 @@ def owner_of(context: ToolCallContext | None) -> str:
     return turn.owner
 
 
-def settings_of(runtime: Runtime) -> AutomatorSettings:
+def settings_of(runtime: RuntimeView) -> AutomatorSettings:
     return runtime.settings_for(NAME, AutomatorSettings)
 
 
@@ -65,7 +65,7 @@ def constrained(function: Callable[..., Any], **properties: Mapping[str, Any]) -
     return attrs.evolve(tool, parameters=schema)
 
 
-def check_agent(runtime: Runtime, name: str, where: str, allowed_tools: Any = None) -> None:
+def check_agent(runtime: RuntimeView, name: str, where: str, allowed_tools: Any = None) -> None:
     """:raises AutomatorError: naming ``where`` when the agent is unknown or disabled, or
     ``allowed_tools`` reaches outside its scope."""
     try:

@@ -22,7 +22,7 @@ from toolang_core.store import RecordConflict
 from toolang_tools_automator.spec import Step
 
 if TYPE_CHECKING:
-    from toolang_core import Record, Runtime
+    from toolang_core import Record, RuntimeView
 
 log = structlog.get_logger("toolang.plugins.tools-automator")
 
@@ -40,7 +40,7 @@ def _steps(record: Record) -> list[Step]:
     return [Step.from_json(s) for s in record.data["steps"]]
 
 
-def inspect(runtime: Runtime, record: Record) -> dict[str, Any]:
+def inspect(runtime: RuntimeView, record: Record) -> dict[str, Any]:
     """The run as its owner sees it: its status and each step's (read only)."""
     controller = runtime.task_runs
     owner = str(record.data["owner"])
@@ -108,7 +108,7 @@ def _task(record: Record, step: Step, views: dict[str, TaskRun]) -> str:
     return "\n\n".join(parts)
 
 
-async def advance(runtime: Runtime, run_id: str) -> dict[str, Any] | None:
+async def advance(runtime: RuntimeView, run_id: str) -> dict[str, Any] | None:
     """Spawn the steps of run ``run_id`` that may start, or settle its status when every
     step ended. Returns the run's view (``None`` for an unknown run)."""
     from toolang_tools_automator.common import settings_of
@@ -169,7 +169,7 @@ async def advance(runtime: Runtime, run_id: str) -> dict[str, Any] | None:
     return view
 
 
-async def reconcile(runtime: Runtime) -> None:
+async def reconcile(runtime: RuntimeView) -> None:
     """Advance every unfinished run (at start-up and every ``reconcile_seconds``)."""
     store = runtime.store
     if store is None:
@@ -182,7 +182,7 @@ async def reconcile(runtime: Runtime) -> None:
                 log.warning("workflow.advance_failed", run=record.key, error=str(exc))
 
 
-async def cancel(runtime: Runtime, record: Record) -> dict[str, Any]:
+async def cancel(runtime: RuntimeView, record: Record) -> dict[str, Any]:
     """Cancel the run: no step starts any more and the running ones are canceled."""
     store = runtime.store
     assert store is not None

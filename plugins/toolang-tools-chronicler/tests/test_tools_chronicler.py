@@ -8,12 +8,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from chronicler_helpers import run_turn, tool_results
 
 import toolang_memory_sqlite
 import toolang_tools_chronicler as plugin
 from toolang_core import AgentDefinition, AgentLoad, hookimpl
 from toolang_core.testing.models import text, tool_call
+from toolang_core.testing.runtimes import run_turn, tool_results
 
 CONFIG = '[models]\ndefault = "scripted"\n[memory]\nplugin = "sqlite"\n'
 REFLECTION = "The user prefers short answers in French and works on billing on Mondays."

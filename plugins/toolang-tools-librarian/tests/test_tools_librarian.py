@@ -10,10 +10,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from librarian_helpers import run_turn, tool_results
 
 import toolang_tools_librarian as plugin
 from toolang_core.testing.models import text, tool_call
+from toolang_core.testing.runtimes import run_turn, tool_results
 
 KNOWLEDGE = """
 CREATE TABLE knowledge (id INTEGER PRIMARY KEY, agent TEXT NOT NULL, tool TEXT NOT NULL,

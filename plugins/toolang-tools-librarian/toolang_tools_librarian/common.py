@@ -14,21 +14,21 @@ from toolang_tools_librarian.settings import NAME, LibrarianSettings
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-    from toolang_core import Runtime, ToolCallContext
+    from toolang_core import RuntimeView, ToolCallContext
 
 
 class LibrarianError(ValueError):
     """A librarian tool cannot do what it was asked; the message says what to change."""
 
 
-def runtime_of(context: ToolCallContext | None) -> Runtime:
+def runtime_of(context: ToolCallContext | None) -> RuntimeView:
     runtime = context.runtime if context is not None else None
     if runtime is None:
         raise LibrarianError("this tool runs only inside a turn of a runtime")
     return runtime
 
 
-def settings_of(runtime: Runtime) -> LibrarianSettings:
+def settings_of(runtime: RuntimeView) -> LibrarianSettings:
     return runtime.settings_for(NAME, LibrarianSettings)
 
 
@@ -62,7 +62,7 @@ def insert_once(
 class TurnOwners:
     """The owner of each turn id, looked up in the execution store once per call."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: RuntimeView) -> None:
         self.store = runtime.store
         self.known: dict[str, str | None] = {}
 
@@ -76,13 +76,13 @@ class TurnOwners:
 _LOCKS = threading.Lock()
 
 
-def _lock(runtime: Runtime) -> threading.Lock:
+def _lock(runtime: RuntimeView) -> threading.Lock:
     with _LOCKS:
         return runtime.plugin_state(f"{NAME}:lock", threading.Lock)
 
 
 @contextmanager
-def own_database(runtime: Runtime) -> Iterator[Database]:
+def own_database(runtime: RuntimeView) -> Iterator[Database]:
     """This plugin's database (``<home>/plugins/tools-librarian.db``), one caller at a
     time: tools run in worker threads and share the runtime's one connection."""
     from toolang_tools_librarian.schema import MIGRATIONS
@@ -91,7 +91,7 @@ def own_database(runtime: Runtime) -> Iterator[Database]:
         yield runtime.plugin_database(NAME, MIGRATIONS)
 
 
-def documented_table(runtime: Runtime, plugin: str) -> sqlite3.Connection | None:
+def documented_table(runtime: RuntimeView, plugin: str) -> sqlite3.Connection | None:
     """A read-only connection to another plugin's database, by the file and tables its
     README documents (``<home>/plugins/<plugin>.db``); ``None`` before it exists.
 

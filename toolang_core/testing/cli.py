@@ -1,8 +1,4 @@
-"""Helpers for tests that run the real ``toolang`` CLI in a subprocess.
-
-(A module of its own, not conftest: the integration env collects every plugin's tests
-in one session, and ``from cli_helpers import …`` would find another directory's conftest.)
-"""
+"""Running the real ``toolang`` command in a subprocess from a test."""
 
 from __future__ import annotations
 
@@ -19,8 +15,14 @@ def run_toolang(
     env: Mapping[str, str] | None = None,
     pythonpath: list[Path] | None = None,
     timeout: float = 60,
+    input: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the real ``toolang`` CLI in a subprocess and capture its output."""
+    """Run ``python -m toolang_core ARGS`` in ``cwd`` and capture its output.
+
+    The test's own ``TOOLANG_*`` variables are left out; ``env`` is laid over the rest
+    and ``pythonpath`` put in front of ``PYTHONPATH`` (e.g. a directory of made-up
+    distributions); ``input`` is its standard input. Never raises for a non-zero exit:
+    check ``returncode``."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
     full_env.update(env or {})
     if pythonpath:
@@ -32,6 +34,7 @@ def run_toolang(
         [sys.executable, "-m", "toolang_core", *args],
         cwd=cwd,
         env=full_env,
+        input=input,
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -40,5 +43,6 @@ def run_toolang(
 
 
 def assert_no_traceback(result: subprocess.CompletedProcess[str]) -> None:
+    """Fail when the command printed a Python traceback: errors are for people."""
     assert "Traceback" not in result.stderr, result.stderr
     assert "Traceback" not in result.stdout, result.stdout

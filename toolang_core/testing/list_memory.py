@@ -1,8 +1,11 @@
-"""A memory plugin for the core's tests that is nothing like SQLite.
+"""A memory plugin for tests that is nothing like SQLite.
 
-``ListMemory`` keeps entries in a list and matches words as substrings; every method
-is ``async``. The conformance suite proves it behaves (tests/test_memory_conformance.py),
-so runtime tests can rely on it.
+``ListMemory`` keeps entries in a list (on a :class:`Shelf` that several plugin objects
+may share, as processes share a database) and matches words as substrings; every
+method is ``async``. The memory conformance suite proves it behaves (the core's
+tests/test_memory_conformance.py), so a test that needs memory without a memory
+plugin installed can rely on it: register ``ListMemory(shelf)``'s factory under
+``toolang_register_memory`` and set ``[memory] plugin`` to its name.
 """
 
 from __future__ import annotations
@@ -82,6 +85,8 @@ class Shelf:
 
 
 class ListMemory:
+    """A memory plugin's object over one :class:`Shelf` (see the module docstring)."""
+
     def __init__(self, shelf: Shelf) -> None:
         self.shelf = shelf
         self.fail_next = False
@@ -108,7 +113,8 @@ class ListMemory:
                 if hits:
                     scored.append((len(hits) + 0.01 * sum(text.count(w) for w in hits), row))
         scored.sort(key=lambda pair: -pair[0])
-        items, chars = [], 0
+        items: list[MemoryItem] = []
+        chars = 0
         for score, row in scored:
             if len(items) == request.limits.max_items:
                 break

@@ -1,0 +1,168 @@
+"""The scheduler's commit path: turns' terminal states, committed in batches.
+
+A turn's task hands in its terminal state (:class:`~toolang_core.store.types.Finish`)
+instead of writing it; the scheduler's loop commits everything handed in since its last
+pass in one ``finish_many`` transaction. A turn with post-turn stages waits for its
+commit (:meth:`TurnCommits.commit`); any other turn's task ends at once
+(:meth:`TurnCommits.hand_in`) and its slot stays taken until the commit frees it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+import structlog
+
+from toolang_core.errors import describe_exception
+from toolang_core.redaction import redact_text
+from toolang_core.store.errors import StoreError
+from toolang_core.store.types import Finish, TurnRequest
+
+if TYPE_CHECKING:
+    from toolang_core.execution.seam import TurnOutcome
+    from toolang_core.store.protocol import ExecutionStore
+
+log = structlog.get_logger("toolang.scheduler")
+
+
+class TurnCommits:
+    """The terminal states handed in and not yet committed, for one scheduler."""
+
+    def __init__(
+        self,
+        store: ExecutionStore,
+        *,
+        run_id: str,
+        clock: Callable[[], float],
+        free: Callable[[str], None],
+        wake: asyncio.Event,
+        turns: Mapping[str, TurnRequest],
+    ) -> None:
+        """``free(turn_id)`` releases an ended turn's slot once its state is committed;
+        ``wake`` is set when something was handed in; ``turns`` (the scheduler's running
+        turns, read only) names a turn's thread in the log."""
+        self.store = store
+        self.run_id = run_id
+        self.clock = clock
+        self._free = free
+        self._wake = wake
+        self._turns = turns
+        self._finishing: list[tuple[Finish, asyncio.Future[bool] | None]] = []
+        self.uncommitted: set[str] = set()
+        """Turns whose task ended with their terminal state handed in, not yet committed:
+        they keep their slot (and stay running) until the commit."""
+        self._turn_log = log.bind()
+        """Bound once: the module's lazy logger binds anew on every call."""
+
+    def finish(self, turn: TurnRequest, outcome: TurnOutcome) -> Finish:
+        """The terminal state to record for ``turn`` (output and error redacted)."""
+        return Finish(
+            turn.id,
+            self.run_id,
+            turn.attempt,
+            outcome.status,
+            self.clock(),
+            None if outcome.output is None else redact_text(outcome.output),
+            outcome.outcome,
+            None if outcome.error is None else redact_text(outcome.error),
+            outcome.steps,
+        )
+
+    def hand_in(self, finish: Finish) -> None:
+        """Queue ``finish`` for the next commit without waiting for it: the turn's slot
+        stays taken until the commit frees it."""
+        self.uncommitted.add(finish.turn_id)
+        self._finishing.append((finish, None))
+        self._wake.set()
+
+    async def commit(self, finish: Finish) -> bool:
+        """Hand the terminal state to the loop and wait until it is committed; whether it
+        was recorded (``False``: fenced, another runtime owns the turn now)."""
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._finishing.append((finish, future))
+        self._wake.set()
+        return await future
+
+    def record(self) -> None:
+        """Commit the terminal states handed in since the last call, in one transaction.
+
+        A fenced result (another runtime owns the turn now) is logged here, whether or
+        not the turn's task is still waiting for it: a lost lease may have canceled it.
+
+        :raises StoreError: when the store is unreachable; the batch is kept and
+            committed by a later call (the turns keep their leases meanwhile).
+        """
+        if not self._finishing:
+            return
+        batch, self._finishing = self._finishing, []
+        try:
+            results = self.store.finish_many([item for item, _ in batch])
+        except StoreError:
+            self._finishing[:0] = batch
+            raise
+        except Exception as exc:
+            self._fail_batch(batch, exc)
+            return
+        try:
+            for (item, future), recorded in zip(batch, results, strict=True):
+                if not recorded:
+                    log.warning(
+                        "turn.fenced",
+                        turn=item.turn_id,
+                        attempt=item.attempt,
+                        reason="another runtime owns this turn now; its outcome was discarded",
+                    )
+                if future is None:  # its task has ended: the commit frees its slot
+                    if recorded:
+                        self.log_finished(item)
+                    self.uncommitted.discard(item.turn_id)
+                    self._free(item.turn_id)  # this pass admits into it next: no wake-up
+                elif not future.done():
+                    future.set_result(recorded)
+        except Exception as exc:  # e.g. a store answering for fewer turns than it was given
+            log.error("turn.finish_results_unreadable", error=describe_exception(exc))
+            self._fail_batch(batch, exc, logged=True)
+
+    def record_or_drop(self) -> None:
+        """:meth:`record`, at shutdown: a store that cannot be reached fails the batch
+        (their leases expire and other runtimes recover those turns)."""
+        try:
+            self.record()
+        except StoreError as exc:
+            log.error("turn.finish_failed", error=describe_exception(exc))
+            batch, self._finishing = self._finishing, []
+            self._fail_batch(batch, exc)
+
+    def log_finished(self, item: Finish) -> None:
+        turn = self._turns.get(item.turn_id)
+        self._turn_log.info(
+            "turn.finished",
+            turn=item.turn_id,
+            thread=turn.thread_id if turn is not None else None,
+            status=item.status._value_,
+            output=(item.output or item.error or "")[:80],
+        )
+
+    def _fail_batch(
+        self,
+        batch: list[tuple[Finish, asyncio.Future[bool] | None]],
+        exc: BaseException,
+        *,
+        logged: bool = False,
+    ) -> None:
+        """Free the slots of the batch's ended turns and fail the waiting ones; their
+        leases expire and recovery requeues what was not recorded."""
+        for item, future in batch:
+            if future is None:
+                if item.turn_id not in self.uncommitted:
+                    continue  # dealt with before the failure
+                if not logged:
+                    log.error(
+                        "turn.finish_failed", turn=item.turn_id, error=describe_exception(exc)
+                    )
+                self.uncommitted.discard(item.turn_id)
+                self._free(item.turn_id)
+            elif not future.done():
+                future.set_exception(exc)

@@ -1,0 +1,96 @@
+"""What a hook or a tool may use of the runtime it runs in.
+
+The contexts handed to hooks and tools (:class:`~toolang_core.tools.ToolCallContext`,
+:class:`~toolang_core.execution.seam.TurnContext`) carry the runtime typed as
+:class:`RuntimeView`, not as the concrete :class:`~toolang_core.runtime.Runtime`: a
+plugin reads its settings, keeps per-runtime state and its own database, reads the
+configuration, the clock, the execution store, memory, the agents and the task runs,
+and publishes events — and nothing of the scheduler's, the inbox's or the admission
+policy's internals. The runtime implements it; a test
+may hand a context any object that does (a real runtime is the usual one).
+
+A leaf module: the types it names are imported for type checking only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database, Migrations
+
+    from toolang_core.agents.catalog import AgentCatalog
+    from toolang_core.config.model import ToolangConfig
+    from toolang_core.events import Event
+    from toolang_core.hookspecs.rules import HookFailure
+    from toolang_core.memory.service import MemoryService
+    from toolang_core.plugins.host import PluginHost
+    from toolang_core.store.protocol import ExecutionStore
+    from toolang_core.taskruns.controller import TaskRunController
+
+S = TypeVar("S")
+T = TypeVar("T")
+
+
+class RuntimeView(Protocol):
+    """The runtime as hooks and tools see it."""
+
+    @property
+    def config(self) -> ToolangConfig:
+        """The runtime's validated configuration (``config.home``, ``config.base_dir``)."""
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """The runtime's clock (seconds since the epoch); tests may fix it."""
+
+    @property
+    def settings(self) -> Mapping[str, Any]:
+        """Every plugin's validated settings section, by plugin name."""
+
+    @property
+    def host(self) -> PluginHost:
+        """The plugin host: which plugins are active and what they registered."""
+
+    @property
+    def store(self) -> ExecutionStore | None:
+        """The execution store while the runtime serves (``None`` before)."""
+
+    @property
+    def run_id(self) -> str | None:
+        """This serving run's id (``None`` before it serves)."""
+
+    @property
+    def memory(self) -> MemoryService | None:
+        """The configured memory service (``None``: memory is off)."""
+
+    @property
+    def agents(self) -> AgentCatalog:
+        """The agents this runtime knows, their scopes and routing."""
+
+    @property
+    def task_runs(self) -> TaskRunController:
+        """The task-run controller (:raises RuntimeError: while the runtime is not
+        serving)."""
+
+    def settings_for(self, name: str, cls: type[S]) -> S:
+        """Plugin ``name``'s settings as ``cls`` (``cls()`` when it has none)."""
+        ...
+
+    def plugin_state(self, name: str, factory: Callable[[], T]) -> T:
+        """Per-runtime state for a plugin, ``factory()`` called once on first use."""
+        ...
+
+    def plugin_database(
+        self, plugin_name: str, migrations: Migrations, *, read_only: bool = False
+    ) -> Database:
+        """The plugin's own SQLite database, opened (and migrated) once per runtime."""
+        ...
+
+    def service_available(self, name: str) -> bool:
+        """Whether the runtime service ``name`` (``"memory"``, ``"delegation"``) is up."""
+        ...
+
+    async def publish(self, event: Event) -> list[HookFailure]:
+        """Publish ``event`` to every ``toolang_on_event`` subscriber."""
+        ...

@@ -1,0 +1,55 @@
+"""Waiting on what another process does, and killing it at the worst moment: for tests
+that run a real ``toolang`` (or a real server) in a subprocess."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from typing import Any, Final
+
+KILL_AND_RESUME_CONFIG: Final = """
+[runtime]
+executor = "agent"
+lease_seconds = 5.0
+poll_seconds = 0.05
+shutdown_grace_seconds = 0.2
+
+[models]
+default = "scripted"
+"""
+"""A ``toolang.toml`` for a runtime a test kills mid-turn and starts again: agent turns
+with the scripted model, a 5 s lease (a dead runtime's turns come back soon), a 50 ms
+poll and a short shutdown grace."""
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 20, what: str = "the condition") -> Any:
+    """Poll ``predicate`` every 20 ms until it returns something true, and return that.
+
+    :raises AssertionError: after ``timeout`` seconds, naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = predicate()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.02)
+
+
+def kill_when(
+    process: subprocess.Popen[Any],
+    predicate: Callable[[], Any],
+    timeout: float = 60,
+    what: str = "the condition",
+) -> None:
+    """SIGKILL ``process`` as soon as ``predicate`` holds (a crash at that point) and reap
+    it; it is killed and reaped even when the wait fails.
+
+    :raises AssertionError: when ``predicate`` did not hold within ``timeout`` seconds."""
+    try:
+        wait_for(predicate, timeout, what)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
