@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from toolang_core import Block, Denied, Refusal, Tool, ToolCall, ToolCallContext, hookimpl
+from toolang_core import Block, Denied, Refusal, Tool, hookimpl
 from toolang_core.plugins.components import ToolRegistration
 from toolang_core.tools.chain import ToolChain
 
@@ -172,22 +172,24 @@ class Audit:
 SECRET_KEY = "sk-proj-Zq8v3LmN0pR5tW7yB2dF4hJ6"
 
 
-def audited(toolang_host, toolang_register, name="upper", **params):
+def audited(toolang_host, toolang_register, context, name="upper", **params):
     audit = Audit()
     toolang_register(audit, "audit")
     tool = Tool.from_function(plain_upper, name="upper", blocking=False)
     chain = ToolChain(toolang_host.hooks, registered(tool))
-    return audit, run_call(chain, name, **params)
+    return audit, run_call(chain, context, name, **params)
 
 
 def test_a_blocked_call_reaches_the_observers_and_publishers_masked_with_its_refusal(
-    toolang_host, toolang_register
+    toolang_host, toolang_register, toolang_call_context
 ):
     def block(call, ctx):
         return Block(f"no keys in parameters: {call.params['text']}")
 
     toolang_register(plugin(toolang_filter_tool_call=block), "guard")
-    audit, done = audited(toolang_host, toolang_register, text=f"use {SECRET_KEY}")
+    audit, done = audited(
+        toolang_host, toolang_register, toolang_call_context, text=f"use {SECRET_KEY}"
+    )
     assert (done.result.ok, done.result.error_type) == (False, "blocked")
     refusal = Refusal("SecurityFilter", "block", "no keys in parameters: use ********", "guard")
     assert done.result.refusal == refusal
@@ -204,12 +206,14 @@ def test_a_blocked_call_reaches_the_observers_and_publishers_masked_with_its_ref
     ]
 
 
-def test_a_denied_call_is_audited_with_the_gates_message(toolang_host, toolang_register):
+def test_a_denied_call_is_audited_with_the_gates_message(
+    toolang_host, toolang_register, toolang_call_context
+):
     def deny(call, ctx):
         return Denied("not on weekends")
 
     toolang_register(plugin(toolang_approve_tool_call=deny), "gate")
-    audit, done = audited(toolang_host, toolang_register, text="a")
+    audit, done = audited(toolang_host, toolang_register, toolang_call_context, text="a")
     assert done.result.error_type == "denied"
     assert done.result.refusal == Refusal("ApprovalGate", "denied", "not on weekends", "gate")
     assert [(stage, r.refusal.stage) for stage, _, r in audit.seen] == [
@@ -225,9 +229,11 @@ def test_a_denied_call_is_audited_with_the_gates_message(toolang_host, toolang_r
         ("upper", {"text": 3}, "validate", "invalid_params"),
     ],
 )
-def test_a_call_refused_before_any_hook_is_audited_too(toolang_host, toolang_register, case):
+def test_a_call_refused_before_any_hook_is_audited_too(
+    toolang_host, toolang_register, toolang_call_context, case
+):
     name, params, stage, error_type = case
-    audit, done = audited(toolang_host, toolang_register, name, **params)
+    audit, done = audited(toolang_host, toolang_register, toolang_call_context, name, **params)
     assert done.result.error_type == error_type
     assert (done.result.refusal.stage, done.result.refusal.verdict) == (stage, "refused")
     assert done.result.refusal.plugin is None
@@ -236,7 +242,7 @@ def test_a_call_refused_before_any_hook_is_audited_too(toolang_host, toolang_reg
 
 
 def test_a_raising_filter_refuses_and_a_raising_auditor_skips_no_other(
-    toolang_host, toolang_register
+    toolang_host, toolang_register, toolang_call_context
 ):
     def explode(call, ctx):
         raise RuntimeError("filter bug")
@@ -246,7 +252,7 @@ def test_a_raising_filter_refuses_and_a_raising_auditor_skips_no_other(
 
     toolang_register(plugin(toolang_filter_tool_call=explode), "buggy")
     toolang_register(plugin(toolang_observe_tool_result=broken), "broken-audit")
-    audit, done = audited(toolang_host, toolang_register, text="a")
+    audit, done = audited(toolang_host, toolang_register, toolang_call_context, text="a")
     assert done.result.error_type == "blocked"
     assert done.result.refusal.stage == "SecurityFilter"
     assert done.result.refusal.verdict == "error"
@@ -257,8 +263,8 @@ def test_a_raising_filter_refuses_and_a_raising_auditor_skips_no_other(
     ]
 
 
-def test_a_call_that_ran_has_no_refusal(toolang_host, toolang_register):
-    audit, done = audited(toolang_host, toolang_register, text="a")
+def test_a_call_that_ran_has_no_refusal(toolang_host, toolang_register, toolang_call_context):
+    audit, done = audited(toolang_host, toolang_register, toolang_call_context, text="a")
     assert done.result.ok and done.result.refusal is None
     assert [stage for stage, _, _ in audit.seen] == [
         "SecurityFilter (result)",

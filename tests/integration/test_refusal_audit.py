@@ -22,9 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cli_helpers import run_toolang
-
 from toolang_core.testing import make_distribution
+from toolang_core.testing.cli import run_toolang
 
 SECRET = "sk-proj-Zq8v3LmN0pR5tW7yB2dF4hJ6"
 EMAIL = "ada.lovelace@example.org"

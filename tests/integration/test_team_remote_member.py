@@ -23,8 +23,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from runtime_helpers import serving
-from taskrun_helpers import Agents, Cast, agent_of, user_text
+from taskrun_helpers import Agents
 from team_helpers import Recorder, trust
 from team_remote_kit import RemoteMember, install_kit, wait_for
 
@@ -36,7 +35,9 @@ from toolang_core.runtime import Runtime
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.teams.coordinator import FormRequest, Scope, TeamCoordinator
 from toolang_core.teams.types import ContextFilter, Strategy, TeamStatus
+from toolang_core.testing.cast import Cast, agent_of, user_text
 from toolang_core.testing.models import text
+from toolang_core.testing.runtimes import serving
 
 LOCAL = (
     AgentDefinition(name="lead", description="leads the team"),

@@ -42,7 +42,7 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 
 @hookimpl
 def toolang_observe_tool_result(call: ToolCall, result: ToolResult, ctx: ToolCallContext) -> None:
-    if result.refusal is not None:
+    if getattr(result, "refusal", None) is not None:  # ill-typed results are recorded too
         # Refused by the chain (blocked, denied, out of scope, bad parameters): the tool
         # never ran, so it is no outcome of the tool — its failure rate stays its own.
         return
