@@ -367,6 +367,10 @@ class SQLiteStore:
     def take_steer(
         self, turn_id: str, *, run_id: str, attempt: int, now: float
     ) -> list[TurnRequest]:
+        # Asked at every model call, and almost never with anything to take: a read
+        # first, the write transaction only when a steered request waits.
+        if self._conn.execute(turns.STEER_WAITING_SQL, (turn_id,)).fetchone() is None:
+            return []
         return self._tx(
             lambda c: turns.take_steer(c, turn_id, run_id=run_id, attempt=attempt, now=now)
         )
