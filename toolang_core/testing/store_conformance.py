@@ -524,6 +524,48 @@ class StoreConformance:
         assert store.find_step(f"{turn_id}:call-1").data == {"x": "tool_call"}
         assert store.find_step("missing") is None
 
+    def test_several_steps_are_recorded_in_one_write_in_order_or_none_when_fenced(self, store):
+        turn_id = self.submit(store)
+        self.claim_ids(store)
+
+        def step(kind: str, key: str | None = None) -> StepRecord:
+            return StepRecord(
+                turn_id=turn_id,
+                seq=0,
+                attempt=1,
+                kind=kind,
+                status="completed",
+                started_at=T0,
+                finished_at=T0 + 1,
+                data={"x": kind},
+                idempotency_key=key,
+            )
+
+        assert store.record_steps([], run_id="run-a") == []
+        first = store.record_step(step("prompt_build"), run_id="run-a")
+        stored = store.record_steps(
+            [step("model_call", f"{turn_id}:model:0"), self.intent(turn_id, f"{turn_id}:c1")],
+            run_id="run-a",
+        )
+        assert [(s.kind, s.seq, s.status) for s in stored] == [
+            ("model_call", 2, "completed"),
+            ("tool_call", 3, "intent"),
+        ]
+        # A replayed key keeps the stored step; the new one after it is appended.
+        again = store.record_steps(
+            [step("model_call", f"{turn_id}:model:0"), step("model_call", f"{turn_id}:model:1")],
+            run_id="run-a",
+        )
+        assert [(s.seq, s.data) for s in again] == [
+            (2, {"x": "model_call"}),
+            (4, {"x": "model_call"}),
+        ]
+        # Fenced out: nothing of the batch is stored.
+        assert store.record_steps([step("late"), step("later")], run_id="zombie") is None
+        kinds = [s.kind for s in store.steps(turn_id)]
+        assert kinds == ["prompt_build", "model_call", "tool_call", "model_call"]
+        assert first.seq == 1
+
     def intent(self, turn_id: str, key: str, attempt: int = 1) -> StepRecord:
         return StepRecord(
             turn_id=turn_id,

@@ -42,6 +42,10 @@ from toolang_core.store.types import (
 T = TypeVar("T")
 
 
+class _Fenced(Exception):
+    """Rolls back a write whose turn this run no longer holds."""
+
+
 class SQLiteStore:
     """The execution store in one SQLite file (default ``<home>/toolang.db``).
 
@@ -389,6 +393,32 @@ class SQLiteStore:
         if row is None:
             return None
         return attrs.evolve(step, seq=row[0])
+
+    def record_steps(self, steps: Sequence[StepRecord], *, run_id: str) -> list[StepRecord] | None:
+        def write(c: sqlite3.Connection) -> list[StepRecord] | None:
+            stored = []
+            for step in steps:
+                try:
+                    row = c.execute(
+                        turns.RECORD_STEP_SQL, (*finishing.step_params(step), run_id)
+                    ).fetchone()
+                except sqlite3.IntegrityError:  # recorded before: replay it
+                    found = self._find_step(c, step.idempotency_key or "")
+                    if found is None:
+                        raise
+                    stored.append(found)
+                    continue
+                if row is None:  # fenced out: none of them
+                    raise _Fenced
+                stored.append(attrs.evolve(step, seq=row[0]))
+            return stored
+
+        if not steps:
+            return []
+        try:
+            return self._tx(write)
+        except _Fenced:
+            return None
 
     def complete_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
         data = step.data if type(step.data) is dict else dict(step.data)
