@@ -4,9 +4,13 @@
     (:mod:`toolang_core.turn.loop`): take steered input → model call → tool calls
     through the chain → … until a visible answer or a limit.
 
-Each model call and each tool call is stored as a step the moment it finishes, under an
-idempotency key (``<turn>:model:<n>``, ``<turn>:tool:<call id>``). A turn resumed after a
-crash replays those steps instead of calling the model or running the tool again.
+Each model call and each tool call is stored as a step under an idempotency key
+(``<turn>:model:<n>``, ``<turn>:tool:<call id>``). A turn resumed after a crash replays
+those steps instead of calling the model or running the tool again. A tool call's intent
+is durable before its tool runs, and the steps before it (prompt build, memory recall,
+the model call that asked for it) are stored in the same transaction; the steps after a
+turn's last tool call are stored with its terminal state. A crash in between makes the
+resumed turn redo a model call, never run a tool twice unnoticed.
 
 Completion contract: a turn ends with a visible answer, or fails with a structured
 outcome — ``loop_detected`` (the same tool calls requested ``loop_repeats`` times,
@@ -150,7 +154,7 @@ class AgentExecutor:
             "degraded": recalled.degraded,
             "route": route.to_json() if route is not None else None,
         }
-        ctx.record_step("prompt_build", data=built)
+        ctx.defer_step("prompt_build", data=built)
         handle = RunningTurn(self, ctx, max_rounds=_max_rounds(agent, config.agents))
         loop = AgentLoop(
             self,
