@@ -120,7 +120,7 @@ class SQLiteMemory:
                     max_items=request.limits.max_items,
                     max_chars=request.limits.max_chars,
                 )
-                items = tuple(self._ranked_item(conn, r) for r in ranked)
+                items = self._ranked_items(conn, ranked)
                 diagnostics.update(
                     mode=found.mode,
                     candidates=len(found.candidates),
@@ -215,12 +215,27 @@ class SQLiteMemory:
 
     # -- recall ---------------------------------------------------------------------------
 
-    def _ranked_item(self, conn: sqlite3.Connection, ranked: ranking.Ranked) -> MemoryItem:
-        row = conn.execute(
-            f"SELECT {ITEM_COLUMNS}, substr(text, 1, ?) FROM {ENTRIES} WHERE id = ?",
-            (ranked.keep_chars + 1, ranked.candidate.id),  # one more: clip() sees the cut
-        ).fetchone()
-        return _item(row[:-1], ranking.clip(row[-1], ranked.keep_chars), round(ranked.score, 6))
+    def _ranked_items(
+        self, conn: sqlite3.Connection, ranked: Sequence[ranking.Ranked]
+    ) -> tuple[MemoryItem, ...]:
+        """The ranked entries as items, in rank order, each cut to its share (one read)."""
+        if not ranked:
+            return ()
+        longest = max(r.keep_chars for r in ranked) + 1  # one more: clip() sees the cut
+        rows = {
+            row[0]: row
+            for row in conn.execute(
+                f"SELECT {ITEM_COLUMNS}, substr(text, 1, ?) FROM {ENTRIES} "
+                f"WHERE id IN ({', '.join('?' * len(ranked))})",
+                (longest, *(r.candidate.id for r in ranked)),
+            )
+        }
+        items = []
+        for r in ranked:
+            row = rows[r.candidate.id]
+            body = ranking.clip(row[-1][: r.keep_chars + 1], r.keep_chars)
+            items.append(_item(row[:-1], body, round(r.score, 6)))
+        return tuple(items)
 
     # -- writing --------------------------------------------------------------------------
 

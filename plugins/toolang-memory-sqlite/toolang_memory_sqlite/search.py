@@ -153,12 +153,16 @@ def find(
         ).fetchone()
         return int(row[0])
 
-    everything = count(terms)
-    if everything == 0:
+    # Each word's matches first: the ORed query matches at least as many entries as its
+    # most common word and at most as many as all of them together, so its own count
+    # (as costly as the most common word's) is needed only when those bounds straddle
+    # the budget.
+    each = [count([t]) for t in terms]
+    if sum(each) == 0:
         return Found([], "bm25", 0, len(terms))
-    if everything <= budget:
+    if sum(each) <= budget or (max(each) <= budget and count(terms) <= budget):
         return Found(_by_bm25(conn, scope, terms, now, limit), "bm25", len(terms))
-    counted = sorted(((count([t]), n, t) for n, t in enumerate(terms)), key=lambda c: c[:2])
+    counted = sorted(((each[n], n, t) for n, t in enumerate(terms)), key=lambda c: c[:2])
     matching = [t for n, _, t in counted if n > 0]
     kept: list[Term] = []
     total = 0
