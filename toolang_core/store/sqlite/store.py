@@ -562,6 +562,13 @@ class SQLiteStore:
         now: float,
         expect_revision: int | None = None,
     ) -> Record:
+        if expect_revision is None:  # no revision to check: one statement, no read first
+            params = (kind, key, turns.dumps(dict(data)), now)
+            self._guard()
+            with self._hold:
+                row = self._conn.execute(turns.PUT_RECORD_SQL, params).fetchone()
+            return Record(kind, key, row[0], dict(data), now)
+
         def write(c: sqlite3.Connection) -> Record:
             row = c.execute(
                 "SELECT revision FROM records WHERE kind = ? AND key = ?", (kind, key)
