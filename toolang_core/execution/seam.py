@@ -46,6 +46,9 @@ class AfterTurn:
 
     prompt_trace: Mapping[str, Any] | None = None
     memory: MemoryWriteBatch | None = None
+    trace_masked: bool = False
+    """The prompt trace passed the redaction policy already (it was made of a stored
+    step's data): the prompt-trace stage stores it without walking it again."""
 
 
 class LeaseLost(Exception):

@@ -154,7 +154,7 @@ class AgentExecutor:
             "degraded": recalled.degraded,
             "route": route.to_json() if route is not None else None,
         }
-        ctx.defer_step("prompt_build", data=built)
+        built_step = ctx.defer_step("prompt_build", data=built)
         handle = RunningTurn(self, ctx, max_rounds=_max_rounds(agent, config.agents))
         loop = AgentLoop(
             self,
@@ -171,12 +171,16 @@ class AgentExecutor:
         answer = outcome.output if outcome.status is TurnStatus.COMPLETED else None
         last = end.speaker.agent
         batch = exchange_batch(memory, ctx, last, answer) if answer is not None else None
-        trace_data = built | {"model_calls": end.model_calls}
+        # The trace is the prompt-build step as stored (masked already) and two values
+        # of the runtime's own: it is not walked by the redaction policy again.
+        trace_data = {**built_step.data, "model_calls": end.model_calls}
         if last.name != agent.name:
             trace_data["answered_by"] = last.name
         if recalled.degraded and outcome.status is TurnStatus.COMPLETED:
             outcome = attrs.evolve(outcome, outcome="degraded")
-        return attrs.evolve(outcome, after=AfterTurn(prompt_trace=trace_data, memory=batch))
+        return attrs.evolve(
+            outcome, after=AfterTurn(prompt_trace=trace_data, memory=batch, trace_masked=True)
+        )
 
     def speaker_for(
         self,
