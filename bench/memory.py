@@ -174,7 +174,7 @@ def load(memory: SQLiteMemory, corpus: Corpus, count: int) -> float:
         )
     started = time.perf_counter()
     for batch in batches:
-        memory.remember(batch)
+        memory.remember_now(batch)
     return count / (time.perf_counter() - started)
 
 
@@ -221,7 +221,7 @@ def time_single_writes(memory: SQLiteMemory, corpus: Corpus, count: int) -> floa
     ]
     started = time.perf_counter()
     for batch in batches:
-        memory.remember(batch)
+        memory.remember_now(batch)
     return count / (time.perf_counter() - started)
 
 

@@ -376,3 +376,46 @@ def test_two_plugin_objects_on_one_file_write_at_once_and_lose_nothing(open_memo
         thread.join(60)
     assert errors == []
     assert len(first.listed("a")) == 100
+
+
+# writes of concurrent turns ---------------------------------------------------------
+
+
+def test_concurrent_writes_are_committed_together_and_a_bad_batch_spoils_only_itself(
+    tmp_path, clock
+):
+    import asyncio
+
+    from toolang_core.memory import MemoryEntry, MemoryWriteBatch
+
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+    groups: list[int] = []
+    write_group = plugin._write_group
+
+    def counted(group):  # a spy on the real writer: how many batches each transaction held
+        groups.append(len(group))
+        return write_group(group)
+
+    plugin._writes._write = counted
+    texts = [f"entry {n} about otters" for n in range(12)]
+    texts[5] = "broken \ud800 text"
+
+    def batch(text: str) -> MemoryWriteBatch:
+        return MemoryWriteBatch(
+            agent_uri="toolang:agent/a", agent_id="a", entries=(MemoryEntry(text=text),)
+        )
+
+    async def write_all() -> list[object]:
+        return await asyncio.gather(
+            *(plugin.remember(batch(t)) for t in texts), return_exceptions=True
+        )
+
+    try:
+        outcomes = asyncio.run(write_all())
+        assert isinstance(outcomes[5], ValueError) and "lone surrogate" in str(outcomes[5])
+        assert [o.written for n, o in enumerate(outcomes) if n != 5] == [1] * 11
+        assert sum(groups) == 12 and len(groups) < 12  # grouped, every batch once
+        driver = MemoryDriver(plugin, MemoryCaller())
+        assert sorted(driver.listed_texts("a")) == sorted(t for n, t in enumerate(texts) if n != 5)
+    finally:
+        plugin.close()

@@ -1,10 +1,11 @@
 """The ``sqlite`` memory plugin: entries in SQLite, recalled with FTS5 and recency.
 
-Every method is synchronous and thread-safe (the runtime runs them in worker
-threads). A database failure is remembered for :meth:`SQLiteMemory.health` and raised
-as :class:`SQLiteMemoryError` naming the operation and the file; a batch the plugin
-refuses (too long, bad TTL, meta that is not JSON) raises ``ValueError`` and stores
-nothing.
+Every method but ``remember`` is synchronous and thread-safe (the runtime runs them in
+worker threads); ``remember`` is ``async`` and writes the batches of concurrent turns
+together (:mod:`.group`; ``remember_now`` is its synchronous form). A database failure
+is remembered for :meth:`SQLiteMemory.health` and raised as :class:`SQLiteMemoryError`
+naming the operation and the file; a batch the plugin refuses (too long, bad TTL, meta
+that is not JSON) raises ``ValueError`` and stores nothing.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from toolang_core.memory import (
 )
 from toolang_memory_sqlite import ranking, search, text
 from toolang_memory_sqlite.database import Connections, MemoryClosed
+from toolang_memory_sqlite.group import GroupWriter
 from toolang_memory_sqlite.schema import ENTRIES, FTS
 from toolang_memory_sqlite.settings import NAME, PROVIDER, MemorySQLiteSettings
 
@@ -85,6 +87,7 @@ class SQLiteMemory:
             path, busy_timeout=self.settings.busy_timeout_seconds, synchronous=synchronous
         )
         self._last_error = _LastError()
+        self._writes = GroupWriter(self._write_group)
 
     # -- the contract ---------------------------------------------------------------------
 
@@ -133,20 +136,67 @@ class SQLiteMemory:
         )
         return MemoryRecallResult(items=items, provider=PROVIDER, diagnostics=diagnostics)
 
-    def remember(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
-        """Store ``batch`` in one transaction (all of it or, on any error, nothing)."""
+    async def remember(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
+        """Store ``batch``: all of it or, on any error, nothing. Batches handed in while
+        another write is under way are written together after it, in one transaction
+        (a savepoint each: one that fails leaves the others), in a worker thread; each
+        call returns once its batch is committed."""
+        rows = [self._checked(batch, n, entry) for n, entry in enumerate(batch.entries)]
+        return await self._writes.add((batch, rows))
+
+    def remember_now(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
+        """:meth:`remember`, synchronously in the calling thread, in a transaction of
+        its own (for scripts and benchmarks that call the plugin directly)."""
         rows = [self._checked(batch, n, entry) for n, entry in enumerate(batch.entries)]
         now = self._clock()
         with self._guard("remember"), self._db.write() as conn:
             pruned = self._prune(conn, now, self.settings.prune_batch)
-            ids = iter(
-                search.allocate_ids(conn, search.scope_key(batch.agent_id, batch.owner), len(rows))
-            )
-            for entry, meta in rows:
-                self._upsert(conn, batch, entry, meta, now=now, new_ids=ids)
+            self._write_batch(conn, batch, rows, now)
         return MemoryWriteResult(
             written=len(rows), provider=PROVIDER, diagnostics={"pruned_expired": pruned}
         )
+
+    def _write_group(
+        self, group: Sequence[tuple[MemoryWriteBatch, list[tuple[MemoryEntry, str | None]]]]
+    ) -> list[MemoryWriteResult | Exception]:
+        """Write the batches of ``group`` in one transaction, each in a savepoint."""
+        outcomes: list[MemoryWriteResult | Exception] = []
+        now = self._clock()
+        with self._guard("remember"), self._db.write() as conn:
+            pruned = self._prune(conn, now, self.settings.prune_batch)
+            for batch, rows in group:
+                conn.execute("SAVEPOINT batch")
+                try:
+                    with self._guard("remember"):
+                        self._write_batch(conn, batch, rows, now)
+                except (ValueError, SQLiteMemoryError) as exc:
+                    conn.execute("ROLLBACK TO batch")
+                    conn.execute("RELEASE batch")
+                    outcomes.append(exc)
+                    continue
+                conn.execute("RELEASE batch")
+                outcomes.append(
+                    MemoryWriteResult(
+                        written=len(rows),
+                        provider=PROVIDER,
+                        diagnostics={"pruned_expired": pruned},
+                    )
+                )
+                pruned = 0  # counted once, for the first batch of the group
+        return outcomes
+
+    def _write_batch(
+        self,
+        conn: sqlite3.Connection,
+        batch: MemoryWriteBatch,
+        rows: list[tuple[MemoryEntry, str | None]],
+        now: float,
+    ) -> None:
+        ids = iter(
+            search.allocate_ids(conn, search.scope_key(batch.agent_id, batch.owner), len(rows))
+        )
+        for entry, meta in rows:
+            self._upsert(conn, batch, entry, meta, now=now, new_ids=ids)
 
     def forget(self, request: MemoryForget) -> MemoryForgetResult:
         """Delete the agent's entries named by key, or matching the filter."""
