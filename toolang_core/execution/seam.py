@@ -110,6 +110,7 @@ class TurnContext:
     def _step(
         self,
         kind: str,
+        *,
         data: Mapping[str, Any] | None,
         status: str,
         error: str | None,
@@ -147,7 +148,14 @@ class TurnContext:
 
         :raises LeaseLost: when another runtime took the turn over.
         """
-        step = self._step(kind, data, status, error, started_at, idempotency_key)
+        step = self._step(
+            kind,
+            data=data,
+            status=status,
+            error=error,
+            started_at=started_at,
+            idempotency_key=idempotency_key,
+        )
         if self._deferred:
             return self._store_deferred(step)[-1]
         stored = self.store.record_step(step, run_id=self.run_id)
@@ -176,7 +184,14 @@ class TurnContext:
         A crash before that write loses the step: the resumed turn does its part again
         (a model call is made again). For what may be redone, never for an intent.
         """
-        step = self._step(kind, data, status, error, started_at, idempotency_key)
+        step = self._step(
+            kind,
+            data=data,
+            status=status,
+            error=error,
+            started_at=started_at,
+            idempotency_key=idempotency_key,
+        )
         self._deferred.append(step)
         return step
 

@@ -17,8 +17,6 @@ from typing import Generic, TypeVar
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 
-Outcome = Result | Exception
-
 
 class _Queue(Generic[Item, Result]):
     """The writes waiting on one event loop, and whether a group is being written."""
