@@ -102,6 +102,9 @@ class TurnContext:
         self.clock = clock
         self.runtime = runtime
         self._deferred: list[StepRecord] = []
+        self._keys: set[str] = set()
+        """Idempotency keys this context stored or deferred (a first run looks only
+        these up: no earlier attempt stored anything)."""
 
     @property
     def attempt(self) -> int:
@@ -118,6 +121,8 @@ class TurnContext:
         idempotency_key: str | None,
     ) -> StepRecord:
         now = self.clock()
+        if idempotency_key is not None:
+            self._keys.add(idempotency_key)
         return StepRecord(
             turn_id=self.turn.id,
             seq=0,
@@ -284,6 +289,8 @@ class TurnContext:
         for step in self._deferred:
             if step.idempotency_key == idempotency_key:
                 return step
+        if self.attempt == 1 and idempotency_key not in self._keys:
+            return None  # the turn's first run, and not a key it stored: nothing to find
         return self.store.find_step(idempotency_key)
 
     def take_steer(self) -> list[TurnRequest]:
