@@ -180,6 +180,17 @@ def test_past_the_budget_the_rarest_words_are_kept(open_memory):
     assert [i.text for i in result.items] == ["the rare entry"]
 
 
+def test_a_word_common_before_a_forget_is_counted_again_after_it(open_memory):
+    memory = open_memory(ranked_matches=10)
+    memory.save("a", *(f"common entry {n}" for n in range(30)), key=None, kind="bulk")
+    memory.save("a", "the rare entry", kind="keep")
+    assert memory.recall("a", "rare entry").diagnostics["mode"] == "rare-words"
+    assert memory.recall("a", "rare entry").diagnostics["mode"] == "rare-words"  # remembered
+    memory.forget("a", kind="bulk")  # "entry" matches one entry now
+    result = memory.recall("a", "rare entry")
+    assert (result.diagnostics["mode"], result.diagnostics["dropped_terms"]) == ("bm25", 0)
+
+
 def test_when_every_word_is_common_the_newest_matches_rank_by_words_held(open_memory, clock):
     memory = open_memory(ranked_matches=10)
     memory.save("a", "alpha and beta, written first")

@@ -88,6 +88,7 @@ class SQLiteMemory:
         )
         self._last_error = _LastError()
         self._writes = GroupWriter(self._write_group)
+        self._common = search.CommonWords()
 
     # -- the contract ---------------------------------------------------------------------
 
@@ -111,6 +112,7 @@ class SQLiteMemory:
                     budget=self.settings.ranked_matches,
                     now=now,
                     limit=self.settings.candidates,
+                    common=self._common,
                 )
                 scored = ranking.blend(
                     found.candidates,
@@ -152,6 +154,7 @@ class SQLiteMemory:
         with self._guard("remember"), self._db.write() as conn:
             pruned = self._prune(conn, now, self.settings.prune_batch)
             self._write_batch(conn, batch, rows, now)
+        self._deleted(pruned)
         return MemoryWriteResult(
             written=len(rows), provider=PROVIDER, diagnostics={"pruned_expired": pruned}
         )
@@ -163,7 +166,7 @@ class SQLiteMemory:
         outcomes: list[MemoryWriteResult | Exception] = []
         now = self._clock()
         with self._guard("remember"), self._db.write() as conn:
-            pruned = self._prune(conn, now, self.settings.prune_batch)
+            pruned = expired = self._prune(conn, now, self.settings.prune_batch)
             for batch, rows in group:
                 conn.execute("SAVEPOINT batch")
                 try:
@@ -183,6 +186,7 @@ class SQLiteMemory:
                     )
                 )
                 pruned = 0  # counted once, for the first batch of the group
+        self._deleted(expired)
         return outcomes
 
     def _write_batch(
@@ -208,6 +212,7 @@ class SQLiteMemory:
                     params,
                 )
                 forgotten += conn.execute(f"DELETE FROM {ENTRIES} WHERE {where}", params).rowcount
+        self._deleted(forgotten)
         return MemoryForgetResult(forgotten=forgotten, provider=PROVIDER)
 
     def list_entries(self, request: MemoryListRequest) -> tuple[MemoryItem, ...]:
@@ -255,6 +260,7 @@ class SQLiteMemory:
         while True:
             with self._guard("prune"), self._db.write() as conn:
                 removed = self._prune(conn, self._clock(), self.settings.prune_batch)
+            self._deleted(removed)
             total += removed
             if removed < self.settings.prune_batch:
                 return total
@@ -359,6 +365,11 @@ class SQLiteMemory:
             f"INSERT INTO {FTS} (rowid, scope, body) VALUES (?, ?, ?)",
             (row_id, scope, text.index_text(body)),
         )
+
+    def _deleted(self, count: int) -> None:
+        """After a commit that deleted ``count`` entries: a common word may be rare now."""
+        if count:
+            self._common.clear()
 
     def _prune(self, conn: sqlite3.Connection, now: float, limit: int) -> int:
         ids = [
