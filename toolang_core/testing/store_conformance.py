@@ -24,6 +24,7 @@ import pytest
 from toolang_core.store.errors import RecordConflict, SubmitRejected, TurnNotFound
 from toolang_core.store.protocol import ExecutionStore
 from toolang_core.store.types import (
+    Finish,
     NewTurnRequest,
     RunRecord,
     StepRecord,
@@ -565,6 +566,55 @@ class StoreConformance:
         kinds = [s.kind for s in store.steps(turn_id)]
         assert kinds == ["prompt_build", "model_call", "tool_call", "model_call"]
         assert first.seq == 1
+
+    def test_final_steps_with_idempotency_keys_are_stored_with_the_finish(self, store):
+        first, second = self.submit(store), self.submit(store, thread="chat:2")
+        self.claim_ids(store)
+
+        def step(turn_id: str, kind: str, key: str | None) -> StepRecord:
+            return StepRecord(
+                turn_id=turn_id,
+                seq=0,
+                attempt=1,
+                kind=kind,
+                status="completed",
+                started_at=T0,
+                finished_at=T0 + 1,
+                data={"x": kind},
+                idempotency_key=key,
+            )
+
+        store.record_step(step(first, "model_call", f"{first}:model:0"), run_id="run-a")
+        finishes = [
+            Finish(
+                first,
+                "run-a",
+                1,
+                TurnStatus.COMPLETED,
+                T0 + 2,
+                output="one",
+                # a replayed key is kept once and does not fail the batch
+                steps=(
+                    step(first, "model_call", f"{first}:model:0"),
+                    step(first, "model_call", f"{first}:model:1"),
+                ),
+            ),
+            Finish(
+                second,
+                "zombie",
+                1,
+                TurnStatus.COMPLETED,
+                T0 + 2,
+                output="two",
+                steps=(step(second, "model_call", f"{second}:model:0"),),
+            ),
+        ]
+        assert store.finish_many(finishes) == [True, False]
+        stored = store.steps(first)
+        assert [s.idempotency_key for s in stored] == [f"{first}:model:0", f"{first}:model:1"]
+        assert stored[0].seq < stored[1].seq
+        assert store.find_step(f"{first}:model:1") is not None
+        assert store.steps(second) == []  # fenced: its steps neither
 
     def intent(self, turn_id: str, key: str, attempt: int = 1) -> StepRecord:
         return StepRecord(
