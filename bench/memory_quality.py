@@ -327,7 +327,7 @@ def evaluate(labelled: LabelledSet, distractors: int) -> dict[str, dict[str, flo
         )
         scores: dict[str, list[tuple[float, float]]] = defaultdict(list)
         for question in labelled.questions:
-            result = memory.recall(
+            result = memory.recall_now(
                 MemoryRecallRequest(
                     agent_uri=f"toolang:agent/{AGENT}",
                     agent_id=AGENT,

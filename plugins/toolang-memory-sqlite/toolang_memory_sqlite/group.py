@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from typing import Generic, TypeVar
 
 Item = TypeVar("Item")
@@ -28,11 +29,17 @@ class _Queue(Generic[Item, Result]):
 
 class GroupWriter(Generic[Item, Result]):
     """Hands ``write`` the items of concurrent :meth:`add` calls as one group, in a
-    worker thread; ``write`` returns one result or exception per item, in order (an
-    exception it raises fails the whole group)."""
+    thread of ``executor`` (``executor()`` gives it; ``None``: the loop's default);
+    ``write`` returns one result or exception per item, in order (an exception it
+    raises fails the whole group)."""
 
-    def __init__(self, write: Callable[[Sequence[Item]], list[Result | Exception]]) -> None:
+    def __init__(
+        self,
+        write: Callable[[Sequence[Item]], list[Result | Exception]],
+        executor: Callable[[], Executor | None] = lambda: None,
+    ) -> None:
         self._write = write
+        self._executor = executor
         self._tasks: set[asyncio.Task[None]] = set()  # held: a loop keeps weak references
         self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Queue[Item, Result]] = (
             weakref.WeakKeyDictionary()
@@ -58,7 +65,9 @@ class GroupWriter(Generic[Item, Result]):
             while queue.waiting:
                 group, queue.waiting = queue.waiting, []
                 try:
-                    outcomes = await asyncio.to_thread(self._write, [i for i, _ in group])
+                    outcomes = await asyncio.get_running_loop().run_in_executor(
+                        self._executor(), self._write, [i for i, _ in group]
+                    )
                 except Exception as exc:
                     outcomes = [exc] * len(group)
                 for (_, future), outcome in zip(group, outcomes, strict=True):

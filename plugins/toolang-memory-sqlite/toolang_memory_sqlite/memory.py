@@ -1,8 +1,9 @@
 """The ``sqlite`` memory plugin: entries in SQLite, recalled with FTS5 and recency.
 
-Every method but ``remember`` is synchronous and thread-safe (the runtime runs them in
-worker threads); ``remember`` is ``async`` and writes the batches of concurrent turns
-together (:mod:`.group`; ``remember_now`` is its synchronous form). A database failure
+Every method but ``recall`` and ``remember`` is synchronous and thread-safe (the runtime
+runs them in worker threads); those two are ``async`` and run in the plugin's own
+database thread, ``remember`` writing the batches of concurrent turns together
+(:mod:`.group`); ``recall_now`` and ``remember_now`` are their synchronous forms. A database failure
 is remembered for :meth:`SQLiteMemory.health` and raised as :class:`SQLiteMemoryError`
 naming the operation and the file; a batch the plugin refuses (too long, bad TTL, meta
 that is not JSON) raises ``ValueError`` and stores nothing.
@@ -10,12 +11,14 @@ that is not JSON) raises ``ValueError`` and stores nothing.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
@@ -87,12 +90,28 @@ class SQLiteMemory:
             path, busy_timeout=self.settings.busy_timeout_seconds, synchronous=synchronous
         )
         self._last_error = _LastError()
-        self._writes = GroupWriter(self._write_group)
+        self._thread: ThreadPoolExecutor | None = None
+        self._thread_lock = threading.Lock()
+        self._writes = GroupWriter(self._write_group, self._own_thread)
         self._common = search.CommonWords()
 
     # -- the contract ---------------------------------------------------------------------
 
-    def recall(self, request: MemoryRecallRequest) -> MemoryRecallResult:
+    def _own_thread(self) -> ThreadPoolExecutor:
+        """The plugin's database thread: recalls and writes of the runtime share its
+        connection, whose page cache a write of its own keeps (another connection's
+        write makes SQLite drop a reader's whole cache)."""
+        with self._thread_lock:
+            if self._thread is None:
+                self._thread = ThreadPoolExecutor(1, thread_name_prefix=NAME)
+            return self._thread
+
+    async def recall(self, request: MemoryRecallRequest) -> MemoryRecallResult:
+        """:meth:`recall_now` in the plugin's database thread (see :meth:`_own_thread`)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._own_thread(), self.recall_now, request)
+
+    def recall_now(self, request: MemoryRecallRequest) -> MemoryRecallResult:
         """The agent's entries that best match ``request.query_text``: candidates found
         with bounded work (``search``), ranked and limited (``ranking``)."""
         started = time.perf_counter()
@@ -268,6 +287,10 @@ class SQLiteMemory:
     def close(self) -> None:
         """Close the database connections (of every thread)."""
         self._db.close()
+        with self._thread_lock:
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.shutdown(wait=False)
 
     # -- recall ---------------------------------------------------------------------------
 
