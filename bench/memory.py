@@ -174,7 +174,7 @@ def load(memory: SQLiteMemory, corpus: Corpus, count: int) -> float:
         )
     started = time.perf_counter()
     for batch in batches:
-        memory.remember(batch)
+        memory.remember_now(batch)
     return count / (time.perf_counter() - started)
 
 
@@ -186,7 +186,7 @@ def time_recalls(memory: SQLiteMemory, queries: list[str], modes: Counter[str]) 
             agent_uri=f"toolang:agent/{AGENT}", agent_id=AGENT, query_text=query
         )
         started = time.perf_counter()
-        result = memory.recall(request)
+        result = memory.recall_now(request)
         times.append((time.perf_counter() - started) * 1000)
         modes[str(result.diagnostics.get("mode", "none"))] += 1
     return times
@@ -221,7 +221,7 @@ def time_single_writes(memory: SQLiteMemory, corpus: Corpus, count: int) -> floa
     ]
     started = time.perf_counter()
     for batch in batches:
-        memory.remember(batch)
+        memory.remember_now(batch)
     return count / (time.perf_counter() - started)
 
 

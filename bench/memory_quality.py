@@ -303,7 +303,7 @@ def load_distractors(memory: SQLiteMemory, count: int) -> None:
     corpus = module.Corpus(seed=11)
     for start in range(0, count, 500):
         texts = [corpus.entry() for _ in range(min(500, count - start))]
-        memory.remember(
+        memory.remember_now(
             MemoryWriteBatch(
                 agent_uri=f"toolang:agent/{AGENT}",
                 agent_id=AGENT,
@@ -318,7 +318,7 @@ def evaluate(labelled: LabelledSet, distractors: int) -> dict[str, dict[str, flo
     with tempfile.TemporaryDirectory() as tmp:
         memory = SQLiteMemory(Path(tmp) / "memory.db", MemorySQLiteSettings())
         load_distractors(memory, distractors)
-        memory.remember(
+        memory.remember_now(
             MemoryWriteBatch(
                 agent_uri=f"toolang:agent/{AGENT}",
                 agent_id=AGENT,
@@ -327,7 +327,7 @@ def evaluate(labelled: LabelledSet, distractors: int) -> dict[str, dict[str, flo
         )
         scores: dict[str, list[tuple[float, float]]] = defaultdict(list)
         for question in labelled.questions:
-            result = memory.recall(
+            result = memory.recall_now(
                 MemoryRecallRequest(
                     agent_uri=f"toolang:agent/{AGENT}",
                     agent_id=AGENT,

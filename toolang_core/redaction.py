@@ -162,18 +162,64 @@ class RedactionPolicy:
         if value is None or isinstance(value, bool | float):
             return value
         if isinstance(value, int):
-            if 10**12 <= value < 10**19 and self._detectors:
-                text = str(value)
-                masked = self.text(text)
-                return value if masked == text else masked
-            return value
+            return self._number(value)
         if depth > 32:  # deeper than any real payload: mask it whole rather than leak it
             return MASK
+        if type(value) is dict:
+            return self._dict(value, depth + 1)
         if isinstance(value, Mapping):
             return {k: self.value(v, str(k), depth + 1) for k, v in value.items()}
+        if type(value) is list:
+            return self._list(value, depth + 1)
         if isinstance(value, list | tuple):
             return type(value)(self.value(v, None, depth + 1) for v in value)
         return value
+
+    def _number(self, value: int) -> int | str:
+        if 10**12 <= value < 10**19 and self._detectors:
+            text = str(value)
+            masked = self.text(text)
+            return value if masked == text else masked
+        return value
+
+    # The two containers steps are made of, walked without a call per scalar: a step
+    # holds a few hundred values and most are short names, numbers and flags.
+
+    def _dict(self, value: dict[Any, Any], depth: int) -> dict[Any, Any]:
+        out = {}
+        for k, v in value.items():
+            key = k if type(k) is str else str(k)
+            kind = type(v)
+            if key in _PLAIN_KEYS:
+                if kind is str:
+                    out[k] = v
+                    continue
+            elif is_secret_key(key) and _filled(v):
+                out[k] = MASK
+                continue
+            if kind is str:
+                out[k] = v if len(v) < _SHORTEST else self.text(v)
+            elif v is None or kind is bool or kind is float:
+                out[k] = v
+            elif kind is int:
+                out[k] = self._number(v)
+            else:
+                out[k] = self.value(v, key, depth)
+        return out
+
+    def _list(self, value: list[Any], depth: int) -> list[Any]:
+        out = []
+        for v in value:
+            kind = type(v)
+            if kind is str:
+                out.append(v if len(v) < _SHORTEST else self.text(v))
+            elif v is None or kind is bool or kind is float:
+                out.append(v)
+            elif kind is int:
+                out.append(self._number(v))
+            else:
+                out.append(self.value(v, None, depth))
+        return out
 
 
 def _filled(value: Any) -> bool:

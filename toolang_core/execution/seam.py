@@ -46,6 +46,9 @@ class AfterTurn:
 
     prompt_trace: Mapping[str, Any] | None = None
     memory: MemoryWriteBatch | None = None
+    trace_masked: bool = False
+    """The prompt trace passed the redaction policy already (it was made of a stored
+    step's data): the prompt-trace stage stores it without walking it again."""
 
 
 class LeaseLost(Exception):
@@ -98,10 +101,40 @@ class TurnContext:
         self.store = store
         self.clock = clock
         self.runtime = runtime
+        self._deferred: list[StepRecord] = []
+        self._keys: set[str] = set()
+        """Idempotency keys this context stored or deferred (a first run looks only
+        these up: no earlier attempt stored anything)."""
 
     @property
     def attempt(self) -> int:
         return self.turn.attempt
+
+    def _step(
+        self,
+        kind: str,
+        *,
+        data: Mapping[str, Any] | None,
+        status: str,
+        error: str | None,
+        started_at: float | None,
+        idempotency_key: str | None,
+    ) -> StepRecord:
+        now = self.clock()
+        if idempotency_key is not None:
+            self._keys.add(idempotency_key)
+        return StepRecord(
+            turn_id=self.turn.id,
+            seq=0,
+            attempt=self.attempt,
+            kind=kind,
+            status=_step_status(status),
+            started_at=started_at if started_at is not None else now,
+            finished_at=now,
+            data=redact(dict(data)) if data else {},
+            error=None if error is None else redact_text(error),
+            idempotency_key=idempotency_key,
+        )
 
     def record_step(
         self,
@@ -115,28 +148,83 @@ class TurnContext:
     ) -> StepRecord:
         """Store a finished step of this turn (or, with status ``intent``, a tool call
         about to run: :meth:`complete_step` records its result), its data and error masked
-        by the redaction policy (a replayed step is the masked one).
+        by the redaction policy (a replayed step is the masked one). Steps deferred
+        before it are stored with it, in the same transaction.
 
         :raises LeaseLost: when another runtime took the turn over.
         """
-        now = self.clock()
-        step = StepRecord(
-            turn_id=self.turn.id,
-            seq=0,
-            attempt=self.attempt,
-            kind=kind,
-            status=_step_status(status),
-            started_at=started_at if started_at is not None else now,
-            finished_at=now,
-            data=redact(dict(data)) if data else {},
-            error=None if error is None else redact_text(error),
+        step = self._step(
+            kind,
+            data=data,
+            status=status,
+            error=error,
+            started_at=started_at,
             idempotency_key=idempotency_key,
         )
+        if self._deferred:
+            return self._store_deferred(step)[-1]
         stored = self.store.record_step(step, run_id=self.run_id)
         if stored is None:
             raise LeaseLost(f"turn {self.turn.id}: this runtime no longer holds its lease")
         if self.on_step is not None and stored.status != "intent":
             self.on_step(stored)
+        return stored
+
+    def defer_step(
+        self,
+        kind: str,
+        *,
+        data: Mapping[str, Any] | None = None,
+        status: str = "completed",
+        error: str | None = None,
+        started_at: float | None = None,
+        idempotency_key: str | None = None,
+    ) -> StepRecord:
+        """A finished step stored with this turn's next write rather than in a
+        transaction of its own: with the next :meth:`record_step` (a tool call's intent,
+        which must be durable before its tool runs), :meth:`complete_step` or
+        :meth:`set_status`, or else with the turn's terminal state. Masked like
+        :meth:`record_step`; returned unnumbered (``seq`` 0).
+
+        A crash before that write loses the step: the resumed turn does its part again
+        (a model call is made again). For what may be redone, never for an intent.
+        """
+        step = self._step(
+            kind,
+            data=data,
+            status=status,
+            error=error,
+            started_at=started_at,
+            idempotency_key=idempotency_key,
+        )
+        self._deferred.append(step)
+        return step
+
+    @property
+    def deferred(self) -> bool:
+        """Whether steps wait to be stored (:meth:`defer_step`)."""
+        return bool(self._deferred)
+
+    def store_deferred(self) -> None:
+        """Store the deferred steps now, in one transaction. :raises LeaseLost:"""
+        if self._deferred:
+            self._store_deferred(None)
+
+    def take_deferred(self) -> tuple[StepRecord, ...]:
+        """The deferred steps, handed over to be stored with the terminal state."""
+        taken, self._deferred = tuple(self._deferred), []
+        return taken
+
+    def _store_deferred(self, then: StepRecord | None) -> list[StepRecord]:
+        steps = self._deferred if then is None else [*self._deferred, then]
+        stored = self.store.record_steps(steps, run_id=self.run_id)
+        if stored is None:
+            raise LeaseLost(f"turn {self.turn.id}: this runtime no longer holds its lease")
+        self._deferred = []
+        if self.on_step is not None:
+            for one in stored:
+                if one.status != "intent":
+                    self.on_step(one)
         return stored
 
     def complete_step(
@@ -154,6 +242,7 @@ class TurnContext:
 
         :raises LeaseLost: when another runtime took the turn over.
         """
+        self.store_deferred()
         step = attrs.evolve(
             intent,
             attempt=self.attempt,
@@ -196,7 +285,12 @@ class TurnContext:
 
     def find_step(self, idempotency_key: str) -> StepRecord | None:
         """A step of any attempt with this key (to replay instead of redo; an ``intent``
-        step is a tool call in doubt)."""
+        step is a tool call in doubt), deferred ones included."""
+        for step in self._deferred:
+            if step.idempotency_key == idempotency_key:
+                return step
+        if self.attempt == 1 and idempotency_key not in self._keys:
+            return None  # the turn's first run, and not a key it stored: nothing to find
         return self.store.find_step(idempotency_key)
 
     def take_steer(self) -> list[TurnRequest]:
@@ -207,7 +301,9 @@ class TurnContext:
         )
 
     def set_status(self, status: TurnStatus) -> None:
-        """Move between ``running`` and ``awaiting_approval``. :raises LeaseLost:"""
+        """Move between ``running`` and ``awaiting_approval`` (the deferred steps are
+        stored first: waiting for a person may take long). :raises LeaseLost:"""
+        self.store_deferred()
         if not self.store.set_active_status(
             self.turn.id, run_id=self.run_id, attempt=self.attempt, status=status, now=self.clock()
         ):

@@ -106,7 +106,7 @@ class AfterTurnStages:
         done: list[StageDone] = []
         after = outcome.after
         if after is not None and after.prompt_trace is not None:
-            done.append(self._prompt_trace(turn, after.prompt_trace))
+            done.append(self._prompt_trace(turn, after.prompt_trace, masked=after.trace_masked))
         if after is not None and after.memory is not None:
             done.append(await self._memory_write(after.memory))
         if self._publishes():
@@ -119,9 +119,12 @@ class AfterTurnStages:
         self._record(turn, done)
         return done
 
-    def _prompt_trace(self, turn: TurnRequest, trace: Mapping[str, Any]) -> StageDone:
+    def _prompt_trace(
+        self, turn: TurnRequest, trace: Mapping[str, Any], *, masked: bool = False
+    ) -> StageDone:
         try:
-            self.store.put_record(PROMPT_TRACE_KIND, turn.id, redact(dict(trace)), now=self.clock())
+            data = dict(trace) if masked else redact(dict(trace))
+            self.store.put_record(PROMPT_TRACE_KIND, turn.id, data, now=self.clock())
         except Exception as exc:
             return self._failed("prompt_trace", turn, exc)
         return StageDone("prompt_trace", True, self.clock())

@@ -398,6 +398,13 @@ class Scheduler:
             runtime=self.runtime,
             on_step=self._on_step if self._observed else None,
         )
+        outcome = await self._outcome(turn, ctx)
+        if outcome is not None and ctx.deferred:
+            # Steps the executor deferred are stored with the terminal state.
+            outcome = attrs.evolve(outcome, steps=(*ctx.take_deferred(), *outcome.steps))
+        return outcome
+
+    async def _outcome(self, turn: TurnRequest, ctx: TurnContext) -> TurnOutcome | None:
         try:
             if turn.timeout_seconds is None:  # most turns: no timer to arm (~2 us a turn)
                 return await self.executor.execute(ctx)
@@ -410,6 +417,8 @@ class Scheduler:
         except asyncio.CancelledError:
             why = self._why_cancelled.get(turn.id, "canceled")
             if why == SHUTDOWN:
+                with contextlib.suppress(Exception):  # handed back: what it did is replayed
+                    ctx.store_deferred()
                 self._release(turn)
                 return None
             if why == LEASE_LOST:

@@ -197,6 +197,12 @@ class ExecutionStore(Protocol):
         ``None`` if fenced out. A duplicate idempotency key returns the stored step."""
         ...
 
+    def record_steps(self, steps: Sequence[StepRecord], *, run_id: str) -> list[StepRecord] | None:
+        """:meth:`record_step` for several steps of one turn, in order, in one
+        transaction: all stored (each with its ``seq``, or the stored step for a
+        duplicate idempotency key) or, fenced out, none (``None``)."""
+        ...
+
     def complete_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
         """Replace the ``intent`` step stored under ``step.idempotency_key`` with its
         result (``step``'s attempt, status, finish time, data and error; its ``seq`` is

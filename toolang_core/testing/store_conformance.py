@@ -24,6 +24,7 @@ import pytest
 from toolang_core.store.errors import RecordConflict, SubmitRejected, TurnNotFound
 from toolang_core.store.protocol import ExecutionStore
 from toolang_core.store.types import (
+    Finish,
     NewTurnRequest,
     RunRecord,
     StepRecord,
@@ -523,6 +524,97 @@ class StoreConformance:
         assert [s.kind for s in store.steps(turn_id)] == ["prompt_build", "tool_call"]
         assert store.find_step(f"{turn_id}:call-1").data == {"x": "tool_call"}
         assert store.find_step("missing") is None
+
+    def test_several_steps_are_recorded_in_one_write_in_order_or_none_when_fenced(self, store):
+        turn_id = self.submit(store)
+        self.claim_ids(store)
+
+        def step(kind: str, key: str | None = None) -> StepRecord:
+            return StepRecord(
+                turn_id=turn_id,
+                seq=0,
+                attempt=1,
+                kind=kind,
+                status="completed",
+                started_at=T0,
+                finished_at=T0 + 1,
+                data={"x": kind},
+                idempotency_key=key,
+            )
+
+        assert store.record_steps([], run_id="run-a") == []
+        first = store.record_step(step("prompt_build"), run_id="run-a")
+        stored = store.record_steps(
+            [step("model_call", f"{turn_id}:model:0"), self.intent(turn_id, f"{turn_id}:c1")],
+            run_id="run-a",
+        )
+        assert [(s.kind, s.seq, s.status) for s in stored] == [
+            ("model_call", 2, "completed"),
+            ("tool_call", 3, "intent"),
+        ]
+        # A replayed key keeps the stored step; the new one after it is appended.
+        again = store.record_steps(
+            [step("model_call", f"{turn_id}:model:0"), step("model_call", f"{turn_id}:model:1")],
+            run_id="run-a",
+        )
+        assert [(s.seq, s.data) for s in again] == [
+            (2, {"x": "model_call"}),
+            (4, {"x": "model_call"}),
+        ]
+        # Fenced out: nothing of the batch is stored.
+        assert store.record_steps([step("late"), step("later")], run_id="zombie") is None
+        kinds = [s.kind for s in store.steps(turn_id)]
+        assert kinds == ["prompt_build", "model_call", "tool_call", "model_call"]
+        assert first.seq == 1
+
+    def test_final_steps_with_idempotency_keys_are_stored_with_the_finish(self, store):
+        first, second = self.submit(store), self.submit(store, thread="chat:2")
+        self.claim_ids(store)
+
+        def step(turn_id: str, kind: str, key: str | None) -> StepRecord:
+            return StepRecord(
+                turn_id=turn_id,
+                seq=0,
+                attempt=1,
+                kind=kind,
+                status="completed",
+                started_at=T0,
+                finished_at=T0 + 1,
+                data={"x": kind},
+                idempotency_key=key,
+            )
+
+        store.record_step(step(first, "model_call", f"{first}:model:0"), run_id="run-a")
+        finishes = [
+            Finish(
+                first,
+                "run-a",
+                1,
+                TurnStatus.COMPLETED,
+                T0 + 2,
+                output="one",
+                # a replayed key is kept once and does not fail the batch
+                steps=(
+                    step(first, "model_call", f"{first}:model:0"),
+                    step(first, "model_call", f"{first}:model:1"),
+                ),
+            ),
+            Finish(
+                second,
+                "zombie",
+                1,
+                TurnStatus.COMPLETED,
+                T0 + 2,
+                output="two",
+                steps=(step(second, "model_call", f"{second}:model:0"),),
+            ),
+        ]
+        assert store.finish_many(finishes) == [True, False]
+        stored = store.steps(first)
+        assert [s.idempotency_key for s in stored] == [f"{first}:model:0", f"{first}:model:1"]
+        assert stored[0].seq < stored[1].seq
+        assert store.find_step(f"{first}:model:1") is not None
+        assert store.steps(second) == []  # fenced: its steps neither
 
     def intent(self, turn_id: str, key: str, attempt: int = 1) -> StepRecord:
         return StepRecord(

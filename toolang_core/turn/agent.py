@@ -4,9 +4,13 @@
     (:mod:`toolang_core.turn.loop`): take steered input → model call → tool calls
     through the chain → … until a visible answer or a limit.
 
-Each model call and each tool call is stored as a step the moment it finishes, under an
-idempotency key (``<turn>:model:<n>``, ``<turn>:tool:<call id>``). A turn resumed after a
-crash replays those steps instead of calling the model or running the tool again.
+Each model call and each tool call is stored as a step under an idempotency key
+(``<turn>:model:<n>``, ``<turn>:tool:<call id>``). A turn resumed after a crash replays
+those steps instead of calling the model or running the tool again. A tool call's intent
+is durable before its tool runs, and the steps before it (prompt build, memory recall,
+the model call that asked for it) are stored in the same transaction; the steps after a
+turn's last tool call are stored with its terminal state. A crash in between makes the
+resumed turn redo a model call, never run a tool twice unnoticed.
 
 Completion contract: a turn ends with a visible answer, or fails with a structured
 outcome — ``loop_detected`` (the same tool calls requested ``loop_repeats`` times,
@@ -160,7 +164,7 @@ class AgentExecutor:
             "degraded": recalled.degraded,
             "route": route.to_json() if route is not None else None,
         }
-        ctx.record_step("prompt_build", data=built)
+        built_step = ctx.defer_step("prompt_build", data=built)
         handle = RunningTurn(self, ctx, max_rounds=_max_rounds(agent, config.agents))
         loop = AgentLoop(
             self,
@@ -177,12 +181,16 @@ class AgentExecutor:
         answer = outcome.output if outcome.status is TurnStatus.COMPLETED else None
         last = end.speaker.agent
         batch = exchange_batch(memory, ctx, last, answer) if answer is not None else None
-        trace_data = built | {"model_calls": end.model_calls}
+        # The trace is the prompt-build step as stored (masked already) and two values
+        # of the runtime's own: it is not walked by the redaction policy again.
+        trace_data = {**built_step.data, "model_calls": end.model_calls}
         if last.name != agent.name:
             trace_data["answered_by"] = last.name
         if recalled.degraded and outcome.status is TurnStatus.COMPLETED:
             outcome = attrs.evolve(outcome, outcome="degraded")
-        return attrs.evolve(outcome, after=AfterTurn(prompt_trace=trace_data, memory=batch))
+        return attrs.evolve(
+            outcome, after=AfterTurn(prompt_trace=trace_data, memory=batch, trace_masked=True)
+        )
 
     def speaker_for(
         self,

@@ -208,14 +208,14 @@ class AgentLoop:
                 response = await self._streamed(stream, request, key)
         except (ModelError, Exception) as exc:
             error = describe_exception(exc)
-            ctx.record_step(
+            ctx.defer_step(
                 "model_call", status="failed", error=error, started_at=started, data=data
             )
             raise TurnFailed(
                 f"model {speaker.model_name!r} failed: {error}", "model_error"
             ) from None
         data["response"] = trace.response_json(response)
-        ctx.record_step("model_call", started_at=started, idempotency_key=key, data=data)
+        ctx.defer_step("model_call", started_at=started, idempotency_key=key, data=data)
         return response
 
     async def _streamed(self, stream: Any, request: ModelRequest, key: str) -> ModelResponse:

@@ -86,7 +86,7 @@ async def recall_for_turn(
             {"id": i.id, "score": round(i.score, 4), "key": i.key, "kind": i.kind}
             for i in result.items
         ]
-    ctx.record_step(
+    ctx.defer_step(
         "memory_recall",
         data=data,
         status="completed" if outcome.ok else "failed",

@@ -51,11 +51,7 @@ def toolang_observe_tool_result(call: ToolCall, result: ToolResult, ctx: ToolCal
 
 @hookimpl
 def toolang_prompt_notes(agent: str, thread_id: str, runtime: RuntimeView) -> str | None:
-    from toolang_hook_learning_observer.notes import failure_note
-
-    observed = recorder_of(runtime)
-    observed.writer.flush()  # outcomes of this runtime's last turn count already
-    return failure_note(observed.database(), agent, observed.settings, runtime.clock())
+    return recorder_of(runtime).note(agent)
 
 
 @hookimpl

@@ -116,6 +116,10 @@ class Recorder:
             name=NAME,
         )
         self._pruned_at: float | None = None
+        self._failures = 0
+        """Failed calls observed by this runtime: only a failure can make a note appear."""
+        self._quiet: dict[str, int] = {}
+        """Agents whose note was none, with ``_failures`` at the time."""
 
     def database(self) -> Database:
         """The plugin's database (created and migrated on first use in this runtime)."""
@@ -123,15 +127,35 @@ class Recorder:
 
     def observe(self, call: Any, result: Any, ctx: Any) -> None:
         """Queue the outcome of one executed call (the per-call path: no I/O)."""
-        self.writer.add(
-            outcome_row(
-                call,
-                result,
-                ctx,
-                now=self.runtime.clock(),
-                max_error_chars=self.settings.max_error_chars,
-            )
+        row = outcome_row(
+            call,
+            result,
+            ctx,
+            now=self.runtime.clock(),
+            max_error_chars=self.settings.max_error_chars,
         )
+        if row[3] == 0:
+            self._failures += 1
+        self.writer.add(row)
+
+    def note(self, agent: str) -> str | None:
+        """The failure note for ``agent``'s next prompt (see :mod:`.notes`).
+
+        An agent whose note was none keeps none until a call fails (successes and
+        time only ever take failures out of a note), so the usual turn asks the
+        database nothing and leaves the outcomes to be written in batches.
+        """
+        from toolang_hook_learning_observer.notes import failure_note
+
+        if self._quiet.get(agent) == self._failures:
+            return None
+        self.writer.flush()  # outcomes of this runtime's last turn count already
+        text = failure_note(self.database(), agent, self.settings, self.runtime.clock())
+        if text is None:
+            self._quiet[agent] = self._failures
+        else:
+            self._quiet.pop(agent, None)
+        return text
 
     def prune(self) -> int:
         """Delete outcomes older than ``keep_days``, a few thousand rows per transaction."""

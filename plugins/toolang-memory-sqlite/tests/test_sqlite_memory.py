@@ -180,6 +180,17 @@ def test_past_the_budget_the_rarest_words_are_kept(open_memory):
     assert [i.text for i in result.items] == ["the rare entry"]
 
 
+def test_a_word_common_before_a_forget_is_counted_again_after_it(open_memory):
+    memory = open_memory(ranked_matches=10)
+    memory.save("a", *(f"common entry {n}" for n in range(30)), key=None, kind="bulk")
+    memory.save("a", "the rare entry", kind="keep")
+    assert memory.recall("a", "rare entry").diagnostics["mode"] == "rare-words"
+    assert memory.recall("a", "rare entry").diagnostics["mode"] == "rare-words"  # remembered
+    memory.forget("a", kind="bulk")  # "entry" matches one entry now
+    result = memory.recall("a", "rare entry")
+    assert (result.diagnostics["mode"], result.diagnostics["dropped_terms"]) == ("bm25", 0)
+
+
 def test_when_every_word_is_common_the_newest_matches_rank_by_words_held(open_memory, clock):
     memory = open_memory(ranked_matches=10)
     memory.save("a", "alpha and beta, written first")
@@ -376,3 +387,46 @@ def test_two_plugin_objects_on_one_file_write_at_once_and_lose_nothing(open_memo
         thread.join(60)
     assert errors == []
     assert len(first.listed("a")) == 100
+
+
+# writes of concurrent turns ---------------------------------------------------------
+
+
+def test_concurrent_writes_are_committed_together_and_a_bad_batch_spoils_only_itself(
+    tmp_path, clock
+):
+    import asyncio
+
+    from toolang_core.memory import MemoryEntry, MemoryWriteBatch
+
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+    groups: list[int] = []
+    write_group = plugin._write_group
+
+    def counted(group):  # a spy on the real writer: how many batches each transaction held
+        groups.append(len(group))
+        return write_group(group)
+
+    plugin._writes._write = counted
+    texts = [f"entry {n} about otters" for n in range(12)]
+    texts[5] = "broken \ud800 text"
+
+    def batch(text: str) -> MemoryWriteBatch:
+        return MemoryWriteBatch(
+            agent_uri="toolang:agent/a", agent_id="a", entries=(MemoryEntry(text=text),)
+        )
+
+    async def write_all() -> list[object]:
+        return await asyncio.gather(
+            *(plugin.remember(batch(t)) for t in texts), return_exceptions=True
+        )
+
+    try:
+        outcomes = asyncio.run(write_all())
+        assert isinstance(outcomes[5], ValueError) and "lone surrogate" in str(outcomes[5])
+        assert [o.written for n, o in enumerate(outcomes) if n != 5] == [1] * 11
+        assert sum(groups) == 12 and len(groups) < 12  # grouped, every batch once
+        driver = MemoryDriver(plugin, MemoryCaller())
+        assert sorted(driver.listed_texts("a")) == sorted(t for n, t in enumerate(texts) if n != 5)
+    finally:
+        plugin.close()

@@ -1,20 +1,24 @@
 """The ``sqlite`` memory plugin: entries in SQLite, recalled with FTS5 and recency.
 
-Every method is synchronous and thread-safe (the runtime runs them in worker
-threads). A database failure is remembered for :meth:`SQLiteMemory.health` and raised
-as :class:`SQLiteMemoryError` naming the operation and the file; a batch the plugin
-refuses (too long, bad TTL, meta that is not JSON) raises ``ValueError`` and stores
-nothing.
+Every method but ``recall`` and ``remember`` is synchronous and thread-safe (the runtime
+runs them in worker threads); those two are ``async`` and run in the plugin's own
+database thread, ``remember`` writing the batches of concurrent turns together
+(:mod:`.group`); ``recall_now`` and ``remember_now`` are their synchronous forms. A database failure
+is remembered for :meth:`SQLiteMemory.health` and raised as :class:`SQLiteMemoryError`
+naming the operation and the file; a batch the plugin refuses (too long, bad TTL, meta
+that is not JSON) raises ``ValueError`` and stores nothing.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
@@ -35,6 +39,7 @@ from toolang_core.memory import (
 )
 from toolang_memory_sqlite import ranking, search, text
 from toolang_memory_sqlite.database import Connections, MemoryClosed
+from toolang_memory_sqlite.group import GroupWriter
 from toolang_memory_sqlite.schema import ENTRIES, FTS
 from toolang_memory_sqlite.settings import NAME, PROVIDER, MemorySQLiteSettings
 
@@ -85,10 +90,28 @@ class SQLiteMemory:
             path, busy_timeout=self.settings.busy_timeout_seconds, synchronous=synchronous
         )
         self._last_error = _LastError()
+        self._thread: ThreadPoolExecutor | None = None
+        self._thread_lock = threading.Lock()
+        self._writes = GroupWriter(self._write_group, self._own_thread)
+        self._common = search.CommonWords()
 
     # -- the contract ---------------------------------------------------------------------
 
-    def recall(self, request: MemoryRecallRequest) -> MemoryRecallResult:
+    def _own_thread(self) -> ThreadPoolExecutor:
+        """The plugin's database thread: recalls and writes of the runtime share its
+        connection, whose page cache a write of its own keeps (another connection's
+        write makes SQLite drop a reader's whole cache)."""
+        with self._thread_lock:
+            if self._thread is None:
+                self._thread = ThreadPoolExecutor(1, thread_name_prefix=NAME)
+            return self._thread
+
+    async def recall(self, request: MemoryRecallRequest) -> MemoryRecallResult:
+        """:meth:`recall_now` in the plugin's database thread (see :meth:`_own_thread`)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._own_thread(), self.recall_now, request)
+
+    def recall_now(self, request: MemoryRecallRequest) -> MemoryRecallResult:
         """The agent's entries that best match ``request.query_text``: candidates found
         with bounded work (``search``), ranked and limited (``ranking``)."""
         started = time.perf_counter()
@@ -108,6 +131,7 @@ class SQLiteMemory:
                     budget=self.settings.ranked_matches,
                     now=now,
                     limit=self.settings.candidates,
+                    common=self._common,
                 )
                 scored = ranking.blend(
                     found.candidates,
@@ -120,7 +144,7 @@ class SQLiteMemory:
                     max_items=request.limits.max_items,
                     max_chars=request.limits.max_chars,
                 )
-                items = tuple(self._ranked_item(conn, r) for r in ranked)
+                items = self._ranked_items(conn, ranked)
                 diagnostics.update(
                     mode=found.mode,
                     candidates=len(found.candidates),
@@ -133,20 +157,69 @@ class SQLiteMemory:
         )
         return MemoryRecallResult(items=items, provider=PROVIDER, diagnostics=diagnostics)
 
-    def remember(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
-        """Store ``batch`` in one transaction (all of it or, on any error, nothing)."""
+    async def remember(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
+        """Store ``batch``: all of it or, on any error, nothing. Batches handed in while
+        another write is under way are written together after it, in one transaction
+        (a savepoint each: one that fails leaves the others), in a worker thread; each
+        call returns once its batch is committed."""
+        rows = [self._checked(batch, n, entry) for n, entry in enumerate(batch.entries)]
+        return await self._writes.add((batch, rows))
+
+    def remember_now(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
+        """:meth:`remember`, synchronously in the calling thread, in a transaction of
+        its own (for scripts and benchmarks that call the plugin directly)."""
         rows = [self._checked(batch, n, entry) for n, entry in enumerate(batch.entries)]
         now = self._clock()
         with self._guard("remember"), self._db.write() as conn:
             pruned = self._prune(conn, now, self.settings.prune_batch)
-            ids = iter(
-                search.allocate_ids(conn, search.scope_key(batch.agent_id, batch.owner), len(rows))
-            )
-            for entry, meta in rows:
-                self._upsert(conn, batch, entry, meta, now=now, new_ids=ids)
+            self._write_batch(conn, batch, rows, now)
+        self._deleted(pruned)
         return MemoryWriteResult(
             written=len(rows), provider=PROVIDER, diagnostics={"pruned_expired": pruned}
         )
+
+    def _write_group(
+        self, group: Sequence[tuple[MemoryWriteBatch, list[tuple[MemoryEntry, str | None]]]]
+    ) -> list[MemoryWriteResult | Exception]:
+        """Write the batches of ``group`` in one transaction, each in a savepoint."""
+        outcomes: list[MemoryWriteResult | Exception] = []
+        now = self._clock()
+        with self._guard("remember"), self._db.write() as conn:
+            pruned = expired = self._prune(conn, now, self.settings.prune_batch)
+            for batch, rows in group:
+                conn.execute("SAVEPOINT batch")
+                try:
+                    with self._guard("remember"):
+                        self._write_batch(conn, batch, rows, now)
+                except (ValueError, SQLiteMemoryError) as exc:
+                    conn.execute("ROLLBACK TO batch")
+                    conn.execute("RELEASE batch")
+                    outcomes.append(exc)
+                    continue
+                conn.execute("RELEASE batch")
+                outcomes.append(
+                    MemoryWriteResult(
+                        written=len(rows),
+                        provider=PROVIDER,
+                        diagnostics={"pruned_expired": pruned},
+                    )
+                )
+                pruned = 0  # counted once, for the first batch of the group
+        self._deleted(expired)
+        return outcomes
+
+    def _write_batch(
+        self,
+        conn: sqlite3.Connection,
+        batch: MemoryWriteBatch,
+        rows: list[tuple[MemoryEntry, str | None]],
+        now: float,
+    ) -> None:
+        ids = iter(
+            search.allocate_ids(conn, search.scope_key(batch.agent_id, batch.owner), len(rows))
+        )
+        for entry, meta in rows:
+            self._upsert(conn, batch, entry, meta, now=now, new_ids=ids)
 
     def forget(self, request: MemoryForget) -> MemoryForgetResult:
         """Delete the agent's entries named by key, or matching the filter."""
@@ -158,6 +231,7 @@ class SQLiteMemory:
                     params,
                 )
                 forgotten += conn.execute(f"DELETE FROM {ENTRIES} WHERE {where}", params).rowcount
+        self._deleted(forgotten)
         return MemoryForgetResult(forgotten=forgotten, provider=PROVIDER)
 
     def list_entries(self, request: MemoryListRequest) -> tuple[MemoryItem, ...]:
@@ -205,6 +279,7 @@ class SQLiteMemory:
         while True:
             with self._guard("prune"), self._db.write() as conn:
                 removed = self._prune(conn, self._clock(), self.settings.prune_batch)
+            self._deleted(removed)
             total += removed
             if removed < self.settings.prune_batch:
                 return total
@@ -212,15 +287,34 @@ class SQLiteMemory:
     def close(self) -> None:
         """Close the database connections (of every thread)."""
         self._db.close()
+        with self._thread_lock:
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.shutdown(wait=False)
 
     # -- recall ---------------------------------------------------------------------------
 
-    def _ranked_item(self, conn: sqlite3.Connection, ranked: ranking.Ranked) -> MemoryItem:
-        row = conn.execute(
-            f"SELECT {ITEM_COLUMNS}, substr(text, 1, ?) FROM {ENTRIES} WHERE id = ?",
-            (ranked.keep_chars + 1, ranked.candidate.id),  # one more: clip() sees the cut
-        ).fetchone()
-        return _item(row[:-1], ranking.clip(row[-1], ranked.keep_chars), round(ranked.score, 6))
+    def _ranked_items(
+        self, conn: sqlite3.Connection, ranked: Sequence[ranking.Ranked]
+    ) -> tuple[MemoryItem, ...]:
+        """The ranked entries as items, in rank order, each cut to its share (one read)."""
+        if not ranked:
+            return ()
+        longest = max(r.keep_chars for r in ranked) + 1  # one more: clip() sees the cut
+        rows = {
+            row[0]: row
+            for row in conn.execute(
+                f"SELECT {ITEM_COLUMNS}, substr(text, 1, ?) FROM {ENTRIES} "
+                f"WHERE id IN ({', '.join('?' * len(ranked))})",
+                (longest, *(r.candidate.id for r in ranked)),
+            )
+        }
+        items = []
+        for r in ranked:
+            row = rows[r.candidate.id]
+            body = ranking.clip(row[-1][: r.keep_chars + 1], r.keep_chars)
+            items.append(_item(row[:-1], body, round(r.score, 6)))
+        return tuple(items)
 
     # -- writing --------------------------------------------------------------------------
 
@@ -294,6 +388,11 @@ class SQLiteMemory:
             f"INSERT INTO {FTS} (rowid, scope, body) VALUES (?, ?, ?)",
             (row_id, scope, text.index_text(body)),
         )
+
+    def _deleted(self, count: int) -> None:
+        """After a commit that deleted ``count`` entries: a common word may be rare now."""
+        if count:
+            self._common.clear()
 
     def _prune(self, conn: sqlite3.Connection, now: float, limit: int) -> int:
         ids = [

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import time
+from collections.abc import Callable
 from typing import Final, Literal
 
 import attrs
@@ -125,6 +127,32 @@ class Scope:
         return f'scope : "{token}" AND {body}'
 
 
+class CommonWords:
+    """Words last counted at more matches than the budget. Counting one scans
+    ``budget + 1`` matches, on every recall with the word; but entries are only added
+    between deletions, so a word stays common until entries are deleted — by this
+    plugin (:meth:`clear`, at every forget and prune that deletes) or by another
+    process sharing the file, which is why a word is believed for ``keep_seconds``
+    at most."""
+
+    def __init__(
+        self, keep_seconds: float = 60.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._keep = keep_seconds
+        self._clock = clock
+        self._counted: dict[str, float] = {}
+
+    def __contains__(self, expression: str) -> bool:
+        counted = self._counted.get(expression)
+        return counted is not None and self._clock() - counted <= self._keep
+
+    def add(self, expression: str) -> None:
+        self._counted[expression] = self._clock()
+
+    def clear(self) -> None:
+        self._counted.clear()
+
+
 @attrs.frozen
 class Found:
     """What a search found, and how (for the diagnostics)."""
@@ -143,22 +171,33 @@ def find(
     budget: int,
     now: float,
     limit: int,
+    common: CommonWords | None = None,
 ) -> Found:
-    """The ``limit`` best live entries of ``scope`` for ``terms`` (see the module doc)."""
+    """The ``limit`` best live entries of ``scope`` for ``terms`` (see the module doc);
+    ``common`` spares counting words known to match more than ``budget``."""
 
     def count(chosen: list[Term]) -> int:
+        expression = f"body : ({match_expression(chosen)})"
+        if common is not None and len(chosen) == 1 and expression in common:
+            return budget + 1
         row = conn.execute(
             f"SELECT count(*) FROM (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? LIMIT ?)",
-            (f"body : ({match_expression(chosen)})", budget + 1),
+            (expression, budget + 1),
         ).fetchone()
+        if common is not None and len(chosen) == 1 and row[0] > budget:
+            common.add(expression)
         return int(row[0])
 
-    everything = count(terms)
-    if everything == 0:
+    # Each word's matches first: the ORed query matches at least as many entries as its
+    # most common word and at most as many as all of them together, so its own count
+    # (as costly as the most common word's) is needed only when those bounds straddle
+    # the budget.
+    each = [count([t]) for t in terms]
+    if sum(each) == 0:
         return Found([], "bm25", 0, len(terms))
-    if everything <= budget:
+    if sum(each) <= budget or (max(each) <= budget and count(terms) <= budget):
         return Found(_by_bm25(conn, scope, terms, now, limit), "bm25", len(terms))
-    counted = sorted(((count([t]), n, t) for n, t in enumerate(terms)), key=lambda c: c[:2])
+    counted = sorted(((each[n], n, t) for n, t in enumerate(terms)), key=lambda c: c[:2])
     matching = [t for n, _, t in counted if n > 0]
     kept: list[Term] = []
     total = 0

@@ -91,13 +91,16 @@ WITH done AS (
                 %(s_keys)s::text[])
          AS x(turn_id, n, attempt, kind, status, started, finished, data, error, key)
     WHERE x.turn_id IN (SELECT id FROM done)
+    ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING 1
 )
 SELECT id FROM done
 """
 """Terminal states and their final steps for a batch of turns in one statement. Each
 finish is fenced by (lease owner, attempt): a runtime that lost the lease changes
-nothing. The steps go in only for the turns whose finish passed the fence."""
+nothing. The steps go in only for the turns whose finish passed the fence; one whose
+idempotency key is stored already is that step replayed, kept once (as ``record_step``
+does) rather than failing the batch."""
 
 
 FINISH_FIELDS = ("ids", "runs", "attempts", "statuses", "outputs", "outcomes", "errors", "nows")

@@ -55,6 +55,10 @@ from toolang_core.store.types import (
 T = TypeVar("T")
 
 
+class _Fenced(Exception):
+    """Rolls back a write whose turn this run no longer holds."""
+
+
 class SQLiteStore(StoreBase):
     """The execution store in one SQLite file (default ``<home>/toolang.db``).
 
@@ -315,6 +319,10 @@ class SQLiteStore(StoreBase):
     def take_steer(
         self, turn_id: str, *, run_id: str, attempt: int, now: float
     ) -> list[TurnRequest]:
+        # Asked at every model call, and almost never with anything to take: a read
+        # first, the write transaction only when a steered request waits.
+        if self._conn.execute(turns.STEER_WAITING_SQL, (turn_id,)).fetchone() is None:
+            return []
         return self._tx(
             lambda c: turns.take_steer(c, turn_id, run_id=run_id, attempt=attempt, now=now)
         )
@@ -333,6 +341,32 @@ class SQLiteStore(StoreBase):
         if row is None:
             return None
         return attrs.evolve(step, seq=row[0])
+
+    def record_steps(self, steps: Sequence[StepRecord], *, run_id: str) -> list[StepRecord] | None:
+        def write(c: sqlite3.Connection) -> list[StepRecord] | None:
+            stored = []
+            for step in steps:
+                try:
+                    row = c.execute(
+                        turns.RECORD_STEP_SQL, (*finishing.step_params(step), run_id)
+                    ).fetchone()
+                except sqlite3.IntegrityError:  # recorded before: replay it
+                    found = self._find_step(c, step.idempotency_key or "")
+                    if found is None:
+                        raise
+                    stored.append(found)
+                    continue
+                if row is None:  # fenced out: none of them
+                    raise _Fenced
+                stored.append(attrs.evolve(step, seq=row[0]))
+            return stored
+
+        if not steps:
+            return []
+        try:
+            return self._tx(write)
+        except _Fenced:
+            return None
 
     def complete_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
         data = step.data if type(step.data) is dict else dict(step.data)
@@ -435,6 +469,13 @@ class SQLiteStore(StoreBase):
     def write_record(
         self, kind: str, key: str, data: dict[str, Any], now: float, expect: int | None
     ) -> int | None:
+        if expect is None:  # no revision to check: one statement, no read first
+            params = (kind, key, turns.dumps(data), now)
+            self._guard()
+            with self._hold:
+                row = self._conn.execute(turns.PUT_RECORD_SQL, params).fetchone()
+            return int(row[0])
+
         def write(c: sqlite3.Connection) -> int | None:
             row = c.execute(
                 "SELECT revision FROM records WHERE kind = ? AND key = ?", (kind, key)

@@ -87,6 +87,18 @@ STEER_SQL = (
     f"SELECT {TURN_COLUMNS} FROM turn_requests INDEXED BY turn_queued_in_thread "
     "WHERE thread_id = ? AND status = 'queued' AND steer = 1 ORDER BY seq"
 )
+PUT_RECORD_SQL = (
+    "INSERT INTO records (kind, key, revision, data, updated_at) VALUES (?, ?, 1, ?, ?) "
+    "ON CONFLICT (kind, key) DO UPDATE SET revision = records.revision + 1, "
+    "data = excluded.data, updated_at = excluded.updated_at RETURNING revision"
+)
+"""A record written whatever its revision: one statement, its own transaction."""
+STEER_WAITING_SQL = (
+    "SELECT 1 FROM turn_requests INDEXED BY turn_queued_in_thread "
+    "WHERE thread_id = (SELECT thread_id FROM turn_requests WHERE id = ?) "
+    "AND status = 'queued' AND steer = 1 LIMIT 1"
+)
+"""Whether a steered request waits in the thread of a turn (a read, no transaction)."""
 # A partial index is used only when the query repeats its condition word for word.
 CANCEL_REQUESTS_SQL = (
     f"SELECT id FROM turn_requests WHERE lease_owner = ? AND {active()} "

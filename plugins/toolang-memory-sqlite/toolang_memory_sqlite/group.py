@@ -1,0 +1,81 @@
+"""Group commit: the writes of concurrent callers on one event loop, together.
+
+When a turn ends the runtime remembers its exchange; many turns end at about the same
+time. Each write alone is a transaction and a hop to a worker thread. Here a write
+waits while the one before it is being written, and every write that arrived meanwhile
+goes into the next group: one worker-thread call, one transaction for the group. A
+write returns once its group is committed, so it is as durable as a write of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from typing import Generic, TypeVar
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+
+class _Queue(Generic[Item, Result]):
+    """The writes waiting on one event loop, and whether a group is being written."""
+
+    def __init__(self) -> None:
+        self.waiting: list[tuple[Item, asyncio.Future[Result]]] = []
+        self.writing = False
+
+
+class GroupWriter(Generic[Item, Result]):
+    """Hands ``write`` the items of concurrent :meth:`add` calls as one group, in a
+    thread of ``executor`` (``executor()`` gives it; ``None``: the loop's default);
+    ``write`` returns one result or exception per item, in order (an exception it
+    raises fails the whole group)."""
+
+    def __init__(
+        self,
+        write: Callable[[Sequence[Item]], list[Result | Exception]],
+        executor: Callable[[], Executor | None] = lambda: None,
+    ) -> None:
+        self._write = write
+        self._executor = executor
+        self._tasks: set[asyncio.Task[None]] = set()  # held: a loop keeps weak references
+        self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Queue[Item, Result]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    async def add(self, item: Item) -> Result:
+        """Write ``item`` with the others waiting; return its result once committed."""
+        loop = asyncio.get_running_loop()
+        queue = self._queues.get(loop)
+        if queue is None:
+            queue = self._queues[loop] = _Queue()
+        future: asyncio.Future[Result] = loop.create_future()
+        queue.waiting.append((item, future))
+        if not queue.writing:
+            queue.writing = True
+            task = loop.create_task(self._drain(queue))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        return await future
+
+    async def _drain(self, queue: _Queue[Item, Result]) -> None:
+        try:
+            while queue.waiting:
+                group, queue.waiting = queue.waiting, []
+                try:
+                    outcomes = await asyncio.get_running_loop().run_in_executor(
+                        self._executor(), self._write, [i for i, _ in group]
+                    )
+                except Exception as exc:
+                    outcomes = [exc] * len(group)
+                for (_, future), outcome in zip(group, outcomes, strict=True):
+                    if future.done():  # its caller gave up waiting (a timeout)
+                        continue
+                    if isinstance(outcome, Exception):
+                        future.set_exception(outcome)
+                    else:
+                        future.set_result(outcome)
+        finally:
+            queue.writing = False
