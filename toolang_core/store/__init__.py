@@ -8,9 +8,11 @@ for store backends; the SQLite backend under it is not.
 
 from toolang_core.store.base import (
     ClaimRequest,
+    FencedOut,
     StoreBase,
     check_active_status,
     check_finish_status,
+    insert_each,
 )
 from toolang_core.store.errors import (
     RecordConflict,
@@ -101,6 +103,7 @@ __all__ = [
     "ClaimRequest",
     "EndQueued",
     "ExecutionStore",
+    "FencedOut",
     "Finish",
     "GroupCount",
     "Heartbeat",
@@ -142,6 +145,7 @@ __all__ = [
     "dropped_by",
     "from_json",
     "heartbeat_from_rows",
+    "insert_each",
     "is_simple",
     "make_room",
     "migrate_guarded",

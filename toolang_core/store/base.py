@@ -9,13 +9,13 @@ arguments, the defaults and the errors are then the same for every backend.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from toolang_core.store.errors import RecordConflict
-from toolang_core.store.types import Finish, Record, TurnRequest, TurnStatus
+from toolang_core.store.types import Finish, Record, StepRecord, TurnRequest, TurnStatus
 
 
 @attrs.frozen
@@ -42,8 +42,45 @@ def check_finish_status(status: TurnStatus) -> None:
         raise ValueError(f"finish needs a terminal status, not {status.value!r}")
 
 
+class FencedOut(Exception):
+    """Rolls back a write of steps whose turn this run no longer holds."""
+
+
+StepInsert = Callable[[StepRecord], "int | StepRecord | None"]
+"""A backend's insert of one step inside its transaction: the new ``seq``, the step
+stored before under the same idempotency key (a replay), or ``None`` (fenced out)."""
+
+
+def insert_each(steps: Sequence[StepRecord], insert: StepInsert) -> list[StepRecord]:
+    """Insert ``steps`` in order with ``insert``; what each became.
+
+    :raises FencedOut: when one is fenced out (the caller rolls all of them back)."""
+    stored = []
+    for step in steps:
+        done = insert(step)
+        if done is None:
+            raise FencedOut
+        stored.append(done if isinstance(done, StepRecord) else attrs.evolve(step, seq=done))
+    return stored
+
+
 class StoreBase(ABC):
     """Claims, finishes and plugin records around a backend's primitives."""
+
+    def record_steps(self, steps: Sequence[StepRecord], *, run_id: str) -> list[StepRecord] | None:
+        """Store several steps of one turn in one fenced transaction: all, or (fenced
+        out) none and ``None``; a replayed idempotency key gives the stored step."""
+        if not steps:
+            return []
+        try:
+            return self.insert_steps(steps, run_id)
+        except FencedOut:
+            return None
+
+    @abstractmethod
+    def insert_steps(self, steps: Sequence[StepRecord], run_id: str) -> list[StepRecord]:
+        """Insert ``steps`` in one transaction with :func:`insert_each` (which raises
+        :class:`FencedOut` to roll them back)."""
 
     def claim(
         self,

@@ -34,6 +34,7 @@ from toolang_core.store import (
     TurnRequest,
     TurnStatus,
     check_active_status,
+    insert_each,
     new_run_values,
     new_turn_values,
     record_from_row,
@@ -48,11 +49,6 @@ from toolang_store_postgres import ingress, schema, turns
 from toolang_store_postgres.connection import ATTEMPTS, Conn, Database
 from toolang_store_postgres.settings import describe_dsn
 from toolang_store_postgres.wake import KEEPALIVES, RUNTIME_PRESENT_SQL, NotifyWaker, Presence
-
-
-class _Fenced(Exception):
-    """Rolls back a write whose turn this run no longer holds."""
-
 
 log = structlog.get_logger("toolang.store.postgres")
 
@@ -326,40 +322,23 @@ class PostgresStore(StoreBase):
             return None
         return attrs.evolve(step, seq=row[0])
 
-    def record_steps(self, steps: Sequence[StepRecord], *, run_id: str) -> list[StepRecord] | None:
+    def insert_steps(self, steps: Sequence[StepRecord], run_id: str) -> list[StepRecord]:
         names = self.names
+        replay = names(f"SELECT {STEP_COLUMNS} FROM {{s}}.turn_steps WHERE idempotency_key = %s")
 
-        def write(c: Conn) -> list[StepRecord] | None:
-            stored = []
-            for step in steps:
-                try:
-                    with c.transaction():  # a savepoint: a duplicate key spoils only itself
-                        row = c.execute(
-                            names(turns.RECORD_STEP_SQL), self._step_params(step, run_id)
-                        ).fetchone()
-                except pg_errors.UniqueViolation:  # recorded before: replay it
-                    found = c.execute(
-                        names(
-                            f"SELECT {STEP_COLUMNS} FROM {{s}}.turn_steps "
-                            "WHERE idempotency_key = %s"
-                        ),
-                        (step.idempotency_key,),
-                    ).fetchone()
-                    if found is None:
-                        raise
-                    stored.append(step_from_row(found))
-                    continue
-                if row is None:  # fenced out: none of them
-                    raise _Fenced
-                stored.append(attrs.evolve(step, seq=row[0]))
-            return stored
+        def insert(c: Conn, step: StepRecord) -> int | StepRecord | None:
+            try:
+                with c.transaction():  # a savepoint: a duplicate key spoils only itself
+                    sql = names(turns.RECORD_STEP_SQL)
+                    row = c.execute(sql, self._step_params(step, run_id)).fetchone()
+            except pg_errors.UniqueViolation:  # recorded before: replay it
+                found = c.execute(replay, (step.idempotency_key,)).fetchone()
+                if found is None:
+                    raise
+                return step_from_row(found)
+            return None if row is None else int(row[0])
 
-        if not steps:
-            return []
-        try:
-            return self._db.tx(write)
-        except _Fenced:
-            return None
+        return self._db.tx(lambda c: insert_each(steps, lambda step: insert(c, step)))
 
     def complete_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
         row = self._db.one(turns.COMPLETE_STEP_SQL, self._step_params(step, run_id))

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import attrs
 
 from toolang_core.ids import new_id
-from toolang_core.store.base import ClaimRequest, StoreBase, check_active_status
+from toolang_core.store.base import ClaimRequest, StoreBase, check_active_status, insert_each
 from toolang_core.store.errors import StoreError
 from toolang_core.store.rows import (
     RECORD_COLUMNS,
@@ -53,10 +53,6 @@ from toolang_core.store.types import (
 )
 
 T = TypeVar("T")
-
-
-class _Fenced(Exception):
-    """Rolls back a write whose turn this run no longer holds."""
 
 
 class SQLiteStore(StoreBase):
@@ -342,31 +338,19 @@ class SQLiteStore(StoreBase):
             return None
         return attrs.evolve(step, seq=row[0])
 
-    def record_steps(self, steps: Sequence[StepRecord], *, run_id: str) -> list[StepRecord] | None:
-        def write(c: sqlite3.Connection) -> list[StepRecord] | None:
-            stored = []
-            for step in steps:
-                try:
-                    row = c.execute(
-                        turns.RECORD_STEP_SQL, (*finishing.step_params(step), run_id)
-                    ).fetchone()
-                except sqlite3.IntegrityError:  # recorded before: replay it
-                    found = self._find_step(c, step.idempotency_key or "")
-                    if found is None:
-                        raise
-                    stored.append(found)
-                    continue
-                if row is None:  # fenced out: none of them
-                    raise _Fenced
-                stored.append(attrs.evolve(step, seq=row[0]))
-            return stored
+    def insert_steps(self, steps: Sequence[StepRecord], run_id: str) -> list[StepRecord]:
+        def insert(c: sqlite3.Connection, step: StepRecord) -> int | StepRecord | None:
+            params = (*finishing.step_params(step), run_id)
+            try:
+                row = c.execute(turns.RECORD_STEP_SQL, params).fetchone()
+            except sqlite3.IntegrityError:  # recorded before: replay it
+                found = self._find_step(c, step.idempotency_key or "")
+                if found is None:
+                    raise
+                return found
+            return None if row is None else int(row[0])
 
-        if not steps:
-            return []
-        try:
-            return self._tx(write)
-        except _Fenced:
-            return None
+        return self._tx(lambda c: insert_each(steps, lambda step: insert(c, step)))
 
     def complete_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
         data = step.data if type(step.data) is dict else dict(step.data)
