@@ -40,11 +40,20 @@ def plugin_settings(
 
     :raises ConfigError: naming the file and each bad key as ``plugins.<name>.<key>``.
     """
-    converter = ConfigConverter(
+    return _section(_converter(config, env), config, name, settings_class)
+
+
+def _converter(config: ToolangConfig, env: Mapping[str, str] | None) -> ConfigConverter:
+    return ConfigConverter(
         file=config.display_name,
         base_dir=config.base_dir,
         env=os.environ if env is None else env,
     )
+
+
+def _section(
+    converter: ConfigConverter, config: ToolangConfig, name: str, settings_class: type[T]
+) -> T:
     raw = config.plugins.settings.get(name, {})
     return converter.structure(raw, settings_class, prefix=("plugins", name))
 
@@ -68,9 +77,10 @@ def validate_plugin_settings(
     declared = host.components.settings
     problems: list[str] = []
     settings: dict[str, Any] = {}
+    converter = _converter(config, env)  # one for all: making a cattrs converter costs
     for name, settings_class in declared.items():
         try:
-            settings[name] = plugin_settings(config, name, settings_class, env=env)
+            settings[name] = _section(converter, config, name, settings_class)
         except ConfigError as exc:
             problems.extend(exc.problems)
     records = {record.name: record for record in host.records}
