@@ -44,8 +44,8 @@ def listing_key(version: str, config_path: Path | None, env: Mapping[str, str]) 
     def add(*parts: object) -> None:
         digest.update(repr(parts).encode())
 
-    for entry in sys.path:
-        add(entry, *_distributions(entry or os.curdir))
+    for entry in sys.path:  # its distributions, not its name: sys.path[0] is the script's
+        add(*_distributions(entry or os.curdir))
     modules = {"toolang_core"}
     modules.update(ep.value.split(":")[0].split(".")[0] for ep in entry_points(group="toolang"))
     for module in sorted(modules):
