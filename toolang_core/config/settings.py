@@ -7,11 +7,13 @@ the same way (``toolang.toml: plugins.chat.history_limit: expected an integer, â
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import attrs
 import structlog
 
 from toolang_core.config.converter import ConfigConverter
@@ -55,7 +57,19 @@ def _section(
     converter: ConfigConverter, config: ToolangConfig, name: str, settings_class: type[T]
 ) -> T:
     raw = config.plugins.settings.get(name, {})
+    if not raw and _all_defaulted(settings_class):
+        # No section: the defaults, as the converter would give them, without making
+        # (compiling) its structuring function for a class with nothing to structure.
+        with contextlib.suppress(Exception):  # the converter reports it, as it always did
+            return settings_class()
     return converter.structure(raw, settings_class, prefix=("plugins", name))
+
+
+def _all_defaulted(settings_class: type[Any]) -> bool:
+    return attrs.has(settings_class) and all(
+        not field.init or field.default is not attrs.NOTHING
+        for field in attrs.fields(settings_class)
+    )
 
 
 def validate_plugin_settings(
