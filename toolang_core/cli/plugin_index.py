@@ -60,8 +60,8 @@ def _distributions(folder: str) -> list[tuple[str, tuple[int, int] | None]]:
     upgrading or reinstalling a distribution adds, removes or rewrites one."""
     try:
         names = sorted(n for n in os.listdir(folder) if n.endswith((".dist-info", ".egg-info")))
-    except OSError:
-        return []
+    except OSError:  # missing, or a zip archive: the archive's own stamp, if any
+        return [(os.path.basename(folder), _stamp(folder))] if os.path.isfile(folder) else []
     return [(name, _stamp(os.path.join(folder, name))) for name in names]
 
 
@@ -79,7 +79,7 @@ def _source_files(module: str) -> Iterator[str]:
     Folders are not stamped: Python writes ``__pycache__`` into them."""
     try:
         spec = find_spec(module)
-    except (ImportError, ValueError):
+    except Exception:  # loading the plugin will say what is wrong (and not be cached)
         return
     if spec is None:
         return
