@@ -92,3 +92,24 @@ def test_a_cache_file_that_is_not_json_is_ignored(tmp_path, site):
     (cached,) = (tmp_path / "cache").glob("commands-*.json")
     cached.write_text("{not json")
     assert "weather" in help_of(tmp_path, site)
+
+
+def test_an_upgraded_plugin_shows_its_new_commands_at_once(tmp_path, site):
+    """Same entry point, same module name: only the distribution's version tells."""
+    import shutil
+
+    def release(version, command):
+        source = COMMAND_PLUGIN.format(marker=str(tmp_path / version), command=command)
+        return make_distribution(
+            site, "toolang-tools-weather", version,
+            entry_points={"toolang": {"tools-weather": "tl_weather"}},
+            modules={"tl_weather": source},
+        )  # fmt: skip
+
+    old = release("1.0", "weather")
+    assert "weather" in help_of(tmp_path, site)
+    shutil.rmtree(old)
+    release("2.0", "forecast")
+    upgraded = help_of(tmp_path, site)
+    assert re.search(r"\n  forecast +Tell the weather, from a plugin\.\n", upgraded)
+    assert not re.search(r"\n  weather +", upgraded)

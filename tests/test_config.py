@@ -66,6 +66,30 @@ def test_missing_required_key_in_a_plugin_section():
     assert info.value.problems == ["toolang.toml: plugins.store-postgres.dsn: missing required key"]
 
 
+def test_a_plugin_without_a_section_gets_its_defaults_and_a_required_key_is_still_missing():
+    @attrs.frozen
+    class Defaults:
+        pool: int = 4
+        hosts: list[str] = attrs.field(factory=lambda: ["a"])
+
+    @attrs.frozen
+    class Needs:
+        dsn: str
+
+    @attrs.frozen
+    class Refuses:
+        pool: int = attrs.field(default=0, validator=attrs.validators.ge(1))
+
+    config = parse_config("", file=Path("toolang.toml"), env={})
+    assert plugin_settings(config, "p", Defaults, env={}) == Defaults(4, ["a"])
+    with pytest.raises(ConfigError) as info:
+        plugin_settings(config, "p", Needs, env={})
+    assert info.value.problems == ["toolang.toml: plugins.p.dsn: missing required key"]
+    with pytest.raises(ConfigError) as info:
+        plugin_settings(config, "p", Refuses, env={})
+    assert info.value.problems == ["toolang.toml: plugins.p: 'pool' must be >= 1: 0"]
+
+
 def test_unset_environment_variable_in_a_path():
     assert problems('[store]\npath = "${TOOLANG_DATA}/toolang.db"\n') == [
         "toolang.toml: store.path: environment variable TOOLANG_DATA is not set "

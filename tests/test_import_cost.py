@@ -39,3 +39,45 @@ def test_cli_module_does_not_import_commands_or_the_runtime():
         "asyncio",
     ):
         assert lazy not in modules, lazy
+
+
+def test_a_host_with_the_builtin_plugins_imports_neither_the_store_nor_the_agent_loop():
+    """Every command registers the built-in plugins; few open the store or run a turn."""
+    modules = imported_after(
+        "from toolang_core.plugins.host import PluginHost\n"
+        "host = PluginHost.from_config(None, {}, load_entry_points=False)\n"
+        "assert host.components.of_kind('store') and host.components.tools"
+    )
+    assert "toolang_core.store.sqlite.plugin" in modules
+    assert "toolang_core.turn.delegation_plugin" in modules
+    for lazy in (
+        "sqlite_utils",
+        "dateutil",
+        "toolang_core.store.sqlite.store",
+        "toolang_core.turn.agent",
+        "fastjsonschema",
+    ):
+        assert lazy not in modules, lazy
+
+
+def test_the_lazily_exported_names_are_the_classes():
+    from toolang_core.store.sqlite import SQLiteStore
+    from toolang_core.store.sqlite.store import SQLiteStore as Defined
+    from toolang_core.turn import AgentExecutor
+    from toolang_core.turn.agent import AgentExecutor as DefinedExecutor
+
+    assert SQLiteStore is Defined
+    assert AgentExecutor is DefinedExecutor
+
+
+def test_the_agent_loop_loads_no_schema_compiler_before_a_tool_call():
+    modules = imported_after(
+        "import toolang_core.turn.agent\n"
+        "import sys\n"
+        "assert 'fastjsonschema' not in sys.modules\n"
+        "from toolang_core.tools.validate import ParamsValidator\n"
+        "schema = {'type': 'object', 'required': ['n']}\n"
+        "assert ParamsValidator().problem(schema, {}) is not None\n"
+        "assert ParamsValidator().problem(schema, {'n': 1}) is None"
+    )
+    assert "fastjsonschema" in modules  # with the first validation

@@ -48,8 +48,13 @@ def listing_key(version: str, config_path: Path | None, env: Mapping[str, str]) 
 
     add(version, sys.executable, sys.version)
     for ep in sorted(entry_points(group="toolang"), key=lambda e: (e.name, e.value)):
-        dist = ep.dist
-        add(ep.name, ep.value, dist.name if dist else "", dist.version if dist else "")
+        metadata = ep.dist.metadata if ep.dist else None  # parsed once, not per field
+        add(
+            ep.name,
+            ep.value,
+            metadata["Name"] if metadata is not None else "",
+            metadata["Version"] if metadata is not None else "",
+        )
     for key in _ENV_KEYS:
         add(key, env.get(key))
     # Whichever of these wins (see config.loader.find_config), its bytes are in the key.

@@ -7,11 +7,13 @@ the same way (``toolang.toml: plugins.chat.history_limit: expected an integer, â
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import attrs
 import structlog
 
 from toolang_core.config.converter import ConfigConverter
@@ -40,13 +42,34 @@ def plugin_settings(
 
     :raises ConfigError: naming the file and each bad key as ``plugins.<name>.<key>``.
     """
-    converter = ConfigConverter(
+    return _section(_converter(config, env), config, name, settings_class)
+
+
+def _converter(config: ToolangConfig, env: Mapping[str, str] | None) -> ConfigConverter:
+    return ConfigConverter(
         file=config.display_name,
         base_dir=config.base_dir,
         env=os.environ if env is None else env,
     )
+
+
+def _section(
+    converter: ConfigConverter, config: ToolangConfig, name: str, settings_class: type[T]
+) -> T:
     raw = config.plugins.settings.get(name, {})
+    if not raw and _all_defaulted(settings_class):
+        # No section: the defaults, as the converter would give them, without making
+        # (compiling) its structuring function for a class with nothing to structure.
+        with contextlib.suppress(Exception):  # the converter reports it, as it always did
+            return settings_class()
     return converter.structure(raw, settings_class, prefix=("plugins", name))
+
+
+def _all_defaulted(settings_class: type[Any]) -> bool:
+    return attrs.has(settings_class) and all(
+        not field.init or field.default is not attrs.NOTHING
+        for field in attrs.fields(settings_class)
+    )
 
 
 def validate_plugin_settings(
@@ -68,9 +91,10 @@ def validate_plugin_settings(
     declared = host.components.settings
     problems: list[str] = []
     settings: dict[str, Any] = {}
+    converter = _converter(config, env)  # one for all: making a cattrs converter costs
     for name, settings_class in declared.items():
         try:
-            settings[name] = plugin_settings(config, name, settings_class, env=env)
+            settings[name] = _section(converter, config, name, settings_class)
         except ConfigError as exc:
             problems.extend(exc.problems)
     records = {record.name: record for record in host.records}

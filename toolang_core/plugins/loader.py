@@ -48,12 +48,14 @@ def scan_entry_points(group: str = PROJECT_NAME) -> tuple[EntryPointInfo, ...]:
     infos = []
     for ep in entry_points(group=group):
         dist = ep.dist
+        # ``dist.name`` and ``dist.version`` would each parse the metadata file again.
+        metadata = dist.metadata if dist is not None else None
         infos.append(
             EntryPointInfo(
                 name=ep.name,
                 value=ep.value,
-                distribution=dist.name if dist is not None else "<unknown>",
-                version=dist.version if dist is not None else "",
+                distribution=metadata["Name"] if metadata is not None else "<unknown>",
+                version=metadata["Version"] if metadata is not None else "",
                 entry_point=ep,
             )
         )

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import fastjsonschema
-
 
 class ParamsValidator:
     """Compiled validators, one per schema (fastjsonschema compiles to Python code)."""
@@ -16,6 +14,10 @@ class ParamsValidator:
 
     def problem(self, schema: Mapping[str, Any], params: Any) -> str | None:
         """A one-line description of what is wrong with ``params``, or ``None``."""
+        # Imported with the first tool call, not with the agent loop: a turn that calls
+        # no tool (a one-shot chat) never needs it.
+        import fastjsonschema
+
         entry = self._compiled.get(id(schema))
         if entry is None or entry[0] is not schema:
             entry = (schema, fastjsonschema.compile(dict(schema), use_default=False))

@@ -132,3 +132,33 @@ def test_luhn(digits, valid):
 )
 def test_iban_checksum_country_and_length(iban, valid):
     assert iban_valid(iban) is valid
+
+
+def test_provider_key_patterns_are_those_of_the_installed_detect_secrets():
+    """Read from detect-secrets' source (no import of it, nor of requests), the
+    patterns are exactly what its plugin classes hold."""
+    from toolang_hook_security_filter.ids import _DETECT_SECRETS
+    from toolang_hook_security_filter.provider_patterns import (
+        _imported,
+        _read_from_source,
+    )
+
+    read = _read_from_source(_DETECT_SECRETS)
+    assert read is not None
+    assert read == _imported(_DETECT_SECRETS)
+
+
+def test_masking_a_provider_key_imports_neither_detect_secrets_nor_requests():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from toolang_hook_security_filter.pii import Scrubber\n"
+        "key = 'AC' + '0123456789abcdef' * 2\n"
+        "masked = Scrubber().scrub_text('twilio sid ' + key + ' here', {})\n"
+        "print(key not in masked and '[secret redacted]' in masked)\n"
+        "print(any(m.split('.')[0] in ('detect_secrets', 'requests') for m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "False"]

@@ -159,18 +159,25 @@ _MORE_SHAPES: Final = (
 
 
 class ProviderKeyFinder:
-    """Provider keys from detect-secrets' regex plugins, and a few more shapes."""
+    """Provider keys from detect-secrets' regex plugins, and a few more shapes.
+
+    The patterns are compiled on the first text long enough to hold a key, not when the
+    finder is made (every runtime makes one); see :mod:`.provider_patterns` for how they
+    are read from detect-secrets.
+    """
 
     def __init__(self) -> None:
-        import importlib
-
-        patterns = list(_MORE_SHAPES)
-        for dotted in _DETECT_SECRETS:
-            module, name = dotted.rsplit(".", 1)
-            plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)
-            patterns.extend(p.pattern for p in plugin.denylist)
-        self._regex = re.compile("|".join(f"(?:{p})" for p in patterns))
         self._gate = re.compile(r"[A-Za-z0-9_+/=-]{20}")
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def _regex(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            from toolang_hook_security_filter.provider_patterns import detect_secrets_patterns
+
+            patterns = [*_MORE_SHAPES, *detect_secrets_patterns(_DETECT_SECRETS)]
+            self._compiled = re.compile("|".join(f"(?:{p})" for p in patterns))
+        return self._compiled
 
     def __call__(self, text: str) -> tuple[str, int]:
         if not self._gate.search(text):

@@ -44,3 +44,33 @@ def test_importing_the_plugin_does_not_import_the_sdk():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_a_runtime_with_telemetry_off_never_imports_the_sdk(tmp_path):
+    """The SDK loads when a runtime starts with an exporter set, not for every start."""
+    import subprocess
+    import sys
+
+    code = (
+        "import asyncio, sys\n"
+        "from pathlib import Path\n"
+        "import toolang_otel\n"
+        "from toolang_core import NewTurnRequest, Runtime\n"
+        "from toolang_core.config import load_config\n"
+        "home = Path(sys.argv[1])\n"
+        "(home / 'toolang.toml').write_text('[runtime]\\nexecutor = \"echo\"\\n')\n"
+        "env = {'HOME': str(home)}\n"
+        "runtime = Runtime.with_plugins(load_config(home / 'toolang.toml', env=env),\n"
+        "                               [('otel', toolang_otel)], env=env)\n"
+        "inbox = runtime.open_inbox()\n"
+        "turn = inbox.submit(NewTurnRequest(source='chat', thread_id='cli:t', input='hi')).id\n"
+        "inbox.store.close()\n"
+        "asyncio.run(runtime.serve(asyncio.Event(), sources=(), only=[turn], until_idle=True))\n"
+        "print(runtime.open_inbox().get(turn).output)\n"
+        "print(any(m.startswith('opentelemetry') for m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-2:] == ["hi", "False"]  # after the runtime's log lines

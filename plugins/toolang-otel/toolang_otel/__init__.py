@@ -64,12 +64,14 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 
 @hookimpl
 async def toolang_startup(runtime: Runtime) -> None:
-    from toolang_otel.plugin import OtelPlugin
     from toolang_otel.settings import OtelSettings
 
     settings = runtime.settings.get(NAME) or OtelSettings()
     holder = holder_of(runtime)
     if settings.enabled and holder.plugin is None:
+        # The SDK comes with the plugin module: imported only when telemetry is on.
+        from toolang_otel.plugin import OtelPlugin
+
         factory = {"span_exporter_factory": holder.span_exporter_factory}
         holder.plugin = holder.last = OtelPlugin(
             runtime, settings, **{k: v for k, v in factory.items() if v is not None}

@@ -119,3 +119,42 @@ def test_a_one_shot_serve_opens_no_port(toolang_runtime, capfd):
 
     assert "toolang server" not in serve(one_shot=True)
     assert f"console http://127.0.0.1:{port}/" in serve(one_shot=False)
+
+
+ONE_SHOT = """
+import asyncio, sys
+from pathlib import Path
+
+import toolang_server
+from toolang_core import NewTurnRequest, Runtime
+from toolang_core.config import load_config
+
+home = Path(sys.argv[1])
+(home / "toolang.toml").write_text(
+    '[runtime]\\nexecutor = "echo"\\n[plugins.server]\\nenabled = true\\nport = 9\\n'
+)
+env = {"HOME": str(home)}
+runtime = Runtime.with_plugins(load_config(home / "toolang.toml", env=env),
+                               [("server", toolang_server)], env=env)
+inbox = runtime.open_inbox()
+turn_id = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:t", input="hi")).id
+inbox.store.close()
+asyncio.run(runtime.serve(asyncio.Event(), sources=(), only=[turn_id], until_idle=True))
+assert runtime.open_inbox().get(turn_id).output == "hi"
+print("\\n".join(sorted(sys.modules)))
+"""
+
+
+def test_a_one_shot_serve_imports_neither_uvicorn_nor_starlette(tmp_path):
+    """What serves HTTP loads when a server starts, not for a one-shot chat's turn."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", ONE_SHOT, str(tmp_path)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    modules = set(done.stdout.split())
+    assert "toolang_server" in modules
+    for heavy in ("uvicorn", "starlette", "toolang_server.serve", "toolang_server.app"):
+        assert heavy not in modules, heavy

@@ -71,10 +71,11 @@ async def toolang_startup(runtime: Runtime) -> None:
 
 @hookimpl
 async def toolang_shutdown(runtime: Runtime, reason: str) -> None:
-    from toolang_server.serve import URL_FILE
-
     running = server_state(runtime).pop("running", None)
     if running is not None:
+        # Imported only here: the serve module brings uvicorn and Starlette.
+        from toolang_server.serve import URL_FILE
+
         await running.stop()
         (runtime.config.home / URL_FILE).unlink(missing_ok=True)
 

@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import yaml
+
+if TYPE_CHECKING:
+    # PyYAML is imported where a workflow is parsed: registering the tools needs none.
+    import yaml
 
 STEP_ID = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 STEP_KEYS = ("id", "agent", "instruction", "depends_on", "allowed_tools", "timeout_seconds")
@@ -87,12 +90,16 @@ def _line(node: yaml.Node) -> int:
 
 
 def _mapping(node: yaml.Node) -> dict[str, tuple[yaml.Node, yaml.Node]] | None:
+    import yaml
+
     if not isinstance(node, yaml.MappingNode):
         return None
     return {str(k.value): (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)}
 
 
 def _scalar(node: yaml.Node) -> Any:
+    import yaml
+
     return yaml.safe_load(yaml.serialize(node))
 
 
@@ -112,6 +119,8 @@ def parse_workflow(text: str, *, max_steps: int, check_agent: AgentCheck) -> Wor
 
     :raises WorkflowInvalid: listing every problem with its line.
     """
+    import yaml
+
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
