@@ -6,12 +6,15 @@ remote agents, and are stored in the pool."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from taskrun_helpers import Cast
 from team_helpers import LEAD, W1, W2, W3, coordinator, team_runtime
 
 from toolang_core import AgentDefinition, AgentHealth, AgentLoad, hookimpl
+from toolang_core.agents.pool import pool_for
 from toolang_core.agents.pool_ping import PingSchedule
 from toolang_core.agents.pool_types import PoolHealth
 from toolang_core.teams.coordinator import FormRequest
@@ -162,3 +165,47 @@ def test_pings_run_only_when_due(tmp_path):
     assert remote.asked == [["far"]]
     assert (stats.heartbeat, stats.heartbeat_detail) == ("ok", "ping: ok")
     assert shown["heartbeat"] == "ok" and shown["heartbeat_at"] == stats.heartbeat_at
+
+
+class SlowRemote(Remote):
+    """A remote source whose first card read is slow (a loaded machine) and finds
+    ``far`` gone; it ends when another read begins, or after half a second. A later
+    read would find ``far`` again."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads = 0
+        self.first = threading.Event()
+        self.second = threading.Event()
+
+    def load(self, context: object) -> AgentLoad:
+        self.reads += 1
+        if self.reads == 1:
+            self.first.set()
+            self.second.wait(0.5)
+            card = AgentHealth("unreachable", "card fetch: refused", time.time())
+        else:
+            self.second.set()
+            card = AgentHealth("ok", "card read at load", time.time())
+        return AgentLoad(definitions=[FAR], health={"far": card})
+
+
+def test_a_pool_built_while_the_registry_is_read_at_start_up_sees_that_same_read(tmp_path):
+    """The agent executor reads the registry in a worker thread at start-up; a pool
+    built meanwhile on the event loop waits for that read instead of reading the
+    sources again (two registries would each give ``far`` another health)."""
+    remote = SlowRemote()
+    runtime, _ = remote_runtime(tmp_path, remote)
+    store = runtime.open_store()
+    try:
+        with ThreadPoolExecutor(max_workers=1) as worker:
+            startup = worker.submit(runtime.agents.report_unmatched)  # as prepare() does
+            assert remote.first.wait(5)  # its read has begun
+            meanwhile = pool_for(runtime, store).get("far")
+            startup.result(timeout=5)
+        later = pool_for(runtime, store).get("far")
+    finally:
+        store.close()
+    assert remote.reads == 1
+    assert meanwhile is not None and later is not None
+    assert meanwhile.health is later.health is PoolHealth.UNHEALTHY

@@ -6,6 +6,7 @@ One :class:`AgentCatalog` per runtime (``runtime.agents``). The agent executor a
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -37,19 +38,31 @@ class AgentError(LookupError):
 
 
 class AgentCatalog:
-    """The registry and tool assignment of one runtime, read once on first use."""
+    """The registry and tool assignment of one runtime, read once on first use.
+
+    First use may come from two threads at once (the agent executor reads the registry
+    in a worker thread at start-up while the event loop builds an agent pool): the lock
+    makes the second wait for the first's registry instead of reading every source
+    again. Two registries would disagree: a remote agent's card fetched ``ok`` in one
+    and ``unreachable`` in the other, and each pool built on them would say otherwise.
+    """
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self._registry: AgentRegistry | None = None
         self._assignment: ToolAssignment | None = None
+        self._loading = threading.RLock()
 
     @property
     def registry(self) -> AgentRegistry:
-        """Every source's definitions, merged (the sources are read on first use)."""
-        if self._registry is None:
-            self._registry = AgentRegistry.load(self.runtime)
-        return self._registry
+        """Every source's definitions, merged (the sources are read once, on first use)."""
+        registry = self._registry
+        if registry is None:
+            with self._loading:
+                registry = self._registry
+                if registry is None:
+                    registry = self._registry = AgentRegistry.load(self.runtime)
+        return registry
 
     @property
     def assignment(self) -> ToolAssignment:
@@ -75,7 +88,8 @@ class AgentCatalog:
 
     def reload(self) -> None:
         """Read the sources again on next use (a changed AGENT.md, a remote back up)."""
-        self._registry = self._assignment = None
+        with self._loading:  # not lost to a load under way
+            self._registry = self._assignment = None
 
     def report_unmatched(self) -> tuple[str, ...]:
         """Log the tools no agent owns (at start-up) and return them. With no agent
