@@ -8,9 +8,9 @@ import json
 import shutil
 
 import pytest
-from cli_helpers import run_toolang
 
 from toolang_core.testing import make_distribution
+from toolang_core.testing.cli import run_toolang
 
 TOOL_PLUGIN = """
 from pathlib import Path
