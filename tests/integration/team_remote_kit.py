@@ -15,14 +15,12 @@ import os
 import signal
 import socket
 import subprocess
-import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 
 from toolang_core.testing.dists import make_distribution
+from toolang_core.testing.processes import start_toolang_run, wait_serving
 
 MODEL_MODULE = """
 import asyncio, json, os
@@ -95,15 +93,6 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-
-
 class RemoteMember:
     """`toolang run` in its own home and store, serving ``far`` on a free loopback port."""
 
@@ -127,30 +116,19 @@ class RemoteMember:
         self.process: subprocess.Popen[str] | None = None
 
     def start(self) -> RemoteMember:
-        # The log goes to a file: a pipe nobody reads fills up and blocks the runtime.
         self.log = self.home / "run.log"
-        with self.log.open("w", encoding="utf-8") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "toolang_core", "run"],
-                cwd=self.home,
-                env=self.env,
-                stdout=subprocess.DEVNULL,
-                stderr=log,
-                text=True,
-            )
-
-        def up() -> bool:
-            assert self.process is not None
-            if self.process.poll() is not None:
-                raise AssertionError(f"toolang run exited: {self.log.read_text()}")
-            try:
-                card = self.endpoint + "/.well-known/agent-card.json"
-                return httpx.get(card, timeout=1).is_success
-            except httpx.HTTPError:
-                return False
-
-        wait_for(up, 60, f"the remote member at {self.url}")
+        self.process = start_toolang_run(self.home, self.env, self.log)
+        wait_serving(
+            self.process, self.log, self.card_served, what=f"the remote member at {self.url}"
+        )
         return self
+
+    def card_served(self) -> bool:
+        """Whether its agent card answers (it is up and serving A2A)."""
+        try:
+            return httpx.get(self.endpoint + "/.well-known/agent-card.json", timeout=1).is_success
+        except httpx.HTTPError:
+            return False
 
     def seen(self) -> list[list[str]]:
         """Every request the remote's model saw: its messages' contents."""

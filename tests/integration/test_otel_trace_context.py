@@ -14,7 +14,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +26,7 @@ from toolang_core import NewTurnRequest, TurnFilter, TurnStatus
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import SubmitRules
 from toolang_core.testing.dists import make_distribution
+from toolang_core.testing.processes import start_toolang_run, wait_for, wait_serving
 
 MODEL_MODULE = """
 from toolang_core import hookimpl, ToolCall
@@ -105,13 +105,6 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out after {timeout} s waiting for {what}"
-        time.sleep(0.02)
-
-
 class Run:
     """One `toolang run` in its own home with the given plugins."""
 
@@ -128,22 +121,8 @@ class Run:
         self.log = home / "run.log"
 
     def start(self, ready: Callable[[], bool]) -> Run:
-        with self.log.open("w") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "toolang_core", "run"],
-                cwd=self.home,
-                env=self.env,
-                stdout=subprocess.DEVNULL,
-                stderr=log,
-                text=True,
-            )
-
-        def up() -> bool:
-            assert self.process is not None
-            assert self.process.poll() is None, self.log.read_text()
-            return ready()
-
-        wait_for(up, 60, f"toolang run in {self.home}")
+        self.process = start_toolang_run(self.home, self.env, self.log)
+        wait_serving(self.process, self.log, ready, what=f"toolang run in {self.home}")
         return self
 
     def serves_a2a(self) -> bool:

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from taskrun_helpers import Agents
 from team_helpers import Recorder, trust
-from team_remote_kit import RemoteMember, install_kit, wait_for
+from team_remote_kit import RemoteMember, install_kit
 
 import toolang_agents_remote
 from toolang_core import AgentDefinition, TurnFilter
@@ -37,6 +37,7 @@ from toolang_core.teams.coordinator import FormRequest, Scope, TeamCoordinator
 from toolang_core.teams.types import ContextFilter, Strategy, TeamStatus
 from toolang_core.testing.cast import Cast, agent_of, user_text
 from toolang_core.testing.models import text
+from toolang_core.testing.processes import wait_for
 from toolang_core.testing.runtimes import serving
 
 LOCAL = (

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, Final
 
 KILL_AND_RESUME_CONFIG: Final = """
@@ -53,3 +55,39 @@ def kill_when(
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=30)
+
+
+def start_toolang_run(
+    home: Path, env: Mapping[str, str], log: Path, *args: str
+) -> subprocess.Popen[str]:
+    """Start ``python -m toolang_core run ARGS`` in ``home`` with ``env``; its log goes to
+    the file ``log`` (a pipe nobody reads fills up at 64 KiB and blocks the runtime on
+    its next log line)."""
+    with log.open("w", encoding="utf-8") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "toolang_core", "run", *args],
+            cwd=home,
+            env=dict(env),
+            stdout=subprocess.DEVNULL,
+            stderr=out,
+            text=True,
+        )
+
+
+def wait_serving(
+    process: subprocess.Popen[Any],
+    log: Path,
+    ready: Callable[[], Any],
+    timeout: float = 60,
+    what: str = "toolang run",
+) -> None:
+    """Wait until ``ready()`` holds while ``process`` lives.
+
+    :raises AssertionError: when it exits first (with its log), or after ``timeout``."""
+
+    def up() -> Any:
+        if process.poll() is not None:
+            raise AssertionError(f"{what} exited ({process.returncode}): {log.read_text()}")
+        return ready()
+
+    wait_for(up, timeout, what)

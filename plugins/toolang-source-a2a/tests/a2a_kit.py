@@ -13,12 +13,12 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 
 from toolang_core.testing.dists import make_distribution
+from toolang_core.testing.processes import start_toolang_run, wait_serving
 
 MODEL_MODULE = """
 import asyncio, json, os
@@ -110,15 +110,6 @@ default = "echo"
 """
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-
-
 class Runtime:
     """One `toolang run` in its own home (its own store) serving A2A on a free port."""
 
@@ -149,30 +140,17 @@ class Runtime:
         self.process: subprocess.Popen[str] | None = None
 
     def start(self) -> Runtime:
-        # The log goes to a file: a pipe nobody reads while the runtime runs fills up
-        # (64 KiB) and blocks the runtime on its next log line.
         self.log = self.home / f"run-{time.monotonic_ns()}.log"
-        with self.log.open("w", encoding="utf-8") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "toolang_core", "run"],
-                cwd=self.home,
-                env=self.env,
-                stdout=subprocess.DEVNULL,
-                stderr=log,
-                text=True,
-            )
-
-        def up() -> bool:
-            assert self.process is not None
-            if self.process.poll() is not None:
-                raise AssertionError(f"toolang run exited: {self.log.read_text()}")
-            try:
-                return httpx.get(self.url + "/.well-known/agent-card.json", timeout=1).is_success
-            except httpx.HTTPError:
-                return False
-
-        wait_for(up, 60, f"the A2A server at {self.url}")
+        self.process = start_toolang_run(self.home, self.env, self.log)
+        wait_serving(self.process, self.log, self.card_served, what=f"the A2A server at {self.url}")
         return self
+
+    def card_served(self) -> bool:
+        """Whether its agent card answers (it is up and serving A2A)."""
+        try:
+            return httpx.get(self.url + "/.well-known/agent-card.json", timeout=1).is_success
+        except httpx.HTTPError:
+            return False
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

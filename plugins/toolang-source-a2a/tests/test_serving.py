@@ -19,10 +19,11 @@ from a2a.types.a2a_pb2 import (
     SendMessageRequest,
     TaskState,
 )
-from a2a_kit import Runtime, install_kit, wait_for
+from a2a_kit import Runtime, install_kit
 
 from toolang_core import TurnFilter
 from toolang_core.store.sqlite import SQLiteStore
+from toolang_core.testing.processes import wait_for
 
 CONFIG = """
 [plugins.source-a2a]

@@ -10,11 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
-from a2a_kit import Runtime, install_kit, wait_for
+from a2a_kit import Runtime, install_kit
 
 from toolang_core import NewTurnRequest, TurnFilter, TurnStatus
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import SubmitRules
+from toolang_core.testing.processes import wait_for
 
 B_CONFIG = """
 [agents]
