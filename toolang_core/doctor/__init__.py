@@ -94,6 +94,12 @@ def check_plugins(ctx: DoctorContext) -> Iterator[Check]:
             yield Check("plugins", "fail", record.failure_message())
     for reason, names in disabled.items():
         yield Check("plugins", "info", f"{len(names)} plugin(s) {reason}: {', '.join(names)}")
+    for text in host.unknown_names:
+        # a typo in the deny-list leaves on the plugin it meant to turn off
+        yield Check("plugins", "fail", text, ("fix the name or remove it",))
+    for text in host.warnings:
+        if text not in host.unknown_names:
+            yield Check("plugins", "warn", text)
 
 
 def check_plugin_settings(ctx: DoctorContext) -> Iterator[Check]:
