@@ -180,6 +180,8 @@ def test_agents_status_reports_the_broken_file_and_doctor_fails(toolang_cli, age
     doctor = toolang_cli("doctor")
     assert doctor.returncode == 1
     assert f"{bad}:3: invalid YAML" in doctor.stdout
+    # doctor reports it; its log says it once, not once per check that needs a runtime
+    assert doctor.stderr.count(f"{bad}:3: invalid YAML") == 1, doctor.stderr
 
 
 def test_doctor_says_a_missing_agents_dir_is_fine(toolang_cli, toolang_home):
