@@ -154,6 +154,17 @@ def test_doctor_passes_when_only_healthy_plugins_load(run):
     )
 
 
+def test_doctor_fails_on_a_deny_list_name_no_plugin_has(run):
+    # a typo in the deny-list leaves the plugin it meant to turn off running
+    result = run("doctor", TOOLANG_LOAD_PLUGINS="good", TOOLANG_DISABLE_PLUGINS="goood")
+    assert result.returncode == 1, result.stdout
+    assert (
+        "FAIL  plugins    TOOLANG_DISABLE_PLUGINS names 'goood', but no installed plugin "
+        "has that entry-point or distribution name (did you mean 'good'?)" in result.stdout
+    )
+    assert "plugin=None" not in result.stderr
+
+
 def test_plugin_commands_are_added_and_clashes_refused(cli_run, tmp_path):
     site = tmp_path / "cmdsite"
     make_distribution(

@@ -242,3 +242,20 @@ def test_named_missing_config_file_is_a_clear_error(cli_run):
     assert_no_traceback(result)
     assert result.returncode == 2
     assert "missing.toml: no such configuration file (named by --config)" in result.stderr
+
+
+def test_a_command_of_a_plugin_not_loaded_names_the_plugin_to_install(cli_run):
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        distribution("toolang-source-chat")
+        installed = True
+    except PackageNotFoundError:
+        installed = False
+    result = cli_run("chat", "hello", env={"TOOLANG_LOAD_PLUGINS": ""})
+    assert result.returncode == 2
+    assert "No such command 'chat': it comes with toolang-source-chat, which is " in result.stderr
+    if installed:  # the dev venv: installed, but the allow-list keeps it out
+        assert "which is not listed in TOOLANG_LOAD_PLUGINS" in result.stderr
+    else:  # the core env
+        assert "which is not installed (pip install toolang-source-chat)" in result.stderr

@@ -110,6 +110,19 @@ def test_standalone_plugin_is_a_repository_of_its_own_that_passes_its_tests(
     assert outcome.returncode == 0, outcome.stdout + outcome.stderr
 
 
+def test_standalone_next_steps_name_the_wheelhouse_the_author_set(cli_run, tmp_path):
+    unset = cli_run("plugin", "new", "one", "--standalone", env={"TOOLANG_FIND_LINKS": ""})
+    assert unset.returncode == 0, unset.stderr
+    assert "--find-links WHEELHOUSE -e" in unset.stdout
+    assert "WHEELHOUSE: a directory of toolang's wheels" in unset.stdout
+    wheels = tmp_path / "my wheels"
+    named = cli_run("plugin", "new", "two", "--standalone", env={"TOOLANG_FIND_LINKS": str(wheels)})
+    assert named.returncode == 0, named.stderr
+    assert f"--find-links '{wheels}' -e '.[test]'" in named.stdout
+    assert f"TOOLANG_FIND_LINKS='{wheels}' tox" in named.stdout
+    assert "WHEELHOUSE" not in named.stdout
+
+
 @pytest.mark.parametrize(
     ("version", "pin", "factor"),
     [

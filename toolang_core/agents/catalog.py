@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 import structlog
@@ -116,7 +117,13 @@ class AgentCatalog:
         known = ", ".join(d.name for d in self.registry.active()) or "none"
         state = "disabled" if found is not None else "unknown"
         which = " ([agents] default; `toolang doctor` explains)" if not name else ""
-        raise AgentError(f"agent {wanted!r}{which} is {state} (agents: {known})")
+        message = f"agent {wanted!r}{which} is {state} (agents: {known})"
+        # the agent a person just wrote may be one whose AGENT.md did not load
+        errors = self.registry.errors if found is None else ()
+        broken = [d for d in errors if wanted in PurePath(d.origin).parts]
+        if broken:
+            message += f"; {broken[0]} (`toolang agents status` lists every problem)"
+        raise AgentError(message)
 
     def scope(
         self, agent: AgentDefinition, allowed_tools: Iterable[str] | None = None

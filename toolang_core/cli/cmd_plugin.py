@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -59,9 +61,16 @@ def new(name: str, family: str, plugins_dir: Path | None, standalone: bool) -> N
     if standalone:
         click.echo("  a repository of its own (see its README):")
         click.echo(f"            cd {root} && python -m venv .venv")
-        click.echo("            .venv/bin/pip install --find-links WHEELHOUSE -e '.[test]'")
+        # the author who set TOOLANG_FIND_LINKS (docs/plugins.md's walk) can paste these
+        found = os.environ.get("TOOLANG_FIND_LINKS")
+        wheelhouse = shlex.quote(found) if found else "WHEELHOUSE"
+        click.echo(f"            .venv/bin/pip install --find-links {wheelhouse} -e '.[test]'")
         click.echo("            .venv/bin/pytest")
-        click.echo("            TOOLANG_FIND_LINKS=WHEELHOUSE tox")
+        click.echo(f"            TOOLANG_FIND_LINKS={wheelhouse} tox")
+        if not found:
+            click.echo(
+                "  WHEELHOUSE: a directory of toolang's wheels (tools/wheelhouse.py builds it)"
+            )
         return
     click.echo(f"  install into {where}:")
     click.echo(f"            {python} -m pip install -e '{root}[test]'")

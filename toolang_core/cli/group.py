@@ -33,6 +33,23 @@ class ToolangCliError(click.ClickException):
             click.echo(f"error: {self.message}", file=out)
 
 
+PLUGIN_COMMANDS = {
+    "a2a": "toolang-source-a2a",
+    "approvals": "toolang-hook-approval-gate",
+    "chat": "toolang-source-chat",
+    "chores": "toolang-source-chore",
+    "invoke": "toolang-source-invoke",
+    "knowledge": "toolang-hook-knowledge-saver",
+    "learning": "toolang-hook-learning-observer",
+    "serve": "toolang-server",
+    "tasks": "toolang-source-task",
+    "wills": "toolang-source-will",
+}
+"""The commands the README and docs use that toolang's own plugins bring, by the
+distribution that brings each: ``toolang chat`` without toolang-source-chat says what
+to install instead of only "No such command". (Names only; no plugin is imported.)"""
+
+
 class ToolangGroup(click.Group):
     """The root ``toolang`` group.
 
@@ -113,6 +130,27 @@ class ToolangGroup(click.Group):
         if cmd_name not in self.commands:
             self.add_plugin_commands(ctx)
         return self.commands.get(cmd_name)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = click.utils.make_str(args[0]) if args else ""
+        distribution = PLUGIN_COMMANDS.get(name)
+        if distribution is not None and self.get_command(ctx, name) is None:
+            ctx.fail(
+                f"No such command {name!r}: it comes with {self._why_missing(ctx, distribution)}"
+            )
+        return super().resolve_command(ctx, args)
+
+    def _why_missing(self, ctx: click.Context, distribution: str) -> str:
+        from toolang_core.cli.state import CliState
+
+        for record in CliState.of(ctx).lenient_host().records:
+            if record.distribution == distribution and record.reason:
+                return f"{distribution}, which is {record.reason}"
+            if record.distribution == distribution and record.error is not None:
+                return f"{distribution}, which failed: {record.failure_message()}"
+        return f"{distribution}, which is not installed (pip install {distribution})"
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

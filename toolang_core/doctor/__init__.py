@@ -52,6 +52,7 @@ class DoctorContext:
     commands: click.Group | None = None
     config: ToolangConfig | None = None
     host: PluginHost | None = None
+    runtime: Runtime | None = None
 
 
 DoctorCheck = Check
@@ -94,6 +95,12 @@ def check_plugins(ctx: DoctorContext) -> Iterator[Check]:
             yield Check("plugins", "fail", record.failure_message())
     for reason, names in disabled.items():
         yield Check("plugins", "info", f"{len(names)} plugin(s) {reason}: {', '.join(names)}")
+    for text in host.unknown_names:
+        # a typo in the deny-list leaves on the plugin it meant to turn off
+        yield Check("plugins", "fail", text, ("fix the name or remove it",))
+    for text in host.warnings:
+        if text not in host.unknown_names:
+            yield Check("plugins", "warn", text)
 
 
 def check_plugin_settings(ctx: DoctorContext) -> Iterator[Check]:
@@ -203,15 +210,21 @@ def _is_builtin(runtime: Runtime, plugin: str) -> bool:
 
 
 def runtime_for(ctx: DoctorContext) -> Runtime | None:
-    """A runtime for the checks, or ``None`` when the configuration or settings failed."""
+    """A runtime for the checks, or ``None`` when the configuration or settings failed.
+
+    One for all the checks: each new one read every agent source again, and logged each
+    broken AGENT.md once per check."""
     if ctx.config is None or ctx.host is None:
         return None
+    if ctx.runtime is not None:
+        return ctx.runtime
     from toolang_core.runtime import Runtime
 
     try:
-        return Runtime(ctx.config, ctx.host, env=ctx.env)
+        ctx.runtime = Runtime(ctx.config, ctx.host, env=ctx.env)
     except ConfigError:
         return None  # the settings check reported it
+    return ctx.runtime
 
 
 def check_store(ctx: DoctorContext) -> Iterator[Check]:

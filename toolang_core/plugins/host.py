@@ -59,6 +59,9 @@ class PluginHost:
         self.warnings: list[str] = []
         """Problems that left every plugin working: an allow- or deny-list name that
         matches nothing, a tool refused for a name clash. Strict mode fails on them."""
+        self.unknown_names: list[str] = []
+        """The :attr:`warnings` about allow- or deny-list names that match no installed
+        plugin (most often a typo that leaves a plugin on or off)."""
         self._deferred: list[str] | None = None
 
     # -- construction -------------------------------------------------------------
@@ -242,7 +245,8 @@ class PluginHost:
         entry_points = list(entry_points)
         self._deferred = []  # strict mode reports every failure of the load, not the first
         try:
-            for message in policy.unmatched(entry_points):
+            self.unknown_names = policy.unmatched(entry_points)
+            for message in self.unknown_names:
                 self.warn(None, message, event="plugin.unknown_name")
             self._load(policy, entry_points)
         finally:
@@ -326,7 +330,10 @@ class PluginHost:
         self.warnings.append(text)
         if name is not None:
             self._records[name].warnings.append(message)
-        log.warning(event, plugin=name, problem=message)
+        if name is None:
+            log.warning(event, problem=message)
+        else:
+            log.warning(event, plugin=name, problem=message)
         self._strict_failure(text)
 
     def _strict_failure(self, message: str) -> None:

@@ -180,6 +180,21 @@ def test_agents_status_reports_the_broken_file_and_doctor_fails(toolang_cli, age
     doctor = toolang_cli("doctor")
     assert doctor.returncode == 1
     assert f"{bad}:3: invalid YAML" in doctor.stdout
+    # doctor reports it; its log says it once, not once per check that needs a runtime
+    assert doctor.stderr.count(f"{bad}:3: invalid YAML") == 1, doctor.stderr
+
+
+def test_asking_for_an_agent_whose_file_did_not_load_says_why(toolang_runtime, agents_dir):
+    bad = write(agents_dir, "weather", "---\nname: weather\nstatus: [\n---\n")
+    write(agents_dir, "fine", GOOD.format(name="fine"))
+    agents = toolang_runtime(plugins={"agents-user": toolang_agents_user}).agents
+    with pytest.raises(LookupError) as raised:
+        agents.agent("weather")
+    assert "agent 'weather' is unknown (agents: assistant, fine)" in str(raised.value)
+    assert f"; {bad}:3: invalid YAML" in str(raised.value)
+    with pytest.raises(LookupError) as other:
+        agents.agent("fin")  # no file of its own: the broken one is not blamed
+    assert "invalid YAML" not in str(other.value)
 
 
 def test_doctor_says_a_missing_agents_dir_is_fine(toolang_cli, toolang_home):

@@ -287,6 +287,16 @@ def test_every_route_is_in_the_openapi_document(token_server):
     assert plugins
 
 
+def test_the_api_url_run_prints_answers_with_the_routes_not_a_404(token_server):
+    with token_server.client() as anonymous:
+        index = anonymous.get("/api")
+    assert index.status_code == 200, index.text
+    assert index.json()["openapi"] == "/api/openapi.json"
+    routes = index.json()["routes"]
+    assert "POST /api/turns" in routes and "GET /api/openapi.json" in routes
+    assert not [r for r in routes if not r.split(" ", 1)[1].startswith("/api")]
+
+
 # -- bad input --------------------------------------------------------------------------
 
 

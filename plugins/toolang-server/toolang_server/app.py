@@ -157,9 +157,20 @@ def build_app(
     async def openapi_document(request: Request) -> Response:
         return JSONResponse(document)
 
+    async def api_index(request: Request) -> Response:
+        # `toolang run` prints this URL: answer it with where to go, not a 404
+        listed = [
+            f"{method.upper()} {path}"
+            for path, operations in document["paths"].items()
+            if path.startswith("/api")
+            for method in operations
+        ]
+        return JSONResponse({"openapi": "/api/openapi.json", "routes": listed})
+
     app = Starlette(
         routes=[
             Route("/api/openapi.json", openapi_document, methods=["GET"]),
+            Route("/api", api_index, methods=["GET"]),
             *(
                 Route(r.path, guarded(r, settings), methods=list(r.methods), name=None)
                 for r in routes
@@ -189,6 +200,15 @@ def build_app(
             "tags": ["server"],
             "security": [],
             "responses": {"200": {"description": "the OpenAPI document"}},
+        }
+    }
+    document["paths"]["/api"] = {
+        "get": {
+            "summary": "Where the OpenAPI document is, and every route's method and path.",
+            "operationId": "get_api_index",
+            "tags": ["server"],
+            "security": [],
+            "responses": {"200": {"description": "the index"}},
         }
     }
     return app, routes, failures

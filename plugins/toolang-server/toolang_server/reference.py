@@ -47,6 +47,7 @@ def table() -> str:
     ]
     lines += [
         "| GET | `/api/openapi.json` | This document: every route, as OpenAPI 3.1. | no |",
+        "| GET | `/api` | Where the OpenAPI document is, and every route's method and path. | no |",
         "",
         END,
     ]
