@@ -13,14 +13,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 from pathlib import Path
 
 import httpx
 
 from toolang_core.testing.dists import make_distribution
-from toolang_core.testing.processes import start_toolang_run, wait_serving
+from toolang_core.testing.processes import free_port, start_toolang_run, wait_serving
 
 MODEL_MODULE = """
 import asyncio, json, os
@@ -85,12 +84,6 @@ def install_kit(site: Path) -> None:
         entry_points={"toolang": {"far-kit": "team_far_model"}},
         modules={"team_far_model": MODEL_MODULE},
     )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class RemoteMember:

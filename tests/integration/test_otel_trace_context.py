@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -26,7 +25,12 @@ from toolang_core import NewTurnRequest, TurnFilter, TurnStatus
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import SubmitRules
 from toolang_core.testing.dists import make_distribution
-from toolang_core.testing.processes import start_toolang_run, wait_for, wait_serving
+from toolang_core.testing.processes import (
+    free_port,
+    start_toolang_run,
+    wait_for,
+    wait_serving,
+)
 
 MODEL_MODULE = """
 from toolang_core import hookimpl, ToolCall
@@ -97,12 +101,6 @@ SERVER_CONFIG = """
 enabled = true
 port = 0
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Run:

@@ -4,6 +4,7 @@ that run a real ``toolang`` (or a real server) in a subprocess."""
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -91,3 +92,10 @@ def wait_serving(
         return ready()
 
     wait_for(up, timeout, what)
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now (for a server a test starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ from pathlib import Path
 import httpx
 
 from toolang_core.testing.dists import make_distribution
-from toolang_core.testing.processes import start_toolang_run, wait_serving
+from toolang_core.testing.processes import free_port, start_toolang_run, wait_serving
 
 MODEL_MODULE = """
 import asyncio, json, os
@@ -90,12 +89,6 @@ def install_kit(site: Path) -> None:
         entry_points={"toolang": {"echo-model": "a2a_echo_model"}},
         modules={"a2a_echo_model": MODEL_MODULE},
     )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 BASE_CONFIG = """
