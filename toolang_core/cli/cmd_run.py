@@ -53,7 +53,8 @@ def run(
 
     On the first signal it stops admitting, gives running turns
     [runtime] shutdown_grace_seconds to finish and hands the rest back to the queue (a
-    second signal ends the grace at once). Logs go to stderr; on a terminal a status line
+    second signal ends the grace at once; a turn waiting for an approval is handed back
+    at once, its request still pending). Logs go to stderr; on a terminal a status line
     shows what is queued and running per group.
     """
     import attrs

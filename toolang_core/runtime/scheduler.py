@@ -86,6 +86,9 @@ class Scheduler:
         self.on_heartbeat = on_heartbeat
         self.running: dict[str, asyncio.Task[None]] = {}
         self._lent: set[str] = set()
+        self._parked: set[str] = set()
+        """Turns waiting for a person (an approval): durable, so shutdown hands them
+        back at once instead of waiting out its grace for them."""
         self._upkeep: asyncio.Task[None] | None = None
         self._committed: set[str] = set()
         """Turns committed and running their post-turn stages: no longer active in the
@@ -123,6 +126,19 @@ class Scheduler:
             yield
         finally:
             self._lent.discard(turn_id)
+
+    @contextlib.contextmanager
+    def parked(self, turn_id: str) -> Iterator[None]:
+        """While ``turn_id`` waits for a person's decision (its approval request is in
+        the store, and a resumed attempt finds it, decided or not), a shutdown hands the
+        turn back at once: a person may take hours, the grace is for work that ends."""
+        self._parked.add(turn_id)
+        if not self._admitting:  # parked during the grace: nothing to wait for either
+            self.cancel_task(turn_id, SHUTDOWN)
+        try:
+            yield
+        finally:
+            self._parked.discard(turn_id)
 
     def admit_with(self, parent_id: str, turn_id: str) -> None:
         """A one-shot scheduler (``only``) also admits ``turn_id``, spawned by
@@ -455,10 +471,13 @@ class Scheduler:
     async def drain(self, grace_seconds: float) -> None:
         """Stop admitting; give running turns ``grace_seconds`` (until :meth:`end_grace`);
         hand the rest back. A tool call that finishes meanwhile records its result, so
-        it is replayed, not run again, when its turn resumes."""
+        it is replayed, not run again, when its turn resumes. A turn waiting for a
+        person (:meth:`parked`) is handed back at once, its request left pending."""
         self._admitting = False
         if self.running:
             log.info("runtime.draining", running=len(self.running), grace_seconds=grace_seconds)
+        for turn_id in list(self._parked):
+            self.cancel_task(turn_id, SHUTDOWN)
         deadline = self.clock() + grace_seconds
         while self.running and self.clock() < deadline and not self._grace_over:
             await self._settle()

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -276,8 +277,11 @@ class AgentExecutor:
         remaining = None if due is None else due - loop.time()
         if deadline is not None:
             deadline.reschedule(None)  # a person's time is not the agent's
+        scheduler = self.runtime.scheduler
+        parked = scheduler.parked(ctx.turn.id) if scheduler is not None else nullcontext()
         try:
-            final = await book.wait(approval)
+            with parked:  # a shutdown hands a turn waiting for a person back at once
+                final = await book.wait(approval)
         except asyncio.CancelledError:
             self._expire_unless_coming_back(book, approval, ctx)
             raise

@@ -336,11 +336,13 @@ class AgentLoop:
     def _record_canceled(self, call: ToolCall, started: float, intent: list[StepRecord]) -> None:
         """The trace shows a call its turn's cancellation stopped (a tool process is
         stopped with it); whatever the tool did after the cancellation is never recorded
-        as its result. A turn only handed back (shutdown, a lost lease) keeps the call's
-        intent as it is: the attempt that resumes it finds the call in doubt."""
+        as its result. A turn only handed back (shutdown, a lost lease) records nothing:
+        a call's intent stays as it is (the attempt that resumes it finds the call in
+        doubt), and a call that had not started (waiting for its approval) is simply
+        made again by that attempt."""
         scheduler = self.executor.runtime.scheduler
         why = scheduler.cancel_reason(self.ctx.turn.id) if scheduler is not None else None
-        if intent and why in (SHUTDOWN, LEASE_LOST):
+        if why in (SHUTDOWN, LEASE_LOST):
             return
         error = "canceled before it finished: its turn was canceled, interrupted or stopped"
         data = {
