@@ -38,6 +38,7 @@ from toolang_core.store.errors import StoreReplaced
 from toolang_core.store.protocol import ExecutionStore
 from toolang_core.store.types import GroupPolicy, RunRecord
 from toolang_core.taskruns.types import GROUP as TASK_RUN_GROUP, SOURCE as TASK_RUN_SOURCE
+from toolang_core.tools import process_ledger
 
 if TYPE_CHECKING:
     from sqlite_utils import Database, Migrations
@@ -438,6 +439,8 @@ class Runtime:
             # An exclusive store refuses a second runtime; a shared one records presence.
             if not await take_store(store, run_id, stop, wait_seconds=lock_wait_seconds):
                 return
+            # Before any turn is recovered: kill what tools of a dead runtime left running.
+            process_ledger.sweep(self.config.home, store, now=self.clock())
             self._begin(store, run_id)
             self.inbox = Inbox(store, self.policy, clock=self.clock, keep_raw=True)
             self.scheduler = Scheduler(

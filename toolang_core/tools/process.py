@@ -6,6 +6,10 @@ A tool that runs a program should start it with :func:`run_tool_process`:
   everything it started: on a canceled or interrupted turn, or at the time limit, the
   whole group gets ``SIGTERM``, then ``SIGKILL`` after ``kill_grace_seconds``, and is
   reaped before the call returns or the cancellation goes on;
+- it does not outlive a runtime that is killed: on Linux its first process dies with
+  the runtime (``PR_SET_PDEATHSIG``), and the group is written down in the runtime's
+  home until it is reaped, so the next start kills what is left of it
+  (:mod:`toolang_core.tools.process_ledger`);
 - its environment is built by :func:`tool_process_env`: an **allow-list** of the
   runtime's variables (API keys and other secrets stay out) plus explicit values, and
   the **marker** ``TOOLANG_TOOL_CALL=<turn id>:<call id>``.
@@ -29,6 +33,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
+
+from toolang_core.tools import process_ledger
 
 if TYPE_CHECKING:
     from toolang_core.tools.types import ToolCallContext
@@ -121,8 +127,9 @@ async def run_tool_process(
     stopped and reaped, then the cancellation goes on: nothing the process did after
     it is returned. Output past ``max_output_bytes`` per stream is read and dropped.
     """
+    marker = tool_call_marker(context)
     environment = dict(tool_process_env(context) if env is None else env)
-    environment[TOOL_CALL_ENV] = tool_call_marker(context)
+    environment[TOOL_CALL_ENV] = marker
     process = await asyncio.create_subprocess_exec(
         *argv,
         cwd=cwd,
@@ -131,7 +138,29 @@ async def run_tool_process(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own process group: stopping it stops its children
+        preexec_fn=process_ledger.die_with_runtime(),  # and it dies with the runtime
     )
+    # Written down until it is reaped: a runtime killed meanwhile cannot stop the group,
+    # its next start can (process_ledger.stop_orphaned).
+    entry = process_ledger.note_started(_home(context), process.pid, marker)
+    try:
+        return await _run(process, timeout_seconds, kill_grace_seconds, max_output_bytes)
+    finally:
+        process_ledger.note_ended(entry)
+
+
+def _home(context: ToolCallContext | None) -> Path | None:
+    runtime = getattr(context, "runtime", None)
+    home = getattr(getattr(runtime, "config", None), "home", None)
+    return home if isinstance(home, Path) else None
+
+
+async def _run(
+    process: asyncio.subprocess.Process,
+    timeout_seconds: float | None,
+    kill_grace_seconds: float,
+    max_output_bytes: int,
+) -> ToolProcessResult:
     out: list[bytes] = []
     err: list[bytes] = []
     assert process.stdout is not None

@@ -44,6 +44,13 @@ class Doubt:
     def rerun(self) -> bool:
         return self.result is None
 
+    def with_note(self, note: str) -> Doubt:
+        """The same decision, ``note`` added to its detail and to what the model is told."""
+        result = self.result
+        if result is not None:
+            result = attrs.evolve(result, error=f"{result.error} Also: {note}.")
+        return attrs.evolve(self, detail=f"{self.detail}; {note}", result=result)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "decision": self.decision,

@@ -24,6 +24,7 @@ import structlog
 from toolang_core.errors import describe_exception
 from toolang_core.execution.seam import LEASE_LOST, SHUTDOWN, TurnContext, TurnOutcome
 from toolang_core.models.types import Message, ModelError, ModelRequest, ModelResponse, ToolSpec
+from toolang_core.tools import process_ledger
 from toolang_core.tools.approvals import canonical_params
 from toolang_core.tools.chain import StageRecord
 from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult
@@ -394,6 +395,9 @@ class AgentLoop:
                 self.ctx, call, prompt, agent=self.speaker.agent.name
             ),
         )
+        killed = process_ledger.take_note(self.ctx.store, self.ctx.turn.id, call.call_id)
+        if killed is not None:  # the start-up sweep stopped what it left running
+            doubt = doubt.with_note(killed)
         log.warning(
             "tool.in_doubt",
             turn=self.ctx.turn.id,
