@@ -178,3 +178,13 @@ def test_the_first_process_of_a_program_dies_with_the_thread_that_started_it(tmp
         helper.kill()
         helper.wait()
     wait_for(lambda: not alive(program), 2, "the program to die with its parent")
+
+
+def test_a_leader_that_exited_unreaped_with_no_members_left_is_gone(tmp_path):
+    leader = subprocess.Popen(["/bin/sh", "-c", "exit 0"], start_new_session=True)
+    path = write_entry(tmp_path, leader.pid, dead_process())
+    wait_for(lambda: not alive(leader.pid), 10, "the leader to exit")  # a zombie now
+    (stopped,) = process_ledger.stop_orphaned(tmp_path)
+    assert (stopped.outcome, stopped.members) == ("gone", 0)
+    assert not path.exists()
+    leader.wait(timeout=10)

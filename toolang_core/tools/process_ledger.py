@@ -256,12 +256,13 @@ def _stop_group(entry: LedgerEntry) -> tuple[Outcome, int]:
     leader = ProcessIdentity.of(pgid)
     if leader is not None and leader != entry.group:
         return "gone", 0  # the pid was reused: not ours
+    running = _alive(entry.group)  # not a zombie nobody reaped yet
     members = _members(pgid, entry.marker)
-    if leader is None and not members:
+    if not running and not members:
         return "gone", 0
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-    return "killed", len(members) + (leader is not None)
+    return "killed", len(members) + running
 
 
 def _members(pgid: int, marker: str) -> list[int]:
