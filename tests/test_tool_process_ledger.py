@@ -188,3 +188,9 @@ def test_a_leader_that_exited_unreaped_with_no_members_left_is_gone(tmp_path):
     assert (stopped.outcome, stopped.members) == ("gone", 0)
     assert not path.exists()
     leader.wait(timeout=10)
+
+
+def test_an_entry_of_another_machine_sharing_the_home_is_left_alone(tmp_path, group):
+    path = write_entry(tmp_path, group.pid, dead_process(), host="another-machine")
+    assert process_ledger.stop_orphaned(tmp_path) == []
+    assert alive(group.pid) and path.exists()

@@ -11,7 +11,7 @@ on, orphaned, performing the effect of a call that is now *in doubt*:
   is not inherited by the processes it starts, so it does not stop a whole group;
 * the **ledger**: while the program runs, a file ``<home>/tool-processes/<runtime
   pid>-<group id>.json`` (file names made of numbers only) holds the group's identity —
-  its leader's pid and start time (``/proc/<pid>/stat``), the machine's boot id — with
+  its leader's pid and start time (``/proc/<pid>/stat``), the machine and its boot — with
   the runtime's own identity and the call's marker. The next start, before it recovers
   any turn, kills (``SIGKILL``) every group whose runtime is gone and whose identity
   still matches (:func:`stop_orphaned`): never a pid that was reused, never the group of
@@ -27,6 +27,7 @@ import ctypes
 import json
 import os
 import signal
+import socket
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -74,10 +75,11 @@ class ProcessIdentity:
 @attrs.frozen
 class LedgerEntry:
     """One program a tool runs: its process group (led by ``group``), the runtime that
-    started it (``owner``), the machine's boot, and the call's marker."""
+    started it (``owner``), the machine and its boot, and the call's marker."""
 
     group: ProcessIdentity
     owner: ProcessIdentity
+    host: str
     boot_id: str
     marker: str
 
@@ -146,7 +148,9 @@ def note_started(home: Path | None, pid: int, marker: str) -> Path | None:
     group, owner, boot = ProcessIdentity.of(pid), _self(), _boot_id()
     if group is None or owner is None or boot is None:
         return None
-    entry = LedgerEntry(group=group, owner=owner, boot_id=boot, marker=marker)
+    entry = LedgerEntry(
+        group=group, owner=owner, host=socket.gethostname(), boot_id=boot, marker=marker
+    )
     path = ledger_dir(home) / f"{owner.pid}-{group.pid}.json"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -172,9 +176,10 @@ def stop_orphaned(home: Path) -> list[Stopped]:
     are left alone; an entry that cannot be read is dropped with a warning, never acted
     on."""
     stopped = []
+    host = socket.gethostname()
     for path, entry in _entries(ledger_dir(home)):
-        if entry is not None and _alive(entry.owner):
-            continue  # another runtime on this home, still running its program
+        if entry is not None and (entry.host != host or _alive(entry.owner)):
+            continue  # another machine's (a shared home), or a runtime still running
         if entry is not None and entry.boot_id == _boot_id():
             outcome, members = _stop_group(entry)
             stopped.append(Stopped(entry, outcome, members))
@@ -236,6 +241,7 @@ def _entries(directory: Path) -> Iterator[tuple[Path, LedgerEntry | None]]:
             entry = LedgerEntry(
                 group=ProcessIdentity(**raw["group"]),
                 owner=ProcessIdentity(**raw["owner"]),
+                host=str(raw["host"]),
                 boot_id=str(raw["boot_id"]),
                 marker=str(raw["marker"]),
             )
