@@ -19,6 +19,7 @@ from toolang_core import (
     started_by_tool,
     tool_process_env,
 )
+from toolang_core.testing.processes import wait_for
 
 
 @pytest.fixture
@@ -95,3 +96,35 @@ def test_a_canceled_call_stops_the_whole_group_within_the_grace(ctx, tmp_path, s
     assert took < 2.0
     with pytest.raises(ProcessLookupError):  # the leader was reaped: no zombie left
         os.kill(leader, 0)
+
+
+def _marked(marker: str) -> list[int]:
+    """Live processes started with ``TOOLANG_TOOL_CALL=<marker>``."""
+    wanted = f"{TOOL_CALL_ENV}={marker}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and _alive(int(entry.name)):
+            try:
+                if wanted in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_a_call_canceled_while_its_program_starts_stops_the_whole_group(
+    toolang_call_context, tmp_path
+):
+    ctx = toolang_call_context(call=ToolCall("c-start", "exec_run"), turn_id="t-race")
+
+    async def cancel_at_once() -> None:
+        task = asyncio.create_task(
+            run_tool_process(["/bin/sh", "-c", "sleep 30 & wait"], context=ctx)
+        )
+        await asyncio.sleep(0)  # it has begun to start the program, not finished
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_at_once())
+    wait_for(lambda: not _marked("t-race:c-start"), 2, "the program's group to be gone")

@@ -130,16 +130,25 @@ async def run_tool_process(
     marker = tool_call_marker(context)
     environment = dict(tool_process_env(context) if env is None else env)
     environment[TOOL_CALL_ENV] = marker
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=cwd,
-        env=environment,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,  # its own process group: stopping it stops its children
-        preexec_fn=process_ledger.die_with_runtime(),  # and it dies with the runtime
+    starting = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # its own process group: stopping it stops its children
+            preexec_fn=process_ledger.die_with_runtime(),  # and it dies with the runtime
+        )
     )
+    try:
+        process = await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        # Canceled while its pipes were being connected: the program runs already, and
+        # asyncio would kill only its first process. Stop the whole group, then go on.
+        await stop_process_group(await starting, kill_grace_seconds)
+        raise
     # Written down until it is reaped: a runtime killed meanwhile cannot stop the group,
     # its next start can (process_ledger.stop_orphaned).
     entry = process_ledger.note_started(_home(context), process.pid, marker)
