@@ -33,30 +33,35 @@ class Doubt:
     """What was decided about one call in doubt.
 
     ``result`` is what the model sees instead of running the call (``None``: run it
-    again); ``detail`` says why, for the trace."""
+    again); ``detail`` says why, for the trace; ``note`` what else is known (its program
+    was found still running and killed at the runtime's start)."""
 
     decision: Decision
     intent_attempt: int
     detail: str
     result: ToolResult | None = None
+    note: str | None = None
 
     @property
     def rerun(self) -> bool:
         return self.result is None
 
     def with_note(self, note: str) -> Doubt:
-        """The same decision, ``note`` added to its detail and to what the model is told."""
+        """The same decision with ``note``, which the model is told too."""
         result = self.result
         if result is not None:
             result = attrs.evolve(result, error=f"{result.error} Also: {note}.")
-        return attrs.evolve(self, detail=f"{self.detail}; {note}", result=result)
+        return attrs.evolve(self, note=note, result=result)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        found: dict[str, Any] = {
             "decision": self.decision,
             "intent_attempt": self.intent_attempt,
             "detail": self.detail,
         }
+        if self.note is not None:
+            found["note"] = self.note
+        return found
 
 
 def may_have_run(call: ToolCall, intent_attempt: int) -> str:

@@ -78,6 +78,8 @@ def _tool_call(data: Mapping[str, Any]) -> list[str]:
             f"IN DOUBT: started in attempt {doubt.get('intent_attempt', '?')}, no result "
             f"recorded → {_DECISIONS.get(decision, decision)} ({_short(doubt.get('detail'), 60)})"
         )
+        if doubt.get("note"):  # e.g. its program, still running at the start, was killed
+            lines.append(f"IN DOUBT: {doubt['note']}")
     if data.get("params_modified"):
         lines.append("parameters were changed by a security filter before the call ran")
     lines += stage_lines(data.get("chain", ()))
@@ -130,6 +132,7 @@ def in_doubt(steps: Sequence[StepRecord]) -> list[dict[str, Any]]:
                 "intent_attempt": doubt.get("intent_attempt", step.attempt),
                 "decision": doubt.get("decision"),
                 "detail": doubt.get("detail"),
+                "note": doubt.get("note"),
             }
         )
     return found

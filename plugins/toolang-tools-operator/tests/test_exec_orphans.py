@@ -100,7 +100,7 @@ def test_the_command_dies_with_a_sigkilled_runtime(make_home):
     home.start()  # the call is in doubt: not run again, the model is told
     step = in_doubt_step(home, turn_id)
     assert "may already have run" in step["data"]["result"]["error"]
-    assert "was killed" not in step["data"]["in_doubt"]["detail"]  # nothing was left
+    assert "note" not in step["data"]["in_doubt"]  # nothing was left to kill
     assert still(home)  # and it was not run again
     home.stop()
 
@@ -122,9 +122,12 @@ def test_the_next_start_kills_what_the_command_left_running(make_home):
     wait_for("the heartbeat to stop", lambda: still(home), timeout=2)
 
     step = in_doubt_step(home, turn_id)
-    detail = step["data"]["in_doubt"]["detail"]
-    assert f"process group {pgid}) was still running" in detail and "killed" in detail
+    note = step["data"]["in_doubt"]["note"]
+    assert f"process group {pgid}) was still running" in note and "killed" in note
     told = step["data"]["result"]["error"]
-    assert "may already have run" in told and "was killed" in told
+    assert "may already have run" in told and note in told
+    trace = home.cli("turns", "trace", turn_id)
+    assert trace.returncode == 0, trace.stderr
+    assert f"IN DOUBT: {note}" in trace.stdout
     err = home.stop()
     assert "tool.process_orphaned" in err and "killed" in err
