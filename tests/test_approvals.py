@@ -52,11 +52,11 @@ def _reset():
     RAN.clear()
 
 
-def make(tmp_path, model, gate, **agents):
+def make(tmp_path, model, gate, *, grace=0.0, **agents):
     config = ToolangConfig(
         base_dir=tmp_path,
         home=tmp_path / ".toolang",
-        runtime=RuntimeConfig(executor="agent", poll_seconds=0.02, shutdown_grace_seconds=0),
+        runtime=RuntimeConfig(executor="agent", poll_seconds=0.02, shutdown_grace_seconds=grace),
         models=ModelsConfig(default="scripted"),
         agents=AgentsConfig(**agents),
     )
@@ -323,6 +323,40 @@ def test_a_request_outlives_a_shutdown_for_the_turn_to_find_when_it_resumes(tmp_
     assert store.get(turn_id).status is TurnStatus.QUEUED  # handed back, not ended
     (request,) = ApprovalBook(store).list()
     assert request.status == "pending"
+    store.close()
+
+
+def test_a_turn_waiting_for_a_person_is_handed_back_at_once_not_after_the_grace(tmp_path):
+    model = ScriptedModel([tool_call("touch", {"name": "x"}), text("done")])
+    runtime = make(tmp_path, model, AskEveryTime(), grace=600)
+    turn_id = submit(runtime)
+
+    async def park_then_stop() -> None:
+        inbox = runtime.open_inbox()
+        stop = asyncio.Event()
+        serving = asyncio.create_task(runtime.serve(stop, sources=()))
+        try:
+            end = time.monotonic() + 20
+            while inbox.get(turn_id).status is not TurnStatus.AWAITING_APPROVAL:
+                assert time.monotonic() < end, "the turn never parked"
+                await asyncio.sleep(0.02)
+            stop.set()
+            # a grace of 600 s waited out would time this out
+            await asyncio.wait_for(asyncio.shield(serving), 30)
+        finally:
+            stop.set()
+            runtime.scheduler.end_grace()  # a failing test must not wait 600 s
+            await serving
+            inbox.store.close()
+
+    asyncio.run(park_then_stop())
+    store = runtime.open_store()
+    assert store.get(turn_id).status is TurnStatus.QUEUED
+    (request,) = ApprovalBook(store).list()
+    assert request.status == "pending"
+    # nothing ran, and the handed-back attempt left no tool_call step to mislead a reader
+    assert RAN == []
+    assert [s for s in store.steps(turn_id) if s.kind == "tool_call"] == []
     store.close()
 
 
