@@ -360,6 +360,39 @@ def test_a_turn_waiting_for_a_person_is_handed_back_at_once_not_after_the_grace(
     store.close()
 
 
+def test_a_turn_that_comes_to_wait_for_a_person_during_the_grace_is_handed_back_then(
+    tmp_path,
+):
+    # the model answers 0.5 s after the stop: the turn runs on in the grace, then parks
+    model = ScriptedModel([tool_call("touch", {"name": "x"}, delay=0.5), text("done")])
+    runtime = make(tmp_path, model, AskEveryTime(), grace=600)
+    turn_id = submit(runtime)
+
+    async def stop_while_running() -> None:
+        inbox = runtime.open_inbox()
+        stop = asyncio.Event()
+        serving = asyncio.create_task(runtime.serve(stop, sources=()))
+        try:
+            end = time.monotonic() + 20
+            while inbox.get(turn_id).status is not TurnStatus.RUNNING:
+                assert time.monotonic() < end, "the turn never ran"
+                await asyncio.sleep(0.01)
+            stop.set()
+            await asyncio.wait_for(asyncio.shield(serving), 30)
+        finally:
+            stop.set()
+            runtime.scheduler.end_grace()
+            await serving
+            inbox.store.close()
+
+    asyncio.run(stop_while_running())
+    store = runtime.open_store()
+    assert store.get(turn_id).status is TurnStatus.QUEUED
+    (request,) = ApprovalBook(store).list()  # it did come to ask
+    assert request.status == "pending"
+    store.close()
+
+
 def test_a_decision_from_a_process_a_tool_started_is_refused_and_changes_nothing(
     tmp_path, monkeypatch
 ):
