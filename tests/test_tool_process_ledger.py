@@ -149,10 +149,13 @@ def test_an_entry_from_before_the_machine_restarted_is_dropped_unused(tmp_path, 
     assert alive(group.pid) and not path.exists()
 
 
-def test_an_unreadable_entry_is_dropped_and_nothing_is_killed(tmp_path, group):
+@pytest.mark.parametrize("pid", [0, 1, -1, "7", None])
+def test_an_unreadable_entry_is_dropped_and_nothing_is_killed(tmp_path, group, pid):
     ledger = process_ledger.ledger_dir(tmp_path)
     ledger.mkdir()
-    (ledger / f"1-{group.pid}.json").write_text("{not json")
+    (ledger / "1-2.json").write_text("{not json")
+    # a group id that would signal this process's own group, init, or everything
+    write_entry(tmp_path, group.pid, dead_process(), group={"pid": pid, "start_ticks": 1})
     assert process_ledger.stop_orphaned(tmp_path) == []
     assert alive(group.pid) and list(ledger.iterdir()) == []
 

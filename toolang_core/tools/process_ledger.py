@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import json
 import os
 import signal
@@ -117,21 +118,18 @@ def die_with_runtime() -> Callable[[], None] | None:
     return arm
 
 
-_PRCTL: list[Any] = []
-
-
+@functools.cache
 def _prctl() -> Any:
+    """libc's ``prctl``, loaded once, before any fork (``None`` off Linux)."""
     if sys.platform != "linux":
         return None
-    if not _PRCTL:
-        try:
-            function = ctypes.CDLL(None, use_errno=True).prctl
-            function.argtypes = [ctypes.c_int, *[ctypes.c_ulong] * 4]
-            function.restype = ctypes.c_int
-        except (OSError, AttributeError):
-            function = None
-        _PRCTL.append(function)
-    return _PRCTL[0]
+    try:
+        function = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int, *[ctypes.c_ulong] * 4]
+    function.restype = ctypes.c_int
+    return function
 
 
 def ledger_dir(home: Path) -> Path:
@@ -239,8 +237,8 @@ def _entries(directory: Path) -> Iterator[tuple[Path, LedgerEntry | None]]:
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
             entry = LedgerEntry(
-                group=ProcessIdentity(**raw["group"]),
-                owner=ProcessIdentity(**raw["owner"]),
+                group=_identity(raw["group"]),
+                owner=_identity(raw["owner"]),
                 host=str(raw["host"]),
                 boot_id=str(raw["boot_id"]),
                 marker=str(raw["marker"]),
@@ -252,6 +250,15 @@ def _entries(directory: Path) -> Iterator[tuple[Path, LedgerEntry | None]]:
             yield path, None
             continue
         yield path, entry
+
+
+def _identity(raw: Any) -> ProcessIdentity:
+    """A written identity, checked: a pid of 0 or 1 or below would signal our own group,
+    init or everything (``killpg``), so it is refused like any other bad value."""
+    pid, start = raw["pid"], raw["start_ticks"]
+    if type(pid) is not int or type(start) is not int or pid <= 1 or start < 0:
+        raise ValueError(f"not a process identity: {raw!r}")
+    return ProcessIdentity(pid, start)
 
 
 def _stop_group(entry: LedgerEntry) -> tuple[Outcome, int]:
@@ -300,14 +307,13 @@ def _alive(process: ProcessIdentity) -> bool:
     return ProcessIdentity.of(process.pid) == process
 
 
-_SELF: dict[int, ProcessIdentity | None] = {}
-
-
 def _self() -> ProcessIdentity | None:
-    pid = os.getpid()  # a forked child is another process: keyed by pid
-    if pid not in _SELF:
-        _SELF[pid] = ProcessIdentity.of(pid)
-    return _SELF[pid]
+    return _identity_of_self(os.getpid())  # a forked child is another process
+
+
+@functools.cache
+def _identity_of_self(pid: int) -> ProcessIdentity | None:
+    return ProcessIdentity.of(pid)
 
 
 def _boot_id() -> str | None:
