@@ -192,7 +192,7 @@ def sweep(home: Path, store: ExecutionStore, *, now: float) -> list[Stopped]:
     stopped by its cleanup."""
     try:
         stopped = stop_orphaned(home)
-    except OSError as exc:
+    except Exception as exc:  # e.g. an unreadable home: the next start tries again
         log.warning("tool.process_sweep_failed", home=str(home), error=str(exc))
         return []
     for found in stopped:
