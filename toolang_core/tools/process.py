@@ -147,7 +147,8 @@ async def run_tool_process(
     except asyncio.CancelledError:
         # Canceled while its pipes were being connected: the program runs already, and
         # asyncio would kill only its first process. Stop the whole group, then go on.
-        await stop_process_group(await starting, kill_grace_seconds)
+        with contextlib.suppress(Exception):  # one that failed to start: nothing to stop
+            await stop_process_group(await starting, kill_grace_seconds)
         raise
     # Written down until it is reaped: a runtime killed meanwhile cannot stop the group,
     # its next start can (process_ledger.stop_orphaned).
