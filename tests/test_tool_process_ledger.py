@@ -11,13 +11,19 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
 import pytest
 
-from toolang_core import TOOL_CALL_ENV, ToolCall, run_tool_process
+from toolang_core import TOOL_CALL_ENV, Tool, ToolCall, hookimpl, run_tool_process
+from toolang_core.config import ToolangConfig
+from toolang_core.config.model import ModelsConfig, RuntimeConfig
+from toolang_core.runtime import Runtime
+from toolang_core.store.types import NewTurnRequest, StepRecord, TurnStatus
+from toolang_core.testing.models import ScriptedModel, text, tool_call
 from toolang_core.testing.processes import wait_for
 from toolang_core.tools import process_ledger
 from toolang_core.tools.process_ledger import ProcessIdentity
@@ -197,3 +203,89 @@ def test_an_entry_of_another_machine_sharing_the_home_is_left_alone(tmp_path, gr
     path = write_entry(tmp_path, group.pid, dead_process(), host="another-machine")
     assert process_ledger.stop_orphaned(tmp_path) == []
     assert alive(group.pid) and path.exists()
+
+
+# -- through a runtime's start ------------------------------------------------------------
+
+
+def test_a_start_kills_the_program_of_a_call_in_doubt_and_its_trace_says_so(tmp_path):
+    """A runtime died during `send_mail`'s call c1, whose program runs on, detached from
+    anything PR_SET_PDEATHSIG reaches; the next start kills it before the turn resumes,
+    and the call's in-doubt record (and the model) are told."""
+
+    def send_mail(to: str) -> str:
+        """Send a mail.
+
+        :param to: whom to
+        """
+        raise AssertionError("a call in doubt is not run again")
+
+    class Tools:
+        @staticmethod
+        @hookimpl
+        def toolang_register_tools(register):
+            register(Tool.from_function(send_mail, blocking=False))
+
+    model = ScriptedModel([tool_call("send_mail", {"to": "ada"}, call_id="c1"), text("checked")])
+    config = ToolangConfig(
+        base_dir=tmp_path,
+        home=tmp_path / ".toolang",
+        runtime=RuntimeConfig(executor="agent", poll_seconds=0.02, shutdown_grace_seconds=0),
+        models=ModelsConfig(default="scripted"),
+    )
+    runtime = Runtime.with_plugins(config, [("scripted", model.plugin()), ("t", Tools())], env={})
+    store = runtime.open_store()
+    turn_id = (
+        runtime.open_inbox()
+        .submit(NewTurnRequest(source="chat", thread_id="cli:doubt", input="mail ada"))
+        .id
+    )
+    long_ago = time.time() - 600
+    (turn,) = store.claim(run_id="dead", limit=1, now=long_ago, lease_seconds=1, caps={})
+    store.record_step(
+        StepRecord(
+            turn_id=turn_id,
+            seq=0,
+            attempt=turn.attempt,
+            kind="tool_call",
+            status="intent",
+            started_at=long_ago,
+            finished_at=long_ago,
+            data={"call": {"id": "c1", "name": "send_mail", "params": {"to": "ada"}}},
+            idempotency_key=f"{turn_id}:tool:c1",
+        ),
+        run_id="dead",
+    )
+    store.close()
+    marker = f"{turn_id}:c1"
+    program = subprocess.Popen(
+        ["/bin/sh", "-c", "sleep 30 & wait"],
+        env={**os.environ, TOOL_CALL_ENV: marker},
+        start_new_session=True,
+    )
+    try:
+        path = process_ledger.note_started(config.home, program.pid, marker)
+        assert path is not None
+        raw = json.loads(path.read_text())
+        raw["owner"] = attrs.asdict(dead_process())
+        path.write_text(json.dumps(raw))
+
+        async def serve() -> None:
+            await runtime.serve(asyncio.Event(), until_idle=True, sources=())
+
+        asyncio.run(serve())
+        program.wait(timeout=10)  # killed by the start, not after its 30 s
+        wait_for(lambda: not process_ledger._members(program.pid, marker), 5, "its child")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(program.pid, signal.SIGKILL)
+        program.wait(timeout=10)
+
+    store = runtime.open_store()
+    assert store.get(turn_id).status is TurnStatus.COMPLETED
+    (step,) = [s for s in store.steps(turn_id) if s.kind == "tool_call"]
+    note = step.data["in_doubt"]["note"]
+    assert f"process group {program.pid}) was still running" in note
+    assert note in step.data["result"]["error"]  # the model is told too
+    assert store.get_record(process_ledger.STOPPED_KIND, marker) is None  # taken once
+    store.close()
