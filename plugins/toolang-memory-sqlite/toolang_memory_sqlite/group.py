@@ -1,10 +1,15 @@
-"""Group commit: the writes of concurrent callers on one event loop, together.
+"""Grouped calls: the writes (or recalls) of concurrent callers on one event loop, together.
 
 When a turn ends the runtime remembers its exchange; many turns end at about the same
 time. Each write alone is a transaction and a hop to a worker thread. Here a write
 waits while the one before it is being written, and every write that arrived meanwhile
 goes into the next group: one worker-thread call, one transaction for the group. A
 write returns once its group is committed, so it is as durable as a write of its own.
+
+Recalls are grouped the same way: many turns start at about the same time, and each
+recall alone is a hop to the database thread and back — the event loop woken once per
+recall, each turn going on alone. A group is one hop, and its turns go on together.
+A call that finds nothing under way starts at once: a lone caller waits for nobody.
 """
 
 from __future__ import annotations
@@ -20,25 +25,25 @@ Result = TypeVar("Result")
 
 
 class _Queue(Generic[Item, Result]):
-    """The writes waiting on one event loop, and whether a group is being written."""
+    """The calls waiting on one event loop, and whether a group is under way."""
 
     def __init__(self) -> None:
         self.waiting: list[tuple[Item, asyncio.Future[Result]]] = []
-        self.writing = False
+        self.busy = False
 
 
-class GroupWriter(Generic[Item, Result]):
-    """Hands ``write`` the items of concurrent :meth:`add` calls as one group, in a
+class GroupCalls(Generic[Item, Result]):
+    """Hands ``call`` the items of concurrent :meth:`add` calls as one group, in a
     thread of ``executor`` (``executor()`` gives it; ``None``: the loop's default);
-    ``write`` returns one result or exception per item, in order (an exception it
+    ``call`` returns one result or exception per item, in order (an exception it
     raises fails the whole group)."""
 
     def __init__(
         self,
-        write: Callable[[Sequence[Item]], list[Result | Exception]],
+        call: Callable[[Sequence[Item]], list[Result | Exception]],
         executor: Callable[[], Executor | None] = lambda: None,
     ) -> None:
-        self._write = write
+        self._call = call
         self._executor = executor
         self._tasks: set[asyncio.Task[None]] = set()  # held: a loop keeps weak references
         self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Queue[Item, Result]] = (
@@ -46,15 +51,15 @@ class GroupWriter(Generic[Item, Result]):
         )
 
     async def add(self, item: Item) -> Result:
-        """Write ``item`` with the others waiting; return its result once committed."""
+        """Hand in ``item`` with the others waiting; return its result once its group is done."""
         loop = asyncio.get_running_loop()
         queue = self._queues.get(loop)
         if queue is None:
             queue = self._queues[loop] = _Queue()
         future: asyncio.Future[Result] = loop.create_future()
         queue.waiting.append((item, future))
-        if not queue.writing:
-            queue.writing = True
+        if not queue.busy:
+            queue.busy = True
             task = loop.create_task(self._drain(queue))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -66,7 +71,7 @@ class GroupWriter(Generic[Item, Result]):
                 group, queue.waiting = queue.waiting, []
                 try:
                     outcomes = await asyncio.get_running_loop().run_in_executor(
-                        self._executor(), self._write, [i for i, _ in group]
+                        self._executor(), self._call, [i for i, _ in group]
                     )
                 except Exception as exc:
                     outcomes = [exc] * len(group)
@@ -78,4 +83,4 @@ class GroupWriter(Generic[Item, Result]):
                     else:
                         future.set_result(outcome)
         finally:
-            queue.writing = False
+            queue.busy = False

@@ -17,6 +17,15 @@ thousands of rows (0.1 to 0.3 s). So a recall plans, with ``B = ranked_matches``
     agent's newest ``B`` entries containing any of the words are ranked by how many
     of the query's words they contain.
 
+A word in at least half of all entries weighs nothing in bm25 (FTS5 floors its IDF
+at 10**-6): the entries holding only such words would be taken in by length alone. A
+word like that which matches more entries than the recall's candidates is counted as
+over the budget, so it is left out like a common word (``rare-words``, or
+``common-words`` when no other word matches). Below that many matches it stays: all
+its entries fit among the candidates and recency ranks them. (Only words matching at
+most ``B`` entries can be weightless and not over the budget already: memories of up
+to ``2 B`` entries.)
+
 Counts are over all agents (they bound the IDF reads, which are), ranking is over the
 agent's entries only: entry ids are allocated in one range per agent (``slot << 40``
 onwards), so a rowid range scopes an FTS5 query at no cost. A thread is narrowed by
@@ -195,6 +204,9 @@ def find(
     each = [count([t]) for t in terms]
     if sum(each) == 0:
         return Found([], "bm25", 0, len(terms))
+    if any(limit < n <= budget for n in each):
+        rows = indexed_rows(conn)
+        each = [budget + 1 if limit < n <= budget and 2 * n >= rows else n for n in each]
     if sum(each) <= budget or (max(each) <= budget and count(terms) <= budget):
         return Found(_by_bm25(conn, scope, terms, now, limit), "bm25", len(terms))
     counted = sorted(((each[n], n, t) for n, t in enumerate(terms)), key=lambda c: c[:2])
@@ -226,6 +238,22 @@ def _by_bm25(
     return _live(conn, scope, ranks, now)
 
 
+def indexed_rows(conn: sqlite3.Connection) -> int:
+    """How many entries the full-text index holds (of every agent): the first value of
+    FTS5's averages record (row 1 of its ``_data`` table, a varint), which FTS5 keeps
+    for bm25; read, not counted."""
+    row = conn.execute(f"SELECT block FROM {FTS}_data WHERE id = 1").fetchone()
+    block = b"" if row is None else bytes(row[0])
+    value = 0
+    for n, byte in enumerate(block[:9]):
+        if n == 8:  # SQLite's varint: a ninth byte holds 8 bits
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value
+    return value
+
+
 def _by_coverage(
     conn: sqlite3.Connection,
     scope: Scope,
@@ -236,6 +264,13 @@ def _by_coverage(
     limit: int,
 ) -> list[Candidate]:
     """Rank the newest ``budget`` matches by how many of ``terms`` each contains."""
+    if len(terms) == 1:  # each match holds the one word: the newest are the best
+        newest = conn.execute(
+            f"SELECT rowid, -1.0 FROM {FTS} WHERE {FTS} MATCH ? AND rowid BETWEEN ? AND ? "
+            "ORDER BY rowid DESC LIMIT ?",
+            (scope.expression(terms), scope.low, scope.high, min(limit, budget)),
+        ).fetchall()
+        return _live(conn, scope, newest, now)
     start = conn.execute(
         f"SELECT rowid FROM {FTS} WHERE {FTS} MATCH ? AND rowid BETWEEN ? AND ? "
         "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
