@@ -94,6 +94,7 @@ class SQLiteMemory:
         self._writes = GroupCalls(self._write_group, self._own_thread)
         self._recalls = GroupCalls(self._recall_group, self._own_thread)
         self._common = search.CommonWords()
+        self._slots: dict[str, int] = {}  # scope key -> slot (search.Scope.of)
 
     # -- the contract ---------------------------------------------------------------------
 
@@ -135,7 +136,9 @@ class SQLiteMemory:
         now = self._clock()
         with self._guard("recall"):
             conn = self._db.get()
-            scope = search.Scope.of(conn, request.agent_id, request.thread_id, request.owner)
+            scope = search.Scope.of(
+                conn, request.agent_id, request.thread_id, request.owner, self._slots
+            )
             if chosen and scope is not None:
                 found = search.find(
                     conn,

@@ -117,14 +117,22 @@ class Scope:
         agent_id: str,
         thread_id: str | None,
         owner: str | None = None,
+        slots: dict[str, int] | None = None,
     ) -> Scope | None:
-        """The scope of ``owner``'s ``agent_id`` (``None``: it never wrote anything)."""
-        row = conn.execute(
-            f"SELECT slot FROM {AGENTS} WHERE agent_id = ?", (scope_key(agent_id, owner),)
-        ).fetchone()
-        if row is None:
-            return None
-        low = row[0] << SEQ_BITS
+        """The scope of ``owner``'s ``agent_id`` (``None``: it never wrote anything).
+
+        ``slots`` remembers the slots read: an agent's slot, once given, never changes
+        (``memory_agents`` rows are never deleted and their slot never updated)."""
+        key = scope_key(agent_id, owner)
+        slot = None if slots is None else slots.get(key)
+        if slot is None:
+            row = conn.execute(f"SELECT slot FROM {AGENTS} WHERE agent_id = ?", (key,)).fetchone()
+            if row is None:
+                return None
+            slot = int(row[0])
+            if slots is not None:
+                slots[key] = slot
+        low = slot << SEQ_BITS
         return cls(agent_id, low, low + (1 << SEQ_BITS) - 1, thread_id, owner)
 
     def expression(self, terms: list[Term]) -> str:
@@ -137,26 +145,32 @@ class Scope:
 
 
 class CommonWords:
-    """Words last counted at more matches than the budget. Counting one scans
-    ``budget + 1`` matches, on every recall with the word; but entries are only added
-    between deletions, so a word stays common until entries are deleted — by this
-    plugin (:meth:`clear`, at every forget and prune that deletes) or by another
-    process sharing the file, which is why a word is believed for ``keep_seconds``
-    at most."""
+    """Words last counted at more matches than a recall's candidates, with that count.
+
+    Counting a word scans up to ``budget + 1`` of its matches, on every recall with the
+    word. But entries are only added between deletions, so a word's count is a lower
+    bound until entries are deleted — by this plugin (:meth:`clear`, at every forget and
+    prune that deletes) or by another process sharing the file, which is why a count is
+    believed for ``keep_seconds`` at most. A word counted over the budget stays over it;
+    one counted at half of all entries or more stays weightless while that still holds
+    of the count (the entries are read anew each time)."""
 
     def __init__(
         self, keep_seconds: float = 60.0, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self._keep = keep_seconds
         self._clock = clock
-        self._counted: dict[str, float] = {}
+        self._counted: dict[str, tuple[int, float]] = {}
 
-    def __contains__(self, expression: str) -> bool:
+    def at_least(self, expression: str) -> int:
+        """The count last taken of ``expression`` (0: none, or too old to believe)."""
         counted = self._counted.get(expression)
-        return counted is not None and self._clock() - counted <= self._keep
+        if counted is None or self._clock() - counted[1] > self._keep:
+            return 0
+        return counted[0]
 
-    def add(self, expression: str) -> None:
-        self._counted[expression] = self._clock()
+    def add(self, expression: str, count: int) -> None:
+        self._counted[expression] = (count, self._clock())
 
     def clear(self) -> None:
         self._counted.clear()
@@ -183,30 +197,41 @@ def find(
     common: CommonWords | None = None,
 ) -> Found:
     """The ``limit`` best live entries of ``scope`` for ``terms`` (see the module doc);
-    ``common`` spares counting words known to match more than ``budget``."""
+    ``common`` spares counting words known to be over ``budget`` or weightless."""
+
+    rows: list[int] = []  # the entries of the index, read once when needed
+
+    def weightless(n: int) -> bool:
+        """Whether a word matching ``n`` entries is left out as weightless (module doc)."""
+        if not limit < n <= budget:
+            return False
+        if not rows:
+            rows.append(indexed_rows(conn))
+        return 2 * n >= rows[0]
 
     def count(chosen: list[Term]) -> int:
         expression = f"body : ({match_expression(chosen)})"
-        if common is not None and len(chosen) == 1 and expression in common:
-            return budget + 1
+        single = common is not None and len(chosen) == 1
+        if common is not None and single:
+            known = common.at_least(expression)
+            if known > budget or weightless(known):
+                return budget + 1
         row = conn.execute(
             f"SELECT count(*) FROM (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? LIMIT ?)",
             (expression, budget + 1),
         ).fetchone()
-        if common is not None and len(chosen) == 1 and row[0] > budget:
-            common.add(expression)
+        if common is not None and single and row[0] > limit:
+            common.add(expression, int(row[0]))
         return int(row[0])
 
     # Each word's matches first: the ORed query matches at least as many entries as its
     # most common word and at most as many as all of them together, so its own count
     # (as costly as the most common word's) is needed only when those bounds straddle
-    # the budget.
+    # the budget. A weightless word counts as over the budget.
     each = [count([t]) for t in terms]
     if sum(each) == 0:
         return Found([], "bm25", 0, len(terms))
-    if any(limit < n <= budget for n in each):
-        rows = indexed_rows(conn)
-        each = [budget + 1 if limit < n <= budget and 2 * n >= rows else n for n in each]
+    each = [budget + 1 if weightless(n) else n for n in each]
     if sum(each) <= budget or (max(each) <= budget and count(terms) <= budget):
         return Found(_by_bm25(conn, scope, terms, now, limit), "bm25", len(terms))
     counted = sorted(((each[n], n, t) for n, t in enumerate(terms)), key=lambda c: c[:2])
