@@ -217,6 +217,32 @@ def test_a_word_in_half_the_entries_matching_more_than_the_candidates_is_left_ou
     assert [i.text for i in result.items] == ["the otter boat"]
 
 
+def test_a_weightless_word_is_not_counted_again_while_it_stays_weightless(tmp_path, clock):
+    plugin = SQLiteMemory(
+        tmp_path / "memory.db", MemorySQLiteSettings(ranked_matches=100, candidates=5), clock=clock
+    )
+    memory = MemoryDriver(plugin, MemoryCaller())
+    try:
+        memory.save("a", *(f"otter {n}" for n in range(20)), "the otter boat")
+        statements: list[str] = []
+        conn = plugin._own_thread().submit(plugin._db.get).result()  # recalls run there
+        conn.set_trace_callback(statements.append)
+        first = memory.recall("a", "otter boat")
+        counted_first = sum('"otter"' in s and "count(*)" in s for s in statements)
+        statements.clear()
+        again = memory.recall("a", "otter boat")
+        assert counted_first == 1
+        assert not [s for s in statements if '"otter"' in s and "count(*)" in s]
+        assert [i.text for i in again.items] == [i.text for i in first.items]
+        memory.save("a", *(f"heron {n}" for n in range(30)))  # now in under half the entries
+        statements.clear()
+        result = memory.recall("a", "otter boat")
+        assert [s for s in statements if '"otter"' in s and "count(*)" in s]  # counted again
+        assert result.diagnostics["mode"] == "bm25"
+    finally:
+        plugin.close()
+
+
 def test_a_weightless_word_with_no_more_matches_than_the_candidates_stays(open_memory):
     memory = open_memory(ranked_matches=100, candidates=5)
     memory.save("a", "otter one", "otter two", "the otter boat")

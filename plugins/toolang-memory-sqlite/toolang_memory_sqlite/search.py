@@ -199,39 +199,38 @@ def find(
     """The ``limit`` best live entries of ``scope`` for ``terms`` (see the module doc);
     ``common`` spares counting words known to be over ``budget`` or weightless."""
 
-    rows: list[int] = []  # the entries of the index, read once when needed
-
-    def weightless(n: int) -> bool:
-        """Whether a word matching ``n`` entries is left out as weightless (module doc)."""
-        if not limit < n <= budget:
-            return False
-        if not rows:
-            rows.append(indexed_rows(conn))
-        return 2 * n >= rows[0]
+    expressions = [f"body : ({match_expression([t])})" for t in terms]
+    known = [0 if common is None else common.at_least(e) for e in expressions]
+    # One statement counts the words not known to be over the budget (or weightless)
+    # and reads the entries of the index; a word whose known count no longer makes it
+    # weightless is counted again after it.
+    fresh = [n for n, k in enumerate(known) if k <= limit]
+    found, rows = _counts(conn, [expressions[n] for n in fresh], budget)
+    each = [budget + 1 if k > budget else k for k in known]
+    for n, c in zip(fresh, found, strict=True):
+        each[n] = c
+    again = [n for n, k in enumerate(known) if limit < k <= budget and 2 * k < rows]
+    if again:
+        for n, c in zip(
+            again, _counts(conn, [expressions[n] for n in again], budget)[0], strict=True
+        ):
+            each[n] = c
+    if common is not None:
+        for n in (*fresh, *again):
+            if each[n] > limit:
+                common.add(expressions[n], each[n])
+    if sum(each) == 0:
+        return Found([], "bm25", 0, len(terms))
+    # A weightless word counts as over the budget (module doc).
+    each = [budget + 1 if limit < n <= budget and 2 * n >= rows else n for n in each]
 
     def count(chosen: list[Term]) -> int:
-        expression = f"body : ({match_expression(chosen)})"
-        single = common is not None and len(chosen) == 1
-        if common is not None and single:
-            known = common.at_least(expression)
-            if known > budget or weightless(known):
-                return budget + 1
-        row = conn.execute(
-            f"SELECT count(*) FROM (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? LIMIT ?)",
-            (expression, budget + 1),
-        ).fetchone()
-        if common is not None and single and row[0] > limit:
-            common.add(expression, int(row[0]))
-        return int(row[0])
+        return _counts(conn, [f"body : ({match_expression(chosen)})"], budget)[0][0]
 
     # Each word's matches first: the ORed query matches at least as many entries as its
     # most common word and at most as many as all of them together, so its own count
     # (as costly as the most common word's) is needed only when those bounds straddle
-    # the budget. A weightless word counts as over the budget.
-    each = [count([t]) for t in terms]
-    if sum(each) == 0:
-        return Found([], "bm25", 0, len(terms))
-    each = [budget + 1 if weightless(n) else n for n in each]
+    # the budget.
     if sum(each) <= budget or (max(each) <= budget and count(terms) <= budget):
         return Found(_by_bm25(conn, scope, terms, now, limit), "bm25", len(terms))
     counted = sorted(((each[n], n, t) for n, t in enumerate(terms)), key=lambda c: c[:2])
@@ -255,20 +254,41 @@ def find(
 def _by_bm25(
     conn: sqlite3.Connection, scope: Scope, terms: list[Term], now: float, limit: int
 ) -> list[Candidate]:
-    ranks = conn.execute(
-        f"SELECT rowid, {BM25} FROM {FTS} WHERE {FTS} MATCH ? AND rowid BETWEEN ? AND ? "
-        "ORDER BY 2 LIMIT ?",
-        (scope.expression(terms), scope.low, scope.high, limit),
-    ).fetchall()
-    return _live(conn, scope, ranks, now)
+    return _live(
+        conn,
+        scope,
+        f"SELECT rowid AS id, {BM25} AS score FROM {FTS} WHERE {FTS} MATCH ? "
+        "AND rowid BETWEEN ? AND ? ORDER BY 2 LIMIT ?",
+        [scope.expression(terms), scope.low, scope.high, limit],
+        now,
+    )
+
+
+_ROWS: Final = f"(SELECT block FROM {FTS}_data WHERE id = 1)"
+_COUNT: Final = f"(SELECT count(*) FROM (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? LIMIT ?))"
+
+
+def _counts(conn: sqlite3.Connection, expressions: list[str], budget: int) -> tuple[list[int], int]:
+    """The matches of each of ``expressions`` (counted up to ``budget + 1``) and the
+    entries of the index (:func:`indexed_rows`), in one statement."""
+    params: list[object] = []
+    for expression in expressions:
+        params += [expression, budget + 1]
+    row = conn.execute(f"SELECT {', '.join([*[_COUNT] * len(expressions), _ROWS])}", params)
+    *counts, block = row.fetchone()
+    return [int(c) for c in counts], _varint(block)
 
 
 def indexed_rows(conn: sqlite3.Connection) -> int:
     """How many entries the full-text index holds (of every agent): the first value of
     FTS5's averages record (row 1 of its ``_data`` table, a varint), which FTS5 keeps
     for bm25; read, not counted."""
-    row = conn.execute(f"SELECT block FROM {FTS}_data WHERE id = 1").fetchone()
-    block = b"" if row is None else bytes(row[0])
+    return _varint(conn.execute(f"SELECT {_ROWS}").fetchone()[0])
+
+
+def _varint(block: bytes | None) -> int:
+    """The SQLite varint at the start of ``block`` (0 for none)."""
+    block = b"" if block is None else bytes(block)
     value = 0
     for n, byte in enumerate(block[:9]):
         if n == 8:  # SQLite's varint: a ninth byte holds 8 bits
@@ -290,12 +310,14 @@ def _by_coverage(
 ) -> list[Candidate]:
     """Rank the newest ``budget`` matches by how many of ``terms`` each contains."""
     if len(terms) == 1:  # each match holds the one word: the newest are the best
-        newest = conn.execute(
-            f"SELECT rowid, -1.0 FROM {FTS} WHERE {FTS} MATCH ? AND rowid BETWEEN ? AND ? "
-            "ORDER BY rowid DESC LIMIT ?",
-            (scope.expression(terms), scope.low, scope.high, min(limit, budget)),
-        ).fetchall()
-        return _live(conn, scope, newest, now)
+        return _live(
+            conn,
+            scope,
+            f"SELECT rowid AS id, -1.0 AS score FROM {FTS} WHERE {FTS} MATCH ? "
+            "AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?",
+            [scope.expression(terms), scope.low, scope.high, min(limit, budget)],
+            now,
+        )
     start = conn.execute(
         f"SELECT rowid FROM {FTS} WHERE {FTS} MATCH ? AND rowid BETWEEN ? AND ? "
         "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
@@ -308,45 +330,38 @@ def _by_coverage(
     params: list[object] = []
     for term in terms:
         params += [scope.expression([term]), low, scope.high]
-    best = conn.execute(
-        f"SELECT rowid, count(*) FROM ({held}) GROUP BY rowid ORDER BY 2 DESC, 1 DESC LIMIT ?",
+    # The count as a bm25 value: more negative is better, as FTS5 has it.
+    return _live(
+        conn,
+        scope,
+        f"SELECT rowid AS id, -1.0 * count(*) AS score FROM ({held}) GROUP BY rowid "
+        "ORDER BY 2, 1 DESC LIMIT ?",
         [*params, limit],
-    ).fetchall()
-    # As a bm25 value: more negative is better, as FTS5 has it.
-    return _live(conn, scope, [(rowid, -float(n)) for rowid, n in best], now)
+        now,
+    )
 
 
 def _live(
-    conn: sqlite3.Connection, scope: Scope, ranks: list[tuple[int, float]], now: float
+    conn: sqlite3.Connection, scope: Scope, ranked: str, params: list[object], now: float
 ) -> list[Candidate]:
-    """The ranked rowids that are live entries of the scope, in rank order.
+    """The rows of ``ranked`` (a query of ``id, score``) that are live entries of the
+    scope, read with their entries in the same statement.
 
     The agent and thread are checked again on the entries table (ids and tokens bound
     the work; this makes a hash collision harmless). An expired entry not yet pruned
-    leaves one candidate fewer.
+    leaves one candidate fewer. The order does not matter: ranking sorts them all.
     """
-    if not ranks:
-        return []
-    marks = ", ".join("?" * len(ranks))
-    entries = {
-        row[0]: row[1:]
-        for row in conn.execute(
-            f"SELECT id, updated_at, length(text), agent_id, thread_id, expires_at, owner "
-            f"FROM {ENTRIES} WHERE id IN ({marks})",
-            [rowid for rowid, _ in ranks],
-        )
-    }
     live = []
-    for rowid, bm25 in ranks:
-        entry = entries.get(rowid)
-        if entry is None:
-            continue
-        updated_at, length, agent, thread, expires_at, owner = entry
+    for rowid, score, updated_at, length, agent, thread, expires_at, owner in conn.execute(
+        "SELECT r.id, r.score, e.updated_at, length(e.text), e.agent_id, e.thread_id, "
+        f"e.expires_at, e.owner FROM ({ranked}) AS r JOIN {ENTRIES} AS e ON e.id = r.id",
+        params,
+    ):
         if agent != scope.agent_id or owner != scope.owner:
             continue
         if scope.thread_id is not None and thread != scope.thread_id:
             continue
         if expires_at is not None and expires_at <= now:
             continue
-        live.append(Candidate(rowid, bm25, updated_at, length))
+        live.append(Candidate(rowid, score, updated_at, length))
     return live
