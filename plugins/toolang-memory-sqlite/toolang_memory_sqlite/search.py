@@ -205,9 +205,9 @@ def find(
     # and reads the entries of the index; a word whose known count no longer makes it
     # weightless is counted again after it.
     fresh = [n for n, k in enumerate(known) if k <= limit]
-    found, rows = _counts(conn, [expressions[n] for n in fresh], budget)
+    counts, rows = _counts(conn, [expressions[n] for n in fresh], budget)
     each = [budget + 1 if k > budget else k for k in known]
-    for n, c in zip(fresh, found, strict=True):
+    for n, c in zip(fresh, counts, strict=True):
         each[n] = c
     again = [n for n, k in enumerate(known) if limit < k <= budget and 2 * k < rows]
     if again:
