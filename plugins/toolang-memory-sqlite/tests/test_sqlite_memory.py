@@ -554,3 +554,15 @@ def test_concurrent_recalls_are_done_together_and_a_bad_one_fails_alone(tmp_path
             assert outcome.items  # every good query finds something
     finally:
         plugin.close()
+
+
+def test_the_remembered_word_counts_are_bounded_oldest_first():
+    from toolang_memory_sqlite.search import CommonWords
+
+    counts = CommonWords(most=3, clock=lambda: 0.0)
+    for word in ("a", "b", "c", "d"):
+        counts.add(word, 100)
+    assert [counts.at_least(w) for w in ("a", "b", "c", "d")] == [0, 100, 100, 100]
+    counts.add("b", 120)  # counted again: the newest now
+    counts.add("e", 100)
+    assert [counts.at_least(w) for w in ("b", "c", "d", "e")] == [120, 0, 100, 100]

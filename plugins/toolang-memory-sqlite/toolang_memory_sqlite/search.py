@@ -156,10 +156,15 @@ class CommonWords:
     of the count (the entries are read anew each time)."""
 
     def __init__(
-        self, keep_seconds: float = 60.0, clock: Callable[[], float] = time.monotonic
+        self,
+        keep_seconds: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        most: int = 4096,
     ) -> None:
         self._keep = keep_seconds
         self._clock = clock
+        self._most = most
+        """Words remembered at most (the least recently counted are forgotten first)."""
         self._counted: dict[str, tuple[int, float]] = {}
 
     def at_least(self, expression: str) -> int:
@@ -170,7 +175,11 @@ class CommonWords:
         return counted[0]
 
     def add(self, expression: str, count: int) -> None:
-        self._counted[expression] = (count, self._clock())
+        counted = self._counted
+        counted.pop(expression, None)  # re-added last: the oldest go first
+        counted[expression] = (count, self._clock())
+        if len(counted) > self._most:
+            del counted[next(iter(counted))]
 
     def clear(self) -> None:
         self._counted.clear()
