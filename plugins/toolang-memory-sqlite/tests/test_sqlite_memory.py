@@ -566,3 +566,40 @@ def test_the_remembered_word_counts_are_bounded_oldest_first():
     counts.add("b", 120)  # counted again: the newest now
     counts.add("e", 100)
     assert [counts.at_least(w) for w in ("b", "c", "d", "e")] == [120, 0, 100, 100]
+
+
+def test_a_caller_that_stops_waiting_leaves_its_group_and_the_next_going():
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from toolang_memory_sqlite.group import GroupCalls
+
+    executor = ThreadPoolExecutor(1)
+    gate = threading.Event()
+    groups: list[list[int]] = []
+
+    def call(items):
+        groups.append(list(items))
+        gate.wait(5)
+        return [n * 2 if n != 4 else ValueError("four") for n in items]
+
+    calls = GroupCalls(call, lambda: executor)
+
+    async def scenario():
+        first = asyncio.create_task(calls.add(1))
+        await asyncio.sleep(0.02)  # the first group is under way in the thread
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.02):
+                await calls.add(2)  # waits for the next group, then gives up
+        later = [asyncio.create_task(calls.add(n)) for n in (3, 4)]
+        await asyncio.sleep(0.02)
+        gate.set()
+        return await first, await asyncio.gather(*later, return_exceptions=True)
+
+    try:
+        first, (third, fourth) = asyncio.run(scenario())
+    finally:
+        executor.shutdown()
+    assert (first, third) == (2, 6)
+    assert isinstance(fourth, ValueError)  # an exception for one item fails that one
+    assert groups == [[1], [2, 3, 4]]  # the one that gave up was still in its group
