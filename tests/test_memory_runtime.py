@@ -115,6 +115,28 @@ def test_what_was_remembered_is_recalled_into_the_next_prompt(tmp_path):
     assert recalled.data["count"] >= 1
 
 
+def test_a_remembered_exchange_holds_no_secret_of_its_input_or_answer(tmp_path):
+    """The exchange is checked by its parts (each masked as it reached its step); a
+    part with something to mask is masked in what memory stores, by the core's rules
+    and by an installed detector alike."""
+    from toolang_core.redaction import use_detectors
+
+    key = "sk-proj-" + "b" * 30
+    shelf = Shelf()
+    model = ScriptedModel([text("Filed EMP-4711."), text("Noted.")])
+    runtime = make(tmp_path, model, lambda: ListMemory(shelf))
+    undo = use_detectors({"acme:employees": lambda t: t.replace("EMP-4711", "[employee]")})
+    try:
+        serve(runtime, f"my key is {key}", "the boat is blue")
+    finally:
+        undo()
+    stored = [row.text for row in shelf.rows]
+    assert len(stored) == 2
+    assert key not in stored[0] and "********" in stored[0]
+    assert "EMP-4711" not in stored[0] and "[employee]" in stored[0]
+    assert stored[1].endswith(": the boat is blue\nassistant: Noted.")  # clean: as it was
+
+
 def test_chore_turns_are_not_remembered_by_default(tmp_path):
     shelf = Shelf()
     model = ScriptedModel([text("tick handled")])

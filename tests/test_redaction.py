@@ -102,3 +102,44 @@ def test_a_number_under_a_secret_named_key_is_masked_and_a_flag_is_not():
         "token": True,
         "api_key": "",
     }
+
+
+def test_a_system_prompt_of_clean_parts_is_not_scanned_whole_and_one_with_a_secret_is():
+    """The system prompt is a new text every turn (the time, the recalled memory): its
+    parts are checked (each remembered by the policy's cache), and a model call's step
+    does not run the detectors over the whole prompt again. A part holding something to
+    mask leaves the whole prompt to be masked as ever."""
+    from toolang_core.agents.types import AgentDefinition
+    from toolang_core.redaction import use_detectors
+    from toolang_core.store.types import TurnRequest, TurnStatus
+    from toolang_core.turn.prompt import system_message
+
+    seen: list[str] = []
+
+    def employees(text: str) -> str:
+        seen.append(text)
+        return text.replace("EMP-4711", "[employee]")
+
+    agent = AgentDefinition(name="helper", description="helps", instruction="Be brief.")
+    turn = TurnRequest(
+        id="t1", seq=1, source="chat", thread_id="chat:1", thread_group="chat:1",
+        priority=0, rank=0.0, input="hi", status=TurnStatus.RUNNING, attempt=1,
+        created_at=0.0, updated_at=0.0, sender="ann",
+    )  # fmt: skip
+    undo = use_detectors({"acme:employees": employees})
+    try:
+        clean = system_message(agent, turn, notes=["be kind"], memory=["the boat is blue"])
+        scanned = len(seen)
+        assert redact({"messages": [{"role": "system", "content": clean.content}]}) == {
+            "messages": [{"role": "system", "content": clean.content}]
+        }
+        assert len(seen) == scanned  # not scanned whole again
+        assert clean.content not in seen
+
+        leaky = system_message(agent, turn, memory=["ask EMP-4711"])
+        assert "EMP-4711" in leaky.content  # the model reads the prompt as it is
+        stored = redact({"content": leaky.content})["content"]
+        assert "EMP-4711" not in stored and "[employee]" in stored
+        assert leaky.content in seen  # scanned whole, as before
+    finally:
+        undo()

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 MASK: Final = "********"
@@ -70,6 +70,9 @@ prompt trace and the next turns' history. A detector (a plugin's finders) costs 
 microseconds per string, a look-up a tenth of one. Longer strings are rare and would
 keep megabytes alive in the cache."""
 _CACHE_SIZE: Final = 8_192
+_COMPOSED: Final = 1_024
+"""Composed texts remembered as clean (a turn's system prompt is read back by its model
+call steps within the turn)."""
 
 _PLAIN_KEYS: Final = frozenset(
     {
@@ -105,12 +108,15 @@ def _core_text(text: str) -> str:
 class RedactionPolicy:
     """The core's rules followed by the installed detectors, in registration order."""
 
-    __slots__ = ("_cached", "_detectors", "_names")
+    __slots__ = ("_cached", "_clean", "_detectors", "_names")
 
     def __init__(self) -> None:
         self._detectors: tuple[Detector, ...] = ()
         self._names: tuple[str, ...] = ()
         self._cached = functools.lru_cache(maxsize=_CACHE_SIZE)(self._mask)
+        self._clean: dict[str, None] = {}
+        """Texts composed of parts this policy found clean (:meth:`composed`), newest
+        last, at most ``_COMPOSED`` of them."""
 
     @property
     def detector_names(self) -> tuple[str, ...]:
@@ -126,16 +132,34 @@ class RedactionPolicy:
         self._names = tuple(detectors)
         self._detectors = tuple(detectors.values())
         self._cached.cache_clear()
+        self._clean.clear()
 
         def undo() -> None:
             self._names, self._detectors = before
             self._cached.cache_clear()
+            self._clean.clear()
 
         return undo
+
+    def composed(self, text: str, parts: Iterable[str]) -> str:
+        """``text``, built of ``parts`` and of the runtime's own words (labels, a time):
+        when the policy leaves every part as it is (each looked up in its cache, as most
+        repeat), ``text`` is remembered as clean and later walks return it without
+        running the detectors over it again. A text that changes every turn (a system
+        prompt with the time and the recalled memory) is then never scanned whole.
+        A part the policy would change leaves ``text`` to be masked whole, as ever."""
+        if all(self.text(part) == part for part in parts):
+            clean = self._clean
+            clean[text] = None
+            if len(clean) > _COMPOSED:
+                del clean[next(iter(clean))]
+        return text
 
     def text(self, text: str) -> str:
         """``text`` with every secret and piece of personal data the policy knows masked."""
         if len(text) < _SHORTEST:
+            return text
+        if text in self._clean:
             return text
         if len(text) <= _CACHED_UP_TO:
             masked: str = self._cached(text)
@@ -238,6 +262,12 @@ POLICY: Final = RedactionPolicy()
 def redact_text(text: str) -> str:
     """``text`` with secrets and personal data masked by this process's policy."""
     return POLICY.text(text)
+
+
+def composed_text(text: str, parts: Iterable[str]) -> str:
+    """``text`` built of ``parts`` and the runtime's own words, remembered as clean when
+    every part is (see :meth:`RedactionPolicy.composed`)."""
+    return POLICY.composed(text, parts)
 
 
 def redact(value: Any, *, key: str | None = None) -> Any:

@@ -16,6 +16,7 @@ import attrs
 
 from toolang_core.memory.service import MemoryService, agent_uri
 from toolang_core.memory.types import MemoryEntry, MemoryRecallRequest, MemoryWriteBatch
+from toolang_core.redaction import composed_text
 
 if TYPE_CHECKING:
     from toolang_core.agents.types import AgentDefinition
@@ -104,7 +105,11 @@ def exchange_batch(
     if memory is None or ctx.turn.source not in memory.config.save_turns:
         return None
     turn = ctx.turn
-    text = f"{turn.sender or 'user'}: {turn.input}\n{agent.name}: {answer}"
+    sender = turn.sender or "user"
+    text = f"{sender}: {turn.input}\n{agent.name}: {answer}"
+    # Masked at rest by the memory service; its parts were checked already (the input
+    # in the model call's step, the answer with the turn's output): not scanned whole.
+    text = composed_text(text, (sender, turn.input, agent.name, answer))
     return MemoryWriteBatch(
         agent_uri=agent_uri(agent.name),
         agent_id=agent.name,

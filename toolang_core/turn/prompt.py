@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from toolang_core.models.types import Message
+from toolang_core.redaction import composed_text
 from toolang_core.store.types import TurnFilter, TurnRequest, TurnStatus
 from toolang_core.taskruns.merge import notes_of
 from toolang_core.tools.types import ToolResult
@@ -24,22 +25,26 @@ def system_message(
     notes: Sequence[str] = (),
     memory: Sequence[str] = (),
 ) -> Message:
-    """The instruction, then runtime context, then notes and recalled memory if any."""
-    parts = [agent.instruction.strip() or f"You are the agent {agent.name}."]
-    context = [
-        f"- time: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}",
-        f"- agent: {agent.name}",
-        f"- thread: {turn.thread_id} (source {turn.source}"
-        + (f", channel {turn.channel}" if turn.channel else "")
-        + ")",
-        f"- sender: {turn.sender}",
-    ]
-    parts.append("## Context\n" + "\n".join(context))
+    """The instruction, then runtime context, then notes and recalled memory if any.
+
+    It is a new text every turn (the time, the recalled memory), made of parts that
+    mostly repeat: the redaction policy checks the parts (each remembered by its cache)
+    rather than scanning the whole prompt again in each model call's step."""
+    instruction = agent.instruction.strip() or f"You are the agent {agent.name}."
+    where = f"- thread: {turn.thread_id} (source {turn.source}" + (
+        f", channel {turn.channel})" if turn.channel else ")"
+    )
+    who = f"- sender: {turn.sender}"
+    context = [f"- time: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}", f"- agent: {agent.name}"]
+    parts = [instruction, "## Context\n" + "\n".join([*context, where, who])]
     if notes:
         parts.append("## Notes\n" + "\n".join(f"- {n}" for n in notes))
     if memory:
         parts.append("## Remembered\n" + "\n".join(f"- {m}" for m in memory))
-    return Message(role="system", content="\n\n".join(parts))
+    text = "\n\n".join(parts)
+    # The time is the runtime's own; everything else is checked as it goes in.
+    checked = (instruction, agent.name, where, who, *notes, *memory)
+    return Message(role="system", content=composed_text(text, checked))
 
 
 def history(store: ExecutionStore, turn: TurnRequest, limit: int) -> list[Message]:

@@ -205,6 +205,87 @@ def test_when_every_word_is_common_the_newest_matches_rank_by_words_held(open_me
     assert "alpha and beta, written first" not in texts  # older than the newest 10 matches
 
 
+def test_a_word_in_half_the_entries_matching_more_than_the_candidates_is_left_out(
+    open_memory,
+):
+    # "otter" is in every entry: bm25 gives it no weight, and with more matches than
+    # the 5 candidates, which of them would be candidates is decided by length alone.
+    memory = open_memory(ranked_matches=100, candidates=5)
+    memory.save("a", *(f"otter {n}" for n in range(20)), "the otter boat")
+    result = memory.recall("a", "otter boat")
+    assert (result.diagnostics["mode"], result.diagnostics["dropped_terms"]) == ("rare-words", 1)
+    assert [i.text for i in result.items] == ["the otter boat"]
+
+
+def test_a_weightless_word_is_not_counted_again_while_it_stays_weightless(tmp_path, clock):
+    plugin = SQLiteMemory(
+        tmp_path / "memory.db", MemorySQLiteSettings(ranked_matches=100, candidates=5), clock=clock
+    )
+    memory = MemoryDriver(plugin, MemoryCaller())
+    try:
+        memory.save("a", *(f"otter {n}" for n in range(20)), "the otter boat")
+        statements: list[str] = []
+        conn = plugin._own_thread().submit(plugin._db.get).result()  # recalls run there
+        conn.set_trace_callback(statements.append)
+        first = memory.recall("a", "otter boat")
+        counted_first = sum('"otter"' in s and "count(*)" in s for s in statements)
+        statements.clear()
+        again = memory.recall("a", "otter boat")
+        assert counted_first == 1
+        assert not [s for s in statements if '"otter"' in s and "count(*)" in s]
+        assert [i.text for i in again.items] == [i.text for i in first.items]
+        memory.save("a", *(f"heron {n}" for n in range(30)))  # now in under half the entries
+        statements.clear()
+        result = memory.recall("a", "otter boat")
+        assert [s for s in statements if '"otter"' in s and "count(*)" in s]  # counted again
+        assert result.diagnostics["mode"] == "bm25"
+    finally:
+        plugin.close()
+
+
+def test_a_weightless_word_with_no_more_matches_than_the_candidates_stays(open_memory):
+    memory = open_memory(ranked_matches=100, candidates=5)
+    memory.save("a", "otter one", "otter two", "the otter boat")
+    result = memory.recall("a", "otter boat")
+    assert (result.diagnostics["mode"], result.diagnostics["dropped_terms"]) == ("bm25", 0)
+    assert result.items[0].text == "the otter boat"
+    assert len(result.items) == 3
+
+
+def test_a_word_in_under_half_the_entries_stays_however_many_it_matches(open_memory):
+    memory = open_memory(ranked_matches=100, candidates=5)
+    memory.save("a", *(f"otter {n}" for n in range(20)), *(f"heron {n}" for n in range(22)))
+    memory.save("a", "the otter boat")
+    result = memory.recall("a", "otter boat")
+    assert (result.diagnostics["mode"], result.diagnostics["dropped_terms"]) == ("bm25", 0)
+    assert result.items[0].text == "the otter boat"
+
+
+def test_when_only_weightless_words_match_the_newest_matches_come_first(open_memory, clock):
+    memory = open_memory(ranked_matches=10, candidates=5)
+    for n in range(15):
+        memory.save("a", f"otter {n}")
+        clock.now += 1
+    result = memory.recall("a", "otter fox", max_items=3)
+    assert result.diagnostics["mode"] == "common-words"
+    assert [i.text for i in result.items] == ["otter 14", "otter 13", "otter 12"]
+
+
+def test_the_indexed_rows_are_read_from_the_index_not_counted(memory, tmp_path):
+    from toolang_memory_sqlite.search import indexed_rows
+
+    memory.save("a", *(f"entry {n}" for n in range(300)), kind="bulk")
+    memory.save("b", *(f"entry {n}" for n in range(20000, 20030)))
+    memory.forget("a", kind="bulk")
+    memory.save("a", *(f"entry {n}" for n in range(200)))
+    conn = sqlite3.connect(tmp_path / "memory.db")
+    try:
+        assert indexed_rows(conn) == conn.execute("SELECT count(*) FROM memory_fts").fetchone()[0]
+        assert indexed_rows(conn) == 230
+    finally:
+        conn.close()
+
+
 def test_thread_narrowing_happens_before_the_candidate_limit(open_memory):
     memory = open_memory(candidates=2)
     memory.save("a", *(f"caracal caracal caracal {n}" for n in range(5)), thread="chat:2")
@@ -407,7 +488,7 @@ def test_concurrent_writes_are_committed_together_and_a_bad_batch_spoils_only_it
         groups.append(len(group))
         return write_group(group)
 
-    plugin._writes._write = counted
+    plugin._writes._call = counted
     texts = [f"entry {n} about otters" for n in range(12)]
     texts[5] = "broken \ud800 text"
 
@@ -430,3 +511,95 @@ def test_concurrent_writes_are_committed_together_and_a_bad_batch_spoils_only_it
         assert sorted(driver.listed_texts("a")) == sorted(t for n, t in enumerate(texts) if n != 5)
     finally:
         plugin.close()
+
+
+def test_concurrent_recalls_are_done_together_and_a_bad_one_fails_alone(tmp_path, clock):
+    import asyncio
+
+    from toolang_core.memory import MemoryLimits, MemoryRecallRequest
+
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+    driver = MemoryDriver(plugin, MemoryCaller())
+    driver.save("a", *(f"the {animal} swims" for animal in ("otter", "seal", "heron")))
+    groups: list[int] = []
+    recall_group = plugin._recall_group
+
+    def counted(group):  # a spy on the real recalls: how many each call to the thread held
+        groups.append(len(group))
+        return recall_group(group)
+
+    plugin._recalls._call = counted
+    queries = ["otter", "seal", "heron", "broken", "otter seal"] * 4
+
+    def request(query: str) -> MemoryRecallRequest:
+        agent = "bad \ud800 agent" if query == "broken" else "a"  # not valid Unicode
+        return MemoryRecallRequest(
+            agent_uri="toolang:agent/a", agent_id=agent, query_text=query, limits=MemoryLimits()
+        )
+
+    async def recall_all() -> list[object]:
+        return await asyncio.gather(
+            *(plugin.recall(request(q)) for q in queries), return_exceptions=True
+        )
+
+    try:
+        outcomes = asyncio.run(recall_all())
+        assert sum(groups) == len(queries) and len(groups) < len(queries)
+        for query, outcome in zip(queries, outcomes, strict=True):
+            if query == "broken":
+                assert isinstance(outcome, ValueError) and "lone surrogate" in str(outcome)
+                continue
+            alone = plugin.recall_now(request(query))
+            assert [i.text for i in outcome.items] == [i.text for i in alone.items]
+            assert outcome.items  # every good query finds something
+    finally:
+        plugin.close()
+
+
+def test_the_remembered_word_counts_are_bounded_oldest_first():
+    from toolang_memory_sqlite.search import CommonWords
+
+    counts = CommonWords(most=3, clock=lambda: 0.0)
+    for word in ("a", "b", "c", "d"):
+        counts.add(word, 100)
+    assert [counts.at_least(w) for w in ("a", "b", "c", "d")] == [0, 100, 100, 100]
+    counts.add("b", 120)  # counted again: the newest now
+    counts.add("e", 100)
+    assert [counts.at_least(w) for w in ("b", "c", "d", "e")] == [120, 0, 100, 100]
+
+
+def test_a_caller_that_stops_waiting_leaves_its_group_and_the_next_going():
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from toolang_memory_sqlite.group import GroupCalls
+
+    executor = ThreadPoolExecutor(1)
+    gate = threading.Event()
+    groups: list[list[int]] = []
+
+    def call(items):
+        groups.append(list(items))
+        gate.wait(5)
+        return [n * 2 if n != 4 else ValueError("four") for n in items]
+
+    calls = GroupCalls(call, lambda: executor)
+
+    async def scenario():
+        first = asyncio.create_task(calls.add(1))
+        await asyncio.sleep(0.02)  # the first group is under way in the thread
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.02):
+                await calls.add(2)  # waits for the next group, then gives up
+        later = [asyncio.create_task(calls.add(n)) for n in (3, 4)]
+        await asyncio.sleep(0.02)
+        gate.set()
+        return await first, await asyncio.gather(*later, return_exceptions=True)
+
+    try:
+        first, (third, fourth) = asyncio.run(scenario())
+    finally:
+        executor.shutdown()
+    assert (first, third) == (2, 6)
+    assert isinstance(fourth, ValueError)  # an exception for one item fails that one
+    assert groups == [[1], [2, 3, 4]]  # the one that gave up was still in its group

@@ -1,18 +1,24 @@
-"""Group commit: the writes of concurrent callers on one event loop, together.
+"""Grouped calls: the writes (or recalls) of concurrent callers on one event loop, together.
 
 When a turn ends the runtime remembers its exchange; many turns end at about the same
 time. Each write alone is a transaction and a hop to a worker thread. Here a write
 waits while the one before it is being written, and every write that arrived meanwhile
 goes into the next group: one worker-thread call, one transaction for the group. A
 write returns once its group is committed, so it is as durable as a write of its own.
+
+Recalls are grouped the same way: many turns start at about the same time, and each
+recall alone is a hop to the database thread and back — the event loop woken once per
+recall, each turn going on alone. A group is one hop, and its turns go on together.
+A call that finds nothing under way starts at once: a lone caller waits for nobody.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import weakref
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from typing import Generic, TypeVar
 
 Item = TypeVar("Item")
@@ -20,62 +26,82 @@ Result = TypeVar("Result")
 
 
 class _Queue(Generic[Item, Result]):
-    """The writes waiting on one event loop, and whether a group is being written."""
+    """The calls waiting on one event loop, and whether a group is under way."""
 
     def __init__(self) -> None:
         self.waiting: list[tuple[Item, asyncio.Future[Result]]] = []
-        self.writing = False
+        self.busy = False
 
 
-class GroupWriter(Generic[Item, Result]):
-    """Hands ``write`` the items of concurrent :meth:`add` calls as one group, in a
-    thread of ``executor`` (``executor()`` gives it; ``None``: the loop's default);
-    ``write`` returns one result or exception per item, in order (an exception it
-    raises fails the whole group)."""
+class GroupCalls(Generic[Item, Result]):
+    """Hands ``call`` the items of concurrent :meth:`add` calls as one group, in a
+    thread of the executor ``executor()`` gives; ``call`` returns one result or
+    exception per item, in order (an exception it raises fails the whole group).
+
+    Plain callbacks, not a task per group: a group is handed to the thread on the
+    event loop's next round after the first call, and its results come back with one
+    wake-up of the loop, which hands the next group (if any) to the thread at once."""
 
     def __init__(
         self,
-        write: Callable[[Sequence[Item]], list[Result | Exception]],
-        executor: Callable[[], Executor | None] = lambda: None,
+        call: Callable[[Sequence[Item]], list[Result | Exception]],
+        executor: Callable[[], Executor],
     ) -> None:
-        self._write = write
+        self._call = call
         self._executor = executor
-        self._tasks: set[asyncio.Task[None]] = set()  # held: a loop keeps weak references
         self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Queue[Item, Result]] = (
             weakref.WeakKeyDictionary()
         )
 
     async def add(self, item: Item) -> Result:
-        """Write ``item`` with the others waiting; return its result once committed."""
+        """Hand in ``item`` with the others waiting; return its result once its group is done."""
         loop = asyncio.get_running_loop()
         queue = self._queues.get(loop)
         if queue is None:
             queue = self._queues[loop] = _Queue()
         future: asyncio.Future[Result] = loop.create_future()
         queue.waiting.append((item, future))
-        if not queue.writing:
-            queue.writing = True
-            task = loop.create_task(self._drain(queue))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        if not queue.busy:
+            queue.busy = True
+            loop.call_soon(self._hand_over, loop, queue)
         return await future
 
-    async def _drain(self, queue: _Queue[Item, Result]) -> None:
+    def _hand_over(self, loop: asyncio.AbstractEventLoop, queue: _Queue[Item, Result]) -> None:
+        """Give the waiting calls to the thread as one group (in the loop's thread)."""
+        group, queue.waiting = queue.waiting, []
+        if not group:
+            queue.busy = False
+            return
         try:
-            while queue.waiting:
-                group, queue.waiting = queue.waiting, []
-                try:
-                    outcomes = await asyncio.get_running_loop().run_in_executor(
-                        self._executor(), self._write, [i for i, _ in group]
-                    )
-                except Exception as exc:
-                    outcomes = [exc] * len(group)
-                for (_, future), outcome in zip(group, outcomes, strict=True):
-                    if future.done():  # its caller gave up waiting (a timeout)
-                        continue
-                    if isinstance(outcome, Exception):
-                        future.set_exception(outcome)
-                    else:
-                        future.set_result(outcome)
-        finally:
-            queue.writing = False
+            running = self._executor().submit(self._call, [i for i, _ in group])
+        except Exception as exc:  # e.g. the plugin was closed: the group fails
+            self._settle(loop, queue, group, [exc] * len(group))
+            return
+
+        def done(running: Future[list[Result | Exception]]) -> None:  # in the thread
+            try:
+                outcomes: list[Result | Exception] = running.result()
+            except Exception as exc:
+                outcomes = [exc] * len(group)
+            # A loop closed meanwhile has nobody waiting any more.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._settle, loop, queue, group, outcomes)
+
+        running.add_done_callback(done)
+
+    def _settle(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        queue: _Queue[Item, Result],
+        group: list[tuple[Item, asyncio.Future[Result]]],
+        outcomes: list[Result | Exception],
+    ) -> None:
+        """Hand each caller of ``group`` its outcome, then the next group over."""
+        for (_, future), outcome in zip(group, outcomes, strict=True):
+            if future.done():  # its caller gave up waiting (a timeout)
+                continue
+            if isinstance(outcome, Exception):
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)
+        self._hand_over(loop, queue)

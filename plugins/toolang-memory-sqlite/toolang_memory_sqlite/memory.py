@@ -11,7 +11,6 @@ that is not JSON) raises ``ValueError`` and stores nothing.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import sqlite3
@@ -39,7 +38,7 @@ from toolang_core.memory import (
 )
 from toolang_memory_sqlite import ranking, search, text
 from toolang_memory_sqlite.database import Connections, MemoryClosed
-from toolang_memory_sqlite.group import GroupWriter
+from toolang_memory_sqlite.group import GroupCalls
 from toolang_memory_sqlite.schema import ENTRIES, FTS
 from toolang_memory_sqlite.settings import NAME, PROVIDER, MemorySQLiteSettings
 
@@ -92,8 +91,10 @@ class SQLiteMemory:
         self._last_error = _LastError()
         self._thread: ThreadPoolExecutor | None = None
         self._thread_lock = threading.Lock()
-        self._writes = GroupWriter(self._write_group, self._own_thread)
+        self._writes = GroupCalls(self._write_group, self._own_thread)
+        self._recalls = GroupCalls(self._recall_group, self._own_thread)
         self._common = search.CommonWords()
+        self._slots: dict[str, int] = {}  # scope key -> slot (search.Scope.of)
 
     # -- the contract ---------------------------------------------------------------------
 
@@ -107,9 +108,22 @@ class SQLiteMemory:
             return self._thread
 
     async def recall(self, request: MemoryRecallRequest) -> MemoryRecallResult:
-        """:meth:`recall_now` in the plugin's database thread (see :meth:`_own_thread`)."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._own_thread(), self.recall_now, request)
+        """:meth:`recall_now` in the plugin's database thread (see :meth:`_own_thread`);
+        recalls handed in while others are under way are done together after them, in
+        one call to that thread (:mod:`.group`)."""
+        return await self._recalls.add(request)
+
+    def _recall_group(
+        self, requests: Sequence[MemoryRecallRequest]
+    ) -> list[MemoryRecallResult | Exception]:
+        """:meth:`recall_now` for each of ``requests``: its result or its exception."""
+        outcomes: list[MemoryRecallResult | Exception] = []
+        for request in requests:
+            try:
+                outcomes.append(self.recall_now(request))
+            except Exception as exc:
+                outcomes.append(exc)
+        return outcomes
 
     def recall_now(self, request: MemoryRecallRequest) -> MemoryRecallResult:
         """The agent's entries that best match ``request.query_text``: candidates found
@@ -122,7 +136,9 @@ class SQLiteMemory:
         now = self._clock()
         with self._guard("recall"):
             conn = self._db.get()
-            scope = search.Scope.of(conn, request.agent_id, request.thread_id, request.owner)
+            scope = search.Scope.of(
+                conn, request.agent_id, request.thread_id, request.owner, self._slots
+            )
             if chosen and scope is not None:
                 found = search.find(
                     conn,

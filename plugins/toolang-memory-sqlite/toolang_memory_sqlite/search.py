@@ -17,6 +17,15 @@ thousands of rows (0.1 to 0.3 s). So a recall plans, with ``B = ranked_matches``
     agent's newest ``B`` entries containing any of the words are ranked by how many
     of the query's words they contain.
 
+A word in at least half of all entries weighs nothing in bm25 (FTS5 floors its IDF
+at 10**-6): the entries holding only such words would be taken in by length alone. A
+word like that which matches more entries than the recall's candidates is counted as
+over the budget, so it is left out like a common word (``rare-words``, or
+``common-words`` when no other word matches). Below that many matches it stays: all
+its entries fit among the candidates and recency ranks them. (Only words matching at
+most ``B`` entries can be weightless and not over the budget already: memories of up
+to ``2 B`` entries.)
+
 Counts are over all agents (they bound the IDF reads, which are), ranking is over the
 agent's entries only: entry ids are allocated in one range per agent (``slot << 40``
 onwards), so a rowid range scopes an FTS5 query at no cost. A thread is narrowed by
@@ -108,14 +117,22 @@ class Scope:
         agent_id: str,
         thread_id: str | None,
         owner: str | None = None,
+        slots: dict[str, int] | None = None,
     ) -> Scope | None:
-        """The scope of ``owner``'s ``agent_id`` (``None``: it never wrote anything)."""
-        row = conn.execute(
-            f"SELECT slot FROM {AGENTS} WHERE agent_id = ?", (scope_key(agent_id, owner),)
-        ).fetchone()
-        if row is None:
-            return None
-        low = row[0] << SEQ_BITS
+        """The scope of ``owner``'s ``agent_id`` (``None``: it never wrote anything).
+
+        ``slots`` remembers the slots read: an agent's slot, once given, never changes
+        (``memory_agents`` rows are never deleted and their slot never updated)."""
+        key = scope_key(agent_id, owner)
+        slot = None if slots is None else slots.get(key)
+        if slot is None:
+            row = conn.execute(f"SELECT slot FROM {AGENTS} WHERE agent_id = ?", (key,)).fetchone()
+            if row is None:
+                return None
+            slot = int(row[0])
+            if slots is not None:
+                slots[key] = slot
+        low = slot << SEQ_BITS
         return cls(agent_id, low, low + (1 << SEQ_BITS) - 1, thread_id, owner)
 
     def expression(self, terms: list[Term]) -> str:
@@ -128,26 +145,41 @@ class Scope:
 
 
 class CommonWords:
-    """Words last counted at more matches than the budget. Counting one scans
-    ``budget + 1`` matches, on every recall with the word; but entries are only added
-    between deletions, so a word stays common until entries are deleted — by this
-    plugin (:meth:`clear`, at every forget and prune that deletes) or by another
-    process sharing the file, which is why a word is believed for ``keep_seconds``
-    at most."""
+    """Words last counted at more matches than a recall's candidates, with that count.
+
+    Counting a word scans up to ``budget + 1`` of its matches, on every recall with the
+    word. But entries are only added between deletions, so a word's count is a lower
+    bound until entries are deleted — by this plugin (:meth:`clear`, at every forget and
+    prune that deletes) or by another process sharing the file, which is why a count is
+    believed for ``keep_seconds`` at most. A word counted over the budget stays over it;
+    one counted at half of all entries or more stays weightless while that still holds
+    of the count (the entries are read anew each time)."""
 
     def __init__(
-        self, keep_seconds: float = 60.0, clock: Callable[[], float] = time.monotonic
+        self,
+        keep_seconds: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        most: int = 4096,
     ) -> None:
         self._keep = keep_seconds
         self._clock = clock
-        self._counted: dict[str, float] = {}
+        self._most = most
+        """Words remembered at most (the least recently counted are forgotten first)."""
+        self._counted: dict[str, tuple[int, float]] = {}
 
-    def __contains__(self, expression: str) -> bool:
+    def at_least(self, expression: str) -> int:
+        """The count last taken of ``expression`` (0: none, or too old to believe)."""
         counted = self._counted.get(expression)
-        return counted is not None and self._clock() - counted <= self._keep
+        if counted is None or self._clock() - counted[1] > self._keep:
+            return 0
+        return counted[0]
 
-    def add(self, expression: str) -> None:
-        self._counted[expression] = self._clock()
+    def add(self, expression: str, count: int) -> None:
+        counted = self._counted
+        counted.pop(expression, None)  # re-added last: the oldest go first
+        counted[expression] = (count, self._clock())
+        if len(counted) > self._most:
+            del counted[next(iter(counted))]
 
     def clear(self) -> None:
         self._counted.clear()
@@ -174,27 +206,40 @@ def find(
     common: CommonWords | None = None,
 ) -> Found:
     """The ``limit`` best live entries of ``scope`` for ``terms`` (see the module doc);
-    ``common`` spares counting words known to match more than ``budget``."""
+    ``common`` spares counting words known to be over ``budget`` or weightless."""
+
+    expressions = [f"body : ({match_expression([t])})" for t in terms]
+    known = [0 if common is None else common.at_least(e) for e in expressions]
+    # One statement counts the words not known to be over the budget (or weightless)
+    # and reads the entries of the index; a word whose known count no longer makes it
+    # weightless is counted again after it.
+    fresh = [n for n, k in enumerate(known) if k <= limit]
+    counts, rows = _counts(conn, [expressions[n] for n in fresh], budget)
+    each = [budget + 1 if k > budget else k for k in known]
+    for n, c in zip(fresh, counts, strict=True):
+        each[n] = c
+    again = [n for n, k in enumerate(known) if limit < k <= budget and 2 * k < rows]
+    if again:
+        for n, c in zip(
+            again, _counts(conn, [expressions[n] for n in again], budget)[0], strict=True
+        ):
+            each[n] = c
+    if common is not None:
+        for n in (*fresh, *again):
+            if each[n] > limit:
+                common.add(expressions[n], each[n])
+    if sum(each) == 0:
+        return Found([], "bm25", 0, len(terms))
+    # A weightless word counts as over the budget (module doc).
+    each = [budget + 1 if limit < n <= budget and 2 * n >= rows else n for n in each]
 
     def count(chosen: list[Term]) -> int:
-        expression = f"body : ({match_expression(chosen)})"
-        if common is not None and len(chosen) == 1 and expression in common:
-            return budget + 1
-        row = conn.execute(
-            f"SELECT count(*) FROM (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? LIMIT ?)",
-            (expression, budget + 1),
-        ).fetchone()
-        if common is not None and len(chosen) == 1 and row[0] > budget:
-            common.add(expression)
-        return int(row[0])
+        return _counts(conn, [f"body : ({match_expression(chosen)})"], budget)[0][0]
 
     # Each word's matches first: the ORed query matches at least as many entries as its
     # most common word and at most as many as all of them together, so its own count
     # (as costly as the most common word's) is needed only when those bounds straddle
     # the budget.
-    each = [count([t]) for t in terms]
-    if sum(each) == 0:
-        return Found([], "bm25", 0, len(terms))
     if sum(each) <= budget or (max(each) <= budget and count(terms) <= budget):
         return Found(_by_bm25(conn, scope, terms, now, limit), "bm25", len(terms))
     counted = sorted(((each[n], n, t) for n, t in enumerate(terms)), key=lambda c: c[:2])
@@ -218,12 +263,49 @@ def find(
 def _by_bm25(
     conn: sqlite3.Connection, scope: Scope, terms: list[Term], now: float, limit: int
 ) -> list[Candidate]:
-    ranks = conn.execute(
-        f"SELECT rowid, {BM25} FROM {FTS} WHERE {FTS} MATCH ? AND rowid BETWEEN ? AND ? "
-        "ORDER BY 2 LIMIT ?",
-        (scope.expression(terms), scope.low, scope.high, limit),
-    ).fetchall()
-    return _live(conn, scope, ranks, now)
+    return _live(
+        conn,
+        scope,
+        f"SELECT rowid AS id, {BM25} AS score FROM {FTS} WHERE {FTS} MATCH ? "
+        "AND rowid BETWEEN ? AND ? ORDER BY 2 LIMIT ?",
+        [scope.expression(terms), scope.low, scope.high, limit],
+        now,
+    )
+
+
+_ROWS: Final = f"(SELECT block FROM {FTS}_data WHERE id = 1)"
+_COUNT: Final = f"(SELECT count(*) FROM (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? LIMIT ?))"
+
+
+def _counts(conn: sqlite3.Connection, expressions: list[str], budget: int) -> tuple[list[int], int]:
+    """The matches of each of ``expressions`` (counted up to ``budget + 1``) and the
+    entries of the index (:func:`indexed_rows`), in one statement."""
+    params: list[object] = []
+    for expression in expressions:
+        params += [expression, budget + 1]
+    row = conn.execute(f"SELECT {', '.join([*[_COUNT] * len(expressions), _ROWS])}", params)
+    *counts, block = row.fetchone()
+    return [int(c) for c in counts], _varint(block)
+
+
+def indexed_rows(conn: sqlite3.Connection) -> int:
+    """How many entries the full-text index holds (of every agent): the first value of
+    FTS5's averages record (row 1 of its ``_data`` table, a varint), which FTS5 keeps
+    for bm25; read, not counted."""
+    return _varint(conn.execute(f"SELECT {_ROWS}").fetchone()[0])
+
+
+def _varint(block: bytes | None) -> int:
+    """The SQLite varint at the start of ``block`` (0 for none)."""
+    block = b"" if block is None else bytes(block)
+    value = 0
+    for n, byte in enumerate(block[:9]):
+        if n == 8:  # SQLite's varint: a ninth byte holds 8 bits
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value
+    return value
 
 
 def _by_coverage(
@@ -236,6 +318,15 @@ def _by_coverage(
     limit: int,
 ) -> list[Candidate]:
     """Rank the newest ``budget`` matches by how many of ``terms`` each contains."""
+    if len(terms) == 1:  # each match holds the one word: the newest are the best
+        return _live(
+            conn,
+            scope,
+            f"SELECT rowid AS id, -1.0 AS score FROM {FTS} WHERE {FTS} MATCH ? "
+            "AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?",
+            [scope.expression(terms), scope.low, scope.high, min(limit, budget)],
+            now,
+        )
     start = conn.execute(
         f"SELECT rowid FROM {FTS} WHERE {FTS} MATCH ? AND rowid BETWEEN ? AND ? "
         "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
@@ -248,45 +339,38 @@ def _by_coverage(
     params: list[object] = []
     for term in terms:
         params += [scope.expression([term]), low, scope.high]
-    best = conn.execute(
-        f"SELECT rowid, count(*) FROM ({held}) GROUP BY rowid ORDER BY 2 DESC, 1 DESC LIMIT ?",
+    # The count as a bm25 value: more negative is better, as FTS5 has it.
+    return _live(
+        conn,
+        scope,
+        f"SELECT rowid AS id, -1.0 * count(*) AS score FROM ({held}) GROUP BY rowid "
+        "ORDER BY 2, 1 DESC LIMIT ?",
         [*params, limit],
-    ).fetchall()
-    # As a bm25 value: more negative is better, as FTS5 has it.
-    return _live(conn, scope, [(rowid, -float(n)) for rowid, n in best], now)
+        now,
+    )
 
 
 def _live(
-    conn: sqlite3.Connection, scope: Scope, ranks: list[tuple[int, float]], now: float
+    conn: sqlite3.Connection, scope: Scope, ranked: str, params: list[object], now: float
 ) -> list[Candidate]:
-    """The ranked rowids that are live entries of the scope, in rank order.
+    """The rows of ``ranked`` (a query of ``id, score``) that are live entries of the
+    scope, read with their entries in the same statement.
 
     The agent and thread are checked again on the entries table (ids and tokens bound
     the work; this makes a hash collision harmless). An expired entry not yet pruned
-    leaves one candidate fewer.
+    leaves one candidate fewer. The order does not matter: ranking sorts them all.
     """
-    if not ranks:
-        return []
-    marks = ", ".join("?" * len(ranks))
-    entries = {
-        row[0]: row[1:]
-        for row in conn.execute(
-            f"SELECT id, updated_at, length(text), agent_id, thread_id, expires_at, owner "
-            f"FROM {ENTRIES} WHERE id IN ({marks})",
-            [rowid for rowid, _ in ranks],
-        )
-    }
     live = []
-    for rowid, bm25 in ranks:
-        entry = entries.get(rowid)
-        if entry is None:
-            continue
-        updated_at, length, agent, thread, expires_at, owner = entry
+    for rowid, score, updated_at, length, agent, thread, expires_at, owner in conn.execute(
+        "SELECT r.id, r.score, e.updated_at, length(e.text), e.agent_id, e.thread_id, "
+        f"e.expires_at, e.owner FROM ({ranked}) AS r JOIN {ENTRIES} AS e ON e.id = r.id",
+        params,
+    ):
         if agent != scope.agent_id or owner != scope.owner:
             continue
         if scope.thread_id is not None and thread != scope.thread_id:
             continue
         if expires_at is not None and expires_at <= now:
             continue
-        live.append(Candidate(rowid, bm25, updated_at, length))
+        live.append(Candidate(rowid, score, updated_at, length))
     return live
