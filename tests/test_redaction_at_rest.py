@@ -129,3 +129,51 @@ def test_a_secret_at_the_cut_of_a_long_prompt_is_masked_before_the_cut():
     assert truncated
     assert stored["content"].endswith(" [em")
     assert "EMP" not in stored["content"]
+
+
+class EchoId:
+    """A tool whose result carries what it was given (a secret, here)."""
+
+    @hookimpl
+    def toolang_register_tools(self, register):
+        from toolang_core import Tool
+
+        def lookup(who: str, password: str) -> str:
+            """Look someone up."""
+            return f"found {who}"
+
+        register(Tool.from_function(lookup, blocking=False))
+
+
+def test_every_model_calls_prompt_is_stored_masked_each_message_once_per_loop(tmp_path):
+    from toolang_core.testing.models import tool_call
+
+    model = ScriptedModel(
+        [tool_call("lookup", {"who": SECRET, "password": "hunter22"}), text("done")]
+    )
+    config = ToolangConfig(
+        base_dir=tmp_path,
+        home=tmp_path / ".toolang",
+        runtime=RuntimeConfig(executor="agent", poll_seconds=0.02, shutdown_grace_seconds=0),
+        models=ModelsConfig(default="scripted"),
+    )
+    plugins = [("scripted", model.plugin()), ("acme", EmployeeIds()), ("tools", EchoId())]
+    runtime = Runtime.with_plugins(config, plugins, env={})
+    request = NewTurnRequest(source="chat", thread_id="chat:1", input=f"who is {SECRET}?")
+    turn_id = asyncio.run(submit_in_process(runtime, request))
+    # the model read it all unmasked, its tool's result too
+    read = model.calls[1].messages[-1].content
+    assert read == json.dumps({"ok": True, "output": f"found {SECRET}"})
+    _, everything = stored(runtime, turn_id)
+    assert SECRET not in everything and "hunter22" not in everything
+    store = runtime.open_store()
+    try:
+        first, second = [s.data for s in store.steps(turn_id) if s.kind == "model_call"]
+    finally:
+        store.close()
+    assert first["messages"][-1]["content"] == "who is [employee]?"
+    # the second prompt repeats the first one's messages as they were stored
+    assert second["messages"][: len(first["messages"])] == first["messages"]
+    assistant, tool = second["messages"][len(first["messages"]) :]
+    assert assistant["tool_calls"][0]["params"] == {"who": "[employee]", "password": "********"}
+    assert tool["content"] == json.dumps({"ok": True, "output": "found [employee]"})

@@ -106,6 +106,7 @@ class AgentLoop:
         self.call_prefix = call_prefix
         self.steerable = steerable
         self.answers: list[str] = []
+        self._masked = trace.MaskedMessages()
 
     def _end(self, outcome: TurnOutcome, calls: int) -> LoopEnd:
         return LoopEnd(outcome, self.speaker, tuple(self.answers), calls)
@@ -185,7 +186,7 @@ class AgentLoop:
         if done is not None and done.status == "completed":
             return trace.response_from_json(dict(done.data["response"]))
         started = ctx.clock()
-        request_json, truncated = trace.messages_json(self.messages)
+        request_json, truncated = self._masked.json(self.messages)
         data: dict[str, Any] = {
             "model": speaker.model_name,
             "agent": speaker.agent.name,
