@@ -12,6 +12,7 @@ from toolang_core.store.base import (
     StoreBase,
     check_active_status,
     check_finish_status,
+    finished_records,
     insert_each,
 )
 from toolang_core.store.errors import (
@@ -77,6 +78,7 @@ from toolang_core.store.types import (
     NewTurnRequest,
     Overflow,
     Record,
+    RecordWrite,
     Recovery,
     RunRecord,
     StepRecord,
@@ -113,6 +115,7 @@ __all__ = [
     "QueuedEnd",
     "Record",
     "RecordConflict",
+    "RecordWrite",
     "Recovery",
     "RunRecord",
     "StepRecord",
@@ -143,6 +146,7 @@ __all__ = [
     "check_active_status",
     "check_finish_status",
     "dropped_by",
+    "finished_records",
     "from_json",
     "heartbeat_from_rows",
     "insert_each",

@@ -15,7 +15,14 @@ from typing import Any
 import attrs
 
 from toolang_core.store.errors import RecordConflict
-from toolang_core.store.types import Finish, Record, StepRecord, TurnRequest, TurnStatus
+from toolang_core.store.types import (
+    Finish,
+    Record,
+    RecordWrite,
+    StepRecord,
+    TurnRequest,
+    TurnStatus,
+)
 
 
 @attrs.frozen
@@ -49,6 +56,19 @@ class FencedOut(Exception):
 StepInsert = Callable[[StepRecord], "int | StepRecord | None"]
 """A backend's insert of one step inside its transaction: the new ``seq``, the step
 stored before under the same idempotency key (a replay), or ``None`` (fenced out)."""
+
+
+def finished_records(
+    items: Sequence[Finish], recorded: Sequence[bool]
+) -> list[tuple[str, str, dict[str, Any], float]]:
+    """``(kind, key, data, now)`` of the records of the finishes recorded (one flag per
+    item, as ``finish_turns`` answers), to write in the same transaction."""
+    return [
+        (kind, key, dict(data), item.now)
+        for item, done in zip(items, recorded, strict=True)
+        if done
+        for kind, key, data in item.records
+    ]
 
 
 def insert_each(steps: Sequence[StepRecord], insert: StepInsert) -> list[StepRecord]:
@@ -142,6 +162,15 @@ class StoreBase(ABC):
                 f"expected {expect_revision}"
             )
         return Record(kind, key, revision, values, now)
+
+    def put_records(self, items: Sequence[RecordWrite], *, now: float) -> None:
+        if items:
+            self.write_records([(kind, key, dict(data), now) for kind, key, data in items])
+
+    @abstractmethod
+    def write_records(self, rows: Sequence[tuple[str, str, dict[str, Any], float]]) -> None:
+        """Store each ``(kind, key, data, now)`` of ``rows`` (at least one) as its
+        record's next revision, whatever it is now, in one transaction."""
 
     @abstractmethod
     def write_record(

@@ -30,6 +30,7 @@ from toolang_core.store.types import (
     Heartbeat,
     NewTurnRequest,
     Record,
+    RecordWrite,
     Recovery,
     RunRecord,
     StepRecord,
@@ -265,6 +266,12 @@ class ExecutionStore(Protocol):
 
         :raises RecordConflict: when it does not.
         """
+        ...
+
+    def put_records(self, items: Sequence[RecordWrite], *, now: float) -> None:
+        """:meth:`put_record` without an expected revision for each ``(kind, key,
+        data)`` of ``items``, in order, in one transaction: all written or none. For
+        records many turns write at once (what ran after each of them)."""
         ...
 
     def list_records(self, kind: str) -> list[Record]: ...

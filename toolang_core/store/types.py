@@ -14,6 +14,8 @@ from typing import Any, Literal
 import attrs
 
 JSONDict = Mapping[str, Any]
+RecordWrite = tuple[str, str, JSONDict]
+"""A record to write whatever its revision: ``(kind, key, data)``."""
 
 Strategy = Literal["enqueue", "reject", "coalesce", "interrupt", "steer"]
 Overflow = Literal["reject", "drop_oldest", "replace_pending"]
@@ -211,6 +213,10 @@ class Finish:
     error: str | None = None
     steps: tuple[StepRecord, ...] = ()
     """Final steps committed together with the terminal state (fenced the same way)."""
+    records: tuple[RecordWrite, ...] = ()
+    """Records written in the same transaction, only when the terminal state is
+    recorded, each whatever its revision (as ``put_record`` without an expected one):
+    a turn's prompt trace, with no commit of its own."""
 
 
 @attrs.frozen

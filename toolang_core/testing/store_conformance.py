@@ -616,6 +616,45 @@ class StoreConformance:
         assert store.find_step(f"{first}:model:1") is not None
         assert store.steps(second) == []  # fenced: its steps neither
 
+    def test_a_finishs_records_are_written_with_it_and_only_when_it_is_recorded(self, store):
+        first, second = self.submit(store), self.submit(store, thread="chat:2")
+        self.claim_ids(store)
+        store.put_record("trace", first, {"old": True}, now=T0)
+        finishes = [
+            Finish(
+                first,
+                "run-a",
+                1,
+                TurnStatus.COMPLETED,
+                T0 + 2,
+                output="one",
+                records=(("trace", first, {"agent": "ü"}), ("other", first, {"n": 1})),
+            ),
+            Finish(
+                second,
+                "zombie",  # fenced: its records neither
+                1,
+                TurnStatus.COMPLETED,
+                T0 + 2,
+                records=(("trace", second, {"agent": "b"}),),
+            ),
+        ]
+        assert store.finish_many(finishes) == [True, False]
+        written = store.get_record("trace", first)
+        assert (written.data, written.revision, written.updated_at) == ({"agent": "ü"}, 2, T0 + 2)
+        assert store.get_record("other", first).data == {"n": 1}
+        assert store.get_record("trace", second) is None
+
+    def test_put_records_writes_each_whatever_its_revision_in_one_go(self, store):
+        store.put_record("after", "t1", {"stages": []}, now=T0)
+        store.put_records(
+            [("after", "t1", {"stages": ["a"]}), ("after", "t2", {"stages": ["ü"]})], now=T0 + 1
+        )
+        one, two = store.get_record("after", "t1"), store.get_record("after", "t2")
+        assert (one.data, one.revision, one.updated_at) == ({"stages": ["a"]}, 2, T0 + 1)
+        assert (two.data, two.revision) == ({"stages": ["ü"]}, 1)
+        store.put_records([], now=T0 + 2)  # nothing to write is no error
+
     def intent(self, turn_id: str, key: str, attempt: int = 1) -> StepRecord:
         return StepRecord(
             turn_id=turn_id,

@@ -11,7 +11,13 @@ from typing import Any, TypeVar
 import attrs
 
 from toolang_core.ids import new_id
-from toolang_core.store.base import ClaimRequest, StoreBase, check_active_status, insert_each
+from toolang_core.store.base import (
+    ClaimRequest,
+    StoreBase,
+    check_active_status,
+    finished_records,
+    insert_each,
+)
 from toolang_core.store.errors import StoreError
 from toolang_core.store.rows import (
     RECORD_COLUMNS,
@@ -290,7 +296,15 @@ class SQLiteStore(StoreBase):
         return cursor.rowcount == 1
 
     def finish_turns(self, items: Sequence[Finish]) -> list[bool]:
-        return self._tx(lambda c: finishing.finish_many(c, items))
+        if not any(item.records for item in items):
+            return self._tx(lambda c: finishing.finish_many(c, items))
+
+        def finish(c: sqlite3.Connection) -> list[bool]:
+            recorded = finishing.finish_many(c, items)
+            self._put_records(c, finished_records(items, recorded))
+            return recorded
+
+        return self._tx(finish)
 
     def release(
         self, turn_id: str, *, run_id: str, attempt: int, now: float, max_attempts: int
@@ -476,6 +490,17 @@ class SQLiteStore(StoreBase):
             return int(current + 1)
 
         return self._tx(write)
+
+    def write_records(self, rows: Sequence[tuple[str, str, dict[str, Any], float]]) -> None:
+        self._tx(lambda c: self._put_records(c, rows))
+
+    @staticmethod
+    def _put_records(
+        c: sqlite3.Connection, rows: Sequence[tuple[str, str, dict[str, Any], float]]
+    ) -> None:
+        if rows:
+            params = [(kind, key, turns.dumps(data), now) for kind, key, data, now in rows]
+            c.executemany(turns.PUT_RECORDS_SQL, params)
 
     def list_records(self, kind: str) -> list[Record]:
         rows = self._conn.execute(

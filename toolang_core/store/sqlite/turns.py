@@ -93,6 +93,8 @@ PUT_RECORD_SQL = (
     "data = excluded.data, updated_at = excluded.updated_at RETURNING revision"
 )
 """A record written whatever its revision: one statement, its own transaction."""
+PUT_RECORDS_SQL = PUT_RECORD_SQL.removesuffix(" RETURNING revision")
+"""``PUT_RECORD_SQL`` for several records in a transaction (``executemany``)."""
 STEER_WAITING_SQL = (
     "SELECT 1 FROM turn_requests INDEXED BY turn_queued_in_thread "
     "WHERE thread_id = (SELECT thread_id FROM turn_requests WHERE id = ?) "
