@@ -83,8 +83,9 @@ COALESCE_SQL = (
     "SELECT id FROM turn_requests INDEXED BY turn_queued_in_thread "
     "WHERE thread_id = ? AND status = 'queued' AND dedupe_key = ? ORDER BY seq LIMIT 1"
 )
+# The steered requests of a thread: a partial index of their own, usually empty.
 STEER_SQL = (
-    f"SELECT {TURN_COLUMNS} FROM turn_requests INDEXED BY turn_queued_in_thread "
+    f"SELECT {TURN_COLUMNS} FROM turn_requests INDEXED BY turn_steer_waiting "
     "WHERE thread_id = ? AND status = 'queued' AND steer = 1 ORDER BY seq"
 )
 PUT_RECORD_SQL = (
@@ -96,7 +97,7 @@ PUT_RECORD_SQL = (
 PUT_RECORDS_SQL = PUT_RECORD_SQL.removesuffix(" RETURNING revision")
 """``PUT_RECORD_SQL`` for several records in a transaction (``executemany``)."""
 STEER_WAITING_SQL = (
-    "SELECT 1 FROM turn_requests INDEXED BY turn_queued_in_thread "
+    "SELECT 1 FROM turn_requests INDEXED BY turn_steer_waiting "
     "WHERE thread_id = (SELECT thread_id FROM turn_requests WHERE id = ?) "
     "AND status = 'queued' AND steer = 1 LIMIT 1"
 )
