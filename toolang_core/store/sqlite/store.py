@@ -13,6 +13,7 @@ import attrs
 from toolang_core.ids import new_id
 from toolang_core.store.base import (
     ClaimRequest,
+    FencedOut,
     StoreBase,
     check_active_status,
     finished_records,
@@ -353,6 +354,37 @@ class SQLiteStore(StoreBase):
         return attrs.evolve(step, seq=row[0])
 
     def insert_steps(self, steps: Sequence[StepRecord], run_id: str) -> list[StepRecord]:
+        first = steps[0]
+        if len(steps) > 1 and all(
+            s.turn_id == first.turn_id and s.attempt == first.attempt for s in steps
+        ):
+            stored = self._insert_together(steps, run_id)
+            if stored is not None:
+                return stored
+        return self._insert_each(steps, run_id)
+
+    def _insert_together(self, steps: Sequence[StepRecord], run_id: str) -> list[StepRecord] | None:
+        """The steps of one turn in one statement (its own transaction); ``None`` when
+        one's idempotency key is stored already: a replay, for :meth:`_insert_each`.
+
+        :raises FencedOut: when this run does not hold the turn."""
+        first = steps[0]
+        params: list[object] = [first.turn_id, first.attempt, run_id]
+        for step in steps:
+            params += finishing.step_params(step)[2:]  # after its turn and attempt
+        sql = turns.record_steps_sql(len(steps))
+        self._guard()
+        try:
+            with self._hold:
+                rows = self._conn.execute(sql, params).fetchall()
+        except sqlite3.IntegrityError:
+            return None
+        if not rows:
+            raise FencedOut
+        seqs = sorted(row[0] for row in rows)
+        return [attrs.evolve(step, seq=seq) for step, seq in zip(steps, seqs, strict=True)]
+
+    def _insert_each(self, steps: Sequence[StepRecord], run_id: str) -> list[StepRecord]:
         def insert(c: sqlite3.Connection, step: StepRecord) -> int | StepRecord | None:
             params = (*finishing.step_params(step), run_id)
             try:

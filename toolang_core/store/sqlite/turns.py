@@ -265,6 +265,30 @@ RECORD_STEP_SQL = (
 )
 """One statement: the fence check, the next sequence number and the insert together."""
 
+
+@functools.lru_cache(maxsize=BATCH_SQL_SIZES)
+def record_steps_sql(count: int) -> str:
+    """``RECORD_STEP_SQL`` for ``count`` steps of one turn and attempt in one statement:
+    ``?1`` the turn, ``?2`` the attempt, ``?3`` the run; then per step its kind, status,
+    times, data, error and key. They take the next ``count`` sequence numbers in order
+    (the new rows are read after the maximum is: SQLite runs the ``SELECT`` of an
+    ``INSERT`` into the table it reads to its end first)."""
+    rows = ",".join(
+        f"({n}, " + ", ".join(f"?{3 + 7 * (n - 1) + k}" for k in range(1, 8)) + ")"
+        for n in range(1, count + 1)
+    )
+    return (
+        "WITH v(n, kind, status, started_at, finished_at, data, error, idempotency_key) "
+        f"AS (VALUES {rows}) "
+        "INSERT INTO turn_steps (turn_id, seq, attempt, kind, status, started_at, finished_at, "
+        "data, error, idempotency_key) "
+        "SELECT ?1, (SELECT COALESCE(MAX(seq), 0) FROM turn_steps WHERE turn_id = ?1) + v.n, "
+        "?2, v.kind, v.status, v.started_at, v.finished_at, v.data, v.error, v.idempotency_key "
+        "FROM v WHERE EXISTS (SELECT 1 FROM turn_requests WHERE id = ?1 "
+        f"AND lease_owner = ?3 AND attempt = ?2 AND {active()}) ORDER BY v.n RETURNING seq"
+    )
+
+
 COMPLETE_STEP_SQL = (
     "UPDATE turn_steps SET attempt = ?2, status = ?3, finished_at = ?4, data = ?5, "
     "error = ?6 WHERE idempotency_key = ?7 AND turn_id = ?1 AND status = 'intent' "
