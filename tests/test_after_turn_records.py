@@ -96,3 +96,44 @@ def test_a_prompt_trace_that_cannot_be_stored_fails_its_stage_not_the_turn(tmp_p
     assert stage["ok"] is False
     assert "JSON serializable" in stage["detail"]["error"]
     assert seen[good][1] is not None  # the next turn's trace is stored as ever
+
+
+def test_records_handed_in_ride_with_the_next_finish_and_outlive_its_fencing(tmp_path):
+    import asyncio
+
+    from toolang_core.runtime.commits import TurnCommits
+    from toolang_core.store.sqlite import SQLiteStore
+    from toolang_core.store.types import Finish, NewTurnRequest, SubmitRules
+
+    now = 1_800_000_000.0
+    store = SQLiteStore(tmp_path / "toolang.db")
+    request = NewTurnRequest(source="chat", thread_id="chat:1", input="hi")
+    turn_id = store.submit(request, SubmitRules(thread_group="chat", priority=40), now=now).id
+    assert store.claim(run_id="run-a", limit=1, now=now, lease_seconds=30, caps={})
+
+    def commits(run_id):
+        return TurnCommits(
+            store,
+            run_id=run_id,
+            clock=lambda: now,
+            free=lambda _: None,
+            wake=asyncio.Event(),
+            turns={},
+        )
+
+    zombie = commits("zombie")  # another runtime's commits: its finish is fenced
+    zombie.later("after", "a", {"stages": ["a"]})
+    zombie.hand_in(Finish(turn_id, "zombie", 1, TurnStatus.COMPLETED, now, output="no"))
+    zombie.record()
+    assert store.get(turn_id).status is TurnStatus.RUNNING
+    assert store.get_record("after", "a").data == {"stages": ["a"]}  # written on its own
+
+    owner = commits("run-a")
+    owner.later("after", "b", {"stages": ["b"]})
+    owner.later("after", "c", {"stages": [object()]})  # cannot be stored: dropped, logged
+    owner.hand_in(Finish(turn_id, "run-a", 1, TurnStatus.COMPLETED, now, output="yes"))
+    owner.record()
+    assert store.get(turn_id).output == "yes"
+    assert store.get_record("after", "b").data == {"stages": ["b"]}
+    assert store.get_record("after", "c") is None
+    store.close()

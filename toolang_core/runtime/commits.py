@@ -12,9 +12,11 @@ Records nobody waits for (what ran after each turn) are handed in too
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import structlog
 
 from toolang_core.errors import describe_exception
@@ -96,12 +98,18 @@ class TurnCommits:
         """Write the record ``kind/key`` (whatever its revision) with the next commit
         pass; a record that cannot be written is logged, not retried (for records that
         are a nicety: what ran after a turn)."""
+        try:  # checked here: it may ride in the transaction of turns' terminal states
+            json.dumps(data)
+        except (TypeError, ValueError) as exc:
+            log.warning("record.write_failed", kind=kind, key=key, error=describe_exception(exc))
+            return
         self._records.append((kind, key, data))
         self._wake.set()
 
     def record(self) -> None:
-        """Commit the terminal states handed in since the last call, in one transaction,
-        then the records handed in (:meth:`later`), in another.
+        """Commit the terminal states handed in since the last call and the records
+        handed in (:meth:`later`), in one transaction (the records in one of their own
+        when no state is to be committed).
 
         A fenced result (another runtime owns the turn now) is logged here, whether or
         not the turn's task is still waiting for it: a lost lease may have canceled it.
@@ -129,14 +137,25 @@ class TurnCommits:
 
     def _record_finishing(self) -> None:
         batch, self._finishing = self._finishing, []
+        items = [item for item, _ in batch]
+        # The records handed in ride with the first finish: one commit for all. Its
+        # records are written only if it is recorded; if it is fenced, they are written
+        # on their own below.
+        carried, self._records = tuple(self._records), []
+        if carried:
+            items[0] = attrs.evolve(items[0], records=(*items[0].records, *carried))
         try:
-            results = self.store.finish_many([item for item, _ in batch])
+            results = self.store.finish_many(items)
         except StoreError:
             self._finishing[:0] = batch
+            self._records[:0] = carried
             raise
         except Exception as exc:
+            self._records[:0] = carried
             self._fail_batch(batch, exc)
             return
+        if carried and results[:1] != [True]:  # fenced (or no answer): on their own
+            self._records[:0] = carried
         try:
             for (item, future), recorded in zip(batch, results, strict=True):
                 if not recorded:
