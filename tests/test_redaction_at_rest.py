@@ -177,3 +177,35 @@ def test_every_model_calls_prompt_is_stored_masked_each_message_once_per_loop(tm
     assistant, tool = second["messages"][len(first["messages"]) :]
     assert assistant["tool_calls"][0]["params"] == {"who": "[employee]", "password": "********"}
     assert tool["content"] == json.dumps({"ok": True, "output": "found [employee]"})
+
+
+def test_a_loops_masked_messages_are_the_policys_walk_of_them(tmp_path):
+    from toolang_core.models.types import Message
+    from toolang_core.redaction import redact, use_detectors
+    from toolang_core.tools.types import ToolCall
+    from toolang_core.turn.trace import TEXT_LIMIT, MaskedMessages, messages_json
+
+    key = "sk-proj-" + "b" * 30
+    messages = [
+        Message(role="system", content=f"You are {SECRET}'s agent."),
+        Message(role="user", content=f"my key is {key}"),
+        Message(role="user", content="x" * (TEXT_LIMIT - 3) + f" {SECRET}"),
+        Message(
+            role="assistant",
+            content="",
+            tool_calls=(ToolCall("c1", "lookup", {"who": SECRET, "api_key": "k", "n": 1}),),
+        ),
+        Message(role="tool", content=f'{{"ok": true, "output": "{SECRET}"}}', tool_call_id="c1"),
+    ]
+    undo = use_detectors({"acme": lambda t: t.replace(SECRET, "[employee]")})
+    try:
+        walked, truncated = messages_json(messages)
+        expected = redact(walked)
+        masked = MaskedMessages()
+        first, cut = masked.json(messages[:2])
+        again, cut_again = masked.json(messages)
+    finally:
+        undo()
+    assert (again, cut_again, truncated, cut) == (expected, True, True, False)
+    assert first == expected[:2]
+    assert SECRET not in json.dumps(again) and key not in json.dumps(again)

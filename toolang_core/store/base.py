@@ -80,7 +80,7 @@ def insert_each(steps: Sequence[StepRecord], insert: StepInsert) -> list[StepRec
         done = insert(step)
         if done is None:
             raise FencedOut
-        stored.append(done if isinstance(done, StepRecord) else attrs.evolve(step, seq=done))
+        stored.append(done if isinstance(done, StepRecord) else step.numbered(done))
     return stored
 
 

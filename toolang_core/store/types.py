@@ -198,6 +198,22 @@ class StepRecord:
     error: str | None = None
     idempotency_key: str | None = None
 
+    def numbered(self, seq: int) -> StepRecord:
+        """This step as stored under ``seq`` (``attrs.evolve`` at half the cost: a
+        store numbers every step it writes)."""
+        return StepRecord(
+            self.turn_id,
+            seq,
+            self.attempt,
+            self.kind,
+            self.status,
+            self.started_at,
+            self.finished_at,
+            self.data,
+            self.error,
+            self.idempotency_key,
+        )
+
 
 @attrs.frozen
 class Finish:

@@ -77,7 +77,12 @@ class MaskedMessages:
             known = done.get(id(message))
             if known is None or known[0] is not message:
                 entry, cut = message_json(message)
-                known = done[id(message)] = (message, redact(entry), cut)
+                # redact(entry) without the walk: "role" and "tool_call_id" are names the
+                # policy keeps as they are, the content is a text, the calls are walked.
+                entry["content"] = redact_text(entry["content"])
+                if "tool_calls" in entry:
+                    entry["tool_calls"] = redact(entry["tool_calls"])
+                known = done[id(message)] = (message, entry, cut)
             out.append(known[1])
             truncated = truncated or known[2]
         return out, truncated

@@ -8,8 +8,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-import attrs
-
 from toolang_core.ids import new_id
 from toolang_core.store.base import (
     ClaimRequest,
@@ -351,7 +349,7 @@ class SQLiteStore(StoreBase):
             return self._find_step(self._conn, step.idempotency_key or "")
         if row is None:
             return None
-        return attrs.evolve(step, seq=row[0])
+        return step.numbered(row[0])
 
     def insert_steps(self, steps: Sequence[StepRecord], run_id: str) -> list[StepRecord]:
         first = steps[0]
@@ -382,7 +380,7 @@ class SQLiteStore(StoreBase):
         if not rows:
             raise FencedOut
         seqs = sorted(row[0] for row in rows)
-        return [attrs.evolve(step, seq=seq) for step, seq in zip(steps, seqs, strict=True)]
+        return [step.numbered(seq) for step, seq in zip(steps, seqs, strict=True)]
 
     def _insert_each(self, steps: Sequence[StepRecord], run_id: str) -> list[StepRecord]:
         def insert(c: sqlite3.Connection, step: StepRecord) -> int | StepRecord | None:
@@ -414,7 +412,7 @@ class SQLiteStore(StoreBase):
                     run_id,
                 ),
             ).fetchone()
-        return None if row is None else attrs.evolve(step, seq=row[0])
+        return None if row is None else step.numbered(row[0])
 
     def _find_step(self, c: sqlite3.Connection, key: str) -> StepRecord | None:
         row = c.execute(
