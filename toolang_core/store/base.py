@@ -17,9 +17,11 @@ import attrs
 from toolang_core.store.errors import RecordConflict
 from toolang_core.store.types import (
     Finish,
+    PastTurn,
     Record,
     RecordWrite,
     StepRecord,
+    TurnFilter,
     TurnRequest,
     TurnStatus,
 )
@@ -96,6 +98,18 @@ class StoreBase(ABC):
             return self.insert_steps(steps, run_id)
         except FencedOut:
             return None
+
+    @abstractmethod
+    def list_turns(self, where: TurnFilter | None = None) -> list[TurnRequest]: ...
+
+    def thread_history(self, thread_id: str, *, before_seq: int, limit: int) -> list[PastTurn]:
+        """From :meth:`list_turns`; a backend may read just these columns instead."""
+        earlier = self.list_turns(
+            TurnFilter(thread_id=thread_id, before_seq=before_seq, limit=limit)
+        )
+        return [
+            PastTurn(t.seq, t.created_at, t.status, t.input, t.output, t.outcome) for t in earlier
+        ]
 
     @abstractmethod
     def insert_steps(self, steps: Sequence[StepRecord], run_id: str) -> list[StepRecord]:

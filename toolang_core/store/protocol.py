@@ -29,6 +29,7 @@ from toolang_core.store.types import (
     GroupCount,
     Heartbeat,
     NewTurnRequest,
+    PastTurn,
     Record,
     RecordWrite,
     Recovery,
@@ -223,6 +224,11 @@ class ExecutionStore(Protocol):
     def get(self, turn_id: str) -> TurnRequest | None: ...
 
     def list_turns(self, where: TurnFilter | None = None) -> list[TurnRequest]: ...
+
+    def thread_history(self, thread_id: str, *, before_seq: int, limit: int) -> list[PastTurn]:
+        """The turns of ``thread_id`` before ``before_seq``, newest first, at most
+        ``limit``: what was said in each (read for every agent turn's prompt)."""
+        ...
 
     def thread(self, thread_id: str) -> ThreadInfo | None: ...
 

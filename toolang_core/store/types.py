@@ -216,6 +216,19 @@ class StepRecord:
 
 
 @attrs.frozen
+class PastTurn:
+    """What was said in an earlier turn of a thread (:meth:`ExecutionStore.thread_history`):
+    what a prompt's history is made of, without the rest of the request."""
+
+    seq: int
+    created_at: float
+    status: TurnStatus
+    input: str
+    output: str | None = None
+    outcome: str | None = None
+
+
+@attrs.frozen
 class Finish:
     """The terminal state of one turn, for :meth:`ExecutionStore.finish_many`."""
 

@@ -45,6 +45,7 @@ from toolang_core.store.types import (
     GroupCount,
     Heartbeat,
     NewTurnRequest,
+    PastTurn,
     Record,
     Recovery,
     RunRecord,
@@ -58,6 +59,7 @@ from toolang_core.store.types import (
 )
 
 T = TypeVar("T")
+_STATUS = {s.value: s for s in TurnStatus}
 
 
 class SQLiteStore(StoreBase):
@@ -445,6 +447,11 @@ class SQLiteStore(StoreBase):
             f"SELECT {TURN_COLUMNS} FROM turn_requests{condition}", params
         ).fetchall()
         return [turn_from_row(r) for r in rows]
+
+    def thread_history(self, thread_id: str, *, before_seq: int, limit: int) -> list[PastTurn]:
+        rows = self._conn.execute(turns.HISTORY_SQL, (thread_id, before_seq, limit)).fetchall()
+        status = _STATUS
+        return [PastTurn(seq, at, status[s], text, out, why) for seq, at, s, text, out, why in rows]
 
     def delete_turns(self, turn_ids: Collection[str]) -> list[str]:
         return self._tx(lambda c: turns.delete_terminal(c, list(turn_ids)))

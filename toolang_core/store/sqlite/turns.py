@@ -112,6 +112,11 @@ NEXT_WAKEUP_SQL = (
     "WHERE head_id IS NOT NULL AND head_not_before > 0 AND head_not_before > ?"
 )
 STATUS_SQL = "SELECT status FROM turn_requests WHERE id = ?"
+HISTORY_SQL = (
+    "SELECT seq, created_at, status, input, output, outcome FROM turn_requests "
+    "WHERE thread_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?"
+)
+"""A thread's earlier turns, newest first: only what a prompt's history reads of them."""
 ACTIVE_IN_THREAD_SQL = f"SELECT id FROM turn_requests WHERE thread_id = ? AND {active()}"
 RUNNING_BY_GROUP_SQL = (
     f"SELECT thread_group, count(*) FROM turn_requests WHERE {active()} GROUP BY thread_group"
