@@ -209,3 +209,25 @@ def test_a_loops_masked_messages_are_the_policys_walk_of_them(tmp_path):
     assert (again, cut_again, truncated, cut) == (expected, True, True, False)
     assert first == expected[:2]
     assert SECRET not in json.dumps(again) and key not in json.dumps(again)
+
+
+def test_a_tool_calls_chain_is_stored_as_the_policy_masks_it():
+    from toolang_core.redaction import redact, use_detectors
+    from toolang_core.tools.chain import StageRecord
+    from toolang_core.turn.trace import chain_json
+
+    key = "sk-proj-" + "c" * 30
+    stages = [
+        StageRecord("SecurityFilter", "block", "hook-security-filter", f"a key: {key}"),
+        StageRecord("ApprovalGate", "denied", "hook-approval-gate", f"not for {SECRET}"),
+        StageRecord("execute", "ok", None, ""),
+    ]
+    undo = use_detectors({"acme": lambda t: t.replace(SECRET, "[employee]")})
+    try:
+        stored = chain_json(stages)
+        walked = redact([s.to_json() for s in stages])
+    finally:
+        undo()
+    assert stored == walked
+    assert stored[0]["detail"] == "a key: ********"
+    assert stored[1]["detail"] == "not for [employee]"

@@ -312,7 +312,7 @@ class AgentLoop:
         data: dict[str, Any] = {
             "call": trace.call_json(as_run),
             "result": trace.result_json(result),
-            "chain": [s.to_json() for s in stages],
+            "chain": trace.chain_json(stages),
             "agent": speaker.agent.name,
         }
         if dict(as_run.params) != dict(call.params):

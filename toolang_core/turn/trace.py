@@ -9,6 +9,7 @@ from typing import Any
 
 from toolang_core.models.types import Message, ModelResponse
 from toolang_core.redaction import Masked, redact, redact_text
+from toolang_core.tools.chain import StageRecord
 from toolang_core.tools.types import ToolCall, ToolResult
 
 TEXT_LIMIT = 4_000
@@ -86,6 +87,21 @@ class MaskedMessages:
             out.append(known[1])
             truncated = truncated or known[2]
         return out, truncated
+
+
+def chain_json(stages: Iterable[StageRecord]) -> Masked:
+    """Each chain stage's verdict as a tool call's step stores it, masked: the stage,
+    the verdict and the plugin are names the code and the configuration give, kept as
+    they are; the detail is text (a reason, a person's message) and is masked."""
+    return Masked(
+        {
+            "stage": s.stage,
+            "verdict": s.verdict,
+            "plugin": s.plugin,
+            "detail": redact_text(s.detail),
+        }
+        for s in stages
+    )
 
 
 def response_json(response: ModelResponse) -> dict[str, Any]:
