@@ -129,3 +129,105 @@ def test_a_secret_at_the_cut_of_a_long_prompt_is_masked_before_the_cut():
     assert truncated
     assert stored["content"].endswith(" [em")
     assert "EMP" not in stored["content"]
+
+
+class EchoId:
+    """A tool whose result carries what it was given (a secret, here)."""
+
+    @hookimpl
+    def toolang_register_tools(self, register):
+        from toolang_core import Tool
+
+        def lookup(who: str, password: str) -> str:
+            """Look someone up."""
+            return f"found {who}"
+
+        register(Tool.from_function(lookup, blocking=False))
+
+
+def test_every_model_calls_prompt_is_stored_masked_each_message_once_per_loop(tmp_path):
+    from toolang_core.testing.models import tool_call
+
+    model = ScriptedModel(
+        [tool_call("lookup", {"who": SECRET, "password": "hunter22"}), text("done")]
+    )
+    config = ToolangConfig(
+        base_dir=tmp_path,
+        home=tmp_path / ".toolang",
+        runtime=RuntimeConfig(executor="agent", poll_seconds=0.02, shutdown_grace_seconds=0),
+        models=ModelsConfig(default="scripted"),
+    )
+    plugins = [("scripted", model.plugin()), ("acme", EmployeeIds()), ("tools", EchoId())]
+    runtime = Runtime.with_plugins(config, plugins, env={})
+    request = NewTurnRequest(source="chat", thread_id="chat:1", input=f"who is {SECRET}?")
+    turn_id = asyncio.run(submit_in_process(runtime, request))
+    # the model read it all unmasked, its tool's result too
+    read = model.calls[1].messages[-1].content
+    assert read == json.dumps({"ok": True, "output": f"found {SECRET}"})
+    _, everything = stored(runtime, turn_id)
+    assert SECRET not in everything and "hunter22" not in everything
+    store = runtime.open_store()
+    try:
+        first, second = [s.data for s in store.steps(turn_id) if s.kind == "model_call"]
+    finally:
+        store.close()
+    assert first["messages"][-1]["content"] == "who is [employee]?"
+    # the second prompt repeats the first one's messages as they were stored
+    assert second["messages"][: len(first["messages"])] == first["messages"]
+    assistant, tool = second["messages"][len(first["messages"]) :]
+    assert assistant["tool_calls"][0]["params"] == {"who": "[employee]", "password": "********"}
+    assert tool["content"] == json.dumps({"ok": True, "output": "found [employee]"})
+
+
+def test_a_loops_masked_messages_are_the_policys_walk_of_them(tmp_path):
+    from toolang_core.models.types import Message
+    from toolang_core.redaction import redact, use_detectors
+    from toolang_core.tools.types import ToolCall
+    from toolang_core.turn.trace import TEXT_LIMIT, MaskedMessages, messages_json
+
+    key = "sk-proj-" + "b" * 30
+    messages = [
+        Message(role="system", content=f"You are {SECRET}'s agent."),
+        Message(role="user", content=f"my key is {key}"),
+        Message(role="user", content="x" * (TEXT_LIMIT - 3) + f" {SECRET}"),
+        Message(
+            role="assistant",
+            content="",
+            tool_calls=(ToolCall("c1", "lookup", {"who": SECRET, "api_key": "k", "n": 1}),),
+        ),
+        Message(role="tool", content=f'{{"ok": true, "output": "{SECRET}"}}', tool_call_id="c1"),
+    ]
+    undo = use_detectors({"acme": lambda t: t.replace(SECRET, "[employee]")})
+    try:
+        walked, truncated = messages_json(messages)
+        expected = redact(walked)
+        masked = MaskedMessages()
+        first, cut = masked.json(messages[:2])
+        again, cut_again = masked.json(messages)
+    finally:
+        undo()
+    assert (again, cut_again, truncated, cut) == (expected, True, True, False)
+    assert first == expected[:2]
+    assert SECRET not in json.dumps(again) and key not in json.dumps(again)
+
+
+def test_a_tool_calls_chain_is_stored_as_the_policy_masks_it():
+    from toolang_core.redaction import redact, use_detectors
+    from toolang_core.tools.chain import StageRecord
+    from toolang_core.turn.trace import chain_json
+
+    key = "sk-proj-" + "c" * 30
+    stages = [
+        StageRecord("SecurityFilter", "block", "hook-security-filter", f"a key: {key}"),
+        StageRecord("ApprovalGate", "denied", "hook-approval-gate", f"not for {SECRET}"),
+        StageRecord("execute", "ok", None, ""),
+    ]
+    undo = use_detectors({"acme": lambda t: t.replace(SECRET, "[employee]")})
+    try:
+        stored = chain_json(stages)
+        walked = redact([s.to_json() for s in stages])
+    finally:
+        undo()
+    assert stored == walked
+    assert stored[0]["detail"] == "a key: ********"
+    assert stored[1]["detail"] == "not for [employee]"

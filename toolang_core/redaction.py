@@ -105,6 +105,14 @@ def _core_text(text: str) -> str:
     return _KEY_SHAPES.sub(MASK, text)
 
 
+class Masked(list[Any]):
+    """A list whose items this policy has masked already (each as :func:`redact`
+    returns it): a walk keeps it as it is. For values stored again and again, masked
+    once: a turn's prompt, in each of its model calls' steps."""
+
+    __slots__ = ()
+
+
 class RedactionPolicy:
     """The core's rules followed by the installed detectors, in registration order."""
 
@@ -183,6 +191,8 @@ class RedactionPolicy:
             return MASK
         if isinstance(value, str):
             return value if key in _PLAIN_KEYS else self.text(value)
+        if type(value) is Masked:
+            return value
         if value is None or isinstance(value, bool | float):
             return value
         if isinstance(value, int):

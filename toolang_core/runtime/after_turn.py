@@ -9,14 +9,18 @@
     4. bus events         ``turn.<status>`` to every ``toolang_on_event`` subscriber
     5. outbound delivery  ``toolang_deliver_turn`` implementations send the reply out
 
-A failure at 2-5 is recorded and never rewrites the completed turn. What each stage
-did is stored as the record ``toolang.turn.after`` of the turn (shown by
-``toolang turns trace``) — only when there was more to do than step 1, so a runtime
-without memory, subscribers or delivery pays nothing here.
+A failure at 2-5 is recorded and never rewrites the completed turn. The prompt trace
+is committed in the transaction of step 1 (:meth:`AfterTurnStages.with_state`: no
+commit of its own, and durable before stage 3 starts). What each stage did is stored as
+the record ``toolang.turn.after`` of the turn (shown by ``toolang turns trace``), handed
+to the scheduler's next commit pass with the other turns' (``later``) — only when there
+was more to do than step 1, so a runtime without memory, subscribers or delivery pays
+nothing here.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -36,7 +40,7 @@ if TYPE_CHECKING:
     from toolang_core.memory.types import MemoryWriteBatch
     from toolang_core.runtime.runtime import Runtime
     from toolang_core.store.protocol import ExecutionStore
-    from toolang_core.store.types import TurnRequest
+    from toolang_core.store.types import RecordWrite, TurnRequest
 
 # AfterTurn and the record kinds moved below the runtime and the agent turn
 # (toolang_core.execution.seam); re-exported here for the older import path.
@@ -56,6 +60,15 @@ class StageDone:
         return {"stage": self.stage, "ok": self.ok, "at": self.at, "detail": dict(self.detail)}
 
 
+@attrs.frozen
+class WithState:
+    """What stage 2 commits with a turn's terminal state: its prompt trace as a record,
+    or why it could not be stored."""
+
+    records: tuple[RecordWrite, ...] = ()
+    error: str | None = None
+
+
 class AfterTurnStages:
     """Runs stages 2-5 for one finished turn of one runtime."""
 
@@ -68,8 +81,12 @@ class AfterTurnStages:
         clock: Callable[[], float] = time.time,
         publish: Callable[[Event], Awaitable[list[HookFailure]]] | None = None,
         has_subscribers: Callable[[], bool] = lambda: False,
+        later: Callable[[str, str, dict[str, Any]], None] | None = None,
     ) -> None:
+        """``later(kind, key, data)`` writes a record soon, with others (the
+        scheduler's next commit pass); without it the record is written at once."""
         self.runtime = runtime
+        self.later = later
         self.store = store
         self.run_id = run_id
         self.clock = clock
@@ -94,9 +111,31 @@ class AfterTurnStages:
     def _finalizes(self, turn: TurnRequest) -> bool:
         return is_task_run(turn)
 
-    async def run(self, turn: TurnRequest, outcome: TurnOutcome) -> list[StageDone]:
+    def with_state(self, turn: TurnRequest, outcome: TurnOutcome) -> WithState:
+        """Stage 2 for the commit of stage 1: the prompt trace as a record to write in
+        the same transaction (masked; checked to be storable, so it cannot fail the
+        commit of the turn's state)."""
+        after = outcome.after
+        if after is None or after.prompt_trace is None:
+            return WithState()
+        try:
+            if after.trace_masked:  # a stored step's data: masked and storable already
+                data = dict(after.prompt_trace)
+            else:
+                data = redact(dict(after.prompt_trace))
+                json.dumps(data)
+        except Exception as exc:
+            error = describe_exception(exc)
+            log.warning("turn.after_failed", turn=turn.id, stage="prompt_trace", error=error)
+            return WithState(error=error)
+        return WithState(((PROMPT_TRACE_KIND, turn.id, data),))
+
+    async def run(
+        self, turn: TurnRequest, outcome: TurnOutcome, with_state: WithState
+    ) -> list[StageDone]:
         """Do what applies, in order; return what was done and recorded (stage 1 first),
-        or nothing when stage 1 was all there was."""
+        or nothing when stage 1 was all there was. ``with_state`` is what
+        :meth:`with_state` gave for ``turn``, committed with its terminal state."""
         started = self.clock()
         if self._finalizes(turn):
             try:
@@ -106,7 +145,9 @@ class AfterTurnStages:
         done: list[StageDone] = []
         after = outcome.after
         if after is not None and after.prompt_trace is not None:
-            done.append(self._prompt_trace(turn, after.prompt_trace, masked=after.trace_masked))
+            error = with_state.error
+            detail = {} if error is None else {"error": error}
+            done.append(StageDone("prompt_trace", error is None, self.clock(), detail))
         if after is not None and after.memory is not None:
             done.append(await self._memory_write(after.memory))
         if self._publishes():
@@ -118,16 +159,6 @@ class AfterTurnStages:
         done.insert(0, StageDone("turn_state", True, started, {"status": outcome.status.value}))
         self._record(turn, done)
         return done
-
-    def _prompt_trace(
-        self, turn: TurnRequest, trace: Mapping[str, Any], *, masked: bool = False
-    ) -> StageDone:
-        try:
-            data = dict(trace) if masked else redact(dict(trace))
-            self.store.put_record(PROMPT_TRACE_KIND, turn.id, data, now=self.clock())
-        except Exception as exc:
-            return self._failed("prompt_trace", turn, exc)
-        return StageDone("prompt_trace", True, self.clock())
 
     async def _memory_write(self, batch: MemoryWriteBatch) -> StageDone:
         memory = self.runtime.memory
@@ -166,15 +197,12 @@ class AfterTurnStages:
             "delivery", not failures, self.clock(), {"by": delivered, "failures": failures}
         )
 
-    def _failed(self, stage: str, turn: TurnRequest, exc: Exception) -> StageDone:
-        error = describe_exception(exc)
-        log.warning("turn.after_failed", turn=turn.id, stage=stage, error=error)
-        return StageDone(stage, False, self.clock(), {"error": error})
-
     def _record(self, turn: TurnRequest, done: list[StageDone]) -> None:
+        data = {"stages": [d.to_json() for d in done]}
+        if self.later is not None:
+            self.later(AFTER_KIND, turn.id, data)
+            return
         try:
-            self.store.put_record(
-                AFTER_KIND, turn.id, {"stages": [d.to_json() for d in done]}, now=self.clock()
-            )
+            self.store.put_record(AFTER_KIND, turn.id, data, now=self.clock())
         except Exception as exc:  # the turn is complete; its after-record is a nicety
             log.warning("turn.after_failed", turn=turn.id, stage="record", error=str(exc))

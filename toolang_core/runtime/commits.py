@@ -5,20 +5,24 @@ instead of writing it; the scheduler's loop commits everything handed in since i
 pass in one ``finish_many`` transaction. A turn with post-turn stages waits for its
 commit (:meth:`TurnCommits.commit`); any other turn's task ends at once
 (:meth:`TurnCommits.hand_in`) and its slot stays taken until the commit frees it.
+Records nobody waits for (what ran after each turn) are handed in too
+(:meth:`TurnCommits.later`) and written by the same pass, in one transaction.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import attrs
 import structlog
 
 from toolang_core.errors import describe_exception
 from toolang_core.redaction import redact_text
 from toolang_core.store.errors import StoreError
-from toolang_core.store.types import Finish, TurnRequest
+from toolang_core.store.types import Finish, RecordWrite, TurnRequest
 
 if TYPE_CHECKING:
     from toolang_core.execution.seam import TurnOutcome
@@ -50,14 +54,18 @@ class TurnCommits:
         self._wake = wake
         self._turns = turns
         self._finishing: list[tuple[Finish, asyncio.Future[bool] | None]] = []
+        self._records: list[RecordWrite] = []
         self.uncommitted: set[str] = set()
         """Turns whose task ended with their terminal state handed in, not yet committed:
         they keep their slot (and stay running) until the commit."""
         self._turn_log = log.bind()
         """Bound once: the module's lazy logger binds anew on every call."""
 
-    def finish(self, turn: TurnRequest, outcome: TurnOutcome) -> Finish:
-        """The terminal state to record for ``turn`` (output and error redacted)."""
+    def finish(
+        self, turn: TurnRequest, outcome: TurnOutcome, records: tuple[RecordWrite, ...] = ()
+    ) -> Finish:
+        """The terminal state to record for ``turn`` (output and error redacted), with
+        ``records`` to write in the same transaction if it is recorded."""
         return Finish(
             turn.id,
             self.run_id,
@@ -68,6 +76,7 @@ class TurnCommits:
             outcome.outcome,
             None if outcome.error is None else redact_text(outcome.error),
             outcome.steps,
+            records,
         )
 
     def hand_in(self, finish: Finish) -> None:
@@ -85,8 +94,22 @@ class TurnCommits:
         self._wake.set()
         return await future
 
+    def later(self, kind: str, key: str, data: dict[str, Any]) -> None:
+        """Write the record ``kind/key`` (whatever its revision) with the next commit
+        pass; a record that cannot be written is logged, not retried (for records that
+        are a nicety: what ran after a turn)."""
+        try:  # checked here: it may ride in the transaction of turns' terminal states
+            json.dumps(data)
+        except (TypeError, ValueError) as exc:
+            log.warning("record.write_failed", kind=kind, key=key, error=describe_exception(exc))
+            return
+        self._records.append((kind, key, data))
+        self._wake.set()
+
     def record(self) -> None:
-        """Commit the terminal states handed in since the last call, in one transaction.
+        """Commit the terminal states handed in since the last call and the records
+        handed in (:meth:`later`), in one transaction (the records in one of their own
+        when no state is to be committed).
 
         A fenced result (another runtime owns the turn now) is logged here, whether or
         not the turn's task is still waiting for it: a lost lease may have canceled it.
@@ -94,17 +117,45 @@ class TurnCommits:
         :raises StoreError: when the store is unreachable; the batch is kept and
             committed by a later call (the turns keep their leases meanwhile).
         """
-        if not self._finishing:
-            return
-        batch, self._finishing = self._finishing, []
+        if self._finishing:
+            self._record_finishing()
+        if self._records:
+            self._write_records()
+
+    def _write_records(self) -> None:
+        batch, self._records = self._records, []
         try:
-            results = self.store.finish_many([item for item, _ in batch])
+            self.store.put_records(batch, now=self.clock())
+        except Exception:
+            for kind, key, data in batch:  # one that cannot be stored must not lose the rest
+                try:
+                    self.store.put_record(kind, key, data, now=self.clock())
+                except Exception as exc:
+                    log.warning(
+                        "record.write_failed", kind=kind, key=key, error=describe_exception(exc)
+                    )
+
+    def _record_finishing(self) -> None:
+        batch, self._finishing = self._finishing, []
+        items = [item for item, _ in batch]
+        # The records handed in ride with the first finish: one commit for all. Its
+        # records are written only if it is recorded; if it is fenced, they are written
+        # on their own below.
+        carried, self._records = tuple(self._records), []
+        if carried:
+            items[0] = attrs.evolve(items[0], records=(*items[0].records, *carried))
+        try:
+            results = self.store.finish_many(items)
         except StoreError:
             self._finishing[:0] = batch
+            self._records[:0] = carried
             raise
         except Exception as exc:
+            self._records[:0] = carried
             self._fail_batch(batch, exc)
             return
+        if carried and results[:1] != [True]:  # fenced (or no answer): on their own
+            self._records[:0] = carried
         try:
             for (item, future), recorded in zip(batch, results, strict=True):
                 if not recorded:

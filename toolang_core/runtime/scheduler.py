@@ -338,12 +338,13 @@ class Scheduler:
             outcome = await self._execute(turn)
             if outcome is None:
                 return
-            finish = self.commits.finish(turn, outcome)
             if not self._after.needed(turn, outcome):
                 # Nothing runs after the commit: hand the terminal state in and end here;
                 # the turn keeps its slot until the loop has committed it.
-                self.commits.hand_in(finish)
+                self.commits.hand_in(self.commits.finish(turn, outcome))
                 return
+            with_state = self._after.with_state(turn, outcome)
+            finish = self.commits.finish(turn, outcome, with_state.records)
             try:
                 recorded = await self.commits.commit(finish)
             except Exception as exc:
@@ -353,7 +354,7 @@ class Scheduler:
                 return
             self._committed.add(turn.id)
             self.commits.log_finished(finish)
-            stages = await self._after.run(turn, outcome)
+            stages = await self._after.run(turn, outcome, with_state)
         finally:  # here, not a done-callback: that costs a loop round-trip per turn
             why = self._why_cancelled.get(turn.id)  # _done forgets it
             self._done(turn.id)
@@ -399,6 +400,7 @@ class Scheduler:
             clock=self.clock,
             publish=self.on_event,
             has_subscribers=self.has_subscribers,
+            later=self.commits.later,
         )
 
     async def _execute(self, turn: TurnRequest) -> TurnOutcome | None:

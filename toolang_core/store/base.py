@@ -15,7 +15,16 @@ from typing import Any
 import attrs
 
 from toolang_core.store.errors import RecordConflict
-from toolang_core.store.types import Finish, Record, StepRecord, TurnRequest, TurnStatus
+from toolang_core.store.types import (
+    Finish,
+    PastTurn,
+    Record,
+    RecordWrite,
+    StepRecord,
+    TurnFilter,
+    TurnRequest,
+    TurnStatus,
+)
 
 
 @attrs.frozen
@@ -51,6 +60,19 @@ StepInsert = Callable[[StepRecord], "int | StepRecord | None"]
 stored before under the same idempotency key (a replay), or ``None`` (fenced out)."""
 
 
+def finished_records(
+    items: Sequence[Finish], recorded: Sequence[bool]
+) -> list[tuple[str, str, dict[str, Any], float]]:
+    """``(kind, key, data, now)`` of the records of the finishes recorded (one flag per
+    item, as ``finish_turns`` answers), to write in the same transaction."""
+    return [
+        (kind, key, dict(data), item.now)
+        for item, done in zip(items, recorded, strict=True)
+        if done
+        for kind, key, data in item.records
+    ]
+
+
 def insert_each(steps: Sequence[StepRecord], insert: StepInsert) -> list[StepRecord]:
     """Insert ``steps`` in order with ``insert``; what each became.
 
@@ -60,7 +82,7 @@ def insert_each(steps: Sequence[StepRecord], insert: StepInsert) -> list[StepRec
         done = insert(step)
         if done is None:
             raise FencedOut
-        stored.append(done if isinstance(done, StepRecord) else attrs.evolve(step, seq=done))
+        stored.append(done if isinstance(done, StepRecord) else step.numbered(done))
     return stored
 
 
@@ -76,6 +98,18 @@ class StoreBase(ABC):
             return self.insert_steps(steps, run_id)
         except FencedOut:
             return None
+
+    @abstractmethod
+    def list_turns(self, where: TurnFilter | None = None) -> list[TurnRequest]: ...
+
+    def thread_history(self, thread_id: str, *, before_seq: int, limit: int) -> list[PastTurn]:
+        """From :meth:`list_turns`; a backend may read just these columns instead."""
+        earlier = self.list_turns(
+            TurnFilter(thread_id=thread_id, before_seq=before_seq, limit=limit)
+        )
+        return [
+            PastTurn(t.seq, t.created_at, t.status, t.input, t.output, t.outcome) for t in earlier
+        ]
 
     @abstractmethod
     def insert_steps(self, steps: Sequence[StepRecord], run_id: str) -> list[StepRecord]:
@@ -142,6 +176,15 @@ class StoreBase(ABC):
                 f"expected {expect_revision}"
             )
         return Record(kind, key, revision, values, now)
+
+    def put_records(self, items: Sequence[RecordWrite], *, now: float) -> None:
+        if items:
+            self.write_records([(kind, key, dict(data), now) for kind, key, data in items])
+
+    @abstractmethod
+    def write_records(self, rows: Sequence[tuple[str, str, dict[str, Any], float]]) -> None:
+        """Store each ``(kind, key, data, now)`` of ``rows`` (at least one) as its
+        record's next revision, whatever it is now, in one transaction."""
 
     @abstractmethod
     def write_record(

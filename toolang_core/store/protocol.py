@@ -29,7 +29,9 @@ from toolang_core.store.types import (
     GroupCount,
     Heartbeat,
     NewTurnRequest,
+    PastTurn,
     Record,
+    RecordWrite,
     Recovery,
     RunRecord,
     StepRecord,
@@ -223,6 +225,11 @@ class ExecutionStore(Protocol):
 
     def list_turns(self, where: TurnFilter | None = None) -> list[TurnRequest]: ...
 
+    def thread_history(self, thread_id: str, *, before_seq: int, limit: int) -> list[PastTurn]:
+        """The turns of ``thread_id`` before ``before_seq``, newest first, at most
+        ``limit``: what was said in each (read for every agent turn's prompt)."""
+        ...
+
     def thread(self, thread_id: str) -> ThreadInfo | None: ...
 
     def list_threads(self, limit: int = 50) -> list[ThreadInfo]: ...
@@ -265,6 +272,12 @@ class ExecutionStore(Protocol):
 
         :raises RecordConflict: when it does not.
         """
+        ...
+
+    def put_records(self, items: Sequence[RecordWrite], *, now: float) -> None:
+        """:meth:`put_record` without an expected revision for each ``(kind, key,
+        data)`` of ``items``, in order, in one transaction: all written or none. For
+        records many turns write at once (what ran after each of them)."""
         ...
 
     def list_records(self, kind: str) -> list[Record]: ...

@@ -14,6 +14,8 @@ from typing import Any, Literal
 import attrs
 
 JSONDict = Mapping[str, Any]
+RecordWrite = tuple[str, str, JSONDict]
+"""A record to write whatever its revision: ``(kind, key, data)``."""
 
 Strategy = Literal["enqueue", "reject", "coalesce", "interrupt", "steer"]
 Overflow = Literal["reject", "drop_oldest", "replace_pending"]
@@ -196,6 +198,35 @@ class StepRecord:
     error: str | None = None
     idempotency_key: str | None = None
 
+    def numbered(self, seq: int) -> StepRecord:
+        """This step as stored under ``seq`` (``attrs.evolve`` at half the cost: a
+        store numbers every step it writes)."""
+        return StepRecord(
+            self.turn_id,
+            seq,
+            self.attempt,
+            self.kind,
+            self.status,
+            self.started_at,
+            self.finished_at,
+            self.data,
+            self.error,
+            self.idempotency_key,
+        )
+
+
+@attrs.frozen
+class PastTurn:
+    """What was said in an earlier turn of a thread (:meth:`ExecutionStore.thread_history`):
+    what a prompt's history is made of, without the rest of the request."""
+
+    seq: int
+    created_at: float
+    status: TurnStatus
+    input: str
+    output: str | None = None
+    outcome: str | None = None
+
 
 @attrs.frozen
 class Finish:
@@ -211,6 +242,10 @@ class Finish:
     error: str | None = None
     steps: tuple[StepRecord, ...] = ()
     """Final steps committed together with the terminal state (fenced the same way)."""
+    records: tuple[RecordWrite, ...] = ()
+    """Records written in the same transaction, only when the terminal state is
+    recorded, each whatever its revision (as ``put_record`` without an expected one):
+    a turn's prompt trace, with no commit of its own."""
 
 
 @attrs.frozen

@@ -616,6 +616,65 @@ class StoreConformance:
         assert store.find_step(f"{first}:model:1") is not None
         assert store.steps(second) == []  # fenced: its steps neither
 
+    def test_a_finishs_records_are_written_with_it_and_only_when_it_is_recorded(self, store):
+        first, second = self.submit(store), self.submit(store, thread="chat:2")
+        self.claim_ids(store)
+        store.put_record("trace", first, {"old": True}, now=T0)
+        finishes = [
+            Finish(
+                first,
+                "run-a",
+                1,
+                TurnStatus.COMPLETED,
+                T0 + 2,
+                output="one",
+                records=(("trace", first, {"agent": "ü"}), ("other", first, {"n": 1})),
+            ),
+            Finish(
+                second,
+                "zombie",  # fenced: its records neither
+                1,
+                TurnStatus.COMPLETED,
+                T0 + 2,
+                records=(("trace", second, {"agent": "b"}),),
+            ),
+        ]
+        assert store.finish_many(finishes) == [True, False]
+        written = store.get_record("trace", first)
+        assert (written.data, written.revision, written.updated_at) == ({"agent": "ü"}, 2, T0 + 2)
+        assert store.get_record("other", first).data == {"n": 1}
+        assert store.get_record("trace", second) is None
+
+    def test_thread_history_is_what_was_said_before_a_turn_newest_first(self, store):
+        ids = [self.submit(store, text=f"say {n}", now=T0 + n) for n in range(4)]
+        self.submit(store, thread="chat:other", text="elsewhere", now=T0 + 9)
+        for n, turn_id in enumerate(ids[:3]):
+            assert self.claim_ids(store, now=T0 + 10 + n, limit=1) == [turn_id]
+            status = TurnStatus.COMPLETED if n != 1 else TurnStatus.FAILED
+            item = Finish(turn_id, "run-a", 1, status, T0 + 11 + n, output=f"said {n}")
+            if n == 1:
+                item = attrs.evolve(item, output=None, outcome="timeout", error="late")
+            assert store.finish_many([item]) == [True]
+        last = store.get(ids[3])
+        history = store.thread_history("chat:1", before_seq=last.seq, limit=2)
+        assert [(p.input, p.status, p.output, p.outcome) for p in history] == [
+            ("say 2", TurnStatus.COMPLETED, "said 2", None),
+            ("say 1", TurnStatus.FAILED, None, "timeout"),
+        ]
+        assert history[0].created_at == T0 + 2
+        assert history[0].seq > history[1].seq
+        assert store.thread_history("chat:1", before_seq=store.get(ids[0]).seq, limit=5) == []
+
+    def test_put_records_writes_each_whatever_its_revision_in_one_go(self, store):
+        store.put_record("after", "t1", {"stages": []}, now=T0)
+        store.put_records(
+            [("after", "t1", {"stages": ["a"]}), ("after", "t2", {"stages": ["ü"]})], now=T0 + 1
+        )
+        one, two = store.get_record("after", "t1"), store.get_record("after", "t2")
+        assert (one.data, one.revision, one.updated_at) == ({"stages": ["a"]}, 2, T0 + 1)
+        assert (two.data, two.revision) == ({"stages": ["ü"]}, 1)
+        store.put_records([], now=T0 + 2)  # nothing to write is no error
+
     def intent(self, turn_id: str, key: str, attempt: int = 1) -> StepRecord:
         return StepRecord(
             turn_id=turn_id,

@@ -107,6 +107,7 @@ class AgentLoop:
         self.call_prefix = call_prefix
         self.steerable = steerable
         self.answers: list[str] = []
+        self._masked = trace.MaskedMessages()
 
     def _end(self, outcome: TurnOutcome, calls: int) -> LoopEnd:
         return LoopEnd(outcome, self.speaker, tuple(self.answers), calls)
@@ -186,7 +187,7 @@ class AgentLoop:
         if done is not None and done.status == "completed":
             return trace.response_from_json(dict(done.data["response"]))
         started = ctx.clock()
-        request_json, truncated = trace.messages_json(self.messages)
+        request_json, truncated = self._masked.json(self.messages)
         data: dict[str, Any] = {
             "model": speaker.model_name,
             "agent": speaker.agent.name,
@@ -312,7 +313,7 @@ class AgentLoop:
         data: dict[str, Any] = {
             "call": trace.call_json(as_run),
             "result": trace.result_json(result),
-            "chain": [s.to_json() for s in stages],
+            "chain": trace.chain_json(stages),
             "agent": speaker.agent.name,
         }
         if dict(as_run.params) != dict(call.params):

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from toolang_core.models.types import Message
 from toolang_core.redaction import composed_text
-from toolang_core.store.types import TurnFilter, TurnRequest, TurnStatus
+from toolang_core.store.types import PastTurn, TurnRequest, TurnStatus
 from toolang_core.taskruns.merge import notes_of
 from toolang_core.tools.types import ToolResult
 
@@ -57,9 +57,7 @@ def history(store: ExecutionStore, turn: TurnRequest, limit: int) -> list[Messag
     """
     if limit <= 0:
         return []
-    earlier = store.list_turns(
-        TurnFilter(thread_id=turn.thread_id, before_seq=turn.seq, limit=limit)
-    )
+    earlier = store.thread_history(turn.thread_id, before_seq=turn.seq, limit=limit)
     entries: list[tuple[float, list[Message]]] = []
     for past in earlier:
         said = _exchange(past)
@@ -73,7 +71,7 @@ def history(store: ExecutionStore, turn: TurnRequest, limit: int) -> list[Messag
     return [message for _, said in entries for message in said]
 
 
-def _exchange(past: TurnRequest) -> list[Message]:
+def _exchange(past: PastTurn) -> list[Message]:
     if past.status is TurnStatus.COMPLETED:
         return [
             Message(role="user", content=past.input),

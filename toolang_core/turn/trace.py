@@ -8,7 +8,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from toolang_core.models.types import Message, ModelResponse
-from toolang_core.redaction import redact_text
+from toolang_core.redaction import Masked, redact, redact_text
+from toolang_core.tools.chain import StageRecord
 from toolang_core.tools.types import ToolCall, ToolResult
 
 TEXT_LIMIT = 4_000
@@ -38,18 +39,69 @@ def messages_json(messages: Iterable[Message]) -> tuple[list[dict[str, Any]], bo
     """The prompt as stored in a trace: each message clipped."""
     out, truncated = [], False
     for message in messages:
-        content = message.content
-        if len(content) > TEXT_LIMIT:  # masked before the cut, which could halve a secret
-            content = redact_text(content)
-        content, cut = clip(content)
+        entry, cut = message_json(message)
         truncated = truncated or cut
-        entry: dict[str, Any] = {"role": message.role, "content": content}
-        if message.tool_calls:
-            entry["tool_calls"] = [call_json(c) for c in message.tool_calls]
-        if message.tool_call_id:
-            entry["tool_call_id"] = message.tool_call_id
         out.append(entry)
     return out, truncated
+
+
+def message_json(message: Message) -> tuple[dict[str, Any], bool]:
+    """One message as a trace stores it (clipped), and whether it was cut."""
+    content = message.content
+    if len(content) > TEXT_LIMIT:  # masked before the cut, which could halve a secret
+        content = redact_text(content)
+    content, cut = clip(content)
+    entry: dict[str, Any] = {"role": message.role, "content": content}
+    if message.tool_calls:
+        entry["tool_calls"] = [call_json(c) for c in message.tool_calls]
+    if message.tool_call_id:
+        entry["tool_call_id"] = message.tool_call_id
+    return entry, cut
+
+
+class MaskedMessages:
+    """The messages of one agent loop as its model calls' steps store them, each masked
+    by the redaction policy once: every model call's prompt repeats the one before it,
+    and its step walks only what is new."""
+
+    __slots__ = ("_done",)
+
+    def __init__(self) -> None:
+        self._done: dict[int, tuple[Message, dict[str, Any], bool]] = {}
+
+    def json(self, messages: Iterable[Message]) -> tuple[Masked, bool]:
+        """:func:`messages_json`, masked (a :class:`~toolang_core.redaction.Masked`
+        list, which the step's own masking keeps as it is)."""
+        out, truncated = Masked(), False
+        done = self._done
+        for message in messages:
+            known = done.get(id(message))
+            if known is None or known[0] is not message:
+                entry, cut = message_json(message)
+                # redact(entry) without the walk: "role" and "tool_call_id" are names the
+                # policy keeps as they are, the content is a text, the calls are walked.
+                entry["content"] = redact_text(entry["content"])
+                if "tool_calls" in entry:
+                    entry["tool_calls"] = redact(entry["tool_calls"])
+                known = done[id(message)] = (message, entry, cut)
+            out.append(known[1])
+            truncated = truncated or known[2]
+        return out, truncated
+
+
+def chain_json(stages: Iterable[StageRecord]) -> Masked:
+    """Each chain stage's verdict as a tool call's step stores it, masked: the stage,
+    the verdict and the plugin are names the code and the configuration give, kept as
+    they are; the detail is text (a reason, a person's message) and is masked."""
+    return Masked(
+        {
+            "stage": s.stage,
+            "verdict": s.verdict,
+            "plugin": s.plugin,
+            "detail": redact_text(s.detail),
+        }
+        for s in stages
+    )
 
 
 def response_json(response: ModelResponse) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from toolang_core.store import (
     TurnRequest,
     TurnStatus,
     check_active_status,
+    finished_records,
     insert_each,
     new_run_values,
     new_turn_values,
@@ -238,7 +239,9 @@ class PostgresStore(StoreBase):
                 self.names(turns.FINISH_MANY_SQL), turns.finish_many_params(items)
             ).fetchall()
             finished = {row[0] for row in done}
-            return [turn_id in finished for turn_id in ids]
+            recorded = [turn_id in finished for turn_id in ids]
+            self._put_records(c, finished_records(items, recorded))
+            return recorded
 
         return self._db.tx(write)
 
@@ -448,6 +451,20 @@ class PostgresStore(StoreBase):
                 (payload, now, kind, key, expect),
             )
         return None if row is None else int(row[0])
+
+    _PUT_RECORD_SQL = (
+        "INSERT INTO {s}.records AS r (kind, key, revision, data, updated_at) "
+        "VALUES (%s, %s, 1, %s, %s) ON CONFLICT (kind, key) DO UPDATE SET "
+        "revision = r.revision + 1, data = EXCLUDED.data, updated_at = EXCLUDED.updated_at"
+    )
+
+    def write_records(self, rows: Sequence[tuple[str, str, dict[str, Any], float]]) -> None:
+        self._db.tx(lambda c: self._put_records(c, rows))
+
+    def _put_records(self, c: Conn, rows: Sequence[tuple[str, str, dict[str, Any], float]]) -> None:
+        if rows:
+            params = [(kind, key, Jsonb(data), now) for kind, key, data, now in rows]
+            c.cursor().executemany(self.names(self._PUT_RECORD_SQL), params)
 
     def list_records(self, kind: str) -> list[Record]:
         rows = self._db.all(

@@ -32,6 +32,10 @@ WITH RECURSIVE g(name) AS (
 )
 SELECT name FROM g WHERE name IS NOT NULL
 """
+ANY_HEAD_SQL = "SELECT 1 FROM threads WHERE head_id IS NOT NULL LIMIT 1"
+"""Whether any thread has a queued request: read before a claim's write transaction,
+which an empty queue (most of a runtime's passes when turns come one at a time) then
+does not need. A request queued after this read wakes the runtime for another pass."""
 # Heads of busy threads stay in the heads index; a claim steps over them (at most as
 # many as there are active turns) instead of every start and finish rewriting the index.
 _IDLE_THREAD = (

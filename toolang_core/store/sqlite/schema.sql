@@ -1,7 +1,7 @@
 -- The SQLite execution store's schema (migration set 'toolang-core'), as its
 -- migrations build it. Generated: refresh with
 --   python -m toolang_core.store.sqlite.snapshot --write
--- Migrations: m001_runtime, m002_lean_bookkeeping, m003_no_group_queue_index, m004_claim_moves_heads, m005_active_without_in_lists, m006_queue_behind_head_leaves_thread, m007_threads_have_owners
+-- Migrations: m001_runtime, m002_lean_bookkeeping, m003_no_group_queue_index, m004_claim_moves_heads, m005_active_without_in_lists, m006_queue_behind_head_leaves_thread, m007_threads_have_owners, m008_steps_in_rowid_order_steer_index
 
 CREATE TABLE "_sqlite_migrations" (
    "id" INTEGER PRIMARY KEY,
@@ -89,7 +89,7 @@ CREATE TABLE "turn_steps" (
     error TEXT,
     idempotency_key TEXT,
     PRIMARY KEY (turn_id, seq)
-) WITHOUT ROWID;
+);
 
 CREATE UNIQUE INDEX "idx__sqlite_migrations_migration_set_name"
 ON "_sqlite_migrations" ("migration_set", "name");
@@ -110,6 +110,9 @@ CREATE INDEX turn_parent ON turn_requests (parent) WHERE parent IS NOT NULL;
 
 CREATE INDEX turn_queued_in_thread
 ON turn_requests (thread_id, rank, seq) WHERE status = 'queued';
+
+CREATE INDEX turn_steer_waiting
+ON turn_requests (thread_id, seq) WHERE status = 'queued' AND steer = 1;
 
 CREATE UNIQUE INDEX turn_steps_idempotency
 ON turn_steps (idempotency_key) WHERE idempotency_key IS NOT NULL;

@@ -8,10 +8,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-import attrs
-
 from toolang_core.ids import new_id
-from toolang_core.store.base import ClaimRequest, StoreBase, check_active_status, insert_each
+from toolang_core.store.base import (
+    ClaimRequest,
+    FencedOut,
+    StoreBase,
+    check_active_status,
+    finished_records,
+    insert_each,
+)
 from toolang_core.store.errors import StoreError
 from toolang_core.store.rows import (
     RECORD_COLUMNS,
@@ -40,6 +45,7 @@ from toolang_core.store.types import (
     GroupCount,
     Heartbeat,
     NewTurnRequest,
+    PastTurn,
     Record,
     Recovery,
     RunRecord,
@@ -53,6 +59,7 @@ from toolang_core.store.types import (
 )
 
 T = TypeVar("T")
+_STATUS = {s.value: s for s in TurnStatus}
 
 
 class SQLiteStore(StoreBase):
@@ -278,6 +285,8 @@ class SQLiteStore(StoreBase):
         return self._tx(lambda c: turns.submit(c, request, rules, new_id(), now), wake=True)
 
     def claim_turns(self, claim: ClaimRequest) -> list[TurnRequest]:
+        if self._conn.execute(admission.ANY_HEAD_SQL).fetchone() is None:
+            return []  # nothing queued: no write transaction
         return self._tx(lambda c: admission.claim(c, claim))
 
     def set_active_status(
@@ -290,7 +299,15 @@ class SQLiteStore(StoreBase):
         return cursor.rowcount == 1
 
     def finish_turns(self, items: Sequence[Finish]) -> list[bool]:
-        return self._tx(lambda c: finishing.finish_many(c, items))
+        if not any(item.records for item in items):
+            return self._tx(lambda c: finishing.finish_many(c, items))
+
+        def finish(c: sqlite3.Connection) -> list[bool]:
+            recorded = finishing.finish_many(c, items)
+            self._put_records(c, finished_records(items, recorded))
+            return recorded
+
+        return self._tx(finish)
 
     def release(
         self, turn_id: str, *, run_id: str, attempt: int, now: float, max_attempts: int
@@ -336,9 +353,40 @@ class SQLiteStore(StoreBase):
             return self._find_step(self._conn, step.idempotency_key or "")
         if row is None:
             return None
-        return attrs.evolve(step, seq=row[0])
+        return step.numbered(row[0])
 
     def insert_steps(self, steps: Sequence[StepRecord], run_id: str) -> list[StepRecord]:
+        first = steps[0]
+        if len(steps) > 1 and all(
+            s.turn_id == first.turn_id and s.attempt == first.attempt for s in steps
+        ):
+            stored = self._insert_together(steps, run_id)
+            if stored is not None:
+                return stored
+        return self._insert_each(steps, run_id)
+
+    def _insert_together(self, steps: Sequence[StepRecord], run_id: str) -> list[StepRecord] | None:
+        """The steps of one turn in one statement (its own transaction); ``None`` when
+        one's idempotency key is stored already: a replay, for :meth:`_insert_each`.
+
+        :raises FencedOut: when this run does not hold the turn."""
+        first = steps[0]
+        params: list[object] = [first.turn_id, first.attempt, run_id]
+        for step in steps:
+            params += finishing.step_params(step)[2:]  # after its turn and attempt
+        sql = turns.record_steps_sql(len(steps))
+        self._guard()
+        try:
+            with self._hold:
+                rows = self._conn.execute(sql, params).fetchall()
+        except sqlite3.IntegrityError:
+            return None
+        if not rows:
+            raise FencedOut
+        seqs = sorted(row[0] for row in rows)
+        return [step.numbered(seq) for step, seq in zip(steps, seqs, strict=True)]
+
+    def _insert_each(self, steps: Sequence[StepRecord], run_id: str) -> list[StepRecord]:
         def insert(c: sqlite3.Connection, step: StepRecord) -> int | StepRecord | None:
             params = (*finishing.step_params(step), run_id)
             try:
@@ -368,7 +416,7 @@ class SQLiteStore(StoreBase):
                     run_id,
                 ),
             ).fetchone()
-        return None if row is None else attrs.evolve(step, seq=row[0])
+        return None if row is None else step.numbered(row[0])
 
     def _find_step(self, c: sqlite3.Connection, key: str) -> StepRecord | None:
         row = c.execute(
@@ -399,6 +447,11 @@ class SQLiteStore(StoreBase):
             f"SELECT {TURN_COLUMNS} FROM turn_requests{condition}", params
         ).fetchall()
         return [turn_from_row(r) for r in rows]
+
+    def thread_history(self, thread_id: str, *, before_seq: int, limit: int) -> list[PastTurn]:
+        rows = self._conn.execute(turns.HISTORY_SQL, (thread_id, before_seq, limit)).fetchall()
+        status = _STATUS
+        return [PastTurn(seq, at, status[s], text, out, why) for seq, at, s, text, out, why in rows]
 
     def delete_turns(self, turn_ids: Collection[str]) -> list[str]:
         return self._tx(lambda c: turns.delete_terminal(c, list(turn_ids)))
@@ -476,6 +529,17 @@ class SQLiteStore(StoreBase):
             return int(current + 1)
 
         return self._tx(write)
+
+    def write_records(self, rows: Sequence[tuple[str, str, dict[str, Any], float]]) -> None:
+        self._tx(lambda c: self._put_records(c, rows))
+
+    @staticmethod
+    def _put_records(
+        c: sqlite3.Connection, rows: Sequence[tuple[str, str, dict[str, Any], float]]
+    ) -> None:
+        if rows:
+            params = [(kind, key, turns.dumps(data), now) for kind, key, data, now in rows]
+            c.executemany(turns.PUT_RECORDS_SQL, params)
 
     def list_records(self, kind: str) -> list[Record]:
         rows = self._conn.execute(

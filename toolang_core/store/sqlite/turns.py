@@ -83,8 +83,9 @@ COALESCE_SQL = (
     "SELECT id FROM turn_requests INDEXED BY turn_queued_in_thread "
     "WHERE thread_id = ? AND status = 'queued' AND dedupe_key = ? ORDER BY seq LIMIT 1"
 )
+# The steered requests of a thread: a partial index of their own, usually empty.
 STEER_SQL = (
-    f"SELECT {TURN_COLUMNS} FROM turn_requests INDEXED BY turn_queued_in_thread "
+    f"SELECT {TURN_COLUMNS} FROM turn_requests INDEXED BY turn_steer_waiting "
     "WHERE thread_id = ? AND status = 'queued' AND steer = 1 ORDER BY seq"
 )
 PUT_RECORD_SQL = (
@@ -93,8 +94,10 @@ PUT_RECORD_SQL = (
     "data = excluded.data, updated_at = excluded.updated_at RETURNING revision"
 )
 """A record written whatever its revision: one statement, its own transaction."""
+PUT_RECORDS_SQL = PUT_RECORD_SQL.removesuffix(" RETURNING revision")
+"""``PUT_RECORD_SQL`` for several records in a transaction (``executemany``)."""
 STEER_WAITING_SQL = (
-    "SELECT 1 FROM turn_requests INDEXED BY turn_queued_in_thread "
+    "SELECT 1 FROM turn_requests INDEXED BY turn_steer_waiting "
     "WHERE thread_id = (SELECT thread_id FROM turn_requests WHERE id = ?) "
     "AND status = 'queued' AND steer = 1 LIMIT 1"
 )
@@ -109,6 +112,11 @@ NEXT_WAKEUP_SQL = (
     "WHERE head_id IS NOT NULL AND head_not_before > 0 AND head_not_before > ?"
 )
 STATUS_SQL = "SELECT status FROM turn_requests WHERE id = ?"
+HISTORY_SQL = (
+    "SELECT seq, created_at, status, input, output, outcome FROM turn_requests "
+    "WHERE thread_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?"
+)
+"""A thread's earlier turns, newest first: only what a prompt's history reads of them."""
 ACTIVE_IN_THREAD_SQL = f"SELECT id FROM turn_requests WHERE thread_id = ? AND {active()}"
 RUNNING_BY_GROUP_SQL = (
     f"SELECT thread_group, count(*) FROM turn_requests WHERE {active()} GROUP BY thread_group"
@@ -261,6 +269,30 @@ RECORD_STEP_SQL = (
     f"AND lease_owner = ?10 AND attempt = ?2 AND {active()}) RETURNING seq"
 )
 """One statement: the fence check, the next sequence number and the insert together."""
+
+
+@functools.lru_cache(maxsize=BATCH_SQL_SIZES)
+def record_steps_sql(count: int) -> str:
+    """``RECORD_STEP_SQL`` for ``count`` steps of one turn and attempt in one statement:
+    ``?1`` the turn, ``?2`` the attempt, ``?3`` the run; then per step its kind, status,
+    times, data, error and key. They take the next ``count`` sequence numbers in order
+    (the new rows are read after the maximum is: SQLite runs the ``SELECT`` of an
+    ``INSERT`` into the table it reads to its end first)."""
+    rows = ",".join(
+        f"({n}, " + ", ".join(f"?{3 + 7 * (n - 1) + k}" for k in range(1, 8)) + ")"
+        for n in range(1, count + 1)
+    )
+    return (
+        "WITH v(n, kind, status, started_at, finished_at, data, error, idempotency_key) "
+        f"AS (VALUES {rows}) "
+        "INSERT INTO turn_steps (turn_id, seq, attempt, kind, status, started_at, finished_at, "
+        "data, error, idempotency_key) "
+        "SELECT ?1, (SELECT COALESCE(MAX(seq), 0) FROM turn_steps WHERE turn_id = ?1) + v.n, "
+        "?2, v.kind, v.status, v.started_at, v.finished_at, v.data, v.error, v.idempotency_key "
+        "FROM v WHERE EXISTS (SELECT 1 FROM turn_requests WHERE id = ?1 "
+        f"AND lease_owner = ?3 AND attempt = ?2 AND {active()}) ORDER BY v.n RETURNING seq"
+    )
+
 
 COMPLETE_STEP_SQL = (
     "UPDATE turn_steps SET attempt = ?2, status = ?3, finished_at = ?4, data = ?5, "

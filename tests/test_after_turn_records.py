@@ -1,0 +1,139 @@
+"""The post-turn records: the prompt trace committed with the turn's terminal state, what
+ran after each turn written by the scheduler's next commit pass."""
+
+from __future__ import annotations
+
+from toolang_core import hookimpl
+from toolang_core.config import ToolangConfig
+from toolang_core.config.model import RuntimeConfig
+from toolang_core.execution.seam import AfterTurn, TurnContext, TurnOutcome
+from toolang_core.runtime import Runtime
+from toolang_core.runtime.after_turn import AFTER_KIND, PROMPT_TRACE_KIND
+from toolang_core.store.types import TurnStatus
+from toolang_core.testing.runtimes import serve_turns
+
+
+class TracingExecutor:
+    """Answers with the input and hands the post-turn stages a prompt trace of its own
+    (not masked yet): ``{"input": …}``, or one that cannot be stored for input "bad"."""
+
+    async def execute(self, ctx: TurnContext) -> TurnOutcome:
+        trace = {"input": ctx.turn.input, "token": "sk-proj-" + "a" * 24}
+        if ctx.turn.input == "bad":
+            trace["when"] = object()  # not JSON
+        return TurnOutcome.completed(ctx.turn.input, after=AfterTurn(prompt_trace=trace))
+
+
+class Delivery:
+    def __init__(self, seen: dict[str, object]) -> None:
+        self.seen = seen
+
+    @hookimpl
+    def toolang_deliver_turn(self, turn, runtime):
+        # stage 5: the trace (stage 2) is durable already, with the state (stage 1)
+        store = runtime.open_store()
+        try:
+            self.seen[turn.id] = (
+                store.get(turn.id).status,
+                store.get_record(PROMPT_TRACE_KIND, turn.id),
+            )
+        finally:
+            store.close()
+
+
+def make(tmp_path, seen):
+    config = ToolangConfig(
+        base_dir=tmp_path,
+        home=tmp_path / ".toolang",
+        runtime=RuntimeConfig(poll_seconds=0.02, shutdown_grace_seconds=0),
+    )
+    runtime = Runtime.with_plugins(config, [("delivery", Delivery(seen))], env={})
+    runtime.make_executor = TracingExecutor  # type: ignore[method-assign]
+    return runtime
+
+
+def records(runtime, kind, keys):
+    store = runtime.open_store()
+    try:
+        return [store.get_record(kind, key) for key in keys]
+    finally:
+        store.close()
+
+
+def test_the_prompt_trace_is_committed_with_the_turn_state_masked(tmp_path):
+    seen: dict[str, object] = {}
+    runtime = make(tmp_path, seen)
+    ids = serve_turns(runtime, "one", "two", "three", thread="chat:1")
+    for turn_id, trace in zip(ids, records(runtime, PROMPT_TRACE_KIND, ids), strict=True):
+        status, at_delivery = seen[turn_id]
+        assert status is TurnStatus.COMPLETED
+        assert at_delivery is not None and at_delivery.data == trace.data
+        assert trace.data["token"] == "********"
+    assert [t.data["input"] for t in records(runtime, PROMPT_TRACE_KIND, ids)] == [
+        "one",
+        "two",
+        "three",
+    ]
+
+
+def test_every_turn_gets_its_after_record_from_the_next_commit_pass(tmp_path):
+    runtime = make(tmp_path, {})
+    ids = serve_turns(runtime, *[f"turn {n}" for n in range(12)], thread="chat:1")
+    for after in records(runtime, AFTER_KIND, ids):
+        assert after is not None
+        stages = [(s["stage"], s["ok"]) for s in after.data["stages"]]
+        assert stages == [("turn_state", True), ("prompt_trace", True), ("delivery", True)]
+
+
+def test_a_prompt_trace_that_cannot_be_stored_fails_its_stage_not_the_turn(tmp_path):
+    seen: dict[str, object] = {}
+    runtime = make(tmp_path, seen)
+    bad, good = serve_turns(runtime, "bad", "good", thread="chat:1")
+    status, trace = seen[bad]
+    assert status is TurnStatus.COMPLETED and trace is None
+    (after,) = records(runtime, AFTER_KIND, [bad])
+    stage = next(s for s in after.data["stages"] if s["stage"] == "prompt_trace")
+    assert stage["ok"] is False
+    assert "JSON serializable" in stage["detail"]["error"]
+    assert seen[good][1] is not None  # the next turn's trace is stored as ever
+
+
+def test_records_handed_in_ride_with_the_next_finish_and_outlive_its_fencing(tmp_path):
+    import asyncio
+
+    from toolang_core.runtime.commits import TurnCommits
+    from toolang_core.store.sqlite import SQLiteStore
+    from toolang_core.store.types import Finish, NewTurnRequest, SubmitRules
+
+    now = 1_800_000_000.0
+    store = SQLiteStore(tmp_path / "toolang.db")
+    request = NewTurnRequest(source="chat", thread_id="chat:1", input="hi")
+    turn_id = store.submit(request, SubmitRules(thread_group="chat", priority=40), now=now).id
+    assert store.claim(run_id="run-a", limit=1, now=now, lease_seconds=30, caps={})
+
+    def commits(run_id):
+        return TurnCommits(
+            store,
+            run_id=run_id,
+            clock=lambda: now,
+            free=lambda _: None,
+            wake=asyncio.Event(),
+            turns={},
+        )
+
+    zombie = commits("zombie")  # another runtime's commits: its finish is fenced
+    zombie.later("after", "a", {"stages": ["a"]})
+    zombie.hand_in(Finish(turn_id, "zombie", 1, TurnStatus.COMPLETED, now, output="no"))
+    zombie.record()
+    assert store.get(turn_id).status is TurnStatus.RUNNING
+    assert store.get_record("after", "a").data == {"stages": ["a"]}  # written on its own
+
+    owner = commits("run-a")
+    owner.later("after", "b", {"stages": ["b"]})
+    owner.later("after", "c", {"stages": [object()]})  # cannot be stored: dropped, logged
+    owner.hand_in(Finish(turn_id, "run-a", 1, TurnStatus.COMPLETED, now, output="yes"))
+    owner.record()
+    assert store.get(turn_id).output == "yes"
+    assert store.get_record("after", "b").data == {"stages": ["b"]}
+    assert store.get_record("after", "c") is None
+    store.close()
