@@ -56,3 +56,26 @@ def test_a_turn_counts_in_every_metric_by_group_status_tool_and_token_type(agent
     (calls,) = found["gen_ai.client.operation.duration"]
     assert calls[1][0] == 2
     assert found["toolang.queue.depth"] == [({"toolang.thread.group": "chat"}, 0)]
+
+
+def test_a_histogram_counts_each_value_in_its_bucket_by_attribute_set():
+    from opentelemetry.sdk.resources import Resource
+
+    from toolang_otel.measures import Measures
+
+    measures = Measures(Resource.create({}), "toolang")
+    calls = measures.histogram(
+        "calls", unit="s", description="", keys=("model", "error.type"), bounds=(0.1, 1.0)
+    )
+    for value in (0.05, 0.1, 0.5, 3.0):
+        calls.record(value, ("m", None))
+    calls.record(2.0, ("m", "model_error"))
+    metric = calls.metric(1, 2)
+    assert metric is not None
+    points = {tuple(sorted(p.attributes.items())): p for p in metric.data.data_points}
+    ok = points[(("model", "m"),)]
+    assert (ok.count, ok.sum, ok.min, ok.max) == (4, 3.65, 0.05, 3.0)
+    assert list(ok.bucket_counts) == [2, 1, 1]  # <= 0.1, <= 1, above
+    failed = points[(("error.type", "model_error"), ("model", "m"))]
+    assert (failed.count, list(failed.bucket_counts)) == (1, [0, 0, 1])
+    assert measures.histogram("empty", unit="", description="", keys=(), bounds=()).metric(1, 2) is None
