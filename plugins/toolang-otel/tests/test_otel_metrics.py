@@ -78,4 +78,7 @@ def test_a_histogram_counts_each_value_in_its_bucket_by_attribute_set():
     assert list(ok.bucket_counts) == [2, 1, 1]  # <= 0.1, <= 1, above
     failed = points[(("error.type", "model_error"), ("model", "m"))]
     assert (failed.count, list(failed.bucket_counts)) == (1, [0, 0, 1])
-    assert measures.histogram("empty", unit="", description="", keys=(), bounds=()).metric(1, 2) is None
+    assert (
+        measures.histogram("empty", unit="", description="", keys=(), bounds=()).metric(1, 2)
+        is None
+    )

@@ -87,10 +87,8 @@ class Measure:
             point.buckets[bisect_left(self.bounds, value)] += 1
             point.count += 1
             point.sum += value
-            if value < point.min:
-                point.min = value
-            if value > point.max:
-                point.max = value
+            point.min = min(point.min, value)
+            point.max = max(point.max, value)
 
     def metric(self, start_ns: int, now_ns: int) -> Metric | None:
         """The SDK's cumulative ``Metric`` of what was recorded, ``None`` for nothing
@@ -111,7 +109,9 @@ class Measure:
             )
             for labels, point in self._points.items()
         ]
-        data = Histogram(data_points=points, aggregation_temporality=AggregationTemporality.CUMULATIVE)
+        data = Histogram(
+            data_points=points, aggregation_temporality=AggregationTemporality.CUMULATIVE
+        )
         return Metric(name=self.name, description=self.description, unit=self.unit, data=data)
 
 
@@ -126,7 +126,13 @@ class Measures:
         self.measures: list[Measure] = []
 
     def histogram(
-        self, name: str, *, unit: str, description: str, keys: Sequence[str], bounds: Sequence[float]
+        self,
+        name: str,
+        *,
+        unit: str,
+        description: str,
+        keys: Sequence[str],
+        bounds: Sequence[float],
     ) -> Measure:
         measure = Measure(self, name, unit=unit, description=description, keys=keys, bounds=bounds)
         self.measures.append(measure)

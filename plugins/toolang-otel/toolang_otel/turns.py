@@ -66,9 +66,7 @@ def _ns(seconds: float) -> int:
     return int(seconds * 1e9)
 
 
-def _observe(
-    keys: Sequence[str], counts: Mapping[tuple[str, ...], int]
-) -> list[Observation]:
+def _observe(keys: Sequence[str], counts: Mapping[tuple[str, ...], int]) -> list[Observation]:
     return [Observation(n, dict(zip(keys, values, strict=True))) for values, n in counts.items()]
 
 
