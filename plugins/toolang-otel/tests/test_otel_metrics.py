@@ -82,3 +82,46 @@ def test_a_histogram_counts_each_value_in_its_bucket_by_attribute_set():
         measures.histogram("empty", unit="", description="", keys=(), bounds=()).metric(1, 2)
         is None
     )
+
+
+def test_the_histograms_follow_a_readers_delta_temporality():
+    from opentelemetry.metrics import Observation
+    from opentelemetry.sdk.metrics import Histogram, MeterProvider
+    from opentelemetry.sdk.metrics.export import AggregationTemporality
+    from opentelemetry.sdk.resources import Resource
+
+    from toolang_otel.measures import Measures, MeteredMemoryReader
+
+    resource = Resource.create({})
+    measures = Measures(resource, "toolang")
+    calls = measures.histogram("calls", unit="s", description="", keys=(), bounds=(1.0,))
+    delta = {Histogram: AggregationTemporality.DELTA}
+    reader = MeteredMemoryReader(measures, preferred_temporality=delta)
+    provider = MeterProvider(resource=resource, metric_readers=[reader])
+    # The SDK hands a reader a collection only when one of its instruments has data.
+    provider.get_meter("toolang").create_observable_gauge(
+        "up", callbacks=[lambda _options: [Observation(1)]]
+    )
+
+    def collected():
+        data = reader.get_metrics_data()
+        (metric,) = [
+            m
+            for resource_metrics in data.resource_metrics
+            for scope in resource_metrics.scope_metrics
+            for m in scope.metrics
+            if m.name == "calls"
+        ] or [None]
+        return metric
+
+    calls.record(0.5, ())
+    calls.record(2.0, ())
+    first = collected()
+    assert first.data.aggregation_temporality is AggregationTemporality.DELTA
+    assert [p.count for p in first.data.data_points] == [2]
+    calls.record(3.0, ())
+    (point,) = collected().data.data_points
+    assert (point.count, point.sum, list(point.bucket_counts)) == (1, 3.0, [0, 1])
+    assert point.start_time_unix_nano == first.data.data_points[0].time_unix_nano
+    assert collected() is None  # nothing since
+    provider.shutdown()

@@ -22,12 +22,14 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Any, Final
 
+from opentelemetry.sdk.metrics import Histogram as SDKHistogram
 from opentelemetry.sdk.metrics.export import (
     AggregationTemporality,
     Histogram,
     HistogramDataPoint,
     InMemoryMetricReader,
     Metric,
+    MetricReader,
     MetricsData,
     PeriodicExportingMetricReader,
     ResourceMetrics,
@@ -90,9 +92,14 @@ class Measure:
             point.min = min(point.min, value)
             point.max = max(point.max, value)
 
-    def metric(self, start_ns: int, now_ns: int) -> Metric | None:
-        """The SDK's cumulative ``Metric`` of what was recorded, ``None`` for nothing
-        (the caller holds the lock)."""
+    def metric(
+        self,
+        start_ns: int,
+        now_ns: int,
+        temporality: AggregationTemporality = AggregationTemporality.CUMULATIVE,
+    ) -> Metric | None:
+        """The SDK's ``Metric`` of what was recorded since ``start_ns``, ``None`` for
+        nothing; a delta one starts again from nothing (the caller holds the lock)."""
         if not self._points:
             return None
         points = [
@@ -109,9 +116,9 @@ class Measure:
             )
             for labels, point in self._points.items()
         ]
-        data = Histogram(
-            data_points=points, aggregation_temporality=AggregationTemporality.CUMULATIVE
-        )
+        if temporality is AggregationTemporality.DELTA:
+            self._points = {}
+        data = Histogram(data_points=points, aggregation_temporality=temporality)
         return Metric(name=self.name, description=self.description, unit=self.unit, data=data)
 
 
@@ -138,12 +145,17 @@ class Measures:
         self.measures.append(measure)
         return measure
 
-    def merged(self, collected: MetricsData) -> MetricsData:
+    def merged(self, collected: MetricsData, temporality: AggregationTemporality) -> MetricsData:
         """``collected`` (the SDK's collection: one resource, the reader's provider's)
-        with the histograms added to this scope's metrics."""
+        with the histograms added to this scope's metrics, in the reader's
+        ``temporality`` for histograms (cumulative unless the exporter prefers delta,
+        e.g. ``OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE``)."""
         now_ns = time.time_ns()
         with self.lock:
-            mine = [m for m in (h.metric(self.start_ns, now_ns) for h in self.measures) if m]
+            found = (h.metric(self.start_ns, now_ns, temporality) for h in self.measures)
+            mine = [m for m in found if m]
+            if temporality is AggregationTemporality.DELTA:
+                self.start_ns = now_ns
         if not mine:
             return collected
         first, *others = collected.resource_metrics or (
@@ -174,17 +186,29 @@ class MeteredPeriodicReader(PeriodicExportingMetricReader):
     def _receive_metrics(
         self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
     ) -> None:
-        super()._receive_metrics(self.measures.merged(metrics_data), timeout_millis, **kwargs)
+        merged = self.measures.merged(metrics_data, _histogram_temporality(self))
+        super()._receive_metrics(merged, timeout_millis, **kwargs)
 
 
 class MeteredMemoryReader(InMemoryMetricReader):
     """The SDK's in-memory reader (tests), keeping the plugin's histograms too."""
 
-    def __init__(self, measures: Measures) -> None:
-        super().__init__()
+    def __init__(self, measures: Measures, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.measures = measures
 
     def _receive_metrics(
         self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
     ) -> None:
-        super()._receive_metrics(self.measures.merged(metrics_data), timeout_millis, **kwargs)
+        merged = self.measures.merged(metrics_data, _histogram_temporality(self))
+        super()._receive_metrics(merged, timeout_millis, **kwargs)
+
+
+def _histogram_temporality(reader: MetricReader) -> AggregationTemporality:
+    """The temporality ``reader`` collects the SDK's histograms in (its exporter's
+    preference), for the plugin's to match."""
+    chosen = reader._instrument_class_temporality  # the reader's own: a base class's
+    return next(
+        (t for kind, t in chosen.items() if issubclass(kind, SDKHistogram)),
+        AggregationTemporality.CUMULATIVE,
+    )
