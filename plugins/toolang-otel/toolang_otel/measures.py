@@ -89,8 +89,10 @@ class Measure:
             point.buckets[bisect_left(self.bounds, value)] += 1
             point.count += 1
             point.sum += value
-            point.min = min(point.min, value)
-            point.max = max(point.max, value)
+            if value < point.min:  # noqa: PLR1730 -- a third of min()'s cost, per measurement
+                point.min = value
+            if value > point.max:  # noqa: PLR1730
+                point.max = value
 
     def metric(
         self,

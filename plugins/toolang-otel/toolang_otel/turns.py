@@ -297,7 +297,8 @@ class TurnTelemetry:
                 headers["tracestate"] = own.trace_state.to_header()
             return headers
         if self.parents.get(turn.id) is UNSAMPLED:
-            trace_id, span_id = random.getrandbits(128) or 1, random.getrandbits(64) or 1
+            ids = random.getrandbits(192)  # a trace id and a span id, neither all zeros
+            trace_id, span_id = ids >> 64 or 1, ids & 0xFFFF_FFFF_FFFF_FFFF or 1
             return {"traceparent": f"00-{trace_id:032x}-{span_id:016x}-00"}
         return None
 
