@@ -57,6 +57,25 @@ def test_a_turn_counts_in_every_metric_by_group_status_tool_and_token_type(agent
     assert calls[1][0] == 2
     assert found["toolang.queue.depth"] == [({"toolang.thread.group": "chat"}, 0)]
 
+    # The OTLP exporter's encoder takes the plugin's histograms as the SDK's own.
+    from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+        ExportMetricsServiceRequest,
+    )
+
+    sent = ExportMetricsServiceRequest.FromString(
+        encode_metrics(plugin.holder_of(runtime).last.final_metrics).SerializeToString()
+    )
+    counts = {
+        metric.name: [p.count for p in metric.histogram.data_points]
+        for resource in sent.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+        if metric.WhichOneof("data") == "histogram"
+    }
+    assert counts["gen_ai.client.operation.duration"] == [2]
+    assert sorted(counts["gen_ai.client.token.usage"]) == [2, 2]
+
 
 def test_a_histogram_counts_each_value_in_its_bucket_by_attribute_set():
     from opentelemetry.sdk.resources import Resource
