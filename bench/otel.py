@@ -198,7 +198,6 @@ def isolated(endpoint: str, sample_ratio: float, turns: int = 3000) -> float:
             started_at=now + 0.001,
         )
         hooks.started(turn)
-        steps = []
         for seq, (kind, data) in enumerate(
             (
                 ("prompt_build", {}),
@@ -210,12 +209,10 @@ def isolated(endpoint: str, sample_ratio: float, turns: int = 3000) -> float:
             key = f"{turn.id}:{kind}:{seq}"
             if kind == "model_call":  # its traceparent (toolang_outbound_headers), asked first
                 hooks.headers(turn, key)
-            steps.append(
+            hooks.step(
                 StepRecord(turn.id, seq, 1, kind, "completed", now, now + 1e-4, data, None, key)
             )
-        hooks.finished(
-            attrs.evolve(turn, status=TurnStatus.COMPLETED, finished_at=now + 0.002), [], steps
-        )
+        hooks.finished(attrs.evolve(turn, status=TurnStatus.COMPLETED, finished_at=now + 0.002), [])
         if n % 200 == 199:  # export as a collector takes it: never a full queue
             telemetry.flush(60)
     telemetry.flush(60)

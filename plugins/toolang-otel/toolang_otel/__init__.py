@@ -87,7 +87,7 @@ async def toolang_shutdown(runtime: Runtime, reason: str) -> None:
         await plugin.stop()
 
 
-# The turn hooks run on every turn: the lookup is inlined (no helper calls).
+# The turn hooks run several times a turn: the lookup is inlined (no helper calls).
 
 
 @hookimpl
@@ -97,17 +97,18 @@ def toolang_turn_started(turn: TurnRequest, runtime: Runtime) -> None:
         plugin.turns.started(turn)
 
 
-# No toolang_turn_step: a turn's steps come with toolang_turn_finished (its spans are
-# made then, with each step's own times), which spares the core a hook call per step.
+@hookimpl
+def toolang_turn_step(step: StepRecord, runtime: Runtime) -> None:
+    plugin = runtime.plugin_state(NAME, Holder).plugin
+    if plugin is not None:
+        plugin.turns.step(step)
 
 
 @hookimpl
-def toolang_turn_finished(
-    turn: TurnRequest, stages: Sequence[StageDone], steps: Sequence[StepRecord], runtime: Runtime
-) -> None:
+def toolang_turn_finished(turn: TurnRequest, stages: Sequence[StageDone], runtime: Runtime) -> None:
     plugin = runtime.plugin_state(NAME, Holder).plugin
     if plugin is not None:
-        plugin.turns.finished(turn, stages, steps)
+        plugin.turns.finished(turn, stages)
 
 
 @hookimpl

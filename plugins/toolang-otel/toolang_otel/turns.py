@@ -14,13 +14,11 @@ request's metadata) is a child of the caller's span, and each model call gets a
 ``traceparent`` to send (``toolang_outbound_headers``) naming the ``chat`` span the
 call will be — a remote agent's turn is that span's child.
 
-A turn's span is started when the turn starts (its trace context is sent with the turn's
-model calls) and ended when it finishes; its children are made then, from the steps the
-core stored — each step's own start and end times and its data as stored (masked by the
-redaction policy) — handed to ``toolang_turn_finished``: no hook call per step.
-Content (tool arguments and results, prompts and answers) is recorded only with
-``record_content``, and then masked again with the core's redaction entry point and cut
-to ``max_content_chars``.
+Spans are made from what the core stored — a step's own start and end times and its
+data as stored (masked by the redaction policy) — when the step is stored, so no span is
+open across an ``await`` of the turn. Content (tool arguments and results, prompts and
+answers) is recorded only with ``record_content``, and then masked again with the core's
+redaction entry point and cut to ``max_content_chars``.
 """
 
 from __future__ import annotations
@@ -222,27 +220,42 @@ class TurnTelemetry:
                 attributes={"toolang.thread.group": turn.thread_group},
             ).end(end_time=_ns(admitted))
 
-    def finished(
-        self, turn: TurnRequest, stages: Sequence[StageDone], steps: Sequence[StepRecord]
-    ) -> None:
-        """The turn's metrics, and — for a traced turn — its steps' spans (made now, with
-        each step's own start and end times) and its own span ended."""
+    def step(self, step: StepRecord) -> None:
+        span = self.live.get(step.turn_id)
+        if span is not None and not span.is_recording():
+            span = None  # a turn sampled out: its steps count in the metrics only
+        data = step.data
+        if step.kind == "model_call":
+            self._model_call(span, step, data)
+        elif step.kind == "tool_call":
+            self._tool_call(span, step, data)
+        elif span is None:
+            return
+        elif step.kind == "prompt_build":
+            # An event, not a span: it takes microseconds and a span costs more than that.
+            span.add_event(
+                "prompt_build",
+                {"toolang.prompt.history_messages": int(data.get("history_messages") or 0)},
+                timestamp=_ns(step.finished_at),
+            )
+        else:
+            self._other(span, step, data)
+
+    def finished(self, turn: TurnRequest, stages: Sequence[StageDone]) -> None:
         ended = turn.finished_at or turn.updated_at
         if self.metered:
             labels = (turn.thread_group, turn.source, str(turn.status))
             self.finished_counts[(*labels, turn.outcome or "")] += 1
             if turn.started_at is not None:
                 self.turn_duration.record(max(0.0, ended - turn.started_at), labels)
-        promised = self.promised.pop(turn.id, None)
+        self.promised.pop(turn.id, None)
         span = self.live.pop(turn.id, None)
-        if span is None or not span.is_recording():
-            self._measure(steps)  # a turn sampled out: its steps count in the metrics only
-            if span is not None:
-                span.end()
+        if span is None:
+            return
+        if not span.is_recording():
+            span.end()
             return
         context = trace.set_span_in_context(span)
-        for step in steps:
-            self._step(span, context, step, promised)
         previous = stages[0].at if stages else ended
         for stage in stages[1:]:
             child = self.tracer.start_span(  # type: ignore[union-attr]
@@ -291,39 +304,7 @@ class TurnTelemetry:
 
     # -- steps ---------------------------------------------------------------------------
 
-    def _measure(self, steps: Sequence[StepRecord]) -> None:
-        if self.metered:
-            for step in steps:
-                if step.kind == "model_call":
-                    self._model_call(None, step, None)
-                elif step.kind == "tool_call":
-                    self._tool_call(None, step)
-
-    def _step(
-        self, span: Span, context: Context, step: StepRecord, promised: dict[str, int] | None
-    ) -> None:
-        kind = step.kind
-        if kind == "model_call":
-            self._model_call(context, step, promised)
-        elif kind == "tool_call":
-            self._tool_call(context, step)
-        elif kind == "prompt_build":
-            # An event, not a span: it takes microseconds and a span costs more than that.
-            span.add_event(
-                "prompt_build",
-                {"toolang.prompt.history_messages": int(step.data.get("history_messages") or 0)},
-                timestamp=_ns(step.finished_at),
-            )
-        else:
-            self._other(context, step, step.data)
-
-    def _model_call(
-        self,
-        context: Context | None,
-        step: StepRecord,
-        promised: dict[str, int] | None,
-    ) -> None:
-        data = step.data
+    def _model_call(self, span: Span | None, step: StepRecord, data: Mapping[str, Any]) -> None:
         model_name = str(data.get("model") or "unknown")
         provider, _, model_id = model_name.partition("/")
         response = data.get("response") or {}
@@ -340,7 +321,7 @@ class TurnTelemetry:
                 self.token_usage.record(inputs, ("chat", provider, request_model, "input"))
             if outputs is not None:
                 self.token_usage.record(outputs, ("chat", provider, request_model, "output"))
-        if context is None or self.tracer is None:
+        if span is None or self.tracer is None:
             return
         # The agent is on the turn's span (and in a transfer's); not repeated per call.
         attributes: dict[str, Any] = {
@@ -363,15 +344,15 @@ class TurnTelemetry:
             attributes["gen_ai.output.messages"] = self._json(
                 {"text": response.get("text", ""), "tool_calls": response.get("tool_calls", ())}
             )
+        promised = self.promised.get(step.turn_id)
         if promised:  # this call sent a traceparent naming its span: keep the promise
             key = step.idempotency_key
-            # A failed call is stored without its key; it ended the turn, so it is the
-            # one asked for last.
+            # A failed call is stored without its key; it is the one asked for last.
             span_id = promised.pop(key, None) if key is not None else promised.popitem()[1]
             self.telemetry.ids.next_span_id = span_id
         child = self.tracer.start_span(
             f"chat {request_model}",
-            context=context,
+            context=trace.set_span_in_context(span),
             kind=SpanKind.CLIENT,
             start_time=_ns(step.started_at),
             attributes=attributes,
@@ -381,15 +362,14 @@ class TurnTelemetry:
             child.set_status(Status(StatusCode.ERROR, self._text(step.error) or "model_error"))
         child.end(end_time=_ns(step.finished_at))
 
-    def _tool_call(self, context: Context | None, step: StepRecord) -> None:
-        data = step.data
+    def _tool_call(self, span: Span | None, step: StepRecord, data: Mapping[str, Any]) -> None:
         call = data.get("call") or {}
         result = data.get("result") or {}
         name = str(call.get("name") or "unknown")
         outcome = "ok" if result.get("ok") else str(result.get("error_type") or "error")
         if self.metered:
             self.tool_duration.record(max(0.0, step.finished_at - step.started_at), (name, outcome))
-        if context is None or self.tracer is None:
+        if span is None or self.tracer is None:
             return
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
@@ -407,7 +387,7 @@ class TurnTelemetry:
             )
         child = self.tracer.start_span(
             f"execute_tool {name}",
-            context=context,
+            context=trace.set_span_in_context(span),
             start_time=_ns(step.started_at),
             attributes=attributes,
         )
@@ -426,7 +406,7 @@ class TurnTelemetry:
             child.set_status(Status(StatusCode.ERROR, outcome))
         child.end(end_time=_ns(step.finished_at))
 
-    def _other(self, context: Context, step: StepRecord, data: Mapping[str, Any]) -> None:
+    def _other(self, span: Span, step: StepRecord, data: Mapping[str, Any]) -> None:
         attributes: dict[str, Any] = {"toolang.step.kind": step.kind}
         if step.kind == "memory_recall":
             attributes["toolang.memory.provider"] = str(data.get("provider") or "")
@@ -438,7 +418,7 @@ class TurnTelemetry:
         assert self.tracer is not None
         child = self.tracer.start_span(
             step.kind,
-            context=context,
+            context=trace.set_span_in_context(span),
             start_time=_ns(step.started_at),
             attributes=attributes,
         )
