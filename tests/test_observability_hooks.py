@@ -109,64 +109,6 @@ def test_a_turn_handed_back_at_shutdown_is_finished_as_released(tmp_path):
     assert finished[3] == "released"
 
 
-class EndWatcher:
-    """Takes a turn's steps only when it ended (no ``toolang_turn_step``)."""
-
-    def __init__(self):
-        self.steps = {}
-
-    @hookimpl
-    def toolang_turn_finished(self, turn, steps, runtime):
-        self.steps[turn.id] = list(steps)
-
-
-def test_the_steps_stored_while_running_and_the_final_ones_reach_turn_finished(tmp_path):
-    executor = GatedExecutor()
-    rt = make_runtime(tmp_path, executor=executor)
-    ended, watcher = EndWatcher(), Watcher()
-    rt.host.register(ended, "ended")
-    inbox = rt.open_inbox()
-
-    async def scenario():
-        turn_id = inbox.submit(request("chat:1", "hi")).id
-        async with serving(rt):
-            await executor.wait_started(turn_id)
-            executor.release(turn_id)
-            await wait_status(inbox, turn_id, {"completed"})
-        return turn_id
-
-    turn_id = asyncio.run(scenario())
-    assert [(s.turn_id, s.kind, s.data) for s in ended.steps[turn_id]] == [
-        (turn_id, "gated", {"input": "hi"})
-    ]
-    assert ended.steps[turn_id][0].seq > 0  # as stored
-    # A final step (stored with the terminal state), next to a toolang_turn_step watcher.
-    rt = make_runtime(tmp_path / "final")
-    rt.host.register(ended, "ended")
-    rt.host.register(watcher, "watcher")
-    turn_id = rt.open_inbox().submit(request("chat:1", "hi")).id
-    asyncio.run(rt.serve(asyncio.Event(), until_idle=True))
-    assert [s.kind for s in ended.steps[turn_id]] == ["echo"]
-    assert ("step", turn_id, "echo") in watcher.seen
-
-
-def test_a_turn_handed_back_at_shutdown_passes_the_steps_it_stored(tmp_path):
-    executor = GatedExecutor()
-    rt = make_runtime(tmp_path, executor=executor, shutdown_grace_seconds=0)
-    ended = EndWatcher()
-    rt.host.register(ended, "ended")
-    inbox = rt.open_inbox()
-
-    async def scenario():
-        turn_id = inbox.submit(request("chat:1", "hi")).id
-        async with serving(rt):
-            await executor.wait_started(turn_id)
-        return turn_id
-
-    turn_id = asyncio.run(scenario())
-    assert ended.steps[turn_id] == []
-
-
 def test_nobody_watching_means_no_observer_on_the_turns_path(tmp_path):
     rt = make_runtime(tmp_path)
     assert rt.host.hooks.observes_turns() is False

@@ -44,19 +44,13 @@ def toolang_turn_step(step: StepRecord, runtime: Runtime) -> None:
 
 
 @hookspec
-def toolang_turn_finished(
-    turn: TurnRequest, stages: Sequence[StageDone], steps: Sequence[StepRecord], runtime: Runtime
-) -> None:
+def toolang_turn_finished(turn: TurnRequest, stages: Sequence[StageDone], runtime: Runtime) -> None:
     """A turn's task ended: its outcome is decided and its post-turn stages ran.
 
     ``turn`` carries the outcome (``status``, ``outcome``, ``error``, ``finished_at``);
     ``stages`` lists what the post-turn stages did, in order (empty when there was
-    nothing to do after the turn); ``steps`` the steps this task stored, in order — the
-    ones ``toolang_turn_step`` is called with, kept in memory while the turn ran (no
-    store read): a plugin that needs the steps only once the turn ended takes them here
-    and leaves ``toolang_turn_step`` out, which spares every step a hook call. Called
-    once for every turn ``toolang_turn_started`` was called for — also when this
-    runtime gave the turn up without an outcome: then
+    nothing to do after the turn). Called once for every turn ``toolang_turn_started``
+    was called for — also when this runtime gave the turn up without an outcome: then
     ``turn.outcome`` is ``released`` (handed back to the queue at shutdown) or
     ``lease_lost`` (another runtime took it over). Return ``None``; never block.
     """

@@ -103,8 +103,6 @@ class Scheduler:
         self._after = self._after_turn_stages()
         self._observed = False
         """Whether a plugin watches turns (``toolang_turn_*``): decided once per run."""
-        self._steps_observed = False
-        """Whether a plugin implements ``toolang_turn_step``: decided once per run."""
         self._turn_log = log.bind()
         """Bound once: the module's lazy logger binds anew on every call, twice per turn."""
 
@@ -137,7 +135,6 @@ class Scheduler:
         """Admit and supervise turns until ``stop`` is set (or, with ``until_idle``,
         until nothing is running or waiting)."""
         self._observed = self.hooks.observes_turns()
-        self._steps_observed = self.hooks.implemented("toolang_turn_step")
         waker = self.store.listen()
         pump = asyncio.create_task(self._pump(waker))
         stopper = asyncio.create_task(self._relay(stop))
@@ -321,9 +318,8 @@ class Scheduler:
             self.hooks.observe("toolang_turn_started", turn=turn, runtime=self.runtime)
         outcome: TurnOutcome | None = None
         stages: list[StageDone] = []
-        seen: list[StepRecord] = []  # the steps stored, for toolang_turn_finished
         try:
-            outcome = await self._execute(turn, seen)
+            outcome = await self._execute(turn)
             if outcome is None:
                 return
             finish = self.commits.finish(turn, outcome)
@@ -346,44 +342,28 @@ class Scheduler:
             why = self._why_cancelled.get(turn.id)  # _done forgets it
             self._done(turn.id)
             if self._observed:
-                self._observe_end(turn, outcome, stages, seen, why)
+                self._observe_end(turn, outcome, stages, why)
 
     @property
     def hooks(self) -> Hooks:
         return self.runtime.host.hooks
 
-    def _on_step(self, seen: list[StepRecord]) -> Callable[[StepRecord], None] | None:
-        """What the turn's context calls with each step it stored: kept for
-        ``toolang_turn_finished``, and passed to ``toolang_turn_step`` when a plugin
-        implements it (a plugin that needs the steps only at the end leaves it out and
-        spares every step a hook call)."""
-        if not self._observed:
-            return None
-        if not self._steps_observed:
-            return seen.append
-
-        def on_step(step: StepRecord) -> None:
-            seen.append(step)
-            self.hooks.observe("toolang_turn_step", step=step, runtime=self.runtime)
-
-        return on_step
+    def _on_step(self, step: StepRecord) -> None:
+        self.hooks.observe("toolang_turn_step", step=step, runtime=self.runtime)
 
     def _observe_end(
         self,
         turn: TurnRequest,
         outcome: TurnOutcome | None,
         stages: list[StageDone],
-        seen: list[StepRecord],
         why: str | None,
     ) -> None:
         """``toolang_turn_step`` for the final steps, then ``toolang_turn_finished``."""
         if outcome is None:  # given up without an outcome (released or lease lost)
             ended = attrs.evolve(turn, outcome="released" if why == SHUTDOWN else LEASE_LOST)
         else:
-            seen.extend(outcome.steps)
-            if self._steps_observed:
-                for step in outcome.steps:
-                    self.hooks.observe("toolang_turn_step", step=step, runtime=self.runtime)
+            for step in outcome.steps:
+                self.hooks.observe("toolang_turn_step", step=step, runtime=self.runtime)
             ended = attrs.evolve(
                 turn,
                 status=outcome.status,
@@ -392,9 +372,7 @@ class Scheduler:
                 error=outcome.error,
                 finished_at=self.clock(),
             )
-        self.hooks.observe(
-            "toolang_turn_finished", turn=ended, stages=stages, steps=seen, runtime=self.runtime
-        )
+        self.hooks.observe("toolang_turn_finished", turn=ended, stages=stages, runtime=self.runtime)
 
     def _after_turn_stages(self) -> AfterTurnStages:
         """The post-turn stages of this scheduler's turns (one for all of them)."""
@@ -407,7 +385,7 @@ class Scheduler:
             has_subscribers=self.has_subscribers,
         )
 
-    async def _execute(self, turn: TurnRequest, seen: list[StepRecord]) -> TurnOutcome | None:
+    async def _execute(self, turn: TurnRequest) -> TurnOutcome | None:
         """Run the executor; ``None`` means nothing is to be recorded (released or lost)."""
         inbox = self.runtime.inbox
         raw = inbox.raw_input(turn.id) if inbox is not None else None
@@ -418,7 +396,7 @@ class Scheduler:
             store=self.store,
             clock=self.clock,
             runtime=self.runtime,
-            on_step=self._on_step(seen),
+            on_step=self._on_step if self._observed else None,
         )
         outcome = await self._outcome(turn, ctx)
         if outcome is not None and ctx.deferred:
