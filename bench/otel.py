@@ -39,6 +39,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections import deque
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -118,8 +119,14 @@ def run_once(mode: str, threads: int, turns: int, endpoint: str) -> tuple[float,
             '[models]\ndefault = "scripted"\n'
             "[runtime]\npoll_seconds = 0.05\nshutdown_grace_seconds = 5\n"
         )
+        model = ScriptedModel(answer)
+        # Keep no call history: a real model keeps none, and every request kept (two a
+        # turn, with their messages) grows the heap each full garbage collection walks —
+        # up to half a turn's CPU by the end of a run, and more in whichever mode's
+        # collections fall later.
+        model.calls = deque(maxlen=1)  # type: ignore[assignment]
         plugins: dict[str, object] = {
-            "scripted": ScriptedModel(answer).plugin(),
+            "scripted": model.plugin(),
             "tools": Tools(),
         }
         if mode != "off":
