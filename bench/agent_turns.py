@@ -20,6 +20,12 @@ same run: the engine with no agent loop.
 
 Goals (#18): >= 1,100 turns/s with memory on, >= 2,000 with memory off, one-at-a-time
 p50 < 1.5 ms with memory on. The last line is a JSON object with the figures.
+
+``--otel`` instead runs the memory-on workload with toolang-otel off (``[plugins]
+disable``) and on (``exporter = "otlp"`` to a collector stand-in in another process,
+default sampling), interleaved, and reports each one's CPU time per turn (the
+process's, every thread) and the overhead of on against off in the same repeat (#24:
+goal < 10 %).
 """
 
 from __future__ import annotations
@@ -131,9 +137,15 @@ class Workload:
             waiter.set_result(None)
 
 
-def build_runtime(home: Path, *, memory: bool) -> tuple[Runtime, Workload]:
+def build_runtime(home: Path, *, memory: bool, otel: str | None = None) -> tuple[Runtime, Workload]:
+    """``otel``: ``None`` as installed (the starter's settings), ``"off"`` disabled, else
+    the OTLP endpoint to export to."""
     installed = {ep.name for ep in scan_entry_points()}
     text = starter_config(installed)
+    if otel == "off":
+        text = text.replace("disable = []", 'disable = ["otel"]', 1)
+    elif otel is not None:
+        text += f'\n[plugins.otel]\nexporter = "otlp"\nendpoint = "{otel}"\n'
     if not memory:
         text = text.replace('[memory]\nplugin = "sqlite"', '# [memory]\n# plugin = "sqlite"')
     # The bench's own settings replace the starter's [agents], [models], [runtime] keys
@@ -163,9 +175,9 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def agent_cycle(
-    home: Path, turns: int, threads: int, probe: int, *, memory: bool
+    home: Path, turns: int, threads: int, probe: int, *, memory: bool, otel: str | None = None
 ) -> dict[str, Any]:
-    runtime, workload = build_runtime(home, memory=memory)
+    runtime, workload = build_runtime(home, memory=memory, otel=otel)
     inbox = runtime.open_inbox()
     expected: dict[str, str] = {}
     submitted_at: dict[str, float] = {}
@@ -187,7 +199,7 @@ def agent_cycle(
                 await asyncio.sleep(0)
         while len(workload.answers) < turns:
             await asyncio.sleep(0.002)
-        elapsed = max(workload.delivered_at.values()) - start
+        elapsed = max(workload.delivered_at.values(), default=start + 1) - start
         latencies = []
         loop = asyncio.get_running_loop()
         for i in range(probe):
@@ -205,7 +217,9 @@ def agent_cycle(
         await serving
         return turns / elapsed, latencies
 
+    cpu = time.process_time()
     rate, probe_latencies = asyncio.run(run())
+    cpu = time.process_time() - cpu
     total = turns + probe
     wrong = [t for t, answer in expected.items() if workload.answers.get(t) != answer]
     assert not wrong, f"{len(wrong)} wrong or missing answers, e.g. {wrong[:3]}"
@@ -226,7 +240,51 @@ def agent_cycle(
         "p50_ms": 1000 * percentile(run_latencies, 0.5),
         "p99_ms": 1000 * percentile(run_latencies, 0.99),
         "one_at_a_time_p50_ms": 1000 * percentile(probe_latencies, 0.5),
+        "cpu_ms_per_turn": 1000 * cpu / max(1, total),  # a start and a stop's, for none
     }
+
+
+def otel_cycles(args: argparse.Namespace) -> None:
+    """``--otel``: the memory-on workload with toolang-otel off and on, interleaved."""
+    import subprocess
+
+    from otel import SINK  # bench/otel.py's collector stand-in
+
+    sink = subprocess.Popen([sys.executable, "-c", SINK], stdout=subprocess.PIPE, text=True)
+    cpu: dict[str, list[float]] = {"otel_off": [], "otel_on": []}
+    try:
+        assert sink.stdout is not None
+        endpoint = f"http://127.0.0.1:{sink.stdout.readline().strip()}"
+        for n in range(args.repeat):
+            for variant, otel in (("otel_off", "off"), ("otel_on", endpoint)):
+                with tempfile.TemporaryDirectory() as tmp:
+                    figures = agent_cycle(
+                        Path(tmp), args.turns, args.threads, args.probe, memory=True, otel=otel
+                    )
+                with tempfile.TemporaryDirectory() as tmp:  # less a start and a stop's CPU
+                    fixed = agent_cycle(Path(tmp), 0, 1, 0, memory=True, otel=otel)
+                figures["cpu_ms_per_turn"] -= fixed["cpu_ms_per_turn"] / (args.turns + args.probe)
+                cpu[variant].append(figures["cpu_ms_per_turn"])
+                print(
+                    f"run {n + 1} {variant:8}: {figures['turns_per_s']:7.0f} turns/s   "
+                    f"{figures['cpu_ms_per_turn']:.3f} ms CPU/turn"
+                )
+    finally:
+        sink.terminate()
+        sink.wait()
+    paired = [on / off - 1 for on, off in zip(cpu["otel_on"], cpu["otel_off"], strict=True)]
+    result = {
+        "turns": args.turns,
+        "repeat": args.repeat,
+        "cpu_ms_per_turn_median": {v: round(statistics.median(c), 4) for v, c in cpu.items()},
+        "otel_cpu_overhead_median": round(statistics.median(paired), 4),
+        "goal": 0.10,
+    }
+    print(
+        f"median: otel on {result['otel_cpu_overhead_median']:+.1%} CPU per turn against off "
+        f"(each repeat's pair; memory on, default sampling, goal < 10 %)"
+    )
+    print(json.dumps(result))
 
 
 def main() -> None:
@@ -236,7 +294,13 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=200)
     parser.add_argument("--probe", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--otel", action="store_true", help="toolang-otel off vs on (OTLP), memory on"
+    )
     args = parser.parse_args()
+    if args.otel:
+        otel_cycles(args)
+        return
     runs: dict[str, list[dict[str, Any]]] = {"memory_on": [], "memory_off": []}
     echo: list[float] = []
     for n in range(args.repeat):

@@ -142,14 +142,22 @@ def test_the_file_exporter_appends_spans_and_metrics_as_json_lines(agent_runtime
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     metrics = [line for line in lines if "resource_metrics" in line]
     assert metrics, lines
-    names = {
-        metric["name"]
+    found = {
+        metric["name"]: metric
         for line in metrics
         for resource in line["resource_metrics"]
         for scope in resource["scope_metrics"]
         for metric in scope["metrics"]
     }
-    assert "toolang.turns.finished" in names
+    assert "toolang.turns.finished" in found
+    # The histograms the plugin aggregates itself reach the exporter with the SDK's own.
+    (point,) = found["toolang.turn.duration"]["data"]["data_points"]
+    assert point["count"] == 1
+    assert sum(point["bucket_counts"]) == 1
+    assert point["attributes"]["toolang.turn.status"] == "completed"
+    (call,) = found["gen_ai.client.operation.duration"]["data"]["data_points"]
+    assert call["count"] == 1
+    assert "error.type" not in call["attributes"]
     spans = [line for line in lines if "context" in line]
     assert all(
         s["attributes"]["toolang.turn.id"] == turn.id for s in spans if s["parent_id"] is None

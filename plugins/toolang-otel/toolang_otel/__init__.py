@@ -87,23 +87,26 @@ async def toolang_shutdown(runtime: Runtime, reason: str) -> None:
         await plugin.stop()
 
 
+# The turn hooks run several times a turn: the lookup is inlined (no helper calls).
+
+
 @hookimpl
 def toolang_turn_started(turn: TurnRequest, runtime: Runtime) -> None:
-    plugin = plugin_of(runtime)
+    plugin = runtime.plugin_state(NAME, Holder).plugin
     if plugin is not None:
         plugin.turns.started(turn)
 
 
 @hookimpl
 def toolang_turn_step(step: StepRecord, runtime: Runtime) -> None:
-    plugin = plugin_of(runtime)
+    plugin = runtime.plugin_state(NAME, Holder).plugin
     if plugin is not None:
         plugin.turns.step(step)
 
 
 @hookimpl
 def toolang_turn_finished(turn: TurnRequest, stages: Sequence[StageDone], runtime: Runtime) -> None:
-    plugin = plugin_of(runtime)
+    plugin = runtime.plugin_state(NAME, Holder).plugin
     if plugin is not None:
         plugin.turns.finished(turn, stages)
 
@@ -112,7 +115,7 @@ def toolang_turn_finished(turn: TurnRequest, stages: Sequence[StageDone], runtim
 def toolang_outbound_headers(
     turn: TurnRequest, key: str, runtime: Runtime
 ) -> dict[str, str] | None:
-    plugin = plugin_of(runtime)
+    plugin = runtime.plugin_state(NAME, Holder).plugin
     return None if plugin is None else plugin.turns.headers(turn, key)
 
 

@@ -66,7 +66,7 @@ class OtelSettings:
     ``to_json`` writes it) or ``memory`` (kept in the process, for tests).
     ``traces`` / ``metrics`` switch a signal off. ``sample_ratio`` samples whole traces
     (a task run follows its parent): one turn in twenty by default, which keeps the
-    plugin's cost on the fastest turns under a tenth (bench/otel.py); metrics count
+    plugin's own cost on the fastest turns near a twentieth (bench/otel.py); metrics count
     every turn whatever it is. Set it to 1 to trace every turn. ``record_content``
     adds tool arguments and results and model prompts and answers — as stored, after
     the SecurityFilter and the redaction policy masked them — cut to

@@ -18,12 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry.sdk.metrics import AlwaysOffExemplarFilter, MeterProvider
-from opentelemetry.sdk.metrics.export import (
-    InMemoryMetricReader,
-    MetricExporter,
-    MetricReader,
-    PeriodicExportingMetricReader,
-)
+from opentelemetry.sdk.metrics.export import MetricExporter, MetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
@@ -31,6 +26,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 
+from toolang_otel.measures import Measures, MeteredMemoryReader, MeteredPeriodicReader
 from toolang_otel.watch import ExportHealth, WatchedMetricExporter, WatchedSpanExporter
 
 if TYPE_CHECKING:
@@ -179,11 +175,15 @@ class Telemetry:
             )
         self.metric_reader: MetricReader | None = None
         self.meter_provider: MeterProvider | None = None
+        self.measures: Measures | None = None
+        """The histograms, aggregated by the plugin and added to each collection."""
         if settings.metrics:
+            self.measures = Measures(resource, SCOPE)
             if settings.exporter == "memory":
-                self.metric_reader = InMemoryMetricReader()
+                self.metric_reader = MeteredMemoryReader(self.measures)
             else:
-                self.metric_reader = PeriodicExportingMetricReader(
+                self.metric_reader = MeteredPeriodicReader(
+                    self.measures,
                     WatchedMetricExporter(metric_exporter_factory(settings), self.metric_health),
                     export_interval_millis=settings.metrics_interval_seconds * 1000,
                     export_timeout_millis=settings.timeout_seconds * 1000,
