@@ -225,7 +225,7 @@ def test_a_weightless_word_is_not_counted_again_while_it_stays_weightless(tmp_pa
     try:
         memory.save("a", *(f"otter {n}" for n in range(20)), "the otter boat")
         statements: list[str] = []
-        conn = plugin._db.shared()  # recalls run on it
+        conn = plugin._own_thread().submit(plugin._db.get).result()  # recalls run there
         conn.set_trace_callback(statements.append)
         first = memory.recall("a", "otter boat")
         counted_first = sum('"otter"' in s and "count(*)" in s for s in statements)
@@ -529,7 +529,6 @@ def test_concurrent_recalls_are_done_together_and_a_bad_one_fails_alone(tmp_path
         return recall_group(group)
 
     plugin._recalls._call = counted
-    plugin._db.shared_lock.acquire()  # the database is busy: no recall is done at once
     queries = ["otter", "seal", "heron", "broken", "otter seal"] * 4
 
     def request(query: str) -> MemoryRecallRequest:
@@ -539,12 +538,9 @@ def test_concurrent_recalls_are_done_together_and_a_bad_one_fails_alone(tmp_path
         )
 
     async def recall_all() -> list[object]:
-        recalls = asyncio.gather(
+        return await asyncio.gather(
             *(plugin.recall(request(q)) for q in queries), return_exceptions=True
         )
-        await asyncio.sleep(0.01)
-        plugin._db.shared_lock.release()
-        return await recalls
 
     try:
         outcomes = asyncio.run(recall_all())
@@ -556,48 +552,6 @@ def test_concurrent_recalls_are_done_together_and_a_bad_one_fails_alone(tmp_path
             alone = plugin.recall_now(request(query))
             assert [i.text for i in outcome.items] == [i.text for i in alone.items]
             assert outcome.items  # every good query finds something
-    finally:
-        plugin.close()
-
-
-def test_a_lone_recall_is_done_at_once_in_the_callers_thread_unless_the_database_is_busy(
-    tmp_path, clock
-):
-    import asyncio
-    import threading
-
-    from toolang_core.memory import MemoryLimits, MemoryRecallRequest
-
-    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
-    MemoryDriver(plugin, MemoryCaller()).save("a", "the otter swims")
-    request = MemoryRecallRequest(
-        agent_uri="toolang:agent/a", agent_id="a", query_text="otter", limits=MemoryLimits()
-    )
-    threads: list[str] = []
-    recall = plugin._recall
-
-    def spied(conn, request):  # the real recall, noting the thread it ran in
-        threads.append(threading.current_thread().name)
-        return recall(conn, request)
-
-    plugin._recall = spied
-
-    async def lone() -> list[str]:
-        return [i.text for i in (await plugin.recall(request)).items]
-
-    async def while_busy() -> list[str]:
-        plugin._db.shared_lock.acquire()  # e.g. a write under way in the database thread
-        recalling = asyncio.ensure_future(lone())
-        await asyncio.sleep(0.02)
-        assert not recalling.done()  # it waits for the connection, in the database thread
-        plugin._db.shared_lock.release()
-        return await recalling
-
-    try:
-        assert asyncio.run(lone()) == ["the otter swims"]
-        assert threads == [threading.current_thread().name]  # no hop to the thread and back
-        assert asyncio.run(while_busy()) == ["the otter swims"]
-        assert threads[1].startswith("memory-sqlite")
     finally:
         plugin.close()
 

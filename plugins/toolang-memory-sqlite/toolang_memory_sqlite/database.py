@@ -35,9 +35,6 @@ class Connections:
         self._lock = threading.Lock()  # guards _all and _closed
         self._closed = False
         self.write_lock = threading.Lock()
-        self._shared: sqlite3.Connection | None = None
-        self.shared_lock = threading.Lock()
-        """Held while :meth:`shared`'s connection is in use: by one thread at a time."""
 
     def get(self) -> sqlite3.Connection:
         """This thread's connection.
@@ -48,24 +45,6 @@ class Connections:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is not None and not self._closed:
             return conn
-        conn = self._open()
-        self._local.conn = conn
-        return conn
-
-    def shared(self) -> sqlite3.Connection:
-        """The connection the plugin's database thread and the event loop's lone calls
-        take turns on (the caller holds :attr:`shared_lock`): one connection, so a
-        write keeps its page cache for the recalls after it.
-
-        :raises MemoryClosed: after :meth:`close`.
-        """
-        conn = self._shared
-        if conn is not None and not self._closed:
-            return conn
-        self._shared = conn = self._open()
-        return conn
-
-    def _open(self) -> sqlite3.Connection:
         with self._lock:
             if self._closed:
                 raise MemoryClosed(f"memory-sqlite on {self.path} is closed")
@@ -76,13 +55,13 @@ class Connections:
                 busy_timeout=self._busy_timeout,
             )
             self._all.append(db.conn)
+        self._local.conn = db.conn
         return db.conn
 
     @contextmanager
-    def write(self, conn: sqlite3.Connection | None = None) -> Iterator[sqlite3.Connection]:
-        """One write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on error)
-        on ``conn`` (this thread's connection by default)."""
-        conn = self.get() if conn is None else conn
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on error)."""
+        conn = self.get()
         with self.write_lock:
             conn.execute("BEGIN IMMEDIATE")
             try:

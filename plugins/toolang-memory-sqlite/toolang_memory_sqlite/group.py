@@ -10,9 +10,6 @@ Recalls are grouped the same way: many turns start at about the same time, and e
 recall alone is a hop to the database thread and back — the event loop woken once per
 recall, each turn going on alone. A group is one hop, and its turns go on together.
 A call that finds nothing under way starts at once: a lone caller waits for nobody.
-With ``at_once`` it is even done at once, in the event loop's thread, when ``at_once``
-can (the database is free): no hop to the thread and back, which is most of a lone
-recall's latency.
 """
 
 from __future__ import annotations
@@ -49,12 +46,9 @@ class GroupCalls(Generic[Item, Result]):
         self,
         call: Callable[[Sequence[Item]], list[Result | Exception]],
         executor: Callable[[], Executor],
-        at_once: Callable[[Sequence[Item]], list[Result | Exception] | None] | None = None,
     ) -> None:
         self._call = call
         self._executor = executor
-        self._at_once = at_once
-        """``call`` in the caller's thread, or ``None`` when it cannot be done now."""
         self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Queue[Item, Result]] = (
             weakref.WeakKeyDictionary()
         )
@@ -65,13 +59,6 @@ class GroupCalls(Generic[Item, Result]):
         queue = self._queues.get(loop)
         if queue is None:
             queue = self._queues[loop] = _Queue()
-        if not queue.busy and self._at_once is not None:
-            outcomes = self._at_once([item])
-            if outcomes is not None:
-                outcome = outcomes[0]
-                if isinstance(outcome, Exception):
-                    raise outcome
-                return outcome
         future: asyncio.Future[Result] = loop.create_future()
         queue.waiting.append((item, future))
         if not queue.busy:

@@ -92,7 +92,7 @@ class SQLiteMemory:
         self._thread: ThreadPoolExecutor | None = None
         self._thread_lock = threading.Lock()
         self._writes = GroupCalls(self._write_group, self._own_thread)
-        self._recalls = GroupCalls(self._recall_group, self._own_thread, self._recall_at_once)
+        self._recalls = GroupCalls(self._recall_group, self._own_thread)
         self._common = search.CommonWords()
         self._slots: dict[str, int] = {}  # scope key -> slot (search.Scope.of)
 
@@ -116,31 +116,11 @@ class SQLiteMemory:
     def _recall_group(
         self, requests: Sequence[MemoryRecallRequest]
     ) -> list[MemoryRecallResult | Exception]:
-        """Each of ``requests`` recalled (its result or its exception), on the database
-        thread's connection."""
-        with self._db.shared_lock:
-            return self._recalls_on(requests)
-
-    def _recall_at_once(
-        self, requests: Sequence[MemoryRecallRequest]
-    ) -> list[MemoryRecallResult | Exception] | None:
-        """:meth:`_recall_group` in the calling thread (the event loop's, for a lone
-        recall), or ``None`` when the database thread's connection is in use. A recall
-        only reads: in WAL mode it never waits for a writer, so the loop never waits."""
-        if not self._db.shared_lock.acquire(blocking=False):
-            return None
-        try:
-            return self._recalls_on(requests)
-        finally:
-            self._db.shared_lock.release()
-
-    def _recalls_on(
-        self, requests: Sequence[MemoryRecallRequest]
-    ) -> list[MemoryRecallResult | Exception]:
+        """:meth:`recall_now` for each of ``requests``: its result or its exception."""
         outcomes: list[MemoryRecallResult | Exception] = []
         for request in requests:
             try:
-                outcomes.append(self._recall(self._db.shared(), request))
+                outcomes.append(self.recall_now(request))
             except Exception as exc:
                 outcomes.append(exc)
         return outcomes
@@ -148,11 +128,6 @@ class SQLiteMemory:
     def recall_now(self, request: MemoryRecallRequest) -> MemoryRecallResult:
         """The agent's entries that best match ``request.query_text``: candidates found
         with bounded work (``search``), ranked and limited (``ranking``)."""
-        with self._guard("recall"):
-            conn = self._db.get()
-        return self._recall(conn, request)
-
-    def _recall(self, conn: sqlite3.Connection, request: MemoryRecallRequest) -> MemoryRecallResult:
         started = time.perf_counter()
         chosen = text.query_terms(request.query_text, self.settings.max_query_terms)
         diagnostics: dict[str, Any] = {"terms": len(chosen)}
@@ -160,6 +135,7 @@ class SQLiteMemory:
         items: tuple[MemoryItem, ...] = ()
         now = self._clock()
         with self._guard("recall"):
+            conn = self._db.get()
             scope = search.Scope.of(
                 conn, request.agent_id, request.thread_id, request.owner, self._slots
             )
@@ -224,11 +200,7 @@ class SQLiteMemory:
         """Write the batches of ``group`` in one transaction, each in a savepoint."""
         outcomes: list[MemoryWriteResult | Exception] = []
         now = self._clock()
-        with (
-            self._db.shared_lock,
-            self._guard("remember"),
-            self._db.write(self._db.shared()) as conn,
-        ):
+        with self._guard("remember"), self._db.write() as conn:
             pruned = expired = self._prune(conn, now, self.settings.prune_batch)
             for batch, rows in group:
                 conn.execute("SAVEPOINT batch")
