@@ -513,6 +513,74 @@ def test_concurrent_writes_are_committed_together_and_a_bad_batch_spoils_only_it
         plugin.close()
 
 
+def test_a_group_of_writes_without_keys_takes_the_same_few_statements_however_many(tmp_path, clock):
+    from toolang_core.memory import (
+        MemoryEntry,
+        MemoryLimits,
+        MemoryListRequest,
+        MemoryRecallRequest,
+        MemoryWriteBatch,
+    )
+
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+
+    def batch(agent: str, thread: str, *texts: str, key: str | None = None) -> object:
+        entries = tuple(MemoryEntry(text=t, key=key) for t in texts)
+        b = MemoryWriteBatch(
+            agent_uri=f"toolang:agent/{agent}", agent_id=agent, entries=entries, thread_id=thread
+        )
+        return b, [plugin._checked(b, n, e) for n, e in enumerate(entries)]
+
+    def statements_for(group: list[object]) -> tuple[list[object], int]:
+        statements: list[str] = []
+        conn = plugin._own_thread().submit(plugin._db.get).result()
+        conn.set_trace_callback(statements.append)
+        try:
+            outcomes = plugin._own_thread().submit(plugin._write_group, group).result()
+            # The plugin's statements, not FTS5's own (which name the schema: 'main'.…).
+            return outcomes, [s for s in statements if "'main'." not in s]
+        finally:
+            conn.set_trace_callback(None)
+
+    try:
+        plugin.remember_now(batch("a", "t1", "an earlier otter")[0])  # agents known
+        plugin.remember_now(batch("b", "t1", "an earlier heron")[0])
+        few, taken = statements_for(
+            [batch("a", "t1", "otter one"), batch("b", "t2", "heron one", "heron two")]
+        )
+        many, taken_many = statements_for(
+            [batch("a", "t1" if n % 2 else "t2", f"otter {n}") for n in range(20)]
+        )
+        assert [r.written for r in few] == [1, 2] and [r.written for r in many] == [1] * 20
+        assert (
+            len(taken_many) == len(taken) - 1 == 8
+        )  # one agent's ids, not two  # one agent's ids instead of two
+        driver = MemoryDriver(plugin, MemoryCaller())
+        assert sorted(driver.listed_texts("b")) == ["an earlier heron", "heron one", "heron two"]
+        ids = [int(i.id) for i in plugin.list_entries(MemoryListRequest(agent_id="a", limit=50))]
+        assert ids == sorted(ids, reverse=True) and ids[0] - ids[-1] == 21  # one range, in order
+        narrowed = plugin.recall_now(
+            MemoryRecallRequest(
+                agent_uri="toolang:agent/a",
+                agent_id="a",
+                query_text="otter",
+                thread_id="t2",
+                limits=MemoryLimits(max_items=50),
+            )
+        )
+        assert sorted(i.text for i in narrowed.items) == sorted(
+            f"otter {n}" for n in range(0, 20, 2)
+        )
+        keyed, _ = statements_for([batch("a", "t1", "keyed otter", key="k"), batch("a", "t1", "x")])
+        assert [r.written for r in keyed] == [1, 1]  # a key: each batch alone, upserted
+        again, _ = statements_for([batch("a", "t1", "keyed otter again", key="k")])
+        texts = driver.listed_texts("a")
+        assert "keyed otter again" in texts and "keyed otter" not in texts
+        assert again[0].written == 1
+    finally:
+        plugin.close()
+
+
 def test_concurrent_recalls_are_done_together_and_a_bad_one_fails_alone(tmp_path, clock):
     import asyncio
 
