@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from toolang_core import StoreError, redact, redact_text
 from toolang_core.memory import (
@@ -60,6 +60,8 @@ ROWS_PER_STATEMENT: Final = 500
 
 Row = tuple[MemoryEntry, str | None]
 """An entry to write, with its meta as JSON."""
+Call = MemoryRecallRequest | tuple[MemoryWriteBatch, list[Row]]
+"""What the runtime hands the database thread: a recall, or a batch to write."""
 
 
 class SQLiteMemoryError(RuntimeError):
@@ -101,8 +103,9 @@ class SQLiteMemory:
         self._last_error = _LastError()
         self._thread: ThreadPoolExecutor | None = None
         self._thread_lock = threading.Lock()
-        self._writes = GroupCalls(self._write_group, self._own_thread)
-        self._recalls = GroupCalls(self._recall_group, self._own_thread)
+        self._calls: GroupCalls[Call, MemoryRecallResult | MemoryWriteResult] = GroupCalls(
+            self._group, self._own_thread
+        )
         self._common = search.CommonWords()
         self._slots: dict[str, int] = {}  # scope key -> slot (search.Scope.of)
 
@@ -121,7 +124,24 @@ class SQLiteMemory:
         """:meth:`recall_now` in the plugin's database thread (see :meth:`_own_thread`);
         recalls handed in while others are under way are done together after them, in
         one call to that thread (:mod:`.group`)."""
-        return await self._recalls.add(request)
+        return cast(MemoryRecallResult, await self._calls.add(request))
+
+    def _group(
+        self, calls: Sequence[Call]
+    ) -> list[MemoryRecallResult | MemoryWriteResult | Exception]:
+        """The recalls and writes of concurrent turns, handed to the database thread
+        together (one hop there and one wake-up of the event loop back for both): the
+        recalls first (their turns wait to start), then the writes in one transaction."""
+        recalls = [c for c in calls if isinstance(c, MemoryRecallRequest)]
+        writes = [c for c in calls if not isinstance(c, MemoryRecallRequest)]
+        recalled = iter(self._recall_group(recalls))
+        written: Iterator[MemoryWriteResult | Exception] = iter(())
+        if writes:
+            try:
+                written = iter(self._write_group(writes))
+            except Exception as exc:  # e.g. the file locked: the writes fail, not the recalls
+                written = iter([exc] * len(writes))
+        return [next(recalled if isinstance(c, MemoryRecallRequest) else written) for c in calls]
 
     def _recall_group(
         self, requests: Sequence[MemoryRecallRequest]
@@ -189,7 +209,7 @@ class SQLiteMemory:
         (a savepoint each: one that fails leaves the others), in a worker thread; each
         call returns once its batch is committed."""
         rows = [self._checked(batch, n, entry) for n, entry in enumerate(batch.entries)]
-        return await self._writes.add((batch, rows))
+        return cast(MemoryWriteResult, await self._calls.add((batch, rows)))
 
     def remember_now(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
         """:meth:`remember`, synchronously in the calling thread, in a transaction of
