@@ -482,13 +482,13 @@ def test_concurrent_writes_are_committed_together_and_a_bad_batch_spoils_only_it
 
     plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
     groups: list[int] = []
-    write_group = plugin._write_group
+    write_group = plugin._group
 
     def counted(group):  # a spy on the real writer: how many batches each transaction held
         groups.append(len(group))
         return write_group(group)
 
-    plugin._writes._call = counted
+    plugin._calls._call = counted
     texts = [f"entry {n} about otters" for n in range(12)]
     texts[5] = "broken \ud800 text"
 
@@ -513,6 +513,74 @@ def test_concurrent_writes_are_committed_together_and_a_bad_batch_spoils_only_it
         plugin.close()
 
 
+def test_a_group_of_writes_without_keys_takes_the_same_few_statements_however_many(tmp_path, clock):
+    from toolang_core.memory import (
+        MemoryEntry,
+        MemoryLimits,
+        MemoryListRequest,
+        MemoryRecallRequest,
+        MemoryWriteBatch,
+    )
+
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+
+    def batch(agent: str, thread: str, *texts: str, key: str | None = None) -> object:
+        entries = tuple(MemoryEntry(text=t, key=key) for t in texts)
+        b = MemoryWriteBatch(
+            agent_uri=f"toolang:agent/{agent}", agent_id=agent, entries=entries, thread_id=thread
+        )
+        return b, [plugin._checked(b, n, e) for n, e in enumerate(entries)]
+
+    def statements_for(group: list[object]) -> tuple[list[object], int]:
+        statements: list[str] = []
+        conn = plugin._own_thread().submit(plugin._db.get).result()
+        conn.set_trace_callback(statements.append)
+        try:
+            outcomes = plugin._own_thread().submit(plugin._write_group, group).result()
+            # The plugin's statements, not FTS5's own (which name the schema: 'main'.…).
+            return outcomes, [s for s in statements if "'main'." not in s]
+        finally:
+            conn.set_trace_callback(None)
+
+    try:
+        plugin.remember_now(batch("a", "t1", "an earlier otter")[0])  # agents known
+        plugin.remember_now(batch("b", "t1", "an earlier heron")[0])
+        few, taken = statements_for(
+            [batch("a", "t1", "otter one"), batch("b", "t2", "heron one", "heron two")]
+        )
+        many, taken_many = statements_for(
+            [batch("a", "t1" if n % 2 else "t2", f"otter {n}") for n in range(20)]
+        )
+        assert [r.written for r in few] == [1, 2] and [r.written for r in many] == [1] * 20
+        assert (
+            len(taken_many) == len(taken) - 1 == 8
+        )  # one agent's ids, not two  # one agent's ids instead of two
+        driver = MemoryDriver(plugin, MemoryCaller())
+        assert sorted(driver.listed_texts("b")) == ["an earlier heron", "heron one", "heron two"]
+        ids = [int(i.id) for i in plugin.list_entries(MemoryListRequest(agent_id="a", limit=50))]
+        assert ids == sorted(ids, reverse=True) and ids[0] - ids[-1] == 21  # one range, in order
+        narrowed = plugin.recall_now(
+            MemoryRecallRequest(
+                agent_uri="toolang:agent/a",
+                agent_id="a",
+                query_text="otter",
+                thread_id="t2",
+                limits=MemoryLimits(max_items=50),
+            )
+        )
+        assert sorted(i.text for i in narrowed.items) == sorted(
+            f"otter {n}" for n in range(0, 20, 2)
+        )
+        keyed, _ = statements_for([batch("a", "t1", "keyed otter", key="k"), batch("a", "t1", "x")])
+        assert [r.written for r in keyed] == [1, 1]  # a key: each batch alone, upserted
+        again, _ = statements_for([batch("a", "t1", "keyed otter again", key="k")])
+        texts = driver.listed_texts("a")
+        assert "keyed otter again" in texts and "keyed otter" not in texts
+        assert again[0].written == 1
+    finally:
+        plugin.close()
+
+
 def test_concurrent_recalls_are_done_together_and_a_bad_one_fails_alone(tmp_path, clock):
     import asyncio
 
@@ -522,13 +590,13 @@ def test_concurrent_recalls_are_done_together_and_a_bad_one_fails_alone(tmp_path
     driver = MemoryDriver(plugin, MemoryCaller())
     driver.save("a", *(f"the {animal} swims" for animal in ("otter", "seal", "heron")))
     groups: list[int] = []
-    recall_group = plugin._recall_group
+    recall_group = plugin._group
 
     def counted(group):  # a spy on the real recalls: how many each call to the thread held
         groups.append(len(group))
         return recall_group(group)
 
-    plugin._recalls._call = counted
+    plugin._calls._call = counted
     queries = ["otter", "seal", "heron", "broken", "otter seal"] * 4
 
     def request(query: str) -> MemoryRecallRequest:
@@ -566,6 +634,57 @@ def test_the_remembered_word_counts_are_bounded_oldest_first():
     counts.add("b", 120)  # counted again: the newest now
     counts.add("e", 100)
     assert [counts.at_least(w) for w in ("b", "c", "d", "e")] == [120, 0, 100, 100]
+
+
+def test_recalls_and_writes_handed_in_together_go_in_one_group_and_fail_apart(tmp_path, clock):
+    import asyncio
+
+    from toolang_core.memory import (
+        MemoryEntry,
+        MemoryLimits,
+        MemoryRecallRequest,
+        MemoryWriteBatch,
+    )
+
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+    MemoryDriver(plugin, MemoryCaller()).save("a", "the otter swims")
+    groups: list[list[str]] = []
+    real_group = plugin._group
+
+    def spied(group):  # the real call, noting what each hand-over held
+        groups.append([type(c).__name__ for c in group])
+        return real_group(group)
+
+    plugin._calls._call = spied
+    recall = MemoryRecallRequest(
+        agent_uri="toolang:agent/a", agent_id="a", query_text="otter", limits=MemoryLimits()
+    )
+    write = MemoryWriteBatch(
+        agent_uri="toolang:agent/a", agent_id="a", entries=(MemoryEntry(text="a seal dives"),)
+    )
+
+    async def both() -> list[object]:
+        return await asyncio.gather(
+            *(plugin.recall(recall) for _ in range(3)),
+            *(plugin.remember(write) for _ in range(3)),
+            return_exceptions=True,
+        )
+
+    try:
+        outcomes = asyncio.run(both())
+        assert [o.items[0].text for o in outcomes[:3]] == ["the otter swims"] * 3
+        assert [o.written for o in outcomes[3:]] == [1, 1, 1]
+        assert groups[0] == ["MemoryRecallRequest"] * 3 + ["tuple"] * 3  # one hand-over
+
+        def locked(writes):  # the write transaction cannot start: the writes fail alone
+            raise SQLiteMemoryError("memory-sqlite: remember failed: database is locked")
+
+        plugin._write_group = locked
+        outcomes = asyncio.run(both())
+        assert [o.items[0].text for o in outcomes[:3]] == ["the otter swims"] * 3
+        assert all(isinstance(o, SQLiteMemoryError) for o in outcomes[3:])
+    finally:
+        plugin.close()
 
 
 def test_a_caller_that_stops_waiting_leaves_its_group_and_the_next_going():

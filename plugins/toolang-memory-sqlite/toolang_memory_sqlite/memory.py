@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from toolang_core import StoreError, redact, redact_text
 from toolang_core.memory import (
@@ -50,6 +50,18 @@ ITEM_COLUMNS: Final = (
     "id, agent_id, thread_id, turn_id, origin, key, kind, meta, created_at, updated_at, owner"
 )
 LIVE: Final = "(expires_at IS NULL OR expires_at > ?)"
+INSERT_ENTRY: Final = (
+    f"INSERT INTO {ENTRIES} (thread_id, turn_id, origin, kind, text, meta, id, agent_id, key, "
+    "created_at, updated_at, expires_at, owner) VALUES"
+)
+INSERT_INDEXED: Final = f"INSERT INTO {FTS} (rowid, scope, body) VALUES"
+ROWS_PER_STATEMENT: Final = 500
+"""Rows of one multi-row INSERT (13 columns: well within SQLite's 32,766 variables)."""
+
+Row = tuple[MemoryEntry, str | None]
+"""An entry to write, with its meta as JSON."""
+Call = MemoryRecallRequest | tuple[MemoryWriteBatch, list[Row]]
+"""What the runtime hands the database thread: a recall, or a batch to write."""
 
 
 class SQLiteMemoryError(RuntimeError):
@@ -91,8 +103,9 @@ class SQLiteMemory:
         self._last_error = _LastError()
         self._thread: ThreadPoolExecutor | None = None
         self._thread_lock = threading.Lock()
-        self._writes = GroupCalls(self._write_group, self._own_thread)
-        self._recalls = GroupCalls(self._recall_group, self._own_thread)
+        self._calls: GroupCalls[Call, MemoryRecallResult | MemoryWriteResult] = GroupCalls(
+            self._group, self._own_thread
+        )
         self._common = search.CommonWords()
         self._slots: dict[str, int] = {}  # scope key -> slot (search.Scope.of)
 
@@ -111,7 +124,24 @@ class SQLiteMemory:
         """:meth:`recall_now` in the plugin's database thread (see :meth:`_own_thread`);
         recalls handed in while others are under way are done together after them, in
         one call to that thread (:mod:`.group`)."""
-        return await self._recalls.add(request)
+        return cast(MemoryRecallResult, await self._calls.add(request))
+
+    def _group(
+        self, calls: Sequence[Call]
+    ) -> list[MemoryRecallResult | MemoryWriteResult | Exception]:
+        """The recalls and writes of concurrent turns, handed to the database thread
+        together (one hop there and one wake-up of the event loop back for both): the
+        recalls first (their turns wait to start), then the writes in one transaction."""
+        recalls = [c for c in calls if isinstance(c, MemoryRecallRequest)]
+        writes = [c for c in calls if not isinstance(c, MemoryRecallRequest)]
+        recalled = iter(self._recall_group(recalls))
+        written: Iterator[MemoryWriteResult | Exception] = iter(())
+        if writes:
+            try:
+                written = iter(self._write_group(writes))
+            except Exception as exc:  # e.g. the file locked: the writes fail, not the recalls
+                written = iter([exc] * len(writes))
+        return [next(recalled if isinstance(c, MemoryRecallRequest) else written) for c in calls]
 
     def _recall_group(
         self, requests: Sequence[MemoryRecallRequest]
@@ -179,7 +209,7 @@ class SQLiteMemory:
         (a savepoint each: one that fails leaves the others), in a worker thread; each
         call returns once its batch is committed."""
         rows = [self._checked(batch, n, entry) for n, entry in enumerate(batch.entries)]
-        return await self._writes.add((batch, rows))
+        return cast(MemoryWriteResult, await self._calls.add((batch, rows)))
 
     def remember_now(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
         """:meth:`remember`, synchronously in the calling thread, in a transaction of
@@ -190,45 +220,103 @@ class SQLiteMemory:
             pruned = self._prune(conn, now, self.settings.prune_batch)
             self._write_batch(conn, batch, rows, now)
         self._deleted(pruned)
-        return MemoryWriteResult(
-            written=len(rows), provider=PROVIDER, diagnostics={"pruned_expired": pruned}
-        )
+        return _written(rows, pruned)
 
     def _write_group(
-        self, group: Sequence[tuple[MemoryWriteBatch, list[tuple[MemoryEntry, str | None]]]]
+        self, group: Sequence[tuple[MemoryWriteBatch, list[Row]]]
     ) -> list[MemoryWriteResult | Exception]:
-        """Write the batches of ``group`` in one transaction, each in a savepoint."""
-        outcomes: list[MemoryWriteResult | Exception] = []
+        """Write the batches of ``group`` in one transaction: all together in a few
+        statements when none has a key (:meth:`_insert_group`), else (or when that fails)
+        each in a savepoint, one that fails leaving the others."""
         now = self._clock()
         with self._guard("remember"), self._db.write() as conn:
-            pruned = expired = self._prune(conn, now, self.settings.prune_batch)
-            for batch, rows in group:
-                conn.execute("SAVEPOINT batch")
-                try:
-                    with self._guard("remember"):
-                        self._write_batch(conn, batch, rows, now)
-                except (ValueError, SQLiteMemoryError) as exc:
-                    conn.execute("ROLLBACK TO batch")
-                    conn.execute("RELEASE batch")
-                    outcomes.append(exc)
-                    continue
-                conn.execute("RELEASE batch")
-                outcomes.append(
-                    MemoryWriteResult(
-                        written=len(rows),
-                        provider=PROVIDER,
-                        diagnostics={"pruned_expired": pruned},
-                    )
-                )
-                pruned = 0  # counted once, for the first batch of the group
-        self._deleted(expired)
+            pruned = self._prune(conn, now, self.settings.prune_batch)
+            if self._insert_group(conn, group, now):
+                outcomes: list[MemoryWriteResult | Exception] = [
+                    _written(rows, pruned if n == 0 else 0) for n, (_, rows) in enumerate(group)
+                ]
+            else:
+                outcomes = self._each_batch(conn, group, now, pruned)
+        self._deleted(pruned)
         return outcomes
+
+    def _each_batch(
+        self,
+        conn: sqlite3.Connection,
+        group: Sequence[tuple[MemoryWriteBatch, list[Row]]],
+        now: float,
+        pruned: int,
+    ) -> list[MemoryWriteResult | Exception]:
+        outcomes: list[MemoryWriteResult | Exception] = []
+        for batch, rows in group:
+            conn.execute("SAVEPOINT batch")
+            try:
+                with self._guard("remember"):
+                    self._write_batch(conn, batch, rows, now)
+            except (ValueError, SQLiteMemoryError) as exc:
+                conn.execute("ROLLBACK TO batch")
+                conn.execute("RELEASE batch")
+                outcomes.append(exc)
+                continue
+            conn.execute("RELEASE batch")
+            outcomes.append(_written(rows, pruned))
+            pruned = 0  # counted once, for the first batch of the group
+        return outcomes
+
+    def _insert_group(
+        self,
+        conn: sqlite3.Connection,
+        group: Sequence[tuple[MemoryWriteBatch, list[Row]]],
+        now: float,
+    ) -> bool:
+        """Insert every entry of ``group`` with one statement per table (and one per
+        agent for the ids) — each statement a hand-over of the GIL and back, contended
+        by the event loop's thread. ``False``, having written nothing, when an entry has
+        a key (an upsert) or a statement fails: then each batch is written alone."""
+        if any(entry.key is not None for _, rows in group for entry, _ in rows):
+            return False
+        conn.execute("SAVEPOINT grouped")
+        try:
+            with self._guard("remember"):
+                counts: dict[str, int] = {}
+                for batch, rows in group:
+                    scope = search.scope_key(batch.agent_id, batch.owner)
+                    counts[scope] = counts.get(scope, 0) + len(rows)
+                ids = {
+                    scope: iter(search.allocate_ids(conn, scope, count))
+                    for scope, count in counts.items()
+                }
+                entries: list[tuple[Any, ...]] = []
+                indexed: list[tuple[Any, ...]] = []
+                for batch, rows in group:
+                    scope = search.scope_key(batch.agent_id, batch.owner)
+                    tokens = search.scope_text(scope, batch.thread_id)
+                    for entry, meta in rows:
+                        row_id = next(ids[scope])
+                        body = _masked(entry.text)
+                        expires = None if entry.ttl_seconds is None else now + entry.ttl_seconds
+                        entries.append(
+                            (
+                                *(batch.thread_id, batch.turn_id, batch.origin, entry.kind),
+                                *(body, meta, row_id, batch.agent_id, None, now, now, expires),
+                                batch.owner,
+                            )
+                        )
+                        indexed.append((row_id, tokens, text.index_text(body)))
+                _insert_rows(conn, INSERT_ENTRY, entries)
+                _insert_rows(conn, INSERT_INDEXED, indexed)
+        except (ValueError, SQLiteMemoryError):
+            conn.execute("ROLLBACK TO grouped")
+            conn.execute("RELEASE grouped")
+            return False
+        conn.execute("RELEASE grouped")
+        return True
 
     def _write_batch(
         self,
         conn: sqlite3.Connection,
         batch: MemoryWriteBatch,
-        rows: list[tuple[MemoryEntry, str | None]],
+        rows: list[Row],
         now: float,
     ) -> None:
         ids = iter(
@@ -334,9 +422,7 @@ class SQLiteMemory:
 
     # -- writing --------------------------------------------------------------------------
 
-    def _checked(
-        self, batch: MemoryWriteBatch, n: int, entry: MemoryEntry
-    ) -> tuple[MemoryEntry, str | None]:
+    def _checked(self, batch: MemoryWriteBatch, n: int, entry: MemoryEntry) -> Row:
         """Refuse what cannot be stored, before anything is written; the entry's meta as JSON."""
         where = f"{NAME}: entry {n + 1} of {len(batch.entries)} for agent {batch.agent_id!r}"
         problem = None
@@ -372,10 +458,7 @@ class SQLiteMemory:
         new_ids: Iterator[int],
     ) -> None:
         expires = None if entry.ttl_seconds is None else now + entry.ttl_seconds
-        # Stored and indexed as the runtime's redaction policy masks it: no raw secret
-        # at rest, in the table or in the full-text index (the service masks first; a
-        # plugin used on its own is held to it too).
-        body = redact_text(entry.text)
+        body = _masked(entry.text)
         values = (batch.thread_id, batch.turn_id, batch.origin, entry.kind, body, meta)
         existing = None
         if entry.key is not None:
@@ -386,9 +469,7 @@ class SQLiteMemory:
         if existing is None:
             row_id = next(new_ids)
             conn.execute(
-                f"INSERT INTO {ENTRIES} (thread_id, turn_id, origin, kind, text, meta, id, "
-                "agent_id, key, created_at, updated_at, expires_at, owner) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"{INSERT_ENTRY} {_marks(13)}",
                 (*values, row_id, batch.agent_id, entry.key, now, now, expires, batch.owner),
             )
         else:
@@ -400,10 +481,7 @@ class SQLiteMemory:
             )
             conn.execute(f"DELETE FROM {FTS} WHERE rowid = ?", (row_id,))
         scope = search.scope_text(search.scope_key(batch.agent_id, batch.owner), batch.thread_id)
-        conn.execute(
-            f"INSERT INTO {FTS} (rowid, scope, body) VALUES (?, ?, ?)",
-            (row_id, scope, text.index_text(body)),
-        )
+        conn.execute(f"{INSERT_INDEXED} {_marks(3)}", (row_id, scope, text.index_text(body)))
 
     def _deleted(self, count: int) -> None:
         """After a commit that deleted ``count`` entries: a common word may be rare now."""
@@ -479,6 +557,31 @@ class SQLiteMemory:
             message = f"{NAME}: {operation} on {self.path} failed: {exc}"
             self._last_error.record(message, self._clock())
             raise SQLiteMemoryError(message) from exc
+
+
+def _masked(body: str) -> str:
+    """``body`` as the runtime's redaction policy masks it: no raw secret at rest, in the
+    table or in the full-text index (the runtime's memory service masks first — then
+    this finds the text known clean — and a plugin used on its own is held to it too)."""
+    return redact_text(body)
+
+
+def _marks(columns: int) -> str:
+    return "(" + ", ".join("?" * columns) + ")"
+
+
+def _insert_rows(conn: sqlite3.Connection, insert: str, rows: list[tuple[Any, ...]]) -> None:
+    """``rows`` inserted with ``insert`` (``INSERT INTO … VALUES``), many per statement."""
+    for start in range(0, len(rows), ROWS_PER_STATEMENT):
+        chunk = rows[start : start + ROWS_PER_STATEMENT]
+        marks = ", ".join([_marks(len(chunk[0]))] * len(chunk))
+        conn.execute(f"{insert} {marks}", [value for row in chunk for value in row])
+
+
+def _written(rows: Sequence[Row], pruned: int) -> MemoryWriteResult:
+    return MemoryWriteResult(
+        written=len(rows), provider=PROVIDER, diagnostics={"pruned_expired": pruned}
+    )
 
 
 def _forget_filters(request: MemoryForget) -> Iterator[tuple[str, list[Any]]]:

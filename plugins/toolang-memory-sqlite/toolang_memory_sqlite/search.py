@@ -76,26 +76,28 @@ def scope_text(agent_id: str, thread_id: str | None) -> str:
 
 
 def allocate_ids(conn: sqlite3.Connection, agent_id: str, count: int) -> range:
-    """``count`` new entry ids in ``agent_id``'s range (call inside a write transaction).
+    """``count`` new entry ids in ``agent_id``'s range (call inside a write transaction):
+    one statement for an agent that has written before.
 
     :raises ValueError: the database holds 4 million agents, or the agent 2**40 entries.
     """
     row = conn.execute(
-        f"SELECT slot, next_seq FROM {AGENTS} WHERE agent_id = ?", (agent_id,)
+        f"UPDATE {AGENTS} SET next_seq = next_seq + ? WHERE agent_id = ? RETURNING slot, next_seq",
+        (count, agent_id),
     ).fetchone()
     if row is None:
         slot = conn.execute(f"SELECT coalesce(max(slot), 0) + 1 FROM {AGENTS}").fetchone()[0]
         if slot >= MAX_SLOT:
             raise ValueError(f"memory-sqlite holds {MAX_SLOT - 1} agents, its limit")
         conn.execute(
-            f"INSERT INTO {AGENTS} (agent_id, slot, next_seq) VALUES (?, ?, 1)", (agent_id, slot)
+            f"INSERT INTO {AGENTS} (agent_id, slot, next_seq) VALUES (?, ?, ?)",
+            (agent_id, slot, 1 + count),
         )
         seq = 1
     else:
-        slot, seq = row
-    if seq + count > 1 << SEQ_BITS:
+        slot, seq = row[0], row[1] - count
+    if seq + count > 1 << SEQ_BITS:  # the caller's transaction is rolled back
         raise ValueError(f"agent {agent_id!r} has used all 2**{SEQ_BITS} entry ids")
-    conn.execute(f"UPDATE {AGENTS} SET next_seq = ? WHERE agent_id = ?", (seq + count, agent_id))
     base = slot << SEQ_BITS
     return range(base + seq, base + seq + count)
 
