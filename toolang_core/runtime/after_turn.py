@@ -182,13 +182,13 @@ class AfterTurnStages:
 
     async def _delivery(self, turn: TurnRequest, outcome: TurnOutcome) -> StageDone:
         # Delivered as stored: what a channel shows passes the redaction policy too.
-        finished = attrs.evolve(
-            turn,
-            input=redact_text(turn.input),
-            status=outcome.status,
+        finished = turn.ended(
+            outcome.status,
+            finished_at=turn.finished_at,
             output=None if outcome.output is None else redact_text(outcome.output),
             outcome=outcome.outcome,
             error=None if outcome.error is None else redact_text(outcome.error),
+            input=redact_text(turn.input),
         )
         outcomes = await self.runtime.host.hooks.deliver_turn(finished, self.runtime)
         failures = [f"{plugin}: {f.error}" for plugin, f in outcomes if f is not None]

@@ -196,8 +196,8 @@ class AgentExecutor:
             trace_data["answered_by"] = last.name
         if recalled.degraded and outcome.status is TurnStatus.COMPLETED:
             outcome = attrs.evolve(outcome, outcome="degraded")
-        return attrs.evolve(
-            outcome, after=AfterTurn(prompt_trace=trace_data, memory=batch, trace_masked=True)
+        return outcome.with_parts(
+            after=AfterTurn(prompt_trace=trace_data, memory=batch, trace_masked=True)
         )
 
     def speaker_for(
