@@ -137,3 +137,48 @@ def test_records_handed_in_ride_with_the_next_finish_and_outlive_its_fencing(tmp
     assert store.get_record("after", "b").data == {"stages": ["b"]}
     assert store.get_record("after", "c") is None
     store.close()
+
+
+def test_records_wait_for_a_finish_to_ride_in_then_are_written_on_their_own(tmp_path):
+    """Turns one at a time: the next turn's commit carries the last one's after-record;
+    with no commit coming, the record is written on its own after RECORDS_WAIT (the
+    scheduler is woken for it), and at once at shutdown (flush)."""
+    import asyncio
+
+    from toolang_core.runtime.commits import RECORDS_WAIT, TurnCommits
+    from toolang_core.store.sqlite import SQLiteStore
+    from toolang_core.store.types import Finish, NewTurnRequest, SubmitRules
+
+    now = 1_800_000_000.0
+    store = SQLiteStore(tmp_path / "toolang.db")
+    request = NewTurnRequest(source="chat", thread_id="chat:1", input="hi")
+    turn_id = store.submit(request, SubmitRules(thread_group="chat", priority=40), now=now).id
+    assert store.claim(run_id="run-a", limit=1, now=now, lease_seconds=30, caps={})
+
+    async def scenario() -> None:
+        wake = asyncio.Event()
+        commits = TurnCommits(
+            store, run_id="run-a", clock=lambda: now, free=lambda _: None, wake=wake, turns={}
+        )
+        commits.later("after", "a", {"stages": ["a"]})
+        commits.record()
+        assert store.get_record("after", "a") is None and not wake.is_set()
+        commits.hand_in(Finish(turn_id, "run-a", 1, TurnStatus.COMPLETED, now, output="ok"))
+        wake.clear()
+        commits.record()  # rides in the finish's transaction
+        assert store.get_record("after", "a").data == {"stages": ["a"]}
+        assert store.get(turn_id).output == "ok"
+
+        commits.later("after", "b", {"stages": ["b"]})
+        commits.record()
+        assert store.get_record("after", "b") is None
+        await asyncio.wait_for(wake.wait(), timeout=RECORDS_WAIT * 40)
+        commits.record()  # waited long enough: on its own
+        assert store.get_record("after", "b").data == {"stages": ["b"]}
+
+        commits.later("after", "c", {"stages": ["c"]})
+        commits.record_or_drop()  # shutdown: written at once
+        assert store.get_record("after", "c").data == {"stages": ["c"]}
+
+    asyncio.run(scenario())
+    store.close()

@@ -461,3 +461,20 @@ def test_tools_whose_service_is_off_are_assigned_to_no_agent(tmp_path):
     assert "memory_agent_save" in runtime.host.components.tools
     assignment = runtime.agents.assignment
     assert "memory_agent_save" not in {*assignment.scope("assistant"), *assignment.unmatched}
+
+
+def test_a_speaker_is_built_once_per_agent_and_anew_after_a_reload(tmp_path):
+    from toolang_core.turn.agent import AgentExecutor
+
+    runtime = make(tmp_path, ScriptedModel([]))
+    executor = AgentExecutor(runtime)
+    agent = executor.agent(None)
+    first = executor.speaker_for(agent)
+    assert executor.speaker_for(executor.agent(None)) is first
+    assert [s.name for s in first.specs] == sorted(first.allowed)
+    narrowed = executor.speaker_for(agent, ["bump"])
+    assert narrowed is not first and narrowed.allowed == frozenset({"bump"})
+    assert executor.speaker_for(agent, ["bump"]) is narrowed
+    runtime.agents.reload()  # a changed AGENT.md, a remote back up: read again
+    again = executor.speaker_for(executor.agent(None))
+    assert again is not first and again.allowed == first.allowed

@@ -297,6 +297,7 @@ HOT_PATHS = {
     "next_wakeup": ("NEXT_WAKEUP_SQL", (1.0,)),
     "coalesce": ("COALESCE_SQL", ("t", "k")),
     "steer": ("STEER_SQL", ("t",)),
+    "steer_waiting": ("STEER_WAITING_SQL", ("id",)),
     "finish": ("FINISH_SQL", ("completed", None, None, None, 1.0, 1.0, "id", "run", 1)),
     "record_step": (
         "RECORD_STEP_SQL",

@@ -68,6 +68,20 @@ class TurnOutcome:
     after: AfterTurn | None = None
     """What the post-turn stages should do (prompt trace, memory write)."""
 
+    def with_parts(
+        self, *, steps: tuple[StepRecord, ...] | None = None, after: AfterTurn | None = None
+    ) -> TurnOutcome:
+        """This outcome with its final ``steps`` or ``after`` replaced when given
+        (``attrs.evolve`` at a third of the cost: done for every turn)."""
+        return TurnOutcome(
+            self.status,
+            self.output,
+            self.outcome,
+            self.error,
+            self.steps if steps is None else steps,
+            self.after if after is None else after,
+        )
+
     @classmethod
     def completed(
         cls, output: str, outcome: str | None = None, *, after: AfterTurn | None = None
@@ -243,13 +257,17 @@ class TurnContext:
         :raises LeaseLost: when another runtime took the turn over.
         """
         self.store_deferred()
-        step = attrs.evolve(
-            intent,
+        step = StepRecord(  # attrs.evolve of the intent, at a third of the cost
+            turn_id=intent.turn_id,
+            seq=intent.seq,
             attempt=self.attempt,
+            kind=intent.kind,
             status=_step_status(status),
+            started_at=intent.started_at,
             finished_at=self.clock(),
             data=redact(dict(data)),
             error=None if error is None else redact_text(error),
+            idempotency_key=intent.idempotency_key,
         )
         stored = self.store.complete_step(step, run_id=self.run_id)
         if stored is None:

@@ -13,7 +13,8 @@ A failure at 2-5 is recorded and never rewrites the completed turn. The prompt t
 is committed in the transaction of step 1 (:meth:`AfterTurnStages.with_state`: no
 commit of its own, and durable before stage 3 starts). What each stage did is stored as
 the record ``toolang.turn.after`` of the turn (shown by ``toolang turns trace``), handed
-to the scheduler's next commit pass with the other turns' (``later``) — only when there
+to the scheduler with the other turns' (``later``: written with the next terminal state's
+commit, or on its own within ``RECORDS_WAIT``) — only when there
 was more to do than step 1, so a runtime without memory, subscribers or delivery pays
 nothing here.
 """
@@ -84,7 +85,8 @@ class AfterTurnStages:
         later: Callable[[str, str, dict[str, Any]], None] | None = None,
     ) -> None:
         """``later(kind, key, data)`` writes a record soon, with others (the
-        scheduler's next commit pass); without it the record is written at once."""
+        scheduler's next commit of terminal states, or within ``RECORDS_WAIT``); without
+        it the record is written at once."""
         self.runtime = runtime
         self.later = later
         self.store = store
@@ -182,13 +184,13 @@ class AfterTurnStages:
 
     async def _delivery(self, turn: TurnRequest, outcome: TurnOutcome) -> StageDone:
         # Delivered as stored: what a channel shows passes the redaction policy too.
-        finished = attrs.evolve(
-            turn,
-            input=redact_text(turn.input),
-            status=outcome.status,
+        finished = turn.ended(
+            outcome.status,
+            finished_at=turn.finished_at,
             output=None if outcome.output is None else redact_text(outcome.output),
             outcome=outcome.outcome,
             error=None if outcome.error is None else redact_text(outcome.error),
+            input=redact_text(turn.input),
         )
         outcomes = await self.runtime.host.hooks.deliver_turn(finished, self.runtime)
         failures = [f"{plugin}: {f.error}" for plugin, f in outcomes if f is not None]

@@ -381,13 +381,12 @@ class Scheduler:
         else:
             for step in outcome.steps:
                 self.hooks.observe("toolang_turn_step", step=step, runtime=self.runtime)
-            ended = attrs.evolve(
-                turn,
-                status=outcome.status,
-                outcome=outcome.outcome,
-                output=outcome.output,
-                error=outcome.error,
+            ended = turn.ended(
+                outcome.status,
                 finished_at=self.clock(),
+                output=outcome.output,
+                outcome=outcome.outcome,
+                error=outcome.error,
             )
         self.hooks.observe("toolang_turn_finished", turn=ended, stages=stages, runtime=self.runtime)
 
@@ -409,7 +408,7 @@ class Scheduler:
         raw = inbox.raw_input(turn.id) if inbox is not None else None
         # The model reads what the submitter wrote; the store keeps it masked.
         ctx = TurnContext(
-            turn if raw is None else attrs.evolve(turn, input=raw),
+            turn if raw is None else turn.with_input(raw),
             run_id=self.run_id,
             store=self.store,
             clock=self.clock,
@@ -419,7 +418,7 @@ class Scheduler:
         outcome = await self._outcome(turn, ctx)
         if outcome is not None and ctx.deferred:
             # Steps the executor deferred are stored with the terminal state.
-            outcome = attrs.evolve(outcome, steps=(*ctx.take_deferred(), *outcome.steps))
+            outcome = outcome.with_parts(steps=(*ctx.take_deferred(), *outcome.steps))
         return outcome
 
     async def _outcome(self, turn: TurnRequest, ctx: TurnContext) -> TurnOutcome | None:

@@ -64,10 +64,15 @@ def refuse_tool_processes(action: str) -> None:
         )
 
 
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+)
+"""Built once: ``json.dumps`` with these options builds an encoder on every call (most
+of its cost for a tool call's few parameters; loop detection encodes every call)."""
+
+
 def canonical_params(params: Mapping[str, Any]) -> str:
-    return json.dumps(
-        params, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
-    )
+    return _CANONICAL.encode(params)
 
 
 def params_hash(tool: str, params: Mapping[str, Any]) -> str:

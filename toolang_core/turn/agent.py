@@ -55,6 +55,10 @@ if TYPE_CHECKING:
 
 __all__ = ["AgentExecutor", "DelegationError", "TurnFailed"]
 
+SpeakerKey = tuple[str, tuple[str, ...] | None, bool]
+MAX_SPEAKERS = 256
+"""Speakers kept (an agent and a spawn-time narrowing each); past it they are built anew."""
+
 log = structlog.get_logger("toolang.turn")
 
 
@@ -75,6 +79,9 @@ class AgentExecutor:
         )
         # Asked once: with no plugin adding headers, a model call pays nothing for them.
         self._asks_headers = bool(runtime.host.hooks.implementations("toolang_outbound_headers"))
+        # Speakers built once per agent and narrowing, for as long as the catalog keeps
+        # its tool assignment and the registry its definition (a reload builds anew).
+        self._speakers: dict[SpeakerKey, tuple[object, AgentDefinition, Speaker]] = {}
 
     # -- what a turn runs with ----------------------------------------------------------
 
@@ -189,8 +196,8 @@ class AgentExecutor:
             trace_data["answered_by"] = last.name
         if recalled.degraded and outcome.status is TurnStatus.COMPLETED:
             outcome = attrs.evolve(outcome, outcome="degraded")
-        return attrs.evolve(
-            outcome, after=AfterTurn(prompt_trace=trace_data, memory=batch, trace_masked=True)
+        return outcome.with_parts(
+            after=AfterTurn(prompt_trace=trace_data, memory=batch, trace_masked=True)
         )
 
     def speaker_for(
@@ -205,6 +212,21 @@ class AgentExecutor:
 
         :raises TurnFailed: for a model that cannot be resolved or a bad narrowing.
         """
+        narrowed = None if allowed_tools is None else tuple(allowed_tools)
+        assignment = self.runtime.agents.assignment
+        key = (agent.name, narrowed, lenient)
+        known = self._speakers.get(key)
+        if known is not None and known[0] is assignment and known[1] is agent:
+            return known[2]
+        speaker = self._new_speaker(agent, narrowed, lenient=lenient)
+        if len(self._speakers) >= MAX_SPEAKERS:
+            self._speakers.clear()
+        self._speakers[key] = (assignment, agent, speaker)
+        return speaker
+
+    def _new_speaker(
+        self, agent: AgentDefinition, allowed_tools: Iterable[str] | None, *, lenient: bool
+    ) -> Speaker:
         model_name = agent.model or self.runtime.config.models.default
         try:
             model = self.models.resolve(model_name, wanted_by=f"agent {agent.name!r}")
