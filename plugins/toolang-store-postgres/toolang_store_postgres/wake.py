@@ -166,7 +166,15 @@ class Presence:
             self._conn = None
 
     def release(self) -> None:
+        """Give the lock up before closing the session: the server frees a closed
+        session's locks only once its backend has exited, a moment after ``close``
+        returns, and ``runtime_running`` must not see a stopped runtime as running."""
         self.wanted = False
+        if self._conn is not None:
+            with contextlib.suppress(psycopg.Error):
+                self._conn.execute(
+                    "SELECT pg_advisory_unlock_shared(%s, 0)", (self._names.admin_key,)
+                )
         self._drop()
 
 
