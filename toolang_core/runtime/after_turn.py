@@ -13,8 +13,7 @@ A failure at 2-5 is recorded and never rewrites the completed turn. The prompt t
 is committed in the transaction of step 1 (:meth:`AfterTurnStages.with_state`: no
 commit of its own, and durable before stage 3 starts). What each stage did is stored as
 the record ``toolang.turn.after`` of the turn (shown by ``toolang turns trace``), handed
-to the scheduler with the other turns' (``later``: written with the next terminal state's
-commit, or on its own within ``RECORDS_WAIT``) — only when there
+to the scheduler's next commit pass with the other turns' (``later``) — only when there
 was more to do than step 1, so a runtime without memory, subscribers or delivery pays
 nothing here.
 """
@@ -85,8 +84,7 @@ class AfterTurnStages:
         later: Callable[[str, str, dict[str, Any]], None] | None = None,
     ) -> None:
         """``later(kind, key, data)`` writes a record soon, with others (the
-        scheduler's next commit of terminal states, or within ``RECORDS_WAIT``); without
-        it the record is written at once."""
+        scheduler's next commit pass); without it the record is written at once."""
         self.runtime = runtime
         self.later = later
         self.store = store

@@ -6,9 +6,7 @@ pass in one ``finish_many`` transaction. A turn with post-turn stages waits for 
 commit (:meth:`TurnCommits.commit`); any other turn's task ends at once
 (:meth:`TurnCommits.hand_in`) and its slot stays taken until the commit frees it.
 Records nobody waits for (what ran after each turn) are handed in too
-(:meth:`TurnCommits.later`) and ride in the next pass that commits a terminal state —
-or, when none comes within :data:`RECORDS_WAIT`, are written in a transaction of their
-own (turns one at a time: the next turn's commit carries the last one's records).
+(:meth:`TurnCommits.later`) and written by the same pass, in one transaction.
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import structlog
@@ -31,10 +29,6 @@ if TYPE_CHECKING:
     from toolang_core.store.protocol import ExecutionStore
 
 log = structlog.get_logger("toolang.scheduler")
-
-RECORDS_WAIT: Final = 0.05
-"""Seconds records handed in (:meth:`TurnCommits.later`) wait for a terminal state's
-commit to ride in before they are written on their own."""
 
 
 class TurnCommits:
@@ -61,9 +55,6 @@ class TurnCommits:
         self._turns = turns
         self._finishing: list[tuple[Finish, asyncio.Future[bool] | None]] = []
         self._records: list[RecordWrite] = []
-        self._records_due = False
-        """The records waited :data:`RECORDS_WAIT` (or their ride failed): written next."""
-        self._records_timer: asyncio.TimerHandle | None = None
         self.uncommitted: set[str] = set()
         """Turns whose task ended with their terminal state handed in, not yet committed:
         they keep their slot (and stay running) until the commit."""
@@ -113,32 +104,12 @@ class TurnCommits:
             log.warning("record.write_failed", kind=kind, key=key, error=describe_exception(exc))
             return
         self._records.append((kind, key, data))
-        if self._records_timer is None and not self._records_due:
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:  # not on the loop: the next pass writes them
-                self._records_due = True
-                self._wake.set()
-            else:
-                self._records_timer = loop.call_later(RECORDS_WAIT, self._records_waited)
-
-    def _records_waited(self) -> None:
-        self._records_timer = None
-        self._records_due = True
         self._wake.set()
 
-    def _records_taken(self) -> None:
-        """The records handed in are on their way (ridden or written): no more waiting."""
-        if self._records_timer is not None:
-            self._records_timer.cancel()
-            self._records_timer = None
-        self._records_due = False
-
-    def record(self, *, flush: bool = False) -> None:
+    def record(self) -> None:
         """Commit the terminal states handed in since the last call and the records
         handed in (:meth:`later`), in one transaction (the records in one of their own
-        when no state is to be committed and they waited :data:`RECORDS_WAIT`, or with
-        ``flush``).
+        when no state is to be committed).
 
         A fenced result (another runtime owns the turn now) is logged here, whether or
         not the turn's task is still waiting for it: a lost lease may have canceled it.
@@ -148,12 +119,11 @@ class TurnCommits:
         """
         if self._finishing:
             self._record_finishing()
-        if self._records and (flush or self._records_due):
+        if self._records:
             self._write_records()
 
     def _write_records(self) -> None:
         batch, self._records = self._records, []
-        self._records_taken()
         try:
             self.store.put_records(batch, now=self.clock())
         except Exception:
@@ -173,23 +143,19 @@ class TurnCommits:
         # on their own below.
         carried, self._records = tuple(self._records), []
         if carried:
-            self._records_taken()
             items[0] = attrs.evolve(items[0], records=(*items[0].records, *carried))
         try:
             results = self.store.finish_many(items)
         except StoreError:
             self._finishing[:0] = batch
             self._records[:0] = carried
-            self._records_due = bool(self._records)
             raise
         except Exception as exc:
             self._records[:0] = carried
-            self._records_due = bool(self._records)
             self._fail_batch(batch, exc)
             return
         if carried and results[:1] != [True]:  # fenced (or no answer): on their own
             self._records[:0] = carried
-            self._records_due = True
         try:
             for (item, future), recorded in zip(batch, results, strict=True):
                 if not recorded:
@@ -214,7 +180,7 @@ class TurnCommits:
         """:meth:`record`, at shutdown: a store that cannot be reached fails the batch
         (their leases expire and other runtimes recover those turns)."""
         try:
-            self.record(flush=True)
+            self.record()
         except StoreError as exc:
             log.error("turn.finish_failed", error=describe_exception(exc))
             batch, self._finishing = self._finishing, []
