@@ -18,6 +18,7 @@ from toolang_core.config.model import ModelsConfig, RuntimeConfig, ToolsConfig
 from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest, StepRecord, TurnStatus
 from toolang_core.testing.models import ScriptedModel, text, tool_call
+from toolang_core.testing.runtimes import crashed_with_intent
 from toolang_core.tools.approvals import ApprovalBook
 from toolang_core.tools.types import Denied, Granted, ToolCall
 from toolang_core.turn.in_doubt import decide
@@ -138,37 +139,6 @@ def make(tmp_path, model, in_doubt="tell_model"):
         tools=ToolsConfig(in_doubt=in_doubt),
     )
     return Runtime.with_plugins(config, [("scripted", model.plugin()), ("tools", Tools())], env={})
-
-
-def crashed_with_intent(runtime, tool: str) -> str:
-    """A turn whose first attempt (a runtime that died) recorded the intent of ``tool``
-    under call id ``c1`` and nothing after."""
-    store = runtime.open_store()
-    try:
-        turn_id = (
-            runtime.open_inbox()
-            .submit(NewTurnRequest(source="chat", thread_id="cli:doubt", input="mail ada"))
-            .id
-        )
-        long_ago = time.time() - 600
-        (turn,) = store.claim(run_id="dead", limit=1, now=long_ago, lease_seconds=1, caps={})
-        store.record_step(
-            StepRecord(
-                turn_id=turn_id,
-                seq=0,
-                attempt=turn.attempt,
-                kind="tool_call",
-                status="intent",
-                started_at=long_ago,
-                finished_at=long_ago,
-                data={"call": {"id": "c1", "name": tool, "params": {"to": "ada"}}},
-                idempotency_key=f"{turn_id}:tool:c1",
-            ),
-            run_id="dead",
-        )
-    finally:
-        store.close()
-    return turn_id
 
 
 def serve(runtime, *, while_serving=None):

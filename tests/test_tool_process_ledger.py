@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,9 +21,10 @@ from toolang_core import TOOL_CALL_ENV, Tool, ToolCall, hookimpl, run_tool_proce
 from toolang_core.config import ToolangConfig
 from toolang_core.config.model import ModelsConfig, RuntimeConfig
 from toolang_core.runtime import Runtime
-from toolang_core.store.types import NewTurnRequest, StepRecord, TurnStatus
+from toolang_core.store.types import TurnStatus
 from toolang_core.testing.models import ScriptedModel, text, tool_call
 from toolang_core.testing.processes import wait_for
+from toolang_core.testing.runtimes import crashed_with_intent
 from toolang_core.tools import process_ledger
 from toolang_core.tools.process_ledger import ProcessIdentity
 
@@ -234,29 +234,7 @@ def test_a_start_kills_the_program_of_a_call_in_doubt_and_its_trace_says_so(tmp_
         models=ModelsConfig(default="scripted"),
     )
     runtime = Runtime.with_plugins(config, [("scripted", model.plugin()), ("t", Tools())], env={})
-    store = runtime.open_store()
-    turn_id = (
-        runtime.open_inbox()
-        .submit(NewTurnRequest(source="chat", thread_id="cli:doubt", input="mail ada"))
-        .id
-    )
-    long_ago = time.time() - 600
-    (turn,) = store.claim(run_id="dead", limit=1, now=long_ago, lease_seconds=1, caps={})
-    store.record_step(
-        StepRecord(
-            turn_id=turn_id,
-            seq=0,
-            attempt=turn.attempt,
-            kind="tool_call",
-            status="intent",
-            started_at=long_ago,
-            finished_at=long_ago,
-            data={"call": {"id": "c1", "name": "send_mail", "params": {"to": "ada"}}},
-            idempotency_key=f"{turn_id}:tool:c1",
-        ),
-        run_id="dead",
-    )
-    store.close()
+    turn_id = crashed_with_intent(runtime, "send_mail")
     marker = f"{turn_id}:c1"
     program = subprocess.Popen(
         ["/bin/sh", "-c", "sleep 30 & wait"],

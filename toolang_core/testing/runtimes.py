@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -22,7 +23,7 @@ from toolang_core.config.model import RuntimeConfig, SchedulerConfig
 from toolang_core.execution.seam import TurnContext, TurnOutcome
 from toolang_core.runtime import Runtime
 from toolang_core.runtime_view import RuntimeView
-from toolang_core.store.types import NewTurnRequest, TurnRequest, TurnStatus
+from toolang_core.store.types import NewTurnRequest, StepRecord, TurnRequest, TurnStatus
 from toolang_core.tools.types import ToolCall, ToolCallContext
 
 SCRIPTED_AGENT_CONFIG: Final = """
@@ -184,6 +185,43 @@ def run_turn(
     serve_until_idle(runtime)
     turn = inbox.get(turn_id)
     assert turn.status is TurnStatus.COMPLETED, turn
+    return turn_id
+
+
+def crashed_with_intent(
+    runtime: Runtime,
+    tool: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    call_id: str = "c1",
+    thread: str = "cli:doubt",
+    text: str = "mail ada",
+) -> str:
+    """A turn whose first attempt — by a runtime that died (run ``dead``, its lease long
+    expired) — recorded the intent of calling ``tool`` and nothing after: the call is in
+    doubt when ``runtime`` resumes the turn. Returns the turn's id."""
+    store = runtime.open_store()
+    try:
+        turn_id = runtime.open_inbox().submit(request(thread, text, source="chat")).id
+        long_ago = time.time() - 600
+        (turn,) = store.claim(run_id="dead", limit=1, now=long_ago, lease_seconds=1, caps={})
+        call = {"id": call_id, "name": tool, "params": dict(params or {"to": "ada"})}
+        store.record_step(
+            StepRecord(
+                turn_id=turn_id,
+                seq=0,
+                attempt=turn.attempt,
+                kind="tool_call",
+                status="intent",
+                started_at=long_ago,
+                finished_at=long_ago,
+                data={"call": call},
+                idempotency_key=f"{turn_id}:tool:{call_id}",
+            ),
+            run_id="dead",
+        )
+    finally:
+        store.close()
     return turn_id
 
 
