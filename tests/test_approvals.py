@@ -18,6 +18,7 @@ from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest, TurnStatus
 from toolang_core.testing.approvals import ask_a_person
 from toolang_core.testing.models import ScriptedModel, text, tool_call
+from toolang_core.testing.runtimes import wait_status
 
 RAN: list[str] = []
 
@@ -326,22 +327,17 @@ def test_a_request_outlives_a_shutdown_for_the_turn_to_find_when_it_resumes(tmp_
     store.close()
 
 
-def test_a_turn_waiting_for_a_person_is_handed_back_at_once_not_after_the_grace(tmp_path):
-    model = ScriptedModel([tool_call("touch", {"name": "x"}), text("done")])
-    runtime = make(tmp_path, model, AskEveryTime(), grace=600)
-    turn_id = submit(runtime)
+def stop_once(runtime: Runtime, turn_id: str, status: TurnStatus) -> None:
+    """Serve ``runtime`` until the turn is ``status``, then stop it and wait for the stop
+    — at most 30 s, where a grace of 600 s waited out would time out."""
 
-    async def park_then_stop() -> None:
+    async def main() -> None:
         inbox = runtime.open_inbox()
         stop = asyncio.Event()
         serving = asyncio.create_task(runtime.serve(stop, sources=()))
         try:
-            end = time.monotonic() + 20
-            while inbox.get(turn_id).status is not TurnStatus.AWAITING_APPROVAL:
-                assert time.monotonic() < end, "the turn never parked"
-                await asyncio.sleep(0.02)
+            await wait_status(inbox, turn_id, {status.value}, timeout=20)
             stop.set()
-            # a grace of 600 s waited out would time this out
             await asyncio.wait_for(asyncio.shield(serving), 30)
         finally:
             stop.set()
@@ -349,7 +345,15 @@ def test_a_turn_waiting_for_a_person_is_handed_back_at_once_not_after_the_grace(
             await serving
             inbox.store.close()
 
-    asyncio.run(park_then_stop())
+    asyncio.run(main())
+
+
+def test_a_turn_waiting_for_a_person_is_handed_back_at_once_not_after_the_grace(tmp_path):
+    model = ScriptedModel([tool_call("touch", {"name": "x"}), text("done")])
+    runtime = make(tmp_path, model, AskEveryTime(), grace=600)
+    turn_id = submit(runtime)
+
+    stop_once(runtime, turn_id, TurnStatus.AWAITING_APPROVAL)
     store = runtime.open_store()
     assert store.get(turn_id).status is TurnStatus.QUEUED
     (request,) = ApprovalBook(store).list()
@@ -368,24 +372,7 @@ def test_a_turn_that_comes_to_wait_for_a_person_during_the_grace_is_handed_back_
     runtime = make(tmp_path, model, AskEveryTime(), grace=600)
     turn_id = submit(runtime)
 
-    async def stop_while_running() -> None:
-        inbox = runtime.open_inbox()
-        stop = asyncio.Event()
-        serving = asyncio.create_task(runtime.serve(stop, sources=()))
-        try:
-            end = time.monotonic() + 20
-            while inbox.get(turn_id).status is not TurnStatus.RUNNING:
-                assert time.monotonic() < end, "the turn never ran"
-                await asyncio.sleep(0.01)
-            stop.set()
-            await asyncio.wait_for(asyncio.shield(serving), 30)
-        finally:
-            stop.set()
-            runtime.scheduler.end_grace()
-            await serving
-            inbox.store.close()
-
-    asyncio.run(stop_while_running())
+    stop_once(runtime, turn_id, TurnStatus.RUNNING)
     store = runtime.open_store()
     assert store.get(turn_id).status is TurnStatus.QUEUED
     (request,) = ApprovalBook(store).list()  # it did come to ask
