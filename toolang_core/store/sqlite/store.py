@@ -11,7 +11,6 @@ from typing import Any, TypeVar
 from toolang_core.ids import new_id
 from toolang_core.store.base import (
     ClaimRequest,
-    FencedOut,
     StoreBase,
     check_active_status,
     finished_records,
@@ -21,17 +20,15 @@ from toolang_core.store.errors import StoreError
 from toolang_core.store.rows import (
     RECORD_COLUMNS,
     RUN_COLUMNS,
-    STEP_COLUMNS,
     TURN_COLUMNS,
     new_run_values,
     new_turn_values,
     record_from_row,
     run_from_row,
-    step_from_row,
     turn_filter_sql,
     turn_from_row,
 )
-from toolang_core.store.sqlite import admission, finishing, turns
+from toolang_core.store.sqlite import admission, finishing, steps, turns
 from toolang_core.store.sqlite.checkpoint import WalCheckpointer, local_writers
 from toolang_core.store.sqlite.connection import SYNCHRONOUS, connect, prepare_schema, use_wal
 from toolang_core.store.sqlite.guard import StoreFiles, abandon
@@ -340,98 +337,36 @@ class SQLiteStore(StoreBase):
             lambda c: turns.take_steer(c, turn_id, run_id=run_id, attempt=attempt, now=now)
         )
 
-    # -- steps ---------------------------------------------------------------------------
+    # -- steps (steps.py) ----------------------------------------------------------------
 
     def record_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
         self._guard()
-        try:
-            with self._hold:
-                row = self._conn.execute(
-                    turns.RECORD_STEP_SQL, (*finishing.step_params(step), run_id)
-                ).fetchone()
-        except sqlite3.IntegrityError:  # this idempotency key was recorded before: replay it
-            return self._find_step(self._conn, step.idempotency_key or "")
-        if row is None:
-            return None
-        return step.numbered(row[0])
+        with self._hold:
+            return steps.record(self._conn, step, run_id)
 
-    def insert_steps(self, steps: Sequence[StepRecord], run_id: str) -> list[StepRecord]:
-        first = steps[0]
-        if len(steps) > 1 and all(
-            s.turn_id == first.turn_id and s.attempt == first.attempt for s in steps
+    def insert_steps(self, items: Sequence[StepRecord], run_id: str) -> list[StepRecord]:
+        first = items[0]
+        if len(items) > 1 and all(
+            s.turn_id == first.turn_id and s.attempt == first.attempt for s in items
         ):
-            stored = self._insert_together(steps, run_id)
+            self._guard()
+            with self._hold:
+                stored = steps.insert_together(self._conn, items, run_id)
             if stored is not None:
                 return stored
-        return self._insert_each(steps, run_id)
-
-    def _insert_together(self, steps: Sequence[StepRecord], run_id: str) -> list[StepRecord] | None:
-        """The steps of one turn in one statement (its own transaction); ``None`` when
-        one's idempotency key is stored already: a replay, for :meth:`_insert_each`.
-
-        :raises FencedOut: when this run does not hold the turn."""
-        first = steps[0]
-        params: list[object] = [first.turn_id, first.attempt, run_id]
-        for step in steps:
-            params += finishing.step_params(step)[2:]  # after its turn and attempt
-        sql = turns.record_steps_sql(len(steps))
-        self._guard()
-        try:
-            with self._hold:
-                rows = self._conn.execute(sql, params).fetchall()
-        except sqlite3.IntegrityError:
-            return None
-        if not rows:
-            raise FencedOut
-        seqs = sorted(row[0] for row in rows)
-        return [step.numbered(seq) for step, seq in zip(steps, seqs, strict=True)]
-
-    def _insert_each(self, steps: Sequence[StepRecord], run_id: str) -> list[StepRecord]:
-        def insert(c: sqlite3.Connection, step: StepRecord) -> int | StepRecord | None:
-            params = (*finishing.step_params(step), run_id)
-            try:
-                row = c.execute(turns.RECORD_STEP_SQL, params).fetchone()
-            except sqlite3.IntegrityError:  # recorded before: replay it
-                found = self._find_step(c, step.idempotency_key or "")
-                if found is None:
-                    raise
-                return found
-            return None if row is None else int(row[0])
-
-        return self._tx(lambda c: insert_each(steps, lambda step: insert(c, step)))
+        return self._tx(
+            lambda c: insert_each(items, lambda step: steps.insert_one(c, step, run_id))
+        )
 
     def complete_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
-        data = step.data if type(step.data) is dict else dict(step.data)
         with self._hold:
-            row = self._conn.execute(
-                turns.COMPLETE_STEP_SQL,
-                (
-                    step.turn_id,
-                    step.attempt,
-                    step.status,
-                    step.finished_at,
-                    turns.dumps(data),
-                    step.error,
-                    step.idempotency_key,
-                    run_id,
-                ),
-            ).fetchone()
-        return None if row is None else step.numbered(row[0])
-
-    def _find_step(self, c: sqlite3.Connection, key: str) -> StepRecord | None:
-        row = c.execute(
-            f"SELECT {STEP_COLUMNS} FROM turn_steps WHERE idempotency_key = ?", (key,)
-        ).fetchone()
-        return None if row is None else step_from_row(row)
+            return steps.complete(self._conn, step, run_id)
 
     def steps(self, turn_id: str) -> list[StepRecord]:
-        rows = self._conn.execute(
-            f"SELECT {STEP_COLUMNS} FROM turn_steps WHERE turn_id = ? ORDER BY seq", (turn_id,)
-        ).fetchall()
-        return [step_from_row(r) for r in rows]
+        return steps.of_turn(self._conn, turn_id)
 
     def find_step(self, idempotency_key: str) -> StepRecord | None:
-        return self._find_step(self._conn, idempotency_key)
+        return steps.find(self._conn, idempotency_key)
 
     # -- queries -------------------------------------------------------------------------
 
