@@ -689,11 +689,11 @@ def test_recalls_and_writes_handed_in_together_go_in_one_group_and_fail_apart(tm
 
 def test_a_caller_that_stops_waiting_leaves_its_group_and_the_next_going():
     import asyncio
-    from concurrent.futures import ThreadPoolExecutor
 
+    from toolang_memory_sqlite.dbthread import DatabaseThread
     from toolang_memory_sqlite.group import GroupCalls
 
-    executor = ThreadPoolExecutor(1)
+    executor = DatabaseThread("test")
     gate = threading.Event()
     groups: list[list[int]] = []
 

@@ -1,15 +1,17 @@
 """Grouped calls: the writes (or recalls) of concurrent callers on one event loop, together.
 
 When a turn ends the runtime remembers its exchange; many turns end at about the same
-time. Each write alone is a transaction and a hop to a worker thread. Here a write
+time. Each write alone is a transaction and a hop to the database thread. Here a write
 waits while the one before it is being written, and every write that arrived meanwhile
-goes into the next group: one worker-thread call, one transaction for the group. A
-write returns once its group is committed, so it is as durable as a write of its own.
+goes into the next group: one hop, one transaction for the group. A write returns once
+its group is committed, so it is as durable as a write of its own.
 
 Recalls are grouped the same way: many turns start at about the same time, and each
 recall alone is a hop to the database thread and back — the event loop woken once per
 recall, each turn going on alone. A group is one hop, and its turns go on together.
-A call that finds nothing under way starts at once: a lone caller waits for nobody.
+A call that finds nothing under way starts on the event loop's next round, with the
+calls made in the same round: a lone caller waits for nobody (and handing each call
+over at once would send the first of a round alone, doubling the hand-overs).
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ import asyncio
 import contextlib
 import weakref
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future
 from typing import Generic, TypeVar
+
+from toolang_memory_sqlite.dbthread import DatabaseThread
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -34,9 +37,9 @@ class _Queue(Generic[Item, Result]):
 
 
 class GroupCalls(Generic[Item, Result]):
-    """Hands ``call`` the items of concurrent :meth:`add` calls as one group, in a
-    thread of the executor ``executor()`` gives; ``call`` returns one result or
-    exception per item, in order (an exception it raises fails the whole group).
+    """Hands ``call`` the items of concurrent :meth:`add` calls as one group, in the
+    thread ``thread()`` gives; ``call`` returns one result or exception per item, in
+    order (an exception it raises fails the whole group).
 
     Plain callbacks, not a task per group: a group is handed to the thread on the
     event loop's next round after the first call, and its results come back with one
@@ -45,10 +48,10 @@ class GroupCalls(Generic[Item, Result]):
     def __init__(
         self,
         call: Callable[[Sequence[Item]], list[Result | Exception]],
-        executor: Callable[[], Executor],
+        thread: Callable[[], DatabaseThread],
     ) -> None:
         self._call = call
-        self._executor = executor
+        self._thread = thread
         self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Queue[Item, Result]] = (
             weakref.WeakKeyDictionary()
         )
@@ -72,22 +75,21 @@ class GroupCalls(Generic[Item, Result]):
         if not group:
             queue.busy = False
             return
-        try:
-            running = self._executor().submit(self._call, [i for i, _ in group])
-        except Exception as exc:  # e.g. the plugin was closed: the group fails
-            self._settle(loop, queue, group, [exc] * len(group))
-            return
+        items = [i for i, _ in group]
 
-        def done(running: Future[list[Result | Exception]]) -> None:  # in the thread
+        def job() -> None:  # in the database thread
             try:
-                outcomes: list[Result | Exception] = running.result()
+                outcomes = self._call(items)
             except Exception as exc:
                 outcomes = [exc] * len(group)
             # A loop closed meanwhile has nobody waiting any more.
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(self._settle, loop, queue, group, outcomes)
 
-        running.add_done_callback(done)
+        try:
+            self._thread().post(job)
+        except Exception as exc:  # e.g. the plugin was closed: the group fails
+            self._settle(loop, queue, group, [exc] * len(group))
 
     def _settle(
         self,

@@ -20,7 +20,6 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -38,6 +37,7 @@ from toolang_core.memory import (
 )
 from toolang_memory_sqlite import ranking, search, text, writing
 from toolang_memory_sqlite.database import Connections, MemoryClosed
+from toolang_memory_sqlite.dbthread import DatabaseThread
 from toolang_memory_sqlite.errors import Failures, SQLiteMemoryError
 from toolang_memory_sqlite.forgetting import forget_filters
 from toolang_memory_sqlite.group import GroupCalls
@@ -76,7 +76,7 @@ class SQLiteMemory:
         )
         self._last_error = Failures(path, clock)
         self._guard = self._last_error.guard
-        self._thread: ThreadPoolExecutor | None = None
+        self._thread: DatabaseThread | None = None
         self._thread_lock = threading.Lock()
         self._calls: GroupCalls[Call, MemoryRecallResult | MemoryWriteResult] = GroupCalls(
             self._group, self._own_thread
@@ -86,13 +86,13 @@ class SQLiteMemory:
 
     # -- the contract ---------------------------------------------------------------------
 
-    def _own_thread(self) -> ThreadPoolExecutor:
+    def _own_thread(self) -> DatabaseThread:
         """The plugin's database thread: recalls and writes of the runtime share its
         connection, whose page cache a write of its own keeps (another connection's
         write makes SQLite drop a reader's whole cache)."""
         with self._thread_lock:
             if self._thread is None:
-                self._thread = ThreadPoolExecutor(1, thread_name_prefix=NAME)
+                self._thread = DatabaseThread(NAME)
             return self._thread
 
     async def recall(self, request: MemoryRecallRequest) -> MemoryRecallResult:
