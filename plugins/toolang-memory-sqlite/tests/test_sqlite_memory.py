@@ -225,7 +225,7 @@ def test_a_weightless_word_is_not_counted_again_while_it_stays_weightless(tmp_pa
     try:
         memory.save("a", *(f"otter {n}" for n in range(20)), "the otter boat")
         statements: list[str] = []
-        conn = plugin._own_thread().submit(plugin._db.get).result()  # recalls run there
+        conn = plugin._db.main()  # the runtime's recalls use it
         conn.set_trace_callback(statements.append)
         first = memory.recall("a", "otter boat")
         counted_first = sum('"otter"' in s and "count(*)" in s for s in statements)
@@ -533,10 +533,10 @@ def test_a_group_of_writes_without_keys_takes_the_same_few_statements_however_ma
 
     def statements_for(group: list[object]) -> tuple[list[object], int]:
         statements: list[str] = []
-        conn = plugin._own_thread().submit(plugin._db.get).result()
+        conn = plugin._db.main()
         conn.set_trace_callback(statements.append)
         try:
-            outcomes = plugin._own_thread().submit(plugin._write_group, group).result()
+            outcomes = plugin._own_thread().submit(plugin._write_group, group, conn).result()
             # The plugin's statements, not FTS5's own (which name the schema: 'main'.…).
             return outcomes, [s for s in statements if "'main'." not in s]
         finally:
@@ -676,7 +676,7 @@ def test_recalls_and_writes_handed_in_together_go_in_one_group_and_fail_apart(tm
         assert [o.written for o in outcomes[3:]] == [1, 1, 1]
         assert groups[0] == ["MemoryRecallRequest"] * 3 + ["tuple"] * 3  # one hand-over
 
-        def locked(writes):  # the write transaction cannot start: the writes fail alone
+        def locked(writes, conn=None, wait=True):  # the transaction cannot start: writes fail
             raise SQLiteMemoryError("memory-sqlite: remember failed: database is locked")
 
         plugin._write_group = locked
@@ -722,3 +722,115 @@ def test_a_caller_that_stops_waiting_leaves_its_group_and_the_next_going():
     assert (first, third) == (2, 6)
     assert isinstance(fourth, ValueError)  # an exception for one item fails that one
     assert groups == [[1], [2, 3, 4]]  # the one that gave up was still in its group
+
+
+# lone calls, done at once in the event loop's thread ----------------------------------
+
+
+def _recall_request(agent: str, query: str):
+    from toolang_core.memory import MemoryLimits, MemoryRecallRequest
+
+    return MemoryRecallRequest(
+        agent_uri=f"toolang:agent/{agent}", agent_id=agent, query_text=query, limits=MemoryLimits()
+    )
+
+
+def _write_batch(agent: str, text: str):
+    from toolang_core.memory import MemoryEntry, MemoryWriteBatch
+
+    return MemoryWriteBatch(
+        agent_uri=f"toolang:agent/{agent}", agent_id=agent, entries=(MemoryEntry(text=text),)
+    )
+
+
+def test_a_lone_recall_and_write_are_done_in_the_loops_thread_on_the_shared_connection(
+    tmp_path, clock
+):
+    import asyncio
+
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+    threads: list[str] = []
+    real_recall = plugin._recall
+
+    def spied(request, conn):
+        threads.append(threading.current_thread().name)
+        assert conn is plugin._db.main()
+        return real_recall(request, conn)
+
+    plugin._recall = spied
+
+    async def one_at_a_time():
+        written = await plugin.remember(_write_batch("a", "the otter swims"))
+        recalled = await plugin.recall(_recall_request("a", "otter"))
+        return written, recalled, threading.current_thread().name
+
+    try:
+        written, recalled, loop_thread = asyncio.run(one_at_a_time())
+        assert written.written == 1
+        assert [i.text for i in recalled.items] == ["the otter swims"]
+        assert threads == [loop_thread]
+        assert plugin._thread is None  # the database thread was never needed
+    finally:
+        plugin.close()
+
+
+def test_a_lone_write_that_would_wait_for_another_process_goes_to_the_thread(tmp_path, clock):
+    import asyncio
+
+    path = tmp_path / "memory.db"
+    plugin = SQLiteMemory(path, MemorySQLiteSettings(), clock=clock)
+    plugin.remember_now(_write_batch("a", "the first otter"))  # the file and its tables
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process writes
+
+    async def write_while_locked():
+        ticks = 0
+        writing = asyncio.create_task(plugin.remember(_write_batch("a", "a second otter")))
+        for _ in range(20):  # the loop goes on while the write waits in the thread
+            await asyncio.sleep(0.005)
+            ticks += 1
+        assert not writing.done()
+        other.execute("COMMIT")
+        return ticks, await writing
+
+    try:
+        ticks, written = asyncio.run(write_while_locked())
+        assert (ticks, written.written) == (20, 1)
+        assert plugin._thread is not None
+        texts = sorted(i.text for i in plugin.list_entries(_list_request("a")))
+        assert texts == ["a second otter", "the first otter"]
+    finally:
+        other.close()
+        plugin.close()
+
+
+def test_a_lone_write_of_much_text_goes_to_the_thread(tmp_path, clock):
+    import asyncio
+
+    from toolang_memory_sqlite.memory import ALONE_CHARS
+
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+    threads: list[str] = []
+    real_write = plugin._write_group
+
+    def spied(group, conn=None, *, wait=True):
+        threads.append(threading.current_thread().name)
+        return real_write(group, conn, wait=wait)
+
+    plugin._write_group = spied
+
+    async def write(text):
+        return (await plugin.remember(_write_batch("a", text))).written
+
+    try:
+        assert asyncio.run(write("x" * ALONE_CHARS)) == 1
+        assert asyncio.run(write("y" * (ALONE_CHARS + 1))) == 1
+        assert threads == ["MainThread", "memory-sqlite"]
+    finally:
+        plugin.close()
+
+
+def _list_request(agent: str):
+    from toolang_core.memory import MemoryListRequest
+
+    return MemoryListRequest(agent_id=agent, limit=10)

@@ -5,6 +5,11 @@ gets its own SQLite connection (WAL: readers never wait for the writer), and wri
 of this process take one lock, so they queue here instead of spinning on SQLite's
 busy handler; writes of other processes (the store's, when the file is shared) are
 waited for up to ``busy_timeout_seconds``.
+
+The runtime's recalls and writes share one more connection, :meth:`Connections.main`:
+the plugin's database thread uses it, and so does a lone call run in the event loop's
+thread (:mod:`.group`) — one page cache for both (another connection's write makes
+SQLite drop a reader's whole cache). Whoever uses it holds :attr:`Connections.main_lock`.
 """
 
 from __future__ import annotations
@@ -23,6 +28,11 @@ class MemoryClosed(RuntimeError):
     """The plugin was closed; the runtime builds a new one when it needs memory again."""
 
 
+class WriteBusy(RuntimeError):
+    """A write that was not to wait (:meth:`Connections.write` with ``wait=False``)
+    found the database being written: nothing was done."""
+
+
 class Connections:
     """Per-thread connections to ``path`` (created and migrated on first use)."""
 
@@ -35,6 +45,9 @@ class Connections:
         self._lock = threading.Lock()  # guards _all and _closed
         self._closed = False
         self.write_lock = threading.Lock()
+        self.main_lock = threading.Lock()
+        """Held while :meth:`main` is used."""
+        self._main: sqlite3.Connection | None = None
 
     def get(self) -> sqlite3.Connection:
         """This thread's connection.
@@ -45,6 +58,19 @@ class Connections:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is not None and not self._closed:
             return conn
+        conn = self._local.conn = self._open()
+        return conn
+
+    def main(self) -> sqlite3.Connection:
+        """The connection of the runtime's recalls and writes, whatever thread runs
+        them (the caller holds :attr:`main_lock`). :raises MemoryClosed:"""
+        conn = self._main
+        if conn is not None and not self._closed:
+            return conn
+        conn = self._main = self._open()
+        return conn
+
+    def _open(self) -> sqlite3.Connection:
         with self._lock:
             if self._closed:
                 raise MemoryClosed(f"memory-sqlite on {self.path} is closed")
@@ -55,15 +81,26 @@ class Connections:
                 busy_timeout=self._busy_timeout,
             )
             self._all.append(db.conn)
-        self._local.conn = db.conn
         return db.conn
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on error)."""
-        conn = self.get()
-        with self.write_lock:
-            conn.execute("BEGIN IMMEDIATE")
+    def write(
+        self, conn: sqlite3.Connection | None = None, *, wait: bool = True
+    ) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on error)
+        on ``conn`` (default: this thread's connection).
+
+        :raises WriteBusy: with ``wait=False``, when another write of this process or
+            of another one is under way (it is not waited for).
+        """
+        conn = self.get() if conn is None else conn
+        if not self.write_lock.acquire(blocking=wait):
+            raise WriteBusy(f"memory-sqlite on {self.path}: a write is under way")
+        try:
+            if wait:
+                conn.execute("BEGIN IMMEDIATE")
+            else:
+                _begin_at_once(conn, self._busy_timeout)
             try:
                 yield conn
                 conn.execute("COMMIT")
@@ -71,11 +108,28 @@ class Connections:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+        finally:
+            self.write_lock.release()
 
     def close(self) -> None:
         """Close every thread's connection; later calls raise :class:`MemoryClosed`."""
         with self._lock:
             self._closed = True
             connections, self._all = self._all, []
+            self._main = None
         for conn in connections:
             conn.close()
+
+
+def _begin_at_once(conn: sqlite3.Connection, busy_timeout: float) -> None:
+    """``BEGIN IMMEDIATE`` without SQLite's busy handler: :class:`WriteBusy` when
+    another process writes (the connection's timeout is set back either way)."""
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
+            raise
+        raise WriteBusy(f"memory-sqlite: the database is being written ({exc})") from None
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")

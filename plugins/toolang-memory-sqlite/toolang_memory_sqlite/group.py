@@ -12,6 +12,12 @@ recall, each turn going on alone. A group is one hop, and its turns go on togeth
 A call that finds nothing under way starts on the event loop's next round, with the
 calls made in the same round: a lone caller waits for nobody (and handing each call
 over at once would send the first of a round alone, doubling the hand-overs).
+
+A group of one call — nothing else under way and no other call in its round: a quiet
+runtime, one turn at a time — may be done at once in the loop's thread instead
+(``alone``): the hop to the thread and the loop's wake-up back cost more than such a
+call's own work, and nothing else is waiting for the loop meanwhile. Under load calls
+come in groups, and the thread does them beside the loop.
 """
 
 from __future__ import annotations
@@ -49,9 +55,13 @@ class GroupCalls(Generic[Item, Result]):
         self,
         call: Callable[[Sequence[Item]], list[Result | Exception]],
         thread: Callable[[], DatabaseThread],
+        alone: Callable[[Sequence[Item]], list[Result | Exception] | None] | None = None,
     ) -> None:
+        """``alone(items)`` does a group of one in the loop's thread, or returns
+        ``None`` to leave it to ``call`` in the thread."""
         self._call = call
         self._thread = thread
+        self._alone = alone
         self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Queue[Item, Result]] = (
             weakref.WeakKeyDictionary()
         )
@@ -76,6 +86,14 @@ class GroupCalls(Generic[Item, Result]):
             queue.busy = False
             return
         items = [i for i, _ in group]
+        if len(items) == 1 and self._alone is not None:
+            try:
+                done = self._alone(items)
+            except Exception as exc:
+                done = [exc]
+            if done is not None:
+                self._settle(loop, queue, group, done)
+                return
 
         def job() -> None:  # in the database thread
             try:

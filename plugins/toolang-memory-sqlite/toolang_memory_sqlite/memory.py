@@ -36,7 +36,7 @@ from toolang_core.memory import (
     MemoryWriteResult,
 )
 from toolang_memory_sqlite import ranking, search, text, writing
-from toolang_memory_sqlite.database import Connections, MemoryClosed
+from toolang_memory_sqlite.database import Connections, MemoryClosed, WriteBusy
 from toolang_memory_sqlite.dbthread import DatabaseThread
 from toolang_memory_sqlite.errors import Failures, SQLiteMemoryError
 from toolang_memory_sqlite.forgetting import forget_filters
@@ -47,6 +47,8 @@ from toolang_memory_sqlite.settings import NAME, PROVIDER, MemorySQLiteSettings
 
 DEGRADED_FOR_SECONDS: Final = 300.0
 """``health`` says ``degraded`` while the last failure is at most this old."""
+ALONE_CHARS: Final = 32_768
+"""A lone write of more text than this goes to the database thread, not done at once."""
 
 __all__ = ["DEGRADED_FOR_SECONDS", "SQLiteMemory", "SQLiteMemoryError"]
 
@@ -79,7 +81,7 @@ class SQLiteMemory:
         self._thread: DatabaseThread | None = None
         self._thread_lock = threading.Lock()
         self._calls: GroupCalls[Call, MemoryRecallResult | MemoryWriteResult] = GroupCalls(
-            self._group, self._own_thread
+            self._group, self._own_thread, alone=self._alone
         )
         self._common = search.CommonWords()
         self._slots: dict[str, int] = {}  # scope key -> slot (search.Scope.of)
@@ -87,9 +89,8 @@ class SQLiteMemory:
     # -- the contract ---------------------------------------------------------------------
 
     def _own_thread(self) -> DatabaseThread:
-        """The plugin's database thread: recalls and writes of the runtime share its
-        connection, whose page cache a write of its own keeps (another connection's
-        write makes SQLite drop a reader's whole cache)."""
+        """The plugin's database thread: the runtime's recalls and writes, on the
+        connection they share (:meth:`.database.Connections.main`)."""
         with self._thread_lock:
             if self._thread is None:
                 self._thread = DatabaseThread(NAME)
@@ -98,7 +99,7 @@ class SQLiteMemory:
     async def recall(self, request: MemoryRecallRequest) -> MemoryRecallResult:
         """:meth:`recall_now` in the plugin's database thread (see :meth:`_own_thread`);
         recalls handed in while others are under way are done together after them, in
-        one call to that thread (:mod:`.group`)."""
+        one call to that thread; a lone one is done at once (:mod:`.group`)."""
         return cast(MemoryRecallResult, await self._calls.add(request))
 
     def _group(
@@ -109,23 +110,62 @@ class SQLiteMemory:
         recalls first (their turns wait to start), then the writes in one transaction."""
         recalls = [c for c in calls if isinstance(c, MemoryRecallRequest)]
         writes = [c for c in calls if not isinstance(c, MemoryRecallRequest)]
-        recalled = iter(self._recall_group(recalls))
-        written: Iterator[MemoryWriteResult | Exception] = iter(())
-        if writes:
+        with self._db.main_lock:
             try:
-                written = iter(self._write_group(writes))
-            except Exception as exc:  # e.g. the file locked: the writes fail, not the recalls
-                written = iter([exc] * len(writes))
+                conn = self._main("remember" if writes else "recall")
+            except Exception as exc:  # e.g. closed: every call fails
+                return [exc] * len(calls)
+            recalled = iter(self._recall_group(recalls, conn))
+            written: Iterator[MemoryWriteResult | Exception] = iter(())
+            if writes:
+                try:
+                    written = iter(self._write_group(writes, conn))
+                except Exception as exc:  # e.g. the file locked: the writes fail, not the recalls
+                    written = iter([exc] * len(writes))
         return [next(recalled if isinstance(c, MemoryRecallRequest) else written) for c in calls]
 
+    def _alone(
+        self, calls: Sequence[Call]
+    ) -> list[MemoryRecallResult | MemoryWriteResult | Exception] | None:
+        """A lone call, done at once in the event loop's thread on the connection the
+        database thread uses (:mod:`.group`); ``None`` leaves it to that thread: a write
+        of more than :data:`ALONE_CHARS`, one that would wait for another write, or
+        either while the thread holds the connection (it serves another event loop).
+
+        A recall's work is bounded (``ranked_matches``) and a WAL reader never waits,
+        so neither blocks the loop for long."""
+        (call,) = calls
+        if not isinstance(call, MemoryRecallRequest) and _chars(call[1]) > ALONE_CHARS:
+            return None
+        if not self._db.main_lock.acquire(blocking=False):
+            return None
+        try:
+            try:
+                conn = self._main("recall" if isinstance(call, MemoryRecallRequest) else "remember")
+            except SQLiteMemoryError as exc:
+                return [exc]
+            if isinstance(call, MemoryRecallRequest):
+                return list(self._recall_group([call], conn))
+            return list(self._write_group([call], conn, wait=False))
+        except (WriteBusy, MemoryClosed):
+            return None
+        finally:
+            self._db.main_lock.release()
+
+    def _main(self, operation: str) -> sqlite3.Connection:
+        """The connection of the runtime's calls (the caller holds its lock)."""
+        with self._guard(operation):
+            return self._db.main()
+
     def _recall_group(
-        self, requests: Sequence[MemoryRecallRequest]
+        self, requests: Sequence[MemoryRecallRequest], conn: sqlite3.Connection
     ) -> list[MemoryRecallResult | Exception]:
-        """:meth:`recall_now` for each of ``requests``: its result or its exception."""
+        """:meth:`recall_now` for each of ``requests`` on ``conn``: its result or its
+        exception."""
         outcomes: list[MemoryRecallResult | Exception] = []
         for request in requests:
             try:
-                outcomes.append(self.recall_now(request))
+                outcomes.append(self._recall(request, conn))
             except Exception as exc:
                 outcomes.append(exc)
         return outcomes
@@ -133,6 +173,12 @@ class SQLiteMemory:
     def recall_now(self, request: MemoryRecallRequest) -> MemoryRecallResult:
         """The agent's entries that best match ``request.query_text``: candidates found
         with bounded work (``search``), ranked and limited (``ranking``)."""
+        return self._recall(request, None)
+
+    def _recall(
+        self, request: MemoryRecallRequest, conn: sqlite3.Connection | None
+    ) -> MemoryRecallResult:
+        """:meth:`recall_now` on ``conn`` (default: this thread's connection)."""
         started = time.perf_counter()
         chosen = text.query_terms(request.query_text, self.settings.max_query_terms)
         diagnostics: dict[str, Any] = {"terms": len(chosen)}
@@ -140,7 +186,7 @@ class SQLiteMemory:
         items: tuple[MemoryItem, ...] = ()
         now = self._clock()
         with self._guard("recall"):
-            conn = self._db.get()
+            conn = self._db.get() if conn is None else conn
             scope = search.Scope.of(
                 conn, request.agent_id, request.thread_id, request.owner, self._slots
             )
@@ -210,21 +256,26 @@ class SQLiteMemory:
         return writing.checked(batch, n, entry, self.settings.max_entry_chars, self._last_error)
 
     def _write_group(
-        self, group: Sequence[tuple[MemoryWriteBatch, list[Row]]]
+        self,
+        group: Sequence[tuple[MemoryWriteBatch, list[Row]]],
+        conn: sqlite3.Connection | None = None,
+        *,
+        wait: bool = True,
     ) -> list[MemoryWriteResult | Exception]:
-        """Write the batches of ``group`` in one transaction: all together in a few
-        statements when none has a key (:func:`.writing.insert_group`), else (or when
-        that fails) each in a savepoint, one that fails leaving the others."""
+        """Write the batches of ``group`` in one transaction on ``conn`` (default: this
+        thread's connection): all together in a few statements when none has a key
+        (:func:`.writing.insert_group`), else (or when that fails) each in a savepoint,
+        one that fails leaving the others. :raises WriteBusy: with ``wait=False``."""
         now = self._clock()
-        with self._guard("remember"), self._db.write() as conn:
-            pruned = writing.prune(conn, now, self.settings.prune_batch)
-            if writing.insert_group(conn, group, now, self._guard):
+        with self._guard("remember"), self._db.write(conn, wait=wait) as writing_conn:
+            pruned = writing.prune(writing_conn, now, self.settings.prune_batch)
+            if writing.insert_group(writing_conn, group, now, self._guard):
                 outcomes: list[MemoryWriteResult | Exception] = [
                     writing.written(rows, pruned if n == 0 else 0)
                     for n, (_, rows) in enumerate(group)
                 ]
             else:
-                outcomes = writing.each_batch(conn, group, now, pruned, self._guard)
+                outcomes = writing.each_batch(writing_conn, group, now, pruned, self._guard)
         self._deleted(pruned)
         return outcomes
 
@@ -315,6 +366,11 @@ class SQLiteMemory:
             last_error_at=self._last_error.at,
             **values,
         )
+
+
+def _chars(rows: Sequence[Row]) -> int:
+    """The text of a batch's checked rows, in characters."""
+    return sum(len(entry.text) for entry, _ in rows)
 
 
 def _size_bytes(conn: sqlite3.Connection, shared_with_store: bool) -> int | None:
