@@ -14,7 +14,7 @@ Scores fall between 0 and 1. Equal scores put the newer entry first.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Final
+from typing import Final, NamedTuple
 
 import attrs
 
@@ -25,9 +25,9 @@ MIN_CLIP_CHARS: Final = 200
 much is left; with less left it is skipped (a smaller entry further down may fit)."""
 
 
-@attrs.frozen
-class Candidate:
-    """One full-text match, before ranking."""
+class Candidate(NamedTuple):
+    """One full-text match, before ranking (a tuple: a recall makes up to ``candidates``
+    of them from rows, each read once)."""
 
     id: int
     bm25: float
@@ -55,15 +55,17 @@ def blend(
     """Score ``candidates`` (formula in the module docstring), best first."""
     if not candidates:
         return []
-    best = max(-c.bm25 for c in candidates)
-    scored = []
+    best = -min(c.bm25 for c in candidates)
+    keep = 1.0 - weight
+    keyed = []
     for c in candidates:
         relevance = (-c.bm25 / best) if best > 0 else 1.0
         age_days = max(0.0, now - c.updated_at) / DAY
         recency = 0.5 ** (age_days / half_life_days)
-        scored.append(((1.0 - weight) * relevance + weight * recency, c))
-    scored.sort(key=lambda pair: (-pair[0], -pair[1].updated_at, -pair[1].id))
-    return scored
+        score = keep * relevance + weight * recency
+        keyed.append((-score, -c.updated_at, -c.id, score, c))
+    keyed.sort()  # best first; equal scores: the newer entry, then the higher id
+    return [(score, c) for _, _, _, score, c in keyed]
 
 
 def within_limits(

@@ -358,21 +358,18 @@ def _live(
     """The rows of ``ranked`` (a query of ``id, score``) that are live entries of the
     scope, read with their entries in the same statement.
 
-    The agent and thread are checked again on the entries table (ids and tokens bound
-    the work; this makes a hash collision harmless). An expired entry not yet pruned
-    leaves one candidate fewer. The order does not matter: ranking sorts them all.
+    The agent, owner and thread are checked again on the entries table (ids and tokens
+    bound the work; this makes a hash collision harmless). An expired entry not yet
+    pruned leaves one candidate fewer. The order does not matter: ranking sorts them all.
     """
-    live = []
-    for rowid, score, updated_at, length, agent, thread, expires_at, owner in conn.execute(
-        "SELECT r.id, r.score, e.updated_at, length(e.text), e.agent_id, e.thread_id, "
-        f"e.expires_at, e.owner FROM ({ranked}) AS r JOIN {ENTRIES} AS e ON e.id = r.id",
+    where = "e.agent_id = ? AND e.owner IS ? AND (e.expires_at IS NULL OR e.expires_at > ?)"
+    params = [*params, scope.agent_id, scope.owner, now]
+    if scope.thread_id is not None:
+        where += " AND e.thread_id = ?"
+        params.append(scope.thread_id)
+    rows = conn.execute(
+        f"SELECT r.id, r.score, e.updated_at, length(e.text) FROM ({ranked}) AS r "
+        f"JOIN {ENTRIES} AS e ON e.id = r.id WHERE {where}",
         params,
-    ):
-        if agent != scope.agent_id or owner != scope.owner:
-            continue
-        if scope.thread_id is not None and thread != scope.thread_id:
-            continue
-        if expires_at is not None and expires_at <= now:
-            continue
-        live.append(Candidate(rowid, score, updated_at, length))
-    return live
+    )
+    return list(map(Candidate._make, rows))
