@@ -137,6 +137,64 @@ def test_a_remembered_exchange_holds_no_secret_of_its_input_or_answer(tmp_path):
     assert stored[1].endswith(": the boat is blue\nassistant: Noted.")  # clean: as it was
 
 
+def test_a_recalled_exchange_this_runtime_remembered_is_not_scanned_again(tmp_path):
+    """Its one-line form was made of parts the policy had checked; a recalled text the
+    runtime did not write (here: put on the shelf directly) is scanned as ever."""
+    from toolang_core.memory import MemoryEntry, MemoryWriteBatch
+    from toolang_core.redaction import use_detectors
+
+    scanned: list[str] = []
+    shelf = Shelf()
+    asyncio.run(
+        ListMemory(shelf).remember(
+            MemoryWriteBatch(
+                agent_uri="toolang:agent/assistant",
+                agent_id="assistant",
+                entries=(MemoryEntry(text="the kayak is\nyellow"),),
+            )
+        )
+    )
+    model = ScriptedModel([text("Noted."), text("Blue.")])
+    runtime = make(tmp_path, model, lambda: ListMemory(shelf))
+    undo = use_detectors({"acme:spy": lambda t: scanned.append(t) or t})
+    try:
+        _, (_, steps) = serve(runtime, "the boat is blue", "what colour is the boat or kayak")
+    finally:
+        undo()
+    rendered = step(steps, "memory_recall").data["rendered"]
+    (exchange,) = [line for line in rendered if "the boat is blue" in line]
+    assert exchange.startswith("owner: the boat is blue assistant: Noted. (remembered ")
+    (other,) = [line for line in rendered if "kayak" in line]
+    assert not [t for t in scanned if "the boat is blue assistant: Noted." in t]
+    assert [t for t in scanned if "the kayak is yellow" in t]  # written elsewhere: scanned
+    assert other.startswith("the kayak is yellow (remembered ")
+
+
+def test_a_recalled_text_is_masked_by_a_detector_installed_after_it_was_written(tmp_path):
+    from toolang_core.memory import MemoryEntry, MemoryWriteBatch
+    from toolang_core.redaction import use_detectors
+
+    shelf = Shelf()
+    asyncio.run(
+        ListMemory(shelf).remember(
+            MemoryWriteBatch(
+                agent_uri="toolang:agent/assistant",
+                agent_id="assistant",
+                entries=(MemoryEntry(text="the boat belongs to EMP-4711"),),
+            )
+        )
+    )
+    model = ScriptedModel([text("Blue.")])
+    runtime = make(tmp_path, model, lambda: ListMemory(shelf))
+    undo = use_detectors({"acme:employees": lambda t: t.replace("EMP-4711", "[employee]")})
+    try:
+        ((_, steps),) = serve(runtime, "whose is the boat")
+    finally:
+        undo()
+    (line,) = step(steps, "memory_recall").data["rendered"]
+    assert line.startswith("the boat belongs to [employee] (remembered ")
+
+
 def test_chore_turns_are_not_remembered_by_default(tmp_path):
     shelf = Shelf()
     model = ScriptedModel([text("tick handled")])

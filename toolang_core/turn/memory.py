@@ -40,7 +40,12 @@ class Recalled:
 
 
 def render(result: MemoryRecallResult) -> tuple[str, ...]:
-    """Recalled memory as prompt lines: facts, then items (best first), then summaries."""
+    """Recalled memory as prompt lines: facts, then items (best first), then summaries.
+
+    An item's line is made of its text on one line and its key, and the runtime's words:
+    remembered as clean when both are (:func:`~toolang_core.redaction.composed_text`) —
+    an exchange this runtime remembered lately is, in that form (:func:`exchange_batch`)
+    — so the recall's step does not run the detectors over it again."""
     lines = [fact.text for fact in result.facts]
     for item in result.items:
         text = " ".join(item.text.split())
@@ -48,7 +53,7 @@ def render(result: MemoryRecallResult) -> tuple[str, ...]:
             text = text[: ITEM_CHARS - 1] + "…"
         saved = time.strftime("%Y-%m-%d", time.localtime(item.provenance.created_at))
         label = f"{item.key}: " if item.key else ""
-        lines.append(f"{label}{text} (remembered {saved})")
+        lines.append(composed_text(f"{label}{text} (remembered {saved})", (label, text)))
     lines.extend(f"earlier: {summary.text}" for summary in result.summaries)
     return tuple(lines)
 
@@ -109,7 +114,12 @@ def exchange_batch(
     text = f"{sender}: {turn.input}\n{agent.name}: {answer}"
     # Masked at rest by the memory service; its parts were checked already (the input
     # in the model call's step, the answer with the turn's output): not scanned whole.
-    text = composed_text(text, (sender, turn.input, agent.name, answer))
+    parts = (sender, turn.input, agent.name, answer)
+    text = composed_text(text, parts)
+    if all(" ".join(part.split()) == part for part in parts):
+        # Its one-line form, as render() shows it when recalled, is made of the same
+        # parts (each already on one line): clean too.
+        composed_text(" ".join(text.split()), parts)
     return MemoryWriteBatch(
         agent_uri=agent_uri(agent.name),
         agent_id=agent.name,
