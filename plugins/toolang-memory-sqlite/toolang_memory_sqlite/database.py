@@ -112,8 +112,10 @@ class Connections:
             self.write_lock.release()
 
     def close(self) -> None:
-        """Close every thread's connection; later calls raise :class:`MemoryClosed`."""
-        with self._lock:
+        """Close every thread's connection; later calls raise :class:`MemoryClosed`.
+        Waits for the use of :meth:`main` under way (closing a connection another
+        thread is using crashes SQLite's Python binding)."""
+        with self.main_lock, self._lock:
             self._closed = True
             connections, self._all = self._all, []
             self._main = None
