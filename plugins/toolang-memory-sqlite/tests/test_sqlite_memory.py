@@ -834,3 +834,34 @@ def _list_request(agent: str):
     from toolang_core.memory import MemoryListRequest
 
     return MemoryListRequest(agent_id=agent, limit=10)
+
+
+def test_a_first_caller_that_gives_up_in_its_round_still_hands_its_group_over():
+    import asyncio
+
+    from toolang_memory_sqlite.dbthread import DatabaseThread
+    from toolang_memory_sqlite.group import GroupCalls
+
+    thread = DatabaseThread("test")
+    groups: list[list[int]] = []
+
+    def call(items):
+        groups.append(list(items))
+        return [n * 2 for n in items]
+
+    calls = GroupCalls(call, lambda: thread)
+
+    async def scenario():
+        first = asyncio.create_task(calls.add(1))
+        second = asyncio.create_task(calls.add(2))
+        await asyncio.sleep(0)  # both handed in; the first waits out its round
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        return await second, await calls.add(3)  # and the next group goes too
+
+    try:
+        assert asyncio.run(asyncio.wait_for(scenario(), 5)) == (4, 6)
+    finally:
+        thread.shutdown()
+    assert groups == [[1, 2], [3]]

@@ -47,9 +47,11 @@ class GroupCalls(Generic[Item, Result]):
     thread ``thread()`` gives; ``call`` returns one result or exception per item, in
     order (an exception it raises fails the whole group).
 
-    Plain callbacks, not a task per group: a group is handed to the thread on the
-    event loop's next round after the first call, and its results come back with one
-    wake-up of the loop, which hands the next group (if any) to the thread at once."""
+    Plain callbacks, not a task per group: the first call of a group hands it over on
+    the event loop's next round, and its results come back with one wake-up of the
+    loop, which hands the next group (if any) to the thread at once. A group done at
+    once is done when its first call hands it over: that call returns without waiting
+    for another round."""
 
     def __init__(
         self,
@@ -76,8 +78,11 @@ class GroupCalls(Generic[Item, Result]):
         queue.waiting.append((item, future))
         if not queue.busy:
             queue.busy = True
-            loop.call_soon(self._hand_over, loop, queue)
-        return await future
+            try:  # one round of the loop: the calls made in it join this group
+                await asyncio.sleep(0)
+            finally:  # (handed over even if this caller gave up meanwhile)
+                self._hand_over(loop, queue)
+        return await future  # done already when the group was done at once (alone)
 
     def _hand_over(self, loop: asyncio.AbstractEventLoop, queue: _Queue[Item, Result]) -> None:
         """Give the waiting calls to the thread as one group (in the loop's thread)."""
