@@ -55,17 +55,20 @@ def blend(
     """Score ``candidates`` (formula in the module docstring), best first."""
     if not candidates:
         return []
-    best = -min(c.bm25 for c in candidates)
+    best = -min([c[1] for c in candidates])
     keep = 1.0 - weight
     keyed = []
+    # Candidates are tuples: unpacked rather than read by name (a recall blends up to
+    # ``candidates`` of them on the event loop's thread).
     for c in candidates:
-        relevance = (-c.bm25 / best) if best > 0 else 1.0
-        age_days = max(0.0, now - c.updated_at) / DAY
-        recency = 0.5 ** (age_days / half_life_days)
+        id_, bm25, updated_at, _ = c
+        relevance = (-bm25 / best) if best > 0 else 1.0
+        age = now - updated_at
+        recency = 0.5 ** (((age if age > 0.0 else 0.0) / DAY) / half_life_days)
         score = keep * relevance + weight * recency
-        keyed.append((-score, -c.updated_at, -c.id, score, c))
+        keyed.append((-score, -updated_at, -id_, score, c))
     keyed.sort()  # best first; equal scores: the newer entry, then the higher id
-    return [(score, c) for _, _, _, score, c in keyed]
+    return [(k[3], k[4]) for k in keyed]
 
 
 def within_limits(
