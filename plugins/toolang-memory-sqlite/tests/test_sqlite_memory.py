@@ -865,3 +865,34 @@ def test_a_first_caller_that_gives_up_in_its_round_still_hands_its_group_over():
     finally:
         thread.shutdown()
     assert groups == [[1, 2], [3]]
+
+
+def test_a_lone_call_on_a_busy_loop_goes_to_the_thread(tmp_path, clock):
+    import asyncio
+    import time
+
+    from toolang_memory_sqlite.group import QUIET_ROUND
+
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+    plugin.remember_now(_write_batch("a", "the otter swims"))
+    threads: list[str] = []
+    real_recall = plugin._recall
+
+    def spied(request, conn):
+        threads.append(threading.current_thread().name)
+        return real_recall(request, conn)
+
+    plugin._recall = spied
+
+    async def recall(busy: bool):
+        recalling = asyncio.ensure_future(plugin.recall(_recall_request("a", "otter")))
+        if busy:  # other work of the loop in the round the recall waits out
+            asyncio.get_running_loop().call_soon(time.sleep, 3 * QUIET_ROUND)
+        return [i.text for i in (await recalling).items]
+
+    try:
+        assert asyncio.run(recall(busy=False)) == ["the otter swims"]
+        assert asyncio.run(recall(busy=True)) == ["the otter swims"]
+        assert threads == ["MainThread", "memory-sqlite"]
+    finally:
+        plugin.close()

@@ -13,11 +13,12 @@ A call that finds nothing under way starts on the event loop's next round, with 
 calls made in the same round: a lone caller waits for nobody (and handing each call
 over at once would send the first of a round alone, doubling the hand-overs).
 
-A group of one call — nothing else under way and no other call in its round: a quiet
-runtime, one turn at a time — may be done at once in the loop's thread instead
-(``alone``): the hop to the thread and the loop's wake-up back cost more than such a
-call's own work, and nothing else is waiting for the loop meanwhile. Under load calls
-come in groups, and the thread does them beside the loop.
+A group of one call — nothing else under way, no other call in its round, and a
+round that took less than :data:`QUIET_ROUND`: a quiet runtime, one turn at a time —
+may be done at once in the loop's thread instead (``alone``): the hop to the thread
+and the loop's wake-up back cost more than such a call's own work, and nothing else is
+waiting for the loop meanwhile. Under load calls come in groups (or a round is long:
+the loop has other work), and the thread does them beside the loop.
 """
 
 from __future__ import annotations
@@ -26,9 +27,13 @@ import asyncio
 import contextlib
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Generic, TypeVar
+from typing import Final, Generic, TypeVar
 
 from toolang_memory_sqlite.dbthread import DatabaseThread
+
+QUIET_ROUND: Final = 0.0003
+"""Seconds: a lone call whose round of the event loop took longer goes to the thread
+(the loop had other callbacks to run; the thread's SQL would run beside them)."""
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -78,20 +83,24 @@ class GroupCalls(Generic[Item, Result]):
         queue.waiting.append((item, future))
         if not queue.busy:
             queue.busy = True
+            started = loop.time()
             try:  # one round of the loop: the calls made in it join this group
                 await asyncio.sleep(0)
             finally:  # (handed over even if this caller gave up meanwhile)
-                self._hand_over(loop, queue)
+                self._hand_over(loop, queue, quiet=loop.time() - started < QUIET_ROUND)
         return await future  # done already when the group was done at once (alone)
 
-    def _hand_over(self, loop: asyncio.AbstractEventLoop, queue: _Queue[Item, Result]) -> None:
-        """Give the waiting calls to the thread as one group (in the loop's thread)."""
+    def _hand_over(
+        self, loop: asyncio.AbstractEventLoop, queue: _Queue[Item, Result], *, quiet: bool = False
+    ) -> None:
+        """Give the waiting calls to the thread as one group (in the loop's thread); a
+        lone call on a ``quiet`` loop may be done at once instead (``alone``)."""
         group, queue.waiting = queue.waiting, []
         if not group:
             queue.busy = False
             return
         items = [i for i, _ in group]
-        if len(items) == 1 and self._alone is not None:
+        if quiet and len(items) == 1 and self._alone is not None:
             try:
                 done = self._alone(items)
             except Exception as exc:
