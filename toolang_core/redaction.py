@@ -108,9 +108,17 @@ def _core_text(text: str) -> str:
 class Masked(list[Any]):
     """A list whose items this policy has masked already (each as :func:`redact`
     returns it): a walk keeps it as it is. For values stored again and again, masked
-    once: a turn's prompt, in each of its model calls' steps."""
+    once: a turn's prompt, in each of its model calls' steps.
 
-    __slots__ = ()
+    ``json`` is the list's compact JSON when its maker encoded it already (see
+    :func:`toolang_core.store.json_text.dumps_data`), else ``None``; a list with a
+    ``json`` is never changed after."""
+
+    __slots__ = ("json",)
+
+    def __init__(self, items: Iterable[Any] = (), json: str | None = None) -> None:
+        super().__init__(items)
+        self.json = json
 
 
 class RedactionPolicy:
