@@ -4,6 +4,7 @@ in a text about to be cut."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -104,18 +105,34 @@ class MaskedMessages:
 
 
 def chain_json(stages: Iterable[StageRecord]) -> Masked:
-    """Each chain stage's verdict as a tool call's step stores it, masked: the stage,
-    the verdict and the plugin are names the code and the configuration give, kept as
-    they are; the detail is text (a reason, a person's message) and is masked."""
-    return Masked(
-        {
-            "stage": s.stage,
-            "verdict": s.verdict,
-            "plugin": s.plugin,
-            "detail": redact_text(s.detail),
-        }
-        for s in stages
-    )
+    """Each chain stage's verdict as a tool call's step stores it, masked, carrying its
+    JSON: the stage, the verdict and the plugin are names the code and the
+    configuration give, kept as they are; the detail is text (a reason, a person's
+    message) and is masked."""
+    items: list[dict[str, Any]] = []
+    encoded: list[str] = []
+    for s in stages:
+        if s.detail:
+            entry = {
+                "stage": s.stage,
+                "verdict": s.verdict,
+                "plugin": s.plugin,
+                "detail": redact_text(s.detail),
+            }
+            text = dumps(entry)
+        else:
+            entry, text = _plain_stage(s.stage, s.verdict, s.plugin)
+        items.append(entry)
+        encoded.append(text)
+    return Masked(items, "[" + ",".join(encoded) + "]")
+
+
+@functools.lru_cache(maxsize=1_024)
+def _plain_stage(stage: str, verdict: str, plugin: str | None) -> tuple[dict[str, Any], str]:
+    """A verdict without detail, as stored, and its JSON: names only, nothing the
+    policy masks, the same for every call (most verdicts of most calls)."""
+    entry = {"stage": stage, "verdict": verdict, "plugin": plugin, "detail": ""}
+    return entry, dumps(entry)
 
 
 def response_json(response: ModelResponse) -> dict[str, Any]:
