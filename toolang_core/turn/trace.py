@@ -88,6 +88,11 @@ class MaskedMessages:
         new: list[dict[str, Any]] = []
         truncated = self._truncated
         for message in prompt[known:]:
+            content = message.content
+            if len(content) <= TEXT_LIMIT and not message.tool_calls and not message.tool_call_id:
+                # most messages: message_json's entry, nothing to clip
+                new.append({"role": message.role, "content": redact_text(content)})
+                continue
             entry, cut = message_json(message)
             # redact(entry) without the walk: "role" and "tool_call_id" are names the
             # policy keeps as they are, the content is a text, the calls are walked.
