@@ -221,13 +221,17 @@ def test_a_tool_calls_chain_is_stored_as_the_policy_masks_it():
         StageRecord("SecurityFilter", "block", "hook-security-filter", f"a key: {key}"),
         StageRecord("ApprovalGate", "denied", "hook-approval-gate", f"not for {SECRET}"),
         StageRecord("execute", "ok", None, ""),
+        StageRecord("LearningObserver", "ok", "hook-learning-observer", ""),
     ]
     undo = use_detectors({"acme": lambda t: t.replace(SECRET, "[employee]")})
     try:
         stored = chain_json(stages)
+        again = chain_json(stages)  # the verdicts without detail are kept
         walked = redact([s.to_json() for s in stages])
     finally:
         undo()
     assert stored == walked
+    assert stored.json == json.dumps(walked, separators=(",", ":"), ensure_ascii=False)
+    assert (again, again.json) == (stored, stored.json)
     assert stored[0]["detail"] == "a key: ********"
     assert stored[1]["detail"] == "not for [employee]"

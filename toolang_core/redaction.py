@@ -108,9 +108,17 @@ def _core_text(text: str) -> str:
 class Masked(list[Any]):
     """A list whose items this policy has masked already (each as :func:`redact`
     returns it): a walk keeps it as it is. For values stored again and again, masked
-    once: a turn's prompt, in each of its model calls' steps."""
+    once: a turn's prompt, in each of its model calls' steps.
 
-    __slots__ = ()
+    ``json`` is the list's compact JSON when its maker encoded it already (see
+    :func:`toolang_core.store.json_text.dumps_data`), else ``None``; a list with a
+    ``json`` is never changed after."""
+
+    __slots__ = ("json",)
+
+    def __init__(self, items: Iterable[Any] = (), json: str | None = None) -> None:
+        super().__init__(items)
+        self.json = json
 
 
 class RedactionPolicy:
@@ -187,7 +195,7 @@ class RedactionPolicy:
         the detectors only when they are long enough to be a card number; other scalars
         are returned as they are.
         """
-        if key is not None and key not in _PLAIN_KEYS and is_secret_key(key) and _filled(value):
+        if key is not None and _key_role(key) is _SECRET and _filled(value):
             return MASK
         if isinstance(value, str):
             return value if key in _PLAIN_KEYS else self.text(value)
@@ -197,7 +205,7 @@ class RedactionPolicy:
             return value
         if isinstance(value, int):
             return self._number(value)
-        if depth > 32:  # deeper than any real payload: mask it whole rather than leak it
+        if depth > _DEEPEST:  # deeper than any real payload: mask it whole, not leak it
             return MASK
         if type(value) is dict:
             return self._dict(value, depth + 1)
@@ -210,33 +218,42 @@ class RedactionPolicy:
         return value
 
     def _number(self, value: int) -> int | str:
-        if 10**12 <= value < 10**19 and self._detectors:
+        if _CARD_SHORTEST <= value < _CARD_LONGEST and self._detectors:
             text = str(value)
             masked = self.text(text)
             return value if masked == text else masked
         return value
 
-    # The two containers steps are made of, walked without a call per scalar: a step
-    # holds a few hundred values and most are short names, numbers and flags.
+    # The two containers steps are made of, walked without a call per scalar or per
+    # plain container: a step holds a few hundred values, most of them short names,
+    # numbers and flags in dicts and lists. Each branch is what ``value`` does.
 
     def _dict(self, value: dict[Any, Any], depth: int) -> dict[Any, Any]:
         out = {}
+        roles = _KEY_ROLES
         for k, v in value.items():
             key = k if type(k) is str else str(k)
             kind = type(v)
-            if key in _PLAIN_KEYS:
+            role = roles.get(key)
+            if role is None:
+                role = _key_role(key)
+            if role is _PLAIN:
                 if kind is str:
                     out[k] = v
                     continue
-            elif is_secret_key(key) and _filled(v):
+            elif role is _SECRET and _filled(v):
                 out[k] = MASK
                 continue
             if kind is str:
                 out[k] = v if len(v) < _SHORTEST else self.text(v)
-            elif v is None or kind is bool or kind is float:
+            elif v is None or kind is bool or kind is float or kind is Masked:
                 out[k] = v
             elif kind is int:
-                out[k] = self._number(v)
+                out[k] = v if v < _CARD_SHORTEST else self._number(v)
+            elif kind is dict:
+                out[k] = self._dict(v, depth + 1) if depth <= _DEEPEST else MASK
+            elif kind is list:
+                out[k] = self._list(v, depth + 1) if depth <= _DEEPEST else MASK
             else:
                 out[k] = self.value(v, key, depth)
         return out
@@ -247,13 +264,42 @@ class RedactionPolicy:
             kind = type(v)
             if kind is str:
                 out.append(v if len(v) < _SHORTEST else self.text(v))
-            elif v is None or kind is bool or kind is float:
+            elif v is None or kind is bool or kind is float or kind is Masked:
                 out.append(v)
             elif kind is int:
-                out.append(self._number(v))
+                out.append(v if v < _CARD_SHORTEST else self._number(v))
+            elif kind is dict:
+                out.append(self._dict(v, depth + 1) if depth <= _DEEPEST else MASK)
+            elif kind is list:
+                out.append(self._list(v, depth + 1) if depth <= _DEEPEST else MASK)
             else:
                 out.append(self.value(v, None, depth))
         return out
+
+
+_DEEPEST: Final = 32
+"""Containers nested deeper than this are masked whole."""
+_CARD_SHORTEST: Final = 10**12
+_CARD_LONGEST: Final = 10**19
+"""Numbers in ``[_CARD_SHORTEST, _CARD_LONGEST)`` are long enough to be a card number:
+the detectors see them; others are kept as they are."""
+
+_PLAIN: Final = "plain"
+_SECRET: Final = "secret"
+_OTHER: Final = "other"
+_KEY_ROLES: dict[str, str] = dict.fromkeys(_PLAIN_KEYS, _PLAIN)
+"""What each key seen so far names: one of the runtime's own names (its string values
+are kept), a secret (a filled value is masked whole) or anything else. Keys repeat."""
+_KEY_ROLES_KEPT: Final = 4_096
+
+
+def _key_role(key: str) -> str:
+    role = _KEY_ROLES.get(key)
+    if role is None:
+        role = _SECRET if is_secret_key(key) else _OTHER
+        if len(_KEY_ROLES) < _KEY_ROLES_KEPT:
+            _KEY_ROLES[key] = role
+    return role
 
 
 def _filled(value: Any) -> bool:

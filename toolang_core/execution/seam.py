@@ -145,7 +145,7 @@ class TurnContext:
             status=_step_status(status),
             started_at=started_at if started_at is not None else now,
             finished_at=now,
-            data=redact(dict(data)) if data else {},
+            data=redact(data) if data else {},
             error=None if error is None else redact_text(error),
             idempotency_key=idempotency_key,
         )
@@ -265,7 +265,7 @@ class TurnContext:
             status=_step_status(status),
             started_at=intent.started_at,
             finished_at=self.clock(),
-            data=redact(dict(data)),
+            data=redact(data),
             error=None if error is None else redact_text(error),
             idempotency_key=intent.idempotency_key,
         )
@@ -297,7 +297,7 @@ class TurnContext:
             status="failed" if status == "failed" else "completed",
             started_at=started_at if started_at is not None else now,
             finished_at=now,
-            data=redact(dict(data)) if data else {},
+            data=redact(data) if data else {},
             error=None if error is None else redact_text(error),
         )
 

@@ -4,11 +4,13 @@ in a text about to be cut."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
 from toolang_core.models.types import Message, ModelResponse
 from toolang_core.redaction import Masked, redact, redact_text
+from toolang_core.store.json_text import dumps
 from toolang_core.tools.chain import StageRecord
 from toolang_core.tools.types import ToolCall, ToolResult
 
@@ -60,48 +62,82 @@ def message_json(message: Message) -> tuple[dict[str, Any], bool]:
 
 
 class MaskedMessages:
-    """The messages of one agent loop as its model calls' steps store them, each masked
-    by the redaction policy once: every model call's prompt repeats the one before it,
-    and its step walks only what is new."""
+    """The messages of one agent loop as its model calls' steps store them, masked by
+    the redaction policy and encoded once: every model call's prompt repeats the one
+    before it, and only what is new is masked and encoded."""
 
-    __slots__ = ("_done",)
+    __slots__ = ("_ids", "_items", "_json", "_prompt", "_truncated")
 
     def __init__(self) -> None:
-        self._done: dict[int, tuple[Message, dict[str, Any], bool]] = {}
+        # The last prompt: its messages (held, so their ids stay theirs), their ids,
+        # their items as stored and those items' JSON, and whether one was clipped.
+        self._prompt: list[Message] = []
+        self._ids: list[int] = []
+        self._items: list[dict[str, Any]] = []
+        self._json = "[]"
+        self._truncated = False
 
     def json(self, messages: Iterable[Message]) -> tuple[Masked, bool]:
-        """:func:`messages_json`, masked (a :class:`~toolang_core.redaction.Masked`
-        list, which the step's own masking keeps as it is)."""
-        out, truncated = Masked(), False
-        done = self._done
-        for message in messages:
-            known = done.get(id(message))
-            if known is None or known[0] is not message:
-                entry, cut = message_json(message)
-                # redact(entry) without the walk: "role" and "tool_call_id" are names the
-                # policy keeps as they are, the content is a text, the calls are walked.
-                entry["content"] = redact_text(entry["content"])
-                if "tool_calls" in entry:
-                    entry["tool_calls"] = redact(entry["tool_calls"])
-                known = done[id(message)] = (message, entry, cut)
-            out.append(known[1])
-            truncated = truncated or known[2]
-        return out, truncated
+        """:func:`messages_json`, masked: a :class:`~toolang_core.redaction.Masked`
+        list (which the step's own masking keeps as it is) carrying its JSON."""
+        prompt = list(messages)
+        ids = list(map(id, prompt))
+        known = len(self._ids)
+        if not (known and ids[:known] == self._ids):  # not the last prompt and more
+            known, self._items, self._json, self._truncated = 0, [], "[]", False
+        new: list[dict[str, Any]] = []
+        truncated = self._truncated
+        for message in prompt[known:]:
+            content = message.content
+            if len(content) <= TEXT_LIMIT and not message.tool_calls and not message.tool_call_id:
+                # most messages: message_json's entry, nothing to clip
+                new.append({"role": message.role, "content": redact_text(content)})
+                continue
+            entry, cut = message_json(message)
+            # redact(entry) without the walk: "role" and "tool_call_id" are names the
+            # policy keeps as they are, the content is a text, the calls are walked.
+            entry["content"] = redact_text(entry["content"])
+            if "tool_calls" in entry:
+                entry["tool_calls"] = redact(entry["tool_calls"])
+            new.append(entry)
+            truncated = truncated or cut
+        if new:
+            added = dumps(new)
+            self._json = added if not known else f"{self._json[:-1]},{added[1:]}"
+            self._items = self._items + new
+        self._prompt, self._ids, self._truncated = prompt, ids, truncated
+        return Masked(self._items, self._json), truncated
 
 
 def chain_json(stages: Iterable[StageRecord]) -> Masked:
-    """Each chain stage's verdict as a tool call's step stores it, masked: the stage,
-    the verdict and the plugin are names the code and the configuration give, kept as
-    they are; the detail is text (a reason, a person's message) and is masked."""
-    return Masked(
-        {
-            "stage": s.stage,
-            "verdict": s.verdict,
-            "plugin": s.plugin,
-            "detail": redact_text(s.detail),
-        }
-        for s in stages
-    )
+    """Each chain stage's verdict as a tool call's step stores it, masked, carrying its
+    JSON: the stage, the verdict and the plugin are names the code and the
+    configuration give, kept as they are; the detail is text (a reason, a person's
+    message) and is masked."""
+    items: list[dict[str, Any]] = []
+    encoded: list[str] = []
+    for s in stages:
+        if s.detail:
+            entry = {
+                "stage": s.stage,
+                "verdict": s.verdict,
+                "plugin": s.plugin,
+                "detail": redact_text(s.detail),
+            }
+            text = dumps(entry)
+        else:
+            entry, text = _plain_stage(s.stage, s.verdict, s.plugin)
+        items.append(entry)
+        encoded.append(text)
+    return Masked(items, "[" + ",".join(encoded) + "]")
+
+
+@functools.lru_cache(maxsize=1_024)
+def _plain_stage(stage: str, verdict: str, plugin: str | None) -> tuple[dict[str, Any], str]:
+    """A verdict without detail, as stored, and its JSON: names only, nothing the
+    policy masks, the same for every call (most verdicts of most calls)."""
+    entry = {"stage": stage, "verdict": verdict, "plugin": plugin, "detail": ""}
+    return entry, dumps(entry)
 
 
 def response_json(response: ModelResponse) -> dict[str, Any]:

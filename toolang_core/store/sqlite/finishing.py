@@ -13,8 +13,9 @@ import functools
 import sqlite3
 from collections.abc import Sequence
 
+from toolang_core.store.json_text import dumps_data
 from toolang_core.store.sqlite.schema import active
-from toolang_core.store.sqlite.turns import BATCH_SQL_SIZES, dumps
+from toolang_core.store.sqlite.turns import BATCH_SQL_SIZES
 from toolang_core.store.types import Finish, StepRecord
 
 FINISH_CHUNK = 1_000
@@ -168,6 +169,6 @@ def step_params(step: StepRecord, *, keyed: bool = True) -> tuple[object, ...]:
         step.status,
         step.started_at,
         step.finished_at,
-        dumps(step.data if type(step.data) is dict else dict(step.data)),
+        dumps_data(step.data),
     )
     return (*head, step.error, step.idempotency_key) if keyed else head

@@ -9,6 +9,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from toolang_core.store.base import FencedOut
+from toolang_core.store.json_text import dumps_data
 from toolang_core.store.rows import STEP_COLUMNS, step_from_row
 from toolang_core.store.sqlite import finishing, turns
 from toolang_core.store.types import StepRecord
@@ -61,7 +62,6 @@ def insert_together(
 
 def complete(c: sqlite3.Connection, step: StepRecord, run_id: str) -> StepRecord | None:
     """Store an intent's result (``None`` when this run does not hold the turn)."""
-    data = step.data if type(step.data) is dict else dict(step.data)
     row = c.execute(
         turns.COMPLETE_STEP_SQL,
         (
@@ -69,7 +69,7 @@ def complete(c: sqlite3.Connection, step: StepRecord, run_id: str) -> StepRecord
             step.attempt,
             step.status,
             step.finished_at,
-            turns.dumps(data),
+            dumps_data(step.data),
             step.error,
             step.idempotency_key,
             run_id,

@@ -17,6 +17,7 @@ from toolang_core.store.base import (
     insert_each,
 )
 from toolang_core.store.errors import StoreError
+from toolang_core.store.json_text import dumps
 from toolang_core.store.rows import (
     RECORD_COLUMNS,
     RUN_COLUMNS,
@@ -223,7 +224,7 @@ class SQLiteStore(StoreBase):
             lambda c: c.execute(
                 "INSERT INTO runs (id, host, pid, version, started_at, heartbeat_at, status, "
                 "plugins) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (*new_run_values(run), turns.dumps(list(run.plugins))),
+                (*new_run_values(run), dumps(list(run.plugins))),
             )
         )
 
@@ -442,7 +443,7 @@ class SQLiteStore(StoreBase):
         self, kind: str, key: str, data: dict[str, Any], now: float, expect: int | None
     ) -> int | None:
         if expect is None:  # no revision to check: one statement, no read first
-            params = (kind, key, turns.dumps(data), now)
+            params = (kind, key, dumps(data), now)
             self._guard()
             with self._hold:
                 row = self._conn.execute(turns.PUT_RECORD_SQL, params).fetchone()
@@ -459,7 +460,7 @@ class SQLiteStore(StoreBase):
                 "INSERT INTO records (kind, key, revision, data, updated_at) VALUES (?,?,?,?,?) "
                 "ON CONFLICT (kind, key) DO UPDATE SET revision = excluded.revision, "
                 "data = excluded.data, updated_at = excluded.updated_at",
-                (kind, key, current + 1, turns.dumps(data), now),
+                (kind, key, current + 1, dumps(data), now),
             )
             return int(current + 1)
 
@@ -473,7 +474,7 @@ class SQLiteStore(StoreBase):
         c: sqlite3.Connection, rows: Sequence[tuple[str, str, dict[str, Any], float]]
     ) -> None:
         if rows:
-            params = [(kind, key, turns.dumps(data), now) for kind, key, data, now in rows]
+            params = [(kind, key, dumps(data), now) for kind, key, data, now in rows]
             c.executemany(turns.PUT_RECORDS_SQL, params)
 
     def list_records(self, kind: str) -> list[Record]:

@@ -13,12 +13,12 @@ finish.
 from __future__ import annotations
 
 import functools
-import json
 import sqlite3
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 from toolang_core.store.errors import TurnNotFound
+from toolang_core.store.json_text import dumps
 from toolang_core.store.lifecycle import QueuedEnd, cancel_tree, take_steering
 from toolang_core.store.rows import (
     OPTIONAL_COLUMNS,
@@ -43,34 +43,6 @@ from toolang_core.store.types import (
 BATCH_SQL_SIZES = 64
 """Batch statements kept per builder below, by batch size: the same string object each
 time, so neither it nor its hash (the key of sqlite3's statement cache) is rebuilt."""
-
-
-def _not_serializable(value: object) -> object:
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
-_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-_MAKE_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)  # absent on some Pythons
-_C_ENCODE = (
-    None
-    if _MAKE_C_ENCODER is None
-    else _MAKE_C_ENCODER(
-        None, _not_serializable, json.encoder.encode_basestring, None, ":", ",", False, False, True
-    )
-)
-"""The C encoder ``JSONEncoder.encode`` builds anew on every call, built once (half the
-cost of encoding a step's data). Without circular-reference markers: a cycle ends in
-``RecursionError``, reported as ``ValueError`` below."""
-
-
-def dumps(value: object) -> str:
-    """Compact JSON (non-ASCII kept as is) of a value to store."""
-    if _C_ENCODE is None:
-        return _ENCODER.encode(value)
-    try:
-        return "".join(_C_ENCODE(value, 0))
-    except RecursionError:
-        raise ValueError("cannot store as JSON: a circular or too deeply nested value") from None
 
 
 def dumps_meta(meta: Mapping[str, Any]) -> str:

@@ -1,0 +1,68 @@
+"""The compact JSON the stores write: separators ``,`` and ``:``, non-ASCII kept as is.
+
+:func:`dumps` encodes a value; :func:`dumps_data` encodes a step's data, splicing in
+the JSON a :class:`~toolang_core.redaction.Masked` list carries already (a turn's
+prompt, whose messages were each encoded once when they were masked) instead of
+encoding those messages again for every model call that repeats them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from toolang_core.redaction import Masked
+
+
+def _not_serializable(value: object) -> object:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_MAKE_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)  # absent on some Pythons
+_C_ENCODE = (
+    None
+    if _MAKE_C_ENCODER is None
+    else _MAKE_C_ENCODER(
+        None, _not_serializable, json.encoder.encode_basestring, None, ":", ",", False, False, True
+    )
+)
+"""The C encoder ``JSONEncoder.encode`` builds anew on every call, built once (half the
+cost of encoding a step's data). Without circular-reference markers: a cycle ends in
+``RecursionError``, reported as ``ValueError`` below."""
+
+
+def dumps(value: object) -> str:
+    """Compact JSON (non-ASCII kept as is) of a value to store."""
+    if _C_ENCODE is None:
+        return _ENCODER.encode(value)
+    try:
+        return "".join(_C_ENCODE(value, 0))
+    except RecursionError:
+        raise ValueError("cannot store as JSON: a circular or too deeply nested value") from None
+
+
+def dumps_data(data: Mapping[str, Any]) -> str:
+    """:func:`dumps` of a step's data, the same text, with the JSON its top-level
+    :class:`Masked` values carry (``Masked.json``) spliced in rather than encoded."""
+    if type(data) is not dict:
+        data = dict(data)
+    parts: list[str] | None = None
+    plain: dict[str, Any] = {}
+    for key, value in data.items():
+        known = value.json if type(value) is Masked and type(key) is str else None
+        if known is None:
+            plain[key] = value
+            continue
+        if parts is None:
+            parts = []
+        if plain:
+            parts.append(dumps(plain)[1:-1])
+            plain = {}
+        parts.append(f"{dumps(key)}:{known}")
+    if parts is None:
+        return dumps(data)
+    if plain:
+        parts.append(dumps(plain)[1:-1])
+    return "{" + ",".join(parts) + "}"
