@@ -102,3 +102,15 @@ def test_registering_a_plugin_refreshes_the_callers():
     assert list(callers(pm, "toolang_observe_tool_result")) == ["first"]
     pm.register(Plain("b"), "second")
     assert list(callers(pm, "toolang_observe_tool_result")) == ["second", "first"]
+
+
+def test_an_inactive_plugin_is_left_out_of_that_hook_only_until_the_undo():
+    pm = create_plugin_manager()
+    pm.register(Plain("a"), "first")
+    pm.register(Wrapped(), "wrapped")
+    assert list(callers(pm, "toolang_observe_tool_result")) == ["wrapped", "first"]
+    undo = pm.set_inactive([("first", "toolang_observe_tool_result")])
+    assert list(callers(pm, "toolang_observe_tool_result")) == ["wrapped"]
+    assert list(callers(pm, "toolang_save_knowledge")) == ["wrapped"]
+    undo()
+    assert list(callers(pm, "toolang_observe_tool_result")) == ["wrapped", "first"]

@@ -11,15 +11,16 @@ from :mod:`toolang_core.tools.stages`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import structlog
 
 from toolang_core.errors import describe_exception
-from toolang_core.hookspecs import TOOL_CHAIN, TOOL_CHAIN_STAGES
-from toolang_core.hookspecs.rules import HOOK_RULES, HookFailure, Refused
+from toolang_core.hookspecs import TOOL_CHAIN, TOOL_CHAIN_STAGES, lifecycle
+from toolang_core.hookspecs.rules import HOOK_RULES, REGISTRATION, HookFailure, Refused
+from toolang_core.markers import HOOK_PREFIX
 
 if TYPE_CHECKING:
     from toolang_core.agents.routing import RouteProposal
@@ -32,6 +33,14 @@ if TYPE_CHECKING:
     from toolang_core.taskruns.types import TaskRun
 
 log = structlog.get_logger("toolang.hooks")
+
+ALWAYS_CALLED: Final = frozenset(
+    {*TOOL_CHAIN, *(name for name in vars(lifecycle) if name.startswith("toolang_"))}
+    | {hook for hook, rule in HOOK_RULES.items() if rule is REGISTRATION}
+)
+"""Hooks no plugin can declare inactive (``toolang_inactive_hooks``): every stage plugin
+of the tool-call chain sees every call; start-up, shutdown and registration are not
+turn-time work."""
 
 
 def _pending(value: Any) -> bool:
@@ -148,6 +157,47 @@ class Hooks:
 
     async def shutdown(self, runtime: Runtime, reason: str = "stop") -> list[HookFailure]:
         return await self._broadcast("toolang_shutdown", runtime=runtime, reason=reason)
+
+    def leave_out_inactive(self, runtime: Runtime) -> Callable[[], None]:
+        """Ask every plugin which of its hooks have nothing to do in ``runtime``'s run
+        (``toolang_inactive_hooks``) and call none of those until the returned undo is
+        called (the runtime does when it stops serving).
+
+        A name that is not a hook the plugin implements, or one of :data:`ALWAYS_CALLED`,
+        is logged and ignored; so is an answer that is no collection of names."""
+        pm = self._host.pm
+        pm.set_inactive(())  # a previous run's answers do not decide what is asked now
+        pairs: list[tuple[str, str]] = []
+        for plugin, answers in self._now("toolang_inactive_hooks", {"runtime": runtime}):
+            for names in answers:
+                if isinstance(names, str) or not isinstance(names, Iterable):
+                    log.warning(
+                        "hook.inactive_ignored",
+                        plugin=plugin,
+                        hook="toolang_inactive_hooks",
+                        error=f"expected a collection of hook names, got {names!r}",
+                    )
+                    continue
+                for name in names:
+                    problem = self._why_always_called(plugin, name)
+                    if problem is not None:
+                        log.warning(
+                            "hook.inactive_ignored", plugin=plugin, hook=name, error=problem
+                        )
+                        continue
+                    pairs.append((plugin, name))
+        return pm.set_inactive(pairs)
+
+    def _why_always_called(self, plugin: str, name: object) -> str | None:
+        if not (isinstance(name, str) and name.startswith(HOOK_PREFIX)) or not hasattr(
+            self._host.pm.hook, name
+        ):
+            return f"{name!r} is not a toolang hook"
+        if name in ALWAYS_CALLED:
+            return f"{name} is always called (the tool-call chain, lifecycle and registration)"
+        if plugin not in self.implementations(name):
+            return f"the plugin does not implement {name}"
+        return None
 
     # -- events ----------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ class ToolangPluginManager(pluggy.PluginManager):
         super().__init__(PROJECT_NAME)
         self._per_plugin: dict[str, tuple[tuple[str, PluginCaller], ...]] = {}
         self._monitors = 0
+        self._inactive: frozenset[tuple[str, str]] = frozenset()
 
     def add_hookcall_monitoring(self, before: Any, after: Any) -> Any:
         """pluggy's monitoring (also ``enable_tracing``); monitored calls then all go
@@ -53,6 +54,21 @@ class ToolangPluginManager(pluggy.PluginManager):
         self._per_plugin.clear()
         return super().unregister(plugin, name)
 
+    def set_inactive(self, pairs: Iterable[tuple[str, str]]) -> Callable[[], None]:
+        """Leave each ``(plugin name, hook name)`` of ``pairs`` out of
+        :meth:`per_plugin_callers` — the plugin said it has nothing to do in that hook
+        (``toolang_inactive_hooks``) — until the returned undo is called; the pairs
+        replace any left out before."""
+        before = self._inactive
+        self._inactive = frozenset(pairs)
+        self._per_plugin.clear()
+
+        def undo() -> None:
+            self._inactive = before
+            self._per_plugin.clear()
+
+        return undo
+
     def per_plugin_callers(self, hook_name: str) -> tuple[tuple[str, PluginCaller], ...]:
         """Return ``(plugin name, caller)`` pairs for one hook, in pluggy's call order.
 
@@ -64,7 +80,7 @@ class ToolangPluginManager(pluggy.PluginManager):
         would do for it at a tenth of the cost (the tool-call chain makes seven such
         calls per tool call); any wrapper, or hook-call monitoring switched on, gets
         pluggy's own subset caller. The pairs are cached until the next ``register``
-        or ``unregister``.
+        or ``unregister``. A plugin :meth:`set_inactive` for the hook is left out.
         """
         cached = self._per_plugin.get(hook_name)
         if cached is not None:
@@ -79,12 +95,15 @@ class ToolangPluginManager(pluggy.PluginManager):
         monitored = self._monitors > 0
         pairs: list[tuple[str, PluginCaller]] = []
         for plugin in ordered:
+            name = self._name_of(plugin)
+            if (name, hook_name) in self._inactive:
+                continue
             own = [impl for impl in impls if impl.plugin is plugin]
             if not monitored and len(own) == 1 and not (own[0].hookwrapper or own[0].wrapper):
-                pairs.append((self._name_of(plugin), DirectCaller(own[0], firstresult)))
+                pairs.append((name, DirectCaller(own[0], firstresult)))
             else:
                 others = [p for p in ordered if p is not plugin]
-                pairs.append((self._name_of(plugin), self.subset_hook_caller(hook_name, others)))
+                pairs.append((name, self.subset_hook_caller(hook_name, others)))
         self._per_plugin[hook_name] = tuple(pairs)
         return self._per_plugin[hook_name]
 
