@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 import click
 
 from toolang_core import RegisterRoute, RegisterSettings, hookimpl
+from toolang_server.finished import FinishedTurns
 from toolang_server.settings import ServerSettings
 
 if TYPE_CHECKING:
@@ -52,6 +53,13 @@ def toolang_register_routes(register: RegisterRoute) -> None:
 
 
 @hookimpl
+def toolang_inactive_hooks(runtime: Runtime) -> tuple[str, ...]:
+    """A run that starts no server (not enabled, or a one-shot chat/invoke) has nobody
+    waiting over HTTP for a turn to finish."""
+    return ("toolang_deliver_turn",) if settings_of(runtime) is None or runtime.one_shot else ()
+
+
+@hookimpl
 async def toolang_startup(runtime: Runtime) -> None:
     settings = settings_of(runtime)
     if settings is None or runtime.one_shot:  # a one-shot chat/invoke opens no port
@@ -84,8 +92,6 @@ async def toolang_shutdown(runtime: Runtime, reason: str) -> None:
 def toolang_deliver_turn(turn: TurnRequest, runtime: Runtime) -> None:
     # Not a delivery: the signal that a turn is finished, for those waiting over HTTP.
     if "running" in server_state(runtime):
-        from toolang_server.finished import FinishedTurns
-
         FinishedTurns.of(runtime).delivered(turn.id)
 
 
