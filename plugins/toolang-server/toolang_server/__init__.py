@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Final
 import click
 
 from toolang_core import RegisterRoute, RegisterSettings, hookimpl
-from toolang_server.finished import FinishedTurns
 from toolang_server.settings import ServerSettings
 
 if TYPE_CHECKING:
@@ -92,6 +91,8 @@ async def toolang_shutdown(runtime: Runtime, reason: str) -> None:
 def toolang_deliver_turn(turn: TurnRequest, runtime: Runtime) -> None:
     # Not a delivery: the signal that a turn is finished, for those waiting over HTTP.
     if "running" in server_state(runtime):
+        from toolang_server.finished import FinishedTurns
+
         FinishedTurns.of(runtime).delivered(turn.id)
 
 
