@@ -49,13 +49,6 @@ def _pending(value: Any) -> bool:
     return value is not None and hasattr(value, "__await__")
 
 
-def _results(raw: Any) -> list[Any]:
-    # A single-plugin caller returns a list (broadcast) or one value (firstresult).
-    if isinstance(raw, list):
-        return raw
-    return [] if raw is None else [raw]
-
-
 class Hooks:
     """Typed access to every toolang hook of one :class:`PluginHost`."""
 
@@ -64,6 +57,7 @@ class Hooks:
         self.callers = host.pm.per_plugin_callers
         """``callers(hook)``: ``(plugin, caller)`` pairs in call order, empty when no
         plugin implements ``hook`` (bound once: the tool-call chain asks per stage)."""
+        self._answering = host.pm.per_plugin_answers
 
     def implemented(self, hook: str) -> bool:
         """Whether any plugin implements ``hook`` (asked before a call that would cost
@@ -104,16 +98,16 @@ class Hooks:
         or None, failures)``."""
         fail_closed = HOOK_RULES[hook].fail_closed
         failures: list[HookFailure] = []
-        for plugin, caller in self._host.pm.per_plugin_callers(hook):
+        for plugin, answer in self._answering(hook):
             answers: list[Any] = []
             try:
                 # A loop, not a comprehension: one holding an await is a coroutine of its own.
                 if timeout is None:
-                    for value in _results(caller(**kwargs)):
+                    for value in answer(kwargs):
                         answers.append(await value if _pending(value) else value)
                 else:
                     async with asyncio.timeout(timeout):
-                        for value in _results(caller(**kwargs)):
+                        for value in answer(kwargs):
                             answers.append(await value if _pending(value) else value)
                 # Inside the try: an answer take() cannot use (a finalizer's metadata that
                 # is no mapping) is that plugin's failure, like a raise.
@@ -137,9 +131,9 @@ class Hooks:
         ``failures`` when given, and left out (only rules that skip a failure call hooks
         this way)."""
         answered: list[tuple[str, list[Any]]] = []
-        for plugin, caller in self._host.pm.per_plugin_callers(hook):
+        for plugin, answer in self._answering(hook):
             try:
-                answered.append((plugin, _results(caller(**kwargs))))
+                answered.append((plugin, answer(kwargs)))
             except Exception as exc:
                 error = describe_exception(exc)
                 log.warning("hook.failed", plugin=plugin, hook=hook, error=error)
@@ -348,9 +342,9 @@ class Hooks:
         three such hooks per tool call, and most answers need no awaiting."""
         outcomes: list[tuple[str, str, HookFailure | None]] = []
         for hook in hooks:
-            for plugin, caller in self._host.pm.per_plugin_callers(hook):
+            for plugin, answer in self._answering(hook):
                 try:
-                    for value in _results(caller(**kwargs)):
+                    for value in answer(kwargs):
                         if _pending(value):
                             await value
                 except Exception as exc:
