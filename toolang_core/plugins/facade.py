@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 log = structlog.get_logger("toolang.hooks")
 
 ALWAYS_CALLED: Final = frozenset(
-    {*TOOL_CHAIN, *(name for name in vars(lifecycle) if name.startswith("toolang_"))}
+    {*TOOL_CHAIN, *(name for name in vars(lifecycle) if name.startswith(HOOK_PREFIX))}
     | {hook for hook, rule in HOOK_RULES.items() if rule is REGISTRATION}
 )
 """Hooks no plugin can declare inactive (``toolang_inactive_hooks``): every stage plugin
@@ -173,7 +173,7 @@ class Hooks:
                     )
                     continue
                 for name in names:
-                    problem = self._why_always_called(plugin, name)
+                    problem = self._why_not_inactive(plugin, name)
                     if problem is not None:
                         log.warning(
                             "hook.inactive_ignored", plugin=plugin, hook=name, error=problem
@@ -182,7 +182,8 @@ class Hooks:
                     pairs.append((plugin, name))
         return pm.set_inactive(pairs)
 
-    def _why_always_called(self, plugin: str, name: object) -> str | None:
+    def _why_not_inactive(self, plugin: str, name: object) -> str | None:
+        """Why ``plugin`` cannot leave hook ``name`` out, or ``None`` when it can."""
         if not (isinstance(name, str) and name.startswith(HOOK_PREFIX)) or not hasattr(
             self._host.pm.hook, name
         ):
