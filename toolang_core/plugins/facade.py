@@ -212,12 +212,14 @@ class Hooks:
 
         A proposal naming an agent not among ``agents`` is ignored; a router that
         raises is skipped and reported."""
-        names = {agent.name for agent in agents}
+        names: set[str] = set()  # made for the first proposal: most requests get none
         best: list[RouteProposal] = []  # the best so far, when there is one
 
         def take(plugin: str, answers: list[Any]) -> None:
             for proposal in answers:
-                if proposal is None or proposal.agent not in names:
+                if not names:
+                    names.update(agent.name for agent in agents)
+                if proposal.agent not in names:
                     continue
                 if not best or proposal.score > best[0].score:
                     best[:] = [attrs.evolve(proposal, router=plugin)]
