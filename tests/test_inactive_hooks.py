@@ -152,3 +152,44 @@ def test_a_plugin_whose_answer_raises_keeps_every_hook(tmp_path):
         e["event"] == "hook.failed" and e["hook"] == "toolang_inactive_hooks" for e in logs
     ), logs
     assert watcher.seen == ["started", "step", "finished"]
+
+
+class QuietHeaders:
+    """Adds a header to every model call, unless it names the hook inactive."""
+
+    def __init__(self, quiet):
+        self.quiet = quiet
+        self.asked = 0
+
+    @hookimpl
+    def toolang_inactive_hooks(self, runtime):
+        return ("toolang_outbound_headers",) if self.quiet else ()
+
+    @hookimpl
+    def toolang_outbound_headers(self, turn, key, runtime):
+        self.asked += 1
+        return {"x-quiet": "no"}
+
+
+@pytest.mark.parametrize("quiet", [True, False])
+def test_the_agent_loop_asks_no_headers_of_a_plugin_that_named_them_inactive(
+    toolang_runtime, toolang_scripted_model, quiet
+):
+    """The executor is built after the inactive hooks are known: an agent turn's model
+    calls ask no headers of a plugin that named the hook inactive for the run."""
+    from toolang_core import NewTurnRequest
+    from toolang_core.testing.models import text
+
+    model = toolang_scripted_model([text("done")])
+    headers = QuietHeaders(quiet)
+    runtime = toolang_runtime(
+        '[models]\ndefault = "scripted"\n[runtime]\nexecutor = "agent"\npoll_seconds = 0.05\n',
+        plugins={"scripted": model.plugin(), "headers": headers},
+    )
+    inbox = runtime.open_inbox()
+    turn_id = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:t", input="go")).id
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    assert inbox.get(turn_id).status is TurnStatus.COMPLETED
+    (request,) = model.calls
+    assert dict(request.headers) == ({} if quiet else {"x-quiet": "no"})
+    assert headers.asked == (0 if quiet else 1)
