@@ -7,7 +7,8 @@ answers — with an instant scripted model. Threads run concurrently, each threa
 in order. Modes, interleaved round by round:
 
     off         toolang-otel not installed in the runtime
-    none        installed, exporter = "none" (the plugin's default: hooks called, no SDK)
+    none        installed, exporter = "none" (the plugin's default: no SDK, and its turn
+                hooks named inactive for the run, so the core calls none of them)
     otlp        exporter = "otlp" (OTLP/HTTP protobuf) to a collector stand-in in another
                 process that answers 200 to every export: the SDK's BatchSpanProcessor and
                 PeriodicExportingMetricReader doing their real work, at the default

@@ -137,3 +137,43 @@ def test_records_handed_in_ride_with_the_next_finish_and_outlive_its_fencing(tmp
     assert store.get_record("after", "b").data == {"stages": ["b"]}
     assert store.get_record("after", "c") is None
     store.close()
+
+
+class Revealing:
+    """Answers with a key in its output (and fails, with one in its error, on "fail")."""
+
+    async def execute(self, ctx: TurnContext) -> TurnOutcome:
+        key = "sk-proj-" + "b" * 24
+        if ctx.turn.input == "fail":
+            return TurnOutcome.failed(f"broke on {key}", outcome="error")
+        return TurnOutcome.completed(f"the key is {key}")
+
+
+class Keeping:
+    def __init__(self) -> None:
+        self.delivered: dict[str, object] = {}
+
+    @hookimpl
+    def toolang_deliver_turn(self, turn, runtime):
+        self.delivered[turn.id] = turn
+
+
+def test_a_turn_is_delivered_masked_exactly_as_it_was_stored(tmp_path):
+    keeping = Keeping()
+    config = ToolangConfig(
+        base_dir=tmp_path,
+        home=tmp_path / ".toolang",
+        runtime=RuntimeConfig(poll_seconds=0.02, shutdown_grace_seconds=0),
+    )
+    runtime = Runtime.with_plugins(config, [("keeping", keeping)], env={})
+    runtime.make_executor = Revealing  # type: ignore[method-assign]
+    ids = serve_turns(runtime, "ok", "fail", thread="chat:1")
+    store = runtime.open_store()
+    try:
+        for turn_id in ids:
+            stored, delivered = store.get(turn_id), keeping.delivered[turn_id]
+            assert (delivered.output, delivered.error) == (stored.output, stored.error)
+            assert "sk-proj-" not in f"{delivered.output} {delivered.error}"
+    finally:
+        store.close()
+    assert [keeping.delivered[i].status for i in ids] == [TurnStatus.COMPLETED, TurnStatus.FAILED]

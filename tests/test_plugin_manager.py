@@ -102,3 +102,56 @@ def test_registering_a_plugin_refreshes_the_callers():
     assert list(callers(pm, "toolang_observe_tool_result")) == ["first"]
     pm.register(Plain("b"), "second")
     assert list(callers(pm, "toolang_observe_tool_result")) == ["second", "first"]
+
+
+def test_an_inactive_plugin_is_left_out_of_that_hook_only_until_the_undo():
+    pm = create_plugin_manager()
+    pm.register(Plain("a"), "first")
+    pm.register(Wrapped(), "wrapped")
+    assert list(callers(pm, "toolang_observe_tool_result")) == ["wrapped", "first"]
+    undo = pm.set_inactive([("first", "toolang_observe_tool_result")])
+    assert list(callers(pm, "toolang_observe_tool_result")) == ["wrapped"]
+    assert list(callers(pm, "toolang_save_knowledge")) == ["wrapped"]
+    undo()
+    assert list(callers(pm, "toolang_observe_tool_result")) == ["wrapped", "first"]
+
+
+@pytest.mark.parametrize(
+    ("plugins", "hook", "kwargs"),
+    [
+        (
+            {"plain": Plain("noted")},
+            "toolang_observe_tool_result",
+            {"call": 1, "result": 2, "ctx": 3},
+        ),
+        ({"plain": Plain(None)}, "toolang_observe_tool_result", {"call": 1, "result": 2, "ctx": 3}),
+        ({"gate": Gate()}, "toolang_approve_tool_call", {"call": "c", "ctx": "x"}),
+        ({"wrapped": Wrapped()}, "toolang_observe_tool_result", {"call": 1, "result": 2, "ctx": 3}),
+    ],
+)
+def test_each_answerer_answers_its_callers_answers_as_a_list(plugins, hook, kwargs):
+    pm = create_plugin_manager()
+    for name, plugin in plugins.items():
+        pm.register(plugin, name)
+    for (name, caller), (same, answers) in zip(
+        pm.per_plugin_callers(hook), pm.per_plugin_answers(hook), strict=True
+    ):
+        assert name == same
+        raw = caller(**kwargs)
+        expected = raw if isinstance(raw, list) else ([] if raw is None else [raw])
+        assert answers(kwargs) == expected
+
+
+def test_the_answerers_follow_registration_and_inactivity():
+    pm = create_plugin_manager()
+    pm.register(Plain("a"), "first")
+    assert [n for n, _ in pm.per_plugin_answers("toolang_observe_tool_result")] == ["first"]
+    pm.register(Plain("b"), "second")
+    assert [n for n, _ in pm.per_plugin_answers("toolang_observe_tool_result")] == [
+        "second",
+        "first",
+    ]
+    undo = pm.set_inactive([("second", "toolang_observe_tool_result")])
+    assert [n for n, _ in pm.per_plugin_answers("toolang_observe_tool_result")] == ["first"]
+    undo()
+    assert len(pm.per_plugin_answers("toolang_observe_tool_result")) == 2

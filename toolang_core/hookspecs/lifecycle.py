@@ -1,4 +1,5 @@
-"""Lifecycle hooks: plugin settings, runtime start-up and shutdown.
+"""Lifecycle hooks: plugin settings, runtime start-up and shutdown, and the hooks a
+plugin has nothing to do in for a run (``toolang_inactive_hooks``).
 
 ``toolang_startup`` and ``toolang_shutdown`` are broadcast: every implementation is
 called, each in isolation — one that raises is recorded against its plugin and the
@@ -7,7 +8,7 @@ others still run. An implementation may return an awaitable; the runtime awaits 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable
 from typing import TYPE_CHECKING
 
 from toolang_core.markers import hookspec
@@ -27,6 +28,20 @@ def toolang_register_settings(register: RegisterSettings) -> None:
     validated with the core's rules (unknown keys, wrong types and missing keys are
     errors naming the file and key path) and the instance reaches your factories as
     ``context.settings``. Return nothing.
+    """
+
+
+@hookspec
+def toolang_inactive_hooks(runtime: Runtime) -> Iterable[str] | None:
+    """Name those of this plugin's hooks that have nothing to do in ``runtime``'s run.
+
+    Asked once when the runtime starts serving, before ``toolang_startup`` and before
+    the core asks which hooks are implemented. Until the run ends, the core calls
+    none of this plugin's implementations of the named hooks — and builds no arguments
+    for a hook no plugin is left implementing. Answer from what is fixed for the run
+    (your settings), e.g. a tracer with no exporter names its turn hooks. The hooks of
+    the tool-call chain and the lifecycle hooks cannot be named: every stage plugin sees
+    every call. A name that is not one of your hooks is logged and ignored.
     """
 
 

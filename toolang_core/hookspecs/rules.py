@@ -103,6 +103,7 @@ MERGE: Final = CallingRule(
 
 HOOK_RULES: Final[dict[str, CallingRule]] = {
     "toolang_register_settings": REGISTRATION,
+    "toolang_inactive_hooks": COLLECT,
     "toolang_startup": BROADCAST,
     "toolang_shutdown": BROADCAST,
     "toolang_register_commands": REGISTRATION,

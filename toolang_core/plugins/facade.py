@@ -11,15 +11,16 @@ from :mod:`toolang_core.tools.stages`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import structlog
 
 from toolang_core.errors import describe_exception
-from toolang_core.hookspecs import TOOL_CHAIN, TOOL_CHAIN_STAGES
-from toolang_core.hookspecs.rules import HOOK_RULES, HookFailure, Refused
+from toolang_core.hookspecs import TOOL_CHAIN, TOOL_CHAIN_STAGES, lifecycle
+from toolang_core.hookspecs.rules import HOOK_RULES, REGISTRATION, HookFailure, Refused
+from toolang_core.markers import HOOK_PREFIX
 
 if TYPE_CHECKING:
     from toolang_core.agents.routing import RouteProposal
@@ -33,18 +34,19 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("toolang.hooks")
 
+ALWAYS_CALLED: Final = frozenset(
+    {*TOOL_CHAIN, *(name for name in vars(lifecycle) if name.startswith(HOOK_PREFIX))}
+    | {hook for hook, rule in HOOK_RULES.items() if rule is REGISTRATION}
+)
+"""Hooks no plugin can declare inactive (``toolang_inactive_hooks``): every stage plugin
+of the tool-call chain sees every call; start-up, shutdown and registration are not
+turn-time work."""
+
 
 def _pending(value: Any) -> bool:
     """Whether a hook's answer must be awaited (cheaper than a coroutine per answer:
     the tool-call chain asks this several times per tool call)."""
     return value is not None and hasattr(value, "__await__")
-
-
-def _results(raw: Any) -> list[Any]:
-    # A single-plugin caller returns a list (broadcast) or one value (firstresult).
-    if isinstance(raw, list):
-        return raw
-    return [] if raw is None else [raw]
 
 
 class Hooks:
@@ -55,6 +57,7 @@ class Hooks:
         self.callers = host.pm.per_plugin_callers
         """``callers(hook)``: ``(plugin, caller)`` pairs in call order, empty when no
         plugin implements ``hook`` (bound once: the tool-call chain asks per stage)."""
+        self._answering = host.pm.per_plugin_answers
 
     def implemented(self, hook: str) -> bool:
         """Whether any plugin implements ``hook`` (asked before a call that would cost
@@ -95,16 +98,16 @@ class Hooks:
         or None, failures)``."""
         fail_closed = HOOK_RULES[hook].fail_closed
         failures: list[HookFailure] = []
-        for plugin, caller in self._host.pm.per_plugin_callers(hook):
+        for plugin, answer in self._answering(hook):
             answers: list[Any] = []
             try:
                 # A loop, not a comprehension: one holding an await is a coroutine of its own.
                 if timeout is None:
-                    for value in _results(caller(**kwargs)):
+                    for value in answer(kwargs):
                         answers.append(await value if _pending(value) else value)
                 else:
                     async with asyncio.timeout(timeout):
-                        for value in _results(caller(**kwargs)):
+                        for value in answer(kwargs):
                             answers.append(await value if _pending(value) else value)
                 # Inside the try: an answer take() cannot use (a finalizer's metadata that
                 # is no mapping) is that plugin's failure, like a raise.
@@ -128,9 +131,9 @@ class Hooks:
         ``failures`` when given, and left out (only rules that skip a failure call hooks
         this way)."""
         answered: list[tuple[str, list[Any]]] = []
-        for plugin, caller in self._host.pm.per_plugin_callers(hook):
+        for plugin, answer in self._answering(hook):
             try:
-                answered.append((plugin, _results(caller(**kwargs))))
+                answered.append((plugin, answer(kwargs)))
             except Exception as exc:
                 error = describe_exception(exc)
                 log.warning("hook.failed", plugin=plugin, hook=hook, error=error)
@@ -148,6 +151,48 @@ class Hooks:
 
     async def shutdown(self, runtime: Runtime, reason: str = "stop") -> list[HookFailure]:
         return await self._broadcast("toolang_shutdown", runtime=runtime, reason=reason)
+
+    def leave_out_inactive(self, runtime: Runtime) -> Callable[[], None]:
+        """Ask every plugin which of its hooks have nothing to do in ``runtime``'s run
+        (``toolang_inactive_hooks``) and call none of those until the returned undo is
+        called (the runtime does when it stops serving).
+
+        A name that is not a hook the plugin implements, or one of :data:`ALWAYS_CALLED`,
+        is logged and ignored; so is an answer that is no collection of names."""
+        pm = self._host.pm
+        pm.set_inactive(())  # a previous run's answers do not decide what is asked now
+        pairs: list[tuple[str, str]] = []
+        for plugin, answers in self._now("toolang_inactive_hooks", {"runtime": runtime}):
+            for names in answers:
+                if isinstance(names, str) or not isinstance(names, Iterable):
+                    log.warning(
+                        "hook.inactive_ignored",
+                        plugin=plugin,
+                        hook="toolang_inactive_hooks",
+                        error=f"expected a collection of hook names, got {names!r}",
+                    )
+                    continue
+                for name in names:
+                    problem = self._why_not_inactive(plugin, name)
+                    if problem is not None:
+                        log.warning(
+                            "hook.inactive_ignored", plugin=plugin, hook=name, error=problem
+                        )
+                        continue
+                    pairs.append((plugin, name))
+        return pm.set_inactive(pairs)
+
+    def _why_not_inactive(self, plugin: str, name: object) -> str | None:
+        """Why ``plugin`` cannot leave hook ``name`` out, or ``None`` when it can."""
+        if not (isinstance(name, str) and name.startswith(HOOK_PREFIX)) or not hasattr(
+            self._host.pm.hook, name
+        ):
+            return f"{name!r} is not a toolang hook"
+        if name in ALWAYS_CALLED:
+            return f"{name} is always called (the tool-call chain, lifecycle and registration)"
+        if plugin not in self.implementations(name):
+            return f"the plugin does not implement {name}"
+        return None
 
     # -- events ----------------------------------------------------------------------
 
@@ -167,12 +212,14 @@ class Hooks:
 
         A proposal naming an agent not among ``agents`` is ignored; a router that
         raises is skipped and reported."""
-        names = {agent.name for agent in agents}
+        names: set[str] = set()  # made for the first proposal: most requests get none
         best: list[RouteProposal] = []  # the best so far, when there is one
 
         def take(plugin: str, answers: list[Any]) -> None:
             for proposal in answers:
-                if proposal is None or proposal.agent not in names:
+                if not names:
+                    names.update(agent.name for agent in agents)
+                if proposal.agent not in names:
                     continue
                 if not best or proposal.score > best[0].score:
                     best[:] = [attrs.evolve(proposal, router=plugin)]
@@ -298,9 +345,9 @@ class Hooks:
         three such hooks per tool call, and most answers need no awaiting."""
         outcomes: list[tuple[str, str, HookFailure | None]] = []
         for hook in hooks:
-            for plugin, caller in self._host.pm.per_plugin_callers(hook):
+            for plugin, answer in self._answering(hook):
                 try:
-                    for value in _results(caller(**kwargs)):
+                    for value in answer(kwargs):
                         if _pending(value):
                             await value
                 except Exception as exc:

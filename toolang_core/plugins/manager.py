@@ -24,19 +24,21 @@ class ToolangPluginManager(pluggy.PluginManager):
     def __init__(self) -> None:
         super().__init__(PROJECT_NAME)
         self._per_plugin: dict[str, tuple[tuple[str, PluginCaller], ...]] = {}
+        self._answering: dict[str, tuple[tuple[str, Answers], ...]] = {}
         self._monitors = 0
+        self._inactive: frozenset[tuple[str, str]] = frozenset()
 
     def add_hookcall_monitoring(self, before: Any, after: Any) -> Any:
         """pluggy's monitoring (also ``enable_tracing``); monitored calls then all go
         through pluggy's own callers."""
-        self._per_plugin.clear()
+        self._forget_callers()
         self._monitors += 1
         undo = super().add_hookcall_monitoring(before, after)
 
         def undo_and_forget() -> None:
             undo()
             self._monitors -= 1
-            self._per_plugin.clear()
+            self._forget_callers()
 
         return undo_and_forget
 
@@ -46,12 +48,42 @@ class ToolangPluginManager(pluggy.PluginManager):
         return super().parse_hookimpl_opts(plugin, name)
 
     def register(self, plugin: Any, name: str | None = None) -> str | None:
-        self._per_plugin.clear()
+        self._forget_callers()
         return super().register(plugin, name)
 
     def unregister(self, plugin: Any | None = None, name: str | None = None) -> Any | None:
-        self._per_plugin.clear()
+        self._forget_callers()
         return super().unregister(plugin, name)
+
+    def set_inactive(self, pairs: Iterable[tuple[str, str]]) -> Callable[[], None]:
+        """Leave each ``(plugin name, hook name)`` of ``pairs`` out of
+        :meth:`per_plugin_callers` — the plugin said it has nothing to do in that hook
+        (``toolang_inactive_hooks``) — until the returned undo is called; the pairs
+        replace any left out before."""
+        before = self._inactive
+        self._inactive = frozenset(pairs)
+        self._forget_callers()
+
+        def undo() -> None:
+            self._inactive = before
+            self._forget_callers()
+
+        return undo
+
+    def _forget_callers(self) -> None:
+        self._per_plugin.clear()
+        self._answering.clear()
+
+    def per_plugin_answers(self, hook_name: str) -> tuple[tuple[str, Answers], ...]:
+        """The pairs of :meth:`per_plugin_callers`, each caller in the form the facade's
+        runners call it: the keyword arguments as the one dict they already are (no
+        repacking per call), answering the list of its non-``None`` answers."""
+        cached = self._answering.get(hook_name)
+        if cached is None:
+            cached = self._answering[hook_name] = tuple(
+                (name, _answers_of(caller)) for name, caller in self.per_plugin_callers(hook_name)
+            )
+        return cached
 
     def per_plugin_callers(self, hook_name: str) -> tuple[tuple[str, PluginCaller], ...]:
         """Return ``(plugin name, caller)`` pairs for one hook, in pluggy's call order.
@@ -64,7 +96,7 @@ class ToolangPluginManager(pluggy.PluginManager):
         would do for it at a tenth of the cost (the tool-call chain makes seven such
         calls per tool call); any wrapper, or hook-call monitoring switched on, gets
         pluggy's own subset caller. The pairs are cached until the next ``register``
-        or ``unregister``.
+        or ``unregister``. A plugin :meth:`set_inactive` for the hook is left out.
         """
         cached = self._per_plugin.get(hook_name)
         if cached is not None:
@@ -79,12 +111,15 @@ class ToolangPluginManager(pluggy.PluginManager):
         monitored = self._monitors > 0
         pairs: list[tuple[str, PluginCaller]] = []
         for plugin in ordered:
+            name = self._name_of(plugin)
+            if (name, hook_name) in self._inactive:
+                continue
             own = [impl for impl in impls if impl.plugin is plugin]
             if not monitored and len(own) == 1 and not (own[0].hookwrapper or own[0].wrapper):
-                pairs.append((self._name_of(plugin), DirectCaller(own[0], firstresult)))
+                pairs.append((name, DirectCaller(own[0], firstresult)))
             else:
                 others = [p for p in ordered if p is not plugin]
-                pairs.append((self._name_of(plugin), self.subset_hook_caller(hook_name, others)))
+                pairs.append((name, self.subset_hook_caller(hook_name, others)))
         self._per_plugin[hook_name] = tuple(pairs)
         return self._per_plugin[hook_name]
 
@@ -95,6 +130,23 @@ class ToolangPluginManager(pluggy.PluginManager):
 
 PluginCaller = Callable[..., Any]
 """Calls one plugin's implementation of a hook with the hook's keyword arguments."""
+
+Answers = Callable[[dict[str, Any]], list[Any]]
+"""Calls one plugin's implementation with the hook's keyword arguments in one dict and
+answers the list of its non-``None`` answers."""
+
+
+def _answers_of(caller: PluginCaller) -> Answers:
+    if isinstance(caller, DirectCaller):
+        return caller.answers
+
+    def answers(kwargs: dict[str, Any]) -> list[Any]:
+        raw = caller(**kwargs)  # a list (broadcast) or one value (firstresult)
+        if isinstance(raw, list):
+            return raw
+        return [] if raw is None else [raw]
+
+    return answers
 
 
 class DirectCaller:
@@ -127,6 +179,11 @@ class DirectCaller:
         result = self.function(*self.arguments(kwargs))
         if self.firstresult:
             return result
+        return [] if result is None else [result]
+
+    def answers(self, kwargs: dict[str, Any]) -> list[Any]:
+        """The call with the keyword arguments as a dict, answering a list either way."""
+        result = self.function(*self.arguments(kwargs))
         return [] if result is None else [result]
 
 

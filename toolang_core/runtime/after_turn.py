@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from toolang_core.memory.types import MemoryWriteBatch
     from toolang_core.runtime.runtime import Runtime
     from toolang_core.store.protocol import ExecutionStore
-    from toolang_core.store.types import RecordWrite, TurnRequest
+    from toolang_core.store.types import Finish, RecordWrite, TurnRequest
 
 # AfterTurn and the record kinds moved below the runtime and the agent turn
 # (toolang_core.execution.seam); re-exported here for the older import path.
@@ -131,11 +131,17 @@ class AfterTurnStages:
         return WithState(((PROMPT_TRACE_KIND, turn.id, data),))
 
     async def run(
-        self, turn: TurnRequest, outcome: TurnOutcome, with_state: WithState
+        self,
+        turn: TurnRequest,
+        outcome: TurnOutcome,
+        with_state: WithState,
+        committed: Finish | None = None,
     ) -> list[StageDone]:
         """Do what applies, in order; return what was done and recorded (stage 1 first),
         or nothing when stage 1 was all there was. ``with_state`` is what
-        :meth:`with_state` gave for ``turn``, committed with its terminal state."""
+        :meth:`with_state` gave for ``turn``, committed with its terminal state;
+        ``committed``, that terminal state as stored (its output and error masked
+        already: delivery hands them on rather than masking them again)."""
         started = self.clock()
         if self._finalizes(turn):
             try:
@@ -153,7 +159,7 @@ class AfterTurnStages:
         if self._publishes():
             done.append(await self._events(turn, outcome))
         if self._delivers():
-            done.append(await self._delivery(turn, outcome))
+            done.append(await self._delivery(turn, outcome, committed))
         if not done:  # the common case of a bare runtime: nothing more to record
             return []
         done.insert(0, StageDone("turn_state", True, started, {"status": outcome.status.value}))
@@ -180,14 +186,21 @@ class AfterTurnStages:
         detail = {"event": event.kind, "failures": [f"{f.plugin}: {f.error}" for f in failures]}
         return StageDone("events", not failures, self.clock(), detail)
 
-    async def _delivery(self, turn: TurnRequest, outcome: TurnOutcome) -> StageDone:
+    async def _delivery(
+        self, turn: TurnRequest, outcome: TurnOutcome, committed: Finish | None
+    ) -> StageDone:
         # Delivered as stored: what a channel shows passes the redaction policy too.
+        if committed is None:
+            output = None if outcome.output is None else redact_text(outcome.output)
+            error = None if outcome.error is None else redact_text(outcome.error)
+        else:
+            output, error = committed.output, committed.error
         finished = turn.ended(
             outcome.status,
             finished_at=turn.finished_at,
-            output=None if outcome.output is None else redact_text(outcome.output),
+            output=output,
             outcome=outcome.outcome,
-            error=None if outcome.error is None else redact_text(outcome.error),
+            error=error,
             input=redact_text(turn.input),
         )
         outcomes = await self.runtime.host.hooks.deliver_turn(finished, self.runtime)

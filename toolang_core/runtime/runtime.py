@@ -428,13 +428,17 @@ class Runtime:
 
         :raises StoreBusy: when another runtime owns an exclusive store.
         """
-        executor = self.make_executor()
-        turn_sources = self.turn_sources(sources)
-        memory = self.memory  # an unknown memory plugin stops the start, visibly
-        store = self.open_store()
+        self.one_shot = only is not None
+        # First: what is built next asks which hooks are implemented, and a plugin's
+        # inactive hooks (toolang_inactive_hooks) are none of them for this run.
+        restore_hooks = self.host.hooks.leave_out_inactive(self)
+        try:
+            executor, turn_sources, memory, store = self._run_parts(sources)
+        except BaseException:
+            restore_hooks()
+            raise
         run_id = new_id()
         self.run_id, self.store = run_id, store
-        self.one_shot = only is not None
         try:
             # An exclusive store refuses a second runtime; a shared one records presence.
             if not await take_store(store, run_id, stop, wait_seconds=lock_wait_seconds):
@@ -505,6 +509,16 @@ class Runtime:
                 )
         finally:
             store.close()
+            restore_hooks()
+
+    def _run_parts(
+        self, sources: Collection[str] | None
+    ) -> tuple[TurnExecutor, dict[str, TurnSource], MemoryService | None, ExecutionStore]:
+        """What a run is made of: its executor, turn sources, memory and open store."""
+        executor = self.make_executor()
+        turn_sources = self.turn_sources(sources)
+        memory = self.memory  # an unknown memory plugin stops the start, visibly
+        return executor, turn_sources, memory, self.open_store()
 
     def _end_run(self, store: ExecutionStore, run_id: str) -> None:
         with contextlib.suppress(StoreReplaced):  # reported, and on its way out

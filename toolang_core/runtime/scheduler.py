@@ -354,7 +354,7 @@ class Scheduler:
                 return
             self._committed.add(turn.id)
             self.commits.log_finished(finish)
-            stages = await self._after.run(turn, outcome, with_state)
+            stages = await self._after.run(turn, outcome, with_state, finish)
         finally:  # here, not a done-callback: that costs a loop round-trip per turn
             why = self._why_cancelled.get(turn.id)  # _done forgets it
             self._done(turn.id)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 from event_publisher_kit import Subscriber, run_turn
 
 import toolang_hook_event_publisher as plugin
-from toolang_core import ToolCall, ToolCallContext, ToolResult, TurnStatus
+from toolang_core import ToolCall, ToolCallContext, ToolResult, TurnStatus, hookimpl
 from toolang_core.testing.models import text, tool_call
 
 SECRET = "sk-proj-abcdefghijklmnopqrstuvwx"
@@ -85,6 +87,49 @@ def test_with_no_sink_and_no_other_subscriber_no_tool_event_is_built(toolang_run
         call=call, turn_id="t", thread_id="th", run_id="r", agent="a", runtime=runtime
     )
     assert plugin.toolang_publish_event(call, ToolResult(ok=True), ctx) is None
+
+
+def after_stages(runtime, turn):
+    from toolang_core.runtime.after_turn import AFTER_KIND
+
+    store = runtime.open_inbox().store
+    try:
+        return [s["stage"] for s in store.get_record(AFTER_KIND, turn.id).data["stages"]]
+    finally:
+        store.close()
+
+
+class Deliverer:
+    """Delivers turns (so each turn has an after-record to read)."""
+
+    @hookimpl
+    def toolang_deliver_turn(self, turn, runtime):
+        return None
+
+
+def test_with_no_sink_the_plugin_takes_no_event_and_turns_publish_none(agent_runtime):
+    runtime = agent_runtime(
+        [tool_call("lookup", {"term": "x"}), text("done")], extra={"deliverer": Deliverer()}
+    )
+    turn = run_turn(runtime)
+    assert turn.status is TurnStatus.COMPLETED
+    # Nobody to hand a turn.* event to: the post-turn stages skip the events stage.
+    assert after_stages(runtime, turn) == ["turn_state", "prompt_trace", "delivery"]
+    assert plugin.toolang_inactive_hooks(runtime) == ("toolang_on_event",)
+
+
+def test_with_a_sink_the_plugin_takes_every_event(agent_runtime, tmp_path):
+    sink = f'sinks = [{{ type = "jsonl", path = "{tmp_path / "events.jsonl"}" }}]\n'
+    runtime = agent_runtime(
+        [tool_call("lookup", {"term": "x"}), text("done")],
+        sink,
+        extra={"deliverer": Deliverer()},
+    )
+    turn = run_turn(runtime)
+    assert after_stages(runtime, turn) == ["turn_state", "prompt_trace", "events", "delivery"]
+    assert plugin.toolang_inactive_hooks(runtime) == ()
+    lines = (tmp_path / "events.jsonl").read_text().splitlines()
+    assert [json.loads(line)["kind"] for line in lines] == ["tool.completed", "turn.completed"]
 
 
 def test_a_call_the_chain_refused_is_a_tool_refused_event_with_its_refusal(agent_runtime):

@@ -72,6 +72,16 @@ def toolang_publish_event(
 
 
 @hookimpl
+def toolang_inactive_hooks(runtime: RuntimeView) -> tuple[str, ...]:
+    """With no sink configured there is nowhere to forward events: the runtime need not
+    hand this plugin any (nor build its ``turn.*`` events, when nobody else listens)."""
+    from toolang_hook_event_publisher.settings import PublisherSettings
+
+    settings = runtime.settings.get(NAME) or PublisherSettings()
+    return () if settings.sinks else ("toolang_on_event",)
+
+
+@hookimpl
 def toolang_on_event(event: Event, runtime: RuntimeView) -> None:
     """Queue the event for the sinks that take its kind; never waits."""
     publisher_of(runtime).accept(event)

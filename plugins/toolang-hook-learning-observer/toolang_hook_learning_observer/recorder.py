@@ -145,10 +145,10 @@ class Recorder:
         time only ever take failures out of a note), so the usual turn asks the
         database nothing and leaves the outcomes to be written in batches.
         """
-        from toolang_hook_learning_observer.notes import failure_note
-
         if self._quiet.get(agent) == self._failures:
             return None
+        from toolang_hook_learning_observer.notes import failure_note
+
         self.writer.flush()  # outcomes of this runtime's last turn count already
         text = failure_note(self.database(), agent, self.settings, self.runtime.clock())
         if text is None:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, strategies as st
 
 from toolang_core import Modify, ToolResult
 from toolang_hook_security_filter.finders import iban_valid, luhn_valid
+from toolang_hook_security_filter.ids import GATE, SHAPES, IdFinder
 from toolang_hook_security_filter.pii import Scrubber
 
 FOUND = {
@@ -162,3 +166,18 @@ def test_masking_a_provider_key_imports_neither_detect_secrets_nor_requests():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["True", "False"]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=[shape.name for shape in SHAPES])
+@given(data=st.data())
+def test_every_national_id_shape_passes_the_gate_that_spares_other_texts(shape, data):
+    """The finder skips a text without :data:`GATE` in it: every value of every shape
+    must hold it, or a national id could go unmasked."""
+    value = data.draw(st.from_regex(shape.pattern, fullmatch=True))
+    assert re.search(GATE, value), value
+
+
+def test_a_text_with_only_short_numbers_is_left_as_it_is():
+    finder = IdFinder()
+    assert finder("add 12 25") == ("add 12 25", 0)
+    assert finder("SSN 536-45-6789 on file") == ("SSN [national id redacted] on file", 1)

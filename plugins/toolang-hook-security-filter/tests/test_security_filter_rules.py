@@ -248,6 +248,26 @@ def test_params_nested_too_deep_to_check_are_refused(default_filter):
     assert "nested deeper than" in verdict.reason
 
 
+def nested(leaf, wraps: int, *, in_lists: bool) -> dict:
+    value: object = [leaf, leaf] if in_lists else {"x": leaf}
+    for _ in range(wraps):
+        value = [value] if in_lists else {"x": value}
+    return {"x": value} if in_lists else value  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("leaf", [7, 2.5, True, None])
+@pytest.mark.parametrize(("in_lists", "last_checked"), [(False, 31), (True, 30)])
+def test_a_number_past_the_depth_limit_is_refused_like_any_value(
+    default_filter, leaf, in_lists, last_checked
+):
+    """A number one level past the limit is refused (a string there is one level
+    further: it is taken where it sits), one at the limit is checked."""
+    assert default_filter.call(nested(leaf, last_checked, in_lists=in_lists)) is None
+    verdict = default_filter.call(nested(leaf, last_checked + 1, in_lists=in_lists))
+    assert isinstance(verdict, Block) and "nested deeper than" in verdict.reason
+    assert default_filter.call(nested("ok", last_checked + 1, in_lists=in_lists)) is None
+
+
 def test_a_harmless_call_gets_no_verdict(default_filter):
     assert default_filter.call({"command": "ls -la", "limit": 10}) is None
 

@@ -116,3 +116,19 @@ def test_results_are_masked_before_the_model_and_the_trace_see_them(turn):
         "plugin": plugin.NAME,
         "detail": "modified the result",
     } in step.data["chain"]
+
+
+@pytest.mark.parametrize("one_shot", [False, True])
+def test_a_serving_runtime_compiles_its_policy_at_start_up_a_one_shot_on_first_use(
+    toolang_runtime, one_shot
+):
+    from toolang_hook_security_filter.policy import Policy
+
+    runtime = toolang_runtime('[runtime]\nexecutor = "echo"\n', plugins={plugin.NAME: plugin})
+    inbox = runtime.open_inbox()
+    turn_id = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:t", input="hi")).id
+    only = [turn_id] if one_shot else None
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=(), only=only))
+    assert inbox.get(turn_id).status is TurnStatus.COMPLETED
+    built = runtime.plugin_state(plugin.NAME, lambda: "not built")
+    assert isinstance(built, Policy) is not one_shot, built

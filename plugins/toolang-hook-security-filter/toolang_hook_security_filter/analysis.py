@@ -77,8 +77,14 @@ def kinds_for(tool: str, key: str) -> tuple[str, ...]:
     return tuple(kinds)
 
 
+_PLACE_NOISE: Final = re.compile(r"\[\d+\]|\s*\(.*\)$")
+
+
+@functools.lru_cache(maxsize=4096)
 def _key(where: str) -> str:
-    return re.sub(r"\[\d+\]|\s*\(.*\)$", "", where).rsplit(".", 1)[-1]
+    """The key a string sits under (``options.script`` → ``script``, ``args[2]`` →
+    ``args``); places repeat from call to call (parameter names), so answers are kept."""
+    return _PLACE_NOISE.sub("", where).rsplit(".", 1)[-1]
 
 
 _PYTHON: Final = re.compile(

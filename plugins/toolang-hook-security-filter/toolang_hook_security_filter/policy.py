@@ -346,6 +346,11 @@ def strings_of(
     return found
 
 
+_NO_TEXT: Final = frozenset({int, float, bool, type(None)})
+"""JSON values that hold no string (told by their exact type, before the slower ABC
+checks): numbers are most tools' parameters."""
+
+
 def _collect(
     value: Any,
     where: str,
@@ -357,6 +362,8 @@ def _collect(
         found.append((where or "(value)", value))
     elif depth > MAX_DEPTH:
         raise ParamsTooDeep(where)
+    elif type(value) in _NO_TEXT:
+        return
     elif isinstance(value, dict | Mapping):
         _collect_mapping(value, where, depth, found, written)
     elif isinstance(value, list | tuple):
@@ -389,6 +396,8 @@ def _collect_mapping(
             place = f"{where}.…" if where else "…"
         if isinstance(item, str):  # the usual case, without the recursion
             found.append((place, item))
+            continue
+        if type(item) in _NO_TEXT and depth < MAX_DEPTH:  # deeper: too deep, as any value
             continue
         _collect(item, place, depth + 1, found, written)
         if _is_argv(item):

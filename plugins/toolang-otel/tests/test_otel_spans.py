@@ -8,7 +8,7 @@ import json
 from otel_kit import EMAIL, SECRET, Agents, Shelf, by_name, children, run_turn, serve, submit
 
 import toolang_otel as plugin
-from toolang_core import TurnStatus
+from toolang_core import TurnStatus, hookimpl
 from toolang_core.models.types import ModelRequest
 from toolang_core.testing.models import text, tool_call
 
@@ -215,6 +215,34 @@ def test_with_exporter_none_nothing_is_built(agent_runtime):
     runtime = agent_runtime([text("hi")], "")
     run_turn(runtime)
     assert plugin.holder_of(runtime).last is None
+
+
+class TurnHookCensus:
+    """Which plugins implement the plugin's turn-path hooks while the runtime runs."""
+
+    def __init__(self):
+        self.seen = {}
+
+    @hookimpl
+    def toolang_startup(self, runtime):
+        self.seen = {hook: runtime.host.hooks.implementations(hook) for hook in plugin.TURN_HOOKS}
+
+
+def test_with_exporter_none_a_run_calls_none_of_the_turn_hooks(agent_runtime):
+    census = TurnHookCensus()
+    runtime = agent_runtime([text("hi")], "", extra={"census": census})
+    run_turn(runtime)
+    assert census.seen == {hook: [] for hook in plugin.TURN_HOOKS}
+    # Once the run is over the plugin's hooks are listed again (`toolang hooks`).
+    assert runtime.host.hooks.implementations("toolang_turn_step") == [plugin.NAME]
+
+
+def test_with_an_exporter_every_turn_hook_is_called(agent_runtime):
+    census = TurnHookCensus()
+    runtime = agent_runtime([text("hi")], extra={"census": census})
+    run_turn(runtime)
+    assert census.seen == {hook: [plugin.NAME] for hook in plugin.TURN_HOOKS}
+    assert "invoke_agent assistant" in [s.name for s in spans_of(runtime)]
 
 
 def test_two_turns_on_two_threads_are_two_traces(agent_runtime):

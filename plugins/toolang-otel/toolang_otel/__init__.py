@@ -12,7 +12,7 @@ loads when a runtime with ``[plugins.otel] exporter`` set starts.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from toolang_core import hookimpl
 
@@ -60,6 +60,25 @@ def toolang_register_settings(register: RegisterSettings) -> None:
     from toolang_otel.settings import OtelSettings
 
     register(OtelSettings)
+
+
+TURN_HOOKS: Final = (
+    "toolang_turn_started",
+    "toolang_turn_step",
+    "toolang_turn_finished",
+    "toolang_outbound_headers",
+)
+"""What the plugin does on a turn's path: nothing at all while export is off."""
+
+
+@hookimpl
+def toolang_inactive_hooks(runtime: Runtime) -> tuple[str, ...]:
+    """Installed but not exporting (``exporter = "none"``, the default): a run calls
+    none of the turn hooks, so their turns pay nothing for the plugin."""
+    from toolang_otel.settings import OtelSettings
+
+    settings = runtime.settings.get(NAME) or OtelSettings()
+    return () if settings.enabled else TURN_HOOKS
 
 
 @hookimpl

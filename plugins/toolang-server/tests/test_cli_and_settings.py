@@ -121,6 +121,34 @@ def test_a_one_shot_serve_opens_no_port(toolang_runtime, capfd):
     assert f"console http://127.0.0.1:{port}/" in serve(one_shot=False)
 
 
+def test_a_run_that_starts_no_server_is_not_delivered_its_turns(toolang_runtime):
+    """With no server to wait on over HTTP (one-shot, or not enabled), the plugin's
+    delivery hook is inactive for the run: the turn records no delivery stage for it."""
+    import asyncio
+
+    import toolang_server
+    from toolang_core import NewTurnRequest
+    from toolang_core.runtime.after_turn import AFTER_KIND
+
+    def delivered_by(config: str, *, one_shot: bool) -> object:
+        runtime = toolang_runtime(config, plugins={"server": toolang_server})
+        inbox = runtime.open_inbox()
+        turn_id = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:t", input="hi")).id
+        only = [turn_id] if one_shot else None
+        asyncio.run(runtime.serve(asyncio.Event(), sources=(), only=only, until_idle=True))
+        after = inbox.store.get_record(AFTER_KIND, turn_id)
+        inbox.store.close()
+        stages = after.data["stages"] if after is not None else []
+        return [s["detail"]["by"] for s in stages if s["stage"] == "delivery"]
+
+    echo = '[runtime]\nexecutor = "echo"\n'
+    assert delivered_by(echo + "[plugins.server]\nenabled = false\n", one_shot=False) == []
+    assert delivered_by(echo + "[plugins.server]\nenabled = true\nport = 0\n", one_shot=True) == []
+    assert delivered_by(echo + "[plugins.server]\nenabled = true\nport = 0\n", one_shot=False) == [
+        ["server"]
+    ]
+
+
 ONE_SHOT = """
 import asyncio, sys
 from pathlib import Path

@@ -23,7 +23,8 @@ NAME: Final = "server"
 
 def server_state(runtime: Runtime) -> dict[str, Any]:
     """This plugin's per-runtime state: ``"force"`` (settings ``toolang serve`` starts
-    the server with, even when ``enabled`` is false) and ``"running"``."""
+    the server with, even when ``enabled`` is false), ``"running"`` and, while it runs,
+    ``"finished"`` (the turns waited for over HTTP)."""
     return runtime.plugin_state("server:state", dict)
 
 
@@ -52,16 +53,26 @@ def toolang_register_routes(register: RegisterRoute) -> None:
 
 
 @hookimpl
+def toolang_inactive_hooks(runtime: Runtime) -> tuple[str, ...]:
+    """A run that starts no server (not enabled, or a one-shot chat/invoke) has nobody
+    waiting over HTTP for a turn to finish."""
+    return ("toolang_deliver_turn",) if settings_of(runtime) is None or runtime.one_shot else ()
+
+
+@hookimpl
 async def toolang_startup(runtime: Runtime) -> None:
     settings = settings_of(runtime)
     if settings is None or runtime.one_shot:  # a one-shot chat/invoke opens no port
         return
     import sys
 
+    from toolang_server.finished import FinishedTurns
     from toolang_server.serve import start
 
+    state = server_state(runtime)
     try:
-        server_state(runtime)["running"] = await start(runtime, settings)
+        state["running"] = await start(runtime, settings)
+        state["finished"] = FinishedTurns.of(runtime)  # told of each turn, see below
     except OSError as exc:
         # The runtime goes on without its server (start-up hooks never stop it); say so
         # where the person who started it looks, not only in the log.
@@ -71,7 +82,9 @@ async def toolang_startup(runtime: Runtime) -> None:
 
 @hookimpl
 async def toolang_shutdown(runtime: Runtime, reason: str) -> None:
-    running = server_state(runtime).pop("running", None)
+    state = server_state(runtime)
+    state.pop("finished", None)
+    running = state.pop("running", None)
     if running is not None:
         # Imported only here: the serve module brings uvicorn and Starlette.
         from toolang_server.serve import URL_FILE
@@ -83,10 +96,9 @@ async def toolang_shutdown(runtime: Runtime, reason: str) -> None:
 @hookimpl
 def toolang_deliver_turn(turn: TurnRequest, runtime: Runtime) -> None:
     # Not a delivery: the signal that a turn is finished, for those waiting over HTTP.
-    if "running" in server_state(runtime):
-        from toolang_server.finished import FinishedTurns
-
-        FinishedTurns.of(runtime).delivered(turn.id)
+    finished = server_state(runtime).get("finished")
+    if finished is not None:  # the server runs
+        finished.delivered(turn.id)
 
 
 @hookimpl

@@ -144,9 +144,10 @@ def hook_families(runtime: Runtime) -> list[dict[str, Any]]:
 
 
 async def hooks(request: Request) -> Response:
-    """Each hook family and its implementing plugins in call order (chain in order).
+    """Each hook family and the plugins this run calls for it, in call order (chain in order).
 
-    The tool-call chain is listed in its fixed order, stage by stage."""
+    The tool-call chain is listed in its fixed order, stage by stage. A hook a plugin
+    named inactive for the run (``toolang_inactive_hooks``) is not listed for it."""
     return ok(hook_families(runtime_of(request)))
 
 
