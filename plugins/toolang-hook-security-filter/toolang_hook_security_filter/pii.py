@@ -71,6 +71,10 @@ class Scrubber:
         from toolang_hook_security_filter.ids import IdFinder, ProviderKeyFinder
 
         self._ids = IdFinder() if "national_id" in self.kinds else None
+        # Every id, phone, card and IBAN holds six digits or more: a text with fewer
+        # (most are) is passed over with one look, not a look per kind.
+        self._digit_kinds = self._ids is not None or bool(self._numbers)
+        self._six_digits = finders.six_digits
         self._providers = ProviderKeyFinder() if self._secret else None
         # Mapping keys repeat (parameter and field names): remember the answers.
         self._key_facts = functools.lru_cache(maxsize=4096)(_key_facts)
@@ -85,11 +89,12 @@ class Scrubber:
             text = self._scrub_secrets(text, found)
         if self._email is not None and "@" in text:
             text = _apply(self._email, "email", text, found)
-        if self._ids is not None:  # before phones: an SSN or a SIN looks like one
-            text = _apply(self._ids, "national_id", text, found)
-        if self._numbers and self._seven_digits.search(text):
-            for kind, finder in self._numbers:
-                text = _apply(finder, kind, text, found)
+        if self._digit_kinds and self._six_digits.match(text):
+            if self._ids is not None:  # before phones: an SSN or a SIN looks like one
+                text = _apply(self._ids, "national_id", text, found)
+            if self._numbers and self._seven_digits.match(text):
+                for kind, finder in self._numbers:
+                    text = _apply(finder, kind, text, found)
         return text
 
     def _scrub_secrets(self, text: str, found: dict[str, int]) -> str:
