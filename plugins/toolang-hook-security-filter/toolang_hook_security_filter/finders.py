@@ -113,6 +113,9 @@ _PHONE = (
     r"|\d{3,4}\s\d{6})"  # 07911 123456
     r")(?![\w/.:-]*\w)"
 )
+PROVIDER_KEY_MIN: Final = 20
+"""Key characters in a row every provider key holds (ids.ProviderKeyFinder): a shorter
+text holds none."""
 _SEVEN_DIGITS = r"(?:\D*+\d){7}"  # no phone, card or IBAN has fewer
 _SIX_DIGITS = r"(?:\D*+\d){6}"  # nor a national id (see ids.GATE)
 """At least that many digits in the text, anywhere: asked with ``match`` (one pass from

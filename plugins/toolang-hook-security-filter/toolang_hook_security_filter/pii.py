@@ -39,7 +39,14 @@ from collections.abc import Collection, Mapping
 from typing import Any, Final, Literal
 
 from toolang_core import is_secret_key
-from toolang_hook_security_filter.finders import KEY_SHAPES, MASKS, Finder, Finders, card_valid
+from toolang_hook_security_filter.finders import (
+    KEY_SHAPES,
+    MASKS,
+    PROVIDER_KEY_MIN,
+    Finder,
+    Finders,
+    card_valid,
+)
 from toolang_hook_security_filter.hints import trie_pattern
 
 PiiKind = Literal["email", "phone", "card", "iban", "secret", "national_id"]
@@ -105,7 +112,7 @@ class Scrubber:
             text = _apply(self._finders.labelled, "secret", text, found)
         if "://" in text and "@" in text:
             text = _apply(self._finders.url_passwords, "secret", text, found)
-        if self._providers is not None:
+        if self._providers is not None and len(text) >= PROVIDER_KEY_MIN:
             text = _apply(self._providers, "secret", text, found)
         return text
 
