@@ -111,7 +111,8 @@ class TurnCommits:
         when the caller built the rest of strings, numbers, flags, lists and dicts of
         its own; only they are checked (an encoding costs ~4 us a record)."""
         try:
-            json.dumps(data if foreign is None else foreign)
+            if foreign is None or foreign:  # nothing foreign: nothing to encode (~0.7 us)
+                json.dumps(data if foreign is None else foreign)
         except (TypeError, ValueError) as exc:
             log.warning("record.write_failed", kind=kind, key=key, error=describe_exception(exc))
             return
