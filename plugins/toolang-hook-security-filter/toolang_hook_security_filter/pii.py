@@ -127,16 +127,13 @@ class Scrubber:
         if isinstance(value, str):
             return self.scrub_text(value, found)
         if isinstance(value, int) and not isinstance(value, bool):
-            if "card" in self.kinds and 10**12 <= value < 10**19 and card_valid(str(value)):
-                _count(found, "card")
-                return MASKS["card"]
-            return value
-        if _depth > 64:  # deeper than any real payload: mask it whole rather than leak it
+            return self._number(value, found)
+        if _depth > _MAX_DEPTH:  # deeper than any real payload: mask it whole, not leak it
             _count(found, "secret")
             return MASKS["secret"]
-        if isinstance(value, dict | Mapping):
+        if isinstance(value, _MAPPINGS):
             return self._scrub_mapping(value, found, _depth)
-        if isinstance(value, list | tuple):
+        if isinstance(value, _SEQUENCES):
             items = [self.scrub(item, found, _depth=_depth + 1) for item in value]
             if all(new is old for new, old in zip(items, value, strict=True)):
                 return value
@@ -155,11 +152,29 @@ class Scrubber:
                     _count(found, "secret")
                 else:
                     new_item = self.scrub_text(item, found)
+            elif type(item) is int:  # the next most usual: no recursion either
+                new_item = self._number(item, found)
+            elif type(item) in _SCALARS and depth < _MAX_DEPTH:  # as scrub() would answer
+                new_item = item
             else:
                 new_item = self.scrub(item, found, _depth=depth + 1)
             changed = changed or new_key is not key or new_item is not item
             out[new_key] = new_item
         return out if changed else value
+
+    def _number(self, value: int, found: dict[str, int]) -> Any:
+        """An integer, or the card mask when it is a card number and cards are masked."""
+        if "card" in self.kinds and 10**12 <= value < 10**19 and card_valid(str(value)):
+            _count(found, "card")
+            return MASKS["card"]
+        return value
+
+
+_MAX_DEPTH: Final = 64
+_MAPPINGS: Final = (dict, Mapping)
+_SEQUENCES: Final = (list, tuple)
+_SCALARS: Final = frozenset({float, bool, type(None)})
+"""JSON values with nothing in them to mask (told by their exact type)."""
 
 
 def _key_facts(key: object) -> tuple[bool, bool]:
