@@ -131,11 +131,16 @@ def test_records_handed_in_ride_with_the_next_finish_and_outlive_its_fencing(tmp
     owner = commits("run-a")
     owner.later("after", "b", {"stages": ["b"]})
     owner.later("after", "c", {"stages": [object()]})  # cannot be stored: dropped, logged
+    # only the parts a plugin handed in are checked: here they cannot be stored
+    owner.later("after", "d", {"stages": [{"detail": {"n": object()}}]}, foreign=[{"n": object()}])
+    owner.later("after", "e", {"stages": [{"detail": {"n": 1}}]}, foreign=[{"n": 1}])
     owner.hand_in(Finish(turn_id, "run-a", 1, TurnStatus.COMPLETED, now, output="yes"))
     owner.record()
     assert store.get(turn_id).output == "yes"
     assert store.get_record("after", "b").data == {"stages": ["b"]}
     assert store.get_record("after", "c") is None
+    assert store.get_record("after", "d") is None
+    assert store.get_record("after", "e").data == {"stages": [{"detail": {"n": 1}}]}
     store.close()
 
 

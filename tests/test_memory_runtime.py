@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+import attrs
 import pytest
 
 from toolang_core import NewTurnRequest, ToolCall, ToolCallContext, TurnStatus, hookimpl
@@ -361,6 +362,22 @@ def test_a_write_that_fails_never_fails_the_completed_turn(tmp_path):
         "entries": 1,
         "origin": "turn",
     }
+
+
+class OddDiagnostics(ListMemory):
+    async def remember(self, batch):
+        written = await super().remember(batch)
+        return attrs.evolve(written, diagnostics={"when": object()})  # not JSON
+
+
+def test_a_write_whose_diagnostics_cannot_be_stored_loses_only_the_after_record(tmp_path):
+    model = ScriptedModel([text("done"), text("still serving")])
+    runtime = make(tmp_path, model, lambda: OddDiagnostics(Shelf()))
+    (first, _), (second, _) = serve(runtime, "go", "again")
+    assert (first.status, first.output) == (TurnStatus.COMPLETED, "done")
+    assert (second.status, second.output) == (TurnStatus.COMPLETED, "still serving")
+    assert record(runtime, AFTER_KIND, first.id) is None  # checked before it rode along
+    assert record(runtime, PROMPT_TRACE_KIND, first.id) is not None
 
 
 def test_a_plugin_that_fails_to_start_leaves_memory_down_and_turns_degraded(tmp_path):

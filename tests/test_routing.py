@@ -119,6 +119,21 @@ def test_the_router_itself_is_never_proposed(toolang_runtime):
     assert "assistant" not in {a.name for a in runtime.agents.candidates("assistant")}
 
 
+def test_the_candidates_follow_the_router_asking_and_a_reload(toolang_runtime):
+    catalog = toolang_runtime(plugins={"agents": Agents()}).agents
+
+    def names(router):
+        return [a.name for a in catalog.candidates(router)]
+
+    assert names("assistant") == ["billing", "shell"]
+    assert names("shell") == ["assistant", "billing"]
+    assert names("assistant") == ["billing", "shell"]
+    before = catalog.candidates("assistant")
+    catalog.reload()  # a new registry: its candidates are worked out again
+    assert catalog.candidates("assistant") is not before
+    assert names("assistant") == ["billing", "shell"]
+
+
 def reference_propose(request, agents):
     """Routing as specified: every agent scored on its own (what the index must equal)."""
     from toolang_core.agents.routing import score
@@ -154,6 +169,10 @@ def test_the_phrase_index_routes_exactly_as_scoring_every_agent():
     @settings(max_examples=400, deadline=None)
     @given(st.lists(definition, max_size=5), request)
     def check(agents, text):
-        assert propose(text, agents) == reference_propose(text, agents)
+        expected = reference_propose(text, agents)
+        assert propose(text, agents) == expected
+        together = tuple(agents)  # a tuple asked twice: the second finds its index at once
+        assert propose(text, together) == expected
+        assert propose(text, together) == expected
 
     check()

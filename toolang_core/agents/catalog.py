@@ -53,6 +53,8 @@ class AgentCatalog:
         self._registry: AgentRegistry | None = None
         self._assignment: ToolAssignment | None = None
         self._loading = threading.RLock()
+        # the last answer of candidates(): (registry, router, candidates)
+        self._candidates: tuple[AgentRegistry, str, tuple[AgentDefinition, ...]] | None = None
 
     @property
     def registry(self) -> AgentRegistry:
@@ -134,14 +136,23 @@ class AgentCatalog:
         """
         return narrow_tools(self.assignment.scope(agent.name), allowed_tools, agent=agent.name)
 
-    def candidates(self, router: str) -> list[AgentDefinition]:
-        """The agents a request may be routed to: active, reachable, not the router."""
-        health = self.registry.health
-        return [
+    def candidates(self, router: str) -> tuple[AgentDefinition, ...]:
+        """The agents a request may be routed to: active, reachable, not the router.
+
+        A registry is frozen (a reload makes a new one), so the answer is worked out
+        once per registry and router: every turn of the router asks the same."""
+        registry = self.registry
+        last = self._candidates
+        if last is not None and last[0] is registry and last[1] == router:
+            return last[2]
+        health = registry.health
+        found = tuple(
             d
-            for d in self.registry.active()
+            for d in registry.active()
             if d.name != router and (d.name not in health or health[d.name].state == "ok")
-        ]
+        )
+        self._candidates = (registry, router, found)
+        return found
 
     async def route(self, request: str, router: str) -> RouteProposal | None:
         """Ask the ``toolang_route`` implementations which agent fits ``request``."""

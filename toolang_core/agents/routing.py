@@ -69,11 +69,12 @@ def score(request: str, agent: AgentDefinition) -> tuple[int, list[str]]:
 
 
 class PhraseIndex:
-    """The phrases of a set of agents, by their first word, for :func:`propose`.
+    """The phrases of a set of agents, by the forms of their first word, for :func:`propose`.
 
-    Matching a request then costs one look-up per word of the request (and per word's
-    singular), not one scan of every phrase of every agent: routing stays cheap however
-    many agents and keywords there are.
+    A phrase is filed under each word a request may hold for its first word (the word,
+    its plural in ``s`` and in ``es``; see :func:`_same`), so matching a request costs
+    one look-up per word of the request, not one scan of every phrase of every agent:
+    routing stays cheap however many agents and keywords there are.
     """
 
     __slots__ = ("agents", "by_first_word")
@@ -87,25 +88,22 @@ class PhraseIndex:
                 phrase_words = words(phrase)
                 if phrase_words:
                     entry = (number, position, phrase_words, phrase)
-                    self.by_first_word.setdefault(phrase_words[0], []).append(entry)
+                    first = phrase_words[0]
+                    for form in (first, first + "s", first + "es"):
+                        self.by_first_word.setdefault(form, []).append(entry)
 
     def matches(self, request: str) -> dict[int, list[tuple[int, tuple[str, ...], str]]]:
         """Per agent number, the phrases of that agent found in ``request``."""
         text = words(request)
         found: dict[int, list[tuple[int, tuple[str, ...], str]]] = {}
+        filed = self.by_first_word.get
         for start, word in enumerate(text):
-            keys = {word}  # a text word also matches its phrase word's plural (see _same)
-            if word.endswith("s"):
-                keys.add(word[:-1])
-                if word.endswith("es"):
-                    keys.add(word[:-2])
-            for key in keys:
-                for number, position, phrase_words, phrase in self.by_first_word.get(key, ()):
-                    end = start + len(phrase_words)
-                    if end <= len(text) and all(
-                        _same(text[start + i], w) for i, w in enumerate(phrase_words)
-                    ):
-                        found.setdefault(number, []).append((position, phrase_words, phrase))
+            for number, position, phrase_words, phrase in filed(word, ()):
+                end = start + len(phrase_words)  # the first word matched by its filing
+                if end <= len(text) and all(
+                    _same(text[start + i], w) for i, w in enumerate(phrase_words[1:], 1)
+                ):
+                    found.setdefault(number, []).append((position, phrase_words, phrase))
         return found
 
 
@@ -114,6 +112,9 @@ _INDEX_CACHE_SIZE: Final = 16
 
 
 def _index_of(agents: Sequence[AgentDefinition]) -> PhraseIndex:
+    last = _LAST_INDEX[0]
+    if last is not None and last.agents is agents:  # the same tuple again (the catalog's)
+        return last
     # Agent definitions are frozen; the same objects (a registry's) come back turn after
     # turn, so their identities key the index. The cached index holds them, which keeps
     # the identities from being reused while the entry lives.
@@ -123,7 +124,11 @@ def _index_of(agents: Sequence[AgentDefinition]) -> PhraseIndex:
         if len(_INDEX_CACHE) >= _INDEX_CACHE_SIZE:
             _INDEX_CACHE.pop(next(iter(_INDEX_CACHE)))
         index = _INDEX_CACHE[key] = PhraseIndex(agents)
+    _LAST_INDEX[0] = index
     return index
+
+
+_LAST_INDEX: list[PhraseIndex | None] = [None]
 
 
 def propose(request: str, agents: Sequence[AgentDefinition]) -> RouteProposal | None:

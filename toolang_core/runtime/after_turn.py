@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import structlog
@@ -47,6 +47,14 @@ if TYPE_CHECKING:
 __all__ = ["AFTER_KIND", "PROMPT_TRACE_KIND", "STAGES", "AfterTurn", "AfterTurnStages", "StageDone"]
 
 log = structlog.get_logger("toolang.turn")
+
+
+class Later(Protocol):
+    """Writes a record with the scheduler's next commit pass (``TurnCommits.later``)."""
+
+    def __call__(
+        self, kind: str, key: str, data: dict[str, Any], *, foreign: Sequence[object] | None
+    ) -> None: ...
 
 
 @attrs.frozen
@@ -81,10 +89,12 @@ class AfterTurnStages:
         clock: Callable[[], float] = time.time,
         publish: Callable[[Event], Awaitable[list[HookFailure]]] | None = None,
         has_subscribers: Callable[[], bool] = lambda: False,
-        later: Callable[[str, str, dict[str, Any]], None] | None = None,
+        later: Later | None = None,
     ) -> None:
-        """``later(kind, key, data)`` writes a record soon, with others (the
-        scheduler's next commit pass); without it the record is written at once."""
+        """``later(kind, key, data, foreign=...)`` writes a record soon, with others
+        (the scheduler's next commit pass; see :meth:`TurnCommits.later
+        <toolang_core.runtime.commits.TurnCommits.later>`); without it the record is
+        written at once."""
         self.runtime = runtime
         self.later = later
         self.store = store
@@ -213,7 +223,10 @@ class AfterTurnStages:
     def _record(self, turn: TurnRequest, done: list[StageDone]) -> None:
         data = {"stages": [d.to_json() for d in done]}
         if self.later is not None:
-            self.later(AFTER_KIND, turn.id, data)
+            # Every stage's detail is the runtime's own strings, numbers and flags but
+            # the memory write's: the memory plugin's outcome (its request, diagnostics).
+            foreign = [s["detail"] for s in data["stages"] if s["stage"] == "memory_write"]
+            self.later(AFTER_KIND, turn.id, data, foreign=foreign)
             return
         try:
             self.store.put_record(AFTER_KIND, turn.id, data, now=self.clock())

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -94,12 +94,25 @@ class TurnCommits:
         self._wake.set()
         return await future
 
-    def later(self, kind: str, key: str, data: dict[str, Any]) -> None:
+    def later(
+        self,
+        kind: str,
+        key: str,
+        data: dict[str, Any],
+        *,
+        foreign: Sequence[object] | None = None,
+    ) -> None:
         """Write the record ``kind/key`` (whatever its revision) with the next commit
         pass; a record that cannot be written is logged, not retried (for records that
-        are a nicety: what ran after a turn)."""
-        try:  # checked here: it may ride in the transaction of turns' terminal states
-            json.dumps(data)
+        are a nicety: what ran after a turn).
+
+        ``data`` is checked to encode as JSON here: it may ride in the transaction of
+        turns' terminal states. ``foreign``: the parts of ``data`` a plugin handed in,
+        when the caller built the rest of strings, numbers, flags, lists and dicts of
+        its own; only they are checked (an encoding costs ~4 us a record)."""
+        try:
+            if foreign is None or foreign:  # nothing foreign: nothing to encode (~0.7 us)
+                json.dumps(data if foreign is None else foreign)
         except (TypeError, ValueError) as exc:
             log.warning("record.write_failed", kind=kind, key=key, error=describe_exception(exc))
             return

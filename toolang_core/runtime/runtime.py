@@ -163,6 +163,9 @@ class Runtime:
     def agents(self) -> AgentCatalog:
         """This runtime's agents: registry, tool assignment and routing (read on first
         use; the agent executor and ``toolang agents`` share it)."""
+        catalog: AgentCatalog | None = self._plugin_state.get("toolang:agents")
+        if catalog is not None:  # asked several times a turn: no import statement then
+            return catalog
         from toolang_core.agents.catalog import AgentCatalog
 
         return self.plugin_state("toolang:agents", lambda: AgentCatalog(self))

@@ -35,7 +35,7 @@ def system_message(
         f", channel {turn.channel})" if turn.channel else ")"
     )
     who = f"- sender: {turn.sender}"
-    context = [f"- time: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}", f"- agent: {agent.name}"]
+    context = [f"- time: {_local_time()}", f"- agent: {agent.name}"]
     parts = [instruction, "## Context\n" + "\n".join([*context, where, who])]
     if notes:
         parts.append("## Notes\n" + "\n".join(f"- {n}" for n in notes))
@@ -45,6 +45,20 @@ def system_message(
     # The time is the runtime's own; everything else is checked as it goes in.
     checked = (instruction, agent.name, where, who, *notes, *memory)
     return Message(role="system", content=composed_text(text, checked))
+
+
+_CLOCK: list[tuple[int, str]] = [(-1, "")]
+"""The last second :func:`_local_time` wrote out, and how."""
+
+
+def _local_time() -> str:
+    """Now as the prompt shows it, written out once per second (every turn asks)."""
+    second = int(time.time())
+    shown, text = _CLOCK[0]
+    if shown != second:
+        text = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(second))
+        _CLOCK[0] = (second, text)
+    return text
 
 
 def history(store: ExecutionStore, turn: TurnRequest, limit: int) -> list[Message]:

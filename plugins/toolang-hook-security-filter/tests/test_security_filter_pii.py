@@ -181,3 +181,49 @@ def test_a_text_with_only_short_numbers_is_left_as_it_is():
     finder = IdFinder()
     assert finder("add 12 25") == ("add 12 25", 0)
     assert finder("SSN 536-45-6789 on file") == ("SSN [national id redacted] on file", 1)
+
+
+@given(st.text(alphabet=st.sampled_from("0123456789\u0663\u06f7 -.+()/ab\n"), max_size=40))
+def test_the_digit_gates_pass_every_text_the_finders_behind_them_could_match(text):
+    """Scrubber.scrub_text asks the id, phone, card and IBAN finders only of a text with
+    six digits (seven for the last three): what each finder's own gate needs."""
+    from toolang_hook_security_filter.finders import Finders
+
+    finders = Finders()
+    six, seven = finders.six_digits.match(text), finders.seven_digits.match(text)
+    assert bool(six) == (sum(c.isdigit() for c in text) >= 6)
+    assert bool(seven) == bool(re.search(r"\d(?:\D*\d){6}", text))  # the former gate
+    if re.search(GATE, text):
+        assert six, text
+
+
+def nested(levels, leaf):
+    for _ in range(levels):
+        leaf = {"k": leaf}
+    return leaf
+
+
+def leaf_of(value):
+    while isinstance(value, dict):
+        value = value["k"]
+    return value
+
+
+@pytest.mark.parametrize("leaf", [1.5, True, None])
+def test_a_number_flag_or_null_deeper_than_any_real_payload_is_masked_whole(leaf):
+    scrubber = Scrubber()
+    assert leaf_of(scrubber.scrub(nested(64, leaf), {})) is leaf  # at depth 64: kept
+    found = {}
+    assert leaf_of(scrubber.scrub(nested(65, leaf), found)) == "[secret redacted]"
+    assert found == {"secret": 1}
+
+
+def test_an_integer_past_the_depth_limit_is_masked_only_as_a_card_number():
+    scrubber = Scrubber()
+    assert leaf_of(scrubber.scrub(nested(65, 12345), {})) == 12345
+    found = {}
+    assert leaf_of(scrubber.scrub(nested(65, 4111111111111111), found)) == "[card redacted]"
+    assert found == {"card": 1}
+    assert scrubber.scrub({"a": 40, "b": 81, "c": 1.5, "d": None}, {}) == {
+        "a": 40, "b": 81, "c": 1.5, "d": None,
+    }  # fmt: skip

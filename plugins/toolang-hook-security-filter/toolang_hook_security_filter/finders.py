@@ -113,7 +113,13 @@ _PHONE = (
     r"|\d{3,4}\s\d{6})"  # 07911 123456
     r")(?![\w/.:-]*\w)"
 )
-_SEVEN_DIGITS = r"\d(?:\D*\d){6}"  # no phone, card or IBAN has fewer
+PROVIDER_KEY_MIN: Final = 20
+"""Key characters in a row every provider key holds (ids.ProviderKeyFinder): a shorter
+text holds none."""
+_SEVEN_DIGITS = r"(?:\D*+\d){7}"  # no phone, card or IBAN has fewer
+_SIX_DIGITS = r"(?:\D*+\d){6}"  # nor a national id (see ids.GATE)
+"""At least that many digits in the text, anywhere: asked with ``match`` (one pass from
+the start, nothing given back), not ``search``."""
 
 
 def luhn_valid(digits: str) -> bool:
@@ -165,6 +171,7 @@ class Finders:
         self._card = re.compile(_CARD)
         self._phone = re.compile(_PHONE)
         self.seven_digits = re.compile(_SEVEN_DIGITS)
+        self.six_digits = re.compile(_SIX_DIGITS)
 
     def key_shapes(self, text: str, prefixes: Iterable[str]) -> tuple[str, int]:
         """API keys and tokens of the shapes whose ``prefixes`` the text holds."""

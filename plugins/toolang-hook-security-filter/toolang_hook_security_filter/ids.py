@@ -15,6 +15,8 @@ from typing import Final
 
 import attrs
 
+from toolang_hook_security_filter.finders import PROVIDER_KEY_MIN
+
 MASK: Final = "[national id redacted]"
 _CONTEXT_CHARS: Final = 32
 
@@ -176,7 +178,7 @@ class ProviderKeyFinder:
     """
 
     def __init__(self) -> None:
-        self._gate = re.compile(r"[A-Za-z0-9_+/=-]{20}")
+        self._gate = re.compile(rf"[A-Za-z0-9_+/=-]{{{PROVIDER_KEY_MIN}}}")
         self._compiled: re.Pattern[str] | None = None
 
     @property

@@ -39,7 +39,14 @@ from collections.abc import Collection, Mapping
 from typing import Any, Final, Literal
 
 from toolang_core import is_secret_key
-from toolang_hook_security_filter.finders import KEY_SHAPES, MASKS, Finder, Finders, card_valid
+from toolang_hook_security_filter.finders import (
+    KEY_SHAPES,
+    MASKS,
+    PROVIDER_KEY_MIN,
+    Finder,
+    Finders,
+    card_valid,
+)
 from toolang_hook_security_filter.hints import trie_pattern
 
 PiiKind = Literal["email", "phone", "card", "iban", "secret", "national_id"]
@@ -71,6 +78,10 @@ class Scrubber:
         from toolang_hook_security_filter.ids import IdFinder, ProviderKeyFinder
 
         self._ids = IdFinder() if "national_id" in self.kinds else None
+        # Every id, phone, card and IBAN holds six digits or more: a text with fewer
+        # (most are) is passed over with one look, not a look per kind.
+        self._digit_kinds = self._ids is not None or bool(self._numbers)
+        self._six_digits = finders.six_digits
         self._providers = ProviderKeyFinder() if self._secret else None
         # Mapping keys repeat (parameter and field names): remember the answers.
         self._key_facts = functools.lru_cache(maxsize=4096)(_key_facts)
@@ -85,11 +96,12 @@ class Scrubber:
             text = self._scrub_secrets(text, found)
         if self._email is not None and "@" in text:
             text = _apply(self._email, "email", text, found)
-        if self._ids is not None:  # before phones: an SSN or a SIN looks like one
-            text = _apply(self._ids, "national_id", text, found)
-        if self._numbers and self._seven_digits.search(text):
-            for kind, finder in self._numbers:
-                text = _apply(finder, kind, text, found)
+        if self._digit_kinds and self._six_digits.match(text):
+            if self._ids is not None:  # before phones: an SSN or a SIN looks like one
+                text = _apply(self._ids, "national_id", text, found)
+            if self._numbers and self._seven_digits.match(text):
+                for kind, finder in self._numbers:
+                    text = _apply(finder, kind, text, found)
         return text
 
     def _scrub_secrets(self, text: str, found: dict[str, int]) -> str:
@@ -100,7 +112,7 @@ class Scrubber:
             text = _apply(self._finders.labelled, "secret", text, found)
         if "://" in text and "@" in text:
             text = _apply(self._finders.url_passwords, "secret", text, found)
-        if self._providers is not None:
+        if self._providers is not None and len(text) >= PROVIDER_KEY_MIN:
             text = _apply(self._providers, "secret", text, found)
         return text
 
@@ -115,16 +127,13 @@ class Scrubber:
         if isinstance(value, str):
             return self.scrub_text(value, found)
         if isinstance(value, int) and not isinstance(value, bool):
-            if "card" in self.kinds and 10**12 <= value < 10**19 and card_valid(str(value)):
-                _count(found, "card")
-                return MASKS["card"]
-            return value
-        if _depth > 64:  # deeper than any real payload: mask it whole rather than leak it
+            return self._number(value, found)
+        if _depth > _MAX_DEPTH:  # deeper than any real payload: mask it whole, not leak it
             _count(found, "secret")
             return MASKS["secret"]
-        if isinstance(value, dict | Mapping):
+        if isinstance(value, _MAPPINGS):
             return self._scrub_mapping(value, found, _depth)
-        if isinstance(value, list | tuple):
+        if isinstance(value, _SEQUENCES):
             items = [self.scrub(item, found, _depth=_depth + 1) for item in value]
             if all(new is old for new, old in zip(items, value, strict=True)):
                 return value
@@ -143,11 +152,29 @@ class Scrubber:
                     _count(found, "secret")
                 else:
                     new_item = self.scrub_text(item, found)
+            elif type(item) is int:  # the next most usual: no recursion either
+                new_item = self._number(item, found)
+            elif type(item) in _SCALARS and depth < _MAX_DEPTH:  # as scrub() would answer
+                new_item = item
             else:
                 new_item = self.scrub(item, found, _depth=depth + 1)
             changed = changed or new_key is not key or new_item is not item
             out[new_key] = new_item
         return out if changed else value
+
+    def _number(self, value: int, found: dict[str, int]) -> Any:
+        """An integer, or the card mask when it is a card number and cards are masked."""
+        if "card" in self.kinds and 10**12 <= value < 10**19 and card_valid(str(value)):
+            _count(found, "card")
+            return MASKS["card"]
+        return value
+
+
+_MAX_DEPTH: Final = 64
+_MAPPINGS: Final = (dict, Mapping)
+_SEQUENCES: Final = (list, tuple)
+_SCALARS: Final = frozenset({float, bool, type(None)})
+"""JSON values with nothing in them to mask (told by their exact type)."""
 
 
 def _key_facts(key: object) -> tuple[bool, bool]:
