@@ -36,7 +36,6 @@ def checked(
 ) -> Row:
     """Refuse what cannot be stored, before anything is written; the entry's meta as JSON.
     A refusal is recorded in ``failures`` and raised as ``ValueError``."""
-    where = f"{NAME}: entry {n + 1} of {len(batch.entries)} for agent {batch.agent_id!r}"
     problem = None
     if len(entry.text) > max_chars:
         problem = (
@@ -54,6 +53,7 @@ def checked(
         except (TypeError, ValueError) as exc:
             problem = f"meta must be JSON-serialisable ({exc})"
     if problem is not None:
+        where = f"{NAME}: entry {n + 1} of {len(batch.entries)} for agent {batch.agent_id!r}"
         message = f"{where}: {problem}; nothing of this batch was stored"
         failures.record(message)
         raise ValueError(message)
