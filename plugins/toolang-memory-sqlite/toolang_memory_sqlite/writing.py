@@ -22,6 +22,11 @@ INSERT_ENTRY: Final = (
     "created_at, updated_at, expires_at, owner) VALUES"
 )
 INSERT_INDEXED: Final = f"INSERT INTO {FTS} (rowid, scope, body) VALUES"
+BY_KEY: Final = "agent_id = ? AND coalesce(owner, '') = coalesce(?, '') AND owner IS ?"
+"""An agent's and owner's keyed entries (parameters: agent, owner, owner): spelled as
+the unique key index has it (``schema.m002_owners``), so a lookup by key searches that
+index on all its columns — with ``owner IS ?`` alone it reads every keyed entry of the
+agent (1.5 ms at 20,000 of them, against 5 us)."""
 ROWS_PER_STATEMENT: Final = 500
 """Rows of one multi-row INSERT (13 columns: well within SQLite's 32,766 variables)."""
 
@@ -154,8 +159,8 @@ def upsert(
     existing = None
     if entry.key is not None:
         existing = conn.execute(
-            f"SELECT id FROM {ENTRIES} WHERE agent_id = ? AND owner IS ? AND key = ?",
-            (batch.agent_id, batch.owner, entry.key),
+            f"SELECT id FROM {ENTRIES} WHERE {BY_KEY} AND key = ?",
+            (batch.agent_id, batch.owner, batch.owner, entry.key),
         ).fetchone()
     if existing is None:
         row_id = next(new_ids)
