@@ -939,3 +939,41 @@ def _listing(agent: str, owner: str | None) -> object:
     from toolang_core.memory import MemoryListRequest
 
     return MemoryListRequest(agent_id=agent, owner=owner, limit=100)
+
+
+def test_lone_calls_do_not_set_the_busy_timeout_each_time_and_the_thread_gets_it_back(
+    tmp_path, clock
+):
+    """A lone call must not wait for another process (busy timeout 0), the database
+    thread must (busy_timeout_seconds): the shared connection's timeout is set when the
+    kind of caller changes, not around every lone write."""
+    import asyncio
+
+    plugin = SQLiteMemory(
+        tmp_path / "memory.db", MemorySQLiteSettings(busy_timeout_seconds=7), clock=clock
+    )
+    statements: list[str] = []
+
+    async def one_at_a_time(n: int) -> None:
+        for k in range(n):
+            await plugin.remember(_write_batch("a", f"otter {k}"))
+            await plugin.recall(_recall_request("a", "otter"))
+
+    def timeout() -> int:
+        return plugin._db.main().execute("PRAGMA busy_timeout").fetchone()[0]
+
+    try:
+        with plugin._db.main_lock:
+            conn = plugin._db.main()
+        conn.set_trace_callback(statements.append)
+        asyncio.run(one_at_a_time(5))
+        assert [s for s in statements if "busy_timeout" in s] == ["PRAGMA busy_timeout = 0"]
+        assert plugin._thread is None  # every call was done in the loop's thread
+        conn.set_trace_callback(None)
+        with plugin._db.main_lock:  # what the database thread asks for: the full timeout
+            assert timeout() == 7000
+            assert plugin._db.main(waits=False).execute("PRAGMA busy_timeout").fetchone() == (0,)
+        texts = sorted(i.text for i in plugin.list_entries(_list_request("a")))
+        assert texts == [f"otter {k}" for k in range(5)]
+    finally:
+        plugin.close()
