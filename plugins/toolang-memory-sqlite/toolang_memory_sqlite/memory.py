@@ -273,15 +273,20 @@ class SQLiteMemory:
         (:func:`.writing.insert_group`), else (or when that fails) each in a savepoint,
         one that fails leaving the others. :raises WriteBusy: with ``wait=False``."""
         now = self._clock()
-        with self._guard("remember"), self._db.write(conn, wait=wait) as writing_conn:
-            pruned = writing.prune(writing_conn, now, self.settings.prune_batch)
-            if writing.insert_group(writing_conn, group, now, self._guard):
-                outcomes: list[MemoryWriteResult | Exception] = [
-                    writing.written(rows, pruned if n == 0 else 0)
-                    for n, (_, rows) in enumerate(group)
-                ]
-            else:
-                outcomes = writing.each_batch(writing_conn, group, now, pruned, self._guard)
+        try:
+            with self._guard("remember"), self._db.write(conn, wait=wait) as writing_conn:
+                pruned = writing.prune(writing_conn, now, self.settings.prune_batch)
+                if writing.insert_group(writing_conn, group, now, self._guard):
+                    outcomes: list[MemoryWriteResult | Exception] = [
+                        writing.written(rows, pruned if n == 0 else 0)
+                        for n, (_, rows) in enumerate(group)
+                    ]
+                else:
+                    outcomes = writing.each_batch(writing_conn, group, now, pruned, self._guard)
+        except (ValueError, SQLiteMemoryError) as exc:
+            if len(group) != 1:
+                raise
+            return [exc]  # a lone batch inserted without a savepoint: rolled back whole
         self._deleted(pruned)
         return outcomes
 
