@@ -896,3 +896,84 @@ def test_a_lone_call_on_a_busy_loop_goes_to_the_thread(tmp_path, clock):
         assert threads == ["MainThread", "memory-sqlite"]
     finally:
         plugin.close()
+
+
+@pytest.mark.parametrize("owner", [None, "ann"])
+def test_an_upsert_and_a_forget_by_key_search_the_key_index_on_all_its_columns(
+    tmp_path, clock, owner
+):
+    """The unique key index is on ``(agent_id, coalesce(owner, ''), key)``: a lookup that
+    spells the owner otherwise searches it by agent alone, reading every keyed entry."""
+    from toolang_core.memory import MemoryEntry, MemoryForget, MemoryWriteBatch
+
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+
+    def save(*entries: MemoryEntry) -> None:
+        plugin.remember_now(
+            MemoryWriteBatch(
+                agent_uri="toolang:agent/a", agent_id="a", entries=entries, owner=owner
+            )
+        )
+
+    try:
+        save(*(MemoryEntry(text=f"fact {n}", key=f"k{n}") for n in range(50)))
+        statements: list[str] = []
+        conn = plugin._db.get()
+        conn.set_trace_callback(statements.append)
+        save(MemoryEntry(text="fact 7 again", key="k7"))
+        plugin.forget(MemoryForget(agent_id="a", keys=("k8", "k9"), owner=owner))
+        conn.set_trace_callback(None)
+        lookups = [s for s in statements if " key = " in s or " key IN " in s]
+        assert len(lookups) == 3  # the upsert's SELECT, the forget's two DELETEs
+        for statement in lookups:
+            plan = " ".join(row[-1] for row in conn.execute(f"EXPLAIN QUERY PLAN {statement}"))
+            assert "memory_entries_agent_owner_key (agent_id=? AND <expr>=? AND key=?)" in plan
+        texts = {i.text for i in plugin.list_entries(_listing("a", owner))}
+        assert "fact 7 again" in texts and "fact 7" not in texts
+        assert len(texts) == 48 and not {"fact 8", "fact 9"} & texts
+    finally:
+        plugin.close()
+
+
+def _listing(agent: str, owner: str | None) -> object:
+    from toolang_core.memory import MemoryListRequest
+
+    return MemoryListRequest(agent_id=agent, owner=owner, limit=100)
+
+
+def test_lone_calls_do_not_set_the_busy_timeout_each_time_and_the_thread_gets_it_back(
+    tmp_path, clock
+):
+    """A lone call must not wait for another process (busy timeout 0), the database
+    thread must (busy_timeout_seconds): the shared connection's timeout is set when the
+    kind of caller changes, not around every lone write."""
+    import asyncio
+
+    plugin = SQLiteMemory(
+        tmp_path / "memory.db", MemorySQLiteSettings(busy_timeout_seconds=7), clock=clock
+    )
+    statements: list[str] = []
+
+    async def one_at_a_time(n: int) -> None:
+        for k in range(n):
+            await plugin.remember(_write_batch("a", f"otter {k}"))
+            await plugin.recall(_recall_request("a", "otter"))
+
+    def timeout() -> int:
+        return plugin._db.main().execute("PRAGMA busy_timeout").fetchone()[0]
+
+    try:
+        with plugin._db.main_lock:
+            conn = plugin._db.main()
+        conn.set_trace_callback(statements.append)
+        asyncio.run(one_at_a_time(5))
+        assert [s for s in statements if "busy_timeout" in s] == ["PRAGMA busy_timeout = 0"]
+        assert plugin._thread is None  # every call was done in the loop's thread
+        conn.set_trace_callback(None)
+        with plugin._db.main_lock:  # what the database thread asks for: the full timeout
+            assert timeout() == 7000
+            assert plugin._db.main(waits=False).execute("PRAGMA busy_timeout").fetchone() == (0,)
+        texts = sorted(i.text for i in plugin.list_entries(_list_request("a")))
+        assert texts == [f"otter {k}" for k in range(5)]
+    finally:
+        plugin.close()

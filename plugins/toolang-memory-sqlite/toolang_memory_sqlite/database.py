@@ -48,6 +48,7 @@ class Connections:
         self.main_lock = threading.Lock()
         """Held while :meth:`main` is used."""
         self._main: sqlite3.Connection | None = None
+        self._main_waits = True
 
     def get(self) -> sqlite3.Connection:
         """This thread's connection.
@@ -61,13 +62,22 @@ class Connections:
         conn = self._local.conn = self._open()
         return conn
 
-    def main(self) -> sqlite3.Connection:
+    def main(self, *, waits: bool = True) -> sqlite3.Connection:
         """The connection of the runtime's recalls and writes, whatever thread runs
-        them (the caller holds :attr:`main_lock`). :raises MemoryClosed:"""
+        them (the caller holds :attr:`main_lock`). :raises MemoryClosed:
+
+        ``waits``: its statements wait out another process's write (SQLite's busy
+        timeout, ``busy_timeout_seconds``), as the database thread's do; without, they
+        fail at once with ``SQLITE_BUSY`` (a call done in the event loop's thread, which
+        then goes to the thread). The timeout is set only when the other kind of
+        caller used the connection last: one at a time, every call is of one kind."""
         conn = self._main
-        if conn is not None and not self._closed:
-            return conn
-        conn = self._main = self._open()
+        if conn is None or self._closed:
+            conn = self._main = self._open()
+            self._main_waits = True
+        if waits is not self._main_waits:
+            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000) if waits else 0}")
+            self._main_waits = waits
         return conn
 
     def _open(self) -> sqlite3.Connection:
@@ -91,7 +101,8 @@ class Connections:
         on ``conn`` (default: this thread's connection).
 
         :raises WriteBusy: with ``wait=False``, when another write of this process or
-            of another one is under way (it is not waited for).
+            of another one is under way (it is not waited for: ``conn`` must be
+            :meth:`main` without ``waits``).
         """
         conn = self.get() if conn is None else conn
         if not self.write_lock.acquire(blocking=wait):
@@ -100,7 +111,7 @@ class Connections:
             if wait:
                 conn.execute("BEGIN IMMEDIATE")
             else:
-                _begin_at_once(conn, self._busy_timeout)
+                _begin_at_once(conn)
             try:
                 yield conn
                 conn.execute("COMMIT")
@@ -123,15 +134,17 @@ class Connections:
             conn.close()
 
 
-def _begin_at_once(conn: sqlite3.Connection, busy_timeout: float) -> None:
-    """``BEGIN IMMEDIATE`` without SQLite's busy handler: :class:`WriteBusy` when
-    another process writes (the connection's timeout is set back either way)."""
-    conn.execute("PRAGMA busy_timeout = 0")
+def _begin_at_once(conn: sqlite3.Connection) -> None:
+    """``BEGIN IMMEDIATE`` on a connection without a busy timeout: :class:`WriteBusy`
+    when another process writes."""
     try:
         conn.execute("BEGIN IMMEDIATE")
     except sqlite3.OperationalError as exc:
-        if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
+        if not busy(exc):
             raise
         raise WriteBusy(f"memory-sqlite: the database is being written ({exc})") from None
-    finally:
-        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+
+
+def busy(exc: BaseException | None) -> bool:
+    """``exc`` is SQLite's ``SQLITE_BUSY`` (the file locked by another connection)."""
+    return isinstance(exc, sqlite3.Error) and exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY

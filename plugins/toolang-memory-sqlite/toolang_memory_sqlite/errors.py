@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
+from types import TracebackType
 
 from toolang_core import StoreError
 from toolang_memory_sqlite.settings import NAME
@@ -25,7 +26,7 @@ class Failures:
     thread), and the guard that records and translates them."""
 
     def __init__(self, path: Path, clock: Callable[[], float]) -> None:
-        self._path = path
+        self.path = path
         self._clock = clock
         self._lock = threading.Lock()
         self.message: str | None = None
@@ -37,20 +38,42 @@ class Failures:
         with self._lock:
             self.message, self.at = message, at
 
-    @contextmanager
-    def guard(self, operation: str) -> Iterator[None]:
+    def guard(self, operation: str) -> _Guarded:
         """Turn a database failure into :class:`SQLiteMemoryError` (and text SQLite cannot
         encode into ``ValueError``), remembered for health."""
-        try:
-            yield
-        except UnicodeEncodeError as exc:  # a lone surrogate, e.g. from a bad JSON escape
+        return _Guarded(self, operation)
+
+
+class _Guarded:
+    """:meth:`Failures.guard` for one operation: a plain context manager (a recall and a
+    write each enter a few; a generator-based one costs several times as much)."""
+
+    __slots__ = ("_failures", "_operation")
+
+    def __init__(self, failures: Failures, operation: str) -> None:
+        self._failures = failures
+        self._operation = operation
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if exc is None:
+            return
+        operation, failures = self._operation, self._failures
+        if isinstance(exc, UnicodeEncodeError):  # a lone surrogate, e.g. from a bad JSON escape
             message = (
                 f"{NAME}: {operation}: text with a lone surrogate ({exc.object[exc.start]!r} at "
                 f"position {exc.start}) is not valid Unicode and cannot be stored or searched"
             )
-            self.record(message)
+            failures.record(message)
             raise ValueError(message) from None
-        except (sqlite3.Error, StoreError) as exc:
-            message = f"{NAME}: {operation} on {self._path} failed: {exc}"
-            self.record(message)
+        if isinstance(exc, sqlite3.Error | StoreError):
+            message = f"{NAME}: {operation} on {failures.path} failed: {exc}"
+            failures.record(message)
             raise SQLiteMemoryError(message) from exc

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from toolang_core.memory import MemoryForget
+from toolang_memory_sqlite.writing import BY_KEY
 
 KEYS_PER_STATEMENT: Final = 500
 
@@ -20,8 +21,8 @@ def forget_filters(request: MemoryForget) -> Iterator[tuple[str, list[Any]]]:
             chunk = keys[start : start + KEYS_PER_STATEMENT]
             marks = ", ".join("?" * len(chunk))
             yield (
-                f"agent_id = ? AND owner IS ? AND key IN ({marks})",
-                [request.agent_id, request.owner, *chunk],
+                f"{BY_KEY} AND key IN ({marks})",
+                [request.agent_id, request.owner, request.owner, *chunk],
             )
         return
     where: list[str] = ["agent_id = ?", "owner IS ?"]

@@ -30,12 +30,12 @@ def ranked_items(
         for row in conn.execute(
             f"SELECT {ITEM_COLUMNS}, substr(text, 1, ?) FROM {ENTRIES} "
             f"WHERE id IN ({', '.join('?' * len(ranked))})",
-            (longest, *(r.candidate.id for r in ranked)),
+            (longest, *(r.candidate[0] for r in ranked)),
         )
     }
     items = []
     for r in ranked:
-        row = rows[r.candidate.id]
+        row = rows[r.candidate[0]]
         body = ranking.clip(row[-1][: r.keep_chars + 1], r.keep_chars)
         items.append(item(row[:-1], body, round(r.score, 6)))
     return tuple(items)

@@ -36,7 +36,7 @@ from toolang_core.memory import (
     MemoryWriteResult,
 )
 from toolang_memory_sqlite import ranking, search, text, writing
-from toolang_memory_sqlite.database import Connections, MemoryClosed, WriteBusy
+from toolang_memory_sqlite.database import Connections, MemoryClosed, WriteBusy, busy
 from toolang_memory_sqlite.dbthread import DatabaseThread
 from toolang_memory_sqlite.errors import Failures, SQLiteMemoryError
 from toolang_memory_sqlite.forgetting import forget_filters
@@ -133,29 +133,35 @@ class SQLiteMemory:
         either while the thread holds the connection (it serves another event loop).
 
         A recall's work is bounded (``ranked_matches``) and a WAL reader never waits,
-        so neither blocks the loop for long."""
+        so neither blocks the loop for long; the connection's busy timeout is off for
+        them (:meth:`.database.Connections.main`): a recall that finds the file locked
+        (another process recovering it after a crash) goes to the thread as well."""
         (call,) = calls
         if not isinstance(call, MemoryRecallRequest) and _chars(call[1]) > ALONE_CHARS:
             return None
         if not self._db.main_lock.acquire(blocking=False):
             return None
         try:
+            recall = isinstance(call, MemoryRecallRequest)
             try:
-                conn = self._main("recall" if isinstance(call, MemoryRecallRequest) else "remember")
+                conn = self._main("recall" if recall else "remember", waits=False)
             except SQLiteMemoryError as exc:
                 return [exc]
-            if isinstance(call, MemoryRecallRequest):
-                return list(self._recall_group([call], conn))
-            return list(self._write_group([call], conn, wait=False))
+            if not isinstance(call, MemoryRecallRequest):
+                return list(self._write_group([call], conn, wait=False))
+            (recalled,) = self._recall_group([call], conn)
+            if isinstance(recalled, SQLiteMemoryError) and busy(recalled.__cause__):
+                return None
+            return [recalled]
         except (WriteBusy, MemoryClosed):
             return None
         finally:
             self._db.main_lock.release()
 
-    def _main(self, operation: str) -> sqlite3.Connection:
+    def _main(self, operation: str, *, waits: bool = True) -> sqlite3.Connection:
         """The connection of the runtime's calls (the caller holds its lock)."""
         with self._guard(operation):
-            return self._db.main()
+            return self._db.main(waits=waits)
 
     def _recall_group(
         self, requests: Sequence[MemoryRecallRequest], conn: sqlite3.Connection
@@ -267,15 +273,20 @@ class SQLiteMemory:
         (:func:`.writing.insert_group`), else (or when that fails) each in a savepoint,
         one that fails leaving the others. :raises WriteBusy: with ``wait=False``."""
         now = self._clock()
-        with self._guard("remember"), self._db.write(conn, wait=wait) as writing_conn:
-            pruned = writing.prune(writing_conn, now, self.settings.prune_batch)
-            if writing.insert_group(writing_conn, group, now, self._guard):
-                outcomes: list[MemoryWriteResult | Exception] = [
-                    writing.written(rows, pruned if n == 0 else 0)
-                    for n, (_, rows) in enumerate(group)
-                ]
-            else:
-                outcomes = writing.each_batch(writing_conn, group, now, pruned, self._guard)
+        try:
+            with self._guard("remember"), self._db.write(conn, wait=wait) as writing_conn:
+                pruned = writing.prune(writing_conn, now, self.settings.prune_batch)
+                if writing.insert_group(writing_conn, group, now, self._guard):
+                    outcomes: list[MemoryWriteResult | Exception] = [
+                        writing.written(rows, pruned if n == 0 else 0)
+                        for n, (_, rows) in enumerate(group)
+                    ]
+                else:
+                    outcomes = writing.each_batch(writing_conn, group, now, pruned, self._guard)
+        except (ValueError, SQLiteMemoryError) as exc:
+            if len(group) != 1:
+                raise
+            return [exc]  # a lone batch inserted without a savepoint: rolled back whole
         self._deleted(pruned)
         return outcomes
 

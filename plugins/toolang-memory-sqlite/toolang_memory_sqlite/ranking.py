@@ -14,7 +14,7 @@ Scores fall between 0 and 1. Equal scores put the newer entry first.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Final, NamedTuple
+from typing import Final
 
 import attrs
 
@@ -25,14 +25,10 @@ MIN_CLIP_CHARS: Final = 200
 much is left; with less left it is skipped (a smaller entry further down may fit)."""
 
 
-class Candidate(NamedTuple):
-    """One full-text match, before ranking (a tuple: a recall makes up to ``candidates``
-    of them from rows, each read once)."""
-
-    id: int
-    bm25: float
-    updated_at: float
-    length: int
+Candidate = tuple[int, float, float, int]
+"""One full-text match, before ranking: its entry's id, its bm25, the entry's
+``updated_at`` and its text's length — the row as SQLite returns it (a recall reads up
+to ``candidates`` of them: no object is made for each)."""
 
 
 @attrs.frozen
@@ -42,11 +38,11 @@ class Ranked:
     candidate: Candidate
     score: float
     keep_chars: int
-    """``candidate.length`` when whole; less when clipped to fit ``max_chars``."""
+    """The candidate's length when whole; less when clipped to fit ``max_chars``."""
 
     @property
     def clipped(self) -> bool:
-        return self.keep_chars < self.candidate.length
+        return self.keep_chars < self.candidate[3]
 
 
 def blend(
@@ -58,8 +54,6 @@ def blend(
     best = -min([c[1] for c in candidates])
     keep = 1.0 - weight
     keyed = []
-    # Candidates are tuples: unpacked rather than read by name (a recall blends up to
-    # ``candidates`` of them on the event loop's thread).
     for c in candidates:
         id_, bm25, updated_at, _ = c
         relevance = (-bm25 / best) if best > 0 else 1.0
@@ -85,9 +79,10 @@ def within_limits(
     for score, c in scored:
         if len(taken) >= max_items or left <= 0:
             break
-        if c.length <= left:
-            taken.append(Ranked(c, score, c.length))
-            left -= c.length
+        length = c[3]
+        if length <= left:
+            taken.append(Ranked(c, score, length))
+            left -= length
         elif left >= MIN_CLIP_CHARS:
             taken.append(Ranked(c, score, left))
             left = 0

@@ -372,4 +372,4 @@ def _live(
         f"JOIN {ENTRIES} AS e ON e.id = r.id WHERE {where}",
         params,
     )
-    return list(map(Candidate._make, rows))
+    return rows.fetchall()

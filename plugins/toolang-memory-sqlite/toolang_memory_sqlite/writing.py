@@ -22,6 +22,11 @@ INSERT_ENTRY: Final = (
     "created_at, updated_at, expires_at, owner) VALUES"
 )
 INSERT_INDEXED: Final = f"INSERT INTO {FTS} (rowid, scope, body) VALUES"
+BY_KEY: Final = "agent_id = ? AND coalesce(owner, '') = coalesce(?, '') AND owner IS ?"
+"""An agent's and owner's keyed entries (parameters: agent, owner, owner): spelled as
+the unique key index has it (``schema.m002_owners``), so a lookup by key searches that
+index on all its columns — with ``owner IS ?`` alone it reads every keyed entry of the
+agent (1.5 ms at 20,000 of them, against 5 us)."""
 ROWS_PER_STATEMENT: Final = 500
 """Rows of one multi-row INSERT (13 columns: well within SQLite's 32,766 variables)."""
 
@@ -36,7 +41,6 @@ def checked(
 ) -> Row:
     """Refuse what cannot be stored, before anything is written; the entry's meta as JSON.
     A refusal is recorded in ``failures`` and raised as ``ValueError``."""
-    where = f"{NAME}: entry {n + 1} of {len(batch.entries)} for agent {batch.agent_id!r}"
     problem = None
     if len(entry.text) > max_chars:
         problem = (
@@ -54,6 +58,7 @@ def checked(
         except (TypeError, ValueError) as exc:
             problem = f"meta must be JSON-serialisable ({exc})"
     if problem is not None:
+        where = f"{NAME}: entry {n + 1} of {len(batch.entries)} for agent {batch.agent_id!r}"
         message = f"{where}: {problem}; nothing of this batch was stored"
         failures.record(message)
         raise ValueError(message)
@@ -64,10 +69,15 @@ def insert_group(conn: sqlite3.Connection, group: Batches, now: float, guard: Gu
     """Insert every entry of ``group`` with one statement per table (and one per
     agent for the ids) — each statement a hand-over of the GIL and back, contended
     by the event loop's thread. ``False``, having written nothing, when an entry has
-    a key (an upsert) or a statement fails: then each batch is written alone."""
+    a key (an upsert) or a statement fails: then each batch is written alone.
+
+    A group of one batch has no savepoint (two statements fewer for a lone write): its
+    failure is raised, and the caller's transaction rolled back is all it undoes."""
     if any(entry.key is not None for _, rows in group for entry, _ in rows):
         return False
-    conn.execute("SAVEPOINT grouped")
+    alone = len(group) == 1
+    if not alone:
+        conn.execute("SAVEPOINT grouped")
     try:
         with guard("remember"):
             counts: dict[str, int] = {}
@@ -98,10 +108,13 @@ def insert_group(conn: sqlite3.Connection, group: Batches, now: float, guard: Gu
             insert_rows(conn, INSERT_ENTRY, entries)
             insert_rows(conn, INSERT_INDEXED, indexed)
     except (ValueError, SQLiteMemoryError):
+        if alone:
+            raise
         conn.execute("ROLLBACK TO grouped")
         conn.execute("RELEASE grouped")
         return False
-    conn.execute("RELEASE grouped")
+    if not alone:
+        conn.execute("RELEASE grouped")
     return True
 
 
@@ -154,8 +167,8 @@ def upsert(
     existing = None
     if entry.key is not None:
         existing = conn.execute(
-            f"SELECT id FROM {ENTRIES} WHERE agent_id = ? AND owner IS ? AND key = ?",
-            (batch.agent_id, batch.owner, entry.key),
+            f"SELECT id FROM {ENTRIES} WHERE {BY_KEY} AND key = ?",
+            (batch.agent_id, batch.owner, batch.owner, entry.key),
         ).fetchone()
     if existing is None:
         row_id = next(new_ids)
