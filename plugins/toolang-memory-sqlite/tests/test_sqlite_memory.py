@@ -724,6 +724,43 @@ def test_a_caller_that_stops_waiting_leaves_its_group_and_the_next_going():
     assert groups == [[1], [2, 3, 4]]  # the one that gave up was still in its group
 
 
+def test_a_group_answered_wrongly_fails_its_callers_and_the_next_group_still_goes():
+    """A call that answers the wrong number of outcomes, or ends in a BaseException,
+    fails its group's callers — it does not leave every later call waiting."""
+    import asyncio
+
+    from toolang_memory_sqlite.dbthread import DatabaseThread
+    from toolang_memory_sqlite.group import GroupCalls
+
+    executor = DatabaseThread("test")
+
+    def call(items):
+        if items == [1]:
+            return []  # one outcome short
+        if items == [2]:
+            raise SystemExit(3)
+        return [n * 2 for n in items]
+
+    calls = GroupCalls(call, lambda: executor)
+
+    async def scenario():
+        outcomes = []
+        for n in (1, 2, 3):
+            try:
+                outcomes.append(await asyncio.wait_for(calls.add(n), 5))
+            except RuntimeError as exc:
+                outcomes.append(str(exc))
+        return outcomes
+
+    try:
+        first, second, third = asyncio.run(scenario())
+    finally:
+        executor.shutdown()
+    assert first == "memory-sqlite: 0 outcomes for a group of 1 calls"
+    assert "SystemExit(3)" in second
+    assert third == 6
+
+
 # lone calls, done at once in the event loop's thread ----------------------------------
 
 

@@ -112,8 +112,8 @@ class GroupCalls(Generic[Item, Result]):
         def job() -> None:  # in the database thread
             try:
                 outcomes = self._call(items)
-            except Exception as exc:
-                outcomes = [exc] * len(group)
+            except BaseException as exc:  # whatever it is, the callers hear of it
+                outcomes = [exc if isinstance(exc, Exception) else _failed(exc)] * len(group)
             # A loop closed meanwhile has nobody waiting any more.
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(self._settle, loop, queue, group, outcomes)
@@ -130,12 +130,27 @@ class GroupCalls(Generic[Item, Result]):
         group: list[tuple[Item, asyncio.Future[Result]]],
         outcomes: list[Result | Exception],
     ) -> None:
-        """Hand each caller of ``group`` its outcome, then the next group over."""
-        for (_, future), outcome in zip(group, outcomes, strict=True):
-            if future.done():  # its caller gave up waiting (a timeout)
-                continue
-            if isinstance(outcome, Exception):
-                future.set_exception(outcome)
-            else:
-                future.set_result(outcome)
-        self._hand_over(loop, queue)
+        """Hand each caller of ``group`` its outcome, then the next group over — even
+        when ``call`` answered the wrong number of outcomes (those left without one
+        fail): a group that never settled would leave every later call waiting."""
+        try:
+            if len(outcomes) != len(group):
+                missing = RuntimeError(
+                    f"memory-sqlite: {len(outcomes)} outcomes for a group of {len(group)} calls"
+                )
+                outcomes = [missing] * len(group)
+            for (_, future), outcome in zip(group, outcomes, strict=True):
+                if future.done():  # its caller gave up waiting (a timeout)
+                    continue
+                if isinstance(outcome, Exception):
+                    future.set_exception(outcome)
+                else:
+                    future.set_result(outcome)
+        finally:
+            self._hand_over(loop, queue)
+
+
+def _failed(exc: BaseException) -> Exception:
+    """What the callers of a group hear when the database thread's call ended in a
+    ``BaseException`` (e.g. ``SystemExit``) rather than an ``Exception``."""
+    return RuntimeError(f"memory-sqlite: the database thread's call ended in {exc!r}")
