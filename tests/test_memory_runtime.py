@@ -196,6 +196,41 @@ def test_a_recalled_text_is_masked_by_a_detector_installed_after_it_was_written(
     assert line.startswith("the boat belongs to [employee] (remembered ")
 
 
+def test_the_prompt_build_and_trace_carry_the_recall_steps_summary_as_a_walk_masks_it(tmp_path):
+    """The summary is masked and encoded once, with the recall's step: the prompt build's
+    step and the prompt trace hold what a walk of their own would have stored."""
+    from toolang_core.memory import MemoryEntry, MemoryWriteBatch
+    from toolang_core.redaction import redact, use_detectors
+
+    shelf = Shelf()
+    asyncio.run(
+        ListMemory(shelf).remember(
+            MemoryWriteBatch(
+                agent_uri="toolang:agent/assistant",
+                agent_id="assistant",
+                entries=(MemoryEntry(text="the boat is EMP-4711's", key="owner EMP-4711"),),
+            )
+        )
+    )
+    model = ScriptedModel([text("Blue.")])
+    runtime = make(tmp_path, model, lambda: ListMemory(shelf))
+    undo = use_detectors({"acme:employees": lambda t: t.replace("EMP-4711", "[employee]")})
+    try:
+        ((turn, steps),) = serve(runtime, "whose boat, EMP-4711's?")
+        recall = dict(step(steps, "memory_recall").data)
+        summary = {k: v for k, v in recall.items() if k != "rendered"}
+        build = dict(step(steps, "prompt_build").data)
+        assert build["memory"] == summary == redact(summary)
+        assert redact(build) == build
+    finally:
+        undo()
+    assert summary["request"]["query"] == "whose boat, [employee]'s?"
+    assert summary["items"][0]["key"] == "owner [employee]"
+    assert "EMP-4711" not in repr(build)
+    trace = record(make(tmp_path, model), PROMPT_TRACE_KIND, turn.id)
+    assert trace == {**build, "model_calls": 1}
+
+
 def test_chore_turns_are_not_remembered_by_default(tmp_path):
     shelf = Shelf()
     model = ScriptedModel([text("tick handled")])

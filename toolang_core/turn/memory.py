@@ -16,7 +16,8 @@ import attrs
 
 from toolang_core.memory.service import MemoryService, agent_uri
 from toolang_core.memory.types import MemoryEntry, MemoryRecallRequest, MemoryWriteBatch
-from toolang_core.redaction import composed_text
+from toolang_core.redaction import MaskedMap, composed_text
+from toolang_core.store.json_text import dumps
 
 if TYPE_CHECKING:
     from toolang_core.agents.types import AgentDefinition
@@ -33,6 +34,9 @@ class Recalled:
     lines: tuple[str, ...] = ()
     trace: dict[str, Any] = attrs.field(factory=dict)
     degraded: bool = False
+    summary: MaskedMap | None = None
+    """The trace without its rendered lines as the recall's step stores it (masked and
+    encoded once): what the prompt build's step and the prompt trace carry."""
 
     @classmethod
     def off(cls) -> Recalled:
@@ -92,7 +96,7 @@ async def recall_for_turn(
             {"id": i.id, "score": round(i.score, 4), "key": i.key, "kind": i.kind}
             for i in result.items
         ]
-    ctx.defer_step(
+    step = ctx.defer_step(
         "memory_recall",
         data=data,
         status="completed" if outcome.ok else "failed",
@@ -100,7 +104,8 @@ async def recall_for_turn(
         started_at=started,
         idempotency_key=key,
     )
-    return Recalled(lines, data, outcome.degraded)
+    summary = {k: v for k, v in step.data.items() if k != "rendered"}
+    return Recalled(lines, data, outcome.degraded, MaskedMap(summary, dumps(summary)))
 
 
 def exchange_batch(
