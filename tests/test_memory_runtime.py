@@ -556,3 +556,24 @@ def test_doctor_says_memory_is_off_when_no_plugin_is_configured(tmp_path):
         "info",
         "memory is off (set [memory] plugin to turn it on)",
     )
+
+
+def test_a_write_batch_is_masked_entry_by_entry_and_handed_on_as_is_when_clean():
+    from toolang_core.memory import MemoryEntry, MemoryWriteBatch
+    from toolang_core.memory.service import masked
+    from toolang_core.redaction import use_detectors
+
+    clean = MemoryEntry(text="the boat is blue")
+    secret = MemoryEntry(text="the boat is EMP-4711's", meta={"who": "EMP-4711", "n": 1})
+    batch = MemoryWriteBatch(agent_uri="toolang:agent/a", agent_id="a", entries=(clean,))
+    both = attrs.evolve(batch, entries=(clean, secret))
+    undo = use_detectors({"acme:employees": lambda t: t.replace("EMP-4711", "[employee]")})
+    try:
+        assert masked(batch) is batch
+        out = masked(both)
+    finally:
+        undo()
+    assert out.entries[0] is clean
+    assert out.entries[1].text == "the boat is [employee]'s"
+    assert dict(out.entries[1].meta) == {"who": "[employee]", "n": 1}
+    assert attrs.evolve(out, entries=both.entries) == both

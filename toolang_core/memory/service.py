@@ -325,11 +325,19 @@ class MemoryService:
 def masked(batch: MemoryWriteBatch) -> MemoryWriteBatch:
     """``batch`` with its entries' text and meta masked by the redaction policy: memory
     (and any index a plugin builds of it) never holds a raw secret."""
-    entries = tuple(
-        attrs.evolve(e, text=redact_text(e.text), meta=redact(dict(e.meta)) if e.meta else e.meta)
-        for e in batch.entries
-    )
+    entries = tuple(_masked_entry(e) for e in batch.entries)
+    if all(new is old for new, old in zip(entries, batch.entries, strict=True)):
+        return batch  # nothing to mask (an exchange's parts were checked): not copied
     return attrs.evolve(batch, entries=entries)
+
+
+def _masked_entry(entry: MemoryEntry) -> MemoryEntry:
+    text = redact_text(entry.text)
+    if not entry.meta and text == entry.text:
+        return entry
+    return attrs.evolve(
+        entry, text=text, meta=redact(dict(entry.meta)) if entry.meta else entry.meta
+    )
 
 
 def _within_limits(

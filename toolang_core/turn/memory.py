@@ -9,6 +9,7 @@ it never fails it. The runtime renders recalled memory into the prompt itself
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -55,11 +56,18 @@ def render(result: MemoryRecallResult) -> tuple[str, ...]:
         text = " ".join(item.text.split())
         if len(text) > ITEM_CHARS:
             text = text[: ITEM_CHARS - 1] + "…"
-        saved = time.strftime("%Y-%m-%d", time.localtime(item.provenance.created_at))
+        saved = _day(int(item.provenance.created_at))
         label = f"{item.key}: " if item.key else ""
         lines.append(composed_text(f"{label}{text} (remembered {saved})", (label, text)))
     lines.extend(f"earlier: {summary.text}" for summary in result.summaries)
     return tuple(lines)
+
+
+@functools.lru_cache(maxsize=4096)
+def _day(created_at: int) -> str:
+    """The local day of a time (whole seconds: ``localtime`` drops the fraction); the
+    same entries are recalled turn after turn."""
+    return time.strftime("%Y-%m-%d", time.localtime(created_at))
 
 
 async def recall_for_turn(
