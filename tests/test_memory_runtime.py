@@ -577,3 +577,27 @@ def test_a_write_batch_is_masked_entry_by_entry_and_handed_on_as_is_when_clean()
     assert out.entries[1].text == "the boat is [employee]'s"
     assert dict(out.entries[1].meta) == {"who": "[employee]", "n": 1}
     assert attrs.evolve(out, entries=both.entries) == both
+
+
+def test_an_item_line_made_again_is_checked_again_once_the_detectors_change():
+    from toolang_core.memory import MemoryItem, MemoryRecallResult
+    from toolang_core.memory.types import Provenance
+    from toolang_core.redaction import composed_text, known_clean, redact, use_detectors
+    from toolang_core.turn.memory import render
+
+    text = "the skiff is\ngreen, says EMP-4711"
+    composed_text(" ".join(text.split()), (" ".join(text.split()),))  # as a write leaves it
+    item = MemoryItem("i1", text, 1.0, Provenance(agent_id="a", created_at=1.7e9), key="skiff")
+    result = MemoryRecallResult(items=(item,))
+    (line,) = render(result)
+    assert line.startswith("skiff: the skiff is green, says EMP-4711 (remembered ")
+    assert known_clean(line) and render(result) == (line,)
+    undo = use_detectors({"acme:employees": lambda t: t.replace("EMP-4711", "[employee]")})
+    try:
+        (again,) = render(result)
+        assert again == line and not known_clean(again)
+        assert redact({"rendered": [again]})["rendered"][0].startswith(
+            "skiff: the skiff is green, says [employee] (remembered "
+        )
+    finally:
+        undo()

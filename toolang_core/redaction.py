@@ -185,6 +185,11 @@ class RedactionPolicy:
                 del clean[next(iter(clean))]
         return text
 
+    def known_clean(self, text: str) -> bool:
+        """Whether ``text`` is remembered as clean (:meth:`composed` under the detectors
+        installed now: installing others forgets every one)."""
+        return text in self._clean
+
     def text(self, text: str) -> str:
         """``text`` with every secret and piece of personal data the policy knows masked."""
         if len(text) < _SHORTEST:
@@ -338,6 +343,11 @@ def composed_text(text: str, parts: Iterable[str]) -> str:
     """``text`` built of ``parts`` and the runtime's own words, remembered as clean when
     every part is (see :meth:`RedactionPolicy.composed`)."""
     return POLICY.composed(text, parts)
+
+
+def known_clean(text: str) -> bool:
+    """Whether ``text`` is remembered as clean (see :meth:`RedactionPolicy.known_clean`)."""
+    return POLICY.known_clean(text)
 
 
 def redact(value: Any, *, key: str | None = None) -> Any:

@@ -17,13 +17,13 @@ import attrs
 
 from toolang_core.memory.service import MemoryService, agent_uri
 from toolang_core.memory.types import MemoryEntry, MemoryRecallRequest, MemoryWriteBatch
-from toolang_core.redaction import MaskedMap, composed_text
+from toolang_core.redaction import MaskedMap, composed_text, known_clean
 from toolang_core.store.json_text import dumps
 
 if TYPE_CHECKING:
     from toolang_core.agents.types import AgentDefinition
     from toolang_core.execution.seam import TurnContext
-    from toolang_core.memory.types import MemoryRecallResult
+    from toolang_core.memory.types import MemoryItem, MemoryRecallResult
 
 ITEM_CHARS = 600
 
@@ -53,14 +53,32 @@ def render(result: MemoryRecallResult) -> tuple[str, ...]:
     — so the recall's step does not run the detectors over it again."""
     lines = [fact.text for fact in result.facts]
     for item in result.items:
-        text = " ".join(item.text.split())
-        if len(text) > ITEM_CHARS:
-            text = text[: ITEM_CHARS - 1] + "…"
-        saved = _day(int(item.provenance.created_at))
-        label = f"{item.key}: " if item.key else ""
-        lines.append(composed_text(f"{label}{text} (remembered {saved})", (label, text)))
+        made = (item.key, item.text, item.provenance.created_at)
+        line = _LINES.get(made)
+        if line is None or not known_clean(line):
+            line = _line(item)
+            _LINES[made] = line
+            if len(_LINES) > _LINES_KEPT:
+                del _LINES[next(iter(_LINES))]
+        lines.append(line)
     lines.extend(f"earlier: {summary.text}" for summary in result.summaries)
     return tuple(lines)
+
+
+_LINES: dict[tuple[str | None, str, float], str] = {}
+"""Item lines made lately, by what they are made of: the same entries are recalled turn
+after turn. One is used again only while the policy remembers it as clean (checked
+under the detectors installed now); any other is made, and checked, again."""
+_LINES_KEPT = 2_048
+
+
+def _line(item: MemoryItem) -> str:
+    text = " ".join(item.text.split())
+    if len(text) > ITEM_CHARS:
+        text = text[: ITEM_CHARS - 1] + "…"
+    saved = _day(int(item.provenance.created_at))
+    label = f"{item.key}: " if item.key else ""
+    return composed_text(f"{label}{text} (remembered {saved})", (label, text))
 
 
 @functools.lru_cache(maxsize=4096)
