@@ -196,6 +196,41 @@ def test_a_recalled_text_is_masked_by_a_detector_installed_after_it_was_written(
     assert line.startswith("the boat belongs to [employee] (remembered ")
 
 
+def test_the_prompt_build_and_trace_carry_the_recall_steps_summary_as_a_walk_masks_it(tmp_path):
+    """The summary is masked and encoded once, with the recall's step: the prompt build's
+    step and the prompt trace hold what a walk of their own would have stored."""
+    from toolang_core.memory import MemoryEntry, MemoryWriteBatch
+    from toolang_core.redaction import redact, use_detectors
+
+    shelf = Shelf()
+    asyncio.run(
+        ListMemory(shelf).remember(
+            MemoryWriteBatch(
+                agent_uri="toolang:agent/assistant",
+                agent_id="assistant",
+                entries=(MemoryEntry(text="the boat is EMP-4711's", key="owner EMP-4711"),),
+            )
+        )
+    )
+    model = ScriptedModel([text("Blue.")])
+    runtime = make(tmp_path, model, lambda: ListMemory(shelf))
+    undo = use_detectors({"acme:employees": lambda t: t.replace("EMP-4711", "[employee]")})
+    try:
+        ((turn, steps),) = serve(runtime, "whose boat, EMP-4711's?")
+        recall = dict(step(steps, "memory_recall").data)
+        summary = {k: v for k, v in recall.items() if k != "rendered"}
+        build = dict(step(steps, "prompt_build").data)
+        assert build["memory"] == summary == redact(summary)
+        assert redact(build) == build
+    finally:
+        undo()
+    assert summary["request"]["query"] == "whose boat, [employee]'s?"
+    assert summary["items"][0]["key"] == "owner [employee]"
+    assert "EMP-4711" not in repr(build)
+    trace = record(make(tmp_path, model), PROMPT_TRACE_KIND, turn.id)
+    assert trace == {**build, "model_calls": 1}
+
+
 def test_chore_turns_are_not_remembered_by_default(tmp_path):
     shelf = Shelf()
     model = ScriptedModel([text("tick handled")])
@@ -520,4 +555,90 @@ def test_doctor_says_memory_is_off_when_no_plugin_is_configured(tmp_path):
     assert (memory.status, memory.summary) == (
         "info",
         "memory is off (set [memory] plugin to turn it on)",
+    )
+
+
+def test_a_write_batch_is_masked_entry_by_entry_and_handed_on_as_is_when_clean():
+    from toolang_core.memory import MemoryEntry, MemoryWriteBatch
+    from toolang_core.memory.service import masked
+    from toolang_core.redaction import use_detectors
+
+    clean = MemoryEntry(text="the boat is blue")
+    secret = MemoryEntry(text="the boat is EMP-4711's", meta={"who": "EMP-4711", "n": 1})
+    batch = MemoryWriteBatch(agent_uri="toolang:agent/a", agent_id="a", entries=(clean,))
+    both = attrs.evolve(batch, entries=(clean, secret))
+    undo = use_detectors({"acme:employees": lambda t: t.replace("EMP-4711", "[employee]")})
+    try:
+        assert masked(batch) is batch
+        out = masked(both)
+    finally:
+        undo()
+    assert out.entries[0] is clean
+    assert out.entries[1].text == "the boat is [employee]'s"
+    assert dict(out.entries[1].meta) == {"who": "[employee]", "n": 1}
+    assert attrs.evolve(out, entries=both.entries) == both
+
+
+def test_an_item_line_made_again_is_checked_again_once_the_detectors_change():
+    from toolang_core.memory import MemoryItem, MemoryRecallResult
+    from toolang_core.memory.types import Provenance
+    from toolang_core.redaction import composed_text, known_clean, redact, use_detectors
+    from toolang_core.turn.memory import render
+
+    text = "the skiff is\ngreen, says EMP-4711"
+    composed_text(" ".join(text.split()), (" ".join(text.split()),))  # as a write leaves it
+    item = MemoryItem("i1", text, 1.0, Provenance(agent_id="a", created_at=1.7e9), key="skiff")
+    result = MemoryRecallResult(items=(item,))
+    (line,) = render(result)
+    assert line.startswith("skiff: the skiff is green, says EMP-4711 (remembered ")
+    assert known_clean(line) and render(result) == (line,)
+    undo = use_detectors({"acme:employees": lambda t: t.replace("EMP-4711", "[employee]")})
+    try:
+        (again,) = render(result)
+        assert again == line and not known_clean(again)
+        assert redact({"rendered": [again]})["rendered"][0].startswith(
+            "skiff: the skiff is green, says [employee] (remembered "
+        )
+    finally:
+        undo()
+
+
+def test_a_call_past_its_timeout_fails_and_a_cancellation_from_elsewhere_stays_one():
+    """The service's deadline is its own: the time-out becomes an outcome (the task is
+    left as it was, its later time-outs work), a cancellation of the turn stays one."""
+    from toolang_core.memory.service import MemoryService
+
+    service = MemoryService(
+        "test", MemoryConfig(plugin="test", recall_timeout_seconds=0.05), HangingRecall(Shelf())
+    )
+    request = MemoryLimits()  # never read: the plugin hangs before it looks
+
+    async def timed_out():
+        task = asyncio.current_task()
+        started = time.perf_counter()
+        result, outcome = await service.recall(_recall_request(request))
+        took = time.perf_counter() - started
+        assert result is None and not outcome.ok and 0.05 <= took < 1.0
+        assert outcome.error == "memory plugin 'test': recall took longer than 0.05 s"
+        assert task.cancelling() == 0
+        with pytest.raises(TimeoutError):  # the task's own time-outs still work
+            async with asyncio.timeout(0.01):
+                await asyncio.sleep(1)
+
+    async def cancelled():
+        call = asyncio.create_task(service.recall(_recall_request(request)))
+        await asyncio.sleep(0.01)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+
+    asyncio.run(timed_out())
+    asyncio.run(cancelled())
+
+
+def _recall_request(limits):
+    from toolang_core.memory import MemoryRecallRequest
+
+    return MemoryRecallRequest(
+        agent_uri="toolang:agent/a", agent_id="a", query_text="q", limits=limits
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from toolang_core.models.types import Message
-from toolang_core.redaction import Masked, redact, use_detectors
+from toolang_core.redaction import Masked, MaskedMap, redact, use_detectors
 from toolang_core.store.json_text import dumps, dumps_data
 from toolang_core.tools.types import ToolCall
 from toolang_core.turn.trace import TEXT_LIMIT, MaskedMessages, messages_json
@@ -49,6 +49,26 @@ def test_a_masked_list_with_its_json_is_spliced_into_the_same_text_a_plain_encod
 def test_a_masked_list_without_json_and_data_without_one_are_encoded_as_ever():
     data = {"model": "m", "messages": Masked([{"role": "user"}]), "n": 1}
     assert dumps_data(data) == dumps(data) == '{"model":"m","messages":[{"role":"user"}],"n":1}'
+
+
+def test_a_masked_map_with_its_json_is_spliced_and_kept_by_the_walk():
+    summary = {"plugin": "p", "request": {"query": 'hé "q"'}, "items": [{"id": 1}], "ok": True}
+    masked = MaskedMap(summary, dumps(summary))
+    for data in (
+        {"memory": masked},
+        {"agent": "a", "memory": masked, "degraded": False},
+        {"agent": "a", "memory": masked, "notes": [], "model_calls": 2},
+    ):
+        plain = {k: dict(v) if type(v) is MaskedMap else v for k, v in data.items()}
+        assert dumps_data(data) == dumps(plain)
+    undo = use_detectors(employee_ids())
+    try:
+        raw = MaskedMap({"who": SECRET})  # as its maker vouches: not walked again
+        assert redact({"memory": raw})["memory"] is raw
+        assert redact([raw])[0] is raw
+    finally:
+        undo()
+    assert dumps_data({"memory": MaskedMap({"a": 1})}) == '{"memory":{"a":1}}'
 
 
 def test_a_loops_prompts_carry_the_json_of_the_policys_walk():

@@ -121,6 +121,20 @@ class Masked(list[Any]):
         self.json = json
 
 
+class MaskedMap(dict[str, Any]):
+    """A dict whose values this policy has masked already (as :func:`redact` returns
+    it): a walk keeps it as it is, and ``json`` (its compact JSON, when its maker
+    encoded it) is spliced where it is stored again. For a part of one step's data
+    stored again in others: a turn's memory recall summary, in its prompt build and
+    its prompt trace. A map with a ``json`` is never changed after."""
+
+    __slots__ = ("json",)
+
+    def __init__(self, items: Mapping[str, Any], json: str | None = None) -> None:
+        super().__init__(items)
+        self.json = json
+
+
 class RedactionPolicy:
     """The core's rules followed by the installed detectors, in registration order."""
 
@@ -171,6 +185,11 @@ class RedactionPolicy:
                 del clean[next(iter(clean))]
         return text
 
+    def known_clean(self, text: str) -> bool:
+        """Whether ``text`` is remembered as clean (:meth:`composed` under the detectors
+        installed now: installing others forgets every one)."""
+        return text in self._clean
+
     def text(self, text: str) -> str:
         """``text`` with every secret and piece of personal data the policy knows masked."""
         if len(text) < _SHORTEST:
@@ -199,7 +218,7 @@ class RedactionPolicy:
             return MASK
         if isinstance(value, str):
             return value if key in _PLAIN_KEYS else self.text(value)
-        if type(value) is Masked:
+        if type(value) is Masked or type(value) is MaskedMap:
             return value
         if value is None or isinstance(value, bool | float):
             return value
@@ -246,7 +265,7 @@ class RedactionPolicy:
                 continue
             if kind is str:
                 out[k] = v if len(v) < _SHORTEST else self.text(v)
-            elif v is None or kind is bool or kind is float or kind is Masked:
+            elif v is None or kind is bool or kind is float or kind is Masked or kind is MaskedMap:
                 out[k] = v
             elif kind is int:
                 out[k] = v if v < _CARD_SHORTEST else self._number(v)
@@ -264,7 +283,7 @@ class RedactionPolicy:
             kind = type(v)
             if kind is str:
                 out.append(v if len(v) < _SHORTEST else self.text(v))
-            elif v is None or kind is bool or kind is float or kind is Masked:
+            elif v is None or kind is bool or kind is float or kind is Masked or kind is MaskedMap:
                 out.append(v)
             elif kind is int:
                 out.append(v if v < _CARD_SHORTEST else self._number(v))
@@ -324,6 +343,11 @@ def composed_text(text: str, parts: Iterable[str]) -> str:
     """``text`` built of ``parts`` and the runtime's own words, remembered as clean when
     every part is (see :meth:`RedactionPolicy.composed`)."""
     return POLICY.composed(text, parts)
+
+
+def known_clean(text: str) -> bool:
+    """Whether ``text`` is remembered as clean (see :meth:`RedactionPolicy.known_clean`)."""
+    return POLICY.known_clean(text)
 
 
 def redact(value: Any, *, key: str | None = None) -> Any:

@@ -141,20 +141,40 @@ class MemoryService:
             raise MemoryUnavailable(self.start_error or f"memory plugin {self.name!r} is down")
         function = getattr(self.plugin, method)
         args = () if argument is None else (argument,)
+        # asyncio.timeout's own steps, without its object (two calls a turn): the task
+        # is cancelled at the deadline, and that cancellation (only it) becomes the
+        # time-out; one from elsewhere goes on as a cancellation.
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("the memory service is called from a task of the event loop")
+        cancelling = task.cancelling()
+        expired: list[bool] = []
+        loop = task.get_loop()
+        deadline = loop.call_at(loop.time() + timeout, _expire, task, expired)
         try:
-            async with asyncio.timeout(timeout):
-                if inspect.iscoroutinefunction(function):
-                    return await function(*args)
+            if inspect.iscoroutinefunction(function):
+                result = await function(*args)
+            else:
                 value = await asyncio.to_thread(function, *args)
-                return await value if inspect.isawaitable(value) else value
+                result = await value if inspect.isawaitable(value) else value
+        except asyncio.CancelledError:
+            if expired and task.uncancel() <= cancelling:
+                raise MemoryUnavailable(self._late(method, timeout)) from None
+            raise
         except TimeoutError:
-            raise MemoryUnavailable(
-                f"memory plugin {self.name!r}: {method} took longer than {timeout:g} s"
-            ) from None
+            raise MemoryUnavailable(self._late(method, timeout)) from None
         except Exception as exc:
             raise MemoryUnavailable(
                 f"memory plugin {self.name!r}: {method} failed: {describe_exception(exc)}"
             ) from None
+        finally:
+            deadline.cancel()
+        if expired:  # the plugin swallowed the cancellation: it is taken back
+            task.uncancel()
+        return result
+
+    def _late(self, method: str, timeout: float) -> str:
+        return f"memory plugin {self.name!r}: {method} took longer than {timeout:g} s"
 
     async def _outcome(
         self,
@@ -322,14 +342,27 @@ class MemoryService:
                 log.warning("memory.close_failed", plugin=self.name, error=describe_exception(exc))
 
 
+def _expire(task: asyncio.Task[Any], expired: list[bool]) -> None:
+    expired.append(True)
+    task.cancel()
+
+
 def masked(batch: MemoryWriteBatch) -> MemoryWriteBatch:
     """``batch`` with its entries' text and meta masked by the redaction policy: memory
     (and any index a plugin builds of it) never holds a raw secret."""
-    entries = tuple(
-        attrs.evolve(e, text=redact_text(e.text), meta=redact(dict(e.meta)) if e.meta else e.meta)
-        for e in batch.entries
-    )
+    entries = tuple(_masked_entry(e) for e in batch.entries)
+    if all(new is old for new, old in zip(entries, batch.entries, strict=True)):
+        return batch  # nothing to mask (an exchange's parts were checked): not copied
     return attrs.evolve(batch, entries=entries)
+
+
+def _masked_entry(entry: MemoryEntry) -> MemoryEntry:
+    text = redact_text(entry.text)
+    if not entry.meta and text == entry.text:
+        return entry
+    return attrs.evolve(
+        entry, text=text, meta=redact(dict(entry.meta)) if entry.meta else entry.meta
+    )
 
 
 def _within_limits(

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from toolang_core.redaction import Masked
+from toolang_core.redaction import Masked, MaskedMap
 
 
 def _not_serializable(value: object) -> object:
@@ -45,13 +45,15 @@ def dumps(value: object) -> str:
 
 def dumps_data(data: Mapping[str, Any]) -> str:
     """:func:`dumps` of a step's data, the same text, with the JSON its top-level
-    :class:`Masked` values carry (``Masked.json``) spliced in rather than encoded."""
+    :class:`Masked` and :class:`MaskedMap` values carry (their ``json``) spliced in
+    rather than encoded."""
     if type(data) is not dict:
         data = dict(data)
     parts: list[str] | None = None
     plain: dict[str, Any] = {}
     for key, value in data.items():
-        known = value.json if type(value) is Masked and type(key) is str else None
+        kind = type(value)
+        known = value.json if (kind is Masked or kind is MaskedMap) and type(key) is str else None
         if known is None:
             plain[key] = value
             continue

@@ -167,7 +167,9 @@ class AgentExecutor:
             "tools": [s.name for s in speaker.specs],
             "history_messages": len(messages) - 2,
             "notes": list(notes),
-            "memory": {k: v for k, v in recalled.trace.items() if k != "rendered"},
+            "memory": recalled.summary
+            if recalled.summary is not None
+            else {k: v for k, v in recalled.trace.items() if k != "rendered"},
             "memory_lines": len(recalled.lines),
             "degraded": recalled.degraded,
             "route": route.to_json() if route is not None else None,

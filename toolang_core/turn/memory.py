@@ -9,6 +9,7 @@ it never fails it. The runtime renders recalled memory into the prompt itself
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -16,12 +17,13 @@ import attrs
 
 from toolang_core.memory.service import MemoryService, agent_uri
 from toolang_core.memory.types import MemoryEntry, MemoryRecallRequest, MemoryWriteBatch
-from toolang_core.redaction import composed_text
+from toolang_core.redaction import MaskedMap, composed_text, known_clean
+from toolang_core.store.json_text import dumps
 
 if TYPE_CHECKING:
     from toolang_core.agents.types import AgentDefinition
     from toolang_core.execution.seam import TurnContext
-    from toolang_core.memory.types import MemoryRecallResult
+    from toolang_core.memory.types import MemoryItem, MemoryRecallResult
 
 ITEM_CHARS = 600
 
@@ -33,6 +35,9 @@ class Recalled:
     lines: tuple[str, ...] = ()
     trace: dict[str, Any] = attrs.field(factory=dict)
     degraded: bool = False
+    summary: MaskedMap | None = None
+    """The trace without its rendered lines as the recall's step stores it (masked and
+    encoded once): what the prompt build's step and the prompt trace carry."""
 
     @classmethod
     def off(cls) -> Recalled:
@@ -48,14 +53,39 @@ def render(result: MemoryRecallResult) -> tuple[str, ...]:
     — so the recall's step does not run the detectors over it again."""
     lines = [fact.text for fact in result.facts]
     for item in result.items:
-        text = " ".join(item.text.split())
-        if len(text) > ITEM_CHARS:
-            text = text[: ITEM_CHARS - 1] + "…"
-        saved = time.strftime("%Y-%m-%d", time.localtime(item.provenance.created_at))
-        label = f"{item.key}: " if item.key else ""
-        lines.append(composed_text(f"{label}{text} (remembered {saved})", (label, text)))
+        made = (item.key, item.text, item.provenance.created_at)
+        line = _LINES.get(made)
+        if line is None or not known_clean(line):
+            line = _line(item)
+            _LINES[made] = line
+            if len(_LINES) > _LINES_KEPT:
+                del _LINES[next(iter(_LINES))]
+        lines.append(line)
     lines.extend(f"earlier: {summary.text}" for summary in result.summaries)
     return tuple(lines)
+
+
+_LINES: dict[tuple[str | None, str, float], str] = {}
+"""Item lines made lately, by what they are made of: the same entries are recalled turn
+after turn. One is used again only while the policy remembers it as clean (checked
+under the detectors installed now); any other is made, and checked, again."""
+_LINES_KEPT = 2_048
+
+
+def _line(item: MemoryItem) -> str:
+    text = " ".join(item.text.split())
+    if len(text) > ITEM_CHARS:
+        text = text[: ITEM_CHARS - 1] + "…"
+    saved = _day(int(item.provenance.created_at))
+    label = f"{item.key}: " if item.key else ""
+    return composed_text(f"{label}{text} (remembered {saved})", (label, text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _day(created_at: int) -> str:
+    """The local day of a time (whole seconds: ``localtime`` drops the fraction); the
+    same entries are recalled turn after turn."""
+    return time.strftime("%Y-%m-%d", time.localtime(created_at))
 
 
 async def recall_for_turn(
@@ -92,7 +122,7 @@ async def recall_for_turn(
             {"id": i.id, "score": round(i.score, 4), "key": i.key, "kind": i.kind}
             for i in result.items
         ]
-    ctx.defer_step(
+    step = ctx.defer_step(
         "memory_recall",
         data=data,
         status="completed" if outcome.ok else "failed",
@@ -100,7 +130,8 @@ async def recall_for_turn(
         started_at=started,
         idempotency_key=key,
     )
-    return Recalled(lines, data, outcome.degraded)
+    summary = {k: v for k, v in step.data.items() if k != "rendered"}
+    return Recalled(lines, data, outcome.degraded, MaskedMap(summary, dumps(summary)))
 
 
 def exchange_batch(

@@ -17,7 +17,7 @@ from toolang_core.store.base import (
     insert_each,
 )
 from toolang_core.store.errors import StoreError
-from toolang_core.store.json_text import dumps
+from toolang_core.store.json_text import dumps, dumps_data
 from toolang_core.store.rows import (
     RECORD_COLUMNS,
     RUN_COLUMNS,
@@ -474,7 +474,7 @@ class SQLiteStore(StoreBase):
         c: sqlite3.Connection, rows: Sequence[tuple[str, str, dict[str, Any], float]]
     ) -> None:
         if rows:
-            params = [(kind, key, dumps(data), now) for kind, key, data, now in rows]
+            params = [(kind, key, dumps_data(data), now) for kind, key, data, now in rows]
             c.executemany(turns.PUT_RECORDS_SQL, params)
 
     def list_records(self, kind: str) -> list[Record]:
