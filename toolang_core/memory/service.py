@@ -141,40 +141,20 @@ class MemoryService:
             raise MemoryUnavailable(self.start_error or f"memory plugin {self.name!r} is down")
         function = getattr(self.plugin, method)
         args = () if argument is None else (argument,)
-        # asyncio.timeout's own steps, without its object (two calls a turn): the task
-        # is cancelled at the deadline, and that cancellation (only it) becomes the
-        # time-out; one from elsewhere goes on as a cancellation.
-        task = asyncio.current_task()
-        if task is None:
-            raise RuntimeError("the memory service is called from a task of the event loop")
-        cancelling = task.cancelling()
-        expired: list[bool] = []
-        loop = task.get_loop()
-        deadline = loop.call_at(loop.time() + timeout, _expire, task, expired)
         try:
-            if inspect.iscoroutinefunction(function):
-                result = await function(*args)
-            else:
+            async with asyncio.timeout(timeout):
+                if inspect.iscoroutinefunction(function):
+                    return await function(*args)
                 value = await asyncio.to_thread(function, *args)
-                result = await value if inspect.isawaitable(value) else value
-        except asyncio.CancelledError:
-            if expired and task.uncancel() <= cancelling:
-                raise MemoryUnavailable(self._late(method, timeout)) from None
-            raise
+                return await value if inspect.isawaitable(value) else value
         except TimeoutError:
-            raise MemoryUnavailable(self._late(method, timeout)) from None
+            raise MemoryUnavailable(
+                f"memory plugin {self.name!r}: {method} took longer than {timeout:g} s"
+            ) from None
         except Exception as exc:
             raise MemoryUnavailable(
                 f"memory plugin {self.name!r}: {method} failed: {describe_exception(exc)}"
             ) from None
-        finally:
-            deadline.cancel()
-        if expired:  # the plugin swallowed the cancellation: it is taken back
-            task.uncancel()
-        return result
-
-    def _late(self, method: str, timeout: float) -> str:
-        return f"memory plugin {self.name!r}: {method} took longer than {timeout:g} s"
 
     async def _outcome(
         self,
@@ -340,11 +320,6 @@ class MemoryService:
                 close()
             except Exception as exc:
                 log.warning("memory.close_failed", plugin=self.name, error=describe_exception(exc))
-
-
-def _expire(task: asyncio.Task[Any], expired: list[bool]) -> None:
-    expired.append(True)
-    task.cancel()
 
 
 def masked(batch: MemoryWriteBatch) -> MemoryWriteBatch:
