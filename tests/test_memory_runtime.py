@@ -601,3 +601,44 @@ def test_an_item_line_made_again_is_checked_again_once_the_detectors_change():
         )
     finally:
         undo()
+
+
+def test_a_call_past_its_timeout_fails_and_a_cancellation_from_elsewhere_stays_one():
+    """The service's deadline is its own: the time-out becomes an outcome (the task is
+    left as it was, its later time-outs work), a cancellation of the turn stays one."""
+    from toolang_core.memory.service import MemoryService
+
+    service = MemoryService(
+        "test", MemoryConfig(plugin="test", recall_timeout_seconds=0.05), HangingRecall(Shelf())
+    )
+    request = MemoryLimits()  # never read: the plugin hangs before it looks
+
+    async def timed_out():
+        task = asyncio.current_task()
+        started = time.perf_counter()
+        result, outcome = await service.recall(_recall_request(request))
+        took = time.perf_counter() - started
+        assert result is None and not outcome.ok and 0.05 <= took < 1.0
+        assert outcome.error == "memory plugin 'test': recall took longer than 0.05 s"
+        assert task.cancelling() == 0
+        with pytest.raises(TimeoutError):  # the task's own time-outs still work
+            async with asyncio.timeout(0.01):
+                await asyncio.sleep(1)
+
+    async def cancelled():
+        call = asyncio.create_task(service.recall(_recall_request(request)))
+        await asyncio.sleep(0.01)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+
+    asyncio.run(timed_out())
+    asyncio.run(cancelled())
+
+
+def _recall_request(limits):
+    from toolang_core.memory import MemoryRecallRequest
+
+    return MemoryRecallRequest(
+        agent_uri="toolang:agent/a", agent_id="a", query_text="q", limits=limits
+    )
