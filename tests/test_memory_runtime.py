@@ -138,23 +138,28 @@ def test_a_remembered_exchange_holds_no_secret_of_its_input_or_answer(tmp_path):
     assert stored[1].endswith(": the boat is blue\nassistant: Noted.")  # clean: as it was
 
 
+def shelved(text: str, key: str | None = None) -> Shelf:
+    """A shelf holding ``text``, remembered for the assistant by another writer (not this
+    runtime's turns)."""
+    from toolang_core.memory import MemoryEntry, MemoryWriteBatch
+
+    shelf = Shelf()
+    batch = MemoryWriteBatch(
+        agent_uri="toolang:agent/assistant",
+        agent_id="assistant",
+        entries=(MemoryEntry(text=text, key=key),),
+    )
+    asyncio.run(ListMemory(shelf).remember(batch))
+    return shelf
+
+
 def test_a_recalled_exchange_this_runtime_remembered_is_not_scanned_again(tmp_path):
     """Its one-line form was made of parts the policy had checked; a recalled text the
     runtime did not write (here: put on the shelf directly) is scanned as ever."""
-    from toolang_core.memory import MemoryEntry, MemoryWriteBatch
     from toolang_core.redaction import use_detectors
 
     scanned: list[str] = []
-    shelf = Shelf()
-    asyncio.run(
-        ListMemory(shelf).remember(
-            MemoryWriteBatch(
-                agent_uri="toolang:agent/assistant",
-                agent_id="assistant",
-                entries=(MemoryEntry(text="the kayak is\nyellow"),),
-            )
-        )
-    )
+    shelf = shelved("the kayak is\nyellow")
     model = ScriptedModel([text("Noted."), text("Blue.")])
     runtime = make(tmp_path, model, lambda: ListMemory(shelf))
     undo = use_detectors({"acme:spy": lambda t: scanned.append(t) or t})
@@ -172,19 +177,9 @@ def test_a_recalled_exchange_this_runtime_remembered_is_not_scanned_again(tmp_pa
 
 
 def test_a_recalled_text_is_masked_by_a_detector_installed_after_it_was_written(tmp_path):
-    from toolang_core.memory import MemoryEntry, MemoryWriteBatch
     from toolang_core.redaction import use_detectors
 
-    shelf = Shelf()
-    asyncio.run(
-        ListMemory(shelf).remember(
-            MemoryWriteBatch(
-                agent_uri="toolang:agent/assistant",
-                agent_id="assistant",
-                entries=(MemoryEntry(text="the boat belongs to EMP-4711"),),
-            )
-        )
-    )
+    shelf = shelved("the boat belongs to EMP-4711")
     model = ScriptedModel([text("Blue.")])
     runtime = make(tmp_path, model, lambda: ListMemory(shelf))
     undo = use_detectors({"acme:employees": lambda t: t.replace("EMP-4711", "[employee]")})
@@ -199,19 +194,9 @@ def test_a_recalled_text_is_masked_by_a_detector_installed_after_it_was_written(
 def test_the_prompt_build_and_trace_carry_the_recall_steps_summary_as_a_walk_masks_it(tmp_path):
     """The summary is masked and encoded once, with the recall's step: the prompt build's
     step and the prompt trace hold what a walk of their own would have stored."""
-    from toolang_core.memory import MemoryEntry, MemoryWriteBatch
     from toolang_core.redaction import redact, use_detectors
 
-    shelf = Shelf()
-    asyncio.run(
-        ListMemory(shelf).remember(
-            MemoryWriteBatch(
-                agent_uri="toolang:agent/assistant",
-                agent_id="assistant",
-                entries=(MemoryEntry(text="the boat is EMP-4711's", key="owner EMP-4711"),),
-            )
-        )
-    )
+    shelf = shelved("the boat is EMP-4711's", key="owner EMP-4711")
     model = ScriptedModel([text("Blue.")])
     runtime = make(tmp_path, model, lambda: ListMemory(shelf))
     undo = use_detectors({"acme:employees": lambda t: t.replace("EMP-4711", "[employee]")})
