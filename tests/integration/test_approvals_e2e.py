@@ -12,19 +12,14 @@ from __future__ import annotations
 
 import getpass
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from served_home import ServedHome, scripted_site
 
-from toolang_core.testing import make_distribution
-from toolang_core.testing.cli import run_toolang
+from toolang_core.testing.processes import wait_for
 from toolang_core.testing.runtimes import SCRIPTED_AGENT_CONFIG
 
 CONFIG = (
@@ -44,83 +39,23 @@ POST_STAGES = {
 POST_HOOKS = ("toolang_filter_tool_result", *POST_STAGES)
 
 
-class Home:
-    """A toolang home served by a `toolang run` process, and commands run against it."""
-
-    def __init__(self, path: Path, site: Path, script: Path) -> None:
-        self.path = path
-        self.site = site
-        self.env = {"TOOLANG_SCRIPT": str(script)}
-
-    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return run_toolang(*args, cwd=self.path, env=self.env, pythonpath=[self.site])
-
-    def json(self, *args: str) -> Any:
-        result = self.cli(*args, "--json")
-        assert result.returncode == 0, result.stderr
-        return json.loads(result.stdout)
-
-    def wait_for(self, what: str, predicate: Callable[[], Any], timeout: float = 60) -> Any:
-        deadline = time.monotonic() + timeout
-        while not (found := predicate()):
-            assert time.monotonic() < deadline, f"timed out after {timeout} s waiting for {what}"
-            time.sleep(0.1)
-        return found
-
-    def turn(self, turn_id: str) -> dict[str, Any]:
-        shown: dict[str, Any] = self.json("turns", "show", turn_id)
-        return shown
-
-    def status_of(self, turn_id: str) -> str:
-        return str(self.turn(turn_id)["turn"]["status"])
-
-
 @pytest.fixture
-def serve(tmp_path: Path) -> Iterator[Callable[[list[dict[str, Any]]], Home]]:
+def serve(tmp_path: Path) -> Iterator[Callable[[list[dict[str, Any]]], ServedHome]]:
     """``serve(script)``: a home whose model follows ``script``, served by `toolang run`."""
-    procs: list[subprocess.Popen[str]] = []
+    homes: list[ServedHome] = []
 
-    def start(script: list[dict[str, Any]]) -> Home:
-        site = tmp_path / "site"
-        make_distribution(
-            site,
-            "toolang-test-scripted",
-            entry_points={"toolang": {"scripted": "toolang_core.testing.script_file_plugin"}},
-        )
-        script_path = tmp_path / "script.json"
-        script_path.write_text(json.dumps(script))
-        home = Home(tmp_path / "home", site, script_path)
-        home.path.mkdir()
-        (home.path / "toolang.toml").write_text(CONFIG)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
-        env.update(home.env, PYTHONPATH=os.pathsep.join([str(site), env.get("PYTHONPATH", "")]))
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "toolang_core", "run", "--no-sources"],
-            cwd=home.path,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        procs.append(proc)
-
-        def running() -> bool:
-            assert proc.poll() is None, proc.communicate()
-            status = home.cli("status", "--json")  # fails until the runtime made its store
-            return status.returncode == 0 and bool(json.loads(status.stdout)["runtime_running"])
-
-        home.wait_for("the runtime to start", running)
+    def start(script: list[dict[str, Any]]) -> ServedHome:
+        home = ServedHome(tmp_path / "home", scripted_site(tmp_path / "site"), CONFIG, script)
+        homes.append(home)
+        home.start()
         return home
 
     yield start
-    for proc in procs:
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-        assert proc.returncode == 0, err
-        assert "Traceback" not in err, err
+    for home in homes:
+        home.stop()
 
 
-def submit_and_await_approval(home: Home) -> tuple[str, dict[str, Any]]:
+def submit_and_await_approval(home: ServedHome) -> tuple[str, dict[str, Any]]:
     """Submit a turn; wait until it parks; return its id and its one pending request."""
     # The operator owns the file tools (the default assistant delegates instead).
     submitted = home.cli(
@@ -128,8 +63,8 @@ def submit_and_await_approval(home: Home) -> tuple[str, dict[str, Any]]:
     )
     assert submitted.returncode == 0, submitted.stderr
     turn_id = json.loads(submitted.stdout)["id"]
-    home.wait_for(
-        "the turn to await approval", lambda: home.status_of(turn_id) == "awaiting_approval"
+    wait_for(
+        lambda: home.status_of(turn_id) == "awaiting_approval", 60, "the turn to await approval"
     )
     (request,) = home.json("approvals", "list")
     assert (request["turn_id"], request["tool"], request["status"]) == (
@@ -142,10 +77,11 @@ def submit_and_await_approval(home: Home) -> tuple[str, dict[str, Any]]:
     return turn_id, request
 
 
-def finished(home: Home, turn_id: str) -> dict[str, Any]:
-    home.wait_for(
-        "the turn to finish",
+def finished(home: ServedHome, turn_id: str) -> dict[str, Any]:
+    wait_for(
         lambda: home.status_of(turn_id) in ("completed", "failed", "canceled"),
+        60,
+        "the turn to finish",
     )
     return home.turn(turn_id)
 
@@ -155,7 +91,7 @@ def tool_step(shown: dict[str, Any]) -> dict[str, Any]:
     return dict(step)
 
 
-def registered_post_plugins(home: Home) -> dict[str, set[str]]:
+def registered_post_plugins(home: ServedHome) -> dict[str, set[str]]:
     """The post-execution hooks' plugins as `toolang hooks --json` reports them."""
     families = home.json("hooks")
     (tool_hooks,) = [f for f in families if f["family"] == "tool-hooks"]
