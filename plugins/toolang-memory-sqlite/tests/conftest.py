@@ -1,0 +1,46 @@
+"""Fixtures of the SQLite memory plugin's tests: a clock the test moves, and plugins on a
+file of the test's own, closed after it."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolang_core.testing.memory_calls import MemoryCaller, MemoryDriver
+from toolang_memory_sqlite import MemorySQLiteSettings
+from toolang_memory_sqlite.memory import SQLiteMemory
+
+T0 = 1_800_000_000.0
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def open_memory(tmp_path, clock):
+    opened: list[SQLiteMemory] = []
+
+    def make(path=None, **settings) -> MemoryDriver:
+        plugin = SQLiteMemory(
+            path or tmp_path / "memory.db", MemorySQLiteSettings(**settings), clock=clock
+        )
+        opened.append(plugin)
+        return MemoryDriver(plugin, MemoryCaller())
+
+    yield make
+    for plugin in opened:
+        plugin.close()
+
+
+@pytest.fixture
+def memory(open_memory):
+    return open_memory()

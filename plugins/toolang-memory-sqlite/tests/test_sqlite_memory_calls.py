@@ -1,0 +1,559 @@
+"""The SQLite memory plugin's calls from the runtime: the recalls and writes of concurrent
+turns grouped for its database thread, and a lone call done at once in the event
+loop's thread."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+import pytest
+
+from toolang_core.testing.memory_calls import MemoryCaller, MemoryDriver
+from toolang_memory_sqlite import MemorySQLiteSettings
+from toolang_memory_sqlite.memory import SQLiteMemory, SQLiteMemoryError
+
+# writes of concurrent turns ---------------------------------------------------------
+
+
+def test_concurrent_writes_are_committed_together_and_a_bad_batch_spoils_only_itself(
+    tmp_path, clock
+):
+    import asyncio
+
+    from toolang_core.memory import MemoryEntry, MemoryWriteBatch
+
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+    groups: list[int] = []
+    write_group = plugin._group
+
+    def counted(group):  # a spy on the real writer: how many batches each transaction held
+        groups.append(len(group))
+        return write_group(group)
+
+    plugin._calls._call = counted
+    texts = [f"entry {n} about otters" for n in range(12)]
+    texts[5] = "broken \ud800 text"
+
+    def batch(text: str) -> MemoryWriteBatch:
+        return MemoryWriteBatch(
+            agent_uri="toolang:agent/a", agent_id="a", entries=(MemoryEntry(text=text),)
+        )
+
+    async def write_all() -> list[object]:
+        return await asyncio.gather(
+            *(plugin.remember(batch(t)) for t in texts), return_exceptions=True
+        )
+
+    try:
+        outcomes = asyncio.run(write_all())
+        assert isinstance(outcomes[5], ValueError) and "lone surrogate" in str(outcomes[5])
+        assert [o.written for n, o in enumerate(outcomes) if n != 5] == [1] * 11
+        assert sum(groups) == 12 and len(groups) < 12  # grouped, every batch once
+        driver = MemoryDriver(plugin, MemoryCaller())
+        assert sorted(driver.listed_texts("a")) == sorted(t for n, t in enumerate(texts) if n != 5)
+    finally:
+        plugin.close()
+
+
+def test_a_group_of_writes_without_keys_takes_the_same_few_statements_however_many(tmp_path, clock):
+    from toolang_core.memory import (
+        MemoryEntry,
+        MemoryLimits,
+        MemoryListRequest,
+        MemoryRecallRequest,
+        MemoryWriteBatch,
+    )
+
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+
+    def batch(agent: str, thread: str, *texts: str, key: str | None = None) -> object:
+        entries = tuple(MemoryEntry(text=t, key=key) for t in texts)
+        b = MemoryWriteBatch(
+            agent_uri=f"toolang:agent/{agent}", agent_id=agent, entries=entries, thread_id=thread
+        )
+        return b, [plugin._checked(b, n, e) for n, e in enumerate(entries)]
+
+    def statements_for(group: list[object]) -> tuple[list[object], int]:
+        statements: list[str] = []
+        conn = plugin._db.main()
+        conn.set_trace_callback(statements.append)
+        try:
+            outcomes = plugin._own_thread().submit(plugin._write_group, group, conn).result()
+            # The plugin's statements, not FTS5's own (which name the schema: 'main'.…).
+            return outcomes, [s for s in statements if "'main'." not in s]
+        finally:
+            conn.set_trace_callback(None)
+
+    try:
+        plugin.remember_now(batch("a", "t1", "an earlier otter")[0])  # agents known
+        plugin.remember_now(batch("b", "t1", "an earlier heron")[0])
+        few, taken = statements_for(
+            [batch("a", "t1", "otter one"), batch("b", "t2", "heron one", "heron two")]
+        )
+        many, taken_many = statements_for(
+            [batch("a", "t1" if n % 2 else "t2", f"otter {n}") for n in range(20)]
+        )
+        assert [r.written for r in few] == [1, 2] and [r.written for r in many] == [1] * 20
+        assert (
+            len(taken_many) == len(taken) - 1 == 8
+        )  # one agent's ids, not two  # one agent's ids instead of two
+        driver = MemoryDriver(plugin, MemoryCaller())
+        assert sorted(driver.listed_texts("b")) == ["an earlier heron", "heron one", "heron two"]
+        ids = [int(i.id) for i in plugin.list_entries(MemoryListRequest(agent_id="a", limit=50))]
+        assert ids == sorted(ids, reverse=True) and ids[0] - ids[-1] == 21  # one range, in order
+        narrowed = plugin.recall_now(
+            MemoryRecallRequest(
+                agent_uri="toolang:agent/a",
+                agent_id="a",
+                query_text="otter",
+                thread_id="t2",
+                limits=MemoryLimits(max_items=50),
+            )
+        )
+        assert sorted(i.text for i in narrowed.items) == sorted(
+            f"otter {n}" for n in range(0, 20, 2)
+        )
+        keyed, _ = statements_for([batch("a", "t1", "keyed otter", key="k"), batch("a", "t1", "x")])
+        assert [r.written for r in keyed] == [1, 1]  # a key: each batch alone, upserted
+        again, _ = statements_for([batch("a", "t1", "keyed otter again", key="k")])
+        texts = driver.listed_texts("a")
+        assert "keyed otter again" in texts and "keyed otter" not in texts
+        assert again[0].written == 1
+    finally:
+        plugin.close()
+
+
+def test_concurrent_recalls_are_done_together_and_a_bad_one_fails_alone(tmp_path, clock):
+    import asyncio
+
+    from toolang_core.memory import MemoryLimits, MemoryRecallRequest
+
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+    driver = MemoryDriver(plugin, MemoryCaller())
+    driver.save("a", *(f"the {animal} swims" for animal in ("otter", "seal", "heron")))
+    groups: list[int] = []
+    recall_group = plugin._group
+
+    def counted(group):  # a spy on the real recalls: how many each call to the thread held
+        groups.append(len(group))
+        return recall_group(group)
+
+    plugin._calls._call = counted
+    queries = ["otter", "seal", "heron", "broken", "otter seal"] * 4
+
+    def request(query: str) -> MemoryRecallRequest:
+        agent = "bad \ud800 agent" if query == "broken" else "a"  # not valid Unicode
+        return MemoryRecallRequest(
+            agent_uri="toolang:agent/a", agent_id=agent, query_text=query, limits=MemoryLimits()
+        )
+
+    async def recall_all() -> list[object]:
+        return await asyncio.gather(
+            *(plugin.recall(request(q)) for q in queries), return_exceptions=True
+        )
+
+    try:
+        outcomes = asyncio.run(recall_all())
+        assert sum(groups) == len(queries) and len(groups) < len(queries)
+        for query, outcome in zip(queries, outcomes, strict=True):
+            if query == "broken":
+                assert isinstance(outcome, ValueError) and "lone surrogate" in str(outcome)
+                continue
+            alone = plugin.recall_now(request(query))
+            assert [i.text for i in outcome.items] == [i.text for i in alone.items]
+            assert outcome.items  # every good query finds something
+    finally:
+        plugin.close()
+
+
+def test_the_remembered_word_counts_are_bounded_oldest_first():
+    from toolang_memory_sqlite.search import CommonWords
+
+    counts = CommonWords(most=3, clock=lambda: 0.0)
+    for word in ("a", "b", "c", "d"):
+        counts.add(word, 100)
+    assert [counts.at_least(w) for w in ("a", "b", "c", "d")] == [0, 100, 100, 100]
+    counts.add("b", 120)  # counted again: the newest now
+    counts.add("e", 100)
+    assert [counts.at_least(w) for w in ("b", "c", "d", "e")] == [120, 0, 100, 100]
+
+
+def test_recalls_and_writes_handed_in_together_go_in_one_group_and_fail_apart(tmp_path, clock):
+    import asyncio
+
+    from toolang_core.memory import (
+        MemoryEntry,
+        MemoryLimits,
+        MemoryRecallRequest,
+        MemoryWriteBatch,
+    )
+
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+    MemoryDriver(plugin, MemoryCaller()).save("a", "the otter swims")
+    groups: list[list[str]] = []
+    real_group = plugin._group
+
+    def spied(group):  # the real call, noting what each hand-over held
+        groups.append([type(c).__name__ for c in group])
+        return real_group(group)
+
+    plugin._calls._call = spied
+    recall = MemoryRecallRequest(
+        agent_uri="toolang:agent/a", agent_id="a", query_text="otter", limits=MemoryLimits()
+    )
+    write = MemoryWriteBatch(
+        agent_uri="toolang:agent/a", agent_id="a", entries=(MemoryEntry(text="a seal dives"),)
+    )
+
+    async def both() -> list[object]:
+        return await asyncio.gather(
+            *(plugin.recall(recall) for _ in range(3)),
+            *(plugin.remember(write) for _ in range(3)),
+            return_exceptions=True,
+        )
+
+    try:
+        outcomes = asyncio.run(both())
+        assert [o.items[0].text for o in outcomes[:3]] == ["the otter swims"] * 3
+        assert [o.written for o in outcomes[3:]] == [1, 1, 1]
+        assert groups[0] == ["MemoryRecallRequest"] * 3 + ["tuple"] * 3  # one hand-over
+
+        def locked(writes, conn=None, wait=True):  # the transaction cannot start: writes fail
+            raise SQLiteMemoryError("memory-sqlite: remember failed: database is locked")
+
+        plugin._write_group = locked
+        outcomes = asyncio.run(both())
+        assert [o.items[0].text for o in outcomes[:3]] == ["the otter swims"] * 3
+        assert all(isinstance(o, SQLiteMemoryError) for o in outcomes[3:])
+    finally:
+        plugin.close()
+
+
+def test_a_caller_that_stops_waiting_leaves_its_group_and_the_next_going():
+    import asyncio
+
+    from toolang_memory_sqlite.dbthread import DatabaseThread
+    from toolang_memory_sqlite.group import GroupCalls
+
+    executor = DatabaseThread("test")
+    gate = threading.Event()
+    groups: list[list[int]] = []
+
+    def call(items):
+        groups.append(list(items))
+        gate.wait(5)
+        return [n * 2 if n != 4 else ValueError("four") for n in items]
+
+    calls = GroupCalls(call, lambda: executor)
+
+    async def scenario():
+        first = asyncio.create_task(calls.add(1))
+        await asyncio.sleep(0.02)  # the first group is under way in the thread
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.02):
+                await calls.add(2)  # waits for the next group, then gives up
+        later = [asyncio.create_task(calls.add(n)) for n in (3, 4)]
+        await asyncio.sleep(0.02)
+        gate.set()
+        return await first, await asyncio.gather(*later, return_exceptions=True)
+
+    try:
+        first, (third, fourth) = asyncio.run(scenario())
+    finally:
+        executor.shutdown()
+    assert (first, third) == (2, 6)
+    assert isinstance(fourth, ValueError)  # an exception for one item fails that one
+    assert groups == [[1], [2, 3, 4]]  # the one that gave up was still in its group
+
+
+def test_a_group_answered_wrongly_fails_its_callers_and_the_next_group_still_goes():
+    """A call that answers the wrong number of outcomes, or ends in a BaseException,
+    fails its group's callers — it does not leave every later call waiting."""
+    import asyncio
+
+    from toolang_memory_sqlite.dbthread import DatabaseThread
+    from toolang_memory_sqlite.group import GroupCalls
+
+    executor = DatabaseThread("test")
+
+    def call(items):
+        if items == [1]:
+            return []  # one outcome short
+        if items == [2]:
+            raise SystemExit(3)
+        return [n * 2 for n in items]
+
+    calls = GroupCalls(call, lambda: executor)
+
+    async def scenario():
+        outcomes = []
+        for n in (1, 2, 3):
+            try:
+                outcomes.append(await asyncio.wait_for(calls.add(n), 5))
+            except RuntimeError as exc:
+                outcomes.append(str(exc))
+        return outcomes
+
+    try:
+        first, second, third = asyncio.run(scenario())
+    finally:
+        executor.shutdown()
+    assert first == "memory-sqlite: 0 outcomes for a group of 1 calls"
+    assert "SystemExit(3)" in second
+    assert third == 6
+
+
+# lone calls, done at once in the event loop's thread ----------------------------------
+
+
+def _recall_request(agent: str, query: str):
+    from toolang_core.memory import MemoryLimits, MemoryRecallRequest
+
+    return MemoryRecallRequest(
+        agent_uri=f"toolang:agent/{agent}", agent_id=agent, query_text=query, limits=MemoryLimits()
+    )
+
+
+def _write_batch(agent: str, text: str):
+    from toolang_core.memory import MemoryEntry, MemoryWriteBatch
+
+    return MemoryWriteBatch(
+        agent_uri=f"toolang:agent/{agent}", agent_id=agent, entries=(MemoryEntry(text=text),)
+    )
+
+
+def test_a_lone_recall_and_write_are_done_in_the_loops_thread_on_the_shared_connection(
+    tmp_path, clock
+):
+    import asyncio
+
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+    threads: list[str] = []
+    real_recall = plugin._recall
+
+    def spied(request, conn):
+        threads.append(threading.current_thread().name)
+        assert conn is plugin._db.main()
+        return real_recall(request, conn)
+
+    plugin._recall = spied
+
+    async def one_at_a_time():
+        written = await plugin.remember(_write_batch("a", "the otter swims"))
+        recalled = await plugin.recall(_recall_request("a", "otter"))
+        return written, recalled, threading.current_thread().name
+
+    try:
+        written, recalled, loop_thread = asyncio.run(one_at_a_time())
+        assert written.written == 1
+        assert [i.text for i in recalled.items] == ["the otter swims"]
+        assert threads == [loop_thread]
+        assert plugin._thread is None  # the database thread was never needed
+    finally:
+        plugin.close()
+
+
+def test_a_lone_write_that_would_wait_for_another_process_goes_to_the_thread(tmp_path, clock):
+    import asyncio
+
+    path = tmp_path / "memory.db"
+    plugin = SQLiteMemory(path, MemorySQLiteSettings(), clock=clock)
+    plugin.remember_now(_write_batch("a", "the first otter"))  # the file and its tables
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process writes
+
+    async def write_while_locked():
+        ticks = 0
+        writing = asyncio.create_task(plugin.remember(_write_batch("a", "a second otter")))
+        for _ in range(20):  # the loop goes on while the write waits in the thread
+            await asyncio.sleep(0.005)
+            ticks += 1
+        assert not writing.done()
+        other.execute("COMMIT")
+        return ticks, await writing
+
+    try:
+        ticks, written = asyncio.run(write_while_locked())
+        assert (ticks, written.written) == (20, 1)
+        assert plugin._thread is not None
+        texts = sorted(i.text for i in plugin.list_entries(_list_request("a")))
+        assert texts == ["a second otter", "the first otter"]
+    finally:
+        other.close()
+        plugin.close()
+
+
+def test_a_lone_write_of_much_text_goes_to_the_thread(tmp_path, clock):
+    import asyncio
+
+    from toolang_memory_sqlite.memory import ALONE_CHARS
+
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+    threads: list[str] = []
+    real_write = plugin._write_group
+
+    def spied(group, conn=None, *, wait=True):
+        threads.append(threading.current_thread().name)
+        return real_write(group, conn, wait=wait)
+
+    plugin._write_group = spied
+
+    async def write(text):
+        return (await plugin.remember(_write_batch("a", text))).written
+
+    try:
+        assert asyncio.run(write("x" * ALONE_CHARS)) == 1
+        assert asyncio.run(write("y" * (ALONE_CHARS + 1))) == 1
+        assert threads == ["MainThread", "memory-sqlite"]
+    finally:
+        plugin.close()
+
+
+def _list_request(agent: str):
+    from toolang_core.memory import MemoryListRequest
+
+    return MemoryListRequest(agent_id=agent, limit=10)
+
+
+def test_a_first_caller_that_gives_up_in_its_round_still_hands_its_group_over():
+    import asyncio
+
+    from toolang_memory_sqlite.dbthread import DatabaseThread
+    from toolang_memory_sqlite.group import GroupCalls
+
+    thread = DatabaseThread("test")
+    groups: list[list[int]] = []
+
+    def call(items):
+        groups.append(list(items))
+        return [n * 2 for n in items]
+
+    calls = GroupCalls(call, lambda: thread)
+
+    async def scenario():
+        first = asyncio.create_task(calls.add(1))
+        second = asyncio.create_task(calls.add(2))
+        await asyncio.sleep(0)  # both handed in; the first waits out its round
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        return await second, await calls.add(3)  # and the next group goes too
+
+    try:
+        assert asyncio.run(asyncio.wait_for(scenario(), 5)) == (4, 6)
+    finally:
+        thread.shutdown()
+    assert groups == [[1, 2], [3]]
+
+
+def test_a_lone_call_on_a_busy_loop_goes_to_the_thread(tmp_path, clock):
+    import asyncio
+    import time
+
+    from toolang_memory_sqlite.group import QUIET_ROUND
+
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+    plugin.remember_now(_write_batch("a", "the otter swims"))
+    threads: list[str] = []
+    real_recall = plugin._recall
+
+    def spied(request, conn):
+        threads.append(threading.current_thread().name)
+        return real_recall(request, conn)
+
+    plugin._recall = spied
+
+    async def recall(busy: bool):
+        recalling = asyncio.ensure_future(plugin.recall(_recall_request("a", "otter")))
+        if busy:  # other work of the loop in the round the recall waits out
+            asyncio.get_running_loop().call_soon(time.sleep, 3 * QUIET_ROUND)
+        return [i.text for i in (await recalling).items]
+
+    try:
+        assert asyncio.run(recall(busy=False)) == ["the otter swims"]
+        assert asyncio.run(recall(busy=True)) == ["the otter swims"]
+        assert threads == ["MainThread", "memory-sqlite"]
+    finally:
+        plugin.close()
+
+
+def _listing(agent: str, owner: str | None) -> object:
+    from toolang_core.memory import MemoryListRequest
+
+    return MemoryListRequest(agent_id=agent, owner=owner, limit=100)
+
+
+def test_lone_calls_do_not_set_the_busy_timeout_each_time_and_the_thread_gets_it_back(
+    tmp_path, clock
+):
+    """A lone call must not wait for another process (busy timeout 0), the database
+    thread must (busy_timeout_seconds): the shared connection's timeout is set when the
+    kind of caller changes, not around every lone write."""
+    import asyncio
+
+    plugin = SQLiteMemory(
+        tmp_path / "memory.db", MemorySQLiteSettings(busy_timeout_seconds=7), clock=clock
+    )
+    statements: list[str] = []
+
+    async def one_at_a_time(n: int) -> None:
+        for k in range(n):
+            await plugin.remember(_write_batch("a", f"otter {k}"))
+            await plugin.recall(_recall_request("a", "otter"))
+
+    def timeout() -> int:
+        return plugin._db.main().execute("PRAGMA busy_timeout").fetchone()[0]
+
+    try:
+        with plugin._db.main_lock:
+            conn = plugin._db.main()
+        conn.set_trace_callback(statements.append)
+        asyncio.run(one_at_a_time(5))
+        assert [s for s in statements if "busy_timeout" in s] == ["PRAGMA busy_timeout = 0"]
+        assert plugin._thread is None  # every call was done in the loop's thread
+        conn.set_trace_callback(None)
+        with plugin._db.main_lock:  # what the database thread asks for: the full timeout
+            assert timeout() == 7000
+            assert plugin._db.main(waits=False).execute("PRAGMA busy_timeout").fetchone() == (0,)
+        texts = sorted(i.text for i in plugin.list_entries(_list_request("a")))
+        assert texts == [f"otter {k}" for k in range(5)]
+    finally:
+        plugin.close()
+
+
+@pytest.mark.parametrize("owner", [None, "ann"])
+def test_an_upsert_and_a_forget_by_key_search_the_key_index_on_all_its_columns(
+    tmp_path, clock, owner
+):
+    """The unique key index is on ``(agent_id, coalesce(owner, ''), key)``: a lookup that
+    spells the owner otherwise searches it by agent alone, reading every keyed entry."""
+    from toolang_core.memory import MemoryEntry, MemoryForget, MemoryWriteBatch
+
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+
+    def save(*entries: MemoryEntry) -> None:
+        plugin.remember_now(
+            MemoryWriteBatch(
+                agent_uri="toolang:agent/a", agent_id="a", entries=entries, owner=owner
+            )
+        )
+
+    try:
+        save(*(MemoryEntry(text=f"fact {n}", key=f"k{n}") for n in range(50)))
+        statements: list[str] = []
+        conn = plugin._db.get()
+        conn.set_trace_callback(statements.append)
+        save(MemoryEntry(text="fact 7 again", key="k7"))
+        plugin.forget(MemoryForget(agent_id="a", keys=("k8", "k9"), owner=owner))
+        conn.set_trace_callback(None)
+        lookups = [s for s in statements if " key = " in s or " key IN " in s]
+        assert len(lookups) == 3  # the upsert's SELECT, the forget's two DELETEs
+        for statement in lookups:
+            plan = " ".join(row[-1] for row in conn.execute(f"EXPLAIN QUERY PLAN {statement}"))
+            assert "memory_entries_agent_owner_key (agent_id=? AND <expr>=? AND key=?)" in plan
+        texts = {i.text for i in plugin.list_entries(_listing("a", owner))}
+        assert "fact 7 again" in texts and "fact 7" not in texts
+        assert len(texts) == 48 and not {"fact 8", "fact 9"} & texts
+    finally:
+        plugin.close()
