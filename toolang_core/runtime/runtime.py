@@ -192,72 +192,12 @@ class Runtime:
             self._plugin_state["toolang:task_runs"] = current
         return current
 
-    async def sweep_task_runs(self) -> None:
-        """Finalize task runs whose turn ended unnoticed (errors are logged, not raised:
-        this runs at start-up and after every heartbeat)."""
-        from toolang_core.errors import describe_exception
-
-        try:
-            await self.task_runs.sweep()
-        except Exception as exc:
-            log.warning("taskrun.sweep_failed", error=describe_exception(exc))
-
     async def upkeep(self) -> None:
-        """At start-up and after every heartbeat: finalize task runs whose turn ended
-        unnoticed, expire approval requests whose turn ended, ping the remote agents
-        when due, and replace unhealthy members of active teams (errors are logged)."""
-        await self.sweep_task_runs()
-        self.sweep_approvals()
-        await self.ping_agents()
-        await self.sweep_teams()
+        """At start-up and after every heartbeat (:func:`.upkeep.upkeep`: task runs, approval
+        requests, remote agents, teams; errors are logged, never raised)."""
+        from toolang_core.runtime.upkeep import upkeep
 
-    async def ping_agents(self) -> None:
-        """Ping the remote agents when due (``[plugins.agent-pool] ping_seconds``) and
-        store what was found in the agent pool (logged, never raised)."""
-        from toolang_core.agents.pool import pool_for
-        from toolang_core.agents.pool_ping import PingSchedule
-        from toolang_core.plugins.host import describe_exception
-
-        if self.store is None:
-            return
-        schedule: PingSchedule | None = self._plugin_state.get("toolang:pool_ping")
-        if schedule is None:
-            settings = self.settings.get("agent-pool")
-            every = settings.ping_seconds if settings is not None else 30.0
-            schedule = self._plugin_state["toolang:pool_ping"] = PingSchedule(every)
-        if not schedule.due():
-            return
-        try:
-            await schedule.run(self, pool_for(self, self.store))
-        except Exception as exc:
-            log.warning("pool.ping_failed", error=describe_exception(exc))
-
-    async def sweep_teams(self) -> None:
-        """Replace unhealthy members of active teams (logged, never raised)."""
-        from toolang_core.plugins.host import describe_exception
-        from toolang_core.teams.coordinator import TeamCoordinator
-
-        if self.store is None:
-            return
-        try:
-            await TeamCoordinator(self, self.task_runs).sweep()
-        except Exception as exc:
-            log.warning("team.sweep_failed", error=describe_exception(exc))
-
-    def sweep_approvals(self) -> None:
-        """Expire pending approval requests whose turn has ended (logged, never raised)."""
-        from toolang_core.errors import describe_exception
-        from toolang_core.tools.approvals import ApprovalBook
-
-        if self.store is None:
-            return
-        try:
-            expired = ApprovalBook(self.store, clock=self.clock).expire_ended()
-        except Exception as exc:
-            log.warning("approval.sweep_failed", error=describe_exception(exc))
-            return
-        if expired:
-            log.info("approval.expired", approvals=[a.id for a in expired])
+        await upkeep(self)
 
     def plugin_context(self, plugin_name: str, **services: Any) -> PluginContext:
         """The context handed to ``plugin_name``'s component factories."""

@@ -1,0 +1,86 @@
+"""What a serving runtime looks after at start-up and after every scheduler heartbeat:
+task runs whose turn ended unnoticed, approval requests whose turn ended, the remote
+agents' pings when due, and unhealthy members of active teams.
+
+Each part logs its failure and never raises: one failing part does not stop the others
+or the runtime. Imports are made on use (start-up and ``toolang --help`` stay cheap).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import structlog
+
+from toolang_core.errors import describe_exception
+
+if TYPE_CHECKING:
+    from toolang_core.agents.pool_ping import PingSchedule
+    from toolang_core.runtime.runtime import Runtime
+
+log = structlog.get_logger("toolang.runtime")
+
+
+async def upkeep(runtime: Runtime) -> None:
+    """Every part below, in this order."""
+    await sweep_task_runs(runtime)
+    sweep_approvals(runtime)
+    await ping_agents(runtime)
+    await sweep_teams(runtime)
+
+
+async def sweep_task_runs(runtime: Runtime) -> None:
+    """Finalize task runs whose turn ended unnoticed."""
+    try:
+        await runtime.task_runs.sweep()
+    except Exception as exc:
+        log.warning("taskrun.sweep_failed", error=describe_exception(exc))
+
+
+def sweep_approvals(runtime: Runtime) -> None:
+    """Expire pending approval requests whose turn has ended."""
+    from toolang_core.tools.approvals import ApprovalBook
+
+    if runtime.store is None:
+        return
+    try:
+        expired = ApprovalBook(runtime.store, clock=runtime.clock).expire_ended()
+    except Exception as exc:
+        log.warning("approval.sweep_failed", error=describe_exception(exc))
+        return
+    if expired:
+        log.info("approval.expired", approvals=[a.id for a in expired])
+
+
+async def ping_agents(runtime: Runtime) -> None:
+    """Ping the remote agents when due (``[plugins.agent-pool] ping_seconds``) and store
+    what was found in the agent pool."""
+    from toolang_core.agents.pool import pool_for
+    from toolang_core.agents.pool_ping import PingSchedule
+
+    if runtime.store is None:
+        return
+
+    def schedule() -> PingSchedule:
+        settings = runtime.settings.get("agent-pool")
+        return PingSchedule(settings.ping_seconds if settings is not None else 30.0)
+
+    pings = runtime.plugin_state("toolang:pool_ping", schedule)
+    if not pings.due():
+        return
+    try:
+        await pings.run(runtime, pool_for(runtime, runtime.store))
+    except Exception as exc:
+        log.warning("pool.ping_failed", error=describe_exception(exc))
+
+
+async def sweep_teams(runtime: Runtime) -> None:
+    """Replace unhealthy members of active teams."""
+    from toolang_core.teams.coordinator import TeamCoordinator
+
+    if runtime.store is None:
+        return
+    try:
+        await TeamCoordinator(runtime, runtime.task_runs).sweep()
+    except Exception as exc:
+        log.warning("team.sweep_failed", error=describe_exception(exc))
