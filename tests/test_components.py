@@ -57,7 +57,9 @@ def test_a_single_agent_source_may_be_returned_bare(toolang_host, toolang_regist
     assert [r.source.name for r in toolang_host.components.agent_sources] == ["one"]
 
 
-def test_on_a_tool_name_clash_only_that_tool_is_refused(toolang_host, toolang_register):
+def test_a_tool_name_two_plugins_register_goes_to_neither(toolang_host, toolang_register):
+    # Before: the plugin asked first (by name) kept it — a squatter sorting first took
+    # another plugin's tool. Now neither gets it; each keeps its other tools.
     def b_tools(register):
         register(tool("fs_read"))
         register(tool("b_other"))
@@ -65,25 +67,35 @@ def test_on_a_tool_name_clash_only_that_tool_is_refused(toolang_host, toolang_re
     toolang_register(plugin(toolang_register_tools=b_tools), "b")
     toolang_register(plugin(toolang_register_tools=lambda register: register(tool("fs_read"))), "a")
     components = toolang_host.components
-    assert components.tools["fs_read"].plugin == "a"
+    assert "fs_read" not in components.tools
     assert components.tools["b_other"].plugin == "b"  # b keeps its other tools
-    record = toolang_host.record("b")
-    assert record.status is PluginStatus.LOADED
-    assert record.warnings == [
-        "tool 'fs_read' refused: plugin 'a' already registered a tool of that name "
-        "(rename one of them, or disable one plugin)"
-    ]
-    assert toolang_host.warnings == [f"plugin 'b': {record.warnings[0]}"]
-    toolang_host._components = None  # collected again: the warning is not repeated
+    (error,) = toolang_host.errors
+    assert error.startswith("tool 'fs_read' is registered by plugin 'a' and plugin 'b'")
+    assert '[tools.providers] fs_read = "b"' in error
+    assert components.withheld_tools == {"fs_read": error}
+    for name in ("a", "b"):
+        assert toolang_host.record(name).status is PluginStatus.LOADED
+        assert toolang_host.record(name).warnings == [error]
+    toolang_host._components = None  # collected again: the error is not repeated
     assert toolang_host.components.tools["b_other"].plugin == "b"
-    assert len(toolang_host.warnings) == 1
+    assert len(toolang_host.errors) == 1
+
+
+def test_tools_providers_gives_a_contested_name_to_the_plugin_it_names(
+    toolang_host, toolang_register
+):
+    toolang_register(plugin(toolang_register_tools=lambda register: register(tool("fs_read"))), "b")
+    toolang_register(plugin(toolang_register_tools=lambda register: register(tool("fs_read"))), "a")
+    toolang_host.tool_providers = {"fs_read": "b"}
+    assert toolang_host.components.tools["fs_read"].plugin == "b"
+    assert toolang_host.errors == [] and toolang_host.warnings == []
 
 
 def test_a_tool_name_clash_fails_in_strict_mode(toolang_host, toolang_register):
     toolang_register(plugin(toolang_register_tools=lambda register: register(tool("fs_read"))), "b")
     toolang_register(plugin(toolang_register_tools=lambda register: register(tool("fs_read"))), "a")
     toolang_host.strict = True
-    with pytest.raises(PluginError, match="tool 'fs_read' refused: plugin 'a' already"):
+    with pytest.raises(PluginError, match="tool 'fs_read' is registered by plugin 'a' and"):
         toolang_host.components
 
 

@@ -26,7 +26,7 @@ from toolang_core.errors import ConfigError
 CONFIG_NAME = "toolang.toml"
 ENV_CONFIG = "TOOLANG_CONFIG"
 
-_PLUGIN_KEYS = ("load", "disable", "strict")
+_PLUGIN_KEYS = ("load", "disable", "strict", "required")
 
 
 def find_config(

@@ -37,13 +37,18 @@ class PluginsConfig:
     """``[plugins]``: which plugins load, and each plugin's own ``[plugins.<name>]`` table.
 
     ``load`` is an allow-list (absent: every installed plugin; empty: none);
-    ``disable`` a deny-list. ``settings`` holds the per-plugin tables, validated by
-    the plugin that owns them once it is loaded.
+    ``disable`` a deny-list. ``required`` names plugins that must work for any tool to
+    run (entry-point or distribution names): while one of them is missing, failed, or
+    broke in a hook, every tool call is refused, saying why. The bundled SecurityFilter
+    and ApprovalGate (``hook-security-filter``, ``hook-approval-gate``) are required
+    whenever they are installed and not disabled. ``settings`` holds the per-plugin
+    tables, validated by the plugin that owns them once it is loaded.
     """
 
     load: tuple[str, ...] | None = None
     disable: tuple[str, ...] = ()
     strict: bool = False
+    required: tuple[str, ...] = ()
     settings: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
 
 
@@ -172,11 +177,18 @@ class ToolsConfig:
     started before a crash and recorded no result): a tool declared idempotent runs
     again; any other is not run again, and ``in_doubt`` says who is told —
     ``tell_model`` (the model gets a "may already have run" result) or ``ask_person``
-    (an approval request: approved, it runs again)."""
+    (an approval request: approved, it runs again).
+
+    ``providers`` settles a tool name that more than one plugin registers: tool name →
+    the plugin (entry-point or distribution name) whose tool it is. Without an entry a
+    name two plugins register is withheld from both, as an error naming both
+    distributions; an entry also pins a name no one contests, so a plugin installed
+    later cannot take it."""
 
     timeout_seconds: PositiveFloat = 60.0
     max_output_chars: PositiveInt = 20_000
     in_doubt: Literal["tell_model", "ask_person"] = "tell_model"
+    providers: Mapping[str, str] = attrs.field(factory=dict)
 
 
 @attrs.frozen

@@ -4,7 +4,8 @@ Each plugin's registration hooks are called one plugin at a time with ``register
 callables bound to that plugin, so every contribution knows its origin and one
 plugin's mistake never costs another plugin anything. A plugin whose registration
 hook raises (or registers something invalid) is failed as a whole and none of its
-contributions are kept.
+contributions are kept. A tool name several plugins register goes to none of them
+unless the configuration says whose it is (:mod:`toolang_core.plugins.tool_names`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import attrs
 
 from toolang_core.plugins.records import PluginStatus
 from toolang_core.plugins.registrars import Factory
+from toolang_core.plugins.tool_names import decide_tool_names
 from toolang_core.store.types import GroupPolicy
 from toolang_core.tools.types import Tool
 
@@ -77,6 +79,12 @@ class Components:
     )
     tools: dict[str, ToolRegistration] = attrs.field(factory=dict)
     agent_sources: list[AgentSourceRegistration] = attrs.field(factory=list)
+    withheld_tools: dict[str, str] = attrs.field(factory=dict)
+    """Tool names registered by several plugins (or given by ``[tools.providers]`` to
+    one that does not register them), withheld from all: name → why."""
+    tool_claims: dict[str, list[ToolRegistration]] = attrs.field(factory=dict)
+    """Every tool registration by name, in the order the plugins were asked (what
+    :attr:`tools` was decided from)."""
 
     def of_kind(self, kind: str) -> dict[str, Registration]:
         return self.components[kind]
@@ -109,7 +117,6 @@ class _PluginContributions:
         self.components: list[Registration] = []
         self.tools: list[ToolRegistration] = []
         self.agent_sources: list[AgentSourceRegistration] = []
-        self.refused: list[str] = []
 
     def register_settings(self, settings_class: type[Any]) -> None:
         if not attrs.has(settings_class):
@@ -173,13 +180,7 @@ class _PluginContributions:
             raise RegistrationError(f"tool name {tool.name!r} must match {_TOOL_NAME.pattern}")
         if any(r.tool.name == tool.name for r in self.tools):
             raise RegistrationError(f"tool {tool.name!r} is registered twice by this plugin")
-        taken = self.merged.tools.get(tool.name)
-        if taken is not None:  # only this tool is refused; the plugin's others are kept
-            self.refused.append(
-                f"tool {tool.name!r} refused: plugin {taken.plugin!r} already registered a "
-                "tool of that name (rename one of them, or disable one plugin)"
-            )
-            return
+        # Another plugin's tool of the same name is settled once every plugin was asked.
         self.tools.append(ToolRegistration(tool, self.plugin))
 
     def add_agent_sources(self, returned: object) -> None:
@@ -202,7 +203,7 @@ class _PluginContributions:
         for reg in self.components:
             self.merged.components[reg.kind][reg.name] = reg
         for tool in self.tools:
-            self.merged.tools[tool.tool.name] = tool
+            self.merged.tool_claims.setdefault(tool.tool.name, []).append(tool)
         self.merged.agent_sources.extend(self.agent_sources)
 
 
@@ -220,8 +221,10 @@ def collect_components(host: PluginHost) -> Components:
     """Call every registration hook of every active plugin, one plugin at a time.
 
     Plugins are asked built-ins first, then in name order; when two register the same
-    component name, the one asked first keeps it and the other fails. A tool name taken
-    by an earlier plugin refuses only that tool, with a warning naming both plugins.
+    component name, the one asked first keeps it and the other fails. A tool name
+    several plugins register is settled by ``[tools.providers]``, or withheld from all
+    of them with an error naming each distribution; the plugins keep their other
+    contributions.
     """
     merged = Components()
     # Built-in plugins first, then by name: on a name conflict the earlier one keeps it.
@@ -245,8 +248,13 @@ def collect_components(host: PluginHost) -> Components:
             host.fail(plugin, "collect", exc, hook=current_hook)
             continue
         contributions.commit()
-        for message in contributions.refused:
-            host.warn(plugin, message, event="plugin.tool_refused")
+    names = decide_tool_names(merged.tool_claims, host.tool_providers, host.record)
+    merged.tools, merged.withheld_tools = names.tools, names.withheld
+    for problem in names.problems:
+        if problem.level == "error":
+            host.report_error(problem.message, plugins=problem.plugins, event="plugin.tool_clash")
+        else:
+            host.warn(None, problem.message, event="plugin.tool_provider_unused")
     return merged
 
 

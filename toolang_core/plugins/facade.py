@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from toolang_core.agents.types import AgentDefinition
     from toolang_core.events import Event
     from toolang_core.plugins.host import PluginHost
+    from toolang_core.plugins.required import RequiredProblem
     from toolang_core.plugins.routes import RouteRegistration
     from toolang_core.runtime import Runtime
     from toolang_core.store.types import TurnRequest
@@ -67,6 +68,16 @@ class Hooks:
     def implementations(self, hook: str) -> list[str]:
         """Names of the plugins implementing ``hook``, in the order they are called."""
         return [name for name, _ in self._host.pm.per_plugin_callers(hook)]
+
+    def required_problem(self) -> RequiredProblem | None:
+        """Why no tool may run now — a required plugin is missing, failed or broke
+        (``PluginHost.required_problems``) — or ``None``. Asked before every tool call."""
+        problems = self._host.required_problems()
+        return problems[0] if problems else None
+
+    def is_required(self, plugin: str) -> bool:
+        """Whether ``plugin`` is required: a raise in its hook withholds a call's result."""
+        return self._host.is_required(plugin)
 
     def chain(self) -> list[tuple[str, str, list[str]]]:
         """The tool-call chain as registered: ``(stage, hook, plugins in call order)``.

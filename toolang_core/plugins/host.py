@@ -23,6 +23,7 @@ from toolang_core.plugins.loader import (
 )
 from toolang_core.plugins.manager import ToolangPluginManager, create_plugin_manager
 from toolang_core.plugins.records import PluginFailure, PluginRecord, PluginStatus
+from toolang_core.plugins.required import RequiredProblem, required_names, required_problems
 
 if TYPE_CHECKING:
     import click
@@ -62,6 +63,17 @@ class PluginHost:
         self.unknown_names: list[str] = []
         """The :attr:`warnings` about allow- or deny-list names that match no installed
         plugin (most often a typo that leaves a plugin on or off)."""
+        self.errors: list[str] = []
+        """Problems that withheld something while the plugins stayed loaded: a tool name
+        several plugins register. Logged as errors; ``toolang doctor`` fails on them,
+        strict mode raises."""
+        self.tool_providers: Mapping[str, str] = {}
+        """``[tools.providers]``: whose a contested tool name is (see :meth:`configure`)."""
+        self.required: tuple[str, ...] = ()
+        """``[plugins] required``: the plugins without which no tool runs (the bundled
+        safety plugins are required besides, while installed and enabled)."""
+        self._broken: dict[str, str] = {}
+        self._required: tuple[list[RequiredProblem], frozenset[str]] | None = None
         self._deferred: list[str] | None = None
 
     # -- construction -------------------------------------------------------------
@@ -117,13 +129,26 @@ class PluginHost:
         )
         if lenient:
             policy = attrs.evolve(policy, strict=False)
-        offered = builtin_plugins() if builtins is None else builtins
-        if load_entry_points:
-            return cls.from_entry_points(policy, builtins=offered, entry_points=entry_points)
         host = cls(strict=policy.strict)
-        for name, plugin in offered:
+        if config is not None:
+            host.configure(config)
+        for name, plugin in builtin_plugins() if builtins is None else builtins:
             host.register(plugin, name, builtin=True)
+        if load_entry_points:
+            host.load_entry_points(
+                policy, scan_entry_points() if entry_points is None else entry_points
+            )
         return host
+
+    def configure(self, config: ToolangConfig) -> None:
+        """Take what the host decides from ``config``: ``[tools.providers]`` and
+        ``[plugins] required`` (components are collected again when they change)."""
+        providers = dict(config.tools.providers)
+        if providers != self.tool_providers:
+            self.tool_providers = providers
+            self._components = None
+        self.required = tuple(config.plugins.required)
+        self._required = None
 
     # -- what is known --------------------------------------------------------------
 
@@ -198,6 +223,7 @@ class PluginHost:
         elif info is None or self.pm.has_plugin(name):
             raise ValueError(f"a plugin named {name!r} is already known to this host")
         self._components = None
+        self._required = None
         try:
             hash(plugin)
         except TypeError:
@@ -243,12 +269,18 @@ class PluginHost:
         plugins in name order.
         """
         entry_points = list(entry_points)
+        self._required = None
         self._deferred = []  # strict mode reports every failure of the load, not the first
         try:
             self.unknown_names = policy.unmatched(entry_points)
             for message in self.unknown_names:
                 self.warn(None, message, event="plugin.unknown_name")
             self._load(policy, entry_points)
+            if self.strict:  # a tool-name clash or a missing required plugin is told too
+                self.components  # noqa: B018 - collecting runs every registration hook
+                for problem in self.required_problems():
+                    if problem.message not in self._deferred:
+                        self._strict_failure(problem.message)
         finally:
             deferred, self._deferred = self._deferred, None
         if deferred and self.strict:
@@ -309,6 +341,7 @@ class PluginHost:
         if self.pm.has_plugin(name):
             self.pm.unregister(name=name)
         self._components = None
+        self._required = None
         log.warning(
             "plugin.failed",
             plugin=name,
@@ -335,6 +368,47 @@ class PluginHost:
         else:
             log.warning(event, plugin=name, problem=message)
         self._strict_failure(text)
+
+    def report_error(self, message: str, *, plugins: Iterable[str] = (), event: str) -> None:
+        """Record a problem that withheld something while ``plugins`` stayed loaded (a
+        contested tool name): listed in :attr:`errors` and in each plugin's warnings,
+        logged as an error, and raised in strict mode."""
+        if message in self.errors:  # components are collected again after each change
+            return
+        self.errors.append(message)
+        for name in plugins:
+            self._records[name].warnings.append(message)
+        log.error(event, problem=message)
+        self._strict_failure(message)
+
+    # -- required plugins ---------------------------------------------------------------
+
+    def required_problems(self) -> list[RequiredProblem]:
+        """Each required plugin (``[plugins] required``, and the bundled safety plugins
+        while installed and enabled) that is missing, failed, or broke in a hook: while
+        there is one, no tool runs."""
+        return self._required_state()[0]
+
+    def is_required(self, name: str) -> bool:
+        """Whether plugin ``name`` is required (a raise in one of its tool-chain hooks
+        withholds the call's result)."""
+        return name in self._required_state()[1]
+
+    def mark_broken(self, name: str, what: str) -> None:
+        """Plugin ``name`` broke where it cannot be skipped (``what``, e.g. "raised in
+        toolang_startup: …"); if it is required, no tool runs from now on."""
+        self._broken[name] = what
+        self._required = None
+
+    def _required_state(self) -> tuple[list[RequiredProblem], frozenset[str]]:
+        if self._required is None:  # asked for every tool call: made once per change
+            records = self.records
+            active = set(self.active_names)
+            self._required = (
+                required_problems(records, active, self.required, self._broken),
+                required_names(records, self.required),
+            )
+        return self._required
 
     def _strict_failure(self, message: str) -> None:
         if not self.strict:
@@ -388,6 +462,7 @@ class PluginHost:
             self.pm.unregister(name=name)
         self._records.pop(name, None)
         self._components = None
+        self._required = None
 
     def _misnamed_hookimpls(self, plugin: object) -> str | None:
         for attr in dir(plugin):

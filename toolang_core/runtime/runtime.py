@@ -70,6 +70,7 @@ class Runtime:
     ) -> None:
         self.config = config
         self.host = host
+        host.configure(config)  # [tools.providers], [plugins] required
         self.clock = clock
         self.settings: dict[str, Any] = validate_plugin_settings(config, host, env=env)
         self.policy = AdmissionPolicy(config.scheduler, self._group_defaults())
@@ -345,6 +346,15 @@ class Runtime:
 
     # -- running ------------------------------------------------------------------------
 
+    def _stop_tools_without_required(self, failures: list[HookFailure]) -> None:
+        """A required plugin whose ``toolang_startup`` raised stops every tool call; say
+        at start-up when any required plugin does (it names the plugin and why)."""
+        for failure in failures:
+            if self.host.is_required(failure.plugin):
+                self.host.mark_broken(failure.plugin, f"raised in toolang_startup: {failure.error}")
+        for problem in self.host.required_problems():
+            log.error("plugin.required_unavailable", plugin=problem.plugin, problem=problem.message)
+
     async def publish(self, event: Event) -> list[HookFailure]:
         """Deliver ``event`` to every ``toolang_on_event`` subscriber (isolated)."""
         return await self.host.hooks.on_event(event, self)
@@ -405,7 +415,8 @@ class Runtime:
                 has_subscribers=lambda: bool(self.host.pm.per_plugin_callers("toolang_on_event")),
                 on_heartbeat=self.upkeep,
             )
-            await self.host.hooks.startup(self)  # a failing plugin is logged and skipped
+            # A failing plugin is logged and skipped — unless it is required.
+            self._stop_tools_without_required(await self.host.hooks.startup(self))
             if on_started is not None:
                 on_started()
             prepare = getattr(executor, "prepare", None)

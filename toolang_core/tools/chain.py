@@ -105,9 +105,13 @@ class ToolChain:
         timeout_seconds: float = 60.0,
         max_output_chars: int = 20_000,
         validator: ParamsValidator | None = None,
+        withheld: Mapping[str, str] | None = None,
     ) -> None:
+        """``withheld``: tool names no plugin got (several register them), with why —
+        what a call asking for one is told."""
         self.hooks = hooks
         self.tools = tools
+        self.withheld: Mapping[str, str] = withheld or {}
         self.timeout_seconds = timeout_seconds
         self.max_output_chars = max_output_chars
         self.validator = validator or ParamsValidator()
@@ -124,6 +128,10 @@ class ToolChain:
         """Run ``call`` through every stage and return what the model will see.
         ``before_execute`` runs right before the tool does (not for a refused call)."""
         stages: list[StageRecord] = []
+        required = self.hooks.required_problem()
+        if required is not None:  # a safety plugin the operator relies on is not there
+            stages.append(StageRecord("required", "refused", required.plugin, required.message))
+            return await self.refuse(call, ctx, _error(required.message, "required_plugin"), stages)
         refused = self._admissible(call, ctx)
         if refused is not None:
             stage, result = refused
@@ -150,6 +158,8 @@ class ToolChain:
         """Lookup, scope and parameter validation — before any hook runs."""
         registration = self.tools.get(call.name)
         if registration is None:
+            if call.name in self.withheld:
+                return "lookup", _error(self.withheld[call.name], "unknown_tool")
             known = ", ".join(sorted(self.tools)[:20]) or "none"
             return "lookup", _error(f"unknown tool {call.name!r} (tools: {known})", "unknown_tool")
         if ctx.allowed_tools is not None and call.name not in ctx.allowed_tools:
@@ -228,12 +238,22 @@ class ToolChain:
             stages.append(StageRecord("SecurityFilter", "modify", plugin, detail))
         for broken in failures:
             stages.append(StageRecord("SecurityFilter", "error", broken.plugin, broken.error))
+        unseen: list[str] = []
         for hook, plugin, failure in await after_tool_call(self.hooks, call, result, ctx):
             stage = TOOL_CHAIN_STAGES[hook]
             stages.append(
                 _plain_record(stage, "ok", plugin)
                 if failure is None
                 else StageRecord(stage, "error", plugin, failure.error)
+            )
+            if failure is not None and self.hooks.is_required(plugin):
+                unseen.append(f"required plugin {plugin!r} failed in {hook}: {failure.error}")
+        if unseen:  # the tool ran, but what must see every call did not see this one
+            return ToolResult(
+                ok=False,
+                error="result withheld: " + "; ".join(unseen),
+                error_type="required_plugin",
+                duration_ms=result.duration_ms,
             )
         return result
 

@@ -26,7 +26,10 @@ from toolang_core.tools.types import (
     Block,
     Denied,
     FilterVerdict,
+    Granted,
     Modify,
+    Observe,
+    Pending,
     ToolCall,
     ToolCallContext,
     ToolResult,
@@ -65,6 +68,15 @@ class ApprovalOutcome:
     failures: tuple[HookFailure, ...] = ()
 
 
+_VERDICTS: Final = (Block, Modify, Observe, AskApproval)
+_DECISIONS: Final = (Granted, Denied, Pending)
+
+
+def _unexpected(hook: str, answer: object, expected: tuple[type, ...]) -> str:
+    names = ", ".join(t.__name__ for t in expected)
+    return f"{hook} answered {answer!r}; expected one of {names} (from toolang_core) or None"
+
+
 NO_DECISION: Final = ApprovalOutcome(None, None)
 """Every gate abstained (most tool calls): one frozen value, not one per call."""
 
@@ -83,6 +95,8 @@ async def filter_tool_call(hooks: Hooks, call: ToolCall, ctx: ToolCallContext) -
         for verdict in answers:
             if verdict is None:
                 continue
+            if not isinstance(verdict, _VERDICTS):  # a wrong answer blocks, like a raise
+                raise TypeError(_unexpected("toolang_filter_tool_call", verdict, _VERDICTS))
             verdicts.append((plugin, verdict))
             if isinstance(verdict, Block):
                 return plugin, verdict
@@ -108,8 +122,11 @@ async def approve_tool_call(hooks: Hooks, call: ToolCall, ctx: ToolCallContext) 
 
     def take(plugin: str, answers: list[Any]) -> ApprovalOutcome | None:
         for decision in answers:
-            if decision is not None:
-                return ApprovalOutcome(plugin, decision)
+            if decision is None:
+                continue
+            if not isinstance(decision, _DECISIONS):  # a wrong answer denies, like a raise
+                raise TypeError(_unexpected("toolang_approve_tool_call", decision, _DECISIONS))
+            return ApprovalOutcome(plugin, decision)
         return None
 
     kwargs = {"call": call, "ctx": ctx}
@@ -133,6 +150,10 @@ async def filter_tool_result(
     def take(plugin: str, answers: list[Any]) -> None:
         for replacement in answers:
             if replacement is not None:
+                if not isinstance(replacement, ToolResult):  # withheld, like a raise
+                    raise TypeError(
+                        _unexpected("toolang_filter_tool_result", replacement, (ToolResult,))
+                    )
                 kwargs["result"] = replacement
                 changed.append((plugin, "modified the result"))
 

@@ -76,6 +76,7 @@ class AgentExecutor:
             runtime.host.components.tools,
             timeout_seconds=tools.timeout_seconds,
             max_output_chars=tools.max_output_chars,
+            withheld=runtime.host.components.withheld_tools,
         )
         # Asked once: with no plugin adding headers, a model call pays nothing for them.
         self._asks_headers = bool(runtime.host.hooks.implementations("toolang_outbound_headers"))
