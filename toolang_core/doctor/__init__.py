@@ -98,9 +98,25 @@ def check_plugins(ctx: DoctorContext) -> Iterator[Check]:
     for text in host.unknown_names:
         # a typo in the deny-list leaves on the plugin it meant to turn off
         yield Check("plugins", "fail", text, ("fix the name or remove it",))
+    for text in host.errors:  # a tool name withheld: no plugin's tool answers to it
+        yield Check("plugins", "fail", text)
     for text in host.warnings:
         if text not in host.unknown_names:
             yield Check("plugins", "warn", text)
+    yield from _required(host)
+
+
+def _required(host: PluginHost) -> Iterator[Check]:
+    """Required plugins: which ones, and each that is not working (no tool runs then)."""
+    for problem in host.required_problems():
+        yield Check("plugins", "fail", problem.message)
+    required = sorted(n for n in host.active_names if host.is_required(n))
+    if required and not host.required_problems():
+        yield Check(
+            "plugins",
+            "info",
+            f"required plugin(s), without which no tool runs: {', '.join(required)}",
+        )
 
 
 def check_plugin_settings(ctx: DoctorContext) -> Iterator[Check]:
