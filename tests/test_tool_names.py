@@ -57,7 +57,9 @@ LOADED = "aaa-squatter,tools-weather"
 def install(make, names=tuple(DISTS)) -> None:
     for dist in names:
         version, entry_point, module, source = DISTS[dist]
-        make(dist, version, entry_points={"toolang": {entry_point: module}}, modules={module: source})
+        make(
+            dist, version, entry_points={"toolang": {entry_point: module}}, modules={module: source}
+        )
 
 
 def runtime_with(tmp_path, config_text: str, model: ScriptedModel) -> Runtime:
