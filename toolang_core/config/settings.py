@@ -97,7 +97,26 @@ def validate_plugin_settings(
             settings[name] = _section(converter, config, name, settings_class)
         except ConfigError as exc:
             problems.extend(exc.problems)
+    errors, unused = unowned_sections(config, host)
+    problems.extend(errors)
+    if problems:
+        raise ConfigError(problems)
+    for message in unused:
+        log.warning("config.section_unused", problem=message)
+    return settings
+
+
+def unowned_sections(config: ToolangConfig, host: PluginHost) -> tuple[list[str], list[str]]:
+    """``[plugins.<name>]`` sections no active plugin reads, as ``(errors, warnings)``.
+
+    A section for a plugin that is not installed is a warning (it waits for its plugin;
+    ``toolang doctor`` shows it) — an error in strict mode, or when its name is a near
+    miss of an installed plugin's (a typo). A section for a plugin that takes no settings
+    is an error. Sections of disabled or failed plugins are left alone."""
+    declared = host.components.settings
     records = {record.name: record for record in host.records}
+    errors: list[str] = []
+    warnings: list[str] = []
     for name in config.plugins.settings:
         if name in declared:
             continue
@@ -109,13 +128,11 @@ def validate_plugin_settings(
             )
             if hint or host.strict:
                 suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-                problems.append(message + suggestion)
+                errors.append(message + suggestion)
             else:
-                log.warning("config.section_unused", problem=f"{message}; section ignored")
+                warnings.append(f"{message}; the section is ignored until one is installed")
         elif record.status in (PluginStatus.LOADED, PluginStatus.BUILTIN):
-            problems.append(
+            errors.append(
                 f"{config.display_name}: plugins.{name}: plugin {name!r} takes no settings"
             )
-    if problems:
-        raise ConfigError(problems)
-    return settings
+    return errors, warnings

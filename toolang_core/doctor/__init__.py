@@ -18,10 +18,11 @@ import click
 
 from toolang_core.config.loader import find_config, load_config
 from toolang_core.config.model import ToolangConfig
-from toolang_core.config.settings import validate_plugin_settings
+from toolang_core.config.settings import unowned_sections, validate_plugin_settings
 from toolang_core.doctor.setup import check_directories, check_models
 from toolang_core.errors import ConfigError
 from toolang_core.plugins.host import PluginHost
+from toolang_core.plugins.mistakes import misnamed_sources
 from toolang_core.plugins.records import PluginStatus
 
 if TYPE_CHECKING:
@@ -129,6 +130,11 @@ def check_plugin_settings(ctx: DoctorContext) -> Iterator[Check]:
         return
     if settings:
         yield Check("settings", "ok", f"settings valid for: {', '.join(sorted(settings))}")
+    for message in unowned_sections(ctx.config, ctx.host)[1]:
+        yield Check("settings", "warn", message)
+    sources = ctx.host.components.of_kind("turn source")
+    for message in misnamed_sources(ctx.config, sources):
+        yield Check("settings", "warn", message)
 
 
 def check_agents(ctx: DoctorContext) -> Iterator[Check]:

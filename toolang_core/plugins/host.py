@@ -19,9 +19,11 @@ from toolang_core.plugins.loader import (
     EntryPointInfo,
     LoadPolicy,
     find_duplicates,
+    scan,
     scan_entry_points,
 )
 from toolang_core.plugins.manager import ToolangPluginManager, create_plugin_manager
+from toolang_core.plugins.mistakes import async_registration_hooks, unmarked_hooks
 from toolang_core.plugins.records import PluginFailure, PluginRecord, PluginStatus
 from toolang_core.plugins.required import RequiredProblem, required_names, required_problems
 
@@ -135,9 +137,10 @@ class PluginHost:
         for name, plugin in builtin_plugins() if builtins is None else builtins:
             host.register(plugin, name, builtin=True)
         if load_entry_points:
-            host.load_entry_points(
-                policy, scan_entry_points() if entry_points is None else entry_points
-            )
+            misdeclared: list[str] = []
+            if entry_points is None:
+                entry_points, misdeclared = scan()
+            host.load_entry_points(policy, entry_points, misdeclared=misdeclared)
         return host
 
     def configure(self, config: ToolangConfig) -> None:
@@ -256,11 +259,28 @@ class PluginHost:
         if unknown:
             self.fail(name, "validate", unknown[1], hook=unknown[0])
             return lambda: self._forget(name)
+        asynchronous = async_registration_hooks(self.pm, plugin)
+        if asynchronous:
+            message = (
+                f"{asynchronous} is async: registration hooks run once while the host "
+                "builds its components, where nothing awaits them — make it a plain def"
+            )
+            self.fail(name, "validate", message, hook=asynchronous)
+            return lambda: self._forget(name)
+        for message in unmarked_hooks(plugin, self._hook_names()):
+            self.warn(name, message, event="plugin.unmarked_hook")
         record.hooks = tuple(sorted(c.name for c in self.pm.get_hookcallers(plugin) or ()))
         return lambda: self._forget(name)
 
-    def load_entry_points(self, policy: LoadPolicy, entry_points: Iterable[EntryPointInfo]) -> None:
-        """Import and register the entry points ``policy`` allows.
+    def load_entry_points(
+        self,
+        policy: LoadPolicy,
+        entry_points: Iterable[EntryPointInfo],
+        *,
+        misdeclared: Iterable[str] = (),
+    ) -> None:
+        """Import and register the entry points ``policy`` allows; warn of each
+        ``misdeclared`` distribution (entry points in a misspelt group).
 
         Disabled entry points are recorded without being imported; duplicate names are
         detected among the allowed ones only (the first distribution in name order wins).
@@ -275,6 +295,8 @@ class PluginHost:
             self.unknown_names = policy.unmatched(entry_points)
             for message in self.unknown_names:
                 self.warn(None, message, event="plugin.unknown_name")
+            for message in misdeclared:
+                self.warn(None, message, event="plugin.misdeclared_group")
             self._load(policy, entry_points)
             if self.strict:  # a tool-name clash or a missing required plugin is told too
                 self.components  # noqa: B018 - collecting runs every registration hook
@@ -478,8 +500,11 @@ class PluginHost:
                 return attr
         return None
 
+    def _hook_names(self) -> list[str]:
+        return [name for name, c in vars(self.pm.hook).items() if c.has_spec()]
+
     def _unknown_hooks(self, plugin: object) -> tuple[str, str] | None:
-        known = [name for name, c in vars(self.pm.hook).items() if c.has_spec()]
+        known = self._hook_names()
         for caller in self.pm.get_hookcallers(plugin) or ():
             if caller.has_spec():
                 continue

@@ -45,8 +45,25 @@ def scan_entry_points(group: str = PROJECT_NAME) -> tuple[EntryPointInfo, ...]:
     Sorted by entry-point name, then by normalised distribution name, so load order
     never depends on the file system. Only metadata is read.
     """
+    return _infos(entry_points(group=group))
+
+
+def scan(group: str = PROJECT_NAME) -> tuple[tuple[EntryPointInfo, ...], list[str]]:
+    """:func:`scan_entry_points`, and a message for each distribution that declares its
+    entry points in a misspelt group instead (``toolang_plugins``): one read of the
+    metadata for both."""
+    from toolang_core.plugins.mistakes import looks_like, misdeclared_groups
+
+    everything = entry_points()
+    ours = everything.select(group=group)
+    suspects = [g for g in everything.groups if g != group and looks_like(g, group)]
+    found = [*ours, *(ep for g in suspects for ep in everything.select(group=g))]
+    return _infos(ours), misdeclared_groups(found, group)
+
+
+def _infos(found: Iterable[EntryPoint]) -> tuple[EntryPointInfo, ...]:
     infos = []
-    for ep in entry_points(group=group):
+    for ep in found:
         dist = ep.dist
         # ``dist.name`` and ``dist.version`` would each parse the metadata file again.
         metadata = dist.metadata if dist is not None else None

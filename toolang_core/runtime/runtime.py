@@ -29,6 +29,7 @@ from toolang_core.inbox.inbox import Inbox
 from toolang_core.inbox.policy import AdmissionPolicy
 from toolang_core.plugins.context import PluginContext
 from toolang_core.plugins.host import PluginHost
+from toolang_core.plugins.mistakes import misnamed_sources
 from toolang_core.runtime.acquire import take_store
 from toolang_core.runtime.executor import EXECUTORS, TurnExecutor
 from toolang_core.runtime.open_store import open_store
@@ -346,14 +347,19 @@ class Runtime:
 
     # -- running ------------------------------------------------------------------------
 
-    def _stop_tools_without_required(self, failures: list[HookFailure]) -> None:
-        """A required plugin whose ``toolang_startup`` raised stops every tool call; say
-        at start-up when any required plugin does (it names the plugin and why)."""
+    def _report_start_up(self, failures: list[HookFailure]) -> None:
+        """What start-up must say: a required plugin whose ``toolang_startup`` raised
+        stops every tool call, and each required plugin not working is logged as an
+        error naming it and why; a near-miss source name in the configuration is a
+        warning."""
         for failure in failures:
             if self.host.is_required(failure.plugin):
                 self.host.mark_broken(failure.plugin, f"raised in toolang_startup: {failure.error}")
         for problem in self.host.required_problems():
             log.error("plugin.required_unavailable", plugin=problem.plugin, problem=problem.message)
+        sources = self.host.components.of_kind("turn source")
+        for message in misnamed_sources(self.config, sources):  # a typo applies to nothing
+            log.warning("config.unknown_source", problem=message)
 
     async def publish(self, event: Event) -> list[HookFailure]:
         """Deliver ``event`` to every ``toolang_on_event`` subscriber (isolated)."""
@@ -416,7 +422,7 @@ class Runtime:
                 on_heartbeat=self.upkeep,
             )
             # A failing plugin is logged and skipped — unless it is required.
-            self._stop_tools_without_required(await self.host.hooks.startup(self))
+            self._report_start_up(await self.host.hooks.startup(self))
             if on_started is not None:
                 on_started()
             prepare = getattr(executor, "prepare", None)

@@ -12,7 +12,10 @@ Fixtures:
     A fresh :class:`~toolang_core.plugins.PluginHost` that loaded no entry points.
 ``toolang_register``
     ``register(plugin, name)`` registers a plugin in ``toolang_host`` for one test
-    and unregisters it afterwards; returns the plugin's record.
+    and unregisters it afterwards; returns the plugin's record. A plugin the host
+    refuses (a misspelled hook, an ``async def`` registration hook, …) raises
+    :class:`~toolang_core.errors.PluginError` saying why — to test a refusal, call
+    ``toolang_host.register`` and read the record.
 ``toolang_home``
     A temporary directory with a ``toolang.toml``: ``write_config(text)``,
     ``load()`` → the validated configuration.
@@ -114,9 +117,15 @@ def toolang_register(toolang_host: PluginHost) -> Iterator[Callable[..., PluginR
     undo: list[Callable[[], None]] = []
 
     def register(plugin: object, name: str | None = None) -> PluginRecord:
+        from toolang_core.errors import PluginError
+        from toolang_core.plugins.records import PluginStatus
+
         plugin_name = name or getattr(plugin, "__name__", None) or type(plugin).__name__
         undo.append(toolang_host.register(plugin, plugin_name))
-        return toolang_host.record(plugin_name)
+        record = toolang_host.record(plugin_name)
+        if record.status is PluginStatus.FAILED:  # never a failed plugin reported as loaded
+            raise PluginError(record.failure_message())
+        return record
 
     yield register
     for step in reversed(undo):
