@@ -51,7 +51,7 @@ def test_a_section_for_a_plugin_that_is_not_installed_is_a_doctor_warning(tmp_pa
     (warning,) = problems(findings)  # before: no problem found
     assert warning[0] == "warn"
     assert "plugins.weather-station: no installed plugin is named 'weather-station'" in warning[1]
-    assert "the section is ignored until one is installed" in warning[1]
+    assert "section ignored until one is installed" in warning[1]
 
 
 def test_a_section_that_is_a_near_miss_of_an_installed_plugin_is_an_error(tmp_path):

@@ -168,9 +168,12 @@ def test_async_registration_hooks_are_refused(toolang_host, toolang_register):
     async def register_tools(register):
         register(tool("x"))
 
-    toolang_register(plugin(toolang_register_tools=register_tools), "async")
-    toolang_host.components
-    assert "must not be async" in toolang_host.record("async").error.message
+    # Refused when it registers now (it used to be refused only once components were
+    # collected, and reported "loaded" until then).
+    toolang_host.register(plugin(toolang_register_tools=register_tools), "async")
+    record = toolang_host.record("async")
+    assert (record.status, record.error.stage) == (PluginStatus.FAILED, "validate")
+    assert "toolang_register_tools is async" in record.error.message
 
 
 @attrs.frozen

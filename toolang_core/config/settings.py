@@ -130,7 +130,7 @@ def unowned_sections(config: ToolangConfig, host: PluginHost) -> tuple[list[str]
                 suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
                 errors.append(message + suggestion)
             else:
-                warnings.append(f"{message}; the section is ignored until one is installed")
+                warnings.append(f"{message}; section ignored until one is installed")
         elif record.status in (PluginStatus.LOADED, PluginStatus.BUILTIN):
             errors.append(
                 f"{config.display_name}: plugins.{name}: plugin {name!r} takes no settings"
