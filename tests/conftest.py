@@ -13,6 +13,10 @@ from toolang_core.testing.cli import run_toolang
 
 pytest_plugins = ["pytester"]
 
+# Past releases' scaffolded plugins: their tests run against the current core in
+# test_frozen_plugins.py, each installed as a distribution — never collected here.
+collect_ignore = ["frozen_plugins"]
+
 
 @pytest.fixture
 def cli_run(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
 import attrs
 
@@ -105,16 +105,22 @@ class TurnContext:
         run_id: str,
         store: ExecutionStore,
         clock: Callable[[], float] = time.time,
-        runtime: RuntimeView,
+        runtime: RuntimeView | None = None,
         on_step: Callable[[StepRecord], None] | None = None,
     ) -> None:
+        """Leaving ``runtime`` out is deprecated since 0.2 (an error from 0.3): it warns,
+        and ``self.runtime`` is ``None`` as in 0.1."""
+        if runtime is None:
+            from toolang_core.tools.types import warn_missing_runtime
+
+            warn_missing_runtime("TurnContext", stacklevel=2)
         self.turn = turn
         self.on_step = on_step
         """Told of every step stored (the ``toolang_turn_step`` hook), when set."""
         self.run_id = run_id
         self.store = store
         self.clock = clock
-        self.runtime = runtime
+        self.runtime: RuntimeView = cast("RuntimeView", runtime)
         self._deferred: list[StepRecord] = []
         self._keys: set[str] = set()
         """Idempotency keys this context stored or deferred (a first run looks only

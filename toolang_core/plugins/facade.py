@@ -11,7 +11,8 @@ from :mod:`toolang_core.tools.stages`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from toolang_core.runtime import Runtime
     from toolang_core.store.types import TurnRequest
     from toolang_core.taskruns.types import TaskRun
+    from toolang_core.tools.stages import ApprovalOutcome, FilterOutcome
+    from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult
 
 log = structlog.get_logger("toolang.hooks")
 
@@ -42,6 +45,16 @@ ALWAYS_CALLED: Final = frozenset(
 """Hooks no plugin can declare inactive (``toolang_inactive_hooks``): every stage plugin
 of the tool-call chain sees every call; start-up, shutdown and registration are not
 turn-time work."""
+
+
+def _moved(name: str) -> None:
+    warnings.warn(
+        f"Hooks.{name} is deprecated since toolang-core 0.2 and removed in 0.3: call "
+        f"toolang_core.testing.{name}(hooks, ...) (the tool-call chain's stages moved to "
+        "toolang_core.tools.stages)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
 def _pending(value: Any) -> bool:
@@ -154,6 +167,39 @@ class Hooks:
 
     async def _broadcast(self, hook: str, **kwargs: Any) -> list[HookFailure]:
         return [failure for _, _, failure in await self.each_of((hook,), kwargs) if failure]
+
+    # -- deprecated since 0.2, removed in 0.3 --------------------------------------------
+
+    # Plain methods answering the coroutine, so the warning names the caller's line.
+
+    def filter_tool_call(
+        self, call: ToolCall, ctx: ToolCallContext
+    ) -> Coroutine[Any, Any, FilterOutcome]:
+        """Deprecated: ``toolang_core.testing.filter_tool_call(hooks, call, ctx)``."""
+        _moved("filter_tool_call")
+        from toolang_core.tools import stages
+
+        return stages.filter_tool_call(self, call, ctx)
+
+    def approve_tool_call(
+        self, call: ToolCall, ctx: ToolCallContext
+    ) -> Coroutine[Any, Any, ApprovalOutcome]:
+        """Deprecated: ``toolang_core.testing.approve_tool_call(hooks, call, ctx)``."""
+        _moved("approve_tool_call")
+        from toolang_core.tools import stages
+
+        return stages.approve_tool_call(self, call, ctx)
+
+    def filter_tool_result(
+        self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
+    ) -> Coroutine[
+        Any, Any, tuple[ToolResult, tuple[tuple[str, str], ...], tuple[HookFailure, ...]]
+    ]:
+        """Deprecated: ``toolang_core.testing.filter_tool_result(hooks, call, result, ctx)``."""
+        _moved("filter_tool_result")
+        from toolang_core.tools import stages
+
+        return stages.filter_tool_result(self, call, result, ctx)
 
     # -- lifecycle -------------------------------------------------------------------
 

@@ -8,8 +8,9 @@ stages answer with verdicts (:data:`FilterVerdict`) and decisions
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
@@ -136,7 +137,7 @@ class ToolCallContext:
     ``allowed_tools`` is the agent's effective tool scope for this call: its share of
     the tool assignment, narrowed by spawn-time ``allowed_tools`` (``None`` only for a
     call made outside an agent turn, e.g. by hand in a test); ``spawn_depth`` is 0 in a
-    top-level turn and grows by one in each delegated run. ``runtime`` (required) is
+    top-level turn and grows by one in each delegated run. ``runtime`` is
     the runtime the call runs in, as hooks and tools may use it
     (:class:`~toolang_core.runtime_view.RuntimeView`): their plugin settings,
     per-runtime state (``runtime.plugin_state``), the store, memory. ``turn`` is the running
@@ -145,6 +146,11 @@ class ToolCallContext:
     ``idempotency_key`` names this call for the outside world: the same for every
     attempt of the turn (``<turn id>:tool:<call id>``), so a tool run again after a
     crash can hand it to a service that deduplicates (``None`` outside a turn).
+
+    Leaving ``runtime=`` out is deprecated since 0.2 and an error from 0.3: such a
+    context warns (:class:`DeprecationWarning`) and its ``runtime`` is ``None``, as 0.1's
+    was — the core always passes it; a plugin test builds a context with the
+    ``toolang_call_context`` fixture.
     """
 
     call: ToolCall
@@ -154,12 +160,20 @@ class ToolCallContext:
     agent: str
     spawn_depth: int = 0
     allowed_tools: frozenset[str] | None = None
-    runtime: RuntimeView = attrs.field(kw_only=True, eq=False, repr=False)
+    # Typed as always present — the core always passes it; None only for a 0.1-style
+    # context built without it (deprecated, see above).
+    runtime: RuntimeView = attrs.field(
+        kw_only=True, default=cast("RuntimeView", None), eq=False, repr=False
+    )
     turn: RunningTurn | None = attrs.field(default=None, eq=False, repr=False)
     idempotency_key: str | None = None
     approvals_asked: tuple[AskApproval, ...] = ()
     """What the SecurityFilter stage asked a person to approve (:class:`AskApproval`
     verdicts, in order): the ApprovalGate must ask, whatever its policy says."""
+
+    def __attrs_post_init__(self) -> None:
+        if cast("RuntimeView | None", self.runtime) is None:
+            warn_missing_runtime("ToolCallContext", stacklevel=3)
 
     @property
     def tool_name(self) -> str:
@@ -172,6 +186,17 @@ class ToolCallContext:
     @property
     def call_id(self) -> str:
         return self.call.call_id
+
+
+def warn_missing_runtime(what: str, *, stacklevel: int) -> None:
+    """The :class:`DeprecationWarning` of a hook context made without ``runtime=``."""
+    warnings.warn(
+        f"{what}(...) without runtime= is deprecated since toolang-core 0.2 and an error "
+        "from 0.3: pass the runtime the call runs in (in a plugin's tests, build the "
+        "context with the toolang_call_context fixture); its runtime is None until then",
+        DeprecationWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
 @attrs.frozen
