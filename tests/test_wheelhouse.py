@@ -76,7 +76,8 @@ def test_an_outside_venv_installs_core_plugins_and_a_scaffold_from_the_wheelhous
     listed = run(env_dir / "bin" / "toolang", "plugins", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     rows = {row["name"]: row for row in json.loads(listed.stdout)}
-    assert (rows["model-demo"]["version"], rows["model-demo"]["status"]) == ("0.1.0", "loaded")
+    core = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert (rows["model-demo"]["version"], rows["model-demo"]["status"]) == (core, "loaded")
 
     # A scaffolded plugin's requirement on toolang-core resolves against the wheelhouse.
     scaffold = run(

@@ -200,7 +200,7 @@ if TYPE_CHECKING:
         TurnStreams as TurnStreams,
     )
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 _LAZY = {
     "parse_agent_md": "toolang_core.agents.agentmd",

@@ -7,7 +7,8 @@ Each project (the repository root and each ``plugins/<dist>/`` with a pyproject.
 built with pypa/build — by default without build isolation when its backend (hatchling)
 is importable here, which needs no network and takes a second per project; ``--isolated``
 builds each in a fresh environment as a release would. The built metadata is then checked:
-every plugin's requirement on toolang-core must admit the core version just built, so a
+every plugin of this repository carries the core's version (they share one), and every
+plugin's requirement on toolang-core must admit the core version just built, so a
 plugin installed from this wheelhouse never pulls another core.
 
 An outside plugin installs against the result with
@@ -57,6 +58,26 @@ def wheel_metadata(wheel: Path) -> tuple[str, str, list[str]]:
     return message["Name"], message["Version"], message.get_all("Requires-Dist") or []
 
 
+def check_versions(out: Path) -> list[str]:
+    """Problems: a distribution of this repository whose version is not the core's —
+    toolang-core and its plugins share one version (CHANGELOG.md, "Versions")."""
+    ours = {path.parent.name if path != ROOT else CORE for path in projects()}
+    problems = []
+    core_version = None
+    for wheel in sorted(out.glob("*.whl")):
+        name, version, _ = wheel_metadata(wheel)
+        if name == CORE:
+            core_version = version
+    for wheel in sorted(out.glob("*.whl")):
+        name, version, _ = wheel_metadata(wheel)
+        if name in ours and core_version is not None and version != core_version:
+            problems.append(
+                f"{name} {version}: the plugins of this repository share the core's version, "
+                f"{core_version} (set it in plugins/{name}/pyproject.toml)"
+            )
+    return problems
+
+
 def check_pins(out: Path) -> list[str]:
     """Problems: a plugin whose toolang-core requirement excludes the built core."""
     from packaging.requirements import Requirement
@@ -95,7 +116,7 @@ def main() -> None:
         pyproject = tomllib.loads((project / "pyproject.toml").read_text())
         build(project, out, isolated=isolated)
         print(f"built {pyproject['project']['name']} {pyproject['project']['version']}")
-    problems = check_pins(out)
+    problems = check_versions(out) + check_pins(out)
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
     if problems:

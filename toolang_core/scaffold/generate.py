@@ -91,9 +91,10 @@ def scaffold_plugin(plugins_dir: Path, family: str, name: str, *, standalone: bo
     }
     module, test = FAMILY_TEMPLATES[family]
     files = {"pyproject.toml": templates.PYPROJECT, "README.md": templates.README}
+    # Both kinds pin the release series of the toolang-core running this command.
+    values |= standalone_files.values(standalone_files.Series.installed())
     if standalone:
         files = standalone_files.files()
-        values |= standalone_files.values(standalone_files.Series.installed())
     files |= {f"{names.package}/__init__.py": module, f"tests/test_{names.package}.py": test}
     for relative, text in files.items():
         path = root / relative

@@ -4,8 +4,8 @@ An outside author has no toolang checkout: the plugin pins the toolang-core rele
 series it was made with, its tox.ini installs toolang-core from a wheelhouse named by
 ``TOOLANG_FIND_LINKS`` (toolang is on no package index yet), and its CI workflow runs
 that tox. ``string.Template`` text; ``${pin}`` is the requirement
-(``toolang-core>=0.1,<0.2``) and ``${series}`` the release series as a tox factor
-(``toolang01``).
+(``toolang-core>=0.2,<0.3``) and ``${series}`` the release series as a tox factor
+(``toolang02``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ FIND_LINKS_VAR = "TOOLANG_FIND_LINKS"
 
 @attrs.frozen
 class Series:
-    """A toolang release series: the versions that keep one hook contract (0.1.x)."""
+    """A toolang release series: the versions that keep one public contract (0.2.x)."""
 
     major: int
     minor: int
@@ -43,8 +43,9 @@ class Series:
 
     @property
     def pin(self) -> str:
-        """While toolang is 0.x a minor release may change the hook contract (see the
-        changelog), so the pin admits one minor series; from 1.0 one major."""
+        """While toolang is 0.x a minor release may change a public contract (see the
+        changelog's version policy), so the pin admits one minor series; from 1.0 one
+        major."""
         upper = f"{self.major}.{self.minor + 1}" if self.major == 0 else f"{self.major + 1}"
         return f"toolang-core>={self.major}.{self.minor},<{upper}"
 
