@@ -45,3 +45,13 @@ def test_an_openai_compatible_model_streams_word_by_word_over_the_wire(chat_serv
     assert deltas == ["Berlin ", "is ", "the ", "capital."]
     assert chat_server.requests[0]["stream"] is True
     assert last.usage == {"input_tokens": 11, "output_tokens": 7}
+
+
+def test_the_readme_says_the_provider_streams():
+    # It once listed streaming as not supported while provider.py streamed (issue #31).
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    unsupported = readme.split("## Not supported", 1)[1]
+    assert "stream" not in unsupported.lower()
+    assert "## Streaming" in readme and "stream=True" in readme
