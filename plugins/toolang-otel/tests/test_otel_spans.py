@@ -4,6 +4,7 @@ attributes, task runs under their parent turn, and nothing private in any attrib
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from otel_kit import EMAIL, SECRET, Agents, Shelf, by_name, children, run_turn, serve, submit
 
@@ -270,3 +271,42 @@ def test_a_task_run_of_a_sampled_out_turn_is_not_traced_either(agent_runtime):
     parent = run_turn(runtime, "delegate it")
     assert parent.status is TurnStatus.COMPLETED
     assert spans_of(runtime) == []
+
+
+REMOTE = "http://127.0.0.1:9/a2a/reviewer"
+
+
+class RemoteAgent:
+    """The default agent answering through a remote A2A endpoint: its model is
+    ``a2a/<endpoint>``, as toolang-agents-remote names a remote agent's model."""
+
+    label = "builtin"
+    name = "otel-test-remote"
+
+    @hookimpl
+    def toolang_agent_sources(self):
+        return self
+
+    def load(self, context):
+        from toolang_core import AgentDefinition, AgentLoad
+
+        return AgentLoad(definitions=[AgentDefinition(name="assistant", model=f"a2a/{REMOTE}")])
+
+
+def test_a_remote_agents_call_is_named_by_the_genai_convention(
+    agent_runtime, toolang_scripted_model
+):
+    # The GenAI convention names an inference span `{operation} {gen_ai.request.model}`,
+    # the provider going into gen_ai.provider.name: `chat <endpoint URL>`, not
+    # `chat a2a/<endpoint>` (which docs/otel.md once said).
+    remote = toolang_scripted_model([text("reviewed")])
+    runtime = agent_runtime([], extra={"a2a": remote.plugin("a2a"), "remote": RemoteAgent()})
+    assert run_turn(runtime).status is TurnStatus.COMPLETED
+    (call,) = [s for s in spans_of(runtime) if s.attributes.get("gen_ai.operation.name") == "chat"]
+    assert call.name == f"chat {REMOTE}"
+    assert (call.attributes["gen_ai.provider.name"], call.attributes["gen_ai.request.model"]) == (
+        "a2a",
+        REMOTE,
+    )
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "otel.md").read_text(encoding="utf-8")
+    assert "`chat a2a/<endpoint>`" not in docs and "`chat <endpoint URL>`" in docs
