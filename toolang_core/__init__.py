@@ -96,6 +96,7 @@ if TYPE_CHECKING:
     )
     from toolang_core.runtime.after_turn import (
         AFTER_KIND as AFTER_KIND,
+        AFTER_STAGES as AFTER_STAGES,
         PROMPT_TRACE_KIND as PROMPT_TRACE_KIND,
         StageDone as StageDone,
     )
@@ -247,6 +248,7 @@ _LAZY = {
     "RuntimeView": "toolang_core.runtime_view",
     "StageDone": "toolang_core.runtime.after_turn",
     "AFTER_KIND": "toolang_core.runtime.after_turn",
+    "AFTER_STAGES": "toolang_core.runtime.after_turn",
     "PROMPT_TRACE_KIND": "toolang_core.runtime.after_turn",
     "Inbox": "toolang_core.runtime.inbox",
     "await_turn": "toolang_core.runtime.oneshot",

@@ -44,7 +44,21 @@ if TYPE_CHECKING:
 
 # AfterTurn and the record kinds moved below the runtime and the agent turn
 # (toolang_core.execution.seam); re-exported here for the older import path.
-__all__ = ["AFTER_KIND", "PROMPT_TRACE_KIND", "STAGES", "AfterTurn", "AfterTurnStages", "StageDone"]
+__all__ = [
+    "AFTER_KIND",
+    "AFTER_STAGES",
+    "PROMPT_TRACE_KIND",
+    "STAGES",
+    "AfterTurn",
+    "AfterTurnStages",
+    "StageDone",
+]
+
+AFTER_STAGES = STAGES
+"""The five after-turn stages in their fixed order (public as ``toolang_core.AFTER_STAGES``).
+The record ``AFTER_KIND`` holds those that applied: a stage with nothing to do — no
+prompt trace, memory off or the source not remembered, no event subscriber, no delivery
+plugin — is not recorded, and a turn with nothing after stage 1 records nothing."""
 
 log = structlog.get_logger("toolang.turn")
 

@@ -149,6 +149,12 @@ def toolang_on_event(event, runtime):
 
 
 @hookimpl
+def toolang_inactive_hooks(runtime):
+    """With TL_NO_SUBSCRIBER set, a run without that subscriber (no events stage)."""
+    return ["toolang_on_event"] if os.environ.get("TL_NO_SUBSCRIBER") else []
+
+
+@hookimpl
 def toolang_approve_tool_call(call, ctx):
     if call.name != "guarded_write":
         return None

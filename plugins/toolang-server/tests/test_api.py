@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -446,3 +447,32 @@ def test_a_web_page_of_another_site_cannot_drive_the_local_runtime(open_server):
         assert same_site.status_code == 200, same_site.text
         inputs = [t["input"] for t in client.get("/api/turns").json()]
     assert inputs == ["fine"]  # nothing was stored for the forged request
+
+
+def test_the_console_shows_all_five_after_turn_stages_the_skipped_ones_with_why(live_server):
+    # A turn with no event subscriber records no `events` stage (the runtime records only
+    # the stages that had something to do); the console still shows the five in order,
+    # that one marked skipped and why — docs/console.md promised five and showed four.
+    server = live_server(env={"TL_NO_SUBSCRIBER": "1"})
+    with server.client() as client:
+        turn = client.post("/api/turns", json={"input": "trace me", "wait": ANSWER_WAIT}).json()
+        recorded = wait_for(
+            lambda: (
+                [s["stage"] for s in client.get(f"/api/turns/{turn['id']}/trace").json()["after"]]
+                or None
+            ),
+            what="the after-turn stages recorded",
+        )
+        assert recorded == ["turn_state", "prompt_trace", "memory_write", "delivery"]
+        page = client.get(f"/turns/{turn['id']}").text
+    rows = re.findall(r'<tr data-stage="(\w+)"( data-skipped)?>(.*?)</tr>', page, flags=re.S)
+    assert [stage for stage, _, _ in rows] == [
+        "turn_state",
+        "prompt_trace",
+        "memory_write",
+        "events",
+        "delivery",
+    ]
+    assert [stage for stage, skipped, _ in rows if skipped] == ["events"]
+    (events,) = [html for stage, _, html in rows if stage == "events"]
+    assert "skipped" in events and "no event subscriber (toolang_on_event) in this run" in events

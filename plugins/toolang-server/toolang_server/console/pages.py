@@ -17,6 +17,7 @@ from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Re
 
 from toolang_core import (
     AFTER_KIND,
+    AFTER_STAGES,
     ApprovalBook,
     TaskRunError,
     TaskRunFilter,
@@ -178,9 +179,47 @@ async def trace_page(request: Request) -> Response:
         turn=turn,
         steps=steps,
         start=start,
-        after=list(after.data.get("stages") or ()) if after is not None else [],
+        after=after_stages(turn, after.data.get("stages") if after is not None else None),
         refresh=0 if turn.status.is_terminal else 2,
     )
+
+
+SKIPPED = {
+    "turn_state": "",
+    "prompt_trace": "nothing to trace: the turn built no prompt",
+    "memory_write": "nothing to remember: memory is off, or [memory] save_turns leaves out "
+    "this source",
+    "events": "no event subscriber (toolang_on_event) in this run",
+    "delivery": "no delivery plugin (toolang_deliver_turn) in this run",
+}
+"""Why a stage that is not recorded did not run: the runtime records only the stages
+that had something to do."""
+
+
+def after_stages(turn: Any, recorded: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """All five after-turn stages in their order, each as recorded, or — one with nothing
+    to do — marked ``skipped`` with why; ``[]`` while the turn runs."""
+    if not turn.status.is_terminal:
+        return []
+    done = {stage["stage"]: stage for stage in recorded or ()}
+    rows = []
+    for name in AFTER_STAGES:
+        if name in done:
+            rows.append({**done[name], "skipped": False})
+        elif name == "turn_state":  # committed with the turn: recorded only with others
+            rows.append(
+                {
+                    "stage": name,
+                    "ok": True,
+                    "skipped": False,
+                    "detail": {"status": turn.status.value},
+                }
+            )
+        else:
+            rows.append(
+                {"stage": name, "ok": True, "skipped": True, "detail": {"why": SKIPPED[name]}}
+            )
+    return rows
 
 
 async def approvals_page(request: Request) -> Response:
