@@ -141,3 +141,11 @@ def test_a_standalone_store_is_refused_naming_the_families_that_work(cli_run):
     assert refused.returncode == 2
     assert "--standalone does not support the 'store' family" in refused.stderr
     assert "toolang-store-postgres" in refused.stderr
+
+
+def test_an_in_tree_plugin_pins_the_running_cores_series_too(cli_run, tmp_path):
+    # It was written as toolang-core>=0.1,<0.2 whatever the core (issue #31, item 15).
+    assert cli_run("plugin", "new", "pinned", "--dir", "plugins").returncode == 0
+    root = tmp_path / "plugins" / "toolang-tools-pinned"
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text())
+    assert pyproject["project"]["dependencies"] == [Series.installed().pin]
