@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 import traceback
 from collections.abc import Callable, Iterable, Mapping
-from inspect import getattr_static
 from typing import TYPE_CHECKING
 
 import attrs
@@ -23,7 +21,13 @@ from toolang_core.plugins.loader import (
     scan_entry_points,
 )
 from toolang_core.plugins.manager import ToolangPluginManager, create_plugin_manager
-from toolang_core.plugins.mistakes import async_registration_hooks, unmarked_hooks
+from toolang_core.plugins.mistakes import (
+    async_registration_hooks,
+    hook_names,
+    misnamed_hookimpl,
+    unknown_hook,
+    unmarked_hooks,
+)
 from toolang_core.plugins.records import PluginFailure, PluginRecord, PluginStatus
 from toolang_core.plugins.required import RequiredProblem, required_names, required_problems
 
@@ -237,7 +241,7 @@ class PluginHost:
                 "a class, or an instance of a class that does not define __eq__",
             )
             return lambda: self._forget(name)
-        misnamed = self._misnamed_hookimpls(plugin)
+        misnamed = misnamed_hookimpl(plugin)
         if misnamed:
             self.fail(
                 name,
@@ -255,7 +259,7 @@ class PluginHost:
         except Exception as exc:
             self.fail(name, "register", describe_exception(exc))
             return lambda: self._forget(name)
-        unknown = self._unknown_hooks(plugin)
+        unknown = unknown_hook(self.pm, plugin)
         if unknown:
             self.fail(name, "validate", unknown[1], hook=unknown[0])
             return lambda: self._forget(name)
@@ -267,7 +271,7 @@ class PluginHost:
             )
             self.fail(name, "validate", message, hook=asynchronous)
             return lambda: self._forget(name)
-        for message in unmarked_hooks(plugin, self._hook_names()):
+        for message in unmarked_hooks(plugin, hook_names(self.pm)):
             self.warn(name, message, event="plugin.unmarked_hook")
         record.hooks = tuple(sorted(c.name for c in self.pm.get_hookcallers(plugin) or ()))
         return lambda: self._forget(name)
@@ -485,35 +489,6 @@ class PluginHost:
         self._records.pop(name, None)
         self._components = None
         self._required = None
-
-    def _misnamed_hookimpls(self, plugin: object) -> str | None:
-        for attr in dir(plugin):
-            if attr.startswith(HOOK_PREFIX) or attr.startswith("__"):
-                continue
-            try:
-                value = getattr_static(plugin, attr)
-            except AttributeError:
-                continue
-            if isinstance(value, staticmethod | classmethod):
-                value = value.__func__
-            if callable(value) and hasattr(value, _IMPL_ATTR):
-                return attr
-        return None
-
-    def _hook_names(self) -> list[str]:
-        return [name for name, c in vars(self.pm.hook).items() if c.has_spec()]
-
-    def _unknown_hooks(self, plugin: object) -> tuple[str, str] | None:
-        known = self._hook_names()
-        for caller in self.pm.get_hookcallers(plugin) or ():
-            if caller.has_spec():
-                continue
-            if all(impl.optionalhook for impl in caller.get_hookimpls() if impl.plugin is plugin):
-                continue
-            hint = difflib.get_close_matches(caller.name, known, n=1)
-            suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-            return caller.name, f"unknown hook {caller.name!r}{suggestion}"
-        return None
 
 
 def _first_line(exc: BaseException) -> str:

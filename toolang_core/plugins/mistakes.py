@@ -3,6 +3,8 @@
 Each finder returns messages for a person; the host reports them as warnings (errors
 in strict mode) or fails the plugin:
 
+- a hook toolang does not define, or a ``@hookimpl`` function not named ``toolang_*``;
+
 - an entry point declared in a group that is almost ``toolang`` (``toolang_plugins``,
   ``toolang-plugins``, ``Toolang``): toolang never sees the distribution;
 - a ``toolang_*`` function that is not marked ``@hookimpl``: pluggy never calls it;
@@ -159,3 +161,35 @@ def misnamed_sources(config: ToolangConfig, sources: Collection[str]) -> list[st
                 f"{hint[0]!r}? sources: {', '.join(known)})"
             )
     return messages
+
+
+def misnamed_hookimpl(plugin: object) -> str | None:
+    """The first function of ``plugin`` marked ``@hookimpl`` whose name is not a toolang
+    hook's (``toolang_*``): pluggy would take it for a hook of another project."""
+    for attr in dir(plugin):
+        if attr.startswith(HOOK_PREFIX) or attr.startswith("__"):
+            continue
+        value = _unwrapped(plugin, attr)
+        if callable(value) and hasattr(value, _IMPL_ATTR):
+            return attr
+    return None
+
+
+def hook_names(pm: pluggy.PluginManager) -> list[str]:
+    """The names of the hooks ``pm`` has specifications for."""
+    return [name for name, caller in vars(pm.hook).items() if caller.has_spec()]
+
+
+def unknown_hook(pm: pluggy.PluginManager, plugin: object) -> tuple[str, str] | None:
+    """The first hook ``plugin`` implements that toolang does not define (pluggy's
+    ``check_pending``, for one plugin), and a message with a "did you mean"."""
+    known = hook_names(pm)
+    for caller in pm.get_hookcallers(plugin) or ():
+        if caller.has_spec():
+            continue
+        if all(impl.optionalhook for impl in caller.get_hookimpls() if impl.plugin is plugin):
+            continue
+        hint = difflib.get_close_matches(caller.name, known, n=1)
+        suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+        return caller.name, f"unknown hook {caller.name!r}{suggestion}"
+    return None
