@@ -61,7 +61,8 @@ def plugins(ctx: click.Context, show_all: bool, hooks: tuple[str, ...]) -> None:
 
 def _listing(ctx: click.Context, state: CliState) -> tuple[list[Row], bool]:
     """Every plugin's row, made by loading them all; and whether the load was clean
-    (no plugin failed, was refused or warned), so that it may be cached."""
+    (no plugin failed, was refused or warned, no tool name was withheld), so that it
+    may be cached."""
     from toolang_core.cli.group import ToolangGroup
 
     host = state.host
@@ -74,4 +75,4 @@ def _listing(ctx: click.Context, state: CliState) -> tuple[list[Row], bool]:
         row = record.to_json()
         row["provides"] = components.provided_by(record.name)
         rows.append(row)
-    return rows, not host.failures and not host.warnings
+    return rows, not host.failures and not host.warnings and not host.errors
