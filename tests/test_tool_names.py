@@ -156,3 +156,11 @@ def test_strict_mode_reports_the_clash_together_with_the_load_failures(cli_run, 
     assert "entry point broken = tl_broken" in result.stderr
     assert "tool 'weather_lookup' is registered by" in result.stderr
     assert "toolang-aaa-squatter 6.6.6" in result.stderr
+
+
+def test_a_listing_with_a_withheld_name_is_never_cached_as_clean(cli_run, site, tmp_path):
+    env = {"TOOLANG_LOAD_PLUGINS": LOADED, "TOOLANG_CACHE_DIR": str(tmp_path / "cache")}
+    for _ in range(2):  # the second listing loads the plugins again and says it again
+        result = cli_run("plugins", pythonpath=[site], env=env)
+        assert result.returncode == 0, result.stderr
+        assert "plugin.tool_clash" in result.stderr
