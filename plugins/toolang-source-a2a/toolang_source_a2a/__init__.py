@@ -6,7 +6,8 @@ Inbound ``message/send`` (``SendMessage``) becomes a **chat** turn request store
 and cancel through the execution store, so any process serving the same store answers.
 
 The routes are offered to the runtime's one HTTP server through
-``toolang_register_routes``. Only when no server plugin is active and
+``toolang_register_routes``. Only when no plugin serves routes in this run
+(``toolang_serves_routes``: the server plugin installed but not enabled does not) and
 ``[plugins.source-a2a] listen`` is set does this plugin open its own port (uvicorn) —
 so a runtime never has two HTTP ports for one job.
 
