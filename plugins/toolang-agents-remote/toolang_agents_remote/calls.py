@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 
 PROVIDER = "a2a"
 
+RESUME_FLAG = "toolang.resume_after_restart"
+"""Message metadata telling the remote not to run the task again after its restart."""
+
 log = structlog.get_logger("toolang.a2a")
 
 _FINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
@@ -209,6 +212,10 @@ class RemoteAgentModel:
 
         message = new_text_message(text)
         message.message_id = message_id
+        # This call gives up on the task when the remote goes away mid-call (its
+        # CancelTask cannot reach a runtime that is down): a toolang server that
+        # restarts must not run it again (toolang-source-a2a's restarts.py).
+        message.metadata.update({RESUME_FLAG: False})
         request = SendMessageRequest(
             message=message, configuration=SendMessageConfiguration(return_immediately=True)
         )

@@ -51,8 +51,11 @@ def toolang_register_routes(register: RegisterRoute) -> None:
 
 @hookimpl
 async def toolang_startup(runtime: Runtime) -> None:
+    from toolang_source_a2a.restarts import cancel_abandoned
     from toolang_source_a2a.standalone import start
 
+    # before the first turn is admitted: a task its caller gave up on is not run again
+    await cancel_abandoned(runtime)
     await start(runtime)
 
 
