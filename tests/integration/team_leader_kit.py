@@ -57,10 +57,11 @@ def leader(
     *agents: AgentDefinition,
     extra: str = "",
     card_timeout: float = 5.0,
+    call_timeout: float = 30.0,
 ):
     """The leader's runtime: local agents played by ``the_cast``, ``far`` through
     toolang-agents-remote (its card read at load, as in any runtime; a card read gives
-    up after ``card_timeout`` seconds)."""
+    up after ``card_timeout`` seconds, a call after ``call_timeout``)."""
     home.mkdir(parents=True, exist_ok=True)
     (home / "toolang.toml").write_text(
         "[runtime]\n"
@@ -69,7 +70,7 @@ def leader(
         "shutdown_grace_seconds = 0\n"
         f"{extra}\n"
         '[models]\ndefault = "scripted"\n\n'
-        '[agents]\ndefault = "lead"\n\n' + remote.leader_config(card_timeout),
+        '[agents]\ndefault = "lead"\n\n' + remote.leader_config(card_timeout, call_timeout),
         encoding="utf-8",
     )
     env = {"HOME": str(home)}

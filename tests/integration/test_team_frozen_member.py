@@ -40,6 +40,7 @@ def test_a_frozen_member_replaced_by_the_sweep_mid_task_loses_no_answer(tmp_path
         # found unreachable long before anything gives up on its task run
         extra="lease_seconds = 0.6\n\n[plugins.agent-pool]\nping_seconds = 0.2\n",
         card_timeout=0.5,
+        call_timeout=600,  # far's call waits for the frozen process until it is killed
     )
     assert frozen.process is not None
     try:
