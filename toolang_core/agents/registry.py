@@ -113,7 +113,7 @@ class AgentRegistry:
     problems: tuple[AgentDiagnostic, ...] = ()
     """Problems of the registry as a whole (e.g. an undefined ``[agents] default``)."""
     shadowed: tuple[Shadowed, ...] = ()
-    """Remote agents refused because a local one has their name (by name)."""
+    """Remote agents refused because a local one has their name, in merge order."""
 
     def get(self, name: str) -> AgentDefinition | None:
         return self.definitions.get(name)
@@ -217,7 +217,11 @@ def _merge_source(
         existing = merged.get(definition.name)
         conflict = _conflict(existing, definition)
         if conflict is not None:
-            if existing is not None and definition.source == "remote" != existing.source:
+            if (
+                existing is not None
+                and definition.source == "remote"
+                and existing.source != "remote"
+            ):
                 found = source.load.health.get(definition.name)
                 shadowed.append(Shadowed(definition, existing, conflict, found))
             diagnostics.append(conflict)
