@@ -13,7 +13,7 @@ import pytest
 
 from toolang_core import AgentDefinition, AgentHealth
 from toolang_core.agents.pool import AgentPool
-from toolang_core.agents.pool_types import PoolHealth
+from toolang_core.agents.pool_types import HealthPolicy, PoolHealth
 from toolang_core.store.sqlite import SQLiteStore
 
 FAR = AgentDefinition(name="far", capabilities=("survey",), source="remote", origin="http://far")
@@ -39,11 +39,15 @@ class Far:
     """The remote agent ``far`` in one pool, with a clock; ``loaded`` is what this
     process's registry read of its card found (``None``: nothing)."""
 
-    def __init__(self, store: SQLiteStore) -> None:
+    def __init__(self, store: SQLiteStore, policy: HealthPolicy | None = None) -> None:
         self.clock = Clock()
         self.loaded: AgentHealth | None = None
         self.pool = AgentPool(
-            store, lambda: [FAR], heartbeat=lambda name: self.loaded, clock=self.clock
+            store,
+            lambda: [FAR],
+            heartbeat=lambda name: self.loaded,
+            clock=self.clock,
+            policy=policy,
         )
 
     def tick(self) -> float:
@@ -124,3 +128,16 @@ def test_an_older_ping_from_another_runtime_changes_nothing(store):
     newest = far.pool.stats("far")
     far.pool.beat("far", AgentHealth("unreachable", "late", newest.heartbeat_at - 5))
     assert far.pool.stats("far") == newest
+
+
+def test_a_card_read_made_before_the_last_failure_is_no_evidence(store):
+    far = Far(store, HealthPolicy(recover_after=1))
+    for _ in range(3):
+        far.call(ok=False)
+    far.ping()
+    assert far.health() is PoolHealth.DEGRADED  # one ping is enough here
+    far.loaded = AgentHealth("ok", "card read at load", far.tick())
+    far.call(ok=False)  # it fails after this process read its card
+    assert far.health() is PoolHealth.UNHEALTHY  # the older read does not lift it
+    far.ping()
+    assert far.health() is PoolHealth.DEGRADED

@@ -230,12 +230,16 @@ class AgentPool:
         """The newest heartbeat of ``name`` — its source's card fetch when this process
         loaded it, or the last scheduled ping stored in the pool (a local agent has
         neither) — and the heartbeats in a row that reached it since its last failure
-        (the stored streak, and this process's card fetch if it is the newer)."""
+        (the stored streak, and this process's card fetch if it is the newer — counted
+        only when it is newer than the agent's last outcome too: a read made before a
+        failure is no evidence that it is back)."""
         loaded = self.heartbeat(name) if self.heartbeat else None
         stored = stats.heartbeat_at or 0.0
         if loaded is not None and (not stats.heartbeat or (loaded.checked_at or 0.0) > stored):
-            reached = loaded.state == "ok"
-            return loaded, stats.heartbeat_streak + 1 if reached else 0
+            if loaded.state != "ok":
+                return loaded, 0
+            after = (loaded.checked_at or 0.0) > (stats.last_seen or 0.0)
+            return loaded, stats.heartbeat_streak + int(after)
         if not stats.heartbeat:
             return None, 0
         state: HealthState = "ok" if stats.heartbeat == "ok" else "unreachable"
