@@ -124,9 +124,10 @@ def test_a_ping_finding_it_again_brings_a_remote_agent_back(tmp_path):
             for _ in range(3):  # then its calls fail: unhealthy by its outcomes
                 pool.record("far", ok=False, latency_ms=5, error="boom")
             healths.append(pool.get("far").health)
-            clock.now += 10
-            await schedule.run(runtime, pool)  # it answers its card after the failures
-            healths.append(pool.get("far").health)
+            for _ in range(2):  # it answers its card after the failures, twice in a row
+                clock.now += 10
+                await schedule.run(runtime, pool)
+                healths.append(pool.get("far").health)
             picked = pool.select("survey", 4)
             return healths, picked
 
@@ -135,6 +136,7 @@ def test_a_ping_finding_it_again_brings_a_remote_agent_back(tmp_path):
         PoolHealth.UNHEALTHY,
         PoolHealth.HEALTHY,  # never called: its card is all there is to go by
         PoolHealth.UNHEALTHY,
+        PoolHealth.UNHEALTHY,  # one ping since its failures: 1 of recover_after (2)
         PoolHealth.DEGRADED,  # reachable again: a careful try, at half weight
     ]
     assert "far" in [m.name for m in picked.chosen]

@@ -86,3 +86,19 @@ def test_a_raising_plugin_does_not_cost_the_others_their_routes():
     found, failures = host.hooks.register_routes()
     assert [r.path for r in found] == ["/ok"]
     assert [f.plugin for f in failures] == ["broken"] and "boom" in failures[0].error
+
+
+def test_route_servers_are_the_plugins_that_say_they_serve_the_routes_in_this_run():
+    def serves(runtime):
+        return "http://127.0.0.1:8765"
+
+    def broken(runtime):
+        raise RuntimeError("settings unreadable")
+
+    host = host_with(
+        installed=plugin(toolang_serves_routes=lambda runtime: None),
+        broken=plugin(toolang_serves_routes=broken),
+        server=plugin(toolang_serves_routes=serves),
+    )
+    # installed but not serving says None; one that raises is skipped, not fatal
+    assert host.hooks.route_servers(runtime=object()) == [("server", "http://127.0.0.1:8765")]

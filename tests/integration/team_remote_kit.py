@@ -145,13 +145,13 @@ class RemoteMember:
             self.process.kill()
             self.process.wait(timeout=30)
 
-    def leader_config(self) -> str:
+    def leader_config(self, card_timeout: float = 5.0, call_timeout: float = 30.0) -> str:
         """The ``[plugins.agents-remote]`` table a leader needs to call ``far``."""
         return (
             "[plugins.agents-remote]\n"
             f'endpoints = ["{self.endpoint}"]\n'
             f'tokens = {{ "{self.endpoint}" = "{TOKEN}" }}\n'
-            "timeout_seconds = 5.0\n"
-            "call_timeout_seconds = 30.0\n"
+            f"timeout_seconds = {card_timeout}\n"
+            f"call_timeout_seconds = {call_timeout}\n"
             "poll_seconds = 0.02\n"
         )

@@ -17,52 +17,24 @@ tasks (the pool's scheduled ping notices, and notices it back).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from taskrun_helpers import Agents
-from team_helpers import Recorder, trust
+from team_helpers import trust
+from team_leader_kit import LOCAL, SPARE, TASK, cast, form, leader, teams_of, until
 from team_remote_kit import RemoteMember, install_kit
 
-import toolang_agents_remote
 from toolang_core import AgentDefinition, TurnFilter
 from toolang_core.agents.pool_types import PoolHealth
-from toolang_core.config.loader import load_config
-from toolang_core.runtime import Runtime
 from toolang_core.store.sqlite import SQLiteStore
-from toolang_core.teams.coordinator import FormRequest, Scope, TeamCoordinator
+from toolang_core.teams.coordinator import Scope
 from toolang_core.teams.types import ContextFilter, Strategy, TeamStatus
-from toolang_core.testing.cast import Cast, agent_of, user_text
-from toolang_core.testing.models import text
+from toolang_core.testing.cast import agent_of, user_text
 from toolang_core.testing.processes import wait_for
-from toolang_core.testing.runtimes import serving
 
-LOCAL = (
-    AgentDefinition(name="lead", description="leads the team"),
-    AgentDefinition(name="w1", capabilities=("survey",)),
-    AgentDefinition(name="w2", capabilities=("survey",)),
-)
-SPARE = AgentDefinition(name="w3", capabilities=("survey",))
-ANSWERS = {"w1": "Paris", "w2": "Lyon", "w3": "Paris"}
-TASK = "What is the capital of France?"
 SECRET = "sk-TEAM-SECRET-42"
-
-
-def worker(request):
-    return text(ANSWERS[agent_of(request)])
-
-
-def pick_lyon(request):
-    """The leader picks the candidate numbered beside ``Lyon``."""
-    listed = [line for line in user_text(request).splitlines() if line.endswith(". Lyon")]
-    return text(listed[0].split(".")[0] if listed else "none")
-
-
-def cast() -> Cast:
-    return Cast(lead=pick_lyon, w1=worker, w2=worker, w3=worker)
 
 
 @pytest.fixture(scope="module")
@@ -78,54 +50,6 @@ def remote(tmp_path_factory: pytest.TempPathFactory, site: Path) -> Iterator[Rem
     member = RemoteMember(tmp_path_factory.mktemp("far"), site, answer="paris.").start()
     yield member
     member.stop()
-
-
-def leader(
-    home: Path, remote: RemoteMember, the_cast: Cast, *agents: AgentDefinition, extra: str = ""
-):
-    """The leader's runtime: local agents played by ``the_cast``, ``far`` through
-    toolang-agents-remote (its card read at load, as in any runtime)."""
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "toolang.toml").write_text(
-        "[runtime]\n"
-        'executor = "agent"\n'
-        "poll_seconds = 0.02\n"
-        "shutdown_grace_seconds = 0\n"
-        f"{extra}\n"
-        '[models]\ndefault = "scripted"\n\n'
-        '[agents]\ndefault = "lead"\n\n' + remote.leader_config(),
-        encoding="utf-8",
-    )
-    env = {"HOME": str(home)}
-    recorder = Recorder()
-    plugins = [
-        ("scripted", the_cast.plugin()),
-        ("agents", Agents(*(agents or LOCAL))),
-        ("agents-remote", toolang_agents_remote),
-        ("recorder", recorder),
-    ]
-    runtime = Runtime.with_plugins(load_config(home / "toolang.toml", env=env), plugins, env=env)
-    return runtime, recorder
-
-
-@contextlib.asynccontextmanager
-async def teams_of(runtime: Runtime) -> AsyncIterator[TeamCoordinator]:
-    async with serving(runtime, sources=()):
-        yield TeamCoordinator(runtime, runtime.task_runs)
-
-
-def form(strategy: Strategy, team_id: str, **kw) -> FormRequest:
-    return FormRequest(
-        owner="ada",
-        parent_thread_id="chat:1",
-        goal="capital survey",
-        leader="lead",
-        capability="survey",
-        workers=3,
-        strategy=strategy,
-        id=team_id,
-        **kw,
-    )
 
 
 BOUND = Scope(timeout_seconds=30, wait_seconds=30)
@@ -339,14 +263,6 @@ def test_a_remote_member_killed_mid_task_is_replaced_and_the_task_completes(tmp_
     ]
     replaced = next(e for e in recorder.events if e.data.get("replaces") == "far")
     assert replaced.data["member"] == "w3"
-
-
-async def until(predicate, timeout: float, what: str) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 def test_the_pool_pings_a_remote_member_out_of_its_team_and_back_into_the_pool(tmp_path, site):

@@ -15,6 +15,14 @@ sees and updates the same pool. Every delegation reports its outcome here: task 
 (clamped to [0, 1]): an agent never called is at a neutral 0.5, and the more calls, the
 more its record counts. The selector ranks by ``score = trust * health weight``
 (healthy and unknown 1, degraded 0.5) unless a ``toolang_score_agent`` plugin answers.
+
+**Health** (:meth:`AgentPool.member`) comes from the stored outcomes
+(:func:`health_of`) and a remote agent's heartbeats — the scheduled pings stored in
+the pool, and this process's own card fetch at load while it is newer than the last
+stored ping. The newest heartbeat unreachable: unhealthy. An agent unhealthy by its
+failures is degraded only once ``recover_after`` heartbeats in a row found it since
+its last failure (:attr:`AgentStats.heartbeat_streak`); nothing else lifts it, so a
+person asking twice sees it recover monotonically, never back and forth.
 """
 
 from __future__ import annotations
@@ -95,6 +103,7 @@ def updated(
         total_calls=total,
         successes=stats.successes + int(ok),
         consecutive_failures=0 if ok else stats.consecutive_failures + 1,
+        heartbeat_streak=stats.heartbeat_streak if ok else 0,
         avg_latency_ms=stats.avg_latency_ms + (max(0.0, latency_ms) - stats.avg_latency_ms) / total,
         recent=(*stats.recent, ok)[-WINDOW:],
         last_seen=now,
@@ -161,6 +170,7 @@ class AgentPool:
                 stats,
                 total_calls=max(stats.total_calls, 1),
                 consecutive_failures=failures,
+                heartbeat_streak=0,
                 last_error=reason[:240],
                 last_seen=now,
             )
@@ -169,14 +179,21 @@ class AgentPool:
 
     def beat(self, agent: str, found: AgentHealth) -> AgentStats:
         """Store what a scheduled ping of remote ``agent`` found (not a call: it counts
-        nothing; :meth:`member` weighs it against the agent's outcomes)."""
+        no outcome; :meth:`member` weighs it against the agent's outcomes). A ping that
+        reached it adds one to its streak, one that did not resets it; a ping older
+        than the one stored (another runtime's, on a shared store) changes nothing."""
 
         def change(stats: AgentStats, now: float) -> AgentStats:
+            at = found.checked_at or now
+            if stats.heartbeat_at is not None and at < stats.heartbeat_at:
+                return stats
+            reached = found.state == "ok"
             return attrs.evolve(
                 stats,
                 heartbeat=found.state,
-                heartbeat_at=found.checked_at or now,
+                heartbeat_at=at,
                 heartbeat_detail=found.detail[:240],
+                heartbeat_streak=stats.heartbeat_streak + 1 if reached else 0,
             )
 
         return self._update(agent, change)
@@ -209,22 +226,33 @@ class AgentPool:
         record = self.store.get_record(KIND, agent)
         return AgentStats.from_json(record.data) if record else AgentStats(name=agent)
 
-    def _last_beat(self, name: str, stats: AgentStats) -> AgentHealth | None:
-        """The newest heartbeat of ``name``: its source's card fetch at load, or the
-        last scheduled ping stored in the pool (a local agent has neither)."""
+    def _last_beat(self, name: str, stats: AgentStats) -> tuple[AgentHealth | None, int]:
+        """The newest heartbeat of ``name`` — its source's card fetch when this process
+        loaded it, or the last scheduled ping stored in the pool (a local agent has
+        neither) — and the heartbeats in a row that reached it since its last failure
+        (the stored streak, and this process's card fetch if it is the newer — counted
+        only when it is newer than the agent's last outcome too: a read made before a
+        failure is no evidence that it is back)."""
         loaded = self.heartbeat(name) if self.heartbeat else None
+        stored = stats.heartbeat_at or 0.0
+        if loaded is not None and (not stats.heartbeat or (loaded.checked_at or 0.0) > stored):
+            if loaded.state != "ok":
+                return loaded, 0
+            after = (loaded.checked_at or 0.0) > (stats.last_seen or 0.0)
+            return loaded, stats.heartbeat_streak + int(after)
         if not stats.heartbeat:
-            return loaded
-        if loaded is not None and (loaded.checked_at or 0.0) > (stats.heartbeat_at or 0.0):
-            return loaded
+            return None, 0
         state: HealthState = "ok" if stats.heartbeat == "ok" else "unreachable"
-        return AgentHealth(state, stats.heartbeat_detail, stats.heartbeat_at)
+        return AgentHealth(state, stats.heartbeat_detail, stats.heartbeat_at), (
+            stats.heartbeat_streak
+        )
 
     def member(self, definition: AgentDefinition) -> PoolMember:
+        """``definition`` as the pool sees it now (health: the module docstring)."""
         stats = self.stats(definition.name)
         price = self.prices.get(definition.name)
         health = health_of(stats, self.policy)
-        beat = self._last_beat(definition.name, stats)
+        beat, streak = self._last_beat(definition.name, stats)
         if beat is not None and beat.state != "ok":
             health = PoolHealth.UNHEALTHY
             stats = attrs.evolve(
@@ -233,11 +261,9 @@ class AgentPool:
         elif beat is not None:
             if health is PoolHealth.UNKNOWN:
                 health = PoolHealth.HEALTHY
-            elif health is PoolHealth.UNHEALTHY and (beat.checked_at or 0.0) > (
-                stats.last_seen or 0.0
-            ):
-                # it answers its card again since its last failure: worth a careful try
-                # (the selector weighs degraded at half); its next call decides
+            elif health is PoolHealth.UNHEALTHY and streak >= self.policy.recover_after:
+                # it has answered its card again and again since its last failure: worth
+                # a careful try (the selector weighs degraded at half); its calls decide
                 health = PoolHealth.DEGRADED
             if beat.checked_at is not None:
                 stats = attrs.evolve(
@@ -324,6 +350,7 @@ def pool_for(runtime: Runtime, store: ExecutionStore | None = None) -> AgentPool
             unhealthy_after=settings.unhealthy_after,
             max_error_rate=settings.max_error_rate,
             latency_threshold_ms=settings.latency_threshold_ms,
+            recover_after=settings.recover_after,
         )
         prices = {
             name: Price(amount, settings.currency) for name, amount in settings.prices.items()

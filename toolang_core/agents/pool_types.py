@@ -30,18 +30,25 @@ class PoolHealth(enum.StrEnum):
 
 @attrs.frozen
 class HealthPolicy:
-    """When an agent's outcomes make it degraded or unhealthy.
+    """When an agent's outcomes make it degraded or unhealthy, and how it recovers.
 
     ``unhealthy_after`` consecutive failures make it unhealthy; one failure (or an error
     rate over ``max_error_rate`` in the last :data:`WINDOW` calls, once there are
-    ``min_calls``), or an average latency over ``latency_threshold_ms``, degraded. A
-    success after failures resets the consecutive count: recovery is by outcome.
+    ``min_calls``), or an average latency over ``latency_threshold_ms``, degraded.
+
+    Recovery only goes up, one step per piece of evidence: an agent unhealthy by its
+    failures becomes degraded once ``recover_after`` heartbeats in a row found it
+    reachable since its last failure (a careful try: the selector weighs it at half);
+    a success resets the consecutive failures (degraded while the recent error rate is
+    still high), and successes bring the error rate down until it is healthy. Only a
+    new failure — a failed call, an unreachable heartbeat — moves it down again.
     """
 
     unhealthy_after: int = 3
     max_error_rate: float = 0.5
     min_calls: int = 4
     latency_threshold_ms: float = 30_000.0
+    recover_after: int = 2
 
 
 @attrs.frozen
@@ -62,6 +69,9 @@ class AgentStats:
     empty: never pinged — the card fetch at load is all the pool knows)."""
     heartbeat_at: float | None = None
     heartbeat_detail: str = ""
+    heartbeat_streak: int = 0
+    """Heartbeats in a row that found it reachable since its last failure (a failed
+    call, an unreachable heartbeat, a team marking it unhealthy: each resets it)."""
 
     @property
     def success_rate(self) -> float:
@@ -116,6 +126,7 @@ class PoolMember:
             "last_error": self.stats.last_error,
             "heartbeat": self.stats.heartbeat,
             "heartbeat_at": self.stats.heartbeat_at,
+            "heartbeat_streak": self.stats.heartbeat_streak,
         }
 
 

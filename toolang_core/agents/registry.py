@@ -9,7 +9,9 @@ Rules (each tested):
 - A builtin name is reserved: a definition from any other source using it is rejected
   with a diagnostic naming its file or URL.
 - A user definition replaces an embedded default of the same name (reported as info).
-- A remote definition never shadows a local one: it is rejected.
+- A remote definition never shadows a local one: it is rejected, and kept in
+  :attr:`AgentRegistry.shadowed` so ``toolang agents list``, ``toolang doctor`` and the
+  log at start-up say that work for that name stays local.
 - Two definitions of one name from the same label: the first is kept, the second is
   reported.
 - A source that raises is reported; the other sources still count.
@@ -63,6 +65,28 @@ class SourceReport:
 
 
 @attrs.frozen
+class Shadowed:
+    """A remote agent refused because a local agent (or a built-in role) has its name:
+    every request for the name reaches ``by``, the local one."""
+
+    remote: AgentDefinition
+    by: AgentDefinition
+    diagnostic: AgentDiagnostic
+    """The error the refusal was reported with (among its source's diagnostics)."""
+    health: AgentHealth | None = None
+    """What its source found when it read the card (``None``: not told)."""
+
+    @property
+    def message(self) -> str:
+        return (
+            f"remote agent {self.remote.name!r} ({self.remote.origin}) is shadowed by the "
+            f"{self.by.source} agent of the same name ({self.by.origin}): work for "
+            f"{self.remote.name!r} is answered locally, never by the remote agent; serve it "
+            "under another name"
+        )
+
+
+@attrs.frozen
 class SourceInput:
     """One source's load, ready to merge (:meth:`AgentRegistry.merge` is pure)."""
 
@@ -88,6 +112,8 @@ class AgentRegistry:
     """The name of the agent made from ``[agents]`` when no source defined it."""
     problems: tuple[AgentDiagnostic, ...] = ()
     """Problems of the registry as a whole (e.g. an undefined ``[agents] default``)."""
+    shadowed: tuple[Shadowed, ...] = ()
+    """Remote agents refused because a local one has their name, in merge order."""
 
     def get(self, name: str) -> AgentDefinition | None:
         return self.definitions.get(name)
@@ -126,9 +152,18 @@ class AgentRegistry:
                 continue
             inputs.append(SourceInput(name, label, registration.plugin, load=loaded))
         registry = cls.merge(inputs, config=runtime.config)
+        hidden = {s.diagnostic for s in registry.shadowed}  # logged below, by name
         for diagnostic in registry.diagnostics:
-            if diagnostic.level != "info":
+            if diagnostic.level != "info" and diagnostic not in hidden:
                 log.warning("agents.diagnostic", level=diagnostic.level, problem=str(diagnostic))
+        for shadowed in registry.shadowed:
+            log.warning(
+                "agents.remote_shadowed",
+                agent=shadowed.remote.name,
+                url=shadowed.remote.origin,
+                by=shadowed.by.source,
+                problem=shadowed.message,
+            )
         return registry
 
     @classmethod
@@ -139,22 +174,27 @@ class AgentRegistry:
         ordered = sorted(inputs, key=lambda s: (SOURCE_PRIORITY.get(s.label, 9), s.plugin, s.name))
         merged: dict[str, AgentDefinition] = {}
         health: dict[str, AgentHealth] = {}
+        shadowed: list[Shadowed] = []
         local = [s for s in ordered if s.label != "remote"]
         remote = [s for s in ordered if s.label == "remote"]
-        reports = [_merge_source(s, merged, health) for s in local]
+        reports = [_merge_source(s, merged, health, shadowed) for s in local]
         # The [agents] default is a local agent: settled before any remote source.
         fallback, missing = (
             _fallback(config, merged, any_local=bool(local)) if config is not None else ("", None)
         )
-        reports += [_merge_source(s, merged, health) for s in remote]
+        reports += [_merge_source(s, merged, health, shadowed) for s in remote]
         problems = (missing,) if missing is not None else ()
-        return cls(merged, tuple(reports), health, fallback or None, problems)
+        return cls(merged, tuple(reports), health, fallback or None, problems, tuple(shadowed))
 
 
 def _merge_source(
-    source: SourceInput, merged: dict[str, AgentDefinition], health: dict[str, AgentHealth]
+    source: SourceInput,
+    merged: dict[str, AgentDefinition],
+    health: dict[str, AgentHealth],
+    shadowed: list[Shadowed],
 ) -> SourceReport:
-    """Add ``source``'s acceptable definitions to ``merged``; say what happened."""
+    """Add ``source``'s acceptable definitions to ``merged`` (a remote one refused for a
+    local name to ``shadowed``); say what happened."""
     if source.failed is not None or source.load is None:
         failure = AgentDiagnostic(
             "error",
@@ -174,8 +214,16 @@ def _merge_source(
             diagnostics.append(problem(definition, exc))
             rejected += 1
             continue
-        conflict = _conflict(merged.get(definition.name), definition)
+        existing = merged.get(definition.name)
+        conflict = _conflict(existing, definition)
         if conflict is not None:
+            if (
+                existing is not None
+                and definition.source == "remote"
+                and existing.source != "remote"
+            ):
+                found = source.load.health.get(definition.name)
+                shadowed.append(Shadowed(definition, existing, conflict, found))
             diagnostics.append(conflict)
             if conflict.level == "error":
                 rejected += 1

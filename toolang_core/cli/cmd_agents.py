@@ -47,8 +47,29 @@ def _row(catalog: AgentCatalog, definition: AgentDefinition) -> dict[str, Any]:
     }
 
 
+def _shadowed_rows(catalog: AgentCatalog) -> list[dict[str, Any]]:
+    """A row per remote agent refused for a local agent's name (status ``shadowed``),
+    after the local one: the name reaches the local agent, never the remote."""
+    rows = []
+    for hidden in catalog.registry.shadowed:
+        health = hidden.health
+        rows.append(
+            {
+                **_row(catalog, hidden.remote),
+                "status": "shadowed",
+                "health": attrs.asdict(health) if health else {"state": "-", "detail": ""},
+                "shadowed_by": {"source": hidden.by.source, "origin": hidden.by.origin},
+            }
+        )
+    return rows
+
+
 def _problems_hint(catalog: AgentCatalog) -> None:
-    errors = catalog.registry.errors
+    registry = catalog.registry
+    for hidden in registry.shadowed:
+        click.echo(f"warning: {hidden.message}", err=True)
+    shadowed = {s.diagnostic for s in registry.shadowed}
+    errors = [e for e in registry.errors if e not in shadowed]
     if errors:
         click.echo(
             f"{len(errors)} agent definition(s) not loaded; see `toolang agents status`",
@@ -60,9 +81,13 @@ def _problems_hint(catalog: AgentCatalog) -> None:
 @_JSON
 @pass_state
 def list_agents(state: CliState, as_json: bool) -> None:
-    """Every agent (active and disabled): name, source, status, health, origin, skills."""
+    """Every agent (active and disabled): name, source, status, health, origin, skills.
+    A remote agent a local one shadows (same name) is listed as ``shadowed``."""
     catalog = state.runtime.agents
     rows = [_row(catalog, d) for d in catalog.registry.all()]
+    for hidden in _shadowed_rows(catalog):  # right after the local agent of its name
+        at = next((i for i, r in enumerate(rows) if r["name"] == hidden["name"]), len(rows))
+        rows.insert(at + 1, hidden)
     if as_json:
         echo_json(rows)
     else:

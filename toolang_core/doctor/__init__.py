@@ -167,8 +167,18 @@ def check_agents(ctx: DoctorContext) -> Iterator[Check]:
         ("warning", "warn", "warnings"),
         ("info", "info", "notes"),
     )
+    shadowed = {s.diagnostic for s in registry.shadowed}
+    for hidden in registry.shadowed:  # said once, here, not again among the errors
+        yield Check(
+            "agents",
+            "fail",
+            hidden.message,
+            (f"rename the agent the remote runtime serves, or the local {hidden.by.origin}",),
+        )
     for level, status, what in levels:
-        lines = tuple(str(d) for d in registry.diagnostics if d.level == level)
+        lines = tuple(
+            str(d) for d in registry.diagnostics if d.level == level and d not in shadowed
+        )
         if lines:
             yield Check("agents", status, f"agent definitions: {len(lines)} {what}", lines)
     for name, health in sorted(registry.health.items()):

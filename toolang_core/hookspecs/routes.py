@@ -14,6 +14,7 @@ from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
     from toolang_core.plugins.registrars import RegisterRoute
+    from toolang_core.runtime import Runtime
 
 
 @hookspec
@@ -27,4 +28,17 @@ def toolang_register_routes(register: RegisterRoute) -> None:
     A path or method already taken, a path not starting with ``/`` or an unknown method
     fails this plugin's registration as a whole (none of its routes are mounted).
     Return nothing.
+    """
+
+
+@hookspec
+def toolang_serves_routes(runtime: Runtime) -> str | None:
+    """Say where this plugin serves the routes of ``toolang_register_routes`` in
+    ``runtime``'s run: the base URL (``"http://127.0.0.1:8765"``), or ``None`` when it
+    will not serve them (not enabled, a one-shot ``chat``/``invoke``).
+
+    Asked by a plugin that opens a port of its own for its routes only when no server
+    serves them (toolang-source-a2a's ``listen``) and by ``toolang doctor``, before or
+    while the run starts: answer from what is fixed for the run (your settings,
+    ``runtime.one_shot``), not from whether your server has started yet.
     """

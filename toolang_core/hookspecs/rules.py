@@ -127,6 +127,7 @@ HOOK_RULES: Final[dict[str, CallingRule]] = {
     "toolang_observe_task_run": BROADCAST,
     "toolang_on_event": BROADCAST,
     "toolang_register_routes": REGISTRATION,
+    "toolang_serves_routes": COLLECT,
     "toolang_turn_started": BROADCAST,
     "toolang_turn_step": BROADCAST,
     "toolang_turn_finished": BROADCAST,

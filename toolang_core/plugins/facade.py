@@ -358,6 +358,17 @@ class Hooks:
 
     # -- HTTP routes -------------------------------------------------------------------
 
+    def route_servers(self, runtime: Runtime) -> list[tuple[str, str]]:
+        """``(plugin, base URL)`` of every plugin that serves the registered routes in
+        ``runtime``'s run (``toolang_serves_routes``), in call order; one that raises is
+        logged and skipped, an answer that is no non-empty string is ignored."""
+        return [
+            (plugin, answer)
+            for plugin, answers in self._now("toolang_serves_routes", {"runtime": runtime})
+            for answer in answers
+            if isinstance(answer, str) and answer
+        ]
+
     def register_routes(self) -> tuple[list[RouteRegistration], list[HookFailure]]:
         """Every plugin's HTTP routes (``toolang_register_routes``) and the plugins whose
         registration failed; see :func:`toolang_core.plugins.routes.collect_routes`."""

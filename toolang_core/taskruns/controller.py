@@ -121,6 +121,24 @@ class TaskRunController:
         await self.observe(run)
         return run
 
+    def child_by_key(self, parent_turn_id: str, key: str, *, owner: str | None) -> TaskRun | None:
+        """The run ``parent_turn_id`` spawned with the idempotency key ``key`` (its
+        :attr:`SpawnRequest.key`), or ``None``: how a spawning tool call found in doubt
+        after a crash finds its run — finished or not, it is a known outcome."""
+        before: int | None = None
+        while True:
+            page = self.store.list_turns(
+                TurnFilter(parent=parent_turn_id, source=SOURCE, limit=_PAGE, before_seq=before)
+            )
+            for turn in page:
+                if view.is_task_run(turn) and turn.meta[view.META_KEY].get("key") == key:
+                    if owner is not None and turn.owner != owner:
+                        return None
+                    return self._view(turn)
+            if len(page) < _PAGE:
+                return None
+            before = page[-1].seq
+
     def _admit_with_parent(self, run_id: str, parent_turn_id: str | None) -> None:
         # A one-shot runtime (`toolang chat` without `toolang run`) admits only its own
         # request; the runs that request spawns must be admitted too, or it would wait
@@ -346,6 +364,7 @@ def _turn_request(run_id: str, task: str, request: SpawnRequest) -> NewTurnReque
             "parent_thread_id": request.parent_thread_id,
             "metadata": {str(k): str(v) for k, v in request.metadata.items()},
             "spawn_reason": request.spawn_reason,
+            **({"key": request.key} if request.key else {}),
         },
         "spawn_depth": request.spawn_depth,
     }

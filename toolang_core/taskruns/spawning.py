@@ -116,14 +116,26 @@ async def spawn_child(
     allowed_tools: Sequence[str] | None = None,
     spawn_reason: str | None = None,
     metadata: Mapping[str, str] | None = None,
+    key: str | None = None,
 ) -> TaskRun:
-    """Spawn a task run as a child of the calling turn, every limit checked first."""
+    """Spawn a task run as a child of the calling turn, every limit checked first.
+
+    Keyed (``key``; default: the call's idempotency key): the same call made again — a
+    turn resumed after a crash finds it in doubt and runs it again — gets the run it
+    spawned the first time, whatever became of it, and spawns nothing. A tool that
+    starts several runs in one call gives each its own key (e.g. the call's key and a
+    number); ``key=""`` spawns without one."""
     controller = controller_of(context)
     turn = current_turn(context)
     assert context is not None
     depth = check_nesting(context)
     if not task.strip():
         raise TaskRunError("taskrun: empty task")
+    key = (context.idempotency_key if key is None else key) or None
+    if key is not None:
+        earlier = controller.child_by_key(context.turn_id, key, owner=turn.owner)
+        if earlier is not None:
+            return earlier
     check_fan_out(controller, context)
     name = check_agent(controller.runtime, agent_name, allowed_tools)
     return await controller.spawn(
@@ -139,6 +151,7 @@ async def spawn_child(
             spawn_reason=spawn_reason or None,
             sender=turn.request.sender,
             metadata=dict(metadata or {}),
+            key=key,
         )
     )
 

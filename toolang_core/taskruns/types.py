@@ -225,7 +225,10 @@ class SpawnRequest:
     the run to the turn that spawned it: cancelling that turn cancels the run.
     ``timeout_seconds`` bounds the run from the moment it starts (not from spawn).
     ``allowed_tools`` narrows the agent's tool scope (never widens it). ``id`` is
-    optional (a new id otherwise); a duplicate is refused. A valid W3C ``traceparent``
+    optional (a new id otherwise); a duplicate is refused. ``key`` is the idempotency
+    key of the tool call that spawns it (kept with the run): the spawning tools look a
+    run up by it (:meth:`TaskRunController.child_by_key`), so a call found in doubt
+    after a crash finds the run it started instead of starting another. A valid W3C ``traceparent``
     (and ``tracestate``) in ``metadata`` — work handed over from another process — is
     also kept as the run's turn request's trace context (``TRACE_CONTEXT_META``), so a
     tracer continues the caller's trace.
@@ -244,6 +247,7 @@ class SpawnRequest:
     sender: str | None = None
     priority: int | None = None
     id: str | None = None
+    key: str | None = None
 
 
 @attrs.frozen

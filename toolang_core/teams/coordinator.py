@@ -347,21 +347,27 @@ class TeamCoordinator:
         self, team: Team, candidates: list[Candidate]
     ) -> tuple[Team, list[Member]]:
         """Mark every failed worker unhealthy and let it go; bring one replacement each
-        from the pool (never a past or present member). Returns the replacements."""
-        joined: list[Member] = []
+        from the pool (never a past or present member). Returns the workers now active
+        that were not given the task: these replacements, and those the health sweep
+        brought while the task ran (it may have replaced a member whose run then failed:
+        that member has left already and is not replaced twice)."""
+        asked = {c.member for c in candidates}
         for failed in (c for c in candidates if not c.ok):
             self.pool.mark_unhealthy(failed.member, f"team {team.id}: {failed.error}")
-            team, added = await self.swap(
-                team, failed.member, f"its task run failed: {failed.error}"
-            )
-            joined += [added] if added else []
-        return team, joined
+            team, _ = await self.swap(team, failed.member, f"its task run failed: {failed.error}")
+        team = self.get(team.id, owner=None)
+        return team, [m for m in team.active(Role.WORKER) if m.name not in asked]
 
     async def swap(self, team: Team, name: str, reason: str) -> tuple[Team, Member | None]:
         """``name`` leaves the team; a replacement of the same role joins if the pool
-        has one."""
+        has one. A member that is not active any more (it left, or the health sweep
+        replaced it meanwhile) is left as it is: ``(the team now, None)``."""
         current = self.get(team.id, owner=None)
-        leaving = next(m for m in current.members if m.name == name and m.status == "active")
+        leaving = next(
+            (m for m in current.members if m.name == name and m.status == "active"), None
+        )
+        if leaving is None:
+            return current, None
         members = [
             attrs.evolve(m, status="left", left_reason=reason) if m is leaving else m
             for m in current.members
@@ -383,6 +389,8 @@ class TeamCoordinator:
             trust=new.trust,
             now=self.clock(),
         )
+        # read again: a sweep or a delegation may have changed the team during the event
+        current = self.get(team.id, owner=None)
         current = self.save(
             attrs.evolve(
                 current, members=(*current.members, new), payments=(*current.payments, terms)

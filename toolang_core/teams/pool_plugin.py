@@ -26,7 +26,8 @@ class PoolSettings:
     """``[plugins.agent-pool]``: prices per call by agent name (in ``currency``), the
     health policy's thresholds (see :class:`~toolang_core.agents.pool_types.HealthPolicy`)
     and how often a serving runtime pings the remote agents (``ping_seconds``; 0: only
-    the card fetch at load)."""
+    the card fetch at load); ``recover_after`` pings in a row that reach an agent
+    unhealthy by its failures make it degraded again."""
 
     prices: dict[str, float] = attrs.field(factory=dict)
     currency: str = "USD"
@@ -34,6 +35,7 @@ class PoolSettings:
     max_error_rate: float = 0.5
     latency_threshold_ms: float = 30_000.0
     ping_seconds: float = 30.0
+    recover_after: int = 2
 
 
 @hookimpl

@@ -25,10 +25,13 @@ FUNCTIONS = (*tools.TOOLS, *teammates.TOOLS, *team_tools.TOOLS, *delegation.TOOL
 TOOL_NAMES = tuple(sorted(f.__name__ for f in FUNCTIONS))
 """The names of the delegation tools every host registers."""
 
-SPAWNING: Final = frozenset({"start_task_run", "agent_spawn"})
-"""The delegation tools that are not idempotent: run again, each would spawn another run.
-The others read, wait, cancel or hand over; ``ask_agent`` run again resumes its nested
-loop from its recorded steps."""
+IDEMPOTENT: Final = True
+"""Every delegation tool is idempotent, so a call found in doubt after a crash is made
+again under the same idempotency key: ``start_task_run`` and ``agent_spawn`` find the
+run they spawned by that key (``TaskRunController.child_by_key``) and spawn nothing —
+a sync ``start_task_run`` then waits for it and answers with its result; the others
+read, wait, cancel or hand over; ``ask_agent`` resumes its nested loop from its
+recorded steps."""
 
 
 @hookimpl
@@ -36,9 +39,6 @@ def toolang_register_tools(register: RegisterTool) -> None:
     for function in FUNCTIONS:
         register(
             Tool.from_function(
-                function,
-                blocking=False,
-                requires=("delegation",),
-                idempotent=function.__name__ not in SPAWNING,
+                function, blocking=False, requires=("delegation",), idempotent=IDEMPOTENT
             )
         )

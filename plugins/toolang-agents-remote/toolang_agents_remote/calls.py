@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 
 PROVIDER = "a2a"
 
+RESUME_FLAG = "toolang.resume_after_restart"
+"""Message metadata telling the remote not to run the task again after its restart."""
+
 log = structlog.get_logger("toolang.a2a")
 
 _FINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
@@ -209,6 +212,10 @@ class RemoteAgentModel:
 
         message = new_text_message(text)
         message.message_id = message_id
+        # This call gives up on the task when the remote goes away mid-call (its
+        # CancelTask cannot reach a runtime that is down): a toolang server that
+        # restarts must not run it again (toolang-source-a2a's restarts.py).
+        message.metadata.update({RESUME_FLAG: False})
         request = SendMessageRequest(
             message=message, configuration=SendMessageConfiguration(return_immediately=True)
         )
@@ -299,8 +306,10 @@ class RemoteAgentProvider:
 
 def with_call_outcomes(load: AgentLoad, home: Path) -> AgentLoad:
     """``load`` with each remote agent's recent call outcomes in its health detail
-    (``toolang agents show``); an agent whose last call found it unreachable is
-    ``unreachable`` even if its card was read."""
+    (``toolang agents show``). The health's state stays what the card read found now: a
+    call that found the agent unreachable is older than that read, and counting it
+    again would make the agent pool's heartbeat say the opposite of its pings (the pool
+    counts every call's outcome itself)."""
     path = home / "agents-remote" / "calls.db"
     if not path.exists():
         return load
@@ -321,12 +330,9 @@ def with_call_outcomes(load: AgentLoad, home: Path) -> AgentLoad:
             summary = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
             detail = f"{current.detail}; last {len(recent)} call(s): {summary}"
             last = recent[0]
-            state = current.state
             if last["state"] == "failed":
                 detail += f"; last call failed: {last['error']}"
-                if "unreachable" in str(last["error"]):
-                    state = "unreachable"
-            health[definition.name] = attrs.evolve(current, state=state, detail=detail)
+            health[definition.name] = attrs.evolve(current, detail=detail)
     finally:
         log.db.close()
     return attrs.evolve(load, health=health)

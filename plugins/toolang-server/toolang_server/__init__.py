@@ -53,6 +53,17 @@ def toolang_register_routes(register: RegisterRoute) -> None:
 
 
 @hookimpl
+def toolang_serves_routes(runtime: Runtime) -> str | None:
+    """Where this run serves every plugin's routes: only when the server starts
+    (``enabled``, or ``toolang serve``) and the run is not a one-shot chat/invoke."""
+    settings = settings_of(runtime)
+    if settings is None or runtime.one_shot:
+        return None
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    return f"http://{host}:{settings.port}"
+
+
+@hookimpl
 def toolang_inactive_hooks(runtime: Runtime) -> tuple[str, ...]:
     """A run that starts no server (not enabled, or a one-shot chat/invoke) has nobody
     waiting over HTTP for a turn to finish."""

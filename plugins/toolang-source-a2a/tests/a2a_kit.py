@@ -132,11 +132,21 @@ class Runtime:
         )
         self.process: subprocess.Popen[str] | None = None
 
-    def start(self) -> Runtime:
+    def start(self, *, serves: bool = True) -> Runtime:
+        """Start it and wait until its card answers (``serves=False``: until it has
+        started, for a runtime that serves no A2A)."""
         self.log = self.home / f"run-{time.monotonic_ns()}.log"
         self.process = start_toolang_run(self.home, self.env, self.log)
-        wait_serving(self.process, self.log, self.card_served, what=f"the A2A server at {self.url}")
+        if serves:
+            ready, what = self.card_served, f"the A2A server at {self.url}"
+        else:
+            ready, what = self.started, "toolang run to start"
+        wait_serving(self.process, self.log, ready, what=what)
         return self
+
+    def started(self) -> bool:
+        """Whether it logged that it started."""
+        return "runtime.started" in self.log.read_text(encoding="utf-8")
 
     def card_served(self) -> bool:
         """Whether its agent card answers (it is up and serving A2A)."""

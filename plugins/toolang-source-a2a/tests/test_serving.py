@@ -81,7 +81,8 @@ def test_the_card_is_served_at_the_well_known_paths(served):
     assert f"ok    card assistant: served at {served.url}" in checked.stdout
     doctor = json.loads(served.cli("doctor", "--json").stdout)  # the same findings
     found = [c for c in doctor if c["area"] == "a2a"]
-    assert [c["status"] for c in found] == ["ok", "ok"], found
+    assert [c["status"] for c in found] == ["ok", "ok", "ok"], found
+    assert found[0]["summary"] == f"served on its own port at {served.url}/a2a/…"
 
 
 def test_send_get_stream_and_cancel_with_a_plain_a2a_client(served):

@@ -6,7 +6,8 @@ Inbound ``message/send`` (``SendMessage``) becomes a **chat** turn request store
 and cancel through the execution store, so any process serving the same store answers.
 
 The routes are offered to the runtime's one HTTP server through
-``toolang_register_routes``. Only when no server plugin is active and
+``toolang_register_routes``. Only when no plugin serves routes in this run
+(``toolang_serves_routes``: the server plugin installed but not enabled does not) and
 ``[plugins.source-a2a] listen`` is set does this plugin open its own port (uvicorn) —
 so a runtime never has two HTTP ports for one job.
 
@@ -50,8 +51,11 @@ def toolang_register_routes(register: RegisterRoute) -> None:
 
 @hookimpl
 async def toolang_startup(runtime: Runtime) -> None:
+    from toolang_source_a2a.restarts import cancel_abandoned
     from toolang_source_a2a.standalone import start
 
+    # before the first turn is admitted: a task its caller gave up on is not run again
+    await cancel_abandoned(runtime)
     await start(runtime)
 
 

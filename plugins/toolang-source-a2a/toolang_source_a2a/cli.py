@@ -40,16 +40,32 @@ def card(state: CliState, agent: str | None) -> None:
 
 
 @a2a.command("check")
+@click.option(
+    "--wait",
+    "wait_seconds",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    metavar="SECONDS",
+    help="Check again until nothing fails, for at most SECONDS (a runtime starting).",
+)
 @pass_state
-def check(state: CliState) -> None:
-    """Check what is served over A2A: every card is valid (a2a-sdk's required fields),
-    and, with ``listen`` or ``public_url`` set, answered at its address. Exit 1 on a
-    failure (``toolang doctor`` reports the same findings)."""
+def check(state: CliState, wait_seconds: float) -> None:
+    """Check what is served over A2A: where (a configured A2A that nothing serves is a
+    warning), every card is valid (a2a-sdk's required fields), and, on its own port or
+    with ``public_url`` set, answered at its address. Exit 1 on a failure (``toolang
+    doctor`` reports the same findings)."""
+    import time
+
     from toolang_source_a2a.health import findings
 
-    failed = False
-    for status, text in findings(state.runtime):
-        failed = failed or status == "fail"
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        found = list(findings(state.runtime))
+        failed = any(status == "fail" for status, _ in found)
+        if not failed or time.monotonic() >= deadline:
+            break
+        time.sleep(0.2)
+    for status, text in found:
         click.echo(f"{status:<5} {text}")
     if failed:
         raise SystemExit(1)

@@ -49,6 +49,7 @@ from toolang_core import (
     trace_context_meta,
     trace_context_of,
 )
+from toolang_source_a2a.restarts import META_KEY, not_resumed
 from toolang_source_a2a.tasks import (
     FINAL,
     TASK_RUN_FLAG,
@@ -139,8 +140,10 @@ class StoreRequestHandler(RequestHandler):
                 # Threads belong to their first submitter; do not say whose it is.
                 raise InvalidParamsError(message=f"contextId {ctx!r} belongs to another caller")
         turn_id = turn_id_for(caller, message.message_id)
+        # the caller does not follow the task across a restart of this runtime
+        once = {META_KEY: False} if not_resumed(message) else {}
         if _wants_task_run(message):
-            return await self._spawn(thread, text, turn_id, message.message_id, context)
+            return await self._spawn(thread, text, turn_id, message.message_id, context, once=once)
         try:
             self.inbox.submit(
                 NewTurnRequest(
@@ -151,7 +154,11 @@ class StoreRequestHandler(RequestHandler):
                     owner=caller,
                     channel="a2a",
                     agent=str(context.state["a2a_agent"]),
-                    meta={"a2a_message_id": message.message_id, **trace_meta_of(context)},
+                    meta={
+                        "a2a_message_id": message.message_id,
+                        **trace_meta_of(context),
+                        **once,
+                    },
                     id=turn_id,
                 )
             )
@@ -160,7 +167,14 @@ class StoreRequestHandler(RequestHandler):
         return self.inbox.get(turn_id)
 
     async def _spawn(
-        self, thread: str, text: str, run_id: str, message_id: str, context: ServerCallContext
+        self,
+        thread: str,
+        text: str,
+        run_id: str,
+        message_id: str,
+        context: ServerCallContext,
+        *,
+        once: dict[str, bool],
     ) -> TurnRequest:
         """Handed-over work asking for durable tracking: a task run of the caller."""
         from toolang_core import SpawnRequest, TaskRunError, TaskRunExists
@@ -180,6 +194,7 @@ class StoreRequestHandler(RequestHandler):
                         "a2a_context": thread.removeprefix(THREAD_PREFIX),
                         # the caller's W3C trace context: the run continues its trace
                         **trace_context_of(context.state.get("headers") or {}),
+                        **{key: "false" for key in once},
                     },
                     id=run_id,
                 )

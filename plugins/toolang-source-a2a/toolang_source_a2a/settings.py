@@ -38,8 +38,8 @@ class A2ASettings:
     name becomes the owner and sender of what it submits. Without tokens every caller is
     the owner ``a2a`` and the plugin's own port binds to loopback only.
     ``listen``: ``HOST:PORT`` of the plugin's own port, used only when no server plugin
-    is active (empty: serve only through the server). ``public_url``: the base URL the
-    cards advertise (empty: the address the card was asked at).
+    serves routes in this run (empty: serve only through the server). ``public_url``:
+    the base URL the cards advertise (empty: the address the card was asked at).
     """
 
     agents: list[str] = attrs.field(factory=list)

@@ -1,9 +1,12 @@
-"""The plugin's own port, for a runtime without a server plugin.
+"""The plugin's own port, for a runtime whose routes no server serves.
 
-Rule: when a server plugin (``server``) is active, the A2A routes are mounted on it
-and this module does nothing; otherwise, if ``[plugins.source-a2a] listen`` is set, the
-same routes are served by uvicorn on that address inside the runtime's event loop, from
-start-up to shutdown.
+Rule: when another plugin *serves* the routes in this run (``toolang_serves_routes``:
+toolang-server answers when it is enabled, or under ``toolang serve`` — installed is
+not serving), the A2A routes are mounted on it and this module opens nothing;
+otherwise, if ``[plugins.source-a2a] listen`` is set, the same routes are served by
+uvicorn on that address inside the runtime's event loop, from start-up to shutdown.
+With neither, a configured A2A is reachable by nobody: start-up says so (a warning),
+and so does ``toolang doctor``.
 """
 
 from __future__ import annotations
@@ -13,8 +16,9 @@ import contextlib
 import socket
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
+import attrs
 import structlog
 
 from toolang_source_a2a.settings import NAME, split_listen
@@ -24,12 +28,48 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("toolang.a2a")
 
-SERVER_PLUGINS = frozenset({"server"})
 _KEY = f"{NAME}:standalone"
 
 
-def server_plugin_active(runtime: Runtime) -> bool:
-    return bool(SERVER_PLUGINS & set(runtime.host.active_names))
+@attrs.frozen
+class Serving:
+    """Where this run serves the A2A routes: ``by`` is ``"server"`` (another plugin's
+    server, ``plugin`` names it), ``"listen"`` (this plugin's own port) or ``"nobody"``."""
+
+    by: Literal["server", "listen", "nobody"]
+    url: str = ""
+    plugin: str = ""
+
+
+def serving(runtime: Runtime) -> Serving:
+    """Where the A2A routes are served in ``runtime``'s run (from its settings: the
+    answer is the same before and after start-up)."""
+    from toolang_source_a2a import settings_of
+
+    servers = [(p, url) for p, url in runtime.host.hooks.route_servers(runtime) if p != NAME]
+    if servers:
+        plugin, url = servers[0]
+        return Serving("server", url, plugin)
+    listen = settings_of(runtime).listen
+    if listen and not runtime.one_shot:
+        return Serving("listen", f"http://{listen}")
+    return Serving("nobody")
+
+
+def configured(runtime: Runtime) -> bool:
+    """Whether ``toolang.toml`` has a ``[plugins.source-a2a]`` section (A2A wanted)."""
+    return NAME in runtime.config.plugins.settings
+
+
+def nobody_serves(runtime: Runtime) -> str:
+    """What to tell a person whose configured A2A nobody serves."""
+    return (
+        f"[plugins.{NAME}] is configured but nothing serves A2A in this run: no server "
+        "plugin serves routes ([plugins.server] enabled is not true) and no "
+        f"[plugins.{NAME}] listen is set; remote agents cannot reach this runtime. Set "
+        f'listen = "127.0.0.1:8765" under [plugins.{NAME}], or enabled = true under '
+        "[plugins.server]"
+    )
 
 
 def build_app(runtime: Runtime) -> Any:
@@ -66,7 +106,20 @@ async def start(runtime: Runtime) -> None:
     from toolang_source_a2a import settings_of
 
     settings = settings_of(runtime)
-    if not settings.listen or runtime.one_shot or server_plugin_active(runtime):
+    if runtime.one_shot:  # a one-shot chat/invoke opens no port
+        return
+    where = serving(runtime)
+    if where.by == "server":
+        if settings.listen:
+            log.info(
+                "a2a.listen_unused",
+                listen=settings.listen,
+                detail=f"the {where.plugin} plugin serves the A2A routes at {where.url}",
+            )
+        return
+    if where.by == "nobody":
+        if configured(runtime):
+            log.warning("a2a.not_served", problem=nobody_serves(runtime))
         return
     import uvicorn
 
