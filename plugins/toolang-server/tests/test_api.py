@@ -255,11 +255,37 @@ def test_status_agents_plugins_hooks_and_memory(token_server):
         found = alice.get("/api/memory/search", params={"q": "parrot", "thread_id": "http:alice"})
         assert found.status_code == 200, found.text
         assert any("Polly" in item["text"] for item in found.json()["items"])
-        others = alice.get("/api/memory/search", params={"q": "parrot"})
-        assert others.status_code == 403 and others.json()["error"]["field"] == "thread_id"
-    with token_server.client(TOKENS["bob"]) as bob:
-        theirs = bob.get("/api/memory/search", params={"q": "parrot", "thread_id": "http:alice"})
-        assert theirs.status_code == 403
+
+
+def texts(found: httpx.Response) -> list[str]:
+    assert found.status_code == 200, found.text
+    return [item["text"] for item in found.json()["items"]]
+
+
+def test_each_owner_searches_their_own_memory_and_never_the_others(token_server):
+    """Memory belongs to an owner: a token user finds what their own turns left, with
+    or without naming a thread, and nothing of another owner's — whose thread they may
+    not name either (the owner rule's one refusal, 403)."""
+    with token_server.client(TOKENS["alice"]) as alice, token_server.client(TOKENS["bob"]) as bob:
+        said = alice.post(
+            "/api/turns", json={"input": "the parrot is called Polly", "wait": ANSWER_WAIT}
+        )
+        assert said.json()["status"] == "completed", said.text
+        said = bob.post(
+            "/api/turns", json={"input": "the parrot is called Rex", "wait": ANSWER_WAIT}
+        )
+        assert said.json()["status"] == "completed", said.text
+        search = "/api/memory/search"
+        for params in ({"q": "parrot"}, {"q": "parrot", "thread_id": "http:alice"}):
+            mine = texts(alice.get(search, params=params))
+            assert any("Polly" in t for t in mine) and not any("Rex" in t for t in mine)
+        for params in ({"q": "parrot"}, {"q": "parrot", "thread_id": "http:bob"}):
+            mine = texts(bob.get(search, params=params))
+            assert any("Rex" in t for t in mine) and not any("Polly" in t for t in mine)
+        theirs = bob.get(search, params={"q": "parrot", "thread_id": "http:alice"})
+        assert theirs.status_code == 403, theirs.text
+        assert theirs.json()["error"]["field"] == "thread_id"
+        assert "thread 'http:alice' belongs to another owner" in theirs.json()["error"]["message"]
 
 
 def test_every_route_is_in_the_openapi_document(token_server):

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from toolang_core import Record, Schedule, ScheduleError, ToolCallContext, TurnFilter
+from toolang_core import (
+    NotThreadOwner,
+    Record,
+    Schedule,
+    ScheduleError,
+    ToolCallContext,
+    check_thread,
+)
 from toolang_tools_automator.common import (
     AutomatorError,
     call_digest,
@@ -81,11 +88,14 @@ def _view(record: Record, now: float) -> dict[str, Any]:
 
 
 def _check_thread(context: ToolCallContext, thread_id: str, owner: str) -> None:
+    """The chore's turns go to ``thread_id`` as ``owner``'s: the one owner rule now,
+    rather than a refusal at every occurrence."""
     store = runtime_of(context).store
     assert store is not None
-    for turn in store.list_turns(TurnFilter(thread_id=thread_id, limit=20)):
-        if (turn.owner or turn.sender) != owner:
-            raise AutomatorError(f"thread_id: thread {thread_id!r} is not yours")
+    try:
+        check_thread(store, thread_id, owner)
+    except NotThreadOwner as exc:
+        raise AutomatorError(f"thread_id: {exc}") from None
 
 
 def cron_add(
