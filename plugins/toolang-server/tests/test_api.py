@@ -16,7 +16,8 @@ from server_helpers import (
     wait_for,
 )
 
-from toolang_core import ApprovalBook, TurnFilter
+from toolang_core import ApprovalBook, Inbox, NewTurnRequest, TurnFilter
+from toolang_core.store import not_thread_owner
 
 
 def open_store(server):
@@ -429,6 +430,24 @@ def test_an_owner_cannot_submit_to_another_owners_thread(token_server):
         assert refused.json()["error"]["field"] == "thread_id"
         assert bob.get("/api/turns").json() == []  # nothing stored for bob
         assert len(alice.get("/api/turns", params={"thread_id": "chat:a"}).json()) == 1
+
+
+def test_the_operator_is_refused_an_owners_thread_with_the_same_403(open_server):
+    """The one owner rule: the operator (a caller without a token) is an owner of its
+    own, refused an owner's thread with the status and message every door gives."""
+    runtime, store = open_store(open_server)
+    try:
+        Inbox(store, runtime.policy).submit(
+            NewTurnRequest(source="chat", thread_id="chat:ada", input="mine", owner="ada")
+        )
+    finally:
+        store.close()
+    with open_server.client() as operator:
+        refused = operator.post("/api/turns", json={"input": "hello", "thread_id": "chat:ada"})
+        assert refused.status_code == 403, refused.text
+        assert refused.json()["error"]["message"] == str(not_thread_owner("chat:ada", None))
+        assert refused.json()["error"]["field"] == "thread_id"
+        assert [t["owner"] for t in operator.get("/api/turns").json()] == ["ada"]
 
 
 def test_cors_is_off_and_console_refusals_are_pages(open_server):
