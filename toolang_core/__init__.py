@@ -104,6 +104,7 @@ if TYPE_CHECKING:
     )
     from toolang_core.runtime.oneshot import (
         await_turn as await_turn,
+        give_up_turn as give_up_turn,
     )
     from toolang_core.runtime.recurring import (
         Recurring as Recurring,
@@ -255,6 +256,7 @@ _LAZY = {
     "PROMPT_TRACE_KIND": "toolang_core.runtime.after_turn",
     "Inbox": "toolang_core.runtime.inbox",
     "await_turn": "toolang_core.runtime.oneshot",
+    "give_up_turn": "toolang_core.runtime.oneshot",
     "Recurring": "toolang_core.runtime.recurring",
     "Schedule": "toolang_core.schedule",
     "ScheduleError": "toolang_core.schedule",
