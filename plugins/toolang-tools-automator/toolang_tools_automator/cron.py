@@ -14,6 +14,7 @@ from typing import Any, Literal
 from toolang_core import (
     NotThreadOwner,
     Record,
+    RuntimeView,
     Schedule,
     ScheduleError,
     ToolCallContext,
@@ -30,6 +31,8 @@ from toolang_tools_automator.common import (
 
 KIND = "chore"
 """The record kind toolang-source-chore loads chores from."""
+CHORE_SOURCE = "chore"
+"""The turn source (toolang-source-chore's) woken when a chore record changes."""
 ScheduleType = Literal["cron", "rrule", "every"]
 _KINDS = {"cron": "cron", "rrule": "rrule", "every": "interval"}
 
@@ -158,7 +161,14 @@ def cron_add(
         now=now,
         expect_revision=0,
     )
+    _tell_the_chore_source(runtime)
     return {"added": True, **_view(record, now)}
+
+
+def _tell_the_chore_source(runtime: RuntimeView) -> None:
+    """Wake the running chore source: it fires the chore from its first occurrence
+    (counted from the record's ``start``), not once its next poll finds the record."""
+    runtime.wake_source(CHORE_SOURCE)
 
 
 def cron_list(context: ToolCallContext | None = None) -> list[dict[str, Any]]:
@@ -183,6 +193,7 @@ def _set_paused(context: ToolCallContext | None, chore_id: str, paused: bool) ->
             now=now,
             expect_revision=record.revision,
         )
+        _tell_the_chore_source(runtime)
     return _view(record, now)
 
 
@@ -211,4 +222,6 @@ def cron_remove(id: str, context: ToolCallContext | None = None) -> dict[str, An
     store = runtime_of(context).store
     assert store is not None
     record = _one(context, id)
-    return {"id": record.key, "removed": store.delete_record(KIND, record.key)}
+    removed = store.delete_record(KIND, record.key)
+    _tell_the_chore_source(runtime_of(context))
+    return {"id": record.key, "removed": removed}
