@@ -200,3 +200,14 @@ def test_every_door_refuses_another_owners_thread_with_the_one_rule_and_message(
         # Nothing of alice's reached bob's threads or the operator's.
         mine = bob.get("/api/turns", params={"thread_id": "chat:bob"}).json()
         assert [t["owner"] for t in mine] == ["bob"]
+
+        # Memory (memory-sqlite) is the owner's too: bob finds what his turn left, alice
+        # nothing of it, with or without naming a thread of hers.
+        def found(client: httpx.Client, **params: str) -> list[str]:
+            answer = client.get("/api/memory/search", params={"q": "hello", **params})
+            assert answer.status_code == 200, answer.text
+            return [item["text"] for item in answer.json()["items"]]
+
+        assert wait_for(lambda: found(bob), what="bob's memory of his turn")
+        assert found(bob, thread_id="chat:bob")
+        assert found(alice) == [] and found(alice, thread_id="chat:alice") == []
