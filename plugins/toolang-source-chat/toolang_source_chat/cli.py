@@ -129,15 +129,15 @@ async def _answer(
     )
     printing = asyncio.ensure_future(printer.run())
     try:
-        _say_what_is_ahead(state, inbox, inbox.get(turn_id))
-        turn = await _wait(state, inbox, turn_id, wait, ask)
+        _say_what_is_ahead(inbox, inbox.get(turn_id))
+        turn = await _wait(state, inbox, turn_id, wait, ask, ours=True)
         if turn is None:
             return 130
         if turn.status is TurnStatus.STEERED:
             target = _steered_into(inbox, turn)
             if target is not None:
                 click.echo(f"(delivered into the running turn {target}; its answer:)", err=True)
-                turn = await _wait(state, inbox, target, wait, ask)
+                turn = await _wait(state, inbox, target, wait, ask, ours=False)
                 if turn is None:
                     return 130
         elif ref is not None and _replaced(turn, ref):
@@ -163,7 +163,8 @@ async def _answer(
         return 0
     if not turn.status.is_terminal:
         waited = f"still {turn.status.value} after {wait:g} s"
-        if _give_up(state, turn.id, f"its chat stopped waiting ({waited})"):
+        # Only our own request is ours to give up (not the turn ours was steered into).
+        if turn.id == turn_id and _give_up(state, turn.id, f"its chat stopped waiting ({waited})"):
             click.echo(
                 f"{waited}: request {turn.id} canceled (no runtime serves the store to "
                 "finish it; its thread is free)",
@@ -177,21 +178,28 @@ async def _answer(
 
 
 async def _wait(
-    state: CliState, inbox: Inbox, turn_id: str, wait: float, ask: LineReader | None
+    state: CliState,
+    inbox: Inbox,
+    turn_id: str,
+    wait: float,
+    ask: LineReader | None,
+    *,
+    ours: bool,
 ) -> TurnRequest | None:
     """The turn once terminal (or ``wait`` passed); ``None`` when Ctrl-C stopped the
     wait.
 
-    Stopped by Ctrl-C (or an error, raised again), the request is given up
+    Stopped by Ctrl-C (or an error, raised again), a request of ``ours`` is given up
     (:func:`_give_up`) *before* this process stops serving it: the cancel is in the
-    store even if a second Ctrl-C ends the process at once."""
+    store even if a second Ctrl-C ends the process at once. Another's (the turn ours
+    was steered into) is only left."""
     from toolang_core import await_turn
 
     waiting = asyncio.ensure_future(await_turn(state.runtime, inbox, turn_id, timeout=wait))
     try:
         return await _watch_approvals(inbox, turn_id, waiting, ask=ask)
     except (KeyboardInterrupt, asyncio.CancelledError):
-        if _give_up(state, turn_id, "its chat was interrupted (Ctrl-C)"):
+        if ours and _give_up(state, turn_id, "its chat was interrupted (Ctrl-C)"):
             click.echo(
                 f"\ninterrupted; request {turn_id} canceled (no runtime serves the store to "
                 "finish it; its thread is free)",
@@ -201,8 +209,9 @@ async def _wait(
         else:
             click.echo(f"\ndetached; request {turn_id} keeps its place", err=True)
         return None
-    except BaseException as exc:  # e.g. the one-shot runtime could not start
-        _give_up(state, turn_id, f"its chat failed: {exc}")
+    except Exception as exc:  # e.g. the one-shot runtime could not start
+        if ours:
+            _give_up(state, turn_id, f"its chat failed: {exc}")
         raise
     finally:
         if not waiting.done():  # stop watching (or serving) before its store closes
@@ -232,13 +241,15 @@ async def _wind_down(waiting: asyncio.Future[TurnRequest], state: CliState) -> N
         await asyncio.wait_for(asyncio.shield(waiting), grace)
 
 
-def _say_what_is_ahead(state: CliState, inbox: Inbox, turn: TurnRequest) -> None:
+def _say_what_is_ahead(inbox: Inbox, turn: TurnRequest) -> None:
     """Say at once when the thread is busy: which request goes first, in which state,
     and what becomes of ours — never a silent wait."""
     import datetime as dt
 
     from toolang_core import TurnStatus
 
+    if turn.steer:  # steering input: the running turn takes it (said when it did)
+        return
     ahead = inbox.ahead_of(turn)
     if not ahead:
         return
