@@ -105,6 +105,7 @@ if TYPE_CHECKING:
     )
     from toolang_core.runtime.oneshot import (
         await_turn as await_turn,
+        give_up_turn as give_up_turn,
     )
     from toolang_core.runtime.recurring import (
         Recurring as Recurring,
@@ -120,6 +121,7 @@ if TYPE_CHECKING:
         BatchWriter as BatchWriter,
     )
     from toolang_core.store.errors import (
+        NotThreadOwner as NotThreadOwner,
         StoreCorrupt as StoreCorrupt,
         StoreError as StoreError,
         StoreMissing as StoreMissing,
@@ -127,6 +129,10 @@ if TYPE_CHECKING:
         StoreSchemaTooNew as StoreSchemaTooNew,
         SubmitRejected as SubmitRejected,
         TurnNotFound as TurnNotFound,
+    )
+    from toolang_core.store.owners import (
+        check_thread as check_thread,
+        may_see as may_see,
     )
     from toolang_core.store.plugin_db import (
         open_plugin_database as open_plugin_database,
@@ -252,10 +258,12 @@ _LAZY = {
     "PROMPT_TRACE_KIND": "toolang_core.runtime.after_turn",
     "Inbox": "toolang_core.runtime.inbox",
     "await_turn": "toolang_core.runtime.oneshot",
+    "give_up_turn": "toolang_core.runtime.oneshot",
     "Recurring": "toolang_core.runtime.recurring",
     "Schedule": "toolang_core.schedule",
     "ScheduleError": "toolang_core.schedule",
     "BatchWriter": "toolang_core.store.batch",
+    "NotThreadOwner": "toolang_core.store.errors",
     "StoreCorrupt": "toolang_core.store.errors",
     "StoreError": "toolang_core.store.errors",
     "StoreMissing": "toolang_core.store.errors",
@@ -263,6 +271,8 @@ _LAZY = {
     "StoreSchemaTooNew": "toolang_core.store.errors",
     "SubmitRejected": "toolang_core.store.errors",
     "TurnNotFound": "toolang_core.store.errors",
+    "check_thread": "toolang_core.store.owners",
+    "may_see": "toolang_core.store.owners",
     "open_plugin_database": "toolang_core.store.plugin_db",
     "ExecutionStore": "toolang_core.store.protocol",
     "GroupPolicy": "toolang_core.store.types",

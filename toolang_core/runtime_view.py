@@ -94,3 +94,9 @@ class RuntimeView(Protocol):
     async def publish(self, event: Event) -> list[HookFailure]:
         """Publish ``event`` to every ``toolang_on_event`` subscriber."""
         ...
+
+    def wake_source(self, name: str) -> bool:
+        """Wake the running turn source ``name`` (it looks at its work now, not at its
+        next poll); safe from any thread. ``False`` when it does not run or takes no
+        wake-ups."""
+        ...

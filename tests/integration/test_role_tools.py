@@ -141,3 +141,82 @@ def test_a_chore_added_by_the_automator_fires_pauses_and_resumes_under_a_fake_cl
     listed = run_toolang("chores", "list", cwd=runtime.config.base_dir)
     assert listed.returncode == 0, listed.stderr
     assert chore_id in listed.stdout and "store (by alice)" in listed.stdout
+
+
+def test_a_chore_added_at_run_time_fires_on_its_schedule_from_when_it_was_added(
+    toolang_runtime,
+):
+    """A runtime serving its chore source (which reads its chores only once an hour on
+    its own): an agent adds an `every 2 seconds` chore, and the chore's turn requests
+    follow the schedule from the add — checked on the occurrences they record, not on
+    when they ran, so a busy machine cannot fail it."""
+    every = 2.0
+
+    def answer(request):
+        said = [m for m in request.messages if m.role == "user"][-1].content
+        if said != "tick every two seconds":
+            return text("chore ran")
+        if request.messages[-1].role == "tool":
+            return text("scheduled")
+        return tool_call(
+            "cron_add",
+            {"name": "tick", "schedule_type": "every", "schedule": "2 seconds", "prompt": "Tick."},
+        )
+
+    runtime = toolang_runtime(
+        '[models]\ndefault = "scripted"\n[runtime]\npoll_seconds = 0.05\n'
+        "[plugins.source-chore]\npoll_seconds = 3600\n",
+        plugins={
+            "source-chore": toolang_source_chore,
+            "tools-automator": toolang_tools_automator,
+            "scripted": ScriptedModel(answer).plugin(),
+        },
+    )
+    firings = 4
+
+    async def scenario() -> tuple[dict, list]:
+        stop = asyncio.Event()
+        serving = asyncio.create_task(runtime.serve(stop, sources=["chore"]))
+        try:
+            await until(lambda: runtime.admitting)
+            store = runtime.store
+            said = runtime.inbox.submit(
+                NewTurnRequest(
+                    source="chat", thread_id="cli:a", input="tick every two seconds", owner="al"
+                )
+            )
+            await until(lambda: store.get(said.id).status.is_terminal)
+            (record,) = store.list_records("chore")
+            thread = f"chore:{record.key}"
+            await until(
+                lambda: len(store.list_turns(TurnFilter(thread_id=thread))) >= firings,
+                what=f"{firings} chore turns",
+            )
+            return dict(record.data), store.list_turns(TurnFilter(thread_id=thread))
+        finally:
+            stop.set()
+            await serving
+
+    async def until(predicate, timeout=120.0, what="the condition"):
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not (found := predicate()):
+            assert asyncio.get_running_loop().time() < deadline, f"never: {what}"
+            await asyncio.sleep(0.02)
+        return found
+
+    chore, turns = asyncio.run(scenario())
+    start = chore["start"]
+    fired = sorted(turns, key=lambda t: t.seq)
+    occurrences = [t.meta["chore"]["occurrence"] for t in fired]
+    previous = [t.meta["chore"]["previous"] for t in fired]
+    # Counted from the add: the first turn's previous occurrence is the add itself.
+    assert previous[0] == start
+    # Every firing is an occurrence of the schedule (start + k * 2 s, k >= 1), each a
+    # later one than the last, handed over once (missed ones, on a stalled machine,
+    # come due as one — the chain of previous occurrences says so), never early.
+    steps = [round((o - start) / every) for o in occurrences]
+    assert all(abs(o - (start + k * every)) < 1e-6 for o, k in zip(occurrences, steps, strict=True))
+    assert steps[0] >= 1 and steps == sorted(set(steps))
+    assert previous[1:] == occurrences[:-1]
+    assert all(t.created_at >= o for t, o in zip(fired, occurrences, strict=True))
+    assert {(t.owner, t.input) for t in fired} == {("al", "Tick.")}

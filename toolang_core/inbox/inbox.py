@@ -25,14 +25,19 @@ from toolang_core.redaction import redact, redact_text
 from toolang_core.store.errors import TurnNotFound
 from toolang_core.store.protocol import ExecutionStore
 from toolang_core.store.types import (
+    ACTIVE,
     CancelResult,
     NewTurnRequest,
     SubmitResult,
+    TurnFilter,
     TurnRequest,
+    TurnStatus,
 )
 
 _MAX_RAW = 10_000
 """At most this many unmasked inputs are kept for requests not yet finished."""
+_MAX_AHEAD = 1000
+"""At most this many of a thread's unfinished requests are read by :meth:`Inbox.ahead_of`."""
 
 
 class Inbox:
@@ -87,6 +92,26 @@ class Inbox:
         """Cancel a request (queued: at once; running: its runtime is asked) and its
         descendants. :raises TurnNotFound:"""
         return self.store.cancel(turn_id, now=self.clock(), reason=reason)
+
+    def ahead_of(self, turn: TurnRequest) -> list[TurnRequest]:
+        """The unfinished requests of ``turn``'s thread that go before it — active
+        (running, awaiting approval, canceling) or queued ahead of it — in the order the
+        thread runs them: what it waits for (a thread runs one turn at a time). Steering
+        input queued for a running turn is left out (that turn takes it)."""
+        if turn.status.is_terminal:
+            return []
+        unfinished = (TurnStatus.QUEUED, *ACTIVE)
+        found = self.store.list_turns(
+            TurnFilter(thread_id=turn.thread_id, status=unfinished, limit=_MAX_AHEAD)
+        )
+        ahead = [
+            other
+            for other in found
+            if other.id != turn.id
+            and not other.steer
+            and (other.status.is_active or (other.rank, other.seq) < (turn.rank, turn.seq))
+        ]
+        return sorted(ahead, key=lambda t: (not t.status.is_active, t.rank, t.seq))
 
     def get(self, turn_id: str) -> TurnRequest:
         """:raises TurnNotFound:"""

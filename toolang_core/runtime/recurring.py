@@ -3,8 +3,9 @@
 Turn sources on a schedule (chores, will) keep, per key, the schedule's anchor and the
 last occurrence they handed over, as records of the execution store — so restarts,
 crashes and several processes agree. A key seen for the first time only remembers its
-newest past occurrence (it fires at its next one); occurrences missed while nothing ran
-come due as one.
+newest past occurrence (it fires at its next one) — unless the source knows when the key
+came to be (``since``: a chore added at run time), whose occurrences count from then;
+occurrences missed while nothing ran come due as one.
 """
 
 from __future__ import annotations
@@ -46,19 +47,32 @@ class Recurring:
         return None if value is None else float(value)
 
     def due(
-        self, key: str, schedule: Schedule, *, paused: bool = False
+        self,
+        key: str,
+        schedule: Schedule,
+        *,
+        paused: bool = False,
+        since: float | None = None,
     ) -> tuple[float, float | None] | None:
         """``(occurrence, previous)`` when a new occurrence is due, remembering it as
-        handed over; ``None`` otherwise."""
+        handed over; ``None`` otherwise.
+
+        ``since`` is when the key came to be, if known (a chore added at run time: when
+        it was added): its occurrences count from then, not from when this source first
+        saw the key — the first one after ``since`` fires even if the source learned of
+        the key later. Without it, a key seen for the first time fires at its next
+        occurrence."""
         now = self.clock()
         latest = schedule.latest(now)
         state = self._state(key)
-        if "seen" not in state:
-            state.update(seen=now, last_occurrence=latest)
-            self._save(key, state)
-            return None
+        first_sight = "seen" not in state
+        if first_sight:
+            counted = latest if since is None else schedule.latest(min(since, now))
+            state.update(seen=now, last_occurrence=counted)
         previous = state.get("last_occurrence")
         if paused or latest is None or (previous is not None and latest <= previous):
+            if first_sight:
+                self._save(key, state)
             return None
         state["last_occurrence"] = latest
         self._save(key, state)

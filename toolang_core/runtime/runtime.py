@@ -34,7 +34,7 @@ from toolang_core.runtime.acquire import take_store
 from toolang_core.runtime.executor import EXECUTORS, TurnExecutor
 from toolang_core.runtime.open_store import open_store
 from toolang_core.runtime.scheduler import Scheduler
-from toolang_core.runtime.sources import TurnSource, supervise
+from toolang_core.runtime.sources import RunningSources, TurnSource
 from toolang_core.store.errors import StoreReplaced
 from toolang_core.store.protocol import ExecutionStore
 from toolang_core.store.types import GroupPolicy, RunRecord
@@ -89,6 +89,7 @@ class Runtime:
         """Why ``serve`` stops, for ``toolang_shutdown``: whoever sets its stop event may
         say ``"signal"`` first (``toolang run`` does on SIGINT/SIGTERM)."""
         self._plugin_state: dict[str, Any] = {}
+        self._sources = RunningSources()
         self.redaction_detectors = self._install_redactors()
 
     def _group_defaults(self) -> dict[str, GroupPolicy]:
@@ -322,6 +323,13 @@ class Runtime:
             )
         return factory(self)
 
+    def wake_source(self, name: str) -> bool:
+        """Wake the turn source ``name`` this runtime runs, so it looks at its work now
+        rather than at its next poll — e.g. after a chore was added at run time. Safe
+        from any thread; ``False`` when no such source runs or it takes no wake-ups
+        (a ``wake()`` method, see :class:`~toolang_core.runtime.sources.TurnSource`)."""
+        return self._sources.wake(name)
+
     def turn_sources(self, names: Collection[str] | None = None) -> dict[str, TurnSource]:
         """Build the enabled turn sources (``names``, else ``[runtime] sources``, else all).
 
@@ -437,12 +445,7 @@ class Runtime:
                 plugins=self.host.active_names,
                 memory=memory.name if memory is not None else "off",
             )
-            source_tasks = [
-                asyncio.create_task(
-                    supervise(name, source, self.inbox, stop), name=f"source-{name}"
-                )
-                for name, source in turn_sources.items()
-            ]
+            source_tasks = self._sources.start(turn_sources, self.inbox, stop)
             try:
                 self.admitting = True
                 await self.scheduler.run(stop, until_idle=until_idle)
@@ -452,6 +455,7 @@ class Runtime:
             finally:
                 reason = self.stop_reason
                 self.admitting = False
+                self._sources.stopped()
                 stop.set()
                 await asyncio.gather(*source_tasks, return_exceptions=True)
                 # With its files gone, nothing the turns do can be recorded: no grace.

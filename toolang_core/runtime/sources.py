@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
 
 import structlog
@@ -22,9 +23,47 @@ class TurnSource(Protocol):
     ``run`` places turn requests into ``inbox`` until ``stop`` is set, then returns. It
     must never execute work itself. A source with nothing to do in the background (chat,
     invoke: their requests arrive through the CLI or API) returns at once.
+
+    A source whose work can change while it sleeps (a chore added at run time) may also
+    have a ``wake()`` method: :meth:`Runtime.wake_source <toolang_core.Runtime.wake_source>`
+    calls it, in the runtime's event loop, so the source looks at its work at once
+    instead of at its next poll.
     """
 
     async def run(self, inbox: Inbox, stop: asyncio.Event) -> None: ...
+
+
+class RunningSources:
+    """The turn sources a serving runtime runs, so that others can wake one: a tool in
+    a worker thread, a route in the loop (:meth:`wake` is safe from any thread)."""
+
+    def __init__(self) -> None:
+        self._sources: Mapping[str, TurnSource] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def start(
+        self, sources: Mapping[str, TurnSource], inbox: Inbox, stop: asyncio.Event
+    ) -> list[asyncio.Task[None]]:
+        """Run each of ``sources`` under :func:`supervise` in the running loop (until
+        ``stop``); they can be woken from now on."""
+        self._sources, self._loop = dict(sources), asyncio.get_running_loop()
+        return [
+            asyncio.create_task(supervise(name, source, inbox, stop), name=f"source-{name}")
+            for name, source in sources.items()
+        ]
+
+    def stopped(self) -> None:
+        self._sources, self._loop = {}, None
+
+    def wake(self, name: str) -> bool:
+        """Call source ``name``'s ``wake()`` in its loop; ``False`` when no such source
+        runs or it takes no wake-ups."""
+        wake = getattr(self._sources.get(name), "wake", None)
+        loop = self._loop
+        if loop is None or not callable(wake) or loop.is_closed():
+            return False
+        loop.call_soon_threadsafe(wake)
+        return True
 
 
 async def supervise(

@@ -16,6 +16,7 @@ from toolang_core.store.base import (
     insert_each,
 )
 from toolang_core.store.errors import (
+    NotThreadOwner,
     RecordConflict,
     StoreBusy,
     StoreCorrupt,
@@ -39,6 +40,7 @@ from toolang_core.store.lifecycle import (
     take_steering,
 )
 from toolang_core.store.migrations import migrate_guarded, pending_migrations
+from toolang_core.store.owners import check_owner, check_thread, may_see, not_thread_owner
 from toolang_core.store.protocol import ExecutionStore, Waker
 from toolang_core.store.rows import (
     OPTIONAL_COLUMNS,
@@ -112,6 +114,7 @@ __all__ = [
     "Heartbeat",
     "NewTurnRequest",
     "NewTurnValues",
+    "NotThreadOwner",
     "Overflow",
     "PastTurn",
     "QueuedEnd",
@@ -147,6 +150,8 @@ __all__ = [
     "carry_out",
     "check_active_status",
     "check_finish_status",
+    "check_owner",
+    "check_thread",
     "dropped_by",
     "finished_records",
     "from_json",
@@ -154,9 +159,11 @@ __all__ = [
     "insert_each",
     "is_simple",
     "make_room",
+    "may_see",
     "migrate_guarded",
     "new_run_values",
     "new_turn_values",
+    "not_thread_owner",
     "pending_migrations",
     "plan_submit",
     "rank_for",

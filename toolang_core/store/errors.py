@@ -62,6 +62,18 @@ class SubmitRejected(ToolangError):
         self.reason = reason
 
 
+class NotThreadOwner(SubmitRejected):
+    """A thread belongs to the owner of its first request, and someone else asked to use
+    it (see :mod:`toolang_core.store.owners`). Every door answers it the same way: HTTP
+    403 (:attr:`http_status`), CLI exit 5, the same message; which owner the thread
+    belongs to is never said."""
+
+    http_status: ClassVar[int] = 403
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, reason="wrong_owner")
+
+
 class TurnNotFound(ToolangError):
     """No turn request has this id (or it belongs to another owner)."""
 

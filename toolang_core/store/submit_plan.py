@@ -15,8 +15,9 @@ from collections.abc import Callable
 
 import attrs
 
-from toolang_core.store.errors import SubmitRejected
+from toolang_core.store.errors import NotThreadOwner, SubmitRejected
 from toolang_core.store.lifecycle import INTERRUPTED, EndQueued, dropped_by
+from toolang_core.store.owners import check_owner, not_thread_owner
 from toolang_core.store.types import NewTurnRequest, SubmitResult, SubmitRules
 
 
@@ -50,14 +51,10 @@ class SubmitPlan:
     """Queue the new request as steering input for the running one."""
 
 
-def wrong_owner(request: NewTurnRequest) -> SubmitRejected:
-    """A thread belongs to the owner of its first request (which owner is not said)."""
-    who = f"owner {request.owner!r}" if request.owner is not None else "the operator (no owner)"
-    return SubmitRejected(
-        f"thread {request.thread_id!r} belongs to another owner: a request of {who} may not "
-        "join it; use a thread of your own",
-        reason="wrong_owner",
-    )
+def wrong_owner(request: NewTurnRequest) -> NotThreadOwner:
+    """The refusal of a request into another owner's thread, for a backend whose own
+    constraint refused the insert (:func:`toolang_core.store.owners.not_thread_owner`)."""
+    return not_thread_owner(request.thread_id, request.owner)
 
 
 def wrong_group(request: NewTurnRequest, rules: SubmitRules, actual: str | None) -> SubmitRejected:
@@ -75,16 +72,16 @@ def plan_submit(
     """Decide what submitting ``request`` under ``rules`` does to ``thread`` (``None``:
     a new thread).
 
-    :raises SubmitRejected: another group's or owner's thread (``wrong_group``,
-        ``wrong_owner``), or a busy thread under the ``reject`` strategy
-        (``thread_busy``).
+    :raises SubmitRejected: another group's thread (``wrong_group``), or a busy thread
+        under the ``reject`` strategy (``thread_busy``).
+    :raises NotThreadOwner: another owner's thread (the owner rule,
+        :func:`toolang_core.store.owners.check_owner`).
     """
     running_id = head_id = None
     if thread is not None:
         if thread.group != rules.thread_group:
             raise wrong_group(request, rules, thread.group)
-        if thread.owner != request.owner:
-            raise wrong_owner(request)
+        check_owner(request.thread_id, thread.owner, request.owner)
         running_id, head_id = thread.running_id, thread.head_id
     strategy = rules.strategy
     if strategy == "reject" and (running_id or head_id):

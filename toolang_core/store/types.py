@@ -344,6 +344,9 @@ class ThreadInfo:
     created_at: float
     updated_at: float
     turns: int
+    owner: str | None = None
+    """The owner of the thread's first request (``None``: the operator); see
+    :mod:`toolang_core.store.owners`."""
 
 
 @attrs.frozen

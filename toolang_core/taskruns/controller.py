@@ -25,6 +25,7 @@ import structlog
 from toolang_core.ids import check_id, new_id
 from toolang_core.inbox.inbox import Inbox
 from toolang_core.store.errors import RecordConflict, SubmitRejected
+from toolang_core.store.owners import may_see
 from toolang_core.store.types import NewTurnRequest, TurnFilter, TurnRequest, TurnStatus
 from toolang_core.taskruns import finalize, retention, view
 from toolang_core.taskruns.transcript import recent
@@ -197,7 +198,7 @@ class TaskRunController:
             turn = self.store.get(record.key)
             if turn is None or not view.is_task_run(turn):
                 continue
-            if owner is not None and turn.owner != owner:
+            if not may_see(turn.owner, owner):
                 continue
             run = self._view(turn)
             if not run.status.is_terminal:
@@ -345,7 +346,7 @@ class TaskRunController:
         turn = self.store.get(run_id) if run_id else None
         if turn is None or not view.is_task_run(turn):
             raise TaskRunNotFound()
-        if owner is not None and turn.owner != owner:
+        if not may_see(turn.owner, owner):
             raise TaskRunNotFound()
         return turn
 

@@ -21,7 +21,8 @@ from typing import Any
 import attrs
 import pytest
 
-from toolang_core.store.errors import RecordConflict, SubmitRejected, TurnNotFound
+from toolang_core.store.errors import NotThreadOwner, RecordConflict, SubmitRejected, TurnNotFound
+from toolang_core.store.owners import check_thread, not_thread_owner
 from toolang_core.store.protocol import ExecutionStore
 from toolang_core.store.types import (
     Finish,
@@ -144,15 +145,32 @@ class StoreConformance:
         thread's strategy: the simple insert and the checked submission alike."""
         first = self.submit(store, "chat:ada", owner="ada")
         for intruder in ("bob", None):
-            with pytest.raises(SubmitRejected, match="belongs to another owner") as refused:
+            with pytest.raises(NotThreadOwner) as refused:
                 self.submit(store, "chat:ada", owner=intruder, strategy=strategy)
+            # The one refusal of the owner rule, whichever path refused it.
+            assert str(refused.value) == str(not_thread_owner("chat:ada", intruder))
             assert refused.value.reason == "wrong_owner"
         assert [t.id for t in store.list_turns(TurnFilter(thread_id="chat:ada"))] == [first]
         assert self.submit(store, "chat:ada", owner="ada", now=T0 + 1)
         operator = self.submit(store, "chat:operator")
-        with pytest.raises(SubmitRejected, match="belongs to another owner"):
+        with pytest.raises(NotThreadOwner, match="belongs to another owner"):
             self.submit(store, "chat:operator", owner="ada", strategy=strategy)
         assert store.get(operator) is not None
+
+    def test_a_thread_tells_its_owner_and_check_thread_applies_the_rule(self, store):
+        """The owner the store keeps is what doors that act on a thread without
+        submitting to it check (``check_thread``): a new thread is anyone's."""
+        self.submit(store, "chat:ada", owner="ada")
+        self.submit(store, "chat:operator")
+        assert store.thread("chat:ada").owner == "ada"
+        assert store.thread("chat:operator").owner is None
+        assert [t.owner for t in store.list_threads() if t.thread_id == "chat:ada"] == ["ada"]
+        check_thread(store, "chat:ada", "ada")
+        check_thread(store, "chat:new", "bob")
+        for thread, intruder in (("chat:ada", "bob"), ("chat:ada", None), ("chat:operator", "ada")):
+            with pytest.raises(NotThreadOwner) as refused:
+                check_thread(store, thread, intruder)
+            assert str(refused.value) == str(not_thread_owner(thread, intruder))
 
     # admission order ---------------------------------------------------------------
 

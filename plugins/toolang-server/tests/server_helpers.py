@@ -92,7 +92,8 @@ def toolang_register_tools(register):
 class KitMemory:
     """A list in memory, searched by shared words: enough for the server's memory
     routes and for every turn to have a memory-write stage (this plugin's tox env has no
-    other memory plugin; toolang-memory-sqlite is tested by the conformance suite)."""
+    other memory plugin; toolang-memory-sqlite is tested by the conformance suite).
+    Like every memory plugin, it keeps each owner's entries apart."""
 
     def __init__(self):
         self.entries = []
@@ -103,9 +104,10 @@ class KitMemory:
         words = set(request.query_text.lower().split())
         found = [
             MemoryItem(str(i), text, float(len(words & set(text.lower().split()))),
-                       Provenance(agent, thread))
-            for i, (agent, thread, text) in enumerate(self.entries)
+                       Provenance(agent, thread, owner=owner))
+            for i, (agent, thread, text, owner) in enumerate(self.entries)
             if agent == request.agent_id
+            and owner == request.owner
             and (request.thread_id is None or thread == request.thread_id)
             and words & set(text.lower().split())
         ]
@@ -116,14 +118,16 @@ class KitMemory:
         from toolang_core.memory import MemoryWriteResult
 
         for entry in batch.entries:
-            self.entries.append((batch.agent_id, batch.thread_id, entry.text))
+            self.entries.append((batch.agent_id, batch.thread_id, entry.text, batch.owner))
         return MemoryWriteResult(written=len(batch.entries), provider="kit")
 
     def forget(self, request):
         from toolang_core.memory import MemoryForgetResult
 
         before = len(self.entries)
-        self.entries = [e for e in self.entries if e[0] != request.agent_id]
+        self.entries = [
+            e for e in self.entries if (e[0], e[3]) != (request.agent_id, request.owner)
+        ]
         return MemoryForgetResult(forgotten=before - len(self.entries), provider="kit")
 
     def list_entries(self, request):

@@ -17,7 +17,8 @@ from server_helpers import (
     wait_for,
 )
 
-from toolang_core import ApprovalBook, TurnFilter
+from toolang_core import ApprovalBook, Inbox, NewTurnRequest, TurnFilter
+from toolang_core.store import not_thread_owner
 
 
 def open_store(server):
@@ -256,11 +257,37 @@ def test_status_agents_plugins_hooks_and_memory(token_server):
         found = alice.get("/api/memory/search", params={"q": "parrot", "thread_id": "http:alice"})
         assert found.status_code == 200, found.text
         assert any("Polly" in item["text"] for item in found.json()["items"])
-        others = alice.get("/api/memory/search", params={"q": "parrot"})
-        assert others.status_code == 403 and others.json()["error"]["field"] == "thread_id"
-    with token_server.client(TOKENS["bob"]) as bob:
-        theirs = bob.get("/api/memory/search", params={"q": "parrot", "thread_id": "http:alice"})
-        assert theirs.status_code == 403
+
+
+def texts(found: httpx.Response) -> list[str]:
+    assert found.status_code == 200, found.text
+    return [item["text"] for item in found.json()["items"]]
+
+
+def test_each_owner_searches_their_own_memory_and_never_the_others(token_server):
+    """Memory belongs to an owner: a token user finds what their own turns left, with
+    or without naming a thread, and nothing of another owner's — whose thread they may
+    not name either (the owner rule's one refusal, 403)."""
+    with token_server.client(TOKENS["alice"]) as alice, token_server.client(TOKENS["bob"]) as bob:
+        said = alice.post(
+            "/api/turns", json={"input": "the parrot is called Polly", "wait": ANSWER_WAIT}
+        )
+        assert said.json()["status"] == "completed", said.text
+        said = bob.post(
+            "/api/turns", json={"input": "the parrot is called Rex", "wait": ANSWER_WAIT}
+        )
+        assert said.json()["status"] == "completed", said.text
+        search = "/api/memory/search"
+        for params in ({"q": "parrot"}, {"q": "parrot", "thread_id": "http:alice"}):
+            mine = texts(alice.get(search, params=params))
+            assert any("Polly" in t for t in mine) and not any("Rex" in t for t in mine)
+        for params in ({"q": "parrot"}, {"q": "parrot", "thread_id": "http:bob"}):
+            mine = texts(bob.get(search, params=params))
+            assert any("Rex" in t for t in mine) and not any("Polly" in t for t in mine)
+        theirs = bob.get(search, params={"q": "parrot", "thread_id": "http:alice"})
+        assert theirs.status_code == 403, theirs.text
+        assert theirs.json()["error"]["field"] == "thread_id"
+        assert "thread 'http:alice' belongs to another owner" in theirs.json()["error"]["message"]
 
 
 def test_every_route_is_in_the_openapi_document(token_server):
@@ -404,6 +431,24 @@ def test_an_owner_cannot_submit_to_another_owners_thread(token_server):
         assert refused.json()["error"]["field"] == "thread_id"
         assert bob.get("/api/turns").json() == []  # nothing stored for bob
         assert len(alice.get("/api/turns", params={"thread_id": "chat:a"}).json()) == 1
+
+
+def test_the_operator_is_refused_an_owners_thread_with_the_same_403(open_server):
+    """The one owner rule: the operator (a caller without a token) is an owner of its
+    own, refused an owner's thread with the status and message every door gives."""
+    runtime, store = open_store(open_server)
+    try:
+        Inbox(store, runtime.policy).submit(
+            NewTurnRequest(source="chat", thread_id="chat:ada", input="mine", owner="ada")
+        )
+    finally:
+        store.close()
+    with open_server.client() as operator:
+        refused = operator.post("/api/turns", json={"input": "hello", "thread_id": "chat:ada"})
+        assert refused.status_code == 403, refused.text
+        assert refused.json()["error"]["message"] == str(not_thread_owner("chat:ada", None))
+        assert refused.json()["error"]["field"] == "thread_id"
+        assert [t["owner"] for t in operator.get("/api/turns").json()] == ["ada"]
 
 
 def test_cors_is_off_and_console_refusals_are_pages(open_server):

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from toolang_core import FAMILIES, Schedule, TurnFilter, __version__
+from toolang_core import (
+    FAMILIES,
+    NotThreadOwner,
+    Schedule,
+    TurnFilter,
+    __version__,
+    check_thread,
+)
+from toolang_server.api_turns import not_yours
 from toolang_server.http import (
     ApiError,
     Caller,
@@ -160,7 +168,8 @@ async def search_memory(
     thread_id: str | None = None,
     limit: int = 10,
 ) -> Any:
-    """What ``agent`` remembers about ``query``. An owner searches its own threads only.
+    """What ``agent`` remembers for the caller about ``query``: the caller's own memory
+    (of ``thread_id`` only, when given — one of the caller's threads).
 
     :raises ApiError: no query, memory off, another owner's thread, a failing plugin."""
     from toolang_core.memory import MemoryLimits
@@ -175,29 +184,22 @@ async def search_memory(
             field="q",
             expected="a runtime with a memory plugin",
         )
-    if caller.owner is not None:
-        mine = (
-            store_of(runtime).list_turns(
-                TurnFilter(thread_id=thread_id, owner=caller.owner, limit=1)
-            )
-            if thread_id
-            else []
-        )
-        if not mine:
-            raise ApiError(
-                403,
-                "an owner searches the memory of its own threads only",
-                field="thread_id",
-                expected="the id of one of your threads",
-            )
+    if thread_id is not None and caller.owner is not None:
+        try:
+            check_thread(store_of(runtime), thread_id, caller.owner)
+        except NotThreadOwner as exc:
+            raise not_yours(exc) from None
     limits = MemoryLimits(max_items=limit, max_chars=max(memory.config.max_chars, 100_000))
     try:
+        # Memory belongs to an owner: the caller's own entries, never another's (the
+        # operator, ``None``, searches the operator's).
         return await memory.search(
             agent or runtime.config.agents.default,
             query,
             thread_id=thread_id,
             limits=limits,
             origin="http",
+            owner=caller.owner,
         )
     except Exception as exc:
         raise ApiError(

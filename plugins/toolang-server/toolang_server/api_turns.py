@@ -13,11 +13,13 @@ from starlette.responses import Response, StreamingResponse
 from toolang_core import (
     AFTER_KIND,
     NewTurnRequest,
+    NotThreadOwner,
     SubmitRejected,
     TurnFilter,
     TurnNotFound,
     TurnRequest,
     TurnStatus,
+    may_see,
     trace_context_meta,
 )
 from toolang_server.finished import FinishedTurns
@@ -63,7 +65,17 @@ MAX_WAIT: Final = 300.0
 
 def visible(turn: TurnRequest | None, caller: Caller) -> bool:
     """The operator sees every turn; an owner only its own (others are "not found")."""
-    return turn is not None and (caller.owner is None or turn.owner == caller.owner)
+    return turn is not None and may_see(turn.owner, caller.owner)
+
+
+def not_yours(exc: NotThreadOwner) -> ApiError:
+    """The owner rule's refusal over HTTP: one status and message on every route."""
+    return ApiError(
+        exc.http_status,
+        str(exc),
+        field="thread_id",
+        expected="a thread of your own, or a new one",
+    )
 
 
 def get_turn(runtime: Runtime, caller: Caller, turn_id: str) -> TurnRequest:
@@ -85,12 +97,6 @@ _SHOWN: Final = tuple(
 def turn_json(turn: TurnRequest) -> dict[str, Any]:
     # Field by field: what every submit with ``wait`` answers, so no attrs.asdict copy.
     return {name: to_json(getattr(turn, name)) for name in _SHOWN}
-
-
-def _others_on(runtime: Runtime, thread: str, owner: str) -> bool:
-    """Whether ``thread`` holds turns of anyone but ``owner`` (the operator included)."""
-    recent = store_of(runtime).list_turns(TurnFilter(thread_id=thread, limit=20))
-    return any(turn.owner != owner for turn in recent)
 
 
 async def submit(request: Request) -> Response:
@@ -116,15 +122,6 @@ async def submit(request: Request) -> Response:
             field="source",
             expected="a source name such as chat, invoke or chore (task runs are "
             "started by agents, will turns by the agents' own intent)",
-        )
-    if caller.owner is not None and _others_on(runtime, thread, caller.owner):
-        # The thread's history goes into every prompt on it: sharing it would show one
-        # owner's conversation to another through the model.
-        raise ApiError(
-            403,
-            f"thread {thread!r} belongs to another owner",
-            field="thread_id",
-            expected="a thread of your own, or a new one",
         )
     agent = body.text("agent", max_len=100)
     if agent is not None and runtime.agents.registry.get(agent) is None:
@@ -163,6 +160,10 @@ async def submit(request: Request) -> Response:
                 meta=trace_context_meta(request.headers),
             )
         )
+    except NotThreadOwner as exc:
+        # The store holds every door to the one owner rule (toolang_core.store.owners):
+        # the thread's history goes into every prompt on it.
+        raise not_yours(exc) from None
     except SubmitRejected as exc:
         raise ApiError(
             409,

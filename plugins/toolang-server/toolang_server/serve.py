@@ -73,6 +73,8 @@ def _bind(host: str, port: int) -> socket.socket:
 def _write_url(path: Path, url: str) -> None:
     """Write ``url`` to ``path`` whole or not at all: scripts wait for the file to exist
     and read it at once, so it must never be seen empty or half-written."""
+    # The home exists only once something wrote there (a PostgreSQL store does not).
+    path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     partial.write_text(url + "\n", encoding="utf-8")
     os.replace(partial, path)

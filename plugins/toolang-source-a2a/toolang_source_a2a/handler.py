@@ -42,9 +42,11 @@ from a2a.utils.errors import (
 
 from toolang_core import (
     NewTurnRequest,
+    NotThreadOwner,
     SubmitRejected,
     TurnFilter,
     TurnRequest,
+    check_thread,
     new_id,
     trace_context_meta,
     trace_context_of,
@@ -135,10 +137,11 @@ class StoreRequestHandler(RequestHandler):
                     message="contextId: letters, digits, '_', '.', ':' and '-' (at most 120)"
                 )
             thread = THREAD_PREFIX + ctx
-            others = self.inbox.store.list_turns(TurnFilter(thread_id=thread, limit=1))
-            if others and others[0].owner != caller:
-                # Threads belong to their first submitter; do not say whose it is.
-                raise InvalidParamsError(message=f"contextId {ctx!r} belongs to another caller")
+        try:
+            # The one owner rule, before a task run is spawned from the context too.
+            check_thread(self.inbox.store, thread, caller)
+        except NotThreadOwner as exc:
+            raise InvalidParamsError(message=str(exc)) from None
         turn_id = turn_id_for(caller, message.message_id)
         # the caller does not follow the task across a restart of this runtime
         once = {META_KEY: False} if not_resumed(message) else {}
@@ -162,6 +165,8 @@ class StoreRequestHandler(RequestHandler):
                     id=turn_id,
                 )
             )
+        except NotThreadOwner as exc:
+            raise InvalidParamsError(message=str(exc)) from None
         except SubmitRejected as exc:
             raise InvalidParamsError(message=f"not accepted: {exc}") from None
         return self.inbox.get(turn_id)

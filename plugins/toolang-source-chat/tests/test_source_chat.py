@@ -326,20 +326,26 @@ def test_one_ctrl_c_at_the_prompt_leaves_with_exit_130(toolang_home):
 
 
 def test_ctrl_c_at_the_approval_question_returns_to_the_prompt(toolang_home, gated):
+    """With no runtime serving the store, nothing else would ever finish the turn: Ctrl-C
+    cancels it (and its approval request expires), so the session's next message on
+    the thread is not held behind it."""
     terminal = Terminal(["chat", "-i"], cwd=toolang_home.path, env=gated)
     try:
         terminal.expect("you> ")
         terminal.type("write it\n")
         terminal.expect("approve? [y]es / [n]o / [a]lways: ")
         terminal.type("\x03")
-        terminal.expect("detached; request ")
+        terminal.expect("interrupted; request ")
+        terminal.expect("canceled (no runtime serves the store")
         terminal.expect("you> ")
         terminal.type("\x04")  # Ctrl-D once: the session ends
         assert terminal.exit_code() == 0
     finally:
         terminal.close()
     (approval,) = approvals(toolang_home)
-    assert approval.status == "pending"  # undecided: still decidable from anywhere
+    assert approval.status == "expired"  # its turn was canceled: nothing left to decide
+    (turn,) = thread_turns(toolang_home, "cli:default")
+    assert turn.status.value == "canceled"
     assert not (toolang_home.path / "out.txt").exists()
 
 

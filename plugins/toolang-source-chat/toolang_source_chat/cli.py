@@ -129,14 +129,15 @@ async def _answer(
     )
     printing = asyncio.ensure_future(printer.run())
     try:
-        turn = await _wait(state, inbox, turn_id, wait, ask)
+        _say_what_is_ahead(inbox, inbox.get(turn_id))
+        turn = await _wait(state, inbox, turn_id, wait, ask, ours=True)
         if turn is None:
             return 130
         if turn.status is TurnStatus.STEERED:
             target = _steered_into(inbox, turn)
             if target is not None:
                 click.echo(f"(delivered into the running turn {target}; its answer:)", err=True)
-                turn = await _wait(state, inbox, target, wait, ask)
+                turn = await _wait(state, inbox, target, wait, ask, ours=False)
                 if turn is None:
                     return 130
         elif ref is not None and _replaced(turn, ref):
@@ -161,29 +162,115 @@ async def _answer(
             click.echo(("\n" if streamed else "") + output)
         return 0
     if not turn.status.is_terminal:
-        click.echo(f"still {turn.status.value} after {wait:g} s; request {turn.id}", err=True)
+        waited = f"still {turn.status.value} after {wait:g} s"
+        # Only our own request is ours to give up (not the turn ours was steered into).
+        if turn.id == turn_id and _give_up(state, turn.id, f"its chat stopped waiting ({waited})"):
+            click.echo(
+                f"{waited}: request {turn.id} canceled (no runtime serves the store to "
+                "finish it; its thread is free)",
+                err=True,
+            )
+        else:
+            click.echo(f"{waited}; request {turn.id} keeps its place", err=True)
         return 75
     click.echo(f"{turn.status.value}: {turn.error or turn.outcome or ''}".rstrip(": "), err=True)
     return 1
 
 
 async def _wait(
-    state: CliState, inbox: Inbox, turn_id: str, wait: float, ask: LineReader | None
+    state: CliState,
+    inbox: Inbox,
+    turn_id: str,
+    wait: float,
+    ask: LineReader | None,
+    *,
+    ours: bool,
 ) -> TurnRequest | None:
-    """The turn once terminal (or ``wait`` passed); ``None`` when Ctrl-C detached."""
+    """The turn once terminal (or ``wait`` passed); ``None`` when Ctrl-C stopped the
+    wait.
+
+    Stopped by Ctrl-C (or an error, raised again), a request of ``ours`` is given up
+    (:func:`_give_up`) *before* this process stops serving it: the cancel is in the
+    store even if a second Ctrl-C ends the process at once. Another's (the turn ours
+    was steered into) is only left."""
     from toolang_core import await_turn
 
     waiting = asyncio.ensure_future(await_turn(state.runtime, inbox, turn_id, timeout=wait))
     try:
         return await _watch_approvals(inbox, turn_id, waiting, ask=ask)
     except (KeyboardInterrupt, asyncio.CancelledError):
-        click.echo(f"\ndetached; request {turn_id} keeps its place", err=True)
+        if ours and _give_up(state, turn_id, "its chat was interrupted (Ctrl-C)"):
+            click.echo(
+                f"\ninterrupted; request {turn_id} canceled (no runtime serves the store to "
+                "finish it; its thread is free)",
+                err=True,
+            )
+            await _wind_down(waiting, state)
+        else:
+            click.echo(f"\ndetached; request {turn_id} keeps its place", err=True)
         return None
+    except Exception as exc:  # e.g. the one-shot runtime could not start
+        if ours:
+            _give_up(state, turn_id, f"its chat failed: {exc}")
+        raise
     finally:
         if not waiting.done():  # stop watching (or serving) before its store closes
             waiting.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await waiting
+
+
+def _give_up(state: CliState, turn_id: str, why: str) -> bool:
+    """End our own request when nothing else would run it (``toolang_core.give_up_turn``:
+    no runtime serves the store, or this chat's one-shot does); whether it was ended."""
+    from toolang_core import give_up_turn
+
+    inbox = state.open_inbox()
+    try:
+        return give_up_turn(state.runtime, inbox, turn_id, why) is not None
+    finally:
+        inbox.store.close()
+
+
+async def _wind_down(waiting: asyncio.Future[TurnRequest], state: CliState) -> None:
+    """Let this chat's one-shot end the canceled turn itself (the cancel reaches a
+    running turn at its next step), at most the runtime's shutdown grace; stopping the
+    one-shot then hands back whatever still runs, and it ends ``canceled``."""
+    grace = state.runtime.config.runtime.shutdown_grace_seconds
+    with contextlib.suppress(TimeoutError, asyncio.CancelledError, Exception):
+        await asyncio.wait_for(asyncio.shield(waiting), grace)
+
+
+def _say_what_is_ahead(inbox: Inbox, turn: TurnRequest) -> None:
+    """Say at once when the thread is busy: which request goes first, in which state,
+    and what becomes of ours — never a silent wait."""
+    import datetime as dt
+
+    from toolang_core import TurnStatus
+
+    if turn.steer:  # steering input: the running turn takes it (said when it did)
+        return
+    ahead = inbox.ahead_of(turn)
+    if not ahead:
+        return
+    first = ahead[0]
+    since = dt.datetime.fromtimestamp(first.started_at or first.created_at).strftime("%H:%M:%S")
+    more = f" (and {len(ahead) - 1} more)" if len(ahead) > 1 else ""
+    if inbox.store.runtime_running() is False:
+        then = "no runtime serves the store, so this chat runs it first, then yours"
+    else:
+        then = "yours runs after it"
+    click.echo(
+        f"thread {turn.thread_id} is busy: request {first.id} is {first.status.value} "
+        f"(since {since}){more}; {then}",
+        err=True,
+    )
+    if first.status is TurnStatus.AWAITING_APPROVAL:
+        click.echo(
+            "  it waits for a person: see toolang approvals list (approve or deny it), "
+            f"or cancel it: toolang cancel {first.id}",
+            err=True,
+        )
 
 
 _REF = re.compile(r"[0-9a-z]{26}")  # the shape of toolang_core.new_id()

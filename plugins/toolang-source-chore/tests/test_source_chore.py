@@ -194,3 +194,87 @@ def test_a_malformed_stored_chore_is_reported_and_the_others_load(setup, clock):
     assert len(b.problems) == 2
     assert any("stored chore 'bad'" in p and "every banana" in p for p in b.problems)
     assert any("stored chore 'odd'" in p and "must be a string" in p for p in b.problems)
+
+
+# -- chores added at run time ----------------------------------------------------------
+
+
+def add_record(store, key, schedule, *, start, **extra):
+    data = {"schedule": schedule, "input": "Tick.", "start": start, **extra}
+    store.put_record("chore", key, data, now=start)
+
+
+def test_a_stored_chore_counts_its_occurrences_from_when_it_was_added(setup, clock):
+    """Added at T0, first seen ten seconds later: its occurrences since the add come
+    due at once (as one, like any missed ones), not from when the source saw it."""
+    board, inbox, store = setup
+    add_record(store, "cron.late", "every 3 seconds", start=T0)
+    clock.now = T0 + 10
+    b = board()
+    assert b.submit_due(inbox) == ["cron.late"]
+    (turn,) = turns(store, "cron.late")
+    assert turn.meta["chore"]["occurrence"] == T0 + 9
+    assert turn.meta["chore"]["previous"] == T0  # counted from the add
+    clock.now = T0 + 12
+    assert b.submit_due(inbox) == ["cron.late"]
+    assert max(t.meta["chore"]["occurrence"] for t in turns(store, "cron.late")) == T0 + 12
+
+
+def test_a_stored_chore_seen_before_its_first_occurrence_fires_at_it(setup, clock):
+    board, inbox, store = setup
+    add_record(store, "cron.soon", "every 3 seconds", start=T0)
+    clock.now = T0 + 1
+    b = board()
+    assert b.submit_due(inbox) == []
+    assert b.next_due(clock.now) == T0 + 3
+    clock.now = T0 + 3
+    assert b.submit_due(inbox) == ["cron.soon"]
+    (turn,) = turns(store, "cron.soon")
+    assert (turn.meta["chore"]["occurrence"], turn.meta["chore"]["previous"]) == (T0 + 3, T0)
+
+
+def test_a_configured_chore_still_waits_for_its_next_occurrence(setup, clock):
+    """Only a chore that says when it was added counts from then: one in the
+    configuration, first seen now, fires at its next occurrence (its start may be long
+    past)."""
+    board, inbox, store = setup
+    clock.now = T0 + 10
+    b = board(ChoreSpec("sweep", "every 3 seconds", "Sweep.", start="2026-03-02T09:00:00Z"))
+    assert b.submit_due(inbox) == []
+    assert turns(store, "sweep") == []
+
+
+def test_the_running_source_reads_a_chore_added_at_run_time_when_woken(toolang_runtime, tmp_path):
+    """With an hour between two looks at the chores, a wake-up (``Runtime.wake_source``,
+    what ``cron_add`` calls) makes the running source read a new chore at once."""
+    import asyncio
+
+    runtime = toolang_runtime(
+        ECHO + "[plugins.source-chore]\npoll_seconds = 3600\n",
+        plugins={"source-chore": plugin},
+    )
+
+    async def scenario() -> dict:
+        stop = asyncio.Event()
+        serving = asyncio.create_task(runtime.serve(stop, sources=["chore"]))
+        try:
+            await until(lambda: runtime.admitting)
+            store = runtime.store
+            add_record(store, "cron.new", "every 3600 seconds", start=runtime.clock())
+            assert runtime.wake_source("chore") is True
+            state = await until(lambda: store.get_record("source-chore.state", "cron.new"))
+            return dict(state.data)
+        finally:
+            stop.set()
+            await serving
+
+    async def until(predicate, timeout=60.0):
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not (found := predicate()):
+            assert asyncio.get_running_loop().time() < deadline, "the source never read it"
+            await asyncio.sleep(0.02)
+        return found
+
+    state = asyncio.run(scenario())
+    assert state["last_occurrence"] is not None  # seen, and counted from its start
+    assert runtime.wake_source("chore") is False  # not running any more

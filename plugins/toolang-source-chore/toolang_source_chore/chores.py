@@ -44,6 +44,9 @@ class Chore:
     origin: str
     owner: str | None = None
     thread_id: str | None = None
+    added_at: float | None = None
+    """When a chore stored at run time was added (its record's ``start``): its
+    occurrences count from then, however late this source learned of it."""
 
 
 def _anchor(start: str | None, fallback: float, where: str) -> float:
@@ -154,9 +157,10 @@ def _from_record(
         return None, f"{where}: key must be lowercase letters, digits, '.', '_', '-'"
     if not isinstance(data.get("schedule"), str):
         return None, f"{where}: `schedule` must be a string (an RRULE, cron or interval)"
+    start = data.get("start")
+    added_at = float(start) if isinstance(start, int | float) else None
     try:
-        start = data.get("start")
-        anchor = float(start) if isinstance(start, int | float) else anchors(record.key)
+        anchor = added_at if added_at is not None else anchors(record.key)
         schedule = Schedule(str(data["schedule"]), anchor)
     except ScheduleError as exc:
         return None, f"{where}: {exc}"
@@ -171,6 +175,7 @@ def _from_record(
         added,
         str(owner) if owner else None,
         str(data["thread_id"]) if data.get("thread_id") else None,
+        added_at,
     ), None
 
 
@@ -208,7 +213,9 @@ class ChoreBoard:
         """Submit one turn per chore whose newest occurrence was not handed over yet."""
         fired = []
         for chore in self.chores:
-            due = self.recurring.due(chore.key, chore.schedule, paused=chore.paused)
+            due = self.recurring.due(
+                chore.key, chore.schedule, paused=chore.paused, since=chore.added_at
+            )
             if due is not None:
                 self.submit(inbox, chore, occurrence=due[0], previous=due[1])
                 fired.append(chore.key)

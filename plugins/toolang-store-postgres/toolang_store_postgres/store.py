@@ -378,7 +378,9 @@ class PostgresStore(StoreBase):
             return []
         return self._db.tx(lambda c: turns.delete_terminal(c, self.names, ids))
 
-    _THREAD_COLUMNS = "thread_id, thread_group, running_id, head_id, created_at, updated_at, turns"
+    _THREAD_COLUMNS = (
+        "thread_id, thread_group, running_id, head_id, created_at, updated_at, turns, owner"
+    )
 
     def thread(self, thread_id: str) -> ThreadInfo | None:
         row = self._db.one(

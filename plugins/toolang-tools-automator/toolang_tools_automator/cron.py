@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from toolang_core import Record, Schedule, ScheduleError, ToolCallContext, TurnFilter
+from toolang_core import (
+    NotThreadOwner,
+    Record,
+    RuntimeView,
+    Schedule,
+    ScheduleError,
+    ToolCallContext,
+    check_thread,
+)
 from toolang_tools_automator.common import (
     AutomatorError,
     call_digest,
@@ -23,6 +31,8 @@ from toolang_tools_automator.common import (
 
 KIND = "chore"
 """The record kind toolang-source-chore loads chores from."""
+CHORE_SOURCE = "chore"
+"""The turn source (toolang-source-chore's) woken when a chore record changes."""
 ScheduleType = Literal["cron", "rrule", "every"]
 _KINDS = {"cron": "cron", "rrule": "rrule", "every": "interval"}
 
@@ -81,11 +91,14 @@ def _view(record: Record, now: float) -> dict[str, Any]:
 
 
 def _check_thread(context: ToolCallContext, thread_id: str, owner: str) -> None:
+    """The chore's turns go to ``thread_id`` as ``owner``'s: the one owner rule now,
+    rather than a refusal at every occurrence."""
     store = runtime_of(context).store
     assert store is not None
-    for turn in store.list_turns(TurnFilter(thread_id=thread_id, limit=20)):
-        if (turn.owner or turn.sender) != owner:
-            raise AutomatorError(f"thread_id: thread {thread_id!r} is not yours")
+    try:
+        check_thread(store, thread_id, owner)
+    except NotThreadOwner as exc:
+        raise AutomatorError(f"thread_id: {exc}") from None
 
 
 def cron_add(
@@ -148,7 +161,14 @@ def cron_add(
         now=now,
         expect_revision=0,
     )
+    _tell_the_chore_source(runtime)
     return {"added": True, **_view(record, now)}
+
+
+def _tell_the_chore_source(runtime: RuntimeView) -> None:
+    """Wake the running chore source: it fires the chore from its first occurrence
+    (counted from the record's ``start``), not once its next poll finds the record."""
+    runtime.wake_source(CHORE_SOURCE)
 
 
 def cron_list(context: ToolCallContext | None = None) -> list[dict[str, Any]]:
@@ -173,6 +193,7 @@ def _set_paused(context: ToolCallContext | None, chore_id: str, paused: bool) ->
             now=now,
             expect_revision=record.revision,
         )
+        _tell_the_chore_source(runtime)
     return _view(record, now)
 
 
@@ -201,4 +222,6 @@ def cron_remove(id: str, context: ToolCallContext | None = None) -> dict[str, An
     store = runtime_of(context).store
     assert store is not None
     record = _one(context, id)
-    return {"id": record.key, "removed": store.delete_record(KIND, record.key)}
+    removed = store.delete_record(KIND, record.key)
+    _tell_the_chore_source(runtime_of(context))
+    return {"id": record.key, "removed": removed}

@@ -394,7 +394,7 @@ class SQLiteStore(StoreBase):
 
     _THREAD_COLUMNS = (
         "thread_id, thread_group, (SELECT r.id FROM turn_requests r WHERE r.thread_id = "
-        f"threads.thread_id AND {active('r')}), head_id, created_at, updated_at, turns"
+        f"threads.thread_id AND {active('r')}), head_id, created_at, updated_at, turns, owner"
     )
 
     def thread(self, thread_id: str) -> ThreadInfo | None:

@@ -19,14 +19,16 @@ from toolang_core import (
     AFTER_KIND,
     AFTER_STAGES,
     ApprovalBook,
+    NotThreadOwner,
     TaskRunError,
     TaskRunFilter,
     TaskRunNotFound,
     TurnFilter,
     TurnStatus,
+    check_thread,
 )
 from toolang_server import api_catalog
-from toolang_server.api_turns import get_turn, visible
+from toolang_server.api_turns import get_turn, not_yours, visible
 from toolang_server.http import (
     TOKEN_COOKIE,
     ApiError,
@@ -133,6 +135,11 @@ async def chat_page(request: Request) -> Response:
     """Console: one thread as a conversation, answers streamed as they are produced."""
     runtime, caller = runtime_of(request), caller_of(request)
     thread_id = request.path_params["thread_id"]
+    if caller.owner is not None:
+        try:  # the owner rule's refusal at once, not an empty thread whose form refuses
+            check_thread(store_of(runtime), thread_id, caller.owner)
+        except NotThreadOwner as exc:
+            raise not_yours(exc) from None
     turns = list(reversed(_turns(runtime, caller, thread_id=thread_id, limit=50)))
     return render(request, "chat.html", "/chat", thread_id, thread_id=thread_id, turns=turns)
 
