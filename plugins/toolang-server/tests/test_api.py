@@ -352,6 +352,23 @@ def test_bad_submissions_are_refused_naming_the_field_and_nothing_is_stored(toke
         assert alice.get("/api/turns").json() == []  # nothing was stored
 
 
+DEEP_JSON = ("[" * 100_000 + "]" * 100_000).encode()
+"""A body nested 100,000 deep: past the JSON decoder's depth, and under the size limit."""
+
+
+def test_a_body_nested_100000_deep_is_a_400_on_every_json_route(token_server):
+    with token_server.client(TOKENS["alice"]) as alice:
+        for path in ("/api/turns", "/api/approvals/x/approve", "/api/approvals/x/deny"):
+            for body in (DEEP_JSON, b'{"input": ' + DEEP_JSON + b"}"):
+                refused = alice.post(
+                    path, content=body, headers={"content-type": "application/json"}
+                )
+                assert refused.status_code == 400, (path, refused.text)
+                error = refused.json()["error"]
+                assert error["field"] == "body" and "nested too deeply" in error["message"]
+        assert alice.get("/api/turns").json() == []  # nothing was stored
+
+
 # -- concurrency ------------------------------------------------------------------------
 
 

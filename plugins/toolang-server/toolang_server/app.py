@@ -16,7 +16,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from toolang_core import HttpError, RouteRegistration, __version__
-from toolang_server.http import authenticate, check_origin, error_response, to_json
+from toolang_server.http import authenticate, check_origin, error_response, to_json, too_deep
 
 if TYPE_CHECKING:
     from toolang_core import HookFailure, Runtime
@@ -45,6 +45,13 @@ def guarded(route: RouteRegistration, settings: ServerSettings) -> Any:
             if exc.status == 401:
                 return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
             return _error_page(exc)
+        except RecursionError:
+            # A plugin's endpoint that decodes its body itself (``await request.json()``)
+            # meets a body nested past the decoder's depth: the client's fault, a 400.
+            refusal = too_deep()
+            return error_response(
+                refusal.status, refusal.message, field=refusal.field, expected=refusal.expected
+            )
         except Exception as exc:  # an endpoint's bug: a JSON 500, logged with the plugin
             log.exception("server.endpoint_failed", plugin=route.plugin, path=route.path)
             return error_response(

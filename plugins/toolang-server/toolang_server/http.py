@@ -187,6 +187,8 @@ async def read_json(request: Request, limit: int) -> dict[str, Any]:
         raise ApiError(
             400, f"the body is not JSON: {exc}", field="body", expected="a JSON object"
         ) from None
+    except RecursionError:  # the decoder's own guard against a stack overflow
+        raise too_deep() from None
     if not isinstance(data, dict):
         raise ApiError(
             400,
@@ -195,6 +197,17 @@ async def read_json(request: Request, limit: int) -> dict[str, Any]:
             expected="a JSON object",
         )
     return data
+
+
+def too_deep() -> ApiError:
+    """The refusal of a body nested deeper than the JSON decoder goes (a client's bug or
+    an attack, never a request the API could serve)."""
+    return ApiError(
+        400,
+        "the body's JSON is nested too deeply to read",
+        field="body",
+        expected="a JSON object nested at most a few levels deep",
+    )
 
 
 class Body:

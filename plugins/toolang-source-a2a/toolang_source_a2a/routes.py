@@ -154,9 +154,61 @@ async def rpc(request: Request) -> Response:
     too_big = declared.isdigit() and int(declared) > settings.max_request_bytes
     if too_big or len(await request.body()) > settings.max_request_bytes:
         return _error(413, -32600, f"Payload too large: at most {settings.max_request_bytes} bytes")
+    refused = _refused_before_dispatch(request, await request.body())
+    if refused is not None:
+        return refused
     request.state.a2a_caller = caller
     request.state.a2a_agent = agent
     return await _dispatcher(runtime).handle_requests(request)  # type: ignore[no-any-return]
+
+
+def _refused_before_dispatch(request: Request, body: bytes) -> Response | None:
+    """The protocol's answer to what a2a-sdk's dispatcher would answer wrongly, or
+    ``None`` to dispatch.
+
+    * A body nested past the JSON decoder's depth: JSON-RPC's parse error (-32700) with
+      HTTP 400 — the dispatcher turns the decoder's ``RecursionError`` into an internal
+      error (-32603).
+    * A v0.3 method (``message/send``, ``tasks/get`` …) from a client whose
+      ``A2A-Version`` header names another major version: the protocol's
+      ``VersionNotSupportedError`` (-32009), as a ``SendMessage`` gets — the SDK's v0.3
+      adapter reports it as -32603, since v0.3 has no such code; a client that sent the
+      header speaks a version that has it.
+    """
+    import json
+
+    try:
+        data = json.loads(body) if body.strip() else None
+    except RecursionError:
+        return _error(400, -32700, "Parse error: the JSON is nested too deeply to read")
+    except ValueError:
+        return None  # the dispatcher answers it (-32700)
+    if not isinstance(data, dict) or not isinstance(data.get("method"), str):
+        return None
+    version = request.headers.get("a2a-version", "").strip()
+    if "/" not in data["method"] or not version or _speaks_v03(version):
+        return None
+    from a2a.server.request_handlers.response_helpers import build_error_response
+    from a2a.utils import constants
+    from a2a.utils.errors import VersionNotSupportedError
+    from starlette.responses import JSONResponse
+
+    request_id = data.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int | None):
+        request_id = None
+    error = VersionNotSupportedError(
+        message=f"A2A version {version!r} is not supported by method {data['method']!r} "
+        f"(an A2A {constants.PROTOCOL_VERSION_0_3} method); with A2A-Version "
+        f"{constants.PROTOCOL_VERSION_1_0} use its method names (SendMessage, GetTask …)"
+    )
+    return JSONResponse(build_error_response(request_id, error))
+
+
+def _speaks_v03(version: str) -> bool:
+    """Whether a client declaring ``version`` speaks A2A 0.x (the SDK's own rule: the
+    major versions match; ``0.3``, ``0.3.1``)."""
+    major = version.removeprefix("v").split(".", 1)[0]
+    return major.isdigit() and int(major) == 0
 
 
 ROUTES = (
