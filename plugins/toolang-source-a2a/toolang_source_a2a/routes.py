@@ -74,7 +74,7 @@ async def _card(request: Request, name: str | None) -> Response:
         card = cards(runtime, settings, _base_url(request, settings))[wanted]
     except LookupError as exc:
         return JSONResponse({"error": str(exc)}, 404)
-    return JSONResponse(agent_card_to_dict(card))
+    return wire_safe(JSONResponse(agent_card_to_dict(card)))
 
 
 async def default_card(request: Request) -> Response:
@@ -159,7 +159,54 @@ async def rpc(request: Request) -> Response:
         return refused
     request.state.a2a_caller = caller
     request.state.a2a_agent = agent
-    return await _dispatcher(runtime).handle_requests(request)  # type: ignore[no-any-return]
+    return wire_safe(await _dispatcher(runtime).handle_requests(request))
+
+
+def wire_safe(response: Response) -> Response:
+    """``response`` masked by the redaction policy: a JSON body decoded, masked and
+    encoded again; a stream's events (each a whole JSON-RPC response) masked one by one.
+    What the handler answers comes from the store, masked at rest; this holds for
+    whatever else an answer may quote."""
+    import json
+
+    from starlette.responses import JSONResponse
+
+    from toolang_core import redact
+
+    if isinstance(response, JSONResponse):
+        data = json.loads(bytes(response.body))
+        masked = redact(data)
+        if masked == data:
+            return response
+        headers = {
+            k: v for k, v in response.headers.items() if k not in ("content-length", "content-type")
+        }
+        return JSONResponse(masked, status_code=response.status_code, headers=headers)
+    events = getattr(response, "body_iterator", None)
+    if events is not None:
+        response.body_iterator = _masked_events(events)  # type: ignore[attr-defined]
+    return response
+
+
+async def _masked_events(events: Any) -> Any:
+    """The SSE events of a streamed answer (sse-starlette's ``{"data": json, …}``
+    items), each one's data masked."""
+    import json
+
+    from toolang_core import redact
+
+    async for event in events:
+        sent = event
+        if isinstance(event, dict) and isinstance(event.get("data"), str):
+            try:
+                data = json.loads(event["data"])
+            except ValueError:
+                data = None
+            if data is not None:
+                masked = redact(data)
+                if masked != data:
+                    sent = {**event, "data": json.dumps(masked, ensure_ascii=False)}
+        yield sent
 
 
 def _refused_before_dispatch(request: Request, body: bytes) -> Response | None:
