@@ -22,6 +22,7 @@ from toolang_server.http import (
     authenticate,
     check_origin,
     error_response,
+    mask_strings,
     to_json,
     too_deep,
 )
@@ -74,13 +75,15 @@ def guarded(route: RouteRegistration, settings: ServerSettings) -> Any:
 def wire_safe(result: Any) -> Response:
     """What an endpoint returned, as the response to send, masked by the redaction
     policy: a plain value as JSON; a ``JSONResponse`` the server did not mask itself
-    (another plugin's) decoded, masked and encoded again. Other responses are sent as
+    (another plugin's) decoded, its strings masked, and encoded again. Other responses are sent as
     they are: pages render masked values, streams mask their own events."""
     if not isinstance(result, Response):
         return MaskedJSON(redact(to_json(result)))
     if isinstance(result, JSONResponse) and not isinstance(result, MaskedJSON):
+        # Its strings, not its keys: a protocol's document (an A2A card's "apiKey"
+        # security scheme) is not a mapping of secrets.
         data = json.loads(bytes(result.body))
-        masked = redact(data)
+        masked = mask_strings(data)
         if masked != data:
             headers = {
                 k: v

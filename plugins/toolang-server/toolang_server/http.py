@@ -40,6 +40,18 @@ class MaskedJSON(JSONResponse):
     an endpoint returns is masked on its way out (``app.guarded``)."""
 
 
+def mask_strings(value: Any) -> Any:
+    """A decoded JSON value with every string (keys too) masked by the policy's text
+    rules; its structure is kept as it is."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, list):
+        return [mask_strings(item) for item in value]
+    if isinstance(value, dict):
+        return {mask_strings(k): mask_strings(v) for k, v in value.items()}
+    return value
+
+
 def error_response(
     status: int, message: str, *, field: str | None = None, expected: str | None = None
 ) -> JSONResponse:

@@ -74,7 +74,9 @@ async def _card(request: Request, name: str | None) -> Response:
         card = cards(runtime, settings, _base_url(request, settings))[wanted]
     except LookupError as exc:
         return JSONResponse({"error": str(exc)}, 404)
-    return wire_safe(JSONResponse(agent_card_to_dict(card)))
+    # Not masked: a card is made from configuration, and its security schemes are named
+    # by the protocol's keys ("apiKey"), which the policy would take for secrets.
+    return JSONResponse(agent_card_to_dict(card))
 
 
 async def default_card(request: Request) -> Response:
