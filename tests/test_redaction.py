@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolang_core import redact, redact_text
+from toolang_core import MASK, redact, redact_text
 
 
 @pytest.mark.parametrize(
@@ -143,3 +143,12 @@ def test_a_system_prompt_of_clean_parts_is_not_scanned_whole_and_one_with_a_secr
         assert leaky.content in seen  # scanned whole, as before
     finally:
         undo()
+
+
+def test_an_aws_secret_access_key_beside_its_key_id_is_masked_with_the_core_rules_alone():
+    key_id, secret = "AKIAQ7ZRXW4N2LMK8PTB", "IZsNbNP0nqdzyPifDaH7/pbek610MH6z1PwI4ezb"
+    assert redact_text(f"{key_id} {secret}") == f"{MASK} {MASK}"
+    assert redact_text(f"{secret},{key_id}") == f"{MASK},{MASK}"
+    sha = "9fceb02d0ae598e95dc970b74767f19372d61af8"  # beside an id, but no secret
+    assert redact_text(f"{key_id} {sha}") == f"{MASK} {sha}"
+    assert redact_text(f"{secret} alone") == f"{secret} alone"

@@ -10,15 +10,20 @@ from toolang_core import hookimpl
 from toolang_core.config import ToolangConfig
 from toolang_core.config.model import ModelsConfig, RuntimeConfig
 from toolang_core.models import ModelError, ModelRequest, ModelResponse
+from toolang_core.redaction_stream import StreamMasker
 from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest, TurnStatus
 from toolang_core.testing.models import ScriptedModel, text
 from toolang_core.testing.runtimes import serving, wait_status
 from toolang_core.turn.streaming import TurnStreams, stream_response
 
+OPENING = "Hello, this answer opens with a sentence long enough to pass the hold of the mask. "
+SHOWN_BEFORE_GATE = StreamMasker().push(OPENING)
+"""What watchers see of the opening while the model waits: all but the masker's tail."""
+
 
 class GatedModel:
-    """Streams "Hello ", then waits for ``gate``, then "streaming world"."""
+    """Streams :data:`OPENING`, then waits for ``gate``, then "streaming world"."""
 
     def __init__(self) -> None:
         self.gate = asyncio.Event()
@@ -28,7 +33,7 @@ class GatedModel:
         raise AssertionError("a streaming model is streamed")
 
     async def stream(self, request: ModelRequest):
-        yield "Hello "
+        yield OPENING
         self.first_sent.set()
         await self.gate.wait()
         yield "streaming "
@@ -83,18 +88,23 @@ def test_watchers_get_the_deltas_and_a_late_one_catches_up_and_output_is_their_j
             late = streams.watch(turn_id)  # attaches mid-call
             gone = streams.watch(turn_id)
             gone.close()  # a watcher leaving changes nothing for the turn
-            assert await drain(late, "Hello ") == "Hello "
+            assert await drain(late, SHOWN_BEFORE_GATE) == SHOWN_BEFORE_GATE
             model.gate.set()
-            assert await drain(early, "Hello streaming world") == "Hello streaming world"
-            assert await drain(late, "streaming world") == "streaming world"
+            whole = OPENING + "streaming world"
+            assert await drain(early, whole) == whole
+            assert (
+                await drain(late, whole[len(SHOWN_BEFORE_GATE) :])
+                == (whole[len(SHOWN_BEFORE_GATE) :])
+            )
             turn = await wait_status(runtime.inbox, turn_id, {"completed", "failed"})
             early.close()
             late.close()
             return turn
 
     turn = asyncio.run(scenario())
+    assert 0 < len(SHOWN_BEFORE_GATE) < len(OPENING)
     assert turn.status is TurnStatus.COMPLETED
-    assert turn.output == "Hello streaming world"
+    assert turn.output == OPENING + "streaming world"
 
 
 def test_the_scripted_model_streams_word_by_word_keeping_whitespace(tmp_path):
@@ -114,8 +124,15 @@ def test_the_scripted_model_streams_word_by_word_keeping_whitespace(tmp_path):
             return deltas, await wait_status(runtime.inbox, turn_id, {"completed"})
 
     deltas, turn = asyncio.run(scenario())
-    assert len(deltas) == 4
     assert turn.output == "".join(deltas)
+
+    async def words() -> list[str]:
+        again = ScriptedModel([text("  two  words\nand more ")])
+        return [d async for d in again.stream(ModelRequest(messages=())) if isinstance(d, str)]
+
+    # The model yields four words; watchers get them masked, a few words behind (this
+    # short answer whole, when the call ends).
+    assert asyncio.run(words()) == ["  two  ", "words\n", "and ", "more "]
 
 
 def test_a_stream_yielding_something_else_is_a_model_error():

@@ -91,6 +91,9 @@ if TYPE_CHECKING:
         redact as redact,
         redact_text as redact_text,
     )
+    from toolang_core.redaction_stream import (
+        StreamMasker as StreamMasker,
+    )
     from toolang_core.runtime import (
         Runtime as Runtime,
     )
@@ -250,6 +253,7 @@ _LAZY = {
     "is_secret_key": "toolang_core.redaction",
     "redact": "toolang_core.redaction",
     "redact_text": "toolang_core.redaction",
+    "StreamMasker": "toolang_core.redaction_stream",
     "Runtime": "toolang_core.runtime",
     "RuntimeView": "toolang_core.runtime_view",
     "StageDone": "toolang_core.runtime.after_turn",

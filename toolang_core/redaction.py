@@ -51,6 +51,19 @@ _KEY_SHAPES = re.compile(
     r")"
 )
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}")
+# An AWS secret access key (40 characters of base64, no shape of its own) is told by the
+# access key id beside it, either order, at most 40 characters apart; mixed case and a
+# digit, "/" or "+" (a git SHA is none). The SecurityFilter's finders mirror it.
+_AWS_ID = r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])"
+_AWS_SECRET = (
+    r"(?<![A-Za-z0-9/+=])"
+    r"(?=[A-Za-z0-9/+]*[a-z])(?=[A-Za-z0-9/+]*[A-Z])(?=[A-Za-z0-9/+]*[0-9/+])"
+    r"(?P<{}>[A-Za-z0-9/+]{{40}})(?![A-Za-z0-9/+=])"
+)
+_AWS_PAIR = re.compile(
+    f"{_AWS_ID}[\\s\\S]{{0,40}}?{_AWS_SECRET.format('after')}"
+    f"|{_AWS_SECRET.format('before')}[\\s\\S]{{0,40}}?{_AWS_ID}"
+)
 
 
 @functools.lru_cache(maxsize=4096)  # keys repeat: field and parameter names
@@ -100,9 +113,21 @@ def _core_text(text: str) -> str:
         or "basic" in lowered
     ):
         return text
+    if "akia" in lowered or "asia" in lowered:  # before the key id itself is masked
+        text = _aws_secret_keys(text)
     text = _URL_CREDENTIALS.sub(lambda m: f"{m['scheme']}{m['user']}:{MASK}@", text)
     text = _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", text)
     return _KEY_SHAPES.sub(MASK, text)
+
+
+def _aws_secret_keys(text: str) -> str:
+    spans = [
+        match.span("after" if match["after"] is not None else "before")
+        for match in _AWS_PAIR.finditer(text)
+    ]
+    for start, end in reversed(spans):
+        text = text[:start] + MASK + text[end:]
+    return text
 
 
 class Masked(list[Any]):
@@ -199,6 +224,13 @@ class RedactionPolicy:
         if len(text) <= _CACHED_UP_TO:
             masked: str = self._cached(text)
             return masked
+        return self._mask(text)
+
+    def text_once(self, text: str) -> str:
+        """:meth:`text` for a string not seen again (a stream's window): masked the
+        same way, without taking a place in the cache."""
+        if len(text) < _SHORTEST:
+            return text
         return self._mask(text)
 
     def _mask(self, text: str) -> str:

@@ -1,5 +1,5 @@
-"""No raw secret at rest: after a conversation full of secrets, grep every file of the
-toolang home and the JSON log for them.
+"""No raw secret at rest: after a conversation full of secrets (every format of
+:mod:`secret_formats`), grep every file of the toolang home and the JSON log for them.
 
 A real `toolang run` process (JSON log on stderr, into a file) with every plugin of the
 repository installed (the tox `integration` env) and the test kit's script-file model.
@@ -22,52 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from secret_formats import SECRET_TEXT, leaks
 
 from toolang_core.testing import make_distribution
 from toolang_core.testing.cli import run_toolang
 from toolang_core.testing.runtimes import SCRIPTED_AGENT_CONFIG
-
-SECRETS = {
-    "AWS access key": "AKIAQ7ZRXW4N2LMK8PTB",
-    "GitHub token": "ghp_R8mT2vX9qL4wZ7nB3kD6fH1jP5sC0yA2eG4u",
-    "Slack token": "xoxb-2718281828-3141592653-QzVbNmLkJhGf",
-    "Stripe key": "sk_live_4eC39HqLyjWDarjtT1zdp7dcX9",
-    "OpenAI key": "sk-proj-Zq7Xv2Lm9Nw4Rt8Ys1Pk6Hd3Jf5Gb0Ca",
-    "JWT": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJxdWlsbGZlYXRoZXIifQ.Kx8Jd2Lq7Vn4Mz9Pw3Rt6Ys1Hb5Gc0Fa",
-    "Google API key": "AIzaSyD4q8Xv2Lm9Nw4Rt8Ys1Pk6Hd3Jf5Gb0CQ",
-    "password in a URL": "Hunter2Quillfeather",
-    "private key": "MIIEpAIBAAKCAQEAquillfeatherPEMbody0123456789abcdef",
-    "card number": "4539 1488 0343 6467",
-    "IBAN": "GB82 WEST 1234 5698 7654 32",
-    "email": "ada.quillfeather@example.org",
-    "phone": "+44 20 7946 0958",
-}
-SECRET_TEXT = (
-    f"my aws key {SECRETS['AWS access key']}, github {SECRETS['GitHub token']}, "
-    f"slack {SECRETS['Slack token']}, stripe {SECRETS['Stripe key']}, "
-    f"openai {SECRETS['OpenAI key']}, session {SECRETS['JWT']}, "
-    f"maps {SECRETS['Google API key']}, "
-    f"db postgres://admin:{SECRETS['password in a URL']}@db.example.com/app, "
-    f"card {SECRETS['card number']}, iban {SECRETS['IBAN']}, "
-    f"mail {SECRETS['email']}, phone {SECRETS['phone']}\n"
-    f"-----BEGIN RSA PRIVATE KEY-----\n{SECRETS['private key']}\n"
-    "-----END RSA PRIVATE KEY-----\n"
-)
-
-
-def needles() -> dict[str, str]:
-    """Each raw value as it could appear: numbers also without their spaces."""
-    found = {name: value.lower() for name, value in SECRETS.items()}
-    for name in ("card number", "IBAN", "phone"):
-        found[f"{name} (compact)"] = SECRETS[name].replace(" ", "").lower()
-    found["phone (national part)"] = "7946 0958"
-    return found
-
-
-def leaks(text: str) -> list[str]:
-    lowered = text.lower()
-    return [name for name, value in needles().items() if value in lowered]
-
 
 CONFIG = (
     SCRIPTED_AGENT_CONFIG

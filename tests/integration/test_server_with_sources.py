@@ -77,6 +77,12 @@ def test_chores_and_their_turns_over_http(tmp_path):
             assert (bad.status_code, bad.json()["error"]["field"]) == (400, "title")
             again = client.post("/api/tasks", json={"title": "x", "ref": "notes"})
             assert again.status_code == 409
+            deep = client.post(
+                "/api/tasks",
+                content=b"[" * 100_000 + b"]" * 100_000,
+                headers={"content-type": "application/json"},
+            )
+            assert (deep.status_code, deep.json()["error"]["field"]) == (400, "body")
             wait_for_turn = time.monotonic() + 30
             while not client.get("/api/turns", params={"thread_id": "task:notes"}).json():
                 assert time.monotonic() < wait_for_turn, "the task was never handed over"

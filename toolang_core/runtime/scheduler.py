@@ -17,7 +17,14 @@ import asyncio
 import contextlib
 import functools
 import time
-from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterator
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Coroutine,
+    Iterator,
+)
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -88,7 +95,11 @@ class Scheduler:
         self._lent: set[str] = set()
         self._parked: set[str] = set()
         """Turns waiting for a person (an approval): durable, so shutdown hands them
-        back at once instead of waiting out its grace for them."""
+        back at once instead of waiting out its grace for them. A parked turn holds no
+        slot of the global concurrency (nor of its group: the store counts it out)."""
+        self._resuming: dict[str, asyncio.Future[bool]] = {}
+        """Parked turns whose person answered, waiting for a slot again (see
+        :meth:`parked`): served before the loop claims new work."""
         self._upkeep: asyncio.Task[None] | None = None
         self._committed: set[str] = set()
         """Turns committed and running their post-turn stages: no longer active in the
@@ -127,18 +138,45 @@ class Scheduler:
         finally:
             self._lent.discard(turn_id)
 
-    @contextlib.contextmanager
-    def parked(self, turn_id: str) -> Iterator[None]:
-        """While ``turn_id`` waits for a person's decision (its approval request is in
-        the store, and a resumed attempt finds it, decided or not), a shutdown hands the
-        turn back at once: a person may take hours, the grace is for work that ends."""
+    @contextlib.asynccontextmanager
+    async def parked(self, turn_id: str) -> AsyncIterator[None]:
+        """While ``turn_id`` waits for a person's decision (the turn shows
+        ``awaiting_approval``; its request is in the store, and a resumed attempt finds
+        it, decided or not):
+
+        * its slot is free for other work — of ``[scheduler] max_running`` here, of its
+          group's ``max_running`` in the store — while its thread stays busy;
+        * a shutdown hands the turn back at once: a person may take hours, the grace is
+          for work that ends.
+
+        When the body ends normally (the person answered), the turn takes a slot again
+        before it goes on: in the loop's next pass, before new work is claimed, in
+        ``(rank, seq)`` order among answered turns, once its group has room — the store
+        moves it back to ``running``. When the body raises, nothing is taken.
+        """
         self._parked.add(turn_id)
+        self.wake()  # its slot is free: admit into it
         if not self._admitting:  # parked during the grace: nothing to wait for either
             self.cancel_task(turn_id, SHUTDOWN)
         try:
             yield
+            await self._slot_again(turn_id)
         finally:
             self._parked.discard(turn_id)
+
+    @property
+    def resuming(self) -> frozenset[str]:
+        """Parked turns whose person answered, waiting for a slot to go on."""
+        return frozenset(self._resuming)
+
+    async def _slot_again(self, turn_id: str) -> None:
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._resuming[turn_id] = future
+        self.wake()
+        try:
+            await future
+        finally:
+            self._resuming.pop(turn_id, None)
 
     def admit_with(self, parent_id: str, turn_id: str) -> None:
         """A one-shot scheduler (``only``) also admits ``turn_id``, spawned by
@@ -225,7 +263,9 @@ class Scheduler:
         return self.store.next_wakeup(now=now) is None
 
     def _admit(self, now: float) -> int:
-        free = self.policy.max_running - len(self.running) + len(self._lent)
+        free = self.policy.max_running - len(self.running) + len(self._lent) + len(self._parked)
+        if self._resuming and free > 0:
+            free = self._resume(free, now)
         if not self._admitting or free <= 0:
             return 0
         turns = self.store.claim(
@@ -245,6 +285,36 @@ class Scheduler:
             )
         self.admitted += len(turns)
         return len(turns)
+
+    def _resume(self, free: int, now: float) -> int:
+        """Give answered parked turns their slots back, oldest ``(rank, seq)`` first,
+        each once its group has room; return the slots left for new work."""
+        turns = self._turns
+        waiting = sorted(
+            (t for t in self._resuming if t in turns), key=lambda t: (turns[t].rank, turns[t].seq)
+        )
+        for turn_id in waiting:
+            if free <= 0:
+                break
+            future, turn = self._resuming[turn_id], turns[turn_id]
+            if future.done():
+                continue
+            resumed = self.store.resume_parked(
+                turn_id,
+                run_id=self.run_id,
+                attempt=turn.attempt,
+                cap=self.policy.caps.get(turn.thread_group),
+                now=now,
+            )
+            if resumed is False:  # its group is full: a later pass, when a slot frees
+                continue
+            if resumed:
+                free -= 1
+            # Holds its slot from now (or, no longer parked by this run, goes on to find
+            # out: it was canceled or lost its lease).
+            self._parked.discard(turn_id)
+            future.set_result(bool(resumed))
+        return free
 
     def _done(self, turn_id: str, _task: object = None) -> None:
         """A turn's task ended: its slot is free (unless its commit is still to come)."""

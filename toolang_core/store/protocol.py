@@ -133,7 +133,23 @@ class ExecutionStore(Protocol):
     def set_active_status(
         self, turn_id: str, *, run_id: str, attempt: int, status: TurnStatus, now: float
     ) -> bool:
-        """Move a running turn to ``awaiting_approval`` or back to ``running`` (fenced)."""
+        """Move a running turn to ``awaiting_approval`` or back to ``running`` (fenced).
+
+        A turn ``awaiting_approval`` holds no slot of its group's ``max_running`` (the
+        claims' caps count ``running`` and ``canceling`` turns) and still keeps its
+        thread busy; it takes a slot again through :meth:`resume_parked`."""
+        ...
+
+    def resume_parked(
+        self, turn_id: str, *, run_id: str, attempt: int, cap: int | None, now: float
+    ) -> bool | None:
+        """Move a turn this run parked (``awaiting_approval``) back to ``running`` if its
+        group has a free slot under ``cap`` (``None``: no cap), atomically with respect
+        to claims of that group.
+
+        :returns: ``True`` when it runs again, ``False`` when its group is full (ask
+            again when a slot frees), ``None`` when it is not parked by ``run_id`` at
+            ``attempt`` any more (canceled, lease lost)."""
         ...
 
     def finish(
@@ -239,7 +255,8 @@ class ExecutionStore(Protocol):
         ...
 
     def group_load(self) -> dict[str, tuple[int, int]]:
-        """``group -> (running, queued)``, cheaply (for status lines)."""
+        """``group -> (running, queued)``, cheaply (for status lines); running counts
+        the turns holding a slot (not those awaiting approval)."""
         ...
 
     def next_wakeup(self, *, now: float) -> float | None:

@@ -374,6 +374,33 @@ class StoreConformance:
             first, run_id="run-a", attempt=1, status=TurnStatus.RUNNING, now=T0 + 4
         )
 
+    def test_a_turn_awaiting_approval_holds_no_slot_of_its_group(self, store):
+        a, b, c = (self.submit(store, f"task:{x}", group="task", now=T0 + i) for i, x in
+                   enumerate("abc"))  # fmt: skip
+        caps = {"task": 2}
+        assert self.claim_ids(store, caps=caps, now=T0 + 3) == [a, b]
+        for parked in (a, b):
+            assert store.set_active_status(
+                parked, run_id="run-a", attempt=1, status=TurnStatus.AWAITING_APPROVAL, now=T0 + 4
+            )
+        assert self.claim_ids(store, caps=caps, now=T0 + 5) == [c]
+        assert store.group_load()["task"] == (1, 0)
+        # Back to running only while the group has room, in one step with the claims.
+        assert store.resume_parked(a, run_id="run-a", attempt=1, cap=2, now=T0 + 6) is True
+        assert store.resume_parked(b, run_id="run-a", attempt=1, cap=2, now=T0 + 6) is False
+        assert store.get(b).status is TurnStatus.AWAITING_APPROVAL
+        assert self.finish(store, c, now=T0 + 7)
+        assert store.resume_parked(b, run_id="run-a", attempt=1, cap=2, now=T0 + 8) is True
+        assert store.get(b).status is TurnStatus.RUNNING
+        assert store.group_load()["task"] == (2, 0)
+        # Not parked (any more), or not by this run: nothing changes.
+        assert store.resume_parked(b, run_id="run-a", attempt=1, cap=None, now=T0 + 9) is None
+        assert store.set_active_status(
+            a, run_id="run-a", attempt=1, status=TurnStatus.AWAITING_APPROVAL, now=T0 + 9
+        )
+        assert store.resume_parked(a, run_id="run-b", attempt=1, cap=None, now=T0 + 9) is None
+        assert store.resume_parked(a, run_id="run-a", attempt=1, cap=None, now=T0 + 9) is True
+
     def test_heartbeat_renews_leases_and_reports_cancel_requests(self, store):
         a = self.submit(store, "chat:1")
         b = self.submit(store, "chat:2")

@@ -305,7 +305,9 @@ class AgentExecutor:
         scheduler = self.runtime.scheduler
         parked = scheduler.parked(ctx.turn.id) if scheduler is not None else nullcontext()
         try:
-            with parked:  # a shutdown hands a turn waiting for a person back at once
+            # Its slot is free for other work while it waits, and taken again (in order)
+            # once the person answered; a shutdown hands it back at once.
+            async with parked:
                 final = await book.wait(approval)
         except asyncio.CancelledError:
             self._expire_unless_coming_back(book, approval, ctx)

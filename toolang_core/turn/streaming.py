@@ -9,6 +9,11 @@ concatenation of the deltas — so what a watcher saw is what the turn stored.
 Watchers (the HTTP server's SSE, a one-shot CLI) live in the runtime's process and
 attach and detach freely: publishing never waits on them, a slow or gone watcher
 never affects the turn, and one attaching mid-call first gets the call's text so far.
+
+Watchers get the text masked by the redaction policy, through one
+:class:`~toolang_core.redaction_stream.StreamMasker` per model call: a secret split
+across deltas is masked whole, the text comes a few words behind the model (see that
+module for the rule), and the deltas join to the call's text as stored.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from toolang_core.models.types import ModelError, ModelRequest, ModelResponse
+from toolang_core.redaction_stream import StreamMasker
 
 if TYPE_CHECKING:
     from toolang_core.runtime import Runtime
@@ -54,11 +60,22 @@ class Watch:
         self.close()
 
 
+class _Call:
+    """One model call in progress: its key, the masked text shown so far, its masker."""
+
+    __slots__ = ("key", "masker", "shown")
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.shown: list[str] = []
+        self.masker = StreamMasker()
+
+
 class TurnStreams:
-    """The runtime's live text of the model calls in progress, per turn."""
+    """The runtime's live text of the model calls in progress, per turn (masked)."""
 
     def __init__(self) -> None:
-        self._calls: dict[str, tuple[str, list[str]]] = {}
+        self._calls: dict[str, _Call] = {}
         self._watches: dict[str, set[Watch]] = {}
 
     @staticmethod
@@ -71,8 +88,8 @@ class TurnStreams:
         watch = Watch(self, turn_id)
         self._watches.setdefault(turn_id, set()).add(watch)
         current = self._calls.get(turn_id)
-        if current is not None and current[1]:
-            watch.queue.put_nowait(TextDelta(turn_id, current[0], "".join(current[1])))
+        if current is not None and current.shown:
+            watch.queue.put_nowait(TextDelta(turn_id, current.key, "".join(current.shown)))
         return watch
 
     def _detach(self, watch: Watch) -> None:
@@ -83,21 +100,30 @@ class TurnStreams:
                 del self._watches[watch.turn_id]
 
     def begin(self, turn_id: str, call: str) -> None:
-        self._calls[turn_id] = (call, [])
+        """Model call ``call`` of ``turn_id`` starts streaming."""
+        self._calls[turn_id] = _Call(call)
 
     def publish(self, turn_id: str, call: str, delta: str) -> None:
+        """``delta`` of ``call``'s text: watchers get it masked, maybe a little later."""
         current = self._calls.get(turn_id)
-        if current is None or current[0] != call:
-            current = (call, [])
+        if current is None or current.key != call:
+            current = _Call(call)
             self._calls[turn_id] = current
-        current[1].append(delta)
-        for watch in self._watches.get(turn_id, ()):
-            watch.queue.put_nowait(TextDelta(turn_id, call, delta))
+        self._show(turn_id, current, current.masker.push(delta))
 
     def end(self, turn_id: str, call: str) -> None:
+        """``call`` stopped streaming (done or failed): the text held back goes out."""
         current = self._calls.get(turn_id)
-        if current is not None and current[0] == call:
+        if current is not None and current.key == call:
+            self._show(turn_id, current, current.masker.flush())
             del self._calls[turn_id]
+
+    def _show(self, turn_id: str, call: _Call, text: str) -> None:
+        if not text:
+            return
+        call.shown.append(text)
+        for watch in self._watches.get(turn_id, ()):
+            watch.queue.put_nowait(TextDelta(turn_id, call.key, text))
 
 
 async def stream_response(

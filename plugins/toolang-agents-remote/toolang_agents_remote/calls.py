@@ -81,9 +81,10 @@ class CallLog:
         self.db.execute("UPDATE calls SET state = ? WHERE key = ?", (state, key))
 
     def end(self, key: str, state: str, error: str | None = None) -> None:
+        # The error may quote the remote agent's answer: masked like every stored text.
         self.db.execute(
             "UPDATE calls SET state = ?, error = ?, finished = ? WHERE key = ?",
-            (state, error, time.time(), key),
+            (state, None if error is None else redact_text(error), time.time(), key),
         )
 
     def recent(self, url: str, limit: int = 10) -> list[dict[str, Any]]:

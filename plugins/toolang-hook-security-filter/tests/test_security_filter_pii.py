@@ -227,3 +227,52 @@ def test_an_integer_past_the_depth_limit_is_masked_only_as_a_card_number():
     assert scrubber.scrub({"a": 40, "b": 81, "c": 1.5, "d": None}, {}) == {
         "a": 40, "b": 81, "c": 1.5, "d": None,
     }  # fmt: skip
+
+
+AWS_ID = "AKIAQ7ZRXW4N2LMK8PTB"
+AWS_SECRET = "IZsNbNP0nqdzyPifDaH7/pbek610MH6z1PwI4ezb"
+VAULT = "hvs.CAESIxwVDQGcclscO_FqttCjoPeCgeQ1mCGvJnQxcAS-xgDCtBVzQjF9ALZ-Pdp7eF_8_uNm91"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f"{AWS_ID} {AWS_SECRET}", AWS_SECRET),  # as a console shows the pair
+        (f"{AWS_ID},{AWS_SECRET}", AWS_SECRET),  # a credentials CSV row
+        (f"secret {AWS_SECRET} for key id {AWS_ID}", AWS_SECRET),  # either order
+        (f"vault token {VAULT} expires soon", VAULT),
+        ("export VAULT_TOKEN=hvb.AAAAAQJq7Xv2Lm9Nw4Rt8Ys1Pk6Hd3Jf5Gb0", "hvb.AAAAAQJq7Xv2Lm9N"),
+        (
+            "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=root;"
+            "SharedAccessKey=Zq7Xv2Lm9Nw4Rt8Ys1Pk6Hd3Jf5Gb0CaUe2Lo4Ki6M=",
+            "Zq7Xv2Lm9Nw4Rt8Ys1Pk6Hd3Jf5Gb0CaUe2Lo4Ki6M=",
+        ),
+        (
+            "AccountName=dev;AccountKey=c2hvcnRlcktleUZvckRldlN0b3JhZ2U=;",
+            "c2hvcnRlcktleUZvckRldlN0",
+        ),
+    ],
+)
+def test_the_formats_issue_30_found_raw_are_masked(text, secret):
+    found: dict[str, int] = {}
+    masked = Scrubber().scrub_text(text, found)
+    assert secret not in masked, masked
+    assert found.get("secret", 0) >= 1
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        # a git SHA beside a key id: the id is masked (a key shape), the SHA is no secret
+        (
+            f"{AWS_ID} 9fceb02d0ae598e95dc970b74767f19372d61af8",
+            "9fceb02d0ae598e95dc970b74767f19372d61af8",
+        ),
+        (f"{AWS_SECRET} alone, no key id anywhere", AWS_SECRET),
+        (f"{AWS_ID} " + "x " * 30 + AWS_SECRET, AWS_SECRET),  # too far apart to be a pair
+        ("hvs.short", "hvs.short"),
+        ("the hvs.CAESIxw file", "hvs.CAESIxw"),
+    ],
+)
+def test_their_look_alikes_are_left_alone(text, kept):
+    assert kept in Scrubber().scrub_text(text, {})

@@ -113,6 +113,16 @@ _PHONE = (
     r"|\d{3,4}\s\d{6})"  # 07911 123456
     r")(?![\w/.:-]*\w)"
 )
+# An AWS secret access key is 40 characters of base64 with no shape of its own: it is
+# told by the access key id beside it (at most AWS_PAIR_GAP characters apart, either
+# order), the way it is printed in consoles, CSV downloads and credential files.
+AWS_PAIR_GAP: Final = 40
+_AWS_KEY_ID = r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])"
+_AWS_SECRET = r"(?<![A-Za-z0-9/+=])(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+_AWS_PAIR = (
+    rf"{_AWS_KEY_ID}[\s\S]{{0,{AWS_PAIR_GAP}}}?{_AWS_SECRET}"
+    rf"|{_AWS_SECRET.replace('secret', 'before')}[\s\S]{{0,{AWS_PAIR_GAP}}}?{_AWS_KEY_ID}"
+)
 PROVIDER_KEY_MIN: Final = 20
 """Key characters in a row every provider key holds (ids.ProviderKeyFinder): a shorter
 text holds none."""
@@ -170,6 +180,7 @@ class Finders:
         self._iban = re.compile(_IBAN)
         self._card = re.compile(_CARD)
         self._phone = re.compile(_PHONE)
+        self._aws_pair = re.compile(_AWS_PAIR)
         self.seven_digits = re.compile(_SEVEN_DIGITS)
         self.six_digits = re.compile(_SIX_DIGITS)
 
@@ -180,6 +191,19 @@ class Finders:
             text, found = self._shapes[prefix].subn(MASKS["secret"], text)
             count += found
         return text, count
+
+    def aws_secret_keys(self, text: str) -> tuple[str, int]:
+        """AWS secret access keys beside their access key id (the id itself is a key
+        shape). A candidate needs upper- and lower-case letters and a digit, ``/`` or
+        ``+``: a git SHA beside an id is no secret."""
+        if "AKIA" not in text and "ASIA" not in text:
+            return text, 0
+        spans = []
+        for match in self._aws_pair.finditer(text):
+            group = "secret" if match["secret"] is not None else "before"
+            if _mixed(match[group]):
+                spans.append(match.span(group))
+        return _masked(text, spans, MASKS["secret"])
 
     def labelled(self, text: str) -> tuple[str, int]:
         """Credentials after "Bearer"/"Basic", values of ``password=``-like assignments."""
@@ -271,6 +295,14 @@ def phone_valid(candidate: str) -> bool:
 _PLACEHOLDER: Final = re.compile(
     r"changeme|example|placeholder|redacted|your[_-]|xxxx|<|\$\{", re.I
 )
+
+
+def _mixed(value: str) -> bool:
+    return (
+        any(ch.isupper() for ch in value)
+        and any(ch.islower() for ch in value)
+        and any(ch.isdigit() or ch in "/+" for ch in value)
+    )
 
 
 def _looks_like_a_credential(group: str, value: str) -> bool:

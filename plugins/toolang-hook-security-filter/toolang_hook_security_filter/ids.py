@@ -166,6 +166,11 @@ _MORE_SHAPES: Final = (
     r"key-[a-f0-9]{32}",  # Mailgun
     r"sq0atp-[0-9A-Za-z_-]{22}",  # Square access tokens
     r"https://discord(?:app)?\.com/api/webhooks/\d+/[\w-]{60,}",  # Discord webhooks
+    # HashiCorp Vault service, batch and recovery tokens (Vault 1.10+: hvs./hvb./hvr.)
+    r"(?<![\w.-])hv[sbr]\.[A-Za-z0-9_-]{24,}(?![\w-])",
+    # Azure connection strings' keys of any length (detect-secrets' plugin asks for the
+    # 88 characters of a storage account key; Service Bus and Event Hubs keys are 44).
+    r"(?<![\w])(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/]{20,}={0,2}",
 )
 
 

@@ -19,7 +19,8 @@ Five kinds, each switchable in the settings (``pii_kinds``):
     valid ISO 13616 mod-97 checksum, with or without the groups of four.
 ``secret``
     API keys and tokens of well-known shapes (OpenAI, Anthropic, GitHub, GitLab, Slack,
-    Stripe, AWS, Google, Hugging Face, npm, PyPI, SendGrid, JWTs), PEM private keys,
+    Stripe, AWS, Google, Hugging Face, npm, PyPI, SendGrid, JWTs, HashiCorp Vault, Azure
+    connection strings), an AWS secret access key beside its key id, PEM private keys,
     bearer and basic credentials, passwords in URLs, ``password=…``-style assignments,
     and the whole value under a mapping key that names a secret (``password``,
     ``api_key``, ``token`` … as :func:`toolang_core.is_secret_key` decides).
@@ -105,6 +106,8 @@ class Scrubber:
         return text
 
     def _scrub_secrets(self, text: str, found: dict[str, int]) -> str:
+        # Before the key shapes, which mask the access key id that tells the secret.
+        text = _apply(self._finders.aws_secret_keys, "secret", text, found)
         if self._shape_hint.search(text):
             prefixes = set(self._shape_hint.findall(text))
             text = _apply(lambda t: self._finders.key_shapes(t, prefixes), "secret", text, found)

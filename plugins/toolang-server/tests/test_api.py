@@ -131,18 +131,18 @@ def test_cancel_a_running_turn(token_server):
 
 def test_streamed_text_joins_to_the_stored_output_and_events_come_in_order(token_server):
     with token_server.client(TOKENS["alice"]) as alice:
-        with alice.stream(
-            "POST", "/api/turns", json={"input": "one two three four", "stream": True}
-        ) as response:
+        # Longer than the redaction's hold (64 characters): it streams in many deltas.
+        words = " ".join(f"word{i}" for i in range(30))
+        with alice.stream("POST", "/api/turns", json={"input": words, "stream": True}) as response:
             assert response.headers["content-type"].startswith("text/event-stream")
             turn_id = response.headers["x-toolang-turn"]
             events = parse_sse(response.read().decode())
         kinds = [k for k, _ in events]
         assert kinds[0] == "admitted" and kinds[-1] == "finished"
         assert kinds.index("text") < kinds.index("finished")
-        assert sum(k == "text" for k in kinds) >= 4  # word by word
+        assert sum(k == "text" for k in kinds) >= 4  # word by word, a few words behind
         stored = alice.get(f"/api/turns/{turn_id}").json()["output"]
-        assert last_call_text(events) == stored == "echo: one two three four"
+        assert last_call_text(events) == stored == f"echo: {words}"
 
 
 def test_a_disconnecting_client_does_not_cancel_and_a_second_one_can_attach(live_server):
@@ -377,6 +377,23 @@ def test_bad_submissions_are_refused_naming_the_field_and_nothing_is_stored(toke
         )
         assert alice.get("/api/turns", params={"limit": "many"}).json()["error"]["field"] == "limit"
         assert alice.delete("/api/turns").status_code == 405
+        assert alice.get("/api/turns").json() == []  # nothing was stored
+
+
+DEEP_JSON = ("[" * 100_000 + "]" * 100_000).encode()
+"""A body nested 100,000 deep: past the JSON decoder's depth, and under the size limit."""
+
+
+def test_a_body_nested_100000_deep_is_a_400_on_every_json_route(token_server):
+    with token_server.client(TOKENS["alice"]) as alice:
+        for path in ("/api/turns", "/api/approvals/x/approve", "/api/approvals/x/deny"):
+            for body in (DEEP_JSON, b'{"input": ' + DEEP_JSON + b"}"):
+                refused = alice.post(
+                    path, content=body, headers={"content-type": "application/json"}
+                )
+                assert refused.status_code == 400, (path, refused.text)
+                error = refused.json()["error"]
+                assert error["field"] == "body" and "nested too deeply" in error["message"]
         assert alice.get("/api/turns").json() == []  # nothing was stored
 
 

@@ -76,7 +76,11 @@ def console(live_server):
 
 def test_chat_page_shows_the_answer_streaming_in(console, page, shots):
     open_ready(page, f"{console.url}/chat/web:browser")
-    message = "please stream these eleven words back to me one at a time"
+    # Longer than the redaction's hold (64 characters), so part of it shows before the end.
+    message = (
+        "please stream these words back to me one at a time, enough of them to "
+        "outrun the short tail the redaction on the wire holds back"
+    )
     final = f"echo: {message}"
     # Every text the answer bubble shows, recorded as the page changes: what was shown
     # part-way is known however late this test gets to look (a busy machine).

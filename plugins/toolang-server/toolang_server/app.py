@@ -3,6 +3,7 @@ rule and one error format, plus the OpenAPI document that lists them all."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -15,8 +16,16 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from toolang_core import HttpError, RouteRegistration, __version__
-from toolang_server.http import authenticate, check_origin, error_response, to_json
+from toolang_core import HttpError, RouteRegistration, __version__, redact
+from toolang_server.http import (
+    MaskedJSON,
+    authenticate,
+    check_origin,
+    error_response,
+    mask_strings,
+    to_json,
+    too_deep,
+)
 
 if TYPE_CHECKING:
     from toolang_core import HookFailure, Runtime
@@ -45,15 +54,44 @@ def guarded(route: RouteRegistration, settings: ServerSettings) -> Any:
             if exc.status == 401:
                 return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
             return _error_page(exc)
+        except RecursionError:
+            # A plugin's endpoint that decodes its body itself (``await request.json()``)
+            # meets a body nested past the decoder's depth: the client's fault, a 400.
+            refusal = too_deep()
+            return error_response(
+                refusal.status, refusal.message, field=refusal.field, expected=refusal.expected
+            )
         except Exception as exc:  # an endpoint's bug: a JSON 500, logged with the plugin
             log.exception("server.endpoint_failed", plugin=route.plugin, path=route.path)
             return error_response(
                 500, f"internal error in {route.plugin}'s {route.path}: {type(exc).__name__}"
             )
-        return result if isinstance(result, Response) else JSONResponse(to_json(result))
+        return wire_safe(result)
 
     call.__name__ = route.name
     return call
+
+
+def wire_safe(result: Any) -> Response:
+    """What an endpoint returned, as the response to send, masked by the redaction
+    policy: a plain value as JSON; a ``JSONResponse`` the server did not mask itself
+    (another plugin's) decoded, its strings masked, and encoded again. Other responses are sent as
+    they are: pages render masked values, streams mask their own events."""
+    if not isinstance(result, Response):
+        return MaskedJSON(redact(to_json(result)))
+    if isinstance(result, JSONResponse) and not isinstance(result, MaskedJSON):
+        # Its strings, not its keys: a protocol's document (an A2A card's "apiKey"
+        # security scheme) is not a mapping of secrets.
+        data = json.loads(bytes(result.body))
+        masked = mask_strings(data)
+        if masked != data:
+            headers = {
+                k: v
+                for k, v in result.headers.items()
+                if k not in ("content-length", "content-type")
+            }
+            return MaskedJSON(masked, status_code=result.status_code, headers=headers)
+    return result
 
 
 def _error_page(exc: HttpError) -> Response:

@@ -17,7 +17,7 @@ import attrs
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from toolang_core import HttpError
+from toolang_core import HttpError, redact, redact_text
 from toolang_server.settings import ServerSettings, is_loopback
 
 if TYPE_CHECKING:
@@ -34,11 +34,30 @@ class ApiError(HttpError):
         return error_response(self.status, self.message, field=self.field, expected=self.expected)
 
 
+class MaskedJSON(JSONResponse):
+    """A JSON response whose content passed the redaction policy (:func:`ok`,
+    :func:`error_response`): the server sends it as it is. Any other ``JSONResponse``
+    an endpoint returns is masked on its way out (``app.guarded``)."""
+
+
+def mask_strings(value: Any) -> Any:
+    """A decoded JSON value with every string (keys too) masked by the policy's text
+    rules; its structure is kept as it is."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, list):
+        return [mask_strings(item) for item in value]
+    if isinstance(value, dict):
+        return {mask_strings(k): mask_strings(v) for k, v in value.items()}
+    return value
+
+
 def error_response(
     status: int, message: str, *, field: str | None = None, expected: str | None = None
 ) -> JSONResponse:
-    body = {"status": status, "message": message, "field": field, "expected": expected}
-    return JSONResponse({"error": body}, status_code=status)
+    # A refusal may quote what was sent (a thread id, an agent name): masked too.
+    body = {"status": status, "message": redact_text(message), "field": field, "expected": expected}
+    return MaskedJSON({"error": body}, status_code=status)
 
 
 def not_found(what: str, ident: str) -> ApiError:
@@ -69,7 +88,10 @@ def to_json(value: Any) -> Any:
 
 
 def ok(value: Any, status: int = 200) -> JSONResponse:
-    return JSONResponse(to_json(value), status_code=status)
+    """``value`` as JSON, masked by the redaction policy (what the store holds is masked
+    already; what an endpoint made from a request, such as a task it just added, may
+    not be)."""
+    return MaskedJSON(redact(to_json(value)), status_code=status)
 
 
 @attrs.frozen
@@ -187,6 +209,8 @@ async def read_json(request: Request, limit: int) -> dict[str, Any]:
         raise ApiError(
             400, f"the body is not JSON: {exc}", field="body", expected="a JSON object"
         ) from None
+    except RecursionError:  # the decoder's own guard against a stack overflow
+        raise too_deep() from None
     if not isinstance(data, dict):
         raise ApiError(
             400,
@@ -195,6 +219,17 @@ async def read_json(request: Request, limit: int) -> dict[str, Any]:
             expected="a JSON object",
         )
     return data
+
+
+def too_deep() -> ApiError:
+    """The refusal of a body nested deeper than the JSON decoder goes (a client's bug or
+    an attack, never a request the API could serve)."""
+    return ApiError(
+        400,
+        "the body's JSON is nested too deeply to read",
+        field="body",
+        expected="a JSON object nested at most a few levels deep",
+    )
 
 
 class Body:

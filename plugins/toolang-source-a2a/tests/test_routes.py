@@ -131,3 +131,51 @@ def test_a_callers_w3c_trace_context_is_kept_with_the_turn_request(toolang_runti
     assert by_message["traced"]["trace_context"] == expected
     assert "trace_context" not in by_message["malformed"]
     assert "trace_context" not in by_message["plain"]
+
+
+def test_a_body_nested_100000_deep_is_a_json_rpc_parse_error_with_a_400(toolang_runtime):
+    runtime = toolang_runtime("", plugins={"source-a2a": toolang_source_a2a})
+    client = Client(mounted(runtime))
+    deep = "[" * 100_000 + "]" * 100_000
+    for body in (deep, '{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": ' + deep + "}"):
+        refused = client.post(
+            "/a2a/assistant", content=body, headers={**V1, "content-type": "application/json"}
+        )
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"]["code"] == -32700
+
+
+def test_a_v03_method_under_another_version_header_gets_the_protocols_version_error(
+    toolang_runtime,
+):
+    """The SDK's v0.3 adapter answers a version mismatch with -32603 (internal error);
+    the endpoint answers with A2A's VersionNotSupportedError, as for SendMessage."""
+    runtime = toolang_runtime("", plugins={"source-a2a": toolang_source_a2a})
+    client = Client(mounted(runtime))
+    message = {"messageId": "m1", "role": "user", "kind": "message", "parts": []}
+    for version in ("1.0", "2.0", "banana"):
+        for method, params in (("message/send", {"message": message}), ("tasks/get", {"id": "x"})):
+            answer = client.post(
+                "/a2a/assistant",
+                json={"jsonrpc": "2.0", "id": 7, "method": method, "params": params},
+                headers={"A2A-Version": version},
+            ).json()
+            assert answer["id"] == 7
+            assert answer["error"]["code"] == -32009, (version, method, answer)
+            assert answer["error"]["data"][0]["reason"] == "VERSION_NOT_SUPPORTED"
+            assert repr(version) in answer["error"]["message"]
+    # As before: the same method under a 0.3 header (or none) is served.
+    for headers in ({"A2A-Version": "0.3"}, {}):
+        got = client.post(
+            "/a2a/assistant",
+            json={"jsonrpc": "2.0", "id": 8, "method": "tasks/get", "params": {"id": "x"}},
+            headers=headers,
+        ).json()
+        assert got["error"]["code"] == -32001  # task not found: it was dispatched
+    # And the 1.0 method under a mismatched header keeps the SDK's own answer.
+    got = client.post(
+        "/a2a/assistant",
+        json={"jsonrpc": "2.0", "id": 9, "method": "GetTask", "params": {"id": "x"}},
+        headers={"A2A-Version": "2.0"},
+    ).json()
+    assert got["error"]["code"] == -32009

@@ -74,6 +74,8 @@ async def _card(request: Request, name: str | None) -> Response:
         card = cards(runtime, settings, _base_url(request, settings))[wanted]
     except LookupError as exc:
         return JSONResponse({"error": str(exc)}, 404)
+    # Not masked: a card is made from configuration, and its security schemes are named
+    # by the protocol's keys ("apiKey"), which the policy would take for secrets.
     return JSONResponse(agent_card_to_dict(card))
 
 
@@ -154,9 +156,108 @@ async def rpc(request: Request) -> Response:
     too_big = declared.isdigit() and int(declared) > settings.max_request_bytes
     if too_big or len(await request.body()) > settings.max_request_bytes:
         return _error(413, -32600, f"Payload too large: at most {settings.max_request_bytes} bytes")
+    refused = _refused_before_dispatch(request, await request.body())
+    if refused is not None:
+        return refused
     request.state.a2a_caller = caller
     request.state.a2a_agent = agent
-    return await _dispatcher(runtime).handle_requests(request)  # type: ignore[no-any-return]
+    return wire_safe(await _dispatcher(runtime).handle_requests(request))
+
+
+def wire_safe(response: Response) -> Response:
+    """``response`` masked by the redaction policy: a JSON body decoded, masked and
+    encoded again; a stream's events (each a whole JSON-RPC response) masked one by one.
+    What the handler answers comes from the store, masked at rest; this holds for
+    whatever else an answer may quote."""
+    import json
+
+    from starlette.responses import JSONResponse
+
+    from toolang_core import redact
+
+    if isinstance(response, JSONResponse):
+        data = json.loads(bytes(response.body))
+        masked = redact(data)
+        if masked == data:
+            return response
+        headers = {
+            k: v for k, v in response.headers.items() if k not in ("content-length", "content-type")
+        }
+        return JSONResponse(masked, status_code=response.status_code, headers=headers)
+    events = getattr(response, "body_iterator", None)
+    if events is not None:
+        response.body_iterator = _masked_events(events)  # type: ignore[attr-defined]
+    return response
+
+
+async def _masked_events(events: Any) -> Any:
+    """The SSE events of a streamed answer (sse-starlette's ``{"data": json, …}``
+    items), each one's data masked."""
+    import json
+
+    from toolang_core import redact
+
+    async for event in events:
+        sent = event
+        if isinstance(event, dict) and isinstance(event.get("data"), str):
+            try:
+                data = json.loads(event["data"])
+            except ValueError:
+                data = None
+            if data is not None:
+                masked = redact(data)
+                if masked != data:
+                    sent = {**event, "data": json.dumps(masked, ensure_ascii=False)}
+        yield sent
+
+
+def _refused_before_dispatch(request: Request, body: bytes) -> Response | None:
+    """The protocol's answer to what a2a-sdk's dispatcher would answer wrongly, or
+    ``None`` to dispatch.
+
+    * A body nested past the JSON decoder's depth: JSON-RPC's parse error (-32700) with
+      HTTP 400 — the dispatcher turns the decoder's ``RecursionError`` into an internal
+      error (-32603).
+    * A v0.3 method (``message/send``, ``tasks/get`` …) from a client whose
+      ``A2A-Version`` header names another major version: the protocol's
+      ``VersionNotSupportedError`` (-32009), as a ``SendMessage`` gets — the SDK's v0.3
+      adapter reports it as -32603, since v0.3 has no such code; a client that sent the
+      header speaks a version that has it.
+    """
+    import json
+
+    try:
+        data = json.loads(body) if body.strip() else None
+    except RecursionError:
+        return _error(400, -32700, "Parse error: the JSON is nested too deeply to read")
+    except ValueError:
+        return None  # the dispatcher answers it (-32700)
+    if not isinstance(data, dict) or not isinstance(data.get("method"), str):
+        return None
+    version = request.headers.get("a2a-version", "").strip()
+    if "/" not in data["method"] or not version or _speaks_v03(version):
+        return None
+    from a2a.server.request_handlers.response_helpers import build_error_response
+    from a2a.utils import constants
+    from a2a.utils.errors import VersionNotSupportedError
+    from starlette.responses import JSONResponse
+
+    request_id = data.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int | None):
+        request_id = None
+    error = VersionNotSupportedError(
+        message=f"A2A version {version!r} is not supported by method {data['method']!r} "
+        f"(an A2A {constants.PROTOCOL_VERSION_0_3} method); with A2A-Version "
+        f"{constants.PROTOCOL_VERSION_1_0} use its method names (SendMessage, GetTask …)"
+    )
+    return JSONResponse(build_error_response(request_id, error))
+
+
+def _speaks_v03(version: str) -> bool:
+    """Whether a client declaring ``version`` speaks A2A 0.x (the SDK's own rule: the
+    major versions match; ``0.3``, ``0.3.1``)."""
+    major = version.removeprefix("v").split(".", 1)[0]
+    return major.isdigit() and int(major) == 0
 
 
 ROUTES = (

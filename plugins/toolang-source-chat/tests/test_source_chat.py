@@ -459,8 +459,10 @@ def test_chat_prints_the_answer_as_it_streams(toolang_distribution, toolang_home
         entry_points={"toolang": {"scripted": "toolang_core.testing.script_file_plugin"}},
     )
     script = tmp_path / "stream.json"
-    answer = "one two three four five six"
-    script.write_text(json.dumps([{"text": answer, "word_delay": 0.4}]))
+    # Longer than the redaction's hold (64 characters): masked text comes a few words
+    # behind the model, so a shorter answer would arrive whole at the end.
+    answer = " ".join(f"word{i}" for i in range(24))
+    script.write_text(json.dumps([{"text": answer, "word_delay": 0.15}]))
     toolang_home.write_config(AGENT)
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
     env.update(

@@ -68,6 +68,13 @@ async def add_task(request: Any) -> dict[str, Any]:
         raise HttpError(
             400, "the body is not JSON", field="body", expected="a JSON object"
         ) from None
+    except RecursionError:  # nested past the JSON decoder's depth
+        raise HttpError(
+            400,
+            "the body's JSON is nested too deeply to read",
+            field="body",
+            expected="a JSON object of title, body and ref",
+        ) from None
     if not isinstance(data, dict):
         raise HttpError(400, "the body is not an object", field="body", expected="a JSON object")
     unknown = sorted(set(data) - {"title", "body", "ref"})

@@ -334,8 +334,107 @@ BEGIN
 END $$;
 """
 
+M003_PARKED_TURNS_GIVE_THEIR_SLOT_BACK = """
+-- A turn awaiting a person's decision holds no slot of its group's max_running: the
+-- claim counts running and canceling turns only (its thread stays busy: running_id).
+-- A parked turn takes a slot again through resume_parked, under the same group lock.
+CREATE OR REPLACE FUNCTION {s}.claim(
+    p_run text, p_limit integer, p_now double precision, p_lease double precision,
+    p_cap_groups text[], p_caps integer[], p_only text[]
+) RETURNS SETOF {s}.turn_requests LANGUAGE plpgsql AS $$
+DECLARE
+    v_locked text[] := '{{}}';
+    v_budget integer[] := '{{}}';
+    v_excluded text[] := '{{}}';
+    v_tried text[] := '{{}}';
+    v_claimed integer := 0;
+    v_found boolean;
+    v_group text;
+    v_at integer;
+    v_running bigint;
+    c record;
+    r {s}.turn_requests;
+BEGIN
+    IF p_limit <= 0 THEN
+        RETURN;
+    END IF;
+    -- Group budgets. Counting running turns inside a claim races (two claimers both
+    -- see cap - 1), so each capped group with a ready head is locked first, in name
+    -- order (claimers never wait on each other in a cycle), and counted after its lock,
+    -- in a statement of its own: a fresh snapshot that sees every claim of the group
+    -- committed before ours. Only a claim starts turns, and it holds the lock until it
+    -- commits; finishing never needs the lock (it only lowers the count).
+    FOR v_group IN
+        SELECT g FROM unnest(p_cap_groups) AS g
+        WHERE EXISTS (SELECT 1 FROM {s}.threads t
+                      WHERE t.thread_group = g AND t.running_id IS NULL
+                        AND t.head_id IS NOT NULL AND t.head_not_before <= p_now)
+        ORDER BY g
+    LOOP
+        PERFORM pg_advisory_xact_lock({run_key}, hashtext(v_group));
+        SELECT count(*) INTO v_running FROM {s}.turn_requests
+         WHERE thread_group = v_group AND status IN ('running', 'canceling');
+        v_at := array_position(p_cap_groups, v_group);
+        v_locked := v_locked || v_group;
+        v_budget := v_budget || (p_caps[v_at] - v_running)::integer;
+        IF p_caps[v_at] - v_running <= 0 THEN
+            v_excluded := v_excluded || v_group;
+        END IF;
+    END LOOP;
+    -- A capped group that had no ready head a moment ago waits for the next claim.
+    v_excluded := v_excluded
+        || ARRAY(SELECT g FROM unnest(p_cap_groups) AS g WHERE g <> ALL (v_locked));
+    LOOP
+        v_found := false;
+        FOR c IN
+            SELECT t.thread_id, t.thread_group, t.head_id FROM {s}.threads t
+             WHERE t.running_id IS NULL AND t.head_id IS NOT NULL
+               AND t.head_not_before <= p_now
+               AND t.thread_group <> ALL (v_excluded)
+               AND t.thread_id <> ALL (v_tried)
+               AND (p_only IS NULL OR t.head_id = ANY (p_only))
+             ORDER BY t.head_rank, t.head_seq
+             LIMIT p_limit - v_claimed + 8
+        LOOP
+            v_found := true;
+            v_tried := v_tried || c.thread_id;
+            CONTINUE WHEN c.thread_group = ANY (v_excluded);
+            -- Lock the thread (skipping one another claimer or writer holds) and check
+            -- it again on its newest version. The join with the head request matters:
+            -- when the row changed after this statement's snapshot, the re-check sees
+            -- the new row but the old request rows, so a changed head fails the join
+            -- and the thread is skipped instead of being started without its turn.
+            PERFORM 1 FROM {s}.threads t
+              JOIN {s}.turn_requests j ON j.id = t.head_id AND j.status = 'queued'
+             WHERE t.thread_id = c.thread_id AND t.running_id IS NULL
+               AND t.head_id = c.head_id AND t.head_not_before <= p_now
+               FOR UPDATE OF t SKIP LOCKED;
+            CONTINUE WHEN NOT FOUND;
+            UPDATE {s}.turn_requests
+               SET status = 'running', attempt = attempt + 1, lease_owner = p_run,
+                   lease_expires = p_now + p_lease, started_at = p_now, updated_at = p_now
+             WHERE id = c.head_id AND status = 'queued'
+            RETURNING * INTO r;
+            CONTINUE WHEN NOT FOUND;
+            RETURN NEXT r;
+            v_claimed := v_claimed + 1;
+            v_at := array_position(v_locked, c.thread_group);
+            IF v_at IS NOT NULL THEN
+                v_budget[v_at] := v_budget[v_at] - 1;
+                IF v_budget[v_at] <= 0 THEN
+                    v_excluded := v_excluded || c.thread_group;
+                END IF;
+            END IF;
+            EXIT WHEN v_claimed >= p_limit;
+        END LOOP;
+        EXIT WHEN v_claimed >= p_limit OR NOT v_found;
+    END LOOP;
+END $$;
+"""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("m001_runtime", M001_RUNTIME),
     ("m002_threads_have_owners", M002_THREADS_HAVE_OWNERS),
+    ("m003_parked_turns_give_their_slot_back", M003_PARKED_TURNS_GIVE_THEIR_SLOT_BACK),
 )
 """``(name, SQL template)`` in order."""

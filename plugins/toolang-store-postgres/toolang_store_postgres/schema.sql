@@ -1,7 +1,7 @@
 -- The PostgreSQL execution store's schema (migration set 'toolang-store-postgres'),
 -- as its migrations build it. Generated: refresh with
 --   TOOLANG_PG_DSN=postgresql://… python -m toolang_store_postgres.snapshot --write
--- Migrations: m001_runtime, m002_threads_have_owners
+-- Migrations: m001_runtime, m002_threads_have_owners, m003_parked_turns_give_their_slot_back
 
 CREATE TABLE records (
     kind text NOT NULL,
@@ -168,7 +168,7 @@ BEGIN
     LOOP
         PERFORM pg_advisory_xact_lock({run_key}, hashtext(v_group));
         SELECT count(*) INTO v_running FROM toolang.turn_requests
-         WHERE thread_group = v_group AND status IN ('running', 'awaiting_approval', 'canceling');
+         WHERE thread_group = v_group AND status IN ('running', 'canceling');
         v_at := array_position(p_cap_groups, v_group);
         v_locked := v_locked || v_group;
         v_budget := v_budget || (p_caps[v_at] - v_running)::integer;

@@ -231,6 +231,27 @@ class PostgresStore(StoreBase):
         params = (status.value, now, turn_id, run_id, attempt)
         return self._db.rowcount(turns.SET_ACTIVE_SQL, params) == 1
 
+    def resume_parked(
+        self, turn_id: str, *, run_id: str, attempt: int, cap: int | None, now: float
+    ) -> bool | None:
+        def resume(c: Conn) -> bool | None:
+            row = c.execute(self.names(turns.PARKED_GROUP_SQL), (turn_id, run_id, attempt))
+            parked = row.fetchone()
+            if parked is None:
+                return None
+            if cap is not None:
+                # The claims of this group count and start under this lock: one of
+                # them and this resume never both take the last slot.
+                c.execute(self.names(turns.GROUP_LOCK_SQL), (parked[0],))
+                holding = c.execute(self.names(turns.HOLDING_IN_GROUP_SQL), (parked[0],))
+                count = holding.fetchone()
+                if count is not None and count[0] >= cap:
+                    return False
+            c.execute(self.names(turns.RESUME_SQL), (now, turn_id))
+            return True
+
+        return self._db.tx(resume)
+
     def finish_turns(self, items: Sequence[Finish]) -> list[bool]:
         def write(c: Conn) -> list[bool]:
             ids = [i.turn_id for i in items]
@@ -403,9 +424,11 @@ class PostgresStore(StoreBase):
         return [GroupCount(g, TurnStatus(s), n) for g, s, n in rows]
 
     def group_load(self) -> dict[str, tuple[int, int]]:
-        """``group -> (running, queued)``, counted on the partial indexes of open requests."""
+        """``group -> (running, queued)``, counted on the partial indexes of open requests
+        (running: the turns holding a slot; a turn awaiting approval holds none)."""
         rows = self._db.all(
-            "SELECT thread_group, sum((status <> 'queued')::int), sum((status = 'queued')::int) "
+            "SELECT thread_group, sum((status IN ('running', 'canceling'))::int), "
+            "sum((status = 'queued')::int) "
             "FROM {s}.turn_requests WHERE status = 'queued' OR status IN {active} "
             "GROUP BY thread_group"
         )

@@ -152,6 +152,18 @@ WHERE id = %(turn)s AND lease_owner = %(run)s AND attempt = %(attempt)s AND stat
 """Shutdown hands a turn back with its attempt counted, as a crash would (``RECOVER_SQL``):
 a turn requeued at every stop must still reach the attempt bound."""
 
+PARKED_GROUP_SQL = (
+    "SELECT thread_group FROM {s}.turn_requests WHERE id = %s AND lease_owner = %s "
+    "AND attempt = %s AND status = 'awaiting_approval' FOR UPDATE"
+)
+GROUP_LOCK_SQL = "SELECT pg_advisory_xact_lock({run_key}, hashtext(%s))"
+"""The lock a claim of a capped group holds while it counts and starts turns."""
+HOLDING_IN_GROUP_SQL = (
+    "SELECT count(*) FROM {s}.turn_requests WHERE thread_group = %s "
+    "AND status IN ('running', 'canceling')"
+)
+RESUME_SQL = "UPDATE {s}.turn_requests SET status = 'running', updated_at = %s WHERE id = %s"
+
 SET_ACTIVE_SQL = (
     "UPDATE {s}.turn_requests SET status = %s, updated_at = %s WHERE id = %s "
     "AND lease_owner = %s AND attempt = %s AND status IN ('running', 'awaiting_approval')"

@@ -296,6 +296,15 @@ class SQLiteStore(StoreBase):
         )
         return cursor.rowcount == 1
 
+    def resume_parked(
+        self, turn_id: str, *, run_id: str, attempt: int, cap: int | None, now: float
+    ) -> bool | None:
+        cursor = self._write_one(turns.RESUME_PARKED_SQL, (now, turn_id, run_id, attempt, cap))
+        if cursor.rowcount == 1:
+            return True
+        parked = self._conn.execute(turns.PARKED_SQL, (turn_id, run_id, attempt)).fetchone()
+        return False if parked is not None else None
+
     def finish_turns(self, items: Sequence[Finish]) -> list[bool]:
         if not any(item.records for item in items):
             return self._tx(lambda c: finishing.finish_many(c, items))

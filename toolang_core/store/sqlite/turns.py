@@ -90,8 +90,25 @@ HISTORY_SQL = (
 )
 """A thread's earlier turns, newest first: only what a prompt's history reads of them."""
 ACTIVE_IN_THREAD_SQL = f"SELECT id FROM turn_requests WHERE thread_id = ? AND {active()}"
+HOLDS_A_SLOT = "status <> 'awaiting_approval'"
+"""Of the active turns, those holding a slot of their group: a turn parked on a person's
+decision gives its slot back (its thread stays busy)."""
 RUNNING_BY_GROUP_SQL = (
-    f"SELECT thread_group, count(*) FROM turn_requests WHERE {active()} GROUP BY thread_group"
+    f"SELECT thread_group, count(*) FROM turn_requests WHERE {active()} AND {HOLDS_A_SLOT} "
+    "GROUP BY thread_group"
+)
+RESUME_PARKED_SQL = (
+    "UPDATE turn_requests SET status = 'running', updated_at = ?1 "
+    "WHERE id = ?2 AND lease_owner = ?3 AND attempt = ?4 AND status = 'awaiting_approval' "
+    "AND (?5 IS NULL OR (SELECT count(*) FROM turn_requests h "
+    f"WHERE h.thread_group = turn_requests.thread_group AND {active('h')} "
+    "AND h.status <> 'awaiting_approval') < ?5)"
+)
+"""A parked turn takes a slot of its group again, if the group has one free (one
+statement: the count and the change are one write)."""
+PARKED_SQL = (
+    "SELECT 1 FROM turn_requests WHERE id = ? AND lease_owner = ? AND attempt = ? "
+    "AND status = 'awaiting_approval'"
 )
 # A group's queued requests: its threads that have a head, then each one's queue (no
 # index by group is kept for this: it would cost every submit and claim, and only an

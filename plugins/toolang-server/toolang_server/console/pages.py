@@ -26,6 +26,7 @@ from toolang_core import (
     TurnFilter,
     TurnStatus,
     check_thread,
+    redact,
 )
 from toolang_server import api_catalog
 from toolang_server.api_turns import get_turn, not_yours, visible
@@ -90,7 +91,8 @@ def render(request: Request, template: str, section: str, title: str, **values: 
         title=title,
         section=section,
         pending_approvals=_pending_count(runtime, caller),
-        **values,
+        # What the store holds is masked already; what a page echoes (a search) may not be.
+        **redact(values),
     )
     return HTMLResponse(html, headers={"Cache-Control": "no-store"})
 
