@@ -190,6 +190,24 @@ class LiveServer:
         timeout = ANSWER_WAIT + 30  # above the longest wait a test asks the server for
         return httpx.Client(base_url=self.url, headers=headers, timeout=timeout, **kw)  # type: ignore[arg-type]
 
+    def printed_sign_in_link(self) -> str:
+        """The one-time sign-in link ``toolang run`` printed."""
+        import re
+
+        found = re.search(r"toolang server: sign in: (\S+)", (self.home / "server.log").read_text())
+        assert found, (self.home / "server.log").read_text()
+        return found.group(1)
+
+    def new_sign_in_link(self) -> str:
+        """A fresh one-time sign-in link, as `toolang console` makes one."""
+        from toolang_server.signin import sign_in_url
+
+        credential = (self.home / ".toolang" / "credential").read_text().strip()
+        return sign_in_url(self.url, credential)
+
+    def operator_credential(self) -> str:
+        return (self.home / ".toolang" / "credential").read_text().strip()
+
     def stop(self) -> str:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
