@@ -246,9 +246,10 @@ async def turn_events_route(request: Request) -> Response:
 
 
 async def cancel_turn(request: Request) -> Response:
-    """Cancel a turn request (queued: at once; running: it winds down). A caller
-    without a credential may cancel only what it submitted itself; anything else
-    needs a signed-in person."""
+    """Cancel a turn request (queued: at once; running: it winds down).
+
+    A caller without a credential may cancel only what it submitted itself; anything
+    else needs a signed-in person."""
     runtime, caller = runtime_of(request), caller_of(request)
     turn = get_turn(runtime, caller, request.path_params["turn_id"])
     who = caller.principal

@@ -103,7 +103,7 @@ async def wait_run(request: Request) -> Response:
 
 
 async def cancel_run(request: Request) -> Response:
-    """Cancel a task run (and the runs it spawned); a signed-in person only."""
+    """Cancel a task run and the runs it spawned (a signed-in person only)."""
     runtime, caller = runtime_of(request), caller_of(request)
     run_id = request.path_params["run_id"]
     who = require_person(request, caller, "cancelling a task run")
@@ -191,14 +191,16 @@ async def _decide(request: Request, approved: bool) -> Response:
 
 
 async def approve(request: Request) -> Response:
-    """Approve a pending tool call (a signed-in person only): it runs and its turn
-    resumes."""
+    """Approve a pending tool call (a signed-in person only): it runs, its turn resumes.
+
+    Loopback alone is no person: a caller without a credential gets 401."""
     return await _decide(request, True)
 
 
 async def deny(request: Request) -> Response:
-    """Deny a pending tool call (a signed-in person only): the model is told, and the
-    turn goes on."""
+    """Deny a pending tool call (a signed-in person only): the model is told.
+
+    The turn goes on; loopback alone is no person: without a credential, 401."""
     return await _decide(request, False)
 
 

@@ -16,6 +16,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from toolang_server.auth import RateLimited, client_of, is_operator_credential, owner_for_token
 from toolang_server.console.pages import ENV
+from toolang_server.http import caller_of
 from toolang_server.settings import OPERATOR
 from toolang_server.signin import Session, SignInRefused
 
@@ -123,7 +124,21 @@ async def logout(request: Request) -> Response:
     return response
 
 
+async def whoami(request: Request) -> dict[str, object]:
+    """Who is calling: owner (null: the operator), sender, and the signed-in principal.
+
+    ``principal`` is null for a caller who is no person (no credential, on loopback)."""
+    caller = caller_of(request)
+    return {
+        "owner": caller.owner,
+        "sender": caller.sender,
+        "principal": caller.principal,
+        "person": caller.principal is not None,
+    }
+
+
 def register(register_route: RegisterRoute) -> None:
+    register_route("/api/session", whoami)
     register_route("/login", login_page, auth=False)
     register_route("/login", login, methods=("POST",), auth=False)
     register_route("/logout", logout, methods=("POST",), auth=False)
