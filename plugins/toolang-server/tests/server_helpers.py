@@ -162,6 +162,13 @@ def toolang_approve_tool_call(call, ctx):
 
 TOKENS = {"alice": "alice-token-0123456789", "bob": "bob-token-0123456789abc"}
 
+TOKEN_CONFIG = f"""
+[plugins.server.tokens]
+alice = "{TOKENS["alice"]}"
+bob = "${{BOB_TOKEN}}"
+"""
+"""The two owners' tokens (bob's from the environment: ``BOB_TOKEN``)."""
+
 BASE_CONFIG = """
 [runtime]
 executor = "agent"

@@ -9,8 +9,7 @@ from __future__ import annotations
 import time
 
 import httpx
-from conftest import TOKEN_CONFIG
-from server_helpers import TOKENS, open_runtime_store, spawn_run, wait_for
+from server_helpers import TOKEN_CONFIG, TOKENS, open_runtime_store, spawn_run, wait_for
 
 from toolang_core import ApprovalBook, NewTurnRequest
 
