@@ -44,6 +44,9 @@ CHECK_KIND: Final = "toolang.approval.key"
 """Record kind holding the fingerprint of the key a store's decisions are sealed with."""
 SEAL_VERSION: Final = "v1"
 _FINGERPRINT_LABEL: Final = b"toolang approval key fingerprint"
+_ENCODE: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+"""Built once (``json.dumps`` with options builds an encoder per call): a waiting turn
+and every list of requests check seals."""
 
 
 class ApprovalKeyError(ToolangError):
@@ -69,7 +72,7 @@ class ApprovalKey:
 
     def seal(self, fields: Sequence[Any]) -> str:
         """The seal of ``fields`` (JSON-encodable values, in a fixed order)."""
-        text = json.dumps(list(fields), separators=(",", ":"), ensure_ascii=False)
+        text = _ENCODE(list(fields))
         digest = hmac.new(self.secret, text.encode(), hashlib.sha256).hexdigest()
         return f"{SEAL_VERSION}:{digest}"
 
