@@ -264,7 +264,8 @@ def test_thread_grants_can_be_listed_and_revoked(tmp_path):
     book.grant("cli:a", "touch", by="alice")
     book.grant("cli:b", "touch", by="alice")
     assert book.granted("cli:a", "touch")
-    assert book.grants("cli:a") == [{"thread_id": "cli:a", "tool": "touch", "by": "alice"}]
+    (grant,) = book.grants("cli:a")
+    assert grant == {"thread_id": "cli:a", "tool": "touch", "by": "alice", "at": grant["at"]}
     assert book.revoke("cli:a", "touch") is True
     assert book.revoke("cli:a", "touch") is False
     assert not book.granted("cli:a", "touch")

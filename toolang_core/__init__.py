@@ -47,6 +47,11 @@ if TYPE_CHECKING:
         EnvStr as EnvStr,
         Secret as Secret,
     )
+    from toolang_core.credential import (
+        CredentialError as CredentialError,
+        cli_principal as cli_principal,
+        read_credential as read_credential,
+    )
     from toolang_core.doctor import (
         DoctorCheck as DoctorCheck,
     )
@@ -171,6 +176,11 @@ if TYPE_CHECKING:
         TaskRunTranscript as TaskRunTranscript,
         TranscriptEvent as TranscriptEvent,
     )
+    from toolang_core.tools.approval_seal import (
+        ApprovalKey as ApprovalKey,
+        ApprovalKeyError as ApprovalKeyError,
+        ApprovalKeyFile as ApprovalKeyFile,
+    )
     from toolang_core.tools.approvals import (
         Approval as Approval,
         ApprovalBook as ApprovalBook,
@@ -231,6 +241,9 @@ _LAZY = {
     "Secret": "toolang_core.config.types",
     "find_config": "toolang_core.config.loader",
     "load_config": "toolang_core.config.loader",
+    "CredentialError": "toolang_core.credential",
+    "cli_principal": "toolang_core.credential",
+    "read_credential": "toolang_core.credential",
     "DoctorCheck": "toolang_core.doctor",
     "ConfigError": "toolang_core.errors",
     "PluginError": "toolang_core.errors",
@@ -299,6 +312,9 @@ _LAZY = {
     "TaskRunStatus": "toolang_core.taskruns.types",
     "TaskRunTranscript": "toolang_core.taskruns.types",
     "TranscriptEvent": "toolang_core.taskruns.types",
+    "ApprovalKey": "toolang_core.tools.approval_seal",
+    "ApprovalKeyError": "toolang_core.tools.approval_seal",
+    "ApprovalKeyFile": "toolang_core.tools.approval_seal",
     "Approval": "toolang_core.tools.approvals",
     "ApprovalBook": "toolang_core.tools.approvals",
     "ApprovalError": "toolang_core.tools.approvals",

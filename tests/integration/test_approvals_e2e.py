@@ -123,7 +123,7 @@ def test_approved_from_another_process_the_turn_completes_and_the_file_exists(se
         ("execute", "ok", None),
     ]
     granted = next(s for s in chain if s["verdict"] == "granted")
-    assert granted["detail"] == f"approved by {getpass.getuser()}"
+    assert granted["detail"] == f"approved by cli:{getpass.getuser()}"
     # After execute, every plugin `toolang hooks` reports at a post stage ran, and none
     # failed; with every plugin installed (the integration env), every stage is there.
     after = chain[[s["stage"] for s in chain].index("execute") + 1 :]
@@ -140,7 +140,7 @@ def test_approved_from_another_process_the_turn_completes_and_the_file_exists(se
     (decided,) = home.json("approvals", "list", "--all")
     assert (decided["status"], decided["decided_by"], decided["reason"]) == (
         "approved",
-        getpass.getuser(),
+        f"cli:{getpass.getuser()}",
         "looks right",
     )
 
@@ -165,7 +165,7 @@ def test_denied_from_another_process_the_model_is_told_and_no_file_is_written(se
         "denied",
     ]
     assert "execute" not in [s["stage"] for s in step["data"]["chain"]]
-    expected = f"{getpass.getuser()} denied fs_write: not in this folder; it was not run"
+    expected = f"cli:{getpass.getuser()} denied fs_write: not in this folder; it was not run"
     model_calls = [s for s in shown["steps"] if s["kind"] == "model_call"]
     told = model_calls[1]["data"]["messages"][-1]
     assert told["role"] == "tool"

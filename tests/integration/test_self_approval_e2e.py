@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from toolang_core import ApprovalBook
+from toolang_core import ApprovalBook, ApprovalKeyFile
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import NewTurnRequest, SubmitRules
 from toolang_core.testing import make_distribution
@@ -129,7 +129,8 @@ def test_a_tool_running_toolang_approvals_approve_is_refused_and_the_request_sta
     for line in refusals:
         assert "refused to" in line and "started by tool call" in line
         assert "only a person decides approvals" in line
-    book = ApprovalBook(store)
+    # This store was opened by hand: reading decisions needs the key the runtime made.
+    book = ApprovalBook(store, key=ApprovalKeyFile(home / ".toolang" / "approval.key"))
     assert book.get(pending.id).status == "pending"
     assert not book.granted("chat:victim", "fs_write")
 

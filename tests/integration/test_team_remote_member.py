@@ -182,7 +182,7 @@ def test_a_secret_outside_the_allow_list_reaches_no_member_local_or_remote(tmp_p
         (turn,) = [t for t in store.list_turns(TurnFilter(limit=50)) if "OPS-7" in t.input]
     finally:
         store.close()
-    assert turn.owner == "leader-a" and SECRET not in turn.input
+    assert turn.owner == "a2a:leader-a" and SECRET not in turn.input
     for path in (remote.home / ".toolang").glob("toolang.db*"):
         assert SECRET.encode() not in path.read_bytes(), path
     for run in runs:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from toolang_core.cli.state import CliState, pass_state
 from toolang_core.errors import UsageError
+
+if TYPE_CHECKING:
+    from toolang_core.config.model import ToolangConfig
 
 
 @click.command()
@@ -31,17 +35,39 @@ def init(state: CliState, *, path: Path | None, force: bool, exist_ok: bool) -> 
     if target.exists() and not force:
         if exist_ok:
             click.echo(f"keeping {target}")
+            _make_secrets(state, target)
             _path_hint()
             return
         raise UsageError(f"{target} already exists; pass --force to overwrite it")
     policy = state.policy()  # installed and allowed plugins only
     text = starter_config({i.name for i in scan_entry_points() if policy.refusal(i) is None})
-    parse_config(text, file=target, env=state.env)  # the starter must always load
+    config = parse_config(text, file=target, env=state.env)  # the starter must always load
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     click.echo(f"wrote {target}")
+    _make_secrets(state, target, config)
     click.echo("next: `toolang doctor` checks it; `toolang plugins` lists what is installed")
     _path_hint()
+
+
+def _make_secrets(state: CliState, target: Path, config: ToolangConfig | None = None) -> None:
+    """Make the operator's credential and the approval key in the home (mode 0600,
+    kept when they exist); a configuration that does not load is left to the commands
+    that use it to report."""
+    from toolang_core.config.loader import load_config
+    from toolang_core.credential import ensure_credential
+    from toolang_core.errors import ConfigError
+    from toolang_core.tools.approval_seal import ApprovalKeyFile
+
+    if config is None:
+        try:
+            config = load_config(target, env=state.env)
+        except ConfigError:
+            return
+    ensure_credential(config.credential_path)
+    key = ApprovalKeyFile(config.approval_key_path)
+    if not key.exists():
+        key.create()
 
 
 def _path_hint() -> None:

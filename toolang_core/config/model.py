@@ -216,6 +216,16 @@ class MemoryConfig:
 
 
 @attrs.frozen
+class ApprovalsConfig:
+    """``[approvals]``: ``key_file`` is the secret that seals every approval decision
+    (default ``<home>/approval.key``, made with mode 0600 on first use). Every runtime
+    sharing one store (PostgreSQL across machines) must point at the same key: a
+    runtime whose key is missing or differs from the store's refuses to start."""
+
+    key_file: Path | None = None
+
+
+@attrs.frozen
 class ToolangConfig:
     """A whole ``toolang.toml``.
 
@@ -237,6 +247,20 @@ class ToolangConfig:
     models: ModelsConfig = ModelsConfig()
     tools: ToolsConfig = ToolsConfig()
     memory: MemoryConfig = MemoryConfig()
+    approvals: ApprovalsConfig = ApprovalsConfig()
+
+    @property
+    def approval_key_path(self) -> Path:
+        """The approval key file (``[approvals] key_file``, default
+        ``<home>/approval.key``): a secret, hidden from tool programs like the home."""
+        key_file = self.approvals.key_file
+        return key_file if key_file is not None else self.home / "approval.key"
+
+    @property
+    def credential_path(self) -> Path:
+        """The operator's credential (``<home>/credential``): whoever reads it acts as
+        the person who runs this runtime (CLI decisions, console sign-in links)."""
+        return self.home / "credential"
 
     @property
     def store_path(self) -> Path:

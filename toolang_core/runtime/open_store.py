@@ -49,4 +49,43 @@ def open_store(
         settings=(plugin_settings or {}).get(registration.plugin),
     )
     factory = cast("StoreFactory", registration.factory)
-    return factory(context, read_only=read_only)
+    store = factory(context, read_only=read_only)
+    # The key that seals approval decisions goes with the store (read on first use);
+    # a writable open checks it is the store's key (made on a new store's first open),
+    # and makes the operator's credential beside it when there is none.
+    from toolang_core.credential import ensure_credential
+    from toolang_core.tools.approval_seal import ApprovalKeyFile
+
+    store.approval_key = ApprovalKeyFile(config.approval_key_path)  # type: ignore[attr-defined]
+    if not read_only:
+        try:
+            ensure_credential(config.credential_path)
+            check_approval_key(store)
+        except BaseException:
+            store.close()
+            raise
+    return store
+
+
+def check_approval_key(store: ExecutionStore) -> None:
+    """Make sure decisions on ``store`` can be told from forged ones: its approval key
+    exists (made, mode 0600, when neither it nor the store's fingerprint does) and is
+    the one the store has seen before.
+
+    :raises ApprovalKeyError: the store's decisions are sealed with another key, or
+        with one this runtime cannot find (another node's key file is missing here).
+    """
+    import time
+
+    import structlog
+
+    from toolang_core.tools.approval_seal import ensure_approval_key
+    from toolang_core.tools.approvals import ApprovalBook
+
+    source = store.approval_key  # type: ignore[attr-defined]
+    key, first = ensure_approval_key(source, store, now=time.time())
+    if first:
+        adopted = ApprovalBook(store, key=key).adopt_history()
+        structlog.get_logger("toolang.runtime").info(
+            "approval.key_recorded", fingerprint=key.fingerprint, adopted_decisions=adopted
+        )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -25,6 +25,9 @@ from toolang_core.store.types import (
     TurnRequest,
     TurnStatus,
 )
+
+if TYPE_CHECKING:
+    from toolang_core.tools.approval_seal import ApprovalKeyFile
 
 
 @attrs.frozen
@@ -88,6 +91,11 @@ def insert_each(steps: Sequence[StepRecord], insert: StepInsert) -> list[StepRec
 
 class StoreBase(ABC):
     """Claims, finishes and plugin records around a backend's primitives."""
+
+    approval_key: ApprovalKeyFile | None = None
+    """Where the key that seals approval decisions is, bound by the runtime that opened
+    this store (:func:`~toolang_core.runtime.open_store.open_store`); an
+    :class:`~toolang_core.tools.approvals.ApprovalBook` over the store uses it."""
 
     def record_steps(self, steps: Sequence[StepRecord], *, run_id: str) -> list[StepRecord] | None:
         """Store several steps of one turn in one fenced transaction: all, or (fenced

@@ -9,6 +9,12 @@ own calls through the commands it may run. Requests are records of the execution
 store, keyed by turn and call id: a turn resumed after a crash finds the request — and
 its decision, if one was made meanwhile — instead of asking again. A request whose
 turn ends (canceled, timed out, failed) becomes ``expired`` at once.
+
+Every decision and every standing grant is sealed with the runtime's approval key
+(:mod:`toolang_core.tools.approval_seal`); one whose seal does not check — written
+straight into the store by someone without the key — is ignored (the request reads as
+pending, the grant as absent) and logged as ``approval.decision_forged`` /
+``approval.grant_forged``. The check lives here, so every store backend honours it.
 """
 
 from __future__ import annotations
@@ -23,12 +29,17 @@ from typing import Any, Literal
 
 import attrs
 import cattrs
+import structlog
 
 from toolang_core.errors import ToolangError
 from toolang_core.ids import new_id
+from toolang_core.redaction import redact_text
 from toolang_core.store.errors import RecordConflict
 from toolang_core.store.protocol import ExecutionStore
+from toolang_core.tools.approval_seal import ApprovalKey, ApprovalKeyError, ApprovalKeyFile, when
 from toolang_core.tools.types import Denied, Granted
+
+log = structlog.get_logger("toolang.approvals")
 
 KIND = "toolang.approval"
 BY_ID_KIND = "toolang.approval.id"
@@ -100,22 +111,106 @@ class Approval:
     decided_by: str | None = None
     reason: str | None = None
     always: bool = False
+    seal: str | None = None
+    """The approval key's seal over the decision (``None`` while pending)."""
+
+    def sealed_fields(self) -> tuple[Any, ...]:
+        """What the seal covers: the request, the tool call it is for, the decision."""
+        return (
+            "approval",
+            self.id,
+            self.key,
+            self.tool,
+            self.params_hash,
+            self.thread_id,
+            self.status,
+            self.always,
+            self.decided_by,
+            when(self.decided_at),
+            self.reason,
+        )
+
+    def pending(self) -> Approval:
+        """This request with no decision on it."""
+        return attrs.evolve(
+            self,
+            status="pending",
+            decided_at=None,
+            decided_by=None,
+            reason=None,
+            always=False,
+            seal=None,
+        )
+
+
+def _grant_fields(thread_id: str, tool: str, by: object, at: object) -> tuple[Any, ...]:
+    return ("grant", thread_id, tool, by, when(at) if isinstance(at, int | float) else None)
 
 
 class ApprovalBook:
-    """Create, find, decide and await approval requests in one store."""
+    """Create, find, decide and await approval requests in one store.
 
-    def __init__(self, store: ExecutionStore, *, clock: Callable[[], float] = time.time) -> None:
+    ``key`` seals and checks decisions: by default the approval key the store was
+    opened with (:attr:`~toolang_core.store.base.StoreBase.approval_key`, bound by
+    :meth:`Runtime.open_store <toolang_core.runtime.Runtime.open_store>`). Creating
+    requests and reading pending ones need no key; deciding, expiring and reading a
+    decision do (:class:`ApprovalKeyError` without one)."""
+
+    def __init__(
+        self,
+        store: ExecutionStore,
+        *,
+        key: ApprovalKey | ApprovalKeyFile | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.store = store
         self.clock = clock
+        self._key_source = key if key is not None else getattr(store, "approval_key", None)
+        self._reported: set[tuple[str, str | None]] = set()
+        """Forged records already logged by this book (a wait reads one every poll)."""
+
+    def _key(self) -> ApprovalKey:
+        source = self._key_source
+        if source is None:
+            raise ApprovalKeyError(
+                f"the store {getattr(self.store, 'location', '')!r} was opened without an "
+                "approval key, so decisions can be neither sealed nor checked: open it "
+                "with Runtime.open_store(), or pass ApprovalBook(store, key=...)"
+            )
+        return source if isinstance(source, ApprovalKey) else source.load()
+
+    def _checked(self, approval: Approval) -> Approval:
+        """``approval`` if pending or sealed by our key; else, as forged, pending."""
+        if approval.status == "pending" or self._key().verify(
+            approval.sealed_fields(), approval.seal
+        ):
+            return approval
+        if (approval.id, approval.seal) in self._reported:
+            return approval.pending()
+        self._reported.add((approval.id, approval.seal))
+        log.warning(
+            "approval.decision_forged",
+            approval=approval.id,
+            turn=approval.turn_id,
+            tool=approval.tool,
+            claimed_status=approval.status,
+            claimed_by=redact_text(str(approval.decided_by)),
+            note="its seal does not check with the approval key: ignored, still pending",
+        )
+        return approval.pending()
+
+    def _sealed(self, approval: Approval) -> Approval:
+        return attrs.evolve(approval, seal=self._key().seal(approval.sealed_fields()))
 
     def _load(self, key: str) -> tuple[Approval, int] | None:
         record = self.store.get_record(KIND, key)
         if record is None:
             return None
-        return _converter.structure(dict(record.data), Approval), record.revision
+        return self._checked(_converter.structure(dict(record.data), Approval)), record.revision
 
     def _save(self, approval: Approval, revision: int) -> Approval:
+        if approval.status != "pending":
+            approval = self._sealed(approval)
         self.store.put_record(
             KIND,
             approval.key,
@@ -185,7 +280,8 @@ class ApprovalBook:
 
     def list(self, status: Status | None = None) -> list[Approval]:
         approvals = [
-            _converter.structure(dict(r.data), Approval) for r in self.store.list_records(KIND)
+            self._checked(_converter.structure(dict(r.data), Approval))
+            for r in self.store.list_records(KIND)
         ]
         if status is not None:
             approvals = [a for a in approvals if a.status == status]
@@ -202,11 +298,17 @@ class ApprovalBook:
     ) -> Approval:
         """Record a decision. ``always`` also grants the tool on the request's thread.
 
+        ``by`` names who decided, as the door that checked them says (``cli:<os
+        user>``, ``console:<owner>``, ``token:<owner>`` …): only people decide, and each
+        door checks that one is there before calling this.
+
         :raises DecisionFromTool: when called from a process a tool started (the
             request stays pending).
+        :raises ApprovalKeyError: when there is no approval key to seal the decision.
         :raises ApprovalError: when the request is unknown or no longer pending.
         """
         refuse_tool_processes(f"{'approve' if approved else 'deny'} {approval_id}")
+        self._key()  # no key, no decision: before anything is written
         approval = self.get(approval_id)
         found = self._load(approval.key)
         assert found is not None
@@ -289,22 +391,76 @@ class ApprovalBook:
     def grant(self, thread_id: str, tool: str, *, by: str) -> None:
         """Grant ``tool`` on ``thread_id`` from now on.
 
-        :raises DecisionFromTool: when called from a process a tool started."""
+        :raises DecisionFromTool: when called from a process a tool started.
+        :raises ApprovalKeyError: when there is no approval key to seal the grant."""
         refuse_tool_processes(f"grant {tool} on thread {thread_id}")
+        now = self.clock()
+        seal = self._key().seal(_grant_fields(thread_id, tool, by, now))
         self.store.put_record(
             GRANT_KIND,
             f"{thread_id}:{tool}",
-            {"thread_id": thread_id, "tool": tool, "by": by},
-            now=self.clock(),
+            {"thread_id": thread_id, "tool": tool, "by": by, "at": now, "seal": seal},
+            now=now,
         )
 
+    def _grant_holds(self, data: Mapping[str, Any]) -> bool:
+        """Whether a grant record is sealed by our key (logged when it is not)."""
+        fields = _grant_fields(
+            str(data.get("thread_id")), str(data.get("tool")), data.get("by"), data.get("at")
+        )
+        if self._key().verify(fields, data.get("seal")):
+            return True
+        log.warning(
+            "approval.grant_forged",
+            thread=redact_text(str(data.get("thread_id"))),
+            tool=redact_text(str(data.get("tool"))),
+            claimed_by=redact_text(str(data.get("by"))),
+            note="its seal does not check with the approval key: ignored",
+        )
+        return False
+
     def granted(self, thread_id: str, tool: str) -> bool:
-        return self.store.get_record(GRANT_KIND, f"{thread_id}:{tool}") is not None
+        """Whether ``tool`` stands granted on ``thread_id`` (by a sealed grant)."""
+        record = self.store.get_record(GRANT_KIND, f"{thread_id}:{tool}")
+        return record is not None and self._grant_holds(record.data)
 
     def grants(self, thread_id: str | None = None) -> builtins.list[dict[str, Any]]:
-        """Standing grants (``approve --always``), of one thread or all: thread, tool, by."""
+        """Standing grants (``approve --always``), of one thread or all: thread, tool,
+        by, at (forged ones left out)."""
         found = [dict(r.data) for r in self.store.list_records(GRANT_KIND)]
-        return [g for g in found if thread_id is None or g["thread_id"] == thread_id]
+        return [
+            {k: v for k, v in g.items() if k != "seal"}
+            for g in found
+            if (thread_id is None or g.get("thread_id") == thread_id) and self._grant_holds(g)
+        ]
+
+    def adopt_history(self) -> int:
+        """Seal the decisions of turns that have ended, made before this store's
+        decisions were sealed (an upgrade); return how many. Called once, when a runtime
+        first records its key's fingerprint in the store. Decisions of turns still
+        waiting and standing grants are never adopted: unsealed, they do not count."""
+        adopted = 0
+        key = self._key()
+        for record in self.store.list_records(KIND):
+            approval = _converter.structure(dict(record.data), Approval)
+            if approval.status == "pending" or approval.seal is not None:
+                continue
+            turn = self.store.get(approval.turn_id)
+            if turn is not None and not turn.status.is_terminal:
+                continue
+            sealed = attrs.evolve(approval, seal=key.seal(approval.sealed_fields()))
+            try:
+                self.store.put_record(
+                    KIND,
+                    approval.key,
+                    _converter.unstructure(sealed),
+                    now=self.clock(),
+                    expect_revision=record.revision,
+                )
+            except RecordConflict:
+                continue
+            adopted += 1
+        return adopted
 
     def revoke(self, thread_id: str, tool: str) -> bool:
         """Withdraw a grant; ``False`` when there was none."""

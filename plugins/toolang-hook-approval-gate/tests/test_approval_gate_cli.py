@@ -110,7 +110,7 @@ def test_approve_records_the_os_user_and_the_reason(toolang_cli, book, ask):
     decided = book.get(request.id)
     assert (decided.status, decided.decided_by, decided.reason, decided.always) == (
         "approved",
-        getpass.getuser(),
+        f"cli:{getpass.getuser()}",
         "fine",
         False,
     )
@@ -135,7 +135,7 @@ def test_deny_records_the_decision_and_its_reason(toolang_cli, book, ask):
     decided = book.get(request.id)
     assert (decided.status, decided.decided_by, decided.reason) == (
         "denied",
-        getpass.getuser(),
+        f"cli:{getpass.getuser()}",
         "too risky",
     )
 

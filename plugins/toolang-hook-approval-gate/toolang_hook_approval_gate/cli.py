@@ -16,16 +16,6 @@ if TYPE_CHECKING:
     from toolang_core import Approval, ApprovalBook, ExecutionStore
 
 
-def decided_by() -> str:
-    """Who decides from this terminal: the OS user."""
-    import getpass
-
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):  # no login name and no passwd entry (some containers)
-        return "unknown user"
-
-
 def _open(state: CliState, *, write: bool) -> ExecutionStore:
     """The configured store; :raises StoreMissing: when nothing has run yet."""
     store = state.open_store(read_only=True)  # never creates a store just to find nothing
@@ -172,11 +162,22 @@ def deny(state: CliState, *, approval_id: str, reason: str | None) -> None:
 def _decide(
     state: CliState, approval_id: str, *, approved: bool, always: bool, reason: str | None
 ) -> None:
-    """Record the decision. :raises ApprovalError: unknown or already decided."""
+    """Record the decision as ``cli:<os user>``, once this terminal showed it is a
+    person's (:func:`toolang_core.cli_principal`: not a tool's process, and able to read
+    the operator's credential).
+
+    :raises CredentialError: no credential to read here (nothing was changed).
+    :raises ApprovalError: unknown or already decided.
+    """
+    from toolang_core import cli_principal
+
+    action = f"{'approve' if approved else 'deny'} {approval_id}"
+    _open(state, write=False).close()  # no store yet: say so first
+    by = cli_principal(state.config.credential_path, action=action)  # before any write
     store = _open(state, write=True)
     try:
         decided = _book(store).decide(
-            approval_id, approved=approved, by=decided_by(), reason=reason, always=always
+            approval_id, approved=approved, by=by, reason=reason, always=always
         )
     finally:
         store.close()

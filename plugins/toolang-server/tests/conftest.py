@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from server_helpers import TOKENS, install_test_plugin, start_server
+from server_helpers import TOKEN_CONFIG, TOKENS, install_test_plugin, start_server
 
 
 @pytest.fixture
@@ -20,13 +20,6 @@ def live_server(toolang_home, toolang_distribution):
     yield start
     for server in started:
         server.stop()
-
-
-TOKEN_CONFIG = f"""
-[plugins.server.tokens]
-alice = "{TOKENS["alice"]}"
-bob = "${{BOB_TOKEN}}"
-"""
 
 
 @pytest.fixture

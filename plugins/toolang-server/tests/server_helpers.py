@@ -172,6 +172,13 @@ def toolang_approve_tool_call(call, ctx):
 
 TOKENS = {"alice": "alice-token-0123456789", "bob": "bob-token-0123456789abc"}
 
+TOKEN_CONFIG = f"""
+[plugins.server.tokens]
+alice = "{TOKENS["alice"]}"
+bob = "${{BOB_TOKEN}}"
+"""
+"""The two owners' tokens (bob's from the environment: ``BOB_TOKEN``)."""
+
 BASE_CONFIG = """
 [runtime]
 executor = "agent"
@@ -199,6 +206,24 @@ class LiveServer:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         timeout = ANSWER_WAIT + 30  # above the longest wait a test asks the server for
         return httpx.Client(base_url=self.url, headers=headers, timeout=timeout, **kw)  # type: ignore[arg-type]
+
+    def printed_sign_in_link(self) -> str:
+        """The one-time sign-in link ``toolang run`` printed."""
+        import re
+
+        found = re.search(r"toolang server: sign in: (\S+)", (self.home / "server.log").read_text())
+        assert found, (self.home / "server.log").read_text()
+        return found.group(1)
+
+    def new_sign_in_link(self) -> str:
+        """A fresh one-time sign-in link, as `toolang console` makes one."""
+        from toolang_server.signin import sign_in_url
+
+        credential = (self.home / ".toolang" / "credential").read_text().strip()
+        return sign_in_url(self.url, credential)
+
+    def operator_credential(self) -> str:
+        return (self.home / ".toolang" / "credential").read_text().strip()
 
     def stop(self) -> str:
         if self.proc.poll() is None:

@@ -179,7 +179,7 @@ def test_a_pending_tool_call_is_approved_over_http_and_the_turn_completes(token_
         decided = alice.post(
             f"/api/approvals/{approval['id']}/approve", json={"reason": "fine"}
         ).json()
-        assert (decided["status"], decided["decided_by"]) == ("approved", "http:alice")
+        assert (decided["status"], decided["decided_by"]) == ("approved", "token:alice")
         again = alice.post(f"/api/approvals/{approval['id']}/deny")
         assert again.status_code == 409 and again.json()["error"]["field"] == "approval_id"
         wait_for(lambda: alice.get(f"/api/turns/{turn_id}").json()["status"] == "completed")
@@ -187,7 +187,7 @@ def test_a_pending_tool_call_is_approved_over_http_and_the_turn_completes(token_
     _runtime, store = open_store(token_server)
     try:
         (stored,) = ApprovalBook(store).list()
-        assert stored.decided_by == "http:alice"
+        assert stored.decided_by == "token:alice"
     finally:
         store.close()
 

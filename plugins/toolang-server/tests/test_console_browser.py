@@ -74,6 +74,12 @@ def console(live_server):
     return live_server(env={"TL_WORD_DELAY": "0.08"})
 
 
+def sign_in(page, link: str) -> None:
+    """Open a one-time sign-in link and wait for the console to show who is signed in."""
+    page.goto(link)
+    page.wait_for_selector("#principal", timeout=WAIT_MS)
+
+
 def test_chat_page_shows_the_answer_streaming_in(console, page, shots):
     open_ready(page, f"{console.url}/chat/web:browser")
     # Longer than the redaction's hold (64 characters), so part of it shows before the end.
@@ -120,6 +126,7 @@ def test_a_tool_call_is_approved_with_the_button_and_the_turn_completes(console,
             },
         ).json()["turn_id"]
         wait_for(lambda: client.get("/api/approvals?status=pending").json(), what="approval")
+        sign_in(page, console.new_sign_in_link())  # only a signed-in person decides
         open_ready(page, f"{console.url}/approvals")
         row = page.locator("#pending-approvals tr[data-approval]")
         assert row.count() == 1
@@ -141,6 +148,53 @@ def test_a_tool_call_is_approved_with_the_button_and_the_turn_completes(console,
     assert "wrote 8 characters to ok.txt" in turn["output"]
     assert (console.home / "out" / "ok.txt").read_text() == "approved"
     shots(page, "approvals-decided")
+
+
+def test_the_console_signs_in_once_with_the_printed_link_and_only_then_approves(
+    console, browser, page, shots
+):
+    with console.client() as client:
+        turn_id = client.post(
+            "/api/turns",
+            json={"input": '/tool guarded_write {"name": "in.txt", "text": "signed"}'},
+        ).json()["turn_id"]
+        (approval,) = wait_for(
+            lambda: client.get("/api/approvals?status=pending").json(), what="approval"
+        )
+        # On this machine but not signed in: no buttons, and the API refuses the decision.
+        open_ready(page, f"{console.url}/approvals")
+        assert page.locator("#sign-in-to-decide").is_visible()
+        assert page.locator("#pending-approvals button.approve").count() == 0
+        shots(page, "approvals-signed-out")
+        refused = client.post(f"/api/approvals/{approval['id']}/approve", json={"always": True})
+        assert refused.status_code == 401, refused.text
+        link = console.printed_sign_in_link()
+        sign_in(page, link)
+        assert page.locator("#principal").text_content() == "console:operator"
+        open_ready(page, f"{console.url}/approvals")
+        page.locator("#pending-approvals button.approve").click()
+        page.wait_for_selector("#pending-approvals", state="detached", timeout=WAIT_MS)
+        (decided,) = client.get("/api/approvals").json()
+        assert (decided["status"], decided["decided_by"]) == ("approved", "console:operator")
+        wait_for(
+            lambda: client.get(f"/api/turns/{turn_id}").json()["status"] == "completed",
+            what="the turn to complete",
+        )
+    assert (console.home / "out" / "in.txt").read_text() == "signed"
+    shots(page, "approvals-signed-in")
+    # The link worked once: another browser opening it again is not signed in.
+    other = browser.new_context()
+    try:
+        again = other.new_page()
+        response = again.goto(link)
+        assert response.status == 401
+        assert "used already" in again.locator(".flash").text_content()
+        assert again.locator("#principal").count() == 0
+    finally:
+        other.close()
+    log = console.stop()
+    assert "server.auth_failed" in log
+    assert link.partition("token=")[2] not in log.replace(link, "")  # printed once, never logged
 
 
 def test_a_trace_page_shows_the_five_stages_in_order(console, page, shots):
@@ -166,6 +220,7 @@ def test_cancelling_a_running_task_run_from_its_page(console, page, shots):
             lambda: client.get(f"/api/task-runs/{run_id}").json()["status"] == "running",
             what="the run to start",
         )
+        sign_in(page, console.new_sign_in_link())  # cancelling needs a signed-in person
         open_ready(page, f"{console.url}/task-runs/{run_id}")
         assert page.locator("#run-status").text_content() == "running"
         shots(page, "task-run")

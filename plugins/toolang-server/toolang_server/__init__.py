@@ -44,12 +44,13 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 @hookimpl
 def toolang_register_routes(register: RegisterRoute) -> None:
     from toolang_server import api_catalog, api_turns, api_work
-    from toolang_server.console import pages
+    from toolang_server.console import pages, signin
 
     api_catalog.register(register)
     api_turns.register(register)
     api_work.register(register)
     pages.register(register)
+    signin.register(register)
 
 
 @hookimpl
@@ -114,6 +115,7 @@ def toolang_deliver_turn(turn: TurnRequest, runtime: Runtime) -> None:
 
 @hookimpl
 def toolang_register_commands(cli: click.Group) -> None:
-    from toolang_server.cli import serve
+    from toolang_server.cli import console, serve
 
     cli.add_command(serve)
+    cli.add_command(console)

@@ -22,6 +22,7 @@ from toolang_core import (
     may_see,
     trace_context_meta,
 )
+from toolang_server.auth import require_person
 from toolang_server.finished import FinishedTurns
 from toolang_server.http import (
     ApiError,
@@ -246,12 +247,18 @@ async def turn_events_route(request: Request) -> Response:
 
 
 async def cancel_turn(request: Request) -> Response:
-    """Cancel a turn request (queued: at once; running: it winds down)."""
-    runtime = runtime_of(request)
-    turn = get_turn(runtime, caller_of(request), request.path_params["turn_id"])
+    """Cancel a turn request (queued: at once; running: it winds down).
+
+    A caller without a credential may cancel only what it submitted itself; anything
+    else needs a signed-in person."""
+    runtime, caller = runtime_of(request), caller_of(request)
+    turn = get_turn(runtime, caller, request.path_params["turn_id"])
+    who = caller.principal
+    if who is None and (turn.sender, turn.owner) != (caller.sender, caller.owner):
+        who = require_person(request, caller, "cancelling work another caller submitted")
     try:
         result = store_of(runtime).cancel(
-            turn.id, now=time.time(), reason=f"canceled by {caller_of(request).sender}"
+            turn.id, now=time.time(), reason=f"canceled by {who or caller.sender}"
         )
     except TurnNotFound:
         raise not_found("turn request", turn.id) from None

@@ -17,6 +17,7 @@ from toolang_core import (
     redact,
 )
 from toolang_server.api_turns import visible
+from toolang_server.auth import require_person
 from toolang_server.http import (
     ApiError,
     Body,
@@ -102,12 +103,13 @@ async def wait_run(request: Request) -> Response:
 
 
 async def cancel_run(request: Request) -> Response:
-    """Cancel a task run (and the runs it spawned)."""
+    """Cancel a task run and the runs it spawned (a signed-in person only)."""
     runtime, caller = runtime_of(request), caller_of(request)
     run_id = request.path_params["run_id"]
+    who = require_person(request, caller, "cancelling a task run")
     try:
         run, changed = await runtime.task_runs.cancel(
-            run_id, owner=caller.owner, reason=f"canceled by {caller.sender}"
+            run_id, owner=caller.owner, reason=f"canceled by {who}"
         )
     except TaskRunNotFound:
         raise _run_not_found(run_id) from None
@@ -151,8 +153,10 @@ async def list_approvals(request: Request) -> Response:
 
 
 async def _decide(request: Request, approved: bool) -> Response:
+    """Record a signed-in person's decision, attributed to their principal."""
     runtime, caller = runtime_of(request), caller_of(request)
     approval_id = request.path_params["approval_id"]
+    who = require_person(request, caller, "approving" if approved else "denying")
     body = Body(
         await read_json(request, request.app.state.settings.max_body_bytes), {"reason", "always"}
     )
@@ -178,9 +182,7 @@ async def _decide(request: Request, approved: bool) -> Response:
             expected="the id of a pending approval (GET /api/approvals)",
         )
     try:
-        decided = book.decide(
-            approval_id, approved=approved, by=caller.sender, reason=reason, always=always
-        )
+        decided = book.decide(approval_id, approved=approved, by=who, reason=reason, always=always)
     except ApprovalError as exc:
         raise ApiError(
             409, str(exc), field="approval_id", expected="an approval request that is still pending"
@@ -189,12 +191,16 @@ async def _decide(request: Request, approved: bool) -> Response:
 
 
 async def approve(request: Request) -> Response:
-    """Approve a pending tool call: it runs and its turn resumes."""
+    """Approve a pending tool call (a signed-in person only): it runs, its turn resumes.
+
+    Loopback alone is no person: a caller without a credential gets 401."""
     return await _decide(request, True)
 
 
 async def deny(request: Request) -> Response:
-    """Deny a pending tool call: the model is told, and the turn goes on."""
+    """Deny a pending tool call (a signed-in person only): the model is told.
+
+    The turn goes on; loopback alone is no person: without a credential, 401."""
     return await _decide(request, False)
 
 

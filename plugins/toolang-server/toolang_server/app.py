@@ -17,15 +17,16 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from toolang_core import HttpError, RouteRegistration, __version__, redact
+from toolang_server.auth import AuthFailures, RateLimited, authenticate, client_of, presented
 from toolang_server.http import (
     MaskedJSON,
-    authenticate,
     check_origin,
     error_response,
     mask_strings,
     to_json,
     too_deep,
 )
+from toolang_server.signin import Sessions
 
 if TYPE_CHECKING:
     from toolang_core import HookFailure, Runtime
@@ -37,16 +38,27 @@ _CONVERTER = re.compile(r"\{(\w+)(:\w+)?\}")
 
 def guarded(route: RouteRegistration, settings: ServerSettings) -> Any:
     """``route``'s endpoint behind the auth rule, with errors as JSON and a plain
-    return value sent as JSON."""
+    return value sent as JSON. A 401 to a request that presented a credential — from
+    any plugin's route — counts as a failed authentication of its client."""
     endpoint = route.endpoint
 
     async def call(request: Request) -> Response:
+        failures: AuthFailures = request.app.state.auth_failures
+        credential = presented(request)
         try:
             check_origin(request, settings)
+            if credential:
+                failures.check(client_of(request))
             if route.auth:
-                request.state.caller = authenticate(request, settings)
+                request.state.caller = authenticate(request, settings, request.app.state.sessions)
             result = await endpoint(request)
+        except RateLimited as exc:
+            refused = error_response(exc.status, exc.message, field=exc.field)
+            refused.headers["Retry-After"] = str(exc.retry_after)
+            return refused
         except HttpError as exc:
+            if exc.status == 401 and credential:
+                failures.fail(client_of(request), path=request.url.path, why=exc.message)
             if request.url.path.startswith("/api"):
                 return error_response(
                     exc.status, exc.message, field=exc.field, expected=exc.expected
@@ -66,7 +78,11 @@ def guarded(route: RouteRegistration, settings: ServerSettings) -> Any:
             return error_response(
                 500, f"internal error in {route.plugin}'s {route.path}: {type(exc).__name__}"
             )
-        return wire_safe(result)
+        response = wire_safe(result)
+        if response.status_code == 401 and credential:
+            why = f"refused by plugin {route.plugin}"
+            failures.fail(client_of(request), path=request.url.path, why=why)
+        return response
 
     call.__name__ = route.name
     return call
@@ -183,6 +199,18 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return error_response(exc.status_code, str(exc.detail))
 
 
+def _credential(runtime: Runtime) -> str | None:
+    """The operator's credential, or ``None`` (logged) when it cannot be read: then
+    only owners' tokens sign in."""
+    from toolang_core import CredentialError, read_credential
+
+    try:
+        return read_credential(runtime.config.credential_path, action="sign the operator in")
+    except CredentialError as exc:
+        log.error("server.no_operator_credential", error=str(exc))
+        return None
+
+
 def build_app(
     runtime: Runtime, settings: ServerSettings
 ) -> tuple[Starlette, list[RouteRegistration], list[HookFailure]]:
@@ -229,6 +257,14 @@ def build_app(
     )
     app.state.runtime = runtime
     app.state.settings = settings
+    app.state.sessions = Sessions(
+        _credential(runtime),
+        link_seconds=settings.sign_in_link_seconds,
+        session_seconds=settings.session_seconds,
+    )
+    app.state.auth_failures = AuthFailures(
+        settings.auth_failure_limit, settings.auth_failure_window_seconds
+    )
     app.state.routes = routes
     app.state.route_failures = failures
     document["paths"]["/api/openapi.json"] = {

@@ -1,4 +1,5 @@
-"""``toolang serve``: the runtime with its HTTP server on, whatever the config says."""
+"""``toolang serve``: the runtime with its HTTP server on, whatever the config says;
+``toolang console``: a new sign-in link to its console."""
 
 from __future__ import annotations
 
@@ -46,3 +47,32 @@ def serve(state: CliState, *, host: str | None, port: int | None, sources: tuple
     root = ctx.find_root()
     run = root.command.get_command(root, "run")  # type: ignore[attr-defined]
     ctx.invoke(run, sources=sources, no_sources=False, until_idle=False, max_running=None)
+
+
+@click.command()
+@pass_state
+def console(state: CliState) -> None:
+    """Print a new one-time sign-in link to the running server's console.
+
+    The link signs its opener in as the operator, once, within [plugins.server]
+    sign_in_link_seconds. Made from the operator's credential in the runtime's home, so
+    only the account running the runtime can make one (never a tool's process).
+    """
+    import time
+
+    from toolang_core import UsageError, cli_principal, read_credential
+    from toolang_server.serve import URL_FILE
+    from toolang_server.signin import sign_in_url
+
+    config = state.config
+    cli_principal(config.credential_path, action="make a console sign-in link")
+    url_file = config.home / URL_FILE
+    try:
+        url = url_file.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        raise UsageError(
+            f"no server is running for {config.home} ({url_file} is missing): start one "
+            "with `toolang run` ([plugins.server] enabled) or `toolang serve`"
+        ) from None
+    credential = read_credential(config.credential_path, action="make a console sign-in link")
+    click.echo(sign_in_url(url, credential, now=time.time()))

@@ -1,4 +1,5 @@
-"""The API's rules in one place: JSON errors, body limits, auth, attribution.
+"""The API's rules in one place: JSON errors, body limits, attribution (who is calling
+is :mod:`toolang_server.auth`'s).
 
 Every 4xx and 5xx the API returns is ``{"error": {"status", "message", "field",
 "expected"}}`` — the field at fault and what was expected, so a program can say what
@@ -8,7 +9,6 @@ is written.
 
 from __future__ import annotations
 
-import hmac
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -18,12 +18,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from toolang_core import HttpError, redact, redact_text
-from toolang_server.settings import ServerSettings, is_loopback
+from toolang_server.settings import ServerSettings
 
 if TYPE_CHECKING:
     from toolang_core import ExecutionStore, Runtime
-
-TOKEN_COOKIE: Final = "toolang_token"
 
 
 class ApiError(HttpError):
@@ -97,50 +95,13 @@ def ok(value: Any, status: int = 200) -> JSONResponse:
 @attrs.frozen
 class Caller:
     """Who is calling: ``owner`` is ``None`` for the local operator (sees all, like the
-    CLI); ``sender`` is what writes are attributed to."""
+    CLI); ``sender`` is what writes are attributed to; ``principal`` names the signed-in
+    person (``token:alice``, ``console:operator`` …), ``None`` for an anonymous caller on
+    this machine, who is no person (see :mod:`toolang_server.auth`)."""
 
     owner: str | None
     sender: str
-
-
-def owner_for_token(settings: ServerSettings, given: str) -> str | None:
-    """The owner whose token ``given`` is (compared in constant time), or ``None``."""
-    found = None
-    for owner, token in settings.tokens.items():
-        if given and hmac.compare_digest(given.encode(), token.reveal().encode()):
-            found = owner
-    return found
-
-
-def authenticate(request: Request, settings: ServerSettings) -> Caller:
-    """The caller behind ``request``. :raises ApiError: 401 without a valid token."""
-    if not settings.tokens:
-        client = request.client.host if request.client else ""
-        if not is_loopback(client):  # bound elsewhere by mistake, or proxied: refuse
-            raise ApiError(403, "this server has no tokens and serves loopback callers only")
-        # A page of another site whose name was rebound to 127.0.0.1 sends its own name
-        # as Host: refused, or any web page could drive the local runtime.
-        host = host_name(request.headers.get("host", "")) or (request.url.hostname or "")
-        if not (is_loopback(host) or host == settings.host):
-            raise ApiError(
-                403,
-                f"this server answers to loopback names only, not {host!r}",
-                field="Host",
-                expected="127.0.0.1, localhost or ::1",
-            )
-        return Caller(None, "http:local")
-    header = request.headers.get("authorization", "")
-    given = header[7:].strip() if header.lower().startswith("bearer ") else ""
-    given = given or request.cookies.get(TOKEN_COOKIE, "")
-    owner = owner_for_token(settings, given)
-    if owner is not None:
-        return Caller(owner, f"http:{owner}")
-    raise ApiError(
-        401,
-        "a valid token is required" if given else "this server requires a token",
-        field="Authorization",
-        expected="Authorization: Bearer <token> (a token from [plugins.server] tokens)",
-    )
+    principal: str | None = None
 
 
 def host_name(header: str) -> str:

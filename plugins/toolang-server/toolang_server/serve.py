@@ -15,6 +15,7 @@ import structlog
 import uvicorn
 
 from toolang_server.app import build_app
+from toolang_server.signin import sign_in_url
 
 if TYPE_CHECKING:
     from toolang_core import Runtime
@@ -125,5 +126,20 @@ async def start(runtime: Runtime, settings: ServerSettings) -> RunningServer:
         access=access,
         failed_plugins=[f.plugin for f in failures],
     )
-    print(f"toolang server: console {url}/  API {url}/api  ({access})", file=sys.stderr, flush=True)
+    print(
+        f"toolang server: console {url}/  API {url}/api  ({access}; deciding approvals needs "
+        "a signed-in person)",
+        file=sys.stderr,
+        flush=True,
+    )
+    credential = app.state.sessions.credential
+    if credential is not None:
+        # To the terminal only, never the structured log: the link signs its opener in.
+        minutes = settings.sign_in_link_seconds / 60
+        print(
+            f"toolang server: sign in: {sign_in_url(url, credential)}  (works once, for "
+            f"{minutes:g} min; `toolang console` prints a new link)",
+            file=sys.stderr,
+            flush=True,
+        )
     return RunningServer(server, task, url)

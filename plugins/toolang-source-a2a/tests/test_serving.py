@@ -100,8 +100,8 @@ def test_send_get_stream_and_cancel_with_a_plain_a2a_client(served):
             turn = store_of(served).get(task.id)
             assert (turn.thread_id, turn.owner, turn.sender, turn.source, turn.channel) == (
                 "a2a:ctx-1",
-                "alice",
-                "alice",
+                "a2a:alice",
+                "a2a:alice",
                 "chat",
                 "a2a",
             )
@@ -378,7 +378,7 @@ def test_work_handed_over_for_tracking_is_a_task_run(served):
     runs = served.cli("tasks", "runs", "--json")
     assert runs.returncode == 0, runs.stderr
     [run] = [r for r in json.loads(runs.stdout) if r["id"] == task["id"]]
-    assert run["owner"] == "alice"
+    assert run["owner"] == "a2a:alice"
     store = store_of(served)
     try:  # the caller's W3C trace context goes with the run: a tracer continues it
         assert store.get(task["id"]).meta["trace_context"] == {"traceparent": parent}

@@ -105,7 +105,7 @@ def test_a_delegates_to_b_with_ask_agent_and_start_task_run(pair):
     b_store.close()
     assert sorted(t.input for t in b_turns) == ["check the plan", "review the code"]
     assert {(t.source, t.owner, t.channel, t.status) for t in b_turns} == {
-        ("chat", "peer-a", "a2a", TurnStatus.COMPLETED)
+        ("chat", "a2a:peer-a", "a2a", TurnStatus.COMPLETED)
     }
     assert all(t.id in listed.stdout for t in b_turns)
     assert b.received() == ["check the plan", "review the code"]
@@ -334,4 +334,4 @@ def test_transfer_to_agent_and_agent_spawn_reach_the_remote_agent(tmp_path: Path
     # after the hand-off the remote agent answered the user's message itself
     assert turn.output == "echo: delegate:transfer_to_agent:reviewer:take over"
     assert b.received() == ["delegate:transfer_to_agent:reviewer:take over", "look into it"]
-    assert {t.owner for t in b_turns(b)} == {"peer-a"}
+    assert {t.owner for t in b_turns(b)} == {"a2a:peer-a"}

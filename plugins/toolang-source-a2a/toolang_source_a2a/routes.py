@@ -23,7 +23,11 @@ if TYPE_CHECKING:
     from toolang_core import Runtime
     from toolang_source_a2a.settings import A2ASettings
 
-ANONYMOUS = "a2a"
+OWNER_PREFIX = "a2a:"
+"""A2A callers' owners live in their own namespace: ``a2a:<caller>``. An HTTP owner's
+name cannot hold a ``:``, so an A2A caller never shares an HTTP owner's threads,
+memory or task runs, whatever the two are named."""
+ANONYMOUS = f"{OWNER_PREFIX}local"
 """The owner of what arrives when no tokens are configured (loopback only)."""
 
 
@@ -90,8 +94,9 @@ async def agent_card(request: Request) -> Response:
 
 
 def authenticate(request: Request, settings: A2ASettings) -> str | None:
-    """The caller presenting a configured token; without tokens, the server's caller
-    (when a server plugin authenticated it) or the anonymous loopback caller."""
+    """The owner of the caller presenting a configured token (``a2a:<caller>``);
+    without tokens, the server's caller (when a server plugin authenticated it) or the
+    anonymous loopback caller."""
     if not settings.tokens:
         owner = getattr(request.state, "owner", None)
         if owner:
@@ -105,7 +110,8 @@ def authenticate(request: Request, settings: A2ASettings) -> str | None:
     scheme, _, token = header.partition(" ")
     presented = token.strip() if scheme.lower() == "bearer" else ""
     presented = presented or request.headers.get(API_KEY_HEADER, "")
-    return settings.caller_for(presented) if presented else None
+    caller = settings.caller_for(presented) if presented else None
+    return None if caller is None else OWNER_PREFIX + caller
 
 
 def _dispatcher(runtime: Runtime) -> Any:

@@ -34,9 +34,10 @@ class A2ASettings:
     """``[plugins.source-a2a]``.
 
     ``agents``: the agents served, one card each (empty: the ``[agents] default`` one).
-    ``tokens``: caller name → bearer token / API key (``${ENV}`` expanded); the caller's
-    name becomes the owner and sender of what it submits. Without tokens every caller is
-    the owner ``a2a`` and the plugin's own port binds to loopback only.
+    ``tokens``: caller name → bearer token / API key (``${ENV}`` expanded); what a
+    caller submits is owned by and attributed to ``a2a:<caller>`` (a namespace of its own:
+    never an HTTP owner's). Without tokens every caller is the owner ``a2a:local`` and the
+    plugin's own port binds to loopback only.
     ``listen``: ``HOST:PORT`` of the plugin's own port, used only when no server plugin
     serves routes in this run (empty: serve only through the server). ``public_url``:
     the base URL the cards advertise (empty: the address the card was asked at).

@@ -182,7 +182,7 @@ def test_interactive_chat_asks_and_yes_runs_the_tool(toolang_cli, toolang_home, 
     assert "k-123" not in result.stderr + result.stdout
     assert (toolang_home.path / "out.txt").read_text() == "hello"
     (approval,) = approvals(toolang_home)
-    assert (approval.status, approval.decided_by) == ("approved", getpass.getuser())
+    assert (approval.status, approval.decided_by) == ("approved", f"cli:{getpass.getuser()}")
 
 
 def test_interactive_chat_no_denies_the_tool(toolang_cli, toolang_home, gated):

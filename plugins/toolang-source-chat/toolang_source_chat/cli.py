@@ -14,6 +14,8 @@ import click
 from toolang_core.cli import CliState, pass_state
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from toolang_core import Approval, ApprovalBook, Inbox, TurnRequest
     from toolang_source_chat.terminal import LineReader
 
@@ -197,7 +199,9 @@ async def _wait(
 
     waiting = asyncio.ensure_future(await_turn(state.runtime, inbox, turn_id, timeout=wait))
     try:
-        return await _watch_approvals(inbox, turn_id, waiting, ask=ask)
+        return await _watch_approvals(
+            inbox, turn_id, waiting, ask=ask, credential=state.config.credential_path
+        )
     except (KeyboardInterrupt, asyncio.CancelledError):
         if ours and _give_up(state, turn_id, "its chat was interrupted (Ctrl-C)"):
             click.echo(
@@ -387,7 +391,12 @@ CHOICES = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "a": "always", "alwa
 
 
 async def _watch_approvals(
-    inbox: Inbox, turn_id: str, waiting: asyncio.Future[TurnRequest], *, ask: LineReader | None
+    inbox: Inbox,
+    turn_id: str,
+    waiting: asyncio.Future[TurnRequest],
+    *,
+    ask: LineReader | None,
+    credential: Path,
 ) -> TurnRequest:
     """Wait for ``waiting``; meanwhile show each approval request the turn makes."""
     from toolang_core import ApprovalBook, TurnStatus
@@ -406,7 +415,7 @@ async def _watch_approvals(
             shown.add(approval.id)
             _show(approval)
             if ask is not None:
-                await _ask(book, approval, ask)
+                await _ask(book, approval, ask, credential)
             else:
                 _how_to_decide(approval)
 
@@ -430,9 +439,12 @@ def _how_to_decide(approval: Approval) -> None:
     )
 
 
-async def _ask(book: ApprovalBook, approval: Approval, reader: LineReader) -> None:
-    """Ask the person at the terminal, and record their decision."""
-    from toolang_core import ApprovalError
+async def _ask(
+    book: ApprovalBook, approval: Approval, reader: LineReader, credential: Path
+) -> None:
+    """Ask the person at the terminal, and record their decision as ``cli:<os user>``
+    (only where the operator's ``credential`` can be read: see ``cli_principal``)."""
+    from toolang_core import ApprovalError, CredentialError, cli_principal
 
     while True:
         try:
@@ -450,23 +462,18 @@ async def _ask(book: ApprovalBook, approval: Approval, reader: LineReader) -> No
             err=True,
         )
     try:
+        by = cli_principal(credential, action=f"decide {approval.id}")
         decided = book.decide(
-            approval.id, approved=choice != "no", by=_os_user(), always=choice == "always"
+            approval.id, approved=choice != "no", by=by, always=choice == "always"
         )
+    except CredentialError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return
     except ApprovalError as exc:  # decided elsewhere, or expired, while we asked
         click.echo(f"error: {exc}", err=True)
         return
     granted = f"; {decided.tool} is granted on {decided.thread_id}" if decided.always else ""
     click.echo(f"{decided.status}{granted}", err=True)
-
-
-def _os_user() -> str:
-    import getpass
-
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):  # no login name and no passwd entry (some containers)
-        return "unknown user"
 
 
 def _mask(params: Mapping[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,11 @@ ACTIVE = ("running", "awaiting_approval", "canceling")
 
 
 def node_config(
-    schema: str, *, groups: Mapping[str, Mapping[str, int]] | None = None, **runtime: Any
+    schema: str,
+    *,
+    groups: Mapping[str, Mapping[str, int]] | None = None,
+    key_file: Path | None = None,
+    **runtime: Any,
 ) -> str:
     settings = {
         "executor": "echo",
@@ -48,6 +52,8 @@ def node_config(
     ]
     for group, keys in (groups or {}).items():
         lines += [f"[scheduler.groups.{group}]", *(f"{k} = {v}" for k, v in keys.items())]
+    if key_file is not None:  # every node of one store seals decisions with one key
+        lines += ["[approvals]", f"key_file = {json.dumps(str(key_file))}"]
     return "\n".join(lines) + "\n"
 
 
@@ -86,9 +92,15 @@ class Nodes:
         self.schema = schema
         self.started: list[Node] = []
 
+    @property
+    def key_file(self) -> Path:
+        """The approval key every node shares (as copied to each machine)."""
+        return self.root / "approval.key"
+
     def home(self, name: str, **config: Any) -> Path:
         home = self.root / name
         home.mkdir(parents=True, exist_ok=True)
+        config.setdefault("key_file", self.key_file)
         (home / "toolang.toml").write_text(node_config(self.schema, **config))
         return home
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
-from urllib.parse import parse_qs, quote
+from urllib.parse import quote
 
 import jinja2
 from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
@@ -30,15 +30,7 @@ from toolang_core import (
 )
 from toolang_server import api_catalog
 from toolang_server.api_turns import get_turn, not_yours, visible
-from toolang_server.http import (
-    TOKEN_COOKIE,
-    ApiError,
-    Caller,
-    caller_of,
-    owner_for_token,
-    runtime_of,
-    store_of,
-)
+from toolang_server.http import ApiError, Caller, caller_of, runtime_of, store_of
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -91,6 +83,7 @@ def render(request: Request, template: str, section: str, title: str, **values: 
         title=title,
         section=section,
         pending_approvals=_pending_count(runtime, caller),
+        principal=caller.principal,
         # What the store holds is masked already; what a page echoes (a search) may not be.
         **redact(values),
     )
@@ -356,34 +349,6 @@ async def memory_page(request: Request) -> Response:
     return render(request, "memory.html", "/memory", "Memory", **values)
 
 
-async def login_page(request: Request) -> Response:
-    """Console: the sign-in form (servers with tokens)."""
-    html = ENV.get_template("login.html").render(
-        title="Sign in",
-        section="",
-        next=request.query_params.get("next", "/"),
-        error="",
-    )
-    return HTMLResponse(html)
-
-
-async def login(request: Request) -> Response:
-    """Console: check a token and keep it in a same-site cookie."""
-    form = parse_qs((await request.body())[:10_000].decode("utf-8", "replace"))
-    token = (form.get("token") or [""])[0]
-    target = (form.get("next") or ["/"])[0]
-    if not target.startswith("/") or target.startswith("//"):
-        target = "/"  # never redirect off this server
-    if owner_for_token(request.app.state.settings, token) is None:
-        html = ENV.get_template("login.html").render(
-            title="Sign in", section="", next=target, error="That token is not valid."
-        )
-        return HTMLResponse(html, status_code=401)
-    response = RedirectResponse(target, status_code=303)
-    response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict")
-    return response
-
-
 async def static_file(request: Request) -> Response:
     """Console: its stylesheet and script."""
     name = request.path_params["name"]
@@ -406,6 +371,4 @@ def register(register_route: RegisterRoute) -> None:
     register_route("/agents", agents_page)
     register_route("/plugins", plugins_page)
     register_route("/memory", memory_page)
-    register_route("/login", login_page, auth=False)
-    register_route("/login", login, methods=("POST",), auth=False)
     register_route("/console/static/{name}", static_file, auth=False)
