@@ -12,6 +12,14 @@ from typing import Any, Literal
 
 import attrs
 
+from toolang_core.config.converter import KeyPath, KeyProblems
+from toolang_core.config.sandbox import (
+    Network,
+    SandboxMode,
+    SandboxOverride,
+    check_host_rules,
+    parse_local_target,
+)
 from toolang_core.config.validators import (
     NonNegativeFloat,
     NonNegativeInt,
@@ -168,15 +176,54 @@ class ModelsConfig:
 
 @attrs.frozen
 class ToolsConfig:
-    """``[tools]``: limits of every tool call, and what happens to a call *in doubt* (it
-    started before a crash and recorded no result): a tool declared idempotent runs
-    again; any other is not run again, and ``in_doubt`` says who is told —
-    ``tell_model`` (the model gets a "may already have run" result) or ``ask_person``
-    (an approval request: approved, it runs again)."""
+    """``[tools]``: limits of every tool call, what happens to a call *in doubt*, and the
+    sandbox of every program a tool starts.
+
+    A call *in doubt* started before a crash and recorded no result: a tool declared
+    idempotent runs again; any other is not run again, and ``in_doubt`` says who is
+    told — ``tell_model`` (the model gets a "may already have run" result) or
+    ``ask_person`` (an approval request: approved, it runs again).
+
+    ``sandbox`` (``required`` | ``off``) is whether programs tools start
+    (:func:`~toolang_core.run_tool_process`) run in the OS sandbox
+    (:mod:`toolang_core.sandbox`); ``required`` refuses to start them where no sandbox
+    is available. ``workdir`` (default ``workspace`` beside the file) is the one
+    writable directory a program sees (each owner gets its own under ``owners/``);
+    ``network`` (``off`` | ``allow``) with ``allow_hosts`` is what it may reach through
+    the runtime's proxy; ``hide`` lists more paths it must not see; the limits (``0``:
+    none) bound each of its processes (CPU seconds, address space, file size) and the
+    number of its processes. ``[tools.agent.<name>]`` and ``[tools.tool.<name>]`` change
+    these for one agent or one tool (a tool's table wins). ``unsafe_allow_local`` lets
+    the proxy reach the named ``address:port`` pairs on this machine — for tests only:
+    it opens a door to local services the sandbox otherwise closes.
+    """
 
     timeout_seconds: PositiveFloat = 60.0
     max_output_chars: PositiveInt = 20_000
     in_doubt: Literal["tell_model", "ask_person"] = "tell_model"
+    sandbox: SandboxMode = "required"
+    workdir: Path | None = None
+    network: Network = "off"
+    allow_hosts: tuple[str, ...] = ()
+    hide: tuple[Path, ...] = ()
+    cpu_seconds: NonNegativeInt = 600
+    address_space_mb: NonNegativeInt = 8192
+    file_size_mb: NonNegativeInt = 4096
+    max_processes: NonNegativeInt = 512
+    unsafe_allow_local: tuple[str, ...] = ()
+    agent: Mapping[str, SandboxOverride] = attrs.field(factory=dict)
+    tool: Mapping[str, SandboxOverride] = attrs.field(factory=dict)
+
+    def __attrs_post_init__(self) -> None:
+        check_host_rules("allow_hosts", self.allow_hosts)
+        problems: list[tuple[KeyPath, str]] = []
+        for index, target in enumerate(self.unsafe_allow_local):
+            try:
+                parse_local_target(target)
+            except ValueError as exc:
+                problems.append((("unsafe_allow_local", index), str(exc)))
+        if problems:
+            raise KeyProblems(problems)
 
 
 @attrs.frozen

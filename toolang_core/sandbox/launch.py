@@ -1,0 +1,106 @@
+"""Everything a sandboxed program needs around it while it runs: the command line, its
+environment, the runtime-side network proxy, the process-count cgroup — set up before
+it starts and taken down after it ended (:func:`prepare`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from pathlib import Path
+
+import attrs
+
+from toolang_core.sandbox import cgroup
+from toolang_core.sandbox.bwrap import (
+    BRIDGE_SCRIPT,
+    PROXY_PORT,
+    PROXY_SOCKET,
+    bwrap_argv,
+    hidden_entries,
+    limits_argv,
+)
+from toolang_core.sandbox.policy import SandboxError, SandboxPolicy
+from toolang_core.sandbox.proxy import NetworkProxy, ProxyRules, proxy_env
+from toolang_core.sandbox.support import SandboxSupport, sandbox_support
+
+_BRIDGE = Path(__file__).with_name("bridge.py")
+
+
+@attrs.frozen
+class Launch:
+    """How to start the sandboxed program: ``argv`` (bubblewrap's), the environment
+    bubblewrap itself gets (exactly the program's: bwrap's init inside shows it), and a
+    ``preexec_fn`` step (joining the process-count cgroup) or ``None``."""
+
+    argv: list[str]
+    env: dict[str, str]
+    preexec: Callable[[], None] | None = None
+
+
+async def support() -> SandboxSupport:
+    """:func:`~toolang_core.sandbox.support.sandbox_support`, probed off the event loop
+    the first time."""
+    if sandbox_support.cache_info().currsize:
+        return sandbox_support()
+    return await asyncio.to_thread(sandbox_support)
+
+
+def unavailable_error(found: SandboxSupport) -> SandboxError:
+    """The error a tool's call gets where ``[tools] sandbox = "required"`` and no
+    sandbox is available."""
+    return SandboxError(
+        f"refused to start the program: {found.problem}. Tools' programs run only in the "
+        'OS sandbox while [tools] sandbox = "required"; `toolang doctor` shows what is '
+        "missing"
+    )
+
+
+@contextlib.asynccontextmanager
+async def prepare(
+    argv: Sequence[str],
+    *,
+    policy: SandboxPolicy,
+    env: Mapping[str, str],
+    cwd: Path,
+    label: str = "",
+) -> AsyncIterator[Launch]:
+    """Set up the sandbox of ``argv`` (see the module docstring) for as long as the
+    block runs.
+
+    :raises SandboxError: when no sandbox is available here (what to install is said).
+    """
+    found = await support()
+    if not found.available or found.bwrap is None:
+        raise unavailable_error(found)
+    network = policy.network == "allow"
+    helpers = 1 + network  # bwrap's init, the bridge
+    command = [*limits_argv(policy.limits, helpers=helpers, prlimit=found.prlimit), *argv]
+    environment = dict(env)
+    binds: list[tuple[Path, str]] = []
+    proxy = None
+    group = None
+    try:
+        if network:
+            proxy = NetworkProxy(ProxyRules(policy.allow_hosts, policy.local_targets), label)
+            binds += [(await proxy.start(), PROXY_SOCKET), (_BRIDGE, BRIDGE_SCRIPT)]
+            bridge = [sys.executable, "-I", "-S", BRIDGE_SCRIPT, PROXY_SOCKET, str(PROXY_PORT)]
+            command = [*bridge, "--", *command]
+            environment.update(proxy_env(PROXY_PORT))
+        if policy.limits.max_processes:
+            # bubblewrap's outer process joins too (it moves in before it starts anything)
+            group = cgroup.create(policy.limits.max_processes + helpers + 1)
+        full = bwrap_argv(
+            found.bwrap,
+            policy,
+            command,
+            hidden=hidden_entries(policy.hidden),
+            cwd=cwd,
+            binds=binds,
+        )
+        yield Launch(full, environment, cgroup.joiner(group))
+    finally:
+        if proxy is not None:
+            await proxy.close()
+        await cgroup.remove(group)
