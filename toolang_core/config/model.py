@@ -13,19 +13,21 @@ from typing import Any, Literal
 import attrs
 
 from toolang_core.config.converter import KeyPath, KeyProblems
-from toolang_core.config.sandbox import (
-    Network,
-    SandboxMode,
-    SandboxOverride,
-    check_host_rules,
-    parse_local_target,
-)
+from toolang_core.config.sandbox import SandboxOverride, check_host_rules
 from toolang_core.config.validators import (
     NonNegativeFloat,
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
     Priority,
+)
+from toolang_core.sandbox.rules import (
+    DEFAULT_LIMITS,
+    DEFAULT_MODE,
+    DEFAULT_NETWORK,
+    Network,
+    SandboxMode,
+    parse_local_target,
 )
 
 Overflow = Literal["reject", "drop_oldest", "replace_pending"]
@@ -201,15 +203,15 @@ class ToolsConfig:
     timeout_seconds: PositiveFloat = 60.0
     max_output_chars: PositiveInt = 20_000
     in_doubt: Literal["tell_model", "ask_person"] = "tell_model"
-    sandbox: SandboxMode = "required"
+    sandbox: SandboxMode = DEFAULT_MODE
     workdir: Path | None = None
-    network: Network = "off"
+    network: Network = DEFAULT_NETWORK
     allow_hosts: tuple[str, ...] = ()
     hide: tuple[Path, ...] = ()
-    cpu_seconds: NonNegativeInt = 600
-    address_space_mb: NonNegativeInt = 8192
-    file_size_mb: NonNegativeInt = 4096
-    max_processes: NonNegativeInt = 512
+    cpu_seconds: NonNegativeInt = DEFAULT_LIMITS.cpu_seconds
+    address_space_mb: NonNegativeInt = DEFAULT_LIMITS.address_space_mb
+    file_size_mb: NonNegativeInt = DEFAULT_LIMITS.file_size_mb
+    max_processes: NonNegativeInt = DEFAULT_LIMITS.max_processes
     unsafe_allow_local: tuple[str, ...] = ()
     agent: Mapping[str, SandboxOverride] = attrs.field(factory=dict)
     tool: Mapping[str, SandboxOverride] = attrs.field(factory=dict)

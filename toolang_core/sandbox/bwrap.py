@@ -26,7 +26,8 @@ from typing import Final
 
 import attrs
 
-from toolang_core.sandbox.policy import ProcessLimits, SandboxPolicy
+from toolang_core.sandbox.policy import SandboxPolicy
+from toolang_core.sandbox.rules import ProcessLimits
 
 PROXY_SOCKET: Final = "/run/toolang/proxy.sock"
 """Inside the sandbox: the runtime's network proxy (``network = "allow"``)."""

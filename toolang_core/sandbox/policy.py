@@ -17,19 +17,22 @@ from typing import TYPE_CHECKING, Final, cast
 
 import attrs
 
-from toolang_core.config.model import ToolsConfig
-from toolang_core.config.sandbox import (
+from toolang_core.sandbox.rules import (
+    DEFAULT_LIMITS,
+    DEFAULT_MODE,
+    DEFAULT_NETWORK,
     HostRule,
     Network,
+    ProcessLimits,
     SandboxMode,
-    SandboxOverride,
     parse_host_rule,
     parse_local_target,
 )
 
 if TYPE_CHECKING:
     from toolang_core.agents.types import AgentDefinition
-    from toolang_core.config.model import ToolangConfig
+    from toolang_core.config.model import ToolangConfig, ToolsConfig
+    from toolang_core.config.sandbox import SandboxOverride
     from toolang_core.tools.types import ToolCallContext
 
 OWNERS_DIR: Final = "owners"
@@ -93,18 +96,6 @@ _SAFE_OWNER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}$")
 
 
 @attrs.frozen
-class ProcessLimits:
-    """Limits of a sandboxed program (``0``: none). The first three bind each of its
-    processes (``RLIMIT_CPU``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``); ``max_processes``
-    bounds how many processes it may have at once."""
-
-    cpu_seconds: int = 0
-    address_space_mb: int = 0
-    file_size_mb: int = 0
-    max_processes: int = 0
-
-
-@attrs.frozen
 class SandboxPolicy:
     """The sandbox of one program.
 
@@ -122,7 +113,7 @@ class SandboxPolicy:
     network: Network = "off"
     allow_hosts: tuple[HostRule, ...] = ()
     local_targets: tuple[tuple[str, int], ...] = ()
-    limits: ProcessLimits = ProcessLimits()
+    limits: ProcessLimits = attrs.field(factory=ProcessLimits)
 
     @property
     def enabled(self) -> bool:
@@ -149,7 +140,7 @@ def owner_dir_name(owner: str) -> str:
     return "h-" + hashlib.sha256(owner.encode()).hexdigest()[:32]
 
 
-def _override(config: ToolsConfig, context: ToolCallContext | None) -> list[SandboxOverride]:
+def _overrides(tools: ToolsConfig | None, context: ToolCallContext | None) -> list[SandboxOverride]:
     """The overrides that apply to the call, widest first: AGENT.md ``sandbox:``,
     ``[tools.agent.<agent>]``, ``[tools.tool.<tool>]``."""
     found: list[SandboxOverride] = []
@@ -158,9 +149,10 @@ def _override(config: ToolsConfig, context: ToolCallContext | None) -> list[Sand
     definition = _definition(context)
     if definition is not None and definition.sandbox is not None:
         found.append(definition.sandbox)
-    for table in (config.agent.get(context.agent), config.tool.get(context.tool_name)):
-        if table is not None:
-            found.append(table)
+    if tools is not None:
+        for table in (tools.agent.get(context.agent), tools.tool.get(context.tool_name)):
+            if table is not None:
+                found.append(table)
     return found
 
 
@@ -171,8 +163,9 @@ def _definition(context: ToolCallContext) -> AgentDefinition | None:
         return None
 
 
-def _pick(key: str, config: ToolsConfig, overrides: list[SandboxOverride]) -> object:
-    value = getattr(config, key)
+def _pick(key: str, default: object, overrides: list[SandboxOverride]) -> object:
+    """The narrowest setting of ``key``: the last override that sets it, else ``default``."""
+    value = default
     for override in overrides:
         chosen = getattr(override, key)
         if chosen is not None:
@@ -180,10 +173,13 @@ def _pick(key: str, config: ToolsConfig, overrides: list[SandboxOverride]) -> ob
     return value
 
 
-def _limit(key: str, config: ToolsConfig, overrides: list[SandboxOverride]) -> int:
-    value = _pick(key, config, overrides)
-    assert isinstance(value, int)
-    return value
+def _limits(tools: ToolsConfig | None, overrides: list[SandboxOverride]) -> ProcessLimits:
+    base = tools if tools is not None else DEFAULT_LIMITS
+    values = {
+        key: _pick(key, getattr(base, key), overrides)
+        for key in ("cpu_seconds", "address_space_mb", "file_size_mb", "max_processes")
+    }
+    return ProcessLimits(**cast("dict[str, int]", values))
 
 
 def workdir_root(context: ToolCallContext | None, default: Path | str | None = None) -> Path:
@@ -192,8 +188,7 @@ def workdir_root(context: ToolCallContext | None, default: Path | str | None = N
     ``default`` (a plugin's own setting), else ``[tools] workdir``, else ``workspace``
     beside toolang.toml (the current directory without a runtime)."""
     config = _config(context)
-    overrides = _override(config.tools if config else ToolsConfig(), context)
-    for override in reversed(overrides):
+    for override in reversed(_overrides(config.tools if config else None, context)):
         if override.workdir is not None:
             return _real(override.workdir)
     if default is not None:
@@ -223,32 +218,30 @@ def policy_for(
 
     ``workdir`` is the call's working directory when the tool chose it (a subdirectory
     of it is fine for the program's current directory); default :func:`tool_workdir`.
+
+    :raises SandboxError: for a working directory that would make everything writable.
     """
     config = _config(context)
-    tools = config.tools if config is not None else ToolsConfig()
-    overrides = _override(tools, context)
+    tools = config.tools if config is not None else None
+    overrides = _overrides(tools, context)
     chosen = _real(Path(workdir)) if workdir is not None else tool_workdir(context)
-    network = _pick("network", tools, overrides)
-    hosts = cast("tuple[str, ...]", _pick("allow_hosts", tools, overrides) or ())
     if chosen == Path("/"):
         raise SandboxError(
             "the working directory of sandboxed programs is / — every file would be "
             "writable; set [tools] workdir (or the agent's or tool's workdir) to a directory"
         )
-    limits = ProcessLimits(
-        cpu_seconds=_limit("cpu_seconds", tools, overrides),
-        address_space_mb=_limit("address_space_mb", tools, overrides),
-        file_size_mb=_limit("file_size_mb", tools, overrides),
-        max_processes=_limit("max_processes", tools, overrides),
-    )
+    network = _pick("network", tools.network if tools else DEFAULT_NETWORK, overrides)
+    hosts = _pick("allow_hosts", tools.allow_hosts if tools else (), overrides)
     return SandboxPolicy(
-        mode=tools.sandbox,
+        mode=tools.sandbox if tools is not None else DEFAULT_MODE,
         workdir=chosen,
         hidden=tuple(_hidden(config, context, chosen)),
         network=cast("Network", network),
-        allow_hosts=tuple(parse_host_rule(h) for h in hosts),
-        local_targets=tuple(parse_local_target(t) for t in tools.unsafe_allow_local),
-        limits=limits,
+        allow_hosts=tuple(parse_host_rule(h) for h in cast("tuple[str, ...]", hosts)),
+        local_targets=tuple(
+            parse_local_target(t) for t in (tools.unsafe_allow_local if tools else ())
+        ),
+        limits=_limits(tools, overrides),
     )
 
 

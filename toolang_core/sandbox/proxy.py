@@ -37,7 +37,7 @@ from typing import Final
 import attrs
 import structlog
 
-from toolang_core.config.sandbox import HostRule
+from toolang_core.sandbox.rules import HostRule
 
 log = structlog.get_logger("toolang.sandbox")
 
@@ -74,10 +74,10 @@ class ProxyRules:
             ip.is_loopback or ip.is_unspecified or ip.is_link_local or ip.is_multicast or local
         )
         if special and port in own_ports:
-            return f"{address}:{port} is the runtime's own port"
+            return f"{address} port {port} is the runtime's own"
         if not special or (str(ip), port) in self.local_targets:
             return None
-        return f"{address}:{port} is on this machine or a link-local network"
+        return f"{address} is this machine's (or link-local, or multicast)"
 
 
 @attrs.frozen
@@ -278,7 +278,7 @@ class NetworkProxy:
                 async with asyncio.timeout(_CONNECT_SECONDS):
                     return await asyncio.open_connection(address, port), None
             except (OSError, TimeoutError) as exc:
-                refused.append(f"{address}:{port}: {exc}")
+                refused.append(f"{address} port {port}: {exc or 'timed out'}")
         return None, f"{host}:{port}: " + "; ".join(refused or ["no address"])
 
 

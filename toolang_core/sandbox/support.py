@@ -14,13 +14,17 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
 from toolang_core.sandbox.bwrap import bwrap_argv, hidden_entries, limits_argv
 from toolang_core.sandbox.cgroup import process_limit_mode
-from toolang_core.sandbox.policy import ProcessLimits, SandboxPolicy
+from toolang_core.sandbox.policy import SandboxPolicy
+from toolang_core.sandbox.rules import ProcessLimits
+
+if TYPE_CHECKING:
+    from toolang_core.config.model import ToolsConfig
 
 INSTALL_HINT: Final = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 OFF_WARNING: Final = (
@@ -52,6 +56,19 @@ class SandboxSupport:
         if self.problem is not None:
             return f"no sandbox available: {self.problem}"
         return f"{self.version or 'bubblewrap'} at {self.bwrap}; {self.process_limit}"
+
+
+def sandbox_warning(tools: ToolsConfig) -> str | None:
+    """What a person must be told about the tool sandbox under ``tools`` (``[tools]``),
+    or ``None`` when it is on and available: that it is off (:data:`OFF_WARNING`), or
+    that it is required and missing here — tools' programs are then refused. Probes
+    this machine once (:func:`sandbox_support`)."""
+    if tools.sandbox == "off":
+        return OFF_WARNING
+    found = sandbox_support()
+    if found.available:
+        return None
+    return f"no tool sandbox here, so tools' programs are refused: {found.problem}"
 
 
 def find_bwrap() -> str | None:

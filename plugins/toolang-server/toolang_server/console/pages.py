@@ -23,6 +23,7 @@ from toolang_core import (
     TaskRunNotFound,
     TurnFilter,
     TurnStatus,
+    sandbox_warning,
 )
 from toolang_server import api_catalog
 from toolang_server.api_turns import get_turn, visible
@@ -87,6 +88,7 @@ def render(request: Request, template: str, section: str, title: str, **values: 
         title=title,
         section=section,
         pending_approvals=_pending_count(runtime, caller),
+        sandbox_warning=sandbox_warning(runtime.config.tools),
         **values,
     )
     return HTMLResponse(html, headers={"Cache-Control": "no-store"})
