@@ -78,6 +78,9 @@ async def prepare(
     helpers = 1 + network  # bwrap's init, the bridge
     command = [*limits_argv(policy.limits, helpers=helpers, prlimit=found.prlimit), *argv]
     environment = dict(env)
+    for name in ("TMPDIR", "TMP", "TEMP"):  # the runtime's temporary directory is not there
+        if name in environment:
+            environment[name] = "/tmp"
     binds: list[tuple[Path, str]] = []
     proxy = None
     group = None

@@ -150,15 +150,19 @@ def _overrides(tools: ToolsConfig | None, context: ToolCallContext | None) -> li
     if definition is not None and definition.sandbox is not None:
         found.append(definition.sandbox)
     if tools is not None:
-        for table in (tools.agent.get(context.agent), tools.tool.get(context.tool_name)):
+        agent, tool = getattr(context, "agent", None), getattr(context, "tool_name", None)
+        for table in (tools.agent.get(agent or ""), tools.tool.get(tool or "")):
             if table is not None:
                 found.append(table)
     return found
 
 
 def _definition(context: ToolCallContext) -> AgentDefinition | None:
+    agent = getattr(context, "agent", None)
+    if not agent:
+        return None
     try:
-        return context.runtime.agents.registry.get(context.agent)
+        return context.runtime.agents.registry.get(agent)
     except Exception:  # a runtime without agents (a bare test runtime): no AGENT.md
         return None
 
