@@ -4,11 +4,16 @@ is started here (tests/test_sandbox_process.py runs real sandboxes)."""
 
 from __future__ import annotations
 
+import resource
 from pathlib import Path
 
-import pytest
-
-from toolang_core.sandbox.bwrap import Hidden, bwrap_argv, hidden_entries, limits_argv
+from toolang_core.sandbox.bwrap import (
+    Hidden,
+    bwrap_argv,
+    hidden_entries,
+    process_count_argv,
+    resource_limits,
+)
 from toolang_core.sandbox.policy import SandboxPolicy
 from toolang_core.sandbox.rules import ProcessLimits
 
@@ -121,24 +126,19 @@ def test_hidden_entries_keep_what_exists_with_its_kind(tmp_path):
     assert found == [Hidden(directory, True), Hidden(file, False), Hidden(directory, True)]
 
 
-@pytest.mark.parametrize(
-    ("limits", "helpers", "expected"),
-    [
-        (ProcessLimits(), 1, []),
-        (
-            ProcessLimits(cpu_seconds=5, address_space_mb=64, file_size_mb=1, max_processes=10),
-            2,
-            [
-                "prlimit",
-                "--cpu=5:5",
-                f"--as={64 << 20}:{64 << 20}",
-                f"--fsize={1 << 20}:{1 << 20}",
-                "--nproc=12:12",  # the sandbox's init and the bridge count too
-                "--",
-            ],
-        ),
-        (ProcessLimits(max_processes=3), 1, ["prlimit", "--nproc=4:4", "--"]),
-    ],
-)
-def test_limits_are_set_by_prlimit_inside_and_zero_means_none(limits, helpers, expected):
-    assert limits_argv(limits, helpers=helpers) == expected
+def test_per_process_limits_are_rlimits_and_zero_means_none():
+    limits = ProcessLimits(cpu_seconds=5, address_space_mb=64, file_size_mb=0, max_processes=9)
+    assert resource_limits(limits) == [
+        (resource.RLIMIT_CPU, 5),
+        (resource.RLIMIT_AS, 64 << 20),
+    ]
+    assert resource_limits(ProcessLimits()) == []
+
+
+def test_the_process_count_is_set_by_prlimit_inside_the_user_namespace():
+    assert process_count_argv(12, prlimit="/usr/bin/prlimit") == [
+        "/usr/bin/prlimit",
+        "--nproc=12:12",
+        "--",
+    ]
+    assert process_count_argv(0) == []

@@ -30,6 +30,9 @@ def turn_of(owner: str | None, sender: str = "owner") -> SimpleNamespace:
     [
         (None, "owner", None),  # the command line, an HTTP API without tokens
         (None, "self", None),  # chores and wills
+        (None, "http:local", None),  # the HTTP API without tokens
+        ("http:local", "http:local", None),  # … and the task runs it spawns
+        ("ada", "http:ada", "ada"),  # ada through her token
         ("owner", "owner", None),  # a task run of the operator's turn (owner = its sender)
         ("ada", "ada", "ada"),
         (None, "bob", "bob"),  # a requester's task, sent as bob
@@ -60,23 +63,26 @@ def test_the_runtimes_state_other_owners_and_the_users_secrets_are_hidden(
 ):
     runtime = toolang_runtime()
     config = runtime.config
+    config.home.mkdir()
+    for path in (config.store_path, Path(f"{config.store_path}-wal")):
+        path.write_text("")
     call = toolang_call_context(runtime=runtime, turn=turn_of("ada", "ada"))
     policy = policy_for(call)
     root = (config.base_dir / "workspace").resolve()
     assert policy.workdir == root / "owners" / "ada"
-    hidden = set(policy.hidden)
+    hidden = {entry.path for entry in policy.hidden}
     for path in (
         config.home,
         config.source,
         config.store_path,
         Path(f"{config.store_path}-wal"),
         root,  # the operator's files and, under it, every other owner's
-        Path.home() / ".ssh",
-        Path.home() / ".config",
         Path("/run"),
+        *(p for p in (Path.home() / ".ssh", Path.home() / ".config") if p.exists()),
     ):
         assert Path(path).resolve() in hidden, path
     assert policy.workdir not in hidden
+    assert {e.path for e in policy.hidden if not e.is_dir} >= {config.source.resolve()}
 
 
 def test_the_operators_program_sees_the_root_but_not_the_owners_under_it(
@@ -86,7 +92,8 @@ def test_the_operators_program_sees_the_root_but_not_the_owners_under_it(
     policy = policy_for(toolang_call_context(runtime=runtime, turn=turn_of(None)))
     root = (runtime.config.base_dir / "workspace").resolve()
     assert policy.workdir == root
-    assert root / "owners" in policy.hidden and root not in policy.hidden
+    hidden = {entry.path for entry in policy.hidden}
+    assert root / "owners" in hidden and root not in hidden
 
 
 def test_defaults_are_required_no_network_and_the_limits_of_tools(
@@ -150,10 +157,16 @@ max_processes = 7
     other = policy_for(toolang_call_context("fs_read", runtime=runtime, agent="other"))
     assert (other.network, other.allow_hosts) == ("off", (HostRule("tools.example"),))
     assert other.limits.max_processes == 40
-    assert (tmp_path / "md").resolve() in other.hidden  # another agent's work
+    assert (tmp_path / "md").resolve() in {e.path for e in other.hidden}  # another agent's
 
 
-def test_a_workdir_of_slash_is_refused(toolang_runtime, toolang_call_context):
+def test_a_workdir_of_slash_is_refused_before_anything_is_made_there(
+    toolang_runtime, toolang_call_context
+):
     runtime = toolang_runtime('[tools]\nworkdir = "/"\n')
+    made = Path("/owners").exists()
     with pytest.raises(SandboxError, match="every file would be writable"):
         policy_for(toolang_call_context(runtime=runtime))
+    with pytest.raises(SandboxError):
+        tool_workdir(toolang_call_context(runtime=runtime, turn=turn_of("ada", "ada")))
+    assert Path("/owners").exists() is made

@@ -24,7 +24,7 @@ import pytest
 
 from toolang_core import SandboxError, ToolCall, run_tool_process
 from toolang_core.sandbox import support as support_module
-from toolang_core.sandbox.bwrap import bwrap_argv, hidden_entries
+from toolang_core.sandbox.bwrap import bwrap_argv
 from toolang_core.sandbox.policy import policy_for
 from toolang_core.sandbox.support import SandboxSupport, sandbox_support
 from toolang_core.testing.processes import wait_for
@@ -213,7 +213,7 @@ def test_the_ledger_stops_a_sandbox_left_by_a_runtime_that_died(make_call, tmp_p
         found.bwrap,
         policy,
         ["/bin/sh", "-c", DAEMON + "sleep 300"],
-        hidden=hidden_entries(policy.hidden),
+        hidden=policy.hidden,
         cwd=policy.workdir,
     )
     marker = "t-dead:c-1"

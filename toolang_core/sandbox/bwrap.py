@@ -11,8 +11,10 @@ What the program gets:
 - hidden paths: a directory is covered with an empty read-only tmpfs, a file with
   ``/dev/null`` — hidden paths *around* the working directory are covered before it is
   mounted (it shows through), those *inside* it after (they stay hidden);
-- the limits, set by ``prlimit`` inside the namespaces (a process limit set before the
-  user namespace exists would count every process of the user on the machine).
+- the limits: CPU time, address space and file size of each process set before
+  bubblewrap starts (every process of the sandbox inherits them); the number of
+  processes by ``prlimit`` inside the user namespace, or by a pids cgroup for a runtime
+  running as root (:mod:`.cgroup`).
 
 :func:`bwrap_argv` is pure: the file system is looked at by :func:`hidden_entries`.
 """
@@ -20,14 +22,13 @@ What the program gets:
 from __future__ import annotations
 
 import os
+import resource
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Final
 
-import attrs
-
 from toolang_core.sandbox.policy import SandboxPolicy
-from toolang_core.sandbox.rules import ProcessLimits
+from toolang_core.sandbox.rules import Hidden, ProcessLimits
 
 PROXY_SOCKET: Final = "/run/toolang/proxy.sock"
 """Inside the sandbox: the runtime's network proxy (``network = "allow"``)."""
@@ -37,15 +38,6 @@ PROXY_PORT: Final = 3128
 """The loopback port (of the sandbox's own network namespace) the bridge listens on."""
 
 _MB: Final = 1024 * 1024
-
-
-@attrs.frozen
-class Hidden:
-    """A path to hide and what it is (a directory gets a tmpfs, anything else
-    ``/dev/null``)."""
-
-    path: Path
-    is_dir: bool
 
 
 def hidden_entries(paths: Iterable[Path]) -> list[Hidden]:
@@ -64,23 +56,23 @@ def hidden_entries(paths: Iterable[Path]) -> list[Hidden]:
     return found
 
 
-def limits_argv(limits: ProcessLimits, *, helpers: int = 0, prlimit: str = "prlimit") -> list[str]:
-    """``prlimit`` and its options (``[]`` without limits). ``helpers`` is how many
-    processes of the sandbox are not the program's (bwrap's own init, the bridge):
-    the process limit counts them too."""
-    options = []
-    if limits.cpu_seconds:
-        options.append(f"--cpu={limits.cpu_seconds}:{limits.cpu_seconds}")
-    if limits.address_space_mb:
-        size = limits.address_space_mb * _MB
-        options.append(f"--as={size}:{size}")
-    if limits.file_size_mb:
-        size = limits.file_size_mb * _MB
-        options.append(f"--fsize={size}:{size}")
-    if limits.max_processes:
-        count = limits.max_processes + helpers
-        options.append(f"--nproc={count}:{count}")
-    return [prlimit, *options, "--"] if options else []
+def resource_limits(limits: ProcessLimits) -> list[tuple[int, int]]:
+    """``(resource, value)`` pairs of the per-process limits (``RLIMIT_CPU``,
+    ``RLIMIT_AS``, ``RLIMIT_FSIZE``; a limit of ``0`` is left out). Set before bubblewrap
+    starts, they hold for every process of the sandbox."""
+    chosen = [
+        (resource.RLIMIT_CPU, limits.cpu_seconds),
+        (resource.RLIMIT_AS, limits.address_space_mb * _MB),
+        (resource.RLIMIT_FSIZE, limits.file_size_mb * _MB),
+    ]
+    return [(kind, value) for kind, value in chosen if value]
+
+
+def process_count_argv(count: int, *, prlimit: str = "prlimit") -> list[str]:
+    """``prlimit`` setting ``RLIMIT_NPROC`` to ``count``, run inside the sandbox's user
+    namespace (set before it exists, the limit would also count every process of the
+    user on the machine); ``[]`` for no limit."""
+    return [prlimit, f"--nproc={count}:{count}", "--"] if count else []
 
 
 def bwrap_argv(

@@ -161,23 +161,36 @@ def joiner(path: Path | None) -> Callable[[], None] | None:
     return join
 
 
-async def remove(path: Path | None, wait_seconds: float = 2.0) -> None:
-    """Remove the sandbox's cgroup once its last process is gone (a PID namespace's
-    processes are reaped just after its first one; wait for that a little). One left
-    behind is removed by :func:`sweep`."""
+_removing: set[asyncio.Task[None]] = set()
+
+
+def remove_soon(path: Path | None) -> None:
+    """Remove the sandbox's cgroup once its last process is gone — in the background:
+    the processes of a PID namespace are reaped just after its first one, and the call
+    need not wait for that. One left behind is removed by :func:`sweep`."""
     if path is None:
         return
+    try:
+        path.rmdir()
+        return
+    except OSError:
+        pass
+    task = asyncio.get_running_loop().create_task(_remove(path))
+    _removing.add(task)
+    task.add_done_callback(_removing.discard)
+
+
+async def _remove(path: Path, wait_seconds: float = 5.0) -> None:
     deadline = asyncio.get_running_loop().time() + wait_seconds
-    while True:
+    while asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.02)
         try:
             path.rmdir()
             return
         except FileNotFoundError:
             return
         except OSError:
-            if asyncio.get_running_loop().time() > deadline:
-                return
-            await asyncio.sleep(0.01)
+            continue
 
 
 def sweep() -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import resource
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
@@ -18,11 +19,13 @@ from toolang_core.sandbox.bwrap import (
     PROXY_PORT,
     PROXY_SOCKET,
     bwrap_argv,
-    hidden_entries,
-    limits_argv,
+    process_count_argv,
+    resource_limits,
 )
+from toolang_core.sandbox.cgroup import process_limit_mode
 from toolang_core.sandbox.policy import SandboxError, SandboxPolicy
 from toolang_core.sandbox.proxy import NetworkProxy, ProxyRules, proxy_env
+from toolang_core.sandbox.rules import ProcessLimits
 from toolang_core.sandbox.support import SandboxSupport, sandbox_support
 
 _BRIDGE = Path(__file__).with_name("bridge.py")
@@ -31,12 +34,13 @@ _BRIDGE = Path(__file__).with_name("bridge.py")
 @attrs.frozen
 class Launch:
     """How to start the sandboxed program: ``argv`` (bubblewrap's), the environment
-    bubblewrap itself gets (exactly the program's: bwrap's init inside shows it), and a
-    ``preexec_fn`` step (joining the process-count cgroup) or ``None``."""
+    bubblewrap itself gets (exactly the program's: bwrap's init inside shows it), and
+    the steps to run in the new process before bubblewrap (``preexec_fn``): setting the
+    resource limits, joining the process-count cgroup."""
 
     argv: list[str]
     env: dict[str, str]
-    preexec: Callable[[], None] | None = None
+    preexec: tuple[Callable[[], None], ...] = ()
 
 
 async def support() -> SandboxSupport:
@@ -76,7 +80,10 @@ async def prepare(
         raise unavailable_error(found)
     network = policy.network == "allow"
     helpers = 1 + network  # bwrap's init, the bridge
-    command = [*limits_argv(policy.limits, helpers=helpers, prlimit=found.prlimit), *argv]
+    count = policy.limits.max_processes
+    mode = process_limit_mode().kind
+    counted = process_count_argv(count + helpers if mode == "rlimit" else 0, prlimit=found.prlimit)
+    command = [*counted, *argv]
     environment = dict(env)
     for name in ("TMPDIR", "TMP", "TEMP"):  # the runtime's temporary directory is not there
         if name in environment:
@@ -91,19 +98,33 @@ async def prepare(
             bridge = [sys.executable, "-I", "-S", BRIDGE_SCRIPT, PROXY_SOCKET, str(PROXY_PORT)]
             command = [*bridge, "--", *command]
             environment.update(proxy_env(PROXY_PORT))
-        if policy.limits.max_processes:
+        if count and mode == "cgroup":
             # bubblewrap's outer process joins too (it moves in before it starts anything)
-            group = cgroup.create(policy.limits.max_processes + helpers + 1)
+            group = cgroup.create(count + helpers + 1)
         full = bwrap_argv(
             found.bwrap,
             policy,
             command,
-            hidden=hidden_entries(policy.hidden),
+            hidden=policy.hidden,
             cwd=cwd,
             binds=binds,
         )
-        yield Launch(full, environment, cgroup.joiner(group))
+        steps = (_set_limits(policy.limits), cgroup.joiner(group))
+        yield Launch(full, environment, tuple(step for step in steps if step is not None))
     finally:
         if proxy is not None:
             await proxy.close()
-        await cgroup.remove(group)
+        cgroup.remove_soon(group)
+
+
+def _set_limits(limits: ProcessLimits) -> Callable[[], None] | None:
+    """A ``preexec_fn`` step setting the per-process limits (soft and hard alike)."""
+    chosen = resource_limits(limits)
+    if not chosen:
+        return None
+
+    def apply() -> None:
+        for kind, value in chosen:
+            resource.setrlimit(kind, (value, value))
+
+    return apply

@@ -7,10 +7,12 @@ it into bubblewrap's arguments and :mod:`.proxy` enforces its network part.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import pwd
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, cast
@@ -21,6 +23,7 @@ from toolang_core.sandbox.rules import (
     DEFAULT_LIMITS,
     DEFAULT_MODE,
     DEFAULT_NETWORK,
+    Hidden,
     HostRule,
     Network,
     ProcessLimits,
@@ -38,10 +41,11 @@ if TYPE_CHECKING:
 OWNERS_DIR: Final = "owners"
 """Under a working directory root: one directory per owner (``owners/<owner>``)."""
 
-OPERATOR_SENDERS: Final = frozenset({"owner", "self"})
-"""Senders of the operator's own work (the command line and an HTTP API without tokens
-send as ``owner``; chores and wills as ``self``): their calls, and the task runs they
-spawn, work in the root of the working directory."""
+OPERATOR_SENDERS: Final = frozenset({"owner", "self", "http:local"})
+"""Senders of the operator's own work — the command line sends as ``owner``, chores and
+wills as ``self``, the HTTP API without tokens as ``http:local`` — and so the owners of
+the task runs it spawns: their calls work in the root of the working directory. (Do
+not give people these names: their work would share the operator's directory.)"""
 
 SECRET_PLACES: Final = (
     ".ssh",
@@ -100,7 +104,8 @@ class SandboxPolicy:
     """The sandbox of one program.
 
     ``workdir`` is the one writable directory it sees (besides a private ``/tmp``);
-    ``hidden`` are paths it must not see at all (the runtime's home, its config file
+    ``hidden`` are the paths it must not see at all, of those that exist when it
+    starts (the runtime's home, its config file
     and store, other owners' working directories, secrets in the user's home, …);
     ``network`` and ``allow_hosts`` what it may reach through the runtime's proxy
     (``local_targets``: this machine's ``(address, port)`` pairs let through anyway —
@@ -109,7 +114,7 @@ class SandboxPolicy:
 
     mode: SandboxMode
     workdir: Path
-    hidden: tuple[Path, ...] = ()
+    hidden: tuple[Hidden, ...] = ()
     network: Network = "off"
     allow_hosts: tuple[HostRule, ...] = ()
     local_targets: tuple[tuple[str, int], ...] = ()
@@ -207,12 +212,21 @@ def tool_workdir(context: ToolCallContext | None, default: Path | str | None = N
     """The directory a tool call works in, created if missing: the root
     (:func:`workdir_root`) for the operator's own work, ``<root>/owners/<owner>`` for an
     owner's (:func:`owner_key`) — so one owner's programs never see another's files."""
-    root = workdir_root(context, default)
+    root = _usable(workdir_root(context, default))
     owner = owner_key(context)
     directory = root if owner is None else root / OWNERS_DIR / owner_dir_name(owner)
     directory.mkdir(parents=True, exist_ok=True)
     (root / OWNERS_DIR).mkdir(exist_ok=True)  # hidden from the root's own programs
     return directory
+
+
+def _usable(workdir: Path) -> Path:
+    if workdir == Path("/"):
+        raise SandboxError(
+            "the working directory of sandboxed programs is / — every file would be "
+            "writable; set [tools] workdir (or the agent's or tool's workdir) to a directory"
+        )
+    return workdir
 
 
 def policy_for(
@@ -228,12 +242,7 @@ def policy_for(
     config = _config(context)
     tools = config.tools if config is not None else None
     overrides = _overrides(tools, context)
-    chosen = _real(Path(workdir)) if workdir is not None else tool_workdir(context)
-    if chosen == Path("/"):
-        raise SandboxError(
-            "the working directory of sandboxed programs is / — every file would be "
-            "writable; set [tools] workdir (or the agent's or tool's workdir) to a directory"
-        )
+    chosen = _usable(_real(Path(workdir))) if workdir is not None else tool_workdir(context)
     network = _pick("network", tools.network if tools else DEFAULT_NETWORK, overrides)
     hosts = _pick("allow_hosts", tools.allow_hosts if tools else (), overrides)
     return SandboxPolicy(
@@ -251,35 +260,59 @@ def policy_for(
 
 def _hidden(
     config: ToolangConfig | None, context: ToolCallContext | None, workdir: Path
-) -> Iterator[Path]:
-    """Every path the program must not see (some may not exist)."""
+) -> Iterator[Hidden]:
+    """Every path the program must not see that exists now, resolved."""
     seen: set[Path] = set()
-    for path in _hidden_candidates(config, context, workdir):
-        real = _real(path)
-        if real not in seen and real != workdir:
-            seen.add(real)
-            yield real
+    for path, resolve in _hidden_candidates(config, context, workdir):
+        entry = _existing(path, resolve=resolve)
+        if entry is not None and entry.path != workdir and entry.path not in seen:
+            seen.add(entry.path)
+            yield entry
+
+
+def _existing(path: Path, *, resolve: bool) -> Hidden | None:
+    """``path`` (resolved when ``resolve`` or when it is a symbolic link) and its kind;
+    ``None`` when there is nothing there. One ``lstat`` for a path whose directory is
+    known to be resolved already — the long fixed lists cost little per program."""
+    try:
+        found = os.lstat(path)
+        if resolve or stat.S_ISLNK(found.st_mode):
+            path = Path(os.path.realpath(path))
+            found = os.stat(path)
+    except OSError:
+        return None
+    return Hidden(path, stat.S_ISDIR(found.st_mode))
 
 
 def _hidden_candidates(
     config: ToolangConfig | None, context: ToolCallContext | None, workdir: Path
-) -> Iterator[Path]:
+) -> Iterator[tuple[Path, bool]]:
+    """``(path, resolve it)`` for every path to hide."""
     if config is not None:
-        yield config.home
+        yield config.home, True
         if config.source is not None:
-            yield config.source
+            yield config.source, True
         if config.store.backend == "sqlite":
             store = config.store_path
-            yield from (store, Path(f"{store}-wal"), Path(f"{store}-shm"))
-        yield from config.tools.hide
+            for path in (store, Path(f"{store}-wal"), Path(f"{store}-shm")):
+                yield path, True
+        for path in config.tools.hide:
+            yield path, True
     # Every working directory root (another owner's, another agent's): the program's own
     # directory is mounted again on top of them.
     for root in _workdir_roots(config, context, workdir):
-        yield root
-        yield root / OWNERS_DIR
-    for home in _user_homes():
-        yield from (home / place for place in SECRET_PLACES)
-    yield from map(Path, SYSTEM_SECRETS)
+        yield root, False
+        yield root / OWNERS_DIR, False
+    for path in _fixed_places():
+        yield path, False
+
+
+@functools.cache
+def _fixed_places() -> tuple[Path, ...]:
+    """The user's secrets and the system's, under directories resolved once."""
+    places = [home / place for home in _user_homes() for place in SECRET_PLACES]
+    places += [_real(Path(path)) for path in SYSTEM_SECRETS]
+    return tuple(places)
 
 
 def _workdir_roots(
@@ -312,7 +345,9 @@ def _user_homes() -> list[Path]:
     homes = []
     for candidate in (os.environ.get("HOME"), _passwd_home()):
         if candidate and Path(candidate).is_absolute() and Path(candidate) != Path("/"):
-            homes.append(Path(candidate))
+            real = _real(Path(candidate))
+            if real not in homes:
+                homes.append(real)
     return homes
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from pathlib import Path
 from typing import Final, Literal
 
 import attrs
@@ -122,6 +123,15 @@ class ProcessLimits:
     address_space_mb: int = 0
     file_size_mb: int = 0
     max_processes: int = 0
+
+
+@attrs.frozen
+class Hidden:
+    """A path a sandboxed program must not see, and what it is (a directory gets an
+    empty tmpfs over it, anything else ``/dev/null``)."""
+
+    path: Path
+    is_dir: bool
 
 
 DEFAULT_MODE: Final[SandboxMode] = "required"

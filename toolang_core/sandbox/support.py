@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from toolang_core.sandbox.bwrap import bwrap_argv, hidden_entries, limits_argv
+from toolang_core.sandbox.bwrap import bwrap_argv, hidden_entries, process_count_argv
 from toolang_core.sandbox.cgroup import process_limit_mode
 from toolang_core.sandbox.policy import SandboxPolicy
-from toolang_core.sandbox.rules import ProcessLimits
 
 if TYPE_CHECKING:
     from toolang_core.config.model import ToolsConfig
@@ -106,13 +105,11 @@ def sandbox_support() -> SandboxSupport:
 def _try(bwrap: str, prlimit: str) -> str | None:
     """Start ``true`` in a sandbox like a tool's; ``None`` when it ran."""
     with tempfile.TemporaryDirectory(prefix="toolang-probe-") as scratch:
-        policy = SandboxPolicy(
-            mode="required", workdir=Path(scratch), limits=ProcessLimits(max_processes=8)
-        )
+        policy = SandboxPolicy(mode="required", workdir=Path(scratch))
         argv = bwrap_argv(
             bwrap,
             policy,
-            [*limits_argv(policy.limits, helpers=1, prlimit=prlimit), "true"],
+            [*process_count_argv(9, prlimit=prlimit), "true"],
             hidden=hidden_entries([Path("/run")]),
             cwd=Path(scratch),
         )

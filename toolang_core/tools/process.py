@@ -158,7 +158,7 @@ async def run_tool_process(
     policy = policy_for(context, workdir=workdir)
     spawn = _Spawn(context, marker, kill_grace_seconds)
     if not policy.enabled:
-        process = await spawn.start(argv, cwd, environment, None, sandboxed=False)
+        process = await spawn.start(argv, cwd, environment, (), sandboxed=False)
         return await spawn.finish(process, timeout_seconds, max_output_bytes)
     from toolang_core.sandbox.launch import prepare
 
@@ -184,7 +184,7 @@ class _Spawn:
         argv: Sequence[str],
         cwd: Path | str | None,
         env: Mapping[str, str],
-        preexec: Callable[[], None] | None,
+        preexec: Sequence[Callable[[], None]],
         *,
         sandboxed: bool,
     ) -> asyncio.subprocess.Process:
@@ -199,7 +199,7 @@ class _Spawn:
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # its own process group: stopping it stops its children
                 # it dies with the runtime (and joins its sandbox's cgroup first)
-                preexec_fn=_steps(preexec, process_ledger.die_with_runtime()),
+                preexec_fn=_steps(*preexec, process_ledger.die_with_runtime()),
             )
         )
         try:
