@@ -62,6 +62,11 @@ def parse_host_rule(text: str) -> HostRule:
 
     :raises ValueError: saying what a host rule looks like.
     """
+    if "/" in text:
+        raise ValueError(
+            f"{text!r} is not a host rule: write the host name alone (pypi.org), not a URL "
+            "or a path; add :port for another port than 80 and 443"
+        )
     host, ports = _split_port(text.strip())
     try:
         address = ipaddress.ip_address(host.strip("[]"))
