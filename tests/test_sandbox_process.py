@@ -321,6 +321,14 @@ def test_a_required_sandbox_that_is_missing_refuses_and_names_what_to_install(
     assert not (workdir_of(call) / "ran").exists()
 
 
+def test_a_program_asked_to_start_in_a_hidden_place_is_refused(make_call):
+    call = make_call()
+    home = call.runtime.config.home
+    home.mkdir(parents=True, exist_ok=True)
+    with pytest.raises(SandboxError, match="do not see"):
+        sh(call, "true", cwd=home)
+
+
 def _returning(value: SandboxSupport):
     async def support() -> SandboxSupport:
         return value

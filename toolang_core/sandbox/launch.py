@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import resource
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -61,6 +62,19 @@ def unavailable_error(found: SandboxSupport) -> SandboxError:
     )
 
 
+def _check_cwd(cwd: Path, policy: SandboxPolicy) -> None:
+    """The program must be able to start where it is asked to: not in a hidden place."""
+    real = Path(os.path.realpath(cwd))
+    if real == policy.workdir or policy.workdir in real.parents:
+        return
+    for entry in policy.hidden:
+        if real == entry.path or entry.path in real.parents:
+            raise SandboxError(
+                f"cannot start a program in {cwd}: sandboxed programs do not see "
+                f"{entry.path}; start it in the working directory {policy.workdir}"
+            )
+
+
 @contextlib.asynccontextmanager
 async def prepare(
     argv: Sequence[str],
@@ -78,6 +92,7 @@ async def prepare(
     found = await support()
     if not found.available or found.bwrap is None:
         raise unavailable_error(found)
+    _check_cwd(cwd, policy)
     network = policy.network == "allow"
     helpers = 1 + network  # bwrap's init, the bridge
     count = policy.limits.max_processes

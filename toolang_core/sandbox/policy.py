@@ -104,9 +104,9 @@ class SandboxPolicy:
     """The sandbox of one program.
 
     ``workdir`` is the one writable directory it sees (besides a private ``/tmp``);
-    ``hidden`` are the paths it must not see at all, of those that exist when it
-    starts (the runtime's home, its config file
-    and store, other owners' working directories, secrets in the user's home, …);
+    ``hidden`` are the paths it must not see at all, of those that exist when it starts
+    (the runtime's home, its config file and store, other owners' working directories,
+    secrets in the user's home, …);
     ``network`` and ``allow_hosts`` what it may reach through the runtime's proxy
     (``local_targets``: this machine's ``(address, port)`` pairs let through anyway —
     ``[tools] unsafe_allow_local``, for tests).

@@ -133,9 +133,9 @@ async def run_tool_process(
     """Run ``argv`` for a tool call and return how it ended.
 
     The program runs in the OS sandbox the call's policy describes
-    (:func:`toolang_core.sandbox.policy_for`: ``[tools]``, the agent's and the tool's
-    settings): it sees the file system read-only except ``workdir`` (default: the
-    call's working directory, :func:`toolang_core.sandbox.tool_workdir`), none of the
+    (:func:`toolang_core.sandbox.policy.policy_for`: ``[tools]``, the agent's and the
+    tool's settings): it sees the file system read-only except ``workdir`` (default: the
+    call's working directory, :func:`toolang_core.tool_workdir`), none of the
     runtime's state, no network unless allowed. ``cwd`` (default ``workdir``) is where
     it starts. With ``[tools] sandbox = "off"`` it runs as the runtime's user, unconfined.
 
@@ -147,8 +147,8 @@ async def run_tool_process(
     nothing the program did after it is returned. Output past ``max_output_bytes`` per
     stream is read and dropped.
 
-    :raises toolang_core.sandbox.SandboxError: when the sandbox is required and not
-        available here (the message says what to install), or ``cwd`` is hidden.
+    :raises toolang_core.SandboxError: when the sandbox is required and not available
+        here (the message says what to install), or ``cwd`` is hidden from the program.
     """
     from toolang_core.sandbox.policy import policy_for
 
