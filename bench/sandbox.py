@@ -5,7 +5,9 @@ Runs ``/bin/true`` through ``run_tool_process`` — the one place tools start pr
 --runs times unsandboxed (``[tools] sandbox = "off"``) and sandboxed (the default,
 bubblewrap with the default limits, so ``prlimit`` and, for a runtime running as root,
 a pids cgroup are included), alternating so drift hits both alike, after a warm-up
-that pays the one-time probe. With --network it also times the sandbox with
+that pays the one-time probe. For a runtime running as root it also times the sandbox
+without ``max_processes`` (moving a process into its pids cgroup waits for the kernel:
+that share of the cost shows). With --network it also times the sandbox with
 ``network = "allow"`` (the proxy, and the bridge started inside). Reports p50/p95 of
 each, the p50 added by the sandbox (goal: < 15 ms on the development machine) and the
 ratio, the CPU time each costs (this process and everything it waited for — wall time
@@ -31,6 +33,7 @@ from pathlib import Path
 from toolang_core import run_tool_process
 from toolang_core.config import ToolangConfig, ToolsConfig
 from toolang_core.runtime import Runtime
+from toolang_core.sandbox.cgroup import process_limit_mode
 from toolang_core.sandbox.support import sandbox_support
 from toolang_core.testing.runtimes import tool_call_context
 
@@ -72,6 +75,8 @@ async def measure(runs: int, network: bool) -> dict[str, list[tuple[float, float
             "unsandboxed": context(base / "off", sandbox="off"),
             "sandboxed": context(base / "on"),
         }
+        if process_limit_mode().kind == "cgroup":  # root: what the pids cgroup costs
+            calls["sandboxed_no_max_processes"] = context(base / "nolimit", max_processes=0)
         if network:
             calls["sandboxed_network"] = context(
                 base / "net", network="allow", allow_hosts=("pypi.org",)
