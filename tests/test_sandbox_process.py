@@ -344,3 +344,32 @@ def test_with_the_sandbox_off_a_program_runs_unconfined(make_call):
     ran = sh(call, f"ls {home}; grep CapEff /proc/self/status")
     assert "visible" in ran.stdout
     assert attrs.evolve(sandbox_support()).available  # it was there; it was not used
+
+
+def test_the_start_up_sweep_empties_and_removes_cgroups_of_a_runtime_that_died():
+    from toolang_core.sandbox import cgroup
+
+    mode = cgroup.process_limit_mode()
+    if mode.kind != "cgroup" or mode.parent is None:
+        pytest.skip(f"no pids cgroup in use here ({mode.describe()})")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = mode.parent / f"{cgroup.PREFIX}{dead.pid}-1"
+    left.mkdir()
+    sleeper = subprocess.Popen(["sleep", "300"])
+    try:
+        (left / "cgroup.procs").write_text(str(sleeper.pid))  # a sandbox's process, left
+        mine = cgroup.create(5)  # this runtime's own, in use: left alone
+        assert mine is not None
+        assert cgroup.sweep() == 1
+        assert sleeper.wait(timeout=10) == -signal.SIGKILL  # killed, and reaped here
+        cgroup.sweep()  # the next start (or this one, once its processes are reaped)
+        assert not left.exists()
+        assert mine.exists()
+        mine.rmdir()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            sleeper.kill()
+        sleeper.wait(timeout=10)
+        with contextlib.suppress(OSError):
+            left.rmdir()

@@ -194,24 +194,25 @@ async def _remove(path: Path, wait_seconds: float = 5.0) -> None:
 
 
 def sweep() -> int:
-    """At start-up: kill what is left in sandbox cgroups of runtimes that are gone, and
-    remove them; return how many were removed."""
+    """At start-up: kill what is left in the sandbox cgroups of runtimes that are gone
+    and remove them (one whose processes are not reaped yet is removed by a later
+    sweep); return how many such cgroups were found."""
     mode = process_limit_mode()
     if mode.kind != "cgroup" or mode.parent is None:
         return 0
-    removed = 0
+    found = 0
     for path in mode.parent.glob(f"{PREFIX}*"):
         owner = path.name[len(PREFIX) :].partition("-")[0]
         if not owner.isdigit() or _alive(int(owner)):
             continue
+        found += 1
         with contextlib.suppress(OSError):
             for pid in (path / "cgroup.procs").read_text().split():
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(int(pid), signal.SIGKILL)
         with contextlib.suppress(OSError):
             path.rmdir()
-            removed += 1
-    return removed
+    return found
 
 
 def _alive(pid: int) -> bool:
