@@ -45,6 +45,26 @@ def test_a_bubblewrap_that_cannot_make_namespaces_is_no_sandbox(tmp_path, monkey
     assert "unprivileged_userns_clone" in str(found.problem)  # what to do about it
 
 
+def test_a_bubblewrap_before_0_8_sandboxes_without_disabling_user_namespaces(
+    tmp_path, monkeypatch, probe_again
+):
+    real = support.find_bwrap()
+    if real is None:
+        pytest.skip("bubblewrap is not installed")
+    older = tmp_path / "bin" / "bwrap"  # 0.6 knows every option but that one
+    older.parent.mkdir()
+    older.write_text(
+        "#!/bin/sh\nfor a; do [ \"$a\" = --disable-userns ] && "
+        "{ echo 'bwrap: Unknown option --disable-userns' >&2; exit 1; }; done\n"
+        f'exec {real} "$@"\n'
+    )
+    older.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{older.parent}{os.pathsep}{os.environ['PATH']}")
+    found = sandbox_support()
+    assert found.available and not found.disable_userns
+    assert "programs may create user namespaces" in found.describe()
+
+
 def test_no_bubblewrap_names_the_package_to_install(monkeypatch, probe_again):
     monkeypatch.setattr(support, "find_bwrap", lambda: None)
     found = sandbox_support()

@@ -83,13 +83,15 @@ def bwrap_argv(
     hidden: Sequence[Hidden],
     cwd: Path,
     binds: Sequence[tuple[Path, str]] = (),
+    disable_userns: bool = True,
 ) -> list[str]:
     """The whole command line: ``bwrap <options> -- <command>``.
 
     ``hidden`` are the policy's hidden paths that exist (:func:`hidden_entries`);
     ``cwd`` is where the program starts (inside the working directory, or any visible
     directory); ``binds`` are ``(host path, sandbox path)`` pairs mounted read-only
-    after everything else (the proxy's socket, the bridge).
+    after everything else (the proxy's socket, the bridge). ``disable_userns``: keep the
+    program from creating user namespaces (bubblewrap 0.8 and later).
     """
     workdir = policy.workdir
     argv = [
@@ -100,7 +102,7 @@ def bwrap_argv(
         "--unshare-uts",
         "--unshare-net",
         "--unshare-cgroup-try",
-        "--disable-userns",
+        *(["--disable-userns"] if disable_userns else []),
         "--die-with-parent",
         "--new-session",
         "--cap-drop",

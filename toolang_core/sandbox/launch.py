@@ -123,6 +123,7 @@ async def prepare(
             hidden=policy.hidden,
             cwd=cwd,
             binds=binds,
+            disable_userns=found.disable_userns,
         )
         steps = (_set_limits(policy.limits), cgroup.joiner(group))
         yield Launch(full, environment, tuple(step for step in steps if step is not None))

@@ -45,6 +45,8 @@ class SandboxSupport:
     version: str = ""
     process_limit: str = ""
     prlimit: str = "prlimit"
+    disable_userns: bool = True
+    """Whether this bubblewrap can keep programs from creating user namespaces (0.8+)."""
 
     @property
     def available(self) -> bool:
@@ -54,7 +56,8 @@ class SandboxSupport:
         """One line for a person."""
         if self.problem is not None:
             return f"no sandbox available: {self.problem}"
-        return f"{self.version or 'bubblewrap'} at {self.bwrap}; {self.process_limit}"
+        older = "" if self.disable_userns else " (before 0.8: programs may create user namespaces)"
+        return f"{self.version or 'bubblewrap'} at {self.bwrap}{older}; {self.process_limit}"
 
 
 def sandbox_warning(tools: ToolsConfig) -> str | None:
@@ -95,14 +98,18 @@ def sandbox_support() -> SandboxSupport:
         return SandboxSupport(
             "prlimit (util-linux) is not installed: apt-get install util-linux", bwrap
         )
-    problem = _try(bwrap, prlimit)
     version = _version(bwrap)
+    problem = _try(bwrap, prlimit, disable_userns=True)
+    disable_userns = problem is None or "--disable-userns" not in problem
+    if not disable_userns:  # an older bubblewrap: the rest of the sandbox holds
+        problem = _try(bwrap, prlimit, disable_userns=False)
     if problem is not None:
         return SandboxSupport(problem, bwrap, version)
-    return SandboxSupport(None, bwrap, version, process_limit_mode().describe(), prlimit)
+    mode = process_limit_mode().describe()
+    return SandboxSupport(None, bwrap, version, mode, prlimit, disable_userns)
 
 
-def _try(bwrap: str, prlimit: str) -> str | None:
+def _try(bwrap: str, prlimit: str, *, disable_userns: bool) -> str | None:
     """Start ``true`` in a sandbox like a tool's; ``None`` when it ran."""
     with tempfile.TemporaryDirectory(prefix="toolang-probe-") as scratch:
         policy = SandboxPolicy(mode="required", workdir=Path(scratch))
@@ -112,6 +119,7 @@ def _try(bwrap: str, prlimit: str) -> str | None:
             [*process_count_argv(9, prlimit=prlimit), "true"],
             hidden=hidden_entries([Path("/run")]),
             cwd=Path(scratch),
+            disable_userns=disable_userns,
         )
         try:
             ran = subprocess.run(
