@@ -54,7 +54,7 @@ def test_a_bubblewrap_before_0_8_sandboxes_without_disabling_user_namespaces(
     older = tmp_path / "bin" / "bwrap"  # 0.6 knows every option but that one
     older.parent.mkdir()
     older.write_text(
-        "#!/bin/sh\nfor a; do [ \"$a\" = --disable-userns ] && "
+        '#!/bin/sh\nfor a; do [ "$a" = --disable-userns ] && '
         "{ echo 'bwrap: Unknown option --disable-userns' >&2; exit 1; }; done\n"
         f'exec {real} "$@"\n'
     )
