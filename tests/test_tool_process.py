@@ -29,6 +29,16 @@ def ctx(toolang_call_context):
     )
 
 
+@pytest.fixture
+def unsandboxed(toolang_call_context, toolang_runtime):
+    """A call whose program runs unconfined ([tools] sandbox = "off"): its process group
+    is what stopping it must reach (a sandbox's: tests/test_sandbox_process.py)."""
+    runtime = toolang_runtime('[tools]\nsandbox = "off"\n')
+    return toolang_call_context(
+        call=ToolCall("c-7", "exec_run"), turn_id="t-1", thread_id="x", run_id="r", runtime=runtime
+    )
+
+
 def test_the_environment_is_the_allow_list_plus_explicit_values_plus_the_marker(ctx):
     base = {"PATH": "/bin", "LC_ALL": "C", "OPENAI_API_KEY": "sk-secret", "HOME": "/h"}
     env = tool_process_env(ctx, allow=("PATH", "LC_*"), extra={"MODE": "x"}, base=base)
@@ -71,14 +81,14 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.parametrize("script", ["sleep 30", "trap '' TERM; sleep 30 & wait; sleep 30"])
-def test_a_canceled_call_stops_the_whole_group_within_the_grace(ctx, tmp_path, script):
+def test_a_canceled_call_stops_the_whole_group_within_the_grace(unsandboxed, tmp_path, script):
     pids = tmp_path / "pids"
 
     async def cancel_it() -> float:
         task = asyncio.create_task(
             run_tool_process(
                 ["/bin/sh", "-c", f"echo $$ > {pids}; {script}"],
-                context=ctx,
+                context=unsandboxed,
                 kill_grace_seconds=0.5,
             )
         )

@@ -121,6 +121,13 @@ if TYPE_CHECKING:
     from toolang_core.runtime_view import (
         RuntimeView as RuntimeView,
     )
+    from toolang_core.sandbox.policy import (
+        SandboxError as SandboxError,
+        tool_workdir as tool_workdir,
+    )
+    from toolang_core.sandbox.support import (
+        sandbox_warning as sandbox_warning,
+    )
     from toolang_core.schedule import (
         Schedule as Schedule,
         ScheduleError as ScheduleError,
@@ -319,6 +326,9 @@ _LAZY = {
     "ApprovalBook": "toolang_core.tools.approvals",
     "ApprovalError": "toolang_core.tools.approvals",
     "canonical_params": "toolang_core.tools.approvals",
+    "SandboxError": "toolang_core.sandbox.policy",
+    "tool_workdir": "toolang_core.sandbox.policy",
+    "sandbox_warning": "toolang_core.sandbox.support",
     "params_hash": "toolang_core.tools.approvals",
     "DEFAULT_ENV_ALLOW": "toolang_core.tools.process",
     "TOOL_CALL_ENV": "toolang_core.tools.process",

@@ -22,8 +22,8 @@ FACT = (
 
 def test_the_librarian_finds_kept_knowledge_and_the_failing_tool(toolang_runtime, tmp_path):
     workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "runbook.txt").write_text(FACT)
+    (workspace / "owners" / "alice").mkdir(parents=True)  # alice's turns work there
+    (workspace / "owners" / "alice" / "runbook.txt").write_text(FACT)
     model = ScriptedModel(
         [
             tool_call("fs_read", {"path": "runbook.txt"}),

@@ -113,8 +113,9 @@ def home(tmp_path: Path) -> Iterator[tuple[Home, Path]]:
         entry_points={"toolang": {"scripted": "toolang_core.testing.script_file_plugin"}},
     )
     home = Home(tmp_path / "home", site, tmp_path / "script.json")
-    (home.path / "workspace" / "notes").mkdir(parents=True)
-    (home.path / "workspace" / "notes" / "secrets.txt").write_text(SECRET_TEXT)
+    # ada's turns work in her own directory of the workspace (owners/ada)
+    (home.path / "workspace" / "owners" / "ada" / "notes").mkdir(parents=True)
+    (home.path / "workspace" / "owners" / "ada" / "notes" / "secrets.txt").write_text(SECRET_TEXT)
     (home.path / "toolang.toml").write_text(CONFIG)
     home.script.write_text("[]")
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
@@ -198,7 +199,8 @@ def test_no_raw_secret_in_any_file_of_the_home_nor_in_the_json_log(home):
     assert home.cli("turns", "list", "--json").returncode == 0
 
     # The raw values did flow: the tool that was given them wrote them (outside the home).
-    assert (home.path / "workspace" / "notes" / "copy.txt").read_text() == SECRET_TEXT
+    copy = home.path / "workspace" / "owners" / "ada" / "notes" / "copy.txt"
+    assert copy.read_text() == SECRET_TEXT
     # And what is stored is masked, not dropped.
     stored = vault["turn"]["input"]
     for mask in ("[card redacted]", "[iban redacted]", "[email redacted]", "[phone redacted]"):

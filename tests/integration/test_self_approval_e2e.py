@@ -4,7 +4,10 @@ and the request stays pending. Real `toolang run`, real shell, real CLI.
 
 Runs where toolang-tools-operator and toolang-hook-approval-gate are installed (the tox
 `integration` env); the runtime loads only those two and the test kit's scripted model,
-so the refusal seen is the approval path's own, not the SecurityFilter's.
+so the refusal seen is the approval path's own, not the SecurityFilter's — and with the
+tool sandbox off, so that it is the marker's: in the sandbox the command sees neither
+the config nor the store (tests/integration/test_sandbox_e2e.py), and the marker is the
+line behind it.
 """
 
 from __future__ import annotations
@@ -38,6 +41,9 @@ workspace = "workspace"
 
 [plugins.hook-approval-gate]
 auto_approve = ["exec_run"]
+
+[tools]
+sandbox = "off"
 """
 )
 TOOLANG = f"{sys.executable} -m toolang_core --config ../toolang.toml"

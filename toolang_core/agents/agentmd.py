@@ -14,6 +14,10 @@
     status: active               # or disabled
     max_steps: 10
     max_delegation_rounds: 3
+    sandbox:                     # the programs its tools start (see [tools])
+      network: allow
+      allow_hosts: [pypi.org, files.pythonhosted.org]
+      workdir: ../../workspaces/reviews   # relative to this file's directory
     ---
     You are a code review specialist. …
 
@@ -43,7 +47,7 @@ from toolang_core.limits import AGENT_MD_MAX_CHARS
 _LISTS: Final = ("prefixes", "tools", "keywords", "capabilities")
 _TEXTS: Final = ("description", "model")
 _INTS: Final = {"max_steps": 1, "max_delegation_rounds": 0}
-KEYS: Final = ("name", *_TEXTS, *_LISTS, "session_isolation", "status", *_INTS)
+KEYS: Final = ("name", *_TEXTS, *_LISTS, "session_isolation", "status", *_INTS, "sandbox")
 """Every key the front matter may have."""
 
 
@@ -141,6 +145,7 @@ def _fields(
     _name(data, problems, expected_name, fields)
     _scope(data, problems, fields)
     _scalars(data, problems, fields)
+    _sandbox(data, problems, fields)
     return fields
 
 
@@ -200,6 +205,29 @@ def _scalars(data: Mapping[Any, Any], problems: _Problems, fields: dict[str, Any
             problems.add("error", message, key)
         else:
             fields[key] = value
+
+
+def _sandbox(data: Mapping[Any, Any], problems: _Problems, fields: dict[str, Any]) -> None:
+    """``sandbox:`` — validated exactly like a ``[tools.agent.<name>]`` table (paths
+    relative to the AGENT.md's directory, ``~`` and ``${ENV}`` expanded)."""
+    value = data.get("sandbox")
+    if value is None:
+        return
+    import os
+    from pathlib import Path
+
+    from toolang_core.config.converter import ConfigConverter
+    from toolang_core.config.sandbox import SandboxOverride
+    from toolang_core.errors import ConfigError
+
+    converter = ConfigConverter(
+        file=problems.origin, base_dir=Path(problems.origin).parent, env=os.environ
+    )
+    try:
+        fields["sandbox"] = converter.structure(value, SandboxOverride, prefix=("sandbox",))
+    except ConfigError as exc:
+        for line in exc.problems:
+            problems.add("error", line.removeprefix(f"{problems.origin}: "), "sandbox")
 
 
 def _typed(value: Any, kind: type, expected: str, key: str, problems: _Problems) -> Any:

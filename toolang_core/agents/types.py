@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Final, Literal, Protocol
 import attrs
 
 if TYPE_CHECKING:
+    from toolang_core.config.sandbox import SandboxOverride
     from toolang_core.plugins.context import PluginContext
 
 SourceLabel = Literal["builtin", "embedded", "user", "remote"]
@@ -36,7 +37,10 @@ class AgentDefinition:
     ``skills`` are the skill names a remote agent's card advertises. ``max_steps`` and
     ``max_delegation_rounds`` override ``[agents]`` limits for this agent (``None``:
     the configured ones). ``session_isolation`` asks for delegated work to run on an
-    isolated child thread. ``origin`` is the file path or URL it was read from.
+    isolated child thread. ``sandbox`` changes ``[tools]``' sandbox settings for the
+    programs its tools start (its working directory, network, limits;
+    ``[tools.agent.<name>]`` in toolang.toml wins over it). ``origin`` is the file path
+    or URL it was read from.
     """
 
     name: str
@@ -52,6 +56,7 @@ class AgentDefinition:
     max_steps: int | None = None
     max_delegation_rounds: int | None = None
     status: AgentStatus = "active"
+    sandbox: SandboxOverride | None = None
     source: SourceLabel = "builtin"
     origin: str = ""
 

@@ -188,6 +188,13 @@ def tools(state: CliState, as_json: bool) -> None:
     click.echo(f"unmatched: {', '.join(unmatched) if unmatched else 'none'}")
 
 
+def _sandbox_text(overrides: dict[str, Any]) -> str:
+    def text(value: Any) -> str:
+        return ", ".join(map(str, value)) if isinstance(value, tuple | list) else str(value)
+
+    return "; ".join(f"{key} {text(value)}" for key, value in overrides.items())
+
+
 @agents.command()
 @click.argument("name")
 @_JSON
@@ -223,6 +230,8 @@ def show(state: CliState, name: str, as_json: bool) -> None:
     for key in ("session_isolation", "max_steps", "max_delegation_rounds"):
         value = shown[key]
         click.echo(f"{key + ':':<24}{'-' if value is None else str(value).lower()}")
+    sandbox = {k: v for k, v in (shown["sandbox"] or {}).items() if v is not None}
+    click.echo(f"{'sandbox:':<24}{_sandbox_text(sandbox) or '-'}")
     click.echo(f"{'tools in scope:':<24}{', '.join(shown['tools_in_scope']) or '-'}")
     for problem in shown["problems"]:
         click.echo(f"problem: {problem}")

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from typing import TextIO
 
     from toolang_core.cli.status_line import StatusLine
+    from toolang_core.config.model import ToolangConfig
     from toolang_core.logs import LogFormat
 
 
@@ -78,6 +79,7 @@ def run(
         state.config = config
     runtime = state.runtime
     chosen = () if no_sources else (sources or None)
+    _say_sandbox(config)
     if line is not None:  # a person is watching: say how to talk to it
         from toolang_core.cli.hints import path_hint
 
@@ -89,6 +91,16 @@ def run(
             err=True,
         )
     asyncio.run(_serve(runtime, chosen, until_idle, line))
+
+
+def _say_sandbox(config: ToolangConfig) -> None:
+    """The start-up line about tools' sandbox, in red, when it is off or missing (never
+    a silent fallback); nothing when programs run sandboxed."""
+    from toolang_core.sandbox.support import sandbox_warning
+
+    warning = sandbox_warning(config.tools)
+    if warning is not None:
+        click.secho(f"WARNING: {warning}", fg="red", err=True)
 
 
 THREADS_WAIT_SECONDS = 1.0

@@ -12,12 +12,22 @@ from typing import Any, Literal
 
 import attrs
 
+from toolang_core.config.converter import KeyPath, KeyProblems
+from toolang_core.config.sandbox import SandboxOverride, check_host_rules
 from toolang_core.config.validators import (
     NonNegativeFloat,
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
     Priority,
+)
+from toolang_core.sandbox.rules import (
+    DEFAULT_LIMITS,
+    DEFAULT_MODE,
+    DEFAULT_NETWORK,
+    Network,
+    SandboxMode,
+    parse_local_target,
 )
 
 Overflow = Literal["reject", "drop_oldest", "replace_pending"]
@@ -173,22 +183,61 @@ class ModelsConfig:
 
 @attrs.frozen
 class ToolsConfig:
-    """``[tools]``: limits of every tool call, and what happens to a call *in doubt* (it
-    started before a crash and recorded no result): a tool declared idempotent runs
-    again; any other is not run again, and ``in_doubt`` says who is told —
-    ``tell_model`` (the model gets a "may already have run" result) or ``ask_person``
-    (an approval request: approved, it runs again).
+    """``[tools]``: limits of every tool call, what happens to a call *in doubt*, and the
+    sandbox of every program a tool starts.
+
+    A call *in doubt* started before a crash and recorded no result: a tool declared
+    idempotent runs again; any other is not run again, and ``in_doubt`` says who is
+    told — ``tell_model`` (the model gets a "may already have run" result) or
+    ``ask_person`` (an approval request: approved, it runs again).
+
+    ``sandbox`` (``required`` | ``off``) is whether programs tools start
+    (:func:`~toolang_core.run_tool_process`) run in the OS sandbox
+    (:mod:`toolang_core.sandbox`); ``required`` refuses to start them where no sandbox
+    is available. ``workdir`` (default ``workspace`` beside the file) is the one
+    writable directory a program sees (each owner gets its own under ``owners/``);
+    ``network`` (``off`` | ``allow``) with ``allow_hosts`` is what it may reach through
+    the runtime's proxy; ``hide`` lists more paths it must not see; the limits (``0``:
+    none) bound each of its processes (CPU seconds, address space, file size) and the
+    number of its processes. ``[tools.agent.<name>]`` and ``[tools.tool.<name>]`` change
+    these for one agent or one tool (a tool's table wins). ``unsafe_allow_local`` lets
+    the proxy reach the named ``address:port`` pairs on this machine — for tests only:
+    it opens a door to local services the sandbox otherwise closes.
 
     ``providers`` settles a tool name that more than one plugin registers: tool name →
     the plugin (entry-point or distribution name) whose tool it is. Without an entry a
     name two plugins register is withheld from both, as an error naming both
     distributions; an entry also pins a name no one contests, so a plugin installed
-    later cannot take it."""
+    later cannot take it.
+    """
 
     timeout_seconds: PositiveFloat = 60.0
     max_output_chars: PositiveInt = 20_000
     in_doubt: Literal["tell_model", "ask_person"] = "tell_model"
     providers: Mapping[str, str] = attrs.field(factory=dict)
+    sandbox: SandboxMode = DEFAULT_MODE
+    workdir: Path | None = None
+    network: Network = DEFAULT_NETWORK
+    allow_hosts: tuple[str, ...] = ()
+    hide: tuple[Path, ...] = ()
+    cpu_seconds: NonNegativeInt = DEFAULT_LIMITS.cpu_seconds
+    address_space_mb: NonNegativeInt = DEFAULT_LIMITS.address_space_mb
+    file_size_mb: NonNegativeInt = DEFAULT_LIMITS.file_size_mb
+    max_processes: NonNegativeInt = DEFAULT_LIMITS.max_processes
+    unsafe_allow_local: tuple[str, ...] = ()
+    agent: Mapping[str, SandboxOverride] = attrs.field(factory=dict)
+    tool: Mapping[str, SandboxOverride] = attrs.field(factory=dict)
+
+    def __attrs_post_init__(self) -> None:
+        check_host_rules("allow_hosts", self.allow_hosts)
+        problems: list[tuple[KeyPath, str]] = []
+        for index, target in enumerate(self.unsafe_allow_local):
+            try:
+                parse_local_target(target)
+            except ValueError as exc:
+                problems.append((("unsafe_allow_local", index), str(exc)))
+        if problems:
+            raise KeyProblems(problems)
 
 
 @attrs.frozen

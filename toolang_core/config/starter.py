@@ -91,6 +91,12 @@ loop_repeats = 3          # the same tool calls this often ends the turn: loop_d
 # plugin = "sqlite"       # toolang-memory-sqlite; unset: memory is off
 # save_turns = ["chat", "invoke", "task"]   # sources whose exchanges are remembered
 
+[tools]
+sandbox = "required"      # tools' programs run in the OS sandbox (bubblewrap); "off": unconfined
+# workdir = "workspace"   # their one writable directory (each owner gets owners/<owner> in it)
+network = "off"           # "allow": only allow_hosts, through the runtime's proxy
+# allow_hosts = ["pypi.org", "*.pythonhosted.org"]
+
 [models]
 default = "demo"          # the offline stand-in (toolang-model-demo); e.g. "llm/gpt-4o-mini"
 

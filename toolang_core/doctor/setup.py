@@ -1,5 +1,6 @@
 """``toolang doctor`` checks of what every turn needs before it can run: directories
-that can be created and a model every agent can reach.
+that can be created, a model every agent can reach, and the sandbox tools' programs run
+in.
 
 Kept apart from :mod:`toolang_core.doctor` (the configuration, plugins, store and
 agents checks); both yield :class:`~toolang_core.doctor.Check` findings.
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from toolang_core.doctor import Check, DoctorContext
+    from toolang_core.doctor import Check, DoctorContext, Status
     from toolang_core.runtime import Runtime
 
 
@@ -121,3 +122,30 @@ def _model_problem(runtime: Runtime, spec: str) -> str | None:
     except ModelError as exc:
         return str(exc)
     return None
+
+
+def check_sandbox(ctx: DoctorContext) -> Iterator[Check]:
+    """The OS sandbox of tools' programs: available (which bubblewrap, how the process
+    limit is enforced here), or — ``[tools] sandbox = "required"`` — a failure naming
+    what to install; ``sandbox = "off"`` is said as a warning (shown in red)."""
+    from toolang_core.doctor import Check
+    from toolang_core.sandbox.support import OFF_WARNING, sandbox_support
+
+    config = ctx.config
+    if config is None:
+        return
+    found = sandbox_support()
+    if config.tools.sandbox == "off":
+        detail = found.describe() if found.available else f"(and here: {found.problem})"
+        yield Check("sandbox", "warn", OFF_WARNING, (f"available here: {detail}",))
+        return
+    if not found.available:
+        yield Check(
+            "sandbox",
+            "fail",
+            "tools' programs cannot run: the sandbox is required and not available here",
+            (str(found.problem),),
+        )
+        return
+    status: Status = "warn" if "NOT enforced" in found.process_limit else "ok"
+    yield Check("sandbox", status, f"tools' programs run sandboxed: {found.describe()}")

@@ -444,6 +444,7 @@ class Runtime:
                 sources=sorted(turn_sources),
                 plugins=self.host.active_names,
                 memory=memory.name if memory is not None else "off",
+                tool_sandbox=self.config.tools.sandbox,
             )
             source_tasks = self._sources.start(turn_sources, self.inbox, stop)
             try:

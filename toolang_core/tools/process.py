@@ -1,23 +1,34 @@
-"""Processes started by tools: marked, with a chosen environment, stopped with their turn.
+"""Processes started by tools: sandboxed, marked, with a chosen environment, stopped
+with their turn.
 
-A tool that runs a program should start it with :func:`run_tool_process`:
+A tool that runs a program must start it with :func:`run_tool_process` — the one place
+programs are started, so no tool can skip what follows:
 
-- the program runs in a **new session** (its own process group), so stopping it stops
-  everything it started: on a canceled or interrupted turn, or at the time limit, the
-  whole group gets ``SIGTERM``, then ``SIGKILL`` after ``kill_grace_seconds``, and is
-  reaped before the call returns or the cancellation goes on;
+- the program runs in the **OS sandbox** (:mod:`toolang_core.sandbox`: bubblewrap's
+  namespaces, a read-only file system with the call's working directory the one
+  writable place, the runtime's home, config, store and other owners' work hidden, no
+  network unless allowed, resource limits). Where no sandbox is available,
+  ``[tools] sandbox = "required"`` (the default) refuses to start it;
+  ``sandbox = "off"`` runs it unconfined, as the runtime's user;
+- it runs in a **new session** (its own process group; sandboxed, its own PID
+  namespace), so stopping it stops everything it started: on a canceled or interrupted
+  turn, or at the time limit, it gets ``SIGTERM``, then ``SIGKILL`` after
+  ``kill_grace_seconds``, and is reaped before the call returns or the cancellation
+  goes on. A sandboxed program's children cannot escape that (``setsid``, double fork:
+  they stay in its PID namespace);
 - it does not outlive a runtime that is killed: on Linux its first process dies with
-  the runtime (``PR_SET_PDEATHSIG``), and the group is written down in the runtime's
-  home until it is reaped, so the next start kills what is left of it
-  (:mod:`toolang_core.tools.process_ledger`);
+  the runtime (``PR_SET_PDEATHSIG``; a sandbox's whole namespace with it), and it is
+  written down in the runtime's home until it is reaped, so the next start kills what
+  is left of it (:mod:`toolang_core.tools.process_ledger`);
 - its environment is built by :func:`tool_process_env`: an **allow-list** of the
   runtime's variables (API keys and other secrets stay out) plus explicit values, and
   the **marker** ``TOOLANG_TOOL_CALL=<turn id>:<call id>``.
 
 The marker is how the runtime tells people from its own tools: deciding an approval
 from a process that carries it — or whose ancestors were started with it — is refused
-(:func:`started_by_tool`). It is a guard against an agent approving itself through the
-commands it may run, not a sandbox: a tool runs as the runtime's OS user.
+(:func:`started_by_tool`). Behind the sandbox (which hides the store and the runtime's
+ports from the program) it is defence in depth; with the sandbox off it is the guard
+left against the obvious paths.
 """
 
 from __future__ import annotations
@@ -28,7 +39,7 @@ import fnmatch
 import os
 import signal
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -117,46 +128,120 @@ async def run_tool_process(
     timeout_seconds: float | None = None,
     kill_grace_seconds: float = 1.0,
     max_output_bytes: int = 4_000_000,
+    workdir: Path | str | None = None,
 ) -> ToolProcessResult:
     """Run ``argv`` for a tool call and return how it ended.
 
+    The program runs in the OS sandbox the call's policy describes
+    (:func:`toolang_core.sandbox.policy.policy_for`: ``[tools]``, the agent's and the
+    tool's settings): it sees the file system read-only except ``workdir`` (default: the
+    call's working directory, :func:`toolang_core.tool_workdir`), none of the
+    runtime's state, no network unless allowed. ``cwd`` (default ``workdir``) is where
+    it starts. With ``[tools] sandbox = "off"`` it runs as the runtime's user, unconfined.
+
     ``env`` defaults to :func:`tool_process_env` ``(context)``; a given ``env`` still
-    gets the marker. At ``timeout_seconds`` the process group is stopped and the result
-    says ``timed_out`` (with what was written until then). When the awaiting task is
-    canceled — its turn was canceled, interrupted or is shutting down — the group is
-    stopped and reaped, then the cancellation goes on: nothing the process did after
-    it is returned. Output past ``max_output_bytes`` per stream is read and dropped.
+    gets the marker. At ``timeout_seconds`` the program is stopped and the result says
+    ``timed_out`` (with what was written until then). When the awaiting task is
+    canceled — its turn was canceled, interrupted or is shutting down — the program
+    and everything it started is stopped and reaped, then the cancellation goes on:
+    nothing the program did after it is returned. Output past ``max_output_bytes`` per
+    stream is read and dropped.
+
+    :raises toolang_core.SandboxError: when the sandbox is required and not available
+        here (the message says what to install), or ``cwd`` is hidden from the program.
     """
+    from toolang_core.sandbox.policy import policy_for
+
     marker = tool_call_marker(context)
     environment = dict(tool_process_env(context) if env is None else env)
     environment[TOOL_CALL_ENV] = marker
-    starting = asyncio.ensure_future(
-        asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd,
-            env=environment,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,  # its own process group: stopping it stops its children
-            preexec_fn=process_ledger.die_with_runtime(),  # and it dies with the runtime
+    policy = policy_for(context, workdir=workdir)
+    spawn = _Spawn(context, marker, kill_grace_seconds)
+    if not policy.enabled:
+        process = await spawn.start(argv, cwd, environment, (), sandboxed=False)
+        return await spawn.finish(process, timeout_seconds, max_output_bytes)
+    from toolang_core.sandbox.launch import prepare
+
+    start_dir = Path(cwd) if cwd is not None else policy.workdir
+    async with prepare(argv, policy=policy, env=environment, cwd=start_dir, label=marker) as launch:
+        process = await spawn.start(
+            launch.argv, start_dir, launch.env, launch.preexec, sandboxed=True
         )
-    )
-    try:
-        process = await asyncio.shield(starting)
-    except asyncio.CancelledError:
-        # Canceled while its pipes were being connected: the program runs already, and
-        # asyncio would kill only its first process. Stop the whole group, then go on.
-        with contextlib.suppress(Exception):  # one that failed to start: nothing to stop
-            await stop_process_group(await starting, kill_grace_seconds)
-        raise
-    # Written down until it is reaped: a runtime killed meanwhile cannot stop the group,
-    # its next start can (process_ledger.stop_orphaned).
-    entry = process_ledger.note_started(_home(context), process.pid, marker)
-    try:
-        return await _run(process, timeout_seconds, kill_grace_seconds, max_output_bytes)
-    finally:
-        process_ledger.note_ended(entry)
+        return await spawn.finish(process, timeout_seconds, max_output_bytes)
+
+
+@attrs.define
+class _Spawn:
+    """One program of one call: started, written down in the ledger, run, stopped."""
+
+    context: ToolCallContext | None
+    marker: str
+    grace: float
+    sandboxed: bool = False
+
+    async def start(
+        self,
+        argv: Sequence[str],
+        cwd: Path | str | None,
+        env: Mapping[str, str],
+        preexec: Sequence[Callable[[], None]],
+        *,
+        sandboxed: bool,
+    ) -> asyncio.subprocess.Process:
+        self.sandboxed = sandboxed
+        starting = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
+                *argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,  # its own process group: stopping it stops its children
+                # it dies with the runtime (and joins its sandbox's cgroup first)
+                preexec_fn=_steps(*preexec, process_ledger.die_with_runtime()),
+            )
+        )
+        try:
+            return await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            # Canceled while its pipes were being connected: the program runs already, and
+            # asyncio would kill only its first process. Stop all of it, then go on.
+            with contextlib.suppress(Exception):  # one that failed to start: nothing to stop
+                await self.stop(await starting)
+            raise
+
+    async def stop(self, process: asyncio.subprocess.Process) -> None:
+        if self.sandboxed:
+            await stop_sandbox(process, self.grace)
+        else:
+            await stop_process_group(process, self.grace)
+
+    async def finish(
+        self, process: asyncio.subprocess.Process, timeout: float | None, max_output: int
+    ) -> ToolProcessResult:
+        # Written down until it is reaped: a runtime killed meanwhile cannot stop the
+        # program, its next start can (process_ledger.stop_orphaned).
+        entry = process_ledger.note_started(_home(self.context), process.pid, self.marker)
+        try:
+            return await _run(process, timeout, self.grace, max_output, self.stop)
+        finally:
+            process_ledger.note_ended(entry)
+
+
+def _steps(*steps: Callable[[], None] | None) -> Callable[[], None] | None:
+    """One ``preexec_fn`` running each of ``steps`` in order (``None``: there are none)."""
+    chosen = [step for step in steps if step is not None]
+    if not chosen:
+        return None
+    if len(chosen) == 1:
+        return chosen[0]
+
+    def run_all() -> None:
+        for step in chosen:
+            step()
+
+    return run_all
 
 
 def _home(context: ToolCallContext | None) -> Path | None:
@@ -170,6 +255,7 @@ async def _run(
     timeout_seconds: float | None,
     kill_grace_seconds: float,
     max_output_bytes: int,
+    stop: Callable[[asyncio.subprocess.Process], Awaitable[None]],
 ) -> ToolProcessResult:
     out: list[bytes] = []
     err: list[bytes] = []
@@ -186,7 +272,7 @@ async def _run(
             await process.wait()
     except TimeoutError:
         timed_out = True
-        await stop_process_group(process, kill_grace_seconds)
+        await stop(process)
         try:  # the group is gone: its pipes close; take the rest of what it wrote
             async with asyncio.timeout(kill_grace_seconds):
                 await asyncio.shield(readers)
@@ -194,7 +280,7 @@ async def _run(
             _abandon(readers)
     except BaseException:  # canceled: stop the work before the cancellation goes on
         _abandon(readers)
-        await stop_process_group(process, kill_grace_seconds)
+        await stop(process)
         raise
     return ToolProcessResult(
         exit_code=process.returncode,
@@ -248,6 +334,27 @@ async def stop_process_group(
     finally:
         # Always: members that ignore SIGTERM may outlive a leader that obeyed it.
         _signal_group(pgid, signal.SIGKILL)
+    await asyncio.shield(process.wait())
+
+
+async def stop_sandbox(process: asyncio.subprocess.Process, grace_seconds: float = 1.0) -> None:
+    """Stop the sandbox whose bubblewrap ``process`` leads: ``SIGTERM`` to every
+    process inside it (all of them, those that started a session of their own too), up
+    to ``grace_seconds`` for the program to end, then ``SIGKILL`` to the sandbox's init —
+    which ends its whole PID namespace — and to bubblewrap; return once bubblewrap is
+    reaped. A second cancellation while this waits skips the rest of the grace."""
+    from toolang_core.sandbox.members import sandbox_processes, signal_all
+
+    inside = sandbox_processes(process.pid)
+    signal_all(inside.members, signal.SIGTERM)
+    try:
+        async with asyncio.timeout(grace_seconds):
+            await process.wait()
+    except TimeoutError:
+        pass
+    finally:
+        signal_all(sandbox_processes(process.pid).inits or inside.inits, signal.SIGKILL)
+        _signal_group(process.pid, signal.SIGKILL)
     await asyncio.shield(process.wait())
 
 

@@ -195,6 +195,12 @@ def sweep(home: Path, store: ExecutionStore, *, now: float) -> list[Stopped]:
     except Exception as exc:  # e.g. an unreadable home: the next start tries again
         log.warning("tool.process_sweep_failed", home=str(home), error=str(exc))
         return []
+    try:  # the process-count cgroups of sandboxes whose runtime died (root only)
+        from toolang_core.sandbox import cgroup
+
+        cgroup.sweep()
+    except Exception as exc:
+        log.warning("tool.sandbox_cgroup_sweep_failed", error=str(exc))
     for found in stopped:
         entry = found.entry
         log.warning(

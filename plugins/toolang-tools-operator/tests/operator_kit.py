@@ -29,6 +29,17 @@ default = "scripted"
 workspace = "workspace"
 """
 
+UNSANDBOXED = (
+    CONFIG
+    + """
+[tools]
+sandbox = "off"
+"""
+)
+"""For tests of how an unsandboxed command's process group is stopped and found again
+(``echo $$`` is a host pid, the group is the runtime's to kill): the sandboxed case is
+tests/test_sandbox_process.py's and tests/integration/test_sandbox_e2e.py's."""
+
 
 def exec_step(command: str, call_id: str = "c1") -> dict[str, Any]:
     return {"tool_calls": [{"id": call_id, "name": "exec_run", "params": {"command": command}}]}

@@ -1,6 +1,9 @@
 """A canceled turn stops its `exec_run` command: the whole process group is gone within
 2 s (SIGTERM, then SIGKILL), the command's later effect never happens, and the trace
-says the call was canceled. Real `toolang run`, real shell, real signals."""
+says the call was canceled. Real `toolang run`, real shell, real signals — with the
+sandbox off ([tools] sandbox = "off"), where the process group is all there is; a
+sandbox's whole PID namespace is stopped the same way (tests/integration/
+test_sandbox_e2e.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from operator_kit import ServedHome, exec_step, install_scripted_model, live_members, wait_for
+from operator_kit import (
+    UNSANDBOXED,
+    ServedHome,
+    exec_step,
+    install_scripted_model,
+    live_members,
+    wait_for,
+)
 
 # Writes its process group id (the shell is the group's leader), then works for 30 s.
 SLOW = "if [ -e pgid ]; then echo second turn; else echo $$ > pgid; sleep 30; touch marker; fi"
@@ -21,7 +31,9 @@ STUBBORN = "trap '' TERM; echo $$ > pgid; sleep 30; touch marker"
 def home(tmp_path: Path) -> Iterator[ServedHome]:
     site = tmp_path / "site"
     install_scripted_model(site)
-    served = ServedHome(tmp_path / "home", site, [exec_step(SLOW), {"text": "done"}])
+    served = ServedHome(
+        tmp_path / "home", site, [exec_step(SLOW), {"text": "done"}], config=UNSANDBOXED
+    )
     yield served
     served.stop()
 
@@ -82,7 +94,9 @@ def test_an_interrupting_request_kills_the_running_command(home):
 def test_a_command_ignoring_sigterm_is_killed_after_the_grace(tmp_path):
     site = tmp_path / "site"
     install_scripted_model(site)
-    home = ServedHome(tmp_path / "home", site, [exec_step(STUBBORN), {"text": "done"}])
+    home = ServedHome(
+        tmp_path / "home", site, [exec_step(STUBBORN), {"text": "done"}], config=UNSANDBOXED
+    )
     home.start()
     try:
         turn_id = home.submit("run the stubborn thing", "--thread", "chat:stubborn")

@@ -2,7 +2,9 @@
 runtime (PR_SET_PDEATHSIG), and what the shell started in the background — which that
 does not reach — is killed by the next start of the runtime, which finds the command's
 process group written down in its home. The call is in doubt, and its trace says the
-command was killed. Real `toolang run`, real shell, real signals (Linux)."""
+command was killed. Real `toolang run`, real shell, real signals (Linux) — with the sandbox
+off ([tools] sandbox = "off"): a sandbox dies whole with the runtime, and the ledger's
+sweep of one is tests/test_sandbox_process.py's."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from operator_kit import ServedHome, install_scripted_model, live_members, wait_for
+from operator_kit import UNSANDBOXED, ServedHome, install_scripted_model, live_members, wait_for
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="PR_SET_PDEATHSIG, /proc")
 
@@ -39,7 +41,7 @@ def make_home(tmp_path: Path) -> Iterator[Any]:
     homes: list[ServedHome] = []
 
     def make(command: str) -> ServedHome:
-        home = ServedHome(tmp_path / "home", site, script(command))
+        home = ServedHome(tmp_path / "home", site, script(command), config=UNSANDBOXED)
         homes.append(home)
         return home
 

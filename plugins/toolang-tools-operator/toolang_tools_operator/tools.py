@@ -38,12 +38,13 @@ async def exec_run(
         allow=getattr(settings, "env_allow", ()),
         extra=getattr(settings, "env_set", None),
     )
-    # Its own process group: a canceled turn or the time limit stops the command and
-    # everything it started (TERM, then KILL after the grace), never only the shell.
+    # In the OS sandbox, the workspace its one writable place; a canceled turn or the
+    # time limit stops the command and everything it started, never only the shell.
     ran = await run_tool_process(
         [str(getattr(settings, "shell", "/bin/sh")), "-c", command],
         context=context,
         cwd=directory,
+        workdir=workspace_of(context),
         env=env,
         timeout_seconds=limit,
         kill_grace_seconds=float(getattr(settings, "kill_grace_seconds", 1.0)),

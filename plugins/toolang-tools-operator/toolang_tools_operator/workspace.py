@@ -1,10 +1,18 @@
-"""The workspace: every path a tool touches must resolve inside it."""
+"""The workspace: every path a tool touches must resolve inside it.
+
+It is the call's working directory as the core decides it
+(:func:`toolang_core.tool_workdir`): ``[plugins.tools-operator] workspace`` — or
+``[tools] workdir``, or the agent's or tool's own — for the operator's work, and a
+directory of its own under ``owners/`` for each owner's, so one owner's calls never
+read or write another's files. ``exec_run``'s programs see the same directory as their
+one writable place in the sandbox.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from toolang_core import ToolCallContext
+from toolang_core import ToolCallContext, tool_workdir
 
 
 class OutsideWorkspace(PermissionError):
@@ -20,14 +28,8 @@ def settings_of(context: ToolCallContext | None) -> object:
 
 
 def workspace_of(context: ToolCallContext | None) -> Path:
-    settings = settings_of(context)
-    root = getattr(settings, "workspace", None)
-    if root is None:
-        runtime = context.runtime if context is not None else None
-        root = (runtime.config.base_dir if runtime is not None else Path.cwd()) / "workspace"
-    root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    return root.resolve()
+    """The call's workspace (created if missing; see the module docstring)."""
+    return tool_workdir(context, getattr(settings_of(context), "workspace", None)).resolve()
 
 
 def inside(context: ToolCallContext | None, path: str) -> Path:

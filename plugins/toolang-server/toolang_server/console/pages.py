@@ -27,6 +27,7 @@ from toolang_core import (
     TurnStatus,
     check_thread,
     redact,
+    sandbox_warning,
 )
 from toolang_server import api_catalog
 from toolang_server.api_turns import get_turn, not_yours, visible
@@ -84,6 +85,7 @@ def render(request: Request, template: str, section: str, title: str, **values: 
         section=section,
         pending_approvals=_pending_count(runtime, caller),
         principal=caller.principal,
+        sandbox_warning=sandbox_warning(runtime.config.tools),
         # What the store holds is masked already; what a page echoes (a search) may not be.
         **redact(values),
     )
