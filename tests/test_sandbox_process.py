@@ -118,6 +118,17 @@ def test_the_runtimes_home_config_and_store_are_not_there(make_call):
     assert "secret" not in ran.stdout + ran.stderr
 
 
+def test_an_approval_key_kept_outside_the_home_is_hidden_too(make_call, tmp_path):
+    key = tmp_path / "keys" / "approval.key"
+    key.parent.mkdir()
+    key.write_text("approval-key-secret")
+    call = make_call(f'[approvals]\nkey_file = "{key}"\n')
+    assert call.runtime.config.approval_key_path == key
+    ran = sh(call, f"cat {key}; echo done")
+    assert ran.stdout.strip() == "done", ran
+    assert "secret" not in ran.stdout + ran.stderr
+
+
 def test_only_the_working_directory_and_a_private_tmp_are_writable(make_call):
     call = make_call()
     beside = call.runtime.config.base_dir / "dropped"  # under /tmp here: the private one's

@@ -290,6 +290,10 @@ def _hidden_candidates(
     """``(path, resolve it)`` for every path to hide."""
     if config is not None:
         yield config.home, True
+        # The approval key and the operator's credential live in the home by default,
+        # but ``[approvals] key_file`` may put the key anywhere.
+        yield config.approval_key_path, True
+        yield config.credential_path, True
         if config.source is not None:
             yield config.source, True
         if config.store.backend == "sqlite":
