@@ -118,14 +118,27 @@ def test_the_runtimes_home_config_and_store_are_not_there(make_call):
     assert "secret" not in ran.stdout + ran.stderr
 
 
-def test_an_approval_key_kept_outside_the_home_is_hidden_too(make_call, tmp_path):
-    key = tmp_path / "keys" / "approval.key"
-    key.parent.mkdir()
+@pytest.fixture
+def visible_dir():
+    """A directory a sandboxed program would see (the private /tmp covers ``tmp_path``)."""
+    import shutil
+    import tempfile
+
+    directory = Path(tempfile.mkdtemp(dir="/srv", prefix="toolang-test-"))
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_an_approval_key_kept_outside_the_home_is_hidden_too(make_call, visible_dir):
+    seen = visible_dir / "seen"
+    seen.write_text("visible")
+    key = visible_dir / "approval.key"
     key.write_text("approval-key-secret")
     call = make_call(f'[approvals]\nkey_file = "{key}"\n')
     assert call.runtime.config.approval_key_path == key
-    ran = sh(call, f"cat {key}; echo done")
-    assert ran.stdout.strip() == "done", ran
+    key.chmod(0o644)  # readable to anyone: only the sandbox keeps the program out
+    ran = sh(call, f"cat {seen}; echo; cat {key}; echo done")
+    assert ran.stdout.split() == ["visible", "done"], ran
     assert "secret" not in ran.stdout + ran.stderr
 
 
