@@ -178,6 +178,17 @@ class Policy:
             for regex, _ in rule.alternatives
         ]
 
+    def warm(self) -> None:
+        """Compile every expression and import the shell parser now (a long-lived
+        runtime's start-up), instead of on the calls that first need them."""
+        for rule in self.rules:
+            for regex, _ in rule.alternatives:
+                regex.search("")
+        if self.parse_commands:
+            from toolang_hook_security_filter.shell import warm
+
+            warm()
+
     def rule_set(self, tool: str) -> RuleSet:
         """The rules that apply to ``tool`` (built once per tool name)."""
         rule_set = self._rule_sets.get(tool)
