@@ -108,8 +108,8 @@ def test_every_command_that_opens_a_damaged_store_exits_4_with_the_advice_and_wr
 def test_a_runtime_does_not_take_a_store_with_a_damaged_page_past_its_edges(tmp_path):
     """Damage the opening probe does not reach (a page inside the turn table) is found
     by the check before the first write: acquiring fails, and nothing was written."""
-    db = tmp_path / "toolang.db"
-    store = SQLiteStore(db)
+    sound = tmp_path / "sound.db"
+    store = SQLiteStore(sound)
     for n in range(400):  # several pages of turns
         store.submit(
             NewTurnRequest(source="chat", thread_id=f"chat:{n}", input="x" * 200),
@@ -117,6 +117,10 @@ def test_a_runtime_does_not_take_a_store_with_a_damaged_page_past_its_edges(tmp_
             now=time.time(),
         )
     store.close()
+    # A copy: this process found the original sound when it wrote it, and checks a file
+    # once (see damage.verify_once); the copy is a file it has not seen.
+    db = tmp_path / "toolang.db"
+    db.write_bytes(sound.read_bytes())
     conn = sqlite3.connect(db)
     (page,) = conn.execute("PRAGMA page_size").fetchone()
     (root,) = conn.execute(

@@ -4,6 +4,7 @@ the same thing, with what ``toolang doctor`` advises, and writes nothing into th
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -77,3 +78,27 @@ def quick_check(conn: sqlite3.Connection, limit: int = 10) -> list[str]:
         return [str(exc)]
     found = [line for r in rows for line in str(r[0]).splitlines()]
     return [] if found == ["ok"] else [f for f in found if not f.startswith("*** ")]
+
+
+_SOUND: set[tuple[int, int]] = set()
+"""The files (device, inode) this process found sound with ``PRAGMA quick_check``: a
+process opening the same store again and again (``ainvoke`` in a loop, a CLI opening an
+inbox and a store) reads the whole file once, not at every open."""
+
+
+def verify_once(conn: sqlite3.Connection, path: Path) -> None:
+    """``PRAGMA quick_check`` of ``path``, unless this process already found this file
+    (this inode: a file put in its place is checked again) sound.
+
+    :raises StoreCorrupt: naming what is damaged, with the advice to restore it."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return  # gone: the store's guard says so at the write
+    key = (stat.st_dev, stat.st_ino)
+    if key in _SOUND:
+        return
+    problems = quick_check(conn, limit=3)
+    if problems:
+        raise damaged(path, "; ".join(problems))
+    _SOUND.add(key)

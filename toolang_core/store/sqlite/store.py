@@ -32,7 +32,7 @@ from toolang_core.store.rows import (
 from toolang_core.store.sqlite import admission, finishing, steps, turns
 from toolang_core.store.sqlite.checkpoint import WalCheckpointer, local_writers
 from toolang_core.store.sqlite.connection import SYNCHRONOUS, connect, prepare_schema, use_wal
-from toolang_core.store.sqlite.damage import damaged, probe_btrees, quick_check
+from toolang_core.store.sqlite.damage import probe_btrees, quick_check, verify_once
 from toolang_core.store.sqlite.guard import StoreFiles, abandon
 from toolang_core.store.sqlite.lock import RuntimeLock
 from toolang_core.store.sqlite.schema import active
@@ -210,19 +210,16 @@ class SQLiteStore(StoreBase):
             self._checkpointer.start()
 
     def _verify(self) -> None:
-        """Once per store object, before its first write (or taking the store for a
-        runtime): ``PRAGMA quick_check``. A damaged file is reported and never written
-        into — a write could spread the damage. It reads the whole file once (about a
-        second for 150 MB); opening only probes the edges of each table
-        (:func:`probe_btrees`).
+        """Before this object's first write (or taking the store for a runtime):
+        ``PRAGMA quick_check``, once per file per process (:func:`verify_once`). A
+        damaged file is reported and never written into — a write could spread the
+        damage. It reads the whole file (about a second for 150 MB); opening only probes
+        the edges of each table (:func:`probe_btrees`).
 
         :raises StoreCorrupt: naming what is damaged, with the advice to restore it."""
-        if self._verified:
-            return
-        problems = self.integrity_problems(limit=3)
-        if problems:
-            raise damaged(self.path, "; ".join(problems))
-        self._verified = True
+        if not self._verified:
+            verify_once(self._conn, self.path)
+            self._verified = True
 
     def integrity_problems(self, limit: int = 10) -> list[str]:
         """What ``PRAGMA quick_check`` finds wrong with the file (damaged pages, broken
