@@ -119,6 +119,7 @@ if TYPE_CHECKING:
         BatchWriter as BatchWriter,
     )
     from toolang_core.store.errors import (
+        StoreBusy as StoreBusy,
         StoreCorrupt as StoreCorrupt,
         StoreError as StoreError,
         StoreMissing as StoreMissing,
@@ -254,6 +255,7 @@ _LAZY = {
     "Schedule": "toolang_core.schedule",
     "ScheduleError": "toolang_core.schedule",
     "BatchWriter": "toolang_core.store.batch",
+    "StoreBusy": "toolang_core.store.errors",
     "StoreCorrupt": "toolang_core.store.errors",
     "StoreError": "toolang_core.store.errors",
     "StoreMissing": "toolang_core.store.errors",

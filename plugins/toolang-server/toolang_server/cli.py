@@ -36,8 +36,7 @@ def serve(state: CliState, *, host: str | None, port: int | None, sources: tuple
     """
     import attrs
 
-    from toolang_core import UsageError
-    from toolang_core.store.errors import StoreBusy
+    from toolang_core import StoreBusy, UsageError
     from toolang_server import NAME, server_state
     from toolang_server.settings import ServerSettings
 
