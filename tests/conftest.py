@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from toolang_core.testing.cli import run_toolang
 
@@ -16,6 +17,12 @@ pytest_plugins = ["pytester"]
 # Past releases' scaffolded plugins: their tests run against the current core in
 # test_frozen_plugins.py, each installed as a distribution — never collected here.
 collect_ignore = ["frozen_plugins"]
+
+# Hypothesis's time-based checks (a 200 ms deadline per example, "input generation is
+# slow") fail when the machine is busy, and a combined run makes it busy; what these
+# properties check does not depend on speed, so the suite turns both off.
+settings.register_profile("toolang", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("toolang")
 
 
 @pytest.fixture

@@ -107,7 +107,7 @@ def release(runtime: Runtime, label: str) -> None:
     runtime.plugin_state("gates", dict).setdefault(label, asyncio.Event()).set()
 
 
-async def started(runtime: Runtime, label: str, timeout: float = 10) -> None:
+async def started(runtime: Runtime, label: str, timeout: float = 60) -> None:
     event = runtime.plugin_state("started", dict).setdefault(label, asyncio.Event())
     await asyncio.wait_for(event.wait(), timeout)
 

@@ -115,11 +115,14 @@ def test_agents_list_shows_every_agent_with_source_status_and_origin(home, toola
     assert rows["quiet"] == ("user", "disabled", "")
     assert rows["assistant"][:2] == ("builtin", "active")
     assert "Broken Name" not in rows
-    assert "1 agent definition(s) not loaded" in result.stderr
+    assert result.returncode == 1  # the list is not every agent
+    assert "error: 1 agent definition(s) not loaded:\n  /defs/broken/AGENT.md: " in result.stderr
 
 
 def test_agents_status_counts_per_source_and_lists_load_errors(home, toolang_distribution):
-    report = json.loads(cli(home, toolang_distribution, "agents", "status", "--json").stdout)
+    result = cli(home, toolang_distribution, "agents", "status", "--json")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
     (source,) = report["sources"]
     assert (source["label"], source["kept"], source["rejected"]) == (
         "user",

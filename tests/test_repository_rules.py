@@ -34,3 +34,21 @@ def test_no_test_imports_from_conftest():
         if pattern.search(path.read_text(encoding="utf-8"))
     ]
     assert offenders == [], f"move shared helpers to a uniquely named module: {offenders}"
+
+
+def test_every_suite_with_properties_turns_hypothesis_time_checks_off():
+    """Hypothesis's deadline and "too slow" health check fail a property on a busy
+    machine (a combined run is one): each test directory that uses hypothesis loads the
+    suite's profile without them in its conftest.py, which each plugin's env runs alone."""
+    missing = []
+    for directory in [ROOT / "tests", *sorted(ROOT.glob("plugins/*/tests"))]:
+        uses = any(
+            re.search(r"^\s*(from|import) hypothesis\b", path.read_text(encoding="utf-8"), re.M)
+            for path in directory.rglob("test_*.py")
+        )
+        conftest = directory / "conftest.py"
+        text = conftest.read_text(encoding="utf-8") if conftest.exists() else ""
+        loads = 'settings.load_profile("toolang")' in text and "deadline=None" in text
+        if uses and not (loads and "HealthCheck.too_slow" in text):
+            missing.append(str(directory.relative_to(ROOT)))
+    assert missing == [], f"load the 'toolang' hypothesis profile in these conftest.py: {missing}"

@@ -111,7 +111,7 @@ def test_cancel_a_queued_request_at_once_and_a_running_one_promptly(tmp_path):
             await executor.wait_started(running)
             assert other.cancel(queued).status is TurnStatus.CANCELED
             assert other.cancel(running).status is TurnStatus.CANCELING
-            turn = await wait_status(inbox, running, {"canceled"}, timeout=5)
+            turn = await wait_status(inbox, running, {"canceled"}, timeout=60)
         return turn
 
     turn = run(scenario())

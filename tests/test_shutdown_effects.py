@@ -27,7 +27,7 @@ CONFIG = """
 executor = "agent"
 lease_seconds = 30.0
 poll_seconds = 0.05
-shutdown_grace_seconds = 60.0
+shutdown_grace_seconds = 600.0
 max_attempts = 3
 
 [models]
@@ -119,17 +119,14 @@ def test_sigterm_records_a_tool_finishing_in_the_grace_and_a_second_signal_ends_
         (home / "gate-a").unlink()  # tool a finishes during the grace period
         wait_for(lambda: step_status(store, key_a) == "completed", 30, "tool a's result")
         wait_for(lambda: step_status(store, key_b) == "intent", 30, "tool b to start")
-        signalled = time.monotonic()
         first.process.send_signal(signal.SIGTERM)  # tool b is blocked in its thread
-        code = first.wait(timeout=30)
-        took = time.monotonic() - signalled
+        code = first.wait(timeout=120)  # far less than the grace: the signal ended it
     finally:
         if first.process.poll() is None:
             first.process.kill()
             first.wait(timeout=30)
     log = "".join(first.lines)
     assert code == 0, log
-    assert took < 10, f"the second signal took {took:.1f} s to end a 60 s grace"
     assert first.logged("runtime.stopping_now"), log
     assert first.logged("runtime.tool_threads_left"), log
 

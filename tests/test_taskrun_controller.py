@@ -391,7 +391,7 @@ def test_cancel_of_a_running_run_is_canceling_until_its_turn_stops(plane):
     assert waited.status is TaskRunStatus.CANCELING
     plane.end(run_id, status=TurnStatus.CANCELED, outcome="canceled")
     plane.finalize(run_id)
-    done = asyncio.run(plane.controller.wait(run_id, owner="ada", timeout=1))
+    done = asyncio.run(plane.controller.wait(run_id, owner="ada", timeout=60))
     assert (done.status, done.error) == (TaskRunStatus.CANCELED, "")
     assert done.finished_at is not None
 

@@ -115,13 +115,13 @@ def test_while_finalizing_get_shows_it_wait_waits_and_cancel_changes_nothing(tmp
 
     async def scenario() -> Any:
         finalizing = asyncio.create_task(plane.controller.finalize(run_id))
-        await asyncio.wait_for(finalizer.entered.wait(), 5)
+        await asyncio.wait_for(finalizer.entered.wait(), 60)
         assert plane.get(run_id).status is TaskRunStatus.FINALIZING
         waiting = await plane.controller.wait(run_id, owner="ada", timeout=0.05)
         assert waiting.status is TaskRunStatus.FINALIZING
         run, changed = await plane.controller.cancel(run_id, owner="ada")
         assert (changed, run.status) == (False, TaskRunStatus.FINALIZING)
-        waiter = asyncio.create_task(plane.controller.wait(run_id, owner="ada", timeout=5))
+        waiter = asyncio.create_task(plane.controller.wait(run_id, owner="ada", timeout=60))
         gate.set()
         await finalizing
         return await waiter

@@ -56,8 +56,10 @@ def test_canceling_the_turn_cancels_the_running_async_tool(tmp_path):
             await asyncio.wait_for(tool.started.wait(), 20)
             began = time.monotonic()
             inbox.cancel(turn_id)
+            # The tool's minute of work is the bound (tool.seen below says whether it
+            # ended canceled or finished); the deadline only keeps a broken run short.
             while not inbox.get(turn_id).status.is_terminal:
-                assert time.monotonic() - began < 10, "the turn did not end"
+                assert time.monotonic() - began < 120, "the turn did not end"
                 await asyncio.sleep(0.02)
         finally:
             stop.set()

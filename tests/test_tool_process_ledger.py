@@ -121,7 +121,7 @@ def test_members_left_by_a_dead_leader_are_found_by_the_marker_and_killed(tmp_pa
 
     (stopped,) = process_ledger.stop_orphaned(tmp_path)
     assert (stopped.outcome, stopped.members) == ("killed", 1)
-    wait_for(lambda: not alive(child), 5, "the child to die")
+    wait_for(lambda: not alive(child), 60, "the child to die")
     assert not path.exists()
 
 
@@ -186,7 +186,7 @@ def test_the_first_process_of_a_program_dies_with_the_thread_that_started_it(tmp
     finally:
         helper.kill()
         helper.wait()
-    wait_for(lambda: not alive(program), 2, "the program to die with its parent")
+    wait_for(lambda: not alive(program), 60, "the program to die with its parent")
 
 
 def test_a_leader_that_exited_unreaped_with_no_members_left_is_gone(tmp_path):
@@ -253,7 +253,7 @@ def test_a_start_kills_the_program_of_a_call_in_doubt_and_its_trace_says_so(tmp_
 
         asyncio.run(serve())
         program.wait(timeout=10)  # killed by the start, not after its 30 s
-        wait_for(lambda: not process_ledger._members(program.pid, marker), 5, "its child")
+        wait_for(lambda: not process_ledger._members(program.pid, marker), 60, "its child")
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(program.pid, signal.SIGKILL)

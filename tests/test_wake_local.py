@@ -45,7 +45,7 @@ def test_a_submission_in_the_listeners_own_thread_pokes_it_without_a_datagram(st
             waiting = asyncio.create_task(waker.wait(30))
             await asyncio.sleep(0)
             submitting.wake()
-            woke = await asyncio.wait_for(waiting, 5)
+            woke = await asyncio.wait_for(waiting, 60)
             submitting.wake()  # while nobody waits: the next wait returns at once
             again = await asyncio.wait_for(waker.wait(30), 5)
             assert sent == []
@@ -135,7 +135,7 @@ def test_a_forked_child_does_not_take_the_parents_wake_ups(stores):
                 finally:
                     os._exit(0)
             await asyncio.get_running_loop().run_in_executor(None, os.waitpid, pid, 0)
-            return await asyncio.wait_for(waiting, 5)
+            return await asyncio.wait_for(waiting, 60)
         finally:
             waker.close()
 

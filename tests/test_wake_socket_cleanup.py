@@ -89,7 +89,7 @@ def test_closing_a_waker_with_a_receive_pending_stops_the_loop_watching_it(tmp_p
             readable = loop.create_future()
             loop.add_reader(left.fileno(), readable.set_result, None)
             right.send(b"x")
-            await asyncio.wait_for(readable, 5)
+            await asyncio.wait_for(readable, 60)
             loop.remove_reader(left.fileno())
         finally:
             left.close()

@@ -137,6 +137,7 @@ if TYPE_CHECKING:
     )
     from toolang_core.store.errors import (
         NotThreadOwner as NotThreadOwner,
+        StoreBusy as StoreBusy,
         StoreCorrupt as StoreCorrupt,
         StoreError as StoreError,
         StoreMissing as StoreMissing,
@@ -288,6 +289,7 @@ _LAZY = {
     "ScheduleError": "toolang_core.schedule",
     "BatchWriter": "toolang_core.store.batch",
     "NotThreadOwner": "toolang_core.store.errors",
+    "StoreBusy": "toolang_core.store.errors",
     "StoreCorrupt": "toolang_core.store.errors",
     "StoreError": "toolang_core.store.errors",
     "StoreMissing": "toolang_core.store.errors",

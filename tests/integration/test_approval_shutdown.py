@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import signal
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,8 @@ from toolang_core.testing.processes import wait_for
 
 pytestmark = pytest.mark.slow  # real runtimes stopped and started again
 
-GRACE = 8.0
+GRACE = 600.0
+"""Far longer than any wait below: a runtime that waited for its grace fails the test."""
 CONFIG = f"""
 [runtime]
 executor = "agent"
@@ -69,11 +69,8 @@ def test_sigterm_hands_a_turn_waiting_for_approval_back_at_once_and_it_resumes(h
     turn_id = json.loads(submitted.stdout)["id"]
     asked = pending_request(home, turn_id)
 
-    stopping = time.monotonic()
     first.send_signal(signal.SIGTERM)
-    assert first.wait(timeout=60) == 0, home.log(0)
-    took = time.monotonic() - stopping
-    assert took < GRACE / 2, f"the runtime took {took:.1f} s to stop (grace {GRACE} s)"
+    assert first.wait(timeout=120) == 0, home.log(0)  # not its grace: at once
 
     # Handed back, not ended: queued for the next runtime, its request still pending.
     assert home.status_of(turn_id) == "queued"

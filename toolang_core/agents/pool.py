@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import attrs
 import structlog
@@ -45,12 +45,13 @@ from toolang_core.agents.pool_types import (
     Selection,
 )
 from toolang_core.agents.types import AgentHealth, HealthState
-from toolang_core.store.errors import RecordConflict
+from toolang_core.store.errors import RecordConflict, StoreMissing
 
 if TYPE_CHECKING:
     from toolang_core.agents.types import AgentDefinition
     from toolang_core.runtime import Runtime
     from toolang_core.store.protocol import ExecutionStore
+    from toolang_core.store.types import Record
 
 log = structlog.get_logger("toolang.pool")
 
@@ -63,6 +64,45 @@ HEALTH_WEIGHT: Final = {
 
 Scorer = Callable[[PoolMember, str], float | None]
 """A replacement score for a member and a capability (``None``: no opinion)."""
+
+
+class PoolRecords(Protocol):
+    """What the pool keeps its statistics in: the execution store's generic records."""
+
+    def get_record(self, kind: str, key: str) -> Record | None: ...
+
+    def put_record(
+        self,
+        kind: str,
+        key: str,
+        data: Mapping[str, Any],
+        *,
+        now: float,
+        expect_revision: int | None = None,
+    ) -> Record: ...
+
+
+class NoRecordsYet:
+    """The records of a home where nothing has run yet (no execution store): the pool
+    reads every agent as never called, health unknown; recording an outcome is refused
+    with ``reason`` (the :class:`StoreMissing` message that opening the store gave)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def get_record(self, kind: str, key: str) -> Record | None:
+        return None
+
+    def put_record(
+        self,
+        kind: str,
+        key: str,
+        data: Mapping[str, Any],
+        *,
+        now: float,
+        expect_revision: int | None = None,
+    ) -> Record:
+        raise StoreMissing(self.reason)
 
 
 def health_of(stats: AgentStats, policy: HealthPolicy) -> PoolHealth:
@@ -133,7 +173,7 @@ class AgentPool:
 
     def __init__(
         self,
-        store: ExecutionStore,
+        store: PoolRecords,
         agents: Callable[[], Iterable[AgentDefinition]],
         *,
         policy: HealthPolicy | None = None,
@@ -332,9 +372,10 @@ class AgentPool:
         )
 
 
-def pool_for(runtime: Runtime, store: ExecutionStore | None = None) -> AgentPool:
-    """``runtime``'s pool over ``store`` (default: the store it serves): its active
-    agents, the ``toolang_score_agent`` hook as scorer."""
+def pool_for(runtime: Runtime, store: ExecutionStore | PoolRecords | None = None) -> AgentPool:
+    """``runtime``'s pool over ``store`` (default: the store it serves; a
+    :class:`NoRecordsYet` before anything ran): its active agents, the
+    ``toolang_score_agent`` hook as scorer."""
     used = store or runtime.store
     if used is None:
         raise RuntimeError("the agent pool needs a store: pass one or serve the runtime")

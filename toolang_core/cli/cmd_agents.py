@@ -64,17 +64,21 @@ def _shadowed_rows(catalog: AgentCatalog) -> list[dict[str, Any]]:
     return rows
 
 
-def _problems_hint(catalog: AgentCatalog) -> None:
+def _fail_if_not_loaded(catalog: AgentCatalog) -> None:
+    """Warn about each remote agent a local one shadows; exit 1 when a definition was not
+    loaded (a file unreadable, invalid, refused), each on stderr with its file and error:
+    what was printed is not every agent."""
     registry = catalog.registry
     for hidden in registry.shadowed:
         click.echo(f"warning: {hidden.message}", err=True)
     shadowed = {s.diagnostic for s in registry.shadowed}
     errors = [e for e in registry.errors if e not in shadowed]
-    if errors:
-        click.echo(
-            f"{len(errors)} agent definition(s) not loaded; see `toolang agents status`",
-            err=True,
-        )
+    if not errors:
+        return
+    click.echo(f"error: {len(errors)} agent definition(s) not loaded:", err=True)
+    for problem in errors:
+        click.echo(f"  {problem}", err=True)
+    click.get_current_context().exit(1)
 
 
 @agents.command("list")
@@ -82,7 +86,9 @@ def _problems_hint(catalog: AgentCatalog) -> None:
 @pass_state
 def list_agents(state: CliState, as_json: bool) -> None:
     """Every agent (active and disabled): name, source, status, health, origin, skills.
-    A remote agent a local one shadows (same name) is listed as ``shadowed``."""
+    A remote agent a local one shadows (same name) is listed as ``shadowed``.
+
+    Exits 1 when a definition was not loaded, naming its file and the error."""
     catalog = state.runtime.agents
     rows = [_row(catalog, d) for d in catalog.registry.all()]
     for hidden in _shadowed_rows(catalog):  # right after the local agent of its name
@@ -105,14 +111,16 @@ def list_agents(state: CliState, as_json: bool) -> None:
             ],
             ["NAME", "SOURCE", "STATUS", "HEALTH", "ORIGIN", "SKILLS"],
         )
-    _problems_hint(catalog)
+    _fail_if_not_loaded(catalog)
 
 
 @agents.command()
 @_JSON
 @pass_state
 def status(state: CliState, as_json: bool) -> None:
-    """Each source's counts and load problems; agents per source; unmatched tools."""
+    """Each source's counts and load problems; agents per source; unmatched tools.
+
+    Exits 1 when a definition was not loaded, naming its file and the error."""
     catalog = state.runtime.agents
     registry = catalog.registry
     every = registry.all()
@@ -141,6 +149,7 @@ def status(state: CliState, as_json: bool) -> None:
     }
     if as_json:
         echo_json(report)
+        _fail_if_not_loaded(catalog)
         return
     click.echo("sources:")
     if not registry.reports:
@@ -157,6 +166,7 @@ def status(state: CliState, as_json: bool) -> None:
     click.echo("problems:" if registry.diagnostics else "problems: none")
     for d in registry.diagnostics:
         click.echo(f"  {d.level:<7} {d}")
+    _fail_if_not_loaded(catalog)
 
 
 @agents.command()
@@ -247,15 +257,22 @@ def show(state: CliState, name: str, as_json: bool) -> None:
 def pool(state: CliState, capability: str | None, count: int, as_json: bool) -> None:
     """The agent pool: health, latency, success rate, trust and price of every agent
     (from the execution store); with --capability, what the selector would pick."""
-    from toolang_core.agents.pool import pool_for
+    from toolang_core.agents.pool import NoRecordsYet, pool_for
+    from toolang_core.store.errors import StoreMissing
 
-    store = state.open_store(read_only=True)
+    store, missing = None, ""
     try:
-        agent_pool = pool_for(state.runtime, store)
+        store = state.open_store(read_only=True)
+    except StoreMissing as exc:  # nothing has run yet: every agent is there, never called
+        missing = str(exc)
+    try:
+        records = store or NoRecordsYet(missing)
+        agent_pool = pool_for(state.runtime, records)
         members = [m.to_json() for m in agent_pool.members()]
         selection = agent_pool.select(capability, count).to_json() if capability else None
     finally:
-        store.close()
+        if store is not None:
+            store.close()
     if as_json:
         echo_json({"members": members, **({"selection": selection} if selection else {})})
         return

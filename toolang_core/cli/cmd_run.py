@@ -21,6 +21,11 @@ if TYPE_CHECKING:
     from toolang_core.logs import LogFormat
 
 
+STORE_WAIT_SECONDS = 30.0
+"""How long ``toolang run`` waits by default for a runtime holding the store: a one-shot
+``toolang chat``/``invoke`` holds it for its one turn."""
+
+
 @click.command()
 @click.option(
     "--source",
@@ -41,6 +46,15 @@ if TYPE_CHECKING:
     default=None,
     help="Override [scheduler] max_running.",
 )
+@click.option(
+    "--wait",
+    "wait_seconds",
+    type=click.FloatRange(min=0),
+    default=STORE_WAIT_SECONDS,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for another runtime holding the store to stop (0: fail at once).",
+)
 @pass_state
 def run(
     state: CliState,
@@ -49,6 +63,7 @@ def run(
     no_sources: bool,
     until_idle: bool,
     max_running: int | None,
+    wait_seconds: float = STORE_WAIT_SECONDS,
 ) -> None:
     """Run the runtime: admit turns from the inbox until SIGINT or SIGTERM.
 
@@ -90,7 +105,7 @@ def run(
             f'{first}`toolang chat "hello"`',
             err=True,
         )
-    asyncio.run(_serve(runtime, chosen, until_idle, line))
+    asyncio.run(_serve(runtime, chosen, until_idle, line, wait_seconds))
 
 
 def _say_sandbox(config: ToolangConfig) -> None:
@@ -122,7 +137,11 @@ the process exits without them (a fifth of it after a second signal)."""
 
 
 async def _serve(
-    runtime: object, sources: tuple[str, ...] | None, until_idle: bool, line: StatusLine | None
+    runtime: object,
+    sources: tuple[str, ...] | None,
+    until_idle: bool,
+    line: StatusLine | None,
+    wait_seconds: float,
 ) -> None:
     import structlog
 
@@ -167,7 +186,7 @@ async def _serve(
             stop,
             sources=sources,
             until_idle=until_idle,
-            lock_wait_seconds=30,
+            lock_wait_seconds=wait_seconds,
             on_started=freeze_heap,
         )
     finally:

@@ -28,16 +28,20 @@ def _when(at: float) -> str:
 @pass_state
 def list_teams(state: CliState, as_json: bool) -> None:
     """Every team, newest first: id, status, leader, members, tasks, goal."""
+    from toolang_core.store.errors import StoreMissing
     from toolang_core.taskruns.controller import TaskRunController
     from toolang_core.teams.coordinator import TeamCoordinator
 
-    store = state.open_store(read_only=True)
     try:
-        found = TeamCoordinator(state.runtime, TaskRunController(store, state.runtime)).list_teams(
-            owner=None
-        )
-    finally:
-        store.close()
+        store = state.open_store(read_only=True)
+    except StoreMissing:  # nothing has run yet, so no team was formed
+        found = []
+    else:
+        try:
+            coordinator = TeamCoordinator(state.runtime, TaskRunController(store, state.runtime))
+            found = coordinator.list_teams(owner=None)
+        finally:
+            store.close()
     if as_json:
         echo_json([t.to_json() for t in found])
         return

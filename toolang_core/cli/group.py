@@ -157,6 +157,11 @@ class ToolangGroup(click.Group):
             return super().invoke(ctx)
         except ToolangError as exc:
             raise ToolangCliError(exc) from None
+        except Exception as exc:
+            damage = _damaged_store(ctx, exc)
+            if damage is None:
+                raise
+            raise ToolangCliError(damage) from None
 
     def main(self, args: Sequence[str] | None = None, *a: Any, **kw: Any) -> Any:
         from toolang_core.logs import configure_logging
@@ -179,3 +184,37 @@ class ToolangGroup(click.Group):
                 file=sys.stderr,
             )
             sys.exit(70)
+
+
+def _damaged_store(ctx: click.Context, exc: Exception) -> ToolangError | None:
+    """A command that met a damaged page of an SQLite file after opening it (opening
+    probes only the edges of each table): the error to show instead of an "internal
+    error" — the execution store's, with the advice ``toolang doctor`` gives, when a
+    check of the store finds it damaged; else the file is a plugin's."""
+    from toolang_core.store.sqlite.damage import is_corruption
+
+    if not is_corruption(exc):
+        return None
+    from toolang_core.cli.state import CliState
+    from toolang_core.store.errors import StoreCorrupt
+
+    try:
+        store = CliState.of(ctx).open_store(read_only=True)
+    except StoreCorrupt as found:  # the store itself: say so, with the advice
+        return found
+    except Exception:  # a report about another error: keep to that one
+        store = None
+    if store is not None:
+        try:
+            check = getattr(store, "integrity_problems", None)
+            problems = check(limit=3) if check is not None else []
+        finally:
+            store.close()
+        if problems:
+            from toolang_core.store.sqlite.damage import damaged
+
+            return damaged(store.location, "; ".join(problems))
+    return StoreCorrupt(
+        f"an SQLite file other than the execution store is damaged ({exc}); it was left "
+        "untouched — `toolang doctor` says which; restore it from a backup"
+    )

@@ -38,7 +38,9 @@ async def take_store(
             return True
         except StoreBusy as exc:
             if time.monotonic() >= deadline:
-                raise
+                if not said:
+                    raise
+                raise StoreBusy(f"{exc} (waited {wait_seconds:g} s)", holder=exc.holder) from None
             if not said:
                 said = True
                 log.warning(
@@ -46,6 +48,9 @@ async def take_store(
                     store=store.location,
                     holder=exc.holder or str(exc),
                     wait_seconds=wait_seconds,
+                    detail=f"another runtime holds the store: waiting up to {wait_seconds:g} s "
+                    "for it to stop, then giving up (toolang run --wait SECONDS sets how "
+                    "long; --wait 0 fails at once)",
                 )
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(RETRY_SECONDS):

@@ -27,7 +27,7 @@ with the scripted model, a 5 s lease (a dead runtime's turns come back soon), a 
 poll and a short shutdown grace."""
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float = 20, what: str = "the condition") -> Any:
+def wait_for(predicate: Callable[[], Any], timeout: float = 60, what: str = "the condition") -> Any:
     """Poll ``predicate`` every 20 ms until it returns something true, and return that.
 
     :raises AssertionError: after ``timeout`` seconds, naming ``what``."""

@@ -122,7 +122,7 @@ async def serving(runtime: Runtime, **serve: Any) -> AsyncIterator[asyncio.Event
 
 
 async def wait_status(
-    inbox: Any, turn_id: str, statuses: set[str], timeout: float = 10
+    inbox: Any, turn_id: str, statuses: set[str], timeout: float = 60
 ) -> TurnRequest:
     """Poll ``inbox.get(turn_id)`` until its status is one of ``statuses``.
 
@@ -286,7 +286,7 @@ class GatedExecutor:
             self.active.discard(turn.id)
             self._active_turns.pop(turn.id, None)
 
-    async def wait_started(self, turn_id: str, timeout: float = 10) -> None:
+    async def wait_started(self, turn_id: str, timeout: float = 60) -> None:
         """Wait until turn ``turn_id`` has started (its gate still closed)."""
         await asyncio.wait_for(self._event(self.started, turn_id).wait(), timeout)
 

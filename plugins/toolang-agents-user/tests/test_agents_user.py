@@ -172,7 +172,8 @@ def test_agents_status_reports_the_broken_file_and_doctor_fails(toolang_cli, age
     write(agents_dir, "fine", GOOD.format(name="fine"))
     bad = write(agents_dir, "broken", "---\nname: broken\nstatus: [\n---\n")
     status = toolang_cli("agents", "status", "--json")
-    assert status.returncode == 0, status.stderr
+    assert status.returncode == 1, status.stderr  # a definition was not loaded
+    assert f"{bad}:3: invalid YAML" in status.stderr
     report = json.loads(status.stdout)
     user = next(s for s in report["sources"] if s["label"] == "user")
     assert (user["kept"], user["rejected"]) == (["fine"], 0)
@@ -182,6 +183,31 @@ def test_agents_status_reports_the_broken_file_and_doctor_fails(toolang_cli, age
     assert f"{bad}:3: invalid YAML" in doctor.stdout
     # doctor reports it; its log says it once, not once per check that needs a runtime
     assert doctor.stderr.count(f"{bad}:3: invalid YAML") == 1, doctor.stderr
+
+
+@pytest.mark.parametrize(
+    ("make", "error"),
+    [
+        (lambda p: p.write_bytes(b"---\nname: bad\n---\nHello \xff\n"), "can't decode byte 0xff"),
+        (lambda p: p.mkdir(), "cannot be read: Is a directory"),
+        (lambda p: p.symlink_to(p.parent / "gone.md"), "No such file or directory (a link to "),
+    ],
+    ids=["not-utf-8", "a-directory", "a-broken-link"],
+)
+def test_an_unreadable_agent_md_fails_agents_status_and_list_naming_it(
+    toolang_cli, agents_dir, make, error
+):
+    write(agents_dir, "fine", GOOD.format(name="fine"))
+    path = agents_dir / "bad" / "AGENT.md"
+    path.parent.mkdir(parents=True)
+    make(path)
+    for command in (("agents", "status"), ("agents", "list"), ("agents", "list", "--json")):
+        result = toolang_cli(*command)
+        assert result.returncode == 1, (command, result.stderr)
+        assert f"  {path}: cannot be read: " in result.stderr, command
+        assert error in result.stderr, command
+        if command[1] == "list":
+            assert "fine" in result.stdout  # what did load is still listed
 
 
 def test_asking_for_an_agent_whose_file_did_not_load_says_why(toolang_runtime, agents_dir):

@@ -9,6 +9,7 @@ toolang looked. A subdirectory without AGENT.md is skipped (it may hold only a
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from toolang_core import AgentDefinition, AgentDiagnostic, AgentLoad, parse_agent_md
@@ -41,7 +42,7 @@ def load_directory(directory: Path, *, configured: bool) -> AgentLoad:
         if not sub.is_dir() or sub.name.startswith("."):
             continue
         path = sub / FILE_NAME
-        if not path.is_file():
+        if not (path.exists() or path.is_symlink()):  # a directory, a broken link: read below
             misnamed = [p.name for p in sub.iterdir() if p.name.lower() == FILE_NAME.lower()]
             if misnamed:
                 message = f"found {misnamed[0]}; the file must be named {FILE_NAME}"
@@ -50,7 +51,10 @@ def load_directory(directory: Path, *, configured: bool) -> AgentLoad:
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            message = f"cannot be read: {exc}"
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            if path.is_symlink():
+                reason += f" (a link to {os.readlink(path)})"
+            message = f"cannot be read: {reason}"
             diagnostics.append(AgentDiagnostic("error", message, origin=str(path)))
             continue
         loaded = parse_agent_md(text, origin=str(path), source="user", expected_name=sub.name)

@@ -77,11 +77,11 @@ def toolang_filter_tool_result(
 
 @hookimpl
 def toolang_startup(runtime: Runtime) -> None:
-    """Compile the policy before the first tool call rather than inside it (tens of
-    milliseconds of regular expressions in a fresh process); a one-shot run compiles it
-    only if it calls a tool."""
+    """Compile the whole policy before the first tool call rather than inside it (a few
+    hundred milliseconds of regular expressions and bashlex's parser tables in a fresh
+    process); a one-shot run builds only what its calls need, when they need it."""
     if not runtime.one_shot:
-        policy_for(runtime)
+        policy_for(runtime).warm()
 
 
 def policy_of(ctx: ToolCallContext) -> Policy:

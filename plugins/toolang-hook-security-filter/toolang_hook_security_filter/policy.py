@@ -19,6 +19,7 @@ import attrs
 from toolang_core import AskApproval, Block, Modify, Observe, ToolCall, ToolResult
 from toolang_hook_security_filter import analysis
 from toolang_hook_security_filter.hints import HintIndex, lower_literals
+from toolang_hook_security_filter.lazy_regex import LazyPattern, Searches
 from toolang_hook_security_filter.normalise import SIGN_WORDS, Sign, normalised
 from toolang_hook_security_filter.pii import Scrubber, is_plain_name
 from toolang_hook_security_filter.rules import DANGEROUS, OBSERVED, RuleSpec
@@ -51,8 +52,9 @@ class Rule:
     name: str
     reason: str
     blocks: bool
-    alternatives: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]
-    """Each alternative's regex and hints (see :class:`~.rules.Alternative`)."""
+    alternatives: tuple[tuple[Searches, tuple[str, ...]], ...]
+    """Each alternative's regex and hints (see :class:`~.rules.Alternative`); a built-in
+    one is compiled when first used (:class:`~.lazy_regex.LazyPattern`)."""
     tools: re.Pattern[str] | None = None
     on_lowered: bool = True
     """Run on the lowercased string (the default rules); configured patterns see it as is."""
@@ -65,7 +67,7 @@ class Rule:
             spec.name,
             spec.reason,
             blocks,
-            tuple((re.compile(lower_literals(a.pattern)), a.hints) for a in spec.alternatives),
+            tuple((LazyPattern(a.pattern, lower_literals), a.hints) for a in spec.alternatives),
             re.compile(spec.tools) if spec.tools else None,
             written_path=spec.written_path,
         )
@@ -93,7 +95,7 @@ class ParamsTooDeep(ValueError):
     """The parameters nest deeper than :data:`MAX_DEPTH`."""
 
 
-Check = tuple[Rule, re.Pattern[str]]
+Check = tuple[Rule, Searches]
 _SIGN_VALUES: Final = tuple(sorted({sign.value for sign in SIGN_WORDS.values()}))
 
 
@@ -175,6 +177,17 @@ class Policy:
             if not rule.on_lowered and rule.blocks
             for regex, _ in rule.alternatives
         ]
+
+    def warm(self) -> None:
+        """Compile every expression and import the shell parser now (a long-lived
+        runtime's start-up), instead of on the calls that first need them."""
+        for rule in self.rules:
+            for regex, _ in rule.alternatives:
+                regex.search("")
+        if self.parse_commands:
+            from toolang_hook_security_filter.shell import warm
+
+            warm()
 
     def rule_set(self, tool: str) -> RuleSet:
         """The rules that apply to ``tool`` (built once per tool name)."""

@@ -10,6 +10,10 @@ unknown is marked dynamic. Commands inside substitutions are returned too: they 
 
 Text that bashlex cannot parse (it misses some syntax) is split by a plain tokenizer
 instead, so nothing escapes judgement by being unparsable.
+
+bashlex is imported by the first :func:`parse`, not with this module: importing it
+builds its LALR tables (a few hundred milliseconds, every process), which a call whose
+strings hold no shell text never needs. :func:`warm` does it ahead, off the event loop.
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ import shlex
 from typing import Any, Final
 
 import attrs
-import bashlex  # type: ignore[import-untyped]
 
 MAX_PARSE: Final = 20_000
 """Longer text skips bashlex (a Python LR parser) for the linear tokenizer."""
@@ -101,6 +104,12 @@ def _ansi_c(match: re.Match[str]) -> str:
     return "'" + decoded.replace("'", "'\"'\"'") + "'"
 
 
+def warm() -> None:
+    """Import bashlex now (its tables are built on import), so that the first shell
+    text judged does not wait for it."""
+    import bashlex  # type: ignore[import-untyped]  # noqa: F401
+
+
 @functools.lru_cache(maxsize=2048)
 def parse(text: str, depth: int = 0) -> Script:
     """The commands ``text`` runs (cached: the same commands come back often)."""
@@ -109,6 +118,8 @@ def parse(text: str, depth: int = 0) -> Script:
         text = text.replace("\\", "\\\\")
     walker = _Walker(text, depth)
     if len(text) <= MAX_PARSE:
+        import bashlex
+
         try:
             for node in bashlex.parse(text):
                 walker.node(node)

@@ -242,14 +242,15 @@ def test_a_caller_that_stops_waiting_leaves_its_group_and_the_next_going():
 
     def call(items):
         groups.append(list(items))
-        gate.wait(5)
+        gate.wait(60)
         return [n * 2 if n != 4 else ValueError("four") for n in items]
 
     calls = GroupCalls(call, lambda: executor)
 
     async def scenario():
         first = asyncio.create_task(calls.add(1))
-        await asyncio.sleep(0.02)  # the first group is under way in the thread
+        while not groups:  # the first group is under way in the thread
+            await asyncio.sleep(0.001)
         with pytest.raises(TimeoutError):
             async with asyncio.timeout(0.02):
                 await calls.add(2)  # waits for the next group, then gives up

@@ -106,10 +106,12 @@ class HangingExporter(SpanExporter):
     def __init__(self):
         self.entered = threading.Event()
         self.release = threading.Event()
+        self.returned = threading.Event()
 
     def export(self, spans):
         self.entered.set()
         self.release.wait(60)
+        self.returned.set()
         return SpanExportResult.SUCCESS
 
     def shutdown(self):

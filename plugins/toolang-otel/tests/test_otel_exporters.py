@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import time
 
 from otel_kit import HangingExporter, RaisingExporter, run_turn, serve, submit
 
@@ -62,16 +61,13 @@ def test_an_exporter_that_hangs_holds_up_neither_turns_nor_the_stop(agent_runtim
     plugin.holder_of(runtime).span_exporter_factory = lambda settings: exporter
     inbox, first = submit(runtime, "first", thread="cli:a")
     _, second = submit(runtime, "second", thread="cli:b")
-    started = time.monotonic()
     try:
         serve(runtime)
-        elapsed = time.monotonic() - started
         assert inbox.get(first).status is TurnStatus.COMPLETED
         assert inbox.get(second).status is TurnStatus.COMPLETED
-        assert not exporter.release.is_set()  # still hung after every turn finished
-        # The stop waits for the exporter at most shutdown_timeout_seconds (0.5 s), not
-        # for the 60 s the export hangs: a loose bound, far from either.
-        assert elapsed < 20
+        # The stop waited for the exporter at most shutdown_timeout_seconds (0.5 s), not
+        # for the export, which still hangs now that the runtime has stopped.
+        assert not exporter.returned.is_set()
     finally:
         exporter.release.set()
 

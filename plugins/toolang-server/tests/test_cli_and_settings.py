@@ -75,6 +75,23 @@ def test_serve_starts_the_server_whatever_enabled_says_and_stops_on_sigterm(tool
     assert not url_file.exists()
 
 
+def test_serve_says_at_once_which_runtime_already_serves_the_store_and_its_console(
+    live_server, toolang_cli, toolang_distribution
+):
+    """A second `toolang serve` does not wait 30 s for a runtime that will not stop: it
+    fails at once (no wait announced), naming the holder and where its console is."""
+    server = live_server()
+    env = {"TOOLANG_LOAD_PLUGINS": "server,test-kit", "PYTHONPATH": str(toolang_distribution.root)}
+    result = toolang_cli("--log-format", "json", "serve", "--port", "0", env=env)
+    assert result.returncode == 4, result.stderr
+    assert "runtime.waiting_for_store" not in result.stderr  # it did not wait
+    assert (
+        f"error: a runtime is already serving this store (pid {server.proc.pid}, run "
+    ) in result.stderr
+    assert f"its console is {server.url}/ (API {server.url}/api)" in result.stderr
+    assert server.proc.poll() is None  # the one serving goes on
+
+
 def test_a_port_in_use_is_reported_and_the_runtime_still_runs(toolang_cli, toolang_home):
     import socket
 

@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import socket
+from pathlib import Path
+from urllib.parse import urlsplit
+
 import click
 
 from toolang_core.cli import CliState, pass_state
@@ -28,10 +32,12 @@ def serve(state: CliState, *, host: str | None, port: int | None, sources: tuple
     """Run the runtime with the HTTP API and web console on (until SIGINT/SIGTERM).
 
     The same as `toolang run` with [plugins.server] enabled; prints the console URL.
+    When a runtime already serves this store it says so at once, with that runtime's
+    console, instead of waiting for it to stop.
     """
     import attrs
 
-    from toolang_core import UsageError
+    from toolang_core import StoreBusy, UsageError
     from toolang_server import NAME, server_state
     from toolang_server.settings import ServerSettings
 
@@ -46,7 +52,39 @@ def serve(state: CliState, *, host: str | None, port: int | None, sources: tuple
     ctx = click.get_current_context()
     root = ctx.find_root()
     run = root.command.get_command(root, "run")  # type: ignore[attr-defined]
-    ctx.invoke(run, sources=sources, no_sources=False, until_idle=False, max_running=None)
+    console = serving_console(runtime.config.home)
+    # A runtime serving this home will not stop by itself: no point waiting for it.
+    waiting = {"wait_seconds": 0.0} if console else {}
+    try:
+        ctx.invoke(
+            run, sources=sources, no_sources=False, until_idle=False, max_running=None, **waiting
+        )
+    except StoreBusy as exc:
+        if console is None:
+            raise
+        holder = f" ({exc.holder})" if exc.holder else ""
+        raise StoreBusy(
+            f"a runtime is already serving this store{holder}: its console is {console}/ "
+            f"(API {console}/api; `toolang console` prints a sign-in link). Use that one, or "
+            "stop it first to serve from here.",
+            holder=exc.holder,
+        ) from None
+
+
+def serving_console(home: Path) -> str | None:
+    """The base URL of the server a runtime of ``home`` runs now: the one ``server.url``
+    names, if something answers there (a runtime that was killed leaves the file)."""
+    from toolang_server.serve import URL_FILE
+
+    try:
+        url = (home / URL_FILE).read_text(encoding="utf-8").strip()
+        parts = urlsplit(url)
+        if parts.hostname is None or parts.port is None:
+            return None
+        with socket.create_connection((parts.hostname, parts.port), timeout=2):
+            return url
+    except (OSError, ValueError):
+        return None
 
 
 @click.command()

@@ -94,10 +94,10 @@ def test_the_command_dies_with_a_sigkilled_runtime(make_home):
     turn_id, pgid = start_beating(home)
 
     kill_runtime(home)
-    killed = time.monotonic()
-    wait_for("the heartbeat to stop", lambda: still(home), timeout=5)
-    assert time.monotonic() - killed < 2.5  # 0.3 s of it is still() looking
-    wait_for("the group to be gone", lambda: not live_members(pgid), timeout=2)
+    # Left alone, the command would beat for its 300 s: it stops because it died (the
+    # waits end when it has, however long a busy machine takes to get there).
+    wait_for("the heartbeat to stop", lambda: still(home))
+    wait_for("the group to be gone", lambda: not live_members(pgid))
 
     home.start()  # the call is in doubt: not run again, the model is told
     step = in_doubt_step(home, turn_id)
@@ -114,14 +114,14 @@ def test_the_next_start_kills_what_the_command_left_running(make_home):
     kill_runtime(home)
     # The shell died with the runtime; its subshell, which PDEATHSIG does not reach,
     # still beats: an orphan performing the call's effect.
-    wait_for("the shell to die", lambda: pgid not in live_members(pgid), timeout=5)
+    wait_for("the shell to die", lambda: pgid not in live_members(pgid))
     now = beats(home)
-    wait_for("the orphan to beat on", lambda: beats(home) >= now + 5, timeout=5)
+    wait_for("the orphan to beat on", lambda: beats(home) >= now + 5)
     assert live_members(pgid)
 
     home.start()  # returns once the runtime serves: its sweep ran before
-    wait_for("the orphan to be killed", lambda: not live_members(pgid), timeout=2)
-    wait_for("the heartbeat to stop", lambda: still(home), timeout=2)
+    wait_for("the orphan to be killed", lambda: not live_members(pgid))
+    wait_for("the heartbeat to stop", lambda: still(home))
 
     step = in_doubt_step(home, turn_id)
     note = step["data"]["in_doubt"]["note"]

@@ -12,6 +12,7 @@ from sqlite_utils import Database
 from toolang_core.errors import ConfigError
 from toolang_core.store.errors import StoreBusy, StoreCorrupt, StoreMissing
 from toolang_core.store.migrations import pending_migrations
+from toolang_core.store.sqlite.damage import damaged
 from toolang_core.store.sqlite.migrate import applied_and_tables, migrate_file
 from toolang_core.store.sqlite.schema import MIGRATION_SET, known_names, migrations
 
@@ -49,10 +50,7 @@ def connect(
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         conn.execute(f"PRAGMA synchronous = {synchronous}")
     except sqlite3.DatabaseError as exc:
-        raise StoreCorrupt(
-            f"{path} is not a readable toolang store ({exc}); it was left untouched — "
-            "restore it from a backup or point [store] path elsewhere"
-        ) from None
+        raise damaged(path, str(exc)) from None
     return conn
 
 

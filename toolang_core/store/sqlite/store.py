@@ -16,7 +16,7 @@ from toolang_core.store.base import (
     finished_records,
     insert_each,
 )
-from toolang_core.store.errors import StoreError
+from toolang_core.store.errors import StoreCorrupt, StoreError
 from toolang_core.store.json_text import dumps, dumps_data
 from toolang_core.store.rows import (
     RECORD_COLUMNS,
@@ -32,6 +32,7 @@ from toolang_core.store.rows import (
 from toolang_core.store.sqlite import admission, finishing, steps, turns
 from toolang_core.store.sqlite.checkpoint import WalCheckpointer, local_writers
 from toolang_core.store.sqlite.connection import SYNCHRONOUS, connect, prepare_schema, use_wal
+from toolang_core.store.sqlite.damage import probe_btrees, quick_check, verify_once
 from toolang_core.store.sqlite.guard import StoreFiles, abandon
 from toolang_core.store.sqlite.lock import RuntimeLock
 from toolang_core.store.sqlite.schema import active
@@ -94,6 +95,7 @@ class SQLiteStore(StoreBase):
             path, read_only=read_only, synchronous=synchronous, busy_timeout=busy_timeout
         )
         try:
+            probe_btrees(self._conn, path)  # before a migration could write into it
             prepare_schema(self._conn, path, migrate=not read_only)
             if not read_only:
                 use_wal(self._conn, path, wait_seconds=busy_timeout)
@@ -109,14 +111,19 @@ class SQLiteStore(StoreBase):
         self._hold = self._writers.lock  # held around every write (see checkpoint.py)
         self._files: StoreFiles | None = None
         """Watched once this store is a runtime's (``acquire``)."""
+        self._verified = False
+        """Whether ``PRAGMA quick_check`` passed (before the first write: ``_verify``)."""
         if not read_only:
             self._writers.join(self)
 
     # -- plumbing ----------------------------------------------------------------------
 
     def _guard(self, *, force: bool = False) -> None:
-        """:raises StoreReplaced: when a file of the store was deleted or replaced under
-        this runtime (checked at most every 0.25 s, unless ``force``)."""
+        """Before a write. :raises StoreCorrupt: the file is damaged (checked before this
+        object's first write). :raises StoreReplaced: when a file of the store was deleted
+        or replaced under this runtime (checked at most every 0.25 s, unless ``force``)."""
+        if not self._verified:
+            self._verify()
         files = self._files
         if files is None or (files.problem is None and files.check(force=force) is None):
             return
@@ -186,6 +193,11 @@ class SQLiteStore(StoreBase):
         :raises StoreBusy: when another runtime still has it.
         """
         self._lock.acquire(run_id, wait_seconds=wait_seconds)
+        try:
+            self._verify()  # the runtime's first reads decide what it writes next
+        except StoreCorrupt:
+            self._lock.release()
+            raise
         self._files = StoreFiles(self.path)
         # The owner keeps the log short off its commit path (see checkpoint.py).
         if self._checkpointer is None and not self.read_only:
@@ -197,15 +209,22 @@ class SQLiteStore(StoreBase):
             )
             self._checkpointer.start()
 
+    def _verify(self) -> None:
+        """Before this object's first write (or taking the store for a runtime):
+        ``PRAGMA quick_check``, once per file per process (:func:`verify_once`). A
+        damaged file is reported and never written into — a write could spread the
+        damage. It reads the whole file (about a second for 150 MB); opening only probes
+        the edges of each table (:func:`probe_btrees`).
+
+        :raises StoreCorrupt: naming what is damaged, with the advice to restore it."""
+        if not self._verified:
+            verify_once(self._conn, self.path)
+            self._verified = True
+
     def integrity_problems(self, limit: int = 10) -> list[str]:
         """What ``PRAGMA quick_check`` finds wrong with the file (damaged pages, broken
         indexes), at most ``limit`` lines; empty when it is sound. Reads the whole file."""
-        try:
-            rows = self._conn.execute(f"PRAGMA quick_check({int(limit)})").fetchall()
-        except sqlite3.DatabaseError as exc:  # too damaged to even walk
-            return [str(exc)]
-        found = [line for r in rows for line in str(r[0]).splitlines()]
-        return [] if found == ["ok"] else [f for f in found if not f.startswith("*** ")]
+        return quick_check(self._conn, limit)
 
     def runtime_running(self) -> bool:
         """Whether a runtime holds this store right now."""
