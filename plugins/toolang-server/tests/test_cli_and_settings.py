@@ -88,7 +88,8 @@ def test_serve_says_at_once_which_runtime_already_serves_the_store_and_its_conso
     assert (
         f"error: a runtime is already serving this store (pid {server.proc.pid}, run "
     ) in result.stderr
-    assert f"its console is {server.url}/ (API {server.url}/api)" in result.stderr
+    assert f"its console is {server.url}/ (API {server.url}/api; " in result.stderr
+    assert "`toolang console` prints a sign-in link" in result.stderr
     assert server.proc.poll() is None  # the one serving goes on
 
 
