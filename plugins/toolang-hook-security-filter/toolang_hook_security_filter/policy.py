@@ -17,14 +17,14 @@ from typing import Any, Final
 import attrs
 
 from toolang_core import AskApproval, Block, Modify, Observe, ToolCall, ToolResult
-from toolang_hook_security_filter import analysis
+from toolang_hook_security_filter.analysis import dispatch
 from toolang_hook_security_filter.hints import HintIndex, lower_literals
 from toolang_hook_security_filter.lazy_regex import LazyPattern, Searches
 from toolang_hook_security_filter.normalise import SIGN_WORDS, Sign, normalised
 from toolang_hook_security_filter.pii import Scrubber, is_plain_name
 from toolang_hook_security_filter.rules import DANGEROUS, OBSERVED, RuleSpec
 from toolang_hook_security_filter.settings import FilterSettings
-from toolang_hook_security_filter.verdicts import Finding
+from toolang_hook_security_filter.analysis.verdicts import Finding
 
 _NAMEABLE: Final = re.compile(r"[A-Za-z_][\w-]{0,31}")
 """Keys shown in a reason; others (an address used as a key …) are shown as "…"."""
@@ -185,7 +185,7 @@ class Policy:
             for regex, _ in rule.alternatives:
                 regex.search("")
         if self.parse_commands:
-            from toolang_hook_security_filter.shell import warm
+            from toolang_hook_security_filter.analysis.shell import warm
 
             warm()
 
@@ -218,7 +218,7 @@ class Policy:
             if blocked is not None:
                 return blocked
         for where, text in texts:
-            kinds = analysis.kinds_of(call.name, where, text) if self.parse_commands else ()
+            kinds = dispatch.kinds_of(call.name, where, text) if self.parse_commands else ()
             if kinds:
                 # A command, inline code or SQL: judged by what it does, once parsed.
                 # The pattern rules see what the text runs (data handed to echo or grep
@@ -226,11 +226,11 @@ class Policy:
                 blocked = _first_block(self.configured, text, text, where, observed)
                 if blocked is not None:
                     return blocked
-                shown = analysis.rendered(kinds, text)
+                shown = dispatch.rendered(kinds, text)
                 hit = self._pattern_hit(rules, shown, where, observed)
                 if hit is not None and hit.rule.name not in ASKING_PATTERNS:
                     return Block(f"this call {hit.describe()}")
-                finding = analysis.judge(kinds, text)
+                finding = dispatch.judge(kinds, text)
                 if finding is not None and finding.rule in self.disabled:
                     finding = None
                 # The text as written: a pattern there names what the parse found in

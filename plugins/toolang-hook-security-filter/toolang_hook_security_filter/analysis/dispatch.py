@@ -14,10 +14,10 @@ import functools
 import re
 from typing import TYPE_CHECKING, Final
 
-from toolang_hook_security_filter.verdicts import Finding, worst
+from toolang_hook_security_filter.analysis.verdicts import Finding, worst
 
 if TYPE_CHECKING:
-    from toolang_hook_security_filter.shell import Cmd
+    from toolang_hook_security_filter.analysis.shell import Cmd
 
 COMMAND_KEYS: Final = frozenset(
     [
@@ -112,7 +112,7 @@ def kinds_of(tool: str, where: str, text: str) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=4096)
 def _is_program(word: str) -> bool:
-    from toolang_hook_security_filter.shell import program_name
+    from toolang_hook_security_filter.analysis.shell import program_name
 
     name = program_name(word)
     return (
@@ -124,14 +124,14 @@ def _is_program(word: str) -> bool:
 
 @functools.cache
 def _known_programs() -> frozenset[str]:
-    from toolang_hook_security_filter import cloud, commands, programs
+    from toolang_hook_security_filter.analysis import cloud_judge, programs, shell_judge
 
     return frozenset(
         {
             *programs.PROGRAMS,
-            *commands.SHELLS,
-            *commands.INTERPRETERS,
-            *cloud.PROGRAMS,
+            *shell_judge.SHELLS,
+            *shell_judge.INTERPRETERS,
+            *cloud_judge.PROGRAMS,
             *DATA_PROGRAMS,
         }
     )
@@ -144,9 +144,9 @@ def judge(kinds: tuple[str, ...], text: str) -> Finding | None:
 
 @functools.lru_cache(maxsize=4096)
 def _judge(kinds: tuple[str, ...], text: str) -> Finding | None:
-    from toolang_hook_security_filter.code import judge_code
-    from toolang_hook_security_filter.commands import judge_shell
-    from toolang_hook_security_filter.sql import judge_nosql, judge_sql
+    from toolang_hook_security_filter.analysis.code_judge import judge_code
+    from toolang_hook_security_filter.analysis.shell_judge import judge_shell
+    from toolang_hook_security_filter.analysis.sql_judge import judge_nosql, judge_sql
 
     found: list[Finding] = []
     for kind in kinds:
@@ -220,8 +220,8 @@ def rendered(kinds: tuple[str, ...], text: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _rendered(text: str) -> str:
-    from toolang_hook_security_filter.commands import unwrap
-    from toolang_hook_security_filter.shell import parse, program_name
+    from toolang_hook_security_filter.analysis.shell_judge import unwrap
+    from toolang_hook_security_filter.analysis.shell import parse, program_name
 
     script = parse(text, 0)
     argvs = [unwrap(cmd, script) for cmd in script.commands]

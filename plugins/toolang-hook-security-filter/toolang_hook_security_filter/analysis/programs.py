@@ -14,9 +14,9 @@ import re
 from collections.abc import Callable
 from typing import Final
 
-from toolang_hook_security_filter import cloud
-from toolang_hook_security_filter.paths import classify, is_file_like, normal, worst
-from toolang_hook_security_filter.programs_net import (
+from toolang_hook_security_filter.analysis import cloud_judge
+from toolang_hook_security_filter.analysis.paths import classify, is_file_like, normal, worst
+from toolang_hook_security_filter.analysis.programs_net import (
     NETWORK,
     _exfil_copy,
     accounts,
@@ -33,8 +33,8 @@ from toolang_hook_security_filter.programs_net import (
     socat,
     windows,
 )
-from toolang_hook_security_filter.shell import Cmd, Script, operands, output_of
-from toolang_hook_security_filter.verdicts import Finding, approve, block
+from toolang_hook_security_filter.analysis.shell import Cmd, Script, operands, output_of
+from toolang_hook_security_filter.analysis.verdicts import Finding, approve, block
 
 __all__ = ["NETWORK", "PROGRAMS", "judge", "network", "operands", "redirects"]
 
@@ -555,4 +555,4 @@ def judge(prog: str, args: list[str], cmd: Cmd, script: Script) -> Finding | Non
         found = rule(args, cmd, script)
         if found is not None:
             return found
-    return cloud.judge(prog, args)
+    return cloud_judge.judge(prog, args)

@@ -13,9 +13,9 @@ import posixpath
 import re
 from typing import Final
 
-from toolang_hook_security_filter import cloud, programs
-from toolang_hook_security_filter.paths import classify
-from toolang_hook_security_filter.shell import (
+from toolang_hook_security_filter.analysis import cloud_judge, programs
+from toolang_hook_security_filter.analysis.paths import classify
+from toolang_hook_security_filter.analysis.shell import (
     MAX_DEPTH,
     Cmd,
     Script,
@@ -23,8 +23,8 @@ from toolang_hook_security_filter.shell import (
     parse,
     program_name,
 )
-from toolang_hook_security_filter.sql import judge_nosql, judge_sql
-from toolang_hook_security_filter.verdicts import Finding, approve, block
+from toolang_hook_security_filter.analysis.sql_judge import judge_nosql, judge_sql
+from toolang_hook_security_filter.analysis.verdicts import Finding, approve, block
 
 SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "busybox", "csh"})
 INTERPRETERS: Final = {
@@ -66,7 +66,7 @@ def judge_shell(text: str, depth: int = 0) -> list[Finding]:
         return []
     first = re.match(r"\s*([A-Za-z]+-[A-Za-z]+)\b", text)
     if first and first.group(1).lower() not in programs.PROGRAMS:  # a PowerShell cmdlet
-        from toolang_hook_security_filter.code import judge_code
+        from toolang_hook_security_filter.analysis.code_judge import judge_code
 
         return judge_code("powershell", text, depth + 1)
     script = parse(text, depth)
@@ -100,14 +100,14 @@ def judge_command(cmd: Cmd, script: Script, depth: int, cwd: str = "") -> list[F
     prog = program_name(argv[0])
     args = argv[1:]
     if re.fullmatch(r"[a-z]+-[a-z]+", prog) and prog not in programs.PROGRAMS:
-        from toolang_hook_security_filter.code import judge_code
+        from toolang_hook_security_filter.analysis.code_judge import judge_code
 
         found.extend(judge_code("powershell", " ".join(argv), depth + 1))  # a cmdlet
         return found
-    if prog in cloud.SQL_CLIENTS or prog in ("mongo", "mongosh"):
+    if prog in cloud_judge.SQL_CLIENTS or prog in ("mongo", "mongosh"):
         for op, text in cmd.redirects:
             if op == "<<<":
-                finding = judge_sql(text) if prog in cloud.SQL_CLIENTS else judge_nosql(text)
+                finding = judge_sql(text) if prog in cloud_judge.SQL_CLIENTS else judge_nosql(text)
                 found.extend([finding] if finding is not None else [])
     nested = _nested(prog, args, cmd, script, depth)
     if nested is not None:
@@ -188,7 +188,7 @@ def _nested(  # noqa: PLR0912 (a dispatch: one branch per kind of nesting)
 ) -> list[Finding] | None:
     """Findings about code ``prog`` runs from its arguments or standard input, or
     ``None`` when ``prog`` runs no nested code."""
-    from toolang_hook_security_filter.code import judge_code
+    from toolang_hook_security_filter.analysis.code_judge import judge_code
 
     if prog in SHELLS or prog in ("su", "eval", "ssh", "runuser", "source", ".", "cmd"):
         if "-n" in args:  # a syntax check runs nothing
@@ -271,7 +271,7 @@ def _shell_script(prog: str, args: list[str]) -> str | None:
 
 def _from_stdin(cmd: Cmd, script: Script, depth: int, lang: str, args: list[str]) -> list[Finding]:
     """Findings about the script ``cmd`` reads from a pipe or a here-string."""
-    from toolang_hook_security_filter.code import judge_code
+    from toolang_hook_security_filter.analysis.code_judge import judge_code
 
     fed = [text for op, text in cmd.redirects if op == "<<<"]
     source = cmd.stdin_from

@@ -13,7 +13,7 @@ import logging
 import re
 from typing import Any, Final
 
-from toolang_hook_security_filter.verdicts import Finding, approve, block
+from toolang_hook_security_filter.analysis.verdicts import Finding, approve, block
 
 SQL_HINTS: Final = re.compile(
     r"drop|truncate|delete|update|grant|alter|superuser|create\s+(role|user)", re.I

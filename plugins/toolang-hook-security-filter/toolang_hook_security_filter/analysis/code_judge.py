@@ -17,8 +17,8 @@ import binascii
 import re
 from typing import Final
 
-from toolang_hook_security_filter.paths import classify
-from toolang_hook_security_filter.verdicts import Finding, approve, block
+from toolang_hook_security_filter.analysis.paths import classify
+from toolang_hook_security_filter.analysis.verdicts import Finding, approve, block
 
 _RUNNERS: Final = frozenset(
     [
@@ -80,7 +80,7 @@ def judge_code(lang: str, code: str, depth: int = 0) -> list[Finding]:
 
 
 def _shell(text: str, depth: int) -> list[Finding]:
-    from toolang_hook_security_filter.commands import judge_shell
+    from toolang_hook_security_filter.analysis.shell_judge import judge_shell
 
     return judge_shell(text, depth + 1)
 

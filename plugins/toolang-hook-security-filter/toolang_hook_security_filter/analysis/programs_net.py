@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from toolang_hook_security_filter.paths import classify, normal
-from toolang_hook_security_filter.shell import Cmd, Script, operands, output_of
-from toolang_hook_security_filter.verdicts import Finding, approve, block
+from toolang_hook_security_filter.analysis.paths import classify, normal
+from toolang_hook_security_filter.analysis.shell import Cmd, Script, operands, output_of
+from toolang_hook_security_filter.analysis.verdicts import Finding, approve, block
 
 NETWORK: Final = frozenset(
     {"curl", "wget", "nc", "ncat", "netcat", "scp", "rsync", "sftp", "ftp", "ssh", "socat"}
@@ -220,7 +220,7 @@ def crontab(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
         return approve("persistence", "removes or replaces every cron job")
     if cmd.stdin_from is None and "-" not in args:
         return None
-    from toolang_hook_security_filter.commands import judge_shell
+    from toolang_hook_security_filter.analysis.shell_judge import judge_shell
 
     for other in script.commands:
         if other.program in ("echo", "printf"):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from toolang_hook_security_filter.verdicts import Finding, approve
+from toolang_hook_security_filter.analysis.verdicts import Finding, approve
 
 _KUBE_WIDE: Final = frozenset(
     [
@@ -169,7 +169,7 @@ def judge(prog: str, args: list[str]) -> Finding | None:  # noqa: PLR0912
     if prog in ("mongo", "mongosh"):
         for index, arg in enumerate(args):
             if arg == "--eval" and index + 1 < len(args):
-                from toolang_hook_security_filter.sql import judge_nosql
+                from toolang_hook_security_filter.analysis.sql_judge import judge_nosql
 
                 return judge_nosql(args[index + 1])
         return None
@@ -197,7 +197,7 @@ def _kubectl(words: list[str], args: list[str]) -> Finding | None:
     if verb in ("run", "apply", "create", "debug") and re.search(
         r'"?(privileged|hostPID|hostNetwork|hostIPC)"?\s*:\s*true|hostPath', " ".join(args)
     ):
-        from toolang_hook_security_filter.verdicts import block
+        from toolang_hook_security_filter.analysis.verdicts import block
 
         return block("container-escape", "starts a pod with host privileges")
     return None
@@ -227,7 +227,7 @@ def _docker(words: list[str], args: list[str]) -> Finding | None:
 
 
 def _sql_client(prog: str, args: list[str]) -> Finding | None:
-    from toolang_hook_security_filter.sql import judge_sql
+    from toolang_hook_security_filter.analysis.sql_judge import judge_sql
 
     flags = SQL_CLIENTS[prog]
     for index, arg in enumerate(args):
