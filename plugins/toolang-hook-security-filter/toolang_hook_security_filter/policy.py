@@ -18,13 +18,13 @@ import attrs
 
 from toolang_core import AskApproval, Block, Modify, Observe, ToolCall, ToolResult
 from toolang_hook_security_filter.analysis import dispatch
+from toolang_hook_security_filter.analysis.verdicts import Finding
 from toolang_hook_security_filter.hints import HintIndex, lower_literals
 from toolang_hook_security_filter.lazy_regex import LazyPattern, Searches
 from toolang_hook_security_filter.normalise import SIGN_WORDS, Sign, normalised
 from toolang_hook_security_filter.pii import Scrubber, is_plain_name
 from toolang_hook_security_filter.rules import DANGEROUS, OBSERVED, RuleSpec
 from toolang_hook_security_filter.settings import FilterSettings
-from toolang_hook_security_filter.analysis.verdicts import Finding
 
 _NAMEABLE: Final = re.compile(r"[A-Za-z_][\w-]{0,31}")
 """Keys shown in a reason; others (an address used as a key …) are shown as "…"."""

@@ -220,8 +220,8 @@ def rendered(kinds: tuple[str, ...], text: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _rendered(text: str) -> str:
-    from toolang_hook_security_filter.analysis.shell_judge import unwrap
     from toolang_hook_security_filter.analysis.shell import parse, program_name
+    from toolang_hook_security_filter.analysis.shell_judge import unwrap
 
     script = parse(text, 0)
     argvs = [unwrap(cmd, script) for cmd in script.commands]
