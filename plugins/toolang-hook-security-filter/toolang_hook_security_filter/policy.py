@@ -17,7 +17,7 @@ from typing import Any, Final
 import attrs
 
 from toolang_core import AskApproval, Block, Modify, Observe, ToolCall, ToolResult
-from toolang_hook_security_filter.analysis import dispatch
+from toolang_hook_security_filter.analysis import kinds as string_kinds
 from toolang_hook_security_filter.analysis.verdicts import Finding
 from toolang_hook_security_filter.hints import HintIndex, lower_literals
 from toolang_hook_security_filter.lazy_regex import LazyPattern, Searches
@@ -218,8 +218,10 @@ class Policy:
             if blocked is not None:
                 return blocked
         for where, text in texts:
-            kinds = dispatch.kinds_of(call.name, where, text) if self.parse_commands else ()
+            kinds = string_kinds.kinds_of(call.name, where, text) if self.parse_commands else ()
             if kinds:
+                from toolang_hook_security_filter.analysis import dispatcher as dispatch
+
                 # A command, inline code or SQL: judged by what it does, once parsed.
                 # The pattern rules see what the text runs (data handed to echo or grep
                 # left out), then the parse judges what it does.

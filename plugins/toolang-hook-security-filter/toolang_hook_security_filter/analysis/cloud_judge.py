@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from toolang_hook_security_filter.analysis.verdicts import Finding, approve
+from toolang_hook_security_filter.analysis.judges import Judges
+from toolang_hook_security_filter.analysis.verdicts import Finding, approve, block
 
 _KUBE_WIDE: Final = frozenset(
     [
@@ -112,7 +113,7 @@ def _words(args: list[str]) -> list[str]:
     return [a for a in args if not a.startswith("-")]
 
 
-def judge(prog: str, args: list[str]) -> Finding | None:  # noqa: PLR0912
+def judge(prog: str, args: list[str], judges: Judges) -> Finding | None:  # noqa: PLR0912
     words = _words(args)
     if prog in ("terraform", "tofu", "terragrunt", "pulumi", "cdk", "serverless", "sls"):
         verb = words[0] if words else ""
@@ -169,12 +170,10 @@ def judge(prog: str, args: list[str]) -> Finding | None:  # noqa: PLR0912
     if prog in ("mongo", "mongosh"):
         for index, arg in enumerate(args):
             if arg == "--eval" and index + 1 < len(args):
-                from toolang_hook_security_filter.analysis.sql_judge import judge_nosql
-
-                return judge_nosql(args[index + 1])
+                return judges.nosql(args[index + 1])
         return None
     if prog in SQL_CLIENTS:
-        return _sql_client(prog, args)
+        return _sql_client(prog, args, judges)
     return None
 
 
@@ -197,8 +196,6 @@ def _kubectl(words: list[str], args: list[str]) -> Finding | None:
     if verb in ("run", "apply", "create", "debug") and re.search(
         r'"?(privileged|hostPID|hostNetwork|hostIPC)"?\s*:\s*true|hostPath', " ".join(args)
     ):
-        from toolang_hook_security_filter.analysis.verdicts import block
-
         return block("container-escape", "starts a pod with host privileges")
     return None
 
@@ -226,18 +223,16 @@ def _docker(words: list[str], args: list[str]) -> Finding | None:
     return None
 
 
-def _sql_client(prog: str, args: list[str]) -> Finding | None:
-    from toolang_hook_security_filter.analysis.sql_judge import judge_sql
-
+def _sql_client(prog: str, args: list[str], judges: Judges) -> Finding | None:
     flags = SQL_CLIENTS[prog]
     for index, arg in enumerate(args):
         if arg in flags and index + 1 < len(args):
-            return judge_sql(args[index + 1])
+            return judges.sql(args[index + 1])
         for flag in flags:
             if flag.startswith("--") and arg.startswith(flag + "="):
-                return judge_sql(arg.split("=", 1)[1])
+                return judges.sql(arg.split("=", 1)[1])
     if prog in ("sqlite3", "duckdb"):
         ops = _words(args)
         if len(ops) >= 2:
-            return judge_sql(" ".join(ops[1:]))
+            return judges.sql(" ".join(ops[1:]))
     return None

@@ -17,6 +17,7 @@ import binascii
 import re
 from typing import Final
 
+from toolang_hook_security_filter.analysis.judges import Judges
 from toolang_hook_security_filter.analysis.paths import classify
 from toolang_hook_security_filter.analysis.verdicts import Finding, approve, block
 
@@ -68,21 +69,15 @@ _SPAWN: Final = re.compile(
 )
 
 
-def judge_code(lang: str, code: str, depth: int = 0) -> list[Finding]:
+def judge_code(lang: str, code: str, depth: int, judges: Judges) -> list[Finding]:
     """Findings about inline ``code`` in ``lang`` (python, js, perl, ruby, php, powershell)."""
     if lang == "python":
         try:
             tree = ast.parse(code)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return _generic(code, depth, lang)
-        return _Python(code, depth).judge(tree)
-    return _generic(code, depth, lang)
-
-
-def _shell(text: str, depth: int) -> list[Finding]:
-    from toolang_hook_security_filter.analysis.shell_judge import judge_shell
-
-    return judge_shell(text, depth + 1)
+            return _generic(code, depth, lang, judges)
+        return _Python(code, depth, judges).judge(tree)
+    return _generic(code, depth, lang, judges)
 
 
 def _path_finding(path: str, what: str) -> Finding | None:
@@ -97,9 +92,10 @@ def _path_finding(path: str, what: str) -> Finding | None:
 
 
 class _Python:
-    def __init__(self, code: str, depth: int) -> None:
+    def __init__(self, code: str, depth: int, judges: Judges) -> None:
         self.code = code
         self.depth = depth
+        self.judges = judges
         self.found: list[Finding] = []
 
     def judge(self, tree: ast.AST) -> list[Finding]:  # noqa: PLR0912
@@ -119,7 +115,7 @@ class _Python:
             args = [self.value(a) for a in node.args]
             first = args[0] if args else None
             if name in _RUNNERS and first is not None:
-                self.found.extend(_shell(first, self.depth))
+                self.found.extend(self.judges.shell(first, self.depth + 1))
             elif name in _TREE_DELETERS:
                 removes = True
                 found = _path_finding(first, "deletes") if first is not None else None
@@ -129,7 +125,7 @@ class _Python:
                     self.found.append(found)
             elif name in ("exec", "eval", "compile") and node.args:
                 if first is not None:
-                    self.found.extend(judge_code("python", first, self.depth + 1))
+                    self.found.extend(judge_code("python", first, self.depth + 1, self.judges))
                 elif re.search(r"urlopen|requests\.get|urllib", ast.unparse(node.args[0])):
                     self.found.append(block("download-exec", "runs code fetched from the network"))
             elif (
@@ -267,13 +263,13 @@ def _decoded(literal: str) -> str | None:
     return None
 
 
-def _generic(code: str, depth: int, lang: str) -> list[Finding]:  # noqa: PLR0912
+def _generic(code: str, depth: int, lang: str, judges: Judges) -> list[Finding]:  # noqa: PLR0912
     found: list[Finding] = []
     literals = [next(g for g in m.groups() if g is not None) for m in _LITERAL.finditer(code)]
     for literal in literals[:64]:
         for text in (literal, _decoded(literal)):
             if text and " " in text.strip():
-                found.extend(f for f in _shell(text, depth) if f.risk == "block")
+                found.extend(f for f in judges.shell(text, depth + 1) if f.risk == "block")
     if _TREE_CALL.search(code):
         recursive = re.search(r"recurs|rm_rf|rmtree|remove_tree|/s\b|rimraf|-r\b", code, re.I)
         targets = [lit for lit in literals if lit.strip()]

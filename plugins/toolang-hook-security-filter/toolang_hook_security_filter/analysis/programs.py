@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Final
 
 from toolang_hook_security_filter.analysis import cloud_judge
+from toolang_hook_security_filter.analysis.judges import Judges
 from toolang_hook_security_filter.analysis.paths import classify, is_file_like, normal, worst
 from toolang_hook_security_filter.analysis.programs_net import (
     NETWORK,
@@ -38,7 +39,7 @@ from toolang_hook_security_filter.analysis.verdicts import Finding, approve, blo
 
 __all__ = ["NETWORK", "PROGRAMS", "judge", "network", "operands", "redirects"]
 
-Rule = Callable[[list[str], Cmd, Script], Finding | None]
+Rule = Callable[[list[str], Cmd, Script, Judges], Finding | None]
 WRITES: Final = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 PERSISTENCE_FILES: Final = re.compile(
     r"(authorized_keys2?|/etc/sudoers(\.d/.*)?|/etc/passwd|/etc/shadow|/etc/ld\.so\.preload|"
@@ -76,14 +77,14 @@ def _delete(paths: list[str], recursive: bool, what: str) -> Finding | None:
     return None
 
 
-def rm(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def rm(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     recursive = any(
         _RECURSIVE.match(a) for a in args if not a.startswith("--") or a == "--recursive"
     )
     return _delete(operands(args), recursive, "deletes")
 
 
-def find(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def find(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     roots: list[str] = []
     for arg in args:
         if arg.startswith(("-", "(", "!")):
@@ -113,11 +114,11 @@ def find(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
                 if prog == "rm":
                     return _delete(roots, True, "deletes everything under")
                 if rule is not None:
-                    return rule(targets, cmd, script)
+                    return rule(targets, cmd, script, judges)
     return None
 
 
-def rsync(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def rsync(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     valued = ("--exclude", "--include", "--filter", "-e", "--rsh", "--exclude-from", "--files-from")
     kept = [a for i, a in enumerate(args) if not (i and args[i - 1] in valued)]
     ops = operands(kept)
@@ -127,7 +128,7 @@ def rsync(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return _exfil_copy(ops)
 
 
-def mv(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def mv(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     ops = operands(args)
     if len(ops) < 2:
         return None
@@ -137,7 +138,7 @@ def mv(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return found
 
 
-def shred(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def shred(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     ops = operands(args)
     found = _delete(ops, True, "shreds")
     if found is None and any(classify(p) == "data" for p in ops):
@@ -145,7 +146,7 @@ def shred(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return found
 
 
-def truncate(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def truncate(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     ops = [o for o in operands(args) if not re.fullmatch(r"\d+[kKmMgG]?", o)]
     cls = worst(ops)
     if cls in ("log", "history"):
@@ -155,7 +156,7 @@ def truncate(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return None
 
 
-def dd(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def dd(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     for arg in args:
         if arg.startswith("of="):
             cls = classify(arg[3:])
@@ -167,7 +168,7 @@ def dd(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
 
 
 def _device_writer(read_only: frozenset[str]) -> Rule:
-    def rule(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+    def rule(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
         if any(a in read_only for a in args):
             return None
         if any(classify(o) == "device" for o in operands(args)) or any(
@@ -179,7 +180,7 @@ def _device_writer(read_only: frozenset[str]) -> Rule:
     return rule
 
 
-def hdparm(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def hdparm(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     if any(
         a.startswith(("--security-erase", "--trim-sector", "--write-sector", "--sanitize"))
         for a in args
@@ -188,7 +189,7 @@ def hdparm(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return None
 
 
-def chmod(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def chmod(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     ops = operands(args)
     mode, targets = (ops[0], ops[1:]) if ops else ("", [])
     if cmd.program == "setfacl":
@@ -207,19 +208,19 @@ def chmod(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return None
 
 
-def history(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def history(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     if any(a in ("-c", "-cw", "-wc") or a.startswith("-d") for a in args):
         return block("log-wipe", "clears the shell history")
     return None
 
 
-def unset(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def unset(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     if "HISTFILE" in args:
         return block("log-wipe", "turns the shell history off")
     return None
 
 
-def export(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def export(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     return _history_off(args)
 
 
@@ -239,20 +240,20 @@ def environment(cmd: Cmd) -> list[Finding]:
     return [found] if found is not None else []
 
 
-def ln(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def ln(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     ops = operands(args)
     if len(ops) >= 2 and ops[0] == "/dev/null" and classify(ops[-1]) in ("history", "log"):
         return block("log-wipe", "links shell history or logs to /dev/null")
     return None
 
 
-def journalctl(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def journalctl(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     if any(a.startswith("--vacuum") for a in args):
         return block("log-wipe", "deletes the journal")
     return None
 
 
-def auditctl(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def auditctl(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     if "-D" in args or (
         "-e" in args and args[args.index("-e") + 1 : args.index("-e") + 2] == ["0"]
     ):
@@ -260,20 +261,20 @@ def auditctl(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return None
 
 
-def sed(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def sed(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     in_place = any(a.startswith("-i") or a == "--in-place" for a in args)
     if in_place and worst(operands(args)[1:]) in ("log", "history"):
         return block("log-wipe", "edits entries out of logs")
     return None
 
 
-def wevtutil(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def wevtutil(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     if args and args[0].lower() in ("cl", "clear-log"):
         return block("log-wipe", "clears a Windows event log")
     return None
 
 
-def modules(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def modules(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     prog = cmd.program
     if prog in ("insmod", "kexec"):
         return block("kernel-module", f"loads kernel code ({prog})")
@@ -284,14 +285,14 @@ def modules(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return None
 
 
-def sysctl(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def sysctl(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     if "-w" in args or any("=" in o for o in operands(args)):
         return approve("kernel-setting", "changes a kernel setting")
     return None
 
 
 def redirects(  # noqa: PLR0912 (a dispatch: one branch per class of target)
-    cmd: Cmd, depth: int, judge_shell: Callable[[str, int], list[Finding]]
+    cmd: Cmd, depth: int, judges: Judges
 ) -> list[Finding]:
     """Findings about where ``cmd`` writes (``> /dev/sda``, ``>> ~/.bashrc`` …)."""
     found: list[Finding] = []
@@ -321,7 +322,7 @@ def redirects(  # noqa: PLR0912 (a dispatch: one branch per class of target)
             found.append(block("persistence", f"writes to {target} (accounts, sudo, keys, boot)"))
         elif RC_FILES.search(target):
             written = output_of(cmd) if cmd.program in ("echo", "printf") else None
-            if written and any(f.risk == "block" for f in judge_shell(written, depth + 1)):
+            if written and any(f.risk == "block" for f in judges.shell(written, depth + 1)):
                 found.append(
                     block("persistence", "adds a dangerous command to a shell start-up file")
                 )
@@ -335,7 +336,7 @@ def redirects(  # noqa: PLR0912 (a dispatch: one branch per class of target)
     return found
 
 
-def services(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def services(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     """``systemctl``/``service``: power, and stopping security or logging services."""
     if "--help" in args or "-h" in args:
         return None
@@ -360,7 +361,7 @@ def services(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return None
 
 
-def firewall(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def firewall(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     joined = " ".join(args)
     prog = cmd.program
     if prog in ("iptables", "ip6tables") and re.search(
@@ -376,7 +377,7 @@ def firewall(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return None
 
 
-def power(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def power(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     if any(a in ("--help", "--version") for a in args):
         return None
     prog = cmd.program
@@ -391,7 +392,7 @@ def power(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return approve("system-halt", f"halts the machine or kills every process ({prog})")
 
 
-def git(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def git(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     ops = operands(args)
     if args[:1] in (["filter-branch"], ["filter-repo"]):
         return approve("git-rewrite", "rewrites the repository's history")
@@ -413,7 +414,7 @@ def git(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return None
 
 
-def windows_delete(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def windows_delete(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     """``rd /s /q C:\\``, ``del /f /s /q C:\\*``, ``format C:``."""
     if cmd.program == "format":
         return (
@@ -546,13 +547,13 @@ PROGRAMS: Final[dict[str, Rule]] = {
 }
 
 
-def judge(prog: str, args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def judge(prog: str, args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     """The finding about ``prog args``, or ``None``."""
     if prog.startswith("mkfs") or prog.startswith("mke2fs"):
-        return _device_writer(frozenset())(args, cmd, script)
+        return _device_writer(frozenset())(args, cmd, script, judges)
     rule = PROGRAMS.get(prog)
     if rule is not None:
-        found = rule(args, cmd, script)
+        found = rule(args, cmd, script, judges)
         if found is not None:
             return found
-    return cloud_judge.judge(prog, args)
+    return cloud_judge.judge(prog, args, judges)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from toolang_hook_security_filter.analysis.judges import Judges
 from toolang_hook_security_filter.analysis.paths import classify, normal
 from toolang_hook_security_filter.analysis.shell import Cmd, Script, operands, output_of
 from toolang_hook_security_filter.analysis.verdicts import Finding, approve, block
@@ -24,7 +25,7 @@ SECRET_DUMPERS: Final = re.compile(
 )
 
 
-def netcat(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def netcat(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     if any(
         a in ("-e", "-c", "--exec", "--sh-exec", "--lua-exec") or re.fullmatch(r"-\w*e", a)
         for a in args
@@ -33,13 +34,13 @@ def netcat(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return _network(args, cmd, script)
 
 
-def socat(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def socat(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     if any(re.match(r"(exec|system):", a, re.I) for a in args):
         return block("reverse-shell", "connects a program to a socket (socat exec)")
     return _network(args, cmd, script)
 
 
-def network(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def network(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     """A network sender fed by a secret, or piped into / from a shell."""
     return _network(args, cmd, script)
 
@@ -103,7 +104,7 @@ SECRET_FILES: Final = re.compile(
 )
 
 
-def secret_read(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def secret_read(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     """Reading a private key or a credentials file puts it in the transcript."""
     ops = operands(args)
     if cmd.program == "cp":
@@ -115,7 +116,7 @@ def secret_read(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return None
 
 
-def curl(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def curl(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     for index, arg in enumerate(args):
         value = args[index + 1] if index + 1 < len(args) else ""
         if arg.startswith("--data") or arg in (
@@ -148,17 +149,17 @@ def _exfil_copy(ops: list[str]) -> Finding | None:
     return None
 
 
-def scp(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def scp(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     return _exfil_copy(operands(args))
 
 
-def dns(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def dns(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     if any("$DYN" in a for a in args) or any(d for d in cmd.dynamic[1:]):
         return block("dns-exfil", "looks up names built at run time (DNS exfiltration)")
     return None
 
 
-def container_run(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def container_run(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     if not args or args[0] not in ("run", "create", "exec", "container"):
         return None
     joined = " ".join(args)
@@ -184,21 +185,21 @@ def container_run(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return None
 
 
-def nsenter(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def nsenter(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     joined = " ".join(args)
     if re.search(r"(-t|--target)[ =]?1\b", joined):
         return block("container-escape", "enters the host's namespaces")
     return None
 
 
-def chroot(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def chroot(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     ops = operands(args)
     if ops and ops[0].startswith(("/proc/1/root", "/host")):
         return block("container-escape", "changes root into the host's file system")
     return None
 
 
-def accounts(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def accounts(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     joined = " ".join(args)
     short = "".join(a[1:] for a in args if re.fullmatch(r"-[a-zA-Z]+", a))
     uid_zero = re.search(r"(^| )-[a-zA-Z]*u ?0( |$)|--uid[ =]0( |$)", joined)
@@ -215,25 +216,23 @@ def accounts(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return None
 
 
-def crontab(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def crontab(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     if "-r" in args or any(a in ("/dev/null",) for a in args):
         return approve("persistence", "removes or replaces every cron job")
     if cmd.stdin_from is None and "-" not in args:
         return None
-    from toolang_hook_security_filter.analysis.shell_judge import judge_shell
-
     for other in script.commands:
         if other.program in ("echo", "printf"):
             text = output_of(other) or ""
             line = re.sub(r"^\s*(@\w+|([\d*/,-]+\s+){5})", "", text)
-            if any(f.risk == "block" for f in judge_shell(line, 3)):
+            if any(f.risk == "block" for f in judges.shell(line, 3)):
                 return block("persistence", "installs a cron job that runs a dangerous command")
     if any(c.program == "crontab" and "-l" in c.argv for c in script.commands):
         return None  # adds to the jobs already there
     return approve("persistence", "replaces the cron table with what it is piped")
 
 
-def windows(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def windows(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     """Windows administration commands that destroy, open up or halt."""
     prog, joined = cmd.program, " ".join(args).lower()
     if (prog == "vssadmin" and "delete" in joined) or (prog == "bcdedit" and "/delete" in joined):

@@ -5,19 +5,15 @@ A string is judged as a shell command when its key says so (``command``, ``cmd``
 when the tool runs a language (``python_run``, ``node_eval``, ``powershell``); as SQL
 when its key or tool is about SQL. Free text — a file's content, a chat message, a
 search query — is not run, so a command quoted in it is not judged as one (the
-pattern rules of :mod:`.rules` still look at every string).
+pattern rules of :mod:`~toolang_hook_security_filter.rules` still look at every string).
+:mod:`.dispatcher` hands the string to the judge of each kind.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING, Final
-
-from toolang_hook_security_filter.analysis.verdicts import Finding, worst
-
-if TYPE_CHECKING:
-    from toolang_hook_security_filter.analysis.shell import Cmd
+from typing import Final
 
 COMMAND_KEYS: Final = frozenset(
     [
@@ -124,6 +120,8 @@ def _is_program(word: str) -> bool:
 
 @functools.cache
 def _known_programs() -> frozenset[str]:
+    # Imported on the first string that needs them, not with the policy: a one-shot
+    # run whose calls hold no such string never loads the judges.
     from toolang_hook_security_filter.analysis import cloud_judge, programs, shell_judge
 
     return frozenset(
@@ -132,124 +130,6 @@ def _known_programs() -> frozenset[str]:
             *shell_judge.SHELLS,
             *shell_judge.INTERPRETERS,
             *cloud_judge.PROGRAMS,
-            *DATA_PROGRAMS,
+            *shell_judge.DATA_PROGRAMS,
         }
     )
-
-
-def judge(kinds: tuple[str, ...], text: str) -> Finding | None:
-    """The most serious finding about ``text`` judged as each of ``kinds``."""
-    return _judge(kinds, text) if kinds else None
-
-
-@functools.lru_cache(maxsize=4096)
-def _judge(kinds: tuple[str, ...], text: str) -> Finding | None:
-    from toolang_hook_security_filter.analysis.code_judge import judge_code
-    from toolang_hook_security_filter.analysis.shell_judge import judge_shell
-    from toolang_hook_security_filter.analysis.sql_judge import judge_nosql, judge_sql
-
-    found: list[Finding] = []
-    for kind in kinds:
-        if kind == "shell":
-            found.extend(judge_shell(text))
-        elif kind.startswith("code:"):
-            found.extend(judge_code(kind[5:], text))
-        elif kind == "sql":
-            finding = judge_sql(text)
-            found.extend([finding] if finding is not None else [])
-        elif kind == "nosql":
-            finding = judge_nosql(text)
-            found.extend([finding] if finding is not None else [])
-    return worst(found)
-
-
-DATA_PROGRAMS: Final = frozenset(
-    [
-        "echo",
-        "printf",
-        "grep",
-        "egrep",
-        "fgrep",
-        "rg",
-        "ag",
-        "ack",
-        "cat",
-        "less",
-        "more",
-        "head",
-        "tail",
-        "wc",
-        "sort",
-        "uniq",
-        "jq",
-        "yq",
-        "diff",
-        "cmp",
-        "file",
-        "stat",
-        "ls",
-        "man",
-        "tldr",
-        "apropos",
-        "whatis",
-        "type",
-        "which",
-        "base64",
-        "xxd",
-        "rev",
-        "tr",
-        "cut",
-        "fold",
-        "od",
-        "hexdump",
-        "column",
-        "nl",
-    ]
-)
-"""Programs whose words are data, not commands: ``grep 'rm -rf /' docs/`` runs nothing."""
-
-
-def rendered(kinds: tuple[str, ...], text: str) -> str:
-    """What the pattern rules see of a parsed string: for shell text, the commands it
-    runs (wrappers off), leaving out the words of data programs (``echo``, ``grep`` …)
-    unless their output is fed to another command; other kinds as they are."""
-    if kinds != ("shell",):
-        return text
-    return _rendered(text)
-
-
-@functools.lru_cache(maxsize=4096)
-def _rendered(text: str) -> str:
-    from toolang_hook_security_filter.analysis.shell import parse, program_name
-    from toolang_hook_security_filter.analysis.shell_judge import unwrap
-
-    script = parse(text, 0)
-    argvs = [unwrap(cmd, script) for cmd in script.commands]
-    # Data only: a data program whose output, if piped, goes only to more of them —
-    # decided from the last command back, so each is looked at once.
-    data_only: dict[int, bool] = {}
-    consumer = {id(c.stdin_from): c for c in script.commands if c.stdin_from is not None}
-    for cmd, argv in zip(reversed(script.commands), reversed(argvs), strict=True):
-        after = consumer.get(id(cmd))
-        data_only[id(cmd)] = (
-            bool(argv)
-            and program_name(argv[0]) in DATA_PROGRAMS
-            and (after is None or data_only.get(id(after), False))
-        )
-    lines: list[str] = []
-    previous: Cmd | None = None
-    for cmd, argv in zip(script.commands, argvs, strict=True):
-        redirects = " ".join(f"{op} {t}" for op, t in cmd.redirects)
-        if not argv:
-            shown = redirects
-        elif data_only[id(cmd)]:
-            writes = [t for op, t in cmd.redirects if op.startswith(">") or op.startswith("&>")]
-            shown = " ".join([program_name(argv[0]), *(f"> {t}" for t in writes)])
-        else:  # as written, wrappers and all (the pattern rules know sudo, env …)
-            shown = " ".join([*cmd.argv, redirects]).strip()
-        if cmd.stdin_from is not None and cmd.stdin_from is previous and lines:
-            lines[-1] = f"{lines[-1]} | {shown}"  # the pipe is part of what it does
-        else:
-            lines.append(shown)
-        previous = cmd
-    return "\n".join(lines)
