@@ -17,7 +17,12 @@ import functools
 from collections.abc import Callable
 from typing import Final
 
-from toolang_hook_security_filter.analysis import code_judge, shell_judge, sql_judge
+from toolang_hook_security_filter.analysis import (
+    python_judge,
+    script_judge,
+    shell_judge,
+    sql_judge,
+)
 from toolang_hook_security_filter.analysis.shell import Cmd, parse, program_name
 from toolang_hook_security_filter.analysis.shell_judge import DATA_PROGRAMS, unwrap
 from toolang_hook_security_filter.analysis.verdicts import Finding, worst
@@ -30,7 +35,9 @@ class Dispatcher:
         return shell_judge.judge_shell(text, depth, self)
 
     def code(self, lang: str, text: str, depth: int) -> list[Finding]:
-        return code_judge.judge_code(lang, text, depth, self)
+        if lang == "python":
+            return python_judge.judge_python(text, depth, self)
+        return script_judge.judge_script(text, depth, lang, self)
 
     def sql(self, text: str) -> Finding | None:
         return sql_judge.judge_sql(text)

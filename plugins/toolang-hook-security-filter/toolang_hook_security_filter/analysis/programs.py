@@ -1,11 +1,11 @@
 """What one command does: a rule per program, on its subcommand, flags and the class
 of the paths it acts on (:mod:`.paths`).
 
-To add a rule: write a function ``(args, cmd, script) -> Finding | None`` and list it
+To add a rule: write a function ``(args, cmd, script, judges) -> Finding | None`` and list it
 in :data:`PROGRAMS` under the program's name (lowercase, without its directory); use
 :func:`~.verdicts.block` for what an agent must never do and
 :func:`~.verdicts.approve` for what a person must decide. Cloud and cluster CLIs are
-in :mod:`.cloud`.
+in :mod:`.cloud_judge`.
 """
 
 from __future__ import annotations

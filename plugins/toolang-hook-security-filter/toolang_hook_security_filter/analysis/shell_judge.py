@@ -3,8 +3,9 @@
 :func:`judge_shell` parses the text (:mod:`.shell`), unwraps wrappers (``sudo``,
 ``env``, ``nohup``, ``timeout``, ``xargs``, ``find -exec``, ``sh -c``, ``eval``,
 ``ssh host cmd`` …), follows scripts fed to a shell through a pipe or a here-string
-when their text is static, hands interpreters' inline code to :mod:`.code` and SQL
-to :mod:`.sql`, and asks :mod:`.programs` what each remaining command does.
+when their text is static, hands interpreters' inline code and SQL to the judges of
+those languages through the dispatcher it is given (:class:`~.judges.Judges`), and asks
+:mod:`.programs` what each remaining command does.
 """
 
 from __future__ import annotations
