@@ -60,12 +60,7 @@ def _delete(paths: list[str], recursive: bool, what: str) -> Finding | None:
             return block("fs-wipe", f"{what} the {cls} directory")
         return None
     if cls in ("log", "history"):
-        logs = [normal(p) for p in paths if classify(p) in ("log", "history")]
-        if all(re.search(r"\.(gz|bz2|xz|zst|old|\d+)$", p) and "/var/log/" in p for p in logs):
-            return None  # rotated, compressed logs: what logrotate deletes too
-        if all(re.match(r"/var/log/[^/*]+/.+", p) and not _SYSTEM_LOGS.search(p) for p in logs):
-            return approve("log-delete", f"{what} an application's logs")
-        return block("log-wipe", f"{what} logs or shell history")
+        return _delete_logs(paths, what)
     if cls == "device":
         return block("disk-destroy", f"{what} a device")
     if cls == "credential":
@@ -75,6 +70,15 @@ def _delete(paths: list[str], recursive: bool, what: str) -> Finding | None:
     if recursive and any(p.startswith("$DYN") or p == "$DYN" for p in paths):
         return approve("dynamic-delete", f"{what} a path only known at run time")
     return None
+
+
+def _delete_logs(paths: list[str], what: str) -> Finding | None:
+    logs = [normal(p) for p in paths if classify(p) in ("log", "history")]
+    if all(re.search(r"\.(gz|bz2|xz|zst|old|\d+)$", p) and "/var/log/" in p for p in logs):
+        return None  # rotated, compressed logs: what logrotate deletes too
+    if all(re.match(r"/var/log/[^/*]+/.+", p) and not _SYSTEM_LOGS.search(p) for p in logs):
+        return approve("log-delete", f"{what} an application's logs")
+    return block("log-wipe", f"{what} logs or shell history")
 
 
 def rm(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
@@ -95,14 +99,26 @@ def find(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding |
         a in args for a in ("-name", "-iname", "-path", "-regex", "-mtime", "-newer", "-size")
     )
     if selective and ("-delete" in args or "-exec" in args):
-        found = _delete(roots, True, "deletes files under")
-        if found is None or worst(roots) in ("home", "local"):
-            return None
-        if found.risk == "block" and worst(roots) not in ("log", "history"):
-            return approve(found.rule, f"deletes selected files under the {worst(roots)} directory")
-        return found
+        return _selective_delete(roots)
     if "-delete" in args:
         return _delete(roots, True, "deletes everything under")
+    return _find_exec(args, roots, cmd, script, judges)
+
+
+def _selective_delete(roots: list[str]) -> Finding | None:
+    """``find ROOTS -name … -delete``: what deleting some files under ``roots`` hits."""
+    found = _delete(roots, True, "deletes files under")
+    if found is None or worst(roots) in ("home", "local"):
+        return None
+    if found.risk == "block" and worst(roots) not in ("log", "history"):
+        return approve(found.rule, f"deletes selected files under the {worst(roots)} directory")
+    return found
+
+
+def _find_exec(
+    args: list[str], roots: list[str], cmd: Cmd, script: Script, judges: Judges
+) -> Finding | None:
+    """``find ROOTS -exec PROG … {} ;``: PROG's rule on what it is given."""
     for flag in ("-exec", "-execdir", "-ok", "-okdir"):
         if flag in args:
             inner = args[args.index(flag) + 1 :]
@@ -291,9 +307,7 @@ def sysctl(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding
     return None
 
 
-def redirects(  # noqa: PLR0912 (a dispatch: one branch per class of target)
-    cmd: Cmd, depth: int, judges: Judges
-) -> list[Finding]:
+def redirects(cmd: Cmd, depth: int, judges: Judges) -> list[Finding]:
     """Findings about where ``cmd`` writes (``> /dev/sda``, ``>> ~/.bashrc`` …)."""
     found: list[Finding] = []
     targets = [t for op, t in cmd.redirects if op in WRITES]
@@ -303,37 +317,43 @@ def redirects(  # noqa: PLR0912 (a dispatch: one branch per class of target)
     if cmd.program == "tee" and not any(a in ("-a", "--append") for a in cmd.argv):
         truncating.extend(operands(cmd.argv[1:]))
     for target in targets + [a for a in cmd.argv if "/dev/tcp/" in a or "/dev/udp/" in a]:
-        if ("/dev/tcp/" in target or "/dev/udp/" in target) and not LOCAL_HOSTS.search(target):
-            found.append(block("reverse-shell", "connects a shell's streams to a remote socket"))
-            continue
-        cls = classify(target)
-        if cls == "device":
-            found.append(block("disk-destroy", "writes over a block device"))
-        elif cls in ("log", "history"):
-            if target in truncating:  # appending to a log is what logs are for
-                found.append(block("log-wipe", "overwrites logs or shell history"))
-        elif target.startswith("/proc/sysrq"):
-            found.append(
-                block("kernel-setting", "triggers a sysrq action (crash, reboot, kill all)")
-            )
-        elif target.startswith("/proc/sys/"):
-            found.append(approve("kernel-setting", "changes a kernel setting"))
-        elif PERSISTENCE_FILES.search(target):
-            found.append(block("persistence", f"writes to {target} (accounts, sudo, keys, boot)"))
-        elif RC_FILES.search(target):
-            written = output_of(cmd) if cmd.program in ("echo", "printf") else None
-            if written and any(f.risk == "block" for f in judges.shell(written, depth + 1)):
-                found.append(
-                    block("persistence", "adds a dangerous command to a shell start-up file")
-                )
+        finding = _written(target, truncating, cmd, depth, judges)
+        if finding is not None:
+            found.append(finding)
     for op, target in cmd.redirects:
-        if (
-            op in ("<", "<>")
-            and ("/dev/tcp/" in target or "/dev/udp/" in target)
-            and not LOCAL_HOSTS.search(target)
-        ):
+        if op in ("<", "<>") and _remote_socket(target):
             found.append(block("reverse-shell", "reads a shell's input from a remote socket"))
     return found
+
+
+def _remote_socket(target: str) -> bool:
+    return ("/dev/tcp/" in target or "/dev/udp/" in target) and not LOCAL_HOSTS.search(target)
+
+
+def _written(
+    target: str, truncating: list[str], cmd: Cmd, depth: int, judges: Judges
+) -> Finding | None:
+    """The finding about ``cmd`` writing to ``target``, by the target's class."""
+    if _remote_socket(target):
+        return block("reverse-shell", "connects a shell's streams to a remote socket")
+    cls = classify(target)
+    if cls == "device":
+        return block("disk-destroy", "writes over a block device")
+    if cls in ("log", "history"):
+        if target in truncating:  # appending to a log is what logs are for
+            return block("log-wipe", "overwrites logs or shell history")
+        return None
+    if target.startswith("/proc/sysrq"):
+        return block("kernel-setting", "triggers a sysrq action (crash, reboot, kill all)")
+    if target.startswith("/proc/sys/"):
+        return approve("kernel-setting", "changes a kernel setting")
+    if PERSISTENCE_FILES.search(target):
+        return block("persistence", f"writes to {target} (accounts, sudo, keys, boot)")
+    if RC_FILES.search(target):
+        written = output_of(cmd) if cmd.program in ("echo", "printf") else None
+        if written and any(f.risk == "block" for f in judges.shell(written, depth + 1)):
+            return block("persistence", "adds a dangerous command to a shell start-up file")
+    return None
 
 
 def services(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:

@@ -5,6 +5,7 @@ how to add one)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Final
 
 from toolang_hook_security_filter.analysis.judges import Judges
@@ -233,37 +234,91 @@ def crontab(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Findin
 
 
 def windows(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
-    """Windows administration commands that destroy, open up or halt."""
-    prog, joined = cmd.program, " ".join(args).lower()
+    """Windows administration commands that destroy, open up or halt (:data:`WINDOWS`)."""
+    rule = WINDOWS.get(cmd.program)
+    return rule(cmd.program, " ".join(args).lower(), cmd, script) if rule is not None else None
+
+
+WindowsRule = Callable[[str, str, Cmd, Script], Finding | None]
+"""``(program, its arguments joined and lowercased, cmd, script)``."""
+
+
+def _shadow_copies(prog: str, joined: str, cmd: Cmd, script: Script) -> Finding | None:
     if (prog == "vssadmin" and "delete" in joined) or (prog == "bcdedit" and "/delete" in joined):
         return block("disk-destroy", f"deletes shadow copies or boot entries ({prog})")
-    if prog == "diskpart":
-        texts = " ".join(
-            output_of(c) or "" for c in script.commands if c.program in ("echo", "printf")
-        )
-        if re.search(r"\b(clean|format|delete)\b", texts + " " + joined, re.I):
-            return block("disk-destroy", "cleans or formats a disk (diskpart)")
-        return approve("disk-destroy", "runs diskpart")
-    if prog == "net" and re.search(
-        r"localgroup\s+administrators\s+\S+\s+/add|user\s+administrator\s+\S", joined
-    ):
+    return None
+
+
+def _diskpart(prog: str, joined: str, cmd: Cmd, script: Script) -> Finding | None:
+    texts = " ".join(output_of(c) or "" for c in script.commands if c.program in ("echo", "printf"))
+    if re.search(r"\b(clean|format|delete)\b", texts + " " + joined, re.I):
+        return block("disk-destroy", "cleans or formats a disk (diskpart)")
+    return approve("disk-destroy", "runs diskpart")
+
+
+def _net(prog: str, joined: str, cmd: Cmd, script: Script) -> Finding | None:
+    if re.search(r"localgroup\s+administrators\s+\S+\s+/add|user\s+administrator\s+\S", joined):
         return block("privesc", "adds an administrator or sets its password")
-    if prog == "netsh" and re.search(
+    return None
+
+
+def _netsh(prog: str, joined: str, cmd: Cmd, script: Script) -> Finding | None:
+    if re.search(
         r"advfirewall\s+(reset|set\s+\w+\s+state\s+off)|firewall\s+set\s+opmode\s+disable", joined
     ):
         return approve("security-off", "turns the Windows firewall off")
-    if prog == "taskkill" and (
-        "/im *" in joined or re.search(r"svchost|csrss|lsass|winlogon|wininit", joined)
-    ):
+    return None
+
+
+def _taskkill(prog: str, joined: str, cmd: Cmd, script: Script) -> Finding | None:
+    if "/im *" in joined or re.search(r"svchost|csrss|lsass|winlogon|wininit", joined):
         return approve("system-halt", "kills every process or a system one")
-    if prog == "schtasks" and "/delete" in joined and re.search(r"/tn\s+\*", joined):
+    return None
+
+
+def _schtasks(prog: str, joined: str, cmd: Cmd, script: Script) -> Finding | None:
+    if "/delete" in joined and re.search(r"/tn\s+\*", joined):
         return approve("persistence", "deletes scheduled tasks")
-    if prog == "atrm" and any(cmd.dynamic[1:]):
+    return None
+
+
+def _atrm(prog: str, joined: str, cmd: Cmd, script: Script) -> Finding | None:
+    if any(cmd.dynamic[1:]):
         return approve("persistence", "removes scheduled jobs named at run time")
-    if prog == "cipher" and "/w" in joined:
+    return None
+
+
+def _cipher(prog: str, joined: str, cmd: Cmd, script: Script) -> Finding | None:
+    if "/w" in joined:
         return approve("disk-destroy", "wipes a drive's free space")
-    if prog in ("mshta", "regsvr32", "rundll32") and "http" in joined:
+    return None
+
+
+def _remote_code(prog: str, joined: str, cmd: Cmd, script: Script) -> Finding | None:
+    if "http" in joined:
         return block("download-exec", f"runs code fetched from the network ({prog})")
-    if prog == "certutil" and "-urlcache" in joined:
+    return None
+
+
+def _certutil(prog: str, joined: str, cmd: Cmd, script: Script) -> Finding | None:
+    if "-urlcache" in joined:
         return approve("download-exec", "downloads a file with certutil")
     return None
+
+
+WINDOWS: Final[dict[str, WindowsRule]] = {
+    "vssadmin": _shadow_copies,
+    "bcdedit": _shadow_copies,
+    "diskpart": _diskpart,
+    "net": _net,
+    "netsh": _netsh,
+    "taskkill": _taskkill,
+    "schtasks": _schtasks,
+    "atrm": _atrm,
+    "cipher": _cipher,
+    "mshta": _remote_code,
+    "regsvr32": _remote_code,
+    "rundll32": _remote_code,
+    "certutil": _certutil,
+}
+"""The rule of each Windows administration command :func:`windows` knows."""

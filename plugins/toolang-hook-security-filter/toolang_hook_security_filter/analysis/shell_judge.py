@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable
 from typing import Final
 
 from toolang_hook_security_filter.analysis import cloud_judge, programs
@@ -130,37 +131,57 @@ def _under(cwd: str, word: str) -> str:
     return posixpath.join(cwd, word)
 
 
-def unwrap(cmd: Cmd, script: Script) -> list[str]:  # noqa: PLR0912
+def unwrap(cmd: Cmd, script: Script) -> list[str]:
     """``cmd``'s argv with wrappers (``sudo``, ``env``, ``xargs`` …) taken off."""
     argv = list(cmd.argv)
     for _ in range(8):
         if not argv:
             return argv
-        prog = program_name(argv[0])
-        if prog in _PLAIN_WRAPPERS:
-            argv = argv[1:]
-            while argv and argv[0].startswith("-"):
-                argv = argv[1:]
-        elif prog in _WRAPPER_OPTS:
-            argv = _skip_options(argv[1:], _WRAPPER_OPTS[prog])
-            if prog == "timeout" and argv:
-                argv = argv[1:]  # the duration
-        elif prog == "env":
-            argv = argv[1:]
-            while argv and (argv[0].startswith("-") or "=" in argv[0]):
-                argv = argv[2:] if argv[0] in ("-u", "--unset", "-C", "--chdir") else argv[1:]
-        elif prog == "busybox" and len(argv) > 1 and argv[1] not in SHELLS:
-            argv = argv[1:]
-        elif prog == "xargs":
-            argv = _skip_options(argv[1:], _XARGS_OPTS) or ["echo"]
-            words = _stdin_words(cmd)
-            if "{}" in argv:
-                argv = [x for w in argv for x in (words if w == "{}" else [w])]
-            else:
-                argv = [*argv, *words]
-        else:
+        inner = _unwrapped_once(program_name(argv[0]), argv, cmd)
+        if inner is None:
             return argv
+        argv = inner
     return argv
+
+
+def _unwrapped_once(prog: str, argv: list[str], cmd: Cmd) -> list[str] | None:
+    """``argv`` without its first wrapper, or ``None`` when ``prog`` wraps nothing."""
+    if prog in _PLAIN_WRAPPERS:
+        argv = argv[1:]
+        while argv and argv[0].startswith("-"):
+            argv = argv[1:]
+        return argv
+    if prog in _WRAPPER_OPTS:
+        argv = _skip_options(argv[1:], _WRAPPER_OPTS[prog])
+        return argv[1:] if prog == "timeout" and argv else argv  # timeout: the duration
+    unwrapper = _UNWRAPPERS.get(prog)
+    return unwrapper(argv, cmd) if unwrapper is not None else None
+
+
+def _env(argv: list[str], cmd: Cmd) -> list[str] | None:
+    argv = argv[1:]
+    while argv and (argv[0].startswith("-") or "=" in argv[0]):
+        argv = argv[2:] if argv[0] in ("-u", "--unset", "-C", "--chdir") else argv[1:]
+    return argv
+
+
+def _busybox(argv: list[str], cmd: Cmd) -> list[str] | None:
+    return argv[1:] if len(argv) > 1 and argv[1] not in SHELLS else None
+
+
+def _xargs(argv: list[str], cmd: Cmd) -> list[str] | None:
+    argv = _skip_options(argv[1:], _XARGS_OPTS) or ["echo"]
+    words = _stdin_words(cmd)
+    if "{}" in argv:
+        return [x for w in argv for x in (words if w == "{}" else [w])]
+    return [*argv, *words]
+
+
+_UNWRAPPERS: Final[dict[str, Callable[[list[str], Cmd], list[str] | None]]] = {
+    "env": _env,
+    "busybox": _busybox,
+    "xargs": _xargs,
+}
 
 
 def _skip_options(args: list[str], with_value: frozenset[str]) -> list[str]:
@@ -184,31 +205,55 @@ def _stdin_words(cmd: Cmd) -> list[str]:
     return ["$DYN"]
 
 
-def _nested(  # noqa: PLR0912 (a dispatch: one branch per kind of nesting)
+def _nested(
     prog: str, args: list[str], cmd: Cmd, script: Script, depth: int, *, judges: Judges
 ) -> list[Finding] | None:
     """Findings about code ``prog`` runs from its arguments or standard input, or
     ``None`` when ``prog`` runs no nested code."""
     if prog in SHELLS or prog in ("su", "eval", "ssh", "runuser", "source", ".", "cmd"):
-        if "-n" in args:  # a syntax check runs nothing
-            return []
-        script_text = _shell_script(prog, args)
-        decoded = any(c.program in _DECODERS and c is not cmd for c in script.commands)
-        if decoded and (script_text is not None or any(cmd.dynamic)):
-            found = judge_shell(script_text, depth + 1, judges) if script_text else []
-            return [*found, approve("obfuscated-script", "runs a script it decodes first")]
-        if script_text is not None:
-            if "$DYN" in script_text and any(c.program in DOWNLOADERS for c in script.commands):
-                return [block("download-exec", "runs code fetched from the network")]
-            return judge_shell(script_text, depth + 1, judges)
-        if prog == "cmd":
-            return []
-        if prog in ("eval", "ssh", "su", "runuser"):
-            return []
-        return _from_stdin(cmd, script, depth, "shell", judges)
+        return _nested_shell(prog, args, cmd, script, depth, judges=judges)
     lang = INTERPRETERS.get(prog)
     if lang is None:
         return None
+    return _nested_code(lang, args, cmd, script, depth, judges=judges)
+
+
+def _nested_shell(
+    prog: str, args: list[str], cmd: Cmd, script: Script, depth: int, *, judges: Judges
+) -> list[Finding]:
+    """Findings about the script a shell (``sh -c``, ``eval``, ``ssh host cmd`` …) runs."""
+    if "-n" in args:  # a syntax check runs nothing
+        return []
+    script_text = _shell_script(prog, args)
+    decoded = any(c.program in _DECODERS and c is not cmd for c in script.commands)
+    if decoded and (script_text is not None or any(cmd.dynamic)):
+        found = judge_shell(script_text, depth + 1, judges) if script_text else []
+        return [*found, approve("obfuscated-script", "runs a script it decodes first")]
+    if script_text is not None:
+        if "$DYN" in script_text and any(c.program in DOWNLOADERS for c in script.commands):
+            return [block("download-exec", "runs code fetched from the network")]
+        return judge_shell(script_text, depth + 1, judges)
+    if prog in ("cmd", "eval", "ssh", "su", "runuser"):
+        return []
+    return _from_stdin(cmd, script, depth, "shell", judges)
+
+
+def _nested_code(
+    lang: str, args: list[str], cmd: Cmd, script: Script, depth: int, *, judges: Judges
+) -> list[Finding]:
+    """Findings about the code an interpreter of ``lang`` runs (``python -c`` …)."""
+    code = _inline_code(lang, args)
+    if code is not None:
+        return judges.code(lang, code, depth + 1)
+    if lang == "powershell" and args and not args[0].startswith("-"):
+        return judges.code(lang, " ".join(args), depth + 1)
+    if any(not a.startswith("-") for a in args) and "-" not in args:
+        return []  # runs a script file: nothing to read here
+    return _from_stdin(cmd, script, depth, lang, judges)
+
+
+def _inline_code(lang: str, args: list[str]) -> str | None:
+    """The code given after an inline flag (``-c``, ``-e``, ``-Command`` …), if any."""
     flags = INLINE_FLAGS[lang]
     for index, arg in enumerate(args):
         lowered = arg.lower()
@@ -216,14 +261,8 @@ def _nested(  # noqa: PLR0912 (a dispatch: one branch per kind of nesting)
             code = " ".join(args[index + 1 :]) if lang == "powershell" else args[index + 1]
             if lowered in ("-encodedcommand", "-enc", "-e", "-ec") and lang == "powershell":
                 code = _utf16_b64(code) or code
-            return judges.code(lang, code, depth + 1)
-        if lang == "ruby" and arg.startswith("-r") and index + 1 < len(args):
-            continue
-    if lang == "powershell" and args and not args[0].startswith("-"):
-        return judges.code(lang, " ".join(args), depth + 1)
-    if any(not a.startswith("-") for a in args) and "-" not in args:
-        return []  # runs a script file: nothing to read here
-    return _from_stdin(cmd, script, depth, lang, judges)
+            return code
+    return None
 
 
 def _shell_script(prog: str, args: list[str]) -> str | None:
