@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Final
 
-from toolang_hook_security_filter.analysis import cloud_judge, programs
+from toolang_hook_security_filter.analysis import cloud_judge, programs, programs_system
 from toolang_hook_security_filter.analysis.judges import Judges
 from toolang_hook_security_filter.analysis.paths import classify
 from toolang_hook_security_filter.analysis.shell import (
@@ -96,7 +96,7 @@ def judge_command(
         argv = [argv[0], *(_under(cwd, a) for a in argv[1:])]
     cmd.unwrapped = argv
     found = programs.redirects(cmd, depth, judges)
-    found.extend(programs.environment(cmd))
+    found.extend(programs_system.environment(cmd))
     if not argv:
         return found
     prog = program_name(argv[0])
