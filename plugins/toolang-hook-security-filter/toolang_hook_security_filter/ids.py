@@ -15,7 +15,7 @@ from typing import Final
 
 import attrs
 
-from toolang_hook_security_filter.finders import PROVIDER_KEY_MIN
+from toolang_hook_security_filter.finders import MASKS, PROVIDER_KEY_MIN, _masked
 
 MASK: Final = "[national id redacted]"
 _CONTEXT_CHARS: Final = 32
@@ -126,8 +126,6 @@ class IdFinder:
                 break
         if not spans:
             return text, 0
-        from toolang_hook_security_filter.finders import _masked
-
         return _masked(text, spans, MASK)
 
     def _matches(self, index: int, shape: IdShape, value: str, text: str, start: int) -> bool:
@@ -198,7 +196,5 @@ class ProviderKeyFinder:
     def __call__(self, text: str) -> tuple[str, int]:
         if not self._gate.search(text):
             return text, 0
-        from toolang_hook_security_filter.finders import MASKS, _masked
-
         spans = [m.span() for m in self._regex.finditer(text) if m.end() > m.start()]
         return _masked(text, spans, MASKS["secret"])

@@ -27,7 +27,7 @@ class RuleSpec:
     """A regex over tool names: the rule applies only to the tools it matches."""
     written_path: bool = False
     """The rule looks only at the path of a file write (a mapping holding a path and a
-    content), the whole string: see :data:`~.policy.PATH_KEYS`."""
+    content), the whole string: see :data:`~.params.PATH_KEYS`."""
 
 
 def alt(pattern: str, *hints: str) -> Alternative:

@@ -1,11 +1,11 @@
 """What one command does: a rule per program, on its subcommand, flags and the class
 of the paths it acts on (:mod:`.paths`).
 
-To add a rule: write a function ``(args, cmd, script) -> Finding | None`` and list it
+To add a rule: write a function ``(args, cmd, script, judges) -> Finding | None`` and list it
 in :data:`PROGRAMS` under the program's name (lowercase, without its directory); use
 :func:`~.verdicts.block` for what an agent must never do and
 :func:`~.verdicts.approve` for what a person must decide. Cloud and cluster CLIs are
-in :mod:`.cloud`.
+in :mod:`.cloud_judge`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ import re
 from collections.abc import Callable
 from typing import Final
 
-from toolang_hook_security_filter import cloud
-from toolang_hook_security_filter.paths import classify, is_file_like, normal, worst
-from toolang_hook_security_filter.programs_net import (
+from toolang_hook_security_filter.analysis import cloud_judge
+from toolang_hook_security_filter.analysis.judges import Judges
+from toolang_hook_security_filter.analysis.paths import classify, is_file_like, normal, worst
+from toolang_hook_security_filter.analysis.programs_net import (
     NETWORK,
     _exfil_copy,
     accounts,
@@ -33,12 +34,27 @@ from toolang_hook_security_filter.programs_net import (
     socat,
     windows,
 )
-from toolang_hook_security_filter.shell import Cmd, Script, operands, output_of
-from toolang_hook_security_filter.verdicts import Finding, approve, block
+from toolang_hook_security_filter.analysis.programs_system import (
+    auditctl,
+    export,
+    firewall,
+    history,
+    journalctl,
+    ln,
+    modules,
+    power,
+    sed,
+    services,
+    sysctl,
+    unset,
+    wevtutil,
+)
+from toolang_hook_security_filter.analysis.shell import Cmd, Script, operands, output_of
+from toolang_hook_security_filter.analysis.verdicts import Finding, approve, block
 
 __all__ = ["NETWORK", "PROGRAMS", "judge", "network", "operands", "redirects"]
 
-Rule = Callable[[list[str], Cmd, Script], Finding | None]
+Rule = Callable[[list[str], Cmd, Script, Judges], Finding | None]
 WRITES: Final = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 PERSISTENCE_FILES: Final = re.compile(
     r"(authorized_keys2?|/etc/sudoers(\.d/.*)?|/etc/passwd|/etc/shadow|/etc/ld\.so\.preload|"
@@ -59,12 +75,7 @@ def _delete(paths: list[str], recursive: bool, what: str) -> Finding | None:
             return block("fs-wipe", f"{what} the {cls} directory")
         return None
     if cls in ("log", "history"):
-        logs = [normal(p) for p in paths if classify(p) in ("log", "history")]
-        if all(re.search(r"\.(gz|bz2|xz|zst|old|\d+)$", p) and "/var/log/" in p for p in logs):
-            return None  # rotated, compressed logs: what logrotate deletes too
-        if all(re.match(r"/var/log/[^/*]+/.+", p) and not _SYSTEM_LOGS.search(p) for p in logs):
-            return approve("log-delete", f"{what} an application's logs")
-        return block("log-wipe", f"{what} logs or shell history")
+        return _delete_logs(paths, what)
     if cls == "device":
         return block("disk-destroy", f"{what} a device")
     if cls == "credential":
@@ -76,14 +87,23 @@ def _delete(paths: list[str], recursive: bool, what: str) -> Finding | None:
     return None
 
 
-def rm(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def _delete_logs(paths: list[str], what: str) -> Finding | None:
+    logs = [normal(p) for p in paths if classify(p) in ("log", "history")]
+    if all(re.search(r"\.(gz|bz2|xz|zst|old|\d+)$", p) and "/var/log/" in p for p in logs):
+        return None  # rotated, compressed logs: what logrotate deletes too
+    if all(re.match(r"/var/log/[^/*]+/.+", p) and not _SYSTEM_LOGS.search(p) for p in logs):
+        return approve("log-delete", f"{what} an application's logs")
+    return block("log-wipe", f"{what} logs or shell history")
+
+
+def rm(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     recursive = any(
         _RECURSIVE.match(a) for a in args if not a.startswith("--") or a == "--recursive"
     )
     return _delete(operands(args), recursive, "deletes")
 
 
-def find(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def find(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     roots: list[str] = []
     for arg in args:
         if arg.startswith(("-", "(", "!")):
@@ -94,14 +114,26 @@ def find(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
         a in args for a in ("-name", "-iname", "-path", "-regex", "-mtime", "-newer", "-size")
     )
     if selective and ("-delete" in args or "-exec" in args):
-        found = _delete(roots, True, "deletes files under")
-        if found is None or worst(roots) in ("home", "local"):
-            return None
-        if found.risk == "block" and worst(roots) not in ("log", "history"):
-            return approve(found.rule, f"deletes selected files under the {worst(roots)} directory")
-        return found
+        return _selective_delete(roots)
     if "-delete" in args:
         return _delete(roots, True, "deletes everything under")
+    return _find_exec(args, roots, cmd, script, judges)
+
+
+def _selective_delete(roots: list[str]) -> Finding | None:
+    """``find ROOTS -name … -delete``: what deleting some files under ``roots`` hits."""
+    found = _delete(roots, True, "deletes files under")
+    if found is None or worst(roots) in ("home", "local"):
+        return None
+    if found.risk == "block" and worst(roots) not in ("log", "history"):
+        return approve(found.rule, f"deletes selected files under the {worst(roots)} directory")
+    return found
+
+
+def _find_exec(
+    args: list[str], roots: list[str], cmd: Cmd, script: Script, judges: Judges
+) -> Finding | None:
+    """``find ROOTS -exec PROG … {} ;``: PROG's rule on what it is given."""
     for flag in ("-exec", "-execdir", "-ok", "-okdir"):
         if flag in args:
             inner = args[args.index(flag) + 1 :]
@@ -113,11 +145,11 @@ def find(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
                 if prog == "rm":
                     return _delete(roots, True, "deletes everything under")
                 if rule is not None:
-                    return rule(targets, cmd, script)
+                    return rule(targets, cmd, script, judges)
     return None
 
 
-def rsync(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def rsync(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     valued = ("--exclude", "--include", "--filter", "-e", "--rsh", "--exclude-from", "--files-from")
     kept = [a for i, a in enumerate(args) if not (i and args[i - 1] in valued)]
     ops = operands(kept)
@@ -127,7 +159,7 @@ def rsync(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return _exfil_copy(ops)
 
 
-def mv(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def mv(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     ops = operands(args)
     if len(ops) < 2:
         return None
@@ -137,7 +169,7 @@ def mv(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return found
 
 
-def shred(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def shred(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     ops = operands(args)
     found = _delete(ops, True, "shreds")
     if found is None and any(classify(p) == "data" for p in ops):
@@ -145,7 +177,7 @@ def shred(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return found
 
 
-def truncate(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def truncate(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     ops = [o for o in operands(args) if not re.fullmatch(r"\d+[kKmMgG]?", o)]
     cls = worst(ops)
     if cls in ("log", "history"):
@@ -155,7 +187,7 @@ def truncate(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return None
 
 
-def dd(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def dd(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     for arg in args:
         if arg.startswith("of="):
             cls = classify(arg[3:])
@@ -167,7 +199,7 @@ def dd(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
 
 
 def _device_writer(read_only: frozenset[str]) -> Rule:
-    def rule(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+    def rule(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
         if any(a in read_only for a in args):
             return None
         if any(classify(o) == "device" for o in operands(args)) or any(
@@ -179,7 +211,7 @@ def _device_writer(read_only: frozenset[str]) -> Rule:
     return rule
 
 
-def hdparm(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def hdparm(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     if any(
         a.startswith(("--security-erase", "--trim-sector", "--write-sector", "--sanitize"))
         for a in args
@@ -188,7 +220,7 @@ def hdparm(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return None
 
 
-def chmod(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def chmod(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     ops = operands(args)
     mode, targets = (ops[0], ops[1:]) if ops else ("", [])
     if cmd.program == "setfacl":
@@ -207,92 +239,7 @@ def chmod(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return None
 
 
-def history(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
-    if any(a in ("-c", "-cw", "-wc") or a.startswith("-d") for a in args):
-        return block("log-wipe", "clears the shell history")
-    return None
-
-
-def unset(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
-    if "HISTFILE" in args:
-        return block("log-wipe", "turns the shell history off")
-    return None
-
-
-def export(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
-    return _history_off(args)
-
-
-def _history_off(words: list[str]) -> Finding | None:
-    for word in words:
-        name, _, value = word.partition("=")
-        if name == "HISTFILE" and value in ("/dev/null", "", "None"):
-            return block("log-wipe", "turns the shell history off")
-        if name in ("HISTSIZE", "HISTFILESIZE", "SAVEHIST") and value == "0":
-            return block("log-wipe", "turns the shell history off")
-    return None
-
-
-def environment(cmd: Cmd) -> list[Finding]:
-    """Findings about the ``NAME=value`` assignments of ``cmd``."""
-    found = _history_off(cmd.env) if cmd.env else None
-    return [found] if found is not None else []
-
-
-def ln(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
-    ops = operands(args)
-    if len(ops) >= 2 and ops[0] == "/dev/null" and classify(ops[-1]) in ("history", "log"):
-        return block("log-wipe", "links shell history or logs to /dev/null")
-    return None
-
-
-def journalctl(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
-    if any(a.startswith("--vacuum") for a in args):
-        return block("log-wipe", "deletes the journal")
-    return None
-
-
-def auditctl(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
-    if "-D" in args or (
-        "-e" in args and args[args.index("-e") + 1 : args.index("-e") + 2] == ["0"]
-    ):
-        return block("log-wipe", "removes the audit rules")
-    return None
-
-
-def sed(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
-    in_place = any(a.startswith("-i") or a == "--in-place" for a in args)
-    if in_place and worst(operands(args)[1:]) in ("log", "history"):
-        return block("log-wipe", "edits entries out of logs")
-    return None
-
-
-def wevtutil(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
-    if args and args[0].lower() in ("cl", "clear-log"):
-        return block("log-wipe", "clears a Windows event log")
-    return None
-
-
-def modules(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
-    prog = cmd.program
-    if prog in ("insmod", "kexec"):
-        return block("kernel-module", f"loads kernel code ({prog})")
-    if prog == "modprobe" and any(a in ("-f", "--force", "--force-vermagic") for a in args):
-        return block("kernel-module", "force-loads a kernel module")
-    if (prog == "modprobe" and operands(args)) or prog == "rmmod":
-        return approve("kernel-module", f"loads or unloads a kernel module ({prog})")
-    return None
-
-
-def sysctl(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
-    if "-w" in args or any("=" in o for o in operands(args)):
-        return approve("kernel-setting", "changes a kernel setting")
-    return None
-
-
-def redirects(  # noqa: PLR0912 (a dispatch: one branch per class of target)
-    cmd: Cmd, depth: int, judge_shell: Callable[[str, int], list[Finding]]
-) -> list[Finding]:
+def redirects(cmd: Cmd, depth: int, judges: Judges) -> list[Finding]:
     """Findings about where ``cmd`` writes (``> /dev/sda``, ``>> ~/.bashrc`` …)."""
     found: list[Finding] = []
     targets = [t for op, t in cmd.redirects if op in WRITES]
@@ -302,96 +249,46 @@ def redirects(  # noqa: PLR0912 (a dispatch: one branch per class of target)
     if cmd.program == "tee" and not any(a in ("-a", "--append") for a in cmd.argv):
         truncating.extend(operands(cmd.argv[1:]))
     for target in targets + [a for a in cmd.argv if "/dev/tcp/" in a or "/dev/udp/" in a]:
-        if ("/dev/tcp/" in target or "/dev/udp/" in target) and not LOCAL_HOSTS.search(target):
-            found.append(block("reverse-shell", "connects a shell's streams to a remote socket"))
-            continue
-        cls = classify(target)
-        if cls == "device":
-            found.append(block("disk-destroy", "writes over a block device"))
-        elif cls in ("log", "history"):
-            if target in truncating:  # appending to a log is what logs are for
-                found.append(block("log-wipe", "overwrites logs or shell history"))
-        elif target.startswith("/proc/sysrq"):
-            found.append(
-                block("kernel-setting", "triggers a sysrq action (crash, reboot, kill all)")
-            )
-        elif target.startswith("/proc/sys/"):
-            found.append(approve("kernel-setting", "changes a kernel setting"))
-        elif PERSISTENCE_FILES.search(target):
-            found.append(block("persistence", f"writes to {target} (accounts, sudo, keys, boot)"))
-        elif RC_FILES.search(target):
-            written = output_of(cmd) if cmd.program in ("echo", "printf") else None
-            if written and any(f.risk == "block" for f in judge_shell(written, depth + 1)):
-                found.append(
-                    block("persistence", "adds a dangerous command to a shell start-up file")
-                )
+        finding = _written(target, truncating, cmd, depth, judges)
+        if finding is not None:
+            found.append(finding)
     for op, target in cmd.redirects:
-        if (
-            op in ("<", "<>")
-            and ("/dev/tcp/" in target or "/dev/udp/" in target)
-            and not LOCAL_HOSTS.search(target)
-        ):
+        if op in ("<", "<>") and _remote_socket(target):
             found.append(block("reverse-shell", "reads a shell's input from a remote socket"))
     return found
 
 
-def services(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
-    """``systemctl``/``service``: power, and stopping security or logging services."""
-    if "--help" in args or "-h" in args:
+def _remote_socket(target: str) -> bool:
+    return ("/dev/tcp/" in target or "/dev/udp/" in target) and not LOCAL_HOSTS.search(target)
+
+
+def _written(
+    target: str, truncating: list[str], cmd: Cmd, depth: int, judges: Judges
+) -> Finding | None:
+    """The finding about ``cmd`` writing to ``target``, by the target's class."""
+    if _remote_socket(target):
+        return block("reverse-shell", "connects a shell's streams to a remote socket")
+    cls = classify(target)
+    if cls == "device":
+        return block("disk-destroy", "writes over a block device")
+    if cls in ("log", "history"):
+        if target in truncating:  # appending to a log is what logs are for
+            return block("log-wipe", "overwrites logs or shell history")
         return None
-    words = [a for a in args if not a.startswith("-")]
-    if cmd.program == "service" and len(words) >= 2:
-        words = [words[1], words[0]]
-    if not words:
-        return None
-    verb, units = words[0], " ".join(words[1:])
-    if verb in ("poweroff", "reboot", "halt", "kexec", "emergency", "rescue"):
-        return approve("system-halt", f"{verb}s the machine")
-    if verb in ("stop", "disable", "mask", "kill"):
-        if re.search(r"\b(auditd|rsyslog|syslog|systemd-journald|syslog-ng)\b", units):
-            return block("log-wipe", "stops the audit or logging service")
-        if re.search(
-            r"\b(firewalld|ufw|apparmor|nftables|iptables|selinux|fail2ban|falco|crowdstrike|clamav)",
-            units,
-        ):
-            return approve("security-off", f"turns off a security service ({units})")
-        if "$DYN" in units or any(cmd.dynamic[1:]):
-            return approve("security-off", "stops or disables services named at run time")
+    if target.startswith("/proc/sysrq"):
+        return block("kernel-setting", "triggers a sysrq action (crash, reboot, kill all)")
+    if target.startswith("/proc/sys/"):
+        return approve("kernel-setting", "changes a kernel setting")
+    if PERSISTENCE_FILES.search(target):
+        return block("persistence", f"writes to {target} (accounts, sudo, keys, boot)")
+    if RC_FILES.search(target):
+        written = output_of(cmd) if cmd.program in ("echo", "printf") else None
+        if written and any(f.risk == "block" for f in judges.shell(written, depth + 1)):
+            return block("persistence", "adds a dangerous command to a shell start-up file")
     return None
 
 
-def firewall(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
-    joined = " ".join(args)
-    prog = cmd.program
-    if prog in ("iptables", "ip6tables") and re.search(
-        r"(^| )(-F|--flush|-X|-P \w+ ACCEPT)( |$)", joined
-    ):
-        return approve("security-off", "flushes or opens the firewall")
-    if prog == "nft" and re.search(r"flush ruleset|delete table", joined):
-        return approve("security-off", "flushes the firewall")
-    if prog == "ufw" and ("disable" in args or "reset" in args):
-        return approve("security-off", "turns the firewall off")
-    if prog == "setenforce" and args[:1] in (["0"], ["Permissive"], ["permissive"]):
-        return approve("security-off", "turns SELinux enforcement off")
-    return None
-
-
-def power(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
-    if any(a in ("--help", "--version") for a in args):
-        return None
-    prog = cmd.program
-    if prog in ("init", "telinit") and args[:1] not in (["0"], ["6"]):
-        return None
-    if prog == "kill" and not (args and args[-1] in ("-1", "1")):
-        return None
-    if prog == "shutdown" and any(a in ("-c", "/a", "--cancel") for a in args):
-        return None
-    if prog in ("pkill", "killall") and not re.search(r"-u\s*root|--user[ =]root", " ".join(args)):
-        return None
-    return approve("system-halt", f"halts the machine or kills every process ({prog})")
-
-
-def git(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def git(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     ops = operands(args)
     if args[:1] in (["filter-branch"], ["filter-repo"]):
         return approve("git-rewrite", "rewrites the repository's history")
@@ -413,7 +310,7 @@ def git(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return None
 
 
-def windows_delete(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def windows_delete(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     """``rd /s /q C:\\``, ``del /f /s /q C:\\*``, ``format C:``."""
     if cmd.program == "format":
         return (
@@ -546,13 +443,13 @@ PROGRAMS: Final[dict[str, Rule]] = {
 }
 
 
-def judge(prog: str, args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def judge(prog: str, args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     """The finding about ``prog args``, or ``None``."""
     if prog.startswith("mkfs") or prog.startswith("mke2fs"):
-        return _device_writer(frozenset())(args, cmd, script)
+        return _device_writer(frozenset())(args, cmd, script, judges)
     rule = PROGRAMS.get(prog)
     if rule is not None:
-        found = rule(args, cmd, script)
+        found = rule(args, cmd, script, judges)
         if found is not None:
             return found
-    return cloud.judge(prog, args)
+    return cloud_judge.judge(prog, args, judges)

@@ -15,8 +15,9 @@ CommandRuleName = Literal[
     "sql-privilege", "download-exec", "piped-script", "fork-bomb", "log-delete",
     "secret-read", "obfuscated-script",
 ]  # fmt: skip
-"""The names of the parsing rules (:mod:`.programs`, :mod:`.cloud`, :mod:`.code`,
-:mod:`.sql`): a name in ``disable_rules`` switches that rule off."""
+"""The names of the parsing rules (:mod:`.programs`, :mod:`.programs_net`,
+:mod:`.cloud_judge`, :mod:`.python_judge`, :mod:`.script_judge`, :mod:`.sql_judge`): a
+name in ``disable_rules`` switches that rule off."""
 RISKS: Final = ("block", "approve")
 
 

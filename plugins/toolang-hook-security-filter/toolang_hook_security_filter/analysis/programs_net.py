@@ -5,11 +5,13 @@ how to add one)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Final
 
-from toolang_hook_security_filter.paths import classify, normal
-from toolang_hook_security_filter.shell import Cmd, Script, operands, output_of
-from toolang_hook_security_filter.verdicts import Finding, approve, block
+from toolang_hook_security_filter.analysis.judges import Judges
+from toolang_hook_security_filter.analysis.paths import classify, normal
+from toolang_hook_security_filter.analysis.shell import Cmd, Script, operands, output_of
+from toolang_hook_security_filter.analysis.verdicts import Finding, approve, block
 
 NETWORK: Final = frozenset(
     {"curl", "wget", "nc", "ncat", "netcat", "scp", "rsync", "sftp", "ftp", "ssh", "socat"}
@@ -24,7 +26,7 @@ SECRET_DUMPERS: Final = re.compile(
 )
 
 
-def netcat(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def netcat(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     if any(
         a in ("-e", "-c", "--exec", "--sh-exec", "--lua-exec") or re.fullmatch(r"-\w*e", a)
         for a in args
@@ -33,13 +35,13 @@ def netcat(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return _network(args, cmd, script)
 
 
-def socat(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def socat(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     if any(re.match(r"(exec|system):", a, re.I) for a in args):
         return block("reverse-shell", "connects a program to a socket (socat exec)")
     return _network(args, cmd, script)
 
 
-def network(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def network(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     """A network sender fed by a secret, or piped into / from a shell."""
     return _network(args, cmd, script)
 
@@ -103,7 +105,7 @@ SECRET_FILES: Final = re.compile(
 )
 
 
-def secret_read(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def secret_read(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     """Reading a private key or a credentials file puts it in the transcript."""
     ops = operands(args)
     if cmd.program == "cp":
@@ -115,7 +117,7 @@ def secret_read(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return None
 
 
-def curl(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def curl(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     for index, arg in enumerate(args):
         value = args[index + 1] if index + 1 < len(args) else ""
         if arg.startswith("--data") or arg in (
@@ -148,17 +150,17 @@ def _exfil_copy(ops: list[str]) -> Finding | None:
     return None
 
 
-def scp(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def scp(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     return _exfil_copy(operands(args))
 
 
-def dns(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def dns(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     if any("$DYN" in a for a in args) or any(d for d in cmd.dynamic[1:]):
         return block("dns-exfil", "looks up names built at run time (DNS exfiltration)")
     return None
 
 
-def container_run(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def container_run(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     if not args or args[0] not in ("run", "create", "exec", "container"):
         return None
     joined = " ".join(args)
@@ -184,21 +186,21 @@ def container_run(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return None
 
 
-def nsenter(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def nsenter(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     joined = " ".join(args)
     if re.search(r"(-t|--target)[ =]?1\b", joined):
         return block("container-escape", "enters the host's namespaces")
     return None
 
 
-def chroot(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def chroot(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     ops = operands(args)
     if ops and ops[0].startswith(("/proc/1/root", "/host")):
         return block("container-escape", "changes root into the host's file system")
     return None
 
 
-def accounts(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def accounts(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     joined = " ".join(args)
     short = "".join(a[1:] for a in args if re.fullmatch(r"-[a-zA-Z]+", a))
     uid_zero = re.search(r"(^| )-[a-zA-Z]*u ?0( |$)|--uid[ =]0( |$)", joined)
@@ -215,56 +217,108 @@ def accounts(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
     return None
 
 
-def crontab(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
+def crontab(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
     if "-r" in args or any(a in ("/dev/null",) for a in args):
         return approve("persistence", "removes or replaces every cron job")
     if cmd.stdin_from is None and "-" not in args:
         return None
-    from toolang_hook_security_filter.commands import judge_shell
-
     for other in script.commands:
         if other.program in ("echo", "printf"):
             text = output_of(other) or ""
             line = re.sub(r"^\s*(@\w+|([\d*/,-]+\s+){5})", "", text)
-            if any(f.risk == "block" for f in judge_shell(line, 3)):
+            if any(f.risk == "block" for f in judges.shell(line, 3)):
                 return block("persistence", "installs a cron job that runs a dangerous command")
     if any(c.program == "crontab" and "-l" in c.argv for c in script.commands):
         return None  # adds to the jobs already there
     return approve("persistence", "replaces the cron table with what it is piped")
 
 
-def windows(args: list[str], cmd: Cmd, script: Script) -> Finding | None:
-    """Windows administration commands that destroy, open up or halt."""
-    prog, joined = cmd.program, " ".join(args).lower()
+def windows(args: list[str], cmd: Cmd, script: Script, judges: Judges) -> Finding | None:
+    """Windows administration commands that destroy, open up or halt (:data:`WINDOWS`)."""
+    rule = WINDOWS.get(cmd.program)
+    return rule(cmd.program, " ".join(args).lower(), cmd, script) if rule is not None else None
+
+
+WindowsRule = Callable[[str, str, Cmd, Script], Finding | None]
+"""``(program, its arguments joined and lowercased, cmd, script)``."""
+
+
+def _shadow_copies(prog: str, joined: str, cmd: Cmd, script: Script) -> Finding | None:
     if (prog == "vssadmin" and "delete" in joined) or (prog == "bcdedit" and "/delete" in joined):
         return block("disk-destroy", f"deletes shadow copies or boot entries ({prog})")
-    if prog == "diskpart":
-        texts = " ".join(
-            output_of(c) or "" for c in script.commands if c.program in ("echo", "printf")
-        )
-        if re.search(r"\b(clean|format|delete)\b", texts + " " + joined, re.I):
-            return block("disk-destroy", "cleans or formats a disk (diskpart)")
-        return approve("disk-destroy", "runs diskpart")
-    if prog == "net" and re.search(
-        r"localgroup\s+administrators\s+\S+\s+/add|user\s+administrator\s+\S", joined
-    ):
+    return None
+
+
+def _diskpart(prog: str, joined: str, cmd: Cmd, script: Script) -> Finding | None:
+    texts = " ".join(output_of(c) or "" for c in script.commands if c.program in ("echo", "printf"))
+    if re.search(r"\b(clean|format|delete)\b", texts + " " + joined, re.I):
+        return block("disk-destroy", "cleans or formats a disk (diskpart)")
+    return approve("disk-destroy", "runs diskpart")
+
+
+def _net(prog: str, joined: str, cmd: Cmd, script: Script) -> Finding | None:
+    if re.search(r"localgroup\s+administrators\s+\S+\s+/add|user\s+administrator\s+\S", joined):
         return block("privesc", "adds an administrator or sets its password")
-    if prog == "netsh" and re.search(
+    return None
+
+
+def _netsh(prog: str, joined: str, cmd: Cmd, script: Script) -> Finding | None:
+    if re.search(
         r"advfirewall\s+(reset|set\s+\w+\s+state\s+off)|firewall\s+set\s+opmode\s+disable", joined
     ):
         return approve("security-off", "turns the Windows firewall off")
-    if prog == "taskkill" and (
-        "/im *" in joined or re.search(r"svchost|csrss|lsass|winlogon|wininit", joined)
-    ):
+    return None
+
+
+def _taskkill(prog: str, joined: str, cmd: Cmd, script: Script) -> Finding | None:
+    if "/im *" in joined or re.search(r"svchost|csrss|lsass|winlogon|wininit", joined):
         return approve("system-halt", "kills every process or a system one")
-    if prog == "schtasks" and "/delete" in joined and re.search(r"/tn\s+\*", joined):
+    return None
+
+
+def _schtasks(prog: str, joined: str, cmd: Cmd, script: Script) -> Finding | None:
+    if "/delete" in joined and re.search(r"/tn\s+\*", joined):
         return approve("persistence", "deletes scheduled tasks")
-    if prog == "atrm" and any(cmd.dynamic[1:]):
+    return None
+
+
+def _atrm(prog: str, joined: str, cmd: Cmd, script: Script) -> Finding | None:
+    if any(cmd.dynamic[1:]):
         return approve("persistence", "removes scheduled jobs named at run time")
-    if prog == "cipher" and "/w" in joined:
+    return None
+
+
+def _cipher(prog: str, joined: str, cmd: Cmd, script: Script) -> Finding | None:
+    if "/w" in joined:
         return approve("disk-destroy", "wipes a drive's free space")
-    if prog in ("mshta", "regsvr32", "rundll32") and "http" in joined:
+    return None
+
+
+def _remote_code(prog: str, joined: str, cmd: Cmd, script: Script) -> Finding | None:
+    if "http" in joined:
         return block("download-exec", f"runs code fetched from the network ({prog})")
-    if prog == "certutil" and "-urlcache" in joined:
+    return None
+
+
+def _certutil(prog: str, joined: str, cmd: Cmd, script: Script) -> Finding | None:
+    if "-urlcache" in joined:
         return approve("download-exec", "downloads a file with certutil")
     return None
+
+
+WINDOWS: Final[dict[str, WindowsRule]] = {
+    "vssadmin": _shadow_copies,
+    "bcdedit": _shadow_copies,
+    "diskpart": _diskpart,
+    "net": _net,
+    "netsh": _netsh,
+    "taskkill": _taskkill,
+    "schtasks": _schtasks,
+    "atrm": _atrm,
+    "cipher": _cipher,
+    "mshta": _remote_code,
+    "regsvr32": _remote_code,
+    "rundll32": _remote_code,
+    "certutil": _certutil,
+}
+"""The rule of each Windows administration command :func:`windows` knows."""

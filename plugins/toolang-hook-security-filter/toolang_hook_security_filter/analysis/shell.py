@@ -24,7 +24,8 @@ import codecs
 import functools
 import re
 import shlex
-from typing import Any, Final
+from collections.abc import Callable
+from typing import Any, ClassVar, Final
 
 import attrs
 
@@ -136,36 +137,68 @@ def static_output(cmd: Cmd, stdin: str | None) -> str | None:
         return None
     prog, args = cmd.program, cmd.argv[1:]
     if prog == "echo":
-        escapes = False
-        while args and re.fullmatch(r"-[neE]+", args[0]):
-            escapes = escapes or "e" in args[0]
-            args = args[1:]
-        out = " ".join(args)
-        return decode_escapes(out) if escapes else out
+        return _echo(args)
     if prog == "printf" and args:
-        fmt, rest = args[0], args[1:]
-        try:
-            out = decode_escapes(fmt).replace("%b", "%s")
-            return out % tuple(rest) if "%" in out else out
-        except (TypeError, ValueError):
-            return decode_escapes(fmt)
+        return _printf(args)
     if stdin is None:
         return None
-    if prog == "base64" and any(a in ("-d", "--decode", "-D") for a in args):
-        try:
-            return base64.b64decode("".join(stdin.split()) + "==").decode("utf-8", "replace")
-        except (binascii.Error, ValueError):
-            return None
-    if prog == "rev":
-        return "\n".join(line[::-1] for line in stdin.split("\n"))
-    if prog == "xxd" and "-r" in args:
-        try:
-            return bytes.fromhex("".join(stdin.split())).decode("utf-8", "replace")
-        except ValueError:
-            return None
-    if prog in ("cat", "tee") and not args:
-        return stdin
-    return None
+    transform = _STDIN_TRANSFORMS.get(prog)
+    return transform(args, stdin) if transform is not None else None
+
+
+def _echo(args: list[str]) -> str:
+    escapes = False
+    while args and re.fullmatch(r"-[neE]+", args[0]):
+        escapes = escapes or "e" in args[0]
+        args = args[1:]
+    out = " ".join(args)
+    return decode_escapes(out) if escapes else out
+
+
+def _printf(args: list[str]) -> str:
+    fmt, rest = args[0], args[1:]
+    try:
+        out = decode_escapes(fmt).replace("%b", "%s")
+        return out % tuple(rest) if "%" in out else out
+    except (TypeError, ValueError):
+        return decode_escapes(fmt)
+
+
+def _base64(args: list[str], stdin: str) -> str | None:
+    if not any(a in ("-d", "--decode", "-D") for a in args):
+        return None
+    try:
+        return base64.b64decode("".join(stdin.split()) + "==").decode("utf-8", "replace")
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _rev(args: list[str], stdin: str) -> str | None:
+    return "\n".join(line[::-1] for line in stdin.split("\n"))
+
+
+def _xxd(args: list[str], stdin: str) -> str | None:
+    if "-r" not in args:
+        return None
+    try:
+        return bytes.fromhex("".join(stdin.split())).decode("utf-8", "replace")
+    except ValueError:
+        return None
+
+
+def _cat(args: list[str], stdin: str) -> str | None:
+    return stdin if not args else None
+
+
+_STDIN_TRANSFORMS: Final[dict[str, Callable[[list[str], str], str | None]]] = {
+    "base64": _base64,
+    "rev": _rev,
+    "xxd": _xxd,
+    "cat": _cat,
+    "tee": _cat,
+}
+"""Programs whose output is their standard input transformed: ``base64 -d``, ``rev``,
+``xxd -r``, and ``cat``/``tee`` with no arguments."""
 
 
 def output_of(cmd: Cmd) -> str | None:
@@ -197,45 +230,45 @@ class _Walker:
 
     # -- bashlex nodes ---------------------------------------------------------------
 
-    def node(self, node: Any) -> None:  # noqa: PLR0912
-        kind = node.kind
-        if kind == "command":
-            self.command(node)
-        elif kind == "pipeline":
-            previous: Cmd | None = None
-            for part in node.parts:
-                if part.kind == "pipe":
-                    continue
-                start = len(self.commands)
+    def node(self, node: Any) -> None:
+        visit = _Walker.VISITS.get(node.kind)
+        if visit is not None:  # a redirection on its own, a reserved word …: nothing runs
+            visit(self, node)
+
+    def pipeline(self, node: Any) -> None:
+        previous: Cmd | None = None
+        for part in node.parts:
+            if part.kind == "pipe":
+                continue
+            start = len(self.commands)
+            self.node(part)
+            if start < len(self.commands):
+                if previous is not None:
+                    self.commands[start].stdin_from = previous
+                previous = self.commands[-1]
+
+    def sequence(self, node: Any) -> None:
+        for part in node.parts:
+            if part.kind == "operator":
+                if part.op == "&" and self.commands:
+                    self.commands[-1].background = True
+                continue
+            self.node(part)
+
+    def function_definition(self, node: Any) -> None:
+        name = node.parts[0].word
+        self.functions.add(name)
+        outer_function, self.function = self.function, name
+        for part in node.parts[1:]:
+            self.node(part)
+        self.function = outer_function
+
+    def compound(self, node: Any) -> None:
+        outer, self.loop = self.loop, self.loop or node.kind in ("while", "until")
+        for part in getattr(node, "list", None) or getattr(node, "parts", []):
+            if part.kind not in ("reservedword", "operator"):
                 self.node(part)
-                if start < len(self.commands):
-                    if previous is not None:
-                        self.commands[start].stdin_from = previous
-                    previous = self.commands[-1]
-        elif kind == "list":
-            for part in node.parts:
-                if part.kind == "operator":
-                    if part.op == "&" and self.commands:
-                        self.commands[-1].background = True
-                    continue
-                self.node(part)
-        elif kind == "function":
-            name = node.parts[0].word
-            self.functions.add(name)
-            outer_function, self.function = self.function, name
-            for part in node.parts[1:]:
-                self.node(part)
-            self.function = outer_function
-        elif kind == "for":
-            self.for_loop(node)
-        elif kind in ("compound", "while", "until", "if"):
-            outer, self.loop = self.loop, self.loop or kind in ("while", "until")
-            for part in getattr(node, "list", None) or getattr(node, "parts", []):
-                if part.kind not in ("reservedword", "operator"):
-                    self.node(part)
-            self.loop = outer
-        elif kind == "redirect":
-            pass
+        self.loop = outer
 
     def for_loop(self, node: Any) -> None:
         parts = [p for p in node.parts if p.kind != "reservedword"]
@@ -251,7 +284,7 @@ class _Walker:
                 self.node(part)
         self.loop = outer
 
-    def command(self, node: Any) -> None:  # noqa: PLR0912
+    def command(self, node: Any) -> None:
         argv: list[str] = []
         dynamic: list[bool] = []
         redirects: list[tuple[str, str]] = []
@@ -262,28 +295,41 @@ class _Walker:
                 value, dyn = self.word(part)
                 assignments.append((name, None if dyn else value.partition("=")[2]))
             elif part.kind == "word":
-                value, dyn = self.word(part)
-                if not dyn and self._unquoted_param(part):  # word splitting on IFS
-                    ifs = self.vars.get("IFS") or " "
-                    pieces = [p for p in re.split(f"[{re.escape(ifs)}]", value) if p] or [value]
-                    argv.extend(pieces)
-                    dynamic.extend([False] * len(pieces))
-                else:
-                    argv.append(value)
-                    dynamic.append(dyn)
+                self.add_word(part, argv, dynamic)
             elif part.kind == "redirect":
-                target = part.output
-                if isinstance(target, int):
-                    redirects.append((part.type, f"&{target}"))
-                else:
-                    value, _ = self.word(target)
-                    redirects.append((part.type, value))
+                redirects.append(self.redirect(part))
         if not argv:
             for name, assigned in assignments:
                 self.vars[name] = assigned
             if not redirects:
                 return
-        if argv and argv[0] == "read":  # read's variables hold what nobody knows
+        self.note_variables(argv)
+        cmd = Cmd(argv, dynamic, redirects, function=self.function, loop=self.loop)
+        cmd.env = [f"{n}={v}" for n, v in assignments]
+        self.commands.append(cmd)
+
+    def add_word(self, part: Any, argv: list[str], dynamic: list[bool]) -> None:
+        value, dyn = self.word(part)
+        if not dyn and self._unquoted_param(part):  # word splitting on IFS
+            ifs = self.vars.get("IFS") or " "
+            pieces = [p for p in re.split(f"[{re.escape(ifs)}]", value) if p] or [value]
+            argv.extend(pieces)
+            dynamic.extend([False] * len(pieces))
+        else:
+            argv.append(value)
+            dynamic.append(dyn)
+
+    def redirect(self, part: Any) -> tuple[str, str]:
+        target = part.output
+        if isinstance(target, int):
+            return (part.type, f"&{target}")
+        value, _ = self.word(target)
+        return (part.type, value)
+
+    def note_variables(self, argv: list[str]) -> None:
+        """The variables a command sets: ``read``'s hold what nobody knows, ``export``'s
+        and ``declare``'s what they are given."""
+        if argv and argv[0] == "read":
             for name in argv[1:]:
                 if not name.startswith("-"):
                     self.vars[name] = None
@@ -292,9 +338,16 @@ class _Walker:
                 name, eq, value = word.partition("=")
                 if eq:
                     self.vars[name] = value
-        cmd = Cmd(argv, dynamic, redirects, function=self.function, loop=self.loop)
-        cmd.env = [f"{n}={v}" for n, v in assignments]
-        self.commands.append(cmd)
+
+    VISITS: ClassVar[dict[str, Callable[[_Walker, Any], None]]] = {
+        "command": command,
+        "pipeline": pipeline,
+        "list": sequence,
+        "function": function_definition,
+        "for": for_loop,
+        **dict.fromkeys(("compound", "while", "until", "if"), compound),
+    }
+    """What each kind of bashlex node is walked by."""
 
     def _unquoted_param(self, part: Any) -> bool:
         raw = self.text[part.pos[0] : part.pos[1]]

@@ -75,7 +75,7 @@ def normal(path: str) -> str:
     return path
 
 
-def classify(path: str) -> PathClass:  # noqa: PLR0912
+def classify(path: str) -> PathClass:
     """The class of ``path`` (see the module docstring)."""
     if not path or path.startswith("-"):
         return "local"
@@ -98,11 +98,22 @@ def classify(path: str) -> PathClass:  # noqa: PLR0912
     if CREDENTIAL.search(p):
         return "credential"
     if p.startswith("~") or p.startswith("/home/") or p == "/home" or p.startswith("/root"):
-        if bare in ("~", "/home", "/root") or re.fullmatch(r"/home/[^/]+", bare):
-            return "home"
-        if DATA_HOME_DIRS.match(p):
-            return "data"
-        return "local"
+        return _in_homes(p, bare)
+    return _in_system(p, bare)
+
+
+def _in_homes(p: str, bare: str) -> PathClass:
+    """The class of a path under ``~``, ``/home`` or ``/root`` (normalised: ``p``; without
+    a trailing glob or slash: ``bare``)."""
+    if bare in ("~", "/home", "/root") or re.fullmatch(r"/home/[^/]+", bare):
+        return "home"
+    if DATA_HOME_DIRS.match(p):
+        return "data"
+    return "local"
+
+
+def _in_system(p: str, bare: str) -> PathClass:
+    """The class of an absolute path outside the homes."""
     if p.startswith("/dev/"):
         return "device" if DEVICE.match(p) else "local"
     if p.startswith("/var/log"):

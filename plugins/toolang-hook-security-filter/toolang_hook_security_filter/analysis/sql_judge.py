@@ -11,9 +11,10 @@ from __future__ import annotations
 import functools
 import logging
 import re
+from collections.abc import Callable
 from typing import Any, Final
 
-from toolang_hook_security_filter.verdicts import Finding, approve, block
+from toolang_hook_security_filter.analysis.verdicts import Finding, approve, block
 
 SQL_HINTS: Final = re.compile(
     r"drop|truncate|delete|update|grant|alter|superuser|create\s+(role|user)", re.I
@@ -58,33 +59,57 @@ def _judge(text: str) -> Finding | None:
 
 
 def _statement(statement: Any, exp: Any) -> Finding | None:
-    if isinstance(statement, exp.Drop):
-        kind = str(statement.args.get("kind") or "").upper()
-        names = [t.sql().lower() for t in statement.find_all(exp.Table)]
-        # Scratch tables (tmp_…, temp_…) are made to be dropped.
-        scratch = names and all(re.match(r"^(\w+\.)?(tmp|temp|scratch)_", n) for n in names)
-        dropped = kind in ("TABLE", "DATABASE", "SCHEMA", "VIEW", "MATERIALIZED VIEW", "")
-        if dropped and not statement.args.get("temporary") and not scratch:
-            return approve("destructive-sql", f"drops a {kind.lower() or 'table'}")
-        return None
-    if isinstance(statement, exp.TruncateTable):
-        return approve("destructive-sql", "truncates a table")
-    if isinstance(statement, exp.Delete | exp.Update):
-        where = statement.args.get("where")
-        verb = "deletes" if isinstance(statement, exp.Delete) else "updates"
-        if where is None:
-            return approve("destructive-sql", f"{verb} every row (no WHERE clause)")
-        if _always_true(where.this, exp):
-            return approve("destructive-sql", f"{verb} every row (WHERE is always true)")
-        return None
-    if isinstance(statement, exp.Alter):
-        if any(isinstance(action, exp.Drop) for action in statement.args.get("actions") or ()):
-            return approve("destructive-sql", "drops a column or constraint")
-        return None
-    if isinstance(statement, exp.Command | exp.Grant):
-        text = statement.sql() if isinstance(statement, exp.Grant) else str(statement)
-        return _privileges(text)
+    for names, judge in _STATEMENTS:
+        if isinstance(statement, tuple(getattr(exp, name) for name in names)):
+            return judge(statement, exp)
     return None
+
+
+def _drop(statement: Any, exp: Any) -> Finding | None:
+    kind = str(statement.args.get("kind") or "").upper()
+    names = [t.sql().lower() for t in statement.find_all(exp.Table)]
+    # Scratch tables (tmp_…, temp_…) are made to be dropped.
+    scratch = names and all(re.match(r"^(\w+\.)?(tmp|temp|scratch)_", n) for n in names)
+    dropped = kind in ("TABLE", "DATABASE", "SCHEMA", "VIEW", "MATERIALIZED VIEW", "")
+    if dropped and not statement.args.get("temporary") and not scratch:
+        return approve("destructive-sql", f"drops a {kind.lower() or 'table'}")
+    return None
+
+
+def _truncate(statement: Any, exp: Any) -> Finding | None:
+    return approve("destructive-sql", "truncates a table")
+
+
+def _every_row(statement: Any, exp: Any) -> Finding | None:
+    where = statement.args.get("where")
+    verb = "deletes" if isinstance(statement, exp.Delete) else "updates"
+    if where is None:
+        return approve("destructive-sql", f"{verb} every row (no WHERE clause)")
+    if _always_true(where.this, exp):
+        return approve("destructive-sql", f"{verb} every row (WHERE is always true)")
+    return None
+
+
+def _alter(statement: Any, exp: Any) -> Finding | None:
+    if any(isinstance(action, exp.Drop) for action in statement.args.get("actions") or ()):
+        return approve("destructive-sql", "drops a column or constraint")
+    return None
+
+
+def _grant(statement: Any, exp: Any) -> Finding | None:
+    text = statement.sql() if isinstance(statement, exp.Grant) else str(statement)
+    return _privileges(text)
+
+
+_STATEMENTS: Final[tuple[tuple[tuple[str, ...], Callable[[Any, Any], Finding | None]], ...]] = (
+    (("Drop",), _drop),
+    (("TruncateTable",), _truncate),
+    (("Delete", "Update"), _every_row),
+    (("Alter",), _alter),
+    (("Command", "Grant"), _grant),
+)
+"""What each kind of statement (sqlglot's expression classes, by name: sqlglot is
+imported on the first statement judged) is judged by, in the order they are tried."""
 
 
 def _always_true(condition: Any, exp: Any) -> bool:

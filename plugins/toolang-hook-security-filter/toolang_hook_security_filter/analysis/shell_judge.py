@@ -3,19 +3,22 @@
 :func:`judge_shell` parses the text (:mod:`.shell`), unwraps wrappers (``sudo``,
 ``env``, ``nohup``, ``timeout``, ``xargs``, ``find -exec``, ``sh -c``, ``eval``,
 ``ssh host cmd`` …), follows scripts fed to a shell through a pipe or a here-string
-when their text is static, hands interpreters' inline code to :mod:`.code` and SQL
-to :mod:`.sql`, and asks :mod:`.programs` what each remaining command does.
+when their text is static, hands interpreters' inline code and SQL to the judges of
+those languages through the dispatcher it is given (:class:`~.judges.Judges`), and asks
+:mod:`.programs` what each remaining command does.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable
 from typing import Final
 
-from toolang_hook_security_filter import cloud, programs
-from toolang_hook_security_filter.paths import classify
-from toolang_hook_security_filter.shell import (
+from toolang_hook_security_filter.analysis import cloud_judge, programs, programs_system
+from toolang_hook_security_filter.analysis.judges import Judges
+from toolang_hook_security_filter.analysis.paths import classify
+from toolang_hook_security_filter.analysis.shell import (
     MAX_DEPTH,
     Cmd,
     Script,
@@ -23,8 +26,7 @@ from toolang_hook_security_filter.shell import (
     parse,
     program_name,
 )
-from toolang_hook_security_filter.sql import judge_nosql, judge_sql
-from toolang_hook_security_filter.verdicts import Finding, approve, block
+from toolang_hook_security_filter.analysis.verdicts import Finding, approve, block
 
 SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "busybox", "csh"})
 INTERPRETERS: Final = {
@@ -60,15 +62,13 @@ _XARGS_OPTS: Final = frozenset(
 )
 
 
-def judge_shell(text: str, depth: int = 0) -> list[Finding]:
+def judge_shell(text: str, depth: int, judges: Judges) -> list[Finding]:
     """Every finding about what ``text`` would run, most serious first not guaranteed."""
     if depth > MAX_DEPTH or not text.strip():
         return []
     first = re.match(r"\s*([A-Za-z]+-[A-Za-z]+)\b", text)
     if first and first.group(1).lower() not in programs.PROGRAMS:  # a PowerShell cmdlet
-        from toolang_hook_security_filter.code import judge_code
-
-        return judge_code("powershell", text, depth + 1)
+        return judges.code("powershell", text, depth + 1)
     script = parse(text, depth)
     found = _fork_bombs(script)  # cached by (text, depth): rendering parsed it already
     found.extend(_downloaded_then_run(script))
@@ -84,39 +84,41 @@ def judge_shell(text: str, depth: int = 0) -> list[Finding]:
                 else ""
             )
             continue
-        found.extend(judge_command(cmd, script, depth, cwd))
+        found.extend(judge_command(cmd, script, depth, judges, cwd))
     return found
 
 
-def judge_command(cmd: Cmd, script: Script, depth: int, cwd: str = "") -> list[Finding]:
+def judge_command(
+    cmd: Cmd, script: Script, depth: int, judges: Judges, cwd: str = ""
+) -> list[Finding]:
     argv = unwrap(cmd, script)
     if cwd and classify(cwd) != "local" and len(argv) > 1:
         argv = [argv[0], *(_under(cwd, a) for a in argv[1:])]
     cmd.unwrapped = argv
-    found = programs.redirects(cmd, depth, judge_shell)
-    found.extend(programs.environment(cmd))
+    found = programs.redirects(cmd, depth, judges)
+    found.extend(programs_system.environment(cmd))
     if not argv:
         return found
     prog = program_name(argv[0])
     args = argv[1:]
     if re.fullmatch(r"[a-z]+-[a-z]+", prog) and prog not in programs.PROGRAMS:
-        from toolang_hook_security_filter.code import judge_code
-
-        found.extend(judge_code("powershell", " ".join(argv), depth + 1))  # a cmdlet
+        found.extend(judges.code("powershell", " ".join(argv), depth + 1))  # a cmdlet
         return found
-    if prog in cloud.SQL_CLIENTS or prog in ("mongo", "mongosh"):
+    if prog in cloud_judge.SQL_CLIENTS or prog in ("mongo", "mongosh"):
         for op, text in cmd.redirects:
             if op == "<<<":
-                finding = judge_sql(text) if prog in cloud.SQL_CLIENTS else judge_nosql(text)
+                finding = (
+                    judges.sql(text) if prog in cloud_judge.SQL_CLIENTS else judges.nosql(text)
+                )
                 found.extend([finding] if finding is not None else [])
-    nested = _nested(prog, args, cmd, script, depth)
+    nested = _nested(prog, args, cmd, script, depth, judges=judges)
     if nested is not None:
         found.extend(nested)
         if prog in programs.NETWORK:
-            sent = programs.network(args, cmd, script)
+            sent = programs.network(args, cmd, script, judges)
             found.extend([sent] if sent is not None else [])
         return found
-    finding = programs.judge(prog, args, cmd, script)
+    finding = programs.judge(prog, args, cmd, script, judges)
     if finding is not None:
         found.append(finding)
     return found
@@ -129,37 +131,57 @@ def _under(cwd: str, word: str) -> str:
     return posixpath.join(cwd, word)
 
 
-def unwrap(cmd: Cmd, script: Script) -> list[str]:  # noqa: PLR0912
+def unwrap(cmd: Cmd, script: Script) -> list[str]:
     """``cmd``'s argv with wrappers (``sudo``, ``env``, ``xargs`` …) taken off."""
     argv = list(cmd.argv)
     for _ in range(8):
         if not argv:
             return argv
-        prog = program_name(argv[0])
-        if prog in _PLAIN_WRAPPERS:
-            argv = argv[1:]
-            while argv and argv[0].startswith("-"):
-                argv = argv[1:]
-        elif prog in _WRAPPER_OPTS:
-            argv = _skip_options(argv[1:], _WRAPPER_OPTS[prog])
-            if prog == "timeout" and argv:
-                argv = argv[1:]  # the duration
-        elif prog == "env":
-            argv = argv[1:]
-            while argv and (argv[0].startswith("-") or "=" in argv[0]):
-                argv = argv[2:] if argv[0] in ("-u", "--unset", "-C", "--chdir") else argv[1:]
-        elif prog == "busybox" and len(argv) > 1 and argv[1] not in SHELLS:
-            argv = argv[1:]
-        elif prog == "xargs":
-            argv = _skip_options(argv[1:], _XARGS_OPTS) or ["echo"]
-            words = _stdin_words(cmd)
-            if "{}" in argv:
-                argv = [x for w in argv for x in (words if w == "{}" else [w])]
-            else:
-                argv = [*argv, *words]
-        else:
+        inner = _unwrapped_once(program_name(argv[0]), argv, cmd)
+        if inner is None:
             return argv
+        argv = inner
     return argv
+
+
+def _unwrapped_once(prog: str, argv: list[str], cmd: Cmd) -> list[str] | None:
+    """``argv`` without its first wrapper, or ``None`` when ``prog`` wraps nothing."""
+    if prog in _PLAIN_WRAPPERS:
+        argv = argv[1:]
+        while argv and argv[0].startswith("-"):
+            argv = argv[1:]
+        return argv
+    if prog in _WRAPPER_OPTS:
+        argv = _skip_options(argv[1:], _WRAPPER_OPTS[prog])
+        return argv[1:] if prog == "timeout" and argv else argv  # timeout: the duration
+    unwrapper = _UNWRAPPERS.get(prog)
+    return unwrapper(argv, cmd) if unwrapper is not None else None
+
+
+def _env(argv: list[str], cmd: Cmd) -> list[str] | None:
+    argv = argv[1:]
+    while argv and (argv[0].startswith("-") or "=" in argv[0]):
+        argv = argv[2:] if argv[0] in ("-u", "--unset", "-C", "--chdir") else argv[1:]
+    return argv
+
+
+def _busybox(argv: list[str], cmd: Cmd) -> list[str] | None:
+    return argv[1:] if len(argv) > 1 and argv[1] not in SHELLS else None
+
+
+def _xargs(argv: list[str], cmd: Cmd) -> list[str] | None:
+    argv = _skip_options(argv[1:], _XARGS_OPTS) or ["echo"]
+    words = _stdin_words(cmd)
+    if "{}" in argv:
+        return [x for w in argv for x in (words if w == "{}" else [w])]
+    return [*argv, *words]
+
+
+_UNWRAPPERS: Final[dict[str, Callable[[list[str], Cmd], list[str] | None]]] = {
+    "env": _env,
+    "busybox": _busybox,
+    "xargs": _xargs,
+}
 
 
 def _skip_options(args: list[str], with_value: frozenset[str]) -> list[str]:
@@ -183,33 +205,55 @@ def _stdin_words(cmd: Cmd) -> list[str]:
     return ["$DYN"]
 
 
-def _nested(  # noqa: PLR0912 (a dispatch: one branch per kind of nesting)
-    prog: str, args: list[str], cmd: Cmd, script: Script, depth: int
+def _nested(
+    prog: str, args: list[str], cmd: Cmd, script: Script, depth: int, *, judges: Judges
 ) -> list[Finding] | None:
     """Findings about code ``prog`` runs from its arguments or standard input, or
     ``None`` when ``prog`` runs no nested code."""
-    from toolang_hook_security_filter.code import judge_code
-
     if prog in SHELLS or prog in ("su", "eval", "ssh", "runuser", "source", ".", "cmd"):
-        if "-n" in args:  # a syntax check runs nothing
-            return []
-        script_text = _shell_script(prog, args)
-        decoded = any(c.program in _DECODERS and c is not cmd for c in script.commands)
-        if decoded and (script_text is not None or any(cmd.dynamic)):
-            found = judge_shell(script_text, depth + 1) if script_text else []
-            return [*found, approve("obfuscated-script", "runs a script it decodes first")]
-        if script_text is not None:
-            if "$DYN" in script_text and any(c.program in DOWNLOADERS for c in script.commands):
-                return [block("download-exec", "runs code fetched from the network")]
-            return judge_shell(script_text, depth + 1)
-        if prog == "cmd":
-            return []
-        if prog in ("eval", "ssh", "su", "runuser"):
-            return []
-        return _from_stdin(cmd, script, depth, "shell", args)
+        return _nested_shell(prog, args, cmd, script, depth, judges=judges)
     lang = INTERPRETERS.get(prog)
     if lang is None:
         return None
+    return _nested_code(lang, args, cmd, script, depth, judges=judges)
+
+
+def _nested_shell(
+    prog: str, args: list[str], cmd: Cmd, script: Script, depth: int, *, judges: Judges
+) -> list[Finding]:
+    """Findings about the script a shell (``sh -c``, ``eval``, ``ssh host cmd`` …) runs."""
+    if "-n" in args:  # a syntax check runs nothing
+        return []
+    script_text = _shell_script(prog, args)
+    decoded = any(c.program in _DECODERS and c is not cmd for c in script.commands)
+    if decoded and (script_text is not None or any(cmd.dynamic)):
+        found = judge_shell(script_text, depth + 1, judges) if script_text else []
+        return [*found, approve("obfuscated-script", "runs a script it decodes first")]
+    if script_text is not None:
+        if "$DYN" in script_text and any(c.program in DOWNLOADERS for c in script.commands):
+            return [block("download-exec", "runs code fetched from the network")]
+        return judge_shell(script_text, depth + 1, judges)
+    if prog in ("cmd", "eval", "ssh", "su", "runuser"):
+        return []
+    return _from_stdin(cmd, script, depth, "shell", judges)
+
+
+def _nested_code(
+    lang: str, args: list[str], cmd: Cmd, script: Script, depth: int, *, judges: Judges
+) -> list[Finding]:
+    """Findings about the code an interpreter of ``lang`` runs (``python -c`` …)."""
+    code = _inline_code(lang, args)
+    if code is not None:
+        return judges.code(lang, code, depth + 1)
+    if lang == "powershell" and args and not args[0].startswith("-"):
+        return judges.code(lang, " ".join(args), depth + 1)
+    if any(not a.startswith("-") for a in args) and "-" not in args:
+        return []  # runs a script file: nothing to read here
+    return _from_stdin(cmd, script, depth, lang, judges)
+
+
+def _inline_code(lang: str, args: list[str]) -> str | None:
+    """The code given after an inline flag (``-c``, ``-e``, ``-Command`` …), if any."""
     flags = INLINE_FLAGS[lang]
     for index, arg in enumerate(args):
         lowered = arg.lower()
@@ -217,14 +261,8 @@ def _nested(  # noqa: PLR0912 (a dispatch: one branch per kind of nesting)
             code = " ".join(args[index + 1 :]) if lang == "powershell" else args[index + 1]
             if lowered in ("-encodedcommand", "-enc", "-e", "-ec") and lang == "powershell":
                 code = _utf16_b64(code) or code
-            return judge_code(lang, code, depth + 1)
-        if lang == "ruby" and arg.startswith("-r") and index + 1 < len(args):
-            continue
-    if lang == "powershell" and args and not args[0].startswith("-"):
-        return judge_code(lang, " ".join(args), depth + 1)
-    if any(not a.startswith("-") for a in args) and "-" not in args:
-        return []  # runs a script file: nothing to read here
-    return _from_stdin(cmd, script, depth, lang, args)
+            return code
+    return None
 
 
 def _shell_script(prog: str, args: list[str]) -> str | None:
@@ -269,10 +307,8 @@ def _shell_script(prog: str, args: list[str]) -> str | None:
     return None
 
 
-def _from_stdin(cmd: Cmd, script: Script, depth: int, lang: str, args: list[str]) -> list[Finding]:
+def _from_stdin(cmd: Cmd, script: Script, depth: int, lang: str, judges: Judges) -> list[Finding]:
     """Findings about the script ``cmd`` reads from a pipe or a here-string."""
-    from toolang_hook_security_filter.code import judge_code
-
     fed = [text for op, text in cmd.redirects if op == "<<<"]
     source = cmd.stdin_from
     if not fed and source is None:
@@ -295,7 +331,9 @@ def _from_stdin(cmd: Cmd, script: Script, depth: int, lang: str, args: list[str]
             found.append(approve("obfuscated-script", "runs a script it decodes first"))
     for text in texts:
         found.extend(
-            judge_shell(text, depth + 1) if lang == "shell" else judge_code(lang, text, depth + 1)
+            judge_shell(text, depth + 1, judges)
+            if lang == "shell"
+            else judges.code(lang, text, depth + 1)
         )
     return found
 
@@ -371,3 +409,49 @@ def _downloaded_then_run(script: Script) -> list[Finding]:
         ):
             return [block("download-exec", f"runs {name!r}, downloaded just before")]
     return []
+
+
+DATA_PROGRAMS: Final = frozenset(
+    [
+        "echo",
+        "printf",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "ag",
+        "ack",
+        "cat",
+        "less",
+        "more",
+        "head",
+        "tail",
+        "wc",
+        "sort",
+        "uniq",
+        "jq",
+        "yq",
+        "diff",
+        "cmp",
+        "file",
+        "stat",
+        "ls",
+        "man",
+        "tldr",
+        "apropos",
+        "whatis",
+        "type",
+        "which",
+        "base64",
+        "xxd",
+        "rev",
+        "tr",
+        "cut",
+        "fold",
+        "od",
+        "hexdump",
+        "column",
+        "nl",
+    ]
+)
+"""Programs whose words are data, not commands: ``grep 'rm -rf /' docs/`` runs nothing."""
