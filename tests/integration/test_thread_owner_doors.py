@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from toolang_core.store import not_thread_owner
+from toolang_core.store.backend import not_thread_owner
 from toolang_core.testing.cli import assert_no_traceback, run_toolang
 from toolang_core.testing.processes import start_toolang_run, wait_for, wait_serving
 

@@ -8,7 +8,7 @@ from :func:`not_thread_owner`; HTTP 403, CLI exit 5), which never says whose the
 is.
 
 The store keeps each thread's owner (:attr:`ThreadInfo.owner`, set by its first request)
-and holds every submission to the rule: :func:`toolang_core.store.plan_submit` calls
+and holds every submission to the rule: :func:`toolang_core.store.backend.plan_submit` calls
 :func:`check_owner` for both backends, and a backend's plain insert is refused by its
 own constraint, reported with the same :func:`not_thread_owner` error. A door that acts
 on a thread *without* submitting to it — a memory search of a thread, an A2A context

@@ -18,7 +18,7 @@ from server_helpers import (
 )
 
 from toolang_core import ApprovalBook, Inbox, NewTurnRequest, TurnFilter
-from toolang_core.store import not_thread_owner
+from toolang_core.store.backend import not_thread_owner
 
 
 def open_store(server):
