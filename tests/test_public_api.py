@@ -117,7 +117,9 @@ STORE_CONTRACT = [
     "TurnNotFound",
     # The owner rules (toolang_core.store.owners).
     "check_thread",
+    "is_own",
     "may_see",
+    "threads_seen_by",
 ]
 
 

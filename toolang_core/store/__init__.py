@@ -1,11 +1,11 @@
 """Execution stores: the contract between the runtime and the plugins that keep its state.
 
 What every plugin may use: the :class:`ExecutionStore` protocol, the values and errors
-it speaks in, and the owner rules (:func:`check_thread`, :func:`may_see`; see
-:mod:`toolang_core.store.owners`). A backend plugin (``toolang_register_stores``)
-implements :class:`ExecutionStore` with these values, takes the helpers the built-in
-backends share from :mod:`toolang_core.store.backend` (the namespace for backend
-authors), and proves itself with
+it speaks in, and the owner rules (:func:`is_own`, :func:`check_thread`, :func:`may_see`,
+:func:`threads_seen_by`; see :mod:`toolang_core.store.owners`). A backend plugin
+(``toolang_register_stores``) implements :class:`ExecutionStore` with these values,
+takes the helpers the built-in backends share from :mod:`toolang_core.store.backend`
+(the namespace for backend authors), and proves itself with
 ``toolang_core.testing.store_conformance.StoreConformance``. The SQLite backend under
 this package is not public.
 """
@@ -26,7 +26,7 @@ from toolang_core.store.errors import (
     SubmitRejected,
     TurnNotFound,
 )
-from toolang_core.store.owners import check_thread, may_see
+from toolang_core.store.owners import check_thread, is_own, may_see, threads_seen_by
 from toolang_core.store.protocol import ExecutionStore, Waker
 from toolang_core.store.types import (
     ACTIVE,
@@ -90,8 +90,10 @@ __all__ = [
     "TurnStatus",
     "Waker",
     "check_thread",
+    "is_own",
     "may_see",
     "rank_for",
+    "threads_seen_by",
 ]
 
 
