@@ -5,13 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from toolang_core.store import (
-    NewTurnRequest,
-    SubmitRejected,
-    SubmitRules,
-    ThreadState,
-    plan_submit,
-)
+from toolang_core.store import NewTurnRequest, SubmitRejected, SubmitRules
+from toolang_core.store.backend import ThreadState, plan_submit
 
 REQUEST = NewTurnRequest(source="chat", thread_id="t1", input="hi", owner="ann")
 

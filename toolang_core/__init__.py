@@ -148,7 +148,9 @@ if TYPE_CHECKING:
     )
     from toolang_core.store.owners import (
         check_thread as check_thread,
+        is_own as is_own,
         may_see as may_see,
+        threads_seen_by as threads_seen_by,
     )
     from toolang_core.store.plugin_db import (
         open_plugin_database as open_plugin_database,
@@ -298,7 +300,9 @@ _LAZY = {
     "SubmitRejected": "toolang_core.store.errors",
     "TurnNotFound": "toolang_core.store.errors",
     "check_thread": "toolang_core.store.owners",
+    "is_own": "toolang_core.store.owners",
     "may_see": "toolang_core.store.owners",
+    "threads_seen_by": "toolang_core.store.owners",
     "open_plugin_database": "toolang_core.store.plugin_db",
     "ExecutionStore": "toolang_core.store.protocol",
     "GroupPolicy": "toolang_core.store.types",

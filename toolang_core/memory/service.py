@@ -35,6 +35,7 @@ from toolang_core.memory.types import (
     MemoryWriteResult,
 )
 from toolang_core.redaction import redact, redact_text
+from toolang_core.store.owners import is_own
 
 if TYPE_CHECKING:
     from toolang_core.config.model import MemoryConfig
@@ -300,7 +301,8 @@ class MemoryService:
         return tuple(
             i
             for i in items
-            if i.provenance.agent_id == request.agent_id and i.provenance.owner == request.owner
+            if i.provenance.agent_id == request.agent_id
+            and is_own(i.provenance.owner, request.owner)
         )
 
     async def health(self) -> MemoryHealth:
@@ -349,7 +351,7 @@ def _within_limits(
     chars = 0
     foreign = 0
     for item in result.items:
-        if item.provenance.agent_id != agent_id or item.provenance.owner != owner:
+        if item.provenance.agent_id != agent_id or not is_own(item.provenance.owner, owner):
             foreign += 1
             continue
         if len(kept) >= limits.max_items or chars + len(item.text) > limits.max_chars:

@@ -1,20 +1,17 @@
 """Execution stores: the contract between the runtime and the plugins that keep its state.
 
-A backend plugin (``toolang_register_stores``) implements :class:`ExecutionStore` with
-the values defined here and proves itself with
-``toolang_core.testing.store_conformance.StoreConformance``. This module is public API
-for store backends; the SQLite backend under it is not.
+What every plugin may use: the :class:`ExecutionStore` protocol, the values and errors
+it speaks in, and the owner rules (:func:`is_own`, :func:`check_thread`, :func:`may_see`,
+:func:`threads_seen_by`; see :mod:`toolang_core.store.owners`). A backend plugin
+(``toolang_register_stores``) implements :class:`ExecutionStore` with these values,
+takes the helpers the built-in backends share from :mod:`toolang_core.store.backend`
+(the namespace for backend authors), and proves itself with
+``toolang_core.testing.store_conformance.StoreConformance``. The SQLite backend under
+this package is not public.
 """
 
-from toolang_core.store.base import (
-    ClaimRequest,
-    FencedOut,
-    StoreBase,
-    check_active_status,
-    check_finish_status,
-    finished_records,
-    insert_each,
-)
+from typing import Any
+
 from toolang_core.store.errors import (
     NotThreadOwner,
     RecordConflict,
@@ -29,47 +26,8 @@ from toolang_core.store.errors import (
     SubmitRejected,
     TurnNotFound,
 )
-from toolang_core.store.lifecycle import (
-    INTERRUPTED,
-    EndQueued,
-    QueuedEnd,
-    cancel_tree,
-    canceled,
-    dropped_by,
-    steered_into,
-    take_steering,
-)
-from toolang_core.store.migrations import migrate_guarded, pending_migrations
-from toolang_core.store.owners import check_owner, check_thread, may_see, not_thread_owner
+from toolang_core.store.owners import check_thread, is_own, may_see, threads_seen_by
 from toolang_core.store.protocol import ExecutionStore, Waker
-from toolang_core.store.rows import (
-    OPTIONAL_COLUMNS,
-    RECORD_COLUMNS,
-    RUN_COLUMNS,
-    STEP_COLUMNS,
-    TURN_COLUMNS,
-    NewTurnValues,
-    from_json,
-    heartbeat_from_rows,
-    new_run_values,
-    new_turn_values,
-    record_from_row,
-    run_from_row,
-    step_from_row,
-    turn_filter_sql,
-    turn_from_row,
-)
-from toolang_core.store.snapshot import snapshot_main, stale_snapshot
-from toolang_core.store.submit_plan import (
-    SubmitPlan,
-    ThreadState,
-    carry_out,
-    is_simple,
-    make_room,
-    plan_submit,
-    wrong_group,
-    wrong_owner,
-)
 from toolang_core.store.types import (
     ACTIVE,
     TERMINAL,
@@ -97,34 +55,22 @@ from toolang_core.store.types import (
 
 __all__ = [
     "ACTIVE",
-    "INTERRUPTED",
-    "OPTIONAL_COLUMNS",
-    "RECORD_COLUMNS",
-    "RUN_COLUMNS",
-    "STEP_COLUMNS",
     "TERMINAL",
-    "TURN_COLUMNS",
     "CancelResult",
-    "ClaimRequest",
-    "EndQueued",
     "ExecutionStore",
-    "FencedOut",
     "Finish",
     "GroupCount",
     "Heartbeat",
     "NewTurnRequest",
-    "NewTurnValues",
     "NotThreadOwner",
     "Overflow",
     "PastTurn",
-    "QueuedEnd",
     "Record",
     "RecordConflict",
     "RecordWrite",
     "Recovery",
     "RunRecord",
     "StepRecord",
-    "StoreBase",
     "StoreBusy",
     "StoreCorrupt",
     "StoreError",
@@ -134,48 +80,38 @@ __all__ = [
     "StoreSchemaTooNew",
     "StoreUnavailable",
     "Strategy",
-    "SubmitPlan",
     "SubmitRejected",
     "SubmitResult",
     "SubmitRules",
     "ThreadInfo",
-    "ThreadState",
     "TurnFilter",
     "TurnNotFound",
     "TurnRequest",
     "TurnStatus",
     "Waker",
-    "cancel_tree",
-    "canceled",
-    "carry_out",
-    "check_active_status",
-    "check_finish_status",
-    "check_owner",
     "check_thread",
-    "dropped_by",
-    "finished_records",
-    "from_json",
-    "heartbeat_from_rows",
-    "insert_each",
-    "is_simple",
-    "make_room",
+    "is_own",
     "may_see",
-    "migrate_guarded",
-    "new_run_values",
-    "new_turn_values",
-    "not_thread_owner",
-    "pending_migrations",
-    "plan_submit",
     "rank_for",
-    "record_from_row",
-    "run_from_row",
-    "snapshot_main",
-    "stale_snapshot",
-    "steered_into",
-    "step_from_row",
-    "take_steering",
-    "turn_filter_sql",
-    "turn_from_row",
-    "wrong_group",
-    "wrong_owner",
+    "threads_seen_by",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # Deprecated since 0.2, removed in 0.3: a backend's helpers (StoreBase, the row
+    # helpers, plan_submit, …) were exported here; they moved to the backends' namespace.
+    import importlib
+    import warnings
+
+    backend = importlib.import_module("toolang_core.store.backend")
+    if name not in backend.__all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+    warnings.warn(
+        f"toolang_core.store.{name} is deprecated since toolang-core 0.2 and removed in "
+        f"0.3: import it from toolang_core.store.backend (the namespace for store "
+        "backends, docs/store.md)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(backend, name)

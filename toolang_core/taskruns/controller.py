@@ -133,7 +133,7 @@ class TaskRunController:
             )
             for turn in page:
                 if view.is_task_run(turn) and turn.meta[view.META_KEY].get("key") == key:
-                    if owner is not None and turn.owner != owner:
+                    if not may_see(turn.owner, owner):
                         return None
                     return self._view(turn)
             if len(page) < _PAGE:

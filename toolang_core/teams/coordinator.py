@@ -21,6 +21,7 @@ from toolang_core.agents.pool import AgentPool, pool_for
 from toolang_core.events import Event
 from toolang_core.ids import new_id
 from toolang_core.plugins.host import describe_exception
+from toolang_core.store.owners import may_see
 from toolang_core.taskruns.types import SpawnRequest, TaskRunStatus
 from toolang_core.teams import health, resolve
 from toolang_core.teams.types import (
@@ -102,14 +103,14 @@ class TeamCoordinator:
         """The team; another owner's team is not found (``owner=None``: the operator)."""
         record = self.store.get_record(KIND, team_id)
         team = Team.from_json(record.data) if record else None
-        if team is None or (owner is not None and team.owner != owner):
+        if team is None or not may_see(team.owner, owner):
             raise TeamError(f"team {team_id!r} not found")
         return team
 
     def list_teams(self, *, owner: str | None) -> list[Team]:
         teams = [Team.from_json(r.data) for r in self.store.list_records(KIND)]
         return sorted(
-            (t for t in teams if owner is None or t.owner == owner),
+            (t for t in teams if may_see(t.owner, owner)),
             key=lambda t: (-t.created_at, t.id),
         )
 

@@ -18,7 +18,7 @@ from server_helpers import (
 )
 
 from toolang_core import ApprovalBook, Inbox, NewTurnRequest, TurnFilter
-from toolang_core.store import not_thread_owner
+from toolang_core.store.backend import not_thread_owner
 
 
 def open_store(server):
@@ -466,6 +466,40 @@ def test_the_operator_is_refused_an_owners_thread_with_the_same_403(open_server)
         assert refused.json()["error"]["message"] == str(not_thread_owner("chat:ada", None))
         assert refused.json()["error"]["field"] == "thread_id"
         assert [t["owner"] for t in operator.get("/api/turns").json()] == ["ada"]
+
+
+def test_the_operator_reads_every_owners_threads_and_an_owner_only_its_own(token_server):
+    """The read rule on every route that reads a thread (toolang_core.store.owners):
+    the thread list, a thread's page, a memory search of it and its console page. The
+    operator (the local credential) reads every owner's; an owner only its own — another
+    owner's thread is not listed, not found, and refused to a search or a page (403)."""
+    with token_server.client(TOKENS["alice"]) as alice, token_server.client(TOKENS["bob"]) as bob:
+        for caller, thread in ((alice, "chat:a"), (bob, "chat:b")):
+            said = caller.post(
+                "/api/turns", json={"input": "hello", "thread_id": thread, "wait": ANSWER_WAIT}
+            )
+            assert said.json()["status"] == "completed", said.text
+        with token_server.client(token_server.operator_credential()) as operator:
+            listed = {
+                name: sorted(t["thread_id"] for t in caller.get("/api/threads").json())
+                for name, caller in (("alice", alice), ("bob", bob), ("operator", operator))
+            }
+            assert listed == {
+                "alice": ["chat:a"],
+                "bob": ["chat:b"],
+                "operator": ["chat:a", "chat:b"],
+            }
+            assert operator.get("/api/threads/chat:a").status_code == 200
+            assert alice.get("/api/threads/chat:a").json()["thread"]["owner"] == "alice"
+            assert bob.get("/api/threads/chat:a").status_code == 404
+            search = {"q": "hello", "thread_id": "chat:a"}
+            assert operator.get("/api/memory/search", params=search).status_code == 200
+            assert alice.get("/api/memory/search", params=search).status_code == 200
+            refused = bob.get("/api/memory/search", params=search)
+            assert refused.status_code == 403, refused.text
+            assert refused.json()["error"]["message"] == str(not_thread_owner("chat:a", "bob"))
+            assert operator.get("/chat/chat:a").status_code == 200
+            assert bob.get("/chat/chat:a").status_code == 403
 
 
 def test_cors_is_off_and_console_refusals_are_pages(open_server):

@@ -184,9 +184,9 @@ async def search_memory(
             field="q",
             expected="a runtime with a memory plugin",
         )
-    if thread_id is not None and caller.owner is not None:
-        try:
-            check_thread(store_of(runtime), thread_id, caller.owner)
+    if thread_id is not None:
+        try:  # a search reads the thread: the operator may, an owner only its own
+            check_thread(store_of(runtime), thread_id, caller.owner, reading=True)
         except NotThreadOwner as exc:
             raise not_yours(exc) from None
     limits = MemoryLimits(max_items=limit, max_chars=max(memory.config.max_chars, 100_000))

@@ -20,6 +20,7 @@ from toolang_core import (
     TurnRequest,
     TurnStatus,
     may_see,
+    threads_seen_by,
     trace_context_meta,
 )
 from toolang_server.auth import require_person
@@ -67,6 +68,14 @@ MAX_WAIT: Final = 300.0
 def visible(turn: TurnRequest | None, caller: Caller) -> bool:
     """The operator sees every turn; an owner only its own (others are "not found")."""
     return turn is not None and may_see(turn.owner, caller.owner)
+
+
+def sees_turn(runtime: Runtime, caller: Caller, turn_id: str) -> bool:
+    """Whether ``caller`` may see what hangs off turn ``turn_id`` (its approvals): the
+    read rule on the turn's owner. A turn deleted since (retention) is no owner's, so
+    only the operator still sees what it left."""
+    turn = store_of(runtime).get(turn_id)
+    return may_see(turn.owner if turn is not None else None, caller.owner)
 
 
 def not_yours(exc: NotThreadOwner) -> ApiError:
@@ -266,14 +275,10 @@ async def cancel_turn(request: Request) -> Response:
 
 
 async def list_threads(request: Request) -> Response:
-    """Threads, most recently active first (an owner sees the threads of its turns)."""
+    """Threads, most recently active first (an owner sees its own threads)."""
     runtime, caller = runtime_of(request), caller_of(request)
-    store = store_of(runtime)
     limit = query_int(request, "limit", 50)
-    if caller.owner is None:
-        return ok(store.list_threads(limit=limit))
-    mine = {t.thread_id for t in store.list_turns(TurnFilter(owner=caller.owner, limit=1000))}
-    return ok([t for t in store.list_threads(limit=1000) if t.thread_id in mine][:limit])
+    return ok(threads_seen_by(store_of(runtime), caller.owner, limit=limit))
 
 
 async def show_thread(request: Request) -> Response:
@@ -289,7 +294,7 @@ async def show_thread(request: Request) -> Response:
         )
         if visible(t, caller)
     ]
-    if info is None or (caller.owner is not None and not turns):
+    if info is None or not may_see(info.owner, caller.owner):
         raise ApiError(
             404,
             f"no thread {thread_id!r}",

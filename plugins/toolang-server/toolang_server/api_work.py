@@ -16,7 +16,7 @@ from toolang_core import (
     TaskRunStatus,
     redact,
 )
-from toolang_server.api_turns import visible
+from toolang_server.api_turns import sees_turn
 from toolang_server.auth import require_person
 from toolang_server.http import (
     ApiError,
@@ -141,7 +141,7 @@ def _approval_json(approval: Approval) -> dict[str, Any]:
 
 
 def _mine(runtime: Runtime, caller: Caller, approval: Approval) -> bool:
-    return caller.owner is None or visible(store_of(runtime).get(approval.turn_id), caller)
+    return sees_turn(runtime, caller, approval.turn_id)
 
 
 async def list_approvals(request: Request) -> Response:

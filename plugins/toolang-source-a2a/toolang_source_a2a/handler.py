@@ -47,6 +47,7 @@ from toolang_core import (
     TurnFilter,
     TurnRequest,
     check_thread,
+    may_see,
     new_id,
     trace_context_meta,
     trace_context_of,
@@ -102,7 +103,7 @@ class StoreRequestHandler(RequestHandler):
     def _own_turn(self, task_id: str, context: ServerCallContext) -> TurnRequest:
         """The caller's turn ``task_id``; another caller's is as unknown as a missing one."""
         turn = self.inbox.store.get(task_id) if task_id else None
-        if turn is None or turn.owner != caller_of(context) or a2a_context(turn) is None:
+        if turn is None or not may_see(turn.owner, caller_of(context)) or a2a_context(turn) is None:
             raise TaskNotFoundError(message=f"Task not found: {task_id!r}")
         return turn
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from toolang_core import HttpError, UsageError
+from toolang_core import HttpError, UsageError, may_see
 
 if TYPE_CHECKING:
     from toolang_core import RegisterRoute
@@ -30,8 +30,7 @@ def _book(request: Any) -> TaskBook:
 
 
 def _visible(request: Any, task: Task) -> bool:
-    owner = request.state.caller.owner
-    return owner is None or task.requester == owner
+    return may_see(task.requester, request.state.caller.owner)
 
 
 def _json(task: Task) -> dict[str, Any]:

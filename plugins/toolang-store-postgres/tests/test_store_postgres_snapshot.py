@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import psycopg
 
-from toolang_core.store import stale_snapshot
+from toolang_core.store.backend import stale_snapshot
 from toolang_store_postgres.snapshot import REFRESH, SNAPSHOT, render_schema
 
 

@@ -13,11 +13,9 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from toolang_core.store import (
-    NewTurnRequest,
+from toolang_core.store import NewTurnRequest, SubmitResult, SubmitRules
+from toolang_core.store.backend import (
     NewTurnValues,
-    SubmitResult,
-    SubmitRules,
     ThreadState,
     carry_out,
     is_simple as plain_enqueue,

@@ -20,13 +20,8 @@ from typing import Any, Final
 import psycopg
 from psycopg import errors as pg_errors
 
-from toolang_core.store import (
-    TURN_COLUMNS,
-    StoreCorrupt,
-    StoreMissing,
-    migrate_guarded,
-    pending_migrations,
-)
+from toolang_core.store import StoreCorrupt, StoreMissing
+from toolang_core.store.backend import TURN_COLUMNS, migrate_guarded, pending_migrations
 from toolang_store_postgres.migrations import MIGRATIONS
 
 MIGRATION_SET: Final = "toolang-store-postgres"
@@ -82,7 +77,7 @@ CREATE TABLE IF NOT EXISTS {s}.toolang_migrations (
 
 def prepare(conn: psycopg.Connection[Any], names: Names, where: str, *, migrate: bool) -> None:
     """Refuse a newer or foreign schema; apply pending migrations when ``migrate``
-    (toolang-core's guarded procedure, :func:`toolang_core.store.migrate_guarded`).
+    (toolang-core's guarded procedure, :func:`toolang_core.store.backend.migrate_guarded`).
 
     ``where`` describes the store in messages (with the password masked).
 

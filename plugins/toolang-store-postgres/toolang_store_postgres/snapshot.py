@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import psycopg
 
-from toolang_core.store import snapshot_main
+from toolang_core.store.backend import snapshot_main
 from toolang_store_postgres import schema
 from toolang_store_postgres.cluster import ENV_DSN
 from toolang_store_postgres.migrations import MIGRATIONS

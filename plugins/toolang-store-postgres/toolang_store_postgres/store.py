@@ -13,11 +13,7 @@ from psycopg.types.json import Jsonb
 
 from toolang_core import new_id
 from toolang_core.store import (
-    RECORD_COLUMNS,
-    RUN_COLUMNS,
-    STEP_COLUMNS,
     CancelResult,
-    ClaimRequest,
     Finish,
     GroupCount,
     Heartbeat,
@@ -26,13 +22,19 @@ from toolang_core.store import (
     Recovery,
     RunRecord,
     StepRecord,
-    StoreBase,
     SubmitResult,
     SubmitRules,
     ThreadInfo,
     TurnFilter,
     TurnRequest,
     TurnStatus,
+)
+from toolang_core.store.backend import (
+    RECORD_COLUMNS,
+    RUN_COLUMNS,
+    STEP_COLUMNS,
+    ClaimRequest,
+    StoreBase,
     check_active_status,
     finished_records,
     insert_each,

@@ -24,11 +24,13 @@ from toolang_core.store import (
     CancelResult,
     Finish,
     Heartbeat,
-    QueuedEnd,
     Recovery,
     TurnNotFound,
     TurnRequest,
     TurnStatus,
+)
+from toolang_core.store.backend import (
+    QueuedEnd,
     cancel_tree,
     heartbeat_from_rows,
     take_steering,

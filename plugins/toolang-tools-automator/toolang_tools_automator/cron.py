@@ -19,6 +19,7 @@ from toolang_core import (
     ScheduleError,
     ToolCallContext,
     check_thread,
+    is_own,
 )
 from toolang_tools_automator.common import (
     AutomatorError,
@@ -59,7 +60,7 @@ def _mine(context: ToolCallContext) -> list[Record]:
     owner = owner_of(context)
     store = runtime_of(context).store
     assert store is not None
-    return [r for r in store.list_records(KIND) if r.data.get("owner") == owner]
+    return [r for r in store.list_records(KIND) if is_own(r.data.get("owner"), owner)]
 
 
 def _one(context: ToolCallContext, chore_id: str) -> Record:

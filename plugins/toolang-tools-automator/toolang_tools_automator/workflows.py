@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolang_core import ToolCallContext
+from toolang_core import ToolCallContext, is_own
 from toolang_tools_automator import engine
 from toolang_tools_automator.common import (
     AutomatorError,
@@ -94,7 +94,7 @@ async def workflow_run(
         mine = sorted(
             str(r.data.get("name"))
             for r in store.list_records(engine.DEFINITIONS)
-            if r.data.get("owner") == owner
+            if is_own(r.data.get("owner"), owner)
         )
         raise AutomatorError(
             f"name: no workflow {name!r} of yours (yours: {', '.join(mine) or 'none'})"
@@ -126,7 +126,7 @@ def _record(context: ToolCallContext | None, run_id: str) -> Any:
     runtime = runtime_of(context)
     assert runtime.store is not None
     record = runtime.store.get_record(engine.RUNS, run_id)
-    if record is None or record.data.get("owner") != owner_of(context):
+    if record is None or not is_own(record.data.get("owner"), owner_of(context)):
         raise AutomatorError(f"run_id: no workflow run {run_id!r} of yours")
     return record
 

@@ -13,7 +13,7 @@ import hashlib
 import re
 from typing import Any
 
-from toolang_core import ToolCallContext
+from toolang_core import ToolCallContext, is_own
 from toolang_tools_librarian.common import (
     LibrarianError,
     TurnOwners,
@@ -91,7 +91,7 @@ def _kept(context: ToolCallContext, words: list[str], agent: str | None) -> list
             "matched": _matched(content, words),
         }
         for entry_id, who, tool, call_params, content, turn_id, thread_id, at in found
-        if owners.of(turn_id) == owner
+        if is_own(owners.of(turn_id), owner)
     ]
 
 

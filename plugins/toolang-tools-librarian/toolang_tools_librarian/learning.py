@@ -13,7 +13,7 @@ import hashlib
 import statistics
 from typing import Any
 
-from toolang_core import ToolCallContext
+from toolang_core import ToolCallContext, is_own
 from toolang_tools_librarian.common import (
     LibrarianError,
     TurnOwners,
@@ -59,7 +59,7 @@ def _outcomes(
         conn.close()
     owner = owner_of(context)
     owners = TurnOwners(runtime)
-    return [tuple(row[:7]) for row in found if owners.of(row[7]) == owner]
+    return [tuple(row[:7]) for row in found if is_own(owners.of(row[7]), owner)]
 
 
 def _lessons(context: ToolCallContext, tool: str | None) -> dict[str | None, list[str]]:

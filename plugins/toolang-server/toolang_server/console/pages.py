@@ -28,9 +28,10 @@ from toolang_core import (
     check_thread,
     redact,
     sandbox_warning,
+    threads_seen_by,
 )
 from toolang_server import api_catalog
-from toolang_server.api_turns import get_turn, not_yours, visible
+from toolang_server.api_turns import get_turn, not_yours, sees_turn
 from toolang_server.http import ApiError, Caller, caller_of, runtime_of, store_of
 
 if TYPE_CHECKING:
@@ -70,12 +71,8 @@ ENV.filters.update(when=_when, ago=_ago, short=_short)
 
 
 def _pending_count(runtime: Runtime, caller: Caller) -> int:
-    store = store_of(runtime)
-    return sum(
-        1
-        for a in ApprovalBook(store).list("pending")
-        if caller.owner is None or visible(store.get(a.turn_id), caller)
-    )
+    pending = ApprovalBook(store_of(runtime)).list("pending")
+    return sum(1 for a in pending if sees_turn(runtime, caller, a.turn_id))
 
 
 def render(request: Request, template: str, section: str, title: str, **values: Any) -> Response:
@@ -113,11 +110,7 @@ async def status_page(request: Request) -> Response:
 async def chat_index(request: Request) -> Response:
     """Console: the threads, and a form to start a chat."""
     runtime, caller = runtime_of(request), caller_of(request)
-    store = store_of(runtime)
-    threads = store.list_threads(limit=100)
-    if caller.owner is not None:
-        mine = {t.thread_id for t in _turns(runtime, caller, limit=1000)}
-        threads = [t for t in threads if t.thread_id in mine]
+    threads = threads_seen_by(store_of(runtime), caller.owner, limit=100)
     return render(request, "chat_index.html", "/chat", "Chat", threads=threads)
 
 
@@ -132,11 +125,10 @@ async def chat_page(request: Request) -> Response:
     """Console: one thread as a conversation, answers streamed as they are produced."""
     runtime, caller = runtime_of(request), caller_of(request)
     thread_id = request.path_params["thread_id"]
-    if caller.owner is not None:
-        try:  # the owner rule's refusal at once, not an empty thread whose form refuses
-            check_thread(store_of(runtime), thread_id, caller.owner)
-        except NotThreadOwner as exc:
-            raise not_yours(exc) from None
+    try:  # the read rule's refusal at once, not an empty thread whose form refuses
+        check_thread(store_of(runtime), thread_id, caller.owner, reading=True)
+    except NotThreadOwner as exc:
+        raise not_yours(exc) from None
     turns = list(reversed(_turns(runtime, caller, thread_id=thread_id, limit=50)))
     return render(request, "chat.html", "/chat", thread_id, thread_id=thread_id, turns=turns)
 
