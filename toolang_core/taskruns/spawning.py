@@ -24,7 +24,7 @@ from toolang_core.taskruns import view
 from toolang_core.taskruns.types import SOURCE, SpawnRequest, TaskRun, TaskRunError
 
 if TYPE_CHECKING:
-    from toolang_core.runtime.runtime import Runtime
+    from toolang_core.runtime_parts import CoreRuntime
     from toolang_core.runtime_view import RuntimeView
     from toolang_core.taskruns.controller import TaskRunController
     from toolang_core.tools.types import ToolCallContext
@@ -94,7 +94,7 @@ def check_fan_out(controller: TaskRunController, context: ToolCallContext) -> No
 
 
 def check_agent(
-    runtime: Runtime, agent_name: str, allowed_tools: Sequence[str] | None
+    runtime: CoreRuntime, agent_name: str, allowed_tools: Sequence[str] | None
 ) -> str | None:
     """The agent's name (``None``: the default agent), checked to exist and to cover
     ``allowed_tools``. :raises TaskRunError:"""
