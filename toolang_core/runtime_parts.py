@@ -38,10 +38,6 @@ class CoreRuntime(RuntimeView, Protocol):
         """The context handed to ``plugin_name``'s component factories."""
         ...
 
-    def open_store(self, *, read_only: bool = False) -> ExecutionStore:
-        """Open the configured execution store (the caller closes it)."""
-        ...
-
     def admit_spawned(self, store: ExecutionStore, parent_turn_id: str, turn_id: str) -> None:
         """A one-shot run serving ``store`` admits only its own requests: also admit
         ``turn_id``, spawned by ``parent_turn_id`` (its task runs must run for it to

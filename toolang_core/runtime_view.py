@@ -142,6 +142,11 @@ class RuntimeView(Protocol):
         """The task-run controller (:raises RuntimeError: while the runtime is not
         serving)."""
 
+    def open_store(self, *, read_only: bool = False) -> ExecutionStore:
+        """Open the configured execution store (the caller closes it) — e.g. a doctor
+        check's, while the runtime does not serve."""
+        ...
+
     def settings_for(self, name: str, cls: type[S]) -> S:
         """Plugin ``name``'s settings as ``cls`` (``cls()`` when it has none)."""
         ...
