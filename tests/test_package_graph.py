@@ -12,8 +12,9 @@ module by module — is checked too, with a rule of its own: the concrete runtim
 it, even for type checking (hooks and tools get ``RuntimeView``, the core's own parts
 ``CoreRuntime``), and no module of it is in an import cycle with a module outside it.
 That graph still has one cycle among the parts below the runtime (tools, turn, plugins,
-hook specs, task runs: a tool's context names the running turn, the view names the task
-runs and the tools), so its size is held where it is and may only shrink.
+hook specs, task runs: the view names the task runs and the agent catalog, which call
+hooks through the facade, which names the hook specs, which name the view), so its size
+is held where it is and may only shrink.
 """
 
 from __future__ import annotations
@@ -207,7 +208,7 @@ def test_the_graph_sees_imports_the_check_must_count():
 ABOVE_THE_RUNTIME = frozenset({"runtime", "cli", "doctor", "testing", "__main__", "<root>"})
 """The packages that may name the concrete runtime: itself, what drives it, and the
 public facade (``toolang_core``, which re-exports it)."""
-LARGEST_CYCLE = 48
+LARGEST_CYCLE = 38
 """Modules in the type checker's largest import cycle (66 before #32 took the runtime
 out of it); lower it when a change unties more, never raise it."""
 

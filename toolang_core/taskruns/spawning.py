@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from toolang_core.runtime_parts import CoreRuntime
     from toolang_core.runtime_view import RuntimeView
     from toolang_core.taskruns.controller import TaskRunController
+    from toolang_core.tools.turn_handle import TurnHandle
     from toolang_core.tools.types import ToolCallContext
-    from toolang_core.turn.running import RunningTurn
 
 WAIT_MARGIN = 0.9
 """A wait inside a tool call ends at this share of ``[tools] timeout_seconds``, so the
@@ -50,7 +50,7 @@ def controller_of(context: ToolCallContext | None) -> TaskRunController:
         raise TaskRunError("taskrun: controller unavailable") from None
 
 
-def current_turn(context: ToolCallContext | None) -> RunningTurn:
+def current_turn(context: ToolCallContext | None) -> TurnHandle:
     """The turn the call belongs to. :raises TaskRunError: outside an agent turn."""
     if context is None or context.turn is None:
         raise TaskRunError("taskrun: current turn context is unavailable")

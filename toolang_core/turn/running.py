@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
+
+from toolang_core.tools.turn_handle import ResponseMode
 
 if TYPE_CHECKING:
     from toolang_core.execution.seam import TurnContext
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
     from toolang_core.tools.types import ToolCallContext
     from toolang_core.turn.agent import AgentExecutor
 
-ResponseMode = Literal["all_messages", "final_only"]
+__all__ = ["DelegationError", "ResponseMode", "RunningTurn"]
 
 
 class DelegationError(RuntimeError):
@@ -28,7 +30,8 @@ class DelegationError(RuntimeError):
 
 
 class RunningTurn:
-    """One agent turn in progress, as its control tools see it."""
+    """One agent turn in progress, as its control tools see it (implements
+    :class:`~toolang_core.tools.turn_handle.TurnHandle`)."""
 
     def __init__(self, executor: AgentExecutor, ctx: TurnContext, *, max_rounds: int) -> None:
         self._executor = executor
