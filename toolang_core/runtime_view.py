@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from toolang_core.plugins.records import PluginRecord
     from toolang_core.plugins.routes import RouteRegistration
     from toolang_core.store.protocol import ExecutionStore
-    from toolang_core.taskruns.controller import TaskRunController
+    from toolang_core.taskruns.port import TaskRuns
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -138,7 +138,7 @@ class RuntimeView(Protocol):
         """The agents this runtime knows, their scopes and routing."""
 
     @property
-    def task_runs(self) -> TaskRunController:
+    def task_runs(self) -> TaskRuns:
         """The task-run controller (:raises RuntimeError: while the runtime is not
         serving)."""
 

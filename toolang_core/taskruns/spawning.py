@@ -15,7 +15,7 @@ limits are checked in this order, before anything is stored:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from toolang_core.agents.catalog import AgentError
 from toolang_core.agents.partition import PatternError, ToolScopeError
@@ -45,7 +45,9 @@ def controller_of(context: ToolCallContext | None) -> TaskRunController:
     """The serving runtime's controller. :raises TaskRunError: outside a runtime."""
     runtime = runtime_of(context)
     try:
-        return runtime.task_runs
+        # The view types it as the TaskRuns protocol; the runtime's is this package's
+        # controller, whose runtime (the core's) the spawning checks read.
+        return cast("TaskRunController", runtime.task_runs)
     except RuntimeError:
         raise TaskRunError("taskrun: controller unavailable") from None
 
