@@ -177,12 +177,12 @@ def _one_cycle(edges: Edges, component: list[str]) -> list[str]:
     raise AssertionError(f"no cycle through {start} in {component}")  # pragma: no cover
 
 
-def describe_cycles(edges: Edges) -> list[str]:
-    """One paragraph per cycle: the packages in order and the imports making each edge."""
+def describe_cycles(edges: Edges, *, nodes: str = "packages") -> list[str]:
+    """One paragraph per cycle: the nodes in order and the imports making each edge."""
     reports = []
     for component in _strongly_connected(edges):
         cycle = _one_cycle(edges, component)
-        lines = [f"cycle {' -> '.join(cycle)} (packages {', '.join(component)})"]
+        lines = [f"cycle {' -> '.join(cycle)} ({nodes} {', '.join(component)})"]
         for source, target in itertools.pairwise(cycle):
             places = edges[source][target]
             lines.append(f"  {source} -> {target}: {', '.join(places[:5])}")
@@ -234,7 +234,7 @@ def runtime_cycles(edges: Edges) -> list[str]:
     return [
         report
         for component, report in zip(
-            _strongly_connected(edges), describe_cycles(edges), strict=True
+            _strongly_connected(edges), describe_cycles(edges, nodes="modules"), strict=True
         )
         if {_package(m) for m in component} > {"runtime"}
     ]
@@ -264,7 +264,7 @@ def test_the_type_checkers_largest_import_cycle_only_shrinks():
     assert len(largest) <= LARGEST_CYCLE, (
         f"the type checker's largest import cycle grew to {len(largest)} modules "
         f"(at most {LARGEST_CYCLE}): {', '.join(largest)}\n"
-        + "\n".join(describe_cycles(module_graph(ROOT / PACKAGE)))
+        + "\n".join(describe_cycles(module_graph(ROOT / PACKAGE), nodes="modules"))
     )
 
 
@@ -327,7 +327,7 @@ def test_a_type_checking_import_of_the_runtime_from_below_is_reported(tree_namin
     (report,) = runtime_cycles(edges)
     assert report.splitlines()[0] == (
         "cycle toolang_core.runtime -> toolang_core.runtime.core -> toolang_core.turn.agent"
-        " -> toolang_core.runtime (packages toolang_core.runtime, toolang_core.runtime.core,"
+        " -> toolang_core.runtime (modules toolang_core.runtime, toolang_core.runtime.core,"
         " toolang_core.turn.agent)"
     )
     # the run-time package graph does not see it: that is why the module graph exists
