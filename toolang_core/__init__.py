@@ -52,7 +52,7 @@ if TYPE_CHECKING:
         cli_principal as cli_principal,
         read_credential as read_credential,
     )
-    from toolang_core.doctor import (
+    from toolang_core.doctor.check import (
         DoctorCheck as DoctorCheck,
     )
     from toolang_core.errors import (
@@ -63,6 +63,9 @@ if TYPE_CHECKING:
     )
     from toolang_core.events import (
         Event as Event,
+    )
+    from toolang_core.execution.seam import (
+        StageDone as StageDone,
     )
     from toolang_core.hookspecs import (
         FAMILIES as FAMILIES,
@@ -106,7 +109,6 @@ if TYPE_CHECKING:
         AFTER_KIND as AFTER_KIND,
         AFTER_STAGES as AFTER_STAGES,
         PROMPT_TRACE_KIND as PROMPT_TRACE_KIND,
-        StageDone as StageDone,
     )
     from toolang_core.runtime.inbox import (
         Inbox as Inbox,
@@ -254,7 +256,7 @@ _LAZY = {
     "CredentialError": "toolang_core.credential",
     "cli_principal": "toolang_core.credential",
     "read_credential": "toolang_core.credential",
-    "DoctorCheck": "toolang_core.doctor",
+    "DoctorCheck": "toolang_core.doctor.check",
     "ConfigError": "toolang_core.errors",
     "PluginError": "toolang_core.errors",
     "ToolangError": "toolang_core.errors",
@@ -279,7 +281,7 @@ _LAZY = {
     "StreamMasker": "toolang_core.redaction_stream",
     "Runtime": "toolang_core.runtime",
     "RuntimeView": "toolang_core.runtime_view",
-    "StageDone": "toolang_core.runtime.after_turn",
+    "StageDone": "toolang_core.execution.seam",
     "AFTER_KIND": "toolang_core.runtime.after_turn",
     "AFTER_STAGES": "toolang_core.runtime.after_turn",
     "PROMPT_TRACE_KIND": "toolang_core.runtime.after_turn",

@@ -5,8 +5,10 @@ The contexts handed to hooks and tools (:class:`~toolang_core.tools.ToolCallCont
 :class:`RuntimeView`, not as the concrete :class:`~toolang_core.runtime.Runtime`: a
 plugin reads its settings, keeps per-runtime state and its own database, reads the
 configuration, the clock, the execution store, memory, the agents and the task runs,
-and publishes events — and nothing of the scheduler's, the inbox's or the admission
-policy's internals. The runtime implements it; a test
+reads what the plugins registered (:class:`ComponentsReader`, :class:`PluginsReader`)
+and publishes events — and nothing of the plugin host's, the scheduler's, the inbox's
+or the admission policy's internals: no hook is called and nothing is registered
+through the view. The runtime implements it; a test
 may hand a context any object that does (a real runtime is the usual one).
 
 A leaf module: the types it names are imported for type checking only.
@@ -14,7 +16,7 @@ A leaf module: the types it names are imported for type checking only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
@@ -25,12 +27,70 @@ if TYPE_CHECKING:
     from toolang_core.events import Event
     from toolang_core.hookspecs.rules import HookFailure
     from toolang_core.memory.service import MemoryService
-    from toolang_core.plugins.host import PluginHost
+    from toolang_core.plugins.components import (
+        AgentSourceRegistration,
+        Registration,
+        ToolRegistration,
+    )
+    from toolang_core.plugins.records import PluginRecord
+    from toolang_core.plugins.routes import RouteRegistration
     from toolang_core.store.protocol import ExecutionStore
-    from toolang_core.taskruns.controller import TaskRunController
+    from toolang_core.taskruns.port import TaskRuns
 
 S = TypeVar("S")
 T = TypeVar("T")
+
+
+class ComponentsReader(Protocol):
+    """What the active plugins registered, read-only (the runtime's is the host's)."""
+
+    @property
+    def tools(self) -> Mapping[str, ToolRegistration]:
+        """Every tool a model may be offered, by name, with the plugin that registered it."""
+
+    @property
+    def withheld_tools(self) -> Mapping[str, str]:
+        """Tools registered but not offered, by name, with why."""
+
+    @property
+    def agent_sources(self) -> Sequence[AgentSourceRegistration]:
+        """The agent sources the plugins returned, in registration order."""
+
+    def of_kind(self, kind: str) -> Mapping[str, Registration]:
+        """The registrations of one kind (``"model"``, ``"turn source"``, ``"store"`` …)."""
+        ...
+
+    def provided_by(self, plugin: str) -> Mapping[str, list[str]]:
+        """What ``plugin`` registered: kind → sorted names."""
+        ...
+
+
+class PluginsReader(Protocol):
+    """The runtime's plugins as records and hook implementations, read-only."""
+
+    @property
+    def records(self) -> Sequence[PluginRecord]:
+        """Every plugin the host knows of (active, disabled, failed), by name."""
+
+    @property
+    def active_names(self) -> Sequence[str]:
+        """The names of the plugins whose hooks are called."""
+
+    @property
+    def failures(self) -> Sequence[PluginRecord]:
+        """The plugins that failed to import or register."""
+
+    def record(self, name: str) -> PluginRecord:
+        """Plugin ``name``'s record (:raises KeyError: when there is none)."""
+        ...
+
+    def implementations(self, hook: str) -> list[str]:
+        """Names of the plugins implementing ``hook``, in the order they are called."""
+        ...
+
+    def chain(self) -> list[tuple[str, str, list[str]]]:
+        """The tool-call chain as registered: ``(stage, hook, plugins in call order)``."""
+        ...
 
 
 class RuntimeView(Protocol):
@@ -49,8 +109,17 @@ class RuntimeView(Protocol):
         """Every plugin's validated settings section, by plugin name."""
 
     @property
-    def host(self) -> PluginHost:
-        """The plugin host: which plugins are active and what they registered."""
+    def components(self) -> ComponentsReader:
+        """What the plugins registered: tools, models, turn sources, agent sources …"""
+
+    @property
+    def plugins(self) -> PluginsReader:
+        """Which plugins there are, how they loaded, and who implements which hook."""
+
+    @property
+    def one_shot(self) -> bool:
+        """Whether the runtime serves only its own given requests, then exits (a one-shot
+        ``toolang chat``/``invoke``): a door for others stays closed for it."""
 
     @property
     def store(self) -> ExecutionStore | None:
@@ -69,9 +138,14 @@ class RuntimeView(Protocol):
         """The agents this runtime knows, their scopes and routing."""
 
     @property
-    def task_runs(self) -> TaskRunController:
+    def task_runs(self) -> TaskRuns:
         """The task-run controller (:raises RuntimeError: while the runtime is not
         serving)."""
+
+    def open_store(self, *, read_only: bool = False) -> ExecutionStore:
+        """Open the configured execution store (the caller closes it) — e.g. a doctor
+        check's, while the runtime does not serve."""
+        ...
 
     def settings_for(self, name: str, cls: type[S]) -> S:
         """Plugin ``name``'s settings as ``cls`` (``cls()`` when it has none)."""
@@ -93,6 +167,16 @@ class RuntimeView(Protocol):
 
     async def publish(self, event: Event) -> list[HookFailure]:
         """Publish ``event`` to every ``toolang_on_event`` subscriber."""
+        ...
+
+    def routes(self) -> tuple[list[RouteRegistration], list[HookFailure]]:
+        """Every plugin's HTTP routes (``toolang_register_routes``) and the plugins whose
+        registration failed — for the plugin that serves them."""
+        ...
+
+    def route_servers(self) -> list[tuple[str, str]]:
+        """``(plugin, base URL)`` of every plugin serving the registered routes in this
+        run (``toolang_serves_routes``), in call order."""
         ...
 
     def wake_source(self, name: str) -> bool:

@@ -19,7 +19,7 @@ from toolang_core.agents.registry import AgentRegistry
 if TYPE_CHECKING:
     from toolang_core.agents.routing import RouteProposal
     from toolang_core.agents.types import AgentDefinition
-    from toolang_core.runtime.runtime import Runtime
+    from toolang_core.runtime_parts import CoreRuntime
 
 log = structlog.get_logger("toolang.agents")
 
@@ -48,7 +48,7 @@ class AgentCatalog:
     and ``unreachable`` in the other, and each pool built on them would say otherwise.
     """
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: CoreRuntime) -> None:
         self.runtime = runtime
         self._registry: AgentRegistry | None = None
         self._assignment: ToolAssignment | None = None
@@ -77,7 +77,7 @@ class AgentCatalog:
             runtime = self.runtime
             usable = {
                 name: registration.tool
-                for name, registration in runtime.host.components.tools.items()
+                for name, registration in runtime.components.tools.items()
                 if all(runtime.service_available(s) for s in registration.tool.requires)
             }
             agents = runtime.config.agents
@@ -159,5 +159,5 @@ class AgentCatalog:
         candidates = self.candidates(router)
         if not candidates:
             return None
-        proposal, _ = await self.runtime.host.hooks.route(request, candidates)
+        proposal, _ = await self.runtime.hooks.route(request, candidates)
         return proposal

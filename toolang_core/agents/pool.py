@@ -49,7 +49,7 @@ from toolang_core.store.errors import RecordConflict, StoreMissing
 
 if TYPE_CHECKING:
     from toolang_core.agents.types import AgentDefinition
-    from toolang_core.runtime import Runtime
+    from toolang_core.runtime_parts import CoreRuntime
     from toolang_core.store.protocol import ExecutionStore
     from toolang_core.store.types import Record
 
@@ -372,7 +372,7 @@ class AgentPool:
         )
 
 
-def pool_for(runtime: Runtime, store: ExecutionStore | PoolRecords | None = None) -> AgentPool:
+def pool_for(runtime: CoreRuntime, store: ExecutionStore | PoolRecords | None = None) -> AgentPool:
     """``runtime``'s pool over ``store`` (default: the store it serves; a
     :class:`NoRecordsYet` before anything ran): its active agents, the
     ``toolang_score_agent`` hook as scorer."""
@@ -381,7 +381,7 @@ def pool_for(runtime: Runtime, store: ExecutionStore | PoolRecords | None = None
         raise RuntimeError("the agent pool needs a store: pass one or serve the runtime")
 
     def scorer(member: PoolMember, capability: str) -> float | None:
-        return runtime.host.hooks.score_agent(member, capability)
+        return runtime.hooks.score_agent(member, capability)
 
     registry = runtime.agents.registry
     settings = runtime.settings.get("agent-pool")

@@ -20,7 +20,7 @@ from toolang_core.agents.pool import AgentPool
 
 if TYPE_CHECKING:
     from toolang_core.agents.types import AgentHealth
-    from toolang_core.runtime import Runtime
+    from toolang_core.runtime_parts import CoreRuntime
 
 log = structlog.get_logger("toolang.pool")
 
@@ -39,7 +39,7 @@ class PingSchedule:
         """Whether a ping is due now (``every`` 0 or less: never)."""
         return self.every > 0 and self.clock() - self.last >= self.every
 
-    async def run(self, runtime: Runtime, pool: AgentPool) -> dict[str, AgentHealth]:
+    async def run(self, runtime: CoreRuntime, pool: AgentPool) -> dict[str, AgentHealth]:
         """Ping every active remote agent if due; store and return what was found
         (``{}`` when not due or there is no remote agent)."""
         if not self.due():
@@ -48,7 +48,7 @@ class PingSchedule:
         remote = [d for d in runtime.agents.registry.active() if d.source == "remote"]
         if not remote:
             return {}
-        found = await asyncio.to_thread(runtime.host.hooks.ping_agents, remote, runtime)
+        found = await asyncio.to_thread(runtime.hooks.ping_agents, remote, runtime)
         known = {d.name for d in remote}
         for name, health in found.items():
             if name not in known:  # a plugin answering for an agent it was not asked about

@@ -45,7 +45,7 @@ from toolang_core.errors import describe_exception
 
 if TYPE_CHECKING:
     from toolang_core.config.model import ToolangConfig
-    from toolang_core.runtime.runtime import Runtime
+    from toolang_core.runtime_parts import CoreRuntime
 
 log = structlog.get_logger("toolang.agents")
 
@@ -135,10 +135,10 @@ class AgentRegistry:
         return tuple(d for d in self.diagnostics if d.level == "error")
 
     @classmethod
-    def load(cls, runtime: Runtime) -> AgentRegistry:
+    def load(cls, runtime: CoreRuntime) -> AgentRegistry:
         """Read every agent source of ``runtime`` now and merge them."""
         inputs = []
-        for registration in runtime.host.components.agent_sources:
+        for registration in runtime.components.agent_sources:
             source = registration.source
             name, label = str(source.name), source.label
             try:

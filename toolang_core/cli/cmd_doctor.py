@@ -11,7 +11,7 @@ import click
 from toolang_core.cli.state import CliState, pass_state
 
 if TYPE_CHECKING:
-    from toolang_core.doctor import DoctorCheck
+    from toolang_core.doctor.check import DoctorCheck
 
 _MARK = {"ok": "ok  ", "info": "info", "warn": "warn", "fail": "FAIL"}
 

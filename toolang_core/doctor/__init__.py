@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import attrs
 import click
@@ -19,6 +19,7 @@ import click
 from toolang_core.config.loader import find_config, load_config
 from toolang_core.config.model import ToolangConfig
 from toolang_core.config.settings import unowned_sections, validate_plugin_settings
+from toolang_core.doctor.check import Check as Check, DoctorCheck as DoctorCheck, Status as Status
 from toolang_core.doctor.setup import check_directories, check_models, check_sandbox
 from toolang_core.errors import ConfigError
 from toolang_core.plugins.host import PluginHost
@@ -27,21 +28,6 @@ from toolang_core.plugins.records import PluginStatus
 
 if TYPE_CHECKING:
     from toolang_core.runtime import Runtime
-
-Status = Literal["ok", "info", "warn", "fail"]
-
-
-@attrs.frozen
-class Check:
-    """One finding: which area, how it went, a one-line summary and detail lines."""
-
-    area: str
-    status: Status
-    summary: str
-    details: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, object]:
-        return attrs.asdict(self)
 
 
 @attrs.define
@@ -55,9 +41,6 @@ class DoctorContext:
     host: PluginHost | None = None
     runtime: Runtime | None = None
 
-
-DoctorCheck = Check
-"""The public name of :class:`Check`, for plugins' ``toolang_doctor_checks``."""
 
 CheckFn = Callable[[DoctorContext], Iterator[Check]]
 

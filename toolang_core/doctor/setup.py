@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from toolang_core.doctor import Check, DoctorContext, Status
+    from toolang_core.doctor import DoctorContext
+    from toolang_core.doctor.check import Check, Status
     from toolang_core.runtime import Runtime
 
 
@@ -46,7 +47,7 @@ def creatable(directory: Path) -> str | None:
 
 def check_directories(ctx: DoctorContext) -> Iterator[Check]:
     """The home directory and the SQLite store's directory can be created (or exist)."""
-    from toolang_core.doctor import Check
+    from toolang_core.doctor.check import Check
 
     config = ctx.config
     if config is None:
@@ -77,7 +78,8 @@ def check_directories(ctx: DoctorContext) -> Iterator[Check]:
 def check_models(ctx: DoctorContext) -> Iterator[Check]:
     """Every active agent's model (or ``[models] default``) resolves, and where its
     provider can tell (a model with ``check()``), the provider knows the model."""
-    from toolang_core.doctor import Check, runtime_for
+    from toolang_core.doctor import runtime_for
+    from toolang_core.doctor.check import Check
 
     runtime = runtime_for(ctx)
     if runtime is None or runtime.config.runtime.executor != "agent":
@@ -128,7 +130,7 @@ def check_sandbox(ctx: DoctorContext) -> Iterator[Check]:
     """The OS sandbox of tools' programs: available (which bubblewrap, how the process
     limit is enforced here), or — ``[tools] sandbox = "required"`` — a failure naming
     what to install; ``sandbox = "off"`` is said as a warning (shown in red)."""
-    from toolang_core.doctor import Check
+    from toolang_core.doctor.check import Check
     from toolang_core.sandbox.support import OFF_WARNING, sandbox_support
 
     config = ctx.config

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
 import attrs
@@ -38,6 +39,19 @@ PROMPT_TRACE_KIND: Final = "toolang.prompt_trace"
 """The record kind of one turn's prompt trace."""
 STAGES: Final = ("turn_state", "prompt_trace", "memory_write", "events", "delivery")
 """The after-turn stages, in the order they run."""
+
+
+@attrs.frozen
+class StageDone:
+    """How one after-turn stage went for one turn (``toolang_turn_finished`` gets them)."""
+
+    stage: str
+    ok: bool
+    at: float
+    detail: Mapping[str, Any] = attrs.field(factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"stage": self.stage, "ok": self.ok, "at": self.at, "detail": dict(self.detail)}
 
 
 @attrs.frozen
@@ -95,6 +109,29 @@ class TurnOutcome:
         return cls(TurnStatus.FAILED, outcome=outcome, error=error, after=after)
 
 
+class TurnSlot(Protocol):
+    """What the scheduler running a turn lends its executor: the turn's slot.
+
+    The scheduler hands itself (:attr:`TurnContext.slot`); the turn reaches no further
+    into it.
+    """
+
+    def parked(self, turn_id: str) -> AbstractAsyncContextManager[None]:
+        """While the body runs, ``turn_id`` waits for a person: its slot is free for
+        other work, and a shutdown hands the turn back at once."""
+        ...
+
+    def lend(self, turn_id: str) -> AbstractContextManager[None]:
+        """While the body runs, ``turn_id`` waits for other turns (its task runs): its
+        slot of the global concurrency is lent to them."""
+        ...
+
+    def cancel_reason(self, turn_id: str) -> str | None:
+        """Why the scheduler canceled ``turn_id`` (``canceled``, :data:`SHUTDOWN`,
+        :data:`LEASE_LOST`); ``None`` when it did not (e.g. the turn's time limit)."""
+        ...
+
+
 class TurnContext:
     """What an executor may do with the turn it runs, always on this runtime's lease."""
 
@@ -107,9 +144,11 @@ class TurnContext:
         clock: Callable[[], float] = time.time,
         runtime: RuntimeView | None = None,
         on_step: Callable[[StepRecord], None] | None = None,
+        slot: TurnSlot | None = None,
     ) -> None:
         """Leaving ``runtime`` out is deprecated since 0.2 (an error from 0.3): it warns,
-        and ``self.runtime`` is ``None`` as in 0.1."""
+        and ``self.runtime`` is ``None`` as in 0.1. ``slot`` is the scheduler running the
+        turn (``None`` outside one: a parked or waiting turn then keeps what it holds)."""
         if runtime is None:
             from toolang_core.tools.types import warn_missing_runtime
 
@@ -117,6 +156,7 @@ class TurnContext:
         self.turn = turn
         self.on_step = on_step
         """Told of every step stored (the ``toolang_turn_step`` hook), when set."""
+        self.slot = slot
         self.run_id = run_id
         self.store = store
         self.clock = clock

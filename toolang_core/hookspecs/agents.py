@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from toolang_core.agents.pool_types import PoolMember
     from toolang_core.agents.routing import RouteProposal
     from toolang_core.agents.types import AgentDefinition, AgentHealth, AgentSource
-    from toolang_core.runtime import Runtime
+    from toolang_core.runtime_view import RuntimeView
     from toolang_core.teams.types import PaymentTerms
 
 
@@ -52,7 +52,7 @@ def toolang_score_agent(member: PoolMember, capability: str) -> float | None:
 
 @hookspec
 def toolang_ping_agents(
-    agents: Sequence[AgentDefinition], runtime: Runtime
+    agents: Sequence[AgentDefinition], runtime: RuntimeView
 ) -> Mapping[str, AgentHealth] | None:
     """Check now whether the remote agents you provide still answer (their heartbeat).
 

@@ -9,11 +9,11 @@ from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
     from toolang_core.events import Event
-    from toolang_core.runtime import Runtime
+    from toolang_core.runtime_view import RuntimeView
 
 
 @hookspec
-def toolang_on_event(event: Event, runtime: Runtime) -> Awaitable[None] | None:
+def toolang_on_event(event: Event, runtime: RuntimeView) -> Awaitable[None] | None:
     """Receive an event published on ``runtime``'s bus.
 
     Called for every event, after the state it describes is stored. Keep per-runtime

@@ -15,7 +15,7 @@ from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
     from toolang_core.plugins.registrars import RegisterSettings
-    from toolang_core.runtime import Runtime
+    from toolang_core.runtime_view import RuntimeView
 
 
 @hookspec
@@ -32,7 +32,7 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 
 
 @hookspec
-def toolang_inactive_hooks(runtime: Runtime) -> Iterable[str] | None:
+def toolang_inactive_hooks(runtime: RuntimeView) -> Iterable[str] | None:
     """Name those of this plugin's hooks that have nothing to do in ``runtime``'s run.
 
     Asked once when the runtime starts serving, before ``toolang_startup`` and before
@@ -46,7 +46,7 @@ def toolang_inactive_hooks(runtime: Runtime) -> Iterable[str] | None:
 
 
 @hookspec
-def toolang_startup(runtime: Runtime) -> Awaitable[None] | None:
+def toolang_startup(runtime: RuntimeView) -> Awaitable[None] | None:
     """Called once when a runtime starts, after its plugins are loaded and configured.
 
     Return ``None``, or an awaitable the runtime awaits before admitting work. An
@@ -55,7 +55,7 @@ def toolang_startup(runtime: Runtime) -> Awaitable[None] | None:
 
 
 @hookspec
-def toolang_shutdown(runtime: Runtime, reason: str = "stop") -> Awaitable[None] | None:
+def toolang_shutdown(runtime: RuntimeView, reason: str = "stop") -> Awaitable[None] | None:
     """Called once when a runtime stops, after running turns have wound down.
 
     ``reason`` is ``"stop"`` for a normal stop, ``"signal"`` for SIGINT/SIGTERM and

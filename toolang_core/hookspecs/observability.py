@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
-    from toolang_core.doctor import DoctorCheck
-    from toolang_core.runtime import Runtime
-    from toolang_core.runtime.after_turn import StageDone
+    from toolang_core.doctor.check import DoctorCheck
+    from toolang_core.execution.seam import StageDone
+    from toolang_core.runtime_view import RuntimeView
     from toolang_core.store.types import StepRecord, TurnRequest
 
 
 @hookspec
-def toolang_turn_started(turn: TurnRequest, runtime: Runtime) -> None:
+def toolang_turn_started(turn: TurnRequest, runtime: RuntimeView) -> None:
     """A turn was admitted and is about to run.
 
     Called in the turn's own task right before its executor starts, with the turn as
@@ -32,7 +32,7 @@ def toolang_turn_started(turn: TurnRequest, runtime: Runtime) -> None:
 
 
 @hookspec
-def toolang_turn_step(step: StepRecord, runtime: Runtime) -> None:
+def toolang_turn_step(step: StepRecord, runtime: RuntimeView) -> None:
     """A step of a running turn was stored: memory recall, prompt build, model call,
     tool call, transfer, … with its data as stored (masked by the redaction policy).
 
@@ -44,7 +44,9 @@ def toolang_turn_step(step: StepRecord, runtime: Runtime) -> None:
 
 
 @hookspec
-def toolang_turn_finished(turn: TurnRequest, stages: Sequence[StageDone], runtime: Runtime) -> None:
+def toolang_turn_finished(
+    turn: TurnRequest, stages: Sequence[StageDone], runtime: RuntimeView
+) -> None:
     """A turn's task ended: its outcome is decided and its post-turn stages ran.
 
     ``turn`` carries the outcome (``status``, ``outcome``, ``error``, ``finished_at``);
@@ -58,7 +60,7 @@ def toolang_turn_finished(turn: TurnRequest, stages: Sequence[StageDone], runtim
 
 @hookspec
 def toolang_outbound_headers(
-    turn: TurnRequest, key: str, runtime: Runtime
+    turn: TurnRequest, key: str, runtime: RuntimeView
 ) -> Mapping[str, str] | None:
     """Headers a running turn should send with a call it makes to another service.
 
@@ -73,7 +75,7 @@ def toolang_outbound_headers(
 
 
 @hookspec
-def toolang_doctor_checks(runtime: Runtime) -> Iterable[DoctorCheck] | None:
+def toolang_doctor_checks(runtime: RuntimeView) -> Iterable[DoctorCheck] | None:
     """Report on this plugin's health for ``toolang doctor``.
 
     Called once per ``toolang doctor`` with a configured runtime that is not serving

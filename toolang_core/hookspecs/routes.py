@@ -14,7 +14,7 @@ from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
     from toolang_core.plugins.registrars import RegisterRoute
-    from toolang_core.runtime import Runtime
+    from toolang_core.runtime_view import RuntimeView
 
 
 @hookspec
@@ -32,7 +32,7 @@ def toolang_register_routes(register: RegisterRoute) -> None:
 
 
 @hookspec
-def toolang_serves_routes(runtime: Runtime) -> str | None:
+def toolang_serves_routes(runtime: RuntimeView) -> str | None:
     """Say where this plugin serves the routes of ``toolang_register_routes`` in
     ``runtime``'s run: the base URL (``"http://127.0.0.1:8765"``), or ``None`` when it
     will not serve them (not enabled, a one-shot ``chat``/``invoke``).

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable
 
     from toolang_core.plugins.registrars import RegisterTurnSource
-    from toolang_core.runtime import Runtime
+    from toolang_core.runtime_view import RuntimeView
     from toolang_core.store.types import TurnRequest
 
 
@@ -27,7 +27,7 @@ def toolang_register_turn_sources(register: RegisterTurnSource) -> None:
 
 
 @hookspec
-def toolang_deliver_turn(turn: TurnRequest, runtime: Runtime) -> Awaitable[None] | None:
+def toolang_deliver_turn(turn: TurnRequest, runtime: RuntimeView) -> Awaitable[None] | None:
     """Send a finished turn's answer out, e.g. as a reply on the channel it came from.
 
     Called once per finished turn — the last of the post-turn stages, after the turn's

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING
 from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
-    from toolang_core.runtime import Runtime
+    from toolang_core.runtime_view import RuntimeView
     from toolang_core.taskruns.types import TaskRun
 
 
 @hookspec
 def toolang_finalize_task_run(
-    run: TaskRun, runtime: Runtime
+    run: TaskRun, runtime: RuntimeView
 ) -> Mapping[str, str] | Awaitable[Mapping[str, str] | None] | None:
     """Attach final metadata to a task run whose turn has ended.
 
@@ -32,7 +32,7 @@ def toolang_finalize_task_run(
 
 
 @hookspec
-def toolang_observe_task_run(run: TaskRun, runtime: Runtime) -> Awaitable[None] | None:
+def toolang_observe_task_run(run: TaskRun, runtime: RuntimeView) -> Awaitable[None] | None:
     """Watch a task run change: ``queued``, ``running``, ``canceling``, then terminal.
 
     Called after the change is stored, in the process that made it (the terminal state:

@@ -21,7 +21,7 @@ from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
     from toolang_core.plugins.registrars import RegisterFactory
-    from toolang_core.runtime import Runtime
+    from toolang_core.runtime_view import RuntimeView
     from toolang_core.tools.types import (
         ApprovalDecision,
         FilterVerdict,
@@ -84,7 +84,7 @@ def toolang_filter_tool_result(
 
 
 @hookspec
-def toolang_prompt_notes(agent: str, thread_id: str, runtime: Runtime) -> str | None:
+def toolang_prompt_notes(agent: str, thread_id: str, runtime: RuntimeView) -> str | None:
     """Short, factual notes for the next prompt of ``agent`` on ``thread_id``.
 
     Called while the prompt is built. Return a line of text (or ``None``); the runtime

@@ -8,13 +8,13 @@ from toolang_core.models.spec import model_spec_problem
 from toolang_core.models.types import Model, ModelError
 
 if TYPE_CHECKING:
-    from toolang_core.runtime.runtime import Runtime
+    from toolang_core.runtime_parts import CoreRuntime
 
 
 class ModelResolver:
     """Builds each model provider once, on first use, and hands out its models."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: CoreRuntime) -> None:
         self.runtime = runtime
         self._providers: dict[str, Any] = {}
 
@@ -28,7 +28,7 @@ class ModelResolver:
         if provider is None and (problem := model_spec_problem(spec)):
             raise ModelError(f"model {spec[:60]!r}: {problem}")
         if provider is None:
-            registrations = self.runtime.host.components.of_kind("model")
+            registrations = self.runtime.components.of_kind("model")
             registration = registrations.get(provider_name)
             if registration is None:
                 installed = ", ".join(sorted(registrations)) or "none"

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from toolang_core.plugins.host import PluginHost
     from toolang_core.plugins.required import RequiredProblem
     from toolang_core.plugins.routes import RouteRegistration
-    from toolang_core.runtime import Runtime
+    from toolang_core.runtime_view import RuntimeView
     from toolang_core.store.types import TurnRequest
     from toolang_core.taskruns.types import TaskRun
     from toolang_core.tools.stages import ApprovalOutcome, FilterOutcome
@@ -203,13 +203,13 @@ class Hooks:
 
     # -- lifecycle -------------------------------------------------------------------
 
-    async def startup(self, runtime: Runtime) -> list[HookFailure]:
+    async def startup(self, runtime: RuntimeView) -> list[HookFailure]:
         return await self._broadcast("toolang_startup", runtime=runtime)
 
-    async def shutdown(self, runtime: Runtime, reason: str = "stop") -> list[HookFailure]:
+    async def shutdown(self, runtime: RuntimeView, reason: str = "stop") -> list[HookFailure]:
         return await self._broadcast("toolang_shutdown", runtime=runtime, reason=reason)
 
-    def leave_out_inactive(self, runtime: Runtime) -> Callable[[], None]:
+    def leave_out_inactive(self, runtime: RuntimeView) -> Callable[[], None]:
         """Ask every plugin which of its hooks have nothing to do in ``runtime``'s run
         (``toolang_inactive_hooks``) and call none of those until the returned undo is
         called (the runtime does when it stops serving).
@@ -253,10 +253,10 @@ class Hooks:
 
     # -- events ----------------------------------------------------------------------
 
-    async def on_event(self, event: Event, runtime: Runtime) -> list[HookFailure]:
+    async def on_event(self, event: Event, runtime: RuntimeView) -> list[HookFailure]:
         return await self._broadcast("toolang_on_event", event=event, runtime=runtime)
 
-    def prompt_notes(self, agent: str, thread_id: str, runtime: Runtime) -> list[str]:
+    def prompt_notes(self, agent: str, thread_id: str, runtime: RuntimeView) -> list[str]:
         """Every plugin's note for the next prompt (a failing plugin is skipped)."""
         kwargs = {"agent": agent, "thread_id": thread_id, "runtime": runtime}
         answered = self._now("toolang_prompt_notes", kwargs)
@@ -286,7 +286,7 @@ class Hooks:
         return (best[0] if best else None), tuple(failures)
 
     async def deliver_turn(
-        self, turn: TurnRequest, runtime: Runtime
+        self, turn: TurnRequest, runtime: RuntimeView
     ) -> list[tuple[str, HookFailure | None]]:
         return await self._each("toolang_deliver_turn", turn=turn, runtime=runtime)
 
@@ -306,7 +306,7 @@ class Hooks:
         synchronously, each isolated: one that raises is logged and the others run."""
         self._now(hook, kwargs)
 
-    def outbound_headers(self, turn: TurnRequest, key: str, runtime: Runtime) -> dict[str, str]:
+    def outbound_headers(self, turn: TurnRequest, key: str, runtime: RuntimeView) -> dict[str, str]:
         """Every plugin's ``toolang_outbound_headers`` merged in call order (a later
         header replaces an earlier one); a plugin that raises is logged and skipped, an
         answer that is no mapping is ignored."""
@@ -318,7 +318,7 @@ class Hooks:
                     merged.update((str(name), str(value)) for name, value in headers.items())
         return merged
 
-    def doctor_checks(self, runtime: Runtime) -> list[tuple[str, Any]]:
+    def doctor_checks(self, runtime: RuntimeView) -> list[tuple[str, Any]]:
         """Every plugin's ``toolang_doctor_checks`` findings as ``(plugin, findings)``;
         a plugin that raised gives a :class:`RuntimeError` saying why in place of them."""
         failures: list[HookFailure] = []
@@ -342,7 +342,7 @@ class Hooks:
                     return float(value)
         return None
 
-    def ping_agents(self, agents: Sequence[Any], runtime: Runtime) -> dict[str, Any]:
+    def ping_agents(self, agents: Sequence[Any], runtime: RuntimeView) -> dict[str, Any]:
         """Every ``toolang_ping_agents`` answer merged by agent name (a later plugin's
         answer for an agent replaces an earlier one); one that raises is skipped."""
         found: dict[str, Any] = {}
@@ -358,7 +358,7 @@ class Hooks:
 
     # -- HTTP routes -------------------------------------------------------------------
 
-    def route_servers(self, runtime: Runtime) -> list[tuple[str, str]]:
+    def route_servers(self, runtime: RuntimeView) -> list[tuple[str, str]]:
         """``(plugin, base URL)`` of every plugin that serves the registered routes in
         ``runtime``'s run (``toolang_serves_routes``), in call order; one that raises is
         logged and skipped, an answer that is no non-empty string is ignored."""
@@ -379,7 +379,7 @@ class Hooks:
     # -- task runs -----------------------------------------------------------------------
 
     async def finalize_task_run(
-        self, run: TaskRun, runtime: Runtime, *, timeout_seconds: float = 60.0
+        self, run: TaskRun, runtime: RuntimeView, *, timeout_seconds: float = 60.0
     ) -> tuple[dict[str, str], list[HookFailure]]:
         """Every finalizer's metadata merged in call order (trimmed, empty keys dropped);
         one that raises or overruns ``timeout_seconds`` adds nothing."""
@@ -397,7 +397,7 @@ class Hooks:
         )
         return merged, failures
 
-    async def observe_task_run(self, run: TaskRun, runtime: Runtime) -> list[HookFailure]:
+    async def observe_task_run(self, run: TaskRun, runtime: RuntimeView) -> list[HookFailure]:
         return await self._broadcast("toolang_observe_task_run", run=run, runtime=runtime)
 
     async def _each(self, hook: str, **kwargs: Any) -> list[tuple[str, HookFailure | None]]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -30,7 +30,13 @@ import structlog
 
 from toolang_core.errors import describe_exception
 from toolang_core.events import Event
-from toolang_core.execution.seam import AFTER_KIND, PROMPT_TRACE_KIND, STAGES, AfterTurn
+from toolang_core.execution.seam import (
+    AFTER_KIND,
+    PROMPT_TRACE_KIND,
+    STAGES,
+    AfterTurn,
+    StageDone,
+)
 from toolang_core.redaction import redact, redact_text
 from toolang_core.taskruns.view import is_task_run
 
@@ -38,11 +44,12 @@ if TYPE_CHECKING:
     from toolang_core.execution.seam import TurnOutcome
     from toolang_core.hookspecs.rules import HookFailure
     from toolang_core.memory.types import MemoryWriteBatch
-    from toolang_core.runtime.runtime import Runtime
+    from toolang_core.plugins.facade import Hooks
+    from toolang_core.runtime_view import RuntimeView
     from toolang_core.store.protocol import ExecutionStore
     from toolang_core.store.types import Finish, RecordWrite, TurnRequest
 
-# AfterTurn and the record kinds moved below the runtime and the agent turn
+# AfterTurn, StageDone and the record kinds moved below the runtime and the agent turn
 # (toolang_core.execution.seam); re-exported here for the older import path.
 __all__ = [
     "AFTER_KIND",
@@ -72,17 +79,6 @@ class Later(Protocol):
 
 
 @attrs.frozen
-class StageDone:
-    stage: str
-    ok: bool
-    at: float
-    detail: Mapping[str, Any] = attrs.field(factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"stage": self.stage, "ok": self.ok, "at": self.at, "detail": dict(self.detail)}
-
-
-@attrs.frozen
 class WithState:
     """What stage 2 commits with a turn's terminal state: its prompt trace as a record,
     or why it could not be stored."""
@@ -96,9 +92,10 @@ class AfterTurnStages:
 
     def __init__(
         self,
-        runtime: Runtime,
+        runtime: RuntimeView,
         store: ExecutionStore,
         *,
+        hooks: Hooks,
         run_id: str,
         clock: Callable[[], float] = time.time,
         publish: Callable[[Event], Awaitable[list[HookFailure]]] | None = None,
@@ -110,6 +107,7 @@ class AfterTurnStages:
         <toolang_core.runtime.commits.TurnCommits.later>`); without it the record is
         written at once."""
         self.runtime = runtime
+        self.hooks = hooks
         self.later = later
         self.store = store
         self.run_id = run_id
@@ -130,7 +128,7 @@ class AfterTurnStages:
         return self.publish is not None and self.has_subscribers()
 
     def _delivers(self) -> bool:
-        return bool(self.runtime.host.pm.per_plugin_callers("toolang_deliver_turn"))
+        return bool(self.hooks.implementations("toolang_deliver_turn"))
 
     def _finalizes(self, turn: TurnRequest) -> bool:
         return is_task_run(turn)
@@ -227,7 +225,7 @@ class AfterTurnStages:
             error=error,
             input=redact_text(turn.input),
         )
-        outcomes = await self.runtime.host.hooks.deliver_turn(finished, self.runtime)
+        outcomes = await self.hooks.deliver_turn(finished, self.runtime)
         failures = [f"{plugin}: {f.error}" for plugin, f in outcomes if f is not None]
         delivered = [plugin for plugin, f in outcomes if f is None]
         return StageDone(

@@ -30,6 +30,7 @@ from toolang_core.inbox.policy import AdmissionPolicy
 from toolang_core.plugins.context import PluginContext
 from toolang_core.plugins.host import PluginHost
 from toolang_core.plugins.mistakes import misnamed_sources
+from toolang_core.plugins.reader import HostReader
 from toolang_core.runtime.acquire import take_store
 from toolang_core.runtime.executor import EXECUTORS, TurnExecutor
 from toolang_core.runtime.open_store import open_store
@@ -46,6 +47,9 @@ if TYPE_CHECKING:
 
     from toolang_core.agents.catalog import AgentCatalog
     from toolang_core.memory.service import MemoryService
+    from toolang_core.plugins.components import Components
+    from toolang_core.plugins.facade import Hooks
+    from toolang_core.plugins.routes import RouteRegistration
     from toolang_core.taskruns.controller import TaskRunController
 
 log = structlog.get_logger("toolang.runtime")
@@ -194,6 +198,36 @@ class Runtime:
             current = TaskRunController(store, self)
             self._plugin_state["toolang:task_runs"] = current
         return current
+
+    @property
+    def hooks(self) -> Hooks:
+        """The typed facade the core calls hooks through (the host's)."""
+        return self.host.hooks
+
+    def admit_spawned(self, store: ExecutionStore, parent_turn_id: str, turn_id: str) -> None:
+        """A one-shot run (``only``) serving ``store`` also admits ``turn_id``, spawned by
+        ``parent_turn_id`` which it admits; nothing happens otherwise."""
+        scheduler = self.scheduler
+        if scheduler is not None and scheduler.store is store:
+            scheduler.admit_with(parent_turn_id, turn_id)
+
+    @property
+    def components(self) -> Components:
+        """What the plugins registered (read it; registering is the host's)."""
+        return self.host.components
+
+    @property
+    def plugins(self) -> HostReader:
+        """The plugin host, read-only: records, failures, hook implementations."""
+        return HostReader(self.host)
+
+    def routes(self) -> tuple[list[RouteRegistration], list[HookFailure]]:
+        """Every plugin's HTTP routes and the plugins whose registration failed."""
+        return self.host.hooks.register_routes()
+
+    def route_servers(self) -> list[tuple[str, str]]:
+        """``(plugin, base URL)`` of every plugin serving the registered routes."""
+        return self.host.hooks.route_servers(self)
 
     async def upkeep(self) -> None:
         """At start-up and after every heartbeat (:func:`.upkeep.upkeep`: task runs, approval
@@ -424,6 +458,8 @@ class Runtime:
                 poll_seconds=self.config.runtime.poll_seconds,
                 clock=self.clock,
                 runtime=self,
+                hooks=self.host.hooks,
+                inbox=self.inbox,
                 only=only,
                 on_event=self.publish,
                 has_subscribers=lambda: bool(self.host.pm.per_plugin_callers("toolang_on_event")),

@@ -47,9 +47,10 @@ from toolang_core.store.types import StepRecord, TurnRequest, TurnStatus
 
 if TYPE_CHECKING:
     from toolang_core.hookspecs.rules import HookFailure
+    from toolang_core.inbox.inbox import Inbox
     from toolang_core.inbox.policy import AdmissionPolicy
     from toolang_core.plugins.facade import Hooks
-    from toolang_core.runtime.runtime import Runtime
+    from toolang_core.runtime_view import RuntimeView
     from toolang_core.store.protocol import ExecutionStore
 
 log = structlog.get_logger("toolang.scheduler")
@@ -69,13 +70,18 @@ class Scheduler:
         max_attempts: int = 3,
         poll_seconds: float = 0.5,
         clock: Callable[[], float] = time.time,
-        runtime: Runtime,
+        runtime: RuntimeView,
+        hooks: Hooks,
+        inbox: Inbox | None = None,
         only: Collection[str] | None = None,
         on_event: Callable[[Event], Awaitable[list[HookFailure]]] | None = None,
         has_subscribers: Callable[[], bool] = lambda: True,
         on_heartbeat: Callable[[], Coroutine[Any, Any, None]] | None = None,
     ) -> None:
-        """``on_event`` publishes a finished turn's events when ``has_subscribers()``
+        """``runtime`` is what hooks and the executor are handed; ``hooks`` is how the
+        scheduler calls them; ``inbox`` (the runtime's, when it keeps submitters' raw
+        input) gives the executor a turn's input as written, and forgets it once the turn
+        is done. ``on_event`` publishes a finished turn's events when ``has_subscribers()``
         says someone listens; ``on_heartbeat`` is periodic upkeep run after each
         heartbeat (the task-run sweep), one at a time."""
         self.store = store
@@ -87,6 +93,8 @@ class Scheduler:
         self.poll_seconds = poll_seconds
         self.clock = clock
         self.runtime = runtime
+        self.hooks = hooks
+        self.inbox = inbox
         self.only = set(only) if only is not None else None
         self.on_event = on_event
         self.has_subscribers = has_subscribers
@@ -324,8 +332,8 @@ class Scheduler:
         self._wake.set()  # admit into the free slot
 
     def _free(self, turn_id: str) -> None:
-        if self.runtime.inbox is not None:
-            self.runtime.inbox.forget_raw(turn_id)
+        if self.inbox is not None:
+            self.inbox.forget_raw(turn_id)
         self._committed.discard(turn_id)
         self.running.pop(turn_id, None)
         self._turns.pop(turn_id, None)
@@ -431,10 +439,6 @@ class Scheduler:
             if self._observed:
                 self._observe_end(turn, outcome, stages, why)
 
-    @property
-    def hooks(self) -> Hooks:
-        return self.runtime.host.hooks
-
     def _on_step(self, step: StepRecord) -> None:
         self.hooks.observe("toolang_turn_step", step=step, runtime=self.runtime)
 
@@ -465,6 +469,7 @@ class Scheduler:
         return AfterTurnStages(
             self.runtime,
             self.store,
+            hooks=self.hooks,
             run_id=self.run_id,
             clock=self.clock,
             publish=self.on_event,
@@ -474,7 +479,7 @@ class Scheduler:
 
     async def _execute(self, turn: TurnRequest) -> TurnOutcome | None:
         """Run the executor; ``None`` means nothing is to be recorded (released or lost)."""
-        inbox = self.runtime.inbox
+        inbox = self.inbox
         raw = inbox.raw_input(turn.id) if inbox is not None else None
         # The model reads what the submitter wrote; the store keeps it masked.
         ctx = TurnContext(
@@ -484,6 +489,7 @@ class Scheduler:
             clock=self.clock,
             runtime=self.runtime,
             on_step=self._on_step if self._observed else None,
+            slot=self,
         )
         outcome = await self._outcome(turn, ctx)
         if outcome is not None and ctx.deferred:

@@ -46,7 +46,7 @@ from toolang_core.tools.approvals import ApprovalBook
 from toolang_core.tracecontext import trace_context_meta
 
 if TYPE_CHECKING:
-    from toolang_core.runtime.runtime import Runtime
+    from toolang_core.runtime_parts import CoreRuntime
     from toolang_core.store.protocol import ExecutionStore
 
 log = structlog.get_logger("toolang.taskruns")
@@ -65,7 +65,7 @@ class TaskRunController:
     def __init__(
         self,
         store: ExecutionStore,
-        runtime: Runtime,
+        runtime: CoreRuntime,
         *,
         clock: Callable[[], float] | None = None,
         poll_seconds: float = 0.1,
@@ -144,9 +144,8 @@ class TaskRunController:
         # A one-shot runtime (`toolang chat` without `toolang run`) admits only its own
         # request; the runs that request spawns must be admitted too, or it would wait
         # for them forever.
-        scheduler = self.runtime.scheduler
-        if scheduler is not None and scheduler.store is self.store and parent_turn_id:
-            scheduler.admit_with(parent_turn_id, run_id)
+        if parent_turn_id:
+            self.runtime.admit_spawned(self.store, parent_turn_id, run_id)
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -335,12 +334,12 @@ class TaskRunController:
                 self._waiters.remove(waiter)
 
     def _observed(self) -> bool:
-        return bool(self.runtime.host.hooks.implementations("toolang_observe_task_run"))
+        return bool(self.runtime.hooks.implementations("toolang_observe_task_run"))
 
     async def observe(self, run: TaskRun) -> None:
         """Tell the observer hooks about a stored change of ``run``."""
         if self._observed():
-            await self.runtime.host.hooks.observe_task_run(run, self.runtime)
+            await self.runtime.hooks.observe_task_run(run, self.runtime)
 
     def _turn(self, run_id: str, owner: str | None) -> TurnRequest:
         turn = self.store.get(run_id) if run_id else None

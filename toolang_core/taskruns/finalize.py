@@ -56,7 +56,7 @@ async def finalize(controller: TaskRunController, run_id: str) -> TaskRun | None
             would_be = attrs.evolve(
                 view.build(turn, None, steps), status=TaskRunStatus(data["status"])
             )
-            extra, _failures = await controller.runtime.host.hooks.finalize_task_run(
+            extra, _failures = await controller.runtime.hooks.finalize_task_run(
                 would_be, controller.runtime
             )
             data["metadata"] = {**data["metadata"], **extra}

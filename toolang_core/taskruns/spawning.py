@@ -15,7 +15,7 @@ limits are checked in this order, before anything is stored:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from toolang_core.agents.catalog import AgentError
 from toolang_core.agents.partition import PatternError, ToolScopeError
@@ -24,11 +24,11 @@ from toolang_core.taskruns import view
 from toolang_core.taskruns.types import SOURCE, SpawnRequest, TaskRun, TaskRunError
 
 if TYPE_CHECKING:
-    from toolang_core.runtime.runtime import Runtime
+    from toolang_core.runtime_parts import CoreRuntime
     from toolang_core.runtime_view import RuntimeView
     from toolang_core.taskruns.controller import TaskRunController
+    from toolang_core.tools.turn_handle import TurnHandle
     from toolang_core.tools.types import ToolCallContext
-    from toolang_core.turn.running import RunningTurn
 
 WAIT_MARGIN = 0.9
 """A wait inside a tool call ends at this share of ``[tools] timeout_seconds``, so the
@@ -45,12 +45,14 @@ def controller_of(context: ToolCallContext | None) -> TaskRunController:
     """The serving runtime's controller. :raises TaskRunError: outside a runtime."""
     runtime = runtime_of(context)
     try:
-        return runtime.task_runs
+        # The view types it as the TaskRuns protocol; the runtime's is this package's
+        # controller, whose runtime (the core's) the spawning checks read.
+        return cast("TaskRunController", runtime.task_runs)
     except RuntimeError:
         raise TaskRunError("taskrun: controller unavailable") from None
 
 
-def current_turn(context: ToolCallContext | None) -> RunningTurn:
+def current_turn(context: ToolCallContext | None) -> TurnHandle:
     """The turn the call belongs to. :raises TaskRunError: outside an agent turn."""
     if context is None or context.turn is None:
         raise TaskRunError("taskrun: current turn context is unavailable")
@@ -94,7 +96,7 @@ def check_fan_out(controller: TaskRunController, context: ToolCallContext) -> No
 
 
 def check_agent(
-    runtime: Runtime, agent_name: str, allowed_tools: Sequence[str] | None
+    runtime: CoreRuntime, agent_name: str, allowed_tools: Sequence[str] | None
 ) -> str | None:
     """The agent's name (``None``: the default agent), checked to exist and to cover
     ``allowed_tools``. :raises TaskRunError:"""

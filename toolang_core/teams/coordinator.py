@@ -39,7 +39,7 @@ from toolang_core.teams.types import (
 )
 
 if TYPE_CHECKING:
-    from toolang_core.runtime import Runtime
+    from toolang_core.runtime_parts import CoreRuntime
     from toolang_core.store.protocol import ExecutionStore
     from toolang_core.taskruns.controller import TaskRunController
 
@@ -86,7 +86,7 @@ class TeamCoordinator:
 
     def __init__(
         self,
-        runtime: Runtime,
+        runtime: CoreRuntime,
         controller: TaskRunController,
         *,
         pool: AgentPool | None = None,
@@ -205,7 +205,7 @@ class TeamCoordinator:
         )
 
     async def _agree(self, team: Team, terms: PaymentTerms) -> None:
-        self.runtime.host.hooks.agree_payment(team.id, terms)
+        self.runtime.hooks.agree_payment(team.id, terms)
         await self.emit(team, "team.payment.agreed", **attrs.asdict(terms))
 
     # -- delegation ------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from toolang_core.taskruns.types import TaskRunStatus
 
 if TYPE_CHECKING:
     from toolang_core.plugins.registrars import RegisterSettings
-    from toolang_core.runtime import Runtime
+    from toolang_core.runtime_parts import CoreRuntime
     from toolang_core.taskruns.types import TaskRun
 
 
@@ -44,7 +44,7 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 
 
 @hookimpl
-def toolang_observe_task_run(run: TaskRun, runtime: Runtime) -> None:
+def toolang_observe_task_run(run: TaskRun, runtime: CoreRuntime) -> None:
     if run.status not in (TaskRunStatus.COMPLETED, TaskRunStatus.FAILED):
         return
     agent = run.agent_name or runtime.config.agents.default

@@ -16,7 +16,7 @@ import attrs
 
 if TYPE_CHECKING:
     from toolang_core.runtime_view import RuntimeView
-    from toolang_core.turn.running import RunningTurn
+    from toolang_core.tools.turn_handle import TurnHandle
 
 JSON = Any
 """A value that survives ``json.dumps`` / ``json.loads`` unchanged."""
@@ -165,7 +165,7 @@ class ToolCallContext:
     runtime: RuntimeView = attrs.field(
         kw_only=True, default=cast("RuntimeView", None), eq=False, repr=False
     )
-    turn: RunningTurn | None = attrs.field(default=None, eq=False, repr=False)
+    turn: TurnHandle | None = attrs.field(default=None, eq=False, repr=False)
     idempotency_key: str | None = None
     approvals_asked: tuple[AskApproval, ...] = ()
     """What the SecurityFilter stage asked a person to approve (:class:`AskApproval`

@@ -50,7 +50,7 @@ from toolang_core.turn.running import DelegationError, ResponseMode, RunningTurn
 
 if TYPE_CHECKING:
     from toolang_core.config.model import AgentsConfig
-    from toolang_core.runtime.runtime import Runtime
+    from toolang_core.runtime_parts import CoreRuntime
     from toolang_core.store.types import TurnRequest
 
 __all__ = ["AgentExecutor", "DelegationError", "TurnFailed"]
@@ -65,21 +65,21 @@ log = structlog.get_logger("toolang.turn")
 class AgentExecutor:
     """Runs agent turns for one runtime (``[runtime] executor = "agent"``)."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: CoreRuntime) -> None:
         self.runtime = runtime
         self.models = ModelResolver(runtime)
         # The agent's own time limit per running turn; waiting for a person pauses it.
         self._deadlines: dict[str, asyncio.Timeout] = {}
         tools = runtime.config.tools
         self.chain = ToolChain(
-            runtime.host.hooks,
-            runtime.host.components.tools,
+            runtime.hooks,
+            runtime.components.tools,
             timeout_seconds=tools.timeout_seconds,
             max_output_chars=tools.max_output_chars,
-            withheld=runtime.host.components.withheld_tools,
+            withheld=runtime.components.withheld_tools,
         )
         # Asked once: with no plugin adding headers, a model call pays nothing for them.
-        self._asks_headers = bool(runtime.host.hooks.implementations("toolang_outbound_headers"))
+        self._asks_headers = bool(runtime.hooks.implementations("toolang_outbound_headers"))
         # Speakers built once per agent and narrowing, for as long as the catalog keeps
         # its tool assignment and the registry its definition (a reload builds anew).
         self._speakers: dict[SpeakerKey, tuple[object, AgentDefinition, Speaker]] = {}
@@ -91,7 +91,7 @@ class AgentExecutor:
         (``toolang_outbound_headers``; none when no plugin implements it)."""
         if not self._asks_headers:
             return NO_HEADERS
-        return self.runtime.host.hooks.outbound_headers(turn, key, self.runtime)
+        return self.runtime.hooks.outbound_headers(turn, key, self.runtime)
 
     async def prepare(self) -> None:
         """Read the agent registry before the first turn; log tools no agent owns."""
@@ -112,7 +112,7 @@ class AgentExecutor:
 
         :raises TurnFailed: when ``allowed_tools`` reaches outside the agent's scope.
         """
-        registered = self.runtime.host.components.tools
+        registered = self.runtime.components.tools
         try:
             allowed = self.runtime.agents.scope(agent, allowed_tools)
         except (ToolScopeError, PatternError) as exc:
@@ -149,7 +149,7 @@ class AgentExecutor:
             await self.runtime.task_runs.started(turn)
         agent = self.agent(turn.agent)
         speaker = self.speaker_for(agent, _allowed_tools(turn.meta))
-        notes = self.runtime.host.hooks.prompt_notes(agent.name, turn.thread_id, self.runtime)
+        notes = self.runtime.hooks.prompt_notes(agent.name, turn.thread_id, self.runtime)
         route = None
         if agent.name == config.agents.default:  # the default agent is the router
             route = await self.runtime.agents.route(turn.input, agent.name)
@@ -302,8 +302,8 @@ class AgentExecutor:
         remaining = None if due is None else due - loop.time()
         if deadline is not None:
             deadline.reschedule(None)  # a person's time is not the agent's
-        scheduler = self.runtime.scheduler
-        parked = scheduler.parked(ctx.turn.id) if scheduler is not None else nullcontext()
+        slot = ctx.slot
+        parked = slot.parked(ctx.turn.id) if slot is not None else nullcontext()
         try:
             # Its slot is free for other work while it waits, and taken again (in order)
             # once the person answered; a shutdown hands it back at once.
@@ -326,8 +326,8 @@ class AgentExecutor:
         """The turn stopped waiting: unless it is only handed back (shutdown, a lost
         lease — it resumes and finds its request), nobody waits for the decision any
         more, so the request expires now rather than when someone tries to decide."""
-        scheduler = self.runtime.scheduler
-        why = scheduler.cancel_reason(ctx.turn.id) if scheduler is not None else None
+        slot = ctx.slot
+        why = slot.cancel_reason(ctx.turn.id) if slot is not None else None
         if why in (SHUTDOWN, LEASE_LOST):
             return
         reason = "its turn was canceled" if why is not None else "its turn timed out"

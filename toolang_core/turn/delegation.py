@@ -14,13 +14,16 @@ same turn. Both count as delegation rounds (``[agents] max_delegation_rounds``).
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import structlog
 
 from toolang_core.agents.catalog import AgentError
 from toolang_core.tools.types import ToolCallContext  # the hints make the schema
 from toolang_core.turn.running import DelegationError, ResponseMode
+
+if TYPE_CHECKING:
+    from toolang_core.runtime_parts import CoreRuntime
 
 log = structlog.get_logger("toolang.delegation")
 
@@ -70,7 +73,8 @@ def _report(context: ToolCallContext, agent: str, started: float, error: str | N
 
     if context.turn is None:
         return
-    runtime = context.turn.runtime
+    # The agent executor's turn: its runtime is the core's (the pool calls a hook).
+    runtime = cast("CoreRuntime", context.turn.runtime)
     if runtime.store is None or not runtime.agents.registry.get(agent):
         return
     try:

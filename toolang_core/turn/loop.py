@@ -342,8 +342,8 @@ class AgentLoop:
         a call's intent stays as it is (the attempt that resumes it finds the call in
         doubt), and a call that had not started (waiting for its approval) is simply
         made again by that attempt."""
-        scheduler = self.executor.runtime.scheduler
-        why = scheduler.cancel_reason(self.ctx.turn.id) if scheduler is not None else None
+        slot = self.ctx.slot
+        why = slot.cancel_reason(self.ctx.turn.id) if slot is not None else None
         if why in (SHUTDOWN, LEASE_LOST):
             return
         error = "canceled before it finished: its turn was canceled, interrupted or stopped"

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
+
+from toolang_core.tools.turn_handle import ResponseMode
 
 if TYPE_CHECKING:
     from toolang_core.execution.seam import TurnContext
-    from toolang_core.runtime.runtime import Runtime
+    from toolang_core.runtime_parts import CoreRuntime
     from toolang_core.store.types import TurnRequest
     from toolang_core.tools.types import ToolCallContext
     from toolang_core.turn.agent import AgentExecutor
 
-ResponseMode = Literal["all_messages", "final_only"]
+__all__ = ["DelegationError", "ResponseMode", "RunningTurn"]
 
 
 class DelegationError(RuntimeError):
@@ -28,7 +30,8 @@ class DelegationError(RuntimeError):
 
 
 class RunningTurn:
-    """One agent turn in progress, as its control tools see it."""
+    """One agent turn in progress, as its control tools see it (implements
+    :class:`~toolang_core.tools.turn_handle.TurnHandle`)."""
 
     def __init__(self, executor: AgentExecutor, ctx: TurnContext, *, max_rounds: int) -> None:
         self._executor = executor
@@ -42,7 +45,7 @@ class RunningTurn:
         return self._ctx.turn
 
     @property
-    def runtime(self) -> Runtime:
+    def runtime(self) -> CoreRuntime:
         return self._executor.runtime
 
     @property
@@ -74,11 +77,11 @@ class RunningTurn:
         """While the body waits for other turns (its task runs), this turn's slot of
         ``[scheduler] max_running`` is lent to them — a parent waiting on children it
         keeps from running would otherwise wait forever."""
-        scheduler = self.runtime.scheduler
-        if scheduler is None or scheduler.store is not self._ctx.store:
+        slot = self._ctx.slot
+        if slot is None:
             yield
             return
-        with scheduler.lend(self.request.id):
+        with slot.lend(self.request.id):
             yield
 
     async def complete(self, call: ToolCallContext, instruction: str, text: str) -> str:

@@ -28,7 +28,7 @@ from toolang_core.models.types import ModelError, ModelRequest, ModelResponse
 from toolang_core.redaction_stream import StreamMasker
 
 if TYPE_CHECKING:
-    from toolang_core.runtime import Runtime
+    from toolang_core.runtime_parts import CoreRuntime
 
 STATE_KEY: Final = "toolang:turn_streams"
 
@@ -79,7 +79,7 @@ class TurnStreams:
         self._watches: dict[str, set[Watch]] = {}
 
     @staticmethod
-    def of(runtime: Runtime) -> TurnStreams:
+    def of(runtime: CoreRuntime) -> TurnStreams:
         """The runtime's one instance (created on first use)."""
         return runtime.plugin_state(STATE_KEY, TurnStreams)
 

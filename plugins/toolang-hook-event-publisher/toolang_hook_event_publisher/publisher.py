@@ -42,7 +42,7 @@ class Publisher:
         this plugin (``name``). Plugins are fixed for a runtime's life, so the answer is
         kept: it is asked on every tool call."""
         if self._listened is None:
-            subscribers = runtime.host.hooks.implementations("toolang_on_event")
+            subscribers = runtime.plugins.implementations("toolang_on_event")
             self._listened = bool(self.outlets or [p for p in subscribers if p != name])
         return self._listened
 

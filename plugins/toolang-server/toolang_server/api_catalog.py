@@ -62,8 +62,8 @@ def status_json(runtime: Runtime) -> dict[str, Any]:
             }
             for group in sorted(set(runtime.policy.groups) | set(load))
         ],
-        "plugins": len(runtime.host.active_names),
-        "plugin_failures": [r.name for r in runtime.host.failures],
+        "plugins": len(runtime.plugins.active_names),
+        "plugin_failures": [r.name for r in runtime.plugins.failures],
         "memory": runtime.config.memory.plugin or "off",
         "time": time.time(),
     }
@@ -105,11 +105,10 @@ async def agent_tools(request: Request) -> Response:
 
 def plugin_rows(runtime: Runtime, routes: Any = ()) -> list[dict[str, Any]]:
     """Every plugin (active ones first) with what it provides, its routes included."""
-    host = runtime.host
-    components = host.components
-    active = set(host.active_names)
+    plugins, components = runtime.plugins, runtime.components
+    active = set(plugins.active_names)
     rows = []
-    for record in sorted(host.records, key=lambda r: (r.name not in active, r.name)):
+    for record in sorted(plugins.records, key=lambda r: (r.name not in active, r.name)):
         row = record.to_json()
         row["provides"] = components.provided_by(record.name)
         mine = sorted({r.path for r in routes if r.plugin == record.name})
@@ -131,7 +130,7 @@ async def plugins(request: Request) -> Response:
 
 
 def hook_families(runtime: Runtime) -> list[dict[str, Any]]:
-    facade = runtime.host.hooks
+    facade = runtime.plugins
     families = []
     for family in FAMILIES:
         if family.key == "tool-hooks":

@@ -215,7 +215,7 @@ def build_app(
     runtime: Runtime, settings: ServerSettings
 ) -> tuple[Starlette, list[RouteRegistration], list[HookFailure]]:
     """The app with every plugin's routes; also the routes and the registration failures."""
-    routes, failures = runtime.host.hooks.register_routes()
+    routes, failures = runtime.routes()
     for failure in failures:
         log.error("server.routes_failed", plugin=failure.plugin, error=failure.error)
     document = openapi(routes, settings)

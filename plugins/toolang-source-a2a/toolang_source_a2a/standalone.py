@@ -46,7 +46,7 @@ def serving(runtime: Runtime) -> Serving:
     answer is the same before and after start-up)."""
     from toolang_source_a2a import settings_of
 
-    servers = [(p, url) for p, url in runtime.host.hooks.route_servers(runtime) if p != NAME]
+    servers = [(p, url) for p, url in runtime.route_servers() if p != NAME]
     if servers:
         plugin, url = servers[0]
         return Serving("server", url, plugin)

@@ -164,7 +164,7 @@ def save_learning(
         raise LibrarianError("lesson is empty: write what was learned")
     owner = owner_of(context)
     runtime = runtime_of(context)
-    if tool is not None and tool not in runtime.host.components.tools:
+    if tool is not None and tool not in runtime.components.tools:
         raise LibrarianError(f"tool: no tool named {tool!r} is registered")
     digest = hashlib.sha256(f"{tool}\n{lesson.strip()}".encode()).hexdigest()
     with own_database(runtime) as db, db.atomic():
