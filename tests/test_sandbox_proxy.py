@@ -163,8 +163,9 @@ def test_the_program_is_pointed_at_the_bridge():
 @pytest.fixture
 def local_server() -> Iterator[int]:
     """An HTTP server on 127.0.0.2 in another process (not this one's own port)."""
+    # -u: its "Serving HTTP on" line comes at once, not when a block of output is full.
     server = subprocess.Popen(
-        [sys.executable, "-m", "http.server", "0", "--bind", "127.0.0.2"],
+        [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.2"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
