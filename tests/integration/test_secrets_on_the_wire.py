@@ -161,7 +161,15 @@ def test_no_raw_secret_in_any_stream_or_response_body(wire):
         for line in response.iter_lines():
             if line.startswith("event: approval"):
                 break
-    wire.request("POST", f"/api/approvals/{approval['id']}/approve", json={})
+    # Deciding needs a person: the operator, presenting the home's credential.
+    operator = (home.path / ".toolang" / "credential").read_text().strip()
+    decided = wire.request(
+        "POST",
+        f"/api/approvals/{approval['id']}/approve",
+        json={},
+        headers={"Authorization": f"Bearer {operator}"},
+    )
+    assert decided.status_code == 200, decided.text
     wire.stream("GET", f"/api/turns/{submitted['turn_id']}/events")  # to its end
     assert (home.path / "workspace" / "notes" / "copy.txt").read_text() == SECRET_TEXT
 
