@@ -11,12 +11,14 @@ What the program gets:
 - hidden paths: a directory is covered with an empty read-only tmpfs, a file with
   ``/dev/null`` — hidden paths *around* the working directory are covered before it is
   mounted (it shows through), those *inside* it after (they stay hidden);
-- the limits: CPU time, address space and file size of each process set before
-  bubblewrap starts (every process of the sandbox inherits them); the number of
-  processes by ``prlimit`` inside the user namespace, or by a pids cgroup for a runtime
-  running as root (:mod:`.cgroup`).
+- the limits: CPU time, address space and file size of each process, set by
+  ``prlimit`` inside the sandbox before anything of the call runs (:func:`limits_argv`:
+  every process the program starts inherits them, and none can raise them); the number
+  of processes by the same ``prlimit`` inside the user namespace, or by a pids cgroup
+  for a runtime running as root (:mod:`.cgroup`).
 
-:func:`bwrap_argv` is pure: the file system is looked at by :func:`hidden_entries`.
+:func:`bwrap_options` and :func:`bwrap_argv` are pure: the file system is looked at by
+:func:`hidden_entries`.
 """
 
 from __future__ import annotations
@@ -75,6 +77,23 @@ def process_count_argv(count: int, *, prlimit: str = "prlimit") -> list[str]:
     return [prlimit, f"--nproc={count}:{count}", "--"] if count else []
 
 
+_PRLIMIT_NAMES: Final = {
+    resource.RLIMIT_CPU: "cpu",
+    resource.RLIMIT_AS: "as",
+    resource.RLIMIT_FSIZE: "fsize",
+}
+
+
+def limits_argv(limits: ProcessLimits, count: int, *, prlimit: str = "prlimit") -> list[str]:
+    """One ``prlimit`` setting the per-process limits (soft and hard alike) and, unless
+    ``count`` is ``0``, ``RLIMIT_NPROC`` to ``count`` — run inside the sandbox, before
+    the program (or the network bridge) starts; ``[]`` when there is nothing to set."""
+    chosen = [f"--{_PRLIMIT_NAMES[kind]}={n}:{n}" for kind, n in resource_limits(limits)]
+    if count:
+        chosen.append(f"--nproc={count}:{count}")
+    return [prlimit, *chosen, "--"] if chosen else []
+
+
 def bwrap_argv(
     bwrap: str,
     policy: SandboxPolicy,
@@ -85,17 +104,33 @@ def bwrap_argv(
     binds: Sequence[tuple[Path, str]] = (),
     disable_userns: bool = True,
 ) -> list[str]:
-    """The whole command line: ``bwrap <options> -- <command>``.
+    """The whole command line: ``bwrap <options> -- <command>`` (the options are
+    :func:`bwrap_options`'s)."""
+    options = bwrap_options(
+        policy, hidden=hidden, cwd=cwd, binds=binds, disable_userns=disable_userns
+    )
+    return [bwrap, *options, "--", *command]
+
+
+def bwrap_options(
+    policy: SandboxPolicy,
+    *,
+    hidden: Sequence[Hidden],
+    cwd: Path,
+    binds: Sequence[tuple[Path, str]] = (),
+    disable_userns: bool = True,
+) -> list[str]:
+    """bubblewrap's options for ``policy`` (everything before ``--`` and the command).
 
     ``hidden`` are the policy's hidden paths that exist (:func:`hidden_entries`);
     ``cwd`` is where the program starts (inside the working directory, or any visible
-    directory); ``binds`` are ``(host path, sandbox path)`` pairs mounted read-only
-    after everything else (the proxy's socket, the bridge). ``disable_userns``: keep the
-    program from creating user namespaces (bubblewrap 0.8 and later).
+    directory; absolute); ``binds`` are ``(host path, sandbox path)`` pairs mounted
+    read-only after everything else (the proxy's socket, the bridge).
+    ``disable_userns``: keep the program from creating user namespaces (bubblewrap 0.8
+    and later).
     """
     workdir = policy.workdir
     argv = [
-        bwrap,
         "--unshare-user",
         "--unshare-pid",
         "--unshare-ipc",
@@ -131,8 +166,7 @@ def bwrap_argv(
     for entry in kept:  # their tmpfs are written no more (the mount points are made)
         if entry.is_dir:
             argv += ["--remount-ro", str(entry.path)]
-    argv += ["--chdir", str(cwd), "--"]
-    return argv + list(command)
+    return [*argv, "--chdir", str(cwd)]
 
 
 def _hide(entries: Iterable[Hidden]) -> list[str]:
