@@ -106,39 +106,32 @@ async def start_waiting(bwrap: str) -> Waiting:
 
     read, write = os.pipe()
     try:
-        starting = asyncio.ensure_future(
-            asyncio.create_subprocess_exec(
-                bwrap,
-                *("--args", str(read), "--", "/bin/sh", "-c", TRAMPOLINE),
-                env={},
-                cwd="/",
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,  # its own process group, as every program's
-                pass_fds=(read,),
-                preexec_fn=die_with_runtime(),
-            )
+        # Canceled while it starts, asyncio kills it: it is all there is of it.
+        process = await asyncio.create_subprocess_exec(
+            bwrap,
+            *("--args", str(read), "--", "/bin/sh", "-c", TRAMPOLINE),
+            env={},
+            cwd="/",
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # its own process group, as every program's
+            pass_fds=(read,),
+            preexec_fn=die_with_runtime(),
         )
-        try:
-            process = await asyncio.shield(starting)
-        except asyncio.CancelledError:  # started meanwhile: it must not wait forever
-            with contextlib.suppress(Exception):
-                started = await starting
-                started.kill()
-                await started.wait()
-            raise
     except BaseException:
         os.close(write)
         raise
     finally:
         os.close(read)
     entry = Waiting(process, write)
-    moving = asyncio.ensure_future(asyncio.to_thread(cgroup.enter, process.pid))
+    # A future, not a task: the end of the loop cancels tasks, and the move must be
+    # waited for whatever happens (the cgroup it makes is removed with the process).
+    moving = asyncio.get_running_loop().run_in_executor(None, cgroup.enter, process.pid)
     try:
         entry.group = await asyncio.shield(moving)
     except BaseException:
-        with contextlib.suppress(Exception):  # the cgroup made meanwhile goes too
+        with contextlib.suppress(Exception):
             entry.group = await moving
         await entry.discard()
         raise
