@@ -230,3 +230,19 @@ def test_a_runtime_killed_with_bubblewraps_waiting_leaves_nothing_behind(tmp_pat
         assert all(group.exists() for group in groups)  # left by the dead runtime
         gone = lambda: cgroup.sweep() >= 0 and not any(group.exists() for group in groups)  # noqa: E731
         wait_for(gone, 30, "the next start's sweep to remove the dead runtime's cgroups")
+
+
+def test_the_runtimes_shutdown_kills_what_waits(toolang_runtime, toolang_call_context):
+    runtime = toolang_runtime()
+    call = toolang_call_context(call=ToolCall("c-1", "exec_run"), runtime=runtime)
+
+    async def serve_once() -> tuple[pool.Waiting, ...]:
+        await run_tool_process(["/bin/true"], context=call)
+        waiting = await all_waiting()
+        await runtime.serve(asyncio.Event(), until_idle=True, sources=())
+        assert not pool._pools  # still in the loop: the shutdown emptied it
+        return waiting
+
+    for entry in asyncio.run(serve_once()):
+        assert entry.process.returncode is not None
+        assert entry.group is None or not entry.group.exists()
