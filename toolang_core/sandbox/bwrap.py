@@ -11,10 +11,9 @@ What the program gets:
 - hidden paths: a directory is covered with an empty read-only tmpfs, a file with
   ``/dev/null`` — hidden paths *around* the working directory are covered before it is
   mounted (it shows through), those *inside* it after (they stay hidden);
-- the limits: CPU time, address space and file size of each process, set by
-  ``prlimit`` inside the sandbox before anything of the call runs (:func:`limits_argv`:
-  every process the program starts inherits them, and none can raise them); the number
-  of processes by the same ``prlimit`` inside the user namespace, or by a pids cgroup
+- the limits: CPU time, address space and file size of each process set on
+  bubblewrap before it starts anything (every process of the sandbox inherits them);
+  the number of processes by ``prlimit`` inside the user namespace, or by a pids cgroup
   for a runtime running as root (:mod:`.cgroup`).
 
 :func:`bwrap_options` and :func:`bwrap_argv` are pure: the file system is looked at by
@@ -75,23 +74,6 @@ def process_count_argv(count: int, *, prlimit: str = "prlimit") -> list[str]:
     namespace (set before it exists, the limit would also count every process of the
     user on the machine); ``[]`` for no limit."""
     return [prlimit, f"--nproc={count}:{count}", "--"] if count else []
-
-
-_PRLIMIT_NAMES: Final = {
-    resource.RLIMIT_CPU: "cpu",
-    resource.RLIMIT_AS: "as",
-    resource.RLIMIT_FSIZE: "fsize",
-}
-
-
-def limits_argv(limits: ProcessLimits, count: int, *, prlimit: str = "prlimit") -> list[str]:
-    """One ``prlimit`` setting the per-process limits (soft and hard alike) and, unless
-    ``count`` is ``0``, ``RLIMIT_NPROC`` to ``count`` — run inside the sandbox, before
-    the program (or the network bridge) starts; ``[]`` when there is nothing to set."""
-    chosen = [f"--{_PRLIMIT_NAMES[kind]}={n}:{n}" for kind, n in resource_limits(limits)]
-    if count:
-        chosen.append(f"--nproc={count}:{count}")
-    return [prlimit, *chosen, "--"] if chosen else []
 
 
 def bwrap_argv(

@@ -21,7 +21,8 @@ from toolang_core.sandbox.bwrap import (
     PROXY_PORT,
     PROXY_SOCKET,
     bwrap_options,
-    limits_argv,
+    process_count_argv,
+    resource_limits,
 )
 from toolang_core.sandbox.cgroup import process_limit_mode
 from toolang_core.sandbox.policy import SandboxError, SandboxPolicy
@@ -36,13 +37,15 @@ class Launch:
     """How the sandboxed program starts: bubblewrap's ``options`` (namespaces, mounts,
     hidden paths, where it starts), the program's ``env`` (exactly its environment:
     nothing else in the sandbox shows the runtime's), the ``command`` run inside (the
-    limits' ``prlimit``, the network bridge, then the program) and how many processes
-    the sandbox's cgroup allows (``pids``; ``0``: none, or no cgroup)."""
+    network bridge, the process count's ``prlimit``, then the program), the per-process
+    ``limits`` (``(resource, value)``) and how many processes the sandbox's cgroup
+    allows (``pids``; ``0``: no limit, or no cgroup)."""
 
     bwrap: str
     options: list[str]
     env: dict[str, str]
     command: list[str]
+    limits: list[tuple[int, int]] = attrs.Factory(list)
     pids: int = 0
     group: Path | None = None
     """The sandbox's cgroup, once started."""
@@ -58,7 +61,9 @@ class Launch:
         :raises SandboxError: when bubblewrap could not be started.
         """
         waiting = pool.pool_for(self.bwrap)
-        process, self.group = await waiting.start(self.options, self.env, self.command, self.pids)
+        process, self.group = await waiting.start(
+            self.options, self.env, self.command, self.limits, self.pids
+        )
         return process
 
 
@@ -118,11 +123,10 @@ async def prepare(
     helpers = 1 + network  # bwrap's init, the bridge
     count = policy.limits.max_processes
     mode = process_limit_mode().kind
-    nproc = count + helpers if count and mode == "rlimit" else 0
+    counted = process_count_argv(count + helpers if mode == "rlimit" else 0, prlimit=found.prlimit)
     # bubblewrap's outer process is in the cgroup too
     pids = count + helpers + 1 if count and mode == "cgroup" else 0
-    limited = limits_argv(policy.limits, nproc, prlimit=found.prlimit)
-    command = list(argv)
+    command = [*counted, *argv]
     environment = dict(env)
     for name in ("TMPDIR", "TMP", "TEMP"):  # the runtime's temporary directory is not there
         if name in environment:
@@ -144,7 +148,8 @@ async def prepare(
             binds=binds,
             disable_userns=found.disable_userns,
         )
-        launch = Launch(found.bwrap, options, environment, [*limited, *command], pids)
+        limits = resource_limits(policy.limits)
+        launch = Launch(found.bwrap, options, environment, command, limits, pids)
         yield launch
     finally:
         if proxy is not None:

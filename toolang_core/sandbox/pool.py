@@ -12,10 +12,11 @@ own that lets it start nothing (:func:`.cgroup.enter`). It has an empty environm
 nothing of any call on its command line (``bwrap --args <fd> -- /bin/sh -c``
 :data:`TRAMPOLINE`): it waits, reading its options from a pipe.
 
-A call takes it and writes into that pipe everything the sandbox is — the namespaces,
-the mounts and hidden paths, where to start, the program's environment (``--setenv``:
-the values are on no command line) — raises the cgroup's ``pids.max`` to the sandbox's
-limit, and closes the pipe: bubblewrap then makes the sandbox, and the trampoline inside
+A call takes it, sets its per-process limits (``prlimit``: as a ``preexec_fn`` would
+have), raises its cgroup's ``pids.max`` to the sandbox's limit, and writes into that
+pipe everything the sandbox is — the namespaces, the mounts and hidden paths, where to
+start, the program's environment (``--setenv``: the values are on no command line) —
+then closes it: bubblewrap then makes the sandbox, and the trampoline inside
 runs the call's command (:data:`EXEC_VAR`, removed from the environment first). Nothing
 of a call is decided before the call. Another bubblewrap is started for the next call
 in the background; calls at once beyond those waiting start their own the same way.
@@ -32,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import resource
 import shlex
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -67,11 +69,19 @@ class Waiting:
     group: Path | None = None
 
     def hand(
-        self, options: Sequence[str], env: Mapping[str, str], command: Sequence[str], pids: int
+        self,
+        options: Sequence[str],
+        env: Mapping[str, str],
+        command: Sequence[str],
+        limits: Sequence[tuple[int, int]],
+        pids: int,
     ) -> None:
         """Let it make the sandbox ``options`` describe and run ``command`` there with
-        ``env`` as its environment, its cgroup allowing ``pids`` processes (``0``: no
-        limit)."""
+        ``env`` as its environment; first its per-process ``limits`` are set (soft and
+        hard: every process of the sandbox inherits them, none can raise them) and its
+        cgroup allows ``pids`` processes (``0``: no limit)."""
+        for kind, value in limits:
+            resource.prlimit(self.process.pid, kind, (value, value))
         cgroup.allow(self.group, pids)
         variables = [part for pair in env.items() for part in ("--setenv", *pair)]
         data = [*options, *variables, "--setenv", EXEC_VAR, shlex.join(command)]
@@ -149,7 +159,12 @@ class Pool:
         self._keeper: asyncio.Task[None] | None = None
 
     async def start(
-        self, options: Sequence[str], env: Mapping[str, str], command: Sequence[str], pids: int
+        self,
+        options: Sequence[str],
+        env: Mapping[str, str],
+        command: Sequence[str],
+        limits: Sequence[tuple[int, int]],
+        pids: int,
     ) -> tuple[asyncio.subprocess.Process, Path | None]:
         """Run ``command`` in the sandbox ``options`` describe (see
         :meth:`Waiting.hand`); return bubblewrap's process and its cgroup.
@@ -161,10 +176,10 @@ class Pool:
         except OSError as exc:
             raise SandboxError(f"could not start bubblewrap ({self.bwrap}): {exc}") from exc
         try:
-            entry.hand(options, env, command, pids)
-        except OSError as exc:
+            entry.hand(options, env, command, limits, pids)
+        except (OSError, ValueError) as exc:  # ValueError: a limit above what we may set
             await entry.discard()
-            raise SandboxError(f"could not hand bubblewrap its options: {exc}") from exc
+            raise SandboxError(f"could not start the sandbox: {exc}") from exc
         return entry.process, entry.group
 
     @property
