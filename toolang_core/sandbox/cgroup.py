@@ -20,6 +20,7 @@ import functools
 import itertools
 import os
 import signal
+import time
 from pathlib import Path
 from typing import Final, Literal
 
@@ -172,29 +173,20 @@ def allow(path: Path | None, limit: int) -> None:
         (path / "pids.max").write_text(str(limit) if limit else "max")
 
 
-_removing: set[asyncio.Task[None]] = set()
-
-
 def remove_soon(path: Path | None) -> None:
-    """Remove the sandbox's cgroup once its last process is gone — in the background:
-    the processes of a PID namespace are reaped just after its first one, and the call
-    need not wait for that. One left behind is removed by :func:`sweep`."""
-    if path is None:
-        return
-    try:
-        path.rmdir()
-        return
-    except OSError:
-        pass
-    task = asyncio.get_running_loop().create_task(remove(path))
-    _removing.add(task)
-    task.add_done_callback(_removing.discard)
+    """Remove the sandbox's cgroup once its last process is gone — in a thread, in the
+    background: the processes of a PID namespace are reaped just after its first one,
+    and removing a cgroup waits while a process is being moved into another (the kernel
+    holds its cgroup lock through that RCU grace period): the call need not wait for
+    either. One left behind is removed by :func:`sweep`."""
+    if path is not None:
+        asyncio.get_running_loop().run_in_executor(None, remove, path)
 
 
-async def remove(path: Path, wait_seconds: float = 5.0) -> None:
+def remove(path: Path, wait_seconds: float = 5.0) -> None:
     """Remove cgroup ``path`` once it is empty, waiting up to ``wait_seconds`` for its
-    processes to be gone (one left is removed by :func:`sweep`)."""
-    deadline = asyncio.get_running_loop().time() + wait_seconds
+    processes to be gone (blocking; one left is removed by :func:`sweep`)."""
+    deadline = time.monotonic() + wait_seconds
     while True:
         try:
             path.rmdir()
@@ -202,9 +194,9 @@ async def remove(path: Path, wait_seconds: float = 5.0) -> None:
         except FileNotFoundError:
             return
         except OSError:
-            if asyncio.get_running_loop().time() >= deadline:
+            if time.monotonic() >= deadline:
                 return
-        await asyncio.sleep(0.02)
+        time.sleep(0.01)
 
 
 def sweep() -> int:

@@ -98,8 +98,8 @@ class Waiting:
             self.process.kill()
         self._close_pipe()  # killed first: it never reads an end without options
         await self.process.wait()
-        if self.group is not None:
-            await cgroup.remove(self.group)
+        if self.group is not None:  # in a thread: it may wait for another's move
+            await asyncio.get_running_loop().run_in_executor(None, cgroup.remove, self.group)
 
     def _close_pipe(self) -> None:
         if self.options_fd >= 0:
