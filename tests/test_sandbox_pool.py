@@ -104,8 +104,24 @@ def test_a_commands_arguments_and_environment_arrive_exactly(call):
     )
     assert ran.stdout.startswith("".join(f"<{a}>" for a in awkward)), ran
     assert "ODD=x y 'z' $w" in ran.stdout
-    assert "TOOLANG_EXEC" not in ran.stdout  # the trampoline's variable is gone
     assert "TOOLANG_TOOL_CALL=t-1:c-1" in ran.stdout
+
+
+def test_a_long_command_arrives_whole_with_nothing_else_open(call):
+    many = [f"argument-{i:06d}-" + "x" * 40 for i in range(6000)]  # ~330 KB in all
+    ran = asyncio.run(
+        run_tool_process(
+            ["/bin/sh", "-c", 'echo "$#" "$1" "${6000}"; ls /proc/self/fd', "sh", *many],
+            context=call,
+        )
+    )
+    lines = ran.stdout.splitlines()
+    assert lines[0] == f"6000 {many[0]} {many[-1]}", ran
+    assert sorted(lines[1:]) == ["0", "1", "2", "3"]  # 3: ls's own listing
+    stdin = asyncio.run(
+        run_tool_process(["/bin/sh", "-c", "readlink /proc/self/fd/0"], context=call)
+    )
+    assert stdin.stdout == "/dev/null\n"
 
 
 def test_the_end_of_the_loop_kills_what_waits_and_removes_its_cgroups(call):

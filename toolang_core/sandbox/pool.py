@@ -9,16 +9,18 @@ bubblewraps waiting, started as a program's always was — a session of its own,
 with the runtime (``PR_SET_PDEATHSIG``), standard input from ``/dev/null``, its output
 into pipes — and, for a runtime running as root, already alone in a pids cgroup of its
 own that lets it start nothing (:func:`.cgroup.enter`). It has an empty environment and
-nothing of any call on its command line (``bwrap --args <fd> -- /bin/sh -c``
-:data:`TRAMPOLINE`): it waits, reading its options from a pipe.
+nothing of any call on its command line (``bwrap --args <fd> -- /bin/sh``): it waits,
+reading its options from a pipe; the shell it will run reads its script from standard
+input, another pipe.
 
 A call takes it, sets its per-process limits (``prlimit``: as a ``preexec_fn`` would
 have), raises its cgroup's ``pids.max`` to the sandbox's limit, and writes into that
 pipe everything the sandbox is — the namespaces, the mounts and hidden paths, where to
 start, the program's environment (``--setenv``: the values are on no command line) —
-then closes it: bubblewrap then makes the sandbox, and the trampoline inside
-runs the call's command (:data:`EXEC_VAR`, removed from the environment first). Nothing
-of a call is decided before the call. Another bubblewrap is started for the next call
+then closes it; into standard input goes :func:`script`: the call's command, run in
+place of the shell with standard input from ``/dev/null``. bubblewrap makes the
+sandbox, and the shell inside runs the command. Nothing of a call is decided before the
+call. Another bubblewrap is started for the next call
 in the background; calls at once beyond those waiting start their own the same way.
 
 There is one pool per event loop (its processes' pipes belong to the loop), made on
@@ -48,12 +50,6 @@ from toolang_core.sandbox.policy import SandboxError
 
 log = structlog.get_logger("toolang.sandbox")
 
-EXEC_VAR: Final = "TOOLANG_EXEC"
-"""Inside the sandbox, for the trampoline only: the command, quoted for the shell."""
-TRAMPOLINE: Final = f'c=${EXEC_VAR}; unset {EXEC_VAR}; [ -n "$c" ] || exit 127; eval "exec $c"'
-"""What bubblewrap runs: the call's command, in place of the shell (``exec``), without
-:data:`EXEC_VAR` in its environment. (Without one — bubblewrap given no options — it
-does nothing.)"""
 SIZE: Final = 2
 """How many bubblewraps wait: two calls in a row — or at once — need not wait for one
 to be started."""
@@ -84,13 +80,17 @@ class Waiting:
             resource.prlimit(self.process.pid, kind, (value, value))
         cgroup.allow(self.group, pids)
         variables = [part for pair in env.items() for part in ("--setenv", *pair)]
-        data = [*options, *variables, "--setenv", EXEC_VAR, shlex.join(command)]
+        data = [*options, *variables]
         payload = memoryview(b"".join(os.fsencode(part) + b"\0" for part in data))
         try:
             while payload:  # bubblewrap reads as it comes: a large environment fits
                 payload = payload[os.write(self.options_fd, payload) :]
         finally:
             self._close_pipe()
+        shell = self.process.stdin
+        assert shell is not None
+        shell.write(script(command))  # the loop writes it as the shell reads: any size
+        shell.close()
 
     async def discard(self) -> None:
         """Kill it (it has started nothing), reap it and remove its cgroup."""
@@ -119,10 +119,10 @@ async def start_waiting(bwrap: str) -> Waiting:
         # Canceled while it starts, asyncio kills it: it is all there is of it.
         process = await asyncio.create_subprocess_exec(
             bwrap,
-            *("--args", str(read), "--", "/bin/sh", "-c", TRAMPOLINE),
+            *("--args", str(read), "--", "/bin/sh"),
             env={},
             cwd="/",
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,  # the shell's script: the command
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,  # its own process group, as every program's
@@ -146,6 +146,14 @@ async def start_waiting(bwrap: str) -> Waiting:
         await entry.discard()
         raise
     return entry
+
+
+def script(command: Sequence[str]) -> bytes:
+    """What the shell inside runs: ``command`` in its place, standard input from
+    ``/dev/null`` (the same in the sandbox as outside). Quoted for the shell, so any
+    argument arrives as it is; through a pipe, so any length the kernel allows a
+    program's arguments fits."""
+    return os.fsencode(f"exec {shlex.join(command)} </dev/null\n")
 
 
 class Pool:
