@@ -262,3 +262,16 @@ def test_the_runtimes_shutdown_kills_what_waits(toolang_runtime, toolang_call_co
     for entry in asyncio.run(serve_once()):
         assert entry.process.returncode is not None
         assert entry.group is None or not entry.group.exists()
+
+
+def test_a_call_that_fails_after_taking_a_bubblewrap_leaves_none_waiting(call):
+    before = waiting_children()
+
+    async def fail() -> None:
+        await run_tool_process(["/bin/true"], context=call)
+        await all_waiting()
+        with pytest.raises(TypeError):  # not an environment: found as it is handed over
+            await run_tool_process(["/bin/true"], context=call, env={"X": 1})  # type: ignore[dict-item]
+
+    asyncio.run(fail())
+    assert waiting_children() == before

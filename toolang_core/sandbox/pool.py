@@ -185,9 +185,11 @@ class Pool:
             raise SandboxError(f"could not start bubblewrap ({self.bwrap}): {exc}") from exc
         try:
             entry.hand(options, env, command, limits, pids)
-        except (OSError, ValueError) as exc:  # ValueError: a limit above what we may set
+        except BaseException as exc:  # taken, never to wait again: it goes
             await entry.discard()
-            raise SandboxError(f"could not start the sandbox: {exc}") from exc
+            if isinstance(exc, (OSError, ValueError)):  # ValueError: a limit too high
+                raise SandboxError(f"could not start the sandbox: {exc}") from exc
+            raise
         return entry.process, entry.group
 
     @property
