@@ -87,6 +87,11 @@ auto_approve = ["exec_run"]
 enabled = true
 port = 0
 tokens = {{ a = "{TOKEN_OF_A}", m = "token-of-m-0a1b2c3d4e5f6a7b" }}
+
+[tools]
+# The attack script takes about a minute on a busy machine: the call's own limit
+# (60 s by default) must not end it first.
+timeout_seconds = 600
 """
 # Leaves its session and its parent, ignores SIGTERM and SIGHUP, drops the marker, and
 # writes a heartbeat into the working directory every 50 ms.
@@ -355,7 +360,6 @@ def test_with_network_allowed_only_allowed_hosts_are_reached_through_the_proxy(
     home = make_home(
         CONFIG.replace("port = 0", f"port = {runtime.rsplit(':', 1)[1]}")
         + f"""
-[tools]
 network = "allow"
 allow_hosts = ["{allowed}", "{mine}", "{runtime}"]
 unsafe_allow_local = ["{allowed}", "{runtime}"]
