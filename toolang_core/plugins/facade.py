@@ -1,18 +1,20 @@
 """The typed facade through which core code calls hooks.
 
 pluggy cannot type ``pm.hook.<name>(...)`` calls; this class gives every call site a
-checked signature and puts the calling rules in one place: one plugin at a time in
-pluggy's order, awaitables awaited, errors isolated per plugin and reported as
-:class:`HookFailure` values instead of exceptions. The tool-call chain's stages call
-their hooks through the same runners (:meth:`Hooks.in_turn`, :meth:`Hooks.each_of`)
-from :mod:`toolang_core.tools.stages`.
+checked signature, and runs every hook through one generic call, :meth:`Hooks.call`:
+one plugin at a time in pluggy's order, awaitables awaited, errors isolated per plugin
+and reported as :class:`HookFailure` values instead of exceptions, the answers combined
+by the combiner of the hook's declared calling rule
+(:mod:`toolang_core.hookspecs.rules`). Each typed wrapper is one call and the shaping
+of its answer into the wrapper's type; the tool-call chain's stages
+(:mod:`toolang_core.tools.stages`) call their hooks the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
 import warnings
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -20,7 +22,15 @@ import structlog
 
 from toolang_core.errors import describe_exception
 from toolang_core.hookspecs import TOOL_CHAIN, TOOL_CHAIN_STAGES, lifecycle
-from toolang_core.hookspecs.rules import HOOK_RULES, REGISTRATION, HookFailure, Refused
+from toolang_core.hookspecs.combiners import NO_TERMS, Broadcast, Combiner, Terms
+from toolang_core.hookspecs.rules import (
+    BROADCAST,
+    DECLARED,
+    HOOK_RULES,
+    REGISTRATION,
+    Declared,
+    HookFailure,
+)
 from toolang_core.markers import HOOK_PREFIX
 
 if TYPE_CHECKING:
@@ -28,10 +38,12 @@ if TYPE_CHECKING:
     from toolang_core.agents.types import AgentDefinition
     from toolang_core.events import Event
     from toolang_core.plugins.host import PluginHost
+    from toolang_core.plugins.manager import Answers
     from toolang_core.plugins.required import RequiredProblem
     from toolang_core.plugins.routes import RouteRegistration
     from toolang_core.runtime import Runtime
-    from toolang_core.store.types import TurnRequest
+    from toolang_core.runtime.after_turn import StageDone
+    from toolang_core.store.types import StepRecord, TurnRequest
     from toolang_core.taskruns.types import TaskRun
     from toolang_core.tools.stages import ApprovalOutcome, FilterOutcome
     from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult
@@ -101,72 +113,106 @@ class Hooks:
             for hook in TOOL_CHAIN
         ]
 
-    # -- the runners: every hook is called through one of these, by its declared rule --
+    # -- the one runner: every hook is called through its declared rule's combiner ------
 
-    async def in_turn(
-        self,
-        hook: str,
-        kwargs: dict[str, Any],
-        take: Callable[[str, list[Any]], Any],
-        *,
-        timeout: float | None = None,
-    ) -> tuple[Any, list[HookFailure]]:
-        """Ask ``hook``'s implementations one plugin at a time, by its calling rule
-        (:data:`~toolang_core.hookspecs.rules.HOOK_RULES`).
+    def call(self, hook: str, /, **kwargs: Any) -> Any:
+        """Call ``hook`` with ``kwargs`` by its calling rule (declared beside its spec,
+        :data:`~toolang_core.hookspecs.rules.DECLARED`) and answer what the rule's
+        combiner makes of the answers (:mod:`toolang_core.hookspecs.combiners`).
 
-        Each plugin's answers, awaited, go to ``take(plugin, answers)``; a value other
-        than ``None`` ends the call and is returned. ``kwargs`` is read afresh for each
-        plugin, so ``take`` may change what the later ones see. A plugin that raises (or
-        overruns ``timeout``) ends the call with :class:`Refused` under a fail-closed
-        rule; otherwise it is logged, reported and skipped. Returns ``(the ending value
-        or None, failures)``."""
-        fail_closed = HOOK_RULES[hook].fail_closed
-        failures: list[HookFailure] = []
-        for plugin, answer in self._answering(hook):
+        One plugin at a time in pluggy's order; ``None`` answers left out; a plugin that
+        raises is a :class:`HookFailure` naming it and the hook — it ends the call with
+        a refusal under a fail-closed rule, and is logged and skipped under the others.
+        An awaited hook answers a coroutine (its answers' awaitables are awaited before
+        the next plugin is asked); the others answer at once.
+
+        :raises LookupError: when ``hook`` declares no calling rule.
+        """
+        return self.call_with(hook, NO_TERMS, **kwargs)
+
+    def call_with(self, hook: str, terms: Terms, /, **kwargs: Any) -> Any:
+        """:meth:`call`, with what ``hook``'s answers mean to its rule (:class:`Terms`:
+        the valid answer types, which answer ends the call, …)."""
+        declared = DECLARED.get(hook)
+        if declared is None:
+            raise LookupError(
+                f"hook {hook} declares no calling rule: put @calling_rule(<rule>) from "
+                "toolang_core.hookspecs.rules above its @hookspec"
+            )
+        combiner = declared.rule.combiner(hook, kwargs, terms)
+        if declared.awaited:
+            return self._run(combiner)
+        if terms.timeout is not None:
+            raise ValueError(f"{hook} is not awaited: a time limit cannot apply to it")
+        return self._run_now(combiner)
+
+    async def call_each(
+        self, hooks: Sequence[str], /, **kwargs: Any
+    ) -> list[tuple[str, str, HookFailure | None]]:
+        """Call each of ``hooks`` — awaited isolated broadcasts — in turn with the same
+        ``kwargs``; ``(hook, plugin, failure or None)`` for each implementation. One
+        coroutine for several hooks: the tool-call chain calls three such hooks per
+        tool call."""
+        outcomes: list[tuple[str, str, HookFailure | None]] = []
+        for hook in hooks:
+            if DECLARED[hook] != _AWAITED_BROADCAST:
+                raise ValueError(f"{hook} is no awaited broadcast: call it alone")
+            if self.callers(hook):  # most hooks of the chain have no plugin
+                done = await self._run(Broadcast(hook, kwargs, NO_TERMS))
+                outcomes.extend((hook, plugin, failure) for plugin, failure in done)
+        return outcomes
+
+    def _asked(self, hook: str, only: str | None) -> tuple[tuple[str, Answers], ...]:
+        pairs = self._answering(hook)
+        if only is None:
+            return pairs
+        return tuple(pair for pair in pairs if pair[0] == only)
+
+    async def _run(self, combiner: Combiner) -> Any:
+        hook, kwargs, timeout = combiner.hook, combiner.arguments, combiner.terms.timeout
+        for plugin, answer in self._asked(hook, combiner.terms.only):
             answers: list[Any] = []
             try:
                 # A loop, not a comprehension: one holding an await is a coroutine of its own.
                 if timeout is None:
                     for value in answer(kwargs):
-                        answers.append(await value if _pending(value) else value)
+                        got = await value if _pending(value) else value
+                        if got is not None:  # an awaited abstention
+                            answers.append(got)
                 else:
                     async with asyncio.timeout(timeout):
                         for value in answer(kwargs):
-                            answers.append(await value if _pending(value) else value)
-                # Inside the try: an answer take() cannot use (a finalizer's metadata that
-                # is no mapping) is that plugin's failure, like a raise.
-                ended = take(plugin, answers)
+                            got = await value if _pending(value) else value
+                            if got is not None:  # an awaited abstention
+                                answers.append(got)
+                # Inside the try: an answer the rule cannot use is that plugin's failure.
+                if combiner.take(plugin, answers):
+                    break
             except Exception as exc:
-                failure = HookFailure(plugin, hook, describe_exception(exc))
-                failures.append(failure)
-                if fail_closed:
-                    return Refused(plugin, failure), failures
-                log.warning("hook.failed", plugin=plugin, hook=hook, error=failure.error)
-                continue
-            if ended is not None:
-                return ended, failures
-        return None, failures
+                if self._failed(combiner, plugin, exc):
+                    break
+        return combiner.result()
 
-    def _now(
-        self, hook: str, kwargs: dict[str, Any], failures: list[HookFailure] | None = None
-    ) -> list[tuple[str, list[Any]]]:
-        """Call every implementation of a synchronous ``hook`` (its answers are not
-        awaited); ``(plugin, answers)`` for each, a plugin that raises logged, added to
-        ``failures`` when given, and left out (only rules that skip a failure call hooks
-        this way)."""
-        answered: list[tuple[str, list[Any]]] = []
-        for plugin, answer in self._answering(hook):
+    def _run_now(self, combiner: Combiner) -> Any:
+        hook, kwargs = combiner.hook, combiner.arguments
+        for plugin, answer in self._asked(hook, combiner.terms.only):
             try:
-                answered.append((plugin, answer(kwargs)))
+                if combiner.take(plugin, answer(kwargs)):
+                    break
             except Exception as exc:
-                error = describe_exception(exc)
-                log.warning("hook.failed", plugin=plugin, hook=hook, error=error)
-                if failures is not None:
-                    failures.append(HookFailure(plugin, hook, error))
-        return answered
+                if self._failed(combiner, plugin, exc):
+                    break
+        return combiner.result()
 
-    async def _broadcast(self, hook: str, **kwargs: Any) -> list[HookFailure]:
-        return [failure for _, _, failure in await self.each_of((hook,), kwargs) if failure]
+    @staticmethod
+    def _failed(combiner: Combiner, plugin: str, exc: Exception) -> bool:
+        """Tell ``combiner`` that ``plugin`` failed; whether that ends the call."""
+        failure = HookFailure(plugin, combiner.hook, describe_exception(exc), exc)
+        if combiner.fail(failure):
+            return True
+        if combiner.logs_failures:
+            log.warning("hook.failed", plugin=plugin, hook=combiner.hook, error=failure.error)
+        return False
 
     # -- deprecated since 0.2, removed in 0.3 --------------------------------------------
 
@@ -201,13 +247,15 @@ class Hooks:
 
         return stages.filter_tool_result(self, call, result, ctx)
 
-    # -- lifecycle -------------------------------------------------------------------
+    # -- the typed wrappers: one per hook, each through :meth:`call` ----------------------
+
+    # lifecycle
 
     async def startup(self, runtime: Runtime) -> list[HookFailure]:
-        return await self._broadcast("toolang_startup", runtime=runtime)
+        return _failures(await self.call("toolang_startup", runtime=runtime))
 
     async def shutdown(self, runtime: Runtime, reason: str = "stop") -> list[HookFailure]:
-        return await self._broadcast("toolang_shutdown", runtime=runtime, reason=reason)
+        return _failures(await self.call("toolang_shutdown", runtime=runtime, reason=reason))
 
     def leave_out_inactive(self, runtime: Runtime) -> Callable[[], None]:
         """Ask every plugin which of its hooks have nothing to do in ``runtime``'s run
@@ -219,24 +267,21 @@ class Hooks:
         pm = self._host.pm
         pm.set_inactive(())  # a previous run's answers do not decide what is asked now
         pairs: list[tuple[str, str]] = []
-        for plugin, answers in self._now("toolang_inactive_hooks", {"runtime": runtime}):
-            for names in answers:
-                if isinstance(names, str) or not isinstance(names, Iterable):
-                    log.warning(
-                        "hook.inactive_ignored",
-                        plugin=plugin,
-                        hook="toolang_inactive_hooks",
-                        error=f"expected a collection of hook names, got {names!r}",
-                    )
+        for plugin, names in self.call("toolang_inactive_hooks", runtime=runtime).answers:
+            if isinstance(names, str) or not isinstance(names, Iterable):
+                log.warning(
+                    "hook.inactive_ignored",
+                    plugin=plugin,
+                    hook="toolang_inactive_hooks",
+                    error=f"expected a collection of hook names, got {names!r}",
+                )
+                continue
+            for name in names:
+                problem = self._why_not_inactive(plugin, name)
+                if problem is not None:
+                    log.warning("hook.inactive_ignored", plugin=plugin, hook=name, error=problem)
                     continue
-                for name in names:
-                    problem = self._why_not_inactive(plugin, name)
-                    if problem is not None:
-                        log.warning(
-                            "hook.inactive_ignored", plugin=plugin, hook=name, error=problem
-                        )
-                        continue
-                    pairs.append((plugin, name))
+                pairs.append((plugin, name))
         return pm.set_inactive(pairs)
 
     def _why_not_inactive(self, plugin: str, name: object) -> str | None:
@@ -251,16 +296,33 @@ class Hooks:
             return f"the plugin does not implement {name}"
         return None
 
-    # -- events ----------------------------------------------------------------------
+    # registration (called plugin by plugin: the host settles each plugin's contributions)
+
+    def register(
+        self, hook: str, plugin: str, /, **kwargs: Any
+    ) -> tuple[list[Any], HookFailure | None]:
+        """Call ``plugin``'s implementation of registration ``hook`` (``toolang_register_*``,
+        ``toolang_agent_sources``); ``(its answers, its failure or None)`` — nothing
+        when it does not implement the hook. An async implementation is a failure."""
+        done = self.call_with(hook, Terms(only=plugin), **kwargs)
+        return (done[0][1], done[0][2]) if done else ([], None)
+
+    def register_routes(self) -> tuple[list[RouteRegistration], list[HookFailure]]:
+        """Every plugin's HTTP routes (``toolang_register_routes``) and the plugins whose
+        registration failed; see :func:`toolang_core.plugins.routes.collect_routes`."""
+        from toolang_core.plugins.routes import collect_routes
+
+        return collect_routes(self._host)
+
+    # events, routing, delivery
 
     async def on_event(self, event: Event, runtime: Runtime) -> list[HookFailure]:
-        return await self._broadcast("toolang_on_event", event=event, runtime=runtime)
+        return _failures(await self.call("toolang_on_event", event=event, runtime=runtime))
 
     def prompt_notes(self, agent: str, thread_id: str, runtime: Runtime) -> list[str]:
         """Every plugin's note for the next prompt (a failing plugin is skipped)."""
-        kwargs = {"agent": agent, "thread_id": thread_id, "runtime": runtime}
-        answered = self._now("toolang_prompt_notes", kwargs)
-        return [str(note) for _, notes in answered for note in notes if note]
+        notes = self.call("toolang_prompt_notes", agent=agent, thread_id=thread_id, runtime=runtime)
+        return [str(note) for _, note in notes.answers if note]
 
     async def route(
         self, request: str, agents: Sequence[AgentDefinition]
@@ -270,158 +332,101 @@ class Hooks:
         A proposal naming an agent not among ``agents`` is ignored; a router that
         raises is skipped and reported."""
         names: set[str] = set()  # made for the first proposal: most requests get none
-        best: list[RouteProposal] = []  # the best so far, when there is one
 
-        def take(plugin: str, answers: list[Any]) -> None:
-            for proposal in answers:
-                if not names:
-                    names.update(agent.name for agent in agents)
-                if proposal.agent not in names:
-                    continue
-                if not best or proposal.score > best[0].score:
-                    best[:] = [attrs.evolve(proposal, router=plugin)]
+        def known(proposal: RouteProposal) -> bool:
+            if not names:
+                names.update(agent.name for agent in agents)
+            return proposal.agent in names
 
-        kwargs = {"request": request, "agents": agents}
-        _, failures = await self.in_turn("toolang_route", kwargs, take)
-        return (best[0] if best else None), tuple(failures)
+        terms = Terms(accept=known)
+        done = await self.call_with("toolang_route", terms, request=request, agents=agents)
+        best = done.decided and attrs.evolve(done.decided[1], router=done.decided[0])
+        return best, done.failures
 
     async def deliver_turn(
         self, turn: TurnRequest, runtime: Runtime
     ) -> list[tuple[str, HookFailure | None]]:
-        return await self._each("toolang_deliver_turn", turn=turn, runtime=runtime)
+        return await self.call("toolang_deliver_turn", turn=turn, runtime=runtime)  # type: ignore[no-any-return]
 
-    # -- observability -------------------------------------------------------------------
+    # observability
 
     def observes_turns(self) -> bool:
         """Whether any plugin implements the turn hooks (asked once per run, so a
         runtime nobody watches pays nothing on its turns' path)."""
-        pm = self._host.pm
-        return any(
-            pm.per_plugin_callers(hook)
-            for hook in ("toolang_turn_started", "toolang_turn_step", "toolang_turn_finished")
-        )
+        return any(self.implemented(hook) for hook in _TURN_HOOKS)
 
-    def observe(self, hook: str, **kwargs: Any) -> None:
-        """Call a turn hook (``toolang_turn_started|step|finished``) on every plugin,
-        synchronously, each isolated: one that raises is logged and the others run."""
-        self._now(hook, kwargs)
+    def turn_started(self, turn: TurnRequest, runtime: Runtime) -> None:
+        self.call("toolang_turn_started", turn=turn, runtime=runtime)
+
+    def turn_step(self, step: StepRecord, runtime: Runtime) -> None:
+        self.call("toolang_turn_step", step=step, runtime=runtime)
+
+    def turn_finished(
+        self, turn: TurnRequest, stages: Sequence[StageDone], runtime: Runtime
+    ) -> None:
+        self.call("toolang_turn_finished", turn=turn, stages=stages, runtime=runtime)
 
     def outbound_headers(self, turn: TurnRequest, key: str, runtime: Runtime) -> dict[str, str]:
         """Every plugin's ``toolang_outbound_headers`` merged in call order (a later
-        header replaces an earlier one); a plugin that raises is logged and skipped, an
-        answer that is no mapping is ignored."""
-        merged: dict[str, str] = {}
-        kwargs = {"turn": turn, "key": key, "runtime": runtime}
-        for _, answers in self._now("toolang_outbound_headers", kwargs):
-            for headers in answers:
-                if isinstance(headers, Mapping):
-                    merged.update((str(name), str(value)) for name, value in headers.items())
-        return merged
+        header replaces an earlier one); a plugin that raises or answers no mapping is
+        logged and skipped."""
+        done = self.call("toolang_outbound_headers", turn=turn, key=key, runtime=runtime)
+        return {str(name): str(value) for name, value in done.merged.items()}
 
     def doctor_checks(self, runtime: Runtime) -> list[tuple[str, Any]]:
         """Every plugin's ``toolang_doctor_checks`` findings as ``(plugin, findings)``;
         a plugin that raised gives a :class:`RuntimeError` saying why in place of them."""
-        failures: list[HookFailure] = []
-        answered = self._now("toolang_doctor_checks", {"runtime": runtime}, failures)
-        found: list[tuple[str, Any]] = [
-            (plugin, list(value or ())) for plugin, values in answered for value in values
-        ]
-        found += [(f.plugin, RuntimeError(f.error)) for f in failures]
-        return found
+        done = self.call("toolang_doctor_checks", runtime=runtime)
+        found: list[tuple[str, Any]] = [(plugin, list(value)) for plugin, value in done.answers]
+        return found + [(f.plugin, RuntimeError(f.error)) for f in done.failures]
 
-    # -- the agent pool and teams --------------------------------------------------------
+    # the agent pool and teams
 
     def score_agent(self, member: Any, capability: str) -> float | None:
         """The first score a ``toolang_score_agent`` plugin gives ``member`` for
         ``capability`` (``None``: the pool's own score); one that raises is skipped."""
-        for _, answers in self._now(
-            "toolang_score_agent", {"member": member, "capability": capability}
-        ):
-            for value in answers:
-                if value is not None:
-                    return float(value)
-        return None
+        done = self.call("toolang_score_agent", member=member, capability=capability)
+        return None if done.decided is None else float(done.decided[1])
 
     def ping_agents(self, agents: Sequence[Any], runtime: Runtime) -> dict[str, Any]:
         """Every ``toolang_ping_agents`` answer merged by agent name (a later plugin's
         answer for an agent replaces an earlier one); one that raises is skipped."""
-        found: dict[str, Any] = {}
-        for _, answers in self._now("toolang_ping_agents", {"agents": agents, "runtime": runtime}):
-            for health in answers:
-                found.update(health or {})
-        return found
+        return self.call("toolang_ping_agents", agents=agents, runtime=runtime).merged  # type: ignore[no-any-return]
 
     def agree_payment(self, team_id: str, terms: Any) -> None:
         """Tell every ``toolang_agree_payment`` plugin of a team member's payment terms,
         each isolated."""
-        self._now("toolang_agree_payment", {"team_id": team_id, "terms": terms})
+        self.call("toolang_agree_payment", team_id=team_id, terms=terms)
 
-    # -- HTTP routes -------------------------------------------------------------------
+    # HTTP routes
 
     def route_servers(self, runtime: Runtime) -> list[tuple[str, str]]:
         """``(plugin, base URL)`` of every plugin that serves the registered routes in
         ``runtime``'s run (``toolang_serves_routes``), in call order; one that raises is
         logged and skipped, an answer that is no non-empty string is ignored."""
-        return [
-            (plugin, answer)
-            for plugin, answers in self._now("toolang_serves_routes", {"runtime": runtime})
-            for answer in answers
-            if isinstance(answer, str) and answer
-        ]
+        done = self.call("toolang_serves_routes", runtime=runtime)
+        return [(plugin, url) for plugin, url in done.answers if isinstance(url, str) and url]
 
-    def register_routes(self) -> tuple[list[RouteRegistration], list[HookFailure]]:
-        """Every plugin's HTTP routes (``toolang_register_routes``) and the plugins whose
-        registration failed; see :func:`toolang_core.plugins.routes.collect_routes`."""
-        from toolang_core.plugins.routes import collect_routes
-
-        return collect_routes(self._host)
-
-    # -- task runs -----------------------------------------------------------------------
+    # task runs
 
     async def finalize_task_run(
         self, run: TaskRun, runtime: Runtime, *, timeout_seconds: float = 60.0
     ) -> tuple[dict[str, str], list[HookFailure]]:
         """Every finalizer's metadata merged in call order (trimmed, empty keys dropped);
-        one that raises or overruns ``timeout_seconds`` adds nothing."""
-        merged: dict[str, str] = {}
-
-        def take(plugin: str, answers: list[Any]) -> None:
-            for metadata in answers:
-                for key, item in (metadata or {}).items():
-                    if str(key).strip():
-                        merged[str(key).strip()] = str(item).strip()
-
-        kwargs = {"run": run, "runtime": runtime}
-        _, failures = await self.in_turn(
-            "toolang_finalize_task_run", kwargs, take, timeout=timeout_seconds
-        )
-        return merged, failures
+        one that raises, answers no mapping or overruns ``timeout_seconds`` adds
+        nothing."""
+        terms = Terms(timeout=timeout_seconds)
+        done = await self.call_with("toolang_finalize_task_run", terms, run=run, runtime=runtime)
+        trimmed = {str(key).strip(): str(item).strip() for key, item in done.merged.items()}
+        return {key: item for key, item in trimmed.items() if key}, list(done.failures)
 
     async def observe_task_run(self, run: TaskRun, runtime: Runtime) -> list[HookFailure]:
-        return await self._broadcast("toolang_observe_task_run", run=run, runtime=runtime)
+        return _failures(await self.call("toolang_observe_task_run", run=run, runtime=runtime))
 
-    async def _each(self, hook: str, **kwargs: Any) -> list[tuple[str, HookFailure | None]]:
-        """Call every implementation, isolated; ``(plugin, failure or None)`` for each."""
-        return [(plugin, failure) for _, plugin, failure in await self.each_of((hook,), kwargs)]
 
-    async def each_of(
-        self, hooks: Sequence[str], kwargs: dict[str, Any]
-    ) -> list[tuple[str, str, HookFailure | None]]:
-        """Call every implementation of each of ``hooks`` in turn, isolated (an awaitable
-        answer is awaited before the next one is called); ``(hook, plugin, failure or
-        None)`` for each. One coroutine for several hooks: the tool-call chain calls
-        three such hooks per tool call, and most answers need no awaiting."""
-        outcomes: list[tuple[str, str, HookFailure | None]] = []
-        for hook in hooks:
-            for plugin, answer in self._answering(hook):
-                try:
-                    for value in answer(kwargs):
-                        if _pending(value):
-                            await value
-                except Exception as exc:
-                    failure = HookFailure(plugin, hook, describe_exception(exc))
-                    log.warning("hook.failed", plugin=plugin, hook=hook, error=failure.error)
-                    outcomes.append((hook, plugin, failure))
-                else:
-                    outcomes.append((hook, plugin, None))
-        return outcomes
+_TURN_HOOKS: Final = ("toolang_turn_started", "toolang_turn_step", "toolang_turn_finished")
+_AWAITED_BROADCAST: Final = Declared(BROADCAST, awaited=True)
+
+
+def _failures(outcomes: list[tuple[str, HookFailure | None]]) -> list[HookFailure]:
+    return [failure for _, failure in outcomes if failure is not None]

@@ -130,7 +130,7 @@ class AfterTurnStages:
         return self.publish is not None and self.has_subscribers()
 
     def _delivers(self) -> bool:
-        return bool(self.runtime.host.pm.per_plugin_callers("toolang_deliver_turn"))
+        return self.runtime.host.hooks.implemented("toolang_deliver_turn")
 
     def _finalizes(self, turn: TurnRequest) -> bool:
         return is_task_run(turn)
