@@ -279,7 +279,7 @@ def _register(hook: str) -> Callable[[Hooks], Any]:
     arguments = {"cli": None} if hook == "toolang_register_commands" else {"register": None}
     if hook == "toolang_agent_sources":
         arguments = {}
-    return lambda h: h.register(hook, "every-hook", **arguments)
+    return lambda h: h.registration(hook, "every-hook", **arguments)
 
 
 WRAPPERS: dict[str, Callable[[Hooks], Any]] = {

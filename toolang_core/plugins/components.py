@@ -243,7 +243,7 @@ def _register_all(
     """Call each registration hook of ``plugin``; the hook it failed in and why, or
     ``None`` when every registration stood."""
     for hook, register in _registration_calls(contributions):
-        returned, failure = host.hooks.register(hook, plugin, **register)
+        returned, failure = host.hooks.registration(hook, plugin, **register)
         if failure is not None:
             return hook, failure.exception or failure.error
         if hook == "toolang_agent_sources":
@@ -271,7 +271,7 @@ def add_plugin_commands(host: PluginHost, cli: click.Group) -> None:
     for plugin in host.hooks.implementations(hook):
         before = dict(cli.commands)
         try:
-            _, failure = host.hooks.register(hook, plugin, cli=cli)
+            _, failure = host.hooks.registration(hook, plugin, cli=cli)
             if failure is not None:
                 raise failure.exception or RegistrationError(failure.error)
             for name, command in list(cli.commands.items()):

@@ -298,7 +298,7 @@ class Hooks:
 
     # registration (called plugin by plugin: the host settles each plugin's contributions)
 
-    def register(
+    def registration(
         self, hook: str, plugin: str, /, **kwargs: Any
     ) -> tuple[list[Any], HookFailure | None]:
         """Call ``plugin``'s implementation of registration ``hook`` (``toolang_register_*``,
@@ -340,8 +340,10 @@ class Hooks:
 
         terms = Terms(accept=known)
         done = await self.call_with("toolang_route", terms, request=request, agents=agents)
-        best = done.decided and attrs.evolve(done.decided[1], router=done.decided[0])
-        return best, done.failures
+        if done.decided is None:
+            return None, done.failures
+        router, proposal = done.decided
+        return attrs.evolve(proposal, router=router), done.failures
 
     async def deliver_turn(
         self, turn: TurnRequest, runtime: Runtime

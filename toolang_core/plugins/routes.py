@@ -117,7 +117,7 @@ def collect_routes(host: PluginHost) -> tuple[list[RouteRegistration], list[Hook
     for plugin in host.hooks.implementations(HOOK):
         collector = _Collector(taken)
         collector.plugin = plugin
-        _, failure = host.hooks.register(HOOK, plugin, register=collector.register)
+        _, failure = host.hooks.registration(HOOK, plugin, register=collector.register)
         if failure is not None:
             failures.append(failure)
             continue
