@@ -341,7 +341,7 @@ def test_the_facade_calls_every_hook_through_its_rules_combiner(hook, monkeypatc
 _DIRECT = re.compile(
     r"per_plugin_callers\(|per_plugin_answers\(|\.pm\.hook\.|\.hook\.toolang_\w+\(|subset_hook_caller\("
 )
-_RUNNERS = {ROOT / "toolang_core/plugins/facade.py", ROOT / "toolang_core/plugins/manager.py"}
+_RUNNERS = {ROOT / "toolang_core/plugins/runner.py", ROOT / "toolang_core/plugins/manager.py"}
 
 
 def test_only_the_facade_runner_calls_hook_implementations():

@@ -1,18 +1,16 @@
 """The typed facade through which core code calls hooks.
 
-pluggy cannot type ``pm.hook.<name>(...)`` calls; this class gives every call site a
-checked signature, and runs every hook through one generic call, :meth:`Hooks.call`:
-one plugin at a time in pluggy's order, awaitables awaited, errors isolated per plugin
-and reported as :class:`HookFailure` values instead of exceptions, the answers combined
-by the combiner of the hook's declared calling rule
-(:mod:`toolang_core.hookspecs.rules`). Each typed wrapper is one call and the shaping
-of its answer into the wrapper's type; the tool-call chain's stages
-(:mod:`toolang_core.tools.stages`) call their hooks the same way.
+pluggy cannot type ``pm.hook.<name>(...)`` calls; :class:`Hooks` gives every call site
+a checked signature, in the manner of tox's ``plugin/manager.py``: one short wrapper
+per hook over the one generic call (:meth:`~toolang_core.plugins.runner.HookRunner.call`,
+which runs the hook by its declared calling rule and its rule's combiner), plus the
+shaping of the combined answer into the wrapper's type. No wrapper combines answers
+itself. The tool-call chain's stages (:mod:`toolang_core.tools.stages`) call their
+hooks the same way.
 """
 
 from __future__ import annotations
 
-import asyncio
 import warnings
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final
@@ -20,25 +18,17 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import structlog
 
-from toolang_core.errors import describe_exception
 from toolang_core.hookspecs import TOOL_CHAIN, TOOL_CHAIN_STAGES, lifecycle
-from toolang_core.hookspecs.combiners import NO_TERMS, Broadcast, Combiner, Terms
-from toolang_core.hookspecs.rules import (
-    BROADCAST,
-    DECLARED,
-    HOOK_RULES,
-    REGISTRATION,
-    Declared,
-    HookFailure,
-)
+from toolang_core.hookspecs.combiners import Terms
+from toolang_core.hookspecs.rules import HOOK_RULES, REGISTRATION, HookFailure
 from toolang_core.markers import HOOK_PREFIX
+from toolang_core.plugins.runner import HookRunner
 
 if TYPE_CHECKING:
     from toolang_core.agents.routing import RouteProposal
     from toolang_core.agents.types import AgentDefinition
     from toolang_core.events import Event
     from toolang_core.plugins.host import PluginHost
-    from toolang_core.plugins.manager import Answers
     from toolang_core.plugins.required import RequiredProblem
     from toolang_core.plugins.routes import RouteRegistration
     from toolang_core.runtime import Runtime
@@ -69,30 +59,13 @@ def _moved(name: str) -> None:
     )
 
 
-def _pending(value: Any) -> bool:
-    """Whether a hook's answer must be awaited (cheaper than a coroutine per answer:
-    the tool-call chain asks this several times per tool call)."""
-    return value is not None and hasattr(value, "__await__")
-
-
-class Hooks:
-    """Typed access to every toolang hook of one :class:`PluginHost`."""
+class Hooks(HookRunner):
+    """Typed access to every toolang hook of one :class:`PluginHost`: one short wrapper
+    per hook over :meth:`HookRunner.call`."""
 
     def __init__(self, host: PluginHost) -> None:
+        super().__init__(host.pm)
         self._host = host
-        self.callers = host.pm.per_plugin_callers
-        """``callers(hook)``: ``(plugin, caller)`` pairs in call order, empty when no
-        plugin implements ``hook`` (bound once: the tool-call chain asks per stage)."""
-        self._answering = host.pm.per_plugin_answers
-
-    def implemented(self, hook: str) -> bool:
-        """Whether any plugin implements ``hook`` (asked before a call that would cost
-        a coroutine for nothing)."""
-        return bool(self._host.pm.per_plugin_callers(hook))
-
-    def implementations(self, hook: str) -> list[str]:
-        """Names of the plugins implementing ``hook``, in the order they are called."""
-        return [name for name, _ in self._host.pm.per_plugin_callers(hook)]
 
     def required_problem(self) -> RequiredProblem | None:
         """Why no tool may run now — a required plugin is missing, failed or broke
@@ -112,107 +85,6 @@ class Hooks:
             (TOOL_CHAIN_STAGES[hook], hook, [] if hook == "execute" else self.implementations(hook))
             for hook in TOOL_CHAIN
         ]
-
-    # -- the one runner: every hook is called through its declared rule's combiner ------
-
-    def call(self, hook: str, /, **kwargs: Any) -> Any:
-        """Call ``hook`` with ``kwargs`` by its calling rule (declared beside its spec,
-        :data:`~toolang_core.hookspecs.rules.DECLARED`) and answer what the rule's
-        combiner makes of the answers (:mod:`toolang_core.hookspecs.combiners`).
-
-        One plugin at a time in pluggy's order; ``None`` answers left out; a plugin that
-        raises is a :class:`HookFailure` naming it and the hook — it ends the call with
-        a refusal under a fail-closed rule, and is logged and skipped under the others.
-        An awaited hook answers a coroutine (its answers' awaitables are awaited before
-        the next plugin is asked); the others answer at once.
-
-        :raises LookupError: when ``hook`` declares no calling rule.
-        """
-        return self.call_with(hook, NO_TERMS, **kwargs)
-
-    def call_with(self, hook: str, terms: Terms, /, **kwargs: Any) -> Any:
-        """:meth:`call`, with what ``hook``'s answers mean to its rule (:class:`Terms`:
-        the valid answer types, which answer ends the call, …)."""
-        declared = DECLARED.get(hook)
-        if declared is None:
-            raise LookupError(
-                f"hook {hook} declares no calling rule: put @calling_rule(<rule>) from "
-                "toolang_core.hookspecs.rules above its @hookspec"
-            )
-        combiner = declared.rule.combiner(hook, kwargs, terms)
-        if declared.awaited:
-            return self._run(combiner)
-        if terms.timeout is not None:
-            raise ValueError(f"{hook} is not awaited: a time limit cannot apply to it")
-        return self._run_now(combiner)
-
-    async def call_each(
-        self, hooks: Sequence[str], /, **kwargs: Any
-    ) -> list[tuple[str, str, HookFailure | None]]:
-        """Call each of ``hooks`` — awaited isolated broadcasts — in turn with the same
-        ``kwargs``; ``(hook, plugin, failure or None)`` for each implementation. One
-        coroutine for several hooks: the tool-call chain calls three such hooks per
-        tool call."""
-        outcomes: list[tuple[str, str, HookFailure | None]] = []
-        for hook in hooks:
-            if DECLARED[hook] != _AWAITED_BROADCAST:
-                raise ValueError(f"{hook} is no awaited broadcast: call it alone")
-            if self.callers(hook):  # most hooks of the chain have no plugin
-                done = await self._run(Broadcast(hook, kwargs, NO_TERMS))
-                outcomes.extend((hook, plugin, failure) for plugin, failure in done)
-        return outcomes
-
-    def _asked(self, hook: str, only: str | None) -> tuple[tuple[str, Answers], ...]:
-        pairs = self._answering(hook)
-        if only is None:
-            return pairs
-        return tuple(pair for pair in pairs if pair[0] == only)
-
-    async def _run(self, combiner: Combiner) -> Any:
-        hook, kwargs, timeout = combiner.hook, combiner.arguments, combiner.terms.timeout
-        for plugin, answer in self._asked(hook, combiner.terms.only):
-            answers: list[Any] = []
-            try:
-                # A loop, not a comprehension: one holding an await is a coroutine of its own.
-                if timeout is None:
-                    for value in answer(kwargs):
-                        got = await value if _pending(value) else value
-                        if got is not None:  # an awaited abstention
-                            answers.append(got)
-                else:
-                    async with asyncio.timeout(timeout):
-                        for value in answer(kwargs):
-                            got = await value if _pending(value) else value
-                            if got is not None:  # an awaited abstention
-                                answers.append(got)
-                # Inside the try: an answer the rule cannot use is that plugin's failure.
-                if combiner.take(plugin, answers):
-                    break
-            except Exception as exc:
-                if self._failed(combiner, plugin, exc):
-                    break
-        return combiner.result()
-
-    def _run_now(self, combiner: Combiner) -> Any:
-        hook, kwargs = combiner.hook, combiner.arguments
-        for plugin, answer in self._asked(hook, combiner.terms.only):
-            try:
-                if combiner.take(plugin, answer(kwargs)):
-                    break
-            except Exception as exc:
-                if self._failed(combiner, plugin, exc):
-                    break
-        return combiner.result()
-
-    @staticmethod
-    def _failed(combiner: Combiner, plugin: str, exc: Exception) -> bool:
-        """Tell ``combiner`` that ``plugin`` failed; whether that ends the call."""
-        failure = HookFailure(plugin, combiner.hook, describe_exception(exc), exc)
-        if combiner.fail(failure):
-            return True
-        if combiner.logs_failures:
-            log.warning("hook.failed", plugin=plugin, hook=combiner.hook, error=failure.error)
-        return False
 
     # -- deprecated since 0.2, removed in 0.3 --------------------------------------------
 
@@ -427,7 +299,6 @@ class Hooks:
 
 
 _TURN_HOOKS: Final = ("toolang_turn_started", "toolang_turn_step", "toolang_turn_finished")
-_AWAITED_BROADCAST: Final = Declared(BROADCAST, awaited=True)
 
 
 def _failures(outcomes: list[tuple[str, HookFailure | None]]) -> list[HookFailure]:
