@@ -138,20 +138,21 @@ def registration(hook: str) -> None:
 def broadcast(hook: str) -> None:
     two = Two(hook)
     answer = later(None) if two.awaited else None
-    assert two.answer(answer, "ignored").call() == [("first", None), ("second", None)]
+    done = two.answer(answer, "ignored").call()
+    assert done == [(hook, "first", None), (hook, "second", None)]
     two = Two(hook).answer(Boom("broken"), None)
     done = two.call()
-    assert [p for p, _ in done] == ["first", "second"]  # the others are still called
-    assert failed_plugins([f for _, f in done if f], hook) == ["first"]
+    assert [p for _, p, _ in done] == ["first", "second"]  # the others are still called
+    assert failed_plugins([f for _, _, f in done if f], hook) == ["first"]
 
 
 def collect(hook: str) -> None:
     done = Two(hook).answer("A", None).call()
-    assert done.answers == (("first", "A"),)  # None is no answer
+    assert done.answers == [("first", "A")]  # None is no answer
     done = Two(hook).answer("A", "B").call()
-    assert done.answers == (("first", "A"), ("second", "B"))
+    assert done.answers == [("first", "A"), ("second", "B")]
     done = Two(hook).answer(Boom("broken"), "B").call()
-    assert done.answers == (("second", "B"),)
+    assert done.answers == [("second", "B")]
     assert failed_plugins(done.failures, hook) == ["first"]
 
 
@@ -165,7 +166,7 @@ def fail_closed_filter(hook: str) -> None:
     assert done.decided == ("first", "block") and two.asked == ["first"]  # a block ends it
     two = Two(hook).answer("modified", "pass")
     done = two.call(terms)
-    assert done.decided is None and done.answers == (("first", "modified"), ("second", "pass"))
+    assert done.decided is None and done.answers == [("first", "modified"), ("second", "pass")]
     assert two.seen["second"][two.argnames[0]] == "modified"  # later ones see the change
     for broken in (Boom("broken"), 42):  # a raise, or an answer of the wrong type
         two = Two(hook).answer(broken, "B")
@@ -325,9 +326,9 @@ def test_the_facade_calls_every_hook_through_its_rules_combiner(hook, monkeypatc
     for runner in ("_run", "_run_now"):
         original = getattr(Hooks, runner)
 
-        def spy(self, combiner, _original=original):
-            ran.append((combiner.hook, type(combiner)))
-            return _original(self, combiner)
+        def spy(self, *combiners, _original=original):
+            ran.extend((combiner.hook, type(combiner)) for combiner in combiners)
+            return _original(self, *combiners)
 
         monkeypatch.setattr(Hooks, runner, spy)
     done = WRAPPERS[hook](host.hooks)

@@ -69,42 +69,6 @@ class Terms:
 NO_TERMS: Final = Terms()
 
 
-@attrs.frozen
-class Decided:
-    """What a deciding call (filter, first answer, fold, best score, first number)
-    answers.
-
-    ``decided``: the ``(plugin, answer)`` that decided the call, or ``None`` when none
-    did; ``answers``: every answer taken, in call order; ``refused``: set when a raise
-    ended a fail-closed call; ``arguments``: the arguments as the last plugin asked saw
-    them (a fold's result, a filter's amended call).
-    """
-
-    decided: tuple[str, Any] | None
-    answers: tuple[tuple[str, Any], ...]
-    refused: Refused | None
-    failures: tuple[HookFailure, ...]
-    arguments: Mapping[str, Any]
-
-
-@attrs.frozen
-class Collected:
-    """A collect call's answers as ``(plugin, answer)`` in call order, and the plugins
-    that raised."""
-
-    answers: tuple[tuple[str, Any], ...]
-    failures: tuple[HookFailure, ...]
-
-
-@attrs.frozen
-class Merged:
-    """A merge call's answers merged into one mapping (a later key replacing an earlier
-    one), and the plugins that raised, overran or answered no mapping."""
-
-    merged: dict[Any, Any]
-    failures: tuple[HookFailure, ...]
-
-
 def _unexpected(hook: str, answer: object, expected: tuple[type, ...]) -> str:
     names = ", ".join(t.__name__ for t in expected)
     return f"{hook} answered {answer!r}; expected one of {names} (from toolang_core) or None"
@@ -182,30 +146,34 @@ class Registration(Combiner):
 
 class Broadcast(Combiner):
     """Isolated broadcast: every plugin, answers ignored, failures kept. Answers
-    ``[(plugin, failure or None)]`` in call order."""
+    ``[(hook, plugin, failure or None)]`` in call order (the hook named: several
+    broadcasts may share one list, :meth:`HookRunner.call_each`)."""
 
     __slots__ = ("outcomes",)
 
     def __init__(self, hook: str, arguments: dict[str, Any], terms: Terms) -> None:
-        super().__init__(hook, arguments, terms)
-        self.outcomes: list[tuple[str, HookFailure | None]] = []
+        # Flat, not super().__init__(): the tool-call chain makes three per tool call.
+        self.hook, self.arguments, self.terms = hook, arguments, terms
+        self.failures: list[HookFailure] = []
+        self.outcomes: list[tuple[str, str, HookFailure | None]] = []
 
     def take(self, plugin: str, answers: list[Any]) -> bool:
-        self.outcomes.append((plugin, None))
+        self.outcomes.append((self.hook, plugin, None))
         return False
 
     def fail(self, failure: HookFailure) -> bool:
         self.failures.append(failure)
-        self.outcomes.append((failure.plugin, failure))
+        self.outcomes.append((self.hook, failure.plugin, failure))
         return False
 
-    def result(self) -> list[tuple[str, HookFailure | None]]:
+    def result(self) -> list[tuple[str, str, HookFailure | None]]:
         return self.outcomes
 
 
 class Collect(Combiner):
     """Collect: every plugin; each answer kept (checked against ``terms.types``) in call
-    order, a failing plugin skipped. Answers :class:`Collected`."""
+    order, a failing plugin skipped. Answers itself: ``answers`` as ``(plugin, answer)``
+    in call order, and ``failures``."""
 
     __slots__ = ("answers",)
 
@@ -219,17 +187,26 @@ class Collect(Combiner):
         self.answers.extend((plugin, answer) for answer in answers)
         return False
 
-    def result(self) -> Collected:
-        return Collected(tuple(self.answers), tuple(self.failures))
+    def result(self) -> Collect:
+        return self
 
 
-class _Deciding(Combiner):
-    """The rules that answer :class:`Decided`."""
+class Decided(Combiner):
+    """The deciding rules (filter, first answer, fold, best score, first number); each
+    call answers its combiner itself.
+
+    ``decided``: the ``(plugin, answer)`` that decided the call, or ``None`` when none
+    did; ``answers``: every answer taken, in call order; ``refused``: set when a raise
+    ended a fail-closed call; ``arguments``: the arguments as the last plugin asked saw
+    them (a fold's result, a filter's amended call); ``failures``.
+    """
 
     __slots__ = ("answers", "decided", "refused")
 
     def __init__(self, hook: str, arguments: dict[str, Any], terms: Terms) -> None:
-        super().__init__(hook, arguments, terms)
+        # Flat, not super().__init__(): the tool-call chain makes three per tool call.
+        self.hook, self.arguments, self.terms = hook, arguments, terms
+        self.failures: list[HookFailure] = []
         self.answers: list[tuple[str, Any]] = []
         self.decided: tuple[str, Any] | None = None
         self.refused: Refused | None = None
@@ -242,16 +219,10 @@ class _Deciding(Combiner):
         return False
 
     def result(self) -> Decided:
-        return Decided(
-            self.decided,
-            tuple(self.answers),
-            self.refused,
-            tuple(self.failures),
-            self.arguments,
-        )
+        return self
 
 
-class Filter(_Deciding):
+class Filter(Decided):
     """Fail-closed filter: every plugin until an answer ``terms.ends`` the call; each
     other answer may ``terms.amend`` the arguments the later plugins see; a failure
     refuses the call."""
@@ -260,9 +231,11 @@ class Filter(_Deciding):
     fail_closed = True
 
     def take(self, plugin: str, answers: list[Any]) -> bool:
-        ends, amend = self.terms.ends, self.terms.amend
+        terms = self.terms
+        ends, amend, types = terms.ends, terms.amend, terms.types
         for answer in answers:
-            self._check(answer)
+            if types and not isinstance(answer, types):
+                raise TypeError(_unexpected(self.hook, answer, types))
             self.answers.append((plugin, answer))
             if ends is not None and ends(answer):
                 self.decided = (plugin, answer)
@@ -272,7 +245,7 @@ class Filter(_Deciding):
         return False
 
 
-class FirstAnswer(_Deciding):
+class FirstAnswer(Decided):
     """First answer: the first answer decides and ends the call; a failure refuses it."""
 
     __slots__ = ()
@@ -282,13 +255,15 @@ class FirstAnswer(_Deciding):
         if not answers:
             return False
         answer = answers[0]
-        self._check(answer)
-        self.answers.append((plugin, answer))
+        types = self.terms.types
+        if types and not isinstance(answer, types):
+            raise TypeError(_unexpected(self.hook, answer, types))
         self.decided = (plugin, answer)
+        self.answers.append(self.decided)
         return True
 
 
-class Fold(_Deciding):
+class Fold(Decided):
     """Fold: every plugin, each answer replacing the argument ``terms.replaces`` for the
     later ones (``arguments`` of the result holds the last value); a failure refuses
     the call (the result is withheld)."""
@@ -304,7 +279,7 @@ class Fold(_Deciding):
         return False
 
 
-class BestScore(_Deciding):
+class BestScore(Decided):
     """Best score: every plugin; of the answers ``terms.accept`` takes, the one with the
     highest ``score`` decides (a tie: the one asked first); a failing plugin is
     skipped."""
@@ -323,7 +298,7 @@ class BestScore(_Deciding):
         return False
 
 
-class FirstNumber(_Deciding):
+class FirstNumber(Decided):
     """First number: the first answer, as a ``float``, decides and ends the call; a
     plugin that raises or answers no number is skipped."""
 
@@ -341,7 +316,7 @@ class FirstNumber(_Deciding):
 class Merge(Combiner):
     """Merge: every plugin; each answer, a mapping, merged into one (a later key
     replaces an earlier one); a plugin that raises, overruns or answers no mapping adds
-    nothing. Answers :class:`Merged`."""
+    nothing. Answers itself: ``merged`` and ``failures``."""
 
     __slots__ = ("merged",)
 
@@ -357,5 +332,5 @@ class Merge(Combiner):
             self.merged.update(answer)
         return False
 
-    def result(self) -> Merged:
-        return Merged(self.merged, tuple(self.failures))
+    def result(self) -> Merge:
+        return self

@@ -213,14 +213,15 @@ class Hooks(HookRunner):
         terms = Terms(accept=known)
         done = await self.call_with("toolang_route", terms, request=request, agents=agents)
         if done.decided is None:
-            return None, done.failures
+            return None, tuple(done.failures)
         router, proposal = done.decided
-        return attrs.evolve(proposal, router=router), done.failures
+        return attrs.evolve(proposal, router=router), tuple(done.failures)
 
     async def deliver_turn(
         self, turn: TurnRequest, runtime: Runtime
     ) -> list[tuple[str, HookFailure | None]]:
-        return await self.call("toolang_deliver_turn", turn=turn, runtime=runtime)  # type: ignore[no-any-return]
+        done = await self.call("toolang_deliver_turn", turn=turn, runtime=runtime)
+        return [(plugin, failure) for _, plugin, failure in done]
 
     # observability
 
@@ -301,5 +302,5 @@ class Hooks(HookRunner):
 _TURN_HOOKS: Final = ("toolang_turn_started", "toolang_turn_step", "toolang_turn_finished")
 
 
-def _failures(outcomes: list[tuple[str, HookFailure | None]]) -> list[HookFailure]:
-    return [failure for _, failure in outcomes if failure is not None]
+def _failures(outcomes: list[tuple[str, str, HookFailure | None]]) -> list[HookFailure]:
+    return [failure for _, _, failure in outcomes if failure is not None]

@@ -12,26 +12,36 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from toolang_core.errors import describe_exception
 from toolang_core.hookspecs.combiners import NO_TERMS, Broadcast, Combiner, Terms
-from toolang_core.hookspecs.rules import BROADCAST, DECLARED, Declared, HookFailure
+from toolang_core.hookspecs.rules import BROADCAST, DECLARED, HookFailure
 
 if TYPE_CHECKING:
-    from toolang_core.plugins.manager import Answers, ToolangPluginManager
+    from toolang_core.plugins.manager import ToolangPluginManager
 
 log = structlog.get_logger("toolang.hooks")
-
-_AWAITED_BROADCAST: Final = Declared(BROADCAST, awaited=True)
 
 
 def _pending(value: Any) -> bool:
     """Whether a hook's answer must be awaited (cheaper than a coroutine per answer:
     the tool-call chain asks this several times per tool call)."""
     return value is not None and hasattr(value, "__await__")
+
+
+async def _settled(answers: list[Any]) -> list[Any]:
+    """``answers`` with each awaitable awaited, in order, and ``None`` left out (an
+    awaited abstention). A loop, not a comprehension: one holding an await is a
+    coroutine of its own."""
+    settled: list[Any] = []
+    for value in answers:
+        got = await value if _pending(value) else value
+        if got is not None:
+            settled.append(got)
+    return settled
 
 
 class HookRunner:
@@ -91,48 +101,52 @@ class HookRunner:
         coroutine for several hooks: the tool-call chain calls three such hooks per
         tool call."""
         outcomes: list[tuple[str, str, HookFailure | None]] = []
+        called: list[Combiner] = []
         for hook in hooks:
-            if DECLARED[hook] != _AWAITED_BROADCAST:
+            declared = DECLARED[hook]
+            if declared.rule is not BROADCAST or not declared.awaited:
                 raise ValueError(f"{hook} is no awaited broadcast: call it alone")
-            if self.callers(hook):  # most hooks of the chain have no plugin
-                done = await self._run(Broadcast(hook, kwargs, NO_TERMS))
-                outcomes.extend((hook, plugin, failure) for plugin, failure in done)
+            if self._answering(hook):  # most hooks of the chain have no plugin
+                broadcast = Broadcast(hook, kwargs, NO_TERMS)
+                broadcast.outcomes = outcomes  # one list for all, in call order
+                called.append(broadcast)
+        if called:
+            await self._run(*called)
         return outcomes
 
-    def _asked(self, hook: str, only: str | None) -> tuple[tuple[str, Answers], ...]:
-        pairs = self._answering(hook)
-        if only is None:
-            return pairs
-        return tuple(pair for pair in pairs if pair[0] == only)
-
-    async def _run(self, combiner: Combiner) -> Any:
-        hook, kwargs, timeout = combiner.hook, combiner.arguments, combiner.terms.timeout
-        for plugin, answer in self._asked(hook, combiner.terms.only):
-            answers: list[Any] = []
-            try:
-                # A loop, not a comprehension: one holding an await is a coroutine of its own.
-                if timeout is None:
-                    for value in answer(kwargs):
-                        got = await value if _pending(value) else value
-                        if got is not None:  # an awaited abstention
-                            answers.append(got)
-                else:
-                    async with asyncio.timeout(timeout):
-                        for value in answer(kwargs):
-                            got = await value if _pending(value) else value
-                            if got is not None:  # an awaited abstention
-                                answers.append(got)
-                # Inside the try: an answer the rule cannot use is that plugin's failure.
-                if combiner.take(plugin, answers):
-                    break
-            except Exception as exc:
-                if self._failed(combiner, plugin, exc):
-                    break
+    async def _run(self, combiner: Combiner, *more: Combiner) -> Any:
+        """Run ``combiner``'s call (then each of ``more``, in one coroutine) and answer
+        ``combiner``'s result."""
+        for each in (combiner, *more) if more else (combiner,):
+            kwargs, only, timeout = each.arguments, each.terms.only, each.terms.timeout
+            pairs = self._answering(each.hook)
+            if only is not None:
+                pairs = tuple(pair for pair in pairs if pair[0] == only)
+            for plugin, answer in pairs:
+                try:
+                    if timeout is None:
+                        answers = answer(kwargs)
+                        for value in answers:
+                            if _pending(value):  # rare: most answers need no awaiting
+                                answers = await _settled(answers)
+                                break
+                    else:
+                        async with asyncio.timeout(timeout):
+                            answers = await _settled(answer(kwargs))
+                    # Inside the try: an answer the rule cannot use is that plugin's failure.
+                    if each.take(plugin, answers):
+                        break
+                except Exception as exc:
+                    if self._failed(each, plugin, exc):
+                        break
         return combiner.result()
 
     def _run_now(self, combiner: Combiner) -> Any:
-        hook, kwargs = combiner.hook, combiner.arguments
-        for plugin, answer in self._asked(hook, combiner.terms.only):
+        hook, kwargs, only = combiner.hook, combiner.arguments, combiner.terms.only
+        pairs = self._answering(hook)
+        if only is not None:
+            pairs = tuple(pair for pair in pairs if pair[0] == only)
+        for plugin, answer in pairs:
             try:
                 if combiner.take(plugin, answer(kwargs)):
                     break

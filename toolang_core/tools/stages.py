@@ -109,7 +109,7 @@ async def filter_tool_call(hooks: Hooks, call: ToolCall, ctx: ToolCallContext) -
             refused.plugin,
             Block(f"security filter {refused.plugin!r} failed: {refused.error}"),
         )
-    return FilterOutcome(done.arguments["call"], done.answers, blocked, done.failures)
+    return FilterOutcome(done.arguments["call"], tuple(done.answers), blocked, tuple(done.failures))
 
 
 async def approve_tool_call(hooks: Hooks, call: ToolCall, ctx: ToolCallContext) -> ApprovalOutcome:
@@ -123,7 +123,7 @@ async def approve_tool_call(hooks: Hooks, call: ToolCall, ctx: ToolCallContext) 
     done = await hooks.call_with("toolang_approve_tool_call", APPROVAL_TERMS, call=call, ctx=ctx)
     if done.refused is not None:
         denied = Denied(f"approval gate {done.refused.plugin!r} failed: {done.refused.error}")
-        return ApprovalOutcome(done.refused.plugin, denied, done.failures)
+        return ApprovalOutcome(done.refused.plugin, denied, tuple(done.failures))
     return NO_DECISION if done.decided is None else ApprovalOutcome(*done.decided)
 
 
@@ -146,7 +146,7 @@ async def filter_tool_result(
             f"({done.refused.error})",
             error_type="filter_failed",
         )
-        return withheld, changed, done.failures
+        return withheld, changed, tuple(done.failures)
     return done.arguments["result"], changed, ()
 
 
@@ -154,9 +154,8 @@ async def observe_tool_result(
     hooks: Hooks, call: ToolCall, result: ToolResult, ctx: ToolCallContext
 ) -> list[tuple[str, HookFailure | None]]:
     """Every LearningObserver, each isolated; ``(plugin, failure or None)`` for each."""
-    return await hooks.call(  # type: ignore[no-any-return]
-        "toolang_observe_tool_result", call=call, result=result, ctx=ctx
-    )
+    done = await hooks.call("toolang_observe_tool_result", call=call, result=result, ctx=ctx)
+    return [(plugin, failure) for _, plugin, failure in done]
 
 
 async def after_tool_call(
