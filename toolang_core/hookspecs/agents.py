@@ -5,6 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from toolang_core.hookspecs.rules import (
+    BEST_SCORE,
+    BROADCAST,
+    FIRST_NUMBER,
+    MERGE,
+    REGISTRATION,
+    calling_rule,
+)
 from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
@@ -15,6 +23,7 @@ if TYPE_CHECKING:
     from toolang_core.teams.types import PaymentTerms
 
 
+@calling_rule(REGISTRATION)
 @hookspec
 def toolang_agent_sources() -> AgentSource | Iterable[AgentSource] | None:
     """Return the agent-definition sources this plugin provides.
@@ -26,6 +35,7 @@ def toolang_agent_sources() -> AgentSource | Iterable[AgentSource] | None:
     """
 
 
+@calling_rule(BEST_SCORE)
 @hookspec
 def toolang_route(request: str, agents: Sequence[AgentDefinition]) -> RouteProposal | None:
     """Propose which of ``agents`` should handle ``request`` (a turn's input).
@@ -39,6 +49,7 @@ def toolang_route(request: str, agents: Sequence[AgentDefinition]) -> RoutePropo
     """
 
 
+@calling_rule(FIRST_NUMBER)
 @hookspec
 def toolang_score_agent(member: PoolMember, capability: str) -> float | None:
     """Score a pool member for a capability, replacing the default score.
@@ -50,6 +61,7 @@ def toolang_score_agent(member: PoolMember, capability: str) -> float | None:
     """
 
 
+@calling_rule(MERGE, awaited=False)
 @hookspec
 def toolang_ping_agents(
     agents: Sequence[AgentDefinition], runtime: RuntimeView
@@ -65,6 +77,7 @@ def toolang_ping_agents(
     """
 
 
+@calling_rule(BROADCAST, awaited=False)
 @hookspec
 def toolang_agree_payment(team_id: str, terms: PaymentTerms) -> None:
     """Act on the payment terms a team agreed with one member (no money moves in core).

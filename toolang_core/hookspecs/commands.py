@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from toolang_core.hookspecs.rules import REGISTRATION, calling_rule
 from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
     import click
 
 
+@calling_rule(REGISTRATION)
 @hookspec
 def toolang_register_commands(cli: click.Group) -> None:
     """Add subcommands to the ``toolang`` command group.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
+from toolang_core.hookspecs.rules import BROADCAST, calling_rule
 from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
@@ -12,6 +13,7 @@ if TYPE_CHECKING:
     from toolang_core.runtime_view import RuntimeView
 
 
+@calling_rule(BROADCAST)
 @hookspec
 def toolang_on_event(event: Event, runtime: RuntimeView) -> Awaitable[None] | None:
     """Receive an event published on ``runtime``'s bus.

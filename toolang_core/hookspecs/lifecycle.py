@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Iterable
 from typing import TYPE_CHECKING
 
+from toolang_core.hookspecs.rules import BROADCAST, COLLECT, REGISTRATION, calling_rule
 from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from toolang_core.runtime_view import RuntimeView
 
 
+@calling_rule(REGISTRATION)
 @hookspec
 def toolang_register_settings(register: RegisterSettings) -> None:
     """Declare the attrs class that validates this plugin's ``[plugins.<name>]`` section.
@@ -31,6 +33,7 @@ def toolang_register_settings(register: RegisterSettings) -> None:
     """
 
 
+@calling_rule(COLLECT)
 @hookspec
 def toolang_inactive_hooks(runtime: RuntimeView) -> Iterable[str] | None:
     """Name those of this plugin's hooks that have nothing to do in ``runtime``'s run.
@@ -45,6 +48,7 @@ def toolang_inactive_hooks(runtime: RuntimeView) -> Iterable[str] | None:
     """
 
 
+@calling_rule(BROADCAST)
 @hookspec
 def toolang_startup(runtime: RuntimeView) -> Awaitable[None] | None:
     """Called once when a runtime starts, after its plugins are loaded and configured.
@@ -54,6 +58,7 @@ def toolang_startup(runtime: RuntimeView) -> Awaitable[None] | None:
     """
 
 
+@calling_rule(BROADCAST)
 @hookspec
 def toolang_shutdown(runtime: RuntimeView, reason: str = "stop") -> Awaitable[None] | None:
     """Called once when a runtime stops, after running turns have wound down.

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from toolang_core.hookspecs.rules import BROADCAST, COLLECT, MERGE, calling_rule
 from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from toolang_core.store.types import StepRecord, TurnRequest
 
 
+@calling_rule(BROADCAST, awaited=False)
 @hookspec
 def toolang_turn_started(turn: TurnRequest, runtime: RuntimeView) -> None:
     """A turn was admitted and is about to run.
@@ -31,6 +33,7 @@ def toolang_turn_started(turn: TurnRequest, runtime: RuntimeView) -> None:
     """
 
 
+@calling_rule(BROADCAST, awaited=False)
 @hookspec
 def toolang_turn_step(step: StepRecord, runtime: RuntimeView) -> None:
     """A step of a running turn was stored: memory recall, prompt build, model call,
@@ -43,6 +46,7 @@ def toolang_turn_step(step: StepRecord, runtime: RuntimeView) -> None:
     """
 
 
+@calling_rule(BROADCAST, awaited=False)
 @hookspec
 def toolang_turn_finished(
     turn: TurnRequest, stages: Sequence[StageDone], runtime: RuntimeView
@@ -58,6 +62,7 @@ def toolang_turn_finished(
     """
 
 
+@calling_rule(MERGE, awaited=False)
 @hookspec
 def toolang_outbound_headers(
     turn: TurnRequest, key: str, runtime: RuntimeView
@@ -74,6 +79,7 @@ def toolang_outbound_headers(
     """
 
 
+@calling_rule(COLLECT)
 @hookspec
 def toolang_doctor_checks(runtime: RuntimeView) -> Iterable[DoctorCheck] | None:
     """Report on this plugin's health for ``toolang doctor``.

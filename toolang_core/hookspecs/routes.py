@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from toolang_core.hookspecs.rules import COLLECT, REGISTRATION, calling_rule
 from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from toolang_core.runtime_view import RuntimeView
 
 
+@calling_rule(REGISTRATION)
 @hookspec
 def toolang_register_routes(register: RegisterRoute) -> None:
     """Offer HTTP routes.
@@ -31,6 +33,7 @@ def toolang_register_routes(register: RegisterRoute) -> None:
     """
 
 
+@calling_rule(COLLECT)
 @hookspec
 def toolang_serves_routes(runtime: RuntimeView) -> str | None:
     """Say where this plugin serves the routes of ``toolang_register_routes`` in

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from toolang_core.hookspecs.rules import BROADCAST, REGISTRATION, calling_rule
 from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
     from toolang_core.store.types import TurnRequest
 
 
+@calling_rule(REGISTRATION)
 @hookspec
 def toolang_register_turn_sources(register: RegisterTurnSource) -> None:
     """Offer turn sources.
@@ -26,6 +28,7 @@ def toolang_register_turn_sources(register: RegisterTurnSource) -> None:
     """
 
 
+@calling_rule(BROADCAST)
 @hookspec
 def toolang_deliver_turn(turn: TurnRequest, runtime: RuntimeView) -> Awaitable[None] | None:
     """Send a finished turn's answer out, e.g. as a reply on the channel it came from.

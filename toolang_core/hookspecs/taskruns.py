@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING
 
+from toolang_core.hookspecs.rules import BROADCAST, MERGE, calling_rule
 from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from toolang_core.taskruns.types import TaskRun
 
 
+@calling_rule(MERGE)
 @hookspec
 def toolang_finalize_task_run(
     run: TaskRun, runtime: RuntimeView
@@ -31,6 +33,7 @@ def toolang_finalize_task_run(
     """
 
 
+@calling_rule(BROADCAST)
 @hookspec
 def toolang_observe_task_run(run: TaskRun, runtime: RuntimeView) -> Awaitable[None] | None:
     """Watch a task run change: ``queued``, ``running``, ``canceling``, then terminal.

@@ -17,6 +17,15 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
+from toolang_core.hookspecs.rules import (
+    BROADCAST,
+    COLLECT,
+    FILTER,
+    FIRST_ANSWER,
+    FOLD,
+    REGISTRATION,
+    calling_rule,
+)
 from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
@@ -31,6 +40,7 @@ if TYPE_CHECKING:
     )
 
 
+@calling_rule(FILTER)
 @hookspec
 def toolang_filter_tool_call(
     call: ToolCall, ctx: ToolCallContext
@@ -45,6 +55,7 @@ def toolang_filter_tool_call(
     """
 
 
+@calling_rule(REGISTRATION)
 @hookspec
 def toolang_register_redactors(register: RegisterFactory) -> None:
     """SecurityFilter: feed detectors to the one redaction policy (``toolang_core.redact``).
@@ -57,6 +68,7 @@ def toolang_register_redactors(register: RegisterFactory) -> None:
     """
 
 
+@calling_rule(FIRST_ANSWER)
 @hookspec(firstresult=True)
 def toolang_approve_tool_call(
     call: ToolCall, ctx: ToolCallContext
@@ -70,6 +82,7 @@ def toolang_approve_tool_call(
     """
 
 
+@calling_rule(FOLD)
 @hookspec
 def toolang_filter_tool_result(
     call: ToolCall, result: ToolResult, ctx: ToolCallContext
@@ -83,6 +96,7 @@ def toolang_filter_tool_result(
     """
 
 
+@calling_rule(COLLECT)
 @hookspec
 def toolang_prompt_notes(agent: str, thread_id: str, runtime: RuntimeView) -> str | None:
     """Short, factual notes for the next prompt of ``agent`` on ``thread_id``.
@@ -94,6 +108,7 @@ def toolang_prompt_notes(agent: str, thread_id: str, runtime: RuntimeView) -> st
     """
 
 
+@calling_rule(BROADCAST)
 @hookspec
 def toolang_observe_tool_result(
     call: ToolCall, result: ToolResult, ctx: ToolCallContext
@@ -108,6 +123,7 @@ def toolang_observe_tool_result(
     """
 
 
+@calling_rule(BROADCAST)
 @hookspec
 def toolang_save_knowledge(
     call: ToolCall, result: ToolResult, ctx: ToolCallContext
@@ -120,6 +136,7 @@ def toolang_save_knowledge(
     """
 
 
+@calling_rule(BROADCAST)
 @hookspec
 def toolang_publish_event(
     call: ToolCall, result: ToolResult, ctx: ToolCallContext

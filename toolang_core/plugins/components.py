@@ -10,7 +10,6 @@ unless the configuration says whose it is (:mod:`toolang_core.plugins.tool_names
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final
@@ -207,16 +206,6 @@ class _PluginContributions:
         self.merged.agent_sources.extend(self.agent_sources)
 
 
-def _call(host: PluginHost, plugin: str, hook: str, caller: Any, **kwargs: Any) -> Any:
-    result = caller(**kwargs)
-    if isinstance(result, list) and any(inspect.isawaitable(r) for r in result):
-        for r in result:
-            if inspect.iscoroutine(r):
-                r.close()
-        raise RegistrationError(f"{hook} must not be async: registration happens at start-up")
-    return result
-
-
 def collect_components(host: PluginHost) -> Components:
     """Call every registration hook of every active plugin, one plugin at a time.
 
@@ -233,21 +222,11 @@ def collect_components(host: PluginHost) -> Components:
     )
     for plugin in order:
         contributions = _PluginContributions(plugin, merged)
-        current_hook = ""
-        try:
-            for hook, register in _registration_calls(contributions):
-                current_hook = hook
-                caller = dict(host.pm.per_plugin_callers(hook)).get(plugin)
-                if caller is None:
-                    continue
-                returned = _call(host, plugin, hook, caller, **register)
-                if hook == "toolang_agent_sources":
-                    for value in returned:
-                        contributions.add_agent_sources(value)
-        except Exception as exc:
-            host.fail(plugin, "collect", exc, hook=current_hook)
-            continue
-        contributions.commit()
+        failed = _register_all(host, plugin, contributions)
+        if failed is None:
+            contributions.commit()
+        else:
+            host.fail(plugin, "collect", failed[1], hook=failed[0])
     names = decide_tool_names(merged.tool_claims, host.tool_providers, host.record)
     merged.tools, merged.withheld_tools = names.tools, names.withheld
     for problem in names.problems:
@@ -256,6 +235,24 @@ def collect_components(host: PluginHost) -> Components:
         else:
             host.warn(None, problem.message, event="plugin.tool_provider_unused")
     return merged
+
+
+def _register_all(
+    host: PluginHost, plugin: str, contributions: _PluginContributions
+) -> tuple[str, BaseException | str] | None:
+    """Call each registration hook of ``plugin``; the hook it failed in and why, or
+    ``None`` when every registration stood."""
+    for hook, register in _registration_calls(contributions):
+        returned, failure = host.hooks.registration(hook, plugin, **register)
+        if failure is not None:
+            return hook, failure.exception or failure.error
+        if hook == "toolang_agent_sources":
+            try:
+                for value in returned:
+                    contributions.add_agent_sources(value)
+            except Exception as exc:
+                return hook, exc
+    return None
 
 
 def _registration_calls(
@@ -270,10 +267,13 @@ def _registration_calls(
 
 def add_plugin_commands(host: PluginHost, cli: click.Group) -> None:
     """Call ``toolang_register_commands`` per plugin; refuse commands that clash."""
-    for plugin, caller in host.pm.per_plugin_callers("toolang_register_commands"):
+    hook = "toolang_register_commands"
+    for plugin in host.hooks.implementations(hook):
         before = dict(cli.commands)
         try:
-            _call(host, plugin, "toolang_register_commands", caller, cli=cli)
+            _, failure = host.hooks.registration(hook, plugin, cli=cli)
+            if failure is not None:
+                raise failure.exception or RegistrationError(failure.error)
             for name, command in list(cli.commands.items()):
                 if name in before and before[name] is not command:
                     cli.commands[name] = before[name]

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from toolang_core.errors import describe_exception
 from toolang_core.hookspecs.rules import HookFailure
 
 if TYPE_CHECKING:
@@ -115,18 +114,12 @@ def collect_routes(host: PluginHost) -> tuple[list[RouteRegistration], list[Hook
     taken: dict[tuple[str, str], RouteRegistration] = {}
     routes: list[RouteRegistration] = []
     failures: list[HookFailure] = []
-    for plugin, caller in host.pm.per_plugin_callers(HOOK):
+    for plugin in host.hooks.implementations(HOOK):
         collector = _Collector(taken)
         collector.plugin = plugin
-        try:
-            returned = caller(register=collector.register)
-            if any(inspect.isawaitable(r) for r in (returned or [])):
-                for r in returned:
-                    if inspect.iscoroutine(r):
-                        r.close()
-                raise RouteError(f"{HOOK} must not be async: routes are collected at start-up")
-        except Exception as exc:
-            failures.append(HookFailure(plugin, HOOK, describe_exception(exc)))
+        _, failure = host.hooks.registration(HOOK, plugin, register=collector.register)
+        if failure is not None:
+            failures.append(failure)
             continue
         for route in collector.mine:
             for method in route.methods:

@@ -128,7 +128,7 @@ class AfterTurnStages:
         return self.publish is not None and self.has_subscribers()
 
     def _delivers(self) -> bool:
-        return bool(self.hooks.implementations("toolang_deliver_turn"))
+        return self.hooks.implemented("toolang_deliver_turn")
 
     def _finalizes(self, turn: TurnRequest) -> bool:
         return is_task_run(turn)

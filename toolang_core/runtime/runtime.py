@@ -462,7 +462,7 @@ class Runtime:
                 inbox=self.inbox,
                 only=only,
                 on_event=self.publish,
-                has_subscribers=lambda: bool(self.host.pm.per_plugin_callers("toolang_on_event")),
+                has_subscribers=lambda: self.host.hooks.implemented("toolang_on_event"),
                 on_heartbeat=self.upkeep,
             )
             # A failing plugin is logged and skipped — unless it is required.

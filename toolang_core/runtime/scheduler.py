@@ -409,7 +409,7 @@ class Scheduler:
 
     async def _run_turn(self, turn: TurnRequest) -> None:
         if self._observed:
-            self.hooks.observe("toolang_turn_started", turn=turn, runtime=self.runtime)
+            self.hooks.turn_started(turn, self.runtime)
         outcome: TurnOutcome | None = None
         stages: list[StageDone] = []
         try:
@@ -440,7 +440,7 @@ class Scheduler:
                 self._observe_end(turn, outcome, stages, why)
 
     def _on_step(self, step: StepRecord) -> None:
-        self.hooks.observe("toolang_turn_step", step=step, runtime=self.runtime)
+        self.hooks.turn_step(step, self.runtime)
 
     def _observe_end(
         self,
@@ -454,7 +454,7 @@ class Scheduler:
             ended = attrs.evolve(turn, outcome="released" if why == SHUTDOWN else LEASE_LOST)
         else:
             for step in outcome.steps:
-                self.hooks.observe("toolang_turn_step", step=step, runtime=self.runtime)
+                self.hooks.turn_step(step, self.runtime)
             ended = turn.ended(
                 outcome.status,
                 finished_at=self.clock(),
@@ -462,7 +462,7 @@ class Scheduler:
                 outcome=outcome.outcome,
                 error=outcome.error,
             )
-        self.hooks.observe("toolang_turn_finished", turn=ended, stages=stages, runtime=self.runtime)
+        self.hooks.turn_finished(ended, stages, self.runtime)
 
     def _after_turn_stages(self) -> AfterTurnStages:
         """The post-turn stages of this scheduler's turns (one for all of them)."""

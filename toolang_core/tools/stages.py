@@ -4,11 +4,12 @@ the answers.
     SecurityFilter (call) → ApprovalGate → [the tool runs] → SecurityFilter (result)
         → LearningObserver → KnowledgeSaver → EventPublisher
 
-Each stage calls its hook through the facade's generic runners
-(:meth:`~toolang_core.plugins.facade.Hooks.in_turn`,
-:meth:`~toolang_core.plugins.facade.Hooks.each_of`) by the hook's calling rule
-(:data:`~toolang_core.hookspecs.rules.HOOK_RULES`), and turns a fail-closed refusal
-into the stage's own answer: a block, a denial, a withheld result.
+Each stage calls its hook through the facade's one generic call
+(:meth:`~toolang_core.plugins.facade.Hooks.call_with`), which combines the answers by
+the hook's declared calling rule (:mod:`toolang_core.hookspecs.rules`); a stage only
+says what its hook's answers mean (:class:`~toolang_core.hookspecs.combiners.Terms`:
+the valid verdicts, which one blocks, how a modification applies) and turns a
+fail-closed refusal into the stage's own answer: a block, a denial, a withheld result.
 :class:`~toolang_core.tools.chain.ToolChain` runs the stages in order and records them.
 """
 
@@ -19,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from toolang_core.hookspecs import TOOL_CHAIN
-from toolang_core.hookspecs.rules import HookFailure, Refused
+from toolang_core.hookspecs.combiners import Terms
+from toolang_core.hookspecs.rules import HookFailure
 from toolang_core.tools.types import (
     ApprovalDecision,
     AskApproval,
@@ -68,113 +70,92 @@ class ApprovalOutcome:
     failures: tuple[HookFailure, ...] = ()
 
 
-_VERDICTS: Final = (Block, Modify, Observe, AskApproval)
-_DECISIONS: Final = (Granted, Denied, Pending)
+def _amend(arguments: dict[str, Any], verdict: FilterVerdict) -> None:
+    """A filter's ``Modify`` (or ``AskApproval`` with parameters): the later filters and
+    the rest of the chain see the new parameters."""
+    params = verdict.params if isinstance(verdict, Modify | AskApproval) else None
+    if params is not None:
+        changed = attrs.evolve(arguments["call"], params=dict(params))
+        arguments["call"], arguments["ctx"] = changed, attrs.evolve(arguments["ctx"], call=changed)
 
 
-def _unexpected(hook: str, answer: object, expected: tuple[type, ...]) -> str:
-    names = ", ".join(t.__name__ for t in expected)
-    return f"{hook} answered {answer!r}; expected one of {names} (from toolang_core) or None"
+def _blocks(verdict: FilterVerdict) -> bool:
+    return isinstance(verdict, Block)
 
+
+FILTER_TERMS: Final = Terms(types=(Block, Modify, Observe, AskApproval), ends=_blocks, amend=_amend)
+"""What a SecurityFilter may answer, which answer blocks, how a modification applies."""
+APPROVAL_TERMS: Final = Terms(types=(Granted, Denied, Pending))
+"""What an ApprovalGate may answer."""
+RESULT_FILTER_TERMS: Final = Terms(types=(ToolResult,), replaces="result")
+"""What a result filter may answer: the result the later ones (and the model) see."""
 
 NO_DECISION: Final = ApprovalOutcome(None, None)
 """Every gate abstained (most tool calls): one frozen value, not one per call."""
 
 
 async def filter_tool_call(hooks: Hooks, call: ToolCall, ctx: ToolCallContext) -> FilterOutcome:
-    """Ask every SecurityFilter in turn until one blocks.
+    """Ask every SecurityFilter in turn until one blocks (the fail-closed filter rule).
 
-    A filter that raises blocks the call: a broken security filter fails closed.
+    A filter that raises, or answers something that is no verdict, blocks the call: a
+    broken security filter fails closed.
     """
     if not hooks.callers("toolang_filter_tool_call"):
         return FilterOutcome(call)  # no filter: the common bare chain, no coroutine
-    verdicts: list[tuple[str, FilterVerdict]] = []
-    kwargs: dict[str, Any] = {"call": call, "ctx": ctx}
-
-    def take(plugin: str, answers: list[Any]) -> tuple[str, Block] | None:
-        for verdict in answers:
-            if verdict is None:
-                continue
-            if not isinstance(verdict, _VERDICTS):  # a wrong answer blocks, like a raise
-                raise TypeError(_unexpected("toolang_filter_tool_call", verdict, _VERDICTS))
-            verdicts.append((plugin, verdict))
-            if isinstance(verdict, Block):
-                return plugin, verdict
-            params = verdict.params if isinstance(verdict, Modify | AskApproval) else None
-            if params is not None:
-                changed = attrs.evolve(kwargs["call"], params=dict(params))
-                kwargs["call"], kwargs["ctx"] = changed, attrs.evolve(kwargs["ctx"], call=changed)
-        return None
-
-    ended, failures = await hooks.in_turn("toolang_filter_tool_call", kwargs, take)
-    if isinstance(ended, Refused):
-        ended = ended.plugin, Block(f"security filter {ended.plugin!r} failed: {ended.error}")
-    return FilterOutcome(kwargs["call"], tuple(verdicts), ended, tuple(failures))
+    done = await hooks.call_with("toolang_filter_tool_call", FILTER_TERMS, call=call, ctx=ctx)
+    blocked, refused = done.decided, done.refused
+    if refused is not None:
+        blocked = (
+            refused.plugin,
+            Block(f"security filter {refused.plugin!r} failed: {refused.error}"),
+        )
+    return FilterOutcome(done.arguments["call"], tuple(done.answers), blocked, tuple(done.failures))
 
 
 async def approve_tool_call(hooks: Hooks, call: ToolCall, ctx: ToolCallContext) -> ApprovalOutcome:
-    """Ask the ApprovalGates in turn; the first decision wins.
+    """Ask the ApprovalGates in turn; the first decision wins (the first-answer rule).
 
-    A gate that raises denies the call: a broken gate fails closed.
+    A gate that raises, or answers something that is no decision, denies the call: a
+    broken gate fails closed.
     """
     if not hooks.callers("toolang_approve_tool_call"):
         return NO_DECISION
-
-    def take(plugin: str, answers: list[Any]) -> ApprovalOutcome | None:
-        for decision in answers:
-            if decision is None:
-                continue
-            if not isinstance(decision, _DECISIONS):  # a wrong answer denies, like a raise
-                raise TypeError(_unexpected("toolang_approve_tool_call", decision, _DECISIONS))
-            return ApprovalOutcome(plugin, decision)
-        return None
-
-    kwargs = {"call": call, "ctx": ctx}
-    ended, failures = await hooks.in_turn("toolang_approve_tool_call", kwargs, take)
-    if isinstance(ended, Refused):
-        denied = Denied(f"approval gate {ended.plugin!r} failed: {ended.error}")
-        return ApprovalOutcome(ended.plugin, denied, tuple(failures))
-    return NO_DECISION if ended is None else ended
+    done = await hooks.call_with("toolang_approve_tool_call", APPROVAL_TERMS, call=call, ctx=ctx)
+    if done.refused is not None:
+        denied = Denied(f"approval gate {done.refused.plugin!r} failed: {done.refused.error}")
+        return ApprovalOutcome(done.refused.plugin, denied, tuple(done.failures))
+    return NO_DECISION if done.decided is None else ApprovalOutcome(*done.decided)
 
 
 async def filter_tool_result(
     hooks: Hooks, call: ToolCall, result: ToolResult, ctx: ToolCallContext
 ) -> tuple[ToolResult, tuple[tuple[str, str], ...], tuple[HookFailure, ...]]:
-    """Let every result filter replace the result in turn; ``(result, changed-by
-    (plugin, reason) pairs, failures)``. A filter that raises fails closed."""
+    """Let every result filter replace the result in turn (the fold rule); ``(result,
+    changed-by (plugin, reason) pairs, failures)``. A filter that raises, or answers
+    something that is no result, withholds the result (fail closed)."""
     if not hooks.callers("toolang_filter_tool_result"):
         return result, (), ()
-    changed: list[tuple[str, str]] = []
-    kwargs: dict[str, Any] = {"call": call, "result": result, "ctx": ctx}
-
-    def take(plugin: str, answers: list[Any]) -> None:
-        for replacement in answers:
-            if replacement is not None:
-                if not isinstance(replacement, ToolResult):  # withheld, like a raise
-                    raise TypeError(
-                        _unexpected("toolang_filter_tool_result", replacement, (ToolResult,))
-                    )
-                kwargs["result"] = replacement
-                changed.append((plugin, "modified the result"))
-
-    ended, failures = await hooks.in_turn("toolang_filter_tool_result", kwargs, take)
-    if isinstance(ended, Refused):
+    done = await hooks.call_with(
+        "toolang_filter_tool_result", RESULT_FILTER_TERMS, call=call, result=result, ctx=ctx
+    )
+    changed = tuple((plugin, "modified the result") for plugin, _ in done.answers)
+    if done.refused is not None:
         withheld = ToolResult(
             ok=False,
-            error=f"result withheld: security filter {ended.plugin!r} failed ({ended.error})",
+            error=f"result withheld: security filter {done.refused.plugin!r} failed "
+            f"({done.refused.error})",
             error_type="filter_failed",
         )
-        return withheld, tuple(changed), tuple(failures)
-    return kwargs["result"], tuple(changed), ()
+        return withheld, changed, tuple(done.failures)
+    return done.arguments["result"], changed, ()
 
 
 async def observe_tool_result(
     hooks: Hooks, call: ToolCall, result: ToolResult, ctx: ToolCallContext
 ) -> list[tuple[str, HookFailure | None]]:
     """Every LearningObserver, each isolated; ``(plugin, failure or None)`` for each."""
-    kwargs = {"call": call, "result": result, "ctx": ctx}
-    outcomes = await hooks.each_of(("toolang_observe_tool_result",), kwargs)
-    return [(plugin, failure) for _, plugin, failure in outcomes]
+    done = await hooks.call("toolang_observe_tool_result", call=call, result=result, ctx=ctx)
+    return [(plugin, failure) for _, plugin, failure in done]
 
 
 async def after_tool_call(
@@ -183,7 +164,7 @@ async def after_tool_call(
     """The observing stages of the chain in order — every LearningObserver, then
     every KnowledgeSaver, then every EventPublisher — each implementation isolated;
     ``(hook, plugin, failure or None)`` for each."""
-    return await hooks.each_of(OBSERVING_HOOKS, {"call": call, "result": result, "ctx": ctx})
+    return await hooks.call_each(OBSERVING_HOOKS, call=call, result=result, ctx=ctx)
 
 
 async def refused_tool_call(
@@ -192,4 +173,4 @@ async def refused_tool_call(
     """Tell every LearningObserver, then every EventPublisher, of a call the chain
     refused (``result.refusal`` says why), each isolated; ``(hook, plugin, failure or
     None)`` for each."""
-    return await hooks.each_of(AUDITING_HOOKS, {"call": call, "result": result, "ctx": ctx})
+    return await hooks.call_each(AUDITING_HOOKS, call=call, result=result, ctx=ctx)

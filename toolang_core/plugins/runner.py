@@ -1,0 +1,166 @@
+"""The one way toolang calls a hook: by the calling rule its spec declares.
+
+:class:`HookRunner` asks a hook's implementations one plugin at a time, in pluggy's
+order (awaiting awaitable answers when the hook is awaited), and hands each plugin's
+answers — or its failure — to the combiner of the hook's rule
+(:mod:`toolang_core.hookspecs.combiners`), which decides when the call ends and what it
+answers. :class:`toolang_core.plugins.facade.Hooks` puts a typed wrapper over it for
+every hook; nothing else calls an implementation (``tests/test_hook_rules.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from toolang_core.errors import describe_exception
+from toolang_core.hookspecs.combiners import NO_TERMS, Broadcast, Combiner, Terms
+from toolang_core.hookspecs.rules import BROADCAST, DECLARED, HookFailure
+
+if TYPE_CHECKING:
+    from toolang_core.plugins.manager import ToolangPluginManager
+
+log = structlog.get_logger("toolang.hooks")
+
+
+def _pending(value: Any) -> bool:
+    """Whether a hook's answer must be awaited (cheaper than a coroutine per answer:
+    the tool-call chain asks this several times per tool call)."""
+    return value is not None and hasattr(value, "__await__")
+
+
+async def _settled(answers: list[Any]) -> list[Any]:
+    """``answers`` with each awaitable awaited, in order, and ``None`` left out (an
+    awaited abstention). A loop, not a comprehension: one holding an await is a
+    coroutine of its own."""
+    settled: list[Any] = []
+    for value in answers:
+        got = await value if _pending(value) else value
+        if got is not None:
+            settled.append(got)
+    return settled
+
+
+class HookRunner:
+    """Calls the hooks of one plugin manager, each by its declared calling rule."""
+
+    def __init__(self, pm: ToolangPluginManager) -> None:
+        self.callers = pm.per_plugin_callers
+        """``callers(hook)``: ``(plugin, caller)`` pairs in call order, empty when no
+        plugin implements ``hook`` (bound once: the tool-call chain asks per stage)."""
+        self._answering = pm.per_plugin_answers
+
+    def implemented(self, hook: str) -> bool:
+        """Whether any plugin implements ``hook`` (asked before a call that would cost
+        a coroutine for nothing)."""
+        return bool(self.callers(hook))
+
+    def implementations(self, hook: str) -> list[str]:
+        """Names of the plugins implementing ``hook``, in the order they are called."""
+        return [name for name, _ in self.callers(hook)]
+
+    def call(self, hook: str, /, **kwargs: Any) -> Any:
+        """Call ``hook`` with ``kwargs`` by its calling rule (declared beside its spec,
+        :data:`~toolang_core.hookspecs.rules.DECLARED`) and answer what the rule's
+        combiner makes of the answers (:mod:`toolang_core.hookspecs.combiners`).
+
+        One plugin at a time in pluggy's order; ``None`` answers left out; a plugin that
+        raises is a :class:`HookFailure` naming it and the hook — it ends the call with
+        a refusal under a fail-closed rule, and is logged and skipped under the others.
+        An awaited hook answers a coroutine (its answers' awaitables are awaited before
+        the next plugin is asked); the others answer at once.
+
+        :raises LookupError: when ``hook`` declares no calling rule.
+        """
+        return self.call_with(hook, NO_TERMS, **kwargs)
+
+    def call_with(self, hook: str, terms: Terms, /, **kwargs: Any) -> Any:
+        """:meth:`call`, with what ``hook``'s answers mean to its rule (:class:`Terms`:
+        the valid answer types, which answer ends the call, …)."""
+        declared = DECLARED.get(hook)
+        if declared is None:
+            raise LookupError(
+                f"hook {hook} declares no calling rule: put @calling_rule(<rule>) from "
+                "toolang_core.hookspecs.rules above its @hookspec"
+            )
+        combiner = declared.rule.combiner(hook, kwargs, terms)
+        if declared.awaited:
+            return self._run(combiner)
+        if terms.timeout is not None:
+            raise ValueError(f"{hook} is not awaited: a time limit cannot apply to it")
+        return self._run_now(combiner)
+
+    async def call_each(
+        self, hooks: Sequence[str], /, **kwargs: Any
+    ) -> list[tuple[str, str, HookFailure | None]]:
+        """Call each of ``hooks`` — awaited isolated broadcasts — in turn with the same
+        ``kwargs``; ``(hook, plugin, failure or None)`` for each implementation. One
+        coroutine for several hooks: the tool-call chain calls three such hooks per
+        tool call."""
+        outcomes: list[tuple[str, str, HookFailure | None]] = []
+        called: list[Combiner] = []
+        for hook in hooks:
+            declared = DECLARED[hook]
+            if declared.rule is not BROADCAST or not declared.awaited:
+                raise ValueError(f"{hook} is no awaited broadcast: call it alone")
+            if self._answering(hook):  # most hooks of the chain have no plugin
+                broadcast = Broadcast(hook, kwargs, NO_TERMS)
+                broadcast.outcomes = outcomes  # one list for all, in call order
+                called.append(broadcast)
+        if called:
+            await self._run(*called)
+        return outcomes
+
+    async def _run(self, combiner: Combiner, *more: Combiner) -> Any:
+        """Run ``combiner``'s call (then each of ``more``, in one coroutine) and answer
+        ``combiner``'s result."""
+        for each in (combiner, *more) if more else (combiner,):
+            kwargs, only, timeout = each.arguments, each.terms.only, each.terms.timeout
+            pairs = self._answering(each.hook)
+            if only is not None:
+                pairs = tuple(pair for pair in pairs if pair[0] == only)
+            for plugin, answer in pairs:
+                try:
+                    if timeout is None:
+                        answers = answer(kwargs)
+                        for value in answers:
+                            if _pending(value):  # rare: most answers need no awaiting
+                                answers = await _settled(answers)
+                                break
+                    else:
+                        async with asyncio.timeout(timeout):
+                            answers = await _settled(answer(kwargs))
+                    # Inside the try: an answer the rule cannot use is that plugin's failure.
+                    if each.take(plugin, answers):
+                        break
+                except Exception as exc:
+                    if self._failed(each, plugin, exc):
+                        break
+        return combiner.result()
+
+    def _run_now(self, combiner: Combiner) -> Any:
+        hook, kwargs, only = combiner.hook, combiner.arguments, combiner.terms.only
+        pairs = self._answering(hook)
+        if only is not None:
+            pairs = tuple(pair for pair in pairs if pair[0] == only)
+        for plugin, answer in pairs:
+            try:
+                if combiner.take(plugin, answer(kwargs)):
+                    break
+            except Exception as exc:
+                if self._failed(combiner, plugin, exc):
+                    break
+        return combiner.result()
+
+    @staticmethod
+    def _failed(combiner: Combiner, plugin: str, exc: Exception) -> bool:
+        """Tell ``combiner`` that ``plugin`` failed; whether that ends the call."""
+        failure = HookFailure(plugin, combiner.hook, describe_exception(exc), exc)
+        if combiner.fail(failure):
+            return True
+        if combiner.logs_failures:
+            log.warning("hook.failed", plugin=plugin, hook=combiner.hook, error=failure.error)
+        return False
