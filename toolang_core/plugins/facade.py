@@ -28,10 +28,10 @@ if TYPE_CHECKING:
     from toolang_core.agents.routing import RouteProposal
     from toolang_core.agents.types import AgentDefinition
     from toolang_core.events import Event
+    from toolang_core.execution.seam import StageDone
     from toolang_core.plugins.host import PluginHost
     from toolang_core.plugins.required import RequiredProblem
     from toolang_core.plugins.routes import RouteRegistration
-    from toolang_core.execution.seam import StageDone
     from toolang_core.runtime_view import RuntimeView
     from toolang_core.store.types import StepRecord, TurnRequest
     from toolang_core.taskruns.types import TaskRun
