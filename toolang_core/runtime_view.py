@@ -5,9 +5,10 @@ The contexts handed to hooks and tools (:class:`~toolang_core.tools.ToolCallCont
 :class:`RuntimeView`, not as the concrete :class:`~toolang_core.runtime.Runtime`: a
 plugin reads its settings, keeps per-runtime state and its own database, reads the
 configuration, the clock, the execution store, memory, the agents and the task runs,
-and publishes events — and nothing of the scheduler's, the inbox's or the admission
-policy's internals. The runtime implements it; a test
-may hand a context any object that does (a real runtime is the usual one).
+masks text with the runtime's redaction policy, and publishes events — and nothing of
+the scheduler's, the inbox's or the admission policy's internals. The runtime
+implements it; a test may hand a context any object that does (a real runtime is the
+usual one).
 
 A leaf module: the types it names are imported for type checking only.
 """
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from toolang_core.hookspecs.rules import HookFailure
     from toolang_core.memory.service import MemoryService
     from toolang_core.plugins.host import PluginHost
+    from toolang_core.redaction import RedactionPolicy
     from toolang_core.store.protocol import ExecutionStore
     from toolang_core.taskruns.controller import TaskRunController
 
@@ -51,6 +53,13 @@ class RuntimeView(Protocol):
     @property
     def host(self) -> PluginHost:
         """The plugin host: which plugins are active and what they registered."""
+
+    @property
+    def redaction(self) -> RedactionPolicy:
+        """This runtime's redaction policy (the core's rules and its plugins' detectors):
+        ``redaction.text(s)`` / ``redaction.value(v)`` mask with this runtime's detectors
+        wherever the code runs — in a thread started by hand, or outside ``serve``,
+        where ``toolang_core.redact`` / ``redact_text`` apply the core's rules alone."""
 
     @property
     def store(self) -> ExecutionStore | None:

@@ -31,7 +31,6 @@ import structlog
 from toolang_core.errors import describe_exception
 from toolang_core.events import Event
 from toolang_core.execution.seam import AFTER_KIND, PROMPT_TRACE_KIND, STAGES, AfterTurn
-from toolang_core.redaction import redact, redact_text
 from toolang_core.taskruns.view import is_task_run
 
 if TYPE_CHECKING:
@@ -146,7 +145,7 @@ class AfterTurnStages:
             if after.trace_masked:  # a stored step's data: masked and storable already
                 data = dict(after.prompt_trace)
             else:
-                data = redact(dict(after.prompt_trace))
+                data = self.runtime.redaction.value(dict(after.prompt_trace))
                 json.dumps(data)
         except Exception as exc:
             error = describe_exception(exc)
@@ -214,6 +213,7 @@ class AfterTurnStages:
         self, turn: TurnRequest, outcome: TurnOutcome, committed: Finish | None
     ) -> StageDone:
         # Delivered as stored: what a channel shows passes the redaction policy too.
+        redact_text = self.runtime.redaction.text
         if committed is None:
             output = None if outcome.output is None else redact_text(outcome.output)
             error = None if outcome.error is None else redact_text(outcome.error)
