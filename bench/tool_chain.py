@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from toolang_core import Tool, ToolCall, ToolCallContext, hookimpl
 from toolang_core.config import ToolangConfig
 from toolang_core.logs import configure_logging
+from toolang_core.redaction import use_policy
 from toolang_core.runtime import Runtime
 from toolang_core.tools.chain import ToolChain
 
@@ -69,7 +70,9 @@ def build(home: Path, *, stages: bool) -> tuple[Runtime, ToolChain]:
     runtime.host.register(BenchTools(), "bench-tools")
     runtime.store = runtime.open_store()
     runtime.run_id = "bench-run"
-    chain = ToolChain(runtime.host.hooks, runtime.host.components.tools)
+    chain = ToolChain(
+        runtime.host.hooks, runtime.host.components.tools, redaction=runtime.redaction
+    )
     return runtime, chain
 
 
@@ -78,6 +81,16 @@ async def never_asked(*_):
 
 
 async def time_chain(runtime: Runtime, chain: ToolChain, calls: int) -> float:
+    # As in `Runtime.serve`: the runtime's redaction policy (its SecurityFilter's
+    # detectors) is the one in effect for what its plugins mask.
+    undo = use_policy(runtime.redaction)
+    try:
+        return await _time_chain(runtime, chain, calls)
+    finally:
+        undo()
+
+
+async def _time_chain(runtime: Runtime, chain: ToolChain, calls: int) -> float:
     started = time.perf_counter()
     for i in range(calls):
         call = ToolCall(call_id=f"c{i}", name="echo_len", params={"text": "hello world"})

@@ -101,6 +101,7 @@ def test_a_prompt_trace_that_cannot_be_stored_fails_its_stage_not_the_turn(tmp_p
 def test_records_handed_in_ride_with_the_next_finish_and_outlive_its_fencing(tmp_path):
     import asyncio
 
+    from toolang_core.redaction import RedactionPolicy
     from toolang_core.runtime.commits import TurnCommits
     from toolang_core.store.sqlite import SQLiteStore
     from toolang_core.store.types import Finish, NewTurnRequest, SubmitRules
@@ -119,6 +120,7 @@ def test_records_handed_in_ride_with_the_next_finish_and_outlive_its_fencing(tmp
             free=lambda _: None,
             wake=asyncio.Event(),
             turns={},
+            redaction=RedactionPolicy(),
         )
 
     zombie = commits("zombie")  # another runtime's commits: its finish is fenced

@@ -32,6 +32,22 @@ class MemoryPlugin:
         register("test", lambda context: self.factory())
 
 
+class Detectors:
+    """Registers ``detectors`` (name → detector) with the runtime's redaction policy."""
+
+    def __init__(self, **detectors):
+        self.detectors = detectors
+
+    @hookimpl
+    def toolang_register_redactors(self, register):
+        for name, detector in self.detectors.items():
+            register(name, lambda context, detector=detector: detector)
+
+
+def employees():
+    return ("acme", Detectors(employees=lambda t: t.replace("EMP-4711", "[employee]")))
+
+
 def make(tmp_path, model, memory_factory=None, *, extra=(), **memory):
     config = ToolangConfig(
         base_dir=tmp_path,
@@ -120,17 +136,11 @@ def test_a_remembered_exchange_holds_no_secret_of_its_input_or_answer(tmp_path):
     """The exchange is checked by its parts (each masked as it reached its step); a
     part with something to mask is masked in what memory stores, by the core's rules
     and by an installed detector alike."""
-    from toolang_core.redaction import use_detectors
-
     key = "sk-proj-" + "b" * 30
     shelf = Shelf()
     model = ScriptedModel([text("Filed EMP-4711."), text("Noted.")])
-    runtime = make(tmp_path, model, lambda: ListMemory(shelf))
-    undo = use_detectors({"acme:employees": lambda t: t.replace("EMP-4711", "[employee]")})
-    try:
-        serve(runtime, f"my key is {key}", "the boat is blue")
-    finally:
-        undo()
+    runtime = make(tmp_path, model, lambda: ListMemory(shelf), extra=[employees()])
+    serve(runtime, f"my key is {key}", "the boat is blue")
     stored = [row.text for row in shelf.rows]
     assert len(stored) == 2
     assert key not in stored[0] and "********" in stored[0]
@@ -156,17 +166,12 @@ def shelved(text: str, key: str | None = None) -> Shelf:
 def test_a_recalled_exchange_this_runtime_remembered_is_not_scanned_again(tmp_path):
     """Its one-line form was made of parts the policy had checked; a recalled text the
     runtime did not write (here: put on the shelf directly) is scanned as ever."""
-    from toolang_core.redaction import use_detectors
-
     scanned: list[str] = []
     shelf = shelved("the kayak is\nyellow")
     model = ScriptedModel([text("Noted."), text("Blue.")])
-    runtime = make(tmp_path, model, lambda: ListMemory(shelf))
-    undo = use_detectors({"acme:spy": lambda t: scanned.append(t) or t})
-    try:
-        _, (_, steps) = serve(runtime, "the boat is blue", "what colour is the boat or kayak")
-    finally:
-        undo()
+    spy = ("acme", Detectors(spy=lambda t: scanned.append(t) or t))
+    runtime = make(tmp_path, model, lambda: ListMemory(shelf), extra=[spy])
+    _, (_, steps) = serve(runtime, "the boat is blue", "what colour is the boat or kayak")
     rendered = step(steps, "memory_recall").data["rendered"]
     (exchange,) = [line for line in rendered if "the boat is blue" in line]
     assert exchange.startswith("owner: the boat is blue assistant: Noted. (remembered ")
@@ -177,16 +182,10 @@ def test_a_recalled_exchange_this_runtime_remembered_is_not_scanned_again(tmp_pa
 
 
 def test_a_recalled_text_is_masked_by_a_detector_installed_after_it_was_written(tmp_path):
-    from toolang_core.redaction import use_detectors
-
     shelf = shelved("the boat belongs to EMP-4711")
     model = ScriptedModel([text("Blue.")])
-    runtime = make(tmp_path, model, lambda: ListMemory(shelf))
-    undo = use_detectors({"acme:employees": lambda t: t.replace("EMP-4711", "[employee]")})
-    try:
-        ((_, steps),) = serve(runtime, "whose is the boat")
-    finally:
-        undo()
+    runtime = make(tmp_path, model, lambda: ListMemory(shelf), extra=[employees()])
+    ((_, steps),) = serve(runtime, "whose is the boat")
     (line,) = step(steps, "memory_recall").data["rendered"]
     assert line.startswith("the boat belongs to [employee] (remembered ")
 
@@ -194,21 +193,16 @@ def test_a_recalled_text_is_masked_by_a_detector_installed_after_it_was_written(
 def test_the_prompt_build_and_trace_carry_the_recall_steps_summary_as_a_walk_masks_it(tmp_path):
     """The summary is masked and encoded once, with the recall's step: the prompt build's
     step and the prompt trace hold what a walk of their own would have stored."""
-    from toolang_core.redaction import redact, use_detectors
-
     shelf = shelved("the boat is EMP-4711's", key="owner EMP-4711")
     model = ScriptedModel([text("Blue.")])
-    runtime = make(tmp_path, model, lambda: ListMemory(shelf))
-    undo = use_detectors({"acme:employees": lambda t: t.replace("EMP-4711", "[employee]")})
-    try:
-        ((turn, steps),) = serve(runtime, "whose boat, EMP-4711's?")
-        recall = dict(step(steps, "memory_recall").data)
-        summary = {k: v for k, v in recall.items() if k != "rendered"}
-        build = dict(step(steps, "prompt_build").data)
-        assert build["memory"] == summary == redact(summary)
-        assert redact(build) == build
-    finally:
-        undo()
+    runtime = make(tmp_path, model, lambda: ListMemory(shelf), extra=[employees()])
+    ((turn, steps),) = serve(runtime, "whose boat, EMP-4711's?")
+    recall = dict(step(steps, "memory_recall").data)
+    summary = {k: v for k, v in recall.items() if k != "rendered"}
+    build = dict(step(steps, "prompt_build").data)
+    redact = runtime.redaction.value
+    assert build["memory"] == summary == redact(summary)
+    assert redact(build) == build
     assert summary["request"]["query"] == "whose boat, [employee]'s?"
     assert summary["items"][0]["key"] == "owner [employee]"
     assert "EMP-4711" not in repr(build)

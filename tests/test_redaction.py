@@ -50,11 +50,11 @@ def _employee_ids(text: str) -> str:
 
 
 def test_an_installed_detector_applies_to_text_and_nested_values_and_the_undo_removes_it():
-    from toolang_core.redaction import POLICY, use_detectors
+    from toolang_core.redaction import current, use_detectors
 
     undo = use_detectors({"acme:employees": _employee_ids})
     try:
-        assert POLICY.detector_names == ("acme:employees",)
+        assert current().detector_names == ("acme:employees",)
         assert redact_text("ask EMP-123456 now") == "ask [employee] now"
         assert redact({"a": ["ask EMP-123456"], "n": 3}) == {"a": ["ask [employee]"], "n": 3}
     finally:

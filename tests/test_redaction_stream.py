@@ -68,9 +68,9 @@ def test_text_is_held_only_a_short_tail_behind():
 def test_a_pem_block_is_held_until_its_end_line_is_whole():
     body = "\n".join(["MIIEpAIBAAKCAQEAquillfeatherPEMbody0123456789abcdefABCDEF"] * 6)
     pem = f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----"
-    policy = RedactionPolicy()  # the SecurityFilter's PEM finder, in short
     block = re.compile(r"-----BEGIN [A-Z ]*KEY-----[\s\S]*?-----END [A-Z ]*KEY-----")
-    policy.use({"pem": lambda text: block.sub("[key]", text)})
+    # the SecurityFilter's PEM finder, in short
+    policy = RedactionPolicy({"pem": lambda text: block.sub("[key]", text)})
     masker = StreamMasker(policy)
     shown = masker.push("the key is\n")
     for line in pem.splitlines(keepends=True):
@@ -98,8 +98,7 @@ def test_the_hold_is_a_parameter(hold):
 
 
 def test_a_policy_of_its_own_is_used_and_its_cache_is_left_alone():
-    policy = RedactionPolicy()
-    policy.use({"upper": lambda text: text.replace("SECRETWORD", "[hidden]")})
+    policy = RedactionPolicy({"upper": lambda text: text.replace("SECRETWORD", "[hidden]")})
     joined = "".join(streamed(["say SECRET", "WORD now ", "and then " * 12], StreamMasker(policy)))
     assert joined == "say [hidden] now " + "and then " * 12
     assert policy._cached.cache_info().currsize == 0  # windows are masked once, not kept

@@ -15,8 +15,8 @@ from hypothesis import given, settings, strategies as st
 
 from toolang_core.redaction import (
     MASK,
-    POLICY,
     Masked,
+    current,
     is_secret_key,
     redact,
     redact_text,
@@ -47,7 +47,7 @@ def filled(value: Any) -> bool:
 
 
 def number(value: int) -> Any:
-    if 10**12 <= value < 10**19 and POLICY.detector_names:
+    if 10**12 <= value < 10**19 and current().detector_names:
         text = str(value)
         masked = redact_text(text)
         return value if masked == text else masked

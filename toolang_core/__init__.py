@@ -95,6 +95,7 @@ if TYPE_CHECKING:
     )
     from toolang_core.redaction import (
         MASK as MASK,
+        RedactionPolicy as RedactionPolicy,
         is_secret_key as is_secret_key,
         redact as redact,
         redact_text as redact_text,
@@ -275,6 +276,7 @@ _LAZY = {
     "RegisterTool": "toolang_core.plugins.registrars",
     "RegisterTurnSource": "toolang_core.plugins.registrars",
     "MASK": "toolang_core.redaction",
+    "RedactionPolicy": "toolang_core.redaction",
     "is_secret_key": "toolang_core.redaction",
     "redact": "toolang_core.redaction",
     "redact_text": "toolang_core.redaction",

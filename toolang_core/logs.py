@@ -28,6 +28,11 @@ _LEVELS = {
 
 
 def _redact_event(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """Mask every field with the redaction policy in effect where the event is logged.
+
+    structlog hands a processor no runtime: the policy comes from the context (see
+    :mod:`toolang_core.redaction`) — inside ``Runtime.serve``, that runtime's; outside
+    any runtime (or in a thread started by hand), the core's rules alone."""
     for key, value in list(event.items()):
         if key not in ("event", "level", "timestamp", "logger"):
             event[key] = redact(value, key=key)

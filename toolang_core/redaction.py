@@ -2,26 +2,37 @@
 
 The policy masks secrets and personal data wherever text leaves a turn's memory: turn
 requests' input and output as stored, every step, prompt traces, memory entries, logs
-and the CLI's views. :func:`redact_text` and :func:`redact` are its one entry point;
-the core calls them at its few writers (the inbox, the turn context's steps, the
-post-turn stages, the memory service, the log processor) rather than at every place a
-step is made.
-
-What it finds comes from two places:
+and the CLI's views. A :class:`RedactionPolicy` is the core's own rules followed by
+**detectors**:
 
 * the core's own rules: a value stored under a secret-sounding key (``password``,
   ``api_key``, ``token`` …) is masked whole; inside any string, credentials in URLs,
   bearer/basic credentials and well-known API-key shapes are masked;
-* **detectors** that plugins register through ``toolang_register_redactors`` (the
-  SecurityFilter registers its finders of keys, cards, IBANs, emails, phones …). The
-  runtime builds them when it starts and installs them with :func:`use_detectors`.
+* detectors that plugins register through ``toolang_register_redactors`` (the
+  SecurityFilter registers its finders of keys, cards, IBANs, emails, phones …).
 
-The policy is per process because logs are: the runtime built last installs its
-detectors (a process normally runs one runtime; tests build many in turn).
+**Each runtime owns its policy** (``Runtime.redaction``, built from its own plugins'
+detectors; ``RuntimeView.redaction`` for plugins): two runtimes in one process never
+mask with each other's detectors. The core's writers that hold the runtime (the inbox,
+the scheduler's commits, the turn context's steps, the tool-call chain, the post-turn
+stages, the CLI's views) use it directly.
+
+The module-level functions (:func:`redact_text`, :func:`redact`, …; ``toolang_core.redact``
+and ``redact_text`` for plugins) use **the policy in effect** (:func:`current`): a
+context variable that ``Runtime.serve`` sets to its runtime's policy for the whole run
+and resets when it returns, so everything that runs inside it — its turns, its turn
+sources, its plugins' hooks, a server it starts, the structlog processor of
+:mod:`toolang_core.logs`, which no runtime can be handed — masks with that runtime's
+detectors. A context variable rather than a process-wide setting because two runtimes
+may serve in one process (each ``serve`` is a task with its own context) and because
+asyncio tasks and ``asyncio.to_thread`` carry it along. Outside any runtime (and in a
+thread started by hand, which starts with an empty context) the policy in effect is
+:data:`CORE_RULES`: the core's rules, no detector — never another runtime's.
 """
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -161,40 +172,29 @@ class MaskedMap(dict[str, Any]):
 
 
 class RedactionPolicy:
-    """The core's rules followed by the installed detectors, in registration order."""
+    """The core's rules followed by ``detectors`` (name → detector), in their order.
+
+    A policy's detectors never change (build another for others); it remembers what it
+    masked (a cache of masked strings, and texts known clean) for itself only."""
 
     __slots__ = ("_cached", "_clean", "_detectors", "_names")
 
-    def __init__(self) -> None:
-        self._detectors: tuple[Detector, ...] = ()
-        self._names: tuple[str, ...] = ()
+    def __init__(self, detectors: Mapping[str, Detector] | None = None) -> None:
+        found = dict(detectors or {})
+        self._names: tuple[str, ...] = tuple(found)
+        self._detectors: tuple[Detector, ...] = tuple(found.values())
         self._cached = functools.lru_cache(maxsize=_CACHE_SIZE)(self._mask)
         self._clean: dict[str, None] = {}
         """Texts composed of parts this policy found clean (:meth:`composed`), newest
         last, at most ``_COMPOSED`` of them."""
 
+    def __repr__(self) -> str:
+        return f"RedactionPolicy(detectors={list(self._names)!r})"
+
     @property
     def detector_names(self) -> tuple[str, ...]:
-        """The installed detectors, as ``plugin:name``."""
+        """The policy's detectors, as ``plugin:name``."""
         return self._names
-
-    def use(self, detectors: Mapping[str, Detector]) -> Callable[[], None]:
-        """Install ``detectors`` (name → detector) in place of the current ones.
-
-        Returns the undo: it restores the detectors that were installed before.
-        """
-        before = (self._names, self._detectors)
-        self._names = tuple(detectors)
-        self._detectors = tuple(detectors.values())
-        self._cached.cache_clear()
-        self._clean.clear()
-
-        def undo() -> None:
-            self._names, self._detectors = before
-            self._cached.cache_clear()
-            self._clean.clear()
-
-        return undo
 
     def composed(self, text: str, parts: Iterable[str]) -> str:
         """``text``, built of ``parts`` and of the runtime's own words (labels, a time):
@@ -211,8 +211,7 @@ class RedactionPolicy:
         return text
 
     def known_clean(self, text: str) -> bool:
-        """Whether ``text`` is remembered as clean (:meth:`composed` under the detectors
-        installed now: installing others forgets every one)."""
+        """Whether ``text`` is remembered as clean by this policy (:meth:`composed`)."""
         return text in self._clean
 
     def text(self, text: str) -> str:
@@ -362,31 +361,52 @@ def _filled(value: Any) -> bool:
     return True
 
 
-POLICY: Final = RedactionPolicy()
-"""This process's policy (see the module's docstring)."""
+CORE_RULES: Final = RedactionPolicy()
+"""The core's rules alone: the policy in effect outside any runtime (see the module)."""
+
+_CURRENT: Final = contextvars.ContextVar[RedactionPolicy]("toolang_redaction", default=CORE_RULES)
+
+
+def current() -> RedactionPolicy:
+    """The policy in effect here: the serving runtime's (``Runtime.serve`` sets it for
+    its run), else whatever :func:`use_policy` set in this context, else
+    :data:`CORE_RULES`."""
+    return _CURRENT.get()
+
+
+def use_policy(policy: RedactionPolicy) -> Callable[[], None]:
+    """Make ``policy`` the one in effect in this context (this task or thread, and the
+    tasks and ``asyncio.to_thread`` calls started from it) until the returned undo is
+    called — in the same context, as ``finally`` does. ``Runtime.serve`` uses it for its
+    run; a program masking outside a serving runtime may use it with
+    ``runtime.redaction``."""
+    token = _CURRENT.set(policy)
+    return lambda: _CURRENT.reset(token)
+
+
+def use_detectors(detectors: Mapping[str, Detector]) -> Callable[[], None]:
+    """:func:`use_policy` of a new policy of ``detectors``; returns the undo."""
+    return use_policy(RedactionPolicy(detectors))
 
 
 def redact_text(text: str) -> str:
-    """``text`` with secrets and personal data masked by this process's policy."""
-    return POLICY.text(text)
+    """``text`` with secrets and personal data masked by the policy in effect."""
+    return _CURRENT.get().text(text)
 
 
 def composed_text(text: str, parts: Iterable[str]) -> str:
     """``text`` built of ``parts`` and the runtime's own words, remembered as clean when
-    every part is (see :meth:`RedactionPolicy.composed`)."""
-    return POLICY.composed(text, parts)
+    every part is (see :meth:`RedactionPolicy.composed`), by the policy in effect."""
+    return _CURRENT.get().composed(text, parts)
 
 
 def known_clean(text: str) -> bool:
-    """Whether ``text`` is remembered as clean (see :meth:`RedactionPolicy.known_clean`)."""
-    return POLICY.known_clean(text)
+    """Whether the policy in effect remembers ``text`` as clean (see
+    :meth:`RedactionPolicy.known_clean`)."""
+    return _CURRENT.get().known_clean(text)
 
 
 def redact(value: Any, *, key: str | None = None) -> Any:
-    """``value`` with secrets masked, recursing through mappings and lists."""
-    return POLICY.value(value, key)
-
-
-def use_detectors(detectors: Mapping[str, Detector]) -> Callable[[], None]:
-    """Install ``detectors`` into this process's policy; returns the undo."""
-    return POLICY.use(detectors)
+    """``value`` with secrets masked by the policy in effect, recursing through mappings
+    and lists."""
+    return _CURRENT.get().value(value, key)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from toolang_core.redaction import POLICY, RedactionPolicy
+from toolang_core.redaction import RedactionPolicy, current
 
 HOLD_CHARS: Final = 64
 """Characters held back before the last word (see the module's docstring)."""
@@ -49,9 +49,10 @@ class StreamMasker:
     __slots__ = ("_hold", "_pending", "_policy")
 
     def __init__(self, policy: RedactionPolicy | None = None, *, hold: int = HOLD_CHARS) -> None:
-        """``policy``: this process's policy unless given; ``hold``: characters held
-        back before the last word (tests use smaller ones)."""
-        self._policy = policy if policy is not None else POLICY
+        """``policy``: the policy in effect where the masker is made unless given
+        (:func:`~toolang_core.redaction.current`: the serving runtime's); ``hold``:
+        characters held back before the last word (tests use smaller ones)."""
+        self._policy = policy if policy is not None else current()
         self._hold = hold
         self._pending = ""
 

@@ -5,11 +5,11 @@ The contexts handed to hooks and tools (:class:`~toolang_core.tools.ToolCallCont
 :class:`RuntimeView`, not as the concrete :class:`~toolang_core.runtime.Runtime`: a
 plugin reads its settings, keeps per-runtime state and its own database, reads the
 configuration, the clock, the execution store, memory, the agents and the task runs,
-reads what the plugins registered (:class:`ComponentsReader`, :class:`PluginsReader`)
-and publishes events — and nothing of the plugin host's, the scheduler's, the inbox's
-or the admission policy's internals: no hook is called and nothing is registered
-through the view. The runtime implements it; a test
-may hand a context any object that does (a real runtime is the usual one).
+reads what the plugins registered (:class:`ComponentsReader`, :class:`PluginsReader`),
+masks text with the runtime's redaction policy, and publishes events — and nothing of
+the plugin host's, the scheduler's, the inbox's or the admission policy's internals: no
+hook is called and nothing is registered through the view. The runtime implements it; a
+test may hand a context any object that does (a real runtime is the usual one).
 
 A leaf module: the types it names are imported for type checking only.
 """
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     )
     from toolang_core.plugins.records import PluginRecord
     from toolang_core.plugins.routes import RouteRegistration
+    from toolang_core.redaction import RedactionPolicy
     from toolang_core.store.protocol import ExecutionStore
     from toolang_core.taskruns.port import TaskRuns
 
@@ -120,6 +121,13 @@ class RuntimeView(Protocol):
     def one_shot(self) -> bool:
         """Whether the runtime serves only its own given requests, then exits (a one-shot
         ``toolang chat``/``invoke``): a door for others stays closed for it."""
+
+    @property
+    def redaction(self) -> RedactionPolicy:
+        """This runtime's redaction policy (the core's rules and its plugins' detectors):
+        ``redaction.text(s)`` / ``redaction.value(v)`` mask with this runtime's detectors
+        wherever the code runs — in a thread started by hand, or outside ``serve``,
+        where ``toolang_core.redact`` / ``redact_text`` apply the core's rules alone."""
 
     @property
     def store(self) -> ExecutionStore | None:

@@ -13,6 +13,7 @@ from toolang_core.cli.state import CliState, pass_state
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from toolang_core.redaction import RedactionPolicy
     from toolang_core.store.types import StepRecord, Strategy, TurnRequest
 
 STATUSES = [
@@ -291,7 +292,7 @@ def turns_list(
         )
     finally:
         store.close()
-    found = [shown(t) for t in found]
+    found = [shown(t, state.runtime.redaction) for t in found]
     if as_json:
         echo_json(found)
         return
@@ -324,7 +325,8 @@ def turns_show(state: CliState, turn_id: str, as_json: bool) -> None:
         turn = store.get(turn_id)
         if turn is None:
             raise TurnNotFound(f"no turn request with id {turn_id!r}")
-        turn, steps = shown(turn), shown_steps(store.steps(turn_id))
+        policy = state.runtime.redaction
+        turn, steps = shown(turn, policy), shown_steps(store.steps(turn_id), policy)
     finally:
         store.close()
     if as_json:
@@ -365,7 +367,6 @@ def turns_show(state: CliState, turn_id: str, as_json: bool) -> None:
 def turns_trace(state: CliState, turn_id: str, as_json: bool) -> None:
     """The run trace of one turn: a timeline of its steps, each tool call with the
     verdict of every stage of the tool-hook chain."""
-    from toolang_core.redaction import redact
     from toolang_core.runtime.after_turn import AFTER_KIND
     from toolang_core.store.errors import TurnNotFound
     from toolang_core.turn.timeline import in_doubt, timeline
@@ -375,11 +376,12 @@ def turns_trace(state: CliState, turn_id: str, as_json: bool) -> None:
         turn = store.get(turn_id)
         if turn is None:
             raise TurnNotFound(f"no turn request with id {turn_id!r} (see `toolang turns list`)")
-        turn, steps = shown(turn), shown_steps(store.steps(turn_id))
+        policy = state.runtime.redaction
+        turn, steps = shown(turn, policy), shown_steps(store.steps(turn_id), policy)
         after = store.get_record(AFTER_KIND, turn_id)
     finally:
         store.close()
-    after_data = redact(dict(after.data)) if after is not None else None
+    after_data = policy.value(dict(after.data)) if after is not None else None
     if as_json:
         echo_json({"turn": turn, "steps": steps, "after": after_data, "in_doubt": in_doubt(steps)})
         return
@@ -437,7 +439,7 @@ def threads_show(state: CliState, thread_id: str, limit: int) -> None:
         if info is None:
             raise TurnNotFound(f"no thread {thread_id!r}")
         found = [
-            shown(t)
+            shown(t, state.runtime.redaction)
             for t in reversed(store.list_turns(TurnFilter(thread_id=thread_id, limit=limit)))
         ]
     finally:
@@ -452,16 +454,15 @@ def threads_show(state: CliState, thread_id: str, limit: int) -> None:
             )
 
 
-# What the views show passes the redaction policy too: rows stored before it applied, or
-# by another writer of the store, are masked on the way out.
+# What the views show passes the runtime's redaction policy too: rows stored before it
+# applied, or by another writer of the store, are masked on the way out.
 
 
-def shown(turn: TurnRequest) -> TurnRequest:
-    """``turn`` with its input, output and error masked."""
+def shown(turn: TurnRequest, policy: RedactionPolicy) -> TurnRequest:
+    """``turn`` with its input, output and error masked by ``policy``."""
     import attrs
 
-    from toolang_core.redaction import redact_text
-
+    redact_text = policy.text
     return attrs.evolve(
         turn,
         input=redact_text(turn.input),
@@ -470,17 +471,15 @@ def shown(turn: TurnRequest) -> TurnRequest:
     )
 
 
-def shown_steps(steps: Iterable[StepRecord]) -> list[StepRecord]:
-    """``steps`` with their data and errors masked."""
+def shown_steps(steps: Iterable[StepRecord], policy: RedactionPolicy) -> list[StepRecord]:
+    """``steps`` with their data and errors masked by ``policy``."""
     import attrs
-
-    from toolang_core.redaction import redact, redact_text
 
     return [
         attrs.evolve(
             step,
-            data=redact(dict(step.data)),
-            error=None if step.error is None else redact_text(step.error),
+            data=policy.value(dict(step.data)),
+            error=None if step.error is None else policy.text(step.error),
         )
         for step in steps
     ]

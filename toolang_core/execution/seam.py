@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
 import attrs
 
-from toolang_core.redaction import redact, redact_text
+from toolang_core.redaction import current
 from toolang_core.store.types import StepRecord, StepStatus, TurnRequest, TurnStatus
 
 if TYPE_CHECKING:
@@ -161,6 +161,9 @@ class TurnContext:
         self.store = store
         self.clock = clock
         self.runtime: RuntimeView = cast("RuntimeView", runtime)
+        # The runtime's redaction policy masks every step's data and error.
+        policy = runtime.redaction if runtime is not None else current()
+        self._redact, self._redact_text = policy.value, policy.text
         self._deferred: list[StepRecord] = []
         self._keys: set[str] = set()
         """Idempotency keys this context stored or deferred (a first run looks only
@@ -191,8 +194,8 @@ class TurnContext:
             status=_step_status(status),
             started_at=started_at if started_at is not None else now,
             finished_at=now,
-            data=redact(data) if data else {},
-            error=None if error is None else redact_text(error),
+            data=self._redact(data) if data else {},
+            error=None if error is None else self._redact_text(error),
             idempotency_key=idempotency_key,
         )
 
@@ -311,8 +314,8 @@ class TurnContext:
             status=_step_status(status),
             started_at=intent.started_at,
             finished_at=self.clock(),
-            data=redact(data),
-            error=None if error is None else redact_text(error),
+            data=self._redact(data),
+            error=None if error is None else self._redact_text(error),
             idempotency_key=intent.idempotency_key,
         )
         stored = self.store.complete_step(step, run_id=self.run_id)
@@ -343,8 +346,8 @@ class TurnContext:
             status="failed" if status == "failed" else "completed",
             started_at=started_at if started_at is not None else now,
             finished_at=now,
-            data=redact(data) if data else {},
-            error=None if error is None else redact_text(error),
+            data=self._redact(data) if data else {},
+            error=None if error is None else self._redact_text(error),
         )
 
     def find_step(self, idempotency_key: str) -> StepRecord | None:

@@ -4,11 +4,11 @@
 thread's strategy); the runtime that owns the store is woken at once where the store
 supports it and otherwise finds the request at its next poll.
 
-The input and metadata are stored with secrets and personal data masked (the redaction
-policy of :mod:`toolang_core.redaction`). The runtime's own inbox (``keep_raw``) also
-keeps what the submitter wrote, in memory only, so the turn's model reads it unmasked; a
-request submitted from another process, or recovered after a crash, runs on its masked
-input.
+The input and metadata are stored with secrets and personal data masked (by the
+runtime's redaction policy, :mod:`toolang_core.redaction`). The runtime's own inbox
+(``keep_raw``) also keeps what the submitter wrote, in memory only, so the turn's model
+reads it unmasked; a request submitted from another process, or recovered after a
+crash, runs on its masked input.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import attrs
 
 from toolang_core.inbox.policy import AdmissionPolicy
 from toolang_core.inbox.request_checks import check_request
-from toolang_core.redaction import redact, redact_text
+from toolang_core.redaction import RedactionPolicy, current
 from toolang_core.store.errors import TurnNotFound
 from toolang_core.store.protocol import ExecutionStore
 from toolang_core.store.types import (
@@ -50,10 +50,17 @@ class Inbox:
         *,
         clock: Callable[[], float] = time.time,
         keep_raw: bool = False,
+        redaction: RedactionPolicy | None = None,
     ) -> None:
+        """``redaction``: the policy masking what is stored — the runtime's
+        (``runtime.redaction``; :meth:`Runtime.open_inbox
+        <toolang_core.runtime.Runtime.open_inbox>` passes it); when left out, the
+        policy in effect where the inbox is made (:func:`toolang_core.redaction.current`:
+        inside a serving runtime, its own; elsewhere the core's rules alone)."""
         self.store = store
         self.policy = policy
         self.clock = clock
+        self.redaction = redaction if redaction is not None else current()
         self._raw: dict[str, str] | None = {} if keep_raw else None
 
     def raw_input(self, turn_id: str) -> str | None:
@@ -76,11 +83,11 @@ class Inbox:
         """
         check_request(request)  # bad input refused before anything is stored
         raw = request.input
-        masked = redact_text(raw)
+        masked = self.redaction.text(raw)
         if masked is not raw:
             request = attrs.evolve(request, input=masked)
         if request.meta:  # a spawn reason, a source's metadata: text from people and models
-            request = attrs.evolve(request, meta=redact(dict(request.meta)))
+            request = attrs.evolve(request, meta=self.redaction.value(dict(request.meta)))
         result = self.store.submit(request, self.policy.rules_for(request), now=self.clock())
         if self._raw is not None and masked != raw and result.status != "exists":
             if len(self._raw) >= _MAX_RAW:  # requests that never ran here: drop the oldest

@@ -37,7 +37,6 @@ from toolang_core.execution.seam import (
     AfterTurn,
     StageDone,
 )
-from toolang_core.redaction import redact, redact_text
 from toolang_core.taskruns.view import is_task_run
 
 if TYPE_CHECKING:
@@ -144,7 +143,7 @@ class AfterTurnStages:
             if after.trace_masked:  # a stored step's data: masked and storable already
                 data = dict(after.prompt_trace)
             else:
-                data = redact(dict(after.prompt_trace))
+                data = self.runtime.redaction.value(dict(after.prompt_trace))
                 json.dumps(data)
         except Exception as exc:
             error = describe_exception(exc)
@@ -212,6 +211,7 @@ class AfterTurnStages:
         self, turn: TurnRequest, outcome: TurnOutcome, committed: Finish | None
     ) -> StageDone:
         # Delivered as stored: what a channel shows passes the redaction policy too.
+        redact_text = self.runtime.redaction.text
         if committed is None:
             output = None if outcome.output is None else redact_text(outcome.output)
             error = None if outcome.error is None else redact_text(outcome.error)

@@ -20,12 +20,12 @@ import attrs
 import structlog
 
 from toolang_core.errors import describe_exception
-from toolang_core.redaction import redact_text
 from toolang_core.store.errors import StoreError
 from toolang_core.store.types import Finish, RecordWrite, TurnRequest
 
 if TYPE_CHECKING:
     from toolang_core.execution.seam import TurnOutcome
+    from toolang_core.redaction import RedactionPolicy
     from toolang_core.store.protocol import ExecutionStore
 
 log = structlog.get_logger("toolang.scheduler")
@@ -43,11 +43,14 @@ class TurnCommits:
         free: Callable[[str], None],
         wake: asyncio.Event,
         turns: Mapping[str, TurnRequest],
+        redaction: RedactionPolicy,
     ) -> None:
         """``free(turn_id)`` releases an ended turn's slot once its state is committed;
         ``wake`` is set when something was handed in; ``turns`` (the scheduler's running
-        turns, read only) names a turn's thread in the log."""
+        turns, read only) names a turn's thread in the log; ``redaction`` (the runtime's
+        policy) masks the outputs and errors stored."""
         self.store = store
+        self.redaction = redaction
         self.run_id = run_id
         self.clock = clock
         self._free = free
@@ -66,6 +69,7 @@ class TurnCommits:
     ) -> Finish:
         """The terminal state to record for ``turn`` (output and error redacted), with
         ``records`` to write in the same transaction if it is recorded."""
+        redact_text = self.redaction.text
         return Finish(
             turn.id,
             self.run_id,

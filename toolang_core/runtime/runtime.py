@@ -31,6 +31,7 @@ from toolang_core.plugins.context import PluginContext
 from toolang_core.plugins.host import PluginHost
 from toolang_core.plugins.mistakes import misnamed_sources
 from toolang_core.plugins.reader import HostReader
+from toolang_core.redaction import Detector, RedactionPolicy, use_policy
 from toolang_core.runtime.acquire import take_store
 from toolang_core.runtime.executor import EXECUTORS, TurnExecutor
 from toolang_core.runtime.open_store import open_store
@@ -94,7 +95,9 @@ class Runtime:
         say ``"signal"`` first (``toolang run`` does on SIGINT/SIGTERM)."""
         self._plugin_state: dict[str, Any] = {}
         self._sources = RunningSources()
-        self.redaction_detectors = self._install_redactors()
+        self.redaction = self._build_redaction()
+        """This runtime's redaction policy: the core's rules and its plugins' detectors
+        (see :mod:`toolang_core.redaction`; in effect while :meth:`serve` runs)."""
 
     def _group_defaults(self) -> dict[str, GroupPolicy]:
         """Each thread group's admission defaults, from who owns it: the core's task runs
@@ -105,15 +108,17 @@ class Runtime:
                 defaults[name] = registration.admission
         return defaults
 
-    def _install_redactors(self) -> tuple[str, ...]:
-        """Build the detectors plugins registered and make them this process's redaction
-        policy (see :mod:`toolang_core.redaction`); returns their names.
+    @property
+    def redaction_detectors(self) -> tuple[str, ...]:
+        """The detectors of this runtime's redaction policy, as ``plugin:name``."""
+        return self.redaction.detector_names
+
+    def _build_redaction(self) -> RedactionPolicy:
+        """This runtime's redaction policy, of the detectors its plugins registered.
 
         A detector whose factory raises or returns no function is left out and logged
         with its plugin: the core's own rules still apply.
         """
-        from toolang_core.redaction import Detector, use_detectors
-
         detectors: dict[str, Detector] = {}
         for name, registration in sorted(self.host.components.of_kind("redactor").items()):
             label = f"{registration.plugin}:{name}"
@@ -125,8 +130,7 @@ class Runtime:
                 log.error("redaction.detector_failed", detector=label, error=str(exc))
                 continue
             detectors[label] = detector
-        use_detectors(detectors)
-        return tuple(detectors)
+        return RedactionPolicy(detectors)
 
     @classmethod
     def from_config(
@@ -343,7 +347,7 @@ class Runtime:
 
     def open_inbox(self) -> Inbox:
         """An inbox over a new connection to the store, usable from any process."""
-        return Inbox(self.open_store(), self.policy, clock=self.clock)
+        return Inbox(self.open_store(), self.policy, clock=self.clock, redaction=self.redaction)
 
     def make_executor(self) -> TurnExecutor:
         name = self.config.runtime.executor
@@ -427,8 +431,36 @@ class Runtime:
         returns once nothing is running or waiting. An exclusive store held by another
         runtime is waited for up to ``lock_wait_seconds``.
 
+        The runtime's redaction policy is the one in effect for the whole run
+        (:func:`toolang_core.redaction.use_policy`, undone when it returns): what runs
+        inside it — turns, turn sources, plugins' hooks, the log processor — masks with
+        this runtime's detectors, and only with them.
+
         :raises StoreBusy: when another runtime owns an exclusive store.
         """
+        undo_redaction = use_policy(self.redaction)
+        try:
+            await self._serve(
+                stop,
+                sources=sources,
+                only=only,
+                until_idle=until_idle,
+                lock_wait_seconds=lock_wait_seconds,
+                on_started=on_started,
+            )
+        finally:
+            undo_redaction()
+
+    async def _serve(
+        self,
+        stop: asyncio.Event,
+        *,
+        sources: Collection[str] | None,
+        only: Collection[str] | None,
+        until_idle: bool,
+        lock_wait_seconds: float,
+        on_started: Callable[[], None] | None,
+    ) -> None:
         self.one_shot = only is not None
         # First: what is built next asks which hooks are implemented, and a plugin's
         # inactive hooks (toolang_inactive_hooks) are none of them for this run.
@@ -447,7 +479,9 @@ class Runtime:
             # Before any turn is recovered: kill what tools of a dead runtime left running.
             process_ledger.sweep(self.config.home, store, now=self.clock())
             self._begin(store, run_id)
-            self.inbox = Inbox(store, self.policy, clock=self.clock, keep_raw=True)
+            self.inbox = Inbox(
+                store, self.policy, clock=self.clock, keep_raw=True, redaction=self.redaction
+            )
             self.scheduler = Scheduler(
                 store=store,
                 policy=self.policy,

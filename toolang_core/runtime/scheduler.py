@@ -116,7 +116,13 @@ class Scheduler:
         self._why_cancelled: dict[str, str] = {}
         self._wake = asyncio.Event()
         self.commits = TurnCommits(
-            store, run_id=run_id, clock=clock, free=self._free, wake=self._wake, turns=self._turns
+            store,
+            run_id=run_id,
+            clock=clock,
+            free=self._free,
+            wake=self._wake,
+            turns=self._turns,
+            redaction=runtime.redaction,
         )
         self._admitting = True
         self._grace_over = False

@@ -109,7 +109,9 @@ class TaskRunController:
         except RecordConflict:
             raise TaskRunExists() from None
         try:
-            inbox = Inbox(self.store, self.runtime.policy, clock=self.clock)
+            inbox = Inbox(
+                self.store, self.runtime.policy, clock=self.clock, redaction=self.runtime.redaction
+            )
             submitted = inbox.submit(_turn_request(run_id, task, request))
         except SubmitRejected as exc:
             self.store.delete_record(view.OPEN_KIND, run_id)

@@ -35,8 +35,10 @@ Fixtures:
 
 Real model calls are blocked for the test session (``TOOLANG_ALLOW_MODEL_REQUESTS=0``)
 unless the ini option ``toolang_block_model_requests`` is ``false``. After each test, the
-process's redaction policy is reset to the core's own rules: the detectors a test's
-runtime installed never change what a later test sees.
+redaction policy in effect is reset to the core's own rules: a policy a test put in
+effect (``toolang_core.redaction.use_policy`` / ``use_detectors``) and did not undo never
+changes what a later test sees. (A runtime's own policy is in effect only while it
+serves.)
 """
 
 from __future__ import annotations
@@ -78,8 +80,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_runtest_teardown(item: pytest.Item) -> None:
     redaction = sys.modules.get("toolang_core.redaction")
-    if redaction is not None:  # imported by the test: a runtime may have installed detectors
-        redaction.use_detectors({})
+    if redaction is not None:  # imported by the test: it may have left a policy in effect
+        redaction.use_policy(redaction.CORE_RULES)
 
 
 @pytest.fixture

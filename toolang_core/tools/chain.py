@@ -24,7 +24,7 @@ import attrs
 
 from toolang_core.errors import describe_exception
 from toolang_core.hookspecs import TOOL_CHAIN_STAGES
-from toolang_core.redaction import redact, redact_text
+from toolang_core.redaction import RedactionPolicy, current
 from toolang_core.tools.stages import (
     after_tool_call,
     approve_tool_call,
@@ -106,10 +106,14 @@ class ToolChain:
         max_output_chars: int = 20_000,
         validator: ParamsValidator | None = None,
         withheld: Mapping[str, str] | None = None,
+        redaction: RedactionPolicy | None = None,
     ) -> None:
         """``withheld``: tool names no plugin got (several register them), with why —
-        what a call asking for one is told."""
+        what a call asking for one is told. ``redaction``: the runtime's policy, masking
+        what a refused call's observers are told (when left out, the policy in effect
+        where the chain is made: :func:`toolang_core.redaction.current`)."""
         self.hooks = hooks
+        self.redaction = redaction if redaction is not None else current()
         self.tools = tools
         self.withheld: Mapping[str, str] = withheld or {}
         self.timeout_seconds = timeout_seconds
@@ -267,11 +271,12 @@ class ToolChain:
         parameters and the reason masked by the redaction policy; the result filters and
         the KnowledgeSavers do not (there is no output, nothing was learned)."""
         decided = stages[-1]
-        reason = redact_text(decided.detail or result.error or "")
+        policy = self.redaction
+        reason = policy.text(decided.detail or result.error or "")
         refusal = Refusal(decided.stage, decided.verdict, reason, decided.plugin)
         result = attrs.evolve(result, refusal=refusal)
-        masked = attrs.evolve(call, params=redact(dict(call.params)))
-        told = attrs.evolve(result, error=redact_text(result.error or ""))
+        masked = attrs.evolve(call, params=policy.value(dict(call.params)))
+        told = attrs.evolve(result, error=policy.text(result.error or ""))
         for hook, plugin, failure in await refused_tool_call(
             self.hooks, masked, told, attrs.evolve(ctx, call=masked)
         ):

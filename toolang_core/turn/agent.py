@@ -37,7 +37,6 @@ from toolang_core.errors import describe_exception
 from toolang_core.execution.seam import LEASE_LOST, SHUTDOWN, AfterTurn, TurnContext, TurnOutcome
 from toolang_core.models.resolve import ModelResolver
 from toolang_core.models.types import NO_HEADERS, Message, ModelError, ToolSpec
-from toolang_core.redaction import redact
 from toolang_core.store.types import TurnStatus
 from toolang_core.taskruns import view
 from toolang_core.tools.approvals import Approval, ApprovalBook
@@ -77,6 +76,7 @@ class AgentExecutor:
             timeout_seconds=tools.timeout_seconds,
             max_output_chars=tools.max_output_chars,
             withheld=runtime.components.withheld_tools,
+            redaction=runtime.redaction,
         )
         # Asked once: with no plugin adding headers, a model call pays nothing for them.
         self._asks_headers = bool(runtime.hooks.implementations("toolang_outbound_headers"))
@@ -350,7 +350,7 @@ class AgentExecutor:
             turn_id=turn.id,
             call_id=f"{call.call_id}:in-doubt",
             tool=call.name,
-            params=redact(dict(call.params)),
+            params=self.runtime.redaction.value(dict(call.params)),
             thread_id=turn.thread_id,
             agent=agent,
             requester=turn.owner or turn.sender,

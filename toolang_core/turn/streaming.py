@@ -28,6 +28,7 @@ from toolang_core.models.types import ModelError, ModelRequest, ModelResponse
 from toolang_core.redaction_stream import StreamMasker
 
 if TYPE_CHECKING:
+    from toolang_core.redaction import RedactionPolicy
     from toolang_core.runtime_parts import CoreRuntime
 
 STATE_KEY: Final = "toolang:turn_streams"
@@ -65,23 +66,26 @@ class _Call:
 
     __slots__ = ("key", "masker", "shown")
 
-    def __init__(self, key: str) -> None:
+    def __init__(self, key: str, redaction: RedactionPolicy | None) -> None:
         self.key = key
         self.shown: list[str] = []
-        self.masker = StreamMasker()
+        self.masker = StreamMasker(redaction)
 
 
 class TurnStreams:
     """The runtime's live text of the model calls in progress, per turn (masked)."""
 
-    def __init__(self) -> None:
+    def __init__(self, redaction: RedactionPolicy | None = None) -> None:
+        """``redaction``: the policy masking what watchers get (the runtime's, from
+        :meth:`of`; when left out, the policy in effect where each call starts)."""
+        self._redaction = redaction
         self._calls: dict[str, _Call] = {}
         self._watches: dict[str, set[Watch]] = {}
 
     @staticmethod
     def of(runtime: CoreRuntime) -> TurnStreams:
-        """The runtime's one instance (created on first use)."""
-        return runtime.plugin_state(STATE_KEY, TurnStreams)
+        """The runtime's one instance (created on first use), masking with its policy."""
+        return runtime.plugin_state(STATE_KEY, lambda: TurnStreams(runtime.redaction))
 
     def watch(self, turn_id: str) -> Watch:
         """Attach to ``turn_id``; the current call's text so far is queued at once."""
@@ -101,13 +105,13 @@ class TurnStreams:
 
     def begin(self, turn_id: str, call: str) -> None:
         """Model call ``call`` of ``turn_id`` starts streaming."""
-        self._calls[turn_id] = _Call(call)
+        self._calls[turn_id] = _Call(call, self._redaction)
 
     def publish(self, turn_id: str, call: str, delta: str) -> None:
         """``delta`` of ``call``'s text: watchers get it masked, maybe a little later."""
         current = self._calls.get(turn_id)
         if current is None or current.key != call:
-            current = _Call(call)
+            current = _Call(call, self._redaction)
             self._calls[turn_id] = current
         self._show(turn_id, current, current.masker.push(delta))
 

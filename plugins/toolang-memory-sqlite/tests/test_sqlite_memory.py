@@ -432,3 +432,47 @@ def test_two_plugin_objects_on_one_file_write_at_once_and_lose_nothing(open_memo
         thread.join(60)
     assert errors == []
     assert len(first.listed("a")) == 100
+
+
+# masking -------------------------------------------------------------------------------
+
+
+def test_entries_written_on_the_database_thread_are_masked_by_the_callers_policy(
+    toolang_runtime,
+):
+    """Concurrent writes are grouped onto the database thread: each is masked there by
+    the redaction policy in effect where it was asked for (the serving runtime's), not
+    by the core's rules alone."""
+    import asyncio
+
+    from toolang_core.memory import MemoryEntry, MemoryWriteBatch
+    from toolang_core.redaction import use_detectors
+
+    plugin = runtime_memory(toolang_runtime)
+
+    async def write_together() -> None:
+        undo = use_detectors({"acme": lambda t: t.replace("EMP-4711", "[employee]")})
+        try:
+            await asyncio.gather(
+                *(
+                    plugin.remember(
+                        MemoryWriteBatch(
+                            agent_uri="toolang:agent/a",
+                            agent_id="a",
+                            entries=(MemoryEntry(text=f"note {n}: EMP-4711 called"),),
+                        )
+                    )
+                    for n in range(20)
+                )
+            )
+        finally:
+            undo()
+
+    try:
+        asyncio.run(write_together())
+    finally:
+        plugin.close()
+    with sqlite3.connect(plugin.path) as conn:
+        texts = [row[0] for row in conn.execute("SELECT text FROM memory_entries")]
+    assert len(texts) == 20
+    assert all("[employee]" in t and "EMP-4711" not in t for t in texts)

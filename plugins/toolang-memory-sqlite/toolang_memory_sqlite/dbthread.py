@@ -11,6 +11,8 @@ tests).
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import queue
 import threading
 from collections.abc import Callable
@@ -36,13 +38,15 @@ class DatabaseThread(Executor):
         self._thread.start()
 
     def post(self, job: Callable[[], object]) -> None:
-        """Run ``job`` after the jobs posted before it; what it raises is its own
-        business (it must hand its outcome back itself).
+        """Run ``job`` after the jobs posted before it, in the context it was posted from
+        (as ``asyncio.to_thread`` does: the serving runtime's redaction policy is the one
+        in effect for it); what it raises is its own business (it must hand its outcome
+        back itself).
 
         :raises RuntimeError: after :meth:`shutdown`."""
         if self._stopped:
             raise RuntimeError("the memory-sqlite database thread was shut down")
-        self._jobs.put(job)
+        self._jobs.put(functools.partial(contextvars.copy_context().run, job))
 
     def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
         """``fn(*args, **kwargs)`` in the thread, as a future (``Executor``)."""

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -16,7 +16,7 @@ from toolang_core.cli import CliState, pass_state
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from toolang_core import Approval, ApprovalBook, Inbox, TurnRequest
+    from toolang_core import Approval, ApprovalBook, Inbox, RedactionPolicy, TurnRequest
     from toolang_source_chat.terminal import LineReader
 
 
@@ -413,19 +413,20 @@ async def _watch_approvals(
             if approval.turn_id != turn_id or approval.id in shown:
                 continue
             shown.add(approval.id)
-            _show(approval)
+            _show(approval, inbox.redaction)
             if ask is not None:
                 await _ask(book, approval, ask, credential)
             else:
                 _how_to_decide(approval)
 
 
-def _show(approval: Approval) -> None:
+def _show(approval: Approval, redaction: RedactionPolicy) -> None:
     from toolang_core import canonical_params
 
+    params: dict[str, Any] = redaction.value(dict(approval.params))
     click.echo(
         f"approval needed ({approval.id}): {approval.agent} wants to run {approval.tool}\n"
-        f"  params: {canonical_params(_mask(approval.params))}",
+        f"  params: {canonical_params(params)}",
         err=True,
     )
 
@@ -474,11 +475,3 @@ async def _ask(
         return
     granted = f"; {decided.tool} is granted on {decided.thread_id}" if decided.always else ""
     click.echo(f"{decided.status}{granted}", err=True)
-
-
-def _mask(params: Mapping[str, Any]) -> dict[str, Any]:
-    """``params`` with secrets masked (``toolang_core.redact``)."""
-    from toolang_core import redact
-
-    masked: dict[str, Any] = redact(dict(params))
-    return masked

@@ -60,6 +60,9 @@ def run(state: CliState, *, key: str) -> None:
         known = ", ".join(c.key for c in board.chores) or "none"
         raise UsageError(f"no chore {key!r} (known: {known})")
     turn_id = board.submit(
-        Inbox(board.store, state.runtime.policy), chore, occurrence=None, manual=True
+        Inbox(board.store, state.runtime.policy, redaction=state.runtime.redaction),
+        chore,
+        occurrence=None,
+        manual=True,
     )
     click.echo(turn_id)

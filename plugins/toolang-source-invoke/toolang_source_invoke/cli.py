@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import sys
 from typing import TYPE_CHECKING
 
@@ -11,7 +12,7 @@ import click
 from toolang_core.cli import CliState, pass_state
 
 if TYPE_CHECKING:
-    from toolang_core import Approval
+    from toolang_core import Approval, RedactionPolicy
 
 
 @click.command("invoke")
@@ -34,7 +35,13 @@ def invoke_command(state: CliState, *, text: str, agent: str | None, timeout: fl
     from toolang_source_invoke.api import ainvoke
 
     result = asyncio.run(
-        ainvoke(text, agent=agent, timeout=timeout, runtime=state.runtime, on_approval=_show)
+        ainvoke(
+            text,
+            agent=agent,
+            timeout=timeout,
+            runtime=state.runtime,
+            on_approval=functools.partial(_show, redaction=state.runtime.redaction),
+        )
     )
     if result.ok:
         click.echo(result.output or "")
@@ -45,12 +52,12 @@ def invoke_command(state: CliState, *, text: str, agent: str | None, timeout: fl
     sys.exit(result.exit_code)
 
 
-def _show(approval: Approval) -> None:
-    from toolang_core import canonical_params, redact
+def _show(approval: Approval, *, redaction: RedactionPolicy) -> None:
+    from toolang_core import canonical_params
 
     click.echo(
         f"approval needed ({approval.id}): {approval.agent} wants to run {approval.tool}\n"
-        f"  params: {canonical_params(redact(dict(approval.params)))}\n"
+        f"  params: {canonical_params(redaction.value(dict(approval.params)))}\n"
         f"the turn awaits approval; decide from another terminal:\n"
         f"  toolang approvals approve {approval.id}   "
         f"(or: toolang approvals deny {approval.id})",
