@@ -172,7 +172,7 @@ def test_the_first_process_of_a_program_dies_with_the_thread_that_started_it(tmp
     pid_file = tmp_path / "pid"
     code = (
         "import subprocess, sys, time\n"
-        "from toolang_core.tools.process_ledger import die_with_runtime\n"
+        "from toolang_core.sandbox.deathsig import die_with_runtime\n"
         "p = subprocess.Popen(['sleep', '30'], preexec_fn=die_with_runtime(),\n"
         "                     start_new_session=True)\n"
         f"open({str(pid_file)!r}, 'w').write(str(p.pid))\n"

@@ -46,6 +46,7 @@ import attrs
 import structlog
 
 from toolang_core.sandbox import cgroup
+from toolang_core.sandbox.deathsig import die_with_runtime
 from toolang_core.sandbox.policy import SandboxError
 
 log = structlog.get_logger("toolang.sandbox")
@@ -112,8 +113,6 @@ async def start_waiting(bwrap: str) -> Waiting:
 
     :raises OSError: when it cannot be started or moved (nothing is left behind).
     """
-    from toolang_core.tools.process_ledger import die_with_runtime
-
     read, write = os.pipe()
     try:
         # Canceled while it starts, asyncio kills it: it is all there is of it.

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
+from toolang_core.sandbox.deathsig import die_with_runtime
 from toolang_core.tools import process_ledger
 
 if TYPE_CHECKING:
@@ -191,7 +192,7 @@ class _Spawn:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # its own process group: stopping it stops its children
-                preexec_fn=process_ledger.die_with_runtime(),  # it dies with the runtime
+                preexec_fn=die_with_runtime(),  # it dies with the runtime
             )
         )
         try:

@@ -6,9 +6,10 @@ process group. Cancellation and shutdown stop that group; a runtime that is kill
 on, orphaned, performing the effect of a call that is now *in doubt*:
 
 * on Linux the program's first process gets ``PR_SET_PDEATHSIG = SIGKILL``
-  (:func:`die_with_runtime`): the kernel kills it when the runtime's thread that started
-  it ends — the event loop's thread, which outlives every call it awaits. The setting
-  is not inherited by the processes it starts, so it does not stop a whole group;
+  (:func:`toolang_core.sandbox.deathsig.die_with_runtime`): the kernel kills it when
+  the runtime's thread that started it ends — the event loop's thread, which outlives
+  every call it awaits. The setting is not inherited by the processes it starts, so
+  it does not stop a whole group;
 * the **ledger**: while the program runs, a file ``<home>/tool-processes/<runtime
   pid>-<group id>.json`` (file names made of numbers only) holds the group's identity —
   its leader's pid and start time (``/proc/<pid>/stat``), the machine and its boot — with
@@ -23,14 +24,12 @@ Without ``/proc`` (not Linux) nothing can be verified, so nothing is killed.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import json
 import os
 import signal
 import socket
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -46,7 +45,6 @@ LEDGER_DIR: Final = "tool-processes"
 STOPPED_KIND: Final = "toolang.tool_process.stopped"
 """Store records (key ``<turn id>:<call id>``) of programs the start-up sweep killed;
 the in-doubt decision about the call reads its record into the trace, then drops it."""
-_PR_SET_PDEATHSIG: Final = 1
 _BOOT_ID: Final = Path("/proc/sys/kernel/random/boot_id")
 
 Outcome = Literal["killed", "gone"]
@@ -97,39 +95,6 @@ class Stopped:
     entry: LedgerEntry
     outcome: Outcome
     members: int = 0
-
-
-def die_with_runtime() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that makes the new process die (``SIGKILL``) with the thread that
-    starts it; ``None`` where the kernel offers no such thing (not Linux).
-
-    It only calls an already loaded ``prctl`` and ``getppid`` (safe after a fork), and
-    exits at once when the runtime died before the setting took hold."""
-    prctl = _prctl()
-    if prctl is None:
-        return None
-    parent = os.getpid()
-
-    def arm() -> None:
-        prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        if os.getppid() != parent:  # the runtime died between fork and prctl
-            os._exit(137)
-
-    return arm
-
-
-@functools.cache
-def _prctl() -> Any:
-    """libc's ``prctl``, loaded once, before any fork (``None`` off Linux)."""
-    if sys.platform != "linux":
-        return None
-    try:
-        function = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    function.argtypes = [ctypes.c_int, *[ctypes.c_ulong] * 4]
-    function.restype = ctypes.c_int
-    return function
 
 
 def ledger_dir(home: Path) -> Path:
