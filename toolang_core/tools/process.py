@@ -199,12 +199,8 @@ class _Spawn:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # its own process group: stopping it stops its children
-<<<<<<< HEAD
-                preexec_fn=die_with_runtime(),  # it dies with the runtime
-=======
                 # it dies with the runtime (and joins its sandbox's cgroup first)
-                preexec_fn=_steps(*preexec, process_ledger.die_with_runtime()),
->>>>>>> parent of c323a7d (Merge branch 'sbench' into stage)
+                preexec_fn=_steps(*preexec, die_with_runtime()),
             )
         )
         try:
