@@ -116,10 +116,14 @@ def test_the_a2a_walkthrough_runs_as_written(tmp_path: Path) -> None:
     for warning in ("agents.remote_shadowed", "a2a.not_served", "Traceback"):
         assert warning not in logged, logged
 
-    # B answered A's request: its store has the chat turn, owned by A's caller name
+    # B answered A's request: its store has the chat turn, owned by A's caller (a2a:<name>)
     store = SQLiteStore(tmp_path / "b" / ".toolang" / "toolang.db")
     try:
         (turn,) = [t for t in store.list_turns() if t.input == "check this plan"]
     finally:
         store.close()
-    assert (turn.owner, turn.status.value, turn.thread_id[:4]) == ("runtime-a", "completed", "a2a:")
+    assert (turn.owner, turn.status.value, turn.thread_id[:4]) == (
+        "a2a:runtime-a",
+        "completed",
+        "a2a:",
+    )
