@@ -3,16 +3,21 @@
 
 Runs ``/bin/true`` through ``run_tool_process`` — the one place tools start programs —
 --runs times unsandboxed (``[tools] sandbox = "off"``) and sandboxed (the default,
-bubblewrap with the default limits, so ``prlimit`` and, for a runtime running as root,
-a pids cgroup are included), alternating so drift hits both alike, after a warm-up
-that pays the one-time probe. For a runtime running as root it also times the sandbox
-without ``max_processes`` (moving a process into its pids cgroup waits for the kernel:
-that share of the cost shows). With --network it also times the sandbox with
-``network = "allow"`` (the proxy, and the bridge started inside). Reports p50/p95 of
-each, the p50 added by the sandbox (goal: < 15 ms on the development machine) and the
-ratio, the CPU time each costs (this process and everything it waited for — wall time
-grows with what else the machine runs, CPU time much less), and the load average when
-it started; the last line is a JSON object.
+bubblewrap with the default limits, so, for a runtime running as root, a pids cgroup
+is included), alternating so drift hits both alike, after a warm-up that pays the
+one-time probe and starts the bubblewraps that wait for programs
+(``toolang_core.sandbox.pool``: a call in a row with others finds one waiting, as in a
+turn). For a runtime running as root it also times the sandbox without
+``max_processes`` (no limit in its cgroup). With --network it also times the sandbox
+with ``network = "allow"`` (the proxy, and the bridge started inside). Reports p50/p95
+of each, the p50 added by the sandbox (goal: < 15 ms on the development machine) and
+the ratio, the CPU time each costs (this process and everything it waited for — wall
+time grows with what else the machine runs, CPU time much less), and the load average
+when it started; the last line is a JSON object.
+
+On a machine that other work keeps busy, wall times measure the queue for a CPU more
+than the sandbox: ``chrt -f 10 python3 bench/sandbox.py`` (root) runs it, and what it
+starts, ahead of that work.
 
     python3 bench/sandbox.py [--runs 200] [--network]
 """
@@ -81,7 +86,7 @@ async def measure(runs: int, network: bool) -> dict[str, list[tuple[float, float
             calls["sandboxed_network"] = context(
                 base / "net", network="allow", allow_hosts=("pypi.org",)
             )
-        for call in calls.values():  # warm-up: the probe, imports, the first cgroup
+        for call in calls.values():  # warm-up: the probe, imports, the waiting bubblewraps
             await once(call)
         times: dict[str, list[tuple[float, float]]] = {name: [] for name in calls}
         for _ in range(runs):

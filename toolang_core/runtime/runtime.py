@@ -533,7 +533,7 @@ class Runtime:
                 await self.scheduler.drain(
                     0 if reason == "store_replaced" else self.config.runtime.shutdown_grace_seconds
                 )
-                await self.host.hooks.shutdown(self, reason)
+                await self._shut_down(reason)
                 self._end_run(store, run_id)
                 self.close_plugin_databases()
                 if memory is not None:
@@ -554,6 +554,14 @@ class Runtime:
         turn_sources = self.turn_sources(sources)
         memory = self.memory  # an unknown memory plugin stops the start, visibly
         return executor, turn_sources, memory, self.open_store()
+
+    async def _shut_down(self, reason: str) -> None:
+        """The plugins' shutdown hooks; then the bubblewraps waiting for tools' programs
+        are killed (:mod:`toolang_core.sandbox.pool`)."""
+        await self.host.hooks.shutdown(self, reason)
+        from toolang_core.sandbox import pool
+
+        await pool.close()
 
     def _end_run(self, store: ExecutionStore, run_id: str) -> None:
         with contextlib.suppress(StoreReplaced):  # reported, and on its way out

@@ -11,16 +11,18 @@ What the program gets:
 - hidden paths: a directory is covered with an empty read-only tmpfs, a file with
   ``/dev/null`` — hidden paths *around* the working directory are covered before it is
   mounted (it shows through), those *inside* it after (they stay hidden);
-- the limits: CPU time, address space and file size of each process set before
-  bubblewrap starts (every process of the sandbox inherits them); the number of
-  processes by ``prlimit`` inside the user namespace, or by a pids cgroup for a runtime
-  running as root (:mod:`.cgroup`).
+- the limits: CPU time, address space and file size of each process set on
+  bubblewrap before it starts anything (every process of the sandbox inherits them);
+  the number of processes by ``prlimit`` inside the user namespace, or by a pids cgroup
+  for a runtime running as root (:mod:`.cgroup`).
 
-:func:`bwrap_argv` is pure: the file system is looked at by :func:`hidden_entries`.
+:func:`bwrap_options` and :func:`bwrap_argv` are pure: the file system is looked at by
+:func:`hidden_entries`.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import resource
 from collections.abc import Iterable, Sequence
@@ -85,17 +87,33 @@ def bwrap_argv(
     binds: Sequence[tuple[Path, str]] = (),
     disable_userns: bool = True,
 ) -> list[str]:
-    """The whole command line: ``bwrap <options> -- <command>``.
+    """The whole command line: ``bwrap <options> -- <command>`` (the options are
+    :func:`bwrap_options`'s)."""
+    options = bwrap_options(
+        policy, hidden=hidden, cwd=cwd, binds=binds, disable_userns=disable_userns
+    )
+    return [bwrap, *options, "--", *command]
+
+
+def bwrap_options(
+    policy: SandboxPolicy,
+    *,
+    hidden: Sequence[Hidden],
+    cwd: Path,
+    binds: Sequence[tuple[Path, str]] = (),
+    disable_userns: bool = True,
+) -> list[str]:
+    """bubblewrap's options for ``policy`` (everything before ``--`` and the command).
 
     ``hidden`` are the policy's hidden paths that exist (:func:`hidden_entries`);
     ``cwd`` is where the program starts (inside the working directory, or any visible
-    directory); ``binds`` are ``(host path, sandbox path)`` pairs mounted read-only
-    after everything else (the proxy's socket, the bridge). ``disable_userns``: keep the
-    program from creating user namespaces (bubblewrap 0.8 and later).
+    directory; absolute); ``binds`` are ``(host path, sandbox path)`` pairs mounted
+    read-only after everything else (the proxy's socket, the bridge).
+    ``disable_userns``: keep the program from creating user namespaces (bubblewrap 0.8
+    and later).
     """
     workdir = policy.workdir
     argv = [
-        bwrap,
         "--unshare-user",
         "--unshare-pid",
         "--unshare-ipc",
@@ -119,20 +137,31 @@ def bwrap_argv(
         "--tmpfs",
         "/tmp",
     ]
+    around, within, sealed = _hidden_mounts(workdir, tuple(hidden))
+    argv += [*around, "--bind", str(workdir), str(workdir), *within]
+    for source, target in binds:
+        argv += ["--ro-bind", str(source), target]
+    return [*argv, *sealed, "--chdir", str(cwd)]
+
+
+@functools.lru_cache(maxsize=64)
+def _hidden_mounts(
+    workdir: Path, hidden: tuple[Hidden, ...]
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The options hiding ``hidden`` around the working directory (before it is
+    mounted), within it (after), and sealing their tmpfs read-only — the same for every
+    program of a policy, so worked out once (path arithmetic: ~0.5 ms a program)."""
     candidates = [h for h in hidden if h.path != workdir]
     around = [h for h in candidates if _inside(workdir, h.path)]
     within = [h for h in candidates if h not in around]
     kept = [h for h in candidates if not _covered(h, candidates, workdir)]
-    argv += _hide(h for h in kept if h in around)
-    argv += ["--bind", str(workdir), str(workdir)]
-    argv += _hide(h for h in kept if h in within)
-    for source, target in binds:
-        argv += ["--ro-bind", str(source), target]
-    for entry in kept:  # their tmpfs are written no more (the mount points are made)
-        if entry.is_dir:
-            argv += ["--remount-ro", str(entry.path)]
-    argv += ["--chdir", str(cwd), "--"]
-    return argv + list(command)
+    # their tmpfs are written no more (the mount points are made)
+    sealed = [arg for h in kept if h.is_dir for arg in ("--remount-ro", str(h.path))]
+    return (
+        tuple(_hide(h for h in kept if h in around)),
+        tuple(_hide(h for h in kept if h in within)),
+        tuple(sealed),
+    )
 
 
 def _hide(entries: Iterable[Hidden]) -> list[str]:

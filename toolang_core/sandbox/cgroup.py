@@ -20,7 +20,7 @@ import functools
 import itertools
 import os
 import signal
-from collections.abc import Callable
+import time
 from pathlib import Path
 from typing import Final, Literal
 
@@ -144,53 +144,59 @@ def create(limit: int) -> Path | None:
     return path
 
 
-def joiner(path: Path | None) -> Callable[[], None] | None:
-    """A ``preexec_fn`` moving the new process into cgroup ``path`` before it runs
-    anything (so everything it starts is counted from the first fork)."""
+def enter(pid: int) -> Path | None:
+    """Move process ``pid`` — one that has started nothing yet — into a new cgroup of
+    its own that allows it alone (:func:`allow` raises that); ``None`` as for
+    :func:`create`.
+
+    Blocking: moving a process waits for the kernel (an RCU grace period, ~10 ms and
+    more on a busy machine), so it is done ahead of time, in a thread
+    (:mod:`.pool`).
+
+    :raises OSError: when the process cannot be moved (the cgroup is removed again).
+    """
+    path = create(1)
     if path is None:
         return None
-    procs = os.fsencode(path / "cgroup.procs")
-
-    def join() -> None:
-        fd = os.open(procs, os.O_WRONLY)
-        try:
-            os.write(fd, b"0")
-        finally:
-            os.close(fd)
-
-    return join
+    try:
+        (path / "cgroup.procs").write_text(str(pid))
+    except OSError:
+        with contextlib.suppress(OSError):
+            path.rmdir()
+        raise
+    return path
 
 
-_removing: set[asyncio.Task[None]] = set()
+def allow(path: Path | None, limit: int) -> None:
+    """Let cgroup ``path`` hold ``limit`` processes (``0``: no limit)."""
+    if path is not None:
+        (path / "pids.max").write_text(str(limit) if limit else "max")
 
 
 def remove_soon(path: Path | None) -> None:
-    """Remove the sandbox's cgroup once its last process is gone — in the background:
-    the processes of a PID namespace are reaped just after its first one, and the call
-    need not wait for that. One left behind is removed by :func:`sweep`."""
-    if path is None:
-        return
-    try:
-        path.rmdir()
-        return
-    except OSError:
-        pass
-    task = asyncio.get_running_loop().create_task(_remove(path))
-    _removing.add(task)
-    task.add_done_callback(_removing.discard)
+    """Remove the sandbox's cgroup once its last process is gone — in a thread, in the
+    background: the processes of a PID namespace are reaped just after its first one,
+    and removing a cgroup waits while a process is being moved into another (the kernel
+    holds its cgroup lock through that RCU grace period): the call need not wait for
+    either. One left behind is removed by :func:`sweep`."""
+    if path is not None:
+        asyncio.get_running_loop().run_in_executor(None, remove, path)
 
 
-async def _remove(path: Path, wait_seconds: float = 5.0) -> None:
-    deadline = asyncio.get_running_loop().time() + wait_seconds
-    while asyncio.get_running_loop().time() < deadline:
-        await asyncio.sleep(0.02)
+def remove(path: Path, wait_seconds: float = 5.0) -> None:
+    """Remove cgroup ``path`` once it is empty, waiting up to ``wait_seconds`` for its
+    processes to be gone (blocking; one left is removed by :func:`sweep`)."""
+    deadline = time.monotonic() + wait_seconds
+    while True:
         try:
             path.rmdir()
             return
         except FileNotFoundError:
             return
         except OSError:
-            continue
+            if time.monotonic() >= deadline:
+                return
+        time.sleep(0.01)
 
 
 def sweep() -> int:

@@ -1,47 +1,70 @@
-"""Everything a sandboxed program needs around it while it runs: the command line, its
-environment, the runtime-side network proxy, the process-count cgroup — set up before
-it starts and taken down after it ended (:func:`prepare`)."""
+"""Everything a sandboxed program needs around it while it runs: bubblewrap's options,
+its environment, the runtime-side network proxy, the process-count cgroup — set up before
+it starts and taken down after it ended (:func:`prepare`); started in a bubblewrap that
+waits for it (:mod:`.pool`)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
-import resource
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 
 import attrs
 
-from toolang_core.sandbox import cgroup
+from toolang_core.sandbox import cgroup, pool
 from toolang_core.sandbox.bwrap import (
     BRIDGE_SCRIPT,
     PROXY_PORT,
     PROXY_SOCKET,
-    bwrap_argv,
+    bwrap_options,
     process_count_argv,
     resource_limits,
 )
 from toolang_core.sandbox.cgroup import process_limit_mode
 from toolang_core.sandbox.policy import SandboxError, SandboxPolicy
 from toolang_core.sandbox.proxy import NetworkProxy, ProxyRules, proxy_env
-from toolang_core.sandbox.rules import ProcessLimits
 from toolang_core.sandbox.support import SandboxSupport, sandbox_support
 
 _BRIDGE = Path(__file__).with_name("bridge.py")
 
 
-@attrs.frozen
+@attrs.define
 class Launch:
-    """How to start the sandboxed program: ``argv`` (bubblewrap's), the environment
-    bubblewrap itself gets (exactly the program's: bwrap's init inside shows it), and
-    the steps to run in the new process before bubblewrap (``preexec_fn``): setting the
-    resource limits, joining the process-count cgroup."""
+    """How the sandboxed program starts: bubblewrap's ``options`` (namespaces, mounts,
+    hidden paths, where it starts), the program's ``env`` (exactly its environment:
+    nothing else in the sandbox shows the runtime's), the ``command`` run inside (the
+    network bridge, the process count's ``prlimit``, then the program), the per-process
+    ``limits`` (``(resource, value)``) and how many processes the sandbox's cgroup
+    allows (``pids``; ``0``: no limit, or no cgroup)."""
 
-    argv: list[str]
+    bwrap: str
+    options: list[str]
     env: dict[str, str]
-    preexec: tuple[Callable[[], None], ...] = ()
+    command: list[str]
+    limits: list[tuple[int, int]] = attrs.Factory(list)
+    pids: int = 0
+    group: Path | None = None
+    """The sandbox's cgroup, once started."""
+
+    @property
+    def argv(self) -> list[str]:
+        """The same as one command line (for a person: it is never run so)."""
+        return [self.bwrap, *self.options, "--", *self.command]
+
+    async def start(self) -> asyncio.subprocess.Process:
+        """Start it in a waiting bubblewrap (:mod:`.pool`); return bubblewrap's process.
+
+        :raises SandboxError: when bubblewrap could not be started.
+        """
+        waiting = pool.pool_for(self.bwrap)
+        process, self.group = await waiting.start(
+            self.options, self.env, self.command, self.limits, self.pids
+        )
+        return process
 
 
 async def support() -> SandboxSupport:
@@ -63,16 +86,18 @@ def unavailable_error(found: SandboxSupport) -> SandboxError:
 
 
 def _check_cwd(cwd: Path, policy: SandboxPolicy) -> None:
-    """The program must be able to start where it is asked to: not in a hidden place."""
+    """The program must be able to start where it is asked to: not in a hidden place,
+    in a directory."""
     real = Path(os.path.realpath(cwd))
-    if real == policy.workdir or policy.workdir in real.parents:
-        return
-    for entry in policy.hidden:
+    inside = real == policy.workdir or policy.workdir in real.parents
+    for entry in () if inside else policy.hidden:
         if real == entry.path or entry.path in real.parents:
             raise SandboxError(
                 f"cannot start a program in {cwd}: sandboxed programs do not see "
                 f"{entry.path}; start it in the working directory {policy.workdir}"
             )
+    if not real.is_dir():  # as starting any program there would say
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(cwd))
 
 
 @contextlib.asynccontextmanager
@@ -85,19 +110,22 @@ async def prepare(
     label: str = "",
 ) -> AsyncIterator[Launch]:
     """Set up the sandbox of ``argv`` (see the module docstring) for as long as the
-    block runs.
+    block runs; :meth:`Launch.start` starts it.
 
     :raises SandboxError: when no sandbox is available here (what to install is said).
     """
     found = await support()
     if not found.available or found.bwrap is None:
         raise unavailable_error(found)
+    cwd = Path(os.path.abspath(cwd))
     _check_cwd(cwd, policy)
     network = policy.network == "allow"
     helpers = 1 + network  # bwrap's init, the bridge
     count = policy.limits.max_processes
     mode = process_limit_mode().kind
     counted = process_count_argv(count + helpers if mode == "rlimit" else 0, prlimit=found.prlimit)
+    # bubblewrap's outer process is in the cgroup too
+    pids = count + helpers + 1 if count and mode == "cgroup" else 0
     command = [*counted, *argv]
     environment = dict(env)
     for name in ("TMPDIR", "TMP", "TEMP"):  # the runtime's temporary directory is not there
@@ -105,7 +133,7 @@ async def prepare(
             environment[name] = "/tmp"
     binds: list[tuple[Path, str]] = []
     proxy = None
-    group = None
+    launch = None
     try:
         if network:
             proxy = NetworkProxy(ProxyRules(policy.allow_hosts, policy.local_targets), label)
@@ -113,34 +141,18 @@ async def prepare(
             bridge = [sys.executable, "-I", "-S", BRIDGE_SCRIPT, PROXY_SOCKET, str(PROXY_PORT)]
             command = [*bridge, "--", *command]
             environment.update(proxy_env(PROXY_PORT))
-        if count and mode == "cgroup":
-            # bubblewrap's outer process joins too (it moves in before it starts anything)
-            group = cgroup.create(count + helpers + 1)
-        full = bwrap_argv(
-            found.bwrap,
+        options = bwrap_options(
             policy,
-            command,
             hidden=policy.hidden,
             cwd=cwd,
             binds=binds,
             disable_userns=found.disable_userns,
         )
-        steps = (_set_limits(policy.limits), cgroup.joiner(group))
-        yield Launch(full, environment, tuple(step for step in steps if step is not None))
+        limits = resource_limits(policy.limits)
+        launch = Launch(found.bwrap, options, environment, command, limits, pids)
+        yield launch
     finally:
         if proxy is not None:
             await proxy.close()
-        cgroup.remove_soon(group)
-
-
-def _set_limits(limits: ProcessLimits) -> Callable[[], None] | None:
-    """A ``preexec_fn`` step setting the per-process limits (soft and hard alike)."""
-    chosen = resource_limits(limits)
-    if not chosen:
-        return None
-
-    def apply() -> None:
-        for kind, value in chosen:
-            resource.setrlimit(kind, (value, value))
-
-    return apply
+        if launch is not None:
+            cgroup.remove_soon(launch.group)

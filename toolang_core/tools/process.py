@@ -159,15 +159,15 @@ async def run_tool_process(
     policy = policy_for(context, workdir=workdir)
     spawn = _Spawn(context, marker, kill_grace_seconds)
     if not policy.enabled:
-        process = await spawn.start(argv, cwd, environment, (), sandboxed=False)
+        process = await spawn.start(argv, cwd, environment)
         return await spawn.finish(process, timeout_seconds, max_output_bytes)
     from toolang_core.sandbox.launch import prepare
 
     start_dir = Path(cwd) if cwd is not None else policy.workdir
     async with prepare(argv, policy=policy, env=environment, cwd=start_dir, label=marker) as launch:
-        process = await spawn.start(
-            launch.argv, start_dir, launch.env, launch.preexec, sandboxed=True
-        )
+        spawn.sandboxed = True
+        # bubblewrap waits for it, started ahead as this one would be (sandbox.pool)
+        process = await launch.start()
         return await spawn.finish(process, timeout_seconds, max_output_bytes)
 
 
@@ -181,15 +181,8 @@ class _Spawn:
     sandboxed: bool = False
 
     async def start(
-        self,
-        argv: Sequence[str],
-        cwd: Path | str | None,
-        env: Mapping[str, str],
-        preexec: Sequence[Callable[[], None]],
-        *,
-        sandboxed: bool,
+        self, argv: Sequence[str], cwd: Path | str | None, env: Mapping[str, str]
     ) -> asyncio.subprocess.Process:
-        self.sandboxed = sandboxed
         starting = asyncio.ensure_future(
             asyncio.create_subprocess_exec(
                 *argv,
@@ -199,8 +192,7 @@ class _Spawn:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # its own process group: stopping it stops its children
-                # it dies with the runtime (and joins its sandbox's cgroup first)
-                preexec_fn=_steps(*preexec, die_with_runtime()),
+                preexec_fn=die_with_runtime(),  # it dies with the runtime
             )
         )
         try:
@@ -228,21 +220,6 @@ class _Spawn:
             return await _run(process, timeout, self.grace, max_output, self.stop)
         finally:
             process_ledger.note_ended(entry)
-
-
-def _steps(*steps: Callable[[], None] | None) -> Callable[[], None] | None:
-    """One ``preexec_fn`` running each of ``steps`` in order (``None``: there are none)."""
-    chosen = [step for step in steps if step is not None]
-    if not chosen:
-        return None
-    if len(chosen) == 1:
-        return chosen[0]
-
-    def run_all() -> None:
-        for step in chosen:
-            step()
-
-    return run_all
 
 
 def _home(context: ToolCallContext | None) -> Path | None:

@@ -1,0 +1,259 @@
+"""bubblewrap started ahead of the program it will sandbox: what a call waits for is
+the sandbox being made, not starting bubblewrap.
+
+Starting bubblewrap the plain way costs a fork of the runtime (its ``preexec_fn``
+rules out ``vfork``), bubblewrap's own start and — for a runtime running as root —
+moving it into its pids cgroup, which waits for the kernel (an RCU grace period, ~10 ms;
+more on a busy machine). A :class:`Pool` does all of that before it is asked: it keeps
+bubblewraps waiting, started as a program's always was — a session of its own, dying
+with the runtime (``PR_SET_PDEATHSIG``), standard input from ``/dev/null``, its output
+into pipes — and, for a runtime running as root, already alone in a pids cgroup of its
+own that lets it start nothing (:func:`.cgroup.enter`). It has an empty environment and
+nothing of any call on its command line (``bwrap --args <fd> -- /bin/sh``): it waits,
+reading its options from a pipe; the shell it will run reads its script from standard
+input, another pipe.
+
+A call takes it, sets its per-process limits (``prlimit``: as a ``preexec_fn`` would
+have), raises its cgroup's ``pids.max`` to the sandbox's limit, and writes into that
+pipe everything the sandbox is — the namespaces, the mounts and hidden paths, where to
+start, the program's environment (``--setenv``: the values are on no command line) —
+then closes it; into standard input goes :func:`script`: the call's command, run in
+place of the shell with standard input from ``/dev/null``. bubblewrap makes the
+sandbox, and the shell inside runs the command. Nothing of a call is decided before the
+call. Another bubblewrap is started for the next call
+in the background; calls at once beyond those waiting start their own the same way.
+
+There is one pool per event loop (its processes' pipes belong to the loop), made on
+first use. :func:`close` empties it (the runtime does at shutdown), and so does the end
+of the loop (``asyncio.run`` cancels the pool's keeper, which kills and reaps what waits
+and removes its cgroup). A runtime that dies takes its waiting bubblewrap with it, and
+the next start's sweep removes its cgroup (:func:`.cgroup.sweep`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import resource
+import shlex
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Final
+
+import attrs
+import structlog
+
+from toolang_core.sandbox import cgroup
+from toolang_core.sandbox.deathsig import die_with_runtime
+from toolang_core.sandbox.policy import SandboxError
+
+log = structlog.get_logger("toolang.sandbox")
+
+SIZE: Final = 2
+"""How many bubblewraps wait: two calls in a row — or at once — need not wait for one
+to be started."""
+
+
+@attrs.define
+class Waiting:
+    """A bubblewrap waiting for its options on the pipe ``options_fd``; ``group`` is
+    its cgroup (``None`` where there is none)."""
+
+    process: asyncio.subprocess.Process
+    options_fd: int
+    group: Path | None = None
+
+    def hand(
+        self,
+        options: Sequence[str],
+        env: Mapping[str, str],
+        command: Sequence[str],
+        limits: Sequence[tuple[int, int]],
+        pids: int,
+    ) -> None:
+        """Let it make the sandbox ``options`` describe and run ``command`` there with
+        ``env`` as its environment; first its per-process ``limits`` are set (soft and
+        hard: every process of the sandbox inherits them, none can raise them) and its
+        cgroup allows ``pids`` processes (``0``: no limit)."""
+        for kind, value in limits:
+            resource.prlimit(self.process.pid, kind, (value, value))
+        cgroup.allow(self.group, pids)
+        variables = [part for pair in env.items() for part in ("--setenv", *pair)]
+        data = [*options, *variables]
+        payload = memoryview(b"".join(os.fsencode(part) + b"\0" for part in data))
+        try:
+            while payload:  # bubblewrap reads as it comes: a large environment fits
+                payload = payload[os.write(self.options_fd, payload) :]
+        finally:
+            self._close_pipe()
+        shell = self.process.stdin
+        assert shell is not None
+        shell.write(script(command))  # the loop writes it as the shell reads: any size
+        shell.close()
+
+    async def discard(self) -> None:
+        """Kill it (it has started nothing), reap it and remove its cgroup."""
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+        self._close_pipe()  # killed first: it never reads an end without options
+        await self.process.wait()
+        if self.group is not None:  # in a thread: it may wait for another's move
+            await asyncio.get_running_loop().run_in_executor(None, cgroup.remove, self.group)
+
+    def _close_pipe(self) -> None:
+        if self.options_fd >= 0:
+            os.close(self.options_fd)
+            self.options_fd = -1
+
+
+async def start_waiting(bwrap: str) -> Waiting:
+    """Start a bubblewrap that waits for its options, and move it into its cgroup.
+
+    :raises OSError: when it cannot be started or moved (nothing is left behind).
+    """
+    read, write = os.pipe()
+    try:
+        # Canceled while it starts, asyncio kills it: it is all there is of it.
+        process = await asyncio.create_subprocess_exec(
+            bwrap,
+            *("--args", str(read), "--", "/bin/sh"),
+            env={},
+            cwd="/",
+            stdin=subprocess.PIPE,  # the shell's script: the command
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # its own process group, as every program's
+            pass_fds=(read,),
+            preexec_fn=die_with_runtime(),
+        )
+    except BaseException:
+        os.close(write)
+        raise
+    finally:
+        os.close(read)
+    entry = Waiting(process, write)
+    # A future, not a task: the end of the loop cancels tasks, and the move must be
+    # waited for whatever happens (the cgroup it makes is removed with the process).
+    moving = asyncio.get_running_loop().run_in_executor(None, cgroup.enter, process.pid)
+    try:
+        entry.group = await asyncio.shield(moving)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            entry.group = await moving
+        await entry.discard()
+        raise
+    return entry
+
+
+def script(command: Sequence[str]) -> bytes:
+    """What the shell inside runs: ``command`` in its place, standard input from
+    ``/dev/null`` (the same in the sandbox as outside). Quoted for the shell, so any
+    argument arrives as it is; through a pipe, so any length the kernel allows a
+    program's arguments fits."""
+    return os.fsencode(f"exec {shlex.join(command)} </dev/null\n")
+
+
+class Pool:
+    """Up to :data:`SIZE` waiting bubblewraps (``bwrap``) of one event loop, started
+    again after each call takes one."""
+
+    def __init__(self, bwrap: str) -> None:
+        self.bwrap = bwrap
+        self._ready: list[Waiting] = []
+        self._wanted = asyncio.Event()
+        self._keeper: asyncio.Task[None] | None = None
+
+    async def start(
+        self,
+        options: Sequence[str],
+        env: Mapping[str, str],
+        command: Sequence[str],
+        limits: Sequence[tuple[int, int]],
+        pids: int,
+    ) -> tuple[asyncio.subprocess.Process, Path | None]:
+        """Run ``command`` in the sandbox ``options`` describe (see
+        :meth:`Waiting.hand`); return bubblewrap's process and its cgroup.
+
+        :raises SandboxError: when bubblewrap could not be started or given its options.
+        """
+        try:
+            entry = await self._take()
+        except OSError as exc:
+            raise SandboxError(f"could not start bubblewrap ({self.bwrap}): {exc}") from exc
+        try:
+            entry.hand(options, env, command, limits, pids)
+        except BaseException as exc:  # taken, never to wait again: it goes
+            await entry.discard()
+            if isinstance(exc, (OSError, ValueError)):  # ValueError: a limit too high
+                raise SandboxError(f"could not start the sandbox: {exc}") from exc
+            raise
+        return entry.process, entry.group
+
+    @property
+    def waiting(self) -> tuple[Waiting, ...]:
+        """The bubblewraps waiting now."""
+        return tuple(self._ready)
+
+    async def close(self) -> None:
+        """Kill and reap what waits, remove its cgroup; a later call starts anew."""
+        keeper, self._keeper = self._keeper, None
+        if keeper is not None:
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keeper
+
+    async def _take(self) -> Waiting:
+        self._want_more()
+        while self._ready:
+            entry = self._ready.pop(0)
+            if entry.process.returncode is None:
+                return entry
+            await entry.discard()  # killed while it waited
+        return await start_waiting(self.bwrap)
+
+    def _want_more(self) -> None:
+        if self._keeper is None or self._keeper.done():
+            loop = asyncio.get_running_loop()
+            self._keeper = loop.create_task(self._keep(loop), name="toolang-sandbox-pool")
+        self._wanted.set()
+
+    async def _keep(self, loop: asyncio.AbstractEventLoop) -> None:
+        try:
+            while True:
+                await self._wanted.wait()
+                self._wanted.clear()
+                while len(self._ready) < SIZE:
+                    try:
+                        self._ready.append(await start_waiting(self.bwrap))
+                    except OSError as exc:  # the next call starts its own, and says why
+                        log.warning("sandbox.pool_start_failed", error=str(exc))
+                        break
+        finally:
+            ready, self._ready = self._ready, []
+            if _pools.get((loop, self.bwrap)) is self:
+                del _pools[loop, self.bwrap]
+            for entry in ready:
+                await entry.discard()
+
+
+_pools: dict[tuple[asyncio.AbstractEventLoop, str], Pool] = {}
+"""The pools of each event loop, by bubblewrap (a pool's keeper removes it as it ends)."""
+
+
+def pool_for(bwrap: str) -> Pool:
+    """The running event loop's pool of ``bwrap`` (made on first use)."""
+    key = (asyncio.get_running_loop(), bwrap)
+    found = _pools.get(key)
+    if found is None:
+        found = _pools[key] = Pool(bwrap)
+    return found
+
+
+async def close() -> None:
+    """Empty the running event loop's pools (the runtime's shutdown)."""
+    loop = asyncio.get_running_loop()
+    for (owner, _), found in list(_pools.items()):
+        if owner is loop:
+            await found.close()
