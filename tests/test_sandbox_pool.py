@@ -67,7 +67,7 @@ def test_what_waits_holds_nothing_of_a_call_and_can_start_nothing(call, monkeypa
         await run_tool_process(["/bin/true"], context=call)
         seen = []
         for entry in await all_waiting():
-            pid = entry.process.pid
+            pid = entry.popen.pid
             seen.append(
                 {
                     "environ": Path(f"/proc/{pid}/environ").read_bytes(),
@@ -127,7 +127,7 @@ def test_a_long_command_arrives_whole_with_nothing_else_open(call):
 def test_the_end_of_the_loop_kills_what_waits_and_removes_its_cgroups(call):
     async def use() -> list[tuple[int, Path | None]]:
         await run_tool_process(["/bin/true"], context=call)
-        return [(e.process.pid, e.group) for e in await all_waiting()]
+        return [(e.popen.pid, e.group) for e in await all_waiting()]
 
     waited = asyncio.run(use())
     assert len(waited) == pool.SIZE
@@ -165,7 +165,7 @@ def test_close_empties_the_pool_and_a_later_call_starts_anew(call):
         before = await all_waiting()
         await pool.close()
         for entry in before:
-            assert entry.process.returncode is not None
+            assert entry.popen.returncode is not None
             assert entry.group is None or not entry.group.exists()
         assert not pool._pools
         ran = await run_tool_process(["/bin/sh", "-c", "echo again"], context=call)
@@ -193,8 +193,8 @@ def test_a_bubblewrap_killed_while_it_waited_is_replaced(call):
     async def use() -> str:
         await run_tool_process(["/bin/true"], context=call)
         for entry in await all_waiting():
-            entry.process.kill()
-            await entry.process.wait()
+            entry.popen.kill()
+            await pool.exited(entry.popen)
         ran = await run_tool_process(["/bin/sh", "-c", "echo fine"], context=call)
         return ran.stdout
 
@@ -219,7 +219,7 @@ async def main():
     found = pool.pool_for(sandbox_support().bwrap)
     while len(found.waiting) < pool.SIZE:
         await asyncio.sleep(0.02)
-    waiting = [[e.process.pid, str(e.group) if e.group else None] for e in found.waiting]
+    waiting = [[e.popen.pid, str(e.group) if e.group else None] for e in found.waiting]
     print(json.dumps(waiting), flush=True)
     await asyncio.sleep(300)
 
@@ -260,7 +260,7 @@ def test_the_runtimes_shutdown_kills_what_waits(toolang_runtime, toolang_call_co
         return waiting
 
     for entry in asyncio.run(serve_once()):
-        assert entry.process.returncode is not None
+        assert entry.popen.returncode is not None
         assert entry.group is None or not entry.group.exists()
 
 
@@ -275,3 +275,50 @@ def test_a_call_that_fails_after_taking_a_bubblewrap_leaves_none_waiting(call):
 
     asyncio.run(fail())
     assert waiting_children() == before
+
+
+LOOPS_ENDING = """
+import asyncio, sys
+from toolang_core import ToolCall, run_tool_process
+from toolang_core.config import ToolangConfig
+from toolang_core.runtime import Runtime
+from toolang_core.testing.runtimes import tool_call_context
+from pathlib import Path
+
+base = Path(sys.argv[1])
+runtime = Runtime.with_plugins(ToolangConfig(base_dir=base, home=base / ".toolang"), [], env={})
+call = tool_call_context(runtime, "exec_run", call=ToolCall("c-1", "exec_run", {}))
+
+async def end_early(steps):
+    for _ in range(2):  # two calls at once: one takes what waits, one starts its own
+        asyncio.create_task(run_tool_process(["/bin/sh", "-c", "sleep 30 & wait"], context=call))
+    for _ in range(steps):
+        await asyncio.sleep(0)
+    # the loop ends here: asyncio.run cancels every task at once, asyncio's own too
+
+for steps in range(int(sys.argv[2])):
+    asyncio.run(end_early(steps % 12))
+    print(steps, flush=True)
+"""
+
+
+def test_a_loop_that_ends_while_bubblewraps_start_ends(tmp_path):
+    # asyncio.run's end cancels every task at once, asyncio's own among them; a
+    # bubblewrap started with asyncio's pipes just then was never seen to end, and the
+    # loop's end waited for it for ever (CPython 3.11). Many loops, each ending at
+    # another point of the calls' and the keeper's starts.
+    loops = 80
+    ending = subprocess.Popen(
+        [sys.executable, "-c", LOOPS_ENDING, str(tmp_path), str(loops)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        ending.wait(timeout=300)  # a hang, not slowness: each loop takes milliseconds
+    except subprocess.TimeoutExpired:
+        ending.kill()
+        assert ending.stdout is not None
+        done = ending.stdout.read().split()
+        pytest.fail(f"a loop's end hung after {len(done)} of {loops} loops")
+    assert ending.returncode == 0

@@ -55,7 +55,7 @@ class Launch:
         """The same as one command line (for a person: it is never run so)."""
         return [self.bwrap, *self.options, "--", *self.command]
 
-    async def start(self) -> asyncio.subprocess.Process:
+    async def start(self) -> pool.SandboxProcess:
         """Start it in a waiting bubblewrap (:mod:`.pool`); return bubblewrap's process.
 
         :raises SandboxError: when bubblewrap could not be started.

@@ -40,7 +40,7 @@ import shlex
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Final
+from typing import IO, Final
 
 import attrs
 import structlog
@@ -56,29 +56,88 @@ SIZE: Final = 2
 to be started."""
 
 
+@attrs.define(eq=False)
+class SandboxProcess:
+    """bubblewrap's process once a call has handed it its sandbox: what a call uses of
+    an :class:`asyncio.subprocess.Process` (``pid``, ``returncode``, the ``stdout`` and
+    ``stderr`` streams, :meth:`wait`)."""
+
+    popen: subprocess.Popen[bytes]
+    stdout: asyncio.StreamReader | None = None
+    stderr: asyncio.StreamReader | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.returncode
+
+    async def wait(self) -> int:
+        """Wait for it to end and reap it; return its exit status."""
+        return await exited(self.popen)
+
+
+async def exited(popen: subprocess.Popen[bytes]) -> int:
+    """Wait, without a thread, for ``popen`` to end; reap it and return its status.
+
+    asyncio's child watchers are not used: a process asyncio starts is known to end
+    only once a task of the loop has joined its pipes, and the end of the loop
+    (``asyncio.run``) cancels that task with every other — a keeper starting a
+    bubblewrap just then would wait for it for ever (CPython 3.11). A pidfd (Linux 5.3)
+    becomes readable when the process ends; elsewhere a thread waits.
+    """
+    if popen.returncode is not None:
+        return popen.returncode
+    loop = asyncio.get_running_loop()
+    try:
+        pidfd = os.pidfd_open(popen.pid)
+    except (AttributeError, OSError):  # no pidfds here: a thread waits instead
+        return await asyncio.shield(loop.run_in_executor(None, popen.wait))
+    ended: asyncio.Future[None] = loop.create_future()
+
+    def readable() -> None:
+        if not ended.done():
+            ended.set_result(None)
+
+    loop.add_reader(pidfd, readable)
+    try:
+        await ended
+    finally:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+    return popen.wait()  # it has ended: at once
+
+
 @attrs.define
 class Waiting:
     """A bubblewrap waiting for its options on the pipe ``options_fd``; ``group`` is
-    its cgroup (``None`` where there is none)."""
+    its cgroup (``None`` where there is none). Its standard streams are pipes, joined
+    to the event loop when a call takes it (:meth:`hand`)."""
 
-    process: asyncio.subprocess.Process
+    popen: subprocess.Popen[bytes]
     options_fd: int
     group: Path | None = None
+    _transports: list[asyncio.BaseTransport] = attrs.field(factory=list, init=False)
+    _given: list[IO[bytes]] = attrs.field(factory=list, init=False)
+    """Its pipes given to the loop: owned by a transport (or closed by asyncio)."""
 
-    def hand(
+    async def hand(
         self,
         options: Sequence[str],
         env: Mapping[str, str],
         command: Sequence[str],
         limits: Sequence[tuple[int, int]],
         pids: int,
-    ) -> None:
+    ) -> SandboxProcess:
         """Let it make the sandbox ``options`` describe and run ``command`` there with
         ``env`` as its environment; first its per-process ``limits`` are set (soft and
         hard: every process of the sandbox inherits them, none can raise them) and its
-        cgroup allows ``pids`` processes (``0``: no limit)."""
+        cgroup allows ``pids`` processes (``0``: no limit). Return it, its output read
+        through its ``stdout`` and ``stderr`` streams."""
         for kind, value in limits:
-            resource.prlimit(self.process.pid, kind, (value, value))
+            resource.prlimit(self.popen.pid, kind, (value, value))
         cgroup.allow(self.group, pids)
         variables = [part for pair in env.items() for part in ("--setenv", *pair)]
         data = [*options, *variables]
@@ -88,19 +147,52 @@ class Waiting:
                 payload = payload[os.write(self.options_fd, payload) :]
         finally:
             self._close_pipe()
-        shell = self.process.stdin
-        assert shell is not None
-        shell.write(script(command))  # the loop writes it as the shell reads: any size
-        shell.close()
+        assert self.popen.stdin is not None
+        assert self.popen.stdout is not None
+        assert self.popen.stderr is not None
+        process = SandboxProcess(self.popen)
+        process.stdout = await self._reader(self.popen.stdout)
+        process.stderr = await self._reader(self.popen.stderr)
+        # the loop writes the script as the shell reads it: any size
+        shell = await self._writer(self.popen.stdin)
+        shell.write(script(command))
+        shell.close()  # once written
+        return process
 
     async def discard(self) -> None:
         """Kill it (it has started nothing), reap it and remove its cgroup."""
         with contextlib.suppress(ProcessLookupError):
-            self.process.kill()
+            self.popen.kill()
         self._close_pipe()  # killed first: it never reads an end without options
-        await self.process.wait()
+        for transport in self._transports:
+            # Out of the loop's selector at once, its pipe closed after: closing the
+            # pipe first would leave its number there, and a pidfd given that number
+            # would lose its reader when the transport goes.
+            transport.close()
+        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
+            if stream is not None and stream not in self._given:
+                stream.close()
+        await exited(self.popen)
         if self.group is not None:  # in a thread: it may wait for another's move
             await asyncio.get_running_loop().run_in_executor(None, cgroup.remove, self.group)
+
+    async def _reader(self, pipe: IO[bytes]) -> asyncio.StreamReader:
+        """A stream reading ``pipe``, as an asyncio subprocess's is."""
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(loop=loop)
+        self._given.append(pipe)
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe
+        )
+        self._transports.append(transport)
+        return reader
+
+    async def _writer(self, pipe: IO[bytes]) -> asyncio.WriteTransport:
+        loop = asyncio.get_running_loop()
+        self._given.append(pipe)
+        transport, _ = await loop.connect_write_pipe(asyncio.Protocol, pipe)
+        self._transports.append(transport)
+        return transport
 
     def _close_pipe(self) -> None:
         if self.options_fd >= 0:
@@ -115,10 +207,9 @@ async def start_waiting(bwrap: str) -> Waiting:
     """
     read, write = os.pipe()
     try:
-        # Canceled while it starts, asyncio kills it: it is all there is of it.
-        process = await asyncio.create_subprocess_exec(
-            bwrap,
-            *("--args", str(read), "--", "/bin/sh"),
+        # On the loop's thread (as asyncio starts a program): it dies with this thread.
+        popen = subprocess.Popen(
+            [bwrap, "--args", str(read), "--", "/bin/sh"],
             env={},
             cwd="/",
             stdin=subprocess.PIPE,  # the shell's script: the command
@@ -126,21 +217,22 @@ async def start_waiting(bwrap: str) -> Waiting:
             stderr=subprocess.PIPE,
             start_new_session=True,  # its own process group, as every program's
             pass_fds=(read,),
-            preexec_fn=die_with_runtime(),
+            # only an already loaded prctl: safe with threads (sandbox.deathsig)
+            preexec_fn=die_with_runtime(),  # noqa: PLW1509
         )
     except BaseException:
         os.close(write)
         raise
     finally:
         os.close(read)
-    entry = Waiting(process, write)
+    entry = Waiting(popen, write)
     # A future, not a task: the end of the loop cancels tasks, and the move must be
     # waited for whatever happens (the cgroup it makes is removed with the process).
-    moving = asyncio.get_running_loop().run_in_executor(None, cgroup.enter, process.pid)
+    moving = asyncio.get_running_loop().run_in_executor(None, cgroup.enter, popen.pid)
     try:
         entry.group = await asyncio.shield(moving)
     except BaseException:
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(BaseException):  # even a second cancellation
             entry.group = await moving
         await entry.discard()
         raise
@@ -172,7 +264,7 @@ class Pool:
         command: Sequence[str],
         limits: Sequence[tuple[int, int]],
         pids: int,
-    ) -> tuple[asyncio.subprocess.Process, Path | None]:
+    ) -> tuple[SandboxProcess, Path | None]:
         """Run ``command`` in the sandbox ``options`` describe (see
         :meth:`Waiting.hand`); return bubblewrap's process and its cgroup.
 
@@ -183,13 +275,13 @@ class Pool:
         except OSError as exc:
             raise SandboxError(f"could not start bubblewrap ({self.bwrap}): {exc}") from exc
         try:
-            entry.hand(options, env, command, limits, pids)
+            process = await entry.hand(options, env, command, limits, pids)
         except BaseException as exc:  # taken, never to wait again: it goes
             await entry.discard()
             if isinstance(exc, (OSError, ValueError)):  # ValueError: a limit too high
                 raise SandboxError(f"could not start the sandbox: {exc}") from exc
             raise
-        return entry.process, entry.group
+        return process, entry.group
 
     @property
     def waiting(self) -> tuple[Waiting, ...]:
@@ -208,7 +300,7 @@ class Pool:
         self._want_more()
         while self._ready:
             entry = self._ready.pop(0)
-            if entry.process.returncode is None:
+            if entry.popen.poll() is None:
                 return entry
             await entry.discard()  # killed while it waited
         return await start_waiting(self.bwrap)

@@ -41,7 +41,7 @@ import signal
 import subprocess
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import attrs
 
@@ -159,8 +159,8 @@ async def run_tool_process(
     policy = policy_for(context, workdir=workdir)
     spawn = _Spawn(context, marker, kill_grace_seconds)
     if not policy.enabled:
-        process = await spawn.start(argv, cwd, environment)
-        return await spawn.finish(process, timeout_seconds, max_output_bytes)
+        unconfined = await spawn.start(argv, cwd, environment)
+        return await spawn.finish(unconfined, timeout_seconds, max_output_bytes)
     from toolang_core.sandbox.launch import prepare
 
     start_dir = Path(cwd) if cwd is not None else policy.workdir
@@ -169,6 +169,26 @@ async def run_tool_process(
         # bubblewrap waits for it, started ahead as this one would be (sandbox.pool)
         process = await launch.start()
         return await spawn.finish(process, timeout_seconds, max_output_bytes)
+
+
+class Program(Protocol):
+    """What a call uses of a program it started: an :class:`asyncio.subprocess.Process`,
+    or the bubblewrap a sandboxed one runs in
+    (:class:`toolang_core.sandbox.pool.SandboxProcess`)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    @property
+    def stdout(self) -> asyncio.StreamReader | None: ...
+
+    @property
+    def stderr(self) -> asyncio.StreamReader | None: ...
+
+    async def wait(self) -> int: ...
 
 
 @attrs.define
@@ -204,14 +224,14 @@ class _Spawn:
                 await self.stop(await starting)
             raise
 
-    async def stop(self, process: asyncio.subprocess.Process) -> None:
+    async def stop(self, process: Program) -> None:
         if self.sandboxed:
             await stop_sandbox(process, self.grace)
         else:
             await stop_process_group(process, self.grace)
 
     async def finish(
-        self, process: asyncio.subprocess.Process, timeout: float | None, max_output: int
+        self, process: Program, timeout: float | None, max_output: int
     ) -> ToolProcessResult:
         # Written down until it is reaped: a runtime killed meanwhile cannot stop the
         # program, its next start can (process_ledger.stop_orphaned).
@@ -229,11 +249,11 @@ def _home(context: ToolCallContext | None) -> Path | None:
 
 
 async def _run(
-    process: asyncio.subprocess.Process,
+    process: Program,
     timeout_seconds: float | None,
     kill_grace_seconds: float,
     max_output_bytes: int,
-    stop: Callable[[asyncio.subprocess.Process], Awaitable[None]],
+    stop: Callable[[Program], Awaitable[None]],
 ) -> ToolProcessResult:
     out: list[bytes] = []
     err: list[bytes] = []
@@ -292,9 +312,7 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
-async def stop_process_group(
-    process: asyncio.subprocess.Process, grace_seconds: float = 1.0
-) -> None:
+async def stop_process_group(process: Program, grace_seconds: float = 1.0) -> None:
     """Stop the process group ``process`` leads (it was started in a new session):
     ``SIGTERM``, up to ``grace_seconds`` for the leader to exit, then ``SIGKILL`` to
     whatever is left of the group; return once the leader is reaped.
@@ -315,7 +333,7 @@ async def stop_process_group(
     await asyncio.shield(process.wait())
 
 
-async def stop_sandbox(process: asyncio.subprocess.Process, grace_seconds: float = 1.0) -> None:
+async def stop_sandbox(process: Program, grace_seconds: float = 1.0) -> None:
     """Stop the sandbox whose bubblewrap ``process`` leads: ``SIGTERM`` to every
     process inside it (all of them, those that started a session of their own too), up
     to ``grace_seconds`` for the program to end, then ``SIGKILL`` to the sandbox's init —
