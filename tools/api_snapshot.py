@@ -313,7 +313,7 @@ def members(cls: type) -> list[tuple[str, str]]:
         seen.update(field.name for field in attrs.fields(cls))
     rest: list[tuple[str, str]] = []
     for owner in cls.__mro__:
-        if not owner.__module__.startswith("toolang_core"):
+        if owner.__module__.split(".")[0] != "toolang_core":
             continue
         hints = _annotations(owner)
         for name, raw in owner.__dict__.items():
@@ -453,7 +453,7 @@ def _declaration(
     if name in hints:
         return hints
     for other, found in sorted(sys.modules.items()):
-        if not other.startswith("toolang_core") or found is module:
+        if not (other == "toolang_core" or other.startswith("toolang_core.")) or found is module:
             continue
         # vars(), not getattr(): a package's __getattr__ may import or warn.
         if vars(found).get(name) is value and name in (elsewhere := _annotations(found)):
