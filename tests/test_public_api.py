@@ -191,6 +191,18 @@ def test_the_snapshot_covers_every_module_plugins_may_import():
     assert missing == set(), "public modules the snapshot leaves out (add them to NAMESPACES)"
 
 
+def test_docs_name_every_namespace_the_snapshot_lists():
+    text = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
+    unnamed = [
+        name
+        for name in tool.NAMESPACES
+        if not name.startswith("toolang_core.testing.")
+        and f"`{name}`" not in text
+        and f"`{name.removeprefix('toolang_core')}`" not in text
+    ]
+    assert unnamed == [], "docs/plugins.md, 'What exactly is public', does not name these"
+
+
 def test_the_snapshot_is_the_same_in_a_fresh_process_with_another_hash_seed():
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     printed = subprocess.run(
