@@ -261,9 +261,7 @@ def test_a_command_of_a_plugin_not_loaded_names_the_plugin_to_install(cli_run):
         assert "which is not installed (pip install toolang-source-chat)" in result.stderr
 
 
-def test_plugin_new_without_toolang_authoring_names_the_distribution_to_install(
-    cli_run, tmp_path
-):
+def test_plugin_new_without_toolang_authoring_names_the_distribution_to_install(cli_run, tmp_path):
     """The scaffold is a plugin (toolang-authoring): without it the command says what to
     install, and nothing is written."""
     from importlib.metadata import PackageNotFoundError, distribution

@@ -2,8 +2,8 @@
 
 Done means (issue 22): from the wheelhouse (conftest's ``wheelhouse``, built once per
 session), an author with no toolang checkout scaffolds a standalone plugin of each
-family with the ``toolang`` and toolang-authoring installed from that wheelhouse, runs the plugin's own tox
-env — tox makes a fresh virtual environment, installs toolang-core from
+family with the ``toolang`` and toolang-authoring installed from that wheelhouse, runs
+the plugin's own tox env — tox makes a fresh virtual environment, installs toolang-core from
 ``TOOLANG_FIND_LINKS`` and the plugin's built wheel, and runs the plugin's tests with the
 shipped fixtures and conformance suites — and then uses the installed plugin in real
 ``toolang`` processes of that environment: the tool called by its agent through a turn

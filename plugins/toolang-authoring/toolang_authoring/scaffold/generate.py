@@ -12,8 +12,8 @@ from pathlib import Path
 
 import attrs
 
-from toolang_core import UsageError
 from toolang_authoring.scaffold import standalone as standalone_files, templates, working
+from toolang_core import UsageError
 
 FAMILY_TEMPLATES: dict[str, tuple[str, str]] = {
     "tools": (templates.TOOLS_MODULE, templates.TOOLS_TEST),
