@@ -13,6 +13,7 @@ import pytest
 
 from toolang_authoring.scaffold import FAMILIES, STANDALONE_FAMILIES
 from toolang_authoring.scaffold.standalone import Series
+from toolang_core.testing import make_distribution
 from toolang_core.testing.cli import assert_no_traceback, run_toolang
 
 FROZEN = Path(__file__).resolve().parents[3] / "tests" / "frozen_plugins"
@@ -178,3 +179,18 @@ def test_the_scaffold_pins_the_series_this_repositorys_plugins_pin():
     own = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
     (core,) = [d for d in own["project"]["dependencies"] if d.startswith("toolang-core")]
     assert Series.installed().pin == core
+
+
+def test_plugin_new_works_while_another_plugin_is_broken(cli_run, tmp_path):
+    site = tmp_path / "site"
+    make_distribution(
+        site,
+        "toolang-test-broken",
+        entry_points={"toolang": {"broken": "tl_broken"}},
+        modules={"tl_broken": "import tl_does_not_exist\n"},
+    )
+    made = cli_run("plugin", "new", "sturdy", pythonpath=[site])
+    assert_no_traceback(made)
+    assert made.returncode == 0, made.stderr
+    assert (tmp_path / "plugins" / "toolang-tools-sturdy" / "pyproject.toml").is_file()
+    assert "toolang-test-broken" in made.stderr  # reported, and nothing else stopped
