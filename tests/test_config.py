@@ -259,3 +259,24 @@ def test_a_command_of_a_plugin_not_loaded_names_the_plugin_to_install(cli_run):
         assert "which is not listed in TOOLANG_LOAD_PLUGINS" in result.stderr
     else:  # the core env
         assert "which is not installed (pip install toolang-source-chat)" in result.stderr
+
+
+def test_plugin_new_without_toolang_authoring_names_the_distribution_to_install(cli_run, tmp_path):
+    """The scaffold is a plugin (toolang-authoring): without it the command says what to
+    install, and nothing is written."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        distribution("toolang-authoring")
+        installed = True
+    except PackageNotFoundError:
+        installed = False
+    result = cli_run("plugin", "new", "weather", env={"TOOLANG_LOAD_PLUGINS": ""})
+    assert_no_traceback(result)
+    assert result.returncode == 2
+    assert "No such command 'plugin': it comes with toolang-authoring, which is " in result.stderr
+    if installed:  # the dev venv and the integration env: kept out by the allow-list
+        assert "which is not listed in TOOLANG_LOAD_PLUGINS" in result.stderr
+    else:  # the core env
+        assert "which is not installed (pip install toolang-authoring)" in result.stderr
+    assert not (tmp_path / "plugins").exists()

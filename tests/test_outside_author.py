@@ -2,8 +2,8 @@
 
 Done means (issue 22): from the wheelhouse (conftest's ``wheelhouse``, built once per
 session), an author with no toolang checkout scaffolds a standalone plugin of each
-family with the ``toolang`` installed from that wheelhouse, runs the plugin's own tox
-env — tox makes a fresh virtual environment, installs toolang-core from
+family with the ``toolang`` and toolang-authoring installed from that wheelhouse, runs
+the plugin's own tox env — tox makes a fresh virtual environment, installs toolang-core from
 ``TOOLANG_FIND_LINKS`` and the plugin's built wheel, and runs the plugin's tests with the
 shipped fixtures and conformance suites — and then uses the installed plugin in real
 ``toolang`` processes of that environment: the tool called by its agent through a turn
@@ -29,8 +29,7 @@ from typing import Any
 
 import pytest
 
-from toolang_core.scaffold import STANDALONE_FAMILIES
-from toolang_core.scaffold.standalone import Series
+import toolang_core
 from toolang_core.testing import make_distribution
 
 pytestmark = pytest.mark.slow
@@ -39,6 +38,13 @@ OUTER = ("TOOLANG_", "VIRTUAL_ENV", "PYTHONPATH", "TOX_", "PIP_", "UV_")
 """Environment variables of this test's own environment (and of the tox running it,
 whose TOX_WORK_DIR and the like the plugin's tox would obey) that must not reach the
 outside author's commands."""
+
+STANDALONE_FAMILIES = ("tools", "hook", "events", "source", "memory", "model")
+"""toolang-authoring's ``STANDALONE_FAMILIES`` (checked against the installed one below):
+written out because the core's own env, which runs this test, does not have the plugin."""
+
+SERIES = "toolang{}{}".format(*toolang_core.__version__.split(".")[:2])
+"""The core's release series as the standalone tox.ini's factor (``toolang02``)."""
 
 NAME = "demo"
 """The plugins' short name: toolang-<family>-demo, entry point <family>-demo, ident demo."""
@@ -74,7 +80,7 @@ def runner(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Path:
     ok(
         run(
             env_dir / "bin" / "uv", "pip", "install", "-q", "--python", env_dir / "bin" / "python",
-            "--find-links", wheelhouse, "toolang-core", "tox", "tox-uv",
+            "--find-links", wheelhouse, "toolang-core", "toolang-authoring", "tox", "tox-uv",
             cwd=work,
         )
     )  # fmt: skip
@@ -88,7 +94,7 @@ class Plugin:
         self.root = root
         self.family = family
         self.tox_output = tox_output
-        self.bin = root / ".tox" / Series.installed().factor / "bin"
+        self.bin = root / ".tox" / SERIES / "bin"
         self.home = root.parent / f"home-{family}"
         self.home.mkdir()
         self.site = root.parent / f"site-{family}"
@@ -144,13 +150,23 @@ def plugins(runner: Path, wheelhouse: Path, tmp_path_factory: pytest.TempPathFac
             )  # fmt: skip
             root = where / f"toolang-{family}-{NAME}"
             tox = run(
-                runner / "tox", "-e", Series.installed().factor, cwd=root,
+                runner / "tox", "-e", SERIES, cwd=root,
                 env={"TOOLANG_FIND_LINKS": str(wheelhouse)}, timeout=900,
             )  # fmt: skip
             made[family] = Plugin(root, family, ok(tox))
         return made[family]
 
     return get
+
+
+def test_the_families_tried_here_are_every_standalone_family(runner):
+    code = (
+        "from toolang_authoring.scaffold import STANDALONE_FAMILIES as F; "
+        "from toolang_authoring.scaffold.standalone import Series; "
+        "print(' '.join(F), Series.installed().factor)"
+    )
+    shown = ok(run(runner / "python", "-c", code, cwd=runner)).split()
+    assert shown == [*STANDALONE_FAMILIES, SERIES]
 
 
 @pytest.mark.parametrize("family", STANDALONE_FAMILIES)

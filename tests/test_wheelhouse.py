@@ -70,7 +70,7 @@ def test_an_outside_venv_installs_core_plugins_and_a_scaffold_from_the_wheelhous
     python = env_dir / "bin" / "python"
     install = run(
         python, "-m", "pip", "install", "-q", "--find-links", wheelhouse,
-        "toolang-core", "toolang-model-demo", "hatchling",
+        "toolang-core", "toolang-model-demo", "toolang-authoring", "hatchling",
     )  # fmt: skip
     assert install.returncode == 0, install.stdout + install.stderr
     listed = run(env_dir / "bin" / "toolang", "plugins", cwd=tmp_path)
@@ -79,7 +79,8 @@ def test_an_outside_venv_installs_core_plugins_and_a_scaffold_from_the_wheelhous
     core = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert (rows["model-demo"]["version"], rows["model-demo"]["status"]) == (core, "loaded")
 
-    # A scaffolded plugin's requirement on toolang-core resolves against the wheelhouse.
+    # A plugin scaffolded by toolang-authoring's `toolang plugin new`: its requirement on
+    # toolang-core resolves against the wheelhouse.
     scaffold = run(
         env_dir / "bin" / "toolang", "plugin", "new", "weather", "--dir", "src", cwd=tmp_path
     )

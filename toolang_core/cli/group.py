@@ -41,6 +41,7 @@ PLUGIN_COMMANDS = {
     "invoke": "toolang-source-invoke",
     "knowledge": "toolang-hook-knowledge-saver",
     "learning": "toolang-hook-learning-observer",
+    "plugin": "toolang-authoring",
     "serve": "toolang-server",
     "tasks": "toolang-source-task",
     "wills": "toolang-source-will",

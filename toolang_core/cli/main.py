@@ -14,7 +14,6 @@ BUILTIN_COMMANDS = {
     "hooks": "toolang_core.cli.cmd_hooks:hooks",
     "doctor": "toolang_core.cli.cmd_doctor:doctor",
     "agents": "toolang_core.cli.cmd_agents:agents",
-    "plugin": "toolang_core.cli.cmd_plugin:plugin",
     "run": "toolang_core.cli.cmd_run:run",
     "submit": "toolang_core.cli.cmd_turns:submit",
     "cancel": "toolang_core.cli.cmd_turns:cancel",

@@ -3,7 +3,7 @@
 Each module does real, small work so the plugin behaves the moment it is installed —
 the source places turns, the memory passes the memory conformance suite, the model
 answers — and each test drives it through a real runtime with the shipped fixtures.
-``string.Template`` text, like :mod:`toolang_core.scaffold.templates`.
+``string.Template`` text, like :mod:`toolang_authoring.scaffold.templates`.
 """
 
 from __future__ import annotations

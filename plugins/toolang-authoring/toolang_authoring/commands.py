@@ -1,4 +1,4 @@
-"""``toolang plugin …``: tools for plugin authors."""
+"""``toolang plugin …``: tools for plugin authors (the group this plugin adds to ``toolang``)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def new(name: str, family: str, plugins_dir: Path | None, standalone: bool) -> N
     In a toolang checkout it goes under plugins/; with --standalone it is a complete
     outside repository whose tox.ini installs toolang-core from $TOOLANG_FIND_LINKS.
     """
-    from toolang_core.scaffold import PluginNames, scaffold_plugin
+    from toolang_authoring.scaffold import PluginNames, scaffold_plugin
 
     if plugins_dir is None:
         plugins_dir = Path("." if standalone else "plugins")

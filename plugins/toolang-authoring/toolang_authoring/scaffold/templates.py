@@ -1,7 +1,7 @@
 """Templates for ``toolang plugin new``: ``string.Template`` text (``${ident}`` fields).
 
-The source, memory and model families live in :mod:`toolang_core.scaffold.working`;
-the files of a standalone repository in :mod:`toolang_core.scaffold.standalone`.
+The source, memory and model families live in :mod:`toolang_authoring.scaffold.working`;
+the files of a standalone repository in :mod:`toolang_authoring.scaffold.standalone`.
 """
 
 from __future__ import annotations

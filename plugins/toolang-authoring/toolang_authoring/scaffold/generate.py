@@ -1,7 +1,7 @@
 """Write a new plugin distribution: pyproject with its entry point, a hook, a test.
 
 In-tree (the default) it is a directory under a toolang checkout's ``plugins/``;
-``standalone`` makes it a repository of its own (:mod:`toolang_core.scaffold.standalone`).
+``standalone`` makes it a repository of its own (:mod:`toolang_authoring.scaffold.standalone`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import attrs
 
-from toolang_core.errors import UsageError
-from toolang_core.scaffold import standalone as standalone_files, templates, working
+from toolang_authoring.scaffold import standalone as standalone_files, templates, working
+from toolang_core import UsageError
 
 FAMILY_TEMPLATES: dict[str, tuple[str, str]] = {
     "tools": (templates.TOOLS_MODULE, templates.TOOLS_TEST),

@@ -1,6 +1,6 @@
 """``toolang plugin new``: scaffold a plugin distribution that works as generated."""
 
-from toolang_core.scaffold.generate import (
+from toolang_authoring.scaffold.generate import (
     FAMILIES,
     STANDALONE_FAMILIES,
     PluginNames,

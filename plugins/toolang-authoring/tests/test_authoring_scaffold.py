@@ -6,12 +6,30 @@ import json
 import subprocess
 import sys
 import tomllib
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-from toolang_core.scaffold import FAMILIES, STANDALONE_FAMILIES
-from toolang_core.scaffold.standalone import Series
-from toolang_core.testing.cli import assert_no_traceback
+from toolang_authoring.scaffold import FAMILIES, STANDALONE_FAMILIES
+from toolang_authoring.scaffold.standalone import Series
+from toolang_core.testing import make_distribution
+from toolang_core.testing.cli import assert_no_traceback, run_toolang
+
+FROZEN = Path(__file__).resolve().parents[3] / "tests" / "frozen_plugins"
+"""Past releases' scaffolded plugins, one per family (the core's tests/test_frozen_plugins.py
+runs their tests against the current core)."""
+
+
+@pytest.fixture
+def cli_run(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``cli_run(*args, env=…, pythonpath=…)`` runs the real ``toolang`` in ``tmp_path``."""
+
+    def run(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+        kwargs.setdefault("cwd", tmp_path)
+        return run_toolang(*args, **kwargs)  # type: ignore[arg-type]
+
+    return run
 
 
 def run_pytest(path, pythonpath):
@@ -149,3 +167,30 @@ def test_an_in_tree_plugin_pins_the_running_cores_series_too(cli_run, tmp_path):
     root = tmp_path / "plugins" / "toolang-tools-pinned"
     pyproject = tomllib.loads((root / "pyproject.toml").read_text())
     assert pyproject["project"]["dependencies"] == [Series.installed().pin]
+
+
+def test_every_family_of_the_scaffold_is_frozen():
+    for series in sorted(p for p in FROZEN.iterdir() if p.is_dir()):
+        frozen = {plugin.name.split("-")[1] for plugin in series.iterdir() if plugin.is_dir()}
+        assert frozen == set(FAMILIES), series.name
+
+
+def test_the_scaffold_pins_the_series_this_repositorys_plugins_pin():
+    own = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    (core,) = [d for d in own["project"]["dependencies"] if d.startswith("toolang-core")]
+    assert Series.installed().pin == core
+
+
+def test_plugin_new_works_while_another_plugin_is_broken(cli_run, tmp_path):
+    site = tmp_path / "site"
+    make_distribution(
+        site,
+        "toolang-test-broken",
+        entry_points={"toolang": {"broken": "tl_broken"}},
+        modules={"tl_broken": "import tl_does_not_exist\n"},
+    )
+    made = cli_run("plugin", "new", "sturdy", pythonpath=[site])
+    assert_no_traceback(made)
+    assert made.returncode == 0, made.stderr
+    assert (tmp_path / "plugins" / "toolang-tools-sturdy" / "pyproject.toml").is_file()
+    assert "toolang-test-broken" in made.stderr  # reported, and nothing else stopped
