@@ -34,8 +34,8 @@ from toolang_core.config import ToolangConfig
 from toolang_core.config.model import GroupConfig, ModelsConfig, RuntimeConfig, SchedulerConfig
 from toolang_core.logs import configure_logging
 from toolang_core.runtime import Runtime
-from toolang_core.teams.coordinator import FormRequest, TeamCoordinator
 from toolang_core.testing.models import ScriptedModel, text
+from toolang_teams.coordinator import FormRequest, TeamCoordinator
 
 
 class Agents:

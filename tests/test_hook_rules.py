@@ -285,6 +285,7 @@ def _register(hook: str) -> Callable[[Hooks], Any]:
 
 WRAPPERS: dict[str, Callable[[Hooks], Any]] = {
     "toolang_startup": lambda h: h.startup(RT),
+    "toolang_upkeep": lambda h: h.upkeep(RT),
     "toolang_shutdown": lambda h: h.shutdown(RT, "stop"),
     "toolang_inactive_hooks": lambda h: h.leave_out_inactive(RT)(),
     "toolang_on_event": lambda h: h.on_event(SimpleNamespace(), RT),

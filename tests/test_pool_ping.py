@@ -1,24 +1,30 @@
 """The pool's scheduled heartbeat of remote agents (``toolang_ping_agents``): a ping
-that finds a remote agent unreachable makes it unhealthy (and the team sweep replaces
-it), one that finds it again brings it back; pings run only when due, ask only about
-remote agents, and are stored in the pool."""
+that finds a remote agent unreachable makes it unhealthy (toolang-teams' tests: and the
+team sweep replaces it), one that finds it again brings it back; pings run only when
+due, ask only about remote agents, and are stored in the pool."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
+from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 
-from taskrun_helpers import Cast
-from team_helpers import LEAD, W1, W2, W3, coordinator, team_runtime
+from taskrun_helpers import Cast, make_runtime
 
-from toolang_core import AgentDefinition, AgentHealth, AgentLoad, hookimpl
+from toolang_core import AgentDefinition, AgentHealth, AgentLoad, AgentPool, hookimpl
 from toolang_core.agents.pool import pool_for
 from toolang_core.agents.pool_ping import PingSchedule
 from toolang_core.agents.pool_types import PoolHealth
-from toolang_core.teams.coordinator import FormRequest
-from toolang_core.teams.types import Strategy
+from toolang_core.runtime import Runtime
+from toolang_core.testing.runtimes import serving
+
+LEAD = AgentDefinition(name="lead", description="leads the team")
+W1 = AgentDefinition(name="w1", capabilities=("survey",))
+W2 = AgentDefinition(name="w2", capabilities=("survey",))
+W3 = AgentDefinition(name="w3", capabilities=("survey",))
 
 FAR = AgentDefinition(name="far", capabilities=("survey",), origin="http://far.test")
 
@@ -56,54 +62,41 @@ class Clock:
         return self.now
 
 
-def remote_runtime(tmp_path, remote: Remote):
-    return team_runtime(tmp_path, Cast(), agents=(LEAD, W1, W2, W3), plugins=[("remote", remote)])
+def remote_runtime(tmp_path, remote: Remote) -> tuple[Runtime, None]:
+    runtime = make_runtime(
+        tmp_path, Cast(), agents=(LEAD, W1, W2, W3), plugins=[("remote", remote)]
+    )
+    return runtime, None
 
 
-def test_a_ping_finding_a_remote_member_unreachable_gets_it_swept_out_of_its_team(tmp_path):
+@contextlib.asynccontextmanager
+async def pool_of(runtime: Runtime) -> AsyncIterator[AgentPool]:
+    """The serving runtime's agent pool."""
+    async with serving(runtime, sources=()):
+        yield runtime.agents.pool()
+
+
+def test_a_ping_finding_a_remote_agent_unreachable_makes_it_unhealthy(tmp_path):
     remote = Remote()
-    runtime, recorder = remote_runtime(tmp_path, remote)
+    runtime, _ = remote_runtime(tmp_path, remote)
     clock = Clock()
 
     async def scenario():
-        async with coordinator(runtime) as teams:
-            request = FormRequest(
-                owner="ada",
-                parent_thread_id="chat:1",
-                goal="g",
-                leader="lead",
-                capability="survey",
-                workers=3,
-                strategy=Strategy.MAJORITY_VOTE,
-                id="team-1",
-            )
-            team = await teams.form(request)
-            before = teams.pool.get("far")
+        async with pool_of(runtime) as pool:
+            before = pool.get("far")
             remote.state = "unreachable"
             schedule = PingSchedule(10, clock)
             clock.now += 10
-            found = await schedule.run(runtime, teams.pool)
-            after = teams.pool.get("far")
-            await teams.sweep()
-            return team, before, found, after, teams.get("team-1", owner="ada")
+            found = await schedule.run(runtime, pool)
+            return before, found, pool.get("far")
 
-    team, before, found, after, swept = asyncio.run(scenario())
-    assert [m.name for m in team.active()] == ["lead", "far", "w1", "w2"]
+    before, found, after = asyncio.run(scenario())
     assert before.health is PoolHealth.HEALTHY  # the card read at load
     assert remote.asked == [["far"]]  # only remote agents are pinged
     assert set(found) == {"far"}  # an answer about an agent not asked about is ignored
     assert after.health is PoolHealth.UNHEALTHY
     assert after.stats.last_error == "card fetch: unreachable ping: unreachable"
     assert after.stats.total_calls == 0  # a ping is not a call
-    left = next(m for m in swept.members if m.name == "far")
-    assert (left.status, left.left_reason) == ("left", "unhealthy in the agent pool")
-    assert [m.name for m in swept.active()] == ["lead", "w1", "w2", "w3"]
-    assert recorder.kinds()[-4:] == [
-        "team.member.left",
-        "team.member.joined",
-        "team.payment.agreed",
-        "team.health.check",
-    ]
 
 
 def test_a_ping_finding_it_again_brings_a_remote_agent_back(tmp_path):
@@ -112,8 +105,7 @@ def test_a_ping_finding_it_again_brings_a_remote_agent_back(tmp_path):
     clock = Clock()
 
     async def scenario():
-        async with coordinator(runtime) as teams:
-            pool = teams.pool
+        async with pool_of(runtime) as pool:
             schedule = PingSchedule(10, clock)
             healths = []
             for state in ("unreachable", "ok"):
@@ -149,18 +141,18 @@ def test_pings_run_only_when_due(tmp_path):
     clock = Clock()
 
     async def scenario():
-        async with coordinator(runtime) as teams:
+        async with pool_of(runtime) as pool:
             schedule = PingSchedule(10, clock)
             never = PingSchedule(0, clock)
-            ran = [await schedule.run(runtime, teams.pool)]  # the card fetch at load counts
+            ran = [await schedule.run(runtime, pool)]  # the card fetch at load counts
             clock.now += 9.5
-            ran.append(await schedule.run(runtime, teams.pool))
+            ran.append(await schedule.run(runtime, pool))
             clock.now += 0.5
-            ran.append(await schedule.run(runtime, teams.pool))
-            ran.append(await schedule.run(runtime, teams.pool))
+            ran.append(await schedule.run(runtime, pool))
+            ran.append(await schedule.run(runtime, pool))
             clock.now += 100
-            ran.append(await never.run(runtime, teams.pool))
-            return ran, teams.pool.stats("far"), teams.pool.get("far").to_json()
+            ran.append(await never.run(runtime, pool))
+            return ran, pool.stats("far"), pool.get("far").to_json()
 
     ran, stats, shown = asyncio.run(scenario())
     assert [bool(found) for found in ran] == [False, False, True, False, False]

@@ -33,9 +33,6 @@ COMMANDS = [
     ("turns", "trace", "06h2aaaaaaaaaaaaaaaaaaaaaa"),
     ("threads", "list"),
     ("threads", "show", "chat:a"),
-    ("teams", "list"),
-    ("teams", "show", "team-1"),
-    ("teams", "disband", "team-1"),
     ("agents", "pool"),
     ("run", "--until-idle", "--no-sources", "--wait", "0"),
 ]

@@ -23,6 +23,14 @@ if TYPE_CHECKING:
         assign_tools as assign_tools,
         narrow_tools as narrow_tools,
     )
+    from toolang_core.agents.pool import (
+        AgentPool as AgentPool,
+    )
+    from toolang_core.agents.pool_types import (
+        PaymentTerms as PaymentTerms,
+        PoolHealth as PoolHealth,
+        PoolMember as PoolMember,
+    )
     from toolang_core.agents.routing import (
         RouteProposal as RouteProposal,
     )
@@ -60,6 +68,7 @@ if TYPE_CHECKING:
         PluginError as PluginError,
         ToolangError as ToolangError,
         UsageError as UsageError,
+        describe_exception as describe_exception,
     )
     from toolang_core.events import (
         Event as Event,
@@ -174,7 +183,12 @@ if TYPE_CHECKING:
         TaskRunController as TaskRunController,
     )
     from toolang_core.taskruns.spawning import (
+        check_fan_out as check_fan_out,
+        check_nesting as check_nesting,
+        controller_of as controller_of,
+        current_turn as current_turn,
         spawn_task_run as spawn_task_run,
+        wait_budget as wait_budget,
     )
     from toolang_core.taskruns.types import (
         ApprovalWait as ApprovalWait,
@@ -242,6 +256,10 @@ _LAZY = {
     "ToolScopeError": "toolang_core.agents.partition",
     "assign_tools": "toolang_core.agents.partition",
     "narrow_tools": "toolang_core.agents.partition",
+    "AgentPool": "toolang_core.agents.pool",
+    "PaymentTerms": "toolang_core.agents.pool_types",
+    "PoolHealth": "toolang_core.agents.pool_types",
+    "PoolMember": "toolang_core.agents.pool_types",
     "RouteProposal": "toolang_core.agents.routing",
     "AgentDefinition": "toolang_core.agents.types",
     "AgentDiagnostic": "toolang_core.agents.types",
@@ -262,6 +280,7 @@ _LAZY = {
     "PluginError": "toolang_core.errors",
     "ToolangError": "toolang_core.errors",
     "UsageError": "toolang_core.errors",
+    "describe_exception": "toolang_core.errors",
     "Event": "toolang_core.events",
     "new_id": "toolang_core.ids",
     "FAMILIES": "toolang_core.hookspecs",
@@ -318,6 +337,11 @@ _LAZY = {
     "TurnStatus": "toolang_core.store.types",
     "TaskRunController": "toolang_core.taskruns.controller",
     "spawn_task_run": "toolang_core.taskruns.spawning",
+    "check_fan_out": "toolang_core.taskruns.spawning",
+    "check_nesting": "toolang_core.taskruns.spawning",
+    "controller_of": "toolang_core.taskruns.spawning",
+    "current_turn": "toolang_core.taskruns.spawning",
+    "wait_budget": "toolang_core.taskruns.spawning",
     "ApprovalWait": "toolang_core.taskruns.types",
     "SpawnRequest": "toolang_core.taskruns.types",
     "TaskRun": "toolang_core.taskruns.types",

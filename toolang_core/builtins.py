@@ -10,8 +10,23 @@ BUILTIN_PLUGINS: Final = (
     ("memory-tools", "toolang_core.memory.tools"),
     ("route-keywords", "toolang_core.agents.keyword_router"),
     ("delegation", "toolang_core.turn.delegation_plugin"),
-    ("agent-pool", "toolang_core.teams.pool_plugin"),
+    ("agent-pool", "toolang_core.taskruns.pool_observer"),
 )
+
+
+SEPARATE_PLUGINS: Final = {"teams": "toolang-teams"}
+"""Plugins that were built in and now ship as distributions of their own, by entry-point
+name: a configuration naming one that is not installed is told which to install."""
+
+
+def install_hint(name: str) -> str:
+    """``" (it comes with toolang-teams: pip install toolang-teams)"`` for a plugin of
+    :data:`SEPARATE_PLUGINS` (by entry-point or distribution name), else ``""``."""
+    key = name.strip().lower().replace("_", "-")
+    for plugin, distribution in SEPARATE_PLUGINS.items():
+        if key in (plugin, distribution):
+            return f" (it comes with {distribution}: pip install {distribution})"
+    return ""
 
 
 def builtin_plugins() -> list[tuple[str, object]]:

@@ -1,6 +1,6 @@
 """The runtime as the core's own parts below it use it (:class:`CoreRuntime`).
 
-The agents, the models, the task runs, the teams and the agent turn need a little more
+The agents, the models, the task runs and the agent turn need a little more
 of the runtime than a plugin does — they call hooks and build plugin contexts — but
 not the concrete :class:`~toolang_core.runtime.Runtime`: importing it, even for type
 checking only, would tie everything below the runtime back to it. They name this

@@ -11,20 +11,21 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 from taskrun_helpers import Agents
-from team_helpers import Recorder
 from team_remote_kit import RemoteMember
 
 import toolang_agents_remote
-from toolang_core import AgentDefinition
+import toolang_teams
+from toolang_core import AgentDefinition, hookimpl
 from toolang_core.config.loader import load_config
 from toolang_core.runtime import Runtime
-from toolang_core.teams.coordinator import FormRequest, TeamCoordinator
-from toolang_core.teams.types import Strategy
 from toolang_core.testing.cast import Cast, agent_of, user_text
 from toolang_core.testing.models import text
 from toolang_core.testing.runtimes import serving
+from toolang_teams.coordinator import FormRequest, TeamCoordinator
+from toolang_teams.types import Strategy
 
 LOCAL = (
     AgentDefinition(name="lead", description="leads the team"),
@@ -34,6 +35,32 @@ LOCAL = (
 SPARE = AgentDefinition(name="w3", capabilities=("survey",))
 ANSWERS = {"w1": "Paris", "w2": "Lyon", "w3": "Paris"}
 TASK = "What is the capital of France?"
+
+
+class Recorder:
+    """Every ``team.*`` event, in order."""
+
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+
+    @hookimpl
+    def toolang_on_event(self, event: Any, runtime: Any) -> None:
+        if event.kind.startswith("team."):
+            self.events.append(event)
+
+    def kinds(self) -> list[str]:
+        return [e.kind for e in self.events]
+
+
+def trust(runtime: Runtime, agent: str, successes: int) -> None:
+    """Give ``agent`` a record of quick successes (a higher trust than a fresh agent)."""
+    store = runtime.open_store()
+    try:
+        pool = runtime.agents.pool(store)
+        for _ in range(successes):
+            pool.record(agent, ok=True, latency_ms=5)
+    finally:
+        store.close()
 
 
 def worker(request):
@@ -79,6 +106,7 @@ def leader(
         ("scripted", the_cast.plugin()),
         ("agents", Agents(*(agents or LOCAL))),
         ("agents-remote", toolang_agents_remote),
+        ("teams", toolang_teams),
         ("recorder", recorder),
     ]
     runtime = Runtime.with_plugins(load_config(home / "toolang.toml", env=env), plugins, env=env)

@@ -1,7 +1,7 @@
 """The plugins' commands that open the store meet a damaged store file as the core's do
 (tests/test_store_damage.py): exit 4, the advice `toolang doctor` gives, the file's bytes
-unchanged — one-shot `chat` and `invoke`, `serve` and the task, chore and approval
-commands, with every plugin installed and the starter configuration."""
+unchanged — one-shot `chat` and `invoke`, `serve` and the task, chore, approval and
+team commands, with every plugin installed and the starter configuration."""
 
 from __future__ import annotations
 
@@ -25,6 +25,9 @@ COMMANDS = [
     ("chores", "list"),
     ("approvals", "list"),
     ("wills",),
+    ("teams", "list"),
+    ("teams", "show", "team-1"),
+    ("teams", "disband", "team-1"),
 ]
 
 

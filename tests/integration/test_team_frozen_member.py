@@ -17,8 +17,8 @@ import pytest
 from team_leader_kit import LOCAL, SPARE, TASK, cast, form, leader, teams_of, until
 from team_remote_kit import RemoteMember, install_kit
 
-from toolang_core.teams.coordinator import Scope
-from toolang_core.teams.types import Strategy
+from toolang_teams.coordinator import Scope
+from toolang_teams.types import Strategy
 
 
 @pytest.fixture(scope="module")

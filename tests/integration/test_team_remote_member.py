@@ -22,17 +22,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from team_helpers import trust
-from team_leader_kit import LOCAL, SPARE, TASK, cast, form, leader, teams_of, until
+from team_leader_kit import LOCAL, SPARE, TASK, cast, form, leader, teams_of, trust, until
 from team_remote_kit import RemoteMember, install_kit
 
-from toolang_core import AgentDefinition, TurnFilter
-from toolang_core.agents.pool_types import PoolHealth
+from toolang_core import AgentDefinition, PoolHealth, TurnFilter
 from toolang_core.store.sqlite import SQLiteStore
-from toolang_core.teams.coordinator import Scope
-from toolang_core.teams.types import ContextFilter, Strategy, TeamStatus
 from toolang_core.testing.cast import agent_of, user_text
 from toolang_core.testing.processes import wait_for
+from toolang_teams.coordinator import Scope
+from toolang_teams.types import ContextFilter, Strategy, TeamStatus
 
 SECRET = "sk-TEAM-SECRET-42"
 

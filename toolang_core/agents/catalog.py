@@ -1,4 +1,5 @@
-"""The agents of one runtime: the merged registry, the tool assignment, routing.
+"""The agents of one runtime: the merged registry, the tool assignment, routing, and
+their pool (health, performance and selection).
 
 One :class:`AgentCatalog` per runtime (``runtime.agents``). The agent executor and
 ``toolang agents …`` both read it, so what the CLI prints is what turns run with.
@@ -17,9 +18,11 @@ from toolang_core.agents.partition import ToolAssignment, assign_tools, narrow_t
 from toolang_core.agents.registry import AgentRegistry
 
 if TYPE_CHECKING:
+    from toolang_core.agents.pool import AgentPool, PoolRecords
     from toolang_core.agents.routing import RouteProposal
     from toolang_core.agents.types import AgentDefinition
     from toolang_core.runtime_parts import CoreRuntime
+    from toolang_core.store.protocol import ExecutionStore
 
 log = structlog.get_logger("toolang.agents")
 
@@ -161,3 +164,13 @@ class AgentCatalog:
             return None
         proposal, _ = await self.runtime.hooks.route(request, candidates)
         return proposal
+
+    def pool(self, store: ExecutionStore | PoolRecords | None = None) -> AgentPool:
+        """The agent pool of these agents over ``store`` (default: the store the runtime
+        serves): health, performance, trust and selection by capability, scored by the
+        ``toolang_score_agent`` hooks, payment terms told to ``toolang_agree_payment``.
+
+        :raises RuntimeError: with no ``store`` while the runtime does not serve."""
+        from toolang_core.agents.pool import pool_for
+
+        return pool_for(self.runtime, store)

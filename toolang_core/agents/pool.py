@@ -40,6 +40,7 @@ from toolang_core.agents.pool_types import (
     AgentStats,
     Exclusion,
     HealthPolicy,
+    PaymentTerms,
     PoolHealth,
     PoolMember,
     Selection,
@@ -49,7 +50,6 @@ from toolang_core.store.errors import RecordConflict, StoreMissing
 
 if TYPE_CHECKING:
     from toolang_core.agents.types import AgentDefinition
-    from toolang_core.runtime_parts import CoreRuntime
     from toolang_core.store.protocol import ExecutionStore
     from toolang_core.store.types import Record
 
@@ -64,6 +64,9 @@ HEALTH_WEIGHT: Final = {
 
 Scorer = Callable[[PoolMember, str], float | None]
 """A replacement score for a member and a capability (``None``: no opinion)."""
+
+Payments = Callable[[str, PaymentTerms], None]
+"""Told of the payment terms a team (by id) agreed with one member."""
 
 
 class PoolRecords(Protocol):
@@ -80,6 +83,42 @@ class PoolRecords(Protocol):
         now: float,
         expect_revision: int | None = None,
     ) -> Record: ...
+
+
+class _PoolHooks(Protocol):
+    def score_agent(self, member: Any, capability: str) -> float | None: ...
+
+    def agree_payment(self, team_id: str, terms: Any) -> None: ...
+
+
+class _Registry(Protocol):
+    @property
+    def health(self) -> Mapping[str, AgentHealth]: ...
+
+    def active(self) -> list[AgentDefinition]: ...
+
+
+class _Agents(Protocol):
+    @property
+    def registry(self) -> _Registry: ...
+
+
+class PoolRuntime(Protocol):
+    """What :func:`pool_for` uses of a runtime (the core's runtime has it all). Named
+    here, not as the runtime's protocol: the agent catalog — which the runtime view
+    names — builds the pool, so the pool must not name the view back."""
+
+    @property
+    def store(self) -> ExecutionStore | None: ...
+
+    @property
+    def settings(self) -> Mapping[str, Any]: ...
+
+    @property
+    def hooks(self) -> _PoolHooks: ...
+
+    @property
+    def agents(self) -> _Agents: ...
 
 
 class NoRecordsYet:
@@ -168,7 +207,9 @@ class AgentPool:
     hook, for a runtime's pool); ``prices`` gives a price per call by agent name;
     ``heartbeat`` gives what a remote agent's source last saw of it (its card fetch):
     ``unreachable`` makes it unhealthy whatever its calls say, ``ok`` makes a
-    never-called agent healthy (a local agent has no heartbeat: the runtime is it).
+    never-called agent healthy (a local agent has no heartbeat: the runtime is it);
+    ``payments`` is told of the terms a team agreed with a member (the
+    ``toolang_agree_payment`` hook, for a runtime's pool).
     """
 
     def __init__(
@@ -180,6 +221,7 @@ class AgentPool:
         scorer: Scorer | None = None,
         prices: Mapping[str, Price] | None = None,
         heartbeat: Callable[[str], AgentHealth | None] | None = None,
+        payments: Payments | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
@@ -188,6 +230,7 @@ class AgentPool:
         self.scorer = scorer
         self.prices = dict(prices or {})
         self.heartbeat = heartbeat
+        self.payments = payments
         self.clock = clock
 
     # -- outcomes --------------------------------------------------------------------------
@@ -259,6 +302,12 @@ class AgentPool:
                 log.info("pool.health_changed", agent=agent, before=before, after=after)
             return new
         raise RecordConflict(f"agent pool: could not update {agent!r} (too many writers)")
+
+    def agree_payment(self, team_id: str, terms: PaymentTerms) -> None:
+        """Tell the payment plugins (``payments``) that team ``team_id`` agreed ``terms``
+        with one of its members; without ``payments`` nothing happens."""
+        if self.payments is not None:
+            self.payments(team_id, terms)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -372,10 +421,10 @@ class AgentPool:
         )
 
 
-def pool_for(runtime: CoreRuntime, store: ExecutionStore | PoolRecords | None = None) -> AgentPool:
+def pool_for(runtime: PoolRuntime, store: ExecutionStore | PoolRecords | None = None) -> AgentPool:
     """``runtime``'s pool over ``store`` (default: the store it serves; a
     :class:`NoRecordsYet` before anything ran): its active agents, the
-    ``toolang_score_agent`` hook as scorer."""
+    ``toolang_score_agent`` hook as scorer, ``toolang_agree_payment`` as payments."""
     used = store or runtime.store
     if used is None:
         raise RuntimeError("the agent pool needs a store: pass one or serve the runtime")
@@ -403,4 +452,5 @@ def pool_for(runtime: CoreRuntime, store: ExecutionStore | PoolRecords | None = 
         scorer=scorer,
         prices=prices,
         heartbeat=registry.health.get,
+        payments=runtime.hooks.agree_payment,
     )

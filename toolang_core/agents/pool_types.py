@@ -1,4 +1,5 @@
-"""The agent pool's values: health, performance, a member, a selection.
+"""The agent pool's values: health, performance, a member, a selection, and the payment
+terms a team agrees with a member (the ``toolang_agree_payment`` contract).
 
 A pool member is any callable agent — a local one of the registry or, once remote
 agents are callable, a remote one: both are tracked from the outcomes of the calls
@@ -156,3 +157,46 @@ class Selection:
             ],
             "excluded": [{"name": e.name, "reason": e.reason} for e in self.excluded],
         }
+
+
+POSTPAY_TRUST: Final = 0.8
+"""A member trusted at least this much is paid after the work (``postpay``)."""
+
+
+@attrs.frozen
+class PaymentTerms:
+    """What one team member's work costs (recorded; no money moves in core): what a
+    team (toolang-teams) agrees with each paid member and hands every
+    ``toolang_agree_payment`` plugin."""
+
+    member: str
+    mode: str
+    price_per_use: float = 0.0
+    currency: str = ""
+    max_uses: int | None = None
+    valid_from: float = 0.0
+    valid_until: float | None = None
+
+    @classmethod
+    def agree(
+        cls,
+        member: str,
+        *,
+        price: float,
+        currency: str,
+        trust: float,
+        now: float,
+        max_uses: int | None = None,
+        valid_seconds: float | None = None,
+    ) -> PaymentTerms:
+        """``free`` at price 0, ``postpay`` at trust ≥ :data:`POSTPAY_TRUST`, else ``prepay``."""
+        mode = "free" if price <= 0 else "postpay" if trust >= POSTPAY_TRUST else "prepay"
+        return cls(
+            member=member,
+            mode=mode,
+            price_per_use=max(0.0, price),
+            currency=currency,
+            max_uses=max_uses,
+            valid_from=now,
+            valid_until=now + valid_seconds if valid_seconds is not None else None,
+        )

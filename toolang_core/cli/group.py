@@ -44,6 +44,7 @@ PLUGIN_COMMANDS = {
     "plugin": "toolang-authoring",
     "serve": "toolang-server",
     "tasks": "toolang-source-task",
+    "teams": "toolang-teams",
     "wills": "toolang-source-will",
 }
 """The commands the README and docs use that toolang's own plugins bring, by the

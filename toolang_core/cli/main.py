@@ -21,7 +21,6 @@ BUILTIN_COMMANDS = {
     "turns": "toolang_core.cli.cmd_turns:turns",
     "threads": "toolang_core.cli.cmd_turns:threads",
     "memory": "toolang_core.cli.cmd_memory:memory",
-    "teams": "toolang_core.cli.cmd_teams:teams",
 }
 
 

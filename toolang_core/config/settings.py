@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 import structlog
 
+from toolang_core.builtins import install_hint
 from toolang_core.config.converter import ConfigConverter
 from toolang_core.errors import ConfigError
 from toolang_core.plugins.records import PluginStatus
@@ -130,7 +131,9 @@ def unowned_sections(config: ToolangConfig, host: PluginHost) -> tuple[list[str]
                 suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
                 errors.append(message + suggestion)
             else:
-                warnings.append(f"{message}; section ignored until one is installed")
+                warnings.append(
+                    f"{message}{install_hint(name)}; section ignored until one is installed"
+                )
         elif record.status in (PluginStatus.LOADED, PluginStatus.BUILTIN):
             errors.append(
                 f"{config.display_name}: plugins.{name}: plugin {name!r} takes no settings"

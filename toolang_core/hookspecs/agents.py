@@ -16,11 +16,10 @@ from toolang_core.hookspecs.rules import (
 from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
-    from toolang_core.agents.pool_types import PoolMember
+    from toolang_core.agents.pool_types import PaymentTerms, PoolMember
     from toolang_core.agents.routing import RouteProposal
     from toolang_core.agents.types import AgentDefinition, AgentHealth, AgentSource
     from toolang_core.runtime_view import RuntimeView
-    from toolang_core.teams.types import PaymentTerms
 
 
 @calling_rule(REGISTRATION)
@@ -82,7 +81,8 @@ def toolang_ping_agents(
 def toolang_agree_payment(team_id: str, terms: PaymentTerms) -> None:
     """Act on the payment terms a team agreed with one member (no money moves in core).
 
-    Called once per member when a team is formed (and when a member replaces another),
-    after the terms are stored and before ``team.payment.agreed`` is published. A
-    plugin that raises is logged; the team goes on.
+    Called by a team (the toolang-teams plugin, through the agent pool) once per member
+    when a team is formed (and when a member replaces another), after the terms are
+    stored and before ``team.payment.agreed`` is published. A plugin that raises is
+    logged; the team goes on.
     """

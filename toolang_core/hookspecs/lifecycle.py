@@ -1,9 +1,11 @@
-"""Lifecycle hooks: plugin settings, runtime start-up and shutdown, and the hooks a
-plugin has nothing to do in for a run (``toolang_inactive_hooks``).
+"""Lifecycle hooks: plugin settings, runtime start-up and shutdown, the serving
+runtime's upkeep, and the hooks a plugin has nothing to do in for a run
+(``toolang_inactive_hooks``).
 
-``toolang_startup`` and ``toolang_shutdown`` are broadcast: every implementation is
-called, each in isolation — one that raises is recorded against its plugin and the
-others still run. An implementation may return an awaitable; the runtime awaits it.
+``toolang_startup``, ``toolang_upkeep`` and ``toolang_shutdown`` are broadcast: every
+implementation is called, each in isolation — one that raises is recorded against its
+plugin and the others still run. An implementation may return an awaitable; the runtime
+awaits it.
 """
 
 from __future__ import annotations
@@ -55,6 +57,20 @@ def toolang_startup(runtime: RuntimeView) -> Awaitable[None] | None:
 
     Return ``None``, or an awaitable the runtime awaits before admitting work. An
     exception is recorded against the plugin and does not stop the runtime.
+    """
+
+
+@calling_rule(BROADCAST)
+@hookspec
+def toolang_upkeep(runtime: RuntimeView) -> Awaitable[None] | None:
+    """Look after your plugin's state while a runtime serves.
+
+    Called by the serving runtime at start-up and after every scheduler heartbeat,
+    after the core's own upkeep (task runs ended unnoticed, expired approvals, remote
+    agents' pings when due) — e.g. toolang-teams replaces unhealthy members of active
+    teams here. ``runtime.store`` is the served store. Return ``None`` or an awaitable
+    the runtime awaits; keep it short (the next upkeep waits for this one). An
+    exception is logged against the plugin; the others still run and the runtime goes on.
     """
 
 

@@ -126,6 +126,9 @@ class Hooks(HookRunner):
     async def startup(self, runtime: RuntimeView) -> list[HookFailure]:
         return _failures(await self.call("toolang_startup", runtime=runtime))
 
+    async def upkeep(self, runtime: RuntimeView) -> list[HookFailure]:
+        return _failures(await self.call("toolang_upkeep", runtime=runtime))
+
     async def shutdown(self, runtime: RuntimeView, reason: str = "stop") -> list[HookFailure]:
         return _failures(await self.call("toolang_shutdown", runtime=runtime, reason=reason))
 
@@ -255,7 +258,7 @@ class Hooks(HookRunner):
         found: list[tuple[str, Any]] = [(plugin, list(value)) for plugin, value in done.answers]
         return found + [(f.plugin, RuntimeError(f.error)) for f in done.failures]
 
-    # the agent pool and teams
+    # the agent pool (and teams, through it)
 
     def score_agent(self, member: Any, capability: str) -> float | None:
         """The first score a ``toolang_score_agent`` plugin gives ``member`` for

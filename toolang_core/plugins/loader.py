@@ -13,6 +13,7 @@ from importlib.metadata import EntryPoint, entry_points
 
 import attrs
 
+from toolang_core.builtins import install_hint
 from toolang_core.markers import PROJECT_NAME
 
 ENV_LOAD = "TOOLANG_LOAD_PLUGINS"
@@ -159,7 +160,7 @@ class LoadPolicy:
             if name in known:
                 continue
             hint = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
-            suggestion = f" (did you mean {known[hint[0]]!r}?)" if hint else ""
+            suggestion = f" (did you mean {known[hint[0]]!r}?)" if hint else install_hint(name)
             messages.append(
                 f"{origin} names {name!r}, but no installed plugin has that entry-point "
                 f"or distribution name{suggestion}"

@@ -15,6 +15,7 @@ from typing import Final
 
 import attrs
 
+from toolang_core.builtins import install_hint
 from toolang_core.plugins.loader import normalize
 from toolang_core.plugins.records import PluginRecord, PluginStatus
 
@@ -90,8 +91,8 @@ def _problem(
             return None  # a bundled safety plugin that is not installed is not required
         return RequiredProblem(
             written,
-            f"required plugin {written!r} ({origin}) is not installed: no tool runs until "
-            f"it is installed or removed from {EXPLICIT_ORIGIN}",
+            f"required plugin {written!r} ({origin}) is not installed{install_hint(written)}: "
+            f"no tool runs until it is installed or removed from {EXPLICIT_ORIGIN}",
         )
     if all(r.status is PluginStatus.DISABLED for r in matching):
         if origin != EXPLICIT_ORIGIN:

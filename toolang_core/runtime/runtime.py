@@ -235,7 +235,8 @@ class Runtime:
 
     async def upkeep(self) -> None:
         """At start-up and after every heartbeat (:func:`.upkeep.upkeep`: task runs, approval
-        requests, remote agents, teams; errors are logged, never raised)."""
+        requests, remote agents, then ``toolang_upkeep`` plugins; errors are logged, never
+        raised)."""
         from toolang_core.runtime.upkeep import upkeep
 
         await upkeep(self)

@@ -1,6 +1,7 @@
 """What a serving runtime looks after at start-up and after every scheduler heartbeat:
 task runs whose turn ended unnoticed, approval requests whose turn ended, the remote
-agents' pings when due, and unhealthy members of active teams.
+agents' pings when due, then the plugins' own upkeep (``toolang_upkeep``: e.g.
+toolang-teams replaces unhealthy members of active teams).
 
 Each part logs its failure and never raises: one failing part does not stop the others
 or the runtime. Imports are made on use (start-up and ``toolang --help`` stay cheap).
@@ -26,7 +27,7 @@ async def upkeep(runtime: Runtime) -> None:
     await sweep_task_runs(runtime)
     sweep_approvals(runtime)
     await ping_agents(runtime)
-    await sweep_teams(runtime)
+    await plugins_upkeep(runtime)
 
 
 async def sweep_task_runs(runtime: Runtime) -> None:
@@ -74,13 +75,9 @@ async def ping_agents(runtime: Runtime) -> None:
         log.warning("pool.ping_failed", error=describe_exception(exc))
 
 
-async def sweep_teams(runtime: Runtime) -> None:
-    """Replace unhealthy members of active teams."""
-    from toolang_core.teams.coordinator import TeamCoordinator
-
+async def plugins_upkeep(runtime: Runtime) -> None:
+    """Every ``toolang_upkeep`` plugin (each isolated: a failure is logged by the hook's
+    rule and the others still run)."""
     if runtime.store is None:
         return
-    try:
-        await TeamCoordinator(runtime, runtime.task_runs).sweep()
-    except Exception as exc:
-        log.warning("team.sweep_failed", error=describe_exception(exc))
+    await runtime.hooks.upkeep(runtime)

@@ -1,9 +1,10 @@
-"""The built-in delegation plugin: the task-run, teammate, team and agent-as-tool tools.
+"""The built-in delegation plugin: the task-run, teammate and agent-as-tool tools (the
+team tools are toolang-teams').
 
 Registered by every host (status ``builtin``), offered to agents only when there is
 someone to delegate to (two active agents or more: not in single-agent mode). The tools
-are partitioned like any other: the automator role owns the task-run, teammate and
-team tools, the embedded ``assistant`` owns ``ask_agent`` and ``transfer_to_agent`` and is
+are partitioned like any other: the automator role owns the task-run and teammate
+tools, the embedded ``assistant`` owns ``ask_agent`` and ``transfer_to_agent`` and is
 granted the rest.
 """
 
@@ -13,7 +14,6 @@ from typing import TYPE_CHECKING, Final
 
 from toolang_core.markers import hookimpl
 from toolang_core.taskruns import teammates, tools
-from toolang_core.teams import tools as team_tools
 from toolang_core.tools.types import Tool
 from toolang_core.turn import delegation
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from toolang_core.plugins.registrars import RegisterTool
 
 
-FUNCTIONS = (*tools.TOOLS, *teammates.TOOLS, *team_tools.TOOLS, *delegation.TOOLS)
+FUNCTIONS = (*tools.TOOLS, *teammates.TOOLS, *delegation.TOOLS)
 TOOL_NAMES = tuple(sorted(f.__name__ for f in FUNCTIONS))
 """The names of the delegation tools every host registers."""
 

@@ -13,6 +13,7 @@ from toolang_core import AgentDefinition, Tool, hookimpl
 from toolang_core.testing.agents import AgentsPlugin
 
 TEAM_TOOLS = ("team_form", "team_delegate", "team_status", "team_disband")
+"""toolang-teams' tools (registered here by name, as that plugin would)."""
 
 ROLE_SCOPES = {
     "operator": ("exec_*", "fs_*", "skill_*"),
@@ -47,8 +48,8 @@ SOME_TOOLS = (
     "exec_run", "fs_read", "browser_open", "crypto_sign", "save_knowledge", "web_fetch",
     "cron_add", "observe_turn", "ontology_add_fact",
 )  # fmt: skip
-"""Besides these, every host registers the core's delegation tools (task runs,
-teammates, ask_agent, transfer_to_agent)."""
+"""Besides these and :data:`TEAM_TOOLS`, every host registers the core's delegation
+tools (task runs, teammates, ask_agent, transfer_to_agent)."""
 
 
 def tool(name):
@@ -59,7 +60,7 @@ class SomeTools:
     @staticmethod
     @hookimpl
     def toolang_register_tools(register):
-        for name in SOME_TOOLS:
+        for name in (*SOME_TOOLS, *TEAM_TOOLS):
             register(tool(name))
 
 

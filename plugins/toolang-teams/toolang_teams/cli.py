@@ -8,8 +8,7 @@ from datetime import UTC, datetime
 
 import click
 
-from toolang_core.cli.output import echo_json, table
-from toolang_core.cli.state import CliState, pass_state
+from toolang_core.cli import CliState, echo_json, pass_state, table
 
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 
@@ -28,9 +27,8 @@ def _when(at: float) -> str:
 @pass_state
 def list_teams(state: CliState, as_json: bool) -> None:
     """Every team, newest first: id, status, leader, members, tasks, goal."""
-    from toolang_core.store.errors import StoreMissing
-    from toolang_core.taskruns.controller import TaskRunController
-    from toolang_core.teams.coordinator import TeamCoordinator
+    from toolang_core import StoreMissing, TaskRunController
+    from toolang_teams.coordinator import TeamCoordinator
 
     try:
         store = state.open_store(read_only=True)
@@ -68,9 +66,9 @@ def list_teams(state: CliState, as_json: bool) -> None:
 @pass_state
 def show(state: CliState, team_id: str, as_json: bool) -> None:
     """One team: its members and roles, payment terms and every task with its candidates."""
-    from toolang_core.taskruns.controller import TaskRunController
-    from toolang_core.teams.coordinator import TeamCoordinator
-    from toolang_core.teams.types import TeamError
+    from toolang_core import TaskRunController
+    from toolang_teams.coordinator import TeamCoordinator
+    from toolang_teams.types import TeamError
 
     store = state.open_store(read_only=True)
     try:
@@ -106,9 +104,9 @@ def show(state: CliState, team_id: str, as_json: bool) -> None:
 @pass_state
 def disband(state: CliState, team_id: str, reason: str) -> None:
     """Disband a team: every member leaves (events are published)."""
-    from toolang_core.taskruns.controller import TaskRunController
-    from toolang_core.teams.coordinator import TeamCoordinator
-    from toolang_core.teams.types import TeamError
+    from toolang_core import TaskRunController
+    from toolang_teams.coordinator import TeamCoordinator
+    from toolang_teams.types import TeamError
 
     store = state.open_store(read_only=False)
     try:

@@ -17,19 +17,21 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import structlog
 
-from toolang_core.agents.pool import AgentPool, pool_for
-from toolang_core.events import Event
-from toolang_core.ids import new_id
-from toolang_core.plugins.host import describe_exception
-from toolang_core.store.owners import may_see
-from toolang_core.taskruns.types import SpawnRequest, TaskRunStatus
-from toolang_core.teams import health, resolve
-from toolang_core.teams.types import (
+from toolang_core import (
+    Event,
+    PaymentTerms,
+    SpawnRequest,
+    TaskRunStatus,
+    describe_exception,
+    may_see,
+    new_id,
+)
+from toolang_teams import health, resolve
+from toolang_teams.types import (
     KIND,
     Candidate,
     ContextFilter,
     Member,
-    PaymentTerms,
     Role,
     Strategy,
     Team,
@@ -39,9 +41,7 @@ from toolang_core.teams.types import (
 )
 
 if TYPE_CHECKING:
-    from toolang_core.runtime_parts import CoreRuntime
-    from toolang_core.store.protocol import ExecutionStore
-    from toolang_core.taskruns.controller import TaskRunController
+    from toolang_core import AgentPool, ExecutionStore, RuntimeView, TaskRunController
 
 log = structlog.get_logger("toolang.teams")
 
@@ -86,7 +86,7 @@ class TeamCoordinator:
 
     def __init__(
         self,
-        runtime: CoreRuntime,
+        runtime: RuntimeView,
         controller: TaskRunController,
         *,
         pool: AgentPool | None = None,
@@ -94,7 +94,7 @@ class TeamCoordinator:
         self.runtime = runtime
         self.controller = controller
         self.store: ExecutionStore = controller.store
-        self.pool = pool or pool_for(runtime, controller.store)
+        self.pool = pool or runtime.agents.pool(controller.store)
         self.clock = controller.clock
 
     # -- reading ---------------------------------------------------------------------------
@@ -205,7 +205,7 @@ class TeamCoordinator:
         )
 
     async def _agree(self, team: Team, terms: PaymentTerms) -> None:
-        self.runtime.hooks.agree_payment(team.id, terms)
+        self.pool.agree_payment(team.id, terms)  # the toolang_agree_payment plugins
         await self.emit(team, "team.payment.agreed", **attrs.asdict(terms))
 
     # -- delegation ------------------------------------------------------------------------
@@ -445,7 +445,7 @@ class TeamCoordinator:
     async def check_health(self, team_id: str, *, owner: str | None) -> Team:
         """Replace every unhealthy worker from the pool; hand the lead to the most
         trusted healthy worker if the leader is unhealthy; publish ``team.health.check``
-        (see :mod:`toolang_core.teams.health`)."""
+        (see :mod:`toolang_teams.health`)."""
         return await health.check(self, team_id, owner=owner)
 
     async def sweep(self) -> list[str]:

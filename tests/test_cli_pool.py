@@ -1,18 +1,15 @@
-"""``toolang agents pool``, ``toolang teams list|show|disband`` and the doctor's pool
-check read the real execution store (real subprocesses, a real installed plugin)."""
+"""``toolang agents pool`` and the doctor's pool check read the real execution store
+(real subprocesses, a real installed plugin). ``toolang teams``: toolang-teams' tests."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
 
-from toolang_core import TaskRunController
 from toolang_core.agents.pool import pool_for
 from toolang_core.config import load_config
 from toolang_core.runtime import Runtime
-from toolang_core.teams.coordinator import FormRequest, TeamCoordinator
 from toolang_core.testing.cli import assert_no_traceback, run_toolang
 
 FIXTURE = """
@@ -60,20 +57,6 @@ def home(tmp_path, toolang_distribution, monkeypatch):
             pool.record("good", ok=True, latency_ms=200)
         for _ in range(3):
             pool.record("flaky", ok=False, latency_ms=50, error="model error: overloaded")
-        teams = TeamCoordinator(runtime, TaskRunController(store, runtime))
-        asyncio.run(
-            teams.form(
-                FormRequest(
-                    owner="ada",
-                    parent_thread_id="chat:1",
-                    goal="survey the capitals",
-                    leader="assistant",
-                    capability="survey",
-                    workers=2,
-                    id="team-9",
-                )
-            )
-        )
     finally:
         store.close()
     return tmp_path
@@ -110,21 +93,6 @@ def test_agents_pool_prints_health_latency_success_trust_and_the_selection(
     ]
 
 
-def test_teams_list_show_and_disband(home, toolang_distribution):
-    listed = json.loads(cli(home, toolang_distribution, "teams", "list", "--json").stdout)
-    assert [(t["id"], t["status"]) for t in listed] == [("team-9", "active")]
-    shown = cli(home, toolang_distribution, "teams", "show", "team-9").stdout
-    assert "team team-9 (active): survey the capitals" in shown
-    assert "worker    good active" in shown and "flaky" not in shown
-    assert cli(home, toolang_distribution, "teams", "disband", "team-9").stdout.strip() == (
-        "team team-9 disbanded"
-    )
-    again = json.loads(cli(home, toolang_distribution, "teams", "show", "team-9", "--json").stdout)
-    assert again["status"] == "disbanded"
-    missing = cli(home, toolang_distribution, "teams", "show", "nope")
-    assert missing.returncode != 0 and "team 'nope' not found" in missing.stderr
-
-
 def test_doctor_reports_unhealthy_pool_members(home, toolang_distribution):
     out = cli(home, toolang_distribution, "doctor").stdout
     assert "1 agent(s) unhealthy in the pool: flaky" in out
@@ -133,11 +101,11 @@ def test_doctor_reports_unhealthy_pool_members(home, toolang_distribution):
     )
 
 
-def test_in_a_fresh_home_the_pool_shows_every_agent_health_unknown_and_no_team(
+def test_in_a_fresh_home_the_pool_shows_every_agent_health_unknown(
     tmp_path, toolang_distribution, monkeypatch
 ):
     """Before anything ran there is no execution store: the pool is every agent, never
-    called, and there is no team — not an error (exit 4), and no store is created."""
+    called — not an error (exit 4), and no store is created."""
     toolang_distribution(
         "toolang-test-pool-agents",
         entry_points={"toolang": {"test-pool-agents": "poolfix"}},
@@ -156,6 +124,4 @@ def test_in_a_fresh_home_the_pool_shows_every_agent_health_unknown_and_no_team(
     selected = cli(tmp_path, toolang_distribution, "agents", "pool", "--capability", "survey")
     assert selected.returncode == 0, selected.stderr
     assert "select('survey', 3): flaky (0.5), fresh (0.5), good (0.5)" in selected.stdout
-    teams = cli(tmp_path, toolang_distribution, "teams", "list", "--json")
-    assert (teams.returncode, json.loads(teams.stdout)) == (0, []), teams.stderr
     assert not (tmp_path / ".toolang" / "toolang.db").exists()

@@ -7,16 +7,26 @@ from __future__ import annotations
 import asyncio
 
 import attrs
-from taskrun_helpers import Agents, Tools, make_config
-from team_helpers import LEAD, SPARE, W1, W2, W3, Recorder, coordinator, trust
+from teams_helpers import (
+    LEAD,
+    SPARE,
+    W1,
+    W2,
+    W3,
+    Agents,
+    Recorder,
+    Tools,
+    coordinator,
+    make_config,
+    trust,
+)
 
 from toolang_core import hookimpl
-from toolang_core.agents.pool import pool_for
 from toolang_core.config.model import PluginsConfig
 from toolang_core.runtime import Runtime
-from toolang_core.teams.coordinator import FormRequest
 from toolang_core.testing.cast import Cast
 from toolang_core.testing.models import text
+from toolang_teams.coordinator import FormRequest
 
 
 class Payments:
@@ -97,7 +107,7 @@ def test_prices_reach_the_pool_and_a_score_plugin_reorders_the_selection(tmp_pat
     runtime, _ = make(tmp_path, ("prefer-w4", PreferW4()))
     store = runtime.open_store()
     try:
-        pool = pool_for(runtime, store)
+        pool = runtime.agents.pool(store)
         assert (pool.get("w2").price_per_call, pool.get("w2").currency) == (0.5, "EUR")
         chosen = pool.select("survey", 2)
         assert [m.name for m in chosen.chosen] == ["w4", "w1"]

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import json
 
-from taskrun_helpers import CONTROL, make_runtime
-from team_helpers import W1, W2, W3
-from test_taskrun_tools import outputs, run_turn
+from teams_helpers import CONTROL, W1, W2, W3, make_runtime, outputs, run_turn
 
 from toolang_core import AgentDefinition
 from toolang_core.testing.cast import Cast, last_output, user_text

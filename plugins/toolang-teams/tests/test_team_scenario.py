@@ -7,12 +7,12 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from team_helpers import coordinator, team_runtime, trust
+from teams_helpers import coordinator, team_runtime, trust
 
-from toolang_core.teams.coordinator import FormRequest
-from toolang_core.teams.types import ContextFilter, Strategy, TeamError, TeamStatus
 from toolang_core.testing.cast import Cast, agent_of, user_text
 from toolang_core.testing.models import text
+from toolang_teams.coordinator import FormRequest
+from toolang_teams.types import ContextFilter, Strategy, TeamError, TeamStatus
 
 ANSWERS = {"w1": "Paris", "w2": "paris.", "w3": "Lyon"}
 

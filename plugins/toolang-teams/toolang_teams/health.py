@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 import attrs
 import structlog
 
-from toolang_core.agents.pool_types import PoolHealth
-from toolang_core.teams.types import Role, Team, TeamStatus
+from toolang_core import PoolHealth
+from toolang_teams.types import Role, Team, TeamStatus
 
 if TYPE_CHECKING:
-    from toolang_core.teams.coordinator import TeamCoordinator
+    from toolang_teams.coordinator import TeamCoordinator
 
 log = structlog.get_logger("toolang.teams")
 

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolang_core.taskruns.spawning import (
+from toolang_core import (
+    ToolCallContext,  # the hints make the schema
     check_fan_out,
     check_nesting,
     controller_of,
     current_turn,
     wait_budget,
 )
-from toolang_core.teams.coordinator import FormRequest, Scope, TeamCoordinator
-from toolang_core.teams.types import ContextFilter, Strategy, Team, TeamError
-from toolang_core.tools.types import ToolCallContext  # the hints make the schema
+from toolang_teams.coordinator import FormRequest, Scope, TeamCoordinator
+from toolang_teams.types import ContextFilter, Strategy, Team, TeamError
 
 
 def _coordinator(context: ToolCallContext | None) -> TeamCoordinator:

@@ -1,7 +1,7 @@
 """Conflict resolution: from the workers' candidates to one result.
 
 ``trust_weighted``, ``majority_vote`` and ``fail_on_conflict`` are decided here;
-``leader_decides`` asks the leader agent (see :mod:`toolang_core.teams.coordinator`),
+``leader_decides`` asks the leader agent (see :mod:`toolang_teams.coordinator`),
 which receives the distinct candidates this module lists.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from toolang_core.teams.types import Candidate, Strategy
+from toolang_teams.types import Candidate, Strategy
 
 
 @attrs.frozen

@@ -6,16 +6,24 @@ from __future__ import annotations
 
 import asyncio
 
-from taskrun_helpers import release
-from team_helpers import LEAD, SPARE, TEAM_AGENTS, W1, W2, W3, coordinator, team_runtime, trust
+from teams_helpers import (
+    LEAD,
+    SPARE,
+    TEAM_AGENTS,
+    W1,
+    W2,
+    W3,
+    coordinator,
+    release,
+    team_runtime,
+    trust,
+)
 
-from toolang_core import AgentDefinition
-from toolang_core.agents.pool import pool_for
-from toolang_core.agents.pool_types import PoolHealth
-from toolang_core.teams.coordinator import FormRequest, Scope
-from toolang_core.teams.types import Strategy
+from toolang_core import AgentDefinition, PoolHealth
 from toolang_core.testing.cast import Cast, agent_of
 from toolang_core.testing.models import text, tool_call
+from toolang_teams.coordinator import FormRequest, Scope
+from toolang_teams.types import Strategy
 
 
 def answer(request):
@@ -39,7 +47,7 @@ def form(**kw) -> FormRequest:
 def health(runtime, agent: str) -> PoolHealth:
     store = runtime.open_store()
     try:
-        return pool_for(runtime, store).get(agent).health
+        return runtime.agents.pool(store).get(agent).health
     finally:
         store.close()
 
@@ -179,7 +187,7 @@ def test_the_serving_runtime_sweeps_teams_with_an_unhealthy_member_at_start_up(t
     asyncio.run(form_team())
     store = runtime.open_store()
     try:
-        pool_for(runtime, store).mark_unhealthy("w1", "stopped answering")
+        runtime.agents.pool(store).mark_unhealthy("w1", "stopped answering")
     finally:
         store.close()
     again, recorder = team_runtime(tmp_path, Cast(), agents=(LEAD, W1, W2, W3, SPARE))

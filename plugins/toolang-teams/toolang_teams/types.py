@@ -1,7 +1,9 @@
 """A team's values: members with roles, payment terms, the context filter, tasks.
 
 A team is stored as one JSON record (kind ``team``) in the execution store; these
-classes are its typed view, converted with cattrs at that edge.
+classes are its typed view, converted with cattrs at that edge. The payment terms are
+the core's :class:`toolang_core.PaymentTerms` (what ``toolang_agree_payment`` plugins
+receive).
 """
 
 from __future__ import annotations
@@ -13,11 +15,10 @@ from typing import Any, Final
 import attrs
 import cattrs
 
+from toolang_core import PaymentTerms
+
 KIND: Final = "team"
 """The store record kind of a team (key: the team id)."""
-
-POSTPAY_TRUST: Final = 0.8
-"""A member trusted at least this much is paid after the work (``postpay``)."""
 
 
 class TeamError(Exception):
@@ -47,43 +48,6 @@ class Strategy(enum.StrEnum):
     MAJORITY_VOTE = "majority_vote"
     LEADER_DECIDES = "leader_decides"
     FAIL_ON_CONFLICT = "fail_on_conflict"
-
-
-@attrs.frozen
-class PaymentTerms:
-    """What one member's work costs (recorded; no money moves in core)."""
-
-    member: str
-    mode: str
-    price_per_use: float = 0.0
-    currency: str = ""
-    max_uses: int | None = None
-    valid_from: float = 0.0
-    valid_until: float | None = None
-
-    @classmethod
-    def agree(
-        cls,
-        member: str,
-        *,
-        price: float,
-        currency: str,
-        trust: float,
-        now: float,
-        max_uses: int | None = None,
-        valid_seconds: float | None = None,
-    ) -> PaymentTerms:
-        """``free`` at price 0, ``postpay`` at trust ≥ :data:`POSTPAY_TRUST`, else ``prepay``."""
-        mode = "free" if price <= 0 else "postpay" if trust >= POSTPAY_TRUST else "prepay"
-        return cls(
-            member=member,
-            mode=mode,
-            price_per_use=max(0.0, price),
-            currency=currency,
-            max_uses=max_uses,
-            valid_from=now,
-            valid_until=now + valid_seconds if valid_seconds is not None else None,
-        )
 
 
 @attrs.frozen
