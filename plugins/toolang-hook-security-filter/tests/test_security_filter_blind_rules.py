@@ -439,3 +439,38 @@ def test_granting_administrator_rights_is_blocked(default_filter, tool, command)
 )
 def test_looking_at_accounts_and_ordinary_groups_pass(default_filter, command):
     assert passes(default_filter, {"command": command})
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'python3 -c "print(chr())"',  # a TypeError for Python, not for the filter
+        'python3 -c "x = chr(); print(x)"',
+        "python3 -c \"import os; os.system(''.join([chr()]))\"",
+        *(
+            f'python3 -c "import os, base64, subprocess; {call}"'
+            for call in (
+                "exec()",
+                "eval()",
+                "bytes.fromhex()",
+                "base64.b64decode()",
+                "open()",
+                "__import__()",
+                "getattr()",
+                "os.system()",
+                "subprocess.run()",
+                "''.join()",
+                "compile()",
+                "os.path.join()",
+                "os.getenv()",
+                "str()",
+            )
+        ),
+    ],
+)
+def test_code_calling_a_function_without_its_argument_is_judged_not_crashed_on(
+    default_filter, command
+):
+    verdict = default_filter.call({"command": command})
+    reason = getattr(verdict, "reason", "")
+    assert "IndexError" not in reason and "internal" not in reason.lower(), reason

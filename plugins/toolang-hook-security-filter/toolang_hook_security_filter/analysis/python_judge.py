@@ -193,6 +193,7 @@ def _from_base64(node: ast.Call, name: str, arg: str | None, depth: int) -> str 
 def _chr(node: ast.Call, name: str, arg: str | None, depth: int) -> str | None:
     if (
         name == "chr"
+        and node.args  # chr() alone: Python's TypeError, no character
         and isinstance(node.args[0], ast.Constant)
         and isinstance(node.args[0].value, int)
     ):
