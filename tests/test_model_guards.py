@@ -21,6 +21,7 @@ from toolang_core.models.types import Message
 from toolang_core.runtime import Runtime
 from toolang_core.testing.cast import Cast
 from toolang_core.testing.models import ScriptedModel, text, tool_call
+from toolang_core.turn.timeline import step_lines
 
 SECRET = "sk-proj-Zq8v3LmN0pR5tW7yB2dF4hJ6"
 
@@ -105,6 +106,8 @@ def test_an_answer_rewrite_is_what_the_turn_stores_and_the_trace_says_who(tmp_pa
     assert step["hook"] == "toolang_check_model_output"
     assert step["rewritten_by"] == [{"plugin": "masker", "reason": "hide it"}]
     assert "refused" not in step
+    (stored,) = [s for s in steps if s.kind == "guardrail"]
+    assert step_lines(stored) == ["toolang_check_model_output: rewritten by masker (hide it)"]
 
 
 def test_a_rewrite_never_puts_a_secret_raw_in_the_trace(tmp_path):
@@ -236,6 +239,9 @@ def test_toolang_turns_shows_the_guardrail(tmp_path):
     assert (shown["turn"]["status"], shown["turn"]["outcome"]) == ("failed", "guardrail")
     (step,) = [s for s in shown["steps"] if s["kind"] == "guardrail"]
     assert step["data"]["refused"]["plugin"] == "topics"
+    traced = toolang("turns", "trace", turn.id)
+    assert f"turn {turn.id} on cli:t: failed (guardrail)" in traced
+    assert "toolang_check_model_input: refused by topics, rule off-topic: not about tides" in traced
 
 
 def test_no_guard_installed_costs_no_check(tmp_path):
