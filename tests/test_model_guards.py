@@ -182,6 +182,14 @@ def test_a_wrong_answer_refuses_too(tmp_path):
     assert model.calls == []
 
 
+def test_a_rewrite_that_is_no_prompt_refuses_naming_the_plugin(tmp_path):
+    model = ScriptedModel([text("fine")])
+    guard = Guard(input=lambda messages, ctx: RewritePrompt(["just a string"]))
+    turn, _ = run_turn(guarded(tmp_path, model, ("sloppy", guard)))
+    assert turn.outcome == "guardrail" and model.calls == []
+    assert "'sloppy' failed in toolang_check_model_input: TypeError" in turn.error
+
+
 def test_guards_check_every_model_call_and_only_the_final_answer(tmp_path):
     model = ScriptedModel([tool_call("bump", {"label": "a"}), text("done")])
     guard = Guard()

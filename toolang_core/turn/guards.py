@@ -63,7 +63,10 @@ class RewritePrompt:
     """An input guard's rewrite: ``messages`` go to the model instead (the later guards
     see them); ``reason`` is recorded in the trace."""
 
-    messages: tuple[Message, ...] = attrs.field(converter=tuple)
+    messages: tuple[Message, ...] = attrs.field(
+        converter=tuple,
+        validator=attrs.validators.deep_iterable(attrs.validators.instance_of(Message)),
+    )
     reason: str = ""
 
 
@@ -72,7 +75,7 @@ class RewriteAnswer:
     """An output guard's rewrite: ``text`` is the answer stored and returned instead
     (the later guards see it); ``reason`` is recorded in the trace."""
 
-    text: str
+    text: str = attrs.field(validator=attrs.validators.instance_of(str))
     reason: str = ""
 
 
