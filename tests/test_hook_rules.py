@@ -41,6 +41,7 @@ from toolang_core.hookspecs.rules import (
 from toolang_core.plugins.facade import Hooks
 from toolang_core.plugins.host import PluginHost
 from toolang_core.tools import ToolCall, ToolResult, stages
+from toolang_core.turn import guards
 
 ROOT = Path(__file__).resolve().parents[1]
 HOOKS = sorted(hook for family in FAMILIES for hook in family.hook_names)
@@ -273,6 +274,7 @@ CALL = ToolCall(call_id="c1", name="echo", params={})
 RESULT = ToolResult(ok=True, output="x")
 CTX = SimpleNamespace(call=CALL)
 RT: Any = SimpleNamespace()
+GUARD_CTX: Any = SimpleNamespace()
 
 
 def _register(hook: str) -> Callable[[Hooks], Any]:
@@ -304,6 +306,8 @@ WRAPPERS: dict[str, Callable[[Hooks], Any]] = {
     "toolang_register_routes": lambda h: h.register_routes(),
     "toolang_finalize_task_run": lambda h: h.finalize_task_run(SimpleNamespace(), RT),
     "toolang_observe_task_run": lambda h: h.observe_task_run(SimpleNamespace(), RT),
+    "toolang_check_model_input": lambda h: guards.check_input(h, (), GUARD_CTX),
+    "toolang_check_model_output": lambda h: guards.check_output(h, "answer", GUARD_CTX),
     "toolang_filter_tool_call": lambda h: stages.filter_tool_call(h, CALL, CTX),
     "toolang_approve_tool_call": lambda h: stages.approve_tool_call(h, CALL, CTX),
     "toolang_filter_tool_result": lambda h: stages.filter_tool_result(h, CALL, RESULT, CTX),

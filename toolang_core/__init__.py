@@ -242,6 +242,12 @@ if TYPE_CHECKING:
         trace_context_meta as trace_context_meta,
         trace_context_of as trace_context_of,
     )
+    from toolang_core.turn.guards import (
+        GuardContext as GuardContext,
+        Refuse as Refuse,
+        RewriteAnswer as RewriteAnswer,
+        RewritePrompt as RewritePrompt,
+    )
     from toolang_core.turn.streaming import (
         TextDelta as TextDelta,
         TurnStreams as TurnStreams,
@@ -385,6 +391,10 @@ _LAZY = {
     "TRACE_CONTEXT_META": "toolang_core.tracecontext",
     "trace_context_meta": "toolang_core.tracecontext",
     "trace_context_of": "toolang_core.tracecontext",
+    "GuardContext": "toolang_core.turn.guards",
+    "Refuse": "toolang_core.turn.guards",
+    "RewriteAnswer": "toolang_core.turn.guards",
+    "RewritePrompt": "toolang_core.turn.guards",
     "TextDelta": "toolang_core.turn.streaming",
     "TurnStreams": "toolang_core.turn.streaming",
 }

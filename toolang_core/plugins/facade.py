@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import structlog
 
-from toolang_core.hookspecs import TOOL_CHAIN, TOOL_CHAIN_STAGES, lifecycle
+from toolang_core.hookspecs import TOOL_CHAIN, TOOL_CHAIN_STAGES, guards, lifecycle
 from toolang_core.hookspecs.combiners import Terms
 from toolang_core.hookspecs.rules import HOOK_RULES, REGISTRATION, HookFailure
 from toolang_core.markers import HOOK_PREFIX
@@ -41,12 +41,20 @@ if TYPE_CHECKING:
 log = structlog.get_logger("toolang.hooks")
 
 ALWAYS_CALLED: Final = frozenset(
-    {*TOOL_CHAIN, *(name for name in vars(lifecycle) if name.startswith(HOOK_PREFIX))}
+    {
+        *TOOL_CHAIN,
+        *(
+            name
+            for module in (lifecycle, guards)
+            for name in vars(module)
+            if name.startswith(HOOK_PREFIX)
+        ),
+    }
     | {hook for hook, rule in HOOK_RULES.items() if rule is REGISTRATION}
 )
 """Hooks no plugin can declare inactive (``toolang_inactive_hooks``): every stage plugin
-of the tool-call chain sees every call; start-up, shutdown and registration are not
-turn-time work."""
+of the tool-call chain sees every call, every guardrail every model call; start-up,
+shutdown and registration are not turn-time work."""
 
 
 def _moved(name: str) -> None:

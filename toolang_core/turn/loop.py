@@ -28,7 +28,7 @@ from toolang_core.tools import process_ledger
 from toolang_core.tools.approvals import canonical_params
 from toolang_core.tools.chain import StageRecord
 from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult
-from toolang_core.turn import in_doubt, prompt, trace
+from toolang_core.turn import guards, in_doubt, prompt, trace
 from toolang_core.turn.in_doubt import Doubt
 
 if TYPE_CHECKING:
@@ -126,7 +126,9 @@ class AgentLoop:
             calls = self._with_ids(response.tool_calls, step)
             if not calls:
                 if response.text.strip():
-                    return self._end(TurnOutcome.completed(response.text), step + 1)
+                    answer = await self._checked(guards.OUTPUT_HOOK, response.text, step)
+                    self.answers[-1] = answer
+                    return self._end(TurnOutcome.completed(answer), step + 1)
                 if used_tools:
                     failed = TurnOutcome.failed(
                         "the agent used tools but gave no visible answer",
@@ -186,8 +188,9 @@ class AgentLoop:
         done = ctx.find_step(key)
         if done is not None and done.status == "completed":
             return trace.response_from_json(dict(done.data["response"]))
+        sent = await self._checked(guards.INPUT_HOOK, tuple(self.messages), step)
         started = ctx.clock()
-        request_json, truncated = self._masked.json(self.messages)
+        request_json, truncated = self._masked.json(sent)
         data: dict[str, Any] = {
             "model": speaker.model_name,
             "agent": speaker.agent.name,
@@ -195,7 +198,7 @@ class AgentLoop:
             "truncated": truncated,
         }
         request = ModelRequest(
-            messages=tuple(self.messages),
+            messages=sent,
             tools=speaker.specs,
             model_id=speaker.model_id,
             key=key,
@@ -219,6 +222,34 @@ class AgentLoop:
         data["response"] = trace.response_json(response)
         ctx.defer_step("model_call", started_at=started, idempotency_key=key, data=data)
         return response
+
+    async def _checked(self, hook: str, value: Any, step: int) -> Any:
+        """``value`` (the prompt, or the final answer) as the guards of ``hook`` leave
+        it (:mod:`toolang_core.turn.guards`); a rewrite or refusal is in the trace.
+
+        :raises TurnFailed: outcome ``guardrail``, when a guard refused.
+        """
+        hooks, speaker = self.executor.runtime.hooks, self.speaker
+        if not hooks.callers(hook):
+            return value  # no guard installed: most loops
+        guard_ctx = guards.GuardContext(
+            turn_id=self.ctx.turn.id,
+            thread_id=self.ctx.turn.thread_id,
+            run_id=self.ctx.run_id,
+            agent=speaker.agent.name,
+            model=speaker.model_name,
+            spawn_depth=self.spawn_depth,
+            step=step,
+            runtime=self.executor.runtime,
+        )
+        is_input = hook == guards.INPUT_HOOK
+        check = guards.check_input if is_input else guards.check_output
+        outcome = await check(hooks, value, guard_ctx)
+        key = f"{self.key_prefix}:guard:{'input' if is_input else 'output'}:{step}"
+        guards.record(self.ctx, outcome, hook=hook, key=key, agent=speaker.agent.name)
+        if outcome.refused is not None:
+            raise TurnFailed(outcome.error("input" if is_input else "answer"), guards.GUARDRAIL)
+        return outcome.value
 
     async def _streamed(self, stream: Any, request: ModelRequest, key: str) -> ModelResponse:
         """A streaming model's call: each delta goes to the turn's watchers as it comes."""

@@ -107,11 +107,28 @@ def _memory_recall(data: Mapping[str, Any]) -> list[str]:
     return [head, *(f"remembered: {_short(line, 80)}" for line in data.get("rendered", ())[:5])]
 
 
+def _guardrail(data: Mapping[str, Any]) -> list[str]:
+    """Who rewrote the prompt or answer, and who refused it (guards' names and rules)."""
+    hook = data.get("hook", "?")
+    lines = [
+        f"{hook}: rewritten by {each.get('plugin', '?')} ({_short(each.get('reason', ''), 50)})"
+        for each in data.get("rewritten_by", ())
+    ]
+    refused = data.get("refused")
+    if refused:
+        lines.append(
+            f"{hook}: refused by {refused.get('plugin', '?')}, rule {refused.get('rule', '?')}"
+            + (f": {_short(refused['reason'], 50)}" if refused.get("reason") else "")
+        )
+    return lines
+
+
 _DETAILS = {
     "model_call": _model_call,
     "tool_call": _tool_call,
     "prompt_build": _prompt_build,
     "memory_recall": _memory_recall,
+    "guardrail": _guardrail,
 }
 
 

@@ -3,7 +3,8 @@
 Blocks calls whose strings hold destructive shell use (recursive deletes of the root or
 a home, disk formatting, fork bombs, downloads piped into a shell, reverse shells,
 credential exfiltration …), warns about risky ones, and masks personal data in the
-parameters going in and in the results coming out. See README.md.
+parameters going in, in the results coming out and (``redact_answers``) in agents' final
+answers. See README.md.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ if TYPE_CHECKING:
     from toolang_core import (
         AskApproval,
         Block,
+        GuardContext,
         Modify,
         Observe,
         PluginContext,
         RegisterFactory,
         RegisterSettings,
+        RewriteAnswer,
         Runtime,
         RuntimeView,
         ToolCall,
@@ -73,6 +76,18 @@ def toolang_filter_tool_result(
     call: ToolCall, result: ToolResult, ctx: ToolCallContext
 ) -> ToolResult | None:
     return policy_of(ctx).filter_result(call, result)
+
+
+@hookimpl
+def toolang_check_model_output(text: str, ctx: GuardContext) -> RewriteAnswer | None:
+    """The output guardrail: with ``redact_answers`` on, the final answer with personal
+    data and secrets masked (the redaction detector's finders, same ``pii_kinds``)."""
+    masked = policy_for(ctx.runtime).mask_answer(text)
+    if masked is None:
+        return None
+    from toolang_core import RewriteAnswer
+
+    return RewriteAnswer(*masked)
 
 
 @hookimpl

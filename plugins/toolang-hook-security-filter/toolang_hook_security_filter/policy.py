@@ -54,10 +54,13 @@ class Policy:
             *(Rule.from_spec(s, blocks=False) for s in OBSERVED if s.name not in disabled),
             *configured(settings.observe_patterns, "observe_patterns", blocks=False),
         )
-        needed = settings.pii_kinds and (settings.redact_params or settings.redact_results)
+        needed = settings.pii_kinds and (
+            settings.redact_params or settings.redact_results or settings.redact_answers
+        )
         self.scrubber = Scrubber(settings.pii_kinds) if needed else None
         self.redact_params = settings.redact_params
         self.redact_results = settings.redact_results
+        self.redact_answers = settings.redact_answers
         self.exempt = (
             re.compile("|".join(fnmatch.translate(t) for t in settings.exempt_tools))
             if settings.exempt_tools
@@ -217,6 +220,17 @@ class Policy:
         if not found:
             return None
         return attrs.evolve(result, output=output, error=error)
+
+    def mask_answer(self, text: str) -> tuple[str, str] | None:
+        """``(text with personal data masked, what was masked)``, or ``None`` when there
+        was none or ``redact_answers`` is off."""
+        if not self.redact_answers or self.scrubber is None:
+            return None
+        found: dict[str, int] = {}
+        masked = self.scrubber.scrub_text(text, found)
+        if not found:
+            return None
+        return masked, f"masked personal data in the answer: {describe_counts(found)}"
 
 
 def _describe(finding: Finding, where: str) -> str:

@@ -30,6 +30,9 @@ class FilterSettings:
     """Mask personal data in the parameters before the tool runs."""
     redact_results: bool = True
     """Mask personal data in results before anyone (observers, traces, the model) sees them."""
+    redact_answers: bool = False
+    """Mask personal data in agents' final answers (the output guardrail) before they are
+    stored and returned."""
     pii_kinds: tuple[PiiKind, ...] = PII_KINDS
     """Which kinds of personal data to mask."""
     exempt_tools: tuple[str, ...] = ()
