@@ -5,9 +5,13 @@ models; every attempt is a step of the turn's trace, and no tool call is made tw
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from kill_helpers import install_kit
 
 from toolang_core import ModelError, ModelRateLimited, Tool, hookimpl
 from toolang_core.agents.types import AgentDefinition
@@ -17,7 +21,9 @@ from toolang_core.errors import ConfigError
 from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest, TurnStatus
 from toolang_core.testing.agents import AgentsPlugin
+from toolang_core.testing.cli import assert_no_traceback
 from toolang_core.testing.models import ScriptedModel, error, text, tool_call
+from toolang_core.testing.processes import KILL_AND_RESUME_CONFIG
 from toolang_core.turn.model_retry import backoff, decide
 
 COUNTER: list[str] = []
@@ -309,3 +315,40 @@ def test_agent_md_fallback_must_be_a_list_of_model_names():
     load = parse_agent_md(AGENT_MD.format(fallback="['Bad Name']"), origin="A", source="user")
     with pytest.raises(DefinitionError, match=r"fallback\[0\]: expected a model name"):
         checked(load.definitions[0])
+
+
+def toolang(home: Path, site: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
+    env.update(
+        TOOLANG_LOAD_PLUGINS="scripted",
+        TOOLANG_SCRIPT=str(home / "script.json"),
+        PYTHONPATH=os.pathsep.join([str(site), env.get("PYTHONPATH", "")]),
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "toolang_core", *args],
+        cwd=home,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_doctor_and_toolang_run_name_a_fallback_model_no_provider_gives(tmp_path):
+    site = tmp_path / "site"
+    install_kit(site)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "script.json").write_text("[]")
+    (home / "toolang.toml").write_text(
+        KILL_AND_RESUME_CONFIG + 'fallback = ["scripted/other", "ghost/x"]\n'
+    )
+    doctor = toolang(home, site, "doctor")
+    assert doctor.returncode != 0
+    assert "ghost/x ([models] fallback[1]): no model provider 'ghost'" in doctor.stdout
+    assert "scripted/other" not in doctor.stdout.split("model(s) cannot answer")[1]
+
+    run = toolang(home, site, "run", "--no-sources", "--until-idle")
+    assert run.returncode == ConfigError.exit_code, run.stderr
+    assert "[models] fallback[1] = 'ghost/x': no model provider 'ghost'" in run.stderr
+    assert_no_traceback(run)
