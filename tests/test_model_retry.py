@@ -326,6 +326,7 @@ def toolang(home: Path, site: Path, *args: str) -> subprocess.CompletedProcess[s
     )
     return subprocess.run(
         [sys.executable, "-m", "toolang_core", *args],
+        check=False,
         cwd=home,
         env=env,
         capture_output=True,
