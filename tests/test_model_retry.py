@@ -25,6 +25,7 @@ from toolang_core.testing.cli import assert_no_traceback
 from toolang_core.testing.models import ScriptedModel, error, text, tool_call
 from toolang_core.testing.processes import KILL_AND_RESUME_CONFIG
 from toolang_core.turn.model_retry import backoff, decide
+from toolang_core.turn.timeline import step_lines
 
 COUNTER: list[str] = []
 FAST = ModelRetryConfig(attempts=3, initial_wait_seconds=0.01, max_wait_seconds=0.05)
@@ -102,6 +103,8 @@ def test_a_rate_limited_call_is_retried_with_backoff_and_then_answers(tmp_path):
         assert 0 <= attempt.data["wait_seconds"] <= FAST.max_wait_seconds
         assert attempt.data["transient"] is True
         assert attempt.data["model"] == "scripted"
+    shown = "\n".join(step_lines(first))  # what `toolang trace` prints
+    assert "attempt 1 failed (rate_limit): retried in" in shown
 
 
 def test_a_retry_after_a_tool_call_does_not_run_the_tool_again(tmp_path):
