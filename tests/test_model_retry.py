@@ -356,3 +356,11 @@ def test_doctor_and_toolang_run_name_a_fallback_model_no_provider_gives(tmp_path
     assert run.returncode == ConfigError.exit_code, run.stderr
     assert "[models] fallback[1] = 'ghost/x': no model provider 'ghost'" in run.stderr
     assert_no_traceback(run)
+
+
+def test_a_fallback_of_the_same_provider_is_asked_for_its_own_model_id(tmp_path):
+    model = ScriptedModel([error("gone", kind="not_found"), text("small here")])
+    runtime = make(tmp_path, {"scripted": model}, fallback=["scripted/small"])
+    turn, _ = run_turn(runtime)
+    assert (turn.status, turn.output) == (TurnStatus.COMPLETED, "small here")
+    assert [c.model_id for c in model.calls] == [None, "small"]

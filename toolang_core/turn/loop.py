@@ -206,7 +206,7 @@ class AgentLoop:
 
         async def call(candidate: Candidate) -> ModelResponse:
             asked = request
-            if candidate.model is not speaker.model:
+            if candidate.name != speaker.model_name:  # a fallback: its own model id
                 asked = attrs.evolve(request, model_id=candidate.name.partition("/")[2] or None)
             stream = getattr(candidate.model, "stream", None)
             if stream is None:
