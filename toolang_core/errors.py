@@ -8,7 +8,7 @@ what was expected and what to do. The CLI prints the message and exits with
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Final, Literal
 
 
 class ToolangError(Exception):
@@ -58,3 +58,102 @@ def describe_exception(exc: BaseException) -> str:
     can use it without importing the plugin host."""
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+ModelErrorKind = Literal[
+    "rate_limit",
+    "overloaded",
+    "timeout",
+    "server",
+    "connection",
+    "auth",
+    "not_found",
+    "refused",
+    "error",
+]
+"""What kind of failure a model call met; ``error`` is one nobody classified."""
+
+TRANSIENT_KINDS: Final[frozenset[str]] = frozenset(
+    {"rate_limit", "overloaded", "timeout", "server", "connection"}
+)
+"""The kinds that may pass if the same call is made again a little later."""
+
+
+class ModelError(Exception):
+    """A model call failed (network, quota, bad answer); the message says what and where.
+
+    ``kind`` classifies the failure for the agent loop's retries and fallbacks
+    (``[models] retry``, ``fallback``): a model plugin raises the subclass that fits
+    (:class:`ModelRateLimited`, …) or passes ``kind=``. ``transient`` kinds
+    (``rate_limit``, ``overloaded``, ``timeout``, ``server``, ``connection``) are
+    retried with backoff; the others (``auth``, ``not_found``, ``refused`` and the
+    unclassified ``error``) never are. ``retry_after`` is the wait, in seconds, the
+    service asked for (an HTTP ``Retry-After``), or ``None``.
+    """
+
+    kind: ModelErrorKind = "error"
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        kind: ModelErrorKind | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        if kind is not None:
+            self.kind = kind
+        self.retry_after = retry_after
+
+    @property
+    def transient(self) -> bool:
+        """Whether making the same call again later may succeed."""
+        return self.kind in TRANSIENT_KINDS
+
+
+class ModelRateLimited(ModelError):
+    """The service refused the call for now: too many requests or tokens (HTTP 429)."""
+
+    kind: ModelErrorKind = "rate_limit"
+
+
+class ModelOverloaded(ModelError):
+    """The service is overloaded or unavailable for now (HTTP 503, 529)."""
+
+    kind: ModelErrorKind = "overloaded"
+
+
+class ModelTimeout(ModelError):
+    """The call took too long and was given up."""
+
+    kind: ModelErrorKind = "timeout"
+
+
+class ModelServerError(ModelError):
+    """The service failed on its side (HTTP 5xx)."""
+
+    kind: ModelErrorKind = "server"
+
+
+class ModelConnectionError(ModelError):
+    """The service could not be reached (DNS, refused or reset connection)."""
+
+    kind: ModelErrorKind = "connection"
+
+
+class ModelAuthError(ModelError):
+    """No key, a bad key, or a key not allowed this model (HTTP 401, 403)."""
+
+    kind: ModelErrorKind = "auth"
+
+
+class ModelNotFound(ModelError):
+    """The provider does not know this model (HTTP 404, an unknown model id)."""
+
+    kind: ModelErrorKind = "not_found"
+
+
+class ModelRefused(ModelError):
+    """The model (or its provider's filter) refused the content of the request."""
+
+    kind: ModelErrorKind = "refused"

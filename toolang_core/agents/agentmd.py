@@ -10,6 +10,7 @@
     keywords: [review, code quality]
     capabilities: [code-review]
     model: llm/gpt-4o-mini
+    fallback: [llm/claude-3.5-haiku]   # tried in order when model fails
     session_isolation: true
     status: active               # or disabled
     max_steps: 10
@@ -44,7 +45,7 @@ from toolang_core.agents.types import (
 from toolang_core.agents.validate import DefinitionError, check_name
 from toolang_core.limits import AGENT_MD_MAX_CHARS
 
-_LISTS: Final = ("prefixes", "tools", "keywords", "capabilities")
+_LISTS: Final = ("prefixes", "tools", "keywords", "capabilities", "fallback")
 _TEXTS: Final = ("description", "model")
 _INTS: Final = {"max_steps": 1, "max_delegation_rounds": 0}
 KEYS: Final = ("name", *_TEXTS, *_LISTS, "session_isolation", "status", *_INTS, "sandbox")

@@ -33,7 +33,9 @@ class AgentDefinition:
     ``tools`` *grant* tools without claiming them (exact names, or ``prefix*``; ``*``
     alone grants every tool). Both accept ``fs_*`` and ``fs_`` alike.
 
-    ``keywords`` (multi-word ones too) and ``capabilities`` route requests to the agent;
+    ``fallback`` lists the models tried, in order, when ``model`` fails (``None``:
+    ``[models] fallback``; empty: none). ``keywords`` (multi-word ones too) and
+    ``capabilities`` route requests to the agent;
     ``skills`` are the skill names a remote agent's card advertises. ``max_steps`` and
     ``max_delegation_rounds`` override ``[agents]`` limits for this agent (``None``:
     the configured ones). ``session_isolation`` asks for delegated work to run on an
@@ -47,6 +49,9 @@ class AgentDefinition:
     description: str = ""
     instruction: str = ""
     model: str | None = None
+    fallback: tuple[str, ...] | None = attrs.field(
+        default=None, converter=attrs.converters.optional(_strings)
+    )
     prefixes: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     tools: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     keywords: tuple[str, ...] = attrs.field(default=(), converter=_strings)

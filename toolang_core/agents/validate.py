@@ -50,6 +50,10 @@ def checked(definition: AgentDefinition) -> AgentDefinition:
         problem = model_spec_problem(definition.model)
         if problem:
             raise DefinitionError(f"model: {problem}")
+    for index, spec in enumerate(definition.fallback or ()):
+        problem = model_spec_problem(spec)
+        if problem:
+            raise DefinitionError(f"fallback[{index}]: {problem}")
     for field in ("max_steps", "max_delegation_rounds"):
         value = getattr(definition, field)
         least = 1 if field == "max_steps" else 0

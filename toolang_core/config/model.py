@@ -8,19 +8,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import attrs
 
 from toolang_core.config.converter import KeyPath, KeyProblems
 from toolang_core.config.sandbox import SandboxOverride, check_host_rules
 from toolang_core.config.validators import (
+    AtLeast,
+    AtMost,
     NonNegativeFloat,
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
     Priority,
 )
+from toolang_core.errors import TRANSIENT_KINDS
 from toolang_core.sandbox.rules import (
     DEFAULT_LIMITS,
     DEFAULT_MODE,
@@ -167,18 +170,61 @@ class DelegationConfig:
 
 
 @attrs.frozen
+class ModelRetryConfig:
+    """``[models.retry]``: how a model call that failed for a passing reason (a kind in
+    ``on``) is made again. Each model gets ``attempts`` calls in all; before the n-th
+    again, the loop waits ``initial_wait_seconds * multiplier ** (n-1)`` (at most
+    ``max_wait_seconds``, at least what the service asked for with ``Retry-After``),
+    less a random part of up to ``jitter`` of it. See docs/hooks/models.md."""
+
+    attempts: PositiveInt = 3
+    initial_wait_seconds: NonNegativeFloat = 1.0
+    max_wait_seconds: NonNegativeFloat = 30.0
+    multiplier: Annotated[float, AtLeast(1)] = 2.0
+    jitter: Annotated[float, AtLeast(0), AtMost(1)] = 0.5
+    on: tuple[str, ...] = tuple(sorted(TRANSIENT_KINDS))
+
+    def __attrs_post_init__(self) -> None:
+        problems: list[tuple[KeyPath, str]] = [
+            (("on", index), f"expected one of {', '.join(sorted(TRANSIENT_KINDS))}, found {kind!r}")
+            for index, kind in enumerate(self.on)
+            if kind not in TRANSIENT_KINDS
+        ]
+        if self.max_wait_seconds < self.initial_wait_seconds:
+            problems.append(
+                (
+                    ("max_wait_seconds",),
+                    f"expected a number >= initial_wait_seconds ({self.initial_wait_seconds:g}), "
+                    f"found {self.max_wait_seconds:g}",
+                )
+            )
+        if problems:
+            raise KeyProblems(problems)
+
+
+@attrs.frozen
 class ModelsConfig:
     """``[models]``: ``default`` is used by agents that name no model
-    (``"provider"`` or ``"provider/model id"``, e.g. ``"llm/gpt-4o-mini"``)."""
+    (``"provider"`` or ``"provider/model id"``, e.g. ``"llm/gpt-4o-mini"``);
+    ``fallback`` lists the models tried, in order, when an agent's model fails and the
+    agent names no ``fallback`` of its own; ``retry`` says how a failed call is made
+    again (:class:`ModelRetryConfig`)."""
 
     default: str = "demo"
+    fallback: tuple[str, ...] = ()
+    retry: ModelRetryConfig = ModelRetryConfig()
 
     def __attrs_post_init__(self) -> None:
         from toolang_core.models.spec import model_spec_problem
 
-        problem = model_spec_problem(self.default)
-        if problem:
-            raise ValueError(f"default: {problem}")
+        problems: list[tuple[KeyPath, str]] = []
+        if problem := model_spec_problem(self.default):
+            problems.append((("default",), problem))
+        for index, spec in enumerate(self.fallback):
+            if problem := model_spec_problem(spec):
+                problems.append((("fallback", index), problem))
+        if problems:
+            raise KeyProblems(problems)
 
 
 @attrs.frozen

@@ -76,7 +76,8 @@ def check_directories(ctx: DoctorContext) -> Iterator[Check]:
 
 
 def check_models(ctx: DoctorContext) -> Iterator[Check]:
-    """Every active agent's model (or ``[models] default``) resolves, and where its
+    """Every active agent's model (or ``[models] default``) and fallback models (or
+    ``[models] fallback``) resolve, and where its
     provider can tell (a model with ``check()``), the provider knows the model."""
     from toolang_core.doctor import runtime_for
     from toolang_core.doctor.check import Check
@@ -98,9 +99,13 @@ def check_models(ctx: DoctorContext) -> Iterator[Check]:
         agents = runtime.agents.registry.active()
     except Exception:  # the agents check reports a broken registry
         agents = []
+    for index, spec in enumerate(runtime.config.models.fallback):
+        wanted.setdefault(spec, []).append(f"[models] fallback[{index}]")
     for agent in agents:
         if agent.model:
             wanted.setdefault(agent.model, []).append(f"agent {agent.name!r}")
+        for index, spec in enumerate(agent.fallback or ()):
+            wanted.setdefault(spec, []).append(f"agent {agent.name!r} fallback[{index}]")
     problems = [
         f"{spec} ({', '.join(users)}): {problem}"
         for spec, users in wanted.items()

@@ -1,10 +1,21 @@
 """Models: the contract between the agent loop and the plugins that answer turns."""
 
+from toolang_core.errors import (
+    ModelAuthError,
+    ModelConnectionError,
+    ModelError,
+    ModelErrorKind,
+    ModelNotFound,
+    ModelOverloaded,
+    ModelRateLimited,
+    ModelRefused,
+    ModelServerError,
+    ModelTimeout,
+)
 from toolang_core.models.guard import check_real_calls_allowed, real_calls_allowed
 from toolang_core.models.types import (
     Message,
     Model,
-    ModelError,
     ModelProvider,
     ModelRequest,
     ModelResponse,
@@ -14,10 +25,19 @@ from toolang_core.models.types import (
 __all__ = [
     "Message",
     "Model",
+    "ModelAuthError",
+    "ModelConnectionError",
     "ModelError",
+    "ModelErrorKind",
+    "ModelNotFound",
+    "ModelOverloaded",
     "ModelProvider",
+    "ModelRateLimited",
+    "ModelRefused",
     "ModelRequest",
     "ModelResponse",
+    "ModelServerError",
+    "ModelTimeout",
     "ToolSpec",
     "check_real_calls_allowed",
     "real_calls_allowed",

@@ -13,6 +13,7 @@ from typing import Any, Final, Literal, Protocol
 
 import attrs
 
+from toolang_core.errors import ModelError as ModelError  # noqa: PLC0414 (re-exported)
 from toolang_core.tools.types import ToolCall
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -71,10 +72,6 @@ class ModelResponse:
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Mapping[str, int] = attrs.field(factory=dict)
     model: str = ""
-
-
-class ModelError(Exception):
-    """A model call failed (network, quota, bad answer); the message says what and where."""
 
 
 class Model(Protocol):

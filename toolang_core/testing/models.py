@@ -20,6 +20,7 @@ from typing import Any
 
 import attrs
 
+from toolang_core.errors import ModelErrorKind
 from toolang_core.markers import hookimpl
 from toolang_core.models.types import ModelError, ModelRequest, ModelResponse
 from toolang_core.tools.types import ToolCall
@@ -40,6 +41,8 @@ class Step:
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     error: str | None = None
+    error_kind: ModelErrorKind | None = None
+    """The raised ``ModelError``'s kind (``None``: unclassified, never retried)."""
     delay: float = 0.0
     word_delay: float = 0.0
     """When streamed: the pause before each word after the first (a visibly slow answer)."""
@@ -59,15 +62,16 @@ def tool_calls(*calls: tuple[str, Mapping[str, Any]]) -> Step:
     return Step(tool_calls=tuple(ToolCall(f"c{i}", n, dict(p)) for i, (n, p) in enumerate(calls)))
 
 
-def error(message: str) -> Step:
-    return Step(error=message)
+def error(message: str, *, kind: ModelErrorKind | None = None) -> Step:
+    """A step raising ``ModelError(message)`` of ``kind`` (``"rate_limit"``, …)."""
+    return Step(error=message, error_kind=kind)
 
 
 async def _respond(step: Step) -> ModelResponse:
     if step.delay:
         await asyncio.sleep(step.delay)
     if step.error is not None:
-        raise ModelError(step.error)
+        raise ModelError(step.error, kind=step.error_kind)
     return ModelResponse(text=step.text, tool_calls=step.tool_calls, model="scripted")
 
 

@@ -7,6 +7,10 @@ steps::
     [{"tool_calls": [{"id": "c1", "name": "fs_write", "params": {"path": "a", "text": "b"}}]},
      {"text": "done", "delay": 0.5}]
 
+A step may fail instead: ``{"error": "slow down", "error_kind": "rate_limit"}`` raises a
+``ModelError`` of that kind. With ``TOOLANG_SCRIPT_LOG`` set, each call appends the
+index of the step it asked for to that file.
+
 The answer to a call is the step whose index is the number of assistant messages since
 the conversation's last user message — so the model holds no state, and a turn resumed
 in a new process (which replays earlier answers from the store) gets the right step.
@@ -46,6 +50,10 @@ class ScriptFileModel:
                 break
             if message.role == "assistant":
                 index += 1
+        log = os.environ.get("TOOLANG_SCRIPT_LOG")
+        if log:  # one line per call, across processes: what a kill test counts
+            with open(log, "a", encoding="utf-8") as f:
+                f.write(f"{index}\n")
         if index >= len(self.steps):
             raise ModelError(f"the script has {len(self.steps)} step(s); step {index} was asked")
         return index
@@ -59,6 +67,7 @@ def _step(raw: dict[str, Any]) -> Step:
         text=raw.get("text", ""),
         tool_calls=calls,
         error=raw.get("error"),
+        error_kind=raw.get("error_kind"),
         delay=float(raw.get("delay", 0)),
         word_delay=float(raw.get("word_delay", 0)),
     )

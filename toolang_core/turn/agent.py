@@ -45,6 +45,7 @@ from toolang_core.tools.types import Denied, Granted, Pending, ToolCall, ToolCal
 from toolang_core.turn import prompt
 from toolang_core.turn.loop import AgentLoop, Speaker, TurnFailed
 from toolang_core.turn.memory import exchange_batch, recall_for_turn
+from toolang_core.turn.model_retry import Candidate, check_fallbacks, fallback_specs
 from toolang_core.turn.running import DelegationError, ResponseMode, RunningTurn
 
 if TYPE_CHECKING:
@@ -94,8 +95,10 @@ class AgentExecutor:
         return self.runtime.hooks.outbound_headers(turn, key, self.runtime)
 
     async def prepare(self) -> None:
-        """Read the agent registry before the first turn; log tools no agent owns."""
+        """Read the agent registry before the first turn; log tools no agent owns; check
+        the fallback models. :raises ConfigError: for a fallback model no provider has."""
         await asyncio.to_thread(self.runtime.agents.report_unmatched)
+        check_fallbacks(self.models, self.runtime.config.models, self.runtime.agents)
 
     def agent(self, name: str | None) -> AgentDefinition:
         """The named agent (``None``: ``[agents] default``). :raises TurnFailed:"""
@@ -233,13 +236,18 @@ class AgentExecutor:
         model_name = agent.model or self.runtime.config.models.default
         try:
             model = self.models.resolve(model_name, wanted_by=f"agent {agent.name!r}")
+            fallbacks = tuple(
+                Candidate(spec, self.models.resolve(spec, wanted_by=wanted))
+                for spec, wanted in fallback_specs(self.runtime.config.models, agent)
+                if spec != model_name
+            )
         except ModelError as exc:
             raise TurnFailed(str(exc), "model_error") from None
         if lenient and allowed_tools is not None:
             scope = self.runtime.agents.scope(agent)
             allowed_tools = [t for t in allowed_tools if t in scope]
         specs, allowed = self.tools_for(agent, allowed_tools)
-        return Speaker(agent, model, model_name, specs, allowed)
+        return Speaker(agent, model, model_name, specs, allowed, fallbacks)
 
     async def ask_agent(
         self,

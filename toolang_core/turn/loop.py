@@ -21,15 +21,15 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import structlog
 
-from toolang_core.errors import describe_exception
 from toolang_core.execution.seam import LEASE_LOST, SHUTDOWN, TurnContext, TurnOutcome
-from toolang_core.models.types import Message, ModelError, ModelRequest, ModelResponse, ToolSpec
+from toolang_core.models.types import Message, ModelRequest, ModelResponse, ToolSpec
 from toolang_core.tools import process_ledger
 from toolang_core.tools.approvals import canonical_params
 from toolang_core.tools.chain import StageRecord
 from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult
 from toolang_core.turn import guards, in_doubt, prompt, trace
 from toolang_core.turn.in_doubt import Doubt
+from toolang_core.turn.model_retry import Candidate, ModelAttempts, ModelCallFailed
 
 if TYPE_CHECKING:
     from toolang_core.agents.types import AgentDefinition
@@ -61,6 +61,8 @@ class Speaker:
     model_name: str
     specs: tuple[ToolSpec, ...]
     allowed: frozenset[str]
+    fallbacks: tuple[Candidate, ...] = ()
+    """The models a failed call goes to next, in order (:mod:`~toolang_core.turn.model_retry`)."""
 
     @property
     def model_id(self) -> str | None:
@@ -204,21 +206,30 @@ class AgentLoop:
             key=key,
             headers=self.executor.outbound_headers(ctx.turn, key),
         )
-        try:
-            stream = getattr(speaker.model, "stream", None)
-            response: ModelResponse
+
+        async def call(candidate: Candidate) -> ModelResponse:
+            asked = request
+            if candidate.name != speaker.model_name:  # a fallback: its own model id
+                asked = attrs.evolve(request, model_id=candidate.name.partition("/")[2] or None)
+            stream = getattr(candidate.model, "stream", None)
             if stream is None:
-                response = await speaker.model.complete(request)
-            else:
-                response = await self._streamed(stream, request, key)
-        except (ModelError, Exception) as exc:
-            error = describe_exception(exc)
-            ctx.defer_step(
-                "model_call", status="failed", error=error, started_at=started, data=data
-            )
-            raise TurnFailed(
-                f"model {speaker.model_name!r} failed: {error}", "model_error"
-            ) from None
+                response: ModelResponse = await candidate.model.complete(asked)
+                return response
+            return await self._streamed(stream, asked, key)
+
+        attempts = ModelAttempts(
+            ctx,
+            key=key,
+            config=self.executor.runtime.config.models.retry,
+            candidates=(Candidate(speaker.model_name, speaker.model), *speaker.fallbacks),
+            call=call,
+            data=data,
+        )
+        try:
+            answered, response = await attempts.run()
+        except ModelCallFailed as exc:
+            raise TurnFailed(str(exc), "model_error") from None
+        data["model"] = answered.name
         data["response"] = trace.response_json(response)
         ctx.defer_step("model_call", started_at=started, idempotency_key=key, data=data)
         return response

@@ -48,6 +48,12 @@ def _model_call(data: Mapping[str, Any]) -> list[str]:
         lines.append(f"→ asks for {call['name']}({_short(call.get('params', {}), 60)})")
     if response.get("text"):
         lines.append(f"→ says {_short(response['text'], 80)!r}")
+    if data.get("error_kind"):  # a failed attempt (toolang_core.turn.model_retry)
+        after = {
+            "retry": f"retried in {data.get('wait_seconds', 0)} s",
+            "fallback": f"falls back to {data.get('fallback_to', '?')}",
+        }.get(str(data.get("next")), "given up")
+        lines.append(f"→ attempt {data.get('attempt', '?')} failed ({data['error_kind']}): {after}")
     return lines
 
 

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from toolang_core import RegisterFactory, ToolCall, hookimpl
-from toolang_core.models import Message, ModelError, ModelRequest, ModelResponse
+from toolang_core.models import Message, ModelNotFound, ModelRequest, ModelResponse
 
 if TYPE_CHECKING:
     from toolang_core import PluginContext
@@ -65,7 +65,7 @@ def _report(messages: tuple[Message, ...]) -> str:
 class DemoProvider:
     def model(self, model_id: str | None) -> DemoModel:
         if model_id not in (None, "", "demo"):
-            raise ModelError(f"the demo provider has one model, 'demo', not {model_id!r}")
+            raise ModelNotFound(f"the demo provider has one model, 'demo', not {model_id!r}")
         return DemoModel()
 
 

@@ -122,25 +122,29 @@ def stream_chunks(body: dict[str, Any]) -> list[dict[str, Any]]:
 class ChatServer:
     """An OpenAI-compatible ``/v1/chat/completions`` on 127.0.0.1.
 
-    Answers each request with the next of ``replies`` (``(status, body)``) — streamed
+    Answers each request with the next of ``replies`` (``(status, body)``, or with a
+    dict of response headers third) — streamed
     as server-sent chunks when the request asks to stream — and records every request
     body in ``requests``.
     """
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
-        self.replies: list[tuple[int, dict[str, Any]]] = []
+        self.replies: list[tuple[Any, ...]] = []
+        """``(status, body)`` or ``(status, body, headers)`` per request, in order."""
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 length = int(self.headers.get("Content-Length", 0))
                 server.requests.append(json.loads(self.rfile.read(length)))
-                status, body = (
+                reply = (
                     server.replies.pop(0)
                     if server.replies
                     else (500, {"error": {"message": "no reply scripted"}})
                 )
+                status, body = reply[0], reply[1]
+                headers: dict[str, str] = reply[2] if len(reply) > 2 else {}
                 if status == 200 and server.requests[-1].get("stream"):
                     events = [f"data: {json.dumps(c)}\n\n" for c in stream_chunks(body)]
                     data = ("".join(events) + "data: [DONE]\n\n").encode()
@@ -152,6 +156,8 @@ class ChatServer:
                     return
                 data = json.dumps(body).encode()
                 self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()

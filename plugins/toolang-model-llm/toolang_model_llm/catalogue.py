@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from toolang_core.models import ModelError
+from toolang_core.models import ModelNotFound
 
 # llm keeps its plugin manager in module globals and marks its plugins loaded before
 # loading them, so two threads reading catalogues at once could see a half-loaded
@@ -82,7 +82,7 @@ class Catalogue:
                 if model_id
                 else f"llm's default model {wanted!r} (`llm models default`) is not installed"
             )
-            raise ModelError(
+            raise ModelNotFound(
                 f"{what}; it has: {self.suggestions(wanted)}. `llm models` lists them all; "
                 "install an llm plugin (llm-anthropic, llm-gemini, llm-ollama, …) for more"
             )
