@@ -4,13 +4,17 @@ openai client talking to a local server (the model boundary)."""
 
 from __future__ import annotations
 
-import httpx
 import openai
 import pytest
 from model_llm_kit import agent_runtime, chat_reply, run_turn
 
 from toolang_core import TurnStatus
 from toolang_model_llm.errors import classify, from_llm, retry_after
+
+try:  # the HTTP client the installed openai speaks: httpx2 since openai 3, httpx before
+    import httpx2 as httpx
+except ImportError:  # pragma: no cover - an older openai
+    import httpx  # type: ignore[no-redef]
 
 FAST = "\n[models.retry]\ninitial_wait_seconds = 0.01\nmax_wait_seconds = 0.05\n"
 NO_SDK_RETRY = {"x-should-retry": "false"}  # the openai client's own retries stay out
