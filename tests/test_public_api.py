@@ -212,6 +212,28 @@ def test_the_snapshot_is_the_same_in_a_fresh_process_with_another_hash_seed():
     assert printed == tool.snapshot()
 
 
+RESOLVED_FIRST = """
+import attrs, runpy, sys
+import toolang_core, toolang_core.config
+for module in (toolang_core, toolang_core.config):
+    for value in vars(module).values():
+        if isinstance(value, type) and attrs.has(value):
+            attrs.resolve_types(value)  # as cattrs does when it first structures a class
+sys.argv = ["api_snapshot.py"]
+runpy.run_path({tool!r}, run_name="__main__")
+"""
+
+
+def test_the_snapshot_is_the_same_after_attrs_resolved_the_types():
+    # A process that has structured configuration (cattrs) holds resolved field types:
+    # the snapshot is written from the annotations as the source spells them.
+    script = RESOLVED_FIRST.format(tool=str(ROOT / "tools" / "api_snapshot.py"))
+    printed = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT.parent
+    ).stdout
+    assert printed == SNAPSHOT.read_text(encoding="utf-8")
+
+
 def test_check_exits_non_zero_with_the_diff_and_how_to_change_the_contract(tmp_path):
     lines = SNAPSHOT.read_text(encoding="utf-8").splitlines(keepends=True)
     removed = next(line for line in lines if line.startswith("toolang_core.redact: "))

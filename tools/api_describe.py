@@ -278,6 +278,17 @@ def members(cls: type) -> list[tuple[str, str]]:
     return ordered + sorted(rest)
 
 
+def _declared(cls: type, name: str) -> Any:
+    """The annotation of attribute ``name`` as the class (or a base) wrote it — not
+    ``attrs.fields(cls)[...].type``, which ``attrs.resolve_types`` (cattrs does it)
+    replaces with the resolved object for the rest of the process."""
+    for klass in cls.__mro__:
+        found = annotations_of(klass).get(name)
+        if found is not None:
+            return found
+    return None
+
+
 def _fields(cls: type) -> list[tuple[str, str]]:
     """An attrs class's fields as its ``__init__`` takes them (a private field by its
     alias), with their types, defaults and flags."""
@@ -288,7 +299,9 @@ def _fields(cls: type) -> list[tuple[str, str]]:
         name = field.alias if field.init and field.alias else field.name
         if name.startswith("_"):
             continue
-        text = "field" + (f": {annotation(field.type)}" if field.type is not None else "")
+        declared = _declared(cls, field.name)
+        kind = field.type if declared is None else declared
+        text = "field" + (f": {annotation(kind)}" if kind is not None else "")
         if field.default is not attrs.NOTHING:
             text += f" = {default(field.default)}"
         flags = [

@@ -346,6 +346,6 @@ def pool_for(bwrap: str) -> Pool:
 async def close() -> None:
     """Empty the running event loop's pools (the runtime's shutdown)."""
     loop = asyncio.get_running_loop()
-    for (owner, _), found in list(_pools.items()):
-        if owner is loop:
+    for (its_loop, _), found in list(_pools.items()):
+        if its_loop is loop:
             await found.close()
