@@ -385,7 +385,9 @@ def test_the_start_up_sweep_empties_and_removes_cgroups_of_a_runtime_that_died()
         (left / "cgroup.procs").write_text(str(sleeper.pid))  # a sandbox's process, left
         mine = cgroup.create(5)  # this runtime's own, in use: left alone
         assert mine is not None
-        assert cgroup.sweep() == 1
+        # ours, and any other runtime's that died (tests run side by side share the parent;
+        # a killed runtime's waiting bubblewraps leave theirs)
+        assert cgroup.sweep() >= 1
         assert sleeper.wait(timeout=10) == -signal.SIGKILL  # killed, and reaped here
         cgroup.sweep()  # the next start (or this one, once its processes are reaped)
         assert not left.exists()

@@ -182,7 +182,7 @@ CONFIG_CASES = [
         "[scheduler.groups.chat]\npriority = 9223372036854775807\n",
         "scheduler.groups.chat.priority: expected a number <= 1e+06",
     ),
-    ('[models]\ndefault = "llm/../../etc/passwd"\n', "models: default: expected a model name"),
+    ('[models]\ndefault = "llm/../../etc/passwd"\n', "models.default: expected a model name"),
     (
         '[plugins.source-chore]\nchores = [{ key = "c", schedule = "every 0" }]\n',
         "chores[0] ('c'): schedule: cannot read interval 'every 0'",
