@@ -8,6 +8,7 @@ import getpass
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -352,6 +353,14 @@ def test_ctrl_c_at_the_approval_question_returns_to_the_prompt(toolang_home, gat
 # -- double-texting: a second message on a busy thread ---------------------------------
 
 
+def _as_a_foreground_job() -> None:
+    # Ctrl-C reaches a terminal's foreground job: SIGINT at its default, whatever this
+    # test run inherited — started in the background (`.ci/run &`), a shell ignores
+    # SIGINT for it, an ignored SIGINT stays ignored across exec and Python then installs
+    # no handler: the chat would never see the test's Ctrl-C.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_chat(home, env, *args):
     full = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
     full.update(env)
@@ -362,6 +371,7 @@ def start_chat(home, env, *args):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_as_a_foreground_job,  # noqa: PLW1509 (signal.signal only)
     )
 
 
