@@ -372,3 +372,16 @@ def test_a_version_bump_without_a_new_snapshot_says_to_regenerate():
     assert f"was taken at version {toolang_core.__version__}; toolang_core is now 9.9.0" in problem
     assert "A public contract changed" not in problem
     assert "python tools/api_snapshot.py --write" in problem
+
+
+def test_what_a_registry_holds_while_the_process_runs_is_not_in_the_snapshot(monkeypatch):
+    # Module-level mutable state (the parked-turn kit's gates) fills as tests run; only
+    # its type is listed, so the snapshot is the same in a process that used it.
+    import asyncio
+
+    from toolang_core.testing import parked_turns
+
+    before = tool.snapshot()
+    monkeypatch.setitem(parked_turns.GATES, "held", asyncio.Event())
+    assert tool.snapshot() == before
+    assert "parked_turns.GATES: constant: dict[str, Event]\n" in before

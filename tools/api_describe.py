@@ -199,7 +199,12 @@ def _is_alias(value: Any) -> bool:
     )
 
 
-def describe(value: Any, declared: str | None = None) -> str:
+def declared_final(annotations: Mapping[str, Any], name: str) -> bool:
+    """Whether ``name`` is declared ``Final`` (its value, not only its type, is fixed)."""
+    return name in annotations and annotation(annotations[name]).startswith("Final")
+
+
+def describe(value: Any, declared: str | None = None, *, final: bool = False) -> str:
     """One line's text (after ``name: ``) for a namespace-level object."""
     if isinstance(value, type):
         return class_header(value)
@@ -217,7 +222,10 @@ def describe(value: Any, declared: str | None = None) -> str:
     if _is_alias(value):
         return f"type alias = {annotation(value)}"
     kind = declared or type(value).__qualname__
-    plain = plain_value(value)
+    # A mutable container not declared Final is state (a registry filled as the
+    # process runs), not a contract: only its type is listed.
+    mutable = isinstance(value, list | dict | set) and not final
+    plain = None if mutable else plain_value(value)
     return f"constant: {kind}" + (f" = {plain}" if plain is not None else "")
 
 

@@ -34,7 +34,15 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # api_describe, beside this file
-from api_describe import annotations_of, declared_type, describe, members, public_names, signature
+from api_describe import (
+    annotations_of,
+    declared_final,
+    declared_type,
+    describe,
+    members,
+    public_names,
+    signature,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOT = ROOT / "api" / "toolang_core.api.txt"
@@ -91,8 +99,10 @@ def namespace_lines(namespaces: Sequence[str]) -> list[str]:
                 continue
             if isinstance(value, type) or callable(value):
                 described[id(value)] = full
-            declared = declared_type(_declaration(module, hints, name, value), name, value)
-            lines.append(f"{full}: {describe(value, declared)}")
+            declaration = _declaration(module, hints, name, value)
+            declared = declared_type(declaration, name, value)
+            final = declared_final(declaration, name)
+            lines.append(f"{full}: {describe(value, declared, final=final)}")
             if isinstance(value, type):
                 lines.extend(f"{full}.{attr}: {text}" for attr, text in members(value))
     return lines
