@@ -188,6 +188,10 @@ if TYPE_CHECKING:
         TurnRequest as TurnRequest,
         TurnStatus as TurnStatus,
     )
+    from toolang_core.store.usage import (
+        Usage as Usage,
+        UsageFilter as UsageFilter,
+    )
     from toolang_core.taskruns.controller import (
         TaskRunController as TaskRunController,
     )
@@ -260,6 +264,11 @@ if TYPE_CHECKING:
     from toolang_core.turn.streaming import (
         TextDelta as TextDelta,
         TurnStreams as TurnStreams,
+    )
+    from toolang_core.turn.usage import (
+        BUDGET_EXCEEDED as BUDGET_EXCEEDED,
+        USAGE_LIMIT as USAGE_LIMIT,
+        SpendBudget as SpendBudget,
     )
 
 __version__ = "0.2.0"
@@ -359,6 +368,8 @@ _LAZY = {
     "TurnFilter": "toolang_core.store.types",
     "TurnRequest": "toolang_core.store.types",
     "TurnStatus": "toolang_core.store.types",
+    "Usage": "toolang_core.store.usage",
+    "UsageFilter": "toolang_core.store.usage",
     "TaskRunController": "toolang_core.taskruns.controller",
     "spawn_task_run": "toolang_core.taskruns.spawning",
     "check_fan_out": "toolang_core.taskruns.spawning",
@@ -415,6 +426,9 @@ _LAZY = {
     "RewritePrompt": "toolang_core.turn.guards",
     "TextDelta": "toolang_core.turn.streaming",
     "TurnStreams": "toolang_core.turn.streaming",
+    "BUDGET_EXCEEDED": "toolang_core.turn.usage",
+    "USAGE_LIMIT": "toolang_core.turn.usage",
+    "SpendBudget": "toolang_core.turn.usage",
 }
 
 __all__ = ["__version__", "hookimpl", "hookspec", *sorted(_LAZY)]

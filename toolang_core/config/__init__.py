@@ -16,6 +16,7 @@ from toolang_core.config.model import (
     ToolsConfig,
 )
 from toolang_core.config.settings import plugin_settings, validate_plugin_settings
+from toolang_core.config.spend import LimitsConfig
 from toolang_core.config.starter import STARTER_CONFIG, starter_config
 from toolang_core.config.types import EnvStr, Secret
 
@@ -27,6 +28,7 @@ __all__ = [
     "DelegationConfig",
     "EnvStr",
     "GroupConfig",
+    "LimitsConfig",
     "LogConfig",
     "ModelsConfig",
     "PluginsConfig",

@@ -14,6 +14,7 @@ import attrs
 
 from toolang_core.config.converter import KeyPath, KeyProblems
 from toolang_core.config.sandbox import SandboxOverride, check_host_rules
+from toolang_core.config.spend import LimitsConfig
 from toolang_core.config.validators import (
     AtLeast,
     AtMost,
@@ -338,6 +339,7 @@ class ToolangConfig:
     scheduler: SchedulerConfig = SchedulerConfig()
     runtime: RuntimeConfig = RuntimeConfig()
     agents: AgentsConfig = AgentsConfig()
+    limits: LimitsConfig = LimitsConfig()
     delegation: DelegationConfig = DelegationConfig()
     models: ModelsConfig = ModelsConfig()
     tools: ToolsConfig = ToolsConfig()

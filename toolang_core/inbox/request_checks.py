@@ -11,6 +11,7 @@ from toolang_core.errors import UsageError
 from toolang_core.ids import is_valid_id
 from toolang_core.limits import PRIORITY_LIMIT, THREAD_ID_MAX
 from toolang_core.store.types import NewTurnRequest
+from toolang_core.turn import usage
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -54,6 +55,18 @@ def check_request(request: NewTurnRequest) -> None:
     timeout = request.timeout_seconds
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         raise InvalidRequest(f"timeout {timeout!r}: expected a finite number of seconds > 0")
+    _check_spend(request)
+
+
+def _check_spend(request: NewTurnRequest) -> None:
+    """A request's own spend limits and budget (:mod:`toolang_core.turn.usage`)."""
+    try:
+        if "limits" in request.meta:
+            usage.check_request_limits(request.meta["limits"])
+        if "budget" in request.meta:
+            usage.check_budget(request.meta["budget"])
+    except ValueError as exc:
+        raise InvalidRequest(str(exc)) from None
 
 
 def _check_id(field: str, value: str) -> None:

@@ -52,6 +52,7 @@ from toolang_core.store.types import (
     TurnStatus,
     rank_for,
 )
+from toolang_core.store.usage import Usage, UsageFilter
 
 __all__ = [
     "ACTIVE",
@@ -88,6 +89,8 @@ __all__ = [
     "TurnNotFound",
     "TurnRequest",
     "TurnStatus",
+    "Usage",
+    "UsageFilter",
     "Waker",
     "check_thread",
     "is_own",

@@ -42,6 +42,7 @@ from toolang_core.store.types import (
     TurnRequest,
     TurnStatus,
 )
+from toolang_core.store.usage import Usage, UsageFilter
 
 
 class Waker(Protocol):
@@ -252,6 +253,17 @@ class ExecutionStore(Protocol):
 
     def counts(self) -> list[GroupCount]:
         """How many requests per thread group and status (terminal ones included)."""
+        ...
+
+    def usage(self, where: UsageFilter) -> Usage:
+        """The tokens and model calls of the completed model-call steps ``where``
+        selects (:mod:`toolang_core.store.usage`): a turn, thread (a task run), owner,
+        spend budget (a team), since a time. Nothing matched: a zero :class:`Usage`."""
+        ...
+
+    def usage_by_owner(self, where: UsageFilter) -> dict[str, Usage]:
+        """:meth:`usage` per turn owner (``""``: turns with none), owners in order;
+        owners with no matching model call are left out."""
         ...
 
     def group_load(self) -> dict[str, tuple[int, int]]:

@@ -34,6 +34,7 @@ from toolang_core.store.types import (
     TurnRequest,
     TurnStatus,
 )
+from toolang_core.testing.usage_conformance import UsageConformance
 
 T0 = 1_800_000_000.0
 LEASE = 30.0
@@ -49,7 +50,7 @@ def request(
     return NewTurnRequest(source=source, thread_id=thread, input=text, **kw)
 
 
-class StoreConformance:
+class StoreConformance(UsageConformance):
     """Subclass and provide ``toolang_store_factory`` (see the module docstring)."""
 
     @pytest.fixture

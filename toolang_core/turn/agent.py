@@ -47,6 +47,7 @@ from toolang_core.turn.loop import AgentLoop, Speaker, TurnFailed
 from toolang_core.turn.memory import exchange_batch, recall_for_turn
 from toolang_core.turn.model_retry import Candidate, check_fallbacks, fallback_specs
 from toolang_core.turn.running import DelegationError, ResponseMode, RunningTurn
+from toolang_core.turn.usage import SpendLimits, TurnSpend
 
 if TYPE_CHECKING:
     from toolang_core.config.model import AgentsConfig
@@ -179,7 +180,9 @@ class AgentExecutor:
             "route": route.to_json() if route is not None else None,
         }
         built_step = ctx.defer_step("prompt_build", data=built)
-        handle = RunningTurn(self, ctx, max_rounds=_max_rounds(agent, config.agents))
+        limits = SpendLimits.for_turn(config.limits, turn)
+        spend = TurnSpend(limits, turn=turn, store=ctx.store, clock=ctx.clock)
+        handle = RunningTurn(self, ctx, max_rounds=_max_rounds(agent, config.agents), spend=spend)
         loop = AgentLoop(
             self,
             ctx,

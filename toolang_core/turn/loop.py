@@ -27,7 +27,7 @@ from toolang_core.tools import process_ledger
 from toolang_core.tools.approvals import canonical_params
 from toolang_core.tools.chain import StageRecord
 from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult
-from toolang_core.turn import guards, in_doubt, prompt, trace
+from toolang_core.turn import guards, in_doubt, prompt, trace, usage
 from toolang_core.turn.in_doubt import Doubt
 from toolang_core.turn.model_retry import Candidate, ModelAttempts, ModelCallFailed
 
@@ -140,6 +140,9 @@ class AgentLoop:
                 empty = TurnOutcome.failed("the model gave an empty answer", "empty_answer")
                 return self._end(empty, step + 1)
             used_tools = True
+            stop = self.handle.spend.check()  # this answer's usage may reach a limit
+            if stop is not None:  # … then none of its tool calls is made
+                return self._end(TurnOutcome.failed(stop.message, stop.outcome), step + 1)
             signature = tuple(sorted((c.name, canonical_params(c.params)) for c in calls))
             seen[signature] += 1
             if seen[signature] >= loop_repeats:
@@ -188,8 +191,14 @@ class AgentLoop:
         ctx, speaker = self.ctx, self.speaker
         key = f"{self.key_prefix}:model:{step}"
         done = ctx.find_step(key)
+        spend = self.handle.spend
         if done is not None and done.status == "completed":
-            return trace.response_from_json(dict(done.data["response"]))
+            replayed = trace.response_from_json(dict(done.data["response"]))
+            spend.add(usage.tokens_of(replayed.usage))  # an earlier attempt's call counts
+            return replayed
+        stop = spend.check()
+        if stop is not None:
+            raise TurnFailed(stop.message, stop.outcome)
         sent = await self._checked(guards.INPUT_HOOK, tuple(self.messages), step)
         started = ctx.clock()
         request_json, truncated = self._masked.json(sent)
@@ -231,6 +240,10 @@ class AgentLoop:
             raise TurnFailed(str(exc), "model_error") from None
         data["model"] = answered.name
         data["response"] = trace.response_json(response)
+        tokens = usage.tokens_of(response.usage) if response.usage else {}
+        if tokens:
+            data["tokens"] = tokens  # normalised: what the store sums
+        spend.add(tokens)
         ctx.defer_step("model_call", started_at=started, idempotency_key=key, data=data)
         return response
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from toolang_core.tools.turn_handle import ResponseMode
+from toolang_core.turn.usage import SpendLimits, TurnSpend
 
 if TYPE_CHECKING:
     from toolang_core.execution.seam import TurnContext
@@ -33,11 +34,23 @@ class RunningTurn:
     """One agent turn in progress, as its control tools see it (implements
     :class:`~toolang_core.tools.turn_handle.TurnHandle`)."""
 
-    def __init__(self, executor: AgentExecutor, ctx: TurnContext, *, max_rounds: int) -> None:
+    def __init__(
+        self,
+        executor: AgentExecutor,
+        ctx: TurnContext,
+        *,
+        max_rounds: int,
+        spend: TurnSpend | None = None,
+    ) -> None:
         self._executor = executor
         self._ctx = ctx
         self.max_rounds = max_rounds
         self.rounds = 0
+        self.spend = spend or TurnSpend(
+            SpendLimits(), turn=ctx.turn, store=ctx.store, clock=ctx.clock
+        )
+        """What the turn's model calls spent and the limits it is held to
+        (:mod:`toolang_core.turn.usage`)."""
 
     @property
     def request(self) -> TurnRequest:

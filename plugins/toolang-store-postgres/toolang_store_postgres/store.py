@@ -28,6 +28,8 @@ from toolang_core.store import (
     TurnFilter,
     TurnRequest,
     TurnStatus,
+    Usage,
+    UsageFilter,
 )
 from toolang_core.store.backend import (
     RECORD_COLUMNS,
@@ -48,7 +50,7 @@ from toolang_core.store.backend import (
     wrong_group,
     wrong_owner,
 )
-from toolang_store_postgres import ingress, schema, turns
+from toolang_store_postgres import ingress, schema, turns, usage
 from toolang_store_postgres.connection import ATTEMPTS, Conn, Database
 from toolang_store_postgres.settings import describe_dsn
 from toolang_store_postgres.wake import KEEPALIVES, RUNTIME_PRESENT_SQL, NotifyWaker, Presence
@@ -417,6 +419,12 @@ class PostgresStore(StoreBase):
             (limit,),
         )
         return [ThreadInfo(*r) for r in rows]
+
+    def usage(self, where: UsageFilter) -> Usage:
+        return usage.total(self._db.one(*usage.total_sql(where)))
+
+    def usage_by_owner(self, where: UsageFilter) -> dict[str, Usage]:
+        return usage.by_owner(self._db.all(*usage.by_owner_sql(where)))
 
     def counts(self) -> list[GroupCount]:
         rows = self._db.all(

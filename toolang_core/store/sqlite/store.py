@@ -29,7 +29,7 @@ from toolang_core.store.rows import (
     turn_filter_sql,
     turn_from_row,
 )
-from toolang_core.store.sqlite import admission, finishing, steps, turns
+from toolang_core.store.sqlite import admission, finishing, steps, turns, usage
 from toolang_core.store.sqlite.checkpoint import WalCheckpointer, local_writers
 from toolang_core.store.sqlite.connection import SYNCHRONOUS, connect, prepare_schema, use_wal
 from toolang_core.store.sqlite.damage import probe_btrees, quick_check, verify_once
@@ -56,6 +56,7 @@ from toolang_core.store.types import (
     TurnRequest,
     TurnStatus,
 )
+from toolang_core.store.usage import Usage, UsageFilter
 
 T = TypeVar("T")
 _STATUS = {s.value: s for s in TurnStatus}
@@ -411,6 +412,12 @@ class SQLiteStore(StoreBase):
             f"SELECT {TURN_COLUMNS} FROM turn_requests{condition}", params
         ).fetchall()
         return [turn_from_row(r) for r in rows]
+
+    def usage(self, where: UsageFilter) -> Usage:
+        return usage.total(self._conn, where)
+
+    def usage_by_owner(self, where: UsageFilter) -> dict[str, Usage]:
+        return usage.by_owner(self._conn, where)
 
     def thread_history(self, thread_id: str, *, before_seq: int, limit: int) -> list[PastTurn]:
         rows = self._conn.execute(turns.HISTORY_SQL, (thread_id, before_seq, limit)).fetchall()

@@ -1,0 +1,58 @@
+"""Token usage summed in PostgreSQL (``ExecutionStore.usage``): the normalised
+``tokens`` of completed model-call steps (``jsonb``), joined to their turn requests for
+the owner, thread and budget — the same sums as the SQLite store's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolang_core.store import Usage, UsageFilter
+
+_SUMS = (
+    "count(*), sum((s.data->'tokens'->>'input')::bigint), "
+    "sum((s.data->'tokens'->>'output')::bigint), "
+    "sum((s.data->'tokens'->>'cached')::bigint)"
+)
+_FROM = (
+    "FROM {s}.turn_steps s JOIN {s}.turn_requests t ON t.id = s.turn_id "
+    "WHERE s.kind = 'model_call' AND s.status = 'completed'"
+)
+
+
+def where_sql(where: UsageFilter) -> tuple[str, list[Any]]:
+    """The filter's clauses (after ``WHERE …``) and their parameters."""
+    sql, params = [], []
+    for clause, value in (
+        ("s.turn_id = %s", where.turn_id),
+        ("t.thread_id = %s", where.thread_id),
+        ("t.owner = %s", where.owner),
+        ("t.meta->'budget'->>'scope' = %s", where.budget),
+        ("s.finished_at >= %s", where.since),
+        ("s.turn_id <> %s", where.exclude_turn),
+    ):
+        if value is not None:
+            sql.append(f" AND {clause}")
+            params.append(value)
+    return "".join(sql), params
+
+
+def total_sql(where: UsageFilter) -> tuple[str, list[Any]]:
+    clauses, params = where_sql(where)
+    return f"SELECT {_SUMS} {_FROM}{clauses}", params
+
+
+def by_owner_sql(where: UsageFilter) -> tuple[str, list[Any]]:
+    clauses, params = where_sql(where)
+    sql = (
+        f"SELECT coalesce(t.owner, ''), {_SUMS} {_FROM}{clauses} "
+        "GROUP BY coalesce(t.owner, '') ORDER BY 1"
+    )
+    return sql, params
+
+
+def total(row: Any) -> Usage:
+    return Usage.of_row(row)
+
+
+def by_owner(rows: list[Any]) -> dict[str, Usage]:
+    return {str(row[0]): Usage.of_row(row[1:]) for row in rows}

@@ -1,0 +1,55 @@
+"""Token usage summed in the SQLite store (:meth:`ExecutionStore.usage`).
+
+The sums read the normalised ``tokens`` of completed model-call steps (JSON text,
+through ``json_extract``), joined to their turn requests for the owner, thread and
+budget. No index serves them: a turn asks only while an owner or budget limit applies,
+the CLI and the API when a person looks.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from toolang_core.store.usage import Usage, UsageFilter
+
+_SUMS = (
+    "count(*), sum(json_extract(s.data, '$.tokens.input')), "
+    "sum(json_extract(s.data, '$.tokens.output')), "
+    "sum(json_extract(s.data, '$.tokens.cached'))"
+)
+_FROM = (
+    "FROM turn_steps s JOIN turn_requests t ON t.id = s.turn_id "
+    "WHERE s.kind = 'model_call' AND s.status = 'completed'"
+)
+
+
+def _where(where: UsageFilter) -> tuple[str, list[object]]:
+    sql, params = [], []
+    for clause, value in (
+        ("s.turn_id = ?", where.turn_id),
+        ("t.thread_id = ?", where.thread_id),
+        ("t.owner = ?", where.owner),
+        ("json_extract(t.meta, '$.budget.scope') = ?", where.budget),
+        ("s.finished_at >= ?", where.since),
+        ("s.turn_id != ?", where.exclude_turn),
+    ):
+        if value is not None:
+            sql.append(f" AND {clause}")
+            params.append(value)
+    return "".join(sql), params
+
+
+def total(c: sqlite3.Connection, where: UsageFilter) -> Usage:
+    clauses, params = _where(where)
+    row = c.execute(f"SELECT {_SUMS} {_FROM}{clauses}", params).fetchone()
+    return Usage.of_row(row)
+
+
+def by_owner(c: sqlite3.Connection, where: UsageFilter) -> dict[str, Usage]:
+    clauses, params = _where(where)
+    rows = c.execute(
+        f"SELECT coalesce(t.owner, ''), {_SUMS} {_FROM}{clauses} "
+        "GROUP BY coalesce(t.owner, '') ORDER BY 1",
+        params,
+    ).fetchall()
+    return {str(row[0]): Usage.of_row(row[1:]) for row in rows}
