@@ -46,20 +46,48 @@ class Step:
     delay: float = 0.0
     word_delay: float = 0.0
     """When streamed: the pause before each word after the first (a visibly slow answer)."""
+    usage: Mapping[str, int] = attrs.field(factory=dict)
+    """The token usage the answer reports, as a provider would (``{"input_tokens": 120,
+    "output_tokens": 8}``); empty: none reported."""
 
 
-def text(content: str, *, delay: float = 0.0, word_delay: float = 0.0) -> Step:
-    return Step(text=content, delay=delay, word_delay=word_delay)
+def text(
+    content: str,
+    *,
+    delay: float = 0.0,
+    word_delay: float = 0.0,
+    usage: Mapping[str, int] | None = None,
+) -> Step:
+    return Step(text=content, delay=delay, word_delay=word_delay, usage=dict(usage or {}))
 
 
 def tool_call(
-    name: str, params: Mapping[str, Any] | None = None, *, call_id: str = "", delay: float = 0.0
+    name: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    call_id: str = "",
+    delay: float = 0.0,
+    usage: Mapping[str, int] | None = None,
 ) -> Step:
-    return Step(tool_calls=(ToolCall(call_id, name, dict(params or {})),), delay=delay)
+    call = ToolCall(call_id, name, dict(params or {}))
+    return Step(tool_calls=(call,), delay=delay, usage=dict(usage or {}))
 
 
-def tool_calls(*calls: tuple[str, Mapping[str, Any]]) -> Step:
-    return Step(tool_calls=tuple(ToolCall(f"c{i}", n, dict(p)) for i, (n, p) in enumerate(calls)))
+def tool_calls(
+    *calls: tuple[str, Mapping[str, Any]], usage: Mapping[str, int] | None = None
+) -> Step:
+    return Step(
+        tool_calls=tuple(ToolCall(f"c{i}", n, dict(p)) for i, (n, p) in enumerate(calls)),
+        usage=dict(usage or {}),
+    )
+
+
+def tokens(input: int, output: int = 0, *, cached: int | None = None) -> dict[str, int]:
+    """A usage report for a scripted step: ``text("hi", usage=tokens(100, 20))``."""
+    usage = {"input_tokens": input, "output_tokens": output}
+    if cached is not None:
+        usage["cached_tokens"] = cached
+    return usage
 
 
 def error(message: str, *, kind: ModelErrorKind | None = None) -> Step:
@@ -72,7 +100,9 @@ async def _respond(step: Step) -> ModelResponse:
         await asyncio.sleep(step.delay)
     if step.error is not None:
         raise ModelError(step.error, kind=step.error_kind)
-    return ModelResponse(text=step.text, tool_calls=step.tool_calls, model="scripted")
+    return ModelResponse(
+        text=step.text, tool_calls=step.tool_calls, usage=step.usage, model="scripted"
+    )
 
 
 _WORD = re.compile(r"\s*\S+\s*|\s+")
