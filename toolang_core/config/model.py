@@ -339,7 +339,7 @@ class ToolangConfig:
     scheduler: SchedulerConfig = SchedulerConfig()
     runtime: RuntimeConfig = RuntimeConfig()
     agents: AgentsConfig = AgentsConfig()
-    limits: LimitsConfig = LimitsConfig()
+    limits: LimitsConfig = attrs.field(factory=LimitsConfig)
     delegation: DelegationConfig = DelegationConfig()
     models: ModelsConfig = ModelsConfig()
     tools: ToolsConfig = ToolsConfig()
