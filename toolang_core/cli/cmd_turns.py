@@ -79,6 +79,18 @@ SUBMIT_SOURCE: Final = "chat"
     default=None,
     help="Whose request this is (default: $TOOLANG_OWNER, else none: the operator's).",
 )
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    help="This turn's token limit (lower than [limits] max_tokens_per_turn only).",
+)
+@click.option(
+    "--max-model-calls",
+    type=click.IntRange(min=1),
+    default=None,
+    help="This turn's model-call limit (lower than [limits] max_model_calls only).",
+)
 @pass_state
 def submit(
     state: CliState,
@@ -96,6 +108,8 @@ def submit(
     parent: str | None,
     turn_id: str | None,
     owner: str | None,
+    max_tokens: int | None,
+    max_model_calls: int | None,
 ) -> None:
     """Put a turn request into the inbox (durably) and print its id as JSON.
 
@@ -105,6 +119,7 @@ def submit(
     from toolang_core.ids import is_valid_id
     from toolang_core.inbox.request_checks import InvalidRequest
     from toolang_core.store.types import NewTurnRequest
+    from toolang_core.turn.usage import request_limits
 
     _check_source(state, source)
     inbox = state.open_inbox()
@@ -127,6 +142,7 @@ def submit(
                 id=turn_id,
                 channel="cli",
                 owner=owner or None,
+                meta=request_limits(max_tokens, max_model_calls),
             )
         )
     finally:
@@ -190,6 +206,7 @@ def cancel(state: CliState, turn_id: str, reason: str) -> None:
 def status(state: CliState, as_json: bool) -> None:
     """Is a runtime running, what is queued, running and failing per group, and which
     task runs are not finished yet."""
+    from toolang_core.cli.usage_view import UsageToday
     from toolang_core.store.types import TurnFilter, TurnStatus
     from toolang_core.taskruns.controller import TaskRunController
 
@@ -200,6 +217,7 @@ def status(state: CliState, as_json: bool) -> None:
         counts = store.counts()
         failures = store.list_turns(TurnFilter(status=(TurnStatus.FAILED,), limit=5))
         task_runs = TaskRunController(store, state.runtime).active(limit=10)
+        usage = UsageToday.read(store)
     finally:
         store.close()
     groups: dict[str, dict[str, int]] = {}
@@ -214,6 +232,7 @@ def status(state: CliState, as_json: bool) -> None:
                 "groups": groups,
                 "task_runs": [run.to_json() for run in task_runs],
                 "recent_failures": failures,
+                "usage_today": usage.to_json(state.config.limits),
             }
         )
         return
@@ -250,6 +269,7 @@ def status(state: CliState, as_json: bool) -> None:
                 f"{task_run.agent_name or '(default)'} for {task_run.parent_thread_id} "
                 f"{ago(task_run.created_at)}: {short(task_run.task, 50)}"
             )
+    usage.show(state.config.limits)
     for turn in failures:
         click.echo(
             f"failed    {turn.id} {turn.thread_id} {ago(turn.finished_at)}: {short(turn.error, 70)}"

@@ -8,7 +8,8 @@ steps::
      {"text": "done", "delay": 0.5}]
 
 A step may fail instead: ``{"error": "slow down", "error_kind": "rate_limit"}`` raises a
-``ModelError`` of that kind. With ``TOOLANG_SCRIPT_LOG`` set, each call appends the
+``ModelError`` of that kind; ``{"text": "hi", "usage": {"input_tokens": 12}}`` reports
+token usage as a provider would. With ``TOOLANG_SCRIPT_LOG`` set, each call appends the
 index of the step it asked for to that file.
 
 The answer to a call is the step whose index is the number of assistant messages since
@@ -70,6 +71,7 @@ def _step(raw: dict[str, Any]) -> Step:
         error_kind=raw.get("error_kind"),
         delay=float(raw.get("delay", 0)),
         word_delay=float(raw.get("word_delay", 0)),
+        usage={str(k): int(v) for k, v in (raw.get("usage") or {}).items()},
     )
 
 

@@ -104,6 +104,13 @@ def check_request_limits(value: object) -> None:
             raise ValueError(f"limits.{key}: expected an integer >= 1, found {limit!r}")
 
 
+def request_limits(max_tokens: int | None, max_model_calls: int | None) -> dict[str, Any]:
+    """The ``meta`` of a request that asks for these limits (empty: none asked)."""
+    asked = {"max_tokens_per_turn": max_tokens, "max_model_calls": max_model_calls}
+    limits = {key: value for key, value in asked.items() if value is not None}
+    return {"limits": limits} if limits else {}
+
+
 @attrs.frozen
 class SpendBudget:
     """A spend budget turns draw on together: ``scope`` names it in the store (every
