@@ -269,6 +269,8 @@ if TYPE_CHECKING:
         BUDGET_EXCEEDED as BUDGET_EXCEEDED,
         USAGE_LIMIT as USAGE_LIMIT,
         SpendBudget as SpendBudget,
+        check_request_limits as check_request_limits,
+        day_start as day_start,
     )
 
 __version__ = "0.2.0"
@@ -429,6 +431,8 @@ _LAZY = {
     "BUDGET_EXCEEDED": "toolang_core.turn.usage",
     "USAGE_LIMIT": "toolang_core.turn.usage",
     "SpendBudget": "toolang_core.turn.usage",
+    "check_request_limits": "toolang_core.turn.usage",
+    "day_start": "toolang_core.turn.usage",
 }
 
 __all__ = ["__version__", "hookimpl", "hookspec", *sorted(_LAZY)]

@@ -2,9 +2,9 @@
 
 The test distribution it installs holds the only fakes: a model (``testmodel``) that
 follows ``/tool NAME {json}`` and otherwise echoes its input, streamed word by word
-(``TL_WORD_DELAY`` seconds apart); an approval gate that asks a person about every
-``guarded_write`` call; and two tools, ``guarded_write`` (writes a file) and
-``slow_wait`` (sleeps, for cancelling running work).
+(``TL_WORD_DELAY`` seconds apart), each answer reporting 10 input and 2 output tokens;
+an approval gate that asks a person about every ``guarded_write`` call; and two tools,
+``guarded_write`` (writes a file) and ``slow_wait`` (sleeps, for cancelling running work).
 """
 
 from __future__ import annotations
@@ -38,17 +38,21 @@ _TOOL = re.compile(r"/tool\s+([A-Za-z][\w-]*)\s*(\{.*\})?", re.S)
 _WORD = re.compile(r"\s*\S+\s*|\s+")
 
 
+USAGE = {"input_tokens": 10, "output_tokens": 2}  # every answer reports the same usage
+
+
 class TestModel:
     async def complete(self, request):
         last = request.messages[-1]
         if last.role == "tool":
-            return ModelResponse(text=f"done: {last.content[:200]}", model="testmodel")
+            return ModelResponse(text=f"done: {last.content[:200]}", model="testmodel",
+                                 usage=USAGE)
         asked = _TOOL.search(last.content)
         if asked:
             params = json.loads(asked.group(2) or "{}")
             return ModelResponse(tool_calls=(ToolCall("", asked.group(1), params),),
-                                 model="testmodel")
-        return ModelResponse(text=f"echo: {last.content}", model="testmodel")
+                                 model="testmodel", usage=USAGE)
+        return ModelResponse(text=f"echo: {last.content}", model="testmodel", usage=USAGE)
 
     async def stream(self, request):
         response = await self.complete(request)

@@ -23,6 +23,7 @@ from toolang_core import (
     threads_seen_by,
     trace_context_meta,
 )
+from toolang_server.api_usage import request_limits
 from toolang_server.auth import require_person
 from toolang_server.finished import FinishedTurns
 from toolang_server.http import (
@@ -61,6 +62,7 @@ SUBMIT_FIELDS: Final = {
     "timeout_seconds",
     "priority",
     "id",
+    "limits",
 }
 MAX_WAIT: Final = 300.0
 
@@ -143,6 +145,7 @@ async def submit(request: Request) -> Response:
     timeout = body.number("timeout_seconds")
     priority = body.number("priority", low=-1000, high=1000)
     turn_id = body.text("id", max_len=100)
+    limits = request_limits(body.data.get("limits"))
     if stream and wait:
         raise ApiError(
             400,
@@ -167,7 +170,7 @@ async def submit(request: Request) -> Response:
                 owner=caller.owner,
                 id=turn_id,
                 # The caller's W3C trace context: a tracer parents the turn's span from it.
-                meta=trace_context_meta(request.headers),
+                meta={**trace_context_meta(request.headers), **limits},
             )
         )
     except NotThreadOwner as exc:
