@@ -372,6 +372,8 @@ def _turn_request(run_id: str, task: str, request: SpawnRequest) -> NewTurnReque
     }
     if request.allowed_tools is not None:
         meta["allowed_tools"] = list(request.allowed_tools)
+    if request.budget is not None:
+        meta["budget"] = request.budget.to_meta()
     meta.update(trace_context_meta(request.metadata))
     timeout = request.timeout_seconds
     return NewTurnRequest(

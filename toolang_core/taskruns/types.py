@@ -19,6 +19,7 @@ import attrs
 
 from toolang_core.errors import ToolangError
 from toolang_core.store.types import GroupPolicy
+from toolang_core.turn.usage import SpendBudget
 
 SUMMARY_CHARS: Final = 240
 """A run's ``summary``: the first 240 characters of its output (or its error)."""
@@ -248,6 +249,10 @@ class SpawnRequest:
     priority: int | None = None
     id: str | None = None
     key: str | None = None
+    budget: SpendBudget | None = None
+    """The spend budget the run's turn draws on (e.g. its team's): it stops with
+    ``budget_exceeded`` once every turn on that budget spent its tokens
+    (docs/spend-limits.md)."""
 
 
 @attrs.frozen

@@ -67,6 +67,7 @@ def list_teams(state: CliState, as_json: bool) -> None:
 def show(state: CliState, team_id: str, as_json: bool) -> None:
     """One team: its members and roles, payment terms and every task with its candidates."""
     from toolang_core import TaskRunController
+    from toolang_teams import budget
     from toolang_teams.coordinator import TeamCoordinator
     from toolang_teams.types import TeamError
 
@@ -75,18 +76,21 @@ def show(state: CliState, team_id: str, as_json: bool) -> None:
         team = TeamCoordinator(state.runtime, TaskRunController(store, state.runtime)).get(
             team_id, owner=None
         )
+        spent = budget.spent(store, team)
     except TeamError as exc:
         raise click.ClickException(str(exc)) from None
     finally:
         store.close()
     if as_json:
-        echo_json(team.to_json())
+        echo_json({**team.to_json(), "spent": spent.to_json()})
         return
     click.echo(f"team {team.id} ({team.status.value}): {team.goal}")
     click.echo(f"owner {team.owner}, strategy {team.strategy.value}, capability {team.capability}")
     for m in team.members:
         left = f" ({m.left_reason})" if m.left_reason else ""
         click.echo(f"  {m.role.value:<9} {m.name} {m.status}{left}")
+    of = f" of its budget of {team.budget_tokens}" if team.budget_tokens is not None else ""
+    click.echo(f"spent {spent.total} tokens{of} in {spent.model_calls} model calls")
     for p in team.payments:
         click.echo(f"  pays {p.member}: {p.mode} {p.price_per_use:g} {p.currency}".rstrip())
     for task in team.tasks:

@@ -26,7 +26,7 @@ from toolang_core import (
     may_see,
     new_id,
 )
-from toolang_teams import health, resolve
+from toolang_teams import budget, health, resolve
 from toolang_teams.types import (
     KIND,
     Candidate,
@@ -52,7 +52,9 @@ class FormRequest:
     the pool (never the leader); ``reviewer`` names an agent that reviews each resolved
     result; ``observers`` are members that are told nothing and given no task (they
     follow the team through its events); ``max_uses`` / ``valid_seconds`` go into every
-    paid member's payment terms."""
+    paid member's payment terms. ``budget_tokens`` is what every run of the team
+    together may spend: a run stops with ``budget_exceeded`` once it is used up, and
+    the team takes no task after that."""
 
     owner: str
     parent_thread_id: str
@@ -67,6 +69,7 @@ class FormRequest:
     max_uses: int | None = None
     valid_seconds: float | None = None
     id: str | None = None
+    budget_tokens: int | None = None
 
 
 @attrs.frozen
@@ -132,6 +135,10 @@ class TeamCoordinator:
         the pool has no worker for the capability."""
         if request.workers < 1:
             raise TeamError("team: workers must be at least 1")
+        if request.budget_tokens is not None and request.budget_tokens < 1:
+            raise TeamError(
+                f"team: budget_tokens must be at least 1, found {request.budget_tokens}"
+            )
         if self.pool.get(request.leader) is None:
             raise TeamError(f"team: leader {request.leader!r} is not a known agent")
         if request.reviewer is not None and self.pool.get(request.reviewer) is None:
@@ -170,6 +177,7 @@ class TeamCoordinator:
             created_at=now,
             members=tuple(members),
             context_filter=request.context_filter,
+            budget_tokens=request.budget_tokens,
         )
         if self.store.get_record(KIND, team.id) is not None:
             raise TeamError(f"team {team.id!r} already exists")
@@ -227,6 +235,9 @@ class TeamCoordinator:
         team = self.get(team_id, owner=owner)
         if team.status is not TeamStatus.ACTIVE:
             raise TeamError(f"team {team_id!r} is {team.status.value}, not active")
+        over = budget.over(self.store, team)
+        if over is not None:
+            raise TeamError(over)
         scope = scope or Scope()
         shared = team.context_filter.apply(context or {})
         task_id = new_id()
@@ -240,7 +251,10 @@ class TeamCoordinator:
         )
         runs = [self._run_member(team, w, task, shared, scope) for w in workers]
         candidates = list(await asyncio.gather(*runs))
-        team, replacements = await self._replace_failed(team, candidates)
+        over = budget.over(self.store, team)
+        replacements: list[Member] = []
+        if over is None:  # a run the budget stopped is no member's failure: none replaced
+            team, replacements = await self._replace_failed(team, candidates)
         if replacements:
             extra = [self._run_member(team, m, task, shared, scope) for m in replacements]
             candidates += await asyncio.gather(*extra)
@@ -255,6 +269,8 @@ class TeamCoordinator:
             )
         review = ""
         chosen, reason = outcome.chosen, outcome.reason
+        if chosen is None and over is not None:
+            reason = over
         reviewer = team.active(Role.REVIEWER)
         if chosen is not None and reviewer:
             chosen, reason, review = await self._review(
@@ -318,6 +334,7 @@ class TeamCoordinator:
                 metadata=metadata,
                 spawn_depth=scope.spawn_depth,
                 spawn_reason=f"team {team.id}: {member.role.value}",
+                budget=budget.of(team),
             )
         )
         run = await self.controller.wait(run.id, owner=team.owner, timeout=scope.wait_seconds)

@@ -19,6 +19,7 @@ from toolang_core import (
     current_turn,
     wait_budget,
 )
+from toolang_teams import budget
 from toolang_teams.coordinator import FormRequest, Scope, TeamCoordinator
 from toolang_teams.types import ContextFilter, Strategy, Team, TeamError
 
@@ -28,8 +29,12 @@ def _coordinator(context: ToolCallContext | None) -> TeamCoordinator:
     return TeamCoordinator(controller.runtime, controller)
 
 
-def _view(team: Team) -> dict[str, Any]:
+def _view(team: Team, spent: int | None = None) -> dict[str, Any]:
+    spend = {} if team.budget_tokens is None else {"budget_tokens": team.budget_tokens}
+    if spent is not None and spend:
+        spend["spent_tokens"] = spent
     return {
+        **spend,
         "team_id": team.id,
         "goal": team.goal,
         "status": team.status.value,
@@ -53,6 +58,7 @@ async def team_form(
     strategy: str = "majority_vote",
     reviewer: str = "",
     share_context: list[str] | None = None,
+    budget_tokens: int = 0,
     context: ToolCallContext | None = None,
 ) -> dict[str, Any]:
     """Form a team you lead: WORKERS agents advertising CAPABILITY, chosen from the
@@ -66,6 +72,8 @@ async def team_form(
     :param reviewer: an agent that reviews each result before it counts (optional)
     :param share_context: the only keys of this turn's metadata members may see
         (default: none)
+    :param budget_tokens: the tokens all the team's runs together may spend
+        (0: no budget); once spent, the team takes no more tasks
     """
     turn = current_turn(context)
     assert context is not None
@@ -86,6 +94,7 @@ async def team_form(
             reviewer=reviewer.strip() or None,
             # Nothing of the turn's metadata crosses the boundary unless it is named here.
             context_filter=ContextFilter(allow=tuple(share_context or ())),
+            budget_tokens=budget_tokens or None,
         )
     )
     return _view(team)
@@ -144,7 +153,8 @@ def team_status(team_id: str = "", context: ToolCallContext | None = None) -> di
     turn = current_turn(context)
     coordinator = _coordinator(context)
     if team_id.strip():
-        return _view(coordinator.get(team_id.strip(), owner=turn.owner))
+        team = coordinator.get(team_id.strip(), owner=turn.owner)
+        return _view(team, budget.spent(coordinator.store, team).total)
     return {"teams": [_view(t) for t in coordinator.list_teams(owner=turn.owner)]}
 
 

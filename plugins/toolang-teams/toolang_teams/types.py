@@ -120,6 +120,8 @@ class Team:
     context_filter: ContextFilter = attrs.field(factory=ContextFilter)
     tasks: tuple[TeamTask, ...] = ()
     disbanded_reason: str = ""
+    budget_tokens: int | None = None
+    """Tokens every run of the team together may spend (``None``: no budget)."""
 
     def active(self, role: Role | None = None) -> list[Member]:
         return [
