@@ -73,3 +73,8 @@ def test_a_real_runtime_answers_with_the_demo_model(toolang_cli):
     assert ran.returncode == 0, ran.stderr
     (turn,) = json.loads(toolang_cli("turns", "list", "--json", env=ENV).stdout)
     assert (turn["status"], turn["output"]) == ("completed", "(demo model) You said: hello")
+
+
+def test_it_reports_an_estimated_usage_of_four_characters_a_token():
+    response = complete(Message("system", "x" * 40), Message("user", "hello"))
+    assert response.usage == {"input_tokens": 12, "output_tokens": 7}  # 45 chars in, 28 out

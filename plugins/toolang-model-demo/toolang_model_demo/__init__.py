@@ -22,6 +22,11 @@ class DemoModel:
     """Answers from rules, never from knowledge (see the package README)."""
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        response = self._answer(request)
+        usage = estimate_usage(request, response)
+        return ModelResponse(response.text, response.tool_calls, usage, response.model)
+
+    def _answer(self, request: ModelRequest) -> ModelResponse:
         last = request.messages[-1] if request.messages else Message(role="user")
         if last.role == "tool":
             return ModelResponse(text=_report(request.messages), model="demo")
@@ -51,6 +56,20 @@ class DemoModel:
         for word in _WORD.findall(response.text):
             yield word
         yield response
+
+
+def estimate_usage(request: ModelRequest, response: ModelResponse) -> dict[str, int]:
+    """The usage the demo model reports: a documented estimate of four characters a
+    token (every message in, the answer and its tool calls out), so spend limits and
+    ``toolang status`` have figures to show without a real model."""
+    sent = sum(
+        len(m.content) + sum(len(json.dumps(c.params)) for c in m.tool_calls)
+        for m in request.messages
+    )
+    said = len(response.text) + sum(
+        len(c.name) + len(json.dumps(c.params)) for c in response.tool_calls
+    )
+    return {"input_tokens": -(-sent // 4), "output_tokens": -(-said // 4)}
 
 
 def _report(messages: tuple[Message, ...]) -> str:

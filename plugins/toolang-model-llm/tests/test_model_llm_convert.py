@@ -90,6 +90,20 @@ def test_llm_tool_calls_map_back_with_their_ids_and_usage():
     assert response.usage == {"input_tokens": 3}
 
 
+@pytest.mark.parametrize(
+    "details",
+    [
+        {"prompt_tokens_details": {"cached_tokens": 8}},  # OpenAI chat, as llm keeps it
+        {"input_tokens_details": {"cached_tokens": 8}},  # OpenAI responses
+        {"cache_read_input_tokens": 8},  # Anthropic
+    ],
+)
+def test_cached_input_tokens_are_read_from_llms_usage_details(details):
+    usage = llm.Usage(input=10, output=2, details=details)
+    response = convert.to_model_response(text="hi", tool_calls=[], usage=usage, model="m")
+    assert response.usage == {"input_tokens": 10, "output_tokens": 2, "cached_tokens": 8}
+
+
 def test_arguments_left_as_json_text_are_parsed():
     call = llm.ToolCall(name="fs_list", arguments='{"path": "."}')  # type: ignore[arg-type]
     response = convert.to_model_response(text="", tool_calls=[call], usage=llm.Usage(), model="m")

@@ -111,13 +111,31 @@ def to_model_response(
         )
         for call in tool_calls
     )
-    counts = {"input_tokens": usage.input, "output_tokens": usage.output}
+    counts = {
+        "input_tokens": usage.input,
+        "output_tokens": usage.output,
+        "cached_tokens": _cached(getattr(usage, "details", None)),
+    }
     return ModelResponse(
         text=text,
         tool_calls=calls,
         usage={k: v for k, v in counts.items() if isinstance(v, int)},
         model=model,
     )
+
+
+def _cached(details: Any) -> int | None:
+    """The cached input tokens in llm's usage ``details``, where the provider said:
+    OpenAI's ``prompt_tokens_details`` / ``input_tokens_details``, Anthropic's
+    ``cache_read_input_tokens``."""
+    if not isinstance(details, dict):
+        return None
+    cached = details.get("cache_read_input_tokens")
+    for key in ("prompt_tokens_details", "input_tokens_details"):
+        nested = details.get(key)
+        if cached is None and isinstance(nested, dict):
+            cached = nested.get("cached_tokens")
+    return cached if isinstance(cached, int) and not isinstance(cached, bool) else None
 
 
 def _arguments(tool: str, arguments: Any, model: str) -> dict[str, Any]:
