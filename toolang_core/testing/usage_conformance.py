@@ -41,7 +41,9 @@ class UsageConformance:
         assert [t.id for t in claimed] == [submitted.id]
         return submitted.id
 
-    def test_usage_sums_model_calls_by_turn_thread_owner_budget_and_time(self, store):
+    def test_usage_sums_model_calls_by_turn_thread_owner_budget_and_time(
+        self, store: ExecutionStore
+    ) -> None:
         budget = {"budget": {"scope": "team:t1", "tokens": 100}}
         a = self._turn(store, "chat:a", "run-a", owner="alice", meta=budget)
         b = self._turn(store, "chat:b", "run-a", owner="bob")

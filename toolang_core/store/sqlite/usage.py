@@ -24,7 +24,8 @@ _FROM = (
 
 
 def _where(where: UsageFilter) -> tuple[str, list[object]]:
-    sql, params = [], []
+    sql: list[str] = []
+    params: list[object] = []
     for clause, value in (
         ("s.turn_id = ?", where.turn_id),
         ("t.thread_id = ?", where.thread_id),
