@@ -106,6 +106,8 @@ STORE_CONTRACT = [
     "TurnFilter",
     "TurnRequest",
     "TurnStatus",
+    "Usage",
+    "UsageFilter",
     "Waker",
     "rank_for",
     # Its errors.

@@ -76,6 +76,7 @@ NAMESPACES: tuple[str, ...] = (
     "toolang_core.testing.runtimes",
     "toolang_core.testing.script_file_plugin",
     "toolang_core.testing.store_conformance",
+    "toolang_core.testing.usage_conformance",
 )
 """The public namespaces: what plugins and their tests may import (docs/plugins.md,
 "Versions and what may change"; tests/test_public_api.py holds plugins to them)."""
