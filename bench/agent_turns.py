@@ -21,6 +21,9 @@ same run: the engine with no agent loop.
 Goals (#18): >= 1,100 turns/s with memory on, >= 2,000 with memory off, one-at-a-time
 p50 < 1.5 ms with memory on. The last line is a JSON object with the figures.
 
+``--usage``: the model reports token usage on every answer, as a provider would (what
+recording and summing it costs a turn; docs/spend-limits.md).
+
 ``--otel`` instead runs the memory-on workload with toolang-otel off (``[plugins]
 disable``) and on (``exporter = "otlp"`` to a collector stand-in in another process,
 default sampling), interleaved, and reports each one's CPU time per turn (the
@@ -80,10 +83,16 @@ shutdown_grace_seconds = 0
 """
 
 
+USAGE = {"input_tokens": 120, "output_tokens": 8}
+"""What every answer reports with ``--usage`` (as a provider would)."""
+REPORT_USAGE = "--usage" in sys.argv
+
+
 class Workload:
     """The bench's plugin: the ``add`` tool, the scripted model and the delivery hook."""
 
     def __init__(self) -> None:
+        self.usage: dict[str, int] = dict(USAGE) if REPORT_USAGE else {}
         self.model_calls = 0
         self.tool_calls = 0
         self.answers: dict[str, str] = {}
@@ -108,9 +117,11 @@ class Workload:
         last = request.messages[-1]
         if last.role == "tool":
             result = json.loads(last.content)
-            return ModelResponse(text=f"the sum is {result['output']}", model="scripted")
+            text = f"the sum is {result['output']}"
+            return ModelResponse(text=text, model="scripted", usage=self.usage)
         a, b = (int(word) for word in last.content.split()[-2:])
-        return ModelResponse(tool_calls=(ToolCall("c1", "add", {"a": a, "b": b}),))
+        call = ToolCall("c1", "add", {"a": a, "b": b})
+        return ModelResponse(tool_calls=(call,), usage=self.usage)
 
     @hookimpl
     def toolang_register_models(self, register: Any) -> None:
@@ -296,6 +307,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
         "--otel", action="store_true", help="toolang-otel off vs on (OTLP), memory on"
+    )
+    parser.add_argument(
+        "--usage",
+        action="store_true",
+        help="the model reports token usage on every answer (what recording it costs)",
     )
     args = parser.parse_args()
     if args.otel:

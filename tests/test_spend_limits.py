@@ -5,8 +5,10 @@ before the tools of the answer that reached it)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
+import attrs
 import pytest
 
 from toolang_core import Tool, hookimpl
@@ -16,7 +18,7 @@ from toolang_core.config.spend import LimitsConfig
 from toolang_core.errors import ConfigError
 from toolang_core.inbox.request_checks import InvalidRequest
 from toolang_core.runtime import Runtime
-from toolang_core.store.types import NewTurnRequest, TurnStatus
+from toolang_core.store.types import NewTurnRequest, StepRecord, TurnStatus
 from toolang_core.store.usage import Usage, UsageFilter
 from toolang_core.testing.models import ScriptedModel, text, tokens, tool_call
 from toolang_core.turn.usage import SpendBudget, day_start, tokens_of
@@ -278,3 +280,53 @@ def test_a_budget_shared_by_turns_stops_them_with_budget_exceeded(tmp_path):
 def test_bad_limits_in_the_config_name_the_key(tmp_path, toml, message):
     with pytest.raises(ConfigError, match=message):
         parse_config(toml, file=tmp_path / "toolang.toml", env={})
+
+
+# -- a turn resumed after a crash ---------------------------------------------------------
+
+
+def test_calls_an_earlier_attempt_made_count_toward_the_resumed_turns_limit(tmp_path):
+    """A runtime died after one model call (60 tokens) and its tool call; the turn
+    resumed by another runtime replays both from the store — and counts the replayed
+    call, so its next call (50 more) reaches the 100-token limit."""
+    model = ScriptedModel([tool_call("bump", {"label": "second"}, usage=tokens(45, 5))])
+    runtime = make(tmp_path, model, max_tokens_per_turn=100)
+    store = runtime.open_store()
+    try:
+        turn_id = (
+            runtime.open_inbox()
+            .submit(NewTurnRequest(source="chat", thread_id="cli:crash", input="go", owner="alice"))
+            .id
+        )
+        long_ago = time.time() - 600
+        (turn,) = store.claim(run_id="dead", limit=1, now=long_ago, lease_seconds=1, caps={})
+        call = {"id": "c1", "name": "bump", "params": {"label": "first"}}
+        earlier = [
+            ("model_call", f"{turn_id}:model:0", {
+                "response": {"text": "", "tool_calls": [call], "usage": tokens(55, 5)},
+                "tokens": {"input": 55, "output": 5},
+            }),
+            ("tool_call", f"{turn_id}:tool:c1", {
+                "call": call, "result": {"ok": True, "output": "bumped first"},
+            }),
+        ]  # fmt: skip
+        for kind, key, data in earlier:
+            step = StepRecord(turn_id, 0, turn.attempt, kind, "completed", long_ago, long_ago)
+            store.record_step(attrs.evolve(step, data=data, idempotency_key=key), run_id="dead")
+    finally:
+        store.close()
+
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    inbox = runtime.open_inbox()
+    try:
+        resumed = inbox.get(turn_id)
+    finally:
+        inbox.store.close()
+    assert (resumed.status, resumed.outcome, resumed.attempt) == (
+        TurnStatus.FAILED,
+        "usage_limit",
+        2,
+    )
+    assert "this turn used 110 tokens" in resumed.error
+    assert BUMPS == []  # the first call was replayed, the second never made
+    assert len(model.calls) == 1
