@@ -215,22 +215,38 @@ class TurnSpend:
         clock: Callable[[], float],
     ) -> None:
         self.limits = limits
-        self.used = Usage()
+        self._any = limits.any
+        # plain counters, not a Usage per call: every model call of every turn adds
+        self._input = self._output = self._cached = self._calls = 0
         self._turn = turn
         self._store = store
         self._clock = clock
 
+    @property
+    def used(self) -> Usage:
+        """What the turn's model calls spent so far."""
+        return Usage(self._input, self._output, self._cached, self._calls)
+
     def add(self, tokens: Mapping[str, int]) -> None:
         """Count one model call (made now, or replayed from an earlier attempt)."""
-        self.used = self.used + usage_of(tokens)
+        self._calls += 1
+        if tokens:
+            self._input += tokens.get("input", 0)
+            self._output += tokens.get("output", 0)
+            self._cached += tokens.get("cached", 0)
 
     def check(self) -> Stop | None:
         """The first limit reached (``None``: the turn may call its model again)."""
-        limits, used = self.limits, self.used
-        if not limits.any:
+        if not self._any:  # no limit at all: most turns
             return None
-        calls = limits.max_model_calls
-        if calls is not None and used.model_calls >= calls:
+        limits = self.limits
+        calls, tokens = limits.max_model_calls, limits.max_tokens_per_turn
+        over_calls = calls is not None and self._calls >= calls
+        if not over_calls and (tokens is None or self._input + self._output < tokens):
+            return self._owner_day() or self._budget()
+        used = self.used
+        if over_calls:
+            assert calls is not None
             return Stop(
                 USAGE_LIMIT,
                 f"model call limit reached: this turn made {used.model_calls} model calls "
@@ -239,7 +255,6 @@ class TurnSpend:
                 used.model_calls,
                 calls,
             )
-        tokens = limits.max_tokens_per_turn
         if tokens is not None and used.total >= tokens:
             return Stop(
                 USAGE_LIMIT,
@@ -259,7 +274,7 @@ class TurnSpend:
         if daily is None or owner is None:
             return None
         spent = self._others(UsageFilter(owner=owner, since=day_start(self._clock())))
-        spent += self.used.total
+        spent += self._input + self._output
         if spent < daily:
             return None
         return Stop(
@@ -275,7 +290,7 @@ class TurnSpend:
         budget = self.limits.budget
         if budget is None:
             return None
-        spent = self._others(UsageFilter(budget=budget.scope)) + self.used.total
+        spent = self._others(UsageFilter(budget=budget.scope)) + self._input + self._output
         if spent < budget.tokens:
             return None
         return Stop(
