@@ -506,3 +506,16 @@ def test_chat_turns_are_admitted_first_by_default(toolang_runtime):
     )
     assert runtime.open_store().get(result.id).priority == 40
     assert runtime.policy.group("chat").strategy == "enqueue"
+
+
+def test_a_chats_own_spend_limits_go_with_its_request(toolang_cli, toolang_home):
+    toolang_home.write_config(ECHO)
+    sent = toolang_cli(
+        "chat", "--no-wait", "--max-tokens", "500", "--max-model-calls", "3", "hi", env=ENV
+    )
+    assert sent.returncode == 0, sent.stderr
+    (turn,) = json.loads(toolang_cli("turns", "list", "--json", env=ENV).stdout)
+    assert turn["meta"]["limits"] == {"max_tokens_per_turn": 500, "max_model_calls": 3}
+    refused = toolang_cli("chat", "--max-tokens", "0", "hi", env=ENV)
+    assert refused.returncode == 2
+    assert "'--max-tokens': 0 is not in the range x>=1" in refused.stderr

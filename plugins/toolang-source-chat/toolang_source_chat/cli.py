@@ -41,6 +41,18 @@ def thread_id(name: str) -> str:
     default=None,
     help="Whose conversation (default: $TOOLANG_OWNER, else none: the operator's).",
 )
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Each turn's token limit (lower than [limits] max_tokens_per_turn only).",
+)
+@click.option(
+    "--max-model-calls",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Each turn's model-call limit (lower than [limits] max_model_calls only).",
+)
 @pass_state
 def chat(
     state: CliState,
@@ -51,20 +63,34 @@ def chat(
     no_wait: bool,
     interactive: bool,
     owner: str | None,
+    max_tokens: int | None,
+    max_model_calls: int | None,
 ) -> None:
     """Send MESSAGE to an agent and print its answer."""
     from toolang_core import UsageError
+
+    asked = {"max_tokens_per_turn": max_tokens, "max_model_calls": max_model_calls}
+    limits = {key: value for key, value in asked.items() if value is not None}
 
     settings = state.runtime.settings.get("source-chat")
     thread = thread_id(thread_name or str(getattr(settings, "default_thread", "default")))
     wait = float(getattr(settings, "wait_seconds", 300.0))
     if interactive:
-        asyncio.run(_interactive(state, thread, agent, wait, owner or None))
+        asyncio.run(_interactive(state, thread, agent, wait, owner or None, limits=limits))
         return
     if not message:
         raise UsageError("give a MESSAGE, or use -i for an interactive session")
     asyncio.run(
-        _once(state, thread, agent, message, no_wait=no_wait, wait=wait, owner=owner or None)
+        _once(
+            state,
+            thread,
+            agent,
+            message,
+            no_wait=no_wait,
+            wait=wait,
+            owner=owner or None,
+            limits=limits,
+        )
     )
 
 
@@ -76,9 +102,16 @@ SENDER_REF = "chat_ref"
 
 
 def _submit(
-    state: CliState, thread: str, agent: str | None, message: str, owner: str | None
+    state: CliState,
+    thread: str,
+    agent: str | None,
+    message: str,
+    owner: str | None,
+    *,
+    limits: dict[str, int],
 ) -> tuple[str, str]:
-    """Submit ``message``; return the request id and this submission's reference."""
+    """Submit ``message`` (with its turn's own spend ``limits``, docs/spend-limits.md);
+    return the request id and this submission's reference."""
     from toolang_core import NewTurnRequest, new_id
 
     ref = new_id()
@@ -93,7 +126,7 @@ def _submit(
                 channel="cli",
                 sender="owner",
                 owner=owner,
-                meta={SENDER_REF: ref},
+                meta={SENDER_REF: ref, **({"limits": limits} if limits else {})},
             )
         ).id
     finally:
@@ -340,8 +373,9 @@ async def _once(
     no_wait: bool,
     wait: float,
     owner: str | None,
+    limits: dict[str, int],
 ) -> None:
-    turn_id, ref = _submit(state, thread, agent, message, owner)
+    turn_id, ref = _submit(state, thread, agent, message, owner, limits=limits)
     if no_wait:
         click.echo(turn_id)
         return
@@ -351,7 +385,13 @@ async def _once(
 
 
 async def _interactive(
-    state: CliState, thread: str, agent: str | None, wait: float, owner: str | None
+    state: CliState,
+    thread: str,
+    agent: str | None,
+    wait: float,
+    owner: str | None,
+    *,
+    limits: dict[str, int],
 ) -> None:
     """The session: Ctrl-D or Ctrl-C at the prompt leaves (Ctrl-C with exit 130);
     Ctrl-C while an answer is awaited (or at an approval question) detaches from that
@@ -374,7 +414,7 @@ async def _interactive(
             if not line.strip():
                 continue
             try:
-                turn_id, ref = _submit(state, thread, agent, line, owner)
+                turn_id, ref = _submit(state, thread, agent, line, owner, limits=limits)
             except ToolangError as exc:  # e.g. input the inbox refuses: say so, go on
                 click.echo(f"error: {exc}", err=True)
                 continue
