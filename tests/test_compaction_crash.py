@@ -16,6 +16,7 @@ from kill_helpers import TOOL_MODULE
 
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import NewTurnRequest, SubmitRules, TurnStatus
+from toolang_core.testing.cli import run_toolang
 from toolang_core.testing.dists import make_distribution
 from toolang_core.testing.processes import KILL_AND_RESUME_CONFIG, kill_when
 from toolang_core.turn.compaction import SUMMARY_KIND
@@ -149,3 +150,8 @@ def test_a_runtime_killed_while_compacting_compacts_again_and_repeats_no_tool_ca
     summary = store.get_record(SUMMARY_KIND, "cli:harbour")
     assert summary is not None and "Fenwick" in summary.data["text"]
     store.close()
+
+    trace = run_toolang("turns", "trace", cut_off.id, cwd=home, env={"TOOLANG_LOAD_PLUGINS": ""})
+    assert trace.returncode == 0, trace.stderr
+    assert "completed, attempt 2" in trace.stdout  # attempt 1 stored no step
+    assert "compaction" in trace.stdout and "Fenwick" in trace.stdout

@@ -214,7 +214,7 @@ def test_a_failed_compaction_degrades_the_turn_and_the_next_turn_compacts_again(
     failed = [t for t in turns if t.outcome == "degraded"]
     assert len(failed) == 1
     after = ids[ids.index(failed[0].id) + 1]
-    assert [s.kind for s in store.steps(after)][0] == "compaction"
+    assert store.steps(after)[0].kind == "compaction"
     built = next(s for s in store.steps(failed[0].id) if s.kind == "prompt_build").data
     assert "the summariser is down" in built["context"]["compaction_failed"]
     assert max(TokenCounter(model).messages(c.messages) for c in agent_calls(model)) <= 300
