@@ -176,16 +176,17 @@ class AgentExecutor:
                 user,
             ]
         else:
+            counter = TokenCounter(speaker.model)
             fitted = await fit_prompt(
                 ctx,
                 budget=budget,
                 max_turns=config.agents.history_turns,
-                counter=TokenCounter(speaker.model),
+                counter=counter,
                 system=lambda summary: prompt.system_message(
                     agent, turn, notes=notes, memory=recalled.lines, summary=summary
                 ),
                 user=user,
-                compactor=self._compactor(speaker),
+                compactor=self._compactor(speaker, counter),
             )
             messages = [fitted.system, *fitted.history, user]
         built = {
@@ -232,9 +233,10 @@ class AgentExecutor:
             after=AfterTurn(prompt_trace=trace_data, memory=batch, trace_masked=True)
         )
 
-    def _compactor(self, speaker: Speaker) -> Compactor:
+    def _compactor(self, speaker: Speaker, counter: TokenCounter) -> Compactor:
         """Who writes a thread's summary for ``speaker``'s turns: ``[agents]
-        summary_model``, else the agent's model and its fallbacks.
+        summary_model``, else the agent's model and its fallbacks (the summary is
+        measured with ``counter``, the agent model's: it goes into that model's prompt).
 
         :raises TurnFailed: for a summary model that cannot be resolved.
         """
@@ -252,7 +254,7 @@ class AgentExecutor:
             candidates=candidates,
             retry=config.models.retry,
             mask=self.runtime.redaction.text,
-            counter=TokenCounter(candidates[0].model),
+            counter=counter,
             agent=speaker.agent.name,
         )
 
