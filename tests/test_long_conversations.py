@@ -328,3 +328,43 @@ def test_an_agents_own_budget_overrides_the_runtimes(tmp_path):
     run_thread(runtime, [say(n) for n in range(1, 9)])
     assert any(is_summary_call(c) for c in model.calls)
     assert max(TokenCounter(model).messages(c.messages) for c in agent_calls(model)) <= 300
+
+
+def test_task_run_notes_are_compacted_with_the_turns_around_them(tmp_path):
+    import time
+
+    from toolang_core.taskruns.merge import MergedNote, add_note
+
+    model = WordModel(answer)
+    runtime = make(tmp_path, model, context_tokens=300)
+    run_thread(runtime, ["message 1: hello", "message 2: hello again"])
+    store = runtime.open_inbox().store
+    note = MergedNote("run-1", "helper", "completed", "FACT the report says 42", time.time())
+    add_note(store, THREAD, note, now=time.time())
+    store.close()
+    run_thread(runtime, [say(n) for n in range(4, 14)])
+    store = runtime.open_inbox().store
+    summary = store.get_record(SUMMARY_KIND, THREAD)
+    assert summary is not None and "the report says 42" in summary.data["text"]
+    assert summary.data["notes"] == 1
+    assert all("report says" not in m.content for m in agent_calls(model)[-1].messages[1:])
+    assert max(TokenCounter(model).messages(c.messages) for c in agent_calls(model)) <= 300
+    store.close()
+
+
+def test_a_summary_longer_than_a_quarter_of_the_budget_is_cut_to_fit(tmp_path):
+    def wordy(request: ModelRequest) -> ModelResponse:
+        if is_summary_call(request):
+            return ModelResponse(text=condense(request) + " and" * 1_000)
+        return answer(request)
+
+    model = WordModel(wordy)
+    runtime = make(tmp_path, model, context_tokens=300)
+    ids = run_thread(runtime, [say(n) for n in range(1, 13)])
+    store = runtime.open_inbox().store
+    steps = [s for i in ids for s in store.steps(i) if s.kind == "compaction"]
+    assert steps and all(s.data["cut"] for s in steps)
+    assert all(s.data["summary_tokens"] <= 300 // 4 for s in steps)
+    assert "marmalade" in store.get_record(SUMMARY_KIND, THREAD).data["text"]
+    assert max(TokenCounter(model).messages(c.messages) for c in agent_calls(model)) <= 300
+    store.close()
