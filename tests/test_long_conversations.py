@@ -368,3 +368,12 @@ def test_a_summary_longer_than_a_quarter_of_the_budget_is_cut_to_fit(tmp_path):
     assert "marmalade" in store.get_record(SUMMARY_KIND, THREAD).data["text"]
     assert max(TokenCounter(model).messages(c.messages) for c in agent_calls(model)) <= 300
     store.close()
+
+
+def test_doctor_names_a_context_budget_that_is_not_positive(cli_run, tmp_path):
+    (tmp_path / "toolang.toml").write_text("[agents]\ncontext_tokens = 0\n")
+    result = cli_run("doctor", env={"TOOLANG_LOAD_PLUGINS": "model-demo"})
+    assert result.returncode != 0
+    out = result.stdout + result.stderr
+    assert "agents.context_tokens: expected a number >= 1, found 0" in out
+    assert "Traceback" not in out
