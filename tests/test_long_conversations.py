@@ -377,3 +377,21 @@ def test_doctor_names_a_context_budget_that_is_not_positive(cli_run, tmp_path):
     out = result.stdout + result.stderr
     assert "agents.context_tokens: expected a number >= 1, found 0" in out
     assert "Traceback" not in out
+
+
+def test_a_budget_set_on_a_long_thread_folds_its_backlog_in_calls_that_fit(tmp_path):
+    before = WordModel(answer)
+    run_thread(make(tmp_path, before), [say(n) for n in range(1, 31)])
+    model = WordModel(answer)
+    run_thread(make(tmp_path, model, context_tokens=400), [say(31)])
+    summary_calls = [c for c in model.calls if is_summary_call(c)]
+    assert len(summary_calls) > 1  # one call would be sent about 30 x 40 words
+    counter = TokenCounter(model)
+    assert all(counter.messages(c.messages) <= 400 + 400 // 4 for c in summary_calls)
+    store = make(tmp_path, model).open_inbox().store
+    summary = store.get_record(SUMMARY_KIND, THREAD)
+    assert "marmalade" in summary.data["text"]
+    kept = agent_calls(model)[-1].messages
+    assert summary.data["turns"] + (len(kept) - 2) // 2 == 30  # each turn once: folded or kept
+    assert counter.messages(kept) <= 400
+    store.close()

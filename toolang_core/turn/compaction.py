@@ -188,17 +188,22 @@ class Compactor:
     ) -> Compacted:
         """Fold ``entries`` (oldest first, none covered by ``previous``) into the
         thread's summary of at most ``max_tokens``, store it, and record a
-        ``compaction`` step per summarising call — each call's prompt within ``budget``
-        tokens where the entries allow, so more than one call when there is much to
-        fold. Each call's result is stored before the next call: a long thread's first
-        compaction keeps what it did if it stops halfway.
+        ``compaction`` step per summarising call — the entries split so that a call's
+        prompt stays within ``budget`` tokens (a single entry larger than that is
+        clipped), so more than one call when there is much to fold. Each call's result
+        is stored before the next call: a long thread's first compaction keeps what it
+        did if it stops halfway.
 
         :raises ModelCallFailed: when the model(s) failed; what was stored stays.
         """
         done = Compacted(previous or ThreadSummary("", Coverage()))
         words = max(10, max_tokens * 3 // 4)
-        frame = self.counter.text(INSTRUCTION) + 4 * MESSAGE_TOKENS  # and the headings
-        for run in chunks(entries, max(max_tokens, budget - max_tokens - frame, 1)):
+        # What each call sends besides the entries: the instruction, the headings and
+        # the summary so far (as it is now; a later call's may be longer, up to
+        # max_tokens — the calls of a long backlog's first compaction only).
+        frame = self.counter.text(INSTRUCTION) + 4 * MESSAGE_TOKENS
+        frame += self.counter.text(done.summary.text)
+        for run in chunks(entries, max(max_tokens, budget - frame, 1)):
             started = ctx.clock()
             before = done.summary
             key = f"{ctx.turn.id}:compaction:{before.revision + 1}"
