@@ -4,6 +4,9 @@ the scripted model's steps, and waiting on a condition across processes."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from toolang_core.testing.dists import make_distribution
@@ -122,4 +125,34 @@ def install_kit(site: Path) -> None:
             }
         },
         modules={"counter_tool": TOOL_MODULE},
+    )
+
+
+def kit_environment(home: Path, site: Path, **extra: str) -> dict[str, str]:
+    """This process's environment without its ``TOOLANG_*`` settings, loading the kit in
+    ``site`` (the file-scripted model reading ``home/script.json``, the counting tool
+    writing ``home/counter.txt``); ``extra`` adds or replaces variables."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
+    env.update(
+        TOOLANG_LOAD_PLUGINS="scripted,counter-tool",
+        TOOLANG_SCRIPT=str(home / "script.json"),
+        COUNTER_FILE=str(home / "counter.txt"),
+        PYTHONPATH=os.pathsep.join([str(site), env.get("PYTHONPATH", "")]),
+    )
+    env.update(extra)
+    return env
+
+
+def start_kit_runtime(
+    home: Path, env: dict[str, str], *extra: str, stdout: int | None = subprocess.PIPE
+) -> subprocess.Popen[str]:
+    """A real ``toolang run --no-sources`` in ``home`` with ``env`` (see
+    :func:`kit_environment`); ``extra`` are more arguments (``--until-idle``)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "toolang_core", "run", "--no-sources", *extra],
+        cwd=home,
+        env=env,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
     )

@@ -5,14 +5,12 @@ once more — from the failed attempt's step, stored before the wait began."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from kill_helpers import install_kit
+from kill_helpers import install_kit, kit_environment, start_kit_runtime
 
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import NewTurnRequest, SubmitRules, TurnStatus
@@ -39,25 +37,6 @@ def write_script(path: Path, second: dict[str, object]) -> None:
     path.write_text(json.dumps(steps), encoding="utf-8")
 
 
-def start(home: Path, site: Path, *extra: str) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
-    env.update(
-        TOOLANG_LOAD_PLUGINS="scripted,counter-tool",
-        TOOLANG_SCRIPT=str(home / "script.json"),
-        TOOLANG_SCRIPT_LOG=str(home / "calls.txt"),
-        COUNTER_FILE=str(home / "counter.txt"),
-        PYTHONPATH=os.pathsep.join([str(site), env.get("PYTHONPATH", "")]),
-    )
-    return subprocess.Popen(
-        [sys.executable, "-m", "toolang_core", "run", "--no-sources", *extra],
-        cwd=home,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 def test_a_runtime_killed_in_a_retry_wait_calls_the_model_once_more_and_no_tool_again(
     tmp_path,
 ):
@@ -75,7 +54,8 @@ def test_a_runtime_killed_in_a_retry_wait_calls_the_model_once_more_and_no_tool_
     ).id
     waiting = f"{turn_id}:model:1:try:1"
 
-    first = start(home, site)
+    env = kit_environment(home, site, TOOLANG_SCRIPT_LOG=str(home / "calls.txt"))
+    first = start_kit_runtime(home, env, stdout=subprocess.DEVNULL)
     kill_when(first, lambda: store.find_step(waiting) is not None, 60, "the failed attempt")
     attempt = store.find_step(waiting)
     assert attempt is not None
@@ -91,7 +71,7 @@ def test_a_runtime_killed_in_a_retry_wait_calls_the_model_once_more_and_no_tool_
 
     (home / "toolang.toml").write_text(SHORT_WAIT)
     write_script(home / "script.json", {"text": "the visit is done"})
-    second = start(home, site, "--until-idle")
+    second = start_kit_runtime(home, env, "--until-idle", stdout=subprocess.DEVNULL)
     _out, err = second.communicate(timeout=120)
     assert second.returncode == 0, err
 

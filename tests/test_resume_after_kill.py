@@ -4,14 +4,10 @@ file) is counted."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
-from kill_helpers import install_kit, write_script
+from kill_helpers import install_kit, kit_environment, start_kit_runtime, write_script
 
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import NewTurnRequest, SubmitRules, TurnStatus
@@ -20,24 +16,6 @@ from toolang_core.testing.processes import KILL_AND_RESUME_CONFIG, kill_when
 pytestmark = pytest.mark.slow  # real processes killed mid-turn and restarted
 
 CONFIG = KILL_AND_RESUME_CONFIG
-
-
-def start(home: Path, site: Path, *extra: str) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
-    env.update(
-        TOOLANG_LOAD_PLUGINS="scripted,counter-tool",
-        TOOLANG_SCRIPT=str(home / "script.json"),
-        COUNTER_FILE=str(home / "counter.txt"),
-        PYTHONPATH=os.pathsep.join([str(site), env.get("PYTHONPATH", "")]),
-    )
-    return subprocess.Popen(
-        [sys.executable, "-m", "toolang_core", "run", "--no-sources", *extra],
-        cwd=home,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def test_a_turn_killed_after_its_tool_call_resumes_without_running_the_tool_again(tmp_path):
@@ -54,7 +32,7 @@ def test_a_turn_killed_after_its_tool_call_resumes_without_running_the_tool_agai
         now=time.time(),
     ).id
 
-    first = start(home, site)
+    first = start_kit_runtime(home, kit_environment(home, site))
     kill_when(
         first,
         lambda: any(s.kind == "tool_call" and s.status != "intent" for s in store.steps(turn_id)),
@@ -65,7 +43,7 @@ def test_a_turn_killed_after_its_tool_call_resumes_without_running_the_tool_agai
     assert store.get(turn_id).status is TurnStatus.RUNNING  # as the dead process left it
 
     write_script(home / "script.json", final_delay=0)
-    second = start(home, site, "--until-idle")
+    second = start_kit_runtime(home, kit_environment(home, site), "--until-idle")
     _out, err = second.communicate(timeout=120)
     assert second.returncode == 0, err
 

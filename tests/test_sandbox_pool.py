@@ -11,9 +11,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -314,11 +316,24 @@ def test_a_loop_that_ends_while_bubblewraps_start_ends(tmp_path):
         stderr=subprocess.DEVNULL,
         text=True,
     )
+    out = ending.stdout
+    assert out is not None
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read() -> None:
+        for line in out:
+            lines.put(line)
+
+    threading.Thread(target=read, daemon=True).start()
     try:
-        ending.wait(timeout=300)  # a hang, not slowness: each loop takes milliseconds
-    except subprocess.TimeoutExpired:
-        ending.kill()
-        assert ending.stdout is not None
-        done = ending.stdout.read().split()
-        pytest.fail(f"a loop's end hung after {len(done)} of {loops} loops")
+        for done in range(loops):
+            try:  # a hang, not slowness: each loop takes milliseconds, a minute is plenty
+                lines.get(timeout=60)
+            except queue.Empty:
+                pytest.fail(f"a loop's end hung after {done} of {loops} loops")
+        ending.wait(timeout=60)
+    finally:
+        if ending.poll() is None:
+            ending.kill()
+            ending.wait()
     assert ending.returncode == 0

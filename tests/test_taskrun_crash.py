@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from kill_helpers import install_kit, write_script
+from kill_helpers import install_kit, kit_environment, start_kit_runtime, write_script
 
 from toolang_core import SpawnRequest, TaskRunController, TurnStatus
 from toolang_core.config import load_config
@@ -60,28 +59,6 @@ WAITER = textwrap.dedent(
 )
 
 
-def environment(home: Path, site: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
-    env.update(
-        TOOLANG_LOAD_PLUGINS="scripted,counter-tool",
-        TOOLANG_SCRIPT=str(home / "script.json"),
-        COUNTER_FILE=str(home / "counter.txt"),
-        PYTHONPATH=os.pathsep.join([str(site), env.get("PYTHONPATH", "")]),
-    )
-    return env
-
-
-def start_runtime(home: Path, env: dict[str, str], *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "toolang_core", "run", "--no-sources", *extra],
-        cwd=home,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 def spawn_runs(home: Path) -> list[str]:
     runtime = Runtime.from_config(
         load_config(home / "toolang.toml", env={}), env={}, load_entrypoints=False
@@ -107,11 +84,11 @@ def test_runs_interrupted_by_a_killed_runtime_are_recovered_and_waiters_see_them
     home.mkdir()
     (home / "toolang.toml").write_text(CONFIG)
     write_script(home / "script.json", final_delay=120)  # the first runtime never answers
-    env = environment(home, site)
+    env = kit_environment(home, site)
     first_id, *queued_ids = ids = spawn_runs(home)
     store = SQLiteStore(home / ".toolang" / "toolang.db")
 
-    first = start_runtime(home, env)
+    first = start_kit_runtime(home, env)
     kill_when(
         first,
         lambda: any(s.kind == "tool_call" and s.status != "intent" for s in store.steps(first_id)),
@@ -136,7 +113,7 @@ def test_runs_interrupted_by_a_killed_runtime_are_recovered_and_waiters_see_them
         raise AssertionError(f"the waiter did not start: {ready!r} {waiter.communicate()[1]}")
 
     write_script(home / "script.json", final_delay=0)
-    second = start_runtime(home, env, "--until-idle")
+    second = start_kit_runtime(home, env, "--until-idle")
     _out, err = second.communicate(timeout=120)
     assert second.returncode == 0, err
     seen, waiter_err = waiter.communicate(timeout=120)

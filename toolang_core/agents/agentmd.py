@@ -15,6 +15,7 @@
     status: active               # or disabled
     max_steps: 10
     max_delegation_rounds: 3
+    context_tokens: 16000        # the prompt's token budget (see [agents])
     sandbox:                     # the programs its tools start (see [tools])
       network: allow
       allow_hosts: [pypi.org, files.pythonhosted.org]
@@ -47,7 +48,7 @@ from toolang_core.limits import AGENT_MD_MAX_CHARS
 
 _LISTS: Final = ("prefixes", "tools", "keywords", "capabilities", "fallback")
 _TEXTS: Final = ("description", "model")
-_INTS: Final = {"max_steps": 1, "max_delegation_rounds": 0}
+_INTS: Final = {"max_steps": 1, "max_delegation_rounds": 0, "context_tokens": 1}
 KEYS: Final = ("name", *_TEXTS, *_LISTS, "session_isolation", "status", *_INTS, "sandbox")
 """Every key the front matter may have."""
 

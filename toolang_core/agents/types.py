@@ -36,10 +36,10 @@ class AgentDefinition:
     ``fallback`` lists the models tried, in order, when ``model`` fails (``None``:
     ``[models] fallback``; empty: none). ``keywords`` (multi-word ones too) and
     ``capabilities`` route requests to the agent;
-    ``skills`` are the skill names a remote agent's card advertises. ``max_steps`` and
-    ``max_delegation_rounds`` override ``[agents]`` limits for this agent (``None``:
-    the configured ones). ``session_isolation`` asks for delegated work to run on an
-    isolated child thread. ``sandbox`` changes ``[tools]``' sandbox settings for the
+    ``skills`` are the skill names a remote agent's card advertises. ``max_steps``,
+    ``max_delegation_rounds`` and ``context_tokens`` override ``[agents]`` limits for this
+    agent (``None``: the configured ones). ``session_isolation`` asks for delegated work
+    to run on an isolated child thread. ``sandbox`` changes ``[tools]``' sandbox settings for the
     programs its tools start (its working directory, network, limits;
     ``[tools.agent.<name>]`` in toolang.toml wins over it). ``origin`` is the file path
     or URL it was read from.
@@ -60,6 +60,7 @@ class AgentDefinition:
     session_isolation: bool = False
     max_steps: int | None = None
     max_delegation_rounds: int | None = None
+    context_tokens: int | None = None
     status: AgentStatus = "active"
     sandbox: SandboxOverride | None = None
     source: SourceLabel = "builtin"

@@ -54,9 +54,9 @@ def checked(definition: AgentDefinition) -> AgentDefinition:
         problem = model_spec_problem(spec)
         if problem:
             raise DefinitionError(f"fallback[{index}]: {problem}")
-    for field in ("max_steps", "max_delegation_rounds"):
+    for field in ("max_steps", "max_delegation_rounds", "context_tokens"):
         value = getattr(definition, field)
-        least = 1 if field == "max_steps" else 0
+        least = 0 if field == "max_delegation_rounds" else 1
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise DefinitionError(f"{field} must be an integer, got {value!r}")
         if value is not None and value < least:

@@ -237,7 +237,7 @@ def show(state: CliState, name: str, as_json: bool) -> None:
     click.echo(f"{'health:':<24}{shown['health']['state']} {shown['health']['detail']}".rstrip())
     for key in ("prefixes", "tools", "keywords", "capabilities", "skills"):
         click.echo(f"{key + ':':<24}{', '.join(shown[key]) or '-'}")
-    for key in ("session_isolation", "max_steps", "max_delegation_rounds"):
+    for key in ("session_isolation", "max_steps", "max_delegation_rounds", "context_tokens"):
         value = shown[key]
         click.echo(f"{key + ':':<24}{'-' if value is None else str(value).lower()}")
     sandbox = {k: v for k, v in (shown["sandbox"] or {}).items() if v is not None}

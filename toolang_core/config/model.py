@@ -34,6 +34,10 @@ from toolang_core.sandbox.rules import (
     parse_local_target,
 )
 
+DEFAULT_HISTORY_TURNS = 20
+"""Earlier exchanges in a prompt when neither ``history_turns`` nor ``context_tokens``
+is set."""
+
 Overflow = Literal["reject", "drop_oldest", "replace_pending"]
 Strategy = Literal["enqueue", "reject", "coalesce", "interrupt", "steer"]
 
@@ -132,6 +136,13 @@ class AgentsConfig:
     ``unmatched_tools`` is the rule for a tool no agent's prefix claims and whose
     plugin declared no (active) owner: ``"none"`` leaves it to agents granted it
     (``toolang doctor`` reports it), ``"default"`` gives it to the ``default`` agent.
+
+    A prompt's thread history is the last ``history_turns`` exchanges (default 20)
+    unless ``context_tokens`` is set: then it is chosen by that token budget, and the
+    older turns of a thread that outgrows it are compacted into a running summary
+    written by ``summary_model`` (default: the agent's own model); ``history_turns``,
+    if set too, still bounds the exchanges kept word for word. See
+    docs/long-conversations.md.
     """
 
     default: str = "assistant"
@@ -139,13 +150,26 @@ class AgentsConfig:
     unmatched_tools: Literal["none", "default"] = "none"
     instruction: str = "You are a helpful, careful assistant. Answer briefly."
     dir: Path | None = None
-    history_turns: NonNegativeInt = 20
+    history_turns: NonNegativeInt | None = None
+    """Earlier exchanges in a prompt at most (``None``: 20 without ``context_tokens``,
+    no count limit with it)."""
+    context_tokens: PositiveInt | None = None
+    """The token budget of a prompt as a turn starts (``None``: off, history by
+    ``history_turns``); an agent's own ``context_tokens`` overrides it."""
+    summary_model: str | None = None
+    """The model that writes a compacted thread's summary (``None``: the agent's own)."""
     max_steps: PositiveInt = 20
     loop_repeats: PositiveInt = 3
     turn_timeout_seconds: PositiveFloat = 600.0
     max_delegation_rounds: NonNegativeInt = 10
     """``ask_agent`` and ``transfer_to_agent`` calls per turn at most (an agent's own
     ``max_delegation_rounds`` overrides it); one more is refused."""
+
+    def __attrs_post_init__(self) -> None:
+        from toolang_core.models.spec import model_spec_problem
+
+        if self.summary_model is not None and (problem := model_spec_problem(self.summary_model)):
+            raise KeyProblems([(("summary_model",), problem)])
 
 
 @attrs.frozen

@@ -83,7 +83,8 @@ overflow = "reject"       # reject | drop_oldest | replace_pending
 [agents]
 default = "assistant"     # answers (and routes) requests that name no agent
 # dir = "agents"          # your AGENT.md files, one folder per agent (default: agents/ here)
-history_turns = 20        # earlier exchanges of the thread in each prompt
+# history_turns = 20      # earlier exchanges of the thread in each prompt (default 20)
+# context_tokens = 8000   # or: history by a token budget, older turns summarised
 max_steps = 20            # model calls per turn at most
 loop_repeats = 3          # the same tool calls this often ends the turn: loop_detected
 

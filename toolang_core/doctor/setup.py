@@ -77,7 +77,7 @@ def check_directories(ctx: DoctorContext) -> Iterator[Check]:
 
 def check_models(ctx: DoctorContext) -> Iterator[Check]:
     """Every active agent's model (or ``[models] default``) and fallback models (or
-    ``[models] fallback``) resolve, and where its
+    ``[models] fallback``), and ``[agents] summary_model``, resolve, and where its
     provider can tell (a model with ``check()``), the provider knows the model."""
     from toolang_core.doctor import runtime_for
     from toolang_core.doctor.check import Check
@@ -101,6 +101,8 @@ def check_models(ctx: DoctorContext) -> Iterator[Check]:
         agents = []
     for index, spec in enumerate(runtime.config.models.fallback):
         wanted.setdefault(spec, []).append(f"[models] fallback[{index}]")
+    if runtime.config.agents.summary_model is not None:
+        wanted.setdefault(runtime.config.agents.summary_model, []).append("[agents] summary_model")
     for agent in agents:
         if agent.model:
             wanted.setdefault(agent.model, []).append(f"agent {agent.name!r}")

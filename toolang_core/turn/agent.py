@@ -33,6 +33,7 @@ from toolang_core.agents.catalog import AgentError
 from toolang_core.agents.partition import PatternError, ToolScopeError
 from toolang_core.agents.routing import RouteProposal
 from toolang_core.agents.types import AgentDefinition
+from toolang_core.config.model import DEFAULT_HISTORY_TURNS
 from toolang_core.errors import describe_exception
 from toolang_core.execution.seam import LEASE_LOST, SHUTDOWN, AfterTurn, TurnContext, TurnOutcome
 from toolang_core.models.resolve import ModelResolver
@@ -43,10 +44,13 @@ from toolang_core.tools.approvals import Approval, ApprovalBook
 from toolang_core.tools.chain import ToolChain
 from toolang_core.tools.types import Denied, Granted, Pending, ToolCall, ToolCallContext
 from toolang_core.turn import prompt
+from toolang_core.turn.compaction import Compactor, check_summary_model
+from toolang_core.turn.context import fit_prompt
 from toolang_core.turn.loop import AgentLoop, Speaker, TurnFailed
 from toolang_core.turn.memory import exchange_batch, recall_for_turn
 from toolang_core.turn.model_retry import Candidate, check_fallbacks, fallback_specs
 from toolang_core.turn.running import DelegationError, ResponseMode, RunningTurn
+from toolang_core.turn.tokens import TokenCounter
 from toolang_core.turn.usage import SpendLimits, TurnSpend
 
 if TYPE_CHECKING:
@@ -97,9 +101,10 @@ class AgentExecutor:
 
     async def prepare(self) -> None:
         """Read the agent registry before the first turn; log tools no agent owns; check
-        the fallback models. :raises ConfigError: for a fallback model no provider has."""
+        the fallback and summary models. :raises ConfigError: for one no provider has."""
         await asyncio.to_thread(self.runtime.agents.report_unmatched)
         check_fallbacks(self.models, self.runtime.config.models, self.runtime.agents)
+        check_summary_model(self.models, self.runtime.config.agents)
 
     def agent(self, name: str | None) -> AgentDefinition:
         """The named agent (``None``: ``[agents] default``). :raises TurnFailed:"""
@@ -161,11 +166,30 @@ class AgentExecutor:
                 notes = [*notes, _route_note(route, self.runtime.agents.agent(route.agent))]
         memory = self.runtime.memory
         recalled = await recall_for_turn(ctx, memory, agent)
-        messages = [
-            prompt.system_message(agent, turn, notes=notes, memory=recalled.lines),
-            *prompt.history(ctx.store, turn, config.agents.history_turns),
-            Message(role="user", content=turn.input),
-        ]
+        user = Message(role="user", content=turn.input)
+        budget = agent.context_tokens or config.agents.context_tokens
+        fitted = None
+        if budget is None:
+            kept = config.agents.history_turns
+            messages = [
+                prompt.system_message(agent, turn, notes=notes, memory=recalled.lines),
+                *prompt.history(ctx.store, turn, DEFAULT_HISTORY_TURNS if kept is None else kept),
+                user,
+            ]
+        else:
+            counter = TokenCounter(speaker.model)
+            fitted = await fit_prompt(
+                ctx,
+                budget=budget,
+                max_turns=config.agents.history_turns,
+                counter=counter,
+                system=lambda summary: prompt.system_message(
+                    agent, turn, notes=notes, memory=recalled.lines, summary=summary
+                ),
+                user=user,
+                compactor=self._compactor(speaker, counter),
+            )
+            messages = [fitted.system, *fitted.history, user]
         built = {
             "agent": agent.name,
             "model": speaker.model_name,
@@ -179,6 +203,9 @@ class AgentExecutor:
             "degraded": recalled.degraded,
             "route": route.to_json() if route is not None else None,
         }
+        if fitted is not None:
+            built["context"] = fitted.trace
+        degraded = recalled.degraded or (fitted is not None and fitted.degraded)
         built_step = ctx.defer_step("prompt_build", data=built)
         limits = SpendLimits.for_turn(config.limits, turn)
         spend = TurnSpend(limits, turn=turn, store=ctx.store, clock=ctx.clock)
@@ -203,10 +230,35 @@ class AgentExecutor:
         trace_data = {**built_step.data, "model_calls": end.model_calls}
         if last.name != agent.name:
             trace_data["answered_by"] = last.name
-        if recalled.degraded and outcome.status is TurnStatus.COMPLETED:
+        if degraded and outcome.status is TurnStatus.COMPLETED:
             outcome = attrs.evolve(outcome, outcome="degraded")
         return outcome.with_parts(
             after=AfterTurn(prompt_trace=trace_data, memory=batch, trace_masked=True)
+        )
+
+    def _compactor(self, speaker: Speaker, counter: TokenCounter) -> Compactor:
+        """Who writes a thread's summary for ``speaker``'s turns: ``[agents]
+        summary_model``, else the agent's model and its fallbacks (the summary is
+        measured with ``counter``, the agent model's: it goes into that model's prompt).
+
+        :raises TurnFailed: for a summary model that cannot be resolved.
+        """
+        config = self.runtime.config
+        spec = config.agents.summary_model
+        if spec is None:
+            candidates = (Candidate(speaker.model_name, speaker.model), *speaker.fallbacks)
+        else:
+            try:
+                model = self.models.resolve(spec, wanted_by="[agents] summary_model")
+            except ModelError as exc:
+                raise TurnFailed(str(exc), "model_error") from None
+            candidates = (Candidate(spec, model),)
+        return Compactor(
+            candidates=candidates,
+            retry=config.models.retry,
+            mask=self.runtime.redaction.text,
+            counter=counter,
+            agent=speaker.agent.name,
         )
 
     def speaker_for(

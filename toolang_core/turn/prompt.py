@@ -24,8 +24,11 @@ def system_message(
     *,
     notes: Sequence[str] = (),
     memory: Sequence[str] = (),
+    summary: str | None = None,
 ) -> Message:
-    """The instruction, then runtime context, then notes and recalled memory if any.
+    """The instruction, then runtime context, then notes and recalled memory if any,
+    then the summary of the thread's compacted turns (:mod:`toolang_core.turn.compaction`)
+    if it has one: the last thing before the recent turns.
 
     It is a new text every turn (the time, the recalled memory), made of parts that
     mostly repeat: the redaction policy checks the parts (each remembered by its cache)
@@ -41,10 +44,25 @@ def system_message(
         parts.append("## Notes\n" + "\n".join(f"- {n}" for n in notes))
     if memory:
         parts.append("## Remembered\n" + "\n".join(f"- {m}" for m in memory))
+    if summary:
+        parts.append(SUMMARY_HEADING + summary)
     text = "\n\n".join(parts)
-    # The time is the runtime's own; everything else is checked as it goes in.
-    checked = (instruction, agent.name, where, who, *notes, *memory)
+    # The time is the runtime's own; everything else is checked as it goes in (the
+    # summary was masked when it was stored).
+    checked = (
+        instruction,
+        agent.name,
+        where,
+        who,
+        *notes,
+        *memory,
+        *((summary,) if summary else ()),
+    )
     return Message(role="system", content=composed_text(text, checked))
+
+
+SUMMARY_HEADING = "## Earlier in this thread (summary)\n"
+"""What introduces a compacted thread's summary in the system message."""
 
 
 _CLOCK: list[tuple[int, str]] = [(-1, "")]
@@ -74,7 +92,7 @@ def history(store: ExecutionStore, turn: TurnRequest, limit: int) -> list[Messag
     earlier = store.thread_history(turn.thread_id, before_seq=turn.seq, limit=limit)
     entries: list[tuple[float, list[Message]]] = []
     for past in earlier:
-        said = _exchange(past)
+        said = exchange(past)
         if said:
             entries.append((past.created_at, said))
     window = earlier[-1].created_at if len(earlier) >= limit else float("-inf")
@@ -85,7 +103,8 @@ def history(store: ExecutionStore, turn: TurnRequest, limit: int) -> list[Messag
     return [message for _, said in entries for message in said]
 
 
-def _exchange(past: PastTurn) -> list[Message]:
+def exchange(past: PastTurn) -> list[Message]:
+    """What was said in one earlier turn, as messages (none for a turn still open)."""
     if past.status is TurnStatus.COMPLETED:
         return [
             Message(role="user", content=past.input),

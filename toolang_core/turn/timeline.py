@@ -99,7 +99,29 @@ def _prompt_build(data: Mapping[str, Any]) -> list[str]:
         f"{len(tools)} tool(s), {data.get('history_messages', 0)} history message(s)"
     )
     notes = [f"note: {_short(n, 80)}" for n in data.get("notes", ())]
+    context = data.get("context")
+    if context:  # [agents] context_tokens: what the budget left in the prompt
+        summary = context.get("summary")
+        line += (
+            f"; {context.get('prompt_tokens', '?')}/{context.get('budget', '?')} tokens "
+            f"({context.get('counted_by', '?')}), {context.get('history_turns', 0)} recent turn(s)"
+            + (f" after a summary of {summary.get('turns', 0)}" if summary else "")
+        )
+        if context.get("compaction_failed"):
+            notes.append(f"compaction failed: {_short(context['compaction_failed'], 60)}")
     return [line, *notes]
+
+
+def _compaction(data: Mapping[str, Any]) -> list[str]:
+    """Which turns a compaction folded into the thread's summary, and by which model."""
+    head = (
+        f"{data.get('model', '?')}: {data.get('summarised_turns', 0)} turn(s)"
+        + (f" and {data['summarised_notes']} note(s)" if data.get("summarised_notes") else "")
+        + (" added to the summary" if data.get("previous_summary") else " summarised")
+        + f" (now {data.get('turns_in_summary', 0)} turn(s) up to #{data.get('through_seq', '?')}, "
+        f"{data.get('summary_tokens', 0)} tokens{', cut to fit' if data.get('cut') else ''})"
+    )
+    return [head, f"summary: {_short(data.get('summary', ''), 80)}"]
 
 
 def _memory_recall(data: Mapping[str, Any]) -> list[str]:
@@ -135,6 +157,7 @@ _DETAILS = {
     "prompt_build": _prompt_build,
     "memory_recall": _memory_recall,
     "guardrail": _guardrail,
+    "compaction": _compaction,
 }
 
 

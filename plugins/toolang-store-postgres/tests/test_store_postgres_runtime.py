@@ -115,3 +115,36 @@ def test_an_agent_turn_waits_for_an_approval_decided_on_another_connection(
         assert [a.status for a in ApprovalBook(other.store).list()] == ["approved"]
     finally:
         other.store.close()
+
+
+def test_a_long_thread_is_compacted_into_a_summary_kept_in_the_postgres_store(
+    make_runtime, toolang_scripted_model
+):
+    """[agents] context_tokens on PostgreSQL: the thread's summary is a record there,
+    written over the revision it was read at (docs/long-conversations.md)."""
+    from toolang_core.models import ModelResponse
+
+    def answer(request):
+        if request.messages[0].content.startswith("You keep the running summary"):
+            facts = [line for line in request.messages[-1].content.splitlines() if "FACT" in line]
+            return ModelResponse(text="\n".join(facts) or "nothing")
+        return ModelResponse(text="noted")
+
+    model = toolang_scripted_model(answer)
+    runtime = make_runtime(
+        {"scripted": model.plugin()},
+        extra='\n[models]\ndefault = "scripted"\n\n[agents]\ncontext_tokens = 400\n',
+        executor="agent",
+    )
+    inbox = runtime.open_inbox()
+    try:
+        for n in range(12):
+            said = "FACT the ship is the Albatross" if n == 0 else f"turn {n}: " + "word " * 60
+            inbox.submit(NewTurnRequest(source="chat", thread_id="cli:ship", input=said))
+        asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+        summary = inbox.store.get_record("toolang.thread.summary", "cli:ship")
+        assert summary is not None and "Albatross" in summary.data["text"]
+        assert summary.revision >= 1 and summary.data["turns"] >= 1
+        assert "Albatross" in model.calls[-1].messages[0].content
+    finally:
+        inbox.store.close()
