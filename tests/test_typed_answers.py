@@ -75,7 +75,9 @@ def run(runtime, *, schema=None, agent=None):
 
 
 def checks(steps):
-    return [(s.data["attempt"], s.data["valid"], s.status) for s in steps if s.kind == "output_check"]
+    return [
+        (s.data["attempt"], s.data["valid"], s.status) for s in steps if s.kind == "output_check"
+    ]
 
 
 def test_an_invalid_json_answer_is_sent_back_and_the_second_attempt_completes(tmp_path):
@@ -212,9 +214,7 @@ def agent_md(front: str) -> str:
 
 def test_agent_md_takes_an_inline_schema_and_output_retries(tmp_path):
     origin = str(tmp_path / "weather" / "AGENT.md")
-    text_ = agent_md(
-        "output_retries: 4\noutput_schema:\n  type: object\n  required: [city]\n"
-    )
+    text_ = agent_md("output_retries: 4\noutput_schema:\n  type: object\n  required: [city]\n")
     (definition,) = parse_agent_md(text_, origin=origin, source="user").definitions
     assert definition.output_schema == {"type": "object", "required": ["city"]}
     assert definition.output_retries == 4
@@ -236,8 +236,14 @@ def test_agent_md_takes_a_schema_file_relative_to_itself(tmp_path):
 @pytest.mark.parametrize(
     ("front", "expected"),
     [
-        ("output_schema: missing.json\n", "output_schema: schema file '{dir}/missing.json' does not exist"),
-        ("output_schema: broken.json\n", "output_schema: schema file '{dir}/broken.json' is not JSON"),
+        (
+            "output_schema: missing.json\n",
+            "output_schema: schema file '{dir}/missing.json' does not exist",
+        ),
+        (
+            "output_schema: broken.json\n",
+            "output_schema: schema file '{dir}/broken.json' is not JSON",
+        ),
         ("output_schema:\n  type: strng\n", "output_schema: not a valid JSON Schema"),
         ("output_schema: 5\n", "output_schema: expected a JSON Schema (a mapping) or the path"),
         ("output_retries: -1\n", "output_retries must be an integer of at least 0, got -1"),

@@ -17,7 +17,9 @@ class ParamsValidator:
     def __init__(self) -> None:
         self._compiled: dict[int, tuple[Mapping[str, Any], Callable[[Any], Any]]] = {}
 
-    def problem(self, schema: Mapping[str, Any], params: Any, *, subject: str = "params") -> str | None:
+    def problem(
+        self, schema: Mapping[str, Any], params: Any, *, subject: str = "params"
+    ) -> str | None:
         """A one-line description of what is wrong with ``params``, or ``None``; the
         message calls the value ``subject`` (``params.path must be string``)."""
         entry = self._compiled.get(id(schema))

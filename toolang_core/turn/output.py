@@ -37,6 +37,9 @@ OUTPUT_SCHEMA: Final = "output_schema"
 INVALID_OUTPUT: Final = "invalid_output"
 """The outcome of a turn whose answer never matched its schema."""
 STEP_KIND: Final = "output_check"
+RETRY_PREFIX: Final = "Your answer was not accepted: "
+"""How the message sending an invalid answer back starts (a scripted model in the test
+kit counts past it: it is the runtime's, not the person's)."""
 MAX_CACHED: Final = 64
 """Request schemas kept compiled (by their JSON text); past it they are compiled anew."""
 
@@ -118,8 +121,9 @@ class OutputChecker:
         try:
             value = json.loads(body)
         except json.JSONDecodeError as exc:
-            return Checked(None, f"the answer is not JSON ({exc.msg} at line {exc.lineno}, "
-                           f"column {exc.colno})")
+            return Checked(
+                None, f"the answer is not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+            )
         problem = self.validator.problem(self._same(spec.schema), value, subject="answer")
         if problem is not None:
             return Checked(None, problem)
@@ -141,7 +145,7 @@ def retry_message(spec: OutputSpec, problem: str, attempt: int) -> Message:
     return Message(
         role="user",
         content=(
-            f"Your answer was not accepted: {problem}. Answer again with only a JSON value "
+            f"{RETRY_PREFIX}{problem}. Answer again with only a JSON value "
             f"matching the JSON Schema given ({left} attempt{'s' if left != 1 else ''} left)."
         ),
     )
