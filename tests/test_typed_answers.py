@@ -132,7 +132,7 @@ def test_output_retries_comes_from_agents_config(tmp_path):
 def test_an_agents_own_schema_and_retries_apply_to_its_turns(tmp_path):
     agent = AgentDefinition(name="weather", output_schema=SCHEMA, output_retries=1)
     model = ScriptedModel([text("[]"), text("[1]")])
-    turn, steps = run(make(tmp_path, model, agent), agent="weather")
+    turn, _ = run(make(tmp_path, model, agent), agent="weather")
     assert (turn.status, turn.outcome, len(model.calls)) == (TurnStatus.FAILED, "invalid_output", 2)
     assert "output schema of agent 'weather' after 2 attempts" in turn.error
     assert model.calls[0].output_schema == SCHEMA
@@ -181,7 +181,7 @@ def test_a_request_schema_that_is_not_json_schema_is_refused_at_the_door(tmp_pat
             ("a string", "expected a JSON Schema object, got str"),
             ({"properties": 5}, "not a valid JSON Schema"),
         ]:
-            with pytest.raises(InvalidRequest, match="meta.output_schema: ") as caught:
+            with pytest.raises(InvalidRequest, match=r"meta\.output_schema: ") as caught:
                 inbox.submit(
                     NewTurnRequest(
                         source="chat", thread_id="cli:t", input="x", meta={"output_schema": bad}

@@ -130,26 +130,10 @@ class AgentLoop:
                 self.answers.append(response.text)
             calls = self._with_ids(response.tool_calls, step)
             if not calls:
-                if response.text.strip():
-                    answer = response.text
-                    if self.typed is not None:
-                        checked = self._typed_answer(self.typed, answer, step)
-                        if isinstance(checked, TurnOutcome):
-                            return self._end(checked, step + 1)
-                        if checked is None:
-                            continue  # sent back with its errors: the model tries again
-                        answer = checked
-                    answer = await self._checked(guards.OUTPUT_HOOK, answer, step)
-                    self.answers[-1] = answer
-                    return self._end(TurnOutcome.completed(answer), step + 1)
-                if used_tools:
-                    failed = TurnOutcome.failed(
-                        "the agent used tools but gave no visible answer",
-                        outcome="empty_after_tool_use",
-                    )
-                    return self._end(failed, step + 1)
-                empty = TurnOutcome.failed("the model gave an empty answer", "empty_answer")
-                return self._end(empty, step + 1)
+                end = await self._final(response.text, step, used_tools=used_tools)
+                if end is None:
+                    continue  # a typed answer sent back with its errors: the model tries again
+                return end
             used_tools = True
             signature = tuple(sorted((c.name, canonical_params(c.params)) for c in calls))
             seen[signature] += 1
@@ -179,6 +163,31 @@ class AgentLoop:
             f"no final answer after {self.max_steps} model calls", outcome="max_steps"
         )
         return self._end(exhausted, self.max_steps)
+
+    async def _final(self, text: str, step: int, *, used_tools: bool) -> LoopEnd | None:
+        """How the loop ends on an answer without tool calls: the visible answer (a typed
+        one checked first), or an empty-answer outcome; ``None`` when a typed answer
+        was sent back to the model."""
+        if text.strip():
+            answer = text
+            if self.typed is not None:
+                checked = self._typed_answer(self.typed, answer, step)
+                if checked is None:
+                    return None
+                if isinstance(checked, TurnOutcome):
+                    return self._end(checked, step + 1)
+                answer = checked
+            answer = await self._checked(guards.OUTPUT_HOOK, answer, step)
+            self.answers[-1] = answer
+            return self._end(TurnOutcome.completed(answer), step + 1)
+        if used_tools:
+            failed = TurnOutcome.failed(
+                "the agent used tools but gave no visible answer",
+                outcome="empty_after_tool_use",
+            )
+            return self._end(failed, step + 1)
+        empty = TurnOutcome.failed("the model gave an empty answer", "empty_answer")
+        return self._end(empty, step + 1)
 
     def _with_ids(self, calls: tuple[ToolCall, ...], step: int) -> tuple[ToolCall, ...]:
         """Give every call an id unique in its turn (stable across replays)."""

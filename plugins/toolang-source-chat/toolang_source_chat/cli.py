@@ -77,7 +77,7 @@ def chat(
     if interactive:
         if as_json:
             raise UsageError("--json prints one answer: it does not go with -i")
-        asyncio.run(_interactive(state, thread, agent, wait, owner or None, meta))
+        asyncio.run(_interactive(state, thread, agent, wait, owner or None, meta=meta))
         return
     if not message:
         raise UsageError("give a MESSAGE, or use -i for an interactive session")
@@ -123,6 +123,7 @@ def _submit(
     agent: str | None,
     message: str,
     owner: str | None,
+    *,
     meta: dict[str, Any] | None = None,
 ) -> tuple[str, str]:
     """Submit ``message``; return the request id and this submission's reference."""
@@ -205,8 +206,27 @@ async def _answer(
         printing.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await printing
-    streamed = "".join(printer.shown)
-    if as_json and turn.status.is_terminal:
+    if turn.status.is_terminal:
+        return _print_ended(state, turn, "".join(printer.shown), as_json=as_json)
+    waited = f"still {turn.status.value} after {wait:g} s"
+    # Only our own request is ours to give up (not the turn ours was steered into).
+    if turn.id == turn_id and _give_up(state, turn.id, f"its chat stopped waiting ({waited})"):
+        click.echo(
+            f"{waited}: request {turn.id} canceled (no runtime serves the store to "
+            "finish it; its thread is free)",
+            err=True,
+        )
+    else:
+        click.echo(f"{waited}; request {turn.id} keeps its place", err=True)
+    return 75
+
+
+def _print_ended(state: CliState, turn: TurnRequest, streamed: str, *, as_json: bool) -> int:
+    """Show how the turn ended (``streamed``: the answer's text already printed); the
+    exit code: 0 when it completed, else 1."""
+    from toolang_core import TurnStatus
+
+    if as_json:
         return _print_json(state, turn)
     if turn.status is TurnStatus.COMPLETED:
         output = turn.output or ""
@@ -215,18 +235,6 @@ async def _answer(
         else:
             click.echo(("\n" if streamed else "") + output)
         return 0
-    if not turn.status.is_terminal:
-        waited = f"still {turn.status.value} after {wait:g} s"
-        # Only our own request is ours to give up (not the turn ours was steered into).
-        if turn.id == turn_id and _give_up(state, turn.id, f"its chat stopped waiting ({waited})"):
-            click.echo(
-                f"{waited}: request {turn.id} canceled (no runtime serves the store to "
-                "finish it; its thread is free)",
-                err=True,
-            )
-        else:
-            click.echo(f"{waited}; request {turn.id} keeps its place", err=True)
-        return 75
     click.echo(f"{turn.status.value}: {turn.error or turn.outcome or ''}".rstrip(": "), err=True)
     return 1
 
@@ -415,7 +423,7 @@ async def _once(
     meta: dict[str, Any],
     as_json: bool,
 ) -> None:
-    turn_id, ref = _submit(state, thread, agent, message, owner, meta)
+    turn_id, ref = _submit(state, thread, agent, message, owner, meta=meta)
     if no_wait:
         click.echo(json.dumps({"turn_id": turn_id}) if as_json else turn_id)
         return
@@ -430,6 +438,7 @@ async def _interactive(
     agent: str | None,
     wait: float,
     owner: str | None,
+    *,
     meta: dict[str, Any],
 ) -> None:
     """The session: Ctrl-D or Ctrl-C at the prompt leaves (Ctrl-C with exit 130);
@@ -453,7 +462,7 @@ async def _interactive(
             if not line.strip():
                 continue
             try:
-                turn_id, ref = _submit(state, thread, agent, line, owner, meta)
+                turn_id, ref = _submit(state, thread, agent, line, owner, meta=meta)
             except ToolangError as exc:  # e.g. input the inbox refuses: say so, go on
                 click.echo(f"error: {exc}", err=True)
                 continue
