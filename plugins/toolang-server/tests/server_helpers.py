@@ -1,7 +1,8 @@
 """A real ``toolang run`` with the server on, in a subprocess, for API and browser tests.
 
 The test distribution it installs holds the only fakes: a model (``testmodel``) that
-follows ``/tool NAME {json}`` and otherwise echoes its input, streamed word by word
+follows ``/tool NAME {json}``, answers ``/json VALUE`` with VALUE (a typed answer) and
+otherwise echoes its input, streamed word by word
 (``TL_WORD_DELAY`` seconds apart); an approval gate that asks a person about every
 ``guarded_write`` call; and two tools, ``guarded_write`` (writes a file) and
 ``slow_wait`` (sleeps, for cancelling running work).
@@ -43,6 +44,8 @@ class TestModel:
         last = request.messages[-1]
         if last.role == "tool":
             return ModelResponse(text=f"done: {last.content[:200]}", model="testmodel")
+        if last.content.startswith("/json "):
+            return ModelResponse(text=last.content[6:], model="testmodel")
         asked = _TOOL.search(last.content)
         if asked:
             params = json.loads(asked.group(2) or "{}")
