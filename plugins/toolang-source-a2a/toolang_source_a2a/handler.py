@@ -56,9 +56,9 @@ from toolang_source_a2a.restarts import META_KEY, not_resumed
 from toolang_source_a2a.tasks import (
     FINAL,
     SCHEMA_MEDIA_TYPE,
+    SCHEMA_META_KEY,
     TASK_RUN_FLAG,
     THREAD_PREFIX,
-    SCHEMA_META_KEY,
     a2a_context,
     artifact_of,
     status_of,
@@ -116,20 +116,8 @@ class StoreRequestHandler(RequestHandler):
         caller = caller_of(context)
         if not message.message_id:
             raise InvalidParamsError(message="message.messageId is required")
-        texts = []
-        for part in message.parts:
-            if part.WhichOneof("content") == "data" and part.media_type == SCHEMA_MEDIA_TYPE:
-                continue  # the typed answer's schema (output_schema_of)
-            if part.WhichOneof("content") != "text":
-                raise ContentTypeNotSupportedError(
-                    message="this agent accepts text parts (text/plain), and a data part "
-                    f"of media type {SCHEMA_MEDIA_TYPE} holding the answer's JSON Schema"
-                )
-            texts.append(part.text)
+        text = _text_of(message)
         typed = output_schema_of(message)
-        text = "\n".join(texts).strip()
-        if not text:
-            raise InvalidParamsError(message="message.parts must hold some text")
         if message.task_id:
             earlier = self._own_turn(message.task_id, context)
             thread = earlier.thread_id
@@ -348,6 +336,25 @@ class StoreRequestHandler(RequestHandler):
 
 def is_final(turn: TurnRequest) -> bool:
     return status_of(turn).state in FINAL
+
+
+def _text_of(message: Message) -> str:
+    """The message's text parts joined (a schema data part is not text: it is read by
+    :func:`output_schema_of`). :raises A2AError: for any other part, or no text."""
+    texts = []
+    for part in message.parts:
+        if part.WhichOneof("content") == "data" and part.media_type == SCHEMA_MEDIA_TYPE:
+            continue
+        if part.WhichOneof("content") != "text":
+            raise ContentTypeNotSupportedError(
+                message="this agent accepts text parts (text/plain), and a data part "
+                f"of media type {SCHEMA_MEDIA_TYPE} holding the answer's JSON Schema"
+            )
+        texts.append(part.text)
+    text = "\n".join(texts).strip()
+    if not text:
+        raise InvalidParamsError(message="message.parts must hold some text")
+    return text
 
 
 def output_schema_of(message: Message) -> dict[str, Any]:
