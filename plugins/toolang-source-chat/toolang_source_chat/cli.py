@@ -235,6 +235,8 @@ def _print_ended(state: CliState, turn: TurnRequest, streamed: str, *, as_json: 
         else:
             click.echo(("\n" if streamed else "") + output)
         return 0
+    if streamed:  # the text shown was no answer (e.g. a rejected typed one): end its line
+        click.echo("")
     click.echo(f"{turn.status.value}: {turn.error or turn.outcome or ''}".rstrip(": "), err=True)
     return 1
 
