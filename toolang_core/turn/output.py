@@ -10,8 +10,8 @@ final answer as JSON and validates it with the project's validator
 errors, up to ``output_retries`` times; then the turn fails with outcome
 ``invalid_output``. Each check is an ``output_check`` step of the turn.
 
-The stored output of a typed turn is the answer's JSON text (re-serialised, so a
-fenced ```json block is stored bare); :func:`output_value` gives the doors (``toolang
+The stored output of a typed turn is the answer's JSON text (as the model wrote it,
+less surrounding spaces and a ```json fence); :func:`output_value` gives the doors (``toolang
 chat --json``, the API, A2A) the value itself.
 """
 
@@ -110,6 +110,7 @@ class OutputChecker:
         # A request's schema arrives as a new dict each turn: the same text is the same
         # object here, so the validator compiles it once.
         self._by_text: dict[str, Mapping[str, Any]] = {}
+        self._seen: dict[int, Mapping[str, Any]] = {}  # by id: found without the text
 
     def check(self, spec: OutputSpec, text: str) -> Checked:
         """``text`` against ``spec``: parsed as JSON (a fenced ```json block is
@@ -127,15 +128,20 @@ class OutputChecker:
         problem = self.validator.problem(self._same(spec.schema), value, subject="answer")
         if problem is not None:
             return Checked(None, problem)
-        return Checked(json.dumps(value, ensure_ascii=False), None)
+        return Checked(body, None)  # as the model wrote it, less a fence and spaces
 
     def _same(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
+        if self._seen.get(id(schema)) is schema:  # an agent's schema: the same object
+            return schema
         key = json.dumps(schema, sort_keys=True, default=str)
         known = self._by_text.get(key)
         if known is None:
             if len(self._by_text) >= MAX_CACHED:
                 self._by_text.clear()
             known = self._by_text[key] = schema
+        if len(self._seen) >= MAX_CACHED:
+            self._seen.clear()
+        self._seen[id(known)] = known
         return known
 
 
