@@ -127,7 +127,8 @@ def cycle(home: Path, variant: str, turns: int, threads: int) -> dict[str, Any]:
     assert workload.model_calls == calls_per_turn * turns, (workload.model_calls, turns)
     store = inbox.store
     finished = store.list_turns(TurnFilter(limit=turns + 1))
-    assert len(finished) == turns and all(t.status is TurnStatus.COMPLETED for t in finished)
+    assert len(finished) == turns
+    assert all(t.status is TurnStatus.COMPLETED for t in finished)
     for turn in finished[:: max(1, turns // 20)]:
         checks = [s for s in store.steps(turn.id) if s.kind == "output_check"]
         assert len(checks) == {"no_schema": 0, "schema": 1, "schema_retry": 2}[variant], checks

@@ -363,19 +363,22 @@ def output_schema_of(message: Message) -> dict[str, Any]:
     :data:`SCHEMA_META_KEY`; none when the message has neither.
 
     :raises InvalidParamsError: when it is not a usable JSON Schema (nothing stored)."""
-    from google.protobuf.json_format import MessageToDict
+    from a2a.helpers.proto_helpers import get_data_parts
 
     from toolang_core import OUTPUT_SCHEMA, SchemaError, check_schema
 
-    found: list[tuple[str, Any]] = [
-        (f"the data part of media type {SCHEMA_MEDIA_TYPE}", MessageToDict(part)["data"])
+    schema_parts = [
+        part
         for part in message.parts
         if part.WhichOneof("content") == "data" and part.media_type == SCHEMA_MEDIA_TYPE
     ]
+    found: list[tuple[str, Any]] = [
+        (f"the data part of media type {SCHEMA_MEDIA_TYPE}", data)
+        for data in get_data_parts(schema_parts)
+    ]
     fields = message.metadata.fields
     if SCHEMA_META_KEY in fields:
-        value = MessageToDict(message.metadata)[SCHEMA_META_KEY]
-        found.append((f"metadata.{SCHEMA_META_KEY}", value))
+        found.append((f"metadata.{SCHEMA_META_KEY}", _value_of(fields[SCHEMA_META_KEY])))
     if not found:
         return {}
     if len(found) > 1:
@@ -385,6 +388,14 @@ def output_schema_of(message: Message) -> dict[str, Any]:
         return {OUTPUT_SCHEMA: check_schema(schema, where=where)}
     except SchemaError as exc:
         raise InvalidParamsError(message=str(exc)) from None
+
+
+def _value_of(value: Any) -> Any:
+    """A ``google.protobuf.Value`` (message metadata) as plain JSON data."""
+    from a2a.helpers.proto_helpers import get_data_parts
+    from a2a.types.a2a_pb2 import Part
+
+    return get_data_parts([Part(data=value)])[0]
 
 
 def _wants_task_run(message: Message) -> bool:

@@ -117,15 +117,13 @@ def answer_part(turn: TurnRequest, agents: Any = None) -> Part:
     text part."""
     output = turn.output or ""
     if is_typed(turn, agents):
-        from google.protobuf import json_format, struct_pb2
+        from a2a.helpers.proto_helpers import new_data_part
 
         try:
             value = json.loads(output)
         except json.JSONDecodeError:  # e.g. masked on the way in: the text as stored
             return Part(text=output)
-        data = struct_pb2.Value()
-        json_format.ParseDict(value, data)
-        return Part(data=data, media_type="application/json")
+        return new_data_part(value, "application/json")
     return Part(text=output)
 
 
