@@ -260,3 +260,29 @@ def test_a_bad_output_schema_keeps_the_agent_out_naming_file_line_and_key(
     assert problem.level == "error"
     assert str(problem).startswith(f"{origin}:3: ")
     assert expected.format(dir=tmp_path) in problem.message
+
+
+def test_a_bad_schema_that_bypassed_the_door_fails_the_turn_cleanly(tmp_path):
+    import time
+
+    from toolang_core.store.types import SubmitRules
+
+    model = ScriptedModel([text("{}")])
+    runtime = make(tmp_path, model)
+    store = runtime.open_store()
+    turn_id = store.submit(  # a raw store write: no inbox, no door's check
+        NewTurnRequest(
+            source="chat", thread_id="cli:t", input="x", meta={"output_schema": {"type": "strng"}}
+        ),
+        SubmitRules("chat", 10),
+        now=time.time(),
+    ).id
+    store.close()
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    inbox = runtime.open_inbox()
+    try:
+        turn = inbox.get(turn_id)
+    finally:
+        inbox.store.close()
+    assert (turn.status, turn.outcome) == (TurnStatus.FAILED, "agent_error")
+    assert "the output schema of the request is not a valid JSON Schema" in turn.error

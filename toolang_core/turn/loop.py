@@ -27,6 +27,7 @@ from toolang_core.tools import process_ledger
 from toolang_core.tools.approvals import canonical_params
 from toolang_core.tools.chain import StageRecord
 from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult
+from toolang_core.tools.validate import SchemaError
 from toolang_core.turn import guards, in_doubt, output, prompt, trace
 from toolang_core.turn.in_doubt import Doubt
 from toolang_core.turn.model_retry import Candidate, ModelAttempts, ModelCallFailed
@@ -214,7 +215,10 @@ class AgentLoop:
         Each check is an ``output_check`` step. A rejected one is stored at once (with
         the model call before it): a turn resumed after a crash replays both and counts
         the attempt; a valid one goes with the turn's terminal state."""
-        checked = self.executor.output_checker.check(spec, text)
+        try:
+            checked = self.executor.output_checker.check(spec, text)
+        except SchemaError as exc:
+            return TurnOutcome.failed(str(exc), outcome="agent_error")
         attempt = len(self._invalid) + 1
         key = f"{self.key_prefix}:output:{step}"
         known = self.ctx.find_step(key) is not None

@@ -26,7 +26,7 @@ import attrs
 
 from toolang_core.models.types import Message
 from toolang_core.store.types import TurnStatus
-from toolang_core.tools.validate import ParamsValidator, check_schema
+from toolang_core.tools.validate import ParamsValidator, SchemaError
 
 if TYPE_CHECKING:
     from toolang_core.agents.types import AgentDefinition
@@ -64,7 +64,7 @@ class OutputSpec:
 def spec_for(turn: TurnRequest, agent: AgentDefinition, default_retries: int) -> OutputSpec | None:
     """The typed-answer rule of ``turn`` as ``agent`` answers it: the request's schema
     wins over the agent's; ``None`` when neither asks for one. The request's schema was
-    checked at the door (:func:`check_request_meta`)."""
+    checked at the door (the inbox refuses a bad one)."""
     retries = agent.output_retries if agent.output_retries is not None else default_retries
     requested = turn.meta.get(OUTPUT_SCHEMA)
     if isinstance(requested, Mapping):
@@ -72,15 +72,6 @@ def spec_for(turn: TurnRequest, agent: AgentDefinition, default_retries: int) ->
     if agent.output_schema is not None:
         return OutputSpec(agent.output_schema, retries, f"agent {agent.name!r}")
     return None
-
-
-def check_request_meta(meta: Mapping[str, Any]) -> None:
-    """Refuse a request whose ``meta.output_schema`` is not a usable JSON Schema.
-
-    :raises SchemaError: ``meta.output_schema: <what is wrong>``.
-    """
-    if OUTPUT_SCHEMA in meta:
-        check_schema(meta[OUTPUT_SCHEMA], where=f"meta.{OUTPUT_SCHEMA}")
 
 
 def schema_note(schema: Mapping[str, Any]) -> str:
@@ -114,7 +105,9 @@ class OutputChecker:
 
     def check(self, spec: OutputSpec, text: str) -> Checked:
         """``text`` against ``spec``: parsed as JSON (a fenced ```json block is
-        accepted), then validated."""
+        accepted), then validated.
+
+        :raises SchemaError: when ``spec.schema`` itself cannot be compiled."""
         body = text.strip()
         fenced = _FENCED.match(body)
         if fenced:
@@ -125,7 +118,12 @@ class OutputChecker:
             return Checked(
                 None, f"the answer is not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
             )
-        problem = self.validator.problem(self._same(spec.schema), value, subject="answer")
+        try:
+            problem = self.validator.problem(self._same(spec.schema), value, subject="answer")
+        except Exception as exc:  # a schema that never passed a door's check (a raw store write)
+            raise SchemaError(
+                f"the output schema of {spec.origin} is not a valid JSON Schema: {exc}"
+            ) from None
         if problem is not None:
             return Checked(None, problem)
         return Checked(body, None)  # as the model wrote it, less a fence and spaces
