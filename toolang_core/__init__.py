@@ -250,6 +250,11 @@ if TYPE_CHECKING:
         ToolCallContext as ToolCallContext,
         ToolResult as ToolResult,
     )
+    from toolang_core.tools.validate import (
+        SchemaError as SchemaError,
+        check_schema as check_schema,
+        read_schema_file as read_schema_file,
+    )
     from toolang_core.tracecontext import (
         TRACE_CONTEXT_META as TRACE_CONTEXT_META,
         trace_context_meta as trace_context_meta,
@@ -260,6 +265,11 @@ if TYPE_CHECKING:
         Refuse as Refuse,
         RewriteAnswer as RewriteAnswer,
         RewritePrompt as RewritePrompt,
+    )
+    from toolang_core.turn.output import (
+        OUTPUT_SCHEMA as OUTPUT_SCHEMA,
+        is_typed as is_typed,
+        output_value as output_value,
     )
     from toolang_core.turn.streaming import (
         TextDelta as TextDelta,
@@ -415,6 +425,9 @@ _LAZY = {
     "Observe": "toolang_core.tools.types",
     "Pending": "toolang_core.tools.types",
     "Refusal": "toolang_core.tools.types",
+    "SchemaError": "toolang_core.tools.validate",
+    "check_schema": "toolang_core.tools.validate",
+    "read_schema_file": "toolang_core.tools.validate",
     "Tool": "toolang_core.tools.types",
     "ToolCall": "toolang_core.tools.types",
     "ToolCallContext": "toolang_core.tools.types",
@@ -426,6 +439,9 @@ _LAZY = {
     "Refuse": "toolang_core.turn.guards",
     "RewriteAnswer": "toolang_core.turn.guards",
     "RewritePrompt": "toolang_core.turn.guards",
+    "OUTPUT_SCHEMA": "toolang_core.turn.output",
+    "is_typed": "toolang_core.turn.output",
+    "output_value": "toolang_core.turn.output",
     "TextDelta": "toolang_core.turn.streaming",
     "TurnStreams": "toolang_core.turn.streaming",
     "BUDGET_EXCEEDED": "toolang_core.turn.usage",

@@ -16,6 +16,8 @@
     max_steps: 10
     max_delegation_rounds: 3
     context_tokens: 16000        # the prompt's token budget (see [agents])
+    output_schema: schemas/review.json # a typed answer: a JSON Schema inline, or a file
+    output_retries: 2                  # invalid answers sent back before invalid_output
     sandbox:                     # the programs its tools start (see [tools])
       network: allow
       allow_hosts: [pypi.org, files.pythonhosted.org]
@@ -48,8 +50,22 @@ from toolang_core.limits import AGENT_MD_MAX_CHARS
 
 _LISTS: Final = ("prefixes", "tools", "keywords", "capabilities", "fallback")
 _TEXTS: Final = ("description", "model")
-_INTS: Final = {"max_steps": 1, "max_delegation_rounds": 0, "context_tokens": 1}
-KEYS: Final = ("name", *_TEXTS, *_LISTS, "session_isolation", "status", *_INTS, "sandbox")
+_INTS: Final = {
+    "max_steps": 1,
+    "max_delegation_rounds": 0,
+    "output_retries": 0,
+    "context_tokens": 1,
+}
+KEYS: Final = (
+    "name",
+    *_TEXTS,
+    *_LISTS,
+    "session_isolation",
+    "status",
+    *_INTS,
+    "sandbox",
+    "output_schema",
+)
 """Every key the front matter may have."""
 
 
@@ -148,6 +164,7 @@ def _fields(
     _scope(data, problems, fields)
     _scalars(data, problems, fields)
     _sandbox(data, problems, fields)
+    _output_schema(data, problems, fields)
     return fields
 
 
@@ -230,6 +247,24 @@ def _sandbox(data: Mapping[Any, Any], problems: _Problems, fields: dict[str, Any
     except ConfigError as exc:
         for line in exc.problems:
             problems.add("error", line.removeprefix(f"{problems.origin}: "), "sandbox")
+
+
+def _output_schema(data: Mapping[Any, Any], problems: _Problems, fields: dict[str, Any]) -> None:
+    """``output_schema:`` — a JSON Schema inline, or the path of a .json file (relative
+    to the AGENT.md's directory), checked now so a bad one never fails a turn."""
+    value = data.get("output_schema")
+    if value is None:
+        return
+    from pathlib import Path
+
+    from toolang_core.tools.validate import SchemaError, load_schema
+
+    try:
+        fields["output_schema"] = load_schema(
+            value, where="output_schema", base_dir=Path(problems.origin).parent
+        )
+    except SchemaError as exc:
+        problems.add("error", str(exc), "output_schema")
 
 
 def _typed(value: Any, kind: type, expected: str, key: str, problems: _Problems) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 import attrs
 
@@ -41,8 +41,11 @@ class AgentDefinition:
     agent (``None``: the configured ones). ``session_isolation`` asks for delegated work
     to run on an isolated child thread. ``sandbox`` changes ``[tools]``' sandbox settings for the
     programs its tools start (its working directory, network, limits;
-    ``[tools.agent.<name>]`` in toolang.toml wins over it). ``origin`` is the file path
-    or URL it was read from.
+    ``[tools.agent.<name>]`` in toolang.toml wins over it). ``output_schema`` asks
+    for a typed answer: JSON matching that JSON Schema, an invalid answer sent back to
+    the model up to ``output_retries`` times (``None``: ``[agents] output_retries``;
+    see :mod:`toolang_core.turn.output`). ``origin`` is the file path or URL it was
+    read from.
     """
 
     name: str
@@ -63,6 +66,8 @@ class AgentDefinition:
     context_tokens: int | None = None
     status: AgentStatus = "active"
     sandbox: SandboxOverride | None = None
+    output_schema: Mapping[str, Any] | None = attrs.field(default=None, hash=False)
+    output_retries: int | None = None
     source: SourceLabel = "builtin"
     origin: str = ""
 

@@ -164,6 +164,10 @@ class AgentsConfig:
     max_delegation_rounds: NonNegativeInt = 10
     """``ask_agent`` and ``transfer_to_agent`` calls per turn at most (an agent's own
     ``max_delegation_rounds`` overrides it); one more is refused."""
+    output_retries: NonNegativeInt = 2
+    """How many times a typed answer that does not match its schema goes back to the
+    model before the turn fails with ``invalid_output`` (an agent's own
+    ``output_retries`` overrides it; see docs/typed-answers.md)."""
 
     def __attrs_post_init__(self) -> None:
         from toolang_core.models.spec import model_spec_problem

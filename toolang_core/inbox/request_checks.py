@@ -11,6 +11,7 @@ from toolang_core.errors import UsageError
 from toolang_core.ids import is_valid_id
 from toolang_core.limits import PRIORITY_LIMIT, THREAD_ID_MAX
 from toolang_core.store.types import NewTurnRequest
+from toolang_core.tools.validate import schema_problem
 from toolang_core.turn import usage
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -55,6 +56,11 @@ def check_request(request: NewTurnRequest) -> None:
     timeout = request.timeout_seconds
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         raise InvalidRequest(f"timeout {timeout!r}: expected a finite number of seconds > 0")
+    # A typed answer's schema (toolang_core.turn.output) is refused here, not mid-turn.
+    if request.meta and "output_schema" in request.meta:
+        problem = schema_problem(request.meta["output_schema"])
+        if problem is not None:
+            raise InvalidRequest(f"meta.output_schema: {problem}")
     _check_spend(request)
 
 

@@ -62,6 +62,11 @@ class ModelRequest:
     """Headers a provider that calls another service over HTTP sends with this call:
     what plugins answered ``toolang_outbound_headers`` for it (a tracer's W3C
     ``traceparent``); empty when no plugin adds any."""
+    output_schema: Mapping[str, Any] | None = None
+    """The JSON Schema the final answer must match (a typed answer, see
+    docs/typed-answers.md), or ``None``. A provider with native structured output
+    passes it on (llm's ``schema=``); the others may ignore it: the prompt says it too,
+    and the loop validates every answer whichever the provider."""
 
 
 @attrs.frozen

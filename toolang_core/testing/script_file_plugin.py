@@ -14,7 +14,9 @@ index of the step it asked for to that file.
 
 The answer to a call is the step whose index is the number of assistant messages since
 the conversation's last user message — so the model holds no state, and a turn resumed
-in a new process (which replays earlier answers from the store) gets the right step.
+in a new process (which replays earlier answers from the store) gets the right step. A
+message sending an invalid typed answer back (:mod:`toolang_core.turn.output`) is the
+runtime's, not a user's: counting goes on past it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from toolang_core.markers import hookimpl
 from toolang_core.models.types import ModelError, ModelRequest, ModelResponse
 from toolang_core.testing.models import Step, _respond, stream_words
 from toolang_core.tools.types import ToolCall
+from toolang_core.turn.output import RETRY_PREFIX
 
 
 class ScriptFileModel:
@@ -47,7 +50,7 @@ class ScriptFileModel:
     def _index(self, request: ModelRequest) -> int:
         index = 0
         for message in reversed(request.messages):
-            if message.role == "user":
+            if message.role == "user" and not message.content.startswith(RETRY_PREFIX):
                 break
             if message.role == "assistant":
                 index += 1

@@ -15,7 +15,8 @@ resumed turn redo a model call, never run a tool twice unnoticed.
 Completion contract: a turn ends with a visible answer, or fails with a structured
 outcome — ``loop_detected`` (the same tool calls requested ``loop_repeats`` times,
 whatever their ids), ``empty_after_tool_use``, ``empty_answer``, ``max_steps``,
-``timeout``, ``model_error`` or ``agent_error``. Limits (steps, delegation rounds,
+``timeout``, ``model_error``, ``agent_error`` or ``invalid_output`` (a typed answer that
+never matched its schema: :mod:`toolang_core.turn.output`). Limits (steps, delegation rounds,
 spawn depth) are enforced in code, never only in the prompt.
 """
 
@@ -43,7 +44,7 @@ from toolang_core.taskruns import view
 from toolang_core.tools.approvals import Approval, ApprovalBook
 from toolang_core.tools.chain import ToolChain
 from toolang_core.tools.types import Denied, Granted, Pending, ToolCall, ToolCallContext
-from toolang_core.turn import prompt
+from toolang_core.turn import output, prompt
 from toolang_core.turn.compaction import Compactor, check_summary_model
 from toolang_core.turn.context import fit_prompt
 from toolang_core.turn.loop import AgentLoop, Speaker, TurnFailed
@@ -84,6 +85,7 @@ class AgentExecutor:
             withheld=runtime.components.withheld_tools,
             redaction=runtime.redaction,
         )
+        self.output_checker = output.OutputChecker(self.chain.validator)
         # Asked once: with no plugin adding headers, a model call pays nothing for them.
         self._asks_headers = bool(runtime.hooks.implementations("toolang_outbound_headers"))
         # Speakers built once per agent and narrowing, for as long as the catalog keeps
@@ -164,6 +166,9 @@ class AgentExecutor:
             route = await self.runtime.agents.route(turn.input, agent.name)
             if route is not None:
                 notes = [*notes, _route_note(route, self.runtime.agents.agent(route.agent))]
+        typed = output.spec_for(turn, agent, config.agents.output_retries)
+        if typed is not None:
+            notes = [*notes, output.schema_note(typed.schema)]
         memory = self.runtime.memory
         recalled = await recall_for_turn(ctx, memory, agent)
         user = Message(role="user", content=turn.input)
@@ -219,6 +224,7 @@ class AgentExecutor:
             key_prefix=turn.id,
             spawn_depth=int(turn.meta.get("spawn_depth", 0)),
             max_steps=agent.max_steps or config.agents.max_steps,
+            typed=typed,
         )
         end = await loop.run()
         outcome = end.outcome

@@ -27,7 +27,8 @@ from toolang_core.tools import process_ledger
 from toolang_core.tools.approvals import canonical_params
 from toolang_core.tools.chain import StageRecord
 from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult
-from toolang_core.turn import guards, in_doubt, prompt, trace, usage
+from toolang_core.tools.validate import SchemaError
+from toolang_core.turn import guards, in_doubt, output, prompt, trace, usage
 from toolang_core.turn.in_doubt import Doubt
 from toolang_core.turn.model_retry import Candidate, ModelAttempts, ModelCallFailed
 
@@ -97,6 +98,7 @@ class AgentLoop:
         max_steps: int,
         call_prefix: str = "",
         steerable: bool = True,
+        typed: output.OutputSpec | None = None,
     ) -> None:
         self.executor = executor
         self.ctx = ctx
@@ -108,6 +110,8 @@ class AgentLoop:
         self.max_steps = max_steps
         self.call_prefix = call_prefix
         self.steerable = steerable
+        self.typed = typed
+        self._invalid: list[str] = []  # what was wrong with each rejected typed answer
         self.answers: list[str] = []
         self._masked = trace.MaskedMessages()
 
@@ -127,18 +131,10 @@ class AgentLoop:
                 self.answers.append(response.text)
             calls = self._with_ids(response.tool_calls, step)
             if not calls:
-                if response.text.strip():
-                    answer = await self._checked(guards.OUTPUT_HOOK, response.text, step)
-                    self.answers[-1] = answer
-                    return self._end(TurnOutcome.completed(answer), step + 1)
-                if used_tools:
-                    failed = TurnOutcome.failed(
-                        "the agent used tools but gave no visible answer",
-                        outcome="empty_after_tool_use",
-                    )
-                    return self._end(failed, step + 1)
-                empty = TurnOutcome.failed("the model gave an empty answer", "empty_answer")
-                return self._end(empty, step + 1)
+                end = await self._final(response.text, step, used_tools=used_tools)
+                if end is None:
+                    continue  # a typed answer sent back with its errors: the model tries again
+                return end
             used_tools = True
             stop = self.handle.spend.check()  # this answer's usage may reach a limit
             if stop is not None:  # … then none of its tool calls is made
@@ -172,6 +168,31 @@ class AgentLoop:
         )
         return self._end(exhausted, self.max_steps)
 
+    async def _final(self, text: str, step: int, *, used_tools: bool) -> LoopEnd | None:
+        """How the loop ends on an answer without tool calls: the visible answer (a typed
+        one checked first), or an empty-answer outcome; ``None`` when a typed answer
+        was sent back to the model."""
+        if text.strip():
+            answer = text
+            if self.typed is not None:
+                checked = self._typed_answer(self.typed, answer, step)
+                if checked is None:
+                    return None
+                if isinstance(checked, TurnOutcome):
+                    return self._end(checked, step + 1)
+                answer = checked
+            answer = await self._checked(guards.OUTPUT_HOOK, answer, step)
+            self.answers[-1] = answer
+            return self._end(TurnOutcome.completed(answer), step + 1)
+        if used_tools:
+            failed = TurnOutcome.failed(
+                "the agent used tools but gave no visible answer",
+                outcome="empty_after_tool_use",
+            )
+            return self._end(failed, step + 1)
+        empty = TurnOutcome.failed("the model gave an empty answer", "empty_answer")
+        return self._end(empty, step + 1)
+
     def _with_ids(self, calls: tuple[ToolCall, ...], step: int) -> tuple[ToolCall, ...]:
         """Give every call an id unique in its turn (stable across replays)."""
         seen: set[str] = set()
@@ -184,6 +205,54 @@ class AgentLoop:
             call_id = self.call_prefix + call_id
             out.append(attrs.evolve(call, call_id=call_id) if call_id != call.call_id else call)
         return tuple(out)
+
+    # -- a typed answer -------------------------------------------------------------------
+
+    def _typed_answer(
+        self, spec: output.OutputSpec, text: str, step: int
+    ) -> str | TurnOutcome | None:
+        """``text`` checked against ``spec``: its JSON text when valid; ``None`` when it
+        was sent back to the model (the errors appended to the conversation); a failed
+        outcome (``invalid_output``) when no attempt is left.
+
+        Each check is an ``output_check`` step. A rejected one is stored at once (with
+        the model call before it): a turn resumed after a crash replays both and counts
+        the attempt; a valid one goes with the turn's terminal state."""
+        try:
+            checked = self.executor.output_checker.check(spec, text)
+        except SchemaError as exc:
+            return TurnOutcome.failed(str(exc), outcome="agent_error")
+        attempt = len(self._invalid) + 1
+        key = f"{self.key_prefix}:output:{step}"
+        known = self.ctx.find_step(key) is not None
+        data: dict[str, Any] = {
+            "attempt": attempt,
+            "attempts": spec.attempts,
+            "schema_from": spec.origin,
+            "valid": checked.problem is None,
+            "agent": self.speaker.agent.name,
+        }
+        if checked.problem is None:
+            if not known:
+                self.ctx.defer_step(output.STEP_KIND, data=data, idempotency_key=key)
+            return checked.json_text
+        self._invalid.append(checked.problem)
+        data["errors"] = [checked.problem]
+        if not known:
+            self.ctx.record_step(
+                output.STEP_KIND,
+                data=data,
+                status="failed",
+                error=checked.problem,
+                idempotency_key=key,
+            )
+        if attempt >= spec.attempts:
+            return TurnOutcome.failed(
+                output.failure_message(spec, self._invalid), outcome=output.INVALID_OUTPUT
+            )
+        self.messages.append(Message(role="assistant", content=text))
+        self.messages.append(output.retry_message(spec, checked.problem, attempt))
+        return None
 
     # -- one model call -------------------------------------------------------------------
 
@@ -214,6 +283,7 @@ class AgentLoop:
             model_id=speaker.model_id,
             key=key,
             headers=self.executor.outbound_headers(ctx.turn, key),
+            output_schema=self.typed.schema if self.typed is not None else None,
         )
 
         async def call(candidate: Candidate) -> ModelResponse:
@@ -473,11 +543,10 @@ class AgentLoop:
         self.speaker = self.executor.speaker_for(
             self.executor.agent(target), _allowed(self.ctx), lenient=True
         )
-        self.messages[0] = prompt.system_message(
-            self.speaker.agent,
-            self.ctx.turn,
-            notes=[f"Agent {source!r} transferred this turn to you; continue it."],
-        )
+        notes = [f"Agent {source!r} transferred this turn to you; continue it."]
+        if self.typed is not None:  # the turn's answer keeps its form
+            notes.append(output.schema_note(self.typed.schema))
+        self.messages[0] = prompt.system_message(self.speaker.agent, self.ctx.turn, notes=notes)
         key = f"{self.key_prefix}:transfer:{call.call_id}"
         if self.ctx.find_step(key) is None:
             self.ctx.record_step(

@@ -151,6 +151,15 @@ def _guardrail(data: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _output_check(data: Mapping[str, Any]) -> list[str]:
+    """One typed answer checked against its schema (toolang_core.turn.output)."""
+    which = f"answer {data.get('attempt', '?')} of {data.get('attempts', '?')}"
+    if data.get("valid"):
+        return [f"{which} matches the schema of {data.get('schema_from', '?')}"]
+    errors = "; ".join(str(e) for e in data.get("errors", ()))
+    return [f"{which} rejected: {_short(errors, 70)}"]
+
+
 _DETAILS = {
     "model_call": _model_call,
     "tool_call": _tool_call,
@@ -158,6 +167,7 @@ _DETAILS = {
     "memory_recall": _memory_recall,
     "guardrail": _guardrail,
     "compaction": _compaction,
+    "output_check": _output_check,
 }
 
 
@@ -209,7 +219,7 @@ def step_lines(step: StepRecord) -> list[str]:
     lines = render(step.data) if render is not None else []
     if not lines and step.data:
         lines = [_short(step.data, WIDTH - 20)]
-    if step.error and step.kind != "tool_call":  # a tool call's line already says it
+    if step.error and step.kind not in ("tool_call", "output_check"):  # said already
         lines.append(f"error: {_short(step.error, 80)}")
     return lines
 

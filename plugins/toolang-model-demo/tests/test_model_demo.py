@@ -35,6 +35,11 @@ def test_it_calls_a_tool_when_asked_and_reports_the_result():
     assert reported.text == '(demo model) fs_list returned {"ok": true}'
 
 
+def test_answer_makes_it_answer_exactly_the_text_after_it():
+    response = complete(Message("user", 'report /answer {"city": "Oslo"}\n'))
+    assert response.text == '{"city": "Oslo"}'
+
+
 def test_it_refuses_tools_it_may_not_use():
     assert "may not use 'rm_all'" in complete(Message("user", "/tool rm_all {}")).text
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 NAME = "model-demo"
 _WORD = re.compile(r"\s*\S+\s*|\s+")
 _TOOL = re.compile(r"/tool\s+([A-Za-z][\w-]*)\s*(\{.*\})?", re.S)
+_ANSWER = re.compile(r"/answer\s+(.*)", re.S)
 
 
 class DemoModel:
@@ -30,6 +31,9 @@ class DemoModel:
         last = request.messages[-1] if request.messages else Message(role="user")
         if last.role == "tool":
             return ModelResponse(text=_report(request.messages), model="demo")
+        verbatim = _ANSWER.search(last.content) if last.role == "user" else None
+        if verbatim is not None:  # e.g. a typed answer: `/answer {"city": "Oslo"}`
+            return ModelResponse(text=verbatim.group(1).strip(), model="demo")
         asked = _TOOL.search(last.content) if last.role == "user" else None
         if asked is not None:
             name, raw = asked.group(1), asked.group(2) or "{}"

@@ -51,10 +51,12 @@ def agent_runtime(make_runtime, model: str, *, tools: BumpTool | None = None, ex
     return make_runtime(AGENT_CONFIG.format(model=model) + extra, plugins=plugins)
 
 
-def run_turn(runtime, text: str, thread: str = "cli:t"):
+def run_turn(runtime, text: str, thread: str = "cli:t", meta: dict[str, Any] | None = None):
     """Submit ``text``, run the runtime until idle; the turn and its steps."""
     inbox = runtime.open_inbox()
-    turn_id = inbox.submit(NewTurnRequest(source="chat", thread_id=thread, input=text)).id
+    turn_id = inbox.submit(
+        NewTurnRequest(source="chat", thread_id=thread, input=text, meta=meta or {})
+    ).id
     asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
     return inbox.get(turn_id), inbox.store.steps(turn_id)
 
@@ -174,13 +176,15 @@ class ChatServer:
         host, port = self.httpd.server_address[:2]
         return f"http://{host}:{port}/v1"
 
-    def register_with_llm(self, llm_home: Path, model_id: str) -> None:
-        """Declare ``model_id`` in llm's extra OpenAI models (JSON is valid YAML)."""
+    def register_with_llm(self, llm_home: Path, model_id: str, *, schemas: bool = False) -> None:
+        """Declare ``model_id`` in llm's extra OpenAI models (JSON is valid YAML); with
+        ``schemas`` it supports structured output (llm's ``schema=``)."""
         model = {
             "model_id": model_id,
             "model_name": model_id,
             "api_base": self.url,
             "supports_tools": True,
+            "supports_schema": schemas,
         }
         (llm_home / "extra-openai-models.yaml").write_text(json.dumps([model]))
 

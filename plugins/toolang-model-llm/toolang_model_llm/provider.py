@@ -3,7 +3,8 @@
 One provider per runtime (toolang builds it on first use). It reads llm's catalogue once,
 in a worker thread. Each call sends the whole conversation, with the tool definitions
 and no tool implementations: llm never runs a tool, so every call the model asks for
-goes back to toolang's chain (SecurityFilter, ApprovalGate, …).
+goes back to toolang's chain (SecurityFilter, ApprovalGate, …). A typed answer's
+JSON Schema goes to models that support llm's ``schema=`` (native structured output).
 
 Async llm models are awaited on the event loop; sync-only ones run in a worker thread.
 """
@@ -82,6 +83,9 @@ class LlmModel:
         arguments = convert.prompt_arguments(
             request, with_tools=bool(getattr(model, "supports_tools", False))
         )
+        if request.output_schema is not None and getattr(model, "supports_schema", False):
+            # Native structured output (a typed answer): toolang validates it either way.
+            arguments["schema"] = dict(request.output_schema)
         arguments["options"] = self._options(entry, request.options)
         arguments["stream"] = stream
         key = await self._override_key(entry)

@@ -1,10 +1,11 @@
 """A real ``toolang run`` with the server on, in a subprocess, for API and browser tests.
 
 The test distribution it installs holds the only fakes: a model (``testmodel``) that
-follows ``/tool NAME {json}`` and otherwise echoes its input, streamed word by word
-(``TL_WORD_DELAY`` seconds apart), each answer reporting 10 input and 2 output tokens;
-an approval gate that asks a person about every ``guarded_write`` call; and two tools,
-``guarded_write`` (writes a file) and ``slow_wait`` (sleeps, for cancelling running work).
+follows ``/tool NAME {json}``, answers ``/json VALUE`` with VALUE (a typed answer) and
+otherwise echoes its input, streamed word by word (``TL_WORD_DELAY`` seconds apart),
+each answer reporting 10 input and 2 output tokens; an approval gate that asks a person
+about every ``guarded_write`` call; and two tools, ``guarded_write`` (writes a file) and
+``slow_wait`` (sleeps, for cancelling running work).
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ class TestModel:
         if last.role == "tool":
             return ModelResponse(text=f"done: {last.content[:200]}", model="testmodel",
                                  usage=USAGE)
+        if last.content.startswith("/json "):
+            return ModelResponse(text=last.content[6:], model="testmodel", usage=USAGE)
         asked = _TOOL.search(last.content)
         if asked:
             params = json.loads(asked.group(2) or "{}")

@@ -12,6 +12,7 @@ from starlette.responses import Response, StreamingResponse
 
 from toolang_core import (
     AFTER_KIND,
+    OUTPUT_SCHEMA,
     NewTurnRequest,
     NotThreadOwner,
     SubmitRejected,
@@ -20,6 +21,7 @@ from toolang_core import (
     TurnRequest,
     TurnStatus,
     may_see,
+    output_value,
     threads_seen_by,
     trace_context_meta,
 )
@@ -63,6 +65,7 @@ SUBMIT_FIELDS: Final = {
     "priority",
     "id",
     "limits",
+    "output_schema",
 }
 MAX_WAIT: Final = 300.0
 
@@ -106,9 +109,34 @@ _SHOWN: Final = tuple(
 """A turn request's fields as the API shows them (the scheduler's own are left out)."""
 
 
-def turn_json(turn: TurnRequest) -> dict[str, Any]:
+def turn_json(turn: TurnRequest, runtime: Runtime | None = None) -> dict[str, Any]:
+    """The turn as the API shows it; a typed answer's ``output`` is its JSON value
+    (with ``runtime``, an agent's own ``output_schema`` is known too)."""
     # Field by field: what every submit with ``wait`` answers, so no attrs.asdict copy.
-    return {name: to_json(getattr(turn, name)) for name in _SHOWN}
+    shown = {name: to_json(getattr(turn, name)) for name in _SHOWN}
+    shown["output"] = output_value(turn, runtime.agents if runtime is not None else None)
+    return shown
+
+
+def output_schema_meta(body: Body) -> dict[str, Any]:
+    """The request's ``output_schema`` (a typed answer) as turn request metadata.
+
+    :raises ApiError: 422 naming the field when it is not a usable JSON Schema.
+    """
+    from toolang_core import SchemaError, check_schema
+
+    if body.data.get("output_schema") is None:
+        return {}
+    try:
+        schema = check_schema(body.data["output_schema"], where="output_schema")
+    except SchemaError as exc:
+        raise ApiError(
+            422,
+            str(exc),
+            field="output_schema",
+            expected="a JSON Schema object (see docs/typed-answers.md)",
+        ) from None
+    return {OUTPUT_SCHEMA: schema}
 
 
 async def submit(request: Request) -> Response:
@@ -146,6 +174,7 @@ async def submit(request: Request) -> Response:
     priority = body.number("priority", low=-1000, high=1000)
     turn_id = body.text("id", max_len=100)
     limits = request_limits(body.data.get("limits"))
+    typed = output_schema_meta(body)
     if stream and wait:
         raise ApiError(
             400,
@@ -170,7 +199,7 @@ async def submit(request: Request) -> Response:
                 owner=caller.owner,
                 id=turn_id,
                 # The caller's W3C trace context: a tracer parents the turn's span from it.
-                meta={**trace_context_meta(request.headers), **limits},
+                meta={**trace_context_meta(request.headers), **limits, **typed},
             )
         )
     except NotThreadOwner as exc:
@@ -196,7 +225,7 @@ async def submit(request: Request) -> Response:
         turn = await FinishedTurns.of(runtime).wait(
             runtime, result.id, wait, just_queued=result.status == "queued"
         )
-        return ok(turn_json(turn), 200 if turn.status.is_terminal else 202)
+        return ok(turn_json(turn, runtime), 200 if turn.status.is_terminal else 202)
     return ok({"turn_id": result.id, "status": result.status, "thread_id": thread}, 202)
 
 
@@ -213,13 +242,14 @@ async def list_turns(request: Request) -> Response:
             limit=query_int(request, "limit", 50),
         )
     )
-    return ok([turn_json(t) for t in found])
+    return ok([turn_json(t, runtime) for t in found])
 
 
 async def show_turn(request: Request) -> Response:
     """One turn request: state, input, output, error."""
-    turn = get_turn(runtime_of(request), caller_of(request), request.path_params["turn_id"])
-    return ok(turn_json(turn))
+    runtime = runtime_of(request)
+    turn = get_turn(runtime, caller_of(request), request.path_params["turn_id"])
+    return ok(turn_json(turn, runtime))
 
 
 async def turn_steps(request: Request) -> Response:
@@ -240,7 +270,7 @@ async def turn_trace(request: Request) -> Response:
     after = store.get_record(AFTER_KIND, turn.id)
     return ok(
         {
-            "turn": turn_json(turn),
+            "turn": turn_json(turn, runtime),
             "steps": store.steps(turn.id),
             "after": list((after.data.get("stages") or ()) if after is not None else ()),
         }
@@ -304,7 +334,7 @@ async def show_thread(request: Request) -> Response:
             field="thread_id",
             expected="the id of a thread (GET /api/threads)",
         )
-    return ok({"thread": info, "turns": [turn_json(t) for t in reversed(turns)]})
+    return ok({"thread": info, "turns": [turn_json(t, runtime) for t in reversed(turns)]})
 
 
 def register(register_route: RegisterRoute) -> None:

@@ -20,7 +20,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Final
 
-from toolang_core import ApprovalBook, TurnStatus, TurnStreams, redact
+from toolang_core import ApprovalBook, TurnStatus, TurnStreams, output_value, redact
 
 if TYPE_CHECKING:
     from toolang_core import ExecutionStore, Runtime, StepRecord, TextDelta, TurnRequest
@@ -65,9 +65,10 @@ def step_event(step: StepRecord) -> tuple[str, dict[str, Any]]:
 class _Progress:
     """What one watcher has been sent so far."""
 
-    def __init__(self, store: ExecutionStore, turn_id: str) -> None:
+    def __init__(self, store: ExecutionStore, turn_id: str, agents: Any = None) -> None:
         self.store = store
         self.turn_id = turn_id
+        self.agents = agents  # to know an agent's typed answers (output_schema)
         self.steps_seen = 0
         self.admitted = False
         self.approvals_seen: set[str] = set()
@@ -131,7 +132,7 @@ class _Progress:
                 {
                     "turn_id": turn.id,
                     "status": turn.status.value,
-                    "output": turn.output,
+                    "output": output_value(turn, self.agents),
                     "error": turn.error,
                     "outcome": turn.outcome,
                 },
@@ -145,7 +146,7 @@ async def turn_events(runtime: Runtime, turn_id: str) -> AsyncIterator[bytes]:
     inbox = runtime.inbox
     assert inbox is not None
     watch = TurnStreams.of(runtime).watch(turn_id)
-    progress = _Progress(inbox.store, turn_id)
+    progress = _Progress(inbox.store, turn_id, runtime.agents)
     loop = asyncio.get_running_loop()
     last_sent = loop.time()
     try:

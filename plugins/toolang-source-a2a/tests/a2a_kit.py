@@ -2,7 +2,8 @@
 
 The model is a test plugin installed as a real distribution: it answers
 ``echo: <the last user message>``; a message containing ``slow`` makes it wait a minute
-first (something to cancel), and ``delegate:NAME:TEXT`` makes it call ``ask_agent``.
+first (something to cancel), ``delegate:NAME:TEXT`` makes it call ``ask_agent``, and
+``json:VALUE`` answers VALUE (a typed answer).
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ class Echo:
             if tool == "agent_spawn":
                 params = {"agent": agent, "instruction": ask}
             return ModelResponse(tool_calls=(ToolCall("c1", tool, params),), model="echo")
+        if text.startswith("json:"):
+            return ModelResponse(text=text[5:], model="echo")
         if text.startswith("tool:"):
             return ModelResponse(
                 tool_calls=(ToolCall("n1", "kit_note", {"text": text[5:]}),), model="echo"

@@ -55,6 +55,8 @@ from toolang_core import (
 from toolang_source_a2a.restarts import META_KEY, not_resumed
 from toolang_source_a2a.tasks import (
     FINAL,
+    SCHEMA_MEDIA_TYPE,
+    SCHEMA_META_KEY,
     TASK_RUN_FLAG,
     THREAD_PREFIX,
     a2a_context,
@@ -114,16 +116,8 @@ class StoreRequestHandler(RequestHandler):
         caller = caller_of(context)
         if not message.message_id:
             raise InvalidParamsError(message="message.messageId is required")
-        texts = []
-        for part in message.parts:
-            if part.WhichOneof("content") != "text":
-                raise ContentTypeNotSupportedError(
-                    message="this agent accepts text parts only (text/plain)"
-                )
-            texts.append(part.text)
-        text = "\n".join(texts).strip()
-        if not text:
-            raise InvalidParamsError(message="message.parts must hold some text")
+        text = _text_of(message)
+        typed = output_schema_of(message)
         if message.task_id:
             earlier = self._own_turn(message.task_id, context)
             thread = earlier.thread_id
@@ -147,6 +141,11 @@ class StoreRequestHandler(RequestHandler):
         # the caller does not follow the task across a restart of this runtime
         once = {META_KEY: False} if not_resumed(message) else {}
         if _wants_task_run(message):
+            if typed:
+                raise InvalidParamsError(
+                    message="an answer schema is for chat turns: work handed over as a task "
+                    f"run ({TASK_RUN_FLAG}) answers in text"
+                )
             return await self._spawn(thread, text, turn_id, message.message_id, context, once=once)
         try:
             self.inbox.submit(
@@ -162,6 +161,7 @@ class StoreRequestHandler(RequestHandler):
                         "a2a_message_id": message.message_id,
                         **trace_meta_of(context),
                         **once,
+                        **typed,
                     },
                     id=turn_id,
                 )
@@ -225,7 +225,7 @@ class StoreRequestHandler(RequestHandler):
         turn = await self._submit(params, context)
         if not params.configuration.return_immediately:
             turn = await self._settle(turn, self.settings.wait_seconds)
-        return task_of(turn)
+        return task_of(turn, agents=self.runtime.agents)
 
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext
@@ -245,11 +245,11 @@ class StoreRequestHandler(RequestHandler):
 
     async def _follow(self, turn: TurnRequest) -> AsyncGenerator[Any]:
         """The task, then a status update at every change, the answer, the end."""
-        yield task_of(turn)
+        yield task_of(turn, agents=self.runtime.agents)
         last = status_of(turn).state
         while True:
             if is_final(turn):
-                artifact = artifact_of(turn)
+                artifact = artifact_of(turn, self.runtime.agents)
                 if artifact is not None:
                     yield TaskArtifactUpdateEvent(
                         task_id=turn.id,
@@ -276,7 +276,7 @@ class StoreRequestHandler(RequestHandler):
     # -- tasks -----------------------------------------------------------------------
 
     async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:
-        return task_of(self._own_turn(params.id, context))
+        return task_of(self._own_turn(params.id, context), agents=self.runtime.agents)
 
     async def on_cancel_task(
         self, params: CancelTaskRequest, context: ServerCallContext
@@ -287,7 +287,7 @@ class StoreRequestHandler(RequestHandler):
         self.inbox.cancel(turn.id, reason=f"canceled over A2A by {caller_of(context)}")
         # A running turn stops at its next step; give it a moment so the answer is final.
         settled = await self._settle(self.inbox.get(turn.id), min(5.0, self.settings.wait_seconds))
-        return task_of(settled)
+        return task_of(settled, agents=self.runtime.agents)
 
     async def on_list_tasks(
         self, params: ListTasksRequest, context: ServerCallContext
@@ -302,7 +302,8 @@ class StoreRequestHandler(RequestHandler):
                 limit=limit,
             )
         )
-        tasks = [task_of(t) for t in turns if a2a_context(t) is not None]
+        agents = self.runtime.agents
+        tasks = [task_of(t, agents=agents) for t in turns if a2a_context(t) is not None]
         return ListTasksResponse(tasks=tasks, page_size=limit, total_size=len(tasks))
 
     # -- not offered -----------------------------------------------------------------
@@ -335,6 +336,66 @@ class StoreRequestHandler(RequestHandler):
 
 def is_final(turn: TurnRequest) -> bool:
     return status_of(turn).state in FINAL
+
+
+def _text_of(message: Message) -> str:
+    """The message's text parts joined (a schema data part is not text: it is read by
+    :func:`output_schema_of`). :raises A2AError: for any other part, or no text."""
+    texts = []
+    for part in message.parts:
+        if part.WhichOneof("content") == "data" and part.media_type == SCHEMA_MEDIA_TYPE:
+            continue
+        if part.WhichOneof("content") != "text":
+            raise ContentTypeNotSupportedError(
+                message="this agent accepts text parts (text/plain), and a data part "
+                f"of media type {SCHEMA_MEDIA_TYPE} holding the answer's JSON Schema"
+            )
+        texts.append(part.text)
+    text = "\n".join(texts).strip()
+    if not text:
+        raise InvalidParamsError(message="message.parts must hold some text")
+    return text
+
+
+def output_schema_of(message: Message) -> dict[str, Any]:
+    """The turn request metadata asking for a typed answer: the JSON Schema in a data
+    part of media type :data:`SCHEMA_MEDIA_TYPE`, or in the message metadata's
+    :data:`SCHEMA_META_KEY`; none when the message has neither.
+
+    :raises InvalidParamsError: when it is not a usable JSON Schema (nothing stored)."""
+    from a2a.helpers.proto_helpers import get_data_parts
+
+    from toolang_core import OUTPUT_SCHEMA, SchemaError, check_schema
+
+    schema_parts = [
+        part
+        for part in message.parts
+        if part.WhichOneof("content") == "data" and part.media_type == SCHEMA_MEDIA_TYPE
+    ]
+    found: list[tuple[str, Any]] = [
+        (f"the data part of media type {SCHEMA_MEDIA_TYPE}", data)
+        for data in get_data_parts(schema_parts)
+    ]
+    fields = message.metadata.fields
+    if SCHEMA_META_KEY in fields:
+        found.append((f"metadata.{SCHEMA_META_KEY}", _value_of(fields[SCHEMA_META_KEY])))
+    if not found:
+        return {}
+    if len(found) > 1:
+        raise InvalidParamsError(message="give the answer's JSON Schema once")
+    where, schema = found[0]
+    try:
+        return {OUTPUT_SCHEMA: check_schema(schema, where=where)}
+    except SchemaError as exc:
+        raise InvalidParamsError(message=str(exc)) from None
+
+
+def _value_of(value: Any) -> Any:
+    """A ``google.protobuf.Value`` (message metadata) as plain JSON data."""
+    from a2a.helpers.proto_helpers import get_data_parts
+    from a2a.types.a2a_pb2 import Part
+
+    return get_data_parts([Part(data=value)])[0]
 
 
 def _wants_task_run(message: Message) -> bool:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import json
+from typing import Any
 
 from a2a.types.a2a_pb2 import (
     Artifact,
@@ -14,7 +16,7 @@ from a2a.types.a2a_pb2 import (
     TaskStatus,
 )
 
-from toolang_core import TurnRequest, TurnStatus
+from toolang_core import TurnRequest, TurnStatus, is_typed
 
 THREAD_PREFIX = "a2a:"
 
@@ -49,6 +51,12 @@ def turn_id_for(owner: str, message_id: str) -> str:
     digest = hashlib.sha256(f"{owner}\0{message_id}".encode()).hexdigest()[:32]
     return f"a2a-{digest}"
 
+
+SCHEMA_MEDIA_TYPE = "application/schema+json"
+"""A message's data part of this media type is the JSON Schema its answer must match
+(a typed answer, docs/typed-answers.md); the answer comes back as a data part."""
+SCHEMA_META_KEY = "toolang.output_schema"
+"""Message metadata holding the same schema, for clients that prefer metadata."""
 
 TASK_RUN_FLAG = "toolang.task_run"
 """Message metadata asking for durable tracking: the work becomes a task run (listed by
@@ -103,17 +111,35 @@ def status_of(turn: TurnRequest) -> TaskStatus:
     return status
 
 
-def artifact_of(turn: TurnRequest) -> Artifact | None:
+def answer_part(turn: TurnRequest, agents: Any = None) -> Part:
+    """A completed turn's answer: a data part (``application/json``) holding a typed
+    answer's value (``agents``: the runtime's, to know an agent's own schema), else a
+    text part."""
+    output = turn.output or ""
+    if is_typed(turn, agents):
+        from a2a.helpers.proto_helpers import new_data_part
+
+        try:
+            value = json.loads(output)
+        except json.JSONDecodeError:  # e.g. masked on the way in: the text as stored
+            return Part(text=output)
+        return new_data_part(value, "application/json")
+    return Part(text=output)
+
+
+def artifact_of(turn: TurnRequest, agents: Any = None) -> Artifact | None:
     if turn.status is not TurnStatus.COMPLETED:
         return None
     return Artifact(
-        artifact_id=f"{turn.id}-answer", name="answer", parts=[Part(text=turn.output or "")]
+        artifact_id=f"{turn.id}-answer", name="answer", parts=[answer_part(turn, agents)]
     )
 
 
-def task_of(turn: TurnRequest, *, history: bool = True) -> Task:
+def task_of(turn: TurnRequest, *, history: bool = True, agents: Any = None) -> Task:
+    """``turn`` as an A2A task: a completed one's answer is its artifact (a typed answer
+    as a data part; its status message keeps the answer's text)."""
     task = Task(id=turn.id, context_id=context_of(turn), status=status_of(turn))
-    artifact = artifact_of(turn)
+    artifact = artifact_of(turn, agents)
     if artifact is not None:
         task.artifacts.append(artifact)
     if history:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -14,8 +16,6 @@ import click
 from toolang_core.cli import CliState, pass_state
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from toolang_core import Approval, ApprovalBook, Inbox, RedactionPolicy, TurnRequest
     from toolang_source_chat.terminal import LineReader
 
@@ -53,6 +53,19 @@ def thread_id(name: str) -> str:
     default=None,
     help="Each turn's model-call limit (lower than [limits] max_model_calls only).",
 )
+@click.option(
+    "--schema",
+    "schema_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Ask for a typed answer: JSON matching the JSON Schema in this file.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the result as JSON (a typed answer as its JSON value, not a string).",
+)
 @pass_state
 def chat(
     state: CliState,
@@ -65,6 +78,8 @@ def chat(
     owner: str | None,
     max_tokens: int | None,
     max_model_calls: int | None,
+    schema_file: Path | None,
+    as_json: bool,
 ) -> None:
     """Send MESSAGE to an agent and print its answer."""
     from toolang_core import UsageError
@@ -75,8 +90,13 @@ def chat(
     settings = state.runtime.settings.get("source-chat")
     thread = thread_id(thread_name or str(getattr(settings, "default_thread", "default")))
     wait = float(getattr(settings, "wait_seconds", 300.0))
+    meta = _schema_meta(schema_file)
+    if limits:
+        meta["limits"] = limits
     if interactive:
-        asyncio.run(_interactive(state, thread, agent, wait, owner or None, limits=limits))
+        if as_json:
+            raise UsageError("--json prints one answer: it does not go with -i")
+        asyncio.run(_interactive(state, thread, agent, wait, owner or None, meta=meta))
         return
     if not message:
         raise UsageError("give a MESSAGE, or use -i for an interactive session")
@@ -89,9 +109,24 @@ def chat(
             no_wait=no_wait,
             wait=wait,
             owner=owner or None,
-            limits=limits,
+            meta=meta,
+            as_json=as_json,
         )
     )
+
+
+def _schema_meta(path: Path | None) -> dict[str, Any]:
+    """The request metadata asking for a typed answer (none without ``--schema``).
+
+    :raises UsageError: naming ``--schema`` and the file when it cannot be used."""
+    if path is None:
+        return {}
+    from toolang_core import OUTPUT_SCHEMA, SchemaError, UsageError, read_schema_file
+
+    try:
+        return {OUTPUT_SCHEMA: read_schema_file(path, where="--schema")}
+    except SchemaError as exc:
+        raise UsageError(str(exc)) from None
 
 
 # A request's meta carries the submitting chat's reference: under ``coalesce`` a newer
@@ -108,9 +143,10 @@ def _submit(
     message: str,
     owner: str | None,
     *,
-    limits: dict[str, int],
+    meta: dict[str, Any] | None = None,
 ) -> tuple[str, str]:
-    """Submit ``message`` (with its turn's own spend ``limits``, docs/spend-limits.md);
+    """Submit ``message`` with ``meta`` (a typed answer's schema, the turn's own spend
+    ``limits``: docs/typed-answers.md, docs/spend-limits.md);
     return the request id and this submission's reference."""
     from toolang_core import NewTurnRequest, new_id
 
@@ -126,7 +162,7 @@ def _submit(
                 channel="cli",
                 sender="owner",
                 owner=owner,
-                meta={SENDER_REF: ref, **({"limits": limits} if limits else {})},
+                meta={**(meta or {}), SENDER_REF: ref},
             )
         ).id
     finally:
@@ -141,6 +177,7 @@ async def _answer(
     *,
     ask: LineReader | None = None,
     ref: str | None = None,
+    as_json: bool = False,
 ) -> int:
     """Wait for the answer and print it; return the exit code.
 
@@ -160,7 +197,9 @@ async def _answer(
     watch = TurnStreams.of(state.runtime).watch(turn_id)
     # A message a newer one replaced (coalesce) must not stream the other's answer here.
     printer = _StreamPrinter(
-        watch.queue, still_ours=lambda: ref is None or not _replaced(inbox.get(turn_id), ref)
+        watch.queue,
+        still_ours=lambda: ref is None or not _replaced(inbox.get(turn_id), ref),
+        echo=not as_json,
     )
     printing = asyncio.ensure_future(printer.run())
     try:
@@ -188,7 +227,28 @@ async def _answer(
         printing.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await printing
-    streamed = "".join(printer.shown)
+    if turn.status.is_terminal:
+        return _print_ended(state, turn, "".join(printer.shown), as_json=as_json)
+    waited = f"still {turn.status.value} after {wait:g} s"
+    # Only our own request is ours to give up (not the turn ours was steered into).
+    if turn.id == turn_id and _give_up(state, turn.id, f"its chat stopped waiting ({waited})"):
+        click.echo(
+            f"{waited}: request {turn.id} canceled (no runtime serves the store to "
+            "finish it; its thread is free)",
+            err=True,
+        )
+    else:
+        click.echo(f"{waited}; request {turn.id} keeps its place", err=True)
+    return 75
+
+
+def _print_ended(state: CliState, turn: TurnRequest, streamed: str, *, as_json: bool) -> int:
+    """Show how the turn ended (``streamed``: the answer's text already printed); the
+    exit code: 0 when it completed, else 1."""
+    from toolang_core import TurnStatus
+
+    if as_json:
+        return _print_json(state, turn)
     if turn.status is TurnStatus.COMPLETED:
         output = turn.output or ""
         if streamed and output.startswith(streamed):
@@ -196,20 +256,27 @@ async def _answer(
         else:
             click.echo(("\n" if streamed else "") + output)
         return 0
-    if not turn.status.is_terminal:
-        waited = f"still {turn.status.value} after {wait:g} s"
-        # Only our own request is ours to give up (not the turn ours was steered into).
-        if turn.id == turn_id and _give_up(state, turn.id, f"its chat stopped waiting ({waited})"):
-            click.echo(
-                f"{waited}: request {turn.id} canceled (no runtime serves the store to "
-                "finish it; its thread is free)",
-                err=True,
-            )
-        else:
-            click.echo(f"{waited}; request {turn.id} keeps its place", err=True)
-        return 75
+    if streamed:  # the text shown was no answer (e.g. a rejected typed one): end its line
+        click.echo("")
     click.echo(f"{turn.status.value}: {turn.error or turn.outcome or ''}".rstrip(": "), err=True)
     return 1
+
+
+def _print_json(state: CliState, turn: TurnRequest) -> int:
+    """The ended turn as one JSON object (``toolang chat --json``): a typed answer's
+    ``output`` is its JSON value. Exit code 0 when it completed, else 1."""
+    from toolang_core import TurnStatus, output_value
+
+    shown = {
+        "turn_id": turn.id,
+        "thread_id": turn.thread_id,
+        "status": turn.status.value,
+        "output": output_value(turn, state.runtime.agents),
+        "outcome": turn.outcome,
+        "error": turn.error,
+    }
+    click.echo(json.dumps(shown, ensure_ascii=False))
+    return 0 if turn.status is TurnStatus.COMPLETED else 1
 
 
 async def _wait(
@@ -343,15 +410,18 @@ class _StreamPrinter:
     """Prints an answer's text as it streams; remembers what it showed of the last model
     call (a new call starts a new line: the last call's text is the answer)."""
 
-    def __init__(self, queue: asyncio.Queue[Any], *, still_ours: Callable[[], bool]) -> None:
+    def __init__(
+        self, queue: asyncio.Queue[Any], *, still_ours: Callable[[], bool], echo: bool = True
+    ) -> None:
         self.queue = queue
         self.still_ours = still_ours
+        self.echo = echo
         self.shown: list[str] = []
 
     async def run(self) -> None:
         call = None
         delta = await self.queue.get()
-        if not self.still_ours():  # asked once, when the turn has started
+        if not self.echo or not self.still_ours():  # asked once, when the turn has started
             return
         while True:
             if call is not None and delta.call != call:
@@ -373,13 +443,14 @@ async def _once(
     no_wait: bool,
     wait: float,
     owner: str | None,
-    limits: dict[str, int],
+    meta: dict[str, Any],
+    as_json: bool,
 ) -> None:
-    turn_id, ref = _submit(state, thread, agent, message, owner, limits=limits)
+    turn_id, ref = _submit(state, thread, agent, message, owner, meta=meta)
     if no_wait:
-        click.echo(turn_id)
+        click.echo(json.dumps({"turn_id": turn_id}) if as_json else turn_id)
         return
-    code = await _answer(state, turn_id, wait, ref=ref)
+    code = await _answer(state, turn_id, wait, ref=ref, as_json=as_json)
     if code:
         sys.exit(code)
 
@@ -391,7 +462,7 @@ async def _interactive(
     wait: float,
     owner: str | None,
     *,
-    limits: dict[str, int],
+    meta: dict[str, Any],
 ) -> None:
     """The session: Ctrl-D or Ctrl-C at the prompt leaves (Ctrl-C with exit 130);
     Ctrl-C while an answer is awaited (or at an approval question) detaches from that
@@ -414,7 +485,7 @@ async def _interactive(
             if not line.strip():
                 continue
             try:
-                turn_id, ref = _submit(state, thread, agent, line, owner, limits=limits)
+                turn_id, ref = _submit(state, thread, agent, line, owner, meta=meta)
             except ToolangError as exc:  # e.g. input the inbox refuses: say so, go on
                 click.echo(f"error: {exc}", err=True)
                 continue
