@@ -151,11 +151,18 @@ class Broadcast(Combiner):
 
     __slots__ = ("outcomes",)
 
-    def __init__(self, hook: str, arguments: dict[str, Any], terms: Terms) -> None:
+    def __init__(
+        self,
+        hook: str,
+        arguments: dict[str, Any],
+        terms: Terms,
+        outcomes: list[tuple[str, str, HookFailure | None]] | None = None,
+    ) -> None:
+        """``outcomes``: the list to add to (several broadcasts may share one)."""
         # Flat, not super().__init__(): the tool-call chain makes three per tool call.
         self.hook, self.arguments, self.terms = hook, arguments, terms
         self.failures: list[HookFailure] = []
-        self.outcomes: list[tuple[str, str, HookFailure | None]] = []
+        self.outcomes = [] if outcomes is None else outcomes
 
     def take(self, plugin: str, answers: list[Any]) -> bool:
         self.outcomes.append((self.hook, plugin, None))
