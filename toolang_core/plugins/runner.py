@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 log = structlog.get_logger("toolang.hooks")
 
 
+async def _answer(value: Any) -> Any:
+    return value
+
+
 async def _settled(answers: list[Any]) -> list[Any]:
     """``answers`` with each awaitable awaited, in order, and ``None`` left out (an
     awaited abstention). A loop, not a comprehension: one holding an await is a
@@ -90,7 +94,7 @@ class HookRunner:
         ``kwargs``; ``(hook, plugin, failure or None)`` for each implementation. One
         coroutine for several hooks: the tool-call chain calls three such hooks per
         tool call."""
-        return await BoundBroadcasts(self, hooks)(**kwargs)
+        return await self.bind_each(hooks)(**kwargs)
 
     def bind(self, hook: str, terms: Terms = NO_TERMS, /) -> BoundHook:
         """``hook`` with ``terms``, its calling rule looked up once: for a caller that
@@ -211,15 +215,16 @@ class BoundBroadcasts:
         self.hooks = tuple(hooks)
         self._runner = runner
 
-    async def __call__(self, **kwargs: Any) -> list[tuple[str, str, HookFailure | None]]:
-        runner = self._runner
-        implemented = runner._answering
+    def __call__(
+        self, **kwargs: Any
+    ) -> Coroutine[Any, Any, list[tuple[str, str, HookFailure | None]]]:
+        """The calls' coroutine (the runner's own: no coroutine around it)."""
+        implemented = self._runner._answering
         outcomes: list[tuple[str, str, HookFailure | None]] = []
-        called = [
-            Broadcast(hook, kwargs, NO_TERMS, outcomes)  # one list for all, in call order
-            for hook in self.hooks
-            if implemented(hook)  # most hooks of the chain have no plugin
-        ]
-        if called:
-            await runner._run(*called)
-        return outcomes
+        called: list[Combiner] = []
+        for hook in self.hooks:
+            if implemented(hook):  # most hooks of the chain have no plugin
+                called.append(Broadcast(hook, kwargs, NO_TERMS, outcomes))  # one list for all
+        if not called:
+            return _answer(outcomes)
+        return self._runner._run(*called)  # answers the first broadcast's outcomes: all

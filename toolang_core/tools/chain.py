@@ -127,8 +127,9 @@ class ToolChain:
         """Run ``call`` through every stage and return what the model will see.
         ``before_execute`` runs right before the tool does (not for a refused call)."""
         stages: list[StageRecord] = []
-        required = self.hooks.required_problem()
-        if required is not None:  # a safety plugin the operator relies on is not there
+        problems = self.hooks.required_problems()
+        if problems:  # a safety plugin the operator relies on is not there
+            required = problems[0]
             stages.append(StageRecord("required", "refused", required.plugin, required.message))
             return await self.refuse(call, ctx, _error(required.message, "required_plugin"), stages)
         refused = self._admissible(call, ctx)

@@ -162,7 +162,8 @@ class ChainStages:
         if not self._callers(RESULT_FILTER_HOOK):
             return result, (), ()
         done = await self._filter_result(call=call, result=result, ctx=ctx)
-        changed = tuple((plugin, "modified the result") for plugin, _ in done.answers)
+        answers = done.answers  # most calls: none (no generator made for nothing)
+        changed = tuple((plugin, "modified the result") for plugin, _ in answers) if answers else ()
         if done.refused is not None:
             withheld = ToolResult(
                 ok=False,
