@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
@@ -21,16 +21,29 @@ from toolang_core.hookspecs.combiners import NO_TERMS, Broadcast, Combiner, Term
 from toolang_core.hookspecs.rules import BROADCAST, DECLARED, Declared, HookFailure
 
 if TYPE_CHECKING:
-    from toolang_core.plugins.manager import ToolangPluginManager
+    from toolang_core.plugins.manager import Arguments, ToolangPluginManager
 
 log = structlog.get_logger("toolang.hooks")
+
+
+_NO_ANSWERS: Final[tuple[Any, ...]] = ()
+"""What an implementation answering ``None`` answers (one empty value, not a list per
+call)."""
+
+
+def _answers(function: Any, arguments: Arguments | None, kwargs: dict[str, Any]) -> Any:
+    """One plugin's answers: see :attr:`ToolangPluginManager.calls_lookup`."""
+    if arguments is None:
+        return function(kwargs)
+    answer = function(*arguments(kwargs))
+    return _NO_ANSWERS if answer is None else [answer]
 
 
 async def _answer(value: Any) -> Any:
     return value
 
 
-async def _settled(answers: list[Any]) -> list[Any]:
+async def _settled(answers: Sequence[Any]) -> list[Any]:
     """``answers`` with each awaitable awaited, in order, and ``None`` left out (an
     awaited abstention). A loop, not a comprehension: one holding an await is a
     coroutine of its own."""
@@ -51,6 +64,7 @@ class HookRunner:
         plugin implements ``hook`` (bound once, no Python call once cached: the
         tool-call chain asks per stage)."""
         self._answering = pm.answers_lookup
+        self._calls = pm.calls_lookup
 
     def implemented(self, hook: str) -> bool:
         """Whether any plugin implements ``hook`` (asked before a call that would cost
@@ -94,7 +108,7 @@ class HookRunner:
         ``kwargs``; ``(hook, plugin, failure or None)`` for each implementation. One
         coroutine for several hooks: the tool-call chain calls three such hooks per
         tool call."""
-        return await self.bind_each(hooks)(**kwargs)
+        return await self.bind_each(hooks)(kwargs)
 
     def bind(self, hook: str, terms: Terms = NO_TERMS, /) -> BoundHook:
         """``hook`` with ``terms``, its calling rule looked up once: for a caller that
@@ -118,22 +132,27 @@ class HookRunner:
         first one's result. Kept lean: the tool-call chain runs six per tool call."""
         for each in combiners:
             terms, kwargs, take = each.terms, each.arguments, each.take
-            pairs = self._answering(each.hook)
+            calls = self._calls(each.hook)
             if terms.only is not None:
-                pairs = tuple(pair for pair in pairs if pair[0] == terms.only)
+                calls = tuple(entry for entry in calls if entry[0] == terms.only)
             timeout = terms.timeout
-            for plugin, answer in pairs:
+            answers: Sequence[Any]
+            for plugin, function, arguments in calls:
                 try:
-                    if timeout is None:
-                        answers = answer(kwargs)
+                    if timeout is not None:
+                        async with asyncio.timeout(timeout):
+                            answers = await _settled(_answers(function, arguments, kwargs))
+                    else:
+                        if arguments is None:  # a wrapper, or monitoring: pluggy's caller
+                            answers = function(kwargs)
+                        else:  # the plugin's one plain implementation, called here
+                            answer = function(*arguments(kwargs))
+                            answers = _NO_ANSWERS if answer is None else [answer]
                         for value in answers:
                             # No helper call per answer: None has no __await__ either.
                             if hasattr(value, "__await__"):  # rare: most need no awaiting
                                 answers = await _settled(answers)
                                 break
-                    else:
-                        async with asyncio.timeout(timeout):
-                            answers = await _settled(answer(kwargs))
                     # Inside the try: an answer the rule cannot use is that plugin's failure.
                     if take(plugin, answers):
                         break
@@ -179,7 +198,7 @@ def _declared(hook: str) -> Declared:
 
 class BoundHook:
     """One awaited hook of one runner with its declared rule's combiner and its
-    :class:`Terms` looked up once. ``bound(**kwargs)`` is ``runner.call_with(hook,
+    :class:`Terms` looked up once. ``bound(kwargs)`` is ``runner.call_with(hook,
     terms, **kwargs)``: the same combiner, run by the same runner, without the look-up
     — for the tool-call chain's stages, which call their hooks on every tool call.
     Nothing of a call is kept: one bound hook serves concurrent calls."""
@@ -195,14 +214,16 @@ class BoundHook:
         self._runner = runner
         self._terms = terms
 
-    def __call__(self, **kwargs: Any) -> Coroutine[Any, Any, Any]:
-        """The call's coroutine, answering what the rule's combiner makes of it."""
-        return self._runner._run(self._combiner(self.hook, kwargs, self._terms))
+    def __call__(self, arguments: dict[str, Any]) -> Coroutine[Any, Any, Any]:
+        """The call with ``arguments`` (the hook's keyword arguments, as a dict the call
+        may change: a filter's modification): its coroutine, answering what the rule's
+        combiner makes of it."""
+        return self._runner._run(self._combiner(self.hook, arguments, self._terms))
 
 
 class BoundBroadcasts:
     """:meth:`HookRunner.call_each` of some awaited broadcasts, checked once:
-    ``bound(**kwargs)`` calls each hook in turn (those no plugin implements are passed
+    ``bound(kwargs)`` calls each hook in turn (those no plugin implements are passed
     over) and answers ``(hook, plugin, failure or None)`` for each implementation."""
 
     __slots__ = ("_runner", "hooks")
@@ -216,15 +237,16 @@ class BoundBroadcasts:
         self._runner = runner
 
     def __call__(
-        self, **kwargs: Any
+        self, arguments: dict[str, Any]
     ) -> Coroutine[Any, Any, list[tuple[str, str, HookFailure | None]]]:
-        """The calls' coroutine (the runner's own: no coroutine around it)."""
-        implemented = self._runner._answering
+        """The calls with ``arguments`` (the hooks' keyword arguments): their coroutine
+        (the runner's own: no coroutine around it)."""
+        implemented = self._runner._calls
         outcomes: list[tuple[str, str, HookFailure | None]] = []
         called: list[Combiner] = []
         for hook in self.hooks:
             if implemented(hook):  # most hooks of the chain have no plugin
-                called.append(Broadcast(hook, kwargs, NO_TERMS, outcomes))  # one list for all
+                called.append(Broadcast(hook, arguments, NO_TERMS, outcomes))  # one list for all
         if not called:
             return _answer(outcomes)
         return self._runner._run(*called)  # answers the first broadcast's outcomes: all

@@ -127,7 +127,7 @@ class ChainStages:
         """
         if not self._callers(FILTER_HOOK):
             return FilterOutcome(call)  # no filter: the common bare chain, no coroutine
-        done = await self._filter(call=call, ctx=ctx)
+        done = await self._filter({"call": call, "ctx": ctx})
         blocked, refused = done.decided, done.refused
         if refused is not None:
             blocked = (
@@ -147,7 +147,7 @@ class ChainStages:
         """
         if not self._callers(APPROVAL_HOOK):
             return NO_DECISION
-        done = await self._approve(call=call, ctx=ctx)
+        done = await self._approve({"call": call, "ctx": ctx})
         if done.refused is not None:
             denied = Denied(f"approval gate {done.refused.plugin!r} failed: {done.refused.error}")
             return ApprovalOutcome(done.refused.plugin, denied, tuple(done.failures))
@@ -161,7 +161,7 @@ class ChainStages:
         or answers something that is no result, withholds the result (fail closed)."""
         if not self._callers(RESULT_FILTER_HOOK):
             return result, (), ()
-        done = await self._filter_result(call=call, result=result, ctx=ctx)
+        done = await self._filter_result({"call": call, "result": result, "ctx": ctx})
         answers = done.answers  # most calls: none (no generator made for nothing)
         changed = tuple((plugin, "modified the result") for plugin, _ in answers) if answers else ()
         if done.refused is not None:
@@ -179,7 +179,7 @@ class ChainStages:
     ) -> list[tuple[str, HookFailure | None]]:
         """Every LearningObserver, each isolated; ``(plugin, failure or None)`` for
         each."""
-        done = await self._observe(call=call, result=result, ctx=ctx)
+        done = await self._observe({"call": call, "result": result, "ctx": ctx})
         return [(plugin, failure) for _, plugin, failure in done]
 
     def after_tool_call(
@@ -188,7 +188,7 @@ class ChainStages:
         """The observing stages of the chain in order — every LearningObserver, then
         every KnowledgeSaver, then every EventPublisher — each implementation isolated;
         ``(hook, plugin, failure or None)`` for each."""
-        return self._observing(call=call, result=result, ctx=ctx)
+        return self._observing({"call": call, "result": result, "ctx": ctx})
 
     def refused_tool_call(
         self, call: ToolCall, result: ToolResult, ctx: ToolCallContext
@@ -196,7 +196,7 @@ class ChainStages:
         """Tell every LearningObserver, then every EventPublisher, of a call the chain
         refused (``result.refusal`` says why), each isolated; ``(hook, plugin, failure
         or None)`` for each."""
-        return self._auditing(call=call, result=result, ctx=ctx)
+        return self._auditing({"call": call, "result": result, "ctx": ctx})
 
 
 # The stages one at a time, over any Hooks (the plugin-author kit's helpers,
