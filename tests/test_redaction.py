@@ -152,3 +152,11 @@ def test_an_aws_secret_access_key_beside_its_key_id_is_masked_with_the_core_rule
     sha = "9fceb02d0ae598e95dc970b74767f19372d61af8"  # beside an id, but no secret
     assert redact_text(f"{key_id} {sha}") == f"{MASK} {sha}"
     assert redact_text(f"{secret} alone") == f"{secret} alone"
+
+
+def test_an_aws_secret_beside_a_temporary_key_id_is_masked_with_the_core_rules_alone():
+    # ASIA: the key id of temporary credentials; the pair check looks for it too, but the
+    # quick look before it asked for "akia" only, so such a pair was stored raw.
+    key_id, secret = "ASIAQ7ZRXW4N2LMK8PTB", "IZsNbNP0nqdzyPifDaH7/pbek610MH6z1PwI4ezb"
+    assert secret not in redact_text(f"{key_id} {secret}")
+    assert secret not in redact_text(f"{secret},{key_id}")

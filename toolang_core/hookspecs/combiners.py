@@ -14,7 +14,7 @@ verdict blocks, how a modification changes the arguments) comes from the caller 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Final
 
 import attrs
@@ -98,7 +98,7 @@ class Combiner:
         self.terms = terms
         self.failures: list[HookFailure] = []
 
-    def take(self, plugin: str, answers: list[Any]) -> bool:
+    def take(self, plugin: str, answers: Sequence[Any]) -> bool:
         return False
 
     def fail(self, failure: HookFailure) -> bool:
@@ -126,13 +126,13 @@ class Registration(Combiner):
         super().__init__(hook, arguments, terms)
         self.outcomes: list[tuple[str, list[Any], HookFailure | None]] = []
 
-    def take(self, plugin: str, answers: list[Any]) -> bool:
+    def take(self, plugin: str, answers: Sequence[Any]) -> bool:
         if any(inspect.isawaitable(answer) for answer in answers):
             for answer in answers:
                 if inspect.iscoroutine(answer):
                     answer.close()
             raise TypeError(f"{self.hook} must not be async: registration happens at start-up")
-        self.outcomes.append((plugin, answers, None))
+        self.outcomes.append((plugin, list(answers), None))
         return False
 
     def fail(self, failure: HookFailure) -> bool:
@@ -151,13 +151,20 @@ class Broadcast(Combiner):
 
     __slots__ = ("outcomes",)
 
-    def __init__(self, hook: str, arguments: dict[str, Any], terms: Terms) -> None:
+    def __init__(
+        self,
+        hook: str,
+        arguments: dict[str, Any],
+        terms: Terms,
+        outcomes: list[tuple[str, str, HookFailure | None]] | None = None,
+    ) -> None:
+        """``outcomes``: the list to add to (several broadcasts may share one)."""
         # Flat, not super().__init__(): the tool-call chain makes three per tool call.
         self.hook, self.arguments, self.terms = hook, arguments, terms
         self.failures: list[HookFailure] = []
-        self.outcomes: list[tuple[str, str, HookFailure | None]] = []
+        self.outcomes = [] if outcomes is None else outcomes
 
-    def take(self, plugin: str, answers: list[Any]) -> bool:
+    def take(self, plugin: str, answers: Sequence[Any]) -> bool:
         self.outcomes.append((self.hook, plugin, None))
         return False
 
@@ -181,7 +188,7 @@ class Collect(Combiner):
         super().__init__(hook, arguments, terms)
         self.answers: list[tuple[str, Any]] = []
 
-    def take(self, plugin: str, answers: list[Any]) -> bool:
+    def take(self, plugin: str, answers: Sequence[Any]) -> bool:
         for answer in answers:
             self._check(answer)
         self.answers.extend((plugin, answer) for answer in answers)
@@ -230,7 +237,7 @@ class Filter(Decided):
     __slots__ = ()
     fail_closed = True
 
-    def take(self, plugin: str, answers: list[Any]) -> bool:
+    def take(self, plugin: str, answers: Sequence[Any]) -> bool:
         terms = self.terms
         ends, amend, types = terms.ends, terms.amend, terms.types
         for answer in answers:
@@ -251,7 +258,7 @@ class FirstAnswer(Decided):
     __slots__ = ()
     fail_closed = True
 
-    def take(self, plugin: str, answers: list[Any]) -> bool:
+    def take(self, plugin: str, answers: Sequence[Any]) -> bool:
         if not answers:
             return False
         answer = answers[0]
@@ -271,7 +278,7 @@ class Fold(Decided):
     __slots__ = ()
     fail_closed = True
 
-    def take(self, plugin: str, answers: list[Any]) -> bool:
+    def take(self, plugin: str, answers: Sequence[Any]) -> bool:
         for answer in answers:
             self._check(answer)
             self.arguments[self.terms.replaces] = answer
@@ -286,7 +293,7 @@ class BestScore(Decided):
 
     __slots__ = ()
 
-    def take(self, plugin: str, answers: list[Any]) -> bool:
+    def take(self, plugin: str, answers: Sequence[Any]) -> bool:
         accept = self.terms.accept
         for answer in answers:
             self._check(answer)
@@ -304,7 +311,7 @@ class FirstNumber(Decided):
 
     __slots__ = ()
 
-    def take(self, plugin: str, answers: list[Any]) -> bool:
+    def take(self, plugin: str, answers: Sequence[Any]) -> bool:
         if not answers:
             return False
         number = float(answers[0])
@@ -324,7 +331,7 @@ class Merge(Combiner):
         super().__init__(hook, arguments, terms)
         self.merged: dict[Any, Any] = {}
 
-    def take(self, plugin: str, answers: list[Any]) -> bool:
+    def take(self, plugin: str, answers: Sequence[Any]) -> bool:
         for answer in answers:
             if not isinstance(answer, Mapping):
                 raise TypeError(f"{self.hook} answered {answer!r}; expected a mapping or None")

@@ -74,11 +74,14 @@ class Hooks(HookRunner):
     def __init__(self, host: PluginHost) -> None:
         super().__init__(host.pm)
         self._host = host
+        self.required_problems = host.required_problems
+        """``required_problems()``: why no tool may run now — each required plugin that
+        is missing, failed or broke (:meth:`PluginHost.required_problems`); empty when
+        none is. Bound once: the tool-call chain asks before every tool call."""
 
     def required_problem(self) -> RequiredProblem | None:
-        """Why no tool may run now — a required plugin is missing, failed or broke
-        (``PluginHost.required_problems``) — or ``None``. Asked before every tool call."""
-        problems = self._host.required_problems()
+        """The first of :attr:`required_problems`, or ``None``."""
+        problems = self.required_problems()
         return problems[0] if problems else None
 
     def is_required(self, plugin: str) -> bool:

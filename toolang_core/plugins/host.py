@@ -412,8 +412,10 @@ class PluginHost:
     def required_problems(self) -> list[RequiredProblem]:
         """Each required plugin (``[plugins] required``, and the bundled safety plugins
         while installed and enabled) that is missing, failed, or broke in a hook: while
-        there is one, no tool runs."""
-        return self._required_state()[0]
+        there is one, no tool runs. Asked before every tool call: a look at a cache
+        kept until the plugins or their state change."""
+        state = self._required
+        return (self._required_state() if state is None else state)[0]
 
     def is_required(self, name: str) -> bool:
         """Whether plugin ``name`` is required (a raise in one of its tool-chain hooks

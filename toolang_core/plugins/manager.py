@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import pluggy
 
@@ -23,8 +23,9 @@ class ToolangPluginManager(pluggy.PluginManager):
 
     def __init__(self) -> None:
         super().__init__(PROJECT_NAME)
-        self._per_plugin: dict[str, tuple[tuple[str, PluginCaller], ...]] = {}
-        self._answering: dict[str, tuple[tuple[str, Answers], ...]] = {}
+        self._per_plugin: _PerHook[tuple[str, PluginCaller]] = _PerHook(self._callers_of)
+        self._answering: _PerHook[tuple[str, Answers]] = _PerHook(self._answers_for)
+        self._calls: _PerHook[tuple[str, Any, Arguments | None]] = _PerHook(self._calls_for)
         self._monitors = 0
         self._inactive: frozenset[tuple[str, str]] = frozenset()
 
@@ -73,17 +74,13 @@ class ToolangPluginManager(pluggy.PluginManager):
     def _forget_callers(self) -> None:
         self._per_plugin.clear()
         self._answering.clear()
+        self._calls.clear()
 
     def per_plugin_answers(self, hook_name: str) -> tuple[tuple[str, Answers], ...]:
         """The pairs of :meth:`per_plugin_callers`, each caller in the form the facade's
         runners call it: the keyword arguments as the one dict they already are (no
         repacking per call), answering the list of its non-``None`` answers."""
-        cached = self._answering.get(hook_name)
-        if cached is None:
-            cached = self._answering[hook_name] = tuple(
-                (name, _answers_of(caller)) for name, caller in self.per_plugin_callers(hook_name)
-            )
-        return cached
+        return self._answering[hook_name]
 
     def per_plugin_callers(self, hook_name: str) -> tuple[tuple[str, PluginCaller], ...]:
         """Return ``(plugin name, caller)`` pairs for one hook, in pluggy's call order.
@@ -98,9 +95,44 @@ class ToolangPluginManager(pluggy.PluginManager):
         pluggy's own subset caller. The pairs are cached until the next ``register``
         or ``unregister``. A plugin :meth:`set_inactive` for the hook is left out.
         """
-        cached = self._per_plugin.get(hook_name)
-        if cached is not None:
-            return cached
+        return self._per_plugin[hook_name]
+
+    @property
+    def callers_lookup(self) -> Callable[[str], tuple[tuple[str, PluginCaller], ...]]:
+        """:meth:`per_plugin_callers` as a look-up that costs no Python call once the
+        hook's pairs are cached (the facade's runner binds it once and asks it several
+        times per tool call)."""
+        return self._per_plugin.__getitem__
+
+    @property
+    def answers_lookup(self) -> Callable[[str], tuple[tuple[str, Answers], ...]]:
+        """:meth:`per_plugin_answers` as a look-up that costs no Python call once the
+        hook's pairs are cached."""
+        return self._answering.__getitem__
+
+    @property
+    def calls_lookup(self) -> Callable[[str], tuple[tuple[str, Any, Arguments | None], ...]]:
+        """Per hook, ``(plugin name, function, arguments)`` in :meth:`per_plugin_callers`'
+        order, for a runner that calls a plain implementation itself (one Python call
+        less per plugin: the tool-call chain makes six per tool call): with
+        ``arguments`` (a :class:`DirectCaller`'s), ``function(*arguments(kwargs))`` is
+        the implementation's one answer or ``None``; without (``None``: a wrapper, or
+        monitoring), ``function`` is the :meth:`per_plugin_answers` caller. No Python
+        call once the hook's entries are cached."""
+        return self._calls.__getitem__
+
+    def _calls_for(self, hook_name: str) -> tuple[tuple[str, Any, Arguments | None], ...]:
+        return tuple(
+            (name, caller.function, caller.arguments)
+            if isinstance(caller, DirectCaller)
+            else (name, _answers_of(caller), None)
+            for name, caller in self._per_plugin[hook_name]
+        )
+
+    def _answers_for(self, hook_name: str) -> tuple[tuple[str, Answers], ...]:
+        return tuple((name, _answers_of(caller)) for name, caller in self._per_plugin[hook_name])
+
+    def _callers_of(self, hook_name: str) -> tuple[tuple[str, PluginCaller], ...]:
         caller: pluggy.HookCaller = getattr(self.hook, hook_name)
         impls = caller.get_hookimpls()
         ordered: list[Any] = []
@@ -120,16 +152,38 @@ class ToolangPluginManager(pluggy.PluginManager):
             else:
                 others = [p for p in ordered if p is not plugin]
                 pairs.append((name, self.subset_hook_caller(hook_name, others)))
-        self._per_plugin[hook_name] = tuple(pairs)
-        return self._per_plugin[hook_name]
+        return tuple(pairs)
 
     def _name_of(self, plugin: Any) -> str:
         name = self.get_name(plugin)
         return name if name is not None else repr(plugin)
 
 
+_E = TypeVar("_E")
+
+
+class _PerHook(dict[str, tuple[_E, ...]]):
+    """Hook name → its entries (``(plugin name, caller, …)``), made by ``make`` on the first
+    look-up and kept until :meth:`ToolangPluginManager._forget_callers` clears it
+    (cleared, never replaced: a reader may hold its ``__getitem__``). A look-up of a
+    cached hook is a plain dict look-up, with no Python call."""
+
+    __slots__ = ("_make",)
+
+    def __init__(self, make: Callable[[str], tuple[_E, ...]]) -> None:
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, hook_name: str) -> tuple[_E, ...]:
+        pairs = self[hook_name] = self._make(hook_name)
+        return pairs
+
+
 PluginCaller = Callable[..., Any]
 """Calls one plugin's implementation of a hook with the hook's keyword arguments."""
+
+Arguments = Callable[[dict[str, Any]], tuple[Any, ...]]
+"""Picks an implementation's positional arguments out of the hook's keyword arguments."""
 
 Answers = Callable[[dict[str, Any]], list[Any]]
 """Calls one plugin's implementation with the hook's keyword arguments in one dict and
@@ -167,7 +221,7 @@ class DirectCaller:
         # them at a third of a list comprehension's cost, but answers a bare value for
         # one name and cannot be made for none.
         names = tuple(impl.argnames)
-        self.arguments: Callable[[dict[str, Any]], tuple[Any, ...]]
+        self.arguments: Arguments
         if len(names) > 1:
             self.arguments = operator.itemgetter(*names)
         elif names:

@@ -11,34 +11,45 @@ every hook; nothing else calls an implementation (``tests/test_hook_rules.py``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
 from toolang_core.errors import describe_exception
 from toolang_core.hookspecs.combiners import NO_TERMS, Broadcast, Combiner, Terms
-from toolang_core.hookspecs.rules import BROADCAST, DECLARED, HookFailure
+from toolang_core.hookspecs.rules import BROADCAST, DECLARED, Declared, HookFailure
 
 if TYPE_CHECKING:
-    from toolang_core.plugins.manager import ToolangPluginManager
+    from toolang_core.plugins.manager import Arguments, ToolangPluginManager
 
 log = structlog.get_logger("toolang.hooks")
 
 
-def _pending(value: Any) -> bool:
-    """Whether a hook's answer must be awaited (cheaper than a coroutine per answer:
-    the tool-call chain asks this several times per tool call)."""
-    return value is not None and hasattr(value, "__await__")
+_NO_ANSWERS: Final[tuple[Any, ...]] = ()
+"""What an implementation answering ``None`` answers (one empty value, not a list per
+call)."""
 
 
-async def _settled(answers: list[Any]) -> list[Any]:
+def _answers(function: Any, arguments: Arguments | None, kwargs: dict[str, Any]) -> Any:
+    """One plugin's answers: see :attr:`ToolangPluginManager.calls_lookup`."""
+    if arguments is None:
+        return function(kwargs)
+    answer = function(*arguments(kwargs))
+    return _NO_ANSWERS if answer is None else [answer]
+
+
+async def _answer(value: Any) -> Any:
+    return value
+
+
+async def _settled(answers: Sequence[Any]) -> list[Any]:
     """``answers`` with each awaitable awaited, in order, and ``None`` left out (an
     awaited abstention). A loop, not a comprehension: one holding an await is a
     coroutine of its own."""
     settled: list[Any] = []
     for value in answers:
-        got = await value if _pending(value) else value
+        got = await value if hasattr(value, "__await__") else value
         if got is not None:
             settled.append(got)
     return settled
@@ -48,10 +59,12 @@ class HookRunner:
     """Calls the hooks of one plugin manager, each by its declared calling rule."""
 
     def __init__(self, pm: ToolangPluginManager) -> None:
-        self.callers = pm.per_plugin_callers
+        self.callers = pm.callers_lookup
         """``callers(hook)``: ``(plugin, caller)`` pairs in call order, empty when no
-        plugin implements ``hook`` (bound once: the tool-call chain asks per stage)."""
-        self._answering = pm.per_plugin_answers
+        plugin implements ``hook`` (bound once, no Python call once cached: the
+        tool-call chain asks per stage)."""
+        self._answering = pm.answers_lookup
+        self._calls = pm.calls_lookup
 
     def implemented(self, hook: str) -> bool:
         """Whether any plugin implements ``hook`` (asked before a call that would cost
@@ -80,12 +93,7 @@ class HookRunner:
     def call_with(self, hook: str, terms: Terms, /, **kwargs: Any) -> Any:
         """:meth:`call`, with what ``hook``'s answers mean to its rule (:class:`Terms`:
         the valid answer types, which answer ends the call, …)."""
-        declared = DECLARED.get(hook)
-        if declared is None:
-            raise LookupError(
-                f"hook {hook} declares no calling rule: put @calling_rule(<rule>) from "
-                "toolang_core.hookspecs.rules above its @hookspec"
-            )
+        declared = _declared(hook)
         combiner = declared.rule.combiner(hook, kwargs, terms)
         if declared.awaited:
             return self._run(combiner)
@@ -100,46 +108,58 @@ class HookRunner:
         ``kwargs``; ``(hook, plugin, failure or None)`` for each implementation. One
         coroutine for several hooks: the tool-call chain calls three such hooks per
         tool call."""
-        outcomes: list[tuple[str, str, HookFailure | None]] = []
-        called: list[Combiner] = []
-        for hook in hooks:
-            declared = DECLARED[hook]
-            if declared.rule is not BROADCAST or not declared.awaited:
-                raise ValueError(f"{hook} is no awaited broadcast: call it alone")
-            if self._answering(hook):  # most hooks of the chain have no plugin
-                broadcast = Broadcast(hook, kwargs, NO_TERMS)
-                broadcast.outcomes = outcomes  # one list for all, in call order
-                called.append(broadcast)
-        if called:
-            await self._run(*called)
-        return outcomes
+        return await self.bind_each(hooks)(kwargs)
 
-    async def _run(self, combiner: Combiner, *more: Combiner) -> Any:
-        """Run ``combiner``'s call (then each of ``more``, in one coroutine) and answer
-        ``combiner``'s result."""
-        for each in (combiner, *more) if more else (combiner,):
-            kwargs, only, timeout = each.arguments, each.terms.only, each.terms.timeout
-            pairs = self._answering(each.hook)
-            if only is not None:
-                pairs = tuple(pair for pair in pairs if pair[0] == only)
-            for plugin, answer in pairs:
+    def bind(self, hook: str, terms: Terms = NO_TERMS, /) -> BoundHook:
+        """``hook`` with ``terms``, its calling rule looked up once: for a caller that
+        calls the same awaited hook again and again (:class:`BoundHook`).
+
+        :raises LookupError: when ``hook`` declares no calling rule.
+        :raises ValueError: when ``hook`` is not awaited.
+        """
+        return BoundHook(self, hook, terms)
+
+    def bind_each(self, hooks: Sequence[str], /) -> BoundBroadcasts:
+        """:meth:`call_each` of ``hooks``, their rules checked once
+        (:class:`BoundBroadcasts`).
+
+        :raises ValueError: when one of ``hooks`` is no awaited broadcast.
+        """
+        return BoundBroadcasts(self, hooks)
+
+    async def _run(self, *combiners: Combiner) -> Any:
+        """Run each of ``combiners``' calls in turn, in one coroutine, and answer the
+        first one's result. Kept lean: the tool-call chain runs six per tool call."""
+        for each in combiners:
+            terms, kwargs, take = each.terms, each.arguments, each.take
+            calls = self._calls(each.hook)
+            if terms.only is not None:
+                calls = tuple(entry for entry in calls if entry[0] == terms.only)
+            timeout = terms.timeout
+            answers: Sequence[Any]
+            for plugin, function, arguments in calls:
                 try:
-                    if timeout is None:
-                        answers = answer(kwargs)
+                    if timeout is not None:
+                        async with asyncio.timeout(timeout):
+                            answers = await _settled(_answers(function, arguments, kwargs))
+                    else:
+                        if arguments is None:  # a wrapper, or monitoring: pluggy's caller
+                            answers = function(kwargs)
+                        else:  # the plugin's one plain implementation, called here
+                            answer = function(*arguments(kwargs))
+                            answers = _NO_ANSWERS if answer is None else [answer]
                         for value in answers:
-                            if _pending(value):  # rare: most answers need no awaiting
+                            # No helper call per answer: None has no __await__ either.
+                            if hasattr(value, "__await__"):  # rare: most need no awaiting
                                 answers = await _settled(answers)
                                 break
-                    else:
-                        async with asyncio.timeout(timeout):
-                            answers = await _settled(answer(kwargs))
                     # Inside the try: an answer the rule cannot use is that plugin's failure.
-                    if each.take(plugin, answers):
+                    if take(plugin, answers):
                         break
                 except Exception as exc:
                     if self._failed(each, plugin, exc):
                         break
-        return combiner.result()
+        return combiners[0].result()
 
     def _run_now(self, combiner: Combiner) -> Any:
         hook, kwargs, only = combiner.hook, combiner.arguments, combiner.terms.only
@@ -164,3 +184,69 @@ class HookRunner:
         if combiner.logs_failures:
             log.warning("hook.failed", plugin=plugin, hook=combiner.hook, error=failure.error)
         return False
+
+
+def _declared(hook: str) -> Declared:
+    declared = DECLARED.get(hook)
+    if declared is None:
+        raise LookupError(
+            f"hook {hook} declares no calling rule: put @calling_rule(<rule>) from "
+            "toolang_core.hookspecs.rules above its @hookspec"
+        )
+    return declared
+
+
+class BoundHook:
+    """One awaited hook of one runner with its declared rule's combiner and its
+    :class:`Terms` looked up once. ``bound(kwargs)`` is ``runner.call_with(hook,
+    terms, **kwargs)``: the same combiner, run by the same runner, without the look-up
+    — for the tool-call chain's stages, which call their hooks on every tool call.
+    Nothing of a call is kept: one bound hook serves concurrent calls."""
+
+    __slots__ = ("_combiner", "_runner", "_terms", "hook")
+
+    def __init__(self, runner: HookRunner, hook: str, terms: Terms = NO_TERMS) -> None:
+        declared = _declared(hook)
+        if not declared.awaited:
+            raise ValueError(f"{hook} is not awaited: call it with call_with")
+        self.hook = hook
+        self._combiner = declared.rule.combiner
+        self._runner = runner
+        self._terms = terms
+
+    def __call__(self, arguments: dict[str, Any]) -> Coroutine[Any, Any, Any]:
+        """The call with ``arguments`` (the hook's keyword arguments, as a dict the call
+        may change: a filter's modification): its coroutine, answering what the rule's
+        combiner makes of it."""
+        return self._runner._run(self._combiner(self.hook, arguments, self._terms))
+
+
+class BoundBroadcasts:
+    """:meth:`HookRunner.call_each` of some awaited broadcasts, checked once:
+    ``bound(kwargs)`` calls each hook in turn (those no plugin implements are passed
+    over) and answers ``(hook, plugin, failure or None)`` for each implementation."""
+
+    __slots__ = ("_runner", "hooks")
+
+    def __init__(self, runner: HookRunner, hooks: Sequence[str]) -> None:
+        for hook in hooks:
+            declared = DECLARED[hook]
+            if declared.rule is not BROADCAST or not declared.awaited:
+                raise ValueError(f"{hook} is no awaited broadcast: call it alone")
+        self.hooks = tuple(hooks)
+        self._runner = runner
+
+    def __call__(
+        self, arguments: dict[str, Any]
+    ) -> Coroutine[Any, Any, list[tuple[str, str, HookFailure | None]]]:
+        """The calls with ``arguments`` (the hooks' keyword arguments): their coroutine
+        (the runner's own: no coroutine around it)."""
+        implemented = self._runner._calls
+        outcomes: list[tuple[str, str, HookFailure | None]] = []
+        called: list[Combiner] = []
+        for hook in self.hooks:
+            if implemented(hook):  # most hooks of the chain have no plugin
+                called.append(Broadcast(hook, arguments, NO_TERMS, outcomes))  # one list for all
+        if not called:
+            return _answer(outcomes)
+        return self._runner._run(*called)  # answers the first broadcast's outcomes: all

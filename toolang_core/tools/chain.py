@@ -25,13 +25,7 @@ import attrs
 from toolang_core.errors import describe_exception
 from toolang_core.hookspecs import TOOL_CHAIN_STAGES
 from toolang_core.redaction import RedactionPolicy, current
-from toolang_core.tools.stages import (
-    after_tool_call,
-    approve_tool_call,
-    filter_tool_call,
-    filter_tool_result,
-    refused_tool_call,
-)
+from toolang_core.tools.stages import ChainStages
 from toolang_core.tools.types import (
     AskApproval,
     Block,
@@ -113,6 +107,7 @@ class ToolChain:
         what a refused call's observers are told (when left out, the policy in effect
         where the chain is made: :func:`toolang_core.redaction.current`)."""
         self.hooks = hooks
+        self._stages = ChainStages(hooks)  # each stage's hook bound once, not per call
         self.redaction = redaction if redaction is not None else current()
         self.tools = tools
         self.withheld: Mapping[str, str] = withheld or {}
@@ -132,8 +127,9 @@ class ToolChain:
         """Run ``call`` through every stage and return what the model will see.
         ``before_execute`` runs right before the tool does (not for a refused call)."""
         stages: list[StageRecord] = []
-        required = self.hooks.required_problem()
-        if required is not None:  # a safety plugin the operator relies on is not there
+        problems = self.hooks.required_problems()
+        if problems:  # a safety plugin the operator relies on is not there
+            required = problems[0]
             stages.append(StageRecord("required", "refused", required.plugin, required.message))
             return await self.refuse(call, ctx, _error(required.message, "required_plugin"), stages)
         refused = self._admissible(call, ctx)
@@ -181,7 +177,7 @@ class ToolChain:
     async def _filter(
         self, call: ToolCall, ctx: ToolCallContext, stages: list[StageRecord]
     ) -> tuple[ToolCall, ToolCallContext, ToolResult | None]:
-        filtered = await filter_tool_call(self.hooks, call, ctx)
+        filtered = await self._stages.filter_tool_call(call, ctx)
         for plugin, verdict in filtered.verdicts:
             stages.append(_filter_stage(plugin, verdict))
         for failure in filtered.failures:
@@ -210,7 +206,7 @@ class ToolChain:
         stages: list[StageRecord],
         wait_for_approval: ApprovalWaiter,
     ) -> ToolResult | None:
-        approval = await approve_tool_call(self.hooks, call, ctx)
+        approval = await self._stages.approve_tool_call(call, ctx)
         decision = approval.decision
         if isinstance(decision, Pending):
             stages.append(
@@ -237,13 +233,13 @@ class ToolChain:
     async def _after(
         self, call: ToolCall, result: ToolResult, ctx: ToolCallContext, stages: list[StageRecord]
     ) -> ToolResult:
-        result, changed, failures = await filter_tool_result(self.hooks, call, result, ctx)
+        result, changed, failures = await self._stages.filter_tool_result(call, result, ctx)
         for plugin, detail in changed:
             stages.append(StageRecord("SecurityFilter", "modify", plugin, detail))
         for broken in failures:
             stages.append(StageRecord("SecurityFilter", "error", broken.plugin, broken.error))
         unseen: list[str] = []
-        for hook, plugin, failure in await after_tool_call(self.hooks, call, result, ctx):
+        for hook, plugin, failure in await self._stages.after_tool_call(call, result, ctx):
             stage = TOOL_CHAIN_STAGES[hook]
             stages.append(
                 _plain_record(stage, "ok", plugin)
@@ -277,8 +273,8 @@ class ToolChain:
         result = attrs.evolve(result, refusal=refusal)
         masked = attrs.evolve(call, params=policy.value(dict(call.params)))
         told = attrs.evolve(result, error=policy.text(result.error or ""))
-        for hook, plugin, failure in await refused_tool_call(
-            self.hooks, masked, told, attrs.evolve(ctx, call=masked)
+        for hook, plugin, failure in await self._stages.refused_tool_call(
+            masked, told, attrs.evolve(ctx, call=masked)
         ):
             stage = TOOL_CHAIN_STAGES[hook]
             stages.append(

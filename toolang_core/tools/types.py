@@ -172,7 +172,8 @@ class ToolCallContext:
     verdicts, in order): the ApprovalGate must ask, whatever its policy says."""
 
     def __attrs_post_init__(self) -> None:
-        if cast("RuntimeView | None", self.runtime) is None:
+        runtime: object = self.runtime  # not cast(): a call on every tool call's context
+        if runtime is None:
             warn_missing_runtime("ToolCallContext", stacklevel=3)
 
     @property

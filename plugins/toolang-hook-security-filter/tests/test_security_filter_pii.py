@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from toolang_core import Modify, ToolResult
-from toolang_hook_security_filter.finders import iban_valid, luhn_valid
+from toolang_hook_security_filter.finders import KEY_SHAPES, iban_valid, luhn_valid
 from toolang_hook_security_filter.ids import GATE, SHAPES, IdFinder
 from toolang_hook_security_filter.pii import Scrubber
 
@@ -276,3 +276,17 @@ def test_the_formats_issue_30_found_raw_are_masked(text, secret):
 )
 def test_their_look_alikes_are_left_alone(text, kept):
     assert kept in Scrubber().scrub_text(text, {})
+
+
+@pytest.mark.parametrize("prefix", ["AKIA", "ASIA"])
+def test_an_aws_secret_beside_either_kind_of_key_id_is_masked(prefix):
+    found: dict[str, int] = {}
+    masked = Scrubber().scrub_text(f"{prefix}{AWS_ID[4:]} {AWS_SECRET}", found)
+    assert AWS_SECRET not in masked, masked
+    assert found["secret"] == 2  # the secret and the key id
+
+
+def test_the_aws_key_id_prefixes_are_key_shapes():
+    # The scrubber looks for an AWS secret only in a text holding a key shape's prefix
+    # (one search for most texts): the key id the secret sits beside must be one.
+    assert {"AKIA", "ASIA"} <= set(KEY_SHAPES)
