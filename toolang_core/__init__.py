@@ -41,6 +41,16 @@ if TYPE_CHECKING:
         AgentLoad as AgentLoad,
         AgentSource as AgentSource,
     )
+    from toolang_core.attachments import (
+        Attachment as Attachment,
+        AttachmentError as AttachmentError,
+        AttachmentNotFound as AttachmentNotFound,
+        AttachmentRef as AttachmentRef,
+        AttachmentStore as AttachmentStore,
+        attachment_refs as attachment_refs,
+        attachment_refusal as attachment_refusal,
+        with_attachments as with_attachments,
+    )
     from toolang_core.config.loader import (
         find_config as find_config,
         load_config as load_config,
@@ -281,6 +291,14 @@ _LAZY = {
     "AgentHealth": "toolang_core.agents.types",
     "AgentLoad": "toolang_core.agents.types",
     "AgentSource": "toolang_core.agents.types",
+    "Attachment": "toolang_core.attachments",
+    "AttachmentError": "toolang_core.attachments",
+    "AttachmentNotFound": "toolang_core.attachments",
+    "AttachmentRef": "toolang_core.attachments",
+    "AttachmentStore": "toolang_core.attachments",
+    "attachment_refs": "toolang_core.attachments",
+    "attachment_refusal": "toolang_core.attachments",
+    "with_attachments": "toolang_core.attachments",
     "ToolangConfig": "toolang_core.config.model",
     "plugin_settings": "toolang_core.config.settings",
     "EnvStr": "toolang_core.config.types",

@@ -33,6 +33,14 @@ from toolang_core.agents.catalog import AgentError
 from toolang_core.agents.partition import PatternError, ToolScopeError
 from toolang_core.agents.routing import RouteProposal
 from toolang_core.agents.types import AgentDefinition
+from toolang_core.attachments import (
+    REFUSED,
+    Attachment,
+    AttachmentError,
+    AttachmentStore,
+    attachment_refs,
+    attachment_refusal,
+)
 from toolang_core.errors import describe_exception
 from toolang_core.execution.seam import LEASE_LOST, SHUTDOWN, AfterTurn, TurnContext, TurnOutcome
 from toolang_core.models.resolve import ModelResolver
@@ -158,12 +166,13 @@ class AgentExecutor:
             route = await self.runtime.agents.route(turn.input, agent.name)
             if route is not None:
                 notes = [*notes, _route_note(route, self.runtime.agents.agent(route.agent))]
+        attached = self._attachments(ctx, speaker)  # refused before any model call
         memory = self.runtime.memory
         recalled = await recall_for_turn(ctx, memory, agent)
         messages = [
             prompt.system_message(agent, turn, notes=notes, memory=recalled.lines),
             *prompt.history(ctx.store, turn, config.agents.history_turns),
-            Message(role="user", content=turn.input),
+            Message(role="user", content=turn.input, attachments=attached),
         ]
         built = {
             "agent": agent.name,
@@ -178,6 +187,8 @@ class AgentExecutor:
             "degraded": recalled.degraded,
             "route": route.to_json() if route is not None else None,
         }
+        if attached:
+            built["attachments"] = [a.ref.to_json() for a in attached]
         built_step = ctx.defer_step("prompt_build", data=built)
         handle = RunningTurn(self, ctx, max_rounds=_max_rounds(agent, config.agents))
         loop = AgentLoop(
@@ -205,6 +216,25 @@ class AgentExecutor:
         return outcome.with_parts(
             after=AfterTurn(prompt_trace=trace_data, memory=batch, trace_masked=True)
         )
+
+    def _attachments(self, ctx: TurnContext, speaker: Speaker) -> tuple[Attachment, ...]:
+        """The attachments the turn's request references, with their files: each must
+        be the request owner's, and of a type the speaker's model accepts.
+
+        :raises TurnFailed: outcome ``attachment_refused`` (the model takes no such
+            type) or ``attachment_error`` (a reference that is not one, not the
+            owner's, or whose bytes are gone)."""
+        try:
+            refs = attachment_refs(ctx.turn.meta)
+            if not refs:
+                return ()
+            refused = attachment_refusal(speaker.model, speaker.model_name, refs)
+            if refused is not None:
+                raise TurnFailed(refused, REFUSED)
+            store = AttachmentStore.of(self.runtime.config, ctx.store)
+            return tuple(store.attachment(ref, owner=ctx.turn.owner) for ref in refs)
+        except AttachmentError as exc:
+            raise TurnFailed(str(exc), "attachment_error") from None
 
     def speaker_for(
         self,
