@@ -261,6 +261,9 @@ if TYPE_CHECKING:
         trace_context_meta as trace_context_meta,
         trace_context_of as trace_context_of,
     )
+    from toolang_core.turn.attachments import (
+        check_attachments_accepted as check_attachments_accepted,
+    )
     from toolang_core.turn.guards import (
         GuardContext as GuardContext,
         Refuse as Refuse,
@@ -431,6 +434,7 @@ _LAZY = {
     "Refuse": "toolang_core.turn.guards",
     "RewriteAnswer": "toolang_core.turn.guards",
     "RewritePrompt": "toolang_core.turn.guards",
+    "check_attachments_accepted": "toolang_core.turn.attachments",
     "TextDelta": "toolang_core.turn.streaming",
     "TurnStreams": "toolang_core.turn.streaming",
 }

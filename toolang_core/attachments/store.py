@@ -69,8 +69,18 @@ class AttachmentStore:
     # -- taking ---------------------------------------------------------------------------
 
     def put(self, data: bytes, *, name: str, owner: str | None) -> AttachmentRef:
-        """Keep ``data`` (given as ``name``) for ``owner``; the same bytes are stored once
-        whoever gives them.
+        """Keep ``data`` (given as ``name``) for ``owner``: :meth:`check` then
+        :meth:`keep`. The same bytes are stored once whoever gives them.
+
+        :raises AttachmentError: naming ``name``: over ``max_bytes``, or of a type the
+            configuration does not accept."""
+        ref = self.check(data, name=name)
+        self.keep(ref, data, owner=owner)
+        return ref
+
+    def check(self, data: bytes, *, name: str) -> AttachmentRef:
+        """The reference ``data`` would get, checked but not stored (a door checks every
+        attachment of a request, and the model it goes to, before it keeps any).
 
         :raises AttachmentError: naming ``name``: over ``max_bytes``, or of a type the
             configuration does not accept."""
@@ -82,14 +92,15 @@ class AttachmentStore:
                 f"attachment {name!r}: its bytes are {media_type}, which is not accepted "
                 f"([attachments] types: {accepted})"
             )
-        sha = hashlib.sha256(data).hexdigest()
-        path = self.path_of(sha)
+        return AttachmentRef(hashlib.sha256(data).hexdigest(), media_type, name, len(data))
+
+    def keep(self, ref: AttachmentRef, data: bytes, *, owner: str | None) -> None:
+        """Store ``data`` (whose reference :meth:`check` gave) for ``owner``."""
+        path = self.path_of(ref.sha256)
         if not path.exists():
             _write_once(path, data)
-        ref = AttachmentRef(sha, media_type, name, len(data))
         self._add_owner(ref, owner)
-        log.info("attachment_stored", sha256=sha, media_type=media_type, size=len(data))
-        return ref
+        log.info("attachment_stored", sha256=ref.sha256, media_type=ref.media_type, size=ref.size)
 
     def _add_owner(self, ref: AttachmentRef, owner: str | None) -> None:
         """Record that ``owner`` gave ``ref``'s bytes (as ``ref.name``), an optimistic
@@ -124,6 +135,12 @@ class AttachmentStore:
 
         :raises AttachmentError: naming the file: unreadable, not a file, too large, or
             of a type not accepted."""
+        return self.put(self.read_file(path), name=path.name, owner=owner)
+
+    def read_file(self, path: Path) -> bytes:
+        """A file's bytes, at most ``max_bytes`` of them.
+
+        :raises AttachmentError: naming the file: unreadable, not a file, too large."""
         try:
             size = path.stat().st_size
             if not path.is_file():
@@ -135,7 +152,8 @@ class AttachmentStore:
             raise AttachmentError(
                 f"attachment {str(path)!r}: cannot be read ({exc.strerror or exc})"
             ) from None
-        return self.put(data, name=path.name, owner=owner)
+        self.check_size(len(data), str(path))  # grown since stat
+        return data
 
     def check_size(self, size: int, name: str) -> None:
         """:raises AttachmentError: when ``size`` bytes are over ``max_bytes``."""

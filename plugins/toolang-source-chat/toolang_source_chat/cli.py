@@ -36,6 +36,15 @@ def thread_id(name: str) -> str:
 @click.option("--no-wait", is_flag=True, help="Submit, print the request id and return.")
 @click.option("-i", "--interactive", is_flag=True, help="An interactive session on one thread.")
 @click.option(
+    "-a",
+    "--attach",
+    "attach",
+    multiple=True,
+    metavar="PATH|URL",
+    help="Attach a file (repeatable): an image, audio, PDF or text the agent's model "
+    "takes. A URL is fetched only with [attachments] fetch_urls = true.",
+)
+@click.option(
     "--owner",
     envvar="TOOLANG_OWNER",
     default=None,
@@ -50,6 +59,7 @@ def chat(
     agent: str | None,
     no_wait: bool,
     interactive: bool,
+    attach: tuple[str, ...],
     owner: str | None,
 ) -> None:
     """Send MESSAGE to an agent and print its answer."""
@@ -59,12 +69,23 @@ def chat(
     thread = thread_id(thread_name or str(getattr(settings, "default_thread", "default")))
     wait = float(getattr(settings, "wait_seconds", 300.0))
     if interactive:
+        if attach:
+            raise UsageError("-a/--attach goes with one MESSAGE, not with -i")
         asyncio.run(_interactive(state, thread, agent, wait, owner or None))
         return
     if not message:
         raise UsageError("give a MESSAGE, or use -i for an interactive session")
     asyncio.run(
-        _once(state, thread, agent, message, no_wait=no_wait, wait=wait, owner=owner or None)
+        _once(
+            state,
+            thread,
+            agent,
+            message,
+            no_wait=no_wait,
+            wait=wait,
+            owner=owner or None,
+            attach=attach,
+        )
     )
 
 
@@ -76,14 +97,28 @@ SENDER_REF = "chat_ref"
 
 
 def _submit(
-    state: CliState, thread: str, agent: str | None, message: str, owner: str | None
+    state: CliState,
+    thread: str,
+    agent: str | None,
+    message: str,
+    owner: str | None,
+    *,
+    attach: tuple[str, ...] = (),
 ) -> tuple[str, str]:
-    """Submit ``message``; return the request id and this submission's reference."""
-    from toolang_core import NewTurnRequest, new_id
+    """Submit ``message`` with the files of ``attach``; return the request id and this
+    submission's reference.
+
+    :raises AttachmentError: for an attachment refused (nothing is submitted)."""
+    from toolang_core import NewTurnRequest, new_id, with_attachments
+    from toolang_source_chat import attach as attachments
 
     ref = new_id()
     inbox = state.open_inbox()
     try:
+        meta: dict[str, object] = {SENDER_REF: ref}
+        if attach:
+            taken = attachments.take(state, inbox.store, attach, agent=agent, owner=owner)
+            meta = with_attachments(meta, taken)
         turn_id = inbox.submit(
             NewTurnRequest(
                 source="chat",
@@ -93,7 +128,7 @@ def _submit(
                 channel="cli",
                 sender="owner",
                 owner=owner,
-                meta={SENDER_REF: ref},
+                meta=meta,
             )
         ).id
     finally:
@@ -340,8 +375,9 @@ async def _once(
     no_wait: bool,
     wait: float,
     owner: str | None,
+    attach: tuple[str, ...] = (),
 ) -> None:
-    turn_id, ref = _submit(state, thread, agent, message, owner)
+    turn_id, ref = _submit(state, thread, agent, message, owner, attach=attach)
     if no_wait:
         click.echo(turn_id)
         return
