@@ -4,7 +4,8 @@ The test distribution it installs holds the only fakes: a model (``testmodel``) 
 follows ``/tool NAME {json}`` and otherwise echoes its input, streamed word by word
 (``TL_WORD_DELAY`` seconds apart); an approval gate that asks a person about every
 ``guarded_write`` call; and two tools, ``guarded_write`` (writes a file) and
-``slow_wait`` (sleeps, for cancelling running work).
+``slow_wait`` (sleeps, for cancelling running work). The model takes image attachments
+and names each it got after its echo (``[dot.png image/png 70]``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ _WORD = re.compile(r"\s*\S+\s*|\s+")
 
 
 class TestModel:
+    attachment_types = ("image/*",)
+
     async def complete(self, request):
         last = request.messages[-1]
         if last.role == "tool":
@@ -48,7 +51,8 @@ class TestModel:
             params = json.loads(asked.group(2) or "{}")
             return ModelResponse(tool_calls=(ToolCall("", asked.group(1), params),),
                                  model="testmodel")
-        return ModelResponse(text=f"echo: {last.content}", model="testmodel")
+        seen = "".join(f" [{a.ref.name} {a.media_type} {a.ref.size}]" for a in last.attachments)
+        return ModelResponse(text=f"echo: {last.content}{seen}", model="testmodel")
 
     async def stream(self, request):
         response = await self.complete(request)

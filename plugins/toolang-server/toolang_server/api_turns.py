@@ -22,7 +22,9 @@ from toolang_core import (
     may_see,
     threads_seen_by,
     trace_context_meta,
+    with_attachments,
 )
+from toolang_server import api_attachments
 from toolang_server.auth import require_person
 from toolang_server.finished import FinishedTurns
 from toolang_server.http import (
@@ -61,6 +63,7 @@ SUBMIT_FIELDS: Final = {
     "timeout_seconds",
     "priority",
     "id",
+    "attachments",
 }
 MAX_WAIT: Final = 300.0
 
@@ -152,6 +155,10 @@ async def submit(request: Request) -> Response:
         )
     inbox = runtime.inbox
     assert inbox is not None
+    meta = trace_context_meta(request.headers)
+    refs = api_attachments.parts_of(runtime, caller, body.data.get("attachments"), agent=agent)
+    if refs:
+        meta = with_attachments(meta, refs)
     try:
         result = inbox.submit(
             NewTurnRequest(
@@ -166,8 +173,9 @@ async def submit(request: Request) -> Response:
                 sender=caller.sender,
                 owner=caller.owner,
                 id=turn_id,
-                # The caller's W3C trace context: a tracer parents the turn's span from it.
-                meta=trace_context_meta(request.headers),
+                # The caller's W3C trace context: a tracer parents the turn's span from
+                # it; the attachments' references.
+                meta=meta,
             )
         )
     except NotThreadOwner as exc:
