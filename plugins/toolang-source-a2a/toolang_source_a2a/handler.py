@@ -51,7 +51,9 @@ from toolang_core import (
     new_id,
     trace_context_meta,
     trace_context_of,
+    with_attachments,
 )
+from toolang_source_a2a.files import split_parts, take_files
 from toolang_source_a2a.restarts import META_KEY, not_resumed
 from toolang_source_a2a.tasks import (
     FINAL,
@@ -114,13 +116,7 @@ class StoreRequestHandler(RequestHandler):
         caller = caller_of(context)
         if not message.message_id:
             raise InvalidParamsError(message="message.messageId is required")
-        texts = []
-        for part in message.parts:
-            if part.WhichOneof("content") != "text":
-                raise ContentTypeNotSupportedError(
-                    message="this agent accepts text parts only (text/plain)"
-                )
-            texts.append(part.text)
+        texts, files = split_parts(message.parts)
         text = "\n".join(texts).strip()
         if not text:
             raise InvalidParamsError(message="message.parts must hold some text")
@@ -147,7 +143,13 @@ class StoreRequestHandler(RequestHandler):
         # the caller does not follow the task across a restart of this runtime
         once = {META_KEY: False} if not_resumed(message) else {}
         if _wants_task_run(message):
+            if files:
+                raise ContentTypeNotSupportedError(
+                    message="work handed over as a task run takes text parts only"
+                )
             return await self._spawn(thread, text, turn_id, message.message_id, context, once=once)
+        agent = str(context.state["a2a_agent"])
+        refs = take_files(self.runtime, self.inbox.store, files, owner=caller, agent=agent)
         try:
             self.inbox.submit(
                 NewTurnRequest(
@@ -157,12 +159,15 @@ class StoreRequestHandler(RequestHandler):
                     sender=caller,
                     owner=caller,
                     channel="a2a",
-                    agent=str(context.state["a2a_agent"]),
-                    meta={
-                        "a2a_message_id": message.message_id,
-                        **trace_meta_of(context),
-                        **once,
-                    },
+                    agent=agent,
+                    meta=with_attachments(
+                        {
+                            "a2a_message_id": message.message_id,
+                            **trace_meta_of(context),
+                            **once,
+                        },
+                        refs,
+                    ),
                     id=turn_id,
                 )
             )
