@@ -6,7 +6,7 @@ home directory, and who may use them.
 Taking an attachment (:meth:`AttachmentStore.put`) checks its size against
 ``[attachments] max_bytes`` and its type — sniffed from the bytes, never from the
 name — against ``[attachments] types``, writes the bytes unless the same bytes are
-there already, and records who gave them: it in the hash's **owner record**. A hash is
+there already, and records who gave them in the hash's **owner record**. A hash is
 only good to the owners that gave those bytes (the operator sees every owner's, as
 with turns: :func:`~toolang_core.store.owners.may_see`); to anyone else it is not
 found, never "someone else's". The owner record of a hash lists its owners (an
