@@ -41,6 +41,16 @@ if TYPE_CHECKING:
         AgentLoad as AgentLoad,
         AgentSource as AgentSource,
     )
+    from toolang_core.attachments import (
+        Attachment as Attachment,
+        AttachmentError as AttachmentError,
+        AttachmentNotFound as AttachmentNotFound,
+        AttachmentRef as AttachmentRef,
+        AttachmentStore as AttachmentStore,
+        attachment_refs as attachment_refs,
+        attachment_refusal as attachment_refusal,
+        with_attachments as with_attachments,
+    )
     from toolang_core.config.loader import (
         find_config as find_config,
         load_config as load_config,
@@ -260,6 +270,9 @@ if TYPE_CHECKING:
         trace_context_meta as trace_context_meta,
         trace_context_of as trace_context_of,
     )
+    from toolang_core.turn.attachments import (
+        check_attachments_accepted as check_attachments_accepted,
+    )
     from toolang_core.turn.guards import (
         GuardContext as GuardContext,
         Refuse as Refuse,
@@ -302,6 +315,14 @@ _LAZY = {
     "AgentHealth": "toolang_core.agents.types",
     "AgentLoad": "toolang_core.agents.types",
     "AgentSource": "toolang_core.agents.types",
+    "Attachment": "toolang_core.attachments",
+    "AttachmentError": "toolang_core.attachments",
+    "AttachmentNotFound": "toolang_core.attachments",
+    "AttachmentRef": "toolang_core.attachments",
+    "AttachmentStore": "toolang_core.attachments",
+    "attachment_refs": "toolang_core.attachments",
+    "attachment_refusal": "toolang_core.attachments",
+    "with_attachments": "toolang_core.attachments",
     "ToolangConfig": "toolang_core.config.model",
     "plugin_settings": "toolang_core.config.settings",
     "EnvStr": "toolang_core.config.types",
@@ -442,6 +463,7 @@ _LAZY = {
     "OUTPUT_SCHEMA": "toolang_core.turn.output",
     "is_typed": "toolang_core.turn.output",
     "output_value": "toolang_core.turn.output",
+    "check_attachments_accepted": "toolang_core.turn.attachments",
     "TextDelta": "toolang_core.turn.streaming",
     "TurnStreams": "toolang_core.turn.streaming",
     "BUDGET_EXCEEDED": "toolang_core.turn.usage",

@@ -339,6 +339,48 @@ class MemoryConfig:
     write_timeout_seconds: PositiveFloat = 10.0
 
 
+DEFAULT_ATTACHMENT_TYPES: tuple[str, ...] = (
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "application/pdf",
+    "audio/wav",
+    "audio/mpeg",
+    "text/plain",
+)
+
+
+@attrs.frozen
+class AttachmentsConfig:
+    """``[attachments]``: files a request carries (docs/attachments.md).
+
+    Each is stored once by its SHA-256 under ``dir`` (default ``<home>/attachments``);
+    one larger than ``max_bytes`` is refused, and so is one whose type, sniffed from
+    its bytes (never from its name), is not in ``types`` (``image/png``, ``image/*``).
+    ``fetch_urls`` lets a person's door (``toolang chat -a URL``) fetch an attachment
+    from an ``http(s)`` address; off by default. A model never fetches one."""
+
+    max_bytes: PositiveInt = 20 * 1024 * 1024
+    types: tuple[str, ...] = DEFAULT_ATTACHMENT_TYPES
+    fetch_urls: bool = False
+    dir: Path | None = None
+
+    def __attrs_post_init__(self) -> None:
+        problems: list[tuple[KeyPath, str]] = []
+        for index, pattern in enumerate(self.types):
+            major, slash, minor = pattern.partition("/")
+            if not (slash and major and minor) and pattern != "*":
+                problems.append(
+                    (
+                        (("types", index)),
+                        f"expected a media type like 'image/png' or 'image/*', got {pattern!r}",
+                    )
+                )
+        if problems:
+            raise KeyProblems(problems)
+
+
 @attrs.frozen
 class ApprovalsConfig:
     """``[approvals]``: ``key_file`` is the secret that seals every approval decision
@@ -373,6 +415,7 @@ class ToolangConfig:
     tools: ToolsConfig = ToolsConfig()
     memory: MemoryConfig = MemoryConfig()
     approvals: ApprovalsConfig = ApprovalsConfig()
+    attachments: AttachmentsConfig = AttachmentsConfig()
 
     @property
     def approval_key_path(self) -> Path:
@@ -391,6 +434,13 @@ class ToolangConfig:
     def store_path(self) -> Path:
         """The SQLite execution store file (``[store] path``, default ``<home>/toolang.db``)."""
         return self.store.path if self.store.path is not None else self.home / "toolang.db"
+
+    @property
+    def attachments_dir(self) -> Path:
+        """Where attachments' bytes are kept (``[attachments] dir``, default
+        ``<home>/attachments``)."""
+        folder = self.attachments.dir
+        return folder if folder is not None else self.home / "attachments"
 
     @property
     def agents_dir(self) -> Path:

@@ -13,6 +13,7 @@ from typing import Any, Final, Literal, Protocol
 
 import attrs
 
+from toolang_core.attachments.types import Attachment
 from toolang_core.errors import ModelError as ModelError  # noqa: PLC0414 (re-exported)
 from toolang_core.tools.types import ToolCall
 
@@ -24,7 +25,9 @@ class Message:
     """One message of a conversation.
 
     An ``assistant`` message may carry ``tool_calls``; a ``tool`` message answers one of
-    them (``tool_call_id``, ``name``) with its result as text.
+    them (``tool_call_id``, ``name``) with its result as text. A ``user`` message may
+    carry ``attachments`` (files the request brought: docs/attachments.md); a model
+    only gets them when its ``attachment_types`` accept their types.
     """
 
     role: Role
@@ -32,6 +35,7 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    attachments: tuple[Attachment, ...] = ()
 
 
 @attrs.frozen
@@ -80,7 +84,12 @@ class ModelResponse:
 
 
 class Model(Protocol):
-    """One model. ``complete`` is called once per step of the agent loop."""
+    """One model. ``complete`` is called once per step of the agent loop.
+
+    A model that takes attachments says which by an ``attachment_types`` attribute
+    (media types or patterns: ``("image/*", "application/pdf")``); without one it is
+    given none, and a turn that brings some fails before calling it
+    (:mod:`toolang_core.attachments.accept`)."""
 
     async def complete(self, request: ModelRequest) -> ModelResponse: ...
 

@@ -8,6 +8,10 @@ step left raises :class:`UnexpectedModelCall`, and :meth:`ScriptedModel.assert_c
 :class:`UnconsumedModelSteps` when a test leaves steps unused. ``calls`` records every
 request. Function mode — ``ScriptedModel(lambda request: text("…"))`` — answers each
 call with whatever the function returns (a step or a ``ModelResponse``; sync or async).
+
+It accepts attachments of the types in ``attachment_types`` (default: every type;
+``ScriptedModel(steps, attachment_types=())`` is a model that takes none), and
+:attr:`ScriptedModel.attachments` lists those it was given.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 
 import attrs
 
+from toolang_core.attachments.types import Attachment
 from toolang_core.errors import ModelErrorKind
 from toolang_core.markers import hookimpl
 from toolang_core.models.types import ModelError, ModelRequest, ModelResponse
@@ -124,10 +129,24 @@ Function = Callable[[ModelRequest], "Step | ModelResponse | Awaitable[Step | Mod
 class ScriptedModel:
     """See the module docstring."""
 
-    def __init__(self, script: Iterable[Step] | Function) -> None:
+    def __init__(
+        self, script: Iterable[Step] | Function, *, attachment_types: Iterable[str] = ("*/*",)
+    ) -> None:
         self.function: Function | None = script if callable(script) else None
         self.steps: list[Step] = [] if callable(script) else list(script)
         self.calls: list[ModelRequest] = []
+        self.attachment_types: tuple[str, ...] = tuple(attachment_types)
+        """The media types it takes (patterns: ``image/*``); read by the runtime."""
+
+    @property
+    def attachments(self) -> list[Attachment]:
+        """Every attachment its calls were given (in order, repeats removed)."""
+        seen: dict[tuple[str, str], Attachment] = {}
+        for call in self.calls:
+            for message in call.messages:
+                for attachment in message.attachments:
+                    seen.setdefault((attachment.ref.sha256, attachment.ref.name), attachment)
+        return list(seen.values())
 
     @property
     def remaining(self) -> int:

@@ -12,6 +12,11 @@ A step may fail instead: ``{"error": "slow down", "error_kind": "rate_limit"}`` 
 token usage as a provider would. With ``TOOLANG_SCRIPT_LOG`` set, each call appends the
 index of the step it asked for to that file.
 
+It takes attachments of the types in ``TOOLANG_SCRIPT_ATTACHMENT_TYPES`` (comma
+separated; default every type, empty: none). A step ``{"text": "{attachments}"}``
+answers with what the call brought: ``name media/type size`` per attachment, ``;``
+between them.
+
 The answer to a call is the step whose index is the number of assistant messages since
 the conversation's last user message — so the model holds no state, and a turn resumed
 in a new process (which replays earlier answers from the store) gets the right step. A
@@ -27,6 +32,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from toolang_core.markers import hookimpl
 from toolang_core.models.types import ModelError, ModelRequest, ModelResponse
 from toolang_core.testing.models import Step, _respond, stream_words
@@ -37,15 +44,23 @@ from toolang_core.turn.output import RETRY_PREFIX
 class ScriptFileModel:
     def __init__(self, path: Path) -> None:
         self.steps = [_step(raw) for raw in json.loads(path.read_text(encoding="utf-8"))]
+        types = os.environ.get("TOOLANG_SCRIPT_ATTACHMENT_TYPES", "*/*")
+        self.attachment_types = tuple(t.strip() for t in types.split(",") if t.strip())
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        return await _respond(self.steps[self._index(request)])
+        return await _respond(self._step(request))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Any]:
         """The step's answer word by word (``word_delay`` seconds between words)."""
-        step = self.steps[self._index(request)]
+        step = self._step(request)
         async for item in stream_words(await _respond(step), step.word_delay):
             yield item
+
+    def _step(self, request: ModelRequest) -> Step:
+        step = self.steps[self._index(request)]
+        if step.text == ATTACHMENTS:
+            step = attrs.evolve(step, text=_attachments_seen(request))
+        return step
 
     def _index(self, request: ModelRequest) -> int:
         index = 0
@@ -61,6 +76,14 @@ class ScriptFileModel:
         if index >= len(self.steps):
             raise ModelError(f"the script has {len(self.steps)} step(s); step {index} was asked")
         return index
+
+
+ATTACHMENTS = "{attachments}"
+
+
+def _attachments_seen(request: ModelRequest) -> str:
+    seen = [a for m in request.messages for a in m.attachments]
+    return "; ".join(f"{a.ref.name} {a.media_type} {a.ref.size}" for a in seen) or "(none)"
 
 
 def _step(raw: dict[str, Any]) -> Step:

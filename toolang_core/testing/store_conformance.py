@@ -113,6 +113,33 @@ class StoreConformance(UsageConformance):
 
     # ingress -----------------------------------------------------------------------
 
+    def test_attachment_references_and_their_owners_are_kept(
+        self, store, toolang_store_factory, tmp_path
+    ):
+        from toolang_core.attachments import (
+            AttachmentNotFound,
+            AttachmentStore,
+            attachment_refs,
+            with_attachments,
+        )
+        from toolang_core.config.model import AttachmentsConfig
+
+        attachments = AttachmentStore(tmp_path / "att", AttachmentsConfig(), store)
+        ref = attachments.put(b"a note", name="note.txt", owner="alice")
+        turn_id = self.submit(store, owner="alice", meta=with_attachments({}, [ref]))
+        other = toolang_store_factory()  # a second connection, as another process would have
+        try:
+            turn = other.get(turn_id)
+            seen = AttachmentStore(tmp_path / "att", AttachmentsConfig(), other)
+            assert seen.ref(ref.sha256, owner="alice") == ref
+            assert seen.ref(ref.sha256, owner=None) == ref  # the operator sees every owner's
+            with pytest.raises(AttachmentNotFound):
+                seen.ref(ref.sha256, owner="bob")
+        finally:
+            other.close()
+        assert turn is not None
+        assert attachment_refs(turn.meta) == (ref,)
+
     def test_submit_stores_the_request_queued_before_returning(self, store, toolang_store_factory):
         turn_id = self.submit(store, text="hello", channel="cli", meta={"k": [1, "ü"]})
         other = toolang_store_factory()  # a second connection, as another process would have

@@ -34,6 +34,14 @@ from toolang_core.agents.catalog import AgentError
 from toolang_core.agents.partition import PatternError, ToolScopeError
 from toolang_core.agents.routing import RouteProposal
 from toolang_core.agents.types import AgentDefinition
+from toolang_core.attachments import (
+    REFUSED,
+    Attachment,
+    AttachmentError,
+    AttachmentStore,
+    attachment_refs,
+    attachment_refusal,
+)
 from toolang_core.config.model import DEFAULT_HISTORY_TURNS
 from toolang_core.errors import describe_exception
 from toolang_core.execution.seam import LEASE_LOST, SHUTDOWN, AfterTurn, TurnContext, TurnOutcome
@@ -166,12 +174,13 @@ class AgentExecutor:
             route = await self.runtime.agents.route(turn.input, agent.name)
             if route is not None:
                 notes = [*notes, _route_note(route, self.runtime.agents.agent(route.agent))]
+        attached = self._attachments(ctx, speaker)  # refused before any model call
         typed = output.spec_for(turn, agent, config.agents.output_retries)
         if typed is not None:
             notes = [*notes, output.schema_note(typed.schema)]
         memory = self.runtime.memory
         recalled = await recall_for_turn(ctx, memory, agent)
-        user = Message(role="user", content=turn.input)
+        user = Message(role="user", content=turn.input, attachments=attached)
         budget = agent.context_tokens or config.agents.context_tokens
         fitted = None
         if budget is None:
@@ -210,6 +219,8 @@ class AgentExecutor:
         }
         if fitted is not None:
             built["context"] = fitted.trace
+        if attached:
+            built["attachments"] = [a.ref.to_json() for a in attached]
         degraded = recalled.degraded or (fitted is not None and fitted.degraded)
         built_step = ctx.defer_step("prompt_build", data=built)
         limits = SpendLimits.for_turn(config.limits, turn)
@@ -266,6 +277,25 @@ class AgentExecutor:
             counter=counter,
             agent=speaker.agent.name,
         )
+
+    def _attachments(self, ctx: TurnContext, speaker: Speaker) -> tuple[Attachment, ...]:
+        """The attachments the turn's request references, with their files: each must
+        be the request owner's, and of a type the speaker's model accepts.
+
+        :raises TurnFailed: outcome ``attachment_refused`` (the model takes no such
+            type) or ``attachment_error`` (a reference that is not one, not the
+            owner's, or whose bytes are gone)."""
+        try:
+            refs = attachment_refs(ctx.turn.meta)
+            if not refs:
+                return ()
+            refused = attachment_refusal(speaker.model, speaker.model_name, refs)
+            if refused is not None:
+                raise TurnFailed(refused, REFUSED)
+            store = AttachmentStore.of(self.runtime.config, ctx.store)
+            return tuple(store.attachment(ref, owner=ctx.turn.owner) for ref in refs)
+        except AttachmentError as exc:
+            raise TurnFailed(str(exc), "attachment_error") from None
 
     def speaker_for(
         self,

@@ -58,6 +58,8 @@ def message_json(message: Message) -> tuple[dict[str, Any], bool]:
         entry["tool_calls"] = [call_json(c) for c in message.tool_calls]
     if message.tool_call_id:
         entry["tool_call_id"] = message.tool_call_id
+    if message.attachments:  # references only: an attachment's bytes never reach a trace
+        entry["attachments"] = [a.ref.to_json() for a in message.attachments]
     return entry, cut
 
 
@@ -89,7 +91,12 @@ class MaskedMessages:
         truncated = self._truncated
         for message in prompt[known:]:
             content = message.content
-            if len(content) <= TEXT_LIMIT and not message.tool_calls and not message.tool_call_id:
+            if (
+                len(content) <= TEXT_LIMIT
+                and not message.tool_calls
+                and not message.tool_call_id
+                and not message.attachments
+            ):
                 # most messages: message_json's entry, nothing to clip
                 new.append({"role": message.role, "content": redact_text(content)})
                 continue
@@ -99,6 +106,8 @@ class MaskedMessages:
             entry["content"] = redact_text(entry["content"])
             if "tool_calls" in entry:
                 entry["tool_calls"] = redact(entry["tool_calls"])
+            if "attachments" in entry:  # a file's name is text from a person
+                entry["attachments"] = redact(entry["attachments"])
             new.append(entry)
             truncated = truncated or cut
         if new:

@@ -83,3 +83,17 @@ def test_a_real_runtime_answers_with_the_demo_model(toolang_cli):
 def test_it_reports_an_estimated_usage_of_four_characters_a_token():
     response = complete(Message("system", "x" * 40), Message("user", "hello"))
     assert response.usage == {"input_tokens": 12, "output_tokens": 7}  # 45 chars in, 28 out
+
+
+def test_it_takes_attachments_and_says_what_it_got_not_what_is_in_them(tmp_path):
+    from toolang_core import Attachment, AttachmentRef
+
+    path = tmp_path / "blob"
+    path.write_bytes(b"secret words")
+    got = Attachment(AttachmentRef("b" * 64, "text/plain", "notes.txt", 12), path)
+    model = plugin.DemoProvider().model(None)
+    assert model.attachment_types == ("*/*",)
+    response = complete(Message("user", "read this", attachments=(got,)))
+    assert response.text == (
+        "(demo model) You said: read this [attached: notes.txt (text/plain, 12 bytes)]"
+    )

@@ -20,7 +20,11 @@ _ANSWER = re.compile(r"/answer\s+(.*)", re.S)
 
 
 class DemoModel:
-    """Answers from rules, never from knowledge (see the package README)."""
+    """Answers from rules, never from knowledge (see the package README). It takes
+    attachments of any type and says what it got (name, type, size), never what is in
+    them."""
+
+    attachment_types = ("*/*",)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         response = self._answer(request)
@@ -52,7 +56,16 @@ class DemoModel:
             return ModelResponse(
                 tool_calls=(ToolCall(call_id="", name=name, params=params),), model="demo"
             )
-        return ModelResponse(text=f"(demo model) You said: {last.content.strip()}", model="demo")
+        said = f"(demo model) You said: {last.content.strip()}"
+        if last.attachments:
+            said += (
+                " [attached: "
+                + "; ".join(
+                    f"{a.ref.name} ({a.media_type}, {a.ref.size} bytes)" for a in last.attachments
+                )
+                + "]"
+            )
+        return ModelResponse(text=said, model="demo")
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[str | ModelResponse]:
         """The same answer as :meth:`complete`, word by word (whitespace kept)."""

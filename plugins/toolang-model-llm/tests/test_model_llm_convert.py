@@ -114,3 +114,35 @@ def test_arguments_that_are_not_an_object_are_a_model_error():
     call = llm.ToolCall(name="fs_list", arguments="[1, 2]")  # type: ignore[arg-type]
     with pytest.raises(ModelError, match="'fs_list' with arguments that are not a JSON object"):
         convert.to_model_response(text="", tool_calls=[call], usage=llm.Usage(), model="m")
+
+
+def _attachment(tmp_path, name: str, media_type: str):
+    from toolang_core import Attachment, AttachmentRef
+
+    path = tmp_path / name
+    path.write_bytes(b"bytes")
+    return Attachment(AttachmentRef("a" * 64, media_type, name, 5), path)
+
+
+def test_the_newest_messages_attachments_go_in_attachments_and_earlier_ones_as_parts(tmp_path):
+    from llm.parts import AttachmentPart
+
+    earlier = _attachment(tmp_path, "old.png", "image/png")
+    newest = _attachment(tmp_path, "new.jpg", "image/jpeg")
+    request = ModelRequest(
+        messages=(
+            Message("user", "first", attachments=(earlier,)),
+            Message("assistant", "seen"),
+            Message("user", "and this?", attachments=(newest,)),
+        )
+    )
+    arguments = convert.prompt_arguments(request, with_tools=False)
+    (sent,) = arguments["attachments"]
+    assert (sent.type, sent.path) == ("image/jpeg", str(newest.path))
+    first = arguments["messages"][0]
+    assert first.parts[0] == TextPart("first")
+    assert isinstance(first.parts[1], AttachmentPart)
+    assert (first.parts[1].attachment.type, first.parts[1].attachment.path) == (
+        "image/png",
+        str(earlier.path),
+    )

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import json
 
 from model_llm_kit import BumpTool, agent_runtime, echo_script, run_turn
 
-from toolang_core import TurnStatus
+from toolang_core import AttachmentStore, NewTurnRequest, TurnStatus, with_attachments
 
 
 def test_echo_answers_a_plain_turn_with_the_prompt_and_system_prompt(toolang_runtime):
@@ -133,3 +135,45 @@ def test_an_option_the_model_does_not_take_is_a_clear_error(toolang_runtime):
     assert (turn.status, turn.outcome) == (TurnStatus.FAILED, "model_error")
     assert "[plugins.model-llm] options.echo: temprature" in turn.error
     assert "llm models --options -m echo" in turn.error
+
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+
+
+def _turn_with(runtime, name: str, data: bytes):
+    """Store ``data`` as an attachment, submit a request bringing it, run until idle."""
+    inbox = runtime.open_inbox()
+    try:
+        ref = AttachmentStore.of(runtime.config, inbox.store).put(data, name=name, owner=None)
+        turn_id = inbox.submit(
+            NewTurnRequest(
+                source="chat",
+                thread_id="cli:a",
+                input="what is this?",
+                meta=with_attachments({}, [ref]),
+            )
+        ).id
+        asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+        return ref, inbox.get(turn_id), inbox.store.steps(turn_id)
+    finally:
+        inbox.store.close()
+
+
+def test_an_image_reaches_the_llm_model_as_an_llm_attachment(toolang_runtime):
+    ref, turn, _ = _turn_with(agent_runtime(toolang_runtime, "llm/echo"), "dot.png", PNG)
+    assert turn.status is TurnStatus.COMPLETED, turn.error
+    (seen,) = json.loads(turn.output)["attachments"]
+    assert seen["type"] == "image/png"
+    assert seen["path"].endswith(ref.sha256[2:])  # the stored file, not a copy
+
+
+def test_a_type_the_llm_model_does_not_take_is_refused_before_the_call(toolang_runtime):
+    _, turn, steps = _turn_with(
+        agent_runtime(toolang_runtime, "llm/echo"), "paper.pdf", b"%PDF-1.7\n%%EOF\n"
+    )
+    assert (turn.status, turn.outcome) == (TurnStatus.FAILED, "attachment_refused")
+    assert "model 'llm/echo'" in turn.error and "application/pdf" in turn.error
+    assert "image/png" in turn.error  # what it does take
+    assert [s.kind for s in steps if s.kind == "model_call"] == []

@@ -7,6 +7,10 @@ folds them back onto the end of ``messages`` (so models that read ``prompt.messa
 see the same list), and model plugins written for the older API, which read
 ``prompt.prompt``, ``prompt.system`` and ``prompt.tool_results``, still see this
 call's input.
+
+Attachments ride along as ``llm.Attachment`` objects pointing at toolang's stored file
+(``path=``, the type toolang sniffed, never guessed again): the trailing user message's
+in ``attachments=``, an earlier message's as ``AttachmentPart``s of that message.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from toolang_core import ToolCall
+from toolang_core import Attachment, ToolCall
 from toolang_core.models import Message, ModelError, ModelRequest, ModelResponse, ToolSpec
 
 
@@ -31,6 +35,8 @@ def prompt_arguments(request: ModelRequest, *, with_tools: bool) -> dict[str, An
 
     history, prompt, results = _split_trailing_input(request.messages)
     system = next((m.content for m in request.messages if m.role == "system"), None)
+    last = request.messages[-1] if request.messages else None
+    attached = last.attachments if prompt is not None and last is not None else ()
     arguments: dict[str, Any] = {
         "messages": to_llm_messages(history),
         "prompt": prompt,
@@ -40,9 +46,18 @@ def prompt_arguments(request: ModelRequest, *, with_tools: bool) -> dict[str, An
             for m in results
         ],
     }
+    if attached:
+        arguments["attachments"] = [to_llm_attachment(a) for a in attached]
     if with_tools and request.tools:
         arguments["tools"] = [to_llm_tool(spec) for spec in request.tools]
     return arguments
+
+
+def to_llm_attachment(attachment: Attachment) -> Any:
+    """An ``llm.Attachment`` reading toolang's stored file, of the type toolang sniffed."""
+    import llm
+
+    return llm.Attachment(type=attachment.media_type, path=str(attachment.path))
 
 
 def _split_trailing_input(
@@ -66,7 +81,13 @@ def to_llm_messages(messages: Iterable[Message]) -> list[Any]:
     Consecutive tool results become one ``tool`` message, as llm builds them itself
     (providers such as Anthropic want all results of one step together).
     """
-    from llm.parts import Message as LlmMessage, TextPart, ToolCallPart, ToolResultPart
+    from llm.parts import (
+        AttachmentPart,
+        Message as LlmMessage,
+        TextPart,
+        ToolCallPart,
+        ToolResultPart,
+    )
 
     out: list[Any] = []
     for message in messages:
@@ -86,6 +107,7 @@ def to_llm_messages(messages: Iterable[Message]) -> list[Any]:
             )
             for call in message.tool_calls
         )
+        parts.extend(AttachmentPart(attachment=to_llm_attachment(a)) for a in message.attachments)
         out.append(LlmMessage(role=message.role, parts=parts))
     return out
 

@@ -65,6 +65,17 @@ class LlmModel:
         self.provider = provider
         self.model_id = model_id
 
+    @property
+    def attachment_types(self) -> tuple[str, ...]:
+        """The media types the llm model takes as attachments (its own
+        ``attachment_types``; none for an unknown model, whose call fails anyway).
+        Reads llm's catalogue on first use: asked once per turn that brings some."""
+        try:
+            entry = self.provider.catalogue().get(self.model_id)
+        except ModelError:
+            return ()
+        return tuple(sorted(getattr(entry.any, "attachment_types", None) or ()))
+
     async def check(self) -> None:
         """Whether llm knows this model (``toolang doctor`` asks; no request is sent).
 

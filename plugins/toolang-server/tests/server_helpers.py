@@ -5,7 +5,8 @@ follows ``/tool NAME {json}``, answers ``/json VALUE`` with VALUE (a typed answe
 otherwise echoes its input, streamed word by word (``TL_WORD_DELAY`` seconds apart),
 each answer reporting 10 input and 2 output tokens; an approval gate that asks a person
 about every ``guarded_write`` call; and two tools, ``guarded_write`` (writes a file) and
-``slow_wait`` (sleeps, for cancelling running work).
+``slow_wait`` (sleeps, for cancelling running work). The model takes image attachments
+and names each it got after its echo (``[dot.png image/png 70]``).
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ USAGE = {"input_tokens": 10, "output_tokens": 2}  # every answer reports the sam
 
 
 class TestModel:
+    attachment_types = ("image/*",)
+
     async def complete(self, request):
         last = request.messages[-1]
         if last.role == "tool":
@@ -55,7 +58,8 @@ class TestModel:
             params = json.loads(asked.group(2) or "{}")
             return ModelResponse(tool_calls=(ToolCall("", asked.group(1), params),),
                                  model="testmodel", usage=USAGE)
-        return ModelResponse(text=f"echo: {last.content}", model="testmodel", usage=USAGE)
+        seen = "".join(f" [{a.ref.name} {a.media_type} {a.ref.size}]" for a in last.attachments)
+        return ModelResponse(text=f"echo: {last.content}{seen}", model="testmodel", usage=USAGE)
 
     async def stream(self, request):
         response = await self.complete(request)

@@ -43,12 +43,13 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 
 @hookimpl
 def toolang_register_routes(register: RegisterRoute) -> None:
-    from toolang_server import api_catalog, api_turns, api_usage, api_work
+    from toolang_server import api_attachments, api_catalog, api_turns, api_usage, api_work
     from toolang_server.console import pages, signin
 
     api_catalog.register(register)
     api_turns.register(register)
     api_usage.register(register)
+    api_attachments.register(register)
     api_work.register(register)
     pages.register(register)
     signin.register(register)

@@ -24,7 +24,9 @@ from toolang_core import (
     output_value,
     threads_seen_by,
     trace_context_meta,
+    with_attachments,
 )
+from toolang_server import api_attachments
 from toolang_server.api_usage import request_limits
 from toolang_server.auth import require_person
 from toolang_server.finished import FinishedTurns
@@ -64,6 +66,7 @@ SUBMIT_FIELDS: Final = {
     "timeout_seconds",
     "priority",
     "id",
+    "attachments",
     "limits",
     "output_schema",
 }
@@ -184,6 +187,10 @@ async def submit(request: Request) -> Response:
         )
     inbox = runtime.inbox
     assert inbox is not None
+    meta = {**trace_context_meta(request.headers), **limits, **typed}
+    refs = api_attachments.parts_of(runtime, caller, body.data.get("attachments"), agent=agent)
+    if refs:
+        meta = with_attachments(meta, refs)
     try:
         result = inbox.submit(
             NewTurnRequest(
@@ -198,8 +205,9 @@ async def submit(request: Request) -> Response:
                 sender=caller.sender,
                 owner=caller.owner,
                 id=turn_id,
-                # The caller's W3C trace context: a tracer parents the turn's span from it.
-                meta={**trace_context_meta(request.headers), **limits, **typed},
+                # The caller's W3C trace context (a tracer parents the turn's span from
+                # it), the turn's own limits, a typed answer's schema, the attachments.
+                meta=meta,
             )
         )
     except NotThreadOwner as exc:

@@ -1,9 +1,10 @@
 """Real `toolang run` processes serving A2A on loopback, for the tests and the bench.
 
 The model is a test plugin installed as a real distribution: it answers
-``echo: <the last user message>``; a message containing ``slow`` makes it wait a minute
-first (something to cancel), ``delegate:NAME:TEXT`` makes it call ``ask_agent``, and
-``json:VALUE`` answers VALUE (a typed answer).
+``echo: <the last user message>`` (and ``[name type size]`` per image attached); a
+message containing ``slow`` makes it wait a minute first (something to cancel),
+``delegate:NAME:TEXT`` makes it call ``ask_agent``, and ``json:VALUE`` answers VALUE
+(a typed answer).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from toolang_core.models.types import ModelResponse
 
 
 class Echo:
+    attachment_types = ("image/*",)
+
     async def complete(self, request):
         last = request.messages[-1]
         if last.role == "tool":
@@ -54,7 +57,11 @@ class Echo:
         if counter:
             with open(counter, "a", encoding="utf-8") as f:
                 f.write(text + "\\n")
-        return ModelResponse(text="echo: " + text, model="echo")
+        last_user = next(m for m in reversed(request.messages) if m.role == "user")
+        seen = "".join(
+            f" [{a.ref.name} {a.media_type} {a.ref.size}]" for a in last_user.attachments
+        )
+        return ModelResponse(text="echo: " + text + seen, model="echo")
 
 
 class Provider:

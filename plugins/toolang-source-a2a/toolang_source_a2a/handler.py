@@ -51,7 +51,9 @@ from toolang_core import (
     new_id,
     trace_context_meta,
     trace_context_of,
+    with_attachments,
 )
+from toolang_source_a2a.files import split_parts, take_files
 from toolang_source_a2a.restarts import META_KEY, not_resumed
 from toolang_source_a2a.tasks import (
     FINAL,
@@ -116,8 +118,11 @@ class StoreRequestHandler(RequestHandler):
         caller = caller_of(context)
         if not message.message_id:
             raise InvalidParamsError(message="message.messageId is required")
-        text = _text_of(message)
         typed = output_schema_of(message)
+        texts, files = split_parts(message.parts)
+        text = "\n".join(texts).strip()
+        if not text:
+            raise InvalidParamsError(message="message.parts must hold some text")
         if message.task_id:
             earlier = self._own_turn(message.task_id, context)
             thread = earlier.thread_id
@@ -146,7 +151,13 @@ class StoreRequestHandler(RequestHandler):
                     message="an answer schema is for chat turns: work handed over as a task "
                     f"run ({TASK_RUN_FLAG}) answers in text"
                 )
+            if files:
+                raise ContentTypeNotSupportedError(
+                    message="work handed over as a task run takes text parts only"
+                )
             return await self._spawn(thread, text, turn_id, message.message_id, context, once=once)
+        agent = str(context.state["a2a_agent"])
+        refs = take_files(self.runtime, self.inbox.store, files, owner=caller, agent=agent)
         try:
             self.inbox.submit(
                 NewTurnRequest(
@@ -156,13 +167,16 @@ class StoreRequestHandler(RequestHandler):
                     sender=caller,
                     owner=caller,
                     channel="a2a",
-                    agent=str(context.state["a2a_agent"]),
-                    meta={
-                        "a2a_message_id": message.message_id,
-                        **trace_meta_of(context),
-                        **once,
-                        **typed,
-                    },
+                    agent=agent,
+                    meta=with_attachments(
+                        {
+                            "a2a_message_id": message.message_id,
+                            **trace_meta_of(context),
+                            **once,
+                            **typed,
+                        },
+                        refs,
+                    ),
                     id=turn_id,
                 )
             )
@@ -336,25 +350,6 @@ class StoreRequestHandler(RequestHandler):
 
 def is_final(turn: TurnRequest) -> bool:
     return status_of(turn).state in FINAL
-
-
-def _text_of(message: Message) -> str:
-    """The message's text parts joined (a schema data part is not text: it is read by
-    :func:`output_schema_of`). :raises A2AError: for any other part, or no text."""
-    texts = []
-    for part in message.parts:
-        if part.WhichOneof("content") == "data" and part.media_type == SCHEMA_MEDIA_TYPE:
-            continue
-        if part.WhichOneof("content") != "text":
-            raise ContentTypeNotSupportedError(
-                message="this agent accepts text parts (text/plain), and a data part "
-                f"of media type {SCHEMA_MEDIA_TYPE} holding the answer's JSON Schema"
-            )
-        texts.append(part.text)
-    text = "\n".join(texts).strip()
-    if not text:
-        raise InvalidParamsError(message="message.parts must hold some text")
-    return text
 
 
 def output_schema_of(message: Message) -> dict[str, Any]:

@@ -36,6 +36,15 @@ def thread_id(name: str) -> str:
 @click.option("--no-wait", is_flag=True, help="Submit, print the request id and return.")
 @click.option("-i", "--interactive", is_flag=True, help="An interactive session on one thread.")
 @click.option(
+    "-a",
+    "--attach",
+    "attach",
+    multiple=True,
+    metavar="PATH|URL",
+    help="Attach a file (repeatable): an image, audio, PDF or text the agent's model "
+    "takes. A URL is fetched only with [attachments] fetch_urls = true.",
+)
+@click.option(
     "--owner",
     envvar="TOOLANG_OWNER",
     default=None,
@@ -75,6 +84,7 @@ def chat(
     agent: str | None,
     no_wait: bool,
     interactive: bool,
+    attach: tuple[str, ...],
     owner: str | None,
     max_tokens: int | None,
     max_model_calls: int | None,
@@ -96,6 +106,8 @@ def chat(
     if interactive:
         if as_json:
             raise UsageError("--json prints one answer: it does not go with -i")
+        if attach:
+            raise UsageError("-a/--attach goes with one MESSAGE, not with -i")
         asyncio.run(_interactive(state, thread, agent, wait, owner or None, meta=meta))
         return
     if not message:
@@ -111,6 +123,7 @@ def chat(
             owner=owner or None,
             meta=meta,
             as_json=as_json,
+            attach=attach,
         )
     )
 
@@ -144,15 +157,23 @@ def _submit(
     owner: str | None,
     *,
     meta: dict[str, Any] | None = None,
+    attach: tuple[str, ...] = (),
 ) -> tuple[str, str]:
     """Submit ``message`` with ``meta`` (a typed answer's schema, the turn's own spend
-    ``limits``: docs/typed-answers.md, docs/spend-limits.md);
-    return the request id and this submission's reference."""
-    from toolang_core import NewTurnRequest, new_id
+    ``limits``: docs/typed-answers.md, docs/spend-limits.md) and the files of
+    ``attach``; return the request id and this submission's reference.
+
+    :raises AttachmentError: for an attachment refused (nothing is submitted)."""
+    from toolang_core import NewTurnRequest, new_id, with_attachments
+    from toolang_source_chat import attach as attachments
 
     ref = new_id()
     inbox = state.open_inbox()
     try:
+        sent: dict[str, Any] = {**(meta or {}), SENDER_REF: ref}
+        if attach:
+            taken = attachments.take(state, inbox.store, attach, agent=agent, owner=owner)
+            sent = with_attachments(sent, taken)
         turn_id = inbox.submit(
             NewTurnRequest(
                 source="chat",
@@ -162,7 +183,7 @@ def _submit(
                 channel="cli",
                 sender="owner",
                 owner=owner,
-                meta={**(meta or {}), SENDER_REF: ref},
+                meta=sent,
             )
         ).id
     finally:
@@ -445,8 +466,9 @@ async def _once(
     owner: str | None,
     meta: dict[str, Any],
     as_json: bool,
+    attach: tuple[str, ...] = (),
 ) -> None:
-    turn_id, ref = _submit(state, thread, agent, message, owner, meta=meta)
+    turn_id, ref = _submit(state, thread, agent, message, owner, meta=meta, attach=attach)
     if no_wait:
         click.echo(json.dumps({"turn_id": turn_id}) if as_json else turn_id)
         return

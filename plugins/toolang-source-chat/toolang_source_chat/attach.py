@@ -1,0 +1,73 @@
+"""``toolang chat -a PATH|URL``: the attachments a chat message brings.
+
+Every attachment is read and checked — size, type sniffed from the bytes, the model of
+the agent asked takes that type — before any is kept and before the message is
+submitted: a refused attachment loses nothing and submits nothing. A URL (``http`` or
+``https``) is fetched only when ``[attachments] fetch_urls = true``, here, by the
+person's command; never by a model.
+"""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from toolang_core import AttachmentRef, AttachmentStore, ExecutionStore
+    from toolang_core.cli import CliState
+
+FETCH_TIMEOUT_SECONDS: Final = 30.0
+URL_SCHEMES: Final = ("http://", "https://")
+
+
+def take(
+    state: CliState,
+    store: ExecutionStore,
+    sources: tuple[str, ...],
+    *,
+    agent: str | None,
+    owner: str | None,
+) -> tuple[AttachmentRef, ...]:
+    """Read, check and keep ``sources`` (paths or URLs) for ``owner``; their references.
+
+    :raises AttachmentError: naming the file or URL and what was expected."""
+    from toolang_core import AttachmentStore, check_attachments_accepted
+
+    attachments = AttachmentStore.of(state.runtime.config, store)
+    taken = [_read(attachments, source) for source in sources]
+    refs = [attachments.check(data, name=name) for name, data in taken]
+    check_attachments_accepted(state.runtime, agent, refs)
+    for ref, (_, data) in zip(refs, taken, strict=True):
+        attachments.keep(ref, data, owner=owner)
+    return tuple(refs)
+
+
+def _read(attachments: AttachmentStore, source: str) -> tuple[str, bytes]:
+    """``(name, bytes)`` of a path or URL."""
+    if source.lower().startswith(URL_SCHEMES):
+        return _fetch(attachments, source)
+    path = Path(source).expanduser()
+    return path.name, attachments.read_file(path)
+
+
+def _fetch(attachments: AttachmentStore, url: str) -> tuple[str, bytes]:
+    from toolang_core import AttachmentError
+
+    if not attachments.config.fetch_urls:
+        raise AttachmentError(
+            f"attachment {url!r}: fetching URLs is off ([attachments] fetch_urls = false); "
+            "download it and attach the file, or turn fetch_urls on"
+        )
+    limit = attachments.config.max_bytes
+    name = Path(urllib.parse.urlsplit(url).path).name or "download"
+    try:
+        with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT_SECONDS) as response:
+            data: bytes = response.read(limit + 1)
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        raise AttachmentError(f"attachment {url!r}: cannot be fetched ({reason})") from None
+    attachments.check_size(len(data), url)
+    return name, data
