@@ -26,7 +26,6 @@ from toolang_core.store.errors import StoreMissing
 if TYPE_CHECKING:
     from toolang_core.agents.pool_types import PaymentTerms, PoolMember, Selection
     from toolang_core.agents.types import AgentDefinition, AgentHealth
-    from toolang_core.runtime_view import RuntimeView
     from toolang_core.store.types import Record
 
 POOL_DISTRIBUTION: Final = "toolang-agent-pool"
@@ -70,10 +69,13 @@ class PoolHooks(Protocol):
         """The first ``toolang_score_agent`` number (``None``: the pool's own score)."""
         ...
 
+    # ``runtime`` is the RuntimeView; named Any so the contract stays out of the
+    # type checker's cycle through the view (tests/test_package_graph.py).
     def ping_agents(
-        self, agents: Sequence[AgentDefinition], runtime: RuntimeView
+        self, agents: Sequence[AgentDefinition], runtime: Any
     ) -> Mapping[str, AgentHealth]:
-        """Every ``toolang_ping_agents`` answer, merged by agent name."""
+        """Every ``toolang_ping_agents`` answer (``runtime``: the serving
+        :class:`~toolang_core.RuntimeView`), merged by agent name."""
         ...
 
     def agree_payment(self, team_id: str, terms: Any) -> None:

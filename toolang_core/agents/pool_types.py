@@ -17,6 +17,7 @@ from typing import Any, Final
 
 import attrs
 
+
 class PoolHealth(enum.StrEnum):
     """An agent's health in the pool (unhealthy agents are never selected)."""
 

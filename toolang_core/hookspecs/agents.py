@@ -91,10 +91,10 @@ def toolang_ping_agents(
     """Check now whether the remote agents you provide still answer (their heartbeat).
 
     Called for the agent pool (toolang-agent-pool) on a schedule — the serving
-    runtime's upkeep, at most every ``[plugins.agent-pool] ping_seconds`` — with every active remote agent, from a worker
-    thread (blocking I/O is fine; answer within a few seconds). Return the health of
-    the agents you can check, by name (state ``ok`` or ``unreachable``, a detail, when
-    checked), or ``None``. The answers of every plugin are merged; an agent nobody
+    runtime's upkeep, at most every ``[plugins.agent-pool] ping_seconds`` — with every
+    active remote agent, from a worker thread (blocking I/O is fine; answer within a
+    few seconds). Return the health of the agents you can check, by name (state ``ok``
+    or ``unreachable``, a detail, when checked), or ``None``. The answers of every plugin are merged; an agent nobody
     answers for keeps what the pool knew.
     """
 

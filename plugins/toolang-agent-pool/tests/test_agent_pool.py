@@ -18,9 +18,9 @@ from toolang_core import (
     SpawnRequest,
     TaskRunController,
 )
-from toolang_core.testing.delegation import run_turn
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.testing.cast import Cast
+from toolang_core.testing.delegation import run_turn
 from toolang_core.testing.models import text, tool_call
 
 AGENTS = (

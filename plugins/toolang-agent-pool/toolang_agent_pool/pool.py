@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 import structlog
@@ -202,10 +202,10 @@ class StoredPool:
             return loaded, stats.heartbeat_streak + int(after)
         if not stats.heartbeat:
             return None, 0
-        state = "ok" if stats.heartbeat == "ok" else "unreachable"
-        return AgentHealth(state, stats.heartbeat_detail, stats.heartbeat_at), (
-            stats.heartbeat_streak
-        )
+        reached = stats.heartbeat == "ok"
+        return AgentHealth(
+            "ok" if reached else "unreachable", stats.heartbeat_detail, stats.heartbeat_at
+        ), (stats.heartbeat_streak)
 
     def member(self, definition: AgentDefinition) -> PoolMember:
         """``definition`` as the pool sees it now (health: the module docstring)."""
