@@ -6,32 +6,21 @@ hold in the integration env too, where toolang-agent-pool is installed."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from toolang_core import PoolNotInstalled
 from toolang_core.config import load_config
 from toolang_core.config.settings import unowned_sections
 from toolang_core.plugins import PluginHost
-from toolang_core.testing.cast import Cast
 from toolang_core.testing.cli import run_toolang
-from toolang_core.testing.delegation import make_runtime, run_turn
-from toolang_core.testing.models import text, tool_call
+from toolang_core.testing.delegation import asking_cast, make_runtime, run_turn
 from toolang_core.testing.pool import POOL_AGENTS_PLUGIN, install_pool_agents
 
 HINT = "(it comes with toolang-agent-pool: pip install toolang-agent-pool)"
 
 
 def test_ask_agent_works_without_the_pool_and_nothing_is_recorded(tmp_path):
-    cast = Cast(
-        assistant=[
-            tool_call("ask_agent", {"agent": "researcher", "request": "tides?"}),
-            text("ok"),
-        ],
-        researcher=[text("the moon")],
-    )
-    runtime = make_runtime(tmp_path, cast)
+    runtime = make_runtime(tmp_path, asking_cast())
     turn = run_turn(runtime, "ask")
     assert turn.status == "completed"
     store = runtime.open_store()
@@ -69,6 +58,5 @@ def test_agents_pool_without_the_plugin_names_its_distribution(tmp_path, toolang
     assert result.returncode == 2, result.stdout
     assert "Traceback" not in result.stderr
     assert result.stderr.strip() == (
-        "error: the agent pool is not installed: no plugin answers toolang_agent_pool "
-        f"{HINT}"
+        f"error: the agent pool is not installed: no plugin answers toolang_agent_pool {HINT}"
     )

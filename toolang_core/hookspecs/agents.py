@@ -94,8 +94,8 @@ def toolang_ping_agents(
     runtime's upkeep, at most every ``[plugins.agent-pool] ping_seconds`` — with every
     active remote agent, from a worker thread (blocking I/O is fine; answer within a
     few seconds). Return the health of the agents you can check, by name (state ``ok``
-    or ``unreachable``, a detail, when checked), or ``None``. The answers of every plugin are merged; an agent nobody
-    answers for keeps what the pool knew.
+    or ``unreachable``, a detail, when checked), or ``None``. The answers of every
+    plugin are merged; an agent nobody answers for keeps what the pool knew.
     """
 
 

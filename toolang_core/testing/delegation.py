@@ -34,6 +34,7 @@ from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest
 from toolang_core.testing.agents import AgentsPlugin
 from toolang_core.testing.cast import DELEGATION_TOOLS, Cast
+from toolang_core.testing.models import text, tool_call
 from toolang_core.tools.types import Tool, ToolCallContext
 
 
@@ -155,6 +156,18 @@ def make_runtime(
 
 def with_delegation(**changes: Any) -> DelegationConfig:
     return attrs.evolve(DelegationConfig(), **changes)
+
+
+def asking_cast(agent: str = "researcher", answer: str = "the moon") -> Cast:
+    """A :class:`Cast` where ``assistant`` asks ``agent`` (``ask_agent``) "tides?", is
+    told ``answer`` and says "ok"."""
+    return Cast(
+        assistant=[
+            tool_call("ask_agent", {"agent": agent, "request": "tides?"}),
+            text("ok"),
+        ],
+        **{agent: [text(answer)]},
+    )
 
 
 def run_turn(runtime: Runtime, text_in: str = "go", thread: str = "chat:t", **kw: Any) -> Any:

@@ -9,11 +9,14 @@ toolang-agent-pool plugin in the runtime: pass it, or load it by entry point).
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
 from toolang_core.agents.types import AgentDefinition, AgentHealth, AgentLoad, HealthState
+from toolang_core.config import load_config
 from toolang_core.markers import hookimpl
+from toolang_core.runtime import Runtime
 
 FAR: Final = AgentDefinition(name="far", capabilities=("survey",), origin="http://far.test")
 """The remote agent of :class:`PingedRemote` (it advertises ``survey``)."""
@@ -96,6 +99,35 @@ def install_pool_agents(home: Path, toolang_distribution: Any) -> None:
         modules={"poolfix": POOL_AGENTS_MODULE},
     )
     (home / "toolang.toml").write_text(POOL_AGENTS_CONFIG)
+
+
+def pool_agents_home(home: Path, toolang_distribution: Any, env: Mapping[str, str]) -> Runtime:
+    """:func:`install_pool_agents` into ``home``, then :func:`record_pool_history` in its
+    execution store, by a runtime loading ``env``'s plugins (``TOOLANG_LOAD_PLUGINS``
+    must name ``agent-pool``); that runtime (its store closed again)."""
+    install_pool_agents(home, toolang_distribution)
+    runtime = Runtime.from_config(load_config(home / "toolang.toml", env=env), env=env)
+    store = runtime.open_store()
+    try:
+        record_pool_history(runtime.agents.pool(store))
+    finally:
+        store.close()
+    return runtime
+
+
+def assert_found_far_unreachable(
+    remote: PingedRemote, before: Any, found: Mapping[str, Any], after: Any
+) -> None:
+    """What one ping finding :data:`FAR` unreachable must leave: ``before`` (its member
+    then) healthy by its card read at load, only remote agents asked, the answer about
+    an agent not asked about ignored, ``after`` unhealthy with the ping's reason and no
+    call counted."""
+    assert before.health == "healthy"  # the card read at load
+    assert remote.asked == [["far"]]  # only remote agents are pinged
+    assert set(found) == {"far"}  # an answer about an agent not asked about is ignored
+    assert after.health == "unhealthy"
+    assert after.stats.last_error == "card fetch: unreachable ping: unreachable"
+    assert after.stats.total_calls == 0  # a ping is not a call
 
 
 def record_pool_history(pool: Any) -> None:

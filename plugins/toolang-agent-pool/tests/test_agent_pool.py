@@ -20,8 +20,8 @@ from toolang_core import (
 )
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.testing.cast import Cast
-from toolang_core.testing.delegation import run_turn
-from toolang_core.testing.models import text, tool_call
+from toolang_core.testing.delegation import asking_cast, run_turn
+from toolang_core.testing.models import text
 
 AGENTS = (
     AgentDefinition(name="ann", capabilities=("review",)),
@@ -221,14 +221,7 @@ def test_finished_task_runs_update_their_agents_statistics(tmp_path):
 
 
 def test_ask_agent_updates_the_asked_agents_statistics(tmp_path):
-    cast = Cast(
-        assistant=[
-            tool_call("ask_agent", {"agent": "researcher", "request": "tides?"}),
-            text("ok"),
-        ],
-        researcher=[text("the moon")],
-    )
-    runtime = pool_runtime(tmp_path, cast)
+    runtime = pool_runtime(tmp_path, asking_cast())
     run_turn(runtime, "ask")
     store = runtime.open_store()
     try:

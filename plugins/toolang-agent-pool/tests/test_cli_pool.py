@@ -8,24 +8,16 @@ import json
 
 import pytest
 
-from toolang_core.config import load_config
-from toolang_core.runtime import Runtime
 from toolang_core.testing.cli import assert_no_traceback, run_toolang
-from toolang_core.testing.pool import POOL_AGENTS_PLUGIN, install_pool_agents, record_pool_history
+from toolang_core.testing.pool import POOL_AGENTS_PLUGIN, install_pool_agents, pool_agents_home
 
 ENV = {"TOOLANG_LOAD_PLUGINS": f"{POOL_AGENTS_PLUGIN},agent-pool"}
 
 
 @pytest.fixture
 def home(tmp_path, toolang_distribution, monkeypatch):
-    install_pool_agents(tmp_path, toolang_distribution)
     monkeypatch.setenv("TOOLANG_LOAD_PLUGINS", ENV["TOOLANG_LOAD_PLUGINS"])
-    runtime = Runtime.from_config(load_config(tmp_path / "toolang.toml", env=ENV), env=ENV)
-    store = runtime.open_store()
-    try:
-        record_pool_history(runtime.agents.pool(store))
-    finally:
-        store.close()
+    pool_agents_home(tmp_path, toolang_distribution, ENV)
     return tmp_path
 
 

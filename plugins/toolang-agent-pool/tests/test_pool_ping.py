@@ -19,7 +19,12 @@ from toolang_agent_pool.pool import StoredPool
 from toolang_core import AgentDefinition, AgentHealth, AgentLoad, PoolHealth
 from toolang_core.runtime import Runtime
 from toolang_core.testing.cast import Cast
-from toolang_core.testing.pool import FAR, ManualClock, PingedRemote
+from toolang_core.testing.pool import (
+    FAR,
+    ManualClock,
+    PingedRemote,
+    assert_found_far_unreachable,
+)
 from toolang_core.testing.runtimes import serving
 
 LEAD = AgentDefinition(name="lead", description="leads the team")
@@ -59,12 +64,7 @@ def test_a_ping_finding_a_remote_agent_unreachable_makes_it_unhealthy(tmp_path):
             return before, found, pool.get("far")
 
     before, found, after = asyncio.run(scenario())
-    assert before.health is PoolHealth.HEALTHY  # the card read at load
-    assert remote.asked == [["far"]]  # only remote agents are pinged
-    assert set(found) == {"far"}  # an answer about an agent not asked about is ignored
-    assert after.health is PoolHealth.UNHEALTHY
-    assert after.stats.last_error == "card fetch: unreachable ping: unreachable"
-    assert after.stats.total_calls == 0  # a ping is not a call
+    assert_found_far_unreachable(remote, before, found, after)
 
 
 def test_a_ping_finding_it_again_brings_a_remote_agent_back(tmp_path):

@@ -10,10 +10,8 @@ import json
 import pytest
 
 from toolang_core import TaskRunController
-from toolang_core.config import load_config
-from toolang_core.runtime import Runtime
 from toolang_core.testing.cli import assert_no_traceback, run_toolang
-from toolang_core.testing.pool import POOL_AGENTS_PLUGIN, install_pool_agents, record_pool_history
+from toolang_core.testing.pool import POOL_AGENTS_PLUGIN, install_pool_agents, pool_agents_home
 from toolang_teams.coordinator import FormRequest, TeamCoordinator
 
 ENV = {"TOOLANG_LOAD_PLUGINS": f"{POOL_AGENTS_PLUGIN},agent-pool,teams"}
@@ -21,12 +19,10 @@ ENV = {"TOOLANG_LOAD_PLUGINS": f"{POOL_AGENTS_PLUGIN},agent-pool,teams"}
 
 @pytest.fixture
 def home(tmp_path, toolang_distribution, monkeypatch):
-    install_pool_agents(tmp_path, toolang_distribution)
     monkeypatch.setenv("TOOLANG_LOAD_PLUGINS", ENV["TOOLANG_LOAD_PLUGINS"])
-    runtime = Runtime.from_config(load_config(tmp_path / "toolang.toml", env=ENV), env=ENV)
+    runtime = pool_agents_home(tmp_path, toolang_distribution, ENV)
     store = runtime.open_store()
     try:
-        record_pool_history(runtime.agents.pool(store))
         teams = TeamCoordinator(runtime, TaskRunController(store, runtime))
         asyncio.run(
             teams.form(
