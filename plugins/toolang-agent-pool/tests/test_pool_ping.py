@@ -16,7 +16,7 @@ from pool_helpers import pool_runtime
 
 from toolang_agent_pool.ping import PingSchedule
 from toolang_agent_pool.pool import StoredPool
-from toolang_core import AgentDefinition, AgentHealth, AgentLoad, PoolHealth
+from toolang_core import AgentDefinition, AgentHealth, AgentLoad, PoolHealth, hookimpl
 from toolang_core.runtime import Runtime
 from toolang_core.testing.cast import Cast
 from toolang_core.testing.pool import (
@@ -171,3 +171,16 @@ def test_a_pool_built_while_the_registry_is_read_at_start_up_sees_that_same_read
     assert remote.reads == 1
     assert meanwhile is not None and later is not None
     assert meanwhile.health is later.health is PoolHealth.UNHEALTHY
+
+
+class OtherUpkeep:
+    @hookimpl
+    async def toolang_upkeep(self, runtime):
+        return None
+
+
+def test_the_pings_run_before_every_other_plugins_upkeep(tmp_path):
+    """A team sweep (toolang-teams' upkeep) sees what this upkeep's pings found: the
+    pool's upkeep is called first, whatever was registered after it."""
+    runtime = pool_runtime(tmp_path, Cast(), plugins=[("other", OtherUpkeep())])
+    assert runtime.plugins.implementations("toolang_upkeep")[0] == "agent-pool"
