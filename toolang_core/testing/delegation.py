@@ -93,6 +93,9 @@ async def hang(label: str, context: ToolCallContext | None = None) -> str:
 
 
 class Tools:
+    """A plugin registering ``lookup_fact``, ``lookup_source``, ``draft_text`` (non-
+    blocking) and ``hang``."""
+
     @staticmethod
     @hookimpl
     def toolang_register_tools(register: Any) -> None:
@@ -127,6 +130,8 @@ def make_config(
     tool_timeout: float = 60.0,
     executor: str = "agent",
 ) -> ToolangConfig:
+    """A configuration for delegation tests: the agent executor, a ``task`` group with
+    the given caps, the scripted model as default, quick polling."""
     groups = {"task": GroupConfig(max_running=task_max_running, max_queued=task_max_queued)}
     return ToolangConfig(
         base_dir=tmp_path,
@@ -148,6 +153,8 @@ def make_runtime(
     plugins: Iterable[tuple[str, object]] = (),
     **config: Any,
 ) -> Runtime:
+    """A runtime of :func:`make_config` (``**config``) with :class:`Tools`, ``agents``
+    (:data:`DEFAULT_AGENTS` unless told), ``cast``'s model when given, and ``plugins``."""
     chosen = [("tools", Tools()), ("agents", Agents(*agents)), *plugins]
     if cast is not None:
         chosen.insert(0, ("scripted", cast.plugin()))
@@ -155,6 +162,7 @@ def make_runtime(
 
 
 def with_delegation(**changes: Any) -> DelegationConfig:
+    """The default ``[delegation]`` settings with ``changes``."""
     return attrs.evolve(DelegationConfig(), **changes)
 
 
