@@ -40,6 +40,14 @@ def remote_runtime(tmp_path, remote: PingedRemote) -> tuple[Runtime, None]:
     return runtime, None
 
 
+def far_runtime(tmp_path) -> tuple[PingedRemote, Runtime, ManualClock]:
+    """A runtime whose remote agent ``far`` answers pings as the test says, and a clock
+    for the ping schedule."""
+    remote = PingedRemote()
+    runtime, _ = remote_runtime(tmp_path, remote)
+    return remote, runtime, ManualClock()
+
+
 @contextlib.asynccontextmanager
 async def pool_of(runtime: Runtime) -> AsyncIterator[StoredPool]:
     """The serving runtime's agent pool."""
@@ -50,9 +58,7 @@ async def pool_of(runtime: Runtime) -> AsyncIterator[StoredPool]:
 
 
 def test_a_ping_finding_a_remote_agent_unreachable_makes_it_unhealthy(tmp_path):
-    remote = PingedRemote()
-    runtime, _ = remote_runtime(tmp_path, remote)
-    clock = ManualClock()
+    remote, runtime, clock = far_runtime(tmp_path)
 
     async def scenario():
         async with pool_of(runtime) as pool:
@@ -68,9 +74,7 @@ def test_a_ping_finding_a_remote_agent_unreachable_makes_it_unhealthy(tmp_path):
 
 
 def test_a_ping_finding_it_again_brings_a_remote_agent_back(tmp_path):
-    remote = PingedRemote()
-    runtime, _ = remote_runtime(tmp_path, remote)
-    clock = ManualClock()
+    remote, runtime, clock = far_runtime(tmp_path)
 
     async def scenario():
         async with pool_of(runtime) as pool:
@@ -104,9 +108,7 @@ def test_a_ping_finding_it_again_brings_a_remote_agent_back(tmp_path):
 
 
 def test_pings_run_only_when_due(tmp_path):
-    remote = PingedRemote()
-    runtime, _ = remote_runtime(tmp_path, remote)
-    clock = ManualClock()
+    remote, runtime, clock = far_runtime(tmp_path)
 
     async def scenario():
         async with pool_of(runtime) as pool:
