@@ -150,7 +150,7 @@ def test_doctor_passes_when_only_healthy_plugins_load(run):
     result = run("doctor", TOOLANG_LOAD_PLUGINS="good")
     assert result.returncode == 0, result.stdout
     assert (
-        "6 plugin(s) active: agent-pool, delegation, good, memory-tools, route-keywords, "
+        "5 plugin(s) active: delegation, good, memory-tools, route-keywords, "
         "store-sqlite" in result.stdout
     )
 

@@ -206,9 +206,8 @@ BROKEN = {
     "unknown": ("[store]\nbakend = 'sqlite'\n", "store.bakend: unknown key (did you mean"),
     "env": ("home = '${NOPE_NOT_SET}'\n", "home: environment variable NOPE_NOT_SET is not set"),
     "plugin section": (  # a near miss of a built-in plugin's name: a typo, an error
-        "[plugins.agent-poool]\nx = 1\n",
-        "plugins.agent-poool: no installed plugin is named 'agent-poool' (did you mean "
-        "'agent-pool'?)",
+        "[plugins.delegaton]\nx = 1\n",
+        "plugins.delegaton: no installed plugin is named 'delegaton' (did you mean 'delegation'?)",
     ),
 }
 

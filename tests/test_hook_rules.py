@@ -177,7 +177,8 @@ def fail_closed_filter(hook: str) -> None:
 
 
 def first_answer(hook: str) -> None:
-    two = Two(hook).answer(later(None), "B")
+    two = Two(hook)
+    two.answer(later(None) if two.awaited else None, "B")
     assert two.call().decided == ("second", "B")  # an abstention is no answer
     two = Two(hook).answer("A", "B")
     assert two.call().decided == ("first", "A") and two.asked == ["first"]
@@ -299,6 +300,7 @@ WRAPPERS: dict[str, Callable[[Hooks], Any]] = {
     "toolang_turn_finished": lambda h: h.turn_finished(SimpleNamespace(), [], RT),
     "toolang_outbound_headers": lambda h: h.outbound_headers(SimpleNamespace(), "k", RT),
     "toolang_doctor_checks": lambda h: h.doctor_checks(RT),
+    "toolang_agent_pool": lambda h: h.agent_pool(RT, SimpleNamespace(), SimpleNamespace()),
     "toolang_score_agent": lambda h: h.score_agent(SimpleNamespace(), "search"),
     "toolang_ping_agents": lambda h: h.ping_agents([], RT),
     "toolang_agree_payment": lambda h: h.agree_payment("team-1", SimpleNamespace()),

@@ -8,7 +8,6 @@ deliberate deviation.
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import pytest
@@ -25,32 +24,9 @@ from toolang_core import (
 )
 from toolang_core.taskruns import tools as taskrun_tools
 from toolang_core.testing.cast import Cast, last_output, last_result, position, user_text
+from toolang_core.testing.delegation import outputs, results, run_turn
 from toolang_core.testing.models import error, text, tool_call
 from toolang_core.testing.runtimes import serving, wait_status
-
-
-def run_turn(runtime, text_in: str = "go", thread: str = "chat:t", **kw: Any):
-    """Submit one chat turn and serve until nothing is left to do."""
-    inbox = runtime.open_inbox()
-    turn_id = inbox.submit(NewTurnRequest(source="chat", thread_id=thread, input=text_in, **kw)).id
-    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
-    try:
-        return inbox.get(turn_id)
-    finally:
-        inbox.store.close()
-
-
-def results(cast: Cast, agent: str = "assistant") -> list[dict[str, Any]]:
-    """Every tool result the agent's model was shown, in order."""
-    return [
-        json.loads(r.messages[-1].content)
-        for r in cast.requests_of(agent)
-        if r.messages[-1].role == "tool"
-    ]
-
-
-def outputs(cast: Cast, agent: str = "assistant") -> list[Any]:
-    return [r.get("output") if r["ok"] else r["error"] for r in results(cast, agent)]
 
 
 def run_id_from(request) -> str:

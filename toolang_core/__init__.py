@@ -25,11 +25,18 @@ if TYPE_CHECKING:
     )
     from toolang_core.agents.pool import (
         AgentPool as AgentPool,
+        NoRecordsYet as NoRecordsYet,
+        PoolHooks as PoolHooks,
+        PoolNotInstalled as PoolNotInstalled,
+        PoolRecords as PoolRecords,
     )
     from toolang_core.agents.pool_types import (
+        AgentStats as AgentStats,
+        Exclusion as Exclusion,
         PaymentTerms as PaymentTerms,
         PoolHealth as PoolHealth,
         PoolMember as PoolMember,
+        Selection as Selection,
     )
     from toolang_core.agents.routing import (
         RouteProposal as RouteProposal,
@@ -306,9 +313,16 @@ _LAZY = {
     "assign_tools": "toolang_core.agents.partition",
     "narrow_tools": "toolang_core.agents.partition",
     "AgentPool": "toolang_core.agents.pool",
+    "NoRecordsYet": "toolang_core.agents.pool",
+    "PoolHooks": "toolang_core.agents.pool",
+    "PoolNotInstalled": "toolang_core.agents.pool",
+    "PoolRecords": "toolang_core.agents.pool",
+    "AgentStats": "toolang_core.agents.pool_types",
+    "Exclusion": "toolang_core.agents.pool_types",
     "PaymentTerms": "toolang_core.agents.pool_types",
     "PoolHealth": "toolang_core.agents.pool_types",
     "PoolMember": "toolang_core.agents.pool_types",
+    "Selection": "toolang_core.agents.pool_types",
     "RouteProposal": "toolang_core.agents.routing",
     "AgentDefinition": "toolang_core.agents.types",
     "AgentDiagnostic": "toolang_core.agents.types",

@@ -10,11 +10,10 @@ BUILTIN_PLUGINS: Final = (
     ("memory-tools", "toolang_core.memory.tools"),
     ("route-keywords", "toolang_core.agents.keyword_router"),
     ("delegation", "toolang_core.turn.delegation_plugin"),
-    ("agent-pool", "toolang_core.taskruns.pool_observer"),
 )
 
 
-SEPARATE_PLUGINS: Final = {"teams": "toolang-teams"}
+SEPARATE_PLUGINS: Final = {"teams": "toolang-teams", "agent-pool": "toolang-agent-pool"}
 """Plugins that were built in and now ship as distributions of their own, by entry-point
 name: a configuration naming one that is not installed is told which to install."""
 

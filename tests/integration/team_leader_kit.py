@@ -16,6 +16,7 @@ from typing import Any
 from taskrun_helpers import Agents
 from team_remote_kit import RemoteMember
 
+import toolang_agent_pool
 import toolang_agents_remote
 import toolang_teams
 from toolang_core import AgentDefinition, hookimpl
@@ -107,6 +108,7 @@ def leader(
         ("agents", Agents(*(agents or LOCAL))),
         ("agents-remote", toolang_agents_remote),
         ("teams", toolang_teams),
+        ("agent-pool", toolang_agent_pool),
         ("recorder", recorder),
     ]
     runtime = Runtime.with_plugins(load_config(home / "toolang.toml", env=env), plugins, env=env)

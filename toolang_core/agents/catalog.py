@@ -1,5 +1,5 @@
 """The agents of one runtime: the merged registry, the tool assignment, routing, and
-their pool (health, performance and selection).
+their pool (health, performance and selection: the ``toolang_agent_pool`` plugin's).
 
 One :class:`AgentCatalog` per runtime (``runtime.agents``). The agent executor and
 ``toolang agents …`` both read it, so what the CLI prints is what turns run with.
@@ -167,10 +167,32 @@ class AgentCatalog:
 
     def pool(self, store: ExecutionStore | PoolRecords | None = None) -> AgentPool:
         """The agent pool of these agents over ``store`` (default: the store the runtime
-        serves): health, performance, trust and selection by capability, scored by the
-        ``toolang_score_agent`` hooks, payment terms told to ``toolang_agree_payment``.
+        serves), from the ``toolang_agent_pool`` plugin: health, performance, trust and
+        selection by capability, scored by the ``toolang_score_agent`` hooks, payment
+        terms told to ``toolang_agree_payment``.
 
-        :raises RuntimeError: with no ``store`` while the runtime does not serve."""
-        from toolang_core.agents.pool import pool_for
+        :raises RuntimeError: with no ``store`` while the runtime does not serve.
+        :raises PoolNotInstalled: when no plugin provides the pool (it names the
+            distribution to install).
+        """
+        from toolang_core.agents.pool import PoolNotInstalled
 
-        return pool_for(self.runtime, store)
+        found = self._pool(store)
+        if found is None:
+            raise PoolNotInstalled()
+        return found
+
+    def report_outcome(self, agent: str, *, ok: bool, latency_ms: float, error: str = "") -> None:
+        """Tell the agent pool how a delegation to ``agent`` went, over the store the
+        runtime serves; without a pool plugin, nothing happens."""
+        found = self._pool(None)
+        if found is not None:
+            found.record(agent, ok=ok, latency_ms=latency_ms, error=error)
+
+    def _pool(self, store: ExecutionStore | PoolRecords | None) -> AgentPool | None:
+        used = store or self.runtime.store
+        if used is None:
+            raise RuntimeError("the agent pool needs a store: pass one or serve the runtime")
+        hooks = self.runtime.hooks
+        pool: AgentPool | None = hooks.agent_pool(self.runtime, used, hooks)
+        return pool

@@ -1,76 +1,52 @@
-"""The agent pool: health and performance of every callable agent, and the selector.
+"""The agent pool's contract: what the core asks of a pool and what it hands one.
 
-Statistics live in the execution store as generic records (kind ``agent_pool``, one
-per agent), so they survive restarts and every runtime on one shared store (PostgreSQL)
-sees and updates the same pool. Every delegation reports its outcome here: task runs
-(``start_task_run``, ``agent_spawn``, team work) through the built-in pool observer,
-``ask_agent`` from the tool itself.
+The pool itself — statistics kept in the execution store, health, trust, the selector,
+the scheduled pings of remote agents — is a plugin (toolang-agent-pool, entry point
+``agent-pool``). The core declares the ``toolang_agent_pool`` hook that provides it
+and the :class:`AgentPool` protocol every caller types against: the agent catalog
+asks for it (``runtime.agents.pool()``), ``ask_agent`` reports its outcome to it,
+teams (toolang-teams) select and pay members through it, ``toolang agents pool``
+prints it. The core also keeps calling the pool's hooks (``toolang_score_agent``,
+``toolang_ping_agents``, ``toolang_agree_payment``): it hands the pool a
+:class:`PoolHooks` that calls them by their rules.
 
-**Trust score** (``trust_score``), in [0, 1]::
-
-    confidence = total_calls / (total_calls + 5)
-    quality    = 0.7 * success_rate + 0.3 * min(1, latency_threshold_ms / avg_latency_ms)
-    trust      = (1 - confidence) * 0.5 + confidence * quality - 0.1 * consecutive_failures
-
-(clamped to [0, 1]): an agent never called is at a neutral 0.5, and the more calls, the
-more its record counts. The selector ranks by ``score = trust * health weight``
-(healthy and unknown 1, degraded 0.5) unless a ``toolang_score_agent`` plugin answers.
-
-**Health** (:meth:`AgentPool.member`) comes from the stored outcomes
-(:func:`health_of`) and a remote agent's heartbeats — the scheduled pings stored in
-the pool, and this process's own card fetch at load while it is newer than the last
-stored ping. The newest heartbeat unreachable: unhealthy. An agent unhealthy by its
-failures is degraded only once ``recover_after`` heartbeats in a row found it since
-its last failure (:attr:`AgentStats.heartbeat_streak`); nothing else lifts it, so a
-person asking twice sees it recover monotonically, never back and forth.
+A runtime with no pool plugin runs as before, less the pool: delegation works and
+reports no outcome, ``toolang agents pool`` and ``runtime.agents.pool()`` say which
+distribution to install (:class:`PoolNotInstalled`).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-import attrs
-import structlog
-
-from toolang_core.agents.pool_types import (
-    KIND,
-    WINDOW,
-    AgentStats,
-    Exclusion,
-    HealthPolicy,
-    PaymentTerms,
-    PoolHealth,
-    PoolMember,
-    Selection,
-)
-from toolang_core.agents.types import AgentHealth, HealthState
-from toolang_core.store.errors import RecordConflict, StoreMissing
+from toolang_core.errors import ToolangError
+from toolang_core.store.errors import StoreMissing
 
 if TYPE_CHECKING:
-    from toolang_core.agents.types import AgentDefinition
-    from toolang_core.store.protocol import ExecutionStore
+    from toolang_core.agents.pool_types import PaymentTerms, PoolMember, Selection
+    from toolang_core.agents.types import AgentDefinition, AgentHealth
     from toolang_core.store.types import Record
 
-log = structlog.get_logger("toolang.pool")
+POOL_DISTRIBUTION: Final = "toolang-agent-pool"
+"""The distribution that brings the agent pool (entry point ``agent-pool``)."""
 
-HEALTH_WEIGHT: Final = {
-    PoolHealth.HEALTHY: 1.0,
-    PoolHealth.UNKNOWN: 1.0,
-    PoolHealth.DEGRADED: 0.5,
-    PoolHealth.UNHEALTHY: 0.0,
-}
 
-Scorer = Callable[[PoolMember, str], float | None]
-"""A replacement score for a member and a capability (``None``: no opinion)."""
+class PoolNotInstalled(ToolangError):
+    """No installed plugin provides the agent pool (``toolang_agent_pool``)."""
 
-Payments = Callable[[str, PaymentTerms], None]
-"""Told of the payment terms a team (by id) agreed with one member."""
+    exit_code = 2
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the agent pool is not installed: no plugin answers toolang_agent_pool (it comes "
+            f"with {POOL_DISTRIBUTION}: pip install {POOL_DISTRIBUTION})"
+        )
 
 
 class PoolRecords(Protocol):
-    """What the pool keeps its statistics in: the execution store's generic records."""
+    """What a pool keeps its statistics in: the execution store's generic records
+    (every :class:`~toolang_core.ExecutionStore` is one; so is :class:`NoRecordsYet`)."""
 
     def get_record(self, kind: str, key: str) -> Record | None: ...
 
@@ -85,46 +61,66 @@ class PoolRecords(Protocol):
     ) -> Record: ...
 
 
-class _PoolHooks(Protocol):
-    def score_agent(self, member: Any, capability: str) -> float | None: ...
+class PoolHooks(Protocol):
+    """The pool's hooks as the core calls them (by their calling rules), handed to the
+    pool provider: the pool never calls plugins itself."""
 
-    def agree_payment(self, team_id: str, terms: Any) -> None: ...
+    def score_agent(self, member: Any, capability: str) -> float | None:
+        """The first ``toolang_score_agent`` number (``None``: the pool's own score)."""
+        ...
+
+    # ``runtime`` is the RuntimeView; named Any so the contract stays out of the
+    # type checker's cycle through the view (tests/test_package_graph.py).
+    def ping_agents(
+        self, agents: Sequence[AgentDefinition], runtime: Any
+    ) -> Mapping[str, AgentHealth]:
+        """Every ``toolang_ping_agents`` answer (``runtime``: the serving
+        :class:`~toolang_core.RuntimeView`), merged by agent name."""
+        ...
+
+    def agree_payment(self, team_id: str, terms: Any) -> None:
+        """Tell every ``toolang_agree_payment`` plugin of a member's payment terms."""
+        ...
 
 
-class _Registry(Protocol):
-    @property
-    def health(self) -> Mapping[str, AgentHealth]: ...
+class AgentPool(Protocol):
+    """What every caller may ask of a runtime's agent pool (``runtime.agents.pool()``).
 
-    def active(self) -> list[AgentDefinition]: ...
+    Implemented by toolang-agent-pool's ``StoredPool``; another plugin answering
+    ``toolang_agent_pool`` first provides its own."""
 
+    def members(self) -> list[PoolMember]:
+        """Every callable agent as the pool sees it now, by name."""
+        ...
 
-class _Agents(Protocol):
-    @property
-    def registry(self) -> _Registry: ...
+    def get(self, name: str) -> PoolMember | None:
+        """The callable agent ``name`` (``None``: no such active agent)."""
+        ...
 
+    def select(self, capability: str, n: int, *, exclude: Collection[str] = ()) -> Selection:
+        """The top ``n`` agents advertising ``capability`` that are not unhealthy, best
+        first, with every other agent and why it was left out."""
+        ...
 
-class PoolRuntime(Protocol):
-    """What :func:`pool_for` uses of a runtime (the core's runtime has it all). Named
-    here, not as the runtime's protocol: the agent catalog — which the runtime view
-    names — builds the pool, so the pool must not name the view back."""
+    def record(self, agent: str, *, ok: bool, latency_ms: float, error: str = "") -> object:
+        """Count one delegation outcome of ``agent`` (safe under concurrent writers)."""
+        ...
 
-    @property
-    def store(self) -> ExecutionStore | None: ...
+    def mark_unhealthy(self, agent: str, reason: str) -> object:
+        """Make ``agent`` unhealthy now without counting a call (a team member whose
+        task run failed mid-task); its next success recovers it."""
+        ...
 
-    @property
-    def settings(self) -> Mapping[str, Any]: ...
-
-    @property
-    def hooks(self) -> _PoolHooks: ...
-
-    @property
-    def agents(self) -> _Agents: ...
+    def agree_payment(self, team_id: str, terms: PaymentTerms) -> None:
+        """Tell the ``toolang_agree_payment`` plugins the terms a team agreed."""
+        ...
 
 
 class NoRecordsYet:
-    """The records of a home where nothing has run yet (no execution store): the pool
-    reads every agent as never called, health unknown; recording an outcome is refused
-    with ``reason`` (the :class:`StoreMissing` message that opening the store gave)."""
+    """The records of a home where nothing has run yet (no execution store): a pool
+    over them reads every agent as never called, health unknown; recording an outcome
+    is refused with ``reason`` (the :class:`StoreMissing` message that opening the
+    store gave)."""
 
     def __init__(self, reason: str) -> None:
         self.reason = reason
@@ -142,315 +138,3 @@ class NoRecordsYet:
         expect_revision: int | None = None,
     ) -> Record:
         raise StoreMissing(self.reason)
-
-
-def health_of(stats: AgentStats, policy: HealthPolicy) -> PoolHealth:
-    """The health an agent's recorded outcomes give it (see :class:`HealthPolicy`)."""
-    if stats.total_calls == 0:
-        return PoolHealth.UNKNOWN
-    if stats.consecutive_failures >= policy.unhealthy_after:
-        return PoolHealth.UNHEALTHY
-    if stats.consecutive_failures > 0:
-        return PoolHealth.DEGRADED
-    if len(stats.recent) >= policy.min_calls and stats.error_rate > policy.max_error_rate:
-        return PoolHealth.DEGRADED
-    if stats.avg_latency_ms > policy.latency_threshold_ms:
-        return PoolHealth.DEGRADED
-    return PoolHealth.HEALTHY
-
-
-def trust_score(stats: AgentStats, policy: HealthPolicy) -> float:
-    """The documented trust formula (module docstring)."""
-    confidence = stats.total_calls / (stats.total_calls + 5)
-    speed = (
-        min(1.0, policy.latency_threshold_ms / stats.avg_latency_ms)
-        if stats.avg_latency_ms > 0
-        else 1.0
-    )
-    quality = 0.7 * stats.success_rate + 0.3 * speed
-    trust = (1 - confidence) * 0.5 + confidence * quality - 0.1 * stats.consecutive_failures
-    return max(0.0, min(1.0, trust))
-
-
-def updated(
-    stats: AgentStats, *, ok: bool, latency_ms: float, error: str, now: float
-) -> AgentStats:
-    """``stats`` after one more outcome (running average latency, recent window)."""
-    total = stats.total_calls + 1
-    return attrs.evolve(
-        stats,
-        total_calls=total,
-        successes=stats.successes + int(ok),
-        consecutive_failures=0 if ok else stats.consecutive_failures + 1,
-        heartbeat_streak=stats.heartbeat_streak if ok else 0,
-        avg_latency_ms=stats.avg_latency_ms + (max(0.0, latency_ms) - stats.avg_latency_ms) / total,
-        recent=(*stats.recent, ok)[-WINDOW:],
-        last_seen=now,
-        last_healthy=now if ok else stats.last_healthy,
-        last_error="" if ok else error[:240],
-    )
-
-
-@attrs.frozen
-class Price:
-    """A price per call (from configuration or, for a remote agent, its card)."""
-
-    amount: float
-    currency: str = "USD"
-
-
-class AgentPool:
-    """The pool over one store and a set of agents.
-
-    ``agents`` returns the agents that can be called (the registry's active ones);
-    ``scorer`` replaces the default score when it answers (the ``toolang_score_agent``
-    hook, for a runtime's pool); ``prices`` gives a price per call by agent name;
-    ``heartbeat`` gives what a remote agent's source last saw of it (its card fetch):
-    ``unreachable`` makes it unhealthy whatever its calls say, ``ok`` makes a
-    never-called agent healthy (a local agent has no heartbeat: the runtime is it);
-    ``payments`` is told of the terms a team agreed with a member (the
-    ``toolang_agree_payment`` hook, for a runtime's pool).
-    """
-
-    def __init__(
-        self,
-        store: PoolRecords,
-        agents: Callable[[], Iterable[AgentDefinition]],
-        *,
-        policy: HealthPolicy | None = None,
-        scorer: Scorer | None = None,
-        prices: Mapping[str, Price] | None = None,
-        heartbeat: Callable[[str], AgentHealth | None] | None = None,
-        payments: Payments | None = None,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.store = store
-        self.agents = agents
-        self.policy = policy or HealthPolicy()
-        self.scorer = scorer
-        self.prices = dict(prices or {})
-        self.heartbeat = heartbeat
-        self.payments = payments
-        self.clock = clock
-
-    # -- outcomes --------------------------------------------------------------------------
-
-    def record(self, agent: str, *, ok: bool, latency_ms: float, error: str = "") -> AgentStats:
-        """Add one delegation outcome to ``agent``'s statistics; safe under concurrent
-        writers (optimistic revision check, retried)."""
-        return self._update(
-            agent, lambda s, now: updated(s, ok=ok, latency_ms=latency_ms, error=error, now=now)
-        )
-
-    def mark_unhealthy(self, agent: str, reason: str) -> AgentStats:
-        """Make ``agent`` unhealthy now without counting a call (a team member whose task
-        run failed mid-task: its outcome was counted when the run finished). The next
-        success recovers it."""
-
-        def change(stats: AgentStats, now: float) -> AgentStats:
-            failures = max(stats.consecutive_failures, self.policy.unhealthy_after)
-            return attrs.evolve(
-                stats,
-                total_calls=max(stats.total_calls, 1),
-                consecutive_failures=failures,
-                heartbeat_streak=0,
-                last_error=reason[:240],
-                last_seen=now,
-            )
-
-        return self._update(agent, change)
-
-    def beat(self, agent: str, found: AgentHealth) -> AgentStats:
-        """Store what a scheduled ping of remote ``agent`` found (not a call: it counts
-        no outcome; :meth:`member` weighs it against the agent's outcomes). A ping that
-        reached it adds one to its streak, one that did not resets it; a ping older
-        than the one stored (another runtime's, on a shared store) changes nothing."""
-
-        def change(stats: AgentStats, now: float) -> AgentStats:
-            at = found.checked_at or now
-            if stats.heartbeat_at is not None and at < stats.heartbeat_at:
-                return stats
-            reached = found.state == "ok"
-            return attrs.evolve(
-                stats,
-                heartbeat=found.state,
-                heartbeat_at=at,
-                heartbeat_detail=found.detail[:240],
-                heartbeat_streak=stats.heartbeat_streak + 1 if reached else 0,
-            )
-
-        return self._update(agent, change)
-
-    def _update(self, agent: str, change: Callable[[AgentStats, float], AgentStats]) -> AgentStats:
-        for _ in range(20):
-            current = self.store.get_record(KIND, agent)
-            stats = AgentStats.from_json(current.data) if current else AgentStats(name=agent)
-            now = self.clock()
-            new = change(stats, now)
-            try:
-                self.store.put_record(
-                    KIND,
-                    agent,
-                    new.to_json(),
-                    now=now,
-                    expect_revision=current.revision if current else 0,
-                )
-            except RecordConflict:
-                continue
-            before, after = health_of(stats, self.policy), health_of(new, self.policy)
-            if before is not after:
-                log.info("pool.health_changed", agent=agent, before=before, after=after)
-            return new
-        raise RecordConflict(f"agent pool: could not update {agent!r} (too many writers)")
-
-    def agree_payment(self, team_id: str, terms: PaymentTerms) -> None:
-        """Tell the payment plugins (``payments``) that team ``team_id`` agreed ``terms``
-        with one of its members; without ``payments`` nothing happens."""
-        if self.payments is not None:
-            self.payments(team_id, terms)
-
-    # -- reading ---------------------------------------------------------------------------
-
-    def stats(self, agent: str) -> AgentStats:
-        record = self.store.get_record(KIND, agent)
-        return AgentStats.from_json(record.data) if record else AgentStats(name=agent)
-
-    def _last_beat(self, name: str, stats: AgentStats) -> tuple[AgentHealth | None, int]:
-        """The newest heartbeat of ``name`` — its source's card fetch when this process
-        loaded it, or the last scheduled ping stored in the pool (a local agent has
-        neither) — and the heartbeats in a row that reached it since its last failure
-        (the stored streak, and this process's card fetch if it is the newer — counted
-        only when it is newer than the agent's last outcome too: a read made before a
-        failure is no evidence that it is back)."""
-        loaded = self.heartbeat(name) if self.heartbeat else None
-        stored = stats.heartbeat_at or 0.0
-        if loaded is not None and (not stats.heartbeat or (loaded.checked_at or 0.0) > stored):
-            if loaded.state != "ok":
-                return loaded, 0
-            after = (loaded.checked_at or 0.0) > (stats.last_seen or 0.0)
-            return loaded, stats.heartbeat_streak + int(after)
-        if not stats.heartbeat:
-            return None, 0
-        state: HealthState = "ok" if stats.heartbeat == "ok" else "unreachable"
-        return AgentHealth(state, stats.heartbeat_detail, stats.heartbeat_at), (
-            stats.heartbeat_streak
-        )
-
-    def member(self, definition: AgentDefinition) -> PoolMember:
-        """``definition`` as the pool sees it now (health: the module docstring)."""
-        stats = self.stats(definition.name)
-        price = self.prices.get(definition.name)
-        health = health_of(stats, self.policy)
-        beat, streak = self._last_beat(definition.name, stats)
-        if beat is not None and beat.state != "ok":
-            health = PoolHealth.UNHEALTHY
-            stats = attrs.evolve(
-                stats, last_error=f"card fetch: {beat.state} {beat.detail}".strip()
-            )
-        elif beat is not None:
-            if health is PoolHealth.UNKNOWN:
-                health = PoolHealth.HEALTHY
-            elif health is PoolHealth.UNHEALTHY and streak >= self.policy.recover_after:
-                # it has answered its card again and again since its last failure: worth
-                # a careful try (the selector weighs degraded at half); its calls decide
-                health = PoolHealth.DEGRADED
-            if beat.checked_at is not None:
-                stats = attrs.evolve(
-                    stats,
-                    last_seen=max(stats.last_seen or 0.0, beat.checked_at),
-                    last_healthy=max(stats.last_healthy or 0.0, beat.checked_at),
-                )
-        return PoolMember(
-            name=definition.name,
-            source=definition.source,
-            capabilities=tuple(dict.fromkeys((*definition.capabilities, *definition.skills))),
-            health=health,
-            stats=stats,
-            trust=trust_score(stats, self.policy),
-            price_per_call=price.amount if price else 0.0,
-            currency=price.currency if price else "",
-        )
-
-    def members(self) -> list[PoolMember]:
-        """Every callable agent, by name."""
-        return sorted((self.member(d) for d in self.agents()), key=lambda m: m.name)
-
-    def get(self, name: str) -> PoolMember | None:
-        found = [d for d in self.agents() if d.name == name]
-        return self.member(found[0]) if found else None
-
-    def score(self, member: PoolMember, capability: str) -> float:
-        if self.scorer is not None:
-            replaced = self.scorer(member, capability)
-            if replaced is not None:
-                return float(replaced)
-        return member.trust * HEALTH_WEIGHT[member.health]
-
-    # -- selection -------------------------------------------------------------------------
-
-    def select(self, capability: str, n: int, *, exclude: Collection[str] = ()) -> Selection:
-        """The top ``n`` agents advertising ``capability`` that are not unhealthy, best
-        score first, ties by name; every other agent in ``excluded`` with its reason."""
-        wanted = capability.strip().lower()
-        ranked: list[tuple[float, PoolMember]] = []
-        excluded: list[Exclusion] = []
-        for member in self.members():
-            if member.name in exclude:
-                excluded.append(Exclusion(member.name, "excluded by the caller"))
-            elif wanted not in (c.lower() for c in member.capabilities):
-                excluded.append(Exclusion(member.name, f"does not advertise {capability!r}"))
-            elif member.health is PoolHealth.UNHEALTHY:
-                excluded.append(
-                    Exclusion(
-                        member.name,
-                        f"unhealthy ({member.stats.consecutive_failures} consecutive "
-                        f"failures; last: {member.stats.last_error or 'no error text'})",
-                    )
-                )
-            else:
-                ranked.append((self.score(member, capability), member))
-        ranked.sort(key=lambda pair: (-pair[0], pair[1].name))
-        for score, member in ranked[max(0, n) :]:
-            excluded.append(Exclusion(member.name, f"ranked below the top {n} (score {score:.3f})"))
-        top = ranked[: max(0, n)]
-        return Selection(
-            capability=capability,
-            chosen=tuple(m for _, m in top),
-            scores=tuple(s for s, _ in top),
-            excluded=tuple(excluded),
-        )
-
-
-def pool_for(runtime: PoolRuntime, store: ExecutionStore | PoolRecords | None = None) -> AgentPool:
-    """``runtime``'s pool over ``store`` (default: the store it serves; a
-    :class:`NoRecordsYet` before anything ran): its active agents, the
-    ``toolang_score_agent`` hook as scorer, ``toolang_agree_payment`` as payments."""
-    used = store or runtime.store
-    if used is None:
-        raise RuntimeError("the agent pool needs a store: pass one or serve the runtime")
-
-    def scorer(member: PoolMember, capability: str) -> float | None:
-        return runtime.hooks.score_agent(member, capability)
-
-    registry = runtime.agents.registry
-    settings = runtime.settings.get("agent-pool")
-    policy, prices = None, {}
-    if settings is not None:  # [plugins.agent-pool] (the built-in plugin's settings)
-        policy = HealthPolicy(
-            unhealthy_after=settings.unhealthy_after,
-            max_error_rate=settings.max_error_rate,
-            latency_threshold_ms=settings.latency_threshold_ms,
-            recover_after=settings.recover_after,
-        )
-        prices = {
-            name: Price(amount, settings.currency) for name, amount in settings.prices.items()
-        }
-    return AgentPool(
-        used,
-        registry.active,
-        policy=policy,
-        scorer=scorer,
-        prices=prices,
-        heartbeat=registry.health.get,
-        payments=runtime.hooks.agree_payment,
-    )

@@ -1,5 +1,7 @@
 """The agent pool's values: health, performance, a member, a selection, and the payment
-terms a team agrees with a member (the ``toolang_agree_payment`` contract).
+terms a team agrees with a member — the types the pool's hooks and the
+:class:`~toolang_core.agents.pool.AgentPool` protocol pass (the pool itself is the
+toolang-agent-pool plugin).
 
 A pool member is any callable agent — a local one of the registry or, once remote
 agents are callable, a remote one: both are tracked from the outcomes of the calls
@@ -15,14 +17,10 @@ from typing import Any, Final
 
 import attrs
 
-KIND: Final = "agent_pool"
-"""The store record kind holding one agent's statistics (key: the agent's name)."""
-
-WINDOW: Final = 20
-"""How many recent outcomes the error rate looks at."""
-
 
 class PoolHealth(enum.StrEnum):
+    """An agent's health in the pool (unhealthy agents are never selected)."""
+
     HEALTHY = "healthy"
     DEGRADED = "degraded"
     UNHEALTHY = "unhealthy"
@@ -30,31 +28,9 @@ class PoolHealth(enum.StrEnum):
 
 
 @attrs.frozen
-class HealthPolicy:
-    """When an agent's outcomes make it degraded or unhealthy, and how it recovers.
-
-    ``unhealthy_after`` consecutive failures make it unhealthy; one failure (or an error
-    rate over ``max_error_rate`` in the last :data:`WINDOW` calls, once there are
-    ``min_calls``), or an average latency over ``latency_threshold_ms``, degraded.
-
-    Recovery only goes up, one step per piece of evidence: an agent unhealthy by its
-    failures becomes degraded once ``recover_after`` heartbeats in a row found it
-    reachable since its last failure (a careful try: the selector weighs it at half);
-    a success resets the consecutive failures (degraded while the recent error rate is
-    still high), and successes bring the error rate down until it is healthy. Only a
-    new failure — a failed call, an unreachable heartbeat — moves it down again.
-    """
-
-    unhealthy_after: int = 3
-    max_error_rate: float = 0.5
-    min_calls: int = 4
-    latency_threshold_ms: float = 30_000.0
-    recover_after: int = 2
-
-
-@attrs.frozen
 class AgentStats:
-    """What the pool stored about one agent (the record's data)."""
+    """What the pool stored about one agent (the record's data; the pool plugin's
+    health policy says what the numbers make it)."""
 
     name: str
     total_calls: int = 0

@@ -256,8 +256,9 @@ def show(state: CliState, name: str, as_json: bool) -> None:
 @pass_state
 def pool(state: CliState, capability: str | None, count: int, as_json: bool) -> None:
     """The agent pool: health, latency, success rate, trust and price of every agent
-    (from the execution store); with --capability, what the selector would pick."""
-    from toolang_core.agents.pool import NoRecordsYet, pool_for
+    (from the execution store); with --capability, what the selector would pick.
+    The pool comes with toolang-agent-pool."""
+    from toolang_core.agents.pool import NoRecordsYet
     from toolang_core.store.errors import StoreMissing
 
     store, missing = None, ""
@@ -267,7 +268,7 @@ def pool(state: CliState, capability: str | None, count: int, as_json: bool) -> 
         missing = str(exc)
     try:
         records = store or NoRecordsYet(missing)
-        agent_pool = pool_for(state.runtime, records)
+        agent_pool = state.runtime.agents.pool(records)  # PoolNotInstalled: which to install
         members = [m.to_json() for m in agent_pool.members()]
         selection = agent_pool.select(capability, count).to_json() if capability else None
     finally:

@@ -387,47 +387,6 @@ def check_plugin_health(ctx: DoctorContext) -> Iterator[Check]:
                 )
 
 
-def check_pool(ctx: DoctorContext) -> Iterator[Check]:
-    """The agent pool (read-only): agents unhealthy or degraded by their delegation
-    outcomes, with the last error; teams select around them."""
-    runtime = runtime_for(ctx)
-    if runtime is None:
-        return
-    from toolang_core.agents.pool import pool_for
-    from toolang_core.agents.pool_types import PoolHealth
-    from toolang_core.store.errors import StoreError
-
-    try:
-        store = runtime.open_store(read_only=True)
-    except (StoreError, ConfigError):
-        return  # check_store reported it
-    try:
-        members = pool_for(runtime, store).members()
-    except Exception as exc:
-        yield Check("pool", "warn", f"reading the agent pool failed: {exc}")
-        return
-    finally:
-        store.close()
-    for health, status in ((PoolHealth.UNHEALTHY, "warn"), (PoolHealth.DEGRADED, "info")):
-        found = [m for m in members if m.health is health]
-        if found:
-            yield Check(
-                "pool",
-                status,  # type: ignore[arg-type]
-                f"{len(found)} agent(s) {health.value} in the pool: "
-                + ", ".join(m.name for m in found),
-                tuple(
-                    f"{m.name}: {m.stats.consecutive_failures} consecutive failure(s), "
-                    f"success rate {m.stats.success_rate:.2f}; last: {m.stats.last_error or '-'}"
-                    for m in found
-                ),
-            )
-    if members and not any(
-        m.health in (PoolHealth.UNHEALTHY, PoolHealth.DEGRADED) for m in members
-    ):
-        yield Check("pool", "ok", f"{len(members)} agent(s) in the pool, none unhealthy")
-
-
 CHECKS: tuple[CheckFn, ...] = (
     check_config,
     check_plugins,
@@ -440,7 +399,6 @@ CHECKS: tuple[CheckFn, ...] = (
     check_agents,
     check_models,
     check_plugin_health,
-    check_pool,
 )
 
 

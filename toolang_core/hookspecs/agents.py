@@ -1,4 +1,5 @@
-"""Agent registry hooks: sources of agent definitions, and routing between agents."""
+"""Agent registry hooks: sources of agent definitions, routing between agents, and the
+agent pool (its provider, and the score, ping and payment hooks it is handed)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING
 from toolang_core.hookspecs.rules import (
     BEST_SCORE,
     BROADCAST,
+    FIRST_ANSWER,
     FIRST_NUMBER,
     MERGE,
     REGISTRATION,
@@ -16,6 +18,7 @@ from toolang_core.hookspecs.rules import (
 from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
+    from toolang_core.agents.pool import AgentPool, PoolHooks, PoolRecords
     from toolang_core.agents.pool_types import PaymentTerms, PoolMember
     from toolang_core.agents.routing import RouteProposal
     from toolang_core.agents.types import AgentDefinition, AgentHealth, AgentSource
@@ -48,6 +51,26 @@ def toolang_route(request: str, agents: Sequence[AgentDefinition]) -> RoutePropo
     """
 
 
+@calling_rule(FIRST_ANSWER, awaited=False)
+@hookspec
+def toolang_agent_pool(
+    runtime: RuntimeView, records: PoolRecords, hooks: PoolHooks
+) -> AgentPool | None:
+    """Provide ``runtime``'s agent pool over ``records``.
+
+    Called whenever the core or a plugin asks for the pool (``runtime.agents.pool()``:
+    ``ask_agent`` reporting an outcome, a team forming, ``toolang agents pool``).
+    ``records`` is the execution store (or, before anything ran, records that read
+    nothing and refuse writes); ``hooks`` calls ``toolang_score_agent``,
+    ``toolang_ping_agents`` and ``toolang_agree_payment`` by their rules — use it
+    rather than calling plugins. Return an object with the methods of
+    :class:`~toolang_core.AgentPool`, or ``None``. The first answer is the pool; a
+    plugin that raises refuses it (the caller's error names the plugin). With no
+    answer there is no pool: delegation reports no outcome and ``toolang agents
+    pool`` says to install toolang-agent-pool, which implements this hook.
+    """
+
+
 @calling_rule(FIRST_NUMBER)
 @hookspec
 def toolang_score_agent(member: PoolMember, capability: str) -> float | None:
@@ -67,12 +90,12 @@ def toolang_ping_agents(
 ) -> Mapping[str, AgentHealth] | None:
     """Check now whether the remote agents you provide still answer (their heartbeat).
 
-    Called by the agent pool on a schedule — the serving runtime's upkeep, at most every
-    ``[plugins.agent-pool] ping_seconds`` — with every active remote agent, from a worker
-    thread (blocking I/O is fine; answer within a few seconds). Return the health of
-    the agents you can check, by name (state ``ok`` or ``unreachable``, a detail, when
-    checked), or ``None``. The answers of every plugin are merged; an agent nobody
-    answers for keeps what the pool knew.
+    Called for the agent pool (toolang-agent-pool) on a schedule — the serving
+    runtime's upkeep, at most every ``[plugins.agent-pool] ping_seconds`` — with every
+    active remote agent, from a worker thread (blocking I/O is fine; answer within a
+    few seconds). Return the health of the agents you can check, by name (state ``ok``
+    or ``unreachable``, a detail, when checked), or ``None``. The answers of every
+    plugin are merged; an agent nobody answers for keeps what the pool knew.
     """
 
 

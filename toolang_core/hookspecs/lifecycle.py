@@ -66,11 +66,12 @@ def toolang_upkeep(runtime: RuntimeView) -> Awaitable[None] | None:
     """Look after your plugin's state while a runtime serves.
 
     Called by the serving runtime at start-up and after every scheduler heartbeat,
-    after the core's own upkeep (task runs ended unnoticed, expired approvals, remote
-    agents' pings when due) — e.g. toolang-teams replaces unhealthy members of active
-    teams here. ``runtime.store`` is the served store. Return ``None`` or an awaitable
-    the runtime awaits; keep it short (the next upkeep waits for this one). An
-    exception is logged against the plugin; the others still run and the runtime goes on.
+    after the core's own upkeep (task runs ended unnoticed, expired approvals) — e.g.
+    toolang-agent-pool pings the remote agents when due (first: ``tryfirst``) and
+    toolang-teams replaces unhealthy members of active teams here. ``runtime.store`` is
+    the served store. Return ``None`` or an awaitable the runtime awaits; keep it short
+    (the next upkeep waits for this one). An exception is logged against the plugin;
+    the others still run and the runtime goes on.
     """
 
 

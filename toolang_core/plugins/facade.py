@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import structlog
 
+from toolang_core.errors import ToolangError
 from toolang_core.hookspecs import TOOL_CHAIN, TOOL_CHAIN_STAGES, guards, lifecycle
 from toolang_core.hookspecs.combiners import Terms
 from toolang_core.hookspecs.rules import HOOK_RULES, REGISTRATION, HookFailure
@@ -270,6 +271,20 @@ class Hooks(HookRunner):
         return found + [(f.plugin, RuntimeError(f.error)) for f in done.failures]
 
     # the agent pool (and teams, through it)
+
+    def agent_pool(self, runtime: RuntimeView, records: Any, hooks: Any) -> Any:
+        """The first ``toolang_agent_pool`` answer: the pool over ``records`` (``None``:
+        no plugin provides one).
+
+        :raises ToolangError: naming the plugin whose provider raised (the rule refuses).
+        """
+        done = self.call("toolang_agent_pool", runtime=runtime, records=records, hooks=hooks)
+        if done.refused is not None:
+            raise ToolangError(
+                f"plugin {done.refused.plugin!r} failed to provide the agent pool "
+                f"(toolang_agent_pool): {done.refused.error}"
+            )
+        return None if done.decided is None else done.decided[1]
 
     def score_agent(self, member: Any, capability: str) -> float | None:
         """The first score a ``toolang_score_agent`` plugin gives ``member`` for

@@ -1,7 +1,7 @@
 """What a serving runtime looks after at start-up and after every scheduler heartbeat:
-task runs whose turn ended unnoticed, approval requests whose turn ended, the remote
-agents' pings when due, then the plugins' own upkeep (``toolang_upkeep``: e.g.
-toolang-teams replaces unhealthy members of active teams).
+task runs whose turn ended unnoticed, approval requests whose turn ended, then the
+plugins' own upkeep (``toolang_upkeep``: e.g. toolang-agent-pool pings the remote agents
+when due, toolang-teams replaces unhealthy members of active teams).
 
 Each part logs its failure and never raises: one failing part does not stop the others
 or the runtime. Imports are made on use (start-up and ``toolang --help`` stay cheap).
@@ -16,7 +16,6 @@ import structlog
 from toolang_core.errors import describe_exception
 
 if TYPE_CHECKING:
-    from toolang_core.agents.pool_ping import PingSchedule
     from toolang_core.runtime.runtime import Runtime
 
 log = structlog.get_logger("toolang.runtime")
@@ -26,7 +25,6 @@ async def upkeep(runtime: Runtime) -> None:
     """Every part below, in this order."""
     await sweep_task_runs(runtime)
     sweep_approvals(runtime)
-    await ping_agents(runtime)
     await plugins_upkeep(runtime)
 
 
@@ -51,28 +49,6 @@ def sweep_approvals(runtime: Runtime) -> None:
         return
     if expired:
         log.info("approval.expired", approvals=[a.id for a in expired])
-
-
-async def ping_agents(runtime: Runtime) -> None:
-    """Ping the remote agents when due (``[plugins.agent-pool] ping_seconds``) and store
-    what was found in the agent pool."""
-    from toolang_core.agents.pool import pool_for
-    from toolang_core.agents.pool_ping import PingSchedule
-
-    if runtime.store is None:
-        return
-
-    def schedule() -> PingSchedule:
-        settings = runtime.settings.get("agent-pool")
-        return PingSchedule(settings.ping_seconds if settings is not None else 30.0)
-
-    pings = runtime.plugin_state("toolang:pool_ping", schedule)
-    if not pings.due():
-        return
-    try:
-        await pings.run(runtime, pool_for(runtime, runtime.store))
-    except Exception as exc:
-        log.warning("pool.ping_failed", error=describe_exception(exc))
 
 
 async def plugins_upkeep(runtime: Runtime) -> None:

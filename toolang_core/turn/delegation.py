@@ -69,8 +69,6 @@ async def ask_agent(
 
 def _report(context: ToolCallContext, agent: str, started: float, error: str | None) -> None:
     """Tell the agent pool how the asked agent did (never fails the call)."""
-    from toolang_core.agents.pool import pool_for
-
     if context.turn is None:
         return
     # The agent executor's turn: its runtime is the core's (the pool calls a hook).
@@ -78,7 +76,7 @@ def _report(context: ToolCallContext, agent: str, started: float, error: str | N
     if runtime.store is None or not runtime.agents.registry.get(agent):
         return
     try:
-        pool_for(runtime).record(
+        runtime.agents.report_outcome(
             agent,
             ok=error is None,
             latency_ms=(time.monotonic() - started) * 1000,

@@ -93,14 +93,14 @@ def test_every_role_has_an_instruction_keywords_and_a_description(runtime):
 
 
 def test_every_role_advertises_capabilities_the_pool_selects_team_workers_by(runtime):
-    from toolang_core.agents.pool import pool_for
+    import toolang_agent_pool
 
-    built = runtime()
+    built = runtime(toolang_agent_pool)
     registry = built.agents.registry
     assert {name: registry.get(name).capabilities for name in ROLE_SCOPES} == ROLE_CAPABILITIES
     store = built.open_store()
     try:
-        pool = pool_for(built, store)
+        pool = built.agents.pool(store)
         research = pool.select("research", 3)
         web = pool.select("Web-Browsing", 3)
     finally:

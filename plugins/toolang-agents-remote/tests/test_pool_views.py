@@ -14,10 +14,9 @@ import time
 from remote_agents_kit import A2AServer
 
 import toolang_agents_remote
+from toolang_agent_pool.pool import StoredPool
 from toolang_agents_remote.calls import CallLog
-from toolang_core import AgentHealth
-from toolang_core.agents.pool import AgentPool
-from toolang_core.agents.pool_types import PoolHealth
+from toolang_core import AgentHealth, PoolHealth
 
 
 def test_a_call_that_found_it_unreachable_does_not_outlive_a_card_read(toolang_runtime):
@@ -38,7 +37,7 @@ def test_a_call_that_found_it_unreachable_does_not_outlive_a_card_read(toolang_r
             # over a record where three calls failed and two pings found it since.
             loaded_at = health.checked_at or time.time()
             clock = iter(loaded_at - 100 + n for n in range(100))
-            pool = AgentPool(
+            pool = StoredPool(
                 store, registry.active, heartbeat=registry.health.get, clock=lambda: next(clock)
             )
             for _ in range(3):

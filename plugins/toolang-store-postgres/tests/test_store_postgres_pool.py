@@ -7,10 +7,9 @@ import threading
 
 from test_store_postgres_runtime import config_text
 
+import toolang_agent_pool
 import toolang_store_postgres
-from toolang_core import AgentDefinition, AgentLoad, hookimpl
-from toolang_core.agents.pool import pool_for
-from toolang_core.agents.pool_types import PoolHealth
+from toolang_core import AgentDefinition, AgentLoad, PoolHealth, hookimpl
 
 
 class Agents:
@@ -34,7 +33,11 @@ class Agents:
 def runtime(toolang_runtime, dsn, schema):
     return toolang_runtime(
         config_text(dsn, schema, ""),
-        plugins={"store-postgres": toolang_store_postgres, "agents": Agents()},
+        plugins={
+            "store-postgres": toolang_store_postgres,
+            "agents": Agents(),
+            "agent-pool": toolang_agent_pool,
+        },
     )
 
 
@@ -45,7 +48,7 @@ def test_two_runtimes_on_one_postgres_store_share_the_pool(
     second = runtime(toolang_runtime, toolang_pg_dsn, toolang_pg_schema)
     stores = [first.open_store(), second.open_store()]
     try:
-        pools = [pool_for(first, stores[0]), pool_for(second, stores[1])]
+        pools = [first.agents.pool(stores[0]), second.agents.pool(stores[1])]
         for _ in range(3):
             pools[0].record("flaky", ok=False, latency_ms=10, error="down")
         assert pools[1].get("flaky").health is PoolHealth.UNHEALTHY
@@ -84,7 +87,7 @@ def test_a_ping_stored_by_one_runtime_is_seen_by_the_other(
     second = runtime(toolang_runtime, toolang_pg_dsn, toolang_pg_schema)
     stores = [first.open_store(), second.open_store()]
     try:
-        pools = [pool_for(first, stores[0]), pool_for(second, stores[1])]
+        pools = [first.agents.pool(stores[0]), second.agents.pool(stores[1])]
         pools[0].beat("good", AgentHealth("unreachable", "ping: refused", time.time()))
         seen = pools[1].get("good")
         assert seen.health is PoolHealth.UNHEALTHY

@@ -1,6 +1,6 @@
 """``toolang teams list|show|disband`` read the real execution store (real subprocesses,
-this plugin and an agent-source plugin really installed). The pool's own commands: the
-core's tests/test_cli_pool.py."""
+this plugin and an agent-source plugin really installed). The pool's own commands:
+toolang-agent-pool's tests/test_cli_pool.py."""
 
 from __future__ import annotations
 
@@ -10,56 +10,19 @@ import json
 import pytest
 
 from toolang_core import TaskRunController
-from toolang_core.config import load_config
-from toolang_core.runtime import Runtime
 from toolang_core.testing.cli import assert_no_traceback, run_toolang
+from toolang_core.testing.pool import POOL_AGENTS_PLUGIN, install_pool_agents, pool_agents_home
 from toolang_teams.coordinator import FormRequest, TeamCoordinator
 
-FIXTURE = """
-from toolang_core import AgentDefinition, AgentLoad, hookimpl
-
-
-class Source:
-    label = "user"
-    name = "fixture"
-
-    def load(self, context):
-        return AgentLoad(definitions=(
-            AgentDefinition(name="assistant"),
-            AgentDefinition(name="good", capabilities=("survey",)),
-            AgentDefinition(name="flaky", capabilities=("survey",)),
-            AgentDefinition(name="fresh", capabilities=("survey",)),
-        ))
-
-
-@hookimpl
-def toolang_agent_sources():
-    return Source()
-"""
-CONFIG = """
-[models]
-default = "scripted"
-"""
-ENV = {"TOOLANG_LOAD_PLUGINS": "test-pool-agents,teams"}
+ENV = {"TOOLANG_LOAD_PLUGINS": f"{POOL_AGENTS_PLUGIN},agent-pool,teams"}
 
 
 @pytest.fixture
 def home(tmp_path, toolang_distribution, monkeypatch):
-    toolang_distribution(
-        "toolang-test-pool-agents",
-        entry_points={"toolang": {"test-pool-agents": "poolfix"}},
-        modules={"poolfix": FIXTURE},
-    )
     monkeypatch.setenv("TOOLANG_LOAD_PLUGINS", ENV["TOOLANG_LOAD_PLUGINS"])
-    (tmp_path / "toolang.toml").write_text(CONFIG)
-    runtime = Runtime.from_config(load_config(tmp_path / "toolang.toml", env=ENV), env=ENV)
+    runtime = pool_agents_home(tmp_path, toolang_distribution, ENV)
     store = runtime.open_store()
     try:
-        pool = runtime.agents.pool(store)
-        for _ in range(4):
-            pool.record("good", ok=True, latency_ms=200)
-        for _ in range(3):
-            pool.record("flaky", ok=False, latency_ms=50, error="model error: overloaded")
         teams = TeamCoordinator(runtime, TaskRunController(store, runtime))
         asyncio.run(
             teams.form(
@@ -105,12 +68,7 @@ def test_in_a_fresh_home_there_is_no_team_and_no_store_is_created(
 ):
     """Before anything ran there is no execution store and no team — not an error
     (exit 4), and no store is created."""
-    toolang_distribution(
-        "toolang-test-pool-agents",
-        entry_points={"toolang": {"test-pool-agents": "poolfix"}},
-        modules={"poolfix": FIXTURE},
-    )
-    (tmp_path / "toolang.toml").write_text(CONFIG)
+    install_pool_agents(tmp_path, toolang_distribution)
     teams = cli(tmp_path, toolang_distribution, "teams", "list", "--json")
     assert (teams.returncode, json.loads(teams.stdout)) == (0, []), teams.stderr
     assert not (tmp_path / ".toolang" / "toolang.db").exists()

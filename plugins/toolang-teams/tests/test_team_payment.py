@@ -21,6 +21,7 @@ from teams_helpers import (
     trust,
 )
 
+import toolang_agent_pool
 from toolang_core import hookimpl
 from toolang_core.config.model import PluginsConfig
 from toolang_core.runtime import Runtime
@@ -53,6 +54,7 @@ def make(tmp_path, *plugins):
         ("scripted", cast.model.plugin()),
         ("tools", Tools()),
         ("agents", Agents(LEAD, W1, W2, W3, SPARE)),
+        ("agent-pool", toolang_agent_pool),
         ("recorder", recorder),
         *plugins,
     ]

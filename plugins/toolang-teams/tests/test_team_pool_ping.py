@@ -5,60 +5,24 @@ pings alone: the core's tests/test_pool_ping.py)."""
 from __future__ import annotations
 
 import asyncio
-import time
 
 from teams_helpers import LEAD, W1, W2, W3, coordinator, team_runtime
 
-from toolang_core import AgentDefinition, AgentHealth, AgentLoad, PoolHealth, hookimpl
-from toolang_core.agents.pool_ping import PingSchedule
+from toolang_agent_pool.ping import PingSchedule
 from toolang_core.testing.cast import Cast
+from toolang_core.testing.pool import ManualClock, PingedRemote, assert_found_far_unreachable
 from toolang_teams.coordinator import FormRequest
 from toolang_teams.types import Strategy
 
-FAR = AgentDefinition(name="far", capabilities=("survey",), origin="http://far.test")
 
-
-class Remote:
-    """A remote agent source whose agent ``far`` answers pings with ``state``."""
-
-    label = "remote"
-    name = "test-remote"
-
-    def __init__(self) -> None:
-        self.state = "ok"
-        self.asked: list[list[str]] = []
-
-    def load(self, context: object) -> AgentLoad:
-        card = AgentHealth("ok", "card read at load", time.time())
-        return AgentLoad(definitions=[FAR], health={"far": card})
-
-    @hookimpl
-    def toolang_agent_sources(self) -> Remote:
-        return self
-
-    @hookimpl
-    def toolang_ping_agents(self, agents, runtime):
-        self.asked.append([a.name for a in agents])
-        found = AgentHealth(self.state, f"ping: {self.state}", time.time())
-        return {"far": found, "w1": AgentHealth("unreachable", "not asked about")}
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def remote_runtime(tmp_path, remote: Remote):
+def remote_runtime(tmp_path, remote: PingedRemote):
     return team_runtime(tmp_path, Cast(), agents=(LEAD, W1, W2, W3), plugins=[("remote", remote)])
 
 
 def test_a_ping_finding_a_remote_member_unreachable_gets_it_swept_out_of_its_team(tmp_path):
-    remote = Remote()
+    remote = PingedRemote()
     runtime, recorder = remote_runtime(tmp_path, remote)
-    clock = Clock()
+    clock = ManualClock()
 
     async def scenario():
         async with coordinator(runtime) as teams:
@@ -84,12 +48,7 @@ def test_a_ping_finding_a_remote_member_unreachable_gets_it_swept_out_of_its_tea
 
     team, before, found, after, swept = asyncio.run(scenario())
     assert [m.name for m in team.active()] == ["lead", "far", "w1", "w2"]
-    assert before.health is PoolHealth.HEALTHY  # the card read at load
-    assert remote.asked == [["far"]]  # only remote agents are pinged
-    assert set(found) == {"far"}  # an answer about an agent not asked about is ignored
-    assert after.health is PoolHealth.UNHEALTHY
-    assert after.stats.last_error == "card fetch: unreachable ping: unreachable"
-    assert after.stats.total_calls == 0  # a ping is not a call
+    assert_found_far_unreachable(remote, before, found, after)
     left = next(m for m in swept.members if m.name == "far")
     assert (left.status, left.left_reason) == ("left", "unhealthy in the agent pool")
     assert [m.name for m in swept.active()] == ["lead", "w1", "w2", "w3"]

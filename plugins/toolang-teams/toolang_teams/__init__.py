@@ -1,11 +1,12 @@
 """toolang-teams: teams of agents from the agent pool, and ``toolang teams``.
 
-A leader and workers chosen from the core's agent pool (``runtime.agents.pool()``) by
-capability, health and trust work one goal: every worker's task is a task run on the
-runtime's one controller, the answers are resolved by the team's strategy and
-recorded with every candidate (docs/teams.md). The plugin contributes the model-facing
-``team_*`` tools (owned by the automator role), the ``toolang teams`` command, and the
-health sweep of active teams at every upkeep of a serving runtime.
+A leader and workers chosen from the agent pool (``runtime.agents.pool()``, which
+toolang-agent-pool provides) by capability, health and trust work one goal: every
+worker's task is a task run on the runtime's one controller, the answers are resolved
+by the team's strategy and recorded with every candidate (docs/teams.md). The plugin
+contributes the model-facing ``team_*`` tools (owned by the automator role), the
+``toolang teams`` command, and the health sweep of active teams at every upkeep of a
+serving runtime.
 """
 
 from __future__ import annotations

@@ -6,15 +6,22 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from taskrun_helpers import make_runtime
-from test_taskrun_tools import run_turn
+from pool_helpers import pool_runtime
 
-from toolang_core import AgentDefinition, AgentHealth, SpawnRequest, TaskRunController
-from toolang_core.agents.pool import AgentPool, Price, health_of, pool_for, trust_score
-from toolang_core.agents.pool_types import AgentStats, HealthPolicy, PoolHealth
+from toolang_agent_pool.pool import StoredPool
+from toolang_agent_pool.stats import HealthPolicy, Price, health_of, trust_score
+from toolang_core import (
+    AgentDefinition,
+    AgentHealth,
+    AgentStats,
+    PoolHealth,
+    SpawnRequest,
+    TaskRunController,
+)
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.testing.cast import Cast
-from toolang_core.testing.models import text, tool_call
+from toolang_core.testing.delegation import asking_cast, run_turn
+from toolang_core.testing.models import text
 
 AGENTS = (
     AgentDefinition(name="ann", capabilities=("review",)),
@@ -40,8 +47,8 @@ def store(tmp_path):
     opened.close()
 
 
-def make_pool(store, **kw) -> AgentPool:
-    return AgentPool(store, lambda: AGENTS, clock=Clock(), **kw)
+def make_pool(store, **kw) -> StoredPool:
+    return StoredPool(store, lambda: AGENTS, clock=Clock(), **kw)
 
 
 def test_an_agent_never_called_is_unknown_with_a_neutral_trust(store):
@@ -187,7 +194,7 @@ def test_concurrent_writers_lose_no_outcome(tmp_path):
 
 def test_finished_task_runs_update_their_agents_statistics(tmp_path):
     cast = Cast(researcher=[text("tides follow the moon")], writer=lambda r: 1 / 0)
-    runtime = make_runtime(tmp_path, cast)
+    runtime = pool_runtime(tmp_path, cast)
 
     async def scenario() -> None:
         store = runtime.open_store()
@@ -202,7 +209,7 @@ def test_finished_task_runs_update_their_agents_statistics(tmp_path):
     asyncio.run(scenario())
     store = runtime.open_store()
     try:
-        pool = pool_for(runtime, store)
+        pool = runtime.agents.pool(store)
         assert pool.get("researcher").stats.total_calls == 1
         assert pool.get("researcher").health is PoolHealth.HEALTHY
         writer = pool.get("writer")
@@ -214,18 +221,11 @@ def test_finished_task_runs_update_their_agents_statistics(tmp_path):
 
 
 def test_ask_agent_updates_the_asked_agents_statistics(tmp_path):
-    cast = Cast(
-        assistant=[
-            tool_call("ask_agent", {"agent": "researcher", "request": "tides?"}),
-            text("ok"),
-        ],
-        researcher=[text("the moon")],
-    )
-    runtime = make_runtime(tmp_path, cast)
+    runtime = pool_runtime(tmp_path, asking_cast())
     run_turn(runtime, "ask")
     store = runtime.open_store()
     try:
-        assert pool_for(runtime, store).get("researcher").stats.successes == 1
+        assert runtime.agents.pool(store).get("researcher").stats.successes == 1
     finally:
         store.close()
 
@@ -239,7 +239,7 @@ def test_a_remote_agents_card_fetch_is_its_heartbeat(store):
         "far": AgentHealth("ok", checked_at=1500.0),
         "gone": AgentHealth("unreachable", "connection refused", checked_at=1500.0),
     }
-    pool = AgentPool(store, lambda: remote, heartbeat=beats.get, clock=Clock())
+    pool = StoredPool(store, lambda: remote, heartbeat=beats.get, clock=Clock())
     for _ in range(3):
         pool.record("gone", ok=True, latency_ms=10)
     far, gone = pool.members()

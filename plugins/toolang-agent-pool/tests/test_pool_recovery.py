@@ -11,21 +11,14 @@ from __future__ import annotations
 
 import pytest
 
-from toolang_core import AgentDefinition, AgentHealth
-from toolang_core.agents.pool import AgentPool
-from toolang_core.agents.pool_types import HealthPolicy, PoolHealth
+from toolang_agent_pool.pool import StoredPool
+from toolang_agent_pool.stats import HealthPolicy
+from toolang_core import AgentDefinition, AgentHealth, PoolHealth
 from toolang_core.store.sqlite import SQLiteStore
+from toolang_core.testing.pool import ManualClock
 
 FAR = AgentDefinition(name="far", capabilities=("survey",), source="remote", origin="http://far")
 RANK = {PoolHealth.UNHEALTHY: 0, PoolHealth.DEGRADED: 1, PoolHealth.HEALTHY: 2}
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
@@ -40,9 +33,9 @@ class Far:
     process's registry read of its card found (``None``: nothing)."""
 
     def __init__(self, store: SQLiteStore, policy: HealthPolicy | None = None) -> None:
-        self.clock = Clock()
+        self.clock = ManualClock(1000.0)
         self.loaded: AgentHealth | None = None
-        self.pool = AgentPool(
+        self.pool = StoredPool(
             store,
             lambda: [FAR],
             heartbeat=lambda name: self.loaded,

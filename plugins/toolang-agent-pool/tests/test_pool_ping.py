@@ -12,13 +12,19 @@ import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 
-from taskrun_helpers import Cast, make_runtime
+from pool_helpers import pool_runtime
 
-from toolang_core import AgentDefinition, AgentHealth, AgentLoad, AgentPool, hookimpl
-from toolang_core.agents.pool import pool_for
-from toolang_core.agents.pool_ping import PingSchedule
-from toolang_core.agents.pool_types import PoolHealth
+from toolang_agent_pool.ping import PingSchedule
+from toolang_agent_pool.pool import StoredPool
+from toolang_core import AgentDefinition, AgentHealth, AgentLoad, PoolHealth, hookimpl
 from toolang_core.runtime import Runtime
+from toolang_core.testing.cast import Cast
+from toolang_core.testing.pool import (
+    FAR,
+    ManualClock,
+    PingedRemote,
+    assert_found_far_unreachable,
+)
 from toolang_core.testing.runtimes import serving
 
 LEAD = AgentDefinition(name="lead", description="leads the team")
@@ -26,60 +32,33 @@ W1 = AgentDefinition(name="w1", capabilities=("survey",))
 W2 = AgentDefinition(name="w2", capabilities=("survey",))
 W3 = AgentDefinition(name="w3", capabilities=("survey",))
 
-FAR = AgentDefinition(name="far", capabilities=("survey",), origin="http://far.test")
 
-
-class Remote:
-    """A remote agent source whose agent ``far`` answers pings with ``state``."""
-
-    label = "remote"
-    name = "test-remote"
-
-    def __init__(self) -> None:
-        self.state = "ok"
-        self.asked: list[list[str]] = []
-
-    def load(self, context: object) -> AgentLoad:
-        card = AgentHealth("ok", "card read at load", time.time())
-        return AgentLoad(definitions=[FAR], health={"far": card})
-
-    @hookimpl
-    def toolang_agent_sources(self) -> Remote:
-        return self
-
-    @hookimpl
-    def toolang_ping_agents(self, agents, runtime):
-        self.asked.append([a.name for a in agents])
-        found = AgentHealth(self.state, f"ping: {self.state}", time.time())
-        return {"far": found, "w1": AgentHealth("unreachable", "not asked about")}
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def remote_runtime(tmp_path, remote: Remote) -> tuple[Runtime, None]:
-    runtime = make_runtime(
+def remote_runtime(tmp_path, remote: PingedRemote) -> tuple[Runtime, None]:
+    runtime = pool_runtime(
         tmp_path, Cast(), agents=(LEAD, W1, W2, W3), plugins=[("remote", remote)]
     )
     return runtime, None
 
 
+def far_runtime(tmp_path) -> tuple[PingedRemote, Runtime, ManualClock]:
+    """A runtime whose remote agent ``far`` answers pings as the test says, and a clock
+    for the ping schedule."""
+    remote = PingedRemote()
+    runtime, _ = remote_runtime(tmp_path, remote)
+    return remote, runtime, ManualClock()
+
+
 @contextlib.asynccontextmanager
-async def pool_of(runtime: Runtime) -> AsyncIterator[AgentPool]:
+async def pool_of(runtime: Runtime) -> AsyncIterator[StoredPool]:
     """The serving runtime's agent pool."""
     async with serving(runtime, sources=()):
-        yield runtime.agents.pool()
+        pool = runtime.agents.pool()
+        assert isinstance(pool, StoredPool)
+        yield pool
 
 
 def test_a_ping_finding_a_remote_agent_unreachable_makes_it_unhealthy(tmp_path):
-    remote = Remote()
-    runtime, _ = remote_runtime(tmp_path, remote)
-    clock = Clock()
+    remote, runtime, clock = far_runtime(tmp_path)
 
     async def scenario():
         async with pool_of(runtime) as pool:
@@ -91,18 +70,11 @@ def test_a_ping_finding_a_remote_agent_unreachable_makes_it_unhealthy(tmp_path):
             return before, found, pool.get("far")
 
     before, found, after = asyncio.run(scenario())
-    assert before.health is PoolHealth.HEALTHY  # the card read at load
-    assert remote.asked == [["far"]]  # only remote agents are pinged
-    assert set(found) == {"far"}  # an answer about an agent not asked about is ignored
-    assert after.health is PoolHealth.UNHEALTHY
-    assert after.stats.last_error == "card fetch: unreachable ping: unreachable"
-    assert after.stats.total_calls == 0  # a ping is not a call
+    assert_found_far_unreachable(remote, before, found, after)
 
 
 def test_a_ping_finding_it_again_brings_a_remote_agent_back(tmp_path):
-    remote = Remote()
-    runtime, _ = remote_runtime(tmp_path, remote)
-    clock = Clock()
+    remote, runtime, clock = far_runtime(tmp_path)
 
     async def scenario():
         async with pool_of(runtime) as pool:
@@ -136,9 +108,7 @@ def test_a_ping_finding_it_again_brings_a_remote_agent_back(tmp_path):
 
 
 def test_pings_run_only_when_due(tmp_path):
-    remote = Remote()
-    runtime, _ = remote_runtime(tmp_path, remote)
-    clock = Clock()
+    remote, runtime, clock = far_runtime(tmp_path)
 
     async def scenario():
         async with pool_of(runtime) as pool:
@@ -161,7 +131,7 @@ def test_pings_run_only_when_due(tmp_path):
     assert shown["heartbeat"] == "ok" and shown["heartbeat_at"] == stats.heartbeat_at
 
 
-class SlowRemote(Remote):
+class SlowRemote(PingedRemote):
     """A remote source whose first card read is slow (a loaded machine) and finds
     ``far`` gone; it ends when another read begins, or after half a second. A later
     read would find ``far`` again."""
@@ -195,11 +165,24 @@ def test_a_pool_built_while_the_registry_is_read_at_start_up_sees_that_same_read
         with ThreadPoolExecutor(max_workers=1) as worker:
             startup = worker.submit(runtime.agents.report_unmatched)  # as prepare() does
             assert remote.first.wait(60)  # its read has begun
-            meanwhile = pool_for(runtime, store).get("far")
+            meanwhile = runtime.agents.pool(store).get("far")
             startup.result(timeout=60)
-        later = pool_for(runtime, store).get("far")
+        later = runtime.agents.pool(store).get("far")
     finally:
         store.close()
     assert remote.reads == 1
     assert meanwhile is not None and later is not None
     assert meanwhile.health is later.health is PoolHealth.UNHEALTHY
+
+
+class OtherUpkeep:
+    @hookimpl
+    async def toolang_upkeep(self, runtime):
+        return None
+
+
+def test_the_pings_run_before_every_other_plugins_upkeep(tmp_path):
+    """A team sweep (toolang-teams' upkeep) sees what this upkeep's pings found: the
+    pool's upkeep is called first, whatever was registered after it."""
+    runtime = pool_runtime(tmp_path, Cast(), plugins=[("other", OtherUpkeep())])
+    assert runtime.plugins.implementations("toolang_upkeep")[0] == "agent-pool"

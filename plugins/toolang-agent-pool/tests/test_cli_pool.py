@@ -1,5 +1,6 @@
 """``toolang agents pool`` and the doctor's pool check read the real execution store
-(real subprocesses, a real installed plugin). ``toolang teams``: toolang-teams' tests."""
+(real subprocesses, this plugin and an agent-source plugin really installed).
+``toolang teams``: toolang-teams' tests."""
 
 from __future__ import annotations
 
@@ -7,58 +8,16 @@ import json
 
 import pytest
 
-from toolang_core.agents.pool import pool_for
-from toolang_core.config import load_config
-from toolang_core.runtime import Runtime
 from toolang_core.testing.cli import assert_no_traceback, run_toolang
+from toolang_core.testing.pool import POOL_AGENTS_PLUGIN, install_pool_agents, pool_agents_home
 
-FIXTURE = """
-from toolang_core import AgentDefinition, AgentLoad, hookimpl
-
-
-class Source:
-    label = "user"
-    name = "fixture"
-
-    def load(self, context):
-        return AgentLoad(definitions=(
-            AgentDefinition(name="assistant"),
-            AgentDefinition(name="good", capabilities=("survey",)),
-            AgentDefinition(name="flaky", capabilities=("survey",)),
-            AgentDefinition(name="fresh", capabilities=("survey",)),
-        ))
-
-
-@hookimpl
-def toolang_agent_sources():
-    return Source()
-"""
-CONFIG = """
-[models]
-default = "scripted"
-"""
-ENV = {"TOOLANG_LOAD_PLUGINS": "test-pool-agents"}
+ENV = {"TOOLANG_LOAD_PLUGINS": f"{POOL_AGENTS_PLUGIN},agent-pool"}
 
 
 @pytest.fixture
 def home(tmp_path, toolang_distribution, monkeypatch):
-    toolang_distribution(
-        "toolang-test-pool-agents",
-        entry_points={"toolang": {"test-pool-agents": "poolfix"}},
-        modules={"poolfix": FIXTURE},
-    )
-    monkeypatch.setenv("TOOLANG_LOAD_PLUGINS", "test-pool-agents")
-    (tmp_path / "toolang.toml").write_text(CONFIG)
-    runtime = Runtime.from_config(load_config(tmp_path / "toolang.toml", env=ENV), env=ENV)
-    store = runtime.open_store()
-    try:
-        pool = pool_for(runtime, store)
-        for _ in range(4):
-            pool.record("good", ok=True, latency_ms=200)
-        for _ in range(3):
-            pool.record("flaky", ok=False, latency_ms=50, error="model error: overloaded")
-    finally:
-        store.close()
+    monkeypatch.setenv("TOOLANG_LOAD_PLUGINS", ENV["TOOLANG_LOAD_PLUGINS"])
+    pool_agents_home(tmp_path, toolang_distribution, ENV)
     return tmp_path
 
 
@@ -106,12 +65,7 @@ def test_in_a_fresh_home_the_pool_shows_every_agent_health_unknown(
 ):
     """Before anything ran there is no execution store: the pool is every agent, never
     called — not an error (exit 4), and no store is created."""
-    toolang_distribution(
-        "toolang-test-pool-agents",
-        entry_points={"toolang": {"test-pool-agents": "poolfix"}},
-        modules={"poolfix": FIXTURE},
-    )
-    (tmp_path / "toolang.toml").write_text(CONFIG)
+    install_pool_agents(tmp_path, toolang_distribution)
     pool = cli(tmp_path, toolang_distribution, "agents", "pool", "--json")
     assert pool.returncode == 0, pool.stderr
     members = json.loads(pool.stdout)["members"]

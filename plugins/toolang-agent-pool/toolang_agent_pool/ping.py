@@ -2,9 +2,10 @@
 
 A remote agent's source reads its card when the registry loads (start-up, every CLI
 command); a long-lived runtime would otherwise never notice it going away, or coming
-back, between calls. The serving runtime's upkeep asks the ``toolang_ping_agents``
-plugins about every active remote agent at most every ``ping_seconds`` and stores each
-answer in the pool (:meth:`AgentPool.beat`), where every runtime on the store sees it.
+back, between calls. At the serving runtime's upkeep this plugin asks the
+``toolang_ping_agents`` plugins (through the core's hooks) about every active remote
+agent at most every ``ping_seconds`` and stores each answer in the pool
+(:meth:`StoredPool.beat`), where every runtime on the store sees it.
 """
 
 from __future__ import annotations
@@ -16,11 +17,9 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from toolang_core.agents.pool import AgentPool
-
 if TYPE_CHECKING:
-    from toolang_core.agents.types import AgentHealth
-    from toolang_core.runtime_parts import CoreRuntime
+    from toolang_agent_pool.pool import StoredPool
+    from toolang_core import AgentHealth, RuntimeView
 
 log = structlog.get_logger("toolang.pool")
 
@@ -39,16 +38,21 @@ class PingSchedule:
         """Whether a ping is due now (``every`` 0 or less: never)."""
         return self.every > 0 and self.clock() - self.last >= self.every
 
-    async def run(self, runtime: CoreRuntime, pool: AgentPool) -> dict[str, AgentHealth]:
-        """Ping every active remote agent if due; store and return what was found
-        (``{}`` when not due or there is no remote agent)."""
+    async def run(self, runtime: RuntimeView, pool: StoredPool) -> dict[str, AgentHealth]:
+        """Ping every active remote agent if due (the ``toolang_ping_agents`` plugins,
+        called by the core's hooks the pool was given); store and return what was
+        found (``{}`` when not due or there is no remote agent).
+
+        :raises ValueError: when ``pool`` was made without the core's hooks."""
+        if pool.hooks is None:
+            raise ValueError("pinging needs a runtime's pool (made with the core's hooks)")
         if not self.due():
             return {}
         self.last = self.clock()
         remote = [d for d in runtime.agents.registry.active() if d.source == "remote"]
         if not remote:
             return {}
-        found = await asyncio.to_thread(runtime.hooks.ping_agents, remote, runtime)
+        found = await asyncio.to_thread(pool.hooks.ping_agents, remote, runtime)
         known = {d.name for d in remote}
         for name, health in found.items():
             if name not in known:  # a plugin answering for an agent it was not asked about

@@ -1,4 +1,4 @@
-"""The built-in pool observer: every finished task run updates its agent's statistics.
+"""The pool's task-run observer: every finished task run updates its agent's statistics.
 
 Task runs are how ``start_task_run``, ``agent_spawn`` and team work delegate, so one
 observer covers them all (``ask_agent`` reports from the tool itself). A run that was
@@ -11,20 +11,16 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from toolang_core.agents.pool import pool_for
-from toolang_core.markers import hookimpl
-from toolang_core.taskruns.types import TaskRunStatus
+from toolang_core import TaskRunStatus
 
 if TYPE_CHECKING:
-    from toolang_core.plugins.registrars import RegisterSettings
-    from toolang_core.runtime_parts import CoreRuntime
-    from toolang_core.taskruns.types import TaskRun
+    from toolang_core import RuntimeView, TaskRun
 
 
 @attrs.frozen
 class PoolSettings:
     """``[plugins.agent-pool]``: prices per call by agent name (in ``currency``), the
-    health policy's thresholds (see :class:`~toolang_core.agents.pool_types.HealthPolicy`)
+    health policy's thresholds (see :class:`~toolang_agent_pool.stats.HealthPolicy`)
     and how often a serving runtime pings the remote agents (``ping_seconds``; 0: only
     the card fetch at load); ``recover_after`` pings in a row that reach an agent
     unhealthy by its failures make it degraded again."""
@@ -38,13 +34,8 @@ class PoolSettings:
     recover_after: int = 2
 
 
-@hookimpl
-def toolang_register_settings(register: RegisterSettings) -> None:
-    register(PoolSettings)
-
-
-@hookimpl
-def toolang_observe_task_run(run: TaskRun, runtime: CoreRuntime) -> None:
+def observe(run: TaskRun, runtime: RuntimeView) -> None:
+    """Count ``run``'s outcome for its agent (completed or failed; not canceled)."""
     if run.status not in (TaskRunStatus.COMPLETED, TaskRunStatus.FAILED):
         return
     agent = run.agent_name or runtime.config.agents.default
@@ -54,10 +45,10 @@ def toolang_observe_task_run(run: TaskRun, runtime: CoreRuntime) -> None:
     error = "" if ok else (run.error or run.outcome or "failed")
     store = runtime.store
     if store is not None:
-        pool_for(runtime, store).record(agent, ok=ok, latency_ms=latency_ms, error=error)
+        runtime.agents.pool(store).record(agent, ok=ok, latency_ms=latency_ms, error=error)
         return
     opened = runtime.open_store()  # a CLI process (a cancel, a sweep) has no served store
     try:
-        pool_for(runtime, opened).record(agent, ok=ok, latency_ms=latency_ms, error=error)
+        runtime.agents.pool(opened).record(agent, ok=ok, latency_ms=latency_ms, error=error)
     finally:
         opened.close()
