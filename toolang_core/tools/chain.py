@@ -32,6 +32,7 @@ from toolang_core.tools.stages import (
     filter_tool_result,
     refused_tool_call,
 )
+from toolang_core.tools.time_limit import armed
 from toolang_core.tools.types import (
     AskApproval,
     Block,
@@ -293,17 +294,17 @@ class ToolChain:
         params = {**call.params, "context": ctx} if tool.takes_context else call.params
         try:
             if self._is_async(tool):
-                async with asyncio.timeout(self.timeout_seconds):
+                async with armed(self.timeout_seconds):
                     output = await tool.function(**params)
             elif tool.blocking:
-                async with asyncio.timeout(self.timeout_seconds):
+                async with armed(self.timeout_seconds):
                     output = await asyncio.to_thread(tool.function, **params)
             else:
                 # Inline: a timeout could not interrupt it anyway, and arming one costs
                 # more than a quick tool does.
                 output = tool.function(**params)
                 if _awaitable(output):
-                    async with asyncio.timeout(self.timeout_seconds):
+                    async with armed(self.timeout_seconds):
                         output = await output
         except TimeoutError:
             return ToolResult(
