@@ -107,7 +107,9 @@ def test_the_answer_becomes_the_tool_result_and_the_turn_goes_on(tmp_path):
 def test_a_choice_is_matched_ignoring_case_and_a_wrong_one_is_refused(tmp_path):
     model = ScriptedModel(
         [
-            tool_call("ask_person", {"question": "Window or aisle?", "choices": ["window", "aisle"]}),
+            tool_call(
+                "ask_person", {"question": "Window or aisle?", "choices": ["window", "aisle"]}
+            ),
             text("ok"),
         ]
     )
