@@ -1,7 +1,8 @@
 """Real `toolang run` processes serving A2A on loopback, for the tests and the bench.
 
 The model is a test plugin installed as a real distribution: it answers
-``echo: <the last user message>``; a message containing ``slow`` makes it wait a minute
+``echo: <the last user message>``; ``ask:{json}`` makes it call ``ask_person`` with
+those parameters; a message containing ``slow`` makes it wait a minute
 first (something to cancel), and ``delegate:NAME:TEXT`` makes it call ``ask_agent``.
 """
 
@@ -41,6 +42,9 @@ class Echo:
             if tool == "agent_spawn":
                 params = {"agent": agent, "instruction": ask}
             return ModelResponse(tool_calls=(ToolCall("c1", tool, params),), model="echo")
+        if text.startswith("ask:"):
+            params = json.loads(text[4:])
+            return ModelResponse(tool_calls=(ToolCall("q1", "ask_person", params),), model="echo")
         if text.startswith("tool:"):
             return ModelResponse(
                 tool_calls=(ToolCall("n1", "kit_note", {"text": text[5:]}),), model="echo"

@@ -52,6 +52,7 @@ from toolang_core import (
     trace_context_meta,
     trace_context_of,
 )
+from toolang_source_a2a import questions
 from toolang_source_a2a.restarts import META_KEY, not_resumed
 from toolang_source_a2a.tasks import (
     FINAL,
@@ -114,16 +115,7 @@ class StoreRequestHandler(RequestHandler):
         caller = caller_of(context)
         if not message.message_id:
             raise InvalidParamsError(message="message.messageId is required")
-        texts = []
-        for part in message.parts:
-            if part.WhichOneof("content") != "text":
-                raise ContentTypeNotSupportedError(
-                    message="this agent accepts text parts only (text/plain)"
-                )
-            texts.append(part.text)
-        text = "\n".join(texts).strip()
-        if not text:
-            raise InvalidParamsError(message="message.parts must hold some text")
+        text = text_of(message)
         if message.task_id:
             earlier = self._own_turn(message.task_id, context)
             thread = earlier.thread_id
@@ -131,6 +123,8 @@ class StoreRequestHandler(RequestHandler):
                 raise InvalidParamsError(
                     message=f"contextId {message.context_id!r} is not task {earlier.id!r}'s"
                 )
+            if questions.open_question(self.inbox.store, earlier) is not None:
+                return await self._answer(earlier, text, caller)
         else:
             ctx = message.context_id or new_id()
             if not _CONTEXT.match(ctx):
@@ -171,6 +165,20 @@ class StoreRequestHandler(RequestHandler):
         except SubmitRejected as exc:
             raise InvalidParamsError(message=f"not accepted: {exc}") from None
         return self.inbox.get(turn_id)
+
+    async def _answer(self, turn: TurnRequest, text: str, caller: str) -> TurnRequest:
+        """The caller's reply to a task waiting on a question is the answer: recorded,
+        then the turn, once it took it (or ``wait_seconds`` passed)."""
+        waiting = questions.open_question(self.inbox.store, turn)
+        assert waiting is not None
+        answered = questions.answer(self.inbox.store, waiting, text, caller)
+        await questions.moved_on(
+            self.inbox.store,
+            answered,
+            poll_seconds=self.settings.poll_seconds,
+            timeout=self.settings.wait_seconds,
+        )
+        return self.inbox.get(turn.id)
 
     async def _spawn(
         self,
@@ -219,13 +227,22 @@ class StoreRequestHandler(RequestHandler):
             turn = self.inbox.get(turn.id)
         return turn
 
+    def _task(self, turn: TurnRequest, *, history: bool = True) -> Task:
+        """``turn`` as a task; one waiting on a question shows it as its status text."""
+        waiting = questions.open_question(self.inbox.store, turn)
+        asked = questions.asking(waiting) if waiting is not None else None
+        task = task_of(turn, history=history, question=asked)
+        if waiting is not None:
+            questions.describe(task, waiting)
+        return task
+
     async def on_message_send(
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> Task | Message:
         turn = await self._submit(params, context)
         if not params.configuration.return_immediately:
             turn = await self._settle(turn, self.settings.wait_seconds)
-        return task_of(turn)
+        return self._task(turn)
 
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext
@@ -245,7 +262,7 @@ class StoreRequestHandler(RequestHandler):
 
     async def _follow(self, turn: TurnRequest) -> AsyncGenerator[Any]:
         """The task, then a status update at every change, the answer, the end."""
-        yield task_of(turn)
+        yield self._task(turn)
         last = status_of(turn).state
         while True:
             if is_final(turn):
@@ -253,7 +270,7 @@ class StoreRequestHandler(RequestHandler):
                 if artifact is not None:
                     yield TaskArtifactUpdateEvent(
                         task_id=turn.id,
-                        context_id=task_of(turn, history=False).context_id,
+                        context_id=self._task(turn, history=False).context_id,
                         artifact=artifact,
                         last_chunk=True,
                     )
@@ -266,9 +283,8 @@ class StoreRequestHandler(RequestHandler):
                 yield self._update(turn)
             last = state
 
-    @staticmethod
-    def _update(turn: TurnRequest) -> TaskStatusUpdateEvent:
-        task = task_of(turn, history=False)
+    def _update(self, turn: TurnRequest) -> TaskStatusUpdateEvent:
+        task = self._task(turn, history=False)
         return TaskStatusUpdateEvent(
             task_id=task.id, context_id=task.context_id, status=task.status
         )
@@ -276,7 +292,7 @@ class StoreRequestHandler(RequestHandler):
     # -- tasks -----------------------------------------------------------------------
 
     async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:
-        return task_of(self._own_turn(params.id, context))
+        return self._task(self._own_turn(params.id, context))
 
     async def on_cancel_task(
         self, params: CancelTaskRequest, context: ServerCallContext
@@ -287,7 +303,7 @@ class StoreRequestHandler(RequestHandler):
         self.inbox.cancel(turn.id, reason=f"canceled over A2A by {caller_of(context)}")
         # A running turn stops at its next step; give it a moment so the answer is final.
         settled = await self._settle(self.inbox.get(turn.id), min(5.0, self.settings.wait_seconds))
-        return task_of(settled)
+        return self._task(settled)
 
     async def on_list_tasks(
         self, params: ListTasksRequest, context: ServerCallContext
@@ -302,7 +318,7 @@ class StoreRequestHandler(RequestHandler):
                 limit=limit,
             )
         )
-        tasks = [task_of(t) for t in turns if a2a_context(t) is not None]
+        tasks = [self._task(t) for t in turns if a2a_context(t) is not None]
         return ListTasksResponse(tasks=tasks, page_size=limit, total_size=len(tasks))
 
     # -- not offered -----------------------------------------------------------------
@@ -331,6 +347,24 @@ class StoreRequestHandler(RequestHandler):
         self, params: GetExtendedAgentCardRequest, context: ServerCallContext
     ) -> AgentCard:
         raise ExtendedAgentCardNotConfiguredError
+
+
+def text_of(message: Message) -> str:
+    """The text of ``message``'s parts.
+
+    :raises ContentTypeNotSupportedError: for a part that is not text.
+    :raises InvalidParamsError: when there is no text at all."""
+    texts = []
+    for part in message.parts:
+        if part.WhichOneof("content") != "text":
+            raise ContentTypeNotSupportedError(
+                message="this agent accepts text parts only (text/plain)"
+            )
+        texts.append(part.text)
+    text = "\n".join(texts).strip()
+    if not text:
+        raise InvalidParamsError(message="message.parts must hold some text")
+    return text
 
 
 def is_final(turn: TurnRequest) -> bool:

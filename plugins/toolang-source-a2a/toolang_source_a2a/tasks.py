@@ -84,9 +84,11 @@ def _text(role: int, text: str, turn: TurnRequest, message_id: str) -> Message:
     )
 
 
-def status_text(turn: TurnRequest) -> str | None:
+def status_text(turn: TurnRequest, question: str | None = None) -> str | None:
+    """The status message's text; ``question`` is what the turn asks the caller when it
+    waits on a question (``ask_person``) rather than on an approval."""
     if turn.status is TurnStatus.AWAITING_APPROVAL:
-        return "waiting for a person to approve a tool call in toolang"
+        return question or "waiting for a person to approve a tool call in toolang"
     if turn.status in (TurnStatus.FAILED, TurnStatus.CANCELED, TurnStatus.DROPPED):
         return turn.error or turn.outcome or turn.status.value
     if turn.status is TurnStatus.COMPLETED:
@@ -94,9 +96,9 @@ def status_text(turn: TurnRequest) -> str | None:
     return None
 
 
-def status_of(turn: TurnRequest) -> TaskStatus:
+def status_of(turn: TurnRequest, question: str | None = None) -> TaskStatus:
     status = TaskStatus(state=STATES[turn.status])  # type: ignore[arg-type]
-    text = status_text(turn)
+    text = status_text(turn, question)
     if text is not None:
         status.message.CopyFrom(_text(Role.ROLE_AGENT, text, turn, f"{turn.id}-status"))
     status.timestamp.FromMilliseconds(int(turn.updated_at * 1000))
@@ -111,8 +113,8 @@ def artifact_of(turn: TurnRequest) -> Artifact | None:
     )
 
 
-def task_of(turn: TurnRequest, *, history: bool = True) -> Task:
-    task = Task(id=turn.id, context_id=context_of(turn), status=status_of(turn))
+def task_of(turn: TurnRequest, *, history: bool = True, question: str | None = None) -> Task:
+    task = Task(id=turn.id, context_id=context_of(turn), status=status_of(turn, question))
     artifact = artifact_of(turn)
     if artifact is not None:
         task.artifacts.append(artifact)
