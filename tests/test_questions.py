@@ -270,3 +270,20 @@ def test_an_answer_written_into_the_store_without_the_key_is_ignored(tmp_path):
     store.put_record("toolang.question", asked.key, forged, now=time.time())
     assert book.get(asked.id).status == "open"
     store.close()
+
+
+def test_a_secret_in_the_question_is_masked_at_rest(tmp_path):
+    question = "Shall I use the key sk-abcdefghijklmnop1234 for this?"
+    model = ScriptedModel([tool_call("ask_person", {"question": question}), text("ok")])
+    runtime = make(tmp_path, model)
+    shown = []
+
+    def answer(book, asked):
+        shown.append(asked.text)
+        book.answer(asked.id, "yes", by="cli:alice")
+
+    turn = asyncio.run(serve_until(runtime, submit(runtime), answer))
+    assert turn.status is TurnStatus.COMPLETED
+    assert shown == ["Shall I use the key ******** for this?"]
+    stored = b"".join(p.read_bytes() for p in (tmp_path / ".toolang").glob("toolang.db*"))
+    assert b"sk-abcdefghijklmnop1234" not in stored

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from toolang_core.errors import describe_exception
 from toolang_core.markers import hookimpl
 from toolang_core.questions.answers import check_question
 from toolang_core.questions.book import Question, QuestionBook
@@ -66,7 +67,7 @@ async def ask_person(
         thread_id=context.thread_id,
         agent=context.agent,
         owner=handle.owner,
-        text=text,
+        text=runtime.redaction.text(text),  # at rest, as everywhere it is shown
         choices=picked,
         schema=shape,
         timeout_seconds=runtime.config.questions.timeout_seconds,
@@ -99,7 +100,7 @@ def _expire_unless_coming_back(book: QuestionBook, question: Question, why: str 
     try:
         book.expire(question, reason=why)
     except Exception as exc:  # the sweep after the next heartbeat tries again
-        log.warning("question.expire_failed", question=question.id, error=str(exc))
+        log.warning("question.expire_failed", question=question.id, error=describe_exception(exc))
 
 
 @hookimpl
