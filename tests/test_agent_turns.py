@@ -452,8 +452,8 @@ def test_tools_no_agent_owns_are_logged_when_the_runtime_starts(tmp_path):
     with capture_logs() as logs:
         asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
     (event,) = [e for e in logs if e["event"] == "agents.unmatched_tools"]
-    # The built-in delegation tools too: these test agents leave them unowned.
-    assert event["tools"] == sorted(["bump", *DELEGATION_TOOLS])
+    # The built-in delegation tools and ask_person too: these test agents leave them unowned.
+    assert event["tools"] == sorted(["bump", "ask_person", *DELEGATION_TOOLS])
 
 
 def test_tools_whose_service_is_off_are_assigned_to_no_agent(tmp_path):

@@ -8,12 +8,16 @@ import json
 import pytest
 
 from toolang_core.config import load_config
+from toolang_core.questions.tool import TOOL_NAME as ASK_PERSON
 from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest
 from toolang_core.testing.cli import assert_no_traceback, run_toolang
 from toolang_core.testing.models import ScriptedModel, text
 from toolang_core.testing.runtimes import SCRIPTED_AGENT_CONFIG
 from toolang_core.turn.delegation_plugin import TOOL_NAMES as DELEGATION_TOOLS
+
+CORE_TOOLS = (*DELEGATION_TOOLS, ASK_PERSON)
+"""The core's own tools: no fixture agent claims them."""
 
 FIXTURE = """
 from toolang_core import AgentDefinition, AgentLoad, Tool, hookimpl
@@ -79,7 +83,7 @@ def test_agents_tools_equals_the_assignment_turns_run_with(home, toolang_distrib
         "alpha": ["alpha_two"],
         "one": ["alpha_one"],
         "beta": ["alpha_two", "beta_run"],
-        "assistant": sorted(["alpha_one", "alpha_two", "beta_run", "gamma", *DELEGATION_TOOLS]),
+        "assistant": sorted(["alpha_one", "alpha_two", "beta_run", "gamma", *CORE_TOOLS]),
     }
     inbox = runtime.open_inbox()
     ids = {
@@ -105,7 +109,7 @@ def test_agents_tools_names_each_owner_the_winning_prefix_and_the_unmatched(
     assert rows["alpha_two"] == ["alpha", "alpha_*", "assistant,", "beta"]
     assert rows["gamma"] == ["(unmatched)", "-", "assistant"]
     # The built-in delegation tools are unmatched too: no fixture agent claims them.
-    assert out.splitlines()[-1] == "unmatched: " + ", ".join(sorted(["gamma", *DELEGATION_TOOLS]))
+    assert out.splitlines()[-1] == "unmatched: " + ", ".join(sorted(["gamma", *CORE_TOOLS]))
 
 
 def test_agents_list_shows_every_agent_with_source_status_and_origin(home, toolang_distribution):
@@ -134,7 +138,7 @@ def test_agents_status_counts_per_source_and_lists_load_errors(home, toolang_dis
         "disabled": 1,
         "by_source": {"builtin": 1, "user": 4},
     }
-    assert report["unmatched_tools"] == sorted(["gamma", *DELEGATION_TOOLS])
+    assert report["unmatched_tools"] == sorted(["gamma", *CORE_TOOLS])
     (problem,) = report["problems"]
     assert problem["origin"] == "/defs/broken/AGENT.md"
 
@@ -160,10 +164,9 @@ def test_doctor_fails_on_a_definition_that_was_not_loaded(home, toolang_distribu
     assert "agent definitions: 1 not loaded" in result.stdout
     shown = " ".join(result.stdout.split())  # the report wraps long lines
     assert "FAIL agents 1 tool(s) no agent owns: gamma (test-agents)" in shown
-    core = ", ".join(sorted(DELEGATION_TOOLS))
-    assert (
-        f"info agents {len(DELEGATION_TOOLS)} of the core's own tool(s) no agent owns: {core}"
-        in (shown)
+    core = ", ".join(sorted(CORE_TOOLS))
+    assert f"info agents {len(CORE_TOOLS)} of the core's own tool(s) no agent owns: {core}" in (
+        shown
     )
     # The fix is named: declare the owner, claim the prefix, or change the rule.
     assert "Tool(owner='<agent>')" in shown

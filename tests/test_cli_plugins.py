@@ -114,7 +114,7 @@ def test_hooks_shows_what_is_actually_registered(run):
     tools = families["tools"]["hooks"][0]
     assert tools == {
         "hook": "toolang_register_tools",
-        "plugins": ["good", "delegation", "memory-tools"],
+        "plugins": ["good", "questions", "delegation", "memory-tools"],
     }
     memory = families["memory"]["hooks"][0]
     assert memory["plugins"] == ["dup"]
@@ -150,7 +150,7 @@ def test_doctor_passes_when_only_healthy_plugins_load(run):
     result = run("doctor", TOOLANG_LOAD_PLUGINS="good")
     assert result.returncode == 0, result.stdout
     assert (
-        "5 plugin(s) active: delegation, good, memory-tools, route-keywords, "
+        "6 plugin(s) active: delegation, good, memory-tools, questions, route-keywords, "
         "store-sqlite" in result.stdout
     )
 

@@ -128,6 +128,14 @@ if TYPE_CHECKING:
         HttpError as HttpError,
         RouteRegistration as RouteRegistration,
     )
+    from toolang_core.questions.answers import (
+        AnswerRefused as AnswerRefused,
+    )
+    from toolang_core.questions.book import (
+        Question as Question,
+        QuestionBook as QuestionBook,
+        QuestionError as QuestionError,
+    )
     from toolang_core.redaction import (
         MASK as MASK,
         RedactionPolicy as RedactionPolicy,
@@ -435,6 +443,10 @@ _LAZY = {
     "TaskRunStatus": "toolang_core.taskruns.types",
     "TaskRunTranscript": "toolang_core.taskruns.types",
     "TranscriptEvent": "toolang_core.taskruns.types",
+    "AnswerRefused": "toolang_core.questions.answers",
+    "Question": "toolang_core.questions.book",
+    "QuestionBook": "toolang_core.questions.book",
+    "QuestionError": "toolang_core.questions.book",
     "ApprovalKey": "toolang_core.tools.approval_seal",
     "ApprovalKeyError": "toolang_core.tools.approval_seal",
     "ApprovalKeyFile": "toolang_core.tools.approval_seal",

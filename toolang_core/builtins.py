@@ -10,6 +10,7 @@ BUILTIN_PLUGINS: Final = (
     ("memory-tools", "toolang_core.memory.tools"),
     ("route-keywords", "toolang_core.agents.keyword_router"),
     ("delegation", "toolang_core.turn.delegation_plugin"),
+    ("questions", "toolang_core.questions.tool"),
 )
 
 

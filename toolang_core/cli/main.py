@@ -21,6 +21,7 @@ BUILTIN_COMMANDS = {
     "turns": "toolang_core.cli.cmd_turns:turns",
     "threads": "toolang_core.cli.cmd_turns:threads",
     "memory": "toolang_core.cli.cmd_memory:memory",
+    "questions": "toolang_core.cli.cmd_questions:questions",
 }
 
 

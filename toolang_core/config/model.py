@@ -392,6 +392,17 @@ class ApprovalsConfig:
 
 
 @attrs.frozen
+class QuestionsConfig:
+    """``[questions]``: how long a question of the built-in ``ask_person`` tool waits for
+    a person's answer before it expires (the model is then told nobody answered, and the
+    turn goes on). Waiting for a person does not count against the turn's own time
+    limit; ``timeout_seconds = 0`` is not allowed — leave the default, or set a longer
+    one."""
+
+    timeout_seconds: PositiveFloat = 86400.0
+
+
+@attrs.frozen
 class ToolangConfig:
     """A whole ``toolang.toml``.
 
@@ -416,6 +427,7 @@ class ToolangConfig:
     memory: MemoryConfig = MemoryConfig()
     approvals: ApprovalsConfig = ApprovalsConfig()
     attachments: AttachmentsConfig = AttachmentsConfig()
+    questions: QuestionsConfig = QuestionsConfig()
 
     @property
     def approval_key_path(self) -> Path:

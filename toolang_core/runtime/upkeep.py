@@ -1,5 +1,5 @@
 """What a serving runtime looks after at start-up and after every scheduler heartbeat:
-task runs whose turn ended unnoticed, approval requests whose turn ended, then the
+task runs whose turn ended unnoticed, approval requests and questions whose turn ended, then the
 plugins' own upkeep (``toolang_upkeep``: e.g. toolang-agent-pool pings the remote agents
 when due, toolang-teams replaces unhealthy members of active teams).
 
@@ -25,6 +25,7 @@ async def upkeep(runtime: Runtime) -> None:
     """Every part below, in this order."""
     await sweep_task_runs(runtime)
     sweep_approvals(runtime)
+    sweep_questions(runtime)
     await plugins_upkeep(runtime)
 
 
@@ -49,6 +50,21 @@ def sweep_approvals(runtime: Runtime) -> None:
         return
     if expired:
         log.info("approval.expired", approvals=[a.id for a in expired])
+
+
+def sweep_questions(runtime: Runtime) -> None:
+    """Expire open questions (``ask_person``) whose turn has ended."""
+    from toolang_core.questions.book import QuestionBook
+
+    if runtime.store is None:
+        return
+    try:
+        expired = QuestionBook(runtime.store, clock=runtime.clock).expire_ended()
+    except Exception as exc:
+        log.warning("question.sweep_failed", error=describe_exception(exc))
+        return
+    if expired:
+        log.info("question.expired", questions=[q.id for q in expired])
 
 
 async def plugins_upkeep(runtime: Runtime) -> None:

@@ -26,6 +26,7 @@ from toolang_core.errors import describe_exception
 from toolang_core.hookspecs import TOOL_CHAIN_STAGES
 from toolang_core.redaction import RedactionPolicy, current
 from toolang_core.tools.stages import ChainStages
+from toolang_core.tools.time_limit import armed
 from toolang_core.tools.types import (
     AskApproval,
     Block,
@@ -289,17 +290,17 @@ class ToolChain:
         params = {**call.params, "context": ctx} if tool.takes_context else call.params
         try:
             if self._is_async(tool):
-                async with asyncio.timeout(self.timeout_seconds):
+                async with armed(self.timeout_seconds):
                     output = await tool.function(**params)
             elif tool.blocking:
-                async with asyncio.timeout(self.timeout_seconds):
+                async with armed(self.timeout_seconds):
                     output = await asyncio.to_thread(tool.function, **params)
             else:
                 # Inline: a timeout could not interrupt it anyway, and arming one costs
                 # more than a quick tool does.
                 output = tool.function(**params)
                 if _awaitable(output):
-                    async with asyncio.timeout(self.timeout_seconds):
+                    async with armed(self.timeout_seconds):
                         output = await output
         except TimeoutError:
             return ToolResult(

@@ -7,7 +7,7 @@ values stay below the agent turn, even for the type checker.
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
@@ -60,4 +60,16 @@ class TurnHandle(Protocol):
 
         :raises DelegationError: when the agent or its model cannot be used or fails.
         """
+        ...
+
+    def parked(self) -> AbstractAsyncContextManager[None]:
+        """While the body waits for a person (``ask_person``): the turn shows
+        ``awaiting_approval``, its slot is free for other work, its time limit stands
+        still; on leaving, the slot is taken back in order."""
+        ...
+
+    def stopped_for_good(self) -> str | None:
+        """After the body's wait was cancelled: why the turn will not come back to it
+        (canceled, timed out), or ``None`` when it is only handed back (shutdown, lost
+        lease) and resumes to find what it waited for."""
         ...

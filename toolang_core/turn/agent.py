@@ -23,8 +23,8 @@ spawn depth) are enforced in code, never only in the prompt.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
-from contextlib import nullcontext
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -49,6 +49,7 @@ from toolang_core.models.resolve import ModelResolver
 from toolang_core.models.types import NO_HEADERS, Message, ModelError, ToolSpec
 from toolang_core.store.types import TurnStatus
 from toolang_core.taskruns import view
+from toolang_core.tools import time_limit as tool_time_limit
 from toolang_core.tools.approvals import Approval, ApprovalBook
 from toolang_core.tools.chain import ToolChain
 from toolang_core.tools.types import Denied, Granted, Pending, ToolCall, ToolCallContext
@@ -393,43 +394,61 @@ class AgentExecutor:
     ) -> Granted | Denied:
         book = ApprovalBook(ctx.store, clock=ctx.clock)
         approval = book.get(pending.approval_id)
-        ctx.set_status(TurnStatus.AWAITING_APPROVAL)
         log.info("turn.awaiting_approval", turn=ctx.turn.id, approval=approval.id, tool=call.name)
+        try:
+            async with self.parked_on_person(ctx):
+                final = await book.wait(approval)
+        except asyncio.CancelledError:
+            self._expire_unless_coming_back(book, approval, ctx)
+            raise
+        return book.decision(final)
+
+    @asynccontextmanager
+    async def parked_on_person(self, ctx: TurnContext) -> AsyncIterator[None]:
+        """While the body waits for a person (an approval, an ``ask_person`` answer):
+        the turn shows ``awaiting_approval``, its slot is free for other work and taken
+        again (in order) once the person acted — a shutdown hands it back at once — and
+        the agent's own time limit stands still (a person's time is not the agent's)."""
+        ctx.set_status(TurnStatus.AWAITING_APPROVAL)
         loop = asyncio.get_running_loop()
         deadline = self._deadlines.get(ctx.turn.id)
         due = deadline.when() if deadline is not None else None
         remaining = None if due is None else due - loop.time()
         if deadline is not None:
-            deadline.reschedule(None)  # a person's time is not the agent's
+            deadline.reschedule(None)
         slot = ctx.slot
         parked = slot.parked(ctx.turn.id) if slot is not None else nullcontext()
         try:
-            # Its slot is free for other work while it waits, and taken again (in order)
-            # once the person answered; a shutdown hands it back at once.
             async with parked:
-                final = await book.wait(approval)
-        except asyncio.CancelledError:
-            self._expire_unless_coming_back(book, approval, ctx)
-            raise
+                with tool_time_limit.paused():
+                    yield
         finally:
             if deadline is not None and remaining is not None:
                 deadline.reschedule(loop.time() + remaining)
             current = ctx.store.get(ctx.turn.id)
             if current is not None and current.status is TurnStatus.AWAITING_APPROVAL:
                 ctx.set_status(TurnStatus.RUNNING)
-        return book.decision(final)
+
+    @staticmethod
+    def stopped_for_good(ctx: TurnContext) -> str | None:
+        """Why a turn that stopped waiting for a person will not come back to the wait
+        ("its turn was canceled", "its turn timed out"); ``None`` when it is only handed
+        back (shutdown, a lost lease): it resumes and finds its request again."""
+        slot = ctx.slot
+        why = slot.cancel_reason(ctx.turn.id) if slot is not None else None
+        if why in (SHUTDOWN, LEASE_LOST):
+            return None
+        return "its turn was canceled" if why is not None else "its turn timed out"
 
     def _expire_unless_coming_back(
         self, book: ApprovalBook, approval: Approval, ctx: TurnContext
     ) -> None:
-        """The turn stopped waiting: unless it is only handed back (shutdown, a lost
-        lease — it resumes and finds its request), nobody waits for the decision any
-        more, so the request expires now rather than when someone tries to decide."""
-        slot = ctx.slot
-        why = slot.cancel_reason(ctx.turn.id) if slot is not None else None
-        if why in (SHUTDOWN, LEASE_LOST):
+        """The turn stopped waiting: unless it is only handed back, nobody waits for the
+        decision any more, so the request expires now rather than when someone tries to
+        decide."""
+        reason = self.stopped_for_good(ctx)
+        if reason is None:
             return
-        reason = "its turn was canceled" if why is not None else "its turn timed out"
         try:
             book.expire(approval, reason=reason)
         except Exception as exc:  # the sweep after the next heartbeat tries again

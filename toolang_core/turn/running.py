@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING
 
 from toolang_core.tools.turn_handle import ResponseMode
@@ -96,6 +97,17 @@ class RunningTurn:
             return
         with slot.lend(self.request.id):
             yield
+
+    def parked(self) -> AbstractAsyncContextManager[None]:
+        """While the body waits for a person (``ask_person``): see
+        :meth:`AgentExecutor.parked_on_person
+        <toolang_core.turn.agent.AgentExecutor.parked_on_person>`."""
+        return self._executor.parked_on_person(self._ctx)
+
+    def stopped_for_good(self) -> str | None:
+        """Why the turn will not come back to a wait that was cancelled (``None``: it
+        is only handed back and resumes)."""
+        return self._executor.stopped_for_good(self._ctx)
 
     async def complete(self, call: ToolCallContext, instruction: str, text: str) -> str:
         """One answer of the calling agent's own model (``call.agent``, its configured

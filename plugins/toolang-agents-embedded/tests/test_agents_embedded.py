@@ -65,8 +65,12 @@ DELEGATION = set(DELEGATION_TOOLS)
 
 def test_the_assistant_routes_with_the_delegation_tools_and_no_specialist_tool(runtime):
     catalog = runtime().agents
-    assert catalog.scope(catalog.agent("assistant")) == DELEGATION
-    assert catalog.assignment.owned_by("assistant") == ("ask_agent", "transfer_to_agent")
+    assert catalog.scope(catalog.agent("assistant")) == DELEGATION | {"ask_person"}
+    assert catalog.assignment.owned_by("assistant") == (
+        "ask_agent",
+        "ask_person",
+        "transfer_to_agent",
+    )
     assert "zz_unclaimed" in catalog.assignment.unmatched
 
 

@@ -43,15 +43,24 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 
 @hookimpl
 def toolang_register_routes(register: RegisterRoute) -> None:
-    from toolang_server import api_attachments, api_catalog, api_turns, api_usage, api_work
-    from toolang_server.console import pages, signin
+    from toolang_server import (
+        api_attachments,
+        api_catalog,
+        api_questions,
+        api_turns,
+        api_usage,
+        api_work,
+    )
+    from toolang_server.console import pages, questions, signin
 
     api_catalog.register(register)
     api_turns.register(register)
     api_usage.register(register)
     api_attachments.register(register)
     api_work.register(register)
+    api_questions.register(register)
     pages.register(register)
+    questions.register(register)
     signin.register(register)
 
 

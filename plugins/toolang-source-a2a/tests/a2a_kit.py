@@ -1,10 +1,10 @@
 """Real `toolang run` processes serving A2A on loopback, for the tests and the bench.
 
 The model is a test plugin installed as a real distribution: it answers
-``echo: <the last user message>`` (and ``[name type size]`` per image attached); a
-message containing ``slow`` makes it wait a minute first (something to cancel),
-``delegate:NAME:TEXT`` makes it call ``ask_agent``, and ``json:VALUE`` answers VALUE
-(a typed answer).
+``echo: <the last user message>`` (and ``[name type size]`` per image attached);
+``ask:{json}`` makes it call ``ask_person`` with those parameters; a message containing
+``slow`` makes it wait a minute first (something to cancel), ``delegate:NAME:TEXT``
+makes it call ``ask_agent``, and ``json:VALUE`` answers VALUE (a typed answer).
 """
 
 from __future__ import annotations
@@ -47,6 +47,9 @@ class Echo:
             return ModelResponse(tool_calls=(ToolCall("c1", tool, params),), model="echo")
         if text.startswith("json:"):
             return ModelResponse(text=text[5:], model="echo")
+        if text.startswith("ask:"):
+            params = json.loads(text[4:])
+            return ModelResponse(tool_calls=(ToolCall("q1", "ask_person", params),), model="echo")
         if text.startswith("tool:"):
             return ModelResponse(
                 tool_calls=(ToolCall("n1", "kit_note", {"text": text[5:]}),), model="echo"

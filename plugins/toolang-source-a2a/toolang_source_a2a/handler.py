@@ -53,6 +53,7 @@ from toolang_core import (
     trace_context_of,
     with_attachments,
 )
+from toolang_source_a2a import questions
 from toolang_source_a2a.files import split_parts, take_files
 from toolang_source_a2a.restarts import META_KEY, not_resumed
 from toolang_source_a2a.tasks import (
@@ -119,10 +120,7 @@ class StoreRequestHandler(RequestHandler):
         if not message.message_id:
             raise InvalidParamsError(message="message.messageId is required")
         typed = output_schema_of(message)
-        texts, files = split_parts(message.parts)
-        text = "\n".join(texts).strip()
-        if not text:
-            raise InvalidParamsError(message="message.parts must hold some text")
+        text, files = _text_and_files(message)
         if message.task_id:
             earlier = self._own_turn(message.task_id, context)
             thread = earlier.thread_id
@@ -130,6 +128,8 @@ class StoreRequestHandler(RequestHandler):
                 raise InvalidParamsError(
                     message=f"contextId {message.context_id!r} is not task {earlier.id!r}'s"
                 )
+            if questions.open_question(self.inbox.store, earlier) is not None:
+                return await self._answer(earlier, text, caller)
         else:
             ctx = message.context_id or new_id()
             if not _CONTEXT.match(ctx):
@@ -186,6 +186,20 @@ class StoreRequestHandler(RequestHandler):
             raise InvalidParamsError(message=f"not accepted: {exc}") from None
         return self.inbox.get(turn_id)
 
+    async def _answer(self, turn: TurnRequest, text: str, caller: str) -> TurnRequest:
+        """The caller's reply to a task waiting on a question is the answer: recorded,
+        then the turn, once it took it (or ``wait_seconds`` passed)."""
+        waiting = questions.open_question(self.inbox.store, turn)
+        assert waiting is not None
+        answered = questions.answer(self.inbox.store, waiting, text, caller)
+        await questions.moved_on(
+            self.inbox.store,
+            answered,
+            poll_seconds=self.settings.poll_seconds,
+            timeout=self.settings.wait_seconds,
+        )
+        return self.inbox.get(turn.id)
+
     async def _spawn(
         self,
         thread: str,
@@ -233,13 +247,22 @@ class StoreRequestHandler(RequestHandler):
             turn = self.inbox.get(turn.id)
         return turn
 
+    def _task(self, turn: TurnRequest, *, history: bool = True) -> Task:
+        """``turn`` as a task; one waiting on a question shows it as its status text."""
+        waiting = questions.open_question(self.inbox.store, turn)
+        asked = questions.asking(waiting) if waiting is not None else None
+        task = task_of(turn, history=history, agents=self.runtime.agents, question=asked)
+        if waiting is not None:
+            questions.describe(task, waiting)
+        return task
+
     async def on_message_send(
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> Task | Message:
         turn = await self._submit(params, context)
         if not params.configuration.return_immediately:
             turn = await self._settle(turn, self.settings.wait_seconds)
-        return task_of(turn, agents=self.runtime.agents)
+        return self._task(turn)
 
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext
@@ -259,7 +282,7 @@ class StoreRequestHandler(RequestHandler):
 
     async def _follow(self, turn: TurnRequest) -> AsyncGenerator[Any]:
         """The task, then a status update at every change, the answer, the end."""
-        yield task_of(turn, agents=self.runtime.agents)
+        yield self._task(turn)
         last = status_of(turn).state
         while True:
             if is_final(turn):
@@ -267,7 +290,7 @@ class StoreRequestHandler(RequestHandler):
                 if artifact is not None:
                     yield TaskArtifactUpdateEvent(
                         task_id=turn.id,
-                        context_id=task_of(turn, history=False).context_id,
+                        context_id=self._task(turn, history=False).context_id,
                         artifact=artifact,
                         last_chunk=True,
                     )
@@ -280,9 +303,8 @@ class StoreRequestHandler(RequestHandler):
                 yield self._update(turn)
             last = state
 
-    @staticmethod
-    def _update(turn: TurnRequest) -> TaskStatusUpdateEvent:
-        task = task_of(turn, history=False)
+    def _update(self, turn: TurnRequest) -> TaskStatusUpdateEvent:
+        task = self._task(turn, history=False)
         return TaskStatusUpdateEvent(
             task_id=task.id, context_id=task.context_id, status=task.status
         )
@@ -290,7 +312,7 @@ class StoreRequestHandler(RequestHandler):
     # -- tasks -----------------------------------------------------------------------
 
     async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:
-        return task_of(self._own_turn(params.id, context), agents=self.runtime.agents)
+        return self._task(self._own_turn(params.id, context))
 
     async def on_cancel_task(
         self, params: CancelTaskRequest, context: ServerCallContext
@@ -301,7 +323,7 @@ class StoreRequestHandler(RequestHandler):
         self.inbox.cancel(turn.id, reason=f"canceled over A2A by {caller_of(context)}")
         # A running turn stops at its next step; give it a moment so the answer is final.
         settled = await self._settle(self.inbox.get(turn.id), min(5.0, self.settings.wait_seconds))
-        return task_of(settled, agents=self.runtime.agents)
+        return self._task(settled)
 
     async def on_list_tasks(
         self, params: ListTasksRequest, context: ServerCallContext
@@ -316,8 +338,7 @@ class StoreRequestHandler(RequestHandler):
                 limit=limit,
             )
         )
-        agents = self.runtime.agents
-        tasks = [task_of(t, agents=agents) for t in turns if a2a_context(t) is not None]
+        tasks = [self._task(t) for t in turns if a2a_context(t) is not None]
         return ListTasksResponse(tasks=tasks, page_size=limit, total_size=len(tasks))
 
     # -- not offered -----------------------------------------------------------------
@@ -350,6 +371,17 @@ class StoreRequestHandler(RequestHandler):
 
 def is_final(turn: TurnRequest) -> bool:
     return status_of(turn).state in FINAL
+
+
+def _text_and_files(message: Message) -> tuple[str, list[Any]]:
+    """The message's text parts joined, and its file parts.
+
+    :raises InvalidParamsError: when there is no text (see also :func:`split_parts`)."""
+    texts, files = split_parts(message.parts)
+    text = "\n".join(texts).strip()
+    if not text:
+        raise InvalidParamsError(message="message.parts must hold some text")
+    return text, files
 
 
 def output_schema_of(message: Message) -> dict[str, Any]:

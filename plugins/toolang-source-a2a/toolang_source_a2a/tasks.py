@@ -92,9 +92,11 @@ def _text(role: int, text: str, turn: TurnRequest, message_id: str) -> Message:
     )
 
 
-def status_text(turn: TurnRequest) -> str | None:
+def status_text(turn: TurnRequest, question: str | None = None) -> str | None:
+    """The status message's text; ``question`` is what the turn asks the caller when it
+    waits on a question (``ask_person``) rather than on an approval."""
     if turn.status is TurnStatus.AWAITING_APPROVAL:
-        return "waiting for a person to approve a tool call in toolang"
+        return question or "waiting for a person to approve a tool call in toolang"
     if turn.status in (TurnStatus.FAILED, TurnStatus.CANCELED, TurnStatus.DROPPED):
         return turn.error or turn.outcome or turn.status.value
     if turn.status is TurnStatus.COMPLETED:
@@ -102,9 +104,9 @@ def status_text(turn: TurnRequest) -> str | None:
     return None
 
 
-def status_of(turn: TurnRequest) -> TaskStatus:
+def status_of(turn: TurnRequest, question: str | None = None) -> TaskStatus:
     status = TaskStatus(state=STATES[turn.status])  # type: ignore[arg-type]
-    text = status_text(turn)
+    text = status_text(turn, question)
     if text is not None:
         status.message.CopyFrom(_text(Role.ROLE_AGENT, text, turn, f"{turn.id}-status"))
     status.timestamp.FromMilliseconds(int(turn.updated_at * 1000))
@@ -135,10 +137,13 @@ def artifact_of(turn: TurnRequest, agents: Any = None) -> Artifact | None:
     )
 
 
-def task_of(turn: TurnRequest, *, history: bool = True, agents: Any = None) -> Task:
+def task_of(
+    turn: TurnRequest, *, history: bool = True, agents: Any = None, question: str | None = None
+) -> Task:
     """``turn`` as an A2A task: a completed one's answer is its artifact (a typed answer
-    as a data part; its status message keeps the answer's text)."""
-    task = Task(id=turn.id, context_id=context_of(turn), status=status_of(turn))
+    as a data part; its status message keeps the answer's text); a turn waiting on a
+    person's answer shows ``question``."""
+    task = Task(id=turn.id, context_id=context_of(turn), status=status_of(turn, question))
     artifact = artifact_of(turn, agents)
     if artifact is not None:
         task.artifacts.append(artifact)

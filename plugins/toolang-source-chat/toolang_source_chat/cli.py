@@ -392,8 +392,8 @@ def _say_what_is_ahead(inbox: Inbox, turn: TurnRequest) -> None:
     )
     if first.status is TurnStatus.AWAITING_APPROVAL:
         click.echo(
-            "  it waits for a person: see toolang approvals list (approve or deny it), "
-            f"or cancel it: toolang cancel {first.id}",
+            "  it waits for a person: see toolang approvals list (approve or deny it) or "
+            f"toolang questions list (answer it), or cancel it: toolang cancel {first.id}",
             err=True,
         )
 
@@ -531,8 +531,10 @@ async def _watch_approvals(
     ask: LineReader | None,
     credential: Path,
 ) -> TurnRequest:
-    """Wait for ``waiting``; meanwhile show each approval request the turn makes."""
+    """Wait for ``waiting``; meanwhile show each approval request and question the turn
+    makes."""
     from toolang_core import ApprovalBook, TurnStatus
+    from toolang_source_chat import questions
 
     book = ApprovalBook(inbox.store)
     shown: set[str] = set()
@@ -542,6 +544,7 @@ async def _watch_approvals(
             return waiting.result()
         if inbox.get(turn_id).status is not TurnStatus.AWAITING_APPROVAL:
             continue
+        await questions.show(inbox, turn_id, shown, ask=ask, credential=credential)
         for approval in book.list("pending"):
             if approval.turn_id != turn_id or approval.id in shown:
                 continue

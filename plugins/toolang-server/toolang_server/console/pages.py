@@ -75,12 +75,19 @@ def _pending_count(runtime: Runtime, caller: Caller) -> int:
     return sum(1 for a in pending if sees_turn(runtime, caller, a.turn_id))
 
 
+def _open_questions(runtime: Runtime, caller: Caller) -> int:
+    from toolang_server.console.questions import open_count
+
+    return open_count(runtime, caller)
+
+
 def render(request: Request, template: str, section: str, title: str, **values: Any) -> Response:
     runtime, caller = runtime_of(request), caller_of(request)
     html = ENV.get_template(template).render(
         title=title,
         section=section,
         pending_approvals=_pending_count(runtime, caller),
+        open_questions=_open_questions(runtime, caller),
         principal=caller.principal,
         sandbox_warning=sandbox_warning(runtime.config.tools),
         # What the store holds is masked already; what a page echoes (a search) may not be.

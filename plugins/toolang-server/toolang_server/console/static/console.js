@@ -131,18 +131,47 @@ function setupActions() {
   });
 }
 
+// Answer forms (the questions page) post their one field to the API as {answer} and
+// reload the page; a refused answer is shown and the form stays as typed.
+function setupAnswers() {
+  document.addEventListener("submit", async (event) => {
+    const form = event.target.closest("form[data-answer]");
+    if (!form) return;
+    event.preventDefault();
+    const button = form.querySelector("button");
+    acting = true;
+    button.disabled = true;
+    try {
+      await api("POST", form.dataset.answer, {answer: form.elements.answer.value});
+      window.location.reload();
+    } catch (error) {
+      flash(error.message);
+      button.disabled = false;
+      acting = false;
+    }
+  });
+}
+
+// Someone is typing into a form: a timed reload now would throw their words away.
+function typing() {
+  const active = document.activeElement;
+  return Boolean(active && active.closest && active.closest("form") && active.value);
+}
+
 // Pages marked data-refresh reload themselves while something on them is still moving,
 // but not under a person's action: then they wait for the action's own reload.
 function setupRefresh() {
   const seconds = Number(document.body.dataset.refresh || 0);
   if (seconds <= 0) return;
-  const reload = () => (acting ? setTimeout(reload, 500) : window.location.reload());
+  const reload = () =>
+    acting || typing() ? setTimeout(reload, 500) : window.location.reload();
   setTimeout(reload, seconds * 1000);
 }
 
 document.addEventListener("DOMContentLoaded", () => {
   setupChat();
   setupActions();
+  setupAnswers();
   setupRefresh();
   // Set last: a test (or a person's script) waits for this before using the page.
   document.documentElement.dataset.ready = "true";
