@@ -127,6 +127,7 @@ STORE_CONTRACT = [
     "check_thread",
     "is_own",
     "may_see",
+    "sees_every_owner",
     "threads_seen_by",
 ]
 

@@ -196,6 +196,7 @@ if TYPE_CHECKING:
         check_thread as check_thread,
         is_own as is_own,
         may_see as may_see,
+        sees_every_owner as sees_every_owner,
         threads_seen_by as threads_seen_by,
     )
     from toolang_core.store.plugin_db import (
@@ -413,6 +414,7 @@ _LAZY = {
     "check_thread": "toolang_core.store.owners",
     "is_own": "toolang_core.store.owners",
     "may_see": "toolang_core.store.owners",
+    "sees_every_owner": "toolang_core.store.owners",
     "threads_seen_by": "toolang_core.store.owners",
     "open_plugin_database": "toolang_core.store.plugin_db",
     "ExecutionStore": "toolang_core.store.protocol",

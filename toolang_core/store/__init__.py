@@ -26,7 +26,13 @@ from toolang_core.store.errors import (
     SubmitRejected,
     TurnNotFound,
 )
-from toolang_core.store.owners import check_thread, is_own, may_see, threads_seen_by
+from toolang_core.store.owners import (
+    check_thread,
+    is_own,
+    may_see,
+    sees_every_owner,
+    threads_seen_by,
+)
 from toolang_core.store.protocol import ExecutionStore, Waker
 from toolang_core.store.types import (
     ACTIVE,
@@ -96,6 +102,7 @@ __all__ = [
     "is_own",
     "may_see",
     "rank_for",
+    "sees_every_owner",
     "threads_seen_by",
 ]
 

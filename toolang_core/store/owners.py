@@ -91,7 +91,13 @@ def check_thread(
 def may_see(item_owner: str | None, viewer: str | None) -> bool:
     """Whether ``viewer`` may see a turn (a run, a thread, a task, a team) of
     ``item_owner``: the operator (``None``) sees every owner's, an owner only its own."""
-    return viewer is None or is_own(item_owner, viewer)
+    return sees_every_owner(viewer) or is_own(item_owner, viewer)
+
+
+def sees_every_owner(viewer: str | None) -> bool:
+    """Whether ``viewer`` sees what every owner has (a listing across owners, e.g.
+    usage per owner): the operator only."""
+    return viewer is None
 
 
 def threads_seen_by(store: ExecutionStore, viewer: str | None, *, limit: int) -> list[ThreadInfo]:

@@ -9,7 +9,7 @@ import math
 import time
 from typing import TYPE_CHECKING, Any
 
-from toolang_core import UsageFilter, check_request_limits, day_start
+from toolang_core import UsageFilter, check_request_limits, day_start, sees_every_owner
 from toolang_server.http import ApiError, caller_of, ok, runtime_of, store_of
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ async def usage(request: Request) -> Response:
     )
     store = store_of(runtime)
     body: dict[str, Any] = {"since": where.since, **store.usage(where).to_json()}
-    if caller.owner is None:
+    if sees_every_owner(caller.owner):
         by_owner = store.usage_by_owner(where)
         body["owners"] = {owner: used.to_json() for owner, used in by_owner.items()}
     return ok(body)
