@@ -18,10 +18,10 @@ from toolang_core.config.spend import LimitsConfig
 from toolang_core.errors import ConfigError
 from toolang_core.inbox.request_checks import InvalidRequest
 from toolang_core.runtime import Runtime
+from toolang_core.spend import SpendBudget, day_start, tokens_of
 from toolang_core.store.types import NewTurnRequest, StepRecord, TurnStatus
 from toolang_core.store.usage import Usage, UsageFilter
 from toolang_core.testing.models import ScriptedModel, text, tokens, tool_call
-from toolang_core.turn.usage import SpendBudget, day_start, tokens_of
 
 BUMPS: list[str] = []
 

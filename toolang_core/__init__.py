@@ -178,6 +178,13 @@ if TYPE_CHECKING:
         Schedule as Schedule,
         ScheduleError as ScheduleError,
     )
+    from toolang_core.spend import (
+        BUDGET_EXCEEDED as BUDGET_EXCEEDED,
+        USAGE_LIMIT as USAGE_LIMIT,
+        SpendBudget as SpendBudget,
+        check_request_limits as check_request_limits,
+        day_start as day_start,
+    )
     from toolang_core.store.batch import (
         BatchWriter as BatchWriter,
     )
@@ -303,13 +310,6 @@ if TYPE_CHECKING:
     from toolang_core.turn.streaming import (
         TextDelta as TextDelta,
         TurnStreams as TurnStreams,
-    )
-    from toolang_core.turn.usage import (
-        BUDGET_EXCEEDED as BUDGET_EXCEEDED,
-        USAGE_LIMIT as USAGE_LIMIT,
-        SpendBudget as SpendBudget,
-        check_request_limits as check_request_limits,
-        day_start as day_start,
     )
 
 __version__ = "0.2.0"
@@ -494,11 +494,11 @@ _LAZY = {
     "check_attachments_accepted": "toolang_core.turn.attachments",
     "TextDelta": "toolang_core.turn.streaming",
     "TurnStreams": "toolang_core.turn.streaming",
-    "BUDGET_EXCEEDED": "toolang_core.turn.usage",
-    "USAGE_LIMIT": "toolang_core.turn.usage",
-    "SpendBudget": "toolang_core.turn.usage",
-    "check_request_limits": "toolang_core.turn.usage",
-    "day_start": "toolang_core.turn.usage",
+    "BUDGET_EXCEEDED": "toolang_core.spend",
+    "USAGE_LIMIT": "toolang_core.spend",
+    "SpendBudget": "toolang_core.spend",
+    "check_request_limits": "toolang_core.spend",
+    "day_start": "toolang_core.spend",
 }
 
 __all__ = ["__version__", "hookimpl", "hookspec", *sorted(_LAZY)]

@@ -118,8 +118,8 @@ def submit(
     """
     from toolang_core.ids import is_valid_id
     from toolang_core.inbox.request_checks import InvalidRequest
+    from toolang_core.spend import request_limits
     from toolang_core.store.types import NewTurnRequest
-    from toolang_core.turn.usage import request_limits
 
     _check_source(state, source)
     inbox = state.open_inbox()

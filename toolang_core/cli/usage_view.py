@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import click
 
+from toolang_core.spend import day_start
 from toolang_core.store.usage import Usage, UsageFilter
-from toolang_core.turn.usage import day_start
 
 if TYPE_CHECKING:
     from toolang_core.config.spend import LimitsConfig

@@ -7,12 +7,12 @@ from __future__ import annotations
 import math
 import re
 
+from toolang_core import spend
 from toolang_core.errors import UsageError
 from toolang_core.ids import is_valid_id
 from toolang_core.limits import PRIORITY_LIMIT, THREAD_ID_MAX
 from toolang_core.store.types import NewTurnRequest
 from toolang_core.tools.validate import schema_problem
-from toolang_core.turn import usage
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -65,12 +65,12 @@ def check_request(request: NewTurnRequest) -> None:
 
 
 def _check_spend(request: NewTurnRequest) -> None:
-    """A request's own spend limits and budget (:mod:`toolang_core.turn.usage`)."""
+    """A request's own spend limits and budget (:mod:`toolang_core.spend`)."""
     try:
         if "limits" in request.meta:
-            usage.check_request_limits(request.meta["limits"])
+            spend.check_request_limits(request.meta["limits"])
         if "budget" in request.meta:
-            usage.check_budget(request.meta["budget"])
+            spend.check_budget(request.meta["budget"])
     except ValueError as exc:
         raise InvalidRequest(str(exc)) from None
 

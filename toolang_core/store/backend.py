@@ -13,7 +13,7 @@ made once (docs/store.md, "Writing a backend"):
   :func:`finished_records` and the status checks;
 - **rows** — the column lists and rows to records (:func:`turn_from_row` …), a new
   row's values (:func:`new_turn_values`, :func:`new_run_values`) and a turn listing's
-  ``WHERE`` (:func:`turn_filter_sql`);
+  ``WHERE`` (:func:`turn_filter_sql`) and a usage sum's (:func:`usage_filter_sql`);
 - **submission** — :func:`plan_submit` over a :class:`ThreadState`, giving a
   :class:`SubmitPlan` that :func:`carry_out` applies (:func:`make_room`,
   :func:`is_simple`); the refusals :func:`wrong_group` and :func:`wrong_owner`;
@@ -67,6 +67,7 @@ from toolang_core.store.rows import (
     step_from_row,
     turn_filter_sql,
     turn_from_row,
+    usage_filter_sql,
 )
 from toolang_core.store.snapshot import snapshot_main, stale_snapshot
 from toolang_core.store.submit_plan import (
@@ -123,6 +124,7 @@ __all__ = [
     "take_steering",
     "turn_filter_sql",
     "turn_from_row",
+    "usage_filter_sql",
     "wrong_group",
     "wrong_owner",
 ]

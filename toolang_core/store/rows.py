@@ -26,6 +26,7 @@ from toolang_core.store.types import (
     TurnStatus,
     rank_for,
 )
+from toolang_core.store.usage import UsageFilter
 
 TURN_COLUMNS: Final = (
     "id, seq, source, thread_id, thread_group, priority, rank, input, status, attempt, "
@@ -126,6 +127,27 @@ def turn_filter_sql(where: TurnFilter, mark: str) -> tuple[str, list[Any]]:
         params.append(where.before_seq)
     condition = f" WHERE {' AND '.join(clauses)}" if clauses else ""
     return f"{condition} ORDER BY seq DESC LIMIT {mark}", [*params, where.limit]
+
+
+def usage_filter_sql(where: UsageFilter, mark: str, budget_scope: str) -> tuple[str, list[Any]]:
+    """The ``AND …`` clauses of a usage sum (:meth:`ExecutionStore.usage`) over model-call
+    steps ``s`` joined to their turn requests ``t``, with ``mark`` as the placeholder and
+    ``budget_scope`` as the backend's expression for ``t.meta``'s budget scope, and
+    their parameters."""
+    sql: list[str] = []
+    params: list[Any] = []
+    for clause, value in (
+        ("s.turn_id = {}", where.turn_id),
+        ("t.thread_id = {}", where.thread_id),
+        ("t.owner = {}", where.owner),
+        (budget_scope + " = {}", where.budget),
+        ("s.finished_at >= {}", where.since),
+        ("s.turn_id <> {}", where.exclude_turn),
+    ):
+        if value is not None:
+            sql.append(" AND " + clause.format(mark))
+            params.append(value)
+    return "".join(sql), params
 
 
 NewTurnValues = tuple[tuple[object, ...], tuple[object, ...]]

@@ -2,7 +2,7 @@
 
 Every completed ``model_call`` step whose model reported usage carries it normalised
 under ``data["tokens"]`` (``input``, ``output``, ``cached``; see
-:func:`toolang_core.turn.usage.tokens_of`). A store sums those over the turns a
+:func:`toolang_core.spend.tokens_of`). A store sums those over the turns a
 :class:`UsageFilter` selects; it never reads the provider's own keys.
 """
 

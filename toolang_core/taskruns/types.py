@@ -18,8 +18,8 @@ from typing import Any, ClassVar, Final
 import attrs
 
 from toolang_core.errors import ToolangError
+from toolang_core.spend import SpendBudget
 from toolang_core.store.types import GroupPolicy
-from toolang_core.turn.usage import SpendBudget
 
 SUMMARY_CHARS: Final = 240
 """A run's ``summary``: the first 240 characters of its output (or its error)."""

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import structlog
 
+from toolang_core import spend as spend_rules
 from toolang_core.execution.seam import LEASE_LOST, SHUTDOWN, TurnContext, TurnOutcome
 from toolang_core.models.types import Message, ModelRequest, ModelResponse, ToolSpec
 from toolang_core.tools import process_ledger
@@ -28,7 +29,7 @@ from toolang_core.tools.approvals import canonical_params
 from toolang_core.tools.chain import StageRecord
 from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult
 from toolang_core.tools.validate import SchemaError
-from toolang_core.turn import guards, in_doubt, output, prompt, trace, usage
+from toolang_core.turn import guards, in_doubt, output, prompt, trace
 from toolang_core.turn.in_doubt import Doubt
 from toolang_core.turn.model_retry import Candidate, ModelAttempts, ModelCallFailed
 
@@ -263,7 +264,7 @@ class AgentLoop:
         spend = self.handle.spend
         if done is not None and done.status == "completed":
             replayed = trace.response_from_json(dict(done.data["response"]))
-            spend.add(usage.tokens_of(replayed.usage))  # an earlier attempt's call counts
+            spend.add(spend_rules.tokens_of(replayed.usage))  # an earlier attempt's call counts
             return replayed
         stop = spend.check()
         if stop is not None:
@@ -310,7 +311,7 @@ class AgentLoop:
             raise TurnFailed(str(exc), "model_error") from None
         data["model"] = answered.name
         data["response"] = trace.response_json(response)
-        tokens = usage.tokens_of(response.usage) if response.usage else {}
+        tokens = spend_rules.tokens_of(response.usage) if response.usage else {}
         if tokens:
             data["tokens"] = tokens  # normalised: what the store sums
         spend.add(tokens)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolang_core.store import Usage, UsageFilter
+from toolang_core.store.backend import usage_filter_sql
 
 _SUMS = (
     "count(*), sum((s.data->'tokens'->>'input')::bigint), "
@@ -21,19 +22,7 @@ _FROM = (
 
 def where_sql(where: UsageFilter) -> tuple[str, list[Any]]:
     """The filter's clauses (after ``WHERE …``) and their parameters."""
-    sql, params = [], []
-    for clause, value in (
-        ("s.turn_id = %s", where.turn_id),
-        ("t.thread_id = %s", where.thread_id),
-        ("t.owner = %s", where.owner),
-        ("t.meta->'budget'->>'scope' = %s", where.budget),
-        ("s.finished_at >= %s", where.since),
-        ("s.turn_id <> %s", where.exclude_turn),
-    ):
-        if value is not None:
-            sql.append(f" AND {clause}")
-            params.append(value)
-    return "".join(sql), params
+    return usage_filter_sql(where, "%s", "t.meta->'budget'->>'scope'")
 
 
 def total_sql(where: UsageFilter) -> tuple[str, list[Any]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from toolang_core.store.rows import usage_filter_sql
 from toolang_core.store.usage import Usage, UsageFilter
 
 _SUMS = (
@@ -24,20 +25,7 @@ _FROM = (
 
 
 def _where(where: UsageFilter) -> tuple[str, list[object]]:
-    sql: list[str] = []
-    params: list[object] = []
-    for clause, value in (
-        ("s.turn_id = ?", where.turn_id),
-        ("t.thread_id = ?", where.thread_id),
-        ("t.owner = ?", where.owner),
-        ("json_extract(t.meta, '$.budget.scope') = ?", where.budget),
-        ("s.finished_at >= ?", where.since),
-        ("s.turn_id != ?", where.exclude_turn),
-    ):
-        if value is not None:
-            sql.append(f" AND {clause}")
-            params.append(value)
-    return "".join(sql), params
+    return usage_filter_sql(where, "?", "json_extract(t.meta, '$.budget.scope')")
 
 
 def total(c: sqlite3.Connection, where: UsageFilter) -> Usage:
