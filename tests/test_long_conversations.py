@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from kill_helpers import install_kit, kit_environment
 
 from toolang_core.agents.types import AgentDefinition
 from toolang_core.config import ToolangConfig, parse_config
@@ -18,6 +21,7 @@ from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest, TurnStatus
 from toolang_core.testing.agents import AgentsPlugin
 from toolang_core.testing.models import ScriptedModel
+from toolang_core.testing.processes import KILL_AND_RESUME_CONFIG
 from toolang_core.turn.compaction import INSTRUCTION, SUMMARY_KIND
 from toolang_core.turn.timeline import timeline
 from toolang_core.turn.tokens import TokenCounter, estimate_tokens
@@ -291,14 +295,28 @@ def test_an_unknown_summary_model_stops_the_runtime_at_start_naming_the_key(tmp_
     assert "nowhere" in line
 
 
-def test_doctor_names_an_unknown_summary_model(cli_run, tmp_path):
+def test_doctor_names_an_unknown_summary_model(tmp_path):
+    # a real installed model plugin (the kit's scripted model), so that only the summary
+    # model is unknown
+    site = tmp_path / "site"
+    install_kit(site)
+    (tmp_path / "script.json").write_text("[]")
     (tmp_path / "toolang.toml").write_text(
-        '[models]\ndefault = "demo"\n[agents]\ncontext_tokens = 4000\nsummary_model = "nowhere/x"\n'
+        KILL_AND_RESUME_CONFIG + '\n[agents]\ncontext_tokens = 4000\nsummary_model = "nowhere/x"\n'
     )
-    result = cli_run("doctor", env={"TOOLANG_LOAD_PLUGINS": "model-demo"})
+    result = subprocess.run(
+        [sys.executable, "-m", "toolang_core", "doctor"],
+        cwd=tmp_path,
+        env=kit_environment(tmp_path, site),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode != 0
     out = result.stdout + result.stderr
     assert "[agents] summary_model" in out and "nowhere/x" in out
+    assert "no installed plugin" not in out  # the scripted model was there
 
 
 def test_an_agent_md_context_budget_must_be_positive():

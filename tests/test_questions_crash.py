@@ -69,7 +69,14 @@ def test_a_question_open_across_a_kill_is_answered_after_the_restart(tmp_path):
     ).id
 
     first = start_toolang_run(home, env, home / "first.log", "--no-sources")
-    kill_when(first, lambda: book.for_turn(turn_id), 60, "the question to be asked")
+    kill_when(
+        first,  # asked, and parked (the question is written before the turn parks)
+        lambda: (
+            book.for_turn(turn_id) and store.get(turn_id).status is TurnStatus.AWAITING_APPROVAL
+        ),
+        60,
+        "the question to be asked",
+    )
     (asked,) = book.list("open")
     assert store.get(turn_id).status is TurnStatus.AWAITING_APPROVAL  # as the dead run left it
     assert model_calls(home) == [0, 1]

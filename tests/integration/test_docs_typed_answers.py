@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "typed-answers.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "typed-answers.md"
 
 
 def block(name: str) -> str:
