@@ -234,6 +234,8 @@ def test_no_raw_secret_in_any_stream_or_response_body(wire):
         "approval_id": approval["id"],
         "agent": endpoint.rsplit("/", 1)[-1],
         "name": "console.css",
+        "sha256": "0" * 64,  # no attachment: a "not found" must not echo a secret either
+        "question_id": "q-none",
     }
     document = wire.request("GET", "/api/openapi.json").json()
     for path, operations in document["paths"].items():
