@@ -80,6 +80,7 @@ from toolang_core.store.submit_plan import (
     wrong_group,
     wrong_owner,
 )
+from toolang_core.store.usage import USAGE_STEPS_SQL
 
 __all__ = [
     "INTERRUPTED",
@@ -88,6 +89,7 @@ __all__ = [
     "RUN_COLUMNS",
     "STEP_COLUMNS",
     "TURN_COLUMNS",
+    "USAGE_STEPS_SQL",
     "ClaimRequest",
     "EndQueued",
     "FencedOut",

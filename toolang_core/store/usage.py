@@ -1,6 +1,7 @@
 """Token usage as the execution store sums it: the values of :meth:`ExecutionStore.usage`.
 
-Every completed ``model_call`` step whose model reported usage carries it normalised
+Every completed model call step — a turn's ``model_call`` and a summarising
+``compaction`` (:data:`USAGE_STEP_KINDS`) — whose model reported usage carries it normalised
 under ``data["tokens"]`` (``input``, ``output``, ``cached``; see
 :func:`toolang_core.spend.tokens_of`). A store sums those over the turns a
 :class:`UsageFilter` selects; it never reads the provider's own keys.
@@ -14,6 +15,14 @@ import attrs
 
 TOKEN_KINDS: Final = ("input", "output", "cached")
 """The keys of a model call step's ``data["tokens"]``."""
+USAGE_STEP_KINDS: Final = ("model_call", "compaction")
+"""The kinds of step that are model calls a store sums (a compaction's summarising call
+is spent like any other)."""
+USAGE_STEPS_SQL: Final = (
+    "s.kind IN (" + ", ".join(f"'{kind}'" for kind in USAGE_STEP_KINDS) + ") "
+    "AND s.status = 'completed'"
+)
+"""A usage sum's condition on its steps ``s``, for SQL backends."""
 
 
 @attrs.frozen

@@ -184,6 +184,10 @@ class AgentExecutor:
         user = Message(role="user", content=turn.input, attachments=attached)
         budget = agent.context_tokens or config.agents.context_tokens
         fitted = None
+        # One count of the turn's spend, from before its prompt is built: a summarising
+        # call of a compaction counts against the turn's limits like its other calls.
+        limits = SpendLimits.for_turn(config.limits, turn)
+        spend = TurnSpend(limits, turn=turn, store=ctx.store, clock=ctx.clock)
         if budget is None:
             kept = config.agents.history_turns
             messages = [
@@ -202,7 +206,7 @@ class AgentExecutor:
                     agent, turn, notes=notes, memory=recalled.lines, summary=summary
                 ),
                 user=user,
-                compactor=self._compactor(speaker, counter),
+                compactor=self._compactor(ctx, speaker, counter, spend),
             )
             messages = [fitted.system, *fitted.history, user]
         built = {
@@ -224,8 +228,6 @@ class AgentExecutor:
             built["attachments"] = [a.ref.to_json() for a in attached]
         degraded = recalled.degraded or (fitted is not None and fitted.degraded)
         built_step = ctx.defer_step("prompt_build", data=built)
-        limits = SpendLimits.for_turn(config.limits, turn)
-        spend = TurnSpend(limits, turn=turn, store=ctx.store, clock=ctx.clock)
         handle = RunningTurn(self, ctx, max_rounds=_max_rounds(agent, config.agents), spend=spend)
         loop = AgentLoop(
             self,
@@ -254,10 +256,13 @@ class AgentExecutor:
             after=AfterTurn(prompt_trace=trace_data, memory=batch, trace_masked=True)
         )
 
-    def _compactor(self, speaker: Speaker, counter: TokenCounter) -> Compactor:
+    def _compactor(
+        self, ctx: TurnContext, speaker: Speaker, counter: TokenCounter, spend: TurnSpend
+    ) -> Compactor:
         """Who writes a thread's summary for ``speaker``'s turns: ``[agents]
         summary_model``, else the agent's model and its fallbacks (the summary is
         measured with ``counter``, the agent model's: it goes into that model's prompt).
+        Its calls count in ``spend``, with those an earlier attempt of the turn made.
 
         :raises TurnFailed: for a summary model that cannot be resolved.
         """
@@ -271,12 +276,17 @@ class AgentExecutor:
             except ModelError as exc:
                 raise TurnFailed(str(exc), "model_error") from None
             candidates = (Candidate(spec, model),)
+        if ctx.attempt > 1:  # an earlier attempt's summarising calls were spent too
+            for step in ctx.store.steps(ctx.turn.id):
+                if step.kind == "compaction" and step.status == "completed":
+                    spend.add(step.data.get("tokens") or {})
         return Compactor(
             candidates=candidates,
             retry=config.models.retry,
             mask=self.runtime.redaction.text,
             counter=counter,
             agent=speaker.agent.name,
+            spend=spend,
         )
 
     def _attachments(self, ctx: TurnContext, speaker: Speaker) -> tuple[Attachment, ...]:

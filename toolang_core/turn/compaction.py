@@ -9,7 +9,10 @@ A compaction is incremental: the model is given the summary so far and the turns
 just became too old — never the whole thread again — and answers with the new summary.
 Each compaction is a ``compaction`` step of the turn that made it (``toolang turns
 trace`` shows it); its model call is retried and falls back like any other
-(:mod:`toolang_core.turn.model_retry`).
+(:mod:`toolang_core.turn.model_retry`), and is spent like any other: its usage is stored
+normalised in the step's ``tokens`` (summed per turn, thread, owner and budget by the
+store) and counted against the turn's spend limits (:mod:`toolang_core.turn.usage`), which
+are checked before each summarising call.
 
 Durability: the record is written with the revision it was read at, after the model
 answered, then the step is stored. A crash before the write leaves the old summary,
@@ -27,8 +30,10 @@ import attrs
 
 from toolang_core.errors import ConfigError
 from toolang_core.models.types import Message, ModelError, ModelRequest, ModelResponse
+from toolang_core.spend import tokens_of
 from toolang_core.store.errors import RecordConflict
 from toolang_core.turn.context import Coverage, Entry
+from toolang_core.turn.loop import TurnFailed
 from toolang_core.turn.model_retry import Candidate, ModelAttempts, ModelCallFailed
 from toolang_core.turn.tokens import BYTES_PER_TOKEN, MESSAGE_TOKENS
 
@@ -38,6 +43,7 @@ if TYPE_CHECKING:
     from toolang_core.models.resolve import ModelResolver
     from toolang_core.store.protocol import ExecutionStore
     from toolang_core.turn.tokens import TokenCounter
+    from toolang_core.turn.usage import TurnSpend
 
 __all__ = [
     "SUMMARY_KIND",
@@ -160,7 +166,8 @@ class Compacted:
 
 class Compactor:
     """Folds entries into a thread's summary with ``candidates`` (the summary model,
-    or the agent's model and its fallbacks), masking the text with ``mask``."""
+    or the agent's model and its fallbacks), masking the text with ``mask``; each call
+    is counted in ``spend`` (the turn's), when given."""
 
     def __init__(
         self,
@@ -170,12 +177,14 @@ class Compactor:
         mask: Callable[[str], str],
         counter: TokenCounter,
         agent: str,
+        spend: TurnSpend | None = None,
     ) -> None:
         self.candidates = candidates
         self.retry = retry
         self.mask = mask
         self.counter = counter
         self.agent = agent
+        self.spend = spend
 
     async def compact(
         self,
@@ -195,6 +204,8 @@ class Compactor:
         did if it stops halfway.
 
         :raises ModelCallFailed: when the model(s) failed; what was stored stays.
+        :raises TurnFailed: when a spend limit of the turn is reached before a call
+            (outcome ``usage_limit`` or ``budget_exceeded``); what was stored stays.
         """
         done = Compacted(previous or ThreadSummary("", Coverage()))
         words = max(10, max_tokens * 3 // 4)
@@ -204,6 +215,9 @@ class Compactor:
         frame = self.counter.text(INSTRUCTION) + 4 * MESSAGE_TOKENS
         frame += self.counter.text(done.summary.text)
         for run in chunks(entries, max(max_tokens, budget - frame, 1)):
+            stop = self.spend.check() if self.spend is not None else None
+            if stop is not None:
+                raise TurnFailed(stop.message, stop.outcome)
             started = ctx.clock()
             before = done.summary
             key = f"{ctx.turn.id}:compaction:{before.revision + 1}"
@@ -224,6 +238,9 @@ class Compactor:
                 data={"purpose": "compaction", "agent": self.agent},
             )
             answered, response = await attempts.run()
+            tokens = tokens_of(response.usage) if response.usage else {}
+            if self.spend is not None:
+                self.spend.add(tokens)
             text, cut = self._fitted(self.mask(response.text.strip()), max_tokens)
             turns = [e for e in run if e.seq is not None]
             notes = len(run) - len(turns)
@@ -257,25 +274,23 @@ class Compactor:
             done.summary = attrs.evolve(summary, revision=record.revision)
             done.calls += 1
             done.cut = done.cut or cut
-            ctx.record_step(
-                "compaction",
-                started_at=started,
-                idempotency_key=key,
-                data={
-                    "model": answered.name,
-                    "agent": self.agent,
-                    "summarised_turns": len(turns),
-                    "summarised_notes": notes,
-                    "through_seq": summary.coverage.seq,
-                    "turns_in_summary": summary.turns,
-                    "previous_summary": bool(before.text),
-                    "summary_tokens": self.counter.text(text),
-                    "cut": cut,
-                    "revision": record.revision,
-                    "usage": dict(response.usage),
-                    "summary": text,
-                },
-            )
+            data: dict[str, Any] = {
+                "model": answered.name,
+                "agent": self.agent,
+                "summarised_turns": len(turns),
+                "summarised_notes": notes,
+                "through_seq": summary.coverage.seq,
+                "turns_in_summary": summary.turns,
+                "previous_summary": bool(before.text),
+                "summary_tokens": self.counter.text(text),
+                "cut": cut,
+                "revision": record.revision,
+                "usage": dict(response.usage),
+                "summary": text,
+            }
+            if tokens:
+                data["tokens"] = tokens  # normalised: what the store sums
+            ctx.record_step("compaction", started_at=started, idempotency_key=key, data=data)
         return done
 
     def _fitted(self, text: str, max_tokens: int) -> tuple[str, bool]:

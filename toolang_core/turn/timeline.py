@@ -121,6 +121,9 @@ def _compaction(data: Mapping[str, Any]) -> list[str]:
         + f" (now {data.get('turns_in_summary', 0)} turn(s) up to #{data.get('through_seq', '?')}, "
         f"{data.get('summary_tokens', 0)} tokens{', cut to fit' if data.get('cut') else ''})"
     )
+    spent = data.get("tokens") or {}
+    if spent:  # what the summarising call cost, as the turn's usage counts it
+        head += f"; {spent.get('input', 0) + spent.get('output', 0)} tokens spent"
     return [head, f"summary: {_short(data.get('summary', ''), 80)}"]
 
 

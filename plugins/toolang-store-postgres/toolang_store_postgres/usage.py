@@ -1,13 +1,13 @@
 """Token usage summed in PostgreSQL (``ExecutionStore.usage``): the normalised
-``tokens`` of completed model-call steps (``jsonb``), joined to their turn requests for
-the owner, thread and budget — the same sums as the SQLite store's."""
+``tokens`` of completed model-call and compaction steps (``jsonb``), joined to their
+turn requests for the owner, thread and budget — the same sums as the SQLite store's."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from toolang_core.store import Usage, UsageFilter
-from toolang_core.store.backend import usage_filter_sql
+from toolang_core.store.backend import USAGE_STEPS_SQL, usage_filter_sql
 
 _SUMS = (
     "count(*), sum((s.data->'tokens'->>'input')::bigint), "
@@ -15,8 +15,7 @@ _SUMS = (
     "sum((s.data->'tokens'->>'cached')::bigint)"
 )
 _FROM = (
-    "FROM {s}.turn_steps s JOIN {s}.turn_requests t ON t.id = s.turn_id "
-    "WHERE s.kind = 'model_call' AND s.status = 'completed'"
+    "FROM {s}.turn_steps s JOIN {s}.turn_requests t ON t.id = s.turn_id WHERE " + USAGE_STEPS_SQL
 )
 
 

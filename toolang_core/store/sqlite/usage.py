@@ -1,6 +1,6 @@
 """Token usage summed in the SQLite store (:meth:`ExecutionStore.usage`).
 
-The sums read the normalised ``tokens`` of completed model-call steps (JSON text,
+The sums read the normalised ``tokens`` of completed model-call and compaction steps (JSON text,
 through ``json_extract``), joined to their turn requests for the owner, thread and
 budget. No index serves them: a turn asks only while an owner or budget limit applies,
 the CLI and the API when a person looks.
@@ -11,17 +11,14 @@ from __future__ import annotations
 import sqlite3
 
 from toolang_core.store.rows import usage_filter_sql
-from toolang_core.store.usage import Usage, UsageFilter
+from toolang_core.store.usage import USAGE_STEPS_SQL, Usage, UsageFilter
 
 _SUMS = (
     "count(*), sum(json_extract(s.data, '$.tokens.input')), "
     "sum(json_extract(s.data, '$.tokens.output')), "
     "sum(json_extract(s.data, '$.tokens.cached'))"
 )
-_FROM = (
-    "FROM turn_steps s JOIN turn_requests t ON t.id = s.turn_id "
-    "WHERE s.kind = 'model_call' AND s.status = 'completed'"
-)
+_FROM = "FROM turn_steps s JOIN turn_requests t ON t.id = s.turn_id WHERE " + USAGE_STEPS_SQL
 
 
 def _where(where: UsageFilter) -> tuple[str, list[object]]:
