@@ -54,6 +54,7 @@ from toolang_core.tools.approvals import Approval, ApprovalBook
 from toolang_core.tools.chain import ToolChain
 from toolang_core.tools.types import Denied, Granted, Pending, ToolCall, ToolCallContext
 from toolang_core.turn import output, prompt
+from toolang_core.turn.attachments import fallbacks_taking
 from toolang_core.turn.compaction import Compactor, check_summary_model
 from toolang_core.turn.context import fit_prompt
 from toolang_core.turn.loop import AgentLoop, Speaker, TurnFailed
@@ -175,7 +176,8 @@ class AgentExecutor:
             route = await self.runtime.agents.route(turn.input, agent.name)
             if route is not None:
                 notes = [*notes, _route_note(route, self.runtime.agents.agent(route.agent))]
-        attached = self._attachments(ctx, speaker)  # refused before any model call
+        # refused before any model call; the fallbacks that cannot take them are skipped
+        speaker, attached, skipped = _fallbacks_for(ctx, speaker, self._attachments(ctx, speaker))
         typed = output.spec_for(turn, agent, config.agents.output_retries)
         if typed is not None:
             notes = [*notes, output.schema_note(typed.schema)]
@@ -186,8 +188,9 @@ class AgentExecutor:
         fitted = None
         # One count of the turn's spend, from before its prompt is built: a summarising
         # call of a compaction counts against the turn's limits like its other calls.
-        limits = SpendLimits.for_turn(config.limits, turn)
-        spend = TurnSpend(limits, turn=turn, store=ctx.store, clock=ctx.clock)
+        spend = TurnSpend(
+            SpendLimits.for_turn(config.limits, turn), turn=turn, store=ctx.store, clock=ctx.clock
+        )
         if budget is None:
             kept = config.agents.history_turns
             messages = [
@@ -226,6 +229,8 @@ class AgentExecutor:
             built["context"] = fitted.trace
         if attached:
             built["attachments"] = [a.ref.to_json() for a in attached]
+        if skipped:
+            built["fallbacks_skipped"] = skipped
         degraded = recalled.degraded or (fitted is not None and fitted.degraded)
         built_step = ctx.defer_step("prompt_build", data=built)
         handle = RunningTurn(self, ctx, max_rounds=_max_rounds(agent, config.agents), spend=spend)
@@ -504,6 +509,19 @@ def _allowed_tools(meta: Mapping[str, Any]) -> list[str] | None:
             f"meta.allowed_tools must be a list of tool names, got {value!r}", "agent_error"
         )
     return [str(v) for v in value]
+
+
+def _fallbacks_for(
+    ctx: TurnContext, speaker: Speaker, attached: tuple[Attachment, ...]
+) -> tuple[Speaker, tuple[Attachment, ...], list[str]]:
+    """``speaker`` with only the fallback models that take ``attached``, ``attached``,
+    and why each other fallback is skipped (logged; the ``prompt_build`` step says it)."""
+    if not attached or not speaker.fallbacks:
+        return speaker, attached, []
+    usable, skipped = fallbacks_taking(speaker.fallbacks, [a.ref for a in attached])
+    for reason in skipped:
+        log.warning("fallback_skipped", turn_id=ctx.turn.id, reason=reason)
+    return attrs.evolve(speaker, fallbacks=usable), attached, skipped
 
 
 def _route_note(route: RouteProposal, agent: AgentDefinition) -> str:

@@ -4,11 +4,14 @@ of the agent it asks for, before it is submitted.
 The turn checks again before its first model call (the agent executor's
 ``_attachments``): a door that cannot tell the model — the default agent routes, an
 agent's model cannot be resolved here — leaves the decision to the turn.
+
+A fallback model that does not take a turn's attachments is skipped for that turn, with
+the reason in its ``prompt_build`` step and the log (:func:`fallbacks_taking`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from toolang_core.agents.catalog import AgentError
@@ -18,6 +21,7 @@ from toolang_core.models.types import ModelError
 
 if TYPE_CHECKING:
     from toolang_core.runtime_parts import CoreRuntime
+    from toolang_core.turn.model_retry import Candidate
 
 
 def check_attachments_accepted(
@@ -40,3 +44,21 @@ def check_attachments_accepted(
     refused = attachment_refusal(model, name, refs)
     if refused is not None:
         raise AttachmentError(refused)
+
+
+def fallbacks_taking(
+    fallbacks: Sequence[Candidate], refs: Sequence[AttachmentRef]
+) -> tuple[tuple[Candidate, ...], list[str]]:
+    """The ``fallbacks`` that accept every one of ``refs``, and why each of the others is
+    skipped: a fallback that cannot take the turn's attachments is never asked (it
+    would answer without them), so a turn whose model fails goes on to the next
+    fallback that can, or fails with the model's error."""
+    kept: list[Candidate] = []
+    skipped: list[str] = []
+    for candidate in fallbacks:
+        refused = attachment_refusal(candidate.model, candidate.name, refs)
+        if refused is None:
+            kept.append(candidate)
+        else:
+            skipped.append(f"fallback skipped: {refused}")
+    return tuple(kept), skipped

@@ -109,6 +109,7 @@ def _prompt_build(data: Mapping[str, Any]) -> list[str]:
         )
         if context.get("compaction_failed"):
             notes.append(f"compaction failed: {_short(context['compaction_failed'], 60)}")
+    notes += [_short(reason, 120) for reason in data.get("fallbacks_skipped", ())]
     return [line, *notes]
 
 
