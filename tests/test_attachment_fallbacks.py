@@ -89,7 +89,7 @@ def test_a_turn_without_attachments_keeps_every_fallback(tmp_path):
 
 def test_doctor_warns_of_a_fallback_that_takes_fewer_attachment_types(tmp_path):
     from toolang_core.doctor import DoctorContext
-    from toolang_core.doctor.setup import check_fallback_attachments
+    from toolang_core.doctor.attachments import check_fallback_attachments
 
     seeing = ScriptedModel([], attachment_types=("image/*", "text/plain"))
     text_only = ScriptedModel([], attachment_types=("text/plain",))
@@ -105,7 +105,7 @@ def test_doctor_warns_of_a_fallback_that_takes_fewer_attachment_types(tmp_path):
 
 def test_doctor_is_quiet_when_the_fallbacks_take_what_their_model_takes(tmp_path):
     from toolang_core.doctor import DoctorContext
-    from toolang_core.doctor.setup import check_fallback_attachments
+    from toolang_core.doctor.attachments import check_fallback_attachments
 
     seeing = ScriptedModel([], attachment_types=("image/png",))
     other = ScriptedModel([], attachment_types=("image/*",))

@@ -19,13 +19,9 @@ import click
 from toolang_core.config.loader import find_config, load_config
 from toolang_core.config.model import ToolangConfig
 from toolang_core.config.settings import unowned_sections, validate_plugin_settings
+from toolang_core.doctor.attachments import check_attachments, check_fallback_attachments
 from toolang_core.doctor.check import Check as Check, DoctorCheck as DoctorCheck, Status as Status
-from toolang_core.doctor.setup import (
-    check_directories,
-    check_fallback_attachments,
-    check_models,
-    check_sandbox,
-)
+from toolang_core.doctor.setup import check_directories, check_models, check_sandbox
 from toolang_core.errors import ConfigError
 from toolang_core.plugins.host import PluginHost
 from toolang_core.plugins.mistakes import misnamed_sources
@@ -397,6 +393,7 @@ CHECKS: tuple[CheckFn, ...] = (
     check_plugins,
     check_plugin_settings,
     check_directories,
+    check_attachments,
     check_sandbox,
     check_store,
     check_store_pages,

@@ -119,56 +119,6 @@ def check_models(ctx: DoctorContext) -> Iterator[Check]:
         yield Check("models", "ok", f"model(s) resolve: {', '.join(wanted)}")
 
 
-def check_fallback_attachments(ctx: DoctorContext) -> Iterator[Check]:
-    """Each fallback model takes the attachment types its model takes (where the models
-    say: ``attachment_types``): one that takes fewer is skipped by a turn with such an
-    attachment, so the turn has fewer models to fall back on. A warning per pair, naming
-    where the fallback was named and the types it lacks."""
-    from toolang_core.attachments import accepted_types, matches
-    from toolang_core.doctor import runtime_for
-    from toolang_core.doctor.check import Check
-    from toolang_core.models.resolve import ModelResolver
-    from toolang_core.models.types import ModelError
-    from toolang_core.turn.model_retry import fallback_specs
-
-    runtime = runtime_for(ctx)
-    if runtime is None or runtime.config.runtime.executor != "agent":
-        return
-    models = runtime.config.models
-    try:
-        agents = runtime.agents.registry.active()
-    except Exception:  # the agents check reports a broken registry
-        agents = []
-    pairs = {(models.default, spec, where) for spec, where in fallback_specs(models, None)}
-    for agent in agents:
-        model = agent.model or models.default
-        pairs.update((model, spec, where) for spec, where in fallback_specs(models, agent))
-    resolver = ModelResolver(runtime)
-    problems = []
-    for model, spec, where in sorted(pairs):
-        if spec == model:
-            continue
-        try:
-            takes = accepted_types(resolver.resolve(model))
-            fallback_takes = accepted_types(resolver.resolve(spec))
-        except ModelError:
-            continue  # the models check names a model that cannot be had
-        lacking = [t for t in takes if not matches(t, fallback_takes)]
-        if lacking:
-            problems.append(
-                f"{where} = {spec!r} does not accept {', '.join(lacking)} that {model!r} "
-                f"accepts (it accepts: {', '.join(fallback_takes) or 'no attachments'}); "
-                "a turn with such an attachment skips it"
-            )
-    if problems:
-        yield Check(
-            "attachments",
-            "warn",
-            f"{len(problems)} fallback model(s) take fewer attachment types than their model",
-            tuple(problems),
-        )
-
-
 def _model_problem(runtime: Runtime, spec: str) -> str | None:
     from toolang_core.models.resolve import ModelResolver
     from toolang_core.models.types import ModelError
