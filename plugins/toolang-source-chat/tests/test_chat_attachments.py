@@ -42,13 +42,19 @@ def chat(tmp_path, toolang_home):
     script = toolang_home.path / "script.json"
     script.write_text(json.dumps([{"text": "{attachments}"}]))
 
-    def run(*args, types=None, config=""):
+    def run(*args, types=None, config="", input=None):
         toolang_home.write_config(CONFIG + config)
         env = {"TOOLANG_LOAD_PLUGINS": "source-chat,scripted", "TOOLANG_SCRIPT": str(script)}
         if types is not None:
             env["TOOLANG_SCRIPT_ATTACHMENT_TYPES"] = types
         return run_toolang(
-            "chat", *args, cwd=toolang_home.path, env=env, pythonpath=[site], timeout=120
+            "chat",
+            *args,
+            cwd=toolang_home.path,
+            env=env,
+            pythonpath=[site],
+            timeout=120,
+            input=input,
         )
 
     return run
@@ -136,3 +142,56 @@ def test_a_url_is_fetched_when_fetch_urls_is_on(chat):
         server.server_close()
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"dot.png image/png {len(PNG)}\n"
+
+
+# -- /attach in an interactive session ----------------------------------------------------
+
+
+def test_slash_attach_sends_the_file_with_the_next_message_only(chat, toolang_home, toolang_cli):
+    (toolang_home.path / "dot.png").write_bytes(PNG)
+    result = chat("-i", input="/attach dot.png\nwhat is it?\nand now?\n")
+    assert result.returncode == 0, result.stderr
+    assert_no_traceback(result)
+    assert f"attached dot.png (image/png, {len(PNG)} bytes) to your next message" in result.stderr
+    first, second = sorted(turns(toolang_cli), key=lambda t: t["seq"])
+    assert first["input"] == "what is it?"
+    assert [a["name"] for a in first["meta"]["attachments"]] == ["dot.png"]
+    assert second["input"] == "and now?" and "attachments" not in second["meta"]
+    assert f"dot.png image/png {len(PNG)}" in result.stdout
+
+
+def test_a_refused_slash_attach_is_said_and_the_session_goes_on(chat, toolang_home, toolang_cli):
+    (toolang_home.path / "dot.png").write_bytes(PNG)
+    result = chat("-i", input="/attach dot.png\n/attach gone.png\nlook\n", types="text/plain")
+    assert result.returncode == 0, result.stderr
+    assert_no_traceback(result)
+    assert "error: " in result.stderr and "dot.png" in result.stderr
+    assert "image/png" in result.stderr
+    assert "error: " in result.stderr and "gone.png" in result.stderr
+    (turn,) = turns(toolang_cli)
+    assert turn["input"] == "look" and "attachments" not in turn["meta"]
+    assert "(none)" in result.stdout
+
+
+def test_slash_attach_alone_lists_what_the_next_message_carries(chat, toolang_home):
+    (toolang_home.path / "note.txt").write_text("hello\n")
+    result = chat("-i", input="/attach\n/attach note.txt\n/attach\n")
+    assert result.returncode == 0, result.stderr
+    assert "attached to your next message: none" in result.stderr
+    assert "attached to your next message: note.txt" in result.stderr
+
+
+def test_dash_a_with_dash_i_attaches_to_the_first_message(chat, toolang_home, toolang_cli):
+    (toolang_home.path / "dot.png").write_bytes(PNG)
+    result = chat("-i", "-a", "dot.png", input="look\n")
+    assert result.returncode == 0, result.stderr
+    (turn,) = turns(toolang_cli)
+    assert [a["name"] for a in turn["meta"]["attachments"]] == ["dot.png"]
+
+
+def test_a_refused_dash_a_with_dash_i_exits_2_before_the_session(chat, toolang_home, toolang_cli):
+    result = chat("-i", "-a", "gone.png", input="look\n")
+    assert result.returncode == 2
+    assert_no_traceback(result)
+    assert "gone.png" in result.stderr and "chatting on" not in result.stderr
+    assert turns(toolang_cli) == []

@@ -16,7 +16,14 @@ import click
 from toolang_core.cli import CliState, pass_state
 
 if TYPE_CHECKING:
-    from toolang_core import Approval, ApprovalBook, Inbox, RedactionPolicy, TurnRequest
+    from toolang_core import (
+        Approval,
+        ApprovalBook,
+        AttachmentRef,
+        Inbox,
+        RedactionPolicy,
+        TurnRequest,
+    )
     from toolang_source_chat.terminal import LineReader
 
 
@@ -106,9 +113,9 @@ def chat(
     if interactive:
         if as_json:
             raise UsageError("--json prints one answer: it does not go with -i")
-        if attach:
-            raise UsageError("-a/--attach goes with one MESSAGE, not with -i")
-        asyncio.run(_interactive(state, thread, agent, wait, owner or None, meta=meta))
+        asyncio.run(
+            _interactive(state, thread, agent, wait, owner or None, meta=meta, attach=attach)
+        )
         return
     if not message:
         raise UsageError("give a MESSAGE, or use -i for an interactive session")
@@ -158,10 +165,12 @@ def _submit(
     *,
     meta: dict[str, Any] | None = None,
     attach: tuple[str, ...] = (),
+    attached: tuple[AttachmentRef, ...] = (),
 ) -> tuple[str, str]:
     """Submit ``message`` with ``meta`` (a typed answer's schema, the turn's own spend
-    ``limits``: docs/typed-answers.md, docs/spend-limits.md) and the files of
-    ``attach``; return the request id and this submission's reference.
+    ``limits``: docs/typed-answers.md, docs/spend-limits.md), the files of ``attach``
+    and the attachments already kept, ``attached``; return the request id and this
+    submission's reference.
 
     :raises AttachmentError: for an attachment refused (nothing is submitted)."""
     from toolang_core import NewTurnRequest, new_id, with_attachments
@@ -171,8 +180,10 @@ def _submit(
     inbox = state.open_inbox()
     try:
         sent: dict[str, Any] = {**(meta or {}), SENDER_REF: ref}
+        taken = attached
         if attach:
-            taken = attachments.take(state, inbox.store, attach, agent=agent, owner=owner)
+            taken += attachments.take(state, inbox.store, attach, agent=agent, owner=owner)
+        if taken:
             sent = with_attachments(sent, taken)
         turn_id = inbox.submit(
             NewTurnRequest(
@@ -485,14 +496,22 @@ async def _interactive(
     owner: str | None,
     *,
     meta: dict[str, Any],
+    attach: tuple[str, ...] = (),
 ) -> None:
     """The session: Ctrl-D or Ctrl-C at the prompt leaves (Ctrl-C with exit 130);
     Ctrl-C while an answer is awaited (or at an approval question) detaches from that
-    turn — it keeps its place — and returns to the prompt."""
+    turn — it keeps its place — and returns to the prompt. ``/attach PATH|URL`` (and
+    ``-a``, for the first message) attaches a file to the next message sent."""
     from toolang_core import ToolangError
+    from toolang_source_chat.attach import Pending
     from toolang_source_chat.terminal import Interrupts, LineReader
 
-    click.echo(f"chatting on {thread} (Ctrl-D or Ctrl-C to leave)", err=True)
+    pending = Pending(state, agent=agent, owner=owner)
+    pending.take(attach)  # -a: refused as `chat MESSAGE -a` refuses, before the session
+    click.echo(
+        f"chatting on {thread} (Ctrl-D or Ctrl-C to leave; /attach PATH to attach a file)",
+        err=True,
+    )
     reader = LineReader()
     with Interrupts() as interrupts:
         while True:
@@ -504,13 +523,16 @@ async def _interactive(
             except KeyboardInterrupt:
                 click.echo("", err=True)
                 sys.exit(130)
-            if not line.strip():
+            if not line.strip() or pending.command(line):
                 continue
             try:
-                turn_id, ref = _submit(state, thread, agent, line, owner, meta=meta)
+                turn_id, ref = _submit(
+                    state, thread, agent, line, owner, meta=meta, attached=pending.refs
+                )
             except ToolangError as exc:  # e.g. input the inbox refuses: say so, go on
                 click.echo(f"error: {exc}", err=True)
                 continue
+            pending.sent()
             try:
                 await interrupts.run(_answer(state, turn_id, wait, ask=reader, ref=ref))
             except KeyboardInterrupt:
