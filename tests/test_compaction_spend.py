@@ -99,3 +99,39 @@ def test_a_turns_model_call_limit_counts_its_summarising_calls(tmp_path):
         assert all(t.status is TurnStatus.COMPLETED for t in turns if t not in compacted)
     finally:
         store.close()
+
+
+def test_an_earlier_attempts_summarising_call_counts_toward_the_resumed_turns_limit(tmp_path):
+    """A runtime died after a compaction (its step stored); the turn resumed by another
+    runtime counts that call: with one model call a turn, it stops before its model."""
+    import time
+
+    import attrs
+
+    from toolang_core.store.types import StepRecord
+
+    runtime, model = make(tmp_path, max_model_calls=1)
+    store = runtime.open_store()
+    try:
+        turn_id = (
+            runtime.open_inbox()
+            .submit(NewTurnRequest(source="chat", thread_id=THREAD, input="hi", owner="alice"))
+            .id
+        )
+        long_ago = time.time() - 600
+        (turn,) = store.claim(run_id="dead", limit=1, now=long_ago, lease_seconds=1, caps={})
+        step = StepRecord(turn_id, 0, turn.attempt, "compaction", "completed", long_ago, long_ago)
+        data = {"summary": "x", "tokens": {"input": 50, "output": 10}}
+        key = f"{turn_id}:compaction:1"
+        store.record_step(attrs.evolve(step, data=data, idempotency_key=key), run_id="dead")
+    finally:
+        store.close()
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    inbox = runtime.open_inbox()
+    try:
+        turn = inbox.get(turn_id)
+        assert (turn.status, turn.outcome) == (TurnStatus.FAILED, USAGE_LIMIT)
+        assert model.calls == []
+        assert inbox.store.usage(UsageFilter(turn_id=turn_id)).total == 60
+    finally:
+        inbox.store.close()
