@@ -18,6 +18,8 @@ total of `python -X importtime -c "import toolang_core"`. The last line is a JSO
 object.
 
     python3 bench/startup.py [--runs 7] [--rebuild]
+    python3 bench/startup.py --venv DIR --no-build   # time an environment built before
+                                                     # (e.g. two branches, alternately)
 """
 
 from __future__ import annotations
@@ -42,16 +44,16 @@ def plugin_dirs() -> list[Path]:
     return sorted(p for p in (ROOT / "plugins").glob("*") if (p / "pyproject.toml").is_file())
 
 
-def build_env(rebuild: bool) -> Path:
-    python = VENV / "bin" / "python"
-    if rebuild and VENV.exists():
-        shutil.rmtree(VENV)
+def build_env(rebuild: bool, venv: Path = VENV) -> Path:
+    python = venv / "bin" / "python"
+    if rebuild and venv.exists():
+        shutil.rmtree(venv)
     if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         subprocess.run([str(python), "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
     targets = [str(ROOT), *(str(p) for p in plugin_dirs()), "llm"]
     subprocess.run([str(python), "-m", "pip", "install", "-q", *targets], check=True)
-    return VENV / "bin"
+    return venv / "bin"
 
 
 def clean_env(home: str) -> dict[str, str]:
@@ -93,9 +95,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--rebuild", action="store_true", help="recreate the bench virtualenv")
+    parser.add_argument("--venv", type=Path, default=VENV, help="the virtualenv to time")
+    parser.add_argument(
+        "--no-build", action="store_true", help="time --venv as it is (install nothing)"
+    )
     args = parser.parse_args()
     runs = max(5, args.runs)
-    bin_dir = build_env(args.rebuild)
+    bin_dir = args.venv / "bin" if args.no_build else build_env(args.rebuild, args.venv)
     with tempfile.TemporaryDirectory() as home:
         env = clean_env(home)
         plugins = json.loads(

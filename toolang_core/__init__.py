@@ -10,7 +10,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from toolang_core.lazy_imports import defer_all as _defer_all
 from toolang_core.markers import hookimpl, hookspec
+
+_defer_all()  # before anything imports sqlite-utils (see toolang_core.lazy_imports)
 
 if TYPE_CHECKING:
     from toolang_core.agents.agentmd import (

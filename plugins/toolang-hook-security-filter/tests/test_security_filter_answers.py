@@ -62,6 +62,24 @@ def test_redact_answers_is_off_by_default(toolang_runtime, toolang_scripted_mode
     assert plugin.policy_for(runtime).mask_answer(ANSWER) is None
 
 
+def test_an_answer_without_a_tool_call_builds_no_policy_when_answers_are_not_redacted(
+    toolang_runtime, toolang_scripted_model
+):
+    """A one-shot run builds the policy when a tool call needs it; with
+    ``redact_answers`` off the output guardrail needs none (it was built for every
+    answer: the rules' import and the scrubber's expressions, for nothing)."""
+    model = toolang_scripted_model([text(ANSWER)])
+    runtime = toolang_runtime(
+        '[models]\ndefault = "scripted"\n',
+        plugins={plugin.NAME: plugin, "scripted": model.plugin()},
+    )
+    inbox = runtime.open_inbox()
+    turn_id = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:t", input="go")).id
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=(), only=[turn_id]))
+    assert inbox.get(turn_id).status is TurnStatus.COMPLETED
+    assert runtime.plugin_state(plugin.NAME, lambda: "not built") == "not built"
+
+
 def test_only_the_kinds_of_pii_kinds_are_masked(toolang_runtime, toolang_scripted_model):
     _, turn, steps = answer_turn(
         toolang_runtime,

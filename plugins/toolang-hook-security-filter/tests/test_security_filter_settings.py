@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 import toolang_hook_security_filter as plugin
@@ -104,3 +107,19 @@ def test_the_policy_is_compiled_once_per_runtime(security_filter):
     call = ToolCall("c1", "exec_run", {"command": "ls"})
     assert plugin.policy_of(first.context(call)) is plugin.policy_of(first.context(call))
     assert plugin.policy_of(first.context(call)) is not plugin.policy_of(second.context(call))
+
+
+def test_the_settings_load_without_the_rules():
+    """Every command registers the settings (and every one-shot chat checks them): the
+    rule names they are checked against come without the rules' tables."""
+    probe = (
+        "import sys\n"
+        "from toolang_hook_security_filter.settings import FilterSettings\n"
+        "FilterSettings(disable_rules=('sudo',))\n"
+        "print('toolang_hook_security_filter.rules' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

@@ -81,7 +81,11 @@ def toolang_filter_tool_result(
 @hookimpl
 def toolang_check_model_output(text: str, ctx: GuardContext) -> RewriteAnswer | None:
     """The output guardrail: with ``redact_answers`` on, the final answer with personal
-    data and secrets masked (the redaction detector's finders, same ``pii_kinds``)."""
+    data and secrets masked (the redaction detector's finders, same ``pii_kinds``).
+    Off (the default), the policy is not built for it: a turn that calls no tool never
+    compiles the filter's rules."""
+    if not getattr(ctx.runtime.settings.get(NAME), "redact_answers", False):
+        return None
     masked = policy_for(ctx.runtime).mask_answer(text)
     if masked is None:
         return None

@@ -17,7 +17,7 @@ quoted in a document matches the same as a command about to run (see the README)
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final
 
 from toolang_hook_security_filter.fragments import (
     END,
@@ -30,50 +30,13 @@ from toolang_hook_security_filter.fragments import (
     upto,
     w,
 )
+from toolang_hook_security_filter.rule_names import RuleName
 from toolang_hook_security_filter.rules_damage import DAMAGE
 from toolang_hook_security_filter.rules_intrusion import INTRUSION
 from toolang_hook_security_filter.rules_self_approval import SELF_APPROVAL
 from toolang_hook_security_filter.spec import Alternative, RuleSpec, alt, spec
 
 __all__ = ["DANGEROUS", "OBSERVED", "Alternative", "RuleName", "RuleSpec"]
-
-RuleName = Literal[
-    "recursive-delete-of-root-or-home",
-    "no-preserve-root",
-    "find-delete-from-root-or-home",
-    "windows-recursive-delete",
-    "delete-tool-on-root-or-home",
-    "write-tool-on-system-file",
-    "disk-format",
-    "raw-device-write",
-    "fork-bomb",
-    "boot-tampering",
-    "kill-everything",
-    "crontab-wipe",
-    "backup-deletion",
-    "drop-database",
-    "download-piped-to-interpreter",
-    "download-then-execute",
-    "decoded-payload-executed",
-    "reverse-shell",
-    "credential-exfiltration",
-    "cloud-metadata-credentials",
-    "read-secret-file",
-    "secret-file-path",
-    "system-permissions",
-    "system-account-tampering",
-    "ssh-authorized-keys-write",
-    "defences-off",
-    "self-approval",
-    "recursive-delete-of-working-directory",
-    "inline-interpreter",
-    "sudo",
-    "chmod-world-writable",
-    "destructive-sql",
-    "cloud-mass-delete",
-    "force-push",
-]
-"""Every default rule's name (a test keeps this list and the tables below in step)."""
 
 DANGEROUS: Final[tuple[RuleSpec, ...]] = (*DAMAGE, *INTRUSION, SELF_APPROVAL)
 """Rules whose match blocks the call."""

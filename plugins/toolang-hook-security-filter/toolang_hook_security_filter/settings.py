@@ -9,7 +9,7 @@ import attrs
 
 from toolang_hook_security_filter.analysis.verdicts import CommandRuleName
 from toolang_hook_security_filter.pii import PII_KINDS, PiiKind
-from toolang_hook_security_filter.rules import RuleName
+from toolang_hook_security_filter.rule_names import RuleName
 
 AnyRuleName = Literal[RuleName, CommandRuleName]
 

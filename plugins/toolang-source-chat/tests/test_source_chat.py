@@ -519,3 +519,45 @@ def test_a_chats_own_spend_limits_go_with_its_request(toolang_cli, toolang_home)
     refused = toolang_cli("chat", "--max-tokens", "0", "hi", env=ENV)
     assert refused.returncode == 2
     assert "'--max-tokens': 0 is not in the range x>=1" in refused.stderr
+
+
+# Runs `toolang chat` in this interpreter, then writes which modules it imported.
+ONE_SHOT_PROBE = """
+import sys
+from toolang_core.cli.main import main
+sys.argv = ["toolang", "chat", "hello there"]
+try:
+    main()
+except SystemExit as stop:
+    assert not stop.code, stop.code
+with open({out!r}, "w") as out:
+    out.write("\\n".join(sorted(sys.modules)))
+"""
+
+
+def test_a_one_shot_chat_loads_no_date_parser(toolang_home, tmp_path):
+    """sqlite-utils imports dateutil's parser (and its time zones) for recipes toolang
+    never calls: the largest single import of a one-shot chat, deferred to first use."""
+    toolang_home.write_config(ECHO)
+    listing = tmp_path / "modules.txt"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
+    env.update(ENV, HOME=str(toolang_home.path))
+    done = subprocess.run(
+        [sys.executable, "-c", ONE_SHOT_PROBE.format(out=str(listing))],
+        cwd=toolang_home.path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "hello there\n"
+    modules = set(listing.read_text().split())
+    assert "sqlite_utils" in modules  # the store was opened: the turn is stored
+    assert not {"dateutil.parser._parser", "dateutil.tz"} & modules
+
+
+def test_a_deferred_date_parser_still_parses():
+    from sqlite_utils.recipes import parsedate
+
+    assert parsedate("2024-01-02") == "2024-01-02"
