@@ -91,6 +91,13 @@ class Combiner:
     as skipped)."""
     logs_failures: ClassVar[bool] = True
     """Whether the runner logs a skipped plugin's failure (``hook.failed``)."""
+    takes_silence: ClassVar[bool] = True
+    """Whether :meth:`take` must see a plugin that answered nothing (an empty list).
+    ``False`` for a rule whose :meth:`take` does nothing with no answers: the runner
+    then skips the call (most plugins of the tool-call chain abstain)."""
+    answers_itself: ClassVar[bool] = False
+    """Whether :meth:`result` is the combiner itself: the runner then answers the
+    combiner without calling it (the tool-call chain's three deciding stages)."""
 
     def __init__(self, hook: str, arguments: dict[str, Any], terms: Terms) -> None:
         self.hook = hook
@@ -183,6 +190,8 @@ class Collect(Combiner):
     in call order, and ``failures``."""
 
     __slots__ = ("answers",)
+    takes_silence = False
+    answers_itself = True
 
     def __init__(self, hook: str, arguments: dict[str, Any], terms: Terms) -> None:
         super().__init__(hook, arguments, terms)
@@ -209,6 +218,8 @@ class Decided(Combiner):
     """
 
     __slots__ = ("answers", "decided", "refused")
+    takes_silence = False
+    answers_itself = True
 
     def __init__(self, hook: str, arguments: dict[str, Any], terms: Terms) -> None:
         # Flat, not super().__init__(): the tool-call chain makes three per tool call.
@@ -326,6 +337,8 @@ class Merge(Combiner):
     nothing. Answers itself: ``merged`` and ``failures``."""
 
     __slots__ = ("merged",)
+    takes_silence = False
+    answers_itself = True
 
     def __init__(self, hook: str, arguments: dict[str, Any], terms: Terms) -> None:
         super().__init__(hook, arguments, terms)

@@ -129,51 +129,77 @@ class HookRunner:
 
     async def _run(self, *combiners: Combiner) -> Any:
         """Run each of ``combiners``' calls in turn, in one coroutine, and answer the
-        first one's result. Kept lean: the tool-call chain runs six per tool call."""
+        first one's result. Kept lean: the tool-call chain runs six per tool call (a
+        plugin that answers nothing reaches only a rule that :attr:`~Combiner.
+        takes_silence`; a combiner that :attr:`~Combiner.answers_itself` is answered
+        without a call; a time limit or a single plugin: :meth:`_run_under_terms`)."""
         for each in combiners:
-            terms, kwargs, take = each.terms, each.arguments, each.take
-            calls = self._calls(each.hook)
-            if terms.only is not None:
-                calls = tuple(entry for entry in calls if entry[0] == terms.only)
-            timeout = terms.timeout
+            terms, kwargs = each.terms, each.arguments
+            if terms.only is not None or terms.timeout is not None:
+                await self._run_under_terms(each)
+                continue
             answers: Sequence[Any]
-            for plugin, function, arguments in calls:
+            for plugin, function, arguments in self._calls(each.hook):
                 try:
-                    if timeout is not None:
-                        async with asyncio.timeout(timeout):
-                            answers = await _settled(_answers(function, arguments, kwargs))
-                    else:
-                        if arguments is None:  # a wrapper, or monitoring: pluggy's caller
-                            answers = function(kwargs)
-                        else:  # the plugin's one plain implementation, called here
-                            answer = function(*arguments(kwargs))
-                            answers = _NO_ANSWERS if answer is None else [answer]
+                    if arguments is None:  # a wrapper, or monitoring: pluggy's caller
+                        answers = function(kwargs)
                         for value in answers:
-                            # No helper call per answer: None has no __await__ either.
                             if hasattr(value, "__await__"):  # rare: most need no awaiting
                                 answers = await _settled(answers)
                                 break
+                    else:  # the plugin's one plain implementation, called here
+                        answer = function(*arguments(kwargs))
+                        if answer is None:  # most: the plugin abstains
+                            answers = _NO_ANSWERS
+                        elif hasattr(answer, "__await__"):
+                            answers = await _settled((answer,))
+                        else:
+                            answers = [answer]
                     # Inside the try: an answer the rule cannot use is that plugin's failure.
-                    if take(plugin, answers):
+                    if (answers or each.takes_silence) and each.take(plugin, answers):
                         break
                 except Exception as exc:
                     if self._failed(each, plugin, exc):
                         break
-        return combiners[0].result()
+        first = combiners[0]
+        return first if first.answers_itself else first.result()
+
+    async def _run_under_terms(self, combiner: Combiner) -> None:
+        """:meth:`_run` of one combiner whose terms ask one plugin alone or set each
+        plugin a time limit."""
+        terms, kwargs = combiner.terms, combiner.arguments
+        calls = self._calls(combiner.hook)
+        if terms.only is not None:
+            calls = tuple(entry for entry in calls if entry[0] == terms.only)
+        timeout = terms.timeout
+        for plugin, function, arguments in calls:
+            try:
+                if timeout is not None:
+                    async with asyncio.timeout(timeout):
+                        answers = await _settled(_answers(function, arguments, kwargs))
+                else:
+                    answers = await _settled(_answers(function, arguments, kwargs))
+                if (answers or combiner.takes_silence) and combiner.take(plugin, answers):
+                    break
+            except Exception as exc:
+                if self._failed(combiner, plugin, exc):
+                    break
 
     def _run_now(self, combiner: Combiner) -> Any:
         hook, kwargs, only = combiner.hook, combiner.arguments, combiner.terms.only
+        take, silence = combiner.take, combiner.takes_silence
         pairs = self._answering(hook)
         if only is not None:
             pairs = tuple(pair for pair in pairs if pair[0] == only)
         for plugin, answer in pairs:
             try:
-                if combiner.take(plugin, answer(kwargs)):
+                answers = answer(kwargs)
+                if (answers or silence) and take(plugin, answers):
                     break
             except Exception as exc:
                 if self._failed(combiner, plugin, exc):
                     break
-        return combiner.result()
+        return combiner if combiner.answers_itself else combiner.result()
 
     @staticmethod
     def _failed(combiner: Combiner, plugin: str, exc: Exception) -> bool:
