@@ -14,6 +14,7 @@ verdict blocks, how a modification changes the arguments) comes from the caller 
 from __future__ import annotations
 
 import inspect
+import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Final
 
@@ -238,6 +239,21 @@ class Decided(Combiner):
 
     def result(self) -> Decided:
         return self
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Each deciding rule its own copy of __init__'s code. Why: CPython (3.11)
+        # specializes an attribute store per code object for one class; one __init__
+        # shared by the chain's three deciding rules misses on every call and takes
+        # the generic path for each of its seven stores (three combiners per tool call).
+        super().__init_subclass__(**kwargs)
+        if "__init__" not in cls.__dict__:
+            shared = Decided.__init__
+            own = types.FunctionType(
+                shared.__code__.replace(), shared.__globals__, shared.__name__
+            )
+            own.__qualname__, own.__doc__ = f"{cls.__qualname__}.__init__", shared.__doc__
+            own.__annotations__ = shared.__annotations__
+            cls.__init__ = own  # type: ignore[method-assign]
 
 
 class Filter(Decided):

@@ -141,12 +141,8 @@ class HookRunner:
             answers: Sequence[Any]
             for plugin, function, arguments in self._calls(each.hook):
                 try:
-                    if arguments is None:  # a wrapper, or monitoring: pluggy's caller
-                        answers = function(kwargs)
-                        for value in answers:
-                            if hasattr(value, "__await__"):  # rare: most need no awaiting
-                                answers = await _settled(answers)
-                                break
+                    if arguments is None:  # rare: a wrapper, or monitoring (pluggy's caller)
+                        answers = await _settled(function(kwargs))
                     else:  # the plugin's one plain implementation, called here
                         answer = function(*arguments(kwargs))
                         if answer is None:  # most: the plugin abstains
