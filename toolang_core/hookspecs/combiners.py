@@ -248,9 +248,7 @@ class Decided(Combiner):
         super().__init_subclass__(**kwargs)
         if "__init__" not in cls.__dict__:
             shared = Decided.__init__
-            own = types.FunctionType(
-                shared.__code__.replace(), shared.__globals__, shared.__name__
-            )
+            own = types.FunctionType(shared.__code__.replace(), shared.__globals__, shared.__name__)
             own.__qualname__, own.__doc__ = f"{cls.__qualname__}.__init__", shared.__doc__
             own.__annotations__ = shared.__annotations__
             cls.__init__ = own  # type: ignore[method-assign]
