@@ -14,11 +14,12 @@ verdict blocks, how a modification changes the arguments) comes from the caller 
 from __future__ import annotations
 
 import inspect
-import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Final
 
 import attrs
+
+from toolang_core.hookspecs.monomorphic import own_copy
 
 
 @attrs.frozen
@@ -241,16 +242,12 @@ class Decided(Combiner):
         return self
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        # Each deciding rule its own copy of __init__'s code. Why: CPython (3.11)
-        # specializes an attribute store per code object for one class; one __init__
-        # shared by the chain's three deciding rules misses on every call and takes
-        # the generic path for each of its seven stores (three combiners per tool call).
+        # Each deciding rule its own copy of __init__'s code: the chain makes three
+        # deciding combiners per tool call, of three classes (see .monomorphic).
         super().__init_subclass__(**kwargs)
         if "__init__" not in cls.__dict__:
-            shared = Decided.__init__
-            own = types.FunctionType(shared.__code__.replace(), shared.__globals__, shared.__name__)
-            own.__qualname__, own.__doc__ = f"{cls.__qualname__}.__init__", shared.__doc__
-            own.__annotations__ = shared.__annotations__
+            own = own_copy(Decided.__init__)
+            own.__qualname__ = f"{cls.__qualname__}.__init__"
             cls.__init__ = own  # type: ignore[method-assign]
 
 

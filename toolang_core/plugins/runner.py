@@ -11,13 +11,15 @@ every hook; nothing else calls an implementation (``tests/test_hook_rules.py``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from types import MethodType
 from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
 from toolang_core.errors import describe_exception
 from toolang_core.hookspecs.combiners import NO_TERMS, Broadcast, Combiner, Terms
+from toolang_core.hookspecs.monomorphic import own_copy
 from toolang_core.hookspecs.rules import BROADCAST, DECLARED, Declared, HookFailure
 
 if TYPE_CHECKING:
@@ -225,7 +227,7 @@ class BoundHook:
     — for the tool-call chain's stages, which call their hooks on every tool call.
     Nothing of a call is kept: one bound hook serves concurrent calls."""
 
-    __slots__ = ("_combiner", "_runner", "_terms", "hook")
+    __slots__ = ("_combiner", "_run", "_runner", "_terms", "hook")
 
     def __init__(self, runner: HookRunner, hook: str, terms: Terms = NO_TERMS) -> None:
         declared = _declared(hook)
@@ -235,12 +237,17 @@ class BoundHook:
         self._combiner = declared.rule.combiner
         self._runner = runner
         self._terms = terms
+        # The runner's loop, its own copy for this hook's one combiner class (see
+        # toolang_core.hookspecs.monomorphic): the chain's stages call it per tool call.
+        self._run: Callable[[Combiner], Coroutine[Any, Any, Any]] = MethodType(
+            own_copy(type(runner)._run), runner
+        )
 
     def __call__(self, arguments: dict[str, Any]) -> Coroutine[Any, Any, Any]:
         """The call with ``arguments`` (the hook's keyword arguments, as a dict the call
         may change: a filter's modification): its coroutine, answering what the rule's
         combiner makes of it."""
-        return self._runner._run(self._combiner(self.hook, arguments, self._terms))
+        return self._run(self._combiner(self.hook, arguments, self._terms))
 
 
 class BoundBroadcasts:
