@@ -21,6 +21,12 @@ The overhead is ``full chain - direct``. Goal: < 50 µs per tool call.
     python3 bench/tool_chain.py [--calls 2000] [--batches 15]
 
 The last line is a JSON object with the figures.
+
+On a shared, loaded machine these wall figures move by 10-20 % from run to run; the
+instructions a tool call executes do not. ``bench/tool_chain_instructions.py`` counts
+them under valgrind's callgrind (the same chain, only the measured calls counted): use
+it to compare two trees for a change to the chain's cost, and quote the wall figures
+of alternate runs (before, after, three each, ``chrt -f 10``) beside it.
 """
 
 from __future__ import annotations

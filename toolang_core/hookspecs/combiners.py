@@ -19,6 +19,8 @@ from typing import Any, ClassVar, Final
 
 import attrs
 
+from toolang_core.hookspecs.monomorphic import own_copy
+
 
 @attrs.frozen
 class HookFailure:
@@ -91,6 +93,13 @@ class Combiner:
     as skipped)."""
     logs_failures: ClassVar[bool] = True
     """Whether the runner logs a skipped plugin's failure (``hook.failed``)."""
+    takes_silence: ClassVar[bool] = True
+    """Whether :meth:`take` must see a plugin that answered nothing (an empty list).
+    ``False`` for a rule whose :meth:`take` does nothing with no answers: the runner
+    then skips the call (most plugins of the tool-call chain abstain)."""
+    answers_itself: ClassVar[bool] = False
+    """Whether :meth:`result` is the combiner itself: the runner then answers the
+    combiner without calling it (the tool-call chain's three deciding stages)."""
 
     def __init__(self, hook: str, arguments: dict[str, Any], terms: Terms) -> None:
         self.hook = hook
@@ -183,6 +192,8 @@ class Collect(Combiner):
     in call order, and ``failures``."""
 
     __slots__ = ("answers",)
+    takes_silence = False
+    answers_itself = True
 
     def __init__(self, hook: str, arguments: dict[str, Any], terms: Terms) -> None:
         super().__init__(hook, arguments, terms)
@@ -209,6 +220,8 @@ class Decided(Combiner):
     """
 
     __slots__ = ("answers", "decided", "refused")
+    takes_silence = False
+    answers_itself = True
 
     def __init__(self, hook: str, arguments: dict[str, Any], terms: Terms) -> None:
         # Flat, not super().__init__(): the tool-call chain makes three per tool call.
@@ -227,6 +240,15 @@ class Decided(Combiner):
 
     def result(self) -> Decided:
         return self
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Each deciding rule its own copy of __init__'s code: the chain makes three
+        # deciding combiners per tool call, of three classes (see .monomorphic).
+        super().__init_subclass__(**kwargs)
+        if "__init__" not in cls.__dict__:
+            own = own_copy(Decided.__init__)
+            own.__qualname__ = f"{cls.__qualname__}.__init__"
+            cls.__init__ = own  # type: ignore[method-assign]
 
 
 class Filter(Decided):
@@ -326,6 +348,8 @@ class Merge(Combiner):
     nothing. Answers itself: ``merged`` and ``failures``."""
 
     __slots__ = ("merged",)
+    takes_silence = False
+    answers_itself = True
 
     def __init__(self, hook: str, arguments: dict[str, Any], terms: Terms) -> None:
         super().__init__(hook, arguments, terms)

@@ -11,13 +11,15 @@ every hook; nothing else calls an implementation (``tests/test_hook_rules.py``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from types import MethodType
 from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
 from toolang_core.errors import describe_exception
 from toolang_core.hookspecs.combiners import NO_TERMS, Broadcast, Combiner, Terms
+from toolang_core.hookspecs.monomorphic import own_copy
 from toolang_core.hookspecs.rules import BROADCAST, DECLARED, Declared, HookFailure
 
 if TYPE_CHECKING:
@@ -129,51 +131,73 @@ class HookRunner:
 
     async def _run(self, *combiners: Combiner) -> Any:
         """Run each of ``combiners``' calls in turn, in one coroutine, and answer the
-        first one's result. Kept lean: the tool-call chain runs six per tool call."""
+        first one's result. Kept lean: the tool-call chain runs six per tool call (a
+        plugin that answers nothing reaches only a rule that :attr:`~Combiner.
+        takes_silence`; a combiner that :attr:`~Combiner.answers_itself` is answered
+        without a call; a time limit or a single plugin: :meth:`_run_under_terms`)."""
         for each in combiners:
-            terms, kwargs, take = each.terms, each.arguments, each.take
-            calls = self._calls(each.hook)
-            if terms.only is not None:
-                calls = tuple(entry for entry in calls if entry[0] == terms.only)
-            timeout = terms.timeout
+            terms, kwargs = each.terms, each.arguments
+            if terms.only is not None or terms.timeout is not None:
+                await self._run_under_terms(each)
+                continue
             answers: Sequence[Any]
-            for plugin, function, arguments in calls:
+            for plugin, function, arguments in self._calls(each.hook):
                 try:
-                    if timeout is not None:
-                        async with asyncio.timeout(timeout):
-                            answers = await _settled(_answers(function, arguments, kwargs))
-                    else:
-                        if arguments is None:  # a wrapper, or monitoring: pluggy's caller
-                            answers = function(kwargs)
-                        else:  # the plugin's one plain implementation, called here
-                            answer = function(*arguments(kwargs))
-                            answers = _NO_ANSWERS if answer is None else [answer]
-                        for value in answers:
-                            # No helper call per answer: None has no __await__ either.
-                            if hasattr(value, "__await__"):  # rare: most need no awaiting
-                                answers = await _settled(answers)
-                                break
+                    if arguments is None:  # rare: a wrapper, or monitoring (pluggy's caller)
+                        answers = await _settled(function(kwargs))
+                    else:  # the plugin's one plain implementation, called here
+                        answer = function(*arguments(kwargs))
+                        if answer is None:  # most: the plugin abstains
+                            answers = _NO_ANSWERS
+                        elif hasattr(answer, "__await__"):
+                            answers = await _settled((answer,))
+                        else:
+                            answers = [answer]
                     # Inside the try: an answer the rule cannot use is that plugin's failure.
-                    if take(plugin, answers):
+                    if (answers or each.takes_silence) and each.take(plugin, answers):
                         break
                 except Exception as exc:
                     if self._failed(each, plugin, exc):
                         break
-        return combiners[0].result()
+        first = combiners[0]
+        return first if first.answers_itself else first.result()
+
+    async def _run_under_terms(self, combiner: Combiner) -> None:
+        """:meth:`_run` of one combiner whose terms ask one plugin alone or set each
+        plugin a time limit."""
+        terms, kwargs = combiner.terms, combiner.arguments
+        calls = self._calls(combiner.hook)
+        if terms.only is not None:
+            calls = tuple(entry for entry in calls if entry[0] == terms.only)
+        timeout = terms.timeout
+        for plugin, function, arguments in calls:
+            try:
+                if timeout is not None:
+                    async with asyncio.timeout(timeout):
+                        answers = await _settled(_answers(function, arguments, kwargs))
+                else:
+                    answers = await _settled(_answers(function, arguments, kwargs))
+                if (answers or combiner.takes_silence) and combiner.take(plugin, answers):
+                    break
+            except Exception as exc:
+                if self._failed(combiner, plugin, exc):
+                    break
 
     def _run_now(self, combiner: Combiner) -> Any:
         hook, kwargs, only = combiner.hook, combiner.arguments, combiner.terms.only
+        take, silence = combiner.take, combiner.takes_silence
         pairs = self._answering(hook)
         if only is not None:
             pairs = tuple(pair for pair in pairs if pair[0] == only)
         for plugin, answer in pairs:
             try:
-                if combiner.take(plugin, answer(kwargs)):
+                answers = answer(kwargs)
+                if (answers or silence) and take(plugin, answers):
                     break
             except Exception as exc:
                 if self._failed(combiner, plugin, exc):
                     break
-        return combiner.result()
+        return combiner if combiner.answers_itself else combiner.result()
 
     @staticmethod
     def _failed(combiner: Combiner, plugin: str, exc: Exception) -> bool:
@@ -203,7 +227,7 @@ class BoundHook:
     — for the tool-call chain's stages, which call their hooks on every tool call.
     Nothing of a call is kept: one bound hook serves concurrent calls."""
 
-    __slots__ = ("_combiner", "_runner", "_terms", "hook")
+    __slots__ = ("_combiner", "_run", "_runner", "_terms", "hook")
 
     def __init__(self, runner: HookRunner, hook: str, terms: Terms = NO_TERMS) -> None:
         declared = _declared(hook)
@@ -213,12 +237,17 @@ class BoundHook:
         self._combiner = declared.rule.combiner
         self._runner = runner
         self._terms = terms
+        # The runner's loop, its own copy for this hook's one combiner class (see
+        # toolang_core.hookspecs.monomorphic): the chain's stages call it per tool call.
+        self._run: Callable[[Combiner], Coroutine[Any, Any, Any]] = MethodType(
+            own_copy(type(runner)._run), runner
+        )
 
     def __call__(self, arguments: dict[str, Any]) -> Coroutine[Any, Any, Any]:
         """The call with ``arguments`` (the hook's keyword arguments, as a dict the call
         may change: a filter's modification): its coroutine, answering what the rule's
         combiner makes of it."""
-        return self._runner._run(self._combiner(self.hook, arguments, self._terms))
+        return self._run(self._combiner(self.hook, arguments, self._terms))
 
 
 class BoundBroadcasts:

@@ -111,12 +111,14 @@ class ChainStages:
     def __init__(self, hooks: Hooks) -> None:
         self.hooks = hooks
         self._callers = hooks.callers
-        self._filter = hooks.bind(FILTER_HOOK, FILTER_TERMS)
-        self._approve = hooks.bind(APPROVAL_HOOK, APPROVAL_TERMS)
-        self._filter_result = hooks.bind(RESULT_FILTER_HOOK, RESULT_FILTER_TERMS)
-        self._observing = hooks.bind_each(OBSERVING_HOOKS)
-        self._auditing = hooks.bind_each(AUDITING_HOOKS)
-        self._observe = hooks.bind_each(("toolang_observe_tool_result",))
+        # Their bound __call__: calling an object with a Python __call__ takes the
+        # interpreter's slow path (a tuple of arguments per call); a bound method does not.
+        self._filter = hooks.bind(FILTER_HOOK, FILTER_TERMS).__call__
+        self._approve = hooks.bind(APPROVAL_HOOK, APPROVAL_TERMS).__call__
+        self._filter_result = hooks.bind(RESULT_FILTER_HOOK, RESULT_FILTER_TERMS).__call__
+        self._observing = hooks.bind_each(OBSERVING_HOOKS).__call__
+        self._auditing = hooks.bind_each(AUDITING_HOOKS).__call__
+        self._observe = hooks.bind_each(("toolang_observe_tool_result",)).__call__
 
     async def filter_tool_call(self, call: ToolCall, ctx: ToolCallContext) -> FilterOutcome:
         """Ask every SecurityFilter in turn until one blocks (the fail-closed filter
