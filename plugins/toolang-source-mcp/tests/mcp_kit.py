@@ -1,0 +1,147 @@
+"""Real `toolang run` processes serving the MCP endpoint, and `toolang mcp serve`
+processes, for the tests and the bench.
+
+The model is a test plugin installed as a real distribution: it answers
+``echo: <the last user message>`` and appends each message to ``$MCP_COUNTER`` (so a
+test counts the turns that ran); a message containing ``slow`` waits a minute first
+(something to cancel).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from toolang_core.testing.dists import make_distribution
+from toolang_core.testing.processes import free_port, start_toolang_run, wait_serving
+
+MODEL_MODULE = """
+import asyncio, os
+from toolang_core import hookimpl
+from toolang_core.models.types import ModelResponse
+
+
+class Echo:
+    async def complete(self, request):
+        text = next(m.content for m in reversed(request.messages) if m.role == "user")
+        counter = os.environ.get("MCP_COUNTER")
+        if counter:
+            with open(counter, "a", encoding="utf-8") as f:
+                f.write(text + "\\n")
+        if "slow" in text:
+            await asyncio.sleep(60)
+        return ModelResponse(text="echo: " + text, model="echo")
+
+
+class Provider:
+    def model(self, model_id):
+        return Echo()
+
+
+@hookimpl
+def toolang_register_models(register):
+    register("echo", lambda context: Provider(), description="echoes (tests)")
+"""
+
+BASE_CONFIG = """
+[runtime]
+executor = "agent"
+poll_seconds = 0.02
+lease_seconds = 5.0
+shutdown_grace_seconds = 0.2
+
+[models]
+default = "echo"
+
+[plugins.source-mcp]
+poll_seconds = 0.02
+"""
+
+TOKENS = """
+[plugins.server]
+enabled = true
+port = {port}
+tokens = {{ alice = "alice-token-0123456789", bob = "bob-token-0123456789" }}
+"""
+
+ALICE = "alice-token-0123456789"
+BOB = "bob-token-0123456789"
+PLUGINS = "source-mcp,mcp-echo-model,source-chat,server"
+
+
+def install_kit(site: Path) -> None:
+    make_distribution(
+        site,
+        "toolang-mcp-test-kit",
+        entry_points={"toolang": {"mcp-echo-model": "mcp_echo_model"}},
+        modules={"mcp_echo_model": MODEL_MODULE},
+    )
+
+
+class Home:
+    """One toolang home (its own store) with the kit; ``start()`` runs `toolang run`
+    serving the server plugin (and the MCP endpoint) on a free port."""
+
+    def __init__(self, home: Path, site: Path, *, server: bool = True, extra: str = "") -> None:
+        self.home = home
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        home.mkdir(parents=True, exist_ok=True)
+        config = BASE_CONFIG + (TOKENS.format(port=self.port) if server else "") + extra
+        (home / "toolang.toml").write_text(config, encoding="utf-8")
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
+        self.env.update(
+            TOOLANG_LOAD_PLUGINS=PLUGINS,
+            PYTHONPATH=os.pathsep.join([str(site), self.env.get("PYTHONPATH", "")]),
+            MCP_COUNTER=str(home / "received.txt"),
+        )
+        self.process: subprocess.Popen[str] | None = None
+
+    def start(self) -> Home:
+        self.log = self.home / f"run-{time.monotonic_ns()}.log"
+        self.process = start_toolang_run(self.home, self.env, self.log)
+        wait_serving(self.process, self.log, self.serving, what=f"the server at {self.url}")
+        return self
+
+    def serving(self) -> bool:
+        try:
+            return httpx.get(self.url + "/api/openapi.json", timeout=1).is_success
+        except httpx.HTTPError:
+            return False
+
+    def stop(self) -> str:
+        if self.process is None:
+            return ""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=30)
+        return self.log.read_text(encoding="utf-8")
+
+    def stdio_command(self, *args: str) -> tuple[str, list[str]]:
+        """The command line of `toolang mcp serve` in this home."""
+        return sys.executable, ["-m", "toolang_core", "mcp", "serve", *args]
+
+    def received(self) -> list[str]:
+        path = self.home / "received.txt"
+        return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "toolang_core", *args],
+            cwd=self.home,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )

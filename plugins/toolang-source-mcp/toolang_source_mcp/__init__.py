@@ -1,0 +1,74 @@
+"""toolang-source-mcp: this runtime's agents offered to MCP clients.
+
+Each offered agent is an MCP tool ``ask_<agent>`` (input ``text``, optional ``thread``
+and ``request_id``); each call is a **chat** turn request stored ``queued`` before it is
+answered, found again (not submitted twice) on a retry with the same ``request_id``,
+owned by the caller, cancelled when the client cancels the call. Two transports:
+
+* ``toolang mcp serve``: stdio, for desktop clients (Claude Desktop, Claude Code …); it
+  submits to the store like ``toolang chat`` and, when no runtime serves the store,
+  runs each call's turn here.
+* the streamable-HTTP endpoint ``/api/mcp`` on the
+  runtime's one HTTP server (``toolang_register_routes``), behind the server's tokens.
+
+The ``mcp`` SDK is imported only when a server starts or the endpoint is hit.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from toolang_core import RegisterRoute, RegisterSettings, hookimpl
+from toolang_source_mcp.settings import NAME, MCPServeSettings
+
+if TYPE_CHECKING:
+    import click
+
+    from toolang_core import Runtime
+
+__all__ = ["NAME", "MCPServeSettings", "settings_of"]
+
+
+@hookimpl
+def toolang_register_settings(register: RegisterSettings) -> None:
+    register(MCPServeSettings)
+
+
+@hookimpl
+def toolang_register_routes(register: RegisterRoute) -> None:
+    from toolang_source_mcp.routes import METHODS, mcp_endpoint
+
+    register(
+        "/api/mcp",
+        mcp_endpoint,
+        methods=METHODS,
+        name="mcp",
+        summary="MCP (streamable HTTP): the offered agents as ask_<agent> tools",
+        auth=True,
+    )
+
+
+@hookimpl
+async def toolang_shutdown(runtime: Runtime, reason: str) -> None:
+    from toolang_source_mcp.routes import endpoint_of
+
+    await endpoint_of(runtime).stop()
+
+
+@hookimpl
+def toolang_register_commands(cli: click.Group) -> None:
+    from toolang_source_mcp.cli import serve
+
+    group = cli.commands.get("mcp")
+    if group is None:
+        from toolang_source_mcp.cli import mcp
+
+        cli.add_command(mcp)
+        group = mcp
+    group.add_command(serve)  # type: ignore[attr-defined]
+
+
+def settings_of(runtime: Runtime) -> MCPServeSettings:
+    """This runtime's ``[plugins.source-mcp]`` (defaults when absent)."""
+    found: Any = runtime.settings.get(NAME)
+    return found if isinstance(found, MCPServeSettings) else MCPServeSettings()

@@ -1,0 +1,126 @@
+"""The streamable-HTTP MCP endpoint on the runtime's one HTTP server.
+
+The server plugin authenticates each request with its own rule (``auth=True``: the
+owners' tokens of ``[plugins.server] tokens``, the operator's credential; a wrong
+token is refused with 401 before this endpoint runs) and leaves the caller in
+``request.state.caller``; each tool call reads its owner from there. The ``mcp``
+SDK's session manager serves the protocol; it is started with the first request,
+inside the server's event loop, and stopped with the runtime.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+from starlette.responses import Response
+
+from toolang_source_mcp.settings import NAME
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from starlette.requests import Request
+    from starlette.types import Message, Receive, Scope, Send
+
+    from toolang_core import Runtime
+
+METHODS = ("GET", "POST", "DELETE")
+
+
+class _Handled(Response):
+    """A response that hands the whole exchange to the session manager (the MCP
+    transport writes its own status, headers and stream). The request's body, read
+    already (the server's checks may read it), is handed over again first."""
+
+    def __init__(self, manager: StreamableHTTPSessionManager, body: bytes) -> None:
+        super().__init__()
+        self.manager = manager
+        self.body = body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        given = False
+
+        async def replay() -> Message:
+            nonlocal given
+            if not given:
+                given = True
+                return {"type": "http.request", "body": self.body, "more_body": False}
+            return await receive()
+
+        await self.manager.handle_request(scope, replay, send)
+
+
+class _Endpoint:
+    """The session manager of one runtime, started on first use."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.manager: StreamableHTTPSessionManager | None = None
+        self._running: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+
+    async def started(self) -> StreamableHTTPSessionManager:
+        if self.manager is None:
+            from mcp.server.transport_security import TransportSecuritySettings
+
+            from toolang_source_mcp import settings_of
+            from toolang_source_mcp.server import build_server
+            from toolang_source_mcp.turns import Asker
+
+            def inbox() -> Any:
+                serving = getattr(self.runtime, "inbox", None)
+                return serving if serving is not None else opened()
+
+            opened_inbox: list[Any] = []
+
+            def opened() -> Any:
+                if not opened_inbox:
+                    opened_inbox.append(self.runtime.open_inbox())
+                return opened_inbox[0]
+
+            asker = Asker(self.runtime, settings_of(self.runtime), inbox)
+            server = build_server(asker, _caller_of)
+            # The toolang server checks Host and Origin itself (its one rule).
+            server.streamable_http_app(
+                transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False)
+            )
+            manager = server.session_manager
+            ready = asyncio.Event()
+
+            async def run() -> None:
+                async with manager.run():
+                    ready.set()
+                    await self._stop.wait()
+
+            self._running = asyncio.ensure_future(run())
+            await ready.wait()
+            self.manager = manager
+        return self.manager
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._running is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(self._running, 5.0)
+
+
+def _caller_of(ctx: Context[Any]) -> tuple[str | None, str]:
+    """The owner and sender the server's auth rule found for this call's request."""
+    request = ctx.request_context.request
+    caller = getattr(getattr(request, "state", None), "caller", None)
+    if caller is None:  # never mounted without auth; refuse to guess an owner
+        raise PermissionError("the MCP endpoint's request carries no authenticated caller")
+    return caller.owner, str(caller.sender)
+
+
+def endpoint_of(runtime: Runtime) -> _Endpoint:
+    return runtime.plugin_state(f"{NAME}:endpoint", lambda: _Endpoint(runtime))
+
+
+async def mcp_endpoint(request: Request) -> Response:
+    """MCP over streamable HTTP: the offered agents as ``ask_<agent>`` tools."""
+    runtime: Runtime = request.app.state.runtime
+    manager = await endpoint_of(runtime).started()
+    return _Handled(manager, await request.body())

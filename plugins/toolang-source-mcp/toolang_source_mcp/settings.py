@@ -1,0 +1,41 @@
+"""``[plugins.source-mcp]``: which agents are offered to MCP clients, and how long a
+call waits."""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+NAME = "source-mcp"
+
+_AGENT = re.compile(r"^[A-Za-z0-9_\-]{1,60}$")
+
+
+@attrs.frozen
+class MCPServeSettings:
+    """``[plugins.source-mcp]``.
+
+    ``agents``: the agents offered, one tool ``ask_<agent>`` each (empty: the
+    ``[agents] default`` agent). ``wait_seconds``: how long one call waits for its turn
+    to end before it answers with the turn's state (the turn keeps its place; the same
+    call again, with the same ``request_id``, waits on). ``approval_wait_seconds``: how
+    long a call whose turn waits for a person's approval reports progress and waits
+    before it answers ``waiting for approval <id>``.
+    """
+
+    agents: list[str] = attrs.field(factory=list)
+    wait_seconds: float = 300.0
+    approval_wait_seconds: float = 60.0
+    poll_seconds: float = 0.05
+
+    def __attrs_post_init__(self) -> None:
+        problems = [
+            f"agents: {name!r} is no agent name (letters, digits, '_' and '-')"
+            for name in self.agents
+            if not _AGENT.match(name)
+        ]
+        if self.wait_seconds <= 0 or self.approval_wait_seconds < 0 or self.poll_seconds <= 0:
+            problems.append("wait_seconds and poll_seconds must be > 0, approval_wait_seconds >= 0")
+        if problems:
+            raise ValueError("; ".join(problems))
