@@ -1,0 +1,96 @@
+"""Each remote tool as a toolang :class:`~toolang_core.Tool`."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import attrs
+
+from toolang_core import Tool, ToolCallContext
+from toolang_tools_mcp.listing import RemoteTool
+from toolang_tools_mcp.results import McpToolError, convert_result
+from toolang_tools_mcp.sessions import SessionPool
+from toolang_tools_mcp.settings import McpSettings, ServerSettings
+
+PLUGIN = "tools-mcp"
+
+
+@attrs.frozen
+class McpToolFunction:
+    """Calls ``remote.name`` on server ``server``; the tool's ``function``.
+
+    The approval rule lives here too (``needs_approval``) so the plugin's security
+    filter can read it from the registered tool.
+    """
+
+    server: str
+    settings: ServerSettings
+    remote: RemoteTool
+    needs_approval: bool
+
+    async def __call__(self, context: ToolCallContext | None = None, **params: Any) -> Any:
+        if context is None or context.runtime is None:
+            raise McpToolError(f"MCP tool {self.remote.name!r} needs a runtime to run in")
+        pool = context.runtime.plugin_state(PLUGIN, SessionPool)
+        session = pool.session(self.server, self.settings)
+        client = await session.client()
+        try:
+            result = await client.call_tool(
+                self.remote.name, params, read_timeout_seconds=self.settings.timeout_seconds
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if not _is_protocol_error(exc):
+                session.lost()
+            raise McpToolError(
+                f"MCP server {self.server!r}, tool {self.remote.name!r}: the call failed "
+                f"({type(exc).__name__}: {exc}); it may or may not have run"
+            ) from None
+        cap = _settings_of(context).max_result_bytes
+        return convert_result(self.server, self.remote.name, result, context, cap)
+
+
+def _is_protocol_error(exc: BaseException) -> bool:
+    from mcp.shared.exceptions import MCPError
+
+    return isinstance(exc, MCPError)
+
+
+def _settings_of(context: ToolCallContext) -> McpSettings:
+    found = context.runtime.settings.get(PLUGIN)
+    return found if isinstance(found, McpSettings) else McpSettings()
+
+
+def needs_approval(settings: ServerSettings, remote: RemoteTool) -> bool:
+    """The server's approval rule for one tool (annotation, then per-tool overrides)."""
+    if remote.name in settings.approve_tools:
+        return True
+    if remote.name in settings.no_approval_tools:
+        return False
+    if settings.approval == "always":
+        return True
+    if settings.approval == "never":
+        return False
+    return remote.destructive
+
+
+def make_tool(server: str, settings: ServerSettings, remote: RemoteTool) -> Tool:
+    """The toolang tool ``<prefix><remote tool>`` for ``remote``.
+
+    ``readOnlyHint`` or ``idempotentHint`` make it idempotent (re-run after a crash);
+    no annotation leaves it not idempotent (in doubt after a crash, never re-sent).
+    """
+    prefix = settings.prefix if settings.prefix is not None else f"{server}_"
+    function = McpToolFunction(server, settings, remote, needs_approval(settings, remote))
+    return Tool(
+        name=f"{prefix}{remote.name}",
+        description=remote.description,
+        parameters=remote.input_schema,
+        function=function,
+        blocking=False,  # async: awaited inline, under the chain's time limit
+        takes_context=True,
+        idempotent=remote.read_only or remote.idempotent,
+        owner=settings.owner,
+    )
