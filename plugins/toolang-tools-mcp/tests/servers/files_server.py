@@ -36,6 +36,6 @@ def append_note(name: str, text: str) -> dict[str, object]:
 
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[2] == "http":
-        server.run(transport="streamable-http", port=int(sys.argv[3]))
+        server.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[3]))
     else:
         server.run()
