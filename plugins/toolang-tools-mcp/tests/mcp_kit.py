@@ -30,3 +30,23 @@ def runtime_with(
     config = '[models]\ndefault = "scripted"\n[runtime]\npoll_seconds = 0.05\n' + sections
     toolang_home.write_config(config)
     return toolang_runtime(config, plugins={"tools-mcp": toolang_tools_mcp, **plugins})
+
+
+def wait_for(what: str, predicate: Any, timeout: float = 120) -> Any:
+    """Poll ``predicate`` until it answers something true (a deadline, not a sleep)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not (found := predicate()):
+        assert time.monotonic() < deadline, f"timed out after {timeout} s waiting for {what}"
+        time.sleep(0.02)
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"

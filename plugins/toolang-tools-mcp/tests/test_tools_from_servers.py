@@ -33,7 +33,13 @@ def test_tools_are_registered_with_prefix_owner_and_annotation_effects(
         ),
     )
     tools = {n: r.tool for n, r in runtime.components.tools.items() if r.plugin == "tools-mcp"}
-    assert sorted(tools) == ["notes_append_note", "notes_delete_note", "notes_read_note"]
+    assert sorted(tools) == [
+        "notes_append_note",
+        "notes_delete_note",
+        "notes_hold",
+        "notes_read_note",
+        "notes_wait_here",
+    ]
     assert tools["notes_read_note"].idempotent is True  # readOnlyHint
     assert tools["notes_delete_note"].idempotent is False
     assert tools["notes_append_note"].idempotent is False  # no annotation: in doubt after a crash

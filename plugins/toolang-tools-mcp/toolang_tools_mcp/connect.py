@@ -7,6 +7,8 @@ connection opens, and go nowhere else: not into settings, errors or logs.
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -31,9 +33,18 @@ def open_client(
 
     environ = os.environ if env is None else env
     if server.command is not None:
+        if shutil.which(server.command, path=environ.get("PATH")) is None:
+            raise ServerStartError(
+                f"MCP server {name!r}: plugins.tools-mcp.servers.{name}.command "
+                f"{server.command!r} is not an executable (nor found on PATH)"
+            )
         passed = {key: environ[key] for key in server.env if key in environ}
+        # Through the launcher: the server dies with the runtime, even a SIGKILLed one.
         params = StdioServerParameters(
-            command=server.command, args=list(server.args), env=passed, cwd=server.cwd
+            command=sys.executable,
+            args=["-m", "toolang_tools_mcp.launcher", server.command, *server.args],
+            env=passed,
+            cwd=server.cwd,
         )
         return Client(params, cache=None)
     assert server.url is not None

@@ -42,20 +42,25 @@ class McpToolFunction:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            if not _is_protocol_error(exc):
-                session.lost()
+            where = f"MCP server {self.server!r}, tool {self.remote.name!r}"
+            if _server_answered(exc):
+                raise McpToolError(f"{where}: the server refused the call: {exc}") from None
+            session.lost()  # the next call starts the server again
             raise McpToolError(
-                f"MCP server {self.server!r}, tool {self.remote.name!r}: the call failed "
+                f"{where}: the connection to the server was lost during the call "
                 f"({type(exc).__name__}: {exc}); it may or may not have run"
             ) from None
         cap = _settings_of(context).max_result_bytes
         return convert_result(self.server, self.remote.name, result, context, cap)
 
 
-def _is_protocol_error(exc: BaseException) -> bool:
+def _server_answered(exc: BaseException) -> bool:
+    """Whether ``exc`` is the server's own error answer (the session still works), not
+    a lost connection."""
     from mcp.shared.exceptions import MCPError
+    from mcp_types.jsonrpc import CONNECTION_CLOSED
 
-    return isinstance(exc, MCPError)
+    return isinstance(exc, MCPError) and exc.error.code != CONNECTION_CLOSED
 
 
 def _settings_of(context: ToolCallContext) -> McpSettings:

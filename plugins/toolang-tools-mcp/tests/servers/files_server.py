@@ -3,6 +3,7 @@ tool, a destructive one that records each run in a file, and a slow one."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -32,6 +33,30 @@ def delete_note(name: str) -> str:
 def append_note(name: str, text: str) -> dict[str, object]:
     """Append text to a note (no annotation: not idempotent)."""
     return {"name": name, "appended": len(text)}
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+async def wait_here(seconds: float = 600.0) -> str:
+    """Write this server's pid beside the ledger, then wait (a call to cut short)."""
+    import anyio
+
+    if LEDGER is not None:
+        (LEDGER.parent / "server.pid").write_text(str(os.getpid()))
+    await anyio.sleep(seconds)
+    return "waited"
+
+
+@server.tool()
+async def hold(seconds: float = 600.0) -> str:
+    """Record a run in the ledger, write this server's pid, then wait (not idempotent)."""
+    import anyio
+
+    if LEDGER is not None:
+        with LEDGER.open("a", encoding="utf-8") as handle:
+            handle.write("held\n")
+        (LEDGER.parent / "server.pid").write_text(str(os.getpid()))
+    await anyio.sleep(seconds)
+    return "held"
 
 
 if __name__ == "__main__":
