@@ -43,6 +43,11 @@ class McpToolFunction:
             raise
         except Exception as exc:
             where = f"MCP server {self.server!r}, tool {self.remote.name!r}"
+            if _timed_out(exc):
+                raise McpToolError(
+                    f"{where}: no answer within {self.settings.timeout_seconds:g} s "
+                    "(timeout_seconds); the server was told to cancel it"
+                ) from None
             if _server_answered(exc):
                 raise McpToolError(f"{where}: the server refused the call: {exc}") from None
             session.lost()  # the next call starts the server again
@@ -52,6 +57,13 @@ class McpToolFunction:
             ) from None
         cap = _settings_of(context).max_result_bytes
         return convert_result(self.server, self.remote.name, result, context, cap)
+
+
+def _timed_out(exc: BaseException) -> bool:
+    from mcp.shared.exceptions import MCPError
+    from mcp_types.jsonrpc import REQUEST_TIMEOUT
+
+    return isinstance(exc, MCPError) and exc.error.code == REQUEST_TIMEOUT
 
 
 def _server_answered(exc: BaseException) -> bool:

@@ -42,7 +42,12 @@ async def wait_here(seconds: float = 600.0) -> str:
 
     if LEDGER is not None:
         (LEDGER.parent / "server.pid").write_text(str(os.getpid()))
-    await anyio.sleep(seconds)
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        if LEDGER is not None:  # the client's cancellation reached the server
+            (LEDGER.parent / "cancelled").write_text("cancelled")
+        raise
     return "waited"
 
 
