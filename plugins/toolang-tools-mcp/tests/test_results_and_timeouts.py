@@ -70,3 +70,39 @@ def test_an_error_result_is_a_tool_error_naming_the_server():
     result = CallToolResult(content=[TextContent(type="text", text="no such note")], is_error=True)
     with pytest.raises(McpToolError, match=r"MCP server 's', tool 't' reported an error: no such"):
         convert_result("s", "t", result, None, 1000)
+
+
+def test_a_canceled_turn_cancels_the_call_on_the_server(
+    toolang_runtime, toolang_home, monkeypatch, toolang_scripted_model, tmp_path
+):
+    import time
+
+    model = toolang_scripted_model([tool_call("notes_wait_here", {})])  # canceled in it
+    runtime = runtime_with(
+        toolang_runtime,
+        toolang_home,
+        monkeypatch,
+        stdio_server("notes", "files_server.py", str(tmp_path / "ledger")),
+        scripted=model.plugin(),
+    )
+    inbox = runtime.open_inbox()
+    turn_id = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:c", input="go")).id
+
+    async def serve_and_cancel() -> None:
+        stop = asyncio.Event()
+        serving = asyncio.create_task(runtime.serve(stop, sources=()))
+        try:
+            while not (tmp_path / "server.pid").exists():  # the server holds the call
+                await asyncio.sleep(0.02)
+            inbox.store.cancel(turn_id, now=time.time(), reason="canceled by a person")
+            while not inbox.get(turn_id).status.is_terminal:
+                await asyncio.sleep(0.02)
+            await asyncio.to_thread(
+                wait_for, "the server to see the cancellation", (tmp_path / "cancelled").exists
+            )
+        finally:
+            stop.set()
+            await serving
+
+    asyncio.run(serve_and_cancel())
+    assert inbox.get(turn_id).status is TurnStatus.CANCELED
