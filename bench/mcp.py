@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Overhead of an MCP tool call over a local stdio server, next to the same function as a
+native toolang tool (same run, same process).
+
+The server is plugins/toolang-tools-mcp/tests/servers/files_server.py (the SDK's
+MCPServer, formerly FastMCP), started through toolang-tools-mcp exactly as a runtime
+starts it; its ``read_note`` is also defined here as a native async tool. Both are
+called through their registered ``Tool.function`` with a real ``ToolCallContext`` (the
+hook chain in front is the same for both and left out: bench/tool_chain.py measures it).
+The session is opened before timing (one per server per runtime).
+
+Each figure is the median of ``--batches`` batch medians of ``--calls`` calls (ms per
+call). Goal: MCP p50 - native p50 < 2 ms. The SDK's own ``client.call_tool`` on the
+same session is timed too, to tell the plugin's share from the SDK's and the server's.
+
+    python3 bench/mcp.py [--calls 200] [--batches 5]
+
+The last line is a JSON object with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# This file is named mcp.py: its directory, first on sys.path, would shadow the SDK.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
+SERVER = ROOT / "plugins" / "toolang-tools-mcp" / "tests" / "servers" / "files_server.py"
+
+
+async def read_note(name: str) -> str:
+    """The native twin of the server's tool."""
+    return f"note {name}: hello"
+
+
+async def timed(call: object, calls: int) -> list[float]:
+    took = []
+    for number in range(calls):
+        started = time.perf_counter()
+        await call(number)  # type: ignore[operator]
+        took.append((time.perf_counter() - started) * 1000)
+    return took
+
+
+async def measure(runtime: object, calls: int, batches: int) -> dict[str, float]:
+    from toolang_core import Tool
+    from toolang_core.testing.runtimes import tool_call_context
+    from toolang_tools_mcp.lifecycle import stop_servers
+    from toolang_tools_mcp.sessions import SessionPool
+
+    mcp_tool = runtime.components.tools["notes_read_note"].tool  # type: ignore[attr-defined]
+    native = Tool.from_function(read_note, blocking=False)
+    ctx = tool_call_context(runtime, "notes_read_note", {"name": "x"})  # type: ignore[arg-type]
+
+    async def over_mcp(number: int) -> object:
+        return await mcp_tool.function(context=ctx, name=f"n{number}")
+
+    async def natively(number: int) -> object:
+        return await native.function(name=f"n{number}")
+
+    assert (await over_mcp(0))["text"] == "note n0: hello"  # opens the session
+    pool = runtime.plugin_state("tools-mcp", SessionPool)  # type: ignore[attr-defined]
+    client = await pool.sessions["notes"].client()
+
+    async def sdk_alone(number: int) -> object:
+        return await client.call_tool("read_note", {"name": f"n{number}"})
+
+    mcp_p50, native_p50, mcp_p95, sdk_p50 = [], [], [], []
+    for _ in range(batches):
+        over = await timed(over_mcp, calls)
+        here = await timed(natively, calls)
+        raw = await timed(sdk_alone, calls)
+        mcp_p50.append(statistics.median(over))
+        mcp_p95.append(statistics.quantiles(over, n=20)[18])
+        native_p50.append(statistics.median(here))
+        sdk_p50.append(statistics.median(raw))
+    await stop_servers(runtime)  # type: ignore[arg-type]
+    return {
+        "native_p50_ms": statistics.median(native_p50),
+        "mcp_p50_ms": statistics.median(mcp_p50),
+        "mcp_p95_ms": statistics.median(mcp_p95),
+        "sdk_alone_p50_ms": statistics.median(sdk_p50),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--batches", type=int, default=5)
+    args = parser.parse_args()
+
+    import toolang_tools_mcp
+    from toolang_core.config.loader import load_config
+    from toolang_core.logs import configure_logging
+    from toolang_core.runtime import Runtime
+
+    configure_logging(level="warning")
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "toolang.toml"
+        config.write_text(
+            "[plugins.tools-mcp.servers.notes]\n"
+            f'command = "{sys.executable}"\nargs = ["{SERVER}"]\n'
+        )
+        os.environ["TOOLANG_CONFIG"] = str(config)
+        runtime = Runtime.with_plugins(
+            load_config(config), [("tools-mcp", toolang_tools_mcp)], env=dict(os.environ)
+        )
+        figures = asyncio.run(measure(runtime, args.calls, args.batches))
+    added = figures["mcp_p50_ms"] - figures["native_p50_ms"]
+    ratio = figures["mcp_p50_ms"] / max(figures["native_p50_ms"], 1e-9)
+    print(f"native tool call   p50 {figures['native_p50_ms']:.4f} ms")
+    print(
+        f"MCP (stdio) call   p50 {figures['mcp_p50_ms']:.3f} ms   "
+        f"p95 {figures['mcp_p95_ms']:.3f} ms"
+    )
+    print(f"the SDK's own call p50 {figures['sdk_alone_p50_ms']:.3f} ms (same session, no toolang)")
+    print(f"added by MCP       p50 {added:.3f} ms (goal < 2 ms)   ratio {ratio:.0f}x")
+    print(json.dumps({**figures, "added_p50_ms": added, "ratio": ratio}))
+
+
+if __name__ == "__main__":
+    main()

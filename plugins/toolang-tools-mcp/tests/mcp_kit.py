@@ -1,0 +1,52 @@
+"""What the tests of toolang-tools-mcp share: the real MCP servers of ``servers/`` and
+a runtime configured to use them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+SERVERS = Path(__file__).parent / "servers"
+
+
+def stdio_server(name: str, script: str, *args: str, extra: str = "") -> str:
+    """A ``[plugins.tools-mcp.servers.<name>]`` section running ``servers/<script>``."""
+    argv = ", ".join(f'"{a}"' for a in (str(SERVERS / script), *args))
+    return (
+        f"[plugins.tools-mcp.servers.{name}]\n"
+        f'command = "{sys.executable}"\nargs = [{argv}]\n{extra}\n'
+    )
+
+
+def runtime_with(
+    toolang_runtime: Any, toolang_home: Any, monkeypatch: Any, sections: str, **plugins: Any
+) -> Any:
+    """A runtime whose configuration (also the one ``TOOLANG_CONFIG`` names, which the
+    plugin reads when it registers its tools) holds ``sections``."""
+    import toolang_tools_mcp
+
+    monkeypatch.setenv("TOOLANG_CONFIG", str(toolang_home.config_path))
+    config = '[models]\ndefault = "scripted"\n[runtime]\npoll_seconds = 0.05\n' + sections
+    toolang_home.write_config(config)
+    return toolang_runtime(config, plugins={"tools-mcp": toolang_tools_mcp, **plugins})
+
+
+def wait_for(what: str, predicate: Any, timeout: float = 120) -> Any:
+    """Poll ``predicate`` until it answers something true (a deadline, not a sleep)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not (found := predicate()):
+        assert time.monotonic() < deadline, f"timed out after {timeout} s waiting for {what}"
+        time.sleep(0.02)
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"

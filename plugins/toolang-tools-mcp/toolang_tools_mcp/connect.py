@@ -1,0 +1,90 @@
+"""Open an MCP client for one configured server, with the official SDK's transports.
+
+Secrets (header values, bearer tokens) are read from the environment here, when the
+connection opens, and go nowhere else: not into settings, errors or logs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from toolang_tools_mcp.settings import ServerSettings
+
+
+class ServerStartError(RuntimeError):
+    """An MCP server could not be started or did not answer as an MCP server."""
+
+
+def open_client(
+    name: str, server: ServerSettings, env: Mapping[str, str] | None = None
+) -> AbstractAsyncContextManager[Any]:
+    """An ``mcp.Client`` (not yet entered) for ``server``; entering it starts the server
+    (stdio) or connects (HTTP) and runs the MCP handshake.
+
+    :raises ServerStartError: naming the server and the missing environment variable.
+    """
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    environ = os.environ if env is None else env
+    if server.command is not None:
+        if shutil.which(server.command, path=environ.get("PATH")) is None:
+            raise ServerStartError(
+                f"MCP server {name!r}: plugins.tools-mcp.servers.{name}.command "
+                f"{server.command!r} is not an executable (nor found on PATH)"
+            )
+        passed = {key: environ[key] for key in server.env if key in environ}
+        # Through the launcher: the server dies with the runtime, even a SIGKILLed one.
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "toolang_tools_mcp.launcher", server.command, *server.args],
+            env=passed,
+            cwd=server.cwd,
+        )
+        return Client(params, cache=None)
+    assert server.url is not None
+    return Client(_http_transport(name, server, environ), cache=None)
+
+
+def _http_transport(name: str, server: ServerSettings, environ: Mapping[str, str]) -> Any:
+    import httpx2  # the SDK's HTTP client
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers: dict[str, str] = {}
+    for header, variable in server.headers.items():
+        headers[header] = _from_env(name, f"headers.{header}", variable, environ)
+    if server.bearer_env is not None:
+        token = _from_env(name, "bearer_env", server.bearer_env, environ)
+        headers["Authorization"] = f"Bearer {token}"
+    client = httpx2.AsyncClient(headers=headers, timeout=server.start_timeout_seconds)
+    assert server.url is not None
+    return streamable_http_client(server.url, http_client=client)
+
+
+def _from_env(name: str, key: str, variable: str, environ: Mapping[str, str]) -> str:
+    value = environ.get(variable)
+    if not value:
+        raise ServerStartError(
+            f"MCP server {name!r}: plugins.tools-mcp.servers.{name}.{key} names the "
+            f"environment variable {variable!r}, which is not set"
+        )
+    return value
+
+
+def describe_start_failure(name: str, server: ServerSettings, exc: BaseException) -> str:
+    """A person's message for a server that did not start or answer."""
+    where = f"command {server.command!r}" if server.command is not None else f"url {server.url!r}"
+    cause = _innermost(exc)
+    text = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
+    return f"MCP server {name!r} ({where}) did not start or answer as an MCP server: {text}"
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc

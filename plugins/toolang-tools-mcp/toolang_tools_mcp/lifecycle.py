@@ -1,0 +1,58 @@
+"""Start, stop and check the configured servers with the runtime."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from toolang_core import DoctorCheck
+from toolang_tools_mcp.sessions import SessionPool
+from toolang_tools_mcp.settings import McpSettings
+
+if TYPE_CHECKING:
+    from toolang_core import RuntimeView
+
+PLUGIN = "tools-mcp"
+
+
+def settings_of(runtime: RuntimeView) -> McpSettings:
+    found = runtime.settings.get(PLUGIN)
+    return found if isinstance(found, McpSettings) else McpSettings()
+
+
+async def start_eager_servers(runtime: RuntimeView) -> None:
+    """Open the sessions of the servers configured ``start = "startup"``; one that
+    fails is logged and tried again on first use."""
+    pool = runtime.plugin_state(PLUGIN, SessionPool)
+    for name, server in settings_of(runtime).servers.items():
+        if server.start == "startup":
+            try:
+                await pool.session(name, server).client()
+            except Exception as exc:
+                import structlog
+
+                structlog.get_logger("toolang.tools_mcp").error(
+                    "tools_mcp.start_failed", server=name, error=str(exc)
+                )
+
+
+async def stop_servers(runtime: RuntimeView) -> None:
+    """Close every session of this runtime (stdio servers are stopped)."""
+    await runtime.plugin_state(PLUGIN, SessionPool).stop()
+
+
+def doctor_checks(runtime: RuntimeView) -> list[DoctorCheck]:
+    """One check per configured server: it starts and lists its tools."""
+    from toolang_tools_mcp.catalog import checked_tools
+
+    checks = []
+    for name, server in settings_of(runtime).servers.items():
+        try:
+            tools = checked_tools(name, server)
+        except Exception as exc:
+            checks.append(DoctorCheck("mcp", "fail", f"MCP server {name!r}", (str(exc),)))
+            continue
+        names = ", ".join(t.name for t in tools) or "no tools"
+        checks.append(
+            DoctorCheck("mcp", "ok", f"MCP server {name!r}: {len(tools)} tool(s)", (names,))
+        )
+    return checks

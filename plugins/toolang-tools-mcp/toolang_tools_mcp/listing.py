@@ -1,0 +1,80 @@
+"""Ask a server for its tools, once, when the plugin registers them."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from toolang_tools_mcp.connect import ServerStartError, describe_start_failure, open_client
+from toolang_tools_mcp.settings import ServerSettings
+
+
+@attrs.frozen
+class RemoteTool:
+    """One tool as a server lists it."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    read_only: bool = False
+    idempotent: bool = False
+    destructive: bool = False
+
+
+def list_tools(name: str, server: ServerSettings) -> list[RemoteTool]:
+    """Start ``server``, list its tools, stop it — in a thread of its own, so it works
+    whether or not the caller runs an event loop.
+
+    :raises ServerStartError: naming the server, when it does not start, does not speak
+        MCP, or does not answer within ``start_timeout_seconds``.
+    """
+    outcome: list[list[RemoteTool] | BaseException] = []
+
+    def work() -> None:
+        import anyio
+
+        try:
+            outcome.append(anyio.run(_list, name, server))
+        except BaseException as exc:  # reported to the caller's thread
+            outcome.append(exc)
+
+    thread = threading.Thread(target=work, name=f"tools-mcp list {name}", daemon=True)
+    thread.start()
+    thread.join()
+    found = outcome[0]
+    if isinstance(found, BaseException):
+        if isinstance(found, ServerStartError):
+            raise found
+        raise ServerStartError(describe_start_failure(name, server, found)) from None
+    return found
+
+
+async def _list(name: str, server: ServerSettings) -> list[RemoteTool]:
+    import anyio
+
+    with anyio.fail_after(server.start_timeout_seconds):
+        async with open_client(name, server) as client:
+            tools: list[RemoteTool] = []
+            cursor = None
+            while True:
+                page = await client.list_tools(cursor=cursor)
+                tools.extend(remote_tool(tool) for tool in page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    return tools
+
+
+def remote_tool(tool: Any) -> RemoteTool:
+    """The SDK's ``Tool`` as the plugin keeps it."""
+    notes = tool.annotations
+    return RemoteTool(
+        name=tool.name,
+        description=tool.description or tool.title or tool.name,
+        input_schema=dict(tool.input_schema),
+        read_only=bool(notes and notes.read_only_hint),
+        idempotent=bool(notes and notes.idempotent_hint),
+        destructive=bool(notes and notes.destructive_hint),
+    )
