@@ -47,15 +47,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _common import ScriptedWorkload, burst, compose, memory_off, started, starter_text
 from throughput import toolang_cycle
 
-from toolang_core import RegisterTool, Tool, TurnRequest, hookimpl
-from toolang_core.builtins import builtin_plugins
-from toolang_core.cli.cmd_run import freeze_heap  # what `toolang run` does
-from toolang_core.config import parse_config, starter_config
+from toolang_core import RegisterTool, Tool, hookimpl
 from toolang_core.logs import configure_logging
 from toolang_core.models.types import ModelRequest, ModelResponse
-from toolang_core.plugins.loader import scan_entry_points
 from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest, TurnFilter, TurnStatus
 from toolang_core.tools.types import ToolCall
@@ -88,16 +85,14 @@ USAGE = {"input_tokens": 120, "output_tokens": 8}
 REPORT_USAGE = "--usage" in sys.argv
 
 
-class Workload:
+class Workload(ScriptedWorkload):
     """The bench's plugin: the ``add`` tool, the scripted model and the delivery hook."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.usage: dict[str, int] = dict(USAGE) if REPORT_USAGE else {}
         self.model_calls = 0
         self.tool_calls = 0
-        self.answers: dict[str, str] = {}
-        self.delivered_at: dict[str, float] = {}
-        self.waiters: dict[str, asyncio.Future[None]] = {}
 
     # -- the tool ----------------------------------------------------------------------
 
@@ -110,7 +105,7 @@ class Workload:
     def toolang_register_tools(self, register: RegisterTool) -> None:
         register(Tool.from_function(self.add, blocking=False))
 
-    # -- the model ---------------------------------------------------------------------
+    # -- the model (registered and delivered to by ScriptedWorkload) --------------------
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         self.model_calls += 1
@@ -123,61 +118,31 @@ class Workload:
         call = ToolCall("c1", "add", {"a": a, "b": b})
         return ModelResponse(tool_calls=(call,), usage=self.usage)
 
-    @hookimpl
-    def toolang_register_models(self, register: Any) -> None:
-        workload = self
 
-        class Model:
-            async def complete(self, request: ModelRequest) -> ModelResponse:
-                return workload.complete(request)
-
-        class Provider:
-            def model(self, model_id: str | None) -> Model:
-                return Model()
-
-        register("scripted", lambda context: Provider(), description="the bench's model")
-
-    # -- delivery ----------------------------------------------------------------------
-
-    @hookimpl
-    def toolang_deliver_turn(self, turn: TurnRequest, runtime: Runtime) -> None:
-        self.answers[turn.id] = turn.output or ""
-        self.delivered_at[turn.id] = time.perf_counter()
-        waiter = self.waiters.pop(turn.id, None)
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-
-def build_runtime(home: Path, *, memory: bool, otel: str | None = None) -> tuple[Runtime, Workload]:
+def build_runtime(
+    home: Path,
+    *,
+    memory: bool,
+    otel: str | None = None,
+    workload: Workload | None = None,
+    adder: str = ADDER,
+) -> tuple[Runtime, Workload]:
     """``otel``: ``None`` as installed (the starter's settings), ``"off"`` disabled, else
-    the OTLP endpoint to export to."""
-    installed = {ep.name for ep in scan_entry_points()}
-    text = starter_config(installed)
-    if otel == "off":
-        text = text.replace("disable = []", 'disable = ["otel"]', 1)
-    elif otel is not None:
-        text += f'\n[plugins.otel]\nexporter = "otlp"\nendpoint = "{otel}"\n'
-    if not memory:
-        text = text.replace('[memory]\nplugin = "sqlite"', '# [memory]\n# plugin = "sqlite"')
-    # The bench's own settings replace the starter's [agents], [models], [runtime] keys
-    # it names: drop those sections' starter lines and append the bench's.
-    kept: list[str] = []
-    section = ""
-    for line in text.splitlines():
-        if line.startswith("["):
-            section = line.strip()
-        if section in {"[agents]", "[models]", "[runtime]"}:
-            continue
-        kept.append(line)
-    text = "\n".join(kept) + BENCH_SETTINGS
+    the OTLP endpoint to export to. ``workload`` (a new :class:`Workload` by default)
+    is the bench plugin; ``adder`` the agent's AGENT.md."""
+
+    def edit(text: str) -> str:
+        if otel == "off":
+            text = text.replace("disable = []", 'disable = ["otel"]', 1)
+        elif otel is not None:
+            text += f'\n[plugins.otel]\nexporter = "otlp"\nendpoint = "{otel}"\n'
+        return text if memory else memory_off(text)
+
+    # the bench's own sections replace the starter's (starter_text drops them)
     (home / "agents" / "adder").mkdir(parents=True)
-    (home / "agents" / "adder" / "AGENT.md").write_text(ADDER)
-    config = parse_config(text, file=home / "toolang.toml", env={})
-    workload = Workload()
-    runtime = Runtime.from_config(
-        config, env={}, builtins=[*builtin_plugins(), ("bench", workload)]
-    )
-    return runtime, workload
+    (home / "agents" / "adder" / "AGENT.md").write_text(adder)
+    made = workload if workload is not None else Workload()
+    return compose(home, starter_text(edit) + BENCH_SETTINGS, made), made
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -195,22 +160,13 @@ def agent_cycle(
 
     async def run() -> tuple[float, list[float]]:
         stop = asyncio.Event()
-        serving = asyncio.create_task(runtime.serve(stop, sources=(), on_started=freeze_heap))
-        while not runtime.admitting:
-            await asyncio.sleep(0.001)
-        start = time.perf_counter()
-        for i in range(turns):
-            a, b = i, 2 * i + 1
-            submitted = inbox.submit(
-                NewTurnRequest(source="chat", thread_id=f"chat:{i % threads}", input=f"add {a} {b}")
-            )
-            expected[submitted.id] = f"the sum is {a + b}"
-            submitted_at[submitted.id] = time.perf_counter()
-            if i % 25 == 24:  # each submit wakes the runtime; let it work while we produce
-                await asyncio.sleep(0)
-        while len(workload.answers) < turns:
-            await asyncio.sleep(0.002)
-        elapsed = max(workload.delivered_at.values(), default=start + 1) - start
+        serving = await started(runtime, stop)
+
+        def expect(turn_id: str, a: int, b: int) -> None:
+            expected[turn_id] = f"the sum is {a + b}"
+            submitted_at[turn_id] = time.perf_counter()
+
+        rate = await burst(inbox, workload, turns, threads, expect)
         latencies = []
         loop = asyncio.get_running_loop()
         for i in range(probe):
@@ -226,7 +182,7 @@ def agent_cycle(
             latencies.append(workload.delivered_at[submitted.id] - began)
         stop.set()
         await serving
-        return turns / elapsed, latencies
+        return rate, latencies
 
     cpu = time.process_time()
     rate, probe_latencies = asyncio.run(run())

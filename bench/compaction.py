@@ -46,13 +46,12 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from toolang_core import TurnRequest, hookimpl
-from toolang_core.builtins import builtin_plugins
-from toolang_core.config import parse_config, starter_config
+from _common import ScriptedWorkload, compose, memory_off, started, starter_text
+
 from toolang_core.logs import configure_logging
 from toolang_core.models.types import ModelRequest, ModelResponse
-from toolang_core.plugins.loader import scan_entry_points
 from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest, TurnStatus
 from toolang_core.turn.compaction import INSTRUCTION, SUMMARY_KIND
@@ -73,17 +72,17 @@ default = "assistant"
 """
 
 
-class Workload:
-    """The bench's plugin: the scripted model and the delivery hook."""
+class Workload(ScriptedWorkload):
+    """The bench's plugin: the scripted model (registered, and delivered to, by
+    ScriptedWorkload)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.agent_calls = 0
         self.agent_tokens = 0
         self.summary_calls = 0
         self.summary_in = 0
         self.summary_out = 0
-        self.answers: dict[str, str] = {}
-        self.waiters: dict[str, asyncio.Future[None]] = {}
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         tokens = COUNTER.messages(request.messages)
@@ -105,49 +104,17 @@ class Workload:
         self.agent_tokens += tokens
         return ModelResponse(text="noted, " + request.messages[-1].content.split(":", 1)[0])
 
-    @hookimpl
-    def toolang_register_models(self, register: Any) -> None:
-        workload = self
-
-        class Model:
-            async def complete(self, request: ModelRequest) -> ModelResponse:
-                return workload.complete(request)
-
-        class Provider:
-            def model(self, model_id: str | None) -> Model:
-                return Model()
-
-        register("scripted", lambda context: Provider(), description="the bench's model")
-
-    @hookimpl
-    def toolang_deliver_turn(self, turn: TurnRequest, runtime: Runtime) -> None:
-        self.answers[turn.id] = turn.output or ""
-        waiter = self.waiters.pop(turn.id, None)
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
 
 def build(home: Path, budget: int | None) -> tuple[Runtime, Workload]:
-    installed = {ep.name for ep in scan_entry_points()}
-    text = starter_config(installed)
-    text = text.replace('[memory]\nplugin = "sqlite"', '# [memory]\n# plugin = "sqlite"')
-    # no HTTP server: the bench measures turns, and other runs may hold its port
-    text = text.replace("disable = []", 'disable = ["server"]', 1)
-    kept, section = [], ""
-    for line in text.splitlines():  # the bench's sections replace the starter's
-        if line.startswith("["):
-            section = line.strip()
-        if section not in {"[agents]", "[models]", "[runtime]"}:
-            kept.append(line)
-    text = "\n".join(kept) + SETTINGS
+    def edit(text: str) -> str:
+        # no HTTP server: the bench measures turns, and other runs may hold its port
+        return memory_off(text).replace("disable = []", 'disable = ["server"]', 1)
+
+    text = starter_text(edit) + SETTINGS  # the bench's sections replace the starter's
     if budget is not None:
         text += f"context_tokens = {budget}\n"
-    config = parse_config(text, file=home / "toolang.toml", env={})
     workload = Workload()
-    runtime = Runtime.from_config(
-        config, env={}, builtins=[*builtin_plugins(), ("bench", workload)]
-    )
-    return runtime, workload
+    return compose(home, text, workload), workload
 
 
 def said(number: int, words: int) -> str:
@@ -160,9 +127,7 @@ def cycle(home: Path, turns: int, words: int, budget: int | None) -> dict[str, A
 
     async def run() -> float:
         stop = asyncio.Event()
-        serving = asyncio.create_task(runtime.serve(stop, sources=()))
-        while not runtime.admitting:
-            await asyncio.sleep(0.001)
+        serving = await started(runtime, stop, freeze=False)
         loop = asyncio.get_running_loop()
         start = time.perf_counter()
         for n in range(turns):

@@ -40,12 +40,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import agent_turns
+from _common import burst, started
 from agent_turns import Workload, build_runtime
 
-from toolang_core.cli.cmd_run import freeze_heap
 from toolang_core.logs import configure_logging
 from toolang_core.models.types import ModelRequest, ModelResponse
-from toolang_core.store.types import NewTurnRequest, TurnFilter, TurnStatus
+from toolang_core.store.types import TurnFilter, TurnStatus
 from toolang_core.turn.output import RETRY_PREFIX, OutputChecker, OutputSpec
 
 PLAIN_ADDER = agent_turns.ADDER
@@ -85,38 +85,23 @@ class JsonWorkload(Workload):
 
 
 def cycle(home: Path, variant: str, turns: int, threads: int) -> dict[str, Any]:
-    # build_runtime writes agent_turns.ADDER and registers a new agent_turns.Workload()
-    agent_turns.ADDER = PLAIN_ADDER if variant == "no_schema" else TYPED_ADDER
-    agent_turns.Workload = lambda: JsonWorkload(retry=variant == "schema_retry")  # type: ignore[assignment,misc]
-    try:
-        runtime, made = build_runtime(home, memory=False)
-    finally:
-        agent_turns.Workload = Workload  # type: ignore[misc]
-    assert isinstance(made, JsonWorkload)
-    workload = made
+    adder = PLAIN_ADDER if variant == "no_schema" else TYPED_ADDER
+    workload = JsonWorkload(retry=variant == "schema_retry")
+    runtime, _ = build_runtime(home, memory=False, workload=workload, adder=adder)
     inbox = runtime.open_inbox()
     expected: dict[str, int] = {}
 
     async def run() -> float:
         stop = asyncio.Event()
-        serving = asyncio.create_task(runtime.serve(stop, sources=(), on_started=freeze_heap))
-        while not runtime.admitting:
-            await asyncio.sleep(0.001)
-        start = time.perf_counter()
-        for i in range(turns):
-            a, b = i, 2 * i + 1
-            submitted = inbox.submit(
-                NewTurnRequest(source="chat", thread_id=f"chat:{i % threads}", input=f"add {a} {b}")
-            )
-            expected[submitted.id] = a + b
-            if i % 25 == 24:
-                await asyncio.sleep(0)
-        while len(workload.answers) < turns:
-            await asyncio.sleep(0.002)
-        elapsed = max(workload.delivered_at.values(), default=start + 1) - start
+        serving = await started(runtime, stop)
+
+        def expect(turn_id: str, a: int, b: int) -> None:
+            expected[turn_id] = a + b
+
+        rate = await burst(inbox, workload, turns, threads, expect)
         stop.set()
         await serving
-        return turns / elapsed if turns else 0.0
+        return rate
 
     cpu = time.process_time()
     rate = asyncio.run(run())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-import pytest
+from bump_tools import BUMPED, BumpTools, clear_bumps  # noqa: F401 (a fixture)
 
 from toolang_core import Tool, hookimpl
 from toolang_core.config import ToolangConfig
@@ -15,34 +15,20 @@ from toolang_core.store.types import NewTurnRequest, TurnStatus
 from toolang_core.testing.models import ScriptedModel, error, text, tool_call
 from toolang_core.turn.delegation_plugin import TOOL_NAMES as DELEGATION_TOOLS
 
-COUNTER: list[str] = []
+COUNTER = BUMPED
 
 
-def bump(label: str) -> str:
-    """Count a call (a side effect the tests can see)."""
-    COUNTER.append(label)
-    return f"bumped {label}"
-
-
-class Tools:
-    @staticmethod
-    @hookimpl
-    def toolang_register_tools(register):
-        register(Tool.from_function(bump, blocking=False))
-        register(
-            Tool(
-                name="fs_secret",
-                description="",
-                parameters={"type": "object"},
-                function=lambda **kw: "ok",
-                blocking=False,
-            )
+def Tools():
+    """``bump``, and ``fs_secret`` (a tool whose name marks it sensitive)."""
+    return BumpTools(
+        Tool(
+            name="fs_secret",
+            description="",
+            parameters={"type": "object"},
+            function=lambda **kw: "ok",
+            blocking=False,
         )
-
-
-@pytest.fixture(autouse=True)
-def _reset():
-    COUNTER.clear()
+    )
 
 
 def make(tmp_path, model, **agents):

@@ -10,6 +10,7 @@ import asyncio
 import time
 
 import pytest
+from person_helpers import serve_until_decided, submit as submit_turn
 
 from toolang_core import ApprovalBook, ApprovalError, Denied, Granted, Tool, hookimpl
 from toolang_core.config import ToolangConfig
@@ -64,37 +65,20 @@ def make(tmp_path, model, gate, *, grace=0.0, **agents):
     return Runtime.with_plugins(config, [("scripted", model.plugin()), ("gate", gate)], env={})
 
 
+def _the_pending(book, turn_id):
+    (pending,) = book.list("pending")
+    return pending
+
+
 async def serve_until(runtime, turn_id, decide=None, *, deadline=20.0):
     """Serve; when the turn awaits approval, call ``decide(book, approval)``; return it."""
-    inbox = runtime.open_inbox()
-    stop = asyncio.Event()
-    serving = asyncio.create_task(runtime.serve(stop, sources=()))
-    book = ApprovalBook(inbox.store)
-    try:
-        end = time.monotonic() + deadline
-        decided = False
-        while time.monotonic() < end:
-            turn = inbox.get(turn_id)
-            if turn.status.is_terminal:
-                return turn
-            if turn.status is TurnStatus.AWAITING_APPROVAL and decide and not decided:
-                (pending,) = book.list("pending")
-                decide(book, pending)
-                decided = True
-            await asyncio.sleep(0.02)
-        raise AssertionError(f"turn still {inbox.get(turn_id).status} after {deadline} s")
-    finally:
-        stop.set()
-        await serving
-        inbox.store.close()
+    return await serve_until_decided(
+        runtime, turn_id, ApprovalBook, _the_pending, decide, deadline=deadline
+    )
 
 
 def submit(runtime, text_in="go"):
-    inbox = runtime.open_inbox()
-    try:
-        return inbox.submit(NewTurnRequest(source="chat", thread_id="cli:a", input=text_in)).id
-    finally:
-        inbox.store.close()
+    return submit_turn(runtime, text_in)
 
 
 def test_an_approved_call_runs_after_the_turn_waited_in_awaiting_approval(tmp_path):

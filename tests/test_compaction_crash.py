@@ -5,14 +5,12 @@ is made twice."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from kill_helpers import TOOL_MODULE
+from kill_helpers import TOOL_MODULE, kit_environment, start_kit_runtime
 
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import NewTurnRequest, SubmitRules, TurnStatus
@@ -78,23 +76,11 @@ def install(site: Path) -> None:
 
 
 def start(home: Path, site: Path, *extra: str, hang: Path | None) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLANG_", "SUMMARISER_"))}
-    env.update(
-        TOOLANG_LOAD_PLUGINS="scripted,counter-tool,summariser",
-        TOOLANG_SCRIPT=str(home / "script.json"),
-        COUNTER_FILE=str(home / "counter.txt"),
-        PYTHONPATH=os.pathsep.join([str(site), env.get("PYTHONPATH", "")]),
-    )
+    kit = kit_environment(home, site, TOOLANG_LOAD_PLUGINS="scripted,counter-tool,summariser")
+    env = {k: v for k, v in kit.items() if not k.startswith("SUMMARISER_")}
     if hang is not None:
         env["SUMMARISER_HANG"] = str(hang)
-    return subprocess.Popen(
-        [sys.executable, "-m", "toolang_core", "run", "--no-sources", *extra],
-        cwd=home,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return start_kit_runtime(home, env, *extra, stdout=subprocess.DEVNULL)
 
 
 def said(number: int) -> str:

@@ -9,11 +9,11 @@ import random
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from kill_helpers import start_kit_runtime
 
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import TERMINAL, NewTurnRequest, SubmitRules, TurnStatus
@@ -61,14 +61,7 @@ def home(tmp_path: Path) -> Path:
 def start_runtime(home: Path, *extra: str) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
     env.update(ENV)
-    return subprocess.Popen(
-        [sys.executable, "-m", "toolang_core", "run", "--no-sources", *extra],
-        cwd=home,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return start_kit_runtime(home, env, *extra)
 
 
 def open_store(home: Path) -> SQLiteStore:

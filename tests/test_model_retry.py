@@ -11,9 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from bump_tools import BUMPED, BumpTools, clear_bumps  # noqa: F401 (a fixture)
 from kill_helpers import install_kit
 
-from toolang_core import ModelError, ModelRateLimited, Tool, hookimpl
+from toolang_core import ModelError, ModelRateLimited
 from toolang_core.agents.types import AgentDefinition
 from toolang_core.config import ToolangConfig, parse_config
 from toolang_core.config.model import ModelRetryConfig, ModelsConfig, RuntimeConfig
@@ -27,26 +28,8 @@ from toolang_core.testing.processes import KILL_AND_RESUME_CONFIG
 from toolang_core.turn.model_retry import backoff, decide
 from toolang_core.turn.timeline import step_lines
 
-COUNTER: list[str] = []
+COUNTER = BUMPED
 FAST = ModelRetryConfig(attempts=3, initial_wait_seconds=0.01, max_wait_seconds=0.05)
-
-
-def bump(label: str) -> str:
-    """Count a call (a side effect the tests can see)."""
-    COUNTER.append(label)
-    return f"bumped {label}"
-
-
-class Tools:
-    @staticmethod
-    @hookimpl
-    def toolang_register_tools(register):
-        register(Tool.from_function(bump, blocking=False))
-
-
-@pytest.fixture(autouse=True)
-def _reset():
-    COUNTER.clear()
 
 
 def make(tmp_path, models, *, fallback=(), retry=FAST, agents=()):
@@ -57,7 +40,7 @@ def make(tmp_path, models, *, fallback=(), retry=FAST, agents=()):
         models=ModelsConfig(default="scripted", fallback=tuple(fallback), retry=retry),
     )
     plugins = [(name, model.plugin(name)) for name, model in models.items()]
-    plugins.append(("tools", Tools()))
+    plugins.append(("tools", BumpTools()))
     if agents:
         plugins.append(("agents", AgentsPlugin(*agents)))
     return Runtime.with_plugins(config, plugins, env={})

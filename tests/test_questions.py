@@ -9,12 +9,13 @@ import json
 import time
 
 import pytest
+from person_helpers import serve_until_decided, submit as submit_turn
 
 from toolang_core.config import ToolangConfig
 from toolang_core.config.model import ModelsConfig, QuestionsConfig, RuntimeConfig, ToolsConfig
 from toolang_core.questions import AnswerRefused, QuestionBook, QuestionError
 from toolang_core.runtime import Runtime
-from toolang_core.store.types import NewTurnRequest, TurnStatus
+from toolang_core.store.types import TurnStatus
 from toolang_core.testing.models import ScriptedModel, text, tool_call
 
 
@@ -31,38 +32,14 @@ def make(tmp_path, model, *, timeout=86400.0, tool_timeout=60.0):
 
 
 def submit(runtime, words="plan my trip", owner=None):
-    inbox = runtime.open_inbox()
-    try:
-        request = NewTurnRequest(source="chat", thread_id="cli:a", input=words, owner=owner)
-        return inbox.submit(request).id
-    finally:
-        inbox.store.close()
+    return submit_turn(runtime, words, owner=owner)
 
 
 async def serve_until(runtime, turn_id, answer=None, *, deadline=30.0):
     """Serve; when the turn waits on a question, call ``answer(book, question)`` once."""
-    inbox = runtime.open_inbox()
-    stop = asyncio.Event()
-    serving = asyncio.create_task(runtime.serve(stop, sources=()))
-    book = QuestionBook(inbox.store)
-    try:
-        end = time.monotonic() + deadline
-        answered = False
-        while time.monotonic() < end:
-            turn = inbox.get(turn_id)
-            if turn.status.is_terminal:
-                return turn
-            if turn.status is TurnStatus.AWAITING_APPROVAL and answer and not answered:
-                question = book.for_turn(turn_id)
-                if question is not None:
-                    answer(book, question)
-                    answered = True
-            await asyncio.sleep(0.02)
-        raise AssertionError(f"turn still {inbox.get(turn_id).status} after {deadline} s")
-    finally:
-        stop.set()
-        await serving
-        inbox.store.close()
+    return await serve_until_decided(
+        runtime, turn_id, QuestionBook, QuestionBook.for_turn, answer, deadline=deadline
+    )
 
 
 def told(model, index=1):

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import attrs
 import pytest
+from bump_tools import BUMPED, BumpTools, clear_bumps  # noqa: F401 (a fixture)
 
-from toolang_core import Tool, hookimpl
 from toolang_core.config import ToolangConfig, parse_config
 from toolang_core.config.model import ModelsConfig, RuntimeConfig
 from toolang_core.config.spend import LimitsConfig
@@ -23,25 +23,7 @@ from toolang_core.store.types import NewTurnRequest, StepRecord, TurnStatus
 from toolang_core.store.usage import Usage, UsageFilter
 from toolang_core.testing.models import ScriptedModel, text, tokens, tool_call
 
-BUMPS: list[str] = []
-
-
-def bump(label: str) -> str:
-    """Count a call (a side effect the tests can see)."""
-    BUMPS.append(label)
-    return f"bumped {label}"
-
-
-class Tools:
-    @staticmethod
-    @hookimpl
-    def toolang_register_tools(register):
-        register(Tool.from_function(bump, blocking=False))
-
-
-@pytest.fixture(autouse=True)
-def _reset():
-    BUMPS.clear()
+BUMPS = BUMPED
 
 
 def make(tmp_path: Path, model: ScriptedModel, **limits: int) -> Runtime:
@@ -52,7 +34,9 @@ def make(tmp_path: Path, model: ScriptedModel, **limits: int) -> Runtime:
         models=ModelsConfig(default="scripted"),
         limits=LimitsConfig(**limits),
     )
-    return Runtime.with_plugins(config, [("scripted", model.plugin()), ("tools", Tools())], env={})
+    return Runtime.with_plugins(
+        config, [("scripted", model.plugin()), ("tools", BumpTools())], env={}
+    )
 
 
 def run(runtime: Runtime, *, thread: str = "cli:t", owner: str | None = "alice", **kw):

@@ -6,14 +6,12 @@ model is called once more — for the attempt that was cut off."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from kill_helpers import install_kit
+from kill_helpers import install_kit, kit_environment, start_kit_runtime
 
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import NewTurnRequest, SubmitRules, TurnStatus
@@ -43,22 +41,8 @@ def write_script(path: Path, third: dict[str, object]) -> None:
 
 
 def start(home: Path, site: Path, *extra: str) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
-    env.update(
-        TOOLANG_LOAD_PLUGINS="scripted,counter-tool",
-        TOOLANG_SCRIPT=str(home / "script.json"),
-        TOOLANG_SCRIPT_LOG=str(home / "calls.txt"),
-        COUNTER_FILE=str(home / "counter.txt"),
-        PYTHONPATH=os.pathsep.join([str(site), env.get("PYTHONPATH", "")]),
-    )
-    return subprocess.Popen(
-        [sys.executable, "-m", "toolang_core", "run", "--no-sources", *extra],
-        cwd=home,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    env = kit_environment(home, site, TOOLANG_SCRIPT_LOG=str(home / "calls.txt"))
+    return start_kit_runtime(home, env, *extra, stdout=subprocess.DEVNULL)
 
 
 def test_a_runtime_killed_between_typed_attempts_asks_once_more_and_runs_no_tool_again(

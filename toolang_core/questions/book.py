@@ -13,7 +13,6 @@ someone without the key is ignored, the question reads as open, and
 
 from __future__ import annotations
 
-import asyncio
 import builtins
 import time
 from collections.abc import Callable, Mapping
@@ -27,10 +26,10 @@ from toolang_core.errors import ToolangError
 from toolang_core.ids import new_id
 from toolang_core.questions.answers import check_answer
 from toolang_core.redaction import redact_text
-from toolang_core.store.errors import RecordConflict
 from toolang_core.store.protocol import ExecutionStore
-from toolang_core.tools.approval_seal import ApprovalKey, ApprovalKeyError, ApprovalKeyFile, when
+from toolang_core.tools.approval_seal import ApprovalKey, ApprovalKeyFile, when
 from toolang_core.tools.approvals import refuse_tool_processes
+from toolang_core.tools.decision_book import DecisionBook
 
 log = structlog.get_logger("toolang.questions")
 
@@ -106,9 +105,22 @@ class Question:
         return data
 
 
-class QuestionBook:
+class QuestionBook(DecisionBook[Question]):
     """Questions in ``store``. Asking and reading open questions need no key; answering,
     expiring and reading an answer do (:class:`ApprovalKeyError` without one)."""
+
+    _record_type = Question
+    _kind = KIND
+    _by_id_kind = BY_ID_KIND
+    _waiting_kind = OPEN_KIND
+    _waiting = "open"
+    _noun = "question"
+    _decided = "answered"
+    _decision_noun = "answer"
+    _decided_at = "answered_at"
+    _error = QuestionError
+    _expired_reason = "nobody answered in time"
+    _unknown = "no question {id!r} (see `toolang questions list`)"
 
     def __init__(
         self,
@@ -117,59 +129,23 @@ class QuestionBook:
         key: ApprovalKey | ApprovalKeyFile | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.store = store
-        self.clock = clock
-        self._key_source = key if key is not None else getattr(store, "approval_key", None)
-        self._reported: set[tuple[str, str | None]] = set()
+        super().__init__(store, key=key, clock=clock)
 
-    def _key(self) -> ApprovalKey:
-        source = self._key_source
-        if source is None:
-            raise ApprovalKeyError(
-                f"the store {getattr(self.store, 'location', '')!r} was opened without an "
-                "approval key, so answers can be neither sealed nor checked: open it with "
-                "Runtime.open_store(), or pass QuestionBook(store, key=...)"
-            )
-        return source if isinstance(source, ApprovalKey) else source.load()
+    def _undecided(self, record: Question) -> Question:
+        return record.reopened()
 
-    def _checked(self, question: Question) -> Question:
-        """``question`` if open or sealed by our key; else, as forged, open."""
-        if question.status == "open" or self._key().verify(question.sealed_fields(), question.seal):
-            return question
-        if (question.id, question.seal) not in self._reported:
-            self._reported.add((question.id, question.seal))
-            log.warning(
-                "question.answer_forged",
-                question=question.id,
-                turn=question.turn_id,
-                claimed_by=redact_text(str(question.answered_by)),
-                note="its seal does not check with the approval key: ignored, still open",
-            )
-        return question.reopened()
-
-    def _load(self, key: str) -> tuple[Question, int] | None:
-        record = self.store.get_record(KIND, key)
-        if record is None:
-            return None
-        question = _converter.structure(dict(record.data), Question)
-        return self._checked(question), record.revision
-
-    def _save(self, question: Question, revision: int) -> Question:
-        if question.status != "open":
-            question = attrs.evolve(question, seal=self._key().seal(question.sealed_fields()))
-        self.store.put_record(
-            KIND,
-            question.key,
-            _converter.unstructure(question),
-            now=self.clock(),
-            expect_revision=revision,
+    def _report_forged(self, record: Question) -> None:
+        log.warning(
+            "question.answer_forged",
+            question=record.id,
+            turn=record.turn_id,
+            claimed_by=redact_text(str(record.answered_by)),
+            note="its seal does not check with the approval key: ignored, still open",
         )
-        return question
 
     def for_call(self, turn_id: str, call_id: str) -> Question | None:
         """The question asked by this tool call of this turn, if any."""
-        found = self._load(f"{turn_id}:{call_id}")
-        return found[0] if found else None
+        return self._for_call(turn_id, call_id)
 
     def ask(
         self,
@@ -204,23 +180,11 @@ class QuestionBook:
             schema=dict(schema) if schema is not None else None,
             expires_at=None if timeout_seconds is None else now + timeout_seconds,
         )
-        try:
-            self._save(question, 0)
-        except RecordConflict:  # asked concurrently: take the one that won
-            won = self._load(key)
-            assert won is not None
-            return won[0]
-        self.store.put_record(BY_ID_KIND, question.id, {"key": key}, now=now)
-        self.store.put_record(OPEN_KIND, key, {"id": question.id, "turn_id": turn_id}, now=now)
-        return question
+        return self._add(question, now)
 
     def get(self, question_id: str) -> Question:
         """:raises QuestionError: for an unknown id."""
-        index = self.store.get_record(BY_ID_KIND, question_id)
-        found = self._load(str(index.data["key"])) if index is not None else None
-        if found is None:
-            raise QuestionError(f"no question {question_id!r} (see `toolang questions list`)")
-        return found[0]
+        return self._get(question_id)
 
     def list(self, status: Status | None = "open") -> builtins.list[Question]:
         """Questions, oldest first: the open ones (default), of one status, or all."""
@@ -258,69 +222,25 @@ class QuestionBook:
             turn has ended.
         """
         refuse_tool_processes(f"answer question {question_id}")
-        self._key()  # no key, no answer: before anything is written
-        found = self._load(self.get(question_id).key)
-        assert found is not None
-        current, revision = found
-        if current.status != "open":
-            raise QuestionError(f"question {current.id} was already {current.status}")
-        value = check_answer(text, current.choices, current.schema)
-        turn = self.store.get(current.turn_id)
-        if turn is None or turn.status.is_terminal:
-            ended = turn.status.value if turn is not None else "gone"
-            self.expire(current, reason=f"its turn ended ({ended}) before anyone answered")
-            raise QuestionError(
-                f"question {current.id}: turn {current.turn_id} already ended ({ended}); "
-                "nothing waits for this answer any more"
-            )
-        answered = attrs.evolve(
-            current, status="answered", answer=value, answered_at=self.clock(), answered_by=by
+        return self._decide(
+            question_id,
+            lambda current: {
+                "status": "answered",
+                "answer": check_answer(text, current.choices, current.schema),
+                "answered_by": by,
+            },
         )
-        try:
-            saved = self._save(answered, revision)
-        except RecordConflict:
-            raise QuestionError(f"question {current.id} was answered meanwhile") from None
-        self.store.delete_record(OPEN_KIND, saved.key)
-        return saved
 
     def expire(self, question: Question, *, reason: str = "nobody answered in time") -> Question:
         """Mark an open question expired (no-op when it was answered meanwhile)."""
-        found = self._load(question.key)
-        if found is None or found[0].status != "open":
-            return found[0] if found else question
-        expired = attrs.evolve(found[0], status="expired", answered_at=self.clock(), reason=reason)
-        try:
-            saved = self._save(expired, found[1])
-        except RecordConflict:
-            refreshed = self._load(question.key)
-            assert refreshed is not None
-            return refreshed[0]
-        self.store.delete_record(OPEN_KIND, saved.key)
-        return saved
+        return self._expire(question, reason)
 
     def expire_ended(self) -> builtins.list[Question]:
         """Expire every open question whose turn has ended (or is gone), e.g. canceled
         while no runtime watched it; return what it expired. Called after each
         heartbeat, like the approvals' sweep."""
-        expired = []
-        for record in self.store.list_records(OPEN_KIND):
-            found = self._load(str(record.key))
-            if found is None or found[0].status != "open":
-                self.store.delete_record(OPEN_KIND, record.key)
-                continue
-            turn = self.store.get(found[0].turn_id)
-            if turn is None or turn.status.is_terminal:
-                ended = turn.status.value if turn is not None else "gone"
-                expired.append(self.expire(found[0], reason=f"its turn ended ({ended})"))
-        return expired
+        return self._expire_ended()
 
     async def wait(self, question: Question, *, poll_seconds: float = 0.2) -> Question:
         """Wait until ``question`` is answered or expires; return its final state."""
-        while True:
-            found = self._load(question.key)
-            current = found[0] if found else question
-            if current.status != "open":
-                return current
-            if current.expires_at is not None and self.clock() >= current.expires_at:
-                return self.expire(current)
-            await asyncio.sleep(poll_seconds)
+        return await self._wait(question, poll_seconds)

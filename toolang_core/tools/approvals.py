@@ -19,7 +19,6 @@ pending, the grant as absent) and logged as ``approval.decision_forged`` /
 
 from __future__ import annotations
 
-import asyncio
 import builtins
 import hashlib
 import json
@@ -36,7 +35,8 @@ from toolang_core.ids import new_id
 from toolang_core.redaction import redact_text
 from toolang_core.store.errors import RecordConflict
 from toolang_core.store.protocol import ExecutionStore
-from toolang_core.tools.approval_seal import ApprovalKey, ApprovalKeyError, ApprovalKeyFile, when
+from toolang_core.tools.approval_seal import ApprovalKey, ApprovalKeyFile, when
+from toolang_core.tools.decision_book import DecisionBook
 from toolang_core.tools.types import Denied, Granted
 
 log = structlog.get_logger("toolang.approvals")
@@ -147,7 +147,7 @@ def _grant_fields(thread_id: str, tool: str, by: object, at: object) -> tuple[An
     return ("grant", thread_id, tool, by, when(at) if isinstance(at, int | float) else None)
 
 
-class ApprovalBook:
+class ApprovalBook(DecisionBook[Approval]):
     """Create, find, decide and await approval requests in one store.
 
     ``key`` seals and checks decisions: by default the approval key the store was
@@ -156,6 +156,19 @@ class ApprovalBook:
     requests and reading pending ones need no key; deciding, expiring and reading a
     decision do (:class:`ApprovalKeyError` without one)."""
 
+    _record_type = Approval
+    _kind = KIND
+    _by_id_kind = BY_ID_KIND
+    _waiting_kind = PENDING_KIND
+    _waiting = "pending"
+    _noun = "approval"
+    _decided = "decided"
+    _decision_noun = "decision"
+    _decided_at = "decided_at"
+    _error = ApprovalError
+    _expired_reason = "nobody decided in time"
+    _unknown = "no approval request {id!r} (see `toolang approvals list`)"
+
     def __init__(
         self,
         store: ExecutionStore,
@@ -163,67 +176,25 @@ class ApprovalBook:
         key: ApprovalKey | ApprovalKeyFile | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.store = store
-        self.clock = clock
-        self._key_source = key if key is not None else getattr(store, "approval_key", None)
-        self._reported: set[tuple[str, str | None]] = set()
-        """Forged records already logged by this book (a wait reads one every poll)."""
+        super().__init__(store, key=key, clock=clock)
 
-    def _key(self) -> ApprovalKey:
-        source = self._key_source
-        if source is None:
-            raise ApprovalKeyError(
-                f"the store {getattr(self.store, 'location', '')!r} was opened without an "
-                "approval key, so decisions can be neither sealed nor checked: open it "
-                "with Runtime.open_store(), or pass ApprovalBook(store, key=...)"
-            )
-        return source if isinstance(source, ApprovalKey) else source.load()
+    def _undecided(self, record: Approval) -> Approval:
+        return record.pending()
 
-    def _checked(self, approval: Approval) -> Approval:
-        """``approval`` if pending or sealed by our key; else, as forged, pending."""
-        if approval.status == "pending" or self._key().verify(
-            approval.sealed_fields(), approval.seal
-        ):
-            return approval
-        if (approval.id, approval.seal) in self._reported:
-            return approval.pending()
-        self._reported.add((approval.id, approval.seal))
+    def _report_forged(self, record: Approval) -> None:
         log.warning(
             "approval.decision_forged",
-            approval=approval.id,
-            turn=approval.turn_id,
-            tool=approval.tool,
-            claimed_status=approval.status,
-            claimed_by=redact_text(str(approval.decided_by)),
+            approval=record.id,
+            turn=record.turn_id,
+            tool=record.tool,
+            claimed_status=record.status,
+            claimed_by=redact_text(str(record.decided_by)),
             note="its seal does not check with the approval key: ignored, still pending",
         )
-        return approval.pending()
-
-    def _sealed(self, approval: Approval) -> Approval:
-        return attrs.evolve(approval, seal=self._key().seal(approval.sealed_fields()))
-
-    def _load(self, key: str) -> tuple[Approval, int] | None:
-        record = self.store.get_record(KIND, key)
-        if record is None:
-            return None
-        return self._checked(_converter.structure(dict(record.data), Approval)), record.revision
-
-    def _save(self, approval: Approval, revision: int) -> Approval:
-        if approval.status != "pending":
-            approval = self._sealed(approval)
-        self.store.put_record(
-            KIND,
-            approval.key,
-            _converter.unstructure(approval),
-            now=self.clock(),
-            expect_revision=revision,
-        )
-        return approval
 
     def for_call(self, turn_id: str, call_id: str) -> Approval | None:
         """The request made for this tool call of this turn, if any."""
-        found = self._load(f"{turn_id}:{call_id}")
-        return found[0] if found else None
+        return self._for_call(turn_id, call_id)
 
     def create(
         self,
@@ -258,25 +229,11 @@ class ApprovalBook:
             created_at=now,
             expires_at=None if timeout_seconds is None else now + timeout_seconds,
         )
-        try:
-            self._save(approval, 0)
-        except RecordConflict:  # created concurrently: take the one that won
-            won = self._load(key)
-            assert won is not None
-            return won[0]
-        self.store.put_record(BY_ID_KIND, approval.id, {"key": key}, now=now)
-        self.store.put_record(PENDING_KIND, key, {"id": approval.id, "turn_id": turn_id}, now=now)
-        return approval
+        return self._add(approval, now)
 
     def get(self, approval_id: str) -> Approval:
         """:raises ApprovalError: for an unknown id."""
-        index = self.store.get_record(BY_ID_KIND, approval_id)
-        found = self._load(str(index.data["key"])) if index is not None else None
-        if found is None:
-            raise ApprovalError(
-                f"no approval request {approval_id!r} (see `toolang approvals list`)"
-            )
-        return found[0]
+        return self._get(approval_id)
 
     def list(self, status: Status | None = None) -> list[Approval]:
         approvals = [
@@ -308,55 +265,22 @@ class ApprovalBook:
         :raises ApprovalError: when the request is unknown or no longer pending.
         """
         refuse_tool_processes(f"{'approve' if approved else 'deny'} {approval_id}")
-        self._key()  # no key, no decision: before anything is written
-        approval = self.get(approval_id)
-        found = self._load(approval.key)
-        assert found is not None
-        current, revision = found
-        if current.status != "pending":
-            raise ApprovalError(f"approval {current.id} was already {current.status}")
-        turn = self.store.get(current.turn_id)
-        if turn is None or turn.status.is_terminal:
-            ended = turn.status.value if turn is not None else "gone"
-            self.expire(current, reason=f"its turn ended ({ended}) before anyone decided")
-            raise ApprovalError(
-                f"approval {current.id}: turn {current.turn_id} already ended ({ended}); "
-                "nothing waits for this decision any more"
-            )
-        decided = attrs.evolve(
-            current,
-            status="approved" if approved else "denied",
-            decided_at=self.clock(),
-            decided_by=by,
-            reason=reason,
-            always=always and approved,
+        decided = self._decide(
+            approval_id,
+            lambda _: {
+                "status": "approved" if approved else "denied",
+                "decided_by": by,
+                "reason": reason,
+                "always": always and approved,
+            },
         )
-        try:
-            self._save(decided, revision)
-        except RecordConflict:
-            raise ApprovalError(f"approval {current.id} was decided meanwhile") from None
-        self._unlist(decided)
         if decided.always:
             self.grant(decided.thread_id, decided.tool, by=by)
         return decided
 
     def expire(self, approval: Approval, *, reason: str = "nobody decided in time") -> Approval:
         """Mark a pending request expired (no-op when it was decided meanwhile)."""
-        found = self._load(approval.key)
-        if found is None or found[0].status != "pending":
-            return found[0] if found else approval
-        expired = attrs.evolve(found[0], status="expired", decided_at=self.clock(), reason=reason)
-        try:
-            saved = self._save(expired, found[1])
-        except RecordConflict:
-            refreshed = self._load(approval.key)
-            assert refreshed is not None
-            return refreshed[0]
-        self._unlist(saved)
-        return saved
-
-    def _unlist(self, approval: Approval) -> None:
-        self.store.delete_record(PENDING_KIND, approval.key)
+        return self._expire(approval, reason)
 
     def expire_for_turn(self, turn_id: str, *, reason: str) -> builtins.list[Approval]:
         """Expire the pending requests of ``turn_id``, whose turn ended without waiting
@@ -376,17 +300,7 @@ class ApprovalBook:
         """Expire every pending request whose turn has ended (or is gone) — turns that
         ended while no runtime watched them, e.g. canceled while their runtime was down.
         Called at start-up and after each heartbeat; return what it expired."""
-        expired = []
-        for record in self.store.list_records(PENDING_KIND):
-            found = self._load(record.key)
-            if found is None or found[0].status != "pending":
-                self.store.delete_record(PENDING_KIND, record.key)
-                continue
-            turn = self.store.get(found[0].turn_id)
-            if turn is None or turn.status.is_terminal:
-                ended = turn.status.value if turn is not None else "gone"
-                expired.append(self.expire(found[0], reason=f"its turn ended ({ended})"))
-        return expired
+        return self._expire_ended()
 
     def grant(self, thread_id: str, tool: str, *, by: str) -> None:
         """Grant ``tool`` on ``thread_id`` from now on.
@@ -484,11 +398,4 @@ class ApprovalBook:
 
     async def wait(self, approval: Approval, *, poll_seconds: float = 0.2) -> Approval:
         """Wait until ``approval`` is decided or expires; return its final state."""
-        while True:
-            found = self._load(approval.key)
-            current = found[0] if found else approval
-            if current.status != "pending":
-                return current
-            if current.expires_at is not None and self.clock() >= current.expires_at:
-                return self.expire(current)
-            await asyncio.sleep(poll_seconds)
+        return await self._wait(approval, poll_seconds)

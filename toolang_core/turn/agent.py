@@ -23,8 +23,7 @@ spawn depth) are enforced in code, never only in the prompt.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable, Mapping
-from contextlib import asynccontextmanager, nullcontext
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -43,16 +42,13 @@ from toolang_core.attachments import (
     attachment_refusal,
 )
 from toolang_core.config.model import DEFAULT_HISTORY_TURNS
-from toolang_core.errors import describe_exception
-from toolang_core.execution.seam import LEASE_LOST, SHUTDOWN, AfterTurn, TurnContext, TurnOutcome
+from toolang_core.execution.seam import AfterTurn, TurnContext, TurnOutcome
 from toolang_core.models.resolve import ModelResolver
 from toolang_core.models.types import NO_HEADERS, Message, ModelError, ToolSpec
 from toolang_core.store.types import TurnStatus
 from toolang_core.taskruns import view
-from toolang_core.tools import time_limit as tool_time_limit
-from toolang_core.tools.approvals import Approval, ApprovalBook
 from toolang_core.tools.chain import ToolChain
-from toolang_core.tools.types import Denied, Granted, Pending, ToolCall, ToolCallContext
+from toolang_core.tools.types import ToolCallContext
 from toolang_core.turn import output, prompt
 from toolang_core.turn.attachments import fallbacks_taking
 from toolang_core.turn.compaction import Compactor, check_summary_model
@@ -60,6 +56,7 @@ from toolang_core.turn.context import fit_prompt
 from toolang_core.turn.loop import AgentLoop, Speaker, TurnFailed
 from toolang_core.turn.memory import exchange_batch, recall_for_turn
 from toolang_core.turn.model_retry import Candidate, check_fallbacks, fallback_specs
+from toolang_core.turn.person_wait import PersonWaits
 from toolang_core.turn.running import DelegationError, ResponseMode, RunningTurn
 from toolang_core.turn.tokens import TokenCounter
 from toolang_core.turn.usage import SpendLimits, TurnSpend
@@ -78,7 +75,7 @@ MAX_SPEAKERS = 256
 log = structlog.get_logger("toolang.turn")
 
 
-class AgentExecutor:
+class AgentExecutor(PersonWaits):
     """Runs agent turns for one runtime (``[runtime] executor = "agent"``)."""
 
     def __init__(self, runtime: CoreRuntime) -> None:
@@ -403,94 +400,6 @@ class AgentExecutor:
         if mode == "final_only":
             return end.answers[-1]
         return "\n\n".join(end.answers)
-
-    async def await_approval(
-        self, ctx: TurnContext, pending: Pending, call: ToolCall
-    ) -> Granted | Denied:
-        book = ApprovalBook(ctx.store, clock=ctx.clock)
-        approval = book.get(pending.approval_id)
-        log.info("turn.awaiting_approval", turn=ctx.turn.id, approval=approval.id, tool=call.name)
-        try:
-            async with self.parked_on_person(ctx):
-                final = await book.wait(approval)
-        except asyncio.CancelledError:
-            self._expire_unless_coming_back(book, approval, ctx)
-            raise
-        return book.decision(final)
-
-    @asynccontextmanager
-    async def parked_on_person(self, ctx: TurnContext) -> AsyncIterator[None]:
-        """While the body waits for a person (an approval, an ``ask_person`` answer):
-        the turn shows ``awaiting_approval``, its slot is free for other work and taken
-        again (in order) once the person acted — a shutdown hands it back at once — and
-        the agent's own time limit stands still (a person's time is not the agent's)."""
-        ctx.set_status(TurnStatus.AWAITING_APPROVAL)
-        loop = asyncio.get_running_loop()
-        deadline = self._deadlines.get(ctx.turn.id)
-        due = deadline.when() if deadline is not None else None
-        remaining = None if due is None else due - loop.time()
-        if deadline is not None:
-            deadline.reschedule(None)
-        slot = ctx.slot
-        parked = slot.parked(ctx.turn.id) if slot is not None else nullcontext()
-        try:
-            async with parked:
-                with tool_time_limit.paused():
-                    yield
-        finally:
-            if deadline is not None and remaining is not None:
-                deadline.reschedule(loop.time() + remaining)
-            current = ctx.store.get(ctx.turn.id)
-            if current is not None and current.status is TurnStatus.AWAITING_APPROVAL:
-                ctx.set_status(TurnStatus.RUNNING)
-
-    @staticmethod
-    def stopped_for_good(ctx: TurnContext) -> str | None:
-        """Why a turn that stopped waiting for a person will not come back to the wait
-        ("its turn was canceled", "its turn timed out"); ``None`` when it is only handed
-        back (shutdown, a lost lease): it resumes and finds its request again."""
-        slot = ctx.slot
-        why = slot.cancel_reason(ctx.turn.id) if slot is not None else None
-        if why in (SHUTDOWN, LEASE_LOST):
-            return None
-        return "its turn was canceled" if why is not None else "its turn timed out"
-
-    def _expire_unless_coming_back(
-        self, book: ApprovalBook, approval: Approval, ctx: TurnContext
-    ) -> None:
-        """The turn stopped waiting: unless it is only handed back, nobody waits for the
-        decision any more, so the request expires now rather than when someone tries to
-        decide."""
-        reason = self.stopped_for_good(ctx)
-        if reason is None:
-            return
-        try:
-            book.expire(approval, reason=reason)
-        except Exception as exc:  # the sweep after the next heartbeat tries again
-            log.warning(
-                "approval.expire_failed", approval=approval.id, error=describe_exception(exc)
-            )
-
-    async def ask_person(
-        self, ctx: TurnContext, call: ToolCall, prompt: str, *, agent: str
-    ) -> Granted | Denied:
-        """Ask a person whether ``call``, in doubt after a crash, may run again (``[tools]
-        in_doubt = "ask_person"``): an approval request of its own (``<call id>:in-doubt``,
-        so a gate's request for the same call is not taken for it), awaited like a
-        gate's — the turn shows ``awaiting_approval``, a restart finds it again."""
-        turn = ctx.turn
-        approval = ApprovalBook(ctx.store, clock=ctx.clock).create(
-            turn_id=turn.id,
-            call_id=f"{call.call_id}:in-doubt",
-            tool=call.name,
-            params=self.runtime.redaction.value(dict(call.params)),
-            thread_id=turn.thread_id,
-            agent=agent,
-            requester=turn.owner or turn.sender,
-            prompt=prompt,
-            timeout_seconds=None,
-        )
-        return await self.await_approval(ctx, Pending(approval.id, prompt), call)
 
 
 def _max_rounds(agent: AgentDefinition, config: AgentsConfig) -> int:

@@ -5,7 +5,6 @@ shows the question and reads the answer (asking again after a refused one); a pl
 from __future__ import annotations
 
 import getpass
-import json
 import os
 import queue
 import subprocess
@@ -13,8 +12,8 @@ import sys
 import threading
 
 import pytest
+from chat_helpers import listed, scripted_chat
 
-AGENT = '[runtime]\nexecutor = "agent"\npoll_seconds = 0.05\n[models]\ndefault = "scripted"\n'
 ASK = {"question": "Which city?", "choices": ["Lisbon", "Porto"]}
 
 
@@ -22,36 +21,20 @@ ASK = {"question": "Which city?", "choices": ["Lisbon", "Porto"]}
 def asking(toolang_distribution, toolang_home, tmp_path):
     """The script-file model asking ASK, then answering "all done"; the environment for
     `toolang chat` in a subprocess."""
-    toolang_distribution(
-        "toolang-test-chat-ask",
-        entry_points={"toolang": {"scripted": "toolang_core.testing.script_file_plugin"}},
+    return scripted_chat(
+        toolang_distribution,
+        toolang_home,
+        tmp_path,
+        name="toolang-test-chat-ask",
+        first_call={"id": "q1", "name": "ask_person", "params": ASK},
+        plugins=[],
     )
-    script = tmp_path / "script.json"
-    script.write_text(
-        json.dumps(
-            [
-                {"tool_calls": [{"id": "q1", "name": "ask_person", "params": ASK}]},
-                {"text": "all done"},
-            ]
-        )
-    )
-    toolang_home.write_config(AGENT)
-    return {
-        "TOOLANG_LOAD_PLUGINS": "source-chat,scripted",
-        "TOOLANG_SCRIPT": str(script),
-        "PYTHONPATH": str(toolang_distribution.root),
-    }
 
 
 def questions(toolang_home):
-    from toolang_core import QuestionBook, Runtime, load_config
+    from toolang_core import QuestionBook
 
-    config = load_config(toolang_home.config_path, env={})
-    store = Runtime.with_plugins(config).open_store()
-    try:
-        return QuestionBook(store).list(None)
-    finally:
-        store.close()
+    return listed(toolang_home, QuestionBook, None)
 
 
 def test_interactive_chat_shows_the_question_and_reads_the_answer(

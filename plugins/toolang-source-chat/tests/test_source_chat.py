@@ -15,6 +15,7 @@ import threading
 import time
 
 import pytest
+from chat_helpers import AGENT, listed, scripted_chat
 
 import toolang_source_chat as plugin
 from toolang_core import NewTurnRequest
@@ -127,7 +128,6 @@ def toolang_register_tools(register):
 def toolang_approve_tool_call(call, ctx):
     return ask_a_person(call, ctx)
 """
-AGENT = '[runtime]\nexecutor = "agent"\npoll_seconds = 0.05\n[models]\ndefault = "scripted"\n'
 SECRET_WRITE = {"path": "out.txt", "text": "hello", "api_key": "k-123"}
 
 
@@ -135,42 +135,22 @@ SECRET_WRITE = {"path": "out.txt", "text": "hello", "api_key": "k-123"}
 def gated(toolang_distribution, toolang_home, tmp_path):
     """A gate that asks about every call, an fs_write tool and the script-file model;
     returns the environment for `toolang chat` in a subprocess."""
-    toolang_distribution(
-        "toolang-test-chat-gate",
-        entry_points={
-            "toolang": {
-                "test-gate": "tl_chat_gate",
-                "scripted": "toolang_core.testing.script_file_plugin",
-            }
-        },
+    return scripted_chat(
+        toolang_distribution,
+        toolang_home,
+        tmp_path,
+        name="toolang-test-chat-gate",
+        first_call={"id": "c1", "name": "fs_write", "params": SECRET_WRITE},
+        plugins=["test-gate"],
+        entry_points={"test-gate": "tl_chat_gate"},
         modules={"tl_chat_gate": GATE},
     )
-    script = tmp_path / "script.json"
-    script.write_text(
-        json.dumps(
-            [
-                {"tool_calls": [{"id": "c1", "name": "fs_write", "params": SECRET_WRITE}]},
-                {"text": "all done"},
-            ]
-        )
-    )
-    toolang_home.write_config(AGENT)
-    return {
-        "TOOLANG_LOAD_PLUGINS": "source-chat,test-gate,scripted",
-        "TOOLANG_SCRIPT": str(script),
-        "PYTHONPATH": str(toolang_distribution.root),
-    }
 
 
 def approvals(toolang_home):
-    from toolang_core import ApprovalBook, Runtime, load_config
+    from toolang_core import ApprovalBook
 
-    config = load_config(toolang_home.config_path, env={})
-    store = Runtime.with_plugins(config).open_store()
-    try:
-        return ApprovalBook(store).list()
-    finally:
-        store.close()
+    return listed(toolang_home, ApprovalBook)
 
 
 def test_interactive_chat_asks_and_yes_runs_the_tool(toolang_cli, toolang_home, gated):

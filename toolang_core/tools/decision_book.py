@@ -1,0 +1,260 @@
+"""What approvals and questions share: a person's decision, kept as a sealed record.
+
+An approval request (:mod:`toolang_core.tools.approvals`) and a question to a person
+(:mod:`toolang_core.questions.book`) are the same kind of thing: a record of the
+execution store, keyed by turn and tool call, with an index by id and one of records
+still waiting, that a person decides once — from a process no tool started — and whose
+decision is sealed with the runtime's approval key
+(:mod:`toolang_core.tools.approval_seal`). A decision whose seal does not check was
+written by someone without the key: it is ignored (the record reads as waiting) and
+reported. A waiting record whose turn ends, or whose time runs out, expires.
+
+:class:`DecisionBook` holds that logic once; each book says its record type, its record
+kinds and its words (``approval``/``decided``/``decision`` …) as class attributes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
+
+import attrs
+import cattrs
+
+from toolang_core.errors import ToolangError
+from toolang_core.store.errors import RecordConflict
+from toolang_core.store.protocol import ExecutionStore
+from toolang_core.tools.approval_seal import ApprovalKey, ApprovalKeyError, ApprovalKeyFile
+
+_converter = cattrs.Converter()
+
+R = TypeVar("R", bound="DecisionRecord")
+
+
+class DecisionRecord(Protocol):
+    """What a record a person decides offers the book that keeps it (an attrs class)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def key(self) -> str: ...
+    @property
+    def turn_id(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def seal(self) -> str | None: ...
+    @property
+    def expires_at(self) -> float | None: ...
+
+    def sealed_fields(self) -> tuple[Any, ...]:
+        """What the seal covers."""
+        ...
+
+
+def _evolve(record: R, **changes: Any) -> R:
+    """``attrs.evolve`` for a record type the type checker knows only by its protocol."""
+    evolved: R = attrs.evolve(cast(Any, record), **changes)
+    return evolved
+
+
+class DecisionBook(Generic[R]):
+    """Create, find, decide, expire and await one kind of sealed decision record.
+
+    ``key`` seals and checks decisions: by default the approval key the store was
+    opened with (:attr:`~toolang_core.store.base.StoreBase.approval_key`). Creating
+    records and reading waiting ones need no key; deciding, expiring and reading a
+    decision do (:class:`ApprovalKeyError` without one)."""
+
+    _record_type: ClassVar[type[Any]]
+    _kind: ClassVar[str]
+    _by_id_kind: ClassVar[str]
+    _waiting_kind: ClassVar[str]
+    """Waiting records only (key → id, turn): what sweeps read, never the history."""
+    _waiting: ClassVar[str]
+    """The status of a record nobody decided yet (``pending``, ``open``)."""
+    _noun: ClassVar[str]
+    """The record as messages name it (``approval``, ``question``)."""
+    _decided: ClassVar[str]
+    """What a person did to it (``decided``, ``answered``)."""
+    _decision_noun: ClassVar[str]
+    """What a person gives (``decision``, ``answer``)."""
+    _decided_at: ClassVar[str]
+    """The record's field for when it was decided (``decided_at``, ``answered_at``)."""
+    _error: ClassVar[type[ToolangError]]
+    _expired_reason: ClassVar[str]
+    """Why a record expired when its time ran out."""
+    _unknown: ClassVar[str]
+    """The message for an unknown id, with ``{id!r}`` in it."""
+
+    def __init__(
+        self,
+        store: ExecutionStore,
+        *,
+        key: ApprovalKey | ApprovalKeyFile | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self._key_source = key if key is not None else getattr(store, "approval_key", None)
+        self._reported: set[tuple[str, str | None]] = set()
+        """Forged records already logged by this book (a wait reads one every poll)."""
+
+    def _key(self) -> ApprovalKey:
+        source = self._key_source
+        if source is None:
+            raise ApprovalKeyError(
+                f"the store {getattr(self.store, 'location', '')!r} was opened without an "
+                f"approval key, so {self._decision_noun}s can be neither sealed nor checked: open "
+                f"it with Runtime.open_store(), or pass {type(self).__name__}(store, key=...)"
+            )
+        return source if isinstance(source, ApprovalKey) else source.load()
+
+    def _undecided(self, record: R) -> R:
+        """``record`` with no decision on it."""
+        raise NotImplementedError
+
+    def _report_forged(self, record: R) -> None:
+        """Log a record whose decision's seal does not check (once per book)."""
+        raise NotImplementedError
+
+    def _checked(self, record: R) -> R:
+        """``record`` if waiting or sealed by our key; else, as forged, undecided."""
+        if record.status == self._waiting:
+            return record
+        if self._key().verify(record.sealed_fields(), record.seal):
+            return record
+        if (record.id, record.seal) not in self._reported:
+            self._reported.add((record.id, record.seal))
+            self._report_forged(record)
+        return self._undecided(record)
+
+    def _structure(self, data: Any) -> R:
+        structured: R = _converter.structure(dict(data), self._record_type)
+        return structured
+
+    def _load(self, key: str) -> tuple[R, int] | None:
+        record = self.store.get_record(self._kind, key)
+        if record is None:
+            return None
+        return self._checked(self._structure(record.data)), record.revision
+
+    def _save(self, record: R, revision: int) -> R:
+        if record.status != self._waiting:
+            record = _evolve(record, seal=self._key().seal(record.sealed_fields()))
+        self.store.put_record(
+            self._kind,
+            record.key,
+            _converter.unstructure(record),
+            now=self.clock(),
+            expect_revision=revision,
+        )
+        return record
+
+    def _for_call(self, turn_id: str, call_id: str) -> R | None:
+        """The record made for this tool call of this turn, if any."""
+        found = self._load(f"{turn_id}:{call_id}")
+        return found[0] if found else None
+
+    def _add(self, record: R, now: float) -> R:
+        """Store a new waiting ``record`` (or take the one a concurrent caller stored)."""
+        try:
+            self._save(record, 0)
+        except RecordConflict:  # created concurrently: take the one that won
+            won = self._load(record.key)
+            assert won is not None
+            return won[0]
+        self.store.put_record(self._by_id_kind, record.id, {"key": record.key}, now=now)
+        self.store.put_record(
+            self._waiting_kind, record.key, {"id": record.id, "turn_id": record.turn_id}, now=now
+        )
+        return record
+
+    def _get(self, record_id: str) -> R:
+        """:raises: the book's error for an unknown id."""
+        index = self.store.get_record(self._by_id_kind, record_id)
+        found = self._load(str(index.data["key"])) if index is not None else None
+        if found is None:
+            raise self._error(self._unknown.format(id=record_id))
+        return found[0]
+
+    def _decide(self, record_id: str, decide: Callable[[R], Mapping[str, Any]]) -> R:
+        """Record the decision ``decide`` makes of the waiting record ``record_id``: the
+        fields it sets (the time it was made is added).
+
+        ``decide`` is called before the record's turn is checked (it may refuse the
+        decision: the record stays waiting). The caller has refused tool processes.
+
+        :raises ApprovalKeyError: when there is no approval key to seal the decision.
+        :raises: the book's error when the record is unknown, no longer waiting, its
+            turn has ended, or it was decided meanwhile.
+        """
+        self._key()  # no key, no decision: before anything is written
+        found = self._load(self._get(record_id).key)
+        assert found is not None
+        current, revision = found
+        if current.status != self._waiting:
+            raise self._error(f"{self._noun} {current.id} was already {current.status}")
+        changes = decide(current)
+        turn = self.store.get(current.turn_id)
+        if turn is None or turn.status.is_terminal:
+            ended = turn.status.value if turn is not None else "gone"
+            self._expire(current, f"its turn ended ({ended}) before anyone {self._decided}")
+            raise self._error(
+                f"{self._noun} {current.id}: turn {current.turn_id} already ended ({ended}); "
+                f"nothing waits for this {self._decision_noun} any more"
+            )
+        decided = _evolve(current, **changes, **{self._decided_at: self.clock()})
+        try:
+            saved = self._save(decided, revision)
+        except RecordConflict:
+            raise self._error(f"{self._noun} {current.id} was {self._decided} meanwhile") from None
+        self.store.delete_record(self._waiting_kind, saved.key)
+        return saved
+
+    def _expire(self, record: R, reason: str) -> R:
+        """Mark a waiting record expired (no-op when it was decided meanwhile)."""
+        found = self._load(record.key)
+        if found is None or found[0].status != self._waiting:
+            return found[0] if found else record
+        expired = _evolve(
+            found[0], status="expired", reason=reason, **{self._decided_at: self.clock()}
+        )
+        try:
+            saved = self._save(expired, found[1])
+        except RecordConflict:
+            refreshed = self._load(record.key)
+            assert refreshed is not None
+            return refreshed[0]
+        self.store.delete_record(self._waiting_kind, saved.key)
+        return saved
+
+    def _expire_ended(self) -> builtins.list[R]:
+        """Expire every waiting record whose turn has ended (or is gone) — turns that
+        ended while no runtime watched them, e.g. canceled while their runtime was down.
+        Called at start-up and after each heartbeat; return what it expired."""
+        expired = []
+        for record in self.store.list_records(self._waiting_kind):
+            found = self._load(str(record.key))
+            if found is None or found[0].status != self._waiting:
+                self.store.delete_record(self._waiting_kind, record.key)
+                continue
+            turn = self.store.get(found[0].turn_id)
+            if turn is None or turn.status.is_terminal:
+                ended = turn.status.value if turn is not None else "gone"
+                expired.append(self._expire(found[0], f"its turn ended ({ended})"))
+        return expired
+
+    async def _wait(self, record: R, poll_seconds: float) -> R:
+        """Wait until ``record`` is decided or expires; return its final state."""
+        while True:
+            found = self._load(record.key)
+            current = found[0] if found else record
+            if current.status != self._waiting:
+                return current
+            if current.expires_at is not None and self.clock() >= current.expires_at:
+                return self._expire(current, self._expired_reason)
+            await asyncio.sleep(poll_seconds)
