@@ -264,6 +264,10 @@ if TYPE_CHECKING:
         canonical_params as canonical_params,
         params_hash as params_hash,
     )
+    from toolang_core.tools.open_process import (
+        OpenToolProcess as OpenToolProcess,
+        open_tool_process as open_tool_process,
+    )
     from toolang_core.tools.process import (
         DEFAULT_ENV_ALLOW as DEFAULT_ENV_ALLOW,
         TOOL_CALL_ENV as TOOL_CALL_ENV,
@@ -463,6 +467,8 @@ _LAZY = {
     "tool_workdir": "toolang_core.sandbox.policy",
     "sandbox_warning": "toolang_core.sandbox.support",
     "params_hash": "toolang_core.tools.approvals",
+    "OpenToolProcess": "toolang_core.tools.open_process",
+    "open_tool_process": "toolang_core.tools.open_process",
     "DEFAULT_ENV_ALLOW": "toolang_core.tools.process",
     "TOOL_CALL_ENV": "toolang_core.tools.process",
     "ToolProcessResult": "toolang_core.tools.process",

@@ -10,7 +10,9 @@ What the program gets:
   ``/dev``, a private ``/tmp``; the working directory the one writable place;
 - hidden paths: a directory is covered with an empty read-only tmpfs, a file with
   ``/dev/null`` — hidden paths *around* the working directory are covered before it is
-  mounted (it shows through), those *inside* it after (they stay hidden);
+  mounted (it shows through), those *inside* it after (they stay hidden); the policy's
+  ``read_only`` and ``writable`` places are mounted after those, and what is hidden
+  inside them hidden again;
 - the limits: CPU time, address space and file size of each process set on
   bubblewrap before it starts anything (every process of the sandbox inherits them);
   the number of processes by ``prlimit`` inside the user namespace, or by a pids cgroup
@@ -139,6 +141,15 @@ def bwrap_options(
     ]
     around, within, sealed = _hidden_mounts(workdir, tuple(hidden))
     argv += [*around, "--bind", str(workdir), str(workdir), *within]
+    extra = [*policy.read_only, *policy.writable]
+    for path in policy.read_only:
+        argv += ["--ro-bind", str(path), str(path)]
+    for path in policy.writable:
+        argv += ["--bind", str(path), str(path)]
+    # what is hidden inside a place shown again stays hidden
+    again = [h for h in hidden if any(_inside(h.path, place) for place in extra)]
+    argv += _hide(again)
+    sealed += tuple(arg for h in again if h.is_dir for arg in ("--remount-ro", str(h.path)))
     for source, target in binds:
         argv += ["--ro-bind", str(source), target]
     return [*argv, *sealed, "--chdir", str(cwd)]

@@ -66,6 +66,27 @@ class Launch:
         )
         return process
 
+    async def open(self) -> pool.SandboxProcess:
+        """Start it with its standard input a pipe (``stdin``) — in a bubblewrap of its
+        own, started now (a long-lived program starts once: no pool needed); return
+        bubblewrap's process.
+
+        :raises SandboxError: when bubblewrap could not be started.
+        """
+        try:
+            entry = await pool.start_waiting(self.bwrap, program_input=True)
+        except OSError as exc:
+            raise SandboxError(f"could not start bubblewrap ({self.bwrap}): {exc}") from exc
+        try:
+            process = await entry.hand(self.options, self.env, self.command, self.limits, self.pids)
+        except BaseException as exc:  # never to run: it goes
+            await entry.discard()
+            if isinstance(exc, (OSError, ValueError)):  # ValueError: a limit too high
+                raise SandboxError(f"could not start the sandbox: {exc}") from exc
+            raise
+        self.group = entry.group
+        return process
+
 
 async def support() -> SandboxSupport:
     """:func:`~toolang_core.sandbox.support.sandbox_support`, probed off the event loop
@@ -100,6 +121,21 @@ def _check_cwd(cwd: Path, policy: SandboxPolicy) -> None:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(cwd))
 
 
+def _check_places(policy: SandboxPolicy) -> None:
+    """The places shown besides the working directory must exist, and not be inside
+    what is hidden (the runtime's home, its store, secrets) — shown, it would show."""
+    for path in (*policy.read_only, *policy.writable):
+        if not path.is_absolute() or not path.exists():
+            raise SandboxError(f"cannot show {path} to the sandboxed program: no such path")
+        for entry in policy.hidden:
+            if path == entry.path or entry.path in path.parents:
+                raise SandboxError(
+                    f"cannot show {path} to the sandboxed program: it is inside "
+                    f"{entry.path}, which sandboxed programs never see (the runtime's "
+                    "state or a secret)"
+                )
+
+
 @contextlib.asynccontextmanager
 async def prepare(
     argv: Sequence[str],
@@ -119,6 +155,7 @@ async def prepare(
         raise unavailable_error(found)
     cwd = Path(os.path.abspath(cwd))
     _check_cwd(cwd, policy)
+    _check_places(policy)
     network = policy.network == "allow"
     helpers = 1 + network  # bwrap's init, the bridge
     count = policy.limits.max_processes

@@ -110,6 +110,10 @@ class SandboxPolicy:
     ``network`` and ``allow_hosts`` what it may reach through the runtime's proxy
     (``local_targets``: this machine's ``(address, port)`` pairs let through anyway —
     ``[tools] unsafe_allow_local``, for tests).
+    ``read_only`` and ``writable`` are more places it sees (resolved, existing; a
+    private ``/tmp`` path shows the real one): read-only, or writable too. What is
+    hidden inside them stays hidden; one inside a hidden path is refused
+    (:func:`toolang_core.sandbox.launch.prepare`).
     """
 
     mode: SandboxMode
@@ -119,6 +123,8 @@ class SandboxPolicy:
     allow_hosts: tuple[HostRule, ...] = ()
     local_targets: tuple[tuple[str, int], ...] = ()
     limits: ProcessLimits = attrs.field(factory=ProcessLimits)
+    read_only: tuple[Path, ...] = ()
+    writable: tuple[Path, ...] = ()
 
     @property
     def enabled(self) -> bool:

@@ -65,6 +65,9 @@ class SandboxProcess:
     popen: subprocess.Popen[bytes]
     stdout: asyncio.StreamReader | None = None
     stderr: asyncio.StreamReader | None = None
+    stdin: asyncio.StreamWriter | None = None
+    """The program's standard input: only for one started to read it
+    (:func:`start_waiting` ``program_input``); else it reads ``/dev/null``."""
 
     @property
     def pid(self) -> int:
@@ -119,6 +122,11 @@ class Waiting:
     popen: subprocess.Popen[bytes]
     options_fd: int
     group: Path | None = None
+    script_fd: int = -1
+    """Where the shell reads its script when standard input is the program's (else -1:
+    the shell reads it on standard input)."""
+    script_inside: int = -1
+    """That pipe's number in the sandbox."""
     _transports: list[asyncio.BaseTransport] = attrs.field(factory=list, init=False)
     _given: list[IO[bytes]] = attrs.field(factory=list, init=False)
     """Its pipes given to the loop: owned by a transport (or closed by asyncio)."""
@@ -153,6 +161,13 @@ class Waiting:
         process = SandboxProcess(self.popen)
         process.stdout = await self._reader(self.popen.stdout)
         process.stderr = await self._reader(self.popen.stderr)
+        if self.script_fd >= 0:  # standard input is the program's
+            pipe, self.script_fd = os.fdopen(self.script_fd, "wb"), -1
+            shell = await self._writer(pipe)
+            shell.write(script(command, program_input=self.script_inside))
+            shell.close()
+            process.stdin = await self._stream_writer(self.popen.stdin)
+            return process
         # the loop writes the script as the shell reads it: any size
         shell = await self._writer(self.popen.stdin)
         shell.write(script(command))
@@ -164,6 +179,9 @@ class Waiting:
         with contextlib.suppress(ProcessLookupError):
             self.popen.kill()
         self._close_pipe()  # killed first: it never reads an end without options
+        if self.script_fd >= 0:
+            os.close(self.script_fd)
+            self.script_fd = -1
         for transport in self._transports:
             # Out of the loop's selector at once, its pipe closed after: closing the
             # pipe first would leave its number there, and a pidfd given that number
@@ -194,38 +212,59 @@ class Waiting:
         self._transports.append(transport)
         return transport
 
+    async def _stream_writer(self, pipe: IO[bytes]) -> asyncio.StreamWriter:
+        """A stream writing ``pipe``, as an asyncio subprocess's ``stdin`` is."""
+        loop = asyncio.get_running_loop()
+        self._given.append(pipe)
+        protocol = asyncio.StreamReaderProtocol(asyncio.StreamReader(loop=loop), loop=loop)
+        transport, _ = await loop.connect_write_pipe(lambda: protocol, pipe)
+        self._transports.append(transport)
+        return asyncio.StreamWriter(transport, protocol, None, loop)
+
     def _close_pipe(self) -> None:
         if self.options_fd >= 0:
             os.close(self.options_fd)
             self.options_fd = -1
 
 
-async def start_waiting(bwrap: str) -> Waiting:
+async def start_waiting(bwrap: str, *, program_input: bool = False) -> Waiting:
     """Start a bubblewrap that waits for its options, and move it into its cgroup.
+
+    ``program_input``: its standard input is to be the program's (a long-lived program
+    spoken to through a pipe, :func:`toolang_core.open_tool_process`), so the shell
+    reads its script from another pipe — never from the program's input, whose first
+    bytes it could otherwise read ahead and keep.
 
     :raises OSError: when it cannot be started or moved (nothing is left behind).
     """
     read, write = os.pipe()
+    script_read, script_write = os.pipe() if program_input else (-1, -1)
+    shell = ["/bin/sh", f"/dev/fd/{script_read}"] if program_input else ["/bin/sh"]
+    passed = (read, script_read) if program_input else (read,)
     try:
         # On the loop's thread (as asyncio starts a program): it dies with this thread.
         popen = subprocess.Popen(
-            [bwrap, "--args", str(read), "--", "/bin/sh"],
+            [bwrap, "--args", str(read), "--", *shell],
             env={},
             cwd="/",
             stdin=subprocess.PIPE,  # the shell's script: the command
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,  # its own process group, as every program's
-            pass_fds=(read,),
+            pass_fds=passed,
             # only an already loaded prctl: safe with threads (sandbox.deathsig)
             preexec_fn=die_with_runtime(),  # noqa: PLW1509
         )
     except BaseException:
         os.close(write)
+        if program_input:
+            os.close(script_write)
         raise
     finally:
         os.close(read)
-    entry = Waiting(popen, write)
+        if program_input:
+            os.close(script_read)
+    entry = Waiting(popen, write, script_fd=script_write, script_inside=script_read)
     # A future, not a task: the end of the loop cancels tasks, and the move must be
     # waited for whatever happens (the cgroup it makes is removed with the process).
     moving = asyncio.get_running_loop().run_in_executor(None, cgroup.enter, popen.pid)
@@ -239,11 +278,17 @@ async def start_waiting(bwrap: str) -> Waiting:
     return entry
 
 
-def script(command: Sequence[str]) -> bytes:
+def script(command: Sequence[str], *, program_input: int | None = None) -> bytes:
     """What the shell inside runs: ``command`` in its place, standard input from
-    ``/dev/null`` (the same in the sandbox as outside). Quoted for the shell, so any
-    argument arrives as it is; through a pipe, so any length the kernel allows a
-    program's arguments fits."""
+    ``/dev/null`` (the same in the sandbox as outside) — or, with ``program_input``
+    (the descriptor the shell reads this script from), the shell's own standard input. Quoted
+    for the shell, so any argument arrives as it is; through a pipe, so any length the
+    kernel allows a program's arguments fits."""
+    if program_input is not None:
+        # the shell reads this from /dev/fd/N; N (an emptied pipe) is closed for the
+        # program where the shell can name it (one digit)
+        closing = f" {program_input}<&-" if 0 <= program_input <= 9 else ""
+        return os.fsencode(f"exec {shlex.join(command)}{closing}\n")
     return os.fsencode(f"exec {shlex.join(command)} </dev/null\n")
 
 
