@@ -13,11 +13,13 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from toolang_core import SandboxError, open_tool_process
 from toolang_core.sandbox.members import sandbox_processes
+from toolang_core.sandbox.policy import workdir_root
 from toolang_core.sandbox.support import sandbox_support
 from toolang_core.testing.processes import wait_for
 
@@ -94,15 +96,28 @@ def test_a_writable_place_is_writable_and_what_is_hidden_inside_stays_hidden(run
     place = tmp_path / "place"
     place.mkdir()
 
+    root = workdir_root(SimpleNamespace(runtime=runtime))  # type: ignore[arg-type]
+    assert tmp_path in root.parents  # hidden (tools' work), inside the place
+    workdir = root / "servers" / "one"  # shown: its own work
+    workdir.mkdir(parents=True)
+    (root / "other-work").write_text("another agent's")
+
     async def main() -> list[str]:
-        async with open_tool_process(server_argv(), runtime=runtime, writable=[tmp_path]) as p:
+        async with open_tool_process(
+            server_argv(), runtime=runtime, writable=[tmp_path], workdir=workdir
+        ) as p:
             return [
                 await ask(p, f"echo new > {place}/file"),
                 await ask(p, f"cat {config.home}/credentials; ls -A {config.home}"),
                 await ask(p, f"cat {config.source}"),
+                await ask(p, "echo here > here; cat here"),  # its workdir, in the place
+                await ask(p, f"ls {root}"),
             ]
 
-    wrote, credentials, source = asyncio.run(main())
+    wrote, credentials, source, here, others = asyncio.run(main())
+    assert here == "here\nend 0\n", here
+    assert (workdir / "here").read_text() == "here\n"
+    assert others == "servers\nend 0\n", others  # the way to its own; the rest hidden
     assert wrote == "end 0\n"
     assert (place / "file").read_text() == "new\n"
     assert "secret" not in credentials and "No such file" in credentials, credentials

@@ -149,6 +149,8 @@ def bwrap_options(
     # what is hidden inside a place shown again stays hidden
     again = [h for h in hidden if any(_inside(h.path, place) for place in extra)]
     argv += _hide(again)
+    if any(_inside(workdir, place) for place in extra):  # covered again: shown again
+        argv += ["--bind", str(workdir), str(workdir), *within]
     sealed += tuple(arg for h in again if h.is_dir for arg in ("--remount-ro", str(h.path)))
     for source, target in binds:
         argv += ["--ro-bind", str(source), target]

@@ -39,6 +39,7 @@ from toolang_core.tools.process import (
 )
 
 if TYPE_CHECKING:
+    from toolang_core.config.model import ToolangConfig
     from toolang_core.sandbox.policy import SandboxPolicy
     from toolang_core.tools.types import ToolCallContext
 
@@ -60,6 +61,8 @@ class OpenToolProcess:
     stderr: asyncio.StreamReader
     sandboxed: bool
     policy: SandboxPolicy
+    grace: float = 1.0
+    _ending: asyncio.Future[None] | None = attrs.field(default=None, init=False)
 
     @property
     def pid(self) -> int:
@@ -74,6 +77,14 @@ class OpenToolProcess:
         """Wait for it to end; return its exit status."""
         return await self.process.wait()
 
+    async def close(self) -> None:
+        """End it now, as the end of its block does: its input closed, ``grace`` to
+        end, then stopped with everything it started, and reaped. Its output streams
+        then end (a reader of them sees the end of file). Again: nothing more."""
+        if self._ending is None:
+            self._ending = asyncio.ensure_future(_end(self, self.grace))
+        await asyncio.shield(self._ending)
+
 
 @attrs.frozen
 class _Outside:
@@ -83,12 +94,20 @@ class _Outside:
     runtime: Any
 
 
+@attrs.frozen
+class _ConfigOnly:
+    """A runtime not yet made: its configuration alone."""
+
+    config: ToolangConfig | None
+
+
 @contextlib.asynccontextmanager
 async def open_tool_process(
     argv: Sequence[str],
     *,
     context: ToolCallContext | None = None,
     runtime: Any = None,
+    config: ToolangConfig | None = None,
     cwd: Path | str | None = None,
     env: Mapping[str, str] | None = None,
     workdir: Path | str | None = None,
@@ -105,8 +124,9 @@ async def open_tool_process(
     block is left by an exception or a cancellation.
 
     The sandbox is :func:`toolang_core.sandbox.policy.policy_for` ``(context)`` — a
-    program started outside any call passes ``runtime`` instead (the runtime's
-    configuration decides what is hidden and the limits) — with, per program:
+    program started outside any call passes ``runtime`` instead, or before there is a
+    runtime its ``config`` (the configuration decides what is hidden, the limits and
+    the mode) — with, per program:
     ``workdir`` (the one writable directory; default the call's or the runtime's, see
     :func:`toolang_core.tool_workdir`), ``network`` (``"off"`` or ``"allow"``; default
     the configuration's) and ``allow_hosts`` (default the configuration's), and
@@ -121,11 +141,13 @@ async def open_tool_process(
     """
     from toolang_core.sandbox.policy import SandboxError, policy_for
 
-    where = context if context is not None or runtime is None else _Outside(runtime)
+    where: Any = context
+    if context is None and (runtime is not None or config is not None):
+        where = _Outside(runtime if runtime is not None else _ConfigOnly(config))
     marker = tool_call_marker(context)
     environment = dict(tool_process_env(context) if env is None else env)
     environment[TOOL_CALL_ENV] = marker
-    policy = policy_for(where, workdir=workdir)  # type: ignore[arg-type]
+    policy = policy_for(where, workdir=workdir)
     try:
         policy = attrs.evolve(
             policy,
@@ -154,12 +176,18 @@ async def open_tool_process(
             home if isinstance(home, Path) else None, process.pid, marker
         )
         opened = OpenToolProcess(
-            process, process.stdin, process.stdout, process.stderr, policy.enabled, policy
+            process,
+            process.stdin,
+            process.stdout,
+            process.stderr,
+            policy.enabled,
+            policy,
+            kill_grace_seconds,
         )
         try:
             yield opened
         finally:
-            await asyncio.shield(_end(opened, kill_grace_seconds))
+            await opened.close()
             process_ledger.note_ended(entry)
 
 

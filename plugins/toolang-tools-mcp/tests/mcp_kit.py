@@ -11,12 +11,37 @@ SERVERS = Path(__file__).parent / "servers"
 
 
 def stdio_server(name: str, script: str, *args: str, extra: str = "") -> str:
-    """A ``[plugins.tools-mcp.servers.<name>]`` section running ``servers/<script>``."""
+    """A ``[plugins.tools-mcp.servers.<name>]`` section running ``servers/<script>``.
+
+    The server runs in the tool sandbox; the servers write beside their first argument
+    (the ledger), so that directory is one of its ``write_paths``."""
     argv = ", ".join(f'"{a}"' for a in (str(SERVERS / script), *args))
+    writes = f'write_paths = ["{Path(args[0]).parent}"]\n' if args else ""
     return (
         f"[plugins.tools-mcp.servers.{name}]\n"
-        f'command = "{sys.executable}"\nargs = [{argv}]\n{extra}\n'
+        f'command = "{sys.executable}"\nargs = [{argv}]\n{writes}{extra}\n'
     )
+
+
+def server_pid(pid_file: Path) -> int:
+    """The id, on this machine, of the server that wrote ``pid_file`` from its sandbox
+    (where it has another id, in its own PID namespace): the process whose command line
+    names the ledger beside the file and whose innermost id is the one written."""
+    inner = pid_file.read_text().strip()
+    ledger = str(pid_file.parent / "ledger").encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if ledger not in (entry / "cmdline").read_bytes().split(b"\0"):
+                continue
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        ids = [line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")]
+        if ids and ids[0][-1] == inner:
+            return int(entry.name)
+    raise AssertionError(f"no server process wrote {pid_file} ({inner})")
 
 
 def runtime_with(

@@ -8,7 +8,7 @@ import signal
 import time
 from pathlib import Path
 
-from mcp_kit import alive, runtime_with, stdio_server
+from mcp_kit import alive, runtime_with, server_pid, stdio_server
 
 from toolang_core.store.types import NewTurnRequest, TurnStatus
 from toolang_core.testing.models import text, tool_call
@@ -22,7 +22,7 @@ async def serve_killing_the_server(runtime, turn_id, pid_file: Path) -> list[int
     try:
         while not inbox.get(turn_id).status.is_terminal:
             if not killed and pid_file.exists() and pid_file.read_text():
-                pid = int(pid_file.read_text())
+                pid = server_pid(pid_file)  # its id here, not in its sandbox
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
             await asyncio.sleep(0.02)

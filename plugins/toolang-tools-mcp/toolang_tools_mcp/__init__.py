@@ -34,12 +34,13 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 def toolang_register_tools(register: RegisterTool) -> None:
     from toolang_tools_mcp.catalog import configured_settings, server_tools
 
-    settings = configured_settings()
-    if settings is None:
+    found = configured_settings()
+    if found is None:
         return
+    settings, config = found
     check_servers(settings)
     for name, server in settings.servers.items():
-        for tool in server_tools(name, server):
+        for tool in server_tools(name, server, config):
             register(tool)
 
 

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import structlog
 
-from toolang_core import Tool, check_schema, find_config, load_config, plugin_settings
+from toolang_core import (
+    Tool,
+    ToolangConfig,
+    check_schema,
+    find_config,
+    load_config,
+    plugin_settings,
+)
 from toolang_tools_mcp.listing import list_tools
 from toolang_tools_mcp.settings import McpSettings, ServerSettings
 
@@ -21,31 +28,36 @@ class ServerToolsError(RuntimeError):
     """A server's tool list cannot be used; the message names the server and tool."""
 
 
-def configured_settings() -> McpSettings | None:
-    """``[plugins.tools-mcp]`` of the configuration in use, or ``None`` when there is
-    none or it does not load (the core reports a broken configuration itself)."""
+def configured_settings() -> tuple[McpSettings, ToolangConfig] | None:
+    """``[plugins.tools-mcp]`` of the configuration in use and that configuration, or
+    ``None`` when there is none or it does not load (the core reports a broken
+    configuration itself)."""
     try:
         path = find_config()
         if path is None:
             return None
-        return plugin_settings(load_config(path), "tools-mcp", McpSettings)
+        config = load_config(path)
+        return plugin_settings(config, "tools-mcp", McpSettings), config
     except Exception as exc:  # the core reports the configuration's errors
         log.debug("tools_mcp.no_config", error=str(exc))
         return None
 
 
-def server_tools(name: str, server: ServerSettings) -> list[Tool]:
+def server_tools(name: str, server: ServerSettings, config: ToolangConfig | None) -> list[Tool]:
     """The toolang tools of one server; ``[]`` (and an error logged naming the server)
     when it cannot be listed."""
     try:
-        return checked_tools(name, server)
+        return checked_tools(name, server, config)
     except Exception as exc:
         log.error("tools_mcp.server_unavailable", server=name, error=str(exc))
         return []
 
 
-def checked_tools(name: str, server: ServerSettings) -> list[Tool]:
-    """The toolang tools of one server.
+def checked_tools(
+    name: str, server: ServerSettings, config: ToolangConfig | None = None
+) -> list[Tool]:
+    """The toolang tools of one server (a stdio one started in the sandbox ``config``
+    describes).
 
     :raises ServerStartError: naming the server, when it does not start or answer.
     :raises ServerToolsError: naming the server and the tool whose schema is invalid.
@@ -53,7 +65,7 @@ def checked_tools(name: str, server: ServerSettings) -> list[Tool]:
     from toolang_tools_mcp.tools import make_tool
 
     tools = []
-    for remote in list_tools(name, server):
+    for remote in list_tools(name, server, config):
         try:
             check_schema(
                 dict(remote.input_schema), where=f"MCP server {name!r}, tool {remote.name!r}"

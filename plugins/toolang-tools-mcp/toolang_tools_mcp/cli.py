@@ -55,15 +55,16 @@ def server_rows() -> list[dict[str, Any]]:
     from toolang_tools_mcp.settings import check_servers
     from toolang_tools_mcp.tools import McpToolFunction
 
-    settings = configured_settings()
-    if settings is None:
+    found = configured_settings()
+    if found is None:
         return []
+    settings, config = found
     check_servers(settings)
     rows = []
     for name, server in settings.servers.items():
         row: dict[str, Any] = {"server": name, "transport": server.transport, "tools": []}
         try:
-            tools = checked_tools(name, server)
+            tools = checked_tools(name, server, config)
         except Exception as exc:
             row.update(state="failed", error=str(exc))
             rows.append(row)

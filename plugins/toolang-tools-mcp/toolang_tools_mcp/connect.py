@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolang_tools_mcp.settings import ServerSettings
+
+if TYPE_CHECKING:
+    from toolang_core import ToolangConfig
 
 
 class ServerStartError(RuntimeError):
@@ -21,15 +23,20 @@ class ServerStartError(RuntimeError):
 
 
 def open_client(
-    name: str, server: ServerSettings, env: Mapping[str, str] | None = None
+    name: str,
+    server: ServerSettings,
+    env: Mapping[str, str] | None = None,
+    config: ToolangConfig | None = None,
 ) -> AbstractAsyncContextManager[Any]:
     """An ``mcp.Client`` (not yet entered) for ``server``; entering it starts the server
-    (stdio) or connects (HTTP) and runs the MCP handshake.
+    (stdio: in the tool sandbox ``config`` describes, :mod:`.sandboxed`) or connects
+    (HTTP) and runs the MCP handshake.
 
     :raises ServerStartError: naming the server and the missing environment variable.
     """
     from mcp import Client
-    from mcp.client.stdio import StdioServerParameters
+
+    from toolang_tools_mcp.sandboxed import sandboxed_stdio
 
     environ = os.environ if env is None else env
     if server.command is not None:
@@ -39,14 +46,8 @@ def open_client(
                 f"{server.command!r} is not an executable (nor found on PATH)"
             )
         passed = {key: environ[key] for key in server.env if key in environ}
-        # Through the launcher: the server dies with the runtime, even a SIGKILLed one.
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "toolang_tools_mcp.launcher", server.command, *server.args],
-            env=passed,
-            cwd=server.cwd,
-        )
-        return Client(params, cache=None)
+        # In the tool sandbox; it dies with the runtime, even a SIGKILLed one.
+        return Client(sandboxed_stdio(name, server, passed, config), cache=None)
     assert server.url is not None
     return Client(_http_transport(name, server, environ), cache=None)
 

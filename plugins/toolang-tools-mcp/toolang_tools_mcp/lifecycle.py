@@ -26,7 +26,7 @@ async def start_eager_servers(runtime: RuntimeView) -> None:
     for name, server in settings_of(runtime).servers.items():
         if server.start == "startup":
             try:
-                await pool.session(name, server).client()
+                await pool.session(name, server, runtime.config).client()
             except Exception as exc:
                 import structlog
 
@@ -47,7 +47,7 @@ def doctor_checks(runtime: RuntimeView) -> list[DoctorCheck]:
     checks = []
     for name, server in settings_of(runtime).servers.items():
         try:
-            tools = checked_tools(name, server)
+            tools = checked_tools(name, server, runtime.config)
         except Exception as exc:
             checks.append(DoctorCheck("mcp", "fail", f"MCP server {name!r}", (str(exc),)))
             continue

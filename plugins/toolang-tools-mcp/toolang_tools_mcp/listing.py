@@ -24,9 +24,10 @@ class RemoteTool:
     destructive: bool = False
 
 
-def list_tools(name: str, server: ServerSettings) -> list[RemoteTool]:
-    """Start ``server``, list its tools, stop it — in a thread of its own, so it works
-    whether or not the caller runs an event loop.
+def list_tools(name: str, server: ServerSettings, config: Any = None) -> list[RemoteTool]:
+    """Start ``server`` (a stdio one in the sandbox ``config`` describes), list its
+    tools, stop it — in a thread of its own, so it works whether or not the caller runs
+    an event loop.
 
     :raises ServerStartError: naming the server, when it does not start, does not speak
         MCP, or does not answer within ``start_timeout_seconds``.
@@ -37,7 +38,7 @@ def list_tools(name: str, server: ServerSettings) -> list[RemoteTool]:
         import anyio
 
         try:
-            outcome.append(anyio.run(_list, name, server))
+            outcome.append(anyio.run(_list, name, server, config))
         except BaseException as exc:  # reported to the caller's thread
             outcome.append(exc)
 
@@ -52,11 +53,11 @@ def list_tools(name: str, server: ServerSettings) -> list[RemoteTool]:
     return found
 
 
-async def _list(name: str, server: ServerSettings) -> list[RemoteTool]:
+async def _list(name: str, server: ServerSettings, config: Any) -> list[RemoteTool]:
     import anyio
 
     with anyio.fail_after(server.start_timeout_seconds):
-        async with open_client(name, server) as client:
+        async with open_client(name, server, config=config) as client:
             tools: list[RemoteTool] = []
             cursor = None
             while True:

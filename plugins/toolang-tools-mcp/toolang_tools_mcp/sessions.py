@@ -21,9 +21,10 @@ MAX_BACKOFF_SECONDS = 30.0
 class ServerSession:
     """The live connection to one server, (re)opened on demand."""
 
-    def __init__(self, name: str, server: ServerSettings) -> None:
+    def __init__(self, name: str, server: ServerSettings, config: Any = None) -> None:
         self.name = name
         self.server = server
+        self.config = config
         self.state = "stopped"
         self.failures = 0
         self._client: Any = None
@@ -73,7 +74,7 @@ class ServerSession:
 
     async def _hold(self, ready: asyncio.Future[Any]) -> None:
         try:
-            async with open_client(self.name, self.server) as client:
+            async with open_client(self.name, self.server, config=self.config) as client:
                 ready.set_result(client)
                 await self._stop.wait()
         except BaseException as exc:
@@ -125,10 +126,12 @@ class SessionPool:
     def __init__(self) -> None:
         self.sessions: dict[str, ServerSession] = {}
 
-    def session(self, name: str, server: ServerSettings) -> ServerSession:
+    def session(self, name: str, server: ServerSettings, config: Any = None) -> ServerSession:
+        """The session of server ``name``; ``config`` (the runtime's configuration)
+        decides the sandbox a stdio server runs in."""
         found = self.sessions.get(name)
         if found is None:
-            found = self.sessions[name] = ServerSession(name, server)
+            found = self.sessions[name] = ServerSession(name, server, config)
         return found
 
     async def stop(self) -> None:

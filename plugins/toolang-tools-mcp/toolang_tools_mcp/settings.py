@@ -32,6 +32,13 @@ class ServerSettings:
     name the server's tools (without prefix) that always / never need approval.
     ``start`` is ``first_use`` (default) or ``startup``; ``timeout_seconds`` bounds a call
     and ``start_timeout_seconds`` the start and tool listing.
+
+    A stdio server runs in the tool sandbox (docs/security.md): ``network`` (default
+    ``false``) lets it reach the network through the runtime's proxy — the hosts of
+    ``allow_hosts``, else ``[tools] allow_hosts``; ``read_paths`` and ``write_paths``
+    are absolute paths it may read / read and write besides its own working directory
+    (the rest of the file system is read-only; the runtime's state, other work and the
+    user's secrets are hidden whatever these say).
     """
 
     command: str | None = None
@@ -49,6 +56,10 @@ class ServerSettings:
     start: Literal["first_use", "startup"] = "first_use"
     timeout_seconds: float = 60.0
     start_timeout_seconds: float = 60.0
+    network: bool = False
+    allow_hosts: tuple[str, ...] = ()
+    read_paths: tuple[str, ...] = ()
+    write_paths: tuple[str, ...] = ()
 
     @property
     def transport(self) -> str:
@@ -82,6 +93,16 @@ def check_servers(settings: McpSettings) -> None:
             problems.append(f"{key}.headers/bearer_env: only for an HTTP server ('url')")
         if server.url is not None and (server.args or server.env or server.cwd):
             problems.append(f"{key}.args/env/cwd: only for a stdio server ('command')")
+        sandbox = server.network or server.allow_hosts or server.read_paths or server.write_paths
+        if server.url is not None and sandbox:
+            problems.append(
+                f"{key}.network/allow_hosts/read_paths/write_paths: only for a stdio server "
+                "(it runs in the tool sandbox; an HTTP server runs elsewhere)"
+            )
+        for field in ("read_paths", "write_paths"):
+            for path in getattr(server, field):
+                if not path.startswith("/"):
+                    problems.append(f"{key}.{field}: expected absolute paths, found {path!r}")
         if server.url is not None and not server.url.startswith(("http://", "https://")):
             problems.append(f"{key}.url: expected an http:// or https:// URL")
         if server.timeout_seconds <= 0 or server.start_timeout_seconds <= 0:

@@ -33,7 +33,7 @@ class McpToolFunction:
         if context is None or context.runtime is None:
             raise McpToolError(f"MCP tool {self.remote.name!r} needs a runtime to run in")
         pool = context.runtime.plugin_state(PLUGIN, SessionPool)
-        session = pool.session(self.server, self.settings)
+        session = pool.session(self.server, self.settings, context.runtime.config)
         client = await session.client()
         try:
             result = await client.call_tool(
