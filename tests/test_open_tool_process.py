@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from toolang_core import SandboxError, open_tool_process
+from toolang_core import OpenToolProcess, SandboxError, open_tool_process
 from toolang_core.sandbox.members import sandbox_processes
 from toolang_core.sandbox.policy import workdir_root
 from toolang_core.sandbox.support import sandbox_support
@@ -231,3 +231,20 @@ def _members(bwrap: int) -> list[int] | None:
     found = sandbox_processes(bwrap)
     everything = [*found.inits, *found.members]
     return everything if len(found.members) >= 2 else None
+
+
+def test_with_the_sandbox_off_it_runs_unconfined_and_still_ends_with_its_block(
+    toolang_runtime, tmp_path
+):
+    runtime = toolang_runtime('[tools]\nsandbox = "off"\n')
+    outside = tmp_path / "outside"
+    outside.write_text("seen\n")
+
+    async def main() -> tuple[str, OpenToolProcess]:
+        async with open_tool_process(server_argv(), runtime=runtime) as p:
+            assert not p.sandboxed
+            return await ask(p, f"cat {outside}; echo $TOOLANG_TOOL_CALL"), p
+
+    answer, program = asyncio.run(main())
+    assert answer == "seen\noutside-a-turn\nend 0\n"
+    assert program.returncode is not None
