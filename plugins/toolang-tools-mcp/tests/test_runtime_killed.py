@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcp_kit import alive, stdio_server, wait_for
+from tools_mcp_kit import alive, stdio_server, wait_for
 
 from toolang_core.testing import make_distribution
 
