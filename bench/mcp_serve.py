@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "plugins" / "toolang-source-mcp" / "tests"))
 from mcp import ClientSession  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
-from mcp_kit import ALICE, Home, install_kit  # noqa: E402
+from source_mcp_kit import ALICE, Home, install_kit  # noqa: E402
 
 from toolang_core import TurnFilter  # noqa: E402
 from toolang_core.store.sqlite import SQLiteStore  # noqa: E402

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mcp_kit import install_kit
+from source_mcp_kit import install_kit
 
 
 @pytest.fixture(scope="session")

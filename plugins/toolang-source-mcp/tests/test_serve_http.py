@@ -16,7 +16,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp_kit import ALICE, BOB, Home
+from source_mcp_kit import ALICE, BOB, Home
 
 from toolang_core import TurnFilter
 from toolang_core.store.sqlite import SQLiteStore

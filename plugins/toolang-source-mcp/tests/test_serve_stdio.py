@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp_kit import Home
+from source_mcp_kit import Home
 
 from toolang_core import TurnFilter
 from toolang_core.store.sqlite import SQLiteStore

@@ -9,7 +9,7 @@ import sys
 import time
 
 import pytest
-from mcp_kit import SERVERS, runtime_with, stdio_server
+from tools_mcp_kit import SERVERS, runtime_with, stdio_server
 
 from toolang_core import hookimpl
 from toolang_core.store.types import NewTurnRequest, TurnStatus

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from mcp_kit import SERVERS, runtime_with, stdio_server
+from tools_mcp_kit import SERVERS, runtime_with, stdio_server
 
 from toolang_tools_mcp.catalog import ServerToolsError, checked_tools
 from toolang_tools_mcp.connect import ServerStartError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from mcp_kit import stdio_server
+from tools_mcp_kit import stdio_server
 
 ENV = {"TOOLANG_LOAD_PLUGINS": "tools-mcp"}
 

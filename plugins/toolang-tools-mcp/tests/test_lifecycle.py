@@ -8,7 +8,7 @@ import signal
 import time
 from pathlib import Path
 
-from mcp_kit import alive, runtime_with, server_pid, stdio_server
+from tools_mcp_kit import alive, runtime_with, server_pid, stdio_server
 
 from toolang_core.store.types import NewTurnRequest, TurnStatus
 from toolang_core.testing.models import text, tool_call

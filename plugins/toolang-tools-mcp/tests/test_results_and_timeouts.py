@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from mcp_kit import runtime_with, stdio_server, wait_for
 from mcp_types import CallToolResult, TextContent
+from tools_mcp_kit import runtime_with, stdio_server, wait_for
 
 from toolang_core.store.types import NewTurnRequest, TurnStatus
 from toolang_core.testing.models import text, tool_call

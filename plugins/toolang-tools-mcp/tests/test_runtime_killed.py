@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcp_kit import alive, server_pid, stdio_server, wait_for
+from tools_mcp_kit import alive, server_pid, stdio_server, wait_for
 
 from toolang_core.testing import make_distribution
 

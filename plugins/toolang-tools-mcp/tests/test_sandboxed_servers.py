@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcp_kit import SERVERS
+from tools_mcp_kit import SERVERS
 
 from toolang_core import SandboxError, ToolangConfig, load_config
 from toolang_core.sandbox.support import sandbox_support

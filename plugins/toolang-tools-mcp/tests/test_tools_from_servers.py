@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from mcp_kit import runtime_with, stdio_server
+from tools_mcp_kit import runtime_with, stdio_server
 
 from toolang_core.store.types import NewTurnRequest, TurnStatus
 from toolang_core.testing.models import text, tool_call
