@@ -23,6 +23,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# This script's own directory comes first on sys.path, and bench/mcp.py there would
+# shadow the `mcp` SDK: drop it.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT / "plugins" / "toolang-source-mcp" / "tests"))
 
 from mcp import ClientSession  # noqa: E402
