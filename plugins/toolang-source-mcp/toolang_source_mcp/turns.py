@@ -111,7 +111,8 @@ class Asker:
         key = request_id or new_id()
         turn_id = turn_id_for(owner, agent, key)
         inbox = self.inbox()
-        if inbox.store.get(turn_id) is None:
+        fresh = inbox.store.get(turn_id) is None
+        if fresh:
             thread_id = thread_for(thread, turn_id)
             try:
                 check_thread(inbox.store, thread_id, owner)
@@ -132,14 +133,15 @@ class Asker:
                 raise Refused(str(exc)) from None
             except SubmitRejected as exc:
                 raise Refused(f"not accepted: {exc}") from None
-        turn, approvals = await self._follow(inbox, turn_id, progress)
+        turn, approvals = await self._follow(inbox, turn_id, progress, fresh=fresh)
         return answer_of(turn, key, approvals)
 
     async def _follow(
-        self, inbox: Inbox, turn_id: str, progress: Progress
+        self, inbox: Inbox, turn_id: str, progress: Progress, *, fresh: bool
     ) -> tuple[TurnRequest, list[str]]:
         """The turn once ended, or parked on approvals past ``approval_wait_seconds``,
         or still going after ``wait_seconds``; and the approvals it waits for.
+        ``fresh``: the turn was just submitted, nothing awaited since (it is queued).
 
         Cancelled (the client cancelled the call), the turn is cancelled in the store."""
         settings = self.settings
@@ -155,6 +157,8 @@ class Asker:
         parked = _Parked(progress)
         wake = _Wake(loop, finished, turn_id)
         try:
+            if fresh and finished is not None:  # queued: no need to look before a wait
+                await wake.wait(wake.arm(), None, min(every, settings.wait_seconds))
             while True:
                 signal = wake.arm()  # before the look: an end in between still wakes
                 turn = inbox.get(turn_id)
