@@ -66,6 +66,30 @@ def test_a_call_is_woken_when_its_turn_ends(tmp_path: Path, site: Path) -> None:
         home.stop()
 
 
+def test_sessions_opened_at_once_on_a_fresh_runtime_all_answer(tmp_path: Path, site: Path) -> None:
+    # One MCP server for the runtime however many first requests arrive together (each
+    # building its own would leave sessions on a server the next request never reaches).
+    home = Home(tmp_path / "home", site).start()
+    try:
+
+        async def one(n: int, answers: list[str]) -> None:
+            async with session(home) as mcp:
+                result = await mcp.call_tool("ask_assistant", {"text": f"at once {n}"})
+                answers.append(result.content[0].text)  # type: ignore[union-attr]
+
+        async def run() -> list[str]:
+            answers: list[str] = []
+            async with anyio.create_task_group() as group:
+                for n in range(8):
+                    group.start_soon(one, n, answers)
+            return answers
+
+        answers = anyio.run(run)
+        assert sorted(answers) == [f"echo: at once {n}" for n in range(8)]
+    finally:
+        home.stop()
+
+
 def test_a_turn_waiting_for_approval_reports_progress_then_its_approval(
     tmp_path: Path, site: Path
 ) -> None:
