@@ -97,14 +97,14 @@ def test_a_turn_waiting_for_approval_reports_progress_then_its_approval(
     asked = {"text": "gated one", "thread": "gate", "request_id": "ap-1"}
     told: list[str] = []
 
-    async def progress(_done: float, _total: float | None, message: str | None) -> None:
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         told.append(message or "")
 
     try:
 
         async def first() -> Any:
             async with session(home) as mcp:
-                return await mcp.call_tool("ask_assistant", asked, progress_callback=progress)
+                return await mcp.call_tool("ask_assistant", asked, progress_callback=on_progress)
 
         waiting = anyio.run(first)
         (approval,) = stored(home, lambda store: ApprovalBook(store).list("pending"))
@@ -129,7 +129,7 @@ def test_a_turn_waiting_for_approval_reports_progress_then_its_approval(
 
         done = anyio.run(again)  # the same request_id: the same turn, waited for on
         assert not done.is_error
-        assert done.content[0].text == 'done: {"ok": true, "output": "ran"}'  # type: ignore[union-attr]
+        assert done.content[0].text == 'done: {"ok": true, "output": "ran"}'
         assert (done.structured_content or {})["turn_id"] == facts["turn_id"]
         turns = stored(home, lambda store: store.list_turns(TurnFilter(thread_id="mcp:gate")))
         assert [t.status.value for t in turns] == ["completed"]

@@ -111,7 +111,8 @@ class Asker:
         key = request_id or new_id()
         turn_id = turn_id_for(owner, agent, key)
         inbox = self.inbox()
-        fresh = inbox.store.get(turn_id) is None
+        # A call without request_id has a new key: its turn cannot be stored yet.
+        fresh = request_id is None or inbox.store.get(turn_id) is None
         if fresh:
             thread_id = thread_for(thread, turn_id)
             try:
