@@ -3,7 +3,8 @@
 sessions (the ``mcp`` SDK's own streamable-HTTP client) against a real `toolang run`
 serving ``/api/mcp``, the demo model answering. Each call is a durable chat turn
 (stored before it answers, followed to its end); every turn is checked in the store
-afterwards.
+afterwards. Besides turns/s and the latencies (which depend on what else runs on the
+machine), the CPU time per turn of the runtime process and of the clients is printed.
 
     python3 bench/mcp_serve.py [--sessions 20] [--calls 10]
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -23,6 +25,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# This script's own directory comes first on sys.path, and bench/mcp.py there would
+# shadow the `mcp` SDK: drop it.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT / "plugins" / "toolang-source-mcp" / "tests"))
 
 from mcp import ClientSession  # noqa: E402
@@ -55,21 +60,43 @@ async def one_session(url: str, number: int, calls: int, latencies: list[float])
     return done
 
 
-async def measure(url: str, sessions: int, calls: int) -> dict[str, float]:
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system) process ``pid`` used so far; ``None`` off Linux."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def measure(url: str, sessions: int, calls: int, server_pid: int) -> dict[str, float]:
     latencies: list[float] = []
-    # one warm-up call: the endpoint builds its MCP server on first use
+    # one warm-up call (the first session and turn of the run), timed on its own
+    first = time.perf_counter()
     await one_session(url, -1, 1, [])
+    first_ms = (time.perf_counter() - first) * 1000
+    server_cpu = cpu_seconds(server_pid)
+    client_cpu = time.process_time()
     started = time.perf_counter()
     done = await asyncio.gather(*(one_session(url, n, calls, latencies) for n in range(sessions)))
     elapsed = time.perf_counter() - started
+    turns = sum(done)
+    client_used = time.process_time() - client_cpu
+    server_used = cpu_seconds(server_pid)
     latencies.sort()
-    return {
-        "turns": sum(done),
+    figures = {
+        "turns": turns,
         "seconds": round(elapsed, 3),
-        "turns_per_s": round(sum(done) / elapsed, 1),
+        "turns_per_s": round(turns / elapsed, 1),
         "p50_ms": round(statistics.median(latencies) * 1000, 1),
         "p95_ms": round(latencies[int(len(latencies) * 0.95) - 1] * 1000, 1),
+        # CPU per turn does not depend on what else runs on the machine, unlike turns/s
+        "client_cpu_ms_per_turn": round(client_used / turns * 1000, 2),
+        "first_session_ms": round(first_ms, 1),
     }
+    if server_cpu is not None and server_used is not None:
+        figures["runtime_cpu_ms_per_turn"] = round((server_used - server_cpu) / turns * 1000, 2)
+    return figures
 
 
 def main() -> None:
@@ -86,7 +113,10 @@ def main() -> None:
         home.env["TOOLANG_LOAD_PLUGINS"] = "source-mcp,model-demo,source-chat,server"
         home.start()
         try:
-            figures = asyncio.run(measure(home.url + "/api/mcp", args.sessions, args.calls))
+            assert home.process is not None
+            figures = asyncio.run(
+                measure(home.url + "/api/mcp", args.sessions, args.calls, home.process.pid)
+            )
         finally:
             home.stop()
         store = SQLiteStore(home.home / ".toolang" / "toolang.db", read_only=True)
@@ -100,7 +130,10 @@ def main() -> None:
     print(
         f"{figures['turns']} MCP calls over {args.sessions} sessions in {figures['seconds']} s: "
         f"{figures['turns_per_s']} turns/s (goal >= 200); per call p50 {figures['p50_ms']} ms, "
-        f"p95 {figures['p95_ms']} ms; {completed} turns completed in the store"
+        f"p95 {figures['p95_ms']} ms; {completed} turns completed in the store; CPU per "
+        f"turn: runtime {figures.get('runtime_cpu_ms_per_turn', 'n/a')} ms, "
+        f"clients {figures['client_cpu_ms_per_turn']} ms; the first session and call "
+        f"{figures['first_session_ms']} ms"
     )
     print(json.dumps(figures))
 

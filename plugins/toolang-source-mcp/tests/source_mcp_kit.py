@@ -4,7 +4,9 @@ processes, for the tests and the bench.
 The model is a test plugin installed as a real distribution: it answers
 ``echo: <the last user message>`` and appends each message to ``$MCP_COUNTER`` (so a
 test counts the turns that ran); a message containing ``slow`` waits a minute first
-(something to cancel).
+(something to cancel); a message containing ``gated`` first calls the tool
+``kit_gated``, which the kit's approval gate hands to a person (an approval request),
+and answers ``done: <the tool's result>`` once it ran.
 """
 
 from __future__ import annotations
@@ -23,17 +25,23 @@ from toolang_core.testing.processes import free_port, start_toolang_run, wait_se
 
 MODEL_MODULE = """
 import asyncio, os
-from toolang_core import hookimpl
+from toolang_core import Tool, ToolCall, hookimpl
 from toolang_core.models.types import ModelResponse
+from toolang_core.testing.approvals import ask_a_person
 
 
 class Echo:
     async def complete(self, request):
+        last = request.messages[-1]
+        if last.role == "tool":
+            return ModelResponse(text="done: " + last.content, model="echo")
         text = next(m.content for m in reversed(request.messages) if m.role == "user")
         counter = os.environ.get("MCP_COUNTER")
         if counter:
             with open(counter, "a", encoding="utf-8") as f:
                 f.write(text + "\\n")
+        if "gated" in text:
+            return ModelResponse(tool_calls=(ToolCall("g1", "kit_gated", {}),), model="echo")
         if "slow" in text:
             await asyncio.sleep(60)
         return ModelResponse(text="echo: " + text, model="echo")
@@ -47,6 +55,17 @@ class Provider:
 @hookimpl
 def toolang_register_models(register):
     register("echo", lambda context: Provider(), description="echoes (tests)")
+
+
+@hookimpl
+def toolang_register_tools(register):
+    register(Tool(name="kit_gated", description="Needs a person's yes.",
+                  parameters={"type": "object"}, function=lambda **_: "ran"))
+
+
+@hookimpl
+def toolang_approve_tool_call(call, ctx):
+    return ask_a_person(call, ctx) if call.name == "kit_gated" else None
 """
 
 BASE_CONFIG = """
@@ -60,8 +79,10 @@ shutdown_grace_seconds = 0.2
 default = "echo"
 
 [plugins.source-mcp]
-poll_seconds = 0.02
+{mcp}
 """
+MCP_SETTINGS = "poll_seconds = 0.02\n"
+"""The ``[plugins.source-mcp]`` lines of a home unless it is given its own."""
 
 TOKENS = """
 [plugins.server]
@@ -86,14 +107,24 @@ def install_kit(site: Path) -> None:
 
 class Home:
     """One toolang home (its own store) with the kit; ``start()`` runs `toolang run`
-    serving the server plugin (and the MCP endpoint) on a free port."""
+    serving the server plugin (and the MCP endpoint) on a free port. ``mcp``: the
+    lines of its ``[plugins.source-mcp]`` section."""
 
-    def __init__(self, home: Path, site: Path, *, server: bool = True, extra: str = "") -> None:
+    def __init__(
+        self,
+        home: Path,
+        site: Path,
+        *,
+        server: bool = True,
+        extra: str = "",
+        mcp: str = MCP_SETTINGS,
+    ) -> None:
         self.home = home
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         home.mkdir(parents=True, exist_ok=True)
-        config = BASE_CONFIG + (TOKENS.format(port=self.port) if server else "") + extra
+        tokens = TOKENS.format(port=self.port) if server else ""
+        config = BASE_CONFIG.format(mcp=mcp) + tokens + extra
         (home / "toolang.toml").write_text(config, encoding="utf-8")
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
         self.env.update(

@@ -11,7 +11,8 @@ owned by the caller, cancelled when the client cancels the call. Two transports:
 * the streamable-HTTP endpoint ``/api/mcp`` on the
   runtime's one HTTP server (``toolang_register_routes``), behind the server's tokens.
 
-The ``mcp`` SDK is imported only when a server starts or the endpoint is hit.
+The ``mcp`` SDK is imported only when a server starts (``toolang mcp serve``, or a run
+that serves the HTTP endpoint).
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolang_core import RegisterRoute, RegisterSettings, hookimpl
-from toolang_source_mcp.settings import NAME, MCPServeSettings
+from toolang_source_mcp.settings import CHANNEL, NAME, MCPServeSettings
 
 if TYPE_CHECKING:
     import click
 
-    from toolang_core import Runtime
+    from toolang_core import Runtime, TurnRequest
 
 __all__ = ["NAME", "MCPServeSettings", "settings_of"]
 
@@ -46,6 +47,38 @@ def toolang_register_routes(register: RegisterRoute) -> None:
         summary="MCP (streamable HTTP): the offered agents as ask_<agent> tools",
         auth=True,
     )
+
+
+def _serves(runtime: Runtime) -> bool:
+    """Whether this run serves the HTTP endpoint: a plugin serves routes (the server,
+    enabled) and the run is no one-shot chat/invoke."""
+    return not runtime.one_shot and bool(runtime.route_servers())
+
+
+@hookimpl
+def toolang_inactive_hooks(runtime: Runtime) -> tuple[str, ...]:
+    """A run that serves no endpoint has no call waiting for a turn to end."""
+    return () if _serves(runtime) else ("toolang_deliver_turn",)
+
+
+@hookimpl
+async def toolang_startup(runtime: Runtime) -> None:
+    # The endpoint's MCP server is built now, in the background, not by the first
+    # request (that would make the first callers wait seconds for the SDK's imports).
+    if _serves(runtime):
+        from toolang_source_mcp.routes import endpoint_of
+
+        endpoint_of(runtime).start()
+
+
+@hookimpl
+def toolang_deliver_turn(turn: TurnRequest, runtime: Runtime) -> None:
+    # Not a delivery: the signal that an MCP call's turn ended (its terminal state is
+    # committed), for the call waiting on it in this runtime.
+    if turn.channel == CHANNEL:
+        from toolang_source_mcp.finished import FinishedTurns
+
+        FinishedTurns.of(runtime).delivered(turn.id)
 
 
 @hookimpl

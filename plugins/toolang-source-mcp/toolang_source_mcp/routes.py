@@ -4,14 +4,17 @@ The server plugin authenticates each request with its own rule (``auth=True``: t
 owners' tokens of ``[plugins.server] tokens``, the operator's credential; a wrong
 token is refused with 401 before this endpoint runs) and leaves the caller in
 ``request.state.caller``; each tool call reads its owner from there. The ``mcp``
-SDK's session manager serves the protocol; it is started with the first request,
-inside the server's event loop, and stopped with the runtime.
+SDK's session manager serves the protocol; it is built and started when the runtime
+starts (inside its event loop, the SDK imported off the loop), and stopped with it.
+A call's turn runs in this runtime, so the call is woken when the turn ends
+(:mod:`toolang_source_mcp.finished`) rather than looking at the store again and again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from starlette.responses import Response
@@ -53,54 +56,70 @@ class _Handled(Response):
 
 
 class _Endpoint:
-    """The session manager of one runtime, started on first use."""
+    """The session manager of one runtime: built once, at start-up when this run serves
+    routes (:meth:`start`), else by the first request; every request waits for the
+    same build."""
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self.manager: StreamableHTTPSessionManager | None = None
+        self._building: asyncio.Task[StreamableHTTPSessionManager] | None = None
         self._running: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
 
+    def start(self) -> asyncio.Task[StreamableHTTPSessionManager]:
+        """Build the server and start its session manager (once; in the background)."""
+        if self._building is None:
+            self._building = asyncio.ensure_future(self._build())
+        return self._building
+
     async def started(self) -> StreamableHTTPSessionManager:
-        if self.manager is None:
-            from mcp.server.transport_security import TransportSecuritySettings
+        # Shielded: a request that goes away does not cancel the build the others await.
+        return await asyncio.shield(self.start())
 
-            from toolang_source_mcp import settings_of
-            from toolang_source_mcp.server import build_server
-            from toolang_source_mcp.turns import Asker
+    async def _build(self) -> StreamableHTTPSessionManager:
+        # The SDK's imports take a while: off the event loop, which keeps serving.
+        await asyncio.to_thread(importlib.import_module, "toolang_source_mcp.server")
+        from mcp.server.transport_security import TransportSecuritySettings
 
-            def inbox() -> Any:
-                serving = getattr(self.runtime, "inbox", None)
-                return serving if serving is not None else opened()
+        from toolang_source_mcp import settings_of
+        from toolang_source_mcp.finished import FinishedTurns
+        from toolang_source_mcp.server import build_server
+        from toolang_source_mcp.turns import Asker
 
-            opened_inbox: list[Any] = []
+        def inbox() -> Any:
+            serving = getattr(self.runtime, "inbox", None)
+            return serving if serving is not None else opened()
 
-            def opened() -> Any:
-                if not opened_inbox:
-                    opened_inbox.append(self.runtime.open_inbox())
-                return opened_inbox[0]
+        opened_inbox: list[Any] = []
 
-            asker = Asker(self.runtime, settings_of(self.runtime), inbox)
-            server = build_server(asker, _caller_of)
-            # The toolang server checks Host and Origin itself (its one rule).
-            server.streamable_http_app(
-                transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False)
-            )
-            manager = server.session_manager
-            ready = asyncio.Event()
+        def opened() -> Any:
+            if not opened_inbox:
+                opened_inbox.append(self.runtime.open_inbox())
+            return opened_inbox[0]
 
-            async def run() -> None:
-                async with manager.run():
-                    ready.set()
-                    await self._stop.wait()
+        finished = FinishedTurns.of(self.runtime)
+        asker = Asker(self.runtime, settings_of(self.runtime), inbox, finished)
+        server = build_server(asker, _caller_of)
+        # The toolang server checks Host and Origin itself (its one rule).
+        server.streamable_http_app(
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        )
+        manager = server.session_manager
+        ready = asyncio.Event()
 
-            self._running = asyncio.ensure_future(run())
-            await ready.wait()
-            self.manager = manager
-        return self.manager
+        async def run() -> None:
+            async with manager.run():
+                ready.set()
+                await self._stop.wait()
+
+        self._running = asyncio.ensure_future(run())
+        await ready.wait()
+        return manager
 
     async def stop(self) -> None:
         self._stop.set()
+        if self._building is not None and not self._building.done():
+            self._building.cancel()
         if self._running is not None:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(self._running, 5.0)

@@ -8,6 +8,8 @@ import re
 import attrs
 
 NAME = "source-mcp"
+CHANNEL = "mcp"
+"""The channel of every MCP call's turn."""
 
 _AGENT = re.compile(r"^[A-Za-z0-9_\-]{1,60}$")
 
@@ -21,13 +23,19 @@ class MCPServeSettings:
     to end before it answers with the turn's state (the turn keeps its place; the same
     call again, with the same ``request_id``, waits on). ``approval_wait_seconds``: how
     long a call whose turn waits for a person's approval reports progress and waits
-    before it answers ``waiting for approval <id>``.
+    before it answers ``waiting for approval <id>``. ``poll_seconds``: how often a call
+    looks at the store for its turn when nothing signals its end (``toolang mcp
+    serve``). ``served_poll_seconds``: the same inside the serving runtime (the HTTP
+    endpoint), where a turn's end wakes its call at once and the store is looked at
+    only for what is not signalled (an approval asked, a turn ended by another
+    process).
     """
 
     agents: list[str] = attrs.field(factory=list)
     wait_seconds: float = 300.0
     approval_wait_seconds: float = 60.0
     poll_seconds: float = 0.05
+    served_poll_seconds: float = 0.5
 
     def __attrs_post_init__(self) -> None:
         problems = [
@@ -35,7 +43,15 @@ class MCPServeSettings:
             for name in self.agents
             if not _AGENT.match(name)
         ]
-        if self.wait_seconds <= 0 or self.approval_wait_seconds < 0 or self.poll_seconds <= 0:
-            problems.append("wait_seconds and poll_seconds must be > 0, approval_wait_seconds >= 0")
+        if (
+            self.wait_seconds <= 0
+            or self.approval_wait_seconds < 0
+            or self.poll_seconds <= 0
+            or self.served_poll_seconds <= 0
+        ):
+            problems.append(
+                "wait_seconds, poll_seconds and served_poll_seconds must be > 0, "
+                "approval_wait_seconds >= 0"
+            )
         if problems:
             raise ValueError("; ".join(problems))

@@ -19,16 +19,25 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from toolang_core import TurnStatus
+from toolang_core import (
+    ApprovalBook,
+    NewTurnRequest,
+    NotThreadOwner,
+    SubmitRejected,
+    TurnStatus,
+    check_thread,
+    new_id,
+)
+from toolang_source_mcp.settings import CHANNEL
 
 if TYPE_CHECKING:
     from toolang_core import Inbox, Runtime, TurnRequest
+    from toolang_source_mcp.finished import FinishedTurns
     from toolang_source_mcp.settings import MCPServeSettings
 
 THREAD_PREFIX = "mcp:"
 """A thread named without a ``:`` is ``mcp:<name>``; a call naming no thread gets a
 thread of its own, ``mcp:<turn id>``."""
-CHANNEL = "mcp"
 
 Progress = Callable[[str], Awaitable[None]]
 
@@ -68,11 +77,15 @@ class Asker:
     ``inbox`` gives the inbox to use (the serving runtime's, or one opened on the
     store). When no runtime serves the store (``toolang mcp serve`` alone), each call's
     turn is run here by a one-shot of :func:`toolang_core.await_turn`, one at a time.
+    ``finished``: the serving runtime's signal of ended turns (the HTTP endpoint); a call
+    whose turn this runtime runs waits on it, and looks at the store only every
+    ``served_poll_seconds`` (for an approval asked, or an end the signal did not see).
     """
 
     runtime: Runtime
     settings: MCPServeSettings
     inbox: Callable[[], Inbox]
+    finished: FinishedTurns | None = None
     _one_shot: asyncio.Lock = attrs.field(factory=asyncio.Lock, init=False)
 
     def agents(self) -> list[str]:
@@ -93,20 +106,14 @@ class Asker:
         """Submit (or find again) the turn for this call and follow it to its end.
 
         :raises Refused: for another owner's thread, or text that is empty."""
-        from toolang_core import (
-            NewTurnRequest,
-            NotThreadOwner,
-            SubmitRejected,
-            check_thread,
-            new_id,
-        )
-
         if not text.strip():
             raise Refused("text: expected the message for the agent, found nothing")
         key = request_id or new_id()
         turn_id = turn_id_for(owner, agent, key)
         inbox = self.inbox()
-        if inbox.store.get(turn_id) is None:
+        # A call without request_id has a new key: its turn cannot be stored yet.
+        fresh = request_id is None or inbox.store.get(turn_id) is None
+        if fresh:
             thread_id = thread_for(thread, turn_id)
             try:
                 check_thread(inbox.store, thread_id, owner)
@@ -127,41 +134,56 @@ class Asker:
                 raise Refused(str(exc)) from None
             except SubmitRejected as exc:
                 raise Refused(f"not accepted: {exc}") from None
-        turn, approvals = await self._follow(inbox, turn_id, progress)
+        turn, approvals = await self._follow(inbox, turn_id, progress, fresh=fresh)
         return answer_of(turn, key, approvals)
 
     async def _follow(
-        self, inbox: Inbox, turn_id: str, progress: Progress
+        self, inbox: Inbox, turn_id: str, progress: Progress, *, fresh: bool
     ) -> tuple[TurnRequest, list[str]]:
         """The turn once ended, or parked on approvals past ``approval_wait_seconds``,
         or still going after ``wait_seconds``; and the approvals it waits for.
+        ``fresh``: the turn was just submitted, nothing awaited since (it is queued).
 
         Cancelled (the client cancelled the call), the turn is cancelled in the store."""
         settings = self.settings
-        deadline = time.monotonic() + settings.wait_seconds
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + settings.wait_seconds
+        served = inbox is getattr(self.runtime, "inbox", None)
+        # Only a turn this runtime runs is signalled when it ends.
+        finished = self.finished if served else None
+        every = settings.served_poll_seconds if finished is not None else settings.poll_seconds
         runner = None
-        if inbox.store.runtime_running() is False:
+        if not served and inbox.store.runtime_running() is False:
             runner = asyncio.ensure_future(self._run_here(inbox, turn_id))
         parked = _Parked(progress)
+        wake = _Wake(loop, finished, turn_id)
         try:
+            if fresh and finished is not None:  # queued: no need to look before a wait
+                await wake.wait(wake.arm(), None, min(every, settings.wait_seconds))
             while True:
+                signal = wake.arm()  # before the look: an end in between still wakes
                 turn = inbox.get(turn_id)
                 if turn.status.is_terminal:
                     return turn, []
                 waited = await parked.check(inbox, turn)
                 if waited >= settings.approval_wait_seconds:
                     return self._left(inbox, turn_id, runner, "approval"), parked.pending
-                if time.monotonic() >= deadline:
+                now = loop.time()
+                if now >= deadline:
                     return self._left(inbox, turn_id, runner, "wait"), parked.pending
                 if runner is not None and runner.done():
                     runner.result()  # the one-shot's own error, if it failed
                     runner = None
-                await asyncio.sleep(settings.poll_seconds)
+                pause = min(every, deadline - now)
+                if waited >= 0:  # parked: answer when approval_wait_seconds is up
+                    pause = min(pause, settings.approval_wait_seconds - waited)
+                await wake.wait(signal, runner, pause)
         except asyncio.CancelledError:
             if not inbox.get(turn_id).status.is_terminal:
                 inbox.cancel(turn_id, reason="canceled by its MCP client")
             raise
         finally:
+            wake.close()
             if runner is not None and not runner.done():
                 runner.cancel()
 
@@ -186,6 +208,49 @@ class Asker:
         return inbox.get(turn_id)
 
 
+class _Wake:
+    """What ends one pause of a call's wait: its turn signalled as ended, its one-shot
+    runner done, or the pause's time up. After a signal whose end the store does not
+    show yet, the pauses are short (1 ms doubling to 50 ms), not the slow poll's."""
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, finished: FinishedTurns | None, turn_id: str
+    ) -> None:
+        self.loop = loop
+        self.finished = finished
+        self.turn_id = turn_id
+        self.future: asyncio.Future[None] | None = None
+        self.soon: float | None = None
+
+    def arm(self) -> asyncio.Future[None] | None:
+        if self.finished is None or self.soon is not None:
+            return None
+        if self.future is None:
+            self.future = self.finished.waiter(self.turn_id, self.loop)
+        return self.future
+
+    async def wait(
+        self, signal: asyncio.Future[None] | None, runner: asyncio.Future[None] | None, pause: float
+    ) -> None:
+        if self.soon is not None:
+            await asyncio.sleep(min(self.soon, pause))
+            self.soon = min(self.soon * 2, 0.05)
+            return
+        waits = [f for f in (signal, runner) if f is not None]
+        if not waits:
+            await asyncio.sleep(pause)
+            return
+        await asyncio.wait(waits, timeout=pause, return_when=asyncio.FIRST_COMPLETED)
+        if signal is not None and signal.done():
+            self.close()
+            self.soon = 0.001
+
+    def close(self) -> None:
+        if self.future is not None and self.finished is not None:
+            self.finished.forget(self.turn_id, self.future)
+        self.future = None
+
+
 @attrs.define
 class _Parked:
     """Follows a turn's waits for approval: each pending approval reported once."""
@@ -197,8 +262,6 @@ class _Parked:
 
     async def check(self, inbox: Inbox, turn: TurnRequest) -> float:
         """How long ``turn`` has waited for approval so far (``-1``: it does not wait)."""
-        from toolang_core import ApprovalBook
-
         if turn.status is not TurnStatus.AWAITING_APPROVAL:
             self.since = None
             return -1.0
