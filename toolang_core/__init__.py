@@ -288,6 +288,8 @@ if TYPE_CHECKING:
         Tool as Tool,
         ToolCall as ToolCall,
         ToolCallContext as ToolCallContext,
+        ToolFile as ToolFile,
+        ToolOutput as ToolOutput,
         ToolResult as ToolResult,
     )
     from toolang_core.tools.validate import (
@@ -489,6 +491,8 @@ _LAZY = {
     "Tool": "toolang_core.tools.types",
     "ToolCall": "toolang_core.tools.types",
     "ToolCallContext": "toolang_core.tools.types",
+    "ToolFile": "toolang_core.tools.types",
+    "ToolOutput": "toolang_core.tools.types",
     "ToolResult": "toolang_core.tools.types",
     "TRACE_CONTEXT_META": "toolang_core.tracecontext",
     "trace_context_meta": "toolang_core.tracecontext",

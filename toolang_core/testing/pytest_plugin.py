@@ -86,12 +86,14 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
 
 @pytest.fixture
 def toolang_scripted_model() -> Iterator[Callable[..., Any]]:
+    """``make(script, attachment_types=…)``: a :class:`ScriptedModel` whose every step
+    must be used by the end of the test."""
     from toolang_core.testing.models import ScriptedModel
 
     made: list[ScriptedModel] = []
 
-    def make(script: Any) -> ScriptedModel:
-        model = ScriptedModel(script)
+    def make(script: Any, **options: Any) -> ScriptedModel:
+        model = ScriptedModel(script, **options)
         made.append(model)
         return model
 

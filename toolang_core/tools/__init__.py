@@ -12,6 +12,8 @@ from toolang_core.tools.types import (
     Tool,
     ToolCall,
     ToolCallContext,
+    ToolFile,
+    ToolOutput,
     ToolResult,
 )
 
@@ -27,5 +29,7 @@ __all__ = [
     "Tool",
     "ToolCall",
     "ToolCallContext",
+    "ToolFile",
+    "ToolOutput",
     "ToolResult",
 ]

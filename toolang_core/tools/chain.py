@@ -39,6 +39,7 @@ from toolang_core.tools.types import (
     Tool,
     ToolCall,
     ToolCallContext,
+    ToolOutput,
     ToolResult,
 )
 from toolang_core.tools.validate import ParamsValidator
@@ -321,8 +322,34 @@ class ToolChain:
                 error_type=type(exc).__name__,
                 duration_ms=(time.perf_counter() - started) * 1000,
             )
+        if type(output) is ToolOutput:
+            return await self._with_files(tool, output, ctx, started)
         return ToolResult(
             ok=True, output=self._cap(output), duration_ms=(time.perf_counter() - started) * 1000
+        )
+
+    async def _with_files(
+        self, tool: Tool, output: ToolOutput, ctx: ToolCallContext, started: float
+    ) -> ToolResult:
+        """The result of a call whose tool gave back files: kept in the attachment
+        store and referenced; a file the store refuses fails the call (none is kept)."""
+        from toolang_core.attachments.types import AttachmentError
+        from toolang_core.tools.files import keep_files
+
+        try:
+            refs = await keep_files(tool.name, output.files, ctx)
+        except AttachmentError as exc:
+            return ToolResult(
+                ok=False,
+                error=str(exc),
+                error_type="attachment_error",
+                duration_ms=(time.perf_counter() - started) * 1000,
+            )
+        return ToolResult(
+            ok=True,
+            output=self._cap(output.output),
+            duration_ms=(time.perf_counter() - started) * 1000,
+            attachments=refs,
         )
 
     def _is_async(self, tool: Tool) -> bool:

@@ -9,10 +9,12 @@ stages answer with verdicts (:data:`FilterVerdict`) and decisions
 from __future__ import annotations
 
 import warnings
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import attrs
+
+from toolang_core.attachments.types import AttachmentRef
 
 if TYPE_CHECKING:
     from toolang_core.runtime_view import RuntimeView
@@ -28,7 +30,9 @@ class Tool:
 
     ``parameters`` is a JSON Schema object describing the keyword arguments of
     ``function``; parameters are validated against it before any hook runs.
-    ``function`` may be sync or async and returns a JSON-able value. A sync function runs
+    ``function`` may be sync or async and returns a JSON-able value, or a
+    :class:`ToolOutput` (the value and files for the model: images, audio, documents).
+    A sync function runs
     in a worker thread unless ``blocking`` is false (it then runs inline: only for quick,
     non-blocking work).
     """
@@ -123,12 +127,42 @@ class Refusal:
 
 
 @attrs.frozen
+class ToolFile:
+    """A file a tool gives back with its result: its bytes and a name for people (the
+    type is sniffed from the bytes, never taken from the name)."""
+
+    data: bytes = attrs.field(repr=lambda data: f"<{len(data)} bytes>")
+    name: str
+
+
+def _files(files: Iterable[ToolFile]) -> tuple[ToolFile, ...]:
+    return tuple(files)
+
+
+@attrs.frozen
+class ToolOutput:
+    """What a tool function returns to give files with its result: ``output`` (a JSON
+    value, what a plain return would be) and ``files``.
+
+    The core keeps each file in the attachment store, by hash and owned by the turn's
+    owner, under the same rules as a request's attachments (``[attachments] max_bytes``
+    and ``types``: a file they refuse fails the call, naming the tool and the file); the
+    result references them (:attr:`ToolResult.attachments`) and the next model call gets
+    them with the tool's answer when the model takes their type — a text reference
+    (name, type, size, hash) when it does not. See docs/attachments.md."""
+
+    output: JSON = None
+    files: tuple[ToolFile, ...] = attrs.field(default=(), converter=_files)
+
+
+@attrs.frozen
 class ToolResult:
     """What a tool call produced: an output, or an error the model will be shown.
 
     ``refusal`` is set when the call never ran because a stage of the chain refused it
     (then ``ok`` is false and ``error_type`` is ``unknown_tool``, ``not_allowed``,
-    ``invalid_params``, ``blocked``, ``denied`` or ``limit``)."""
+    ``invalid_params``, ``blocked``, ``denied`` or ``limit``). ``attachments`` are the
+    files the tool gave back (:class:`ToolOutput`), as kept in the attachment store."""
 
     ok: bool
     output: JSON = None
@@ -136,6 +170,7 @@ class ToolResult:
     error_type: str | None = None
     duration_ms: float = 0.0
     refusal: Refusal | None = None
+    attachments: tuple[AttachmentRef, ...] = ()
 
 
 @attrs.frozen

@@ -7,20 +7,36 @@ agent's model cannot be resolved here — leaves the decision to the turn.
 
 A fallback model that does not take a turn's attachments is skipped for that turn, with
 the reason in its ``prompt_build`` step and the log (:func:`fallbacks_taking`).
+
+Files a tool gives back (``ToolResult.attachments``) never fail a turn: each model call
+gets them with the tool's answer when that model takes their type, and a text reference
+(name, type, size, hash) in the answer's text when it does not
+(:func:`tool_attachments`, :func:`fitted_for`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from toolang_core.agents.catalog import AgentError
-from toolang_core.attachments import AttachmentError, AttachmentRef, attachment_refusal
+from toolang_core.attachments import (
+    Attachment,
+    AttachmentError,
+    AttachmentRef,
+    AttachmentStore,
+    accepted_types,
+    attachment_refusal,
+    matches,
+)
 from toolang_core.models.resolve import ModelResolver
-from toolang_core.models.types import ModelError
+from toolang_core.models.types import Message, ModelError
 
 if TYPE_CHECKING:
     from toolang_core.runtime_parts import CoreRuntime
+    from toolang_core.store.protocol import ExecutionStore
     from toolang_core.turn.model_retry import Candidate
 
 
@@ -62,3 +78,60 @@ def fallbacks_taking(
         else:
             skipped.append(f"fallback skipped: {refused}")
     return tuple(kept), skipped
+
+
+def note(ref: AttachmentRef, why: str) -> str:
+    """The text reference a model gets for a file it is not given."""
+    return (
+        f"[attachment {ref.name!r} ({ref.media_type}, {ref.size} bytes, sha256 "
+        f"{ref.sha256}) not sent: {why}]"
+    )
+
+
+def tool_attachments(
+    runtime: CoreRuntime, store: ExecutionStore, owner: str | None, refs: Sequence[AttachmentRef]
+) -> tuple[tuple[Attachment, ...], tuple[str, ...]]:
+    """The files of a tool result (``refs``, kept for ``owner``) for the model, and a
+    text reference of each whose bytes are not ``owner``'s or are gone."""
+    if not refs:
+        return (), ()
+    kept = AttachmentStore.of(runtime.config, store)
+    found: list[Attachment] = []
+    missing: list[str] = []
+    for ref in refs:
+        try:
+            found.append(kept.attachment(ref, owner=owner))
+        except AttachmentError as exc:
+            missing.append(note(ref, str(exc)))
+    return tuple(found), tuple(missing)
+
+
+def fitted_for(model: Any, model_name: str, messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """``messages`` as ``model`` (named ``model_name``) is sent them: each tool answer's
+    file of a type it does not take is left out, and a text reference to it is added to
+    that answer's text. The user's attachments were checked before the turn began."""
+    if not any(m.role == "tool" and m.attachments for m in messages):
+        return messages
+    accepted = accepted_types(model)
+    takes = ", ".join(accepted) if accepted else "no attachments"
+    out: list[Message] = []
+    for message in messages:
+        refused = [a for a in message.attachments if not matches(a.media_type, accepted)]
+        if message.role != "tool" or not refused:
+            out.append(message)
+            continue
+        notes = [
+            note(
+                a.ref,
+                f"model {model_name!r} does not accept {a.media_type} (it accepts: {takes})",
+            )
+            for a in refused
+        ]
+        out.append(
+            attrs.evolve(
+                message,
+                content="\n".join([message.content, *notes]),
+                attachments=tuple(a for a in message.attachments if a not in refused),
+            )
+        )
+    return tuple(out)

@@ -30,6 +30,7 @@ from toolang_core.tools.chain import StageRecord
 from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult
 from toolang_core.tools.validate import SchemaError
 from toolang_core.turn import guards, in_doubt, output, prompt, trace
+from toolang_core.turn.attachments import fitted_for, tool_attachments
 from toolang_core.turn.in_doubt import Doubt
 from toolang_core.turn.model_retry import Candidate, ModelAttempts, ModelCallFailed
 
@@ -156,7 +157,10 @@ class AgentLoop:
             for call in calls:
                 as_run, result = await self._tool_call(call)
                 ran.append(as_run)
-                replies.append(prompt.tool_message(call.call_id, call.name, result))
+                files, missing = tool_attachments(
+                    self.executor.runtime, self.ctx.store, self.ctx.turn.owner, result.attachments
+                )
+                replies.append(prompt.tool_message(call.call_id, call.name, result, files, missing))
                 handoff = handoff or _handoff(as_run, result)
             self.messages.append(
                 Message(role="assistant", content=response.text, tool_calls=tuple(ran))
@@ -288,9 +292,11 @@ class AgentLoop:
         )
 
         async def call(candidate: Candidate) -> ModelResponse:
-            asked = request
+            # Files tools gave back, as this model takes them (a text reference if not).
+            fitted = fitted_for(candidate.model, candidate.name, sent)
+            asked = request if fitted is sent else attrs.evolve(request, messages=fitted)
             if candidate.name != speaker.model_name:  # a fallback: its own model id
-                asked = attrs.evolve(request, model_id=candidate.name.partition("/")[2] or None)
+                asked = attrs.evolve(asked, model_id=candidate.name.partition("/")[2] or None)
             stream = getattr(candidate.model, "stream", None)
             if stream is None:
                 response: ModelResponse = await candidate.model.complete(asked)

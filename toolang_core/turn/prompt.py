@@ -15,6 +15,7 @@ from toolang_core.tools.types import ToolResult
 
 if TYPE_CHECKING:
     from toolang_core.agents.types import AgentDefinition
+    from toolang_core.attachments.types import Attachment
     from toolang_core.store.protocol import ExecutionStore
 
 
@@ -120,15 +121,27 @@ def exchange(past: PastTurn) -> list[Message]:
     return []
 
 
-def tool_message(call_id: str, name: str, result: ToolResult) -> Message:
-    """A tool result as the model reads it: JSON with ok/output or ok/error."""
+def tool_message(
+    call_id: str,
+    name: str,
+    result: ToolResult,
+    files: tuple[Attachment, ...] = (),
+    missing: tuple[str, ...] = (),
+) -> Message:
+    """A tool result as the model reads it: JSON with ok/output or ok/error, and the
+    references of the files it gave back (``attachments``). ``files`` are those files
+    for the model; ``missing`` a text reference of each that cannot be given."""
     if result.ok:
         payload: dict[str, object] = {"ok": True, "output": result.output}
     else:
         payload = {"ok": False, "error": result.error, "error_type": result.error_type}
+    if result.attachments:
+        payload["attachments"] = [ref.to_json() for ref in result.attachments]
+    content = json.dumps(payload, ensure_ascii=False, default=str)
     return Message(
         role="tool",
-        content=json.dumps(payload, ensure_ascii=False, default=str),
+        content="\n".join([content, *missing]),
         tool_call_id=call_id,
         name=name,
+        attachments=files,
     )

@@ -8,6 +8,7 @@ import functools
 from collections.abc import Iterable
 from typing import Any
 
+from toolang_core.attachments.types import AttachmentRef
 from toolang_core.models.types import Message, ModelResponse
 from toolang_core.redaction import Masked, redact, redact_text
 from toolang_core.store.json_text import dumps
@@ -28,13 +29,16 @@ def call_json(call: ToolCall) -> dict[str, Any]:
 
 
 def result_json(result: ToolResult) -> dict[str, Any]:
-    return {
+    data = {
         "ok": result.ok,
         "output": result.output,
         "error": result.error,
         "error_type": result.error_type,
         "duration_ms": round(result.duration_ms, 3),
     }
+    if result.attachments:  # references only: the bytes are in the attachment store
+        data["attachments"] = [ref.to_json() for ref in result.attachments]
+    return data
 
 
 def messages_json(messages: Iterable[Message]) -> tuple[list[dict[str, Any]], bool]:
@@ -183,4 +187,8 @@ def result_from_json(data: dict[str, Any]) -> ToolResult:
         error=data.get("error"),
         error_type=data.get("error_type"),
         duration_ms=float(data.get("duration_ms", 0.0)),
+        attachments=tuple(
+            AttachmentRef.from_json(ref, where="result.attachments")
+            for ref in data.get("attachments", ())
+        ),
     )

@@ -146,3 +146,24 @@ def test_the_newest_messages_attachments_go_in_attachments_and_earlier_ones_as_p
         "image/png",
         str(earlier.path),
     )
+
+
+def test_a_tool_results_files_go_with_that_result_trailing_or_earlier(tmp_path):
+    chart = _attachment(tmp_path, "chart.png", "image/png")
+    answered = Message(
+        "tool", '{"ok": true}', tool_call_id="c1", name="chart", attachments=(chart,)
+    )
+    called = Message("assistant", "", tool_calls=(ToolCall("c1", "chart", {}),))
+    # The trailing result: this call's input, its files on llm's ToolResult.
+    arguments = convert.prompt_arguments(
+        ModelRequest((Message("user", "plot"), called, answered)), with_tools=False
+    )
+    [result] = arguments["tool_results"]
+    [sent] = result.attachments
+    assert (sent.type, sent.path) == ("image/png", str(chart.path))
+    # An earlier result: its files on its ToolResultPart.
+    later = (Message("user", "plot"), called, answered, Message("assistant", "done"))
+    [*_, tool_message, _] = convert.to_llm_messages(later)
+    [part] = tool_message.parts
+    [kept] = part.attachments
+    assert (kept.type, kept.path) == ("image/png", str(chart.path))

@@ -10,7 +10,8 @@ call's input.
 
 Attachments ride along as ``llm.Attachment`` objects pointing at toolang's stored file
 (``path=``, the type toolang sniffed, never guessed again): the trailing user message's
-in ``attachments=``, an earlier message's as ``AttachmentPart``s of that message.
+in ``attachments=``, an earlier message's as ``AttachmentPart``s of that message, a
+tool result's (the files its tool gave back) as that result's ``attachments``.
 """
 
 from __future__ import annotations
@@ -42,7 +43,12 @@ def prompt_arguments(request: ModelRequest, *, with_tools: bool) -> dict[str, An
         "prompt": prompt,
         "system": system or None,
         "tool_results": [
-            llm.ToolResult(name=m.name or "", output=m.content, tool_call_id=m.tool_call_id)
+            llm.ToolResult(
+                name=m.name or "",
+                output=m.content,
+                tool_call_id=m.tool_call_id,
+                attachments=[to_llm_attachment(a) for a in m.attachments],
+            )
             for m in results
         ],
     }
@@ -93,7 +99,10 @@ def to_llm_messages(messages: Iterable[Message]) -> list[Any]:
     for message in messages:
         if message.role == "tool":
             part = ToolResultPart(
-                name=message.name or "", output=message.content, tool_call_id=message.tool_call_id
+                name=message.name or "",
+                output=message.content,
+                tool_call_id=message.tool_call_id,
+                attachments=[to_llm_attachment(a) for a in message.attachments],
             )
             if out and out[-1].role == "tool":
                 out[-1].parts.append(part)

@@ -53,14 +53,14 @@ def test_a_call_past_its_time_limit_ends_and_the_server_sees_the_cancellation(
 def test_a_50_mb_result_is_refused_naming_server_and_tool():
     huge = CallToolResult(content=[TextContent(type="text", text="x" * (50 * 1024 * 1024))])
     with pytest.raises(McpToolError, match=r"MCP server 'big', tool 'dump': the result is over"):
-        convert_result("big", "dump", huge, None, 10 * 1024 * 1024)
+        convert_result("big", "dump", huge, 10 * 1024 * 1024)
 
 
 def test_text_and_structured_content_go_to_the_model():
     result = CallToolResult(
         content=[TextContent(type="text", text="two lines")], structured_content={"n": 2}
     )
-    assert convert_result("s", "t", result, None, 1000) == {
+    assert convert_result("s", "t", result, 1000) == {
         "text": "two lines",
         "structured": {"n": 2},
     }
@@ -69,7 +69,7 @@ def test_text_and_structured_content_go_to_the_model():
 def test_an_error_result_is_a_tool_error_naming_the_server():
     result = CallToolResult(content=[TextContent(type="text", text="no such note")], is_error=True)
     with pytest.raises(McpToolError, match=r"MCP server 's', tool 't' reported an error: no such"):
-        convert_result("s", "t", result, None, 1000)
+        convert_result("s", "t", result, 1000)
 
 
 def test_a_canceled_turn_cancels_the_call_on_the_server(

@@ -57,7 +57,7 @@ class McpToolFunction:
                 f"({type(exc).__name__}: {exc}); it may or may not have run"
             ) from None
         cap = _settings_of(context).max_result_bytes
-        return convert_result(self.server, self.remote.name, result, context, cap)
+        return convert_result(self.server, self.remote.name, result, cap)
 
 
 def _timed_out(exc: BaseException) -> bool:
