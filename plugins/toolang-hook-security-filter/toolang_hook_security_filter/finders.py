@@ -171,7 +171,8 @@ class Finders:
     """The compiled patterns, and one finder per kind."""
 
     def __init__(self) -> None:
-        self._shapes = {p: re.compile(_shape_pattern(p, rest)) for p, rest in KEY_SHAPES.items()}
+        # Some thirty key shapes: each is compiled when a text first holds its prefix.
+        self._shapes: dict[str, re.Pattern[str]] = {}
         self._labelled = re.compile(_LABELLED)
         self._labelled_any_case = re.compile(_LABELLED, re.IGNORECASE)
         self._url_password = re.compile(_URL_PASSWORD)
@@ -188,7 +189,11 @@ class Finders:
         """API keys and tokens of the shapes whose ``prefixes`` the text holds."""
         count = 0
         for prefix in prefixes:
-            text, found = self._shapes[prefix].subn(MASKS["secret"], text)
+            shape = self._shapes.get(prefix)
+            if shape is None:  # two threads may both compile it: either is right
+                shape = re.compile(_shape_pattern(prefix, KEY_SHAPES[prefix]))
+                self._shapes[prefix] = shape
+            text, found = shape.subn(MASKS["secret"], text)
             count += found
         return text, count
 
