@@ -536,7 +536,7 @@ class Runtime:
                 self.admitting = False
                 self._sources.stopped()
                 stop.set()
-                # ... and a one-shot's start-up upkeep, begun beside its turn
+                # The sources, and a one-shot's start-up upkeep (begun beside its turn).
                 upkeep = [beside] if beside is not None else []
                 await asyncio.gather(*source_tasks, *upkeep, return_exceptions=True)
                 # With its files gone, nothing the turns do can be recorded: no grace.
