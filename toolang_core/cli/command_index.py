@@ -9,6 +9,10 @@ configuration file that could apply. A different key is a miss; the commands are
 listed the slow way and the cache written again. A cache that cannot be read or written
 is ignored — it only ever saves time.
 
+Beside the listing, which plugin adds each command (``owners-*.json``,
+:func:`owners_key`): ``toolang chat`` then asks only toolang-source-chat for its
+commands (see :class:`toolang_core.cli.group.ToolangGroup`).
+
 The cache lives in ``$TOOLANG_CACHE_DIR``, else ``$XDG_CACHE_HOME/toolang``, else
 ``~/.cache/toolang``.
 """

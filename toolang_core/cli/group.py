@@ -60,7 +60,8 @@ class ToolangGroup(click.Group):
 
     ``lazy_commands`` maps names to ``"module:attribute"``; a module is imported only
     when its command runs or help lists it. Plugins' commands are added through
-    ``toolang_register_commands`` the first time a name is not built in.
+    ``toolang_register_commands`` the first time a name is not built in: only by the
+    plugin the cache names as the command's owner when it does, else by every plugin.
     """
 
     def __init__(
