@@ -54,3 +54,21 @@ def test_a_key_shape_is_masked_by_a_fresh_scrubber_for_every_shape():
     assert TOKEN not in masked
     assert set(scrubber._finders._shapes) <= set(KEY_SHAPES)
     assert 0 < len(scrubber._finders._shapes) < len(KEY_SHAPES)
+
+
+def test_plain_text_compiles_no_kinds_pattern_and_each_kind_is_still_masked():
+    scrubber = pii.Scrubber()
+    kinds = {"_labelled", "_url_password", "_email_local", "_email_domain", "_iban", "_card"}
+    kinds |= {"_phone", "_aws_pair", "_labelled_any_case"}
+    assert scrubber.scrub_text("(demo model) You said: hi", {}) == "(demo model) You said: hi"
+    assert not kinds & set(vars(scrubber._finders))
+    found: dict[str, int] = {}
+    masked = scrubber.scrub_text(
+        "mail ada@example.com, call +44 20 7946 0958, card 4111 1111 1111 1111, "
+        "iban GB82 WEST 1234 5698 7654 32, password=hunter2hunter2, "
+        "https://bob:s3cretpass@example.com/x",
+        found,
+    )
+    for raw in ("ada@example.com", "7946 0958", "4111 1111 1111 1111", "GB82", "hunter2", "s3cret"):
+        assert raw not in masked
+    assert {"email", "phone", "card", "iban", "secret"} <= set(found)
