@@ -9,6 +9,10 @@ configuration file that could apply. A different key is a miss; the commands are
 listed the slow way and the cache written again. A cache that cannot be read or written
 is ignored — it only ever saves time.
 
+Beside the listing, which plugin adds each command (``owners-*.json``,
+:func:`owners_key`): ``toolang chat`` then asks only toolang-source-chat for its
+commands (see :class:`toolang_core.cli.group.ToolangGroup`).
+
 The cache lives in ``$TOOLANG_CACHE_DIR``, else ``$XDG_CACHE_HOME/toolang``, else
 ``~/.cache/toolang``.
 """
@@ -19,9 +23,13 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from toolang_core.plugins.records import PluginRecord
 
 ENV_CACHE_DIR = "TOOLANG_CACHE_DIR"
 _ENV_KEYS = ("TOOLANG_LOAD_PLUGINS", "TOOLANG_DISABLE_PLUGINS", "TOOLANG_STRICT_PLUGINS")
@@ -55,6 +63,15 @@ def listing_key(version: str, config_path: Path | None, env: Mapping[str, str]) 
             metadata["Name"] if metadata is not None else "",
             metadata["Version"] if metadata is not None else "",
         )
+    _add_settings(add, config_path, env)
+    return digest.hexdigest()[:32]
+
+
+def _add_settings(
+    add: Callable[..., None], config_path: Path | None, env: Mapping[str, str]
+) -> None:
+    """The plugin environment variables, and the bytes of every configuration file that
+    could apply."""
     for key in _ENV_KEYS:
         add(key, env.get(key))
     # Whichever of these wins (see config.loader.find_config), its bytes are in the key.
@@ -67,7 +84,40 @@ def listing_key(version: str, config_path: Path | None, env: Mapping[str, str]) 
             add(str(path), path.read_bytes())
         except OSError:
             add(str(path), None)
+
+
+def owners_key(
+    version: str, plugins: Iterable[PluginRecord], config_path: Path | None, env: Mapping[str, str]
+) -> str:
+    """What the plugin owning each command depends on, hashed: the listing's key, made
+    from the ``plugins`` a host already found (their names, statuses, entry points,
+    distributions and versions) instead of reading every distribution's metadata again."""
+    digest = hashlib.sha256()
+
+    def add(*parts: object) -> None:
+        digest.update(repr(parts).encode())
+
+    add("owners", version, sys.executable, sys.version)
+    for record in sorted(plugins, key=lambda r: (r.name, r.entry_point or "")):
+        add(record.name, record.status.value, record.entry_point, record.distribution)
+        add(record.version)
+    _add_settings(add, config_path, env)
     return digest.hexdigest()[:32]
+
+
+def read_owners(env: Mapping[str, str], key: str) -> dict[str, str] | None:
+    """Command name → the plugin that adds it, as cached under ``key`` (None: a miss)."""
+    try:
+        data = json.loads((cache_dir(env) / f"owners-{key}.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        return None
+    return {str(name): plugin for name, plugin in data.items()}
+
+
+def write_owners(env: Mapping[str, str], key: str, owners: Mapping[str, str]) -> None:
+    _write(env, "owners", key, dict(owners))
 
 
 def read_listing(env: Mapping[str, str], key: str) -> Listing | None:
@@ -79,13 +129,18 @@ def read_listing(env: Mapping[str, str], key: str) -> Listing | None:
 
 
 def write_listing(env: Mapping[str, str], key: str, listing: Listing) -> None:
+    _write(env, "commands", key, listing)
+
+
+def _write(env: Mapping[str, str], kind: str, key: str, data: object) -> None:
+    """Write ``data`` as the one cached ``kind`` file (the others of its kind go)."""
     directory = cache_dir(env)
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        for stale in directory.glob("commands-*.json"):  # one listing per key is enough
+        for stale in directory.glob(f"{kind}-*.json"):  # one file per kind is enough
             stale.unlink(missing_ok=True)
-        temporary = directory / f".commands-{key}.{os.getpid()}.tmp"
-        temporary.write_text(json.dumps(listing))
-        temporary.replace(directory / f"commands-{key}.json")
+        temporary = directory / f".{kind}-{key}.{os.getpid()}.tmp"
+        temporary.write_text(json.dumps(data))
+        temporary.replace(directory / f"{kind}-{key}.json")
     except OSError:
         return

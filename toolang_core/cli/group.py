@@ -6,11 +6,14 @@ import os
 import sys
 from collections.abc import Sequence
 from importlib import import_module
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
 from toolang_core.errors import ToolangError
+
+if TYPE_CHECKING:
+    from toolang_core.cli.state import CliState
 
 
 class ToolangCliError(click.ClickException):
@@ -57,7 +60,8 @@ class ToolangGroup(click.Group):
 
     ``lazy_commands`` maps names to ``"module:attribute"``; a module is imported only
     when its command runs or help lists it. Plugins' commands are added through
-    ``toolang_register_commands`` the first time a name is not built in.
+    ``toolang_register_commands`` the first time a name is not built in: only by the
+    plugin the cache names as the command's owner when it does, else by every plugin.
     """
 
     def __init__(
@@ -66,6 +70,9 @@ class ToolangGroup(click.Group):
         super().__init__(*args, **kwargs)
         self.lazy = dict(lazy_commands or {})
         self._plugins_added = False
+        self._plugins_asked: set[str] = set()  # added their commands through the cache
+        self._owners: dict[str, str] = {}
+        self._clean = True
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         """Add a command; a name that is built in or already added is refused."""
@@ -77,16 +84,55 @@ class ToolangGroup(click.Group):
         super().add_command(cmd, name)
 
     def add_plugin_commands(self, ctx: click.Context) -> None:
-        """Let the plugins add their commands (once); a plugin that fails is recorded."""
+        """Let the plugins add their commands (once); a plugin that fails is recorded.
+
+        When every plugin added its commands cleanly, which plugin added each is cached
+        (:func:`toolang_core.cli.command_index.owners_key`) for :meth:`get_command`."""
         if self._plugins_added:
             return
         self._plugins_added = True
         from toolang_core.cli.state import CliState
 
+        state = CliState.of(ctx)
         try:
-            CliState.of(ctx).lenient_host().add_commands(self)
+            host = state.lenient_host()
+            owners, clean = host.add_commands(self, skip=self._plugins_asked)
         except ToolangError as exc:
             raise ToolangCliError(exc) from None
+        owners.update(self._owners)
+        self._owners = owners
+        if clean and self._clean:
+            from toolang_core.cli import command_index
+
+            command_index.write_owners(state.env, self._owners_key(state), owners)
+
+    def _add_owner_commands(self, ctx: click.Context, name: str) -> None:
+        """Only the plugin the cache names as ``name``'s owner adds its commands: a
+        ``toolang chat`` does not import every plugin's command module. A miss, or an
+        owner that no longer adds ``name``, leaves ``name`` to :meth:`add_plugin_commands`."""
+        from toolang_core.cli import command_index
+        from toolang_core.cli.state import CliState
+
+        state = CliState.of(ctx)
+        try:
+            host = state.lenient_host()
+        except ToolangError as exc:
+            raise ToolangCliError(exc) from None
+        owners = command_index.read_owners(state.env, self._owners_key(state))
+        owner = owners.get(name) if owners is not None else None
+        if owner is None or owner in self._plugins_asked:
+            return
+        self._plugins_asked.add(owner)
+        added, clean = host.add_commands(self, only=(owner,))
+        self._owners.update(added)
+        self._clean = self._clean and clean
+
+    def _owners_key(self, state: CliState) -> str:
+        from toolang_core import __version__
+        from toolang_core.cli import command_index
+
+        host = state.lenient_host()
+        return command_index.owners_key(__version__, host.records, state.config_path, state.env)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The help's command list, from the cached listing when nothing changed (see
@@ -129,6 +175,8 @@ class ToolangGroup(click.Group):
             command = getattr(import_module(module_name), attr)
             assert isinstance(command, click.Command)
             return command
+        if cmd_name not in self.commands and not self._plugins_added:
+            self._add_owner_commands(ctx, cmd_name)
         if cmd_name not in self.commands:
             self.add_plugin_commands(ctx)
         return self.commands.get(cmd_name)

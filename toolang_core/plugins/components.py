@@ -11,7 +11,7 @@ unless the configuration says whose it is (:mod:`toolang_core.plugins.tool_names
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -265,10 +265,22 @@ def _registration_calls(
     yield "toolang_agent_sources", {}
 
 
-def add_plugin_commands(host: PluginHost, cli: click.Group) -> None:
-    """Call ``toolang_register_commands`` per plugin; refuse commands that clash."""
+def add_plugin_commands(
+    host: PluginHost,
+    cli: click.Group,
+    *,
+    only: Collection[str] | None = None,
+    skip: Collection[str] = (),
+) -> tuple[dict[str, str], bool]:
+    """Call ``toolang_register_commands`` per plugin (those in ``only`` when given, none
+    in ``skip``); refuse commands that clash. Returns which plugin added each command,
+    and whether every plugin called added its commands without failing."""
     hook = "toolang_register_commands"
+    owners: dict[str, str] = {}
+    clean = True
     for plugin in host.hooks.implementations(hook):
+        if plugin in skip or (only is not None and plugin not in only):
+            continue
         before = dict(cli.commands)
         try:
             _, failure = host.hooks.registration(hook, plugin, cli=cli)
@@ -279,7 +291,11 @@ def add_plugin_commands(host: PluginHost, cli: click.Group) -> None:
                     cli.commands[name] = before[name]
                     raise RegistrationError(f"command {name!r} is already taken")
         except Exception as exc:
+            clean = False
             added = set(cli.commands) - set(before)
             for name in added:
                 del cli.commands[name]
             host.fail(plugin, "collect", exc, hook="toolang_register_commands")
+        else:
+            owners.update((name, plugin) for name in set(cli.commands) - set(before))
+    return owners, clean

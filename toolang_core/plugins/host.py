@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import traceback
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 import attrs
@@ -446,11 +446,15 @@ class PluginHost:
             return
         raise PluginError(message)
 
-    def add_commands(self, cli: click.Group) -> None:
-        """Let every plugin add its subcommands to ``cli`` (``toolang_register_commands``)."""
+    def add_commands(
+        self, cli: click.Group, *, only: Collection[str] | None = None, skip: Collection[str] = ()
+    ) -> tuple[dict[str, str], bool]:
+        """Let every plugin (those named in ``only`` when given, none in ``skip``) add its
+        subcommands to ``cli`` (``toolang_register_commands``). Returns the plugin that
+        added each command, and whether none of them failed."""
         from toolang_core.plugins.components import add_plugin_commands
 
-        add_plugin_commands(self, cli)
+        return add_plugin_commands(self, cli, only=only, skip=skip)
 
     # -- helpers ------------------------------------------------------------------
 

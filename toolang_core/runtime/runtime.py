@@ -90,6 +90,7 @@ class Runtime:
         """Whether ``serve`` runs only given requests (``only``: a one-shot ``toolang
         chat``/``invoke`` serving its own turn, then exiting). Plugins that open a door
         for others — an HTTP server, a listener — stay closed for a one-shot."""
+        self._upkeeping = False
         self.stop_reason = "stop"
         """Why ``serve`` stops, for ``toolang_shutdown``: whoever sets its stop event may
         say ``"signal"`` first (``toolang run`` does on SIGINT/SIGTERM)."""
@@ -236,10 +237,16 @@ class Runtime:
     async def upkeep(self) -> None:
         """At start-up and after every heartbeat (:func:`.upkeep.upkeep`: task runs, approval
         requests, remote agents, then ``toolang_upkeep`` plugins; errors are logged, never
-        raised)."""
+        raised). One at a time: a heartbeat's upkeep while one runs is skipped."""
         from toolang_core.runtime.upkeep import upkeep
 
-        await upkeep(self)
+        if self._upkeeping:
+            return
+        self._upkeeping = True
+        try:
+            await upkeep(self)
+        finally:
+            self._upkeeping = False
 
     def plugin_context(self, plugin_name: str, **services: Any) -> PluginContext:
         """The context handed to ``plugin_name``'s component factories."""
@@ -507,7 +514,7 @@ class Runtime:
             prepare = getattr(executor, "prepare", None)
             if prepare is not None:
                 await prepare()
-            await self.upkeep()
+            beside = await self._start_up_upkeep()
             log.info(
                 "runtime.started",
                 run=run_id,
@@ -529,7 +536,9 @@ class Runtime:
                 self.admitting = False
                 self._sources.stopped()
                 stop.set()
-                await asyncio.gather(*source_tasks, return_exceptions=True)
+                # The sources, and a one-shot's start-up upkeep (begun beside its turn).
+                upkeep = [beside] if beside is not None else []
+                await asyncio.gather(*source_tasks, *upkeep, return_exceptions=True)
                 # With its files gone, nothing the turns do can be recorded: no grace.
                 await self.scheduler.drain(
                     0 if reason == "store_replaced" else self.config.runtime.shutdown_grace_seconds
@@ -546,6 +555,15 @@ class Runtime:
         finally:
             store.close()
             restore_hooks()
+
+    async def _start_up_upkeep(self) -> asyncio.Future[None] | None:
+        """The start-up upkeep, done; a one-shot's is only begun (the future to await
+        before the run ends): its turn does not wait for team sweeps or pings of remote
+        agents, which run beside it as a heartbeat's upkeep runs beside turns."""
+        if self.one_shot:
+            return asyncio.ensure_future(self.upkeep())
+        await self.upkeep()
+        return None
 
     def _run_parts(
         self, sources: Collection[str] | None

@@ -52,13 +52,21 @@ def toolang_register_redactors(register: RegisterFactory) -> None:
 def _detector(context: PluginContext) -> Callable[[str], str]:
     """The runtime's redaction detector: this filter's finders of ``pii_kinds``, so what
     is masked in tool calls is masked wherever text is stored or shown too."""
-    from toolang_hook_security_filter.pii import Scrubber
+    from toolang_hook_security_filter.pii import SHORTEST_MASKED, Scrubber
     from toolang_hook_security_filter.settings import FilterSettings
 
-    settings = context.settings or FilterSettings()
-    scrubber = Scrubber(settings.pii_kinds)
+    kinds = (context.settings or FilterSettings()).pii_kinds
+    # The scrubber (some forty expressions) is made by the first text that could hold
+    # something to mask, not when the runtime is made: a one-shot turn whose texts are
+    # all short never pays for it, and nothing reaches a store before it is made.
+    scrubber: Scrubber | None = None
 
     def detect(text: str) -> str:
+        nonlocal scrubber
+        if len(text) < SHORTEST_MASKED:
+            return text
+        if scrubber is None:
+            scrubber = Scrubber(kinds)  # two threads may both make one: either is right
         return scrubber.scrub_text(text, {})
 
     return detect

@@ -3,12 +3,13 @@
 Every pattern starts with a literal or a character class and checks the boundary
 *behind* its first character, so ``re`` jumps from candidate to candidate instead of
 trying every position; emails are found from each ``@`` outwards. A finder returns the
-new string and how many values it masked. Patterns are compiled when a
-:class:`Finders` is made (once per runtime), never at import.
+new string and how many values it masked. Patterns are compiled on first use by a
+:class:`Finders` (one per runtime), never at import.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Final
@@ -171,24 +172,58 @@ class Finders:
     """The compiled patterns, and one finder per kind."""
 
     def __init__(self) -> None:
-        self._shapes = {p: re.compile(_shape_pattern(p, rest)) for p, rest in KEY_SHAPES.items()}
-        self._labelled = re.compile(_LABELLED)
-        self._labelled_any_case = re.compile(_LABELLED, re.IGNORECASE)
-        self._url_password = re.compile(_URL_PASSWORD)
-        self._email_local = re.compile(_EMAIL_LOCAL)
-        self._email_domain = re.compile(_EMAIL_DOMAIN)
-        self._iban = re.compile(_IBAN)
-        self._card = re.compile(_CARD)
-        self._phone = re.compile(_PHONE)
-        self._aws_pair = re.compile(_AWS_PAIR)
+        # Some thirty key shapes: each is compiled when a text first holds its prefix.
+        self._shapes: dict[str, re.Pattern[str]] = {}
         self.seven_digits = re.compile(_SEVEN_DIGITS)
         self.six_digits = re.compile(_SIX_DIGITS)
+
+    # The kinds' patterns are compiled by the first text that gets as far as each: most
+    # texts are passed over by a cheap look first (no "@", fewer than six digits ...).
+    @functools.cached_property
+    def _labelled(self) -> re.Pattern[str]:
+        return re.compile(_LABELLED)
+
+    @functools.cached_property
+    def _labelled_any_case(self) -> re.Pattern[str]:
+        return re.compile(_LABELLED, re.IGNORECASE)
+
+    @functools.cached_property
+    def _url_password(self) -> re.Pattern[str]:
+        return re.compile(_URL_PASSWORD)
+
+    @functools.cached_property
+    def _email_local(self) -> re.Pattern[str]:
+        return re.compile(_EMAIL_LOCAL)
+
+    @functools.cached_property
+    def _email_domain(self) -> re.Pattern[str]:
+        return re.compile(_EMAIL_DOMAIN)
+
+    @functools.cached_property
+    def _iban(self) -> re.Pattern[str]:
+        return re.compile(_IBAN)
+
+    @functools.cached_property
+    def _card(self) -> re.Pattern[str]:
+        return re.compile(_CARD)
+
+    @functools.cached_property
+    def _phone(self) -> re.Pattern[str]:
+        return re.compile(_PHONE)
+
+    @functools.cached_property
+    def _aws_pair(self) -> re.Pattern[str]:
+        return re.compile(_AWS_PAIR)
 
     def key_shapes(self, text: str, prefixes: Iterable[str]) -> tuple[str, int]:
         """API keys and tokens of the shapes whose ``prefixes`` the text holds."""
         count = 0
         for prefix in prefixes:
-            text, found = self._shapes[prefix].subn(MASKS["secret"], text)
+            shape = self._shapes.get(prefix)
+            if shape is None:  # two threads may both compile it: either is right
+                shape = re.compile(_shape_pattern(prefix, KEY_SHAPES[prefix]))
+                self._shapes[prefix] = shape
+            text, found = shape.subn(MASKS["secret"], text)
             count += found
         return text, count
 

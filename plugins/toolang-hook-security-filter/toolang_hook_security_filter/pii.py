@@ -29,7 +29,9 @@ Checksums and shapes keep false positives down: a random 16-digit id is not a ca
 unless it also passes Luhn (one in ten does — see the README), a UUID or a git SHA is
 no key shape.
 
-Patterns are compiled when a :class:`Scrubber` is made (once per runtime), not at import.
+Patterns are compiled when a :class:`Scrubber` is made (the runtime's redaction detector
+makes it for the first text it masks), not at import; a key shape's pattern when a text
+first holds its prefix.
 """
 
 from __future__ import annotations
@@ -52,6 +54,9 @@ from toolang_hook_security_filter.hints import trie_pattern
 
 PiiKind = Literal["email", "phone", "card", "iban", "secret", "national_id"]
 PII_KINDS: Final[tuple[PiiKind, ...]] = ("email", "phone", "card", "iban", "secret", "national_id")
+
+SHORTEST_MASKED: Final = 6
+"""No text shorter than this holds anything a :class:`Scrubber` masks."""
 
 _LABELS = ("bearer", "basic", "pass", "pwd", "secret", "token", "key", "credential")
 """Words in the lowercased string without which no labelled credential is found."""
@@ -91,7 +96,7 @@ class Scrubber:
 
     def scrub_text(self, text: str, found: dict[str, int]) -> str:
         """``text`` with every enabled kind masked; counts go into ``found``."""
-        if len(text) < 6:  # shorter than anything masked here: most strings are short
+        if len(text) < SHORTEST_MASKED:  # most strings are short
             return text
         if self._secret:
             text = self._scrub_secrets(text, found)
