@@ -33,9 +33,9 @@ def toolang_offer_tools(runtime: RuntimeView, tools: ToolOffer) -> Awaitable[Non
     Called once per plugin when a runtime starts serving, before ``toolang_startup``;
     ``runtime.settings_for(...)`` is the configuration the runtime was started with.
     ``tools`` is this plugin's :class:`~toolang_core.ToolOffer` for the run: call
-    ``tools.add(tool)`` now or keep it and call ``add``, ``remove(name)`` or
-    ``replace(tools)`` at any time (from any thread) until the run ends, when your
-    offered tools are withdrawn and the offer is closed.
+    ``tools.add(tool)`` now or keep it and call ``add`` or ``remove(name)`` at any
+    time (from any thread) until the run ends, when your offered tools are withdrawn
+    and the offer is closed.
 
     Offered tools follow the registered tools' name rules: a name another plugin has,
     or one ``[tools.providers]`` gives to another plugin, is refused

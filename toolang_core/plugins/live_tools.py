@@ -192,7 +192,7 @@ class OfferedTools:
 class ToolOffer:
     """What a plugin's ``toolang_offer_tools`` gets: its tools for this run.
 
-    Keep it for the run: :meth:`add`, :meth:`remove` and :meth:`replace` may be called
+    Keep it for the run: :meth:`add` and :meth:`remove` may be called
     at any time until the run ends (from any thread), after which they raise
     :class:`OfferClosed`. Each change goes through the same name rules as registered
     tools; the next turn sees it."""
@@ -218,22 +218,6 @@ class ToolOffer:
         error naming the plugin (and ``why``). ``False`` when it offers no such tool."""
         self._open()
         return self._offered.remove(self.plugin, name, why)
-
-    def replace(self, tools: Iterable[Tool], why: str = "") -> list[ToolClash]:
-        """Make ``tools`` this plugin's whole offer: withdraw the others, add or update
-        these. Every tool is tried; the clashes are returned (nothing raised for them).
-        """
-        self._open()
-        wanted = {tool.name: tool for tool in tools}
-        for name in self.names - wanted.keys():
-            self._offered.remove(self.plugin, name, why)
-        clashes = []
-        for tool in wanted.values():
-            try:
-                self._offered.add(self.plugin, tool)
-            except ToolClash as exc:
-                clashes.append(exc)
-        return clashes
 
     @property
     def names(self) -> frozenset[str]:
