@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from toolang_core import AskApproval, RegisterSettings, hookimpl
+from toolang_core import RegisterSettings, hookimpl
 from toolang_tools_mcp.settings import McpSettings
 
 if TYPE_CHECKING:
     import click
 
-    from toolang_core import DoctorCheck, RuntimeView, ToolCall, ToolCallContext, ToolOffer
+    from toolang_core import DoctorCheck, RuntimeView, ToolOffer
 
 NAME = "tools-mcp"
 log = structlog.get_logger("toolang.tools_mcp")
@@ -36,23 +36,6 @@ def toolang_offer_tools(runtime: RuntimeView, tools: ToolOffer) -> Awaitable[Non
     from toolang_tools_mcp.lifecycle import offer_server_tools
 
     return offer_server_tools(runtime, tools)
-
-
-@hookimpl
-def toolang_filter_tool_call(call: ToolCall, ctx: ToolCallContext) -> AskApproval | None:
-    """Ask a person before a call the server's approval rule names (by default, the
-    tools the server annotates ``destructiveHint``)."""
-    from toolang_tools_mcp.tools import McpToolFunction
-
-    registered = ctx.runtime.components.tools.get(call.name) if ctx.runtime else None
-    function = registered.tool.function if registered is not None else None
-    if isinstance(function, McpToolFunction) and function.needs_approval:
-        why = "destructive" if function.remote.destructive else "configured"
-        return AskApproval(
-            reason=f"MCP server {function.server!r}: tool {function.remote.name!r} is {why}",
-            rule=f"tools-mcp:{function.server}",
-        )
-    return None
 
 
 @hookimpl
