@@ -290,6 +290,7 @@ WRAPPERS: dict[str, Callable[[Hooks], Any]] = {
     "toolang_startup": lambda h: h.startup(RT),
     "toolang_upkeep": lambda h: h.upkeep(RT),
     "toolang_shutdown": lambda h: h.shutdown(RT, "stop"),
+    "toolang_offer_tools": lambda h: h.offer_tools(RT, lambda plugin: None),
     "toolang_inactive_hooks": lambda h: h.leave_out_inactive(RT)(),
     "toolang_on_event": lambda h: h.on_event(SimpleNamespace(), RT),
     "toolang_prompt_notes": lambda h: h.prompt_notes("operator", "chat:1", RT),

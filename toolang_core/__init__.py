@@ -120,6 +120,11 @@ if TYPE_CHECKING:
     from toolang_core.plugins.host import (
         PluginHost as PluginHost,
     )
+    from toolang_core.plugins.live_tools import (
+        OfferClosed as OfferClosed,
+        ToolClash as ToolClash,
+        ToolOffer as ToolOffer,
+    )
     from toolang_core.plugins.registrars import (
         RegisterFactory as RegisterFactory,
         RegisterRoute as RegisterRoute,
@@ -385,6 +390,9 @@ _LAZY = {
     "PluginContext": "toolang_core.plugins.context",
     "HookFailure": "toolang_core.hookspecs.rules",
     "PluginHost": "toolang_core.plugins.host",
+    "OfferClosed": "toolang_core.plugins.live_tools",
+    "ToolClash": "toolang_core.plugins.live_tools",
+    "ToolOffer": "toolang_core.plugins.live_tools",
     "RegisterFactory": "toolang_core.plugins.registrars",
     "RegisterRoute": "toolang_core.plugins.registrars",
     "RegisterSettings": "toolang_core.plugins.registrars",

@@ -16,6 +16,7 @@ import structlog
 
 from toolang_core.agents.partition import ToolAssignment, assign_tools, narrow_tools
 from toolang_core.agents.registry import AgentRegistry
+from toolang_core.plugins.live_tools import LiveMap
 
 if TYPE_CHECKING:
     from toolang_core.agents.pool import AgentPool, PoolRecords
@@ -55,6 +56,7 @@ class AgentCatalog:
         self.runtime = runtime
         self._registry: AgentRegistry | None = None
         self._assignment: ToolAssignment | None = None
+        self._assigned_from: object = None  # the tools snapshot it was worked out from
         self._loading = threading.RLock()
         # the last answer of candidates(): (registry, router, candidates)
         self._candidates: tuple[AgentRegistry, str, tuple[AgentDefinition, ...]] | None = None
@@ -75,12 +77,15 @@ class AgentCatalog:
         """Every usable tool partitioned among the active agents.
 
         A tool whose required runtime service is off (the memory tools while no memory
-        plugin is configured) is not partitioned: no agent is offered it."""
-        if self._assignment is None:
-            runtime = self.runtime
+        plugin is configured) is not partitioned: no agent is offered it. Worked out
+        again when the tools change (a plugin offered or withdrew one while serving)."""
+        runtime = self.runtime
+        tools = runtime.components.tools
+        current = tools.current if isinstance(tools, LiveMap) else tools
+        if self._assignment is None or self._assigned_from is not current:
             usable = {
                 name: registration.tool
-                for name, registration in runtime.components.tools.items()
+                for name, registration in current.items()
                 if all(runtime.service_available(s) for s in registration.tool.requires)
             }
             agents = runtime.config.agents
@@ -90,6 +95,7 @@ class AgentCatalog:
                 declared={name: t.owner for name, t in usable.items() if t.owner},
                 fallback=agents.default if agents.unmatched_tools == "default" else None,
             )
+            self._assigned_from = current
         return self._assignment
 
     def reload(self) -> None:

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
+from toolang_core.plugins.live_tools import LiveMap
+from toolang_core.plugins.loader import normalize
 from toolang_core.plugins.records import PluginStatus
 from toolang_core.plugins.registrars import Factory
 from toolang_core.plugins.tool_names import decide_tool_names
@@ -76,11 +78,15 @@ class Components:
     components: dict[str, dict[str, Registration]] = attrs.field(
         factory=lambda: {kind: {} for kind in COMPONENT_KINDS.values()}
     )
-    tools: dict[str, ToolRegistration] = attrs.field(factory=dict)
+    tools: LiveMap[str, ToolRegistration] = attrs.field(factory=LiveMap)
+    """Every tool a model may be offered: the registered ones and, while the runtime
+    serves, those plugins offer (``toolang_offer_tools``). Replaced whole on each
+    change; keep ``tools.current`` to read one version several times."""
     agent_sources: list[AgentSourceRegistration] = attrs.field(factory=list)
-    withheld_tools: dict[str, str] = attrs.field(factory=dict)
+    withheld_tools: LiveMap[str, str] = attrs.field(factory=LiveMap)
     """Tool names registered by several plugins (or given by ``[tools.providers]`` to
-    one that does not register them), withheld from all: name → why."""
+    one that does not register them), withheld from all, and tools withdrawn while the
+    runtime serves: name → why."""
     tool_claims: dict[str, list[ToolRegistration]] = attrs.field(factory=dict)
     """Every tool registration by name, in the order the plugins were asked (what
     :attr:`tools` was decided from)."""
@@ -169,14 +175,7 @@ class _PluginContributions:
         )
 
     def register_tool(self, tool: Tool | Callable[..., Any]) -> None:
-        if not isinstance(tool, Tool):
-            if not callable(tool):
-                raise RegistrationError(
-                    f"expected a toolang_core.tools.Tool or a function, got {tool!r}"
-                )
-            tool = Tool.from_function(tool)
-        if not _TOOL_NAME.match(tool.name):
-            raise RegistrationError(f"tool name {tool.name!r} must match {_TOOL_NAME.pattern}")
+        tool = check_tool(tool)
         if any(r.tool.name == tool.name for r in self.tools):
             raise RegistrationError(f"tool {tool.name!r} is registered twice by this plugin")
         # Another plugin's tool of the same name is settled once every plugin was asked.
@@ -206,6 +205,21 @@ class _PluginContributions:
         self.merged.agent_sources.extend(self.agent_sources)
 
 
+def check_tool(tool: Tool | Callable[..., Any]) -> Tool:
+    """``tool`` as a :class:`Tool` (a plain function is described by
+    ``Tool.from_function``). :raises RegistrationError: for anything else, or a name
+    that is not a tool name."""
+    if not isinstance(tool, Tool):
+        if not callable(tool):
+            raise RegistrationError(
+                f"expected a toolang_core.tools.Tool or a function, got {tool!r}"
+            )
+        tool = Tool.from_function(tool)
+    if not _TOOL_NAME.match(tool.name):
+        raise RegistrationError(f"tool name {tool.name!r} must match {_TOOL_NAME.pattern}")
+    return tool
+
+
 def collect_components(host: PluginHost) -> Components:
     """Call every registration hook of every active plugin, one plugin at a time.
 
@@ -228,13 +242,29 @@ def collect_components(host: PluginHost) -> Components:
         else:
             host.fail(plugin, "collect", failed[1], hook=failed[0])
     names = decide_tool_names(merged.tool_claims, host.tool_providers, host.record)
-    merged.tools, merged.withheld_tools = names.tools, names.withheld
+    merged.tools.publish(names.tools)
+    merged.withheld_tools.publish(names.withheld)
+    offering = host.hooks.implementations("toolang_offer_tools")
     for problem in names.problems:
+        if problem.level != "error" and _may_offer(problem.tool, host, offering):
+            continue  # a plugin offering tools may offer this one once the runtime serves
         if problem.level == "error":
             host.report_error(problem.message, plugins=problem.plugins, event="plugin.tool_clash")
         else:
             host.warn(None, problem.message, event="plugin.tool_provider_unused")
     return merged
+
+
+def _may_offer(tool: str | None, host: PluginHost, offering: Iterable[str]) -> bool:
+    chosen = host.tool_providers.get(tool or "")
+    if chosen is None:
+        return False
+    key = normalize(chosen)
+    for plugin in offering:
+        found = host.record(plugin)
+        if key in {normalize(found.name), normalize(found.distribution or found.name)}:
+            return True
+    return False
 
 
 def _register_all(

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from toolang_core.events import Event
     from toolang_core.execution.seam import StageDone
     from toolang_core.plugins.host import PluginHost
+    from toolang_core.plugins.live_tools import ToolOffer
     from toolang_core.plugins.required import RequiredProblem
     from toolang_core.plugins.routes import RouteRegistration
     from toolang_core.runtime_view import RuntimeView
@@ -137,6 +138,19 @@ class Hooks(HookRunner):
 
     async def startup(self, runtime: RuntimeView) -> list[HookFailure]:
         return _failures(await self.call("toolang_startup", runtime=runtime))
+
+    async def offer_tools(
+        self, runtime: RuntimeView, offer_for: Callable[[str], ToolOffer]
+    ) -> list[HookFailure]:
+        """Ask each plugin implementing ``toolang_offer_tools`` for its run's tools,
+        handing it ``offer_for(plugin)`` — its own offer."""
+        failures: list[HookFailure] = []
+        for plugin in self.implementations("toolang_offer_tools"):
+            done = await self.call_with(
+                "toolang_offer_tools", Terms(only=plugin), runtime=runtime, tools=offer_for(plugin)
+            )
+            failures.extend(_failures(done))
+        return failures
 
     async def upkeep(self, runtime: RuntimeView) -> list[HookFailure]:
         return _failures(await self.call("toolang_upkeep", runtime=runtime))

@@ -92,6 +92,42 @@ def decide_tool_names(
     return ToolNames(tools, withheld, tuple(problems))
 
 
+def refused_offer(
+    name: str,
+    claims: Sequence[ToolRegistration],
+    providers: Mapping[str, str],
+    record: Callable[[str], PluginRecord],
+) -> str | None:
+    """Why the last of ``claims`` — a tool offered while the runtime serves — cannot
+    have ``name``, or ``None`` when it gets it.
+
+    The same rules as :func:`decide_tool_names`, settled for the newcomer alone: it
+    gets the name when nobody else claims it and ``[tools.providers]`` does not give
+    it to another plugin, or when ``[tools.providers]`` gives it to the newcomer. A
+    clash refuses the newcomer instead of withholding the name from everyone, so a
+    running turn never loses a tool because another plugin offered one like it."""
+    decided = decide_tool_names({name: claims}, _only(providers, name), record)
+    if decided.tools.get(name) is claims[-1]:
+        return None
+    newcomer = _describe(record(claims[-1].plugin))
+    others = [c for c in claims[:-1] if c.plugin != claims[-1].plugin]
+    chosen = providers.get(name)
+    if chosen is not None:
+        return (
+            f"tool {name!r} offered by {newcomer} is refused: {PROVIDERS_KEY} gives it to "
+            f"{chosen!r}" + (f"; registered by {_who(others, record)}" if others else "")
+        )
+    return (
+        f"tool {name!r} offered by {newcomer} is refused: {_who(others, record)} already "
+        f"has it; the standing tool stays. Say whose it is in toolang.toml: "
+        f'{PROVIDERS_KEY} {name} = "<plugin or distribution>"'
+    )
+
+
+def _only(providers: Mapping[str, str], name: str) -> Mapping[str, str]:
+    return {name: providers[name]} if name in providers else {}
+
+
 def _matching(
     chosen: str, registrations: Sequence[ToolRegistration], record: Callable[[str], PluginRecord]
 ) -> ToolRegistration | None:

@@ -29,6 +29,7 @@ from toolang_core.inbox.inbox import Inbox
 from toolang_core.inbox.policy import AdmissionPolicy
 from toolang_core.plugins.context import PluginContext
 from toolang_core.plugins.host import PluginHost
+from toolang_core.plugins.live_tools import OfferedTools
 from toolang_core.plugins.mistakes import misnamed_sources
 from toolang_core.plugins.reader import HostReader
 from toolang_core.redaction import Detector, RedactionPolicy, use_policy
@@ -96,6 +97,7 @@ class Runtime:
         say ``"signal"`` first (``toolang run`` does on SIGINT/SIGTERM)."""
         self._plugin_state: dict[str, Any] = {}
         self._sources = RunningSources()
+        self._offered: OfferedTools | None = None  # while serving
         self.redaction = self._build_redaction()
         """This runtime's redaction policy: the core's rules and its plugins' detectors
         (see :mod:`toolang_core.redaction`; in effect while :meth:`serve` runs)."""
@@ -401,6 +403,22 @@ class Runtime:
 
     # -- running ------------------------------------------------------------------------
 
+    async def _start_plugins(self) -> None:
+        """The plugins' part of starting a run: their offered tools first (start-up
+        hooks may look for them), then ``toolang_startup``; a failing plugin is logged
+        and skipped — unless it is required."""
+        self._offered = OfferedTools(
+            self.host.components, self.host.tool_providers, self.host.record
+        )
+        await self.host.hooks.offer_tools(self, self._offered.offer_for)
+        self._report_start_up(await self.host.hooks.startup(self))
+
+    def _withdraw_offers(self) -> None:
+        """The run ends: the tools plugins offered for it are withdrawn."""
+        if self._offered is not None:
+            self._offered.close()
+            self._offered = None
+
     def _report_start_up(self, failures: list[HookFailure]) -> None:
         """What start-up must say: a required plugin whose ``toolang_startup`` raised
         stops every tool call, and each required plugin not working is logged as an
@@ -507,8 +525,7 @@ class Runtime:
                 has_subscribers=lambda: self.host.hooks.implemented("toolang_on_event"),
                 on_heartbeat=self.upkeep,
             )
-            # A failing plugin is logged and skipped — unless it is required.
-            self._report_start_up(await self.host.hooks.startup(self))
+            await self._start_plugins()
             if on_started is not None:
                 on_started()
             prepare = getattr(executor, "prepare", None)
@@ -553,6 +570,7 @@ class Runtime:
                     "runtime.stopped", run=run_id, reason=reason, admitted=self.scheduler.admitted
                 )
         finally:
+            self._withdraw_offers()
             store.close()
             restore_hooks()
 

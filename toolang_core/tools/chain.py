@@ -112,7 +112,7 @@ class ToolChain:
         self._stages = ChainStages(hooks)  # each stage's hook bound once, not per call
         self.redaction = redaction if redaction is not None else current()
         self.tools = tools
-        self.withheld: Mapping[str, str] = withheld or {}
+        self.withheld: Mapping[str, str] = withheld if withheld is not None else {}
         self.timeout_seconds = timeout_seconds
         self.max_output_chars = max_output_chars
         self.validator = validator or ParamsValidator()

@@ -45,6 +45,7 @@ from toolang_core.config.model import DEFAULT_HISTORY_TURNS
 from toolang_core.execution.seam import AfterTurn, TurnContext, TurnOutcome
 from toolang_core.models.resolve import ModelResolver
 from toolang_core.models.types import NO_HEADERS, Message, ModelError, ToolSpec
+from toolang_core.plugins.live_tools import LiveMap
 from toolang_core.store.types import TurnStatus
 from toolang_core.taskruns import view
 from toolang_core.tools.chain import ToolChain
@@ -135,9 +136,12 @@ class AgentExecutor(PersonWaits):
             allowed = self.runtime.agents.scope(agent, allowed_tools)
         except (ToolScopeError, PatternError) as exc:
             raise TurnFailed(str(exc), "agent_error") from None
+        # one snapshot: a tool withdrawn since the scope was worked out is not offered
+        current = registered.current if isinstance(registered, LiveMap) else registered
         specs = tuple(
-            ToolSpec(n, registered[n].tool.description, registered[n].tool.parameters)
+            ToolSpec(n, current[n].tool.description, current[n].tool.parameters)
             for n in sorted(allowed)
+            if n in current
         )
         return specs, allowed
 

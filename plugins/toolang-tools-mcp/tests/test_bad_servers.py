@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tools_mcp_kit import SERVERS, runtime_with, stdio_server
+from tools_mcp_kit import SERVERS, offered_tools, runtime_with, stdio_server
 
 from toolang_tools_mcp.catalog import ServerToolsError, checked_tools
 from toolang_tools_mcp.connect import ServerStartError
@@ -43,7 +43,7 @@ def test_a_broken_server_leaves_the_others_tools_registered(
         '[plugins.tools-mcp.servers.ghost]\ncommand = "/nonexistent/mcp-server"\n'
     )
     runtime = runtime_with(toolang_runtime, toolang_home, monkeypatch, sections)
-    mine = sorted(n for n, r in runtime.components.tools.items() if r.plugin == "tools-mcp")
+    mine = sorted(n for n, r in offered_tools(runtime).items() if r.plugin == "tools-mcp")
     assert mine == [
         "notes_append_note",
         "notes_delete_note",
@@ -90,6 +90,7 @@ def test_a_name_clash_with_another_plugins_tool_is_refused_naming_both(
         stdio_server("notes", "files_server.py", str(tmp_path / "ledger")),
         other=Other(),
     )
-    assert "notes_read_note" not in runtime.components.tools  # never silently shadowed
-    why = runtime.components.withheld_tools["notes_read_note"]
-    assert "tools-mcp" in why and "other" in why
+    # Offered while the runtime serves, the MCP tool is refused: the standing one stays.
+    tools = offered_tools(runtime)
+    assert tools["notes_read_note"].plugin == "other"  # never silently shadowed
+    assert tools["notes_hold"].plugin == "tools-mcp"  # the server's other tools stay

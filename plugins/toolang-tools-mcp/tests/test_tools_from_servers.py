@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tools_mcp_kit import runtime_with, stdio_server
+from tools_mcp_kit import offered_tools, runtime_with, stdio_server
 
 from toolang_core.store.types import NewTurnRequest, TurnStatus
 from toolang_core.testing.models import text, tool_call
@@ -32,7 +32,8 @@ def test_tools_are_registered_with_prefix_owner_and_annotation_effects(
             "notes", "files_server.py", str(tmp_path / "ledger"), extra='owner = "operator"'
         ),
     )
-    tools = {n: r.tool for n, r in runtime.components.tools.items() if r.plugin == "tools-mcp"}
+    offered = offered_tools(runtime)
+    tools = {n: r.tool for n, r in offered.items() if r.plugin == "tools-mcp"}
     assert sorted(tools) == [
         "notes_append_note",
         "notes_delete_note",

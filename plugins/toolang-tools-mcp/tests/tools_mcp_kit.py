@@ -3,7 +3,10 @@ a runtime configured to use them."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,11 +50,9 @@ def server_pid(pid_file: Path) -> int:
 def runtime_with(
     toolang_runtime: Any, toolang_home: Any, monkeypatch: Any, sections: str, **plugins: Any
 ) -> Any:
-    """A runtime whose configuration (also the one ``TOOLANG_CONFIG`` names, which the
-    plugin reads when it registers its tools) holds ``sections``."""
+    """A runtime whose configuration holds ``sections``."""
     import toolang_tools_mcp
 
-    monkeypatch.setenv("TOOLANG_CONFIG", str(toolang_home.config_path))
     config = '[models]\ndefault = "scripted"\n[runtime]\npoll_seconds = 0.05\n' + sections
     toolang_home.write_config(config)
     return toolang_runtime(config, plugins={"tools-mcp": toolang_tools_mcp, **plugins})
@@ -75,3 +76,45 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def offered_tools(runtime: Any) -> dict[str, Any]:
+    """The runtime's tools once its plugins offered theirs: it serves (nothing) until
+    idle and they are read when it has started, before its offers are withdrawn."""
+    import asyncio
+
+    seen: dict[str, Any] = {}
+    started = lambda: seen.update(runtime.components.tools.current)  # noqa: E731
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=(), on_started=started))
+    return seen
+
+
+@contextlib.contextmanager
+def serving(runtime: Any) -> Iterator[None]:
+    """``runtime`` serving in a thread of its own (no turn sources) while the block
+    runs; it has started (its plugins offered their tools) when the block begins."""
+    import asyncio
+
+    box: dict[str, Any] = {}
+    started = threading.Event()
+
+    async def serve() -> None:
+        box["stop"], box["loop"] = asyncio.Event(), asyncio.get_running_loop()
+        await runtime.serve(box["stop"], sources=(), on_started=started.set)
+
+    thread = threading.Thread(target=lambda: box.update(done=asyncio.run(serve())))
+    thread.start()
+    try:
+        wait_for("the runtime to start", lambda: started.is_set() or not thread.is_alive(), 600)
+        assert started.is_set(), "the runtime stopped before it started serving"
+        yield
+    finally:
+        if "loop" in box:
+            box["loop"].call_soon_threadsafe(box["stop"].set)
+        thread.join()
+
+
+def finished(inbox: Any, turn_id: str) -> Any:
+    """Wait (with a deadline) until turn ``turn_id`` ended; its request."""
+    ended = ("completed", "failed", "canceled")
+    return wait_for(f"turn {turn_id}", lambda: (r := inbox.get(turn_id)).status in ended and r, 600)

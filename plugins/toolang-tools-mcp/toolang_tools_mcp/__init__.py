@@ -1,9 +1,10 @@
 """toolang-tools-mcp: the tools of MCP servers as toolang tools.
 
-Each server of ``[plugins.tools-mcp.servers.<name>]`` is asked for its tools when the
-plugin registers its tools; each becomes ``<prefix><tool>`` and every call goes through
-the whole tool-call chain. Servers run in one session per runtime (see
-:mod:`toolang_tools_mcp.sessions`). See docs/mcp.md.
+Each server of ``[plugins.tools-mcp.servers.<name>]`` (of the runtime's configuration)
+is asked for its tools when a runtime starts serving, and again when it says its list
+changed; each becomes ``<prefix><tool>``, offered through ``toolang_offer_tools``, and
+every call goes through the whole tool-call chain. Servers run in one session per
+runtime (see :mod:`toolang_tools_mcp.sessions`). See docs/mcp.md.
 """
 
 from __future__ import annotations
@@ -13,13 +14,13 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from toolang_core import RegisterSettings, RegisterTool, hookimpl
-from toolang_tools_mcp.settings import McpSettings, check_servers
+from toolang_core import RegisterSettings, hookimpl
+from toolang_tools_mcp.settings import McpSettings
 
 if TYPE_CHECKING:
     import click
 
-    from toolang_core import DoctorCheck, RuntimeView
+    from toolang_core import DoctorCheck, RuntimeView, ToolOffer
 
 NAME = "tools-mcp"
 log = structlog.get_logger("toolang.tools_mcp")
@@ -31,17 +32,10 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 
 
 @hookimpl
-def toolang_register_tools(register: RegisterTool) -> None:
-    from toolang_tools_mcp.catalog import configured_settings, server_tools
+def toolang_offer_tools(runtime: RuntimeView, tools: ToolOffer) -> Awaitable[None] | None:
+    from toolang_tools_mcp.lifecycle import offer_server_tools
 
-    found = configured_settings()
-    if found is None:
-        return
-    settings, config = found
-    check_servers(settings)
-    for name, server in settings.servers.items():
-        for tool in server_tools(name, server, config):
-            register(tool)
+    return offer_server_tools(runtime, tools)
 
 
 @hookimpl

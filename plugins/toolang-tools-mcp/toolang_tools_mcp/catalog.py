@@ -1,46 +1,25 @@
-"""The configured servers' tools, as toolang tools, at registration time.
+"""A configured server's tools, as toolang tools.
 
-Registration hooks get no configuration, so the plugin reads the one the CLI would use
-(``TOOLANG_CONFIG``, then ``./toolang.toml``). A server that does not start, does not
-speak MCP or lists a tool with an invalid schema is reported (an error naming the
-server) and left out; the other servers' tools stay.
+The settings and configuration are the runtime's (``toolang --config`` included). A
+server that does not start, does not speak MCP or lists a tool with an invalid schema
+is reported (an error naming the server) and left out; the other servers' tools stay.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import structlog
 
-from toolang_core import (
-    Tool,
-    ToolangConfig,
-    check_schema,
-    find_config,
-    load_config,
-    plugin_settings,
-)
-from toolang_tools_mcp.listing import list_tools
-from toolang_tools_mcp.settings import McpSettings, ServerSettings
+from toolang_core import Tool, ToolangConfig, check_schema
+from toolang_tools_mcp.listing import RemoteTool, list_tools
+from toolang_tools_mcp.settings import ServerSettings
 
 log = structlog.get_logger("toolang.tools_mcp")
 
 
 class ServerToolsError(RuntimeError):
     """A server's tool list cannot be used; the message names the server and tool."""
-
-
-def configured_settings() -> tuple[McpSettings, ToolangConfig] | None:
-    """``[plugins.tools-mcp]`` of the configuration in use and that configuration, or
-    ``None`` when there is none or it does not load (the core reports a broken
-    configuration itself)."""
-    try:
-        path = find_config()
-        if path is None:
-            return None
-        config = load_config(path)
-        return plugin_settings(config, "tools-mcp", McpSettings), config
-    except Exception as exc:  # the core reports the configuration's errors
-        log.debug("tools_mcp.no_config", error=str(exc))
-        return None
 
 
 def server_tools(name: str, server: ServerSettings, config: ToolangConfig | None) -> list[Tool]:
@@ -62,10 +41,18 @@ def checked_tools(
     :raises ServerStartError: naming the server, when it does not start or answer.
     :raises ServerToolsError: naming the server and the tool whose schema is invalid.
     """
+    return tools_of(name, server, list_tools(name, server, config))
+
+
+def tools_of(name: str, server: ServerSettings, remotes: Iterable[RemoteTool]) -> list[Tool]:
+    """The toolang tools of ``remotes``, the tools server ``name`` lists.
+
+    :raises ServerToolsError: naming the server and the tool whose schema is invalid.
+    """
     from toolang_tools_mcp.tools import make_tool
 
     tools = []
-    for remote in list_tools(name, server, config):
+    for remote in remotes:
         try:
             check_schema(
                 dict(remote.input_schema), where=f"MCP server {name!r}, tool {remote.name!r}"

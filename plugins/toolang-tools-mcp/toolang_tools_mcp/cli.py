@@ -7,9 +7,14 @@ the CLI when another plugin made it, else made here.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+from toolang_core.cli import CliState, pass_state
+
+if TYPE_CHECKING:
+    from toolang_core import RuntimeView
 
 
 def mcp_group(cli: click.Group) -> click.Group:
@@ -28,10 +33,10 @@ def mcp_group(cli: click.Group) -> click.Group:
 def add_list_command(cli: click.Group) -> None:
     @mcp_group(cli).command("list")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-    @click.pass_context
-    def list_servers(ctx: click.Context, as_json: bool) -> None:
+    @pass_state
+    def list_servers(state: CliState, as_json: bool) -> None:
         """List the configured MCP servers, their state and their tools with owners."""
-        rows = server_rows()
+        rows = server_rows(state.runtime)
         if as_json:
             click.echo(json.dumps(rows, indent=2))
             return
@@ -48,17 +53,15 @@ def add_list_command(cli: click.Group) -> None:
                 click.echo(f"  {tool['name']}  owner={tool['owner'] or '-'}  {flags}")
 
 
-def server_rows() -> list[dict[str, Any]]:
-    """Each configured server: state (``available`` when it listed its tools, else
-    ``failed`` with the error) and its tools."""
-    from toolang_tools_mcp.catalog import checked_tools, configured_settings
+def server_rows(runtime: RuntimeView) -> list[dict[str, Any]]:
+    """Each server ``runtime``'s configuration names: state (``available`` when it
+    listed its tools, else ``failed`` with the error) and its tools."""
+    from toolang_tools_mcp.catalog import checked_tools
+    from toolang_tools_mcp.lifecycle import settings_of
     from toolang_tools_mcp.settings import check_servers
     from toolang_tools_mcp.tools import McpToolFunction
 
-    found = configured_settings()
-    if found is None:
-        return []
-    settings, config = found
+    settings, config = settings_of(runtime), runtime.config
     check_servers(settings)
     rows = []
     for name, server in settings.servers.items():

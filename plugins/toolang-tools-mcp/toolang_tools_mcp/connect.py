@@ -27,16 +27,21 @@ def open_client(
     server: ServerSettings,
     env: Mapping[str, str] | None = None,
     config: ToolangConfig | None = None,
+    message_handler: Any = None,
 ) -> AbstractAsyncContextManager[Any]:
     """An ``mcp.Client`` (not yet entered) for ``server``; entering it starts the server
     (stdio: in the tool sandbox ``config`` describes, :mod:`.sandboxed`) or connects
     (HTTP) and runs the MCP handshake.
+
+    ``message_handler`` gets the server's notifications (``None``: the SDK's default).
 
     :raises ServerStartError: naming the server and the missing environment variable.
     """
     from mcp import Client
 
     from toolang_tools_mcp.sandboxed import sandboxed_stdio
+
+    extra: dict[str, Any] = {} if message_handler is None else {"message_handler": message_handler}
 
     environ = os.environ if env is None else env
     if server.command is not None:
@@ -47,9 +52,9 @@ def open_client(
             )
         passed = {key: environ[key] for key in server.env if key in environ}
         # In the tool sandbox; it dies with the runtime, even a SIGKILLed one.
-        return Client(sandboxed_stdio(name, server, passed, config), cache=None)
+        return Client(sandboxed_stdio(name, server, passed, config), cache=None, **extra)
     assert server.url is not None
-    return Client(_http_transport(name, server, environ), cache=None)
+    return Client(_http_transport(name, server, environ), cache=None, **extra)
 
 
 def _http_transport(name: str, server: ServerSettings, environ: Mapping[str, str]) -> Any:

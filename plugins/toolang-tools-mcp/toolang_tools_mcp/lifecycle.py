@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from toolang_core import DoctorCheck
@@ -9,7 +10,7 @@ from toolang_tools_mcp.sessions import SessionPool
 from toolang_tools_mcp.settings import McpSettings
 
 if TYPE_CHECKING:
-    from toolang_core import RuntimeView
+    from toolang_core import RuntimeView, ToolOffer
 
 PLUGIN = "tools-mcp"
 
@@ -17,6 +18,25 @@ PLUGIN = "tools-mcp"
 def settings_of(runtime: RuntimeView) -> McpSettings:
     found = runtime.settings.get(PLUGIN)
     return found if isinstance(found, McpSettings) else McpSettings()
+
+
+async def offer_server_tools(runtime: RuntimeView, tools: ToolOffer) -> None:
+    """This run's tools: every configured server's, listed at once (each over a
+    connection of its own; a server that cannot be listed is logged and left out).
+    Later lists come over the servers' sessions (:mod:`toolang_tools_mcp.sessions`)."""
+    from toolang_tools_mcp.catalog import server_tools
+    from toolang_tools_mcp.settings import check_servers
+
+    settings = settings_of(runtime)
+    check_servers(settings)
+    pool = runtime.plugin_state(PLUGIN, SessionPool)
+    pool.offers.start(tools)
+    servers = list(settings.servers.items())
+    listed = await asyncio.gather(
+        *(asyncio.to_thread(server_tools, name, server, runtime.config) for name, server in servers)
+    )
+    for (name, _), found in zip(servers, listed, strict=True):
+        pool.offers.sync(name, found)
 
 
 async def start_eager_servers(runtime: RuntimeView) -> None:

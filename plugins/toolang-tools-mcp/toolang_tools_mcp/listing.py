@@ -1,4 +1,5 @@
-"""Ask a server for its tools, once, when the plugin registers them."""
+"""Ask a server for its tools: once, over a connection of its own (when a run starts,
+for ``toolang mcp list`` and the doctor), or over a session's open client."""
 
 from __future__ import annotations
 
@@ -58,14 +59,19 @@ async def _list(name: str, server: ServerSettings, config: Any) -> list[RemoteTo
 
     with anyio.fail_after(server.start_timeout_seconds):
         async with open_client(name, server, config=config) as client:
-            tools: list[RemoteTool] = []
-            cursor = None
-            while True:
-                page = await client.list_tools(cursor=cursor)
-                tools.extend(remote_tool(tool) for tool in page.tools)
-                cursor = page.next_cursor
-                if not cursor:
-                    return tools
+            return await listed_by(client)
+
+
+async def listed_by(client: Any) -> list[RemoteTool]:
+    """Every tool an entered ``mcp.Client`` lists (all pages)."""
+    tools: list[RemoteTool] = []
+    cursor = None
+    while True:
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(remote_tool(tool) for tool in page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
 
 
 def remote_tool(tool: Any) -> RemoteTool:

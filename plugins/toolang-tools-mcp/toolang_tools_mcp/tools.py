@@ -56,6 +56,7 @@ class McpToolFunction:
                 f"{where}: the connection to the server was lost during the call "
                 f"({type(exc).__name__}: {exc}); it may or may not have run"
             ) from None
+        await session.settled()  # a call that changed the server's tools: their new list
         cap = _settings_of(context).max_result_bytes
         return convert_result(self.server, self.remote.name, result, cap)
 
