@@ -549,30 +549,36 @@ class Runtime:
                 self.stop_reason = "store_replaced" if isinstance(exc, StoreReplaced) else "error"
                 raise
             finally:
-                reason = self.stop_reason
                 self.admitting = False
                 self._sources.stopped()
                 stop.set()
                 # The sources, and a one-shot's start-up upkeep (begun beside its turn).
                 upkeep = [beside] if beside is not None else []
                 await asyncio.gather(*source_tasks, *upkeep, return_exceptions=True)
-                # With its files gone, nothing the turns do can be recorded: no grace.
-                await self.scheduler.drain(
-                    0 if reason == "store_replaced" else self.config.runtime.shutdown_grace_seconds
-                )
-                await self._shut_down(reason)
-                self._end_run(store, run_id)
-                self.close_plugin_databases()
-                if memory is not None:
-                    memory.close()
-                    self._plugin_state.pop("memory:service", None)
-                log.info(
-                    "runtime.stopped", run=run_id, reason=reason, admitted=self.scheduler.admitted
-                )
+                await self._wind_down(store, run_id, memory)
         finally:
             self._withdraw_offers()
             store.close()
             restore_hooks()
+
+    async def _wind_down(
+        self, store: ExecutionStore, run_id: str, memory: MemoryService | None
+    ) -> None:
+        """After the sources stopped: the turns drained, the plugins shut down, the run
+        ended in the store, the plugins' databases and memory closed."""
+        reason = self.stop_reason
+        assert self.scheduler is not None
+        # With its files gone, nothing the turns do can be recorded: no grace.
+        await self.scheduler.drain(
+            0 if reason == "store_replaced" else self.config.runtime.shutdown_grace_seconds
+        )
+        await self._shut_down(reason)
+        self._end_run(store, run_id)
+        self.close_plugin_databases()
+        if memory is not None:
+            memory.close()
+            self._plugin_state.pop("memory:service", None)
+        log.info("runtime.stopped", run=run_id, reason=reason, admitted=self.scheduler.admitted)
 
     async def _start_up_upkeep(self) -> asyncio.Future[None] | None:
         """The start-up upkeep, done; a one-shot's is only begun (the future to await
