@@ -13,7 +13,7 @@ import anyio
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp_kit import ALICE, Home
+from source_mcp_kit import ALICE, Home
 
 from toolang_core import ApprovalBook, TurnFilter
 from toolang_core.store.sqlite import SQLiteStore
