@@ -78,9 +78,16 @@ def toolang_serves_routes(runtime: Runtime) -> str | None:
 @hookimpl
 def toolang_inactive_hooks(runtime: Runtime) -> tuple[str, ...]:
     """A run that starts no server (not enabled, or a one-shot chat/invoke) has nobody
-    waiting over HTTP for a turn to finish, nor watching its events."""
-    off = settings_of(runtime) is None or runtime.one_shot
-    return ("toolang_deliver_turn", "toolang_on_event") if off else ()
+    waiting over HTTP for a turn to finish, nor watching its events; and the events
+    are listened to only when a plugin that reports them runs."""
+    if settings_of(runtime) is None or runtime.one_shot:
+        return ("toolang_deliver_turn", "toolang_on_event")
+    # Listening to the bus makes the runtime publish every turn's turn.* events: only
+    # when a plugin that reports turn events (TurnEvents) is in the run.
+    from toolang_server.turn_events import PUBLISHERS
+
+    reporting = PUBLISHERS.intersection(runtime.plugins.active_names)
+    return () if reporting else ("toolang_on_event",)
 
 
 @hookimpl

@@ -6,7 +6,8 @@ reporting how far it got: an MCP server's ``notifications/progress``, see
 docs/mcp.md) in memory, bounded: the last ``PER_TURN`` events of the last ``TURNS``
 turns. They are live information, not part of the turn's record: they are not in the
 store, and a turn run by another process, or before this runtime started, shows none.
-A watcher attaching late first gets the turn's events so far.
+A watcher attaching late first gets the turn's events so far. The server subscribes
+only when a plugin of ``PUBLISHERS`` is in the run.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
 STATE_KEY: Final = "server:turn_events"
 KINDS: Final = frozenset({"tool.progress"})
 """The bus events shown with their turn."""
+PUBLISHERS: Final = frozenset({"tools-mcp"})
+"""The plugins that publish such events: the server listens to the bus only when one of
+them is in the run (a subscriber makes the runtime publish every turn's ``turn.*``
+events, a cost for nothing otherwise)."""
 TURNS: Final = 64
 PER_TURN: Final = 100
 
