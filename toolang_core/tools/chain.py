@@ -193,9 +193,14 @@ class ToolChain:
                 ctx,
                 _error(f"blocked by security filter {plugin!r}: {block.reason}", "blocked"),
             )
-        if not filtered.verdicts:
+        declared = self.tools[call.name]
+        if declared.tool.asks_approval is not None:  # the tool itself is never unattended
+            stages.append(_filter_stage(declared.plugin, declared.tool.asks_approval))
+        elif not filtered.verdicts:
             stages.append(_plain_record("SecurityFilter", "pass", None))
         asked = tuple(v for _, v in filtered.verdicts if isinstance(v, AskApproval))
+        if declared.tool.asks_approval is not None:
+            asked += (declared.tool.asks_approval,)
         if asked:  # the gate must ask a person, whatever its policy says
             ctx = attrs.evolve(ctx, call=call, approvals_asked=asked)
         return call, ctx, None

@@ -53,6 +53,12 @@ class Tool:
     no agent's prefix claims it — so an installed tool is usable at once. An agent's
     prefix claim still wins; an owner that is not an active agent is ignored and
     reported by ``toolang doctor``. See docs/hooks/tools.md."""
+    asks_approval: AskApproval | None = None
+    """Set for a tool no call of which may run unattended (it deletes, pays, publishes):
+    every call waits for a person's approval, whatever the ApprovalGate's policy says,
+    as when a SecurityFilter answers :class:`AskApproval`; the trace names its ``rule``
+    (its ``params`` are ignored). Cheaper than a filter hook that looks for the tool on
+    every call of every tool."""
 
     @classmethod
     def from_function(
@@ -65,6 +71,7 @@ class Tool:
         requires: tuple[str, ...] = (),
         idempotent: bool = False,
         owner: str | None = None,
+        asks_approval: AskApproval | None = None,
     ) -> Tool:
         """A tool whose schema comes from ``function``'s type hints and docstring.
 
@@ -84,6 +91,7 @@ class Tool:
             requires,
             idempotent,
             owner,
+            asks_approval,
         )
 
 

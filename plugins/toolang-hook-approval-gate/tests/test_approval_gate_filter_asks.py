@@ -3,6 +3,7 @@ trace names the rule, and without a gate the call does not run (issue #17)."""
 
 from __future__ import annotations
 
+import attrs
 from approval_gate_kit import (
     AGENT_CONFIG,
     Tools,
@@ -16,7 +17,7 @@ from approval_gate_kit import (
     tool_steps,
 )
 
-from toolang_core import AskApproval, ToolCall, ToolCallContext, TurnStatus, hookimpl
+from toolang_core import AskApproval, Tool, ToolCall, ToolCallContext, TurnStatus, hookimpl
 from toolang_core.testing.models import text, tool_call
 
 TEARDOWN = {"path": "terraform destroy -auto-approve"}
@@ -121,3 +122,57 @@ def test_without_an_approval_gate_an_asked_call_does_not_run(
     assert ("ApprovalGate", "denied") in [
         (s["stage"], s["verdict"]) for s in tool_steps(steps)[0].data["chain"]
     ]
+
+
+class DeclaredTools(Tools):
+    """``Tools`` whose ``fs_read`` declares that every call needs a person (a tool's own
+    :attr:`Tool.asks_approval`, as tools-mcp sets for a destructive MCP tool)."""
+
+    def _tool(self, name: str) -> Tool:
+        tool = super()._tool(name)
+        if name != "fs_read":
+            return tool
+        return attrs.evolve(tool, asks_approval=AskApproval("it reads the vault", "vault-read"))
+
+
+def test_a_tool_that_asks_for_approval_waits_for_a_person_even_when_the_policy_allows_it(
+    toolang_runtime, toolang_scripted_model
+):
+    model = toolang_scripted_model([tool_call("fs_read", EVERYDAY, call_id="c1"), text("done")])
+    tools = DeclaredTools()
+    seen = []
+
+    def look_then_approve(book, approval):
+        seen.append(approval)
+        approve(book, approval)
+
+    runtime = make_runtime(toolang_runtime, model, tools, 'auto_approve = ["fs_read"]\n')
+    turn, steps = run_turn(runtime, look_then_approve)
+    assert (turn.status, turn.output) == (TurnStatus.COMPLETED, "done")
+    (asked,) = seen
+    assert "vault-read" in asked.prompt
+    assert tools.ran == [("fs_read", EVERYDAY)]
+    (step,) = tool_steps(steps)
+    chain = [(s["stage"], s["verdict"], s["plugin"]) for s in step.data["chain"]]
+    assert chain[0] == ("SecurityFilter", "ask", "tools")
+    assert [c[:2] for c in chain[1:]] == [
+        ("ApprovalGate", "pending"),
+        ("ApprovalGate", "granted"),
+        ("execute", "ok"),
+    ]
+
+
+def test_a_tool_that_asks_for_approval_does_not_run_without_a_gate(
+    toolang_runtime, toolang_scripted_model
+):
+    model = toolang_scripted_model(
+        [tool_call("fs_read", EVERYDAY), tool_call("fs_write", EVERYDAY), text("understood")]
+    )
+    tools = DeclaredTools()
+    runtime = toolang_runtime(AGENT_CONFIG, plugins={"scripted": model.plugin(), "tools": tools})
+    turn, _ = run_turn(runtime)
+    assert turn.status is TurnStatus.COMPLETED
+    assert tools.ran == [("fs_write", EVERYDAY)]  # the undeclared tool still runs
+    told = tool_message(model.calls[1])
+    assert told["error_type"] == "denied"
+    assert "vault-read" in str(told["error"])

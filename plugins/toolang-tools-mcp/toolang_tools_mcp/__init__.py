@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from toolang_core import AskApproval, RegisterSettings, RegisterTool, hookimpl
+from toolang_core import RegisterSettings, RegisterTool, hookimpl
 from toolang_tools_mcp.settings import McpSettings, check_servers
 
 if TYPE_CHECKING:
     import click
 
-    from toolang_core import DoctorCheck, RuntimeView, ToolCall, ToolCallContext
+    from toolang_core import DoctorCheck, RuntimeView
 
 NAME = "tools-mcp"
 log = structlog.get_logger("toolang.tools_mcp")
@@ -42,23 +42,6 @@ def toolang_register_tools(register: RegisterTool) -> None:
     for name, server in settings.servers.items():
         for tool in server_tools(name, server, config):
             register(tool)
-
-
-@hookimpl
-def toolang_filter_tool_call(call: ToolCall, ctx: ToolCallContext) -> AskApproval | None:
-    """Ask a person before a call the server's approval rule names (by default, the
-    tools the server annotates ``destructiveHint``)."""
-    from toolang_tools_mcp.tools import McpToolFunction
-
-    registered = ctx.runtime.components.tools.get(call.name) if ctx.runtime else None
-    function = registered.tool.function if registered is not None else None
-    if isinstance(function, McpToolFunction) and function.needs_approval:
-        why = "destructive" if function.remote.destructive else "configured"
-        return AskApproval(
-            reason=f"MCP server {function.server!r}: tool {function.remote.name!r} is {why}",
-            rule=f"tools-mcp:{function.server}",
-        )
-    return None
 
 
 @hookimpl

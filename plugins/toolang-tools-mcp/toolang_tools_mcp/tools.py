@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from toolang_core import Tool, ToolCallContext
+from toolang_core import AskApproval, Tool, ToolCallContext
 from toolang_tools_mcp.listing import RemoteTool
 from toolang_tools_mcp.progress import reporter
 from toolang_tools_mcp.results import McpToolError, convert_result
@@ -21,8 +21,9 @@ PLUGIN = "tools-mcp"
 class McpToolFunction:
     """Calls ``remote.name`` on server ``server``; the tool's ``function``.
 
-    The approval rule lives here too (``needs_approval``) so the plugin's security
-    filter can read it from the registered tool.
+    ``needs_approval``: the server's approval rule for this tool (the registered
+    tool then carries :attr:`~toolang_core.Tool.asks_approval`; ``toolang mcp list``
+    shows it).
     """
 
     server: str
@@ -114,4 +115,17 @@ def make_tool(server: str, settings: ServerSettings, remote: RemoteTool) -> Tool
         takes_context=True,
         idempotent=remote.read_only or remote.idempotent,
         owner=settings.owner,
+        asks_approval=_approval(function),
+    )
+
+
+def _approval(function: McpToolFunction) -> AskApproval | None:
+    """What the gate is told about every call of a tool the server's rule names (by
+    default, the tools the server annotates ``destructiveHint``)."""
+    if not function.needs_approval:
+        return None
+    why = "destructive" if function.remote.destructive else "configured"
+    return AskApproval(
+        reason=f"MCP server {function.server!r}: tool {function.remote.name!r} is {why}",
+        rule=f"tools-mcp:{function.server}",
     )
