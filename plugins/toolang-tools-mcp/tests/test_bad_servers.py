@@ -46,7 +46,6 @@ def test_a_broken_server_leaves_the_others_tools_registered(
     mine = sorted(n for n, r in runtime.components.tools.items() if r.plugin == "tools-mcp")
     assert mine == [
         "notes_append_note",
-        "notes_count_to",  # reports its progress (test_progress_events.py)
         "notes_delete_note",
         "notes_hold",
         "notes_read_note",

@@ -1,7 +1,7 @@
 """An MCP server's ``notifications/progress`` during a tool call, as turn events: on
 the runtime's bus (``tool.progress``), on the turn's SSE stream and in the console's
 trace — read from a real runtime serving the server plugin, the progress sent by a
-real MCP server (``servers/files_server.py``'s ``count_to``), masked."""
+real MCP server (``servers/progress_server.py``), masked."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def test_progress_notifications_are_turn_events_on_the_bus_the_stream_and_the_tr
         toolang_runtime,
         toolang_home,
         monkeypatch,
-        stdio_server("files", "files_server.py", str(tmp_path / "ledger"))
+        stdio_server("files", "progress_server.py")
         + "[plugins.server]\nenabled = true\nport = 0\n",
         scripted=model.plugin(),
         server=toolang_server,

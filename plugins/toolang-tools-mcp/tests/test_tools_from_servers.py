@@ -35,7 +35,6 @@ def test_tools_are_registered_with_prefix_owner_and_annotation_effects(
     tools = {n: r.tool for n, r in runtime.components.tools.items() if r.plugin == "tools-mcp"}
     assert sorted(tools) == [
         "notes_append_note",
-        "notes_count_to",  # reports its progress (test_progress_events.py)
         "notes_delete_note",
         "notes_hold",
         "notes_read_note",

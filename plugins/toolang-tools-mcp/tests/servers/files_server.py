@@ -1,6 +1,5 @@
 """A real MCP server (the SDK's MCPServer, formerly FastMCP) for the tests: a read-only
-tool, a destructive one that records each run in a file, slow ones, and one that
-reports its progress."""
+tool, a destructive one that records each run in a file, and a slow one."""
 
 from __future__ import annotations
 
@@ -8,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
 server = MCPServer("files")
@@ -63,16 +62,6 @@ async def hold(seconds: float = 600.0) -> str:
         (LEDGER.parent / "server.pid").write_text(str(os.getpid()))
     await anyio.sleep(seconds)
     return "held"
-
-
-@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
-async def count_to(n: int, ctx: Context, secret: str = "") -> str:
-    """Count to n, reporting each step as progress (the last step's message quotes
-    ``secret``, for the redaction test)."""
-    for step in range(1, n + 1):
-        said = f"step {step} of {n}" + (f", token {secret}" if secret and step == n else "")
-        await ctx.report_progress(step, n, said)
-    return f"counted to {n}"
 
 
 if __name__ == "__main__":
