@@ -84,10 +84,9 @@ def toolang_inactive_hooks(runtime: Runtime) -> tuple[str, ...]:
         return ("toolang_deliver_turn", "toolang_on_event")
     # Listening to the bus makes the runtime publish every turn's turn.* events: only
     # when a plugin that reports turn events (TurnEvents) is in the run.
-    from toolang_server.turn_events import PUBLISHERS
+    from toolang_server.turn_events import reported_in
 
-    reporting = PUBLISHERS.intersection(runtime.plugins.active_names)
-    return () if reporting else ("toolang_on_event",)
+    return () if reported_in(runtime) else ("toolang_on_event",)
 
 
 @hookimpl
