@@ -3,9 +3,9 @@
 streamed answers, in a task's title and body — grep the SSE streams, the A2A streams,
 every HTTP response body and the exported OpenTelemetry spans for them.
 
-A real `toolang run` with toolang-server on (and toolang-source-a2a and
-toolang-source-task mounting their routes on it), every plugin of the repository
-installed (the tox `integration` env) and the test kit's script-file model, which
+A real `toolang run` with toolang-server on (and toolang-source-a2a,
+toolang-source-task and toolang-source-mcp mounting their routes on it), every plugin
+of the repository installed (the tox `integration` env) and the test kit's script-file model, which
 streams its answers word by word (a card number or an IBAN arrives in four or more
 deltas). The SecurityFilter's masking of tool parameters and results is off, so the
 raw values reach the tools, their results and the model: what keeps them off the wire
@@ -46,6 +46,10 @@ exporter = "file"
 sample_ratio = 1
 record_content = true
 max_content_chars = 100000
+
+# The MCP endpoint (/api/mcp) offers the scripted agent as the tool ask_chronicler.
+[plugins.source-mcp]
+agents = ["chronicler"]
 
 # Off: the raw values reach tools, results and the model; only the policy is left.
 [plugins.hook-security-filter]
@@ -121,6 +125,91 @@ def wire(tmp_path: Path) -> Iterator[tuple[ServedHome, Wire]]:
 
 def script(home: ServedHome, steps: list[dict[str, Any]]) -> None:
     Path(home.env["TOOLANG_SCRIPT"]).write_text(json.dumps(steps))
+
+
+class _Tee:
+    """An MCP client's HTTP transport that keeps what the server sent, body by body."""
+
+    def __init__(self, seen: list[tuple[str, str]]) -> None:
+        import httpx2
+
+        self.seen = seen
+        self.inner = httpx2.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: Any) -> Any:
+        import httpx2
+
+        response = await self.inner.handle_async_request(request)
+        asked = json.loads(request.content or b"null") or {}
+        where = f"MCP #{len(self.seen)} {request.method} {asked.get('method', '')} " + str(
+            asked.get("params", {}).get("name", "")
+        )
+        seen = self.seen
+        body = response.stream
+
+        class Kept(httpx2.AsyncByteStream):
+            async def __aiter__(self) -> Any:
+                got = b""
+                try:
+                    async for chunk in body:
+                        got += chunk
+                        yield chunk
+                finally:
+                    seen.append((f"{where} -> {response.status_code}", got.decode()))
+
+            async def aclose(self) -> None:
+                await body.aclose()
+
+        response.stream = Kept()
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    async def __aenter__(self) -> _Tee:
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.inner.__aexit__(*exc)
+
+
+def mcp_conversation(url: Any) -> list[tuple[str, str]]:
+    """Calls of ``ask_chronicler`` over /api/mcp whose answers could quote a secret:
+    the agent's answer, an echo of the caller's own key, a refused argument; every body
+    the server sent, by call."""
+    import anyio
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    seen: list[tuple[str, str]] = []
+
+    async def talk() -> None:
+        client = httpx2.AsyncClient(transport=_Tee(seen), timeout=120)
+        async with (
+            client,
+            streamable_http_client(f"{url}/api/mcp", http_client=client) as (read, write),
+            ClientSession(read, write) as mcp,
+        ):
+            await mcp.initialize()
+            answered = await mcp.call_tool(
+                "ask_chronicler",
+                {"text": SECRET_TEXT, "thread": "wire",
+                 "request_id": f"key {SECRETS['GitHub token']} {SECRETS['Stripe key']}"},
+            )  # fmt: skip
+            assert not answered.is_error, answered
+            text = answered.content[0].text  # type: ignore[union-attr]
+            assert "[card redacted]" in text and "[iban redacted]" in text  # masked, not dropped
+            assert answered.structured_content["status"] == "completed"  # type: ignore[index]
+            # An argument of the wrong type: the SDK's own error may quote what it was.
+            refused = await mcp.call_tool(
+                "ask_chronicler", {"text": SECRET_TEXT, "thread": [SECRET_TEXT]}
+            )
+            assert refused.is_error, refused
+
+    anyio.run(talk)
+    return seen
 
 
 def test_no_raw_secret_in_any_stream_or_response_body(wire):
@@ -258,3 +347,14 @@ def test_no_raw_secret_in_any_stream_or_response_body(wire):
     spans = (home.path / ".toolang" / "otel.jsonl").read_text()
     assert "gen_ai.output.messages" in spans and "[card redacted]" in spans
     assert leaks(spans) == []
+
+
+def test_no_raw_secret_on_the_mcp_wire(wire):
+    """The MCP endpoint (/api/mcp), driven by the `mcp` SDK's own client: the agent's
+    answer quoting every secret, the caller's own key echoed back, a refused argument —
+    every body the server sent, raw, holds none of them."""
+    home, wire = wire
+    wire.seen += mcp_conversation(wire.client.base_url)
+    assert [where for where, _ in wire.seen if "ask_chronicler" in where], wire.seen
+    assert wire.leaked() == {}
+    home.stop()

@@ -1,11 +1,11 @@
 """One owner rule on every door, on both store backends: a thread belongs to the owner
 of its first request, and anyone else — another owner, or the operator — is refused by
-the HTTP API, the console, A2A, `toolang submit`, `toolang chat`, the automator's
+the HTTP API, the console, A2A, the MCP endpoint, `toolang submit`, `toolang chat`, the automator's
 `cron_add` and a memory search alike, with the same message
 (``toolang_core.store.owners.not_thread_owner``) and, over HTTP, the same status (403).
 
-A real `toolang run` serves the home (the server and the A2A endpoint on one port, the
-demo model, the built-in roles, memory-sqlite), on SQLite and on PostgreSQL."""
+A real `toolang run` serves the home (the server, the A2A and the MCP endpoints on one
+port, the demo model, the built-in roles, memory-sqlite), on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from toolang_core.testing.processes import start_toolang_run, wait_for, wait_ser
 HTTP = {"alice": "alice-http-token-0123456789", "bob": "bob-http-token-0123456789"}
 A2A = {"alice": "alice-a2a-token", "bob": "bob-a2a-token"}
 PLUGINS = (
-    "server,source-a2a,source-chat,source-chore,model-demo,agents-builtin,"
+    "server,source-a2a,source-mcp,source-chat,source-chore,model-demo,agents-builtin,"
     "tools-automator,memory-sqlite,store-postgres"
 )
 CONFIG = f"""
@@ -103,6 +103,29 @@ def a2a_send(
     return response.json()  # type: ignore[no-any-return]
 
 
+def mcp_ask(url: str, token: str, thread: str) -> tuple[bool, str]:
+    """One ``ask_<agent>`` call over /api/mcp with the `mcp` SDK's own client, as the
+    owner of ``token``: whether it was an error, and its text."""
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async def ask() -> tuple[bool, str]:
+        client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        async with (
+            client,
+            streamable_http_client(url + "/api/mcp", http_client=client) as (read, write),
+            ClientSession(read, write) as mcp,
+        ):
+            await mcp.initialize()
+            (tool,) = [t.name for t in (await mcp.list_tools()).tools]
+            result = await mcp.call_tool(tool, {"text": "tell me", "thread": thread})
+            return bool(result.is_error), result.content[0].text  # type: ignore[union-attr]
+
+    return anyio.run(ask)
+
+
 def test_every_door_refuses_another_owners_thread_with_the_one_rule_and_message(home):
     path, url = home
     bob = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {HTTP['bob']}"})
@@ -159,6 +182,30 @@ def test_every_door_refuses_another_owners_thread_with_the_one_rule_and_message(
             refusals[f"a2a task_run={task_run}"] = ("a2a:ctx-bob", sent["error"]["message"])
             # an A2A caller is an owner in a namespace of its own: a2a:<caller>
             callers[f"a2a task_run={task_run}"] = "a2a:alice"
+
+        # MCP (/api/mcp): the same tokens as the API; the tool answers isError, naming
+        # the thread; a wrong token is refused before the endpoint runs.
+        for thread in ("chat:bob", "cli:op"):
+            is_error, text = mcp_ask(url, HTTP["alice"], thread)
+            assert is_error, text
+            refusals[f"mcp {thread}"] = (thread, text)
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "spy", "version": "0"}},
+        }  # fmt: skip
+        wrong = httpx.post(
+            url + "/api/mcp",
+            json=initialize,
+            headers={
+                "Authorization": "Bearer not-a-token-of-anyone-0123",
+                "Accept": "application/json, text/event-stream",
+            },
+            timeout=WAIT,
+        )
+        assert wrong.status_code == 401, wrong.text
 
         # The command line: submit and chat, as another owner and as the operator.
         for args, owner in (

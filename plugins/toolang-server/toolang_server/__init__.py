@@ -16,7 +16,7 @@ from toolang_core import RegisterRoute, RegisterSettings, hookimpl
 from toolang_server.settings import ServerSettings
 
 if TYPE_CHECKING:
-    from toolang_core import Runtime, TurnRequest
+    from toolang_core import Event, Runtime, TurnRequest
 
 NAME: Final = "server"
 
@@ -78,8 +78,15 @@ def toolang_serves_routes(runtime: Runtime) -> str | None:
 @hookimpl
 def toolang_inactive_hooks(runtime: Runtime) -> tuple[str, ...]:
     """A run that starts no server (not enabled, or a one-shot chat/invoke) has nobody
-    waiting over HTTP for a turn to finish."""
-    return ("toolang_deliver_turn",) if settings_of(runtime) is None or runtime.one_shot else ()
+    waiting over HTTP for a turn to finish, nor watching its events; and the events
+    are listened to only when a plugin that reports them runs."""
+    if settings_of(runtime) is None or runtime.one_shot:
+        return ("toolang_deliver_turn", "toolang_on_event")
+    # Listening to the bus makes the runtime publish every turn's turn.* events: only
+    # when a plugin that reports turn events (TurnEvents) is in the run.
+    from toolang_server.turn_events import reported_in
+
+    return () if reported_in(runtime) else ("toolang_on_event",)
 
 
 @hookimpl
@@ -122,6 +129,15 @@ def toolang_deliver_turn(turn: TurnRequest, runtime: Runtime) -> None:
     finished = server_state(runtime).get("finished")
     if finished is not None:  # the server runs
         finished.delivered(turn.id)
+
+
+@hookimpl
+def toolang_on_event(event: Event, runtime: Runtime) -> None:
+    # A tool's progress, for the turn's event stream and the console's trace.
+    if "running" in server_state(runtime):
+        from toolang_server.turn_events import TurnEvents
+
+        TurnEvents.of(runtime).accept(event)
 
 
 @hookimpl

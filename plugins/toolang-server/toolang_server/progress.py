@@ -2,8 +2,10 @@
 
 Events, in the order they happen: ``admitted`` (the turn started running),
 ``model_call`` (``phase`` ``started`` when its first text arrives, ``finished`` when
-the step is recorded, with the tool calls it asked for), ``tool_call`` (its result and
-every hook stage's verdict), ``approval`` (a tool call waits for a person), ``text``
+the step is recorded, with the tool calls it asked for), ``progress`` (a tool call in
+flight reports how far it got: the bus's ``tool.progress`` events, see
+:mod:`toolang_server.turn_events`), ``tool_call`` (its result and every hook stage's
+verdict), ``approval`` (a tool call waits for a person), ``text``
 (``{"call", "delta"}``: answer text as the model produces it), and last ``finished``
 (``status``, ``output``, ``error``, ``outcome``).
 
@@ -21,6 +23,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Final
 
 from toolang_core import ApprovalBook, TurnStatus, TurnStreams, output_value, redact
+from toolang_server.turn_events import TurnEvents
 
 if TYPE_CHECKING:
     from toolang_core import ExecutionStore, Runtime, StepRecord, TextDelta, TurnRequest
@@ -87,6 +90,14 @@ class _Progress:
         out.append(sse("text", {"call": self.call, "delta": delta.delta}))
         return out
 
+    def reported(self, event: dict[str, Any]) -> list[bytes]:
+        out = []
+        if not self.admitted:  # a tool reports progress: it runs
+            self.admitted = True
+            out.append(sse("admitted", {"status": "running"}))
+        out.append(sse("progress", event))
+        return out
+
     def state(self, turn: TurnRequest) -> list[bytes]:
         out = []
         if not self.admitted and turn.status is not TurnStatus.QUEUED:
@@ -146,6 +157,8 @@ async def turn_events(runtime: Runtime, turn_id: str) -> AsyncIterator[bytes]:
     inbox = runtime.inbox
     assert inbox is not None
     watch = TurnStreams.of(runtime).watch(turn_id)
+    events = TurnEvents.of(runtime)
+    reported = events.watch(turn_id)
     progress = _Progress(inbox.store, turn_id, runtime.agents)
     loop = asyncio.get_running_loop()
     last_sent = loop.time()
@@ -158,6 +171,10 @@ async def turn_events(runtime: Runtime, turn_id: str) -> AsyncIterator[bytes]:
                 delta: TextDelta | None = await asyncio.wait_for(watch.queue.get(), POLL_SECONDS)
             except TimeoutError:
                 delta = None
+            # A tool's progress first: it reports while its call runs, before the next
+            # model call's text (within a turn, model calls and tool calls take turns).
+            while not reported.empty():
+                chunks += progress.reported(reported.get_nowait())
             while delta is not None:
                 chunks += progress.text(delta)
                 delta = None if watch.queue.empty() else watch.queue.get_nowait()
@@ -175,3 +192,4 @@ async def turn_events(runtime: Runtime, turn_id: str) -> AsyncIterator[bytes]:
                 last_sent = loop.time()
     finally:
         watch.close()
+        events.close(turn_id, reported)

@@ -62,12 +62,13 @@ def _tool_for(asker: Asker, who: WhoCalls, agent: str) -> Callable[..., Any]:
         from toolang_source_mcp.turns import Refused
 
         owner, sender = who(ctx)
+        masked = asker.runtime.redaction
         step = 0
 
         async def progress(message: str) -> None:
             nonlocal step
             step += 1
-            await ctx.report_progress(step, None, message)
+            await ctx.report_progress(step, None, masked.text(message))
 
         try:
             answer = await asker.ask(
@@ -80,10 +81,15 @@ def _tool_for(asker: Asker, who: WhoCalls, agent: str) -> Callable[..., Any]:
                 progress=progress,
             )
         except Refused as exc:
-            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+            return CallToolResult(
+                content=[TextContent(type="text", text=masked.text(str(exc)))], is_error=True
+            )
+        # What the store holds is masked at rest; what the call quotes of its own
+        # arguments (its request_id, its thread) is not: the whole answer is masked on
+        # its way out, as every other door's is.
         return CallToolResult(
-            content=[TextContent(type="text", text=answer.text)],
-            structured_content=answer.facts,
+            content=[TextContent(type="text", text=masked.text(answer.text))],
+            structured_content=masked.value(answer.facts),
             is_error=answer.is_error,
         )
 

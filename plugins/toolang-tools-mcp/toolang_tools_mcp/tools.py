@@ -9,6 +9,7 @@ import attrs
 
 from toolang_core import AskApproval, Tool, ToolCallContext
 from toolang_tools_mcp.listing import RemoteTool
+from toolang_tools_mcp.progress import reporter
 from toolang_tools_mcp.results import McpToolError, convert_result
 from toolang_tools_mcp.sessions import SessionPool
 from toolang_tools_mcp.settings import McpSettings, ServerSettings
@@ -38,7 +39,10 @@ class McpToolFunction:
         client = await session.client()
         try:
             result = await client.call_tool(
-                self.remote.name, params, read_timeout_seconds=self.settings.timeout_seconds
+                self.remote.name,
+                params,
+                read_timeout_seconds=self.settings.timeout_seconds,
+                progress_callback=reporter(context, self.server),  # as tool.progress events
             )
         except asyncio.CancelledError:
             raise

@@ -33,6 +33,7 @@ from toolang_core import (
 from toolang_server import api_catalog
 from toolang_server.api_turns import get_turn, not_yours, sees_turn
 from toolang_server.http import ApiError, Caller, caller_of, runtime_of, store_of
+from toolang_server.turn_events import TurnEvents
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -166,8 +167,9 @@ async def turns_page(request: Request) -> Response:
 
 
 async def trace_page(request: Request) -> Response:
-    """Console: one turn's trace — its steps with every hook stage's verdict, and the
-    post-turn stages in order."""
+    """Console: one turn's trace — its steps with every hook stage's verdict, the
+    progress its tools reported (kept by this runtime: :mod:`toolang_server.turn_events`),
+    and the post-turn stages in order."""
     runtime, caller = runtime_of(request), caller_of(request)
     turn = get_turn(runtime, caller, request.path_params["turn_id"])
     store = store_of(runtime)
@@ -182,6 +184,7 @@ async def trace_page(request: Request) -> Response:
         turn=turn,
         steps=steps,
         start=start,
+        progress=TurnEvents.of(runtime).recent(turn.id),
         after=after_stages(turn, after.data.get("stages") if after is not None else None),
         refresh=0 if turn.status.is_terminal else 2,
     )
