@@ -196,6 +196,13 @@ def tools(state: CliState, as_json: bool) -> None:
         click.echo("no tools registered")
     unmatched = assignment.unmatched
     click.echo(f"unmatched: {', '.join(unmatched) if unmatched else 'none'}")
+    offering = state.runtime.hooks.implementations("toolang_offer_tools")
+    if offering:  # their tools exist only while a runtime serves: not in this table
+        click.echo(
+            "also tools offered while a runtime serves (toolang_offer_tools), not listed "
+            f"here: {', '.join(offering)} — see that plugin's own listing "
+            "(e.g. `toolang mcp list`)"
+        )
 
 
 def _sandbox_text(overrides: dict[str, Any]) -> str:

@@ -38,3 +38,14 @@ def test_doctor_checks_every_server_starts_and_lists_tools(toolang_home, toolang
     assert "MCP server 'ghost'" in done.stdout
     assert "/nonexistent/mcp-server" in done.stdout
     assert done.returncode == 1  # the server that does not start is a problem found
+
+
+def test_agents_tools_names_the_plugin_whose_tools_exist_only_while_serving(
+    toolang_home, toolang_cli, tmp_path
+):
+    configure(toolang_home, tmp_path)
+    done = toolang_cli("agents", "tools", env=ENV, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "notes_read_note" not in done.stdout  # no server is started to list them
+    assert "not listed here: tools-mcp" in done.stdout
+    assert "toolang mcp list" in done.stdout
