@@ -123,7 +123,6 @@ if TYPE_CHECKING:
     from toolang_core.plugins.live_tools import (
         OfferClosed as OfferClosed,
         ToolClash as ToolClash,
-        ToolOffer as ToolOffer,
     )
     from toolang_core.plugins.registrars import (
         RegisterFactory as RegisterFactory,
@@ -392,7 +391,7 @@ _LAZY = {
     "PluginHost": "toolang_core.plugins.host",
     "OfferClosed": "toolang_core.plugins.live_tools",
     "ToolClash": "toolang_core.plugins.live_tools",
-    "ToolOffer": "toolang_core.plugins.live_tools",
+    "ToolOffer": "toolang_core.tools.types",
     "RegisterFactory": "toolang_core.plugins.registrars",
     "RegisterRoute": "toolang_core.plugins.registrars",
     "RegisterSettings": "toolang_core.plugins.registrars",

@@ -16,7 +16,7 @@ import structlog
 
 from toolang_core.agents.partition import ToolAssignment, assign_tools, narrow_tools
 from toolang_core.agents.registry import AgentRegistry
-from toolang_core.plugins.live_tools import LiveMap
+from toolang_core.plugins.live_map import LiveMap
 
 if TYPE_CHECKING:
     from toolang_core.agents.pool import AgentPool, PoolRecords

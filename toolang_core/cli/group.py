@@ -119,11 +119,11 @@ class ToolangGroup(click.Group):
         except ToolangError as exc:
             raise ToolangCliError(exc) from None
         owners = command_index.read_owners(state.env, self._owners_key(state))
-        owner = owners.get(name) if owners is not None else None
-        if owner is None or owner in self._plugins_asked:
+        plugin = owners.get(name) if owners is not None else None
+        if plugin is None or plugin in self._plugins_asked:
             return
-        self._plugins_asked.add(owner)
-        added, clean = host.add_commands(self, only=(owner,))
+        self._plugins_asked.add(plugin)
+        added, clean = host.add_commands(self, only=(plugin,))
         self._owners.update(added)
         self._clean = self._clean and clean
 

@@ -9,9 +9,9 @@ from toolang_core.hookspecs.rules import BROADCAST, REGISTRATION, calling_rule
 from toolang_core.markers import hookspec
 
 if TYPE_CHECKING:
-    from toolang_core.plugins.live_tools import ToolOffer
     from toolang_core.plugins.registrars import RegisterTool
     from toolang_core.runtime_view import RuntimeView
+    from toolang_core.tools.types import ToolOffer
 
 
 @calling_rule(REGISTRATION)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from toolang_core.plugins.live_tools import LiveMap
+from toolang_core.plugins.live_map import LiveMap
 from toolang_core.plugins.loader import normalize
 from toolang_core.plugins.records import PluginStatus
 from toolang_core.plugins.registrars import Factory

@@ -31,14 +31,13 @@ if TYPE_CHECKING:
     from toolang_core.events import Event
     from toolang_core.execution.seam import StageDone
     from toolang_core.plugins.host import PluginHost
-    from toolang_core.plugins.live_tools import ToolOffer
     from toolang_core.plugins.required import RequiredProblem
     from toolang_core.plugins.routes import RouteRegistration
     from toolang_core.runtime_view import RuntimeView
     from toolang_core.store.types import StepRecord, TurnRequest
     from toolang_core.taskruns.types import TaskRun
     from toolang_core.tools.stages import ApprovalOutcome, FilterOutcome
-    from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult
+    from toolang_core.tools.types import ToolCall, ToolCallContext, ToolOffer, ToolResult
 
 log = structlog.get_logger("toolang.hooks")
 

@@ -17,8 +17,8 @@ error naming the plugin that withdrew it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -29,60 +29,7 @@ if TYPE_CHECKING:
     from toolang_core.plugins.components import Components, ToolRegistration
     from toolang_core.plugins.records import PluginRecord
 
-K = TypeVar("K")
-V = TypeVar("V")
-
 log = structlog.get_logger("toolang.plugins")
-
-
-class LiveMap(Mapping[K, V], Generic[K, V]):
-    """A read-only mapping whose contents are replaced whole (:meth:`publish`).
-
-    Every read goes to the snapshot current at the time of the read; iterating
-    (``items()``, ``keys()``, ``values()``, ``for``) walks one snapshot to the end, so a
-    change meanwhile is never half seen. Keep :attr:`current` to read one snapshot
-    several times."""
-
-    __slots__ = ("_current",)
-
-    def __init__(self, initial: Mapping[K, V] | None = None) -> None:
-        self._current: Mapping[K, V] = dict(initial or {})
-
-    @property
-    def current(self) -> Mapping[K, V]:
-        """The snapshot in effect now (never changed once published)."""
-        return self._current
-
-    def publish(self, contents: Mapping[K, V]) -> None:
-        """Make a copy of ``contents`` the current snapshot."""
-        self._current = dict(contents)
-
-    def __getitem__(self, key: K) -> V:
-        return self._current[key]
-
-    def __iter__(self) -> Iterator[K]:
-        return iter(self._current)
-
-    def __len__(self) -> int:
-        return len(self._current)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._current
-
-    def get(self, key: K, default: Any = None) -> Any:
-        return self._current.get(key, default)
-
-    def items(self) -> Any:
-        return self._current.items()
-
-    def keys(self) -> Any:
-        return self._current.keys()
-
-    def values(self) -> Any:
-        return self._current.values()
-
-    def __repr__(self) -> str:
-        return f"LiveMap({dict(self._current)!r})"
 
 
 class ToolClash(ValueError):
@@ -113,11 +60,11 @@ class OfferedTools:
         # what collection decided: a close goes back to it
         self._collected = dict(components.tools.current)
         self._collected_withheld = dict(components.withheld_tools.current)
-        self._offers: list[ToolOffer] = []
+        self._offers: list[PluginToolOffer] = []
 
-    def offer_for(self, plugin: str) -> ToolOffer:
+    def offer_for(self, plugin: str) -> PluginToolOffer:
         """The handle ``plugin``'s ``toolang_offer_tools`` implementation gets."""
-        offer = ToolOffer(self, plugin)
+        offer = PluginToolOffer(self, plugin)
         self._offers.append(offer)
         return offer
 
@@ -189,7 +136,7 @@ class OfferedTools:
         self._components.tools.publish(tools)
 
 
-class ToolOffer:
+class PluginToolOffer:
     """What a plugin's ``toolang_offer_tools`` gets: its tools for this run.
 
     Keep it for the run: :meth:`add` and :meth:`remove` may be called

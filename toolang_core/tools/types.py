@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import attrs
 
@@ -309,3 +309,32 @@ class Pending:
 
 
 ApprovalDecision = Granted | Denied | Pending
+
+
+class ToolOffer(Protocol):
+    """What a plugin's ``toolang_offer_tools`` gets: its tools for this run.
+
+    Keep it for the run: :meth:`add` and :meth:`remove` may be called at any time until
+    the run ends (from any thread), after which they raise
+    :class:`~toolang_core.OfferClosed`. Each change goes through the same name rules as
+    registered tools; the next turn sees it."""
+
+    def add(self, tool: Tool | Callable[..., Any]) -> None:
+        """Offer ``tool`` (a :class:`Tool` or a plain function); offering a name this
+        plugin already offers replaces that tool.
+
+        :raises ToolClash: when another plugin has the name or ``[tools.providers]``
+            gives it to another plugin (the standing tool stays).
+        :raises RegistrationError: for an invalid tool or name.
+        """
+        ...
+
+    def remove(self, name: str, why: str = "") -> bool:
+        """Withdraw this plugin's offered tool ``name``; later calls to it fail with an
+        error naming the plugin (and ``why``). ``False`` when it offers no such tool."""
+        ...
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The names of the tools this plugin offers now."""
+        ...

@@ -45,7 +45,7 @@ from toolang_core.config.model import DEFAULT_HISTORY_TURNS
 from toolang_core.execution.seam import AfterTurn, TurnContext, TurnOutcome
 from toolang_core.models.resolve import ModelResolver
 from toolang_core.models.types import NO_HEADERS, Message, ModelError, ToolSpec
-from toolang_core.plugins.live_tools import LiveMap
+from toolang_core.plugins.live_map import LiveMap
 from toolang_core.store.types import TurnStatus
 from toolang_core.taskruns import view
 from toolang_core.tools.chain import ToolChain
