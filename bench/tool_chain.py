@@ -76,6 +76,12 @@ def build(home: Path, *, stages: bool) -> tuple[Runtime, ToolChain]:
     runtime.host.register(BenchTools(), "bench-tools")
     runtime.store = runtime.open_store()
     runtime.run_id = "bench-run"
+    # As in `Runtime.serve`: the hooks a plugin declares inactive for this run (e.g.
+    # the server's event listener when no server runs) are not called. (Older trees,
+    # measured with --tree, have no such declaration.)
+    leave_out = getattr(runtime.host.hooks, "leave_out_inactive", None)
+    if leave_out is not None:
+        leave_out(runtime)
     chain = ToolChain(
         runtime.host.hooks, runtime.host.components.tools, redaction=runtime.redaction
     )

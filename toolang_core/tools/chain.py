@@ -134,12 +134,15 @@ class ToolChain:
             required = problems[0]
             stages.append(StageRecord("required", "refused", required.plugin, required.message))
             return await self.refuse(call, ctx, _error(required.message, "required_plugin"), stages)
-        refused = self._admissible(call, ctx)
+        # Looked up once: the table is replaced whole when offered tools change.
+        registration = self.tools.get(call.name)
+        refused = self._admissible(call, ctx, registration)
         if refused is not None:
             stage, result = refused
             stages.append(StageRecord(stage, "refused", None, result.error or ""))
             return await self.refuse(call, ctx, result, stages)
-        call, ctx, blocked = await self._filter(call, ctx, stages)
+        assert registration is not None  # an unknown tool was refused
+        call, ctx, blocked = await self._filter(call, ctx, stages, registration)
         if blocked is not None:
             return await self.refuse(call, ctx, blocked, stages)
         denied = await self._approve(call, ctx, stages, wait_for_approval)
@@ -147,7 +150,7 @@ class ToolChain:
             return await self.refuse(call, ctx, denied, stages)
         if before_execute is not None:
             before_execute(call, ctx)
-        result = await self._execute(self.tools[call.name].tool, call, ctx)
+        result = await self._execute(registration.tool, call, ctx)
         stages.append(
             StageRecord("execute", "error", None, result.error or "")
             if not result.ok
@@ -156,9 +159,10 @@ class ToolChain:
         result = await self._after(call, result, ctx, stages)
         return ChainResult(result, call, tuple(stages))
 
-    def _admissible(self, call: ToolCall, ctx: ToolCallContext) -> tuple[str, ToolResult] | None:
+    def _admissible(
+        self, call: ToolCall, ctx: ToolCallContext, registration: ToolRegistration | None
+    ) -> tuple[str, ToolResult] | None:
         """Lookup, scope and parameter validation — before any hook runs."""
-        registration = self.tools.get(call.name)
         if registration is None:
             if call.name in self.withheld:
                 return "lookup", _error(self.withheld[call.name], "unknown_tool")
@@ -177,7 +181,11 @@ class ToolChain:
         return None
 
     async def _filter(
-        self, call: ToolCall, ctx: ToolCallContext, stages: list[StageRecord]
+        self,
+        call: ToolCall,
+        ctx: ToolCallContext,
+        stages: list[StageRecord],
+        declared: ToolRegistration,
     ) -> tuple[ToolCall, ToolCallContext, ToolResult | None]:
         filtered = await self._stages.filter_tool_call(call, ctx)
         for plugin, verdict in filtered.verdicts:
@@ -194,7 +202,6 @@ class ToolChain:
                 ctx,
                 _error(f"blocked by security filter {plugin!r}: {block.reason}", "blocked"),
             )
-        declared = self.tools[call.name]
         if declared.tool.asks_approval is not None:  # the tool itself is never unattended
             stages.append(_filter_stage(declared.plugin, declared.tool.asks_approval))
         elif not filtered.verdicts:
