@@ -108,14 +108,21 @@ def target(calls: int, signals: Path, what: str, tree: Path) -> None:
 
 def count(calls: int, what: str, tree: Path) -> int:
     """Run :func:`target` under callgrind; instructions per call."""
+    args = ["--calls", str(calls), "--what", what, "--tree", str(tree)]
+    return callgrind_count(Path(__file__), args, calls)
+
+
+def callgrind_count(script: Path, args: list[str], units: int) -> int:
+    """Run ``script --target DIR *args`` under callgrind, counting only between its
+    ``go`` and ``done`` signals (its target writes ``ready``, waits for ``go``, runs,
+    writes ``done``, waits for ``end``); instructions per unit of work."""
     with tempfile.TemporaryDirectory() as tmp:
         signals = Path(tmp)
         out = signals / "cg.out"
         env = {**os.environ, "PYTHONHASHSEED": "0"}
         command = ["valgrind", "--tool=callgrind", "--instr-atstart=no"]
-        command += [f"--callgrind-out-file={out}", sys.executable, __file__]
-        command += ["--target", str(signals), "--calls", str(calls), "--what", what]
-        command += ["--tree", str(tree)]
+        command += [f"--callgrind-out-file={out}", sys.executable, str(script)]
+        command += ["--target", str(signals), *args]
         process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
         try:
             while not (signals / "ready").exists():
@@ -137,10 +144,10 @@ def count(calls: int, what: str, tree: Path) -> int:
         finally:
             if process.poll() is None:
                 process.kill()
-        dumps = sorted(signals.glob("cg.out.*"))  # the dump taken right after the calls
+        dumps = sorted(signals.glob("cg.out.*"))  # the dump taken right after the work
         for line in dumps[0].read_text().splitlines():
             if line.startswith(("summary:", "totals:")):
-                return int(line.split()[1]) // calls
+                return int(line.split()[1]) // units
     raise SystemExit("callgrind wrote no totals")
 
 
