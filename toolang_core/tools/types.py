@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import attrs
 
-from toolang_core.attachments.types import AttachmentRef
-
 if TYPE_CHECKING:
+    # Only for annotations: toolang_core.attachments loads the store (and structlog),
+    # which the pytest plugin's load must not (tests/test_pytest_plugin.py).
+    from toolang_core.attachments.types import AttachmentRef
     from toolang_core.runtime_view import RuntimeView
     from toolang_core.tools.turn_handle import TurnHandle
 
