@@ -43,7 +43,8 @@ def progress_event(
         "message": None,
     }
     if message:
-        data["message"] = context.runtime.redaction.text(message[:MAX_MESSAGE_CHARS])
+        # Masked whole, then cut: a secret cut in two could escape the detectors.
+        data["message"] = context.runtime.redaction.text(message)[:MAX_MESSAGE_CHARS]
     return Event(
         KIND,
         data,
