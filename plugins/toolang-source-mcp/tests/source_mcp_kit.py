@@ -16,12 +16,23 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any, TypeVar
 
 import httpx
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
+from toolang_core import TurnFilter
+from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.testing.dists import make_distribution
 from toolang_core.testing.processes import free_port, start_toolang_run, wait_serving
+
+T = TypeVar("T")
 
 MODEL_MODULE = """
 import asyncio, os
@@ -176,3 +187,38 @@ class Home:
             timeout=120,
             check=False,
         )
+
+    def stored(self, what: Callable[[SQLiteStore], T]) -> T:
+        """``what`` of this home's store, opened read-only for the look."""
+        store = SQLiteStore(self.home / ".toolang" / "toolang.db", read_only=True)
+        try:
+            return what(store)
+        finally:
+            store.close()
+
+    def turns(self, **where: Any) -> list[Any]:
+        """The stored turns matching ``where`` (``TurnFilter``'s fields)."""
+        return self.stored(lambda store: store.list_turns(TurnFilter(limit=500, **where)))
+
+
+@asynccontextmanager
+async def http_session(home: Home, token: str = ALICE) -> AsyncIterator[ClientSession]:
+    """An initialised SDK client session on ``home``'s HTTP endpoint, as ``token``."""
+    client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    async with (
+        client,
+        streamable_http_client(home.url + "/api/mcp", http_client=client) as (read, write),
+        ClientSession(read, write) as opened,
+    ):
+        await opened.initialize()
+        yield opened
+
+
+@asynccontextmanager
+async def stdio_session(home: Home, *args: str) -> AsyncIterator[ClientSession]:
+    """An initialised SDK client session on `toolang mcp serve` (stdio) in ``home``."""
+    command, argv = home.stdio_command(*args)
+    params = StdioServerParameters(command=command, args=argv, env=home.env, cwd=str(home.home))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as opened:
+        await opened.initialize()
+        yield opened

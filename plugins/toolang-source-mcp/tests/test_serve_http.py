@@ -5,21 +5,13 @@ the same turn, tokens → owners, another owner's thread refused, cancel."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import anyio
 import httpx
 import pytest
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
-from source_mcp_kit import ALICE, BOB, Home
-
-from toolang_core import TurnFilter
-from toolang_core.store.sqlite import SQLiteStore
+from source_mcp_kit import ALICE, BOB, Home, http_session
 
 
 @pytest.fixture(scope="module")
@@ -29,29 +21,9 @@ def home(tmp_path_factory: pytest.TempPathFactory, site: Path) -> Iterator[Home]
     running.stop()
 
 
-@asynccontextmanager
-async def session(home: Home, token: str) -> AsyncIterator[ClientSession]:
-    client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
-    async with (
-        client,
-        streamable_http_client(home.url + "/api/mcp", http_client=client) as (read, write),
-        ClientSession(read, write) as opened,
-    ):
-        await opened.initialize()
-        yield opened
-
-
-def turns(home: Home, **where: Any) -> list[Any]:
-    store = SQLiteStore(home.home / ".toolang" / "toolang.db", read_only=True)
-    try:
-        return store.list_turns(TurnFilter(limit=500, **where))
-    finally:
-        store.close()
-
-
 def test_lists_the_agents_and_answers_a_call(home: Home) -> None:
     async def run() -> None:
-        async with session(home, ALICE) as mcp:
+        async with http_session(home, ALICE) as mcp:
             listed = await mcp.list_tools()
             assert [t.name for t in listed.tools] == ["ask_assistant"]
             result = await mcp.call_tool("ask_assistant", {"text": "hello there"})
@@ -59,7 +31,7 @@ def test_lists_the_agents_and_answers_a_call(home: Home) -> None:
             assert result.content[0].text == "echo: hello there"  # type: ignore[union-attr]
             facts = result.structured_content or {}
             assert facts["status"] == "completed"
-            stored = [t for t in turns(home, owner="alice") if t.id == facts["turn_id"]]
+            stored = [t for t in home.turns(owner="alice") if t.id == facts["turn_id"]]
             assert stored and stored[0].channel == "mcp"
 
     anyio.run(run)
@@ -67,21 +39,21 @@ def test_lists_the_agents_and_answers_a_call(home: Home) -> None:
 
 def test_a_retried_call_is_the_same_turn(home: Home) -> None:
     async def run() -> None:
-        async with session(home, ALICE) as mcp:
+        async with http_session(home, ALICE) as mcp:
             asked = {"text": "only once", "request_id": "r-1", "thread": "retry"}
             first = await mcp.call_tool("ask_assistant", asked)
-        async with session(home, ALICE) as mcp:  # a new session: a reconnect
+        async with http_session(home, ALICE) as mcp:  # a new session: a reconnect
             second = await mcp.call_tool("ask_assistant", asked)
         assert first.structured_content == second.structured_content
         assert home.received().count("only once") == 1
-        assert len(turns(home, thread_id="mcp:retry")) == 1
+        assert len(home.turns(thread_id="mcp:retry")) == 1
 
     anyio.run(run)
 
 
 def test_a_wrong_token_is_refused(home: Home) -> None:
     async def run() -> None:
-        async with session(home, "not-a-token") as mcp:
+        async with http_session(home, "not-a-token") as mcp:
             await mcp.list_tools()
 
     with pytest.raises(ExceptionGroup) as refused:  # the SDK's error, in its task group
@@ -95,27 +67,27 @@ def test_a_wrong_token_is_refused(home: Home) -> None:
         timeout=60,
     )
     assert raw.status_code == 401
-    assert not turns(home, owner="not-a-token")
+    assert not home.turns(owner="not-a-token")
 
 
 def test_another_owners_thread_is_refused(home: Home) -> None:
     async def run() -> None:
-        async with session(home, ALICE) as mcp:
+        async with http_session(home, ALICE) as mcp:
             mine = await mcp.call_tool("ask_assistant", {"text": "mine", "thread": "alices"})
             assert not mine.is_error
-        async with session(home, BOB) as mcp:
+        async with http_session(home, BOB) as mcp:
             theirs = await mcp.call_tool("ask_assistant", {"text": "sneak", "thread": "alices"})
             assert theirs.is_error
             assert "mcp:alices" in theirs.content[0].text  # type: ignore[union-attr]
 
     anyio.run(run)
     assert "sneak" not in home.received()
-    assert [t.owner for t in turns(home, thread_id="mcp:alices")] == ["alice"]
+    assert [t.owner for t in home.turns(thread_id="mcp:alices")] == ["alice"]
 
 
 def test_cancel_from_the_client_cancels_the_turn(home: Home) -> None:
     async def run() -> None:
-        async with session(home, ALICE) as mcp, anyio.create_task_group() as group:
+        async with http_session(home, ALICE) as mcp, anyio.create_task_group() as group:
             group.start_soon(
                 mcp.call_tool, "ask_assistant", {"text": "slow one", "thread": "cancel"}
             )
@@ -126,10 +98,10 @@ def test_cancel_from_the_client_cancels_the_turn(home: Home) -> None:
             group.cancel_scope.cancel()  # the client abandons it: notifications/cancelled
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            found = turns(home, thread_id="mcp:cancel")
+            found = home.turns(thread_id="mcp:cancel")
             if found and found[0].status.is_terminal:
                 break
             await anyio.sleep(0.05)
-        assert [t.status.value for t in turns(home, thread_id="mcp:cancel")] == ["canceled"]
+        assert [t.status.value for t in home.turns(thread_id="mcp:cancel")] == ["canceled"]
 
     anyio.run(run)

@@ -4,43 +4,17 @@ progress first, then ``waiting for approval <id>`` past ``approval_wait_seconds`
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
-from source_mcp_kit import ALICE, Home
+from source_mcp_kit import Home, http_session
 
 from toolang_core import ApprovalBook, TurnFilter
-from toolang_core.store.sqlite import SQLiteStore
 
 HANG_GUARD = 600.0
 """Not a bound on speed: a call not woken by its turn's end would wait the hour of its
 ``served_poll_seconds``; this only stops such a test from hanging."""
-
-
-@asynccontextmanager
-async def session(home: Home) -> AsyncIterator[ClientSession]:
-    client = create_mcp_http_client(headers={"Authorization": f"Bearer {ALICE}"})
-    async with (
-        client,
-        streamable_http_client(home.url + "/api/mcp", http_client=client) as (read, write),
-        ClientSession(read, write) as opened,
-    ):
-        await opened.initialize()
-        yield opened
-
-
-def stored(home: Home, what: Any) -> Any:
-    store = SQLiteStore(home.home / ".toolang" / "toolang.db", read_only=True)
-    try:
-        return what(store)
-    finally:
-        store.close()
 
 
 def test_a_call_is_woken_when_its_turn_ends(tmp_path: Path, site: Path) -> None:
@@ -54,7 +28,7 @@ def test_a_call_is_woken_when_its_turn_ends(tmp_path: Path, site: Path) -> None:
 
         async def run() -> None:
             with anyio.fail_after(HANG_GUARD):
-                async with session(home) as mcp:
+                async with http_session(home) as mcp:
                     for n in range(3):
                         result = await mcp.call_tool("ask_assistant", {"text": f"wake {n}"})
                         assert not result.is_error
@@ -73,7 +47,7 @@ def test_sessions_opened_at_once_on_a_fresh_runtime_all_answer(tmp_path: Path, s
     try:
 
         async def one(n: int, answers: list[str]) -> None:
-            async with session(home) as mcp:
+            async with http_session(home) as mcp:
                 result = await mcp.call_tool("ask_assistant", {"text": f"at once {n}"})
                 answers.append(result.content[0].text)  # type: ignore[union-attr]
 
@@ -103,11 +77,11 @@ def test_a_turn_waiting_for_approval_reports_progress_then_its_approval(
     try:
 
         async def first() -> Any:
-            async with session(home) as mcp:
+            async with http_session(home) as mcp:
                 return await mcp.call_tool("ask_assistant", asked, progress_callback=on_progress)
 
         waiting = anyio.run(first)
-        (approval,) = stored(home, lambda store: ApprovalBook(store).list("pending"))
+        (approval,) = home.stored(lambda store: ApprovalBook(store).list("pending"))
         facts = waiting.structured_content or {}
         assert not waiting.is_error
         assert facts["status"] == "awaiting_approval"
@@ -124,14 +98,14 @@ def test_a_turn_waiting_for_approval_reports_progress_then_its_approval(
         assert decided.returncode == 0, decided.stderr
 
         async def again() -> Any:
-            async with session(home) as mcp:
+            async with http_session(home) as mcp:
                 return await mcp.call_tool("ask_assistant", asked)
 
         done = anyio.run(again)  # the same request_id: the same turn, waited for on
         assert not done.is_error
         assert done.content[0].text == 'done: {"ok": true, "output": "ran"}'
         assert (done.structured_content or {})["turn_id"] == facts["turn_id"]
-        turns = stored(home, lambda store: store.list_turns(TurnFilter(thread_id="mcp:gate")))
+        turns = home.stored(lambda store: store.list_turns(TurnFilter(thread_id="mcp:gate")))
         assert [t.status.value for t in turns] == ["completed"]
         assert home.received() == ["gated one"]
     finally:

@@ -5,62 +5,34 @@ submits and follows."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import anyio
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from source_mcp_kit import Home
-
-from toolang_core import TurnFilter
-from toolang_core.store.sqlite import SQLiteStore
-
-
-@asynccontextmanager
-async def session(home: Home, *args: str) -> AsyncIterator[ClientSession]:
-    command, argv = home.stdio_command(*args)
-    params = StdioServerParameters(command=command, args=argv, env=home.env, cwd=str(home.home))
-    async with (
-        stdio_client(params) as (read, write),
-        ClientSession(read, write) as opened,
-    ):
-        await opened.initialize()
-        yield opened
-
-
-def turns(home: Home, **where: Any) -> list[Any]:
-    store = SQLiteStore(home.home / ".toolang" / "toolang.db", read_only=True)
-    try:
-        return store.list_turns(TurnFilter(limit=500, **where))
-    finally:
-        store.close()
+from source_mcp_kit import Home, stdio_session
 
 
 def test_without_a_runtime_it_answers_once_per_request_id(tmp_path: Path, site: Path) -> None:
     home = Home(tmp_path / "home", site, server=False)
 
     async def run() -> None:
-        async with session(home, "--owner", "alice") as mcp:
+        async with stdio_session(home, "--owner", "alice") as mcp:
             listed = await mcp.list_tools()
             assert [t.name for t in listed.tools] == ["ask_assistant"]
             asked = {"text": "hi from stdio", "thread": "desk", "request_id": "k-1"}
             first = await mcp.call_tool("ask_assistant", asked)
             assert not first.is_error
             assert first.content[0].text == "echo: hi from stdio"  # type: ignore[union-attr]
-        async with session(home, "--owner", "alice") as mcp:  # the client started it again
+        async with stdio_session(home, "--owner", "alice") as mcp:  # the client started it again
             again = await mcp.call_tool("ask_assistant", asked)
         assert again.structured_content == first.structured_content
-        async with session(home, "--owner", "bob") as mcp:
+        async with stdio_session(home, "--owner", "bob") as mcp:
             theirs = await mcp.call_tool("ask_assistant", {"text": "sneak", "thread": "desk"})
             assert theirs.is_error
             assert "mcp:desk" in theirs.content[0].text  # type: ignore[union-attr]
 
     anyio.run(run)
     assert home.received() == ["hi from stdio"]
-    stored = turns(home, thread_id="mcp:desk")
+    stored = home.turns(thread_id="mcp:desk")
     assert [(t.owner, t.status.value, t.channel) for t in stored] == [("alice", "completed", "mcp")]
 
 
@@ -69,7 +41,7 @@ def test_with_a_runtime_it_submits_and_cancel_reaches_the_turn(tmp_path: Path, s
     try:
 
         async def run() -> None:
-            async with session(home) as mcp:
+            async with stdio_session(home) as mcp:
                 answered = await mcp.call_tool("ask_assistant", {"text": "served"})
                 assert answered.content[0].text == "echo: served"  # type: ignore[union-attr]
                 async with anyio.create_task_group() as group:
@@ -83,13 +55,13 @@ def test_with_a_runtime_it_submits_and_cancel_reaches_the_turn(tmp_path: Path, s
                     group.cancel_scope.cancel()
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
-                found = turns(home, thread_id="mcp:c")
+                found = home.turns(thread_id="mcp:c")
                 if found and found[0].status.is_terminal:
                     break
                 await anyio.sleep(0.05)
 
         anyio.run(run)
-        assert [t.status.value for t in turns(home, thread_id="mcp:c")] == ["canceled"]
+        assert [t.status.value for t in home.turns(thread_id="mcp:c")] == ["canceled"]
     finally:
         home.stop()
 
