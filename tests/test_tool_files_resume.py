@@ -86,9 +86,7 @@ def test_a_resumed_turn_sends_a_tool_files_name_as_the_interrupted_attempt_did(t
             NewTurnRequest(source="chat", thread_id="cli:r", input="draw", owner="alice")
         ).id
         waiting = f"{turn_id}:model:1:try:1"
-        asyncio.run(
-            serve_until(runtime, lambda: store.find_step(waiting) is not None, "the retry")
-        )
+        asyncio.run(serve_until(runtime, lambda: store.find_step(waiting) is not None, "the retry"))
         assert store.get(turn_id).status is not TurnStatus.COMPLETED
 
         second = ScriptedModel([text("a report")], attachment_types=("image/*",))

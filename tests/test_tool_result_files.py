@@ -10,7 +10,6 @@ import hashlib
 import json
 
 import pytest
-
 from test_attachments import PNG
 
 from toolang_core import Tool, ToolFile, ToolOutput, ToolResult, hookimpl
@@ -169,9 +168,7 @@ def test_each_attempts_step_says_what_its_model_got_of_each_file(tmp_path):
     assert failed.data["files"] == [{"message": 3, **ref, "sent": "attached"}]
     assert failed.data["messages"][3]["attachments"] == [ref]
     assert answered.data["model"] == "backup"
-    assert answered.data["files"] == [
-        {"message": 3, **ref, "sent": "text_reference", "why": why}
-    ]
+    assert answered.data["files"] == [{"message": 3, **ref, "sent": "text_reference", "why": why}]
     told = answered.data["messages"][3]
     assert "attachments" not in told  # as sent: the file was not attached
     assert told["content"].splitlines()[1] == (

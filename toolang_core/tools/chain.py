@@ -46,8 +46,8 @@ from toolang_core.tools.validate import ParamsValidator
 
 if TYPE_CHECKING:
     from toolang_core.plugins.components import ToolRegistration
-    from toolang_core.tools.files import CheckedFiles
     from toolang_core.plugins.facade import Hooks
+    from toolang_core.tools.files import CheckedFiles
 
 ApprovalWaiter = Callable[[Pending, ToolCall, ToolCallContext], Awaitable[Granted | Denied]]
 BeforeExecute = Callable[[ToolCall, ToolCallContext], None]

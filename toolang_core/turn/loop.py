@@ -302,6 +302,7 @@ class AgentLoop:
                     shown["files"] = [f.to_json() for f in files]
                 known = prepared[candidate.name] = (fitted, shown)
             return known
+
         request = ModelRequest(
             messages=sent,
             tools=speaker.specs,

@@ -62,7 +62,8 @@ def _files_sent(files: Iterable[Mapping[str, Any]]) -> list[str]:
     reference in its place (and why)."""
     lines = []
     for f in files:
-        what = f"file {f.get('name', '?')!r} ({f.get('media_type', '?')}, {f.get('size', '?')} bytes)"
+        size = f"{f.get('size', '?')} bytes"
+        what = f"file {f.get('name', '?')!r} ({f.get('media_type', '?')}, {size})"
         if f.get("sent") == "attached":
             lines.append(f"{what} attached")
         else:
