@@ -47,6 +47,7 @@ from toolang_core.tools.validate import ParamsValidator
 if TYPE_CHECKING:
     from toolang_core.plugins.components import ToolRegistration
     from toolang_core.plugins.facade import Hooks
+    from toolang_core.tools.files import CheckedFiles
 
 ApprovalWaiter = Callable[[Pending, ToolCall, ToolCallContext], Awaitable[Granted | Denied]]
 BeforeExecute = Callable[[ToolCall, ToolCallContext], None]
@@ -150,13 +151,15 @@ class ToolChain:
             return await self.refuse(call, ctx, denied, stages)
         if before_execute is not None:
             before_execute(call, ctx)
-        result = await self._execute(registration.tool, call, ctx)
+        result, files = await self._execute(registration.tool, call, ctx)
         stages.append(
             StageRecord("execute", "error", None, result.error or "")
             if not result.ok
             else _plain_record("execute", "ok", None)
         )
         result = await self._after(call, result, ctx, stages)
+        if files:  # kept once accepted: a withheld result leaves none in the store
+            result = await self._keep(call, files, result, ctx, stages)
         return ChainResult(result, call, tuple(stages))
 
     def _admissible(
@@ -298,7 +301,10 @@ class ToolChain:
             )
         return ChainResult(result, call, tuple(stages))
 
-    async def _execute(self, tool: Tool, call: ToolCall, ctx: ToolCallContext) -> ToolResult:
+    async def _execute(
+        self, tool: Tool, call: ToolCall, ctx: ToolCallContext
+    ) -> tuple[ToolResult, CheckedFiles]:
+        """The tool's result, and the files it gave back: checked, not kept yet."""
         started = time.perf_counter()
         params = {**call.params, "context": ctx} if tool.takes_context else call.params
         try:
@@ -321,43 +327,70 @@ class ToolChain:
                 error=f"{tool.name} timed out after {self.timeout_seconds:g} s",
                 error_type="timeout",
                 duration_ms=(time.perf_counter() - started) * 1000,
-            )
+            ), ()
         except Exception as exc:
             return ToolResult(
                 ok=False,
                 error=describe_exception(exc),
                 error_type=type(exc).__name__,
                 duration_ms=(time.perf_counter() - started) * 1000,
-            )
+            ), ()
         if type(output) is ToolOutput:
             return await self._with_files(tool, output, ctx, started)
         return ToolResult(
             ok=True, output=self._cap(output), duration_ms=(time.perf_counter() - started) * 1000
-        )
+        ), ()
 
     async def _with_files(
         self, tool: Tool, output: ToolOutput, ctx: ToolCallContext, started: float
-    ) -> ToolResult:
-        """The result of a call whose tool gave back files: kept in the attachment
-        store and referenced; a file the store refuses fails the call (none is kept)."""
+    ) -> tuple[ToolResult, CheckedFiles]:
+        """The result of a call whose tool gave back files, referencing them, and the
+        files checked (kept by :meth:`_keep` once the result is accepted); a file the
+        store refuses fails the call (none is kept)."""
         from toolang_core.attachments.types import AttachmentError
-        from toolang_core.tools.files import keep_files
+        from toolang_core.tools.files import check_files
 
         try:
-            refs = await keep_files(tool.name, output.files, ctx)
+            checked = await check_files(tool.name, output.files, ctx)
         except AttachmentError as exc:
             return ToolResult(
                 ok=False,
                 error=str(exc),
                 error_type="attachment_error",
                 duration_ms=(time.perf_counter() - started) * 1000,
-            )
+            ), ()
         return ToolResult(
             ok=True,
             output=self._cap(output.output),
             duration_ms=(time.perf_counter() - started) * 1000,
-            attachments=refs,
-        )
+            attachments=tuple(ref for ref, _ in checked),
+        ), checked
+
+    async def _keep(
+        self,
+        call: ToolCall,
+        files: CheckedFiles,
+        result: ToolResult,
+        ctx: ToolCallContext,
+        stages: list[StageRecord],
+    ) -> ToolResult:
+        """``result`` as accepted, once the files it references are kept (only those:
+        a withheld result, or one a filter took files out of, keeps fewer or none);
+        an error result naming the tool when the store cannot keep them."""
+        from toolang_core.attachments.types import AttachmentError
+        from toolang_core.tools.files import keep_accepted
+
+        try:
+            await keep_accepted(call.name, files, result, ctx)
+        except AttachmentError as exc:
+            stages.append(StageRecord("files", "error", None, str(exc)))
+            return ToolResult(
+                ok=False,
+                error=str(exc),
+                error_type="attachment_error",
+                duration_ms=result.duration_ms,
+            )
+        return result
 
     def _is_async(self, tool: Tool) -> bool:
         """Whether ``tool.function`` is a coroutine function (asked once per tool:

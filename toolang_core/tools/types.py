@@ -145,8 +145,9 @@ class ToolOutput:
     """What a tool function returns to give files with its result: ``output`` (a JSON
     value, what a plain return would be) and ``files``.
 
-    The core keeps each file in the attachment store, by hash and owned by the turn's
-    owner, under the same rules as a request's attachments (``[attachments] max_bytes``
+    The core keeps each file in the attachment store — once the chain has accepted the
+    result: a withheld result keeps none — by hash and owned by the turn's owner, under
+    the same rules as a request's attachments (``[attachments] max_bytes``
     and ``types``: a file they refuse fails the call, naming the tool and the file); the
     result references them (:attr:`ToolResult.attachments`) and the next model call gets
     them with the tool's answer when the model takes their type — a text reference

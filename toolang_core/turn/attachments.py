@@ -11,7 +11,8 @@ the reason in its ``prompt_build`` step and the log (:func:`fallbacks_taking`).
 Files a tool gives back (``ToolResult.attachments``) never fail a turn: each model call
 gets them with the tool's answer when that model takes their type, and a text reference
 (name, type, size, hash) in the answer's text when it does not
-(:func:`tool_attachments`, :func:`fitted_for`).
+(:func:`tool_attachments`, :class:`FileFitting`). Each model call's step says, per
+file, what that model got: attached or a text reference (:class:`FileSent`).
 """
 
 from __future__ import annotations
@@ -106,32 +107,111 @@ def tool_attachments(
     return tuple(found), tuple(missing)
 
 
-def fitted_for(model: Any, model_name: str, messages: tuple[Message, ...]) -> tuple[Message, ...]:
-    """``messages`` as ``model`` (named ``model_name``) is sent them: each tool answer's
-    file of a type it does not take is left out, and a text reference to it is added to
-    that answer's text. The user's attachments were checked before the turn began."""
-    if not any(m.role == "tool" and m.attachments for m in messages):
-        return messages
-    accepted = accepted_types(model)
-    takes = ", ".join(accepted) if accepted else "no attachments"
-    out: list[Message] = []
-    for message in messages:
-        refused = [a for a in message.attachments if not matches(a.media_type, accepted)]
-        if message.role != "tool" or not refused:
-            out.append(message)
-            continue
-        notes = [
-            note(
-                a.ref,
-                f"model {model_name!r} does not accept {a.media_type} (it accepts: {takes})",
+def as_given(
+    runtime: CoreRuntime, store: ExecutionStore, owner: str | None, refs: Sequence[AttachmentRef]
+) -> tuple[AttachmentRef, ...]:
+    """``refs`` replayed from a stored step — whose names are masked at rest — with each
+    file's name as ``owner`` gave it (the attachment store's owner record keeps it) when
+    the redaction policy masks that name to the stored one: what the turn sent its model
+    before it was interrupted, so a resumed turn sends the same. A file that is not
+    ``owner``'s, or whose record names it otherwise, keeps the stored name."""
+    if not refs:
+        return ()
+    kept = AttachmentStore.of(runtime.config, store)
+    mask = runtime.redaction.text
+    out: list[AttachmentRef] = []
+    for ref in refs:
+        try:
+            given = kept.ref(ref.sha256, owner=owner).name
+        except AttachmentError:
+            given = ref.name  # not found: tool_attachments says so to the model
+        same = given == ref.name or mask(given) != ref.name
+        out.append(ref if same else attrs.evolve(ref, name=given))
+    return tuple(out)
+
+
+@attrs.frozen
+class FileSent:
+    """What one model call's model got of one file of its prompt: the file attached, or
+    a text reference in its place (``why``: what the model takes). Its step stores it
+    (:meth:`to_json`: the reference, never the bytes; masked like the rest of the step)."""
+
+    message: int
+    """The index of the message that carries the file, in the prompt as stored."""
+    ref: AttachmentRef
+    attached: bool
+    why: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"message": self.message, **self.ref.to_json()}
+        data["sent"] = "attached" if self.attached else "text_reference"
+        if self.why:
+            data["why"] = self.why
+        return data
+
+
+class FileFitting:
+    """An agent loop's prompt as each model is sent it (:meth:`fit`). A tool answer
+    fitted to a model is made once per model and kept, so the prompts of that model's
+    later calls repeat the same messages (their steps encode only what is new:
+    :class:`~toolang_core.turn.trace.MaskedMessages`)."""
+
+    __slots__ = ("_fitted",)
+
+    def __init__(self) -> None:
+        # (id of the message, model name) → (the message, held so its id stays its
+        # own; the message as that model gets it)
+        self._fitted: dict[tuple[int, str], tuple[Message, Message]] = {}
+
+    def fit(
+        self, model: Any, model_name: str, messages: tuple[Message, ...]
+    ) -> tuple[tuple[Message, ...], tuple[FileSent, ...]]:
+        """``messages`` as ``model`` (named ``model_name``) is sent them, and what it
+        gets of each file in them. A tool answer's file of a type the model does not
+        take is left out, and a text reference to it is added to that answer's text;
+        the user's attachments were checked before the turn began and are sent as they
+        are. ``messages`` itself when nothing is left out."""
+        if not any(m.attachments for m in messages):
+            return messages, ()
+        accepted = accepted_types(model)
+        takes = ", ".join(accepted) if accepted else "no attachments"
+        out: list[Message] = []
+        files: list[FileSent] = []
+        changed = False
+        for index, message in enumerate(messages):
+            if not message.attachments:
+                out.append(message)
+                continue
+            refused = (
+                [a for a in message.attachments if not matches(a.media_type, accepted)]
+                if message.role == "tool"
+                else []
             )
-            for a in refused
-        ]
-        out.append(
-            attrs.evolve(
+            for a in message.attachments:
+                why = "" if a not in refused else _not_taken(model_name, a.media_type, takes)
+                files.append(FileSent(index, a.ref, not why, why))
+            if not refused:
+                out.append(message)
+                continue
+            changed = True
+            out.append(self._fitted_message(message, model_name, refused, takes))
+        return (tuple(out) if changed else messages), tuple(files)
+
+    def _fitted_message(
+        self, message: Message, model_name: str, refused: list[Attachment], takes: str
+    ) -> Message:
+        key = (id(message), model_name)
+        known = self._fitted.get(key)
+        if known is None or known[0] is not message:
+            notes = [note(a.ref, _not_taken(model_name, a.media_type, takes)) for a in refused]
+            fitted = attrs.evolve(
                 message,
                 content="\n".join([message.content, *notes]),
                 attachments=tuple(a for a in message.attachments if a not in refused),
             )
-        )
-    return tuple(out)
+            known = self._fitted[key] = (message, fitted)
+        return known[1]
+
+
+def _not_taken(model_name: str, media_type: str, takes: str) -> str:
+    return f"model {model_name!r} does not accept {media_type} (it accepts: {takes})"

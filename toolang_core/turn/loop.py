@@ -30,7 +30,7 @@ from toolang_core.tools.chain import StageRecord
 from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult
 from toolang_core.tools.validate import SchemaError
 from toolang_core.turn import guards, in_doubt, output, prompt, trace
-from toolang_core.turn.attachments import fitted_for, tool_attachments
+from toolang_core.turn.attachments import FileFitting, as_given, tool_attachments
 from toolang_core.turn.in_doubt import Doubt
 from toolang_core.turn.model_retry import Candidate, ModelAttempts, ModelCallFailed
 
@@ -116,6 +116,16 @@ class AgentLoop:
         self._invalid: list[str] = []  # what was wrong with each rejected typed answer
         self.answers: list[str] = []
         self._masked = trace.MaskedMessages()
+        self._files = FileFitting()
+        self._masked_by: dict[str, trace.MaskedMessages] = {}
+        """The prompts of a model sent them fitted (a file it does not take left out)."""
+
+    def _masked_for(self, model_name: str) -> trace.MaskedMessages:
+        """The stored prompts of ``model_name`` when it is sent them fitted."""
+        masked = self._masked_by.get(model_name)
+        if masked is None:
+            masked = self._masked_by[model_name] = trace.MaskedMessages()
+        return masked
 
     def _end(self, outcome: TurnOutcome, calls: int) -> LoopEnd:
         return LoopEnd(outcome, self.speaker, tuple(self.answers), calls)
@@ -275,13 +285,24 @@ class AgentLoop:
             raise TurnFailed(stop.message, stop.outcome)
         sent = await self._checked(guards.INPUT_HOOK, tuple(self.messages), step)
         started = ctx.clock()
-        request_json, truncated = self._masked.json(sent)
-        data: dict[str, Any] = {
-            "model": speaker.model_name,
-            "agent": speaker.agent.name,
-            "messages": request_json,
-            "truncated": truncated,
-        }
+        data: dict[str, Any] = {"model": speaker.model_name, "agent": speaker.agent.name}
+        prepared: dict[str, tuple[tuple[Message, ...], dict[str, Any]]] = {}
+
+        def sent_to(candidate: Candidate) -> tuple[tuple[Message, ...], dict[str, Any]]:
+            """The prompt as ``candidate`` is sent it (files it does not take as text
+            references), and what its step says of it: the messages, and per file
+            whether it was attached."""
+            known = prepared.get(candidate.name)
+            if known is None:
+                fitted, files = self._files.fit(candidate.model, candidate.name, sent)
+                masked = self._masked if fitted is sent else self._masked_for(candidate.name)
+                request_json, truncated = masked.json(fitted)
+                shown: dict[str, Any] = {"messages": request_json, "truncated": truncated}
+                if files:
+                    shown["files"] = [f.to_json() for f in files]
+                known = prepared[candidate.name] = (fitted, shown)
+            return known
+
         request = ModelRequest(
             messages=sent,
             tools=speaker.specs,
@@ -293,7 +314,7 @@ class AgentLoop:
 
         async def call(candidate: Candidate) -> ModelResponse:
             # Files tools gave back, as this model takes them (a text reference if not).
-            fitted = fitted_for(candidate.model, candidate.name, sent)
+            fitted = sent_to(candidate)[0]
             asked = request if fitted is sent else attrs.evolve(request, messages=fitted)
             if candidate.name != speaker.model_name:  # a fallback: its own model id
                 asked = attrs.evolve(asked, model_id=candidate.name.partition("/")[2] or None)
@@ -310,11 +331,13 @@ class AgentLoop:
             candidates=(Candidate(speaker.model_name, speaker.model), *speaker.fallbacks),
             call=call,
             data=data,
+            shown=lambda candidate: sent_to(candidate)[1],
         )
         try:
             answered, response = await attempts.run()
         except ModelCallFailed as exc:
             raise TurnFailed(str(exc), "model_error") from None
+        data.update(sent_to(answered)[1])
         data["model"] = answered.name
         data["response"] = trace.response_json(response)
         tokens = spend_rules.tokens_of(response.usage) if response.usage else {}
@@ -381,10 +404,13 @@ class AgentLoop:
             # ran before this turn was interrupted: never run it twice
             if call.name in DELEGATION_TOOLS:
                 self.handle.take_round()  # replayed rounds still count
-            return (
-                trace.call_from_json(dict(done.data["call"])),
-                trace.result_from_json(dict(done.data["result"])),
-            )
+            replayed = trace.result_from_json(dict(done.data["result"]))
+            if replayed.attachments:  # the files' names as sent before, not as masked
+                given = as_given(
+                    self.executor.runtime, ctx.store, ctx.turn.owner, replayed.attachments
+                )
+                replayed = attrs.evolve(replayed, attachments=given)
+            return trace.call_from_json(dict(done.data["call"])), replayed
         tool_ctx = ToolCallContext(
             call=call,
             turn_id=ctx.turn.id,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
@@ -102,7 +102,8 @@ class _Position:
 class ModelAttempts:
     """Makes one model call of a turn (step key ``key``) until it answers or the models
     are used up. ``call(candidate)`` makes one attempt; ``data`` is the step data every
-    attempt's step starts from (the agent, the messages sent)."""
+    attempt's step starts from (the agent); ``shown(candidate)``, what an attempt on
+    that model adds to it (the messages as that model was sent them)."""
 
     def __init__(
         self,
@@ -113,6 +114,7 @@ class ModelAttempts:
         candidates: tuple[Candidate, ...],
         call: Callable[[Candidate], Awaitable[ModelResponse]],
         data: dict[str, Any],
+        shown: Callable[[Candidate], Mapping[str, Any]] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.ctx = ctx
@@ -121,6 +123,7 @@ class ModelAttempts:
         self.candidates = candidates
         self.call = call
         self.data = data
+        self.shown = shown
         self.sleep = sleep
         self.errors: list[tuple[str, str]] = []
         """``(model, error)`` of each model given up on so far."""
@@ -175,6 +178,7 @@ class ModelAttempts:
         now = self.ctx.clock()
         data = {
             **self.data,
+            **(self.shown(candidate) if self.shown is not None else {}),
             "model": candidate.name,
             "attempt": at.number,
             "model_attempt": at.tries,

@@ -43,7 +43,7 @@ def _model_call(data: Mapping[str, Any]) -> list[str]:
     tokens = f", {sum(usage.values())} tokens" if usage else ""
     flag = ", prompt truncated" if data.get("truncated") else ""
     head = f"{data.get('model', '?')}: {len(data.get('messages', ()))} messages{tokens}{flag}"
-    lines = [head]
+    lines = [head, *_files_sent(data.get("files", ()))]
     for call in response.get("tool_calls", ()):
         lines.append(f"→ asks for {call['name']}({_short(call.get('params', {}), 60)})")
     if response.get("text"):
@@ -54,6 +54,20 @@ def _model_call(data: Mapping[str, Any]) -> list[str]:
             "fallback": f"falls back to {data.get('fallback_to', '?')}",
         }.get(str(data.get("next")), "given up")
         lines.append(f"→ attempt {data.get('attempt', '?')} failed ({data['error_kind']}): {after}")
+    return lines
+
+
+def _files_sent(files: Iterable[Mapping[str, Any]]) -> list[str]:
+    """What the call's model got of each file in its prompt: attached, or a text
+    reference in its place (and why)."""
+    lines = []
+    for f in files:
+        size = f"{f.get('size', '?')} bytes"
+        what = f"file {f.get('name', '?')!r} ({f.get('media_type', '?')}, {size})"
+        if f.get("sent") == "attached":
+            lines.append(f"{what} attached")
+        else:
+            lines.append(f"{what} sent as a text reference: {_short(f.get('why', ''), 70)}")
     return lines
 
 
