@@ -228,6 +228,11 @@ class Runtime:
         """``(plugin, base URL)`` of every plugin serving the registered routes."""
         return self.host.hooks.route_servers(self)
 
+    def reported_turn_events(self) -> frozenset[str]:
+        """The kinds of turn events the plugins publish on the bus in this run
+        (``toolang_reports_turn_events``)."""
+        return self.host.hooks.reported_turn_events(self)
+
     async def upkeep(self) -> None:
         """At start-up and after every heartbeat (:func:`.upkeep.upkeep`: task runs, approval
         requests, remote agents, then ``toolang_upkeep`` plugins; errors are logged, never
