@@ -293,6 +293,7 @@ WRAPPERS: dict[str, Callable[[Hooks], Any]] = {
     "toolang_offer_tools": lambda h: h.offer_tools(RT, lambda plugin: None),
     "toolang_inactive_hooks": lambda h: h.leave_out_inactive(RT)(),
     "toolang_on_event": lambda h: h.on_event(SimpleNamespace(), RT),
+    "toolang_reports_turn_events": lambda h: h.reported_turn_events(RT),
     "toolang_prompt_notes": lambda h: h.prompt_notes("operator", "chat:1", RT),
     "toolang_route": lambda h: h.route("hello", []),
     "toolang_deliver_turn": lambda h: h.deliver_turn(SimpleNamespace(), RT),

@@ -187,6 +187,12 @@ class RuntimeView(Protocol):
         run (``toolang_serves_routes``), in call order."""
         ...
 
+    def reported_turn_events(self) -> frozenset[str]:
+        """The kinds of turn events the plugins publish on the bus in this run
+        (``toolang_reports_turn_events``): a subscriber of turn events listens only
+        when one it wants is among them."""
+        ...
+
     def wake_source(self, name: str) -> bool:
         """Wake the running turn source ``name`` (it looks at its work now, not at its
         next poll); safe from any thread. ``False`` when it does not run or takes no

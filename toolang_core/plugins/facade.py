@@ -219,6 +219,14 @@ class Hooks(HookRunner):
     async def on_event(self, event: Event, runtime: RuntimeView) -> list[HookFailure]:
         return _failures(await self.call("toolang_on_event", event=event, runtime=runtime))
 
+    def reported_turn_events(self, runtime: RuntimeView) -> frozenset[str]:
+        """The kinds of turn events the plugins publish in ``runtime``'s run
+        (``toolang_reports_turn_events``); one that raises or answers no tuple, list or
+        set is logged and skipped, a kind that is no string is ignored."""
+        done = self.call_with("toolang_reports_turn_events", _KINDS, runtime=runtime)
+        answers = done.answers
+        return frozenset(kind for _, kinds in answers for kind in kinds if isinstance(kind, str))
+
     def prompt_notes(self, agent: str, thread_id: str, runtime: RuntimeView) -> list[str]:
         """Every plugin's note for the next prompt (a failing plugin is skipped)."""
         notes = self.call("toolang_prompt_notes", agent=agent, thread_id=thread_id, runtime=runtime)
@@ -341,6 +349,9 @@ class Hooks(HookRunner):
         return _failures(await self.call("toolang_observe_task_run", run=run, runtime=runtime))
 
 
+_KINDS: Final = Terms(types=(tuple, list, set, frozenset))
+"""The answers ``toolang_reports_turn_events`` may give (a string is no collection of
+kinds)."""
 _TURN_HOOKS: Final = ("toolang_turn_started", "toolang_turn_step", "toolang_turn_finished")
 
 

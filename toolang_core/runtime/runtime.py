@@ -2,47 +2,40 @@
 turn sources.
 
 A runtime owns its plugin host (and so its plugin manager): two runtimes in one process
-never share plugin state.
+never share plugin state. What one serving run does, start to stop, is
+:mod:`toolang_core.runtime.run`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import re
-import socket
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import structlog
 
-from toolang_core import __version__
 from toolang_core.config.model import ToolangConfig
 from toolang_core.config.settings import validate_plugin_settings
 from toolang_core.errors import ConfigError
 from toolang_core.events import Event
 from toolang_core.hookspecs.rules import HookFailure
-from toolang_core.ids import new_id
 from toolang_core.inbox.inbox import Inbox
 from toolang_core.inbox.policy import AdmissionPolicy
 from toolang_core.plugins.context import PluginContext
 from toolang_core.plugins.host import PluginHost
-from toolang_core.plugins.live_tools import OfferedTools
-from toolang_core.plugins.mistakes import misnamed_sources
 from toolang_core.plugins.reader import HostReader
 from toolang_core.redaction import Detector, RedactionPolicy, use_policy
-from toolang_core.runtime.acquire import take_store
 from toolang_core.runtime.executor import EXECUTORS, TurnExecutor
 from toolang_core.runtime.open_store import open_store
+from toolang_core.runtime.run import serve as serve_run
 from toolang_core.runtime.scheduler import Scheduler
 from toolang_core.runtime.sources import RunningSources, TurnSource
-from toolang_core.store.errors import StoreReplaced
 from toolang_core.store.protocol import ExecutionStore
-from toolang_core.store.types import GroupPolicy, RunRecord
+from toolang_core.store.types import GroupPolicy
 from toolang_core.taskruns.types import GROUP as TASK_RUN_GROUP, SOURCE as TASK_RUN_SOURCE
-from toolang_core.tools import process_ledger
 
 if TYPE_CHECKING:
     from sqlite_utils import Database, Migrations
@@ -97,7 +90,6 @@ class Runtime:
         say ``"signal"`` first (``toolang run`` does on SIGINT/SIGTERM)."""
         self._plugin_state: dict[str, Any] = {}
         self._sources = RunningSources()
-        self._offered: OfferedTools | None = None  # while serving
         self.redaction = self._build_redaction()
         """This runtime's redaction policy: the core's rules and its plugins' detectors
         (see :mod:`toolang_core.redaction`; in effect while :meth:`serve` runs)."""
@@ -236,6 +228,11 @@ class Runtime:
         """``(plugin, base URL)`` of every plugin serving the registered routes."""
         return self.host.hooks.route_servers(self)
 
+    def reported_turn_events(self) -> frozenset[str]:
+        """The kinds of turn events the plugins publish on the bus in this run
+        (``toolang_reports_turn_events``)."""
+        return self.host.hooks.reported_turn_events(self)
+
     async def upkeep(self) -> None:
         """At start-up and after every heartbeat (:func:`.upkeep.upkeep`: task runs, approval
         requests, remote agents, then ``toolang_upkeep`` plugins; errors are logged, never
@@ -296,6 +293,11 @@ class Runtime:
                 path, migrations, read_only=read_only, synchronous=self.config.store.synchronous
             )
         return self._plugin_state[key]  # type: ignore[no-any-return]
+
+    def _close_memory(self, memory: MemoryService) -> None:
+        """The run ended: its memory service closed, built again on next use."""
+        memory.close()
+        self._plugin_state.pop("memory:service", None)
 
     def close_plugin_databases(self) -> None:
         """Close every database :meth:`plugin_database` opened (they reopen on next use)."""
@@ -403,36 +405,6 @@ class Runtime:
 
     # -- running ------------------------------------------------------------------------
 
-    async def _start_plugins(self) -> None:
-        """The plugins' part of starting a run: their offered tools first (start-up
-        hooks may look for them), then ``toolang_startup``; a failing plugin is logged
-        and skipped — unless it is required."""
-        self._offered = OfferedTools(
-            self.host.components, self.host.tool_providers, self.host.record
-        )
-        await self.host.hooks.offer_tools(self, self._offered.offer_for)
-        self._report_start_up(await self.host.hooks.startup(self))
-
-    def _withdraw_offers(self) -> None:
-        """The run ends: the tools plugins offered for it are withdrawn."""
-        if self._offered is not None:
-            self._offered.close()
-            self._offered = None
-
-    def _report_start_up(self, failures: list[HookFailure]) -> None:
-        """What start-up must say: a required plugin whose ``toolang_startup`` raised
-        stops every tool call, and each required plugin not working is logged as an
-        error naming it and why; a near-miss source name in the configuration is a
-        warning."""
-        for failure in failures:
-            if self.host.is_required(failure.plugin):
-                self.host.mark_broken(failure.plugin, f"raised in toolang_startup: {failure.error}")
-        for problem in self.host.required_problems():
-            log.error("plugin.required_unavailable", plugin=problem.plugin, problem=problem.message)
-        sources = self.host.components.of_kind("turn source")
-        for message in misnamed_sources(self.config, sources):  # a typo applies to nothing
-            log.warning("config.unknown_source", problem=message)
-
     async def publish(self, event: Event) -> list[HookFailure]:
         """Deliver ``event`` to every ``toolang_on_event`` subscriber (isolated)."""
         return await self.host.hooks.on_event(event, self)
@@ -466,8 +438,10 @@ class Runtime:
         """
         undo_redaction = use_policy(self.redaction)
         try:
-            await self._serve(
+            await serve_run(
+                self,
                 stop,
+                self._sources,
                 sources=sources,
                 only=only,
                 until_idle=until_idle,
@@ -476,176 +450,3 @@ class Runtime:
             )
         finally:
             undo_redaction()
-
-    async def _serve(
-        self,
-        stop: asyncio.Event,
-        *,
-        sources: Collection[str] | None,
-        only: Collection[str] | None,
-        until_idle: bool,
-        lock_wait_seconds: float,
-        on_started: Callable[[], None] | None,
-    ) -> None:
-        self.one_shot = only is not None
-        # First: what is built next asks which hooks are implemented, and a plugin's
-        # inactive hooks (toolang_inactive_hooks) are none of them for this run.
-        restore_hooks = self.host.hooks.leave_out_inactive(self)
-        try:
-            executor, turn_sources, memory, store = self._run_parts(sources)
-        except BaseException:
-            restore_hooks()
-            raise
-        run_id = new_id()
-        self.run_id, self.store = run_id, store
-        try:
-            # An exclusive store refuses a second runtime; a shared one records presence.
-            if not await take_store(store, run_id, stop, wait_seconds=lock_wait_seconds):
-                return
-            # Before any turn is recovered: kill what tools of a dead runtime left running.
-            process_ledger.sweep(self.config.home, store, now=self.clock())
-            self._begin(store, run_id)
-            self.inbox = Inbox(
-                store, self.policy, clock=self.clock, keep_raw=True, redaction=self.redaction
-            )
-            self.scheduler = Scheduler(
-                store=store,
-                policy=self.policy,
-                executor=executor,
-                run_id=run_id,
-                lease_seconds=self.config.runtime.lease_seconds,
-                max_attempts=self.config.runtime.max_attempts,
-                poll_seconds=self.config.runtime.poll_seconds,
-                clock=self.clock,
-                runtime=self,
-                hooks=self.host.hooks,
-                inbox=self.inbox,
-                only=only,
-                on_event=self.publish,
-                has_subscribers=lambda: self.host.hooks.implemented("toolang_on_event"),
-                on_heartbeat=self.upkeep,
-            )
-            await self._start_plugins()
-            if on_started is not None:
-                on_started()
-            prepare = getattr(executor, "prepare", None)
-            if prepare is not None:
-                await prepare()
-            beside = await self._start_up_upkeep()
-            log.info(
-                "runtime.started",
-                run=run_id,
-                store=store.location,
-                sources=sorted(turn_sources),
-                plugins=self.host.active_names,
-                memory=memory.name if memory is not None else "off",
-                tool_sandbox=self.config.tools.sandbox,
-            )
-            source_tasks = self._sources.start(turn_sources, self.inbox, stop)
-            try:
-                self.admitting = True
-                await self.scheduler.run(stop, until_idle=until_idle)
-            except BaseException as exc:  # StoreReplaced: the store's files went away
-                self.stop_reason = "store_replaced" if isinstance(exc, StoreReplaced) else "error"
-                raise
-            finally:
-                self.admitting = False
-                self._sources.stopped()
-                stop.set()
-                # The sources, and a one-shot's start-up upkeep (begun beside its turn).
-                upkeep = [beside] if beside is not None else []
-                await asyncio.gather(*source_tasks, *upkeep, return_exceptions=True)
-                await self._wind_down(store, run_id, memory)
-        finally:
-            self._withdraw_offers()
-            store.close()
-            restore_hooks()
-
-    async def _wind_down(
-        self, store: ExecutionStore, run_id: str, memory: MemoryService | None
-    ) -> None:
-        """After the sources stopped: the turns drained, the plugins shut down, the run
-        ended in the store, the plugins' databases and memory closed."""
-        reason = self.stop_reason
-        assert self.scheduler is not None
-        # With its files gone, nothing the turns do can be recorded: no grace.
-        await self.scheduler.drain(
-            0 if reason == "store_replaced" else self.config.runtime.shutdown_grace_seconds
-        )
-        await self._shut_down(reason)
-        self._end_run(store, run_id)
-        self.close_plugin_databases()
-        if memory is not None:
-            memory.close()
-            self._plugin_state.pop("memory:service", None)
-        log.info("runtime.stopped", run=run_id, reason=reason, admitted=self.scheduler.admitted)
-
-    async def _start_up_upkeep(self) -> asyncio.Future[None] | None:
-        """The start-up upkeep, done; a one-shot's is only begun (the future to await
-        before the run ends): its turn does not wait for team sweeps or pings of remote
-        agents, which run beside it as a heartbeat's upkeep runs beside turns."""
-        if self.one_shot:
-            return asyncio.ensure_future(self.upkeep())
-        await self.upkeep()
-        return None
-
-    def _run_parts(
-        self, sources: Collection[str] | None
-    ) -> tuple[TurnExecutor, dict[str, TurnSource], MemoryService | None, ExecutionStore]:
-        """What a run is made of: its executor, turn sources, memory and open store."""
-        executor = self.make_executor()
-        turn_sources = self.turn_sources(sources)
-        memory = self.memory  # an unknown memory plugin stops the start, visibly
-        return executor, turn_sources, memory, self.open_store()
-
-    async def _shut_down(self, reason: str) -> None:
-        """The plugins' shutdown hooks; then the bubblewraps waiting for tools' programs
-        are killed (:mod:`toolang_core.sandbox.pool`)."""
-        await self.host.hooks.shutdown(self, reason)
-        from toolang_core.sandbox import pool
-
-        await pool.close()
-
-    def _end_run(self, store: ExecutionStore, run_id: str) -> None:
-        with contextlib.suppress(StoreReplaced):  # reported, and on its way out
-            store.end_run(run_id, now=self.clock())
-
-    def _begin(self, store: ExecutionStore, run_id: str) -> None:
-        now = self.clock()
-        plugins = tuple(
-            {
-                "name": r.name,
-                "distribution": r.distribution,
-                "version": r.version,
-                "status": str(r.status),
-            }
-            for r in self.host.records
-        )
-        store.begin_run(
-            RunRecord(
-                id=run_id,
-                host=socket.gethostname(),
-                pid=os.getpid(),
-                version=__version__,
-                started_at=now,
-                heartbeat_at=now,
-                plugins=plugins,
-            )
-        )
-        # An exclusive store has no other live runtime: every earlier run still marked
-        # running died, and its turns can be recovered now rather than after its lease.
-        stale_before = now if store.exclusive else now - 3 * self.config.runtime.lease_seconds
-        dead = store.mark_lost_runs(now=now, stale_before=stale_before, exclude=run_id)
-        recovery = store.recover(
-            now=now,
-            max_attempts=self.config.runtime.max_attempts,
-            dead_runs=dead if store.exclusive else (),
-        )
-        if dead or recovery.requeued or recovery.failed or recovery.canceled:
-            log.info(
-                "runtime.recovered",
-                lost_runs=dead,
-                requeued=len(recovery.requeued),
-                failed=len(recovery.failed),
-                canceled=len(recovery.canceled),
-            )

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import attrs
 
+from toolang_core.events import Event
+
 if TYPE_CHECKING:
     # Only for annotations: toolang_core.attachments loads the store (and structlog),
     # which the pytest plugin's load must not (tests/test_pytest_plugin.py).
@@ -232,6 +234,24 @@ class ToolCallContext:
     @property
     def call_id(self) -> str:
         return self.call.call_id
+
+    def event(self, kind: str, data: Mapping[str, JSON] | None = None) -> Event:
+        """The bus event ``kind`` of this call, to publish with ``runtime.publish``:
+        its data the call's ``tool`` (name) and ``call_id``, then ``data``; its
+        ``run_id``, ``thread_id`` and ``turn_id`` the call's. Every event about one tool
+        call is built here, so that a subscriber finds the call and its turn the same
+        way in each (``tool.progress``, ``tool.completed`` …).
+
+        ``data`` must be JSON-able and is published as given: mask what may hold a
+        secret first (``runtime.redaction``).
+        """
+        return Event(
+            kind,
+            {"tool": self.call.name, "call_id": self.call.call_id, **(data or {})},
+            run_id=self.run_id,
+            thread_id=self.thread_id,
+            turn_id=self.turn_id,
+        )
 
 
 def warn_missing_runtime(what: str, *, stacklevel: int) -> None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from toolang_core import Event, new_id, redact, redact_text
+from toolang_core import new_id, redact, redact_text
 
 if TYPE_CHECKING:
-    from toolang_core import ToolCall, ToolCallContext, ToolResult
+    from toolang_core import Event, ToolCall, ToolCallContext, ToolResult
     from toolang_hook_event_publisher.settings import PublisherSettings
 
 TOOL_COMPLETED = "tool.completed"
@@ -39,8 +39,6 @@ def tool_event(
     refused call's parameters arrive masked by the redaction policy already).
     """
     data: dict[str, Any] = {
-        "tool": call.name,
-        "call_id": call.call_id,
         "ok": result.ok,
         "error_type": result.error_type,
         "error": None if result.error is None else clip_text(result.error, settings),
@@ -61,13 +59,7 @@ def tool_event(
             "reason": clip_text(refusal.reason, settings),
         }
     kind = TOOL_REFUSED if refusal is not None else TOOL_COMPLETED if result.ok else TOOL_FAILED
-    return Event(
-        kind,
-        data,
-        run_id=ctx.run_id,
-        thread_id=ctx.thread_id,
-        turn_id=ctx.turn_id,
-    )
+    return ctx.event(kind, data)
 
 
 def clip_text(text: str, settings: PublisherSettings) -> str:

@@ -83,7 +83,8 @@ def toolang_inactive_hooks(runtime: Runtime) -> tuple[str, ...]:
     if settings_of(runtime) is None or runtime.one_shot:
         return ("toolang_deliver_turn", "toolang_on_event")
     # Listening to the bus makes the runtime publish every turn's turn.* events: only
-    # when a plugin that reports turn events (TurnEvents) is in the run.
+    # when a plugin says it reports the turn events the server shows, in this run
+    # (toolang_reports_turn_events; no plugin is named here).
     from toolang_server.turn_events import reported_in
 
     return () if reported_in(runtime) else ("toolang_on_event",)

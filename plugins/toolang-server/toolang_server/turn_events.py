@@ -7,7 +7,8 @@ docs/mcp.md) in memory, bounded: the last ``PER_TURN`` events of the last ``TURN
 turns. They are live information, not part of the turn's record: they are not in the
 store, and a turn run by another process, or before this runtime started, shows none.
 A watcher attaching late first gets the turn's events so far. The server subscribes
-only when a plugin of ``PUBLISHERS`` is in the run, configured to report.
+only when a plugin of the run says it reports one of ``KINDS`` in it
+(``toolang_reports_turn_events``; toolang-tools-mcp does when it has servers).
 """
 
 from __future__ import annotations
@@ -24,21 +25,16 @@ if TYPE_CHECKING:
 STATE_KEY: Final = "server:turn_events"
 KINDS: Final = frozenset({"tool.progress"})
 """The bus events shown with their turn."""
-PUBLISHERS: Final = {"tools-mcp": "servers"}
-"""The plugins that publish such events, and the setting that must be non-empty for
-them to: the server listens to the bus only when one of them is in the run with it (a
-subscriber makes the runtime publish every turn's ``turn.*`` events and record the
-``events`` stage, a cost for nothing otherwise)."""
 TURNS: Final = 64
 PER_TURN: Final = 100
 
 
 def reported_in(runtime: Runtime) -> bool:
-    """Whether a plugin of ``PUBLISHERS`` runs with something that reports configured."""
-    for name in set(PUBLISHERS).intersection(runtime.plugins.active_names):
-        if getattr(runtime.settings.get(name), PUBLISHERS[name], None):
-            return True
-    return False
+    """Whether a plugin of ``runtime``'s run reports one of ``KINDS`` in it: only then
+    does the server listen to the bus (a subscriber makes the runtime publish every
+    turn's ``turn.*`` events and record the ``events`` stage, a cost for nothing
+    otherwise)."""
+    return not KINDS.isdisjoint(runtime.reported_turn_events())
 
 
 class TurnEvents:

@@ -39,6 +39,14 @@ def toolang_offer_tools(runtime: RuntimeView, tools: ToolOffer) -> Awaitable[Non
 
 
 @hookimpl
+def toolang_reports_turn_events(runtime: RuntimeView) -> tuple[str, ...]:
+    """A run with servers configured publishes their progress as ``tool.progress``."""
+    from toolang_tools_mcp.progress import KIND
+
+    return (KIND,) if runtime.settings_for(NAME, McpSettings).servers else ()
+
+
+@hookimpl
 def toolang_startup(runtime: RuntimeView) -> Awaitable[None] | None:
     from toolang_tools_mcp.lifecycle import start_eager_servers
 

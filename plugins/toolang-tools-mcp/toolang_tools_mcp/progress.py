@@ -15,10 +15,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
-from toolang_core import Event
-
 if TYPE_CHECKING:
-    from toolang_core import ToolCallContext
+    from toolang_core import Event, ToolCallContext
 
 KIND: Final = "tool.progress"
 MAX_MESSAGE_CHARS: Final = 500
@@ -35,8 +33,6 @@ def progress_event(
 ) -> Event:
     """The ``tool.progress`` event for one notification of the call in ``context``."""
     data: dict[str, Any] = {
-        "tool": context.call.name,
-        "call_id": context.call.call_id,
         "server": server,
         "progress": _number(progress),
         "total": _number(total),
@@ -45,13 +41,7 @@ def progress_event(
     if message:
         # Masked whole, then cut: a secret cut in two could escape the detectors.
         data["message"] = context.runtime.redaction.text(message)[:MAX_MESSAGE_CHARS]
-    return Event(
-        KIND,
-        data,
-        run_id=context.run_id,
-        thread_id=context.thread_id,
-        turn_id=context.turn_id,
-    )
+    return context.event(KIND, data)
 
 
 def _number(value: float | None) -> float | None:
