@@ -4,7 +4,9 @@ same signature as toolang's ``ask_assistant`` that answers at once, served by uv
 configured as the toolang server plugin configures it (httptools, no access log, the
 asyncio loop). No toolang: no store, no turn, no auth.
 
-    python3 bench/_mcp_raw_server.py PORT
+    python3 bench/_mcp_raw_server.py PORT [json] [stateless]
+
+``json`` / ``stateless``: the SDK's ``json_response`` / ``stateless_http``.
 
 Prints ``serving`` once it accepts connections; runs until killed.
 """

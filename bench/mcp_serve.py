@@ -12,7 +12,10 @@ the toolang server plugin configures it, one tool of the same signature answerin
 once; no store, no turn, no auth), and the ratio toolang / raw is printed. The clients
 run in this process, the servers in their own: the runtime's CPU per turn is its own.
 
-    python3 bench/mcp_serve.py [--sessions 20] [--calls 10]
+    python3 bench/mcp_serve.py [--sessions 20] [--calls 10] [--json]
+
+``--json``: the endpoint set to ``json_response = true`` (one JSON body per call, no
+progress notifications), the raw server likewise.
 
 Goal (#34): >= 200 turns/s with 20 sessions. The last line is a JSON object with the
 figures.
@@ -109,11 +112,11 @@ async def measure(url: str, sessions: int, calls: int, server_pid: int) -> dict[
     return figures
 
 
-def raw_limit(sessions: int, calls: int) -> dict[str, float]:
+def raw_limit(sessions: int, calls: int, options: list[str]) -> dict[str, float]:
     """The same clients against the SDK's bare streamable-HTTP server."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, str(RAW_SERVER), str(port)], stdout=subprocess.PIPE, text=True
+        [sys.executable, str(RAW_SERVER), str(port), *options], stdout=subprocess.PIPE, text=True
     )
     try:
         assert process.stdout is not None
@@ -129,13 +132,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--calls", type=int, default=10, help="calls per session")
+    parser.add_argument("--json", action="store_true", help="json_response = true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         base = Path(scratch)
         install_kit(base / "site")
         home = Home(base / "home", base / "site")
         config = home.home / "toolang.toml"
-        config.write_text(config.read_text().replace('"echo"', '"demo"'), encoding="utf-8")
+        text = config.read_text().replace('"echo"', '"demo"')
+        if args.json:
+            text = text.replace(
+                "[plugins.source-mcp]\n", "[plugins.source-mcp]\njson_response = true\n"
+            )
+        config.write_text(text, encoding="utf-8")
         home.env["TOOLANG_LOAD_PLUGINS"] = "source-mcp,model-demo,source-chat,server"
         home.start()
         try:
@@ -153,7 +162,7 @@ def main() -> None:
         completed = sum(1 for t in stored if t.status.value == "completed")
         figures["stored_completed"] = completed
         assert completed == figures["turns"] + 1, (completed, figures)
-    raw = raw_limit(args.sessions, args.calls)
+    raw = raw_limit(args.sessions, args.calls, ["json"] if args.json else [])
     figures["raw_calls_per_s"] = raw["turns_per_s"]
     figures["raw_p50_ms"] = raw["p50_ms"]
     figures["raw_server_cpu_ms_per_call"] = raw.get("runtime_cpu_ms_per_turn", float("nan"))
