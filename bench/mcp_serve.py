@@ -6,7 +6,16 @@ serving ``/api/mcp``, the demo model answering. Each call is a durable chat turn
 afterwards. Besides turns/s and the latencies (which depend on what else runs on the
 machine), the CPU time per turn of the runtime process and of the clients is printed.
 
-    python3 bench/mcp_serve.py [--sessions 20] [--calls 10]
+The raw limit is measured in the same run with the same clients: the SDK's own
+streamable-HTTP server (bench/_mcp_raw_server.py: ``MCPServer`` on uvicorn configured as
+the toolang server plugin configures it, one tool of the same signature answering at
+once; no store, no turn, no auth), and the ratio toolang / raw is printed. The clients
+run in this process, the servers in their own: the runtime's CPU per turn is its own.
+
+    python3 bench/mcp_serve.py [--sessions 20] [--calls 10] [--json]
+
+``--json``: the endpoint set to ``json_response = true`` (one JSON body per call, no
+progress notifications), the raw server likewise.
 
 Goal (#34): >= 200 turns/s with 20 sessions. The last line is a JSON object with the
 figures.
@@ -19,6 +28,7 @@ import asyncio
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -37,6 +47,9 @@ from source_mcp_kit import ALICE, Home, install_kit  # noqa: E402
 
 from toolang_core import TurnFilter  # noqa: E402
 from toolang_core.store.sqlite import SQLiteStore  # noqa: E402
+from toolang_core.testing.processes import free_port  # noqa: E402
+
+RAW_SERVER = ROOT / "bench" / "_mcp_raw_server.py"
 
 
 async def one_session(url: str, number: int, calls: int, latencies: list[float]) -> int:
@@ -99,17 +112,39 @@ async def measure(url: str, sessions: int, calls: int, server_pid: int) -> dict[
     return figures
 
 
+def raw_limit(sessions: int, calls: int, options: list[str]) -> dict[str, float]:
+    """The same clients against the SDK's bare streamable-HTTP server."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(RAW_SERVER), str(port), *options], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        if process.stdout.readline().strip() != "serving":
+            raise SystemExit(f"{RAW_SERVER.name} did not start")
+        return asyncio.run(measure(f"http://127.0.0.1:{port}/mcp", sessions, calls, process.pid))
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--calls", type=int, default=10, help="calls per session")
+    parser.add_argument("--json", action="store_true", help="json_response = true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         base = Path(scratch)
         install_kit(base / "site")
         home = Home(base / "home", base / "site")
         config = home.home / "toolang.toml"
-        config.write_text(config.read_text().replace('"echo"', '"demo"'), encoding="utf-8")
+        text = config.read_text().replace('"echo"', '"demo"')
+        if args.json:
+            text = text.replace(
+                "[plugins.source-mcp]\n", "[plugins.source-mcp]\njson_response = true\n"
+            )
+        config.write_text(text, encoding="utf-8")
         home.env["TOOLANG_LOAD_PLUGINS"] = "source-mcp,model-demo,source-chat,server"
         home.start()
         try:
@@ -127,6 +162,12 @@ def main() -> None:
         completed = sum(1 for t in stored if t.status.value == "completed")
         figures["stored_completed"] = completed
         assert completed == figures["turns"] + 1, (completed, figures)
+    raw = raw_limit(args.sessions, args.calls, ["json"] if args.json else [])
+    figures["raw_calls_per_s"] = raw["turns_per_s"]
+    figures["raw_p50_ms"] = raw["p50_ms"]
+    figures["raw_server_cpu_ms_per_call"] = raw.get("runtime_cpu_ms_per_turn", float("nan"))
+    figures["raw_client_cpu_ms_per_call"] = raw["client_cpu_ms_per_turn"]
+    figures["ratio_to_raw"] = round(figures["turns_per_s"] / raw["turns_per_s"], 2)
     print(
         f"{figures['turns']} MCP calls over {args.sessions} sessions in {figures['seconds']} s: "
         f"{figures['turns_per_s']} turns/s (goal >= 200); per call p50 {figures['p50_ms']} ms, "
@@ -135,6 +176,22 @@ def main() -> None:
         f"clients {figures['client_cpu_ms_per_turn']} ms; the first session and call "
         f"{figures['first_session_ms']} ms"
     )
+    print(
+        f"raw limit, the SDK's bare streamable-HTTP server (same clients, no toolang): "
+        f"{raw['turns_per_s']} calls/s, p50 {raw['p50_ms']} ms; CPU per call: server "
+        f"{figures['raw_server_cpu_ms_per_call']} ms, clients {raw['client_cpu_ms_per_turn']} ms"
+    )
+    print(f"ratio toolang / raw: {figures['ratio_to_raw']}")
+    # What each server would do with a core of its own (the clients share the machine).
+    own = figures.get("runtime_cpu_ms_per_turn")
+    if own and figures["raw_server_cpu_ms_per_call"]:
+        figures["runtime_turns_per_cpu_s"] = round(1000 / own, 1)
+        figures["raw_calls_per_cpu_s"] = round(1000 / figures["raw_server_cpu_ms_per_call"], 1)
+        print(
+            f"per server CPU-second: runtime {figures['runtime_turns_per_cpu_s']} turns, "
+            f"raw SDK server {figures['raw_calls_per_cpu_s']} calls (ratio "
+            f"{figures['runtime_turns_per_cpu_s'] / figures['raw_calls_per_cpu_s']:.2f})"
+        )
     print(json.dumps(figures))
 
 

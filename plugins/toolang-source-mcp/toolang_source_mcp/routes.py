@@ -102,7 +102,8 @@ class _Endpoint:
         server = build_server(asker, _caller_of)
         # The toolang server checks Host and Origin itself (its one rule).
         server.streamable_http_app(
-            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False)
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            json_response=settings_of(self.runtime).json_response,
         )
         manager = server.session_manager
         ready = asyncio.Event()

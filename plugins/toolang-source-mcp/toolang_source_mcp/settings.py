@@ -28,7 +28,10 @@ class MCPServeSettings:
     serve``). ``served_poll_seconds``: the same inside the serving runtime (the HTTP
     endpoint), where a turn's end wakes its call at once and the store is looked at
     only for what is not signalled (an approval asked, a turn ended by another
-    process).
+    process). ``json_response``: the HTTP endpoint answers each call with one JSON body
+    instead of an SSE stream (the SDK's ``json_response``): less work per call, but no
+    progress notifications (a call waiting for approval is not told so before it
+    answers ``waiting for approval <id>``); cancel, retries and owners are unchanged.
     """
 
     agents: list[str] = attrs.field(factory=list)
@@ -36,6 +39,7 @@ class MCPServeSettings:
     approval_wait_seconds: float = 60.0
     poll_seconds: float = 0.05
     served_poll_seconds: float = 0.5
+    json_response: bool = False
 
     def __attrs_post_init__(self) -> None:
         problems = [
