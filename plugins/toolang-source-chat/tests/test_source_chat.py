@@ -541,3 +541,47 @@ def test_a_deferred_date_parser_still_parses():
     from sqlite_utils.recipes import parsedate
 
     assert parsedate("2024-01-02") == "2024-01-02"
+
+
+OPENS_PROBE = """
+import sys
+import toolang_core.runtime.runtime as runtime_module
+from toolang_core.cli.main import main
+
+opens = []
+real = runtime_module.open_store
+
+def counted(*args, **kwargs):
+    opens.append(kwargs.get("read_only", False))
+    return real(*args, **kwargs)
+
+runtime_module.open_store = counted
+sys.argv = ["toolang", "chat", "hello there"]
+try:
+    main()
+except SystemExit as stop:
+    assert not stop.code, stop.code
+with open({out!r}, "w") as out:
+    out.write(str(len(opens)))
+"""
+
+
+def test_a_one_shot_chat_opens_the_store_for_its_request_once(toolang_home, tmp_path):
+    """The submission and the wait share one connection; the one-shot runtime serving
+    the turn opens its own (it takes the store for its run): two opens, not three —
+    each open checks the store's schema and its approval key again."""
+    toolang_home.write_config(ECHO)
+    count = tmp_path / "opens.txt"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
+    env.update(ENV, HOME=str(toolang_home.path))
+    done = subprocess.run(
+        [sys.executable, "-c", OPENS_PROBE.format(out=str(count))],
+        cwd=toolang_home.path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "hello there\n"
+    assert count.read_text() == "2"

@@ -166,18 +166,22 @@ def _submit(
     meta: dict[str, Any] | None = None,
     attach: tuple[str, ...] = (),
     attached: tuple[AttachmentRef, ...] = (),
+    inbox: Inbox | None = None,
 ) -> tuple[str, str]:
     """Submit ``message`` with ``meta`` (a typed answer's schema, the turn's own spend
     ``limits``: docs/typed-answers.md, docs/spend-limits.md), the files of ``attach``
     and the attachments already kept, ``attached``; return the request id and this
-    submission's reference.
+    submission's reference. Through ``inbox`` when given (the caller closes it), else
+    over a connection of its own.
 
     :raises AttachmentError: for an attachment refused (nothing is submitted)."""
     from toolang_core import NewTurnRequest, new_id, with_attachments
     from toolang_source_chat import attach as attachments
 
     ref = new_id()
-    inbox = state.open_inbox()
+    own = inbox is None
+    if inbox is None:
+        inbox = state.open_inbox()
     try:
         sent: dict[str, Any] = {**(meta or {}), SENDER_REF: ref}
         taken = attached
@@ -198,7 +202,8 @@ def _submit(
             )
         ).id
     finally:
-        inbox.store.close()
+        if own:
+            inbox.store.close()
     return turn_id, ref
 
 
@@ -210,8 +215,10 @@ async def _answer(
     ask: LineReader | None = None,
     ref: str | None = None,
     as_json: bool = False,
+    inbox: Inbox | None = None,
 ) -> int:
-    """Wait for the answer and print it; return the exit code.
+    """Wait for the answer and print it; return the exit code. Reads through ``inbox``
+    when given (the caller closes it), else over a connection of its own.
 
     While the turn awaits approval, show each request: with ``ask`` (the session's
     reader, ``toolang chat -i``) prompt for the decision, otherwise say how to decide
@@ -223,7 +230,9 @@ async def _answer(
     """
     from toolang_core import TurnStatus, TurnStreams
 
-    inbox = state.open_inbox()
+    own = inbox is None
+    if inbox is None:
+        inbox = state.open_inbox()
     # When this process runs the turn itself (no runtime serves the store), its answer
     # streams here and is printed as it comes.
     watch = TurnStreams.of(state.runtime).watch(turn_id)
@@ -254,7 +263,8 @@ async def _answer(
             )
             return 5
     finally:
-        inbox.store.close()
+        if own:
+            inbox.store.close()
         watch.close()
         printing.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -479,11 +489,19 @@ async def _once(
     as_json: bool,
     attach: tuple[str, ...] = (),
 ) -> None:
-    turn_id, ref = _submit(state, thread, agent, message, owner, meta=meta, attach=attach)
-    if no_wait:
-        click.echo(json.dumps({"turn_id": turn_id}) if as_json else turn_id)
-        return
-    code = await _answer(state, turn_id, wait, ref=ref, as_json=as_json)
+    # One connection to the store for the submission and the wait (each open checks the
+    # store's schema and approval key again).
+    inbox = state.open_inbox()
+    try:
+        turn_id, ref = _submit(
+            state, thread, agent, message, owner, meta=meta, attach=attach, inbox=inbox
+        )
+        if no_wait:
+            click.echo(json.dumps({"turn_id": turn_id}) if as_json else turn_id)
+            return
+        code = await _answer(state, turn_id, wait, ref=ref, as_json=as_json, inbox=inbox)
+    finally:
+        inbox.store.close()
     if code:
         sys.exit(code)
 
