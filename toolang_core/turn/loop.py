@@ -116,6 +116,7 @@ class AgentLoop:
         self._invalid: list[str] = []  # what was wrong with each rejected typed answer
         self.answers: list[str] = []
         self._masked = trace.MaskedMessages()
+        self._tool_files = False  # whether a tool answer in ``messages`` carries files
 
     def _end(self, outcome: TurnOutcome, calls: int) -> LoopEnd:
         return LoopEnd(outcome, self.speaker, tuple(self.answers), calls)
@@ -161,6 +162,7 @@ class AgentLoop:
                     self.executor.runtime, self.ctx.store, self.ctx.turn.owner, result.attachments
                 )
                 replies.append(prompt.tool_message(call.call_id, call.name, result, files, missing))
+                self._tool_files = self._tool_files or bool(files)
                 handoff = handoff or _handoff(as_run, result)
             self.messages.append(
                 Message(role="assistant", content=response.text, tool_calls=tuple(ran))
@@ -273,7 +275,11 @@ class AgentLoop:
         stop = spend.check()
         if stop is not None:
             raise TurnFailed(stop.message, stop.outcome)
-        sent = await self._checked(guards.INPUT_HOOK, tuple(self.messages), step)
+        asked_for = tuple(self.messages)
+        sent = await self._checked(guards.INPUT_HOOK, asked_for, step)
+        # Only a tool answer's files are fitted to a model: none in the loop's own
+        # messages and no guard's rewrite, nothing to look for (most calls).
+        fits = self._tool_files or sent is not asked_for
         started = ctx.clock()
         request_json, truncated = self._masked.json(sent)
         data: dict[str, Any] = {
@@ -293,7 +299,7 @@ class AgentLoop:
 
         async def call(candidate: Candidate) -> ModelResponse:
             # Files tools gave back, as this model takes them (a text reference if not).
-            fitted = fitted_for(candidate.model, candidate.name, sent)
+            fitted = fitted_for(candidate.model, candidate.name, sent) if fits else sent
             asked = request if fitted is sent else attrs.evolve(request, messages=fitted)
             if candidate.name != speaker.model_name:  # a fallback: its own model id
                 asked = attrs.evolve(asked, model_id=candidate.name.partition("/")[2] or None)
