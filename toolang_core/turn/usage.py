@@ -19,7 +19,7 @@ the limit and the figures. See docs/spend-limits.md.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
@@ -62,7 +62,10 @@ class SpendLimits:
     def for_turn(cls, config: LimitsConfig, turn: TurnRequest) -> SpendLimits:
         """``[limits]`` narrowed by the request's ``meta["limits"]`` (the lower of the
         two wins) and the budget its ``meta["budget"]`` names."""
-        asked = turn.meta.get("limits")
+        meta = turn.meta
+        asked = meta.get("limits")
+        if asked is None and meta.get("budget") is None and not _configured(config):
+            return NO_LIMITS  # most turns: nothing to narrow, no budget
         asked = asked if isinstance(asked, Mapping) else {}
         return cls(
             _lower(config.max_tokens_per_turn, asked.get("max_tokens_per_turn")),
@@ -70,6 +73,19 @@ class SpendLimits:
             config.owner_daily_tokens,
             SpendBudget.from_meta(turn.meta.get("budget")),
         )
+
+
+NO_LIMITS: Final = SpendLimits()
+"""The limits of a turn held to none (shared: the value is frozen)."""
+
+
+def _configured(config: LimitsConfig) -> bool:
+    """Whether ``[limits]`` sets any limit a turn is held to."""
+    return (
+        config.max_tokens_per_turn is not None
+        or config.max_model_calls is not None
+        or config.owner_daily_tokens is not None
+    )
 
 
 def _lower(configured: int | None, asked: object) -> int | None:
