@@ -11,8 +11,7 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from source_mcp_kit import ALICE, MCP_SETTINGS, Home
-from test_serve_http import session, turns
+from source_mcp_kit import ALICE, MCP_SETTINGS, Home, http_session
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +46,7 @@ def test_a_call_is_answered_with_one_json_body(home: Home) -> None:
     assert opened.json()["result"]["serverInfo"]["name"] == "toolang"
 
     async def run() -> None:
-        async with session(home, ALICE) as mcp:
+        async with http_session(home, ALICE) as mcp:
             asked = {"text": "json please", "request_id": "j-1", "thread": "json"}
             first = await mcp.call_tool("ask_assistant", asked)
             again = await mcp.call_tool("ask_assistant", asked)
@@ -57,12 +56,12 @@ def test_a_call_is_answered_with_one_json_body(home: Home) -> None:
 
     anyio.run(run)
     assert home.received().count("json please") == 1
-    assert len(turns(home, thread_id="mcp:json")) == 1
+    assert len(home.turns(thread_id="mcp:json")) == 1
 
 
 def test_cancel_from_the_client_cancels_the_turn(home: Home) -> None:
     async def run() -> None:
-        async with session(home, ALICE) as mcp, anyio.create_task_group() as group:
+        async with http_session(home, ALICE) as mcp, anyio.create_task_group() as group:
             group.start_soon(
                 mcp.call_tool, "ask_assistant", {"text": "slow json", "thread": "cancel"}
             )
@@ -73,10 +72,10 @@ def test_cancel_from_the_client_cancels_the_turn(home: Home) -> None:
             group.cancel_scope.cancel()  # the client abandons it: notifications/cancelled
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            found = turns(home, thread_id="mcp:cancel")
+            found = home.turns(thread_id="mcp:cancel")
             if found and found[0].status.is_terminal:
                 break
             await anyio.sleep(0.05)
-        assert [t.status.value for t in turns(home, thread_id="mcp:cancel")] == ["canceled"]
+        assert [t.status.value for t in home.turns(thread_id="mcp:cancel")] == ["canceled"]
 
     anyio.run(run)
