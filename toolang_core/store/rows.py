@@ -26,7 +26,7 @@ from toolang_core.store.types import (
     TurnStatus,
     rank_for,
 )
-from toolang_core.store.usage import UsageFilter
+from toolang_core.store.usage import TASK_RUN_THREADS_SQL, TASK_THREAD_PREFIX, UsageFilter
 
 TURN_COLUMNS: Final = (
     "id, seq, source, thread_id, thread_group, priority, rank, input, status, attempt, "
@@ -129,11 +129,14 @@ def turn_filter_sql(where: TurnFilter, mark: str) -> tuple[str, list[Any]]:
     return f"{condition} ORDER BY seq DESC LIMIT {mark}", [*params, where.limit]
 
 
-def usage_filter_sql(where: UsageFilter, mark: str, budget_scope: str) -> tuple[str, list[Any]]:
+def usage_filter_sql(
+    where: UsageFilter, mark: str, budget_scope: str, turns: str = "turn_requests"
+) -> tuple[str, list[Any]]:
     """The ``AND …`` clauses of a usage sum (:meth:`ExecutionStore.usage`) over model-call
-    steps ``s`` joined to their turn requests ``t``, with ``mark`` as the placeholder and
-    ``budget_scope`` as the backend's expression for ``t.meta``'s budget scope, and
-    their parameters."""
+    steps ``s`` joined to their turn requests ``t``, with ``mark`` as the placeholder,
+    ``budget_scope`` as the backend's expression for ``t.meta``'s budget scope and
+    ``turns`` as its turn requests table (for ``task_run``'s threads), and their
+    parameters."""
     sql: list[str] = []
     params: list[Any] = []
     for clause, value in (
@@ -147,6 +150,10 @@ def usage_filter_sql(where: UsageFilter, mark: str, budget_scope: str) -> tuple[
         if value is not None:
             sql.append(" AND " + clause.format(mark))
             params.append(value)
+    if where.task_run is not None:
+        threads = TASK_RUN_THREADS_SQL.format(mark=mark, turns=turns)
+        sql.append(f" AND t.thread_id IN ({threads})")
+        params.append(TASK_THREAD_PREFIX + where.task_run)
     return "".join(sql), params
 
 

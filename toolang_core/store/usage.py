@@ -23,6 +23,21 @@ USAGE_STEPS_SQL: Final = (
     "AND s.status = 'completed'"
 )
 """A usage sum's condition on its steps ``s``, for SQL backends."""
+TASK_THREAD_PREFIX: Final = "task:"
+"""A task run's thread is ``task:<its id>`` (``toolang_core.taskruns`` uses this one)."""
+TASK_RUN_THREADS_SQL: Final = (
+    "WITH RECURSIVE run_threads(thread_id) AS ("
+    "SELECT CAST({mark} AS TEXT) UNION "
+    "SELECT c.thread_id FROM {turns} c JOIN {turns} p ON p.id = c.parent "
+    "JOIN run_threads r ON p.thread_id = r.thread_id "
+    f"WHERE c.source = 'task' AND c.thread_id = '{TASK_THREAD_PREFIX}' || c.id"
+    ") SELECT thread_id FROM run_threads"
+)
+"""The threads of a task run, for SQL backends (``{mark}``: the placeholder of the
+run's thread ``task:<id>``; ``{turns}``: the turn requests table): its own, then the
+thread of every task run a turn on one of those threads spawned (its ``parent``) — a
+child run's, a grandchild's, … Task runs are turns of source ``task`` on the thread
+``task:<their id>`` (:mod:`toolang_core.taskruns`)."""
 
 
 @attrs.frozen
@@ -69,7 +84,9 @@ class Usage:
 class UsageFilter:
     """Which model calls :meth:`ExecutionStore.usage` sums; every field set must match.
 
-    ``turn_id``, ``thread_id`` (a task run: its turn id, or its thread ``task:<id>``),
+    ``turn_id``, ``thread_id`` (one thread, e.g. a task run's own ``task:<id>``),
+    ``task_run`` (a task run's id: every turn of its thread and of the threads of the
+    task runs it spawned, theirs in turn — :data:`TASK_RUN_THREADS_SQL`),
     ``owner`` (the turn request's owner), ``budget`` (the scope of the spend budget its
     turn draws on, e.g. ``team:<id>``: ``meta["budget"]["scope"]``), ``since`` (steps
     finished at or after this time, seconds since the epoch). ``exclude_turn`` leaves
@@ -79,6 +96,7 @@ class UsageFilter:
     turn_id: str | None = None
     thread_id: str | None = None
     owner: str | None = None
+    task_run: str | None = None
     budget: str | None = None
     since: float | None = None
     exclude_turn: str | None = None

@@ -20,6 +20,7 @@ import builtins
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
+import attrs
 import structlog
 
 from toolang_core.ids import check_id, new_id
@@ -27,6 +28,7 @@ from toolang_core.inbox.inbox import Inbox
 from toolang_core.store.errors import RecordConflict, SubmitRejected
 from toolang_core.store.owners import may_see
 from toolang_core.store.types import NewTurnRequest, TurnFilter, TurnRequest, TurnStatus
+from toolang_core.store.usage import Usage, UsageFilter
 from toolang_core.taskruns import finalize, retention, view
 from toolang_core.taskruns.transcript import recent
 from toolang_core.taskruns.types import (
@@ -152,8 +154,22 @@ class TaskRunController:
     # -- reads -----------------------------------------------------------------------------
 
     def get(self, run_id: str, *, owner: str | None) -> TaskRun:
-        """The run's current view. :raises TaskRunNotFound: unknown or another owner's."""
-        return self._view(self._turn(run_id, owner))
+        """The run's current view, with its :meth:`usage`.
+
+        :raises TaskRunNotFound: unknown or another owner's."""
+        return self._with_usage(self._view(self._turn(run_id, owner)), owner)
+
+    def usage(self, run_id: str, *, owner: str | None) -> Usage:
+        """The tokens and model calls of the run: every turn on its thread and on the
+        threads of the runs it spawned, theirs in turn (the store's
+        ``UsageFilter(task_run=…)``), of ``owner``'s turns only (``None``: every owner's).
+
+        :raises TaskRunNotFound: unknown or another owner's."""
+        self._turn(run_id, owner)
+        return self.store.usage(UsageFilter(task_run=run_id, owner=owner))
+
+    def _with_usage(self, run: TaskRun, owner: str | None) -> TaskRun:
+        return attrs.evolve(run, usage=self.store.usage(UsageFilter(task_run=run.id, owner=owner)))
 
     def list(self, where: TaskRunFilter | None = None) -> list[TaskRun]:
         """Runs matching ``where``, newest first (at most ``where.limit``)."""
@@ -256,11 +272,11 @@ class TaskRunController:
         deadline = None if timeout is None else loop.time() + max(0.0, timeout)
         delay = min(0.005, self.poll_seconds)
         while True:
-            run = self.get(run_id, owner=owner)
+            run = self._view(self._turn(run_id, owner))  # the usage sum once, at the end
             if run.status.is_terminal or (until_blocked and run.awaiting_approval is not None):
-                return run
+                return self._with_usage(run, owner)
             if deadline is not None and loop.time() >= deadline:
-                return run
+                return self._with_usage(run, owner)
             pause = delay if deadline is None else min(delay, max(0.0, deadline - loop.time()))
             await self._changed(pause)
             delay = min(delay * 2, self.poll_seconds)

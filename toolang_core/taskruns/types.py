@@ -20,6 +20,7 @@ import attrs
 from toolang_core.errors import ToolangError
 from toolang_core.spend import SpendBudget
 from toolang_core.store.types import GroupPolicy
+from toolang_core.store.usage import TASK_THREAD_PREFIX, Usage
 
 SUMMARY_CHARS: Final = 240
 """A run's ``summary``: the first 240 characters of its output (or its error)."""
@@ -30,7 +31,7 @@ RESULT_CHARS: Final = 4000
 TRANSCRIPT_DEFAULT: Final = 40
 TRANSCRIPT_MAX: Final = 200
 
-THREAD_PREFIX: Final = "task:"
+THREAD_PREFIX: Final = TASK_THREAD_PREFIX
 SOURCE: Final = "task"
 GROUP: Final = GroupPolicy(priority=20, strategy="coalesce", max_running=4)
 """The admission defaults of the ``task`` thread group, which task runs submit to (and
@@ -149,7 +150,9 @@ class TaskRun:
     ``"canceled"`` in those states; ``result`` the final answer cut to 4000 (kept on
     failed and canceled runs too); ``outcome`` the machine-readable reason of a failure
     (``timeout``, ``max_steps``, …); ``awaiting_approval`` names the tool call a running
-    run is blocked on.
+    run is blocked on. ``usage`` is the tokens and model calls of every turn on the
+    run's thread and of the runs it spawned (theirs in turn), as
+    :meth:`TaskRunController.get` reads it (``None`` in lists and hook calls).
     """
 
     id: str
@@ -176,6 +179,7 @@ class TaskRun:
     awaiting_approval: ApprovalWait | None = None
     started_at: float | None = None
     finished_at: float | None = None
+    usage: Usage | None = None
 
     @property
     def thread_id(self) -> str:
@@ -209,6 +213,7 @@ class TaskRun:
             ),
             "started_at": iso(self.started_at),
             "finished_at": iso(self.finished_at),
+            "usage": self.usage.to_json() if self.usage is not None else None,
         }
         shown = {k: v for k, v in data.items() if v not in (None, "", {}, [])}
         if self.allowed_tools is not None:  # narrowed to nothing is not "not narrowed"

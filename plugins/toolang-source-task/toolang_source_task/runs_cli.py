@@ -79,6 +79,15 @@ def show_run(run: TaskRun, as_json: bool) -> None:
                 f"{p.event_count} events, {p.tool_call_count} tool calls, {p.total_tokens} tokens",
             )
         )
+    if run.usage is not None:
+        u = run.usage
+        fields.append(
+            (
+                "usage",
+                f"{u.total} tokens ({u.input} input, {u.output} output, {u.cached} cached), "
+                f"{u.model_calls} model calls",
+            )
+        )
     for key, value in run.metadata.items():
         fields.append((f"meta.{key}", value))
     for name, value in fields:

@@ -21,7 +21,7 @@ _FROM = (
 
 def where_sql(where: UsageFilter) -> tuple[str, list[Any]]:
     """The filter's clauses (after ``WHERE …``) and their parameters."""
-    return usage_filter_sql(where, "%s", "t.meta->'budget'->>'scope'")
+    return usage_filter_sql(where, "%s", "t.meta->'budget'->>'scope'", "{s}.turn_requests")
 
 
 def total_sql(where: UsageFilter) -> tuple[str, list[Any]]:
