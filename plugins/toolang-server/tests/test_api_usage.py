@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from server_helpers import ANSWER_WAIT, TOKEN_CONFIG, TOKENS
+from server_helpers import ANSWER_WAIT, TOKEN_CONFIG, TOKENS, spawn_run
 
 
 def test_usage_is_each_owners_own_and_a_request_limit_stops_its_turn(live_server):
@@ -63,3 +63,19 @@ def test_the_operator_sees_every_owners_usage(live_server):
         assert seen["total_tokens"] == 12
         assert list(seen["owners"]) == [""]  # the operator's own turns have no owner
         assert seen["owners"][""]["total_tokens"] == 12
+
+
+def test_a_task_runs_usage_shows_on_the_run_and_in_usage_for_its_owner_only(token_server):
+    run_id = spawn_run(token_server, "alice", "hello")
+    with token_server.client(TOKENS["alice"]) as alice, token_server.client(TOKENS["bob"]) as bob:
+        done = alice.get(f"/api/task-runs/{run_id}/wait", params={"timeout": ANSWER_WAIT})
+        assert done.json()["status"] == "completed"
+        run = alice.get(f"/api/task-runs/{run_id}").json()
+        assert (run["usage"]["total_tokens"], run["usage"]["model_calls"]) == (12, 1)
+        assert done.json()["usage"] == run["usage"]
+        summed = alice.get("/api/usage", params={"task_run": run_id, "since": "0"}).json()
+        assert {k: summed[k] for k in run["usage"]} == run["usage"]
+        assert bob.get(f"/api/task-runs/{run_id}").status_code == 404
+        theirs = bob.get("/api/usage", params={"task_run": run_id, "since": "0"}).json()
+        assert (theirs["total_tokens"], theirs["model_calls"]) == (0, 0)
+        assert "usage" not in alice.get("/api/task-runs").json()[0]  # the single run's view

@@ -1,6 +1,6 @@
 """Token usage over HTTP (docs/spend-limits.md): ``GET /api/usage`` sums the model
 calls of the caller's own turns (an owner never sees another's; the operator sees
-every owner's, and each one's), by turn, thread or task run, since a time (default:
+every owner's, and each one's), by turn, thread or task run (its child runs' too), since a time (default:
 00:00 UTC today). ``limits`` on ``POST /api/turns`` is read here too."""
 
 from __future__ import annotations
@@ -59,12 +59,14 @@ def _since(request: Request) -> float:
 async def usage(request: Request) -> Response:
     """Tokens and model calls of the caller's own turns (docs/spend-limits.md).
 
-    Query: ``turn_id``, ``thread_id`` (a task run's is ``task:<id>``), ``since``
+    Query: ``turn_id``, ``thread_id`` (a task run's is ``task:<id>``), ``task_run`` (a
+    task run's id: its thread's turns and those of the runs it spawned), ``since``
     (seconds since the epoch; default 00:00 UTC today)."""
     runtime, caller = runtime_of(request), caller_of(request)
     where = UsageFilter(
         turn_id=request.query_params.get("turn_id"),
         thread_id=request.query_params.get("thread_id"),
+        task_run=request.query_params.get("task_run"),
         owner=caller.owner,  # an owner's own turns only; the operator's: every owner's
         since=_since(request),
     )
