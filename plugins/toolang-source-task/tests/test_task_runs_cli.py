@@ -13,7 +13,7 @@ import pytest
 
 import toolang_source_task as plugin
 from toolang_core import SpawnRequest, TaskRunController, TaskRunStatus, TurnFilter
-from toolang_core.testing.models import ScriptedModel, text, tool_call
+from toolang_core.testing.models import ScriptedModel, text, tokens, tool_call
 
 ECHO = '[runtime]\nexecutor = "echo"\nsources = []\n'
 ENV = {"TOOLANG_LOAD_PLUGINS": "source-task"}
@@ -68,6 +68,33 @@ def test_get_shows_a_run_and_another_owner_gets_not_found(runtime, toolang_cli):
     )
     other = toolang_cli("tasks", "get", run_id, "--owner", "bob", env=ENV)
     assert (other.returncode, other.stderr.strip()) == (6, "error: taskrun: run not found")
+
+
+def test_get_shows_the_runs_token_usage(toolang_runtime, toolang_cli):
+    model = ScriptedModel(
+        [
+            tool_call("task_note", {"text": "x"}, usage=tokens(100, 10, cached=60)),
+            text("all done", usage=tokens(120, 5)),
+        ]
+    )
+    runtime = toolang_runtime(
+        '[runtime]\nexecutor = "agent"\nsources = []\n[models]\ndefault = "scripted"\n',
+        plugins={"source-task": plugin, "scripted": model.plugin()},
+    )
+    run_id = spawn(runtime, "do the thing")
+    asyncio.run(runtime.serve(asyncio.Event(), sources=(), until_idle=True))
+    shown = toolang_cli("tasks", "get", run_id, env=ENV)
+    assert shown.returncode == 0, shown.stderr
+    fields = dict(line.split(None, 1) for line in shown.stdout.splitlines() if line.strip())
+    assert fields["usage"] == "235 tokens (220 input, 15 output, 60 cached), 2 model calls"
+    as_json = json.loads(toolang_cli("tasks", "get", run_id, "--json", env=ENV).stdout)
+    assert as_json["usage"] == {
+        "input_tokens": 220,
+        "output_tokens": 15,
+        "cached_tokens": 60,
+        "total_tokens": 235,
+        "model_calls": 2,
+    }
 
 
 def test_wait_runs_the_run_when_no_runtime_serves_the_store(runtime, toolang_cli):
