@@ -106,17 +106,11 @@ def nested_cast() -> Cast:
     )
 
 
-def test_a_child_runs_tokens_count_in_its_parents_usage_and_only_for_its_owner(
-    tmp_path, closing
-):
-    runtime = make_runtime(
-        tmp_path, nested_cast(), delegation=with_delegation(nested_spawns=True)
-    )
+def test_a_child_runs_tokens_count_in_its_parents_usage_and_only_for_its_owner(tmp_path, closing):
+    runtime = make_runtime(tmp_path, nested_cast(), delegation=with_delegation(nested_spawns=True))
     top = run_turn(runtime, thread="chat:t", owner="ada")
     runs = closing(runtime)
-    outer, inner = sorted(
-        runs.list(TaskRunFilter(owner="ada")), key=lambda r: r.spawn_depth
-    )
+    outer, inner = sorted(runs.list(TaskRunFilter(owner="ada")), key=lambda r: r.spawn_depth)
     assert (outer.agent_name, inner.agent_name) == ("automator", "researcher")
     assert inner.parent_turn_id == outer.id
     assert outer.result == "inner: completed"

@@ -1,7 +1,8 @@
 """Token usage over HTTP (docs/spend-limits.md): ``GET /api/usage`` sums the model
 calls of the caller's own turns (an owner never sees another's; the operator sees
-every owner's, and each one's), by turn, thread or task run (its child runs' too), since a time (default:
-00:00 UTC today). ``limits`` on ``POST /api/turns`` is read here too."""
+every owner's, and each one's), by turn, thread or task run (its child runs' too),
+since a time (default: 00:00 UTC today). ``limits`` on ``POST /api/turns`` is read here
+too."""
 
 from __future__ import annotations
 
