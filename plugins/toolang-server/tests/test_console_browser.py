@@ -283,3 +283,104 @@ def test_a_token_server_asks_for_the_token_then_lets_the_owner_in(token_server, 
     page.click("button[type=submit]")
     page.wait_for_url(f"{token_server.url}/approvals")
     assert "Nothing waits for a decision" in page.locator("main").text_content()
+
+
+def ask_person(client, params: dict[str, object]) -> tuple[str, dict[str, object]]:
+    """Start a turn whose model calls ask_person with ``params``: its id and question."""
+    import json
+
+    turn_id = client.post(
+        "/api/turns", json={"input": f"/tool ask_person {json.dumps(params)}"}
+    ).json()["turn_id"]
+    (question,) = wait_for(
+        lambda: [q for q in client.get("/api/questions").json() if q["turn_id"] == turn_id],
+        what="the question",
+    )
+    return turn_id, question
+
+
+def submit_answer(page, url: str, question_id: str, fill) -> str | None:
+    """Open the questions page, ``fill(form)``, submit it as a person does; the message
+    the page shows when the answer is refused (None once the question is answered)."""
+    open_ready(page, f"{url}/questions")
+    form = page.locator(f'tr[data-question="{question_id}"] form')
+    fill(form)
+    form.locator("button[type=submit]").click()
+    # Read in the page in one step: the page reloads itself after an answer (and every
+    # few seconds), which takes a refusal's message with it.
+    shown = page.wait_for_function(
+        """(id) => { const flash = document.querySelector('.flash');
+             if (flash && flash.textContent) return {refused: flash.textContent};
+             const open = document.querySelector(`tr[data-question="${id}"]`);
+             return document.readyState === 'complete' && open === null && {refused: null}; }""",
+        arg=question_id,
+        timeout=WAIT_MS,
+    ).json_value()
+    return shown["refused"]
+
+
+def test_a_question_is_answered_from_the_console_form_and_the_turn_resumes(console, page, shots):
+    with console.client() as client:
+        turn_id, question = ask_person(
+            client, {"question": "Which city?", "choices": ["Lisbon", "Porto"]}
+        )
+        open_ready(page, f"{console.url}/questions")
+        assert page.locator("#sign-in-to-answer").is_visible()  # no form before signing in
+        assert page.locator("form[data-answer]").count() == 0
+        sign_in(page, console.new_sign_in_link())
+
+        def tampered(form) -> None:
+            # A choice the question does not offer (a stale or edited page): the server
+            # is the judge, not the pick list.
+            form.locator("select").evaluate(
+                "(s) => { s.add(new Option('Rome', 'Rome')); s.value = 'Rome'; }"
+            )
+
+        refused = submit_answer(page, console.url, question["id"], tampered)
+        assert refused is not None and "expected one of 'Lisbon', 'Porto'" in refused, refused
+        shots(page, "question-refused")
+        assert client.get(f"/api/questions/{question['id']}").json()["status"] == "open"
+
+        def porto(form) -> None:
+            form.locator("select").select_option("Porto")
+
+        assert submit_answer(page, console.url, question["id"], porto) is None
+        answered = client.get(f"/api/questions/{question['id']}").json()
+        assert (answered["status"], answered["answer"], answered["answered_by"]) == (
+            "answered",
+            "Porto",
+            "console:operator",
+        )
+        turn = wait_for(
+            lambda: (
+                (t := client.get(f"/api/turns/{turn_id}").json())["status"] == "completed" and t
+            ),
+            what="the turn to complete",
+        )
+        assert '"output": "Porto"' in turn["output"]  # the answer is the tool's result
+        assert '"Porto"' in page.locator("main").text_content()  # listed as answered
+        shots(page, "question-answered")
+
+
+def test_a_schema_question_takes_json_typed_into_the_console_form(console, page, shots):
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    with console.client() as client:
+        turn_id, question = ask_person(client, {"question": "How many?", "schema": schema})
+        sign_in(page, console.new_sign_in_link())
+
+        def typed(text: str):
+            return lambda form: form.locator("textarea[name=answer]").fill(text)
+
+        refused = submit_answer(page, console.url, question["id"], typed('{"n": "three"}'))
+        assert refused is not None and "does not match the question's schema" in refused
+        shots(page, "question-schema-refused")
+        assert client.get(f"/api/questions/{question['id']}").json()["status"] == "open"
+        assert submit_answer(page, console.url, question["id"], typed('{"n": 3}')) is None
+        assert client.get(f"/api/questions/{question['id']}").json()["answer"] == {"n": 3}
+        turn = wait_for(
+            lambda: (
+                (t := client.get(f"/api/turns/{turn_id}").json())["status"] == "completed" and t
+            ),
+            what="the turn to complete",
+        )
+        assert '"output": {"n": 3}' in turn["output"]
