@@ -20,6 +20,14 @@ from toolang_core.plugins.live_map import LiveMap
 from toolang_core.plugins.loader import normalize
 from toolang_core.plugins.records import PluginStatus
 from toolang_core.plugins.registrars import Factory
+
+# The registration records moved to toolang_core.plugins.registrations (so the runtime
+# view names them without importing the host); re-exported here for the older path.
+from toolang_core.plugins.registrations import (
+    AgentSourceRegistration as AgentSourceRegistration,  # noqa: PLC0414
+    Registration as Registration,  # noqa: PLC0414
+    ToolRegistration as ToolRegistration,  # noqa: PLC0414
+)
 from toolang_core.plugins.tool_names import decide_tool_names
 from toolang_core.store.types import GroupPolicy
 from toolang_core.tools.types import Tool
@@ -27,7 +35,6 @@ from toolang_core.tools.types import Tool
 if TYPE_CHECKING:
     import click
 
-    from toolang_core.agents.types import AgentSource
     from toolang_core.plugins.host import PluginHost
 
 COMPONENT_KINDS: Final = {
@@ -43,31 +50,6 @@ _TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 
 class RegistrationError(ValueError):
     """A plugin registered something invalid or already taken."""
-
-
-@attrs.frozen
-class Registration:
-    """A named component offered by a plugin: its factory and where it came from."""
-
-    kind: str
-    name: str
-    factory: Factory
-    plugin: str
-    description: str = ""
-    admission: GroupPolicy | None = None
-    """A turn source's thread-group defaults, when it declared them."""
-
-
-@attrs.frozen
-class ToolRegistration:
-    tool: Tool
-    plugin: str
-
-
-@attrs.frozen
-class AgentSourceRegistration:
-    source: AgentSource
-    plugin: str
 
 
 @attrs.define

@@ -12,9 +12,11 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-import attrs
-
 from toolang_core.hookspecs.rules import HookFailure
+
+# RouteRegistration moved to toolang_core.plugins.registrations (so the runtime view names
+# it without importing the host); re-exported here for the older path.
+from toolang_core.plugins.registrations import RouteRegistration as RouteRegistration  # noqa: PLC0414
 
 if TYPE_CHECKING:
     from toolang_core.plugins.host import PluginHost
@@ -22,19 +24,6 @@ if TYPE_CHECKING:
 HOOK: Final = "toolang_register_routes"
 METHODS: Final = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 _PATH: Final = re.compile(r"^/[A-Za-z0-9_.~\-/{}:]*$")
-
-
-@attrs.frozen
-class RouteRegistration:
-    """One route offered by a plugin."""
-
-    path: str
-    endpoint: Callable[..., Any]
-    methods: tuple[str, ...]
-    plugin: str
-    name: str = ""
-    summary: str = ""
-    auth: bool = True
 
 
 class HttpError(Exception):
