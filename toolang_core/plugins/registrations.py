@@ -15,7 +15,7 @@ import attrs
 
 from toolang_core.plugins.registrars import Factory
 from toolang_core.store.types import GroupPolicy
-from toolang_core.tools.types import Tool
+from toolang_core.tools.tool import Tool
 
 if TYPE_CHECKING:
     from toolang_core.agents.types import AgentSource
