@@ -31,6 +31,10 @@ from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult
 from toolang_core.tools.validate import SchemaError
 from toolang_core.turn import guards, in_doubt, output, prompt, trace
 from toolang_core.turn.attachments import FileFitting, as_given, tool_attachments
+
+# TurnFailed moved to toolang_core.turn.failure (what raises it need not import the
+# loop); re-exported here for the older path.
+from toolang_core.turn.failure import TurnFailed as TurnFailed  # noqa: PLC0414
 from toolang_core.turn.in_doubt import Doubt
 from toolang_core.turn.model_retry import Candidate, ModelAttempts, ModelCallFailed
 
@@ -45,14 +49,6 @@ log = structlog.get_logger("toolang.turn")
 TRANSFER: Final = "transfer_to_agent"
 DELEGATION_TOOLS: Final = frozenset({"ask_agent", TRANSFER})
 """Tool calls that count as delegation rounds."""
-
-
-class TurnFailed(Exception):
-    """The turn cannot go on; ``outcome`` says why (it ends ``failed``)."""
-
-    def __init__(self, message: str, outcome: str) -> None:
-        super().__init__(message)
-        self.outcome = outcome
 
 
 @attrs.frozen

@@ -119,7 +119,7 @@ class RunningTurn:
         """
         from toolang_core.errors import describe_exception
         from toolang_core.models.types import Message, ModelRequest
-        from toolang_core.turn.loop import TurnFailed
+        from toolang_core.turn.failure import TurnFailed
 
         try:
             speaker = self._executor.speaker_for(self._executor.agent(call.agent), ())
