@@ -35,7 +35,7 @@ from toolang_core.tools.types import Tool
 if TYPE_CHECKING:
     import click
 
-    from toolang_core.plugins.host import PluginHost
+    from toolang_core.plugins.host_port import CollectingHost
 
 COMPONENT_KINDS: Final = {
     "toolang_register_stores": "store",
@@ -202,7 +202,7 @@ def check_tool(tool: Tool | Callable[..., Any]) -> Tool:
     return tool
 
 
-def collect_components(host: PluginHost) -> Components:
+def collect_components(host: CollectingHost) -> Components:
     """Call every registration hook of every active plugin, one plugin at a time.
 
     Plugins are asked built-ins first, then in name order; when two register the same
@@ -237,7 +237,7 @@ def collect_components(host: PluginHost) -> Components:
     return merged
 
 
-def _may_offer(tool: str | None, host: PluginHost, offering: Iterable[str]) -> bool:
+def _may_offer(tool: str | None, host: CollectingHost, offering: Iterable[str]) -> bool:
     chosen = host.tool_providers.get(tool or "")
     if chosen is None:
         return False
@@ -250,7 +250,7 @@ def _may_offer(tool: str | None, host: PluginHost, offering: Iterable[str]) -> b
 
 
 def _register_all(
-    host: PluginHost, plugin: str, contributions: _PluginContributions
+    host: CollectingHost, plugin: str, contributions: _PluginContributions
 ) -> tuple[str, BaseException | str] | None:
     """Call each registration hook of ``plugin``; the hook it failed in and why, or
     ``None`` when every registration stood."""
@@ -278,7 +278,7 @@ def _registration_calls(
 
 
 def add_plugin_commands(
-    host: PluginHost,
+    host: CollectingHost,
     cli: click.Group,
     *,
     only: Collection[str] | None = None,

@@ -19,7 +19,7 @@ from toolang_core.hookspecs.rules import HookFailure
 from toolang_core.plugins.registrations import RouteRegistration as RouteRegistration  # noqa: PLC0414
 
 if TYPE_CHECKING:
-    from toolang_core.plugins.host import PluginHost
+    from toolang_core.plugins.host_port import RouteHost
 
 HOOK: Final = "toolang_register_routes"
 METHODS: Final = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
@@ -97,7 +97,7 @@ def _first_line(endpoint: Callable[..., Any]) -> str:
     return doc.strip().splitlines()[0] if doc.strip() else ""
 
 
-def collect_routes(host: PluginHost) -> tuple[list[RouteRegistration], list[HookFailure]]:
+def collect_routes(host: RouteHost) -> tuple[list[RouteRegistration], list[HookFailure]]:
     """Every active plugin's routes in pluggy's calling order, and the plugins that
     failed (with the reason); a failed plugin contributes no route."""
     taken: dict[tuple[str, str], RouteRegistration] = {}
