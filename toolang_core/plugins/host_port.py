@@ -1,4 +1,5 @@
-"""The plugin host as its collectors use it (:class:`CollectingHost`, :class:`RouteHost`).
+"""The plugin host as its collectors and its hook facade use it (:class:`CollectingHost`,
+:class:`RouteHost`, :class:`FacadeHost`).
 
 :mod:`toolang_core.plugins.components` and :mod:`toolang_core.plugins.routes` ask each
 plugin's registration hooks in turn and report a plugin that fails. They name these
@@ -18,7 +19,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from toolang_core.hookspecs.rules import HookFailure
+    from toolang_core.plugins.manager import ToolangPluginManager
     from toolang_core.plugins.records import PluginRecord
+    from toolang_core.plugins.required import RequiredProblem
 
 
 class RegistrationHooks(Protocol):
@@ -71,4 +74,21 @@ class CollectingHost(RouteHost, Protocol):
 
     def report_error(self, message: str, *, plugins: Iterable[str] = ..., event: str) -> None:
         """Record a problem that withheld something while ``plugins`` stayed loaded."""
+        ...
+
+
+class FacadeHost(RouteHost, Protocol):
+    """The host as its hook facade uses it: its plugin manager, its hooks (to collect
+    routes) and its required plugins."""
+
+    @property
+    def pm(self) -> ToolangPluginManager:
+        """The host's pluggy plugin manager."""
+
+    def required_problems(self) -> list[RequiredProblem]:
+        """Each required plugin that is missing, failed, or broke in a hook."""
+        ...
+
+    def is_required(self, name: str) -> bool:
+        """Whether plugin ``name`` is required."""
         ...
