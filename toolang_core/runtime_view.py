@@ -27,13 +27,13 @@ if TYPE_CHECKING:
     from toolang_core.events import Event
     from toolang_core.hookspecs.rules import HookFailure
     from toolang_core.memory.service import MemoryService
-    from toolang_core.plugins.components import (
+    from toolang_core.plugins.records import PluginRecord
+    from toolang_core.plugins.registrations import (
         AgentSourceRegistration,
         Registration,
+        RouteRegistration,
         ToolRegistration,
     )
-    from toolang_core.plugins.records import PluginRecord
-    from toolang_core.plugins.routes import RouteRegistration
     from toolang_core.redaction import RedactionPolicy
     from toolang_core.store.protocol import ExecutionStore
     from toolang_core.taskruns.port import TaskRuns

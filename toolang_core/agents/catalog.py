@@ -20,9 +20,9 @@ from toolang_core.plugins.live_map import LiveMap
 
 if TYPE_CHECKING:
     from toolang_core.agents.pool import AgentPool, PoolRecords
+    from toolang_core.agents.port import AgentsRuntime
     from toolang_core.agents.routing import RouteProposal
     from toolang_core.agents.types import AgentDefinition
-    from toolang_core.runtime_parts import CoreRuntime
     from toolang_core.store.protocol import ExecutionStore
 
 log = structlog.get_logger("toolang.agents")
@@ -52,7 +52,7 @@ class AgentCatalog:
     and ``unreachable`` in the other, and each pool built on them would say otherwise.
     """
 
-    def __init__(self, runtime: CoreRuntime) -> None:
+    def __init__(self, runtime: AgentsRuntime) -> None:
         self.runtime = runtime
         self._registry: AgentRegistry | None = None
         self._assignment: ToolAssignment | None = None

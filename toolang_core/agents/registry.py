@@ -44,8 +44,8 @@ from toolang_core.agents.validate import DefinitionError, checked, problem
 from toolang_core.errors import describe_exception
 
 if TYPE_CHECKING:
+    from toolang_core.agents.port import AgentsRuntime
     from toolang_core.config.model import ToolangConfig
-    from toolang_core.runtime_parts import CoreRuntime
 
 log = structlog.get_logger("toolang.agents")
 
@@ -135,7 +135,7 @@ class AgentRegistry:
         return tuple(d for d in self.diagnostics if d.level == "error")
 
     @classmethod
-    def load(cls, runtime: CoreRuntime) -> AgentRegistry:
+    def load(cls, runtime: AgentsRuntime) -> AgentRegistry:
         """Read every agent source of ``runtime`` now and merge them."""
         inputs = []
         for registration in runtime.components.agent_sources:

@@ -13,14 +13,19 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import attrs
 import click
 
 from toolang_core.config.loader import find_config, load_config
-from toolang_core.config.model import ToolangConfig
 from toolang_core.config.settings import unowned_sections, validate_plugin_settings
 from toolang_core.doctor.attachments import check_attachments, check_fallback_attachments
 from toolang_core.doctor.check import Check as Check, DoctorCheck as DoctorCheck, Status as Status
+
+# DoctorContext and runtime_for live in toolang_core.doctor.context, which the check
+# modules import without this package's own; re-exported here, their documented path.
+from toolang_core.doctor.context import (
+    DoctorContext as DoctorContext,
+    runtime_for as runtime_for,
+)
 from toolang_core.doctor.setup import check_directories, check_models, check_sandbox
 from toolang_core.errors import ConfigError
 from toolang_core.plugins.host import PluginHost
@@ -29,18 +34,6 @@ from toolang_core.plugins.records import PluginStatus
 
 if TYPE_CHECKING:
     from toolang_core.runtime import Runtime
-
-
-@attrs.define
-class DoctorContext:
-    """What the checks share: the configuration (if it loaded) and the plugin host."""
-
-    env: Mapping[str, str]
-    config_path: Path | None
-    commands: click.Group | None = None
-    config: ToolangConfig | None = None
-    host: PluginHost | None = None
-    runtime: Runtime | None = None
 
 
 CheckFn = Callable[[DoctorContext], Iterator[Check]]
@@ -223,24 +216,6 @@ def _is_builtin(runtime: Runtime, plugin: str) -> bool:
         return runtime.host.record(plugin).status == "builtin"
     except KeyError:
         return False
-
-
-def runtime_for(ctx: DoctorContext) -> Runtime | None:
-    """A runtime for the checks, or ``None`` when the configuration or settings failed.
-
-    One for all the checks: each new one read every agent source again, and logged each
-    broken AGENT.md once per check."""
-    if ctx.config is None or ctx.host is None:
-        return None
-    if ctx.runtime is not None:
-        return ctx.runtime
-    from toolang_core.runtime import Runtime
-
-    try:
-        ctx.runtime = Runtime(ctx.config, ctx.host, env=ctx.env)
-    except ConfigError:
-        return None  # the settings check reported it
-    return ctx.runtime
 
 
 def check_store(ctx: DoctorContext) -> Iterator[Check]:

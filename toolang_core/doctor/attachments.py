@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from toolang_core.doctor import DoctorContext
     from toolang_core.doctor.check import Check
+    from toolang_core.doctor.context import DoctorContext
 
 TOP_LEVEL_TYPES: Final = frozenset(
     {"application", "audio", "font", "haptics", "image", "message", "model", "multipart"}
@@ -81,8 +81,8 @@ def check_fallback_attachments(ctx: DoctorContext) -> Iterator[Check]:
     attachment, so the turn has fewer models to fall back on. A warning per pair, naming
     where the fallback was named and the types it lacks."""
     from toolang_core.attachments import accepted_types, matches
-    from toolang_core.doctor import runtime_for
     from toolang_core.doctor.check import Check
+    from toolang_core.doctor.context import runtime_for
     from toolang_core.models.resolve import ModelResolver
     from toolang_core.models.types import ModelError
     from toolang_core.turn.model_retry import fallback_specs

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from toolang_core.doctor import DoctorContext
     from toolang_core.doctor.check import Check, Status
+    from toolang_core.doctor.context import DoctorContext
     from toolang_core.runtime import Runtime
 
 
@@ -79,8 +79,8 @@ def check_models(ctx: DoctorContext) -> Iterator[Check]:
     """Every active agent's model (or ``[models] default``) and fallback models (or
     ``[models] fallback``), and ``[agents] summary_model``, resolve, and where its
     provider can tell (a model with ``check()``), the provider knows the model."""
-    from toolang_core.doctor import runtime_for
     from toolang_core.doctor.check import Check
+    from toolang_core.doctor.context import runtime_for
 
     runtime = runtime_for(ctx)
     if runtime is None or runtime.config.runtime.executor != "agent":

@@ -20,6 +20,14 @@ from toolang_core.plugins.live_map import LiveMap
 from toolang_core.plugins.loader import normalize
 from toolang_core.plugins.records import PluginStatus
 from toolang_core.plugins.registrars import Factory
+
+# The registration records moved to toolang_core.plugins.registrations (so the runtime
+# view names them without importing the host); re-exported here for the older path.
+from toolang_core.plugins.registrations import (
+    AgentSourceRegistration as AgentSourceRegistration,  # noqa: PLC0414
+    Registration as Registration,  # noqa: PLC0414
+    ToolRegistration as ToolRegistration,  # noqa: PLC0414
+)
 from toolang_core.plugins.tool_names import decide_tool_names
 from toolang_core.store.types import GroupPolicy
 from toolang_core.tools.types import Tool
@@ -27,8 +35,7 @@ from toolang_core.tools.types import Tool
 if TYPE_CHECKING:
     import click
 
-    from toolang_core.agents.types import AgentSource
-    from toolang_core.plugins.host import PluginHost
+    from toolang_core.plugins.host_port import CollectingHost
 
 COMPONENT_KINDS: Final = {
     "toolang_register_stores": "store",
@@ -43,31 +50,6 @@ _TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 
 class RegistrationError(ValueError):
     """A plugin registered something invalid or already taken."""
-
-
-@attrs.frozen
-class Registration:
-    """A named component offered by a plugin: its factory and where it came from."""
-
-    kind: str
-    name: str
-    factory: Factory
-    plugin: str
-    description: str = ""
-    admission: GroupPolicy | None = None
-    """A turn source's thread-group defaults, when it declared them."""
-
-
-@attrs.frozen
-class ToolRegistration:
-    tool: Tool
-    plugin: str
-
-
-@attrs.frozen
-class AgentSourceRegistration:
-    source: AgentSource
-    plugin: str
 
 
 @attrs.define
@@ -220,7 +202,7 @@ def check_tool(tool: Tool | Callable[..., Any]) -> Tool:
     return tool
 
 
-def collect_components(host: PluginHost) -> Components:
+def collect_components(host: CollectingHost) -> Components:
     """Call every registration hook of every active plugin, one plugin at a time.
 
     Plugins are asked built-ins first, then in name order; when two register the same
@@ -255,7 +237,7 @@ def collect_components(host: PluginHost) -> Components:
     return merged
 
 
-def _may_offer(tool: str | None, host: PluginHost, offering: Iterable[str]) -> bool:
+def _may_offer(tool: str | None, host: CollectingHost, offering: Iterable[str]) -> bool:
     chosen = host.tool_providers.get(tool or "")
     if chosen is None:
         return False
@@ -268,7 +250,7 @@ def _may_offer(tool: str | None, host: PluginHost, offering: Iterable[str]) -> b
 
 
 def _register_all(
-    host: PluginHost, plugin: str, contributions: _PluginContributions
+    host: CollectingHost, plugin: str, contributions: _PluginContributions
 ) -> tuple[str, BaseException | str] | None:
     """Call each registration hook of ``plugin``; the hook it failed in and why, or
     ``None`` when every registration stood."""
@@ -296,7 +278,7 @@ def _registration_calls(
 
 
 def add_plugin_commands(
-    host: PluginHost,
+    host: CollectingHost,
     cli: click.Group,
     *,
     only: Collection[str] | None = None,

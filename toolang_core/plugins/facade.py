@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from toolang_core.agents.types import AgentDefinition
     from toolang_core.events import Event
     from toolang_core.execution.seam import StageDone
-    from toolang_core.plugins.host import PluginHost
+    from toolang_core.plugins.host_port import FacadeHost
     from toolang_core.plugins.required import RequiredProblem
     from toolang_core.plugins.routes import RouteRegistration
     from toolang_core.runtime_view import RuntimeView
@@ -72,7 +72,7 @@ class Hooks(HookRunner):
     """Typed access to every toolang hook of one :class:`PluginHost`: one short wrapper
     per hook over :meth:`HookRunner.call`."""
 
-    def __init__(self, host: PluginHost) -> None:
+    def __init__(self, host: FacadeHost) -> None:
         super().__init__(host.pm)
         self._host = host
         self.required_problems = host.required_problems

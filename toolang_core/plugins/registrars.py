@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 if TYPE_CHECKING:
     from toolang_core.plugins.context import PluginContext
     from toolang_core.store.types import GroupPolicy
-    from toolang_core.tools.types import Tool
+    from toolang_core.tools.tool import Tool
 
 T_co = TypeVar("T_co", covariant=True)
 

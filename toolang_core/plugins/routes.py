@@ -12,29 +12,18 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-import attrs
-
 from toolang_core.hookspecs.rules import HookFailure
 
+# RouteRegistration moved to toolang_core.plugins.registrations (so the runtime view names
+# it without importing the host); re-exported here for the older path.
+from toolang_core.plugins.registrations import RouteRegistration as RouteRegistration  # noqa: PLC0414
+
 if TYPE_CHECKING:
-    from toolang_core.plugins.host import PluginHost
+    from toolang_core.plugins.host_port import RouteHost
 
 HOOK: Final = "toolang_register_routes"
 METHODS: Final = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 _PATH: Final = re.compile(r"^/[A-Za-z0-9_.~\-/{}:]*$")
-
-
-@attrs.frozen
-class RouteRegistration:
-    """One route offered by a plugin."""
-
-    path: str
-    endpoint: Callable[..., Any]
-    methods: tuple[str, ...]
-    plugin: str
-    name: str = ""
-    summary: str = ""
-    auth: bool = True
 
 
 class HttpError(Exception):
@@ -108,7 +97,7 @@ def _first_line(endpoint: Callable[..., Any]) -> str:
     return doc.strip().splitlines()[0] if doc.strip() else ""
 
 
-def collect_routes(host: PluginHost) -> tuple[list[RouteRegistration], list[HookFailure]]:
+def collect_routes(host: RouteHost) -> tuple[list[RouteRegistration], list[HookFailure]]:
     """Every active plugin's routes in pluggy's calling order, and the plugins that
     failed (with the reason); a failed plugin contributes no route."""
     taken: dict[tuple[str, str], RouteRegistration] = {}

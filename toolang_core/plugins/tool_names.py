@@ -19,8 +19,8 @@ import attrs
 from toolang_core.plugins.loader import normalize
 
 if TYPE_CHECKING:
-    from toolang_core.plugins.components import ToolRegistration
     from toolang_core.plugins.records import PluginRecord
+    from toolang_core.plugins.registrations import ToolRegistration
 
 PROVIDERS_KEY = "[tools.providers]"
 

@@ -19,7 +19,7 @@ from toolang_core.execution.seam import (
 )
 
 if TYPE_CHECKING:
-    from toolang_core.runtime.runtime import Runtime
+    from toolang_core.runtime_parts import CoreRuntime
 
 __all__ = [
     "EXECUTORS",
@@ -31,13 +31,13 @@ __all__ = [
 ]
 
 
-def _agent_executor(runtime: Runtime) -> TurnExecutor:
+def _agent_executor(runtime: CoreRuntime) -> TurnExecutor:
     from toolang_core.turn.agent import AgentExecutor
 
     return AgentExecutor(runtime)
 
 
-EXECUTORS: dict[str, Callable[[Runtime], TurnExecutor]] = {
+EXECUTORS: dict[str, Callable[[CoreRuntime], TurnExecutor]] = {
     "agent": _agent_executor,
     "echo": lambda runtime: EchoExecutor(),
 }

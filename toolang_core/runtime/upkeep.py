@@ -16,12 +16,12 @@ import structlog
 from toolang_core.errors import describe_exception
 
 if TYPE_CHECKING:
-    from toolang_core.runtime.runtime import Runtime
+    from toolang_core.runtime_parts import CoreRuntime
 
 log = structlog.get_logger("toolang.runtime")
 
 
-async def upkeep(runtime: Runtime) -> None:
+async def upkeep(runtime: CoreRuntime) -> None:
     """Every part below, in this order."""
     await sweep_task_runs(runtime)
     sweep_approvals(runtime)
@@ -29,7 +29,7 @@ async def upkeep(runtime: Runtime) -> None:
     await plugins_upkeep(runtime)
 
 
-async def sweep_task_runs(runtime: Runtime) -> None:
+async def sweep_task_runs(runtime: CoreRuntime) -> None:
     """Finalize task runs whose turn ended unnoticed."""
     try:
         await runtime.task_runs.sweep()
@@ -37,7 +37,7 @@ async def sweep_task_runs(runtime: Runtime) -> None:
         log.warning("taskrun.sweep_failed", error=describe_exception(exc))
 
 
-def sweep_approvals(runtime: Runtime) -> None:
+def sweep_approvals(runtime: CoreRuntime) -> None:
     """Expire pending approval requests whose turn has ended."""
     from toolang_core.tools.approvals import ApprovalBook
 
@@ -52,7 +52,7 @@ def sweep_approvals(runtime: Runtime) -> None:
         log.info("approval.expired", approvals=[a.id for a in expired])
 
 
-def sweep_questions(runtime: Runtime) -> None:
+def sweep_questions(runtime: CoreRuntime) -> None:
     """Expire open questions (``ask_person``) whose turn has ended."""
     from toolang_core.questions.book import QuestionBook
 
@@ -67,7 +67,7 @@ def sweep_questions(runtime: Runtime) -> None:
         log.info("question.expired", questions=[q.id for q in expired])
 
 
-async def plugins_upkeep(runtime: Runtime) -> None:
+async def plugins_upkeep(runtime: CoreRuntime) -> None:
     """Every ``toolang_upkeep`` plugin (each isolated: a failure is logged by the hook's
     rule and the others still run)."""
     if runtime.store is None:

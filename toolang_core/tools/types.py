@@ -9,12 +9,21 @@ stages answer with verdicts (:data:`FilterVerdict`) and decisions
 from __future__ import annotations
 
 import warnings
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import attrs
 
 from toolang_core.events import Event
+
+# Tool, the JSON alias and AskApproval (which a Tool may carry) live in
+# toolang_core.tools.tool, a leaf the plugin registration records name without the view
+# (ToolCallContext.runtime); re-exported here, their documented path.
+from toolang_core.tools.tool import (
+    JSON as JSON,  # noqa: PLC0414
+    AskApproval as AskApproval,  # noqa: PLC0414
+    Tool as Tool,  # noqa: PLC0414
+)
 
 if TYPE_CHECKING:
     # Only for annotations: toolang_core.attachments loads the store (and structlog),
@@ -22,84 +31,6 @@ if TYPE_CHECKING:
     from toolang_core.attachments.types import AttachmentRef
     from toolang_core.runtime_view import RuntimeView
     from toolang_core.tools.turn_handle import TurnHandle
-
-JSON = Any
-"""A value that survives ``json.dumps`` / ``json.loads`` unchanged."""
-
-
-@attrs.frozen
-class Tool:
-    """A callable the agents may use.
-
-    ``parameters`` is a JSON Schema object describing the keyword arguments of
-    ``function``; parameters are validated against it before any hook runs.
-    ``function`` may be sync or async and returns a JSON-able value, or a
-    :class:`ToolOutput` (the value and files for the model: images, audio, documents).
-    A sync function runs
-    in a worker thread unless ``blocking`` is false (it then runs inline: only for quick,
-    non-blocking work).
-    """
-
-    name: str
-    description: str
-    parameters: Mapping[str, JSON]
-    function: Callable[..., JSON | Awaitable[JSON]]
-    blocking: bool = True
-    takes_context: bool = False
-    """Whether ``function`` has a ``context`` parameter for the ToolCallContext."""
-    requires: tuple[str, ...] = ()
-    """Runtime services the tool needs (``"memory"``, ``"delegation"``); agents are not
-    offered the tool while one of them is unavailable."""
-    idempotent: bool = False
-    """Whether running the same call twice does no more than running it once (a read, or
-    a write keyed by ``ToolCallContext.idempotency_key``). A call cut off by a crash
-    after it started is *in doubt*: an idempotent tool is run again, any other is not —
-    the model (or a person, ``[tools] in_doubt``) is told it may already have run."""
-    owner: str | None = None
-    """The agent (or built-in role, e.g. ``"navigator"``) that should own the tool when
-    no agent's prefix claims it — so an installed tool is usable at once. An agent's
-    prefix claim still wins; an owner that is not an active agent is ignored and
-    reported by ``toolang doctor``. See docs/hooks/tools.md."""
-    asks_approval: AskApproval | None = None
-    """Set for a tool no call of which may run unattended (it deletes, pays, publishes):
-    every call waits for a person's approval, whatever the ApprovalGate's policy says,
-    as when a SecurityFilter answers :class:`AskApproval`; the trace names its ``rule``
-    (its ``params`` are ignored). Cheaper than a filter hook that looks for the tool on
-    every call of every tool."""
-
-    @classmethod
-    def from_function(
-        cls,
-        function: Callable[..., JSON | Awaitable[JSON]],
-        *,
-        name: str | None = None,
-        description: str | None = None,
-        blocking: bool = True,
-        requires: tuple[str, ...] = (),
-        idempotent: bool = False,
-        owner: str | None = None,
-        asks_approval: AskApproval | None = None,
-    ) -> Tool:
-        """A tool whose schema comes from ``function``'s type hints and docstring.
-
-        :raises SchemaError: naming the parameter whose annotation has no JSON Schema.
-        """
-        from toolang_core.tools.schema import function_schema, takes_context
-
-        tool_name = name or function.__name__
-        doc, parameters = function_schema(function, tool_name)
-        return cls(
-            tool_name,
-            description or doc or tool_name,
-            parameters,
-            function,
-            blocking,
-            takes_context(function),
-            requires,
-            idempotent,
-            owner,
-            asks_approval,
-        )
 
 
 @attrs.frozen
@@ -285,21 +216,6 @@ class Observe:
     """SecurityFilter verdict: let the call through but record ``message`` as a warning."""
 
     message: str
-
-
-@attrs.frozen
-class AskApproval:
-    """SecurityFilter verdict: the call may run only once a person approves it.
-
-    For what is sometimes legitimate but never unattended (``terraform destroy``,
-    dropping a database): the ApprovalGate asks even when its policy would let the tool
-    run, and the trace names ``rule``. ``params``, when given, replace the call's
-    parameters like :class:`Modify`'s (e.g. with personal data masked).
-    """
-
-    reason: str
-    rule: str
-    params: Mapping[str, JSON] | None = None
 
 
 FilterVerdict = Block | Modify | Observe | AskApproval

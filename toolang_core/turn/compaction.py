@@ -33,7 +33,7 @@ from toolang_core.models.types import Message, ModelError, ModelRequest, ModelRe
 from toolang_core.spend import tokens_of
 from toolang_core.store.errors import RecordConflict
 from toolang_core.turn.context import Coverage, Entry
-from toolang_core.turn.loop import TurnFailed
+from toolang_core.turn.failure import TurnFailed
 from toolang_core.turn.model_retry import Candidate, ModelAttempts, ModelCallFailed
 from toolang_core.turn.tokens import BYTES_PER_TOKEN, MESSAGE_TOKENS
 

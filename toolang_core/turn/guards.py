@@ -13,7 +13,8 @@ blocks a tool call. A refusal ends the turn ``failed`` with outcome :data:`GUARD
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Callable, Sized
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import attrs
 
@@ -22,13 +23,27 @@ from toolang_core.models.types import Message
 
 if TYPE_CHECKING:
     from toolang_core.execution.seam import TurnContext
-    from toolang_core.plugins.facade import Hooks
     from toolang_core.runtime_view import RuntimeView
 
 GUARDRAIL: Final = "guardrail"
 """The outcome of a turn a guard refused (its status is ``failed``)."""
 INPUT_HOOK: Final = "toolang_check_model_input"
 OUTPUT_HOOK: Final = "toolang_check_model_output"
+
+
+class GuardHooks(Protocol):
+    """What the checks call of the hook facade (:class:`~toolang_core.plugins.facade.Hooks`
+    is one). Named here, not the facade: the guard hooks' specifications name this
+    module's verdicts, and the type checker's graph would otherwise lead from the
+    specifications through the facade back to them."""
+
+    @property
+    def callers(self) -> Callable[[str], Sized]:
+        """``callers(hook)``: the plugins implementing ``hook`` (empty: none do)."""
+
+    def call_with(self, hook: str, terms: Terms, /, **kwargs: Any) -> Any:
+        """Call ``hook`` by its calling rule with ``terms``; the combiner's outcome."""
+        ...
 
 
 @attrs.frozen
@@ -126,7 +141,7 @@ OUTPUT_TERMS: Final = Terms(
 
 
 async def _check(
-    hooks: Hooks, hook: str, terms: Terms, argument: str, **kwargs: Any
+    hooks: GuardHooks, hook: str, terms: Terms, argument: str, **kwargs: Any
 ) -> GuardOutcome:
     done = await hooks.call_with(hook, terms, **kwargs)
     if not done.answers and done.refused is None:  # every guard let it pass: most calls
@@ -147,7 +162,7 @@ async def _check(
 
 
 async def check_input(
-    hooks: Hooks, messages: tuple[Message, ...], ctx: GuardContext
+    hooks: GuardHooks, messages: tuple[Message, ...], ctx: GuardContext
 ) -> GuardOutcome:
     """Ask every input guard about the prompt ``messages``; ``value``: the messages to
     send. No guard installed: the messages as they are, no coroutine of a hook."""
@@ -156,7 +171,7 @@ async def check_input(
     return await _check(hooks, INPUT_HOOK, INPUT_TERMS, "messages", messages=messages, ctx=ctx)
 
 
-async def check_output(hooks: Hooks, text: str, ctx: GuardContext) -> GuardOutcome:
+async def check_output(hooks: GuardHooks, text: str, ctx: GuardContext) -> GuardOutcome:
     """Ask every output guard about the final answer ``text``; ``value``: the answer to
     store and return."""
     if not hooks.callers(OUTPUT_HOOK):

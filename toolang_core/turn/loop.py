@@ -23,7 +23,7 @@ import structlog
 
 from toolang_core import spend as spend_rules
 from toolang_core.execution.seam import LEASE_LOST, SHUTDOWN, TurnContext, TurnOutcome
-from toolang_core.models.types import Message, ModelRequest, ModelResponse, ToolSpec
+from toolang_core.models.types import Message, ModelRequest, ModelResponse
 from toolang_core.tools import process_ledger
 from toolang_core.tools.approvals import canonical_params
 from toolang_core.tools.chain import StageRecord
@@ -31,11 +31,18 @@ from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult
 from toolang_core.tools.validate import SchemaError
 from toolang_core.turn import guards, in_doubt, output, prompt, trace
 from toolang_core.turn.attachments import FileFitting, as_given, tool_attachments
+
+# TurnFailed moved to toolang_core.turn.failure (what raises it need not import the
+# loop); re-exported here for the older path.
+from toolang_core.turn.failure import TurnFailed as TurnFailed  # noqa: PLC0414
 from toolang_core.turn.in_doubt import Doubt
 from toolang_core.turn.model_retry import Candidate, ModelAttempts, ModelCallFailed
 
+# Speaker moved to toolang_core.turn.speaker (a running turn names it without the loop);
+# re-exported here for the older path.
+from toolang_core.turn.speaker import Speaker as Speaker  # noqa: PLC0414
+
 if TYPE_CHECKING:
-    from toolang_core.agents.types import AgentDefinition
     from toolang_core.store.types import StepRecord
     from toolang_core.turn.agent import AgentExecutor
     from toolang_core.turn.running import RunningTurn
@@ -45,31 +52,6 @@ log = structlog.get_logger("toolang.turn")
 TRANSFER: Final = "transfer_to_agent"
 DELEGATION_TOOLS: Final = frozenset({"ask_agent", TRANSFER})
 """Tool calls that count as delegation rounds."""
-
-
-class TurnFailed(Exception):
-    """The turn cannot go on; ``outcome`` says why (it ends ``failed``)."""
-
-    def __init__(self, message: str, outcome: str) -> None:
-        super().__init__(message)
-        self.outcome = outcome
-
-
-@attrs.frozen
-class Speaker:
-    """The agent answering in a loop, with its model and its tools."""
-
-    agent: AgentDefinition
-    model: Any
-    model_name: str
-    specs: tuple[ToolSpec, ...]
-    allowed: frozenset[str]
-    fallbacks: tuple[Candidate, ...] = ()
-    """The models a failed call goes to next, in order (:mod:`~toolang_core.turn.model_retry`)."""
-
-    @property
-    def model_id(self) -> str | None:
-        return self.model_name.partition("/")[2] or None
 
 
 @attrs.frozen

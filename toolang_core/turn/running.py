@@ -10,21 +10,67 @@ them a :class:`RunningTurn` as ``ToolCallContext.turn``.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from toolang_core.tools.turn_handle import ResponseMode
 from toolang_core.turn.usage import SpendLimits, TurnSpend
 
 if TYPE_CHECKING:
+    from toolang_core.agents.types import AgentDefinition
     from toolang_core.execution.seam import TurnContext
     from toolang_core.runtime_parts import CoreRuntime
     from toolang_core.store.types import TurnRequest
     from toolang_core.tools.types import ToolCallContext
-    from toolang_core.turn.agent import AgentExecutor
+    from toolang_core.turn.speaker import Speaker
 
 __all__ = ["DelegationError", "ResponseMode", "RunningTurn"]
+
+
+class TurnExecutorPort(Protocol):
+    """What a running turn asks of the agent executor that runs it
+    (:class:`~toolang_core.turn.agent.AgentExecutor` is one). Named here, not the
+    executor, which imports this module to hand each turn its handle."""
+
+    @property
+    def runtime(self) -> CoreRuntime:
+        """The runtime the executor runs turns for."""
+
+    def agent(self, name: str | None) -> AgentDefinition:
+        """Agent ``name`` (``None``: the default one)."""
+        ...
+
+    def speaker_for(
+        self,
+        agent: AgentDefinition,
+        allowed_tools: Iterable[str] | None = None,
+        *,
+        lenient: bool = False,
+    ) -> Speaker:
+        """``agent`` with its model and its tools."""
+        ...
+
+    async def ask_agent(
+        self,
+        ctx: TurnContext,
+        *,
+        handle: RunningTurn,
+        call: ToolCallContext,
+        name: str,
+        request: str,
+        mode: ResponseMode,
+    ) -> str:
+        """Agent-as-tool: ``name`` answers ``request`` inside the turn."""
+        ...
+
+    def parked_on_person(self, ctx: TurnContext) -> AbstractAsyncContextManager[None]:
+        """While the body waits for a person."""
+        ...
+
+    def stopped_for_good(self, ctx: TurnContext) -> str | None:
+        """Why the turn will not come back to a wait that was cancelled."""
+        ...
 
 
 class DelegationError(RuntimeError):
@@ -37,7 +83,7 @@ class RunningTurn:
 
     def __init__(
         self,
-        executor: AgentExecutor,
+        executor: TurnExecutorPort,
         ctx: TurnContext,
         *,
         max_rounds: int,
@@ -119,7 +165,7 @@ class RunningTurn:
         """
         from toolang_core.errors import describe_exception
         from toolang_core.models.types import Message, ModelRequest
-        from toolang_core.turn.loop import TurnFailed
+        from toolang_core.turn.failure import TurnFailed
 
         try:
             speaker = self._executor.speaker_for(self._executor.agent(call.agent), ())
