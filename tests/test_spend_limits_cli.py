@@ -103,7 +103,7 @@ def test_a_real_runtime_stops_a_turn_at_its_limit_and_status_shows_the_usage(hom
     }
     text = toolang(home, "status").stdout
     assert "usage     today (UTC): 1600 tokens (1500 input, 100 output, 500 cached)" in text
-    assert "  ada: 1280 tokens of 5000 each, 4 calls" in text
+    assert "  ada: 1280 tokens of 5000 each, 4 model calls" in text
     assert "limits    max_tokens_per_turn = 1000" in text
 
 

@@ -137,3 +137,15 @@ def test_a_run_that_has_not_started_has_zero_usage(tmp_path, closing):
     assert run.usage == Usage()
     assert run.to_json()["usage"]["model_calls"] == 0
     assert "usage" not in runs.list(TaskRunFilter(owner="ada"))[0].to_json()
+
+
+@pytest.mark.parametrize(
+    ("usage", "line"),
+    [
+        (Usage(100, 20, 0, 1), "120 tokens (100 input, 20 output) in 1 model call"),
+        (Usage(220, 15, 60, 2), "235 tokens (220 input, 15 output, 60 cached) in 2 model calls"),
+        (Usage(), "0 tokens (0 input, 0 output) in 0 model calls"),
+    ],
+)
+def test_usage_reads_as_a_sentence_with_the_right_number(usage: Usage, line: str) -> None:
+    assert usage.describe() == line

@@ -43,10 +43,11 @@ class UsageToday:
     def show(self, limits: LimitsConfig) -> None:
         daily = limits.owner_daily_tokens
         of = f" of {daily} each" if daily is not None else ""
-        click.echo(f"usage     today (UTC): {_line(self.total)}")
+        click.echo(f"usage     today (UTC): {self.total.describe()}")
         for owner, used in self.owners.items():
             click.echo(
-                f"  {owner or '(no owner)'}: {used.total} tokens{of}, {used.model_calls} calls"
+                f"  {owner or '(no owner)'}: {used.total} tokens{of}, "
+                f"{used.model_calls} model call{'' if used.model_calls == 1 else 's'}"
             )
         per_turn = [
             f"{key} = {value}"
@@ -55,11 +56,3 @@ class UsageToday:
         ]
         if per_turn:
             click.echo(f"limits    {', '.join(per_turn)}")
-
-
-def _line(used: Usage) -> str:
-    cached = f", {used.cached} cached" if used.cached else ""
-    return (
-        f"{used.total} tokens ({used.input} input, {used.output} output{cached}) "
-        f"in {used.model_calls} model calls"
-    )

@@ -28,7 +28,7 @@ from toolang_core.inbox.inbox import Inbox
 from toolang_core.plugins.live_tools import OfferedTools
 from toolang_core.plugins.mistakes import misnamed_sources
 from toolang_core.runtime.acquire import take_store
-from toolang_core.runtime.scheduler import Scheduler
+from toolang_core.runtime.scheduler import Scheduler, log_recovery
 from toolang_core.store.errors import StoreReplaced
 from toolang_core.store.types import RunRecord
 from toolang_core.tools import process_ledger
@@ -260,11 +260,4 @@ def _begin(runtime: Runtime, store: ExecutionStore, run_id: str) -> None:
         max_attempts=settings.max_attempts,
         dead_runs=dead if store.exclusive else (),
     )
-    if dead or recovery.requeued or recovery.failed or recovery.canceled:
-        log.info(
-            "runtime.recovered",
-            lost_runs=dead,
-            requeued=len(recovery.requeued),
-            failed=len(recovery.failed),
-            canceled=len(recovery.canceled),
-        )
+    log_recovery(dead, recovery)

@@ -24,6 +24,7 @@ from collections.abc import (
     Collection,
     Coroutine,
     Iterator,
+    Sequence,
 )
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +44,7 @@ from toolang_core.execution.seam import (
 from toolang_core.runtime.after_turn import AfterTurnStages, StageDone
 from toolang_core.runtime.commits import TurnCommits
 from toolang_core.store.errors import StoreError, StoreReplaced
-from toolang_core.store.types import StepRecord, TurnRequest, TurnStatus
+from toolang_core.store.types import Recovery, StepRecord, TurnRequest, TurnStatus
 
 if TYPE_CHECKING:
     from toolang_core.hookspecs.rules import HookFailure
@@ -382,14 +383,7 @@ class Scheduler:
             now=now, stale_before=now - 3 * self.lease_seconds, exclude=self.run_id
         )
         recovery = self.store.recover(now=now, max_attempts=self.max_attempts)
-        if dead or recovery.requeued or recovery.failed or recovery.canceled:
-            log.info(
-                "runtime.recovered",
-                lost_runs=dead,
-                requeued=len(recovery.requeued),
-                failed=len(recovery.failed),
-                canceled=len(recovery.canceled),
-            )
+        log_recovery(dead, recovery)
 
     def _relay_cancellations(self) -> None:
         if not self.running:
@@ -581,3 +575,15 @@ class Scheduler:
         self.commits.record_or_drop()
         if self.running:
             await asyncio.wait(list(self.running.values()), timeout=0.01)
+
+
+def log_recovery(dead: Sequence[str], recovery: Recovery) -> None:
+    """Log what a recovery did (start-up's or a sweep's), when it did anything."""
+    if dead or recovery.requeued or recovery.failed or recovery.canceled:
+        log.info(
+            "runtime.recovered",
+            lost_runs=list(dead),
+            requeued=len(recovery.requeued),
+            failed=len(recovery.failed),
+            canceled=len(recovery.canceled),
+        )

@@ -73,6 +73,16 @@ class Usage:
             "model_calls": self.model_calls,
         }
 
+    def describe(self) -> str:
+        """One line for people: ``"120 tokens (100 input, 20 output) in 1 model call"``
+        (the cached part named only when there is one)."""
+        cached = f", {self.cached} cached" if self.cached else ""
+        calls = "model call" if self.model_calls == 1 else "model calls"
+        return (
+            f"{self.total} tokens ({self.input} input, {self.output} output{cached}) "
+            f"in {self.model_calls} {calls}"
+        )
+
     @classmethod
     def of_row(cls, row: Any) -> Usage:
         """From a store's ``(model_calls, input, output, cached)`` row (sums may be NULL)."""

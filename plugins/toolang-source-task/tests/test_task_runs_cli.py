@@ -86,7 +86,7 @@ def test_get_shows_the_runs_token_usage(toolang_runtime, toolang_cli):
     shown = toolang_cli("tasks", "get", run_id, env=ENV)
     assert shown.returncode == 0, shown.stderr
     fields = dict(line.split(None, 1) for line in shown.stdout.splitlines() if line.strip())
-    assert fields["usage"] == "235 tokens (220 input, 15 output, 60 cached), 2 model calls"
+    assert fields["usage"] == "235 tokens (220 input, 15 output, 60 cached) in 2 model calls"
     as_json = json.loads(toolang_cli("tasks", "get", run_id, "--json", env=ENV).stdout)
     assert as_json["usage"] == {
         "input_tokens": 220,

@@ -80,14 +80,7 @@ def show_run(run: TaskRun, as_json: bool) -> None:
             )
         )
     if run.usage is not None:
-        u = run.usage
-        fields.append(
-            (
-                "usage",
-                f"{u.total} tokens ({u.input} input, {u.output} output, {u.cached} cached), "
-                f"{u.model_calls} model calls",
-            )
-        )
+        fields.append(("usage", run.usage.describe()))
     for key, value in run.metadata.items():
         fields.append((f"meta.{key}", value))
     for name, value in fields:

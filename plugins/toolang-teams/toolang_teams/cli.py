@@ -90,7 +90,8 @@ def show(state: CliState, team_id: str, as_json: bool) -> None:
         left = f" ({m.left_reason})" if m.left_reason else ""
         click.echo(f"  {m.role.value:<9} {m.name} {m.status}{left}")
     of = f" of its budget of {team.budget_tokens}" if team.budget_tokens is not None else ""
-    click.echo(f"spent {spent.total} tokens{of} in {spent.model_calls} model calls")
+    calls = "model call" if spent.model_calls == 1 else "model calls"
+    click.echo(f"spent {spent.total} tokens{of} in {spent.model_calls} {calls}")
     for p in team.payments:
         click.echo(f"  pays {p.member}: {p.mode} {p.price_per_use:g} {p.currency}".rstrip())
     for task in team.tasks:
