@@ -69,7 +69,9 @@ def toolang_upkeep(runtime: RuntimeView) -> Awaitable[None] | None:
     after the core's own upkeep (task runs ended unnoticed, expired approvals) — e.g.
     toolang-agent-pool pings the remote agents when due (first: ``tryfirst``) and
     toolang-teams replaces unhealthy members of active teams here. ``runtime.store`` is
-    the served store. Return ``None`` or an awaitable the runtime awaits; keep it short
+    the served store. When several runtimes share one store, only the holder of the
+    upkeep lease (:mod:`toolang_core.runtime.upkeep_lease`) calls it: do here what one
+    node should do for all. Return ``None`` or an awaitable the runtime awaits; keep it short
     (the next upkeep waits for this one). An exception is logged against the plugin;
     the others still run and the runtime goes on.
     """

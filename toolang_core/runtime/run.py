@@ -210,6 +210,8 @@ async def _wind_down(
     )
     await _shut_down(runtime, reason)
     with contextlib.suppress(StoreReplaced):  # reported, and on its way out
+        if (lease := runtime.upkeep_lease()) is not None:
+            lease.release(runtime.clock())
         store.end_run(run_id, now=runtime.clock())
     runtime.close_plugin_databases()
     if memory is not None:

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from toolang_core.plugins.components import Components
     from toolang_core.plugins.facade import Hooks
     from toolang_core.plugins.routes import RouteRegistration
+    from toolang_core.runtime.upkeep_lease import UpkeepLease
     from toolang_core.taskruns.controller import TaskRunController
 
 log = structlog.get_logger("toolang.runtime")
@@ -236,16 +237,28 @@ class Runtime:
     async def upkeep(self) -> None:
         """At start-up and after every heartbeat (:func:`.upkeep.upkeep`: task runs, approval
         requests, remote agents, then ``toolang_upkeep`` plugins; errors are logged, never
-        raised). One at a time: a heartbeat's upkeep while one runs is skipped."""
+        raised). One at a time: a heartbeat's upkeep while one runs is skipped, and so
+        is any upkeep while another runtime sharing the store holds the upkeep lease."""
         from toolang_core.runtime.upkeep import upkeep
 
         if self._upkeeping:
             return
+        lease = self.upkeep_lease()
+        if lease is not None and not lease.take(self.clock()):
+            return  # another runtime sharing the store does it
         self._upkeeping = True
         try:
             await upkeep(self)
         finally:
             self._upkeeping = False
+
+    def upkeep_lease(self) -> UpkeepLease | None:
+        """This run's view of the upkeep lease (:mod:`.upkeep_lease`), once it serves."""
+        if self.store is None or self.run_id is None:
+            return None
+        from toolang_core.runtime.upkeep_lease import UpkeepLease
+
+        return UpkeepLease(self.store, self.run_id, self.config.runtime.lease_seconds)
 
     def plugin_context(self, plugin_name: str, **services: Any) -> PluginContext:
         """The context handed to ``plugin_name``'s component factories."""
