@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from toolang_core import hookimpl
+from toolang_core import AgentDefinition, hookimpl
 from toolang_core.hookspecs import FAMILIES
 from toolang_core.hookspecs.combiners import Combiner, Terms
 from toolang_core.hookspecs.rules import (
@@ -295,6 +295,7 @@ WRAPPERS: dict[str, Callable[[Hooks], Any]] = {
     "toolang_on_event": lambda h: h.on_event(SimpleNamespace(), RT),
     "toolang_reports_turn_events": lambda h: h.reported_turn_events(RT),
     "toolang_prompt_notes": lambda h: h.prompt_notes("operator", "chat:1", RT),
+    "toolang_build_agent": lambda h: h.build_agent(AgentDefinition("a"), SimpleNamespace(), RT),
     "toolang_route": lambda h: h.route("hello", []),
     "toolang_deliver_turn": lambda h: h.deliver_turn(SimpleNamespace(), RT),
     "toolang_turn_started": lambda h: h.turn_started(SimpleNamespace(), RT),

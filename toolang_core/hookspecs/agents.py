@@ -3,7 +3,7 @@ agent pool (its provider, and the score, ping and payment hooks it is handed).""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from toolang_core.hookspecs.rules import (
@@ -11,6 +11,7 @@ from toolang_core.hookspecs.rules import (
     BROADCAST,
     FIRST_ANSWER,
     FIRST_NUMBER,
+    FOLD,
     MERGE,
     REGISTRATION,
     calling_rule,
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from toolang_core.agents.routing import RouteProposal
     from toolang_core.agents.types import AgentDefinition, AgentHealth, AgentSource
     from toolang_core.runtime_view import RuntimeView
+    from toolang_core.store.types import TurnRequest
 
 
 @calling_rule(REGISTRATION)
@@ -34,6 +36,26 @@ def toolang_agent_sources() -> AgentSource | Iterable[AgentSource] | None:
     ``None``. Each source is labelled ``builtin``, ``embedded``, ``user`` or
     ``remote``; the registry merges their definitions by that precedence. Do no I/O
     here: the registry calls ``source.load(context)`` when it needs the definitions.
+    """
+
+
+@calling_rule(FOLD)
+@hookspec
+def toolang_build_agent(
+    definition: AgentDefinition, request: TurnRequest, runtime: RuntimeView
+) -> AgentDefinition | Awaitable[AgentDefinition | None] | None:
+    """Build the agent for one request: e.g. a tenant's instruction, model or tools.
+
+    Called before each turn's prompt is built, with the agent the registry resolved for
+    ``request`` (a :class:`~toolang_core.store.TurnRequest`: its ``owner``, ``meta``,
+    ``thread_id``). Return a changed copy (``attrs.evolve(definition, ...)``; later
+    plugins see it) or ``None`` to leave it. Within the registry's limits only: the
+    ``name``, ``prefixes``, ``sandbox`` and ``status`` stay as they are; ``tools``,
+    when changed, *narrows* the agent's scope (names or ``prefix*`` patterns, each in
+    the scope); ``max_steps``, ``max_delegation_rounds`` and ``context_tokens`` may only
+    go down. An answer outside these limits, or a plugin that raises, fails the turn
+    (``agent_error``, naming the plugin): a tenant never gets the generic agent by
+    accident. The turn's ``prompt_build`` step lists the plugins that changed it.
     """
 
 

@@ -232,6 +232,18 @@ class Hooks(HookRunner):
         notes = self.call("toolang_prompt_notes", agent=agent, thread_id=thread_id, runtime=runtime)
         return [str(note) for _, note in notes.answers if note]
 
+    async def build_agent(
+        self, definition: AgentDefinition, request: TurnRequest, runtime: RuntimeView
+    ) -> Any:
+        """Every ``toolang_build_agent`` plugin in turn, each seeing the agent the earlier
+        ones answered (the fold rule); the call's record (``arguments["definition"]``,
+        ``answers``, ``refused``). Checked by :func:`toolang_core.agents.build.build_agent`."""
+        from toolang_core.agents.build import HOOK, TERMS
+
+        return await self.call_with(
+            HOOK, TERMS, definition=definition, request=request, runtime=runtime
+        )
+
     async def route(
         self, request: str, agents: Sequence[AgentDefinition]
     ) -> tuple[RouteProposal | None, tuple[HookFailure, ...]]:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import structlog
 
+from toolang_core.agents import build
 from toolang_core.agents.catalog import AgentError
 from toolang_core.agents.partition import PatternError, ToolScopeError
 from toolang_core.agents.routing import RouteProposal
@@ -96,6 +97,7 @@ class AgentExecutor(PersonWaits):
         self.output_checker = output.OutputChecker(self.chain.validator)
         # Asked once: with no plugin adding headers, a model call pays nothing for them.
         self._asks_headers = bool(runtime.hooks.implementations("toolang_outbound_headers"))
+        self._builds = bool(runtime.hooks.implementations(build.HOOK))
         # Speakers built once per agent and narrowing, for as long as the catalog keeps
         # its tool assignment and the registry its definition (a reload builds anew).
         self._speakers: dict[SpeakerKey, tuple[object, AgentDefinition, Speaker]] = {}
@@ -122,6 +124,36 @@ class AgentExecutor(PersonWaits):
             return self.runtime.agents.agent(name)
         except AgentError as exc:
             raise TurnFailed(str(exc), "agent_error") from None
+
+    async def _agent_for(
+        self, turn: TurnRequest
+    ) -> tuple[AgentDefinition, list[str] | None, tuple[str, ...]]:
+        """The agent ``turn`` runs with, the names its tools are narrowed to (``None``:
+        its whole scope) and the plugins that built it (``toolang_build_agent``).
+
+        :raises TurnFailed: for an unknown agent, a bad narrowing, or a build plugin
+            that fails or answers outside the registry's limits."""
+        agent, allowed = self.agent(turn.agent), _allowed_tools(turn.meta)
+        if not self._builds:
+            return agent, allowed, ()
+        agents, limits = self.runtime.agents, self.runtime.config.agents
+        defaults = {
+            "max_steps": limits.max_steps,
+            "max_delegation_rounds": limits.max_delegation_rounds,
+            "context_tokens": limits.context_tokens,
+        }
+        try:
+            made = await build.build_agent(
+                self.runtime.hooks, agent, turn, self.runtime, scope=agents.scope, defaults=defaults
+            )
+            if made.narrowed is None:
+                return made.agent, allowed, made.changed_by
+            names = made.narrowed & agents.scope(agent, allowed)
+        except build.AgentBuildError as exc:
+            raise TurnFailed(str(exc), "agent_error") from None
+        except (ToolScopeError, PatternError) as exc:
+            raise TurnFailed(str(exc), "agent_error") from None
+        return made.agent, sorted(names), made.changed_by
 
     def tools_for(
         self, agent: AgentDefinition, allowed_tools: Iterable[str] | None = None
@@ -169,8 +201,8 @@ class AgentExecutor(PersonWaits):
         config = self.runtime.config
         if view.is_task_run(turn):
             await self.runtime.task_runs.started(turn)
-        agent = self.agent(turn.agent)
-        speaker = self.speaker_for(agent, _allowed_tools(turn.meta))
+        agent, allowed, built_by = await self._agent_for(turn)
+        speaker = self.speaker_for(agent, allowed)
         notes = self.runtime.hooks.prompt_notes(agent.name, turn.thread_id, self.runtime)
         route = None
         if agent.name == config.agents.default:  # the default agent is the router
@@ -213,7 +245,7 @@ class AgentExecutor(PersonWaits):
                 compactor=self._compactor(ctx, speaker, counter, spend),
             )
             messages = [fitted.system, *fitted.history, user]
-        built = {
+        built: dict[str, Any] = {
             "agent": agent.name,
             "model": speaker.model_name,
             "tools": [s.name for s in speaker.specs],
@@ -225,6 +257,7 @@ class AgentExecutor(PersonWaits):
             "memory_lines": len(recalled.lines),
             "degraded": recalled.degraded,
             "route": route.to_json() if route is not None else None,
+            **({"built_by": list(built_by)} if built_by else {}),
         }
         if fitted is not None:
             built["context"] = fitted.trace
