@@ -117,6 +117,15 @@ if TYPE_CHECKING:
     from toolang_core.plugins.context import (
         PluginContext as PluginContext,
     )
+    from toolang_core.evals.types import (
+        EvalCase as EvalCase,
+        EvalContext as EvalContext,
+        Evaluator as Evaluator,
+        Observed as Observed,
+        RegisterEvaluator as RegisterEvaluator,
+        ToolCallSeen as ToolCallSeen,
+        Verdict as Verdict,
+    )
     from toolang_core.plugins.host import (
         PluginHost as PluginHost,
     )
@@ -388,6 +397,13 @@ _LAZY = {
     "FAMILIES": "toolang_core.hookspecs",
     "PluginContext": "toolang_core.plugins.context",
     "HookFailure": "toolang_core.hookspecs.rules",
+    "EvalCase": "toolang_core.evals.types",
+    "EvalContext": "toolang_core.evals.types",
+    "Evaluator": "toolang_core.evals.types",
+    "Observed": "toolang_core.evals.types",
+    "RegisterEvaluator": "toolang_core.evals.types",
+    "ToolCallSeen": "toolang_core.evals.types",
+    "Verdict": "toolang_core.evals.types",
     "PluginHost": "toolang_core.plugins.host",
     "OfferClosed": "toolang_core.plugins.live_tools",
     "ToolClash": "toolang_core.plugins.live_tools",
