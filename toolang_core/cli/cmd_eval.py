@@ -35,17 +35,36 @@ def eval_() -> None:
 
 @eval_.command("run")
 @click.argument("dataset", required=False, type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--from-turns", "from_turns", default=None, metavar="SELECTION",
-              help="Recorded turns: 'agent=operator status=completed since=7d limit=50'.")
+@click.option(
+    "--from-turns",
+    "from_turns",
+    default=None,
+    metavar="SELECTION",
+    help="Recorded turns: 'agent=operator status=completed since=7d limit=50'.",
+)
 @click.option("--agent", default=None, help="The agent every case runs with.")
 @click.option("--model", default=None, help="The model every agent answers with.")
 @click.option("--owner", envvar="TOOLANG_OWNER", default=None, help=OWNER_HELP)
-@click.option("--concurrency", type=click.IntRange(1, 1000), default=None,
-              help="Cases running at once (default: [scheduler] max_running).")
-@click.option("--timeout", "timeout_seconds", type=click.FloatRange(min=0, min_open=True),
-              default=None, help="Each case's turn limit in seconds.")
-@click.option("--threshold", "thresholds", multiple=True, metavar="[EVALUATOR=]RATE",
-              help="Fail (exit 1) below this pass rate: of all cases, or of one evaluator.")
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 1000),
+    default=None,
+    help="Cases running at once (default: [scheduler] max_running).",
+)
+@click.option(
+    "--timeout",
+    "timeout_seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Each case's turn limit in seconds.",
+)
+@click.option(
+    "--threshold",
+    "thresholds",
+    multiple=True,
+    metavar="[EVALUATOR=]RATE",
+    help="Fail (exit 1) below this pass rate: of all cases, or of one evaluator.",
+)
 @click.option("--json", "as_json", is_flag=True, help="The run as JSON.")
 @pass_state
 def run(
@@ -86,9 +105,7 @@ def run(
     runtime = state.runtime
     store = state.open_store(read_only=False)  # the run is recorded in it
     try:
-        recorded = (
-            select_turns(store, parse_selection(from_turns), owner) if from_turns else []
-        )
+        recorded = select_turns(store, parse_selection(from_turns), owner) if from_turns else []
         cases = build_cases(loaded, recorded, registry)
         if not cases:
             raise UsageError(f"--from-turns {from_turns!r}: no recorded turn matches")
@@ -127,7 +144,7 @@ def run(
 @click.option("--json", "as_json", is_flag=True)
 @pass_state
 def compare(
-    state: CliState, before: str, after: str, owner: str | None, show_all: bool, as_json: bool
+    state: CliState, *, before: str, after: str, owner: str | None, show_all: bool, as_json: bool
 ) -> None:
     """What changed from run BEFORE to run AFTER, per case, regressions first."""
     from toolang_core.evals.results import compare_runs, load_run
@@ -186,8 +203,13 @@ def list_(state: CliState, owner: str | None, as_json: bool) -> None:
         summary = r.summary()
         what = r.dataset or f"--from-turns {r.selection}"
         rows.append(
-            [r.id, when(r.created_at), f"{summary['passed']}/{summary['cases']}",
-             r.model or "-", short(what, 50)]
+            [
+                r.id,
+                when(r.created_at),
+                f"{summary['passed']}/{summary['cases']}",
+                r.model or "-",
+                short(what, 50),
+            ]
         )
     table(rows, ["id", "created", "passed", "model", "dataset"])
 
@@ -220,8 +242,13 @@ def show_run(run: EvalRun) -> None:
         why = "; ".join(f"{v.evaluator}: {v.reason}" for v in failed) or case.status
         seconds = "-" if case.latency_seconds is None else f"{case.latency_seconds * 1000:.0f} ms"
         rows.append(
-            [case.case_id, "pass" if case.passed else "FAIL", seconds, str(case.tokens),
-             short(why if failed else case.output, 70)]
+            [
+                case.case_id,
+                "pass" if case.passed else "FAIL",
+                seconds,
+                str(case.tokens),
+                short(why if failed else case.output, 70),
+            ]
         )
     table(rows, ["case", "result", "latency", "tokens", "output / why it failed"])
     summary = run.summary()

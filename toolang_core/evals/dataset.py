@@ -137,7 +137,9 @@ def _item(node: Any, value: Any) -> _Item:
     """``value`` with the line of ``node`` and of its children (YAML nodes)."""
     line = node.start_mark.line + 1
     if isinstance(value, list) and isinstance(node.value, list):
-        return _Item(value, line, tuple(_item(n, v) for n, v in zip(node.value, value, strict=False)))
+        return _Item(
+            value, line, tuple(_item(n, v) for n, v in zip(node.value, value, strict=False))
+        )
     if isinstance(value, Mapping) and isinstance(node.value, list):
         values = [_item(v, value.get(getattr(k, "value", None))) for k, v in node.value]
         return _Item(value, line, tuple(values))
@@ -177,7 +179,9 @@ def _case(path: Path, item: _Item, number: int, evaluators: Evaluators) -> EvalC
             f"{where}: unknown key(s) {sorted(unknown)}; a case has {', '.join(sorted(CASE_KEYS))}"
         )
     if not isinstance(value.get("input"), str):
-        raise DatasetError(f"{where}: input: expected the text to send, found {value.get('input')!r}")
+        raise DatasetError(
+            f"{where}: input: expected the text to send, found {value.get('input')!r}"
+        )
     for key in ("expected", "agent"):
         if value.get(key) is not None and not isinstance(value[key], str):
             raise DatasetError(f"{where}: {key}: expected a text, found {value[key]!r}")

@@ -43,7 +43,9 @@ class Judge:
         parts = [f"Input:\n{case.input}"]
         if case.expected is not None:
             parts.append(f"Expected answer:\n{case.expected}")
-        parts.append(f"Agent's answer:\n{observed.output or '(no answer: ' + observed.status + ')'}")
+        parts.append(
+            f"Agent's answer:\n{observed.output or '(no answer: ' + observed.status + ')'}"
+        )
         parts.append(f"Rubric:\n{self.rubric}")
         request = ModelRequest(
             messages=(

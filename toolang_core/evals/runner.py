@@ -152,9 +152,11 @@ async def run_cases(
     afterwards) and score them; returns the results in case order and the tool mode
     (:func:`plug_in_replay`)."""
     if home is not None:
-        return await _run_in(config, host, cases, options, env, recorded_store, home)
+        return await _run_in(config, host, cases, options, env=env, store=recorded_store, home=home)
     with tempfile.TemporaryDirectory(prefix="toolang-eval-") as temporary:
-        return await _run_in(config, host, cases, options, env, recorded_store, Path(temporary))
+        return await _run_in(
+            config, host, cases, options, env=env, store=recorded_store, home=Path(temporary)
+        )
 
 
 async def _run_in(
@@ -162,12 +164,14 @@ async def _run_in(
     host: PluginHost,
     cases: Sequence[EvalCase],
     options: EvalOptions,
+    *,
     env: Mapping[str, str] | None,
-    recorded_store: ExecutionStore | None,
+    store: ExecutionStore | None,
     home: Path,
 ) -> tuple[list[CaseResult], str]:
     from toolang_core.runtime import Runtime
 
+    (home / "work").mkdir(parents=True, exist_ok=True)
     runtime = Runtime(isolated_config(config, home, options), host, env=env)
     if options.model is not None:
         model = options.model
@@ -180,7 +184,7 @@ async def _run_in(
             for turn_id, case in zip(turn_ids, cases, strict=True)
             if case.recorded is not None
         }
-        tool_mode = plug_in_replay(runtime, recorded_store, recorded) if recorded else "live"
+        tool_mode = plug_in_replay(runtime, store, recorded) if recorded else "live"
         stop = asyncio.Event()
         watch = asyncio.create_task(_stop_when_parked(inbox.store, stop))
         try:
@@ -282,7 +286,9 @@ def tool_call_seen(step: StepRecord) -> ToolCallSeen:
     call = step.data.get("call") or {}
     params = call.get("params") or {}
     return ToolCallSeen(
-        str(call.get("name", "")), dict(params) if isinstance(params, Mapping) else {}, step.status == "completed"
+        str(call.get("name", "")),
+        dict(params) if isinstance(params, Mapping) else {},
+        step.status == "completed",
     )
 
 

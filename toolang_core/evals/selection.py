@@ -22,11 +22,11 @@ import attrs
 
 from toolang_core.errors import UsageError
 from toolang_core.evals.types import RecordedTurn
+from toolang_core.store.errors import NotThreadOwner
 from toolang_core.store.owners import (
     check_thread,
     is_own,
     may_see,
-    not_thread_owner,
     sees_every_owner,
 )
 from toolang_core.store.types import TurnFilter, TurnStatus
@@ -111,7 +111,11 @@ def select_turns(
     :raises TurnNotFound: a ``turn`` id that does not exist or ``viewer`` may not see.
     """
     if selection.owner_named and not may_see(selection.owner, viewer):
-        raise not_thread_owner(f"owner={selection.owner}", viewer)
+        who = f"owner {viewer!r}" if viewer is not None else "the operator"
+        raise NotThreadOwner(
+            f"--from-turns owner={selection.owner}: {who} may not evaluate another "
+            "owner's turns; select your own"
+        )
     if selection.thread is not None:
         check_thread(store, selection.thread, viewer, reading=True)
     chosen: list[RecordedTurn] = []
@@ -163,7 +167,7 @@ def _candidates(
 def _matches(turn: TurnRequest, selection: TurnSelection) -> bool:
     if selection.statuses and turn.status not in selection.statuses:
         return False
-    if selection.owner_named and not is_own(turn.owner, selection.owner):  # noqa: SIM103
+    if selection.owner_named and not is_own(turn.owner, selection.owner):
         return False
     return selection.since is None or turn.created_at >= selection.since
 
@@ -173,7 +177,9 @@ def recorded_turn(turn: TurnRequest, steps: Sequence[StepRecord]) -> RecordedTur
     from toolang_core.evals.runner import tool_call_seen
 
     agent = next((s.data.get("agent") for s in steps if s.kind == "prompt_build"), None)
-    calls = tuple(tool_call_seen(s) for s in steps if s.kind == "tool_call" and s.status != "intent")
+    calls = tuple(
+        tool_call_seen(s) for s in steps if s.kind == "tool_call" and s.status != "intent"
+    )
     return RecordedTurn(
         turn_id=turn.id,
         thread_id=turn.thread_id,

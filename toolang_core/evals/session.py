@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from toolang_core.store.protocol import ExecutionStore
 
 RECORDED_DEFAULTS = (("exact", None), ("tool_call", "recorded"))
-"""How a recorded turn is judged when no dataset names evaluators: the same answer
+"""How every recorded turn is judged, before the dataset's evaluators: the same answer
 (``exact`` against its recorded output) and the same tool calls."""
 
 
@@ -34,7 +34,7 @@ def build_cases(
 ) -> list[EvalCase]:
     """The dataset's cases (its evaluators for every case first, then the case's own),
     then one case per recorded turn (``turn:<id>``: the recorded output is its
-    ``expected``; judged by the dataset's evaluators, else :data:`RECORDED_DEFAULTS`)."""
+    ``expected``; judged by :data:`RECORDED_DEFAULTS` and the dataset's evaluators)."""
     defaults = dataset.evaluators if dataset is not None else ()
     cases = [
         attrs.evolve(case, evaluators=(*defaults, *case.evaluators))
@@ -42,8 +42,9 @@ def build_cases(
     ]
     for turn in recorded:
         origin = f"turn {turn.turn_id}"
-        uses = defaults or tuple(
-            build_use(registry, name, params, origin) for name, params in RECORDED_DEFAULTS
+        uses = (
+            *(build_use(registry, name, params, origin) for name, params in RECORDED_DEFAULTS),
+            *defaults,
         )
         cases.append(
             EvalCase(

@@ -209,7 +209,9 @@ class CaseResult:
             latency_seconds=data.get("latency_seconds"),
             tokens=int(data.get("tokens", 0)),
             verdicts=tuple(
-                ScoredVerdict(v["evaluator"], bool(v["passed"]), v.get("score"), v.get("reason", ""))
+                ScoredVerdict(
+                    v["evaluator"], bool(v["passed"]), v.get("score"), v.get("reason", "")
+                )
                 for v in data.get("verdicts", ())
             ),
             turn_id=data.get("turn_id"),
