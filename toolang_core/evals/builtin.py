@@ -231,7 +231,7 @@ class Tokens:
         ]
         if not over:
             return Verdict(True, 1.0, f"{observed.total_tokens} tokens")
-        return Verdict(False, 0.0, "tokens " + "; ".join(over))
+        return Verdict(False, 0.0, "; ".join(over))
 
 
 def _tokens(params: Any) -> Tokens:

@@ -103,8 +103,18 @@ def save_run(store: ExecutionStore, run: EvalRun, redaction: RedactionPolicy) ->
     store.put_record(RECORD_KIND, run.id, redaction.value(run.to_json()), now=run.created_at)
 
 
+ALIASES: Final = {"latest": 0, "previous": 1}
+"""Names for ``viewer``'s newest runs: ``latest`` and the one before it, ``previous``."""
+
+
 def load_run(store: ExecutionStore, run_id: str, viewer: str | None) -> EvalRun:
-    """The run ``run_id`` if ``viewer`` may see it. :raises EvalRunNotFound:"""
+    """The run ``run_id`` (or an alias of :data:`ALIASES`) if ``viewer`` may see it.
+    :raises EvalRunNotFound:"""
+    if run_id in ALIASES:
+        runs = list_runs(store, viewer)
+        if len(runs) <= ALIASES[run_id]:
+            raise EvalRunNotFound(f"no {run_id} eval run yet (see `toolang eval list`)")
+        return runs[ALIASES[run_id]]
     record = store.get_record(RECORD_KIND, run_id)
     if record is None or not may_see(record.data.get("owner"), viewer):
         raise EvalRunNotFound(f"no eval run with id {run_id!r} (see `toolang eval list`)")
