@@ -98,9 +98,7 @@ def record_turns(runtime: Runtime, owner: str, count: int) -> list[str]:
         for i in range(count):
             said = f"weather {CITIES[i % 5]}" if i % 2 else f"hello {i}"
             thread = f"chat:{owner}-{i % 7}"
-            ids.append(
-                inbox.submit(NewTurnRequest("chat", thread, said, owner=owner)).id
-            )
+            ids.append(inbox.submit(NewTurnRequest("chat", thread, said, owner=owner)).id)
     finally:
         inbox.store.close()
     serve_until_idle(runtime)
@@ -137,7 +135,8 @@ def written_cases(count: int) -> str:
         elif kind == 2:
             expected = "nope" if i == 7 else f"echo: echo-{i}"
             lines.append(
-                f"  - {{id: w{i}, input: 'echo-{i}', expected: '{expected}', evaluators: [exact]}}\n"
+                f"  - {{id: w{i}, input: 'echo-{i}', expected: '{expected}', "
+                "evaluators: [exact]}\n"
             )
         elif kind == 3:
             lines.append(
@@ -145,7 +144,9 @@ def written_cases(count: int) -> str:
                 f"{{tool_call: none}}]}}\n"
             )
         else:
-            lines.append(f"  - {{id: w{i}, input: 'echo-{i}', evaluators: [{{contains: [echo, '{i}']}}]}}\n")
+            lines.append(
+                f"  - {{id: w{i}, input: 'echo-{i}', evaluators: [{{contains: [echo, '{i}']}}]}}\n"
+            )
     return "".join(lines)
 
 
@@ -179,7 +180,14 @@ def test_an_eval_of_50_written_cases_and_50_recorded_turns_uses_every_kind_of_ev
     summary = done.summary()
     assert summary["cases"] == 100
     assert set(summary["evaluators"]) == {
-        "exact", "contains", "regex", "json_schema", "tool_call", "latency", "tokens", "judge",
+        "exact",
+        "contains",
+        "regex",
+        "json_schema",
+        "tool_call",
+        "latency",
+        "tokens",
+        "judge",
     }
     assert summary["evaluators"]["judge"]["used"] == 100 == len(judge.calls)
     failed = {c.case_id: c for c in done.cases if not c.passed}
@@ -190,7 +198,7 @@ def test_an_eval_of_50_written_cases_and_50_recorded_turns_uses_every_kind_of_ev
     weather_turn = next(c for c in done.cases if c.recorded_turn and "weather" in c.input)
     assert weather_turn.output.startswith("report: ")
     assert {v.evaluator for v in weather_turn.verdicts} >= {"exact", "tool_call"}
-    assert all(c.tokens == 48 or c.tokens == 96 for c in done.cases)
+    assert all(c.tokens in {48, 96} for c in done.cases)
     # the eval ran in its own home: the real store holds the recorded turns only
     assert len(kept) == 53 and not any(t.source == "eval" for t in kept)
     store = runtime.open_store()
@@ -279,7 +287,8 @@ def registry(tmp_path):
         ),
         (
             "cases.yaml",
-            "cases:\n  - input: a\n    evaluators:\n      - contains: a\n      - json_schema: {type: 12}\n",
+            "cases:\n  - input: a\n    evaluators:\n      - contains: a\n"
+            "      - json_schema: {type: 12}\n",
             "cases.yaml:5: evaluator 'json_schema': the JSON Schema does not compile",
         ),
         (
@@ -291,7 +300,9 @@ def registry(tmp_path):
     ],
     ids=["not-json", "unknown-evaluator", "schema", "evaluator-schema", "regex", "unknown-key"],
 )
-def test_a_bad_dataset_is_refused_with_its_file_and_line(tmp_path, registry, name, content, message):
+def test_a_bad_dataset_is_refused_with_its_file_and_line(
+    tmp_path, registry, name, content, message
+):
     path = tmp_path / name
     path.write_text(content)
     with pytest.raises(DatasetError) as refused:

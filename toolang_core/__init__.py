@@ -99,6 +99,17 @@ if TYPE_CHECKING:
         UsageError as UsageError,
         describe_exception as describe_exception,
     )
+    from toolang_core.evals.types import (
+        EvalCase as EvalCase,
+        EvalContext as EvalContext,
+        Evaluator as Evaluator,
+        EvaluatorUse as EvaluatorUse,
+        Observed as Observed,
+        RecordedTurn as RecordedTurn,
+        RegisterEvaluator as RegisterEvaluator,
+        ToolCallSeen as ToolCallSeen,
+        Verdict as Verdict,
+    )
     from toolang_core.events import (
         Event as Event,
     )
@@ -116,15 +127,6 @@ if TYPE_CHECKING:
     )
     from toolang_core.plugins.context import (
         PluginContext as PluginContext,
-    )
-    from toolang_core.evals.types import (
-        EvalCase as EvalCase,
-        EvalContext as EvalContext,
-        Evaluator as Evaluator,
-        Observed as Observed,
-        RegisterEvaluator as RegisterEvaluator,
-        ToolCallSeen as ToolCallSeen,
-        Verdict as Verdict,
     )
     from toolang_core.plugins.host import (
         PluginHost as PluginHost,
@@ -400,7 +402,9 @@ _LAZY = {
     "EvalCase": "toolang_core.evals.types",
     "EvalContext": "toolang_core.evals.types",
     "Evaluator": "toolang_core.evals.types",
+    "EvaluatorUse": "toolang_core.evals.types",
     "Observed": "toolang_core.evals.types",
+    "RecordedTurn": "toolang_core.evals.types",
     "RegisterEvaluator": "toolang_core.evals.types",
     "ToolCallSeen": "toolang_core.evals.types",
     "Verdict": "toolang_core.evals.types",
