@@ -189,12 +189,17 @@ def _change_row(change: CaseChange) -> list[str]:
 def list_(state: CliState, owner: str | None, as_json: bool) -> None:
     """The stored eval runs, newest first."""
     from toolang_core.evals.results import list_runs
+    from toolang_core.store.errors import StoreMissing
 
-    store = state.open_store(read_only=True)
     try:
-        runs = list_runs(store, owner or None)
-    finally:
-        store.close()
+        store = state.open_store(read_only=True)
+    except StoreMissing:  # nothing ever ran here: no eval either
+        runs = []
+    else:
+        try:
+            runs = list_runs(store, owner or None)
+        finally:
+            store.close()
     if as_json:
         echo_json([{k: v for k, v in r.to_json().items() if k != "cases"} for r in runs])
         return
