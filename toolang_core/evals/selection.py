@@ -111,7 +111,7 @@ def select_turns(
     :raises TurnNotFound: a ``turn`` id that does not exist or ``viewer`` may not see.
     """
     if selection.owner_named and not may_see(selection.owner, viewer):
-        who = f"owner {viewer!r}" if viewer is not None else "the operator"
+        who = "the operator" if sees_every_owner(viewer) else f"owner {viewer!r}"
         raise NotThreadOwner(
             f"--from-turns owner={selection.owner}: {who} may not evaluate another "
             "owner's turns; select your own"
