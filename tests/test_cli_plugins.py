@@ -150,8 +150,8 @@ def test_doctor_passes_when_only_healthy_plugins_load(run):
     result = run("doctor", TOOLANG_LOAD_PLUGINS="good")
     assert result.returncode == 0, result.stdout
     assert (
-        "6 plugin(s) active: delegation, good, memory-tools, questions, route-keywords, "
-        "store-sqlite" in result.stdout
+        "7 plugin(s) active: delegation, evaluators, good, memory-tools, questions, "
+        "route-keywords, store-sqlite" in result.stdout
     )
 
 

@@ -99,6 +99,17 @@ if TYPE_CHECKING:
         UsageError as UsageError,
         describe_exception as describe_exception,
     )
+    from toolang_core.evals.types import (
+        EvalCase as EvalCase,
+        EvalContext as EvalContext,
+        Evaluator as Evaluator,
+        EvaluatorUse as EvaluatorUse,
+        Observed as Observed,
+        RecordedTurn as RecordedTurn,
+        RegisterEvaluator as RegisterEvaluator,
+        ToolCallSeen as ToolCallSeen,
+        Verdict as Verdict,
+    )
     from toolang_core.events import (
         Event as Event,
     )
@@ -388,6 +399,15 @@ _LAZY = {
     "FAMILIES": "toolang_core.hookspecs",
     "PluginContext": "toolang_core.plugins.context",
     "HookFailure": "toolang_core.hookspecs.rules",
+    "EvalCase": "toolang_core.evals.types",
+    "EvalContext": "toolang_core.evals.types",
+    "Evaluator": "toolang_core.evals.types",
+    "EvaluatorUse": "toolang_core.evals.types",
+    "Observed": "toolang_core.evals.types",
+    "RecordedTurn": "toolang_core.evals.types",
+    "RegisterEvaluator": "toolang_core.evals.types",
+    "ToolCallSeen": "toolang_core.evals.types",
+    "Verdict": "toolang_core.evals.types",
     "PluginHost": "toolang_core.plugins.host",
     "OfferClosed": "toolang_core.plugins.live_tools",
     "ToolClash": "toolang_core.plugins.live_tools",

@@ -1,5 +1,5 @@
-"""The shell examples of the pages on attachments, questions, spend limits and long
-conversations stay true: each page's walkthrough (the ```sh block after
+"""The shell examples of the pages on attachments, questions, spend limits, long
+conversations and evals stay true: each page's walkthrough (the ```sh block after
 ``<!-- NAME:walkthrough -->``) runs as written in a fresh directory — real `toolang`
 processes, the offline demo model — every command succeeding (a command expected to
 fail says so with ``|| echo "exit $?"``), and prints the lines of the page's
@@ -22,7 +22,13 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-WALKTHROUGHS = ("attachments.md", "questions.md", "spend-limits.md", "long-conversations.md")
+WALKTHROUGHS = (
+    "attachments.md",
+    "questions.md",
+    "spend-limits.md",
+    "long-conversations.md",
+    "evals.md",
+)
 SHELL_BLOCK = re.compile(r"(<!--[^\n]*-->\s*)?```(?:sh|bash|shell|console)\n")
 MARK = re.compile(r"<!-- (?:[\w-]+:walkthrough|illustrative: [^\n]+) -->")
 

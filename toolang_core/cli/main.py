@@ -22,6 +22,7 @@ BUILTIN_COMMANDS = {
     "threads": "toolang_core.cli.cmd_turns:threads",
     "memory": "toolang_core.cli.cmd_memory:memory",
     "questions": "toolang_core.cli.cmd_questions:questions",
+    "eval": "toolang_core.cli.cmd_eval:eval_",
 }
 
 

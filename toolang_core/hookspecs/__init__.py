@@ -14,6 +14,7 @@ import attrs
 from toolang_core.hookspecs import (
     agents,
     commands,
+    evaluators,
     events,
     guards,
     lifecycle,
@@ -61,6 +62,7 @@ FAMILIES: Final[tuple[Family, ...]] = (
     Family("events", "Events", events),
     Family("observability", "Observability", observability),
     Family("routes", "HTTP routes", routes),
+    Family("evaluators", "Evaluators", evaluators),
 )
 
 TOOL_CHAIN: Final[tuple[str, ...]] = (

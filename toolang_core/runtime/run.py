@@ -53,13 +53,14 @@ async def serve(
     until_idle: bool,
     lock_wait_seconds: float,
     on_started: Callable[[], None] | None,
+    one_shot: bool,
 ) -> None:
     """Run ``runtime`` until ``stop`` is set, its turn sources under ``running``; the
     arguments are :meth:`Runtime.serve <toolang_core.Runtime.serve>`'s.
 
     :raises StoreBusy: when another runtime owns an exclusive store.
     """
-    runtime.one_shot = only is not None
+    runtime.one_shot = one_shot
     # First: what is built next asks which hooks are implemented, and a plugin's
     # inactive hooks (toolang_inactive_hooks) are none of them for this run.
     restore_hooks = runtime.hooks.leave_out_inactive(runtime)

@@ -431,6 +431,7 @@ class Runtime:
         until_idle: bool = False,
         lock_wait_seconds: float = 0.0,
         on_started: Callable[[], None] | None = None,
+        one_shot: bool | None = None,
     ) -> None:
         """Run until ``stop`` is set: recover, start sources, admit turns, shut down.
 
@@ -440,7 +441,10 @@ class Runtime:
 
         ``only`` admits just those request ids (a one-shot ``invoke``); ``until_idle``
         returns once nothing is running or waiting. An exclusive store held by another
-        runtime is waited for up to ``lock_wait_seconds``.
+        runtime is waited for up to ``lock_wait_seconds``. ``one_shot`` (default: whether
+        ``only`` is given) sets :attr:`one_shot` for the run: plugins that open a door for
+        others keep it closed (``toolang eval`` serves its isolated store this way
+        without ``only``, whose per-id admission costs a query per id and pass).
 
         The runtime's redaction policy is the one in effect for the whole run
         (:func:`toolang_core.redaction.use_policy`, undone when it returns): what runs
@@ -460,6 +464,7 @@ class Runtime:
                 until_idle=until_idle,
                 lock_wait_seconds=lock_wait_seconds,
                 on_started=on_started,
+                one_shot=only is not None if one_shot is None else one_shot,
             )
         finally:
             undo_redaction()
