@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Final, cast
 
 import click
 
+from toolang_core.cli.cmd_history import threads_fork, turns_replay
 from toolang_core.cli.output import ago, echo_json, short, table, when
 from toolang_core.cli.state import CliState, pass_state
 
@@ -472,6 +473,10 @@ def threads_show(state: CliState, thread_id: str, limit: int) -> None:
                 f"  {'':>{len(turn.status.value) + 2}} {when(turn.finished_at)} < "
                 f"{short(turn.output or turn.error, 70)}"
             )
+
+
+turns.add_command(turns_replay)
+threads.add_command(threads_fork)
 
 
 # What the views show passes the runtime's redaction policy too: rows stored before it

@@ -20,6 +20,7 @@ Public (``toolang_core.history``): the evaluation of agents over recorded turns 
 
 from toolang_core.history.fork import Forked, fork_thread, pick_turn
 from toolang_core.history.replay import (
+    RecordedCall,
     ReplayedCall,
     ReplayPlan,
     ReplayReport,
@@ -31,6 +32,7 @@ from toolang_core.history.replay import (
 
 __all__ = [
     "Forked",
+    "RecordedCall",
     "ReplayPlan",
     "ReplayReport",
     "ReplayedCall",

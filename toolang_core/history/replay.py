@@ -31,6 +31,18 @@ from toolang_core.store.owners import check_thread
 from toolang_core.store.types import NewTurnRequest, TurnRequest
 from toolang_core.turn.replay import MODEL_META, REPLAY_META, RecordedCall
 
+__all__ = [
+    "RecordedCall",
+    "ReplayPlan",
+    "ReplayReport",
+    "ReplayedCall",
+    "plan_replay",
+    "recorded_calls",
+    "replay_report",
+    "replay_turn",
+    "submit_replay",
+]
+
 if TYPE_CHECKING:
     from toolang_core.inbox.inbox import Inbox
     from toolang_core.runtime.runtime import Runtime
