@@ -111,12 +111,13 @@ def test_replay_and_fork_from_the_command_line_and_owners_refused(home):
     toolang(home, "run", "--until-idle", "--no-sources")
     original = toolang(home, "turns", "show", turn_id, "--json").stdout
 
-    refused = toolang(home, "turns", "replay", turn_id, "--model", "other", "--owner", "bob", code=5)
+    replay = ("turns", "replay", turn_id, "--model", "other")
+    refused = toolang(home, *replay, "--owner", "bob", code=5)
     assert "belongs to another owner" in refused.stderr
     refused = toolang(home, "threads", "fork", "cli:a", "--at", "1", code=5)  # the operator
     assert "belongs to another owner" in refused.stderr
 
-    ran = toolang(home, "turns", "replay", turn_id, "--model", "other", "--owner", "ada", "--json")
+    ran = toolang(home, *replay, "--owner", "ada", "--json")
     report = json.loads(ran.stdout)
     assert [(c["name"], c["answer"]) for c in report["calls"]] == [
         ("lookup", "recorded"),
