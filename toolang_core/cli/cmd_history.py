@@ -160,21 +160,9 @@ def report_json(report: ReplayReport) -> dict[str, Any]:
 
 
 def _check_names(state: CliState, agent: str | None, model: str | None) -> None:
-    """Refuse an agent or a model this runtime does not have, before anything is stored."""
-    from toolang_core.errors import UsageError
-    from toolang_core.models.types import ModelError
+    from toolang_core.history import check_agent_and_model
 
-    runtime = state.runtime
-    if agent is not None and runtime.agents.registry.get(agent) is None:
-        known = ", ".join(d.name for d in runtime.agents.registry.active()) or "none"
-        raise UsageError(f"--agent {agent!r}: no such agent (known: {known})")
-    if model is not None:
-        from toolang_core.models.resolve import ModelResolver
-
-        try:
-            ModelResolver(runtime).resolve(model, wanted_by="--model")
-        except ModelError as exc:
-            raise UsageError(f"--model {model!r}: {exc}") from None
+    check_agent_and_model(state.runtime, agent=agent, model=model)
 
 
 def _wait(state: CliState, inbox: Inbox, turn_id: str, timeout: float | None) -> TurnRequest:

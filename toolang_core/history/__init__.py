@@ -18,7 +18,7 @@ Public (``toolang_core.history``): the evaluation of agents over recorded turns 
 :func:`plan_replay` / :func:`submit_replay` / :func:`replay_report`.
 """
 
-from toolang_core.history.fork import Forked, fork_thread, pick_turn
+from toolang_core.history.fork import Forked, check_agent_and_model, fork_thread, pick_turn
 from toolang_core.history.replay import (
     RecordedCall,
     ReplayedCall,
@@ -36,6 +36,7 @@ __all__ = [
     "ReplayPlan",
     "ReplayReport",
     "ReplayedCall",
+    "check_agent_and_model",
     "fork_thread",
     "pick_turn",
     "plan_replay",

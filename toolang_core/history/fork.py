@@ -16,6 +16,7 @@ from toolang_core.turn.replay import MODEL_META
 
 if TYPE_CHECKING:
     from toolang_core.inbox.inbox import Inbox
+    from toolang_core.runtime.runtime import Runtime
     from toolang_core.store.protocol import ExecutionStore
     from toolang_core.store.types import TurnRequest
 
@@ -37,6 +38,25 @@ class Forked:
     origin: str
     at_turn: str
     inherited: tuple[str, ...]
+
+
+def check_agent_and_model(runtime: Runtime, *, agent: str | None, model: str | None) -> None:
+    """Refuse an agent or a model ``runtime`` does not have before anything is stored
+    (a fork or a replay would otherwise fail only once it runs).
+
+    :raises UsageError: naming the agent (and the known ones) or the model and why."""
+    from toolang_core.models.resolve import ModelResolver
+    from toolang_core.models.types import ModelError
+
+    registry = runtime.agents.registry
+    if agent is not None and registry.get(agent) is None:
+        known = ", ".join(d.name for d in registry.active()) or "none"
+        raise UsageError(f"agent {agent!r}: no such agent (known: {known})")
+    if model is not None:
+        try:
+            ModelResolver(runtime).resolve(model, wanted_by="a fork or a replay")
+        except ModelError as exc:
+            raise UsageError(f"model {model!r}: {exc}") from None
 
 
 def pick_turn(store: ExecutionStore, thread_id: str, at: str) -> tuple[TurnRequest, list[str]]:
