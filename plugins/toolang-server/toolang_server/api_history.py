@@ -85,8 +85,10 @@ async def fork(request: Request) -> Response:
 
 
 async def replay(request: Request) -> Response:
-    """Run the turn again against another model or agent, tool calls answered from the
-    record (others stopped unless allowed); the original is not touched."""
+    """Replay the turn against another model or agent; tools answered from the record.
+
+    A call the record does not have is stopped unless ``allow_tools`` names its tool;
+    the original turn and thread are not touched."""
     runtime, caller = runtime_of(request), caller_of(request)
     turn = get_turn(runtime, caller, request.path_params["turn_id"])
     body = Body(await read_json(request, request.app.state.settings.max_body_bytes), REPLAY_FIELDS)
