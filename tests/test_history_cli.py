@@ -138,4 +138,6 @@ def test_replay_and_fork_from_the_command_line_and_owners_refused(home):
     assert forked["turn"]["status"] == "completed"
     assert (forked["turn"]["input"], forked["turn"]["owner"]) == ("find y", "ada")
     assert forked["fork"]["thread_id"].startswith("fork:")
+    shown = toolang(home, "threads", "show", forked["fork"]["thread_id"]).stdout
+    assert f"fork of cli:a at turn {turn_id}" in shown and "find y" in shown
     assert toolang(home, "turns", "show", turn_id, "--json").stdout == original
