@@ -10,10 +10,17 @@ import pytest
 
 from toolang_core import Tool, hookimpl
 from toolang_core.config import ToolangConfig
-from toolang_core.config.model import ModelsConfig, RuntimeConfig
-from toolang_core.history import fork_thread, plan_replay, replay_turn
+from toolang_core.config.model import AgentsConfig, ModelsConfig, RuntimeConfig
+from toolang_core.history import (
+    fork_thread,
+    plan_replay,
+    replay_report,
+    replay_turn,
+    submit_replay,
+)
 from toolang_core.models.types import ModelRequest
 from toolang_core.runtime import Runtime
+from toolang_core.runtime.oneshot import await_turn
 from toolang_core.store.errors import NotThreadOwner, TurnNotFound
 from toolang_core.store.forks import visible_turns
 from toolang_core.store.types import NewTurnRequest, TurnFilter, TurnStatus
@@ -60,12 +67,13 @@ def echo(request: ModelRequest) -> Step:
     return text(f"answer to {request.messages[-1].content}")
 
 
-def make(tmp_path: Path, **models: ScriptedModel) -> Runtime:
+def make(tmp_path: Path, context_tokens: int | None = None, **models: ScriptedModel) -> Runtime:
     config = ToolangConfig(
         base_dir=tmp_path,
         home=tmp_path / ".toolang",
         runtime=RuntimeConfig(executor="agent", poll_seconds=0.05, shutdown_grace_seconds=0),
         models=ModelsConfig(default="scripted"),
+        agents=AgentsConfig(context_tokens=context_tokens),
     )
     plugins = [(name, model.plugin(name)) for name, model in models.items()]
     return Runtime.with_plugins(config, [*plugins, ("tools", Tools())], env={})
@@ -94,9 +102,10 @@ def snapshot(runtime: Runtime, thread: str) -> list[object]:
 # -- fork ---------------------------------------------------------------------------------
 
 
-def test_a_fork_at_turn_3_of_6_has_turns_1_2_and_the_edited_3_answered(tmp_path):
+@pytest.mark.parametrize("budget", [None, 50_000], ids=["turns", "token-budget"])
+def test_a_fork_at_turn_3_of_6_has_turns_1_2_and_the_edited_3_answered(tmp_path, budget):
     model = ScriptedModel(echo)
-    runtime = make(tmp_path, scripted=model)
+    runtime = make(tmp_path, budget, scripted=model)
     ids = submit_all(runtime, *(f"q{i}" for i in range(1, 7)))
     serve_until_idle(runtime)
     before = snapshot(runtime, THREAD)
@@ -196,6 +205,28 @@ def test_a_replay_runs_a_tool_it_was_allowed(tmp_path):
     )
     assert [(c.name, c.answer) for c in report.calls] == [("touch", "ran")]
     assert marker.exists()
+    inbox.store.close()
+
+
+def test_a_plan_replays_in_another_home_without_the_history(tmp_path):
+    """What an evaluation does: read the record in one store, replay it in its own."""
+    recorded = ScriptedModel([tool_call("lookup", {"q": "x"}), text("x is found")])
+    source = make(tmp_path / "a", scripted=recorded)
+    (turn_id,) = submit_all(source, "find x")
+    serve_until_idle(source)
+    store = source.open_store()
+    plan = plan_replay(store, turn_id, owner="ada", model="other")
+    store.close()
+
+    other = ScriptedModel([tool_call("lookup", {"q": "x"}), text("same")])
+    isolated = make(tmp_path / "b", scripted=ScriptedModel([]), other=other)
+    inbox = isolated.open_inbox()
+    replay_id = submit_replay(inbox, plan, history=False)
+    asyncio.run(await_turn(isolated, inbox, replay_id))
+    report = replay_report(inbox.store, plan, replay_id)
+    assert (report.status, report.output) == ("completed", "same")
+    assert [(c.name, c.answer) for c in report.calls] == [("lookup", "recorded")]
+    assert looked_up == ["x"]  # only the recorded run
     inbox.store.close()
 
 
