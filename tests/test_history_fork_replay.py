@@ -123,6 +123,20 @@ def test_a_fork_at_turn_3_of_6_has_turns_1_2_and_the_edited_3_answered(tmp_path,
     said = [m.content for m in model.calls[-1].messages if m.role != "system"]
     assert said == ["q1", "answer to q1", "q2", "answer to q2", "q3 edited"]
     assert snapshot(runtime, THREAD) == before  # the original is untouched
+
+    # the forked thread goes on: its next turn sees the inherited history too
+    inbox.submit(NewTurnRequest(source="chat", thread_id=forked.thread_id, input="q4", owner="ada"))
+    serve_until_idle(runtime)
+    said = [m.content for m in model.calls[-1].messages if m.role != "system"]
+    assert said == [
+        "q1",
+        "answer to q1",
+        "q2",
+        "answer to q2",
+        "q3 edited",
+        "answer to q3 edited",
+        "q4",
+    ]
     inbox.store.close()
 
 

@@ -14,6 +14,7 @@ history with each turn's request (the views, and picking a turn to fork at).
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -27,6 +28,16 @@ FORK_KIND: Final = "toolang.thread.fork"
 """The record kind of a thread's reference to the history it inherits (key: the thread)."""
 MAX_DEPTH: Final = 32
 """How many references a history follows (a fork of a fork of …) before it stops."""
+MAX_KNOWN: Final = 10_000
+"""Threads remembered per store as inheriting nothing (past it, the memory starts over)."""
+
+FirstTurn = tuple[str, int, float]
+_plain: weakref.WeakKeyDictionary[Any, set[FirstTurn]] = weakref.WeakKeyDictionary()
+"""Per store, threads known to inherit nothing, each as (thread, seq and time of its
+first turn). A reference is written before its thread's first request and never after,
+so a thread seen with turns and no reference never gets one — unless it is deleted and
+made again, with another first turn. Every turn on a short thread reads its history
+down to the first turn; this spares each of them a read of the record."""
 
 
 @attrs.frozen
@@ -83,13 +94,33 @@ def thread_history(
     found = store.thread_history(thread_id, before_seq=before_seq, limit=limit)
     depth = 0
     while len(found) < limit and depth < MAX_DEPTH:
-        fork = fork_of(store, thread_id)
+        fork = _inherited(store, thread_id, found[-1] if found and not depth else None)
         if fork is None:
             break
         thread_id, before_seq = fork.origin, min(before_seq, fork.before_seq)
         found += store.thread_history(thread_id, before_seq=before_seq, limit=limit - len(found))
         depth += 1
     return found
+
+
+def _inherited(store: ExecutionStore, thread_id: str, first: PastTurn | None) -> ThreadFork | None:
+    """:func:`fork_of`, remembering a thread whose ``first`` turn is known to inherit
+    nothing (:data:`_plain`)."""
+    if first is None:
+        return fork_of(store, thread_id)
+    key = (thread_id, first.seq, first.created_at)
+    try:
+        known = _plain.setdefault(store, set())
+    except TypeError:  # a store that cannot be weakly referenced or hashed: always read
+        return fork_of(store, thread_id)
+    if key in known:
+        return None
+    fork = fork_of(store, thread_id)
+    if fork is None:
+        if len(known) >= MAX_KNOWN:
+            known.clear()
+        known.add(key)
+    return fork
 
 
 def visible_turns(store: ExecutionStore, thread_id: str, *, limit: int = 1000) -> list[TurnRequest]:
