@@ -116,6 +116,19 @@ if TYPE_CHECKING:
     from toolang_core.execution.seam import (
         StageDone as StageDone,
     )
+    from toolang_core.history import (
+        Forked as Forked,
+        RecordedCall as RecordedCall,
+        ReplayedCall as ReplayedCall,
+        ReplayPlan as ReplayPlan,
+        ReplayReport as ReplayReport,
+        check_agent_and_model as check_agent_and_model,
+        fork_thread as fork_thread,
+        plan_replay as plan_replay,
+        replay_report as replay_report,
+        replay_turn as replay_turn,
+        submit_replay as submit_replay,
+    )
     from toolang_core.hookspecs import (
         FAMILIES as FAMILIES,
     )
@@ -397,6 +410,17 @@ _LAZY = {
     "Event": "toolang_core.events",
     "new_id": "toolang_core.ids",
     "FAMILIES": "toolang_core.hookspecs",
+    "Forked": "toolang_core.history",
+    "RecordedCall": "toolang_core.history",
+    "ReplayPlan": "toolang_core.history",
+    "ReplayReport": "toolang_core.history",
+    "ReplayedCall": "toolang_core.history",
+    "check_agent_and_model": "toolang_core.history",
+    "fork_thread": "toolang_core.history",
+    "plan_replay": "toolang_core.history",
+    "replay_report": "toolang_core.history",
+    "replay_turn": "toolang_core.history",
+    "submit_replay": "toolang_core.history",
     "PluginContext": "toolang_core.plugins.context",
     "HookFailure": "toolang_core.hookspecs.rules",
     "EvalCase": "toolang_core.evals.types",

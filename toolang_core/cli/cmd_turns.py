@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Final, cast
 
 import click
 
+from toolang_core.cli.cmd_history import threads_fork, turns_replay
 from toolang_core.cli.output import ago, echo_json, short, table, when
 from toolang_core.cli.state import CliState, pass_state
 
@@ -449,29 +450,40 @@ def threads_list(state: CliState, limit: int, as_json: bool) -> None:
 @click.option("--limit", type=click.IntRange(1, 10_000), default=20, show_default=True)
 @pass_state
 def threads_show(state: CliState, thread_id: str, limit: int) -> None:
-    """The turns of one thread, oldest first."""
+    """The turns of one thread, oldest first (a forked thread's inherited ones too)."""
     from toolang_core.store.errors import TurnNotFound
-    from toolang_core.store.types import TurnFilter
+    from toolang_core.store.forks import fork_of, visible_turns
 
     store = state.open_store(read_only=True)
     try:
         info = store.thread(thread_id)
         if info is None:
             raise TurnNotFound(f"no thread {thread_id!r}")
+        fork = fork_of(store, thread_id)
         found = [
-            shown(t, state.runtime.redaction)
-            for t in reversed(store.list_turns(TurnFilter(thread_id=thread_id, limit=limit)))
+            shown(t, state.runtime.redaction) for t in visible_turns(store, thread_id, limit=limit)
         ]
     finally:
         store.close()
     click.echo(f"{info.thread_id} (group {info.thread_group}, {info.turns} turn(s) run)")
+    if fork is not None:
+        click.echo(
+            f"  {fork.kind} of {fork.origin} at turn {fork.turn_id}; earlier turns by reference"
+        )
     for turn in found:
-        click.echo(f"  [{turn.status.value}] {when(turn.created_at)} > {short(turn.input, 70)}")
+        inherited = f"  (from {turn.thread_id})" if turn.thread_id != thread_id else ""
+        click.echo(
+            f"  [{turn.status.value}] {when(turn.created_at)} > {short(turn.input, 70)}{inherited}"
+        )
         if turn.output or turn.error:
             click.echo(
                 f"  {'':>{len(turn.status.value) + 2}} {when(turn.finished_at)} < "
                 f"{short(turn.output or turn.error, 70)}"
             )
+
+
+turns.add_command(turns_replay)
+threads.add_command(threads_fork)
 
 
 # What the views show passes the runtime's redaction policy too: rows stored before it

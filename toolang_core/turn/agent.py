@@ -59,6 +59,7 @@ from toolang_core.turn.loop import AgentLoop, Speaker, TurnFailed
 from toolang_core.turn.memory import exchange_batch, recall_for_turn
 from toolang_core.turn.model_retry import Candidate, check_fallbacks, fallback_specs
 from toolang_core.turn.person_wait import PersonWaits
+from toolang_core.turn.replay import REPLAY_META, BadReplay, model_of
 from toolang_core.turn.running import DelegationError, ResponseMode, RunningTurn
 from toolang_core.turn.tokens import TokenCounter
 from toolang_core.turn.usage import SpendLimits, TurnSpend
@@ -70,7 +71,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AgentExecutor", "DelegationError", "TurnFailed"]
 
-SpeakerKey = tuple[str, tuple[str, ...] | None, bool]
+SpeakerKey = tuple[str, tuple[str, ...] | None, bool, str | None]
 MAX_SPEAKERS = 256
 """Speakers kept (an agent and a spawn-time narrowing each); past it they are built anew."""
 
@@ -202,7 +203,7 @@ class AgentExecutor(PersonWaits):
         if view.is_task_run(turn):
             await self.runtime.task_runs.started(turn)
         agent, allowed, built_by = await self._agent_for(turn)
-        speaker = self.speaker_for(agent, allowed)
+        speaker = self.speaker_for(agent, allowed, model=_model(turn.meta))
         notes = self.runtime.hooks.prompt_notes(agent.name, turn.thread_id, self.runtime)
         route = None
         if agent.name == config.agents.default:  # the default agent is the router
@@ -283,7 +284,12 @@ class AgentExecutor(PersonWaits):
         outcome = end.outcome
         answer = outcome.output if outcome.status is TurnStatus.COMPLETED else None
         last = end.speaker.agent
-        batch = exchange_batch(memory, ctx, last, answer) if answer is not None else None
+        # A replay leaves nothing behind but its own turn: no memory of what it said.
+        batch = (
+            exchange_batch(memory, ctx, last, answer)
+            if answer is not None and REPLAY_META not in turn.meta
+            else None
+        )
         # The trace is the prompt-build step as stored (masked already) and two values
         # of the runtime's own: it is not walked by the redaction policy again.
         trace_data = {**built_step.data, "model_calls": end.model_calls}
@@ -353,34 +359,43 @@ class AgentExecutor(PersonWaits):
         allowed_tools: Iterable[str] | None = None,
         *,
         lenient: bool = False,
+        model: str | None = None,
     ) -> Speaker:
-        """``agent`` with its model and tools (narrowed by ``allowed_tools``; with
-        ``lenient`` names outside the scope are dropped instead of refused).
+        """``agent`` with its model (or ``model``) and tools (narrowed by
+        ``allowed_tools``; with ``lenient`` names outside the scope are dropped instead
+        of refused).
 
         :raises TurnFailed: for a model that cannot be resolved or a bad narrowing.
         """
         narrowed = None if allowed_tools is None else tuple(allowed_tools)
         assignment = self.runtime.agents.assignment
-        key = (agent.name, narrowed, lenient)
+        key = (agent.name, narrowed, lenient, model)
         known = self._speakers.get(key)
         if known is not None and known[0] is assignment and known[1] is agent:
             return known[2]
-        speaker = self._new_speaker(agent, narrowed, lenient=lenient)
+        speaker = self._new_speaker(agent, narrowed, lenient=lenient, model=model)
         if len(self._speakers) >= MAX_SPEAKERS:
             self._speakers.clear()
         self._speakers[key] = (assignment, agent, speaker)
         return speaker
 
     def _new_speaker(
-        self, agent: AgentDefinition, allowed_tools: Iterable[str] | None, *, lenient: bool
+        self,
+        agent: AgentDefinition,
+        allowed_tools: Iterable[str] | None,
+        *,
+        lenient: bool,
+        model: str | None = None,
     ) -> Speaker:
-        model_name = agent.model or self.runtime.config.models.default
+        model_name = model or agent.model or self.runtime.config.models.default
+        asked_by = f"agent {agent.name!r}" if model is None else "the request's meta.model"
         try:
-            model = self.models.resolve(model_name, wanted_by=f"agent {agent.name!r}")
+            resolved = self.models.resolve(model_name, wanted_by=asked_by)
+            # A model the request names is the one it is to be answered by: no fallback.
             fallbacks = tuple(
                 Candidate(spec, self.models.resolve(spec, wanted_by=wanted))
                 for spec, wanted in fallback_specs(self.runtime.config.models, agent)
-                if spec != model_name
+                if spec != model_name and model is None
             )
         except ModelError as exc:
             raise TurnFailed(str(exc), "model_error") from None
@@ -388,7 +403,7 @@ class AgentExecutor(PersonWaits):
             scope = self.runtime.agents.scope(agent)
             allowed_tools = [t for t in allowed_tools if t in scope]
         specs, allowed = self.tools_for(agent, allowed_tools)
-        return Speaker(agent, model, model_name, specs, allowed, fallbacks)
+        return Speaker(agent, resolved, model_name, specs, allowed, fallbacks)
 
     async def ask_agent(
         self,
@@ -443,6 +458,14 @@ def _max_rounds(agent: AgentDefinition, config: AgentsConfig) -> int:
     if agent.max_delegation_rounds is not None:
         return agent.max_delegation_rounds
     return config.max_delegation_rounds
+
+
+def _model(meta: Mapping[str, Any]) -> str | None:
+    """The model a request names for its turn (a fork's or a replay's), else ``None``."""
+    try:
+        return model_of(meta)
+    except BadReplay as exc:
+        raise TurnFailed(str(exc), "agent_error") from None
 
 
 def _allowed_tools(meta: Mapping[str, Any]) -> list[str] | None:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from toolang_core.models.types import Message
+from toolang_core.store.forks import thread_history
 from toolang_core.taskruns.merge import notes_of
 from toolang_core.turn.prompt import SUMMARY_HEADING, exchange
 
@@ -73,7 +74,7 @@ def entries_since(
     found: list[Entry] = []
     before = turn.seq
     while True:
-        page = store.thread_history(turn.thread_id, before_seq=before, limit=PAGE)
+        page = thread_history(store, turn.thread_id, before_seq=before, limit=PAGE)
         for past in page:
             if past.seq <= coverage.seq:
                 break

@@ -37,6 +37,7 @@ from toolang_core.turn.attachments import FileFitting, as_given, tool_attachment
 from toolang_core.turn.failure import TurnFailed as TurnFailed  # noqa: PLC0414
 from toolang_core.turn.in_doubt import Doubt
 from toolang_core.turn.model_retry import Candidate, ModelAttempts, ModelCallFailed
+from toolang_core.turn.replay import BadReplay, RecordedCalls
 
 # Speaker moved to toolang_core.turn.speaker (a running turn names it without the loop);
 # re-exported here for the older path.
@@ -101,6 +102,10 @@ class AgentLoop:
         self._files = FileFitting()
         self._masked_by: dict[str, trace.MaskedMessages] = {}
         """The prompts of a model sent them fitted (a file it does not take left out)."""
+        try:  # a replay's tool calls are answered from the record (turn/replay.py)
+            self.replay = RecordedCalls.of(ctx.turn.meta)
+        except BadReplay as exc:
+            raise TurnFailed(str(exc), "agent_error") from None
 
     def _masked_for(self, model_name: str) -> trace.MaskedMessages:
         """The stored prompts of ``model_name`` when it is sent them fitted."""
@@ -393,6 +398,8 @@ class AgentLoop:
                 )
                 replayed = attrs.evolve(replayed, attachments=given)
             return trace.call_from_json(dict(done.data["call"])), replayed
+        if done is None and (recorded := self._from_record(call)) is not None:
+            return self._answered_from_record(call, key, *recorded)
         tool_ctx = ToolCallContext(
             call=call,
             turn_id=ctx.turn.id,
@@ -474,6 +481,28 @@ class AgentLoop:
                 error=result.error,
             )
         return as_run, result
+
+    def _from_record(self, call: ToolCall) -> tuple[ToolResult, StageRecord] | None:
+        """In a replay, ``call``'s recorded result or its stop (``None``: it runs)."""
+        return self.replay.answer(call) if self.replay is not None else None
+
+    def _answered_from_record(
+        self, call: ToolCall, key: str, result: ToolResult, stage: StageRecord
+    ) -> tuple[ToolCall, ToolResult]:
+        """A replay's call answered from the record, or stopped: nothing ran, and the
+        step says which (its chain is the one ``replay`` stage)."""
+        data = {
+            "call": trace.call_json(call),
+            "result": trace.result_json(result),
+            "chain": trace.chain_json((stage,)),
+            "agent": self.speaker.agent.name,
+            "replay": stage.verdict,
+        }
+        status = "completed" if result.ok else "failed"
+        self.ctx.record_step(
+            "tool_call", data=data, status=status, error=result.error, idempotency_key=key
+        )
+        return call, result
 
     def _record_canceled(self, call: ToolCall, started: float, intent: list[StepRecord]) -> None:
         """The trace shows a call its turn's cancellation stopped (a tool process is

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from toolang_core.models.types import Message
 from toolang_core.redaction import composed_text
+from toolang_core.store.forks import thread_history
 from toolang_core.store.types import PastTurn, TurnRequest, TurnStatus
 from toolang_core.taskruns.merge import notes_of
 from toolang_core.tools.types import ToolResult
@@ -90,7 +91,8 @@ def history(store: ExecutionStore, turn: TurnRequest, limit: int) -> list[Messag
     """
     if limit <= 0:
         return []
-    earlier = store.thread_history(turn.thread_id, before_seq=turn.seq, limit=limit)
+    # A forked or replay thread's history goes on in the thread it came from.
+    earlier = thread_history(store, turn.thread_id, before_seq=turn.seq, limit=limit)
     entries: list[tuple[float, list[Message]]] = []
     for past in earlier:
         said = exchange(past)

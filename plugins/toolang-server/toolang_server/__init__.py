@@ -46,6 +46,7 @@ def toolang_register_routes(register: RegisterRoute) -> None:
     from toolang_server import (
         api_attachments,
         api_catalog,
+        api_history,
         api_questions,
         api_turns,
         api_usage,
@@ -55,6 +56,7 @@ def toolang_register_routes(register: RegisterRoute) -> None:
 
     api_catalog.register(register)
     api_turns.register(register)
+    api_history.register(register)
     api_usage.register(register)
     api_attachments.register(register)
     api_work.register(register)
