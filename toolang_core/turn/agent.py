@@ -373,11 +373,11 @@ class AgentExecutor(PersonWaits):
         :raises DelegationError: when the agent cannot be used or does not answer.
         """
         try:
-            agent = self.agent(name)
+            agent = self.runtime.agents.delegate(name)
             if agent.name == call.agent:
                 raise DelegationError(f"agent {name!r} cannot ask itself")
             speaker = self.speaker_for(agent)
-        except TurnFailed as exc:
+        except (TurnFailed, AgentError) as exc:
             raise DelegationError(str(exc)) from None
         note = f"Agent {call.agent!r} asks you this; your answer goes back to it."
         loop = AgentLoop(

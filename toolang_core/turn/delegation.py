@@ -107,7 +107,7 @@ def transfer_to_agent(
     if context is None or context.turn is None:
         return refused("transfer_to_agent works only inside an agent turn")
     try:
-        agent = context.runtime.agents.agent(target)
+        agent = context.runtime.agents.delegate(target)
     except AgentError as exc:
         return refused(str(exc))
     if agent.name == context.agent:
