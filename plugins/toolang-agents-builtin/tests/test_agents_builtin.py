@@ -24,9 +24,9 @@ ROLE_SCOPES = {
         "learning_*", "create_skill*", "list_skills*", "import_skill*", "librarian_*",
     ),
     "automator": (
-        "cron_*", "bg_*", "workflow_*", "start_task_run*", "list_task_runs*", "get_task_run*",
-        "wait_task_run*", "cancel_task_run*", "read_task_run_transcript*", "agent_spawn*",
-        "agent_wait*", "agent_stop*", "team_*",
+        "cron_*", "bg_*", "workflow_*", "task_*", "start_task_run*", "list_task_runs*",
+        "get_task_run*", "wait_task_run*", "cancel_task_run*", "read_task_run_transcript*",
+        "agent_spawn*", "agent_wait*", "agent_stop*", "team_*",
     ),
     "planner": (),
     "chronicler": ("memory_*", "observe_*", "reflect_*"),
