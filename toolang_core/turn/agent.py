@@ -58,7 +58,12 @@ from toolang_core.turn.loop import AgentLoop, Speaker, TurnFailed
 from toolang_core.turn.memory import exchange_batch, recall_for_turn
 from toolang_core.turn.model_retry import Candidate, check_fallbacks, fallback_specs
 from toolang_core.turn.person_wait import PersonWaits
-from toolang_core.turn.running import DelegationError, ResponseMode, RunningTurn
+from toolang_core.turn.running import (
+    DelegationError,
+    ResponseMode,
+    RunningTurn,
+    SpecialistFailed,
+)
 from toolang_core.turn.tokens import TokenCounter
 from toolang_core.turn.usage import SpendLimits, TurnSpend
 
@@ -398,9 +403,9 @@ class AgentExecutor(PersonWaits):
         try:
             end = await loop.run()
         except TurnFailed as exc:
-            raise DelegationError(f"agent error: {exc}") from None
+            raise SpecialistFailed(f"agent error: {exc}") from None
         if end.outcome.status is not TurnStatus.COMPLETED:
-            raise DelegationError(f"agent error: {end.outcome.error}")
+            raise SpecialistFailed(f"agent error: {end.outcome.error}")
         if mode == "final_only":
             return end.answers[-1]
         return "\n\n".join(end.answers)
