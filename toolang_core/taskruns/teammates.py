@@ -115,7 +115,8 @@ def _teammate(run: TaskRun) -> dict[str, Any]:
         return data
     if run.awaiting_approval is not None:
         data["blocked"] = "awaiting_approval"
-        data["awaiting_approval"] = run.awaiting_approval.to_json()
+        data["awaiting_approval"] = wait = run.awaiting_approval.to_json()
+        data |= {k: wait[k] for k in ("grant_request_id", "grant_attempt", "grant_state")}
         return data
     data["timeout"] = True
     return data
