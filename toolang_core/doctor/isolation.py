@@ -30,6 +30,7 @@ from toolang_core.errors import ConfigError
 if TYPE_CHECKING:
     from toolang_core.runtime import Runtime
     from toolang_core.store.protocol import ExecutionStore
+    from toolang_core.store.types import TurnRequest
 
 RECENT_TURNS: Final = 500
 """How many of the newest turns the store checks read (a bound on the doctor's work)."""
@@ -166,10 +167,10 @@ def _crossed_delegations(store: ExecutionStore) -> Iterator[Check]:
         for parent_id in parents:
             parent = store.get(parent_id)
             if parent is not None:
-                owners[parent_id] = parent.owner
+                owners[parent_id] = _work_of(parent)
     except Exception:  # check_store reports an unreadable store
         return
-    crossed = [t for t in turns if t.parent in owners and owners[t.parent] != t.owner]
+    crossed = [t for t in turns if t.parent in owners and owners[t.parent] != _work_of(t)]
     if crossed:
         yield Check(
             "isolation",
@@ -177,12 +178,14 @@ def _crossed_delegations(store: ExecutionStore) -> Iterator[Check]:
             f"{len(crossed)} delegated turn(s) ran as another owner than the turn that "
             "handed them over",
             tuple(
-                f"{t.id} on {t.thread_id} ({t.source}): owner {_who(t.owner)}, its parent "
-                f"{t.parent}'s {_who(owners[t.parent or ''])}"
+                f"{t.id} on {t.thread_id} ({t.source}): {_work_of(t)!r}'s, its parent "
+                f"{t.parent} {owners[t.parent or '']!r}'s"
                 for t in crossed[:SHOWN]
             ),
         )
 
 
-def _who(owner: str | None) -> str:
-    return "the operator" if owner is None else repr(owner)
+def _work_of(turn: TurnRequest) -> str:
+    """Whose work a turn is, as its tools see it (``RunningTurn.owner``): its owner,
+    else its sender — what the runs it spawns are given."""
+    return turn.owner or turn.sender
