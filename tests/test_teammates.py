@@ -268,3 +268,55 @@ def test_a_teammate_spawned_without_an_agent_is_the_default_agent(tmp_path):
     store = runtime.open_store()
     assert store.get(spawned["agent_id"]).output == "hi"
     store.close()
+
+
+def test_a_blocked_teammate_reports_a_stable_grant_request_and_its_attempt(tmp_path):
+    """Lango: approval-blocked teammate runs report their blocked condition, mirrored
+    into the run ledger; the parent tells a new request from the same one still waiting."""
+    cast = Cast(
+        assistant=[
+            tool_call("agent_spawn", {"instruction": "x", "agent": "writer"}),
+            lambda r: tool_call("agent_wait", {"agent_id": last_output(r)["agent_id"]}),
+            lambda r: tool_call("agent_wait", {"agent_id": last_output(r)["agent_id"]}),
+            text("it waits for you"),
+        ],
+        writer=[
+            tool_call("draft_text", {"text": "one"}, call_id="d1"),
+            tool_call("draft_text", {"text": "two"}, call_id="d2"),
+            text("drafted"),
+        ],
+    )
+    runtime = make_runtime(tmp_path, cast, plugins=[("gate", ApproveDrafts())])
+
+    async def scenario() -> Any:
+        inbox = runtime.open_inbox()
+        parent = inbox.submit(NewTurnRequest(source="chat", thread_id="chat:t", input="go")).id
+        async with serving(runtime, sources=()):
+            await wait_status(inbox, parent, {"completed"})
+            _, first, again = outputs(cast)
+            ApprovalBook(inbox.store).decide(first["grant_request_id"], approved=True, by="ada")
+            controller = runtime.task_runs
+            deadline = asyncio.get_running_loop().time() + 60
+            while True:  # until the second request is the one it waits for (polled)
+                assert asyncio.get_running_loop().time() < deadline, "no second request"
+                run = await controller.wait(
+                    first["agent_id"], owner="owner", timeout=10, until_blocked=True
+                )
+                wait = run.awaiting_approval
+                if wait is None or wait.approval_id != first["grant_request_id"]:
+                    break
+                await asyncio.sleep(0.01)
+            ledger = inbox.store.get_record("taskrun.blocked", first["agent_id"])
+        inbox.store.close()
+        return first, again, wait, ledger
+
+    first, again, second, ledger = asyncio.run(scenario())
+    assert (first["grant_attempt"], first["grant_state"]) == (1, "pending")
+    assert first["grant_request_id"] == first["awaiting_approval"]["approval_id"]
+    # waited on again, the same request still waiting: same id, same attempt
+    assert (again["grant_request_id"], again["grant_attempt"]) == (first["grant_request_id"], 1)
+    assert second is not None
+    assert second.approval_id != first["grant_request_id"]  # a new request
+    assert (second.attempt, second.state) == (2, "pending")
+    assert ledger.data["grant_request_id"] == second.approval_id
+    assert ledger.data["grant_attempt"] == 2

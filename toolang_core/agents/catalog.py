@@ -58,8 +58,10 @@ class AgentCatalog:
         self._assignment: ToolAssignment | None = None
         self._assigned_from: object = None  # the tools snapshot it was worked out from
         self._loading = threading.RLock()
-        # the last answer of candidates(): (registry, router, candidates)
-        self._candidates: tuple[AgentRegistry, str, tuple[AgentDefinition, ...]] | None = None
+        # the last answer of candidates(): (registry, assignment, router, candidates)
+        self._candidates: (
+            tuple[AgentRegistry, ToolAssignment, str, tuple[AgentDefinition, ...]] | None
+        ) = None
 
     @property
     def registry(self) -> AgentRegistry:
@@ -145,22 +147,64 @@ class AgentCatalog:
         """
         return narrow_tools(self.assignment.scope(agent.name), allowed_tools, agent=agent.name)
 
-    def candidates(self, router: str) -> tuple[AgentDefinition, ...]:
-        """The agents a request may be routed to: active, reachable, not the router.
+    def idle_reason(self, agent: AgentDefinition) -> str | None:
+        """Why ``agent`` has nothing to act with, or ``None`` when it can act.
 
-        A registry is frozen (a reload makes a new one), so the answer is worked out
-        once per registry and router: every turn of the router asks the same."""
+        An agent is *idle* when it declares a tool scope (``prefixes`` or ``tools``: a
+        role meant to act on something) and no usable tool falls in it — the vault
+        before any ``secrets_*``/``crypto_*`` tool is installed. Idle agents are not
+        offered to routing or delegation: handed "encrypt this password", they could
+        only say they cannot. An agent that declares no scope at all reasons only (the
+        planner, a reviewer) and is never idle; nor is the default agent, which answers
+        whatever is not delegated.
+        """
+        if agent.name == self.runtime.config.agents.default or not (agent.prefixes or agent.tools):
+            return None
+        if self.assignment.scope(agent.name):
+            return None
+        scope = ", ".join((*agent.prefixes, *agent.tools))
+        return (
+            f"no installed tool falls in its tool scope ({scope}); install the plugin "
+            "that provides them (`toolang agents tools` lists every tool's owner)"
+        )
+
+    def delegate(self, name: str) -> AgentDefinition:
+        """The active agent ``name``, for delegated work (routing, ``ask_agent``,
+        ``transfer_to_agent``, task runs, teammates).
+
+        :raises AgentError: as :meth:`agent`, and when the agent is idle
+            (:meth:`idle_reason`), saying why.
+        """
+        found = self.agent(name)
+        reason = self.idle_reason(found)
+        if reason is not None:
+            raise AgentError(
+                f"agent {found.name!r} has nothing to act with: {reason}; delegate to "
+                "another agent or answer directly"
+            )
+        return found
+
+    def candidates(self, router: str) -> tuple[AgentDefinition, ...]:
+        """The agents a request may be routed to: active, reachable, not idle
+        (:meth:`idle_reason`), not the router.
+
+        A registry is frozen (a reload makes a new one) and so is a tool assignment, so
+        the answer is worked out once per registry, assignment and router: every turn
+        of the router asks the same."""
         registry = self.registry
+        assignment = self.assignment
         last = self._candidates
-        if last is not None and last[0] is registry and last[1] == router:
-            return last[2]
+        if last is not None and last[0] is registry and last[1] is assignment and last[2] == router:
+            return last[3]
         health = registry.health
         found = tuple(
             d
             for d in registry.active()
-            if d.name != router and (d.name not in health or health[d.name].state == "ok")
+            if d.name != router
+            and (d.name not in health or health[d.name].state == "ok")
+            and self.idle_reason(d) is None
         )
-        self._candidates = (registry, router, found)
+        self._candidates = (registry, assignment, router, found)
         return found
 
     async def route(self, request: str, router: str) -> RouteProposal | None:

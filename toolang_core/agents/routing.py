@@ -151,3 +151,14 @@ def propose(request: str, agents: Sequence[AgentDefinition]) -> RouteProposal | 
         return None
     points, _, name, matched = min(scored)
     return RouteProposal(name, float(-points), f"matched {', '.join(map(repr, matched))}")
+
+
+def reroute_hint(agent: str, why: str = "") -> str:
+    """What the delegating model is told when specialist ``agent`` failed or refused
+    (``why``, when not said already) after the hand-off: name it, so the next step picks
+    another specialist or answers directly instead of repeating the same hand-off."""
+    reason = " ".join(why.split())[:300]
+    return (
+        f"Reroute: specialist {agent!r} failed{f' ({reason})' if reason else ''}. Try a "
+        f"different specialist or answer directly; do not hand this to {agent!r} again."
+    )

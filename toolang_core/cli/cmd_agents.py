@@ -8,6 +8,7 @@ a turn — so nothing here is configuration echoed back.
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -40,6 +41,7 @@ def _row(catalog: AgentCatalog, definition: AgentDefinition) -> dict[str, Any]:
         "name": definition.name,
         "source": definition.source,
         "status": definition.status,
+        "idle": catalog.idle_reason(definition) if definition.status == "active" else None,
         "health": _health(catalog, definition),
         "origin": definition.origin,
         "description": definition.description,
@@ -64,6 +66,38 @@ def _shadowed_rows(catalog: AgentCatalog) -> list[dict[str, Any]]:
     return rows
 
 
+def _not_loaded_rows(catalog: AgentCatalog) -> list[dict[str, Any]]:
+    """A row per definition file that did not load (status ``not loaded``, ``error``
+    saying why): a broken AGENT.md is marked in the list, not silently missing."""
+    rows: list[dict[str, Any]] = []
+    shadowed = {s.diagnostic for s in catalog.registry.shadowed}
+    for problem in catalog.registry.errors:
+        if problem in shadowed or not problem.origin:
+            continue
+        origin = PurePath(problem.origin)
+        name = origin.parent.name if origin.name == "AGENT.md" else origin.name
+        rows.append(
+            {
+                "name": name,
+                "source": "-",
+                "status": "not loaded",
+                "idle": None,
+                "health": {"state": "-", "detail": "", "checked_at": None},
+                "origin": problem.origin,
+                "description": "",
+                "skills": [],
+                "error": str(problem),
+            }
+        )
+    return rows
+
+
+def _status_text(row: dict[str, Any]) -> str:
+    if row["status"] == "active" and row.get("idle"):
+        return "idle"
+    return str(row["status"])
+
+
 def _fail_if_not_loaded(catalog: AgentCatalog) -> None:
     """Warn about each remote agent a local one shadows; exit 1 when a definition was not
     loaded (a file unreadable, invalid, refused), each on stderr with its file and error:
@@ -86,7 +120,10 @@ def _fail_if_not_loaded(catalog: AgentCatalog) -> None:
 @pass_state
 def list_agents(state: CliState, as_json: bool) -> None:
     """Every agent (active and disabled): name, source, status, health, origin, skills.
-    A remote agent a local one shadows (same name) is listed as ``shadowed``.
+    A remote agent a local one shadows (same name) is listed as ``shadowed``; an
+    active agent with nothing to act with (no installed tool in its scope) as ``idle``,
+    with why (it is not offered to routing or delegation); a definition file that did
+    not load as ``not loaded``, with its error.
 
     Exits 1 when a definition was not loaded, naming its file and the error."""
     catalog = state.runtime.agents
@@ -94,6 +131,7 @@ def list_agents(state: CliState, as_json: bool) -> None:
     for hidden in _shadowed_rows(catalog):  # right after the local agent of its name
         at = next((i for i, r in enumerate(rows) if r["name"] == hidden["name"]), len(rows))
         rows.insert(at + 1, hidden)
+    rows.extend(_not_loaded_rows(catalog))
     if as_json:
         echo_json(rows)
     else:
@@ -102,7 +140,7 @@ def list_agents(state: CliState, as_json: bool) -> None:
                 [
                     r["name"],
                     r["source"],
-                    r["status"],
+                    _status_text(r),
                     r["health"]["state"],
                     r["origin"] or "-",
                     ", ".join(r["skills"]) or "-",
@@ -111,6 +149,11 @@ def list_agents(state: CliState, as_json: bool) -> None:
             ],
             ["NAME", "SOURCE", "STATUS", "HEALTH", "ORIGIN", "SKILLS"],
         )
+        for r in rows:
+            if r.get("idle"):
+                click.echo(f"{r['name']}: idle, not offered to routing or delegation: {r['idle']}")
+            elif r["status"] == "not loaded":
+                click.echo(f"{r['name']}: not loaded: {r['error']}")
     _fail_if_not_loaded(catalog)
 
 
@@ -126,6 +169,10 @@ def status(state: CliState, as_json: bool) -> None:
     every = registry.all()
     active = sum(d.status == "active" for d in every)
     by_source = dict(Counter(d.source for d in every))
+    idle = {
+        d.name: reason for d in registry.active() if (reason := catalog.idle_reason(d)) is not None
+    }
+    not_loaded = len(_not_loaded_rows(catalog))
     report = {
         "sources": [
             {
@@ -138,7 +185,13 @@ def status(state: CliState, as_json: bool) -> None:
             }
             for r in registry.reports
         ],
-        "agents": {"active": active, "disabled": len(every) - active, "by_source": by_source},
+        "agents": {
+            "active": active,
+            "disabled": len(every) - active,
+            "by_source": by_source,
+            "idle": idle,
+            "not_loaded": not_loaded,
+        },
         "default": state.runtime.config.agents.default,
         "fallback_default": registry.fallback is not None,
         "unmatched_tools": list(catalog.assignment.unmatched),
@@ -158,7 +211,10 @@ def status(state: CliState, as_json: bool) -> None:
         counts = f"{len(r.kept)} kept, {r.rejected} rejected" + (", FAILED" if r.failed else "")
         click.echo(f"  {r.label:<9} {r.name:<14} ({r.plugin})  {counts}")
     counts = ", ".join(f"{k} {v}" for k, v in by_source.items())
-    click.echo(f"agents: {active} active, {len(every) - active} disabled ({counts})")
+    partial = f"; PARTIAL: {not_loaded} definition(s) not loaded" if not_loaded else ""
+    click.echo(f"agents: {active} active, {len(every) - active} disabled ({counts}){partial}")
+    for name, reason in idle.items():
+        click.echo(f"  idle {name}: {reason}")
     fallback = " (made from [agents]: no source defines it)" if registry.fallback else ""
     click.echo(f"default agent: {state.runtime.config.agents.default}{fallback}")
     unmatched = catalog.assignment.unmatched

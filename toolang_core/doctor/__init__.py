@@ -26,6 +26,7 @@ from toolang_core.doctor.context import (
     DoctorContext as DoctorContext,
     runtime_for as runtime_for,
 )
+from toolang_core.doctor.isolation import check_failed_traces, check_isolation
 from toolang_core.doctor.setup import check_directories, check_models, check_sandbox
 from toolang_core.errors import ConfigError
 from toolang_core.plugins.host import PluginHost
@@ -220,7 +221,8 @@ def _is_builtin(runtime: Runtime, plugin: str) -> bool:
 
 def check_store(ctx: DoctorContext) -> Iterator[Check]:
     """The execution store, read-only: readable, current schema, whether a runtime serves
-    it, turns whose lease ran out with nobody to recover them, recent failures."""
+    it, turns whose lease ran out with nobody to recover them (recent failures:
+    :func:`~toolang_core.doctor.isolation.check_failed_traces`)."""
     runtime = runtime_for(ctx)
     if runtime is None:
         return
@@ -257,19 +259,6 @@ def check_store(ctx: DoctorContext) -> Iterator[Check]:
                 f"{len(stuck)} turn(s) hold an expired lease"
                 + ("" if serving else "; the next `toolang run` recovers them"),
                 tuple(f"{t.id} on {t.thread_id} (attempt {t.attempt})" for t in stuck[:10]),
-            )
-        failed = [
-            t
-            for t in store.list_turns(TurnFilter(status=(TurnStatus.FAILED,), limit=200))
-            if t.finished_at is not None and t.finished_at > now - 86_400
-        ]
-        if failed:
-            yield Check(
-                "store",
-                "warn",
-                f"{len(failed)} turn(s) failed in the last 24 hours (`toolang turns list "
-                "--status failed`)",
-                tuple(f"{t.id} {t.outcome or 'error'}: {(t.error or '')[:80]}" for t in failed[:5]),
             )
     except Exception as exc:  # e.g. damaged pages (check_store_pages tells which)
         yield Check("store", "fail", f"reading {store.location} failed: {exc}")
@@ -371,9 +360,11 @@ CHECKS: tuple[CheckFn, ...] = (
     check_attachments,
     check_sandbox,
     check_store,
+    check_failed_traces,
     check_store_pages,
     check_memory,
     check_agents,
+    check_isolation,
     check_models,
     check_fallback_attachments,
     check_plugin_health,

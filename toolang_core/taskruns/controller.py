@@ -53,6 +53,9 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("toolang.taskruns")
 
+BLOCKED_KIND: Final = "taskrun.blocked"
+"""Records of each run's latest approval-blocked condition, keyed by run id."""
+
 _PAGE: Final = 200
 
 
@@ -273,13 +276,29 @@ class TaskRunController:
         delay = min(0.005, self.poll_seconds)
         while True:
             run = self._view(self._turn(run_id, owner))  # the usage sum once, at the end
-            if run.status.is_terminal or (until_blocked and run.awaiting_approval is not None):
+            if until_blocked and run.awaiting_approval is not None:
+                self._mirror_blocked(run, run.awaiting_approval)
+                return self._with_usage(run, owner)
+            if run.status.is_terminal:
                 return self._with_usage(run, owner)
             if deadline is not None and loop.time() >= deadline:
                 return self._with_usage(run, owner)
             pause = delay if deadline is None else min(delay, max(0.0, deadline - loop.time()))
             await self._changed(pause)
             delay = min(delay * 2, self.poll_seconds)
+
+    def _mirror_blocked(self, run: TaskRun, wait: ApprovalWait) -> None:
+        """Keep the run's latest blocked condition as a ``taskrun.blocked`` record (the
+        run ledger), for later inspection; best effort — the wait answers either way."""
+        try:
+            self.store.put_record(
+                BLOCKED_KIND,
+                run.id,
+                {**wait.to_json(), "run_id": run.id, "observed_at": self.clock()},
+                now=self.clock(),
+            )
+        except Exception as exc:
+            log.warning("taskrun.blocked_not_mirrored", run=run.id, error=str(exc))
 
     async def cancel(
         self, run_id: str, *, owner: str | None, reason: str = "canceled"
@@ -410,7 +429,9 @@ def _turn_request(run_id: str, task: str, request: SpawnRequest) -> NewTurnReque
 
 def _approval_of(store: ExecutionStore, turn: TurnRequest) -> ApprovalWait | None:
     """The pending approval a run's turn waits for (read only while it waits)."""
-    pending = [a for a in ApprovalBook(store).list("pending") if a.turn_id == turn.id]
-    if not pending:
+    asked = [a for a in ApprovalBook(store).list() if a.turn_id == turn.id]  # oldest first
+    waiting = [n for n, a in enumerate(asked, 1) if a.status == "pending"]
+    if not waiting:
         return None
-    return ApprovalWait(pending[-1].id, pending[-1].tool, pending[-1].prompt)
+    latest = asked[waiting[-1] - 1]
+    return ApprovalWait(latest.id, latest.tool, latest.prompt, attempt=waiting[-1])

@@ -102,7 +102,8 @@ def check_agent(
     ``allowed_tools``. :raises TaskRunError:"""
     name = agent_name.strip() or None
     try:
-        agent = runtime.agents.agent(name)
+        agents = runtime.agents
+        agent = agents.agent(None) if name is None else agents.delegate(name)
         runtime.agents.scope(agent, allowed_tools)
     except (AgentError, ToolScopeError, PatternError) as exc:
         raise TaskRunError(f"taskrun: {exc}") from None

@@ -18,6 +18,7 @@ from toolang_core.taskruns.spawning import (
     spawn_child,
     wait_budget,
 )
+from toolang_core.taskruns.tools import failed_hint
 from toolang_core.taskruns.types import TaskRun, TaskRunError
 from toolang_core.tools.types import ToolCallContext  # the hints make the schema
 
@@ -85,7 +86,10 @@ async def agent_wait(
             timeout=wait_budget(context, timeout),
             until_blocked=True,
         )
-    return _teammate(run)
+    data = _teammate(run)
+    if (hint := failed_hint(run, context)) is not None:
+        data["reroute_hint"] = hint
+    return data
 
 
 async def agent_stop(agent_id: str, context: ToolCallContext | None = None) -> dict[str, Any]:
@@ -111,7 +115,8 @@ def _teammate(run: TaskRun) -> dict[str, Any]:
         return data
     if run.awaiting_approval is not None:
         data["blocked"] = "awaiting_approval"
-        data["awaiting_approval"] = run.awaiting_approval.to_json()
+        data["awaiting_approval"] = wait = run.awaiting_approval.to_json()
+        data |= {k: wait[k] for k in ("grant_request_id", "grant_attempt", "grant_state")}
         return data
     data["timeout"] = True
     return data

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolang_core.agents.routing import reroute_hint
 from toolang_core.taskruns.spawning import (
     controller_of,
     current_turn,
@@ -19,7 +20,7 @@ from toolang_core.taskruns.spawning import (
     spawn_child,
     wait_budget,
 )
-from toolang_core.taskruns.types import TaskRunError, TaskRunFilter
+from toolang_core.taskruns.types import TaskRun, TaskRunError, TaskRunFilter, TaskRunStatus
 from toolang_core.tools.types import ToolCallContext  # the hints make the schema
 
 MODES = ("async", "sync")
@@ -136,7 +137,19 @@ async def _wait(context: ToolCallContext | None, run_id: str, timeout: float) ->
     data = run.to_json()
     if not run.status.is_terminal:
         data["wait_timed_out"] = True
+    elif (hint := failed_hint(run, context)) is not None:
+        data["reroute_hint"] = hint
     return data
+
+
+def failed_hint(run: TaskRun, context: ToolCallContext | None) -> str | None:
+    """The reroute hint for a run whose agent failed (not one the caller canceled)."""
+    if run.status is not TaskRunStatus.FAILED:
+        return None
+    agent = run.agent_name or (
+        context.runtime.config.agents.default if context and context.runtime else "?"
+    )
+    return reroute_hint(agent, run.error or run.outcome or "failed")
 
 
 TOOLS = (

@@ -131,14 +131,29 @@ class TaskRunProgress:
 
 @attrs.frozen
 class ApprovalWait:
-    """A tool call of the run waiting for a person's decision (``toolang approvals``)."""
+    """A tool call of the run waiting for a person's decision (``toolang approvals``).
+
+    ``attempt`` counts the approval requests the run has made, this one included, and
+    ``state`` is this one's (``pending`` while the run waits): a waiting parent tells a
+    new request (a new ``approval_id``, a higher ``attempt``) from the same one still
+    waiting. In JSON they are also ``grant_request_id``, ``grant_attempt`` and
+    ``grant_state`` (Lango's names)."""
 
     approval_id: str
     tool: str
     prompt: str = ""
+    attempt: int = 1
+    state: str = "pending"
 
     def to_json(self) -> dict[str, Any]:
-        return {"approval_id": self.approval_id, "tool": self.tool, "prompt": self.prompt}
+        return {
+            "approval_id": self.approval_id,
+            "tool": self.tool,
+            "prompt": self.prompt,
+            "grant_request_id": self.approval_id,
+            "grant_attempt": self.attempt,
+            "grant_state": self.state,
+        }
 
 
 @attrs.frozen

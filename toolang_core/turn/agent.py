@@ -60,7 +60,12 @@ from toolang_core.turn.memory import exchange_batch, recall_for_turn
 from toolang_core.turn.model_retry import Candidate, check_fallbacks, fallback_specs
 from toolang_core.turn.person_wait import PersonWaits
 from toolang_core.turn.replay import REPLAY_META, BadReplay, model_of
-from toolang_core.turn.running import DelegationError, ResponseMode, RunningTurn
+from toolang_core.turn.running import (
+    DelegationError,
+    ResponseMode,
+    RunningTurn,
+    SpecialistFailed,
+)
 from toolang_core.turn.tokens import TokenCounter
 from toolang_core.turn.usage import SpendLimits, TurnSpend
 
@@ -421,11 +426,11 @@ class AgentExecutor(PersonWaits):
         :raises DelegationError: when the agent cannot be used or does not answer.
         """
         try:
-            agent = self.agent(name)
+            agent = self.runtime.agents.delegate(name)
             if agent.name == call.agent:
                 raise DelegationError(f"agent {name!r} cannot ask itself")
             speaker = self.speaker_for(agent)
-        except TurnFailed as exc:
+        except (TurnFailed, AgentError) as exc:
             raise DelegationError(str(exc)) from None
         note = f"Agent {call.agent!r} asks you this; your answer goes back to it."
         loop = AgentLoop(
@@ -446,9 +451,9 @@ class AgentExecutor(PersonWaits):
         try:
             end = await loop.run()
         except TurnFailed as exc:
-            raise DelegationError(f"agent error: {exc}") from None
+            raise SpecialistFailed(f"agent error: {exc}") from None
         if end.outcome.status is not TurnStatus.COMPLETED:
-            raise DelegationError(f"agent error: {end.outcome.error}")
+            raise SpecialistFailed(f"agent error: {end.outcome.error}")
         if mode == "final_only":
             return end.answers[-1]
         return "\n\n".join(end.answers)

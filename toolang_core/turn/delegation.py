@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any, cast
 import structlog
 
 from toolang_core.agents.catalog import AgentError
+from toolang_core.agents.routing import reroute_hint
 from toolang_core.tools.types import ToolCallContext  # the hints make the schema
-from toolang_core.turn.running import DelegationError, ResponseMode
+from toolang_core.turn.running import DelegationError, ResponseMode, SpecialistFailed
 
 if TYPE_CHECKING:
     from toolang_core.runtime_parts import CoreRuntime
@@ -60,6 +61,9 @@ async def ask_agent(
     started = time.monotonic()
     try:
         answer = await context.turn.ask(context, agent.strip(), request, chosen)
+    except SpecialistFailed as exc:  # it took the request: tell the model to reroute
+        _report(context, agent.strip(), started, str(exc))
+        raise DelegationError(f"{exc}. {reroute_hint(agent.strip())}") from None
     except DelegationError as exc:
         _report(context, agent.strip(), started, str(exc))
         raise
@@ -107,7 +111,7 @@ def transfer_to_agent(
     if context is None or context.turn is None:
         return refused("transfer_to_agent works only inside an agent turn")
     try:
-        agent = context.runtime.agents.agent(target)
+        agent = context.runtime.agents.delegate(target)
     except AgentError as exc:
         return refused(str(exc))
     if agent.name == context.agent:

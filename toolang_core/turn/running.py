@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from toolang_core.tools.types import ToolCallContext
     from toolang_core.turn.speaker import Speaker
 
-__all__ = ["DelegationError", "ResponseMode", "RunningTurn"]
+__all__ = ["DelegationError", "ResponseMode", "RunningTurn", "SpecialistFailed"]
 
 
 class TurnExecutorPort(Protocol):
@@ -75,6 +75,11 @@ class TurnExecutorPort(Protocol):
 
 class DelegationError(RuntimeError):
     """A delegation tool cannot do what it was asked (its message goes to the model)."""
+
+
+class SpecialistFailed(DelegationError):
+    """The asked agent took the request and failed (after the hand-off, unlike a
+    refused one: unknown, idle, itself); the caller is told to reroute."""
 
 
 class RunningTurn:

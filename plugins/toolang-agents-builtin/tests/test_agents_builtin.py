@@ -24,9 +24,9 @@ ROLE_SCOPES = {
         "learning_*", "create_skill*", "list_skills*", "import_skill*", "librarian_*",
     ),
     "automator": (
-        "cron_*", "bg_*", "workflow_*", "start_task_run*", "list_task_runs*", "get_task_run*",
-        "wait_task_run*", "cancel_task_run*", "read_task_run_transcript*", "agent_spawn*",
-        "agent_wait*", "agent_stop*", "team_*",
+        "cron_*", "bg_*", "workflow_*", "task_*", "start_task_run*", "list_task_runs*",
+        "get_task_run*", "wait_task_run*", "cancel_task_run*", "read_task_run_transcript*",
+        "agent_spawn*", "agent_wait*", "agent_stop*", "team_*",
     ),
     "planner": (),
     "chronicler": ("memory_*", "observe_*", "reflect_*"),
@@ -188,3 +188,32 @@ def test_agents_list_shows_the_roles(toolang_cli):
     for name in ROLE_SCOPES:
         assert (rows[name]["source"], rows[name]["status"]) == ("builtin", "active")
         assert rows[name]["origin"] == "toolang-agents-builtin"
+
+
+def test_roles_with_no_installed_tool_are_idle_and_the_planner_is_kept(toolang_runtime):
+    """Lango: sub-agents with no matching tools are skipped, except the planner."""
+    catalog = toolang_runtime(
+        "[runtime]\nexecutor = 'agent'\n", plugins={"agents-builtin": toolang_agents_builtin}
+    ).agents
+    idle = {d.name for d in catalog.registry.active() if catalog.idle_reason(d) is not None}
+    assert {"navigator", "vault", "ontologist"} <= idle
+    assert "planner" not in idle and "automator" not in idle  # no scope; the core's tools
+    offered = {d.name for d in catalog.candidates("assistant")}
+    assert "planner" in offered and not offered & idle
+    proposal = asyncio.run(catalog.route("please encrypt this secret password", "assistant"))
+    assert proposal is None or proposal.agent != "vault"
+
+
+def test_agents_list_marks_an_idle_role_and_says_why(toolang_cli):
+    env = {"TOOLANG_LOAD_PLUGINS": "agents-builtin"}
+    listed = toolang_cli("agents", "list", "--json", env=env)
+    assert listed.returncode == 0, listed.stderr
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert rows["vault"]["status"] == "active"
+    assert rows["vault"]["idle"].startswith(
+        "no installed tool falls in its tool scope (crypto_*, secrets_*, payment_*)"
+    )
+    assert rows["planner"]["idle"] is None
+    text = toolang_cli("agents", "list", env=env).stdout
+    assert "vault: idle, not offered to routing or delegation: no installed tool" in text
+    assert "planner: idle" not in text

@@ -35,6 +35,10 @@ TASK_RUN_TOOLS: Final = (
 AGENT_RUN_TOOLS: Final = ("agent_spawn", "agent_wait", "agent_stop")
 """The teammate (agent-run) control tools, owned by the automator."""
 
+TASK_TOOLS: Final = ("task_*",)
+"""The task tools (``task_create``, ``task_get``, ``task_update``, from
+toolang-source-task), owned by the automator: tasks are its background work."""
+
 TEAM_TOOLS: Final = ("team_*",)
 """The team tools (``team_form``, ``team_delegate``, ``team_status``, ``team_disband``),
 owned by the automator."""
@@ -169,9 +173,18 @@ ROLES: Final = (
         "automator",
         "Automation: schedules, background work, workflows, task runs and teammates.",
         "You are the automator. You schedule recurring jobs, submit background work, run "
-        "workflow pipelines, and start, watch and stop task runs and teammate runs. Say "
+        "workflow pipelines, create and change tasks, and start, watch and stop task runs "
+        "and teammate runs. Say "
         "what you scheduled or started, with its id.",
-        prefixes=("cron_*", "bg_*", "workflow_*", *TASK_RUN_TOOLS, *AGENT_RUN_TOOLS, *TEAM_TOOLS),
+        prefixes=(
+            "cron_*",
+            "bg_*",
+            "workflow_*",
+            *TASK_TOOLS,
+            *TASK_RUN_TOOLS,
+            *AGENT_RUN_TOOLS,
+            *TEAM_TOOLS,
+        ),
         keywords=(
             "schedule",
             "cron",

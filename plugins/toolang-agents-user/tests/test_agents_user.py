@@ -210,6 +210,31 @@ def test_an_unreadable_agent_md_fails_agents_status_and_list_naming_it(
             assert "fine" in result.stdout  # what did load is still listed
 
 
+def test_agents_list_marks_an_unreadable_agent_md_and_status_says_its_counts_are_partial(
+    toolang_cli, agents_dir
+):
+    """Lango: "Invalid present user AGENT.md files fail visibly with the affected path
+    instead of silently disappearing from the list"."""
+    write(agents_dir, "fine", GOOD.format(name="fine"))
+    path = agents_dir / "bad" / "AGENT.md"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"---\nname: bad\n---\nHello \xff\n")
+    listed = toolang_cli("agents", "list", "--json")
+    assert listed.returncode == 1
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert rows["fine"]["status"] == "active"
+    marked = rows["bad"]
+    assert (marked["status"], marked["origin"]) == ("not loaded", str(path))
+    assert marked["error"].startswith(f"{path}: cannot be read: ")
+    text = toolang_cli("agents", "list")
+    assert text.returncode == 1
+    assert f"bad: not loaded: {path}: cannot be read: " in text.stdout
+    status = toolang_cli("agents", "status")
+    assert status.returncode == 1
+    assert "PARTIAL: 1 definition(s) not loaded" in status.stdout
+    assert json.loads(toolang_cli("agents", "status", "--json").stdout)["agents"]["not_loaded"] == 1
+
+
 def test_asking_for_an_agent_whose_file_did_not_load_says_why(toolang_runtime, agents_dir):
     bad = write(agents_dir, "weather", "---\nname: weather\nstatus: [\n---\n")
     write(agents_dir, "fine", GOOD.format(name="fine"))

@@ -99,6 +99,7 @@ async def add_task(request: Any) -> dict[str, Any]:
             body=data.get("body") or "",
             ref=data.get("ref"),
             requester=caller.owner or "owner",
+            owner=caller.owner,  # its turns are the caller's, never the operator's
         )
     except (UsageError, ValueError) as exc:
         raise HttpError(

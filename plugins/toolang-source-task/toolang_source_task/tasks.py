@@ -32,6 +32,14 @@ class Task:
     revision: int = 1
     created_at: float = 0.0
     updated_at: float = 0.0
+    owner: str | None = None
+    """Whose task it is: its turns run as this owner's (``None``: the operator's)."""
+    agent: str | None = None
+    """The agent that works on it (``None``: the default agent)."""
+    due: float | None = None
+    """Not handed to its agent before this time (epoch seconds; ``None``: at once)."""
+    changed_by: str = ""
+    """The key of the ``task_update`` call that made this revision (replays find it)."""
 
     @property
     def active(self) -> bool:
@@ -72,7 +80,15 @@ class TaskBook:
         return sorted(tasks, key=lambda t: t.created_at)
 
     def add(
-        self, title: str, *, body: str = "", ref: str | None = None, requester: str = "owner"
+        self,
+        title: str,
+        *,
+        body: str = "",
+        ref: str | None = None,
+        requester: str = "owner",
+        owner: str | None = None,
+        agent: str | None = None,
+        due: float | None = None,
     ) -> Task:
         now = self.clock()
         task = Task(
@@ -82,6 +98,9 @@ class TaskBook:
             requester=requester,
             created_at=now,
             updated_at=now,
+            owner=owner,
+            agent=agent,
+            due=due,
         )
         if self.store.get_record(KIND, task.ref) is not None:
             raise UsageError(f"task {task.ref!r} already exists")
@@ -114,6 +133,11 @@ class TaskBook:
         record = self.store.get_record(HANDED, ref)
         return int(record.data["revision"]) if record else 0
 
+    def mark_handed(self, task: Task) -> None:
+        """Count ``task``'s revision as handed over: its own turn made the change (a
+        status it reports), which is not work to hand back to it."""
+        self.store.put_record(HANDED, task.ref, {"revision": task.revision}, now=self.clock())
+
     def submit_due(self, inbox: Inbox) -> list[str]:
         """Place a turn for every active task whose revision was not handed over yet."""
         submitted = []
@@ -128,6 +152,9 @@ class TaskBook:
                     dedupe_key=task.ref,
                     sender=task.requester,
                     strategy="coalesce",
+                    agent=task.agent,
+                    owner=task.owner,
+                    not_before=task.due,
                     meta={"task": {"ref": task.ref, "revision": task.revision}},
                 )
             )
