@@ -141,6 +141,8 @@ def ingest(
                     [owner, taken.key, typedef.name, taken.label, now],
                 )
                 created += 1
+                facts += _insert_new(db, owner, taken.facts, now)
+                continue
             for fact in taken.facts:
                 facts += write_fact(db, owner, fact, now)[1]
     rejected.sort()
@@ -211,6 +213,22 @@ def _row(
             )
     label = _text(values.get(mapping["label"])) if "label" in mapping else None
     return Accepted(row.line, key, (label or key).strip(), existing is None, facts, links)
+
+
+def _insert_new(db: Database, owner: str, facts: list[NewFact], now: float) -> int:
+    """The facts of an entity created in this transaction: none is kept yet, so only
+    the row's own repeats are dropped."""
+    unique = {(f.predicate, f.object, f.object_kind): f for f in facts}
+    db.conn.executemany(
+        "INSERT INTO facts (owner, subject, predicate, object, object_kind, single, source, "
+        "confidence, observed_at, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (owner, f.subject, f.predicate, f.object, f.object_kind, int(f.single), f.source,
+             f.confidence, f.observed_at, now)
+            for f in unique.values()
+        ],
+    )  # fmt: skip
+    return len(unique)
 
 
 def _check_links(

@@ -67,7 +67,7 @@ def m001_tables(db: Database) -> None:
         )
         """
     )
-    db.execute("CREATE INDEX facts_subject ON facts (owner, subject, predicate)")
+    db.execute("CREATE INDEX facts_subject ON facts (owner, subject, predicate, object)")
     db.execute("CREATE INDEX facts_predicate ON facts (owner, predicate, object)")
     db.execute("CREATE INDEX facts_object ON facts (owner, object)")
     db.execute(

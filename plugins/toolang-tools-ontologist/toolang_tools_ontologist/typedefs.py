@@ -51,6 +51,18 @@ class TypeDef:
     description: str
     attributes: Mapping[str, Any]
     relations: Mapping[str, Relation]
+    whole: str = attrs.field(
+        init=False, eq=False, default=attrs.Factory(lambda t: canonical(t.attributes), True)
+    )
+    """The attribute schema as canonical JSON: the key of its compiled validator."""
+    single: Mapping[str, bool] = attrs.field(
+        init=False, eq=False, default=attrs.Factory(lambda t: t.single_valued(), True)
+    )
+
+    def single_valued(self) -> dict[str, bool]:
+        out = {p: not _is_array(s) for p, s in self.attributes.get("properties", {}).items()}
+        out.update({p: not r.many for p, r in self.relations.items()})
+        return out
 
     @property
     def properties(self) -> Mapping[str, Any]:
@@ -61,9 +73,7 @@ class TypeDef:
         return sorted([*self.properties, *self.relations])
 
     def is_single(self, predicate: str) -> bool:
-        if predicate in self.relations:
-            return not self.relations[predicate].many
-        return not _is_array(self.properties[predicate])
+        return self.single[predicate]
 
     def expect(self, predicate: str) -> None:
         """:raises OntologyError: naming the type's predicates when ``predicate`` is none."""
@@ -91,7 +101,7 @@ class TypeDef:
                 f"some of {sorted(self.properties)}"
             )
         if new:
-            return _problem(canonical(self.attributes), dict(values))
+            return _problem(self.whole, dict(values))
         partial = copy.deepcopy(dict(self.attributes))
         partial.pop("required", None)
         partial.pop("minProperties", None)
@@ -100,7 +110,7 @@ class TypeDef:
     def facts_of(self, values: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
         """``(predicate, object)`` of each fact an entity's attribute ``values`` hold."""
         for predicate, value in values.items():
-            if _is_array(self.properties[predicate]) and isinstance(value, list):
+            if not self.single[predicate] and isinstance(value, list):
                 for item in value:
                     yield predicate, item
             else:
