@@ -134,6 +134,9 @@ def _json_array(text: str) -> list[Row]:
         elif not text.startswith("]", at):
             line = text.count("\n", 0, at) + 1
             raise OntologyError(f"the JSON cannot be read at line {line}: expected , or ]")
+    if at >= len(text):
+        line = text.count("\n") + 1
+        raise OntologyError(f"the JSON cannot be read past line {line}: expected ] to close it")
     return rows
 
 
