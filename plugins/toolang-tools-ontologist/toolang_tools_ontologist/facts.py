@@ -11,6 +11,8 @@ source) is kept once.
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import json
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -62,6 +64,7 @@ def parse_time(at: str | None, now: float, where: str = "at") -> float:
     return when.timestamp()
 
 
+@functools.lru_cache(maxsize=4096)  # facts loaded together share their time
 def shown_time(epoch: float) -> str:
     return dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat().replace("+00:00", "Z")
 
@@ -178,8 +181,6 @@ def write_fact(db: Database, owner: str, fact: NewFact, now: float) -> tuple[int
 
 def shown_fact(row: Any) -> dict[str, Any]:
     """A facts row (``FACT_COLUMNS``) as the tools answer it."""
-    import json
-
     fact_id, subject, predicate, obj, kind, source, confidence, observed_at, status = row
     return {
         "id": fact_id,
