@@ -52,8 +52,12 @@ def call(runtime, tool, **params):
 
 
 def load(runtime, people: int) -> int:
-    call(runtime, "ontology_define_type", name="Company",
-         attributes={"properties": {"name": {"type": "string"}}})
+    call(
+        runtime,
+        "ontology_define_type",
+        name="Company",
+        attributes={"properties": {"name": {"type": "string"}}},
+    )
     call(runtime, "ontology_define_type", name="Person",
          attributes={"properties": {"name": {"type": "string"}, "age": {"type": "integer"},
                                     "tags": {"type": "array", "items": {"type": "string"}}},
@@ -104,9 +108,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=2_000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        runtime = make_runtime(
-            Path(tmp), plugins=[("tools-ontologist", toolang_tools_ontologist)]
-        )
+        runtime = make_runtime(Path(tmp), plugins=[("tools-ontologist", toolang_tools_ontologist)])
         started = time.perf_counter()
         facts = load(runtime, args.people)
         loaded = time.perf_counter() - started

@@ -14,9 +14,7 @@ from toolang_core.testing.runtimes import run_turn, tool_results
 PEOPLE = "id,name,age,company\np1,Ada,36,acme\np2,Bob,abc,acme\np3,Cy,41,acme\n"
 
 
-def test_the_ontologist_ingests_finds_a_conflict_resolves_it_and_answers(
-    toolang_runtime, tmp_path
-):
+def test_the_ontologist_ingests_finds_a_conflict_resolves_it_and_answers(toolang_runtime, tmp_path):
     data = tmp_path / "data"
     data.mkdir()
     (data / "people.csv").write_text(PEOPLE)
@@ -27,31 +25,56 @@ def test_the_ontologist_ingests_finds_a_conflict_resolves_it_and_answers(
     }
     model = ScriptedModel(
         [
-            tool_call("ontology_define_type",
-                      {"name": "Company", "attributes": {"properties": {"name": {"type": "string"}}}}),
-            tool_call("ontology_define_type",
-                      {"name": "Person", "attributes": person,
-                       "relations": {"works_for": {"target": "Company"}}}),
-            tool_call("ontology_add_entity",
-                      {"type": "Company", "key": "acme", "attributes": {"name": "Acme"}}),
-            tool_call("ontology_ingest",
-                      {"path": "people.csv",
-                       "mapping": {"type": "Person", "key": "id", "label": "name",
-                                   "attributes": {"name": "name", "age": "age"},
-                                   "relations": {"works_for": "company"}}}),
-            tool_call("ontology_assert_fact",
-                      {"subject": "p1", "predicate": "age", "object": 37, "source": "crm",
-                       "confidence": 0.5}),
+            tool_call(
+                "ontology_define_type",
+                {"name": "Company", "attributes": {"properties": {"name": {"type": "string"}}}},
+            ),
+            tool_call(
+                "ontology_define_type",
+                {
+                    "name": "Person",
+                    "attributes": person,
+                    "relations": {"works_for": {"target": "Company"}},
+                },
+            ),
+            tool_call(
+                "ontology_add_entity",
+                {"type": "Company", "key": "acme", "attributes": {"name": "Acme"}},
+            ),
+            tool_call(
+                "ontology_ingest",
+                {
+                    "path": "people.csv",
+                    "mapping": {
+                        "type": "Person",
+                        "key": "id",
+                        "label": "name",
+                        "attributes": {"name": "name", "age": "age"},
+                        "relations": {"works_for": "company"},
+                    },
+                },
+            ),
+            tool_call(
+                "ontology_assert_fact",
+                {
+                    "subject": "p1",
+                    "predicate": "age",
+                    "object": 37,
+                    "source": "crm",
+                    "confidence": 0.5,
+                },
+            ),
             tool_call("ontology_conflicts", {}),
-            tool_call("ontology_resolve",
-                      {"subject": "p1", "predicate": "age", "strategy": "most_confident"}),
+            tool_call(
+                "ontology_resolve",
+                {"subject": "p1", "predicate": "age", "strategy": "most_confident"},
+            ),
             tool_call("ontology_query", {"predicate": "works_for", "object": "acme", "depth": 1}),
             text("Ada is 36; two people work for Acme; line 3 was rejected."),
         ]
-    )  # fmt: skip
+    )
     runtime = toolang_runtime(
-        '[models]\ndefault = "scripted"\n'
-        f'[plugins.tools-ontologist]\ningest_root = "{data}"\n',
+        f'[models]\ndefault = "scripted"\n[plugins.tools-ontologist]\ningest_root = "{data}"\n',
         plugins={
             "agents-builtin": toolang_agents_builtin,
             "tools-ontologist": toolang_tools_ontologist,
@@ -68,8 +91,9 @@ def test_the_ontologist_ingests_finds_a_conflict_resolves_it_and_answers(
     outputs = [r["output"] for r in results]
     ingested, asserted, found, resolved, answer = outputs[3:]
     assert (ingested["accepted"], ingested["rejected"]) == (
-        2, [{"line": 3, "error": "column 'age': expected integer, found 'abc'"}]
-    )  # fmt: skip
+        2,
+        [{"line": 3, "error": "column 'age': expected integer, found 'abc'"}],
+    )
     assert asserted["conflicts_with"] == 1
     assert [(c["subject"], c["predicate"]) for c in found["conflicts"]] == [("p1", "age")]
     assert resolved["kept"]["object"] == 36

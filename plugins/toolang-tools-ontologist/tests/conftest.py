@@ -1,4 +1,4 @@
-"""The ontologist's fixtures: a runtime with the plugin and a scripted model."""
+"""The ontologist's fixture: a runtime with the plugin and a scripted model."""
 
 from __future__ import annotations
 
@@ -7,22 +7,6 @@ import pytest
 import toolang_tools_ontologist as plugin
 from toolang_core.testing.models import text
 from toolang_core.testing.runtimes import run_turn, tool_results
-
-PERSON = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "minLength": 1},
-        "age": {"type": "integer", "minimum": 0, "maximum": 150},
-        "email": {"type": "string", "pattern": "^[^@ ]+@[^@ ]+$"},
-        "tags": {"type": "array", "items": {"type": "string"}},
-    },
-    "required": ["name"],
-}
-COMPANY = {
-    "type": "object",
-    "properties": {"name": {"type": "string"}, "city": {"type": "string"}},
-    "required": ["name"],
-}
 
 
 @pytest.fixture
@@ -44,10 +28,3 @@ def ontologist(toolang_runtime, toolang_scripted_model, tmp_path):
 
     run.root = root
     return run
-
-
-def outputs(results):
-    """Each result's output; a failed call fails the test with its error."""
-    for result in results:
-        assert result["ok"], result
-    return [r["output"] for r in results]

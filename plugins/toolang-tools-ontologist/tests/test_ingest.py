@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import random
 
-from conftest import COMPANY, PERSON, outputs
+from ontology_helpers import COMPANY, PERSON, outputs
 
 from toolang_core.testing.models import tool_call
 
@@ -13,12 +13,16 @@ TYPES = [
     tool_call("ontology_define_type", {"name": "Company", "attributes": COMPANY}),
     tool_call(
         "ontology_define_type",
-        {"name": "Person", "attributes": PERSON,
-         "relations": {"works_for": {"target": "Company"}}},
+        {"name": "Person", "attributes": PERSON, "relations": {"works_for": {"target": "Company"}}},
     ),
-    tool_call("ontology_add_entity", {"type": "Company", "key": "acme", "attributes": {"name": "Acme"}}),
-    tool_call("ontology_add_entity", {"type": "Company", "key": "globex", "attributes": {"name": "Globex"}}),
-]  # fmt: skip
+    tool_call(
+        "ontology_add_entity", {"type": "Company", "key": "acme", "attributes": {"name": "Acme"}}
+    ),
+    tool_call(
+        "ontology_add_entity",
+        {"type": "Company", "key": "globex", "attributes": {"name": "Globex"}},
+    ),
+]
 MAPPING = {
     "type": "Person",
     "key": "id",
@@ -76,10 +80,11 @@ def test_a_10000_row_csv_with_20_bad_rows_reports_exactly_those_rows_by_line(ont
             *TYPES,
             tool_call("ontology_ingest", {"path": "people.csv", "mapping": MAPPING}),
             tool_call("ontology_query", {"subject": "p1000", "depth": 1}),
-            tool_call("ontology_query", {"predicate": "works_for", "object": "acme",
-                                         "limit": 1000}),
+            tool_call(
+                "ontology_query", {"predicate": "works_for", "object": "acme", "limit": 1000}
+            ),
         ]
-    )  # fmt: skip
+    )
     report, p1000, at_acme = outputs(results)[-3:]
     assert report["rejected_count"] == 20
     assert [r["line"] for r in report["rejected"]] == bad_lines
@@ -94,7 +99,12 @@ def test_a_10000_row_csv_with_20_bad_rows_reports_exactly_those_rows_by_line(ont
     assert "already on line" in by_kind[BAD_ROWS[5]]
     assert "'initech' is no entity" in by_kind[BAD_ROWS[6]]
     mine = {(f["predicate"], json.dumps(f["object"])) for f in p1000["facts"] if f["depth"] == 0}
-    assert {("tags", '"math"'), ("tags", '"logic"'), ("age", "20"), ("works_for", '"globex"')} <= mine
+    assert {
+        ("tags", '"math"'),
+        ("tags", '"logic"'),
+        ("age", "20"),
+        ("works_for", '"globex"'),
+    } <= mine
     assert p1000["entities"]["p1000"] == {"type": "Person", "label": "Person 1000"}
     assert {f["subject"] for f in p1000["facts"] if f["depth"] == 1} == {"globex"}
     assert at_acme["truncated"] is True and len(at_acme["facts"]) == 1000
@@ -116,8 +126,14 @@ def test_json_and_json_lines_rows_are_reported_by_the_line_they_start_on(ontolog
         [
             TYPES[0],
             tool_call("ontology_ingest", {"content": array, "format": "json", "mapping": mapping}),
-            tool_call("ontology_ingest", {"content": lines, "format": "jsonl",
-                                          "mapping": {**mapping, "attributes": {"name": "name"}}}),
+            tool_call(
+                "ontology_ingest",
+                {
+                    "content": lines,
+                    "format": "jsonl",
+                    "mapping": {**mapping, "attributes": {"name": "name"}},
+                },
+            ),
         ]
     )
     from_array, from_lines = outputs(results)[-2:]
@@ -137,11 +153,12 @@ def test_ingesting_again_adds_nothing_and_new_values_show_as_conflicts(ontologis
             TYPES[0],
             tool_call("ontology_ingest", {"content": first, "mapping": mapping}),
             tool_call("ontology_ingest", {"content": first, "mapping": mapping}),
-            tool_call("ontology_ingest",
-                      {"content": second, "mapping": {**mapping, "source": "registry"}}),
+            tool_call(
+                "ontology_ingest", {"content": second, "mapping": {**mapping, "source": "registry"}}
+            ),
             tool_call("ontology_conflicts", {}),
         ]
-    )  # fmt: skip
+    )
     once, again, other, found = outputs(results)[-4:]
     assert (once["created"], once["facts_added"]) == (2, 4)
     assert (again["created"], again["facts_added"], again["accepted"]) == (0, 0, 2)

@@ -6,7 +6,7 @@ import sqlite3
 import types
 from pathlib import Path
 
-from conftest import COMPANY, PERSON, outputs
+from ontology_helpers import COMPANY, PERSON, outputs
 
 import toolang_tools_ontologist as plugin
 from toolang_core.testing.models import tool_call
@@ -17,29 +17,48 @@ TYPES = [
     tool_call("ontology_define_type", {"name": "Company", "attributes": COMPANY}),
     tool_call(
         "ontology_define_type",
-        {"name": "Person", "attributes": PERSON,
-         "relations": {"works_for": {"target": "Company"},
-                       "knows": {"target": "Person", "many": True}}},
+        {
+            "name": "Person",
+            "attributes": PERSON,
+            "relations": {
+                "works_for": {"target": "Company"},
+                "knows": {"target": "Person", "many": True},
+            },
+        },
     ),
-]  # fmt: skip
+]
 GRAPH = [
     *TYPES,
-    tool_call("ontology_add_entity", {"type": "Company", "key": "acme", "attributes": {"name": "Acme", "city": "Oslo"}}),
-    tool_call("ontology_add_entity", {"type": "Person", "key": "ada", "attributes": {"name": "Ada"}}),
-    tool_call("ontology_add_entity", {"type": "Person", "key": "bob", "attributes": {"name": "Bob"}}),
+    tool_call(
+        "ontology_add_entity",
+        {"type": "Company", "key": "acme", "attributes": {"name": "Acme", "city": "Oslo"}},
+    ),
+    tool_call(
+        "ontology_add_entity", {"type": "Person", "key": "ada", "attributes": {"name": "Ada"}}
+    ),
+    tool_call(
+        "ontology_add_entity", {"type": "Person", "key": "bob", "attributes": {"name": "Bob"}}
+    ),
     tool_call("ontology_add_entity", {"type": "Person", "key": "cy", "attributes": {"name": "Cy"}}),
     tool_call("ontology_assert_fact", {"subject": "ada", "predicate": "knows", "object": "bob"}),
     tool_call("ontology_assert_fact", {"subject": "bob", "predicate": "knows", "object": "cy"}),
     tool_call("ontology_assert_fact", {"subject": "cy", "predicate": "knows", "object": "ada"}),
-    tool_call("ontology_assert_fact", {"subject": "cy", "predicate": "works_for", "object": "acme"}),
-]  # fmt: skip
+    tool_call(
+        "ontology_assert_fact", {"subject": "cy", "predicate": "works_for", "object": "acme"}
+    ),
+]
 
 
 def test_every_tool_lands_with_its_prefix_and_is_declared_idempotent():
     assert {t.name for t in TOOLS} == {
-        "ontology_define_type", "ontology_add_entity", "ontology_assert_fact",
-        "ontology_query", "ontology_conflicts", "ontology_resolve", "ontology_ingest",
-    }  # fmt: skip
+        "ontology_define_type",
+        "ontology_add_entity",
+        "ontology_assert_fact",
+        "ontology_query",
+        "ontology_conflicts",
+        "ontology_resolve",
+        "ontology_ingest",
+    }
     assert all(t.idempotent for t in TOOLS)
 
 
@@ -57,15 +76,23 @@ def test_query_follows_relations_hop_by_hop_up_to_the_depth_and_stops_at_cycles(
     flat, one, deep, oslo, at_acme = outputs(results)[-5:]
     assert [(f["subject"], f["object"], f["depth"]) for f in flat["facts"]] == [("ada", "bob", 0)]
     assert {(f["subject"], f["predicate"], f["depth"]) for f in one["facts"]} == {
-        ("ada", "knows", 0), ("ada", "name", 1), ("bob", "name", 1), ("bob", "knows", 1),
-    }  # fmt: skip
+        ("ada", "knows", 0),
+        ("ada", "name", 1),
+        ("bob", "name", 1),
+        ("bob", "knows", 1),
+    }
     hops = {(f["subject"], f["predicate"]): f["depth"] for f in deep["facts"]}
     assert hops == {
-        ("ada", "name"): 0, ("ada", "knows"): 0,
-        ("bob", "name"): 1, ("bob", "knows"): 1,
-        ("cy", "name"): 2, ("cy", "knows"): 2, ("cy", "works_for"): 2,
-        ("acme", "name"): 3, ("acme", "city"): 3,
-    }  # fmt: skip
+        ("ada", "name"): 0,
+        ("ada", "knows"): 0,
+        ("bob", "name"): 1,
+        ("bob", "knows"): 1,
+        ("cy", "name"): 2,
+        ("cy", "knows"): 2,
+        ("cy", "works_for"): 2,
+        ("acme", "name"): 3,
+        ("acme", "city"): 3,
+    }
     assert len(deep["facts"]) == len(hops)  # each fact once, the cycle back to ada ends
     assert deep["entities"]["acme"] == {"type": "Company", "label": "acme"}
     assert [f["subject"] for f in oslo["facts"]] == ["acme"]
@@ -79,79 +106,160 @@ def test_each_owner_has_an_ontology_of_its_own(ontologist):
             tool_call("ontology_query", {"subject": "ada"}),
             tool_call("ontology_add_entity", {"type": "Person", "key": "ada"}),
             *TYPES,
-            tool_call("ontology_add_entity", {"type": "Person", "key": "ada",
-                                              "attributes": {"name": "Bob's Ada"}}),
+            tool_call(
+                "ontology_add_entity",
+                {"type": "Person", "key": "ada", "attributes": {"name": "Bob's Ada"}},
+            ),
         ],
         owner="bob",
-    )  # fmt: skip
+    )
     nothing, no_type, *_, own = results
     assert nothing["output"]["facts"] == []
-    assert no_type["ok"] is False and "type 'Person' is not defined; expected one of []" in (
-        no_type["error"]
+    assert (
+        no_type["ok"] is False
+        and "type 'Person' is not defined; expected one of []" in (no_type["error"])
     )
     assert own["output"]["created"] is True
-    _, _, results = ontologist([tool_call("ontology_query", {"subject": "ada", "predicate": "name"})])
+    _, _, results = ontologist(
+        [tool_call("ontology_query", {"subject": "ada", "predicate": "name"})]
+    )
     assert [f["object"] for f in results[0]["output"]["facts"]] == ["Ada"]
 
 
 BAD_INPUTS = [
-    ("ontology_add_entity", {"type": "Robot", "key": "r1"},
-     "type 'Robot' is not defined; expected one of ['Company', 'Person']"),
-    ("ontology_add_entity", {"type": "Person", "key": "p1", "attributes": {"name": "P", "age": "old"}},
-     "attributes of 'p1' (type 'Person'): age must be integer"),
-    ("ontology_add_entity", {"type": "Person", "key": "p1", "attributes": {"age": 3}},
-     "must contain ['name'] properties"),
-    ("ontology_add_entity", {"type": "Person", "key": "p1", "attributes": {"name": "P", "shoe": 9}},
-     "'shoe' is not an attribute of type 'Person'"),
-    ("ontology_add_entity", {"type": "Company", "key": "ada", "attributes": {"name": "X"}},
-     "entity 'ada' exists as a 'Person', not a 'Company'"),
+    (
+        "ontology_add_entity",
+        {"type": "Robot", "key": "r1"},
+        "type 'Robot' is not defined; expected one of ['Company', 'Person']",
+    ),
+    (
+        "ontology_add_entity",
+        {"type": "Person", "key": "p1", "attributes": {"name": "P", "age": "old"}},
+        "attributes of 'p1' (type 'Person'): age must be integer",
+    ),
+    (
+        "ontology_add_entity",
+        {"type": "Person", "key": "p1", "attributes": {"age": 3}},
+        "must contain ['name'] properties",
+    ),
+    (
+        "ontology_add_entity",
+        {"type": "Person", "key": "p1", "attributes": {"name": "P", "shoe": 9}},
+        "'shoe' is not an attribute of type 'Person'",
+    ),
+    (
+        "ontology_add_entity",
+        {"type": "Company", "key": "ada", "attributes": {"name": "X"}},
+        "entity 'ada' exists as a 'Person', not a 'Company'",
+    ),
     ("ontology_add_entity", {"type": "Person", "key": "bad key"}, "key"),
-    ("ontology_assert_fact", {"subject": "ada", "predicate": "height", "object": 1},
-     "type 'Person' has no such attribute or relation; expected one of"),
-    ("ontology_assert_fact", {"subject": "nobody", "predicate": "name", "object": "x"},
-     "subject 'nobody' is not an entity"),
-    ("ontology_assert_fact", {"subject": "ada", "predicate": "works_for", "object": "bob"},
-     "'bob' is a 'Person'; expected the key of a 'Company' entity"),
-    ("ontology_assert_fact", {"subject": "ada", "predicate": "email", "object": "nope"},
-     "object of 'email' (type 'Person'): email must match pattern"),
-    ("ontology_assert_fact", {"subject": "ada", "predicate": "name", "object": "x", "at": "May"},
-     "at: 'May' is not a time; expected ISO 8601"),
-    ("ontology_define_type", {"name": "Person", "attributes": {"properties": {}}},
-     "type 'Person' is already defined otherwise"),
-    ("ontology_define_type", {"name": "T", "attributes": {"properties": {"x": {"$ref": "http://evil/s.json"}}}},
-     "$ref 'http://evil/s.json' leaves the schema"),
-    ("ontology_define_type", {"name": "T", "attributes": {"properties": {"x": {"type": "bogus"}}}},
-     "not a valid JSON Schema"),
-    ("ontology_define_type", {"name": "T", "attributes": {"type": "string"}},
-     'expected "type": "object"'),
-    ("ontology_define_type", {"name": "T", "attributes": {"properties": {"Bad Name": {}}}},
-     "attribute name 'Bad Name' is not a predicate"),
-    ("ontology_define_type", {"name": "T", "attributes": {}, "relations": {"owns": {"target": "Car"}}},
-     "target 'Car' is not a defined type"),
+    (
+        "ontology_assert_fact",
+        {"subject": "ada", "predicate": "height", "object": 1},
+        "type 'Person' has no such attribute or relation; expected one of",
+    ),
+    (
+        "ontology_assert_fact",
+        {"subject": "nobody", "predicate": "name", "object": "x"},
+        "subject 'nobody' is not an entity",
+    ),
+    (
+        "ontology_assert_fact",
+        {"subject": "ada", "predicate": "works_for", "object": "bob"},
+        "'bob' is a 'Person'; expected the key of a 'Company' entity",
+    ),
+    (
+        "ontology_assert_fact",
+        {"subject": "ada", "predicate": "email", "object": "nope"},
+        "object of 'email' (type 'Person'): email must match pattern",
+    ),
+    (
+        "ontology_assert_fact",
+        {"subject": "ada", "predicate": "name", "object": "x", "at": "May"},
+        "at: 'May' is not a time; expected ISO 8601",
+    ),
+    (
+        "ontology_define_type",
+        {"name": "Person", "attributes": {"properties": {}}},
+        "type 'Person' is already defined otherwise",
+    ),
+    (
+        "ontology_define_type",
+        {"name": "T", "attributes": {"properties": {"x": {"$ref": "http://evil/s.json"}}}},
+        "$ref 'http://evil/s.json' leaves the schema",
+    ),
+    (
+        "ontology_define_type",
+        {"name": "T", "attributes": {"properties": {"x": {"type": "bogus"}}}},
+        "not a valid JSON Schema",
+    ),
+    (
+        "ontology_define_type",
+        {"name": "T", "attributes": {"type": "string"}},
+        'expected "type": "object"',
+    ),
+    (
+        "ontology_define_type",
+        {"name": "T", "attributes": {"properties": {"Bad Name": {}}}},
+        "attribute name 'Bad Name' is not a predicate",
+    ),
+    (
+        "ontology_define_type",
+        {"name": "T", "attributes": {}, "relations": {"owns": {"target": "Car"}}},
+        "target 'Car' is not a defined type",
+    ),
     ("ontology_define_type", {"name": "bad name", "attributes": {}}, "name"),
     ("ontology_query", {}, "give a subject, a predicate or an object"),
     ("ontology_query", {"subject": "ada", "depth": 9}, "depth: expected at most 5"),
-    ("ontology_resolve", {"subject": "ada", "predicate": "name", "strategy": "newest"},
-     "no conflict to resolve"),
-    ("ontology_resolve", {"subject": "ada", "predicate": "name", "keep": 1, "strategy": "newest"},
-     "not both"),
-    ("ontology_ingest", {"content": "id,full\np9,X\n",
-                         "mapping": {"type": "Person", "key": "id", "attributes": {"name": "name"}}},
-     "mapping.attributes.name names the column 'name', which the data does not have; "
-     "expected one of ['id', 'full']"),
-    ("ontology_ingest", {"content": "id\np9\n", "mapping": {"type": "Robot", "key": "id"}},
-     "type 'Robot' is not defined"),
-    ("ontology_ingest", {"content": "id\np9\n",
-                         "mapping": {"type": "Person", "key": "id", "attributes": {"height": "id"}}},
-     "'height' is not an attribute of type 'Person'"),
+    (
+        "ontology_resolve",
+        {"subject": "ada", "predicate": "name", "strategy": "newest"},
+        "no conflict to resolve",
+    ),
+    (
+        "ontology_resolve",
+        {"subject": "ada", "predicate": "name", "keep": 1, "strategy": "newest"},
+        "not both",
+    ),
+    (
+        "ontology_ingest",
+        {
+            "content": "id,full\np9,X\n",
+            "mapping": {"type": "Person", "key": "id", "attributes": {"name": "name"}},
+        },
+        "mapping.attributes.name names the column 'name', which the data does not have; "
+        "expected one of ['id', 'full']",
+    ),
+    (
+        "ontology_ingest",
+        {"content": "id\np9\n", "mapping": {"type": "Robot", "key": "id"}},
+        "type 'Robot' is not defined",
+    ),
+    (
+        "ontology_ingest",
+        {
+            "content": "id\np9\n",
+            "mapping": {"type": "Person", "key": "id", "attributes": {"height": "id"}},
+        },
+        "'height' is not an attribute of type 'Person'",
+    ),
     ("ontology_ingest", {"content": "id\np9\n", "mapping": {"type": "Person"}}, "key"),
-    ("ontology_ingest", {"path": "../outside.csv", "mapping": {"type": "Person", "key": "id"}},
-     "is outside the ingest root"),
-    ("ontology_ingest", {"path": "missing.csv", "mapping": {"type": "Person", "key": "id"}},
-     "is not a file under the ingest root"),
-    ("ontology_ingest", {"content": "[1,", "format": "json", "mapping": {"type": "Person", "key": "id"}},
-     "the JSON cannot be read"),
-]  # fmt: skip
+    (
+        "ontology_ingest",
+        {"path": "../outside.csv", "mapping": {"type": "Person", "key": "id"}},
+        "is outside the ingest root",
+    ),
+    (
+        "ontology_ingest",
+        {"path": "missing.csv", "mapping": {"type": "Person", "key": "id"}},
+        "is not a file under the ingest root",
+    ),
+    (
+        "ontology_ingest",
+        {"content": "[1,", "format": "json", "mapping": {"type": "Person", "key": "id"}},
+        "the JSON cannot be read",
+    ),
+]
 
 
 def test_bad_input_is_a_tool_error_naming_what_was_expected_and_changes_nothing(ontologist):

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 def define(
     db: Database,
     owner: str,
+    *,
     name: str,
     attributes: Mapping[str, Any],
     relations: Mapping[str, Any],
@@ -70,7 +71,9 @@ def define(
         "defined": True,
         "replaced": name in known,
         "attributes": sorted(typedef.properties),
-        "relations": {k: {"target": v.target, "many": v.many} for k, v in typedef.relations.items()},
+        "relations": {
+            k: {"target": v.target, "many": v.many} for k, v in typedef.relations.items()
+        },
         "single_valued": [p for p in typedef.predicates() if typedef.is_single(p)],
     }
 

@@ -124,7 +124,16 @@ def ingest(
     accepted: dict[str, Accepted] = {}
     for row in table.rows:
         try:
-            taken = _row(db, owner, typedef, mapping, table.typed, row, source, now)
+            taken = _row(
+                db,
+                owner,
+                typedef,
+                mapping=mapping,
+                typed=table.typed,
+                row=row,
+                source=source,
+                now=now,
+            )
             if taken.key in accepted:
                 raise RowProblem(f"key {taken.key!r} is already on line {accepted[taken.key].line}")
             accepted[taken.key] = taken
@@ -163,6 +172,7 @@ def _row(
     db: Database,
     owner: str,
     typedef: TypeDef,
+    *,
     mapping: Mapping[str, Any],
     typed: bool,
     row: Row,
@@ -203,9 +213,11 @@ def _row(
         target = _text(values.get(column))
         if target is None or not target.strip():
             continue
-        targets = [t.strip() for t in target.split(separator)] if typedef.relations[
-            name
-        ].many else [target.strip()]
+        targets = (
+            [t.strip() for t in target.split(separator)]
+            if typedef.relations[name].many
+            else [target.strip()]
+        )
         for one in filter(None, targets):
             links.append((name, check_key(one, f"column {column!r}")))
             facts.append(

@@ -54,8 +54,7 @@ def query(
         params.extend(forms)
     status = "" if include_superseded else " AND status = 'active'"
     rows = db.execute(
-        f"SELECT {FACT_COLUMNS} FROM facts WHERE {' AND '.join(where)}{status} "
-        "ORDER BY id LIMIT ?",
+        f"SELECT {FACT_COLUMNS} FROM facts WHERE {' AND '.join(where)}{status} ORDER BY id LIMIT ?",
         [*params, limit + 1],
     ).fetchall()
     facts = [{**shown_fact(r), "depth": 0} for r in rows[:limit]]

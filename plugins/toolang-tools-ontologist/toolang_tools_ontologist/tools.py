@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolang_core import ToolCallContext
-from toolang_tools_ontologist import conflicts as conflict_rules
-from toolang_tools_ontologist import defining
-from toolang_tools_ontologist import ingest as ingesting
-from toolang_tools_ontologist import query as querying
+from toolang_tools_ontologist import (
+    conflicts as conflict_rules,
+    defining,
+    ingest as ingesting,
+    query as querying,
+)
 from toolang_tools_ontologist.common import (
     OntologyError,
     constrained,
@@ -33,11 +35,12 @@ from toolang_tools_ontologist.facts import (
     subject_type,
     write_fact,
 )
-from toolang_tools_ontologist.reading import Format, format_of, read_table
+from toolang_tools_ontologist.reading import format_of, read_table
 from toolang_tools_ontologist.typedefs import ENTITY_KEY, PREDICATE, TYPE_NAME, load_type
 
 
 def ontology_define_type(
+    *,
     name: str,
     attributes: dict[str, Any],
     relations: dict[str, Any] | None = None,
@@ -52,8 +55,10 @@ def ontology_define_type(
     no-op; a different definition needs replace=true, and every entity must still fit.
 
     :param name: the type's name, e.g. "Person"
-    :param attributes: a JSON Schema object, e.g. {"type": "object", "properties": {"age": {"type": "integer"}}, "required": ["age"]}
-    :param relations: relations to entities, e.g. {"works_for": {"target": "Company", "many": false}}
+    :param attributes: a JSON Schema object, e.g. {"type": "object", "properties":
+        {"age": {"type": "integer"}}, "required": ["age"]}
+    :param relations: relations to entities, e.g. {"works_for": {"target": "Company",
+        "many": false}}
     :param description: what the type stands for
     :param replace: redefine an existing type
     """
@@ -66,13 +71,14 @@ def ontology_define_type(
             db,
             owner,
             lambda: defining.define(
-                db, owner, name, attributes, relations or {}, description, replace,
-                runtime.clock(),
+                db, owner, name=name, attributes=attributes, relations=relations or {},
+                description=description, replace=replace, now=runtime.clock(),
             ),
         )  # fmt: skip
 
 
 def ontology_add_entity(
+    *,
     type: str,
     key: str,
     attributes: dict[str, Any] | None = None,
@@ -119,7 +125,7 @@ def ontology_add_entity(
                 db,
                 owner,
                 checked_fact(
-                    db, owner, typedef, key, p, v,
+                    db, owner, typedef, subject=key, predicate=p, obj=v,
                     source=source.strip(), confidence=confidence, observed_at=when,
                 ),
                 now,
@@ -139,6 +145,7 @@ def ontology_add_entity(
 
 
 def ontology_assert_fact(
+    *,
     subject: str,
     predicate: str,
     object: Any,
@@ -165,7 +172,7 @@ def ontology_assert_fact(
         typedef = subject_type(db, owner, subject)
         now = runtime.clock()
         fact = checked_fact(
-            db, owner, typedef, subject, predicate, object,
+            db, owner, typedef, subject=subject, predicate=predicate, obj=object,
             source=source.strip(), confidence=confidence, observed_at=parse_time(at, now),
         )  # fmt: skip
         fact_id, new = write_fact(db, owner, fact, now)
@@ -183,6 +190,7 @@ def ontology_assert_fact(
 
 
 def ontology_query(
+    *,
     subject: str | None = None,
     predicate: str | None = None,
     object: str | float | bool | None = None,
@@ -213,6 +221,7 @@ def ontology_query(
 
 
 def ontology_conflicts(
+    *,
     subject: str | None = None,
     predicate: str | None = None,
     limit: int = 50,
@@ -233,6 +242,7 @@ def ontology_conflicts(
 
 
 def ontology_resolve(
+    *,
     subject: str,
     predicate: str,
     keep: int | None = None,
@@ -265,6 +275,7 @@ def ontology_resolve(
 
 
 def ontology_ingest(
+    *,
     mapping: dict[str, Any],
     path: str | None = None,
     content: str | None = None,
@@ -275,7 +286,10 @@ def ontology_ingest(
     """Ingest CSV or JSON rows as entities of one type, by a mapping spec; rows that do
     not fit are rejected and listed with their line, the others written together.
 
-    :param mapping: {"type": "Person", "key": "<column>", "label": "<column>", "attributes": {"<attribute>": "<column>"}, "relations": {"<relation>": "<column>"}, "source": "...", "confidence": 1.0, "at": "<column>", "separator": ";"}
+    :param mapping: {"type": "Person", "key": "<column>", "label": "<column>",
+        "attributes": {"<attribute>": "<column>"}, "relations": {"<relation>":
+        "<column>"}, "source": "...", "confidence": 1.0, "at": "<column>",
+        "separator": ";"}
     :param path: a file under the ingest root ([plugins.tools-ontologist] ingest_root)
     :param content: the rows inline, instead of path
     :param format: csv, json (an array of objects) or jsonl (default: from the file's name)
@@ -400,4 +414,3 @@ TOOLS = (
         content={"minLength": 1},
     ),
 )
-

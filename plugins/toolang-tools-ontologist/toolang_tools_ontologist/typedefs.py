@@ -139,7 +139,7 @@ def _partial(attributes: Mapping[str, Any], predicate: str) -> str:
 def _validator(schema_json: str) -> Callable[[Any], Any]:
     import fastjsonschema
 
-    return fastjsonschema.compile(json.loads(schema_json), use_default=False)  # type: ignore[no-any-return]
+    return fastjsonschema.compile(json.loads(schema_json), use_default=False)
 
 
 def _problem(schema_json: str, value: Any) -> str | None:
@@ -239,7 +239,9 @@ def load_type(db: Database, owner: str, name: str) -> TypeDef:
         [owner, name],
     ).fetchone()
     if row is None:
-        raise OntologyError(f"type {name!r} is not defined; expected one of {type_names(db, owner)}")
+        raise OntologyError(
+            f"type {name!r} is not defined; expected one of {type_names(db, owner)}"
+        )
     return type_from_row(row)
 
 
