@@ -16,7 +16,10 @@ raw SQL      ``SELECT … FROM facts WHERE owner = ? AND subject = ?`` on its ow
 
 Each call is the tool's function with a call context (the owner's database lock, the
 lookups, the answer as JSON-able values); the tool-call chain's own cost is measured by
-``bench/tool_chain.py``. Goal: p95 < 10 ms for every kind.
+``bench/tool_chain.py``. Goal: p95 < 10 ms for every kind. Each
+call's CPU time (this thread's) is shown beside its wall time: on a shared machine the
+wall also counts waiting for a CPU. The heap is frozen after loading, as ``toolang run``
+freezes it once started.
 
     python3 bench/ontology.py [--people 16667] [--queries 2000]
 
@@ -29,7 +32,6 @@ import argparse
 import json
 import random
 import sqlite3
-import statistics
 import sys
 import tempfile
 import time
@@ -39,6 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import toolang_tools_ontologist
+from toolang_core.cli.cmd_run import freeze_heap
 from toolang_core.testing.runtimes import make_runtime, tool_call_context
 from toolang_tools_ontologist.tools import TOOLS
 
@@ -85,21 +88,21 @@ def load(runtime, people: int) -> int:
         conn.close()
 
 
-def timed(fn, queries: int) -> list[float]:
-    times = []
+def timed(fn, queries: int) -> tuple[list[float], list[float]]:
+    """Wall and CPU milliseconds of each call (CPU: this thread's own time, what the
+    call costs when the machine is shared and the wall also counts waiting for a CPU)."""
+    wall, cpu = [], []
     for n in range(queries):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         fn(n)
-        times.append((time.perf_counter() - start) * 1000)
-    return times
+        cpu.append((time.thread_time() - start_cpu) * 1000)
+        wall.append((time.perf_counter() - start) * 1000)
+    return wall, cpu
 
 
-def summary(times: list[float]) -> dict[str, float]:
+def p(times: list[float], q: float) -> float:
     ordered = sorted(times)
-    return {
-        "p50": round(statistics.median(ordered), 3),
-        "p95": round(ordered[int(len(ordered) * 0.95) - 1], 3),
-    }
+    return round(ordered[max(0, int(len(ordered) * q) - 1)], 3)
 
 
 def main() -> None:
@@ -112,6 +115,7 @@ def main() -> None:
         started = time.perf_counter()
         facts = load(runtime, args.people)
         loaded = time.perf_counter() - started
+        freeze_heap()  # what `toolang run` does once started
         rng = random.Random(1)
         person = [f"p{rng.randrange(args.people)}" for _ in range(args.queries)]
         company = [f"c{rng.randrange(100)}" for _ in range(args.queries)]
@@ -131,14 +135,18 @@ def main() -> None:
                 "AND status = 'active'", ["bench", person[n]]).fetchall(), args.queries),
         }  # fmt: skip
         conn.close()
-    result = {"facts": facts, "load_seconds": round(loaded, 1)}
+    result: dict[str, object] = {"facts": facts, "load_seconds": round(loaded, 1)}
     print(f"{facts} facts loaded in {loaded:.1f} s; {args.queries} queries of each kind (ms):")
-    for kind, times in figures.items():
-        shown = summary(times)
+    for kind, (wall, cpu) in figures.items():
+        shown = {"p50": p(wall, 0.5), "p95": p(wall, 0.95), "cpu_p95": p(cpu, 0.95)}
         result[kind] = shown
-        print(f"  {kind:12} p50 {shown['p50']:7.3f}   p95 {shown['p95']:7.3f}")
-    worst = max(result[k]["p95"] for k in figures if k != "raw SQL")
-    result["worst_p95"] = worst
+        print(
+            f"  {kind:12} p50 {shown['p50']:7.3f}   p95 {shown['p95']:7.3f}   "
+            f"cpu p95 {shown['cpu_p95']:7.3f}"
+        )
+    tool_kinds = [k for k in figures if k != "raw SQL"]
+    result["worst_p95"] = max(result[k]["p95"] for k in tool_kinds)  # type: ignore[index]
+    result["worst_cpu_p95"] = max(result[k]["cpu_p95"] for k in tool_kinds)  # type: ignore[index]
     result["goal_p95_ms"] = 10
     print(json.dumps(result))
 

@@ -319,3 +319,28 @@ def test_a_writing_call_made_again_with_its_key_gets_the_same_answer_and_writes_
 
 def test_the_plugin_registers_its_settings_and_tools():
     assert plugin.NAME == "tools-ontologist"
+
+
+def test_a_type_is_redefined_only_when_every_entity_still_fits(ontologist):
+    relations = TYPES[1].tool_calls[0].params["relations"]
+    strict = {**PERSON, "required": ["name", "age"]}
+    looser = {**PERSON, "properties": {**PERSON["properties"], "nick": {"type": "string"}}}
+    _, _, results = ontologist(
+        [
+            *GRAPH,
+            tool_call("ontology_define_type", {"name": "Person", "attributes": looser,
+                                               "replace": True}),
+            tool_call("ontology_define_type", {"name": "Person", "attributes": strict,
+                                               "relations": relations, "replace": True}),
+            tool_call("ontology_define_type", {"name": "Person", "attributes": looser,
+                                               "relations": relations, "replace": True}),
+            tool_call("ontology_assert_fact", {"subject": "ada", "predicate": "nick",
+                                               "object": "Countess"}),
+        ]
+    )  # fmt: skip
+    dropped, refused, replaced, nick = results[-4:]
+    assert dropped["ok"] is False and "cannot drop 'knows'" in dropped["error"]
+    assert refused["ok"] is False and "entity 'ada' would not fit" in refused["error"]
+    assert "(the attributes must contain ['age'] properties)" in refused["error"]
+    assert replaced["ok"] and replaced["output"]["replaced"] is True
+    assert nick["ok"] and nick["output"]["added"] is True

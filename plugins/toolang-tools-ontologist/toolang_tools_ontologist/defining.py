@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolang_tools_ontologist.common import OntologyError
+from toolang_tools_ontologist.facts import entity_type
 from toolang_tools_ontologist.typedefs import (
     TypeDef,
     check_attributes_schema,
@@ -97,6 +98,13 @@ def _check_existing(db: Database, owner: str, typedef: TypeDef) -> None:
                 "facts for it; resolve or keep the predicate"
             )
         if kind == "entity":
+            target = typedef.relations.get(predicate)
+            found = entity_type(db, owner, obj)
+            if target is None or found != target.target:
+                raise OntologyError(
+                    f"type {typedef.name!r} cannot be redefined so: entity {key!r} links "
+                    f"{predicate!r} to {obj!r}, a {found!r}; expected a relation to that type"
+                )
             continue
         value = json.loads(obj)
         if not typedef.is_single(predicate):
