@@ -99,11 +99,11 @@ def _check_existing(db: Database, owner: str, typedef: TypeDef) -> None:
             )
         if kind == "entity":
             target = typedef.relations.get(predicate)
-            found = entity_type(db, owner, obj)
-            if target is None or found != target.target:
+            linked = entity_type(db, owner, obj)
+            if target is None or linked != target.target:
                 raise OntologyError(
                     f"type {typedef.name!r} cannot be redefined so: entity {key!r} links "
-                    f"{predicate!r} to {obj!r}, a {found!r}; expected a relation to that type"
+                    f"{predicate!r} to {obj!r}, a {linked!r}; expected a relation to that type"
                 )
             continue
         value = json.loads(obj)
