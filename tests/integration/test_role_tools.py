@@ -29,6 +29,10 @@ ROLES = {
         "learning_failures", "rag_index", "rag_query",
     ],
     "chronicler": ["observe_record", "observe_list", "reflect_create", "reflect_list"],
+    "ontologist": [
+        "ontology_define_type", "ontology_add_entity", "ontology_assert_fact", "ontology_query",
+        "ontology_conflicts", "ontology_resolve", "ontology_ingest",
+    ],
 }  # fmt: skip
 
 
