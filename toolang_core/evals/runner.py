@@ -56,21 +56,22 @@ class EvalOptions:
     timeout_seconds: float | None = None
 
 
-def plug_in_replay(
-    runtime: Runtime, recorded_store: ExecutionStore | None, recorded: Mapping[str, str]
-) -> str:
-    """THE REPLAY SEAM: arm ``runtime`` (the eval's isolated runtime, not yet serving)
-    so that the turns of ``recorded`` — eval turn id → the id of the recorded turn in
-    ``recorded_store`` it was drawn from — answer their tool calls from that turn's
-    recorded results (same tool, same canonical parameters) and stop any other call
-    without running it. Returns the tool mode the run is recorded with.
+def replay_meta(recorded_store: ExecutionStore | None, case: EvalCase) -> dict[str, Any]:
+    """For a case drawn from a recorded turn: the request metadata that makes its eval
+    turn a replay of that turn (:func:`toolang_core.history.plan_replay`) — a tool call
+    matching a recorded one (same tool, same canonical parameters) is answered with the
+    recorded result, any other is stopped without running. Empty for a written case.
 
-    Fork and replay (issue #39, item 1) are built apart from evals; until they are
-    merged nothing is armed here and recorded turns' tools run live, in the isolated
-    home (mode ``"live"``). This is the one place replay plugs in: call its arming
-    function with these three arguments and return ``"replay"``.
-    """
-    return "live"
+    Who may see the recorded turn was settled when it was selected
+    (:mod:`.selection`); the plan is read for the turn's own owner."""
+    if case.recorded is None or recorded_store is None:
+        return {}
+    from toolang_core.history import plan_replay
+
+    turn = recorded_store.get(case.recorded.turn_id)
+    if turn is None:  # pragma: no cover - selected from this store just now
+        return {}
+    return plan_replay(recorded_store, turn.id, owner=turn.owner).meta()
 
 
 def isolated_config(config: ToolangConfig, home: Path, options: EvalOptions) -> ToolangConfig:
@@ -150,7 +151,8 @@ async def run_cases(
 ) -> tuple[list[CaseResult], str]:
     """Run ``cases`` in an isolated home (``home``, else a temporary directory removed
     afterwards) and score them; returns the results in case order and the tool mode
-    (:func:`plug_in_replay`)."""
+    (``"replay"`` when recorded turns' tool calls are answered from their records:
+    :func:`replay_meta`; ``"live"`` for written cases only)."""
     if home is not None:
         return await _run_in(config, host, cases, options, env=env, store=recorded_store, home=home)
     with tempfile.TemporaryDirectory(prefix="toolang-eval-") as temporary:
@@ -178,13 +180,12 @@ async def _run_in(
         runtime.plugin_state("toolang:agents", lambda: _ModelOverride(runtime, model))
     inbox = runtime.open_inbox()
     try:
-        turn_ids = [_submit(inbox, case, number, options) for number, case in enumerate(cases, 1)]
-        recorded = {
-            turn_id: case.recorded.turn_id
-            for turn_id, case in zip(turn_ids, cases, strict=True)
-            if case.recorded is not None
-        }
-        tool_mode = plug_in_replay(runtime, store, recorded) if recorded else "live"
+        replays = [replay_meta(store, case) for case in cases]
+        turn_ids = [
+            _submit(inbox, case, number, options, replay)
+            for number, (case, replay) in enumerate(zip(cases, replays, strict=True), 1)
+        ]
+        tool_mode = "replay" if any(replays) else "live"
         stop = asyncio.Event()
         watch = asyncio.create_task(_stop_when_parked(inbox.store, stop))
         try:
@@ -218,7 +219,9 @@ async def _stop_when_parked(store: ExecutionStore, stop: asyncio.Event) -> None:
             stop.set()
 
 
-def _submit(inbox: Any, case: EvalCase, number: int, options: EvalOptions) -> str:
+def _submit(
+    inbox: Any, case: EvalCase, number: int, options: EvalOptions, replay: Mapping[str, Any]
+) -> str:
     from toolang_core.store.types import NewTurnRequest
 
     recorded_agent = case.recorded.agent if case.recorded is not None else None
@@ -231,7 +234,7 @@ def _submit(inbox: Any, case: EvalCase, number: int, options: EvalOptions) -> st
             agent=options.agent or case.agent or recorded_agent,
             owner=options.owner,
             timeout_seconds=options.timeout_seconds,
-            meta={"eval_case": case.id},
+            meta={"eval_case": case.id, **replay},
         )
     )
     turn_id: str = submitted.id
