@@ -51,7 +51,7 @@ def toolang_register_routes(register: RegisterRoute) -> None:
         api_usage,
         api_work,
     )
-    from toolang_server.console import pages, questions, signin
+    from toolang_server.console import actions, pages, questions, signin
 
     api_catalog.register(register)
     api_turns.register(register)
@@ -59,6 +59,7 @@ def toolang_register_routes(register: RegisterRoute) -> None:
     api_attachments.register(register)
     api_work.register(register)
     api_questions.register(register)
+    actions.register(register)
     pages.register(register)
     questions.register(register)
     signin.register(register)

@@ -31,8 +31,10 @@ from toolang_core import (
     threads_seen_by,
 )
 from toolang_server import api_catalog
-from toolang_server.api_turns import get_turn, not_yours, sees_turn
-from toolang_server.http import ApiError, Caller, caller_of, runtime_of, store_of
+from toolang_server.api_turns import get_turn, not_yours, sees_turn, turn_json
+from toolang_server.console import waterfall
+from toolang_server.console.listing import WINDOW, paged
+from toolang_server.http import ApiError, Caller, caller_of, runtime_of, store_of, to_json
 from toolang_server.turn_events import TurnEvents
 
 if TYPE_CHECKING:
@@ -68,7 +70,16 @@ ENV: Final = jinja2.Environment(
     autoescape=True,
     undefined=jinja2.ChainableUndefined,
 )
-ENV.filters.update(when=_when, ago=_ago, short=_short)
+
+
+def _pretty(value: Any) -> str:
+    """A value as indented JSON (a page's raw-JSON view)."""
+    import json
+
+    return json.dumps(to_json(value), indent=2, ensure_ascii=False, default=str)
+
+
+ENV.filters.update(when=_when, ago=_ago, short=_short, pretty=_pretty)
 
 
 def _pending_count(runtime: Runtime, caller: Caller) -> int:
@@ -118,8 +129,9 @@ async def status_page(request: Request) -> Response:
 async def chat_index(request: Request) -> Response:
     """Console: the threads, and a form to start a chat."""
     runtime, caller = runtime_of(request), caller_of(request)
-    threads = threads_seen_by(store_of(runtime), caller.owner, limit=100)
-    return render(request, "chat_index.html", "/chat", "Chat", threads=threads)
+    every = threads_seen_by(store_of(runtime), caller.owner, limit=WINDOW)
+    threads, pager = paged(request, every, lambda t: (t.thread_id, t.thread_group))
+    return render(request, "chat_index.html", "/chat", "Chat", threads=threads, pager=pager)
 
 
 async def chat_new(request: Request) -> Response:
@@ -137,8 +149,23 @@ async def chat_page(request: Request) -> Response:
         check_thread(store_of(runtime), thread_id, caller.owner, reading=True)
     except NotThreadOwner as exc:
         raise not_yours(exc) from None
+    from toolang_server.console.actions import waiting_for
+
     turns = list(reversed(_turns(runtime, caller, thread_id=thread_id, limit=50)))
-    return render(request, "chat.html", "/chat", thread_id, thread_id=thread_id, turns=turns)
+    agents = [a["name"] for a in api_catalog.agent_rows(runtime) if a["status"] == "active"]
+    return render(
+        request,
+        "chat.html",
+        "/chat",
+        thread_id,
+        thread_id=thread_id,
+        turns=turns,
+        agents=agents,
+        # The thread keeps talking to the agent it last asked.
+        agent=next((t.agent for t in reversed(turns) if t.agent), ""),
+        waiting={t.id: waiting_for(runtime, t.id) for t in turns if not t.status.is_terminal},
+        raw=[turn_json(t, runtime) for t in turns],
+    )
 
 
 async def turns_page(request: Request) -> Response:
@@ -147,12 +174,15 @@ async def turns_page(request: Request) -> Response:
     status = request.query_params.get("status") or None
     statuses = [s.value for s in TurnStatus]
     thread_id = request.query_params.get("thread_id") or None
-    turns = _turns(
+    every = _turns(
         runtime,
         caller,
         status=(TurnStatus(status),) if status in statuses else (),
         thread_id=thread_id,
-        limit=100,
+        limit=WINDOW,
+    )
+    turns, pager = paged(
+        request, every, lambda t: (t.id, t.thread_id, t.input, t.output, t.error, t.agent)
     )
     return render(
         request,
@@ -160,6 +190,7 @@ async def turns_page(request: Request) -> Response:
         "/turns",
         "Turns",
         turns=turns,
+        pager=pager,
         statuses=statuses,
         status=status,
         thread_id=thread_id,
@@ -176,14 +207,19 @@ async def trace_page(request: Request) -> Response:
     steps = store.steps(turn.id)
     after = store.get_record(AFTER_KIND, turn.id)
     start = turn.started_at or (steps[0].started_at if steps else turn.created_at)
+    bars = waterfall.bars(steps, start, turn.finished_at)
     return render(
         request,
         "trace.html",
         "/turns",
         f"Turn {turn.id[-8:]}",
         turn=turn,
+        raw=turn_json(turn, runtime),
         steps=steps,
         start=start,
+        bars=bars,
+        span_ms=max((b.offset_ms + b.duration_ms for b in bars), default=0.0),
+        tokens=waterfall.token_totals(bars),
         progress=TurnEvents.of(runtime).recent(turn.id),
         after=after_stages(turn, after.data.get("stages") if after is not None else None),
         refresh=0 if turn.status.is_terminal else 2,
@@ -239,11 +275,15 @@ async def approvals_page(request: Request) -> Response:
         if _mine(runtime, caller, a)
     ]
     pending = [a for a in every if a["status"] == "pending"]
-    decided = sorted(
-        (a for a in every if a["status"] != "pending"),
-        key=lambda a: a["decided_at"] or a["created_at"],
-        reverse=True,
-    )[:50]
+    decided, pager = paged(
+        request,
+        sorted(
+            (a for a in every if a["status"] != "pending"),
+            key=lambda a: a["decided_at"] or a["created_at"],
+            reverse=True,
+        ),
+        lambda a: (a["id"], a["tool"], a["status"], a["decided_by"], a["thread_id"], a["reason"]),
+    )
     return render(
         request,
         "approvals.html",
@@ -251,6 +291,7 @@ async def approvals_page(request: Request) -> Response:
         "Approvals",
         pending=pending,
         decided=decided,
+        pager=pager,
         refresh=3,
     )
 
@@ -258,8 +299,13 @@ async def approvals_page(request: Request) -> Response:
 async def runs_page(request: Request) -> Response:
     """Console: task runs, newest first."""
     runtime, caller = runtime_of(request), caller_of(request)
-    runs = runtime.task_runs.list(TaskRunFilter(owner=caller.owner, limit=100))
-    return render(request, "runs.html", "/task-runs", "Task runs", runs=runs)
+    every = runtime.task_runs.list(TaskRunFilter(owner=caller.owner, limit=WINDOW))
+    runs, pager = paged(
+        request,
+        every,
+        lambda r: (r.id, r.task, r.summary, r.agent_name, r.owner, r.parent_thread_id),
+    )
+    return render(request, "runs.html", "/task-runs", "Task runs", runs=runs, pager=pager)
 
 
 async def run_page(request: Request) -> Response:
@@ -282,6 +328,7 @@ async def run_page(request: Request) -> Response:
         "/task-runs",
         f"Task run {run.id[-8:]}",
         run=run,
+        raw=run.to_json(),
         events=events,
         transcript_note=note,
         refresh=0 if run.status.is_terminal else 3,
