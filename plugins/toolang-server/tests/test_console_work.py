@@ -108,8 +108,10 @@ def test_the_chat_chooses_the_agent_and_starts_a_task_run(console, page, shots):
         page.wait_for_selector(
             f'.msg.agent[data-turn="{run_id}"][data-status=completed]', timeout=WAIT_MS
         )
-        assert page.locator(f'.msg.agent[data-turn="{run_id}"]').text_content().startswith(
-            "echo: a task for later"
+        assert (
+            page.locator(f'.msg.agent[data-turn="{run_id}"]')
+            .text_content()
+            .startswith("echo: a task for later")
         )
         run = client.get(f"/api/task-runs/{run_id}").json()
         assert (run["parent_thread_id"], run["agent_name"]) == ("web:agents", "assistant")
@@ -154,17 +156,26 @@ def test_the_console_fits_a_375_px_phone(console, browser, shots):
     context = browser.new_context(viewport=PHONE)
     try:
         page = context.new_page()
-        for path in ["/", "/turns", "/chat", "/chat/web:a-rather-long-thread-name-for-a-phone-screen",
-                     "/approvals", "/task-runs", "/agents", "/plugins"]:
+        for path in [
+            "/",
+            "/turns",
+            "/chat",
+            "/chat/web:a-rather-long-thread-name-for-a-phone-screen",
+            "/approvals",
+            "/task-runs",
+            "/agents",
+            "/plugins",
+        ]:
             open_ready(page, f"{console.url}{path}")
             width = page.evaluate("() => document.documentElement.scrollWidth")
             assert width <= PHONE["width"], (path, width)
             header = page.locator("header").bounding_box()
             nav = page.locator("header nav").bounding_box()
             assert header and nav
-            assert nav["y"] >= header["y"] and nav["y"] + nav["height"] <= header["y"] + header[
-                "height"
-            ] + 0.5, (path, header, nav)
+            assert (
+                nav["y"] >= header["y"]
+                and nav["y"] + nav["height"] <= header["y"] + header["height"] + 0.5
+            ), (path, header, nav)
             assert nav["x"] >= 0 and nav["x"] + nav["width"] <= PHONE["width"], (path, nav)
             for box in [t.bounding_box() for t in page.locator("main table").all()]:
                 assert box and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], path

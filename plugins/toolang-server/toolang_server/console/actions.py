@@ -21,7 +21,7 @@ from toolang_core import (
     check_thread,
 )
 from toolang_server.api_questions import book_of, question_json
-from toolang_server.api_turns import get_turn, not_yours
+from toolang_server.api_turns import _THREAD, get_turn, not_yours
 from toolang_server.console.pages import ENV
 from toolang_server.http import ApiError, Body, caller_of, read_json, runtime_of, store_of
 from toolang_server.settings import OPERATOR
@@ -52,6 +52,13 @@ async def start_task_run(request: Request) -> dict[str, Any]:
     body = Body(await read_json(request, 100_000), {"task", "thread_id", "agent"})
     task = body.text("task", required=True, max_len=50_000) or ""
     thread = body.text("thread_id", required=True, max_len=200) or ""
+    if not _THREAD.match(thread):  # the API's own rule for a thread id
+        raise ApiError(
+            400,
+            f"thread_id {thread!r} is not a thread id",
+            field="thread_id",
+            expected=f"a string matching {_THREAD.pattern}",
+        )
     agent = _agent(runtime, body)
     try:  # the run reports to this thread: it must be the caller's to use
         check_thread(store_of(runtime), thread, caller.owner)

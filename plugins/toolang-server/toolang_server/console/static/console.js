@@ -95,16 +95,16 @@ function watchTurn(turnId, bubble, done) {
       bubble.textContent = `${data.status}: ${data.error || data.outcome || ""}`;
     }
     bubble.dataset.status = data.status;
-    const meta = element("span", "meta");
-    const trace = element("a", "", "trace");
-    trace.href = `/turns/${encodeURIComponent(turnId)}`;
-    meta.append(trace);
     if (["failed", "canceled", "dropped"].includes(data.status)) {
+      // Its trace, and a retry (a completed answer's text stays only the answer).
+      const meta = element("span", "meta");
+      const trace = element("a", "", "trace");
+      trace.href = `/turns/${encodeURIComponent(turnId)}`;
       const retry = element("button", "link retry", "retry");
       retry.dataset.retry = turnId;
-      meta.append(" · ", retry);
+      meta.append(trace, " · ", retry);
+      bubble.append(meta);
     }
-    bubble.append(meta);
     if (done) done(data);
   });
   return source;
