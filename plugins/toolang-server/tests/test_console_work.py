@@ -94,6 +94,10 @@ def test_approving_and_answering_inside_the_chat(console, page, shots):
         (answered,) = client.get("/api/questions?status=answered").json()
         assert answered["answered_by"] == "console:operator"
     shots(page, "chat-question-answered")
+    open_ready(page, f"{console.url}/approvals?q=guarded_write+approved")  # searched
+    assert page.locator("#decided-approvals tr").count() == 2  # a header and the one
+    open_ready(page, f"{console.url}/approvals?q=nothing-like-this")
+    assert page.locator("#decided-approvals").count() == 0
 
 
 def test_the_chat_chooses_the_agent_and_starts_a_task_run(console, page, shots):
@@ -117,6 +121,10 @@ def test_the_chat_chooses_the_agent_and_starts_a_task_run(console, page, shots):
         assert (run["parent_thread_id"], run["agent_name"]) == ("web:agents", "assistant")
     assert page.locator(".msg.notice.run a").get_attribute("href") == f"/task-runs/{run_id}"
     shots(page, "chat-agent-and-task-run")
+    open_ready(page, f"{console.url}/task-runs?q=task+for+later")
+    assert page.locator("#runs a").all_text_contents() == [run_id[-8:]]
+    open_ready(page, f"{console.url}/task-runs?q=not+a+task")
+    assert "No task run matches" in page.locator("main").text_content()
 
 
 def test_who_is_signed_in_signing_out_and_another_owners_thread(token_server, page, shots):

@@ -51,7 +51,7 @@ def toolang_register_routes(register: RegisterRoute) -> None:
         api_usage,
         api_work,
     )
-    from toolang_server.console import actions, pages, questions, signin
+    from toolang_server.console import actions, pages, questions, signin, trace
 
     api_catalog.register(register)
     api_turns.register(register)
@@ -61,6 +61,7 @@ def toolang_register_routes(register: RegisterRoute) -> None:
     api_questions.register(register)
     actions.register(register)
     pages.register(register)
+    trace.register(register)
     questions.register(register)
     signin.register(register)
 
