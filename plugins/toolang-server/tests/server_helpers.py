@@ -4,8 +4,9 @@ The test distribution it installs holds the only fakes: a model (``testmodel``) 
 follows ``/tool NAME {json}``, answers ``/json VALUE`` with VALUE (a typed answer) and
 otherwise echoes its input, streamed word by word (``TL_WORD_DELAY`` seconds apart),
 each answer reporting 10 input and 2 output tokens; an approval gate that asks a person
-about every ``guarded_write`` call; and two tools, ``guarded_write`` (writes a file) and
-``slow_wait`` (sleeps, for cancelling running work). The model takes image attachments
+about every ``guarded_write`` call; and three tools: ``guarded_write`` (writes a file),
+``slow_wait`` (sleeps, for cancelling running work) and ``gate_wait`` (runs until the
+test creates a file: a tool call caught while it runs). The model takes image attachments
 and names each it got after its echo (``[dot.png image/png 70]``).
 """
 
@@ -94,10 +95,19 @@ async def slow_wait(seconds: float) -> str:
     return f"waited {seconds} s"
 
 
+async def gate_wait(name: str) -> str:
+    """Wait until the file NAME exists in the out directory (a test opens the gate)."""
+    gate = Path(os.environ["TL_OUT_DIR"]) / name
+    while not gate.exists():
+        await asyncio.sleep(0.02)
+    return f"gate {name} opened"
+
+
 @hookimpl
 def toolang_register_tools(register):
     register(Tool.from_function(guarded_write))
     register(Tool.from_function(slow_wait, blocking=False))
+    register(Tool.from_function(gate_wait, blocking=False))
 
 
 class KitMemory:

@@ -125,3 +125,40 @@ def test_the_server_listens_to_the_bus_only_when_a_plugin_reports_turn_events(
             CONFIG, plugins={"server": toolang_server, "counter": Counter(reports=reports)}
         )
         assert toolang_server.toolang_inactive_hooks(runtime) == inactive, reports
+
+
+def test_a_watcher_attached_while_a_tool_runs_gets_it_started_then_finished(open_server):
+    """The stream of a turn whose tool call runs: ``tool_call`` ``started`` (``ok``
+    null), then — once the tool returns — ``finished`` with its result; never the
+    running call as a failure (the console showed ``ran TOOL: null`` for good)."""
+    from server_helpers import parse_sse, wait_for
+
+    with open_server.client() as client:
+        turn_id = client.post(
+            "/api/turns", json={"input": '/tool gate_wait {"name": "stream-gate"}'}
+        ).json()["turn_id"]
+        wait_for(
+            lambda: any(
+                s["status"] == "intent" for s in client.get(f"/api/turns/{turn_id}/steps").json()
+            ),
+            what="the tool call running",
+        )
+        with client.stream("GET", f"/api/turns/{turn_id}/events") as stream:
+            raw = ""
+            chunks = stream.iter_text()
+            while "\n\n" not in raw.partition("event: tool_call")[2]:  # a whole event
+                raw += next(chunks)
+            (started,) = [d for k, d in parse_sse(raw) if k == "tool_call"]
+            assert (started["phase"], started["ok"], started["tool"]) == (
+                "started",
+                None,
+                "gate_wait",
+            )
+            (open_server.home / "out" / "stream-gate").write_text("")
+            raw += "".join(chunks)
+    calls = [d for k, d in parse_sse(raw) if k == "tool_call"]
+    assert [(c["phase"], c["ok"], c["seq"]) for c in calls] == [
+        ("started", None, started["seq"]),
+        ("finished", True, started["seq"]),
+    ]
+    assert parse_sse(raw)[-1][0] == "finished"

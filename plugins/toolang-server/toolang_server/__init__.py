@@ -52,7 +52,7 @@ def toolang_register_routes(register: RegisterRoute) -> None:
         api_usage,
         api_work,
     )
-    from toolang_server.console import pages, questions, signin
+    from toolang_server.console import actions, pages, questions, signin, trace
 
     api_catalog.register(register)
     api_turns.register(register)
@@ -61,7 +61,9 @@ def toolang_register_routes(register: RegisterRoute) -> None:
     api_attachments.register(register)
     api_work.register(register)
     api_questions.register(register)
+    actions.register(register)
     pages.register(register)
+    trace.register(register)
     questions.register(register)
     signin.register(register)
 

@@ -65,7 +65,7 @@ def guarded(route: RouteRegistration, settings: ServerSettings) -> Any:
                 )
             if exc.status == 401:
                 return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
-            return _error_page(exc)
+            return _error_page(exc, request)
         except RecursionError:
             # A plugin's endpoint that decodes its body itself (``await request.json()``)
             # meets a body nested past the decoder's depth: the client's fault, a 400.
@@ -110,16 +110,19 @@ def wire_safe(result: Any) -> Response:
     return result
 
 
-def _error_page(exc: HttpError) -> Response:
-    """A console page's refusal, as a page (the API's are JSON)."""
+def _error_page(exc: HttpError, request: Request) -> Response:
+    """A console page's refusal, as a page (the API's are JSON), saying who is signed in."""
     from toolang_server.console.pages import ENV
 
+    caller = getattr(request.state, "caller", None)
     html = ENV.get_template("error.html").render(
-        title=str(exc.status),
+        title="Not yours" if exc.status == 403 and exc.field == "thread_id" else str(exc.status),
         section="",
         status=exc.status,
         message=exc.message,
         expected=exc.expected,
+        field=exc.field,
+        principal=caller.principal if caller is not None else None,
     )
     return HTMLResponse(html, status_code=exc.status)
 

@@ -4,8 +4,10 @@ Events, in the order they happen: ``admitted`` (the turn started running),
 ``model_call`` (``phase`` ``started`` when its first text arrives, ``finished`` when
 the step is recorded, with the tool calls it asked for), ``progress`` (a tool call in
 flight reports how far it got: the bus's ``tool.progress`` events, see
-:mod:`toolang_server.turn_events`), ``tool_call`` (its result and every hook stage's
-verdict), ``approval`` (a tool call waits for a person), ``text``
+:mod:`toolang_server.turn_events`), ``tool_call`` (``phase`` ``started`` while the
+tool runs — ``ok`` is then ``null`` — and ``finished`` with its result and every hook
+stage's verdict; a watcher that attached mid-call gets both, in that order),
+``approval`` (a tool call waits for a person), ``text``
 (``{"call", "delta"}``: answer text as the model produces it), and last ``finished``
 (``status``, ``output``, ``error``, ``outcome``).
 
@@ -52,10 +54,12 @@ def step_event(step: StepRecord) -> tuple[str, dict[str, Any]]:
     if step.kind == "tool_call":
         call = data.get("call") or {}
         result = data.get("result") or {}
+        running = step.status == "intent"  # stored before the tool runs: no result yet
         return "tool_call", {
+            "phase": "started" if running else "finished",
             "seq": step.seq,
             "tool": call.get("name"),
-            "ok": bool(result.get("ok")),
+            "ok": None if running else bool(result.get("ok")),
             "error": result.get("error"),
             "chain": [
                 {k: stage.get(k) for k in ("stage", "verdict", "plugin")}
@@ -73,6 +77,7 @@ class _Progress:
         self.turn_id = turn_id
         self.agents = agents  # to know an agent's typed answers (output_schema)
         self.steps_seen = 0
+        self.running: set[int] = set()  # tool calls sent as started, not yet finished
         self.admitted = False
         self.approvals_seen: set[str] = set()
         self.call = ""
@@ -104,7 +109,17 @@ class _Progress:
             self.admitted = True
             out.append(sse("admitted", {"status": turn.status.value, "attempt": turn.attempt}))
         steps = self.store.steps(self.turn_id)
-        out.extend(sse(*step_event(step)) for step in steps[self.steps_seen :])
+        # A tool call is stored as an intent before its tool runs and completed in place:
+        # one seen running is watched until its result is there (else the watcher would
+        # keep the running call's empty result as if it had failed).
+        for step in steps:
+            if step.seq in self.running and step.status != "intent":
+                self.running.discard(step.seq)
+                out.append(sse(*step_event(step)))
+        for step in steps[self.steps_seen :]:
+            if step.status == "intent":
+                self.running.add(step.seq)
+            out.append(sse(*step_event(step)))
         self.steps_seen = len(steps)
         if turn.status is TurnStatus.AWAITING_APPROVAL:
             out.extend(self._approvals())

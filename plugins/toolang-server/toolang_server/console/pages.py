@@ -16,8 +16,6 @@ import jinja2
 from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
 from toolang_core import (
-    AFTER_KIND,
-    AFTER_STAGES,
     ApprovalBook,
     NotThreadOwner,
     TaskRunError,
@@ -31,9 +29,9 @@ from toolang_core import (
     threads_seen_by,
 )
 from toolang_server import api_catalog
-from toolang_server.api_turns import get_turn, not_yours, sees_turn
-from toolang_server.http import ApiError, Caller, caller_of, runtime_of, store_of
-from toolang_server.turn_events import TurnEvents
+from toolang_server.api_turns import not_yours, sees_turn, turn_json
+from toolang_server.console.listing import WINDOW, paged
+from toolang_server.http import ApiError, Caller, caller_of, runtime_of, store_of, to_json
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -68,7 +66,16 @@ ENV: Final = jinja2.Environment(
     autoescape=True,
     undefined=jinja2.ChainableUndefined,
 )
-ENV.filters.update(when=_when, ago=_ago, short=_short)
+
+
+def _pretty(value: Any) -> str:
+    """A value as indented JSON (a page's raw-JSON view)."""
+    import json
+
+    return json.dumps(to_json(value), indent=2, ensure_ascii=False, default=str)
+
+
+ENV.filters.update(when=_when, ago=_ago, short=_short, pretty=_pretty)
 
 
 def _pending_count(runtime: Runtime, caller: Caller) -> int:
@@ -118,8 +125,9 @@ async def status_page(request: Request) -> Response:
 async def chat_index(request: Request) -> Response:
     """Console: the threads, and a form to start a chat."""
     runtime, caller = runtime_of(request), caller_of(request)
-    threads = threads_seen_by(store_of(runtime), caller.owner, limit=100)
-    return render(request, "chat_index.html", "/chat", "Chat", threads=threads)
+    every = threads_seen_by(store_of(runtime), caller.owner, limit=WINDOW)
+    threads, pager = paged(request, every, lambda t: (t.thread_id, t.thread_group))
+    return render(request, "chat_index.html", "/chat", "Chat", threads=threads, pager=pager)
 
 
 async def chat_new(request: Request) -> Response:
@@ -137,8 +145,23 @@ async def chat_page(request: Request) -> Response:
         check_thread(store_of(runtime), thread_id, caller.owner, reading=True)
     except NotThreadOwner as exc:
         raise not_yours(exc) from None
+    from toolang_server.console.actions import waiting_for
+
     turns = list(reversed(_turns(runtime, caller, thread_id=thread_id, limit=50)))
-    return render(request, "chat.html", "/chat", thread_id, thread_id=thread_id, turns=turns)
+    agents = [a["name"] for a in api_catalog.agent_rows(runtime) if a["status"] == "active"]
+    return render(
+        request,
+        "chat.html",
+        "/chat",
+        thread_id,
+        thread_id=thread_id,
+        turns=turns,
+        agents=agents,
+        # The thread keeps talking to the agent it last asked.
+        agent=next((t.agent for t in reversed(turns) if t.agent), ""),
+        waiting={t.id: waiting_for(runtime, t.id) for t in turns if not t.status.is_terminal},
+        raw=[turn_json(t, runtime) for t in turns],
+    )
 
 
 async def turns_page(request: Request) -> Response:
@@ -147,12 +170,15 @@ async def turns_page(request: Request) -> Response:
     status = request.query_params.get("status") or None
     statuses = [s.value for s in TurnStatus]
     thread_id = request.query_params.get("thread_id") or None
-    turns = _turns(
+    every = _turns(
         runtime,
         caller,
         status=(TurnStatus(status),) if status in statuses else (),
         thread_id=thread_id,
-        limit=100,
+        limit=WINDOW,
+    )
+    turns, pager = paged(
+        request, every, lambda t: (t.id, t.thread_id, t.input, t.output, t.error, t.agent)
     )
     return render(
         request,
@@ -160,72 +186,11 @@ async def turns_page(request: Request) -> Response:
         "/turns",
         "Turns",
         turns=turns,
+        pager=pager,
         statuses=statuses,
         status=status,
         thread_id=thread_id,
     )
-
-
-async def trace_page(request: Request) -> Response:
-    """Console: one turn's trace — its steps with every hook stage's verdict, the
-    progress its tools reported (kept by this runtime: :mod:`toolang_server.turn_events`),
-    and the post-turn stages in order."""
-    runtime, caller = runtime_of(request), caller_of(request)
-    turn = get_turn(runtime, caller, request.path_params["turn_id"])
-    store = store_of(runtime)
-    steps = store.steps(turn.id)
-    after = store.get_record(AFTER_KIND, turn.id)
-    start = turn.started_at or (steps[0].started_at if steps else turn.created_at)
-    return render(
-        request,
-        "trace.html",
-        "/turns",
-        f"Turn {turn.id[-8:]}",
-        turn=turn,
-        steps=steps,
-        start=start,
-        progress=TurnEvents.of(runtime).recent(turn.id),
-        after=after_stages(turn, after.data.get("stages") if after is not None else None),
-        refresh=0 if turn.status.is_terminal else 2,
-    )
-
-
-SKIPPED = {
-    "turn_state": "",
-    "prompt_trace": "nothing to trace: the turn built no prompt",
-    "memory_write": "nothing to remember: memory is off, or [memory] save_turns leaves out "
-    "this source",
-    "events": "no event subscriber (toolang_on_event) in this run",
-    "delivery": "no delivery plugin (toolang_deliver_turn) in this run",
-}
-"""Why a stage that is not recorded did not run: the runtime records only the stages
-that had something to do."""
-
-
-def after_stages(turn: Any, recorded: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
-    """All five after-turn stages in their order, each as recorded, or — one with nothing
-    to do — marked ``skipped`` with why; ``[]`` while the turn runs."""
-    if not turn.status.is_terminal:
-        return []
-    done = {stage["stage"]: stage for stage in recorded or ()}
-    rows = []
-    for name in AFTER_STAGES:
-        if name in done:
-            rows.append({**done[name], "skipped": False})
-        elif name == "turn_state":  # committed with the turn: recorded only with others
-            rows.append(
-                {
-                    "stage": name,
-                    "ok": True,
-                    "skipped": False,
-                    "detail": {"status": turn.status.value},
-                }
-            )
-        else:
-            rows.append(
-                {"stage": name, "ok": True, "skipped": True, "detail": {"why": SKIPPED[name]}}
-            )
-    return rows
 
 
 async def approvals_page(request: Request) -> Response:
@@ -239,11 +204,15 @@ async def approvals_page(request: Request) -> Response:
         if _mine(runtime, caller, a)
     ]
     pending = [a for a in every if a["status"] == "pending"]
-    decided = sorted(
-        (a for a in every if a["status"] != "pending"),
-        key=lambda a: a["decided_at"] or a["created_at"],
-        reverse=True,
-    )[:50]
+    decided, pager = paged(
+        request,
+        sorted(
+            (a for a in every if a["status"] != "pending"),
+            key=lambda a: a["decided_at"] or a["created_at"],
+            reverse=True,
+        ),
+        lambda a: (a["id"], a["tool"], a["status"], a["decided_by"], a["thread_id"], a["reason"]),
+    )
     return render(
         request,
         "approvals.html",
@@ -251,6 +220,7 @@ async def approvals_page(request: Request) -> Response:
         "Approvals",
         pending=pending,
         decided=decided,
+        pager=pager,
         refresh=3,
     )
 
@@ -258,8 +228,13 @@ async def approvals_page(request: Request) -> Response:
 async def runs_page(request: Request) -> Response:
     """Console: task runs, newest first."""
     runtime, caller = runtime_of(request), caller_of(request)
-    runs = runtime.task_runs.list(TaskRunFilter(owner=caller.owner, limit=100))
-    return render(request, "runs.html", "/task-runs", "Task runs", runs=runs)
+    every = runtime.task_runs.list(TaskRunFilter(owner=caller.owner, limit=WINDOW))
+    runs, pager = paged(
+        request,
+        every,
+        lambda r: (r.id, r.task, r.summary, r.agent_name, r.owner, r.parent_thread_id),
+    )
+    return render(request, "runs.html", "/task-runs", "Task runs", runs=runs, pager=pager)
 
 
 async def run_page(request: Request) -> Response:
@@ -282,6 +257,7 @@ async def run_page(request: Request) -> Response:
         "/task-runs",
         f"Task run {run.id[-8:]}",
         run=run,
+        raw=run.to_json(),
         events=events,
         transcript_note=note,
         refresh=0 if run.status.is_terminal else 3,
@@ -367,7 +343,6 @@ def register(register_route: RegisterRoute) -> None:
     register_route("/chat/new", chat_new)
     register_route("/chat/{thread_id:path}", chat_page)
     register_route("/turns", turns_page)
-    register_route("/turns/{turn_id}", trace_page)
     register_route("/approvals", approvals_page)
     register_route("/task-runs", runs_page)
     register_route("/task-runs/{run_id}", run_page)

@@ -32,6 +32,41 @@ function element(tag, className, text) {
   return node;
 }
 
+// What a running turn waits for (approvals, questions), rendered by the server, in its
+// place before the turn's answer; `until` polls again while it is empty (a question is
+// asked a moment after its tool call starts).
+async function showWaiting(turnId, bubble, until) {
+  for (let tries = 0; tries < 60; tries++) {
+    const response = await fetch(`/turns/${encodeURIComponent(turnId)}/waiting`,
+                                 {credentials: "same-origin"});
+    if (!response.ok) return;
+    const holder = document.createElement("div");
+    holder.innerHTML = await response.text();
+    const fresh = holder.firstElementChild;
+    const old = document.querySelector(`.waiting[data-waiting="${CSS.escape(turnId)}"]`);
+    // Keep what a person is doing (a decided approval's note, a half-typed answer).
+    if (old && old.contains(document.activeElement)) return;
+    if (old) old.replaceWith(fresh); else bubble.before(fresh);
+    if (!until || fresh.querySelector(until) || bubble.dataset.status) return;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+// A tool call's line in the chat: "running TOOL …" while it runs, then its result.
+function toolNotice(turnId, bubble, data) {
+  const key = `${turnId}:${data.seq}`;
+  let note = document.querySelector(`.msg.notice[data-call="${CSS.escape(key)}"]`);
+  if (!note) {
+    note = element("div", "msg notice tool");
+    note.dataset.call = key;
+    bubble.before(note);
+  }
+  note.dataset.phase = data.phase || "finished";
+  note.textContent = data.phase === "started"
+    ? `running ${data.tool} …`
+    : `ran ${data.tool}: ${data.ok ? "ok" : (data.error || "failed")}`;
+}
+
 // Watch one turn: text deltas of its latest model call fill `bubble`; `done` gets the
 // finished event. The stream's last call's text equals the stored output.
 function watchTurn(turnId, bubble, done) {
@@ -44,18 +79,13 @@ function watchTurn(turnId, bubble, done) {
     bubble.classList.add("streaming");
     bubble.scrollIntoView({block: "end"});
   });
-  source.addEventListener("approval", (event) => {
-    const data = JSON.parse(event.data);
-    const note = element("div", "msg notice");
-    note.append(`${data.tool} waits for approval — `);
-    const link = element("a", "", "decide on the approvals page");
-    link.href = "/approvals";
-    note.append(link);
-    bubble.before(note);
-  });
+  source.addEventListener("approval", () => showWaiting(turnId, bubble, "[data-approval]"));
   source.addEventListener("tool_call", (event) => {
     const data = JSON.parse(event.data);
-    bubble.before(element("div", "msg notice", `ran ${data.tool}: ${data.ok ? "ok" : data.error}`));
+    toolNotice(turnId, bubble, data);
+    if (data.phase === "started" && data.tool === "ask_person") {
+      showWaiting(turnId, bubble, "[data-question]");
+    }
   });
   source.addEventListener("finished", (event) => {
     const data = JSON.parse(event.data);
@@ -65,9 +95,37 @@ function watchTurn(turnId, bubble, done) {
       bubble.textContent = `${data.status}: ${data.error || data.outcome || ""}`;
     }
     bubble.dataset.status = data.status;
+    if (["failed", "canceled", "dropped"].includes(data.status)) {
+      // Its trace, and a retry (a completed answer's text stays only the answer).
+      const meta = element("span", "meta");
+      const trace = element("a", "", "trace");
+      trace.href = `/turns/${encodeURIComponent(turnId)}`;
+      const retry = element("button", "link retry", "retry");
+      retry.dataset.retry = turnId;
+      meta.append(trace, " · ", retry);
+      bubble.append(meta);
+    }
     if (done) done(data);
   });
   return source;
+}
+
+// Post a message (or a task run) from the chat form; its answer streams into a new bubble.
+function startInChat(log, text, send) {
+  const placeholder = log.querySelector(".placeholder");
+  if (placeholder) placeholder.remove();
+  log.append(element("div", "msg user", text));
+  const bubble = element("div", "msg agent streaming", "");
+  bubble.id = "answer-pending";
+  log.append(bubble);
+  return send().then((id) => {
+    bubble.dataset.turn = id;
+    bubble.id = `answer-${id}`;
+    return new Promise((resolve) => watchTurn(id, bubble, resolve));
+  }).catch((error) => {
+    bubble.classList.remove("streaming");
+    bubble.textContent = `not sent: ${error.message}`;
+  });
 }
 
 function setupChat() {
@@ -75,29 +133,32 @@ function setupChat() {
   if (!form) return;
   const log = document.querySelector("#chat-log");
   const input = form.querySelector("textarea");
-  const button = form.querySelector("button");
+  const button = form.querySelector("button[type=submit]");
   const send = async (event) => {
     event.preventDefault();
     const text = input.value.trim();
     if (!text) return;
     button.disabled = true;
-    const placeholder = log.querySelector(".placeholder");
-    if (placeholder) placeholder.remove();
-    log.append(element("div", "msg user", text));
-    const bubble = element("div", "msg agent streaming", "");
-    bubble.id = "answer-pending";
-    log.append(bubble);
     input.value = "";
-    try {
-      const submitted = await api("POST", "/api/turns", {input: text, thread_id: form.dataset.thread});
-      bubble.dataset.turn = submitted.turn_id;
-      bubble.id = `answer-${submitted.turn_id}`;
-      watchTurn(submitted.turn_id, bubble, () => { button.disabled = false; input.focus(); });
-    } catch (error) {
-      bubble.classList.remove("streaming");
-      bubble.textContent = `not sent: ${error.message}`;
-      button.disabled = false;
-    }
+    const agent = form.elements.agent.value || undefined;
+    const thread = form.dataset.thread;
+    const asRun = form.elements.task_run.checked;
+    await startInChat(log, text, async () => {
+      if (!asRun) {
+        return (await api("POST", "/api/turns", {input: text, thread_id: thread, agent})).turn_id;
+      }
+      // A task run's id is its turn's: the chat watches it like its own turns.
+      const run = await api("POST", "/task-runs/start", {task: text, thread_id: thread, agent});
+      const note = element("div", "msg notice run");
+      note.append("task run ");
+      const link = element("a", "mono", run.id.slice(-8));
+      link.href = `/task-runs/${encodeURIComponent(run.id)}`;
+      note.append(link, " started");
+      log.querySelector(".msg.agent:last-child").before(note);
+      return run.id;
+    });
+    button.disabled = false;
+    input.focus();
   };
   form.addEventListener("submit", send);
   input.addEventListener("keydown", (event) => {
@@ -105,6 +166,27 @@ function setupChat() {
   });
   document.querySelectorAll(".msg.agent[data-live]").forEach((bubble) => {
     watchTurn(bubble.dataset.turn, bubble, null);
+  });
+}
+
+// A "retry" button resubmits its failed turn: in the chat the new answer streams in
+// below, elsewhere (the trace page) the new turn's trace opens.
+function setupRetry() {
+  document.addEventListener("click", async (event) => {
+    const button = event.target.closest("button[data-retry]");
+    if (!button || button.disabled) return;
+    button.disabled = true;
+    const path = `/turns/${encodeURIComponent(button.dataset.retry)}/retry`;
+    const log = document.querySelector("#chat-log");
+    if (!log) {
+      try {
+        const made = await api("POST", path, {});
+        window.location.assign(`/turns/${encodeURIComponent(made.turn_id)}`);
+      } catch (error) { flash(error.message); button.disabled = false; }
+      return;
+    }
+    await startInChat(log, button.dataset.input || "(resubmitted)",
+                      async () => (await api("POST", path, {})).turn_id);
   });
 }
 
@@ -122,6 +204,12 @@ function setupActions() {
     button.disabled = true;
     try {
       await api("POST", button.dataset.post, {});
+      if (button.dataset.stay) {  // decided in place (the chat): say so, keep the page
+        const row = button.closest(".actions") || button;
+        row.replaceWith(element("div", "small decided", button.dataset.stay));
+        acting = false;
+        return;
+      }
       window.location.reload();
     } catch (error) {
       flash(error.message);
@@ -142,7 +230,13 @@ function setupAnswers() {
     acting = true;
     button.disabled = true;
     try {
-      await api("POST", form.dataset.answer, {answer: form.elements.answer.value});
+      const answer = form.elements.answer.value;
+      await api("POST", form.dataset.answer, {answer});
+      if (form.dataset.stay) {  // answered in place (the chat)
+        form.replaceWith(element("div", "small answered", `answered: ${answer}`));
+        acting = false;
+        return;
+      }
       window.location.reload();
     } catch (error) {
       flash(error.message);
@@ -172,6 +266,7 @@ document.addEventListener("DOMContentLoaded", () => {
   setupChat();
   setupActions();
   setupAnswers();
+  setupRetry();
   setupRefresh();
   // Set last: a test (or a person's script) waits for this before using the page.
   document.documentElement.dataset.ready = "true";
