@@ -269,3 +269,34 @@ def test_search_paging_raw_json_and_resubmitting_a_turn(live_server, page, shots
         open_ready(page, f"{server.url}/turns/{retried}")
         assert turn_id[-8:] in page.locator("main").text_content()
         shots(page, "trace-resubmitted")
+
+
+def test_fork_from_here_opens_a_new_thread_with_the_edited_turn(console, page, shots):
+    """A turn's trace page forks its thread at that turn (issue #39): the new thread's
+    chat opens with the edited input answered; the original thread is untouched."""
+    with console.client() as client:
+        first = client.post("/api/turns", json={"input": "one", "thread_id": "web:forked"})
+        completed(client, first.json()["turn_id"])
+        second = client.post("/api/turns", json={"input": "two", "thread_id": "web:forked"})
+        second_id = second.json()["turn_id"]
+        completed(client, second_id)
+        open_ready(page, f"{console.url}/turns/{second_id}")
+        page.click("#fork-turn summary")
+        page.fill("#fork-turn textarea", "two, edited")
+        shots(page, "trace-fork-from-here")
+        page.click("#fork-turn button[type=submit]")
+        page.wait_for_url(lambda url: "/chat/fork" in url, timeout=WAIT_MS)
+        thread = page.url.rsplit("/chat/", 1)[1].replace("%3A", ":")
+        page.locator(".msg.agent").last.wait_for(timeout=WAIT_MS)
+        forked = wait_for(
+            lambda: [
+                t
+                for t in client.get(f"/api/turns?thread_id={thread}").json()
+                if t["status"] == "completed"
+            ],
+            what="the forked turn to complete",
+        )
+        assert [t["input"] for t in forked] == ["two, edited"]
+        original = client.get("/api/turns?thread_id=web:forked").json()
+        assert sorted(t["input"] for t in original) == ["one", "two"]
+        shots(page, "chat-forked")

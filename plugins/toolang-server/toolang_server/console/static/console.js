@@ -190,6 +190,24 @@ function setupRetry() {
   });
 }
 
+// "Fork from here" (a turn's trace): a new thread with the history before this turn, the
+// turn run again on it with the (edited) input; the new thread's chat opens.
+function setupFork() {
+  document.addEventListener("submit", async (event) => {
+    const form = event.target.closest("form[data-fork]");
+    if (!form) return;
+    event.preventDefault();
+    const button = form.querySelector("button");
+    button.disabled = true;
+    try {
+      const input = form.querySelector("textarea").value;
+      const path = `/api/turns/${encodeURIComponent(form.dataset.fork)}/fork`;
+      const made = await api("POST", path, {input});
+      window.location.assign(`/chat/${encodeURIComponent(made.fork.thread_id)}`);
+    } catch (error) { flash(error.message); button.disabled = false; }
+  });
+}
+
 // An action's request is in flight: a timed reload now would hide its outcome (or cut it).
 let acting = false;
 
@@ -267,6 +285,7 @@ document.addEventListener("DOMContentLoaded", () => {
   setupActions();
   setupAnswers();
   setupRetry();
+  setupFork();
   setupRefresh();
   // Set last: a test (or a person's script) waits for this before using the page.
   document.documentElement.dataset.ready = "true";
