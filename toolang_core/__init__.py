@@ -99,6 +99,12 @@ if TYPE_CHECKING:
         UsageError as UsageError,
         describe_exception as describe_exception,
     )
+    from toolang_core.evals.results import (
+        EvalRun as EvalRun,
+        EvalRunNotFound as EvalRunNotFound,
+        list_eval_runs as list_eval_runs,
+        load_eval_run as load_eval_run,
+    )
     from toolang_core.evals.types import (
         EvalCase as EvalCase,
         EvalContext as EvalContext,
@@ -432,6 +438,10 @@ _LAZY = {
     "RegisterEvaluator": "toolang_core.evals.types",
     "ToolCallSeen": "toolang_core.evals.types",
     "Verdict": "toolang_core.evals.types",
+    "EvalRun": "toolang_core.evals.results",
+    "EvalRunNotFound": "toolang_core.evals.results",
+    "list_eval_runs": "toolang_core.evals.results",
+    "load_eval_run": "toolang_core.evals.results",
     "PluginHost": "toolang_core.plugins.host",
     "OfferClosed": "toolang_core.plugins.live_tools",
     "ToolClash": "toolang_core.plugins.live_tools",

@@ -109,7 +109,7 @@ ALIASES: Final = {"latest": 0, "previous": 1}
 
 def load_run(store: ExecutionStore, run_id: str, viewer: str | None) -> EvalRun:
     """The run ``run_id`` (or an alias of :data:`ALIASES`) if ``viewer`` may see it.
-    :raises EvalRunNotFound:"""
+    Public as ``toolang_core.load_eval_run``. :raises EvalRunNotFound:"""
     if run_id in ALIASES:
         runs = list_runs(store, viewer)
         if len(runs) <= ALIASES[run_id]:
@@ -122,7 +122,8 @@ def load_run(store: ExecutionStore, run_id: str, viewer: str | None) -> EvalRun:
 
 
 def list_runs(store: ExecutionStore, viewer: str | None) -> list[EvalRun]:
-    """The runs ``viewer`` may see, newest first."""
+    """The runs ``viewer`` may see (``None``: the operator, every owner's), newest
+    first. Public as ``toolang_core.list_eval_runs``."""
     runs = [
         EvalRun.from_json(r.data)
         for r in store.list_records(RECORD_KIND)
@@ -233,3 +234,7 @@ def _change(key: str, old: CaseResult | None, new: CaseResult | None) -> CaseCha
     else:
         change = "same"
     return CaseChange(key, change, old, new, flipped)
+
+
+list_eval_runs = list_runs
+load_eval_run = load_run

@@ -300,3 +300,54 @@ def test_fork_from_here_opens_a_new_thread_with_the_edited_turn(console, page, s
         original = client.get("/api/turns?thread_id=web:forked").json()
         assert sorted(t["input"] for t in original) == ["one", "two"]
         shots(page, "chat-forked")
+
+
+def test_eval_runs_are_listed_and_a_run_shows_its_cases(
+    live_server, toolang_distribution, page, shots
+):
+    """``toolang eval``'s stored runs in the console (issue #39): the list with the pass
+    count, and a run's cases with each evaluator's verdict."""
+    import os
+    import subprocess
+    import sys
+
+    first = live_server()
+    first.stop()  # `toolang eval` keeps its run in the store the server holds
+    home = first.home
+    (home / "cases.yaml").write_text(
+        "cases:\n"
+        "  - {id: greet, input: hi, evaluators: [{contains: 'echo: hi'}]}\n"
+        "  - {id: wrong, input: bye, expected: hello}\n",
+        encoding="utf-8",
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLANG_")}
+    env.update(
+        PYTHONPATH=os.pathsep.join(
+            filter(None, [str(toolang_distribution.root), env.get("PYTHONPATH")])
+        ),
+        TOOLANG_LOAD_PLUGINS="server,test-kit",
+        TL_OUT_DIR=str(home / "out"),
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "toolang_core", "eval", "cases.yaml"],
+        check=False,
+        cwd=home,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "1/2 passed" in done.stdout, done.stdout + done.stderr
+    server = live_server()
+    open_ready(page, f"{server.url}/evals")
+    row = page.locator("#eval-runs tr[data-run]")
+    assert row.count() == 1
+    assert "1/2" in row.text_content()
+    row.locator("a").click()
+    page.wait_for_selector("#eval-cases", timeout=WAIT_MS)
+    assert "1/2 passed" in page.locator("#eval-passed").text_content()
+    greet = page.locator("#eval-cases tr[data-case=greet]")
+    wrong = page.locator("#eval-cases tr[data-case=wrong]")
+    assert "pass" in greet.text_content() and "contains" in greet.text_content()
+    assert "FAIL" in wrong.text_content() and "exact" in wrong.text_content()
+    shots(page, "eval-run")

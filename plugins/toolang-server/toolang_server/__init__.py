@@ -52,7 +52,7 @@ def toolang_register_routes(register: RegisterRoute) -> None:
         api_usage,
         api_work,
     )
-    from toolang_server.console import actions, pages, questions, signin, trace
+    from toolang_server.console import actions, evals, pages, questions, signin, trace
 
     api_catalog.register(register)
     api_turns.register(register)
@@ -65,6 +65,7 @@ def toolang_register_routes(register: RegisterRoute) -> None:
     pages.register(register)
     trace.register(register)
     questions.register(register)
+    evals.register(register)
     signin.register(register)
 
 
