@@ -29,9 +29,7 @@ def plugin_databases_for(
     if registration is None:
         from toolang_core.store.sqlite.plugin_tables import SqlitePluginDatabases
 
-        return SqlitePluginDatabases(
-            config.home / "plugins", synchronous=config.store.synchronous
-        )
+        return SqlitePluginDatabases(config.home / "plugins", synchronous=config.store.synchronous)
     context = PluginContext(
         plugin_name=registration.plugin,
         config=config,
