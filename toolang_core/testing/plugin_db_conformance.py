@@ -199,22 +199,20 @@ class PluginDatabaseConformance:
         assert other.execute("SELECT count(*) FROM things").fetchone() == (2,)
 
     def test_a_raising_transaction_leaves_nothing(self, db: PluginDatabase) -> None:
-        with pytest.raises(KeyError), db.transaction():
-            db.execute("INSERT INTO things (name, at) VALUES (?, ?)", ["a", T0])
-            raise KeyError("no")
+        with pytest.raises(KeyError):
+            _insert_then_raise(db, "a")
         assert db.execute("SELECT count(*) FROM things").fetchone() == (0,)
 
     def test_an_inner_block_rolls_back_alone(self, db: PluginDatabase) -> None:
         with db.transaction():
             db.execute("INSERT INTO things (name, at) VALUES (?, ?)", ["outer", T0])
-            with pytest.raises(KeyError), db.transaction():
-                db.execute("INSERT INTO things (name, at) VALUES (?, ?)", ["inner", T0])
-                raise KeyError("no")
+            with pytest.raises(KeyError):
+                _insert_then_raise(db, "inner")
         assert db.execute("SELECT name FROM things").fetchall() == [("outer",)]
 
     def test_threads_share_one_database(self, db: PluginDatabase) -> None:
         def work(thread: int) -> None:
-            for i in range(20):
+            for _ in range(20):
                 with db.transaction():
                     db.execute("INSERT INTO things (name, at) VALUES (?, ?)", [f"{thread}", T0])
                     db.execute("UPDATE things SET n = n + 1 WHERE name = ?", [f"{thread}"])
@@ -228,6 +226,12 @@ class PluginDatabaseConformance:
             t.join()
         assert sorted(done) == [0, 1, 2, 3]
         assert db.execute("SELECT count(*), sum(n) FROM things").fetchone()[0] == 80
+
+
+def _insert_then_raise(db: PluginDatabase, name: str) -> None:
+    with db.transaction():
+        db.execute("INSERT INTO things (name, at) VALUES (?, ?)", [name, T0])
+        raise KeyError(name)
 
 
 class _Tracking:
