@@ -11,6 +11,10 @@ defines no autouse fixture, so it changes no test suite that does not ask for th
 ``toolang_pg_schema``
     A schema name no other test uses; dropped afterwards, with the schemas of
     plugins' databases made beside it (``<schema>__<plugin>``).
+``toolang_pg_config``
+    TOML sections (``[store]``, ``[plugins.store-postgres]``) that put a runtime's
+    store, and plugins' databases, on the test's schema. Pass the plugin itself as
+    ``store-postgres`` among the runtime's plugins.
 ``toolang_pg_store``
     ``make(**kw)`` opens a new store object (its own pool, as another process would)
     on the test's schema; every one is closed afterwards.
@@ -59,6 +63,14 @@ def toolang_pg_schema(toolang_pg_dsn: str) -> Iterator[str]:
         ).fetchall()
         for schema in [name, *(row[0] for row in beside)]:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@pytest.fixture
+def toolang_pg_config(toolang_pg_dsn: str, toolang_pg_schema: str) -> str:
+    return (
+        f'[store]\nbackend = "postgres"\n\n[plugins.store-postgres]\n'
+        f'dsn = "{toolang_pg_dsn}"\nschema = "{toolang_pg_schema}"\npool_size = 2\n'
+    )
 
 
 @pytest.fixture
