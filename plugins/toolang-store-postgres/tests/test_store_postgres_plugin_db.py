@@ -3,6 +3,10 @@ and a runtime on the PostgreSQL store keeps plugins' tables there."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import psycopg
 import pytest
 
@@ -78,3 +82,39 @@ def test_a_newer_plugin_schema_is_refused_naming_plugin_and_migrations(
     message = str(refused.value)
     assert "plugin 'conformance-plugin'" in message
     assert "m002_colour" in message and "'m001_things'" in message
+
+
+def test_two_processes_opening_one_plugin_database_together_migrate_it_once(
+    toolang_pg_dsn, toolang_pg_schema
+):
+    script = Path(__file__).with_name("plugin_db_race.py")
+    processes = [
+        subprocess.Popen(
+            [sys.executable, str(script), toolang_pg_dsn, toolang_pg_schema],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    for process in processes:
+        assert process.stdout.readline().strip() == "ready"
+    for process in processes:  # both start opening at once
+        process.stdin.write("go\n")
+        process.stdin.flush()
+    outputs = [process.communicate(timeout=120) for process in processes]
+    for process, (out, err) in zip(processes, outputs, strict=True):
+        assert process.returncode == 0, err
+        assert out.strip() == "opened 1"
+    with psycopg.connect(toolang_pg_dsn) as conn:
+        applied = conn.execute(
+            f'SELECT pid, saw_waiter FROM "{toolang_pg_schema}__race_plugin".applied'
+        ).fetchall()
+        ledger = conn.execute(
+            f'SELECT name FROM "{toolang_pg_schema}__race_plugin".toolang_migrations'
+        ).fetchall()
+    assert len(applied) == 1  # migrated once ...
+    assert applied[0][0] in {p.pid for p in processes}
+    assert applied[0][1] is True  # ... while the other process waited for it
+    assert ledger == [("m001_applied",)]
