@@ -246,6 +246,12 @@ if TYPE_CHECKING:
     from toolang_core.store.plugin_db import (
         open_plugin_database as open_plugin_database,
     )
+    from toolang_core.store.plugin_tables import (
+        Dialect as Dialect,
+        PluginDatabase as PluginDatabase,
+        PluginDatabases as PluginDatabases,
+        PluginMigrations as PluginMigrations,
+    )
     from toolang_core.store.protocol import (
         ExecutionStore as ExecutionStore,
     )
@@ -487,6 +493,10 @@ _LAZY = {
     "sees_every_owner": "toolang_core.store.owners",
     "threads_seen_by": "toolang_core.store.owners",
     "open_plugin_database": "toolang_core.store.plugin_db",
+    "Dialect": "toolang_core.store.plugin_tables",
+    "PluginDatabase": "toolang_core.store.plugin_tables",
+    "PluginDatabases": "toolang_core.store.plugin_tables",
+    "PluginMigrations": "toolang_core.store.plugin_tables",
     "ExecutionStore": "toolang_core.store.protocol",
     "GroupPolicy": "toolang_core.store.types",
     "NewTurnRequest": "toolang_core.store.types",

@@ -17,7 +17,7 @@ A leaf module: the types it names are imported for type checking only.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 if TYPE_CHECKING:
     from sqlite_utils import Database, Migrations
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         ToolRegistration,
     )
     from toolang_core.redaction import RedactionPolicy
+    from toolang_core.store.plugin_tables import PluginDatabase, PluginMigrations
     from toolang_core.store.protocol import ExecutionStore
     from toolang_core.taskruns.port import TaskRuns
 
@@ -163,10 +164,27 @@ class RuntimeView(Protocol):
         """Per-runtime state for a plugin, ``factory()`` called once on first use."""
         ...
 
+    @overload
+    def plugin_database(
+        self, plugin_name: str, migrations: PluginMigrations, *, read_only: bool = False
+    ) -> PluginDatabase: ...
+
+    @overload
     def plugin_database(
         self, plugin_name: str, migrations: Migrations, *, read_only: bool = False
-    ) -> Database:
-        """The plugin's own SQLite database, opened (and migrated) once per runtime."""
+    ) -> Database: ...
+
+    def plugin_database(
+        self,
+        plugin_name: str,
+        migrations: PluginMigrations | Migrations,
+        *,
+        read_only: bool = False,
+    ) -> PluginDatabase | Database:
+        """The plugin's own tables, opened (and migrated) once per runtime: on the
+        store's backend for :class:`~toolang_core.PluginMigrations` (a
+        :class:`~toolang_core.PluginDatabase`), in an SQLite file for
+        ``sqlite_utils.Migrations`` (a ``sqlite_utils.Database``)."""
         ...
 
     def service_available(self, name: str) -> bool:

@@ -72,6 +72,7 @@ NAMESPACES: tuple[str, ...] = (
     "toolang_core.testing.memory_conformance",
     "toolang_core.testing.models",
     "toolang_core.testing.parked_turns",
+    "toolang_core.testing.plugin_db_conformance",
     "toolang_core.testing.pool",
     "toolang_core.testing.processes",
     "toolang_core.testing.pytest_plugin",

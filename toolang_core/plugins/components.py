@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 COMPONENT_KINDS: Final = {
     "toolang_register_stores": "store",
+    "toolang_register_plugin_databases": "plugin database",
     "toolang_register_models": "model",
     "toolang_register_memory": "memory",
     "toolang_register_turn_sources": "turn source",

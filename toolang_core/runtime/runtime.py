@@ -13,7 +13,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
 
 import structlog
 
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from toolang_core.plugins.facade import Hooks
     from toolang_core.plugins.routes import RouteRegistration
     from toolang_core.runtime.upkeep_lease import UpkeepLease
+    from toolang_core.store.plugin_tables import PluginDatabase, PluginDatabases, PluginMigrations
     from toolang_core.taskruns.controller import TaskRunController
 
 log = structlog.get_logger("toolang.runtime")
@@ -286,19 +287,44 @@ class Runtime:
             self._plugin_state[name] = factory()
         return self._plugin_state[name]  # type: ignore[no-any-return]
 
+    @overload
+    def plugin_database(
+        self, plugin_name: str, migrations: PluginMigrations, *, read_only: bool = False
+    ) -> PluginDatabase: ...
+
+    @overload
     def plugin_database(
         self, plugin_name: str, migrations: Migrations, *, read_only: bool = False
-    ) -> Database:
-        """The SQLite database of ``plugin_name``'s own tables, opened once per runtime.
+    ) -> Database: ...
 
-        It lives at ``<home>/plugins/<plugin_name>.db``; opening it applies the plugin's
-        pending ``migrations`` (never when ``read_only``). See
+    def plugin_database(
+        self,
+        plugin_name: str,
+        migrations: PluginMigrations | Migrations,
+        *,
+        read_only: bool = False,
+    ) -> PluginDatabase | Database:
+        """``plugin_name``'s own tables, opened (and migrated) once per runtime.
+
+        With :class:`~toolang_core.PluginMigrations`, a
+        :class:`~toolang_core.PluginDatabase` on the store's backend (an SQLite file
+        ``<home>/plugins/<plugin_name>.db``, or what the store's plugin offers, e.g. a
+        PostgreSQL schema); with ``sqlite_utils.Migrations``, the SQLite file as a
+        ``sqlite_utils.Database`` whatever the store. Opening applies the pending
+        ``migrations`` (never when ``read_only``); see
         :func:`toolang_core.open_plugin_database` for the errors it raises.
         """
-        from toolang_core.store.plugin_db import open_plugin_database
+        from toolang_core.store.plugin_tables import PluginMigrations
 
         key = f"database:{plugin_name}:{'ro' if read_only else 'rw'}"
         if key not in self._plugin_state:
+            if isinstance(migrations, PluginMigrations):
+                self._plugin_state[key] = self.plugin_databases.open(
+                    plugin_name, migrations, read_only=read_only
+                )
+                return self._plugin_state[key]  # type: ignore[no-any-return]
+            from toolang_core.store.plugin_db import open_plugin_database
+
             if not _PLUGIN_NAME.fullmatch(plugin_name):
                 raise ValueError(f"plugin name {plugin_name!r} cannot name a database file")
             path = self.config.home / "plugins" / f"{plugin_name}.db"
@@ -306,6 +332,17 @@ class Runtime:
                 path, migrations, read_only=read_only, synchronous=self.config.store.synchronous
             )
         return self._plugin_state[key]  # type: ignore[no-any-return]
+
+    @property
+    def plugin_databases(self) -> PluginDatabases:
+        """Where plugins' :class:`~toolang_core.PluginMigrations` tables live: the store
+        backend's offer (``toolang_register_plugin_databases``), else SQLite files."""
+        from toolang_core.runtime.plugin_databases import plugin_databases_for
+
+        return self.plugin_state(
+            "databases:offer",
+            lambda: plugin_databases_for(self.config, self.host, self.settings),
+        )
 
     def _close_memory(self, memory: MemoryService) -> None:
         """The run ended: its memory service closed, built again on next use."""
@@ -315,7 +352,10 @@ class Runtime:
     def close_plugin_databases(self) -> None:
         """Close every database :meth:`plugin_database` opened (they reopen on next use)."""
         for key in [k for k in self._plugin_state if k.startswith("database:")]:
-            self._plugin_state.pop(key).conn.close()
+            self._plugin_state.pop(key).close()
+        offer = self._plugin_state.pop("databases:offer", None)
+        if offer is not None:
+            offer.close()
 
     @property
     def memory(self) -> MemoryService | None:

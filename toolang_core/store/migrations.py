@@ -41,10 +41,14 @@ def pending_migrations(
     if unknown:
         raise StoreSchemaTooNew(
             f"{where} was written by a newer version: it has migration(s) "
-            f"{', '.join(unknown)} of set {migration_set!r} that this code does not know; "
-            f"upgrade {upgrade} (nothing was changed)"
+            f"{', '.join(unknown)} of set {migration_set!r} that this code does not know "
+            f"(it knows {_up_to(known)}); upgrade {upgrade} (nothing was changed)"
         )
     return [name for name in known if name not in done]
+
+
+def _up_to(known: Sequence[str]) -> str:
+    return f"migrations up to {known[-1]!r}" if known else "no migration"
 
 
 def migrate_guarded(

@@ -79,7 +79,7 @@ def _pending(conn: sqlite3.Connection, path: Path, migrations: Migrations) -> li
         applied,
         where=str(path),
         migration_set=migrations.name,
-        upgrade="the plugin",
+        upgrade=f"the plugin {migrations.name!r}",
     )
     if not applied and tables and "_sqlite_migrations" not in tables:
         raise StoreCorrupt(

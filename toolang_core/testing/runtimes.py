@@ -82,17 +82,19 @@ def plugin_runtime(
     settings: str = "",
     model: Any = None,
     plugins: Mapping[str, object] | None = None,
+    config: str = "",
 ) -> Runtime:
     """A runtime (from the ``toolang_runtime`` fixture) with the plugin under test as
     ``name``, its ``[plugins.<name>]`` section holding ``settings`` (TOML lines), the
     other ``plugins``, and — given a :class:`~toolang_core.testing.models.ScriptedModel`
-    — that model as the default (``scripted``); turns are polled every 50 ms."""
+    — that model as the default (``scripted``); turns are polled every 50 ms. ``config``
+    adds whole TOML sections (e.g. a ``[store]`` and its plugin's section)."""
     every = {name: plugin, **(plugins or {})}
     if model is not None:
         every["scripted"] = model.plugin()
-    config = '[models]\ndefault = "scripted"\n[runtime]\npoll_seconds = 0.05\n'
+    base = '[models]\ndefault = "scripted"\n[runtime]\npoll_seconds = 0.05\n'
     section = f"[plugins.{name}]\n{settings}\n" if settings else ""
-    return toolang_runtime(config + section, plugins=every)
+    return toolang_runtime(base + section + config, plugins=every)
 
 
 def evolve_scheduler(**changes: Any) -> SchedulerConfig:

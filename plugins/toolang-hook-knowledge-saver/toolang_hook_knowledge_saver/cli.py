@@ -9,12 +9,12 @@ import click
 from toolang_core.cli import CliState, pass_state
 
 if TYPE_CHECKING:
-    from sqlite_utils import Database
+    from toolang_core import PluginDatabase
 
 NOTHING_YET = "no knowledge saved yet: it is saved while `toolang run` serves turns"
 
 
-def _open(state: CliState) -> Database | None:
+def _open(state: CliState) -> PluginDatabase | None:
     """The plugin's database, read-only; ``None`` when nothing was ever saved."""
     from toolang_core import StoreMissing
     from toolang_hook_knowledge_saver.schema import MIGRATIONS
@@ -50,7 +50,7 @@ def list_command(state: CliState, *, agent: str | None, limit: int, as_json: boo
     try:
         entries = list_knowledge(db, agent=agent, limit=limit)
     finally:
-        db.conn.close()
+        db.close()
     if as_json:
         echo_json(entries)
     elif not entries:
@@ -75,7 +75,7 @@ def show(state: CliState, *, entry_id: int, as_json: bool) -> None:
     try:
         entry = get_knowledge(db, entry_id)
     finally:
-        db.conn.close()
+        db.close()
     if entry is None:
         raise ToolangError(
             f"no knowledge entry {entry_id}; `toolang knowledge list` shows the ids there are"

@@ -1,7 +1,8 @@
 """Where kept knowledge goes: :func:`remember`, the one way out of this plugin.
 
 Every entry goes to this plugin's own table (in batches; ``toolang knowledge list``
-reads it) and, when a memory plugin is configured (``[memory] plugin``), also into the
+reads it; on the store's backend, so every node of a PostgreSQL store shares it) and,
+when a memory plugin is configured (``[memory] plugin``), also into the
 calling agent's memory through the runtime's memory service — keyed by its content
 hash, so the same result is remembered once. A memory write that fails is logged and
 never fails the tool call.
@@ -21,9 +22,7 @@ from toolang_hook_knowledge_saver.schema import MIGRATIONS, UPSERT
 from toolang_hook_knowledge_saver.settings import NAME, KnowledgeSettings
 
 if TYPE_CHECKING:
-    from sqlite_utils import Database
-
-    from toolang_core import RuntimeView
+    from toolang_core import PluginDatabase, RuntimeView
 
 log = structlog.get_logger("toolang.plugins.hook-knowledge-saver")
 
@@ -46,14 +45,14 @@ class Keeper:
             name=NAME,
         )
 
-    def database(self) -> Database:
+    def database(self) -> PluginDatabase:
         """The plugin's database (created and migrated on first use in this runtime)."""
         return self.runtime.plugin_database(NAME, MIGRATIONS)
 
     def _write(self, entries: Sequence[KnowledgeEntry]) -> None:
         db = self.database()
-        with db.atomic():
-            db.conn.executemany(UPSERT, [entry.row() for entry in entries])
+        with db.transaction():
+            db.executemany(UPSERT, [entry.row() for entry in entries])
 
 
 def remember(runtime: RuntimeView, entry: KnowledgeEntry) -> Awaitable[None] | None:

@@ -1,11 +1,15 @@
-"""The plugin's own table, as a ``sqlite_utils.Migrations`` set (append, never edit)."""
+"""The plugin's own table, as :class:`~toolang_core.PluginMigrations` (append, never
+edit): an SQLite file, or a PostgreSQL schema when the store is PostgreSQL.
+
+The upsert is the same SQL on both backends (``ON CONFLICT … DO UPDATE``, with the
+table named where PostgreSQL would find ``times_seen`` ambiguous).
+"""
 
 from __future__ import annotations
 
 from typing import Final
 
-from sqlite_utils import Database, Migrations
-
+from toolang_core import PluginDatabase, PluginMigrations
 from toolang_hook_knowledge_saver.settings import NAME
 
 TABLE: Final = "knowledge"
@@ -26,18 +30,19 @@ COLUMNS: Final = (
 UPSERT: Final = (
     f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
     "ON CONFLICT (agent, content_hash) DO UPDATE SET "
-    "last_seen_at = excluded.last_seen_at, times_seen = times_seen + 1"
+    f"last_seen_at = excluded.last_seen_at, times_seen = {TABLE}.times_seen + 1"
 )
 
-MIGRATIONS: Final = Migrations(NAME)
+MIGRATIONS: Final = PluginMigrations(NAME)
 
 
 @MIGRATIONS()
-def m001_knowledge(db: Database) -> None:
+def m001_knowledge(db: PluginDatabase) -> None:
+    real = db.dialect.float_type
     db.execute(
         f"""
         CREATE TABLE {TABLE} (
-            id INTEGER PRIMARY KEY,
+            id {db.dialect.id_column},
             agent TEXT NOT NULL,
             tool TEXT NOT NULL,
             params TEXT NOT NULL,          -- short JSON of the call's parameters, secrets masked
@@ -47,8 +52,8 @@ def m001_knowledge(db: Database) -> None:
             thread_id TEXT NOT NULL,
             turn_id TEXT NOT NULL,
             call_id TEXT NOT NULL,
-            created_at REAL NOT NULL,
-            last_seen_at REAL NOT NULL,
+            created_at {real} NOT NULL,
+            last_seen_at {real} NOT NULL,
             times_seen INTEGER NOT NULL DEFAULT 1
         )
         """

@@ -9,7 +9,7 @@ import attrs
 from toolang_hook_knowledge_saver.schema import TABLE
 
 if TYPE_CHECKING:
-    from sqlite_utils import Database
+    from toolang_core import PluginDatabase
 
 
 @attrs.frozen
@@ -42,7 +42,7 @@ def _entry(row: Any) -> SavedKnowledge:
     return SavedKnowledge(*row)
 
 
-def list_knowledge(db: Database, *, agent: str | None, limit: int) -> list[SavedKnowledge]:
+def list_knowledge(db: PluginDatabase, *, agent: str | None, limit: int) -> list[SavedKnowledge]:
     """The newest ``limit`` entries, of one agent or of all."""
     where, params = ("WHERE agent = ? ", [agent]) if agent is not None else ("", [])
     cursor = db.execute(
@@ -51,6 +51,6 @@ def list_knowledge(db: Database, *, agent: str | None, limit: int) -> list[Saved
     return [_entry(row) for row in cursor]
 
 
-def get_knowledge(db: Database, entry_id: int) -> SavedKnowledge | None:
+def get_knowledge(db: PluginDatabase, entry_id: int) -> SavedKnowledge | None:
     row = db.execute(f"SELECT {_FIELDS} FROM {TABLE} WHERE id = ?", [entry_id]).fetchone()
     return None if row is None else _entry(row)

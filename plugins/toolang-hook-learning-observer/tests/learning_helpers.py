@@ -29,7 +29,7 @@ class Tools:
         register(Tool.from_function(echo, blocking=False))
 
 
-def make_runtime(toolang_runtime, settings: str = "", model=None):
+def make_runtime(toolang_runtime, settings: str = "", model=None, *, config="", plugins=None):
     """A runtime (from the ``toolang_runtime`` fixture) with this plugin and the tools."""
     return plugin_runtime(
         toolang_runtime,
@@ -37,7 +37,8 @@ def make_runtime(toolang_runtime, settings: str = "", model=None):
         plugin,
         settings=settings,
         model=model,
-        plugins={"tools": Tools()},
+        plugins={"tools": Tools(), **(plugins or {})},
+        config=config,
     )
 
 

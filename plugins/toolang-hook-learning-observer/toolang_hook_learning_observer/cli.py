@@ -66,7 +66,7 @@ def stats(
         selection = StatsFilter(agent, tool, None if since is None else time.time() - since)
         rows = tool_stats(db, selection)
     finally:
-        db.conn.close()
+        db.close()
     if as_json:
         echo_json(rows)
     elif not rows:

@@ -14,7 +14,7 @@ from toolang_hook_learning_observer.schema import TABLE
 from toolang_hook_learning_observer.settings import LearningSettings
 
 if TYPE_CHECKING:
-    from sqlite_utils import Database
+    from toolang_core import PluginDatabase
 
 
 def ago(seconds: float) -> str:
@@ -59,7 +59,9 @@ def tool_line(tool: str, calls: Sequence[Any], now: float) -> str:
     return f"{tool} failed {len(failed)} of its last {len(calls)} calls ({where})"
 
 
-def failure_note(db: Database, agent: str, settings: LearningSettings, now: float) -> str | None:
+def failure_note(
+    db: PluginDatabase, agent: str, settings: LearningSettings, now: float
+) -> str | None:
     """The note for ``agent``'s next prompt, or ``None`` when no tool failed often enough."""
     if settings.max_notes == 0:
         return None

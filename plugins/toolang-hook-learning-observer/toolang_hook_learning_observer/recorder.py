@@ -20,9 +20,7 @@ from toolang_hook_learning_observer.schema import (
 from toolang_hook_learning_observer.settings import NAME, LearningSettings
 
 if TYPE_CHECKING:
-    from sqlite_utils import Database
-
-    from toolang_core import RuntimeView
+    from toolang_core import PluginDatabase, RuntimeView
 
 SuccessRow = tuple[float, str, str, int, float, str, str, str]
 """The values of :data:`~.schema.SUCCESS_COLUMNS`."""
@@ -121,7 +119,7 @@ class Recorder:
         self._quiet: dict[str, int] = {}
         """Agents whose note was none, with ``_failures`` at the time."""
 
-    def database(self) -> Database:
+    def database(self) -> PluginDatabase:
         """The plugin's database (created and migrated on first use in this runtime)."""
         return self.runtime.plugin_database(NAME, MIGRATIONS)
 
@@ -178,14 +176,14 @@ class Recorder:
 
     def _write(self, rows: Sequence[OutcomeRow]) -> None:
         db = self.database()
-        with db.atomic():
+        with db.transaction():
             # In order: each run of successes or of failures, ROWS_PER_INSERT at a time.
             for length, run in itertools.groupby(rows, len):
                 columns = SUCCESS_COLUMNS if length == len(SUCCESS_COLUMNS) else COLUMNS
                 same_shape = list(run)
                 for start in range(0, len(same_shape), ROWS_PER_INSERT):
                     chunk = same_shape[start : start + ROWS_PER_INSERT]
-                    db.conn.execute(
+                    db.execute(
                         insert_rows(columns, len(chunk)),
                         list(itertools.chain.from_iterable(chunk)),
                     )

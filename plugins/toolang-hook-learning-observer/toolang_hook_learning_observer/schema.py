@@ -1,12 +1,13 @@
-"""The plugin's own tables, as a ``sqlite_utils.Migrations`` set (append, never edit)."""
+"""The plugin's own tables, as :class:`~toolang_core.PluginMigrations` (append, never
+edit): an SQLite file, or a PostgreSQL schema when the store is PostgreSQL. What the
+two backends read differently is in :mod:`.sql_sqlite` and :mod:`.sql_postgres`."""
 
 from __future__ import annotations
 
 import functools
 from typing import Final
 
-from sqlite_utils import Database, Migrations
-
+from toolang_core import PluginDatabase, PluginMigrations
 from toolang_hook_learning_observer.settings import NAME
 
 TABLE: Final = "tool_outcomes"
@@ -39,22 +40,23 @@ def insert_rows(columns: tuple[str, ...], rows: int) -> str:
     return f"INSERT INTO {TABLE} ({', '.join(columns)}) VALUES {', '.join([values] * rows)}"
 
 
-MIGRATIONS: Final = Migrations(NAME)
+MIGRATIONS: Final = PluginMigrations(NAME)
 
 
 @MIGRATIONS()
-def m001_tool_outcomes(db: Database) -> None:
+def m001_tool_outcomes(db: PluginDatabase) -> None:
+    real = db.dialect.float_type
     db.execute(
         f"""
         CREATE TABLE {TABLE} (
-            id INTEGER PRIMARY KEY,
-            at REAL NOT NULL,            -- unix time the outcome was observed
+            id {db.dialect.id_column},
+            at {real} NOT NULL,          -- unix time the outcome was observed
             agent TEXT NOT NULL,
             tool TEXT NOT NULL,
             ok INTEGER NOT NULL,         -- 1 succeeded, 0 failed
             error_type TEXT,             -- ToolResult.error_type of a failure
             error TEXT,                  -- short error text, secrets masked
-            duration_ms REAL NOT NULL,
+            duration_ms {real} NOT NULL,
             turn_id TEXT NOT NULL,
             thread_id TEXT NOT NULL,
             call_id TEXT NOT NULL
@@ -71,7 +73,7 @@ def m001_tool_outcomes(db: Database) -> None:
 
 
 @MIGRATIONS()
-def m002_drop_at_index(db: Database) -> None:
+def m002_drop_at_index(db: PluginDatabase) -> None:
     # Each index costs every insert (about 1 µs of the 50 µs a whole tool-call chain may
     # take). Rows are appended in time order, so pruning walks the rowid instead, and
     # `stats --since` — run by hand — scans.

@@ -6,6 +6,7 @@ import itertools
 import math
 import statistics
 from collections.abc import Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -14,7 +15,7 @@ from toolang_hook_learning_observer.notes import describe_error
 from toolang_hook_learning_observer.schema import TABLE
 
 if TYPE_CHECKING:
-    from sqlite_utils import Database
+    from toolang_core import PluginDatabase
 
 
 @attrs.frozen
@@ -59,14 +60,11 @@ def percentile(ordered: Sequence[float], q: float) -> float:
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
-def tool_stats(db: Database, selection: StatsFilter) -> list[ToolStats]:
+def tool_stats(db: PluginDatabase, selection: StatsFilter) -> list[ToolStats]:
     """One :class:`ToolStats` per (agent, tool) with outcomes in ``selection``, sorted."""
+    sql = _sql_for(db)
     where, params = selection.where()
-    counts = db.execute(
-        f"SELECT agent, tool, COUNT(*), SUM(ok = 0), MAX(at) FROM {TABLE}{where} "
-        "GROUP BY agent, tool ORDER BY agent, tool",
-        params,
-    ).fetchall()
+    counts = db.execute(sql.counts(where), params).fetchall()
     latencies = {
         key: [row[2] for row in rows]
         for key, rows in itertools.groupby(
@@ -79,13 +77,10 @@ def tool_stats(db: Database, selection: StatsFilter) -> list[ToolStats]:
         )
     }
     failed_where, failed_params = selection.where("ok = 0")
-    # SQLite takes the bare columns from the row holding MAX(at): the latest failure.
     last_errors = {
         (agent, tool): (error_type, error, at)
         for agent, tool, error_type, error, at in db.execute(
-            f"SELECT agent, tool, error_type, error, MAX(at) FROM {TABLE}{failed_where} "
-            "GROUP BY agent, tool",
-            failed_params,
+            sql.last_errors(failed_where), failed_params
         )
     }
     out = []
@@ -107,6 +102,16 @@ def tool_stats(db: Database, selection: StatsFilter) -> list[ToolStats]:
             )
         )
     return out
+
+
+def _sql_for(db: PluginDatabase) -> ModuleType:
+    if db.dialect.name == "postgres":
+        from toolang_hook_learning_observer import sql_postgres
+
+        return sql_postgres
+    from toolang_hook_learning_observer import sql_sqlite
+
+    return sql_sqlite
 
 
 def _error_text(error_type: str | None, error: str | None) -> str | None:

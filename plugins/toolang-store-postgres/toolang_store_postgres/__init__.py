@@ -41,6 +41,21 @@ def toolang_register_settings(register: RegisterSettings) -> None:
 
 
 @hookimpl
+def toolang_register_plugin_databases(register: RegisterFactory) -> None:
+    # Imported on use: plugin_tables imports psycopg.
+    def build(context: PluginContext) -> object:
+        from toolang_store_postgres.plugin_tables import open_plugin_databases
+
+        return open_plugin_databases(context)
+
+    register(
+        "postgres",
+        build,
+        description="plugins' tables in a schema each, on the store's PostgreSQL server",
+    )
+
+
+@hookimpl
 def toolang_register_stores(register: RegisterFactory) -> None:
     register(
         "postgres",

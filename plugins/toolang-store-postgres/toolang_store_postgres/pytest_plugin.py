@@ -9,7 +9,12 @@ defines no autouse fixture, so it changes no test suite that does not ask for th
     the test fails with a message saying how to get one — it never skips: a skipped
     backend would look like a passing one in CI.
 ``toolang_pg_schema``
-    A schema name no other test uses; dropped afterwards.
+    A schema name no other test uses; dropped afterwards, with the schemas of
+    plugins' databases made beside it (``<schema>__<plugin>``).
+``toolang_pg_config``
+    TOML sections (``[store]``, ``[plugins.store-postgres]``) that put a runtime's
+    store, and plugins' databases, on the test's schema. Pass the plugin itself as
+    ``store-postgres`` among the runtime's plugins.
 ``toolang_pg_store``
     ``make(**kw)`` opens a new store object (its own pool, as another process would)
     on the test's schema; every one is closed afterwards.
@@ -53,7 +58,19 @@ def toolang_pg_schema(toolang_pg_dsn: str) -> Iterator[str]:
     name = f"t_{uuid.uuid4().hex[:16]}"
     yield name
     with psycopg.connect(toolang_pg_dsn, autocommit=True) as conn:
-        conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+        beside = conn.execute(
+            "SELECT nspname FROM pg_namespace WHERE nspname LIKE %s", (f"{name}\\_\\_%",)
+        ).fetchall()
+        for schema in [name, *(row[0] for row in beside)]:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@pytest.fixture
+def toolang_pg_config(toolang_pg_dsn: str, toolang_pg_schema: str) -> str:
+    return (
+        f'[store]\nbackend = "postgres"\n\n[plugins.store-postgres]\n'
+        f'dsn = "{toolang_pg_dsn}"\nschema = "{toolang_pg_schema}"\npool_size = 2\n'
+    )
 
 
 @pytest.fixture

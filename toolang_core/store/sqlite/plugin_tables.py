@@ -1,0 +1,104 @@
+"""Plugins' databases as SQLite files: the backend every runtime has.
+
+Each plugin's :class:`~toolang_core.store.plugin_tables.PluginMigrations` become a
+``sqlite_utils.Migrations`` set of the same name and migration names, so a file made
+by a plugin before it moved to :class:`PluginMigrations` is the same file, with the
+same ledger, and opens unchanged (:func:`toolang_core.store.plugin_db.open_plugin_database`
+applies the guards).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+from weakref import WeakKeyDictionary
+
+from toolang_core.store.plugin_tables import SQLITE, Dialect, PluginMigrations
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Iterator
+
+    from sqlite_utils import Database, Migrations
+
+PLUGIN_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+_AS_SQLITE: WeakKeyDictionary[PluginMigrations, Migrations] = WeakKeyDictionary()
+
+
+class SqlitePluginDatabase:
+    """A plugin's tables in one SQLite file, on one connection shared by threads
+    (sqlite3 serialises its calls; a transaction holds the file's write lock)."""
+
+    dialect: Final[Dialect] = SQLITE
+
+    def __init__(self, db: Database, *, plugin: str, where: str, read_only: bool) -> None:
+        self.sqlite = db
+        """The sqlite-utils database, for what only SQLite has (FTS5 helpers …)."""
+        self._conn: sqlite3.Connection = db.conn
+        self.plugin = plugin
+        self.where = where
+        self.read_only = read_only
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return self._conn.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        self._conn.executemany(sql, rows)
+
+    def transaction(self) -> AbstractContextManager[None]:
+        return self._atomic()
+
+    @contextmanager
+    def _atomic(self) -> Iterator[None]:
+        with self.sqlite.atomic():
+            yield
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def as_sqlite_migrations(migrations: PluginMigrations) -> Migrations:
+    """``migrations`` as the ``sqlite_utils.Migrations`` set the file's ledger keeps."""
+    found = _AS_SQLITE.get(migrations)
+    if found is None:
+        from sqlite_utils import Migrations
+
+        found = Migrations(migrations.name)
+        for name, step in migrations.steps:
+
+            def run(db: Database, step: Any = step) -> None:
+                step(SqlitePluginDatabase(db, plugin=migrations.name, where="", read_only=False))
+
+            found(name=name)(run)
+        _AS_SQLITE[migrations] = found
+    return found
+
+
+class SqlitePluginDatabases:
+    """Plugins' databases as files ``<directory>/<plugin>.db`` (the default backend)."""
+
+    def __init__(self, directory: Path, *, synchronous: str = "normal") -> None:
+        self.directory = directory
+        self.synchronous = synchronous
+
+    def open(
+        self, plugin_name: str, migrations: PluginMigrations, *, read_only: bool = False
+    ) -> SqlitePluginDatabase:
+        from toolang_core.store.plugin_db import open_plugin_database
+
+        if not PLUGIN_NAME.fullmatch(plugin_name):
+            raise ValueError(f"plugin name {plugin_name!r} cannot name a database file")
+        path = self.directory / f"{plugin_name}.db"
+        db = open_plugin_database(
+            path,
+            as_sqlite_migrations(migrations),
+            read_only=read_only,
+            synchronous=self.synchronous,
+        )
+        return SqlitePluginDatabase(db, plugin=plugin_name, where=str(path), read_only=read_only)
+
+    def close(self) -> None:
+        """Nothing to release: each database closes its own connection."""
