@@ -161,12 +161,15 @@ def open_vault(runtime: RuntimeView) -> Iterator[Vault]:
     with _LOCKS:
         lock = runtime.plugin_state(f"{NAME}:lock", threading.Lock)
     with lock:
-        opened: dict[str, Vault] = runtime.plugin_state(f"{NAME}:vault", dict)
-        vault = opened.get("vault")
-        if vault is None:
+        # The key is read once per runtime; the database is asked for on every use (the
+        # runtime closes its plugin databases when a serve ends, and opens them again).
+        state: dict[str, bytes] = runtime.plugin_state(f"{NAME}:key", dict)
+        key = state.get("key")
+        if key is None:
             key = load_key(runtime.config, runtime.settings_for(NAME, VaultSettings))
-            vault = Vault(runtime.plugin_database(NAME, MIGRATIONS), key)
+        vault = Vault(runtime.plugin_database(NAME, MIGRATIONS), key)
+        if "key" not in state:
             # Every secret it holds is masked wherever text is stored or shown, from now on.
             runtime.redaction.mask_values(s.decode("utf-8") for s in vault.every_secret())
-            opened["vault"] = vault
+            state["key"] = key
         yield vault
