@@ -29,6 +29,10 @@ ROLES = {
         "learning_failures", "rag_index", "rag_query",
     ],
     "chronicler": ["observe_record", "observe_list", "reflect_create", "reflect_list"],
+    "vault": [
+        "secrets_set", "secrets_get", "secrets_list", "secrets_delete", "crypto_hash",
+        "crypto_encrypt", "crypto_decrypt", "crypto_sign", "crypto_verify",
+    ],
 }  # fmt: skip
 
 
