@@ -88,40 +88,42 @@ def vault_runtime(toolang_runtime: Callable[..., Any], home: Path, model: Model)
     )
 
 
-def converse(
-    runtime: Any, words: str, *, owner: str = "ada", agent: str = "vault"
-) -> tuple[str, int]:
-    """Run one turn of ``owner`` with ``agent``, approving (as a person, from the
-    test) every request it parks on; the turn's id and how many approvals it asked for."""
+def converse(runtime: Any, *turns: tuple[str, str, str]) -> list[tuple[str, int]]:
+    """Serve ``runtime`` once through ``turns`` — each (words, owner, agent), one after
+    another — approving (as a person, from the test) every request a turn parks on;
+    each turn's id and how many approvals it asked for."""
 
-    async def serve() -> tuple[str, int]:
+    async def serve() -> list[tuple[str, int]]:
         stop = asyncio.Event()
         serving = asyncio.create_task(runtime.serve(stop, sources=()))
         try:
             while not runtime.admitting:
                 assert not serving.done(), serving
                 await asyncio.sleep(0.01)
-            inbox = runtime.inbox
-            turn_id = inbox.submit(
-                NewTurnRequest(
-                    source="chat", thread_id=f"chat:{owner}:{agent}", input=words,
-                    owner=owner, agent=agent,
-                )
-            ).id  # fmt: skip
-            book = ApprovalBook(inbox.store)
-            asked = 0
-            deadline = asyncio.get_running_loop().time() + 120
-            while not inbox.get(turn_id).status.is_terminal:
-                assert asyncio.get_running_loop().time() < deadline, inbox.get(turn_id)
-                for request in book.list("pending"):
-                    book.decide(request.id, approved=True, by="ada")
-                    asked += 1
-                await asyncio.sleep(0.02)
-            assert inbox.get(turn_id).status is TurnStatus.COMPLETED, inbox.get(turn_id)
-            return turn_id, asked
+            return [await one(*turn) for turn in turns]
         finally:
             stop.set()
             await serving
+
+    async def one(words: str, owner: str, agent: str) -> tuple[str, int]:
+        inbox = runtime.inbox
+        turn_id = inbox.submit(
+            NewTurnRequest(
+                source="chat", thread_id=f"chat:{owner}:{agent}", input=words,
+                owner=owner, agent=agent,
+            )
+        ).id  # fmt: skip
+        book = ApprovalBook(inbox.store)
+        asked = 0
+        deadline = asyncio.get_running_loop().time() + 120
+        while not inbox.get(turn_id).status.is_terminal:
+            assert asyncio.get_running_loop().time() < deadline, inbox.get(turn_id)
+            for request in book.list("pending"):
+                book.decide(request.id, approved=True, by="ada")
+                asked += 1
+            await asyncio.sleep(0.02)
+        assert inbox.get(turn_id).status is TurnStatus.COMPLETED, inbox.get(turn_id)
+        return turn_id, asked
 
     return asyncio.run(serve())
 
@@ -139,11 +141,16 @@ def test_a_conversation_with_the_vault_leaves_no_raw_secret_in_any_file_of_the_h
 ):
     model = Model()
     runtime = vault_runtime(toolang_runtime, toolang_home.path, model)
-    set_turn, asked_set = converse(runtime, "keep my database password")
-    _, asked_crypto = converse(runtime, "encrypt and sign the launch note")
-    get_turn, asked_get = converse(runtime, "what is my database password?")
-    list_turn, _ = converse(runtime, "which secrets do I have?")
-    bob_turn, _ = converse(runtime, "bob wants the password", owner="bob")
+    turns = converse(
+        runtime,
+        ("keep my database password", "ada", "vault"),
+        ("encrypt and sign the launch note", "ada", "vault"),
+        ("what is my database password?", "ada", "vault"),
+        ("which secrets do I have?", "ada", "vault"),
+        ("bob wants the password", "bob", "vault"),
+    )
+    (set_turn, asked_set), (_, asked_crypto), (get_turn, asked_get) = turns[:3]
+    (list_turn, _), (bob_turn, _) = turns[3:]
     assert (asked_set, asked_crypto, asked_get) == (1, 2, 1)
 
     # The SecurityFilter let the value into secrets_set whole (the tool declares it),
@@ -184,8 +191,11 @@ def test_other_roles_cannot_reach_the_vaults_tools(toolang_runtime, toolang_home
     another agent asking for one is refused before any hook runs."""
     model = Model()
     runtime = vault_runtime(toolang_runtime, toolang_home.path, model)
-    converse(runtime, "keep my database password")
     SCRIPTS["operator wants it"] = [tool_call("secrets_get", {"name": "db"}), text("no")]
-    turn_id, _ = converse(runtime, "operator wants it", agent="operator")
+    _, (turn_id, _) = converse(
+        runtime,
+        ("keep my database password", "ada", "vault"),
+        ("operator wants it", "ada", "operator"),
+    )
     (refused,) = tool_results(runtime, turn_id)
     assert refused["error_type"] in ("not_allowed", "unknown_tool"), json.dumps(refused)
