@@ -51,9 +51,14 @@ def toolang_register_tools(register: RegisterTool) -> None:
 def toolang_startup(runtime: RuntimeView) -> None:
     """Open the vault before the first turn, so the redaction policy masks every secret
     it holds from the start — in a message that repeats one, too. Without a key (or
-    with a wrong one) the runtime still starts; the tools then say what is wrong."""
+    with a wrong one) the runtime still starts; the tools then say what is wrong.
+    Before the vault's database exists this does nothing."""
+    from pathlib import Path
+
     from toolang_tools_vault.vault import open_vault
 
+    if not (Path(runtime.config.home) / "plugins" / f"{NAME}.db").exists():
+        return  # nothing to mask yet; no key is made (in a keyring) before a tool needs one
     try:
         with open_vault(runtime):
             pass
