@@ -166,3 +166,29 @@ def test_crypto_tools_encrypt_sign_and_verify_with_keys_held_in_the_vault(vault)
         [tool_call("crypto_decrypt", {"ciphertext": ciphertext, "key_name": "k1"})], owner="bob"
     )
     assert "nothing was decrypted" in bobs["error"]
+
+
+def test_the_vault_works_across_serves_of_one_runtime(toolang_runtime, toolang_home):
+    """A runtime closes its plugin databases when a serve ends; the next serve's calls
+    open the vault again (not a closed connection)."""
+    from toolang_core.testing.models import ScriptedModel
+
+    model = ScriptedModel(
+        [
+            tool_call("secrets_set", {"name": "db", "secret": SECRET}),
+            text("kept"),
+            tool_call("secrets_list", {}),
+            text("listed"),
+        ]
+    )
+    runtime = toolang_runtime(
+        '[models]\ndefault = "scripted"\n'
+        '[plugins.tools-vault]\nkey = "${TOOLANG_VAULT_KEY}"\nuse_keyring = false\n',
+        plugins={"tools-vault": plugin, "scripted": model.plugin()},
+        env={"HOME": str(toolang_home.path), "TOOLANG_VAULT_KEY": new_key()},
+    )
+    first = run_turn(runtime, "keep it")
+    second = run_turn(runtime, "list them")
+    assert tool_results(runtime, first)[0]["ok"]
+    (listed,) = tool_results(runtime, second)
+    assert [item["name"] for item in listed["output"]] == ["db"], listed
