@@ -9,6 +9,7 @@ import asyncio
 import io
 import json
 
+import pytest
 import structlog
 
 from toolang_core import NewTurnRequest, Tool, hookimpl, redact_text
@@ -132,3 +133,38 @@ def test_two_runtimes_serving_together_each_store_and_log_with_their_own(tmp_pat
         if event["event"] == "lookup.called"
     )
     assert lookups == sorted([f"[employee] and {CUSTOMER}", f"{EMPLOYEE} and [customer]"])
+
+
+def test_a_value_registered_as_secret_is_masked_from_then_on_even_in_a_text_seen_clean():
+    from toolang_core import MASK, RedactionPolicy
+
+    policy = RedactionPolicy()
+    said = "the vault code is wobbegong-4711, keep it"
+    assert policy.text(said) == said  # remembered as clean
+    assert policy.composed(said, [said]) == said
+    assert policy.mask_values(["wobbegong-4711", "wobbegong-4711"]) == 1
+    assert policy.text(said) == f"the vault code is {MASK}, keep it"
+    assert policy.value({"note": said}) == {"note": f"the vault code is {MASK}, keep it"}
+    assert policy.known_value_count == 1
+    assert policy.mask_values(["wobbegong-4711"]) == 0
+    # Another runtime's policy knows nothing of it.
+    assert RedactionPolicy().text(said) == said
+
+
+def test_a_value_too_short_to_mask_is_refused():
+    from toolang_core import RedactionPolicy
+
+    with pytest.raises(ValueError, match="at least 6 characters long, found 3"):
+        RedactionPolicy().mask_values(["abc"])
+
+
+def test_a_secret_parameter_must_be_named_so_the_policy_masks_it_where_recorded():
+    from toolang_core import Tool
+
+    def keep(name: str, secret: str, label: str) -> str:
+        """Keep it."""
+        return name
+
+    assert Tool.from_function(keep, secret_params=("secret",)).secret_params == ("secret",)
+    with pytest.raises(ValueError, match="secret_params names 'label'"):
+        Tool.from_function(keep, secret_params=("label",))

@@ -86,6 +86,10 @@ def is_secret_key(key: str) -> bool:
 _SHORTEST: Final = 6
 """No string shorter than this holds anything either the core or a detector masks."""
 
+SHORTEST_KNOWN: Final = _SHORTEST
+"""The shortest value :meth:`RedactionPolicy.mask_values` accepts (a shorter string is
+never masked at all)."""
+
 _CACHED_UP_TO: Final = 65_536
 """Strings up to this long are masked once and remembered. Text repeats a lot: a turn
 stores the same instruction, history and recalled memory in each model call's step,
@@ -178,12 +182,14 @@ class RedactionPolicy:
     A policy's detectors never change (build another for others); it remembers what it
     masked (a cache of masked strings, and texts known clean) for itself only."""
 
-    __slots__ = ("_cached", "_clean", "_detectors", "_names")
+    __slots__ = ("_cached", "_clean", "_detectors", "_known", "_known_pattern", "_names")
 
     def __init__(self, detectors: Mapping[str, Detector] | None = None) -> None:
         found = dict(detectors or {})
         self._names: tuple[str, ...] = tuple(found)
         self._detectors: tuple[Detector, ...] = tuple(found.values())
+        self._known: frozenset[str] = frozenset()
+        self._known_pattern: re.Pattern[str] | None = None
         self._cached = functools.lru_cache(maxsize=_CACHE_SIZE)(self._mask)
         self._clean: dict[str, None] = {}
         """Texts composed of parts this policy found clean (:meth:`composed`), newest
@@ -196,6 +202,39 @@ class RedactionPolicy:
     def detector_names(self) -> tuple[str, ...]:
         """The policy's detectors, as ``plugin:name``."""
         return self._names
+
+    def mask_values(self, values: Iterable[str]) -> int:
+        """Mask each of ``values`` — secrets the runtime holds, e.g. a vault's — wherever
+        this policy masks text from now on, however they are named or shaped; returns
+        how many were new. Values shorter than :data:`SHORTEST_KNOWN` characters are
+        refused (``ValueError``): masking every ``"abc"`` would mask words, not secrets.
+        Strings the policy remembered as clean are forgotten, so a value registered
+        after a text was first masked is masked in it the next time. Values stay known
+        for the policy's life (one run): a deleted secret was still a secret."""
+        new = set()
+        for value in values:
+            if len(value) < SHORTEST_KNOWN:
+                raise ValueError(
+                    f"a known secret value must be at least {SHORTEST_KNOWN} characters "
+                    f"long, found {len(value)}"
+                )
+            if value not in self._known:
+                new.add(value)
+        if not new:
+            return 0
+        known = self._known | new
+        # Longest first, so a value that contains another is masked whole.
+        pattern = "|".join(re.escape(v) for v in sorted(known, key=len, reverse=True))
+        self._known_pattern = re.compile(pattern)
+        self._known = known
+        self._cached.cache_clear()
+        self._clean.clear()
+        return len(new)
+
+    @property
+    def known_value_count(self) -> int:
+        """How many values :meth:`mask_values` registered (never the values)."""
+        return len(self._known)
 
     def composed(self, text: str, parts: Iterable[str]) -> str:
         """``text``, built of ``parts`` and of the runtime's own words (labels, a time):
@@ -234,6 +273,9 @@ class RedactionPolicy:
         return self._mask(text)
 
     def _mask(self, text: str) -> str:
+        known = self._known_pattern
+        if known is not None:  # before the rules below mask a part of a value
+            text = known.sub(MASK, text)
         text = _core_text(text)
         for detector in self._detectors:
             text = detector(text)

@@ -57,6 +57,24 @@ class Tool:
     as when a SecurityFilter answers :class:`AskApproval`; the trace names its ``rule``
     (its ``params`` are ignored). Cheaper than a filter hook that looks for the tool on
     every call of every tool."""
+    secret_params: tuple[str, ...] = ()
+    """Top-level parameters that carry a secret *into* the tool (a vault's
+    ``secrets_set``): a SecurityFilter leaves their values as they are — masking them
+    would hand the tool ``********`` — and still judges them. Name each so
+    :func:`toolang_core.is_secret_key` says it is a secret (``secret``, ``password``):
+    the runtime's redaction policy then masks it wherever the call is recorded (the
+    model's step, the trace, an approval request, logs)."""
+
+    def __attrs_post_init__(self) -> None:
+        from toolang_core.redaction import is_secret_key
+
+        for param in self.secret_params:
+            if not is_secret_key(param):
+                raise ValueError(
+                    f"tool {self.name!r}: secret_params names {param!r}, which the "
+                    "redaction policy would not mask where the call is recorded; name "
+                    "it like a secret (e.g. 'secret', 'password')"
+                )
 
     @classmethod
     def from_function(
@@ -70,6 +88,7 @@ class Tool:
         idempotent: bool = False,
         owner: str | None = None,
         asks_approval: AskApproval | None = None,
+        secret_params: tuple[str, ...] = (),
     ) -> Tool:
         """A tool whose schema comes from ``function``'s type hints and docstring.
 
@@ -90,6 +109,7 @@ class Tool:
             idempotent,
             owner,
             asks_approval,
+            secret_params,
         )
 
 

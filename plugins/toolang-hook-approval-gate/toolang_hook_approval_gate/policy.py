@@ -27,7 +27,9 @@ NAME = "hook-approval-gate"
 VERDICTS: Final = f"{NAME}.verdicts"
 """Plugin-state key: tool name → the policy's :class:`Verdict` on it."""
 SECTION = f"[plugins.{NAME}]"
-DEFAULT_REQUIRE = ("exec_", "fs_write")
+DEFAULT_REQUIRE = ("exec_", "fs_write", "secrets_", "crypto_")
+"""Asked about without a `require` setting: programs, file writes, and the vault's
+secrets and keys (toolang-tools-vault)."""
 
 Action = Literal["ask", "auto_approve", "abstain"]
 

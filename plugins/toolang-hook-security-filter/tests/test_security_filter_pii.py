@@ -7,7 +7,8 @@ import re
 import pytest
 from hypothesis import given, strategies as st
 
-from toolang_core import Modify, ToolResult
+import toolang_hook_security_filter as plugin
+from toolang_core import Modify, Tool, ToolCall, ToolCallContext, ToolResult, hookimpl
 from toolang_hook_security_filter.finders import KEY_SHAPES, iban_valid, luhn_valid
 from toolang_hook_security_filter.ids import GATE, SHAPES, IdFinder
 from toolang_hook_security_filter.pii import Scrubber
@@ -290,3 +291,34 @@ def test_the_aws_key_id_prefixes_are_key_shapes():
     # The scrubber looks for an AWS secret only in a text holding a key shape's prefix
     # (one search for most texts): the key id the secret sits beside must be one.
     assert {"AKIA", "ASIA"} <= set(KEY_SHAPES)
+
+
+def keep(name: str, secret: str, note: str = "") -> str:
+    """Keep a secret (a tool that takes one in)."""
+    return name
+
+
+class Keeper:
+    @hookimpl
+    def toolang_register_tools(self, register):
+        register(Tool.from_function(keep, secret_params=("secret",)))
+
+
+def test_a_parameter_the_tool_declares_a_secret_reaches_it_whole_the_others_are_masked(
+    toolang_runtime,
+):
+    runtime = toolang_runtime("", plugins={"hook-security-filter": plugin, "keeper": Keeper()})
+
+    def verdict(params):
+        call = ToolCall("c1", "keep", params)
+        context = ToolCallContext(
+            call=call, turn_id="t", thread_id="test:1", run_id="r", agent="a", runtime=runtime
+        )
+        return plugin.toolang_filter_tool_call(call, context)
+
+    key = "ghp_R8mT2vX9qL4wZ7nB3kD6fH1jP5sC0yA2eG4u"
+    masked = verdict({"name": "gh", "secret": key, "note": "mail ann@example.com"})
+    assert isinstance(masked, Modify)
+    assert masked.params == {"name": "gh", "secret": key, "note": "mail [email redacted]"}
+    # Nothing else to mask: the declared secret alone is no reason to change the call.
+    assert verdict({"name": "gh", "secret": key}) is None

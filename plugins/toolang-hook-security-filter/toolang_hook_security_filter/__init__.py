@@ -76,7 +76,9 @@ def _detector(context: PluginContext) -> Callable[[str], str]:
 def toolang_filter_tool_call(
     call: ToolCall, ctx: ToolCallContext
 ) -> Block | Modify | Observe | AskApproval | None:
-    return policy_of(ctx).check_call(call)
+    registration = ctx.runtime.components.tools.get(call.name) if ctx.runtime else None
+    keep = registration.tool.secret_params if registration is not None else ()
+    return policy_of(ctx).check_call(call, keep)
 
 
 @hookimpl

@@ -97,8 +97,12 @@ class Policy:
 
     # -- the two hooks ---------------------------------------------------------------
 
-    def check_call(self, call: ToolCall) -> Block | Modify | Observe | AskApproval | None:
-        """The verdict on ``call``: block, mask its personal data, warn, or abstain."""
+    def check_call(
+        self, call: ToolCall, keep: tuple[str, ...] = ()
+    ) -> Block | Modify | Observe | AskApproval | None:
+        """The verdict on ``call``: block, mask its personal data, warn, or abstain.
+        ``keep``: the parameters the tool declares carry a secret into it
+        (``Tool.secret_params``): judged, never masked."""
         if self.exempt is not None and self.exempt.match(call.name):
             return None
         written: list[tuple[str, str]] = []
@@ -122,7 +126,7 @@ class Policy:
             if isinstance(verdict, Block):
                 return verdict
             asked = asked or verdict
-        return self._verdict(call.params, asked, observed)
+        return self._verdict(call.params, asked, observed, keep)
 
     def _judge_parsed(
         self, rules: RuleSet, kinds: tuple[str, ...], string: tuple[str, str], observed: list[Hit]
@@ -170,11 +174,18 @@ class Policy:
         return (Finding("approve", hit.rule.name, hit.rule.reason), where)
 
     def _verdict(
-        self, params: Mapping[str, Any], asked: Asked | None, observed: list[Hit]
+        self,
+        params: Mapping[str, Any],
+        asked: Asked | None,
+        observed: list[Hit],
+        keep: tuple[str, ...] = (),
     ) -> Modify | Observe | AskApproval | None:
         """The verdict on a call nothing blocked: ask a person, mask, warn, or abstain."""
         notes = "; ".join(hit.describe() for hit in distinct(observed)) if observed else ""
-        masked_params, reason = self._masked(params)
+        kept = {k: params[k] for k in keep if k in params}
+        masked_params, reason = self._masked({k: v for k, v in params.items() if k not in kept})
+        if masked_params is not None:
+            masked_params.update(kept)
         if asked is not None:
             finding, where = asked
             why = "; ".join(x for x in (_describe(finding, where), reason, notes) if x)
