@@ -17,7 +17,6 @@ import attrs
 
 from toolang_core.agents.partition import PatternError, ToolScopeError
 from toolang_core.agents.types import AgentDefinition
-from toolang_core.hookspecs.combiners import Terms
 
 if TYPE_CHECKING:
     from toolang_core.plugins.facade import Hooks
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
     from toolang_core.store.types import TurnRequest
 
 HOOK: Final = "toolang_build_agent"
-TERMS: Final = Terms(types=(AgentDefinition,), replaces="definition")
 _KEPT: Final = ("name", "prefixes", "sandbox", "status")
 _LOWER_ONLY: Final = ("max_steps", "max_delegation_rounds", "context_tokens")
 

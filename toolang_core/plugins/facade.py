@@ -238,10 +238,11 @@ class Hooks(HookRunner):
         """Every ``toolang_build_agent`` plugin in turn, each seeing the agent the earlier
         ones answered (the fold rule); the call's record (``arguments["definition"]``,
         ``answers``, ``refused``). Checked by :func:`toolang_core.agents.build.build_agent`."""
-        from toolang_core.agents.build import HOOK, TERMS
-
+        # Answers must be definitions too (the type read off the argument: this package
+        # sits below the agents package and does not import it).
+        terms = Terms(types=(type(definition),), replaces="definition")
         return await self.call_with(
-            HOOK, TERMS, definition=definition, request=request, runtime=runtime
+            "toolang_build_agent", terms, definition=definition, request=request, runtime=runtime
         )
 
     async def route(
