@@ -18,7 +18,10 @@ the figures (the median of the repeats).
 Beside it, in the same repeat, the same runtime's plain agent turns: every case's input
 submitted as a chat turn on a thread of its own to a serving runtime (no eval: no
 dataset, no isolated home, no scoring) — turns / (first submit → last answer). The
-ratio of the two is what an eval costs over the turns it runs.
+ratio of the two is what an eval costs over the turns it runs. Then those turns replayed
+(the eval's replay mode for recorded turns, tool calls answered from the record): the
+replay overhead per turn is 1/replayed - 1/live, in µs (negative: a replay is cheaper,
+its tools do not run).
 """
 
 from __future__ import annotations
@@ -108,23 +111,39 @@ def dataset(path: Path, cases: int) -> None:
             f.write(json.dumps(case) + "\n")
 
 
-def plain_turns(cases: int) -> float:
-    """Agent turns/s of the same runtime: ``cases`` turns, each on its own thread."""
+def plain_turns(cases: int) -> tuple[float, float]:
+    """Agent turns/s of the same runtime: ``cases`` turns, each on its own thread, each
+    calling the ``add`` tool; then turns/s of replaying every one of them
+    (:func:`toolang_core.plan_replay` / ``submit_replay`` without history: the eval's
+    replay mode — the model asked again, each tool call answered from the record)."""
+    from toolang_core import plan_replay, submit_replay
+
     with tempfile.TemporaryDirectory(prefix="toolang-bench-turns-") as tmp:
         workload = Workload()
         runtime = compose(Path(tmp), starter_text() + SETTINGS, workload)
         inbox = runtime.open_inbox()
+        recorded: list[str] = []
 
-        async def run() -> float:
+        async def run() -> tuple[float, float]:
             stop = asyncio.Event()
             # doors closed, as in the eval (one_shot): no server, no listener
             serving = asyncio.create_task(runtime.serve(stop, sources=(), one_shot=True))
             while not runtime.admitting:
                 await asyncio.sleep(0.001)
-            rate = await burst(inbox, workload, cases, cases, lambda *_: None)
+            rate = await burst(inbox, workload, cases, cases, lambda i, *_: recorded.append(i))
+            plans = [plan_replay(inbox.store, turn_id, owner=None) for turn_id in recorded]
+            workload.delivered_at.clear()
+            start = time.perf_counter()
+            for n, plan in enumerate(plans):
+                submit_replay(inbox, plan, history=False)
+                if n % 25 == 24:
+                    await asyncio.sleep(0)
+            while len(workload.answers) < 2 * cases:
+                await asyncio.sleep(0.002)
+            replayed = cases / (max(workload.delivered_at.values()) - start)
             stop.set()
             await serving
-            return rate
+            return rate, replayed
 
         try:
             return asyncio.run(run())
@@ -169,7 +188,13 @@ def one_repeat(cases: int, concurrency: int | None) -> dict[str, float]:
         "read_seconds": read - start,
         "run_and_score_seconds": ran - read,
         "store_seconds": end - ran,
-        "plain_turns_per_second": plain_turns(cases),
+        **dict(
+            zip(
+                ("plain_turns_per_second", "replay_turns_per_second"),
+                plain_turns(cases),
+                strict=True,
+            )
+        ),
     }
 
 
@@ -191,13 +216,17 @@ def main() -> None:
             f"(read {figures['read_seconds'] * 1000:.0f} ms, run+score "
             f"{figures['run_and_score_seconds'] * 1000:.0f} ms, store "
             f"{figures['store_seconds'] * 1000:.0f} ms); plain agent turns "
-            f"{figures['plain_turns_per_second']:.0f} turns/s"
+            f"{figures['plain_turns_per_second']:.0f} turns/s, replayed "
+            f"{figures['replay_turns_per_second']:.0f} turns/s"
         )
     median = statistics.median(r["cases_per_second"] for r in repeats)
     plain = statistics.median(r["plain_turns_per_second"] for r in repeats)
+    replayed = statistics.median(r["replay_turns_per_second"] for r in repeats)
+    overhead_us = (1 / replayed - 1 / plain) * 1e6
     print(
         f"median {median:.0f} cases/s over {args.repeat} repeats (goal >= 300); plain agent "
-        f"turns {plain:.0f} turns/s; eval / plain = {median / plain:.2f}"
+        f"turns {plain:.0f} turns/s; eval / plain = {median / plain:.2f}; replayed "
+        f"{replayed:.0f} turns/s, replay overhead per turn {overhead_us:+.0f} µs vs a live turn"
     )
     print(
         json.dumps(
@@ -207,6 +236,8 @@ def main() -> None:
                 "median_cases_per_second": round(median, 1),
                 "median_plain_turns_per_second": round(plain, 1),
                 "ratio": round(median / plain, 3),
+                "median_replay_turns_per_second": round(replayed, 1),
+                "replay_overhead_us_per_turn": round(overhead_us, 1),
                 "repeats": [round(r["cases_per_second"], 1) for r in repeats],
             }
         )
