@@ -126,13 +126,20 @@ def _stream(refs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def operation_id(route: RouteRegistration, method: str) -> str:
+    """``get_api_turns_turn_id``: the method and the route's name (its path by
+    default), in the letters a generated client's function names take."""
+    name = _CONVERTER.sub(r"\1", route.name)
+    return re.sub(r"[^A-Za-z0-9]+", "_", f"{method.lower()}_{name}").strip("_")
+
+
 def _operation(
     route: RouteRegistration, method: str, refs: dict[str, dict[str, Any]]
 ) -> dict[str, Any]:
     op = operation_of(route.endpoint) or Operation()
     out: dict[str, Any] = {
         "summary": route.summary,
-        "operationId": f"{method.lower()}_{route.name}".replace("/", "_"),
+        "operationId": operation_id(route, method),
         "tags": [route.plugin],
     }
     parameters = [
@@ -178,10 +185,12 @@ def _operation(
     if op.raw_response is not None:
         responses["200"] = {
             "description": op.raw_response,
-            "content": {"*/*": {"schema": {"type": "string", "format": "binary"}}},
+            "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
         }
-    if not responses:
-        responses["200"] = {"description": "success"}
+    if not responses:  # a route that declares nothing: JSON of its own shape
+        any_json = {"application/json": {"schema": {}}} if route.path.startswith("/api") else {
+            "text/html": {"schema": {"type": "string"}}}
+        responses["200"] = {"description": "success", "content": any_json}
     error = model_ref(Error, refs)
     for status in sorted({*op.errors, 401} if route.auth else set(op.errors)):
         responses[str(status)] = {

@@ -283,8 +283,11 @@ def _add_rules(prop: dict[str, Any], rules: Rules, attribute: attrs.Attribute[An
     if rules.max_len is not None:
         target["maxLength"] = rules.max_len
     if rules.choices is not None:
-        nullable = _nullable(attribute.type)[1] and target is prop
-        target["enum"] = [*rules.choices, *([None] if nullable else [])]
+        if _nullable(attribute.type)[1] and target is prop:  # one of them, or null
+            prop.pop("type", None)
+            prop["anyOf"] = [{"type": "string", "enum": list(rules.choices)}, {"type": "null"}]
+        else:
+            target["enum"] = list(rules.choices)
     if rules.pattern is not None:
         target["pattern"] = rules.pattern
     if rules.low is not None:
