@@ -21,14 +21,19 @@ a test fails when it drifts from the document)."""
 
 '''
 OPTIONS = (
-    "--input-file-type", "openapi",
-    "--output-model-type", "dataclasses.dataclass",
-    "--target-python-version", "3.11",
+    "--input-file-type",
+    "openapi",
+    "--output-model-type",
+    "dataclasses.dataclass",
+    "--target-python-version",
+    "3.11",
     "--use-union-operator",
     "--use-standard-collections",
-    "--enum-field-as-literal", "all",
+    "--enum-field-as-literal",
+    "all",
     "--disable-timestamp",
-    "--formatters", "builtin",
+    "--formatters",
+    "builtin",
     "--keep-model-order",
 )
 

@@ -11,7 +11,7 @@ import pytest
 # One kit for both distributions' tests: the server's helpers start the process.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "toolang-server" / "tests"))
 
-from server_helpers import TOKEN_CONFIG, TOKENS, install_test_plugin, start_server  # noqa: E402
+from server_helpers import TOKEN_CONFIG, TOKENS, install_test_plugin, start_server
 
 
 @pytest.fixture

@@ -94,16 +94,14 @@ def test_a_retried_submit_creates_one_turn(served):
         turns = client.turns(thread_id="chat:once")
         assert [t.id for t in turns] == [submitted.turn_id]
         # The same key for another request is refused, not mistaken for a retry.
+        client.submit("something else", thread_id="chat:once", idempotency_key="key-1")
         with pytest.raises(Conflict) as reused:
-            client.submit("something else", thread_id="chat:once",
-                          idempotency_key="key-1")
-            client.submit("another thing", thread_id="chat:once",
-                          idempotency_key="key-1")
+            client.submit("another thing", thread_id="chat:once", idempotency_key="key-1")
         assert reused.value.field == "Idempotency-Key"
     http.close()
 
 
 def test_a_server_that_is_not_there_is_a_transport_error():
-    with Client("http://127.0.0.1:9", retry=Retry(attempts=2, backoff=0.01)) as client:
-        with pytest.raises(TransportError):
-            client.health()
+    nobody = Client("http://127.0.0.1:9", retry=Retry(attempts=2, backoff=0.01))
+    with nobody, pytest.raises(TransportError):
+        nobody.health()

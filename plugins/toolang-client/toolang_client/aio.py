@@ -126,7 +126,11 @@ class AsyncClient:
         return await self.send(calls.submit(body, idempotency_key), timeout=extra)
 
     async def run(
-        self, text: str, *, timeout: float = 120.0, idempotency_key: str | None = None,
+        self,
+        text: str,
+        *,
+        timeout: float = 120.0,
+        idempotency_key: str | None = None,
         **fields: Any,
     ) -> models.Turn:
         found = await self.submit(
@@ -179,7 +183,10 @@ class AsyncClient:
         while True:
             attempt += 1
             request = self.http.build_request(
-                method, path, json=body, headers=headers,
+                method,
+                path,
+                json=body,
+                headers=headers,
                 timeout=httpx.Timeout(timeout, connect=10.0),
             )
             try:
@@ -202,11 +209,16 @@ class AsyncClient:
         return await self.send(calls.turn(turn_id))
 
     async def turns(
-        self, *, thread_id: str | None = None, status: str | None = None,
-        source: str | None = None, limit: int | None = None,
+        self,
+        *,
+        thread_id: str | None = None,
+        status: str | None = None,
+        source: str | None = None,
+        limit: int | None = None,
     ) -> list[models.Turn]:
-        return await self.send(calls.turns(thread_id=thread_id, status=status, source=source,
-                                           limit=limit))
+        return await self.send(
+            calls.turns(thread_id=thread_id, status=status, source=source, limit=limit)
+        )
 
     async def steps(self, turn_id: str) -> list[models.Step]:
         return await self.send(calls.steps(turn_id))
@@ -220,9 +232,7 @@ class AsyncClient:
     async def threads(self, *, limit: int | None = None) -> list[models.Thread]:
         return await self.send(calls.threads(limit))
 
-    async def thread(
-        self, thread_id: str, *, limit: int | None = None
-    ) -> models.ThreadWithTurns:
+    async def thread(self, thread_id: str, *, limit: int | None = None) -> models.ThreadWithTurns:
         return await self.send(calls.thread(thread_id, limit))
 
     async def approvals(self, *, status: str | None = None) -> list[models.Approval]:
@@ -246,11 +256,15 @@ class AsyncClient:
         return await self.send(calls.answer(question_id, answer))
 
     async def task_runs(
-        self, *, parent_thread_id: str | None = None, status: str | None = None,
+        self,
+        *,
+        parent_thread_id: str | None = None,
+        status: str | None = None,
         limit: int | None = None,
     ) -> list[models.TaskRun]:
-        return await self.send(calls.task_runs(parent_thread_id=parent_thread_id,
-                                               status=status, limit=limit))
+        return await self.send(
+            calls.task_runs(parent_thread_id=parent_thread_id, status=status, limit=limit)
+        )
 
     async def task_run(self, run_id: str) -> models.TaskRun:
         return await self.send(calls.task_run(run_id))
@@ -265,7 +279,11 @@ class AsyncClient:
         return await self.send(calls.transcript(run_id, limit))
 
     async def memory_search(
-        self, q: str, *, agent: str | None = None, thread_id: str | None = None,
+        self,
+        q: str,
+        *,
+        agent: str | None = None,
+        thread_id: str | None = None,
         limit: int | None = None,
     ) -> Any:
         return await self.send(

@@ -172,8 +172,11 @@ def decide(
     body = _params(reason=reason, always=always or None)
     # Not retried: a decision that went through answers 409 the second time.
     return Call(
-        "POST", f"/api/approvals/{segment(approval_id)}/{verb}", _one(models.Approval),
-        json=body, safe=False,
+        "POST",
+        f"/api/approvals/{segment(approval_id)}/{verb}",
+        _one(models.Approval),
+        json=body,
+        safe=False,
     )
 
 
@@ -187,8 +190,11 @@ def question(question_id: str) -> Call[models.Question]:
 
 def answer(question_id: str, value: Any) -> Call[models.Question]:
     return Call(
-        "POST", f"/api/questions/{segment(question_id)}/answer", _one(models.Question),
-        json={"answer": value}, safe=False,
+        "POST",
+        f"/api/questions/{segment(question_id)}/answer",
+        _one(models.Question),
+        json={"answer": value},
+        safe=False,
     )
 
 
@@ -205,8 +211,11 @@ def task_run(run_id: str) -> Call[models.TaskRun]:
 
 def wait_task_run(run_id: str, timeout: int) -> Call[models.TaskRun]:
     return Call(
-        "GET", f"/api/task-runs/{segment(run_id)}/wait", _one(models.TaskRun),
-        params={"timeout": timeout}, ok=(200, 202),
+        "GET",
+        f"/api/task-runs/{segment(run_id)}/wait",
+        _one(models.TaskRun),
+        params={"timeout": timeout},
+        ok=(200, 202),
     )
 
 

@@ -145,7 +145,11 @@ class Client:
         return self.send(calls.submit(body, idempotency_key), timeout=extra)
 
     def run(
-        self, text: str, *, timeout: float = 120.0, idempotency_key: str | None = None,
+        self,
+        text: str,
+        *,
+        timeout: float = 120.0,
+        idempotency_key: str | None = None,
         **fields: Any,
     ) -> models.Turn:
         """Submit and wait until the turn is finished (at most ``timeout`` seconds).
@@ -172,15 +176,15 @@ class Client:
             if left <= 0:
                 raise TimeoutError(f"turn {turn_id} is still {turn.status} after {timeout} s")
             try:
-                with self._open("GET", f"/api/turns/{calls.segment(turn_id)}/events", None, left) as stream:
+                with self._open(
+                    "GET", f"/api/turns/{calls.segment(turn_id)}/events", None, left
+                ) as stream:
                     for _ in stream:
                         pass
             except (StreamError, httpx.TimeoutException):
                 continue
 
-    def stream(
-        self, text: str, *, idempotency_key: str | None = None, **fields: Any
-    ) -> TurnStream:
+    def stream(self, text: str, *, idempotency_key: str | None = None, **fields: Any) -> TurnStream:
         """Submit a turn request and follow its answer as typed events."""
         body = calls.submit_body(text, stream=True, **fields)
         return self._open(
@@ -205,9 +209,13 @@ class Client:
         while True:
             attempt += 1
             request = self.http.build_request(
-                method, path, json=body, headers=headers,
-                timeout=httpx.Timeout(timeout, connect=10.0) if timeout else httpx.Timeout(
-                    None, connect=10.0),
+                method,
+                path,
+                json=body,
+                headers=headers,
+                timeout=httpx.Timeout(timeout, connect=10.0)
+                if timeout
+                else httpx.Timeout(None, connect=10.0),
             )
             try:
                 response = self.http.send(request, stream=True)
@@ -229,11 +237,16 @@ class Client:
         return self.send(calls.turn(turn_id))
 
     def turns(
-        self, *, thread_id: str | None = None, status: str | None = None,
-        source: str | None = None, limit: int | None = None,
+        self,
+        *,
+        thread_id: str | None = None,
+        status: str | None = None,
+        source: str | None = None,
+        limit: int | None = None,
     ) -> list[models.Turn]:
-        return self.send(calls.turns(thread_id=thread_id, status=status, source=source,
-                                     limit=limit))
+        return self.send(
+            calls.turns(thread_id=thread_id, status=status, source=source, limit=limit)
+        )
 
     def steps(self, turn_id: str) -> list[models.Step]:
         return self.send(calls.steps(turn_id))
@@ -277,11 +290,15 @@ class Client:
     # ------------------------------------------------------------ task runs
 
     def task_runs(
-        self, *, parent_thread_id: str | None = None, status: str | None = None,
+        self,
+        *,
+        parent_thread_id: str | None = None,
+        status: str | None = None,
         limit: int | None = None,
     ) -> list[models.TaskRun]:
-        return self.send(calls.task_runs(parent_thread_id=parent_thread_id, status=status,
-                                         limit=limit))
+        return self.send(
+            calls.task_runs(parent_thread_id=parent_thread_id, status=status, limit=limit)
+        )
 
     def task_run(self, run_id: str) -> models.TaskRun:
         return self.send(calls.task_run(run_id))
@@ -298,7 +315,11 @@ class Client:
     # ------------------------------------------------------------ the rest
 
     def memory_search(
-        self, q: str, *, agent: str | None = None, thread_id: str | None = None,
+        self,
+        q: str,
+        *,
+        agent: str | None = None,
+        thread_id: str | None = None,
         limit: int | None = None,
     ) -> Any:
         return self.send(calls.memory_search(q, agent=agent, thread_id=thread_id, limit=limit))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 import attrs
 import httpx
@@ -25,8 +25,14 @@ class Retry:
     backoff: float = 0.2
     max_backoff: float = 5.0
 
-    def again(self, call: Call[object], attempt: int, *, error: Exception | None = None,
-              status: int | None = None) -> bool:
+    def again(
+        self,
+        call: Call[Any],
+        attempt: int,
+        *,
+        error: Exception | None = None,
+        status: int | None = None,
+    ) -> bool:
         """Whether attempt number ``attempt`` (from 1) of ``call`` is followed by another."""
         if attempt >= self.attempts:
             return False

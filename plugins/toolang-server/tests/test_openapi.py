@@ -117,8 +117,9 @@ def test_every_api_route_answers_as_its_document_says(token_server):
         (approval,) = wait_for(lambda: alice.get("/api/approvals?status=pending").json())
         check(alice.get("/api/approvals", params={"status": "pending"}))
         check(alice.post(f"/api/approvals/{approval['id']}/approve", json={"reason": "ok"}))
-        wait_for(lambda: alice.get(f"/api/turns/{parked['turn_id']}").json()["status"]
-                 == "completed")
+        wait_for(
+            lambda: alice.get(f"/api/turns/{parked['turn_id']}").json()["status"] == "completed"
+        )
         # a question, answered
         ask = '/tool ask_person {"question": "Which?", "choices": ["a", "b"]}'
         check(alice.post("/api/turns", json={"input": ask, "thread_id": "chat:q"}))
@@ -138,8 +139,17 @@ def test_every_api_route_answers_as_its_document_says(token_server):
         upload = check(alice.post("/api/attachments", params={"name": "dot.png"}, content=PNG))
         check(alice.get(f"/api/attachments/{upload['sha256']}"))
         check(alice.get("/api/memory/search", params={"q": "hi"}))
-        for path in ("/api/usage", "/api/health", "/api/status", "/api/agents",
-                     "/api/agents/tools", "/api/plugins", "/api/hooks", "/api/chores", "/api"):
+        for path in (
+            "/api/usage",
+            "/api/health",
+            "/api/status",
+            "/api/agents",
+            "/api/agents/tools",
+            "/api/plugins",
+            "/api/hooks",
+            "/api/chores",
+            "/api",
+        ):
             check(alice.get(path))
         # refusals are the Error shape, each where the document lists it
         check(alice.post("/api/turns", json={"input": "x", "bogus": 1}))
@@ -165,9 +175,22 @@ def test_a_client_generated_by_openapi_python_client_submits_a_turn(open_server,
     (tmp_path / "config.yaml").write_text(GENERATOR_CONFIG)
     generator = str(__import__("pathlib").Path(sys.executable).with_name("openapi-python-client"))
     subprocess.run(
-        [generator, "generate", "--path", "openapi.json", "--config", "config.yaml",
-         "--meta", "none", "--output-path", "toolang_generated"],
-        cwd=tmp_path, check=True, capture_output=True, text=True,
+        [
+            generator,
+            "generate",
+            "--path",
+            "openapi.json",
+            "--config",
+            "config.yaml",
+            "--meta",
+            "none",
+            "--output-path",
+            "toolang_generated",
+        ],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     sys.path.insert(0, str(tmp_path))
     try:
@@ -176,8 +199,8 @@ def test_a_client_generated_by_openapi_python_client_submits_a_turn(open_server,
         models = importlib.import_module("toolang_generated.models")
         client = generated.Client(base_url=open_server.url, timeout=ANSWER_WAIT + 30)
         answer = submit.sync(
-            client=client, body=models.SubmitTurn(input_="from a generated client",
-                                                  wait=ANSWER_WAIT)
+            client=client,
+            body=models.SubmitTurn(input_="from a generated client", wait=ANSWER_WAIT),
         )
     finally:
         sys.path.remove(str(tmp_path))

@@ -214,9 +214,7 @@ async def search_memory(
         ) from None
 
 
-@operation(
-    query=models.MemoryQuery, responses={200: dict[str, Any]}, errors=(400, 404, 409, 503)
-)
+@operation(query=models.MemoryQuery, responses={200: dict[str, Any]}, errors=(400, 404, 409, 503))
 async def memory_search(request: Request) -> Response:
     """What an agent remembers about q (agent, thread_id, limit)."""
     query = parse_query(models.MemoryQuery, {"q": "", **request.query_params})

@@ -107,8 +107,7 @@ def answer_text(value: Any) -> str:
     return text
 
 
-@operation(body=models.AnswerBody, responses={200: models.Question},
-           errors=(400, 404, 409, 422))
+@operation(body=models.AnswerBody, responses={200: models.Question}, errors=(400, 404, 409, 422))
 async def answer(request: Request) -> Response:
     """Answer an open question (a signed-in person only): its turn resumes with it.
 

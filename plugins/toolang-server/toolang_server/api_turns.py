@@ -7,7 +7,6 @@ import re
 import time
 from typing import TYPE_CHECKING, Any, Final
 
-import attrs
 from starlette.responses import Response, StreamingResponse
 
 from toolang_core import (
@@ -41,7 +40,7 @@ from toolang_server.http import (
     store_of,
     to_json,
 )
-from toolang_server.models import STATUSES, THREAD_PATTERN, TURN_SHOWN
+from toolang_server.models import THREAD_PATTERN, TURN_SHOWN
 from toolang_server.openapi import IDEMPOTENCY_HEADER, operation
 from toolang_server.progress import turn_events
 from toolang_server.schema import parse_body, parse_query

@@ -4,7 +4,7 @@ the same :class:`~toolang_core.TaskRunController` and :class:`~toolang_core.Appr
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from toolang_core import (
     Approval,
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from starlette.responses import Response
 
     from toolang_core import RegisterRoute, Runtime
-
 
 
 def _run_not_found(run_id: str) -> ApiError:
@@ -75,8 +74,7 @@ async def get_run(request: Request) -> Response:
         raise _run_not_found(run_id) from None
 
 
-@operation(query=models.TranscriptQuery, responses={200: models.Transcript},
-           errors=(400, 404, 409))
+@operation(query=models.TranscriptQuery, responses={200: models.Transcript}, errors=(400, 404, 409))
 async def run_transcript(request: Request) -> Response:
     """A task run's most recent transcript events (limit, default 40, at most 200)."""
     runtime, caller = runtime_of(request), caller_of(request)

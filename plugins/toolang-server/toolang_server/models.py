@@ -10,7 +10,7 @@ from typing import Any, Final
 import attrs
 
 from toolang_core import TaskRunStatus, TurnStatus
-from toolang_server.schema import field, response
+from toolang_server.schema import field, required, response
 
 STRATEGIES: Final = ("enqueue", "reject", "coalesce", "interrupt", "steer")
 STATUSES: Final = tuple(s.value for s in TurnStatus)
@@ -34,8 +34,12 @@ class SubmitTurn:
     once (202). An ``Idempotency-Key`` header makes a retried submit return the turn
     the first one created instead of creating another."""
 
-    input: str = field("What the person (or program) says to the agent.", required=True,
-                       example="Summarise yesterday's failed turns.")
+    input: str = attrs.field(
+        metadata=required(
+            "What the person (or program) says to the agent.",
+            example="Summarise yesterday's failed turns.",
+        )
+    )
     thread_id: str | None = field(
         "The thread to talk on (default ``http:<owner>``, or ``http:local``).",
         max_len=200,
@@ -49,9 +53,7 @@ class SubmitTurn:
         default="chat",
     )
     agent: str | None = field("The agent that answers (GET /api/agents).", max_len=100)
-    strategy: str | None = field(
-        "What happens when the thread is busy.", choices=STRATEGIES
-    )
+    strategy: str | None = field("What happens when the thread is busy.", choices=STRATEGIES)
     stream: bool = field("Answer as Server-Sent Events (text/event-stream).", default=False)
     wait: float | None = field(
         "Seconds to wait for the turn to finish (0: answer at once).",
@@ -63,8 +65,7 @@ class SubmitTurn:
     priority: float | None = field("Scheduler priority (higher runs first).", low=-1000, high=1000)
     id: str | None = field("The turn request's id (default: a new one).", max_len=100)
     attachments: Any = field(
-        "Files for the model: each part base64 bytes or an upload's hash "
-        "(POST /api/attachments).",
+        "Files for the model: each part base64 bytes or an upload's hash (POST /api/attachments).",
         schema={
             "type": "array",
             "items": {
@@ -110,7 +111,7 @@ class AnswerBody:
     """A person's answer to a question: text, or a JSON value when the question has a
     schema."""
 
-    answer: Any = field("The answer.", required=True, schema={}, example="yes")
+    answer: Any = attrs.field(metadata=required("The answer.", schema={}, example="yes"))
 
 
 # ---------------------------------------------------------------- queries
@@ -167,15 +168,16 @@ class ApprovalQuery:
 class QuestionQuery:
     """Which questions to list."""
 
-    status: str | None = field("Only those in this state.", choices=QUESTION_STATUSES,
-                               default="open")
+    status: str | None = field(
+        "Only those in this state.", choices=QUESTION_STATUSES, default="open"
+    )
 
 
 @attrs.frozen
 class MemoryQuery:
     """A memory search."""
 
-    q: str = field("What to search for.", required=True, example="deploy")
+    q: str = attrs.field(metadata=required("What to search for.", example="deploy"))
     agent: str | None = field("Whose memory (default: the default agent).")
     thread_id: str | None = field("Only what was remembered on this thread (one of yours).")
     limit: int = field("At most this many items (1 to 100).", default=10, low=1, high=100)
@@ -188,16 +190,19 @@ class UsageQuery:
     turn_id: str | None = field("One turn's.")
     thread_id: str | None = field("One thread's (a task run's is ``task:<id>``).")
     task_run: str | None = field("A task run's, with the runs it spawned.")
-    since: str | None = field("Seconds since the epoch (default: 00:00 UTC today).",
-                              schema={"type": "string", "pattern": r"^[0-9.eE+-]+$"})
+    since: str | None = field(
+        "Seconds since the epoch (default: 00:00 UTC today).",
+        schema={"type": "string", "pattern": r"^[0-9.eE+-]+$"},
+    )
 
 
 @attrs.frozen
 class UploadQuery:
     """An upload's name."""
 
-    name: str = field("The file's name (1 to 255 characters).", required=True,
-                      example="notes.txt")
+    name: str = attrs.field(
+        metadata=required("The file's name (1 to 255 characters).", example="notes.txt")
+    )
 
 
 # ---------------------------------------------------------------- responses
@@ -236,7 +241,7 @@ class Turn:
     thread_group: str
     priority: int
     input: str
-    status: str = field("The turn's state.", choices=STATUSES, required=True)
+    status: str = attrs.field(metadata=required("The turn's state.", choices=STATUSES))
     attempt: int
     created_at: float
     updated_at: float
@@ -252,14 +257,14 @@ class Turn:
     started_at: float | None
     finished_at: float | None
     cancel_requested: bool
-    output: Any = field("The answer: text, or a typed answer's JSON value.", required=True)
+    output: Any = attrs.field(
+        metadata=required("The answer: text, or a typed answer's JSON value.")
+    )
     outcome: str | None
     error: str | None
 
 
-TURN_SHOWN: Final = tuple(
-    a.name for a in attrs.fields(Turn) if a.name != "output"
-)
+TURN_SHOWN: Final = tuple(a.name for a in attrs.fields(Turn) if a.name != "output")
 """The stored fields a :class:`Turn` shows (``output`` is read through the agent's
 output schema)."""
 
@@ -270,11 +275,12 @@ class Submitted:
     """A submitted turn request, not waited for."""
 
     turn_id: str
-    status: str = field(
-        "``queued``; ``coalesced`` (merged into a queued one); ``exists`` (its id, or "
-        "its Idempotency-Key, was submitted before).",
-        choices=("queued", "coalesced", "exists"),
-        required=True,
+    status: str = attrs.field(
+        metadata=required(
+            "``queued``; ``coalesced`` (merged into a queued one); ``exists`` (its id, or "
+            "its Idempotency-Key, was submitted before).",
+            choices=("queued", "coalesced", "exists"),
+        )
     )
     thread_id: str
 
@@ -336,7 +342,7 @@ class Canceled:
     """What a cancel changed: each affected request's new status."""
 
     id: str
-    status: str = field(choices=STATUSES, required=True)
+    status: str = attrs.field(metadata=required(choices=STATUSES))
     changed: dict[str, str]
 
 
@@ -349,7 +355,7 @@ class TaskRun:
     owner: str
     parent_thread_id: str
     task: str
-    status: str = field(choices=RUN_STATUSES, required=True)
+    status: str = attrs.field(metadata=required(choices=RUN_STATUSES))
     created_at: str
     updated_at: str
     spawn_depth: int = 1
@@ -405,7 +411,7 @@ class Approval:
     prompt: str | None
     created_at: float
     expires_at: float | None
-    status: str = field(choices=APPROVAL_STATUSES, required=True)
+    status: str = attrs.field(metadata=required(choices=APPROVAL_STATUSES))
     decided_at: float | None
     decided_by: str | None
     reason: str | None
@@ -428,8 +434,8 @@ class Question:
     choices: list[str] | None
     schema: dict[str, Any] | None
     expires_at: float | None
-    status: str = field(choices=("open", "answered", "expired"), required=True)
-    answer: Any = field(required=True, schema={})
+    status: str = attrs.field(metadata=required(choices=("open", "answered", "expired")))
+    answer: Any = attrs.field(metadata=required(schema={}))
     answered_at: float | None
     answered_by: str | None
     reason: str | None
@@ -491,7 +497,7 @@ class ModelCallEvent:
     """``model_call``: ``phase`` ``started`` (its first text arrived, with ``call``) or
     ``finished`` (the step is recorded, with the tool calls it asked for)."""
 
-    phase: str = field(choices=("started", "finished"), required=True)
+    phase: str = attrs.field(metadata=required(choices=("started", "finished")))
     call: str | None = None
     seq: int | None = None
     status: str | None = None
@@ -559,8 +565,8 @@ class FinishedEvent:
     """``finished``: the last event — the turn's final state."""
 
     turn_id: str
-    status: str = field(choices=STATUSES, required=True)
-    output: Any = field(required=True, schema={})
+    status: str = attrs.field(metadata=required(choices=STATUSES))
+    output: Any = attrs.field(metadata=required(schema={}))
     error: str | None
     outcome: str | None
 

@@ -149,8 +149,13 @@ def _operation(
     if op.query is not None:
         parameters += _query_parameters(op.query, refs)
     parameters += [
-        {"name": name, "in": "header", "required": False, "schema": {"type": "string"},
-         "description": text}
+        {
+            "name": name,
+            "in": "header",
+            "required": False,
+            "schema": {"type": "string"},
+            "description": text,
+        }
         for name, text in op.headers.items()
     ]
     if parameters:
@@ -169,8 +174,9 @@ def _operation(
     elif op.raw_body is not None:
         out["requestBody"] = {
             "required": True,
-            "content": {"application/octet-stream": {"schema": {"type": "string",
-                                                                "format": "binary"}}},
+            "content": {
+                "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}
+            },
             "description": op.raw_body,
         }
     responses: dict[str, Any] = {}
@@ -185,11 +191,16 @@ def _operation(
     if op.raw_response is not None:
         responses["200"] = {
             "description": op.raw_response,
-            "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+            "content": {
+                "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}
+            },
         }
     if not responses:  # a route that declares nothing: JSON of its own shape
-        any_json = {"application/json": {"schema": {}}} if route.path.startswith("/api") else {
-            "text/html": {"schema": {"type": "string"}}}
+        any_json = (
+            {"application/json": {"schema": {}}}
+            if route.path.startswith("/api")
+            else {"text/html": {"schema": {"type": "string"}}}
+        )
         responses["200"] = {"description": "success", "content": any_json}
     error = model_ref(Error, refs)
     for status in sorted({*op.errors, 401} if route.auth else set(op.errors)):
@@ -238,9 +249,14 @@ def document(routes: list[RouteRegistration], settings: ServerSettings) -> dict[
 def add_own_routes(document: dict[str, Any]) -> None:
     """List the document's own routes and the API index in ``document``."""
     refs = document["components"]["schemas"]
-    own = {"description": "the OpenAPI 3.1 document", "content": {"application/json": {
-        "schema": {"type": "object"}}}}
-    for path, op_id in (("/api/openapi.json", "get_openapi"), ("/openapi.json", "get_openapi_root")):
+    own = {
+        "description": "the OpenAPI 3.1 document",
+        "content": {"application/json": {"schema": {"type": "object"}}},
+    }
+    for path, op_id in (
+        ("/api/openapi.json", "get_openapi"),
+        ("/openapi.json", "get_openapi_root"),
+    ):
         document["paths"][path] = {
             "get": {
                 "summary": "This document.",
@@ -258,8 +274,7 @@ def add_own_routes(document: dict[str, Any]) -> None:
             "operationId": "get_api_index",
             "tags": ["server"],
             "security": [],
-            "responses": {"200": {"description": "the index",
-                                  "content": _content(ApiIndex, refs)}},
+            "responses": {"200": {"description": "the index", "content": _content(ApiIndex, refs)}},
         }
     }
 

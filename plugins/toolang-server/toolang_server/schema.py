@@ -67,6 +67,19 @@ def field(
     return attrs.field(default=default, metadata={_META: rules})
 
 
+def required(
+    doc: str = "",
+    *,
+    max_len: int | None = None,
+    choices: tuple[str, ...] | None = None,
+    schema: Mapping[str, Any] | None = None,
+    example: Any = None,
+) -> dict[str, Rules]:
+    """The metadata of a required field (``attrs.field(metadata=required(...))``: typed
+    checkers see it has no default)."""
+    return {_META: Rules(doc, max_len, choices, required=True, schema=schema, example=example)}
+
+
 def rules_of(attribute: attrs.Attribute[Any]) -> Rules:
     found = attribute.metadata.get(_META)
     return found if isinstance(found, Rules) else Rules()
@@ -133,8 +146,8 @@ def _checked(body: Body, attribute: attrs.Attribute[Any], name: str) -> Any:
     if tp in (int, float):
         low = rules.low if rules.low is not None else 0
         high = rules.high if rules.high is not None else 86400
-        value = body.number(name, low=low, high=high)
-        return int(value) if tp is int and value is not None else value
+        number = body.number(name, low=low, high=high)
+        return int(number) if tp is int and number is not None else number
     return body.data[name]  # Any: the handler checks it (see the field's docs)
 
 
