@@ -30,7 +30,9 @@ from toolang_core import (
     check_attachments_accepted,
     redact_text,
 )
+from toolang_server import models
 from toolang_server.http import ApiError, caller_of, ok, runtime_of, store_of
+from toolang_server.openapi import operation
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -134,6 +136,12 @@ def _what_fits(store: AttachmentStore) -> str:
     return f"at most {store.config.max_bytes} bytes of one of: {types}"
 
 
+@operation(
+    query=models.UploadQuery,
+    raw_body="The file's bytes (the type is sniffed from them).",
+    responses={201: models.Attachment},
+    errors=(400, 413),
+)
 async def upload(request: Request) -> Response:
     """Store the body's bytes as an attachment of the caller."""
     runtime, caller = runtime_of(request), caller_of(request)
@@ -161,6 +169,7 @@ async def upload(request: Request) -> Response:
     return ok(ref.to_json(), 201)
 
 
+@operation(raw_response="The attachment's bytes, of its media type.")
 async def download(request: Request) -> Response:
     """The bytes of an attachment of the caller's."""
     runtime, caller = runtime_of(request), caller_of(request)

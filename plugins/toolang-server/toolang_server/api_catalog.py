@@ -16,16 +16,18 @@ from toolang_core import (
     __version__,
     check_thread,
 )
+from toolang_server import models
 from toolang_server.api_turns import not_yours
 from toolang_server.http import (
     ApiError,
     Caller,
     caller_of,
     ok,
-    query_int,
     runtime_of,
     store_of,
 )
+from toolang_server.openapi import operation
+from toolang_server.schema import parse_query
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from toolang_core import RegisterRoute, Runtime
 
 
+@operation(responses={200: models.Health, 503: models.Health}, errors=())
 async def health(request: Request) -> Response:
     """Liveness: 200 while the runtime admits work (no token needed)."""
     runtime = runtime_of(request)
@@ -69,6 +72,7 @@ def status_json(runtime: Runtime) -> dict[str, Any]:
     }
 
 
+@operation(responses={200: dict[str, Any]}, errors=())
 async def status(request: Request) -> Response:
     """The runtime: run, store, admission, queue depth per thread group."""
     return ok(status_json(runtime_of(request)))
@@ -93,11 +97,13 @@ def agent_rows(runtime: Runtime) -> list[dict[str, Any]]:
     return rows
 
 
+@operation(responses={200: list[dict[str, Any]]}, errors=())
 async def agents(request: Request) -> Response:
     """Every agent with its source, status, health and the tools in its scope."""
     return ok(agent_rows(runtime_of(request)))
 
 
+@operation(responses={200: dict[str, Any]}, errors=())
 async def agent_tools(request: Request) -> Response:
     """Tool assignment: each tool's owning agent, grants, and the unmatched tools."""
     return ok(runtime_of(request).agents.assignment.to_json())
@@ -118,6 +124,7 @@ def plugin_rows(runtime: Runtime, routes: Any = ()) -> list[dict[str, Any]]:
     return rows
 
 
+@operation(responses={200: list[dict[str, Any]]}, errors=())
 async def plugins(request: Request) -> Response:
     """Every plugin: distribution, version, hooks, status, error, what it provides."""
     rows = plugin_rows(runtime_of(request), request.app.state.routes)
@@ -150,6 +157,7 @@ def hook_families(runtime: Runtime) -> list[dict[str, Any]]:
     return families
 
 
+@operation(responses={200: list[dict[str, Any]]}, errors=())
 async def hooks(request: Request) -> Response:
     """Each hook family and the plugins this run calls for it, in call order (chain in order).
 
@@ -206,15 +214,17 @@ async def search_memory(
         ) from None
 
 
+@operation(query=models.MemoryQuery, responses={200: dict[str, Any]}, errors=(400, 404, 409, 503))
 async def memory_search(request: Request) -> Response:
     """What an agent remembers about q (agent, thread_id, limit)."""
+    query = parse_query(models.MemoryQuery, {"q": "", **request.query_params})
     result = await search_memory(
         runtime_of(request),
         caller_of(request),
-        request.query_params.get("q", "").strip(),
-        agent=request.query_params.get("agent") or None,
-        thread_id=request.query_params.get("thread_id") or None,
-        limit=query_int(request, "limit", 10, high=100),
+        query.q.strip(),
+        agent=query.agent or None,
+        thread_id=query.thread_id or None,
+        limit=query.limit,
     )
     return ok(result)
 
@@ -247,6 +257,7 @@ def chores_of(runtime: Runtime, caller: Caller) -> list[dict[str, Any]]:
     return out
 
 
+@operation(responses={200: list[dict[str, Any]]}, errors=())
 async def chores(request: Request) -> Response:
     """Declared chores: schedule, next occurrence, latest turn on their thread."""
     found = chores_of(runtime_of(request), caller_of(request))

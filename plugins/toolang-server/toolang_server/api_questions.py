@@ -10,19 +10,20 @@ import json
 from typing import TYPE_CHECKING, Any, Final
 
 from toolang_core import AnswerRefused, Question, QuestionBook, QuestionError
+from toolang_server import models
 from toolang_server.api_turns import sees_turn
 from toolang_server.auth import require_person
 from toolang_server.http import (
     ApiError,
-    Body,
     Caller,
     caller_of,
     ok,
-    query_choice,
     read_json,
     runtime_of,
     store_of,
 )
+from toolang_server.openapi import operation
+from toolang_server.schema import parse_body, parse_query
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -67,17 +68,19 @@ def _visible(runtime: Runtime, caller: Caller, question_id: str) -> Question:
     return question
 
 
+@operation(query=models.QuestionQuery, responses={200: list[models.Question]}, errors=(400,))
 async def list_questions(request: Request) -> Response:
     """Questions the agents asked a person, oldest first (status: open, answered, all).
 
     ``status`` defaults to ``open`` (``expired`` works too); an owner sees only its own
     turns' questions."""
     runtime, caller = runtime_of(request), caller_of(request)
-    status = query_choice(request, "status", (*QUESTION_STATUSES, "all")) or "open"
+    status = parse_query(models.QuestionQuery, request.query_params).status or "open"
     found = book_of(runtime).list(None if status == "all" else status)  # type: ignore[arg-type]
     return ok([question_json(q) for q in found if mine(runtime, caller, q)])
 
 
+@operation(responses={200: models.Question})
 async def get_question(request: Request) -> Response:
     """One question."""
     runtime, caller = runtime_of(request), caller_of(request)
@@ -104,6 +107,7 @@ def answer_text(value: Any) -> str:
     return text
 
 
+@operation(body=models.AnswerBody, responses={200: models.Question}, errors=(400, 404, 409, 422))
 async def answer(request: Request) -> Response:
     """Answer an open question (a signed-in person only): its turn resumes with it.
 
@@ -112,8 +116,10 @@ async def answer(request: Request) -> Response:
     runtime, caller = runtime_of(request), caller_of(request)
     question_id = request.path_params["question_id"]
     who = require_person(request, caller, "answering a question")
-    body = Body(await read_json(request, request.app.state.settings.max_body_bytes), {"answer"})
-    text = answer_text(body.data.get("answer"))
+    body = parse_body(
+        models.AnswerBody, await read_json(request, request.app.state.settings.max_body_bytes)
+    )
+    text = answer_text(body.answer)
     _visible(runtime, caller, question_id)
     try:
         answered = book_of(runtime).answer(question_id, text, by=who)

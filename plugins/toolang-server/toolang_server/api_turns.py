@@ -7,7 +7,6 @@ import re
 import time
 from typing import TYPE_CHECKING, Any, Final
 
-import attrs
 from starlette.responses import Response, StreamingResponse
 
 from toolang_core import (
@@ -26,51 +25,33 @@ from toolang_core import (
     trace_context_meta,
     with_attachments,
 )
-from toolang_server import api_attachments
+from toolang_server import api_attachments, models
 from toolang_server.api_usage import request_limits
 from toolang_server.auth import require_person
 from toolang_server.finished import FinishedTurns
 from toolang_server.http import (
     ApiError,
-    Body,
     Caller,
     caller_of,
     not_found,
     ok,
-    query_choice,
-    query_int,
     read_json,
     runtime_of,
     store_of,
     to_json,
 )
+from toolang_server.models import THREAD_PATTERN, TURN_SHOWN
+from toolang_server.openapi import IDEMPOTENCY_HEADER, operation
 from toolang_server.progress import turn_events
+from toolang_server.schema import parse_body, parse_query
 
 if TYPE_CHECKING:
     from starlette.requests import Request
 
     from toolang_core import RegisterRoute, Runtime
 
-STRATEGIES: Final = ("enqueue", "reject", "coalesce", "interrupt", "steer")
-STATUSES: Final = tuple(s.value for s in TurnStatus)
-_THREAD: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@/-]{0,199}$")
-_SOURCE: Final = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
-SUBMIT_FIELDS: Final = {
-    "input",
-    "thread_id",
-    "source",
-    "agent",
-    "strategy",
-    "stream",
-    "wait",
-    "timeout_seconds",
-    "priority",
-    "id",
-    "attachments",
-    "limits",
-    "output_schema",
-}
-MAX_WAIT: Final = 300.0
+_THREAD: Final = re.compile(THREAD_PATTERN)
+IDEMPOTENCY_KEY_MAX: Final = 200
 
 
 def visible(turn: TurnRequest | None, caller: Caller) -> bool:
@@ -104,34 +85,26 @@ def get_turn(runtime: Runtime, caller: Caller, turn_id: str) -> TurnRequest:
     return turn
 
 
-_SHOWN: Final = tuple(
-    f.name
-    for f in attrs.fields(TurnRequest)
-    if f.name not in {"rank", "lease_owner", "lease_expires", "steer"}
-)
-"""A turn request's fields as the API shows them (the scheduler's own are left out)."""
-
-
 def turn_json(turn: TurnRequest, runtime: Runtime | None = None) -> dict[str, Any]:
     """The turn as the API shows it; a typed answer's ``output`` is its JSON value
     (with ``runtime``, an agent's own ``output_schema`` is known too)."""
     # Field by field: what every submit with ``wait`` answers, so no attrs.asdict copy.
-    shown = {name: to_json(getattr(turn, name)) for name in _SHOWN}
+    shown = {name: to_json(getattr(turn, name)) for name in TURN_SHOWN}
     shown["output"] = output_value(turn, runtime.agents if runtime is not None else None)
     return shown
 
 
-def output_schema_meta(body: Body) -> dict[str, Any]:
+def output_schema_meta(value: Any) -> dict[str, Any]:
     """The request's ``output_schema`` (a typed answer) as turn request metadata.
 
     :raises ApiError: 422 naming the field when it is not a usable JSON Schema.
     """
     from toolang_core import SchemaError, check_schema
 
-    if body.data.get("output_schema") is None:
+    if value is None:
         return {}
     try:
-        schema = check_schema(body.data["output_schema"], where="output_schema")
+        schema = check_schema(value, where="output_schema")
     except SchemaError as exc:
         raise ApiError(
             422,
@@ -142,13 +115,73 @@ def output_schema_meta(body: Body) -> dict[str, Any]:
     return {OUTPUT_SCHEMA: schema}
 
 
+def idempotent_id(request: Request, caller: Caller, chosen: str | None) -> str | None:
+    """The turn id a submit asks for: its ``id``, or one derived from its
+    ``Idempotency-Key`` header and the caller's owner (so two owners' keys never meet),
+    or ``None`` (a new id).
+
+    :raises ApiError: 400 for a key that is empty or too long, or sent with an ``id``.
+    """
+    key = request.headers.get(IDEMPOTENCY_HEADER)
+    if key is None:
+        return chosen
+    if chosen is not None:
+        raise ApiError(
+            400,
+            f"both id and an {IDEMPOTENCY_HEADER} header were sent",
+            field=IDEMPOTENCY_HEADER,
+            expected="one of them: the id is already idempotent",
+        )
+    if not key.strip() or len(key) > IDEMPOTENCY_KEY_MAX:
+        raise ApiError(
+            400,
+            f"the {IDEMPOTENCY_HEADER} header is empty or longer than {IDEMPOTENCY_KEY_MAX}",
+            field=IDEMPOTENCY_HEADER,
+            expected=f"1 to {IDEMPOTENCY_KEY_MAX} characters",
+        )
+    import hashlib
+
+    digest = hashlib.sha256(f"{caller.owner or ''}\0{key}".encode()).hexdigest()
+    return f"idem-{digest[:32]}"
+
+
+def same_request(runtime: Runtime, turn_id: str, text: str) -> None:
+    """Check that a submit whose ``Idempotency-Key`` was seen before repeats that
+    request (its input); the stored input is masked, so compare masked.
+
+    :raises ApiError: 409 when the key was used for another input."""
+    from toolang_core import redact_text
+
+    stored = store_of(runtime).get(turn_id)
+    if stored is not None and stored.input not in (text, redact_text(text)):
+        raise ApiError(
+            409,
+            f"this {IDEMPOTENCY_HEADER} was used for another request (turn {turn_id})",
+            field=IDEMPOTENCY_HEADER,
+            expected="a new key for a new request",
+        )
+
+
+@operation(
+    body=models.SubmitTurn,
+    responses={200: models.Turn, 202: models.Turn | models.Submitted},
+    stream=True,
+    headers={
+        IDEMPOTENCY_HEADER: "A key of your choosing (at most 200 characters): a submit "
+        "retried with the same key returns the turn the first one created (status "
+        "`exists`) instead of creating another; the same key with another input is refused "
+        "(409).",
+        "traceparent": "W3C trace context: the turn's span is its child.",
+    },
+    errors=(400, 404, 409, 413, 422, 503),
+)
 async def submit(request: Request) -> Response:
     """Submit a turn request; with "stream": true the answer streams back as SSE."""
     runtime, caller = runtime_of(request), caller_of(request)
-    body = Body(await read_json(request, request.app.state.settings.max_body_bytes), SUBMIT_FIELDS)
-    text = body.text("input", required=True)
-    thread = body.text("thread_id", default=f"http:{caller.owner or 'local'}")
-    assert thread is not None
+    data = await read_json(request, request.app.state.settings.max_body_bytes)
+    sent = parse_body(models.SubmitTurn, data)
+    text = sent.input
+    thread = sent.thread_id or f"http:{caller.owner or 'local'}"
     if not _THREAD.match(thread):
         raise ApiError(
             400,
@@ -156,9 +189,8 @@ async def submit(request: Request) -> Response:
             field="thread_id",
             expected=f"a string matching {_THREAD.pattern}",
         )
-    source = body.text("source", default="chat")
-    assert source is not None
-    if not _SOURCE.match(source) or source in ("task", "will"):
+    source = sent.source or "chat"
+    if source in ("task", "will"):
         raise ApiError(
             400,
             f"source {source!r} cannot be submitted here",
@@ -166,18 +198,15 @@ async def submit(request: Request) -> Response:
             expected="a source name such as chat, invoke or chore (task runs are "
             "started by agents, will turns by the agents' own intent)",
         )
-    agent = body.text("agent", max_len=100)
+    agent = sent.agent
     if agent is not None and runtime.agents.registry.get(agent) is None:
         known = ", ".join(d.name for d in runtime.agents.registry.active()) or "none"
         raise ApiError(400, f"no agent {agent!r}", field="agent", expected=f"one of: {known}")
-    strategy = body.text("strategy", choices=STRATEGIES)
-    stream = body.flag("stream")
-    wait = body.number("wait", default=0.0, high=MAX_WAIT)
-    timeout = body.number("timeout_seconds")
-    priority = body.number("priority", low=-1000, high=1000)
-    turn_id = body.text("id", max_len=100)
-    limits = request_limits(body.data.get("limits"))
-    typed = output_schema_meta(body)
+    strategy, stream, wait = sent.strategy, sent.stream, sent.wait or 0.0
+    timeout, priority = sent.timeout_seconds, sent.priority
+    turn_id = idempotent_id(request, caller, sent.id)
+    limits = request_limits(sent.limits)
+    typed = output_schema_meta(sent.output_schema)
     if stream and wait:
         raise ApiError(
             400,
@@ -188,7 +217,7 @@ async def submit(request: Request) -> Response:
     inbox = runtime.inbox
     assert inbox is not None
     meta = {**trace_context_meta(request.headers), **limits, **typed}
-    refs = api_attachments.parts_of(runtime, caller, body.data.get("attachments"), agent=agent)
+    refs = api_attachments.parts_of(runtime, caller, sent.attachments, agent=agent)
     if refs:
         meta = with_attachments(meta, refs)
     try:
@@ -223,6 +252,8 @@ async def submit(request: Request) -> Response:
         ) from None
     except ValueError as exc:
         raise ApiError(400, str(exc), field="id", expected="a valid id") from None
+    if result.status == "exists" and turn_id is not None and sent.id is None:
+        same_request(runtime, result.id, text or "")
     if stream:
         return StreamingResponse(
             turn_events(runtime, result.id),
@@ -237,22 +268,24 @@ async def submit(request: Request) -> Response:
     return ok({"turn_id": result.id, "status": result.status, "thread_id": thread}, 202)
 
 
+@operation(query=models.TurnQuery, responses={200: list[models.Turn]}, errors=(400,))
 async def list_turns(request: Request) -> Response:
     """Turn requests, newest first; filter by thread_id, status, source."""
     runtime, caller = runtime_of(request), caller_of(request)
-    status = query_choice(request, "status", STATUSES)
+    query = parse_query(models.TurnQuery, request.query_params)
     found = store_of(runtime).list_turns(
         TurnFilter(
-            thread_id=request.query_params.get("thread_id"),
-            status=(TurnStatus(status),) if status else (),
-            source=request.query_params.get("source"),
+            thread_id=query.thread_id,
+            status=(TurnStatus(query.status),) if query.status else (),
+            source=query.source,
             owner=caller.owner,
-            limit=query_int(request, "limit", 50),
+            limit=query.limit,
         )
     )
     return ok([turn_json(t, runtime) for t in found])
 
 
+@operation(responses={200: models.Turn})
 async def show_turn(request: Request) -> Response:
     """One turn request: state, input, output, error."""
     runtime = runtime_of(request)
@@ -260,6 +293,7 @@ async def show_turn(request: Request) -> Response:
     return ok(turn_json(turn, runtime))
 
 
+@operation(responses={200: list[models.Step]})
 async def turn_steps(request: Request) -> Response:
     """The recorded steps of one turn, in order."""
     runtime = runtime_of(request)
@@ -267,6 +301,7 @@ async def turn_steps(request: Request) -> Response:
     return ok(store_of(runtime).steps(turn.id))
 
 
+@operation(responses={200: models.Trace})
 async def turn_trace(request: Request) -> Response:
     """The run trace: steps, each tool call's hook verdicts, the after-turn stages.
 
@@ -285,6 +320,7 @@ async def turn_trace(request: Request) -> Response:
     )
 
 
+@operation(stream=True)
 async def turn_events_route(request: Request) -> Response:
     """Watch a turn's progress as Server-Sent Events (attach at any time)."""
     runtime = runtime_of(request)
@@ -296,6 +332,7 @@ async def turn_events_route(request: Request) -> Response:
     )
 
 
+@operation(responses={200: models.Canceled})
 async def cancel_turn(request: Request) -> Response:
     """Cancel a turn request (queued: at once; running: it winds down).
 
@@ -315,13 +352,15 @@ async def cancel_turn(request: Request) -> Response:
     return ok(result)
 
 
+@operation(query=models.Limit, responses={200: list[models.Thread]}, errors=(400,))
 async def list_threads(request: Request) -> Response:
     """Threads, most recently active first (an owner sees its own threads)."""
     runtime, caller = runtime_of(request), caller_of(request)
-    limit = query_int(request, "limit", 50)
+    limit = parse_query(models.Limit, request.query_params).limit
     return ok(threads_seen_by(store_of(runtime), caller.owner, limit=limit))
 
 
+@operation(query=models.Limit, responses={200: models.ThreadWithTurns})
 async def show_thread(request: Request) -> Response:
     """One thread and its turns, oldest first."""
     runtime, caller = runtime_of(request), caller_of(request)
@@ -331,7 +370,9 @@ async def show_thread(request: Request) -> Response:
     turns = [
         t
         for t in store.list_turns(
-            TurnFilter(thread_id=thread_id, limit=query_int(request, "limit", 50))
+            TurnFilter(
+                thread_id=thread_id, limit=parse_query(models.Limit, request.query_params).limit
+            )
         )
         if visible(t, caller)
     ]

@@ -11,7 +11,10 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from toolang_core import UsageFilter, check_request_limits, day_start, sees_every_owner
+from toolang_server import models
 from toolang_server.http import ApiError, caller_of, ok, runtime_of, store_of
+from toolang_server.openapi import operation
+from toolang_server.schema import parse_query
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -39,8 +42,7 @@ def request_limits(value: Any) -> dict[str, Any]:
     return {"limits": dict(value)}
 
 
-def _since(request: Request) -> float:
-    raw = request.query_params.get("since")
+def _since(raw: str | None) -> float:
     if raw is None:
         return day_start(time.time())
     try:
@@ -57,6 +59,7 @@ def _since(request: Request) -> float:
     return since
 
 
+@operation(query=models.UsageQuery, responses={200: models.Usage}, errors=(400,))
 async def usage(request: Request) -> Response:
     """Tokens and model calls of the caller's own turns (docs/spend-limits.md).
 
@@ -64,12 +67,13 @@ async def usage(request: Request) -> Response:
     task run's id: its thread's turns and those of the runs it spawned), ``since``
     (seconds since the epoch; default 00:00 UTC today)."""
     runtime, caller = runtime_of(request), caller_of(request)
+    query = parse_query(models.UsageQuery, request.query_params)
     where = UsageFilter(
-        turn_id=request.query_params.get("turn_id"),
-        thread_id=request.query_params.get("thread_id"),
-        task_run=request.query_params.get("task_run"),
+        turn_id=query.turn_id,
+        thread_id=query.thread_id,
+        task_run=query.task_run,
         owner=caller.owner,  # an owner's own turns only; the operator's: every owner's
-        since=_since(request),
+        since=_since(query.since),
     )
     store = store_of(runtime)
     body: dict[str, Any] = {"since": where.since, **store.usage(where).to_json()}

@@ -4,7 +4,7 @@ the same :class:`~toolang_core.TaskRunController` and :class:`~toolang_core.Appr
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from toolang_core import (
     Approval,
@@ -16,29 +16,26 @@ from toolang_core import (
     TaskRunStatus,
     redact,
 )
+from toolang_server import models
 from toolang_server.api_turns import sees_turn
 from toolang_server.auth import require_person
 from toolang_server.http import (
     ApiError,
-    Body,
     Caller,
     caller_of,
     ok,
-    query_choice,
-    query_int,
     read_json,
     runtime_of,
     store_of,
 )
+from toolang_server.openapi import operation
+from toolang_server.schema import parse_body, parse_query
 
 if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
     from toolang_core import RegisterRoute, Runtime
-
-RUN_STATUSES: Final = tuple(s.value for s in TaskRunStatus)
-APPROVAL_STATUSES: Final = ("pending", "approved", "denied", "expired")
 
 
 def _run_not_found(run_id: str) -> ApiError:
@@ -50,21 +47,23 @@ def _run_not_found(run_id: str) -> ApiError:
     )
 
 
+@operation(query=models.RunQuery, responses={200: list[models.TaskRun]}, errors=(400,))
 async def list_runs(request: Request) -> Response:
     """Task runs, newest first (an owner sees only its own)."""
     runtime, caller = runtime_of(request), caller_of(request)
-    status = query_choice(request, "status", RUN_STATUSES)
+    query = parse_query(models.RunQuery, request.query_params)
     found = runtime.task_runs.list(
         TaskRunFilter(
             owner=caller.owner,
-            parent_thread_id=request.query_params.get("parent_thread_id"),
-            status=TaskRunStatus(status) if status else None,
-            limit=query_int(request, "limit", 50),
+            parent_thread_id=query.parent_thread_id,
+            status=TaskRunStatus(query.status) if query.status else None,
+            limit=query.limit,
         )
     )
     return ok([run.to_json() for run in found])
 
 
+@operation(responses={200: models.TaskRun})
 async def get_run(request: Request) -> Response:
     """One task run."""
     runtime, caller = runtime_of(request), caller_of(request)
@@ -75,13 +74,16 @@ async def get_run(request: Request) -> Response:
         raise _run_not_found(run_id) from None
 
 
+@operation(query=models.TranscriptQuery, responses={200: models.Transcript}, errors=(400, 404, 409))
 async def run_transcript(request: Request) -> Response:
     """A task run's most recent transcript events (limit, default 40, at most 200)."""
     runtime, caller = runtime_of(request), caller_of(request)
     run_id = request.path_params["run_id"]
     try:
         transcript = runtime.task_runs.read_transcript(
-            run_id, owner=caller.owner, limit=query_int(request, "limit", 40, high=200)
+            run_id,
+            owner=caller.owner,
+            limit=parse_query(models.TranscriptQuery, request.query_params).limit,
         )
     except TaskRunNotFound:
         raise _run_not_found(run_id) from None
@@ -90,11 +92,12 @@ async def run_transcript(request: Request) -> Response:
     return ok(transcript)
 
 
+@operation(query=models.WaitQuery, responses={200: models.TaskRun, 202: models.TaskRun})
 async def wait_run(request: Request) -> Response:
     """Wait for a task run to finish (timeout seconds, default 30, at most 300)."""
     runtime, caller = runtime_of(request), caller_of(request)
     run_id = request.path_params["run_id"]
-    timeout = query_int(request, "timeout", 30, low=0, high=300)
+    timeout = parse_query(models.WaitQuery, request.query_params).timeout
     try:
         run = await runtime.task_runs.wait(run_id, owner=caller.owner, timeout=timeout)
     except TaskRunNotFound:
@@ -102,6 +105,7 @@ async def wait_run(request: Request) -> Response:
     return ok(run.to_json(), 200 if run.status.is_terminal else 202)
 
 
+@operation(responses={200: models.RunCanceled})
 async def cancel_run(request: Request) -> Response:
     """Cancel a task run and the runs it spawned (a signed-in person only)."""
     runtime, caller = runtime_of(request), caller_of(request)
@@ -144,10 +148,11 @@ def _mine(runtime: Runtime, caller: Caller, approval: Approval) -> bool:
     return sees_turn(runtime, caller, approval.turn_id)
 
 
+@operation(query=models.ApprovalQuery, responses={200: list[models.Approval]}, errors=(400,))
 async def list_approvals(request: Request) -> Response:
     """Approval requests, oldest first (status: pending, approved, denied, expired)."""
     runtime, caller = runtime_of(request), caller_of(request)
-    status = query_choice(request, "status", APPROVAL_STATUSES)
+    status = parse_query(models.ApprovalQuery, request.query_params).status
     found = _book(runtime).list(status)  # type: ignore[arg-type]
     return ok([_approval_json(a) for a in found if _mine(runtime, caller, a)])
 
@@ -157,11 +162,10 @@ async def _decide(request: Request, approved: bool) -> Response:
     runtime, caller = runtime_of(request), caller_of(request)
     approval_id = request.path_params["approval_id"]
     who = require_person(request, caller, "approving" if approved else "denying")
-    body = Body(
-        await read_json(request, request.app.state.settings.max_body_bytes), {"reason", "always"}
+    decision = parse_body(
+        models.Decision, await read_json(request, request.app.state.settings.max_body_bytes)
     )
-    reason = body.text("reason", max_len=2000)
-    always = body.flag("always")
+    reason, always = decision.reason, decision.always
     if always and not approved:
         raise ApiError(
             400,
@@ -190,6 +194,7 @@ async def _decide(request: Request, approved: bool) -> Response:
     return ok(_approval_json(decided))
 
 
+@operation(body=models.Decision, responses={200: models.Approval}, errors=(400, 404, 409))
 async def approve(request: Request) -> Response:
     """Approve a pending tool call (a signed-in person only): it runs, its turn resumes.
 
@@ -197,6 +202,7 @@ async def approve(request: Request) -> Response:
     return await _decide(request, True)
 
 
+@operation(body=models.Decision, responses={200: models.Approval}, errors=(400, 404, 409))
 async def deny(request: Request) -> Response:
     """Deny a pending tool call (a signed-in person only): the model is told.
 

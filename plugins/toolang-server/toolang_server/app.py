@@ -4,7 +4,6 @@ rule and one error format, plus the OpenAPI document that lists them all."""
 from __future__ import annotations
 
 import json
-import re
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -16,7 +15,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from toolang_core import HttpError, RouteRegistration, __version__, redact
+from toolang_core import HttpError, RouteRegistration, redact
+from toolang_server import openapi
 from toolang_server.auth import AuthFailures, RateLimited, authenticate, client_of, presented
 from toolang_server.http import (
     MaskedJSON,
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from toolang_server.settings import ServerSettings
 
 log = structlog.get_logger("toolang.server")
-_CONVERTER = re.compile(r"\{(\w+)(:\w+)?\}")
 
 
 def guarded(route: RouteRegistration, settings: ServerSettings) -> Any:
@@ -127,62 +126,6 @@ def _error_page(exc: HttpError, request: Request) -> Response:
     return HTMLResponse(html, status_code=exc.status)
 
 
-def openapi(routes: list[RouteRegistration], settings: ServerSettings) -> dict[str, Any]:
-    """The OpenAPI 3.1 document of ``routes``."""
-    paths: dict[str, dict[str, Any]] = {}
-    for route in routes:
-        path = _CONVERTER.sub(r"{\1}", route.path)
-        params = [
-            {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
-            for name, _ in _CONVERTER.findall(route.path)
-        ]
-        for method in route.methods:
-            operation: dict[str, Any] = {
-                "summary": route.summary,
-                "operationId": f"{method.lower()}_{route.name}".replace("/", "_"),
-                "tags": [route.plugin],
-                "responses": {
-                    "200": {"description": "success"},
-                    "4XX": {
-                        "description": "refused",
-                        "content": {
-                            "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}
-                        },
-                    },
-                },
-            }
-            if params:
-                operation["parameters"] = params
-            if not route.auth:
-                operation["security"] = []
-            paths.setdefault(path, {})[method.lower()] = operation
-    return {
-        "openapi": "3.1.0",
-        "info": {"title": "toolang", "version": __version__},
-        "paths": paths,
-        "components": {
-            "securitySchemes": {"token": {"type": "http", "scheme": "bearer"}},
-            "schemas": {
-                "Error": {
-                    "type": "object",
-                    "properties": {
-                        "error": {
-                            "type": "object",
-                            "properties": {
-                                "status": {"type": "integer"},
-                                "message": {"type": "string"},
-                                "field": {"type": ["string", "null"]},
-                                "expected": {"type": ["string", "null"]},
-                            },
-                        }
-                    },
-                }
-            },
-        },
-        "security": [{"token": []}] if settings.tokens else [],
-    }
-
-
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 404:
@@ -221,7 +164,7 @@ def build_app(
     routes, failures = runtime.routes()
     for failure in failures:
         log.error("server.routes_failed", plugin=failure.plugin, error=failure.error)
-    document = openapi(routes, settings)
+    document = openapi.document(routes, settings)
 
     async def openapi_document(request: Request) -> Response:
         return JSONResponse(document)
@@ -239,6 +182,7 @@ def build_app(
     app = Starlette(
         routes=[
             Route("/api/openapi.json", openapi_document, methods=["GET"]),
+            Route("/openapi.json", openapi_document, methods=["GET"]),
             Route("/api", api_index, methods=["GET"]),
             *(
                 Route(r.path, guarded(r, settings), methods=list(r.methods), name=None)
@@ -270,22 +214,5 @@ def build_app(
     )
     app.state.routes = routes
     app.state.route_failures = failures
-    document["paths"]["/api/openapi.json"] = {
-        "get": {
-            "summary": "This document.",
-            "operationId": "get_openapi",
-            "tags": ["server"],
-            "security": [],
-            "responses": {"200": {"description": "the OpenAPI document"}},
-        }
-    }
-    document["paths"]["/api"] = {
-        "get": {
-            "summary": "Where the OpenAPI document is, and every route's method and path.",
-            "operationId": "get_api_index",
-            "tags": ["server"],
-            "security": [],
-            "responses": {"200": {"description": "the index"}},
-        }
-    }
+    openapi.add_own_routes(document)
     return app, routes, failures
