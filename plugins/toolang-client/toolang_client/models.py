@@ -110,6 +110,29 @@ class FinishedEvent:
 
 
 @dataclass
+class ForkBody:
+    input: str | None = None
+    agent: str | None = None
+    model: str | None = None
+    wait: float | None = 0.0
+
+
+@dataclass
+class ForkMade:
+    thread_id: str
+    turn_id: str
+    origin: str
+    at_turn: str
+    inherited: list[str]
+
+
+@dataclass
+class Forked:
+    fork: ForkMade
+    turn: Turn | None = None
+
+
+@dataclass
 class Health:
     ok: bool
     run_id: str | None
@@ -150,6 +173,36 @@ class Question:
     answered_at: float | None
     answered_by: str | None
     reason: str | None
+
+
+@dataclass
+class ReplayBody:
+    model: str | None = None
+    agent: str | None = None
+    allow_tools: list[str] | None = None
+    wait: float | None = 0.0
+
+
+@dataclass
+class Replayed:
+    turn_id: str
+    replay_turn_id: str
+    thread_id: str
+    status: str
+    calls: list[ReplayedCall]
+    stopped: list[ReplayedCall]
+    output: str | None = None
+    error: str | None = None
+    original_output: str | None = None
+
+
+@dataclass
+class ReplayedCall:
+    name: str
+    params: dict[str, Any]
+    answer: str
+    ok: bool
+    error: str | None = None
 
 
 @dataclass

@@ -108,6 +108,10 @@ def test_every_api_route_answers_as_its_document_says(token_server):
         for path in ("", "/steps", "/trace", "/events"):
             check(alice.get(f"/api/turns/{turn['id']}{path}"))
         check(alice.post(f"/api/turns/{turn['id']}/cancel"))
+        fork = {"input": "hi again", "wait": ANSWER_WAIT}
+        check(alice.post(f"/api/turns/{turn['id']}/fork", json=fork))
+        replay = {"model": "testmodel", "wait": ANSWER_WAIT}
+        check(alice.post(f"/api/turns/{turn['id']}/replay", json=replay))
         check(alice.get("/api/turns", params={"status": "completed", "limit": 5}))
         check(alice.get("/api/threads"))
         check(alice.get(f"/api/threads/{turn['thread_id']}"))

@@ -5,7 +5,7 @@ it: another owner gets 404 (not seen) or 403 (seen, not theirs — the operator)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from starlette.responses import Response
@@ -21,21 +21,22 @@ from toolang_core import (
     replay_report,
     submit_replay,
 )
-from toolang_server.api_turns import MAX_WAIT, get_turn, not_yours, turn_json
+from toolang_server import models_history as models
+from toolang_server.api_turns import get_turn, not_yours, turn_json
 from toolang_server.finished import FinishedTurns
-from toolang_server.http import ApiError, Body, caller_of, ok, read_json, runtime_of
+from toolang_server.http import ApiError, caller_of, ok, read_json, runtime_of
+from toolang_server.openapi import operation
+from toolang_server.schema import parse_body
 
 if TYPE_CHECKING:
     from starlette.requests import Request
 
     from toolang_core import RegisterRoute, Runtime, TurnRequest
 
-FORK_FIELDS: Final = {"input", "agent", "model", "wait"}
-REPLAY_FIELDS: Final = {"model", "agent", "allow_tools", "wait"}
 
-
-def _choices(runtime: Runtime, body: Body) -> tuple[str | None, str | None]:
-    agent, model = body.text("agent", max_len=100), body.text("model", max_len=200)
+def _choices(
+    runtime: Runtime, agent: str | None, model: str | None
+) -> tuple[str | None, str | None]:
     try:
         check_agent_and_model(runtime, agent=agent, model=model)
     except UsageError as exc:
@@ -51,14 +52,21 @@ async def _waited(runtime: Runtime, turn_id: str, wait: float) -> TurnRequest | 
     return await FinishedTurns.of(runtime).wait(runtime, turn_id, wait, just_queued=True)
 
 
+@operation(
+    body=models.ForkBody,
+    responses={200: models.Forked, 202: models.Forked},
+    errors=(400, 403, 404, 409),
+)
 async def fork(request: Request) -> Response:
     """Fork the turn's thread at this turn: a new thread, the turn run again on it."""
     runtime, caller = runtime_of(request), caller_of(request)
     turn = get_turn(runtime, caller, request.path_params["turn_id"])
-    body = Body(await read_json(request, request.app.state.settings.max_body_bytes), FORK_FIELDS)
-    text = body.text("input")
-    agent, model = _choices(runtime, body)
-    wait = body.number("wait", default=0.0, high=MAX_WAIT) or 0.0
+    body = parse_body(
+        models.ForkBody, await read_json(request, request.app.state.settings.max_body_bytes)
+    )
+    text = body.input
+    agent, model = _choices(runtime, body.agent, body.model)
+    wait = body.wait
     inbox = runtime.inbox
     assert inbox is not None
     try:
@@ -84,6 +92,11 @@ async def fork(request: Request) -> Response:
     return ok(shown, 200 if done is not None and done.status.is_terminal else 202)
 
 
+@operation(
+    body=models.ReplayBody,
+    responses={200: models.Replayed, 202: models.Replayed},
+    errors=(400, 403, 404, 409),
+)
 async def replay(request: Request) -> Response:
     """Replay the turn against another model or agent; tools answered from the record.
 
@@ -91,18 +104,16 @@ async def replay(request: Request) -> Response:
     the original turn and thread are not touched."""
     runtime, caller = runtime_of(request), caller_of(request)
     turn = get_turn(runtime, caller, request.path_params["turn_id"])
-    body = Body(await read_json(request, request.app.state.settings.max_body_bytes), REPLAY_FIELDS)
-    agent, model = _choices(runtime, body)
+    body = parse_body(
+        models.ReplayBody, await read_json(request, request.app.state.settings.max_body_bytes)
+    )
+    agent, model = _choices(runtime, body.agent, body.model)
     if agent is None and model is None:
         raise ApiError(
             400, "say what the replay runs against", field="model", expected="a model or agent"
         )
-    allowed = body.data.get("allow_tools") or []
-    if not isinstance(allowed, list) or not all(isinstance(n, str) for n in allowed):
-        raise ApiError(
-            400, "allow_tools is not a list of tool names", field="allow_tools", expected="[names]"
-        )
-    wait = body.number("wait", default=0.0, high=MAX_WAIT) or 0.0
+    allowed = body.allow_tools or []
+    wait = body.wait
     inbox = runtime.inbox
     assert inbox is not None
     try:
