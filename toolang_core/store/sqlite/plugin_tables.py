@@ -10,6 +10,7 @@ applies the guards).
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -29,8 +30,10 @@ _AS_SQLITE: WeakKeyDictionary[PluginMigrations, Migrations] = WeakKeyDictionary(
 
 
 class SqlitePluginDatabase:
-    """A plugin's tables in one SQLite file, on one connection shared by threads
-    (sqlite3 serialises its calls; a transaction holds the file's write lock)."""
+    """A plugin's tables in one SQLite file, on one connection shared by threads: a
+    transaction holds the database's lock from its start to its end (another thread's
+    statement or transaction waits: on one connection it would otherwise join the open
+    transaction, or end it), re-entered by the thread that holds it (nested blocks)."""
 
     dialect: Final[Dialect] = SQLITE
 
@@ -41,19 +44,22 @@ class SqlitePluginDatabase:
         self.plugin = plugin
         self.where = where
         self.read_only = read_only
+        self._lock = threading.RLock()
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
-        return self._conn.execute(sql, params)
+        with self._lock:
+            return self._conn.execute(sql, params)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        self._conn.executemany(sql, rows)
+        with self._lock:
+            self._conn.executemany(sql, rows)
 
     def transaction(self) -> AbstractContextManager[None]:
         return self._atomic()
 
     @contextmanager
     def _atomic(self) -> Iterator[None]:
-        with self.sqlite.atomic():
+        with self._lock, self.sqlite.atomic():
             yield
 
     def close(self) -> None:
