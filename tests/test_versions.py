@@ -38,8 +38,14 @@ def test_every_plugin_carries_the_core_version():
     assert wrong == {}, f"toolang-core is {CORE}"
 
 
+def is_plugin(path: Path) -> bool:
+    """A toolang plugin (entry points in the ``toolang`` group), not a distribution that
+    only talks to a runtime from outside (toolang-client: HTTP, no toolang-core)."""
+    return "toolang" in project(path).get("entry-points", {})
+
+
 def test_every_plugin_pins_the_core_release_series():
-    for plugin in PLUGINS:
+    for plugin in filter(is_plugin, PLUGINS):
         pins = [
             Requirement(line)
             for line in project(plugin)["dependencies"]
@@ -60,3 +66,11 @@ def test_the_changelog_states_the_policy_and_has_the_version_and_an_unreleased_s
     header = text.split("\n## ", 1)[0]
     for promise in ("public contract", "DeprecationWarning", "after 1.0", "frozen"):
         assert promise in header, promise
+
+
+def test_a_distribution_that_is_no_plugin_does_not_depend_on_the_core():
+    outside = [p for p in PLUGINS if not is_plugin(p)]
+    assert [p.name for p in outside] == ["toolang-client"]
+    for path in outside:
+        names = [Requirement(line).name for line in project(path)["dependencies"]]
+        assert "toolang-core" not in names, path.name
