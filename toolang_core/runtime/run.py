@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from toolang_core import __version__
+from toolang_core.errors import describe_exception
 from toolang_core.hookspecs.rules import HookFailure
 from toolang_core.ids import new_id
 from toolang_core.inbox.inbox import Inbox
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from toolang_core.runtime.executor import TurnExecutor
     from toolang_core.runtime.runtime import Runtime
     from toolang_core.runtime.sources import RunningSources, TurnSource
+    from toolang_core.runtime.upkeep_lease import UpkeepLease
     from toolang_core.store.protocol import ExecutionStore
 
 log = structlog.get_logger("toolang.runtime")
@@ -212,7 +214,7 @@ async def _wind_down(
     await _shut_down(runtime, reason)
     with contextlib.suppress(StoreReplaced):  # reported, and on its way out
         if (lease := runtime.upkeep_lease()) is not None:
-            lease.release(runtime.clock())
+            _give_up(lease, runtime.clock())
         store.end_run(run_id, now=runtime.clock())
     runtime.close_plugin_databases()
     if memory is not None:
@@ -264,3 +266,14 @@ def _begin(runtime: Runtime, store: ExecutionStore, run_id: str) -> None:
         dead_runs=dead if store.exclusive else (),
     )
     log_recovery(dead, recovery)
+
+
+def _give_up(lease: UpkeepLease, now: float) -> None:
+    """Release the upkeep lease at stop; a failure only delays another runtime's
+    upkeep until the lease lapses."""
+    try:
+        lease.release(now)
+    except StoreReplaced:
+        raise
+    except Exception as exc:
+        log.warning("upkeep.lease_release_failed", error=describe_exception(exc))

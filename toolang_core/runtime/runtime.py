@@ -19,7 +19,7 @@ import structlog
 
 from toolang_core.config.model import ToolangConfig
 from toolang_core.config.settings import validate_plugin_settings
-from toolang_core.errors import ConfigError
+from toolang_core.errors import ConfigError, describe_exception
 from toolang_core.events import Event
 from toolang_core.hookspecs.rules import HookFailure
 from toolang_core.inbox.inbox import Inbox
@@ -245,8 +245,14 @@ class Runtime:
         if self._upkeeping:
             return
         lease = self.upkeep_lease()
-        if lease is not None and not lease.take(self.clock()):
-            return  # another runtime sharing the store does it
+        if lease is not None:
+            try:
+                held = lease.take(self.clock())
+            except Exception as exc:  # e.g. the server's connections cut: next heartbeat
+                log.warning("upkeep.lease_failed", error=describe_exception(exc))
+                return
+            if not held:
+                return  # another runtime sharing the store does it
         self._upkeeping = True
         try:
             await upkeep(self)
