@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from toolang_core.plugins.context import PluginContext
     from toolang_core.plugins.facade import Hooks
     from toolang_core.store.protocol import ExecutionStore
+    from toolang_core.tools.threads import ToolThreads
 
 
 class CoreRuntime(RuntimeView, Protocol):
@@ -29,6 +30,10 @@ class CoreRuntime(RuntimeView, Protocol):
     @property
     def hooks(self) -> Hooks:
         """The typed facade the core calls hooks through."""
+
+    @property
+    def tool_threads(self) -> ToolThreads:
+        """Blocking tools' worker threads, counted (see :mod:`toolang_core.tools.threads`)."""
 
     @property
     def policy(self) -> AdmissionPolicy:

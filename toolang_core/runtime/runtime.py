@@ -36,6 +36,7 @@ from toolang_core.runtime.sources import RunningSources, TurnSource
 from toolang_core.store.protocol import ExecutionStore
 from toolang_core.store.types import GroupPolicy
 from toolang_core.taskruns.types import GROUP as TASK_RUN_GROUP, SOURCE as TASK_RUN_SOURCE
+from toolang_core.tools.threads import ToolThreads
 
 if TYPE_CHECKING:
     from sqlite_utils import Database, Migrations
@@ -91,6 +92,9 @@ class Runtime:
         """Why ``serve`` stops, for ``toolang_shutdown``: whoever sets its stop event may
         say ``"signal"`` first (``toolang run`` does on SIGINT/SIGTERM)."""
         self._plugin_state: dict[str, Any] = {}
+        self.tool_threads = ToolThreads()
+        """Blocking tools' worker threads, counted: one that outlived its time limit may
+        still use a plugin's database, which then stays open at shutdown."""
         self._sources = RunningSources()
         self.redaction = self._build_redaction()
         """This runtime's redaction policy: the core's rules and its plugins' detectors
@@ -356,7 +360,15 @@ class Runtime:
         self._plugin_state.pop("memory:service", None)
 
     def close_plugin_databases(self) -> None:
-        """Close every database :meth:`plugin_database` opened (they reopen on next use)."""
+        """Close every database :meth:`plugin_database` opened (they reopen on next use).
+
+        Not while a tool function still runs in a worker thread (it outlived its time
+        limit): it may be inside a statement on one of them, and closing a connection
+        under a running statement crashes the process. They are left to the process's
+        exit then, and the log says so."""
+        if busy := self.tool_threads.busy:
+            log.warning("plugin_databases.left_open", tool_threads=busy)
+            return
         for key in [k for k in self._plugin_state if k.startswith("database:")]:
             self._plugin_state.pop(key).close()
         offer = self._plugin_state.pop("databases:offer", None)

@@ -13,7 +13,6 @@ EventPublishers, masked, with its :class:`Refusal`: what was refused can be audi
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import time
@@ -26,6 +25,7 @@ from toolang_core.errors import describe_exception
 from toolang_core.hookspecs import TOOL_CHAIN_STAGES
 from toolang_core.redaction import RedactionPolicy, current
 from toolang_core.tools.stages import ChainStages
+from toolang_core.tools.threads import ToolThreads
 from toolang_core.tools.time_limit import armed
 from toolang_core.tools.types import (
     AskApproval,
@@ -104,11 +104,13 @@ class ToolChain:
         validator: ParamsValidator | None = None,
         withheld: Mapping[str, str] | None = None,
         redaction: RedactionPolicy | None = None,
+        threads: ToolThreads | None = None,
     ) -> None:
         """``withheld``: tool names no plugin got (several register them), with why —
         what a call asking for one is told. ``redaction``: the runtime's policy, masking
         what a refused call's observers are told (when left out, the policy in effect
-        where the chain is made: :func:`toolang_core.redaction.current`)."""
+        where the chain is made: :func:`toolang_core.redaction.current`). ``threads``:
+        where blocking tools run, counted (the runtime's, so it knows what still runs)."""
         self.hooks = hooks
         self._stages = ChainStages(hooks)  # each stage's hook bound once, not per call
         self.redaction = redaction if redaction is not None else current()
@@ -118,6 +120,7 @@ class ToolChain:
         self.max_output_chars = max_output_chars
         self.validator = validator or ParamsValidator()
         self._async: dict[str, tuple[Tool, bool]] = {}
+        self.threads = threads if threads is not None else ToolThreads()
 
     async def run(
         self,
@@ -313,7 +316,7 @@ class ToolChain:
                     output = await tool.function(**params)
             elif tool.blocking:
                 async with armed(self.timeout_seconds):
-                    output = await asyncio.to_thread(tool.function, **params)
+                    output = await self.threads.run(tool.function, params)
             else:
                 # Inline: a timeout could not interrupt it anyway, and arming one costs
                 # more than a quick tool does.

@@ -99,6 +99,7 @@ class AgentExecutor(PersonWaits):
             max_output_chars=tools.max_output_chars,
             withheld=runtime.components.withheld_tools,
             redaction=runtime.redaction,
+            threads=runtime.tool_threads,
         )
         self.output_checker = output.OutputChecker(self.chain.validator)
         # Asked once: with no plugin adding headers, a model call pays nothing for them.

@@ -153,7 +153,8 @@ class TurnSpend:
             assert calls is not None
             return Stop(
                 USAGE_LIMIT,
-                f"model call limit reached: this turn made {used.model_calls} model calls "
+                f"model call limit reached: this turn made {used.model_calls} model "
+                f"call{'s' if used.model_calls != 1 else ''} "
                 f"(max_model_calls = {calls}); stopped before calling the model again",
                 "max_model_calls",
                 used.model_calls,

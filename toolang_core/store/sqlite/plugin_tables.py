@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from sqlite_utils import Database, Migrations
 
 PLUGIN_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+_CLOSE_WAIT_SECONDS: Final = 5.0
 _AS_SQLITE: WeakKeyDictionary[PluginMigrations, Migrations] = WeakKeyDictionary()
 
 
@@ -63,7 +64,15 @@ class SqlitePluginDatabase:
             yield
 
     def close(self) -> None:
-        self._conn.close()
+        """Close the connection once no thread is inside a statement or transaction on
+        it (closing under one crashes the process); after ``_CLOSE_WAIT_SECONDS`` it is
+        left open for the process's exit instead."""
+        if not self._lock.acquire(timeout=_CLOSE_WAIT_SECONDS):
+            return
+        try:
+            self._conn.close()
+        finally:
+            self._lock.release()
 
 
 def as_sqlite_migrations(migrations: PluginMigrations) -> Migrations:
