@@ -272,3 +272,33 @@ def test_a_call_that_ran_has_no_refusal(toolang_host, toolang_register, toolang_
         "KnowledgeSaver",
         "EventPublisher",
     ]
+
+
+def test_constrain_adds_schema_keywords_and_names_an_unknown_parameter():
+    from toolang_core import Tool
+
+    def search(query: str, limit: int | None = None) -> str:
+        """Search."""
+        return query
+
+    tool = Tool.from_function(search).constrain(
+        query={"minLength": 1}, limit={"minimum": 1, "maximum": 50}
+    )
+    props = tool.parameters["properties"]
+    assert props["query"]["minLength"] == 1
+    assert {"type": "integer", "minimum": 1, "maximum": 50} in props["limit"]["anyOf"]
+    assert {"type": "null"} in props["limit"]["anyOf"]
+    with pytest.raises(ValueError, match=r"tool 'search' has no parameter 'limt'.*limit, query"):
+        tool.constrain(limt={"minimum": 1})
+
+
+def test_tool_owner_and_runtime_raise_the_tools_own_error_outside_a_turn():
+    from toolang_core import ToolContextError, tool_owner, tool_runtime
+
+    class MyError(ValueError):
+        pass
+
+    with pytest.raises(MyError, match="needs the turn it is called from"):
+        tool_owner(None, MyError)
+    with pytest.raises(ToolContextError, match="only inside a turn of a runtime"):
+        tool_runtime(None)

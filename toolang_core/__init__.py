@@ -304,6 +304,11 @@ if TYPE_CHECKING:
         canonical_params as canonical_params,
         params_hash as params_hash,
     )
+    from toolang_core.tools.context import (
+        ToolContextError as ToolContextError,
+        tool_owner as tool_owner,
+        tool_runtime as tool_runtime,
+    )
     from toolang_core.tools.open_process import (
         OpenToolProcess as OpenToolProcess,
         open_tool_process as open_tool_process,
@@ -562,6 +567,9 @@ _LAZY = {
     "Tool": "toolang_core.tools.types",
     "ToolCall": "toolang_core.tools.types",
     "ToolCallContext": "toolang_core.tools.types",
+    "ToolContextError": "toolang_core.tools.context",
+    "tool_owner": "toolang_core.tools.context",
+    "tool_runtime": "toolang_core.tools.context",
     "ToolFile": "toolang_core.tools.types",
     "ToolOutput": "toolang_core.tools.types",
     "ToolResult": "toolang_core.tools.types",

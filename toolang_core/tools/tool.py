@@ -112,6 +112,32 @@ class Tool:
             secret_params,
         )
 
+    def constrain(self, **properties: Mapping[str, JSON]) -> Tool:
+        """This tool with extra JSON Schema keywords on some parameters, e.g.
+        ``tool.constrain(limit={"minimum": 1, "maximum": 50})`` — bounds a docstring
+        cannot say. An optional parameter (``anyOf`` with ``null``) gets them on its
+        non-null branch.
+
+        :raises ValueError: naming the tool and a parameter it does not have.
+        """
+        schema = dict(self.parameters)
+        props = {name: dict(value) for name, value in schema.get("properties", {}).items()}
+        for name, extra in properties.items():
+            if name not in props:
+                raise ValueError(
+                    f"tool {self.name!r} has no parameter {name!r} to constrain "
+                    f"(it has: {', '.join(sorted(props)) or 'none'})"
+                )
+            if "anyOf" in props[name]:  # an optional parameter: tighten its non-null branch
+                props[name]["anyOf"] = [
+                    {**branch, **extra} if branch.get("type") != "null" else branch
+                    for branch in props[name]["anyOf"]
+                ]
+            else:
+                props[name].update(extra)
+        schema["properties"] = props
+        return attrs.evolve(self, parameters=schema)
+
 
 @attrs.frozen
 class AskApproval:

@@ -6,9 +6,7 @@ import hashlib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
-from toolang_core import Tool
+from toolang_core import Tool, tool_owner, tool_runtime
 from toolang_tools_automator.settings import NAME, AutomatorSettings
 
 if TYPE_CHECKING:
@@ -20,18 +18,15 @@ class AutomatorError(ValueError):
 
 
 def runtime_of(context: ToolCallContext | None) -> RuntimeView:
-    runtime = context.runtime if context is not None else None
-    if runtime is None or runtime.store is None:
+    runtime = tool_runtime(context, AutomatorError)
+    if runtime.store is None:
         raise AutomatorError("this tool runs only inside a turn of a serving runtime")
     return runtime
 
 
 def owner_of(context: ToolCallContext | None) -> str:
     """Whose chores, task runs and workflows the call may touch: its turn's owner."""
-    turn = context.turn if context is not None else None
-    if turn is None:
-        raise AutomatorError("this tool needs the turn it is called from (its owner)")
-    return turn.owner
+    return tool_owner(context, AutomatorError)
 
 
 def settings_of(runtime: RuntimeView) -> AutomatorSettings:
@@ -50,19 +45,7 @@ def owner_digest(owner: str) -> str:
 
 def constrained(function: Callable[..., Any], **properties: Mapping[str, Any]) -> Tool:
     """``Tool.from_function(function)`` with extra JSON Schema keywords per parameter."""
-    tool = Tool.from_function(function)
-    schema = dict(tool.parameters)
-    props = {name: dict(value) for name, value in schema["properties"].items()}
-    for name, extra in properties.items():
-        if "anyOf" in props[name]:  # an optional parameter: tighten its non-null branch
-            props[name]["anyOf"] = [
-                {**branch, **extra} if branch.get("type") != "null" else branch
-                for branch in props[name]["anyOf"]
-            ]
-        else:
-            props[name].update(extra)
-    schema["properties"] = props
-    return attrs.evolve(tool, parameters=schema)
+    return Tool.from_function(function).constrain(**properties)
 
 
 def check_agent(runtime: RuntimeView, name: str, where: str, allowed_tools: Any = None) -> None:

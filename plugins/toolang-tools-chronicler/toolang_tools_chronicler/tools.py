@@ -8,8 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-import attrs
-
 from toolang_core import Tool, ToolCallContext
 from toolang_core.memory import MemoryItem, MemoryListRequest
 
@@ -154,12 +152,7 @@ async def reflect_list(
 
 def constrained(function: Callable[..., Any], **properties: Mapping[str, Any]) -> Tool:
     """A memory tool (offered only while memory is on) with extra JSON Schema keywords."""
-    tool = Tool.from_function(function, requires=("memory",))
-    schema = dict(tool.parameters)
-    schema["properties"] = {
-        name: {**value, **properties.get(name, {})} for name, value in schema["properties"].items()
-    }
-    return attrs.evolve(tool, parameters=schema)
+    return Tool.from_function(function, requires=("memory",)).constrain(**properties)
 
 
 TOOLS = (

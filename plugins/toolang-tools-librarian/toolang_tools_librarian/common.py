@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolang_core import tool_owner, tool_runtime
 from toolang_tools_librarian.settings import NAME, LibrarianSettings
 
 if TYPE_CHECKING:
@@ -22,10 +23,7 @@ class LibrarianError(ValueError):
 
 
 def runtime_of(context: ToolCallContext | None) -> RuntimeView:
-    runtime = context.runtime if context is not None else None
-    if runtime is None:
-        raise LibrarianError("this tool runs only inside a turn of a runtime")
-    return runtime
+    return tool_runtime(context, LibrarianError)
 
 
 def settings_of(runtime: RuntimeView) -> LibrarianSettings:
@@ -34,10 +32,7 @@ def settings_of(runtime: RuntimeView) -> LibrarianSettings:
 
 def owner_of(context: ToolCallContext | None) -> str:
     """Whose data the call may see: the owner of the turn it belongs to."""
-    turn = context.turn if context is not None else None
-    if turn is None:
-        raise LibrarianError("this tool needs the turn it is called from (its owner)")
-    return turn.owner
+    return tool_owner(context, LibrarianError)
 
 
 def insert_once(

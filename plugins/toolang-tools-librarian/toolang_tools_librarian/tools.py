@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import attrs
-
 from toolang_core import Tool
 from toolang_tools_librarian import knowledge, learning, rag
 
@@ -22,19 +20,7 @@ TEXT = {"minLength": 1, "maxLength": 20_000, "pattern": r"\S"}
 
 def constrained(function: Callable[..., Any], **properties: Mapping[str, Any]) -> Tool:
     """``Tool.from_function(function)`` with extra JSON Schema keywords per parameter."""
-    tool = Tool.from_function(function)
-    schema = dict(tool.parameters)
-    props = {name: dict(value) for name, value in schema["properties"].items()}
-    for name, extra in properties.items():
-        if "anyOf" in props[name]:  # an optional parameter: tighten its non-null branch
-            props[name]["anyOf"] = [
-                {**branch, **extra} if branch.get("type") != "null" else branch
-                for branch in props[name]["anyOf"]
-            ]
-        else:
-            props[name].update(extra)
-    schema["properties"] = props
-    return attrs.evolve(tool, parameters=schema)
+    return Tool.from_function(function).constrain(**properties)
 
 
 TOOLS = (

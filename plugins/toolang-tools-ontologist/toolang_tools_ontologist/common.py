@@ -9,9 +9,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import attrs
-
-from toolang_core import Tool
+from toolang_core import Tool, tool_owner, tool_runtime
 from toolang_tools_ontologist.settings import NAME, OntologistSettings
 
 if TYPE_CHECKING:
@@ -28,10 +26,7 @@ class OntologyError(ValueError):
 
 
 def runtime_of(context: ToolCallContext | None) -> RuntimeView:
-    runtime = context.runtime if context is not None else None
-    if runtime is None:
-        raise OntologyError("this tool runs only inside a turn of a runtime")
-    return runtime
+    return tool_runtime(context, OntologyError)
 
 
 def settings_of(runtime: RuntimeView) -> OntologistSettings:
@@ -40,10 +35,7 @@ def settings_of(runtime: RuntimeView) -> OntologistSettings:
 
 def owner_of(context: ToolCallContext | None) -> str:
     """Whose ontology the call works on: the owner of the turn it belongs to."""
-    turn = context.turn if context is not None else None
-    if turn is None:
-        raise OntologyError("this tool needs the turn it is called from (its owner)")
-    return turn.owner
+    return tool_owner(context, OntologyError)
 
 
 _LOCKS = threading.Lock()
@@ -90,16 +82,4 @@ def constrained(
     function: Callable[..., Any], *, idempotent: bool, **properties: Mapping[str, Any]
 ) -> Tool:
     """``Tool.from_function(function)`` with extra JSON Schema keywords per parameter."""
-    tool = Tool.from_function(function, idempotent=idempotent)
-    schema = dict(tool.parameters)
-    props = {name: dict(value) for name, value in schema["properties"].items()}
-    for name, extra in properties.items():
-        if "anyOf" in props[name]:  # an optional parameter: tighten its non-null branch
-            props[name]["anyOf"] = [
-                {**branch, **extra} if branch.get("type") != "null" else branch
-                for branch in props[name]["anyOf"]
-            ]
-        else:
-            props[name].update(extra)
-    schema["properties"] = props
-    return attrs.evolve(tool, parameters=schema)
+    return Tool.from_function(function, idempotent=idempotent).constrain(**properties)

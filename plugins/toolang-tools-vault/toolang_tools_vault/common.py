@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from toolang_core import tool_runtime
 from toolang_tools_vault.errors import VaultError
 from toolang_tools_vault.vault import Scope
 
@@ -12,10 +13,7 @@ if TYPE_CHECKING:
 
 
 def runtime_of(context: ToolCallContext | None) -> RuntimeView:
-    runtime = context.runtime if context is not None else None
-    if runtime is None:
-        raise VaultError("this tool runs only inside a turn of a runtime")
-    return runtime
+    return tool_runtime(context, VaultError)
 
 
 def scope_of(context: ToolCallContext | None) -> Scope:

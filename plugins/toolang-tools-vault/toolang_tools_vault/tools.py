@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import attrs
-
 from toolang_core import Tool
 from toolang_tools_vault import crypto, secrets
 
@@ -29,18 +27,7 @@ def constrained(
 ) -> Tool:
     """An idempotent tool of ``function`` with extra JSON Schema keywords per parameter."""
     tool = Tool.from_function(function, idempotent=True, secret_params=secret_params)
-    schema = dict(tool.parameters)
-    props = {name: dict(value) for name, value in schema["properties"].items()}
-    for name, extra in properties.items():
-        if "anyOf" in props[name]:  # an optional parameter: tighten its non-null branch
-            props[name]["anyOf"] = [
-                {**branch, **extra} if branch.get("type") != "null" else branch
-                for branch in props[name]["anyOf"]
-            ]
-        else:
-            props[name].update(extra)
-    schema["properties"] = props
-    return attrs.evolve(tool, parameters=schema)
+    return tool.constrain(**properties)
 
 
 TOOLS = (
