@@ -168,7 +168,7 @@ def hook_reference(slugify: Callable[[str, str], str]) -> str:
                 f"### {hook}",
                 "",
                 "```py",
-                f"def {hook}{inspect.signature(spec)}: ...",
+                _signature(hook, spec),
                 "```",
                 "",
                 f"- **Calling rule**: {declared.rule.name} — {declared.rule.statement}",
@@ -180,6 +180,31 @@ def hook_reference(slugify: Callable[[str, str], str]) -> str:
                 "",
             ]
     return "\n".join(lines)
+
+
+def _signature(hook: str, spec: Any) -> str:
+    """``def hook(arg: Type, ...) -> Return: ...`` with the annotations as the source
+    spells them (the spec modules' annotations are strings), one argument a line when
+    long."""
+
+    def spelled(annotation: Any) -> str:
+        return annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
+
+    signature = inspect.signature(spec)
+    params = []
+    for name, param in signature.parameters.items():
+        text = name
+        if param.annotation is not inspect.Parameter.empty:
+            text += f": {spelled(param.annotation)}"
+        if param.default is not inspect.Parameter.empty:
+            text += f" = {param.default!r}"
+        params.append(text)
+    returns = signature.return_annotation
+    tail = "" if returns is inspect.Signature.empty else f" -> {spelled(returns)}"
+    line = f"def {hook}({', '.join(params)}){tail}: ..."
+    if len(line) <= 88:
+        return line
+    return f"def {hook}(\n" + "".join(f"    {p},\n" for p in params) + f"){tail}: ..."
 
 
 def _doc_heading(spec: Any, hook: str) -> str:
