@@ -238,8 +238,10 @@ def api_reference() -> str:
         "# HTTP API reference",
         "",
         f"Version {document['info']['version']}. Generated when the site is built from the "
-        "OpenAPI 3.1 document toolang-server serves at `/api/openapi.json` (routes other "
-        "plugins add are listed there too). The guide is [The HTTP API](../api.md).",
+        "OpenAPI 3.1 document toolang-server serves at `/api/openapi.json`: these are its "
+        "own routes; a running server's document also lists the routes other installed "
+        "plugins add (such as [A2A](../a2a.md) and [MCP](../mcp.md)). The guide is "
+        "[The HTTP API](../api.md).",
         "",
         body,
         "",
