@@ -219,7 +219,47 @@ def test_a_trace_page_draws_the_turns_waterfall(console, page, shots):
     shots(page, "trace-waterfall")
 
 
+def answered_questions_are_searched_and_paged(client, page, url: str, shots) -> None:
+    """26 questions whose turns were canceled (so they expired): page 1 of 2, page 2,
+    a search for one, a search for none."""
+    asked = [
+        client.post(
+            "/api/turns",
+            json={
+                "input": f'/tool ask_person {{"question": "beta-{n}?"}}',
+                "thread_id": f"q:{n}",
+            },
+        ).json()["turn_id"]
+        for n in range(26)
+    ]
+    wait_for(lambda: len(client.get("/api/questions").json()) == 26, what="26 open questions")
+    for turn_id in asked:
+        client.post(f"/api/turns/{turn_id}/cancel")
+    wait_for(
+        lambda: (
+            {q["status"] for q in client.get("/api/questions?status=all").json()} == {"expired"}
+        ),
+        what="the 26 questions expired",
+    )
+    open_ready(page, f"{url}/questions")
+    assert "page 1 of 2" in page.locator("#pager").text_content()
+    assert page.locator("#answered-questions tr").count() == 26  # a header and 25
+    page.click("#page-next")
+    page.wait_for_url("**/questions?page=2", timeout=WAIT_MS)
+    assert "page 2 of 2" in page.locator("#pager").text_content()
+    assert page.locator("#answered-questions tr").count() == 2
+    open_ready(page, f"{url}/questions?q=beta-12")
+    rows = page.locator("#answered-questions tr td:first-child").all_text_contents()
+    assert rows == ["beta-12?"], rows
+    shots(page, "questions-searched")
+    open_ready(page, f"{url}/questions?q=nothing-like-this")
+    assert page.locator("#answered-questions").count() == 0
+    assert "No answered question matches" in page.locator("main").text_content()
+
+
 def test_search_paging_raw_json_and_resubmitting_a_turn(live_server, page, shots):
+    """Turns, threads and answered questions are searched and paged; a turn's raw JSON;
+    a canceled turn resubmitted."""
     server = live_server()
     with server.client() as client:
         for n in range(30):
@@ -244,6 +284,8 @@ def test_search_paging_raw_json_and_resubmitting_a_turn(live_server, page, shots
         threads = page.locator("#threads a").all_text_contents()
         assert sorted(threads) == ["web:t2", *(f"web:t2{n}" for n in range(10))], threads
         shots(page, "threads-searched")
+
+        answered_questions_are_searched_and_paged(client, page, server.url, shots)
 
         turn_id = client.post(
             "/api/turns", json={"input": '/tool gate_wait {"name": "retry-gate"}'}

@@ -1,4 +1,5 @@
-"""Console: search and paging over a list page (turns, threads, task runs, approvals).
+"""Console: search and paging over a list page (turns, threads, task runs, approvals,
+questions).
 
 A page reads the newest :data:`WINDOW` objects its owner may see, keeps those whose
 text matches ``q`` (every word, case-folded, anywhere in the fields the page names),
