@@ -77,7 +77,7 @@ class PostgresMemory:
 
     def recall_now(self, request: MemoryRecallRequest) -> MemoryRecallResult:
         """The agent's entries that best match ``request.query_text``: the newest
-        ``ranked_matches`` matches ranked by ``ts_rank_cd``, the best ``candidates``
+        ``ranked_matches`` matches ranked (``relevance``), the best ``candidates``
         blended with recency (:mod:`.ranking`) and cut to the request's limits."""
         started = time.perf_counter()
         chosen = text.query_terms(request.query_text, self.settings.max_query_terms)
@@ -93,6 +93,7 @@ class PostgresMemory:
                     (request.agent_id, request.owner, request.thread_id),
                     chosen,
                     language=self.settings.language,
+                    relevance=self.settings.relevance,
                     now=now,
                     budget=self.settings.ranked_matches,
                     limit=self.settings.candidates,

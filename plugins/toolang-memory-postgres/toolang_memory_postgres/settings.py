@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import attrs
 
@@ -50,13 +50,15 @@ class MemoryPostgresSettings:
     it was indexed with (its ``language`` column) and queries are parsed with the one
     configured now: after a change, older entries match again once rewritten.
 
-    Recall ranks the ``candidates`` best full-text matches (``ts_rank_cd``) and blends
+    Recall ranks the ``candidates`` best full-text matches (``relevance``) and blends
     in recency exactly as memory-sqlite does: ``score = (1 - recency_weight) *
     relevance + recency_weight * 0.5 ** (age_days / recency_half_life_days)``, where
     ``relevance`` is the match's rank over the best candidate's.
     """
 
     language: str = attrs.field(default="english", validator=_config_name)
+    relevance: Literal["bm25", "ts_rank_cd"] = "bm25"
+    """How a match's relevance is measured (:func:`.statements.candidates`)."""
     recency_weight: float = attrs.field(default=0.2, validator=_fraction)
     recency_half_life_days: float = attrs.field(default=30.0, validator=at_least(0.001))
     candidates: int = attrs.field(default=50, validator=at_least(1))

@@ -132,9 +132,10 @@ def forget_filters(request: MemoryForget) -> Iterator[tuple[str, list[Any]]]:
 
 
 RANK_NORMALIZATION: Final = 1
-"""``ts_rank_cd``'s normalization: divided by 1 + the log of the entry's length, so a
-long entry holding a word once does not outrank a short one about it (bm25 does the
-same with its length term)."""
+"""``ts_rank_cd``'s normalization: divided by 1 + the log of the entry's length."""
+K1: Final = 1.2
+B: Final = 0.75
+"""bm25's parameters, FTS5's defaults (memory-sqlite ranks with them)."""
 
 
 def candidates(
@@ -143,25 +144,62 @@ def candidates(
     chosen: list[text.Term],
     *,
     language: str,
+    relevance: str,
     now: float,
     budget: int,
     limit: int,
 ) -> list[Candidate]:
     """The ``limit`` best live matches of ``chosen`` in the scope ``(agent, owner,
-    thread)``, ranked with ``ts_rank_cd``: of the newest ``budget`` matches (the bound
-    on one recall's work, whatever the memory's size)."""
+    thread)``, of its newest ``budget`` matches (the bound on one recall's work, whatever
+    the memory's size), each with its relevance negated (:mod:`.ranking`).
+
+    ``relevance`` ``"bm25"``: each query term weighs by its rarity among the scope's
+    entries (its IDF: how many of them match it, of how many), as memory-sqlite's FTS5
+    weighs it — ``ts_rank_cd`` has no such weight, so an entry sharing only a common
+    word ranks as high as one naming the rare one asked for. ``"ts_rank_cd"``:
+    PostgreSQL's cover density rank alone.
+    """
     agent_id, owner, thread_id = request_scope
-    where = f"{SCOPE} AND {LIVE} AND search @@ q.q"
-    params: list[Any] = [language, text.tsquery_text(chosen), agent_id, owner, owner, now]
+    where = f"{SCOPE} AND {LIVE}"
+    scope: list[Any] = [agent_id, owner, owner, now]
     if thread_id is not None:
         where += " AND thread_id = ?"
-        params.append(thread_id)
+        scope.append(thread_id)
+    each = [text.tsquery_text([term]) for term in chosen]
+    queries = ", ".join(f"to_tsquery(?::regconfig, ?) AS q{n}" for n in range(len(each)))
+    hits = ", ".join(f"search @@ q.q{n}" for n in range(len(each)))
+    any_term = " || ".join(f"q.q{n}" for n in range(len(each)))
+    params: list[Any] = [p for query in each for p in (language, query)]
     rows = db.execute(
-        f"WITH q AS (SELECT to_tsquery(?::regconfig, ?) AS q), "
+        f"WITH q AS (SELECT {queries}), "
         f"m AS (SELECT id, updated_at, search, length(text) AS chars FROM {ENTRIES}, q "
-        f"WHERE {where} ORDER BY updated_at DESC LIMIT ?) "
-        f"SELECT m.id, -ts_rank_cd(m.search, q.q, {RANK_NORMALIZATION}), m.updated_at, m.chars "
-        "FROM m, q ORDER BY 2, m.updated_at DESC LIMIT ?",
-        [*params, budget, limit],
-    )
-    return [(int(r[0]), float(r[1]), float(r[2]), int(r[3])) for r in rows]
+        f"WHERE {where} AND search @@ ({any_term}) ORDER BY updated_at DESC LIMIT ?) "
+        f"SELECT m.id, m.updated_at, m.chars, length(m.search), "
+        f"ts_rank_cd(m.search, {any_term}, {RANK_NORMALIZATION}), {hits}, "
+        f"(SELECT count(*) FROM {ENTRIES} WHERE {where}) FROM m, q",
+        [*params, *scope, budget, *scope],
+    ).fetchall()
+    if not rows:
+        return []
+    if relevance == "ts_rank_cd":
+        found = [(int(r[0]), -float(r[4]), float(r[1]), int(r[2])) for r in rows]
+    else:
+        found = _bm25(rows, len(each))
+    found.sort(key=lambda c: (c[1], -c[2]))
+    return found[:limit]
+
+
+def _bm25(rows: list[Any], terms: int) -> list[Candidate]:
+    """Each row's bm25 (negated), a term counted once per entry that holds it; document
+    frequencies and lengths from the matches (every entry holding a term is one, up to
+    the budget) and the scope's entry count (the last column)."""
+    entries = max(int(rows[0][-1]), len(rows))
+    frequency = [sum(1 for r in rows if r[5 + n]) for n in range(terms)]
+    idf = [max(1e-6, math.log((entries - f + 0.5) / (f + 0.5))) for f in frequency]
+    average = max(1.0, sum(int(r[3]) for r in rows) / len(rows))
+    found = []
+    for r in rows:
+        norm = K1 * (1 - B + B * int(r[3]) / average)
+        score = sum(idf[n] * (K1 + 1) / (1 + norm) for n in range(terms) if r[5 + n])
+        found.append((int(r[0]), -score, float(r[1]), int(r[2])))
+    return found
