@@ -35,10 +35,10 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import random
 import statistics
 import sys
-import os
 import tempfile
 import uuid
 from collections import defaultdict
@@ -50,8 +50,9 @@ from typing import Any
 import attrs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-for _plugin in ("memory-sqlite", "memory-postgres", "store-postgres"):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / f"plugins/toolang-{_plugin}"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins/toolang-memory-sqlite"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins/toolang-memory-postgres"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins/toolang-store-postgres"))
 
 from toolang_core.memory import MemoryEntry, MemoryRecallRequest, MemoryWriteBatch
 from toolang_memory_sqlite import MemorySQLiteSettings

@@ -10,11 +10,11 @@ import pytest
 
 import toolang_memory_postgres as plugin
 import toolang_store_postgres
+from toolang_core import Runtime
 from toolang_core.memory import MemoryEntry, MemoryRecallRequest, MemoryWriteBatch
 from toolang_core.testing.models import text
 from toolang_core.testing.pytest_plugin import ToolangHome
 from toolang_core.testing.runtimes import plugin_runtime, serve_turns
-from toolang_core import Runtime
 
 MEMORY_ON = '[memory]\nplugin = "postgres"\n'
 PG = {"store-postgres": toolang_store_postgres}

@@ -175,9 +175,11 @@ class PostgresMemory:
             except PostgresMemoryError:  # e.g. a lock held elsewhere: kept as the last error
                 pruned = 0
             with self._guard("health"):
-                entries, size = self._database().execute(
-                    f"SELECT count(*), pg_total_relation_size('{ENTRIES}') FROM {ENTRIES}"
-                ).fetchone()
+                entries, size = (
+                    self._database()
+                    .execute(f"SELECT count(*), pg_total_relation_size('{ENTRIES}') FROM {ENTRIES}")
+                    .fetchone()
+                )
         except PostgresMemoryError as exc:
             return self._health("down", str(exc))
         failed_at = self._last_error.at

@@ -113,13 +113,13 @@ def prune(db: PluginDatabase, now: float, limit: int) -> int:
 def forget_filters(request: MemoryForget) -> Iterator[tuple[str, list[Any]]]:
     """WHERE clauses (with parameters) selecting what ``request`` forgets: the agent's
     entries with the named keys, else those matching its thread, kind and age."""
-    scope = [request.agent_id, request.owner, request.owner]
+    scope: list[Any] = [request.agent_id, request.owner, request.owner]
     if request.keys:
         keys = list(dict.fromkeys(request.keys))
         for start in range(0, len(keys), KEYS_PER_STATEMENT):
             yield f"{SCOPE} AND key = ANY(?)", [*scope, keys[start : start + KEYS_PER_STATEMENT]]
         return
-    where, params = [SCOPE], scope
+    where, params = [SCOPE], list(scope)
     for clause, value in (
         ("thread_id = ?", request.thread_id),
         ("kind = ?", request.kind),
