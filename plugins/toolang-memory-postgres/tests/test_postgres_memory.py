@@ -10,7 +10,7 @@ import pytest
 
 import toolang_memory_postgres as plugin
 import toolang_store_postgres
-from toolang_core import Runtime
+from toolang_core import AFTER_KIND, Runtime
 from toolang_core.memory import MemoryEntry, MemoryRecallRequest, MemoryWriteBatch
 from toolang_core.testing.models import text
 from toolang_core.testing.pytest_plugin import ToolangHome
@@ -57,20 +57,42 @@ def node_b(tmp_path, toolang_pg_config):
     return make
 
 
-def test_a_turn_remembered_on_one_node_is_recalled_on_another_in_its_next_turn(
-    toolang_runtime, toolang_scripted_model, toolang_pg_config, node_b
-):
-    model_a = toolang_scripted_model([text("noted")])
+def memory_write(runtime, turn_id: str) -> dict:
+    """The turn's ``memory_write`` stage, as its after-turn record has it."""
+    store = runtime.open_store()
+    try:
+        stages = store.get_record(AFTER_KIND, turn_id).data["stages"]
+    finally:
+        store.close()
+    (write,) = [s for s in stages if s["stage"] == "memory_write"]
+    return write
+
+
+def test_a_turn_remembered_on_one_node_is_recalled_on_another_in_its_next_turn(  # noqa: PLR0917
+    toolang_runtime, toolang_scripted_model, toolang_pg_config, node_b, pg, entries_schema
+):  # fmt: skip
+    model_a = toolang_scripted_model([text("noted"), text("noted too")])
     a = plugin_runtime(
         toolang_runtime,
         plugin.NAME,
         plugin,
+        settings="lock_timeout_seconds = 0.2",
         model=model_a,
         plugins=PG,
         config=toolang_pg_config + MEMORY_ON,
     )
-    serve_turns(a, "my locker code is quetzal-4471")
+    (turn_id,) = serve_turns(a, "my locker code is quetzal-4471")
     assert not (a.config.home / "plugins" / "memory-sqlite.db").exists()
+    assert memory_write(a, turn_id)["ok"] is True  # committed before the turn's record says so
+    # A write that cannot commit (another session holds the table against writes) is
+    # reported by the turn, which still completes; nothing of it is stored.
+    with pg.transaction():
+        pg.execute(f'LOCK TABLE "{entries_schema}".memory_entries IN EXCLUSIVE MODE')
+        (failed_id,) = serve_turns(a, "this exchange is never stored: kakapo")
+    write = memory_write(a, failed_id)
+    assert write["ok"] is False
+    assert "memory-postgres: remember on" in write["detail"]["error"]
+    # The run ended: health is the next run's plugin object's, on the same one entry.
     health = asyncio.run(a.memory.health())
     assert (health.status, health.provider, health.entries) == ("ok", "postgres", 1)
 
