@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Recall quality of the SQLite memory plugin on a labelled set: recall@5 and MRR.
+"""Recall quality of the memory plugins on a labelled set: recall@5 and MRR.
 
 The set is generated here, deterministically, from facts about fictional people and
 towns written for this bench (public domain): 60 people with five facts each (home
@@ -20,6 +20,11 @@ all name them, so a name alone does not find the answer.
     MRR       the mean of 1 / rank of the first answer (0 when none is returned)
 
     python3 bench/memory_quality.py [--distractors 0] [--dump set.json]
+        [--backend sqlite|postgres|both] [--dsn postgresql://…] [--language english]
+
+``--backend postgres`` measures toolang-memory-postgres (on ``--dsn``, ``$TOOLANG_PG_DSN``
+or a throwaway server started for the run, in a schema of its own dropped afterwards);
+``both`` measures the two plugins on the same set and prints the differences.
 
 ``--distractors N`` adds N unrelated entries (bench/memory.py's corpus) to the same
 agent, to see quality where the plugin bounds its work. No goal yet. The last line is JSON.
@@ -30,17 +35,24 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import random
 import statistics
 import sys
 import tempfile
+import uuid
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import attrs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins/toolang-memory-sqlite"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins/toolang-memory-postgres"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins/toolang-store-postgres"))
 
 from toolang_core.memory import MemoryEntry, MemoryRecallRequest, MemoryWriteBatch
 from toolang_memory_sqlite import MemorySQLiteSettings
@@ -293,7 +305,54 @@ def build_set(seed: int = 1887) -> LabelledSet:
     return LabelledSet(tuple(memories), tuple(questions))
 
 
-def load_distractors(memory: SQLiteMemory, count: int) -> None:
+@contextmanager
+def postgres_memory(dsn: str | None, language: str) -> Iterator[Any]:
+    """toolang-memory-postgres on a schema of its own (dropped afterwards), on ``dsn``,
+    ``$TOOLANG_PG_DSN`` or a throwaway server."""
+    import psycopg
+
+    from toolang_memory_postgres import NAME, MemoryPostgresSettings
+    from toolang_memory_postgres.memory import PostgresMemory
+    from toolang_memory_postgres.schema import MIGRATIONS
+    from toolang_store_postgres.cluster import ENV_DSN, ThrowawayCluster
+    from toolang_store_postgres.plugin_tables import PostgresPluginDatabases, plugin_schema
+
+    cluster = None
+    dsn = dsn or os.environ.get(ENV_DSN)
+    if not dsn:
+        cluster = ThrowawayCluster()
+        dsn = cluster.start()
+    store_schema = f"bench_{uuid.uuid4().hex[:12]}"
+    databases = PostgresPluginDatabases(dsn, store_schema=store_schema)
+    memory = PostgresMemory(
+        lambda: databases.open(NAME, MIGRATIONS), MemoryPostgresSettings(language=language)
+    )
+    try:
+        yield memory
+    finally:
+        memory.close()
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{plugin_schema(store_schema, NAME)}" CASCADE')
+        if cluster is not None:
+            cluster.stop()
+
+
+@contextmanager
+def open_memory(backend: str, dsn: str | None, language: str) -> Iterator[Any]:
+    """The plugin of ``backend`` on an empty database of its own."""
+    if backend == "postgres":
+        with postgres_memory(dsn, language) as memory:
+            yield memory
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        memory = SQLiteMemory(Path(tmp) / "memory.db", MemorySQLiteSettings())
+        try:
+            yield memory
+        finally:
+            memory.close()
+
+
+def load_distractors(memory: Any, count: int) -> None:
     """``count`` unrelated entries from bench/memory.py's corpus (written first: older)."""
     spec = importlib.util.spec_from_file_location("memory_bench", ROOT / "bench" / "memory.py")
     assert spec is not None
@@ -314,9 +373,14 @@ def load_distractors(memory: SQLiteMemory, count: int) -> None:
         )
 
 
-def evaluate(labelled: LabelledSet, distractors: int) -> dict[str, dict[str, float]]:
-    with tempfile.TemporaryDirectory() as tmp:
-        memory = SQLiteMemory(Path(tmp) / "memory.db", MemorySQLiteSettings())
+def evaluate(
+    labelled: LabelledSet,
+    distractors: int,
+    backend: str = "sqlite",
+    dsn: str | None = None,
+    language: str = "english",
+) -> dict[str, dict[str, float]]:
+    with open_memory(backend, dsn, language) as memory:
         load_distractors(memory, distractors)
         memory.remember_now(
             MemoryWriteBatch(
@@ -342,7 +406,6 @@ def evaluate(labelled: LabelledSet, distractors: int) -> dict[str, dict[str, flo
             reciprocal = 1.0 / first if first else 0.0
             scores[question.kind].append((recall_at_k, reciprocal))
             scores["all"].append((recall_at_k, reciprocal))
-        memory.close()
     return {
         kind: {
             "questions": len(pairs),
@@ -357,6 +420,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--distractors", type=int, default=0)
     parser.add_argument("--dump", type=Path, help="write the labelled set to this JSON file")
+    parser.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="sqlite")
+    parser.add_argument("--dsn", help="PostgreSQL server (default: $TOOLANG_PG_DSN or a throwaway)")
+    parser.add_argument("--language", default="english", help="memory-postgres's language")
     args = parser.parse_args()
     labelled = build_set()
     if args.dump:
@@ -377,14 +443,34 @@ def main() -> None:
         f"{len(labelled.memories)} memories, {len(labelled.questions)} questions, "
         f"{args.distractors} distractors"
     )
-    results = evaluate(labelled, args.distractors)
-    for kind in ("named", "paraphrase", "reverse", "all"):
-        row = results[kind]
-        print(
-            f"{kind:>10}  {row['questions']:3d} questions  recall@5 {row['recall_at_5']:.3f}  "
-            f"MRR {row['mrr']:.3f}"
+    backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
+    measured = {}
+    for backend in backends:
+        results = measured[backend] = evaluate(
+            labelled, args.distractors, backend, args.dsn, args.language
         )
-    print(json.dumps({"bench": "memory_quality", "distractors": args.distractors, **results}))
+        print(f"memory-{backend}")
+        for kind in ("named", "paraphrase", "reverse", "all"):
+            row = results[kind]
+            print(
+                f"{kind:>10}  {row['questions']:3d} questions  recall@5 "
+                f"{row['recall_at_5']:.3f}  MRR {row['mrr']:.3f}"
+            )
+    summary: dict[str, Any] = {"bench": "memory_quality", "distractors": args.distractors}
+    if len(backends) == 1:
+        summary.update(backend=backends[0], **measured[backends[0]])
+    else:
+        summary.update(measured)
+        difference = {
+            key: round(measured["postgres"]["all"][key] - measured["sqlite"]["all"][key], 3)
+            for key in ("recall_at_5", "mrr")
+        }
+        print(
+            f"postgres - sqlite: recall@5 {difference['recall_at_5']:+.3f}  "
+            f"MRR {difference['mrr']:+.3f} (goal: recall@5 within 0.02)"
+        )
+        summary["postgres_minus_sqlite"] = difference
+    print(json.dumps(summary))
 
 
 if __name__ == "__main__":

@@ -419,8 +419,16 @@ class Runtime:
                     f"); install it, e.g. toolang-memory-{name}"
                 ]
             )
-        context = self.plugin_context(registration.plugin)
-        return MemoryService.build(name, self.config.memory, lambda: registration.factory(context))
+
+        def build() -> Any:
+            # Services: the store backend's plugin databases, where a memory plugin may keep
+            # its entries (toolang-memory-postgres); the offer opens nothing until asked.
+            context = self.plugin_context(
+                registration.plugin, plugin_databases=self.plugin_databases
+            )
+            return registration.factory(context)
+
+        return MemoryService.build(name, self.config.memory, build)
 
     def open_store(self, *, read_only: bool = False) -> ExecutionStore:
         """Open the configured execution store (not the one :meth:`serve` uses)."""

@@ -6,10 +6,12 @@ from __future__ import annotations
 import sqlite3
 import threading
 
+import attrs
 import pytest
+import structlog.testing
 
 import toolang_memory_sqlite
-from toolang_core import ConfigError
+from toolang_core import ConfigError, PluginContext, ToolangConfig
 from toolang_core.testing.memory_calls import MemoryCaller, MemoryDriver
 from toolang_memory_sqlite import MemorySQLiteSettings
 from toolang_memory_sqlite.database import MemoryClosed
@@ -36,6 +38,17 @@ def test_the_plugin_registers_memory_sqlite_with_its_own_file_under_home(
         plugin.close()
     assert plugin.path == toolang_home.path / ".toolang" / "plugins" / "memory-sqlite.db"
     assert plugin.path.exists()
+
+
+def test_on_a_shared_store_the_plugin_warns_that_each_node_keeps_its_own_file(tmp_path):
+    config = ToolangConfig(base_dir=tmp_path, home=tmp_path / "home")
+    config = attrs.evolve(config, store=attrs.evolve(config.store, backend="postgres"))
+    with structlog.testing.capture_logs() as logs:
+        plugin = toolang_memory_sqlite.build(PluginContext("memory-sqlite", config))
+    plugin.close()
+    (warning,) = [e for e in logs if e["event"] == "memory.per_node"]
+    assert (warning["log_level"], warning["store"]) == ("warning", "postgres")
+    assert '[memory] plugin = "postgres"' in warning["hint"]
 
 
 def test_path_places_the_file_relative_to_the_config(toolang_runtime, toolang_home):

@@ -48,6 +48,18 @@ def build(context: PluginContext) -> SQLiteMemory:
     settings = context.settings
     if not isinstance(settings, MemorySQLiteSettings):
         settings = MemorySQLiteSettings()
+    if context.config.store.backend != "sqlite":
+        import structlog
+
+        # Other nodes of a shared store would each remember in a file of their own.
+        structlog.get_logger(f"toolang.plugins.{NAME}").warning(
+            "memory.per_node",
+            store=context.config.store.backend,
+            path=str(database_path(context.config, settings)),
+            hint='each node keeps its own memory file; [memory] plugin = "postgres" '
+            "(toolang-memory-postgres) shares one memory between the nodes of a "
+            "PostgreSQL store",
+        )
     return SQLiteMemory(
         database_path(context.config, settings),
         settings,

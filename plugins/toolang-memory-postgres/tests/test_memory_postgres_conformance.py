@@ -1,0 +1,31 @@
+"""toolang-memory-postgres passes the memory conformance suite on a real PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import psycopg
+import pytest
+
+from toolang_core.testing.memory_conformance import MemoryConformance
+from toolang_memory_postgres.schema import ENTRIES
+
+
+class TestPostgresMemoryConforms(MemoryConformance):
+    @pytest.fixture
+    def toolang_memory_factory(self, memory_factory, toolang_pg_dsn, entries_schema):
+        self.dsn, self.schema = toolang_pg_dsn, entries_schema
+        # A short lock timeout, so the provoked failure (a table locked by another
+        # session) fails fast instead of waiting the default ten seconds.
+        return lambda: memory_factory(lock_timeout_seconds=0.1)
+
+    @contextmanager
+    def failing(self, plugin) -> Iterator[None]:
+        """Another session holds the entries table locked (as a long migration would)."""
+        with psycopg.connect(self.dsn) as other:
+            other.execute(f'LOCK TABLE "{self.schema}".{ENTRIES} IN ACCESS EXCLUSIVE MODE')
+            try:
+                yield
+            finally:
+                other.rollback()

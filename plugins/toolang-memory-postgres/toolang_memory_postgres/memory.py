@@ -1,0 +1,281 @@
+"""The ``postgres`` memory plugin: entries in PostgreSQL, recalled with ``tsvector``
+full-text search (``ts_rank_cd``) blended with recency.
+
+Every node of a runtime on a PostgreSQL store reads and writes the same rows (the
+plugin's schema beside the store's), so what an agent remembers on one node it recalls
+on any other in its next turn. ``recall`` and ``remember`` are ``async`` and run their
+statements in a worker thread; the others are synchronous and thread-safe. A batch is
+written in one transaction that has committed when ``remember`` returns (the runtime
+reports the turn's memory write done only then); on any error nothing of it is stored.
+A database failure is remembered for :meth:`PostgresMemory.health` and raised as
+:class:`PostgresMemoryError` naming the operation and the database; a batch the plugin
+refuses (too long, bad TTL, meta that is not JSON) raises ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+from toolang_core import PluginDatabase
+from toolang_core.memory import (
+    MemoryForget,
+    MemoryForgetResult,
+    MemoryHealth,
+    MemoryItem,
+    MemoryListRequest,
+    MemoryRecallRequest,
+    MemoryRecallResult,
+    MemoryWriteBatch,
+    MemoryWriteResult,
+    Provenance,
+)
+from toolang_memory_postgres import ranking, statements, text
+from toolang_memory_postgres.errors import Failures, PostgresMemoryError
+from toolang_memory_postgres.schema import ENTRIES
+from toolang_memory_postgres.settings import PROVIDER, MemoryPostgresSettings
+from toolang_memory_postgres.statements import ITEM_COLUMNS, LIVE, SCOPE
+
+DEGRADED_FOR_SECONDS: Final = 300.0
+"""``health`` says ``degraded`` while the last failure is at most this old."""
+
+__all__ = ["DEGRADED_FOR_SECONDS", "PostgresMemory", "PostgresMemoryError"]
+
+
+class PostgresMemory:
+    """Entries of every agent in the plugin's PostgreSQL schema.
+
+    ``open_database`` returns the plugin's database, migrated (the runtime's
+    ``plugin_databases`` offer for the plugin); it is called on first use and again
+    after :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        open_database: Callable[[], PluginDatabase],
+        settings: MemoryPostgresSettings | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.settings = settings or MemoryPostgresSettings()
+        self._open = open_database
+        self._clock = clock
+        self._db: PluginDatabase | None = None
+        self._db_lock = threading.Lock()
+        self._last_error = Failures(clock)
+        self._guard = self._last_error.guard
+
+    # -- the contract ---------------------------------------------------------------------
+
+    async def recall(self, request: MemoryRecallRequest) -> MemoryRecallResult:
+        """:meth:`recall_now` in a worker thread."""
+        return await asyncio.to_thread(self.recall_now, request)
+
+    def recall_now(self, request: MemoryRecallRequest) -> MemoryRecallResult:
+        """The agent's entries that best match ``request.query_text``: the newest
+        ``ranked_matches`` matches ranked (``relevance``), the best ``candidates``
+        blended with recency (:mod:`.ranking`) and cut to the request's limits."""
+        started = time.perf_counter()
+        chosen = text.query_terms(request.query_text, self.settings.max_query_terms)
+        diagnostics: dict[str, Any] = {"terms": len(chosen)}
+        ranked: list[ranking.Ranked] = []
+        items: tuple[MemoryItem, ...] = ()
+        now = self._clock()
+        if chosen:
+            with self._guard("recall"):
+                db = self._database()
+                found = statements.candidates(
+                    db,
+                    (request.agent_id, request.owner, request.thread_id),
+                    chosen,
+                    language=self.settings.language,
+                    relevance=self.settings.relevance,
+                    now=now,
+                    budget=self.settings.ranked_matches,
+                    limit=self.settings.candidates,
+                )
+                scored = ranking.blend(
+                    found,
+                    now=now,
+                    weight=self.settings.recency_weight,
+                    half_life_days=self.settings.recency_half_life_days,
+                )
+                ranked = ranking.within_limits(
+                    scored,
+                    max_items=request.limits.max_items,
+                    max_chars=request.limits.max_chars,
+                )
+                items = _ranked_items(db, ranked)
+                diagnostics["candidates"] = len(found)
+        diagnostics.update(
+            returned=len(items),
+            clipped=sum(r.clipped for r in ranked),
+            ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+        return MemoryRecallResult(items=items, provider=PROVIDER, diagnostics=diagnostics)
+
+    async def remember(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
+        """:meth:`remember_now` in a worker thread: returns once ``batch`` is committed."""
+        return await asyncio.to_thread(self.remember_now, batch)
+
+    def remember_now(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
+        """Store ``batch`` in one transaction: all of it or, on any error, nothing;
+        expired entries (up to ``prune_batch``) are deleted with it."""
+        limit = self.settings.max_entry_chars
+        rows = [
+            statements.checked(batch, n, entry, limit, self._last_error)
+            for n, entry in enumerate(batch.entries)
+        ]
+        now = self._clock()
+        with self._guard("remember"):
+            db = self._database()
+            with db.transaction():
+                self._wait_at_most(db)
+                pruned = statements.prune(db, now, self.settings.prune_batch)
+                statements.write_rows(db, batch, rows, now=now, language=self.settings.language)
+        return MemoryWriteResult(
+            written=len(rows), provider=PROVIDER, diagnostics={"pruned_expired": pruned}
+        )
+
+    def forget(self, request: MemoryForget) -> MemoryForgetResult:
+        """Delete the agent's entries named by key, or matching the filter."""
+        forgotten = 0
+        with self._guard("forget"):
+            db = self._database()
+            with db.transaction():
+                self._wait_at_most(db)
+                for where, params in statements.forget_filters(request):
+                    forgotten += db.execute(f"DELETE FROM {ENTRIES} WHERE {where}", params).rowcount
+        return MemoryForgetResult(forgotten=forgotten, provider=PROVIDER)
+
+    def list_entries(self, request: MemoryListRequest) -> tuple[MemoryItem, ...]:
+        """The agent's live entries (of one thread, when given), newest write first."""
+        where = f"{SCOPE} AND {LIVE}"
+        params: list[Any] = [request.agent_id, request.owner, request.owner, self._clock()]
+        if request.thread_id is not None:
+            where += " AND thread_id = ?"
+            params.append(request.thread_id)
+        with self._guard("list_entries"):
+            rows = self._database().execute(
+                f"SELECT {ITEM_COLUMNS}, text FROM {ENTRIES} WHERE {where} "
+                "ORDER BY updated_at DESC, id DESC LIMIT ?",
+                [*params, max(0, request.limit)],
+            )
+            return tuple(_item(row[:-1], row[-1], 0.0) for row in rows)
+
+    def health(self) -> MemoryHealth:
+        """Entries and size after pruning what expired; ``down`` when the server fails."""
+        try:
+            try:
+                pruned = self.prune()
+            except PostgresMemoryError:  # e.g. a lock held elsewhere: kept as the last error
+                pruned = 0
+            with self._guard("health"):
+                entries, size = (
+                    self._database()
+                    .execute(f"SELECT count(*), pg_total_relation_size('{ENTRIES}') FROM {ENTRIES}")
+                    .fetchone()
+                )
+        except PostgresMemoryError as exc:
+            return self._health("down", str(exc))
+        failed_at = self._last_error.at
+        recent = failed_at is not None and self._clock() - failed_at <= DEGRADED_FOR_SECONDS
+        return self._health(
+            "degraded" if recent else "ok",
+            f"{entries} entries at {self._last_error.where}",
+            entries=int(entries),
+            size_bytes=int(size),
+            meta={"pruned_expired": pruned},
+        )
+
+    def prune(self) -> int:
+        """Delete every expired entry (in batches of ``prune_batch``); return how many."""
+        total = 0
+        while True:
+            with self._guard("prune"):
+                db = self._database()
+                with db.transaction():
+                    self._wait_at_most(db)
+                    removed = statements.prune(db, self._clock(), self.settings.prune_batch)
+            total += removed
+            if removed < self.settings.prune_batch:
+                return total
+
+    def close(self) -> None:
+        """Close the database's connections (it opens again on next use)."""
+        with self._db_lock:
+            db, self._db = self._db, None
+        if db is not None:
+            db.close()
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _database(self) -> PluginDatabase:
+        with self._db_lock:
+            if self._db is None:
+                self._db = self._open()
+                self._last_error.where = self._db.where
+            return self._db
+
+    def _wait_at_most(self, db: PluginDatabase) -> None:
+        """This transaction waits at most ``lock_timeout_seconds`` for a lock."""
+        millis = max(1, round(self.settings.lock_timeout_seconds * 1000))
+        db.execute("SELECT set_config('lock_timeout', ?, true)", [f"{millis}ms"])
+
+    def _health(self, status: Any, detail: str, **values: Any) -> MemoryHealth:
+        return MemoryHealth(
+            status=status,
+            provider=PROVIDER,
+            detail=detail,
+            last_error=self._last_error.message,
+            last_error_at=self._last_error.at,
+            **values,
+        )
+
+
+def _ranked_items(db: PluginDatabase, ranked: Sequence[ranking.Ranked]) -> tuple[MemoryItem, ...]:
+    """The ranked entries as items, in rank order, each cut to its share (one read)."""
+    if not ranked:
+        return ()
+    longest = max(r.keep_chars for r in ranked) + 1  # one more: clip() sees the cut
+    rows = {
+        row[0]: row
+        for row in db.execute(
+            f"SELECT {ITEM_COLUMNS}, substr(text, 1, ?) FROM {ENTRIES} WHERE id = ANY(?)",
+            [longest, [r.candidate[0] for r in ranked]],
+        )
+    }
+    items = []
+    for r in ranked:
+        row = rows.get(r.candidate[0])
+        if row is None:  # forgotten between the two reads
+            continue
+        body = ranking.clip(row[-1][: r.keep_chars + 1], r.keep_chars)
+        items.append(_item(row[:-1], body, round(r.score, 6)))
+    return tuple(items)
+
+
+def _item(row: Sequence[Any], body: str, score: float) -> MemoryItem:
+    """A :class:`MemoryItem` from a row of ``ITEM_COLUMNS`` and its (maybe clipped) text."""
+    row_id, agent, thread, turn, origin, key, kind, meta, created, updated, owner = row
+    return MemoryItem(
+        id=str(row_id),
+        text=body,
+        score=score,
+        key=key,
+        kind=kind,
+        meta=json.loads(meta) if meta else {},
+        provenance=Provenance(
+            agent_id=agent,
+            thread_id=thread,
+            turn_id=turn,
+            origin=origin,
+            created_at=created,
+            updated_at=updated,
+            owner=owner,
+        ),
+    )

@@ -1,0 +1,75 @@
+"""``[plugins.memory-postgres]``: how recall ranks, what is refused, how long a write waits."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, Final, Literal
+
+import attrs
+
+NAME: Final = "memory-postgres"
+"""The entry-point name: the settings section and the plugin database (its schema)."""
+
+PROVIDER: Final = "postgres"
+"""The memory plugin's name: ``[memory] plugin = "postgres"``."""
+
+_CONFIG_NAME: Final = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
+def at_least(minimum: float) -> Callable[[Any, attrs.Attribute[Any], float], None]:
+    """An attrs validator whose message names the key, e.g. ``candidates: expected …``."""
+
+    def check(_: Any, attribute: attrs.Attribute[Any], value: float) -> None:
+        if not value >= minimum:  # also refuses NaN
+            raise ValueError(f"{attribute.name}: expected a number >= {minimum:g}, found {value}")
+
+    return check
+
+
+def _fraction(_: Any, attribute: attrs.Attribute[Any], value: float) -> None:
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{attribute.name}: expected a number from 0 to 1, found {value}")
+
+
+def _config_name(_: Any, attribute: attrs.Attribute[Any], value: str) -> None:
+    if not _CONFIG_NAME.fullmatch(value):
+        raise ValueError(
+            f"{attribute.name}: expected the name of a PostgreSQL text search configuration "
+            f"(e.g. 'english', 'simple'), found {value!r}"
+        )
+
+
+@attrs.frozen
+class MemoryPostgresSettings:
+    """``[plugins.memory-postgres]``.
+
+    ``language`` is the text search configuration entries are indexed and queries
+    parsed with (``english``: stemming and English stopwords, like memory-sqlite's
+    porter tokenizer; ``simple``: words as written). Each entry keeps the configuration
+    it was indexed with (its ``language`` column) and queries are parsed with the one
+    configured now: after a change, older entries match again once rewritten.
+
+    Recall ranks the ``candidates`` best full-text matches (``relevance``) and blends
+    in recency exactly as memory-sqlite does: ``score = (1 - recency_weight) *
+    relevance + recency_weight * 0.5 ** (age_days / recency_half_life_days)``, where
+    ``relevance`` is the match's rank over the best candidate's.
+    """
+
+    language: str = attrs.field(default="english", validator=_config_name)
+    relevance: Literal["bm25", "ts_rank_cd"] = "bm25"
+    """How a match's relevance is measured (:func:`.statements.candidates`)."""
+    recency_weight: float = attrs.field(default=0.2, validator=_fraction)
+    recency_half_life_days: float = attrs.field(default=30.0, validator=at_least(0.001))
+    candidates: int = attrs.field(default=50, validator=at_least(1))
+    """How many best full-text matches are re-scored with recency before the limits apply."""
+    ranked_matches: int = attrs.field(default=1000, validator=at_least(10))
+    """The bound on one recall's work: at most this many matches (the newest) are ranked."""
+    max_query_terms: int = attrs.field(default=16, validator=at_least(1))
+    """Distinct words of a query searched for (the first ones, stopwords dropped)."""
+    max_entry_chars: int = attrs.field(default=1_000_000, validator=at_least(1))
+    """A longer entry is refused, with its whole batch."""
+    prune_batch: int = attrs.field(default=100, validator=at_least(1))
+    """Expired entries deleted by each write (``health`` and ``prune()`` delete them all)."""
+    lock_timeout_seconds: float = attrs.field(default=10.0, validator=at_least(0.001))
+    """How long a write waits for a lock another session holds on the plugin's tables."""
