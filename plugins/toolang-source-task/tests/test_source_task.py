@@ -9,7 +9,7 @@ import pytest
 import toolang_source_task as plugin
 from toolang_core.errors import UsageError
 from toolang_core.store.types import TurnFilter, TurnStatus
-from toolang_source_task.tasks import TaskBook
+from toolang_source_task.tasks import HANDED, TaskBook
 
 ECHO = '[runtime]\nexecutor = "echo"\n'
 ENV = {"TOOLANG_LOAD_PLUGINS": "source-task"}
@@ -119,3 +119,18 @@ def test_the_tasks_commands(toolang_cli, toolang_home):
     missing = toolang_cli("tasks", "show", "nope", env=ENV)
     assert missing.returncode == 2
     assert "no task 'nope'" in missing.stderr
+
+
+def test_a_revision_handed_over_again_is_placed_once(runtime, book):
+    """Two runtimes on one store handing the same revision over at once, or one killed
+    between placing the turn and counting it handed over: still one turn."""
+    book.add("Once", ref="once")
+    inbox = runtime.open_inbox()
+    assert book.submit_due(inbox) == ["once"]
+    (claimed,) = book.store.claim(run_id="r", limit=1, now=book.clock(), lease_seconds=30, caps={})
+    book.store.finish(
+        claimed.id, run_id="r", attempt=1, status=TurnStatus.COMPLETED, now=book.clock()
+    )
+    book.store.delete_record(HANDED, "once")  # as if the hand-over was never counted
+    book.submit_due(inbox)
+    assert [t.id for t in turns_of(book.store, "once")] == [claimed.id]

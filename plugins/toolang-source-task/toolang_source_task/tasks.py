@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 import time
@@ -51,6 +52,12 @@ class Task:
 
     def prompt(self) -> str:
         return f"Task {self.ref}: {self.title}\n\n{self.body}".rstrip()
+
+
+def turn_id_of(task: Task) -> str:
+    """The id of the turn that hands ``task``'s current revision over."""
+    digest = hashlib.sha256(f"{task.ref}\0{task.revision}".encode()).hexdigest()
+    return f"task-{digest[:32]}"
 
 
 def check_ref(ref: str) -> str:
@@ -139,13 +146,19 @@ class TaskBook:
         self.store.put_record(HANDED, task.ref, {"revision": task.revision}, now=self.clock())
 
     def submit_due(self, inbox: Inbox) -> list[str]:
-        """Place a turn for every active task whose revision was not handed over yet."""
+        """Place a turn for every active task whose revision was not handed over yet.
+
+        Each revision's turn has an id of its own (:func:`turn_id_of`): runtimes sharing
+        one store that hand the same revision over at once, or a runtime killed after
+        placing the turn and before counting it handed over, place it once — the store
+        answers ``exists`` to the second submit (a task's tool would run twice otherwise)."""
         submitted = []
         for task in self.all():
             if not task.active or task.revision <= self.handed_revision(task.ref):
                 continue
             inbox.submit(
                 NewTurnRequest(
+                    id=turn_id_of(task),
                     source="task",
                     thread_id=task.thread_id,
                     input=task.prompt(),
