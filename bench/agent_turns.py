@@ -47,7 +47,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import ScriptedWorkload, burst, compose, memory_off, started, starter_text
+from _common import ScriptedWorkload, burst, compose, memory_off, ordered, started, starter_text
+from reference import reference_cycle
 from throughput import toolang_cycle
 
 from toolang_core import RegisterTool, Tool, hookimpl
@@ -151,14 +152,29 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def agent_cycle(
-    home: Path, turns: int, threads: int, probe: int, *, memory: bool, otel: str | None = None
+    home: Path,
+    turns: int,
+    threads: int,
+    probe: int,
+    *,
+    memory: bool,
+    otel: str | None = None,
+    shape: str = "burst",
 ) -> dict[str, Any]:
+    """One runtime's figures. ``shape``: ``"burst"`` (``turns`` over ``threads`` at once)
+    or ``"ordered"`` (``threads`` conversations of ``turns // threads`` turns, each turn
+    submitted when its thread's previous answer is delivered)."""
+    if shape == "ordered":
+        turns = threads * max(1, turns // threads)
     runtime, workload = build_runtime(home, memory=memory, otel=otel)
     inbox = runtime.open_inbox()
     expected: dict[str, str] = {}
     submitted_at: dict[str, float] = {}
 
+    workload_cpu = 0.0
+
     async def run() -> tuple[float, list[float]]:
+        nonlocal workload_cpu
         stop = asyncio.Event()
         serving = await started(runtime, stop)
 
@@ -166,7 +182,12 @@ def agent_cycle(
             expected[turn_id] = f"the sum is {a + b}"
             submitted_at[turn_id] = time.perf_counter()
 
-        rate = await burst(inbox, workload, turns, threads, expect)
+        began_cpu = time.process_time()
+        if shape == "ordered":
+            rate = await ordered(inbox, workload, threads, turns // threads, expect)
+        else:
+            rate = await burst(inbox, workload, turns, threads, expect)
+        workload_cpu = time.process_time() - began_cpu
         latencies = []
         loop = asyncio.get_running_loop()
         for i in range(probe):
@@ -208,6 +229,8 @@ def agent_cycle(
         "p99_ms": 1000 * percentile(run_latencies, 0.99),
         "one_at_a_time_p50_ms": 1000 * percentile(probe_latencies, 0.5),
         "cpu_ms_per_turn": 1000 * cpu / max(1, total),  # a start and a stop's, for none
+        # the process's CPU (every thread) from first submit to last answer, per turn
+        "workload_cpu_ms_per_turn": 1000 * workload_cpu / max(1, turns),
     }
 
 
@@ -262,6 +285,13 @@ def main() -> None:
     parser.add_argument("--probe", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
+        "--shape",
+        choices=("burst", "ordered", "both"),
+        default="both",
+        help="burst: every turn submitted at once; ordered: each thread's next turn "
+        "when its previous answer is delivered (--turns // --threads per thread)",
+    )
+    parser.add_argument(
         "--otel", action="store_true", help="toolang-otel off vs on (OTLP), memory on"
     )
     parser.add_argument(
@@ -273,20 +303,39 @@ def main() -> None:
     if args.otel:
         otel_cycles(args)
         return
-    runs: dict[str, list[dict[str, Any]]] = {"memory_on": [], "memory_off": []}
+    shapes = ("burst", "ordered") if args.shape == "both" else (args.shape,)
+    variants = [f"{shape}_{memory}" for shape in shapes for memory in ("memory_on", "memory_off")]
+    runs: dict[str, list[dict[str, Any]]] = {variant: [] for variant in variants}
     echo: list[float] = []
+    reference: list[dict[str, Any]] = []
     for n in range(args.repeat):
-        for variant, memory in (("memory_on", True), ("memory_off", False)):
-            with tempfile.TemporaryDirectory() as tmp:
-                figures = agent_cycle(
-                    Path(tmp), args.turns, args.threads, args.probe, memory=memory
+        for shape in shapes:
+            for variant, memory in (("memory_on", True), ("memory_off", False)):
+                with tempfile.TemporaryDirectory() as tmp:
+                    figures = agent_cycle(
+                        Path(tmp),
+                        args.turns,
+                        args.threads,
+                        args.probe,
+                        memory=memory,
+                        shape=shape,
+                    )
+                runs[f"{shape}_{variant}"].append(figures)
+                print(
+                    f"run {n + 1} {shape:7} {variant:10}: {figures['turns_per_s']:7.0f} turns/s "
+                    f"  {figures['workload_cpu_ms_per_turn']:.3f} ms CPU/turn   "
+                    f"p50 {figures['p50_ms']:7.1f} ms   p99 {figures['p99_ms']:7.1f} ms   "
+                    f"one at a time p50 {figures['one_at_a_time_p50_ms']:.2f} ms"
                 )
-            runs[variant].append(figures)
-            print(
-                f"run {n + 1} {variant:10}: {figures['turns_per_s']:7.0f} turns/s   "
-                f"p50 {figures['p50_ms']:7.1f} ms   p99 {figures['p99_ms']:7.1f} ms   "
-                f"one at a time p50 {figures['one_at_a_time_p50_ms']:.2f} ms"
+        with tempfile.TemporaryDirectory() as tmp:
+            reference.append(
+                reference_cycle(Path(tmp), args.threads, max(1, args.turns // args.threads))
             )
+        print(
+            f"run {n + 1} reference recorder (sqlite3, 4 commits/turn): "
+            f"{reference[-1]['turns_per_s']:7.0f} turns/s   "
+            f"{reference[-1]['cpu_ms_per_turn']:.3f} ms CPU/turn"
+        )
         with tempfile.TemporaryDirectory() as tmp:
             echo.append(toolang_cycle(Path(tmp), args.turns, args.threads))
         print(f"run {n + 1} echo engine: {echo[-1]:7.0f} turns/s")
@@ -295,29 +344,53 @@ def main() -> None:
         return round(statistics.median(r[key] for r in runs[variant]), 3)
 
     echo_median = statistics.median(echo)
+    reference_median = statistics.median(r["turns_per_s"] for r in reference)
     result: dict[str, Any] = {
         "turns": args.turns,
         "threads": args.threads,
         "repeat": args.repeat,
         "echo_turns_per_s_median": round(echo_median),
+        "reference_turns_per_s_median": round(reference_median),
+        "reference_cpu_ms_per_turn_median": round(
+            statistics.median(r["cpu_ms_per_turn"] for r in reference), 4
+        ),
     }
     for variant in runs:
         rate = median(variant, "turns_per_s")
         result[f"{variant}_turns_per_s_median"] = round(rate)
         result[f"{variant}_ratio_to_echo"] = round(rate / echo_median, 3)
-        for key in ("p50_ms", "p99_ms", "one_at_a_time_p50_ms"):
+        result[f"{variant}_ratio_to_reference"] = round(rate / reference_median, 3)
+        for key in ("p50_ms", "p99_ms", "one_at_a_time_p50_ms", "workload_cpu_ms_per_turn"):
             result[f"{variant}_{key}_median"] = median(variant, key)
+    for shape in shapes:  # memory on against off, each repeat's pair
+        pairs = zip(runs[f"{shape}_memory_on"], runs[f"{shape}_memory_off"], strict=True)
+        paired = [(on["turns_per_s"] / off["turns_per_s"]) for on, off in pairs]
+        result[f"{shape}_memory_on_to_off_median"] = round(statistics.median(paired), 3)
     result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     result["goals"] = {
         "memory_on_turns_per_s": 1100,
         "memory_off_turns_per_s": 2000,
-        "memory_on_one_at_a_time_p50_ms": 1.5,
+        "memory_on_one_at_a_time_p50_ms": 1.0,
+        "ordered_memory_on_ratio_to_reference": 0.35,
+        "ordered_memory_off_ratio_to_reference": 0.6,
+        "memory_on_to_off": 0.75,
     }
+    for shape in shapes:
+        on, off = f"{shape}_memory_on", f"{shape}_memory_off"
+        print(
+            f"median {shape}: memory on {result[on + '_turns_per_s_median']} turns/s "
+            f"({result[on + '_ratio_to_reference']} x reference, "
+            f"{result[on + '_workload_cpu_ms_per_turn_median']} ms CPU/turn), memory off "
+            f"{result[off + '_turns_per_s_median']} turns/s "
+            f"({result[off + '_ratio_to_reference']} x reference, "
+            f"{result[off + '_workload_cpu_ms_per_turn_median']} ms CPU/turn), "
+            f"on/off {result[shape + '_memory_on_to_off_median']}; one at a time "
+            f"{result[on + '_one_at_a_time_p50_ms_median']} / "
+            f"{result[off + '_one_at_a_time_p50_ms_median']} ms"
+        )
     print(
-        f"median: memory on {result['memory_on_turns_per_s_median']} turns/s "
-        f"({result['memory_on_ratio_to_echo']} x echo), memory off "
-        f"{result['memory_off_turns_per_s_median']} turns/s "
-        f"({result['memory_off_ratio_to_echo']} x echo), echo {result['echo_turns_per_s_median']}"
+        f"reference recorder {result['reference_turns_per_s_median']} turns/s, "
+        f"echo {result['echo_turns_per_s_median']} turns/s"
     )
     print(json.dumps(result))
 
