@@ -53,6 +53,17 @@ from throughput import toolang_cycle
 
 from toolang_core import RegisterTool, Tool, hookimpl
 from toolang_core.logs import configure_logging
+from toolang_core.memory import (
+    MemoryForget,
+    MemoryForgetResult,
+    MemoryHealth,
+    MemoryItem,
+    MemoryListRequest,
+    MemoryRecallRequest,
+    MemoryRecallResult,
+    MemoryWriteBatch,
+    MemoryWriteResult,
+)
 from toolang_core.models.types import ModelRequest, ModelResponse
 from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest, TurnFilter, TurnStatus
@@ -86,6 +97,31 @@ USAGE = {"input_tokens": 120, "output_tokens": 8}
 REPORT_USAGE = "--usage" in sys.argv
 
 
+class NullMemory:
+    """``--null-memory``: a memory plugin that recalls nothing and stores nothing, at
+    once — what the runtime's side of memory costs a turn, without the plugin's work."""
+
+    PROVIDER = "bench-null"
+
+    async def recall(self, request: MemoryRecallRequest) -> MemoryRecallResult:
+        return MemoryRecallResult(items=(), provider=self.PROVIDER)
+
+    async def remember(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
+        return MemoryWriteResult(written=len(batch.entries), provider=self.PROVIDER)
+
+    def forget(self, request: MemoryForget) -> MemoryForgetResult:
+        return MemoryForgetResult(forgotten=0, provider=self.PROVIDER)
+
+    def list_entries(self, request: MemoryListRequest) -> tuple[MemoryItem, ...]:
+        return ()
+
+    def health(self) -> MemoryHealth:
+        return MemoryHealth(status="ok", provider=self.PROVIDER)
+
+    def close(self) -> None:
+        pass
+
+
 class Workload(ScriptedWorkload):
     """The bench's plugin: the ``add`` tool, the scripted model and the delivery hook."""
 
@@ -105,6 +141,10 @@ class Workload(ScriptedWorkload):
     @hookimpl
     def toolang_register_tools(self, register: RegisterTool) -> None:
         register(Tool.from_function(self.add, blocking=False))
+
+    @hookimpl
+    def toolang_register_memory(self, register: Any) -> None:
+        register(NullMemory.PROVIDER, lambda context: NullMemory(), description="the bench's")
 
     # -- the model (registered and delivered to by ScriptedWorkload) --------------------
 
@@ -127,8 +167,10 @@ def build_runtime(
     otel: str | None = None,
     workload: Workload | None = None,
     adder: str = ADDER,
+    null_memory: bool = False,
 ) -> tuple[Runtime, Workload]:
-    """``otel``: ``None`` as installed (the starter's settings), ``"off"`` disabled, else
+    """``null_memory``: memory on with :class:`NullMemory` as the plugin. ``otel``:
+    ``None`` as installed (the starter's settings), ``"off"`` disabled, else
     the OTLP endpoint to export to. ``workload`` (a new :class:`Workload` by default)
     is the bench plugin; ``adder`` the agent's AGENT.md."""
 
@@ -137,6 +179,8 @@ def build_runtime(
             text = text.replace("disable = []", 'disable = ["otel"]', 1)
         elif otel is not None:
             text += f'\n[plugins.otel]\nexporter = "otlp"\nendpoint = "{otel}"\n'
+        if null_memory:
+            return text.replace('[memory]\nplugin = "sqlite"', '[memory]\nplugin = "bench-null"')
         return text if memory else memory_off(text)
 
     # the bench's own sections replace the starter's (starter_text drops them)
@@ -160,13 +204,14 @@ def agent_cycle(
     memory: bool,
     otel: str | None = None,
     shape: str = "burst",
+    null_memory: bool = False,
 ) -> dict[str, Any]:
     """One runtime's figures. ``shape``: ``"burst"`` (``turns`` over ``threads`` at once)
     or ``"ordered"`` (``threads`` conversations of ``turns // threads`` turns, each turn
     submitted when its thread's previous answer is delivered)."""
     if shape == "ordered":
         turns = threads * max(1, turns // threads)
-    runtime, workload = build_runtime(home, memory=memory, otel=otel)
+    runtime, workload = build_runtime(home, memory=memory, otel=otel, null_memory=null_memory)
     inbox = runtime.open_inbox()
     expected: dict[str, str] = {}
     submitted_at: dict[str, float] = {}
@@ -285,6 +330,12 @@ def main() -> None:
     parser.add_argument("--probe", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
+        "--null-memory",
+        action="store_true",
+        help="also memory on with a plugin that does nothing: the runtime's side of "
+        "memory apart from the plugin's work",
+    )
+    parser.add_argument(
         "--shape",
         choices=("burst", "ordered", "both"),
         default="both",
@@ -304,13 +355,16 @@ def main() -> None:
         otel_cycles(args)
         return
     shapes = ("burst", "ordered") if args.shape == "both" else (args.shape,)
-    variants = [f"{shape}_{memory}" for shape in shapes for memory in ("memory_on", "memory_off")]
+    kinds = [("memory_on", True, False), ("memory_off", False, False)]
+    if args.null_memory:
+        kinds.append(("memory_null", True, True))
+    variants = [f"{shape}_{kind}" for shape in shapes for kind, _, _ in kinds]
     runs: dict[str, list[dict[str, Any]]] = {variant: [] for variant in variants}
     echo: list[float] = []
     reference: list[dict[str, Any]] = []
     for n in range(args.repeat):
         for shape in shapes:
-            for variant, memory in (("memory_on", True), ("memory_off", False)):
+            for variant, memory, null in kinds:
                 with tempfile.TemporaryDirectory() as tmp:
                     figures = agent_cycle(
                         Path(tmp),
@@ -319,6 +373,7 @@ def main() -> None:
                         args.probe,
                         memory=memory,
                         shape=shape,
+                        null_memory=null,
                     )
                 runs[f"{shape}_{variant}"].append(figures)
                 print(
