@@ -16,10 +16,25 @@ runs ``--probe`` turns one after another on one thread (submit → answer delive
 The echo figure is ``bench/throughput.py``'s toolang side on the same machine, in the
 same run: the engine with no agent loop.
 
-    python3 bench/agent_turns.py [--turns 2000] [--threads 200] [--probe 50] [--repeat 3]
+Two shapes of the same work (``--shape``, both by default): ``burst`` submits every
+turn at once; ``ordered`` runs ``--threads`` conversations of ``--turns // --threads``
+turns, each thread's next turn submitted when its previous answer is delivered (one in
+flight per thread: how chat users and A2A/MCP callers send). Each repeat also runs the
+reference recorder (``bench/reference.py``: the request, the tool call's intent, its
+result and the finish in plain sqlite3 — 4 commits a turn, WAL, ``synchronous`` as the
+store's) on the ordered workload, and prints each variant's ratio to it, memory on
+against off (each repeat's pair), and the process's CPU time per turn from first submit
+to last answer (every thread: the memory plugin's database thread too).
+``--null-memory`` adds memory on with a plugin that recalls and stores nothing: what
+the runtime's side of memory costs, apart from the plugin's work.
 
-Goals (#18): >= 1,100 turns/s with memory on, >= 2,000 with memory off, one-at-a-time
-p50 < 1.5 ms with memory on. The last line is a JSON object with the figures.
+    python3 bench/agent_turns.py [--turns 2000] [--threads 200] [--probe 50] [--repeat 3]
+        [--shape burst|ordered|both] [--null-memory]
+
+Goals (#18): >= 1,100 turns/s with memory on, >= 2,000 with memory off. Goals (#38):
+ordered, memory on >= 0.35 x the reference recorder and memory off >= 0.6 x; memory on
+>= 0.75 x memory off on both shapes; one-at-a-time p50 < 1.0 ms with memory on. The
+last line is a JSON object with the figures.
 
 ``--usage``: the model reports token usage on every answer, as a provider would (what
 recording and summing it costs a turn; docs/spend-limits.md).
