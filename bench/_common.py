@@ -123,3 +123,37 @@ async def burst(
         await asyncio.sleep(0.002)
     elapsed = max(workload.delivered_at.values(), default=start + 1) - start
     return turns / elapsed if turns else 0.0
+
+
+async def ordered(
+    inbox: Inbox,
+    workload: ScriptedWorkload,
+    threads: int,
+    turns_per_thread: int,
+    expect: Callable[[str, int, int], None],
+) -> float:
+    """Ordered conversations: ``threads`` threads of ``turns_per_thread`` ``add a b``
+    turns, each thread's next turn submitted when its previous answer is delivered (one
+    in flight per thread, as chat users and A2A/MCP callers send). Returns turns / (first
+    submit → last answer delivered)."""
+    loop = asyncio.get_running_loop()
+
+    async def conversation(thread: int) -> None:
+        for n in range(turns_per_thread):
+            a, b = thread * turns_per_thread + n, n + 1
+            submitted = inbox.submit(
+                NewTurnRequest(
+                    source="chat", thread_id=f"chat:ordered-{thread}", input=f"add {a} {b}"
+                )
+            )
+            expect(submitted.id, a, b)
+            waiter = loop.create_future()
+            workload.waiters[submitted.id] = waiter
+            if submitted.id not in workload.answers:
+                await waiter
+
+    start = time.perf_counter()
+    await asyncio.gather(*(conversation(t) for t in range(threads)))
+    turns = threads * turns_per_thread
+    elapsed = time.perf_counter() - start
+    return turns / elapsed if turns else 0.0

@@ -16,10 +16,25 @@ runs ``--probe`` turns one after another on one thread (submit → answer delive
 The echo figure is ``bench/throughput.py``'s toolang side on the same machine, in the
 same run: the engine with no agent loop.
 
-    python3 bench/agent_turns.py [--turns 2000] [--threads 200] [--probe 50] [--repeat 3]
+Two shapes of the same work (``--shape``, both by default): ``burst`` submits every
+turn at once; ``ordered`` runs ``--threads`` conversations of ``--turns // --threads``
+turns, each thread's next turn submitted when its previous answer is delivered (one in
+flight per thread: how chat users and A2A/MCP callers send). Each repeat also runs the
+reference recorder (``bench/reference.py``: the request, the tool call's intent, its
+result and the finish in plain sqlite3 — 4 commits a turn, WAL, ``synchronous`` as the
+store's) on the ordered workload, and prints each variant's ratio to it, memory on
+against off (each repeat's pair), and the process's CPU time per turn from first submit
+to last answer (every thread: the memory plugin's database thread too).
+``--null-memory`` adds memory on with a plugin that recalls and stores nothing: what
+the runtime's side of memory costs, apart from the plugin's work.
 
-Goals (#18): >= 1,100 turns/s with memory on, >= 2,000 with memory off, one-at-a-time
-p50 < 1.5 ms with memory on. The last line is a JSON object with the figures.
+    python3 bench/agent_turns.py [--turns 2000] [--threads 200] [--probe 50] [--repeat 3]
+        [--shape burst|ordered|both] [--null-memory]
+
+Goals (#18): >= 1,100 turns/s with memory on, >= 2,000 with memory off. Goals (#38):
+ordered, memory on >= 0.35 x the reference recorder and memory off >= 0.6 x; memory on
+>= 0.75 x memory off on both shapes; one-at-a-time p50 < 1.0 ms with memory on. The
+last line is a JSON object with the figures.
 
 ``--usage``: the model reports token usage on every answer, as a provider would (what
 recording and summing it costs a turn; docs/spend-limits.md).
@@ -47,11 +62,23 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import ScriptedWorkload, burst, compose, memory_off, started, starter_text
+from _common import ScriptedWorkload, burst, compose, memory_off, ordered, started, starter_text
+from reference import reference_cycle
 from throughput import toolang_cycle
 
 from toolang_core import RegisterTool, Tool, hookimpl
 from toolang_core.logs import configure_logging
+from toolang_core.memory import (
+    MemoryForget,
+    MemoryForgetResult,
+    MemoryHealth,
+    MemoryItem,
+    MemoryListRequest,
+    MemoryRecallRequest,
+    MemoryRecallResult,
+    MemoryWriteBatch,
+    MemoryWriteResult,
+)
 from toolang_core.models.types import ModelRequest, ModelResponse
 from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest, TurnFilter, TurnStatus
@@ -85,6 +112,31 @@ USAGE = {"input_tokens": 120, "output_tokens": 8}
 REPORT_USAGE = "--usage" in sys.argv
 
 
+class NullMemory:
+    """``--null-memory``: a memory plugin that recalls nothing and stores nothing, at
+    once — what the runtime's side of memory costs a turn, without the plugin's work."""
+
+    PROVIDER = "bench-null"
+
+    async def recall(self, request: MemoryRecallRequest) -> MemoryRecallResult:
+        return MemoryRecallResult(items=(), provider=self.PROVIDER)
+
+    async def remember(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
+        return MemoryWriteResult(written=len(batch.entries), provider=self.PROVIDER)
+
+    def forget(self, request: MemoryForget) -> MemoryForgetResult:
+        return MemoryForgetResult(forgotten=0, provider=self.PROVIDER)
+
+    def list_entries(self, request: MemoryListRequest) -> tuple[MemoryItem, ...]:
+        return ()
+
+    def health(self) -> MemoryHealth:
+        return MemoryHealth(status="ok", provider=self.PROVIDER)
+
+    def close(self) -> None:
+        pass
+
+
 class Workload(ScriptedWorkload):
     """The bench's plugin: the ``add`` tool, the scripted model and the delivery hook."""
 
@@ -104,6 +156,10 @@ class Workload(ScriptedWorkload):
     @hookimpl
     def toolang_register_tools(self, register: RegisterTool) -> None:
         register(Tool.from_function(self.add, blocking=False))
+
+    @hookimpl
+    def toolang_register_memory(self, register: Any) -> None:
+        register(NullMemory.PROVIDER, lambda context: NullMemory(), description="the bench's")
 
     # -- the model (registered and delivered to by ScriptedWorkload) --------------------
 
@@ -126,8 +182,10 @@ def build_runtime(
     otel: str | None = None,
     workload: Workload | None = None,
     adder: str = ADDER,
+    null_memory: bool = False,
 ) -> tuple[Runtime, Workload]:
-    """``otel``: ``None`` as installed (the starter's settings), ``"off"`` disabled, else
+    """``null_memory``: memory on with :class:`NullMemory` as the plugin. ``otel``:
+    ``None`` as installed (the starter's settings), ``"off"`` disabled, else
     the OTLP endpoint to export to. ``workload`` (a new :class:`Workload` by default)
     is the bench plugin; ``adder`` the agent's AGENT.md."""
 
@@ -136,6 +194,8 @@ def build_runtime(
             text = text.replace("disable = []", 'disable = ["otel"]', 1)
         elif otel is not None:
             text += f'\n[plugins.otel]\nexporter = "otlp"\nendpoint = "{otel}"\n'
+        if null_memory:
+            return text.replace('[memory]\nplugin = "sqlite"', '[memory]\nplugin = "bench-null"')
         return text if memory else memory_off(text)
 
     # the bench's own sections replace the starter's (starter_text drops them)
@@ -151,14 +211,30 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def agent_cycle(
-    home: Path, turns: int, threads: int, probe: int, *, memory: bool, otel: str | None = None
+    home: Path,
+    turns: int,
+    threads: int,
+    probe: int,
+    *,
+    memory: bool,
+    otel: str | None = None,
+    shape: str = "burst",
+    null_memory: bool = False,
 ) -> dict[str, Any]:
-    runtime, workload = build_runtime(home, memory=memory, otel=otel)
+    """One runtime's figures. ``shape``: ``"burst"`` (``turns`` over ``threads`` at once)
+    or ``"ordered"`` (``threads`` conversations of ``turns // threads`` turns, each turn
+    submitted when its thread's previous answer is delivered)."""
+    if shape == "ordered":
+        turns = threads * max(1, turns // threads)
+    runtime, workload = build_runtime(home, memory=memory, otel=otel, null_memory=null_memory)
     inbox = runtime.open_inbox()
     expected: dict[str, str] = {}
     submitted_at: dict[str, float] = {}
 
+    workload_cpu = 0.0
+
     async def run() -> tuple[float, list[float]]:
+        nonlocal workload_cpu
         stop = asyncio.Event()
         serving = await started(runtime, stop)
 
@@ -166,7 +242,12 @@ def agent_cycle(
             expected[turn_id] = f"the sum is {a + b}"
             submitted_at[turn_id] = time.perf_counter()
 
-        rate = await burst(inbox, workload, turns, threads, expect)
+        began_cpu = time.process_time()
+        if shape == "ordered":
+            rate = await ordered(inbox, workload, threads, turns // threads, expect)
+        else:
+            rate = await burst(inbox, workload, turns, threads, expect)
+        workload_cpu = time.process_time() - began_cpu
         latencies = []
         loop = asyncio.get_running_loop()
         for i in range(probe):
@@ -208,6 +289,8 @@ def agent_cycle(
         "p99_ms": 1000 * percentile(run_latencies, 0.99),
         "one_at_a_time_p50_ms": 1000 * percentile(probe_latencies, 0.5),
         "cpu_ms_per_turn": 1000 * cpu / max(1, total),  # a start and a stop's, for none
+        # the process's CPU (every thread) from first submit to last answer, per turn
+        "workload_cpu_ms_per_turn": 1000 * workload_cpu / max(1, turns),
     }
 
 
@@ -262,6 +345,19 @@ def main() -> None:
     parser.add_argument("--probe", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
+        "--null-memory",
+        action="store_true",
+        help="also memory on with a plugin that does nothing: the runtime's side of "
+        "memory apart from the plugin's work",
+    )
+    parser.add_argument(
+        "--shape",
+        choices=("burst", "ordered", "both"),
+        default="both",
+        help="burst: every turn submitted at once; ordered: each thread's next turn "
+        "when its previous answer is delivered (--turns // --threads per thread)",
+    )
+    parser.add_argument(
         "--otel", action="store_true", help="toolang-otel off vs on (OTLP), memory on"
     )
     parser.add_argument(
@@ -273,20 +369,43 @@ def main() -> None:
     if args.otel:
         otel_cycles(args)
         return
-    runs: dict[str, list[dict[str, Any]]] = {"memory_on": [], "memory_off": []}
+    shapes = ("burst", "ordered") if args.shape == "both" else (args.shape,)
+    kinds = [("memory_on", True, False), ("memory_off", False, False)]
+    if args.null_memory:
+        kinds.append(("memory_null", True, True))
+    variants = [f"{shape}_{kind}" for shape in shapes for kind, _, _ in kinds]
+    runs: dict[str, list[dict[str, Any]]] = {variant: [] for variant in variants}
     echo: list[float] = []
+    reference: list[dict[str, Any]] = []
     for n in range(args.repeat):
-        for variant, memory in (("memory_on", True), ("memory_off", False)):
-            with tempfile.TemporaryDirectory() as tmp:
-                figures = agent_cycle(
-                    Path(tmp), args.turns, args.threads, args.probe, memory=memory
+        for shape in shapes:
+            for variant, memory, null in kinds:
+                with tempfile.TemporaryDirectory() as tmp:
+                    figures = agent_cycle(
+                        Path(tmp),
+                        args.turns,
+                        args.threads,
+                        args.probe,
+                        memory=memory,
+                        shape=shape,
+                        null_memory=null,
+                    )
+                runs[f"{shape}_{variant}"].append(figures)
+                print(
+                    f"run {n + 1} {shape:7} {variant:10}: {figures['turns_per_s']:7.0f} turns/s "
+                    f"  {figures['workload_cpu_ms_per_turn']:.3f} ms CPU/turn   "
+                    f"p50 {figures['p50_ms']:7.1f} ms   p99 {figures['p99_ms']:7.1f} ms   "
+                    f"one at a time p50 {figures['one_at_a_time_p50_ms']:.2f} ms"
                 )
-            runs[variant].append(figures)
-            print(
-                f"run {n + 1} {variant:10}: {figures['turns_per_s']:7.0f} turns/s   "
-                f"p50 {figures['p50_ms']:7.1f} ms   p99 {figures['p99_ms']:7.1f} ms   "
-                f"one at a time p50 {figures['one_at_a_time_p50_ms']:.2f} ms"
+        with tempfile.TemporaryDirectory() as tmp:
+            reference.append(
+                reference_cycle(Path(tmp), args.threads, max(1, args.turns // args.threads))
             )
+        print(
+            f"run {n + 1} reference recorder (sqlite3, 4 commits/turn): "
+            f"{reference[-1]['turns_per_s']:7.0f} turns/s   "
+            f"{reference[-1]['cpu_ms_per_turn']:.3f} ms CPU/turn"
+        )
         with tempfile.TemporaryDirectory() as tmp:
             echo.append(toolang_cycle(Path(tmp), args.turns, args.threads))
         print(f"run {n + 1} echo engine: {echo[-1]:7.0f} turns/s")
@@ -295,29 +414,53 @@ def main() -> None:
         return round(statistics.median(r[key] for r in runs[variant]), 3)
 
     echo_median = statistics.median(echo)
+    reference_median = statistics.median(r["turns_per_s"] for r in reference)
     result: dict[str, Any] = {
         "turns": args.turns,
         "threads": args.threads,
         "repeat": args.repeat,
         "echo_turns_per_s_median": round(echo_median),
+        "reference_turns_per_s_median": round(reference_median),
+        "reference_cpu_ms_per_turn_median": round(
+            statistics.median(r["cpu_ms_per_turn"] for r in reference), 4
+        ),
     }
     for variant in runs:
         rate = median(variant, "turns_per_s")
         result[f"{variant}_turns_per_s_median"] = round(rate)
         result[f"{variant}_ratio_to_echo"] = round(rate / echo_median, 3)
-        for key in ("p50_ms", "p99_ms", "one_at_a_time_p50_ms"):
+        result[f"{variant}_ratio_to_reference"] = round(rate / reference_median, 3)
+        for key in ("p50_ms", "p99_ms", "one_at_a_time_p50_ms", "workload_cpu_ms_per_turn"):
             result[f"{variant}_{key}_median"] = median(variant, key)
+    for shape in shapes:  # memory on against off, each repeat's pair
+        pairs = zip(runs[f"{shape}_memory_on"], runs[f"{shape}_memory_off"], strict=True)
+        paired = [(on["turns_per_s"] / off["turns_per_s"]) for on, off in pairs]
+        result[f"{shape}_memory_on_to_off_median"] = round(statistics.median(paired), 3)
     result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     result["goals"] = {
         "memory_on_turns_per_s": 1100,
         "memory_off_turns_per_s": 2000,
-        "memory_on_one_at_a_time_p50_ms": 1.5,
+        "memory_on_one_at_a_time_p50_ms": 1.0,
+        "ordered_memory_on_ratio_to_reference": 0.35,
+        "ordered_memory_off_ratio_to_reference": 0.6,
+        "memory_on_to_off": 0.75,
     }
+    for shape in shapes:
+        on, off = f"{shape}_memory_on", f"{shape}_memory_off"
+        print(
+            f"median {shape}: memory on {result[on + '_turns_per_s_median']} turns/s "
+            f"({result[on + '_ratio_to_reference']} x reference, "
+            f"{result[on + '_workload_cpu_ms_per_turn_median']} ms CPU/turn), memory off "
+            f"{result[off + '_turns_per_s_median']} turns/s "
+            f"({result[off + '_ratio_to_reference']} x reference, "
+            f"{result[off + '_workload_cpu_ms_per_turn_median']} ms CPU/turn), "
+            f"on/off {result[shape + '_memory_on_to_off_median']}; one at a time "
+            f"{result[on + '_one_at_a_time_p50_ms_median']} / "
+            f"{result[off + '_one_at_a_time_p50_ms_median']} ms"
+        )
     print(
-        f"median: memory on {result['memory_on_turns_per_s_median']} turns/s "
-        f"({result['memory_on_ratio_to_echo']} x echo), memory off "
-        f"{result['memory_off_turns_per_s_median']} turns/s "
-        f"({result['memory_off_ratio_to_echo']} x echo), echo {result['echo_turns_per_s_median']}"
+        f"reference recorder {result['reference_turns_per_s_median']} turns/s, "
+        f"echo {result['echo_turns_per_s_median']} turns/s"
     )
     print(json.dumps(result))
 
