@@ -20,6 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urljoin
 
 import structlog
 
@@ -44,6 +45,8 @@ T = TypeVar("T")
 Key = tuple[str, str]
 """A session's key: the turn's owner and thread."""
 
+MAX_REDIRECTS = 10
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
 FINGERPRINT = ("tag", "role", "name", "field", "type", "href")
 """What identifies an element to BrowserRecovery when its reference is gone."""
 
@@ -64,14 +67,47 @@ class Session:
         self.used = 0
 
     def route(self, route: Route, request: Request) -> None:
-        """Every request of the context: continued only when its URL is allowed."""
-        refusal = self.allow.refusal(request.url)
-        if refusal is None:
+        """Every request of the context: loaded only when its URL is allowed.
+
+        Chromium follows a redirect without asking the router again, so the router
+        follows them itself, each hop checked, and hands the browser the last response:
+        the browser never sees a redirect (a page reached by one keeps the URL asked for).
+        """
+        url = request.url
+        if self.allow.refusal(url) is not None:
+            self._refuse(route, request, url)
+            return
+        if not url.startswith(("http:", "https:")):
             route.continue_()
             return
+        method: str | None = None
+        try:
+            for _ in range(MAX_REDIRECTS):
+                hop = None if url == request.url else url
+                response = route.fetch(url=hop, method=method, max_redirects=0)
+                location = response.headers.get("location")
+                if response.status not in REDIRECTS or not location:
+                    route.fulfill(response=response)
+                    return
+                url = urljoin(url, location)
+                if self.allow.refusal(url) is not None:
+                    self._refuse(route, request, url)
+                    return
+                if response.status == 303 or (
+                    response.status in (301, 302) and request.method == "POST"
+                ):
+                    method = "GET"
+        except Exception as exc:  # the server is not there, or went away
+            log.info("navigator.request_failed", url=url, error=str(exc))
+            route.abort("connectionfailed")
+            return
+        log.info("navigator.too_many_redirects", url=request.url)
+        route.abort("failed")
+
+    def _refuse(self, route: Route, request: Request, url: str) -> None:
         navigation = request.is_navigation_request() and request.frame.parent_frame is None
-        self.blocked.append((request.url, navigation))
-        log.info("navigator.request_refused", url=request.url, reason=refusal)
+        self.blocked.append((url, navigation))
+        log.info("navigator.request_refused", url=url, reason=self.allow.refusal(url))
         route.abort("blockedbyclient")
 
     def route_socket(self, socket: WebSocketRoute) -> None:
@@ -232,6 +268,14 @@ class BrowserHost:
     def has_session(self, key: Key) -> bool:
         return key in self._sessions
 
+    def browser_cdp(self, method: str) -> dict[str, Any]:
+        """A browser-level DevTools command (diagnostics: ``SystemInfo.getProcessInfo``
+        lists the browser's processes); on the worker thread."""
+        if self._browser is None or not self._browser.is_connected():
+            raise NavigatorError("the browser is not running")
+        answer: dict[str, Any] = self._browser.new_browser_cdp_session().send(method)
+        return answer
+
     # -- the actions (worker thread)
 
     def open(self, key: Key, url: str) -> dict[str, Any]:
@@ -274,7 +318,14 @@ class BrowserHost:
         strayed = page is not None and self.allow.refusal(page.url) is not None
         if not refused and not strayed:
             return False
-        if page is not None and strayed:
+        if page is not None and refused:
+            # Chromium commits its error page for the blocked navigation a moment later;
+            # a navigation started before that would be interrupted by it.
+            try:
+                page.wait_for_url(lambda url: url.startswith("chrome-error:"), timeout=3_000)
+            except Exception as exc:  # no error page this time: nothing to wait for
+                log.debug("navigator.no_error_page", error=str(exc))
+        if page is not None and (refused or strayed):
             back = session.last_url or "about:blank"
             try:
                 page.goto(back, wait_until="load")
