@@ -97,15 +97,20 @@ def serving_site() -> Iterator[str]:
         server.server_close()
 
 
-def require_chromium() -> None:
-    """Fail (not skip) saying what to install when Chromium is missing."""
-    path = "/usr/bin/chromium"
-    if not (os.path.isfile(path) and os.access(path, os.X_OK)) and not shutil.which("chromium"):
+CHROMIUM = os.environ.get("TOOLANG_CHROMIUM", "/usr/bin/chromium")
+"""The Chromium the tests drive (``TOOLANG_CHROMIUM`` names another)."""
+
+
+def require_chromium() -> str:
+    """The Chromium to drive; fails (never skips) saying what to install without one."""
+    path = shutil.which(CHROMIUM) or CHROMIUM
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
         pytest.fail(
-            "the navigator's tests need Debian's Chromium at /usr/bin/chromium: "
-            "apt-get install chromium (tools/test-setup installs it)",
+            f"the navigator's tests need Chromium at {CHROMIUM}: apt-get install chromium "
+            "(tools/test-setup installs it), or set TOOLANG_CHROMIUM to a Chromium executable",
             pytrace=False,
         )
+    return path
 
 
 Agent = Callable[[], Generator[Any, Any, None]]
@@ -173,12 +178,12 @@ class Served:
 @contextmanager
 def served_runtime(home: Path, plugin: object, settings: str = "") -> Iterator[Served]:
     """A runtime with the navigator and a scripted agent, served until the block ends."""
-    require_chromium()
+    chromium = require_chromium()
     home.mkdir(parents=True, exist_ok=True)
     toolang = ToolangHome(home)
     toolang.write_config(
         '[models]\ndefault = "scripted"\n[runtime]\npoll_seconds = 0.05\n'
-        f"[plugins.tools-navigator]\n{settings}"
+        f'[plugins.tools-navigator]\nexecutable_path = "{chromium}"\n{settings}'
     )
     env = {"HOME": str(home)}
     holder: dict[str, Served] = {}

@@ -25,7 +25,12 @@ from urllib.parse import urljoin
 import structlog
 
 from toolang_tools_navigator.allow import AllowList
-from toolang_tools_navigator.errors import ElementGone, NavigationRefused, NavigatorError
+from toolang_tools_navigator.errors import (
+    ElementGone,
+    NavigationRefused,
+    NavigatorError,
+    PageCrashed,
+)
 from toolang_tools_navigator.scripts import EXTRACT, OBSERVE, REF_ATTRIBUTE
 from toolang_tools_navigator.settings import NavigatorSettings
 
@@ -121,7 +126,7 @@ class Session:
         if self.page is None or self.page.is_closed():
             raise NavigatorError("no page is open in this thread: call browser_open first")
         if self.crashed:
-            raise NavigatorError(f"the page at {self.last_url} crashed")
+            raise PageCrashed(f"the page at {self.last_url} crashed")
         return self.page
 
     def new_page(self) -> Page:

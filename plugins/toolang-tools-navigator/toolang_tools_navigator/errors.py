@@ -16,3 +16,7 @@ class NavigationRefused(NavigatorError):
 class ElementGone(Exception):
     """A reference no element of the page carries (any more): recoverable by
     observing the page again."""
+
+
+class PageCrashed(Exception):
+    """The thread's page crashed (its renderer died): recoverable by reopening it."""
