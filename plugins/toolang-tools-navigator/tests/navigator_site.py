@@ -54,7 +54,7 @@ PAGES = {
 
 
 class Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (the http.server name)
+    def do_GET(self) -> None:
         parts = urlsplit(self.path)
         if parts.path == "/redirect":
             self.send_response(302)
@@ -187,7 +187,11 @@ def served_runtime(home: Path, plugin: object, settings: str = "") -> Iterator[S
     )
     env = {"HOME": str(home)}
     holder: dict[str, Served] = {}
-    model = ScriptedModel(lambda request: holder["served"].answer(request))
+
+    async def answer(request: Any) -> Step:
+        return await holder["served"].answer(request)
+
+    model = ScriptedModel(answer)
     runtime = Runtime.with_plugins(
         toolang.load(env),
         {"tools-navigator": plugin, "scripted": model.plugin()}.items(),

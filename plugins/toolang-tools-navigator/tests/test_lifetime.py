@@ -7,6 +7,7 @@ import asyncio
 import time
 from pathlib import Path
 
+import pytest
 from navigator_site import served_runtime, serving_site
 
 import toolang_tools_navigator as plugin
@@ -43,13 +44,11 @@ def test_without_chromium_a_call_says_what_to_install():
     settings = plugin.NavigatorSettings(executable_path=Path("/nonexistent/chromium"))
     host.configure(settings, AllowList(("loopback",)))
     try:
-        asyncio.run(host.run(host.open, ("alice", "cli:alice"), "http://127.0.0.1:9/"))
-    except NavigatorError as exc:
-        assert str(exc) == (
-            "Chromium is not installed at /nonexistent/chromium: install Debian's package "
-            "(apt-get install chromium) or set [plugins.tools-navigator] executable_path"
-        )
-    else:
-        raise AssertionError("no error without Chromium")
+        with pytest.raises(NavigatorError) as raised:
+            asyncio.run(host.run(host.open, ("alice", "cli:alice"), "http://127.0.0.1:9/"))
     finally:
         host.close()
+    assert str(raised.value) == (
+        "Chromium is not installed at /nonexistent/chromium: install Debian's package "
+        "(apt-get install chromium) or set [plugins.tools-navigator] executable_path"
+    )

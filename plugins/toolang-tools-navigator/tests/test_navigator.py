@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+from pathlib import Path
 
 import pytest
 from navigator_site import OUTSIDE, served_runtime, serving_site
@@ -99,7 +100,7 @@ def test_an_agent_fills_and_submits_a_form_and_survives_a_crash_and_a_redrawn_el
     assert "crashed" in content["recovery"]["failed"] and content["recovery"]["retry"] == "ok"
     path = shot["output"]["path"]
     assert path.endswith("/plugins/tools-navigator/screenshots/alice/thanks.png")
-    data = open(path, "rb").read()
+    data = Path(path).read_bytes()
     assert data[:8] == PNG and len(data) == shot["output"]["bytes"] > 1_000
     # The redrawn button: re-observed, found by what it is, clicked under its new reference.
     assert redrawn["ok"] and redrawn["output"]["url"] == f"{site}/result?name=details"

@@ -57,8 +57,8 @@ class AllowList:
         )
 
     def allows_host(self, host: str) -> bool:
-        for entry in self.hosts:
-            entry = entry.lower()
+        for configured in self.hosts:
+            entry = configured.lower()
             if entry == "loopback":
                 if _is_loopback(host):
                     return True

@@ -14,6 +14,7 @@ allow-list allows its URL; service workers (which would bypass routing) are bloc
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
 from collections.abc import Callable
@@ -232,9 +233,7 @@ class BrowserHost:
     def _arm(self, session: Session) -> None:
         """Close the session after ``idle_seconds`` unless it is used again first."""
         used = session.used
-        timer = threading.Timer(
-            self.settings.idle_seconds, self._idle, (session.key, used)
-        )
+        timer = threading.Timer(self.settings.idle_seconds, self._idle, (session.key, used))
         timer.daemon = True
         with self._lock:
             old = self._timers.pop(session.key, None)
@@ -250,10 +249,8 @@ class BrowserHost:
             worker = self._worker
         if worker is None:
             return
-        try:
+        with contextlib.suppress(RuntimeError):  # the host closed meanwhile
             worker.submit(self._close_if_idle, key, used)
-        except RuntimeError:  # the host closed meanwhile
-            pass
 
     def _close_if_idle(self, key: Key, used: int) -> None:
         session = self._sessions.get(key)
@@ -418,10 +415,13 @@ class BrowserHost:
             last = session.last_url
             fresh = self.session(key, create=True)
             fresh.last_url = last
-            page = fresh.new_page()
+            reopened = fresh.new_page()
             if last:
-                page.goto(last, wait_until="load")
-            return f"the browser had gone: restarted it and reopened {last or 'a blank page'}", params
+                reopened.goto(last, wait_until="load")
+            return (
+                f"the browser had gone: restarted it and reopened {last or 'a blank page'}",
+                params,
+            )
         page = session.page
         if page is None or page.is_closed() or session.crashed:
             if page is not None and not page.is_closed():
