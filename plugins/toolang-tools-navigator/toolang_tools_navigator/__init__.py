@@ -17,6 +17,8 @@ from toolang_tools_navigator.errors import ElementGone, NavigationRefused, Navig
 from toolang_tools_navigator.settings import NAME, NavigatorSettings
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     from toolang_core import (
         RegisterSettings,
         RegisterTool,
@@ -42,16 +44,18 @@ def toolang_register_tools(register: RegisterTool) -> None:
         register(tool)
 
 
-@hookimpl
-async def toolang_filter_tool_result(
+@hookimpl(tryfirst=True)
+def toolang_filter_tool_result(
     call: ToolCall, result: ToolResult, ctx: ToolCallContext
-) -> ToolResult | None:
-    """BrowserRecovery (see :mod:`.recovery`)."""
+) -> Awaitable[ToolResult | None] | None:
+    """BrowserRecovery (see :mod:`.recovery`). First of the result filters, so the others
+    (masking, say) see the result the model will get — the retried one included. Any
+    other call costs one name check (no coroutine)."""
     if result.ok or not call.name.startswith("browser_"):
         return None
     from toolang_tools_navigator.recovery import recover
 
-    return await recover(call, result, ctx)
+    return recover(call, result, ctx)
 
 
 @hookimpl
