@@ -46,6 +46,7 @@ def steps_of(runtime, turn_id):
         store.close()
 
 
+@pytest.mark.slow  # kills the browser's renderer processes
 def test_an_agent_fills_and_submits_a_form_and_survives_a_crash_and_a_redrawn_element(
     navigator, site
 ):

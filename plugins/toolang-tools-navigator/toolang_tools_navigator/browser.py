@@ -324,7 +324,10 @@ class BrowserHost:
             # Chromium commits its error page for the blocked navigation a moment later;
             # a navigation started before that would be interrupted by it.
             try:
-                page.wait_for_url(lambda url: url.startswith("chrome-error:"), timeout=3_000)
+                page.wait_for_url(
+                    lambda url: url.startswith("chrome-error:"),
+                    timeout=self.settings.action_seconds * 1000,
+                )
             except Exception as exc:  # no error page this time: nothing to wait for
                 log.debug("navigator.no_error_page", error=str(exc))
         if page is not None and (refused or strayed):
