@@ -33,6 +33,10 @@ ROLES = {
         "ontology_define_type", "ontology_add_entity", "ontology_assert_fact", "ontology_query",
         "ontology_conflicts", "ontology_resolve", "ontology_ingest",
     ],
+    "navigator": [
+        "browser_open", "browser_observe", "browser_click", "browser_type", "browser_extract",
+        "browser_screenshot", "browser_close",
+    ],
     "vault": [
         "secrets_set", "secrets_get", "secrets_list", "secrets_delete", "crypto_hash",
         "crypto_encrypt", "crypto_decrypt", "crypto_sign", "crypto_verify",
