@@ -17,6 +17,7 @@ from toolang_core.testing.memory_conformance import MemoryConformance
 
 
 class TestAListPluginWithAsyncMethodsConforms(MemoryConformance):
+    tracks_uses = True
     ttl_seconds = 0.05
 
     @pytest.fixture

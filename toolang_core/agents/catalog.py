@@ -38,6 +38,11 @@ UNMATCHED_FIX = (
 """How to make unmatched tools usable (logged at start-up and shown by doctor)."""
 
 
+UNPARTITIONED = frozenset({"request_tool"})
+"""Tools no agent owns: the agent loop offers ``request_tool`` to a turn narrower than
+its agent's role (:mod:`toolang_core.turn.escalation`)."""
+
+
 class AgentError(LookupError):
     """An agent cannot be used: unknown or disabled. The message lists the known ones."""
 
@@ -89,6 +94,7 @@ class AgentCatalog:
                 name: registration.tool
                 for name, registration in current.items()
                 if all(runtime.service_available(s) for s in registration.tool.requires)
+                and name not in UNPARTITIONED
             }
             agents = runtime.config.agents
             self._assignment = assign_tools(

@@ -49,7 +49,14 @@ class Provenance:
 @attrs.frozen
 class MemoryItem:
     """One recalled entry. ``score`` is higher for better matches (plugin-specific
-    scale, comparable within one result); ``key`` is set when the entry has one."""
+    scale, comparable within one result); ``key`` is set when the entry has one.
+
+    ``use_count`` is how many recalls have returned the entry, this one included, and
+    ``last_used_at`` the time (POSIX) of the latest (``None``: never recalled). A plugin
+    that does not track uses leaves them ``0`` and ``None`` (both added in 0.2; a plugin
+    written before keeps working). A plugin that tracks them may use them in ranking
+    and in choosing what to prune; the SQLite plugin's rules are in
+    ``plugins/toolang-memory-sqlite/README.md``."""
 
     id: str
     text: str
@@ -58,6 +65,8 @@ class MemoryItem:
     key: str | None = None
     kind: str = "note"
     meta: Mapping[str, Any] = attrs.field(factory=dict)
+    use_count: int = 0
+    last_used_at: float | None = None
 
 
 @attrs.frozen

@@ -407,6 +407,8 @@ def _turn_request(run_id: str, task: str, request: SpawnRequest) -> NewTurnReque
     }
     if request.allowed_tools is not None:
         meta["allowed_tools"] = list(request.allowed_tools)
+    if request.tool_ceiling is not None:
+        meta["tool_ceiling"] = list(request.tool_ceiling)
     if request.budget is not None:
         meta["budget"] = request.budget.to_meta()
     meta.update(trace_context_meta(request.metadata))

@@ -150,6 +150,12 @@ async def spawn_child(
             agent_name=name,
             timeout_seconds=timeout_seconds,
             allowed_tools=tuple(allowed_tools) if allowed_tools is not None else None,
+            # a narrowed child escalates at most to what its parent has (turn.escalation)
+            tool_ceiling=(
+                tuple(sorted(context.allowed_tools))
+                if allowed_tools is not None and context.allowed_tools is not None
+                else None
+            ),
             spawn_depth=depth,
             spawn_reason=spawn_reason or None,
             sender=turn.request.sender,

@@ -273,6 +273,10 @@ class SpawnRequest:
     """The spend budget the run's turn draws on (e.g. its team's): it stops with
     ``budget_exceeded`` once every turn on that budget spent its tokens
     (docs/spend-limits.md)."""
+    tool_ceiling: tuple[str, ...] | None = None
+    """The most the run may escalate to with ``request_tool``: the spawning turn's tools
+    (set by :func:`~toolang_core.taskruns.spawning.spawn_child` for a narrowed run), so a
+    child never gains what its parent lacks (:mod:`toolang_core.turn.escalation`)."""
 
 
 @attrs.frozen

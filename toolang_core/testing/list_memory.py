@@ -54,6 +54,8 @@ class Row:
     updated: float
     expires: float | None
     owner: str | None = None
+    uses: int = 0
+    used: float | None = None
 
     def item(self, score: float) -> MemoryItem:
         return MemoryItem(
@@ -63,6 +65,8 @@ class Row:
             key=self.key,
             kind=self.kind,
             meta=self.meta,
+            use_count=self.uses,
+            last_used_at=self.used,
             provenance=Provenance(
                 self.agent,
                 self.thread,
@@ -119,6 +123,7 @@ class ListMemory:
             if len(items) == request.limits.max_items:
                 break
             if chars + len(row.text) <= request.limits.max_chars:
+                row.uses, row.used = row.uses + 1, time.time()  # this recall is a use
                 items.append(row.item(score))
                 chars += len(row.text)
         return MemoryRecallResult(items=tuple(items), provider=PROVIDER)

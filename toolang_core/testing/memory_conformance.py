@@ -29,6 +29,14 @@ What a subclass may set or override:
     storing nothing of its batch.
 ``ttl_seconds``
     The time to live the TTL tests give an entry (the suite then waits that long).
+``tracks_uses``
+    ``True``: the plugin counts uses — an item's ``use_count`` is the number of recalls
+    that returned it (this one included) and ``last_used_at`` the time of the latest,
+    both in recall and in ``list_entries``, kept per agent and owner. ``None`` (the
+    default, for plugins written before 0.2 added the fields): a plugin that reports a
+    use is held to those rules; one that reports none must report ``0`` and ``None``
+    throughout (never a wrong count), and the suite warns (``DeprecationWarning``) that
+    0.3 will require counting.
 ``failing(plugin)``
     A context manager inside which the plugin's next write fails for a real reason
     (a locked file, a closed connection…). Without it the test of ``health().last_error``
@@ -43,6 +51,7 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any, ClassVar
@@ -118,6 +127,7 @@ class MemoryConformance:
     persistent: ClassVar[bool] = True
     max_entry_chars: ClassVar[int | None] = None
     ttl_seconds: ClassVar[float] = 0.3
+    tracks_uses: ClassVar[bool | None] = None
 
     def failing(self, plugin: Any) -> AbstractContextManager[None]:
         """Override: make the plugin's next write fail for a real reason while inside."""
@@ -537,6 +547,43 @@ class MemoryConformance:
         assert health.last_error_at is not None
         assert health.last_error_at <= time.time()
         assert memory.listed_texts("agent-a") == ["written before the failure"]
+
+    # use counts -------------------------------------------------------------------------
+
+    def test_each_recall_that_returns_an_entry_counts_one_use(self, memory):
+        memory.save("agent-a", "the gryphel nests on the north tower", key="used")
+        memory.save("agent-a", "an unrelated note about plimsolls", key="unused")
+        before = time.time()
+        counts = [memory.recall("agent-a", "gryphel").items[0].use_count for _ in range(3)]
+        listed = {i.key: i for i in memory.listed("agent-a")}
+        if self.tracks_uses is None and counts == [0, 0, 0]:  # a plugin from before 0.2
+            warnings.warn(
+                f"{type(self).__name__}: the plugin reports no use counts; count them "
+                "(MemoryItem.use_count, last_used_at) and set tracks_uses = True — "
+                "the memory conformance suite requires them from 0.3",
+                DeprecationWarning,
+                stacklevel=1,
+            )
+            assert (listed["used"].use_count, listed["used"].last_used_at) == (0, None)
+            return
+        assert counts == [1, 2, 3]
+        used, unused = listed["used"], listed["unused"]
+        assert used.use_count == 3
+        assert used.last_used_at is not None
+        assert before - 1 <= used.last_used_at <= time.time() + 1
+        assert (unused.use_count, unused.last_used_at) == (0, None)
+
+    def test_use_counts_are_kept_per_agent_and_owner(self, memory):
+        memory.save("agent-a", "the gryphel nests on the north tower", key="k")
+        memory.save("agent-b", "the gryphel nests on the north tower", key="k")
+        memory.save("agent-a", "the gryphel nests on the north tower", key="k", owner="ann")
+        memory.recall("agent-a", "gryphel")
+        memory.recall("agent-a", "gryphel")
+        reported = memory.listed("agent-a")[0].use_count
+        expected = 0 if self.tracks_uses is None and reported == 0 else 2
+        assert [i.use_count for i in memory.listed("agent-a")] == [expected]
+        assert [i.use_count for i in memory.listed("agent-b")] == [0]
+        assert [i.use_count for i in memory.listed("agent-a", owner="ann")] == [0]
 
     # provider and provenance -----------------------------------------------------------
 

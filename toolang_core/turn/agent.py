@@ -51,7 +51,7 @@ from toolang_core.store.types import TurnStatus
 from toolang_core.taskruns import view
 from toolang_core.tools.chain import ToolChain
 from toolang_core.tools.types import ToolCallContext
-from toolang_core.turn import output, prompt
+from toolang_core.turn import escalation, output, prompt
 from toolang_core.turn.attachments import fallbacks_taking
 from toolang_core.turn.compaction import Compactor, check_summary_model
 from toolang_core.turn.context import fit_prompt
@@ -134,15 +134,16 @@ class AgentExecutor(PersonWaits):
 
     async def _agent_for(
         self, turn: TurnRequest
-    ) -> tuple[AgentDefinition, list[str] | None, tuple[str, ...]]:
+    ) -> tuple[AgentDefinition, list[str] | None, tuple[str, ...], frozenset[str] | None]:
         """The agent ``turn`` runs with, the names its tools are narrowed to (``None``:
-        its whole scope) and the plugins that built it (``toolang_build_agent``).
+        its whole scope), the plugins that built it (``toolang_build_agent``) and the
+        tools they narrowed it to (``None``: not narrowed).
 
         :raises TurnFailed: for an unknown agent, a bad narrowing, or a build plugin
             that fails or answers outside the registry's limits."""
         agent, allowed = self.agent(turn.agent), _allowed_tools(turn.meta)
         if not self._builds:
-            return agent, allowed, ()
+            return agent, allowed, (), None
         agents, limits = self.runtime.agents, self.runtime.config.agents
         defaults = {
             "max_steps": limits.max_steps,
@@ -154,13 +155,23 @@ class AgentExecutor(PersonWaits):
                 self.runtime.hooks, agent, turn, self.runtime, scope=agents.scope, defaults=defaults
             )
             if made.narrowed is None:
-                return made.agent, allowed, made.changed_by
+                return made.agent, allowed, made.changed_by, None
             names = made.narrowed & agents.scope(agent, allowed)
         except build.AgentBuildError as exc:
             raise TurnFailed(str(exc), "agent_error") from None
         except (ToolScopeError, PatternError) as exc:
             raise TurnFailed(str(exc), "agent_error") from None
-        return made.agent, sorted(names), made.changed_by
+        return made.agent, sorted(names), made.changed_by, made.narrowed
+
+    def _escalating(
+        self, speaker: Speaker, meta: Mapping[str, Any], built: frozenset[str] | None
+    ) -> tuple[Speaker, escalation.Escalation]:
+        """What the turn's agent may ask for with ``request_tool`` (its ceiling), and
+        ``speaker`` offered that tool when there is something to ask for."""
+        agent = speaker.agent
+        ceiling = escalation.ceiling_for(self.runtime.agents.scope(agent), meta, built)
+        escalating = escalation.Escalation(agent.name, ceiling)
+        return escalation.offer(speaker, escalating, self.runtime.components.tools), escalating
 
     def tools_for(
         self, agent: AgentDefinition, allowed_tools: Iterable[str] | None = None
@@ -208,8 +219,10 @@ class AgentExecutor(PersonWaits):
         config = self.runtime.config
         if view.is_task_run(turn):
             await self.runtime.task_runs.started(turn)
-        agent, allowed, built_by = await self._agent_for(turn)
-        speaker = self.speaker_for(agent, allowed, model=_model(turn.meta))
+        agent, allowed, built_by, built_tools = await self._agent_for(turn)
+        speaker, escalating = self._escalating(
+            self.speaker_for(agent, allowed, model=_model(turn.meta)), turn.meta, built_tools
+        )
         notes = self.runtime.hooks.prompt_notes(agent.name, turn.thread_id, self.runtime)
         route = None
         if agent.name == config.agents.default:  # the default agent is the router
@@ -285,6 +298,7 @@ class AgentExecutor(PersonWaits):
             spawn_depth=int(turn.meta.get("spawn_depth", 0)),
             max_steps=agent.max_steps or config.agents.max_steps,
             typed=typed,
+            escalating=escalating,
         )
         end = await loop.run()
         outcome = end.outcome

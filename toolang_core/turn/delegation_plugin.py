@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 from toolang_core.markers import hookimpl
 from toolang_core.taskruns import teammates, tools
 from toolang_core.tools.types import Tool
-from toolang_core.turn import delegation
+from toolang_core.turn import delegation, escalation
 
 if TYPE_CHECKING:
     from toolang_core.plugins.registrars import RegisterTool
@@ -42,3 +42,6 @@ def toolang_register_tools(register: RegisterTool) -> None:
                 function, blocking=False, requires=("delegation",), idempotent=IDEMPOTENT
             )
         )
+    # Offered by the agent loop to a turn narrower than its agent's role, never
+    # partitioned (toolang_core.turn.escalation); it grants nothing by itself.
+    register(Tool.from_function(escalation.request_tool, blocking=False, idempotent=True))

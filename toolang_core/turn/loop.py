@@ -29,7 +29,7 @@ from toolang_core.tools.approvals import canonical_params
 from toolang_core.tools.chain import StageRecord
 from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult
 from toolang_core.tools.validate import SchemaError
-from toolang_core.turn import guards, in_doubt, output, prompt, trace
+from toolang_core.turn import escalation, guards, in_doubt, output, prompt, trace
 from toolang_core.turn.attachments import FileFitting, as_given, tool_attachments
 
 # TurnFailed moved to toolang_core.turn.failure (what raises it need not import the
@@ -84,8 +84,10 @@ class AgentLoop:
         call_prefix: str = "",
         steerable: bool = True,
         typed: output.OutputSpec | None = None,
+        escalating: escalation.Escalation | None = None,
     ) -> None:
         self.executor = executor
+        self.escalating = escalating  # what request_tool may ask for (the turn's own loop)
         self.ctx = ctx
         self.handle = handle
         self.speaker = speaker
@@ -153,6 +155,10 @@ class AgentLoop:
             ran, replies, handoff = [], [], None
             for call in calls:
                 as_run, result = await self._tool_call(call)
+                if as_run.name == escalation.REQUEST_TOOL:  # granted: usable from now on
+                    self.speaker = escalation.granted(
+                        self.speaker, self.escalating, result, self.executor.chain.tools
+                    )
                 ran.append(as_run)
                 files, missing = tool_attachments(
                     self.executor.runtime, self.ctx.store, self.ctx.turn.owner, result.attachments
@@ -420,10 +426,9 @@ class AgentLoop:
             assert doubt.result is not None
             as_run, result = call, doubt.result
             stages = (StageRecord("in_doubt", "not_run", None, doubt.detail),)
-        elif call.name in DELEGATION_TOOLS and not self.handle.take_round():
-            refused = self._rounds_used_up()
-            limit = StageRecord("limit", "refused", None, refused.error or "")
-            chained = await self.executor.chain.refuse(call, tool_ctx, refused, [limit])
+        elif (stopped := self._stopped_before_chain(call)) is not None:
+            stage, refused = stopped
+            chained = await self.executor.chain.refuse(call, tool_ctx, refused, [stage])
             as_run, result, stages = call, chained.result, chained.stages
         else:
 
@@ -457,6 +462,7 @@ class AgentLoop:
                 self._record_canceled(call, started, intent)
                 raise
             as_run, result, stages = chained.call, chained.result, chained.stages
+            result = escalation.unapproved(call.name, result, stages)
         data: dict[str, Any] = {
             "call": trace.call_json(as_run),
             "result": trace.result_json(result),
@@ -531,6 +537,20 @@ class AgentLoop:
                 self.ctx.record_step(
                     "tool_call", data=data, started_at=started, status="failed", error=error
                 )
+
+    def _stopped_before_chain(self, call: ToolCall) -> tuple[StageRecord, ToolResult] | None:
+        """A call the loop refuses before the chain runs, with its stage record: a
+        delegation past the turn's round limit (stage ``limit``), a ``request_tool``
+        asking outside the turn's ceiling (stage ``scope``: no approval is asked,
+        :mod:`toolang_core.turn.escalation`). ``None``: the chain decides."""
+        if call.name in DELEGATION_TOOLS and not self.handle.take_round():
+            refused = self._rounds_used_up()
+            return StageRecord("limit", "refused", None, refused.error or ""), refused
+        if call.name == escalation.REQUEST_TOOL and self.escalating is not None:
+            outside = self.escalating.refusal(self.speaker, call.params)
+            if outside is not None:
+                return StageRecord("scope", "refused", None, outside.error or ""), outside
+        return None
 
     def _rounds_used_up(self) -> ToolResult:
         return ToolResult(

@@ -35,6 +35,14 @@ def test_the_default_policy_asks_for_exec_and_fs_write_only():
     assert settings.verdict("fs_read") == Verdict("abstain")
 
 
+def test_the_default_policy_asks_before_granting_an_escalation():
+    # request_tool widens a turn only on this gate's grant (docs/delegation.md)
+    assert ApprovalGateSettings().verdict("request_tool") == Verdict("ask", "request_tool")
+    policy = ApprovalGateSettings(auto_approve=("request_tool",))
+    assert policy.verdict("request_tool") == Verdict("auto_approve", "request_tool")
+    assert policy.verdict("exec_run") == Verdict("ask", "exec_")
+
+
 def test_an_exact_auto_approve_beats_a_required_prefix():
     settings = ApprovalGateSettings(require=("exec_",), auto_approve=("exec_status",))
     assert settings.verdict("exec_status") == Verdict("auto_approve", "exec_status")

@@ -27,9 +27,11 @@ NAME = "hook-approval-gate"
 VERDICTS: Final = f"{NAME}.verdicts"
 """Plugin-state key: tool name → the policy's :class:`Verdict` on it."""
 SECTION = f"[plugins.{NAME}]"
-DEFAULT_REQUIRE = ("exec_", "fs_write", "secrets_", "crypto_")
-"""Asked about without a `require` setting: programs, file writes, and the vault's
-secrets and keys (toolang-tools-vault)."""
+DEFAULT_REQUIRE = ("exec_", "fs_write", "secrets_", "crypto_", "request_tool")
+"""Asked about without a `require` setting: programs, file writes, the vault's
+secrets and keys (toolang-tools-vault), and an agent's request for a tool its role allows
+but its turn was not given (``request_tool``: capability escalation, granted for the
+turn only when this gate grants it)."""
 
 Action = Literal["ask", "auto_approve", "abstain"]
 

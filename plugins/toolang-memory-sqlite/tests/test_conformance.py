@@ -31,6 +31,8 @@ def locked(path) -> Iterator[None]:
 
 
 class TestOwnFileConforms(MemoryConformance):
+    tracks_uses = True
+
     @pytest.fixture
     def toolang_memory_factory(self, tmp_path):
         return lambda: SQLiteMemory(tmp_path / "plugins" / "memory-sqlite.db", SETTINGS)
@@ -41,6 +43,8 @@ class TestOwnFileConforms(MemoryConformance):
 
 class TestStoreFileConforms(MemoryConformance):
     """``database = "store"``: the entries share the execution store's file."""
+
+    tracks_uses = True
 
     @pytest.fixture
     def toolang_memory_factory(self, tmp_path):

@@ -13,7 +13,8 @@ from toolang_memory_sqlite import ranking
 from toolang_memory_sqlite.schema import ENTRIES
 
 ITEM_COLUMNS: Final = (
-    "id, agent_id, thread_id, turn_id, origin, key, kind, meta, created_at, updated_at, owner"
+    "id, agent_id, thread_id, turn_id, origin, key, kind, meta, created_at, updated_at, owner, "
+    "use_count, last_used_at"
 )
 LIVE: Final = "(expires_at IS NULL OR expires_at > ?)"
 
@@ -43,7 +44,7 @@ def ranked_items(
 
 def item(row: Sequence[Any], body: str, score: float) -> MemoryItem:
     """A :class:`MemoryItem` from a row of :data:`ITEM_COLUMNS` and its (maybe clipped) text."""
-    row_id, agent, thread, turn, origin, key, kind, meta, created, updated, owner = row
+    row_id, agent, thread, turn, origin, key, kind, meta, created, updated, owner, uses, used = row
     return MemoryItem(
         id=str(row_id),
         text=body,
@@ -51,6 +52,8 @@ def item(row: Sequence[Any], body: str, score: float) -> MemoryItem:
         key=key,
         kind=kind,
         meta=json.loads(meta) if meta else {},
+        use_count=uses,
+        last_used_at=used,
         provenance=Provenance(
             agent_id=agent,
             thread_id=thread,

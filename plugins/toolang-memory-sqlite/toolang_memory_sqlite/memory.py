@@ -35,7 +35,7 @@ from toolang_core.memory import (
     MemoryWriteBatch,
     MemoryWriteResult,
 )
-from toolang_memory_sqlite import ranking, search, text, writing
+from toolang_memory_sqlite import ranking, search, text, uses, writing
 from toolang_memory_sqlite.database import Connections, MemoryClosed, WriteBusy, busy
 from toolang_memory_sqlite.dbthread import DatabaseThread
 from toolang_memory_sqlite.errors import Failures, SQLiteMemoryError
@@ -85,6 +85,7 @@ class SQLiteMemory:
         )
         self._common = search.CommonWords()
         self._slots: dict[str, int] = {}  # scope key -> slot (search.Scope.of)
+        self._uses = uses.PendingUses()  # written behind (see .uses)
 
     # -- the contract ---------------------------------------------------------------------
 
@@ -174,12 +175,28 @@ class SQLiteMemory:
                 outcomes.append(self._recall(request, conn))
             except Exception as exc:
                 outcomes.append(exc)
+        self._flush_if_full(conn)
         return outcomes
+
+    def _flush_if_full(self, conn: sqlite3.Connection | None) -> None:
+        """Commit the pending uses once :attr:`pending_uses` entries wait (the bound of
+        the write-behind); a write under way leaves them for the next recall or write."""
+        if len(self._uses) < self.settings.pending_uses:
+            return
+        taken = self._uses.take()
+        try:
+            with self._guard("recall"), self._db.write(conn, wait=False) as writing_conn:
+                uses.flush(writing_conn, taken)
+        except (WriteBusy, MemoryClosed, SQLiteMemoryError):
+            self._uses.restore(taken)
 
     def recall_now(self, request: MemoryRecallRequest) -> MemoryRecallResult:
         """The agent's entries that best match ``request.query_text``: candidates found
-        with bounded work (``search``), ranked and limited (``ranking``)."""
-        return self._recall(request, None)
+        with bounded work (``search``), ranked and limited (``ranking``), their uses
+        counted (:mod:`.uses`)."""
+        result = self._recall(request, None)
+        self._flush_if_full(None)
+        return result
 
     def _recall(
         self, request: MemoryRecallRequest, conn: sqlite3.Connection | None
@@ -212,12 +229,13 @@ class SQLiteMemory:
                     weight=self.settings.recency_weight,
                     half_life_days=self.settings.recency_half_life_days,
                 )
+                scored = self._with_uses(conn, scored, now)
                 ranked = ranking.within_limits(
                     scored,
                     max_items=request.limits.max_items,
                     max_chars=request.limits.max_chars,
                 )
-                items = ranked_items(conn, ranked)
+                items = self._used(ranked_items(conn, ranked), now)
                 diagnostics.update(
                     mode=found.mode,
                     candidates=len(found.candidates),
@@ -242,9 +260,16 @@ class SQLiteMemory:
         its own (for scripts and benchmarks that call the plugin directly)."""
         rows = self._rows(batch)
         now = self._clock()
-        with self._guard("remember"), self._db.write() as conn:
-            pruned = writing.prune(conn, now, self.settings.prune_batch)
-            writing.write_batch(conn, batch, rows, now)
+        taken = self._uses.take()
+        try:
+            with self._guard("remember"), self._db.write() as conn:
+                uses.flush(conn, taken)
+                pruned = writing.prune(conn, now, self.settings.prune_batch)
+                writing.write_batch(conn, batch, rows, now)
+                pruned += self._cap(conn, [batch])
+        except BaseException:
+            self._uses.restore(taken)
+            raise
         self._deleted(pruned)
         return writing.written(rows, pruned)
 
@@ -273,8 +298,10 @@ class SQLiteMemory:
         (:func:`.writing.insert_group`), else (or when that fails) each in a savepoint,
         one that fails leaving the others. :raises WriteBusy: with ``wait=False``."""
         now = self._clock()
+        taken = self._uses.take()  # the turn's write commits the uses its recall counted
         try:
             with self._guard("remember"), self._db.write(conn, wait=wait) as writing_conn:
+                uses.flush(writing_conn, taken)
                 pruned = writing.prune(writing_conn, now, self.settings.prune_batch)
                 if writing.insert_group(writing_conn, group, now, self._guard):
                     outcomes: list[MemoryWriteResult | Exception] = [
@@ -283,10 +310,15 @@ class SQLiteMemory:
                     ]
                 else:
                     outcomes = writing.each_batch(writing_conn, group, now, pruned, self._guard)
+                pruned += self._cap(writing_conn, [batch for batch, _ in group])
         except (ValueError, SQLiteMemoryError) as exc:
+            self._uses.restore(taken)
             if len(group) != 1:
                 raise
             return [exc]  # a lone batch inserted without a savepoint: rolled back whole
+        except BaseException:
+            self._uses.restore(taken)
+            raise
         self._deleted(pruned)
         return outcomes
 
@@ -315,7 +347,16 @@ class SQLiteMemory:
                 "ORDER BY updated_at DESC, id DESC LIMIT ?",
                 [*params, self._clock(), max(0, request.limit)],
             )
-            return tuple(item(row[:-1], row[-1], 0.0) for row in rows)
+            listed = tuple(item(row[:-1], row[-1], 0.0) for row in rows)
+        pending = self._uses.get(int(i.id) for i in listed)
+        return uses.with_uses(
+            listed,
+            {
+                int(i.id): uses.merged((i.use_count, i.last_used_at), pending[int(i.id)])
+                for i in listed
+                if int(i.id) in pending
+            },
+        )
 
     def health(self) -> MemoryHealth:
         """Entries and size after pruning what expired; ``down`` when the file fails."""
@@ -346,15 +387,29 @@ class SQLiteMemory:
         """Delete every expired entry (in batches of ``prune_batch``); return how many."""
         total = 0
         while True:
-            with self._guard("prune"), self._db.write() as conn:
-                removed = writing.prune(conn, self._clock(), self.settings.prune_batch)
+            taken = self._uses.take()  # written here too, so health() commits them
+            try:
+                with self._guard("prune"), self._db.write() as conn:
+                    uses.flush(conn, taken)
+                    removed = writing.prune(conn, self._clock(), self.settings.prune_batch)
+            except BaseException:
+                self._uses.restore(taken)
+                raise
             self._deleted(removed)
             total += removed
             if removed < self.settings.prune_batch:
                 return total
 
     def close(self) -> None:
-        """Close the database connections (of every thread)."""
+        """Commit the pending uses (best effort), then close the database connections
+        (of every thread)."""
+        taken = self._uses.take()
+        if taken:
+            try:
+                with self._guard("close"), self._db.write() as conn:
+                    uses.flush(conn, taken)
+            except (SQLiteMemoryError, MemoryClosed):
+                pass  # a ranking hint, not a record: the entries themselves are committed
         self._db.close()
         with self._thread_lock:
             thread, self._thread = self._thread, None
@@ -362,6 +417,50 @@ class SQLiteMemory:
             thread.shutdown(wait=False)
 
     # -- helpers --------------------------------------------------------------------------
+
+    def _with_uses(
+        self,
+        conn: sqlite3.Connection,
+        scored: list[tuple[float, ranking.Candidate]],
+        now: float,
+    ) -> list[tuple[float, ranking.Candidate]]:
+        """``scored`` re-ranked with the candidates' uses, stored and pending (:mod:`.uses`)."""
+        if self.settings.use_weight <= 0.0 or not scored:
+            return scored
+        ids = [c[0] for _, c in scored]
+        found = uses.stored(conn, ids)
+        for id_, use in self._uses.get(ids).items():
+            found[id_] = uses.merged(found.get(id_, (0, None)), use)
+        return uses.boost(
+            scored,
+            found,
+            now=now,
+            weight=self.settings.use_weight,
+            threshold=self.settings.use_threshold,
+            saturation=self.settings.use_saturation,
+            half_life_days=self.settings.recency_half_life_days,
+        )
+
+    def _used(self, items: tuple[MemoryItem, ...], now: float) -> tuple[MemoryItem, ...]:
+        """Count one use of each recalled item (pending, :mod:`.uses`); the items with
+        their uses, this one included."""
+        ids = [int(i.id) for i in items]
+        self._uses.add(ids, now)
+        pending = self._uses.get(ids)
+        return uses.with_uses(
+            items,
+            {
+                int(i.id): uses.merged((i.use_count, i.last_used_at), pending.get(int(i.id)))
+                for i in items
+            },
+        )
+
+    def _cap(self, conn: sqlite3.Connection, batches: Sequence[MemoryWriteBatch]) -> int:
+        """Deleted past ``max_entries`` in the scopes ``batches`` wrote to (:func:`.uses.cap`)."""
+        limit = self.settings.max_entries
+        if limit is None:
+            return 0
+        return uses.cap(conn, [(b.agent_id, b.owner) for b in batches], limit)
 
     def _deleted(self, count: int) -> None:
         """After a commit that deleted ``count`` entries: a common word may be rare now."""

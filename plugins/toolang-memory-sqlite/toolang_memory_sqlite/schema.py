@@ -89,3 +89,11 @@ def m002_owners(db: Database) -> None:
         f"CREATE UNIQUE INDEX {ENTRIES}_agent_owner_key ON {ENTRIES} "
         "(agent_id, coalesce(owner, ''), key) WHERE key IS NOT NULL"
     )
+
+
+@MIGRATIONS()
+def m003_uses(db: Database) -> None:
+    """How often and how lately each entry was recalled (``uses``): ``use_count`` recalls
+    have returned it, the latest at ``last_used_at`` (``NULL``: never)."""
+    db.execute(f"ALTER TABLE {ENTRIES} ADD COLUMN use_count INTEGER NOT NULL DEFAULT 0")
+    db.execute(f"ALTER TABLE {ENTRIES} ADD COLUMN last_used_at REAL")

@@ -1,0 +1,128 @@
+"""Use counts in the SQLite plugin: written behind (never a commit per recall), a bounded
+boost in ranking, and pruning past ``max_entries`` that forgets the least used first."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from toolang_core.testing.memory_calls import MemoryCaller, MemoryDriver
+from toolang_memory_sqlite import MemorySQLiteSettings
+from toolang_memory_sqlite.memory import SQLiteMemory
+from toolang_memory_sqlite.ranking import DAY
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def driver(tmp_path, clock=None, **settings) -> MemoryDriver:
+    plugin = SQLiteMemory(
+        tmp_path / "memory.db", MemorySQLiteSettings(**settings), clock=clock or Clock()
+    )
+    return MemoryDriver(plugin, MemoryCaller())
+
+
+def committed_uses(tmp_path) -> dict[str, int]:
+    """The use counts another connection reads: what was committed."""
+    with sqlite3.connect(tmp_path / "memory.db") as conn:
+        return dict(conn.execute("SELECT key, use_count FROM memory_entries").fetchall())
+
+
+def test_uses_are_committed_by_the_next_write_not_by_the_recall(tmp_path):
+    memory = driver(tmp_path)
+    memory.save("agent-a", "the gryphel nests on the north tower", key="gryphel")
+    changes = sqlite3.connect(tmp_path / "memory.db")
+    before = changes.execute("PRAGMA data_version").fetchone()
+    for expected in (1, 2, 3):
+        assert memory.recall("agent-a", "gryphel").items[0].use_count == expected
+    # no recall committed anything: the file is as the write left it
+    assert changes.execute("PRAGMA data_version").fetchone() == before
+    assert committed_uses(tmp_path) == {"gryphel": 0}
+    assert memory.listed("agent-a")[0].use_count == 3  # the pending ones are reported
+    memory.save("agent-a", "a later note", key="later")  # the turn's write takes them along
+    assert committed_uses(tmp_path) == {"gryphel": 3, "later": 0}
+    memory.call(memory.plugin.close)
+
+
+def test_pending_uses_past_the_bound_are_committed_by_the_recall(tmp_path):
+    memory = driver(tmp_path, pending_uses=2)
+    memory.save("agent-a", "gryphel one", key="one")
+    memory.save("agent-a", "gryphel two", key="two")
+    memory.save("agent-a", "plimsoll three", key="three")
+    memory.recall("agent-a", "plimsoll")  # one entry pending: under the bound
+    assert committed_uses(tmp_path) == {"one": 0, "two": 0, "three": 0}
+    memory.recall("agent-a", "gryphel")  # three pending: committed at once
+    assert committed_uses(tmp_path) == {"one": 1, "two": 1, "three": 1}
+    memory.call(memory.plugin.close)
+
+
+def test_close_commits_pending_uses(tmp_path):
+    memory = driver(tmp_path)
+    memory.save("agent-a", "the gryphel nests", key="gryphel")
+    memory.recall("agent-a", "gryphel")
+    memory.call(memory.plugin.close)
+    assert committed_uses(tmp_path) == {"gryphel": 1}
+    again = driver(tmp_path)
+    assert again.listed("agent-a")[0].use_count == 1
+    again.call(again.plugin.close)
+
+
+def test_uses_break_a_near_tie_but_never_lift_a_poor_match(tmp_path):
+    clock = Clock()
+    memory = driver(tmp_path, clock)
+    # two equally good matches for "gryphel tower": the older one wins on recency alone
+    memory.save("agent-a", "gryphel tower stories", key="used")
+    clock.now += 1
+    memory.save("agent-a", "gryphel tower legends", key="fresh")
+    # and a poor match: one word of the query among many others
+    memory.save(
+        "agent-a",
+        "gryphel " + " ".join(f"filler{n}" for n in range(60)),
+        key="poor",
+    )
+    assert memory.recall("agent-a", "gryphel tower").items[0].key == "fresh"
+    for _ in range(20):  # "used" is recalled often, on its own
+        memory.recall("agent-a", "stories")
+    ranked = [i.key for i in memory.recall("agent-a", "gryphel tower").items]
+    assert ranked[0] == "used"
+    assert ranked[-1] == "poor"
+    for _ in range(40):
+        memory.recall("agent-a", "filler7")  # the poor match used more than any
+    assert [i.key for i in memory.recall("agent-a", "gryphel tower").items][-1] == "poor"
+    memory.call(memory.plugin.close)
+
+
+def test_use_weight_zero_ranks_as_before(tmp_path):
+    clock = Clock()
+    memory = driver(tmp_path, clock, use_weight=0.0)
+    memory.save("agent-a", "gryphel tower stories", key="used")
+    clock.now += 1
+    memory.save("agent-a", "gryphel tower legends", key="fresh")
+    for _ in range(20):
+        memory.recall("agent-a", "stories")
+    assert memory.recall("agent-a", "gryphel tower").items[0].key == "fresh"
+    memory.call(memory.plugin.close)
+
+
+def test_max_entries_forgets_never_used_old_entries_first(tmp_path):
+    clock = Clock()
+    memory = driver(tmp_path, clock, max_entries=3)
+    for n, key in enumerate(("old-used", "old-unused", "newer-unused")):
+        clock.now += DAY
+        memory.save("agent-a", f"note {key} word{n}", key=key)
+    memory.recall("agent-a", "word0")  # old-used has been recalled
+    clock.now += DAY
+    memory.save("agent-a", "note newest", key="newest")  # one over: one goes
+    assert sorted(i.key for i in memory.listed("agent-a")) == [
+        "newer-unused",
+        "newest",
+        "old-used",
+    ]
+    memory.save("agent-a", "another agent's", key="x", owner="ann")  # its own scope
+    assert len(memory.listed("agent-a")) == 3
+    assert memory.texts("agent-a", "unused") == ["note newer-unused word2"]  # index kept in step
+    memory.call(memory.plugin.close)
