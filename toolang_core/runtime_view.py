@@ -187,6 +187,11 @@ class RuntimeView(Protocol):
         ``sqlite_utils.Migrations`` (a ``sqlite_utils.Database``)."""
         ...
 
+    def read_plugin_database(self, plugin_name: str) -> PluginDatabase | None:
+        """Another plugin's database on the store's backend, read only, for the tables
+        that plugin documents; ``None`` until that plugin has created it."""
+        ...
+
     def service_available(self, name: str) -> bool:
         """Whether the runtime service ``name`` (``"memory"``, ``"delegation"``) is up."""
         ...

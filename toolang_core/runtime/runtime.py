@@ -343,6 +343,25 @@ class Runtime:
             )
         return self._plugin_state[key]  # type: ignore[no-any-return]
 
+    def read_plugin_database(self, plugin_name: str) -> PluginDatabase | None:
+        """Another plugin's database on the store's backend, read only, for reading the
+        tables that plugin documents (plugins never import each other; its README is
+        the contract). Opened once per runtime; ``None`` until the owner has created it
+        (asked again on the next call). Nothing is migrated or written through it.
+
+        :raises StoreCorrupt: it is not a database.
+        :raises StoreUnavailable: its server cannot be reached.
+        """
+        from toolang_core.store.errors import StoreMissing
+
+        key = f"database:{plugin_name}:other"
+        if key not in self._plugin_state:
+            try:
+                self._plugin_state[key] = self.plugin_databases.open_other(plugin_name)
+            except StoreMissing:
+                return None
+        return self._plugin_state[key]  # type: ignore[no-any-return]
+
     @property
     def plugin_databases(self) -> PluginDatabases:
         """Where plugins' :class:`~toolang_core.PluginMigrations` tables live: the store

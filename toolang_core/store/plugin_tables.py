@@ -23,6 +23,12 @@ opening it together migrate once.
 SQL is written with ``?`` placeholders on every backend. What differs between
 backends (full-text search, aggregates, upserts on old SQLite) is the plugin's to keep
 behind small per-backend modules chosen by ``db.dialect.name``.
+
+**Reading another plugin's tables.** Plugins never import each other; a plugin whose
+README documents some of its tables makes them a public, read-only contract. Another
+plugin reads them with ``runtime.read_plugin_database(owner_plugin)``: the owner's
+database on the same backend, read only (never created, never migrated; ``None`` until
+the owner has created it). Its tables are what the owner documents, nothing more.
 """
 
 from __future__ import annotations
@@ -188,6 +194,17 @@ class PluginDatabases(Protocol):
         :raises StoreSchemaTooNew: it has migrations of the set this code does not know.
         :raises StoreNeedsMigration: read-only and migrations are pending.
         :raises StoreCorrupt: it belongs to something else, or a migration failed.
+        :raises StoreUnavailable: its server cannot be reached.
+        """
+        ...
+
+    def open_other(self, plugin_name: str) -> PluginDatabase:
+        """``plugin_name``'s database as it is, read only, for another plugin reading the
+        tables ``plugin_name`` documents: no migration is applied or checked (the reader
+        does not know the owner's set), and nothing can be written through it.
+
+        :raises StoreMissing: the owner has not created its database yet.
+        :raises StoreCorrupt: it is not a database.
         :raises StoreUnavailable: its server cannot be reached.
         """
         ...

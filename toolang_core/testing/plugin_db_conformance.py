@@ -13,7 +13,8 @@ call the same place, as another process or node would see it)::
 
 It checks the migration guard (applied once, later migrations applied on the next
 open, a newer database refused untouched, a failed migration rolled back whole,
-read-only opens never creating or migrating), the SQL every backend speaks (``?``
+read-only opens never creating or migrating), another plugin's read-only view
+(``open_other``), the SQL every backend speaks (``?``
 placeholders, ``dialect.id_column`` with ``RETURNING``, ``dialect.float_type``,
 ``rowcount``, ``executemany``), transactions (commit, rollback, nesting, threads) and
 that two plugins' tables never meet.
@@ -148,6 +149,24 @@ class PluginDatabaseConformance:
         with pytest.raises(Exception):  # noqa: B017,PT011 — each backend has its own error
             reader.execute("INSERT INTO things (name, at) VALUES (?, ?)", ["x", T0])
 
+    def test_another_plugin_reads_the_owners_tables_read_only(self, offer: Any) -> None:
+        with pytest.raises(StoreMissing, match=PLUGIN):
+            offer().open_other(PLUGIN)  # the owner has not created them yet
+        owner = offer().open(PLUGIN, things())
+        owner.execute("INSERT INTO things (name, at) VALUES (?, ?)", ["kept", T0])
+        reader = offer().open_other(PLUGIN)  # another node's runtime, another plugin
+        assert reader.read_only
+        assert reader.plugin == PLUGIN
+        assert reader.execute("SELECT name, at FROM things").fetchall() == [("kept", T0)]
+        owner.execute("INSERT INTO things (name, at) VALUES (?, ?)", ["later", T0])
+        assert reader.execute("SELECT count(*) FROM things").fetchone() == (2,)
+        with pytest.raises(Exception, match=r"(?i)read"):  # each backend has its own error
+            reader.execute("DELETE FROM things")
+        assert owner.execute("SELECT count(*) FROM things").fetchone() == (2,)
+        # A newer owner is no obstacle: the reader relies on the documented tables only.
+        offer().open(PLUGIN, things("m002_colour"))
+        assert offer().open_other(PLUGIN).execute("SELECT count(*) FROM things").fetchone() == (2,)
+
     def test_two_plugins_tables_are_apart(self, offer: Any) -> None:
         one = offer().open(PLUGIN, things())
         other = offer().open("conformance-other", things())
@@ -245,6 +264,11 @@ class _Tracking:
         self, plugin_name: str, migrations: PluginMigrations, *, read_only: bool = False
     ) -> PluginDatabase:
         db = self._offer.open(plugin_name, migrations, read_only=read_only)
+        self._opened.append(db)
+        return db
+
+    def open_other(self, plugin_name: str) -> PluginDatabase:
+        db = self._offer.open_other(plugin_name)
         self._opened.append(db)
         return db
 

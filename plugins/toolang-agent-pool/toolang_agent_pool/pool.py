@@ -17,9 +17,12 @@ more its record counts. The selector ranks by ``score = trust * health weight``
 (healthy and unknown 1, degraded 0.5) unless a ``toolang_score_agent`` plugin answers.
 
 **Health** (:meth:`StoredPool.member`) comes from the stored outcomes
-(:func:`health_of`) and a remote agent's heartbeats — the scheduled pings stored in
-the pool, and this process's own card fetch at load while it is newer than the last
-stored ping. The newest heartbeat unreachable: unhealthy. An agent unhealthy by its
+(:func:`health_of`) and a remote agent's heartbeats — the scheduled pings and the card
+fetches at load, stored in the pool by whichever process made them (a process stores
+its card fetch the first time it looks while it is newer than the stored heartbeat, so
+every node sees one pool; only a process that cannot write counts its read alone).
+Nothing is cached per process: every look reads the store. The newest heartbeat
+unreachable: unhealthy. An agent unhealthy by its
 failures is degraded only once ``recover_after`` heartbeats in a row found it since
 its last failure (:attr:`AgentStats.heartbeat_streak`); nothing else lifts it, so a
 person asking twice sees it recover monotonically, never back and forth.
@@ -52,7 +55,7 @@ from toolang_core import (
     PoolMember,
     Selection,
 )
-from toolang_core.store import RecordConflict
+from toolang_core.store import RecordConflict, StoreError
 
 if TYPE_CHECKING:
     from toolang_core import AgentDefinition, PoolHooks, PoolRecords, RuntimeView
@@ -207,9 +210,43 @@ class StoredPool:
             "ok" if reached else "unreachable", stats.heartbeat_detail, stats.heartbeat_at
         ), (stats.heartbeat_streak)
 
+    def _share_card_fetch(self, name: str, stats: AgentStats) -> AgentStats:
+        """Store this process's card fetch of ``name`` in the pool when it is newer than
+        the heartbeat stored there, so every runtime on the store sees it (one view of a
+        remote agent, updated by whichever node saw it) — counted as
+        :meth:`_last_beat` counts it. Returns the statistics to read from; on a store
+        this process cannot write (a read-only CLI), ``stats`` as they were: the read
+        then counts for this process alone."""
+        loaded = self.heartbeat(name) if self.heartbeat else None
+        if loaded is None or loaded.checked_at is None:
+            return stats
+        at = loaded.checked_at
+        if stats.heartbeat and at <= (stats.heartbeat_at or 0.0):
+            return stats
+
+        def change(current: AgentStats, now: float) -> AgentStats:
+            if current.heartbeat and at <= (current.heartbeat_at or 0.0):
+                return current  # another node stored a newer one meanwhile
+            reached = loaded.state == "ok"
+            # a read made before the agent's last outcome is no evidence that it is back
+            after = at > (current.last_seen or 0.0)
+            return attrs.evolve(
+                current,
+                heartbeat=loaded.state,
+                heartbeat_at=at,
+                heartbeat_detail=loaded.detail[:240],
+                heartbeat_streak=current.heartbeat_streak + int(after) if reached else 0,
+            )
+
+        try:
+            return self._update(name, change)
+        except StoreError as exc:
+            log.debug("pool.card_fetch_not_stored", agent=name, error=str(exc))
+            return stats
+
     def member(self, definition: AgentDefinition) -> PoolMember:
         """``definition`` as the pool sees it now (health: the module docstring)."""
-        stats = self.stats(definition.name)
+        stats = self._share_card_fetch(definition.name, self.stats(definition.name))
         price = self.prices.get(definition.name)
         health = health_of(stats, self.policy)
         beat, streak = self._last_beat(definition.name, stats)

@@ -244,6 +244,37 @@ class PostgresPluginDatabases:
             raise
         return db
 
+    def open_other(self, plugin_name: str) -> PostgresPluginDatabase:
+        """``plugin_name``'s schema, read only (sessions in read-only transactions), for
+        another plugin reading its documented tables; no migration checked."""
+        from toolang_core.store import StoreMissing
+
+        schema = plugin_schema(self.store_schema, plugin_name)
+        db = PostgresPluginDatabase(
+            self.dsn,
+            plugin=plugin_name,
+            schema=schema,
+            where=describe_dsn(self.dsn, schema),
+            read_only=True,
+            connect_timeout=self.connect_timeout,
+        )
+        try:
+            # The owner's ledger marks a schema it made (a migration creates it with it).
+            found = db.execute(
+                "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = ? AND c.relname = 'toolang_migrations'",
+                [schema],
+            ).fetchone()
+            if found is None:
+                raise StoreMissing(
+                    f"no database of plugin {plugin_name!r} at {db.where} yet; it is created "
+                    "the first time that plugin writes"
+                )
+        except BaseException:
+            db.close()
+            raise
+        return db
+
     def close(self) -> None:
         """Nothing held: each plugin database closes its own pool."""
 

@@ -11,7 +11,7 @@ event is published through ``toolang_on_event``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -26,6 +26,7 @@ from toolang_core import (
     may_see,
     new_id,
 )
+from toolang_core.store import RecordConflict
 from toolang_teams import budget, health, resolve
 from toolang_teams.types import (
     KIND,
@@ -44,6 +45,10 @@ if TYPE_CHECKING:
     from toolang_core import AgentPool, ExecutionStore, RuntimeView, TaskRunController
 
 log = structlog.get_logger("toolang.teams")
+
+UPDATE_TRIES = 20
+"""How often :meth:`TeamCoordinator.update` reads and writes again when other writers
+keep changing the team under it."""
 
 
 @attrs.frozen
@@ -118,10 +123,33 @@ class TeamCoordinator:
         )
 
     def save(self, team: Team) -> Team:
-        """Store ``team`` as it is now (last writer wins: each change re-reads the team
-        first, so only changes racing within one read-modify-write can be lost)."""
+        """Store ``team`` as it is now (last writer wins; a change to a stored team goes
+        through :meth:`update`, which loses no other writer's change)."""
         self.store.put_record(KIND, team.id, team.to_json(), now=self.clock())
         return team
+
+    def update(self, team_id: str, change: Callable[[Team], Team]) -> Team:
+        """Apply ``change`` to the team as stored now and store the result, compare-and-set
+        on the record's revision: when another node (on a shared store) or another task
+        wrote the team meanwhile, ``change`` is applied again to what it wrote, so no
+        change is lost. Returns the team stored.
+
+        :raises TeamError: the team does not exist.
+        :raises RecordConflict: still racing after many tries.
+        """
+        for _ in range(UPDATE_TRIES):
+            record = self.store.get_record(KIND, team_id)
+            if record is None:
+                raise TeamError(f"team {team_id!r} not found")
+            team = change(Team.from_json(record.data))
+            try:
+                self.store.put_record(
+                    KIND, team_id, team.to_json(), now=self.clock(), expect_revision=record.revision
+                )
+            except RecordConflict:
+                continue
+            return team
+        raise RecordConflict(f"team {team_id!r}: could not store a change (too many writers)")
 
     async def emit(self, team: Team, kind: str, **data: Any) -> None:
         """Publish ``kind`` about ``team`` (``data`` always has ``team_id``) on the bus."""
@@ -179,16 +207,17 @@ class TeamCoordinator:
             context_filter=request.context_filter,
             budget_tokens=request.budget_tokens,
         )
-        if self.store.get_record(KIND, team.id) is not None:
-            raise TeamError(f"team {team.id!r} already exists")
         paid = [m for m in members if m.role in (Role.WORKER, Role.REVIEWER)]
         team = attrs.evolve(team, payments=tuple(self._terms(m, request) for m in paid))
-        self.save(team)
+        try:  # "must not exist yet": two nodes forming the same id, one wins
+            self.store.put_record(KIND, team.id, team.to_json(), now=now, expect_revision=0)
+        except RecordConflict:
+            raise TeamError(f"team {team.id!r} already exists") from None
         for member in team.members:
             await self.emit(team, "team.member.joined", member=member.name, role=member.role.value)
         for terms in team.payments:
             await self._agree(team, terms)
-        team = self.save(attrs.evolve(team, status=TeamStatus.ACTIVE))
+        team = self.update(team.id, lambda t: attrs.evolve(t, status=TeamStatus.ACTIVE))
         await self.emit(
             team,
             "team.formed",
@@ -287,9 +316,14 @@ class TeamCoordinator:
             reason=reason,
             review=review,
         )
-        team = self.get(team_id, owner=owner)
-        status = TeamStatus.COMPLETED if complete and chosen is not None else team.status
-        self.save(attrs.evolve(team, tasks=(*team.tasks, done), status=status))
+        team = self.update(
+            team_id,
+            lambda t: attrs.evolve(
+                t,
+                tasks=(*t.tasks, done),
+                status=TeamStatus.COMPLETED if complete and chosen is not None else t.status,
+            ),
+        )
         await self.emit(
             team,
             "team.task.completed",
@@ -386,11 +420,17 @@ class TeamCoordinator:
         )
         if leaving is None:
             return current, None
-        members = [
-            attrs.evolve(m, status="left", left_reason=reason) if m is leaving else m
-            for m in current.members
-        ]
-        current = self.save(attrs.evolve(current, members=tuple(members)))
+
+        def leave(now: Team) -> Team:
+            members = tuple(
+                attrs.evolve(m, status="left", left_reason=reason)
+                if m.name == name and m.status == "active"
+                else m
+                for m in now.members
+            )
+            return attrs.evolve(now, members=members)
+
+        current = self.update(team.id, leave)
         await self.emit(current, "team.member.left", member=name, reason=reason)
         known = {m.name for m in current.members}
         pick = self.pool.select(current.capability, 1, exclude=known)
@@ -407,12 +447,10 @@ class TeamCoordinator:
             trust=new.trust,
             now=self.clock(),
         )
-        # read again: a sweep or a delegation may have changed the team during the event
-        current = self.get(team.id, owner=None)
-        current = self.save(
-            attrs.evolve(
-                current, members=(*current.members, new), payments=(*current.payments, terms)
-            )
+        # on what is stored now: a sweep or a delegation may have changed the team meanwhile
+        current = self.update(
+            team.id,
+            lambda t: attrs.evolve(t, members=(*t.members, new), payments=(*t.payments, terms)),
         )
         await self.emit(
             current, "team.member.joined", member=new.name, role=new.role.value, replaces=name
@@ -477,14 +515,18 @@ class TeamCoordinator:
             return team
         for member in team.active():
             await self.emit(team, "team.member.left", member=member.name, reason="disbanded")
-        members = tuple(
-            attrs.evolve(m, status="left", left_reason="disbanded") if m.status == "active" else m
-            for m in team.members
-        )
-        team = self.save(
-            attrs.evolve(
-                team, members=members, status=TeamStatus.DISBANDED, disbanded_reason=reason
+
+        def disbanded(now: Team) -> Team:
+            members = tuple(
+                attrs.evolve(m, status="left", left_reason="disbanded")
+                if m.status == "active"
+                else m
+                for m in now.members
             )
-        )
+            return attrs.evolve(
+                now, members=members, status=TeamStatus.DISBANDED, disbanded_reason=reason
+            )
+
+        team = self.update(team_id, disbanded)
         await self.emit(team, "team.disbanded", reason=reason)
         return team

@@ -73,14 +73,18 @@ async def change_leader(coordinator: TeamCoordinator, team: Team) -> Team:
         return team
     _, heir = sorted(workers, key=lambda p: (-(p[0].trust if p[0] else 0.0), p[1].name))[0]
     old = team.leader
-    members = tuple(
-        attrs.evolve(m, role=Role.LEADER)
-        if m is heir
-        else attrs.evolve(m, status="left", left_reason="unhealthy leader")
-        if m.name == old and m.role is Role.LEADER
-        else m
-        for m in team.members
-    )
-    team = coordinator.save(attrs.evolve(team, leader=heir.name, members=members))
+
+    def promote(now: Team) -> Team:
+        members = tuple(
+            attrs.evolve(m, role=Role.LEADER)
+            if m.name == heir.name and m.role is Role.WORKER and m.status == "active"
+            else attrs.evolve(m, status="left", left_reason="unhealthy leader")
+            if m.name == old and m.role is Role.LEADER
+            else m
+            for m in now.members
+        )
+        return attrs.evolve(now, leader=heir.name, members=members)
+
+    team = coordinator.update(team.id, promote)
     await coordinator.emit(team, "team.leader.changed", previous=old, leader=heir.name)
     return team

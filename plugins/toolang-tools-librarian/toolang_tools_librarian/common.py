@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import sqlite3
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from toolang_core import tool_owner, tool_runtime
+from toolang_core import StoreError, tool_owner, tool_runtime
 from toolang_tools_librarian.settings import NAME, LibrarianSettings
 
 if TYPE_CHECKING:
-    from sqlite_utils import Database
-
-    from toolang_core import RuntimeView, ToolCallContext
+    from toolang_core import PluginDatabase, RuntimeView, ToolCallContext
 
 
 class LibrarianError(ValueError):
@@ -36,22 +30,26 @@ def owner_of(context: ToolCallContext | None) -> str:
 
 
 def insert_once(
-    db: Database, table: str, hash_column: str, row: dict[str, Any]
+    db: PluginDatabase, table: str, hash_column: str, row: dict[str, Any]
 ) -> tuple[int, bool]:
     """Insert ``row`` into ``table`` unless the same owner and agent already saved a row
-    with its ``hash_column``; ``(the row's id, whether it was inserted now)``. Run it
-    inside the caller's transaction (``table`` and ``hash_column`` are this plugin's
-    own names, never input)."""
+    with its ``hash_column``; ``(the row's id, whether it was inserted now)``. Safe when
+    two nodes save the same row at once (the unique key decides). ``table`` and
+    ``hash_column`` are this plugin's own names, never input."""
+    columns = ", ".join(row)
+    marks = ", ".join("?" for _ in row)
+    inserted = db.execute(
+        f"INSERT INTO {table} ({columns}) VALUES ({marks}) "
+        f"ON CONFLICT (owner, agent, {hash_column}) DO NOTHING RETURNING id",
+        list(row.values()),
+    ).fetchone()
+    if inserted is not None:
+        return int(inserted[0]), True
     existing = db.execute(
         f"SELECT id FROM {table} WHERE owner = ? AND agent = ? AND {hash_column} = ?",
         [row["owner"], row["agent"], row[hash_column]],
     ).fetchone()
-    if existing is not None:
-        return int(existing[0]), False
-    columns = ", ".join(row)
-    marks = ", ".join("?" for _ in row)
-    cursor = db.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", list(row.values()))
-    return int(cursor.lastrowid or 0), True
+    return int(existing[0]), False
 
 
 class TurnOwners:
@@ -68,41 +66,40 @@ class TurnOwners:
         return self.known[turn_id]
 
 
-_LOCKS = threading.Lock()
-
-
-def _lock(runtime: RuntimeView) -> threading.Lock:
-    with _LOCKS:
-        return runtime.plugin_state(f"{NAME}:lock", threading.Lock)
-
-
-@contextmanager
-def own_database(runtime: RuntimeView) -> Iterator[Database]:
-    """This plugin's database (``<home>/plugins/tools-librarian.db``), one caller at a
-    time: tools run in worker threads and share the runtime's one connection."""
+def own_database(runtime: RuntimeView) -> PluginDatabase:
+    """This plugin's tables on the store's backend (``<home>/plugins/tools-librarian.db``,
+    or its PostgreSQL schema), shared by the tools' worker threads."""
     from toolang_tools_librarian.schema import MIGRATIONS
 
-    with _lock(runtime):
-        yield runtime.plugin_database(NAME, MIGRATIONS)
+    return runtime.plugin_database(NAME, MIGRATIONS)
 
 
-def documented_table(runtime: RuntimeView, plugin: str) -> sqlite3.Connection | None:
-    """A read-only connection to another plugin's database, by the file and tables its
-    README documents (``<home>/plugins/<plugin>.db``); ``None`` before it exists.
+def sql_for(db: PluginDatabase) -> ModuleType:
+    """The module of SQL that differs for ``db``'s backend (:mod:`.sql_sqlite`,
+    :mod:`.sql_postgres`)."""
+    if db.dialect.name == "postgres":
+        from toolang_tools_librarian import sql_postgres
+
+        return sql_postgres
+    from toolang_tools_librarian import sql_sqlite
+
+    return sql_sqlite
+
+
+def documented_table(runtime: RuntimeView, plugin: str) -> PluginDatabase | None:
+    """Another plugin's database, read only, on the store's backend — for the tables
+    its README documents (``None`` before that plugin has created it).
 
     Plugins never import each other: the table layout is their public contract.
     """
-    path = Path(runtime.config.home) / "plugins" / f"{plugin}.db"
-    if not path.exists():
-        return None
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10.0)
-    conn.execute("PRAGMA query_only = 1")
-    return conn
+    return runtime.read_plugin_database(plugin)
 
 
-def rows(conn: sqlite3.Connection, table: str, sql: str, params: list[Any]) -> list[Any]:
+def rows(db: PluginDatabase, table: str, sql: str, params: list[Any]) -> list[Any]:
     """``sql``'s rows; a table that cannot be read is a tool error naming it."""
     try:
-        return conn.execute(sql, params).fetchall()
-    except sqlite3.DatabaseError as exc:
-        raise LibrarianError(f"cannot read the table {table!r}: {exc}") from None
+        return db.execute(sql, params).fetchall()
+    except StoreError:
+        raise
+    except Exception as exc:  # each backend has its own errors (sqlite3, psycopg)
+        raise LibrarianError(f"cannot read the table {table!r} of {db.where}: {exc}") from None

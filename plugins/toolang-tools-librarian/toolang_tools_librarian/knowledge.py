@@ -1,10 +1,11 @@
 """``search_knowledge`` and ``save_knowledge``.
 
 A search looks through two shelves: what the KnowledgeSaver kept from tool results
-(its documented table ``knowledge`` in ``<home>/plugins/hook-knowledge-saver.db``, read
-only) and what agents saved on purpose with ``save_knowledge`` (this plugin's table).
-Both are limited to the calling turn's owner: a kept entry counts only when the turn
-it came from belongs to the same owner.
+(its documented table ``knowledge``, read only, on the store's backend:
+``<home>/plugins/hook-knowledge-saver.db`` or its PostgreSQL schema) and what agents
+saved on purpose with ``save_knowledge`` (this plugin's table). Both are limited to
+the calling turn's owner: a kept entry counts only when the turn it came from belongs
+to the same owner.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from toolang_tools_librarian.common import (
     rows,
     runtime_of,
     settings_of,
+    sql_for,
 )
 from toolang_tools_librarian.settings import KNOWLEDGE_SAVER
 
@@ -41,11 +43,6 @@ def terms_of(query: str) -> list[str]:
     return words[:20]
 
 
-def fts_query(words: list[str]) -> str:
-    """An FTS5 expression matching any of ``words`` (each quoted: no operator injection)."""
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-
-
 def _matched(text: str, words: list[str]) -> int:
     lowered = text.lower()
     return sum(1 for w in words if w in lowered)
@@ -57,27 +54,24 @@ def _cut(text: str) -> str:
 
 def _kept(context: ToolCallContext, words: list[str], agent: str | None) -> list[dict[str, Any]]:
     runtime = runtime_of(context)
-    conn = documented_table(runtime, KNOWLEDGE_SAVER)
-    if conn is None:
+    kept = documented_table(runtime, KNOWLEDGE_SAVER)
+    if kept is None:
         return []
     owner = owner_of(context)
     owners = TurnOwners(runtime)
-    where = " OR ".join("instr(lower(content), ?) > 0" for _ in words)
+    where = " OR ".join(sql_for(kept).contains("content") for _ in words)
     params: list[Any] = list(words)
     if agent is not None:
         where = f"agent = ? AND ({where})"
         params.insert(0, agent)
-    try:
-        found = rows(
-            conn,
-            "knowledge",
-            "SELECT id, agent, tool, params, content, turn_id, thread_id, last_seen_at "
-            f"FROM knowledge WHERE id IN (SELECT id FROM knowledge ORDER BY id DESC LIMIT ?) "
-            f"AND ({where})",
-            [settings_of(runtime).knowledge_scan, *params],
-        )
-    finally:
-        conn.close()
+    found = rows(
+        kept,
+        "knowledge",
+        "SELECT id, agent, tool, params, content, turn_id, thread_id, last_seen_at "
+        f"FROM knowledge WHERE id IN (SELECT id FROM knowledge ORDER BY id DESC LIMIT ?) "
+        f"AND ({where})",
+        [settings_of(runtime).knowledge_scan, *params],
+    )
     return [
         {
             "source": "kept",
@@ -96,31 +90,22 @@ def _kept(context: ToolCallContext, words: list[str], agent: str | None) -> list
 
 
 def _saved(context: ToolCallContext, words: list[str], agent: str | None) -> list[dict[str, Any]]:
-    owner = owner_of(context)
-    sql = (
-        "SELECT k.id, k.agent, k.topic, k.content, k.thread_id, k.created_at "
-        "FROM saved_knowledge_fts f JOIN saved_knowledge k ON k.id = f.rowid "
-        "WHERE saved_knowledge_fts MATCH ? AND k.owner = ?"
-    )
-    params: list[Any] = [fts_query(words), owner]
-    if agent is not None:
-        sql += " AND k.agent = ?"
-        params.append(agent)
-    with own_database(runtime_of(context)) as db:
-        found = db.execute(sql + " ORDER BY bm25(saved_knowledge_fts) LIMIT 200", params)
-        return [
-            {
-                "source": "saved",
-                "id": entry_id,
-                "agent": who,
-                "topic": topic,
-                "content": _cut(content),
-                "thread_id": thread_id,
-                "at": at,
-                "matched": _matched(f"{topic} {content}", words),
-            }
-            for entry_id, who, topic, content, thread_id, at in found.fetchall()
-        ]
+    db = own_database(runtime_of(context))
+    sql, params = sql_for(db).saved_search(words, owner_of(context), agent)
+    found = db.execute(sql, params)
+    return [
+        {
+            "source": "saved",
+            "id": entry_id,
+            "agent": who,
+            "topic": topic,
+            "content": _cut(content),
+            "thread_id": thread_id,
+            "at": at,
+            "matched": _matched(f"{topic} {content}", words),
+        }
+        for entry_id, who, topic, content, thread_id, at in found.fetchall()
+    ]
 
 
 def search_knowledge(
@@ -159,7 +144,8 @@ def save_knowledge(
         raise LibrarianError("content is empty: write the knowledge to save")
     owner = owner_of(context)
     digest = hashlib.sha256(content.strip().encode()).hexdigest()
-    with own_database(runtime_of(context)) as db, db.atomic():
+    db = own_database(runtime_of(context))
+    with db.transaction():
         entry_id, inserted = insert_once(
             db,
             "saved_knowledge",
@@ -178,8 +164,5 @@ def save_knowledge(
         )
         if not inserted:
             return {"id": entry_id, "saved": False, "reason": "already saved"}
-        db.execute(
-            "INSERT INTO saved_knowledge_fts (rowid, topic, content) VALUES (?, ?, ?)",
-            [entry_id, topic.strip(), content.strip()],
-        )
+        sql_for(db).saved_indexed(db, entry_id, topic.strip(), content.strip())
     return {"id": entry_id, "saved": True}

@@ -1,7 +1,8 @@
 """``save_learning``, ``learning_stats`` and ``learning_failures``.
 
 Outcomes come from the LearningObserver's documented table ``tool_outcomes`` in
-``<home>/plugins/hook-learning-observer.db`` (read only; it writes in batches, so the
+its database on the store's backend (``<home>/plugins/hook-learning-observer.db`` or its
+PostgreSQL schema; read only; it writes in batches, so the
 last ``flush_seconds`` of outcomes may not be there yet). Only outcomes of the calling
 turn's owner count. Lessons saved with ``save_learning`` live in this plugin's table
 and are shown next to the tool they are about.
@@ -35,8 +36,8 @@ def _outcomes(
     context: ToolCallContext, tool: str | None, agent: str | None, since_hours: float | None
 ) -> list[Outcome]:
     runtime = runtime_of(context)
-    conn = documented_table(runtime, LEARNING_OBSERVER)
-    if conn is None:
+    observed = documented_table(runtime, LEARNING_OBSERVER)
+    if observed is None:
         return []
     clauses = ["id IN (SELECT id FROM tool_outcomes ORDER BY id DESC LIMIT ?)"]
     params: list[Any] = [settings_of(runtime).learning_scan]
@@ -47,16 +48,13 @@ def _outcomes(
     if since_hours is not None:
         clauses.append("at >= ?")
         params.append(runtime.clock() - since_hours * 3600)
-    try:
-        found = rows(
-            conn,
-            "tool_outcomes",
-            "SELECT at, agent, tool, ok, error_type, error, duration_ms, turn_id "
-            f"FROM tool_outcomes WHERE {' AND '.join(clauses)} ORDER BY at DESC, id DESC",
-            params,
-        )
-    finally:
-        conn.close()
+    found = rows(
+        observed,
+        "tool_outcomes",
+        "SELECT at, agent, tool, ok, error_type, error, duration_ms, turn_id "
+        f"FROM tool_outcomes WHERE {' AND '.join(clauses)} ORDER BY at DESC, id DESC",
+        params,
+    )
     owner = owner_of(context)
     owners = TurnOwners(runtime)
     return [tuple(row[:7]) for row in found if is_own(owners.of(row[7]), owner)]
@@ -69,9 +67,9 @@ def _lessons(context: ToolCallContext, tool: str | None) -> dict[str | None, lis
         sql += " AND tool = ?"
         params.append(tool)
     found: dict[str | None, list[str]] = {}
-    with own_database(runtime_of(context)) as db:
-        for about, lesson in db.execute(sql + " ORDER BY id DESC LIMIT 200", params):
-            found.setdefault(about, []).append(lesson)
+    db = own_database(runtime_of(context))
+    for about, lesson in db.execute(sql + " ORDER BY id DESC LIMIT 200", params):
+        found.setdefault(about, []).append(lesson)
     return found
 
 
@@ -167,7 +165,8 @@ def save_learning(
     if tool is not None and tool not in runtime.components.tools:
         raise LibrarianError(f"tool: no tool named {tool!r} is registered")
     digest = hashlib.sha256(f"{tool}\n{lesson.strip()}".encode()).hexdigest()
-    with own_database(runtime) as db, db.atomic():
+    db = own_database(runtime)
+    with db.transaction():
         lesson_id, inserted = insert_once(
             db,
             "learnings",

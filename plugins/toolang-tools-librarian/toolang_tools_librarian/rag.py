@@ -1,4 +1,8 @@
-"""``rag_index`` and ``rag_query``: local text files, chunked, in SQLite FTS5.
+"""``rag_index`` and ``rag_query``: local text files, chunked, in full-text search.
+
+The index lives in this plugin's tables on the store's backend (SQLite FTS5, or
+PostgreSQL ``tsvector`` when the store is PostgreSQL: an index built on one node is
+queried from every node).
 
 ``rag_index`` reads a directory inside ``rag_root`` (text and markdown files; links
 that lead out are skipped), cuts each file into chunks of at most ``chunk_lines``
@@ -19,8 +23,9 @@ from toolang_tools_librarian.common import (
     owner_of,
     runtime_of,
     settings_of,
+    sql_for,
 )
-from toolang_tools_librarian.knowledge import fts_query, terms_of
+from toolang_tools_librarian.knowledge import terms_of
 
 INDEX_NAME = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
 SHOWN_CHARS = 800
@@ -113,16 +118,10 @@ def rag_index(
             skipped.append(f"{path.relative_to(root)}: not readable as UTF-8 text ({exc})")
             continue
         loaded.append((path, chunks_of(text, chunk_lines)))
-    with own_database(runtime_of(context)) as db, db.atomic():
-        old = [
-            row[0]
-            for row in db.execute(
-                "SELECT c.id FROM rag_chunks c JOIN rag_files f ON f.id = c.file_id "
-                "WHERE f.owner = ? AND f.index_name = ?",
-                [owner, index],
-            )
-        ]
-        db.conn.executemany("DELETE FROM rag_chunks_fts WHERE rowid = ?", [(i,) for i in old])
+    db = own_database(runtime_of(context))
+    sql = sql_for(db)
+    with db.transaction():
+        sql.chunks_unindexed(db, owner, index)
         db.execute(
             "DELETE FROM rag_chunks WHERE file_id IN "
             "(SELECT id FROM rag_files WHERE owner = ? AND index_name = ?)",
@@ -134,7 +133,7 @@ def rag_index(
             stat = path.stat()
             file_id = db.execute(
                 "INSERT INTO rag_files (owner, index_name, path, size, mtime, chunks) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
                 [
                     owner,
                     index,
@@ -143,17 +142,13 @@ def rag_index(
                     stat.st_mtime,
                     len(chunks),
                 ],
-            ).lastrowid
-            for first, last, text in chunks:
-                chunk_id = db.execute(
-                    "INSERT INTO rag_chunks (file_id, start_line, end_line, text) "
-                    "VALUES (?, ?, ?, ?)",
-                    [file_id, first, last, text],
-                ).lastrowid
-                db.execute(
-                    "INSERT INTO rag_chunks_fts (rowid, text) VALUES (?, ?)", [chunk_id, text]
-                )
+            ).fetchone()[0]
+            db.executemany(
+                "INSERT INTO rag_chunks (file_id, start_line, end_line, text) VALUES (?, ?, ?, ?)",
+                [(file_id, first, last, text) for first, last, text in chunks],
+            )
             total += len(chunks)
+        sql.chunks_indexed(db, owner, index)
     return {"index": index, "files": len(loaded), "chunks": total, "skipped": skipped}
 
 
@@ -169,33 +164,26 @@ def rag_query(
     assert context is not None
     owner = owner_of(context)
     words = terms_of(query)
-    with own_database(runtime_of(context)) as db:
-        known = [
-            row[0]
-            for row in db.execute(
-                "SELECT DISTINCT index_name FROM rag_files WHERE owner = ? ORDER BY 1", [owner]
-            )
-        ]
-        if index not in known:
-            raise LibrarianError(
-                f"index: no index {index!r} (yours: {', '.join(known) or 'none'}); "
-                "build it with rag_index"
-            )
-        found = db.execute(
-            "SELECT f.path, c.start_line, c.end_line, c.text, bm25(rag_chunks_fts) "
-            "FROM rag_chunks_fts JOIN rag_chunks c ON c.id = rag_chunks_fts.rowid "
-            "JOIN rag_files f ON f.id = c.file_id "
-            "WHERE rag_chunks_fts MATCH ? AND f.owner = ? AND f.index_name = ? "
-            "ORDER BY bm25(rag_chunks_fts) LIMIT ?",
-            [fts_query(words), owner, index, limit],
-        ).fetchall()
+    db = own_database(runtime_of(context))
+    known = [
+        row[0]
+        for row in db.execute(
+            "SELECT DISTINCT index_name FROM rag_files WHERE owner = ? ORDER BY 1", [owner]
+        )
+    ]
+    if index not in known:
+        raise LibrarianError(
+            f"index: no index {index!r} (yours: {', '.join(known) or 'none'}); "
+            "build it with rag_index"
+        )
+    found = db.execute(*sql_for(db).rag_search(words, owner, index, limit)).fetchall()
     return [
         {
             "path": path,
             "line": first,
             "end_line": last,
             "text": text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + " …",
-            "score": round(-score, 4),
+            "score": round(score, 4),
         }
         for path, first, last, text, score in found
     ]

@@ -115,5 +115,25 @@ class SqlitePluginDatabases:
         )
         return SqlitePluginDatabase(db, plugin=plugin_name, where=str(path), read_only=read_only)
 
+    def open_other(self, plugin_name: str) -> SqlitePluginDatabase:
+        from sqlite_utils import Database
+
+        from toolang_core.store.errors import StoreMissing
+        from toolang_core.store.sqlite.connection import connect
+
+        if not PLUGIN_NAME.fullmatch(plugin_name):
+            raise ValueError(f"plugin name {plugin_name!r} cannot name a database file")
+        path = self.directory / f"{plugin_name}.db"
+        if not path.exists():
+            raise StoreMissing(
+                f"no database of plugin {plugin_name!r} at {path} yet; it is created the "
+                "first time that plugin writes"
+            )
+        conn = connect(path, read_only=True, synchronous=self.synchronous, busy_timeout=10.0)
+        conn.execute("PRAGMA query_only = 1")
+        return SqlitePluginDatabase(
+            Database(conn), plugin=plugin_name, where=str(path), read_only=True
+        )
+
     def close(self) -> None:
         """Nothing to release: each database closes its own connection."""
