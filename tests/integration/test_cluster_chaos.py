@@ -10,7 +10,9 @@ all nodes share — the side effect this test counts. Then:
 - no request is lost: every one submitted ends, and none ends twice;
 - no side effect is repeated: each mark is in the file at most once, and a turn whose
   mark is missing says its call was *in doubt* (cut off by a kill, never run again);
-- each chore occurrence was handed over once, cluster-wide.
+- each chore occurrence was handed over once, cluster-wide;
+- what one node remembered another recalls in its next turn, and every node lists the
+  same knowledge and the same agent pool.
 """
 
 from __future__ import annotations
@@ -83,7 +85,7 @@ default = "demo"
 [agents]
 default = "operator"
 [memory]
-plugin = "sqlite"
+plugin = "postgres"
 [tools]
 sandbox = "required"
 [approvals]
@@ -172,6 +174,39 @@ class Cluster:
         )
         assert done.returncode == 0, done.stderr
 
+    def cli(self, i: int, *args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "toolang_core", *args],
+            cwd=self.homes[i],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def submit(self, i: int, thread: str, text: str) -> str:
+        script = (
+            "import sys\nfrom pathlib import Path\n"
+            "from toolang_core import NewTurnRequest, Runtime, load_config\n"
+            "inbox = Runtime.from_config(load_config(Path(sys.argv[1]) / 'toolang.toml'))"
+            ".open_inbox()\n"
+            "print(inbox.submit(NewTurnRequest(source='chat', thread_id=sys.argv[2], "
+            "input=sys.argv[3])).id)\n"
+            "inbox.store.close()\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(self.homes[i]), thread, text],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        return done.stdout.strip()
+
     def logs(self) -> str:
         return "\n".join((h / "node.log").read_text(errors="replace")[-3000:] for h in self.homes)
 
@@ -230,6 +265,13 @@ def test_three_nodes_lose_nothing_and_repeat_no_side_effect_while_nodes_are_kill
             toolang_pg_schema,
             "SELECT count(*) FROM {s}.turn_requests WHERE status NOT IN "
             "('completed', 'failed', 'canceled', 'dropped', 'steered')",
+        )[0][0]
+
+    def status_of(turn_id: str) -> str:
+        return rows(
+            toolang_pg_dsn,
+            toolang_pg_schema,
+            f"SELECT status FROM {{s}}.turn_requests WHERE id = '{turn_id}'",
         )[0][0]
 
     def tasks_handed() -> int:
@@ -296,6 +338,29 @@ def test_three_nodes_lose_nothing_and_repeat_no_side_effect_while_nodes_are_kill
     occurrences = Counter(json.dumps(m["chore"]["occurrence"]) for (m,) in chores)
     assert chores, "no chore fired"
     assert {o: n for o, n in occurrences.items() if n > 1} == {}
+    # What node 0 remembers, node 1 recalls in its next turn (each alone on the store).
+    cluster.start(0)
+    written = cluster.submit(0, "chat:memory-a", "my locker code is quetzal-4471")
+    wait_for(lambda: status_of(written) == "completed", 300, "the remembering turn")
+    cluster.stop_all()
+    cluster.start(1)
+    asked = cluster.submit(1, "chat:memory-b", "what is my quetzal locker code?")
+    wait_for(lambda: status_of(asked) == "completed", 300, "the recalling turn")
+    cluster.stop_all()
+    (recall,) = rows(
+        toolang_pg_dsn,
+        toolang_pg_schema,
+        f"SELECT data::text FROM {{s}}.turn_steps WHERE turn_id = '{asked}' "
+        "AND kind = 'memory_recall'",
+    )
+    assert "quetzal-4471" in recall[0]
+    # Every node lists the same knowledge and the same agent pool.
+    assert (
+        len({cluster.cli(i, "knowledge", "list", "--json", "--limit", "500") for i in range(NODES)})
+        == 1
+    )
+    assert len({cluster.cli(i, "agents", "pool", "--json") for i in range(NODES)}) == 1
+
     retried = rows(
         toolang_pg_dsn,
         toolang_pg_schema,
