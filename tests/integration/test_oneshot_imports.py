@@ -23,6 +23,9 @@ NOT_FOR_A_ONE_SHOT = (
     "urllib.request",  # toolang-source-chat fetches a URL attachment with it
     "toolang_core.evals.types",  # `toolang eval`'s, through the built-in evaluators
     "toolang_core.evals.builtin",
+    "toolang_tools_mcp.lifecycle",  # toolang-tools-mcp with no server configured
+    "toolang_tools_mcp.sessions",
+    "toolang_core.doctor",  # `toolang doctor`'s (tools-mcp's lifecycle imported it)
 )
 
 PROBE = """
