@@ -151,7 +151,7 @@ def soak(home: Path, args: argparse.Namespace) -> dict[str, Any]:
     assert not workload.wrong, workload.wrong[:3]
     assert workload.delivered == args.turns, (workload.delivered, args.turns)
     assert workload.tool_calls == args.turns, (workload.tool_calls, args.turns)
-    peak = max(status_kb("VmHWM"), status_kb("VmRSS")) / 1024
+    peak = max(status_kb("VmHWM") / 1024, *(mb for _, mb in samples))
     slope = slope_per_10k(samples[1:])
     result = {
         "turns": args.turns,

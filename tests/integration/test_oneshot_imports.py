@@ -26,6 +26,7 @@ NOT_FOR_A_ONE_SHOT = (
     "toolang_tools_mcp.lifecycle",  # toolang-tools-mcp with no server configured
     "toolang_tools_mcp.sessions",
     "toolang_core.doctor",  # `toolang doctor`'s (tools-mcp's lifecycle imported it)
+    "toolang_teams.coordinator",  # toolang-teams with no team stored
 )
 
 PROBE = """
