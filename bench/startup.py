@@ -14,8 +14,10 @@ this repository, and llm from PyPI; then times, each over --runs runs after one 
 and reports medians, the toolang/llm ratios (goals: --help <= 0.3, plugins <= 0.5; the
 help's command list comes from a cache, see toolang_core/cli/command_index.py), the
 one-shot chat (goal < 0.4 s), the one-shot chat calling a tool (goal < 0.5 s) and the
-total of `python -X importtime -c "import toolang_core"`. The last line is a JSON
-object.
+total of `python -X importtime -c "import toolang_core"`. Beside each median wall time
+it prints the median CPU time (user + system) of the same runs, and the one-shot chats'
+CPU time as a multiple of ``llm --help``'s: on a loaded machine compare those. The last
+line is a JSON object.
 
     python3 bench/startup.py [--runs 7] [--rebuild]
     python3 bench/startup.py --venv DIR --no-build   # time an environment built before
@@ -28,6 +30,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -62,14 +65,29 @@ def clean_env(home: str) -> dict[str, str]:
     return env
 
 
+CPU: dict[str, float] = {}
+"""Median CPU time (user + system) of each command timed, by its argv joined: on a
+loaded machine the wall time measures the queue for a core, the CPU time the work."""
+
+
 def time_command(argv: list[str], runs: int, env: dict[str, str], cwd: str) -> float:
-    def once() -> float:
+    def once() -> tuple[float, float]:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(argv, env=env, cwd=cwd, check=True, capture_output=True)
-        return time.perf_counter() - start
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        return wall, cpu
 
     once()  # warm the file-system cache and any byte-code
-    return statistics.median(once() for _ in range(runs))
+    samples = [once() for _ in range(runs)]
+    CPU[" ".join(argv) + repr(sorted(env.items()))] = statistics.median(c for _, c in samples)
+    return statistics.median(w for w, _ in samples)
+
+
+def cpu_of(argv: list[str], env: dict[str, str]) -> float:
+    return CPU[" ".join(argv) + repr(sorted(env.items()))]
 
 
 def import_time_ms(python: Path, env: dict[str, str], cwd: str, runs: int) -> float:
@@ -144,12 +162,26 @@ def main() -> None:
         figures["toolang_chat_tool_s"] = time_command(tool_chat, runs, env, home)
         without = {**env, "TOOLANG_DISABLE_PLUGINS": "hook-security-filter"}
         figures["toolang_chat_tool_unfiltered_s"] = time_command(tool_chat, runs, without, home)
+        cpu = {
+            "toolang_help_cpu_s": cpu_of([str(bin_dir / "toolang"), "--help"], env),
+            "llm_help_cpu_s": cpu_of([str(bin_dir / "llm"), "--help"], env),
+            "toolang_chat_oneshot_cpu_s": cpu_of([str(bin_dir / "toolang"), "chat", "hi"], env),
+            "toolang_chat_tool_cpu_s": cpu_of(tool_chat, env),
+            "toolang_chat_tool_unfiltered_cpu_s": cpu_of(tool_chat, without),
+        }
+        figures.update(cpu)
+    figures["chat_oneshot_cpu_vs_llm_help"] = (
+        figures["toolang_chat_oneshot_cpu_s"] / figures["llm_help_cpu_s"]
+    )
+    figures["chat_tool_cpu_vs_llm_help"] = (
+        figures["toolang_chat_tool_cpu_s"] / figures["llm_help_cpu_s"]
+    )
     figures["help_ratio"] = figures["toolang_help_s"] / figures["llm_help_s"]
     figures["plugins_ratio"] = figures["toolang_plugins_s"] / figures["llm_plugins_s"]
     figures["toolang_plugins_installed"] = len(plugins)
     figures["runs"] = runs
     print(f"toolang plugins installed: {len(plugins)} ({', '.join(p['name'] for p in plugins)})")
-    print(f"{'command':<20}{'median':>10}")
+    print(f"{'command':<20}{'median':>10}{'CPU':>10}")
     for label, key in (
         ("toolang --help", "toolang_help_s"),
         ("llm --help", "llm_help_s"),
@@ -159,7 +191,9 @@ def main() -> None:
         ("chat + fs_read", "toolang_chat_tool_s"),
         ("  without filter", "toolang_chat_tool_unfiltered_s"),
     ):
-        print(f"{label:<20}{figures[key] * 1000:>8.1f}ms")
+        cpu_key = key.removesuffix("_s") + "_cpu_s"
+        cpu_text = f"{figures[cpu_key] * 1000:>8.1f}ms" if cpu_key in figures else ""
+        print(f"{label:<20}{figures[key] * 1000:>8.1f}ms{cpu_text}")
     print(f"ratio --help   toolang/llm = {figures['help_ratio']:.2f}  (goal <= 0.3)")
     print(f"ratio plugins  toolang/llm = {figures['plugins_ratio']:.2f}  (goal <= 0.5)")
     oneshot = figures["toolang_chat_oneshot_s"]
@@ -168,6 +202,11 @@ def main() -> None:
     filtered = tool - figures["toolang_chat_tool_unfiltered_s"]
     print(f"one-shot chat calling a tool = {tool * 1000:.0f}ms  (goal < 500ms; the filter: "
           f"{filtered * 1000:+.0f}ms)")  # fmt: skip
+    print(
+        "CPU time against llm --help's in this run (a loaded machine's wall times mislead): "
+        f"chat 'hi' {figures['chat_oneshot_cpu_vs_llm_help']:.2f}x, chat + fs_read "
+        f"{figures['chat_tool_cpu_vs_llm_help']:.2f}x"
+    )
     importtime = figures["import_toolang_core_ms"]
     print(f"import toolang_core (-X importtime, cumulative) = {importtime:.1f}ms")
     print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in figures.items()}))

@@ -60,6 +60,10 @@ def test_a_host_with_the_builtin_plugins_imports_neither_the_store_nor_the_agent
         "toolang_core.store.sqlite.store",
         "toolang_core.turn.agent",
         "fastjsonschema",
+        # The built-in evaluators plugin is registered by every host; only `toolang
+        # eval` calls its hook (toolang_core.evals.plugin).
+        "toolang_core.evals.types",
+        "toolang_core.evals.builtin",
     ):
         assert lazy not in modules, lazy
 

@@ -160,3 +160,23 @@ def test_an_aws_secret_beside_a_temporary_key_id_is_masked_with_the_core_rules_a
     key_id, secret = "ASIAQ7ZRXW4N2LMK8PTB", "IZsNbNP0nqdzyPifDaH7/pbek610MH6z1PwI4ezb"
     assert secret not in redact_text(f"{key_id} {secret}")
     assert secret not in redact_text(f"{secret},{key_id}")
+
+
+def test_the_cache_of_long_strings_is_bounded_by_size_and_still_masks():
+    """Strings past the count-bounded cache's size are remembered by size: distinct
+    long tool results do not keep megabytes each alive, turn after turn."""
+    from toolang_core.redaction import _CACHED_UP_TO, _LONG_CACHE_CHARS, RedactionPolicy
+
+    policy = RedactionPolicy()
+    long_texts = [f"result {n}: " + "x" * (_CACHED_UP_TO - 20) for n in range(60)]
+    for text in long_texts:
+        assert policy.text(text) == text
+    kept = policy._long
+    assert 0 < kept.chars <= _LONG_CACHE_CHARS
+    assert len(kept) < len(long_texts)  # the oldest were dropped
+    secret = "key sk-abcdefghijklmnop1234 " + "y" * 5_000
+    masked = policy.text(secret)
+    assert masked.startswith("key ********") and policy.text(secret) == masked  # remembered
+    policy.mask_values(["yyyyyyyyyy"])  # a new known value: remembered strings go
+    assert len(kept) == 0
+    assert "yyyyyyyyyy" not in policy.text(secret)

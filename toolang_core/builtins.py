@@ -11,7 +11,7 @@ BUILTIN_PLUGINS: Final = (
     ("route-keywords", "toolang_core.agents.keyword_router"),
     ("delegation", "toolang_core.turn.delegation_plugin"),
     ("questions", "toolang_core.questions.tool"),
-    ("evaluators", "toolang_core.evals.builtin"),
+    ("evaluators", "toolang_core.evals.plugin"),
 )
 
 

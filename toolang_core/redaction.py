@@ -35,6 +35,8 @@ from __future__ import annotations
 import contextvars
 import functools
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
@@ -98,6 +100,13 @@ prompt trace and the next turns' history. A detector (a plugin's finders) costs 
 microseconds per string, a look-up a tenth of one. Longer strings are rare and would
 keep megabytes alive in the cache."""
 _CACHE_SIZE: Final = 8_192
+_SHORT_UP_TO: Final = 2_048
+"""Strings up to this long take a place among the :data:`_CACHE_SIZE` kept by count
+(most strings: names, messages, results). A longer one, up to :data:`_CACHED_UP_TO`,
+is kept by size: 8,192 strings of 64 KiB would keep a gigabyte alive."""
+_LONG_CACHE_CHARS: Final = 2_000_000
+"""The characters (each longer string, and what it was masked to when that differs)
+the cache of longer strings keeps together, the least recently used dropped first."""
 _COMPOSED: Final = 1_024
 """Composed texts remembered as clean (a turn's system prompt is read back by its model
 call steps within the turn)."""
@@ -176,13 +185,72 @@ class MaskedMap(dict[str, Any]):
         self.json = json
 
 
+class _SizedCache:
+    """``compute(text)`` remembered by ``text`` while the texts and their results fit
+    in ``limit`` characters together, the least recently used dropped first; safe to
+    call from several threads (a result computed across a :meth:`clear` is not kept)."""
+
+    __slots__ = ("_chars", "_compute", "_entries", "_generation", "_limit", "_lock")
+
+    def __init__(self, compute: Callable[[str], str], limit: int) -> None:
+        self._compute = compute
+        self._limit = limit
+        self._entries: OrderedDict[str, str] = OrderedDict()
+        self._chars = 0
+        self._generation = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> str:
+        with self._lock:
+            found = self._entries.get(text)
+            if found is not None:
+                self._entries.move_to_end(text)
+                return found
+            generation = self._generation
+        result = self._compute(text)
+        with self._lock:
+            if generation == self._generation and text not in self._entries:
+                self._entries[text] = result
+                self._chars += _size(text, result)
+                while self._chars > self._limit:
+                    old, was = self._entries.popitem(last=False)
+                    self._chars -= _size(old, was)
+        return result
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def chars(self) -> int:
+        """The characters kept now (at most the limit)."""
+        return self._chars
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._chars = 0
+            self._generation += 1
+
+
+def _size(text: str, result: str) -> int:
+    return len(text) + (0 if result is text else len(result))
+
+
 class RedactionPolicy:
     """The core's rules followed by ``detectors`` (name → detector), in their order.
 
     A policy's detectors never change (build another for others); it remembers what it
     masked (a cache of masked strings, and texts known clean) for itself only."""
 
-    __slots__ = ("_cached", "_clean", "_detectors", "_known", "_known_pattern", "_names")
+    __slots__ = (
+        "_cached",
+        "_clean",
+        "_detectors",
+        "_known",
+        "_known_pattern",
+        "_long",
+        "_names",
+    )
 
     def __init__(self, detectors: Mapping[str, Detector] | None = None) -> None:
         found = dict(detectors or {})
@@ -191,6 +259,7 @@ class RedactionPolicy:
         self._known: frozenset[str] = frozenset()
         self._known_pattern: re.Pattern[str] | None = None
         self._cached = functools.lru_cache(maxsize=_CACHE_SIZE)(self._mask)
+        self._long = _SizedCache(self._mask, _LONG_CACHE_CHARS)
         self._clean: dict[str, None] = {}
         """Texts composed of parts this policy found clean (:meth:`composed`), newest
         last, at most ``_COMPOSED`` of them."""
@@ -228,6 +297,7 @@ class RedactionPolicy:
         self._known_pattern = re.compile(pattern)
         self._known = known
         self._cached.cache_clear()
+        self._long.clear()
         self._clean.clear()
         return len(new)
 
@@ -260,9 +330,11 @@ class RedactionPolicy:
             return text
         if text in self._clean:
             return text
-        if len(text) <= _CACHED_UP_TO:
+        if len(text) <= _SHORT_UP_TO:
             masked: str = self._cached(text)
             return masked
+        if len(text) <= _CACHED_UP_TO:
+            return self._long(text)
         return self._mask(text)
 
     def text_once(self, text: str) -> str:

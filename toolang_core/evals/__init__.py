@@ -9,18 +9,21 @@ storage, comparison), :mod:`.session` (one eval, start to end).
 
 from __future__ import annotations
 
-from toolang_core.evals.types import (
-    CaseResult,
-    EvalCase,
-    EvalContext,
-    Evaluator,
-    EvaluatorFactory,
-    Observed,
-    RecordedTurn,
-    RegisterEvaluator,
-    ToolCallSeen,
-    Verdict,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolang_core.evals.types import (
+        CaseResult,
+        EvalCase,
+        EvalContext,
+        Evaluator,
+        EvaluatorFactory,
+        Observed,
+        RecordedTurn,
+        RegisterEvaluator,
+        ToolCallSeen,
+        Verdict,
+    )
 
 __all__ = [
     "CaseResult",
@@ -34,3 +37,14 @@ __all__ = [
     "ToolCallSeen",
     "Verdict",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use, not with the package: every plugin host registers the
+    # built-in ``evaluators`` plugin (:mod:`.plugin`, next door); only ``toolang eval``
+    # needs the types.
+    if name in __all__:
+        from toolang_core.evals import types
+
+        return getattr(types, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

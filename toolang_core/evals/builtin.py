@@ -1,10 +1,11 @@
-"""The built-in evaluators (a built-in plugin, ``evaluators``): exact, contains, regex,
-json_schema, tool_call, latency, tokens and judge.
+"""The built-in evaluators (registered by the built-in plugin ``evaluators``,
+:mod:`.plugin`): exact, contains, regex, json_schema, tool_call, latency, tokens and
+judge.
 
 Each factory checks its parameters while the dataset is read (a regex that does not
 compile, a schema that does not compile, a budget that is not a number are refused
 then, with the dataset's file and line), so a run never starts with a broken case.
-Imports stay light: this module is imported with every plugin host.
+Imported when the evaluators are registered (``toolang eval``).
 """
 
 from __future__ import annotations
@@ -16,12 +17,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from toolang_core.evals.types import EvalCase, EvalContext, Observed, ToolCallSeen, Verdict
-from toolang_core.markers import hookimpl
 
 if TYPE_CHECKING:
     import re
-
-    from toolang_core.evals.types import RegisterEvaluator
 
 
 def _text(params: Any, what: str) -> str:
@@ -306,9 +304,3 @@ BUILTIN: dict[str, tuple[Any, str]] = {
     "tokens": (_tokens, "the turn used at most so many tokens"),
     "judge": (_judge, "a model grades the answer against a rubric (LLM-as-judge)"),
 }
-
-
-@hookimpl
-def toolang_register_evaluators(register: RegisterEvaluator) -> None:
-    for name, (factory, description) in BUILTIN.items():
-        register(name, factory, description=description)

@@ -12,9 +12,6 @@ carries it.
 
 from __future__ import annotations
 
-import urllib.error
-import urllib.parse
-import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -61,6 +58,12 @@ def _read(attachments: AttachmentStore, source: str) -> tuple[str, bytes]:
 
 
 def _fetch(attachments: AttachmentStore, url: str) -> tuple[str, bytes]:
+    # urllib.request (and the http and ssl modules under it) only for a URL: every
+    # chat message passes through this module, few fetch anything.
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
     from toolang_core import AttachmentError
 
     if not attachments.config.fetch_urls:

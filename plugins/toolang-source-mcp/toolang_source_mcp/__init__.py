@@ -17,6 +17,7 @@ that serves the HTTP endpoint).
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 from toolang_core import RegisterRoute, RegisterSettings, hookimpl
@@ -83,6 +84,11 @@ def toolang_deliver_turn(turn: TurnRequest, runtime: Runtime) -> None:
 
 @hookimpl
 async def toolang_shutdown(runtime: Runtime, reason: str) -> None:
+    # Only the routes module builds endpoints: while it is not imported (a one-shot
+    # chat, a run serving no HTTP), there is nothing to stop — and no web framework to
+    # import at exit.
+    if "toolang_source_mcp.routes" not in sys.modules:
+        return
     from toolang_source_mcp.routes import endpoint_of
 
     await endpoint_of(runtime).stop()

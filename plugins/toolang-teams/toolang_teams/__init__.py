@@ -49,11 +49,17 @@ def toolang_register_commands(cli: click.Group) -> None:
 @hookimpl
 async def toolang_upkeep(runtime: RuntimeView) -> None:
     """Replace unhealthy members of active teams (start-up and every heartbeat)."""
-    from toolang_teams.coordinator import TeamCoordinator
+    from toolang_teams.types import KIND
 
     if runtime.store is None:
         return
     try:
+        # No team stored, nothing to sweep: the coordinator (and the agent pool under
+        # it) is imported only when there is one — every one-shot chat runs an upkeep.
+        if not runtime.store.list_records(KIND):
+            return
+        from toolang_teams.coordinator import TeamCoordinator
+
         # The view types it as the TaskRuns protocol; a serving runtime's is the controller.
         controller = cast("TaskRunController", runtime.task_runs)
         await TeamCoordinator(runtime, controller).sweep()

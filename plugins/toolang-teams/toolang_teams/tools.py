@@ -9,7 +9,7 @@ are children of the calling turn: nesting, depth and fan-out limits are checked 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolang_core import (
     ToolCallContext,  # the hints make the schema
@@ -20,11 +20,19 @@ from toolang_core import (
     wait_budget,
 )
 from toolang_teams import budget
-from toolang_teams.coordinator import FormRequest, Scope, TeamCoordinator
 from toolang_teams.types import ContextFilter, Strategy, Team, TeamError
+
+if TYPE_CHECKING:
+    from toolang_teams.coordinator import TeamCoordinator
+
+# The coordinator (and the pool and health code under it) is imported by the first
+# team tool call, not when the tools are registered: every run registers them, few call
+# them (a one-shot `toolang chat` never does).
 
 
 def _coordinator(context: ToolCallContext | None) -> TeamCoordinator:
+    from toolang_teams.coordinator import TeamCoordinator
+
     controller = controller_of(context)
     return TeamCoordinator(controller.runtime, controller)
 
@@ -82,6 +90,8 @@ async def team_form(
     except ValueError:
         names = ", ".join(s.value for s in Strategy)
         raise TeamError(f'team_form: unsupported strategy "{strategy}" ({names})') from None
+    from toolang_teams.coordinator import FormRequest
+
     team = await _coordinator(context).form(
         FormRequest(
             owner=turn.owner,
@@ -117,6 +127,8 @@ async def team_delegate(
     # Two rounds of runs (workers, then replacements) plus the leader's pick and the
     # review must fit in the chain's tool timeout.
     budget = wait_budget(context, None)
+    from toolang_teams.coordinator import Scope
+
     scope = Scope(
         parent_turn_id=context.turn_id,
         spawn_depth=depth,

@@ -11,7 +11,6 @@ and are shown next to the tool they are about.
 from __future__ import annotations
 
 import hashlib
-import statistics
 from typing import Any
 
 from toolang_core import ToolCallContext, is_own
@@ -96,6 +95,8 @@ def learning_stats(
     :param since_hours: only calls of the last N hours
     """
     assert context is not None
+    import statistics  # here: every run imports this module to register the tools
+
     groups: dict[tuple[str, str], list[Outcome]] = {}
     for outcome in _outcomes(context, tool, agent, since_hours):
         groups.setdefault((outcome[1], outcome[2]), []).append(outcome)

@@ -31,8 +31,17 @@ def toolang_register_settings(register: RegisterSettings) -> None:
     register(McpSettings)
 
 
+def _has_servers(runtime: RuntimeView) -> bool:
+    """Whether ``[plugins.tools-mcp]`` configures a server. Without one a run offers,
+    starts and stops nothing, and imports none of the session machinery (every
+    one-shot ``toolang chat`` runs these hooks)."""
+    return bool(runtime.settings_for(NAME, McpSettings).servers)
+
+
 @hookimpl
 def toolang_offer_tools(runtime: RuntimeView, tools: ToolOffer) -> Awaitable[None] | None:
+    if not _has_servers(runtime):
+        return None
     from toolang_tools_mcp.lifecycle import offer_server_tools
 
     return offer_server_tools(runtime, tools)
@@ -48,6 +57,8 @@ def toolang_reports_turn_events(runtime: RuntimeView) -> tuple[str, ...]:
 
 @hookimpl
 def toolang_startup(runtime: RuntimeView) -> Awaitable[None] | None:
+    if not _has_servers(runtime):
+        return None
     from toolang_tools_mcp.lifecycle import start_eager_servers
 
     return start_eager_servers(runtime)
@@ -55,6 +66,8 @@ def toolang_startup(runtime: RuntimeView) -> Awaitable[None] | None:
 
 @hookimpl
 def toolang_shutdown(runtime: RuntimeView, reason: str = "stop") -> Awaitable[None] | None:
+    if not _has_servers(runtime):
+        return None
     from toolang_tools_mcp.lifecycle import stop_servers
 
     return stop_servers(runtime)
