@@ -246,10 +246,10 @@ class PostgresMemory:
         if taken:
             try:
                 with self._guard("close"):
-                    db = self._database()
-                    with db.transaction():
-                        self._wait_at_most(db)
-                        uses.flush(db, taken)
+                    flushing = self._database()
+                    with flushing.transaction():
+                        self._wait_at_most(flushing)
+                        uses.flush(flushing, taken)
             except PostgresMemoryError:
                 pass  # a ranking hint, not a record: the entries themselves are committed
         with self._db_lock:
