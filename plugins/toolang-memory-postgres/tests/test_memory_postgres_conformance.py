@@ -13,6 +13,8 @@ from toolang_memory_postgres.schema import ENTRIES
 
 
 class TestPostgresMemoryConforms(MemoryConformance):
+    tracks_uses = True
+
     @pytest.fixture
     def toolang_memory_factory(self, memory_factory, toolang_pg_dsn, entries_schema):
         self.dsn, self.schema = toolang_pg_dsn, entries_schema

@@ -34,7 +34,7 @@ from toolang_core.memory import (
     MemoryWriteResult,
     Provenance,
 )
-from toolang_memory_postgres import ranking, statements, text
+from toolang_memory_postgres import ranking, statements, text, uses
 from toolang_memory_postgres.errors import Failures, PostgresMemoryError
 from toolang_memory_postgres.schema import ENTRIES
 from toolang_memory_postgres.settings import PROVIDER, MemoryPostgresSettings
@@ -68,6 +68,7 @@ class PostgresMemory:
         self._db_lock = threading.Lock()
         self._last_error = Failures(clock)
         self._guard = self._last_error.guard
+        self._uses = uses.PendingUses()  # written behind (see .uses)
 
     # -- the contract ---------------------------------------------------------------------
 
@@ -78,7 +79,8 @@ class PostgresMemory:
     def recall_now(self, request: MemoryRecallRequest) -> MemoryRecallResult:
         """The agent's entries that best match ``request.query_text``: the newest
         ``ranked_matches`` matches ranked (``relevance``), the best ``candidates``
-        blended with recency (:mod:`.ranking`) and cut to the request's limits."""
+        blended with recency (:mod:`.ranking`) and uses (:mod:`.uses`), cut to the
+        request's limits; each returned entry counts one use (committed later)."""
         started = time.perf_counter()
         chosen = text.query_terms(request.query_text, self.settings.max_query_terms)
         diagnostics: dict[str, Any] = {"terms": len(chosen)}
@@ -104,13 +106,15 @@ class PostgresMemory:
                     weight=self.settings.recency_weight,
                     half_life_days=self.settings.recency_half_life_days,
                 )
+                scored = self._with_uses(db, scored, now)
                 ranked = ranking.within_limits(
                     scored,
                     max_items=request.limits.max_items,
                     max_chars=request.limits.max_chars,
                 )
-                items = _ranked_items(db, ranked)
+                items = self._used(_ranked_items(db, ranked), now)
                 diagnostics["candidates"] = len(found)
+            self._flush_if_full()
         diagnostics.update(
             returned=len(items),
             clipped=sum(r.clipped for r in ranked),
@@ -124,32 +128,47 @@ class PostgresMemory:
 
     def remember_now(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
         """Store ``batch`` in one transaction: all of it or, on any error, nothing;
-        expired entries (up to ``prune_batch``) are deleted with it."""
+        expired entries (up to ``prune_batch``), the pending use counts and, past
+        ``max_entries``, the least used entries of the scope are written with it."""
         limit = self.settings.max_entry_chars
         rows = [
             statements.checked(batch, n, entry, limit, self._last_error)
             for n, entry in enumerate(batch.entries)
         ]
         now = self._clock()
-        with self._guard("remember"):
-            db = self._database()
-            with db.transaction():
-                self._wait_at_most(db)
-                pruned = statements.prune(db, now, self.settings.prune_batch)
-                statements.write_rows(db, batch, rows, now=now, language=self.settings.language)
+        taken = self._uses.take()  # the turn's write commits the uses its recall counted
+        try:
+            with self._guard("remember"):
+                db = self._database()
+                with db.transaction():
+                    self._wait_at_most(db)
+                    uses.flush(db, taken)
+                    pruned = statements.prune(db, now, self.settings.prune_batch)
+                    statements.write_rows(db, batch, rows, now=now, language=self.settings.language)
+                    pruned += self._cap(db, batch)
+        except BaseException:
+            self._uses.restore(taken)
+            raise
         return MemoryWriteResult(
             written=len(rows), provider=PROVIDER, diagnostics={"pruned_expired": pruned}
         )
 
     def forget(self, request: MemoryForget) -> MemoryForgetResult:
         """Delete the agent's entries named by key, or matching the filter."""
-        forgotten = 0
-        with self._guard("forget"):
-            db = self._database()
-            with db.transaction():
-                self._wait_at_most(db)
-                for where, params in statements.forget_filters(request):
-                    forgotten += db.execute(f"DELETE FROM {ENTRIES} WHERE {where}", params).rowcount
+        taken = self._uses.take()  # written with it, like any write
+        try:
+            with self._guard("forget"):
+                db = self._database()
+                with db.transaction():
+                    self._wait_at_most(db)
+                    uses.flush(db, taken)
+                    forgotten = sum(
+                        db.execute(f"DELETE FROM {ENTRIES} WHERE {where}", params).rowcount
+                        for where, params in statements.forget_filters(request)
+                    )
+        except BaseException:
+            self._uses.restore(taken)
+            raise
         return MemoryForgetResult(forgotten=forgotten, provider=PROVIDER)
 
     def list_entries(self, request: MemoryListRequest) -> tuple[MemoryItem, ...]:
@@ -165,7 +184,16 @@ class PostgresMemory:
                 "ORDER BY updated_at DESC, id DESC LIMIT ?",
                 [*params, max(0, request.limit)],
             )
-            return tuple(_item(row[:-1], row[-1], 0.0) for row in rows)
+            listed = tuple(_item(row[:-1], row[-1], 0.0) for row in rows)
+        pending = self._uses.get(int(i.id) for i in listed)
+        return uses.with_uses(
+            listed,
+            {
+                int(i.id): uses.merged((i.use_count, i.last_used_at), pending[int(i.id)])
+                for i in listed
+                if int(i.id) in pending
+            },
+        )
 
     def health(self) -> MemoryHealth:
         """Entries and size after pruning what expired; ``down`` when the server fails."""
@@ -196,17 +224,34 @@ class PostgresMemory:
         """Delete every expired entry (in batches of ``prune_batch``); return how many."""
         total = 0
         while True:
-            with self._guard("prune"):
-                db = self._database()
-                with db.transaction():
-                    self._wait_at_most(db)
-                    removed = statements.prune(db, self._clock(), self.settings.prune_batch)
+            taken = self._uses.take()  # written here too, so health() commits them
+            try:
+                with self._guard("prune"):
+                    db = self._database()
+                    with db.transaction():
+                        self._wait_at_most(db)
+                        uses.flush(db, taken)
+                        removed = statements.prune(db, self._clock(), self.settings.prune_batch)
+            except BaseException:
+                self._uses.restore(taken)
+                raise
             total += removed
             if removed < self.settings.prune_batch:
                 return total
 
     def close(self) -> None:
-        """Close the database's connections (it opens again on next use)."""
+        """Commit the pending uses (best effort), then close the database's connections
+        (it opens again on next use)."""
+        taken = self._uses.take()
+        if taken:
+            try:
+                with self._guard("close"):
+                    flushing = self._database()
+                    with flushing.transaction():
+                        self._wait_at_most(flushing)
+                        uses.flush(flushing, taken)
+            except PostgresMemoryError:
+                pass  # a ranking hint, not a record: the entries themselves are committed
         with self._db_lock:
             db, self._db = self._db, None
         if db is not None:
@@ -220,6 +265,63 @@ class PostgresMemory:
                 self._db = self._open()
                 self._last_error.where = self._db.where
             return self._db
+
+    def _flush_if_full(self) -> None:
+        """Commit the pending uses once ``pending_uses`` entries wait (the bound of the
+        write-behind), in a transaction of their own; on failure they are kept for the
+        next recall or write."""
+        if len(self._uses) < self.settings.pending_uses:
+            return
+        taken = self._uses.take()
+        try:
+            with self._guard("recall"):
+                db = self._database()
+                with db.transaction():
+                    self._wait_at_most(db)
+                    uses.flush(db, taken)
+        except PostgresMemoryError:
+            self._uses.restore(taken)
+
+    def _with_uses(
+        self, db: PluginDatabase, scored: list[tuple[float, ranking.Candidate]], now: float
+    ) -> list[tuple[float, ranking.Candidate]]:
+        """``scored`` re-ranked with the candidates' uses, stored and pending (:mod:`.uses`)."""
+        if self.settings.use_weight <= 0.0 or not scored:
+            return scored
+        ids = [c[0] for _, c in scored]
+        found = uses.stored(db, ids)
+        for id_, use in self._uses.get(ids).items():
+            found[id_] = uses.merged(found.get(id_, (0, None)), use)
+        return uses.boost(
+            scored,
+            found,
+            now=now,
+            weight=self.settings.use_weight,
+            threshold=self.settings.use_threshold,
+            saturation=self.settings.use_saturation,
+            half_life_days=self.settings.recency_half_life_days,
+        )
+
+    def _used(self, items: tuple[MemoryItem, ...], now: float) -> tuple[MemoryItem, ...]:
+        """Count one use of each recalled item (pending, :mod:`.uses`); the items with
+        their uses, this one included."""
+        ids = [int(i.id) for i in items]
+        self._uses.add(ids, now)
+        pending = self._uses.get(ids)
+        return uses.with_uses(
+            items,
+            {
+                int(i.id): uses.merged((i.use_count, i.last_used_at), pending.get(int(i.id)))
+                for i in items
+            },
+        )
+
+    def _cap(self, db: PluginDatabase, batch: MemoryWriteBatch) -> int:
+        """Deleted past ``max_entries`` in the scope ``batch`` wrote to (:func:`.uses.cap`)."""
+        limit = self.settings.max_entries
+        if limit is None:
+            return 0
+        return uses.cap(db, [(batch.agent_id, batch.owner)], limit)
 
     def _wait_at_most(self, db: PluginDatabase) -> None:
         """This transaction waits at most ``lock_timeout_seconds`` for a lock."""
@@ -261,7 +363,7 @@ def _ranked_items(db: PluginDatabase, ranked: Sequence[ranking.Ranked]) -> tuple
 
 def _item(row: Sequence[Any], body: str, score: float) -> MemoryItem:
     """A :class:`MemoryItem` from a row of ``ITEM_COLUMNS`` and its (maybe clipped) text."""
-    row_id, agent, thread, turn, origin, key, kind, meta, created, updated, owner = row
+    row_id, agent, thread, turn, origin, key, kind, meta, created, updated, owner, count, used = row
     return MemoryItem(
         id=str(row_id),
         text=body,
@@ -269,6 +371,8 @@ def _item(row: Sequence[Any], body: str, score: float) -> MemoryItem:
         key=key,
         kind=kind,
         meta=json.loads(meta) if meta else {},
+        use_count=int(count),
+        last_used_at=used,
         provenance=Provenance(
             agent_id=agent,
             thread_id=thread,

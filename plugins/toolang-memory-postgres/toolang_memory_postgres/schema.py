@@ -62,3 +62,11 @@ def m001_entries(db: PluginDatabase) -> None:
     db.execute(
         f"CREATE INDEX {ENTRIES}_expires ON {ENTRIES} (expires_at) WHERE expires_at IS NOT NULL"
     )
+
+
+@MIGRATIONS()
+def m002_uses(db: PluginDatabase) -> None:
+    """How often and how lately each entry was recalled (``uses``): ``use_count`` recalls
+    have returned it, the latest at ``last_used_at`` (``NULL``: never)."""
+    db.execute(f"ALTER TABLE {ENTRIES} ADD COLUMN use_count bigint NOT NULL DEFAULT 0")
+    db.execute(f"ALTER TABLE {ENTRIES} ADD COLUMN last_used_at double precision")

@@ -32,6 +32,12 @@ def _fraction(_: Any, attribute: attrs.Attribute[Any], value: float) -> None:
         raise ValueError(f"{attribute.name}: expected a number from 0 to 1, found {value}")
 
 
+def _at_most_half(_: Any, attribute: attrs.Attribute[Any], value: float) -> None:
+    # More than half would let uses outrank a clearly better match.
+    if not 0.0 <= value <= 0.5:
+        raise ValueError(f"{attribute.name}: expected a number from 0 to 0.5, found {value}")
+
+
 def _config_name(_: Any, attribute: attrs.Attribute[Any], value: str) -> None:
     if not _CONFIG_NAME.fullmatch(value):
         raise ValueError(
@@ -71,5 +77,20 @@ class MemoryPostgresSettings:
     """A longer entry is refused, with its whole batch."""
     prune_batch: int = attrs.field(default=100, validator=at_least(1))
     """Expired entries deleted by each write (``health`` and ``prune()`` delete them all)."""
+    use_weight: float = attrs.field(default=0.05, validator=_at_most_half)
+    """How much an entry's uses count in recall (0 to 0.5): ``score = (1 - use_weight) *
+    blended + use_weight * relevance * usage`` (see :mod:`.uses`); 0 ignores uses."""
+    use_threshold: int = attrs.field(default=3, validator=at_least(1))
+    """Uses from which an entry counts as used often (fewer add nothing to ranking)."""
+    use_saturation: int = attrs.field(default=16, validator=at_least(1))
+    """Uses at which ``usage`` reaches its most (it grows with the log of the count)."""
+    pending_uses: int = attrs.field(default=256, validator=at_least(1))
+    """The write-behind bound: recalled entries whose use is counted in memory until the
+    next write commits it; at this many a recall commits them itself."""
+    max_entries: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(at_least(1))
+    )
+    """Entries kept per agent and owner (``None``: no limit). A write past it deletes the
+    least used first: never-recalled before recalled, then the longest unused."""
     lock_timeout_seconds: float = attrs.field(default=10.0, validator=at_least(0.001))
     """How long a write waits for a lock another session holds on the plugin's tables."""

@@ -27,7 +27,8 @@ SCOPE: Final = (
 """One agent's and owner's entries (parameters: agent, owner, owner)."""
 LIVE: Final = "(expires_at IS NULL OR expires_at > ?)"
 ITEM_COLUMNS: Final = (
-    "id, agent_id, thread_id, turn_id, origin, key, kind, meta, created_at, updated_at, owner"
+    "id, agent_id, thread_id, turn_id, origin, key, kind, meta, created_at, updated_at, owner, "
+    "use_count, last_used_at"
 )
 UPSERT: Final = (
     f"INSERT INTO {ENTRIES} (agent_id, owner, thread_id, turn_id, origin, key, kind, text, "
