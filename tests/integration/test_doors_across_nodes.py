@@ -168,7 +168,7 @@ def nodes(tmp_path: Path, toolang_pg_dsn: str, toolang_pg_schema: str, toolang_d
         return node
 
     try:
-        yield start, out
+        yield start
     finally:
         (out / "gate").touch()  # let the steering turn end
         for node in started:
@@ -234,7 +234,7 @@ def mcp_ask(url: str, text: str) -> tuple[bool, str]:
 
 
 def test_every_door_of_one_node_answers_and_streams_turns_running_on_another(nodes):
-    start, out = nodes
+    start = nodes
     b = start("b", "--max-running", "1", server=True)
     url_file = b.home / ".toolang" / "server.url"
     wait_serving(b.proc, b.log, url_file.is_file, what=f"node b's server ({b.log})")
