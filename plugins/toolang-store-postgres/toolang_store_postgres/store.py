@@ -370,19 +370,18 @@ class PostgresStore(StoreBase):
 
     def insert_steps(self, steps: Sequence[StepRecord], run_id: str) -> list[StepRecord]:
         names = self.names
-        replay = names(f"SELECT {STEP_COLUMNS} FROM {{s}}.turn_steps WHERE idempotency_key = %s")
+        insert_sql = names(turns.RECORD_STEP_OR_SKIP_SQL)
+        replay = names(turns.RECORDED_STEP_SQL.replace("{columns}", STEP_COLUMNS))
 
         def insert(c: Conn, step: StepRecord) -> int | StepRecord | None:
-            try:
-                with c.transaction():  # a savepoint: a duplicate key spoils only itself
-                    sql = names(turns.RECORD_STEP_SQL)
-                    row = c.execute(sql, self._step_params(step, run_id)).fetchone()
-            except pg_errors.UniqueViolation:  # recorded before: replay it
-                found = c.execute(replay, (step.idempotency_key,)).fetchone()
-                if found is None:
-                    raise
-                return step_from_row(found)
-            return None if row is None else int(row[0])
+            params = self._step_params(step, run_id)
+            row = c.execute(insert_sql, params).fetchone()
+            if row is not None:
+                return int(row[0])
+            if step.idempotency_key is None:
+                return None  # fenced
+            found = c.execute(replay, params).fetchone()  # recorded before: replay it
+            return None if found is None else step_from_row(found)
 
         return self._db.tx(lambda c: insert_each(steps, lambda step: insert(c, step)))
 
