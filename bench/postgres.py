@@ -13,12 +13,19 @@
    machine, one clock).
 3. **Reclaim**: the process running a turn is SIGKILLed; time until another process
    started it again (its ``started_at`` minus the kill), with ``lease_seconds = 2``.
+4. **Agent turns** (``bench/pg_agents.py``): ``bench/agent_turns.py``'s workload with
+   memory on, on 1, 2 and 4 runtime processes: turns/s, the runtimes' CPU per turn and
+   database round trips per agent turn (``pg_stat_statements``), with the statements
+   taking most of them; and the cores this machine gives the bench.
 
     python3 bench/postgres.py [--turns 5000] [--threads 1000] [--cancels 40] [--reclaims 4]
+                              [--agent-turns 1000] [--agent-threads 100] [--agents-only]
 
-Uses ``$TOOLANG_PG_DSN`` when set, else a throwaway cluster with fsync on. Goals:
-toolang at least half the raw rate; cancel p99 < 100 ms; reclaim ≤ lease + 1 s.
-The last line is JSON.
+Uses ``$TOOLANG_PG_DSN`` when set (round trips are counted only if it has
+``pg_stat_statements`` preloaded), else a throwaway cluster with fsync on that counts
+them. Goals: toolang at least half the raw rate; cancel p99 < 100 ms; reclaim ≤ lease +
+1 s; at most 12 round trips per agent turn with memory on; with 4 cores or more, 2
+processes at least 1.6 x one in agent turns/s. The last line is JSON.
 """
 
 from __future__ import annotations
@@ -42,11 +49,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import psycopg
 
-from toolang_core.store import NewTurnRequest, SubmitRules, TurnStatus, new_turn_values
+from toolang_core.store import NewTurnRequest, SubmitRules, TurnStatus
+from toolang_core.store.backend import new_turn_values
 from toolang_store_postgres import ingress
-from toolang_store_postgres.cluster import ENV_DSN, ThrowawayCluster
+from toolang_store_postgres.cluster import ENV_DSN
 from toolang_store_postgres.schema import Names
 from toolang_store_postgres.store import PostgresStore
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pg_agents import CountingCluster, agent_turns
 
 LEASE = 2.0
 
@@ -355,6 +366,30 @@ def reclaim_times(dsn: str, count: int, root: Path) -> list[float]:
     return times
 
 
+def agent_rates(dsn: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Part 4: agent turns (memory on) on each process count, printed as they come."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(f"agent turns (memory on), {args.agent_turns} turns over {args.agent_threads} "
+          f"threads; cores seen: {cores}", flush=True)  # fmt: skip
+    by: dict[str, dict[str, Any]] = {}
+    for n in (int(p) for p in args.processes.split(",")):
+        figures = agent_turns(dsn, n, args.agent_turns, args.agent_threads)
+        by[str(n)] = figures
+        trips = figures.get("round_trips_per_turn", "n/a (no pg_stat_statements)")
+        print(
+            f"{n} process(es): {figures['turns_per_s']:7.1f} agent turns/s   "
+            f"CPU {figures['cpu_ms_per_turn']:.2f} ms/turn   round trips/turn {trips}",
+            flush=True,
+        )
+        for per_turn, query in figures.get("top", [])[:6]:
+            print(f"    {per_turn:5.2f}/turn  {query}")
+    result: dict[str, Any] = {"cores": cores, "by_processes": by}
+    if "1" in by and "2" in by:
+        result["two_over_one"] = round(by["2"]["turns_per_s"] / by["1"]["turns_per_s"], 2)
+        print(f"2 processes / 1: {result['two_over_one']} (goal >= 1.6 with >= 4 cores)")
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=5000)
@@ -362,14 +397,21 @@ def main() -> None:
     parser.add_argument("--cancels", type=int, default=40)
     parser.add_argument("--reclaims", type=int, default=4)
     parser.add_argument("--processes", default="1,2,4")
+    parser.add_argument("--agent-turns", type=int, default=1000)
+    parser.add_argument("--agent-threads", type=int, default=100)
+    parser.add_argument("--agents-only", action="store_true", help="only part 4")
     args = parser.parse_args()
 
     cluster = None
     dsn = os.environ.get(ENV_DSN)
     if not dsn:
-        cluster = ThrowawayCluster(durable=True)
+        cluster = CountingCluster(durable=True)
         dsn = cluster.start()
     try:
+        agents = agent_rates(dsn, args)
+        if args.agents_only:
+            print(json.dumps({"bench": "postgres", "agent_turns": agents}))
+            return
         rng = random.Random(42)
         workload = [
             (f"chat:{rng.randrange(args.threads)}", rng.choice([40, 30, 20, 10]))
@@ -409,6 +451,9 @@ def main() -> None:
         if cluster is not None:
             cluster.stop()
     goals = {
+        "agent_round_trips_le_12": all(
+            r.get("round_trips_per_turn", 0) <= 12 for r in agents["by_processes"].values()
+        ),
         "throughput_ge_half_raw": all(r["ratio"] >= 0.5 for r in rates.values()),
         "cancel_p99_lt_100ms": cancel["p99_ms"] < 100,
         "reclaim_le_lease_plus_1s": reclaim["max_s"] <= LEASE + 1,
@@ -422,6 +467,7 @@ def main() -> None:
                 "throughput": rates,
                 "cancel": cancel,
                 "reclaim": reclaim,
+                "agent_turns": agents,
                 "goals": goals,
             }
         )

@@ -151,3 +151,25 @@ def test_streamed_text_replaces_the_final_responses_text():
 
     response = asyncio.run(stream_response(stream, ModelRequest(messages=()), lambda d: None))
     assert response.text == "ab"
+
+
+def test_text_relayed_from_another_runtime_reaches_watchers_once_in_order():
+    """A turn running in another runtime of a shared store: its text comes as parts with
+    their offsets, some sent again (a renewed watch is answered with the text so far);
+    a watcher gets each character once, and a new model call starts over."""
+    streams = TurnStreams()
+    watch = streams.watch("t1")
+    streams.relay("t1", "c1", 0, "hello ")
+    streams.relay("t1", "c1", 6, "wor")
+    streams.relay("t1", "c1", 0, "hello wor")  # the text so far, again: nothing new
+    streams.relay("t1", "c1", 4, "o world")  # overlaps: only "ld" is new
+    streams.relay("t1", "c2", 0, "next")
+    streams.relay("t2", "c1", 0, "nobody watches this")
+    got = []
+    while not watch.queue.empty():
+        delta = watch.queue.get_nowait()
+        got.append((delta.call, delta.delta))
+    assert got == [("c1", "hello "), ("c1", "wor"), ("c1", "ld"), ("c2", "next")]
+    watch.close()
+    streams.relay("t1", "c2", 4, " more")  # after the last watcher left: dropped
+    assert watch.queue.empty()

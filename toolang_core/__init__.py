@@ -361,6 +361,12 @@ if TYPE_CHECKING:
         is_typed as is_typed,
         output_value as output_value,
     )
+    from toolang_core.turn.signals import (
+        Follow as Follow,
+        TurnSignal as TurnSignal,
+        TurnSignalBus as TurnSignalBus,
+        TurnSignals as TurnSignals,
+    )
     from toolang_core.turn.streaming import (
         TextDelta as TextDelta,
         TurnStreams as TurnStreams,
@@ -584,6 +590,10 @@ _LAZY = {
     "is_typed": "toolang_core.turn.output",
     "output_value": "toolang_core.turn.output",
     "check_attachments_accepted": "toolang_core.turn.attachments",
+    "Follow": "toolang_core.turn.signals",
+    "TurnSignal": "toolang_core.turn.signals",
+    "TurnSignalBus": "toolang_core.turn.signals",
+    "TurnSignals": "toolang_core.turn.signals",
     "TextDelta": "toolang_core.turn.streaming",
     "TurnStreams": "toolang_core.turn.streaming",
     "BUDGET_EXCEEDED": "toolang_core.spend",

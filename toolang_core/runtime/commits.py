@@ -44,12 +44,15 @@ class TurnCommits:
         wake: asyncio.Event,
         turns: Mapping[str, TurnRequest],
         redaction: RedactionPolicy,
+        committed: Callable[[Sequence[str]], None] | None = None,
     ) -> None:
         """``free(turn_id)`` releases an ended turn's slot once its state is committed;
         ``wake`` is set when something was handed in; ``turns`` (the scheduler's running
         turns, read only) names a turn's thread in the log; ``redaction`` (the runtime's
-        policy) masks the outputs and errors stored."""
+        policy) masks the outputs and errors stored; ``committed(turn_ids)`` is told of
+        the turns each commit recorded (their doors are woken)."""
         self.store = store
+        self._committed = committed
         self.redaction = redaction
         self.run_id = run_id
         self.clock = clock
@@ -173,6 +176,12 @@ class TurnCommits:
             return
         if carried and results[:1] != [True]:  # fenced (or no answer): on their own
             self._records[:0] = carried
+        if self._committed is not None:
+            try:
+                done = zip(items, results, strict=False)
+                self._committed([item.turn_id for item, ok in done if ok])
+            except Exception as exc:  # waking doors must never fail a commit
+                log.warning("turn.signal_failed", error=describe_exception(exc))
         try:
             for (item, future), recorded in zip(batch, results, strict=True):
                 if not recorded:

@@ -45,6 +45,7 @@ from toolang_core.runtime.after_turn import AfterTurnStages, StageDone
 from toolang_core.runtime.commits import TurnCommits
 from toolang_core.store.errors import StoreError, StoreReplaced
 from toolang_core.store.types import Recovery, StepRecord, TurnRequest, TurnStatus
+from toolang_core.turn.signals import TurnSignalBus, TurnSignals
 
 if TYPE_CHECKING:
     from toolang_core.hookspecs.rules import HookFailure
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
     from toolang_core.inbox.policy import AdmissionPolicy
     from toolang_core.plugins.facade import Hooks
     from toolang_core.runtime_view import RuntimeView
-    from toolang_core.store.protocol import ExecutionStore
+    from toolang_core.store.protocol import ExecutionStore, Waker
 
 log = structlog.get_logger("toolang.scheduler")
 
@@ -116,6 +117,7 @@ class Scheduler:
         self._turns: dict[str, TurnRequest] = {}
         self._why_cancelled: dict[str, str] = {}
         self._wake = asyncio.Event()
+        self.signals = TurnSignals.of(runtime)
         self.commits = TurnCommits(
             store,
             run_id=run_id,
@@ -124,6 +126,7 @@ class Scheduler:
             wake=self._wake,
             turns=self._turns,
             redaction=runtime.redaction,
+            committed=self.signals.finished,
         )
         self._admitting = True
         self._grace_over = False
@@ -204,7 +207,7 @@ class Scheduler:
         """Admit and supervise turns until ``stop`` is set (or, with ``until_idle``,
         until nothing is running or waiting)."""
         self._observed = self.hooks.observes_turns()
-        waker = self.store.listen()
+        waker = self._listen()
         pump = asyncio.create_task(self._pump(waker))
         stopper = asyncio.create_task(self._relay(stop))
         beat_every = self.lease_seconds / 3
@@ -254,6 +257,14 @@ class Scheduler:
                 await asyncio.gather(pump, stopper, return_exceptions=True)
             finally:
                 waker.close()
+                await self.signals.detach()
+
+    def _listen(self) -> Waker:
+        """The store's wake-ups; a store carrying turn signals links this runtime's
+        doors to the other runtimes' turns (attached first: one listener for both)."""
+        if isinstance(self.store, TurnSignalBus):
+            self.signals.attach(self.store)
+        return self.store.listen()
 
     def _start_upkeep(self) -> None:
         if self.on_heartbeat is None or (self._upkeep is not None and not self._upkeep.done()):

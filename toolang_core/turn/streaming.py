@@ -9,6 +9,9 @@ concatenation of the deltas — so what a watcher saw is what the turn stored.
 Watchers (the HTTP server's SSE, a one-shot CLI) live in the runtime's process and
 attach and detach freely: publishing never waits on them, a slow or gone watcher
 never affects the turn, and one attaching mid-call first gets the call's text so far.
+With a store shared by several runtimes, a watcher also gets the text of a turn running
+in another one, relayed by :mod:`toolang_core.turn.signals` (each part once, in order;
+a part lost on the way is made up by the turn's stored answer, as for a late watcher).
 
 Watchers get the text masked by the redaction policy, through one
 :class:`~toolang_core.redaction_stream.StreamMasker` per model call: a secret split
@@ -30,6 +33,7 @@ from toolang_core.redaction_stream import StreamMasker
 if TYPE_CHECKING:
     from toolang_core.redaction import RedactionPolicy
     from toolang_core.runtime_parts import CoreRuntime
+    from toolang_core.turn.signals import TurnSignals
 
 STATE_KEY: Final = "toolang:turn_streams"
 
@@ -64,33 +68,51 @@ class Watch:
 class _Call:
     """One model call in progress: its key, the masked text shown so far, its masker."""
 
-    __slots__ = ("key", "masker", "shown")
+    __slots__ = ("key", "length", "masker", "shown")
 
     def __init__(self, key: str, redaction: RedactionPolicy | None) -> None:
         self.key = key
         self.shown: list[str] = []
+        self.length = 0
         self.masker = StreamMasker(redaction)
 
 
 class TurnStreams:
     """The runtime's live text of the model calls in progress, per turn (masked)."""
 
-    def __init__(self, redaction: RedactionPolicy | None = None) -> None:
+    def __init__(
+        self, redaction: RedactionPolicy | None = None, signals: TurnSignals | None = None
+    ) -> None:
         """``redaction``: the policy masking what watchers get (the runtime's, from
-        :meth:`of`; when left out, the policy in effect where each call starts)."""
+        :meth:`of`; when left out, the policy in effect where each call starts).
+        ``signals``: the runtime's turn signals, linking watchers and calls to other
+        runtimes of a shared store (from :meth:`of`)."""
         self._redaction = redaction
+        self._signals = signals
         self._calls: dict[str, _Call] = {}
         self._watches: dict[str, set[Watch]] = {}
+        self._relayed: dict[str, tuple[str, int]] = {}
+        """Per turn watched here and running elsewhere: its call and text length got."""
 
     @staticmethod
     def of(runtime: CoreRuntime) -> TurnStreams:
         """The runtime's one instance (created on first use), masking with its policy."""
-        return runtime.plugin_state(STATE_KEY, lambda: TurnStreams(runtime.redaction))
+        from toolang_core.turn.signals import TurnSignals
+
+        def make() -> TurnStreams:
+            signals = TurnSignals.of(runtime)
+            streams = TurnStreams(runtime.redaction, signals)
+            signals._streams = streams
+            return streams
+
+        return runtime.plugin_state(STATE_KEY, make)
 
     def watch(self, turn_id: str) -> Watch:
         """Attach to ``turn_id``; the current call's text so far is queued at once."""
         watch = Watch(self, turn_id)
         self._watches.setdefault(turn_id, set()).add(watch)
+        if self._signals is not None:
+            self._signals.interested(turn_id)
         current = self._calls.get(turn_id)
         if current is not None and current.shown:
             watch.queue.put_nowait(TextDelta(turn_id, current.key, "".join(current.shown)))
@@ -98,10 +120,35 @@ class TurnStreams:
 
     def _detach(self, watch: Watch) -> None:
         watches = self._watches.get(watch.turn_id)
-        if watches is not None:
+        if watches is not None and watch in watches:
             watches.discard(watch)
+            if self._signals is not None:
+                self._signals.uninterested(watch.turn_id)
             if not watches:
                 del self._watches[watch.turn_id]
+                self._relayed.pop(watch.turn_id, None)
+
+    def so_far(self, turn_id: str) -> tuple[str, str] | None:
+        """The call of ``turn_id`` streaming here and its (masked) text so far."""
+        current = self._calls.get(turn_id)
+        if current is None or not current.shown:
+            return None
+        return current.key, "".join(current.shown)
+
+    def relay(self, turn_id: str, call: str, at: int, text: str) -> None:
+        """Text of ``call`` from another runtime, at offset ``at`` of the call's text:
+        what this runtime's watchers did not get yet goes to them."""
+        if turn_id in self._calls or turn_id not in self._watches:
+            return  # running here (its watchers get it first-hand), or nobody watches
+        got_call, got = self._relayed.get(turn_id, ("", 0))
+        if call != got_call:
+            got = 0
+        new = text[max(0, got - at) :] if at <= got else text  # a gap: lost on the way
+        if not new:
+            return
+        self._relayed[turn_id] = (call, max(got, at) + len(new))
+        for watch in self._watches[turn_id]:
+            watch.queue.put_nowait(TextDelta(turn_id, call, new))
 
     def begin(self, turn_id: str, call: str) -> None:
         """Model call ``call`` of ``turn_id`` starts streaming."""
@@ -126,8 +173,11 @@ class TurnStreams:
         if not text:
             return
         call.shown.append(text)
+        at, call.length = call.length, call.length + len(text)
         for watch in self._watches.get(turn_id, ()):
             watch.queue.put_nowait(TextDelta(turn_id, call.key, text))
+        if self._signals is not None:
+            self._signals.text(turn_id, call.key, at, text)
 
 
 async def stream_response(

@@ -1,15 +1,18 @@
 """Waiting for turns to finish without polling the store in a tight loop.
 
 The server implements ``toolang_deliver_turn``, the last post-turn stage, and wakes
-whoever waits for that turn here. A turn finished by a runtime in another process
-never reaches this hook, so waits also look at the store every ``poll_seconds``.
+whoever waits for that turn here. A turn finished by another runtime of a shared store
+never reaches this hook: a wait follows the turn's signals too
+(:class:`toolang_core.TurnSignals`, which that runtime sends at its commit), and looks
+at the store every ``poll_seconds`` whatever happens (a signal is a hint).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import TYPE_CHECKING, Final
+
+from toolang_core import TurnSignals
 
 if TYPE_CHECKING:
     from toolang_core import Runtime, TurnRequest
@@ -54,29 +57,34 @@ class FinishedTurns:
         deadline = loop.time() + timeout
         delivered = False
         pause = 0.001
-        while True:
-            future: asyncio.Future[None] = loop.create_future()
-            self._waiting.setdefault(turn_id, []).append(future)
-            try:
-                left = deadline - loop.time()
-                if not just_queued:
-                    turn = runtime.inbox.get(turn_id)  # type: ignore[union-attr]
-                    if turn.status.is_terminal or left <= 0:
-                        return turn
-                just_queued = False
-                if delivered:
-                    # Delivered (which follows the commit of its terminal state), yet
-                    # the store does not show it finished: look again soon rather than
-                    # at the next slow poll.
-                    await asyncio.sleep(min(pause, left))
-                    pause = min(pause * 2, 0.05)
-                    continue
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(future, min(left, poll_seconds))
-                    delivered = True
-            finally:
-                waiting = self._waiting.get(turn_id)
-                if waiting is not None and future in waiting:
-                    waiting.remove(future)
-                    if not waiting:
-                        del self._waiting[turn_id]
+        with TurnSignals.of(runtime).follow(turn_id) as follow:
+            while True:
+                future: asyncio.Future[None] = loop.create_future()
+                self._waiting.setdefault(turn_id, []).append(future)
+                signal = follow.armed()  # before the look: an end in between still wakes
+                try:
+                    left = deadline - loop.time()
+                    if not just_queued:
+                        turn = runtime.inbox.get(turn_id)  # type: ignore[union-attr]
+                        if turn.status.is_terminal or left <= 0:
+                            return turn
+                    just_queued = False
+                    if delivered:
+                        # Delivered or signalled (both follow the commit of its terminal
+                        # state), yet the store does not show it finished: look again
+                        # soon rather than at the next slow poll.
+                        await asyncio.sleep(min(pause, left))
+                        pause = min(pause * 2, 0.05)
+                        continue
+                    done, _ = await asyncio.wait(
+                        (future, signal),
+                        timeout=min(left, poll_seconds),
+                        return_when=asyncio.FIRST_COMPLETED,
+                    )
+                    delivered = bool(done)
+                finally:
+                    waiting = self._waiting.get(turn_id)
+                    if waiting is not None and future in waiting:
+                        waiting.remove(future)
+                        if not waiting:
+                            del self._waiting[turn_id]

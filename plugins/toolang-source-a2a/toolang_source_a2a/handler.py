@@ -3,7 +3,6 @@ every request written to, the store — so any process serving the store answers
 
 from __future__ import annotations
 
-import asyncio
 import re
 import time
 from collections.abc import AsyncGenerator
@@ -46,6 +45,7 @@ from toolang_core import (
     SubmitRejected,
     TurnFilter,
     TurnRequest,
+    TurnSignals,
     check_thread,
     may_see,
     new_id,
@@ -70,7 +70,7 @@ from toolang_source_a2a.tasks import (
 )
 
 if TYPE_CHECKING:
-    from toolang_core import Inbox, Runtime
+    from toolang_core import Follow, Inbox, Runtime
     from toolang_source_a2a.settings import A2ASettings
 
 _CONTEXT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,119}$")
@@ -242,9 +242,11 @@ class StoreRequestHandler(RequestHandler):
     async def _settle(self, turn: TurnRequest, timeout: float) -> TurnRequest:
         """Wait until the turn is final for the caller (or ``timeout`` passes)."""
         deadline = time.monotonic() + timeout
-        while not is_final(turn) and time.monotonic() < deadline:
-            await asyncio.sleep(self.settings.poll_seconds)
-            turn = self.inbox.get(turn.id)
+        # Its end, even in another runtime of a shared store, wakes the wait early.
+        with TurnSignals.of(self.runtime).follow(turn.id) as follow:
+            while not is_final(turn) and time.monotonic() < deadline:
+                await follow.wait(self.settings.poll_seconds)
+                turn = self.inbox.get(turn.id)
         return turn
 
     def _task(self, turn: TurnRequest, *, history: bool = True) -> Task:
@@ -284,6 +286,11 @@ class StoreRequestHandler(RequestHandler):
         """The task, then a status update at every change, the answer, the end."""
         yield self._task(turn)
         last = status_of(turn).state
+        with TurnSignals.of(self.runtime).follow(turn.id) as follow:
+            async for event in self._changes(turn, last, follow):
+                yield event
+
+    async def _changes(self, turn: TurnRequest, last: Any, follow: Follow) -> AsyncGenerator[Any]:
         while True:
             if is_final(turn):
                 artifact = artifact_of(turn, self.runtime.agents)
@@ -296,7 +303,7 @@ class StoreRequestHandler(RequestHandler):
                     )
                 yield self._update(turn)
                 return
-            await asyncio.sleep(self.settings.poll_seconds)
+            await follow.wait(self.settings.poll_seconds)
             turn = self.inbox.get(turn.id)
             state = status_of(turn).state
             if state != last and not is_final(turn):

@@ -24,6 +24,7 @@ from toolang_core import (
     NewTurnRequest,
     NotThreadOwner,
     SubmitRejected,
+    TurnSignals,
     TurnStatus,
     check_thread,
     new_id,
@@ -31,7 +32,7 @@ from toolang_core import (
 from toolang_source_mcp.settings import CHANNEL
 
 if TYPE_CHECKING:
-    from toolang_core import Inbox, Runtime, TurnRequest
+    from toolang_core import Follow, Inbox, Runtime, TurnRequest
     from toolang_source_mcp.finished import FinishedTurns
     from toolang_source_mcp.settings import MCPServeSettings
 
@@ -156,7 +157,9 @@ class Asker:
         if not served and inbox.store.runtime_running() is False:
             runner = asyncio.ensure_future(self._run_here(inbox, turn_id))
         parked = _Parked(progress)
-        wake = _Wake(loop, finished, turn_id)
+        # Its end in another runtime of a shared store is signalled too.
+        follow = TurnSignals.of(self.runtime).follow(turn_id) if served else None
+        wake = _Wake(loop, finished, turn_id, follow)
         try:
             if fresh and finished is not None:  # queued: no need to look before a wait
                 await wake.wait(wake.arm(), None, min(every, settings.wait_seconds))
@@ -214,11 +217,16 @@ class _Wake:
     show yet, the pauses are short (1 ms doubling to 50 ms), not the slow poll's."""
 
     def __init__(
-        self, loop: asyncio.AbstractEventLoop, finished: FinishedTurns | None, turn_id: str
+        self,
+        loop: asyncio.AbstractEventLoop,
+        finished: FinishedTurns | None,
+        turn_id: str,
+        follow: Follow | None = None,
     ) -> None:
         self.loop = loop
         self.finished = finished
         self.turn_id = turn_id
+        self.follow = follow
         self.future: asyncio.Future[None] | None = None
         self.soon: float | None = None
 
@@ -236,12 +244,13 @@ class _Wake:
             await asyncio.sleep(min(self.soon, pause))
             self.soon = min(self.soon * 2, 0.05)
             return
-        waits = [f for f in (signal, runner) if f is not None]
+        signalled = self.follow.armed() if self.follow is not None else None
+        waits = [f for f in (signal, runner, signalled) if f is not None]
         if not waits:
             await asyncio.sleep(pause)
             return
         await asyncio.wait(waits, timeout=pause, return_when=asyncio.FIRST_COMPLETED)
-        if signal is not None and signal.done():
+        if any(f is not None and f.done() for f in (signal, signalled)):
             self.close()
             self.soon = 0.001
 
@@ -249,6 +258,9 @@ class _Wake:
         if self.future is not None and self.finished is not None:
             self.finished.forget(self.turn_id, self.future)
         self.future = None
+        if self.follow is not None:
+            self.follow.close()
+            self.follow = None
 
 
 @attrs.define

@@ -44,6 +44,8 @@ class Names:
         self.schema = schema
         self.s = f'"{schema}"'
         self.channel = f"toolang_{schema}"
+        self.signal_channel = f"toolang_{schema}_turns"
+        """Turn signals between runtimes (:mod:`toolang_store_postgres.signals`)."""
         self.admin_key = lock_key(f"toolang:{schema}")
         """Namespace for the presence lock (object 0) and the migration lock (object 1)."""
         self.run_key = lock_key(f"toolang-run:{schema}")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import psycopg
@@ -50,10 +50,13 @@ from toolang_core.store.backend import (
     wrong_group,
     wrong_owner,
 )
-from toolang_store_postgres import ingress, schema, turns, usage
+from toolang_store_postgres import ingress, schema, signals, turns, usage
 from toolang_store_postgres.connection import ATTEMPTS, Conn, Database
 from toolang_store_postgres.settings import describe_dsn
 from toolang_store_postgres.wake import KEEPALIVES, RUNTIME_PRESENT_SQL, NotifyWaker, Presence
+
+if TYPE_CHECKING:
+    from toolang_core import TurnSignal
 
 log = structlog.get_logger("toolang.store.postgres")
 
@@ -94,6 +97,7 @@ class PostgresStore(StoreBase):
             connect_timeout=connect_timeout,
         )
         self._presence = Presence(self._db.session, self.names)
+        self._signals_to: Callable[[str, Sequence[TurnSignal]], None] | None = None
         try:
             with self._db.connection() as conn:
                 schema.prepare(conn, self.names, self.location, migrate=not read_only)
@@ -118,7 +122,21 @@ class PostgresStore(StoreBase):
         return bool(row[0])
 
     def listen(self) -> NotifyWaker:
-        return NotifyWaker(lambda: self._db.session(**KEEPALIVES), self.names)
+        return NotifyWaker(lambda: self._db.session(**KEEPALIVES), self.names, self._signals_to)
+
+    def send_turn_signals(self, sender: str, batch: Sequence[TurnSignal]) -> None:
+        """:class:`toolang_core.TurnSignalBus`: ``batch`` in one transaction."""
+        payloads = signals.encode(sender, batch)
+        if payloads:
+            with self._db.connection() as conn:
+                conn.execute(signals.SEND_SQL, (self.names.signal_channel, payloads))
+
+    def receive_turn_signals(
+        self, deliver: Callable[[str, Sequence[TurnSignal]], None] | None
+    ) -> None:
+        """:class:`toolang_core.TurnSignalBus`: wakers made by :meth:`listen` from now
+        on hand turn signals to ``deliver``."""
+        self._signals_to = deliver
 
     def wake(self) -> None:
         with self._db.connection() as conn:
@@ -352,19 +370,18 @@ class PostgresStore(StoreBase):
 
     def insert_steps(self, steps: Sequence[StepRecord], run_id: str) -> list[StepRecord]:
         names = self.names
-        replay = names(f"SELECT {STEP_COLUMNS} FROM {{s}}.turn_steps WHERE idempotency_key = %s")
+        insert_sql = names(turns.RECORD_STEP_OR_SKIP_SQL)
+        replay = names(turns.RECORDED_STEP_SQL.replace("{columns}", STEP_COLUMNS))
 
         def insert(c: Conn, step: StepRecord) -> int | StepRecord | None:
-            try:
-                with c.transaction():  # a savepoint: a duplicate key spoils only itself
-                    sql = names(turns.RECORD_STEP_SQL)
-                    row = c.execute(sql, self._step_params(step, run_id)).fetchone()
-            except pg_errors.UniqueViolation:  # recorded before: replay it
-                found = c.execute(replay, (step.idempotency_key,)).fetchone()
-                if found is None:
-                    raise
-                return step_from_row(found)
-            return None if row is None else int(row[0])
+            params = self._step_params(step, run_id)
+            row = c.execute(insert_sql, params).fetchone()
+            if row is not None:
+                return int(row[0])
+            if step.idempotency_key is None:
+                return None  # fenced
+            found = c.execute(replay, params).fetchone()  # recorded before: replay it
+            return None if found is None else step_from_row(found)
 
         return self._db.tx(lambda c: insert_each(steps, lambda step: insert(c, step)))
 

@@ -183,6 +183,21 @@ RECORD_STEP_SQL = (
 )
 """One statement: the fence check, the next sequence number and the insert together."""
 
+RECORD_STEP_OR_SKIP_SQL = RECORD_STEP_SQL.replace(
+    " RETURNING seq",
+    " ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING seq",
+)
+"""``RECORD_STEP_SQL`` inside a batch: a key recorded before inserts nothing (instead of
+failing the statement, which would need a savepoint — two round trips — per step)."""
+
+RECORDED_STEP_SQL = (
+    "SELECT {columns} FROM {s}.turn_steps WHERE idempotency_key = %(key)s "
+    "AND EXISTS (SELECT 1 FROM {s}.turn_requests WHERE id = %(turn)s "
+    "AND lease_owner = %(run)s AND attempt = %(attempt)s AND status IN {active})"
+)
+"""The step recorded before under a key, if the caller still holds the turn (``{columns}``:
+the step columns)."""
+
 COMPLETE_STEP_SQL = (
     "UPDATE {s}.turn_steps SET attempt = %(attempt)s, status = %(status)s, "
     "finished_at = %(finished)s, data = %(data)s, error = %(error)s "

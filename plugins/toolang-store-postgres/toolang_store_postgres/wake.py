@@ -11,13 +11,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 import structlog
 
+from toolang_store_postgres import signals
 from toolang_store_postgres.schema import Names
+
+if TYPE_CHECKING:
+    from toolang_core import TurnSignal
+
+    Deliver = Callable[[str, Sequence[TurnSignal]], None]
 
 log = structlog.get_logger("toolang.store.postgres")
 
@@ -32,11 +38,20 @@ KEEPALIVES = {
 
 class NotifyWaker:
     """``await wait(timeout)``: ``True`` when a notification on the store's channel (or a
-    reconnect, which may have lost some) arrived within ``timeout`` seconds."""
+    reconnect, which may have lost some) arrived within ``timeout`` seconds.
 
-    def __init__(self, connect: Callable[[], psycopg.Connection[Any]], names: Names) -> None:
+    With ``deliver`` (the runtime's turn signals), the same session also listens on the
+    turn-signal channel and hands what arrives there to ``deliver``, without waking."""
+
+    def __init__(
+        self,
+        connect: Callable[[], psycopg.Connection[Any]],
+        names: Names,
+        deliver: Deliver | None = None,
+    ) -> None:
         self._connect = connect
         self._names = names
+        self._deliver = deliver
         self._conn: psycopg.Connection[Any] | None = None
         self._retry_at = 0.0
         self._failures = 0
@@ -69,6 +84,8 @@ class NotifyWaker:
         conn = self._connect()
         try:
             conn.execute(f'LISTEN "{self._names.channel}"')
+            if self._deliver is not None:
+                conn.execute(f'LISTEN "{self._names.signal_channel}"')
         except BaseException:
             conn.close()
             raise
@@ -116,9 +133,21 @@ class NotifyWaker:
             self._drop()
             return True
         got = False
-        while pgconn.notifies() is not None:
-            got = True
+        while (notify := pgconn.notifies()) is not None:
+            if notify.relname.decode() == self._names.signal_channel:
+                self._signals(notify.extra.decode())
+            else:
+                got = True
         return got
+
+    def _signals(self, payload: str) -> None:
+        decoded = signals.decode(payload)
+        if decoded is None or self._deliver is None:
+            return
+        try:
+            self._deliver(*decoded)
+        except Exception as exc:  # a watcher's trouble never stops the wake-ups
+            log.warning("store.turn_signal_failed", error=type(exc).__name__)
 
     def _drop(self) -> None:
         if self._conn is not None:
