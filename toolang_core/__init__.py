@@ -204,6 +204,9 @@ if TYPE_CHECKING:
     from toolang_core.runtime_view import (
         RuntimeView as RuntimeView,
     )
+    from toolang_core.sandbox.launch import (
+        sandbox_argv as sandbox_argv,
+    )
     from toolang_core.sandbox.policy import (
         SandboxError as SandboxError,
         tool_workdir as tool_workdir,
@@ -548,6 +551,7 @@ _LAZY = {
     "ApprovalError": "toolang_core.tools.approvals",
     "canonical_params": "toolang_core.tools.approvals",
     "SandboxError": "toolang_core.sandbox.policy",
+    "sandbox_argv": "toolang_core.sandbox.launch",
     "tool_workdir": "toolang_core.sandbox.policy",
     "sandbox_warning": "toolang_core.sandbox.support",
     "params_hash": "toolang_core.tools.approvals",

@@ -88,11 +88,17 @@ def bwrap_argv(
     cwd: Path,
     binds: Sequence[tuple[Path, str]] = (),
     disable_userns: bool = True,
+    share_network: bool = False,
 ) -> list[str]:
     """The whole command line: ``bwrap <options> -- <command>`` (the options are
     :func:`bwrap_options`'s)."""
     options = bwrap_options(
-        policy, hidden=hidden, cwd=cwd, binds=binds, disable_userns=disable_userns
+        policy,
+        hidden=hidden,
+        cwd=cwd,
+        binds=binds,
+        disable_userns=disable_userns,
+        share_network=share_network,
     )
     return [bwrap, *options, "--", *command]
 
@@ -104,6 +110,7 @@ def bwrap_options(
     cwd: Path,
     binds: Sequence[tuple[Path, str]] = (),
     disable_userns: bool = True,
+    share_network: bool = False,
 ) -> list[str]:
     """bubblewrap's options for ``policy`` (everything before ``--`` and the command).
 
@@ -112,7 +119,9 @@ def bwrap_options(
     directory; absolute); ``binds`` are ``(host path, sandbox path)`` pairs mounted
     read-only after everything else (the proxy's socket, the bridge).
     ``disable_userns``: keep the program from creating user namespaces (bubblewrap 0.8
-    and later).
+    and later). ``share_network``: keep the host's network namespace (no
+    ``--unshare-net``) — for a program whose network is checked by its caller
+    (:func:`toolang_core.sandbox.launch.sandbox_argv`).
     """
     workdir = policy.workdir
     argv = [
@@ -120,7 +129,7 @@ def bwrap_options(
         "--unshare-pid",
         "--unshare-ipc",
         "--unshare-uts",
-        "--unshare-net",
+        *([] if share_network else ["--unshare-net"]),
         "--unshare-cgroup-try",
         *(["--disable-userns"] if disable_userns else []),
         "--die-with-parent",

@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -25,9 +26,13 @@ from toolang_core.sandbox.bwrap import (
     resource_limits,
 )
 from toolang_core.sandbox.cgroup import process_limit_mode
-from toolang_core.sandbox.policy import SandboxError, SandboxPolicy
+from toolang_core.sandbox.policy import SandboxError, SandboxPolicy, policy_for
 from toolang_core.sandbox.proxy import NetworkProxy, ProxyRules, proxy_env
+from toolang_core.sandbox.rules import ProcessLimits
 from toolang_core.sandbox.support import SandboxSupport, sandbox_support
+
+if TYPE_CHECKING:
+    from toolang_core.tools.types import ToolCallContext
 
 _BRIDGE = Path(__file__).with_name("bridge.py")
 
@@ -193,3 +198,48 @@ async def prepare(
             await proxy.close()
         if launch is not None:
             cgroup.remove_soon(launch.group)
+
+
+def sandbox_argv(
+    context: ToolCallContext | None,
+    command: Sequence[str],
+    *,
+    workdir: Path,
+    read_only: Sequence[Path] = (),
+    share_network: bool = False,
+) -> list[str]:
+    """bubblewrap's command line (``[bwrap, options…, "--", *command]``) for a program
+    the caller starts and watches itself — one that needs more than
+    :func:`~toolang_core.open_tool_process` gives (inherited file descriptors besides
+    standard input, output and error, say). Its file system is a tool program's for the
+    call ``context`` (:func:`~toolang_core.sandbox.policy.policy_for`): the runtime's
+    home, config, store, approval key, every working directory root and the user's
+    secrets hidden; ``workdir`` (an existing directory outside all of them) its one
+    writable place and where it starts; ``read_only`` more places shown read-only.
+
+    Unlike a tool program's sandbox: no resource limits are set (the caller sets its
+    own), nothing is proxied, and with ``share_network`` the program keeps the host's
+    network namespace — whatever it reaches is the caller's to check. The environment
+    is the one the command line is started with (bubblewrap passes it on), and so are
+    the file descriptors it inherits.
+
+    :raises SandboxError: when no sandbox is available here (what to install is said),
+        or a place cannot be shown.
+    """
+    found = sandbox_support()
+    if not found.available or found.bwrap is None:
+        raise SandboxError(f"no sandbox available: {found.problem}")
+    policy = attrs.evolve(
+        policy_for(context, workdir=workdir),
+        limits=ProcessLimits(),
+        read_only=tuple(Path(os.path.realpath(p)) for p in read_only),
+    )
+    _check_places(policy)
+    options = bwrap_options(
+        policy,
+        hidden=policy.hidden,
+        cwd=policy.workdir,
+        disable_userns=found.disable_userns,
+        share_network=share_network,
+    )
+    return [found.bwrap, *options, "--", *command]

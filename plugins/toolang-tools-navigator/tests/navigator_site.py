@@ -113,6 +113,53 @@ def require_chromium() -> str:
     return path
 
 
+def require_bubblewrap() -> str:
+    """bubblewrap, which the browser runs inside; fails (never skips) without it."""
+    found = shutil.which("bwrap")
+    if found is None:
+        pytest.fail(
+            "the navigator's browser runs inside bubblewrap: apt-get install bubblewrap "
+            "(tools/test-setup installs it)",
+            pytrace=False,
+        )
+    return found
+
+
+def browser_processes() -> list[tuple[int, list[str]]]:
+    """``(pid, command line)`` of every Chromium process started by this test process
+    (its descendants, as the host sees them: real ids, whatever namespace they are in)."""
+    parents: dict[int, int] = {}
+    commands: dict[int, list[str]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            raw = (entry / "cmdline").read_bytes()
+        except OSError:  # gone meanwhile
+            continue
+        pid = int(entry.name)
+        parents[pid] = int(stat.rsplit(")", 1)[1].split()[1])
+        argv = [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+        if len(argv) == 1:  # Chromium's children rewrite theirs as one string
+            argv = argv[0].split(" ")
+        commands[pid] = argv
+    me = os.getpid()
+
+    def mine(pid: int) -> bool:
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == me:
+                return True
+        return False
+
+    return [
+        (pid, argv)
+        for pid, argv in commands.items()
+        if argv and "chromium" in Path(argv[0]).name and mine(pid)
+    ]
+
+
 Agent = Callable[[], Generator[Any, Any, None]]
 """A scripted agent: a generator yielding steps (a tool call, or an awaitable function
 to run between calls) and receiving what each tool call's result told the model."""
@@ -179,6 +226,7 @@ class Served:
 def served_runtime(home: Path, plugin: object, settings: str = "") -> Iterator[Served]:
     """A runtime with the navigator and a scripted agent, served until the block ends."""
     chromium = require_chromium()
+    require_bubblewrap()
     home.mkdir(parents=True, exist_ok=True)
     toolang = ToolangHome(home)
     toolang.write_config(

@@ -10,12 +10,11 @@ import signal
 from pathlib import Path
 
 import pytest
-from navigator_site import OUTSIDE, served_runtime, serving_site
+from navigator_site import OUTSIDE, browser_processes, served_runtime, serving_site
 
 import toolang_tools_navigator as plugin
 from toolang_core.testing.models import tool_call
 from toolang_core.testing.runtimes import tool_results
-from toolang_tools_navigator.browser import BrowserHost
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -50,12 +49,11 @@ def steps_of(runtime, turn_id):
 def test_an_agent_fills_and_submits_a_form_and_survives_a_crash_and_a_redrawn_element(
     navigator, site
 ):
-    host = navigator.runtime.plugin_state(plugin.NAME, BrowserHost)
 
     async def crash_the_renderer():
-        """Kill every renderer of the browser (real processes, by their ids)."""
-        info = await host.run(host.browser_cdp, "SystemInfo.getProcessInfo")
-        renderers = [p["id"] for p in info["processInfo"] if p["type"] == "renderer"]
+        """Kill every renderer of the browser (real processes, by their host ids: the
+        browser's own are its sandbox's)."""
+        renderers = [pid for pid, argv in browser_processes() if "--type=renderer" in argv]
         assert renderers
         for pid in renderers:
             os.kill(pid, signal.SIGKILL)

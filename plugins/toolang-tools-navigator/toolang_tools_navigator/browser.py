@@ -16,6 +16,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shlex
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -45,6 +48,8 @@ if TYPE_CHECKING:
         Route,
         WebSocketRoute,
     )
+
+    from toolang_core import ToolCallContext
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
@@ -154,6 +159,15 @@ class BrowserHost:
         self._browser: Browser | None = None
         self._sessions: dict[Key, Session] = {}
         self._timers: dict[Key, threading.Timer] = {}
+        self._context: ToolCallContext | None = None
+        self._jail: Path | None = None
+
+    def sandbox_from(self, context: ToolCallContext | None) -> None:
+        """Remember the first tool call's context: the browser's sandbox hides what a
+        program that call started would not see (the runtime's home, store, approval
+        key, every working directory)."""
+        if self._context is None:
+            self._context = context
 
     def configure(self, settings: NavigatorSettings, allow: AllowList) -> None:
         self.settings, self.allow = settings, allow
@@ -192,6 +206,9 @@ class BrowserHost:
         playwright, self._playwright = self._playwright, None
         if playwright is not None:
             playwright.stop()
+        jail, self._jail = self._jail, None
+        if jail is not None:
+            shutil.rmtree(jail, ignore_errors=True)
 
     def _launch(self) -> Browser:
         if self._browser is not None and self._browser.is_connected():
@@ -207,9 +224,59 @@ class BrowserHost:
 
             self._playwright = sync_playwright().start()
         self._sessions.clear()  # their contexts went with the browser
-        self._browser = self._playwright.chromium.launch(executable_path=path, headless=True)
-        log.info("navigator.browser_started", executable=str(path))
+        if self.settings.sandbox:
+            wrapper, env = self._sandboxed(path)
+            self._browser = self._playwright.chromium.launch(
+                executable_path=wrapper, headless=True, env=env
+            )
+        else:
+            self._browser = self._playwright.chromium.launch(executable_path=path, headless=True)
+        log.info("navigator.browser_started", executable=str(path), sandbox=self.settings.sandbox)
         return self._browser
+
+    def _sandboxed(self, chromium: Path) -> tuple[Path, dict[str, str]]:
+        """A script starting ``chromium`` inside bubblewrap, for Playwright to launch, and
+        its environment.
+
+        The sandbox is a tool program's (:func:`toolang_core.sandbox_argv`): the runtime's
+        home, config, store, approval key, working directories and the user's secrets
+        hidden, the root read-only, a private ``/tmp``, ``/dev`` and ``/proc``; its one
+        writable place a private profile directory (removed when the browser stops);
+        ``files_dir`` shown read-only. It keeps the host's network: the allow-list is
+        enforced by the routing (:meth:`Session.route`). bubblewrap passes on the
+        descriptors 3 and 4 Playwright talks over.
+        """
+        from toolang_core import SandboxError, sandbox_argv
+
+        if self._jail is None:
+            self._jail = Path(tempfile.mkdtemp(prefix="toolang-navigator-"))
+        profile = self._jail / "profile"
+        profile.mkdir(mode=0o700, exist_ok=True)
+        files = self.allow.files_dir
+        shown = [files] if files is not None and files.is_dir() else []
+        try:
+            argv = sandbox_argv(
+                self._context,
+                [str(chromium)],
+                workdir=profile,
+                read_only=shown,
+                share_network=True,
+            )
+        except SandboxError as exc:
+            raise NavigatorError(
+                f"cannot start Chromium in the sandbox: {exc} (or set "
+                "[plugins.tools-navigator] sandbox = false to run it unconfined)"
+            ) from exc
+        wrapper = self._jail / "chromium"
+        wrapper.write_text(f'#!/bin/sh\nexec {shlex.join(argv)} "$@"\n')
+        wrapper.chmod(0o700)
+        env = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(profile),
+            "TMPDIR": "/tmp",
+            "LANG": os.environ.get("LANG", "C.UTF-8"),
+        }
+        return wrapper, env
 
     def session(self, key: Key, *, create: bool) -> Session:
         """The thread's session (made when ``create``), its idle timer restarted."""

@@ -44,3 +44,6 @@ class NavigatorSettings:
     """The most page text ``browser_extract`` returns."""
     recovery: bool = True
     """BrowserRecovery: a failed browser call is recovered once and retried once."""
+    sandbox: bool = True
+    """Run Chromium inside bubblewrap with a tool program's file system (the host's
+    network); ``false`` runs it unconfined as the runtime's user."""

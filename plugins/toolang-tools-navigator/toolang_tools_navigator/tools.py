@@ -42,6 +42,14 @@ def key_of(context: ToolCallContext | None) -> Key:
     return (turn.owner, context.thread_id)
 
 
+def host_for(context: ToolCallContext | None) -> tuple[BrowserHost, Key]:
+    """The runtime's browser host and the calling thread's key; the first call gives
+    the host the call's sandbox (hidden paths) to launch the browser in."""
+    host, key = host_of(runtime_of(context)), key_of(context)
+    host.sandbox_from(context)
+    return host, key
+
+
 def host_of(runtime: RuntimeView) -> BrowserHost:
     """The runtime's browser host, configured from ``[plugins.tools-navigator]``."""
     host = runtime.plugin_state(NAME, BrowserHost)
@@ -60,7 +68,7 @@ async def browser_open(url: str, context: ToolCallContext | None = None) -> dict
 
     :param url: an http(s) URL of an allowed host, or a file URL under the files directory
     """
-    host, key = host_of(runtime_of(context)), key_of(context)
+    host, key = host_for(context)
     return await host.run(host.open, key, url)
 
 
@@ -68,7 +76,7 @@ async def browser_observe(context: ToolCallContext | None = None) -> dict[str, A
     """List the page's visible actionable elements (links, buttons, fields), each with
     a reference such as e12 that browser_click and browser_type take. A reference stays
     with its element while the page lives."""
-    host, key = host_of(runtime_of(context)), key_of(context)
+    host, key = host_for(context)
     return await host.run(host.observe, key)
 
 
@@ -77,7 +85,7 @@ async def browser_click(ref: str, context: ToolCallContext | None = None) -> dic
 
     :param ref: the element's reference, e.g. e12
     """
-    host, key = host_of(runtime_of(context)), key_of(context)
+    host, key = host_for(context)
     return await host.run(host.click, key, ref)
 
 
@@ -90,14 +98,14 @@ async def browser_type(
     :param text: what to type
     :param submit: press Enter afterwards (submits the field's form)
     """
-    host, key = host_of(runtime_of(context)), key_of(context)
+    host, key = host_for(context)
     return await host.run(host.type, key, ref, text, submit)
 
 
 async def browser_extract(context: ToolCallContext | None = None) -> dict[str, Any]:
     """The page's structured content: title, URL, headings, text, links, forms with
     their values, and tables as rows of cells."""
-    host, key = host_of(runtime_of(context)), key_of(context)
+    host, key = host_for(context)
     return await host.run(host.extract, key)
 
 
@@ -110,7 +118,7 @@ async def browser_screenshot(
     :param full_page: the whole page, not only the visible part
     """
     runtime = runtime_of(context)
-    host, key = host_of(runtime), key_of(context)
+    host, key = host_for(context)
     assert context is not None
     default = "shot-" + re.sub(r"[^A-Za-z0-9_-]", "-", context.call_id)[:59]
     path = screenshot_path(runtime, key[0], name or default)
@@ -119,7 +127,7 @@ async def browser_screenshot(
 
 async def browser_close(context: ToolCallContext | None = None) -> dict[str, Any]:
     """Close this thread's browser context (its pages, cookies and storage)."""
-    host, key = host_of(runtime_of(context)), key_of(context)
+    host, key = host_for(context)
     return await host.run(host.close_thread, key)
 
 
