@@ -142,3 +142,43 @@ def test_nothing_outside_the_allow_list_is_loaded(navigator, site):
     assert after["output"]["url"] == f"{site}/"  # the page stayed where it was
     assert "file URLs are refused" in file_["error"]
     assert escape["error_type"] == "invalid_params"
+
+
+def unseen(path: Path) -> bool:
+    """Nothing of it shows: absent, an empty directory (a hidden directory is covered
+    with an empty tmpfs) or an empty file (a hidden file with /dev/null)."""
+    if path.is_dir():
+        return not any(path.iterdir())
+    return not path.exists() or path.stat().st_size == 0
+
+
+def test_the_browser_runs_confined_in_the_sandbox(navigator, site):
+    """Chromium runs inside bubblewrap: its own mount namespace, where the runtime's
+    home, store and approval key are not, nor the system's secrets; its environment is
+    not the runtime's; it shares the host's network (the allow-list is the routing's)."""
+
+    def agent():
+        yield tool_call("browser_open", {"url": f"{site}/form"})
+
+    turn_id = navigator.turn(agent, thread="cli:carol")
+    (opened,) = tool_results(navigator.runtime, turn_id)
+    assert opened["ok"], opened
+    processes = browser_processes()
+    assert any("--type=renderer" in argv for _, argv in processes)
+    config = navigator.runtime.config
+    mine = {kind: os.readlink(f"/proc/self/ns/{kind}") for kind in ("mnt", "pid", "net")}
+    shadow = Path("/etc/shadow")
+    for pid, _ in processes:
+        proc = Path(f"/proc/{pid}")
+        assert os.readlink(proc / "ns/mnt") != mine["mnt"]
+        assert os.readlink(proc / "ns/pid") != mine["pid"]
+        assert os.readlink(proc / "ns/net") == mine["net"]  # the host's network, shared
+        root = proc / "root"
+        assert (root / "usr/bin/chromium").is_file()  # the system, read-only
+        for hidden in (config.home, config.store_path, config.approval_key_path):
+            assert Path(hidden).exists()
+            assert unseen(root / str(hidden).lstrip("/")), hidden
+        if shadow.exists() and shadow.stat().st_size:
+            assert (root / "etc/shadow").stat().st_size == 0  # covered with /dev/null
+        names = {line.split(b"=", 1)[0] for line in (proc / "environ").read_bytes().split(b"\0")}
+        assert b"PYTEST_CURRENT_TEST" not in names  # not the runtime's environment
