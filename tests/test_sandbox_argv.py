@@ -7,6 +7,9 @@ from __future__ import annotations
 import resource
 from pathlib import Path
 
+import pytest
+
+from toolang_core import SandboxError, sandbox_argv
 from toolang_core.sandbox.bwrap import (
     Hidden,
     bwrap_argv,
@@ -16,6 +19,7 @@ from toolang_core.sandbox.bwrap import (
 )
 from toolang_core.sandbox.policy import SandboxPolicy
 from toolang_core.sandbox.rules import ProcessLimits
+from toolang_core.sandbox.support import sandbox_support
 
 WORK = Path("/srv/toolang/workspace/owners/m")
 
@@ -142,3 +146,30 @@ def test_the_process_count_is_set_by_prlimit_inside_the_user_namespace():
         "--",
     ]
     assert process_count_argv(0) == []
+
+
+def test_share_network_keeps_the_hosts_network_and_nothing_else():
+    shared = SandboxPolicy(mode="required", workdir=WORK)
+    argv = bwrap_argv("/usr/bin/bwrap", shared, ["x"], hidden=[], cwd=WORK, share_network=True)
+    assert "--unshare-net" not in argv
+    assert argv[:-1] == [a for a in build([]) if a != "--unshare-net"][:-3]
+
+
+def test_sandbox_argv_is_a_tool_programs_file_system_without_limits(tmp_path):
+    """The public door for a program its caller starts itself (the navigator's
+    Chromium): hidden paths as a tool program's, ``read_only`` shown, a place inside a
+    hidden one refused, bubblewrap's command line ending in the command."""
+    work, shown = tmp_path / "work", tmp_path / "pages"
+    work.mkdir()
+    shown.mkdir()
+    if not sandbox_support().available:
+        with pytest.raises(SandboxError, match="bubblewrap"):
+            sandbox_argv(None, ["true"], workdir=work)
+        return
+    argv = sandbox_argv(None, ["prog", "-x"], workdir=work, read_only=[shown], share_network=True)
+    assert argv[-3:] == ["--", "prog", "-x"] and "--unshare-net" not in argv
+    assert "--unshare-pid" in argv and pairs(argv, "--ro-bind").count(str(shown)) == 1
+    assert pairs(argv, "--chdir") == [str(work)]
+    assert "--unshare-net" in sandbox_argv(None, ["prog"], workdir=work)
+    with pytest.raises(SandboxError, match="no such path"):
+        sandbox_argv(None, ["prog"], workdir=work, read_only=[tmp_path / "absent"])
