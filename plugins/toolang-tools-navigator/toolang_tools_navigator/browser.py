@@ -234,7 +234,7 @@ class BrowserHost:
         log.info("navigator.browser_started", executable=str(path), sandbox=self.settings.sandbox)
         return self._browser
 
-    def _sandboxed(self, chromium: Path) -> tuple[Path, dict[str, str]]:
+    def _sandboxed(self, chromium: Path) -> tuple[Path, dict[str, str | float | bool]]:
         """A script starting ``chromium`` inside bubblewrap, for Playwright to launch, and
         its environment.
 
@@ -270,7 +270,7 @@ class BrowserHost:
         wrapper = self._jail / "chromium"
         wrapper.write_text(f'#!/bin/sh\nexec {shlex.join(argv)} "$@"\n')
         wrapper.chmod(0o700)
-        env = {
+        env: dict[str, str | float | bool] = {
             "PATH": "/usr/local/bin:/usr/bin:/bin",
             "HOME": str(profile),
             "TMPDIR": "/tmp",
