@@ -12,7 +12,9 @@ Printed per process count: turns/s, the runtimes' CPU per turn (their processes'
 thread; not the database server's) and **database round trips per agent turn**: the
 statements the server executed for the runtimes while the turns ran (its
 ``pg_stat_statements`` calls, utility statements — BEGIN, COMMIT — included), less the
-bench's own progress reads, divided by the turns. Where the figure goes is printed
+bench's own progress reads, divided by the turns. Those are round trips: the
+store pipelines none of them (only ``executemany`` would, which the store uses just for a
+batch of records repeating a key). Where the figure goes is printed
 too: the statements that took most calls per turn.
 """
 

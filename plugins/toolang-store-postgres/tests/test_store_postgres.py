@@ -16,8 +16,10 @@ from psycopg.conninfo import make_conninfo
 import toolang_store_postgres
 from toolang_core import MASK, ConfigError
 from toolang_core.store import (
+    Finish,
     NewTurnRequest,
     RecordConflict,
+    StepRecord,
     StoreCorrupt,
     StoreError,
     StoreMissing,
@@ -376,3 +378,42 @@ def test_connections_ended_by_the_server_cost_one_call_at_most(toolang_pg_store,
     with contextlib.suppress(StoreUnavailable):  # a pooled connection that died fails once
         store.get(turn_id)
     assert store.get(turn_id).id == turn_id
+
+
+def test_the_one_statement_paths_keep_the_fence_and_the_rules(toolang_pg_store):
+    """The round-trip savings (a steer read before the locked transaction, steps and
+    records in one statement) change no answer: a steer is taken only by the turn's
+    holder, a batch repeating a record key counts each write, a batch of steps of two
+    turns or attempts is stored step by step, all or nothing."""
+    store = toolang_pg_store()
+    now = time.time()
+    first, other = submit(store), submit(store, thread="chat:2")
+    claimed = store.claim(run_id="r", limit=5, now=now, lease_seconds=30, caps={})
+    assert {t.id for t in claimed} == {first, other}
+    steer = store.submit(
+        NewTurnRequest(source="chat", thread_id="chat:1", input="also"),
+        SubmitRules("chat", 40, strategy="steer"),
+        now=now,
+    )
+    assert steer.steer
+    assert store.take_steer(first, run_id="zombie", attempt=1, now=now) == []
+    assert store.take_steer(first, run_id="r", attempt=2, now=now) == []
+    taken = store.take_steer(first, run_id="r", attempt=1, now=now)
+    assert [t.id for t in taken] == [steer.id]
+    assert store.take_steer(first, run_id="r", attempt=1, now=now) == []
+
+    def step(turn: str, kind: str, attempt: int = 1) -> StepRecord:
+        return StepRecord(turn, 0, attempt, kind, "completed", now, now, {"k": kind})
+
+    mixed = store.record_steps([step(first, "a"), step(other, "b")], run_id="r")
+    assert mixed is not None and [s.seq for s in mixed] == [1, 1]
+    assert store.record_steps([step(first, "c"), step(first, "d", attempt=2)], run_id="r") is None
+    assert [s.kind for s in store.steps(first)] == ["a"]
+
+    twice = (("trace", first, {"n": 1}), ("trace", first, {"n": 2}), ("other", first, {}))
+    done = store.finish_many(
+        [Finish(first, "r", 1, TurnStatus.COMPLETED, now, output="ok", records=twice)]
+    )
+    assert done == [True]
+    trace = store.get_record("trace", first)
+    assert trace is not None and (trace.revision, trace.data) == (2, {"n": 2})

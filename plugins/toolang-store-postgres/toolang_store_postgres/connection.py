@@ -127,6 +127,20 @@ class Database:
                 time.sleep(random.uniform(0, 0.01 * 2**attempt))
         raise AssertionError("unreachable")
 
+    def single(self, fn: Callable[[Conn], T]) -> T:
+        """Run ``fn`` — one statement — on an autocommit connection (the statement is its
+        own transaction: the same atomicity as :meth:`tx` without the BEGIN and COMMIT
+        round trips), again after a deadlock or serialization failure."""
+        for attempt in range(ATTEMPTS):
+            try:
+                with self.connection() as conn:
+                    return fn(conn)
+            except RETRIED:
+                if attempt == ATTEMPTS - 1:
+                    raise
+                time.sleep(random.uniform(0, 0.01 * 2**attempt))
+        raise AssertionError("unreachable")
+
     def one(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> Any:
         """The first row of ``sql`` (``{s}`` names the schema), in its own transaction."""
         with self.connection() as conn:

@@ -36,6 +36,7 @@ from toolang_core.store.backend import (
     RUN_COLUMNS,
     STEP_COLUMNS,
     ClaimRequest,
+    FencedOut,
     StoreBase,
     check_active_status,
     finished_records,
@@ -239,7 +240,9 @@ class PostgresStore(StoreBase):
 
         for attempt in range(ATTEMPTS):
             try:
-                return self._db.tx(start)
+                # One statement (the claim function), so its own transaction: no
+                # BEGIN/COMMIT round trips around it.
+                return self._db.single(start)
             except pg_errors.UniqueViolation:
                 # The one-active-turn-per-thread index refused a start: some claim raced
                 # past the thread lock. Nothing was changed; look again.
@@ -336,6 +339,9 @@ class PostgresStore(StoreBase):
     def take_steer(
         self, turn_id: str, *, run_id: str, attempt: int, now: float
     ) -> list[TurnRequest]:
+        waiting = self._db.one(turns.STEERING_WAITS_SQL, (turn_id, run_id, attempt))
+        if not waiting[0]:  # nothing to take, or the turn is no longer ours
+            return []
         return self._db.tx(
             lambda c: turns.take_steer(
                 c, self.names, turn_id, run_id=run_id, attempt=attempt, now=now
@@ -383,7 +389,45 @@ class PostgresStore(StoreBase):
             found = c.execute(replay, params).fetchone()  # recorded before: replay it
             return None if found is None else step_from_row(found)
 
+        if len(steps) == 1:
+            # One insert is its own transaction (a replay is a read after it): nothing to
+            # roll back together, so no BEGIN/COMMIT round trips.
+            return self._db.single(lambda c: insert_each(steps, lambda step: insert(c, step)))
+        together = self._insert_together(steps, run_id)
+        if together is not None:
+            return together
         return self._db.tx(lambda c: insert_each(steps, lambda step: insert(c, step)))
+
+    def _insert_together(self, steps: Sequence[StepRecord], run_id: str) -> list[StepRecord] | None:
+        """The steps of one turn and attempt in one statement (one round trip); ``None``
+        when they are not of one turn and attempt or a key was stored before (a replay:
+        the statement changed nothing; they go one by one).
+
+        :raises FencedOut: when this run does not hold the turn."""
+        first = steps[0]
+        if any(s.turn_id != first.turn_id or s.attempt != first.attempt for s in steps):
+            return None
+        params = {
+            "turn": first.turn_id,
+            "attempt": first.attempt,
+            "run": run_id,
+            "kinds": [s.kind for s in steps],
+            "statuses": [s.status for s in steps],
+            "started": [s.started_at for s in steps],
+            "finished": [s.finished_at for s in steps],
+            "data": [Jsonb(dict(s.data)) for s in steps],
+            "errors": [s.error for s in steps],
+            "keys": [s.idempotency_key for s in steps],
+        }
+        sql = self.names(turns.RECORD_STEPS_SQL)
+        try:
+            rows = self._db.single(lambda c: c.execute(sql, params).fetchall())
+        except pg_errors.UniqueViolation:
+            return None
+        if not rows:
+            raise FencedOut
+        seqs = sorted(row[0] for row in rows)
+        return [step.numbered(seq) for step, seq in zip(steps, seqs, strict=True)]
 
     def complete_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
         row = self._db.one(turns.COMPLETE_STEP_SQL, self._step_params(step, run_id))
@@ -513,10 +557,25 @@ class PostgresStore(StoreBase):
     def write_records(self, rows: Sequence[tuple[str, str, dict[str, Any], float]]) -> None:
         self._db.tx(lambda c: self._put_records(c, rows))
 
+    _PUT_RECORDS_SQL = (
+        "INSERT INTO {s}.records AS r (kind, key, revision, data, updated_at) "
+        "SELECT kind, key, 1, data, now FROM unnest(%s::text[], %s::text[], %s::jsonb[], "
+        "%s::float8[]) AS i(kind, key, data, now) ON CONFLICT (kind, key) DO UPDATE SET "
+        "revision = r.revision + 1, data = EXCLUDED.data, updated_at = EXCLUDED.updated_at"
+    )
+    """``_PUT_RECORD_SQL`` for a batch of distinct keys in one statement (an upsert may
+    not touch a row twice in one statement: a batch that repeats a key goes row by row)."""
+
     def _put_records(self, c: Conn, rows: Sequence[tuple[str, str, dict[str, Any], float]]) -> None:
-        if rows:
-            params = [(kind, key, Jsonb(data), now) for kind, key, data, now in rows]
-            c.cursor().executemany(self.names(self._PUT_RECORD_SQL), params)
+        if not rows:
+            return
+        if len({(kind, key) for kind, key, _, _ in rows}) == len(rows):
+            columns = [list(column) for column in zip(*rows, strict=True)]
+            columns[2] = [Jsonb(data) for data in columns[2]]
+            c.execute(self.names(self._PUT_RECORDS_SQL), columns)
+            return
+        params = [(kind, key, Jsonb(data), now) for kind, key, data, now in rows]
+        c.cursor().executemany(self.names(self._PUT_RECORD_SQL), params)
 
     def list_records(self, kind: str) -> list[Record]:
         rows = self._db.all(

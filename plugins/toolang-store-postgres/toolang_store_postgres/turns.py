@@ -190,6 +190,24 @@ RECORD_STEP_OR_SKIP_SQL = RECORD_STEP_SQL.replace(
 """``RECORD_STEP_SQL`` inside a batch: a key recorded before inserts nothing (instead of
 failing the statement, which would need a savepoint — two round trips — per step)."""
 
+RECORD_STEPS_SQL = (
+    "INSERT INTO {s}.turn_steps (turn_id, seq, attempt, kind, status, started_at, "
+    "finished_at, data, error, idempotency_key) "
+    "SELECT %(turn)s, (SELECT COALESCE(MAX(seq), 0) FROM {s}.turn_steps "
+    "WHERE turn_id = %(turn)s) + v.n, %(attempt)s, v.kind, v.status, v.started, v.finished, "
+    "v.data, v.error, v.key "
+    "FROM unnest(%(kinds)s::text[], %(statuses)s::text[], %(started)s::float8[], "
+    "%(finished)s::float8[], %(data)s::jsonb[], %(errors)s::text[], %(keys)s::text[]) "
+    "WITH ORDINALITY AS v(kind, status, started, finished, data, error, key, n) "
+    "WHERE EXISTS (SELECT 1 FROM {s}.turn_requests WHERE id = %(turn)s "
+    "AND lease_owner = %(run)s AND attempt = %(attempt)s AND status IN {active}) "
+    "ORDER BY v.n RETURNING seq"
+)
+"""Several steps of one turn and attempt in one statement (its own transaction): the
+fence check, the next sequence numbers (the statement's snapshot does not see its own
+rows, so they take maximum + 1, + 2 … in order) and the inserts together. A key stored
+before fails the statement, which changes nothing: the caller then goes step by step."""
+
 RECORDED_STEP_SQL = (
     "SELECT {columns} FROM {s}.turn_steps WHERE idempotency_key = %(key)s "
     "AND EXISTS (SELECT 1 FROM {s}.turn_requests WHERE id = %(turn)s "
@@ -299,6 +317,17 @@ def cancel(c: Conn, q: Names, turn_id: str, now: float, *, reason: str) -> Cance
 def _status(c: Conn, q: Names, turn_id: str) -> TurnStatus:
     row = c.execute(q("SELECT status FROM {s}.turn_requests WHERE id = %s"), (turn_id,))
     return TurnStatus(row.fetchone()[0])  # type: ignore[index]
+
+
+STEERING_WAITS_SQL = (
+    "SELECT EXISTS (SELECT 1 FROM {s}.turn_requests q WHERE q.status = 'queued' AND q.steer "
+    "AND q.thread_id = (SELECT thread_id FROM {s}.turn_requests WHERE id = %s "
+    "AND lease_owner = %s AND attempt = %s AND status IN {active}))"
+)
+"""Whether ``take_steer`` has anything to take: one read in its own snapshot, so a turn
+between two model calls (the common case: nothing queued to steer it) costs one round
+trip instead of a locked transaction. A request queued after this read is taken at the
+next call, as it would be if it had come after the locked transaction."""
 
 
 def take_steer(
