@@ -9,7 +9,7 @@ made once (docs/store.md, "Writing a backend"):
 
 - **base** — :class:`StoreBase` (``claim``, ``finish``, ``finish_many``, ``put_record``,
   ``put_records``, ``thread_history`` around a backend's narrower primitives),
-  :class:`ClaimRequest`, :class:`FencedOut`, :func:`insert_each`,
+  :class:`ClaimRequest`, :class:`FencedOut`, :func:`insert_each`, :func:`numbered_together`,
   :func:`finished_records` and the status checks;
 - **rows** — the column lists and rows to records (:func:`turn_from_row` …), a new
   row's values (:func:`new_turn_values`, :func:`new_run_values`) and a turn listing's
@@ -38,6 +38,7 @@ from toolang_core.store.base import (
     check_finish_status,
     finished_records,
     insert_each,
+    numbered_together,
 )
 from toolang_core.store.lifecycle import (
     INTERRUPTED,
@@ -115,6 +116,7 @@ __all__ = [
     "new_run_values",
     "new_turn_values",
     "not_thread_owner",
+    "numbered_together",
     "pending_migrations",
     "plan_submit",
     "record_from_row",

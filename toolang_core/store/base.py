@@ -89,6 +89,19 @@ def insert_each(steps: Sequence[StepRecord], insert: StepInsert) -> list[StepRec
     return stored
 
 
+def numbered_together(
+    steps: Sequence[StepRecord], rows: Sequence[Sequence[Any]]
+) -> list[StepRecord]:
+    """``steps`` numbered by the sequence numbers (first column of ``rows``) that one
+    statement inserting them together returned, in order.
+
+    :raises FencedOut: when it returned none (this run does not hold the turn)."""
+    if not rows:
+        raise FencedOut
+    seqs = sorted(int(row[0]) for row in rows)
+    return [step.numbered(seq) for step, seq in zip(steps, seqs, strict=True)]
+
+
 class StoreBase(ABC):
     """Claims, finishes and plugin records around a backend's primitives."""
 

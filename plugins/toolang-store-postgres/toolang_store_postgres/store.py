@@ -36,13 +36,13 @@ from toolang_core.store.backend import (
     RUN_COLUMNS,
     STEP_COLUMNS,
     ClaimRequest,
-    FencedOut,
     StoreBase,
     check_active_status,
     finished_records,
     insert_each,
     new_run_values,
     new_turn_values,
+    numbered_together,
     record_from_row,
     run_from_row,
     step_from_row,
@@ -424,10 +424,7 @@ class PostgresStore(StoreBase):
             rows = self._db.single(lambda c: c.execute(sql, params).fetchall())
         except pg_errors.UniqueViolation:
             return None
-        if not rows:
-            raise FencedOut
-        seqs = sorted(row[0] for row in rows)
-        return [step.numbered(seq) for step, seq in zip(steps, seqs, strict=True)]
+        return numbered_together(steps, rows)
 
     def complete_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
         row = self._db.one(turns.COMPLETE_STEP_SQL, self._step_params(step, run_id))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from toolang_core.store.base import FencedOut
+from toolang_core.store.base import numbered_together
 from toolang_core.store.json_text import dumps_data
 from toolang_core.store.rows import STEP_COLUMNS, step_from_row
 from toolang_core.store.sqlite import finishing, turns
@@ -54,10 +54,7 @@ def insert_together(
         rows = c.execute(turns.record_steps_sql(len(steps)), params).fetchall()
     except sqlite3.IntegrityError:
         return None
-    if not rows:
-        raise FencedOut
-    seqs = sorted(row[0] for row in rows)
-    return [step.numbered(seq) for step, seq in zip(steps, seqs, strict=True)]
+    return numbered_together(steps, rows)
 
 
 def complete(c: sqlite3.Connection, step: StepRecord, run_id: str) -> StepRecord | None:
