@@ -193,3 +193,33 @@ def test_decisions_of_ended_turns_made_before_sealing_are_adopted_once(tmp_path)
     assert store.get(waiting.turn_id).status is TurnStatus.QUEUED
     assert store.get_record(CHECK_KIND, "check") is not None
     store.close()
+
+
+def test_runtimes_making_the_key_at_once_all_get_the_whole_one(tmp_path):
+    """Nodes of one store starting together share a key file: each finds no key or the
+    whole key, never a file made but not written yet."""
+    import threading
+
+    from toolang_core.tools.approval_seal import ApprovalKeyFile
+
+    for attempt in range(20):
+        path = tmp_path / f"key-{attempt}"
+        start = threading.Barrier(8)
+        keys: list[bytes] = []
+        errors: list[BaseException] = []
+
+        def make(path=path, start=start, keys=keys, errors=errors):
+            start.wait()
+            try:
+                keys.append(ApprovalKeyFile(path).create().secret)
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=make) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        assert len(set(keys)) == 1
+        assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []

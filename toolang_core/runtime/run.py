@@ -108,8 +108,7 @@ async def serve(
             runtime.admitting = True
             await runtime.scheduler.run(stop, until_idle=until_idle)
         except BaseException as exc:  # StoreReplaced: the store's files went away
-            runtime.stop_reason = "store_replaced" if isinstance(exc, StoreReplaced) else "error"
-            raise
+            raise _stopping_on(runtime, store, exc)  # noqa: B904 (it is exc, or says why exc)
         finally:
             runtime.admitting = False
             running.stopped()
@@ -266,6 +265,22 @@ def _begin(runtime: Runtime, store: ExecutionStore, run_id: str) -> None:
         dead_runs=dead if store.exclusive else (),
     )
     log_recovery(dead, recovery)
+
+
+def _stopping_on(runtime: Runtime, store: ExecutionStore, exc: BaseException) -> BaseException:
+    """What the run stops with, its reason set: ``exc``, or the store's files deleted or
+    replaced under the runtime when that is why ``exc`` (an SQLite "malformed" read)
+    happened — a read on the old connection can meet another process's new files before
+    a write's check notices them."""
+    from toolang_core.store.sqlite.damage import is_corruption
+
+    check = getattr(store, "replaced", None)
+    replaced = check() if is_corruption(exc) and callable(check) else None
+    if replaced is not None:
+        replaced.__cause__ = exc
+        exc = replaced
+    runtime.stop_reason = "store_replaced" if isinstance(exc, StoreReplaced) else "error"
+    return exc
 
 
 def _give_up(lease: UpkeepLease, now: float) -> None:

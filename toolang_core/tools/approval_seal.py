@@ -26,6 +26,7 @@ import json
 import os
 import secrets
 import socket
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Final
@@ -115,12 +116,18 @@ class ApprovalKeyFile:
         """Write a new key (mode 0600) unless one is there already; return the key."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         key = ApprovalKey.generate()
+        # Written whole under a name of its own, then linked into place: a runtime
+        # starting at the same moment finds no key or the whole key, never a file
+        # created but not written yet (link, unlike rename, never replaces one).
+        fd, draft = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="ascii") as out:  # mkstemp: mode 0600
+                out.write(key.secret.hex() + "\n")
+            os.link(draft, self.path)
         except FileExistsError:  # another process made it first: use that one
             return self.load()
-        with os.fdopen(fd, "w", encoding="ascii") as out:
-            out.write(key.secret.hex() + "\n")
+        finally:
+            os.unlink(draft)
         self._key = key
         return key
 

@@ -196,7 +196,11 @@ def test_a_resumed_zombie_cannot_complete_a_turn_another_node_took_over(
 
 def test_cancel_from_one_node_reaches_a_turn_running_on_another(nodes, store):
     pair = [nodes.start(name) for name in ("a", "b")]
-    wait_for(lambda: len(running_runs(store)) == 2, 60, "both nodes to start")
+    try:
+        wait_for(lambda: len(running_runs(store)) == 2, 180, "both nodes to start")
+    except AssertionError as exc:
+        logs = "\n".join(f"{n.name}: {n.log.read_text(errors='replace')[-2000:]}" for n in pair)
+        raise AssertionError(f"{exc}\n{logs}") from None
     turn_id = submit_slow_turn(store, 120.0)
     _, running_on = holder(store, turn_id, pair)
 

@@ -16,7 +16,7 @@ from toolang_core.store.base import (
     finished_records,
     insert_each,
 )
-from toolang_core.store.errors import StoreCorrupt, StoreError
+from toolang_core.store.errors import StoreCorrupt, StoreError, StoreReplaced
 from toolang_core.store.json_text import dumps, dumps_data
 from toolang_core.store.rows import (
     RECORD_COLUMNS,
@@ -135,6 +135,19 @@ class SQLiteStore(StoreBase):
             with self._hold:
                 files.rescue(self._conn)
         raise files.error()
+
+    def replaced(self) -> StoreReplaced | None:
+        """The error to stop with when a file of the store was deleted or replaced under
+        this runtime (looked at now), else ``None``. A read that met a "malformed" page
+        asks this first: another process's new files under the old names are what the
+        old connection then reads, not a damaged store."""
+        if self._files is None:
+            return None
+        try:
+            self._guard(force=True)
+        except StoreReplaced as exc:
+            return exc
+        return None
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
