@@ -193,6 +193,8 @@ def test_files_deleted_under_a_running_runtime_stop_it_and_lose_no_acknowledged_
         else:
             refused += 1
             assert "Traceback" not in result.stderr
+            if deleted == ("",):  # never a new database under the old log
+                assert "is missing but its log" in result.stderr, result.stderr
     code, err = runtime.stop()
 
     assert code == 4, err  # a store error, loudly
@@ -208,6 +210,8 @@ def test_files_deleted_under_a_running_runtime_stop_it_and_lose_no_acknowledged_
     assert str(rescued[0]) in err
 
     def ids_in(path: Path) -> set[str]:
+        if not path.exists():  # every submit after the deletion was refused
+            return set()
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
             assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
@@ -217,6 +221,60 @@ def test_files_deleted_under_a_running_runtime_stop_it_and_lose_no_acknowledged_
 
     kept = ids_in(db) | ids_in(rescued[0])
     assert [i for i in acknowledged if i not in kept] == []
+
+
+def crash_after_a_write(db: Path) -> None:
+    """A process that wrote into ``db`` and died without closing it: its ``-wal`` and
+    ``-shm`` stay beside the database."""
+    code = f"""
+import os, time
+from pathlib import Path
+from toolang_core.store.sqlite import SQLiteStore
+from toolang_core.store.types import NewTurnRequest, SubmitRules
+store = SQLiteStore(Path({str(db)!r}))
+store.submit(NewTurnRequest(source="chat", thread_id="chat:1", input="kept"),
+             SubmitRules("chat", 10), now=time.time())
+os._exit(0)
+"""
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    assert db.with_name("toolang.db-wal").exists()
+
+
+def test_a_log_left_without_its_database_is_moved_aside_once_its_runtime_is_gone(home):
+    """The database deleted, its runtime gone: the next process keeps the orphaned
+    ``-wal``/``-shm`` beside it under another name and begins a new store (opening a
+    new file under the old log would read the old pages through it)."""
+    db = home / ".toolang" / "toolang.db"
+    crash_after_a_write(db)
+    wal = db.with_name("toolang.db-wal")
+    log_bytes = wal.read_bytes()
+    db.unlink()
+    (db.parent / "toolang.db.lock").write_text(json.dumps({"pid": 999_999_999, "run_id": "r"}))
+
+    result = submit(home, "new")
+
+    assert result.returncode == 0, result.stderr
+    moved = sorted(db.parent.glob("toolang.db-wal.orphaned-*"))
+    assert len(moved) == 1 and moved[0].read_bytes()[:32] == log_bytes[:32]
+    assert "store.orphaned_log_moved" in result.stderr
+    new = sqlite3.connect(db)
+    assert [row[0] for row in new.execute("SELECT input FROM turn_requests")] == ["new"]
+    new.close()
+
+
+def test_a_log_without_its_database_is_never_reused_while_its_runtime_runs(home):
+    db = home / ".toolang" / "toolang.db"
+    crash_after_a_write(db)
+    db.unlink()
+    (db.parent / "toolang.db.lock").write_text(json.dumps({"pid": os.getpid(), "run_id": "r"}))
+
+    result = submit(home, "new")
+
+    assert result.returncode == 4, result.stderr
+    assert f"{db} is missing but its log" in result.stderr
+    assert f"runtime (pid {os.getpid()})" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not db.exists()  # nothing was created under the old log
 
 
 def test_doctor_reports_a_store_with_corrupted_pages(home):

@@ -13,6 +13,8 @@ from toolang_core.errors import ConfigError
 from toolang_core.store.errors import StoreBusy, StoreCorrupt, StoreMissing
 from toolang_core.store.migrations import pending_migrations
 from toolang_core.store.sqlite.damage import damaged
+from toolang_core.store.sqlite.guard import take_orphaned_log
+from toolang_core.store.sqlite.lock import RuntimeLock
 from toolang_core.store.sqlite.migrate import applied_and_tables, migrate_file
 from toolang_core.store.sqlite.schema import MIGRATION_SET, known_names, migrations
 
@@ -42,6 +44,7 @@ def connect(
                     "you can write"
                 ]
             ) from None
+        take_orphaned_log(path, RuntimeLock(path).holder_pid())
         target, uri = str(path), False
     try:
         conn = sqlite3.connect(

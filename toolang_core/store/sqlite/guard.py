@@ -103,6 +103,59 @@ class StoreFiles:
         )
 
 
+def take_orphaned_log(db: Path, holder_pid: int | None) -> None:
+    """Before a process creates ``db``: refuse to put a new database under a log whose
+    database was deleted.
+
+    SQLite reads ``<db>-wal`` and ``<db>-shm`` by name: a new database file opened
+    beside the old one's log would be read through it and written into it — the new
+    store corrupt, and the runtime still using the deleted file robbed of the log it
+    rescues from. While the process that used them is alive (``holder_pid``, from the
+    runtime's lock note) the open is refused; that runtime notices the deletion, rescues
+    what it stored and stops. Once nobody is left, the orphaned files are moved aside
+    to ``<file>.orphaned-<time>`` (never deleted) and a new store begins.
+
+    :raises StoreReplaced: the database is missing, its log is there, and the runtime
+        that used them is still running.
+    """
+    if db.exists():
+        return
+    left = [
+        path
+        for path in (db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm"))
+        if path.exists()
+    ]
+    if not left:
+        return
+    names = " and ".join(str(path) for path in left)
+    if holder_pid is not None and _alive(holder_pid):
+        raise StoreReplaced(
+            f"{db} is missing but its log ({names}) is still there: the database was "
+            f"deleted while the runtime (pid {holder_pid}) was using it. A new store "
+            "opened under that log would be corrupt, so nothing was written; that "
+            "runtime rescues what it stored and stops (docs/store.md: 'Files deleted "
+            "under a running runtime')"
+        )
+    stamp = int(time.time())
+    for path in left:
+        target = path.with_name(f"{path.name}.orphaned-{stamp}")
+        try:
+            path.rename(target)
+        except FileNotFoundError:  # another process moved it first
+            continue
+        log.warning("store.orphaned_log_moved", store=str(db), file=str(path), to=str(target))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
 def abandon(conn: sqlite3.Connection) -> None:
     """Never close ``conn``, not even when the interpreter exits.
 

@@ -150,6 +150,15 @@ class RuntimeLock:
             return "unknown process"
         return f"pid {info.get('pid')}, run {info.get('run_id')}"
 
+    def holder_pid(self) -> int | None:
+        """The pid in the holder's note, or ``None`` when there is no readable note."""
+        try:
+            info = json.loads(self.path.read_bytes())
+        except (OSError, ValueError):
+            return None
+        pid = info.get("pid") if isinstance(info, dict) else None
+        return pid if isinstance(pid, int) and pid > 0 else None
+
     @staticmethod
     def _try_lock(fd: int) -> bool:
         try:
