@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
-import attrs
 import psycopg
 import structlog
 from psycopg import errors as pg_errors
@@ -32,28 +31,23 @@ from toolang_core.store import (
     UsageFilter,
 )
 from toolang_core.store.backend import (
-    RECORD_COLUMNS,
     RUN_COLUMNS,
-    STEP_COLUMNS,
     ClaimRequest,
     StoreBase,
     check_active_status,
     finished_records,
-    insert_each,
     new_run_values,
     new_turn_values,
-    numbered_together,
-    record_from_row,
     run_from_row,
-    step_from_row,
     turn_filter_sql,
     turn_from_row,
     wrong_group,
     wrong_owner,
 )
-from toolang_store_postgres import ingress, schema, signals, turns, usage
+from toolang_store_postgres import ingress, records, schema, signals, turns, usage
 from toolang_store_postgres.connection import ATTEMPTS, Conn, Database
 from toolang_store_postgres.settings import describe_dsn
+from toolang_store_postgres.steps import TurnSteps
 from toolang_store_postgres.wake import KEEPALIVES, RUNTIME_PRESENT_SQL, NotifyWaker, Presence
 
 if TYPE_CHECKING:
@@ -98,6 +92,7 @@ class PostgresStore(StoreBase):
             connect_timeout=connect_timeout,
         )
         self._presence = Presence(self._db.session, self.names)
+        self._steps = TurnSteps(self._db)
         self._signals_to: Callable[[str, Sequence[TurnSignal]], None] | None = None
         try:
             with self._db.connection() as conn:
@@ -286,7 +281,7 @@ class PostgresStore(StoreBase):
             ).fetchall()
             finished = {row[0] for row in done}
             recorded = [turn_id in finished for turn_id in ids]
-            self._put_records(c, finished_records(items, recorded))
+            records.put(c, self.names, finished_records(items, recorded))
             return recorded
 
         return self._db.tx(write)
@@ -348,101 +343,22 @@ class PostgresStore(StoreBase):
             )
         )
 
-    # -- steps ---------------------------------------------------------------------------
-
-    @staticmethod
-    def _step_params(step: StepRecord, run_id: str) -> dict[str, Any]:
-        return {
-            "turn": step.turn_id,
-            "attempt": step.attempt,
-            "kind": step.kind,
-            "status": step.status,
-            "started": step.started_at,
-            "finished": step.finished_at,
-            "data": Jsonb(dict(step.data)),
-            "error": step.error,
-            "key": step.idempotency_key,
-            "run": run_id,
-        }
+    # -- steps (steps.py) ----------------------------------------------------------------
 
     def record_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
-        try:
-            row = self._db.one(turns.RECORD_STEP_SQL, self._step_params(step, run_id))
-        except pg_errors.UniqueViolation:  # this idempotency key was recorded: replay it
-            return self.find_step(step.idempotency_key or "")
-        if row is None:
-            return None
-        return attrs.evolve(step, seq=row[0])
+        return self._steps.record(step, run_id)
 
     def insert_steps(self, steps: Sequence[StepRecord], run_id: str) -> list[StepRecord]:
-        names = self.names
-        insert_sql = names(turns.RECORD_STEP_OR_SKIP_SQL)
-        replay = names(turns.RECORDED_STEP_SQL.replace("{columns}", STEP_COLUMNS))
-
-        def insert(c: Conn, step: StepRecord) -> int | StepRecord | None:
-            params = self._step_params(step, run_id)
-            row = c.execute(insert_sql, params).fetchone()
-            if row is not None:
-                return int(row[0])
-            if step.idempotency_key is None:
-                return None  # fenced
-            found = c.execute(replay, params).fetchone()  # recorded before: replay it
-            return None if found is None else step_from_row(found)
-
-        if len(steps) == 1:
-            # One insert is its own transaction (a replay is a read after it): nothing to
-            # roll back together, so no BEGIN/COMMIT round trips.
-            return self._db.single(lambda c: insert_each(steps, lambda step: insert(c, step)))
-        together = self._insert_together(steps, run_id)
-        if together is not None:
-            return together
-        return self._db.tx(lambda c: insert_each(steps, lambda step: insert(c, step)))
-
-    def _insert_together(self, steps: Sequence[StepRecord], run_id: str) -> list[StepRecord] | None:
-        """The steps of one turn and attempt in one statement (one round trip); ``None``
-        when they are not of one turn and attempt or a key was stored before (a replay:
-        the statement changed nothing; they go one by one).
-
-        :raises FencedOut: when this run does not hold the turn."""
-        first = steps[0]
-        if any(s.turn_id != first.turn_id or s.attempt != first.attempt for s in steps):
-            return None
-        params = {
-            "turn": first.turn_id,
-            "attempt": first.attempt,
-            "run": run_id,
-            "kinds": [s.kind for s in steps],
-            "statuses": [s.status for s in steps],
-            "started": [s.started_at for s in steps],
-            "finished": [s.finished_at for s in steps],
-            "data": [Jsonb(dict(s.data)) for s in steps],
-            "errors": [s.error for s in steps],
-            "keys": [s.idempotency_key for s in steps],
-        }
-        sql = self.names(turns.RECORD_STEPS_SQL)
-        try:
-            rows = self._db.single(lambda c: c.execute(sql, params).fetchall())
-        except pg_errors.UniqueViolation:
-            return None
-        return numbered_together(steps, rows)
+        return self._steps.insert(steps, run_id)
 
     def complete_step(self, step: StepRecord, *, run_id: str) -> StepRecord | None:
-        row = self._db.one(turns.COMPLETE_STEP_SQL, self._step_params(step, run_id))
-        return None if row is None else attrs.evolve(step, seq=row[0])
+        return self._steps.complete(step, run_id)
 
     def steps(self, turn_id: str) -> list[StepRecord]:
-        rows = self._db.all(
-            f"SELECT {STEP_COLUMNS} FROM {{s}}.turn_steps WHERE turn_id = %s ORDER BY seq",
-            (turn_id,),
-        )
-        return [step_from_row(r) for r in rows]
+        return self._steps.of_turn(turn_id)
 
     def find_step(self, idempotency_key: str) -> StepRecord | None:
-        row = self._db.one(
-            f"SELECT {STEP_COLUMNS} FROM {{s}}.turn_steps WHERE idempotency_key = %s",
-            (idempotency_key,),
-        )
-        return None if row is None else step_from_row(row)
+        return self._steps.find(idempotency_key)
 
     # -- queries -------------------------------------------------------------------------
 
@@ -510,78 +426,21 @@ class PostgresStore(StoreBase):
         )
         return row[0] if row and row[0] is not None else None
 
-    # -- plugin records --------------------------------------------------------------------
+    # -- plugin records (records.py) --------------------------------------------------------
 
     def get_record(self, kind: str, key: str) -> Record | None:
-        row = self._db.one(
-            f"SELECT {RECORD_COLUMNS} FROM {{s}}.records WHERE kind = %s AND key = %s", (kind, key)
-        )
-        return None if row is None else record_from_row(row)
+        return records.get(self._db, kind, key)
 
     def write_record(
         self, kind: str, key: str, data: dict[str, Any], now: float, expect: int | None
     ) -> int | None:
-        """One statement per case, so concurrent writers never lose an update."""
-        payload = Jsonb(data)
-        if expect is None:
-            row = self._db.one(
-                "INSERT INTO {s}.records AS r (kind, key, revision, data, updated_at) "
-                "VALUES (%s, %s, 1, %s, %s) ON CONFLICT (kind, key) DO UPDATE SET "
-                "revision = r.revision + 1, data = EXCLUDED.data, updated_at = EXCLUDED.updated_at "
-                "RETURNING revision",
-                (kind, key, payload, now),
-            )
-        elif expect == 0:
-            row = self._db.one(
-                "INSERT INTO {s}.records (kind, key, revision, data, updated_at) "
-                "VALUES (%s, %s, 1, %s, %s) ON CONFLICT (kind, key) DO NOTHING RETURNING revision",
-                (kind, key, payload, now),
-            )
-        else:
-            row = self._db.one(
-                "UPDATE {s}.records SET revision = revision + 1, data = %s, updated_at = %s "
-                "WHERE kind = %s AND key = %s AND revision = %s RETURNING revision",
-                (payload, now, kind, key, expect),
-            )
-        return None if row is None else int(row[0])
-
-    _PUT_RECORD_SQL = (
-        "INSERT INTO {s}.records AS r (kind, key, revision, data, updated_at) "
-        "VALUES (%s, %s, 1, %s, %s) ON CONFLICT (kind, key) DO UPDATE SET "
-        "revision = r.revision + 1, data = EXCLUDED.data, updated_at = EXCLUDED.updated_at"
-    )
+        return records.write(self._db, kind, key, data, now=now, expect=expect)
 
     def write_records(self, rows: Sequence[tuple[str, str, dict[str, Any], float]]) -> None:
-        self._db.tx(lambda c: self._put_records(c, rows))
-
-    _PUT_RECORDS_SQL = (
-        "INSERT INTO {s}.records AS r (kind, key, revision, data, updated_at) "
-        "SELECT kind, key, 1, data, now FROM unnest(%s::text[], %s::text[], %s::jsonb[], "
-        "%s::float8[]) AS i(kind, key, data, now) ON CONFLICT (kind, key) DO UPDATE SET "
-        "revision = r.revision + 1, data = EXCLUDED.data, updated_at = EXCLUDED.updated_at"
-    )
-    """``_PUT_RECORD_SQL`` for a batch of distinct keys in one statement (an upsert may
-    not touch a row twice in one statement: a batch that repeats a key goes row by row)."""
-
-    def _put_records(self, c: Conn, rows: Sequence[tuple[str, str, dict[str, Any], float]]) -> None:
-        if not rows:
-            return
-        if len({(kind, key) for kind, key, _, _ in rows}) == len(rows):
-            columns = [list(column) for column in zip(*rows, strict=True)]
-            columns[2] = [Jsonb(data) for data in columns[2]]
-            c.execute(self.names(self._PUT_RECORDS_SQL), columns)
-            return
-        params = [(kind, key, Jsonb(data), now) for kind, key, data, now in rows]
-        c.cursor().executemany(self.names(self._PUT_RECORD_SQL), params)
+        self._db.tx(lambda c: records.put(c, self.names, rows))
 
     def list_records(self, kind: str) -> list[Record]:
-        rows = self._db.all(
-            f"SELECT {RECORD_COLUMNS} FROM {{s}}.records WHERE kind = %s ORDER BY key", (kind,)
-        )
-        return [record_from_row(r) for r in rows]
+        return records.of_kind(self._db, kind)
 
     def delete_record(self, kind: str, key: str) -> bool:
-        deleted = self._db.rowcount(
-            "DELETE FROM {s}.records WHERE kind = %s AND key = %s", (kind, key)
-        )
-        return deleted > 0
+        return records.delete(self._db, kind, key)

@@ -172,59 +172,6 @@ SET_ACTIVE_SQL = (
 )
 """Between two active statuses: the thread's row does not change, so no lock is needed."""
 
-RECORD_STEP_SQL = (
-    "INSERT INTO {s}.turn_steps (turn_id, seq, attempt, kind, status, started_at, "
-    "finished_at, data, error, idempotency_key) "
-    "SELECT %(turn)s, (SELECT COALESCE(MAX(seq), 0) + 1 FROM {s}.turn_steps "
-    "WHERE turn_id = %(turn)s), %(attempt)s, %(kind)s, %(status)s, %(started)s, "
-    "%(finished)s, %(data)s, %(error)s, %(key)s WHERE EXISTS (SELECT 1 FROM {s}.turn_requests "
-    "WHERE id = %(turn)s AND lease_owner = %(run)s AND attempt = %(attempt)s "
-    "AND status IN {active}) RETURNING seq"
-)
-"""One statement: the fence check, the next sequence number and the insert together."""
-
-RECORD_STEP_OR_SKIP_SQL = RECORD_STEP_SQL.replace(
-    " RETURNING seq",
-    " ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING seq",
-)
-"""``RECORD_STEP_SQL`` inside a batch: a key recorded before inserts nothing (instead of
-failing the statement, which would need a savepoint — two round trips — per step)."""
-
-RECORD_STEPS_SQL = (
-    "INSERT INTO {s}.turn_steps (turn_id, seq, attempt, kind, status, started_at, "
-    "finished_at, data, error, idempotency_key) "
-    "SELECT %(turn)s, (SELECT COALESCE(MAX(seq), 0) FROM {s}.turn_steps "
-    "WHERE turn_id = %(turn)s) + v.n, %(attempt)s, v.kind, v.status, v.started, v.finished, "
-    "v.data, v.error, v.key "
-    "FROM unnest(%(kinds)s::text[], %(statuses)s::text[], %(started)s::float8[], "
-    "%(finished)s::float8[], %(data)s::jsonb[], %(errors)s::text[], %(keys)s::text[]) "
-    "WITH ORDINALITY AS v(kind, status, started, finished, data, error, key, n) "
-    "WHERE EXISTS (SELECT 1 FROM {s}.turn_requests WHERE id = %(turn)s "
-    "AND lease_owner = %(run)s AND attempt = %(attempt)s AND status IN {active}) "
-    "ORDER BY v.n RETURNING seq"
-)
-"""Several steps of one turn and attempt in one statement (its own transaction): the
-fence check, the next sequence numbers (the statement's snapshot does not see its own
-rows, so they take maximum + 1, + 2 … in order) and the inserts together. A key stored
-before fails the statement, which changes nothing: the caller then goes step by step."""
-
-RECORDED_STEP_SQL = (
-    "SELECT {columns} FROM {s}.turn_steps WHERE idempotency_key = %(key)s "
-    "AND EXISTS (SELECT 1 FROM {s}.turn_requests WHERE id = %(turn)s "
-    "AND lease_owner = %(run)s AND attempt = %(attempt)s AND status IN {active})"
-)
-"""The step recorded before under a key, if the caller still holds the turn (``{columns}``:
-the step columns)."""
-
-COMPLETE_STEP_SQL = (
-    "UPDATE {s}.turn_steps SET attempt = %(attempt)s, status = %(status)s, "
-    "finished_at = %(finished)s, data = %(data)s, error = %(error)s "
-    "WHERE idempotency_key = %(key)s AND turn_id = %(turn)s AND status = 'intent' "
-    "AND EXISTS (SELECT 1 FROM {s}.turn_requests WHERE id = %(turn)s "
-    "AND lease_owner = %(run)s AND attempt = %(attempt)s AND status IN {active}) RETURNING seq"
-)
-"""A tool call's result over its intent, fenced like ``RECORD_STEP_SQL``."""
-
 
 LOCK_THREADS_OF_SQL = (
     "SELECT 1 FROM {s}.threads WHERE thread_id IN (SELECT thread_id FROM {s}.turn_requests "
