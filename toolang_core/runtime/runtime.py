@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import structlog
 
@@ -30,6 +29,7 @@ from toolang_core.plugins.reader import HostReader
 from toolang_core.redaction import Detector, RedactionPolicy, use_policy
 from toolang_core.runtime.executor import EXECUTORS, TurnExecutor
 from toolang_core.runtime.open_store import open_store
+from toolang_core.runtime.plugin_databases import OpenPluginDatabases
 from toolang_core.runtime.run import serve as serve_run
 from toolang_core.runtime.scheduler import Scheduler
 from toolang_core.runtime.sources import RunningSources, TurnSource
@@ -51,7 +51,6 @@ if TYPE_CHECKING:
     from toolang_core.taskruns.controller import TaskRunController
 
 log = structlog.get_logger("toolang.runtime")
-_PLUGIN_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
 T = TypeVar("T")
 S = TypeVar("S")
@@ -96,6 +95,7 @@ class Runtime:
         """Blocking tools' worker threads, counted: one that outlived its time limit may
         still use a plugin's database, which then stays open at shutdown."""
         self._sources = RunningSources()
+        self._databases = OpenPluginDatabases(self)
         self.redaction = self._build_redaction()
         """This runtime's redaction policy: the core's rules and its plugins' detectors
         (see :mod:`toolang_core.redaction`; in effect while :meth:`serve` runs)."""
@@ -324,24 +324,7 @@ class Runtime:
         ``migrations`` (never when ``read_only``); see
         :func:`toolang_core.open_plugin_database` for the errors it raises.
         """
-        from toolang_core.store.plugin_tables import PluginMigrations
-
-        key = f"database:{plugin_name}:{'ro' if read_only else 'rw'}"
-        if key not in self._plugin_state:
-            if isinstance(migrations, PluginMigrations):
-                self._plugin_state[key] = self.plugin_databases.open(
-                    plugin_name, migrations, read_only=read_only
-                )
-                return self._plugin_state[key]  # type: ignore[no-any-return]
-            from toolang_core.store.plugin_db import open_plugin_database
-
-            if not _PLUGIN_NAME.fullmatch(plugin_name):
-                raise ValueError(f"plugin name {plugin_name!r} cannot name a database file")
-            path = self.config.home / "plugins" / f"{plugin_name}.db"
-            self._plugin_state[key] = open_plugin_database(
-                path, migrations, read_only=read_only, synchronous=self.config.store.synchronous
-            )
-        return self._plugin_state[key]  # type: ignore[no-any-return]
+        return self._databases.own(plugin_name, migrations, read_only=read_only)
 
     def read_plugin_database(self, plugin_name: str) -> PluginDatabase | None:
         """Another plugin's database on the store's backend, read only, for reading the
@@ -352,26 +335,13 @@ class Runtime:
         :raises StoreCorrupt: it is not a database.
         :raises StoreUnavailable: its server cannot be reached.
         """
-        from toolang_core.store.errors import StoreMissing
-
-        key = f"database:{plugin_name}:other"
-        if key not in self._plugin_state:
-            try:
-                self._plugin_state[key] = self.plugin_databases.open_other(plugin_name)
-            except StoreMissing:
-                return None
-        return self._plugin_state[key]  # type: ignore[no-any-return]
+        return self._databases.other(plugin_name)
 
     @property
     def plugin_databases(self) -> PluginDatabases:
         """Where plugins' :class:`~toolang_core.PluginMigrations` tables live: the store
         backend's offer (``toolang_register_plugin_databases``), else SQLite files."""
-        from toolang_core.runtime.plugin_databases import plugin_databases_for
-
-        return self.plugin_state(
-            "databases:offer",
-            lambda: plugin_databases_for(self.config, self.host, self.settings),
-        )
+        return self._databases.offer
 
     def _close_memory(self, memory: MemoryService) -> None:
         """The run ended: its memory service closed, built again on next use."""
@@ -385,14 +355,7 @@ class Runtime:
         limit): it may be inside a statement on one of them, and closing a connection
         under a running statement crashes the process. They are left to the process's
         exit then, and the log says so."""
-        if busy := self.tool_threads.busy:
-            log.warning("plugin_databases.left_open", tool_threads=busy)
-            return
-        for key in [k for k in self._plugin_state if k.startswith("database:")]:
-            self._plugin_state.pop(key).close()
-        offer = self._plugin_state.pop("databases:offer", None)
-        if offer is not None:
-            offer.close()
+        self._databases.close()
 
     @property
     def memory(self) -> MemoryService | None:
