@@ -3,20 +3,18 @@
 Playwright's synchronous API is bound to the thread that started it, and a runtime may
 serve from more than one event loop, so every browser action runs on **one worker
 thread** the host owns; the tools await it (:meth:`BrowserHost.run`). The browser is
-launched on first use and stopped with the runtime (``toolang_shutdown``); a thread's
-context is closed after ``idle_seconds`` without a call.
-
-Every request a context makes — the first URL, redirects, link clicks, scripts, images,
-fetches, websockets — is routed through :meth:`Session.route` and aborted unless the
-allow-list allows its URL; service workers (which would bypass routing) are blocked.
+launched on first use (:mod:`.launch`) and stopped with the runtime
+(``toolang_shutdown``); a thread's context (a :class:`~.session.Session`, whose routing
+keeps every request inside the allow-list) is closed after ``idle_seconds`` without a
+call. A page a navigation takes outside the allow-list is refused here and taken back;
+service workers (which would bypass routing) are blocked. BrowserRecovery
+(:mod:`.recovery`) puts a session back in shape through :meth:`BrowserHost.session_of`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import shlex
 import shutil
 import tempfile
 import threading
@@ -24,127 +22,23 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urljoin
 
 import structlog
 
+from toolang_tools_navigator import launch
 from toolang_tools_navigator.allow import AllowList
-from toolang_tools_navigator.errors import (
-    ElementGone,
-    NavigationRefused,
-    NavigatorError,
-    PageCrashed,
-)
+from toolang_tools_navigator.errors import ElementGone, NavigationRefused, NavigatorError
 from toolang_tools_navigator.scripts import EXTRACT, OBSERVE, REF_ATTRIBUTE
+from toolang_tools_navigator.session import FINGERPRINT, Key, Session
 from toolang_tools_navigator.settings import NavigatorSettings
 
 if TYPE_CHECKING:
-    from playwright.sync_api import (
-        Browser,
-        BrowserContext,
-        Page,
-        Playwright,
-        Request,
-        Route,
-        WebSocketRoute,
-    )
+    from playwright.sync_api import Browser, Page, Playwright
 
     from toolang_core import ToolCallContext
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
-Key = tuple[str, str]
-"""A session's key: the turn's owner and thread."""
-
-MAX_REDIRECTS = 10
-REDIRECTS = frozenset({301, 302, 303, 307, 308})
-FINGERPRINT = ("tag", "role", "name", "field", "type", "href")
-"""What identifies an element to BrowserRecovery when its reference is gone."""
-
-
-class Session:
-    """One turn thread's browser context, its page and what it observed."""
-
-    def __init__(self, key: Key, context: BrowserContext, allow: AllowList) -> None:
-        self.key = key
-        self.context = context
-        self.allow = allow
-        self.page: Page | None = None
-        self.last_url: str | None = None
-        self.crashed = False
-        self.next_ref = 1
-        self.seen: dict[str, dict[str, Any]] = {}
-        self.blocked: list[tuple[str, bool]] = []
-        self.used = 0
-
-    def route(self, route: Route, request: Request) -> None:
-        """Every request of the context: loaded only when its URL is allowed.
-
-        Chromium follows a redirect without asking the router again, so the router
-        follows them itself, each hop checked, and hands the browser the last response:
-        the browser never sees a redirect (a page reached by one keeps the URL asked for).
-        """
-        url = request.url
-        if self.allow.refusal(url) is not None:
-            self._refuse(route, request, url)
-            return
-        if not url.startswith(("http:", "https:")):
-            route.continue_()
-            return
-        method: str | None = None
-        try:
-            for _ in range(MAX_REDIRECTS):
-                hop = None if url == request.url else url
-                response = route.fetch(url=hop, method=method, max_redirects=0)
-                location = response.headers.get("location")
-                if response.status not in REDIRECTS or not location:
-                    route.fulfill(response=response)
-                    return
-                url = urljoin(url, location)
-                if self.allow.refusal(url) is not None:
-                    self._refuse(route, request, url)
-                    return
-                if response.status == 303 or (
-                    response.status in (301, 302) and request.method == "POST"
-                ):
-                    method = "GET"
-        except Exception as exc:  # the server is not there, or went away
-            log.info("navigator.request_failed", url=url, error=str(exc))
-            route.abort("connectionfailed")
-            return
-        log.info("navigator.too_many_redirects", url=request.url)
-        route.abort("failed")
-
-    def _refuse(self, route: Route, request: Request, url: str) -> None:
-        navigation = request.is_navigation_request() and request.frame.parent_frame is None
-        self.blocked.append((url, navigation))
-        log.info("navigator.request_refused", url=url, reason=self.allow.refusal(url))
-        route.abort("blockedbyclient")
-
-    def route_socket(self, socket: WebSocketRoute) -> None:
-        if self.allow.refusal(socket.url) is None:
-            socket.connect_to_server()
-        else:
-            self.blocked.append((socket.url, False))
-            socket.close(code=1008, reason="outside the navigator's allow-list")
-
-    def live_page(self) -> Page:
-        if self.page is None or self.page.is_closed():
-            raise NavigatorError("no page is open in this thread: call browser_open first")
-        if self.crashed:
-            raise PageCrashed(f"the page at {self.last_url} crashed")
-        return self.page
-
-    def new_page(self) -> Page:
-        page = self.context.new_page()
-        self.crashed = False
-
-        def crashed(_: object) -> None:
-            self.crashed = True
-
-        page.on("crash", crashed)
-        self.page = page
-        return page
 
 
 class BrowserHost:
@@ -210,22 +104,23 @@ class BrowserHost:
         if jail is not None:
             shutil.rmtree(jail, ignore_errors=True)
 
+    def browser_running(self) -> bool:
+        """Whether the browser is up (worker thread)."""
+        return self._browser is not None and self._browser.is_connected()
+
     def _launch(self) -> Browser:
         if self._browser is not None and self._browser.is_connected():
             return self._browser
-        path = self.settings.executable_path
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            raise NavigatorError(
-                f"Chromium is not installed at {path}: install Debian's package "
-                "(apt-get install chromium) or set [plugins.tools-navigator] executable_path"
-            )
+        path = launch.chromium_of(self.settings)
         if self._playwright is None:
             from playwright.sync_api import sync_playwright
 
             self._playwright = sync_playwright().start()
         self._sessions.clear()  # their contexts went with the browser
         if self.settings.sandbox:
-            wrapper, env = self._sandboxed(path)
+            if self._jail is None:
+                self._jail = Path(tempfile.mkdtemp(prefix="toolang-navigator-"))
+            wrapper, env = launch.sandboxed(path, self._jail, self.allow.files_dir, self._context)
             self._browser = self._playwright.chromium.launch(
                 executable_path=wrapper, headless=True, env=env
             )
@@ -233,50 +128,6 @@ class BrowserHost:
             self._browser = self._playwright.chromium.launch(executable_path=path, headless=True)
         log.info("navigator.browser_started", executable=str(path), sandbox=self.settings.sandbox)
         return self._browser
-
-    def _sandboxed(self, chromium: Path) -> tuple[Path, dict[str, str | float | bool]]:
-        """A script starting ``chromium`` inside bubblewrap, for Playwright to launch, and
-        its environment.
-
-        The sandbox is a tool program's (:func:`toolang_core.sandbox_argv`): the runtime's
-        home, config, store, approval key, working directories and the user's secrets
-        hidden, the root read-only, a private ``/tmp``, ``/dev`` and ``/proc``; its one
-        writable place a private profile directory (removed when the browser stops);
-        ``files_dir`` shown read-only. It keeps the host's network: the allow-list is
-        enforced by the routing (:meth:`Session.route`). bubblewrap passes on the
-        descriptors 3 and 4 Playwright talks over.
-        """
-        from toolang_core import SandboxError, sandbox_argv
-
-        if self._jail is None:
-            self._jail = Path(tempfile.mkdtemp(prefix="toolang-navigator-"))
-        profile = self._jail / "profile"
-        profile.mkdir(mode=0o700, exist_ok=True)
-        files = self.allow.files_dir
-        shown = [files] if files is not None and files.is_dir() else []
-        try:
-            argv = sandbox_argv(
-                self._context,
-                [str(chromium)],
-                workdir=profile,
-                read_only=shown,
-                share_network=True,
-            )
-        except SandboxError as exc:
-            raise NavigatorError(
-                f"cannot start Chromium in the sandbox: {exc} (or set "
-                "[plugins.tools-navigator] sandbox = false to run it unconfined)"
-            ) from exc
-        wrapper = self._jail / "chromium"
-        wrapper.write_text(f'#!/bin/sh\nexec {shlex.join(argv)} "$@"\n')
-        wrapper.chmod(0o700)
-        env: dict[str, str | float | bool] = {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": str(profile),
-            "TMPDIR": "/tmp",
-            "LANG": os.environ.get("LANG", "C.UTF-8"),
-        }
-        return wrapper, env
 
     def session(self, key: Key, *, create: bool) -> Session:
         """The thread's session (made when ``create``), its idle timer restarted."""
@@ -336,6 +187,11 @@ class BrowserHost:
 
     def has_session(self, key: Key) -> bool:
         return key in self._sessions
+
+    def session_of(self, key: Key) -> Session | None:
+        """The thread's session as it is (worker thread): no browser started, no idle
+        timer restarted."""
+        return self._sessions.get(key)
 
     def browser_cdp(self, method: str) -> dict[str, Any]:
         """A browser-level DevTools command (diagnostics: ``SystemInfo.getProcessInfo``
@@ -472,52 +328,3 @@ class BrowserHost:
             return {"closed": False}
         self._close_session(session)
         return {"closed": True}
-
-    # -- recovery (worker thread)
-
-    def recover(self, key: Key, tool: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        """Put the thread's browser back in a state the call can be retried in; what
-        was done and the parameters to retry with. Raises when nothing can be done."""
-        session = self._sessions.get(key)
-        if session is None:
-            raise NavigatorError("no page is open in this thread: call browser_open first")
-        if self._browser is None or not self._browser.is_connected():
-            last = session.last_url
-            fresh = self.session(key, create=True)
-            fresh.last_url = last
-            reopened = fresh.new_page()
-            if last:
-                reopened.goto(last, wait_until="load")
-            return (
-                f"the browser had gone: restarted it and reopened {last or 'a blank page'}",
-                params,
-            )
-        page = session.page
-        if page is None or page.is_closed() or session.crashed:
-            if page is not None and not page.is_closed():
-                try:
-                    page.close()
-                except Exception as exc:  # a crashed page may not close cleanly
-                    log.info("navigator.crashed_page_close_failed", error=str(exc))
-            page = session.new_page()
-            if session.last_url:
-                page.goto(session.last_url, wait_until="load")
-            session.seen.clear()
-            return f"the page had crashed: reopened {session.last_url or 'a blank page'}", params
-        ref = params.get("ref")
-        if isinstance(ref, str) and page.locator(f'[{REF_ATTRIBUTE}="{ref}"]').count() == 0:
-            known = session.seen.get(ref)
-            observed = self.observe(key)["elements"]
-            match = [
-                e["ref"]
-                for e in observed
-                if known is not None and {k: e.get(k) for k in FINGERPRINT} == known
-            ]
-            if len(match) != 1:
-                raise NavigatorError(
-                    f"re-observed the page: no single element like {ref} is on it now "
-                    f"({len(observed)} elements; call browser_observe)"
-                )
-            return f"re-observed the page: {ref} is now {match[0]}", {**params, "ref": match[0]}
-        page.reload(wait_until="load")
-        return f"reloaded {page.url}", params

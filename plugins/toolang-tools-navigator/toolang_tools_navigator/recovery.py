@@ -8,6 +8,9 @@ reopens a crashed page, reloads, or restarts the browser) and runs the call once
 A call is retried at most once: the retry's result is final, and a refusal (the
 allow-list, a bad name, no page opened) is never retried. What it did is in the result
 the trace records (``recovery``), and the chain's stage record names the plugin.
+
+:func:`recover` is the hook's side (on the event loop); :func:`restore` is what it runs
+on the browser's worker thread.
 """
 
 from __future__ import annotations
@@ -19,9 +22,14 @@ import attrs
 import structlog
 
 from toolang_core import ToolResult
+from toolang_tools_navigator.errors import NavigatorError
+from toolang_tools_navigator.scripts import REF_ATTRIBUTE
+from toolang_tools_navigator.session import FINGERPRINT
 
 if TYPE_CHECKING:
     from toolang_core import ToolCall, ToolCallContext
+    from toolang_tools_navigator.browser import BrowserHost
+    from toolang_tools_navigator.session import Key
 
 log = structlog.get_logger(__name__)
 
@@ -46,7 +54,7 @@ async def recover(call: ToolCall, result: ToolResult, ctx: ToolCallContext) -> T
     started = time.perf_counter()
     params: dict[str, Any] = dict(call.params)
     try:
-        action, params = await host.run(host.recover, key, call.name, params)
+        action, params = await host.run(restore, host, key, call.name, params)
     except Exception as exc:
         note = {"failed": result.error, "action": "none possible", "why": str(exc)}
         log.info("navigator.recovery_failed", tool=call.name, error=str(exc))
@@ -77,3 +85,54 @@ async def recover(call: ToolCall, result: ToolResult, ctx: ToolCallContext) -> T
         output={**output, "recovery": note} if isinstance(output, dict) else output,
         duration_ms=result.duration_ms + (time.perf_counter() - started) * 1000,
     )
+
+
+def restore(
+    host: BrowserHost, key: Key, tool: str, params: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """Put the thread's browser back in a state the call can be retried in (on the
+    browser's worker thread); what was done and the parameters to retry with. Raises
+    when nothing can be done."""
+    session = host.session_of(key)
+    if session is None:
+        raise NavigatorError("no page is open in this thread: call browser_open first")
+    if not host.browser_running():
+        last = session.last_url
+        fresh = host.session(key, create=True)
+        fresh.last_url = last
+        reopened = fresh.new_page()
+        if last:
+            reopened.goto(last, wait_until="load")
+        return (
+            f"the browser had gone: restarted it and reopened {last or 'a blank page'}",
+            params,
+        )
+    page = session.page
+    if page is None or page.is_closed() or session.crashed:
+        if page is not None and not page.is_closed():
+            try:
+                page.close()
+            except Exception as exc:  # a crashed page may not close cleanly
+                log.info("navigator.crashed_page_close_failed", error=str(exc))
+        page = session.new_page()
+        if session.last_url:
+            page.goto(session.last_url, wait_until="load")
+        session.seen.clear()
+        return f"the page had crashed: reopened {session.last_url or 'a blank page'}", params
+    ref = params.get("ref")
+    if isinstance(ref, str) and page.locator(f'[{REF_ATTRIBUTE}="{ref}"]').count() == 0:
+        known = session.seen.get(ref)
+        observed = host.observe(key)["elements"]
+        match = [
+            e["ref"]
+            for e in observed
+            if known is not None and {k: e.get(k) for k in FINGERPRINT} == known
+        ]
+        if len(match) != 1:
+            raise NavigatorError(
+                f"re-observed the page: no single element like {ref} is on it now "
+                f"({len(observed)} elements; call browser_observe)"
+            )
+        return f"re-observed the page: {ref} is now {match[0]}", {**params, "ref": match[0]}
+    page.reload(wait_until="load")
+    return f"reloaded {page.url}", params

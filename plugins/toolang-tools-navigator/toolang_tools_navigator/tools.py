@@ -16,8 +16,9 @@ import attrs
 
 from toolang_core import Tool, ToolCallContext
 from toolang_tools_navigator.allow import AllowList
-from toolang_tools_navigator.browser import BrowserHost, Key
+from toolang_tools_navigator.browser import BrowserHost
 from toolang_tools_navigator.errors import NavigatorError
+from toolang_tools_navigator.session import Key
 from toolang_tools_navigator.settings import NAME, NavigatorSettings
 
 if TYPE_CHECKING:
