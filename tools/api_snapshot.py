@@ -68,6 +68,7 @@ NAMESPACES: tuple[str, ...] = (
     "toolang_core.testing.delegation",
     "toolang_core.testing.dists",
     "toolang_core.testing.list_memory",
+    "toolang_core.testing.live_server",
     "toolang_core.testing.memory_calls",
     "toolang_core.testing.memory_conformance",
     "toolang_core.testing.models",

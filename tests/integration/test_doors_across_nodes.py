@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from toolang_core.testing.live_server import bearer_client, parse_sse, server_url
 from toolang_core.testing.processes import start_toolang_run, wait_for, wait_serving
 
 pytestmark = pytest.mark.slow
@@ -175,20 +176,6 @@ def nodes(tmp_path: Path, toolang_pg_dsn: str, toolang_pg_schema: str, toolang_d
             node.stop()
 
 
-def sse_events(raw: str) -> list[tuple[str, dict]]:
-    events = []
-    for block in raw.split("\n\n"):
-        kind = data = None
-        for line in block.splitlines():
-            if line.startswith("event: "):
-                kind = line[7:]
-            elif line.startswith("data: "):
-                data = json.loads(line[6:])
-        if kind is not None:
-            events.append((kind, data or {}))
-    return events
-
-
 def a2a(url: str, method: str, text: str, message_id: str) -> httpx.Response:
     body = {
         "jsonrpc": "2.0",
@@ -236,10 +223,8 @@ def mcp_ask(url: str, text: str) -> tuple[bool, str]:
 def test_every_door_of_one_node_answers_and_streams_turns_running_on_another(nodes):
     start = nodes
     b = start("b", "--max-running", "1", server=True)
-    url_file = b.home / ".toolang" / "server.url"
-    wait_serving(b.proc, b.log, url_file.is_file, what=f"node b's server ({b.log})")
-    url = url_file.read_text().strip()
-    api = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=WAIT)
+    url = server_url(b.proc, b.log, b.home, what=f"node b's server ({b.log})")
+    api = bearer_client(url, TOKEN, timeout=WAIT)
     with api:
         # B's only slot: a turn waiting at a gate (opened when the test ends).
         gate = api.post("/api/turns", json={"input": "/gate gate", "thread_id": "chat:gate"})
@@ -269,7 +254,7 @@ def test_every_door_of_one_node_answers_and_streams_turns_running_on_another(nod
             assert streamed.status_code == 200
             streamed_id = streamed.headers["X-Toolang-Turn"]
             raw = "".join(streamed.iter_text())
-        events = sse_events(raw)
+        events = parse_sse(raw)
         kinds = [kind for kind, _ in events]
         assert kinds[0] == "admitted" and kinds[-1] == "finished", kinds
         finished = events[-1][1]

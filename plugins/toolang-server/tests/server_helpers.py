@@ -16,7 +16,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 import httpx
 
 from toolang_core.testing import processes
+from toolang_core.testing.live_server import bearer_client, server_url
 
 ANSWER_WAIT = 120
 """The ``wait`` a test's submit asks for: the server answers as soon as the turn is
@@ -224,9 +224,8 @@ class LiveServer:
         self.url = url
 
     def client(self, token: str | None = None, **kw: object) -> httpx.Client:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
         timeout = ANSWER_WAIT + 30  # above the longest wait a test asks the server for
-        return httpx.Client(base_url=self.url, headers=headers, timeout=timeout, **kw)  # type: ignore[arg-type]
+        return bearer_client(self.url, token, timeout=timeout, **kw)
 
     def printed_sign_in_link(self) -> str:
         """The one-time sign-in link ``toolang run`` printed."""
@@ -297,39 +296,18 @@ def start_server(
         stderr=subprocess.STDOUT,
         text=True,
     )
-    deadline = time.monotonic() + timeout
-    while not url_file.is_file():
-        if proc.poll() is not None:
-            raise AssertionError(f"toolang run exited: {(home / 'server.log').read_text()}")
-        if time.monotonic() > deadline:
-            proc.kill()
-            raise AssertionError(
-                f"no server after {timeout} s: {(home / 'server.log').read_text()}"
-            )
-        time.sleep(0.05)
-    return LiveServer(home, proc, url_file.read_text().strip())
+    try:
+        url = server_url(proc, home / "server.log", home, timeout)
+    except AssertionError:
+        proc.kill()  # it never listened: not left running (a no-op when it exited)
+        raise
+    return LiveServer(home, proc, url)
 
 
 def wait_for(predicate: Any, timeout: float = 60, what: str = "condition") -> Any:
     """:func:`toolang_core.testing.processes.wait_for` with a 60 s bound (an upper bound
     only: the wait ends as soon as the condition holds; a loaded CI machine needs it)."""
     return processes.wait_for(predicate, timeout, what)
-
-
-def parse_sse(raw: str) -> list[tuple[str, dict[str, object]]]:
-    import json
-
-    events = []
-    for block in raw.split("\n\n"):
-        kind, data = None, None
-        for line in block.splitlines():
-            if line.startswith("event: "):
-                kind = line[7:]
-            elif line.startswith("data: "):
-                data = json.loads(line[6:])
-        if kind is not None:
-            events.append((kind, data or {}))
-    return events
 
 
 def last_call_text(events: list[tuple[str, dict[str, object]]]) -> str:

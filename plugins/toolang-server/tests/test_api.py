@@ -12,13 +12,13 @@ from server_helpers import (
     TOKENS,
     last_call_text,
     open_runtime_store,
-    parse_sse,
     spawn_run,
     wait_for,
 )
 
 from toolang_core import ApprovalBook, Inbox, NewTurnRequest, TurnFilter
 from toolang_core.store.backend import not_thread_owner
+from toolang_core.testing.live_server import parse_sse
 
 
 def open_store(server):

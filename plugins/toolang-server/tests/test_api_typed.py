@@ -4,9 +4,10 @@ schema that is not JSON Schema is refused at the door with 422, nothing stored."
 
 from __future__ import annotations
 
-from server_helpers import ANSWER_WAIT, TOKENS, open_runtime_store, parse_sse
+from server_helpers import ANSWER_WAIT, TOKENS, open_runtime_store
 
 from toolang_core import TurnFilter
+from toolang_core.testing.live_server import parse_sse
 
 SCHEMA = {
     "type": "object",

@@ -15,8 +15,9 @@ from typing import Any
 
 from openapi_schema_validator import OAS31Validator
 from openapi_spec_validator import validate
-from server_helpers import ANSWER_WAIT, TOKENS, parse_sse, spawn_run, wait_for
+from server_helpers import ANSWER_WAIT, TOKENS, spawn_run, wait_for
 
+from toolang_core.testing.live_server import parse_sse
 from toolang_server.openapi import api_document
 
 PNG = base64.b64decode(

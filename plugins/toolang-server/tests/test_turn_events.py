@@ -131,7 +131,9 @@ def test_a_watcher_attached_while_a_tool_runs_gets_it_started_then_finished(open
     """The stream of a turn whose tool call runs: ``tool_call`` ``started`` (``ok``
     null), then — once the tool returns — ``finished`` with its result; never the
     running call as a failure (the console showed ``ran TOOL: null`` for good)."""
-    from server_helpers import parse_sse, wait_for
+    from server_helpers import wait_for
+
+    from toolang_core.testing.live_server import parse_sse
 
     with open_server.client() as client:
         turn_id = client.post(
