@@ -24,6 +24,7 @@ from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest
 
 BENCH_SECTIONS = {"[agents]", "[models]", "[runtime]"}
+SERVER_SECTION = "[plugins.server]"
 
 
 class ScriptedWorkload:
@@ -65,7 +66,9 @@ class ScriptedWorkload:
 def starter_text(edit: Callable[[str], str] = lambda text: text) -> str:
     """The starter ``toolang.toml`` for every installed plugin, passed through ``edit``,
     less its ``[agents]``, ``[models]`` and ``[runtime]`` sections: the bench appends
-    its own."""
+    its own. The server (toolang-server, when installed) listens on any free port: the
+    starter's fixed one is the port of a runtime started by hand, and a bench must
+    never collide with one, nor with a test."""
     installed = {ep.name for ep in scan_entry_points()}
     text = edit(starter_config(installed))
     kept: list[str] = []
@@ -73,7 +76,9 @@ def starter_text(edit: Callable[[str], str] = lambda text: text) -> str:
     for line in text.splitlines():
         if line.startswith("["):
             section = line.strip()
-        if section not in BENCH_SECTIONS:
+        if section == SERVER_SECTION and line.startswith("port ="):
+            kept.append("port = 0")  # any free port
+        elif section not in BENCH_SECTIONS:
             kept.append(line)
     return "\n".join(kept)
 
