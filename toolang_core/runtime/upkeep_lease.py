@@ -7,6 +7,11 @@ upkeep and taken over by another runtime once it has not been renewed for
 ``lease_seconds`` (the holder died or stalled). Every write names the revision read
 (compare-and-set), so two runtimes reaching for an expired lease at once cannot both get
 it. An exclusive store (SQLite) has one runtime: it always holds the lease.
+
+Its reads and writes are store calls like the scheduler's heartbeat, made where that one
+is made: on the runtime's event loop, as the store contract says (store methods are
+synchronous and short; :mod:`toolang_core.store.protocol`). A backend may count on that,
+so they are not handed to another thread.
 """
 
 from __future__ import annotations
