@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 
 from toolang_core.models.types import Message
-from toolang_core.redaction import Masked, MaskedMap, redact, use_detectors
+from toolang_core.redaction import Masked, MaskedMap, RedactionPolicy, redact, use_detectors
 from toolang_core.store.json_text import dumps, dumps_data
 from toolang_core.tools.types import ToolCall
+from toolang_core.turn.memory import _step_data
 from toolang_core.turn.trace import TEXT_LIMIT, MaskedMessages, messages_json
 
 SECRET = "EMP-123456"
@@ -69,6 +70,29 @@ def test_a_masked_map_with_its_json_is_spliced_and_kept_by_the_walk():
     finally:
         undo()
     assert dumps_data({"memory": MaskedMap({"a": 1})}) == '{"memory":{"a":1}}'
+
+
+def test_a_memory_recalls_step_is_masked_and_encoded_once_as_the_walk_would():
+    policy = RedactionPolicy(employee_ids())
+    summary = {
+        "operation": "recall",
+        "request": {"query": f"who is {SECRET}?", "max_items": 8},
+        "diagnostics": {"mode": "bm25", "note": f"saw {SECRET}"},
+        "items": [{"id": "7", "score": 0.5, "key": f"id-{SECRET}", "kind": "note"}],
+        "ok": True,
+        "error": None,
+    }
+    lines = (f"{SECRET} likes tea (remembered 2026-01-02)", 'a "quoted" ünïcode line')
+    step, alone = _step_data(policy, summary, lines)
+    walked = policy.value({**summary, "rendered": list(lines)})
+    assert SECRET not in dumps(walked)
+    # the step's data is the walk's, stored as the same text, and never walked again
+    assert dict(step) == walked and dumps_data(step) == dumps(walked)
+    assert policy.value(step) is step and policy.value({"d": step})["d"] is step
+    # the summary alone (the prompt build's and the prompt trace's) likewise
+    without = {k: v for k, v in walked.items() if k != "rendered"}
+    assert dict(alone) == without and alone.json == dumps(without)
+    assert dumps_data({"memory": alone}) == dumps({"memory": without})
 
 
 def test_a_loops_prompts_carry_the_json_of_the_policys_walk():

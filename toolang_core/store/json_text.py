@@ -46,7 +46,9 @@ def dumps(value: object) -> str:
 def dumps_data(data: Mapping[str, Any]) -> str:
     """:func:`dumps` of a step's data, the same text, with the JSON its top-level
     :class:`Masked` and :class:`MaskedMap` values carry (their ``json``) spliced in
-    rather than encoded."""
+    rather than encoded; a :class:`MaskedMap` carrying its own JSON is that JSON."""
+    if type(data) is MaskedMap and data.json is not None:
+        return data.json
     if type(data) is not dict:
         data = dict(data)
     parts: list[str] | None = None

@@ -17,13 +17,20 @@ import attrs
 
 from toolang_core.memory.service import MemoryService, agent_uri
 from toolang_core.memory.types import MemoryEntry, MemoryRecallRequest, MemoryWriteBatch
-from toolang_core.redaction import MaskedMap, composed_text, known_clean
+from toolang_core.redaction import (
+    MaskedMap,
+    RedactionPolicy,
+    composed_text,
+    current,
+    known_clean,
+)
 from toolang_core.store.json_text import dumps
 
 if TYPE_CHECKING:
     from toolang_core.agents.types import AgentDefinition
     from toolang_core.execution.seam import TurnContext
     from toolang_core.memory.types import MemoryItem, MemoryRecallResult
+    from toolang_core.runtime_view import RuntimeView
 
 ITEM_CHARS = 600
 
@@ -115,14 +122,18 @@ async def recall_for_turn(
     started = ctx.clock()
     result, outcome = await memory.recall(request)
     lines = render(result) if result is not None else ()
-    data = outcome.to_json() | {"rendered": list(lines)}
+    summary = outcome.to_json()
     if result is not None:
-        data["provider"] = result.provider
-        data["items"] = [
+        summary["provider"] = result.provider
+        summary["items"] = [
             {"id": i.id, "score": round(i.score, 4), "key": i.key, "kind": i.kind}
             for i in result.items
         ]
-    step = ctx.defer_step(
+    # masked as the step's own data would be: by the runtime's policy (the context's)
+    runtime: RuntimeView | None = ctx.runtime
+    policy = runtime.redaction if runtime is not None else current()
+    data, masked = _step_data(policy, summary, lines)
+    ctx.defer_step(
         "memory_recall",
         data=data,
         status="completed" if outcome.ok else "failed",
@@ -130,8 +141,24 @@ async def recall_for_turn(
         started_at=started,
         idempotency_key=key,
     )
-    summary = {k: v for k, v in step.data.items() if k != "rendered"}
-    return Recalled(lines, data, outcome.degraded, MaskedMap(summary, dumps(summary)))
+    return Recalled(lines, data, outcome.degraded, masked)
+
+
+def _step_data(
+    policy: RedactionPolicy, summary: dict[str, Any], lines: tuple[str, ...]
+) -> tuple[MaskedMap, MaskedMap]:
+    """The recall's step data — ``summary`` and the ``rendered`` lines — and the summary
+    alone (what the prompt build's step and the prompt trace store again), each masked
+    by ``policy`` and encoded once. A step keeps a masked map as it is and
+    stores its JSON: neither the lines nor the summary is walked or encoded again (the
+    lines, remembered as clean by :func:`render`, are a cache lookup each)."""
+    masked = policy.value(summary)
+    encoded = dumps(masked)
+    rendered = policy.value(list(lines))
+    step = MaskedMap(
+        {**masked, "rendered": rendered}, f'{encoded[:-1]},"rendered":{dumps(rendered)}}}'
+    )
+    return step, MaskedMap(masked, encoded)
 
 
 def exchange_batch(

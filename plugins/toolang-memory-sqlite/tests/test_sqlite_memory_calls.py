@@ -188,7 +188,9 @@ def test_recalls_and_writes_handed_in_together_go_in_one_group_and_fail_apart(tm
         MemoryRecallRequest,
         MemoryWriteBatch,
     )
+    from toolang_memory_sqlite.group import GROUP_MOST
 
+    n = GROUP_MOST // 2  # recalls and as many writes: one group's worth
     plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
     MemoryDriver(plugin, MemoryCaller()).save("a", "the otter swims")
     groups: list[list[str]] = []
@@ -208,24 +210,24 @@ def test_recalls_and_writes_handed_in_together_go_in_one_group_and_fail_apart(tm
 
     async def both() -> list[object]:
         return await asyncio.gather(
-            *(plugin.recall(recall) for _ in range(3)),
-            *(plugin.remember(write) for _ in range(3)),
+            *(plugin.recall(recall) for _ in range(n)),
+            *(plugin.remember(write) for _ in range(n)),
             return_exceptions=True,
         )
 
     try:
         outcomes = asyncio.run(both())
-        assert [o.items[0].text for o in outcomes[:3]] == ["the otter swims"] * 3
-        assert [o.written for o in outcomes[3:]] == [1, 1, 1]
-        assert groups[0] == ["MemoryRecallRequest"] * 3 + ["tuple"] * 3  # one hand-over
+        assert [o.items[0].text for o in outcomes[:n]] == ["the otter swims"] * n
+        assert [o.written for o in outcomes[n:]] == [1] * n
+        assert groups[0] == ["MemoryRecallRequest"] * n + ["tuple"] * n  # one hand-over
 
         def locked(writes, conn=None, wait=True):  # the transaction cannot start: writes fail
             raise SQLiteMemoryError("memory-sqlite: remember failed: database is locked")
 
         plugin._write_group = locked
         outcomes = asyncio.run(both())
-        assert [o.items[0].text for o in outcomes[:3]] == ["the otter swims"] * 3
-        assert all(isinstance(o, SQLiteMemoryError) for o in outcomes[3:])
+        assert [o.items[0].text for o in outcomes[:n]] == ["the otter swims"] * n
+        assert all(isinstance(o, SQLiteMemoryError) for o in outcomes[n:])
     finally:
         plugin.close()
 
@@ -266,6 +268,43 @@ def test_a_caller_that_stops_waiting_leaves_its_group_and_the_next_going():
     assert (first, third) == (2, 6)
     assert isinstance(fourth, ValueError)  # an exception for one item fails that one
     assert groups == [[1], [2, 3, 4]]  # the one that gave up was still in its group
+
+
+def test_a_group_holds_at_most_group_most_calls_and_the_rest_go_next_in_order():
+    import asyncio
+
+    from toolang_memory_sqlite.dbthread import DatabaseThread
+    from toolang_memory_sqlite.group import GROUP_MOST, GroupCalls
+
+    assert GROUP_MOST >= 2
+    executor = DatabaseThread("test")
+    gate = threading.Event()
+    groups: list[list[int]] = []
+
+    def call(items):
+        groups.append(list(items))
+        gate.wait(60)
+        return [n * 10 for n in items]
+
+    calls = GroupCalls(call, lambda: executor, most=3)
+
+    async def scenario():
+        first = asyncio.create_task(calls.add(0))
+        while not groups:  # the first group is under way in the thread
+            await asyncio.sleep(0.001)
+        rest = [asyncio.create_task(calls.add(n)) for n in range(1, 8)]
+        await asyncio.sleep(0)  # all seven are waiting
+        gate.set()
+        return await first, await asyncio.gather(*rest)
+
+    try:
+        first, rest = asyncio.run(scenario())
+    finally:
+        executor.shutdown()
+    assert [first, *rest] == [n * 10 for n in range(8)]
+    assert groups == [[0], [1, 2, 3], [4, 5, 6], [7]]
+    with pytest.raises(ValueError, match="at least 1 call"):
+        GroupCalls(call, lambda: executor, most=0)
 
 
 def test_a_group_answered_wrongly_fails_its_callers_and_the_next_group_still_goes():

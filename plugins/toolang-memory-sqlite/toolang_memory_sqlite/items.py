@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from toolang_core.memory import MemoryItem, Provenance
-from toolang_memory_sqlite import ranking
+from toolang_memory_sqlite import ranking, uses
 from toolang_memory_sqlite.schema import ENTRIES
 
 ITEM_COLUMNS: Final = (
@@ -20,9 +20,12 @@ LIVE: Final = "(expires_at IS NULL OR expires_at > ?)"
 
 
 def ranked_items(
-    conn: sqlite3.Connection, ranked: Sequence[ranking.Ranked]
+    conn: sqlite3.Connection,
+    ranked: Sequence[ranking.Ranked],
+    pending: Mapping[int, tuple[int, float]],
 ) -> tuple[MemoryItem, ...]:
-    """The ranked entries as items, in rank order, each cut to its share (one read)."""
+    """The ranked entries as items, in rank order, each cut to its share (one read),
+    carrying their stored uses with the ``pending`` ones added (:mod:`.uses`)."""
     if not ranked:
         return ()
     longest = max(r.keep_chars for r in ranked) + 1  # one more: clip() sees the cut
@@ -38,13 +41,19 @@ def ranked_items(
     for r in ranked:
         row = rows[r.candidate[0]]
         body = ranking.clip(row[-1][: r.keep_chars + 1], r.keep_chars)
-        items.append(item(row[:-1], body, round(r.score, 6)))
+        use = uses.merged((row[-3], row[-2]), pending.get(row[0]))
+        items.append(item(row[:-1], body, round(r.score, 6), use))
     return tuple(items)
 
 
-def item(row: Sequence[Any], body: str, score: float) -> MemoryItem:
-    """A :class:`MemoryItem` from a row of :data:`ITEM_COLUMNS` and its (maybe clipped) text."""
-    row_id, agent, thread, turn, origin, key, kind, meta, created, updated, owner, uses, used = row
+def item(
+    row: Sequence[Any], body: str, score: float, use: tuple[int, float | None] | None = None
+) -> MemoryItem:
+    """A :class:`MemoryItem` from a row of :data:`ITEM_COLUMNS` and its (maybe clipped)
+    text; ``use``, its ``(use_count, last_used_at)`` when not the row's."""
+    row_id, agent, thread, turn, origin, key, kind, meta, created, updated, owner, count, used = row
+    if use is not None:
+        count, used = use
     return MemoryItem(
         id=str(row_id),
         text=body,
@@ -52,7 +61,7 @@ def item(row: Sequence[Any], body: str, score: float) -> MemoryItem:
         key=key,
         kind=kind,
         meta=json.loads(meta) if meta else {},
-        use_count=uses,
+        use_count=count,
         last_used_at=used,
         provenance=Provenance(
             agent_id=agent,

@@ -192,8 +192,8 @@ class SQLiteMemory:
 
     def recall_now(self, request: MemoryRecallRequest) -> MemoryRecallResult:
         """The agent's entries that best match ``request.query_text``: candidates found
-        with bounded work (``search``), ranked and limited (``ranking``), their uses
-        counted (:mod:`.uses`)."""
+        with bounded work (``search``), ranked with their uses and limited (``ranking``,
+        :mod:`.uses`), the uses of those returned counted."""
         result = self._recall(request, None)
         self._flush_if_full(None)
         return result
@@ -228,14 +228,17 @@ class SQLiteMemory:
                     now=now,
                     weight=self.settings.recency_weight,
                     half_life_days=self.settings.recency_half_life_days,
+                    usages=self._usages(found.candidates, now),
+                    use_weight=self.settings.use_weight,
                 )
-                scored = self._with_uses(conn, scored, now)
                 ranked = ranking.within_limits(
                     scored,
                     max_items=request.limits.max_items,
                     max_chars=request.limits.max_chars,
                 )
-                items = self._used(ranked_items(conn, ranked), now)
+                # one use of each item counted (pending), carried by the items
+                counted = self._uses.add([r.candidate[0] for r in ranked], now)
+                items = ranked_items(conn, ranked, counted)
                 diagnostics.update(
                     mode=found.mode,
                     candidates=len(found.candidates),
@@ -418,41 +421,20 @@ class SQLiteMemory:
 
     # -- helpers --------------------------------------------------------------------------
 
-    def _with_uses(
-        self,
-        conn: sqlite3.Connection,
-        scored: list[tuple[float, ranking.Candidate]],
-        now: float,
-    ) -> list[tuple[float, ranking.Candidate]]:
-        """``scored`` re-ranked with the candidates' uses, stored and pending (:mod:`.uses`)."""
-        if self.settings.use_weight <= 0.0 or not scored:
-            return scored
-        ids = [c[0] for _, c in scored]
-        found = uses.stored(conn, ids)
-        for id_, use in self._uses.get(ids).items():
-            found[id_] = uses.merged(found.get(id_, (0, None)), use)
-        return uses.boost(
-            scored,
-            found,
+    def _usages(
+        self, candidates: Sequence[ranking.Candidate], now: float
+    ) -> dict[int, float] | None:
+        """What the candidates' uses, stored (read with them) and pending, add to their
+        ranking (:func:`.uses.usages`); ``None`` when uses do not count."""
+        if self.settings.use_weight <= 0.0 or not candidates:
+            return None
+        return uses.usages(
+            candidates,
+            self._uses.get(c[0] for c in candidates),
             now=now,
-            weight=self.settings.use_weight,
             threshold=self.settings.use_threshold,
             saturation=self.settings.use_saturation,
             half_life_days=self.settings.recency_half_life_days,
-        )
-
-    def _used(self, items: tuple[MemoryItem, ...], now: float) -> tuple[MemoryItem, ...]:
-        """Count one use of each recalled item (pending, :mod:`.uses`); the items with
-        their uses, this one included."""
-        ids = [int(i.id) for i in items]
-        self._uses.add(ids, now)
-        pending = self._uses.get(ids)
-        return uses.with_uses(
-            items,
-            {
-                int(i.id): uses.merged((i.use_count, i.last_used_at), pending.get(int(i.id)))
-                for i in items
-            },
         )
 
     def _cap(self, conn: sqlite3.Connection, batches: Sequence[MemoryWriteBatch]) -> int:

@@ -9,11 +9,15 @@
 - ``w`` is ``recency_weight``: 0 ranks by relevance alone, 1 by recency alone.
 
 Scores fall between 0 and 1. Equal scores put the newer entry first.
+
+When some candidate was ever recalled, its uses are blended in the same pass
+(``usages``, :mod:`.uses`): ``score = (1 - use_weight) * blended + use_weight *
+relevance * usage``, equal scores keeping the order of ``blended``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 import attrs
@@ -25,10 +29,11 @@ MIN_CLIP_CHARS: Final = 200
 much is left; with less left it is skipped (a smaller entry further down may fit)."""
 
 
-Candidate = tuple[int, float, float, int]
+Candidate = tuple[int, float, float, int, int, float | None]
 """One full-text match, before ranking: its entry's id, its bm25, the entry's
-``updated_at`` and its text's length — the row as SQLite returns it (a recall reads up
-to ``candidates`` of them: no object is made for each)."""
+``updated_at``, its text's length, and its stored ``use_count`` and ``last_used_at`` —
+the row as SQLite returns it (a recall reads up to ``candidates`` of them: no object is
+made for each)."""
 
 
 @attrs.frozen
@@ -46,23 +51,40 @@ class Ranked:
 
 
 def blend(
-    candidates: Sequence[Candidate], *, now: float, weight: float, half_life_days: float
+    candidates: Sequence[Candidate],
+    *,
+    now: float,
+    weight: float,
+    half_life_days: float,
+    usages: Mapping[int, float] | None = None,
+    use_weight: float = 0.0,
 ) -> list[tuple[float, Candidate]]:
-    """Score ``candidates`` (formula in the module docstring), best first."""
+    """Score ``candidates`` (formula in the module docstring), best first.
+
+    ``usages`` (entry id → usage, 0 when left out; ``None`` when no candidate was ever
+    recalled) blends uses in with ``use_weight``, in the same pass and the same sort as
+    recency: equal final scores keep the order of the blended ones."""
     if not candidates:
         return []
     best = -min([c[1] for c in candidates])
     keep = 1.0 - weight
+    keep_used = 1.0 - use_weight
+    by_use = usages is not None and use_weight > 0.0
+    used: Mapping[int, float] = usages if usages is not None else {}
     keyed = []
     for c in candidates:
-        id_, bm25, updated_at, _ = c
+        id_, bm25, updated_at = c[0], c[1], c[2]
         relevance = (-bm25 / best) if best > 0 else 1.0
         age = now - updated_at
         recency = 0.5 ** (((age if age > 0.0 else 0.0) / DAY) / half_life_days)
         score = keep * relevance + weight * recency
-        keyed.append((-score, -updated_at, -id_, score, c))
-    keyed.sort()  # best first; equal scores: the newer entry, then the higher id
-    return [(k[3], k[4]) for k in keyed]
+        final = score
+        if by_use:
+            final = keep_used * score + use_weight * relevance * used.get(id_, 0.0)
+        # best first; equal scores: the better blended one, the newer entry, the higher id
+        keyed.append((-final, -score, -updated_at, -id_, final, c))
+    keyed.sort()
+    return [(k[4], k[5]) for k in keyed]
 
 
 def within_limits(

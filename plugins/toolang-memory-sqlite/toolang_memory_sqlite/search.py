@@ -361,6 +361,8 @@ def _live(
     The agent, owner and thread are checked again on the entries table (ids and tokens
     bound the work; this makes a hash collision harmless). An expired entry not yet
     pruned leaves one candidate fewer. The order does not matter: ranking sorts them all.
+    The entry's stored uses come with it (the row is read anyway): no second read for
+    them (:mod:`.uses`).
     """
     where = "e.agent_id = ? AND e.owner IS ? AND (e.expires_at IS NULL OR e.expires_at > ?)"
     params = [*params, scope.agent_id, scope.owner, now]
@@ -368,7 +370,8 @@ def _live(
         where += " AND e.thread_id = ?"
         params.append(scope.thread_id)
     rows = conn.execute(
-        f"SELECT r.id, r.score, e.updated_at, length(e.text) FROM ({ranked}) AS r "
+        f"SELECT r.id, r.score, e.updated_at, length(e.text), e.use_count, e.last_used_at "
+        f"FROM ({ranked}) AS r "
         f"JOIN {ENTRIES} AS e ON e.id = r.id WHERE {where}",
         params,
     )

@@ -54,12 +54,14 @@ class PendingUses:
     def __len__(self) -> int:
         return len(self._uses)
 
-    def add(self, ids: Iterable[int], now: float) -> None:
-        """One use of each of ``ids`` at ``now``."""
+    def add(self, ids: Iterable[int], now: float) -> dict[int, tuple[int, float]]:
+        """One use of each of ``ids`` at ``now``; their pending uses, this one included."""
+        added: dict[int, tuple[int, float]] = {}
         with self._lock:
             for id_ in ids:
                 count, _ = self._uses.get(id_, (0, now))
-                self._uses[id_] = (count + 1, now)
+                self._uses[id_] = added[id_] = (count + 1, now)
+        return added
 
     def get(self, ids: Iterable[int]) -> dict[int, tuple[int, float]]:
         """The pending uses of those of ``ids`` that have some."""
@@ -88,18 +90,6 @@ def flush(conn: sqlite3.Connection, taken: Mapping[int, tuple[int, float]]) -> N
         conn.executemany(_FLUSH, [(count, at, id_) for id_, (count, at) in taken.items()])
 
 
-def stored(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Use]:
-    """The stored uses of those of ``ids`` ever recalled (one read by primary key)."""
-    if not ids:
-        return {}
-    rows = conn.execute(
-        f"SELECT id, use_count, last_used_at FROM {ENTRIES} "
-        f"WHERE id IN ({', '.join('?' * len(ids))}) AND use_count > 0",
-        list(ids),
-    )
-    return {row[0]: (row[1], row[2]) for row in rows}
-
-
 def merged(stored_use: Use, pending: tuple[int, float] | None) -> Use:
     """A stored use with the pending ones added."""
     if pending is None:
@@ -108,52 +98,42 @@ def merged(stored_use: Use, pending: tuple[int, float] | None) -> Use:
     return count + pending[0], pending[1] if last is None else max(last, pending[1])
 
 
-def usage(use: Use, *, now: float, threshold: int, saturation: int, half_life_days: float) -> float:
-    """What ``use`` is worth in ranking: 0 … 1 (formula in the module docstring)."""
-    count, last = use
-    if count < threshold or last is None:
-        return 0.0
-    top = max(saturation, threshold)
-    frequency = min(1.0, math.log2(2 + count - threshold) / math.log2(2 + top - threshold))
-    idle = max(0.0, now - last) / DAY
-    return float(frequency * 0.5 ** (idle / half_life_days))
-
-
-def boost(
-    scored: list[tuple[float, Candidate]],
-    uses: Mapping[int, Use],
+def usages(
+    candidates: Sequence[Candidate],
+    pending: Mapping[int, tuple[int, float]],
     *,
     now: float,
-    weight: float,
     threshold: int,
     saturation: int,
     half_life_days: float,
-) -> list[tuple[float, Candidate]]:
-    """``scored`` (best first) re-scored with uses, best first; equal scores keep
-    their order. Unchanged when no candidate was ever recalled or ``weight`` is 0."""
-    if not uses or weight <= 0.0:
-        return scored
-    keep = 1.0 - weight
-    best = -min(c[1] for _, c in scored)
-    rescored = [
-        (
-            keep * score
-            + weight
-            * ((-c[1] / best) if best > 0 else 1.0)
-            * usage(
-                uses.get(c[0], (0, None)),
-                now=now,
-                threshold=threshold,
-                saturation=saturation,
-                half_life_days=half_life_days,
-            ),
-            n,
-            c,
-        )
-        for n, (score, c) in enumerate(scored)
-    ]
-    rescored.sort(key=lambda r: (-r[0], r[1]))
-    return [(score, c) for score, _, c in rescored]
+) -> dict[int, float] | None:
+    """What each candidate's uses (stored, read with it, and ``pending``) are worth in
+    ranking, 0 … 1 (``usage`` in the module docstring; 0 left out); ``None`` when no
+    candidate was ever recalled: then uses do not touch the ranking at all
+    (:func:`.ranking.blend`).
+
+    A recall ranks up to ``candidates`` of them, most recalled before on a busy
+    memory: the formula's constant parts are worked out once, not per candidate."""
+    top = max(saturation, threshold)
+    scale = math.log2(2 + top - threshold)
+    ever = False
+    worth: dict[int, float] = {}
+    for c in candidates:
+        id_, count = c[0], c[4]
+        last = c[5] if count > 0 else None
+        waiting = pending.get(id_)
+        if waiting is not None:
+            count, last = merged((count, last), waiting)
+        if count <= 0:
+            continue
+        ever = True
+        if count < threshold or last is None:
+            continue
+        # min(1, log2(…) / scale) is exactly 1 from ``top`` uses on
+        frequency = 1.0 if count >= top else min(1.0, math.log2(2 + count - threshold) / scale)
+        idle = max(0.0, now - last) / DAY
+        worth[id_] = float(frequency * 0.5 ** (idle / half_life_days))
+    return worth if ever else None
 
 
 def with_uses(items: Sequence[MemoryItem], uses: Mapping[int, Use]) -> tuple[MemoryItem, ...]:
