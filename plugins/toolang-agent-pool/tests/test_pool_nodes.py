@@ -12,7 +12,7 @@ one file; PostgreSQL: nodes sharing one schema) — each node its own store conn
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -29,11 +29,12 @@ OUTCOMES = 15
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def open_node(request, tmp_path) -> Callable[..., ExecutionStore]:
+def open_node(request, tmp_path) -> Iterator[Callable[..., ExecutionStore]]:
     """Opens one more node's store on the shared backend (``read_only`` as the CLI does)."""
     if request.param == "postgres":
         make = request.getfixturevalue("toolang_pg_store")
-        return lambda read_only=False: make(read_only=read_only)
+        yield lambda read_only=False: make(read_only=read_only)
+        return
     opened: list[SQLiteStore] = []
     path = tmp_path / "toolang.db"
 
@@ -41,8 +42,9 @@ def open_node(request, tmp_path) -> Callable[..., ExecutionStore]:
         opened.append(SQLiteStore(path, read_only=read_only))
         return opened[-1]
 
-    request.addfinalizer(lambda: [store.close() for store in opened])
-    return sqlite_node
+    yield sqlite_node
+    for store in opened:
+        store.close()
 
 
 def test_outcomes_recorded_by_many_nodes_at_once_all_count(open_node):
