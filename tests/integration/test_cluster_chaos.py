@@ -123,6 +123,7 @@ chores = [{{ key = "tick", schedule = "every 2 seconds", input = "tick" }}]
 poll_seconds = 0.5
 [plugins.agents-remote]
 endpoints = [{json.dumps(remote_url)}]
+timeout_seconds = 60.0
 [plugins.agent-pool]
 prices = {{ {REMOTE} = 0.25 }}
 ping_seconds = 3
