@@ -71,7 +71,11 @@ class EchoAgent:
         )
         routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")]
         app = Starlette(routes=routes)
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        # Idle connections stay open for the whole test: uvicorn's default closes them
+        # after 5 s, and a call sent on one as it closes is lost before it arrives
+        # ("server disconnected"), a race a loaded machine makes likely.
+        config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_keep_alive=600)
+        self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
         )

@@ -22,6 +22,7 @@ node ran the call. Then:
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -262,6 +263,7 @@ def rows(dsn: str, schema: str, sql: str) -> list[tuple]:
 def test_three_nodes_lose_nothing_and_repeat_no_side_effect_while_nodes_are_killed(
     cluster, toolang_pg_dsn, toolang_pg_schema
 ):
+    phases = [("start", time.monotonic())]  # how long each part took, in the summary
     for i in range(NODES):
         cluster.start(i)
 
@@ -292,6 +294,7 @@ def test_three_nodes_lose_nothing_and_repeat_no_side_effect_while_nodes_are_kill
         assert producer.returncode == 0, err
     tasks.join(600)
     assert cluster.kills == KILLS
+    phases.append(("chaos", time.monotonic()))
     assert chat_requests() == NODES * CHATS_PER_NODE
 
     # Every request ends (no node is killed any more).
@@ -323,6 +326,7 @@ def test_three_nodes_lose_nothing_and_repeat_no_side_effect_while_nodes_are_kill
     except AssertionError:
         raise AssertionError(f"requests left: {unsettled()}\n{cluster.logs()}") from None
     cluster.stop_all()
+    phases.append(("settle", time.monotonic()))
 
     requests = rows(
         toolang_pg_dsn,
@@ -381,6 +385,7 @@ def test_three_nodes_lose_nothing_and_repeat_no_side_effect_while_nodes_are_kill
     occurrences = Counter(json.dumps(m["chore"]["occurrence"]) for (m,) in chores)
     assert chores, "no chore fired"
     assert {o: n for o, n in occurrences.items() if n > 1} == {}
+    phases.append(("check", time.monotonic()))
     # What node 0 remembers, node 1 recalls in its next turn (each alone on the store).
     cluster.start(0)
     written = cluster.submit(0, "chat:memory-a", "my locker code is quetzal-4471")
@@ -397,6 +402,7 @@ def test_three_nodes_lose_nothing_and_repeat_no_side_effect_while_nodes_are_kill
         "AND kind = 'memory_recall'",
     )
     assert "quetzal-4471" in recall[0]
+    phases.append(("memory", time.monotonic()))
     # Every node lists the same knowledge and prints the same agent pool.
     assert (
         len({cluster.cli(i, "knowledge", "list", "--json", "--limit", "500") for i in range(NODES)})
@@ -410,13 +416,15 @@ def test_three_nodes_lose_nothing_and_repeat_no_side_effect_while_nodes_are_kill
     calls = rows(
         toolang_pg_dsn,
         toolang_pg_schema,
-        "SELECT s.turn_id, s.data->'result'->>'ok' FROM {s}.turn_steps s "
+        "SELECT s.turn_id, s.data->'result' FROM {s}.turn_steps s "
         "JOIN {s}.turn_requests r ON r.id = s.turn_id AND r.meta ? 'ask' "
         "WHERE s.kind = 'tool_call' AND s.status <> 'intent' "
         "AND s.data->'call'->>'name' = 'ask_agent'",
     )
     assert sorted(turn for turn, _ in calls) == sorted(t for t, _ in asks.values())
     assert {status for _, status in asks.values()} == {TurnStatus.COMPLETED.value}
+    failed = [result for _, result in calls if not result["ok"]]
+    assert failed == [], f"remote calls failed: {failed}"
     assert {f"ask {mark}" for mark in asks} == set(cluster.remote.messages)
     (polyglot,) = (m for m in json.loads(pools.pop())["members"] if m["name"] == REMOTE)
     assert polyglot["total_calls"] == len(asks)
@@ -425,6 +433,7 @@ def test_three_nodes_lose_nothing_and_repeat_no_side_effect_while_nodes_are_kill
     assert (polyglot["price_per_call"], polyglot["currency"]) == (0.25, "USD")
     assert polyglot["heartbeat"] == "ok", "no node stored a ping of the remote agent"
 
+    phases.append(("lists", time.monotonic()))
     retried = rows(
         toolang_pg_dsn,
         toolang_pg_schema,
@@ -434,5 +443,6 @@ def test_three_nodes_lose_nothing_and_repeat_no_side_effect_while_nodes_are_kill
         f"chaos: {cluster.kills} kills, {len(found)} requests, {retried} taken over after a "
         f"kill, {len(doubted)} with a call in doubt, {len(missing)} marks missing, "
         f"{len(chores)} chore turns, {len(asks)} remote calls "
-        f"({len(cluster.remote.messages)} messages received)"
+        f"({len(cluster.remote.messages)} messages received); seconds: "
+        + ", ".join(f"{n} {t - s:.0f}" for (_, s), (n, t) in itertools.pairwise(phases))
     )
