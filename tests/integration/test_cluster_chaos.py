@@ -32,6 +32,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import psycopg
@@ -403,12 +404,15 @@ def test_three_nodes_lose_nothing_and_repeat_no_side_effect_while_nodes_are_kill
     )
     assert "quetzal-4471" in recall[0]
     phases.append(("memory", time.monotonic()))
-    # Every node lists the same knowledge and prints the same agent pool.
-    assert (
-        len({cluster.cli(i, "knowledge", "list", "--json", "--limit", "500") for i in range(NODES)})
-        == 1
-    )
-    pools = {cluster.cli(i, "agents", "pool", "--json") for i in range(NODES)}
+    # Every node lists the same knowledge and prints the same agent pool (the commands
+    # side by side: they only read).
+    with ThreadPoolExecutor(2 * NODES) as commands:
+        listed = commands.map(
+            lambda i: cluster.cli(i, "knowledge", "list", "--json", "--limit", "500"), range(NODES)
+        )
+        printed = commands.map(lambda i: cluster.cli(i, "agents", "pool", "--json"), range(NODES))
+        knowledge, pools = set(listed), set(printed)
+    assert len(knowledge) == 1
     assert len(pools) == 1, "\n".join(pools)
     # The remote agent's figures are what the traffic did: each ask_agent call that
     # completed (every ask turn made one, whichever node ran it and however often a
