@@ -238,12 +238,15 @@ class AgentCatalog:
             raise PoolNotInstalled()
         return found
 
-    def report_outcome(self, agent: str, *, ok: bool, latency_ms: float, error: str = "") -> None:
+    def report_outcome(
+        self, agent: str, *, ok: bool, latency_ms: float, error: str = "", call: str = ""
+    ) -> None:
         """Tell the agent pool how a delegation to ``agent`` went, over the store the
-        runtime serves; without a pool plugin, nothing happens."""
+        runtime serves (``call``: the call's idempotency key — reported again, it
+        counts once); without a pool plugin, nothing happens."""
         found = self._pool(None)
         if found is not None:
-            found.record(agent, ok=ok, latency_ms=latency_ms, error=error)
+            found.record(agent, ok=ok, latency_ms=latency_ms, error=error, call=call)
 
     def _pool(self, store: ExecutionStore | PoolRecords | None) -> AgentPool | None:
         used = store or self.runtime.store

@@ -102,8 +102,13 @@ class AgentPool(Protocol):
         first, with every other agent and why it was left out."""
         ...
 
-    def record(self, agent: str, *, ok: bool, latency_ms: float, error: str = "") -> object:
-        """Count one delegation outcome of ``agent`` (safe under concurrent writers)."""
+    def record(
+        self, agent: str, *, ok: bool, latency_ms: float, error: str = "", call: str = ""
+    ) -> object:
+        """Count one delegation outcome of ``agent`` (safe under concurrent writers, on
+        every node). ``call``: the call's idempotency key, when it has one — an outcome
+        reported again under the same key (a turn resumed on another node after a crash
+        runs its idempotent delegation call again) is counted once."""
         ...
 
     def mark_unhealthy(self, agent: str, reason: str) -> object:

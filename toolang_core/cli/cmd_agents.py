@@ -320,7 +320,8 @@ def show(state: CliState, name: str, as_json: bool) -> None:
 def pool(state: CliState, capability: str | None, count: int, as_json: bool) -> None:
     """The agent pool: health, latency, success rate, trust and price of every agent
     (from the execution store); with --capability, what the selector would pick.
-    The pool comes with toolang-agent-pool."""
+    Reading it changes nothing (this command's own card reads are not heartbeats):
+    every node on one store prints the same pool. It comes with toolang-agent-pool."""
     from toolang_core.agents.pool import NoRecordsYet
     from toolang_core.store.errors import StoreMissing
 
@@ -332,7 +333,8 @@ def pool(state: CliState, capability: str | None, count: int, as_json: bool) -> 
     try:
         records = store or NoRecordsYet(missing)
         agent_pool = state.runtime.agents.pool(records)  # PoolNotInstalled: which to install
-        members = [m.to_json() for m in agent_pool.members()]
+        # by name whichever plugin provides the pool: two nodes print the same text
+        members = [m.to_json() for m in sorted(agent_pool.members(), key=lambda m: m.name)]
         selection = agent_pool.select(capability, count).to_json() if capability else None
     finally:
         if store is not None:

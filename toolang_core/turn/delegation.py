@@ -85,6 +85,7 @@ def _report(context: ToolCallContext, agent: str, started: float, error: str | N
             ok=error is None,
             latency_ms=(time.monotonic() - started) * 1000,
             error=error or "",
+            call=context.idempotency_key or "",
         )
     except Exception as exc:  # statistics must never break the delegation itself
         log.warning("pool.record_failed", agent=agent, error=str(exc))

@@ -9,7 +9,7 @@ import pytest
 from pool_helpers import pool_runtime
 
 from toolang_agent_pool.pool import StoredPool
-from toolang_agent_pool.stats import HealthPolicy, Price, health_of, trust_score
+from toolang_agent_pool.stats import KIND, HealthPolicy, Price, health_of, trust_score
 from toolang_core import (
     AgentDefinition,
     AgentHealth,
@@ -216,16 +216,25 @@ def test_finished_task_runs_update_their_agents_statistics(tmp_path):
         assert (writer.stats.total_calls, writer.stats.successes) == (1, 0)
         assert writer.health is PoolHealth.DEGRADED
         assert writer.stats.last_error
+        # each run's outcome counted under its run id (observed again: counted once)
+        record = store.get_record(KIND, "writer")
+        assert record is not None and [k[:9] for k in record.data["counted"]] == ["task-run:"]
     finally:
         store.close()
 
 
 def test_ask_agent_updates_the_asked_agents_statistics(tmp_path):
     runtime = pool_runtime(tmp_path, asking_cast())
-    run_turn(runtime, "ask")
+    turn = run_turn(runtime, "ask")
     store = runtime.open_store()
     try:
         assert runtime.agents.pool(store).get("researcher").stats.successes == 1
+        # counted under the call's idempotency key: a resumed turn re-running it counts once
+        (asked,) = [
+            s for s in store.steps(turn.id) if s.kind == "tool_call" and s.status != "intent"
+        ]
+        record = store.get_record(KIND, "researcher")
+        assert record is not None and record.data["counted"] == [asked.idempotency_key]
     finally:
         store.close()
 

@@ -43,12 +43,17 @@ def observe(run: TaskRun, runtime: RuntimeView) -> None:
     latency_ms = max(0.0, ((run.finished_at or run.updated_at) - started) * 1000)
     ok = run.status is TaskRunStatus.COMPLETED
     error = "" if ok else (run.error or run.outcome or "failed")
+    call = f"task-run:{run.id}"  # a run observed again (another node) counts once
     store = runtime.store
     if store is not None:
-        runtime.agents.pool(store).record(agent, ok=ok, latency_ms=latency_ms, error=error)
+        runtime.agents.pool(store).record(
+            agent, ok=ok, latency_ms=latency_ms, error=error, call=call
+        )
         return
     opened = runtime.open_store()  # a CLI process (a cancel, a sweep) has no served store
     try:
-        runtime.agents.pool(opened).record(agent, ok=ok, latency_ms=latency_ms, error=error)
+        runtime.agents.pool(opened).record(
+            agent, ok=ok, latency_ms=latency_ms, error=error, call=call
+        )
     finally:
         opened.close()

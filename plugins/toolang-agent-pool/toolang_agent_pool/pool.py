@@ -20,9 +20,17 @@ more its record counts. The selector ranks by ``score = trust * health weight``
 (:func:`health_of`) and a remote agent's heartbeats — the scheduled pings and the card
 fetches at load, stored in the pool by whichever process made them (a process stores
 its card fetch the first time it looks while it is newer than the stored heartbeat, so
-every node sees one pool; only a process that cannot write counts its read alone).
+every node sees one pool). A card fetch counts only once it is stored: a process that
+cannot write the store (``toolang agents pool``, the doctor: read only) shows the pool
+as stored, so reading the pool never changes it and every reader sees the same figures.
 Nothing is cached per process: every look reads the store. The newest heartbeat
-unreachable: unhealthy. An agent unhealthy by its
+unreachable: unhealthy.
+
+**Each call counts once.** An outcome reported with its call's idempotency key
+(``record(..., call=key)``) is counted once whoever reports it again: a turn taken over
+by another node after a crash runs its ``ask_agent`` call again under the same key
+(delegation tools are idempotent), and the node that died may have counted it already.
+The agent's record keeps the last :data:`COUNTED_CALLS` keys it counted. An agent unhealthy by its
 failures is degraded only once ``recover_after`` heartbeats in a row found it since
 its last failure (:attr:`AgentStats.heartbeat_streak`); nothing else lifts it, so a
 person asking twice sees it recover monotonically, never back and forth.
@@ -32,7 +40,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import structlog
@@ -67,6 +75,13 @@ Scorer = Callable[[PoolMember, str], float | None]
 
 Payments = Callable[[str, PaymentTerms], None]
 """Told of the payment terms a team (by id) agreed with one member."""
+
+COUNTED_CALLS: Final = 128
+"""How many of an agent's last counted call keys its record keeps (key ``counted``):
+a call reported again within that many outcomes of the agent is not counted twice."""
+
+Change = Callable[[AgentStats, float], AgentStats]
+"""What one update makes of an agent's statistics at a time (``now``)."""
 
 
 class StoredPool:
@@ -109,11 +124,17 @@ class StoredPool:
 
     # -- outcomes --------------------------------------------------------------------------
 
-    def record(self, agent: str, *, ok: bool, latency_ms: float, error: str = "") -> AgentStats:
+    def record(
+        self, agent: str, *, ok: bool, latency_ms: float, error: str = "", call: str = ""
+    ) -> AgentStats:
         """Add one delegation outcome to ``agent``'s statistics; safe under concurrent
-        writers (optimistic revision check, retried)."""
+        writers (a conditional write on the record's revision, retried: no outcome is
+        lost). ``call``, the call's idempotency key: an outcome already counted under
+        it is not counted again (the statistics as they are are returned)."""
         return self._update(
-            agent, lambda s, now: updated(s, ok=ok, latency_ms=latency_ms, error=error, now=now)
+            agent,
+            lambda s, now: updated(s, ok=ok, latency_ms=latency_ms, error=error, now=now),
+            call=call,
         )
 
     def mark_unhealthy(self, agent: str, reason: str) -> AgentStats:
@@ -155,17 +176,31 @@ class StoredPool:
 
         return self._update(agent, change)
 
-    def _update(self, agent: str, change: Callable[[AgentStats, float], AgentStats]) -> AgentStats:
-        for _ in range(20):
+    def _update(self, agent: str, change: Change, *, call: str = "") -> AgentStats:
+        """``change`` applied to ``agent``'s stored statistics, written only if no other
+        writer (on any node) wrote the record since it was read — else read again and
+        retried, so concurrent updates all land, each on the other's result. Nothing is
+        written when ``change`` changes nothing, or when ``call`` was counted already."""
+        for _ in range(UPDATE_ATTEMPTS):
             current = self.store.get_record(KIND, agent)
             stats = AgentStats.from_json(current.data) if current else AgentStats(name=agent)
+            counted = _counted(current.data) if current else []
+            if call and call in counted:
+                return stats
             now = self.clock()
             new = change(stats, now)
+            if new == stats and not call:
+                return stats
+            data: dict[str, Any] = new.to_json()
+            if call:
+                counted = [*counted, call][-COUNTED_CALLS:]
+            if counted:
+                data["counted"] = counted
             try:
                 self.store.put_record(
                     KIND,
                     agent,
-                    new.to_json(),
+                    data,
                     now=now,
                     expect_revision=current.revision if current else 0,
                 )
@@ -189,14 +224,16 @@ class StoredPool:
         record = self.store.get_record(KIND, agent)
         return AgentStats.from_json(record.data) if record else AgentStats(name=agent)
 
-    def _last_beat(self, name: str, stats: AgentStats) -> tuple[AgentHealth | None, int]:
+    def _last_beat(
+        self, name: str, stats: AgentStats, *, own_fetch: bool
+    ) -> tuple[AgentHealth | None, int]:
         """The newest heartbeat of ``name`` — its source's card fetch when this process
-        loaded it, or the last scheduled ping stored in the pool (a local agent has
-        neither) — and the heartbeats in a row that reached it since its last failure
-        (the stored streak, and this process's card fetch if it is the newer — counted
-        only when it is newer than the agent's last outcome too: a read made before a
-        failure is no evidence that it is back)."""
-        loaded = self.heartbeat(name) if self.heartbeat else None
+        loaded it (and ``own_fetch``: it may count), or the last scheduled ping stored in
+        the pool (a local agent has neither) — and the heartbeats in a row that reached
+        it since its last failure (the stored streak, and this process's card fetch if
+        it is the newer — counted only when it is newer than the agent's last outcome
+        too: a read made before a failure is no evidence that it is back)."""
+        loaded = self.heartbeat(name) if self.heartbeat and own_fetch else None
         stored = stats.heartbeat_at or 0.0
         if loaded is not None and (not stats.heartbeat or (loaded.checked_at or 0.0) > stored):
             if loaded.state != "ok":
@@ -210,19 +247,20 @@ class StoredPool:
             "ok" if reached else "unreachable", stats.heartbeat_detail, stats.heartbeat_at
         ), (stats.heartbeat_streak)
 
-    def _share_card_fetch(self, name: str, stats: AgentStats) -> AgentStats:
+    def _share_card_fetch(self, name: str, stats: AgentStats) -> tuple[AgentStats, bool]:
         """Store this process's card fetch of ``name`` in the pool when it is newer than
         the heartbeat stored there, so every runtime on the store sees it (one view of a
         remote agent, updated by whichever node saw it) — counted as
-        :meth:`_last_beat` counts it. Returns the statistics to read from; on a store
-        this process cannot write (a read-only CLI), ``stats`` as they were: the read
-        then counts for this process alone."""
+        :meth:`_last_beat` counts it. Returns the statistics to read from and whether
+        this process's card fetch may count: on a store this process cannot write (a
+        read-only CLI, a home with no store yet) it does not — ``stats`` as stored are
+        what every reader sees, and reading the pool changes nothing."""
         loaded = self.heartbeat(name) if self.heartbeat else None
         if loaded is None or loaded.checked_at is None:
-            return stats
+            return stats, True
         at = loaded.checked_at
         if stats.heartbeat and at <= (stats.heartbeat_at or 0.0):
-            return stats
+            return stats, True
 
         def change(current: AgentStats, now: float) -> AgentStats:
             if current.heartbeat and at <= (current.heartbeat_at or 0.0):
@@ -239,17 +277,17 @@ class StoredPool:
             )
 
         try:
-            return self._update(name, change)
+            return self._update(name, change), True
         except StoreError as exc:
             log.debug("pool.card_fetch_not_stored", agent=name, error=str(exc))
-            return stats
+            return stats, False
 
     def member(self, definition: AgentDefinition) -> PoolMember:
         """``definition`` as the pool sees it now (health: the module docstring)."""
-        stats = self._share_card_fetch(definition.name, self.stats(definition.name))
+        stats, own_fetch = self._share_card_fetch(definition.name, self.stats(definition.name))
         price = self.prices.get(definition.name)
         health = health_of(stats, self.policy)
-        beat, streak = self._last_beat(definition.name, stats)
+        beat, streak = self._last_beat(definition.name, stats, own_fetch=own_fetch)
         if beat is not None and beat.state != "ok":
             health = PoolHealth.UNHEALTHY
             stats = attrs.evolve(
@@ -327,6 +365,17 @@ class StoredPool:
             scores=tuple(s for s, _ in top),
             excluded=tuple(excluded),
         )
+
+
+UPDATE_ATTEMPTS: Final = 100
+"""Conditional writes one update tries before giving up (each failed one means another
+writer's update landed: the pool as a whole always progresses)."""
+
+
+def _counted(data: Mapping[str, Any]) -> list[str]:
+    """The call keys an agent's record says were counted (newest last)."""
+    found = data.get("counted")
+    return [str(key) for key in found] if isinstance(found, list) else []
 
 
 def pool_for(runtime: RuntimeView, records: PoolRecords, hooks: PoolHooks) -> StoredPool:
