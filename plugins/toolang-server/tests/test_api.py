@@ -241,7 +241,12 @@ def test_task_runs_are_owner_checked_listed_read_waited_and_canceled(token_serve
 
 def test_status_agents_plugins_hooks_and_memory(token_server):
     with token_server.client(TOKENS["alice"]) as alice:
-        status = alice.get("/api/status").json()
+        # the server listens (server.url) a moment before the runtime admits: on a busy
+        # machine the first look can come in between
+        status = wait_for(
+            lambda: (s := alice.get("/api/status").json())["admitting"] and s,
+            what="the runtime admitting",
+        )
         assert status["admitting"] is True and status["run_id"]
         agents = alice.get("/api/agents").json()
         assert any(a["name"] == "assistant" and "slow_wait" in a["tools"] for a in agents)
