@@ -9,7 +9,13 @@ import threading
 import time
 
 from toolang_core.store.sqlite import SQLiteStore
-from toolang_core.store.sqlite.checkpoint import DEFAULT_PAGES, SAFETY_NET_PAGES
+from toolang_core.store.sqlite.checkpoint import (
+    DEFAULT_PAGES,
+    RESTART_AT,
+    SAFETY_NET_PAGES,
+    WalCheckpointer,
+    local_writers,
+)
 from toolang_core.store.types import NewTurnRequest, SubmitRules, TurnFilter
 
 RULES = SubmitRules(thread_group="chat", priority=0)
@@ -40,19 +46,27 @@ def checkpoint_threads() -> list[threading.Thread]:
 
 ROUND = 300
 """Submits between two looks at the checkpointer: 1,300-1,450 frames of log (4-5 pages
-a submit), more than its RESTART_AT, so each round leaves it a log to start over."""
+a submit)."""
 
 ROUND_FRAMES = 1_500
 """At most the frames one round writes."""
 
 
-def wait_for_restart(checkpointer, since: int) -> None:
-    """Until the checkpointer has started the log over since ``since`` restarts (however
-    slowly a busy machine lets its thread run: nothing is written meanwhile)."""
+def wait_until_copied(checkpointer) -> None:
+    """Until a checkpoint run after this call found the log copied to its end, so that
+    the next commit starts it over (however slowly a busy machine lets the thread run:
+    nothing is written meanwhile)."""
+    since = checkpointer.looks
     deadline = time.monotonic() + 120
-    while checkpointer.restarts <= since and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        last = checkpointer.last
+        if checkpointer.looks > since and last is not None and last[0] == last[1]:
+            return
         time.sleep(0.01)
-    assert checkpointer.restarts > since, "the checkpointer never started the log over"
+    raise AssertionError(
+        f"the checkpointer never copied the log to its end: {checkpointer.looks - since} "
+        f"checkpoints since, the last found {checkpointer.last} (frames, copied)"
+    )
 
 
 def test_the_owner_keeps_the_log_short_without_checkpointing_in_its_commits(tmp_path):
@@ -65,13 +79,16 @@ def test_the_owner_keeps_the_log_short_without_checkpointing_in_its_commits(tmp_
         checkpointer = store._checkpointer
         assert checkpointer is not None
         # 10 rounds, ~14,000 frames written in all. The submits wait between rounds for
-        # the thread to start the log over, so what the log can reach depends on the
-        # work done, not on how much CPU the thread got: at most the rest of one round
-        # after a restart plus the next round.
+        # the thread to copy the log to its end, so what the log can reach depends on
+        # the work done, not on how much CPU the thread got: at most the rest of one
+        # round after the log started over, plus the next round. On a quiet machine the
+        # thread copies the end under the writers' lock; on a busy one, where the writes
+        # are slow, a passive checkpoint often catches up first. Either way the log
+        # starts over, and the commits (whose own checkpoints wait for SAFETY_NET_PAGES,
+        # more than two rounds) never checkpoint.
         for _ in range(10):
-            restarts = checkpointer.restarts
             submit(store, ROUND)
-            wait_for_restart(checkpointer, restarts)
+            wait_until_copied(checkpointer)
         assert checkpointer.checkpoints > 0
         # The log was copied back and restarted as it went: far below what was written.
         wal = path.with_name(path.name + "-wal")
@@ -79,6 +96,34 @@ def test_the_owner_keeps_the_log_short_without_checkpointing_in_its_commits(tmp_
     finally:
         store.close()
     assert checkpoint_threads() == []  # closing the store stops its thread
+
+
+def test_a_long_log_is_copied_to_its_end_with_the_writers_held_off(tmp_path):
+    """The copy that lets the log start over under a steady stream of commits (which
+    passive checkpoints never catch up with): once the log is past RESTART_AT frames,
+    the last pass holds this process's writers off."""
+    path = tmp_path / "toolang.db"
+    store = SQLiteStore(path)  # not acquired: no thread; the test runs the ticks
+    checkpointer = WalCheckpointer(path, synchronous="normal")
+    writers = local_writers(path)
+    writers.checkpointing(True)  # what start() does besides starting the thread
+    try:
+        submit(store, 50)
+        frames = checkpointer.checkpoint()[0]
+        assert 0 < frames <= RESTART_AT
+        checkpointer.tick()  # a short log: copied, without holding anybody off
+        assert checkpointer.restarts == 0
+        submit(store, ROUND)
+        assert checkpointer.checkpoint()[0] > RESTART_AT
+        checkpointer.tick()  # restarts counts only the copy under the writers' lock
+        assert checkpointer.restarts == 1
+        assert checkpointer.last[0] == checkpointer.last[1]
+        submit(store, 1)  # the next commit starts the log over from its beginning
+        assert wal_state(path)[0] < 10
+    finally:
+        writers.checkpointing(False)
+        checkpointer.stop()
+        store.close()
 
 
 def autocheckpoint(store: SQLiteStore) -> int:

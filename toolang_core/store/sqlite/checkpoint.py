@@ -151,6 +151,13 @@ class WalCheckpointer:
         """Checkpoints that copied at least one page (for tests and diagnostics)."""
         self.restarts = 0
         """Times the log was copied to its end under the writers' lock (so it starts over)."""
+        self.looks = 0
+        """Checkpoints run, whether or not they copied anything."""
+        self.last: tuple[int, int] | None = None
+        """What the last checkpoint found: ``(frames in the log, frames of it copied)``.
+        Equal numbers mean the log was copied to its end, and the next commit starts it
+        over from its beginning — whichever checkpoint got there: a passive one catching
+        up while writers are slow, or the copy under the writers' lock."""
         self._started = False
 
     def start(self) -> None:
@@ -177,9 +184,12 @@ class WalCheckpointer:
         # fetchall, not fetchone: a statement left unfinished keeps its read lock on
         # the log, and the writers could never start it over from the beginning.
         rows = self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        self.looks += 1
         if not rows or rows[0][1] < 0:
-            return None if rows and rows[0][0] else (0, 0)  # busy, or not in WAL mode
-        return int(rows[0][1]), int(rows[0][2])
+            self.last = None if rows and rows[0][0] else (0, 0)  # busy, or not in WAL mode
+        else:
+            self.last = int(rows[0][1]), int(rows[0][2])
+        return self.last
 
     def tick(self) -> int | None:
         """Copy what the log holds; past :data:`RESTART_AT` frames, copy the rest with
@@ -207,7 +217,9 @@ class WalCheckpointer:
         failing = False
         while not self._stop.wait(interval):
             if self._intact is not None and not self._intact():
-                return  # the store stops the runtime; copy nothing more
+                # The store stops the runtime (its heartbeat finds the same); copy nothing more.
+                log.warning("store.checkpoints_stopped", path=str(self.path))
+                return
             try:
                 copied = self.tick()
             except sqlite3.Error as exc:
