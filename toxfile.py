@@ -37,9 +37,12 @@ def tox_extend_envs() -> Iterable[str]:
 def tox_add_core_config(core_conf: ConfigSet, state: State) -> None:
     env_list = core_conf["env_list"]
     assert isinstance(env_list, EnvList)
-    for plugin in plugin_dirs():  # plugin envs run by default, before integration
+    # Plugin envs run by default, after the others. `integration` comes first: it is the
+    # longest env by far, and `tox run-parallel` runs one env per CPU in this order, so
+    # on 2 cores it runs beside all the rest instead of after them.
+    for plugin in plugin_dirs():
         if plugin.name not in env_list.envs:
-            env_list.envs.insert(env_list.envs.index("integration"), plugin.name)
+            env_list.envs.append(plugin.name)
     pos_args = list(state.conf.pos_args(None) or ())
     for plugin in plugin_dirs():
         state.conf.memory_seed_loaders[plugin.name].append(
