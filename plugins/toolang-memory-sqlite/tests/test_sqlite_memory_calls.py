@@ -125,7 +125,6 @@ def test_a_group_of_writes_without_keys_takes_the_same_few_statements_however_ma
 
 
 def test_concurrent_recalls_are_done_together_and_a_bad_one_fails_alone(tmp_path, clock):
-
     from toolang_core.memory import MemoryLimits, MemoryRecallRequest
 
     plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
@@ -179,7 +178,6 @@ def test_the_remembered_word_counts_are_bounded_oldest_first():
 
 
 def test_recalls_and_writes_handed_in_together_go_in_one_group_and_fail_apart(tmp_path, clock):
-
     from toolang_core.memory import (
         MemoryEntry,
         MemoryLimits,
@@ -387,7 +385,6 @@ def test_a_lone_recall_and_write_are_done_in_the_loops_thread_on_the_shared_conn
 
 
 def test_a_lone_write_that_would_wait_for_another_process_goes_to_the_thread(tmp_path, clock):
-
     path = tmp_path / "memory.db"
     plugin = SQLiteMemory(path, MemorySQLiteSettings(), clock=clock)
     plugin.remember_now(_write_batch("a", "the first otter"))  # the file and its tables
@@ -416,7 +413,6 @@ def test_a_lone_write_that_would_wait_for_another_process_goes_to_the_thread(tmp
 
 
 def test_a_lone_write_of_much_text_goes_to_the_thread(tmp_path, clock):
-
     from toolang_memory_sqlite.memory import ALONE_CHARS
 
     plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
@@ -447,7 +443,6 @@ def _list_request(agent: str):
 
 
 def test_a_first_caller_that_gives_up_in_its_round_still_hands_its_group_over():
-
     from toolang_memory_sqlite.dbthread import DatabaseThread
     from toolang_memory_sqlite.group import GroupCalls
 
