@@ -20,7 +20,6 @@ from toolang_memory_sqlite.memory import SQLiteMemory, SQLiteMemoryError
 def test_concurrent_writes_are_committed_together_and_a_bad_batch_spoils_only_itself(
     tmp_path, clock
 ):
-
     from toolang_core.memory import MemoryEntry, MemoryWriteBatch
 
     plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
@@ -357,7 +356,6 @@ def _write_batch(agent: str, text: str):
 def test_a_lone_recall_and_write_are_done_in_the_loops_thread_on_the_shared_connection(
     tmp_path, clock
 ):
-
     plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
     threads: list[str] = []
     real_recall = plugin._recall
