@@ -37,8 +37,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from a2a_echo_kit import EchoAgent
 
+from toolang_agents_remote.testing import A2AServer
 from toolang_core.store import TurnStatus
 from toolang_core.testing.processes import wait_for
 
@@ -133,7 +133,7 @@ ping_seconds = 3
 
 
 class Cluster:
-    def __init__(self, root: Path, dsn: str, schema: str, remote: EchoAgent) -> None:
+    def __init__(self, root: Path, dsn: str, schema: str, remote: A2AServer) -> None:
         self.root = root
         self.remote = remote
         self.dsn = dsn
@@ -250,7 +250,7 @@ class Cluster:
 
 @pytest.fixture
 def cluster(tmp_path, toolang_pg_dsn, toolang_pg_schema):
-    with EchoAgent(REMOTE) as remote:
+    with A2AServer(REMOTE) as remote:
         started = Cluster(tmp_path, toolang_pg_dsn, toolang_pg_schema, remote)
         yield started
         started.stop_all()

@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 import pytest
-from remote_agents_kit import A2AServer
 
 import toolang_agents_remote
+from toolang_agents_remote.testing import A2AServer
 from toolang_core import AgentDefinition, ConfigError
 from toolang_core.testing.agents import AgentsPlugin
 

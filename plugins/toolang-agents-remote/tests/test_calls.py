@@ -9,10 +9,10 @@ import socket
 import threading
 
 import pytest
-from remote_agents_kit import A2AServer
 
 from toolang_agents_remote import RemoteSettings
 from toolang_agents_remote.calls import RemoteAgentProvider
+from toolang_agents_remote.testing import A2AServer
 from toolang_core.models import Message, ModelError, ModelRequest
 
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 import json
 import time
 
-from remote_agents_kit import A2AServer
-
 import toolang_agents_remote
 from toolang_agent_pool.pool import StoredPool
 from toolang_agents_remote.calls import CallLog
+from toolang_agents_remote.testing import A2AServer
 from toolang_core import AgentHealth, PoolHealth
 
 

@@ -4,6 +4,7 @@ loop's thread."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
 
@@ -19,8 +20,6 @@ from toolang_memory_sqlite.memory import SQLiteMemory, SQLiteMemoryError
 def test_concurrent_writes_are_committed_together_and_a_bad_batch_spoils_only_itself(
     tmp_path, clock
 ):
-    import asyncio
-
     from toolang_core.memory import MemoryEntry, MemoryWriteBatch
 
     plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
@@ -125,8 +124,6 @@ def test_a_group_of_writes_without_keys_takes_the_same_few_statements_however_ma
 
 
 def test_concurrent_recalls_are_done_together_and_a_bad_one_fails_alone(tmp_path, clock):
-    import asyncio
-
     from toolang_core.memory import MemoryLimits, MemoryRecallRequest
 
     plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
@@ -180,8 +177,6 @@ def test_the_remembered_word_counts_are_bounded_oldest_first():
 
 
 def test_recalls_and_writes_handed_in_together_go_in_one_group_and_fail_apart(tmp_path, clock):
-    import asyncio
-
     from toolang_core.memory import (
         MemoryEntry,
         MemoryLimits,
@@ -232,85 +227,80 @@ def test_recalls_and_writes_handed_in_together_go_in_one_group_and_fail_apart(tm
         plugin.close()
 
 
+class HeldGroups:
+    """``GroupCalls`` over a real database thread whose calls wait at ``gate``:
+    ``groups`` records each group as it starts."""
+
+    def __init__(self, answer, **options) -> None:
+        from toolang_memory_sqlite.dbthread import DatabaseThread
+        from toolang_memory_sqlite.group import GroupCalls
+
+        self.executor = DatabaseThread("test")
+        self.gate = threading.Event()
+        self.groups: list[list[int]] = []
+
+        def call(items):
+            self.groups.append(list(items))
+            self.gate.wait(60)
+            return [answer(n) for n in items]
+
+        self.calls = GroupCalls(call, lambda: self.executor, **options)
+
+    async def first_group_started(self) -> None:
+        while not self.groups:  # the first group is under way in the thread
+            await asyncio.sleep(0.001)
+
+    def run(self, scenario):
+        try:
+            return asyncio.run(scenario())
+        finally:
+            self.executor.shutdown()
+
+
 def test_a_caller_that_stops_waiting_leaves_its_group_and_the_next_going():
-    import asyncio
-
-    from toolang_memory_sqlite.dbthread import DatabaseThread
-    from toolang_memory_sqlite.group import GroupCalls
-
-    executor = DatabaseThread("test")
-    gate = threading.Event()
-    groups: list[list[int]] = []
-
-    def call(items):
-        groups.append(list(items))
-        gate.wait(60)
-        return [n * 2 if n != 4 else ValueError("four") for n in items]
-
-    calls = GroupCalls(call, lambda: executor)
+    held = HeldGroups(lambda n: n * 2 if n != 4 else ValueError("four"))
 
     async def scenario():
-        first = asyncio.create_task(calls.add(1))
-        while not groups:  # the first group is under way in the thread
-            await asyncio.sleep(0.001)
+        first = asyncio.create_task(held.calls.add(1))
+        await held.first_group_started()
         with pytest.raises(TimeoutError):
             async with asyncio.timeout(0.02):
-                await calls.add(2)  # waits for the next group, then gives up
-        later = [asyncio.create_task(calls.add(n)) for n in (3, 4)]
+                await held.calls.add(2)  # waits for the next group, then gives up
+        later = [asyncio.create_task(held.calls.add(n)) for n in (3, 4)]
         await asyncio.sleep(0.02)
-        gate.set()
+        held.gate.set()
         return await first, await asyncio.gather(*later, return_exceptions=True)
 
-    try:
-        first, (third, fourth) = asyncio.run(scenario())
-    finally:
-        executor.shutdown()
+    first, (third, fourth) = held.run(scenario)
     assert (first, third) == (2, 6)
     assert isinstance(fourth, ValueError)  # an exception for one item fails that one
-    assert groups == [[1], [2, 3, 4]]  # the one that gave up was still in its group
+    assert held.groups == [[1], [2, 3, 4]]  # the one that gave up was still in its group
 
 
 def test_a_group_holds_at_most_group_most_calls_and_the_rest_go_next_in_order():
-    import asyncio
-
-    from toolang_memory_sqlite.dbthread import DatabaseThread
     from toolang_memory_sqlite.group import GROUP_MOST, GroupCalls
 
     assert GROUP_MOST >= 2
-    executor = DatabaseThread("test")
-    gate = threading.Event()
-    groups: list[list[int]] = []
-
-    def call(items):
-        groups.append(list(items))
-        gate.wait(60)
-        return [n * 10 for n in items]
-
-    calls = GroupCalls(call, lambda: executor, most=3)
+    held = HeldGroups(lambda n: n * 10, most=3)
 
     async def scenario():
-        first = asyncio.create_task(calls.add(0))
-        while not groups:  # the first group is under way in the thread
-            await asyncio.sleep(0.001)
-        rest = [asyncio.create_task(calls.add(n)) for n in range(1, 8)]
+        first = asyncio.create_task(held.calls.add(0))
+        await held.first_group_started()
+        rest = [asyncio.create_task(held.calls.add(n)) for n in range(1, 8)]
         await asyncio.sleep(0)  # all seven are waiting
-        gate.set()
+        held.gate.set()
         return await first, await asyncio.gather(*rest)
 
-    try:
-        first, rest = asyncio.run(scenario())
-    finally:
-        executor.shutdown()
+    first, rest = held.run(scenario)
     assert [first, *rest] == [n * 10 for n in range(8)]
-    assert groups == [[0], [1, 2, 3], [4, 5, 6], [7]]
+    assert held.groups == [[0], [1, 2, 3], [4, 5, 6], [7]]
     with pytest.raises(ValueError, match="at least 1 call"):
-        GroupCalls(call, lambda: executor, most=0)
+        GroupCalls(list, lambda: held.executor, most=0)
 
 
 def test_a_group_answered_wrongly_fails_its_callers_and_the_next_group_still_goes():
     """A call that answers the wrong number of outcomes, or ends in a BaseException,
     fails its group's callers — it does not leave every later call waiting."""
-    import asyncio
 
     from toolang_memory_sqlite.dbthread import DatabaseThread
     from toolang_memory_sqlite.group import GroupCalls
@@ -366,8 +356,6 @@ def _write_batch(agent: str, text: str):
 def test_a_lone_recall_and_write_are_done_in_the_loops_thread_on_the_shared_connection(
     tmp_path, clock
 ):
-    import asyncio
-
     plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
     threads: list[str] = []
     real_recall = plugin._recall
@@ -395,8 +383,6 @@ def test_a_lone_recall_and_write_are_done_in_the_loops_thread_on_the_shared_conn
 
 
 def test_a_lone_write_that_would_wait_for_another_process_goes_to_the_thread(tmp_path, clock):
-    import asyncio
-
     path = tmp_path / "memory.db"
     plugin = SQLiteMemory(path, MemorySQLiteSettings(), clock=clock)
     plugin.remember_now(_write_batch("a", "the first otter"))  # the file and its tables
@@ -425,8 +411,6 @@ def test_a_lone_write_that_would_wait_for_another_process_goes_to_the_thread(tmp
 
 
 def test_a_lone_write_of_much_text_goes_to_the_thread(tmp_path, clock):
-    import asyncio
-
     from toolang_memory_sqlite.memory import ALONE_CHARS
 
     plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
@@ -457,8 +441,6 @@ def _list_request(agent: str):
 
 
 def test_a_first_caller_that_gives_up_in_its_round_still_hands_its_group_over():
-    import asyncio
-
     from toolang_memory_sqlite.dbthread import DatabaseThread
     from toolang_memory_sqlite.group import GroupCalls
 
@@ -488,7 +470,6 @@ def test_a_first_caller_that_gives_up_in_its_round_still_hands_its_group_over():
 
 
 def test_a_lone_call_on_a_busy_loop_goes_to_the_thread(tmp_path, clock):
-    import asyncio
     import time
 
     from toolang_memory_sqlite.group import QUIET_ROUND
@@ -530,7 +511,6 @@ def test_lone_calls_do_not_set_the_busy_timeout_each_time_and_the_thread_gets_it
     """A lone call must not wait for another process (busy timeout 0), the database
     thread must (busy_timeout_seconds): the shared connection's timeout is set when the
     kind of caller changes, not around every lone write."""
-    import asyncio
 
     plugin = SQLiteMemory(
         tmp_path / "memory.db", MemorySQLiteSettings(busy_timeout_seconds=7), clock=clock

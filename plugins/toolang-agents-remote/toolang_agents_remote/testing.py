@@ -1,35 +1,63 @@
-"""A real A2A server (a2a-sdk's own routes and request handler, under uvicorn) on
-127.0.0.1, started and stopped by the tests."""
+"""A real remote agent for tests: a2a-sdk's own A2A server (its routes and request
+handler, under uvicorn, in a thread of the test process) on a free port of 127.0.0.1.
+
+It needs the plugin's ``test`` extra (``a2a-sdk[http-server]`` and ``uvicorn``)::
+
+    from toolang_agents_remote.testing import A2AServer
+
+    with A2AServer("polyglot") as remote:  # its agent card is at remote.url
+        ...  # name remote.url in [plugins.agents-remote] endpoints
+    remote.messages  # every message its agent was given, in order
+    remote.posted  # the headers of every JSON-RPC call received, in order
+
+The agent answers each message with its own text. Its card offers two skills
+(translation and language detection), so routing by skill can be tried against it.
+"""
 
 from __future__ import annotations
 
 import socket
 import threading
 import time
+from collections.abc import Awaitable, Callable
 
 import uvicorn
 from a2a.helpers.proto_helpers import new_text_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
-from a2a.server.events.event_queue_v2 import EventQueue
+from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
 from a2a.server.tasks import InMemoryTaskStore
 from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 from starlette.applications import Starlette
 from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.requests import Request
+from starlette.responses import Response
+
+__all__ = ["A2AServer"]
+
+START_SECONDS = 60.0
+"""How long the server may take to start (a loaded machine is slow, never this slow)."""
 
 
-class Echo(AgentExecutor):
-    """Answers every message with its own text."""
+class _Echo(AgentExecutor):
+    """Answers every message with its own text, and keeps the messages."""
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+        self._lock = threading.Lock()
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        await event_queue.enqueue_event(new_text_message(context.get_user_input()))
+        text = context.get_user_input()
+        with self._lock:
+            self.messages.append(text)
+        await event_queue.enqueue_event(new_text_message(text))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         raise NotImplementedError("echo cannot be canceled")
 
 
-def card(name: str, url: str) -> AgentCard:
+def _card(name: str, url: str) -> AgentCard:
     return AgentCard(
         name=name,
         description="Translates text between languages.",
@@ -58,41 +86,55 @@ def card(name: str, url: str) -> AgentCard:
 
 
 class A2AServer:
-    """``with A2AServer("name") as server:`` serves an agent card at ``server.url``."""
+    """One A2A agent card and its JSON-RPC endpoint, served until :meth:`stop`."""
 
     def __init__(self, name: str) -> None:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        agent_card = card(name, self.url)
+        card = _card(name, self.url)
+        self._agent = _Echo()
         handler = DefaultRequestHandler(
-            agent_executor=Echo(), task_store=InMemoryTaskStore(), agent_card=agent_card
+            agent_executor=self._agent, task_store=InMemoryTaskStore(), agent_card=card
         )
         app = Starlette(
-            routes=[*create_agent_card_routes(agent_card), *create_jsonrpc_routes(handler, "/")]
+            routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")]
         )
         self.posted: list[dict[str, str]] = []
         """The headers of every POST (JSON-RPC call) received, in order."""
 
-        async def record(request, call_next):
+        async def record(
+            request: Request, call_next: Callable[[Request], Awaitable[Response]]
+        ) -> Response:
             if request.method == "POST":
                 self.posted.append(dict(request.headers))
             return await call_next(request)
 
         app.add_middleware(BaseHTTPMiddleware, dispatch=record)
-        config = uvicorn.Config(app, log_level="warning", lifespan="off")
+        # Idle connections stay open for the whole test: uvicorn's default closes them
+        # after 5 s, and a call sent on one as it closes is lost before it arrives
+        # ("server disconnected"), a race a loaded machine makes likely.
+        config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_keep_alive=600)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
         )
 
+    @property
+    def messages(self) -> list[str]:
+        """Every message the agent was given, in order."""
+        with self._agent._lock:
+            return list(self._agent.messages)
+
     def start(self) -> A2AServer:
         self.thread.start()
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + START_SECONDS
         while not self.server.started:
-            assert self.thread.is_alive(), "the A2A server died while starting"
-            assert time.monotonic() < deadline, "the A2A server did not start within 30 s"
+            if not self.thread.is_alive():
+                raise RuntimeError("the A2A server died while starting")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the A2A server did not start within {START_SECONDS:.0f} s")
             time.sleep(0.02)
         return self
 
