@@ -4,10 +4,11 @@ query that shares no word with it.
 
 Each word of a text (lower-cased, stopwords dropped) stands for its concept —
 :data:`CONCEPTS` maps ``automobile``, ``car`` and ``vehicle`` to ``vehicle`` — or else
-for itself; each concept is hashed (blake2b, so the same on every run and machine) to
-one of ``dimensions`` coordinates with a sign, and the sum is scaled to length 1. Two
-texts are as similar (cosine) as the concepts they share; texts with none in common
-are near 0 (a hash collision aside: rare with the default 256 dimensions).
+for itself. Each concept of the table has a coordinate of its own; any other word is
+hashed (blake2b, so the same on every run and machine) to one of the remaining
+coordinates, with a sign; the sum is scaled to length 1. Two texts are as similar
+(cosine) as the concepts they share; texts with none in common are near 0 (two other
+words hashed alike aside: rare with the default 256 dimensions).
 
 .. code-block:: python
 
@@ -60,8 +61,14 @@ class ConceptEmbedder:
     """
 
     def __init__(self, dimensions: int = 256, concepts: Mapping[str, str] = CONCEPTS) -> None:
-        self._dimensions = dimensions
         self.concepts = dict(concepts)
+        self._own = {c: n for n, c in enumerate(sorted(set(self.concepts.values())))}
+        if dimensions < len(self._own) + 16:
+            raise ValueError(
+                f"dimensions: expected at least {len(self._own) + 16} (the table's "
+                f"{len(self._own)} concepts and 16 for other words), found {dimensions}"
+            )
+        self._dimensions = dimensions
         self.embedded: list[str] = []
         self._lock = threading.Lock()
 
@@ -80,9 +87,14 @@ class ConceptEmbedder:
         for word in _WORD.findall(text.lower()):
             if word in STOPWORDS:
                 continue
-            digest = hashlib.blake2b(self.concepts.get(word, word).encode(), digest_size=8)
+            concept = self.concepts.get(word)
+            if concept is not None:
+                vector[self._own[concept]] += 1.0
+                continue
+            digest = hashlib.blake2b(word.encode(), digest_size=8)
             value = int.from_bytes(digest.digest(), "big")
-            vector[value % self._dimensions] += 1.0 if value >> 63 else -1.0
+            others = self._dimensions - len(self._own)
+            vector[len(self._own) + value % others] += 1.0 if value >> 63 else -1.0
         norm = math.sqrt(sum(x * x for x in vector))
         return [x / norm for x in vector] if norm else vector
 

