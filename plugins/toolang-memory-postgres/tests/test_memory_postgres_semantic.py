@@ -43,9 +43,7 @@ def driver(memory_factory):
     caller.close()
 
 
-def test_a_paraphrase_is_recalled_by_meaning_within_its_scope_only(
-    driver, pg, entries_schema
-):
+def test_a_paraphrase_is_recalled_by_meaning_within_its_scope_only(driver, pg, entries_schema):
     embedder, clock = ConceptEmbedder(), Clock()
     memory = driver(embedder=embedder, clock=clock, **SEMANTIC)
     memory.save("agent-a", PARKED, key="parked", owner="ann")
