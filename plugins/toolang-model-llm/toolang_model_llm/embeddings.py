@@ -31,8 +31,9 @@ class LlmEmbeddingProvider:
 
         :raises EmbeddingError: no such model (naming those llm has), or no default.
         """
-        import llm
+        import llm as untyped
 
+        llm: Any = untyped  # its functions are unannotated
         if model_id is None:
             model_id = llm.get_default_embedding_model()
             if model_id is None:
