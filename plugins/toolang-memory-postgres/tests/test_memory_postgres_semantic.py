@@ -81,7 +81,7 @@ def test_a_paraphrase_is_recalled_by_meaning_within_its_scope_only(driver, pg, e
     # The embeddings are stored in a vector column of the model's size, written with
     # their entries (an entry written with semantic recall off has none; the expired
     # entry was pruned by that write).
-    driver().save("agent-d", "written while it was off")
+    driver().save("agent-d", "my feline sleeps in the cellar")
     column = pg.execute(
         "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = "
         "%s::regclass AND attname = 'embedding'",
@@ -93,6 +93,12 @@ def test_a_paraphrase_is_recalled_by_meaning_within_its_scope_only(driver, pg, e
         "GROUP BY 1 ORDER BY 1"
     ).fetchall()
     assert counts == [(False, 1), (True, 3)]
+    assert memory.texts("agent-d", "the kitten in the basement?") == []  # no embedding yet
+    # The next write of its scope embeds it too (up to backfill_batch, newest first).
+    memory.save("agent-d", "the gryphel nests on the north tower")
+    assert memory.texts("agent-d", "the kitten in the basement?") == [
+        "my feline sleeps in the cellar"
+    ]
 
     # A model of another size is refused, naming both sizes; nothing is written.
     other = driver(embedder=ConceptEmbedder(dimensions=64), **SEMANTIC)

@@ -161,7 +161,7 @@ class PostgresMemory:
         try:
             with self._guard("remember"):
                 db = self._database()
-                embedded = self._embedded(rows)  # before the transaction: no lock held
+                embedded = self._embedded(db, batch, rows, now)  # no lock held while it runs
                 with db.transaction():
                     self._wait_at_most(db)
                     uses.flush(db, taken)
@@ -172,8 +172,11 @@ class PostgresMemory:
                         rows,
                         now=now,
                         language=self.settings.language,
-                        embedded=embedded,
+                        embedded=embedded and (embedded[0].type, embedded[1]),
                     )
+                    if embedded:
+                        vectors, _, older, filled = embedded
+                        semantic.fill(db, vectors, older, filled)  # written while it was off
                     pruned += self._cap(db, batch)
         except BaseException:
             self._uses.restore(taken)
@@ -296,7 +299,10 @@ class PostgresMemory:
                 if self._embedder is not None:
                     try:
                         self._vectors = semantic.prepare(
-                            db, self._embedder, str(self.settings.embedding_model)
+                            db,
+                            self._embedder,
+                            str(self.settings.embedding_model),
+                            lock_timeout_ms=self._lock_timeout_ms(),
                         )
                     except BaseException:
                         db.close()
@@ -304,15 +310,31 @@ class PostgresMemory:
                 self._db = db
             return self._db
 
-    def _embedded(self, rows: Sequence[statements.Row]) -> tuple[str, list[str]] | None:
-        """The vector type and the embeddings of ``rows``' bodies (semantic recall), or
-        ``None``. :raises semantic.SemanticError: the model failed."""
+    def _embedded(
+        self,
+        db: PluginDatabase,
+        batch: MemoryWriteBatch,
+        rows: Sequence[statements.Row],
+        now: float,
+    ) -> tuple[semantic.Vectors, list[str], list[tuple[int, str, float]], list[str]] | None:
+        """With semantic recall on: where the vectors go, the embeddings of ``rows``'
+        bodies, and older entries of the batch's scope without one (up to
+        ``backfill_batch``) with theirs — all from one ``embed`` call; else ``None``.
+
+        :raises semantic.SemanticError: the model failed.
+        """
         if self._embedder is None or self._vectors is None or not rows:
             return None
-        bodies = [statements.body(entry) for entry, _ in rows]
+        older: list[tuple[int, str, float]] = []
+        if self.settings.backfill_batch:
+            with db.transaction():  # waits for a lock no longer than a write does
+                self._wait_at_most(db)
+                scope = (batch.agent_id, batch.owner)
+                older = semantic.unembedded(db, scope, now, self.settings.backfill_batch)
+        texts = [statements.body(entry) for entry, _ in rows] + [t for _, t, _ in older]
         name = str(self.settings.embedding_model)
-        vectors = semantic.embed(self._embedder, name, bodies, self._vectors.dimensions)
-        return self._vectors.type, vectors
+        vectors = semantic.embed(self._embedder, name, texts, self._vectors.dimensions)
+        return self._vectors, vectors[: len(rows)], older, vectors[len(rows) :]
 
     def _by_meaning(
         self,
@@ -409,8 +431,10 @@ class PostgresMemory:
 
     def _wait_at_most(self, db: PluginDatabase) -> None:
         """This transaction waits at most ``lock_timeout_seconds`` for a lock."""
-        millis = max(1, round(self.settings.lock_timeout_seconds * 1000))
-        db.execute("SELECT set_config('lock_timeout', ?, true)", [f"{millis}ms"])
+        db.execute("SELECT set_config('lock_timeout', ?, true)", [f"{self._lock_timeout_ms()}ms"])
+
+    def _lock_timeout_ms(self) -> int:
+        return max(1, round(self.settings.lock_timeout_seconds * 1000))
 
     def _health(self, status: Any, detail: str, **values: Any) -> MemoryHealth:
         return MemoryHealth(

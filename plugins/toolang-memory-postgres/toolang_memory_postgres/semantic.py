@@ -21,6 +21,10 @@ paraphrase, and give scores that mean nothing across recalls; the weighted sum k
 scores between 0 and 1, as the memory contract's are. Entries found only by similarity
 must reach ``min_similarity``, so a recall with nothing related returns nothing.
 
+**Older entries.** Entries written while semantic recall was off have no embedding:
+each write also embeds up to ``backfill_batch`` of them from its own scope (the newest
+first), in the same ``embed`` call, and stores them in its transaction.
+
 **Bounded work.** Nearest entries are searched exactly (no approximate index: an HNSW
 index filtered by agent and owner may miss the owner's entries) among the scope's
 newest ``semantic_scan`` entries.
@@ -76,8 +80,11 @@ def literal(vector: Sequence[float]) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
-def prepare(db: PluginDatabase, model: EmbeddingModel, model_name: str) -> Vectors:
-    """The extension found (or created) and the ``embedding`` column of the model's size.
+def prepare(
+    db: PluginDatabase, model: EmbeddingModel, model_name: str, *, lock_timeout_ms: int
+) -> Vectors:
+    """The extension found (or created) and the ``embedding`` column of the model's size
+    (waiting at most ``lock_timeout_ms`` for the table's lock to add it).
 
     :raises SemanticError: no pgvector in the database (naming it and what to install),
         or a column of another size (naming both sizes and what to do).
@@ -85,6 +92,7 @@ def prepare(db: PluginDatabase, model: EmbeddingModel, model_name: str) -> Vecto
     dimensions = int(model.dimensions)
     schema = _extension(db)
     with db.transaction():
+        db.execute("SELECT set_config('lock_timeout', ?, true)", [f"{lock_timeout_ms}ms"])
         db.execute("SELECT pg_advisory_xact_lock(hashtext(current_schema()), ?::int)", [LOCK_KEY])
         found = db.execute(
             "SELECT atttypmod FROM pg_attribute WHERE attrelid = ?::regclass "
@@ -94,6 +102,11 @@ def prepare(db: PluginDatabase, model: EmbeddingModel, model_name: str) -> Vecto
         if found is None:
             db.execute(
                 f'ALTER TABLE {ENTRIES} ADD COLUMN embedding "{schema}".vector({dimensions})'
+            )
+            # What writes fill in (fill()): entries without an embedding, per scope.
+            db.execute(
+                f"CREATE INDEX {ENTRIES}_unembedded ON {ENTRIES} "
+                "(agent_id, coalesce(owner, ''), updated_at) WHERE embedding IS NULL"
             )
         elif int(found[0]) != dimensions:
             raise SemanticError(
@@ -146,6 +159,41 @@ def embed(model: EmbeddingModel, name: str, texts: Sequence[str], dimensions: in
             f"dimensions for {len(texts)} texts; expected {dimensions} dimensions each"
         )
     return [literal(v) for v in vectors]
+
+
+def unembedded(
+    db: PluginDatabase, scope: tuple[str, str | None], now: float, limit: int
+) -> list[tuple[int, str, float]]:
+    """Up to ``limit`` live entries of the scope ``(agent, owner)`` without an embedding
+    (written while semantic recall was off), newest first: ``(id, text, updated_at)``."""
+    if limit <= 0:
+        return []
+    agent_id, owner = scope
+    rows = db.execute(
+        f"SELECT id, text, updated_at FROM {ENTRIES} WHERE {SCOPE} AND {LIVE} "
+        "AND embedding IS NULL ORDER BY updated_at DESC LIMIT ?",
+        [agent_id, owner, owner, now, limit],
+    ).fetchall()
+    return [(int(r[0]), str(r[1]), float(r[2])) for r in rows]
+
+
+def fill(
+    db: PluginDatabase,
+    vectors: Vectors,
+    entries: Sequence[tuple[int, str, float]],
+    embedded: Sequence[str],
+) -> None:
+    """Store the embeddings of ``entries`` (from :func:`unembedded`), unless an entry
+    was rewritten since it was read (its text may differ) or was filled already."""
+    if entries:
+        db.executemany(
+            f"UPDATE {ENTRIES} SET embedding = ?::{vectors.type} "
+            "WHERE id = ? AND updated_at = ? AND embedding IS NULL",
+            [
+                (vector, id_, updated)
+                for (id_, _, updated), vector in zip(entries, embedded, strict=True)
+            ],
+        )
 
 
 def nearest(

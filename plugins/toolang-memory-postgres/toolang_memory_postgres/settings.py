@@ -110,6 +110,9 @@ class MemoryPostgresSettings:
     """How many nearest entries join the full-text candidates."""
     semantic_scan: int = attrs.field(default=10_000, validator=at_least(10))
     """The bound on one semantic search's work: the scope's newest entries compared."""
+    backfill_batch: int = attrs.field(default=20, validator=at_least(0))
+    """Entries without an embedding (written while semantic recall was off) each write
+    embeds from its own scope, newest first; 0: none (they are found by their words)."""
 
     def __attrs_post_init__(self) -> None:
         if self.semantic and not self.embedding_model:
