@@ -67,6 +67,7 @@ NAMESPACES: tuple[str, ...] = (
     "toolang_core.testing.cli",
     "toolang_core.testing.delegation",
     "toolang_core.testing.dists",
+    "toolang_core.testing.embeddings",
     "toolang_core.testing.list_memory",
     "toolang_core.testing.live_server",
     "toolang_core.testing.memory_calls",

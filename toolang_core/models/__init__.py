@@ -1,4 +1,5 @@
-"""Models: the contract between the agent loop and the plugins that answer turns."""
+"""Models: the contract between the agent loop and the plugins that answer turns, and
+embedding models (text to vectors) for plugins that search by meaning."""
 
 from toolang_core.errors import (
     ModelAuthError,
@@ -12,6 +13,12 @@ from toolang_core.errors import (
     ModelServerError,
     ModelTimeout,
 )
+from toolang_core.models.embeddings import (
+    EmbeddingError,
+    EmbeddingModel,
+    EmbeddingModels,
+    EmbeddingProvider,
+)
 from toolang_core.models.guard import check_real_calls_allowed, real_calls_allowed
 from toolang_core.models.types import (
     Message,
@@ -23,6 +30,10 @@ from toolang_core.models.types import (
 )
 
 __all__ = [
+    "EmbeddingError",
+    "EmbeddingModel",
+    "EmbeddingModels",
+    "EmbeddingProvider",
     "Message",
     "Model",
     "ModelAuthError",

@@ -41,6 +41,7 @@ COMPONENT_KINDS: Final = {
     "toolang_register_stores": "store",
     "toolang_register_plugin_databases": "plugin database",
     "toolang_register_models": "model",
+    "toolang_register_embedding_models": "embedding model",
     "toolang_register_memory": "memory",
     "toolang_register_turn_sources": "turn source",
     "toolang_register_redactors": "redactor",

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
     from toolang_core.agents.catalog import AgentCatalog
     from toolang_core.memory.service import MemoryService
+    from toolang_core.models.embeddings import EmbeddingModels
     from toolang_core.plugins.components import Components
     from toolang_core.plugins.facade import Hooks
     from toolang_core.plugins.routes import RouteRegistration
@@ -343,6 +344,14 @@ class Runtime:
         backend's offer (``toolang_register_plugin_databases``), else SQLite files."""
         return self._databases.offer
 
+    @property
+    def embedding_models(self) -> EmbeddingModels:
+        """The embedding models plugins registered (``toolang_register_embedding_models``),
+        by name; a memory plugin's context offers it as the ``embedding_models`` service."""
+        from toolang_core.models.embeddings import EmbeddingModels
+
+        return self.plugin_state("toolang:embedding_models", lambda: EmbeddingModels(self))
+
     def _close_memory(self, memory: MemoryService) -> None:
         """The run ended: its memory service closed, built again on next use."""
         memory.close()
@@ -406,7 +415,9 @@ class Runtime:
             # Services: the store backend's plugin databases, where a memory plugin may keep
             # its entries (toolang-memory-postgres); the offer opens nothing until asked.
             context = self.plugin_context(
-                registration.plugin, plugin_databases=self.plugin_databases
+                registration.plugin,
+                plugin_databases=self.plugin_databases,
+                embedding_models=self.embedding_models,  # semantic recall, when configured
             )
             return registration.factory(context)
 

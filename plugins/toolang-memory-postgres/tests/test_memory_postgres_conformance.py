@@ -8,6 +8,7 @@ from contextlib import contextmanager
 import psycopg
 import pytest
 
+from toolang_core.testing.embeddings import ConceptEmbedder
 from toolang_core.testing.memory_conformance import MemoryConformance
 from toolang_memory_postgres.schema import ENTRIES
 
@@ -31,3 +32,24 @@ class TestPostgresMemoryConforms(MemoryConformance):
                 yield
             finally:
                 other.rollback()
+
+
+class TestPostgresMemoryConformsWithSemanticRecall(TestPostgresMemoryConforms):
+    """The same suite, unchanged, with semantic recall on (pgvector, a deterministic
+    embedding model): similarity never breaks scoping, forgetting, TTLs or write order."""
+
+    @pytest.fixture
+    def toolang_pg_dsn(self, toolang_pgvector_dsn: str) -> str:
+        """On the server with pgvector (see conftest.py)."""
+        return toolang_pgvector_dsn
+
+    @pytest.fixture
+    def toolang_memory_factory(self, memory_factory, toolang_pg_dsn, entries_schema):
+        self.dsn, self.schema = toolang_pg_dsn, entries_schema
+        embedder = ConceptEmbedder()
+        return lambda: memory_factory(
+            embedder=embedder,
+            semantic=True,
+            embedding_model="concepts",
+            lock_timeout_seconds=0.1,
+        )

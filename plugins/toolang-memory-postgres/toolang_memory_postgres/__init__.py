@@ -5,8 +5,10 @@ every node of a runtime shares one memory — recalled by full-text search
 (``tsvector``, ``ts_rank_cd``) blended with recency, scoped by agent, owner and
 optionally thread, with keys, TTLs and pruning. Select it with ``[memory] plugin =
 "postgres"`` beside ``[store] backend = "postgres"``; its settings are
-``[plugins.memory-postgres]``. This module stays import-light (every ``toolang``
-command imports it): the database code loads when the runtime builds the plugin.
+``[plugins.memory-postgres]``. With ``semantic = true`` entries are also recalled by
+meaning (pgvector, the embedding model ``embedding_model`` names: :mod:`.semantic`).
+This module stays import-light (every ``toolang`` command imports it): the database
+code loads when the runtime builds the plugin.
 
 A separate distribution rather than a backend of memory-sqlite: memory-sqlite stays
 free of psycopg (a single-node install pays for no driver), and each plugin's SQL,
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
         RegisterFactory,
         RegisterSettings,
     )
+    from toolang_core.models import EmbeddingModel
     from toolang_memory_postgres.memory import PostgresMemory
 
 __all__ = ["NAME", "PROVIDER", "MemoryPostgresSettings", "build"]
@@ -61,7 +64,24 @@ def build(context: PluginContext) -> PostgresMemory:
     def open_database() -> PluginDatabase:
         return databases.open(NAME, MIGRATIONS)
 
-    return PostgresMemory(open_database, settings)
+    return PostgresMemory(open_database, settings, embedder=_embedder(context, settings))
+
+
+def _embedder(context: PluginContext, settings: MemoryPostgresSettings) -> EmbeddingModel | None:
+    """The embedding model ``embedding_model`` names, when ``semantic`` is on.
+
+    :raises ConfigError: naming the key, the model and the providers installed.
+    """
+    from toolang_core.models import EmbeddingError, EmbeddingModels
+
+    if not settings.semantic or settings.embedding_model is None:
+        return None
+    models: EmbeddingModels = context.service("embedding_models")
+    key = f"[plugins.{NAME}] embedding_model"
+    try:
+        return models.get(settings.embedding_model, wanted_by=key)
+    except EmbeddingError as exc:
+        raise ConfigError([f"{context.config.display_name}: {key}: {exc}"]) from None
 
 
 @hookimpl

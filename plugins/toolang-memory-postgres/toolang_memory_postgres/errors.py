@@ -63,6 +63,9 @@ class Guarded:
         if exc is None:
             return
         operation, failures = self._operation, self._failures
+        if isinstance(exc, PostgresMemoryError):  # the plugin's own (semantic recall's)
+            failures.record(str(exc))
+            return
         if isinstance(exc, UnicodeEncodeError):  # a lone surrogate, e.g. from a bad JSON escape
             message = (
                 f"{NAME}: {operation}: text with a lone surrogate ({exc.object[exc.start]!r} "

@@ -10,6 +10,12 @@ reports the turn's memory write done only then); on any error nothing of it is s
 A database failure is remembered for :meth:`PostgresMemory.health` and raised as
 :class:`PostgresMemoryError` naming the operation and the database; a batch the plugin
 refuses (too long, bad TTL, meta that is not JSON) raises ``ValueError``.
+
+With ``semantic = true`` (:mod:`.semantic`) each batch is embedded before its
+transaction opens (no lock is held while the model runs) and written with its
+embeddings in that one transaction; a model that fails fails the batch (nothing
+stored). A recall whose query cannot be embedded falls back to full-text recall (its
+diagnostics and ``health`` say why).
 """
 
 from __future__ import annotations
@@ -34,7 +40,8 @@ from toolang_core.memory import (
     MemoryWriteResult,
     Provenance,
 )
-from toolang_memory_postgres import ranking, statements, text, uses
+from toolang_core.models import EmbeddingModel
+from toolang_memory_postgres import ranking, semantic, statements, text, uses
 from toolang_memory_postgres.errors import Failures, PostgresMemoryError
 from toolang_memory_postgres.schema import ENTRIES
 from toolang_memory_postgres.settings import PROVIDER, MemoryPostgresSettings
@@ -51,7 +58,8 @@ class PostgresMemory:
 
     ``open_database`` returns the plugin's database, migrated (the runtime's
     ``plugin_databases`` offer for the plugin); it is called on first use and again
-    after :meth:`close`.
+    after :meth:`close`. ``embedder`` is the embedding model ``settings.embedding_model``
+    names, required when ``settings.semantic`` is on.
     """
 
     def __init__(
@@ -60,8 +68,13 @@ class PostgresMemory:
         settings: MemoryPostgresSettings | None = None,
         *,
         clock: Callable[[], float] = time.time,
+        embedder: EmbeddingModel | None = None,
     ) -> None:
         self.settings = settings or MemoryPostgresSettings()
+        if self.settings.semantic and embedder is None:
+            raise ValueError(f"{PROVIDER}: semantic = true needs an embedding model")
+        self._embedder = embedder if self.settings.semantic else None
+        self._vectors: semantic.Vectors | None = None
         self._open = open_database
         self._clock = clock
         self._db: PluginDatabase | None = None
@@ -87,19 +100,27 @@ class PostgresMemory:
         ranked: list[ranking.Ranked] = []
         items: tuple[MemoryItem, ...] = ()
         now = self._clock()
-        if chosen:
+        by_meaning = self._embedder is not None and bool(request.query_text.strip())
+        if chosen or by_meaning:
             with self._guard("recall"):
                 db = self._database()
-                found = statements.candidates(
-                    db,
-                    (request.agent_id, request.owner, request.thread_id),
-                    chosen,
-                    language=self.settings.language,
-                    relevance=self.settings.relevance,
-                    now=now,
-                    budget=self.settings.ranked_matches,
-                    limit=self.settings.candidates,
-                )
+                scope = (request.agent_id, request.owner, request.thread_id)
+                found: list[ranking.Candidate] = []
+                if chosen:
+                    found = statements.candidates(
+                        db,
+                        scope,
+                        chosen,
+                        language=self.settings.language,
+                        relevance=self.settings.relevance,
+                        now=now,
+                        budget=self.settings.ranked_matches,
+                        limit=self.settings.candidates,
+                    )
+                if by_meaning:
+                    found = self._by_meaning(
+                        db, scope, request.query_text, found=found, now=now, diagnostics=diagnostics
+                    )
                 scored = ranking.blend(
                     found,
                     now=now,
@@ -140,11 +161,22 @@ class PostgresMemory:
         try:
             with self._guard("remember"):
                 db = self._database()
+                embedded = self._embedded(db, batch, rows, now)  # no lock held while it runs
                 with db.transaction():
                     self._wait_at_most(db)
                     uses.flush(db, taken)
                     pruned = statements.prune(db, now, self.settings.prune_batch)
-                    statements.write_rows(db, batch, rows, now=now, language=self.settings.language)
+                    statements.write_rows(
+                        db,
+                        batch,
+                        rows,
+                        now=now,
+                        language=self.settings.language,
+                        embedded=embedded and (embedded[0].type, embedded[1]),
+                    )
+                    if embedded:
+                        vectors, _, older, filled = embedded
+                        semantic.fill(db, vectors, older, filled)  # written while it was off
                     pruned += self._cap(db, batch)
         except BaseException:
             self._uses.restore(taken)
@@ -262,9 +294,83 @@ class PostgresMemory:
     def _database(self) -> PluginDatabase:
         with self._db_lock:
             if self._db is None:
-                self._db = self._open()
-                self._last_error.where = self._db.where
+                db = self._open()
+                self._last_error.where = db.where
+                if self._embedder is not None:
+                    try:
+                        self._vectors = semantic.prepare(
+                            db,
+                            self._embedder,
+                            str(self.settings.embedding_model),
+                            lock_timeout_ms=self._lock_timeout_ms(),
+                        )
+                    except BaseException:
+                        db.close()
+                        raise
+                self._db = db
             return self._db
+
+    def _embedded(
+        self,
+        db: PluginDatabase,
+        batch: MemoryWriteBatch,
+        rows: Sequence[statements.Row],
+        now: float,
+    ) -> tuple[semantic.Vectors, list[str], list[tuple[int, str, float]], list[str]] | None:
+        """With semantic recall on: where the vectors go, the embeddings of ``rows``'
+        bodies, and older entries of the batch's scope without one (up to
+        ``backfill_batch``) with theirs — all from one ``embed`` call; else ``None``.
+
+        :raises semantic.SemanticError: the model failed.
+        """
+        if self._embedder is None or self._vectors is None or not rows:
+            return None
+        older: list[tuple[int, str, float]] = []
+        if self.settings.backfill_batch:
+            with db.transaction():  # waits for a lock no longer than a write does
+                self._wait_at_most(db)
+                scope = (batch.agent_id, batch.owner)
+                older = semantic.unembedded(db, scope, now, self.settings.backfill_batch)
+        texts = [statements.body(entry) for entry, _ in rows] + [t for _, t, _ in older]
+        name = str(self.settings.embedding_model)
+        vectors = semantic.embed(self._embedder, name, texts, self._vectors.dimensions)
+        return self._vectors, vectors[: len(rows)], older, vectors[len(rows) :]
+
+    def _by_meaning(
+        self,
+        db: PluginDatabase,
+        scope: tuple[str, str | None, str | None],
+        query_text: str,
+        *,
+        found: list[ranking.Candidate],
+        now: float,
+        diagnostics: dict[str, Any],
+    ) -> list[ranking.Candidate]:
+        """``found`` (full-text candidates) merged with the entries nearest the query in
+        meaning (:func:`.semantic.hybrid`); ``found`` alone when the query cannot be
+        embedded (diagnostics ``semantic_error``, kept for ``health``)."""
+        assert self._embedder is not None
+        assert self._vectors is not None
+        name = str(self.settings.embedding_model)
+        try:
+            (query,) = semantic.embed(self._embedder, name, [query_text], self._vectors.dimensions)
+        except semantic.SemanticError as exc:
+            self._last_error.record(str(exc))
+            diagnostics["semantic_error"] = str(exc)
+            return found
+        near = semantic.nearest(
+            db,
+            self._vectors,
+            scope,
+            query,
+            also=[c[0] for c in found],
+            now=now,
+            settings=self.settings,
+        )
+        diagnostics["similar"] = len(near)
+        merged = semantic.hybrid(found, near, self.settings.semantic_weight)
+        merged.sort(key=lambda c: (c[1], -c[2]))
+        return merged[: self.settings.candidates + self.settings.semantic_candidates]
 
     def _flush_if_full(self) -> None:
         """Commit the pending uses once ``pending_uses`` entries wait (the bound of the
@@ -325,8 +431,10 @@ class PostgresMemory:
 
     def _wait_at_most(self, db: PluginDatabase) -> None:
         """This transaction waits at most ``lock_timeout_seconds`` for a lock."""
-        millis = max(1, round(self.settings.lock_timeout_seconds * 1000))
-        db.execute("SELECT set_config('lock_timeout', ?, true)", [f"{millis}ms"])
+        db.execute("SELECT set_config('lock_timeout', ?, true)", [f"{self._lock_timeout_ms()}ms"])
+
+    def _lock_timeout_ms(self) -> int:
+        return max(1, round(self.settings.lock_timeout_seconds * 1000))
 
     def _health(self, status: Any, detail: str, **values: Any) -> MemoryHealth:
         return MemoryHealth(

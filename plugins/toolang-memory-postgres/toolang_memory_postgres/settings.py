@@ -94,3 +94,29 @@ class MemoryPostgresSettings:
     least used first: never-recalled before recalled, then the longest unused."""
     lock_timeout_seconds: float = attrs.field(default=10.0, validator=at_least(0.001))
     """How long a write waits for a lock another session holds on the plugin's tables."""
+    semantic: bool = False
+    """Semantic recall (pgvector): entries are also found by meaning, through the
+    embeddings of ``embedding_model`` (docs: "Semantic recall"). Off by default."""
+    embedding_model: str | None = None
+    """The embedding model, ``"<provider>"`` or ``"<provider>/<model id>"`` (e.g.
+    ``"llm/3-small"`` with toolang-model-llm); required by ``semantic = true``."""
+    semantic_weight: float = attrs.field(default=0.5, validator=_fraction)
+    """The share of cosine similarity in an entry's relevance (the rest: its full-text
+    rank): 0 ranks by words alone (similar entries are still found), 1 by meaning alone."""
+    min_similarity: float = attrs.field(default=0.4, validator=_fraction)
+    """The cosine similarity an entry found by meaning alone must reach (what counts as
+    related depends on the model: 0.3 to 0.5 suits most)."""
+    semantic_candidates: int = attrs.field(default=50, validator=at_least(1))
+    """How many nearest entries join the full-text candidates."""
+    semantic_scan: int = attrs.field(default=10_000, validator=at_least(10))
+    """The bound on one semantic search's work: the scope's newest entries compared."""
+    backfill_batch: int = attrs.field(default=20, validator=at_least(0))
+    """Entries without an embedding (written while semantic recall was off) each write
+    embeds from its own scope, newest first; 0: none (they are found by their words)."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.semantic and not self.embedding_model:
+            raise ValueError(
+                "embedding_model: semantic = true needs the embedding model to embed entries "
+                'with, e.g. embedding_model = "llm/3-small" (toolang-model-llm); found none'
+            )

@@ -42,6 +42,23 @@ UPSERT: Final = (
 )
 """One entry inserted, or the agent's and owner's entry with its key replaced (its
 ``created_at`` kept)."""
+
+
+def upsert(vector_type: str | None) -> str:
+    """:data:`UPSERT`, with the entry's embedding too when ``vector_type`` names the
+    ``embedding`` column's type (semantic recall)."""
+    if vector_type is None:
+        return UPSERT
+    return (
+        UPSERT.replace("expires_at) VALUES", "expires_at, embedding) VALUES")
+        .replace("?, ?, ?) ON CONFLICT", f"?, ?, ?, ?::{vector_type}) ON CONFLICT")
+        .replace(
+            "expires_at = excluded.expires_at",
+            "expires_at = excluded.expires_at, embedding = excluded.embedding",
+        )
+    )
+
+
 KEYS_PER_STATEMENT: Final = 500
 
 Row = tuple[MemoryEntry, str | None]
@@ -86,20 +103,27 @@ def write_rows(
     *,
     now: float,
     language: str,
+    embedded: tuple[str, Sequence[str]] | None = None,
 ) -> None:
-    """Insert (or upsert by key) the rows of ``batch``, secrets masked."""
+    """Insert (or upsert by key) the rows of ``batch``, secrets masked (:func:`body`);
+    with ``embedded`` — the vector type and one embedding per row, of its body — the
+    entries' embeddings too."""
     values = []
-    for entry, meta in rows:
-        body = redact_text(entry.text)
+    for n, (entry, meta) in enumerate(rows):
+        masked = body(entry)
         expires = None if entry.ttl_seconds is None else now + entry.ttl_seconds
-        values.append(
-            (
-                *(batch.agent_id, batch.owner, batch.thread_id, batch.turn_id, batch.origin),
-                *(entry.key, entry.kind, body, text.index_text(body), language, meta),
-                *(now, now, expires),
-            )
+        row: tuple[Any, ...] = (
+            *(batch.agent_id, batch.owner, batch.thread_id, batch.turn_id, batch.origin),
+            *(entry.key, entry.kind, masked, text.index_text(masked), language, meta),
+            *(now, now, expires),
         )
-    db.executemany(UPSERT, values)
+        values.append(row if embedded is None else (*row, embedded[1][n]))
+    db.executemany(upsert(None if embedded is None else embedded[0]), values)
+
+
+def body(entry: MemoryEntry) -> str:
+    """The text stored for ``entry`` (and embedded): secrets masked."""
+    return redact_text(entry.text)
 
 
 def prune(db: PluginDatabase, now: float, limit: int) -> int:

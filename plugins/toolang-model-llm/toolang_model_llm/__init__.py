@@ -1,8 +1,9 @@
 """toolang-model-llm: every model of Simon Willison's ``llm`` library answers turns.
 
 Agents name a model ``llm/<llm model id or alias>`` (``llm/gpt-4o-mini``, ``llm/echo``);
-plain ``llm`` means llm's own default model. ``llm`` is imported only when a turn first
-needs a model, so registering this plugin costs nothing at start-up.
+plain ``llm`` means llm's own default model. llm's embedding models are embedding model
+provider ``llm`` too (``llm/3-small``: :mod:`.embeddings`). ``llm`` is imported only when
+a turn first needs a model, so registering this plugin costs nothing at start-up.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from toolang_model_llm.settings import LlmSettings
 
 if TYPE_CHECKING:
     from toolang_core import PluginContext
+    from toolang_model_llm.embeddings import LlmEmbeddingProvider
     from toolang_model_llm.provider import LlmProvider
 
 NAME = "model-llm"
@@ -41,3 +43,19 @@ def _provider(context: PluginContext) -> LlmProvider:
 
     settings = context.settings if isinstance(context.settings, LlmSettings) else LlmSettings()
     return LlmProvider(settings)
+
+
+@hookimpl
+def toolang_register_embedding_models(register: RegisterFactory) -> None:
+    register(
+        PROVIDER,
+        _embedding_provider,
+        description="any embedding model of the llm library (OpenAI, sentence-transformers, …)",
+    )
+
+
+def _embedding_provider(context: PluginContext) -> LlmEmbeddingProvider:
+    from toolang_model_llm.embeddings import LlmEmbeddingProvider
+
+    settings = context.settings if isinstance(context.settings, LlmSettings) else LlmSettings()
+    return LlmEmbeddingProvider(settings)
