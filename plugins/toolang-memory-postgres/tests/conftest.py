@@ -56,6 +56,21 @@ def toolang_pgvector_dsn() -> Iterator[str]:
         shutil.rmtree(top, ignore_errors=True)
 
 
+class Clock:
+    """A clock the test moves by hand (``clock.now += DAY``)."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
 @pytest.fixture
 def memory_factory(toolang_pg_dsn, toolang_pg_schema):
     """``make(clock=None, embedder=None, **settings)``: a new plugin object over the

@@ -27,14 +27,6 @@ PARKED = "The automobile is parked in bay seven"
 QUESTION = "where did I leave my car?"  # no word of PARKED, stopwords aside
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
 def toolang_pg_dsn(toolang_pgvector_dsn: str) -> str:
     """Every test here on the server with pgvector (see conftest.py)."""
@@ -49,8 +41,10 @@ def driver(memory_factory):
     caller.close()
 
 
-def test_a_paraphrase_is_recalled_by_meaning_within_its_scope_only(driver, pg, entries_schema):
-    embedder, clock = ConceptEmbedder(), Clock()
+def test_a_paraphrase_is_recalled_by_meaning_within_its_scope_only(
+    driver, pg, entries_schema, clock
+):
+    embedder = ConceptEmbedder()
     memory = driver(embedder=embedder, clock=clock, **SEMANTIC)
     memory.save("agent-a", PARKED, key="parked", owner="ann")
     memory.save("agent-a", "the gryphel nests on the north tower", owner="ann")

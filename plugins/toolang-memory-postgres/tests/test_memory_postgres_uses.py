@@ -10,14 +10,6 @@ from toolang_core.testing.memory_calls import MemoryCaller, MemoryDriver
 from toolang_memory_postgres.ranking import DAY
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
 def driver(memory_factory):
     """``driver(clock=None, **settings)``: a plugin object (a node) driven as the runtime does."""
@@ -79,8 +71,7 @@ def test_uses_are_written_behind_committed_by_the_next_write_and_add_up_across_n
     assert committed("agent-b") == {"one": 1, "two": 1, "three": 1}
 
 
-def test_uses_break_a_near_tie_never_lift_a_poor_match_and_decide_pruning(driver):
-    clock = Clock()
+def test_uses_break_a_near_tie_never_lift_a_poor_match_and_decide_pruning(driver, clock):
     memory = driver(clock)
     # two equally good matches for "gryphel tower": the newer one wins on recency alone
     memory.save("agent-a", "gryphel tower stories", key="used")

@@ -33,7 +33,7 @@ newest ``semantic_scan`` entries.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Final
 
 import attrs
 
@@ -43,7 +43,7 @@ from toolang_memory_postgres.errors import PostgresMemoryError
 from toolang_memory_postgres.ranking import Candidate
 from toolang_memory_postgres.schema import ENTRIES
 from toolang_memory_postgres.settings import NAME, MemoryPostgresSettings
-from toolang_memory_postgres.statements import LIVE, SCOPE
+from toolang_memory_postgres.statements import LIVE, SCOPE, live_in
 
 LOCK_KEY: Final = 0x7E_C7_0B
 """The second key of the advisory lock adding the column (the first: the schema's hash)."""
@@ -210,12 +210,7 @@ def nearest(
     ``min_similarity`` — the best ``semantic_candidates`` of its newest ``semantic_scan``
     — and the entries ``also`` (the full-text candidates), whatever their similarity:
     ``{id: (similarity, updated_at, chars)}``."""
-    agent_id, owner, thread_id = request_scope
-    where = f"{SCOPE} AND {LIVE}"
-    scope: list[Any] = [agent_id, owner, owner, now]
-    if thread_id is not None:
-        where += " AND thread_id = ?"
-        scope.append(thread_id)
+    where, scope = live_in(request_scope, now)
     distance = f"embedding {vectors.distance} q.v"
     rows = db.execute(
         f"WITH q AS (SELECT ?::{vectors.type} AS v), "

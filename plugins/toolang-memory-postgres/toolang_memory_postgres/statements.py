@@ -163,6 +163,18 @@ B: Final = 0.75
 """bm25's parameters, FTS5's defaults (memory-sqlite ranks with them)."""
 
 
+def live_in(request_scope: tuple[str, str | None, str | None], now: float) -> tuple[str, list[Any]]:
+    """The WHERE clause and parameters of the live entries of the scope ``(agent,
+    owner, thread)`` (``thread`` ``None``: every thread)."""
+    agent_id, owner, thread_id = request_scope
+    where = f"{SCOPE} AND {LIVE}"
+    scope: list[Any] = [agent_id, owner, owner, now]
+    if thread_id is not None:
+        where += " AND thread_id = ?"
+        scope.append(thread_id)
+    return where, scope
+
+
 def candidates(
     db: PluginDatabase,
     request_scope: tuple[str, str | None, str | None],
@@ -184,12 +196,7 @@ def candidates(
     word ranks as high as one naming the rare one asked for. ``"ts_rank_cd"``:
     PostgreSQL's cover density rank alone.
     """
-    agent_id, owner, thread_id = request_scope
-    where = f"{SCOPE} AND {LIVE}"
-    scope: list[Any] = [agent_id, owner, owner, now]
-    if thread_id is not None:
-        where += " AND thread_id = ?"
-        scope.append(thread_id)
+    where, scope = live_in(request_scope, now)
     each = [text.tsquery_text([term]) for term in chosen]
     queries = ", ".join(f"to_tsquery(?::regconfig, ?) AS q{n}" for n in range(len(each)))
     hits = ", ".join(f"search @@ q.q{n}" for n in range(len(each)))
