@@ -9,9 +9,11 @@ result. The request's ``headers`` (``toolang_outbound_headers``: a tracer's W3C 
 context) go with the message, so the remote turn joins the caller's trace.
 
 Durable and replay-safe: the A2A ``messageId`` is derived from the model call's step
-key (``ModelRequest.key``), and the remote task id is written to the call log
-(``<home>/agents-remote/calls.db``) before waiting. A turn resumed after a crash finds
-the task id and follows it with ``GetTask``; a crash between sending and recording
+key (``ModelRequest.key``), and the remote task id is written to the call log (table
+``calls`` of the plugin's database on the store's backend: ``<home>/plugins/
+agents-remote.db``, or the schema ``<store schema>__agents_remote`` of a PostgreSQL
+store) before waiting. A turn resumed after a crash — on this node or on another one
+sharing the store — finds the task id and follows it with ``GetTask``; a crash between sending and recording
 re-sends the same ``messageId``, which an A2A server treats as the same message. A call
 canceled locally sends ``CancelTask`` to the remote.
 """
@@ -19,21 +21,25 @@ canceled locally sends ``CancelTask`` to the remote.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import sqlite3
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import structlog
 
-from toolang_core import AgentLoad, redact_text
+from toolang_agents_remote.schema import MIGRATIONS, NAME
+from toolang_core import AgentLoad, StoreError, redact_text
 from toolang_core.models import ModelError, ModelRequest, ModelResponse
 
 if TYPE_CHECKING:
     from toolang_agents_remote import RemoteSettings
+    from toolang_core import PluginDatabase, PluginDatabases
 
 PROVIDER = "a2a"
 
@@ -46,18 +52,42 @@ _FINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "T
 
 
 class CallLog:
-    """Every remote call: its key, message id, remote task id and outcome."""
+    """Every remote call: its key, message id, remote task id and outcome.
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA busy_timeout=5000")
-        self.db.execute(
-            "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, url TEXT NOT NULL, "
-            "message_id TEXT NOT NULL, task_id TEXT, state TEXT NOT NULL, error TEXT, "
-            "started REAL NOT NULL, finished REAL)"
-        )
+    Kept on the store's backend (``databases``: the runtime's ``plugin_databases``
+    service), so a turn resumed on another node sharing the store finds the call its
+    first node made. Opened on first use; a writer first carries over the rows of the
+    per-node file this log used to be (``<home>/agents-remote/calls.db``, see
+    :func:`carry_over`).
+    """
+
+    def __init__(self, databases: PluginDatabases, home: Path, *, read_only: bool = False) -> None:
+        self.databases = databases
+        self.home = home
+        self.read_only = read_only
+        self._db: PluginDatabase | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def db(self) -> PluginDatabase:
+        """The log's database, opened (and migrated, unless read only) on first use.
+
+        :raises StoreMissing: read only, and no call was ever logged.
+        """
+        if self._db is None:
+            with self._lock:
+                if self._db is None:
+                    db = self.databases.open(NAME, MIGRATIONS, read_only=self.read_only)
+                    if not self.read_only:
+                        carry_over(db, self.home / NAME / "calls.db")
+                    self._db = db
+        return self._db
+
+    def close(self) -> None:
+        with self._lock:
+            db, self._db = self._db, None
+        if db is not None:
+            db.close()
 
     def find(self, key: str) -> tuple[str, str | None] | None:
         row = self.db.execute(
@@ -67,8 +97,8 @@ class CallLog:
 
     def begin(self, key: str, url: str, message_id: str) -> None:
         self.db.execute(
-            "INSERT OR IGNORE INTO calls (key, url, message_id, state, started) "
-            "VALUES (?, ?, ?, 'sending', ?)",
+            "INSERT INTO calls (key, url, message_id, state, started) "
+            "VALUES (?, ?, ?, 'sending', ?) ON CONFLICT (key) DO NOTHING",
             (key, url, message_id, time.time()),
         )
 
@@ -95,6 +125,37 @@ class CallLog:
         ).fetchall()
         keys = ("task_id", "state", "error", "started", "finished")
         return [dict(zip(keys, row, strict=True)) for row in rows]
+
+
+_COLUMNS: Final = "key, url, message_id, task_id, state, error, started, finished"
+
+
+def carry_over(db: PluginDatabase, old: Path) -> int:
+    """Copy the calls of ``old`` — the per-node SQLite file the log was before it moved
+    to the store's backend — into ``db`` (a call already there is kept as it is), then
+    rename the file ``calls.db.imported`` so it is read once. Returns the rows copied;
+    a file that cannot be read is left where it is, with a warning."""
+    try:  # mode=rw: never creates the file (another process may have just renamed it)
+        source = sqlite3.connect(f"file:{old}?mode=rw", uri=True)
+    except sqlite3.OperationalError:
+        return 0
+    try:
+        rows = source.execute(f"SELECT {_COLUMNS} FROM calls").fetchall()  # noqa: S608
+    except sqlite3.DatabaseError as exc:
+        log.warning("a2a.call_log_not_carried_over", path=str(old), error=str(exc))
+        return 0
+    finally:
+        source.close()
+    with db.transaction():
+        db.executemany(
+            f"INSERT INTO calls ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "  # noqa: S608
+            "ON CONFLICT (key) DO NOTHING",
+            rows,
+        )
+    with contextlib.suppress(FileNotFoundError):  # a process beside this one did it
+        old.replace(old.with_name("calls.db.imported"))
+    log.info("a2a.call_log_carried_over", path=str(old), calls=len(rows), to=db.where)
+    return len(rows)
 
 
 def _last_user_text(request: ModelRequest) -> str:
@@ -275,9 +336,9 @@ def _state_name(task: Any) -> str:
 class RemoteAgentProvider:
     """The ``a2a`` model provider: ``a2a/<endpoint URL>`` is that endpoint's agent."""
 
-    def __init__(self, settings: RemoteSettings, home: Path) -> None:
+    def __init__(self, settings: RemoteSettings, home: Path, databases: PluginDatabases) -> None:
         self.settings = settings
-        self.log = CallLog(home / "agents-remote" / "calls.db")
+        self.log = CallLog(databases, home)
         self._clients: dict[str, Any] = {}
 
     def model(self, model_id: str | None) -> RemoteAgentModel:
@@ -305,18 +366,17 @@ class RemoteAgentProvider:
         return found
 
 
-def with_call_outcomes(load: AgentLoad, home: Path) -> AgentLoad:
+def with_call_outcomes(load: AgentLoad, home: Path, databases: PluginDatabases) -> AgentLoad:
     """``load`` with each remote agent's recent call outcomes in its health detail
     (``toolang agents show``). The health's state stays what the card read found now: a
     call that found the agent unreachable is older than that read, and counting it
     again would make the agent pool's heartbeat say the opposite of its pings (the pool
-    counts every call's outcome itself)."""
-    path = home / "agents-remote" / "calls.db"
-    if not path.exists():
-        return load
+    counts every call's outcome itself). The call log is read as it is (read only):
+    none yet, one another version migrates, or an unreachable one leave ``load`` as is."""
+    log = CallLog(databases, home, read_only=True)
     try:
-        log = CallLog(path)
-    except sqlite3.Error:
+        log.db  # noqa: B018 (opened here: a log that cannot be read changes nothing)
+    except (StoreError, sqlite3.Error):
         return load
     health = dict(load.health)
     try:
@@ -335,5 +395,5 @@ def with_call_outcomes(load: AgentLoad, home: Path) -> AgentLoad:
                 detail += f"; last call failed: {last['error']}"
             health[definition.name] = attrs.evolve(current, detail=detail)
     finally:
-        log.db.close()
+        log.close()
     return attrs.evolve(load, health=health)
