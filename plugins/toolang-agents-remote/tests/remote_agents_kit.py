@@ -3,18 +3,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
 
 import uvicorn
-from a2a.helpers.proto_helpers import new_text_message
+from a2a.helpers.proto_helpers import new_task_from_user_message, new_text_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events.event_queue_v2 import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
-from a2a.server.tasks import InMemoryTaskStore
-from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Part
 from starlette.applications import Starlette
 from starlette.middleware.base import BaseHTTPMiddleware
 
@@ -27,6 +28,30 @@ class Echo(AgentExecutor):
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         raise NotImplementedError("echo cannot be canceled")
+
+
+class HeldTask(AgentExecutor):
+    """Answers with a task that works until ``release`` is set, then completes with
+    the message's text; every message it runs is noted in ``received``."""
+
+    def __init__(self, received: list[str], release: threading.Event) -> None:
+        self.received = received
+        self.release = release
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        assert context.message is not None
+        self.received.append(context.get_user_input())
+        task = context.current_task or new_task_from_user_message(context.message)
+        await event_queue.enqueue_event(task)
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+        await updater.start_work()
+        while not self.release.is_set():
+            await asyncio.sleep(0.02)
+        await updater.add_artifact([Part(text=context.get_user_input())])
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise NotImplementedError("a held task is not canceled in these tests")
 
 
 def card(name: str, url: str) -> AgentCard:
@@ -58,16 +83,23 @@ def card(name: str, url: str) -> AgentCard:
 
 
 class A2AServer:
-    """``with A2AServer("name") as server:`` serves an agent card at ``server.url``."""
+    """``with A2AServer("name") as server:`` serves an agent card at ``server.url``.
 
-    def __init__(self, name: str) -> None:
+    ``held=True``: the agent answers each message with a task (:class:`HeldTask`) that
+    completes once ``server.release`` is set; ``server.received`` lists the messages it
+    ran."""
+
+    def __init__(self, name: str, *, held: bool = False) -> None:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         agent_card = card(name, self.url)
+        self.received: list[str] = []
+        self.release = threading.Event()
+        executor = HeldTask(self.received, self.release) if held else Echo()
         handler = DefaultRequestHandler(
-            agent_executor=Echo(), task_store=InMemoryTaskStore(), agent_card=agent_card
+            agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=agent_card
         )
         app = Starlette(
             routes=[*create_agent_card_routes(agent_card), *create_jsonrpc_routes(handler, "/")]

@@ -13,9 +13,9 @@ key (``ModelRequest.key``), and the remote task id is written to the call log (t
 ``calls`` of the plugin's database on the store's backend: ``<home>/plugins/
 agents-remote.db``, or the schema ``<store schema>__agents_remote`` of a PostgreSQL
 store) before waiting. A turn resumed after a crash — on this node or on another one
-sharing the store — finds the task id and follows it with ``GetTask``; a crash between sending and recording
-re-sends the same ``messageId``, which an A2A server treats as the same message. A call
-canceled locally sends ``CancelTask`` to the remote.
+sharing the store — finds the task id and follows it with ``GetTask``; a crash between
+sending and recording re-sends the same ``messageId``, which an A2A server treats as
+the same message. A call canceled locally sends ``CancelTask`` to the remote.
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ def carry_over(db: PluginDatabase, old: Path) -> int:
     except sqlite3.OperationalError:
         return 0
     try:
-        rows = source.execute(f"SELECT {_COLUMNS} FROM calls").fetchall()  # noqa: S608
+        rows = source.execute(f"SELECT {_COLUMNS} FROM calls").fetchall()
     except sqlite3.DatabaseError as exc:
         log.warning("a2a.call_log_not_carried_over", path=str(old), error=str(exc))
         return 0
@@ -148,7 +148,7 @@ def carry_over(db: PluginDatabase, old: Path) -> int:
         source.close()
     with db.transaction():
         db.executemany(
-            f"INSERT INTO calls ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "  # noqa: S608
+            f"INSERT INTO calls ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (key) DO NOTHING",
             rows,
         )
@@ -270,9 +270,11 @@ class RemoteAgentModel:
         caller's trace."""
         from a2a.client import ClientCallContext
         from a2a.helpers.proto_helpers import new_text_message
-        from a2a.types.a2a_pb2 import SendMessageConfiguration, SendMessageRequest
+        from a2a.types.a2a_pb2 import Role, SendMessageConfiguration, SendMessageRequest
 
-        message = new_text_message(text)
+        # The caller's message is the user's (the helper's default role is the agent's,
+        # which a2a-sdk's new_task_from_user_message, used by most agents, refuses).
+        message = new_text_message(text, role=Role.ROLE_USER)
         message.message_id = message_id
         # This call gives up on the task when the remote goes away mid-call (its
         # CancelTask cannot reach a runtime that is down): a toolang server that
