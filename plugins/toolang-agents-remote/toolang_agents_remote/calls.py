@@ -26,9 +26,10 @@ import hashlib
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import attrs
 import structlog
@@ -48,6 +49,8 @@ RESUME_FLAG = "toolang.resume_after_restart"
 
 log = structlog.get_logger("toolang.a2a")
 
+T = TypeVar("T")
+
 _FINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
 
 
@@ -66,6 +69,7 @@ class CallLog:
         self.home = home
         self.read_only = read_only
         self._db: PluginDatabase | None = None
+        self._worker: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
 
     @property
@@ -83,9 +87,23 @@ class CallLog:
                     self._db = db
         return self._db
 
+    async def later(self, method: Callable[..., T], *args: Any) -> T:
+        """``method(*args)`` off the event loop (a server's round trip), in the log's one
+        worker thread: the statements of a call run in the order they were asked for,
+        even when the call is canceled while one waits (its end never runs before the
+        task id it ends)."""
+        with self._lock:
+            if self._worker is None:
+                self._worker = ThreadPoolExecutor(1, thread_name_prefix="a2a-call-log")
+            worker = self._worker
+        return await asyncio.get_running_loop().run_in_executor(worker, method, *args)
+
     def close(self) -> None:
         with self._lock:
             db, self._db = self._db, None
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.shutdown(wait=True)
         if db is not None:
             db.close()
 
@@ -219,12 +237,13 @@ class RemoteAgentModel:
             or hashlib.sha256("\0".join(m.content for m in request.messages).encode()).hexdigest()
         )
         log = self.provider.log
-        earlier = log.find(key)
+        earlier = await log.later(log.find, key)
         message_id = "toolang-" + hashlib.sha256(f"{self.url}\0{key}".encode()).hexdigest()[:32]
         task_id = earlier[1] if earlier else None
         timeout = settings.call_timeout_seconds
         if task_id is None:
-            log.begin(key, self.url, message_id)  # before anything can fail: it is logged
+            # logged before anything can fail
+            await log.later(log.begin, key, self.url, message_id)
         try:
             client = await self.provider.client(self.url)
             if task_id is None:
@@ -232,23 +251,23 @@ class RemoteAgentModel:
                     self._send(client, text, message_id, request.headers), timeout
                 )
                 if not sent.HasField("task"):  # answered at once with a message, no task
-                    log.end(key, "completed")
+                    await log.later(log.end, key, "completed")
                     answer = "\n".join(p.text for p in sent.message.parts if p.text)
                     return ModelResponse(text=answer, model=f"a2a:{self.url}")
                 task_id = sent.task.id
-                log.sent(key, task_id)
+                await log.later(log.sent, key, task_id)
             task = await asyncio.wait_for(self._follow(client, task_id, key), timeout)
         except asyncio.CancelledError:
             if task_id is not None:
-                log.end(key, "canceled", "canceled locally")
+                await log.later(log.end, key, "canceled", "canceled locally")
                 await self._cancel_remote(task_id)
             raise
         except ModelError as exc:
-            log.end(key, "failed", str(exc))
+            await log.later(log.end, key, "failed", str(exc))
             raise
         except Exception as exc:
             reason = redact_text(_describe(exc, self.url, timeout))
-            log.end(key, "failed", reason)
+            await log.later(log.end, key, "failed", reason)
             if task_id is not None:  # the call gave up on the task: nobody waits for it
                 await self._cancel_remote(task_id)
             raise ModelError(reason) from None
@@ -257,9 +276,9 @@ class RemoteAgentModel:
         if state != "TASK_STATE_COMPLETED":
             reason = f"remote task {task.id} ended {state.removeprefix('TASK_STATE_').lower()}"
             reason += f": {answer}" if answer else ""
-            log.end(key, "failed", reason)
+            await log.later(log.end, key, "failed", reason)
             raise ModelError(reason)
-        log.end(key, "completed")
+        await log.later(log.end, key, "completed")
         return ModelResponse(text=answer, model=f"a2a:{self.url}#{task.id}")
 
     async def _send(
@@ -305,7 +324,7 @@ class RemoteAgentModel:
                 return task
             seen = "input-required" if state == "TASK_STATE_INPUT_REQUIRED" else "waiting"
             if seen != noted:  # the call log shows who the call is waiting for
-                self.provider.log.mark(key, seen)
+                await self.provider.log.later(self.provider.log.mark, key, seen)
                 noted = seen
             await asyncio.sleep(delay)
             delay = min(delay * 2, self.provider.settings.poll_seconds)
