@@ -171,3 +171,36 @@ def test_the_per_node_file_of_earlier_versions_is_carried_over_once(place, tmp_p
         assert (call["task_id"], call["state"]) == ("t-9", "completed")
     finally:
         again.close()
+
+
+def test_a_postgres_runtime_keeps_the_call_log_in_the_plugins_schema(
+    toolang_runtime, toolang_pg_config, toolang_pg_schema
+):
+    """The wiring: the runtime's ``plugin_databases`` service reaches the ``a2a`` model
+    provider and the agent source (`toolang agents show` reads the calls there)."""
+    import json
+
+    import toolang_agents_remote
+    import toolang_store_postgres
+    from toolang_core.models.resolve import ModelResolver
+
+    with A2AServer("polyglot") as server:
+        runtime = toolang_runtime(
+            toolang_pg_config
+            + f"\n[plugins.agents-remote]\nendpoints = {json.dumps([server.url])}\n",
+            plugins={
+                "store-postgres": toolang_store_postgres,
+                "agents-remote": toolang_agents_remote,
+            },
+        )
+        model = ModelResolver(runtime).resolve(f"a2a/{server.url}")
+        request = ModelRequest(messages=(Message(role="user", content="hola"),), key=KEY)
+        assert asyncio.run(model.complete(request)).text == "hola"
+        log = model.provider.log
+        try:
+            assert f"{toolang_pg_schema}__agents_remote" in log.db.where
+        finally:
+            log.close()
+        detail = runtime.agents.registry.health["polyglot"].detail
+    assert "last 1 call(s): 1 completed" in detail
+    assert not (runtime.config.home / "plugins" / "agents-remote.db").exists()
