@@ -35,7 +35,7 @@ import attrs
 import structlog
 
 from toolang_agents_remote.schema import MIGRATIONS, NAME
-from toolang_core import AgentLoad, StoreError, redact_text
+from toolang_core import AgentLoad, StoreMissing, describe_exception, redact_text
 from toolang_core.models import ModelError, ModelRequest, ModelResponse
 
 if TYPE_CHECKING:
@@ -392,29 +392,33 @@ def with_call_outcomes(load: AgentLoad, home: Path, databases: PluginDatabases) 
     (``toolang agents show``). The health's state stays what the card read found now: a
     call that found the agent unreachable is older than that read, and counting it
     again would make the agent pool's heartbeat say the opposite of its pings (the pool
-    counts every call's outcome itself). The call log is read as it is (read only):
-    none yet, one another version migrates, or an unreachable one leave ``load`` as is."""
-    log = CallLog(databases, home, read_only=True)
+    counts every call's outcome itself). The call log is read as it is (read only): with
+    none yet, or one that cannot be read (a newer version's, a server that does not
+    answer: logged), ``load`` is returned as is — the outcomes are detail, the agents
+    stay listed."""
+    calls_log = CallLog(databases, home, read_only=True)
     try:
-        log.db  # noqa: B018 (opened here: a log that cannot be read changes nothing)
-    except (StoreError, sqlite3.Error):
+        recent = {d.origin: calls_log.recent(d.origin) for d in load.definitions if d.origin}
+    except StoreMissing:
         return load
-    health = dict(load.health)
-    try:
-        for definition in load.definitions:
-            recent = log.recent(definition.origin)
-            current = health.get(definition.name)
-            if not recent or current is None:
-                continue
-            counts: dict[str, int] = {}
-            for call in recent:
-                counts[str(call["state"])] = counts.get(str(call["state"]), 0) + 1
-            summary = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
-            detail = f"{current.detail}; last {len(recent)} call(s): {summary}"
-            last = recent[0]
-            if last["state"] == "failed":
-                detail += f"; last call failed: {last['error']}"
-            health[definition.name] = attrs.evolve(current, detail=detail)
+    except Exception as exc:
+        log.warning("a2a.call_outcomes_unread", error=redact_text(describe_exception(exc)))
+        return load
     finally:
-        log.close()
+        calls_log.close()
+    health = dict(load.health)
+    for definition in load.definitions:
+        calls = recent.get(definition.origin)
+        current = health.get(definition.name)
+        if not calls or current is None:
+            continue
+        counts: dict[str, int] = {}
+        for call in calls:
+            counts[str(call["state"])] = counts.get(str(call["state"]), 0) + 1
+        summary = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+        detail = f"{current.detail}; last {len(calls)} call(s): {summary}"
+        last = calls[0]
+        if last["state"] == "failed":
+            detail += f"; last call failed: {last['error']}"
+        health[definition.name] = attrs.evolve(current, detail=detail)
     return attrs.evolve(load, health=health)
