@@ -21,9 +21,14 @@ from starlette.middleware.base import BaseHTTPMiddleware
 
 
 class Echo(AgentExecutor):
-    """Answers every message with its own text."""
+    """Answers every message with its own text; every message it ran is noted in
+    ``messages``."""
+
+    def __init__(self, messages: list[str]) -> None:
+        self.messages = messages
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        self.messages.append(context.get_user_input())
         await event_queue.enqueue_event(new_text_message(context.get_user_input()))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -32,15 +37,15 @@ class Echo(AgentExecutor):
 
 class HeldTask(AgentExecutor):
     """Answers with a task that works until ``release`` is set, then completes with
-    the message's text; every message it runs is noted in ``received``."""
+    the message's text; every message it ran is noted in ``messages``."""
 
-    def __init__(self, received: list[str], release: threading.Event) -> None:
-        self.received = received
+    def __init__(self, messages: list[str], release: threading.Event) -> None:
+        self.messages = messages
         self.release = release
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         assert context.message is not None
-        self.received.append(context.get_user_input())
+        self.messages.append(context.get_user_input())
         task = context.current_task or new_task_from_user_message(context.message)
         await event_queue.enqueue_event(task)
         updater = TaskUpdater(event_queue, task.id, task.context_id)
@@ -86,8 +91,8 @@ class A2AServer:
     """``with A2AServer("name") as server:`` serves an agent card at ``server.url``.
 
     ``held=True``: the agent answers each message with a task (:class:`HeldTask`) that
-    completes once ``server.release`` is set; ``server.received`` lists the messages it
-    ran."""
+    completes once ``server.release`` is set. ``server.messages`` lists every message
+    the agent ran, in order."""
 
     def __init__(self, name: str, *, held: bool = False) -> None:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -95,9 +100,10 @@ class A2AServer:
         self.sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         agent_card = card(name, self.url)
-        self.received: list[str] = []
+        self.messages: list[str] = []
+        """Every message the agent ran, in order."""
         self.release = threading.Event()
-        executor = HeldTask(self.received, self.release) if held else Echo()
+        executor = HeldTask(self.messages, self.release) if held else Echo(self.messages)
         handler = DefaultRequestHandler(
             agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=agent_card
         )

@@ -112,7 +112,7 @@ def test_a_call_recorded_by_one_node_is_followed_by_another(place, tmp_path):
                 return found if found is not None and found[1] is not None else None
 
             message_id, task_id = wait_for(recorded, 120, "node A to record the remote task")
-            assert server.received == [TEXT]
+            assert server.messages == [TEXT]
             a.send_signal(signal.SIGKILL)  # node A dies waiting: its turn is resumed on B
             a.wait(30)
             server.release.set()
@@ -127,7 +127,7 @@ def test_a_call_recorded_by_one_node_is_followed_by_another(place, tmp_path):
         node_b.log.close()
     assert answer.text == TEXT
     assert answer.model == f"a2a:{server.url}#{task_id}"  # followed A's task
-    assert server.received == [TEXT]  # the remote agent got the message once
+    assert server.messages == [TEXT]  # the remote agent got the message once
     assert message_id.startswith("toolang-")
     assert (logged["task_id"], logged["state"]) == (task_id, "completed")
 
