@@ -1,0 +1,125 @@
+"""Entries in and out of a memory plugin's table: a batch's entries checked before
+anything is written, a row read back as a :class:`MemoryItem`, and what a forget
+request selects besides its scope."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Final
+
+from toolang_core.memory.kit.failures import Failures
+from toolang_core.memory.types import (
+    MemoryEntry,
+    MemoryForget,
+    MemoryItem,
+    MemoryWriteBatch,
+    Provenance,
+)
+from toolang_core.redaction import redact
+
+ITEM_COLUMNS: Final = (
+    "id, agent_id, thread_id, turn_id, origin, key, kind, meta, created_at, updated_at, owner, "
+    "use_count, last_used_at"
+)
+"""The columns :func:`item` reads, in its order (the text follows them)."""
+KEYS_PER_STATEMENT: Final = 500
+"""Keys of one forget statement (:func:`key_chunks`)."""
+
+Row = tuple[MemoryEntry, str | None]
+"""An entry to write, with its meta as JSON."""
+
+
+def checked(
+    batch: MemoryWriteBatch,
+    n: int,
+    entry: MemoryEntry,
+    *,
+    max_chars: int,
+    failures: Failures,
+    refuse: Callable[[str], str | None] | None = None,
+) -> Row:
+    """Entry ``n`` of ``batch`` with its meta as JSON (secrets masked), refusing what
+    cannot be stored before anything is written: text longer than ``max_chars`` (the
+    plugin's ``max_entry_chars``), what ``refuse`` finds wrong with the text (the
+    database's own limits: it says what, or ``None``), a TTL that is not a positive
+    number, meta that is not JSON. A refusal is recorded in ``failures`` and raised as
+    ``ValueError`` naming the entry, the batch's agent and the rule."""
+    plugin = failures.plugin
+    problem = None
+    if len(entry.text) > max_chars:
+        problem = (
+            f"has {len(entry.text)} characters; the limit is "
+            f"{max_chars} ([plugins.{plugin}] max_entry_chars)"
+        )
+    elif refuse is not None and (refused := refuse(entry.text)) is not None:
+        problem = refused
+    elif entry.ttl_seconds is not None and not (
+        math.isfinite(entry.ttl_seconds) and entry.ttl_seconds > 0
+    ):
+        problem = f"ttl_seconds must be a positive number of seconds, not {entry.ttl_seconds}"
+    meta = None
+    if problem is None and entry.meta:
+        try:
+            meta = json.dumps(redact(dict(entry.meta)), ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            problem = f"meta must be JSON-serialisable ({exc})"
+    if problem is not None:
+        where = f"{plugin}: entry {n + 1} of {len(batch.entries)} for agent {batch.agent_id!r}"
+        message = f"{where}: {problem}; nothing of this batch was stored"
+        failures.record(message)
+        raise ValueError(message)
+    return entry, meta
+
+
+def item(
+    row: Sequence[Any], body: str, score: float, use: tuple[int, float | None] | None = None
+) -> MemoryItem:
+    """A :class:`MemoryItem` from a row of :data:`ITEM_COLUMNS` and its (maybe clipped)
+    text; ``use``, its ``(use_count, last_used_at)`` when not the row's."""
+    row_id, agent, thread, turn, origin, key, kind, meta, created, updated, owner, count, used = row
+    if use is not None:
+        count, used = use
+    return MemoryItem(
+        id=str(row_id),
+        text=body,
+        score=score,
+        key=key,
+        kind=kind,
+        meta=json.loads(meta) if meta else {},
+        use_count=int(count),
+        last_used_at=used,
+        provenance=Provenance(
+            agent_id=agent,
+            thread_id=thread,
+            turn_id=turn,
+            origin=origin,
+            created_at=created,
+            updated_at=updated,
+            owner=owner,
+        ),
+    )
+
+
+def key_chunks(request: MemoryForget) -> Iterator[list[str]]:
+    """The distinct keys ``request`` forgets, :data:`KEYS_PER_STATEMENT` at a time."""
+    keys = list(dict.fromkeys(request.keys))
+    for start in range(0, len(keys), KEYS_PER_STATEMENT):
+        yield keys[start : start + KEYS_PER_STATEMENT]
+
+
+def filter_clauses(request: MemoryForget) -> tuple[list[str], list[Any]]:
+    """The ``WHERE`` clauses (``?`` parameters) and their values of what ``request``'s
+    filter narrows the scope to: its thread, kind and age (none of them: everything)."""
+    where: list[str] = []
+    params: list[Any] = []
+    for clause, value in (
+        ("thread_id = ?", request.thread_id),
+        ("kind = ?", request.kind),
+        ("created_at < ?", request.before),
+    ):
+        if value is not None:
+            where.append(clause)
+            params.append(value)
+    return where, params
