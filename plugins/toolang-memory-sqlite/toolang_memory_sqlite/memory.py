@@ -35,24 +35,37 @@ from toolang_core.memory import (
     MemoryWriteBatch,
     MemoryWriteResult,
 )
-from toolang_memory_sqlite import ranking, search, text, uses, writing
+from toolang_core.memory.kit import (
+    DEGRADED_FOR_SECONDS,
+    ITEM_COLUMNS,
+    PendingUses,
+    Ranked,
+    Row,
+    blend,
+    checked,
+    item,
+    query_terms,
+    usages,
+    with_pending,
+    within_limits,
+)
+from toolang_memory_sqlite import search, uses, writing
 from toolang_memory_sqlite.database import Connections, MemoryClosed, WriteBusy, busy
 from toolang_memory_sqlite.dbthread import DatabaseThread
-from toolang_memory_sqlite.errors import Failures, SQLiteMemoryError
+from toolang_memory_sqlite.errors import SQLiteMemoryError, failures
 from toolang_memory_sqlite.forgetting import forget_filters
 from toolang_memory_sqlite.group import GroupCalls
-from toolang_memory_sqlite.items import ITEM_COLUMNS, LIVE, item, ranked_items
+from toolang_memory_sqlite.items import LIVE, ranked_items
+from toolang_memory_sqlite.ranking import Candidate
 from toolang_memory_sqlite.schema import ENTRIES, FTS
 from toolang_memory_sqlite.settings import NAME, PROVIDER, MemorySQLiteSettings
 
-DEGRADED_FOR_SECONDS: Final = 300.0
-"""``health`` says ``degraded`` while the last failure is at most this old."""
 ALONE_CHARS: Final = 32_768
 """A lone write of more text than this goes to the database thread, not done at once."""
 
 __all__ = ["DEGRADED_FOR_SECONDS", "SQLiteMemory", "SQLiteMemoryError"]
 
-Row = writing.Row
+
 Call = MemoryRecallRequest | tuple[MemoryWriteBatch, list[Row]]
 """What the runtime hands the database thread: a recall, or a batch to write."""
 
@@ -76,7 +89,7 @@ class SQLiteMemory:
         self._db = Connections(
             path, busy_timeout=self.settings.busy_timeout_seconds, synchronous=synchronous
         )
-        self._last_error = Failures(path, clock)
+        self._last_error = failures(path, clock)
         self._guard = self._last_error.guard
         self._thread: DatabaseThread | None = None
         self._thread_lock = threading.Lock()
@@ -85,7 +98,7 @@ class SQLiteMemory:
         )
         self._common = search.CommonWords()
         self._slots: dict[str, int] = {}  # scope key -> slot (search.Scope.of)
-        self._uses = uses.PendingUses()  # written behind (see .uses)
+        self._uses = PendingUses()  # written behind (see .uses)
 
     # -- the contract ---------------------------------------------------------------------
 
@@ -203,9 +216,9 @@ class SQLiteMemory:
     ) -> MemoryRecallResult:
         """:meth:`recall_now` on ``conn`` (default: this thread's connection)."""
         started = time.perf_counter()
-        chosen = text.query_terms(request.query_text, self.settings.max_query_terms)
+        chosen = query_terms(request.query_text, self.settings.max_query_terms)
         diagnostics: dict[str, Any] = {"terms": len(chosen)}
-        ranked: list[ranking.Ranked] = []
+        ranked: list[Ranked[Candidate]] = []
         items: tuple[MemoryItem, ...] = ()
         now = self._clock()
         with self._guard("recall"):
@@ -223,7 +236,7 @@ class SQLiteMemory:
                     limit=self.settings.candidates,
                     common=self._common,
                 )
-                scored = ranking.blend(
+                scored = blend(
                     found.candidates,
                     now=now,
                     weight=self.settings.recency_weight,
@@ -231,7 +244,7 @@ class SQLiteMemory:
                     usages=self._usages(found.candidates, now),
                     use_weight=self.settings.use_weight,
                 )
-                ranked = ranking.within_limits(
+                ranked = within_limits(
                     scored,
                     max_items=request.limits.max_items,
                     max_chars=request.limits.max_chars,
@@ -279,15 +292,13 @@ class SQLiteMemory:
     def _rows(self, batch: MemoryWriteBatch) -> list[Row]:
         """The entries of ``batch`` checked (:func:`.writing.checked`), before anything
         is written; ``ValueError`` for the first that cannot be stored."""
-        limit, failures = self.settings.max_entry_chars, self._last_error
-        return [
-            writing.checked(batch, n, entry, limit, failures)
-            for n, entry in enumerate(batch.entries)
-        ]
+        return [self._checked(batch, n, entry) for n, entry in enumerate(batch.entries)]
 
     def _checked(self, batch: MemoryWriteBatch, n: int, entry: MemoryEntry) -> Row:
         """Entry ``n`` of ``batch`` checked alone (:func:`.writing.checked`)."""
-        return writing.checked(batch, n, entry, self.settings.max_entry_chars, self._last_error)
+        return checked(
+            batch, n, entry, max_chars=self.settings.max_entry_chars, failures=self._last_error
+        )
 
     def _write_group(
         self,
@@ -351,15 +362,7 @@ class SQLiteMemory:
                 [*params, self._clock(), max(0, request.limit)],
             )
             listed = tuple(item(row[:-1], row[-1], 0.0) for row in rows)
-        pending = self._uses.get(int(i.id) for i in listed)
-        return uses.with_uses(
-            listed,
-            {
-                int(i.id): uses.merged((i.use_count, i.last_used_at), pending[int(i.id)])
-                for i in listed
-                if int(i.id) in pending
-            },
-        )
+        return with_pending(listed, self._uses.get(int(i.id) for i in listed))
 
     def health(self) -> MemoryHealth:
         """Entries and size after pruning what expired; ``down`` when the file fails."""
@@ -373,13 +376,10 @@ class SQLiteMemory:
                 entries = conn.execute(f"SELECT count(*) FROM {ENTRIES}").fetchone()[0]
                 size = _size_bytes(conn, self.shared_with_store)
         except (SQLiteMemoryError, MemoryClosed) as exc:
-            return self._health("down", str(exc))
+            return self._last_error.down(PROVIDER, exc)
         where = "in the execution store's file " if self.shared_with_store else ""
-        failed_at = self._last_error.at
-        recent = failed_at is not None and self._clock() - failed_at <= DEGRADED_FOR_SECONDS
-        status = "degraded" if recent else "ok"
-        return self._health(
-            status,
+        return self._last_error.health(
+            PROVIDER,
             f"{entries} entries {where}at {self.path}",
             entries=entries,
             size_bytes=size,
@@ -421,15 +421,13 @@ class SQLiteMemory:
 
     # -- helpers --------------------------------------------------------------------------
 
-    def _usages(
-        self, candidates: Sequence[ranking.Candidate], now: float
-    ) -> dict[int, float] | None:
+    def _usages(self, candidates: Sequence[Candidate], now: float) -> dict[int, float] | None:
         """What the candidates' uses, stored (read with them) and pending, add to their
-        ranking (:func:`.uses.usages`); ``None`` when uses do not count."""
+        ranking (:func:`toolang_core.memory.kit.usages`); ``None`` when uses do not count."""
         if self.settings.use_weight <= 0.0 or not candidates:
             return None
-        return uses.usages(
-            candidates,
+        return usages(
+            ((c[0], c[4], c[5]) for c in candidates),
             self._uses.get(c[0] for c in candidates),
             now=now,
             threshold=self.settings.use_threshold,
@@ -448,16 +446,6 @@ class SQLiteMemory:
         """After a commit that deleted ``count`` entries: a common word may be rare now."""
         if count:
             self._common.clear()
-
-    def _health(self, status: Any, detail: str, **values: Any) -> MemoryHealth:
-        return MemoryHealth(
-            status=status,
-            provider=PROVIDER,
-            detail=detail,
-            last_error=self._last_error.message,
-            last_error_at=self._last_error.at,
-            **values,
-        )
 
 
 def _chars(rows: Sequence[Row]) -> int:
