@@ -21,11 +21,10 @@ diagnostics and ``health`` say why).
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import Any
 
 from toolang_core import PluginDatabase
 from toolang_core.memory import (
@@ -38,17 +37,29 @@ from toolang_core.memory import (
     MemoryRecallResult,
     MemoryWriteBatch,
     MemoryWriteResult,
-    Provenance,
+)
+from toolang_core.memory.kit import (
+    DEGRADED_FOR_SECONDS,
+    ITEM_COLUMNS,
+    PendingUses,
+    Ranked,
+    Row,
+    blend,
+    checked,
+    clip,
+    item,
+    query_terms,
+    usages,
+    with_pending,
+    within_limits,
 )
 from toolang_core.models import EmbeddingModel
-from toolang_memory_postgres import ranking, semantic, statements, text, uses
-from toolang_memory_postgres.errors import Failures, PostgresMemoryError
+from toolang_memory_postgres import semantic, statements, uses
+from toolang_memory_postgres.errors import PostgresMemoryError, failures
+from toolang_memory_postgres.ranking import Candidate
 from toolang_memory_postgres.schema import ENTRIES
 from toolang_memory_postgres.settings import PROVIDER, MemoryPostgresSettings
-from toolang_memory_postgres.statements import ITEM_COLUMNS, LIVE, SCOPE
-
-DEGRADED_FOR_SECONDS: Final = 300.0
-"""``health`` says ``degraded`` while the last failure is at most this old."""
+from toolang_memory_postgres.statements import LIVE, SCOPE
 
 __all__ = ["DEGRADED_FOR_SECONDS", "PostgresMemory", "PostgresMemoryError"]
 
@@ -79,9 +90,9 @@ class PostgresMemory:
         self._clock = clock
         self._db: PluginDatabase | None = None
         self._db_lock = threading.Lock()
-        self._last_error = Failures(clock)
+        self._last_error = failures(clock)
         self._guard = self._last_error.guard
-        self._uses = uses.PendingUses()  # written behind (see .uses)
+        self._uses = PendingUses()  # written behind (see .uses)
 
     # -- the contract ---------------------------------------------------------------------
 
@@ -95,9 +106,9 @@ class PostgresMemory:
         blended with recency (:mod:`.ranking`) and uses (:mod:`.uses`), cut to the
         request's limits; each returned entry counts one use (committed later)."""
         started = time.perf_counter()
-        chosen = text.query_terms(request.query_text, self.settings.max_query_terms)
+        chosen = query_terms(request.query_text, self.settings.max_query_terms)
         diagnostics: dict[str, Any] = {"terms": len(chosen)}
-        ranked: list[ranking.Ranked] = []
+        ranked: list[Ranked[Candidate]] = []
         items: tuple[MemoryItem, ...] = ()
         now = self._clock()
         by_meaning = self._embedder is not None and bool(request.query_text.strip())
@@ -105,7 +116,7 @@ class PostgresMemory:
             with self._guard("recall"):
                 db = self._database()
                 scope = (request.agent_id, request.owner, request.thread_id)
-                found: list[ranking.Candidate] = []
+                found: list[Candidate] = []
                 if chosen:
                     found = statements.candidates(
                         db,
@@ -121,14 +132,15 @@ class PostgresMemory:
                     found = self._by_meaning(
                         db, scope, request.query_text, found=found, now=now, diagnostics=diagnostics
                     )
-                scored = ranking.blend(
+                scored = blend(
                     found,
                     now=now,
                     weight=self.settings.recency_weight,
                     half_life_days=self.settings.recency_half_life_days,
+                    usages=self._usages(db, found, now),
+                    use_weight=self.settings.use_weight,
                 )
-                scored = self._with_uses(db, scored, now)
-                ranked = ranking.within_limits(
+                ranked = within_limits(
                     scored,
                     max_items=request.limits.max_items,
                     max_chars=request.limits.max_chars,
@@ -151,9 +163,9 @@ class PostgresMemory:
         """Store ``batch`` in one transaction: all of it or, on any error, nothing;
         expired entries (up to ``prune_batch``), the pending use counts and, past
         ``max_entries``, the least used entries of the scope are written with it."""
-        limit = self.settings.max_entry_chars
+        limit, refused = self.settings.max_entry_chars, statements.refused
         rows = [
-            statements.checked(batch, n, entry, limit, self._last_error)
+            checked(batch, n, entry, max_chars=limit, failures=self._last_error, refuse=refused)
             for n, entry in enumerate(batch.entries)
         ]
         now = self._clock()
@@ -216,16 +228,8 @@ class PostgresMemory:
                 "ORDER BY updated_at DESC, id DESC LIMIT ?",
                 [*params, max(0, request.limit)],
             )
-            listed = tuple(_item(row[:-1], row[-1], 0.0) for row in rows)
-        pending = self._uses.get(int(i.id) for i in listed)
-        return uses.with_uses(
-            listed,
-            {
-                int(i.id): uses.merged((i.use_count, i.last_used_at), pending[int(i.id)])
-                for i in listed
-                if int(i.id) in pending
-            },
-        )
+            listed = tuple(item(row[:-1], row[-1], 0.0) for row in rows)
+        return with_pending(listed, self._uses.get(int(i.id) for i in listed))
 
     def health(self) -> MemoryHealth:
         """Entries and size after pruning what expired; ``down`` when the server fails."""
@@ -241,11 +245,9 @@ class PostgresMemory:
                     .fetchone()
                 )
         except PostgresMemoryError as exc:
-            return self._health("down", str(exc))
-        failed_at = self._last_error.at
-        recent = failed_at is not None and self._clock() - failed_at <= DEGRADED_FOR_SECONDS
-        return self._health(
-            "degraded" if recent else "ok",
+            return self._last_error.down(PROVIDER, exc)
+        return self._last_error.health(
+            PROVIDER,
             f"{entries} entries at {self._last_error.where}",
             entries=int(entries),
             size_bytes=int(size),
@@ -314,7 +316,7 @@ class PostgresMemory:
         self,
         db: PluginDatabase,
         batch: MemoryWriteBatch,
-        rows: Sequence[statements.Row],
+        rows: Sequence[Row],
         now: float,
     ) -> tuple[semantic.Vectors, list[str], list[tuple[int, str, float]], list[str]] | None:
         """With semantic recall on: where the vectors go, the embeddings of ``rows``'
@@ -342,10 +344,10 @@ class PostgresMemory:
         scope: tuple[str, str | None, str | None],
         query_text: str,
         *,
-        found: list[ranking.Candidate],
+        found: list[Candidate],
         now: float,
         diagnostics: dict[str, Any],
-    ) -> list[ranking.Candidate]:
+    ) -> list[Candidate]:
         """``found`` (full-text candidates) merged with the entries nearest the query in
         meaning (:func:`.semantic.hybrid`); ``found`` alone when the query cannot be
         embedded (diagnostics ``semantic_error``, kept for ``health``)."""
@@ -388,21 +390,19 @@ class PostgresMemory:
         except PostgresMemoryError:
             self._uses.restore(taken)
 
-    def _with_uses(
-        self, db: PluginDatabase, scored: list[tuple[float, ranking.Candidate]], now: float
-    ) -> list[tuple[float, ranking.Candidate]]:
-        """``scored`` re-ranked with the candidates' uses, stored and pending (:mod:`.uses`)."""
-        if self.settings.use_weight <= 0.0 or not scored:
-            return scored
-        ids = [c[0] for _, c in scored]
-        found = uses.stored(db, ids)
-        for id_, use in self._uses.get(ids).items():
-            found[id_] = uses.merged(found.get(id_, (0, None)), use)
-        return uses.boost(
-            scored,
-            found,
+    def _usages(
+        self, db: PluginDatabase, candidates: Sequence[Candidate], now: float
+    ) -> dict[int, float] | None:
+        """What the candidates' uses, stored (one read) and pending, add to their ranking
+        (:func:`toolang_core.memory.kit.usages`); ``None`` when uses do not count."""
+        if self.settings.use_weight <= 0.0 or not candidates:
+            return None
+        ids = [c[0] for c in candidates]
+        stored = uses.stored(db, ids)
+        return usages(
+            ((i, *stored.get(i, (0, None))) for i in ids),
+            self._uses.get(ids),
             now=now,
-            weight=self.settings.use_weight,
             threshold=self.settings.use_threshold,
             saturation=self.settings.use_saturation,
             half_life_days=self.settings.recency_half_life_days,
@@ -411,16 +411,7 @@ class PostgresMemory:
     def _used(self, items: tuple[MemoryItem, ...], now: float) -> tuple[MemoryItem, ...]:
         """Count one use of each recalled item (pending, :mod:`.uses`); the items with
         their uses, this one included."""
-        ids = [int(i.id) for i in items]
-        self._uses.add(ids, now)
-        pending = self._uses.get(ids)
-        return uses.with_uses(
-            items,
-            {
-                int(i.id): uses.merged((i.use_count, i.last_used_at), pending.get(int(i.id)))
-                for i in items
-            },
-        )
+        return with_pending(items, self._uses.add([int(i.id) for i in items], now))
 
     def _cap(self, db: PluginDatabase, batch: MemoryWriteBatch) -> int:
         """Deleted past ``max_entries`` in the scope ``batch`` wrote to (:func:`.uses.cap`)."""
@@ -436,18 +427,10 @@ class PostgresMemory:
     def _lock_timeout_ms(self) -> int:
         return max(1, round(self.settings.lock_timeout_seconds * 1000))
 
-    def _health(self, status: Any, detail: str, **values: Any) -> MemoryHealth:
-        return MemoryHealth(
-            status=status,
-            provider=PROVIDER,
-            detail=detail,
-            last_error=self._last_error.message,
-            last_error_at=self._last_error.at,
-            **values,
-        )
 
-
-def _ranked_items(db: PluginDatabase, ranked: Sequence[ranking.Ranked]) -> tuple[MemoryItem, ...]:
+def _ranked_items(
+    db: PluginDatabase, ranked: Sequence[Ranked[Candidate]]
+) -> tuple[MemoryItem, ...]:
     """The ranked entries as items, in rank order, each cut to its share (one read)."""
     if not ranked:
         return ()
@@ -464,30 +447,6 @@ def _ranked_items(db: PluginDatabase, ranked: Sequence[ranking.Ranked]) -> tuple
         row = rows.get(r.candidate[0])
         if row is None:  # forgotten between the two reads
             continue
-        body = ranking.clip(row[-1][: r.keep_chars + 1], r.keep_chars)
-        items.append(_item(row[:-1], body, round(r.score, 6)))
+        body = clip(row[-1][: r.keep_chars + 1], r.keep_chars)
+        items.append(item(row[:-1], body, round(r.score, 6)))
     return tuple(items)
-
-
-def _item(row: Sequence[Any], body: str, score: float) -> MemoryItem:
-    """A :class:`MemoryItem` from a row of ``ITEM_COLUMNS`` and its (maybe clipped) text."""
-    row_id, agent, thread, turn, origin, key, kind, meta, created, updated, owner, count, used = row
-    return MemoryItem(
-        id=str(row_id),
-        text=body,
-        score=score,
-        key=key,
-        kind=kind,
-        meta=json.loads(meta) if meta else {},
-        use_count=int(count),
-        last_used_at=used,
-        provenance=Provenance(
-            agent_id=agent,
-            thread_id=thread,
-            turn_id=turn,
-            origin=origin,
-            created_at=created,
-            updated_at=updated,
-            owner=owner,
-        ),
-    )

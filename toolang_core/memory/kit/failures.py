@@ -117,6 +117,7 @@ class Guarded:
             failures.record(message)
             raise ValueError(message) from None
         if isinstance(exc, failures.database_errors):
-            message = f"{failures.plugin}: {operation} on {failures.where} failed: {str(exc).strip()}"
+            failed = str(exc).strip()
+            message = f"{failures.plugin}: {operation} on {failures.where} failed: {failed}"
             failures.record(message)
             raise failures.error(message) from exc

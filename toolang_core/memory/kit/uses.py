@@ -101,9 +101,8 @@ def usages(
     scale = math.log2(2 + top - threshold)
     ever = False
     worth: dict[int, float] = {}
-    for id_, count, last in stored:
-        if count <= 0:
-            last = None
+    for id_, stored_count, stored_last in stored:
+        count, last = stored_count, stored_last if stored_count > 0 else None
         waiting = pending.get(id_)
         if waiting is not None:
             count, last = merged((count, last), waiting)
