@@ -37,21 +37,7 @@ from toolang_core.memory import (
     MemoryRecallResult,
     MemoryWriteBatch,
     MemoryWriteResult,
-)
-from toolang_core.memory.kit import (
-    DEGRADED_FOR_SECONDS,
-    ITEM_COLUMNS,
-    PendingUses,
-    Ranked,
-    Row,
-    blend,
-    checked,
-    clip,
-    item,
-    query_terms,
-    usages,
-    with_pending,
-    within_limits,
+    kit,
 )
 from toolang_core.models import EmbeddingModel
 from toolang_memory_postgres import semantic, statements, uses
@@ -61,7 +47,7 @@ from toolang_memory_postgres.schema import ENTRIES
 from toolang_memory_postgres.settings import PROVIDER, MemoryPostgresSettings
 from toolang_memory_postgres.statements import LIVE, SCOPE
 
-__all__ = ["DEGRADED_FOR_SECONDS", "PostgresMemory", "PostgresMemoryError"]
+__all__ = ["PostgresMemory", "PostgresMemoryError"]
 
 
 class PostgresMemory:
@@ -92,7 +78,7 @@ class PostgresMemory:
         self._db_lock = threading.Lock()
         self._last_error = failures(clock)
         self._guard = self._last_error.guard
-        self._uses = PendingUses()  # written behind (see .uses)
+        self._uses = kit.PendingUses()  # written behind (see .uses)
 
     # -- the contract ---------------------------------------------------------------------
 
@@ -106,9 +92,9 @@ class PostgresMemory:
         blended with recency (:mod:`.ranking`) and uses (:mod:`.uses`), cut to the
         request's limits; each returned entry counts one use (committed later)."""
         started = time.perf_counter()
-        chosen = query_terms(request.query_text, self.settings.max_query_terms)
+        chosen = kit.query_terms(request.query_text, self.settings.max_query_terms)
         diagnostics: dict[str, Any] = {"terms": len(chosen)}
-        ranked: list[Ranked[Candidate]] = []
+        ranked: list[kit.Ranked[Candidate]] = []
         items: tuple[MemoryItem, ...] = ()
         now = self._clock()
         by_meaning = self._embedder is not None and bool(request.query_text.strip())
@@ -132,7 +118,7 @@ class PostgresMemory:
                     found = self._by_meaning(
                         db, scope, request.query_text, found=found, now=now, diagnostics=diagnostics
                     )
-                scored = blend(
+                scored = kit.blend(
                     found,
                     now=now,
                     weight=self.settings.recency_weight,
@@ -140,7 +126,7 @@ class PostgresMemory:
                     usages=self._usages(db, found, now),
                     use_weight=self.settings.use_weight,
                 )
-                ranked = within_limits(
+                ranked = kit.within_limits(
                     scored,
                     max_items=request.limits.max_items,
                     max_chars=request.limits.max_chars,
@@ -165,7 +151,7 @@ class PostgresMemory:
         ``max_entries``, the least used entries of the scope are written with it."""
         limit, refused = self.settings.max_entry_chars, statements.refused
         rows = [
-            checked(batch, n, entry, max_chars=limit, failures=self._last_error, refuse=refused)
+            kit.checked(batch, n, entry, max_chars=limit, failures=self._last_error, refuse=refused)
             for n, entry in enumerate(batch.entries)
         ]
         now = self._clock()
@@ -217,58 +203,44 @@ class PostgresMemory:
 
     def list_entries(self, request: MemoryListRequest) -> tuple[MemoryItem, ...]:
         """The agent's live entries (of one thread, when given), newest write first."""
-        where = f"{SCOPE} AND {LIVE}"
-        params: list[Any] = [request.agent_id, request.owner, request.owner, self._clock()]
-        if request.thread_id is not None:
-            where += " AND thread_id = ?"
-            params.append(request.thread_id)
+        sql, params = kit.list_statement(
+            request,
+            table=ENTRIES,
+            scope=SCOPE,
+            scope_params=[request.agent_id, request.owner, request.owner],
+            live=LIVE,
+            now=self._clock(),
+        )
         with self._guard("list_entries"):
-            rows = self._database().execute(
-                f"SELECT {ITEM_COLUMNS}, text FROM {ENTRIES} WHERE {where} "
-                "ORDER BY updated_at DESC, id DESC LIMIT ?",
-                [*params, max(0, request.limit)],
-            )
-            listed = tuple(item(row[:-1], row[-1], 0.0) for row in rows)
-        return with_pending(listed, self._uses.get(int(i.id) for i in listed))
+            return kit.listed(self._database().execute(sql, params), self._uses)
 
     def health(self) -> MemoryHealth:
-        """Entries and size after pruning what expired; ``down`` when the server fails."""
-        try:
-            try:
-                pruned = self.prune()
-            except PostgresMemoryError:  # e.g. a lock held elsewhere: kept as the last error
-                pruned = 0
-            with self._guard("health"):
-                entries, size = (
-                    self._database()
-                    .execute(f"SELECT count(*), pg_total_relation_size('{ENTRIES}') FROM {ENTRIES}")
-                    .fetchone()
-                )
-        except PostgresMemoryError as exc:
-            return self._last_error.down(PROVIDER, exc)
-        return self._last_error.health(
-            PROVIDER,
-            f"{entries} entries at {self._last_error.where}",
-            entries=int(entries),
-            size_bytes=int(size),
-            meta={"pruned_expired": pruned},
+        """Entries and size after pruning what expired (a prune that fails, e.g. for a
+        lock held elsewhere, is kept as the last error); ``down`` when the server fails."""
+        return kit.health_after_pruning(
+            self._last_error, PROVIDER, prune=self.prune, measure=self._measure
         )
+
+    def _measure(self) -> tuple[str, int, int | None]:
+        """What ``health`` says: where the entries are, how many, their size in bytes."""
+        entries, size = (
+            self._database()
+            .execute(f"SELECT count(*), pg_total_relation_size('{ENTRIES}') FROM {ENTRIES}")
+            .fetchone()
+        )
+        return f"{entries} entries at {self._last_error.where}", int(entries), int(size)
 
     def prune(self) -> int:
         """Delete every expired entry (in batches of ``prune_batch``); return how many."""
         total = 0
         while True:
-            taken = self._uses.take()  # written here too, so health() commits them
-            try:
-                with self._guard("prune"):
-                    db = self._database()
-                    with db.transaction():
-                        self._wait_at_most(db)
-                        uses.flush(db, taken)
-                        removed = statements.prune(db, self._clock(), self.settings.prune_batch)
-            except BaseException:
-                self._uses.restore(taken)
-                raise
+            # the pending uses written here too, so health() commits them
+            with self._uses.taken() as taken, self._guard("prune"):
+                db = self._database()
+                with db.transaction():
+                    self._wait_at_most(db)
+                    uses.flush(db, taken)
+                    removed = statements.prune(db, self._clock(), self.settings.prune_batch)
             total += removed
             if removed < self.settings.prune_batch:
                 return total
@@ -316,7 +288,7 @@ class PostgresMemory:
         self,
         db: PluginDatabase,
         batch: MemoryWriteBatch,
-        rows: Sequence[Row],
+        rows: Sequence[kit.Row],
         now: float,
     ) -> tuple[semantic.Vectors, list[str], list[tuple[int, str, float]], list[str]] | None:
         """With semantic recall on: where the vectors go, the embeddings of ``rows``'
@@ -399,7 +371,7 @@ class PostgresMemory:
             return None
         ids = [c[0] for c in candidates]
         stored = uses.stored(db, ids)
-        return usages(
+        return kit.usages(
             ((i, *stored.get(i, (0, None))) for i in ids),
             self._uses.get(ids),
             now=now,
@@ -411,7 +383,7 @@ class PostgresMemory:
     def _used(self, items: tuple[MemoryItem, ...], now: float) -> tuple[MemoryItem, ...]:
         """Count one use of each recalled item (pending, :mod:`.uses`); the items with
         their uses, this one included."""
-        return with_pending(items, self._uses.add([int(i.id) for i in items], now))
+        return kit.with_pending(items, self._uses.add([int(i.id) for i in items], now))
 
     def _cap(self, db: PluginDatabase, batch: MemoryWriteBatch) -> int:
         """Deleted past ``max_entries`` in the scope ``batch`` wrote to (:func:`.uses.cap`)."""
@@ -429,7 +401,7 @@ class PostgresMemory:
 
 
 def _ranked_items(
-    db: PluginDatabase, ranked: Sequence[Ranked[Candidate]]
+    db: PluginDatabase, ranked: Sequence[kit.Ranked[Candidate]]
 ) -> tuple[MemoryItem, ...]:
     """The ranked entries as items, in rank order, each cut to its share (one read)."""
     if not ranked:
@@ -438,7 +410,7 @@ def _ranked_items(
     rows = {
         row[0]: row
         for row in db.execute(
-            f"SELECT {ITEM_COLUMNS}, substr(text, 1, ?) FROM {ENTRIES} WHERE id = ANY(?)",
+            f"SELECT {kit.ITEM_COLUMNS}, substr(text, 1, ?) FROM {ENTRIES} WHERE id = ANY(?)",
             [longest, [r.candidate[0] for r in ranked]],
         )
     }
@@ -447,6 +419,6 @@ def _ranked_items(
         row = rows.get(r.candidate[0])
         if row is None:  # forgotten between the two reads
             continue
-        body = clip(row[-1][: r.keep_chars + 1], r.keep_chars)
-        items.append(item(row[:-1], body, round(r.score, 6)))
+        body = kit.clip(row[-1][: r.keep_chars + 1], r.keep_chars)
+        items.append(kit.item(row[:-1], body, round(r.score, 6)))
     return tuple(items)

@@ -34,20 +34,7 @@ from toolang_core.memory import (
     MemoryRecallResult,
     MemoryWriteBatch,
     MemoryWriteResult,
-)
-from toolang_core.memory.kit import (
-    DEGRADED_FOR_SECONDS,
-    ITEM_COLUMNS,
-    PendingUses,
-    Ranked,
-    Row,
-    blend,
-    checked,
-    item,
-    query_terms,
-    usages,
-    with_pending,
-    within_limits,
+    kit,
 )
 from toolang_memory_sqlite import search, uses, writing
 from toolang_memory_sqlite.database import Connections, MemoryClosed, WriteBusy, busy
@@ -63,10 +50,10 @@ from toolang_memory_sqlite.settings import NAME, PROVIDER, MemorySQLiteSettings
 ALONE_CHARS: Final = 32_768
 """A lone write of more text than this goes to the database thread, not done at once."""
 
-__all__ = ["DEGRADED_FOR_SECONDS", "SQLiteMemory", "SQLiteMemoryError"]
+__all__ = ["SQLiteMemory", "SQLiteMemoryError"]
 
 
-Call = MemoryRecallRequest | tuple[MemoryWriteBatch, list[Row]]
+Call = MemoryRecallRequest | tuple[MemoryWriteBatch, list[kit.Row]]
 """What the runtime hands the database thread: a recall, or a batch to write."""
 
 
@@ -98,7 +85,7 @@ class SQLiteMemory:
         )
         self._common = search.CommonWords()
         self._slots: dict[str, int] = {}  # scope key -> slot (search.Scope.of)
-        self._uses = PendingUses()  # written behind (see .uses)
+        self._uses = kit.PendingUses()  # written behind (see .uses)
 
     # -- the contract ---------------------------------------------------------------------
 
@@ -216,9 +203,9 @@ class SQLiteMemory:
     ) -> MemoryRecallResult:
         """:meth:`recall_now` on ``conn`` (default: this thread's connection)."""
         started = time.perf_counter()
-        chosen = query_terms(request.query_text, self.settings.max_query_terms)
+        chosen = kit.query_terms(request.query_text, self.settings.max_query_terms)
         diagnostics: dict[str, Any] = {"terms": len(chosen)}
-        ranked: list[Ranked[Candidate]] = []
+        ranked: list[kit.Ranked[Candidate]] = []
         items: tuple[MemoryItem, ...] = ()
         now = self._clock()
         with self._guard("recall"):
@@ -236,7 +223,7 @@ class SQLiteMemory:
                     limit=self.settings.candidates,
                     common=self._common,
                 )
-                scored = blend(
+                scored = kit.blend(
                     found.candidates,
                     now=now,
                     weight=self.settings.recency_weight,
@@ -244,7 +231,7 @@ class SQLiteMemory:
                     usages=self._usages(found.candidates, now),
                     use_weight=self.settings.use_weight,
                 )
-                ranked = within_limits(
+                ranked = kit.within_limits(
                     scored,
                     max_items=request.limits.max_items,
                     max_chars=request.limits.max_chars,
@@ -289,20 +276,20 @@ class SQLiteMemory:
         self._deleted(pruned)
         return writing.written(rows, pruned)
 
-    def _rows(self, batch: MemoryWriteBatch) -> list[Row]:
-        """The entries of ``batch`` checked (:func:`.writing.checked`), before anything
-        is written; ``ValueError`` for the first that cannot be stored."""
+    def _rows(self, batch: MemoryWriteBatch) -> list[kit.Row]:
+        """The entries of ``batch`` checked (:func:`toolang_core.memory.kit.checked`),
+        before anything is written; ``ValueError`` for the first that cannot be stored."""
         return [self._checked(batch, n, entry) for n, entry in enumerate(batch.entries)]
 
-    def _checked(self, batch: MemoryWriteBatch, n: int, entry: MemoryEntry) -> Row:
-        """Entry ``n`` of ``batch`` checked alone (:func:`.writing.checked`)."""
-        return checked(
+    def _checked(self, batch: MemoryWriteBatch, n: int, entry: MemoryEntry) -> kit.Row:
+        """Entry ``n`` of ``batch`` checked alone (:func:`toolang_core.memory.kit.checked`)."""
+        return kit.checked(
             batch, n, entry, max_chars=self.settings.max_entry_chars, failures=self._last_error
         )
 
     def _write_group(
         self,
-        group: Sequence[tuple[MemoryWriteBatch, list[Row]]],
+        group: Sequence[tuple[MemoryWriteBatch, list[kit.Row]]],
         conn: sqlite3.Connection | None = None,
         *,
         wait: bool = True,
@@ -351,53 +338,44 @@ class SQLiteMemory:
 
     def list_entries(self, request: MemoryListRequest) -> tuple[MemoryItem, ...]:
         """The agent's live entries (of one thread, when given), newest write first."""
-        where, params = "agent_id = ? AND owner IS ?", [request.agent_id, request.owner]
-        if request.thread_id is not None:
-            where += " AND thread_id = ?"
-            params.append(request.thread_id)
+        sql, params = kit.list_statement(
+            request,
+            table=ENTRIES,
+            scope="agent_id = ? AND owner IS ?",
+            scope_params=[request.agent_id, request.owner],
+            live=LIVE,
+            now=self._clock(),
+        )
         with self._guard("list_entries"):
-            rows = self._db.get().execute(
-                f"SELECT {ITEM_COLUMNS}, text FROM {ENTRIES} WHERE {where} AND {LIVE} "
-                "ORDER BY updated_at DESC, id DESC LIMIT ?",
-                [*params, self._clock(), max(0, request.limit)],
-            )
-            listed = tuple(item(row[:-1], row[-1], 0.0) for row in rows)
-        return with_pending(listed, self._uses.get(int(i.id) for i in listed))
+            return kit.listed(self._db.get().execute(sql, params), self._uses)
 
     def health(self) -> MemoryHealth:
-        """Entries and size after pruning what expired; ``down`` when the file fails."""
-        try:
-            try:
-                pruned = self.prune()
-            except SQLiteMemoryError:  # e.g. a long write elsewhere: kept as the last error
-                pruned = 0
-            with self._guard("health"):
-                conn = self._db.get()
-                entries = conn.execute(f"SELECT count(*) FROM {ENTRIES}").fetchone()[0]
-                size = _size_bytes(conn, self.shared_with_store)
-        except (SQLiteMemoryError, MemoryClosed) as exc:
-            return self._last_error.down(PROVIDER, exc)
-        where = "in the execution store's file " if self.shared_with_store else ""
-        return self._last_error.health(
+        """Entries and size after pruning what expired (a prune that fails, e.g. for a
+        long write elsewhere, is kept as the last error); ``down`` when the file fails."""
+        return kit.health_after_pruning(
+            self._last_error,
             PROVIDER,
-            f"{entries} entries {where}at {self.path}",
-            entries=entries,
-            size_bytes=size,
-            meta={"pruned_expired": pruned},
+            prune=self.prune,
+            measure=self._measure,
+            closed=(MemoryClosed,),
         )
+
+    def _measure(self) -> tuple[str, int, int | None]:
+        """What ``health`` says: where the entries are, how many, their size in bytes."""
+        conn = self._db.get()
+        entries = int(conn.execute(f"SELECT count(*) FROM {ENTRIES}").fetchone()[0])
+        where = "in the execution store's file " if self.shared_with_store else ""
+        detail = f"{entries} entries {where}at {self.path}"
+        return detail, entries, _size_bytes(conn, self.shared_with_store)
 
     def prune(self) -> int:
         """Delete every expired entry (in batches of ``prune_batch``); return how many."""
         total = 0
         while True:
-            taken = self._uses.take()  # written here too, so health() commits them
-            try:
-                with self._guard("prune"), self._db.write() as conn:
-                    uses.flush(conn, taken)
-                    removed = writing.prune(conn, self._clock(), self.settings.prune_batch)
-            except BaseException:
-                self._uses.restore(taken)
-                raise
+            # the pending uses written here too, so health() commits them
+            with self._uses.taken() as taken, self._guard("prune"), self._db.write() as conn:
+                uses.flush(conn, taken)
+                removed = writing.prune(conn, self._clock(), self.settings.prune_batch)
             self._deleted(removed)
             total += removed
             if removed < self.settings.prune_batch:
@@ -426,7 +404,7 @@ class SQLiteMemory:
         ranking (:func:`toolang_core.memory.kit.usages`); ``None`` when uses do not count."""
         if self.settings.use_weight <= 0.0 or not candidates:
             return None
-        return usages(
+        return kit.usages(
             ((c[0], c[4], c[5]) for c in candidates),
             self._uses.get(c[0] for c in candidates),
             now=now,
@@ -448,7 +426,7 @@ class SQLiteMemory:
             self._common.clear()
 
 
-def _chars(rows: Sequence[Row]) -> int:
+def _chars(rows: Sequence[kit.Row]) -> int:
     """The text of a batch's checked rows, in characters."""
     return sum(len(entry.text) for entry, _ in rows)
 

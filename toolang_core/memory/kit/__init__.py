@@ -13,14 +13,16 @@ its query syntax stay the plugin's own:
   cut into characters, symbols spelled as words, NFKC-folded;
 - **ranking** — full-text relevance blended with recency and uses (:func:`blend`), then
   the request's limits (:func:`within_limits`, :class:`Ranked`, :func:`clip`);
-- **uses** — uses counted in memory and written behind (:class:`PendingUses`), what they
-  are worth in ranking (:func:`usages`) and items carrying them (:func:`with_uses`,
-  :func:`with_pending`, :func:`merged`);
+- **uses** — uses counted in memory and written behind (:class:`PendingUses`, its
+  ``taken``), what they are worth in ranking (:func:`usages`) and items carrying them
+  (:func:`listed`, :func:`with_uses`, :func:`with_pending`, :func:`merged`);
 - **failures** — database errors turned into the plugin's own, remembered for health
-  (:class:`Failures`, its ``guard``, ``health`` and ``down``);
+  (:class:`Failures`, its ``guard``, ``health`` and ``down``;
+  :func:`health_after_pruning`, a plugin's whole ``health``);
 - **entries** — a batch's entries checked before anything is written (:func:`checked`),
-  rows read back as items (:func:`item`, :data:`ITEM_COLUMNS`) and a forget request's
-  filter (:func:`filter_clauses`, :func:`key_chunks`).
+  rows read back as items (:func:`item`, :data:`ITEM_COLUMNS`), a listing's ``SELECT``
+  (:func:`list_statement`) and a forget request's filter (:func:`filter_clauses`,
+  :func:`key_chunks`).
 
 These names follow the plugins' needs and may change more often than the contract.
 """
@@ -33,8 +35,15 @@ from toolang_core.memory.kit.entries import (
     filter_clauses,
     item,
     key_chunks,
+    list_statement,
 )
-from toolang_core.memory.kit.failures import DEGRADED_FOR_SECONDS, Failures, Guard, Guarded
+from toolang_core.memory.kit.failures import (
+    DEGRADED_FOR_SECONDS,
+    Failures,
+    Guard,
+    Guarded,
+    health_after_pruning,
+)
 from toolang_core.memory.kit.ranking import (
     DAY,
     ELLIPSIS,
@@ -57,6 +66,7 @@ from toolang_core.memory.kit.text import (
 from toolang_core.memory.kit.uses import (
     PendingUses,
     Use,
+    listed,
     merged,
     usages,
     with_pending,
@@ -86,8 +96,11 @@ __all__ = [
     "checked",
     "clip",
     "filter_clauses",
+    "health_after_pruning",
     "item",
     "key_chunks",
+    "list_statement",
+    "listed",
     "merged",
     "query_terms",
     "spelled_out",

@@ -14,6 +14,7 @@ from toolang_core.memory.types import (
     MemoryEntry,
     MemoryForget,
     MemoryItem,
+    MemoryListRequest,
     MemoryWriteBatch,
     Provenance,
 )
@@ -100,6 +101,31 @@ def item(
             owner=owner,
         ),
     )
+
+
+def list_statement(
+    request: MemoryListRequest,
+    *,
+    table: str,
+    scope: str,
+    scope_params: Sequence[Any],
+    live: str,
+    now: float,
+) -> tuple[str, list[Any]]:
+    """The ``SELECT`` (``?`` parameters) and its values listing ``request``'s entries of
+    ``table``, newest write first, at most ``request.limit``: :data:`ITEM_COLUMNS` and
+    the text (:func:`~toolang_core.memory.kit.listed` makes them items), within the
+    plugin's ``scope`` clause (the request's agent and owner, ``scope_params``) and its
+    ``live`` clause (one parameter: ``now``), narrowed to the request's thread when given."""
+    where, params = f"{scope} AND {live}", [*scope_params, now]
+    if request.thread_id is not None:
+        where += " AND thread_id = ?"
+        params.append(request.thread_id)
+    sql = (
+        f"SELECT {ITEM_COLUMNS}, text FROM {table} WHERE {where} "
+        "ORDER BY updated_at DESC, id DESC LIMIT ?"
+    )
+    return sql, [*params, max(0, request.limit)]
 
 
 def key_chunks(request: MemoryForget) -> Iterator[list[str]]:

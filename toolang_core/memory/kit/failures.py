@@ -83,6 +83,33 @@ class Failures:
         )
 
 
+def health_after_pruning(
+    failures: Failures,
+    provider: str,
+    *,
+    prune: Callable[[], int],
+    measure: Callable[[], tuple[str, int, int | None]],
+    closed: tuple[type[BaseException], ...] = (),
+) -> MemoryHealth:
+    """A memory plugin's ``health``: ``prune()`` what expired (its failure, e.g. a lock
+    held elsewhere, is kept as the last error and counts 0), then ``measure()`` — the
+    detail, entries and size in bytes — in ``failures.guard("health")``: ``down`` when
+    that fails with the plugin's error (or one of ``closed``), else ``ok`` or
+    ``degraded`` (:meth:`Failures.health`) with ``meta`` ``{"pruned_expired": n}``."""
+    try:
+        try:
+            pruned = prune()
+        except failures.error:
+            pruned = 0
+        with failures.guard("health"):
+            detail, entries, size = measure()
+    except (failures.error, *closed) as exc:
+        return failures.down(provider, exc)
+    return failures.health(
+        provider, detail, entries=entries, size_bytes=size, meta={"pruned_expired": pruned}
+    )
+
+
 class Guarded:
     """:meth:`Failures.guard` for one operation: a plain context manager (a recall and a
     write each enter a few; a generator-based one costs several times as much)."""

@@ -23,10 +23,13 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
 
 import attrs
 
+from toolang_core.memory.kit.entries import item
 from toolang_core.memory.kit.ranking import DAY
 from toolang_core.memory.types import MemoryItem
 
@@ -71,6 +74,18 @@ class PendingUses:
             for id_, (count, at) in taken.items():
                 newer, last = self._uses.get(id_, (0, at))
                 self._uses[id_] = (count + newer, max(at, last))
+
+    @contextmanager
+    def taken(self) -> Iterator[dict[int, tuple[int, float]]]:
+        """``with pending.taken() as taken: …`` around the transaction that writes them:
+        every pending use (:meth:`take`), put back (:meth:`restore`) when the block
+        raises."""
+        taken = self.take()
+        try:
+            yield taken
+        except BaseException:
+            self.restore(taken)
+            raise
 
 
 def merged(stored_use: Use, pending: tuple[int, float] | None) -> Use:
@@ -126,6 +141,13 @@ def with_uses(items: Sequence[MemoryItem], uses: Mapping[int, Use]) -> tuple[Mem
         else item
         for item in items
     )
+
+
+def listed(rows: Iterable[Sequence[Any]], pending: PendingUses) -> tuple[MemoryItem, ...]:
+    """Rows of :data:`~toolang_core.memory.kit.ITEM_COLUMNS` and the text (a listing's)
+    as items, carrying their stored uses with the ``pending`` ones added."""
+    items = tuple(item(row[:-1], row[-1], 0.0) for row in rows)
+    return with_pending(items, pending.get(int(i.id) for i in items))
 
 
 def with_pending(
