@@ -19,6 +19,9 @@ its query syntax stay the plugin's own:
 - **failures** — database errors turned into the plugin's own, remembered for health
   (:class:`Failures`, its ``guard``, ``health`` and ``down``;
   :func:`health_after_pruning`, a plugin's whole ``health``);
+- **settings** — the keys every built-in memory plugin has (:class:`RankingSettings`,
+  for a plugin's settings class to subclass) and validators naming the key
+  (:func:`at_least`, :func:`fraction`);
 - **entries** — a batch's entries checked before anything is written (:func:`checked`),
   rows read back as items (:func:`item`, :data:`ITEM_COLUMNS`), a listing's ``SELECT``
   (:func:`list_statement`) and a forget request's filter (:func:`filter_clauses`,
@@ -54,6 +57,7 @@ from toolang_core.memory.kit.ranking import (
     clip,
     within_limits,
 )
+from toolang_core.memory.kit.settings import RankingSettings, at_least, fraction
 from toolang_core.memory.kit.text import (
     IGNORED,
     SEGMENTED_RANGES,
@@ -89,13 +93,16 @@ __all__ = [
     "Guarded",
     "PendingUses",
     "Ranked",
+    "RankingSettings",
     "Row",
     "Term",
     "Use",
+    "at_least",
     "blend",
     "checked",
     "clip",
     "filter_clauses",
+    "fraction",
     "health_after_pruning",
     "item",
     "key_chunks",
