@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from toolang_core import PluginDatabase
@@ -91,9 +91,8 @@ class PostgresMemory:
         ``ranked_matches`` matches ranked (``relevance``), the best ``candidates``
         blended with recency (:mod:`.ranking`) and uses (:mod:`.uses`), cut to the
         request's limits; each returned entry counts one use (committed later)."""
-        started = time.perf_counter()
-        chosen = kit.query_terms(request.query_text, self.settings.max_query_terms)
-        diagnostics: dict[str, Any] = {"terms": len(chosen)}
+        recalling = kit.Recalling.of(request, self.settings.max_query_terms)
+        chosen, diagnostics = recalling.terms, recalling.diagnostics
         ranked: list[kit.Ranked[Candidate]] = []
         items: tuple[MemoryItem, ...] = ()
         now = self._clock()
@@ -118,28 +117,14 @@ class PostgresMemory:
                     found = self._by_meaning(
                         db, scope, request.query_text, found=found, now=now, diagnostics=diagnostics
                     )
-                scored = kit.blend(
-                    found,
-                    now=now,
-                    weight=self.settings.recency_weight,
-                    half_life_days=self.settings.recency_half_life_days,
-                    usages=self._usages(db, found, now),
-                    use_weight=self.settings.use_weight,
-                )
-                ranked = kit.within_limits(
-                    scored,
-                    max_items=request.limits.max_items,
-                    max_chars=request.limits.max_chars,
-                )
-                items = self._used(_ranked_items(db, ranked), now)
+                usages = self._usages(db, found, now)
+                ranked = kit.rank(found, request.limits, self.settings, now=now, usages=usages)
+                # one use of each item counted (pending), carried by the items
+                counted = self._uses.add([r.candidate[0] for r in ranked], now)
+                items = _ranked_items(db, ranked, counted)
                 diagnostics["candidates"] = len(found)
             self._flush_if_full()
-        diagnostics.update(
-            returned=len(items),
-            clipped=sum(r.clipped for r in ranked),
-            ms=round((time.perf_counter() - started) * 1000, 3),
-        )
-        return MemoryRecallResult(items=items, provider=PROVIDER, diagnostics=diagnostics)
+        return recalling.result(PROVIDER, items, ranked)
 
     async def remember(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
         """:meth:`remember_now` in a worker thread: returns once ``batch`` is committed."""
@@ -380,11 +365,6 @@ class PostgresMemory:
             half_life_days=self.settings.recency_half_life_days,
         )
 
-    def _used(self, items: tuple[MemoryItem, ...], now: float) -> tuple[MemoryItem, ...]:
-        """Count one use of each recalled item (pending, :mod:`.uses`); the items with
-        their uses, this one included."""
-        return kit.with_pending(items, self._uses.add([int(i.id) for i in items], now))
-
     def _cap(self, db: PluginDatabase, batch: MemoryWriteBatch) -> int:
         """Deleted past ``max_entries`` in the scope ``batch`` wrote to (:func:`.uses.cap`)."""
         limit = self.settings.max_entries
@@ -401,24 +381,19 @@ class PostgresMemory:
 
 
 def _ranked_items(
-    db: PluginDatabase, ranked: Sequence[kit.Ranked[Candidate]]
+    db: PluginDatabase,
+    ranked: Sequence[kit.Ranked[Candidate]],
+    counted: Mapping[int, tuple[int, float]],
 ) -> tuple[MemoryItem, ...]:
-    """The ranked entries as items, in rank order, each cut to its share (one read)."""
+    """The ranked entries as items (:func:`toolang_core.memory.kit.ranked_items`), in
+    one read; each carries its uses, the ``counted`` ones (pending) added."""
     if not ranked:
         return ()
-    longest = max(r.keep_chars for r in ranked) + 1  # one more: clip() sees the cut
     rows = {
         row[0]: row
         for row in db.execute(
             f"SELECT {kit.ITEM_COLUMNS}, substr(text, 1, ?) FROM {ENTRIES} WHERE id = ANY(?)",
-            [longest, [r.candidate[0] for r in ranked]],
+            [kit.read_chars(ranked), [r.candidate[0] for r in ranked]],
         )
     }
-    items = []
-    for r in ranked:
-        row = rows.get(r.candidate[0])
-        if row is None:  # forgotten between the two reads
-            continue
-        body = kit.clip(row[-1][: r.keep_chars + 1], r.keep_chars)
-        items.append(kit.item(row[:-1], body, round(r.score, 6)))
-    return tuple(items)
+    return kit.ranked_items(ranked, rows, counted)

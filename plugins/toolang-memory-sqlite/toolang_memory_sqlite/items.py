@@ -9,7 +9,13 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from toolang_core.memory import MemoryItem
-from toolang_core.memory.kit import ITEM_COLUMNS, Ranked, clip, item, merged
+from toolang_core.memory.kit import (
+    ITEM_COLUMNS,
+    Ranked,
+    item,
+    ranked_items as kit_ranked_items,
+    read_chars,
+)
 from toolang_memory_sqlite.ranking import Candidate
 from toolang_memory_sqlite.schema import ENTRIES
 
@@ -23,23 +29,16 @@ def ranked_items(
     ranked: Sequence[Ranked[Candidate]],
     pending: Mapping[int, tuple[int, float]],
 ) -> tuple[MemoryItem, ...]:
-    """The ranked entries as items, in rank order, each cut to its share (one read),
-    carrying their stored uses with the ``pending`` ones added."""
+    """The ranked entries as items (:func:`toolang_core.memory.kit.ranked_items`), in
+    one read; each carries its uses, the ``pending`` ones added."""
     if not ranked:
         return ()
-    longest = max(r.keep_chars for r in ranked) + 1  # one more: clip() sees the cut
     rows = {
         row[0]: row
         for row in conn.execute(
             f"SELECT {ITEM_COLUMNS}, substr(text, 1, ?) FROM {ENTRIES} "
             f"WHERE id IN ({', '.join('?' * len(ranked))})",
-            (longest, *(r.candidate[0] for r in ranked)),
+            (read_chars(ranked), *(r.candidate[0] for r in ranked)),
         )
     }
-    items = []
-    for r in ranked:
-        row = rows[r.candidate[0]]
-        body = clip(row[-1][: r.keep_chars + 1], r.keep_chars)
-        use = merged((row[-3], row[-2]), pending.get(row[0]))
-        items.append(item(row[:-1], body, round(r.score, 6), use))
-    return tuple(items)
+    return kit_ranked_items(ranked, rows, pending)

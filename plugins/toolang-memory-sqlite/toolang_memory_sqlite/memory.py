@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Final, cast
 
 from toolang_core.memory import (
     MemoryEntry,
@@ -202,9 +202,8 @@ class SQLiteMemory:
         self, request: MemoryRecallRequest, conn: sqlite3.Connection | None
     ) -> MemoryRecallResult:
         """:meth:`recall_now` on ``conn`` (default: this thread's connection)."""
-        started = time.perf_counter()
-        chosen = kit.query_terms(request.query_text, self.settings.max_query_terms)
-        diagnostics: dict[str, Any] = {"terms": len(chosen)}
+        recalling = kit.Recalling.of(request, self.settings.max_query_terms)
+        chosen = recalling.terms
         ranked: list[kit.Ranked[Candidate]] = []
         items: tuple[MemoryItem, ...] = ()
         now = self._clock()
@@ -223,33 +222,19 @@ class SQLiteMemory:
                     limit=self.settings.candidates,
                     common=self._common,
                 )
-                scored = kit.blend(
-                    found.candidates,
-                    now=now,
-                    weight=self.settings.recency_weight,
-                    half_life_days=self.settings.recency_half_life_days,
-                    usages=self._usages(found.candidates, now),
-                    use_weight=self.settings.use_weight,
-                )
-                ranked = kit.within_limits(
-                    scored,
-                    max_items=request.limits.max_items,
-                    max_chars=request.limits.max_chars,
+                usages = self._usages(found.candidates, now)
+                ranked = kit.rank(
+                    found.candidates, request.limits, self.settings, now=now, usages=usages
                 )
                 # one use of each item counted (pending), carried by the items
                 counted = self._uses.add([r.candidate[0] for r in ranked], now)
                 items = ranked_items(conn, ranked, counted)
-                diagnostics.update(
+                recalling.diagnostics.update(
                     mode=found.mode,
                     candidates=len(found.candidates),
                     dropped_terms=found.dropped_terms,
                 )
-        diagnostics.update(
-            returned=len(items),
-            clipped=sum(r.clipped for r in ranked),
-            ms=round((time.perf_counter() - started) * 1000, 3),
-        )
-        return MemoryRecallResult(items=items, provider=PROVIDER, diagnostics=diagnostics)
+        return recalling.result(PROVIDER, items, ranked)
 
     async def remember(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
         """Store ``batch``: all of it or, on any error, nothing. Batches handed in while

@@ -13,6 +13,8 @@ its query syntax stay the plugin's own:
   cut into characters, symbols spelled as words, NFKC-folded;
 - **ranking** — full-text relevance blended with recency and uses (:func:`blend`), then
   the request's limits (:func:`within_limits`, :class:`Ranked`, :func:`clip`);
+- **recall** — one recall from query to result (:class:`Recalling`: its terms,
+  diagnostics and result) and its ranking as the settings say (:func:`rank`);
 - **uses** — uses counted in memory and written behind (:class:`PendingUses`, its
   ``taken``), what they are worth in ranking (:func:`usages`) and items carrying them
   (:func:`listed`, :func:`with_uses`, :func:`with_pending`, :func:`merged`);
@@ -23,8 +25,9 @@ its query syntax stay the plugin's own:
   for a plugin's settings class to subclass) and validators naming the key
   (:func:`at_least`, :func:`fraction`);
 - **entries** — a batch's entries checked before anything is written (:func:`checked`),
-  rows read back as items (:func:`item`, :data:`ITEM_COLUMNS`), a listing's ``SELECT``
-  (:func:`list_statement`) and a forget request's filter (:func:`filter_clauses`,
+  rows read back as items (:func:`item`, :data:`ITEM_COLUMNS`; a recall's,
+  :func:`ranked_items` and :func:`read_chars`), a listing's ``SELECT``
+  (:func:`list_statement`, :func:`listed`) and a forget request's filter (:func:`filter_clauses`,
   :func:`key_chunks`).
 
 These names follow the plugins' needs and may change more often than the contract.
@@ -39,6 +42,9 @@ from toolang_core.memory.kit.entries import (
     item,
     key_chunks,
     list_statement,
+    listed,
+    ranked_items,
+    read_chars,
 )
 from toolang_core.memory.kit.failures import (
     DEGRADED_FOR_SECONDS,
@@ -57,6 +63,7 @@ from toolang_core.memory.kit.ranking import (
     clip,
     within_limits,
 )
+from toolang_core.memory.kit.recall import Recalling, rank
 from toolang_core.memory.kit.settings import RankingSettings, at_least, fraction
 from toolang_core.memory.kit.text import (
     IGNORED,
@@ -70,7 +77,6 @@ from toolang_core.memory.kit.text import (
 from toolang_core.memory.kit.uses import (
     PendingUses,
     Use,
-    listed,
     merged,
     usages,
     with_pending,
@@ -94,6 +100,7 @@ __all__ = [
     "PendingUses",
     "Ranked",
     "RankingSettings",
+    "Recalling",
     "Row",
     "Term",
     "Use",
@@ -110,6 +117,9 @@ __all__ = [
     "listed",
     "merged",
     "query_terms",
+    "rank",
+    "ranked_items",
+    "read_chars",
     "spelled_out",
     "terms",
     "usages",

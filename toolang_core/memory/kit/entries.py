@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from toolang_core.memory.kit.failures import Failures
+from toolang_core.memory.kit.ranking import Ranked, clip
+from toolang_core.memory.kit.uses import PendingUses, merged, with_pending
 from toolang_core.memory.types import (
     MemoryEntry,
     MemoryForget,
@@ -126,6 +128,39 @@ def list_statement(
         "ORDER BY updated_at DESC, id DESC LIMIT ?"
     )
     return sql, [*params, max(0, request.limit)]
+
+
+def listed(rows: Iterable[Sequence[Any]], pending: PendingUses) -> tuple[MemoryItem, ...]:
+    """Rows of :data:`ITEM_COLUMNS` and the text (a listing's, :func:`list_statement`)
+    as items, carrying their stored uses with the ``pending`` ones added."""
+    items = tuple(item(row[:-1], row[-1], 0.0) for row in rows)
+    return with_pending(items, pending.get(int(i.id) for i in items))
+
+
+def read_chars(ranked: Sequence[Ranked[Any]]) -> int:
+    """How much of the ranked entries' texts to read (``substr(text, 1, ?)``) for
+    :func:`ranked_items`: the largest share, and one more for :func:`clip` to see the cut."""
+    return max(r.keep_chars for r in ranked) + 1
+
+
+def ranked_items(
+    ranked: Sequence[Ranked[Any]],
+    rows: Mapping[int, Sequence[Any]],
+    pending: Mapping[int, tuple[int, float]],
+) -> tuple[MemoryItem, ...]:
+    """The ``ranked`` entries as items, in rank order, each cut to its share, from their
+    ``rows`` by id (:data:`ITEM_COLUMNS` and the text's first :func:`read_chars`
+    characters), carrying their stored uses with the ``pending`` ones added. An entry
+    without a row (forgotten since it was ranked) is left out."""
+    items = []
+    for r in ranked:
+        row = rows.get(r.candidate[0])
+        if row is None:
+            continue
+        body = clip(row[-1][: r.keep_chars + 1], r.keep_chars)
+        use = merged((row[-3], row[-2]), pending.get(row[0]))
+        items.append(item(row[:-1], body, round(r.score, 6), use))
+    return tuple(items)
 
 
 def key_chunks(request: MemoryForget) -> Iterator[list[str]]:

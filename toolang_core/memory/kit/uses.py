@@ -25,11 +25,9 @@ import math
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
 
 import attrs
 
-from toolang_core.memory.kit.entries import item
 from toolang_core.memory.kit.ranking import DAY
 from toolang_core.memory.types import MemoryItem
 
@@ -141,13 +139,6 @@ def with_uses(items: Sequence[MemoryItem], uses: Mapping[int, Use]) -> tuple[Mem
         else item
         for item in items
     )
-
-
-def listed(rows: Iterable[Sequence[Any]], pending: PendingUses) -> tuple[MemoryItem, ...]:
-    """Rows of :data:`~toolang_core.memory.kit.ITEM_COLUMNS` and the text (a listing's)
-    as items, carrying their stored uses with the ``pending`` ones added."""
-    items = tuple(item(row[:-1], row[-1], 0.0) for row in rows)
-    return with_pending(items, pending.get(int(i.id) for i in items))
 
 
 def with_pending(
