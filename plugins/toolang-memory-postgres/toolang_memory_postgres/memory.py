@@ -24,6 +24,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from typing import Any
 
 from toolang_core import PluginDatabase
@@ -188,14 +189,8 @@ class PostgresMemory:
 
     def list_entries(self, request: MemoryListRequest) -> tuple[MemoryItem, ...]:
         """The agent's live entries (of one thread, when given), newest write first."""
-        sql, params = kit.list_statement(
-            request,
-            table=ENTRIES,
-            scope=SCOPE,
-            scope_params=[request.agent_id, request.owner, request.owner],
-            live=LIVE,
-            now=self._clock(),
-        )
+        scope = (SCOPE, [request.agent_id, request.owner, request.owner])
+        sql, params = kit.list_statement(request, ENTRIES, scope, LIVE, self._clock())
         with self._guard("list_entries"):
             return kit.listed(self._database().execute(sql, params), self._uses)
 
@@ -217,32 +212,22 @@ class PostgresMemory:
 
     def prune(self) -> int:
         """Delete every expired entry (in batches of ``prune_batch``); return how many."""
-        total = 0
-        while True:
-            # the pending uses written here too, so health() commits them
-            with self._uses.taken() as taken, self._guard("prune"):
-                db = self._database()
-                with db.transaction():
-                    self._wait_at_most(db)
-                    uses.flush(db, taken)
-                    removed = statements.prune(db, self._clock(), self.settings.prune_batch)
-            total += removed
-            if removed < self.settings.prune_batch:
-                return total
+        return kit.prune_all(self._prune_batch, self.settings.prune_batch)
+
+    def _prune_batch(self) -> int:
+        """Delete up to ``prune_batch`` expired entries in a transaction that writes the
+        pending uses too (so health() commits them); return how many."""
+        with self._uses.taken() as taken, self._guard("prune"):
+            db = self._database()
+            with db.transaction():
+                self._wait_at_most(db)
+                uses.flush(db, taken)
+                return statements.prune(db, self._clock(), self.settings.prune_batch)
 
     def close(self) -> None:
         """Commit the pending uses (best effort), then close the database's connections
         (it opens again on next use)."""
-        taken = self._uses.take()
-        if taken:
-            try:
-                with self._guard("close"):
-                    flushing = self._database()
-                    with flushing.transaction():
-                        self._wait_at_most(flushing)
-                        uses.flush(flushing, taken)
-            except PostgresMemoryError:
-                pass  # a ranking hint, not a record: the entries themselves are committed
+        self._uses.write_last(self._flush("close"), (PostgresMemoryError,))
         with self._db_lock:
             db, self._db = self._db, None
         if db is not None:
@@ -337,15 +322,20 @@ class PostgresMemory:
         next recall or write."""
         if len(self._uses) < self.settings.pending_uses:
             return
-        taken = self._uses.take()
-        try:
-            with self._guard("recall"):
+        with suppress(PostgresMemoryError), self._uses.taken() as taken:
+            self._flush("recall")(taken)
+
+    def _flush(self, operation: str) -> Callable[[Mapping[int, tuple[int, float]]], None]:
+        """Commit pending uses (taken), for ``operation``, in a transaction of their own."""
+
+        def flush(taken: Mapping[int, tuple[int, float]]) -> None:
+            with self._guard(operation):
                 db = self._database()
                 with db.transaction():
                     self._wait_at_most(db)
                     uses.flush(db, taken)
-        except PostgresMemoryError:
-            self._uses.restore(taken)
+
+        return flush
 
     def _usages(
         self, db: PluginDatabase, candidates: Sequence[Candidate], now: float
@@ -389,11 +379,9 @@ def _ranked_items(
     one read; each carries its uses, the ``counted`` ones (pending) added."""
     if not ranked:
         return ()
-    rows = {
-        row[0]: row
-        for row in db.execute(
-            f"SELECT {kit.ITEM_COLUMNS}, substr(text, 1, ?) FROM {ENTRIES} WHERE id = ANY(?)",
-            [kit.read_chars(ranked), [r.candidate[0] for r in ranked]],
-        )
-    }
+    ids = [r.candidate[0] for r in ranked]
+    rows = db.execute(
+        f"SELECT {kit.ITEM_COLUMNS}, substr(text, 1, ?) FROM {ENTRIES} WHERE id = ANY(?)",
+        [kit.read_chars(ranked), ids],
+    )
     return kit.ranked_items(ranked, rows, counted)

@@ -33,12 +33,9 @@ def ranked_items(
     one read; each carries its uses, the ``pending`` ones added."""
     if not ranked:
         return ()
-    rows = {
-        row[0]: row
-        for row in conn.execute(
-            f"SELECT {ITEM_COLUMNS}, substr(text, 1, ?) FROM {ENTRIES} "
-            f"WHERE id IN ({', '.join('?' * len(ranked))})",
-            (read_chars(ranked), *(r.candidate[0] for r in ranked)),
-        )
-    }
+    marks = ", ".join("?" * len(ranked))
+    rows = conn.execute(
+        f"SELECT {ITEM_COLUMNS}, substr(text, 1, ?) FROM {ENTRIES} WHERE id IN ({marks})",
+        (read_chars(ranked), *(r.candidate[0] for r in ranked)),
+    )
     return kit_ranked_items(ranked, rows, pending)

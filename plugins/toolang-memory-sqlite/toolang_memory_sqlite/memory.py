@@ -19,7 +19,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Final, cast
 
@@ -323,14 +323,8 @@ class SQLiteMemory:
 
     def list_entries(self, request: MemoryListRequest) -> tuple[MemoryItem, ...]:
         """The agent's live entries (of one thread, when given), newest write first."""
-        sql, params = kit.list_statement(
-            request,
-            table=ENTRIES,
-            scope="agent_id = ? AND owner IS ?",
-            scope_params=[request.agent_id, request.owner],
-            live=LIVE,
-            now=self._clock(),
-        )
+        scope = ("agent_id = ? AND owner IS ?", [request.agent_id, request.owner])
+        sql, params = kit.list_statement(request, ENTRIES, scope, LIVE, self._clock())
         with self._guard("list_entries"):
             return kit.listed(self._db.get().execute(sql, params), self._uses)
 
@@ -355,27 +349,21 @@ class SQLiteMemory:
 
     def prune(self) -> int:
         """Delete every expired entry (in batches of ``prune_batch``); return how many."""
-        total = 0
-        while True:
-            # the pending uses written here too, so health() commits them
-            with self._uses.taken() as taken, self._guard("prune"), self._db.write() as conn:
-                uses.flush(conn, taken)
-                removed = writing.prune(conn, self._clock(), self.settings.prune_batch)
-            self._deleted(removed)
-            total += removed
-            if removed < self.settings.prune_batch:
-                return total
+        return kit.prune_all(self._prune_batch, self.settings.prune_batch)
+
+    def _prune_batch(self) -> int:
+        """Delete up to ``prune_batch`` expired entries in a transaction that writes the
+        pending uses too (so health() commits them); return how many."""
+        with self._uses.taken() as taken, self._guard("prune"), self._db.write() as conn:
+            uses.flush(conn, taken)
+            removed = writing.prune(conn, self._clock(), self.settings.prune_batch)
+        self._deleted(removed)
+        return removed
 
     def close(self) -> None:
         """Commit the pending uses (best effort), then close the database connections
         (of every thread)."""
-        taken = self._uses.take()
-        if taken:
-            try:
-                with self._guard("close"), self._db.write() as conn:
-                    uses.flush(conn, taken)
-            except (SQLiteMemoryError, MemoryClosed):
-                pass  # a ranking hint, not a record: the entries themselves are committed
+        self._uses.write_last(self._write_last, (SQLiteMemoryError, MemoryClosed))
         self._db.close()
         with self._thread_lock:
             thread, self._thread = self._thread, None
@@ -383,6 +371,10 @@ class SQLiteMemory:
             thread.shutdown(wait=False)
 
     # -- helpers --------------------------------------------------------------------------
+
+    def _write_last(self, taken: Mapping[int, tuple[int, float]]) -> None:
+        with self._guard("close"), self._db.write() as conn:
+            uses.flush(conn, taken)
 
     def _usages(self, candidates: Sequence[Candidate], now: float) -> dict[int, float] | None:
         """What the candidates' uses, stored (read with them) and pending, add to their

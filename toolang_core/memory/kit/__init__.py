@@ -15,20 +15,20 @@ its query syntax stay the plugin's own:
   the request's limits (:func:`within_limits`, :class:`Ranked`, :func:`clip`);
 - **recall** — one recall from query to result (:class:`Recalling`: its terms,
   diagnostics and result) and its ranking as the settings say (:func:`rank`);
-- **uses** — uses counted in memory and written behind (:class:`PendingUses`, its
-  ``taken``), what they are worth in ranking (:func:`usages`) and items carrying them
-  (:func:`listed`, :func:`with_uses`, :func:`with_pending`, :func:`merged`);
+- **uses** — uses counted in memory and written behind (:class:`PendingUses`, with
+  ``taken`` and ``write_last``), what they are worth in ranking (:func:`usages`) and
+  items carrying them (:func:`with_uses`, :func:`with_pending`, :func:`merged`);
 - **failures** — database errors turned into the plugin's own, remembered for health
   (:class:`Failures`, its ``guard``, ``health`` and ``down``;
   :func:`health_after_pruning`, a plugin's whole ``health``);
 - **settings** — the keys every built-in memory plugin has (:class:`RankingSettings`,
   for a plugin's settings class to subclass) and validators naming the key
   (:func:`at_least`, :func:`fraction`);
-- **entries** — a batch's entries checked before anything is written (:func:`checked`),
-  rows read back as items (:func:`item`, :data:`ITEM_COLUMNS`; a recall's,
-  :func:`ranked_items` and :func:`read_chars`), a listing's ``SELECT``
-  (:func:`list_statement`, :func:`listed`) and a forget request's filter (:func:`filter_clauses`,
-  :func:`key_chunks`).
+- **entries** — a batch's entries checked before anything is written (:func:`checked`);
+  rows read back as items (:func:`item`, :data:`ITEM_COLUMNS`): a recall's
+  (:func:`ranked_items`, :func:`read_chars`) and a listing's (:func:`list_statement`,
+  :func:`listed`); pruning in batches (:func:`prune_all`); a forget request's filter
+  (:func:`filter_clauses`, :func:`key_chunks`).
 
 These names follow the plugins' needs and may change more often than the contract.
 """
@@ -43,6 +43,7 @@ from toolang_core.memory.kit.entries import (
     key_chunks,
     list_statement,
     listed,
+    prune_all,
     ranked_items,
     read_chars,
 )
@@ -116,6 +117,7 @@ __all__ = [
     "list_statement",
     "listed",
     "merged",
+    "prune_all",
     "query_terms",
     "rank",
     "ranked_items",

@@ -106,20 +106,14 @@ def item(
 
 
 def list_statement(
-    request: MemoryListRequest,
-    *,
-    table: str,
-    scope: str,
-    scope_params: Sequence[Any],
-    live: str,
-    now: float,
+    request: MemoryListRequest, table: str, scope: tuple[str, Sequence[Any]], live: str, now: float
 ) -> tuple[str, list[Any]]:
     """The ``SELECT`` (``?`` parameters) and its values listing ``request``'s entries of
     ``table``, newest write first, at most ``request.limit``: :data:`ITEM_COLUMNS` and
-    the text (:func:`~toolang_core.memory.kit.listed` makes them items), within the
-    plugin's ``scope`` clause (the request's agent and owner, ``scope_params``) and its
-    ``live`` clause (one parameter: ``now``), narrowed to the request's thread when given."""
-    where, params = f"{scope} AND {live}", [*scope_params, now]
+    the text (:func:`listed` makes them items), within the plugin's ``scope`` (its clause
+    selecting the request's agent and owner, with its values) and its ``live`` clause
+    (one parameter: ``now``), narrowed to the request's thread when given."""
+    where, params = f"{scope[0]} AND {live}", [*scope[1], now]
     if request.thread_id is not None:
         where += " AND thread_id = ?"
         params.append(request.thread_id)
@@ -145,22 +139,34 @@ def read_chars(ranked: Sequence[Ranked[Any]]) -> int:
 
 def ranked_items(
     ranked: Sequence[Ranked[Any]],
-    rows: Mapping[int, Sequence[Any]],
+    rows: Iterable[Sequence[Any]],
     pending: Mapping[int, tuple[int, float]],
 ) -> tuple[MemoryItem, ...]:
     """The ``ranked`` entries as items, in rank order, each cut to its share, from their
-    ``rows`` by id (:data:`ITEM_COLUMNS` and the text's first :func:`read_chars`
+    ``rows`` in any order (:data:`ITEM_COLUMNS` and the text's first :func:`read_chars`
     characters), carrying their stored uses with the ``pending`` ones added. An entry
     without a row (forgotten since it was ranked) is left out."""
+    by_id = {row[0]: row for row in rows}
     items = []
     for r in ranked:
-        row = rows.get(r.candidate[0])
+        row = by_id.get(r.candidate[0])
         if row is None:
             continue
         body = clip(row[-1][: r.keep_chars + 1], r.keep_chars)
         use = merged((row[-3], row[-2]), pending.get(row[0]))
         items.append(item(row[:-1], body, round(r.score, 6), use))
     return tuple(items)
+
+
+def prune_all(prune_batch: Callable[[], int], batch: int) -> int:
+    """Call ``prune_batch`` (it deletes up to ``batch`` expired entries, in a transaction
+    of its own, and says how many) until it deletes fewer; how many it deleted in all."""
+    total = 0
+    while True:
+        removed = prune_batch()
+        total += removed
+        if removed < batch:
+            return total
 
 
 def key_chunks(request: MemoryForget) -> Iterator[list[str]]:

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 
 import attrs
 
@@ -72,6 +72,19 @@ class PendingUses:
             for id_, (count, at) in taken.items():
                 newer, last = self._uses.get(id_, (0, at))
                 self._uses[id_] = (count + newer, max(at, last))
+
+    def write_last(
+        self,
+        write: Callable[[Mapping[int, tuple[int, float]]], None],
+        errors: tuple[type[BaseException], ...],
+    ) -> None:
+        """At close: every pending use handed to ``write`` (it commits them), when there
+        are any; one of ``errors`` drops them — a ranking hint, not a record: the entries
+        themselves are committed."""
+        taken = self.take()
+        if taken:
+            with suppress(*errors):
+                write(taken)
 
     @contextmanager
     def taken(self) -> Iterator[dict[int, tuple[int, float]]]:
