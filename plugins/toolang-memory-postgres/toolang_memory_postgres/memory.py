@@ -90,8 +90,9 @@ class PostgresMemory:
     def recall_now(self, request: MemoryRecallRequest) -> MemoryRecallResult:
         """The agent's entries that best match ``request.query_text``: the newest
         ``ranked_matches`` matches ranked (``relevance``), the best ``candidates``
-        blended with recency (:mod:`.ranking`) and uses (:mod:`.uses`), cut to the
-        request's limits; each returned entry counts one use (committed later)."""
+        blended with recency and uses and cut to the request's limits
+        (:func:`toolang_core.memory.kit.rank`); each returned entry counts one use
+        (committed later, :mod:`.uses`)."""
         recalling = kit.Recalling.of(request, self.settings.max_query_terms)
         chosen, diagnostics = recalling.terms, recalling.diagnostics
         ranked: list[kit.Ranked[Candidate]] = []

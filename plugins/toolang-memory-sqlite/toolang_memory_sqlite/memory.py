@@ -192,8 +192,9 @@ class SQLiteMemory:
 
     def recall_now(self, request: MemoryRecallRequest) -> MemoryRecallResult:
         """The agent's entries that best match ``request.query_text``: candidates found
-        with bounded work (``search``), ranked with their uses and limited (``ranking``,
-        :mod:`.uses`), the uses of those returned counted."""
+        with bounded work (``search``), ranked with their uses and limited
+        (:func:`toolang_core.memory.kit.rank`), the uses of those returned counted
+        (committed later, :mod:`.uses`)."""
         result = self._recall(request, None)
         self._flush_if_full(None)
         return result
