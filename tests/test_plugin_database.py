@@ -116,3 +116,31 @@ def test_the_runtime_keeps_one_database_per_plugin_under_home(tmp_path):
     with pytest.raises(ValueError, match="cannot name a database file"):
         runtime.plugin_database("../escape", migrations_v1())
     runtime.close_plugin_databases()
+
+
+def test_every_factory_context_offers_the_runtimes_plugin_databases(tmp_path):
+    """A component without a runtime (a model provider, an agent source) opens its
+    tables on the store's backend through its context's ``plugin_databases`` service."""
+    from toolang_core import PluginMigrations
+
+    runtime = Runtime.with_plugins(ToolangConfig(base_dir=tmp_path, home=tmp_path / "h"), env={})
+    tables = PluginMigrations("demo")
+
+    @tables()
+    def m001_notes(db):
+        db.execute("CREATE TABLE notes (text TEXT NOT NULL)")
+
+    offer = runtime.plugin_context("demo").service("plugin_databases")
+    db = offer.open("demo", tables)
+    try:
+        db.execute("INSERT INTO notes (text) VALUES (?)", ["kept"])
+    finally:
+        db.close()
+    assert runtime.plugin_database("demo", tables).execute("SELECT text FROM notes").fetchall() == [
+        ("kept",)
+    ]
+    # a factory handed an offer of its own (the memory plugin's) keeps it
+    assert (
+        runtime.plugin_context("demo", plugin_databases=offer).service("plugin_databases") is offer
+    )
+    runtime.close_plugin_databases()

@@ -17,17 +17,20 @@ import pytest
 import toolang_core
 import toolang_core.cli
 import toolang_core.memory
+import toolang_core.memory.kit
 import toolang_core.store
 import toolang_core.store.backend
 import toolang_core.testing
 
 ROOT = Path(__file__).resolve().parents[1]
 # toolang_core.store: the execution-store contract, for every plugin;
-# toolang_core.store.backend: what the built-in backends share, for store backends only.
+# toolang_core.store.backend: what the built-in backends share, for store backends only;
+# toolang_core.memory.kit: what the built-in memory plugins share, for memory plugins only.
 PUBLIC_MODULES = {
     "toolang_core",
     "toolang_core.models",
     "toolang_core.memory",
+    "toolang_core.memory.kit",
     "toolang_core.cli",
     "toolang_core.store",
     "toolang_core.store.backend",
@@ -66,6 +69,7 @@ def test_plugins_import_only_the_public_api():
         toolang_core,
         toolang_core.cli,
         toolang_core.memory,
+        toolang_core.memory.kit,
         toolang_core.store,
         toolang_core.store.backend,
     ],

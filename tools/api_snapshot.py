@@ -55,6 +55,7 @@ NAMESPACES: tuple[str, ...] = (
     "toolang_core.hookspecs",
     "toolang_core.hookspecs.rules",
     "toolang_core.memory",
+    "toolang_core.memory.kit",
     "toolang_core.models",
     "toolang_core.redaction",
     "toolang_core.runtime_view",

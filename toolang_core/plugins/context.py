@@ -19,6 +19,11 @@ class PluginContext:
     of the class it registered through ``toolang_register_settings``), or ``None`` when
     it registered none. ``home`` is the runtime's state directory; a plugin keeps its
     files under ``home / plugin_name`` or in the execution store's database.
+
+    A runtime's contexts always offer the service ``"plugin_databases"``: the store
+    backend's :class:`~toolang_core.PluginDatabases` (SQLite files under
+    ``home / "plugins"``, or e.g. a PostgreSQL schema per plugin), for a component that
+    keeps its tables on the store's backend — it opens its database there and closes it.
     """
 
     plugin_name: str

@@ -57,6 +57,28 @@ def plugin_databases_for(
     return cast("PluginDatabasesFactory", registration.factory)(context)
 
 
+class LazyOffer:
+    """The runtime's offer as a component factory's ``plugin_databases`` service: built
+    on the first ``open``, so a factory that never opens costs nothing (and a store
+    setting the offer refuses is reported where a database is asked for)."""
+
+    __slots__ = ("_databases",)
+
+    def __init__(self, databases: OpenPluginDatabases) -> None:
+        self._databases = databases
+
+    def open(
+        self, plugin_name: str, migrations: PluginMigrations, *, read_only: bool = False
+    ) -> PluginDatabase:
+        return self._databases.offer.open(plugin_name, migrations, read_only=read_only)
+
+    def open_other(self, plugin_name: str) -> PluginDatabase:
+        return self._databases.offer.open_other(plugin_name)
+
+    def close(self) -> None:
+        """Nothing: the runtime closes its offer (each database is its opener's)."""
+
+
 class DatabaseOwner(Protocol):
     """What :class:`OpenPluginDatabases` reads of its runtime, at each use (a test may
     give the runtime another configuration between two uses)."""

@@ -29,7 +29,7 @@ from toolang_core.plugins.reader import HostReader
 from toolang_core.redaction import Detector, RedactionPolicy, use_policy
 from toolang_core.runtime.executor import EXECUTORS, TurnExecutor
 from toolang_core.runtime.open_store import open_store
-from toolang_core.runtime.plugin_databases import OpenPluginDatabases
+from toolang_core.runtime.plugin_databases import LazyOffer, OpenPluginDatabases
 from toolang_core.runtime.run import serve as serve_run
 from toolang_core.runtime.scheduler import Scheduler
 from toolang_core.runtime.sources import RunningSources, TurnSource
@@ -273,7 +273,10 @@ class Runtime:
         return UpkeepLease(self.store, self.run_id, self.config.runtime.lease_seconds)
 
     def plugin_context(self, plugin_name: str, **services: Any) -> PluginContext:
-        """The context handed to ``plugin_name``'s component factories."""
+        """The context handed to ``plugin_name``'s component factories. Every one has
+        the service ``plugin_databases``: the store backend's offer (built on its first
+        ``open``), where a component keeps its tables on the store's backend."""
+        services.setdefault("plugin_databases", LazyOffer(self._databases))
         return PluginContext(
             plugin_name=plugin_name,
             config=self.config,

@@ -14,6 +14,12 @@ from toolang_agents_remote import RemoteSettings
 from toolang_agents_remote.calls import RemoteAgentProvider
 from toolang_agents_remote.testing import A2AServer
 from toolang_core.models import Message, ModelError, ModelRequest
+from toolang_core.store.sqlite.plugin_tables import SqlitePluginDatabases
+
+
+def files(home):
+    """Plugins' databases as a runtime on the SQLite store has them."""
+    return SqlitePluginDatabases(home / "plugins")
 
 
 def ask(provider: RemoteAgentProvider, url: str, text: str, key: str) -> str:
@@ -23,7 +29,9 @@ def ask(provider: RemoteAgentProvider, url: str, text: str, key: str) -> str:
 
 def test_a_remote_a2a_agent_answers_and_the_call_is_logged(tmp_path):
     with A2AServer("Echo") as server:
-        provider = RemoteAgentProvider(RemoteSettings(endpoints=[server.url]), tmp_path)
+        provider = RemoteAgentProvider(
+            RemoteSettings(endpoints=[server.url]), tmp_path, files(tmp_path)
+        )
         assert ask(provider, server.url, "bonjour", "turn-1:model:0") == "bonjour"
     [call] = provider.log.recent(server.url)
     assert call["state"] == "completed"
@@ -33,7 +41,7 @@ def test_an_unreachable_agent_is_a_clear_error(tmp_path):
     with A2AServer("Echo") as server:
         url = server.url
     provider = RemoteAgentProvider(
-        RemoteSettings(endpoints=[url], call_timeout_seconds=5), tmp_path
+        RemoteSettings(endpoints=[url], call_timeout_seconds=5), tmp_path, files(tmp_path)
     )
     with pytest.raises(ModelError, match=r"unreachable|did not answer"):
         ask(provider, url, "hello", "turn-2:model:0")
@@ -58,7 +66,7 @@ def test_a_remote_that_drops_the_connection_mid_call_is_a_clear_error(tmp_path):
 
     threading.Thread(target=hang_up, daemon=True).start()
     provider = RemoteAgentProvider(
-        RemoteSettings(endpoints=[url], call_timeout_seconds=5), tmp_path
+        RemoteSettings(endpoints=[url], call_timeout_seconds=5), tmp_path, files(tmp_path)
     )
     try:
         with pytest.raises(ModelError) as raised:
@@ -73,7 +81,9 @@ def test_a_remote_that_drops_the_connection_mid_call_is_a_clear_error(tmp_path):
 def test_the_requests_headers_go_with_the_message(tmp_path):
     parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
     with A2AServer("Echo") as server:
-        provider = RemoteAgentProvider(RemoteSettings(endpoints=[server.url]), tmp_path)
+        provider = RemoteAgentProvider(
+            RemoteSettings(endpoints=[server.url]), tmp_path, files(tmp_path)
+        )
         request = ModelRequest(
             messages=(Message(role="user", content="hi"),),
             key="turn-3:model:0",

@@ -24,10 +24,10 @@ def test_a_call_that_found_it_unreachable_does_not_outlive_a_card_read(toolang_r
             f"[plugins.agents-remote]\nendpoints = {json.dumps([server.url])}\n",
             plugins={"agents-remote": toolang_agents_remote},
         )
-        calls = CallLog(runtime.config.home / "agents-remote" / "calls.db")
+        calls = CallLog(runtime.plugin_databases, runtime.config.home)
         calls.begin("k1", server.url, "m1")
         calls.end("k1", "failed", f"remote agent at {server.url} is unreachable: refused")
-        calls.db.close()
+        calls.close()
         registry = runtime.agents.registry
         store = runtime.open_store()
         try:

@@ -79,7 +79,7 @@ class RemoteAgents:
         load = discover(settings.endpoints, timeout=settings.timeout_seconds, cache=cache)
         from toolang_agents_remote.calls import with_call_outcomes
 
-        return with_call_outcomes(load, context.home)
+        return with_call_outcomes(load, context.home, context.service("plugin_databases"))
 
 
 @hookimpl
@@ -93,7 +93,9 @@ def toolang_register_models(register: RegisterFactory) -> None:
         from toolang_agents_remote.calls import RemoteAgentProvider
 
         settings = context.settings if context.settings is not None else RemoteSettings()
-        return RemoteAgentProvider(settings, context.home)
+        # The call log lives on the store's backend: a turn resumed on another node
+        # finds the remote task its first node sent (the runtime's plugin databases).
+        return RemoteAgentProvider(settings, context.home, context.service("plugin_databases"))
 
     register("a2a", provider, description="remote A2A agents, called through a2a-sdk")
 

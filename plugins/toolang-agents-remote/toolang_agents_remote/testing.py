@@ -10,25 +10,28 @@ It needs the plugin's ``test`` extra (``a2a-sdk[http-server]`` and ``uvicorn``):
     remote.messages  # every message its agent was given, in order
     remote.posted  # the headers of every JSON-RPC call received, in order
 
-The agent answers each message with its own text. Its card offers two skills
+The agent answers each message with its own text; ``A2AServer(name, held=True)``'s
+answers with a task instead, which completes (with the message's text) once
+``remote.release`` is set. Its card offers two skills
 (translation and language detection), so routing by skill can be tried against it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
 from collections.abc import Awaitable, Callable
 
 import uvicorn
-from a2a.helpers.proto_helpers import new_text_message
+from a2a.helpers.proto_helpers import new_task_from_user_message, new_text_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
-from a2a.server.tasks import InMemoryTaskStore
-from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Part
 from starlette.applications import Starlette
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
@@ -55,6 +58,29 @@ class _Echo(AgentExecutor):
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         raise NotImplementedError("echo cannot be canceled")
+
+
+class _HeldTask(_Echo):
+    """Answers each message with a task that works until ``release`` is set, then
+    completes with the message's text; keeps the messages like :class:`_Echo`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        assert context.message is not None
+        text = context.get_user_input()
+        with self._lock:
+            self.messages.append(text)
+        task = context.current_task or new_task_from_user_message(context.message)
+        await event_queue.enqueue_event(task)
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+        await updater.start_work()
+        while not self.release.is_set():
+            await asyncio.sleep(0.02)
+        await updater.add_artifact([Part(text=text)])
+        await updater.complete()
 
 
 def _card(name: str, url: str) -> AgentCard:
@@ -86,15 +112,20 @@ def _card(name: str, url: str) -> AgentCard:
 
 
 class A2AServer:
-    """One A2A agent card and its JSON-RPC endpoint, served until :meth:`stop`."""
+    """One A2A agent card and its JSON-RPC endpoint, served until :meth:`stop`.
 
-    def __init__(self, name: str) -> None:
+    ``held=True``: the agent answers each message with a task that completes once
+    ``release`` is set (a call that waits, for a node to die in)."""
+
+    def __init__(self, name: str, *, held: bool = False) -> None:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         card = _card(name, self.url)
-        self._agent = _Echo()
+        self._agent = _HeldTask() if held else _Echo()
+        self.release = self._agent.release if isinstance(self._agent, _HeldTask) else None
+        """Set it to let a held task complete (``None`` unless ``held``)."""
         handler = DefaultRequestHandler(
             agent_executor=self._agent, task_store=InMemoryTaskStore(), agent_card=card
         )

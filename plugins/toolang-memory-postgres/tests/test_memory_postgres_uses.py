@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from toolang_core.memory.kit import DAY
 from toolang_core.testing.memory_calls import MemoryCaller, MemoryDriver
-from toolang_memory_postgres.ranking import DAY
 
 
 @pytest.fixture

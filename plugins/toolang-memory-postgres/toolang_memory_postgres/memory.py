@@ -21,11 +21,11 @@ diagnostics and ``health`` say why).
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
-from collections.abc import Callable, Sequence
-from typing import Any, Final
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
+from typing import Any
 
 from toolang_core import PluginDatabase
 from toolang_core.memory import (
@@ -38,19 +38,17 @@ from toolang_core.memory import (
     MemoryRecallResult,
     MemoryWriteBatch,
     MemoryWriteResult,
-    Provenance,
+    kit,
 )
 from toolang_core.models import EmbeddingModel
-from toolang_memory_postgres import ranking, semantic, statements, text, uses
-from toolang_memory_postgres.errors import Failures, PostgresMemoryError
+from toolang_memory_postgres import semantic, statements, uses
+from toolang_memory_postgres.errors import PostgresMemoryError, failures
+from toolang_memory_postgres.ranking import Candidate
 from toolang_memory_postgres.schema import ENTRIES
 from toolang_memory_postgres.settings import PROVIDER, MemoryPostgresSettings
-from toolang_memory_postgres.statements import ITEM_COLUMNS, LIVE, SCOPE
+from toolang_memory_postgres.statements import LIVE, SCOPE
 
-DEGRADED_FOR_SECONDS: Final = 300.0
-"""``health`` says ``degraded`` while the last failure is at most this old."""
-
-__all__ = ["DEGRADED_FOR_SECONDS", "PostgresMemory", "PostgresMemoryError"]
+__all__ = ["PostgresMemory", "PostgresMemoryError"]
 
 
 class PostgresMemory:
@@ -79,9 +77,9 @@ class PostgresMemory:
         self._clock = clock
         self._db: PluginDatabase | None = None
         self._db_lock = threading.Lock()
-        self._last_error = Failures(clock)
+        self._last_error = failures(clock)
         self._guard = self._last_error.guard
-        self._uses = uses.PendingUses()  # written behind (see .uses)
+        self._uses = kit.PendingUses()  # written behind (see .uses)
 
     # -- the contract ---------------------------------------------------------------------
 
@@ -92,12 +90,12 @@ class PostgresMemory:
     def recall_now(self, request: MemoryRecallRequest) -> MemoryRecallResult:
         """The agent's entries that best match ``request.query_text``: the newest
         ``ranked_matches`` matches ranked (``relevance``), the best ``candidates``
-        blended with recency (:mod:`.ranking`) and uses (:mod:`.uses`), cut to the
-        request's limits; each returned entry counts one use (committed later)."""
-        started = time.perf_counter()
-        chosen = text.query_terms(request.query_text, self.settings.max_query_terms)
-        diagnostics: dict[str, Any] = {"terms": len(chosen)}
-        ranked: list[ranking.Ranked] = []
+        blended with recency and uses and cut to the request's limits
+        (:func:`toolang_core.memory.kit.rank`); each returned entry counts one use
+        (committed later, :mod:`.uses`)."""
+        recalling = kit.Recalling.of(request, self.settings.max_query_terms)
+        chosen, diagnostics = recalling.terms, recalling.diagnostics
+        ranked: list[kit.Ranked[Candidate]] = []
         items: tuple[MemoryItem, ...] = ()
         now = self._clock()
         by_meaning = self._embedder is not None and bool(request.query_text.strip())
@@ -105,7 +103,7 @@ class PostgresMemory:
             with self._guard("recall"):
                 db = self._database()
                 scope = (request.agent_id, request.owner, request.thread_id)
-                found: list[ranking.Candidate] = []
+                found: list[Candidate] = []
                 if chosen:
                     found = statements.candidates(
                         db,
@@ -121,27 +119,14 @@ class PostgresMemory:
                     found = self._by_meaning(
                         db, scope, request.query_text, found=found, now=now, diagnostics=diagnostics
                     )
-                scored = ranking.blend(
-                    found,
-                    now=now,
-                    weight=self.settings.recency_weight,
-                    half_life_days=self.settings.recency_half_life_days,
-                )
-                scored = self._with_uses(db, scored, now)
-                ranked = ranking.within_limits(
-                    scored,
-                    max_items=request.limits.max_items,
-                    max_chars=request.limits.max_chars,
-                )
-                items = self._used(_ranked_items(db, ranked), now)
+                usages = self._usages(db, found, now)
+                ranked = kit.rank(found, request.limits, self.settings, now=now, usages=usages)
+                # one use of each item counted (pending), carried by the items
+                counted = self._uses.add([r.candidate[0] for r in ranked], now)
+                items = _ranked_items(db, ranked, counted)
                 diagnostics["candidates"] = len(found)
             self._flush_if_full()
-        diagnostics.update(
-            returned=len(items),
-            clipped=sum(r.clipped for r in ranked),
-            ms=round((time.perf_counter() - started) * 1000, 3),
-        )
-        return MemoryRecallResult(items=items, provider=PROVIDER, diagnostics=diagnostics)
+        return recalling.result(PROVIDER, items, ranked)
 
     async def remember(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
         """:meth:`remember_now` in a worker thread: returns once ``batch`` is committed."""
@@ -151,9 +136,9 @@ class PostgresMemory:
         """Store ``batch`` in one transaction: all of it or, on any error, nothing;
         expired entries (up to ``prune_batch``), the pending use counts and, past
         ``max_entries``, the least used entries of the scope are written with it."""
-        limit = self.settings.max_entry_chars
+        limit, refused = self.settings.max_entry_chars, statements.refused
         rows = [
-            statements.checked(batch, n, entry, limit, self._last_error)
+            kit.checked(batch, n, entry, max_chars=limit, failures=self._last_error, refuse=refused)
             for n, entry in enumerate(batch.entries)
         ]
         now = self._clock()
@@ -205,85 +190,45 @@ class PostgresMemory:
 
     def list_entries(self, request: MemoryListRequest) -> tuple[MemoryItem, ...]:
         """The agent's live entries (of one thread, when given), newest write first."""
-        where = f"{SCOPE} AND {LIVE}"
-        params: list[Any] = [request.agent_id, request.owner, request.owner, self._clock()]
-        if request.thread_id is not None:
-            where += " AND thread_id = ?"
-            params.append(request.thread_id)
+        scope = (SCOPE, [request.agent_id, request.owner, request.owner])
+        sql, params = kit.list_statement(request, ENTRIES, scope, LIVE, self._clock())
         with self._guard("list_entries"):
-            rows = self._database().execute(
-                f"SELECT {ITEM_COLUMNS}, text FROM {ENTRIES} WHERE {where} "
-                "ORDER BY updated_at DESC, id DESC LIMIT ?",
-                [*params, max(0, request.limit)],
-            )
-            listed = tuple(_item(row[:-1], row[-1], 0.0) for row in rows)
-        pending = self._uses.get(int(i.id) for i in listed)
-        return uses.with_uses(
-            listed,
-            {
-                int(i.id): uses.merged((i.use_count, i.last_used_at), pending[int(i.id)])
-                for i in listed
-                if int(i.id) in pending
-            },
-        )
+            return kit.listed(self._database().execute(sql, params), self._uses)
 
     def health(self) -> MemoryHealth:
-        """Entries and size after pruning what expired; ``down`` when the server fails."""
-        try:
-            try:
-                pruned = self.prune()
-            except PostgresMemoryError:  # e.g. a lock held elsewhere: kept as the last error
-                pruned = 0
-            with self._guard("health"):
-                entries, size = (
-                    self._database()
-                    .execute(f"SELECT count(*), pg_total_relation_size('{ENTRIES}') FROM {ENTRIES}")
-                    .fetchone()
-                )
-        except PostgresMemoryError as exc:
-            return self._health("down", str(exc))
-        failed_at = self._last_error.at
-        recent = failed_at is not None and self._clock() - failed_at <= DEGRADED_FOR_SECONDS
-        return self._health(
-            "degraded" if recent else "ok",
-            f"{entries} entries at {self._last_error.where}",
-            entries=int(entries),
-            size_bytes=int(size),
-            meta={"pruned_expired": pruned},
+        """Entries and size after pruning what expired (a prune that fails, e.g. for a
+        lock held elsewhere, is kept as the last error); ``down`` when the server fails."""
+        return kit.health_after_pruning(
+            self._last_error, PROVIDER, prune=self.prune, measure=self._measure
         )
+
+    def _measure(self) -> tuple[str, int, int | None]:
+        """What ``health`` says: where the entries are, how many, their size in bytes."""
+        entries, size = (
+            self._database()
+            .execute(f"SELECT count(*), pg_total_relation_size('{ENTRIES}') FROM {ENTRIES}")
+            .fetchone()
+        )
+        return f"{entries} entries at {self._last_error.where}", int(entries), int(size)
 
     def prune(self) -> int:
         """Delete every expired entry (in batches of ``prune_batch``); return how many."""
-        total = 0
-        while True:
-            taken = self._uses.take()  # written here too, so health() commits them
-            try:
-                with self._guard("prune"):
-                    db = self._database()
-                    with db.transaction():
-                        self._wait_at_most(db)
-                        uses.flush(db, taken)
-                        removed = statements.prune(db, self._clock(), self.settings.prune_batch)
-            except BaseException:
-                self._uses.restore(taken)
-                raise
-            total += removed
-            if removed < self.settings.prune_batch:
-                return total
+        return kit.prune_all(self._prune_batch, self.settings.prune_batch)
+
+    def _prune_batch(self) -> int:
+        """Delete up to ``prune_batch`` expired entries in a transaction that writes the
+        pending uses too (so health() commits them); return how many."""
+        with self._uses.taken() as taken, self._guard("prune"):
+            db = self._database()
+            with db.transaction():
+                self._wait_at_most(db)
+                uses.flush(db, taken)
+                return statements.prune(db, self._clock(), self.settings.prune_batch)
 
     def close(self) -> None:
         """Commit the pending uses (best effort), then close the database's connections
         (it opens again on next use)."""
-        taken = self._uses.take()
-        if taken:
-            try:
-                with self._guard("close"):
-                    flushing = self._database()
-                    with flushing.transaction():
-                        self._wait_at_most(flushing)
-                        uses.flush(flushing, taken)
-            except PostgresMemoryError:
-                pass  # a ranking hint, not a record: the entries themselves are committed
+        self._uses.write_last(self._flush("close"), (PostgresMemoryError,))
         with self._db_lock:
             db, self._db = self._db, None
         if db is not None:
@@ -314,7 +259,7 @@ class PostgresMemory:
         self,
         db: PluginDatabase,
         batch: MemoryWriteBatch,
-        rows: Sequence[statements.Row],
+        rows: Sequence[kit.Row],
         now: float,
     ) -> tuple[semantic.Vectors, list[str], list[tuple[int, str, float]], list[str]] | None:
         """With semantic recall on: where the vectors go, the embeddings of ``rows``'
@@ -342,10 +287,10 @@ class PostgresMemory:
         scope: tuple[str, str | None, str | None],
         query_text: str,
         *,
-        found: list[ranking.Candidate],
+        found: list[Candidate],
         now: float,
         diagnostics: dict[str, Any],
-    ) -> list[ranking.Candidate]:
+    ) -> list[Candidate]:
         """``found`` (full-text candidates) merged with the entries nearest the query in
         meaning (:func:`.semantic.hybrid`); ``found`` alone when the query cannot be
         embedded (diagnostics ``semantic_error``, kept for ``health``)."""
@@ -378,48 +323,37 @@ class PostgresMemory:
         next recall or write."""
         if len(self._uses) < self.settings.pending_uses:
             return
-        taken = self._uses.take()
-        try:
-            with self._guard("recall"):
+        with suppress(PostgresMemoryError), self._uses.taken() as taken:
+            self._flush("recall")(taken)
+
+    def _flush(self, operation: str) -> Callable[[Mapping[int, tuple[int, float]]], None]:
+        """Commit pending uses (taken), for ``operation``, in a transaction of their own."""
+
+        def flush(taken: Mapping[int, tuple[int, float]]) -> None:
+            with self._guard(operation):
                 db = self._database()
                 with db.transaction():
                     self._wait_at_most(db)
                     uses.flush(db, taken)
-        except PostgresMemoryError:
-            self._uses.restore(taken)
 
-    def _with_uses(
-        self, db: PluginDatabase, scored: list[tuple[float, ranking.Candidate]], now: float
-    ) -> list[tuple[float, ranking.Candidate]]:
-        """``scored`` re-ranked with the candidates' uses, stored and pending (:mod:`.uses`)."""
-        if self.settings.use_weight <= 0.0 or not scored:
-            return scored
-        ids = [c[0] for _, c in scored]
-        found = uses.stored(db, ids)
-        for id_, use in self._uses.get(ids).items():
-            found[id_] = uses.merged(found.get(id_, (0, None)), use)
-        return uses.boost(
-            scored,
-            found,
+        return flush
+
+    def _usages(
+        self, db: PluginDatabase, candidates: Sequence[Candidate], now: float
+    ) -> dict[int, float] | None:
+        """What the candidates' uses, stored (one read) and pending, add to their ranking
+        (:func:`toolang_core.memory.kit.usages`); ``None`` when uses do not count."""
+        if self.settings.use_weight <= 0.0 or not candidates:
+            return None
+        ids = [c[0] for c in candidates]
+        stored = uses.stored(db, ids)
+        return kit.usages(
+            ((i, *stored.get(i, (0, None))) for i in ids),
+            self._uses.get(ids),
             now=now,
-            weight=self.settings.use_weight,
             threshold=self.settings.use_threshold,
             saturation=self.settings.use_saturation,
             half_life_days=self.settings.recency_half_life_days,
-        )
-
-    def _used(self, items: tuple[MemoryItem, ...], now: float) -> tuple[MemoryItem, ...]:
-        """Count one use of each recalled item (pending, :mod:`.uses`); the items with
-        their uses, this one included."""
-        ids = [int(i.id) for i in items]
-        self._uses.add(ids, now)
-        pending = self._uses.get(ids)
-        return uses.with_uses(
-            items,
-            {
-                int(i.id): uses.merged((i.use_count, i.last_used_at), pending.get(int(i.id)))
-                for i in items
-            },
         )
 
     def _cap(self, db: PluginDatabase, batch: MemoryWriteBatch) -> int:
@@ -436,58 +370,19 @@ class PostgresMemory:
     def _lock_timeout_ms(self) -> int:
         return max(1, round(self.settings.lock_timeout_seconds * 1000))
 
-    def _health(self, status: Any, detail: str, **values: Any) -> MemoryHealth:
-        return MemoryHealth(
-            status=status,
-            provider=PROVIDER,
-            detail=detail,
-            last_error=self._last_error.message,
-            last_error_at=self._last_error.at,
-            **values,
-        )
 
-
-def _ranked_items(db: PluginDatabase, ranked: Sequence[ranking.Ranked]) -> tuple[MemoryItem, ...]:
-    """The ranked entries as items, in rank order, each cut to its share (one read)."""
+def _ranked_items(
+    db: PluginDatabase,
+    ranked: Sequence[kit.Ranked[Candidate]],
+    counted: Mapping[int, tuple[int, float]],
+) -> tuple[MemoryItem, ...]:
+    """The ranked entries as items (:func:`toolang_core.memory.kit.ranked_items`), in
+    one read; each carries its uses, the ``counted`` ones (pending) added."""
     if not ranked:
         return ()
-    longest = max(r.keep_chars for r in ranked) + 1  # one more: clip() sees the cut
-    rows = {
-        row[0]: row
-        for row in db.execute(
-            f"SELECT {ITEM_COLUMNS}, substr(text, 1, ?) FROM {ENTRIES} WHERE id = ANY(?)",
-            [longest, [r.candidate[0] for r in ranked]],
-        )
-    }
-    items = []
-    for r in ranked:
-        row = rows.get(r.candidate[0])
-        if row is None:  # forgotten between the two reads
-            continue
-        body = ranking.clip(row[-1][: r.keep_chars + 1], r.keep_chars)
-        items.append(_item(row[:-1], body, round(r.score, 6)))
-    return tuple(items)
-
-
-def _item(row: Sequence[Any], body: str, score: float) -> MemoryItem:
-    """A :class:`MemoryItem` from a row of ``ITEM_COLUMNS`` and its (maybe clipped) text."""
-    row_id, agent, thread, turn, origin, key, kind, meta, created, updated, owner, count, used = row
-    return MemoryItem(
-        id=str(row_id),
-        text=body,
-        score=score,
-        key=key,
-        kind=kind,
-        meta=json.loads(meta) if meta else {},
-        use_count=int(count),
-        last_used_at=used,
-        provenance=Provenance(
-            agent_id=agent,
-            thread_id=thread,
-            turn_id=turn,
-            origin=origin,
-            created_at=created,
-            updated_at=updated,
-            owner=owner,
-        ),
+    ids = [r.candidate[0] for r in ranked]
+    rows = db.execute(
+        f"SELECT {kit.ITEM_COLUMNS}, substr(text, 1, ?) FROM {ENTRIES} WHERE id = ANY(?)",
+        [kit.read_chars(ranked), ids],
     )
+    return kit.ranked_items(ranked, rows, counted)

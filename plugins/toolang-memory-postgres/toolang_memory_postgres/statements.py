@@ -1,5 +1,5 @@
-"""The plugin's SQL: writes (checked first, then upserted by key), recall candidates,
-forgetting filters and pruning. Each function runs in the caller's transaction, if any.
+"""The plugin's SQL: writes (checked first, :func:`refused`, then upserted by key), recall
+candidates, forgetting filters and pruning. Each function runs in the caller's transaction, if any.
 
 Owners are compared as the unique key index spells them (``coalesce(owner, '')``),
 and again exactly (``IS NOT DISTINCT FROM``), so one owner's rows never reach another.
@@ -7,18 +7,16 @@ and again exactly (``IS NOT DISTINCT FROM``), so one owner's rows never reach an
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
-from toolang_core import PluginDatabase, redact, redact_text
+from toolang_core import PluginDatabase, redact_text
 from toolang_core.memory import MemoryEntry, MemoryForget, MemoryWriteBatch
+from toolang_core.memory.kit import Row, filter_clauses, key_chunks
 from toolang_memory_postgres import text
-from toolang_memory_postgres.errors import Failures
 from toolang_memory_postgres.ranking import Candidate
 from toolang_memory_postgres.schema import ENTRIES
-from toolang_memory_postgres.settings import NAME
 
 SCOPE: Final = (
     "agent_id = ? AND coalesce(owner, '') = coalesce(?::text, '') "
@@ -26,10 +24,6 @@ SCOPE: Final = (
 )
 """One agent's and owner's entries (parameters: agent, owner, owner)."""
 LIVE: Final = "(expires_at IS NULL OR expires_at > ?)"
-ITEM_COLUMNS: Final = (
-    "id, agent_id, thread_id, turn_id, origin, key, kind, meta, created_at, updated_at, owner, "
-    "use_count, last_used_at"
-)
 UPSERT: Final = (
     f"INSERT INTO {ENTRIES} (agent_id, owner, thread_id, turn_id, origin, key, kind, text, "
     "indexed, language, meta, created_at, updated_at, expires_at) "
@@ -59,41 +53,12 @@ def upsert(vector_type: str | None) -> str:
     )
 
 
-KEYS_PER_STATEMENT: Final = 500
-
-Row = tuple[MemoryEntry, str | None]
-"""An entry to write, with its meta as JSON."""
-
-
-def checked(
-    batch: MemoryWriteBatch, n: int, entry: MemoryEntry, max_chars: int, failures: Failures
-) -> Row:
-    """Refuse what cannot be stored, before anything is written; the entry's meta as JSON.
-    A refusal is recorded in ``failures`` and raised as ``ValueError``."""
-    problem = None
-    if len(entry.text) > max_chars:
-        problem = (
-            f"has {len(entry.text)} characters; the limit is "
-            f"{max_chars} ([plugins.{NAME}] max_entry_chars)"
-        )
-    elif "\x00" in entry.text:
-        problem = "holds a NUL character, which PostgreSQL text cannot store"
-    elif entry.ttl_seconds is not None and not (
-        math.isfinite(entry.ttl_seconds) and entry.ttl_seconds > 0
-    ):
-        problem = f"ttl_seconds must be a positive number of seconds, not {entry.ttl_seconds}"
-    meta = None
-    if problem is None and entry.meta:
-        try:
-            meta = json.dumps(redact(dict(entry.meta)), ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            problem = f"meta must be JSON-serialisable ({exc})"
-    if problem is not None:
-        where = f"{NAME}: entry {n + 1} of {len(batch.entries)} for agent {batch.agent_id!r}"
-        message = f"{where}: {problem}; nothing of this batch was stored"
-        failures.record(message)
-        raise ValueError(message)
-    return entry, meta
+def refused(text: str) -> str | None:
+    """What PostgreSQL cannot store of an entry's ``text``, or ``None``
+    (``refuse`` of :func:`toolang_core.memory.kit.checked`)."""
+    if "\x00" in text:
+        return "holds a NUL character, which PostgreSQL text cannot store"
+    return None
 
 
 def write_rows(
@@ -140,20 +105,11 @@ def forget_filters(request: MemoryForget) -> Iterator[tuple[str, list[Any]]]:
     entries with the named keys, else those matching its thread, kind and age."""
     scope: list[Any] = [request.agent_id, request.owner, request.owner]
     if request.keys:
-        keys = list(dict.fromkeys(request.keys))
-        for start in range(0, len(keys), KEYS_PER_STATEMENT):
-            yield f"{SCOPE} AND key = ANY(?)", [*scope, keys[start : start + KEYS_PER_STATEMENT]]
+        for chunk in key_chunks(request):
+            yield f"{SCOPE} AND key = ANY(?)", [*scope, chunk]
         return
-    where, params = [SCOPE], list(scope)
-    for clause, value in (
-        ("thread_id = ?", request.thread_id),
-        ("kind = ?", request.kind),
-        ("created_at < ?", request.before),
-    ):
-        if value is not None:
-            where.append(clause)
-            params.append(value)
-    yield " AND ".join(where), params
+    where, params = filter_clauses(request)
+    yield " AND ".join([SCOPE, *where]), [*scope, *params]
 
 
 RANK_NORMALIZATION: Final = 1

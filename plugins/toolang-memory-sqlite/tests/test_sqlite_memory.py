@@ -12,11 +12,11 @@ import structlog.testing
 
 import toolang_memory_sqlite
 from toolang_core import ConfigError, PluginContext, ToolangConfig
+from toolang_core.memory.kit import DAY
 from toolang_core.testing.memory_calls import MemoryCaller, MemoryDriver
 from toolang_memory_sqlite import MemorySQLiteSettings
 from toolang_memory_sqlite.database import MemoryClosed
 from toolang_memory_sqlite.memory import SQLiteMemory, SQLiteMemoryError
-from toolang_memory_sqlite.ranking import DAY
 
 
 def runtime_memory(toolang_runtime, config: str = "") -> SQLiteMemory:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import sqlite3
 
+from toolang_core.memory.kit import DAY
 from toolang_core.testing.memory_calls import MemoryCaller, MemoryDriver
 from toolang_memory_sqlite import MemorySQLiteSettings
 from toolang_memory_sqlite.memory import SQLiteMemory
-from toolang_memory_sqlite.ranking import DAY
 
 
 class Clock:

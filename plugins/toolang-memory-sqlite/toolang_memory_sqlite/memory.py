@@ -19,9 +19,9 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Final, cast
 
 from toolang_core.memory import (
     MemoryEntry,
@@ -34,26 +34,26 @@ from toolang_core.memory import (
     MemoryRecallResult,
     MemoryWriteBatch,
     MemoryWriteResult,
+    kit,
 )
-from toolang_memory_sqlite import ranking, search, text, uses, writing
+from toolang_memory_sqlite import search, uses, writing
 from toolang_memory_sqlite.database import Connections, MemoryClosed, WriteBusy, busy
 from toolang_memory_sqlite.dbthread import DatabaseThread
-from toolang_memory_sqlite.errors import Failures, SQLiteMemoryError
+from toolang_memory_sqlite.errors import SQLiteMemoryError, failures
 from toolang_memory_sqlite.forgetting import forget_filters
 from toolang_memory_sqlite.group import GroupCalls
-from toolang_memory_sqlite.items import ITEM_COLUMNS, LIVE, item, ranked_items
+from toolang_memory_sqlite.items import LIVE, ranked_items
+from toolang_memory_sqlite.ranking import Candidate
 from toolang_memory_sqlite.schema import ENTRIES, FTS
 from toolang_memory_sqlite.settings import NAME, PROVIDER, MemorySQLiteSettings
 
-DEGRADED_FOR_SECONDS: Final = 300.0
-"""``health`` says ``degraded`` while the last failure is at most this old."""
 ALONE_CHARS: Final = 32_768
 """A lone write of more text than this goes to the database thread, not done at once."""
 
-__all__ = ["DEGRADED_FOR_SECONDS", "SQLiteMemory", "SQLiteMemoryError"]
+__all__ = ["SQLiteMemory", "SQLiteMemoryError"]
 
-Row = writing.Row
-Call = MemoryRecallRequest | tuple[MemoryWriteBatch, list[Row]]
+
+Call = MemoryRecallRequest | tuple[MemoryWriteBatch, list[kit.Row]]
 """What the runtime hands the database thread: a recall, or a batch to write."""
 
 
@@ -76,7 +76,7 @@ class SQLiteMemory:
         self._db = Connections(
             path, busy_timeout=self.settings.busy_timeout_seconds, synchronous=synchronous
         )
-        self._last_error = Failures(path, clock)
+        self._last_error = failures(path, clock)
         self._guard = self._last_error.guard
         self._thread: DatabaseThread | None = None
         self._thread_lock = threading.Lock()
@@ -85,7 +85,7 @@ class SQLiteMemory:
         )
         self._common = search.CommonWords()
         self._slots: dict[str, int] = {}  # scope key -> slot (search.Scope.of)
-        self._uses = uses.PendingUses()  # written behind (see .uses)
+        self._uses = kit.PendingUses()  # written behind (see .uses)
 
     # -- the contract ---------------------------------------------------------------------
 
@@ -192,8 +192,9 @@ class SQLiteMemory:
 
     def recall_now(self, request: MemoryRecallRequest) -> MemoryRecallResult:
         """The agent's entries that best match ``request.query_text``: candidates found
-        with bounded work (``search``), ranked with their uses and limited (``ranking``,
-        :mod:`.uses`), the uses of those returned counted."""
+        with bounded work (``search``), ranked with their uses and limited
+        (:func:`toolang_core.memory.kit.rank`), the uses of those returned counted
+        (committed later, :mod:`.uses`)."""
         result = self._recall(request, None)
         self._flush_if_full(None)
         return result
@@ -202,10 +203,9 @@ class SQLiteMemory:
         self, request: MemoryRecallRequest, conn: sqlite3.Connection | None
     ) -> MemoryRecallResult:
         """:meth:`recall_now` on ``conn`` (default: this thread's connection)."""
-        started = time.perf_counter()
-        chosen = text.query_terms(request.query_text, self.settings.max_query_terms)
-        diagnostics: dict[str, Any] = {"terms": len(chosen)}
-        ranked: list[ranking.Ranked] = []
+        recalling = kit.Recalling.of(request, self.settings.max_query_terms)
+        chosen = recalling.terms
+        ranked: list[kit.Ranked[Candidate]] = []
         items: tuple[MemoryItem, ...] = ()
         now = self._clock()
         with self._guard("recall"):
@@ -223,33 +223,19 @@ class SQLiteMemory:
                     limit=self.settings.candidates,
                     common=self._common,
                 )
-                scored = ranking.blend(
-                    found.candidates,
-                    now=now,
-                    weight=self.settings.recency_weight,
-                    half_life_days=self.settings.recency_half_life_days,
-                    usages=self._usages(found.candidates, now),
-                    use_weight=self.settings.use_weight,
-                )
-                ranked = ranking.within_limits(
-                    scored,
-                    max_items=request.limits.max_items,
-                    max_chars=request.limits.max_chars,
+                usages = self._usages(found.candidates, now)
+                ranked = kit.rank(
+                    found.candidates, request.limits, self.settings, now=now, usages=usages
                 )
                 # one use of each item counted (pending), carried by the items
                 counted = self._uses.add([r.candidate[0] for r in ranked], now)
                 items = ranked_items(conn, ranked, counted)
-                diagnostics.update(
+                recalling.diagnostics.update(
                     mode=found.mode,
                     candidates=len(found.candidates),
                     dropped_terms=found.dropped_terms,
                 )
-        diagnostics.update(
-            returned=len(items),
-            clipped=sum(r.clipped for r in ranked),
-            ms=round((time.perf_counter() - started) * 1000, 3),
-        )
-        return MemoryRecallResult(items=items, provider=PROVIDER, diagnostics=diagnostics)
+        return recalling.result(PROVIDER, items, ranked)
 
     async def remember(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
         """Store ``batch``: all of it or, on any error, nothing. Batches handed in while
@@ -276,22 +262,20 @@ class SQLiteMemory:
         self._deleted(pruned)
         return writing.written(rows, pruned)
 
-    def _rows(self, batch: MemoryWriteBatch) -> list[Row]:
-        """The entries of ``batch`` checked (:func:`.writing.checked`), before anything
-        is written; ``ValueError`` for the first that cannot be stored."""
-        limit, failures = self.settings.max_entry_chars, self._last_error
-        return [
-            writing.checked(batch, n, entry, limit, failures)
-            for n, entry in enumerate(batch.entries)
-        ]
+    def _rows(self, batch: MemoryWriteBatch) -> list[kit.Row]:
+        """The entries of ``batch`` checked (:func:`toolang_core.memory.kit.checked`),
+        before anything is written; ``ValueError`` for the first that cannot be stored."""
+        return [self._checked(batch, n, entry) for n, entry in enumerate(batch.entries)]
 
-    def _checked(self, batch: MemoryWriteBatch, n: int, entry: MemoryEntry) -> Row:
-        """Entry ``n`` of ``batch`` checked alone (:func:`.writing.checked`)."""
-        return writing.checked(batch, n, entry, self.settings.max_entry_chars, self._last_error)
+    def _checked(self, batch: MemoryWriteBatch, n: int, entry: MemoryEntry) -> kit.Row:
+        """Entry ``n`` of ``batch`` checked alone (:func:`toolang_core.memory.kit.checked`)."""
+        return kit.checked(
+            batch, n, entry, max_chars=self.settings.max_entry_chars, failures=self._last_error
+        )
 
     def _write_group(
         self,
-        group: Sequence[tuple[MemoryWriteBatch, list[Row]]],
+        group: Sequence[tuple[MemoryWriteBatch, list[kit.Row]]],
         conn: sqlite3.Connection | None = None,
         *,
         wait: bool = True,
@@ -340,79 +324,47 @@ class SQLiteMemory:
 
     def list_entries(self, request: MemoryListRequest) -> tuple[MemoryItem, ...]:
         """The agent's live entries (of one thread, when given), newest write first."""
-        where, params = "agent_id = ? AND owner IS ?", [request.agent_id, request.owner]
-        if request.thread_id is not None:
-            where += " AND thread_id = ?"
-            params.append(request.thread_id)
+        scope = ("agent_id = ? AND owner IS ?", [request.agent_id, request.owner])
+        sql, params = kit.list_statement(request, ENTRIES, scope, LIVE, self._clock())
         with self._guard("list_entries"):
-            rows = self._db.get().execute(
-                f"SELECT {ITEM_COLUMNS}, text FROM {ENTRIES} WHERE {where} AND {LIVE} "
-                "ORDER BY updated_at DESC, id DESC LIMIT ?",
-                [*params, self._clock(), max(0, request.limit)],
-            )
-            listed = tuple(item(row[:-1], row[-1], 0.0) for row in rows)
-        pending = self._uses.get(int(i.id) for i in listed)
-        return uses.with_uses(
-            listed,
-            {
-                int(i.id): uses.merged((i.use_count, i.last_used_at), pending[int(i.id)])
-                for i in listed
-                if int(i.id) in pending
-            },
-        )
+            return kit.listed(self._db.get().execute(sql, params), self._uses)
 
     def health(self) -> MemoryHealth:
-        """Entries and size after pruning what expired; ``down`` when the file fails."""
-        try:
-            try:
-                pruned = self.prune()
-            except SQLiteMemoryError:  # e.g. a long write elsewhere: kept as the last error
-                pruned = 0
-            with self._guard("health"):
-                conn = self._db.get()
-                entries = conn.execute(f"SELECT count(*) FROM {ENTRIES}").fetchone()[0]
-                size = _size_bytes(conn, self.shared_with_store)
-        except (SQLiteMemoryError, MemoryClosed) as exc:
-            return self._health("down", str(exc))
-        where = "in the execution store's file " if self.shared_with_store else ""
-        failed_at = self._last_error.at
-        recent = failed_at is not None and self._clock() - failed_at <= DEGRADED_FOR_SECONDS
-        status = "degraded" if recent else "ok"
-        return self._health(
-            status,
-            f"{entries} entries {where}at {self.path}",
-            entries=entries,
-            size_bytes=size,
-            meta={"pruned_expired": pruned},
+        """Entries and size after pruning what expired (a prune that fails, e.g. for a
+        long write elsewhere, is kept as the last error); ``down`` when the file fails."""
+        return kit.health_after_pruning(
+            self._last_error,
+            PROVIDER,
+            prune=self.prune,
+            measure=self._measure,
+            closed=(MemoryClosed,),
         )
+
+    def _measure(self) -> tuple[str, int, int | None]:
+        """What ``health`` says: where the entries are, how many, their size in bytes."""
+        conn = self._db.get()
+        entries = int(conn.execute(f"SELECT count(*) FROM {ENTRIES}").fetchone()[0])
+        where = "in the execution store's file " if self.shared_with_store else ""
+        detail = f"{entries} entries {where}at {self.path}"
+        return detail, entries, _size_bytes(conn, self.shared_with_store)
 
     def prune(self) -> int:
         """Delete every expired entry (in batches of ``prune_batch``); return how many."""
-        total = 0
-        while True:
-            taken = self._uses.take()  # written here too, so health() commits them
-            try:
-                with self._guard("prune"), self._db.write() as conn:
-                    uses.flush(conn, taken)
-                    removed = writing.prune(conn, self._clock(), self.settings.prune_batch)
-            except BaseException:
-                self._uses.restore(taken)
-                raise
-            self._deleted(removed)
-            total += removed
-            if removed < self.settings.prune_batch:
-                return total
+        return kit.prune_all(self._prune_batch, self.settings.prune_batch)
+
+    def _prune_batch(self) -> int:
+        """Delete up to ``prune_batch`` expired entries in a transaction that writes the
+        pending uses too (so health() commits them); return how many."""
+        with self._uses.taken() as taken, self._guard("prune"), self._db.write() as conn:
+            uses.flush(conn, taken)
+            removed = writing.prune(conn, self._clock(), self.settings.prune_batch)
+        self._deleted(removed)
+        return removed
 
     def close(self) -> None:
         """Commit the pending uses (best effort), then close the database connections
         (of every thread)."""
-        taken = self._uses.take()
-        if taken:
-            try:
-                with self._guard("close"), self._db.write() as conn:
-                    uses.flush(conn, taken)
-            except (SQLiteMemoryError, MemoryClosed):
-                pass  # a ranking hint, not a record: the entries themselves are committed
+        self._uses.write_last(self._write_last, (SQLiteMemoryError, MemoryClosed))
         self._db.close()
         with self._thread_lock:
             thread, self._thread = self._thread, None
@@ -421,15 +373,17 @@ class SQLiteMemory:
 
     # -- helpers --------------------------------------------------------------------------
 
-    def _usages(
-        self, candidates: Sequence[ranking.Candidate], now: float
-    ) -> dict[int, float] | None:
+    def _write_last(self, taken: Mapping[int, tuple[int, float]]) -> None:
+        with self._guard("close"), self._db.write() as conn:
+            uses.flush(conn, taken)
+
+    def _usages(self, candidates: Sequence[Candidate], now: float) -> dict[int, float] | None:
         """What the candidates' uses, stored (read with them) and pending, add to their
-        ranking (:func:`.uses.usages`); ``None`` when uses do not count."""
+        ranking (:func:`toolang_core.memory.kit.usages`); ``None`` when uses do not count."""
         if self.settings.use_weight <= 0.0 or not candidates:
             return None
-        return uses.usages(
-            candidates,
+        return kit.usages(
+            ((c[0], c[4], c[5]) for c in candidates),
             self._uses.get(c[0] for c in candidates),
             now=now,
             threshold=self.settings.use_threshold,
@@ -449,18 +403,8 @@ class SQLiteMemory:
         if count:
             self._common.clear()
 
-    def _health(self, status: Any, detail: str, **values: Any) -> MemoryHealth:
-        return MemoryHealth(
-            status=status,
-            provider=PROVIDER,
-            detail=detail,
-            last_error=self._last_error.message,
-            last_error_at=self._last_error.at,
-            **values,
-        )
 
-
-def _chars(rows: Sequence[Row]) -> int:
+def _chars(rows: Sequence[kit.Row]) -> int:
     """The text of a batch's checked rows, in characters."""
     return sum(len(entry.text) for entry, _ in rows)
 

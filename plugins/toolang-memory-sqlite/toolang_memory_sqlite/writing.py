@@ -1,21 +1,21 @@
-"""Writing entries: batches checked before anything is stored, then inserted (the
-batches of concurrent turns together, in a few statements), upserted by key, and expired
-entries pruned. Each function works in the caller's transaction on its connection."""
+"""Writing entries, checked before anything is stored (:func:`toolang_core.memory.kit.checked`):
+inserted (the batches of concurrent turns together, in a few statements), upserted by
+key, and expired entries pruned. Each function works in the caller's transaction on its
+connection."""
 
 from __future__ import annotations
 
-import json
-import math
 import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
-from toolang_core import redact, redact_text
+from toolang_core import redact_text
 from toolang_core.memory import MemoryEntry, MemoryWriteBatch, MemoryWriteResult
+from toolang_core.memory.kit import Guard, Row
 from toolang_memory_sqlite import search, text
-from toolang_memory_sqlite.errors import Failures, Guard, SQLiteMemoryError
+from toolang_memory_sqlite.errors import SQLiteMemoryError
 from toolang_memory_sqlite.schema import ENTRIES, FTS
-from toolang_memory_sqlite.settings import NAME, PROVIDER
+from toolang_memory_sqlite.settings import PROVIDER
 
 INSERT_ENTRY: Final = (
     f"INSERT INTO {ENTRIES} (thread_id, turn_id, origin, kind, text, meta, id, agent_id, key, "
@@ -30,39 +30,8 @@ agent (1.5 ms at 20,000 of them, against 5 us)."""
 ROWS_PER_STATEMENT: Final = 500
 """Rows of one multi-row INSERT (13 columns: well within SQLite's 32,766 variables)."""
 
-Row = tuple[MemoryEntry, str | None]
-"""An entry to write, with its meta as JSON."""
 Batches = Sequence[tuple[MemoryWriteBatch, list[Row]]]
 """Batches to write together, each with its checked rows."""
-
-
-def checked(
-    batch: MemoryWriteBatch, n: int, entry: MemoryEntry, max_chars: int, failures: Failures
-) -> Row:
-    """Refuse what cannot be stored, before anything is written; the entry's meta as JSON.
-    A refusal is recorded in ``failures`` and raised as ``ValueError``."""
-    problem = None
-    if len(entry.text) > max_chars:
-        problem = (
-            f"has {len(entry.text)} characters; the limit is "
-            f"{max_chars} ([plugins.{NAME}] max_entry_chars)"
-        )
-    elif entry.ttl_seconds is not None and not (
-        math.isfinite(entry.ttl_seconds) and entry.ttl_seconds > 0
-    ):
-        problem = f"ttl_seconds must be a positive number of seconds, not {entry.ttl_seconds}"
-    meta = None
-    if problem is None and entry.meta:
-        try:
-            meta = json.dumps(redact(dict(entry.meta)), ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            problem = f"meta must be JSON-serialisable ({exc})"
-    if problem is not None:
-        where = f"{NAME}: entry {n + 1} of {len(batch.entries)} for agent {batch.agent_id!r}"
-        message = f"{where}: {problem}; nothing of this batch was stored"
-        failures.record(message)
-        raise ValueError(message)
-    return entry, meta
 
 
 def insert_group(conn: sqlite3.Connection, group: Batches, now: float, guard: Guard) -> bool:

@@ -181,7 +181,7 @@ def b_turns(b: Runtime) -> list:
 def remote_task_recorded(a: Runtime) -> bool:
     import sqlite3
 
-    path = a.home / ".toolang" / "agents-remote" / "calls.db"
+    path = a.home / ".toolang" / "plugins" / "agents-remote.db"  # the call log (SQLite store)
     if not path.exists():
         return False
     db = sqlite3.connect(path)
@@ -248,7 +248,7 @@ def test_canceling_the_local_turn_cancels_the_remote_task(tmp_path: Path):
 def a_call_state(a: Runtime) -> str | None:
     import sqlite3
 
-    path = a.home / ".toolang" / "agents-remote" / "calls.db"
+    path = a.home / ".toolang" / "plugins" / "agents-remote.db"  # the call log (SQLite store)
     if not path.exists():
         return None
     db = sqlite3.connect(path)
