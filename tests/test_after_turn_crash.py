@@ -2,8 +2,9 @@
 events, delivery) and before its after-record (``toolang.turn.after``) was committed:
 the record waits for another turn's commit while that turn runs (docs/runtime.md,
 "After a turn"). On restart the stages are not run again (they ran, each once), the
-turn's state, prompt trace and memory write stay, and only the after-record, a trace,
-is lost."""
+turn's state, prompt trace and memory write stay, and the after-record stays as it was
+committed with the turn's state: stages 3-5 named unfinished (shown as not recorded,
+never as having had nothing to do)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from toolang_core.runtime.after_turn import AFTER_KIND, PROMPT_TRACE_KIND, STAGE
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import NewTurnRequest, SubmitRules, TurnStatus
 from toolang_core.testing.processes import wait_serving
+from toolang_core.turn.timeline import UNRECORDED, after_lines
 
 pytestmark = pytest.mark.slow  # a real runtime process killed and started again
 
@@ -119,12 +121,23 @@ def start(home: Path, mode: str, log: Path) -> subprocess.Popen[str]:
         )
 
 
+def begun(store: SQLiteStore, turn_id: str) -> dict[str, object]:
+    """The after-record committed with the turn's state (its times as stored)."""
+    record = store.get_record(AFTER_KIND, turn_id)
+    assert record is not None
+    stages = record.data["stages"]
+    assert [s["stage"] for s in stages] == ["turn_state", "prompt_trace"]
+    assert all(s["ok"] for s in stages)
+    assert stages[0]["detail"] == {"status": "completed"}
+    return {"stages": stages, "unfinished": ["memory_write", "events", "delivery"]}
+
+
 def submit(store: SQLiteStore, thread: str, text: str) -> str:
     request = NewTurnRequest(source="chat", thread_id=thread, input=text)
     return store.submit(request, SubmitRules("chat", 40), now=time.time()).id
 
 
-def test_a_kill_before_the_after_record_is_committed_loses_the_record_only(tmp_path):
+def test_a_kill_before_the_after_record_is_committed_runs_nothing_again(tmp_path):
     home = tmp_path
     (home / "child.py").write_text(CHILD, encoding="utf-8")
     store = SQLiteStore(home / ".toolang" / "toolang.db")
@@ -146,7 +159,7 @@ def test_a_kill_before_the_after_record_is_committed_loses_the_record_only(tmp_p
             assert store.get_record(PROMPT_TRACE_KIND, quick) is not None
             assert lines(home / "memory.txt") == [quick]
             assert lines(home / "events.txt") == [quick]
-            assert store.get_record(AFTER_KIND, quick) is None
+            assert store.get_record(AFTER_KIND, quick).data == begun(store, quick)
         finally:
             first.send_signal(signal.SIGKILL)
             first.wait(timeout=60)
@@ -157,11 +170,15 @@ def test_a_kill_before_the_after_record_is_committed_loses_the_record_only(tmp_p
         assert second.returncode == 0, (home / "second.log").read_text()
 
         # quick: done once, not run again at the restart (nothing re-reads its stages);
-        # its after-record, a trace, was lost with the process (documented).
+        # its after-record says its stages 3-5 began and were never recorded.
         turn = store.get(quick)
         assert turn is not None and turn.status is TurnStatus.COMPLETED
         assert turn.attempt == 1
-        assert store.get_record(AFTER_KIND, quick) is None
+        after = store.get_record(AFTER_KIND, quick).data
+        assert after == begun(store, quick)
+        shown = after_lines(after, turn.created_at)
+        assert [line.split()[0] for line in shown[-3:]] == list(STAGES[2:])
+        assert all(UNRECORDED in line for line in shown[-3:])
         assert store.get_record(PROMPT_TRACE_KIND, quick) is not None
         # hold: lost with the killed run, run again from the start, its stages once.
         held = store.get(hold)
@@ -171,6 +188,7 @@ def test_a_kill_before_the_after_record_is_committed_loses_the_record_only(tmp_p
         assert after is not None
         assert [s["stage"] for s in after.data["stages"]] == list(STAGES)
         assert all(s["ok"] for s in after.data["stages"])
+        assert "unfinished" not in after.data
         for effect in ("memory.txt", "events.txt", "delivered.txt"):
             assert sorted(lines(home / effect)) == sorted([quick, hold]), effect
         assert lines(home / "started.txt") == [hold, hold]
