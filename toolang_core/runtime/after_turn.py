@@ -67,7 +67,9 @@ AFTER_STAGES = STAGES
 """The five after-turn stages in their fixed order (public as ``toolang_core.AFTER_STAGES``).
 The record ``AFTER_KIND`` holds those that applied: a stage with nothing to do — no
 prompt trace, memory off or the source not remembered, no event subscriber, no delivery
-plugin — is not recorded, and a turn with nothing after stage 1 records nothing."""
+plugin — is not recorded, and a turn with nothing after stage 1 records nothing. Until
+stages 3-5 have run and their record is written, it holds stages 1-2 and names those
+3-5 that apply ``unfinished`` (committed with the turn's state)."""
 
 log = structlog.get_logger("toolang.turn")
 
