@@ -22,8 +22,16 @@ its index for ``bm25``); the trace slows the run, so it is separate from the CPU
 ``--profile DIR`` writes a cProfile of the main thread and of the database thread of
 each variant's last run to DIR (``pstats`` files).
 
+``--recall-only`` measures recall alone instead, without a runtime: the same turns'
+recalls and writes replayed on the plugin in one thread (each round, every thread
+recalls ``add a b`` then writes its exchange, as the ordered workload does), printing
+recall's CPU per call and the plans it took. ``--setting KEY=VALUE,...`` (repeatable)
+runs one variant per value with those ``[plugins.memory-sqlite]`` settings (empty: the
+defaults), interleaved ``--repeat`` times, e.g. ``--setting ranked_matches=1000
+--setting ''``.
+
     python3 bench/memory_split.py [--turns 2000] [--threads 200] [--repeat 2]
-        [--statements] [--profile DIR]
+        [--statements] [--profile DIR] [--recall-only [--setting KEY=VALUE,...]...]
 
 The last line is a JSON object with the medians.
 """
@@ -49,7 +57,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agent_turns import agent_cycle
 
 from toolang_core.logs import configure_logging
-from toolang_memory_sqlite import dbthread
+from toolang_core.memory import (
+    MemoryEntry,
+    MemoryLimits,
+    MemoryRecallRequest,
+    MemoryWriteBatch,
+)
+from toolang_memory_sqlite import MemorySQLiteSettings, dbthread
+from toolang_memory_sqlite.memory import SQLiteMemory
 
 VARIANTS = {"off": (False, False), "null": (True, True), "on": (True, False)}
 """Variant: (memory on, null plugin)."""
@@ -157,6 +172,67 @@ def one_run(
     }
 
 
+def settings_of(text: str) -> MemorySQLiteSettings:
+    """``--setting``'s ``KEY=VALUE,...`` as the plugin's settings (numbers as numbers)."""
+    values: dict[str, Any] = {}
+    for pair in filter(None, text.split(",")):
+        key, _, value = pair.partition("=")
+        values[key.strip()] = json.loads(value)
+    return MemorySQLiteSettings(**values)
+
+
+def recall_replay(settings: MemorySQLiteSettings, args: argparse.Namespace) -> dict[str, Any]:
+    """The ordered workload's recalls and writes on the plugin alone, in this thread:
+    recall CPU per call, and how many recalls took each plan."""
+    per_thread = max(1, args.turns // args.threads)
+    spent = 0.0
+    modes: collections.Counter[str] = collections.Counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        memory = SQLiteMemory(Path(tmp) / "memory.db", settings)
+        try:
+            for n in range(per_thread):
+                for thread in range(args.threads):
+                    a, b = thread * per_thread + n, n + 1
+                    request = MemoryRecallRequest(
+                        agent_uri="toolang:agent/adder",
+                        agent_id="adder",
+                        query_text=f"add {a} {b}",
+                        limits=MemoryLimits(),
+                    )
+                    began = time.thread_time()
+                    result = memory.recall_now(request)
+                    spent += time.thread_time() - began
+                    modes[str(result.diagnostics.get("mode"))] += 1
+                    answer = f"user: add {a} {b}\nadder: the sum is {a + b}"
+                    memory.remember_now(
+                        MemoryWriteBatch(
+                            agent_uri="toolang:agent/adder",
+                            agent_id="adder",
+                            entries=(MemoryEntry(text=answer, kind="exchange"),),
+                            thread_id=f"chat:ordered-{thread}",
+                            origin="turn",
+                        )
+                    )
+        finally:
+            memory.close()
+    return {"recall_ms": 1000 * spent / (per_thread * args.threads), "modes": dict(modes)}
+
+
+def recall_only(args: argparse.Namespace) -> None:
+    variants = args.setting or [""]
+    runs: dict[str, list[float]] = {v: [] for v in variants}
+    for n in range(args.repeat):
+        for variant in variants:
+            figures = recall_replay(settings_of(variant), args)
+            runs[variant].append(figures["recall_ms"])
+            print(
+                f"run {n + 1} settings [{variant or 'defaults'}]: recall "
+                f"{figures['recall_ms']:.4f} ms CPU each  plans {figures['modes']}"
+            )
+    medians = {v or "defaults": round(statistics.median(r), 4) for v, r in runs.items()}
+    print(json.dumps({"turns": args.turns, "threads": args.threads, "recall_ms_median": medians}))
+
+
 def main() -> None:
     configure_logging(level="error")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -165,7 +241,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--statements", action="store_true")
     parser.add_argument("--profile", type=Path)
+    parser.add_argument("--recall-only", action="store_true")
+    parser.add_argument("--setting", action="append")
     args = parser.parse_args()
+    if args.recall_only:
+        recall_only(args)
+        return
     if args.profile is not None:
         args.profile.mkdir(parents=True, exist_ok=True)
     split = Split()

@@ -390,7 +390,10 @@ def test_a_write_whose_diagnostics_cannot_be_stored_loses_only_the_after_record(
     (first, _), (second, _) = serve(runtime, "go", "again")
     assert (first.status, first.output) == (TurnStatus.COMPLETED, "done")
     assert (second.status, second.output) == (TurnStatus.COMPLETED, "still serving")
-    assert record(runtime, AFTER_KIND, first.id) is None  # checked before it rode along
+    # checked before it rode along: the record stays as committed with the turn's state
+    after = record(runtime, AFTER_KIND, first.id)
+    assert [s["stage"] for s in after["stages"]] == ["turn_state", "prompt_trace"]
+    assert after["unfinished"] == ["memory_write"]
     assert record(runtime, PROMPT_TRACE_KIND, first.id) is not None
 
 

@@ -418,3 +418,25 @@ def test_finish_many_stores_reasons_and_step_keys_in_mixed_and_plain_batches(tmp
     assert [(s.kind, s.idempotency_key) for s in store.steps(d.id)] == [("tool", "k1")]
     assert store.find_step("k1") is not None
     store.close()
+
+
+def test_a_claim_into_full_groups_starts_no_write_transaction(tmp_path):
+    """A busy runtime's passes mostly find its groups full (woken by a submission or a
+    turn's record): they read, and take the write lock only when a group has room."""
+    store = SQLiteStore(tmp_path / "toolang.db")
+    try:
+        rules = SubmitRules(thread_group="chat", priority=0)
+        for n in range(2):
+            store.submit(NewTurnRequest(source="chat", thread_id=f"chat:{n}"), rules, now=1.0)
+        (first,) = store.claim(run_id="r", limit=2, now=2.0, lease_seconds=30.0, caps={"chat": 1})
+        statements: list[str] = []
+        store._conn.set_trace_callback(statements.append)
+        assert store.claim(run_id="r", limit=2, now=3.0, lease_seconds=30.0, caps={"chat": 1}) == []
+        assert not [s for s in statements if s.startswith("BEGIN")], statements
+        store._conn.set_trace_callback(None)
+        finish = Finish(first.id, "r", first.attempt, TurnStatus.COMPLETED, 4.0, "ok")
+        assert store.finish_many([finish]) == [True]
+        (second,) = store.claim(run_id="r", limit=2, now=5.0, lease_seconds=30.0, caps={"chat": 1})
+        assert second.thread_id != first.thread_id
+    finally:
+        store.close()

@@ -15,7 +15,10 @@ commit of its own, and durable before stage 3 starts). What each stage did is st
 the record ``toolang.turn.after`` of the turn (shown by ``toolang turns trace``), handed
 to the scheduler's next commit pass with the other turns' (``later``) — only when there
 was more to do than step 1, so a runtime without memory, subscribers or delivery pays
-nothing here.
+nothing here. When any of 3-5 applies, the record is first written as it stands before
+them in the transaction of step 1, naming them ``unfinished``: a crash before their own
+record is committed leaves them shown as not recorded, never as having had nothing to
+do. A restart does not run them again.
 """
 
 from __future__ import annotations
@@ -64,7 +67,9 @@ AFTER_STAGES = STAGES
 """The five after-turn stages in their fixed order (public as ``toolang_core.AFTER_STAGES``).
 The record ``AFTER_KIND`` holds those that applied: a stage with nothing to do — no
 prompt trace, memory off or the source not remembered, no event subscriber, no delivery
-plugin — is not recorded, and a turn with nothing after stage 1 records nothing."""
+plugin — is not recorded, and a turn with nothing after stage 1 records nothing. Until
+stages 3-5 have run and their record is written, it holds stages 1-2 and names those
+3-5 that apply ``unfinished`` (committed with the turn's state)."""
 
 log = structlog.get_logger("toolang.turn")
 
@@ -135,8 +140,25 @@ class AfterTurnStages:
     def with_state(self, turn: TurnRequest, outcome: TurnOutcome) -> WithState:
         """Stage 2 for the commit of stage 1: the prompt trace as a record to write in
         the same transaction (masked; checked to be storable, so it cannot fail the
-        commit of the turn's state)."""
-        after = outcome.after
+        commit of the turn's state) — and, when stages 3-5 will run, the after-record
+        as it stands before them (``unfinished``: those stages, by name), which their
+        own after-record replaces once they have run."""
+        state = self._prompt_trace(turn, outcome.after)
+        unfinished = self._unfinished(outcome)
+        if not unfinished:
+            return state
+        # Stages 3-5 have effects and run after this commit; their own record comes
+        # later (with a later commit pass). Until it does, the record says they began
+        # and were not recorded: a crash in between must not read as "nothing to do".
+        now = self.clock()
+        done = [StageDone("turn_state", True, now, {"status": outcome.status.value})]
+        if outcome.after is not None and outcome.after.prompt_trace is not None:
+            detail = {} if state.error is None else {"error": state.error}
+            done.append(StageDone("prompt_trace", state.error is None, now, detail))
+        begun = {"stages": [d.to_json() for d in done], "unfinished": unfinished}
+        return attrs.evolve(state, records=(*state.records, (AFTER_KIND, turn.id, begun)))
+
+    def _prompt_trace(self, turn: TurnRequest, after: AfterTurn | None) -> WithState:
         if after is None or after.prompt_trace is None:
             return WithState()
         try:
@@ -150,6 +172,15 @@ class AfterTurnStages:
             log.warning("turn.after_failed", turn=turn.id, stage="prompt_trace", error=error)
             return WithState(error=error)
         return WithState(((PROMPT_TRACE_KIND, turn.id, data),))
+
+    def _unfinished(self, outcome: TurnOutcome) -> list[str]:
+        """The stages with effects (3-5) that will run after the commit of stage 1."""
+        applies = {
+            "memory_write": outcome.after is not None and outcome.after.memory is not None,
+            "events": self._publishes(),
+            "delivery": self._delivers(),
+        }
+        return [name for name, yes in applies.items() if yes]
 
     async def run(
         self,

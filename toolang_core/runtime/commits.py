@@ -6,7 +6,10 @@ pass in one ``finish_many`` transaction. A turn with post-turn stages waits for 
 commit (:meth:`TurnCommits.commit`); any other turn's task ends at once
 (:meth:`TurnCommits.hand_in`) and its slot stays taken until the commit frees it.
 Records nobody waits for (what ran after each turn) are handed in too
-(:meth:`TurnCommits.later`) and written by the same pass, in one transaction.
+(:meth:`TurnCommits.later`) and written by the same pass, in one transaction — or, when
+no terminal state is handed in yet and other turns are still running, held for a later
+pass's (``hold_records``): turns ending one by one (each as its memory write comes
+back) would otherwise cost a transaction of its own for each one's record.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import structlog
@@ -29,6 +32,12 @@ if TYPE_CHECKING:
     from toolang_core.store.protocol import ExecutionStore
 
 log = structlog.get_logger("toolang.scheduler")
+
+HOLD_SECONDS: Final = 1.0
+"""Records are held for a later commit (``hold_records``) at most this long after the
+first of them was handed in..."""
+HOLD_MOST: Final = 256
+"""...and while fewer than this many wait."""
 
 
 class TurnCommits:
@@ -61,6 +70,8 @@ class TurnCommits:
         self._turns = turns
         self._finishing: list[tuple[Finish, asyncio.Future[bool] | None]] = []
         self._records: list[RecordWrite] = []
+        self._records_since = 0.0
+        """When the first of ``_records`` was handed in."""
         self.uncommitted: set[str] = set()
         """Turns whose task ended with their terminal state handed in, not yet committed:
         they keep their slot (and stay running) until the commit."""
@@ -123,13 +134,17 @@ class TurnCommits:
         except (TypeError, ValueError) as exc:
             log.warning("record.write_failed", kind=kind, key=key, error=describe_exception(exc))
             return
+        if not self._records:
+            self._records_since = self.clock()
         self._records.append((kind, key, data))
         self._wake.set()
 
-    def record(self) -> None:
+    def record(self, *, hold_records: bool = False) -> None:
         """Commit the terminal states handed in since the last call and the records
         handed in (:meth:`later`), in one transaction (the records in one of their own
-        when no state is to be committed).
+        when no state is to be committed — unless ``hold_records``: the caller expects
+        a terminal state soon, they wait for its commit, at most :data:`HOLD_SECONDS`
+        and :data:`HOLD_MOST` records).
 
         A fenced result (another runtime owns the turn now) is logged here, whether or
         not the turn's task is still waiting for it: a lost lease may have canceled it.
@@ -139,8 +154,12 @@ class TurnCommits:
         """
         if self._finishing:
             self._record_finishing()
-        if self._records:
+        if self._records and not (hold_records and self._holding()):
             self._write_records()
+
+    def _holding(self) -> bool:
+        """Whether the records handed in may wait for a later commit still."""
+        return len(self._records) < HOLD_MOST and self.clock() - self._records_since < HOLD_SECONDS
 
     def _write_records(self) -> None:
         batch, self._records = self._records, []

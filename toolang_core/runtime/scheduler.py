@@ -221,7 +221,9 @@ class Scheduler:
                     next_beat = now + beat_every
                 timeout = min(self.poll_seconds, max(0.0, next_beat - self.clock()))
                 try:
-                    self.commits.record()
+                    # Records nobody waits for ride with the next terminal state
+                    # while a turn that will hand one in is running.
+                    self.commits.record(hold_records=self._busy())
                     self._relay_cancellations()
                     admitted = self._admit(now)
                     if until_idle and not self.running and not admitted and self._idle(now):
@@ -279,6 +281,10 @@ class Scheduler:
     async def _relay(self, stop: asyncio.Event) -> None:
         await stop.wait()
         self._wake.set()
+
+    def _busy(self) -> bool:
+        """Whether a running turn is expected to end soon: neither parked nor lent."""
+        return len(self.running) > len(self._parked) + len(self._lent)
 
     def _idle(self, now: float) -> bool:
         if self.only is not None:

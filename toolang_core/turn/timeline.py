@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from toolang_core.store.types import StepRecord, TurnRequest
 
@@ -228,7 +228,15 @@ def after_lines(after: Mapping[str, Any] | None, start: float) -> list[str]:
         offset = stage["at"] - start
         line = f"{offset:+8.3f}s      {stage['stage']:<13} {verdict:<9} {_short(note, 60)}"
         lines.append(line.rstrip())
+    for name in after.get("unfinished", ()):  # begun after the commit, never recorded
+        lines.append(f"{'':<15}{name:<13} {'unknown':<9} {UNRECORDED}")
     return lines
+
+
+UNRECORDED: Final = "not recorded (the runtime stopped first?)"
+"""A stage that began after the turn's state was committed and whose outcome was never
+recorded: the runtime stopped before (it may not have run) or its record could not be
+stored (it ran; the log says so)."""
 
 
 def step_lines(step: StepRecord) -> list[str]:

@@ -329,25 +329,26 @@ def _by_coverage(
             [scope.expression(terms), scope.low, scope.high, min(limit, budget)],
             now,
         )
-    start = conn.execute(
-        f"SELECT rowid FROM {FTS} WHERE {FTS} MATCH ? AND rowid BETWEEN ? AND ? "
-        "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-        (scope.expression(terms), scope.low, scope.high, budget - 1),
-    ).fetchone()
-    low = scope.low if start is None else start[0]
-    held = " UNION ALL ".join(
-        f"SELECT rowid FROM {FTS} WHERE {FTS} MATCH ? AND rowid BETWEEN ? AND ?" for _ in terms
+    # Each word's newest ``budget`` matches hold every match of the newest ``budget``
+    # entries holding any of them (a newer match of the word is a newer match of the
+    # query); counted together, the newest ``budget`` of them are those entries, with
+    # how many of the words each holds. FTS5 reads each word in rowid order: no sort,
+    # and no first pass to find where the newest ``budget`` start.
+    newest = " UNION ALL ".join(
+        f"SELECT rowid FROM (SELECT rowid FROM {FTS} WHERE {FTS} MATCH ? "
+        "AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?)"
+        for _ in terms
     )
     params: list[object] = []
     for term in terms:
-        params += [scope.expression([term]), low, scope.high]
+        params += [scope.expression([term]), scope.low, scope.high, budget]
     # The count as a bm25 value: more negative is better, as FTS5 has it.
     return _live(
         conn,
         scope,
-        f"SELECT rowid AS id, -1.0 * count(*) AS score FROM ({held}) GROUP BY rowid "
-        "ORDER BY 2, 1 DESC LIMIT ?",
-        [*params, limit],
+        f"SELECT id, score FROM (SELECT rowid AS id, -1.0 * count(*) AS score FROM ({newest}) "
+        "GROUP BY rowid ORDER BY rowid DESC LIMIT ?) ORDER BY 2, 1 DESC LIMIT ?",
+        [*params, budget, limit],
         now,
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -16,8 +17,9 @@ from server_helpers import (
     wait_for,
 )
 
-from toolang_core import ApprovalBook, Inbox, NewTurnRequest, TurnFilter
+from toolang_core import AFTER_KIND, ApprovalBook, Inbox, NewTurnRequest, TurnFilter
 from toolang_core.store.backend import not_thread_owner
+from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.testing.live_server import parse_sse
 
 
@@ -557,15 +559,39 @@ def test_the_console_shows_all_five_after_turn_stages_the_skipped_ones_with_why(
     server = live_server(env={"TL_NO_SUBSCRIBER": "1"})
     with server.client() as client:
         turn = client.post("/api/turns", json={"input": "trace me", "wait": ANSWER_WAIT}).json()
-        recorded = wait_for(
-            lambda: (
-                [s["stage"] for s in client.get(f"/api/turns/{turn['id']}/trace").json()["after"]]
-                or None
-            ),
-            what="the after-turn stages recorded",
-        )
-        assert recorded == ["turn_state", "prompt_trace", "memory_write", "delivery"]
+        trace = f"/api/turns/{turn['id']}/trace"
+
+        def recorded():
+            after = client.get(trace).json()["after"]
+            return None if any(s.get("unknown") for s in after) else after
+
+        stages = wait_for(recorded, what="the after-turn stages recorded")
+        assert [s["stage"] for s in stages] == [
+            "turn_state",
+            "prompt_trace",
+            "memory_write",
+            "delivery",
+        ]
         page = client.get(f"/turns/{turn['id']}").text
+        # The after-record as the turn's commit left it, before stages 3-5 (a crash
+        # after it): they show as not recorded, never as having had nothing to do.
+        store = SQLiteStore(server.home / ".toolang" / "toolang.db")
+        try:
+            begun = {"stages": stages[:2], "unfinished": ["memory_write", "delivery"]}
+            store.put_record(AFTER_KIND, turn["id"], begun, now=time.time())
+        finally:
+            store.close()
+        after = client.get(trace).json()["after"]
+        assert [(s["stage"], s.get("unknown", False)) for s in after] == [
+            ("turn_state", False),
+            ("prompt_trace", False),
+            ("memory_write", True),
+            ("delivery", True),
+        ]
+        unknown_page = client.get(f"/turns/{turn['id']}").text
+    unknown = re.findall(r'<tr data-stage="(\w+)">(.*?)</tr>', unknown_page, flags=re.S)
+    assert [stage for stage, html in unknown if ">unknown<" in html] == ["memory_write", "delivery"]
+    assert all("not recorded" in html for stage, html in unknown if ">unknown<" in html)
     rows = re.findall(r'<tr data-stage="(\w+)"( data-skipped)?>(.*?)</tr>', page, flags=re.S)
     assert [stage for stage, _, _ in rows] == [
         "turn_state",

@@ -52,6 +52,12 @@ if TYPE_CHECKING:
 
 _THREAD: Final = re.compile(THREAD_PATTERN)
 IDEMPOTENCY_KEY_MAX: Final = 200
+UNRECORDED: Final = (
+    "not recorded: begun after the turn's state was committed, its outcome never stored "
+    "(the runtime stopped first, and it may not have run; or its record could not be "
+    "stored, which the log says)"
+)
+"""Why an after-turn stage named ``unfinished`` in the turn's after-record shows no outcome."""
 
 
 def visible(turn: TurnRequest | None, caller: Caller) -> bool:
@@ -306,16 +312,22 @@ async def turn_trace(request: Request) -> Response:
     """The run trace: steps, each tool call's hook verdicts, the after-turn stages.
 
     The after-turn stages come in their order: turn state, prompt trace, memory write,
-    events, delivery."""
+    events, delivery; one begun and never recorded (the runtime stopped first, or its
+    record could not be stored) has ``unknown`` true and says so in its error."""
     runtime = runtime_of(request)
     turn = get_turn(runtime, caller_of(request), request.path_params["turn_id"])
     store = store_of(runtime)
     after = store.get_record(AFTER_KIND, turn.id)
+    data = after.data if after is not None else {}
+    unfinished = [  # begun after the turn's state was committed, never recorded
+        {"stage": name, "ok": False, "unknown": True, "detail": {"error": UNRECORDED}}
+        for name in data.get("unfinished") or ()
+    ]
     return ok(
         {
             "turn": turn_json(turn, runtime),
             "steps": store.steps(turn.id),
-            "after": list((after.data.get("stages") or ()) if after is not None else ()),
+            "after": [*(data.get("stages") or ()), *unfinished],
         }
     )
 

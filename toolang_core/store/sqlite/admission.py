@@ -32,10 +32,6 @@ WITH RECURSIVE g(name) AS (
 )
 SELECT name FROM g WHERE name IS NOT NULL
 """
-ANY_HEAD_SQL = "SELECT 1 FROM threads WHERE head_id IS NOT NULL LIMIT 1"
-"""Whether any thread has a queued request: read before a claim's write transaction,
-which an empty queue (most of a runtime's passes when turns come one at a time) then
-does not need. A request queued after this read wakes the runtime for another pass."""
 # Heads of busy threads stay in the heads index; a claim steps over them (at most as
 # many as there are active turns) instead of every start and finish rewriting the index.
 _IDLE_THREAD = (
@@ -82,6 +78,23 @@ def next_head_sql(count: int) -> str:
         "WHERE thread_id = threads.thread_id AND status = 'queued' ORDER BY rank, seq LIMIT 1) "
         f"WHERE thread_id IN ({','.join('?' * count)})"
     )
+
+
+def may_claim(c: sqlite3.Connection, request: ClaimRequest) -> bool:
+    """Whether a claim could start anything, read before its write transaction: some
+    group has a queued request and room under its cap. Most passes of a busy runtime
+    whose groups are full (woken by a submission, a record, another turn's end) then
+    need no transaction. Only the store's one runtime starts and ends turns: room that
+    frees after this read is its own doing, and its next pass claims into it (a
+    request queued meanwhile wakes it too)."""
+    groups = [group for (group,) in c.execute(GROUPS_WITH_HEADS_SQL)]
+    if not groups:
+        return False
+    caps = request.caps
+    if request.only is not None or any(caps.get(group) is None for group in groups):
+        return True
+    running = dict(c.execute(RUNNING_BY_GROUP_SQL))
+    return any(running.get(group, 0) < caps[group] for group in groups)
 
 
 def claim(c: sqlite3.Connection, request: ClaimRequest) -> list[TurnRequest]:

@@ -316,8 +316,8 @@ class SQLiteStore(StoreBase):
         return self._tx(lambda c: turns.submit(c, request, rules, new_id(), now), wake=True)
 
     def claim_turns(self, claim: ClaimRequest) -> list[TurnRequest]:
-        if self._conn.execute(admission.ANY_HEAD_SQL).fetchone() is None:
-            return []  # nothing queued: no write transaction
+        if not admission.may_claim(self._conn, claim):
+            return []  # nothing queued, or no room for it: no write transaction
         return self._tx(lambda c: admission.claim(c, claim))
 
     def set_active_status(

@@ -1,13 +1,14 @@
 """Console: one turn's trace page — its waterfall (:mod:`.waterfall`), its timeline of
 steps with every hook stage's verdict, the progress its tools reported, and the five
-post-turn stages in order (one with nothing to do shown as skipped, with why)."""
+post-turn stages in order (one with nothing to do shown as skipped, with why; one
+begun and never recorded as unknown)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from toolang_core import AFTER_KIND, AFTER_STAGES
-from toolang_server.api_turns import get_turn, turn_json
+from toolang_server.api_turns import UNRECORDED, get_turn, turn_json
 from toolang_server.console import waterfall
 from toolang_server.console.pages import render
 from toolang_server.http import caller_of, runtime_of, store_of
@@ -44,7 +45,11 @@ async def trace_page(request: Request) -> Response:
         span_ms=max((b.offset_ms + b.duration_ms for b in bars), default=0.0),
         tokens=waterfall.token_totals(bars),
         progress=TurnEvents.of(runtime).recent(turn.id),
-        after=after_stages(turn, after.data.get("stages") if after is not None else None),
+        after=after_stages(
+            turn,
+            after.data.get("stages") if after is not None else None,
+            after.data.get("unfinished") if after is not None else None,
+        ),
         refresh=0 if turn.status.is_terminal else 2,
     )
 
@@ -61,9 +66,12 @@ SKIPPED = {
 that had something to do."""
 
 
-def after_stages(turn: Any, recorded: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
-    """All five after-turn stages in their order, each as recorded, or — one with nothing
-    to do — marked ``skipped`` with why; ``[]`` while the turn runs."""
+def after_stages(
+    turn: Any, recorded: list[dict[str, Any]] | None, unfinished: list[str] | None = None
+) -> list[dict[str, Any]]:
+    """All five after-turn stages in their order, each as recorded, or — one begun and
+    never recorded (``unfinished``) — marked ``unknown``, or — one with nothing to do —
+    marked ``skipped`` with why; ``[]`` while the turn runs."""
     if not turn.status.is_terminal:
         return []
     done = {stage["stage"]: stage for stage in recorded or ()}
@@ -71,6 +79,16 @@ def after_stages(turn: Any, recorded: list[dict[str, Any]] | None) -> list[dict[
     for name in AFTER_STAGES:
         if name in done:
             rows.append({**done[name], "skipped": False})
+        elif name in (unfinished or ()):
+            rows.append(
+                {
+                    "stage": name,
+                    "ok": False,
+                    "skipped": False,
+                    "unknown": True,
+                    "detail": {"error": UNRECORDED},
+                }
+            )
         elif name == "turn_state":  # committed with the turn: recorded only with others
             rows.append(
                 {
