@@ -29,7 +29,7 @@ from toolang_core.plugins.reader import HostReader
 from toolang_core.redaction import Detector, RedactionPolicy, use_policy
 from toolang_core.runtime.executor import EXECUTORS, TurnExecutor
 from toolang_core.runtime.open_store import open_store
-from toolang_core.runtime.plugin_databases import LazyOffer, OpenPluginDatabases
+from toolang_core.runtime.plugin_services import PluginServices
 from toolang_core.runtime.run import serve as serve_run
 from toolang_core.runtime.scheduler import Scheduler
 from toolang_core.runtime.sources import RunningSources, TurnSource
@@ -91,12 +91,11 @@ class Runtime:
         self.stop_reason = "stop"
         """Why ``serve`` stops, for ``toolang_shutdown``: whoever sets its stop event may
         say ``"signal"`` first (``toolang run`` does on SIGINT/SIGTERM)."""
-        self._plugin_state: dict[str, Any] = {}
         self.tool_threads = ToolThreads()
         """Blocking tools' worker threads, counted: one that outlived its time limit may
         still use a plugin's database, which then stays open at shutdown."""
         self._sources = RunningSources()
-        self._databases = OpenPluginDatabases(self)
+        self._services = PluginServices(self)
         self.redaction = self._build_redaction()
         """This runtime's redaction policy: the core's rules and its plugins' detectors
         (see :mod:`toolang_core.redaction`; in effect while :meth:`serve` runs)."""
@@ -176,7 +175,7 @@ class Runtime:
     def agents(self) -> AgentCatalog:
         """This runtime's agents: registry, tool assignment and routing (read on first
         use; the agent executor and ``toolang agents`` share it)."""
-        catalog: AgentCatalog | None = self._plugin_state.get("toolang:agents")
+        catalog: AgentCatalog | None = self._services.state.get("toolang:agents")
         if catalog is not None:  # asked several times a turn: no import statement then
             return catalog
         from toolang_core.agents.catalog import AgentCatalog
@@ -199,10 +198,10 @@ class Runtime:
                 "task runs need a serving runtime (Runtime.serve); from elsewhere use "
                 "TaskRunController(runtime.open_store(), runtime)"
             )
-        current: TaskRunController | None = self._plugin_state.get("toolang:task_runs")
+        current: TaskRunController | None = self._services.state.get("toolang:task_runs")
         if current is None or current.store is not store:
             current = TaskRunController(store, self)
-            self._plugin_state["toolang:task_runs"] = current
+            self._services.state["toolang:task_runs"] = current
         return current
 
     @property
@@ -276,13 +275,7 @@ class Runtime:
         """The context handed to ``plugin_name``'s component factories. Every one has
         the service ``plugin_databases``: the store backend's offer (built on its first
         ``open``), where a component keeps its tables on the store's backend."""
-        services.setdefault("plugin_databases", LazyOffer(self._databases))
-        return PluginContext(
-            plugin_name=plugin_name,
-            config=self.config,
-            settings=self.settings.get(plugin_name),
-            services=services,
-        )
+        return self._services.context(plugin_name, **services)
 
     def settings_for(self, name: str, cls: type[S]) -> S:
         """Plugin ``name``'s validated settings section, as the ``cls`` it registered
@@ -297,9 +290,7 @@ class Runtime:
         Use this instead of module globals: the same plugin module may serve several
         runtimes in one process (tests do this all the time).
         """
-        if name not in self._plugin_state:
-            self._plugin_state[name] = factory()
-        return self._plugin_state[name]  # type: ignore[no-any-return]
+        return self._services.state_of(name, factory)
 
     @overload
     def plugin_database(
@@ -328,7 +319,7 @@ class Runtime:
         ``migrations`` (never when ``read_only``); see
         :func:`toolang_core.open_plugin_database` for the errors it raises.
         """
-        return self._databases.own(plugin_name, migrations, read_only=read_only)
+        return self._services.databases.own(plugin_name, migrations, read_only=read_only)
 
     def read_plugin_database(self, plugin_name: str) -> PluginDatabase | None:
         """Another plugin's database on the store's backend, read only, for reading the
@@ -339,13 +330,13 @@ class Runtime:
         :raises StoreCorrupt: it is not a database.
         :raises StoreUnavailable: its server cannot be reached.
         """
-        return self._databases.other(plugin_name)
+        return self._services.databases.other(plugin_name)
 
     @property
     def plugin_databases(self) -> PluginDatabases:
         """Where plugins' :class:`~toolang_core.PluginMigrations` tables live: the store
         backend's offer (``toolang_register_plugin_databases``), else SQLite files."""
-        return self._databases.offer
+        return self._services.databases.offer
 
     @property
     def embedding_models(self) -> EmbeddingModels:
@@ -358,7 +349,7 @@ class Runtime:
     def _close_memory(self, memory: MemoryService) -> None:
         """The run ended: its memory service closed, built again on next use."""
         memory.close()
-        self._plugin_state.pop("memory:service", None)
+        self._services.state.pop("memory:service", None)
 
     def close_plugin_databases(self) -> None:
         """Close every database :meth:`plugin_database` opened (they reopen on next use).
@@ -367,7 +358,7 @@ class Runtime:
         limit): it may be inside a statement on one of them, and closing a connection
         under a running statement crashes the process. They are left to the process's
         exit then, and the log says so."""
-        self._databases.close()
+        self._services.databases.close()
 
     @property
     def memory(self) -> MemoryService | None:
@@ -378,10 +369,7 @@ class Runtime:
 
         :raises ConfigError: naming the plugin and the installed memory plugins.
         """
-        key = "memory:service"
-        if key not in self._plugin_state:
-            self._plugin_state[key] = self._build_memory()
-        return self._plugin_state[key]  # type: ignore[no-any-return]
+        return self._services.state_of("memory:service", self._build_memory)
 
     def service_available(self, name: str) -> bool:
         """Whether the runtime service ``name`` can be used now: ``"memory"`` (a memory
