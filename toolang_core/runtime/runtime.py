@@ -28,6 +28,7 @@ from toolang_core.plugins.host import PluginHost
 from toolang_core.plugins.reader import HostReader
 from toolang_core.redaction import Detector, RedactionPolicy, use_policy
 from toolang_core.runtime.executor import EXECUTORS, TurnExecutor
+from toolang_core.runtime.memory_plugin import build_memory
 from toolang_core.runtime.open_store import open_store
 from toolang_core.runtime.plugin_services import PluginServices
 from toolang_core.runtime.run import serve as serve_run
@@ -369,7 +370,7 @@ class Runtime:
 
         :raises ConfigError: naming the plugin and the installed memory plugins.
         """
-        return self._services.state_of("memory:service", self._build_memory)
+        return self._services.state_of("memory:service", lambda: build_memory(self))
 
     def service_available(self, name: str) -> bool:
         """Whether the runtime service ``name`` can be used now: ``"memory"`` (a memory
@@ -384,35 +385,6 @@ class Runtime:
                 return False
             return memory is not None and memory.plugin is not None
         return False
-
-    def _build_memory(self) -> MemoryService | None:
-        from toolang_core.memory.service import MemoryService
-
-        name = self.config.memory.plugin
-        if name is None:
-            return None
-        registered = self.host.components.of_kind("memory")
-        registration = registered.get(name)
-        if registration is None:
-            raise ConfigError(
-                [
-                    f"{self.config.display_name}: memory.plugin: no installed plugin offers the "
-                    f"memory plugin {name!r} (available: {', '.join(sorted(registered)) or 'none'}"
-                    f"); install it, e.g. toolang-memory-{name}"
-                ]
-            )
-
-        def build() -> Any:
-            # Services: the store backend's plugin databases, where a memory plugin may keep
-            # its entries (toolang-memory-postgres); the offer opens nothing until asked.
-            context = self.plugin_context(
-                registration.plugin,
-                plugin_databases=self.plugin_databases,
-                embedding_models=self.embedding_models,  # semantic recall, when configured
-            )
-            return registration.factory(context)
-
-        return MemoryService.build(name, self.config.memory, build)
 
     def open_store(self, *, read_only: bool = False) -> ExecutionStore:
         """Open the configured execution store (not the one :meth:`serve` uses)."""
