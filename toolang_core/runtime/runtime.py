@@ -26,11 +26,12 @@ from toolang_core.inbox.policy import AdmissionPolicy
 from toolang_core.plugins.context import PluginContext
 from toolang_core.plugins.host import PluginHost
 from toolang_core.plugins.reader import HostReader
-from toolang_core.redaction import Detector, RedactionPolicy, use_policy
+from toolang_core.redaction import use_policy
 from toolang_core.runtime.executor import EXECUTORS, TurnExecutor
 from toolang_core.runtime.memory_plugin import build_memory
 from toolang_core.runtime.open_store import open_store
 from toolang_core.runtime.plugin_services import PluginServices
+from toolang_core.runtime.redactors import build_redaction
 from toolang_core.runtime.run import serve as serve_run
 from toolang_core.runtime.scheduler import Scheduler
 from toolang_core.runtime.sources import RunningSources, TurnSource
@@ -97,7 +98,7 @@ class Runtime:
         still use a plugin's database, which then stays open at shutdown."""
         self._sources = RunningSources()
         self._services = PluginServices(self)
-        self.redaction = self._build_redaction()
+        self.redaction = build_redaction(self.host.components, self.plugin_context)
         """This runtime's redaction policy: the core's rules and its plugins' detectors
         (see :mod:`toolang_core.redaction`; in effect while :meth:`serve` runs)."""
 
@@ -114,25 +115,6 @@ class Runtime:
     def redaction_detectors(self) -> tuple[str, ...]:
         """The detectors of this runtime's redaction policy, as ``plugin:name``."""
         return self.redaction.detector_names
-
-    def _build_redaction(self) -> RedactionPolicy:
-        """This runtime's redaction policy, of the detectors its plugins registered.
-
-        A detector whose factory raises or returns no function is left out and logged
-        with its plugin: the core's own rules still apply.
-        """
-        detectors: dict[str, Detector] = {}
-        for name, registration in sorted(self.host.components.of_kind("redactor").items()):
-            label = f"{registration.plugin}:{name}"
-            try:
-                detector = registration.factory(self.plugin_context(registration.plugin))
-                if not callable(detector):
-                    raise TypeError(f"the factory returned {detector!r}, not a function")
-            except Exception as exc:
-                log.error("redaction.detector_failed", detector=label, error=str(exc))
-                continue
-            detectors[label] = detector
-        return RedactionPolicy(detectors)
 
     @classmethod
     def from_config(
