@@ -27,17 +27,20 @@ from toolang_core.plugins.context import PluginContext
 from toolang_core.plugins.host import PluginHost
 from toolang_core.plugins.reader import HostReader
 from toolang_core.redaction import use_policy
-from toolang_core.runtime.executor import EXECUTORS, TurnExecutor
+from toolang_core.runtime.executor import TurnExecutor, executor_for
 from toolang_core.runtime.memory_plugin import build_memory
 from toolang_core.runtime.open_store import open_store
 from toolang_core.runtime.plugin_services import PluginServices
 from toolang_core.runtime.redactors import build_redaction
 from toolang_core.runtime.run import serve as serve_run
 from toolang_core.runtime.scheduler import Scheduler
-from toolang_core.runtime.sources import RunningSources, TurnSource
+from toolang_core.runtime.sources import (
+    RunningSources,
+    TurnSource,
+    build_turn_sources,
+    group_defaults,
+)
 from toolang_core.store.protocol import ExecutionStore
-from toolang_core.store.types import GroupPolicy
-from toolang_core.taskruns.types import GROUP as TASK_RUN_GROUP, SOURCE as TASK_RUN_SOURCE
 from toolang_core.tools.threads import ToolThreads
 
 if TYPE_CHECKING:
@@ -78,7 +81,7 @@ class Runtime:
         host.configure(config)  # [tools.providers], [plugins] required
         self.clock = clock
         self.settings: dict[str, Any] = validate_plugin_settings(config, host, env=env)
-        self.policy = AdmissionPolicy(config.scheduler, self._group_defaults())
+        self.policy = AdmissionPolicy(config.scheduler, group_defaults(host.components))
         self.run_id: str | None = None
         self.store: ExecutionStore | None = None
         self.inbox: Inbox | None = None
@@ -101,15 +104,6 @@ class Runtime:
         self.redaction = build_redaction(self.host.components, self.plugin_context)
         """This runtime's redaction policy: the core's rules and its plugins' detectors
         (see :mod:`toolang_core.redaction`; in effect while :meth:`serve` runs)."""
-
-    def _group_defaults(self) -> dict[str, GroupPolicy]:
-        """Each thread group's admission defaults, from who owns it: the core's task runs
-        (``task``), and every turn source that declared its own when it registered."""
-        defaults = {TASK_RUN_SOURCE: TASK_RUN_GROUP}
-        for name, registration in self.host.components.of_kind("turn source").items():
-            if registration.admission is not None:
-                defaults[name] = registration.admission
-        return defaults
 
     @property
     def redaction_detectors(self) -> tuple[str, ...]:
@@ -379,16 +373,11 @@ class Runtime:
         return Inbox(self.open_store(), self.policy, clock=self.clock, redaction=self.redaction)
 
     def make_executor(self) -> TurnExecutor:
-        name = self.config.runtime.executor
-        factory = EXECUTORS.get(name)
-        if factory is None:
-            raise ConfigError(
-                [
-                    f"{self.config.display_name}: runtime.executor: unknown executor {name!r} "
-                    f"(available: {', '.join(sorted(EXECUTORS))})"
-                ]
-            )
-        return factory(self)
+        """The turn executor ``[runtime] executor`` names (:mod:`.executor`).
+
+        :raises ConfigError: naming an unknown executor and the available ones.
+        """
+        return executor_for(self)
 
     def wake_source(self, name: str) -> bool:
         """Wake the turn source ``name`` this runtime runs, so it looks at its work now
@@ -402,23 +391,7 @@ class Runtime:
 
         :raises ConfigError: naming a source no installed plugin offers.
         """
-        registered = self.host.components.of_kind("turn source")
-        wanted = names if names is not None else self.config.runtime.sources
-        if wanted is None:
-            wanted = sorted(registered)
-        missing = [name for name in wanted if name not in registered]
-        if missing:
-            raise ConfigError(
-                [
-                    f"{self.config.display_name}: runtime.sources: no installed plugin offers the "
-                    f"turn source(s) {', '.join(map(repr, missing))} (available: "
-                    f"{', '.join(sorted(registered)) or 'none'})"
-                ]
-            )
-        return {
-            name: registered[name].factory(self.plugin_context(registered[name].plugin))
-            for name in wanted
-        }
+        return build_turn_sources(self.config, self.host.components, self.plugin_context, names)
 
     # -- running ------------------------------------------------------------------------
 
