@@ -105,11 +105,6 @@ class Runtime:
         """This runtime's redaction policy: the core's rules and its plugins' detectors
         (see :mod:`toolang_core.redaction`; in effect while :meth:`serve` runs)."""
 
-    @property
-    def redaction_detectors(self) -> tuple[str, ...]:
-        """The detectors of this runtime's redaction policy, as ``plugin:name``."""
-        return self.redaction.detector_names
-
     @classmethod
     def from_config(
         cls,
@@ -146,7 +141,22 @@ class Runtime:
             host.register(plugin, name)
         return cls(config, host, env=env)
 
-    # -- parts ------------------------------------------------------------------------
+    # -- parts -------------------------------------------------------------------------
+
+    @property
+    def hooks(self) -> Hooks:
+        """The typed facade the core calls hooks through (the host's)."""
+        return self.host.hooks
+
+    @property
+    def components(self) -> Components:
+        """What the plugins registered (read it; registering is the host's)."""
+        return self.host.components
+
+    @property
+    def plugins(self) -> HostReader:
+        """The plugin host, read-only: records, failures, hook implementations."""
+        return HostReader(self.host)
 
     @property
     def agents(self) -> AgentCatalog:
@@ -182,26 +192,42 @@ class Runtime:
         return current
 
     @property
-    def hooks(self) -> Hooks:
-        """The typed facade the core calls hooks through (the host's)."""
-        return self.host.hooks
+    def memory(self) -> MemoryService | None:
+        """The configured memory plugin behind its service (``None``: memory is off).
 
-    def admit_spawned(self, store: ExecutionStore, parent_turn_id: str, turn_id: str) -> None:
-        """A one-shot run (``only``) serving ``store`` also admits ``turn_id``, spawned by
-        ``parent_turn_id`` which it admits; nothing happens otherwise."""
-        scheduler = self.scheduler
-        if scheduler is not None and scheduler.store is store:
-            scheduler.admit_with(parent_turn_id, turn_id)
+        Built on first use. An unknown ``[memory] plugin`` is a configuration error; a
+        plugin whose factory raises leaves the service down (recalls degrade turns).
 
-    @property
-    def components(self) -> Components:
-        """What the plugins registered (read it; registering is the host's)."""
-        return self.host.components
+        :raises ConfigError: naming the plugin and the installed memory plugins.
+        """
+        return self._services.state_of("memory:service", lambda: build_memory(self))
 
     @property
-    def plugins(self) -> HostReader:
-        """The plugin host, read-only: records, failures, hook implementations."""
-        return HostReader(self.host)
+    def embedding_models(self) -> EmbeddingModels:
+        """The embedding models plugins registered (``toolang_register_embedding_models``),
+        by name; a memory plugin's context offers it as the ``embedding_models`` service."""
+        from toolang_core.models.embeddings import EmbeddingModels
+
+        return self.plugin_state("toolang:embedding_models", lambda: EmbeddingModels(self))
+
+    def service_available(self, name: str) -> bool:
+        """Whether the runtime service ``name`` can be used now: ``"memory"`` (a memory
+        plugin is configured and up), ``"delegation"`` (there is another agent to
+        delegate to: two active agents or more)."""
+        if name == "delegation":
+            return len(self.agents.registry.active()) > 1
+        if name == "memory":
+            try:
+                memory = self.memory
+            except ConfigError:  # an unknown memory plugin: reported where it matters
+                return False
+            return memory is not None and memory.plugin is not None
+        return False
+
+    @property
+    def redaction_detectors(self) -> tuple[str, ...]:
+        """The detectors of this runtime's redaction policy, as ``plugin:name``."""
+        return self.redaction.detector_names
 
     def routes(self) -> tuple[list[RouteRegistration], list[HookFailure]]:
         """Every plugin's HTTP routes and the plugins whose registration failed."""
@@ -216,37 +242,7 @@ class Runtime:
         (``toolang_reports_turn_events``)."""
         return self.host.hooks.reported_turn_events(self)
 
-    async def upkeep(self) -> None:
-        """At start-up and after every heartbeat (:func:`.upkeep.upkeep`: task runs, approval
-        requests, remote agents, then ``toolang_upkeep`` plugins; errors are logged, never
-        raised). One at a time: a heartbeat's upkeep while one runs is skipped, and so
-        is any upkeep while another runtime sharing the store holds the upkeep lease."""
-        from toolang_core.runtime.upkeep import upkeep
-
-        if self._upkeeping:
-            return
-        lease = self.upkeep_lease()
-        if lease is not None:
-            try:
-                held = lease.take(self.clock())
-            except Exception as exc:  # e.g. the server's connections cut: next heartbeat
-                log.warning("upkeep.lease_failed", error=describe_exception(exc))
-                return
-            if not held:
-                return  # another runtime sharing the store does it
-        self._upkeeping = True
-        try:
-            await upkeep(self)
-        finally:
-            self._upkeeping = False
-
-    def upkeep_lease(self) -> UpkeepLease | None:
-        """This run's view of the upkeep lease (:mod:`.upkeep_lease`), once it serves."""
-        if self.store is None or self.run_id is None:
-            return None
-        from toolang_core.runtime.upkeep_lease import UpkeepLease
-
-        return UpkeepLease(self.store, self.run_id, self.config.runtime.lease_seconds)
+    # -- plugins' state and databases (held by PluginServices) -------------------------
 
     def plugin_context(self, plugin_name: str, **services: Any) -> PluginContext:
         """The context handed to ``plugin_name``'s component factories. Every one has
@@ -315,19 +311,6 @@ class Runtime:
         backend's offer (``toolang_register_plugin_databases``), else SQLite files."""
         return self._services.databases.offer
 
-    @property
-    def embedding_models(self) -> EmbeddingModels:
-        """The embedding models plugins registered (``toolang_register_embedding_models``),
-        by name; a memory plugin's context offers it as the ``embedding_models`` service."""
-        from toolang_core.models.embeddings import EmbeddingModels
-
-        return self.plugin_state("toolang:embedding_models", lambda: EmbeddingModels(self))
-
-    def _close_memory(self, memory: MemoryService) -> None:
-        """The run ended: its memory service closed, built again on next use."""
-        memory.close()
-        self._services.state.pop("memory:service", None)
-
     def close_plugin_databases(self) -> None:
         """Close every database :meth:`plugin_database` opened (they reopen on next use).
 
@@ -337,30 +320,7 @@ class Runtime:
         exit then, and the log says so."""
         self._services.databases.close()
 
-    @property
-    def memory(self) -> MemoryService | None:
-        """The configured memory plugin behind its service (``None``: memory is off).
-
-        Built on first use. An unknown ``[memory] plugin`` is a configuration error; a
-        plugin whose factory raises leaves the service down (recalls degrade turns).
-
-        :raises ConfigError: naming the plugin and the installed memory plugins.
-        """
-        return self._services.state_of("memory:service", lambda: build_memory(self))
-
-    def service_available(self, name: str) -> bool:
-        """Whether the runtime service ``name`` can be used now: ``"memory"`` (a memory
-        plugin is configured and up), ``"delegation"`` (there is another agent to
-        delegate to: two active agents or more)."""
-        if name == "delegation":
-            return len(self.agents.registry.active()) > 1
-        if name == "memory":
-            try:
-                memory = self.memory
-            except ConfigError:  # an unknown memory plugin: reported where it matters
-                return False
-            return memory is not None and memory.plugin is not None
-        return False
+    # -- what a run uses ---------------------------------------------------------------
 
     def open_store(self, *, read_only: bool = False) -> ExecutionStore:
         """Open the configured execution store (not the one :meth:`serve` uses)."""
@@ -379,13 +339,6 @@ class Runtime:
         """
         return executor_for(self)
 
-    def wake_source(self, name: str) -> bool:
-        """Wake the turn source ``name`` this runtime runs, so it looks at its work now
-        rather than at its next poll — e.g. after a chore was added at run time. Safe
-        from any thread; ``False`` when no such source runs or it takes no wake-ups
-        (a ``wake()`` method, see :class:`~toolang_core.runtime.sources.TurnSource`)."""
-        return self._sources.wake(name)
-
     def turn_sources(self, names: Collection[str] | None = None) -> dict[str, TurnSource]:
         """Build the enabled turn sources (``names``, else ``[runtime] sources``, else all).
 
@@ -393,7 +346,21 @@ class Runtime:
         """
         return build_turn_sources(self.config, self.host.components, self.plugin_context, names)
 
-    # -- running ------------------------------------------------------------------------
+    def wake_source(self, name: str) -> bool:
+        """Wake the turn source ``name`` this runtime runs, so it looks at its work now
+        rather than at its next poll — e.g. after a chore was added at run time. Safe
+        from any thread; ``False`` when no such source runs or it takes no wake-ups
+        (a ``wake()`` method, see :class:`~toolang_core.runtime.sources.TurnSource`)."""
+        return self._sources.wake(name)
+
+    def admit_spawned(self, store: ExecutionStore, parent_turn_id: str, turn_id: str) -> None:
+        """A one-shot run (``only``) serving ``store`` also admits ``turn_id``, spawned by
+        ``parent_turn_id`` which it admits; nothing happens otherwise."""
+        scheduler = self.scheduler
+        if scheduler is not None and scheduler.store is store:
+            scheduler.admit_with(parent_turn_id, turn_id)
+
+    # -- running -----------------------------------------------------------------------
 
     async def publish(self, event: Event) -> list[HookFailure]:
         """Deliver ``event`` to every ``toolang_on_event`` subscriber (isolated)."""
@@ -445,3 +412,40 @@ class Runtime:
             )
         finally:
             undo_redaction()
+
+    async def upkeep(self) -> None:
+        """At start-up and after every heartbeat (:func:`.upkeep.upkeep`: task runs, approval
+        requests, remote agents, then ``toolang_upkeep`` plugins; errors are logged, never
+        raised). One at a time: a heartbeat's upkeep while one runs is skipped, and so
+        is any upkeep while another runtime sharing the store holds the upkeep lease."""
+        from toolang_core.runtime.upkeep import upkeep
+
+        if self._upkeeping:
+            return
+        lease = self.upkeep_lease()
+        if lease is not None:
+            try:
+                held = lease.take(self.clock())
+            except Exception as exc:  # e.g. the server's connections cut: next heartbeat
+                log.warning("upkeep.lease_failed", error=describe_exception(exc))
+                return
+            if not held:
+                return  # another runtime sharing the store does it
+        self._upkeeping = True
+        try:
+            await upkeep(self)
+        finally:
+            self._upkeeping = False
+
+    def upkeep_lease(self) -> UpkeepLease | None:
+        """This run's view of the upkeep lease (:mod:`.upkeep_lease`), once it serves."""
+        if self.store is None or self.run_id is None:
+            return None
+        from toolang_core.runtime.upkeep_lease import UpkeepLease
+
+        return UpkeepLease(self.store, self.run_id, self.config.runtime.lease_seconds)
+
+    def _close_memory(self, memory: MemoryService) -> None:
+        """The run ended: its memory service closed, built again on next use."""
+        memory.close()
+        self._services.state.pop("memory:service", None)
