@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from toolang_core.errors import ConfigError
 from toolang_core.execution.seam import (
     EchoExecutor,
     LeaseLost,
@@ -28,6 +29,7 @@ __all__ = [
     "TurnContext",
     "TurnExecutor",
     "TurnOutcome",
+    "executor_for",
 ]
 
 
@@ -42,3 +44,20 @@ EXECUTORS: dict[str, Callable[[CoreRuntime], TurnExecutor]] = {
     "echo": lambda runtime: EchoExecutor(),
 }
 """Built-in executors by ``[runtime] executor`` name; each gets the runtime."""
+
+
+def executor_for(runtime: CoreRuntime) -> TurnExecutor:
+    """The executor ``runtime``'s ``[runtime] executor`` names, built for it.
+
+    :raises ConfigError: naming the unknown executor and the available ones.
+    """
+    name = runtime.config.runtime.executor
+    factory = EXECUTORS.get(name)
+    if factory is None:
+        raise ConfigError(
+            [
+                f"{runtime.config.display_name}: runtime.executor: unknown executor {name!r} "
+                f"(available: {', '.join(sorted(EXECUTORS))})"
+            ]
+        )
+    return factory(runtime)

@@ -26,16 +26,21 @@ from toolang_core.inbox.policy import AdmissionPolicy
 from toolang_core.plugins.context import PluginContext
 from toolang_core.plugins.host import PluginHost
 from toolang_core.plugins.reader import HostReader
-from toolang_core.redaction import Detector, RedactionPolicy, use_policy
-from toolang_core.runtime.executor import EXECUTORS, TurnExecutor
+from toolang_core.redaction import use_policy
+from toolang_core.runtime.executor import TurnExecutor, executor_for
+from toolang_core.runtime.memory_plugin import build_memory
 from toolang_core.runtime.open_store import open_store
-from toolang_core.runtime.plugin_databases import LazyOffer, OpenPluginDatabases
+from toolang_core.runtime.plugin_services import PluginServices
+from toolang_core.runtime.redactors import build_redaction
 from toolang_core.runtime.run import serve as serve_run
 from toolang_core.runtime.scheduler import Scheduler
-from toolang_core.runtime.sources import RunningSources, TurnSource
+from toolang_core.runtime.sources import (
+    RunningSources,
+    TurnSource,
+    build_turn_sources,
+    group_defaults,
+)
 from toolang_core.store.protocol import ExecutionStore
-from toolang_core.store.types import GroupPolicy
-from toolang_core.taskruns.types import GROUP as TASK_RUN_GROUP, SOURCE as TASK_RUN_SOURCE
 from toolang_core.tools.threads import ToolThreads
 
 if TYPE_CHECKING:
@@ -76,7 +81,7 @@ class Runtime:
         host.configure(config)  # [tools.providers], [plugins] required
         self.clock = clock
         self.settings: dict[str, Any] = validate_plugin_settings(config, host, env=env)
-        self.policy = AdmissionPolicy(config.scheduler, self._group_defaults())
+        self.policy = AdmissionPolicy(config.scheduler, group_defaults(host.components))
         self.run_id: str | None = None
         self.store: ExecutionStore | None = None
         self.inbox: Inbox | None = None
@@ -91,48 +96,14 @@ class Runtime:
         self.stop_reason = "stop"
         """Why ``serve`` stops, for ``toolang_shutdown``: whoever sets its stop event may
         say ``"signal"`` first (``toolang run`` does on SIGINT/SIGTERM)."""
-        self._plugin_state: dict[str, Any] = {}
         self.tool_threads = ToolThreads()
         """Blocking tools' worker threads, counted: one that outlived its time limit may
         still use a plugin's database, which then stays open at shutdown."""
         self._sources = RunningSources()
-        self._databases = OpenPluginDatabases(self)
-        self.redaction = self._build_redaction()
+        self._services = PluginServices(self)
+        self.redaction = build_redaction(self.host.components, self.plugin_context)
         """This runtime's redaction policy: the core's rules and its plugins' detectors
         (see :mod:`toolang_core.redaction`; in effect while :meth:`serve` runs)."""
-
-    def _group_defaults(self) -> dict[str, GroupPolicy]:
-        """Each thread group's admission defaults, from who owns it: the core's task runs
-        (``task``), and every turn source that declared its own when it registered."""
-        defaults = {TASK_RUN_SOURCE: TASK_RUN_GROUP}
-        for name, registration in self.host.components.of_kind("turn source").items():
-            if registration.admission is not None:
-                defaults[name] = registration.admission
-        return defaults
-
-    @property
-    def redaction_detectors(self) -> tuple[str, ...]:
-        """The detectors of this runtime's redaction policy, as ``plugin:name``."""
-        return self.redaction.detector_names
-
-    def _build_redaction(self) -> RedactionPolicy:
-        """This runtime's redaction policy, of the detectors its plugins registered.
-
-        A detector whose factory raises or returns no function is left out and logged
-        with its plugin: the core's own rules still apply.
-        """
-        detectors: dict[str, Detector] = {}
-        for name, registration in sorted(self.host.components.of_kind("redactor").items()):
-            label = f"{registration.plugin}:{name}"
-            try:
-                detector = registration.factory(self.plugin_context(registration.plugin))
-                if not callable(detector):
-                    raise TypeError(f"the factory returned {detector!r}, not a function")
-            except Exception as exc:
-                log.error("redaction.detector_failed", detector=label, error=str(exc))
-                continue
-            detectors[label] = detector
-        return RedactionPolicy(detectors)
 
     @classmethod
     def from_config(
@@ -170,13 +141,28 @@ class Runtime:
             host.register(plugin, name)
         return cls(config, host, env=env)
 
-    # -- parts ------------------------------------------------------------------------
+    # -- parts -------------------------------------------------------------------------
+
+    @property
+    def hooks(self) -> Hooks:
+        """The typed facade the core calls hooks through (the host's)."""
+        return self.host.hooks
+
+    @property
+    def components(self) -> Components:
+        """What the plugins registered (read it; registering is the host's)."""
+        return self.host.components
+
+    @property
+    def plugins(self) -> HostReader:
+        """The plugin host, read-only: records, failures, hook implementations."""
+        return HostReader(self.host)
 
     @property
     def agents(self) -> AgentCatalog:
         """This runtime's agents: registry, tool assignment and routing (read on first
         use; the agent executor and ``toolang agents`` share it)."""
-        catalog: AgentCatalog | None = self._plugin_state.get("toolang:agents")
+        catalog: AgentCatalog | None = self._services.state.get("toolang:agents")
         if catalog is not None:  # asked several times a turn: no import statement then
             return catalog
         from toolang_core.agents.catalog import AgentCatalog
@@ -199,33 +185,49 @@ class Runtime:
                 "task runs need a serving runtime (Runtime.serve); from elsewhere use "
                 "TaskRunController(runtime.open_store(), runtime)"
             )
-        current: TaskRunController | None = self._plugin_state.get("toolang:task_runs")
+        current: TaskRunController | None = self._services.state.get("toolang:task_runs")
         if current is None or current.store is not store:
             current = TaskRunController(store, self)
-            self._plugin_state["toolang:task_runs"] = current
+            self._services.state["toolang:task_runs"] = current
         return current
 
     @property
-    def hooks(self) -> Hooks:
-        """The typed facade the core calls hooks through (the host's)."""
-        return self.host.hooks
+    def memory(self) -> MemoryService | None:
+        """The configured memory plugin behind its service (``None``: memory is off).
 
-    def admit_spawned(self, store: ExecutionStore, parent_turn_id: str, turn_id: str) -> None:
-        """A one-shot run (``only``) serving ``store`` also admits ``turn_id``, spawned by
-        ``parent_turn_id`` which it admits; nothing happens otherwise."""
-        scheduler = self.scheduler
-        if scheduler is not None and scheduler.store is store:
-            scheduler.admit_with(parent_turn_id, turn_id)
+        Built on first use. An unknown ``[memory] plugin`` is a configuration error; a
+        plugin whose factory raises leaves the service down (recalls degrade turns).
 
-    @property
-    def components(self) -> Components:
-        """What the plugins registered (read it; registering is the host's)."""
-        return self.host.components
+        :raises ConfigError: naming the plugin and the installed memory plugins.
+        """
+        return self._services.state_of("memory:service", lambda: build_memory(self))
 
     @property
-    def plugins(self) -> HostReader:
-        """The plugin host, read-only: records, failures, hook implementations."""
-        return HostReader(self.host)
+    def embedding_models(self) -> EmbeddingModels:
+        """The embedding models plugins registered (``toolang_register_embedding_models``),
+        by name; a memory plugin's context offers it as the ``embedding_models`` service."""
+        from toolang_core.models.embeddings import EmbeddingModels
+
+        return self.plugin_state("toolang:embedding_models", lambda: EmbeddingModels(self))
+
+    def service_available(self, name: str) -> bool:
+        """Whether the runtime service ``name`` can be used now: ``"memory"`` (a memory
+        plugin is configured and up), ``"delegation"`` (there is another agent to
+        delegate to: two active agents or more)."""
+        if name == "delegation":
+            return len(self.agents.registry.active()) > 1
+        if name == "memory":
+            try:
+                memory = self.memory
+            except ConfigError:  # an unknown memory plugin: reported where it matters
+                return False
+            return memory is not None and memory.plugin is not None
+        return False
+
+    @property
+    def redaction_detectors(self) -> tuple[str, ...]:
+        """The detectors of this runtime's redaction policy, as ``plugin:name``."""
+        return self.redaction.detector_names
 
     def routes(self) -> tuple[list[RouteRegistration], list[HookFailure]]:
         """Every plugin's HTTP routes and the plugins whose registration failed."""
@@ -240,49 +242,13 @@ class Runtime:
         (``toolang_reports_turn_events``)."""
         return self.host.hooks.reported_turn_events(self)
 
-    async def upkeep(self) -> None:
-        """At start-up and after every heartbeat (:func:`.upkeep.upkeep`: task runs, approval
-        requests, remote agents, then ``toolang_upkeep`` plugins; errors are logged, never
-        raised). One at a time: a heartbeat's upkeep while one runs is skipped, and so
-        is any upkeep while another runtime sharing the store holds the upkeep lease."""
-        from toolang_core.runtime.upkeep import upkeep
-
-        if self._upkeeping:
-            return
-        lease = self.upkeep_lease()
-        if lease is not None:
-            try:
-                held = lease.take(self.clock())
-            except Exception as exc:  # e.g. the server's connections cut: next heartbeat
-                log.warning("upkeep.lease_failed", error=describe_exception(exc))
-                return
-            if not held:
-                return  # another runtime sharing the store does it
-        self._upkeeping = True
-        try:
-            await upkeep(self)
-        finally:
-            self._upkeeping = False
-
-    def upkeep_lease(self) -> UpkeepLease | None:
-        """This run's view of the upkeep lease (:mod:`.upkeep_lease`), once it serves."""
-        if self.store is None or self.run_id is None:
-            return None
-        from toolang_core.runtime.upkeep_lease import UpkeepLease
-
-        return UpkeepLease(self.store, self.run_id, self.config.runtime.lease_seconds)
+    # -- plugins' state and databases (held by PluginServices) -------------------------
 
     def plugin_context(self, plugin_name: str, **services: Any) -> PluginContext:
         """The context handed to ``plugin_name``'s component factories. Every one has
         the service ``plugin_databases``: the store backend's offer (built on its first
         ``open``), where a component keeps its tables on the store's backend."""
-        services.setdefault("plugin_databases", LazyOffer(self._databases))
-        return PluginContext(
-            plugin_name=plugin_name,
-            config=self.config,
-            settings=self.settings.get(plugin_name),
-            services=services,
-        )
+        return self._services.context(plugin_name, **services)
 
     def settings_for(self, name: str, cls: type[S]) -> S:
         """Plugin ``name``'s validated settings section, as the ``cls`` it registered
@@ -297,9 +263,7 @@ class Runtime:
         Use this instead of module globals: the same plugin module may serve several
         runtimes in one process (tests do this all the time).
         """
-        if name not in self._plugin_state:
-            self._plugin_state[name] = factory()
-        return self._plugin_state[name]  # type: ignore[no-any-return]
+        return self._services.state_of(name, factory)
 
     @overload
     def plugin_database(
@@ -328,7 +292,7 @@ class Runtime:
         ``migrations`` (never when ``read_only``); see
         :func:`toolang_core.open_plugin_database` for the errors it raises.
         """
-        return self._databases.own(plugin_name, migrations, read_only=read_only)
+        return self._services.databases.own(plugin_name, migrations, read_only=read_only)
 
     def read_plugin_database(self, plugin_name: str) -> PluginDatabase | None:
         """Another plugin's database on the store's backend, read only, for reading the
@@ -339,26 +303,13 @@ class Runtime:
         :raises StoreCorrupt: it is not a database.
         :raises StoreUnavailable: its server cannot be reached.
         """
-        return self._databases.other(plugin_name)
+        return self._services.databases.other(plugin_name)
 
     @property
     def plugin_databases(self) -> PluginDatabases:
         """Where plugins' :class:`~toolang_core.PluginMigrations` tables live: the store
         backend's offer (``toolang_register_plugin_databases``), else SQLite files."""
-        return self._databases.offer
-
-    @property
-    def embedding_models(self) -> EmbeddingModels:
-        """The embedding models plugins registered (``toolang_register_embedding_models``),
-        by name; a memory plugin's context offers it as the ``embedding_models`` service."""
-        from toolang_core.models.embeddings import EmbeddingModels
-
-        return self.plugin_state("toolang:embedding_models", lambda: EmbeddingModels(self))
-
-    def _close_memory(self, memory: MemoryService) -> None:
-        """The run ended: its memory service closed, built again on next use."""
-        memory.close()
-        self._plugin_state.pop("memory:service", None)
+        return self._services.databases.offer
 
     def close_plugin_databases(self) -> None:
         """Close every database :meth:`plugin_database` opened (they reopen on next use).
@@ -367,64 +318,9 @@ class Runtime:
         limit): it may be inside a statement on one of them, and closing a connection
         under a running statement crashes the process. They are left to the process's
         exit then, and the log says so."""
-        self._databases.close()
+        self._services.databases.close()
 
-    @property
-    def memory(self) -> MemoryService | None:
-        """The configured memory plugin behind its service (``None``: memory is off).
-
-        Built on first use. An unknown ``[memory] plugin`` is a configuration error; a
-        plugin whose factory raises leaves the service down (recalls degrade turns).
-
-        :raises ConfigError: naming the plugin and the installed memory plugins.
-        """
-        key = "memory:service"
-        if key not in self._plugin_state:
-            self._plugin_state[key] = self._build_memory()
-        return self._plugin_state[key]  # type: ignore[no-any-return]
-
-    def service_available(self, name: str) -> bool:
-        """Whether the runtime service ``name`` can be used now: ``"memory"`` (a memory
-        plugin is configured and up), ``"delegation"`` (there is another agent to
-        delegate to: two active agents or more)."""
-        if name == "delegation":
-            return len(self.agents.registry.active()) > 1
-        if name == "memory":
-            try:
-                memory = self.memory
-            except ConfigError:  # an unknown memory plugin: reported where it matters
-                return False
-            return memory is not None and memory.plugin is not None
-        return False
-
-    def _build_memory(self) -> MemoryService | None:
-        from toolang_core.memory.service import MemoryService
-
-        name = self.config.memory.plugin
-        if name is None:
-            return None
-        registered = self.host.components.of_kind("memory")
-        registration = registered.get(name)
-        if registration is None:
-            raise ConfigError(
-                [
-                    f"{self.config.display_name}: memory.plugin: no installed plugin offers the "
-                    f"memory plugin {name!r} (available: {', '.join(sorted(registered)) or 'none'}"
-                    f"); install it, e.g. toolang-memory-{name}"
-                ]
-            )
-
-        def build() -> Any:
-            # Services: the store backend's plugin databases, where a memory plugin may keep
-            # its entries (toolang-memory-postgres); the offer opens nothing until asked.
-            context = self.plugin_context(
-                registration.plugin,
-                plugin_databases=self.plugin_databases,
-                embedding_models=self.embedding_models,  # semantic recall, when configured
-            )
-            return registration.factory(context)
-
-        return MemoryService.build(name, self.config.memory, build)
+    # -- what a run uses ---------------------------------------------------------------
 
     def open_store(self, *, read_only: bool = False) -> ExecutionStore:
         """Open the configured execution store (not the one :meth:`serve` uses)."""
@@ -437,16 +333,18 @@ class Runtime:
         return Inbox(self.open_store(), self.policy, clock=self.clock, redaction=self.redaction)
 
     def make_executor(self) -> TurnExecutor:
-        name = self.config.runtime.executor
-        factory = EXECUTORS.get(name)
-        if factory is None:
-            raise ConfigError(
-                [
-                    f"{self.config.display_name}: runtime.executor: unknown executor {name!r} "
-                    f"(available: {', '.join(sorted(EXECUTORS))})"
-                ]
-            )
-        return factory(self)
+        """The turn executor ``[runtime] executor`` names (:mod:`.executor`).
+
+        :raises ConfigError: naming an unknown executor and the available ones.
+        """
+        return executor_for(self)
+
+    def turn_sources(self, names: Collection[str] | None = None) -> dict[str, TurnSource]:
+        """Build the enabled turn sources (``names``, else ``[runtime] sources``, else all).
+
+        :raises ConfigError: naming a source no installed plugin offers.
+        """
+        return build_turn_sources(self.config, self.host.components, self.plugin_context, names)
 
     def wake_source(self, name: str) -> bool:
         """Wake the turn source ``name`` this runtime runs, so it looks at its work now
@@ -455,30 +353,14 @@ class Runtime:
         (a ``wake()`` method, see :class:`~toolang_core.runtime.sources.TurnSource`)."""
         return self._sources.wake(name)
 
-    def turn_sources(self, names: Collection[str] | None = None) -> dict[str, TurnSource]:
-        """Build the enabled turn sources (``names``, else ``[runtime] sources``, else all).
+    def admit_spawned(self, store: ExecutionStore, parent_turn_id: str, turn_id: str) -> None:
+        """A one-shot run (``only``) serving ``store`` also admits ``turn_id``, spawned by
+        ``parent_turn_id`` which it admits; nothing happens otherwise."""
+        scheduler = self.scheduler
+        if scheduler is not None and scheduler.store is store:
+            scheduler.admit_with(parent_turn_id, turn_id)
 
-        :raises ConfigError: naming a source no installed plugin offers.
-        """
-        registered = self.host.components.of_kind("turn source")
-        wanted = names if names is not None else self.config.runtime.sources
-        if wanted is None:
-            wanted = sorted(registered)
-        missing = [name for name in wanted if name not in registered]
-        if missing:
-            raise ConfigError(
-                [
-                    f"{self.config.display_name}: runtime.sources: no installed plugin offers the "
-                    f"turn source(s) {', '.join(map(repr, missing))} (available: "
-                    f"{', '.join(sorted(registered)) or 'none'})"
-                ]
-            )
-        return {
-            name: registered[name].factory(self.plugin_context(registered[name].plugin))
-            for name in wanted
-        }
-
-    # -- running ------------------------------------------------------------------------
+    # -- running -----------------------------------------------------------------------
 
     async def publish(self, event: Event) -> list[HookFailure]:
         """Deliver ``event`` to every ``toolang_on_event`` subscriber (isolated)."""
@@ -530,3 +412,40 @@ class Runtime:
             )
         finally:
             undo_redaction()
+
+    async def upkeep(self) -> None:
+        """At start-up and after every heartbeat (:func:`.upkeep.upkeep`: task runs, approval
+        requests, remote agents, then ``toolang_upkeep`` plugins; errors are logged, never
+        raised). One at a time: a heartbeat's upkeep while one runs is skipped, and so
+        is any upkeep while another runtime sharing the store holds the upkeep lease."""
+        from toolang_core.runtime.upkeep import upkeep
+
+        if self._upkeeping:
+            return
+        lease = self.upkeep_lease()
+        if lease is not None:
+            try:
+                held = lease.take(self.clock())
+            except Exception as exc:  # e.g. the server's connections cut: next heartbeat
+                log.warning("upkeep.lease_failed", error=describe_exception(exc))
+                return
+            if not held:
+                return  # another runtime sharing the store does it
+        self._upkeeping = True
+        try:
+            await upkeep(self)
+        finally:
+            self._upkeeping = False
+
+    def upkeep_lease(self) -> UpkeepLease | None:
+        """This run's view of the upkeep lease (:mod:`.upkeep_lease`), once it serves."""
+        if self.store is None or self.run_id is None:
+            return None
+        from toolang_core.runtime.upkeep_lease import UpkeepLease
+
+        return UpkeepLease(self.store, self.run_id, self.config.runtime.lease_seconds)
+
+    def _close_memory(self, memory: MemoryService) -> None:
+        """The run ended: its memory service closed, built again on next use."""
+        memory.close()
+        self._services.state.pop("memory:service", None)

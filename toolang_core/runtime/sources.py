@@ -1,18 +1,24 @@
-"""Turn sources: loops that place turn requests into the inbox, and their supervision."""
+"""Turn sources: loops that place turn requests into the inbox; building the enabled ones
+from their registrations, and their supervision."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
-from toolang_core.errors import describe_exception
+from toolang_core.errors import ConfigError, describe_exception
+from toolang_core.taskruns.types import GROUP as TASK_RUN_GROUP, SOURCE as TASK_RUN_SOURCE
 
 if TYPE_CHECKING:
+    from toolang_core.config.model import ToolangConfig
     from toolang_core.inbox.inbox import Inbox
+    from toolang_core.plugins.components import Components
+    from toolang_core.plugins.context import PluginContext
+    from toolang_core.store.types import GroupPolicy
 
 log = structlog.get_logger("toolang.sources")
 
@@ -31,6 +37,45 @@ class TurnSource(Protocol):
     """
 
     async def run(self, inbox: Inbox, stop: asyncio.Event) -> None: ...
+
+
+def build_turn_sources(
+    config: ToolangConfig,
+    components: Components,
+    plugin_context: Callable[[str], PluginContext],
+    names: Collection[str] | None = None,
+) -> dict[str, TurnSource]:
+    """Build the enabled turn sources (``names``, else ``[runtime] sources``, else all),
+    each by its factory with its plugin's context (``plugin_context``).
+
+    :raises ConfigError: naming a source no installed plugin offers.
+    """
+    registered = components.of_kind("turn source")
+    wanted = names if names is not None else config.runtime.sources
+    if wanted is None:
+        wanted = sorted(registered)
+    missing = [name for name in wanted if name not in registered]
+    if missing:
+        raise ConfigError(
+            [
+                f"{config.display_name}: runtime.sources: no installed plugin offers the "
+                f"turn source(s) {', '.join(map(repr, missing))} (available: "
+                f"{', '.join(sorted(registered)) or 'none'})"
+            ]
+        )
+    return {
+        name: registered[name].factory(plugin_context(registered[name].plugin)) for name in wanted
+    }
+
+
+def group_defaults(components: Components) -> dict[str, GroupPolicy]:
+    """Each thread group's admission defaults, from who owns it: the core's task runs
+    (``task``), and every turn source that declared its own when it registered."""
+    defaults = {TASK_RUN_SOURCE: TASK_RUN_GROUP}
+    for name, registration in components.of_kind("turn source").items():
+        if registration.admission is not None:
+            defaults[name] = registration.admission
+    return defaults
 
 
 class RunningSources:
