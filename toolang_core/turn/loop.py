@@ -13,29 +13,23 @@ counted per turn and refused past the limit — in code, before the chain runs.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import structlog
 
 from toolang_core import spend as spend_rules
-from toolang_core.execution.seam import LEASE_LOST, SHUTDOWN, TurnContext, TurnOutcome
+from toolang_core.execution.seam import TurnContext, TurnOutcome
 from toolang_core.models.types import Message, ModelRequest, ModelResponse
-from toolang_core.tools import process_ledger
 from toolang_core.tools.approvals import canonical_params
-from toolang_core.tools.chain import StageRecord
-from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult
+from toolang_core.tools.types import ToolCall, ToolResult
 from toolang_core.tools.validate import SchemaError
-from toolang_core.turn import escalation, guards, in_doubt, output, prompt, trace
-from toolang_core.turn.attachments import FileFitting, as_given, tool_attachments
+from toolang_core.turn import escalation, guards, output, prompt, trace
+from toolang_core.turn.attachments import FileFitting, tool_attachments
 
 # TurnFailed moved to toolang_core.turn.failure (what raises it need not import the
 # loop); re-exported here for the older path.
 from toolang_core.turn.failure import TurnFailed as TurnFailed  # noqa: PLC0414
-from toolang_core.turn.in_doubt import Doubt
 from toolang_core.turn.model_retry import Candidate, ModelAttempts, ModelCallFailed
 from toolang_core.turn.replay import BadReplay, RecordedCalls
 
@@ -43,16 +37,17 @@ from toolang_core.turn.replay import BadReplay, RecordedCalls
 # re-exported here for the older path.
 from toolang_core.turn.speaker import Speaker as Speaker  # noqa: PLC0414
 
+# The tool-call names moved with the tool calls to toolang_core.turn.tool_step;
+# re-exported here for the older path.
+from toolang_core.turn.tool_step import (
+    DELEGATION_TOOLS as DELEGATION_TOOLS,  # noqa: PLC0414
+    TRANSFER as TRANSFER,  # noqa: PLC0414
+    run_tool_call,
+)
+
 if TYPE_CHECKING:
-    from toolang_core.store.types import StepRecord
     from toolang_core.turn.agent import AgentExecutor
     from toolang_core.turn.running import RunningTurn
-
-log = structlog.get_logger("toolang.turn")
-
-TRANSFER: Final = "transfer_to_agent"
-DELEGATION_TOOLS: Final = frozenset({"ask_agent", TRANSFER})
-"""Tool calls that count as delegation rounds."""
 
 
 @attrs.frozen
@@ -154,7 +149,7 @@ class AgentLoop:
             # (e.g. masked personal data) reach the next prompt and its trace.
             ran, replies, handoff = [], [], None
             for call in calls:
-                as_run, result = await self._tool_call(call)
+                as_run, result = await run_tool_call(self, call)
                 if as_run.name == escalation.REQUEST_TOOL:  # granted: usable from now on
                     self.speaker = escalation.granted(
                         self.speaker, self.escalating, result, self.executor.chain.tools
@@ -381,223 +376,6 @@ class AgentLoop:
             )
         finally:
             streams.end(turn_id, key)
-
-    # -- one tool call ----------------------------------------------------------------------
-
-    async def _tool_call(self, call: ToolCall) -> tuple[ToolCall, ToolResult]:
-        """Run (or replay) one call; return it as it ran and its result.
-
-        The call's intent is stored before its tool runs and completed with the result
-        after; a call whose intent an earlier attempt left without a result is in doubt
-        (:mod:`toolang_core.turn.in_doubt`)."""
-        ctx, speaker = self.ctx, self.speaker
-        key = f"{self.key_prefix}:tool:{call.call_id}"
-        done = ctx.find_step(key)
-        if done is not None and done.status != "intent":
-            # ran before this turn was interrupted: never run it twice
-            if call.name in DELEGATION_TOOLS:
-                self.handle.take_round()  # replayed rounds still count
-            replayed = trace.result_from_json(dict(done.data["result"]))
-            if replayed.attachments:  # the files' names as sent before, not as masked
-                given = as_given(
-                    self.executor.runtime, ctx.store, ctx.turn.owner, replayed.attachments
-                )
-                replayed = attrs.evolve(replayed, attachments=given)
-            return trace.call_from_json(dict(done.data["call"])), replayed
-        if done is None and (recorded := self._from_record(call)) is not None:
-            return self._answered_from_record(call, key, *recorded)
-        tool_ctx = ToolCallContext(
-            call=call,
-            turn_id=ctx.turn.id,
-            thread_id=ctx.turn.thread_id,
-            run_id=ctx.run_id,
-            agent=speaker.agent.name,
-            spawn_depth=self.spawn_depth,
-            allowed_tools=speaker.allowed,
-            runtime=self.executor.runtime,
-            turn=self.handle,
-            idempotency_key=key,
-        )
-        started = ctx.clock()
-        doubt = None if done is None else await self._in_doubt(call, done)
-        intent: list[StepRecord] = [] if done is None else [done]
-        stages: tuple[StageRecord, ...]
-        if doubt is not None and not doubt.rerun:
-            assert doubt.result is not None
-            as_run, result = call, doubt.result
-            stages = (StageRecord("in_doubt", "not_run", None, doubt.detail),)
-        elif (stopped := self._stopped_before_chain(call)) is not None:
-            stage, refused = stopped
-            chained = await self.executor.chain.refuse(call, tool_ctx, refused, [stage])
-            as_run, result, stages = call, chained.result, chained.stages
-        else:
-
-            def announce(as_run: ToolCall, _ctx: ToolCallContext) -> None:
-                """The intent, durable before the tool runs (renewed for this attempt
-                when an earlier one left it in doubt)."""
-                data = self._intent_data(as_run, call, key)
-                if intent:
-                    intent[0] = ctx.complete_step(intent[0], data=data, status="intent")
-                else:
-                    intent.append(
-                        ctx.record_step(
-                            "tool_call",
-                            data=data,
-                            status="intent",
-                            started_at=started,
-                            idempotency_key=key,
-                        )
-                    )
-
-            try:
-                chained = await self.executor.chain.run(
-                    call,
-                    tool_ctx,
-                    wait_for_approval=lambda pending, c, _: self.executor.await_approval(
-                        ctx, pending, c
-                    ),
-                    before_execute=announce,
-                )
-            except asyncio.CancelledError:
-                self._record_canceled(call, started, intent)
-                raise
-            as_run, result, stages = chained.call, chained.result, chained.stages
-            result = escalation.unapproved(call.name, result, stages)
-        data: dict[str, Any] = {
-            "call": trace.call_json(as_run),
-            "result": trace.result_json(result),
-            "chain": trace.chain_json(stages),
-            "agent": speaker.agent.name,
-        }
-        if dict(as_run.params) != dict(call.params):
-            # Never the original parameters: a filter changed them to keep them out.
-            data["params_modified"] = True
-        if doubt is not None:
-            data["in_doubt"] = doubt.to_json()
-        status = "completed" if result.ok else "failed"
-        if intent:  # masked by the step writes (the redaction policy's choke point)
-            ctx.complete_step(intent[0], data=data, status=status, error=result.error)
-        else:  # refused before it could run: no intent, one insert
-            ctx.record_step(
-                "tool_call",
-                data=data,
-                started_at=started,
-                idempotency_key=key,
-                status=status,
-                error=result.error,
-            )
-        return as_run, result
-
-    def _from_record(self, call: ToolCall) -> tuple[ToolResult, StageRecord] | None:
-        """In a replay, ``call``'s recorded result or its stop (``None``: it runs)."""
-        return self.replay.answer(call) if self.replay is not None else None
-
-    def _answered_from_record(
-        self, call: ToolCall, key: str, result: ToolResult, stage: StageRecord
-    ) -> tuple[ToolCall, ToolResult]:
-        """A replay's call answered from the record, or stopped: nothing ran, and the
-        step says which (its chain is the one ``replay`` stage)."""
-        data = {
-            "call": trace.call_json(call),
-            "result": trace.result_json(result),
-            "chain": trace.chain_json((stage,)),
-            "agent": self.speaker.agent.name,
-            "replay": stage.verdict,
-        }
-        status = "completed" if result.ok else "failed"
-        self.ctx.record_step(
-            "tool_call", data=data, status=status, error=result.error, idempotency_key=key
-        )
-        return call, result
-
-    def _record_canceled(self, call: ToolCall, started: float, intent: list[StepRecord]) -> None:
-        """The trace shows a call its turn's cancellation stopped (a tool process is
-        stopped with it); whatever the tool did after the cancellation is never recorded
-        as its result. A turn only handed back (shutdown, a lost lease) records nothing:
-        a call's intent stays as it is (the attempt that resumes it finds the call in
-        doubt), and a call that had not started (waiting for its approval) is simply
-        made again by that attempt."""
-        slot = self.ctx.slot
-        why = slot.cancel_reason(self.ctx.turn.id) if slot is not None else None
-        if why in (SHUTDOWN, LEASE_LOST):
-            return
-        error = "canceled before it finished: its turn was canceled, interrupted or stopped"
-        data = {
-            "call": trace.call_json(call),
-            "result": {"ok": False, "error": error, "error_type": "canceled"},
-            "chain": [StageRecord("execute", "canceled", None, error).to_json()],
-            "agent": self.speaker.agent.name,
-            "canceled": True,
-        }
-        # A lost lease or a store going away must not stop the cancellation.
-        with contextlib.suppress(Exception):
-            if intent:
-                self.ctx.complete_step(intent[0], data=data, status="failed", error=error)
-            else:
-                self.ctx.record_step(
-                    "tool_call", data=data, started_at=started, status="failed", error=error
-                )
-
-    def _stopped_before_chain(self, call: ToolCall) -> tuple[StageRecord, ToolResult] | None:
-        """A call the loop refuses before the chain runs, with its stage record: a
-        delegation past the turn's round limit (stage ``limit``), a ``request_tool``
-        asking outside the turn's ceiling (stage ``scope``: no approval is asked,
-        :mod:`toolang_core.turn.escalation`). ``None``: the chain decides."""
-        if call.name in DELEGATION_TOOLS and not self.handle.take_round():
-            refused = self._rounds_used_up()
-            return StageRecord("limit", "refused", None, refused.error or ""), refused
-        if call.name == escalation.REQUEST_TOOL and self.escalating is not None:
-            outside = self.escalating.refusal(self.speaker, call.params)
-            if outside is not None:
-                return StageRecord("scope", "refused", None, outside.error or ""), outside
-        return None
-
-    def _rounds_used_up(self) -> ToolResult:
-        return ToolResult(
-            ok=False,
-            error=(
-                f"delegation round limit reached: this turn already used "
-                f"{self.handle.max_rounds} (ask_agent and transfer_to_agent); "
-                "answer with what you have"
-            ),
-            error_type="limit",
-        )
-
-    def _intent_data(self, as_run: ToolCall, asked: ToolCall, key: str) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "call": trace.call_json(as_run),
-            "agent": self.speaker.agent.name,
-            "idempotency_key": key,
-        }
-        if dict(as_run.params) != dict(asked.params):
-            data["params_modified"] = True
-        return data
-
-    async def _in_doubt(self, call: ToolCall, intent: StepRecord) -> Doubt:
-        """Decide about ``call``, which an earlier attempt started and never finished."""
-        registration = self.executor.chain.tools.get(call.name)
-        doubt = await in_doubt.decide(
-            call,
-            idempotent=registration is not None and registration.tool.idempotent,
-            intent_attempt=intent.attempt,
-            policy=self.executor.runtime.config.tools.in_doubt,
-            ask_person=lambda prompt: self.executor.ask_person(
-                self.ctx, call, prompt, agent=self.speaker.agent.name
-            ),
-        )
-        killed = process_ledger.take_note(self.ctx.store, self.ctx.turn.id, call.call_id)
-        if killed is not None:  # the start-up sweep stopped what it left running
-            doubt = doubt.with_note(killed)
-        log.warning(
-            "tool.in_doubt",
-            turn=self.ctx.turn.id,
-            call=call.call_id,
-            tool=call.name,
-            intent_attempt=intent.attempt,
-            attempt=self.ctx.attempt,
-            decision=doubt.decision,
-        )
-        return doubt
 
     # -- transfer -------------------------------------------------------------------------
 
