@@ -9,50 +9,48 @@ idempotency keys). ``transfer_to_agent`` switches the loop's speaker: the rest o
 turn is answered by the target agent, with its instruction and its tools, and every
 event stays in the same turn. Delegation rounds (``ask_agent`` and transfers) are
 counted per turn and refused past the limit — in code, before the chain runs.
+
+This module is the loop itself; a step's parts are beside it: the model call
+(:mod:`toolang_core.turn.model_step`), each tool call (:mod:`toolang_core.turn.tool_step`)
+and the answer that ends the loop (:mod:`toolang_core.turn.final_answer`).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING
 
 import attrs
-import structlog
 
-from toolang_core import spend as spend_rules
-from toolang_core.execution.seam import LEASE_LOST, SHUTDOWN, TurnContext, TurnOutcome
-from toolang_core.models.types import Message, ModelRequest, ModelResponse
-from toolang_core.tools import process_ledger
+from toolang_core.execution.seam import TurnContext, TurnOutcome
+from toolang_core.models.types import Message
 from toolang_core.tools.approvals import canonical_params
-from toolang_core.tools.chain import StageRecord
-from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult
-from toolang_core.tools.validate import SchemaError
-from toolang_core.turn import escalation, guards, in_doubt, output, prompt, trace
-from toolang_core.turn.attachments import FileFitting, as_given, tool_attachments
+from toolang_core.tools.types import ToolCall, ToolResult
+from toolang_core.turn import escalation, output, prompt, trace
+from toolang_core.turn.attachments import FileFitting, tool_attachments
 
 # TurnFailed moved to toolang_core.turn.failure (what raises it need not import the
 # loop); re-exported here for the older path.
 from toolang_core.turn.failure import TurnFailed as TurnFailed  # noqa: PLC0414
-from toolang_core.turn.in_doubt import Doubt
-from toolang_core.turn.model_retry import Candidate, ModelAttempts, ModelCallFailed
+from toolang_core.turn.final_answer import final_outcome
+from toolang_core.turn.model_step import call_model
 from toolang_core.turn.replay import BadReplay, RecordedCalls
 
 # Speaker moved to toolang_core.turn.speaker (a running turn names it without the loop);
 # re-exported here for the older path.
 from toolang_core.turn.speaker import Speaker as Speaker  # noqa: PLC0414
 
+# The tool-call names moved with the tool calls to toolang_core.turn.tool_step;
+# re-exported here for the older path.
+from toolang_core.turn.tool_step import (
+    DELEGATION_TOOLS as DELEGATION_TOOLS,  # noqa: PLC0414
+    TRANSFER as TRANSFER,  # noqa: PLC0414
+    run_tool_call,
+)
+
 if TYPE_CHECKING:
-    from toolang_core.store.types import StepRecord
     from toolang_core.turn.agent import AgentExecutor
     from toolang_core.turn.running import RunningTurn
-
-log = structlog.get_logger("toolang.turn")
-
-TRANSFER: Final = "transfer_to_agent"
-DELEGATION_TOOLS: Final = frozenset({"ask_agent", TRANSFER})
-"""Tool calls that count as delegation rounds."""
 
 
 @attrs.frozen
@@ -98,23 +96,17 @@ class AgentLoop:
         self.call_prefix = call_prefix
         self.steerable = steerable
         self.typed = typed
-        self._invalid: list[str] = []  # what was wrong with each rejected typed answer
+        self.invalid: list[str] = []  # what was wrong with each rejected typed answer
         self.answers: list[str] = []
-        self._masked = trace.MaskedMessages()
-        self._files = FileFitting()
-        self._masked_by: dict[str, trace.MaskedMessages] = {}
+        # What the model step (turn/model_step.py) keeps of the prompts it sent:
+        self.masked = trace.MaskedMessages()
+        self.file_fitting = FileFitting()
+        self.masked_by: dict[str, trace.MaskedMessages] = {}
         """The prompts of a model sent them fitted (a file it does not take left out)."""
         try:  # a replay's tool calls are answered from the record (turn/replay.py)
             self.replay = RecordedCalls.of(ctx.turn.meta)
         except BadReplay as exc:
             raise TurnFailed(str(exc), "agent_error") from None
-
-    def _masked_for(self, model_name: str) -> trace.MaskedMessages:
-        """The stored prompts of ``model_name`` when it is sent them fitted."""
-        masked = self._masked_by.get(model_name)
-        if masked is None:
-            masked = self._masked_by[model_name] = trace.MaskedMessages()
-        return masked
 
     def _end(self, outcome: TurnOutcome, calls: int) -> LoopEnd:
         return LoopEnd(outcome, self.speaker, tuple(self.answers), calls)
@@ -127,15 +119,15 @@ class AgentLoop:
             if self.steerable:  # steering reaches the turn's own loop only
                 for steered in self.ctx.take_steer():
                     self.messages.append(Message(role="user", content=steered.input))
-            response = await self._model_call(step)
+            response = await call_model(self, step)
             if response.text.strip():
                 self.answers.append(response.text)
             calls = self._with_ids(response.tool_calls, step)
             if not calls:
-                end = await self._final(response.text, step, used_tools=used_tools)
-                if end is None:
+                final = await final_outcome(self, response.text, step, used_tools=used_tools)
+                if final is None:
                     continue  # a typed answer sent back with its errors: the model tries again
-                return end
+                return self._end(final, step + 1)
             used_tools = True
             stop = self.handle.spend.check()  # this answer's usage may reach a limit
             if stop is not None:  # … then none of its tool calls is made
@@ -154,7 +146,7 @@ class AgentLoop:
             # (e.g. masked personal data) reach the next prompt and its trace.
             ran, replies, handoff = [], [], None
             for call in calls:
-                as_run, result = await self._tool_call(call)
+                as_run, result = await run_tool_call(self, call)
                 if as_run.name == escalation.REQUEST_TOOL:  # granted: usable from now on
                     self.speaker = escalation.granted(
                         self.speaker, self.escalating, result, self.executor.chain.tools
@@ -176,31 +168,6 @@ class AgentLoop:
         )
         return self._end(exhausted, self.max_steps)
 
-    async def _final(self, text: str, step: int, *, used_tools: bool) -> LoopEnd | None:
-        """How the loop ends on an answer without tool calls: the visible answer (a typed
-        one checked first), or an empty-answer outcome; ``None`` when a typed answer
-        was sent back to the model."""
-        if text.strip():
-            answer = text
-            if self.typed is not None:
-                checked = self._typed_answer(self.typed, answer, step)
-                if checked is None:
-                    return None
-                if isinstance(checked, TurnOutcome):
-                    return self._end(checked, step + 1)
-                answer = checked
-            answer = await self._checked(guards.OUTPUT_HOOK, answer, step)
-            self.answers[-1] = answer
-            return self._end(TurnOutcome.completed(answer), step + 1)
-        if used_tools:
-            failed = TurnOutcome.failed(
-                "the agent used tools but gave no visible answer",
-                outcome="empty_after_tool_use",
-            )
-            return self._end(failed, step + 1)
-        empty = TurnOutcome.failed("the model gave an empty answer", "empty_answer")
-        return self._end(empty, step + 1)
-
     def _with_ids(self, calls: tuple[ToolCall, ...], step: int) -> tuple[ToolCall, ...]:
         """Give every call an id unique in its turn (stable across replays)."""
         seen: set[str] = set()
@@ -213,391 +180,6 @@ class AgentLoop:
             call_id = self.call_prefix + call_id
             out.append(attrs.evolve(call, call_id=call_id) if call_id != call.call_id else call)
         return tuple(out)
-
-    # -- a typed answer -------------------------------------------------------------------
-
-    def _typed_answer(
-        self, spec: output.OutputSpec, text: str, step: int
-    ) -> str | TurnOutcome | None:
-        """``text`` checked against ``spec``: its JSON text when valid; ``None`` when it
-        was sent back to the model (the errors appended to the conversation); a failed
-        outcome (``invalid_output``) when no attempt is left.
-
-        Each check is an ``output_check`` step. A rejected one is stored at once (with
-        the model call before it): a turn resumed after a crash replays both and counts
-        the attempt; a valid one goes with the turn's terminal state."""
-        try:
-            checked = self.executor.output_checker.check(spec, text)
-        except SchemaError as exc:
-            return TurnOutcome.failed(str(exc), outcome="agent_error")
-        attempt = len(self._invalid) + 1
-        key = f"{self.key_prefix}:output:{step}"
-        known = self.ctx.find_step(key) is not None
-        data: dict[str, Any] = {
-            "attempt": attempt,
-            "attempts": spec.attempts,
-            "schema_from": spec.origin,
-            "valid": checked.problem is None,
-            "agent": self.speaker.agent.name,
-        }
-        if checked.problem is None:
-            if not known:
-                self.ctx.defer_step(output.STEP_KIND, data=data, idempotency_key=key)
-            return checked.json_text
-        self._invalid.append(checked.problem)
-        data["errors"] = [checked.problem]
-        if not known:
-            self.ctx.record_step(
-                output.STEP_KIND,
-                data=data,
-                status="failed",
-                error=checked.problem,
-                idempotency_key=key,
-            )
-        if attempt >= spec.attempts:
-            return TurnOutcome.failed(
-                output.failure_message(spec, self._invalid), outcome=output.INVALID_OUTPUT
-            )
-        self.messages.append(Message(role="assistant", content=text))
-        self.messages.append(output.retry_message(spec, checked.problem, attempt))
-        return None
-
-    # -- one model call -------------------------------------------------------------------
-
-    async def _model_call(self, step: int) -> ModelResponse:
-        ctx, speaker = self.ctx, self.speaker
-        key = f"{self.key_prefix}:model:{step}"
-        done = ctx.find_step(key)
-        spend = self.handle.spend
-        if done is not None and done.status == "completed":
-            replayed = trace.response_from_json(dict(done.data["response"]))
-            spend.add(spend_rules.tokens_of(replayed.usage))  # an earlier attempt's call counts
-            return replayed
-        stop = spend.check()
-        if stop is not None:
-            raise TurnFailed(stop.message, stop.outcome)
-        sent = await self._checked(guards.INPUT_HOOK, tuple(self.messages), step)
-        started = ctx.clock()
-        data: dict[str, Any] = {"model": speaker.model_name, "agent": speaker.agent.name}
-        prepared: dict[str, tuple[tuple[Message, ...], dict[str, Any]]] = {}
-
-        def sent_to(candidate: Candidate) -> tuple[tuple[Message, ...], dict[str, Any]]:
-            """The prompt as ``candidate`` is sent it (files it does not take as text
-            references), and what its step says of it: the messages, and per file
-            whether it was attached."""
-            known = prepared.get(candidate.name)
-            if known is None:
-                fitted, files = self._files.fit(candidate.model, candidate.name, sent)
-                masked = self._masked if fitted is sent else self._masked_for(candidate.name)
-                request_json, truncated = masked.json(fitted)
-                shown: dict[str, Any] = {"messages": request_json, "truncated": truncated}
-                if files:
-                    shown["files"] = [f.to_json() for f in files]
-                known = prepared[candidate.name] = (fitted, shown)
-            return known
-
-        request = ModelRequest(
-            messages=sent,
-            tools=speaker.specs,
-            model_id=speaker.model_id,
-            key=key,
-            headers=self.executor.outbound_headers(ctx.turn, key),
-            output_schema=self.typed.schema if self.typed is not None else None,
-        )
-
-        async def call(candidate: Candidate) -> ModelResponse:
-            # Files tools gave back, as this model takes them (a text reference if not).
-            fitted = sent_to(candidate)[0]
-            asked = request if fitted is sent else attrs.evolve(request, messages=fitted)
-            if candidate.name != speaker.model_name:  # a fallback: its own model id
-                asked = attrs.evolve(asked, model_id=candidate.name.partition("/")[2] or None)
-            stream = getattr(candidate.model, "stream", None)
-            if stream is None:
-                response: ModelResponse = await candidate.model.complete(asked)
-                return response
-            return await self._streamed(stream, asked, key)
-
-        attempts = ModelAttempts(
-            ctx,
-            key=key,
-            config=self.executor.runtime.config.models.retry,
-            candidates=(Candidate(speaker.model_name, speaker.model), *speaker.fallbacks),
-            call=call,
-            data=data,
-            shown=lambda candidate: sent_to(candidate)[1],
-        )
-        try:
-            answered, response = await attempts.run()
-        except ModelCallFailed as exc:
-            raise TurnFailed(str(exc), "model_error") from None
-        data.update(sent_to(answered)[1])
-        data["model"] = answered.name
-        data["response"] = trace.response_json(response)
-        tokens = spend_rules.tokens_of(response.usage) if response.usage else {}
-        if tokens:
-            data["tokens"] = tokens  # normalised: what the store sums
-        spend.add(tokens)
-        ctx.defer_step("model_call", started_at=started, idempotency_key=key, data=data)
-        return response
-
-    async def _checked(self, hook: str, value: Any, step: int) -> Any:
-        """``value`` (the prompt, or the final answer) as the guards of ``hook`` leave
-        it (:mod:`toolang_core.turn.guards`); a rewrite or refusal is in the trace.
-
-        :raises TurnFailed: outcome ``guardrail``, when a guard refused.
-        """
-        hooks, speaker = self.executor.runtime.hooks, self.speaker
-        if not hooks.callers(hook):
-            return value  # no guard installed: most loops
-        guard_ctx = guards.GuardContext(
-            turn_id=self.ctx.turn.id,
-            thread_id=self.ctx.turn.thread_id,
-            run_id=self.ctx.run_id,
-            agent=speaker.agent.name,
-            model=speaker.model_name,
-            spawn_depth=self.spawn_depth,
-            step=step,
-            runtime=self.executor.runtime,
-        )
-        is_input = hook == guards.INPUT_HOOK
-        check = guards.check_input if is_input else guards.check_output
-        outcome = await check(hooks, value, guard_ctx)
-        key = f"{self.key_prefix}:guard:{'input' if is_input else 'output'}:{step}"
-        guards.record(self.ctx, outcome, hook=hook, key=key, agent=speaker.agent.name)
-        if outcome.refused is not None:
-            raise TurnFailed(outcome.error("input" if is_input else "answer"), guards.GUARDRAIL)
-        return outcome.value
-
-    async def _streamed(self, stream: Any, request: ModelRequest, key: str) -> ModelResponse:
-        """A streaming model's call: each delta goes to the turn's watchers as it comes."""
-        from toolang_core.turn.streaming import TurnStreams, stream_response
-
-        streams = TurnStreams.of(self.executor.runtime)
-        turn_id = self.ctx.turn.id
-        streams.begin(turn_id, key)
-        try:
-            return await stream_response(
-                stream, request, lambda delta: streams.publish(turn_id, key, delta)
-            )
-        finally:
-            streams.end(turn_id, key)
-
-    # -- one tool call ----------------------------------------------------------------------
-
-    async def _tool_call(self, call: ToolCall) -> tuple[ToolCall, ToolResult]:
-        """Run (or replay) one call; return it as it ran and its result.
-
-        The call's intent is stored before its tool runs and completed with the result
-        after; a call whose intent an earlier attempt left without a result is in doubt
-        (:mod:`toolang_core.turn.in_doubt`)."""
-        ctx, speaker = self.ctx, self.speaker
-        key = f"{self.key_prefix}:tool:{call.call_id}"
-        done = ctx.find_step(key)
-        if done is not None and done.status != "intent":
-            # ran before this turn was interrupted: never run it twice
-            if call.name in DELEGATION_TOOLS:
-                self.handle.take_round()  # replayed rounds still count
-            replayed = trace.result_from_json(dict(done.data["result"]))
-            if replayed.attachments:  # the files' names as sent before, not as masked
-                given = as_given(
-                    self.executor.runtime, ctx.store, ctx.turn.owner, replayed.attachments
-                )
-                replayed = attrs.evolve(replayed, attachments=given)
-            return trace.call_from_json(dict(done.data["call"])), replayed
-        if done is None and (recorded := self._from_record(call)) is not None:
-            return self._answered_from_record(call, key, *recorded)
-        tool_ctx = ToolCallContext(
-            call=call,
-            turn_id=ctx.turn.id,
-            thread_id=ctx.turn.thread_id,
-            run_id=ctx.run_id,
-            agent=speaker.agent.name,
-            spawn_depth=self.spawn_depth,
-            allowed_tools=speaker.allowed,
-            runtime=self.executor.runtime,
-            turn=self.handle,
-            idempotency_key=key,
-        )
-        started = ctx.clock()
-        doubt = None if done is None else await self._in_doubt(call, done)
-        intent: list[StepRecord] = [] if done is None else [done]
-        stages: tuple[StageRecord, ...]
-        if doubt is not None and not doubt.rerun:
-            assert doubt.result is not None
-            as_run, result = call, doubt.result
-            stages = (StageRecord("in_doubt", "not_run", None, doubt.detail),)
-        elif (stopped := self._stopped_before_chain(call)) is not None:
-            stage, refused = stopped
-            chained = await self.executor.chain.refuse(call, tool_ctx, refused, [stage])
-            as_run, result, stages = call, chained.result, chained.stages
-        else:
-
-            def announce(as_run: ToolCall, _ctx: ToolCallContext) -> None:
-                """The intent, durable before the tool runs (renewed for this attempt
-                when an earlier one left it in doubt)."""
-                data = self._intent_data(as_run, call, key)
-                if intent:
-                    intent[0] = ctx.complete_step(intent[0], data=data, status="intent")
-                else:
-                    intent.append(
-                        ctx.record_step(
-                            "tool_call",
-                            data=data,
-                            status="intent",
-                            started_at=started,
-                            idempotency_key=key,
-                        )
-                    )
-
-            try:
-                chained = await self.executor.chain.run(
-                    call,
-                    tool_ctx,
-                    wait_for_approval=lambda pending, c, _: self.executor.await_approval(
-                        ctx, pending, c
-                    ),
-                    before_execute=announce,
-                )
-            except asyncio.CancelledError:
-                self._record_canceled(call, started, intent)
-                raise
-            as_run, result, stages = chained.call, chained.result, chained.stages
-            result = escalation.unapproved(call.name, result, stages)
-        data: dict[str, Any] = {
-            "call": trace.call_json(as_run),
-            "result": trace.result_json(result),
-            "chain": trace.chain_json(stages),
-            "agent": speaker.agent.name,
-        }
-        if dict(as_run.params) != dict(call.params):
-            # Never the original parameters: a filter changed them to keep them out.
-            data["params_modified"] = True
-        if doubt is not None:
-            data["in_doubt"] = doubt.to_json()
-        status = "completed" if result.ok else "failed"
-        if intent:  # masked by the step writes (the redaction policy's choke point)
-            ctx.complete_step(intent[0], data=data, status=status, error=result.error)
-        else:  # refused before it could run: no intent, one insert
-            ctx.record_step(
-                "tool_call",
-                data=data,
-                started_at=started,
-                idempotency_key=key,
-                status=status,
-                error=result.error,
-            )
-        return as_run, result
-
-    def _from_record(self, call: ToolCall) -> tuple[ToolResult, StageRecord] | None:
-        """In a replay, ``call``'s recorded result or its stop (``None``: it runs)."""
-        return self.replay.answer(call) if self.replay is not None else None
-
-    def _answered_from_record(
-        self, call: ToolCall, key: str, result: ToolResult, stage: StageRecord
-    ) -> tuple[ToolCall, ToolResult]:
-        """A replay's call answered from the record, or stopped: nothing ran, and the
-        step says which (its chain is the one ``replay`` stage)."""
-        data = {
-            "call": trace.call_json(call),
-            "result": trace.result_json(result),
-            "chain": trace.chain_json((stage,)),
-            "agent": self.speaker.agent.name,
-            "replay": stage.verdict,
-        }
-        status = "completed" if result.ok else "failed"
-        self.ctx.record_step(
-            "tool_call", data=data, status=status, error=result.error, idempotency_key=key
-        )
-        return call, result
-
-    def _record_canceled(self, call: ToolCall, started: float, intent: list[StepRecord]) -> None:
-        """The trace shows a call its turn's cancellation stopped (a tool process is
-        stopped with it); whatever the tool did after the cancellation is never recorded
-        as its result. A turn only handed back (shutdown, a lost lease) records nothing:
-        a call's intent stays as it is (the attempt that resumes it finds the call in
-        doubt), and a call that had not started (waiting for its approval) is simply
-        made again by that attempt."""
-        slot = self.ctx.slot
-        why = slot.cancel_reason(self.ctx.turn.id) if slot is not None else None
-        if why in (SHUTDOWN, LEASE_LOST):
-            return
-        error = "canceled before it finished: its turn was canceled, interrupted or stopped"
-        data = {
-            "call": trace.call_json(call),
-            "result": {"ok": False, "error": error, "error_type": "canceled"},
-            "chain": [StageRecord("execute", "canceled", None, error).to_json()],
-            "agent": self.speaker.agent.name,
-            "canceled": True,
-        }
-        # A lost lease or a store going away must not stop the cancellation.
-        with contextlib.suppress(Exception):
-            if intent:
-                self.ctx.complete_step(intent[0], data=data, status="failed", error=error)
-            else:
-                self.ctx.record_step(
-                    "tool_call", data=data, started_at=started, status="failed", error=error
-                )
-
-    def _stopped_before_chain(self, call: ToolCall) -> tuple[StageRecord, ToolResult] | None:
-        """A call the loop refuses before the chain runs, with its stage record: a
-        delegation past the turn's round limit (stage ``limit``), a ``request_tool``
-        asking outside the turn's ceiling (stage ``scope``: no approval is asked,
-        :mod:`toolang_core.turn.escalation`). ``None``: the chain decides."""
-        if call.name in DELEGATION_TOOLS and not self.handle.take_round():
-            refused = self._rounds_used_up()
-            return StageRecord("limit", "refused", None, refused.error or ""), refused
-        if call.name == escalation.REQUEST_TOOL and self.escalating is not None:
-            outside = self.escalating.refusal(self.speaker, call.params)
-            if outside is not None:
-                return StageRecord("scope", "refused", None, outside.error or ""), outside
-        return None
-
-    def _rounds_used_up(self) -> ToolResult:
-        return ToolResult(
-            ok=False,
-            error=(
-                f"delegation round limit reached: this turn already used "
-                f"{self.handle.max_rounds} (ask_agent and transfer_to_agent); "
-                "answer with what you have"
-            ),
-            error_type="limit",
-        )
-
-    def _intent_data(self, as_run: ToolCall, asked: ToolCall, key: str) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "call": trace.call_json(as_run),
-            "agent": self.speaker.agent.name,
-            "idempotency_key": key,
-        }
-        if dict(as_run.params) != dict(asked.params):
-            data["params_modified"] = True
-        return data
-
-    async def _in_doubt(self, call: ToolCall, intent: StepRecord) -> Doubt:
-        """Decide about ``call``, which an earlier attempt started and never finished."""
-        registration = self.executor.chain.tools.get(call.name)
-        doubt = await in_doubt.decide(
-            call,
-            idempotent=registration is not None and registration.tool.idempotent,
-            intent_attempt=intent.attempt,
-            policy=self.executor.runtime.config.tools.in_doubt,
-            ask_person=lambda prompt: self.executor.ask_person(
-                self.ctx, call, prompt, agent=self.speaker.agent.name
-            ),
-        )
-        killed = process_ledger.take_note(self.ctx.store, self.ctx.turn.id, call.call_id)
-        if killed is not None:  # the start-up sweep stopped what it left running
-            doubt = doubt.with_note(killed)
-        log.warning(
-            "tool.in_doubt",
-            turn=self.ctx.turn.id,
-            call=call.call_id,
-            tool=call.name,
-            intent_attempt=intent.attempt,
-            attempt=self.ctx.attempt,
-            decision=doubt.decision,
-        )
-        return doubt
 
     # -- transfer -------------------------------------------------------------------------
 
