@@ -41,8 +41,7 @@ def toolang_register_models(register: RegisterFactory) -> None:
 def _provider(context: PluginContext) -> LlmProvider:
     from toolang_model_llm.provider import LlmProvider
 
-    settings = context.settings if isinstance(context.settings, LlmSettings) else LlmSettings()
-    return LlmProvider(settings)
+    return LlmProvider(_settings(context))
 
 
 @hookimpl
@@ -57,5 +56,12 @@ def toolang_register_embedding_models(register: RegisterFactory) -> None:
 def _embedding_provider(context: PluginContext) -> LlmEmbeddingProvider:
     from toolang_model_llm.embeddings import LlmEmbeddingProvider
 
-    settings = context.settings if isinstance(context.settings, LlmSettings) else LlmSettings()
-    return LlmEmbeddingProvider(settings)
+    return LlmEmbeddingProvider(_settings(context))
+
+
+def _settings(context: PluginContext) -> LlmSettings:
+    """``[plugins.model-llm]`` as both providers read it (the defaults when it is absent).
+
+    The providers' modules are imported by their factories, not here: ``llm`` is imported
+    only when a turn first needs a model."""
+    return context.settings if isinstance(context.settings, LlmSettings) else LlmSettings()
