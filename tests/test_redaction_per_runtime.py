@@ -168,3 +168,21 @@ def test_a_secret_parameter_must_be_named_so_the_policy_masks_it_where_recorded(
     assert Tool.from_function(keep, secret_params=("secret",)).secret_params == ("secret",)
     with pytest.raises(ValueError, match="secret_params names 'label'"):
         Tool.from_function(keep, secret_params=("label",))
+
+
+def test_a_short_text_seen_clean_outlives_many_long_ones_and_is_forgotten_with_a_new_secret():
+    # A remembered exchange is recalled hundreds of turns after it was written; each
+    # turn's long texts (its system prompt) must not push it out of the clean texts.
+    from toolang_core import MASK, RedactionPolicy
+
+    policy = RedactionPolicy()
+    exchange = "user: my code is wobbegong-4711 adder: noted"
+    policy.composed(exchange, ["user", "my code is wobbegong-4711", "adder", "noted"])
+    for n in range(3_000):
+        prompt = f"you are the adder, turn {n}\n" + "instructions " * 200
+        policy.composed(prompt, [prompt])
+    assert policy.known_clean(exchange)
+    assert not policy.known_clean("you are the adder, turn 0\n" + "instructions " * 200)
+    policy.mask_values(["wobbegong-4711"])
+    assert not policy.known_clean(exchange)
+    assert policy.text(exchange) == f"user: my code is {MASK} adder: noted"

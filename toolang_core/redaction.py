@@ -36,7 +36,7 @@ import contextvars
 import functools
 import re
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
@@ -108,8 +108,14 @@ _LONG_CACHE_CHARS: Final = 2_000_000
 """The characters (each longer string, and what it was masked to when that differs)
 the cache of longer strings keeps together, the least recently used dropped first."""
 _COMPOSED: Final = 1_024
-"""Composed texts remembered as clean (a turn's system prompt is read back by its model
-call steps within the turn)."""
+"""Composed texts longer than :data:`_SHORT_UP_TO` remembered as clean (a turn's system
+prompt is read back by its model call steps within the turn)."""
+_COMPOSED_SHORT: Final = _CACHE_SIZE
+"""Composed texts up to :data:`_SHORT_UP_TO` long remembered as clean, apart from the
+longer ones: an exchange remembered by memory is recalled hundreds of turns later (every
+other thread's turns between), when a turn's long texts would have pushed it out of
+:data:`_COMPOSED` places long before; kept by count, as :data:`_CACHE_SIZE` short strings
+are."""
 
 _PLAIN_KEYS: Final = frozenset(
     {
@@ -245,6 +251,8 @@ class RedactionPolicy:
     __slots__ = (
         "_cached",
         "_clean",
+        "_clean_long",
+        "_clean_short",
         "_detectors",
         "_known",
         "_known_pattern",
@@ -261,8 +269,11 @@ class RedactionPolicy:
         self._cached = functools.lru_cache(maxsize=_CACHE_SIZE)(self._mask)
         self._long = _SizedCache(self._mask, _LONG_CACHE_CHARS)
         self._clean: dict[str, None] = {}
-        """Texts composed of parts this policy found clean (:meth:`composed`), newest
-        last, at most ``_COMPOSED`` of them."""
+        """Texts composed of parts this policy found clean (:meth:`composed`): at most
+        ``_COMPOSED_SHORT`` short ones and ``_COMPOSED`` longer ones, each kind in the
+        order it came (``_clean_short``, ``_clean_long``), the oldest forgotten first."""
+        self._clean_short: deque[str] = deque()
+        self._clean_long: deque[str] = deque()
 
     def __repr__(self) -> str:
         return f"RedactionPolicy(detectors={list(self._names)!r})"
@@ -299,6 +310,8 @@ class RedactionPolicy:
         self._cached.cache_clear()
         self._long.clear()
         self._clean.clear()
+        self._clean_short.clear()
+        self._clean_long.clear()
         return len(new)
 
     @property
@@ -313,11 +326,15 @@ class RedactionPolicy:
         running the detectors over it again. A text that changes every turn (a system
         prompt with the time and the recalled memory) is then never scanned whole.
         A part the policy would change leaves ``text`` to be masked whole, as ever."""
-        if all(self.text(part) == part for part in parts):
-            clean = self._clean
-            clean[text] = None
-            if len(clean) > _COMPOSED:
-                del clean[next(iter(clean))]
+        if all(self.text(part) == part for part in parts) and text not in self._clean:
+            self._clean[text] = None
+            if len(text) <= _SHORT_UP_TO:
+                order, most = self._clean_short, _COMPOSED_SHORT
+            else:
+                order, most = self._clean_long, _COMPOSED
+            order.append(text)
+            if len(order) > most:
+                del self._clean[order.popleft()]
         return text
 
     def known_clean(self, text: str) -> bool:
