@@ -109,6 +109,10 @@ class MemoryService:
         self.config = config
         self.plugin = plugin
         self.start_error = start_error
+        self._limits = MemoryLimits(max_items=config.max_items, max_chars=config.max_chars)
+        self._is_async: dict[str, bool] = {}
+        """Whether the plugin's method of that name is a coroutine function (asked once:
+        ``inspect`` costs a microsecond a call, twice a turn)."""
 
     @classmethod
     def build(cls, name: str, config: MemoryConfig, factory: Callable[[], Any]) -> MemoryService:
@@ -131,7 +135,8 @@ class MemoryService:
 
     @property
     def limits(self) -> MemoryLimits:
-        return MemoryLimits(max_items=self.config.max_items, max_chars=self.config.max_chars)
+        """The configured limits of a recall (one value: the config is frozen)."""
+        return self._limits
 
     async def _call(self, method: str, argument: Any, timeout: float) -> Any:
         """Call ``plugin.<method>(argument)`` (no argument when ``None``) within ``timeout``.
@@ -141,10 +146,13 @@ class MemoryService:
         if self.plugin is None:
             raise MemoryUnavailable(self.start_error or f"memory plugin {self.name!r} is down")
         function = getattr(self.plugin, method)
+        is_async = self._is_async.get(method)
+        if is_async is None:
+            is_async = self._is_async[method] = inspect.iscoroutinefunction(function)
         args = () if argument is None else (argument,)
         try:
             async with asyncio.timeout(timeout):
-                if inspect.iscoroutinefunction(function):
+                if is_async:
                     return await function(*args)
                 value = await asyncio.to_thread(function, *args)
                 return await value if inspect.isawaitable(value) else value
