@@ -84,4 +84,7 @@ def cli(
 
 def main() -> None:
     """Console-script entry point."""
+    from toolang_core.cli.collector import collect_less
+
+    collect_less()  # a command's start-up makes long-lived objects, not garbage
     cli.main(prog_name="toolang")
