@@ -1,5 +1,5 @@
 """``python -m toolang_core`` runs the ``toolang`` CLI."""
 
-from toolang_core.cli.main import main
+from toolang_core.cli.main import script
 
-main()
+script()

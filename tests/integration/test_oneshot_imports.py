@@ -27,6 +27,8 @@ NOT_FOR_A_ONE_SHOT = (
     "toolang_tools_mcp.sessions",
     "toolang_core.doctor",  # `toolang doctor`'s (tools-mcp's lifecycle imported it)
     "toolang_teams.coordinator",  # toolang-teams with no team stored
+    "toolang_core.sandbox.pool",  # bubblewraps waiting: only once a tool ran a program
+    "ctypes",  # prctl for a program's death signal: only when one is started
 )
 
 PROBE = """

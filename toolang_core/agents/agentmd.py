@@ -121,9 +121,17 @@ def parse_agent_md(
         front, body, _ = split_front_matter(text)
     except ValueError as exc:
         return AgentLoad(diagnostics=(AgentDiagnostic("error", str(exc), origin, 1),))
+    # Parsed once (what yaml.safe_load does, keeping the node for the keys' lines): the
+    # pure-Python parser is most of the cost of reading an agent at start-up.
+    loader = yaml.SafeLoader(front)
     try:
-        node = yaml.compose(front, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(front)
+        node = loader.get_single_node()
+        # Before constructing: a merge key ('<<') rewrites its mapping node's value.
+        lines = {
+            str(key.value): key.start_mark.line + 2
+            for key, _ in (node.value if isinstance(node, yaml.MappingNode) else ())
+        }
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1  # +1: 1-based, +1: the '---'
@@ -131,15 +139,13 @@ def parse_agent_md(
         return AgentLoad(
             diagnostics=(AgentDiagnostic("error", f"invalid YAML: {reason}", origin, line),)
         )
+    finally:
+        loader.dispose()
     if data is None:
         data = {}
     if not isinstance(data, dict):
         message = f"the front matter must be keys, found a {type(data).__name__}"
         return AgentLoad(diagnostics=(AgentDiagnostic("error", message, origin, 2),))
-    lines = {
-        str(key.value): key.start_mark.line + 2
-        for key, _ in (node.value if isinstance(node, yaml.MappingNode) else ())
-    }
     problems = _Problems(origin, lines)
     fields = _fields(data, problems, expected_name)
     instruction = body.strip()

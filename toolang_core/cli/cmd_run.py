@@ -127,9 +127,14 @@ def freeze_heap() -> None:
     Plugins, settings and registries live as long as the runtime: frozen, every later
     collection stays short — a hot path like the tool-call chain pays a third less. The
     process's choice, so ``toolang run`` makes it (through ``Runtime.serve``'s
-    ``on_started``), not the library: a program embedding a runtime keeps its heap."""
+    ``on_started``), not the library: a program embedding a runtime keeps its heap.
+    From then on the collector runs at its usual pace again (the CLI slowed it for the
+    start-up: :mod:`toolang_core.cli.collector`)."""
+    from toolang_core.cli.collector import collect_as_usual
+
     gc.collect()
     gc.freeze()
+    collect_as_usual()
 
 
 """After the runtime stopped, how long tool threads still running may take to end before

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -83,5 +84,22 @@ def cli(
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Run the ``toolang`` command line (``sys.argv``); raises ``SystemExit`` as click's
+    commands do."""
+    from toolang_core.cli.collector import collect_less
+
+    collect_less()  # a command's start-up makes long-lived objects, not garbage
     cli.main(prog_name="toolang")
+
+
+def script() -> NoReturn:
+    """The ``toolang`` console script and ``python -m toolang_core``: :func:`main`, then
+    the process ends without the interpreter's teardown of its modules and objects
+    (:mod:`toolang_core.cli.quick_exit`)."""
+    from toolang_core.cli.quick_exit import exit_without_teardown
+
+    try:
+        main()
+    except SystemExit as stop:
+        exit_without_teardown(stop.code)
+    exit_without_teardown(0)

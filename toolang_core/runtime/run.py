@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import os
 import socket
+import sys
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
@@ -225,9 +226,11 @@ async def _shut_down(runtime: Runtime, reason: str) -> None:
     """The plugins' shutdown hooks; then the bubblewraps waiting for tools' programs
     are killed (:mod:`toolang_core.sandbox.pool`)."""
     await runtime.hooks.shutdown(runtime, reason)
-    from toolang_core.sandbox import pool
-
-    await pool.close()
+    # The pools live in that module: never imported (no tool ran a sandboxed program, as
+    # in most one-shot chats), nothing waits — and importing it now would cost the exit.
+    pool = sys.modules.get("toolang_core.sandbox.pool")
+    if pool is not None:
+        await pool.close()
 
 
 def _begin(runtime: Runtime, store: ExecutionStore, run_id: str) -> None:

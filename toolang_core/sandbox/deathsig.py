@@ -5,7 +5,6 @@ unsandboxed program's group), so neither imports the other for it."""
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import os
 import signal
@@ -40,6 +39,8 @@ def _prctl() -> Any:
     """libc's ``prctl``, loaded once, before any fork (``None`` off Linux)."""
     if sys.platform != "linux":
         return None
+    import ctypes  # here, not at import: a process that starts no program never needs it
+
     try:
         function = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
