@@ -28,8 +28,11 @@ NOT_FOR_A_ONE_SHOT = (
     "toolang_core.doctor",  # `toolang doctor`'s (tools-mcp's lifecycle imported it)
     "toolang_teams.coordinator",  # toolang-teams with no team stored
     "toolang_core.sandbox.pool",  # bubblewraps waiting: only once a tool ran a program
-    "ctypes",  # prctl for a program's death signal: only when one is started
 )
+ONLY_FOR_A_PROGRAM = "ctypes"
+"""Loaded by toolang for a program's death signal only; checked only where no other
+library loads it first (structlog's console renderer imports colorama where it is
+installed, and colorama imports ctypes)."""
 
 PROBE = """
 import atexit, sys
@@ -75,6 +78,8 @@ def test_a_one_shot_chat_imports_only_what_its_turn_uses(tmp_path: Path) -> None
     assert "toolang_tools_operator.tools" in tool
     for modules in (plain, tool):
         assert not [m for m in modules if _under(m, NOT_FOR_A_ONE_SHOT)]
+        if "colorama" not in modules:
+            assert ONLY_FOR_A_PROGRAM not in modules
 
 
 def _under(module: str, names: tuple[str, ...]) -> bool:
