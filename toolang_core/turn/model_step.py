@@ -21,13 +21,11 @@ from toolang_core.turn import guards, output, trace
 from toolang_core.turn.attachments import FileFitting
 from toolang_core.turn.failure import TurnFailed
 from toolang_core.turn.model_retry import Candidate, ModelAttempts, ModelCallFailed
+from toolang_core.turn.step_loop import StepLoop
 
 if TYPE_CHECKING:
-    from toolang_core.execution.seam import TurnContext
     from toolang_core.runtime_parts import CoreRuntime
     from toolang_core.store.types import TurnRequest
-    from toolang_core.turn.running import RunningTurn
-    from toolang_core.turn.speaker import Speaker
 
 
 class ModelStepExecutor(Protocol):
@@ -40,7 +38,7 @@ class ModelStepExecutor(Protocol):
     def outbound_headers(self, turn: TurnRequest, key: str) -> Mapping[str, str]: ...
 
 
-class ModelStepLoop(Protocol):
+class ModelStepLoop(StepLoop, Protocol):
     """What a model call reads of the loop that makes it (:class:`~toolang_core.turn.loop.AgentLoop`
     is one; named here for the same reason)."""
 
@@ -48,25 +46,10 @@ class ModelStepLoop(Protocol):
     def executor(self) -> ModelStepExecutor: ...
 
     @property
-    def ctx(self) -> TurnContext: ...
-
-    @property
-    def handle(self) -> RunningTurn: ...
-
-    @property
-    def speaker(self) -> Speaker: ...
-
-    @property
     def messages(self) -> list[Message]: ...
 
     @property
     def typed(self) -> output.OutputSpec | None: ...
-
-    @property
-    def key_prefix(self) -> str: ...
-
-    @property
-    def spawn_depth(self) -> int: ...
 
     @property
     def file_fitting(self) -> FileFitting: ...

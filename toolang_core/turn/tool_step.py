@@ -23,6 +23,7 @@ from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult
 from toolang_core.turn import escalation, in_doubt, trace
 from toolang_core.turn.attachments import as_given
 from toolang_core.turn.in_doubt import Doubt
+from toolang_core.turn.step_loop import StepLoop
 
 if TYPE_CHECKING:
     from toolang_core.execution.seam import TurnContext
@@ -31,8 +32,6 @@ if TYPE_CHECKING:
     from toolang_core.tools.chain import ToolChain
     from toolang_core.tools.types import Denied, Granted, Pending
     from toolang_core.turn.replay import RecordedCalls
-    from toolang_core.turn.running import RunningTurn
-    from toolang_core.turn.speaker import Speaker
 
 log = structlog.get_logger("toolang.turn")
 
@@ -60,27 +59,12 @@ class ToolStepExecutor(Protocol):
     ) -> Granted | Denied: ...
 
 
-class ToolStepLoop(Protocol):
+class ToolStepLoop(StepLoop, Protocol):
     """What a tool call reads of the loop that makes it (:class:`~toolang_core.turn.loop.AgentLoop`
     is one; named here for the same reason)."""
 
     @property
     def executor(self) -> ToolStepExecutor: ...
-
-    @property
-    def ctx(self) -> TurnContext: ...
-
-    @property
-    def handle(self) -> RunningTurn: ...
-
-    @property
-    def speaker(self) -> Speaker: ...
-
-    @property
-    def key_prefix(self) -> str: ...
-
-    @property
-    def spawn_depth(self) -> int: ...
 
     @property
     def escalating(self) -> escalation.Escalation | None: ...
