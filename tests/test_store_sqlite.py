@@ -420,6 +420,39 @@ def test_finish_many_stores_reasons_and_step_keys_in_mixed_and_plain_batches(tmp
     store.close()
 
 
+def test_a_claim_reads_the_groups_once_unless_another_connection_committed(tmp_path):
+    """The claim's write transaction reuses what its read before saw (groups with heads,
+    running turns by group) while no other connection has committed; a request another
+    process queued in between is still seen and started."""
+    from toolang_core.store.base import ClaimRequest
+    from toolang_core.store.sqlite import admission
+
+    store = SQLiteStore(tmp_path / "toolang.db")
+    other = SQLiteStore(tmp_path / "toolang.db")
+    try:
+        rules = SubmitRules(thread_group="chat", priority=0)
+        store.submit(NewTurnRequest(source="chat", thread_id="chat:0"), rules, now=1.0)
+        statements: list[str] = []
+        store._conn.set_trace_callback(statements.append)
+        request = ClaimRequest("r", 4, 2.0, 30.0, {"chat": 2, "task": 2})
+        (first,) = store.claim_turns(request)
+        assert first.thread_id == "chat:0"
+        assert sum("WITH RECURSIVE" in s for s in statements) == 1, statements
+        assert sum(s.startswith("SELECT thread_group, count(*)") for s in statements) == 1
+
+        store.submit(NewTurnRequest(source="chat", thread_id="chat:1"), rules, now=3.0)
+        room = admission.may_claim(store._conn, request)
+        assert room is not None and room.groups == ["chat"]
+        task_rules = SubmitRules(thread_group="task", priority=0)
+        other.submit(NewTurnRequest(source="task", thread_id="task:0"), task_rules, now=3.0)
+        started = store._tx(lambda c: admission.claim(c, request, room))
+        assert sorted(t.thread_id for t in started) == ["chat:1", "task:0"]
+    finally:
+        store._conn.set_trace_callback(None)
+        other.close()
+        store.close()
+
+
 def test_a_claim_into_full_groups_starts_no_write_transaction(tmp_path):
     """A busy runtime's passes mostly find its groups full (woken by a submission or a
     turn's record): they read, and take the write lock only when a group has room."""

@@ -14,12 +14,15 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from toolang_core.store.base import ClaimRequest
 from toolang_core.store.rows import TURN_COLUMNS, turn_from_row
 from toolang_core.store.sqlite.schema import active
 from toolang_core.store.sqlite.turns import BATCH_SQL_SIZES, RUNNING_BY_GROUP_SQL
 from toolang_core.store.types import TurnRequest
 
+DATA_VERSION_SQL = "PRAGMA data_version"
 # Each step finds the next group name in the heads index: one seek per group, however
 # many threads wait.
 GROUPS_WITH_HEADS_SQL = """
@@ -80,28 +83,64 @@ def next_head_sql(count: int) -> str:
     )
 
 
-def may_claim(c: sqlite3.Connection, request: ClaimRequest) -> bool:
+@attrs.frozen
+class Room:
+    """What a claim's read before its write transaction saw: the groups with heads, the
+    running turns by group (``None``: not read) and the database's ``data_version``."""
+
+    groups: list[str]
+    running: dict[str, int] | None
+    version: int
+
+
+def may_claim(c: sqlite3.Connection, request: ClaimRequest) -> Room | None:
     """Whether a claim could start anything, read before its write transaction: some
-    group has a queued request and room under its cap. Most passes of a busy runtime
-    whose groups are full (woken by a submission, a record, another turn's end) then
-    need no transaction. Only the store's one runtime starts and ends turns: room that
-    frees after this read is its own doing, and its next pass claims into it (a
-    request queued meanwhile wakes it too)."""
+    group has a queued request and room under its cap (``None``: nothing to start).
+    Most passes of a busy runtime whose groups are full (woken by a submission, a
+    record, another turn's end) then need no transaction. Only the store's one runtime
+    starts and ends turns: room that frees after this read is its own doing, and its
+    next pass claims into it (a request queued meanwhile wakes it too).
+
+    The :class:`Room` it returns lets :func:`claim` skip reading the same again when no
+    other connection has committed since (``PRAGMA data_version`` unchanged).
+    """
+    version = c.execute(DATA_VERSION_SQL).fetchone()[0]
     groups = [group for (group,) in c.execute(GROUPS_WITH_HEADS_SQL)]
     if not groups:
-        return False
+        return None
     caps = request.caps
     if request.only is not None or any(caps.get(group) is None for group in groups):
-        return True
+        return Room(groups, None, version)
     running = dict(c.execute(RUNNING_BY_GROUP_SQL))
-    return any(running.get(group, 0) < caps[group] for group in groups)
+    if not any(running.get(group, 0) < caps[group] for group in groups):
+        return None
+    return Room(groups, running, version)
 
 
-def claim(c: sqlite3.Connection, request: ClaimRequest) -> list[TurnRequest]:
-    """Start the best heads of idle threads ``request`` allows, in order."""
+def claim(
+    c: sqlite3.Connection, request: ClaimRequest, seen: Room | None = None
+) -> list[TurnRequest]:
+    """Start the best heads of idle threads ``request`` allows, in order.
+
+    ``seen``: what :func:`may_claim` read on this connection just before; used when no
+    other connection has committed since (this one wrote nothing in between: the
+    store's statements run on one thread), else read again.
+    """
     limit, now, caps = request.limit, request.now, request.caps
-    running = dict(c.execute(RUNNING_BY_GROUP_SQL))
-    candidates = _candidates(c, now=now, limit=limit, caps=caps, running=running, only=request.only)
+    if seen is not None and c.execute(DATA_VERSION_SQL).fetchone()[0] != seen.version:
+        seen = None
+    running = seen.running if seen is not None else None
+    if running is None:
+        running = dict(c.execute(RUNNING_BY_GROUP_SQL))
+    candidates = _candidates(
+        c,
+        now=now,
+        limit=limit,
+        caps=caps,
+        running=running,
+        only=request.only,
+        groups=None if seen is None else seen.groups,
+    )
     taken: Counter[str] = Counter()
     chosen: list[Sequence[Any]] = []
     for row in candidates:  # best first, within the free slots and the group caps
@@ -133,6 +172,7 @@ def _candidates(
     caps: Mapping[str, int],
     running: Mapping[str, int],
     only: Collection[str] | None,
+    groups: list[str] | None,
 ) -> list[Sequence[Any]]:
     """Heads of idle threads that may start now, best ``(rank, seq)`` first."""
     candidates: list[Sequence[Any]] = []
@@ -142,7 +182,9 @@ def _candidates(
             if row is not None:
                 candidates.append(row)
     else:
-        for (group,) in c.execute(GROUPS_WITH_HEADS_SQL).fetchall():
+        if groups is None:
+            groups = [group for (group,) in c.execute(GROUPS_WITH_HEADS_SQL).fetchall()]
+        for group in groups:
             cap = caps.get(group)
             budget = limit if cap is None else min(limit, cap - running.get(group, 0))
             if budget > 0:

@@ -316,9 +316,10 @@ class SQLiteStore(StoreBase):
         return self._tx(lambda c: turns.submit(c, request, rules, new_id(), now), wake=True)
 
     def claim_turns(self, claim: ClaimRequest) -> list[TurnRequest]:
-        if not admission.may_claim(self._conn, claim):
+        room = admission.may_claim(self._conn, claim)
+        if room is None:
             return []  # nothing queued, or no room for it: no write transaction
-        return self._tx(lambda c: admission.claim(c, claim))
+        return self._tx(lambda c: admission.claim(c, claim, room))
 
     def set_active_status(
         self, turn_id: str, *, run_id: str, attempt: int, status: TurnStatus, now: float
