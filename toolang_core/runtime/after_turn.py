@@ -150,13 +150,23 @@ class AfterTurnStages:
         # Stages 3-5 have effects and run after this commit; their own record comes
         # later (with a later commit pass). Until it does, the record says they began
         # and were not recorded: a crash in between must not read as "nothing to do".
+        # StageDone(...).to_json() of stages 1-2, built as the dicts they give.
         now = self.clock()
-        done = [StageDone("turn_state", True, now, {"status": outcome.status.value})]
+        stages = [
+            {
+                "stage": "turn_state",
+                "ok": True,
+                "at": now,
+                "detail": {"status": outcome.status.value},
+            }
+        ]
         if outcome.after is not None and outcome.after.prompt_trace is not None:
             detail = {} if state.error is None else {"error": state.error}
-            done.append(StageDone("prompt_trace", state.error is None, now, detail))
-        begun = {"stages": [d.to_json() for d in done], "unfinished": unfinished}
-        return attrs.evolve(state, records=(*state.records, (AFTER_KIND, turn.id, begun)))
+            stages.append(
+                {"stage": "prompt_trace", "ok": state.error is None, "at": now, "detail": detail}
+            )
+        begun = {"stages": stages, "unfinished": unfinished}
+        return WithState((*state.records, (AFTER_KIND, turn.id, begun)), state.error)
 
     def _prompt_trace(self, turn: TurnRequest, after: AfterTurn | None) -> WithState:
         if after is None or after.prompt_trace is None:
@@ -175,12 +185,14 @@ class AfterTurnStages:
 
     def _unfinished(self, outcome: TurnOutcome) -> list[str]:
         """The stages with effects (3-5) that will run after the commit of stage 1."""
-        applies = {
-            "memory_write": outcome.after is not None and outcome.after.memory is not None,
-            "events": self._publishes(),
-            "delivery": self._delivers(),
-        }
-        return [name for name, yes in applies.items() if yes]
+        unfinished = []
+        if outcome.after is not None and outcome.after.memory is not None:
+            unfinished.append("memory_write")
+        if self._publishes():
+            unfinished.append("events")
+        if self._delivers():
+            unfinished.append("delivery")
+        return unfinished
 
     async def run(
         self,
