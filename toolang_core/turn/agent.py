@@ -108,10 +108,7 @@ class AgentExecutor(PersonWaits):
         # Speakers built once per agent and narrowing, for as long as the catalog keeps
         # its tool assignment and the registry its definition (a reload builds anew).
         self._speakers: dict[SpeakerKey, tuple[object, AgentDefinition, Speaker]] = {}
-        self._escalations: dict[
-            tuple[int, tuple[str, ...] | None, frozenset[str] | None],
-            tuple[Speaker, object, tuple[Speaker, escalation.Escalation]],
-        ] = {}
+        self._offers = escalation.Offers(MAX_SPEAKERS)
 
     # -- what a turn runs with ----------------------------------------------------------
 
@@ -171,32 +168,16 @@ class AgentExecutor(PersonWaits):
         self, speaker: Speaker, meta: Mapping[str, Any], built: frozenset[str] | None
     ) -> tuple[Speaker, escalation.Escalation]:
         """What the turn's agent may ask for with ``request_tool`` (its ceiling), and
-        ``speaker`` offered that tool when there is something to ask for.
-
-        Worked out once per speaker, parent ceiling and build plugin's tools while the
-        tool assignment stands (speakers are cached the same way): most turns repeat
-        the last one's."""
-        inherited = meta.get(escalation.CEILING_META)
-        key = (
-            id(speaker),
-            tuple(map(str, inherited)) if isinstance(inherited, list | tuple) else None,
+        ``speaker`` offered that tool when there is something to ask for."""
+        agents = self.runtime.agents
+        return self._offers.of(
+            speaker,
+            meta,
             built,
+            assignment=agents.assignment,
+            scope=lambda: agents.scope(speaker.agent),
+            registered=self.runtime.components.tools,
         )
-        assignment = self.runtime.agents.assignment
-        known = self._escalations.get(key)
-        if known is not None and known[0] is speaker and known[1] is assignment:
-            return known[2]
-        agent = speaker.agent
-        ceiling = escalation.ceiling_for(self.runtime.agents.scope(agent), meta, built)
-        escalating = escalation.Escalation(agent.name, ceiling)
-        worked_out = (
-            escalation.offer(speaker, escalating, self.runtime.components.tools),
-            escalating,
-        )
-        if len(self._escalations) >= MAX_SPEAKERS:
-            self._escalations.clear()
-        self._escalations[key] = (speaker, assignment, worked_out)
-        return worked_out
 
     def tools_for(
         self, agent: AgentDefinition, allowed_tools: Iterable[str] | None = None

@@ -27,7 +27,7 @@ something to ask for). The rules, each enforced here in code and tested:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -114,6 +114,49 @@ def offer(speaker: Speaker, escalation: Escalation, registered: Mapping[str, Any
     return attrs.evolve(
         speaker, specs=(*speaker.specs, spec), allowed=speaker.allowed | {REQUEST_TOOL}
     )
+
+
+class Offers:
+    """What each speaker may ask for and the speaker offered ``request_tool``
+    (:func:`ceiling_for`, :func:`offer`), worked out once per speaker, parent ceiling
+    (``meta``) and build plugin's tools while the tool assignment stands — speakers are
+    cached the same way, and most turns repeat an earlier one's. At most ``most`` kept."""
+
+    def __init__(self, most: int) -> None:
+        self._most = most
+        self._known: dict[
+            tuple[int, tuple[str, ...] | None, frozenset[str] | None],
+            tuple[Speaker, object, tuple[Speaker, Escalation]],
+        ] = {}
+
+    def of(
+        self,
+        speaker: Speaker,
+        meta: Mapping[str, Any],
+        built: frozenset[str] | None,
+        *,
+        assignment: object,
+        scope: Callable[[], frozenset[str]],
+        registered: Mapping[str, Any],
+    ) -> tuple[Speaker, Escalation]:
+        """``speaker`` (offered ``request_tool`` when it has something to ask for) and
+        its :class:`Escalation`; ``assignment`` is the tool assignment in force,
+        ``scope()`` the agent's role scope under it, ``registered`` the tools."""
+        inherited = meta.get(CEILING_META)
+        key = (
+            id(speaker),  # the speaker is held below: its id is not reused meanwhile
+            tuple(map(str, inherited)) if isinstance(inherited, list | tuple) else None,
+            built,
+        )
+        known = self._known.get(key)
+        if known is not None and known[0] is speaker and known[1] is assignment:
+            return known[2]
+        escalating = Escalation(speaker.agent.name, ceiling_for(scope(), meta, built))
+        worked_out = offer(speaker, escalating, registered), escalating
+        if len(self._known) >= self._most:
+            self._known.clear()
+        self._known[key] = (speaker, assignment, worked_out)
+        return worked_out
 
 
 def unapproved(tool: str, result: ToolResult, stages: Iterable[StageRecord]) -> ToolResult:
