@@ -150,22 +150,12 @@ class AfterTurnStages:
         # Stages 3-5 have effects and run after this commit; their own record comes
         # later (with a later commit pass). Until it does, the record says they began
         # and were not recorded: a crash in between must not read as "nothing to do".
-        # StageDone(...).to_json() of stages 1-2, built as the dicts they give.
         now = self.clock()
-        stages = [
-            {
-                "stage": "turn_state",
-                "ok": True,
-                "at": now,
-                "detail": {"status": outcome.status.value},
-            }
-        ]
+        done = [StageDone("turn_state", True, now, {"status": outcome.status.value})]
         if outcome.after is not None and outcome.after.prompt_trace is not None:
             detail = {} if state.error is None else {"error": state.error}
-            stages.append(
-                {"stage": "prompt_trace", "ok": state.error is None, "at": now, "detail": detail}
-            )
-        begun = {"stages": stages, "unfinished": unfinished}
+            done.append(StageDone("prompt_trace", state.error is None, now, detail))
+        begun = {"stages": [d.to_json() for d in done], "unfinished": unfinished}
         return WithState((*state.records, (AFTER_KIND, turn.id, begun)), state.error)
 
     def _prompt_trace(self, turn: TurnRequest, after: AfterTurn | None) -> WithState:
