@@ -40,7 +40,10 @@ class PluginServices:
         )
 
     def state_of(self, name: str, factory: Callable[[], T]) -> T:
-        """The state ``name``: ``factory()`` is called once, on first use."""
-        if name not in self.state:
-            self.state[name] = factory()
-        return self.state[name]  # type: ignore[no-any-return]
+        """The state ``name``: ``factory()`` is called once, on first use (read many
+        times a turn, e.g. the memory service: a hit is one dict lookup)."""
+        try:
+            return self.state[name]  # type: ignore[no-any-return]
+        except KeyError:
+            made = self.state[name] = factory()
+            return made

@@ -12,7 +12,7 @@ import asyncio
 import os
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import structlog
 
@@ -60,7 +60,6 @@ log = structlog.get_logger("toolang.runtime")
 
 T = TypeVar("T")
 S = TypeVar("S")
-_UNBUILT: Final = object()  # the memory service not built yet (None is "memory off")
 
 
 class Runtime:
@@ -201,10 +200,7 @@ class Runtime:
 
         :raises ConfigError: naming the plugin and the installed memory plugins.
         """
-        built = self._services.state.get("memory:service", _UNBUILT)  # read ~10 times a turn
-        if built is _UNBUILT:
-            built = self._services.state_of("memory:service", lambda: build_memory(self))
-        return built  # type: ignore[no-any-return]
+        return self._services.state_of("memory:service", lambda: build_memory(self))
 
     @property
     def embedding_models(self) -> EmbeddingModels:
