@@ -48,9 +48,6 @@ ROUND = 300
 """Submits between two looks at the checkpointer: 1,300-1,450 frames of log (4-5 pages
 a submit)."""
 
-ROUND_FRAMES = 1_500
-"""At most the frames one round writes."""
-
 
 def wait_until_copied(checkpointer) -> None:
     """Until a checkpoint run after this call found the log copied to its end, so that
@@ -90,9 +87,13 @@ def test_the_owner_keeps_the_log_short_without_checkpointing_in_its_commits(tmp_
             submit(store, ROUND)
             wait_until_copied(checkpointer)
         assert checkpointer.checkpoints > 0
-        # The log was copied back and restarted as it went: far below what was written.
+        # The log was copied back and restarted as it went: far below what was written,
+        # and never as long as the commits' own checkpoints would have let it grow. (A
+        # restart can come a round late: a checkpoint of the thread's still under way
+        # when the next round's first commit comes keeps the log going; on a quiet
+        # machine it stays within two rounds.)
         wal = path.with_name(path.name + "-wal")
-        assert wal.stat().st_size <= 2 * ROUND_FRAMES * (page + 24)  # 24: a frame's header
+        assert wal.stat().st_size < SAFETY_NET_PAGES * (page + 24)  # 24: a frame's header
     finally:
         store.close()
     assert checkpoint_threads() == []  # closing the store stops its thread

@@ -247,6 +247,7 @@ if TYPE_CHECKING:
         threads_seen_by as threads_seen_by,
     )
     from toolang_core.store.plugin_db import (
+        PluginCheckpointer as PluginCheckpointer,
         open_plugin_database as open_plugin_database,
     )
     from toolang_core.store.plugin_tables import (
@@ -506,6 +507,7 @@ _LAZY = {
     "may_see": "toolang_core.store.owners",
     "sees_every_owner": "toolang_core.store.owners",
     "threads_seen_by": "toolang_core.store.owners",
+    "PluginCheckpointer": "toolang_core.store.plugin_db",
     "open_plugin_database": "toolang_core.store.plugin_db",
     "Dialect": "toolang_core.store.plugin_tables",
     "PluginDatabase": "toolang_core.store.plugin_tables",

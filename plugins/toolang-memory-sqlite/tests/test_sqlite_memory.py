@@ -51,6 +51,35 @@ def test_on_a_shared_store_the_plugin_warns_that_each_node_keeps_its_own_file(tm
     assert '[memory] plugin = "postgres"' in warning["hint"]
 
 
+def checkpoint_threads(path) -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == f"toolang-checkpoint:{path.name}"]
+
+
+def test_the_first_write_starts_the_log_checkpointer_and_close_stops_it(tmp_path):
+    """A write's commit never copies the log back (SQLite's auto-checkpoint, every 1,000
+    pages: milliseconds in the thread recalls wait for); the plugin's thread does."""
+    plugin = SQLiteMemory(tmp_path / "memory.db")
+    try:
+        assert checkpoint_threads(plugin.path) == []  # opening alone starts nothing
+        MemoryDriver(plugin, MemoryCaller()).save("agent-a", "hello")
+        assert len(checkpoint_threads(plugin.path)) == 1
+        with plugin._db.main_lock:  # the runtime's connection keeps the safety net only
+            pages = plugin._db.main().execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+        assert pages > 1_000
+    finally:
+        plugin.close()
+    assert checkpoint_threads(plugin.path) == []
+
+
+def test_in_the_store_file_the_runtimes_checkpointer_keeps_the_log(tmp_path):
+    plugin = SQLiteMemory(tmp_path / "toolang.db", shared_with_store=True)
+    try:
+        MemoryDriver(plugin, MemoryCaller()).save("agent-a", "hello")
+        assert checkpoint_threads(plugin.path) == []
+    finally:
+        plugin.close()
+
+
 def test_path_places_the_file_relative_to_the_config(toolang_runtime, toolang_home):
     plugin = runtime_memory(toolang_runtime, '[plugins.memory-sqlite]\npath = "data/m.db"\n')
     plugin.close()

@@ -10,6 +10,12 @@ The runtime's recalls and writes share one more connection, :meth:`Connections.m
 the plugin's database thread uses it, and so does a lone call run in the event loop's
 thread (:mod:`.group`) — one page cache for both (another connection's write makes
 SQLite drop a reader's whole cache). Whoever uses it holds :attr:`Connections.main_lock`.
+
+From the first write on, a :class:`toolang_core.PluginCheckpointer` copies the
+write-ahead log into the file in a thread of its own, so a write's commit never does
+(SQLite's auto-checkpoint would, every 1,000 pages of log: milliseconds, in the
+database thread a turn's recall waits for). Not when the file is the store's: the
+runtime's checkpointer keeps that one; the writes share its writers' lock either way.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from toolang_core import open_plugin_database
+from toolang_core import PluginCheckpointer, open_plugin_database
 from toolang_memory_sqlite.schema import MIGRATIONS
 
 
@@ -36,7 +42,16 @@ class WriteBusy(RuntimeError):
 class Connections:
     """Per-thread connections to ``path`` (created and migrated on first use)."""
 
-    def __init__(self, path: Path, *, busy_timeout: float, synchronous: str = "normal") -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        busy_timeout: float,
+        synchronous: str = "normal",
+        checkpoints: bool = True,
+    ) -> None:
+        """``checkpoints``: whether the first write starts the log's checkpointer
+        (not for the store's own file: the runtime checkpoints it)."""
         self.path = path
         self._busy_timeout = busy_timeout
         self._synchronous = synchronous
@@ -49,6 +64,8 @@ class Connections:
         """Held while :meth:`main` is used."""
         self._main: sqlite3.Connection | None = None
         self._main_waits = True
+        self._log = PluginCheckpointer(path, synchronous=synchronous)
+        self._checkpoints = checkpoints
 
     def get(self) -> sqlite3.Connection:
         """This thread's connection.
@@ -91,6 +108,7 @@ class Connections:
                 busy_timeout=self._busy_timeout,
             )
             self._all.append(db.conn)
+            self._log.join(db.conn)
         return db.conn
 
     @contextmanager
@@ -108,17 +126,20 @@ class Connections:
         if not self.write_lock.acquire(blocking=wait):
             raise WriteBusy(f"memory-sqlite on {self.path}: a write is under way")
         try:
-            if wait:
-                conn.execute("BEGIN IMMEDIATE")
-            else:
-                _begin_at_once(conn)
-            try:
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+            if self._checkpoints and not self._log.running:
+                self._log.start()
+            with self._log.lock:  # the checkpointer's last copy waits for the commit
+                if wait:
+                    conn.execute("BEGIN IMMEDIATE")
+                else:
+                    _begin_at_once(conn)
+                try:
+                    yield conn
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
         finally:
             self.write_lock.release()
 
@@ -126,6 +147,7 @@ class Connections:
         """Close every thread's connection; later calls raise :class:`MemoryClosed`.
         Waits for the use of :meth:`main` under way (closing a connection another
         thread is using crashes SQLite's Python binding)."""
+        self._log.stop()  # waits for a checkpoint under way
         with self.main_lock, self._lock:
             self._closed = True
             connections, self._all = self._all, []

@@ -74,7 +74,10 @@ class SQLiteMemory:
         self.shared_with_store = shared_with_store
         self._clock = clock
         self._db = Connections(
-            path, busy_timeout=self.settings.busy_timeout_seconds, synchronous=synchronous
+            path,
+            busy_timeout=self.settings.busy_timeout_seconds,
+            synchronous=synchronous,
+            checkpoints=not shared_with_store,
         )
         self._last_error = failures(path, clock)
         self._guard = self._last_error.guard
