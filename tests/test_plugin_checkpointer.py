@@ -105,3 +105,28 @@ def test_a_closed_connection_is_forgotten_and_does_not_stop_the_others(tmp_path)
         keeper.stop()
     assert keeper._connections == [db.conn]
     db.conn.close()
+
+
+def test_a_thread_that_cannot_open_the_file_leaves_it_to_sqlite(tmp_path, monkeypatch):
+    """The plugin's writes go on with SQLite's own checkpoints; the failure is logged."""
+    import structlog.testing
+
+    from toolang_core.store import plugin_db
+
+    def refuse(*args, **kwargs):
+        raise sqlite3.OperationalError("unable to open database file")
+
+    monkeypatch.setattr(plugin_db, "WalCheckpointer", refuse)
+    path = tmp_path / "demo.db"
+    db = open_plugin_database(path, migrations())
+    keeper = PluginCheckpointer(path)
+    keeper.join(db.conn)
+    with structlog.testing.capture_logs() as logs:
+        assert keeper.start() is False
+    assert not keeper.running
+    assert pages(db.conn) == DEFAULT_PAGES
+    (failed,) = [e for e in logs if e["event"] == "plugin_db.checkpointer_failed"]
+    assert failed["path"] == str(path) and "unable to open" in failed["error"]
+    write(db.conn, keeper, 3, 0)
+    keeper.stop()
+    db.conn.close()

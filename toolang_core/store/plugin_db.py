@@ -19,13 +19,17 @@ import sqlite3
 import threading
 from pathlib import Path
 
+import structlog
 from sqlite_utils import Database, Migrations
 
-from toolang_core.store.errors import StoreCorrupt, StoreMissing
+from toolang_core.errors import ConfigError
+from toolang_core.store.errors import StoreCorrupt, StoreError, StoreMissing
 from toolang_core.store.migrations import pending_migrations
 from toolang_core.store.sqlite.checkpoint import WalCheckpointer, local_writers
 from toolang_core.store.sqlite.connection import connect, use_wal
 from toolang_core.store.sqlite.migrate import applied_and_tables, migrate_file
+
+log = structlog.get_logger("toolang.store")
 
 
 def open_plugin_database(
@@ -143,13 +147,20 @@ class PluginCheckpointer:
                 with contextlib.suppress(sqlite3.Error):  # closed meanwhile
                     conn.execute(f"PRAGMA wal_autocheckpoint = {int(pages)}")
 
-    def start(self) -> None:
-        """Start the thread (once; later calls do nothing)."""
+    def start(self) -> bool:
+        """Start the thread (once; later calls do nothing). A file the thread cannot
+        open is logged (``plugin_db.checkpointer_failed``) and left to SQLite's own
+        checkpoints: the plugin's writes go on. Returns whether the thread runs."""
         with self._guard:
             if self._thread is not None:
-                return
-            self._thread = WalCheckpointer(self.path, synchronous=self._synchronous)
+                return True
+            try:
+                self._thread = WalCheckpointer(self.path, synchronous=self._synchronous)
+            except (sqlite3.Error, StoreError, ConfigError) as exc:
+                log.warning("plugin_db.checkpointer_failed", path=str(self.path), error=str(exc))
+                return False
         self._thread.start()
+        return True
 
     def stop(self) -> None:
         """Stop the thread (waits for a checkpoint under way) and close its connection;

@@ -126,7 +126,8 @@ class Connections:
         if not self.write_lock.acquire(blocking=wait):
             raise WriteBusy(f"memory-sqlite on {self.path}: a write is under way")
         try:
-            if self._checkpoints and not self._log.running:
+            if self._checkpoints:  # the first write starts it (a failure is logged once)
+                self._checkpoints = False
                 self._log.start()
             with self._log.lock:  # the checkpointer's last copy waits for the commit
                 if wait:
