@@ -15,7 +15,7 @@ from toolang_core import ConfigError, PluginContext, ToolangConfig
 from toolang_core.memory.kit import DAY
 from toolang_core.testing.memory_calls import MemoryCaller, MemoryDriver
 from toolang_memory_sqlite import MemorySQLiteSettings
-from toolang_memory_sqlite.database import MemoryClosed
+from toolang_memory_sqlite.database import MemoryClosed, WriteBusy
 from toolang_memory_sqlite.memory import SQLiteMemory, SQLiteMemoryError
 
 
@@ -69,6 +69,37 @@ def test_the_first_write_starts_the_log_checkpointer_and_close_stops_it(tmp_path
     finally:
         plugin.close()
     assert checkpoint_threads(plugin.path) == []
+
+
+def test_a_write_that_is_not_to_wait_does_not_wait_for_the_logs_last_copy(tmp_path):
+    """The event loop's own writes (``wait=False``) give way at once, as they do to
+    another write: the checkpointer holds the writers' lock for its last copy."""
+    plugin = SQLiteMemory(tmp_path / "memory.db")
+    MemoryDriver(plugin, MemoryCaller()).save("agent-a", "hello")  # the thread runs
+    db = plugin._db
+    held, release = threading.Event(), threading.Event()
+
+    def copying() -> None:
+        with db._log.lock:
+            held.set()
+            release.wait(30)
+
+    other = threading.Thread(target=copying)
+    other.start()
+    try:
+        held.wait(30)
+        with (
+            db.main_lock,
+            pytest.raises(WriteBusy, match="being copied back"),
+            db.write(db.main(waits=False), wait=False),
+        ):
+            pass
+    finally:
+        release.set()
+        other.join()
+    with db.main_lock, db.write(db.main(waits=False), wait=False) as conn:  # free again
+        conn.execute("SELECT 1")
+    plugin.close()
 
 
 def test_in_the_store_file_the_runtimes_checkpointer_keeps_the_log(tmp_path):

@@ -129,7 +129,11 @@ class Connections:
             if self._checkpoints:  # the first write starts it (a failure is logged once)
                 self._checkpoints = False
                 self._log.start()
-            with self._log.lock:  # the checkpointer's last copy waits for the commit
+            # The checkpointer's last copy and this write wait for each other (a write
+            # that is not to wait does not: the copy takes a fraction of a millisecond).
+            if not self._log.lock.acquire(blocking=wait):
+                raise WriteBusy(f"memory-sqlite on {self.path}: the log is being copied back")
+            try:
                 if wait:
                     conn.execute("BEGIN IMMEDIATE")
                 else:
@@ -141,6 +145,8 @@ class Connections:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
                     raise
+            finally:
+                self._log.lock.release()
         finally:
             self.write_lock.release()
 
