@@ -62,6 +62,11 @@ BUSY_INTERVAL = 0.01
 IDLE_INTERVAL = 0.5
 """Longest pause between checkpoints once nothing is being written."""
 
+BUSY_FRAMES = 64
+"""Frames a checkpoint copies from which the next comes after :data:`BUSY_INTERVAL`;
+fewer (a trickle of small commits), and the pauses grow as when nothing was written:
+each look takes the GIL from the threads doing the work, for nothing to copy."""
+
 
 class Writer(Protocol):
     def set_autocheckpoint(self, pages: int) -> None: ...
@@ -233,7 +238,12 @@ class WalCheckpointer:
                 interval = BUSY_INTERVAL
             elif copied != backfilled:  # the log moved since the last look
                 self.checkpoints += 1
-                interval = BUSY_INTERVAL
+                # frames copied by this look (the log may have started over since)
+                moved = copied - backfilled if copied > backfilled else copied
                 backfilled = copied
+                if moved >= BUSY_FRAMES:
+                    interval = BUSY_INTERVAL
+                else:
+                    interval = min(IDLE_INTERVAL, interval * 2)
             else:
                 interval = min(IDLE_INTERVAL, interval * 2)
