@@ -111,9 +111,16 @@ class PluginCheckpointer:
     unchanged: a commit is in the log either way.
     """
 
-    def __init__(self, path: Path, *, synchronous: str = "normal") -> None:
+    def __init__(
+        self, path: Path, *, synchronous: str = "normal", busy_interval: float = 0.1
+    ) -> None:
+        """``busy_interval``: seconds between the thread's looks while the log grows
+        (the store's thread looks every 10 ms; a plugin's file, written less and with
+        the same pages over and over — an index, a counter — is copied back less often,
+        each page once for many commits, as SQLite's own checkpoints would)."""
         self.path = path
         self._synchronous = synchronous
+        self._busy_interval = busy_interval
         self._writers = local_writers(path)
         self._connections: list[sqlite3.Connection] = []
         self._pages: int | None = None
@@ -155,11 +162,13 @@ class PluginCheckpointer:
             if self._thread is not None:
                 return True
             try:
-                self._thread = WalCheckpointer(self.path, synchronous=self._synchronous)
+                thread = self._thread = WalCheckpointer(
+                    self.path, synchronous=self._synchronous, busy_interval=self._busy_interval
+                )
             except (sqlite3.Error, StoreError, ConfigError) as exc:
                 log.warning("plugin_db.checkpointer_failed", path=str(self.path), error=str(exc))
                 return False
-        self._thread.start()
+        thread.start()
         return True
 
     def stop(self) -> None:

@@ -140,9 +140,17 @@ class WalCheckpointer:
     """A daemon thread checkpointing ``path``'s WAL until :meth:`stop`."""
 
     def __init__(
-        self, path: Path, *, synchronous: str, intact: Callable[[], bool] | None = None
+        self,
+        path: Path,
+        *,
+        synchronous: str,
+        intact: Callable[[], bool] | None = None,
+        busy_interval: float = BUSY_INTERVAL,
     ) -> None:
+        """``busy_interval``: seconds between looks while the log keeps growing (longer:
+        fewer copies of the pages written over and over, a longer log between them)."""
         self.path = path
+        self._busy_interval = busy_interval
         self._intact = intact
         """Whether the store's files are still those the runtime found (guard.py): a
         checkpoint into a database whose log was deleted would mix two histories."""
@@ -217,7 +225,7 @@ class WalCheckpointer:
         return None if state is None else state[1]
 
     def _run(self) -> None:
-        interval = BUSY_INTERVAL
+        interval = self._busy_interval
         backfilled = 0  # frames of the log already copied, as of the last look
         failing = False
         while not self._stop.wait(interval):
@@ -235,14 +243,14 @@ class WalCheckpointer:
                 continue
             failing = False
             if copied is None:  # another connection is checkpointing: look again soon
-                interval = BUSY_INTERVAL
+                interval = self._busy_interval
             elif copied != backfilled:  # the log moved since the last look
                 self.checkpoints += 1
                 # frames copied by this look (the log may have started over since)
                 moved = copied - backfilled if copied > backfilled else copied
                 backfilled = copied
                 if moved >= BUSY_FRAMES:
-                    interval = BUSY_INTERVAL
+                    interval = self._busy_interval
                 else:
                     interval = min(IDLE_INTERVAL, interval * 2)
             else:
