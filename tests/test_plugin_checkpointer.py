@@ -130,3 +130,42 @@ def test_a_thread_that_cannot_open_the_file_leaves_it_to_sqlite(tmp_path, monkey
     write(db.conn, keeper, 3, 0)
     keeper.stop()
     db.conn.close()
+
+
+def test_close_stops_for_good_and_leaves_the_files_writers(tmp_path):
+    """A write racing the plugin's close starts no thread; another checkpointer of the
+    file starting or stopping never reaches the closed plugin's connections."""
+    path = tmp_path / "demo.db"
+    db = open_plugin_database(path, migrations())
+    keeper = PluginCheckpointer(path)
+    keeper.join(db.conn)
+    assert keeper.start()
+    keeper.close()
+    assert not keeper.running and threads_of(path) == []
+    assert keeper.start() is False  # closed: never again
+    assert threads_of(path) == []
+    late = sqlite3.connect(path)
+    keeper.join(late)  # after close: not taken
+    assert keeper._connections == []
+    db.conn.close()
+    other = PluginCheckpointer(path)  # another plugin object on the same file
+    other.join(late)
+    assert other.start()
+    assert keeper not in list(keeper._writers._writers)
+    assert pages(late) > DEFAULT_PAGES
+    other.close()
+    assert pages(late) == DEFAULT_PAGES
+    late.close()
+
+
+def test_two_checkpointers_of_one_file_share_its_writers_lock(tmp_path):
+    path = tmp_path / "demo.db"
+    first, second = PluginCheckpointer(path), PluginCheckpointer(path)
+    assert first.lock is second.lock
+    assert first.start() and second.start()
+    try:
+        assert len(threads_of(path)) == 2  # the one that finds the other copying looks again
+    finally:
+        first.close()
+        second.close()
+    assert threads_of(path) == []

@@ -10,11 +10,14 @@ import time
 
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.sqlite.checkpoint import (
+    BUSY_FRAMES,
     DEFAULT_PAGES,
+    IDLE_INTERVAL,
     RESTART_AT,
     SAFETY_NET_PAGES,
     WalCheckpointer,
     local_writers,
+    next_interval,
 )
 from toolang_core.store.types import NewTurnRequest, SubmitRules, TurnFilter
 
@@ -41,7 +44,9 @@ def wal_state(path) -> tuple[int, int]:
 
 
 def checkpoint_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("toolang-checkpoint:")]
+    """The store's checkpointer threads (the tests' stores are all ``toolang.db``; a
+    plugin's thread is named after its own file)."""
+    return [t for t in threading.enumerate() if t.name == "toolang-checkpoint:toolang.db"]
 
 
 ROUND = 300
@@ -227,3 +232,21 @@ def test_a_forked_child_can_open_the_store_while_the_parent_holds_the_writers_lo
     _, status = os.waitpid(pid, 0)
     parent.close()
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+
+
+def test_the_looks_come_soon_while_the_log_grows_and_slow_down_while_it_trickles():
+    """next_interval: what the thread waits after each look (no clock involved)."""
+    busy = 0.01
+    # another connection is checkpointing: look again soon
+    assert next_interval(0.2, None, 500, started_over=False, busy_interval=busy) == busy
+    # the log grew by BUSY_FRAMES or more since the last look
+    assert next_interval(0.2, 500 + BUSY_FRAMES, 500, started_over=False) == busy
+    # a trickle, or nothing: the pause doubles up to IDLE_INTERVAL
+    assert next_interval(busy, 510, 500, started_over=False, busy_interval=busy) == 2 * busy
+    assert next_interval(0.4, 500, 500, started_over=False) == IDLE_INTERVAL
+    # the log started over since the last look: every frame copied now is new, even
+    # when as many (or more) were copied before
+    assert next_interval(0.4, 500, 500, started_over=True, busy_interval=busy) == busy
+    assert next_interval(0.4, 900, 500, started_over=True, busy_interval=busy) == busy
+    assert next_interval(0.4, 300, 500, started_over=False, busy_interval=busy) == busy
+    assert next_interval(0.4, 10, 500, started_over=False) == IDLE_INTERVAL

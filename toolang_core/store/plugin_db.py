@@ -31,6 +31,9 @@ from toolang_core.store.sqlite.migrate import applied_and_tables, migrate_file
 
 log = structlog.get_logger("toolang.store")
 
+OPEN_TIMEOUT = 0.05
+"""Seconds a :class:`PluginCheckpointer`'s thread may wait, once, to open the file."""
+
 
 def open_plugin_database(
     path: Path,
@@ -107,7 +110,7 @@ class PluginCheckpointer:
     (it takes a larger auto-checkpoint size, a safety net while the thread runs) and
     holds :attr:`lock` around each write transaction: the thread holds it for the last,
     short copy before the log starts over from its beginning. :meth:`start` once, on
-    the first write; :meth:`stop` before closing the connections. Durability is
+    the first write; :meth:`close` before closing the connections. Durability is
     unchanged: a commit is in the log either way.
     """
 
@@ -124,8 +127,11 @@ class PluginCheckpointer:
         self._writers = local_writers(path)
         self._connections: list[sqlite3.Connection] = []
         self._pages: int | None = None
-        self._guard = threading.Lock()
+        # Reentrant: close() may run as a finalizer in a thread that holds either.
+        self._guard = threading.RLock()  # the connections and their size
+        self._life = threading.RLock()  # start, stop and close, one at a time
         self._thread: WalCheckpointer | None = None
+        self._closed = False
         self._writers.join(self)  # sets the size of the moment: the plugin's own
 
     @property
@@ -140,8 +146,11 @@ class PluginCheckpointer:
 
     def join(self, conn: sqlite3.Connection) -> None:
         """``conn`` writes the file: it takes the auto-checkpoint size of the moment
-        (the safety net while the thread runs, SQLite's default otherwise)."""
+        (the safety net while the thread runs, SQLite's default otherwise). After
+        :meth:`close`, nothing is done."""
         with self._guard:
+            if self._closed:
+                return
             self._connections.append(conn)
             if self._pages is not None:
                 conn.execute(f"PRAGMA wal_autocheckpoint = {int(self._pages)}")
@@ -155,27 +164,48 @@ class PluginCheckpointer:
                     conn.execute(f"PRAGMA wal_autocheckpoint = {int(pages)}")
 
     def start(self) -> bool:
-        """Start the thread (once; later calls do nothing). A file the thread cannot
-        open is logged (``plugin_db.checkpointer_failed``) and left to SQLite's own
-        checkpoints: the plugin's writes go on. Returns whether the thread runs."""
-        with self._guard:
+        """Start the thread (once; later calls do nothing; after :meth:`close`, never).
+        A file the thread cannot open is logged (``plugin_db.checkpointer_failed``) and
+        left to SQLite's own checkpoints: the plugin's writes go on, and it may call
+        again later. Returns whether the thread runs."""
+        with self._life:
+            if self._closed:
+                return False
             if self._thread is not None:
                 return True
             try:
-                thread = self._thread = WalCheckpointer(
-                    self.path, synchronous=self._synchronous, busy_interval=self._busy_interval
+                thread = WalCheckpointer(
+                    self.path,
+                    synchronous=self._synchronous,
+                    busy_interval=self._busy_interval,
+                    open_timeout=OPEN_TIMEOUT,  # a writer of another thread, for a moment
                 )
             except (sqlite3.Error, StoreError, ConfigError) as exc:
                 log.warning("plugin_db.checkpointer_failed", path=str(self.path), error=str(exc))
                 return False
-        thread.start()
-        return True
+            thread.start()
+            self._thread = thread
+            return True
 
     def stop(self) -> None:
         """Stop the thread (waits for a checkpoint under way) and close its connection;
-        the writers go back to SQLite's auto-checkpoint."""
+        the writers go back to SQLite's auto-checkpoint. :meth:`start` may start it again."""
+        with self._life:
+            self._stop()
+
+    def close(self) -> None:
+        """:meth:`stop` for good, before the plugin closes its connections: the
+        connections are forgotten (nothing sets their size any more) and this object
+        leaves the file's writers."""
+        with self._life:
+            self._closed = True
+            self._stop()
         with self._guard:
-            thread, self._thread = self._thread, None
+            self._connections = []
+        self._writers.leave(self)
+
+    def _stop(self) -> None:
+        thread, self._thread = self._thread, None
         if thread is not None:
             thread.stop()
         with self._guard:

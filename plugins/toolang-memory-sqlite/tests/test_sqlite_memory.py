@@ -102,6 +102,42 @@ def test_a_write_that_is_not_to_wait_does_not_wait_for_the_logs_last_copy(tmp_pa
     plugin.close()
 
 
+def test_a_memory_dropped_without_close_stops_its_checkpointer(tmp_path):
+    import gc
+
+    plugin = SQLiteMemory(tmp_path / "memory.db")
+    MemoryDriver(plugin, MemoryCaller()).save("agent-a", "hello")
+    path = plugin.path
+    assert len(checkpoint_threads(path)) == 1
+    del plugin
+    gc.collect()
+    assert checkpoint_threads(path) == []
+
+
+def test_a_checkpointer_that_could_not_start_is_tried_again_later(tmp_path, monkeypatch):
+    from toolang_memory_sqlite import database
+
+    plugin = SQLiteMemory(tmp_path / "memory.db")
+    starts = []
+
+    def refused() -> bool:
+        starts.append(1)
+        return False
+
+    monkeypatch.setattr(plugin._db._log, "start", refused)
+    driver = MemoryDriver(plugin, MemoryCaller())
+    try:
+        driver.save("agent-a", "one")
+        driver.save("agent-a", "two")
+        assert len(starts) == 1  # not on every write
+        monkeypatch.setattr(database, "RETRY_START_SECONDS", 0.0)
+        plugin._db._start_at = 0.0
+        driver.save("agent-a", "three")
+        assert len(starts) == 2
+    finally:
+        plugin.close()
+
+
 def test_in_the_store_file_the_runtimes_checkpointer_keeps_the_log(tmp_path):
     plugin = SQLiteMemory(tmp_path / "toolang.db", shared_with_store=True)
     try:

@@ -22,12 +22,17 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from toolang_core import PluginCheckpointer, open_plugin_database
 from toolang_memory_sqlite.schema import MIGRATIONS
+
+RETRY_START_SECONDS = 60.0
+"""How long after a checkpointer that could not start a write tries again."""
 
 
 class MemoryClosed(RuntimeError):
@@ -65,7 +70,10 @@ class Connections:
         self._main: sqlite3.Connection | None = None
         self._main_waits = True
         self._log = PluginCheckpointer(path, synchronous=synchronous)
+        # Stopped when this object goes without close() too (its thread would outlive it).
+        weakref.finalize(self, self._log.close)
         self._checkpoints = checkpoints
+        self._start_at = 0.0  # a failed start is tried again on a write after this time
 
     def get(self) -> sqlite3.Connection:
         """This thread's connection.
@@ -126,9 +134,10 @@ class Connections:
         if not self.write_lock.acquire(blocking=wait):
             raise WriteBusy(f"memory-sqlite on {self.path}: a write is under way")
         try:
-            if self._checkpoints:  # the first write starts it (a failure is logged once)
-                self._checkpoints = False
-                self._log.start()
+            if self._checkpoints and time.monotonic() >= self._start_at:
+                # the first write starts it; a failure (logged) is tried again in a while
+                self._checkpoints = not self._log.start()
+                self._start_at = time.monotonic() + RETRY_START_SECONDS
             # The checkpointer's last copy and this write wait for each other (a write
             # that is not to wait does not: the copy takes a fraction of a millisecond).
             if not self._log.lock.acquire(blocking=wait):
@@ -154,7 +163,7 @@ class Connections:
         """Close every thread's connection; later calls raise :class:`MemoryClosed`.
         Waits for the use of :meth:`main` under way (closing a connection another
         thread is using crashes SQLite's Python binding)."""
-        self._log.stop()  # waits for a checkpoint under way
+        self._log.close()  # waits for a checkpoint under way; a racing write starts none
         with self.main_lock, self._lock:
             self._closed = True
             connections, self._all = self._all, []

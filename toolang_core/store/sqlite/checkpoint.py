@@ -146,15 +146,22 @@ class WalCheckpointer:
         synchronous: str,
         intact: Callable[[], bool] | None = None,
         busy_interval: float = BUSY_INTERVAL,
+        open_timeout: float = 0.0,
     ) -> None:
         """``busy_interval``: seconds between looks while the log keeps growing (longer:
-        fewer copies of the pages written over and over, a longer log between them)."""
+        fewer copies of the pages written over and over, a longer log between them).
+        ``open_timeout``: how long opening may wait for another connection holding the
+        file (a checkpoint itself never waits)."""
         self.path = path
         self._busy_interval = busy_interval
         self._intact = intact
         """Whether the store's files are still those the runtime found (guard.py): a
         checkpoint into a database whose log was deleted would mix two histories."""
-        self._conn = connect(path, read_only=False, synchronous=synchronous, busy_timeout=0.0)
+        self._conn = connect(
+            path, read_only=False, synchronous=synchronous, busy_timeout=open_timeout
+        )
+        if open_timeout:
+            self._conn.execute("PRAGMA busy_timeout = 0")
         self._writers = local_writers(path)
         self._stop = threading.Event()
         self._thread = threading.Thread(
@@ -227,6 +234,7 @@ class WalCheckpointer:
     def _run(self) -> None:
         interval = self._busy_interval
         backfilled = 0  # frames of the log already copied, as of the last look
+        started_over = False  # whether the last look found the log copied to its end
         failing = False
         while not self._stop.wait(interval):
             if self._intact is not None and not self._intact():
@@ -242,16 +250,39 @@ class WalCheckpointer:
                 interval = IDLE_INTERVAL
                 continue
             failing = False
-            if copied is None:  # another connection is checkpointing: look again soon
-                interval = self._busy_interval
-            elif copied != backfilled:  # the log moved since the last look
+            if copied is not None and copied != backfilled:
                 self.checkpoints += 1
-                # frames copied by this look (the log may have started over since)
-                moved = copied - backfilled if copied > backfilled else copied
+            interval = next_interval(
+                interval,
+                copied,
+                backfilled,
+                started_over=started_over,
+                busy_interval=self._busy_interval,
+            )
+            if copied is not None:
                 backfilled = copied
-                if moved >= BUSY_FRAMES:
-                    interval = self._busy_interval
-                else:
-                    interval = min(IDLE_INTERVAL, interval * 2)
-            else:
-                interval = min(IDLE_INTERVAL, interval * 2)
+                last = self.last
+                started_over = last is not None and last[0] == last[1]
+
+
+def next_interval(
+    interval: float,
+    copied: int | None,
+    backfilled: int,
+    *,
+    started_over: bool,
+    busy_interval: float = BUSY_INTERVAL,
+) -> float:
+    """Seconds until the next look, after a look that left ``copied`` frames of the log
+    in the database file (``None``: another connection was checkpointing) where the look
+    before had left ``backfilled`` — and found the log copied to its end
+    (``started_over``: the next commit started it over, so every frame now copied is
+    new). Soon while the log grows by :data:`BUSY_FRAMES` or more a look; the pause
+    doubles up to :data:`IDLE_INTERVAL` while it grows less or not at all."""
+    if copied is None:  # look again soon
+        return busy_interval
+    # frames added since the last look (all of them, when the log started over since)
+    moved = copied if started_over or copied < backfilled else copied - backfilled
+    if moved >= BUSY_FRAMES:
+        return busy_interval
+    return min(IDLE_INTERVAL, interval * 2)
