@@ -245,8 +245,10 @@ def test_the_looks_come_soon_while_the_log_grows_and_slow_down_while_it_trickles
     assert next_interval(busy, 510, 500, started_over=False, busy_interval=busy) == 2 * busy
     assert next_interval(0.4, 500, 500, started_over=False) == IDLE_INTERVAL
     # the log started over since the last look: every frame copied now is new, even
-    # when as many (or more) were copied before
-    assert next_interval(0.4, 500, 500, started_over=True, busy_interval=busy) == busy
+    # when more were copied before
     assert next_interval(0.4, 900, 500, started_over=True, busy_interval=busy) == busy
+    assert next_interval(0.4, 100, 500, started_over=True, busy_interval=busy) == busy
+    # copied to its end, and no commit since (the same count): nothing moved
+    assert next_interval(0.1, 500, 500, started_over=True, busy_interval=busy) == 0.2
     assert next_interval(0.4, 300, 500, started_over=False, busy_interval=busy) == busy
     assert next_interval(0.4, 10, 500, started_over=False) == IDLE_INTERVAL

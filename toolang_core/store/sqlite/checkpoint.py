@@ -277,12 +277,20 @@ def next_interval(
     in the database file (``None``: another connection was checkpointing) where the look
     before had left ``backfilled`` — and found the log copied to its end
     (``started_over``: the next commit started it over, so every frame now copied is
-    new). Soon while the log grows by :data:`BUSY_FRAMES` or more a look; the pause
-    doubles up to :data:`IDLE_INTERVAL` while it grows less or not at all."""
+    new — unless the count is unchanged: no commit came). Soon while the log grows by
+    :data:`BUSY_FRAMES` or more a look; the pause doubles up to :data:`IDLE_INTERVAL`
+    while it grows less or not at all."""
     if copied is None:  # look again soon
         return busy_interval
-    # frames added since the last look (all of them, when the log started over since)
-    moved = copied if started_over or copied < backfilled else copied - backfilled
+    # frames added since the last look (all of them, when the log started over since;
+    # none when the count is where it was: a log copied to its end that no commit has
+    # started over yet is the same log)
+    if copied == backfilled:
+        moved = 0
+    elif started_over or copied < backfilled:
+        moved = copied
+    else:
+        moved = copied - backfilled
     if moved >= BUSY_FRAMES:
         return busy_interval
     return min(IDLE_INTERVAL, interval * 2)
