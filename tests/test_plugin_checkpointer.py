@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
 
+from checkpoint_helpers import wait_until_copied
 from sqlite_utils import Migrations
 
 from toolang_core import PluginCheckpointer, open_plugin_database
@@ -40,17 +40,6 @@ def write(conn: sqlite3.Connection, keeper: PluginCheckpointer, rows: int, start
             conn.execute("COMMIT")
 
 
-def copied_to_end(checkpointer) -> None:
-    since = checkpointer.looks
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        last = checkpointer.last
-        if checkpointer.looks > since and last is not None and last[0] == last[1]:
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"the log was never copied to its end: {checkpointer.last}")
-
-
 def test_the_thread_copies_the_log_back_and_the_commits_never_checkpoint(tmp_path):
     path = tmp_path / "demo.db"
     db = open_plugin_database(path, migrations())
@@ -78,7 +67,7 @@ def test_the_thread_copies_the_log_back_and_the_commits_never_checkpoint(tmp_pat
         for _ in range(6):
             write(db.conn, keeper, 500, written)
             written += 500
-            copied_to_end(checkpointer)
+            wait_until_copied(checkpointer)
         assert checkpointer.checkpoints > 0
         assert db.conn.execute("SELECT count(*) FROM notes").fetchone()[0] == written
     finally:

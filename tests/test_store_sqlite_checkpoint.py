@@ -8,6 +8,8 @@ import sys
 import threading
 import time
 
+from checkpoint_helpers import wait_until_copied
+
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.sqlite.checkpoint import (
     BUSY_FRAMES,
@@ -52,23 +54,6 @@ def checkpoint_threads() -> list[threading.Thread]:
 ROUND = 300
 """Submits between two looks at the checkpointer: 1,300-1,450 frames of log (4-5 pages
 a submit)."""
-
-
-def wait_until_copied(checkpointer) -> None:
-    """Until a checkpoint run after this call found the log copied to its end, so that
-    the next commit starts it over (however slowly a busy machine lets the thread run:
-    nothing is written meanwhile)."""
-    since = checkpointer.looks
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        last = checkpointer.last
-        if checkpointer.looks > since and last is not None and last[0] == last[1]:
-            return
-        time.sleep(0.01)
-    raise AssertionError(
-        f"the checkpointer never copied the log to its end: {checkpointer.looks - since} "
-        f"checkpoints since, the last found {checkpointer.last} (frames, copied)"
-    )
 
 
 def test_the_owner_keeps_the_log_short_without_checkpointing_in_its_commits(tmp_path):
