@@ -4,6 +4,7 @@ boost in ranking, and pruning past ``max_entries`` that forgets the least used f
 from __future__ import annotations
 
 import sqlite3
+import threading
 
 from toolang_core.memory.kit import DAY
 from toolang_core.testing.memory_calls import MemoryCaller, MemoryDriver
@@ -29,7 +30,7 @@ def driver(tmp_path, clock=None, **settings) -> MemoryDriver:
 def committed_uses(tmp_path) -> dict[str, int]:
     """The use counts another connection reads: what was committed."""
     with sqlite3.connect(tmp_path / "memory.db") as conn:
-        return dict(conn.execute("SELECT key, use_count FROM memory_entries").fetchall())
+        return dict(conn.execute("SELECT key, use_count FROM memory_items").fetchall())
 
 
 def test_uses_are_committed_by_the_next_write_not_by_the_recall(tmp_path):
@@ -48,16 +49,57 @@ def test_uses_are_committed_by_the_next_write_not_by_the_recall(tmp_path):
     memory.call(memory.plugin.close)
 
 
-def test_pending_uses_past_the_bound_are_committed_by_the_recall(tmp_path):
+def settled(memory: MemoryDriver) -> None:
+    """Wait for the jobs handed to the plugin's database thread so far."""
+    memory.plugin._own_thread().submit(lambda: None).result(timeout=10)
+
+
+def held(memory: MemoryDriver) -> threading.Event:
+    """Keep the plugin's database thread busy until the returned event is set."""
+    release, started = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        started.set()
+        release.wait(10)
+
+    memory.plugin._own_thread().post(hold)
+    assert started.wait(10)
+    return release
+
+
+def test_pending_uses_past_the_bound_are_committed_by_the_database_thread(tmp_path):
     memory = driver(tmp_path, pending_uses=2)
     memory.save("agent-a", "gryphel one", key="one")
     memory.save("agent-a", "gryphel two", key="two")
     memory.save("agent-a", "plimsoll three", key="three")
     memory.recall("agent-a", "plimsoll")  # one entry pending: under the bound
+    settled(memory)
     assert committed_uses(tmp_path) == {"one": 0, "two": 0, "three": 0}
-    memory.recall("agent-a", "gryphel")  # three pending: committed at once
+    release = held(memory)
+    # three pending: the recall answers without committing them; the thread commits
+    # them after the jobs handed to it before
+    assert len(memory.recall("agent-a", "gryphel").items) == 2
+    assert committed_uses(tmp_path) == {"one": 0, "two": 0, "three": 0}
+    release.set()
+    settled(memory)
+    assert committed_uses(tmp_path) == {"one": 1, "two": 1, "three": 1}
+    # the next recalls count again from nothing pending
+    memory.recall("agent-a", "plimsoll")
+    settled(memory)
     assert committed_uses(tmp_path) == {"one": 1, "two": 1, "three": 1}
     memory.call(memory.plugin.close)
+
+
+def test_close_commits_uses_whose_commit_the_thread_has_not_run(tmp_path):
+    memory = driver(tmp_path, pending_uses=1)
+    memory.save("agent-a", "the gryphel nests", key="gryphel")
+    release, thread = held(memory), memory.plugin._own_thread()
+    memory.recall("agent-a", "gryphel")  # its commit waits behind the held job
+    memory.call(memory.plugin.close)
+    assert committed_uses(tmp_path) == {"gryphel": 1}
+    release.set()  # the handed-over commit finds nothing left to do
+    thread.shutdown(wait=True)
+    assert committed_uses(tmp_path) == {"gryphel": 1}
 
 
 def test_close_commits_pending_uses(tmp_path):
@@ -125,4 +167,53 @@ def test_max_entries_forgets_never_used_old_entries_first(tmp_path):
     memory.save("agent-a", "another agent's", key="x", owner="ann")  # its own scope
     assert len(memory.listed("agent-a")) == 3
     assert memory.texts("agent-a", "unused") == ["note newer-unused word2"]  # index kept in step
+    memory.call(memory.plugin.close)
+
+
+def test_a_file_of_the_wide_schema_keeps_its_counts_in_the_uses_table(tmp_path):
+    """m004 moves the uses of a file written before it (two columns of the entries)
+    into ``memory_uses``; a forgotten entry's uses go with it."""
+    from sqlite_utils import Database
+
+    from toolang_memory_sqlite.schema import MIGRATIONS
+
+    old = Database(tmp_path / "memory.db")
+    MIGRATIONS.apply(old, stop_before="m004_uses_of_their_own")
+    columns = "id, agent_id, origin, kind, text, created_at, updated_at, use_count, last_used_at"
+    old.execute(
+        f"INSERT INTO memory_entries ({columns}) VALUES "
+        "(1, 'agent-a', 'tool', 'note', 'the gryphel nests', 1.0, 1.0, 5, 900000.0), "
+        "(2, 'agent-a', 'tool', 'note', 'the plimsoll line', 1.0, 1.0, 0, NULL)"
+    )
+    old.execute(
+        "INSERT INTO memory_fts (rowid, scope, body) VALUES "
+        "(1, 'x', 'the gryphel nests'), (2, 'x', 'the plimsoll line')"
+    )
+    old.conn.commit()
+    old.close()
+    memory = driver(tmp_path)
+    assert {i.text: i.use_count for i in memory.listed("agent-a")} == {
+        "the gryphel nests": 5,
+        "the plimsoll line": 0,
+    }
+    with sqlite3.connect(tmp_path / "memory.db") as conn:
+        assert conn.execute("SELECT id, use_count FROM memory_uses").fetchall() == [(1, 5)]
+        names = {row[1] for row in conn.execute("PRAGMA table_info(memory_entries)")}
+        assert not {"use_count", "last_used_at"} & names
+    memory.call(memory.plugin.close)
+
+
+def test_an_entry_forgotten_or_pruned_takes_its_uses_along(tmp_path):
+    memory = driver(tmp_path, max_entries=2)
+    memory.save("agent-a", "the gryphel nests", key="gryphel")
+    memory.save("agent-a", "the plimsoll line", key="plimsoll")
+    memory.recall("agent-a", "gryphel")
+    memory.recall("agent-a", "plimsoll")
+    memory.save("agent-a", "a third note", key="third")  # commits both uses, prunes none
+    memory.forget("agent-a", keys=["gryphel"])
+    with sqlite3.connect(tmp_path / "memory.db") as conn:
+        query = "SELECT e.key, u.use_count FROM memory_uses u JOIN memory_entries e USING (id)"
+        used = dict(conn.execute(query))
+        assert used == {"plimsoll": 1}
+        assert conn.execute("SELECT count(*) FROM memory_uses").fetchone() == (1,)
     memory.call(memory.plugin.close)

@@ -17,7 +17,7 @@ from toolang_core.memory.kit import (
     read_chars,
 )
 from toolang_memory_sqlite.ranking import Candidate
-from toolang_memory_sqlite.schema import ENTRIES
+from toolang_memory_sqlite.schema import ITEMS
 
 __all__ = ["ITEM_COLUMNS", "LIVE", "item", "ranked_items"]
 
@@ -35,7 +35,7 @@ def ranked_items(
         return ()
     marks = ", ".join("?" * len(ranked))
     rows = conn.execute(
-        f"SELECT {ITEM_COLUMNS}, substr(text, 1, ?) FROM {ENTRIES} WHERE id IN ({marks})",
+        f"SELECT {ITEM_COLUMNS}, substr(text, 1, ?) FROM {ITEMS} WHERE id IN ({marks})",
         (read_chars(ranked), *(r.candidate[0] for r in ranked)),
     )
     return kit_ranked_items(ranked, rows, pending)

@@ -20,6 +20,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Final, cast
 
@@ -44,7 +45,7 @@ from toolang_memory_sqlite.forgetting import forget_filters
 from toolang_memory_sqlite.group import GroupCalls
 from toolang_memory_sqlite.items import LIVE, ranked_items
 from toolang_memory_sqlite.ranking import Candidate
-from toolang_memory_sqlite.schema import ENTRIES, FTS
+from toolang_memory_sqlite.schema import ENTRIES, FTS, ITEMS
 from toolang_memory_sqlite.settings import NAME, PROVIDER, MemorySQLiteSettings
 
 ALONE_CHARS: Final = 32_768
@@ -89,6 +90,8 @@ class SQLiteMemory:
         self._common = search.CommonWords()
         self._slots: dict[str, int] = {}  # scope key -> slot (search.Scope.of)
         self._uses = kit.PendingUses()  # written behind (see .uses)
+        self._flush_posted = False  # a commit of them is handed to the database thread
+        self._closed = False
 
     # -- the contract ---------------------------------------------------------------------
 
@@ -178,20 +181,50 @@ class SQLiteMemory:
                 outcomes.append(self._recall(request, conn))
             except Exception as exc:
                 outcomes.append(exc)
-        self._flush_if_full(conn)
+        self._flush_if_full()
         return outcomes
 
-    def _flush_if_full(self, conn: sqlite3.Connection | None) -> None:
-        """Commit the pending uses once :attr:`pending_uses` entries wait (the bound of
-        the write-behind); a write under way leaves them for the next recall or write."""
-        if len(self._uses) < self.settings.pending_uses:
+    def _flush_if_full(self) -> None:
+        """Once :attr:`pending_uses` entries wait (the bound of the write-behind), hand
+        their commit to the database thread, after the calls handed to it before: the
+        recall of the runtime's that reached the bound does not wait for it, nor does
+        the event loop's thread when that recall ran there (:meth:`_alone`)."""
+        if len(self._uses) < self.settings.pending_uses or self._flush_posted:
             return
-        taken = self._uses.take()
-        try:
-            with self._guard("recall"), self._db.write(conn, wait=False) as writing_conn:
-                uses.flush(writing_conn, taken)
-        except (WriteBusy, MemoryClosed, SQLiteMemoryError):
-            self._uses.restore(taken)
+        with self._thread_lock:
+            if self._closed or self._flush_posted:
+                return
+            self._flush_posted = True
+            if self._thread is None:
+                self._thread = DatabaseThread(NAME)
+            self._thread.post(self._flush_pending)
+
+    def _flush_here(self) -> None:
+        """Once :attr:`pending_uses` entries wait, commit them at once on this thread's
+        connection (:meth:`recall_now`: a commit on another connection would make
+        SQLite read this one's pages again); a write under way leaves them for later."""
+        if len(self._uses) >= self.settings.pending_uses:
+            self._commit_uses(on_main=False, wait=False)
+
+    def _flush_pending(self) -> None:
+        """In the database thread: commit the pending uses, unless a write took them
+        along meanwhile."""
+        self._flush_posted = False
+        with self._db.main_lock:
+            if len(self._uses) >= self.settings.pending_uses:
+                self._commit_uses(on_main=True, wait=True)
+
+    def _commit_uses(self, *, on_main: bool, wait: bool) -> None:
+        """Commit the pending uses on :meth:`.database.Connections.main` (its lock held)
+        or this thread's connection; put back when the commit fails or, not to
+        ``wait``, would wait (the guard keeps the error for health)."""
+        with (
+            suppress(WriteBusy, MemoryClosed, SQLiteMemoryError),
+            self._uses.taken() as taken,
+            self._guard("recall"),
+            self._db.write(self._db.main() if on_main else None, wait=wait) as conn,
+        ):
+            uses.flush(conn, taken)
 
     def recall_now(self, request: MemoryRecallRequest) -> MemoryRecallResult:
         """The agent's entries that best match ``request.query_text``: candidates found
@@ -199,7 +232,7 @@ class SQLiteMemory:
         (:func:`toolang_core.memory.kit.rank`), the uses of those returned counted
         (committed later, :mod:`.uses`)."""
         result = self._recall(request, None)
-        self._flush_if_full(None)
+        self._flush_if_full()
         return result
 
     def _recall(
@@ -328,7 +361,7 @@ class SQLiteMemory:
     def list_entries(self, request: MemoryListRequest) -> tuple[MemoryItem, ...]:
         """The agent's live entries (of one thread, when given), newest write first."""
         scope = ("agent_id = ? AND owner IS ?", [request.agent_id, request.owner])
-        sql, params = kit.list_statement(request, ENTRIES, scope, LIVE, self._clock())
+        sql, params = kit.list_statement(request, ITEMS, scope, LIVE, self._clock())
         with self._guard("list_entries"):
             return kit.listed(self._db.get().execute(sql, params), self._uses)
 
@@ -367,6 +400,8 @@ class SQLiteMemory:
     def close(self) -> None:
         """Commit the pending uses (best effort), then close the database connections
         (of every thread)."""
+        with self._thread_lock:
+            self._closed = True  # no commit of the uses is handed to the thread any more
         self._uses.write_last(self._write_last, (SQLiteMemoryError, MemoryClosed))
         self._db.close()
         with self._thread_lock:

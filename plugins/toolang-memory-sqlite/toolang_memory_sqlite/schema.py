@@ -3,7 +3,9 @@
 ``memory_entries`` holds what was remembered, exactly as written. ``memory_fts`` is
 the full-text index of each entry (its thread token and its
 :func:`~toolang_memory_sqlite.text.index_text`), with the entry's id as its rowid;
-``memory_agents`` gives each agent its range of ids.
+``memory_agents`` gives each agent its range of ids; ``memory_uses`` holds how often
+and how lately recalls returned each entry (only of entries recalled), and the view
+``memory_items`` is the entries with their uses, as they are read.
 Both live in the plugin's own file or in the execution store's file
 (``database = "store"``); every name starts with ``memory_`` so they never collide
 with the store's tables."""
@@ -19,6 +21,8 @@ from toolang_memory_sqlite.settings import NAME
 AGENTS: Final = "memory_agents"
 ENTRIES: Final = "memory_entries"
 FTS: Final = "memory_fts"
+USES: Final = "memory_uses"
+ITEMS: Final = "memory_items"
 TOKENIZER: Final = "porter unicode61 remove_diacritics 2"
 
 MIGRATIONS: Final = Migrations(NAME)
@@ -97,3 +101,31 @@ def m003_uses(db: Database) -> None:
     have returned it, the latest at ``last_used_at`` (``NULL``: never)."""
     db.execute(f"ALTER TABLE {ENTRIES} ADD COLUMN use_count INTEGER NOT NULL DEFAULT 0")
     db.execute(f"ALTER TABLE {ENTRIES} ADD COLUMN last_used_at REAL")
+
+
+@MIGRATIONS()
+def m004_uses_of_their_own(db: Database) -> None:
+    """Uses in a narrow table of their own, ``memory_uses``: committing a recall's uses
+    rewrote each used entry whole (its text with it), about 250 pages of log for the
+    256 entries of a bounded write-behind; their own table takes a few, about a sixth
+    of the time. An entry's uses go with it (a trigger); ``memory_items`` reads entries
+    with their uses (0 and ``NULL`` when never recalled). Needs SQLite 3.35 (``DROP
+    COLUMN``), as ``RETURNING`` already does."""
+    db.execute(
+        f"CREATE TABLE {USES} (id INTEGER PRIMARY KEY, use_count INTEGER NOT NULL, "
+        "last_used_at REAL)"
+    )
+    db.execute(
+        f"INSERT INTO {USES} (id, use_count, last_used_at) "
+        f"SELECT id, use_count, last_used_at FROM {ENTRIES} WHERE use_count > 0"
+    )
+    db.execute(f"ALTER TABLE {ENTRIES} DROP COLUMN use_count")
+    db.execute(f"ALTER TABLE {ENTRIES} DROP COLUMN last_used_at")
+    db.execute(
+        f"CREATE TRIGGER {ENTRIES}_uses_go AFTER DELETE ON {ENTRIES} "
+        f"BEGIN DELETE FROM {USES} WHERE id = old.id; END"
+    )
+    db.execute(
+        f"CREATE VIEW {ITEMS} AS SELECT e.*, coalesce(u.use_count, 0) AS use_count, "
+        f"u.last_used_at AS last_used_at FROM {ENTRIES} AS e LEFT JOIN {USES} AS u ON u.id = e.id"
+    )

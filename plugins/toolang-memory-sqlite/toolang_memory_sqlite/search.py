@@ -43,7 +43,7 @@ from typing import Final, Literal
 import attrs
 
 from toolang_memory_sqlite.ranking import Candidate
-from toolang_memory_sqlite.schema import AGENTS, ENTRIES, FTS
+from toolang_memory_sqlite.schema import AGENTS, ENTRIES, FTS, USES
 from toolang_memory_sqlite.text import Term, match_expression
 
 SEQ_BITS: Final = 40
@@ -371,9 +371,9 @@ def _live(
         where += " AND e.thread_id = ?"
         params.append(scope.thread_id)
     rows = conn.execute(
-        f"SELECT r.id, r.score, e.updated_at, length(e.text), e.use_count, e.last_used_at "
-        f"FROM ({ranked}) AS r "
-        f"JOIN {ENTRIES} AS e ON e.id = r.id WHERE {where}",
+        f"SELECT r.id, r.score, e.updated_at, length(e.text), coalesce(u.use_count, 0), "
+        f"u.last_used_at FROM ({ranked}) AS r "
+        f"JOIN {ENTRIES} AS e ON e.id = r.id LEFT JOIN {USES} AS u ON u.id = r.id WHERE {where}",
         params,
     )
     return rows.fetchall()

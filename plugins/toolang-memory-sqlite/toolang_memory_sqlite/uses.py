@@ -3,31 +3,41 @@
 A recall counts the uses of what it returns in memory
 (:class:`toolang_core.memory.kit.PendingUses`, whose docstring says why and what they
 are worth in ranking); this module writes them: by the next write's transaction (a
-turn's memory write, ``forget``, pruning — one ``UPDATE`` per entry in that same commit)
+turn's memory write, ``forget``, pruning — one upsert per entry into the narrow
+``memory_uses`` in that same commit)
 or, once :attr:`~.settings.MemorySQLiteSettings.pending_uses` entries are waiting, by the
-recall that reaches the bound, in a transaction of its own. ``health`` and ``close``
+plugin's database thread in a transaction of its own, handed to it by the recall that
+reaches the bound (which does not wait for it). ``health`` and ``close``
 write them too.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-from toolang_memory_sqlite.schema import ENTRIES, FTS
+from toolang_memory_sqlite.schema import ENTRIES, FTS, ITEMS, USES
 
 _FLUSH: Final = (
-    f"UPDATE {ENTRIES} SET use_count = use_count + ?, "
-    "last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?"
+    f"INSERT INTO {USES} (id, use_count, last_used_at) "
+    "SELECT e.id, json_extract(u.value, '$[0]'), json_extract(u.value, '$[1]') "
+    "FROM json_each(?) AS u "
+    f"JOIN {ENTRIES} AS e ON e.id = CAST(u.key AS INTEGER) WHERE true "
+    "ON CONFLICT (id) DO UPDATE SET use_count = use_count + excluded.use_count, "
+    "last_used_at = max(coalesce(last_used_at, 0), excluded.last_used_at)"
 )
+"""One statement for all of them, ``{id: [count, last_used_at]}`` as JSON: SQLite does
+the work without taking Python's lock back between entries (a statement per entry
+hands it back and forth with the threads recalling meanwhile)."""
 
 
 def flush(conn: sqlite3.Connection, taken: Mapping[int, tuple[int, float]]) -> None:
     """Add ``taken`` to the stored counts, in the caller's transaction (an entry deleted
-    meanwhile is skipped: its ``UPDATE`` matches nothing)."""
+    meanwhile is skipped: it joins nothing)."""
     if taken:
-        conn.executemany(_FLUSH, [(count, at, id_) for id_, (count, at) in taken.items()])
+        conn.execute(_FLUSH, (json.dumps(taken),))
 
 
 def cap(conn: sqlite3.Connection, scopes: Iterable[tuple[str, str | None]], limit: int) -> int:
@@ -44,7 +54,7 @@ def cap(conn: sqlite3.Connection, scopes: Iterable[tuple[str, str | None]], limi
         ids = [
             row[0]
             for row in conn.execute(
-                f"SELECT id FROM {ENTRIES} WHERE agent_id = ? AND owner IS ? "
+                f"SELECT id FROM {ITEMS} WHERE agent_id = ? AND owner IS ? "
                 "ORDER BY use_count > 0, coalesce(last_used_at, updated_at), id LIMIT ?",
                 (agent, owner, count - limit),
             )

@@ -69,7 +69,9 @@ class RankingSettings:
     """Uses at which ``usage`` reaches its most (it grows with the log of the count)."""
     pending_uses: int = attrs.field(default=256, validator=at_least(1))
     """The write-behind bound: recalled entries whose use is counted in memory until the
-    next write commits it; at this many a recall commits them itself."""
+    next write commits it; at this many the recall that reaches the bound has them
+    committed in a transaction of their own (memory-postgres commits them itself;
+    memory-sqlite hands the commit to its database thread)."""
     max_entries: int | None = attrs.field(
         default=None, validator=attrs.validators.optional(at_least(1))
     )

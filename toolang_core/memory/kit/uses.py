@@ -2,7 +2,8 @@
 
 A recall must not commit (it is on every turn's path), so the uses it counts are held
 in memory, :class:`PendingUses`, and written behind by the plugin: by its next write's
-transaction or, once enough entries are waiting, by the recall that reaches the bound.
+transaction or, once enough entries are waiting, in a transaction of their own that the
+recall reaching the bound starts (or hands to the plugin's database thread).
 What a crash loses is at most those pending counts: a ranking hint, not a record.
 
 ``usage`` is what uses add to a recall's ranking:
