@@ -171,8 +171,8 @@ def test_max_entries_forgets_never_used_old_entries_first(tmp_path):
 
 
 def test_a_file_of_the_wide_schema_keeps_its_counts_in_the_uses_table(tmp_path):
-    """m004 moves the uses of a file written before it (two columns of the entries)
-    into ``memory_uses``; a forgotten entry's uses go with it."""
+    """m004 copies the uses of a file written before it (two columns of the entries,
+    kept) into ``memory_uses``."""
     from sqlite_utils import Database
 
     from toolang_memory_sqlite.schema import MIGRATIONS
@@ -198,8 +198,26 @@ def test_a_file_of_the_wide_schema_keeps_its_counts_in_the_uses_table(tmp_path):
     }
     with sqlite3.connect(tmp_path / "memory.db") as conn:
         assert conn.execute("SELECT id, use_count FROM memory_uses").fetchall() == [(1, 5)]
-        names = {row[1] for row in conn.execute("PRAGMA table_info(memory_entries)")}
-        assert not {"use_count", "last_used_at"} & names
+        # a process of the earlier version, still running on the file, keeps working
+        conn.execute(
+            "UPDATE memory_entries SET use_count = use_count + 1, last_used_at = 2.0 WHERE id = 2"
+        )
+        assert conn.execute(
+            "SELECT e.use_count, e.last_used_at FROM memory_entries AS e WHERE e.id = 2"
+        ).fetchone() == (1, 2.0)
+    assert {i.text: i.use_count for i in memory.listed("agent-a")}["the plimsoll line"] == 0
+    memory.call(memory.plugin.close)
+
+
+def test_a_use_at_a_time_json_cannot_hold_still_counts(tmp_path):
+    clock = Clock()
+    memory = driver(tmp_path, clock)
+    memory.save("agent-a", "the gryphel nests", key="gryphel")
+    clock.now = float("inf")
+    memory.recall("agent-a", "gryphel")
+    clock.now = 1_000_100.0
+    memory.save("agent-a", "a later note", key="later")  # commits the use
+    assert committed_uses(tmp_path) == {"gryphel": 1, "later": 0}
     memory.call(memory.plugin.close)
 
 
@@ -216,4 +234,27 @@ def test_an_entry_forgotten_or_pruned_takes_its_uses_along(tmp_path):
         used = dict(conn.execute(query))
         assert used == {"plimsoll": 1}
         assert conn.execute("SELECT count(*) FROM memory_uses").fetchone() == (1,)
+    memory.call(memory.plugin.close)
+
+
+def test_a_handed_over_commit_gives_way_to_another_write_and_keeps_the_uses(tmp_path):
+    """While another write holds the file, the database thread does not wait for it
+    (the recalls behind the commit would wait too): the uses stay pending — listed and
+    ranked — and the next recall past the bound hands their commit over again."""
+    memory = driver(tmp_path, pending_uses=2)
+    memory.save("agent-a", "gryphel one", key="one")
+    memory.save("agent-a", "gryphel two", key="two")
+    lock = memory.plugin._db.write_lock
+    assert lock.acquire(timeout=10)  # another write of this process, under way
+    try:
+        memory.recall("agent-a", "gryphel")  # two pending: the commit is handed over
+        settled(memory)  # the thread gave up at once (it would wait here for ever)
+        assert committed_uses(tmp_path) == {"one": 0, "two": 0}
+        assert {i.key: i.use_count for i in memory.listed("agent-a")} == {"one": 1, "two": 1}
+        memory.recall("agent-a", "gryphel")  # answered while the write goes on
+    finally:
+        lock.release()
+    memory.recall("agent-a", "gryphel")
+    settled(memory)
+    assert committed_uses(tmp_path) == {"one": 3, "two": 3}
     memory.call(memory.plugin.close)

@@ -20,7 +20,6 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import suppress
 from pathlib import Path
 from typing import Final, cast
 
@@ -199,32 +198,27 @@ class SQLiteMemory:
                 self._thread = DatabaseThread(NAME)
             self._thread.post(self._flush_pending)
 
-    def _flush_here(self) -> None:
-        """Once :attr:`pending_uses` entries wait, commit them at once on this thread's
-        connection (:meth:`recall_now`: a commit on another connection would make
-        SQLite read this one's pages again); a write under way leaves them for later."""
-        if len(self._uses) >= self.settings.pending_uses:
-            self._commit_uses(on_main=False, wait=False)
-
     def _flush_pending(self) -> None:
         """In the database thread: commit the pending uses, unless a write took them
-        along meanwhile."""
+        along meanwhile. It does not wait for another write (of this process or another
+        one): the recalls behind it would wait too; the uses stay pending, and the next
+        recall past the bound hands their commit over again."""
         self._flush_posted = False
         with self._db.main_lock:
-            if len(self._uses) >= self.settings.pending_uses:
-                self._commit_uses(on_main=True, wait=True)
-
-    def _commit_uses(self, *, on_main: bool, wait: bool) -> None:
-        """Commit the pending uses on :meth:`.database.Connections.main` (its lock held)
-        or this thread's connection; put back when the commit fails or, not to
-        ``wait``, would wait (the guard keeps the error for health)."""
-        with (
-            suppress(WriteBusy, MemoryClosed, SQLiteMemoryError),
-            self._uses.taken() as taken,
-            self._guard("recall"),
-            self._db.write(self._db.main() if on_main else None, wait=wait) as conn,
-        ):
-            uses.flush(conn, taken)
+            if len(self._uses) < self.settings.pending_uses:
+                return
+            taken: Mapping[int, tuple[int, float]] = {}
+            try:
+                with (
+                    self._guard("recall"),
+                    self._db.write(self._db.main(waits=False), wait=False) as conn,
+                ):
+                    # taken once the write is under way: until then they stay pending
+                    # (counted by listings and ranking), and back there if it fails
+                    taken = self._uses.take()
+                    uses.flush(conn, taken)
+            except (WriteBusy, MemoryClosed, SQLiteMemoryError):
+                self._uses.restore(taken)
 
     def recall_now(self, request: MemoryRecallRequest) -> MemoryRecallResult:
         """The agent's entries that best match ``request.query_text``: candidates found

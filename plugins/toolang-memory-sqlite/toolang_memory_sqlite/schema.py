@@ -6,7 +6,7 @@ the full-text index of each entry (its thread token and its
 ``memory_agents`` gives each agent its range of ids; ``memory_uses`` holds how often
 and how lately recalls returned each entry (only of entries recalled), and the view
 ``memory_items`` is the entries with their uses, as they are read.
-Both live in the plugin's own file or in the execution store's file
+They live in the plugin's own file or in the execution store's file
 (``database = "store"``); every name starts with ``memory_`` so they never collide
 with the store's tables."""
 
@@ -107,10 +107,14 @@ def m003_uses(db: Database) -> None:
 def m004_uses_of_their_own(db: Database) -> None:
     """Uses in a narrow table of their own, ``memory_uses``: committing a recall's uses
     rewrote each used entry whole (its text with it), about 250 pages of log for the
-    256 entries of a bounded write-behind; their own table takes a few, about a sixth
-    of the time. An entry's uses go with it (a trigger); ``memory_items`` reads entries
-    with their uses (0 and ``NULL`` when never recalled). Needs SQLite 3.35 (``DROP
-    COLUMN``), as ``RETURNING`` already does."""
+    256 entries of a bounded write-behind; their own table takes a few, in about half
+    the time. An entry's uses go with it (a trigger); ``memory_items`` reads entries
+    with their uses (0 and ``NULL`` when never recalled).
+
+    The two columns of ``memory_entries`` stay, no longer written or read: a process of
+    an earlier version still running on the file (it was opened before this migration)
+    keeps working on them. A later release drops them. ``memory_items`` names its
+    columns: a migration that adds a column to ``memory_entries`` recreates it."""
     db.execute(
         f"CREATE TABLE {USES} (id INTEGER PRIMARY KEY, use_count INTEGER NOT NULL, "
         "last_used_at REAL)"
@@ -119,13 +123,15 @@ def m004_uses_of_their_own(db: Database) -> None:
         f"INSERT INTO {USES} (id, use_count, last_used_at) "
         f"SELECT id, use_count, last_used_at FROM {ENTRIES} WHERE use_count > 0"
     )
-    db.execute(f"ALTER TABLE {ENTRIES} DROP COLUMN use_count")
-    db.execute(f"ALTER TABLE {ENTRIES} DROP COLUMN last_used_at")
     db.execute(
         f"CREATE TRIGGER {ENTRIES}_uses_go AFTER DELETE ON {ENTRIES} "
         f"BEGIN DELETE FROM {USES} WHERE id = old.id; END"
     )
+    columns = (
+        "e.id, e.agent_id, e.thread_id, e.turn_id, e.origin, e.key, e.kind, e.text, e.meta, "
+        "e.created_at, e.updated_at, e.expires_at, e.owner"
+    )
     db.execute(
-        f"CREATE VIEW {ITEMS} AS SELECT e.*, coalesce(u.use_count, 0) AS use_count, "
+        f"CREATE VIEW {ITEMS} AS SELECT {columns}, coalesce(u.use_count, 0) AS use_count, "
         f"u.last_used_at AS last_used_at FROM {ENTRIES} AS e LEFT JOIN {USES} AS u ON u.id = e.id"
     )

@@ -14,6 +14,7 @@ write them too.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Final
@@ -37,7 +38,10 @@ def flush(conn: sqlite3.Connection, taken: Mapping[int, tuple[int, float]]) -> N
     """Add ``taken`` to the stored counts, in the caller's transaction (an entry deleted
     meanwhile is skipped: it joins nothing)."""
     if taken:
-        conn.execute(_FLUSH, (json.dumps(taken),))
+        # JSON has no infinity or NaN: a use at such a time (a broken clock) counts, at
+        # no known time (the entry keeps its last)
+        finite = {i: (n, at if math.isfinite(at) else 0.0) for i, (n, at) in taken.items()}
+        conn.execute(_FLUSH, (json.dumps(finite, allow_nan=False),))
 
 
 def cap(conn: sqlite3.Connection, scopes: Iterable[tuple[str, str | None]], limit: int) -> int:
