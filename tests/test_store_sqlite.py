@@ -28,6 +28,7 @@ from toolang_core import open_plugin_database  # noqa: E402
 from toolang_core.store.errors import (  # noqa: E402
     StoreBusy,
     StoreCorrupt,
+    StoreError,
     StoreMissing,
     StoreNeedsMigration,
     StoreSchemaTooNew,
@@ -84,6 +85,47 @@ def test_a_corrupt_file_is_reported_and_never_overwritten(tmp_path):
         with pytest.raises(StoreCorrupt, match="not a readable toolang store"):
             SQLiteStore(path, read_only=read_only)
     assert digest(path) == before
+
+
+def test_a_store_another_process_keeps_locked_is_busy_not_damaged(tmp_path):
+    """Only a file SQLite cannot read is damaged (restore it from a backup); one that
+    another process keeps locked is busy: try again. Nothing is written either way."""
+    path = tmp_path / "toolang.db"
+    make_store(path)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys\n"
+            f"c = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
+            "c.execute('PRAGMA locking_mode = EXCLUSIVE')\n"
+            "c.execute('BEGIN EXCLUSIVE')\n"
+            "print('holding', flush=True)\n"
+            "sys.stdin.readline()\n",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        before = digest(path)
+        for read_only in (False, True):
+            with pytest.raises(StoreBusy, match="is locked by another process") as raised:
+                SQLiteStore(path, read_only=read_only, busy_timeout=0.1)
+            assert "backup" not in str(raised.value)
+        assert digest(path) == before
+    finally:
+        holder.communicate("\n", timeout=30)
+    SQLiteStore(path).close()  # it let go: the store opens
+
+
+def test_a_store_path_sqlite_cannot_open_says_so_not_damaged(tmp_path):
+    path = tmp_path / "toolang.db"
+    path.mkdir()  # a directory where the file should be
+    with pytest.raises(StoreError, match="cannot open the store") as raised:
+        SQLiteStore(path)
+    assert not isinstance(raised.value, StoreCorrupt)
 
 
 def test_a_damaged_database_is_reported(tmp_path):

@@ -10,9 +10,9 @@ from urllib.parse import quote
 from sqlite_utils import Database
 
 from toolang_core.errors import ConfigError
-from toolang_core.store.errors import StoreBusy, StoreCorrupt, StoreMissing
+from toolang_core.store.errors import StoreBusy, StoreCorrupt, StoreError, StoreMissing
 from toolang_core.store.migrations import pending_migrations
-from toolang_core.store.sqlite.damage import damaged
+from toolang_core.store.sqlite.damage import damaged, is_corruption
 from toolang_core.store.sqlite.guard import take_orphaned_log
 from toolang_core.store.sqlite.lock import RuntimeLock
 from toolang_core.store.sqlite.migrate import applied_and_tables, migrate_file
@@ -28,6 +28,8 @@ def connect(
 
     :raises StoreMissing: read-only and the file does not exist.
     :raises StoreCorrupt: the file is not an SQLite database or is damaged.
+    :raises StoreBusy: another process kept it locked for ``busy_timeout`` seconds.
+    :raises StoreError: SQLite may not open it (permissions, a missing disk, …).
     """
     if read_only:
         if not path.exists():
@@ -53,8 +55,28 @@ def connect(
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         conn.execute(f"PRAGMA synchronous = {synchronous}")
     except sqlite3.DatabaseError as exc:
-        raise damaged(path, str(exc)) from None
+        raise not_opened(path, exc, busy_timeout) from None
     return conn
+
+
+def not_opened(path: Path, exc: sqlite3.DatabaseError, waited: float) -> StoreError:
+    """Why SQLite could not open ``path``, and what to do: only a file it cannot read as
+    a database is damaged (restore it); a file another process keeps locked is busy (try
+    again), and one it may not read or write is the operator's to fix (permissions, disk)."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return StoreBusy(
+            f"{path} is locked by another process ({exc}; waited {waited:g} s); nothing was "
+            "changed — try again once it lets go (a program holding the file in a "
+            "transaction, such as an sqlite3 shell, or a runtime recovering it after a crash)"
+        )
+    if is_corruption(exc) or not code:
+        return damaged(path, str(exc))
+    return StoreError(
+        f"cannot open the store {path} ({exc}); nothing was changed — check that this user "
+        "may read and write the file and its directory, and that the disk is there and "
+        "not full"
+    )
 
 
 def use_wal(conn: sqlite3.Connection, path: Path, *, wait_seconds: float = 10.0) -> None:
