@@ -111,7 +111,7 @@ def test_a_store_another_process_keeps_locked_is_busy_not_damaged(tmp_path):
         assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
         before = digest(path)
         for read_only in (False, True):
-            with pytest.raises(StoreBusy, match="is locked by another process") as raised:
+            with pytest.raises(StoreBusy, match="is locked by another connection") as raised:
                 SQLiteStore(path, read_only=read_only, busy_timeout=0.1)
             assert "backup" not in str(raised.value)
         assert digest(path) == before
@@ -123,9 +123,22 @@ def test_a_store_another_process_keeps_locked_is_busy_not_damaged(tmp_path):
 def test_a_store_path_sqlite_cannot_open_says_so_not_damaged(tmp_path):
     path = tmp_path / "toolang.db"
     path.mkdir()  # a directory where the file should be
-    with pytest.raises(StoreError, match="cannot open the store") as raised:
+    with pytest.raises(StoreError, match=r"cannot open .* check that this user") as raised:
         SQLiteStore(path)
     assert not isinstance(raised.value, StoreCorrupt)
+
+
+def test_a_file_of_a_format_sqlite_does_not_know_is_damaged_not_a_permissions_problem(tmp_path):
+    path = tmp_path / "toolang.db"
+    make_store(path)
+    data = bytearray(path.read_bytes())
+    data[44:48] = (5).to_bytes(4, "big")  # the schema format number: 1 to 4 exist
+    path.write_bytes(bytes(data))
+    before = digest(path)
+    for read_only in (False, True):
+        with pytest.raises(StoreCorrupt, match="not a readable toolang store"):
+            SQLiteStore(path, read_only=read_only)
+    assert digest(path) == before
 
 
 def test_a_damaged_database_is_reported(tmp_path):

@@ -301,6 +301,7 @@ class Runtime:
         (asked again on the next call). Nothing is migrated or written through it.
 
         :raises StoreCorrupt: it is not a database.
+        :raises StoreBusy: another connection keeps its file locked.
         :raises StoreUnavailable: its server cannot be reached.
         """
         return self._services.databases.other(plugin_name)

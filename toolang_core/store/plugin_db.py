@@ -50,6 +50,8 @@ def open_plugin_database(
 
     :raises StoreMissing: read-only and the file does not exist yet.
     :raises StoreCorrupt: the file is not a database, or belongs to something else.
+    :raises StoreBusy: another connection kept it locked for ``busy_timeout`` seconds.
+    :raises StoreError: SQLite may not open it where it is (permissions, disk).
     :raises StoreSchemaTooNew: the file has migrations of this set the code does not know.
     :raises StoreNeedsMigration: read-only and migrations are pending.
     """

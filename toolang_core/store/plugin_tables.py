@@ -205,6 +205,7 @@ class PluginDatabases(Protocol):
 
         :raises StoreMissing: the owner has not created its database yet.
         :raises StoreCorrupt: it is not a database.
+        :raises StoreBusy: another connection keeps its file locked.
         :raises StoreUnavailable: its server cannot be reached.
         """
         ...

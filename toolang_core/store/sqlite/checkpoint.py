@@ -60,7 +60,8 @@ BUSY_INTERVAL = 0.01
 """Seconds between checkpoints while the log keeps growing."""
 
 IDLE_INTERVAL = 0.5
-"""Longest pause between checkpoints once nothing is being written."""
+"""Longest pause between checkpoints of any checkpointer once nothing is being written
+(each has its own, :data:`IDLE_LOOKS` busy intervals, up to this)."""
 
 IDLE_LOOKS = 10
 """The pause between checkpoints grows to at most this many busy intervals (and at
@@ -222,8 +223,7 @@ class WalCheckpointer:
         this process's writers held off, so the next commit starts the log over.
         Returns the frames now copied, or ``None`` when the checkpoint could not run."""
         state = self.checkpoint()
-        if state is None or state[0] <= RESTART_AT or state[0] == state[1]:
-            # (copied to its end already: the next commit starts it over; nothing to hold)
+        if state is None or state[0] <= RESTART_AT:
             return None if state is None else state[1]
         for _ in range(CATCH_UP_PASSES):  # the writers wait only for what is left then
             frames = state[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from pathlib import Path
+from typing import Final
 from urllib.parse import quote
 
 from sqlite_utils import Database
@@ -12,7 +13,7 @@ from sqlite_utils import Database
 from toolang_core.errors import ConfigError
 from toolang_core.store.errors import StoreBusy, StoreCorrupt, StoreError, StoreMissing
 from toolang_core.store.migrations import pending_migrations
-from toolang_core.store.sqlite.damage import damaged, is_corruption
+from toolang_core.store.sqlite.damage import damaged
 from toolang_core.store.sqlite.guard import take_orphaned_log
 from toolang_core.store.sqlite.lock import RuntimeLock
 from toolang_core.store.sqlite.migrate import applied_and_tables, migrate_file
@@ -28,7 +29,7 @@ def connect(
 
     :raises StoreMissing: read-only and the file does not exist.
     :raises StoreCorrupt: the file is not an SQLite database or is damaged.
-    :raises StoreBusy: another process kept it locked for ``busy_timeout`` seconds.
+    :raises StoreBusy: another connection kept it locked for ``busy_timeout`` seconds.
     :raises StoreError: SQLite may not open it (permissions, a missing disk, …).
     """
     if read_only:
@@ -59,24 +60,42 @@ def connect(
     return conn
 
 
+ENVIRONMENT: Final = frozenset(
+    {
+        sqlite3.SQLITE_CANTOPEN,
+        sqlite3.SQLITE_PERM,
+        sqlite3.SQLITE_READONLY,
+        sqlite3.SQLITE_IOERR,
+        sqlite3.SQLITE_FULL,
+        sqlite3.SQLITE_NOLFS,
+        sqlite3.SQLITE_NOMEM,
+        sqlite3.SQLITE_AUTH,
+    }
+)
+"""SQLite's result codes for a file it may not open or write where it is (permissions,
+a directory in its place, a disk missing or full): nothing about its content."""
+
+
 def not_opened(path: Path, exc: sqlite3.DatabaseError, waited: float) -> StoreError:
-    """Why SQLite could not open ``path``, and what to do: only a file it cannot read as
-    a database is damaged (restore it); a file another process keeps locked is busy (try
-    again), and one it may not read or write is the operator's to fix (permissions, disk)."""
+    """Why SQLite could not open ``path``, and what to do: a file another connection
+    keeps locked is busy (try again); one SQLite may not open or write where it is is
+    the operator's to fix (permissions, disk); anything else about the file itself —
+    not a database, damaged, a format SQLite does not know — is damaged (restore it)."""
     code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
     if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        waiting = f"; waited {waited:g} s" if waited > 0 else ""
         return StoreBusy(
-            f"{path} is locked by another process ({exc}; waited {waited:g} s); nothing was "
+            f"{path} is locked by another connection ({exc}{waiting}); nothing was "
             "changed — try again once it lets go (a program holding the file in a "
             "transaction, such as an sqlite3 shell, or a runtime recovering it after a crash)"
         )
-    if is_corruption(exc) or not code:
-        return damaged(path, str(exc))
-    return StoreError(
-        f"cannot open the store {path} ({exc}); nothing was changed — check that this user "
-        "may read and write the file and its directory, and that the disk is there and "
-        "not full"
-    )
+    if code in ENVIRONMENT:
+        return StoreError(
+            f"cannot open {path} ({exc}); nothing was changed — check that this user may "
+            "read and write the file and its directory, and that the disk is there and "
+            "not full"
+        )
+    return damaged(path, str(exc))
 
 
 def use_wal(conn: sqlite3.Connection, path: Path, *, wait_seconds: float = 10.0) -> None:

@@ -216,11 +216,15 @@ class SQLiteStore(StoreBase):
         # The owner keeps the log short off its commit path (see checkpoint.py).
         if self._checkpointer is None and not self.read_only:
             files = self._files
-            self._checkpointer = WalCheckpointer(
-                self.path,
-                synchronous=self._synchronous,
-                intact=lambda: files.check(force=True) is None,  # before every copy
-            )
+            try:
+                self._checkpointer = WalCheckpointer(
+                    self.path,
+                    synchronous=self._synchronous,
+                    intact=lambda: files.check(force=True) is None,  # before every copy
+                )
+            except StoreError:  # its connection could not open the file: let go of it
+                self._lock.release()
+                raise
             self._checkpointer.start()
 
     def _verify(self) -> None:
