@@ -246,14 +246,17 @@ def _damaged_store(ctx: click.Context, exc: Exception) -> ToolangError | None:
     if not is_corruption(exc):
         return None
     from toolang_core.cli.state import CliState
-    from toolang_core.store.errors import StoreCorrupt
+    from toolang_core.store.errors import StoreCorrupt, StoreMissing
 
+    checked = True  # whether the store could be checked (else: which file is unknown)
     try:
         store = CliState.of(ctx).open_store(read_only=True)
     except StoreCorrupt as found:  # the store itself: say so, with the advice
         return found
-    except Exception:  # a report about another error: keep to that one
+    except StoreMissing:  # no store: the damaged file is another
         store = None
+    except Exception:  # a report about another error: keep to that one
+        store, checked = None, False
     if store is not None:
         try:
             check = getattr(store, "integrity_problems", None)
@@ -264,7 +267,8 @@ def _damaged_store(ctx: click.Context, exc: Exception) -> ToolangError | None:
             from toolang_core.store.sqlite.damage import damaged
 
             return damaged(store.location, "; ".join(problems))
+    which = "other than the execution store " if checked else ""
     return StoreCorrupt(
-        f"an SQLite file other than the execution store is damaged ({exc}); it was left "
+        f"an SQLite file {which}is damaged ({exc}); it was left "
         "untouched — `toolang doctor` says which; restore it from a backup"
     )

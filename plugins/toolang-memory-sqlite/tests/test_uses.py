@@ -6,6 +6,8 @@ from __future__ import annotations
 import sqlite3
 import threading
 
+import pytest
+
 from toolang_core.memory.kit import DAY
 from toolang_core.testing.memory_calls import MemoryCaller, MemoryDriver
 from toolang_memory_sqlite import MemorySQLiteSettings
@@ -258,3 +260,19 @@ def test_a_handed_over_commit_gives_way_to_another_write_and_keeps_the_uses(tmp_
     settled(memory)
     assert committed_uses(tmp_path) == {"one": 3, "two": 3}
     memory.call(memory.plugin.close)
+
+
+def test_a_call_after_close_fails_and_starts_no_thread(tmp_path):
+    memory = driver(tmp_path)
+    memory.save("agent-a", "the gryphel nests", key="gryphel")
+    memory.call(memory.plugin.close)
+
+    def threads() -> int:
+        return sum(t.name == "memory-sqlite" for t in threading.enumerate())
+
+    before = threads()
+    with pytest.raises(Exception, match="closed"):
+        memory.recall("agent-a", "gryphel")
+    with pytest.raises(Exception, match="closed"):
+        memory.save("agent-a", "a later note")
+    assert threads() == before

@@ -98,6 +98,8 @@ class SQLiteMemory:
         """The plugin's database thread: the runtime's recalls and writes, on the
         connection they share (:meth:`.database.Connections.main`)."""
         with self._thread_lock:
+            if self._closed:  # a call after close fails; it starts no thread nobody stops
+                raise MemoryClosed(f"memory-sqlite on {self.path} is closed")
             if self._thread is None:
                 self._thread = DatabaseThread(NAME)
             return self._thread
