@@ -192,13 +192,11 @@ class SQLiteMemory:
         the event loop's thread when that recall ran there (:meth:`_alone`)."""
         if len(self._uses) < self.settings.pending_uses or self._flush_posted:
             return
-        with self._thread_lock:
-            if self._closed or self._flush_posted:
-                return
-            self._flush_posted = True
-            if self._thread is None:
-                self._thread = DatabaseThread(NAME)
-            self._thread.post(self._flush_pending)
+        self._flush_posted = True  # (two posted at once: the second finds nothing to do)
+        try:
+            self._own_thread().post(self._flush_pending)
+        except (MemoryClosed, RuntimeError):  # closed: close() commits them
+            self._flush_posted = False
 
     def _flush_pending(self) -> None:
         """In the database thread: commit the pending uses, unless a write took them

@@ -13,7 +13,7 @@ from sqlite_utils import Database
 from toolang_core.errors import ConfigError
 from toolang_core.store.errors import StoreBusy, StoreCorrupt, StoreError, StoreMissing
 from toolang_core.store.migrations import pending_migrations
-from toolang_core.store.sqlite.damage import damaged
+from toolang_core.store.sqlite.damage import damaged, is_busy
 from toolang_core.store.sqlite.guard import take_orphaned_log
 from toolang_core.store.sqlite.lock import RuntimeLock
 from toolang_core.store.sqlite.migrate import applied_and_tables, migrate_file
@@ -81,15 +81,14 @@ def not_opened(path: Path, exc: sqlite3.DatabaseError, waited: float) -> StoreEr
     keeps locked is busy (try again); one SQLite may not open or write where it is is
     the operator's to fix (permissions, disk); anything else about the file itself —
     not a database, damaged, a format SQLite does not know — is damaged (restore it)."""
-    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+    if is_busy(exc):
         waiting = f"; waited {waited:g} s" if waited > 0 else ""
         return StoreBusy(
             f"{path} is locked by another connection ({exc}{waiting}); nothing was "
             "changed — try again once it lets go (a program holding the file in a "
             "transaction, such as an sqlite3 shell, or a runtime recovering it after a crash)"
         )
-    if code in ENVIRONMENT:
+    if getattr(exc, "sqlite_errorcode", 0) & 0xFF in ENVIRONMENT:
         return StoreError(
             f"cannot open {path} ({exc}); nothing was changed — check that this user may "
             "read and write the file and its directory, and that the disk is there and "
@@ -119,7 +118,7 @@ def use_wal(conn: sqlite3.Connection, path: Path, *, wait_seconds: float = 10.0)
                 return
             problem = "SQLite kept the old journal mode"
         except sqlite3.OperationalError as exc:
-            if not _is_locked(exc):
+            if not is_busy(exc):
                 raise StoreCorrupt(f"{path}: cannot switch to WAL mode ({exc})") from None
             problem = str(exc)
         except sqlite3.DatabaseError as exc:
@@ -136,11 +135,6 @@ def use_wal(conn: sqlite3.Connection, path: Path, *, wait_seconds: float = 10.0)
 def _journal_mode(conn: sqlite3.Connection, sql: str) -> str:
     row = conn.execute(sql).fetchall()
     return str(row[0][0]).lower() if row else ""
-
-
-def _is_locked(exc: sqlite3.OperationalError) -> bool:
-    message = str(exc)
-    return "locked" in message or "busy" in message
 
 
 def prepare_schema(conn: sqlite3.Connection, path: Path, *, migrate: bool) -> None:

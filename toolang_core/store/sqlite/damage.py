@@ -32,6 +32,13 @@ def is_corruption(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.DatabaseError) and name.startswith(tuple(CORRUPTION))
 
 
+def is_busy(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite finding the file locked by another connection
+    (``SQLITE_BUSY`` or ``SQLITE_LOCKED``): nothing about the file, try again."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    return isinstance(exc, sqlite3.Error) and code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
 def probe_btrees(conn: sqlite3.Connection, path: Path) -> None:
     """Read each table's first and last row and each index's first entry: the root page
     every read and write of it starts from, and the pages along both edges. Cheap (a few
