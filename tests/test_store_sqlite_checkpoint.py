@@ -10,9 +10,10 @@ import time
 
 from checkpoint_helpers import wait_until_copied
 
-from toolang_core.store.sqlite import SQLiteStore
+from toolang_core.store.sqlite import SQLiteStore, checkpoint
 from toolang_core.store.sqlite.checkpoint import (
     BUSY_FRAMES,
+    BUSY_INTERVAL,
     DEFAULT_PAGES,
     IDLE_INTERVAL,
     RESTART_AT,
@@ -225,7 +226,7 @@ def test_the_looks_come_soon_while_the_log_grows_and_slow_down_while_it_trickles
     # another connection is checkpointing: look again soon
     assert next_interval(0.2, None, 500, started_over=False, busy_interval=busy) == busy
     # the log grew by BUSY_FRAMES or more since the last look
-    assert next_interval(0.2, 500 + BUSY_FRAMES, 500, started_over=False) == busy
+    assert next_interval(0.2, 500 + BUSY_FRAMES, 500, started_over=False) == BUSY_INTERVAL
     # a trickle, or nothing: the pause doubles up to IDLE_INTERVAL
     assert next_interval(busy, 510, 500, started_over=False, busy_interval=busy) == 2 * busy
     assert next_interval(0.4, 500, 500, started_over=False) == IDLE_INTERVAL
@@ -237,7 +238,43 @@ def test_the_looks_come_soon_while_the_log_grows_and_slow_down_while_it_trickles
     assert next_interval(0.1, 500, 500, started_over=True, busy_interval=busy) == 0.2
     assert next_interval(0.4, 300, 500, started_over=False, busy_interval=busy) == busy
     assert next_interval(0.4, 10, 500, started_over=False) == IDLE_INTERVAL
-    # up to the checkpointer's own longest pause (the store's: ten busy intervals)
+    # up to the longest pause given
     quiet = dict(started_over=False, busy_interval=busy, idle_interval=10 * busy)
     assert next_interval(0.08, 500, 500, **quiet) == 10 * busy
     assert next_interval(10 * busy, 500, 500, **quiet) == 10 * busy
+
+
+def test_the_writes_wake_the_checkpointer_whatever_its_pause(tmp_path, monkeypatch):
+    """Every WRITES_PER_LOOK writes held in ``writing`` have the thread look at once: a
+    burst after a quiet while (or commits faster than a look a pause) is looked at by
+    how much it writes, not after the pause."""
+    monkeypatch.setattr(checkpoint, "WRITES_PER_LOOK", 20)
+    path = tmp_path / "toolang.db"
+    store = SQLiteStore(path)  # a writer of the file: it holds ``writing`` around each write
+    thread = WalCheckpointer(path, synchronous="normal", busy_interval=3600.0)
+    thread.start()
+    try:
+        submit(store, 19)
+        time.sleep(0.05)  # (were a look due, it would come now)
+        assert thread.looks == 0  # an hour's pause, and one write short
+        submit(store, 1)
+        deadline = time.monotonic() + 30
+        while thread.looks == 0:
+            assert time.monotonic() < deadline, "20 writes did not wake the checkpointer"
+            time.sleep(0.005)
+        assert thread.last is not None and thread.last[1] > 0  # it copied the 20 writes
+        looks = thread.looks
+        submit(store, 40)  # twice the count: it looks again (once or twice)
+        while thread.looks == looks:
+            assert time.monotonic() < deadline, "40 more writes did not wake it again"
+            time.sleep(0.005)
+        # What holds ``lock`` alone (a plugin's writes, the thread's last copy) is not counted.
+        writers = local_writers(path)
+        counted = writers._writes
+        with writers.lock:
+            pass
+        assert writers._writes == counted
+    finally:
+        thread.stop()
+        store.close()
+    assert thread._wake not in writers._wakes  # stopped: the writes no longer reach it

@@ -109,7 +109,7 @@ class SQLiteStore(StoreBase):
         self._synchronous = synchronous
         self._checkpointer: WalCheckpointer | None = None
         self._writers = local_writers(path)
-        self._hold = self._writers.lock  # held around every write (see checkpoint.py)
+        self._hold = self._writers.writing  # held around every write (see checkpoint.py)
         self._files: StoreFiles | None = None
         """Watched once this store is a runtime's (``acquire``)."""
         self._verified = False
