@@ -16,6 +16,7 @@ from toolang_core.store.sqlite.checkpoint import (
     BUSY_INTERVAL,
     DEFAULT_PAGES,
     IDLE_INTERVAL,
+    IDLE_LOOKS,
     RESTART_AT,
     SAFETY_NET_PAGES,
     WalCheckpointer,
@@ -245,36 +246,68 @@ def test_the_looks_come_soon_while_the_log_grows_and_slow_down_while_it_trickles
 
 
 def test_the_writes_wake_the_checkpointer_whatever_its_pause(tmp_path, monkeypatch):
-    """Every WRITES_PER_LOOK writes held in ``writing`` have the thread look at once: a
-    burst after a quiet while (or commits faster than a look a pause) is looked at by
-    how much it writes, not after the pause."""
+    """Every WRITES_PER_LOOK writes held in ``writing`` (the store's) have the thread
+    look at once: a burst of small commits is looked at by how much it writes, not after
+    the pause — and only then: the count starts again after each wake."""
     monkeypatch.setattr(checkpoint, "WRITES_PER_LOOK", 20)
     path = tmp_path / "toolang.db"
     store = SQLiteStore(path)  # a writer of the file: it holds ``writing`` around each write
-    thread = WalCheckpointer(path, synchronous="normal", busy_interval=3600.0)
+    writers = local_writers(path)
+    assert store._hold is writers.writing
+    hour = 3600.0
+    thread = WalCheckpointer(path, synchronous="normal", busy_interval=hour, idle_interval=hour)
     thread.start()
+    deadline = time.monotonic() + 30
+
+    def looked_after(looks: int) -> int:
+        while thread.looks == looks:
+            assert time.monotonic() < deadline, "the writes did not wake the checkpointer"
+            time.sleep(0.005)
+        time.sleep(0.05)  # (a look after the first would come now)
+        return thread.looks
+
     try:
         submit(store, 19)
         time.sleep(0.05)  # (were a look due, it would come now)
         assert thread.looks == 0  # an hour's pause, and one write short
         submit(store, 1)
-        deadline = time.monotonic() + 30
-        while thread.looks == 0:
-            assert time.monotonic() < deadline, "20 writes did not wake the checkpointer"
-            time.sleep(0.005)
-        assert thread.last is not None and thread.last[1] > 0  # it copied the 20 writes
-        looks = thread.looks
-        submit(store, 40)  # twice the count: it looks again (once or twice)
-        while thread.looks == looks:
-            assert time.monotonic() < deadline, "40 more writes did not wake it again"
-            time.sleep(0.005)
+        looks = looked_after(0)
+        assert looks == 1 and thread.last is not None and thread.last[1] > 0
+        submit(store, 19)  # the count started again: no look
+        time.sleep(0.05)
+        assert thread.looks == looks
+        submit(store, 1)
+        assert looked_after(looks) == looks + 1
         # What holds ``lock`` alone (a plugin's writes, the thread's last copy) is not counted.
-        writers = local_writers(path)
-        counted = writers._writes
+        counted = writers.writing.count
         with writers.lock:
             pass
-        assert writers._writes == counted
+        assert writers.writing.count == counted
     finally:
         thread.stop()
         store.close()
-    assert thread._wake not in writers._wakes  # stopped: the writes no longer reach it
+    assert thread._wake not in writers.writing.wakes  # stopped: the writes no longer reach it
+
+
+def test_the_stores_checkpointer_looks_every_busy_interval_even_after_a_quiet_while(tmp_path):
+    """Writes the count does not weigh — a few large transactions, a plugin's tables in
+    the store's file holding ``lock`` alone — are looked at within BUSY_INTERVAL of
+    their start, however long nothing was written before (a plugin's thread pauses
+    longer: IDLE_LOOKS busy intervals)."""
+    store = SQLiteStore(tmp_path / "toolang.db")
+    store.acquire("run-1")
+    try:
+        thread = store._checkpointer
+        assert thread is not None
+        assert thread._idle_interval == BUSY_INTERVAL
+        quiet = dict(started_over=False, busy_interval=BUSY_INTERVAL)
+        assert next_interval(BUSY_INTERVAL, 500, 500, **quiet, idle_interval=BUSY_INTERVAL) == (
+            BUSY_INTERVAL
+        )
+    finally:
+        store.close()
+    plugin = WalCheckpointer(tmp_path / "plugin.db", synchronous="normal", busy_interval=0.02)
+    try:
+        assert plugin._idle_interval == IDLE_LOOKS * 0.02
+    finally:
+        plugin.stop()

@@ -120,9 +120,11 @@ class PluginCheckpointer:
         self, path: Path, *, synchronous: str = "normal", busy_interval: float = 0.1
     ) -> None:
         """``busy_interval``: seconds between the thread's looks while the log grows
-        (the store's thread looks every 10 ms; a plugin's file, written less and with
-        the same pages over and over — an index, a counter — is copied back less often,
-        each page once for many commits, as SQLite's own checkpoints would)."""
+        (the store's thread too looks every 0.1 s; a page written over and over — an
+        index, a counter — is copied back once for many commits, as SQLite's own
+        checkpoints would). The pauses grow to ten of them, at most 0.5 s, while the
+        log grows little; the plugin's writes do not wake the thread as the store's do
+        (``toolang_core.store.sqlite.checkpoint``)."""
         self.path = path
         self._synchronous = synchronous
         self._busy_interval = busy_interval

@@ -8,9 +8,12 @@ runs ``PRAGMA wal_checkpoint(PASSIVE)`` on its own connection in a daemon thread
 (SQLite releases the GIL while it works), so commits only append. Durability is
 unchanged: a commit is in the WAL either way; a checkpoint only moves it to the main file.
 
-The thread looks every :data:`BUSY_INTERVAL` while the log grows, less often while it
-does not, and at once after every :data:`WRITES_PER_LOOK` writes of this process: the
-writers count theirs as they hold the lock they share (:attr:`LocalWriters.writing`).
+The store's thread looks every :data:`BUSY_INTERVAL`, and at once after every
+:data:`WRITES_PER_LOOK` write transactions of the store's connections in this process
+(they count theirs as they hold the lock they share, :attr:`LocalWriters.writing`): a
+burst of small commits is looked at by how much it writes, and one of large ones (or of
+writers that are not counted, e.g. a plugin's tables in the store's file) within
+:data:`BUSY_INTERVAL` whatever came before.
 
 A passive checkpoint never waits for writers, so under a steady stream of commits it
 never catches up with the end of the log, and the log only starts over from its
@@ -61,24 +64,30 @@ CAUGHT_UP = 64
 """Frames written during a pass few enough to copy with the writers held off."""
 
 BUSY_INTERVAL = 0.1
-"""Seconds between checkpoints while the log keeps growing — unless the writes wake
-the thread sooner (:data:`WRITES_PER_LOOK`). A page written over and over (a table's
-last leaf, an index, the file's header page) is copied once per look, however often
-it was written since the last: fewer, larger looks copy less. Measured on
+"""Seconds between the store's checkpoints, busy or not (sooner when the writes wake
+the thread, :data:`WRITES_PER_LOOK`). A page written over and over (a table's last
+leaf, an index, the file's header page) is copied once per look, however often it was
+written since the last: fewer, larger looks copy less. Measured on
 ``bench/agent_turns.py``'s burst (memory off, a quiet 2-core machine, six interleaved
-rounds): looks every 10 ms cost about 4 % more CPU per turn than this."""
+rounds): looks every 10 ms cost about 4 % more CPU per turn than this. While nothing is
+written a look is a passive checkpoint with nothing to copy."""
 
 IDLE_INTERVAL = 0.5
-"""Longest pause between checkpoints once nothing is being written (the pause doubles
-from :data:`BUSY_INTERVAL` up to it); the writes cut it short as they do the busy one."""
+"""Longest pause between checkpoints of any checkpointer once nothing is being written
+(a plugin's grows to :data:`IDLE_LOOKS` busy intervals, up to this; the store's stays
+at :data:`BUSY_INTERVAL`)."""
+
+IDLE_LOOKS = 10
+"""A plugin's checkpointer's pause grows to at most this many busy intervals while the
+log grows little (and at most :data:`IDLE_INTERVAL`): its 0.1 s make 0.5 s."""
 
 WRITES_PER_LOOK = 400
-"""Write transactions of this process (each held in :attr:`LocalWriters.writing`)
-after which its checkpointers look at once, whatever their pause: so the log is looked
-at by how much is written, not only by the clock — a burst after a quiet while, or
-commits faster than a look every :data:`BUSY_INTERVAL`, never take it near the safety
-net. An agent turn's commits write about 5 pages each: 400 of them, about 2,000 frames
-(half the safety net's 4,000 pages)."""
+"""Write transactions of this process held in :attr:`LocalWriters.writing` (the
+store's) after which the file's checkpointers look at once, whatever their pause. An
+agent turn's commits write about 5 pages each: 400 of them, about 2,000 frames of log
+(half the 4,000-page safety net), where a look every :data:`BUSY_INTERVAL` alone would
+let a burst of them reach it. Larger transactions make more frames per look; the
+timed look bounds those."""
 
 BUSY_FRAMES = 64
 """Frames a checkpoint copies from which the next comes after :data:`BUSY_INTERVAL`;
@@ -94,38 +103,29 @@ class LocalWriters:
     """This process's connections writing one store file, and the lock they share.
 
     A writer holds ``lock`` around each write (uncontended, it costs nothing
-    measurable) — the store holds :attr:`writing`, which also counts the writes and
-    wakes the checkpointers every :data:`WRITES_PER_LOOK`; the checkpointer holds it
-    for the last copy before the log starts over. While a checkpointer runs, the
-    writers keep the safety-net auto-checkpoint.
+    measurable); the store's writers hold :attr:`writing` instead, the same lock, which
+    counts their writes and wakes the checkpointers every :data:`WRITES_PER_LOOK`. The
+    checkpointer holds ``lock`` for the last copy before the log starts over. While a
+    checkpointer runs, the writers keep the safety-net auto-checkpoint.
     """
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self._writers: weakref.WeakSet[Writer] = weakref.WeakSet()
         self._checkpointers = 0
-        self._wakes: list[threading.Event] = []
-        """Set to have the running checkpointers look at once (:attr:`writing`)."""
-        self._writes = 0
-        self.writing = _Writing(self)
+        self.writing = _Writing(self.lock)
         """Hold around a write transaction: :attr:`lock`, counting the writes — every
         :data:`WRITES_PER_LOOK` wakes the checkpointers."""
 
     def wake_on_writes(self, wake: threading.Event, *, on: bool = True) -> None:
-        """``wake`` is set after every :data:`WRITES_PER_LOOK` writes (until ``on=False``)."""
+        """``wake`` is set after every :data:`WRITES_PER_LOOK` writes held in
+        :attr:`writing` (until ``on=False``)."""
         with self.lock:
-            if on:
-                self._wakes.append(wake)
-            elif wake in self._wakes:
-                self._wakes.remove(wake)
-
-    def _written(self) -> None:
-        """A write ended (the caller holds :attr:`lock`)."""
-        self._writes += 1
-        if self._writes >= WRITES_PER_LOOK:
-            self._writes = 0
-            for wake in self._wakes:
-                wake.set()
+            wakes = self.writing.wakes
+            if on and wake not in wakes:
+                wakes.append(wake)
+            elif not on and wake in wakes:
+                wakes.remove(wake)
 
     def join(self, writer: Writer) -> None:
         """Count ``writer`` in; it takes the auto-checkpoint size of the moment."""
@@ -150,21 +150,29 @@ class LocalWriters:
 
 
 class _Writing:
-    """:attr:`LocalWriters.writing`: the writers' lock held around one write, counted."""
+    """:attr:`LocalWriters.writing`: the writers' lock held around one write, counted
+    (no reference back to the :class:`LocalWriters`: it goes with its last user)."""
 
-    __slots__ = ("_acquire", "_release", "_written")
+    __slots__ = ("_acquire", "_release", "count", "wakes")
 
-    def __init__(self, writers: LocalWriters) -> None:
-        self._acquire = writers.lock.acquire
-        self._release = writers.lock.release
-        self._written = writers._written
+    def __init__(self, lock: threading.RLock) -> None:
+        self._acquire = lock.acquire
+        self._release = lock.release
+        self.count = 0
+        """Writes since the checkpointers were last woken (changed under the lock)."""
+        self.wakes: list[threading.Event] = []
+        """The running checkpointers' wake events (changed under the lock)."""
 
     def __enter__(self) -> None:
         self._acquire()
 
     def __exit__(self, *_: object) -> None:
         try:
-            self._written()
+            self.count += 1
+            if self.count >= WRITES_PER_LOOK:
+                self.count = 0
+                for wake in self.wakes:
+                    wake.set()
         finally:
             self._release()
 
@@ -208,14 +216,22 @@ class WalCheckpointer:
         synchronous: str,
         intact: Callable[[], bool] | None = None,
         busy_interval: float = BUSY_INTERVAL,
+        idle_interval: float | None = None,
         open_timeout: float = 0.0,
     ) -> None:
         """``busy_interval``: seconds between looks while the log keeps growing (longer:
         fewer copies of the pages written over and over, a longer log between them).
+        ``idle_interval``: the longest pause while it grows little or not at all
+        (default: :data:`IDLE_LOOKS` busy intervals, at most :data:`IDLE_INTERVAL`).
         ``open_timeout``: how long opening may wait for another connection holding the
         file (a checkpoint itself never waits)."""
         self.path = path
         self._busy_interval = busy_interval
+        self._idle_interval = (
+            min(IDLE_INTERVAL, IDLE_LOOKS * busy_interval)
+            if idle_interval is None
+            else idle_interval
+        )
         self._intact = intact
         """Whether the store's files are still those the runtime found (guard.py): a
         checkpoint into a database whose log was deleted would mix two histories."""
@@ -303,7 +319,8 @@ class WalCheckpointer:
         started_over = False  # whether the last look found the log copied to its end
         failing = False
         while True:
-            self._wake.wait(interval)  # the pause, or the writes' count, or stop()
+            # the pause, or the writes' count (not while failing: then the pause), or stop()
+            (self._stop if failing else self._wake).wait(interval)
             if self._stop.is_set():
                 return
             self._wake.clear()  # (writes counted during the look wake the next at once)
@@ -328,6 +345,7 @@ class WalCheckpointer:
                 backfilled,
                 started_over=started_over,
                 busy_interval=self._busy_interval,
+                idle_interval=self._idle_interval,
             )
             if copied is not None:
                 backfilled = copied

@@ -30,7 +30,7 @@ from toolang_core.store.rows import (
     turn_from_row,
 )
 from toolang_core.store.sqlite import admission, finishing, steps, turns, usage
-from toolang_core.store.sqlite.checkpoint import WalCheckpointer, local_writers
+from toolang_core.store.sqlite.checkpoint import BUSY_INTERVAL, WalCheckpointer, local_writers
 from toolang_core.store.sqlite.connection import SYNCHRONOUS, connect, prepare_schema, use_wal
 from toolang_core.store.sqlite.damage import probe_btrees, quick_check, verify_once
 from toolang_core.store.sqlite.guard import StoreFiles, abandon
@@ -220,6 +220,7 @@ class SQLiteStore(StoreBase):
                 self._checkpointer = WalCheckpointer(
                     self.path,
                     synchronous=self._synchronous,
+                    idle_interval=BUSY_INTERVAL,  # (checkpoint.py: the store's cadence)
                     intact=lambda: files.check(force=True) is None,  # before every copy
                 )
             except StoreError:  # its connection could not open the file: let go of it
