@@ -28,7 +28,7 @@ def committed(pg, entries_schema):
 
     def read(agent: str) -> dict[str, int]:
         rows = pg.execute(
-            f'SELECT key, use_count FROM "{entries_schema}".memory_entries WHERE agent_id = %s',
+            f'SELECT key, use_count FROM "{entries_schema}".memory_items WHERE agent_id = %s',
             [agent],
         )
         return dict(rows.fetchall())
@@ -104,3 +104,69 @@ def test_uses_break_a_near_tie_never_lift_a_poor_match_and_decide_pruning(driver
     capped.save("agent-c", "another owner's", key="x", owner="ann")  # its own scope
     assert len(capped.listed("agent-c")) == 3
     assert capped.texts("agent-c", "unused") == ["note newer-unused word2"]
+
+
+def test_m003_moves_the_counts_to_a_table_of_their_own_and_they_go_with_their_entries(
+    toolang_pg_dsn, toolang_pg_schema, entries_schema, memory_factory, pg
+):
+    """m003 copies the counts of a table written before it (two columns of the entries,
+    kept, so a node of the earlier version still running keeps working); counting a use
+    then writes ``memory_uses`` only; deleting an entry, however, deletes its uses."""
+    from toolang_core import PluginMigrations
+    from toolang_memory_postgres import NAME
+    from toolang_memory_postgres.schema import MIGRATIONS
+    from toolang_store_postgres.plugin_tables import PostgresPluginDatabases
+
+    before = PluginMigrations(NAME)  # the plugin's migrations up to m002
+    for name, step in MIGRATIONS.steps:
+        if name == "m003_uses_of_their_own":
+            break
+        before(name=name)(step)
+    old = PostgresPluginDatabases(toolang_pg_dsn, store_schema=toolang_pg_schema)
+    db = old.open(NAME, before)
+    columns = "agent_id, origin, kind, text, language, created_at, updated_at, key"
+    with db.transaction():
+        for key, count, used in (("gryphel", 5, 900000.0), ("plimsoll", 0, None)):
+            db.execute(
+                f"INSERT INTO memory_entries ({columns}, use_count, last_used_at) "
+                "VALUES ('agent-a', 'tool', 'note', ?, 'english', 1.0, 1.0, ?, ?, ?)",
+                [f"the {key} line", key, count, used],
+            )
+    db.close()
+    old.close()
+
+    caller = MemoryCaller()
+    try:
+        memory = MemoryDriver(memory_factory(), caller)
+        assert {i.key: i.use_count for i in memory.listed("agent-a")} == {
+            "gryphel": 5,
+            "plimsoll": 0,
+        }
+        table = f'"{entries_schema}"'
+        assert pg.execute(f"SELECT use_count FROM {table}.memory_uses").fetchall() == [(5,)]
+        # a node of the earlier version still writes the old columns: it keeps working
+        pg.execute(f"UPDATE {table}.memory_entries SET use_count = 7 WHERE key = 'plimsoll'")
+        assert {i.key: i.use_count for i in memory.listed("agent-a")}["plimsoll"] == 0
+
+        memory.recall("agent-a", "plimsoll")
+        memory.save("agent-a", "a later note", key="later")  # commits the pending use
+        old_versions = pg.execute(
+            f"SELECT xmin::text FROM {table}.memory_entries WHERE key = 'plimsoll'"
+        ).fetchone()
+        memory.recall("agent-a", "plimsoll")
+        memory.save("agent-a", "another note", key="another")
+        # the entry's row was not rewritten for its use: the count is in memory_uses
+        assert (
+            pg.execute(
+                f"SELECT xmin::text FROM {table}.memory_entries WHERE key = 'plimsoll'"
+            ).fetchone()
+            == old_versions
+        )
+        assert pg.execute(
+            f"SELECT u.use_count FROM {table}.memory_uses u "
+            f"JOIN {table}.memory_entries e ON e.id = u.id WHERE e.key = 'plimsoll'"
+        ).fetchone() == (2,)
+        memory.forget("agent-a", keys=["gryphel", "plimsoll"])
+        assert pg.execute(f"SELECT count(*) FROM {table}.memory_uses").fetchone() == (0,)
+    finally:
+        caller.close()

@@ -45,7 +45,7 @@ from toolang_core.models import EmbeddingModel
 from toolang_memory_postgres import forgetting, recall, writing
 from toolang_memory_postgres.connection import Connection
 from toolang_memory_postgres.errors import PostgresMemoryError
-from toolang_memory_postgres.schema import ENTRIES
+from toolang_memory_postgres.schema import ENTRIES, ITEMS, USES
 from toolang_memory_postgres.settings import PROVIDER, MemoryPostgresSettings
 from toolang_memory_postgres.statements import LIVE, SCOPE
 
@@ -110,7 +110,7 @@ class PostgresMemory:
     def list_entries(self, request: MemoryListRequest) -> tuple[MemoryItem, ...]:
         """The agent's live entries (of one thread, when given), newest write first."""
         scope = (SCOPE, [request.agent_id, request.owner, request.owner])
-        sql, params = kit.list_statement(request, ENTRIES, scope, LIVE, self._clock())
+        sql, params = kit.list_statement(request, ITEMS, scope, LIVE, self._clock())
         with self._guard("list_entries"):
             return kit.listed(self._connection.database().execute(sql, params), self._uses)
 
@@ -125,7 +125,10 @@ class PostgresMemory:
         """What ``health`` says: where the entries are, how many, their size in bytes."""
         entries, size = (
             self._connection.database()
-            .execute(f"SELECT count(*), pg_total_relation_size('{ENTRIES}') FROM {ENTRIES}")
+            .execute(
+                f"SELECT count(*), pg_total_relation_size('{ENTRIES}') "
+                f"+ pg_total_relation_size('{USES}') FROM {ENTRIES}"
+            )
             .fetchone()
         )
         return f"{entries} entries at {self._last_error.where}", int(entries), int(size)

@@ -15,7 +15,7 @@ from toolang_core.memory import MemoryItem, MemoryRecallRequest, MemoryRecallRes
 from toolang_memory_postgres import semantic, statements, uses
 from toolang_memory_postgres.connection import Connection
 from toolang_memory_postgres.ranking import Candidate
-from toolang_memory_postgres.schema import ENTRIES
+from toolang_memory_postgres.schema import ITEMS
 from toolang_memory_postgres.settings import PROVIDER, MemoryPostgresSettings
 
 
@@ -143,7 +143,7 @@ def _ranked_items(
         return ()
     ids = [r.candidate[0] for r in ranked]
     rows = db.execute(
-        f"SELECT {kit.ITEM_COLUMNS}, substr(text, 1, ?) FROM {ENTRIES} WHERE id = ANY(?)",
+        f"SELECT {kit.ITEM_COLUMNS}, substr(text, 1, ?) FROM {ITEMS} WHERE id = ANY(?)",
         [kit.read_chars(ranked), ids],
     )
     return kit.ranked_items(ranked, rows, counted)

@@ -70,3 +70,49 @@ def m002_uses(db: PluginDatabase) -> None:
     have returned it, the latest at ``last_used_at`` (``NULL``: never)."""
     db.execute(f"ALTER TABLE {ENTRIES} ADD COLUMN use_count bigint NOT NULL DEFAULT 0")
     db.execute(f"ALTER TABLE {ENTRIES} ADD COLUMN last_used_at double precision")
+
+
+# What m003 makes: the uses' table, and the entries read with their uses.
+USES: Final = "memory_uses"
+ITEMS: Final = "memory_items"
+"""What listings and recalled items read: the entries with their uses."""
+
+
+@MIGRATIONS()
+def m003_uses_of_their_own(db: PluginDatabase) -> None:
+    """Use counts move to a narrow table of their own, ``memory_uses``: counting a use
+    of an entry updated its whole row before — a new version of it, text, full-text
+    vector and embedding, and of every index entry when the page had no room for it
+    (GIN included). The counts of an existing table are copied; its two columns stay,
+    neither written nor read, so a node of the earlier version still running keeps
+    working (its counts are not seen) until every node runs this one. An entry's uses
+    go with it (a statement-level trigger). ``memory_items`` reads the entries with
+    their uses, under the names the entries' columns had; it names its columns, so a
+    migration that adds one to the entries and wants it there recreates the view."""
+    # One script (no parameters: sent as it is): the table, the copy, the trigger, the view.
+    script = f"""
+        CREATE TABLE {USES} (
+            id bigint PRIMARY KEY,              -- the entry's (memory_entries.id)
+            use_count bigint NOT NULL,
+            last_used_at double precision
+        );
+        INSERT INTO {USES} (id, use_count, last_used_at)
+            SELECT id, use_count, last_used_at FROM {ENTRIES}
+            WHERE use_count > 0 OR last_used_at IS NOT NULL;
+        CREATE FUNCTION {ENTRIES}_uses_go() RETURNS trigger LANGUAGE plpgsql
+            SET search_path FROM CURRENT AS $$
+            BEGIN
+                DELETE FROM {USES} WHERE id IN (SELECT id FROM gone);
+                RETURN NULL;
+            END
+            $$;
+        CREATE TRIGGER {ENTRIES}_uses_go AFTER DELETE ON {ENTRIES}
+            REFERENCING OLD TABLE AS gone FOR EACH STATEMENT
+            EXECUTE FUNCTION {ENTRIES}_uses_go();
+        CREATE VIEW {ITEMS} AS
+            SELECT e.id, e.agent_id, e.owner, e.thread_id, e.turn_id, e.origin, e.key, e.kind,
+                e.text, e.meta, e.created_at, e.updated_at, e.expires_at,
+                coalesce(u.use_count, 0) AS use_count, u.last_used_at
+            FROM {ENTRIES} AS e LEFT JOIN {USES} AS u ON u.id = e.id
+        """
+    db.execute(script)

@@ -4,10 +4,13 @@
 A recall counts the uses of what it returns in memory
 (:class:`toolang_core.memory.kit.PendingUses`, per plugin object: each node counts its
 own); this module writes them: by the next write's transaction (a turn's memory write,
-``forget``, pruning — one batched ``UPDATE … FROM unnest(…)`` in that same commit) or,
+``forget``, pruning — one batched upsert from ``unnest(…)`` in that same commit) or,
 once :attr:`~.settings.MemoryPostgresSettings.pending_uses` entries are waiting, by the
 recall that reaches the bound, in a transaction of its own. ``health`` and ``close``
 write them too. Counts from several nodes add up (each adds its own to the stored count).
+They live in the narrow table ``memory_uses`` (``schema.m003_uses_of_their_own``), not on
+the entries' rows: counting a use writes a row of three numbers, not a new version of
+the entry with its text, full-text vector and embedding.
 """
 
 from __future__ import annotations
@@ -17,23 +20,27 @@ from typing import Any, Final
 
 from toolang_core import PluginDatabase
 from toolang_core.memory.kit import Use
-from toolang_memory_postgres.schema import ENTRIES
+from toolang_memory_postgres.schema import ENTRIES, ITEMS, USES
 from toolang_memory_postgres.statements import SCOPE
 
-_LOCK: Final = f"SELECT id FROM {ENTRIES} WHERE id = ANY(?) ORDER BY id FOR UPDATE"
-"""The rows about to be counted, locked in id order (two nodes flushing at once wait
-for each other instead of deadlocking)."""
+_LOCK: Final = f"SELECT id FROM {ENTRIES} WHERE id = ANY(?) ORDER BY id FOR KEY SHARE"
+"""The entries about to be counted, held until the commit: one deleted meanwhile
+(forget, pruning, on another node) is left out, and one deleted later takes its uses
+along (the delete waits for this transaction, then its trigger finds them)."""
 _FLUSH: Final = (
-    f"UPDATE {ENTRIES} AS e SET use_count = e.use_count + u.n, "
-    "last_used_at = greatest(e.last_used_at, u.at) "
-    "FROM unnest(?::bigint[], ?::bigint[], ?::double precision[]) AS u(id, n, at) "
-    "WHERE e.id = u.id"
+    f"INSERT INTO {USES} AS s (id, use_count, last_used_at) "
+    "SELECT u.id, u.n, u.at FROM unnest(?::bigint[], ?::bigint[], ?::double precision[]) "
+    f"AS u(id, n, at) JOIN {ENTRIES} AS e ON e.id = u.id ORDER BY u.id "
+    "ON CONFLICT (id) DO UPDATE SET use_count = s.use_count + excluded.use_count, "
+    "last_used_at = greatest(s.last_used_at, excluded.last_used_at)"
 )
+"""Added to the stored counts in id order: two nodes flushing the same entries at once
+wait for each other instead of deadlocking."""
 
 
 def flush(db: PluginDatabase, taken: Mapping[int, tuple[int, float]]) -> None:
     """Add ``taken`` to the stored counts, in the caller's transaction: one batched
-    ``UPDATE`` (an entry deleted meanwhile is skipped: it matches nothing)."""
+    upsert (an entry deleted meanwhile is skipped: it matches nothing)."""
     if not taken:
         return
     ids = sorted(taken)
@@ -46,7 +53,7 @@ def stored(db: PluginDatabase, ids: Sequence[int]) -> dict[int, Use]:
     if not ids:
         return {}
     rows = db.execute(
-        f"SELECT id, use_count, last_used_at FROM {ENTRIES} WHERE id = ANY(?) AND use_count > 0",
+        f"SELECT id, use_count, last_used_at FROM {USES} WHERE id = ANY(?) AND use_count > 0",
         [list(ids)],
     )
     return {int(row[0]): (int(row[1]), row[2]) for row in rows}
@@ -60,7 +67,7 @@ def cap(db: PluginDatabase, scopes: Iterable[tuple[str, str | None]], limit: int
     for agent, owner in set(scopes):
         params: list[Any] = [agent, owner, owner]
         removed += db.execute(
-            f"DELETE FROM {ENTRIES} WHERE id IN (SELECT id FROM {ENTRIES} WHERE {SCOPE} "
+            f"DELETE FROM {ENTRIES} WHERE id IN (SELECT id FROM {ITEMS} WHERE {SCOPE} "
             "ORDER BY use_count > 0, coalesce(last_used_at, updated_at), id "
             f"LIMIT greatest(0, (SELECT count(*) FROM {ENTRIES} WHERE {SCOPE}) - ?))",
             [*params, *params, limit],
