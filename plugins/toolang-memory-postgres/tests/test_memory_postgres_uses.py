@@ -4,10 +4,16 @@ counts of several nodes adding up), a bounded boost in ranking, and pruning past
 
 from __future__ import annotations
 
+import threading
+import time
+
+import psycopg
 import pytest
 
+from toolang_core.memory import MemoryEntry, MemoryForget, MemoryWriteBatch
 from toolang_core.memory.kit import DAY
 from toolang_core.testing.memory_calls import MemoryCaller, MemoryDriver
+from toolang_memory_postgres import uses
 
 
 @pytest.fixture
@@ -170,3 +176,110 @@ def test_m003_moves_the_counts_to_a_table_of_their_own_and_they_go_with_their_en
         assert pg.execute(f"SELECT count(*) FROM {table}.memory_uses").fetchone() == (0,)
     finally:
         caller.close()
+
+
+def _a_session_waits_on_a_lock(dsn: str) -> None:
+    """Until a session of the plugin waits on a lock (the other node's turn to move)."""
+    deadline = time.monotonic() + 30
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        while not conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+            "AND application_name = 'toolang:memory-postgres'"
+        ).fetchone()[0]:
+            assert time.monotonic() < deadline, "no session came to wait on a lock"
+            time.sleep(0.01)
+
+
+def test_two_nodes_counting_an_entry_one_of_them_deletes_wait_for_each_other(
+    memory_factory, toolang_pg_dsn, pg, entries_schema, monkeypatch
+):
+    """Node B forgets an entry (its transaction counts its pending use of it, then
+    deletes it) while node A, which recalled it too, writes a note (counting its use):
+    A waits at the entry until B commits, then leaves it out — no deadlock, no count
+    left behind without its entry. (Held at the uses, not the entry, A deadlocked
+    with B's delete.)"""
+    caller_a, caller_b = MemoryCaller(), MemoryCaller()
+    try:
+        a = MemoryDriver(memory_factory(), caller_a)
+        b = MemoryDriver(memory_factory(), caller_b)
+        a.save("agent-a", "the gryphel nests on the north tower", key="gryphel")
+        assert a.recall("agent-a", "gryphel").items and b.recall("agent-a", "gryphel").items
+        real_flush = uses.flush
+        b_counted = threading.Event()
+        who: dict[int, str] = {}
+
+        def flush(db, taken):  # B counts first and holds on; then A counts, then B deletes
+            node = who.get(threading.get_ident())
+            if node == "a":
+                assert b_counted.wait(30)
+            real_flush(db, taken)
+            if node == "b":
+                b_counted.set()
+                _a_session_waits_on_a_lock(toolang_pg_dsn)
+
+        monkeypatch.setattr(uses, "flush", flush)
+        failed: dict[str, BaseException] = {}
+
+        def run(node, call):
+            who[threading.get_ident()] = node
+            try:
+                call()
+            except BaseException as exc:  # reported below
+                failed[node] = exc
+
+        note = MemoryWriteBatch(
+            agent_uri="toolang:agent/agent-a",
+            agent_id="agent-a",
+            entries=(MemoryEntry(text="a later note"),),
+        )
+        forget = MemoryForget(agent_id="agent-a", keys=("gryphel",))
+        nodes = [
+            threading.Thread(target=run, args=("b", lambda: b.plugin.forget(forget))),
+            threading.Thread(target=run, args=("a", lambda: a.plugin.remember_now(note))),
+        ]
+        for thread in nodes:
+            thread.start()
+        for thread in nodes:
+            thread.join(60)
+        assert not failed, failed
+        table = f'"{entries_schema}"'
+        assert pg.execute(
+            f"SELECT count(*) FROM {table}.memory_uses u WHERE NOT EXISTS "
+            f"(SELECT 1 FROM {table}.memory_entries e WHERE e.id = u.id)"
+        ).fetchone() == (0,)
+    finally:
+        caller_a.close()
+        caller_b.close()
+
+
+def test_the_uses_counted_by_nodes_at_once_all_add_up(memory_factory, pg, entries_schema):
+    seed_caller = MemoryCaller()
+    seed = MemoryDriver(memory_factory(), seed_caller)
+    for n in range(20):
+        seed.save("agent-a", f"a common word, number {n}", key=f"k{n}")
+    seed_caller.close()
+    recalled = [0, 0, 0]
+    failed: list[BaseException] = []
+
+    def node(n: int, plugin) -> None:
+        caller = MemoryCaller()
+        memory = MemoryDriver(plugin, caller)
+        try:
+            for turn in range(30):
+                recalled[n] += len(memory.recall("agent-a", "common", max_items=20).items)
+                memory.save("agent-a", f"note {n} {turn}")
+        except BaseException as exc:  # reported below
+            failed.append(exc)
+        finally:
+            caller.close()
+
+    nodes = [threading.Thread(target=node, args=(n, memory_factory())) for n in range(3)]
+    for thread in nodes:
+        thread.start()
+    for thread in nodes:
+        thread.join(120)
+    assert not failed, failed
+    table = f'"{entries_schema}"'
+    assert pg.execute(f"SELECT sum(use_count) FROM {table}.memory_uses").fetchone() == (
+        sum(recalled),
+    )

@@ -20,13 +20,16 @@ from typing import Any, Final
 
 from toolang_core import PluginDatabase
 from toolang_core.memory.kit import Use
-from toolang_memory_postgres.schema import ENTRIES, ITEMS, USES
+from toolang_memory_postgres.schema import ENTRIES, USES
 from toolang_memory_postgres.statements import SCOPE
 
-_LOCK: Final = f"SELECT id FROM {ENTRIES} WHERE id = ANY(?) ORDER BY id FOR KEY SHARE"
-"""The entries about to be counted, held until the commit: one deleted meanwhile
-(forget, pruning, on another node) is left out, and one deleted later takes its uses
-along (the delete waits for this transaction, then its trigger finds them)."""
+_LOCK: Final = f"SELECT id FROM {ENTRIES} WHERE id = ANY(?) ORDER BY id FOR NO KEY UPDATE"
+"""The entries about to be counted, locked in id order until the commit: two nodes
+counting the same entries wait for each other at the entries (never one at an entry
+and the other at its uses: that deadlocked when one of them was deleting it); one
+deleted meanwhile is left out, and one deleted later takes its uses along (the delete
+waits for this transaction, then its trigger finds them). The lock writes no new
+version of the entry."""
 _FLUSH: Final = (
     f"INSERT INTO {USES} AS s (id, use_count, last_used_at) "
     "SELECT u.id, u.n, u.at FROM unnest(?::bigint[], ?::bigint[], ?::double precision[]) "
@@ -34,8 +37,7 @@ _FLUSH: Final = (
     "ON CONFLICT (id) DO UPDATE SET use_count = s.use_count + excluded.use_count, "
     "last_used_at = greatest(s.last_used_at, excluded.last_used_at)"
 )
-"""Added to the stored counts in id order: two nodes flushing the same entries at once
-wait for each other instead of deadlocking."""
+"""Added to the stored counts (of the entries still there, locked by :data:`_LOCK`)."""
 
 
 def flush(db: PluginDatabase, taken: Mapping[int, tuple[int, float]]) -> None:
@@ -59,6 +61,14 @@ def stored(db: PluginDatabase, ids: Sequence[int]) -> dict[int, Use]:
     return {int(row[0]): (int(row[1]), row[2]) for row in rows}
 
 
+_WITH_USES: Final = (
+    f"LEFT JOIN LATERAL (SELECT use_count, last_used_at FROM {USES} AS u "
+    f"WHERE u.id = {ENTRIES}.id OFFSET 0) AS u ON true"
+)
+"""Each entry's uses, found by its id (``OFFSET 0`` keeps it a probe per entry of the
+scope: joined as a whole, the planner reads every agent's uses)."""
+
+
 def cap(db: PluginDatabase, scopes: Iterable[tuple[str, str | None]], limit: int) -> int:
     """Delete what is over ``limit`` entries in each ``(agent_id, owner)`` scope, least
     used first: never recalled before recalled, then the longest unused (its last
@@ -67,8 +77,9 @@ def cap(db: PluginDatabase, scopes: Iterable[tuple[str, str | None]], limit: int
     for agent, owner in set(scopes):
         params: list[Any] = [agent, owner, owner]
         removed += db.execute(
-            f"DELETE FROM {ENTRIES} WHERE id IN (SELECT id FROM {ITEMS} WHERE {SCOPE} "
-            "ORDER BY use_count > 0, coalesce(last_used_at, updated_at), id "
+            f"DELETE FROM {ENTRIES} WHERE id IN (SELECT id FROM {ENTRIES} {_WITH_USES} "
+            f"WHERE {SCOPE} ORDER BY coalesce(u.use_count, 0) > 0, "
+            "coalesce(u.last_used_at, updated_at), id "
             f"LIMIT greatest(0, (SELECT count(*) FROM {ENTRIES} WHERE {SCOPE}) - ?))",
             [*params, *params, limit],
         ).rowcount
