@@ -4,8 +4,10 @@ counts of several nodes adding up), a bounded boost in ranking, and pruning past
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
+from collections.abc import Callable
 
 import psycopg
 import pytest
@@ -178,6 +180,26 @@ def test_m003_moves_the_counts_to_a_table_of_their_own_and_they_go_with_their_en
         caller.close()
 
 
+def _at_once(*calls: Callable[[], object], timeout: float = 120) -> list[BaseException]:
+    """Run each of ``calls`` in a thread of its own, all at once, until all have ended;
+    what they raised."""
+    failed: list[BaseException] = []
+
+    def run(call: Callable[[], object]) -> None:
+        try:
+            call()
+        except BaseException as exc:  # reported to the test
+            failed.append(exc)
+
+    threads = [threading.Thread(target=run, args=(call,)) for call in calls]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout)
+    assert not any(thread.is_alive() for thread in threads), "a call never ended"
+    return failed
+
+
 def _a_session_waits_on_a_lock(dsn: str) -> None:
     """Until a session of the plugin waits on a lock (the other node's turn to move)."""
     deadline = time.monotonic() + 30
@@ -218,14 +240,13 @@ def test_two_nodes_counting_an_entry_one_of_them_deletes_wait_for_each_other(
                 _a_session_waits_on_a_lock(toolang_pg_dsn)
 
         monkeypatch.setattr(uses, "flush", flush)
-        failed: dict[str, BaseException] = {}
 
-        def run(node, call):
-            who[threading.get_ident()] = node
-            try:
-                call()
-            except BaseException as exc:  # reported below
-                failed[node] = exc
+        def as_node(node: str, call: Callable[[], object]) -> Callable[[], object]:
+            def called() -> object:
+                who[threading.get_ident()] = node
+                return call()
+
+            return called
 
         note = MemoryWriteBatch(
             agent_uri="toolang:agent/agent-a",
@@ -233,14 +254,10 @@ def test_two_nodes_counting_an_entry_one_of_them_deletes_wait_for_each_other(
             entries=(MemoryEntry(text="a later note"),),
         )
         forget = MemoryForget(agent_id="agent-a", keys=("gryphel",))
-        nodes = [
-            threading.Thread(target=run, args=("b", lambda: b.plugin.forget(forget))),
-            threading.Thread(target=run, args=("a", lambda: a.plugin.remember_now(note))),
-        ]
-        for thread in nodes:
-            thread.start()
-        for thread in nodes:
-            thread.join(60)
+        failed = _at_once(
+            as_node("b", lambda: b.plugin.forget(forget)),
+            as_node("a", lambda: a.plugin.remember_now(note)),
+        )
         assert not failed, failed
         table = f'"{entries_schema}"'
         assert pg.execute(
@@ -259,7 +276,6 @@ def test_the_uses_counted_by_nodes_at_once_all_add_up(memory_factory, pg, entrie
         seed.save("agent-a", f"a common word, number {n}", key=f"k{n}")
     seed_caller.close()
     recalled = [0, 0, 0]
-    failed: list[BaseException] = []
 
     def node(n: int, plugin) -> None:
         caller = MemoryCaller()
@@ -268,16 +284,11 @@ def test_the_uses_counted_by_nodes_at_once_all_add_up(memory_factory, pg, entrie
             for turn in range(30):
                 recalled[n] += len(memory.recall("agent-a", "common", max_items=20).items)
                 memory.save("agent-a", f"note {n} {turn}")
-        except BaseException as exc:  # reported below
-            failed.append(exc)
         finally:
             caller.close()
 
-    nodes = [threading.Thread(target=node, args=(n, memory_factory())) for n in range(3)]
-    for thread in nodes:
-        thread.start()
-    for thread in nodes:
-        thread.join(120)
+    plugins = [memory_factory() for _ in range(3)]
+    failed = _at_once(*(functools.partial(node, n, plugin) for n, plugin in enumerate(plugins)))
     assert not failed, failed
     table = f'"{entries_schema}"'
     assert pg.execute(f"SELECT sum(use_count) FROM {table}.memory_uses").fetchone() == (
