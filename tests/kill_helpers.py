@@ -42,11 +42,13 @@ from toolang_core import Tool, ToolCallContext, hookimpl
 
 
 def _effect(file: str, label: str, context: ToolCallContext | None) -> str:
-    """Wait while $EFFECT_DIR/gate-<label> exists, append one line (turn, label,
+    """Wait while $EFFECT_DIR/gate-<label> exists (having created
+    $EFFECT_DIR/at-gate-<label>: the function is running), append one line (turn, label,
     idempotency key) to $EFFECT_DIR/<file>, then linger $EFFECT_LINGER_SECONDS: the
     window in which a crash leaves the call in doubt with its effect done."""
     assert context is not None
     folder = Path(os.environ["EFFECT_DIR"])
+    (folder / f"at-gate-{label}").touch()
     deadline = time.monotonic() + 120
     while (folder / f"gate-{label}").exists() and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -119,6 +119,9 @@ def test_sigterm_records_a_tool_finishing_in_the_grace_and_a_second_signal_ends_
         (home / "gate-a").unlink()  # tool a finishes during the grace period
         wait_for(lambda: step_status(store, key_a) == "completed", 30, "tool a's result")
         wait_for(lambda: step_status(store, key_b) == "intent", 30, "tool b to start")
+        # Its intent is written before a worker thread takes the call: a signal in
+        # between would leave b never run (in doubt all the same), not blocked.
+        wait_for((home / "at-gate-b").exists, 30, "tool b to run in its thread")
         first.process.send_signal(signal.SIGTERM)  # tool b is blocked in its thread
         code = first.wait(timeout=120)  # far less than the grace: the signal ended it
     finally:

@@ -29,14 +29,43 @@ class ToolThreads:
 
     async def run(self, function: Callable[..., Any], params: Mapping[str, Any]) -> Any:
         """``function(**params)`` in a worker thread, counted until it returns or raises
-        (not until the awaiting turn gives up on it)."""
+        (not until the awaiting turn gives up on it).
+
+        A call the turn gives up on before a worker thread took it never runs and is
+        not counted from then on (the executor's queue may hold it a while: a pool whose
+        threads are all busy, or one just starting a thread).
+        """
+        call = _Call(function, params)
         with self._lock:
             self._running += 1
-        return await asyncio.to_thread(self._counted, function, params)
-
-    def _counted(self, function: Callable[..., Any], params: Mapping[str, Any]) -> Any:
         try:
-            return function(**params)
+            return await asyncio.to_thread(self._counted, call)
+        except BaseException:
+            with self._lock:
+                if not call.started:
+                    call.abandoned = True  # a thread that takes it later returns at once
+                    self._running -= 1
+            raise
+
+    def _counted(self, call: _Call) -> Any:
+        with self._lock:
+            if call.abandoned:
+                return None
+            call.started = True
+        try:
+            return call.function(**call.params)
         finally:
             with self._lock:
                 self._running -= 1
+
+
+class _Call:
+    """One call handed to a worker thread: taken by it, or given up on first."""
+
+    __slots__ = ("abandoned", "function", "params", "started")
+
+    def __init__(self, function: Callable[..., Any], params: Mapping[str, Any]) -> None:
+        self.function = function
+        self.params = params
+        self.started = False
+        self.abandoned = False

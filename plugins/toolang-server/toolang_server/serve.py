@@ -113,7 +113,6 @@ async def start(runtime: Runtime, settings: ServerSettings) -> RunningServer:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}"
-    _write_url(runtime.config.home / URL_FILE, url)
     access = (
         f"{len(settings.tokens)} token(s)"
         if settings.tokens
@@ -142,4 +141,6 @@ async def start(runtime: Runtime, settings: ServerSettings) -> RunningServer:
             file=sys.stderr,
             flush=True,
         )
+    # Last: whatever waits for this file finds the lines above already printed.
+    _write_url(runtime.config.home / URL_FILE, url)
     return RunningServer(server, task, url)
