@@ -77,7 +77,7 @@ def test_a_tool_thread_past_its_time_limit_keeps_its_database_through_shutdown(t
         home=tmp_path / ".toolang",
         runtime=RuntimeConfig(executor="agent", poll_seconds=0.05, shutdown_grace_seconds=0),
         models=ModelsConfig(default="scripted"),
-        tools=ToolsConfig(timeout_seconds=0.2),
+        tools=ToolsConfig(timeout_seconds=1.5),  # a loaded machine's queue fits in it
     )
     runtime = Runtime.with_plugins(
         config, [("scripted", model.plugin()), ("slow-writer", writer)], env={}
@@ -98,7 +98,7 @@ def test_a_tool_thread_past_its_time_limit_keeps_its_database_through_shutdown(t
     turn = inbox.get(turn_id)
     inbox.store.close()
     assert (turn.status, turn.output) == (TurnStatus.COMPLETED, "moved on")
-    assert "timed out after 0.2 s" in model.calls[1].messages[-1].content
+    assert "timed out after 1.5 s" in model.calls[1].messages[-1].content
     with sqlite3.connect(tmp_path / ".toolang" / "plugins" / "slow-writer.db") as conn:
         assert conn.execute("SELECT count(*) FROM rows").fetchone() == (ROWS,)
     assert [e["tool_threads"] for e in logs if e["event"] == "plugin_databases.left_open"] == [1]
