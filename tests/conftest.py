@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 from collections.abc import Callable
@@ -23,6 +24,18 @@ collect_ignore = ["frozen_plugins"]
 # properties check does not depend on speed, so the suite turns both off.
 settings.register_profile("toolang", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("toolang")
+
+
+@pytest.fixture(autouse=True)
+def _root_logger_as_it_was():
+    """A test that calls ``configure_logging`` adds a handler to the root logger (on
+    its own stream) and sets its level: both are put back after it."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    for handler in [h for h in root.handlers if h not in handlers]:
+        root.removeHandler(handler)
+    root.setLevel(level)
 
 
 @pytest.fixture

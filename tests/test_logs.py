@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import subprocess
 import sys
 
@@ -123,3 +124,66 @@ def test_cli_logs_json_on_stderr_and_keeps_stdout_clean(cli_run, tmp_path):
         "broken",
         "toolang-test-broken",
     )
+
+
+def test_a_librarys_records_are_json_lines_masked_and_from_warning_up():
+    stream = io.StringIO()
+    configure_logging(level="info", fmt="json", stream=stream)
+    try:
+        library = logging.getLogger("some.library")
+        library.info("HTTP Request: GET https://agent.example/card?api_key=sk-abc123secret")
+        library.warning("could not reach postgresql://app:hunter2@db/toolang")
+    finally:
+        structlog.reset_defaults()
+    (line,) = [json.loads(x) for x in stream.getvalue().splitlines()]
+    assert line["event"] == f"could not reach postgresql://app:{MASK}@db/toolang"
+    assert (line["level"], line["logger"]) == ("warning", "some.library")
+    assert "timestamp" in line
+
+
+def test_a_librarys_debug_records_show_with_log_level_debug_masked():
+    stream = io.StringIO()
+    configure_logging(level="debug", fmt="json", stream=stream)
+    try:
+        logging.getLogger("httpx").info(
+            "HTTP Request: GET https://agent.example/card"
+            '?api_key=sk-abcdef0123456789abcdef "200 OK"'
+        )
+    finally:
+        structlog.reset_defaults()
+    (line,) = [json.loads(x) for x in stream.getvalue().splitlines()]
+    assert "sk-abcdef0123456789abcdef" not in stream.getvalue()
+    assert line["event"].startswith("HTTP Request: GET https://agent.example/card?api_key=")
+    assert line["logger"] == "httpx"
+
+
+def test_a_librarys_traceback_is_masked_in_both_formats():
+    for fmt in ("json", "console"):
+        stream = io.StringIO()
+        configure_logging(level="info", fmt=fmt, stream=stream)  # type: ignore[arg-type]
+        try:
+            try:
+                raise RuntimeError("could not reach postgresql://app:hunter2@db/toolang")
+            except RuntimeError:
+                logging.getLogger("uvicorn.error").exception("Exception in ASGI application")
+        finally:
+            structlog.reset_defaults()
+        assert "Exception in ASGI application" in stream.getvalue(), fmt
+        assert "hunter2" not in stream.getvalue(), fmt
+
+
+def test_a_librarys_basic_config_adds_no_second_handler():
+    """The MCP SDK calls ``logging.basicConfig(level="INFO", …)`` when a server is built:
+    its raw lines (httpx's request URLs among them) must not reach stderr."""
+    stream = io.StringIO()
+    other = io.StringIO()
+    configure_logging(level="info", fmt="json", stream=stream)
+    configure_logging(level="info", fmt="json", stream=stream)  # again: still one handler
+    try:
+        logging.basicConfig(level="INFO", format="%(message)s", stream=other)
+        logging.getLogger("mcp.server").info("StreamableHTTP session manager started")
+        logging.getLogger("mcp.server").warning("a warning")
+    finally:
+        structlog.reset_defaults()
+    assert other.getvalue() == ""
+    assert [json.loads(x)["event"] for x in stream.getvalue().splitlines()] == ["a warning"]

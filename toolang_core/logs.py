@@ -4,6 +4,14 @@ Library code only ever calls ``structlog.get_logger(...)``; this module, called 
 by the CLI, decides how those events are written: readable lines on a terminal,
 JSON lines with ``--log-format json``. Logs go to stderr so command output on stdout
 stays machine-readable. Secrets are masked before anything is rendered.
+
+The libraries the plugins use (httpx, uvicorn, the MCP SDK, …) log through the
+standard library's ``logging``. Their records are written the same way — one JSON line
+each with ``--log-format json``, masked, the logger's name under ``logger`` — from
+``WARNING`` up (everything with ``--log-level debug``): httpx's request lines, for
+one, show URLs, and a URL may carry a key. The handler sits on the root logger, so a
+library's own ``logging.basicConfig`` (the MCP SDK calls it when a server is built)
+finds it there and adds nothing.
 """
 
 from __future__ import annotations
@@ -42,7 +50,8 @@ def _redact_event(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMa
 def configure_logging(
     *, level: str = "info", fmt: LogFormat = "auto", stream: TextIO | None = None
 ) -> None:
-    """Configure structlog for this process: ``fmt`` ``json`` or ``console``/``auto``.
+    """Configure structlog for this process: ``fmt`` ``json`` or ``console``/``auto``,
+    and the standard library's records alike (see the module's docstring).
 
     ``auto`` renders with colours on a terminal and plain ``key=value`` lines otherwise.
     """
@@ -53,18 +62,47 @@ def configure_logging(
     else:
         colors = fmt == "console" or (fmt == "auto" and out.isatty())
         renderer = structlog.dev.ConsoleRenderer(colors=colors and out.isatty())
-    processors: list[Any] = [
+    stamped: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
-    if fmt == "json":
-        # Before masking: a traceback quotes values (and secrets) too.
-        processors.append(structlog.processors.format_exc_info)
-    processors += [_redact_event, renderer]
+    # A traceback is formatted before masking, in both formats: it quotes values (and
+    # secrets) too. (The console renderer's own tracebacks, drawn after, were not.)
+    masked: list[Any] = [structlog.processors.format_exc_info, _redact_event]
     structlog.configure(
-        processors=processors,
+        processors=[*stamped, *masked, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(_LEVELS.get(level, logging.INFO)),
         logger_factory=structlog.PrintLoggerFactory(file=out),
         cache_logger_on_first_use=False,
     )
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[*stamped, structlog.stdlib.add_logger_name],
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            *masked,
+            _redact_message,
+            renderer,
+        ],
+    )
+    handler = logging.StreamHandler(out)
+    handler.set_name(_HANDLER)
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if h.get_name() == _HANDLER]:
+        root.removeHandler(old)  # configured again (tests, a second CLI call)
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if level == "debug" else logging.WARNING)
+
+
+_HANDLER = "toolang"
+"""The name of the root logger's handler :func:`configure_logging` adds."""
+
+
+def _redact_message(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """Mask a library's message: unlike the runtime's event names, it is free text (a
+    URL with a key, a DSN with its password)."""
+    message = event.get("event")
+    if isinstance(message, str):
+        event["event"] = redact(message)
+    return event

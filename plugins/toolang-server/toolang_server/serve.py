@@ -94,6 +94,7 @@ async def start(runtime: Runtime, settings: ServerSettings) -> RunningServer:
     config = uvicorn.Config(
         app,
         log_level="warning",
+        log_config=None,  # uvicorn's records go to the runtime's handler (masked)
         lifespan="off",
         access_log=False,
         timeout_graceful_shutdown=2,

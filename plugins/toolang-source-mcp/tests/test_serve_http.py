@@ -4,6 +4,7 @@ the same turn, tokens → owners, another owner's thread refused, cancel."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -105,3 +106,24 @@ def test_cancel_from_the_client_cancels_the_turn(home: Home) -> None:
         assert [t.status.value for t in home.turns(thread_id="mcp:cancel")] == ["canceled"]
 
     anyio.run(run)
+
+
+def test_the_sdks_logging_set_up_leaves_the_runtimes_log_json(tmp_path: Path, site: Path) -> None:
+    """Building the MCP server calls ``logging.basicConfig(level="INFO")``: the runtime's
+    log stays one JSON line per record (the SDK's and httpx's info lines not shown)."""
+    json_home = Home(tmp_path / "json-home", site, extra='\n[log]\nformat = "json"\n').start()
+    try:
+
+        async def run() -> None:
+            async with http_session(json_home, ALICE) as mcp:
+                result = await mcp.call_tool("ask_assistant", {"text": "hello there"})
+                assert not result.is_error
+
+        anyio.run(run)
+    finally:
+        log = json_home.stop()
+    # The server's two start lines are for the terminal (a sign-in link is never logged).
+    lines = [x for x in log.splitlines() if x and not x.startswith("toolang server: ")]
+    events = [json.loads(line)["event"] for line in lines]  # each line is JSON
+    assert "runtime.started" in events and "runtime.stopped" in events
+    assert "StreamableHTTP session manager" not in log
