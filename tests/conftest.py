@@ -29,13 +29,14 @@ settings.load_profile("toolang")
 @pytest.fixture(autouse=True)
 def _root_logger_as_it_was():
     """A test that calls ``configure_logging`` adds a handler to the root logger (on
-    its own stream) and sets its level: both are put back after it."""
+    its own stream), sets its level and captures warnings: all are put back after it."""
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     yield
     for handler in [h for h in root.handlers if h not in handlers]:
         root.removeHandler(handler)
     root.setLevel(level)
+    logging.captureWarnings(False)
 
 
 @pytest.fixture

@@ -187,3 +187,17 @@ def test_a_librarys_basic_config_adds_no_second_handler():
         structlog.reset_defaults()
     assert other.getvalue() == ""
     assert [json.loads(x)["event"] for x in stream.getvalue().splitlines()] == ["a warning"]
+
+
+def test_a_python_warning_is_a_json_line_too():
+    import warnings
+
+    stream = io.StringIO()
+    configure_logging(level="info", fmt="json", stream=stream)
+    try:
+        warnings.warn("XDG_RUNTIME_DIR is not set", RuntimeWarning, stacklevel=1)
+    finally:
+        structlog.reset_defaults()
+    (line,) = [json.loads(x) for x in stream.getvalue().splitlines()]
+    assert (line["logger"], line["level"]) == ("py.warnings", "warning")
+    assert "RuntimeWarning: XDG_RUNTIME_DIR is not set" in line["event"]

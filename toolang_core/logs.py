@@ -11,7 +11,8 @@ each with ``--log-format json``, masked, the logger's name under ``logger`` — 
 ``WARNING`` up (everything with ``--log-level debug``): httpx's request lines, for
 one, show URLs, and a URL may carry a key. The handler sits on the root logger, so a
 library's own ``logging.basicConfig`` (the MCP SDK calls it when a server is built)
-finds it there and adds nothing.
+finds it there and adds nothing. Python's warnings (``warnings.warn``) become records of
+the ``py.warnings`` logger.
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ def configure_logging(
         root.removeHandler(old)  # configured again (tests, a second CLI call)
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if level == "debug" else logging.WARNING)
+    logging.captureWarnings(True)  # a library's warnings.warn(): a record, not raw lines
 
 
 _HANDLER = "toolang"
