@@ -10,7 +10,7 @@ import sys
 
 import structlog
 
-from toolang_core.logs import configure_logging
+from toolang_core.logs import _library_message, configure_logging
 from toolang_core.redaction import MASK, redact, redact_text
 
 
@@ -201,3 +201,41 @@ def test_a_python_warning_is_a_json_line_too():
     (line,) = [json.loads(x) for x in stream.getvalue().splitlines()]
     assert (line["logger"], line["level"]) == ("py.warnings", "warning")
     assert "RuntimeWarning: XDG_RUNTIME_DIR is not set" in line["event"]
+
+
+def test_a_librarys_arguments_are_masked_by_their_keys_and_error_level_hides_its_warnings():
+    stream = io.StringIO()
+    configure_logging(level="info", fmt="json", stream=stream)
+    try:
+        library = logging.getLogger("some.library")
+        library.warning("calling %s with %s\n", "https://a.example", {"api_key": "plain-value-1"})
+    finally:
+        structlog.reset_defaults()
+    shown = [json.loads(x)["event"] for x in stream.getvalue().splitlines()]
+    assert shown == [f"calling https://a.example with {{'api_key': '{MASK}'}}"]
+    misfit = {"event": "a format the args do not fit %d", "positional_args": ("x",)}
+    assert _library_message(None, "warning", misfit) == {
+        "event": "a format the args do not fit %d ('x',)"
+    }
+
+    stream = io.StringIO()
+    configure_logging(level="error", fmt="json", stream=stream)
+    try:
+        logging.getLogger("some.library").warning("not shown at --log-level error")
+        logging.getLogger("some.library").error("shown")
+    finally:
+        structlog.reset_defaults()
+    assert [json.loads(x)["event"] for x in stream.getvalue().splitlines()] == ["shown"]
+
+
+def test_http_headers_are_not_logged_even_at_debug():
+    stream = io.StringIO()
+    configure_logging(level="debug", fmt="json", stream=stream)
+    try:
+        logging.getLogger("httpcore.http11").debug(
+            "receive_response_headers.complete return_value=[(b'Set-Cookie', b'session=s3cr3t')]"
+        )
+        logging.getLogger("httpx").debug("shown")
+    finally:
+        structlog.reset_defaults()
+    assert [json.loads(x)["event"] for x in stream.getvalue().splitlines()] == ["shown"]

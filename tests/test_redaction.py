@@ -20,6 +20,18 @@ from toolang_core import MASK, redact, redact_text
         ("aws AKIAABCDEFGHIJKLMNOP", "aws ********"),
         ("google AIzaSyA1234567890abcdefghijklmnopqrstu", "google ********"),
         ("jwt eyJhbGciOiJI.eyJzdWIiOiIx.SflKxwRJSMeK", "jwt ********"),
+        (
+            'GET https://a.example/card?api_key=plain123&page=2 "200 OK"',
+            'GET https://a.example/card?api_key=********&page=2 "200 OK"',
+        ),
+        (
+            "https://a.example/?access_token=opaque-1;key=k1",
+            "https://a.example/?access_token=********;key=********",
+        ),
+        (
+            "https://b.example/o?X-Amz-Signature=abc123&sv=2020&sig=AbC%2B",
+            "https://b.example/o?X-Amz-Signature=********&sv=2020&sig=********",
+        ),
     ],
 )
 def test_each_secret_shape_is_masked(text, kept):
@@ -28,7 +40,13 @@ def test_each_secret_shape_is_masked(text, kept):
 
 @pytest.mark.parametrize(
     "text",
-    ["The quick brown fox. " * 20, "high though enough", "basically fine", "https://example.org/a"],
+    [
+        "The quick brown fox. " * 20,
+        "high though enough",
+        "basically fine",
+        "https://example.org/a",
+        "https://example.org/search?q=monkey&keyword=token&design=1",
+    ],
 )
 def test_text_without_secrets_is_returned_unchanged(text):
     assert redact_text(text) is text or redact_text(text) == text

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -106,3 +107,21 @@ def test_run_says_so_in_its_first_line(toolang_cli, toolang_home):
     ran = toolang_cli("run", "--no-sources", "--until-idle", env={"TOOLANG_LOAD_PLUGINS": ""})
     assert ran.returncode == 0, ran.stderr
     assert ran.stderr.splitlines()[0] == f"WARNING: {OFF_WARNING}"
+
+
+def test_run_with_json_logs_says_so_in_a_json_line(toolang_cli, toolang_home):
+    toolang_home.write_config(
+        '[tools]\nsandbox = "off"\n[runtime]\nexecutor = "echo"\npoll_seconds = 0.05\n'
+    )
+    ran = toolang_cli(
+        "--log-format",
+        "json",
+        "run",
+        "--no-sources",
+        "--until-idle",
+        env={"TOOLANG_LOAD_PLUGINS": ""},
+    )
+    assert ran.returncode == 0, ran.stderr
+    events = [json.loads(line) for line in ran.stderr.splitlines()]  # every line is JSON
+    (said,) = [e for e in events if e["event"] == "runtime.sandbox_warning"]
+    assert (said["level"], said["detail"]) == ("warning", OFF_WARNING)

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import MutableMapping
-from typing import Any, Literal, TextIO
+from collections.abc import Mapping, MutableMapping
+from typing import Any, Final, Literal, TextIO
 
 import structlog
 
@@ -81,10 +81,12 @@ def configure_logging(
         foreign_pre_chain=[*stamped, structlog.stdlib.add_logger_name],
         processors=[
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            _library_message,
             *masked,
-            _redact_message,
             renderer,
         ],
+        use_get_message=False,  # the message is made by _library_message, its args masked
+        pass_foreign_args=True,
     )
     handler = logging.StreamHandler(out)
     handler.set_name(_HANDLER)
@@ -93,7 +95,10 @@ def configure_logging(
     for old in [h for h in root.handlers if h.get_name() == _HANDLER]:
         root.removeHandler(old)  # configured again (tests, a second CLI call)
     root.addHandler(handler)
-    root.setLevel(logging.DEBUG if level == "debug" else logging.WARNING)
+    wanted = _LEVELS.get(level, logging.INFO)
+    root.setLevel(wanted if wanted == logging.DEBUG else max(wanted, logging.WARNING))
+    for name in _HEADERS_AT_DEBUG:  # their debug lines hold whole headers (cookies)
+        logging.getLogger(name).setLevel(max(root.level, logging.INFO))
     logging.captureWarnings(True)  # a library's warnings.warn(): a record, not raw lines
 
 
@@ -101,10 +106,23 @@ _HANDLER = "toolang"
 """The name of the root logger's handler :func:`configure_logging` adds."""
 
 
-def _redact_message(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-    """Mask a library's message: unlike the runtime's event names, it is free text (a
-    URL with a key, a DSN with its password)."""
-    message = event.get("event")
-    if isinstance(message, str):
-        event["event"] = redact(message)
+_HEADERS_AT_DEBUG: Final = ("httpcore", "hpack")
+"""Libraries whose debug records print HTTP headers whole (``Set-Cookie``, tokens under
+names no rule knows): not shown even with ``--log-level debug``."""
+
+
+def _library_message(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """A library's message, made from its format and its arguments masked one by one
+    (a mapping's secret-named keys are known there, not in the text), then masked as
+    text: unlike the runtime's event names it is free text (a URL with a key, a DSN
+    with its password). A format its arguments do not fit is shown with them after it."""
+    message = str(event.get("event", ""))
+    args = event.pop("positional_args", None)
+    if args:
+        shown = redact(args) if isinstance(args, Mapping) else tuple(redact(list(args)))
+        try:
+            message = message % shown
+        except (TypeError, ValueError, KeyError):
+            message = f"{message} {shown!r}"
+    event["event"] = redact(message).rstrip()
     return event

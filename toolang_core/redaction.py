@@ -64,6 +64,11 @@ _KEY_SHAPES = re.compile(
     r")"
 )
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}")
+_URL_QUERY_VALUE = re.compile(r"(?P<lead>[?&;](?P<name>[A-Za-z0-9_.~%-]{1,64})=)[^&;#\s\"'<>]+")
+"""A parameter of a URL's query; its value is masked when its name names a secret
+(:func:`is_secret_key`, or a key or a signature: ``?key=``, ``&sig=``,
+``X-Amz-Signature=``)."""
+_QUERY_SECRET_NAME = re.compile(r"(^key|sig|signature)$", re.IGNORECASE)
 # An AWS secret access key (40 characters of base64, no shape of its own) is told by the
 # access key id beside it, either order, at most 40 characters apart; mixed case and a
 # digit, "/" or "+" (a git SHA is none). The SecurityFilter's finders mirror it.
@@ -147,8 +152,17 @@ def _core_text(text: str) -> str:
     if "akia" in lowered or "asia" in lowered:  # before the key id itself is masked
         text = _aws_secret_keys(text)
     text = _URL_CREDENTIALS.sub(lambda m: f"{m['scheme']}{m['user']}:{MASK}@", text)
+    if "://" in lowered and "=" in text:
+        text = _URL_QUERY_VALUE.sub(_query_value, text)
     text = _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", text)
     return _KEY_SHAPES.sub(MASK, text)
+
+
+def _query_value(match: re.Match[str]) -> str:
+    name = match["name"]
+    if is_secret_key(name) or _QUERY_SECRET_NAME.search(name):
+        return f"{match['lead']}{MASK}"
+    return match.group(0)
 
 
 def _aws_secret_keys(text: str) -> str:

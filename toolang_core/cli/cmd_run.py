@@ -94,7 +94,7 @@ def run(
         state.config = config
     runtime = state.runtime
     chosen = () if no_sources else (sources or None)
-    _say_sandbox(config)
+    _say_sandbox(config, json_log=(state.log_format or config.log.format) == "json")
     if line is not None:  # a person is watching: say how to talk to it
         from toolang_core.cli.hints import path_hint
 
@@ -108,13 +108,20 @@ def run(
     asyncio.run(_serve(runtime, chosen, until_idle, line, wait_seconds))
 
 
-def _say_sandbox(config: ToolangConfig) -> None:
+def _say_sandbox(config: ToolangConfig, *, json_log: bool) -> None:
     """The start-up line about tools' sandbox, in red, when it is off or missing (never
-    a silent fallback); nothing when programs run sandboxed."""
+    a silent fallback); nothing when programs run sandboxed. With JSON logs it is a
+    ``runtime.sandbox_warning`` event: every line on stderr stays JSON."""
     from toolang_core.sandbox.support import sandbox_warning
 
     warning = sandbox_warning(config.tools)
-    if warning is not None:
+    if warning is None:
+        return
+    if json_log:
+        import structlog
+
+        structlog.get_logger("toolang.runtime").warning("runtime.sandbox_warning", detail=warning)
+    else:
         click.secho(f"WARNING: {warning}", fg="red", err=True)
 
 

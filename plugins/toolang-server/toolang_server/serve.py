@@ -93,8 +93,8 @@ async def start(runtime: Runtime, settings: ServerSettings) -> RunningServer:
     # (Starlette's Python dominates), and would have to become every runtime's loop.
     config = uvicorn.Config(
         app,
-        log_level="warning",
-        log_config=None,  # uvicorn's records go to the runtime's handler (masked)
+        log_level=None,
+        log_config=None,  # uvicorn's records: the runtime's handler and levels (masked)
         lifespan="off",
         access_log=False,
         timeout_graceful_shutdown=2,

@@ -130,10 +130,10 @@ async def start(runtime: Runtime) -> None:
             yield
 
     sock = bind(settings.listen)
-    # log_config=None: uvicorn's records go to the runtime's handler (structured,
-    # masked), not to handlers of uvicorn's own.
+    # log_config=None, log_level=None: uvicorn's records go to the runtime's handler
+    # (structured, masked) at its levels, not to handlers of uvicorn's own.
     config = uvicorn.Config(
-        build_app(runtime), log_level="warning", log_config=None, lifespan="off", access_log=False
+        build_app(runtime), log_level=None, log_config=None, lifespan="off", access_log=False
     )
     server = Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]), name="a2a-server")
