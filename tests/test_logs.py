@@ -165,7 +165,9 @@ def test_a_librarys_traceback_is_masked_in_both_formats():
             try:
                 raise RuntimeError("could not reach postgresql://app:hunter2@db/toolang")
             except RuntimeError:
-                logging.getLogger("uvicorn.error").exception("Exception in ASGI application")
+                # A logger no other test configures (uvicorn's default config, started by
+                # a test server in the same process, would stop "uvicorn" propagating).
+                logging.getLogger("tests.logs.server").exception("Exception in ASGI application")
         finally:
             structlog.reset_defaults()
         assert "Exception in ASGI application" in stream.getvalue(), fmt

@@ -146,7 +146,11 @@ class A2AServer:
         # Idle connections stay open for the whole test: uvicorn's default closes them
         # after 5 s, and a call sent on one as it closes is lost before it arrives
         # ("server disconnected"), a race a loaded machine makes likely.
-        config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_keep_alive=600)
+        # log_config=None: uvicorn's default would hand its loggers handlers of their own
+        # and stop them propagating, for the whole process (the runtime's log among it).
+        config = uvicorn.Config(
+            app, log_level="warning", log_config=None, lifespan="off", timeout_keep_alive=600
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
