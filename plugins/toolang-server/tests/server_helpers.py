@@ -227,14 +227,6 @@ class LiveServer:
         timeout = ANSWER_WAIT + 30  # above the longest wait a test asks the server for
         return bearer_client(self.url, token, timeout=timeout, **kw)
 
-    def printed_sign_in_link(self) -> str:
-        """The one-time sign-in link ``toolang run`` printed."""
-        import re
-
-        found = re.search(r"toolang server: sign in: (\S+)", (self.home / "server.log").read_text())
-        assert found, (self.home / "server.log").read_text()
-        return found.group(1)
-
     def new_sign_in_link(self) -> str:
         """A fresh one-time sign-in link, as `toolang console` makes one."""
         from toolang_server.signin import sign_in_url
@@ -264,15 +256,11 @@ def install_test_plugin(make_distribution: object) -> None:
     )
 
 
-def start_server(
-    home: Path,
-    site: Path,
-    *,
-    extra_config: str = "",
-    env: Mapping[str, str] | None = None,
-    timeout: float = 60,
-) -> LiveServer:
-    """Start ``toolang run`` in ``home`` and wait (with a deadline) until it listens."""
+def server_environment(
+    home: Path, site: Path, *, extra_config: str = "", env: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Write ``home``'s config (the kit's, then ``extra_config``) and return the
+    environment a ``toolang run`` of it gets (the kit on its path, ``env`` on top)."""
     (home / "toolang.toml").write_text(BASE_CONFIG + extra_config, encoding="utf-8")
     out = home / "out"
     out.mkdir(exist_ok=True)
@@ -285,6 +273,19 @@ def start_server(
             **(env or {}),
         }
     )
+    return full_env
+
+
+def start_server(
+    home: Path,
+    site: Path,
+    *,
+    extra_config: str = "",
+    env: Mapping[str, str] | None = None,
+    timeout: float = 60,
+) -> LiveServer:
+    """Start ``toolang run`` in ``home`` and wait (with a deadline) until it listens."""
+    full_env = server_environment(home, site, extra_config=extra_config, env=env)
     url_file = home / ".toolang" / "server.url"
     url_file.unlink(missing_ok=True)
     log = (home / "server.log").open("w")

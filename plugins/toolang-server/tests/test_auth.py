@@ -6,10 +6,24 @@ was presented and limited per client. A real ``toolang run`` serves every test."
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
+import select
+import signal
+import sys
 import time
 
 import httpx
-from server_helpers import TOKEN_CONFIG, TOKENS, open_runtime_store, spawn_run, wait_for
+from server_helpers import (
+    TOKEN_CONFIG,
+    TOKENS,
+    install_test_plugin,
+    open_runtime_store,
+    server_environment,
+    spawn_run,
+    wait_for,
+)
 
 from toolang_core import ApprovalBook, NewTurnRequest
 
@@ -113,7 +127,7 @@ def test_without_a_credential_a_caller_cancels_only_what_it_submitted(open_serve
 
 
 def test_a_sign_in_link_opens_a_session_once_and_the_session_decides(open_server):
-    link = open_server.printed_sign_in_link()
+    link = open_server.new_sign_in_link()  # as `toolang console` prints one
     with httpx.Client(timeout=60) as browser:
         opened = browser.get(link)
         assert opened.status_code == 200, opened.text
@@ -139,6 +153,56 @@ def test_a_sign_in_link_opens_a_session_once_and_the_session_decides(open_server
 
 def token_of(link: str) -> str:
     return link.partition("token=")[2]
+
+
+def test_a_log_that_is_not_a_terminal_holds_no_sign_in_link(open_server):
+    # A service's journal, a container's log: kept, not read, so no link that signs in.
+    log = open_server.stop()
+    assert "toolang server: sign in: run `toolang console` here for a one-time link" in log
+    assert "login?token=" not in log
+
+
+def test_on_a_terminal_run_prints_a_sign_in_link_that_opens_a_session(
+    toolang_home, toolang_distribution
+):
+    install_test_plugin(toolang_distribution)
+    env = server_environment(toolang_home.path, toolang_distribution.root)
+    pid, fd = os.forkpty()
+    if pid == 0:  # the child: `toolang run` with a terminal for its output
+        try:
+            os.chdir(toolang_home.path)
+            argv = [sys.executable, "-m", "toolang_core", "--log-format", "json", "run"]
+            os.execve(sys.executable, argv, env)
+        finally:
+            os._exit(127)
+    shown = b""
+    try:
+        deadline = time.monotonic() + 60
+        while (found := re.search(rb"sign in: (http\S+)", shown)) is None:
+            assert time.monotonic() < deadline, shown.decode(errors="replace")
+            ready, _, _ = select.select([fd], [], [], 0.5)
+            if ready:
+                try:
+                    shown += os.read(fd, 65536)
+                except OSError:  # the child ended
+                    raise AssertionError(shown.decode(errors="replace")) from None
+        link = found.group(1).decode()
+        with httpx.Client(timeout=60) as browser:
+            opened = browser.get(link)
+            assert opened.status_code == 200, opened.text
+            assert "toolang_session_" in opened.headers["set-cookie"]
+    finally:
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while os.waitpid(pid, os.WNOHANG) == (0, 0):  # read on: a full terminal blocks it
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                break
+            if select.select([fd], [], [], 0.2)[0]:
+                with contextlib.suppress(OSError):  # the child has ended
+                    os.read(fd, 65536)
+        os.close(fd)
 
 
 def test_expired_forged_and_foreign_sign_in_links_open_nothing(open_server):

@@ -134,14 +134,26 @@ async def start(runtime: Runtime, settings: ServerSettings) -> RunningServer:
     )
     credential = app.state.sessions.credential
     if credential is not None:
-        # To the terminal only, never the structured log: the link signs its opener in.
-        minutes = settings.sign_in_link_seconds / 60
         print(
-            f"toolang server: sign in: {sign_in_url(url, credential)}  (works once, for "
-            f"{minutes:g} min; `toolang console` prints a new link)",
+            _sign_in_line(url, credential, settings.sign_in_link_seconds),
             file=sys.stderr,
             flush=True,
         )
     # Last: whatever waits for this file finds the lines above already printed.
     _write_url(runtime.config.home / URL_FILE, url)
     return RunningServer(server, task, url)
+
+
+def _sign_in_line(url: str, credential: str, seconds: float) -> str:
+    """The start line about signing in: the one-time link on a terminal only. The link
+    signs its opener in, so it never goes where stderr is kept instead of read (a
+    service's journal, a container's log, a file): there ``toolang console`` makes one."""
+    if not sys.stderr.isatty():
+        return (
+            "toolang server: sign in: run `toolang console` here for a one-time link "
+            "(not printed: this output is not a terminal, and a link signs its opener in)"
+        )
+    return (
+        f"toolang server: sign in: {sign_in_url(url, credential)}  (works once, for "
+        f"{seconds / 60:g} min; `toolang console` prints a new link)"
+    )
