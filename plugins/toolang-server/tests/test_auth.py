@@ -158,7 +158,8 @@ def token_of(link: str) -> str:
 def test_a_log_that_is_not_a_terminal_holds_no_sign_in_link(open_server):
     # A service's journal, a container's log: kept, not read, so no link that signs in.
     log = open_server.stop()
-    assert "toolang server: sign in: run `toolang console` here for a one-time link" in log
+    assert "toolang server: sign in: run `toolang --config " in log  # how, where and who
+    assert "console`, as the account running this, for a one-time link" in log
     assert "login?token=" not in log
 
 
@@ -178,14 +179,17 @@ def test_on_a_terminal_run_prints_a_sign_in_link_that_opens_a_session(
     shown = b""
     try:
         deadline = time.monotonic() + 60
-        while (found := re.search(rb"sign in: (http\S+)", shown)) is None:
+        while (found := re.search(rb"sign in: (http\S+)\s", shown)) is None:  # all of it
             assert time.monotonic() < deadline, shown.decode(errors="replace")
             ready, _, _ = select.select([fd], [], [], 0.5)
             if ready:
                 try:
-                    shown += os.read(fd, 65536)
-                except OSError:  # the child ended
-                    raise AssertionError(shown.decode(errors="replace")) from None
+                    chunk = os.read(fd, 65536)
+                except OSError:  # the child ended (EIO on Linux)
+                    chunk = b""
+                if not chunk:
+                    raise AssertionError(shown.decode(errors="replace"))
+                shown += chunk
         link = found.group(1).decode()
         with httpx.Client(timeout=60) as browser:
             opened = browser.get(link)

@@ -44,8 +44,8 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("toolang.server")
 SIGN_IN_HINT: Final = (
-    "a console session (the sign-in link `toolang run` printed, or a new one from "
-    "`toolang console`), or Authorization: Bearer <token> (an owner's token from "
+    "a console session (the sign-in link `toolang run` printed on its terminal, or a new one "
+    "from `toolang console`), or Authorization: Bearer <token> (an owner's token from "
     "[plugins.server] tokens, or the operator's credential file <home>/credential)"
 )
 

@@ -18,7 +18,7 @@ from toolang_server.app import build_app
 from toolang_server.signin import sign_in_url
 
 if TYPE_CHECKING:
-    from toolang_core import Runtime
+    from toolang_core import Runtime, ToolangConfig
     from toolang_server.settings import ServerSettings
 
 log = structlog.get_logger("toolang.server")
@@ -135,7 +135,7 @@ async def start(runtime: Runtime, settings: ServerSettings) -> RunningServer:
     credential = app.state.sessions.credential
     if credential is not None:
         print(
-            _sign_in_line(url, credential, settings.sign_in_link_seconds),
+            _sign_in_line(url, credential, settings.sign_in_link_seconds, runtime.config),
             file=sys.stderr,
             flush=True,
         )
@@ -144,14 +144,27 @@ async def start(runtime: Runtime, settings: ServerSettings) -> RunningServer:
     return RunningServer(server, task, url)
 
 
-def _sign_in_line(url: str, credential: str, seconds: float) -> str:
-    """The start line about signing in: the one-time link on a terminal only. The link
-    signs its opener in, so it never goes where stderr is kept instead of read (a
-    service's journal, a container's log, a file): there ``toolang console`` makes one."""
-    if not sys.stderr.isatty():
+def _sign_in_line(url: str, credential: str, seconds: float, config: ToolangConfig) -> str:
+    """The start line about signing in: the one-time link only when stderr is a
+    terminal. The link signs its opener in, so it is not written where stderr is kept
+    rather than read (a service's journal, a file, a pipe): the line says how to get
+    one with ``toolang console`` instead (with this runtime's configuration, as the
+    account that can read its credential). A terminal can be recorded too (``docker
+    run -t``): that is the operator's to know."""
+    try:
+        terminal = sys.stderr is not None and sys.stderr.isatty()
+    except (ValueError, OSError):  # closed, or not a file
+        terminal = False
+    if not terminal:
+        where = (
+            f"`toolang --config {config.source} console`"
+            if config.source is not None
+            else f"`toolang console` in {config.base_dir}"
+        )
         return (
-            "toolang server: sign in: run `toolang console` here for a one-time link "
-            "(not printed: this output is not a terminal, and a link signs its opener in)"
+            f"toolang server: sign in: run {where}, as the account running this, for a "
+            "one-time link (not printed: this output is not a terminal, and a link signs "
+            "its opener in)"
         )
     return (
         f"toolang server: sign in: {sign_in_url(url, credential)}  (works once, for "
