@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import logging
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import structlog
 
@@ -14,18 +16,25 @@ from toolang_core.logs import _library_message, configure_logging
 from toolang_core.redaction import MASK, redact, redact_text
 
 
-def test_json_lines_with_secrets_masked():
+@contextlib.contextmanager
+def logs_as_text(*, level: str, fmt: str) -> Iterator[io.StringIO]:
+    """The logs of the block, ``configure_logging(level=…, fmt=…)`` into a string."""
     stream = io.StringIO()
-    configure_logging(level="info", fmt="json", stream=stream)
+    configure_logging(level=level, fmt=fmt, stream=stream)  # type: ignore[arg-type]
     try:
+        yield stream
+    finally:
+        structlog.reset_defaults()
+
+
+def test_json_lines_with_secrets_masked():
+    with logs_as_text(level="info", fmt="json") as stream:
         structlog.get_logger("t").info(
             "store.connect",
             dsn="postgresql://app:hunter2@db/toolang",
             api_key="sk-abc",
             note="token sk-proj-abcdefghijklmnopqrstuvwx here",
         )
-    finally:
-        structlog.reset_defaults()
     event = json.loads(stream.getvalue())
     assert event["event"] == "store.connect"
     assert event["level"] == "info"
@@ -35,15 +44,11 @@ def test_json_lines_with_secrets_masked():
 
 
 def test_a_json_traceback_is_masked_too():
-    stream = io.StringIO()
-    configure_logging(level="info", fmt="json", stream=stream)
-    try:
+    with logs_as_text(level="info", fmt="json") as stream:
         try:
             raise RuntimeError("could not reach postgresql://app:hunter2@db/toolang")
         except RuntimeError:
             structlog.get_logger("t").exception("store.failed")
-    finally:
-        structlog.reset_defaults()
     event = json.loads(stream.getvalue())
     assert "hunter2" not in stream.getvalue()
     assert f"postgresql://app:{MASK}@db/toolang" in event["exception"]
@@ -64,14 +69,10 @@ def test_a_registered_detector_masks_log_events():
 
 
 def test_console_format_is_readable_and_filters_by_level():
-    stream = io.StringIO()
-    configure_logging(level="warning", fmt="console", stream=stream)
-    try:
+    with logs_as_text(level="warning", fmt="console") as stream:
         log = structlog.get_logger("t")
         log.info("hidden")
         log.warning("plugin.failed", plugin="x")
-    finally:
-        structlog.reset_defaults()
     text = stream.getvalue()
     assert "hidden" not in text
     assert "plugin.failed" in text
@@ -127,14 +128,10 @@ def test_cli_logs_json_on_stderr_and_keeps_stdout_clean(cli_run, tmp_path):
 
 
 def test_a_librarys_records_are_json_lines_masked_and_from_warning_up():
-    stream = io.StringIO()
-    configure_logging(level="info", fmt="json", stream=stream)
-    try:
+    with logs_as_text(level="info", fmt="json") as stream:
         library = logging.getLogger("some.library")
         library.info("HTTP Request: GET https://agent.example/card?api_key=sk-abc123secret")
         library.warning("could not reach postgresql://app:hunter2@db/toolang")
-    finally:
-        structlog.reset_defaults()
     (line,) = [json.loads(x) for x in stream.getvalue().splitlines()]
     assert line["event"] == f"could not reach postgresql://app:{MASK}@db/toolang"
     assert (line["level"], line["logger"]) == ("warning", "some.library")
@@ -142,15 +139,11 @@ def test_a_librarys_records_are_json_lines_masked_and_from_warning_up():
 
 
 def test_a_librarys_debug_records_show_with_log_level_debug_masked():
-    stream = io.StringIO()
-    configure_logging(level="debug", fmt="json", stream=stream)
-    try:
+    with logs_as_text(level="debug", fmt="json") as stream:
         logging.getLogger("httpx").info(
             "HTTP Request: GET https://agent.example/card"
             '?api_key=sk-abcdef0123456789abcdef "200 OK"'
         )
-    finally:
-        structlog.reset_defaults()
     (line,) = [json.loads(x) for x in stream.getvalue().splitlines()]
     assert "sk-abcdef0123456789abcdef" not in stream.getvalue()
     assert line["event"].startswith("HTTP Request: GET https://agent.example/card?api_key=")
@@ -159,17 +152,13 @@ def test_a_librarys_debug_records_show_with_log_level_debug_masked():
 
 def test_a_librarys_traceback_is_masked_in_both_formats():
     for fmt in ("json", "console"):
-        stream = io.StringIO()
-        configure_logging(level="info", fmt=fmt, stream=stream)  # type: ignore[arg-type]
-        try:
+        with logs_as_text(level="info", fmt=fmt) as stream:
             try:
                 raise RuntimeError("could not reach postgresql://app:hunter2@db/toolang")
             except RuntimeError:
                 # A logger no other test configures (uvicorn's default config, started by
                 # a test server in the same process, would stop "uvicorn" propagating).
                 logging.getLogger("tests.logs.server").exception("Exception in ASGI application")
-        finally:
-            structlog.reset_defaults()
         assert "Exception in ASGI application" in stream.getvalue(), fmt
         assert "hunter2" not in stream.getvalue(), fmt
 
@@ -194,25 +183,17 @@ def test_a_librarys_basic_config_adds_no_second_handler():
 def test_a_python_warning_is_a_json_line_too():
     import warnings
 
-    stream = io.StringIO()
-    configure_logging(level="info", fmt="json", stream=stream)
-    try:
+    with logs_as_text(level="info", fmt="json") as stream:
         warnings.warn("XDG_RUNTIME_DIR is not set", RuntimeWarning, stacklevel=1)
-    finally:
-        structlog.reset_defaults()
     (line,) = [json.loads(x) for x in stream.getvalue().splitlines()]
     assert (line["logger"], line["level"]) == ("py.warnings", "warning")
     assert "RuntimeWarning: XDG_RUNTIME_DIR is not set" in line["event"]
 
 
 def test_a_librarys_arguments_are_masked_by_their_keys_and_error_level_hides_its_warnings():
-    stream = io.StringIO()
-    configure_logging(level="info", fmt="json", stream=stream)
-    try:
+    with logs_as_text(level="info", fmt="json") as stream:
         library = logging.getLogger("some.library")
         library.warning("calling %s with %s\n", "https://a.example", {"api_key": "plain-value-1"})
-    finally:
-        structlog.reset_defaults()
     shown = [json.loads(x)["event"] for x in stream.getvalue().splitlines()]
     assert shown == [f"calling https://a.example with {{'api_key': '{MASK}'}}"]
     misfit = {"event": "a format the args do not fit %d", "positional_args": ("x",)}
@@ -220,24 +201,16 @@ def test_a_librarys_arguments_are_masked_by_their_keys_and_error_level_hides_its
         "event": "a format the args do not fit %d ('x',)"
     }
 
-    stream = io.StringIO()
-    configure_logging(level="error", fmt="json", stream=stream)
-    try:
+    with logs_as_text(level="error", fmt="json") as stream:
         logging.getLogger("some.library").warning("not shown at --log-level error")
         logging.getLogger("some.library").error("shown")
-    finally:
-        structlog.reset_defaults()
     assert [json.loads(x)["event"] for x in stream.getvalue().splitlines()] == ["shown"]
 
 
 def test_http_headers_are_not_logged_even_at_debug():
-    stream = io.StringIO()
-    configure_logging(level="debug", fmt="json", stream=stream)
-    try:
+    with logs_as_text(level="debug", fmt="json") as stream:
         logging.getLogger("httpcore.http11").debug(
             "receive_response_headers.complete return_value=[(b'Set-Cookie', b'session=s3cr3t')]"
         )
         logging.getLogger("httpx").debug("shown")
-    finally:
-        structlog.reset_defaults()
     assert [json.loads(x)["event"] for x in stream.getvalue().splitlines()] == ["shown"]

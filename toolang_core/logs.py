@@ -8,8 +8,9 @@ stays machine-readable. Secrets are masked before anything is rendered.
 The libraries the plugins use (httpx, uvicorn, the MCP SDK, …) log through the
 standard library's ``logging``. Their records are written the same way — one JSON line
 each with ``--log-format json``, masked, the logger's name under ``logger`` — from
-``WARNING`` up (everything with ``--log-level debug``): httpx's request lines, for
-one, show URLs, and a URL may carry a key. The handler sits on the root logger, so a
+``WARNING`` up (``ERROR`` with ``--log-level error``; all with ``--log-level debug``
+but the header lines of httpcore and hpack): httpx's request lines, for one, show URLs,
+and a URL may carry a key. The handler sits on the root logger, so a
 library's own ``logging.basicConfig`` (the MCP SDK calls it when a server is built)
 finds it there and adds nothing. Python's warnings (``warnings.warn``) become records of
 the ``py.warnings`` logger.
