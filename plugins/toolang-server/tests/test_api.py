@@ -603,3 +603,27 @@ def test_the_console_shows_all_five_after_turn_stages_the_skipped_ones_with_why(
     assert [stage for stage, skipped, _ in rows if skipped] == ["events"]
     (events,) = [html for stage, _, html in rows if stage == "events"]
     assert "skipped" in events and "no event subscriber (toolang_on_event) in this run" in events
+
+
+def test_a_chosen_id_shows_only_ones_own_turn(token_server):
+    """An id sent again answers with the turn that has it: the caller's own, never
+    another owner's (its state, answer or events)."""
+    with token_server.client(TOKENS["alice"]) as alice, token_server.client(TOKENS["bob"]) as bob:
+        made = alice.post(
+            "/api/turns", json={"input": "my PIN plan", "id": "plan-1", "wait": ANSWER_WAIT}
+        )
+        assert made.status_code == 200, made.text
+        again = alice.post("/api/turns", json={"input": "my PIN plan", "id": "plan-1"})
+        assert again.json()["status"] == "exists"
+        for body in (
+            {"input": "x", "id": "plan-1"},
+            {"input": "x", "id": "plan-1", "wait": ANSWER_WAIT},
+            {"input": "x", "id": "plan-1", "stream": True},
+        ):
+            refused = bob.post("/api/turns", json=body)
+            assert refused.status_code == 409, refused.text
+            assert refused.json()["error"]["field"] == "id"
+            assert "PIN" not in refused.text
+        assert bob.get("/api/turns").json() == []  # nothing stored for bob
+        shown = alice.get("/api/turns/plan-1").json()
+        assert (shown["owner"], shown["input"]) == ("alice", "my PIN plan")

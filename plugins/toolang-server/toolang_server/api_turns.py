@@ -168,6 +168,21 @@ def same_request(runtime: Runtime, turn_id: str, text: str) -> None:
         )
 
 
+def taken(runtime: Runtime, caller: Caller, turn_id: str) -> None:
+    """Check that a submit whose id was taken already (a chosen ``id`` sent again)
+    names a turn the caller may see: what the submit answers (its state, its answer,
+    its events) is that turn.
+
+    :raises ApiError: 409 when the turn with that id is another owner's."""
+    if not visible(store_of(runtime).get(turn_id), caller):
+        raise ApiError(
+            409,
+            f"the id {turn_id!r} is taken",
+            field="id",
+            expected="a new id, or none (the runtime makes one)",
+        )
+
+
 @operation(
     body=models.SubmitTurn,
     responses={200: models.Turn, 202: models.Turn | models.Submitted},
@@ -258,8 +273,10 @@ async def submit(request: Request) -> Response:
         ) from None
     except ValueError as exc:
         raise ApiError(400, str(exc), field="id", expected="a valid id") from None
-    if result.status == "exists" and turn_id is not None and sent.id is None:
-        same_request(runtime, result.id, text or "")
+    if result.status == "exists":
+        taken(runtime, caller, result.id)
+        if turn_id is not None and sent.id is None:
+            same_request(runtime, result.id, text or "")
     if stream:
         return StreamingResponse(
             turn_events(runtime, result.id),

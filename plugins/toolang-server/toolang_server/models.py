@@ -63,7 +63,11 @@ class SubmitTurn:
     )
     timeout_seconds: float | None = field("The turn's own time limit.", low=0, high=86400)
     priority: float | None = field("Scheduler priority (higher runs first).", low=-1000, high=1000)
-    id: str | None = field("The turn request's id (default: a new one).", max_len=100)
+    id: str | None = field(
+        "The turn request's id (default: a new one). Sent again, the submit answers that "
+        "turn (status `exists`); an id another owner's turn has is refused (409).",
+        max_len=100,
+    )
     attachments: Any = field(
         "Files for the model: each part base64 bytes or an upload's hash (POST /api/attachments).",
         schema={
