@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import fnmatch
+import os
 import re
+from pathlib import PurePosixPath
 from typing import Any
 
 from toolang_core import ToolCallContext, run_tool_process, tool_process_env
+from toolang_tools_operator.beneath import open_beneath, regular_file, relative_name
 from toolang_tools_operator.workspace import inside, settings_of, workspace_of
+
+READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK  # a pipe planted by a program never blocks a read
 
 
 def _cap(text: str, limit: int) -> str:
@@ -67,7 +73,7 @@ def fs_read(
     :param limit: how many characters at most (default: the plugin's output cap)
     """
     cap = int(getattr(settings_of(context), "max_output_chars", 20_000))
-    text = inside(context, path).read_text(encoding="utf-8", errors="replace")
+    text = _read(workspace_of(context), path)
     end = offset + (limit if limit is not None else cap)
     return _cap(text[offset:end], cap)
 
@@ -81,12 +87,16 @@ def fs_write(
     :param text: the content
     :param append: add to the end instead of replacing
     """
-    target = inside(context, path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    inside(context, str(target.parent.relative_to(workspace_of(context))))  # no escape via dirs
-    with target.open("a" if append else "w", encoding="utf-8") as handle:
+    root = workspace_of(context)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | (os.O_APPEND if append else 0)
+    fd = open_beneath(root, path, flags, make_dirs=True)
+    with os.fdopen(fd, "a" if append else "w", encoding="utf-8") as handle:
+        regular_file(fd, path)
+        if not append:
+            os.ftruncate(fd, 0)  # only once it is known to be a file of the workspace
         handle.write(text)
-    return {"path": str(target.relative_to(workspace_of(context))), "bytes": len(text.encode())}
+        written = relative_name(root, fd, path)
+    return {"path": written, "bytes": len(text.encode())}
 
 
 def fs_list(path: str = ".", context: ToolCallContext | None = None) -> list[dict[str, Any]]:
@@ -94,12 +104,25 @@ def fs_list(path: str = ".", context: ToolCallContext | None = None) -> list[dic
 
     :param path: the directory, relative to the workspace
     """
-    directory = inside(context, path)
-    entries = []
-    for entry in sorted(directory.iterdir(), key=lambda p: p.name):
-        kind = "dir" if entry.is_dir() else "file" if entry.is_file() else "other"
-        size = entry.stat().st_size if kind == "file" else None
-        entries.append({"name": entry.name, "type": kind, "size": size})
+    fd = open_beneath(workspace_of(context), path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with os.scandir(fd) as found:
+            listed = sorted(found, key=lambda e: e.name)
+            entries = []
+            for entry in listed:  # a link is shown as one, not followed (it may lead out)
+                kind = (
+                    "link"
+                    if entry.is_symlink()
+                    else "dir"
+                    if entry.is_dir(follow_symlinks=False)
+                    else "file"
+                    if entry.is_file(follow_symlinks=False)
+                    else "other"
+                )
+                size = entry.stat(follow_symlinks=False).st_size if kind == "file" else None
+                entries.append({"name": entry.name, "type": kind, "size": size})
+    finally:
+        os.close(fd)
     return entries
 
 
@@ -119,20 +142,43 @@ def fs_search(
     """
     regex = re.compile(pattern)
     root = workspace_of(context)
-    base = inside(context, path)
+    base = open_beneath(root, path, os.O_RDONLY | os.O_DIRECTORY)
+    where = relative_name(root, base, path)
     found: list[dict[str, Any]] = []
-    for file in sorted(base.rglob(glob)):
-        if not file.is_file() or (file.resolve() != root and root not in file.resolve().parents):
-            continue  # skip links that lead out of the workspace
-        try:
-            lines = file.read_text(encoding="utf-8", errors="strict").splitlines()
+    try:
+        names = sorted(_files(base, glob))
+    finally:
+        os.close(base)
+    for name in names:
+        shown = str(PurePosixPath(where, name)) if where != "." else name
+        try:  # a link is followed only while it stays in the workspace
+            lines = _read(root, shown, errors="strict").splitlines()
         except (UnicodeDecodeError, OSError):
             continue
         for number, line in enumerate(lines, 1):
             if regex.search(line):
-                found.append(
-                    {"path": str(file.relative_to(root)), "line": number, "text": line[:300]}
-                )
+                found.append({"path": shown, "line": number, "text": line[:300]})
                 if len(found) >= max_results:
                     return found
     return found
+
+
+def _read(root: Any, path: str, *, errors: str = "replace") -> str:
+    """The text of the workspace's file ``path``, opened beneath ``root``."""
+    fd = open_beneath(root, path, READ_FLAGS)
+    with os.fdopen(fd, "rb") as handle:
+        regular_file(fd, path)
+        return handle.read().decode("utf-8", errors=errors)
+
+
+def _files(base: int, glob: str) -> list[str]:
+    """The files and links under the directory ``base`` (a descriptor) whose path
+    relative to it matches ``glob`` (as ``Path.rglob`` matches: from the right),
+    walked by descriptors without following links."""
+    matched = []
+    for top, _dirs, files, _fd in os.fwalk(".", dir_fd=base, follow_symlinks=False):
+        for name in files:
+            rel = os.path.normpath(os.path.join(top, name))
+            if PurePosixPath(rel).match(glob) or fnmatch.fnmatch(name, glob):
+                matched.append(rel)
+    return matched

@@ -13,10 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from toolang_core import ToolCallContext, tool_workdir
+from toolang_tools_operator.beneath import OutsideWorkspace
 
-
-class OutsideWorkspace(PermissionError):
-    """A path resolves outside the workspace (``..``, an absolute path, a symlink)."""
+__all__ = ["OutsideWorkspace", "inside", "settings_of", "workspace_of"]
 
 
 def settings_of(context: ToolCallContext | None) -> object:
@@ -33,7 +32,9 @@ def workspace_of(context: ToolCallContext | None) -> Path:
 
 
 def inside(context: ToolCallContext | None, path: str) -> Path:
-    """``path`` resolved inside the workspace (symbolic links followed).
+    """``path`` resolved inside the workspace (symbolic links followed), as it is now:
+    what reads or writes files opens them with :func:`.beneath.open_beneath` instead
+    (a name checked here can be swapped before it is used).
 
     :raises OutsideWorkspace: when it would leave the workspace.
     """

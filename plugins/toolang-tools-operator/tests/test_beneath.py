@@ -1,0 +1,107 @@
+"""The fs_* tools open what they read and write beneath the workspace: links are
+followed only while they stay in it, and a name swapped for a link between a check and
+its use never leads out (the race a program in the sandbox could run)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+
+import pytest
+
+import toolang_tools_operator as plugin
+from toolang_tools_operator import tools
+from toolang_tools_operator.workspace import OutsideWorkspace
+
+
+class Ctx:
+    def __init__(self, runtime):
+        self.runtime = runtime
+
+
+@pytest.fixture
+def ctx(toolang_runtime, tmp_path):
+    runtime = toolang_runtime(
+        f'[plugins.tools-operator]\nworkspace = "{tmp_path / "ws"}"\n',
+        plugins={"tools-operator": plugin},
+    )
+    (tmp_path / "ws").mkdir()
+    return Ctx(runtime)
+
+
+def test_a_name_swapped_for_a_link_out_is_never_read_or_written_through(ctx, tmp_path):
+    """A thread swaps ``x`` between a file and a link to a secret outside, as fast as
+    it can, while the tools read, list, search and write ``x``: the secret is never
+    read, never listed as a file of the workspace, never written to."""
+    workspace = tmp_path / "ws"
+    secret = tmp_path / "credential"
+    secret.write_text("SECRET-VALUE\n")
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            os.symlink(secret, workspace / "l")
+            os.replace(workspace / "l", workspace / "x")
+            (workspace / "f").write_text("benign\n")
+            os.replace(workspace / "f", workspace / "x")
+
+    swapper = threading.Thread(target=swap)
+    swapper.start()
+    seen: set[str] = set()
+    try:
+        for _ in range(1500):
+            try:
+                seen.add(tools.fs_read("x", context=ctx))
+            except OSError:  # refused (a link out), or missing for an instant
+                seen.add("refused")
+            with contextlib.suppress(OSError):
+                seen.update(str(hit) for hit in tools.fs_search("SECRET", context=ctx))
+            with contextlib.suppress(OSError):
+                tools.fs_write("x", "overwritten\n", context=ctx)
+    finally:
+        stop.set()
+        swapper.join()
+    assert not [s for s in seen if "SECRET" in s], seen
+    assert secret.read_text() == "SECRET-VALUE\n"
+
+
+def test_links_inside_the_workspace_are_followed(ctx, tmp_path):
+    workspace = tmp_path / "ws"
+    tools.fs_write("docs/real.txt", "inside\n", context=ctx)
+    os.symlink("docs/real.txt", workspace / "relative")
+    os.symlink(workspace / "docs", workspace / "absolute")
+    os.symlink("../docs", workspace / "docs" / "up")
+    assert tools.fs_read("relative", context=ctx) == "inside\n"
+    assert tools.fs_read("absolute/real.txt", context=ctx) == "inside\n"
+    assert tools.fs_read("docs/up/real.txt", context=ctx) == "inside\n"
+    written = tools.fs_write("absolute/new.txt", "made\n", context=ctx)
+    assert written == {"path": "docs/new.txt", "bytes": 5}
+    assert (workspace / "docs" / "new.txt").read_text() == "made\n"
+    listed = {e["name"]: e["type"] for e in tools.fs_list(".", context=ctx)}
+    assert (listed["docs"], listed["relative"], listed["absolute"]) == ("dir", "link", "link")
+
+
+def test_links_out_loops_and_pipes_are_refused_without_touching_anything(ctx, tmp_path):
+    workspace = tmp_path / "ws"
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me\n")
+    os.symlink(outside, workspace / "out")
+    os.symlink("../outside.txt", workspace / "out-relative")
+    os.symlink("loop-b", workspace / "loop-a")
+    os.symlink("loop-a", workspace / "loop-b")
+    os.mkfifo(workspace / "pipe")
+    for name in ("out", "out-relative"):
+        with pytest.raises(OutsideWorkspace, match="outside the workspace"):
+            tools.fs_write(name, "clobbered", context=ctx)
+        with pytest.raises(OutsideWorkspace):
+            tools.fs_read(name, context=ctx)
+    assert outside.read_text() == "keep me\n"
+    with pytest.raises(OSError, match="too many symbolic links"):
+        tools.fs_read("loop-a", context=ctx)
+    with pytest.raises(OSError, match="not a regular file"):
+        tools.fs_read("pipe", context=ctx)  # returns at once: no writer is waited for
+    with pytest.raises(OSError, match="No such device"):
+        tools.fs_write("pipe", "x", context=ctx)  # no reader: refused, not blocked
+    with pytest.raises(IsADirectoryError):
+        tools.fs_read(".", context=ctx)

@@ -1,0 +1,159 @@
+"""Opening a path beneath the workspace, without a window between check and use.
+
+Checking a path (``Path.resolve()``, then "is it inside?") and opening it by name
+afterwards leaves a window: a program in the sandbox can swap a checked name for a
+symbolic link to anything the runtime's account can read (its credential, another
+owner's files) between the two, and the runtime opens what the link names. Here the
+path is walked one name at a time from an open descriptor of the workspace, each name
+opened relative to its directory's descriptor and never followed by the kernel
+(``O_NOFOLLOW``); ``..`` goes back to a descriptor held already, never above the
+workspace; a symbolic link is read and its target walked the same way (an absolute
+target only when it lies in the workspace). Whatever is swapped meanwhile, what is
+opened was reached through the workspace's own directories.
+
+(Linux's ``openat2(RESOLVE_BENEATH)`` does this in the kernel; Python's ``os`` does not
+offer it, and the libraries that do need a C library Debian does not ship.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from collections import deque
+from pathlib import Path
+
+MAX_LINKS = 40
+"""Symbolic links followed in one path at most (as the kernel's own limit)."""
+
+
+class OutsideWorkspace(PermissionError):
+    """A path resolves outside the workspace (``..``, an absolute path, a symlink)."""
+
+
+def open_beneath(
+    root: Path, path: str, flags: int, mode: int = 0o666, *, make_dirs: bool = False
+) -> int:
+    """A descriptor of ``path`` (relative to ``root``, or absolute inside it) opened
+    with ``flags`` beneath ``root``, symbolic links followed only while they stay
+    beneath it; ``make_dirs`` creates missing directories on the way.
+
+    :raises OutsideWorkspace: the path, or a link on it, leads out of ``root``.
+    :raises OSError: as ``os.open`` (missing, not a directory, …), naming ``path``.
+    """
+    names = _names(root, path, lexical=True)
+    held = [os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)]
+    links = 0
+    try:
+        while names:
+            name = names.popleft()
+            if name == "..":
+                if len(held) == 1:
+                    raise _outside(path)
+                os.close(held.pop())
+                continue
+            opened = _open(
+                name, held[-1], flags, mode, last=not names, make_dirs=make_dirs, path=path
+            )
+            if opened is not None and not names:
+                return opened
+            if opened is not None:
+                held.append(opened)
+                continue
+            links += 1  # a link (or one a moment ago): walk what it names in its place
+            if links > MAX_LINKS:
+                raise OSError(errno.ELOOP, f"too many symbolic links: {path!r}")
+            target = _link(name, held[-1])
+            if target is None:  # not a link any more: the name again, as it is now
+                names.appendleft(name)
+                continue
+            if os.path.isabs(target):
+                for fd in held[1:]:
+                    os.close(fd)
+                del held[1:]
+            names.extendleft(reversed(_names(root, target, original=path)))
+        return os.dup(held[-1])  # the path names the workspace itself (or a directory)
+    finally:
+        for fd in held:
+            os.close(fd)
+
+
+def _open(
+    name: str, parent: int, flags: int, mode: int, *, last: bool, make_dirs: bool, path: str
+) -> int | None:
+    """``name`` in the directory ``parent`` opened, never followed: with ``flags``
+    when ``last``, else as a directory; ``None`` when it is (or was) a link.
+
+    :raises OSError: naming ``path``."""
+    try:
+        if last:
+            return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=parent)
+        return _directory(name, parent, make_dirs=make_dirs)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or (exc.errno == errno.ENOTDIR and _link(name, parent)):
+            return None
+        raise type(exc)(exc.errno, f"{exc.strerror}: {path!r}") from None
+
+
+def relative_name(root: Path, fd: int, fallback: str) -> str:
+    """Where the open ``fd`` is, relative to ``root`` (``fallback`` when the system
+    cannot tell)."""
+    try:
+        return str(Path(os.readlink(f"/proc/self/fd/{fd}")).relative_to(root))
+    except (OSError, ValueError):
+        return fallback
+
+
+def regular_file(fd: int, path: str) -> None:
+    """:raises IsADirectoryError, OSError: ``fd`` is not a regular file (a directory,
+    a pipe that would block the read forever, a device)."""
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, f"is a directory: {path!r}")
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EINVAL, f"not a regular file: {path!r}")
+
+
+def _names(
+    root: Path, path: str, *, original: str | None = None, lexical: bool = False
+) -> deque[str]:
+    """The names to walk for ``path``: relative to ``root`` (a link's target: to its
+    directory); an absolute one must start with ``root`` (the workspace as resolved).
+    ``lexical``: a path whose words alone lead out (``a/../..``) is refused at once."""
+    if os.path.isabs(path):
+        parts = Path(os.path.normpath(path)).parts
+        if parts[: len(root.parts)] != root.parts:
+            raise _outside(original or path)
+        parts = parts[len(root.parts) :]
+    else:
+        normal = os.path.normpath(path)
+        if lexical and (normal == ".." or normal.startswith("../")):
+            raise _outside(original or path)
+        parts = tuple(path.split("/"))
+    return deque(name for name in parts if name not in ("", "."))
+
+
+def _directory(name: str, parent: int, *, make_dirs: bool) -> int:
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        return os.open(name, flags, dir_fd=parent)
+    except FileNotFoundError:
+        if not make_dirs:
+            raise
+    # made meanwhile (or a link made meanwhile: the open below refuses it)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(name, dir_fd=parent)
+    return os.open(name, flags, dir_fd=parent)
+
+
+def _link(name: str, parent: int) -> str | None:
+    """What the link ``name`` in ``parent`` names (``None``: not a link, or gone)."""
+    try:
+        return os.readlink(name, dir_fd=parent)
+    except OSError:
+        return None
+
+
+def _outside(path: str) -> OutsideWorkspace:
+    return OutsideWorkspace(f"{path!r} is outside the workspace; use a path inside it")
