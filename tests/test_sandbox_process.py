@@ -142,6 +142,37 @@ def test_an_approval_key_kept_outside_the_home_is_hidden_too(make_call, visible_
     assert "secret" not in ran.stdout + ran.stderr
 
 
+def test_a_plugin_database_kept_outside_the_home_is_hidden_too(make_call, visible_dir):
+    """A plugin's own database where its settings put it (``[plugins.memory-sqlite]
+    path``, outside the home): every owner's data, hidden with its log like the store."""
+    from sqlite_utils import Migrations
+
+    from toolang_core import open_plugin_database
+
+    seen = visible_dir / "seen"
+    seen.write_text("visible")
+    migrations = Migrations("bench-notes")
+
+    @migrations()
+    def m001(db):
+        db["notes"].insert({"text": "another-owners-secret"})
+
+    database = visible_dir / "data" / "notes.db"
+    database.parent.mkdir()
+    db = open_plugin_database(database, migrations)
+    try:
+        db["notes"].insert({"text": "more-of-the-secret"})  # in the log, not yet the file
+        files = [database, Path(f"{database}-wal"), Path(f"{database}-shm")]
+        assert all(path.exists() for path in files)
+        for path in files:
+            path.chmod(0o644)  # readable to anyone: only the sandbox keeps the program out
+        ran = sh(make_call(), f"cat {seen}; echo; cat {' '.join(map(str, files))}; echo done")
+    finally:
+        db.close()
+    assert ran.stdout.split() == ["visible", "done"], ran
+    assert "secret" not in ran.stdout + ran.stderr
+
+
 def test_only_the_working_directory_and_a_private_tmp_are_writable(make_call):
     call = make_call()
     beside = call.runtime.config.base_dir / "dropped"  # under /tmp here: the private one's

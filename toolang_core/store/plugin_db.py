@@ -68,7 +68,22 @@ def open_plugin_database(
     except BaseException:
         conn.close()
         raise
+    with _OPENED_LOCK:
+        _OPENED.add(path.resolve())
     return Database(conn)
+
+
+_OPENED: set[Path] = set()
+_OPENED_LOCK = threading.Lock()
+
+
+def opened_plugin_databases() -> tuple[Path, ...]:
+    """Every plugin database file this process has opened (resolved): the sandbox
+    hides each, with its ``-wal`` and ``-shm``, from the programs tools start — where
+    a plugin's settings put it outside the runtime's home too (``[plugins.memory-sqlite]
+    path``): it holds every owner's data."""
+    with _OPENED_LOCK:
+        return tuple(_OPENED)
 
 
 def known_migrations(migrations: Migrations) -> list[str]:
