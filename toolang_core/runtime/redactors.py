@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
+import attrs
 import structlog
 
-from toolang_core.redaction import Detector, RedactionPolicy
+from toolang_core.config.types import Secret
+from toolang_core.redaction import SHORTEST_KNOWN, Detector, RedactionPolicy
 
 if TYPE_CHECKING:
     from toolang_core.plugins.components import Components
@@ -38,3 +41,40 @@ def build_redaction(
             continue
         detectors[label] = detector
     return RedactionPolicy(detectors)
+
+
+def known_secrets(*values: object) -> list[str]:
+    """The revealed value of every :class:`~toolang_core.config.types.Secret` in
+    ``values`` — the runtime's configuration and its plugins' settings: attrs
+    instances, mappings and sequences are walked — long enough to be masked as known
+    values (:data:`~toolang_core.redaction.SHORTEST_KNOWN`). What a plugin's settings
+    hold as secrets (the server's and A2A's tokens, a model's key, a DSN) is masked
+    wherever it turns up in text: a tool's output, a turn's input."""
+    return [v for v in _secrets(values, depth=0) if len(v) >= SHORTEST_KNOWN]
+
+
+def _secrets(value: object, *, depth: int) -> Iterator[str]:
+    if depth > 8:  # settings are shallow; a deeper structure is not a setting's
+        return
+    if isinstance(value, Secret):
+        yield value.reveal()
+    elif attrs.has(type(value)):
+        for field in attrs.fields(cast("type[attrs.AttrsInstance]", type(value))):
+            yield from _secrets(getattr(value, field.name, None), depth=depth + 1)
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _secrets(item, depth=depth + 1)
+    elif isinstance(value, list | tuple | set | frozenset):
+        for item in value:
+            yield from _secrets(item, depth=depth + 1)
+
+
+def operator_credential(path: Path) -> list[str]:
+    """The operator's credential at ``path`` as a known secret (none when it is not
+    there yet, or cannot be read: nothing to mask then)."""
+    from toolang_core.credential import CredentialError, read_credential
+
+    try:
+        return [read_credential(path, action="mask the operator credential")]
+    except CredentialError:
+        return []

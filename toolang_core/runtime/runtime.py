@@ -31,7 +31,7 @@ from toolang_core.runtime.executor import TurnExecutor, executor_for
 from toolang_core.runtime.memory_plugin import build_memory
 from toolang_core.runtime.open_store import open_store
 from toolang_core.runtime.plugin_services import PluginServices
-from toolang_core.runtime.redactors import build_redaction
+from toolang_core.runtime.redactors import build_redaction, known_secrets, operator_credential
 from toolang_core.runtime.run import serve as serve_run
 from toolang_core.runtime.scheduler import Scheduler
 from toolang_core.runtime.sources import (
@@ -103,7 +103,12 @@ class Runtime:
         self._services = PluginServices(self)
         self.redaction = build_redaction(self.host.components, self.plugin_context)
         """This runtime's redaction policy: the core's rules and its plugins' detectors
-        (see :mod:`toolang_core.redaction`; in effect while :meth:`serve` runs)."""
+        (see :mod:`toolang_core.redaction`; in effect while :meth:`serve` runs), and
+        the secrets it holds: every ``Secret`` of its configuration and plugins'
+        settings, and the operator's credential, masked wherever they turn up."""
+        self.redaction.mask_values(
+            [*known_secrets(config, self.settings), *operator_credential(config.credential_path)]
+        )
 
     @classmethod
     def from_config(
@@ -325,9 +330,12 @@ class Runtime:
 
     def open_store(self, *, read_only: bool = False) -> ExecutionStore:
         """Open the configured execution store (not the one :meth:`serve` uses)."""
-        return open_store(
+        store = open_store(
             self.config, self.host, read_only=read_only, plugin_settings=self.settings
         )
+        if not read_only:  # the first writable open makes the operator's credential
+            self.redaction.mask_values(operator_credential(self.config.credential_path))
+        return store
 
     def open_inbox(self) -> Inbox:
         """An inbox over a new connection to the store, usable from any process."""
