@@ -302,3 +302,38 @@ def test_tool_owner_and_runtime_raise_the_tools_own_error_outside_a_turn():
         tool_owner(None, MyError)
     with pytest.raises(ToolContextError, match="only inside a turn of a runtime"):
         tool_runtime(None)
+
+
+def exits(code: int) -> str:
+    """Ends the process, as argparse does on bad arguments.
+
+    :param code: the exit status
+    """
+    raise SystemExit(code)
+
+
+def interrupts() -> str:
+    """Raises KeyboardInterrupt."""
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("blocking", [True, False])
+def test_a_tool_that_exits_fails_its_call_not_the_runtime(
+    toolang_call_context, toolang_host, blocking
+):
+    tool = Tool.from_function(exits, blocking=blocking)
+    done = run_call(
+        ToolChain(toolang_host.hooks, registered(tool)), toolang_call_context, "exits", code=3
+    )
+    assert (done.result.ok, done.result.error_type) == (False, "SystemExit")
+    assert "exits raised SystemExit(3)" in (done.result.error or "")
+
+
+def test_an_interrupt_a_tool_raises_in_its_thread_fails_its_call(
+    toolang_call_context, toolang_host
+):
+    tool = Tool.from_function(interrupts, blocking=True)
+    done = run_call(
+        ToolChain(toolang_host.hooks, registered(tool)), toolang_call_context, "interrupts"
+    )
+    assert (done.result.ok, done.result.error_type) == (False, "KeyboardInterrupt")

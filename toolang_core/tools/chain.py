@@ -338,6 +338,19 @@ class ToolChain:
                 error_type=type(exc).__name__,
                 duration_ms=(time.perf_counter() - started) * 1000,
             ), ()
+        except (SystemExit, KeyboardInterrupt) as exc:
+            if isinstance(exc, KeyboardInterrupt) and not tool.blocking:
+                raise  # Ctrl-C in the loop's own thread: the person's, not the tool's
+            # A tool's sys.exit() (argparse on bad arguments, a click command) or an
+            # interrupt it raised in its worker thread would end the runtime and every
+            # turn in it: it is this call's error instead.
+            return ToolResult(
+                ok=False,
+                error=f"{tool.name} raised {type(exc).__name__}({_exit_code(exc)}): a tool may "
+                "not end the runtime (its plugin should raise an exception instead)",
+                error_type=type(exc).__name__,
+                duration_ms=(time.perf_counter() - started) * 1000,
+            ), ()
         if type(output) is ToolOutput:
             return await self._with_files(tool, output, ctx, started)
         return ToolResult(
@@ -411,6 +424,10 @@ class ToolChain:
 
 
 _PLAIN: Final = frozenset({str, dict, list, int, float, bool, type(None)})
+
+
+def _exit_code(exc: BaseException) -> str:
+    return repr(exc.code) if isinstance(exc, SystemExit) and exc.code is not None else ""
 
 
 def _awaitable(output: object) -> bool:
