@@ -57,6 +57,11 @@ def test_a_finite_rrule_ends():
         ("FREQ=SOMETIMES", "cannot read RRULE"),
         ("every 0 seconds", "must be positive"),
         ("every few hours", "cannot read interval"),
+        # dateutil reads INTERVAL=0 and then steps forever (a hang at 100 % CPU)
+        ("FREQ=SECONDLY;INTERVAL=0", "INTERVAL=0 must be 1 or more"),
+        ("DTSTART:20250101T000000Z\nRRULE:FREQ=MINUTELY;interval=0", "INTERVAL=0 must be 1"),
+        ("FREQ=DAILY;COUNT=0", "COUNT=0 must be 1 or more"),
+        ("0 0 31 2 *", "never fires: no date matches"),  # croniter's 'failed to find prev date'
     ],
 )
 def test_bad_schedules_say_how_to_write_one(text, message):

@@ -8,6 +8,7 @@ RRULEs are read by python-dateutil and cron expressions by croniter.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -47,16 +48,21 @@ class Schedule:
         if self.kind == "rrule":
             found = _rrule(self.text, self.anchor).before(_dt(now), inc=True)
             return None if found is None else found.timestamp()
-        from croniter import croniter
+        from croniter import CroniterBadDateError, croniter
 
         if now < self.anchor:
             return None
         # croniter steps strictly before its start, so start a second later to include
         # ``now`` itself, and step once more if that overshoots.
         steps = croniter(self.text, _dt(now + 1))
-        stamp: float = steps.get_prev(datetime).timestamp()
-        if stamp > now:
-            stamp = steps.get_prev(datetime).timestamp()
+        try:
+            stamp: float = steps.get_prev(datetime).timestamp()
+            if stamp > now:
+                stamp = steps.get_prev(datetime).timestamp()
+        except CroniterBadDateError:  # e.g. '0 0 31 2 *': the 31st of February
+            raise ScheduleError(
+                f"cron expression {self.text!r} never fires: no date matches all its fields"
+            ) from None
         return stamp if stamp >= self.anchor else None
 
     def next_after(self, now: float) -> float | None:
@@ -130,6 +136,7 @@ def _interval(text: str) -> float:
 def _rrule(text: str, anchor: float) -> rrule | rruleset:
     from dateutil.rrule import rrulestr
 
+    _positive_parts(text)
     try:
         # A rule with its own DTSTART keeps it; otherwise it starts at the anchor.
         if "DTSTART" in text.upper():
@@ -137,3 +144,20 @@ def _rrule(text: str, anchor: float) -> rrule | rruleset:
         return rrulestr(text, dtstart=_dt(anchor))
     except (ValueError, TypeError) as exc:
         raise ScheduleError(f"cannot read RRULE {text!r}: {exc}") from None
+
+
+_COUNTED_PART = re.compile(r"(?:^|[;:\s])(INTERVAL|COUNT)=([^;\s]*)", re.IGNORECASE)
+
+
+def _positive_parts(text: str) -> None:
+    """:raises ScheduleError: an ``INTERVAL`` or ``COUNT`` below 1 (dateutil reads
+    them, then steps forever looking for an occurrence of ``INTERVAL=0``)."""
+    for name, value in _COUNTED_PART.findall(text):
+        try:
+            number = int(value)
+        except ValueError:
+            continue  # dateutil's own error names it
+        if number < 1:
+            raise ScheduleError(
+                f"cannot read RRULE {text!r}: {name.upper()}={value} must be 1 or more"
+            )
