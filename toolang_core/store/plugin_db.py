@@ -60,7 +60,13 @@ def open_plugin_database(
             f"no database of {migrations.name!r} at {path} yet; it is created the first "
             "time the plugin writes (e.g. while `toolang run` serves)"
         )
-    conn = connect(path, read_only=read_only, synchronous=synchronous, busy_timeout=busy_timeout)
+    conn = connect(
+        path,
+        read_only=read_only,
+        synchronous=synchronous,
+        busy_timeout=busy_timeout,
+        setting=f"the {migrations.name!r} plugin's database (its settings)",
+    )
     try:
         _prepare(conn, path, migrations, migrate=not read_only)
         if not read_only:

@@ -504,8 +504,11 @@ def test_a_file_that_is_not_a_database_makes_health_down(tmp_path, open_memory):
     health = memory.health()
     assert health.status == "down"
     assert str(path) in health.detail
-    with pytest.raises(SQLiteMemoryError, match="not a readable"):
+    with pytest.raises(SQLiteMemoryError, match="not a readable database") as refused:
         memory.save("a", "x")
+    # the plugin's file, not the execution store: [store] path is not where it is set
+    assert "[store] path" not in str(refused.value)
+    assert "'memory-sqlite' plugin's database" in str(refused.value)
     assert path.read_bytes() == b"not a database at all" * 200
 
 

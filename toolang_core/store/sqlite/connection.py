@@ -23,9 +23,15 @@ SYNCHRONOUS = ("off", "normal", "full", "extra")
 
 
 def connect(
-    path: Path, *, read_only: bool, synchronous: str, busy_timeout: float
+    path: Path,
+    *,
+    read_only: bool,
+    synchronous: str,
+    busy_timeout: float,
+    setting: str = "[store] path",
 ) -> sqlite3.Connection:
-    """Open ``path`` in autocommit mode (transactions are explicit) and check it is a database.
+    """Open ``path`` in autocommit mode (transactions are explicit) and check it is a
+    database. ``setting``: where the file's place is configured, for the errors.
 
     :raises StoreMissing: read-only and the file does not exist.
     :raises StoreCorrupt: the file is not an SQLite database or is damaged.
@@ -56,7 +62,7 @@ def connect(
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         conn.execute(f"PRAGMA synchronous = {synchronous}")
     except sqlite3.DatabaseError as exc:
-        raise not_opened(path, exc, busy_timeout) from None
+        raise not_opened(path, exc, busy_timeout, setting=setting) from None
     return conn
 
 
@@ -76,7 +82,9 @@ ENVIRONMENT: Final = frozenset(
 a directory in its place, a disk missing or full): nothing about its content."""
 
 
-def not_opened(path: Path, exc: sqlite3.DatabaseError, waited: float) -> StoreError:
+def not_opened(
+    path: Path, exc: sqlite3.DatabaseError, waited: float, *, setting: str = "[store] path"
+) -> StoreError:
     """Why SQLite could not open ``path``, and what to do: a file another connection
     keeps locked is busy (try again); one SQLite may not open or write where it is is
     the operator's to fix (permissions, disk); anything else about the file itself —
@@ -94,7 +102,7 @@ def not_opened(path: Path, exc: sqlite3.DatabaseError, waited: float) -> StoreEr
             "read and write the file and its directory, and that the disk is there and "
             "not full"
         )
-    return damaged(path, str(exc))
+    return damaged(path, str(exc), setting=setting)
 
 
 def use_wal(conn: sqlite3.Connection, path: Path, *, wait_seconds: float = 10.0) -> None:

@@ -11,12 +11,14 @@ from pathlib import Path
 from toolang_core.store.errors import StoreCorrupt
 
 
-def damaged(path: Path | str, detail: str) -> StoreCorrupt:
+def damaged(path: Path | str, detail: str, *, setting: str = "[store] path") -> StoreCorrupt:
     """The error for a store file SQLite cannot read, with what ``toolang doctor``
-    advises (every command that meets the file says the same)."""
+    advises (every command that meets the file says the same). ``setting``: where the
+    file's place is configured (a plugin's database names its own)."""
+    what = "toolang store" if setting == "[store] path" else "database"
     return StoreCorrupt(
-        f"{path} is not a readable toolang store ({detail}); it was left untouched — "
-        f"restore it from a backup (or `sqlite3 {path} .recover`), or point [store] path "
+        f"{path} is not a readable {what} ({detail}); it was left untouched — "
+        f"restore it from a backup (or `sqlite3 {path} .recover`), or point {setting} "
         "elsewhere; `toolang doctor` checks it"
     )
 
