@@ -105,3 +105,22 @@ def test_links_out_loops_and_pipes_are_refused_without_touching_anything(ctx, tm
         tools.fs_write("pipe", "x", context=ctx)  # no reader: refused, not blocked
     with pytest.raises(IsADirectoryError):
         tools.fs_read(".", context=ctx)
+
+
+def test_fs_search_matches_globs_as_rglob_does_and_skips_what_is_not_a_file(ctx, tmp_path):
+    workspace = tmp_path / "ws"
+    for name in ("a.py", "b.txt", "src/c.py", "src/pkg/d.py", "x/src/f.py"):
+        tools.fs_write(name, "needle\n", context=ctx)
+    os.mkfifo(workspace / "src" / "pipe.py")  # opened without blocking, then skipped
+
+    def found(glob: str) -> list[str]:
+        return sorted(hit["path"] for hit in tools.fs_search("needle", glob=glob, context=ctx))
+
+    everywhere = ["a.py", "src/c.py", "src/pkg/d.py", "x/src/f.py"]
+    assert found("*.py") == everywhere
+    assert found("**/*.py") == everywhere  # ** is any number of directories, none too
+    assert found("src/*.py") == ["src/c.py", "x/src/f.py"]
+    assert found("src/**/*.py") == ["src/c.py", "src/pkg/d.py", "x/src/f.py"]
+    assert found("[!a]?py") == ["src/c.py", "src/pkg/d.py", "x/src/f.py"]  # not a.py
+    assert found("**") == []  # directories only, as rglob has it
+    assert found("*") == sorted([*everywhere, "b.txt"])

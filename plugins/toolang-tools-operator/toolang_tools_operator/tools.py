@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from pathlib import PurePosixPath
@@ -173,12 +172,65 @@ def _read(root: Any, path: str, *, errors: str = "replace") -> str:
 
 def _files(base: int, glob: str) -> list[str]:
     """The files and links under the directory ``base`` (a descriptor) whose path
-    relative to it matches ``glob`` (as ``Path.rglob`` matches: from the right),
-    walked by descriptors without following links."""
-    matched = []
-    for top, _dirs, files, _fd in os.fwalk(".", dir_fd=base, follow_symlinks=False):
-        for name in files:
-            rel = os.path.normpath(os.path.join(top, name))
-            if PurePosixPath(rel).match(glob) or fnmatch.fnmatch(name, glob):
-                matched.append(rel)
+    relative to it matches ``glob`` as ``Path.rglob`` matches (at any depth; ``**``
+    any number of directories), walked by descriptors: each directory opened beneath
+    its parent without following a link and without blocking (a pipe swapped in for a
+    directory is not a directory, and is skipped)."""
+    wanted = _glob_regex(glob)
+    matched: list[str] = []
+    pending: list[tuple[int, str]] = [(os.dup(base), "")]
+    while pending:
+        fd, prefix = pending.pop()
+        try:
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    rel = prefix + entry.name
+                    if entry.is_dir(follow_symlinks=False):
+                        try:
+                            child = os.open(entry.name, _DIRECTORY_FLAGS, dir_fd=fd)
+                        except OSError:  # swapped meanwhile: not a directory of the workspace
+                            continue
+                        pending.append((child, rel + "/"))
+                    elif wanted.fullmatch(rel):
+                        matched.append(rel)
+        except OSError:
+            pass  # a directory that went away meanwhile
+        finally:
+            os.close(fd)
     return matched
+
+
+_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def _glob_regex(glob: str) -> re.Pattern[str]:
+    """``glob`` as ``Path.rglob`` matches a path relative to where it searches: its
+    last names at any depth; ``*``, ``?`` and ``[…]`` within one name; ``**`` any
+    number of directories (a ``**`` at the end names directories: no file matches)."""
+    parts = [p for p in glob.split("/") if p not in ("", ".")] or ["*"]
+    if parts[-1] == "**":
+        return re.compile(r"(?!)")
+    pieces = []
+    for n, part in enumerate(parts):
+        last = n == len(parts) - 1
+        pieces.append(r"(?:[^/]+/)*" if part == "**" else _name_regex(part) + ("" if last else "/"))
+    return re.compile(r"(?:[^/]+/)*" + "".join(pieces))
+
+
+def _name_regex(part: str) -> str:
+    """One name of a glob, as ``fnmatch`` reads it, never across a ``/``."""
+    out, n = [], 0
+    while n < len(part):
+        char = part[n]
+        n += 1
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[" and (end := part.find("]", n + 1 if part[n : n + 1] in "!]" else n)) > 0:
+            inside = part[n:end].replace("\\", "\\\\")
+            out.append("(?!/)[" + ("^" + inside[1:] if inside.startswith("!") else inside) + "]")
+            n = end + 1
+        else:
+            out.append(re.escape(char))
+    return "".join(out)
