@@ -45,8 +45,11 @@ class Api:
 
 
 def test_secrets_are_found_in_nested_settings():
-    settings = {"api": ApiSettings({"bob": Secret(TOKEN), "al": Secret(SHORT)}, Secret("k" * 8))}
-    assert sorted(known_secrets(settings)) == sorted([TOKEN, "k" * 8])
+    settings = {
+        "api": ApiSettings({"bob": Secret(TOKEN), "al": Secret(SHORT)}, Secret("k" * 12)),
+        "otel": {"headers": {"X-Scope-OrgID": Secret("tenant1")}},  # a word, not masked
+    }
+    assert sorted(known_secrets(settings)) == sorted([TOKEN, "k" * 12])
 
 
 def test_a_plugins_token_and_the_operators_credential_are_masked_in_a_turn(

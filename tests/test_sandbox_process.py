@@ -173,6 +173,22 @@ def test_a_plugin_database_kept_outside_the_home_is_hidden_too(make_call, visibl
     assert "secret" not in ran.stdout + ran.stderr
 
 
+def test_a_file_a_plugin_names_is_hidden_before_it_is_ever_opened(make_call, visible_dir):
+    """A plugin's file outside the home that it opens only later (memory-sqlite's, on
+    the first recall), named with hide_from_tools when the plugin is built: hidden
+    from the next program on, as are a sink and a key that are no database."""
+    from toolang_core import hide_from_tools
+
+    files = [visible_dir / "memory.db", visible_dir / "events.jsonl", visible_dir / "vault.key"]
+    for path in files:
+        path.write_text(f"{path.name}-secret")  # what an earlier run left
+        path.chmod(0o644)
+    hide_from_tools(*files)
+    ran = sh(make_call(), f"cat {' '.join(map(str, files))}; echo done")
+    assert ran.stdout.split() == ["done"], ran
+    assert "secret" not in ran.stdout + ran.stderr
+
+
 def test_only_the_working_directory_and_a_private_tmp_are_writable(make_call):
     call = make_call()
     beside = call.runtime.config.base_dir / "dropped"  # under /tmp here: the private one's

@@ -204,6 +204,9 @@ if TYPE_CHECKING:
     from toolang_core.runtime_view import (
         RuntimeView as RuntimeView,
     )
+    from toolang_core.sandbox.hidden_files import (
+        hide_from_tools as hide_from_tools,
+    )
     from toolang_core.sandbox.launch import (
         sandbox_argv as sandbox_argv,
     )
@@ -552,6 +555,7 @@ _LAZY = {
     "ApprovalBook": "toolang_core.tools.approvals",
     "ApprovalError": "toolang_core.tools.approvals",
     "canonical_params": "toolang_core.tools.approvals",
+    "hide_from_tools": "toolang_core.sandbox.hidden_files",
     "SandboxError": "toolang_core.sandbox.policy",
     "sandbox_argv": "toolang_core.sandbox.launch",
     "tool_workdir": "toolang_core.sandbox.policy",

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Final, cast
 
 import attrs
 import structlog
 
 from toolang_core.config.types import Secret
-from toolang_core.redaction import SHORTEST_KNOWN, Detector, RedactionPolicy
+from toolang_core.redaction import Detector, RedactionPolicy
 
 if TYPE_CHECKING:
     from toolang_core.plugins.components import Components
@@ -47,10 +47,17 @@ def known_secrets(*values: object) -> list[str]:
     """The revealed value of every :class:`~toolang_core.config.types.Secret` in
     ``values`` — the runtime's configuration and its plugins' settings: attrs
     instances, mappings and sequences are walked — long enough to be masked as known
-    values (:data:`~toolang_core.redaction.SHORTEST_KNOWN`). What a plugin's settings
+    values (:data:`SETTING_SECRET_CHARS`). What a plugin's settings
     hold as secrets (the server's and A2A's tokens, a model's key, a DSN) is masked
     wherever it turns up in text: a tool's output, a turn's input."""
-    return [v for v in _secrets(values, depth=0) if len(v) >= SHORTEST_KNOWN]
+    return [v for v in _secrets(values, depth=0) if len(v) >= SETTING_SECRET_CHARS]
+
+
+SETTING_SECRET_CHARS: Final = 12
+"""A setting's secret shorter than this is not masked as a known value: settings type
+header values ``Secret`` too (``X-Scope-OrgID = "tenant1"``), and masking such a word
+everywhere would mask ordinary text; a key, a token or the operator's credential is
+longer (the server's tokens are 16 characters at least)."""
 
 
 def _secrets(value: object, *, depth: int) -> Iterator[str]:

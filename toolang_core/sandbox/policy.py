@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Final, cast
 
 import attrs
 
+from toolang_core.sandbox.hidden_files import hidden_by_plugins
 from toolang_core.sandbox.rules import (
     DEFAULT_LIMITS,
     DEFAULT_MODE,
@@ -308,12 +309,9 @@ def _hidden_candidates(
                 yield path, True
         for path in config.tools.hide:
             yield path, True
-    # Plugins' own databases, wherever their settings put them (every owner's data).
-    from toolang_core.store.plugin_db import opened_plugin_databases
-
-    for database in opened_plugin_databases():
-        for path in (database, Path(f"{database}-wal"), Path(f"{database}-shm")):
-            yield path, True
+    # Plugins' own files (databases, sinks, keys), wherever their settings put them.
+    for path in hidden_by_plugins():
+        yield path, True
     # Every working directory root (another owner's, another agent's): the program's own
     # directory is mounted again on top of them.
     for root in _workdir_roots(config, context, workdir):

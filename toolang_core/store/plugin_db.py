@@ -23,6 +23,7 @@ import structlog
 from sqlite_utils import Database, Migrations
 
 from toolang_core.errors import ConfigError
+from toolang_core.sandbox.hidden_files import hide_from_tools
 from toolang_core.store.errors import StoreCorrupt, StoreError, StoreMissing
 from toolang_core.store.migrations import pending_migrations
 from toolang_core.store.sqlite.checkpoint import WalCheckpointer, local_writers
@@ -74,22 +75,10 @@ def open_plugin_database(
     except BaseException:
         conn.close()
         raise
-    with _OPENED_LOCK:
-        _OPENED.add(path.resolve())
+    # Every owner's data, wherever the plugin's settings put it: hidden from tools'
+    # programs (a plugin that opens its file lazily names it when it is built).
+    hide_from_tools(path, f"{path}-wal", f"{path}-shm")
     return Database(conn)
-
-
-_OPENED: set[Path] = set()
-_OPENED_LOCK = threading.Lock()
-
-
-def opened_plugin_databases() -> tuple[Path, ...]:
-    """Every plugin database file this process has opened (resolved): the sandbox
-    hides each, with its ``-wal`` and ``-shm``, from the programs tools start — where
-    a plugin's settings put it outside the runtime's home too (``[plugins.memory-sqlite]
-    path``): it holds every owner's data."""
-    with _OPENED_LOCK:
-        return tuple(_OPENED)
 
 
 def known_migrations(migrations: Migrations) -> list[str]:

@@ -339,7 +339,7 @@ class ToolChain:
                 duration_ms=(time.perf_counter() - started) * 1000,
             ), ()
         except (SystemExit, KeyboardInterrupt) as exc:
-            if isinstance(exc, KeyboardInterrupt) and not tool.blocking:
+            if isinstance(exc, KeyboardInterrupt) and (self._is_async(tool) or not tool.blocking):
                 raise  # Ctrl-C in the loop's own thread: the person's, not the tool's
             # A tool's sys.exit() (argparse on bad arguments, a click command) or an
             # interrupt it raised in its worker thread would end the runtime and every

@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from toolang_core import hide_from_tools
 from toolang_hook_event_publisher.records import record_line
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ class JsonlWriter:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        hide_from_tools(path)  # every owner's events: not for tools' programs to read
         self._fd: int | None = None
         self._identity: tuple[int, int] | None = None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from pathlib import Path
 
 import attrs
 import pytest
@@ -510,6 +511,24 @@ def test_a_file_that_is_not_a_database_makes_health_down(tmp_path, open_memory):
     assert "[store] path" not in str(refused.value)
     assert "'memory-sqlite' plugin's database" in str(refused.value)
     assert path.read_bytes() == b"not a database at all" * 200
+
+
+def test_its_file_is_hidden_from_tools_programs_once_built_before_it_is_opened(tmp_path):
+    """The file holds every owner's exchanges, and a setting may put it outside the
+    runtime's home: named for the sandbox to hide when the plugin is built (it is
+    opened only on the first recall or write)."""
+    from toolang_core.sandbox.hidden_files import hidden_by_plugins
+    from toolang_memory_sqlite.memory import SQLiteMemory
+
+    path = tmp_path / "elsewhere" / "memory.db"
+    memory = SQLiteMemory(path)
+    try:
+        assert not path.exists()  # not opened yet
+        hidden = set(hidden_by_plugins())
+        for name in (path, f"{path}-wal", f"{path}-shm"):
+            assert Path(name) in hidden
+    finally:
+        memory.close()
 
 
 def test_a_closed_plugin_says_so(memory):

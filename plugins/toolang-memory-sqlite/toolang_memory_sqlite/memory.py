@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Final, cast
 
+from toolang_core import hide_from_tools
 from toolang_core.memory import (
     MemoryEntry,
     MemoryForget,
@@ -70,6 +71,9 @@ class SQLiteMemory:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.path = path
+        # Every owner's exchanges: hidden from tools' programs from now on, though the
+        # file is opened only on the first recall or write.
+        hide_from_tools(path, f"{path}-wal", f"{path}-shm")
         self.settings = settings or MemorySQLiteSettings()
         self.shared_with_store = shared_with_store
         self._clock = clock

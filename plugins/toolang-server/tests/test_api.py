@@ -627,3 +627,12 @@ def test_a_chosen_id_shows_only_ones_own_turn(token_server):
         assert bob.get("/api/turns").json() == []  # nothing stored for bob
         shown = alice.get("/api/turns/plan-1").json()
         assert (shown["owner"], shown["input"]) == ("alice", "my PIN plan")
+
+
+def test_a_chosen_id_may_not_take_a_prefix_the_runtime_derives_per_owner(token_server):
+    with token_server.client(TOKENS["bob"]) as bob:
+        for chosen in ("idem-0123", "a2a-0123", "mcp-0123"):
+            refused = bob.post("/api/turns", json={"input": "x", "id": chosen})
+            assert refused.status_code == 400, refused.text
+            assert refused.json()["error"]["field"] == "id"
+        assert bob.get("/api/turns").json() == []

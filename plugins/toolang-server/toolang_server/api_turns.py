@@ -121,6 +121,11 @@ def output_schema_meta(value: Any) -> dict[str, Any]:
     return {OUTPUT_SCHEMA: schema}
 
 
+DERIVED_ID_PREFIXES: Final = ("idem-", "a2a-", "mcp-")
+"""Ids derived from an owner and that owner's key (a hash): a chosen id may not take
+one, or it would answer another owner's later request with the chooser's turn."""
+
+
 def idempotent_id(request: Request, caller: Caller, chosen: str | None) -> str | None:
     """The turn id a submit asks for: its ``id``, or one derived from its
     ``Idempotency-Key`` header and the caller's owner (so two owners' keys never meet),
@@ -128,6 +133,14 @@ def idempotent_id(request: Request, caller: Caller, chosen: str | None) -> str |
 
     :raises ApiError: 400 for a key that is empty or too long, or sent with an ``id``.
     """
+    if chosen is not None and chosen.startswith(DERIVED_ID_PREFIXES):
+        raise ApiError(
+            400,
+            f"the id {chosen!r} starts with {chosen.split('-', 1)[0]}-, which is kept for "
+            "the ids the runtime derives per owner (Idempotency-Key, A2A, MCP)",
+            field="id",
+            expected="an id of your own that starts otherwise",
+        )
     key = request.headers.get(IDEMPOTENCY_HEADER)
     if key is None:
         return chosen

@@ -13,6 +13,7 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from toolang_core import hide_from_tools
 from toolang_tools_vault.errors import VaultError
 from toolang_tools_vault.settings import NAME, VaultSettings
 
@@ -69,6 +70,7 @@ def load_key(config: ToolangConfig, settings: VaultSettings) -> bytes:
                 f"{SECTION} key_file: {path} is inside the toolang home, beside the data it "
                 "protects; keep the key elsewhere"
             )
+        hide_from_tools(path)  # outside the home by rule: the sandbox would not hide it
         try:
             text = path.read_text(encoding="ascii")
         except (OSError, UnicodeDecodeError) as exc:
