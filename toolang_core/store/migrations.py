@@ -60,6 +60,7 @@ def migrate_guarded(
     transaction: Callable[[], AbstractContextManager[object]],
     apply: Callable[[str], None],
     errors: tuple[type[Exception], ...],
+    known: Sequence[str] = (),
 ) -> list[str]:
     """Apply the migrations ``pending()`` names, if any and if ``migrate`` allows it.
 
@@ -67,7 +68,9 @@ def migrate_guarded(
     backend makes exclusive among the processes that migrate (``BEGIN IMMEDIATE``, an
     advisory lock) and which rolls back when its block raises. ``apply(name)`` applies
     one migration; an exception of ``errors`` from it is reported as the failure of
-    that migration. Returns the names applied (empty: nothing was pending).
+    that migration. Returns the names applied (empty: nothing was pending). ``known``,
+    every migration of the set, tells a database none was applied to (an empty file)
+    from an older one in what a read-only open says.
 
     :raises StoreNeedsMigration: migrations are pending and ``migrate`` is false (a
         read-only open never migrates).
@@ -76,6 +79,11 @@ def migrate_guarded(
     names = pending()
     if not names:
         return []
+    if not migrate and known and names == list(known):
+        raise StoreNeedsMigration(
+            f"{where} has no {migration_set!r} schema yet (an empty or new database); "
+            "read-only commands never create one — start `toolang run` to create it"
+        )
     if not migrate:
         raise StoreNeedsMigration(
             f"{where} uses an older schema: set {migration_set!r} has pending migration(s) "

@@ -28,7 +28,7 @@ from toolang_core.store.errors import StoreCorrupt, StoreError, StoreMissing
 from toolang_core.store.migrations import pending_migrations
 from toolang_core.store.sqlite.checkpoint import WalCheckpointer, local_writers
 from toolang_core.store.sqlite.connection import connect, use_wal
-from toolang_core.store.sqlite.migrate import applied_and_tables, migrate_file
+from toolang_core.store.sqlite.migrate import applied_and_tables, known_migrations, migrate_file
 
 log = structlog.get_logger("toolang.store")
 
@@ -79,11 +79,6 @@ def open_plugin_database(
     # programs (a plugin that opens its file lazily names it when it is built).
     hide_from_tools(path, f"{path}-wal", f"{path}-shm")
     return Database(conn)
-
-
-def known_migrations(migrations: Migrations) -> list[str]:
-    """The names of every migration of the set, in order (read off an empty database)."""
-    return [m.name for m in migrations.pending(Database(memory=True))]
 
 
 def _prepare(

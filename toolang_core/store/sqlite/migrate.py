@@ -34,6 +34,11 @@ def applied_and_tables(
     return applied, tables
 
 
+def known_migrations(migrations: Migrations) -> list[str]:
+    """The names of every migration of the set, in order (read off an empty database)."""
+    return [m.name for m in migrations.pending(Database(memory=True))]
+
+
 def migrate_file(
     conn: sqlite3.Connection,
     path: Path,
@@ -50,6 +55,7 @@ def migrate_file(
     return migrate_guarded(
         where=str(path),
         migration_set=migrations.name,
+        known=known_migrations(migrations),
         pending=pending,
         migrate=migrate,
         transaction=lambda: _immediate(conn),
