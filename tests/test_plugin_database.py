@@ -104,7 +104,7 @@ def test_read_only_opens_never_create_or_migrate(tmp_path):
         open_plugin_database(path, migrations_v1(), read_only=True)
     assert not path.exists()
     open_plugin_database(path, migrations_v1()).conn.close()
-    with pytest.raises(StoreNeedsMigration, match="older schema.*m002_index"):
+    with pytest.raises(StoreNeedsMigration, match=r"older schema.*m002_index"):
         open_plugin_database(path, migrations_v2(), read_only=True)
     empty = tmp_path / "empty.db"
     empty.touch()

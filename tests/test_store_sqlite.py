@@ -211,7 +211,7 @@ def test_read_only_never_creates_or_migrates(tmp_path):
     conn.close()
     before = digest(path)
     # not "an older schema": nothing of toolang's is in it yet
-    with pytest.raises(StoreNeedsMigration, match="no 'toolang-core' schema yet.*never create"):
+    with pytest.raises(StoreNeedsMigration, match=r"no 'toolang-core' schema yet.*never create"):
         SQLiteStore(path, read_only=True)
     assert digest(path) == before
 
