@@ -204,6 +204,13 @@ if TYPE_CHECKING:
     from toolang_core.runtime_view import (
         RuntimeView as RuntimeView,
     )
+    from toolang_core.sandbox.beneath import (
+        OutsideRoot as OutsideRoot,
+        files_beneath as files_beneath,
+        open_beneath as open_beneath,
+        regular_file as regular_file,
+        relative_name as relative_name,
+    )
     from toolang_core.sandbox.hidden_files import (
         hide_from_tools as hide_from_tools,
     )
@@ -556,6 +563,11 @@ _LAZY = {
     "ApprovalError": "toolang_core.tools.approvals",
     "canonical_params": "toolang_core.tools.approvals",
     "hide_from_tools": "toolang_core.sandbox.hidden_files",
+    "OutsideRoot": "toolang_core.sandbox.beneath",
+    "files_beneath": "toolang_core.sandbox.beneath",
+    "open_beneath": "toolang_core.sandbox.beneath",
+    "regular_file": "toolang_core.sandbox.beneath",
+    "relative_name": "toolang_core.sandbox.beneath",
     "SandboxError": "toolang_core.sandbox.policy",
     "sandbox_argv": "toolang_core.sandbox.launch",
     "tool_workdir": "toolang_core.sandbox.policy",

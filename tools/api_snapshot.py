@@ -79,6 +79,7 @@ NAMESPACES: tuple[str, ...] = (
     "toolang_core.testing.pool",
     "toolang_core.testing.processes",
     "toolang_core.testing.pytest_plugin",
+    "toolang_core.testing.races",
     "toolang_core.testing.runtimes",
     "toolang_core.testing.script_file_plugin",
     "toolang_core.testing.store_conformance",

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import types
 from pathlib import Path
 
 import pytest
 
 import toolang_tools_librarian as plugin
 from toolang_core.testing.models import text, tool_call
-from toolang_core.testing.runtimes import run_turn, tool_results
+from toolang_core.testing.races import swapping_for_a_link
+from toolang_core.testing.runtimes import run_turn, tool_call_context, tool_results
 
 KNOWLEDGE = """
 CREATE TABLE knowledge (id INTEGER PRIMARY KEY, agent TEXT NOT NULL, tool TEXT NOT NULL,
@@ -222,3 +224,24 @@ def test_bad_inputs_are_tool_errors_naming_the_field_and_change_nothing(libraria
         assert result["ok"] is False, (name, params, result)
         assert field in result["error"], (name, params, result["error"])
     assert snapshot() == kept
+
+
+def test_a_name_swapped_for_a_link_out_is_never_indexed(librarian, tmp_path):
+    """A thread swaps ``x.md`` between a file and a link to a secret outside the
+    documents root as fast as it can while rag_index reads the directory: the secret
+    is never read (checking the resolved path, then reading it by name, read it now
+    and then)."""
+    from toolang_tools_librarian import rag
+
+    runtime, _, _ = librarian([])
+    context = tool_call_context(runtime, "rag_index", {}, turn=types.SimpleNamespace(owner="alice"))
+    docs = librarian.docs
+    secret = tmp_path / "credential.md"
+    secret.write_text("SECRET-VALUE\n")
+    seen: set[str] = set()
+    with swapping_for_a_link(docs / "x.md", secret, "benign\n"):
+        for _ in range(1000):
+            files, _skipped = rag._files(docs.resolve(), ".", context)
+            seen.update(read.text for read in files)
+    assert "benign\n" in seen
+    assert not [s for s in seen if "SECRET" in s], seen

@@ -4,19 +4,28 @@ The index lives in this plugin's tables on the store's backend (SQLite FTS5, or
 PostgreSQL ``tsvector`` when the store is PostgreSQL: an index built on one node is
 queried from every node).
 
-``rag_index`` reads a directory inside ``rag_root`` (text and markdown files; links
-that lead out are skipped), cuts each file into chunks of at most ``chunk_lines``
-lines — a markdown heading starts a new chunk — and replaces the index's previous
-content in one transaction, so indexing again is safe. ``rag_query`` returns the best
+``rag_index`` reads a directory inside ``rag_root`` (text and markdown files, each
+opened beneath the root: links that lead out are skipped, whenever made), cuts each
+file into chunks of at most ``chunk_lines`` lines — a markdown heading starts a new
+chunk — and replaces the index's previous content in one transaction, so indexing
+again is safe. ``rag_query`` returns the best
 chunks with their file and first line. Indexes belong to the owner who built them.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+import os
+import stat
+from pathlib import Path, PurePosixPath
+from typing import Any, NamedTuple
 
-from toolang_core import ToolCallContext
+from toolang_core import (
+    OutsideRoot,
+    ToolCallContext,
+    files_beneath,
+    open_beneath,
+    relative_name,
+)
 from toolang_tools_librarian.common import (
     LibrarianError,
     own_database,
@@ -65,34 +74,72 @@ def _root(context: ToolCallContext) -> Path:
     return root.resolve()
 
 
-def _inside(root: Path, directory: str) -> Path:
-    target = (root / directory).resolve()
-    if target != root and root not in target.parents:
+WHAT = "the documents root"
+
+
+def _directory(root: Path, directory: str) -> int:
+    """A descriptor of ``directory``, opened beneath ``root``
+    (:func:`toolang_core.open_beneath`)."""
+    try:
+        return open_beneath(root, directory, os.O_RDONLY | os.O_DIRECTORY, what=WHAT)
+    except OutsideRoot:
         raise LibrarianError(
             f"directory: {directory!r} is outside the documents root; give a path inside it"
-        )
-    if not target.is_dir():
-        raise LibrarianError(f"directory: {directory!r} is not a directory of the documents root")
-    return target
+        ) from None
+    except OSError:
+        raise LibrarianError(
+            f"directory: {directory!r} is not a directory of the documents root"
+        ) from None
 
 
-def _files(root: Path, base: Path, context: ToolCallContext) -> tuple[list[Path], list[str]]:
+class Read(NamedTuple):
+    """One file read for indexing: its path relative to the root, text, size and mtime."""
+
+    path: str
+    text: str
+    size: int
+    mtime: float
+
+
+def _files(root: Path, directory: str, context: ToolCallContext) -> tuple[list[Read], list[str]]:
+    """The text files under ``directory``, each opened beneath ``root`` (a link is
+    followed only while it stays in it), and what was skipped and why."""
     settings = settings_of(runtime_of(context))
-    files: list[Path] = []
+    base = _directory(root, directory)
+    try:
+        where = relative_name(root, base, directory)
+        names = sorted(files_beneath(base))
+    finally:
+        os.close(base)
+    files: list[Read] = []
     skipped: list[str] = []
-    for path in sorted(base.rglob("*")):
-        if path.suffix.lower() not in settings.rag_extensions or not path.is_file():
+    for name in names:
+        relative = name if where == "." else f"{where}/{name}"
+        if PurePosixPath(name).suffix.lower() not in settings.rag_extensions:
             continue
-        real = path.resolve()
-        relative = str(path.relative_to(root))
-        if root not in real.parents:
+        try:
+            fd = open_beneath(root, relative, os.O_RDONLY | os.O_NONBLOCK, what=WHAT)
+        except OutsideRoot:
             skipped.append(f"{relative}: a link out of the documents root")
-        elif real.stat().st_size > settings.max_file_bytes:
-            skipped.append(f"{relative}: larger than max_file_bytes")
-        elif len(files) >= settings.max_files:
-            skipped.append(f"{relative}: more than max_files files")
-        else:
-            files.append(path)
+            continue
+        except OSError:
+            continue  # gone meanwhile, or a link to nothing
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                continue  # a directory a link names, a pipe, a device
+            if info.st_size > settings.max_file_bytes:
+                skipped.append(f"{relative}: larger than max_file_bytes")
+                continue
+            if len(files) >= settings.max_files:
+                skipped.append(f"{relative}: more than max_files files")
+                continue
+            try:
+                text = handle.read(settings.max_file_bytes + 1).decode("utf-8")
+            except (UnicodeDecodeError, OSError) as exc:
+                skipped.append(f"{relative}: not readable as UTF-8 text ({exc})")
+                continue
+        files.append(Read(relative, text, info.st_size, info.st_mtime))
     return files, skipped
 
 
@@ -108,16 +155,9 @@ def rag_index(
     assert context is not None
     owner = owner_of(context)
     root = _root(context)
-    files, skipped = _files(root, _inside(root, directory), context)
+    files, skipped = _files(root, directory, context)
     chunk_lines = settings_of(runtime_of(context)).chunk_lines
-    loaded: list[tuple[Path, list[tuple[int, int, str]]]] = []
-    for path in files:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError) as exc:
-            skipped.append(f"{path.relative_to(root)}: not readable as UTF-8 text ({exc})")
-            continue
-        loaded.append((path, chunks_of(text, chunk_lines)))
+    loaded = [(read, chunks_of(read.text, chunk_lines)) for read in files]
     db = own_database(runtime_of(context))
     sql = sql_for(db)
     with db.transaction():
@@ -129,19 +169,11 @@ def rag_index(
         )
         db.execute("DELETE FROM rag_files WHERE owner = ? AND index_name = ?", [owner, index])
         total = 0
-        for path, chunks in loaded:
-            stat = path.stat()
+        for read, chunks in loaded:
             file_id = db.execute(
                 "INSERT INTO rag_files (owner, index_name, path, size, mtime, chunks) "
                 "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-                [
-                    owner,
-                    index,
-                    str(path.relative_to(root)),
-                    stat.st_size,
-                    stat.st_mtime,
-                    len(chunks),
-                ],
+                [owner, index, read.path, read.size, read.mtime, len(chunks)],
             ).fetchone()[0]
             db.executemany(
                 "INSERT INTO rag_chunks (file_id, start_line, end_line, text) VALUES (?, ?, ?, ?)",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import types
 from pathlib import Path
@@ -10,7 +11,9 @@ from ontology_helpers import COMPANY, PERSON, outputs
 
 import toolang_tools_ontologist as plugin
 from toolang_core.testing.models import tool_call
+from toolang_core.testing.races import swapping_for_a_link
 from toolang_core.testing.runtimes import tool_call_context
+from toolang_tools_ontologist.common import OntologyError
 from toolang_tools_ontologist.tools import TOOLS
 
 TYPES = [
@@ -344,3 +347,59 @@ def test_a_type_is_redefined_only_when_every_entity_still_fits(ontologist):
     assert "(the attributes must contain ['age'] properties)" in refused["error"]
     assert replaced["ok"] and replaced["output"]["replaced"] is True
     assert nick["ok"] and nick["output"]["added"] is True
+
+
+def test_ingest_reads_only_files_reached_through_the_ingest_root(ontologist, tmp_path):
+    """A path is opened beneath the root (links followed only while they stay in it),
+    so a link swapped in after a check cannot lead the read out of it."""
+    root = ontologist.root
+    secret = tmp_path / "secret.csv"
+    secret.write_text("id\nsecret-row\n")
+    (root / "rows.csv").write_text("id\nr1\n")
+    (root / "inner").mkdir()
+    (root / "inner" / "link.csv").symlink_to("../rows.csv")
+    (root / "out.csv").symlink_to(secret)
+    (root / "out-rel.csv").symlink_to("../secret.csv")
+    (root / "dir.csv").mkdir()
+    os.mkfifo(root / "pipe.csv")  # a read of it by name would block forever
+    mapping = {"type": "Person", "key": "id"}
+    _, _, results = ontologist(
+        [
+            *TYPES,
+            *(
+                tool_call("ontology_ingest", {"path": p, "mapping": mapping, "dry_run": True})
+                for p in ("inner/link.csv", "out.csv", "out-rel.csv", "dir.csv", "pipe.csv")
+            ),
+        ]
+    )
+    inside, out, out_rel, directory, pipe = results[-5:]
+    assert inside["ok"] is True, inside
+    for result in (out, out_rel):
+        assert result["ok"] is False and "is outside the ingest root" in result["error"], result
+        assert "secret-row" not in str(result)
+    for result in (directory, pipe):
+        assert result["ok"] is False and "is not a file under the ingest root" in result["error"]
+
+
+def test_a_name_swapped_for_a_link_out_is_never_read(ontologist, tmp_path):
+    """A thread swaps ``x.csv`` between a file and a link to a secret outside the root
+    as fast as it can while ingest reads it: the secret is never read (checking the
+    resolved path, then opening it by name, read it now and then)."""
+    from toolang_tools_ontologist import tools as ontology_tools
+
+    runtime, _, _ = ontologist([])
+    context = tool_call_context(
+        runtime, "ontology_ingest", {}, turn=types.SimpleNamespace(owner="alice")
+    )
+    root = ontologist.root
+    secret = tmp_path / "credential"
+    secret.write_text("id\nSECRET-VALUE\n")
+    seen: set[str] = set()
+    with swapping_for_a_link(root / "x.csv", secret, "id\nbenign\n"):
+        for _ in range(1500):
+            try:
+                seen.add(ontology_tools._read_file(context, "x.csv"))
+            except OntologyError as exc:  # refused (a link out), or missing for an instant
+                seen.add(str(exc))
+    assert "id\nbenign\n" in seen
+    assert not [s for s in seen if "SECRET" in s], seen

@@ -8,10 +8,11 @@ nothing — so every tool here is declared idempotent.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal
 
-from toolang_core import ToolCallContext
+from toolang_core import OutsideRoot, ToolCallContext, open_beneath, regular_file
 from toolang_tools_ontologist import (
     conflicts as conflict_rules,
     defining,
@@ -337,17 +338,25 @@ def _read_file(context: ToolCallContext, path: str) -> str:
     if not root.is_absolute():
         root = Path(runtime.config.base_dir) / root
     root = root.resolve()
-    target = (root / path).resolve()
-    if not target.is_relative_to(root):
+    try:  # opened beneath the root: no link swapped in meanwhile leads out of it
+        fd = open_beneath(root, path, os.O_RDONLY | os.O_NONBLOCK, what="the ingest root")
+    except OutsideRoot:
         raise OntologyError(
             f"path: {path!r} is outside the ingest root {root}; expected a file under it"
-        )
-    if not target.is_file():
-        raise OntologyError(f"path: {path!r} is not a file under the ingest root {root}")
-    if target.stat().st_size > settings.max_ingest_bytes:
+        ) from None
+    except OSError:
+        raise OntologyError(f"path: {path!r} is not a file under the ingest root {root}") from None
+    try:
+        regular_file(fd, path)
+    except OSError:
+        os.close(fd)
+        raise OntologyError(f"path: {path!r} is not a file under the ingest root {root}") from None
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(settings.max_ingest_bytes + 1)
+    if len(data) > settings.max_ingest_bytes:
         raise OntologyError(f"path: {path!r} is over {settings.max_ingest_bytes} bytes")
     try:
-        return target.read_text(encoding="utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise OntologyError(f"path: {path!r} is not UTF-8 text") from None
 

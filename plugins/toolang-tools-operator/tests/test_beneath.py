@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 
 import pytest
 
 import toolang_tools_operator as plugin
+from toolang_core.testing.races import swapping_for_a_link
 from toolang_tools_operator import tools
 from toolang_tools_operator.workspace import OutsideWorkspace
 
@@ -37,19 +37,8 @@ def test_a_name_swapped_for_a_link_out_is_never_read_or_written_through(ctx, tmp
     workspace = tmp_path / "ws"
     secret = tmp_path / "credential"
     secret.write_text("SECRET-VALUE\n")
-    stop = threading.Event()
-
-    def swap() -> None:
-        while not stop.is_set():
-            os.symlink(secret, workspace / "l")
-            os.replace(workspace / "l", workspace / "x")
-            (workspace / "f").write_text("benign\n")
-            os.replace(workspace / "f", workspace / "x")
-
-    swapper = threading.Thread(target=swap)
-    swapper.start()
     seen: set[str] = set()
-    try:
+    with swapping_for_a_link(workspace / "x", secret, "benign\n"):
         for _ in range(1500):
             try:
                 seen.add(tools.fs_read("x", context=ctx))
@@ -59,9 +48,6 @@ def test_a_name_swapped_for_a_link_out_is_never_read_or_written_through(ctx, tmp
                 seen.update(str(hit) for hit in tools.fs_search("SECRET", context=ctx))
             with contextlib.suppress(OSError):
                 tools.fs_write("x", "overwritten\n", context=ctx)
-    finally:
-        stop.set()
-        swapper.join()
     assert not [s for s in seen if "SECRET" in s], seen
     assert secret.read_text() == "SECRET-VALUE\n"
 

@@ -7,9 +7,17 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
-from toolang_core import ToolCallContext, run_tool_process, tool_process_env
-from toolang_tools_operator.beneath import open_beneath, regular_file, relative_name
-from toolang_tools_operator.workspace import inside, settings_of, workspace_of
+from toolang_core import (
+    OutsideRoot,
+    ToolCallContext,
+    files_beneath,
+    open_beneath as open_under,
+    regular_file,
+    relative_name,
+    run_tool_process,
+    tool_process_env,
+)
+from toolang_tools_operator.workspace import OutsideWorkspace, inside, settings_of, workspace_of
 
 READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK  # a pipe planted by a program never blocks a read
 
@@ -162,6 +170,16 @@ def fs_search(
     return found
 
 
+def open_beneath(root: Any, path: str, flags: int, *, make_dirs: bool = False) -> int:
+    """:func:`toolang_core.open_beneath` in the workspace ``root``.
+
+    :raises OutsideWorkspace: the path leads out of it."""
+    try:
+        return open_under(root, path, flags, make_dirs=make_dirs, what="the workspace")
+    except OutsideRoot as exc:
+        raise OutsideWorkspace(str(exc)) from None
+
+
 def _read(root: Any, path: str, *, errors: str = "replace") -> str:
     """The text of the workspace's file ``path``, opened beneath ``root``."""
     fd = open_beneath(root, path, READ_FLAGS)
@@ -171,36 +189,11 @@ def _read(root: Any, path: str, *, errors: str = "replace") -> str:
 
 
 def _files(base: int, glob: str) -> list[str]:
-    """The files and links under the directory ``base`` (a descriptor) whose path
-    relative to it matches ``glob`` as ``Path.rglob`` matches (at any depth; ``**``
-    any number of directories), walked by descriptors: each directory opened beneath
-    its parent without following a link and without blocking (a pipe swapped in for a
-    directory is not a directory, and is skipped)."""
+    """The files and links under the directory ``base`` (a descriptor,
+    :func:`toolang_core.files_beneath`) whose path relative to it matches ``glob`` as
+    ``Path.rglob`` matches (at any depth; ``**`` any number of directories)."""
     wanted = _glob_regex(glob)
-    matched: list[str] = []
-    pending: list[tuple[int, str]] = [(os.dup(base), "")]
-    while pending:
-        fd, prefix = pending.pop()
-        try:
-            with os.scandir(fd) as entries:
-                for entry in entries:
-                    rel = prefix + entry.name
-                    if entry.is_dir(follow_symlinks=False):
-                        try:
-                            child = os.open(entry.name, _DIRECTORY_FLAGS, dir_fd=fd)
-                        except OSError:  # swapped meanwhile: not a directory of the workspace
-                            continue
-                        pending.append((child, rel + "/"))
-                    elif wanted.fullmatch(rel):
-                        matched.append(rel)
-        except OSError:
-            pass  # a directory that went away meanwhile
-        finally:
-            os.close(fd)
-    return matched
-
-
-_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    return [rel for rel in files_beneath(base) if wanted.fullmatch(rel)]
 
 
 def _glob_regex(glob: str) -> re.Pattern[str]:

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolang_core import ToolCallContext, tool_workdir
-from toolang_tools_operator.beneath import OutsideWorkspace
+from toolang_core import OutsideRoot, ToolCallContext, tool_workdir
+
+
+class OutsideWorkspace(OutsideRoot):
+    """A path resolves outside the workspace (``..``, an absolute path, a symlink)."""
+
 
 __all__ = ["OutsideWorkspace", "inside", "settings_of", "workspace_of"]
 
@@ -33,7 +37,7 @@ def workspace_of(context: ToolCallContext | None) -> Path:
 
 def inside(context: ToolCallContext | None, path: str) -> Path:
     """``path`` resolved inside the workspace (symbolic links followed), as it is now:
-    what reads or writes files opens them with :func:`.beneath.open_beneath` instead
+    what reads or writes files opens them with :func:`toolang_core.open_beneath` instead
     (a name checked here can be swapped before it is used).
 
     :raises OutsideWorkspace: when it would leave the workspace.

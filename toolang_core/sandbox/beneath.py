@@ -1,15 +1,17 @@
-"""Opening a path beneath the workspace, without a window between check and use.
+"""Opening a path beneath a directory, without a window between check and use.
 
-Checking a path (``Path.resolve()``, then "is it inside?") and opening it by name
-afterwards leaves a window: a program in the sandbox can swap a checked name for a
-symbolic link to anything the runtime's account can read (its credential, another
-owner's files) between the two, and the runtime opens what the link names. Here the
-path is walked one name at a time from an open descriptor of the workspace, each name
-opened relative to its directory's descriptor and never followed by the kernel
-(``O_NOFOLLOW``); ``..`` goes back to a descriptor held already, never above the
-workspace; a symbolic link is read and its target walked the same way (an absolute
-target only when it lies in the workspace). Whatever is swapped meanwhile, what is
-opened was reached through the workspace's own directories.
+For a tool that reads or writes files under a root a model names paths in (a
+workspace, a documents or an ingest directory). Checking a path (``Path.resolve()``,
+then "is it inside?") and opening it by name afterwards leaves a window: a program in
+the sandbox can swap a checked name for a symbolic link to anything the runtime's
+account can read (its credential, another owner's files) between the two, and the
+runtime opens what the link names. Here the path is walked one name at a time from an
+open descriptor of the root, each name opened relative to its directory's descriptor
+and never followed by the kernel (``O_NOFOLLOW``); ``..`` goes back to a descriptor
+held already, never above the root; a symbolic link is read and its target walked the
+same way (an absolute target only when it lies under the root). Whatever is swapped
+meanwhile, what is opened was reached through the root's own directories.
+:func:`files_beneath` lists a directory's files the same way.
 
 (Linux's ``openat2(RESOLVE_BENEATH)`` does this in the kernel; Python's ``os`` does not
 offer it, and the libraries that do need a C library Debian does not ship.)
@@ -28,21 +30,30 @@ MAX_LINKS = 40
 """Symbolic links followed in one path at most (as the kernel's own limit)."""
 
 
-class OutsideWorkspace(PermissionError):
-    """A path resolves outside the workspace (``..``, an absolute path, a symlink)."""
+class OutsideRoot(PermissionError):
+    """A path resolves outside its root (``..``, an absolute path, a symlink)."""
 
 
 def open_beneath(
-    root: Path, path: str, flags: int, mode: int = 0o666, *, make_dirs: bool = False
+    root: Path,
+    path: str,
+    flags: int,
+    mode: int = 0o666,
+    *,
+    make_dirs: bool = False,
+    what: str = "its root",
 ) -> int:
     """A descriptor of ``path`` (relative to ``root``, or absolute inside it) opened
-    with ``flags`` beneath ``root``, symbolic links followed only while they stay
-    beneath it; ``make_dirs`` creates missing directories on the way.
+    with ``flags`` beneath ``root`` (an absolute, resolved directory), symbolic links
+    followed only while they stay beneath it; ``make_dirs`` creates missing
+    directories on the way. ``what`` names the root in messages. Add ``O_NONBLOCK``
+    to read what may not be a regular file (a pipe would block the open), then
+    :func:`regular_file`.
 
-    :raises OutsideWorkspace: the path, or a link on it, leads out of ``root``.
+    :raises OutsideRoot: the path, or a link on it, leads out of ``root``.
     :raises OSError: as ``os.open`` (missing, not a directory, …), naming ``path``.
     """
-    names = _names(root, path, lexical=True)
+    names = _names(root, path, lexical=True, what=what)
     held = [os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)]
     links = 0
     try:
@@ -50,7 +61,7 @@ def open_beneath(
             name = names.popleft()
             if name == "..":
                 if len(held) == 1:
-                    raise _outside(path)
+                    raise _outside(path, what)
                 os.close(held.pop())
                 continue
             opened = _open(
@@ -72,8 +83,8 @@ def open_beneath(
                 for fd in held[1:]:
                     os.close(fd)
                 del held[1:]
-            names.extendleft(reversed(_names(root, target, original=path)))
-        return os.dup(held[-1])  # the path names the workspace itself (or a directory)
+            names.extendleft(reversed(_names(root, target, original=path, what=what)))
+        return os.dup(held[-1])  # the path names the root itself (or a directory)
     finally:
         for fd in held:
             os.close(fd)
@@ -96,6 +107,38 @@ def _open(
         raise type(exc)(exc.errno, f"{exc.strerror}: {path!r}") from None
 
 
+def files_beneath(base: int) -> list[str]:
+    """The paths, relative to the directory ``base`` (a descriptor), of everything
+    under it that is not a directory (files, links, pipes: open each with
+    :func:`open_beneath`), walked by descriptors: each directory opened beneath its
+    parent without following a link and without blocking (a pipe swapped in for a
+    directory is not a directory, and is skipped)."""
+    found: list[str] = []
+    pending: list[tuple[int, str]] = [(os.dup(base), "")]
+    while pending:
+        fd, prefix = pending.pop()
+        try:
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    rel = prefix + entry.name
+                    if not entry.is_dir(follow_symlinks=False):
+                        found.append(rel)
+                        continue
+                    try:
+                        child = os.open(entry.name, _DIRECTORY_FLAGS, dir_fd=fd)
+                    except OSError:  # swapped meanwhile: not a directory under base
+                        continue
+                    pending.append((child, rel + "/"))
+        except OSError:
+            pass  # a directory that went away meanwhile
+        finally:
+            os.close(fd)
+    return found
+
+
+_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
 def relative_name(root: Path, fd: int, fallback: str) -> str:
     """Where the open ``fd`` is, relative to ``root`` (``fallback`` when the system
     cannot tell)."""
@@ -116,20 +159,20 @@ def regular_file(fd: int, path: str) -> None:
 
 
 def _names(
-    root: Path, path: str, *, original: str | None = None, lexical: bool = False
+    root: Path, path: str, *, what: str, original: str | None = None, lexical: bool = False
 ) -> deque[str]:
     """The names to walk for ``path``: relative to ``root`` (a link's target: to its
-    directory); an absolute one must start with ``root`` (the workspace as resolved).
+    directory); an absolute one must start with ``root`` (as resolved).
     ``lexical``: a path whose words alone lead out (``a/../..``) is refused at once."""
     if os.path.isabs(path):
         parts = Path(os.path.normpath(path)).parts
         if parts[: len(root.parts)] != root.parts:
-            raise _outside(original or path)
+            raise _outside(original or path, what)
         parts = parts[len(root.parts) :]
     else:
         normal = os.path.normpath(path)
         if lexical and (normal == ".." or normal.startswith("../")):
-            raise _outside(original or path)
+            raise _outside(original or path, what)
         parts = tuple(path.split("/"))
     return deque(name for name in parts if name not in ("", "."))
 
@@ -155,5 +198,5 @@ def _link(name: str, parent: int) -> str | None:
         return None
 
 
-def _outside(path: str) -> OutsideWorkspace:
-    return OutsideWorkspace(f"{path!r} is outside the workspace; use a path inside it")
+def _outside(path: str, what: str) -> OutsideRoot:
+    return OutsideRoot(f"{path!r} is outside {what}; use a path inside it")
