@@ -54,11 +54,16 @@ def _reset():
     RAN.clear()
 
 
-def make(tmp_path, model, gate, *, grace=0.0, **agents):
+def make(tmp_path, model, gate, *, grace=0.0, max_attempts=3, **agents):
     config = ToolangConfig(
         base_dir=tmp_path,
         home=tmp_path / ".toolang",
-        runtime=RuntimeConfig(executor="agent", poll_seconds=0.02, shutdown_grace_seconds=grace),
+        runtime=RuntimeConfig(
+            executor="agent",
+            poll_seconds=0.02,
+            shutdown_grace_seconds=grace,
+            max_attempts=max_attempts,
+        ),
         models=ModelsConfig(default="scripted"),
         agents=AgentsConfig(**agents),
     )
@@ -396,3 +401,27 @@ def test_a_decision_from_a_process_a_tool_started_is_refused_and_changes_nothing
     monkeypatch.delenv(TOOL_CALL_ENV)
     assert book.decide(made.id, approved=True, by="alice").status == "approved"
     store.close()
+
+
+def test_a_turn_handed_back_at_every_deploy_while_it_waits_is_not_abandoned(tmp_path):
+    """Five restarts while nobody decides, with max_attempts 2: each hand-back while
+    parked starts a new attempt but spends none, so the turn still waits, its request
+    still pending, and runs when the person approves."""
+    model = ScriptedModel([tool_call("touch", {"name": "x"}), text("done")])
+    turn_id = submit(make(tmp_path, model, AskEveryTime(), max_attempts=2))
+    for deploy in range(5):
+        runtime = make(tmp_path, model, AskEveryTime(), grace=600, max_attempts=2)
+        stop_once(runtime, turn_id, TurnStatus.AWAITING_APPROVAL)
+        store = runtime.open_store()
+        turn = store.get(turn_id)
+        assert (turn.status, turn.attempt) == (TurnStatus.QUEUED, deploy + 1), turn.error
+        (request,) = ApprovalBook(store).list()
+        assert request.status == "pending"
+        store.close()
+    runtime = make(tmp_path, model, AskEveryTime(), max_attempts=2)
+
+    def approve(book, pending):
+        book.decide(pending.id, approved=True, by="alice")
+
+    turn = asyncio.run(serve_until(runtime, turn_id, approve))
+    assert (turn.status, turn.output, RAN) == (TurnStatus.COMPLETED, "done", ["x"])

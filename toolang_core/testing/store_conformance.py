@@ -382,6 +382,37 @@ class StoreConformance(UsageConformance):
         assert "shut down" in turn.error
         assert self.claim_ids(store, now=T0 + 5) == []
 
+    def test_hand_backs_while_waiting_for_a_person_spend_no_attempt(self, store):
+        """A turn parked on an approval is handed back at every deploy (release) or
+        crash (recover) while nobody decides: each hand-back starts a new attempt
+        (attempt numbers tell runs apart) but only attempts that ran count towards
+        ``max_attempts``."""
+        turn_id = self.submit(store)
+        now = T0
+        for attempt in range(1, 6):  # five hand-backs while parked, with max_attempts 2
+            now += 100
+            assert self.claim_ids(store, now=now) == [turn_id]
+            assert store.set_active_status(
+                turn_id, run_id="run-a", attempt=attempt, status=TurnStatus.AWAITING_APPROVAL,
+                now=now,
+            )  # fmt: skip
+            if attempt % 2:
+                assert store.release(
+                    turn_id, run_id="run-a", attempt=attempt, now=now, max_attempts=2
+                )
+            else:
+                assert store.recover(now=now + LEASE + 1, max_attempts=2).requeued == (turn_id,)
+            turn = store.get(turn_id)
+            assert (turn.status, turn.attempt) == (TurnStatus.QUEUED, attempt)
+        # Running, it spends attempts again: two that ran, and it is abandoned.
+        for _ in (6, 7):
+            now += 100
+            assert self.claim_ids(store, now=now) == [turn_id]
+            store.recover(now=now + LEASE + 1, max_attempts=2)
+        turn = store.get(turn_id)
+        assert (turn.status, turn.outcome, turn.attempt) == (TurnStatus.FAILED, "abandoned", 7)
+        assert "after 2 attempt(s)" in turn.error
+
     def test_release_ends_a_canceling_turn_canceled(self, store):
         turn_id = self.submit(store)
         self.claim_ids(store)

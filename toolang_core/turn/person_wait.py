@@ -73,8 +73,17 @@ class PersonWaits:
             if deadline is not None and remaining is not None:
                 deadline.reschedule(loop.time() + remaining)
             current = ctx.store.get(ctx.turn.id)
-            if current is not None and current.status is TurnStatus.AWAITING_APPROVAL:
+            waiting = current is not None and current.status is TurnStatus.AWAITING_APPROVAL
+            # handed back while waiting, it stays so: its attempt is not counted
+            # (the store's ``parked_handbacks``) and it comes back to the same wait
+            if waiting and not self._handed_back(ctx):
                 ctx.set_status(TurnStatus.RUNNING)
+
+    @staticmethod
+    def _handed_back(ctx: TurnContext) -> bool:
+        """The wait ends because the turn is handed back (a shutdown, a lost lease)."""
+        slot = ctx.slot
+        return slot is not None and slot.cancel_reason(ctx.turn.id) in (SHUTDOWN, LEASE_LOST)
 
     @staticmethod
     def stopped_for_good(ctx: TurnContext) -> str | None:

@@ -432,9 +432,17 @@ BEGIN
 END $$;
 """
 
+M004_PARKED_HAND_BACKS = """
+-- How often the turn was handed back while it waited for a person (a shutdown, a
+-- crash, a lost lease while awaiting_approval): each hand-back starts a new attempt,
+-- but only the attempts that ran count towards max_attempts.
+ALTER TABLE {s}.turn_requests ADD COLUMN parked_handbacks integer NOT NULL DEFAULT 0;
+"""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("m001_runtime", M001_RUNTIME),
     ("m002_threads_have_owners", M002_THREADS_HAVE_OWNERS),
     ("m003_parked_turns_give_their_slot_back", M003_PARKED_TURNS_GIVE_THEIR_SLOT_BACK),
+    ("m004_parked_hand_backs", M004_PARKED_HAND_BACKS),
 )
 """``(name, SQL template)`` in order."""

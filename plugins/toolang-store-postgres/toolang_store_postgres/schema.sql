@@ -1,7 +1,7 @@
 -- The PostgreSQL execution store's schema (migration set 'toolang-store-postgres'),
 -- as its migrations build it. Generated: refresh with
 --   TOOLANG_PG_DSN=postgresql://… python -m toolang_store_postgres.snapshot --write
--- Migrations: m001_runtime, m002_threads_have_owners, m003_parked_turns_give_their_slot_back
+-- Migrations: m001_runtime, m002_threads_have_owners, m003_parked_turns_give_their_slot_back, m004_parked_hand_backs
 
 CREATE TABLE records (
     kind text NOT NULL,
@@ -78,6 +78,7 @@ CREATE TABLE turn_requests (
     output text,
     outcome text,
     error text,
+    parked_handbacks integer NOT NULL DEFAULT 0,
     CONSTRAINT turn_requests_id_key UNIQUE (id),
     CONSTRAINT turn_requests_pkey PRIMARY KEY (seq),
     CONSTRAINT turn_requests_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'running'::text, 'awaiting_approval'::text, 'canceling'::text, 'completed'::text, 'failed'::text, 'canceled'::text, 'dropped'::text, 'steered'::text])))

@@ -137,22 +137,29 @@ def finish_many_params(items: Sequence[Finish]) -> dict[str, list[Any]]:
     return params
 
 
+SPENT = "status <> 'awaiting_approval' AND attempt - parked_handbacks >= %(max)s"
+"""A turn handed back has spent its attempts: it ran (was not waiting for a person) and
+its attempts that ran reach the bound."""
+
 RELEASE_SQL = """
 UPDATE {s}.turn_requests SET
     status = CASE WHEN status = 'canceling' THEN 'canceled'
-                  WHEN attempt >= %(max)s THEN 'failed' ELSE 'queued' END,
+                  WHEN {spent} THEN 'failed' ELSE 'queued' END,
     outcome = CASE WHEN status = 'canceling' THEN 'canceled'
-                   WHEN attempt >= %(max)s THEN 'abandoned' ELSE NULL END,
-    error = CASE WHEN status <> 'canceling' AND attempt >= %(max)s
+                   WHEN {spent} THEN 'abandoned' ELSE NULL END,
+    error = CASE WHEN status <> 'canceling' AND {spent}
                  THEN format('abandoned after %%s attempt(s): the runtime running it shut '
-                             'down before it finished (limit %%s)', attempt, %(max)s)
+                             'down before it finished (limit %%s)',
+                             attempt - parked_handbacks, %(max)s)
                  ELSE error END,
-    finished_at = CASE WHEN status = 'canceling' OR attempt >= %(max)s THEN %(now)s END,
+    finished_at = CASE WHEN status = 'canceling' OR {spent} THEN %(now)s END,
+    parked_handbacks = parked_handbacks + (status = 'awaiting_approval')::int,
     lease_owner = NULL, lease_expires = NULL, cancel_requested = false, updated_at = %(now)s
 WHERE id = %(turn)s AND lease_owner = %(run)s AND attempt = %(attempt)s AND status IN {active}
-"""
+""".replace("{spent}", SPENT)
 """Shutdown hands a turn back with its attempt counted, as a crash would (``RECOVER_SQL``):
-a turn requeued at every stop must still reach the attempt bound."""
+a turn requeued at every stop must still reach the attempt bound — unless it was
+waiting for a person (``parked_handbacks``, migration m004)."""
 
 PARKED_GROUP_SQL = (
     "SELECT thread_group FROM {s}.turn_requests WHERE id = %s AND lease_owner = %s "
@@ -187,19 +194,21 @@ EXPIRED_SQL = (
 RECOVER_SQL = """
 UPDATE {s}.turn_requests SET
     status = CASE WHEN status = 'canceling' THEN 'canceled'
-                  WHEN attempt >= %(max)s THEN 'failed' ELSE 'queued' END,
+                  WHEN {spent} THEN 'failed' ELSE 'queued' END,
     outcome = CASE WHEN status = 'canceling' THEN 'canceled'
-                   WHEN attempt >= %(max)s THEN 'abandoned' ELSE NULL END,
-    error = CASE WHEN status <> 'canceling' AND attempt >= %(max)s
+                   WHEN {spent} THEN 'abandoned' ELSE NULL END,
+    error = CASE WHEN status <> 'canceling' AND {spent}
                  THEN format('abandoned after %%s attempt(s): the runtime running it stopped '
-                             'without finishing (limit %%s)', attempt, %(max)s)
+                             'without finishing (limit %%s)',
+                             attempt - parked_handbacks, %(max)s)
                  ELSE error END,
-    finished_at = CASE WHEN status = 'canceling' OR attempt >= %(max)s THEN %(now)s END,
+    finished_at = CASE WHEN status = 'canceling' OR {spent} THEN %(now)s END,
+    parked_handbacks = parked_handbacks + (status = 'awaiting_approval')::int,
     lease_owner = NULL, lease_expires = NULL, updated_at = %(now)s
 WHERE id = ANY(%(ids)s) AND status IN {active}
   AND (lease_expires < %(now)s OR lease_owner = ANY(%(dead)s))
 RETURNING id, status
-"""
+""".replace("{spent}", SPENT)
 """Checked again after the thread rows are locked: another node may have been first."""
 
 

@@ -490,5 +490,15 @@ def m008_steps_in_rowid_order_steer_index(db: Database) -> None:
     )
 
 
+@migration
+def m009_parked_hand_backs(db: Database) -> None:
+    """``parked_handbacks``: how often the turn was handed back while it waited for a
+    person (a shutdown, a crash, a lost lease while ``awaiting_approval``). Each hand-back
+    starts a new attempt — attempt numbers tell which run wrote a step — but only the
+    attempts that ran count towards ``max_attempts``: a turn waiting days for an approval
+    across deploys is not abandoned."""
+    db.execute("ALTER TABLE turn_requests ADD COLUMN parked_handbacks INTEGER NOT NULL DEFAULT 0")
+
+
 def known_names() -> list[str]:
     return list(_NAMES)

@@ -1,7 +1,7 @@
 -- The SQLite execution store's schema (migration set 'toolang-core'), as its
 -- migrations build it. Generated: refresh with
 --   python -m toolang_core.store.sqlite.snapshot --write
--- Migrations: m001_runtime, m002_lean_bookkeeping, m003_no_group_queue_index, m004_claim_moves_heads, m005_active_without_in_lists, m006_queue_behind_head_leaves_thread, m007_threads_have_owners, m008_steps_in_rowid_order_steer_index
+-- Migrations: m001_runtime, m002_lean_bookkeeping, m003_no_group_queue_index, m004_claim_moves_heads, m005_active_without_in_lists, m006_queue_behind_head_leaves_thread, m007_threads_have_owners, m008_steps_in_rowid_order_steer_index, m009_parked_hand_backs
 
 CREATE TABLE "_sqlite_migrations" (
    "id" INTEGER PRIMARY KEY,
@@ -75,7 +75,7 @@ CREATE TABLE turn_requests (
     output TEXT,
     outcome TEXT,
     error TEXT
-);
+, parked_handbacks INTEGER NOT NULL DEFAULT 0);
 
 CREATE TABLE "turn_steps" (
     turn_id TEXT NOT NULL,

@@ -229,21 +229,27 @@ def _victim(c: sqlite3.Connection, group: str, *, newest: bool) -> str | None:
     return None if row is None else str(row[0])
 
 
+SPENT: Final = "status <> 'awaiting_approval' AND attempt - parked_handbacks >= ?2"
+"""A turn handed back has spent its attempts: it ran (was not waiting for a person)
+and its attempts that ran reach ``max_attempts`` (?2)."""
+
 RELEASE_SQL = (
     "UPDATE turn_requests SET "
     "status = CASE WHEN status = 'canceling' THEN 'canceled' "
-    "WHEN attempt >= ?2 THEN 'failed' ELSE 'queued' END, "
+    f"WHEN {SPENT} THEN 'failed' ELSE 'queued' END, "
     "outcome = CASE WHEN status = 'canceling' THEN 'canceled' "
-    "WHEN attempt >= ?2 THEN 'abandoned' ELSE NULL END, "
-    "error = CASE WHEN status <> 'canceling' AND attempt >= ?2 THEN 'abandoned after ' "
-    "|| attempt || ' attempt(s): the runtime running it shut down before it finished "
-    "(limit ' || ?2 || ')' ELSE error END, "
-    "finished_at = CASE WHEN status = 'canceling' OR attempt >= ?2 THEN ?1 END, "
+    f"WHEN {SPENT} THEN 'abandoned' ELSE NULL END, "
+    f"error = CASE WHEN status <> 'canceling' AND {SPENT} THEN 'abandoned after ' "
+    "|| (attempt - parked_handbacks) || ' attempt(s): the runtime running it shut down "
+    "before it finished (limit ' || ?2 || ')' ELSE error END, "
+    f"finished_at = CASE WHEN status = 'canceling' OR {SPENT} THEN ?1 END, "
+    "parked_handbacks = parked_handbacks + (status = 'awaiting_approval'), "
     "lease_owner = NULL, lease_expires = NULL, cancel_requested = 0, updated_at = ?1 "
     f"WHERE id = ?3 AND lease_owner = ?4 AND attempt = ?5 AND {active()}"
 )
 """Shutdown hands a turn back with its attempt counted, as a crash would: a turn
-requeued at every stop must still reach ``max_attempts`` (?2)."""
+requeued at every stop must still reach ``max_attempts`` (?2) — unless it was waiting
+for a person (``parked_handbacks``, :func:`.schema.m009_parked_hand_backs`)."""
 
 SET_ACTIVE_SQL = (
     "UPDATE turn_requests SET status = ?, updated_at = ? WHERE id = ? AND lease_owner = ? "
@@ -299,19 +305,20 @@ def recover(
     marks = ",".join("?" * len(dead))
     dead_clause = f" OR lease_owner IN ({marks})" if dead else ""
     rows = c.execute(
-        f"SELECT id, status, attempt FROM turn_requests WHERE {active()} "
+        f"SELECT id, status, attempt - parked_handbacks FROM turn_requests WHERE {active()} "
         f"AND (lease_expires < ?{dead_clause})",
         (now, *dead),
     ).fetchall()
     requeued, failed, canceled = [], [], []
-    for turn_id, status, attempt in rows:
+    for turn_id, status, ran in rows:
+        parked = status == TurnStatus.AWAITING_APPROVAL  # not counted: it waited
         if status == TurnStatus.CANCELING:
             new, outcome, error = TurnStatus.CANCELED, "canceled", None
             canceled.append(turn_id)
-        elif attempt >= max_attempts:
+        elif not parked and ran >= max_attempts:
             new, outcome = TurnStatus.FAILED, "abandoned"
             error = (
-                f"abandoned after {attempt} attempt(s): the runtime running it stopped "
+                f"abandoned after {ran} attempt(s): the runtime running it stopped "
                 f"without finishing (limit {max_attempts})"
             )
             failed.append(turn_id)
@@ -321,8 +328,9 @@ def recover(
         c.execute(
             "UPDATE turn_requests SET status = ?, outcome = ?, error = COALESCE(?, error), "
             "lease_owner = NULL, lease_expires = NULL, updated_at = ?, "
+            "parked_handbacks = parked_handbacks + ?, "
             "finished_at = CASE WHEN ? = 'queued' THEN NULL ELSE ? END WHERE id = ?",
-            (new.value, outcome, error, now, new.value, now, turn_id),
+            (new.value, outcome, error, now, int(parked), new.value, now, turn_id),
         )
     return Recovery(tuple(requeued), tuple(failed), tuple(canceled))
 
