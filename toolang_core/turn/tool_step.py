@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import attrs
@@ -161,10 +162,49 @@ async def run_tool_call(loop: ToolStepLoop, call: ToolCall) -> tuple[ToolCall, T
         data["params_modified"] = True
     if doubt is not None:
         data["in_doubt"] = doubt.to_json()
+    return as_run, _stored(ctx, call.name, intent, data, result, started=started, key=key)
+
+
+def _stored(
+    ctx: TurnContext,
+    tool: str,
+    intent: list[StepRecord],
+    data: dict[str, Any],
+    result: ToolResult,
+    *,
+    started: float,
+    key: str,
+) -> ToolResult:
+    """``result`` stored as the call's step (:func:`_store_result`); one whose output
+    is not JSON is stored, and returned, as the error :func:`not_json` makes of it —
+    found when it is stored, not checked before (a second encoding of every output)."""
+    try:
+        _store_result(ctx, intent, data, result, started=started, key=key)
+    except (TypeError, ValueError) as exc:
+        unstorable = not_json(tool, result, exc)
+        if unstorable is None:
+            raise
+        data["result"] = trace.result_json(unstorable)
+        _store_result(ctx, intent, data, unstorable, started=started, key=key)
+        return unstorable
+    return result
+
+
+def _store_result(
+    ctx: TurnContext,
+    intent: list[StepRecord],
+    data: dict[str, Any],
+    result: ToolResult,
+    *,
+    started: float,
+    key: str,
+) -> None:
+    """The call's step: its intent completed, or (refused before it could run: no
+    intent) one insert; masked by the step writes (the redaction policy's choke point)."""
     status = "completed" if result.ok else "failed"
-    if intent:  # masked by the step writes (the redaction policy's choke point)
+    if intent:
         ctx.complete_step(intent[0], data=data, status=status, error=result.error)
-    else:  # refused before it could run: no intent, one insert
+    else:
         ctx.record_step(
             "tool_call",
             data=data,
@@ -173,7 +213,30 @@ async def run_tool_call(loop: ToolStepLoop, call: ToolCall) -> tuple[ToolCall, T
             status=status,
             error=result.error,
         )
-    return as_run, result
+
+
+def not_json(tool: str, result: ToolResult, exc: BaseException) -> ToolResult | None:
+    """The error result that replaces ``result`` when its output cannot be stored as
+    JSON (a set, bytes, an object, a lone surrogate, NaN), naming the tool; ``None``
+    when the output is JSON (``exc`` came from elsewhere). The tool ran: its call is
+    recorded as failed, so it is never run again, and the model is told why."""
+    try:
+        json.dumps(result.output, ensure_ascii=False, allow_nan=False).encode()
+    except (TypeError, ValueError) as why:
+        reason = str(why) or type(why).__name__
+    else:
+        return None
+    log.warning("tool.output_not_json", tool=tool, error=f"{type(exc).__name__}: {exc}")
+    return ToolResult(
+        ok=False,
+        error=(
+            f"tool {tool!r} returned output that is not JSON ({reason}); it ran, but its "
+            "output cannot be stored or shown: the tool must return JSON values (str, "
+            "int, float, bool, None, lists and dicts with str keys)"
+        ),
+        error_type="ToolOutputError",
+        duration_ms=result.duration_ms,
+    )
 
 
 def _from_record(loop: ToolStepLoop, call: ToolCall) -> tuple[ToolResult, StageRecord] | None:

@@ -1,0 +1,69 @@
+"""A tool whose output is not JSON (a set, bytes, an object, a lone surrogate)
+fails its own call, named, and its turn goes on: the model is told, the call is
+recorded as failed (it ran; a resumed turn never runs it again), the runtime serves
+the next turn. Before, the whole turn failed with an unnamed ``TypeError`` and the
+call's step stayed an intent."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from toolang_core import NewTurnRequest, Tool, hookimpl
+from toolang_core.store.types import TurnStatus
+from toolang_core.testing.models import ScriptedModel, text, tool_call
+
+RAN: list[str] = []
+OUTPUTS = {
+    "set": {1, 2},
+    "bytes": b"\x00\x01",
+    "object": object(),
+    "surrogate": "half a pair \ud800",
+    "nested": {"rows": [{"at": {3}}]},
+}
+
+
+class Odd:
+    @hookimpl
+    def toolang_register_tools(self, register):
+        def odd(kind: str) -> object:
+            """Return something odd.
+
+            :param kind: which
+            """
+            RAN.append(kind)
+            return OUTPUTS[kind]
+
+        register(Tool.from_function(odd, blocking=False))
+
+
+@pytest.mark.parametrize("kind", sorted(OUTPUTS))
+def test_a_tool_whose_output_is_not_json_fails_its_call_named_and_the_turn_goes_on(
+    toolang_runtime, kind
+):
+    RAN.clear()
+    model = ScriptedModel(
+        [tool_call("odd", {"kind": kind}), text("it gave me nothing"), text("hi")]
+    )
+    runtime = toolang_runtime(
+        '[models]\ndefault = "scripted"\n', plugins={"odd": Odd(), "scripted": model.plugin()}
+    )
+    inbox = runtime.open_inbox()
+    first = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:a", input="odd")).id
+    second = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:b", input="hi")).id
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    turn = inbox.get(first)
+    assert (turn.status, turn.output) == (TurnStatus.COMPLETED, "it gave me nothing"), turn.error
+    assert inbox.get(second).status is TurnStatus.COMPLETED
+    assert [kind] == RAN
+    (call,) = [s for s in inbox.store.steps(first) if s.kind == "tool_call"]
+    assert call.status == "failed"  # recorded: a resumed turn replays it, never runs it
+    result = call.data["result"]
+    assert (result["ok"], result["error_type"]) == (False, "ToolOutputError")
+    assert "tool 'odd' returned output that is not JSON" in result["error"]
+    # the model was told
+    told = json.loads(model.calls[1].messages[-1].content)
+    assert (told["error_type"], "not JSON" in told["error"]) == ("ToolOutputError", True)
+    inbox.store.close()
