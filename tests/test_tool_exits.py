@@ -41,3 +41,59 @@ def test_a_turn_whose_tool_exits_completes_and_the_next_turn_runs(toolang_runtim
     result = call.data["result"]
     assert (result["ok"], result["error_type"]) == (False, "SystemExit")
     inbox.store.close()
+
+
+class ExitingFilter:
+    """A plugin whose hook calls sys.exit() (a library that exits on bad input)."""
+
+    @hookimpl
+    def toolang_register_tools(self, register):
+        def ping() -> str:
+            """Ping."""
+            return "pong"
+
+        register(Tool.from_function(ping))
+
+    @hookimpl
+    def toolang_filter_tool_call(self, call, ctx):
+        raise SystemExit(3)
+
+
+def test_a_hook_that_exits_fails_as_that_plugin_and_the_runtime_goes_on(toolang_runtime):
+    model = ScriptedModel([tool_call("ping", {}), text("could not ping"), text("hello")])
+    runtime = toolang_runtime(
+        '[models]\ndefault = "scripted"\n',
+        plugins={"exiting": ExitingFilter(), "scripted": model.plugin()},
+    )
+    inbox = runtime.open_inbox()
+    first = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:a", input="ping")).id
+    second = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:b", input="hi")).id
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    assert inbox.get(first).status is TurnStatus.COMPLETED
+    assert inbox.get(second).status is TurnStatus.COMPLETED
+    (call,) = [s for s in inbox.store.steps(first) if s.kind == "tool_call"]
+    # the filter is fail-closed: its failure refuses the call, naming the plugin
+    assert call.data["result"]["ok"] is False
+    assert "exiting" in str(call.data["chain"]) and "SystemExit" in str(call.data["chain"])
+    inbox.store.close()
+
+
+def test_a_model_that_exits_fails_its_turn_and_the_next_turn_runs(toolang_runtime):
+    def answer(request):
+        if request.messages[-1].content == "exit":
+            raise SystemExit(6)
+        return text("hello")
+
+    model = ScriptedModel(answer)
+    runtime = toolang_runtime(
+        '[models]\ndefault = "scripted"\n', plugins={"scripted": model.plugin()}
+    )
+    inbox = runtime.open_inbox()
+    first = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:a", input="exit")).id
+    second = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:b", input="hi")).id
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    turn = inbox.get(first)
+    assert (turn.status, turn.outcome) == (TurnStatus.FAILED, "model_error")
+    assert "SystemExit: 6" in turn.error
+    assert inbox.get(second).status is TurnStatus.COMPLETED
+    inbox.store.close()

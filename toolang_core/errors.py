@@ -50,6 +50,13 @@ class UsageError(ToolangError):
     exit_code: ClassVar[int] = 2
 
 
+PLUGIN_FAILURES: Final = (Exception, SystemExit)
+"""What a plugin's code may raise that fails its own call, not the runtime: any error,
+and ``sys.exit()`` (argparse on bad arguments, a click command run standalone, a library
+that exits). ``KeyboardInterrupt`` is not among them: in the event loop's thread it is
+the person's Ctrl-C."""
+
+
 def describe_exception(exc: BaseException) -> str:
     """One line naming an exception: its type and the first line of its message.
 

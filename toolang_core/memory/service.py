@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 import structlog
 
-from toolang_core.errors import describe_exception
+from toolang_core.errors import PLUGIN_FAILURES, describe_exception
 from toolang_core.memory.types import (
     MemoryEntry,
     MemoryForget,
@@ -160,7 +160,7 @@ class MemoryService:
             raise MemoryUnavailable(
                 f"memory plugin {self.name!r}: {method} took longer than {timeout:g} s"
             ) from None
-        except Exception as exc:
+        except PLUGIN_FAILURES as exc:  # a plugin's sys.exit() too
             raise MemoryUnavailable(
                 f"memory plugin {self.name!r}: {method} failed: {describe_exception(exc)}"
             ) from None

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
-from toolang_core.errors import describe_exception
+from toolang_core.errors import PLUGIN_FAILURES, describe_exception
 from toolang_core.hookspecs.combiners import NO_TERMS, Broadcast, Combiner, Terms
 from toolang_core.hookspecs.monomorphic import own_copy
 from toolang_core.hookspecs.rules import BROADCAST, DECLARED, Declared, HookFailure
@@ -156,7 +156,7 @@ class HookRunner:
                     # Inside the try: an answer the rule cannot use is that plugin's failure.
                     if (answers or each.takes_silence) and each.take(plugin, answers):
                         break
-                except Exception as exc:
+                except PLUGIN_FAILURES as exc:
                     if self._failed(each, plugin, exc):
                         break
         first = combiners[0]
@@ -179,7 +179,7 @@ class HookRunner:
                     answers = await _settled(_answers(function, arguments, kwargs))
                 if (answers or combiner.takes_silence) and combiner.take(plugin, answers):
                     break
-            except Exception as exc:
+            except PLUGIN_FAILURES as exc:
                 if self._failed(combiner, plugin, exc):
                     break
 
@@ -194,13 +194,13 @@ class HookRunner:
                 answers = answer(kwargs)
                 if (answers or silence) and take(plugin, answers):
                     break
-            except Exception as exc:
+            except PLUGIN_FAILURES as exc:
                 if self._failed(combiner, plugin, exc):
                     break
         return combiner if combiner.answers_itself else combiner.result()
 
     @staticmethod
-    def _failed(combiner: Combiner, plugin: str, exc: Exception) -> bool:
+    def _failed(combiner: Combiner, plugin: str, exc: BaseException) -> bool:
         """Tell ``combiner`` that ``plugin`` failed; whether that ends the call."""
         failure = HookFailure(plugin, combiner.hook, describe_exception(exc), exc)
         if combiner.fail(failure):

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
-from toolang_core.errors import ConfigError, ModelError, describe_exception
+from toolang_core.errors import PLUGIN_FAILURES, ConfigError, ModelError, describe_exception
 
 if TYPE_CHECKING:
     from toolang_core.agents.catalog import AgentCatalog
@@ -138,7 +138,7 @@ class ModelAttempts:
             started = self.ctx.clock()
             try:
                 return candidate, await self.call(candidate)
-            except Exception as exc:
+            except PLUGIN_FAILURES as exc:  # a model plugin's sys.exit() too
                 at.number += 1
                 at.tries += 1
                 kind = error_kind(exc)
