@@ -10,6 +10,12 @@ from hypothesis import given, strategies as st
 from toolang_core.schedule import Schedule, ScheduleError
 
 A = datetime(2026, 1, 1, tzinfo=UTC).timestamp()
+
+
+def _dt(ts: float) -> datetime:
+    return datetime.fromtimestamp(ts, UTC)
+
+
 H = 3600.0
 
 
@@ -62,6 +68,11 @@ def test_a_finite_rrule_ends():
         ("DTSTART:20250101T000000Z\nRRULE:FREQ=MINUTELY;interval=0", "INTERVAL=0 must be 1"),
         ("FREQ=DAILY;COUNT=0", "COUNT=0 must be 1 or more"),
         ("0 0 31 2 *", "never fires: no date matches"),  # croniter's 'failed to find prev date'
+        # dateutil looks until the year 9999: tens of seconds a call at this frequency
+        ("FREQ=SECONDLY;BYMONTH=2;BYMONTHDAY=30", "never fires: no month it allows has day"),
+        ("FREQ=YEARLY;BYMONTH=4,6;BYMONTHDAY=31", "never fires"),
+        # the day comes from the start: 30 January, in February
+        ("DTSTART:20260130T000000Z\nRRULE:FREQ=YEARLY;BYMONTH=2", "day\\(s\\) 30"),
     ],
 )
 def test_bad_schedules_say_how_to_write_one(text, message):
@@ -81,3 +92,54 @@ def test_latest_is_at_or_before_now_and_next_is_after(text, offset):
     assert following is not None and following > now
     if latest is not None:
         assert schedule.next_after(latest) > latest
+
+
+RULES = [
+    "FREQ=MINUTELY;INTERVAL=7",
+    "FREQ=HOURLY;INTERVAL=5;BYMINUTE=0,30",
+    "FREQ=DAILY;BYHOUR=9,17",
+    "FREQ=DAILY;INTERVAL=3;BYHOUR=9;BYMINUTE=15",
+    "FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,FR;BYHOUR=8",
+    "FREQ=WEEKLY;WKST=SU;INTERVAL=3;BYDAY=SU,WE",
+    "FREQ=MONTHLY;BYDAY=-1FR",
+    "FREQ=MONTHLY;INTERVAL=2;BYMONTHDAY=31",
+    "FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1",
+    "FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29",
+    "FREQ=YEARLY;INTERVAL=2;BYYEARDAY=100,-1",
+    "FREQ=YEARLY;BYWEEKNO=1;BYDAY=MO",
+    "FREQ=DAILY;COUNT=400",
+    "FREQ=HOURLY;UNTIL=20270301T000000Z",
+    "DTSTART:20250103T101500Z\nRRULE:FREQ=MINUTELY;INTERVAL=13",
+]
+
+
+@given(
+    text=st.sampled_from(RULES),
+    offsets=st.lists(st.floats(min_value=-86400, max_value=900 * 86400), min_size=1, max_size=8),
+)
+def test_an_rrule_answers_as_dateutil_walking_from_its_start(text, offsets):
+    """Restarted at the latest occurrence it found (to answer in microseconds, not
+    seconds, however old the rule), a schedule gives what dateutil gives walking
+    every occurrence from the start, for queries in any order."""
+    from dateutil.rrule import rrulestr
+
+    schedule = Schedule(text, A)
+    whole = rrulestr(text) if "DTSTART" in text else rrulestr(text, dtstart=_dt(A))
+    for offset in offsets:
+        now = A + offset
+        before = whole.before(_dt(now), inc=True)
+        after = whole.after(_dt(now))
+        assert schedule.latest(now) == (None if before is None else before.timestamp())
+        assert schedule.next_after(now) == (None if after is None else after.timestamp())
+
+
+def test_an_old_minutely_rrule_walks_from_its_latest_occurrence_not_its_start():
+    """A minutely rule started long ago walked every minute since (seconds a call,
+    on the event loop); after the one walk, each call starts at the occurrence found
+    last (a minute or two back)."""
+    schedule = Schedule("DTSTART:20200101T000000Z\nRRULE:FREQ=MINUTELY", A)
+    for n in range(50):
+        now = A + 86400 + 61 * n
+        assert schedule.latest(now) <= now < schedule.next_after(now)
+        start = schedule._rule_near(now)._dtstart.timestamp()
+        assert now - 120 <= start <= now

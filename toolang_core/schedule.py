@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -33,6 +33,8 @@ class Schedule:
     text: str
     anchor: float
     kind: str = attrs.field(init=False)
+    _known: dict[str, Any] = attrs.field(init=False, factory=dict, eq=False, repr=False)
+    """An RRULE's parsed rule and the latest occurrence found (:meth:`_rule_near`)."""
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "kind", _kind(self.text))
@@ -46,7 +48,8 @@ class Schedule:
                 return None
             return self.anchor + ((now - self.anchor) // every) * every
         if self.kind == "rrule":
-            found = _rrule(self.text, self.anchor).before(_dt(now), inc=True)
+            found = self._rule_near(now).before(_dt(now), inc=True)
+            self._found(found)
             return None if found is None else found.timestamp()
         from croniter import CroniterBadDateError, croniter
 
@@ -73,13 +76,73 @@ class Schedule:
                 return self.anchor
             return self.anchor + ((now - self.anchor) // every + 1) * every
         if self.kind == "rrule":
-            found = _rrule(self.text, self.anchor).after(_dt(now))
+            rule = self._rule_near(now)
+            if "at" not in self._known and self._known.get("restarts"):
+                self._found(rule.before(_dt(now), inc=True))  # once: then from there
+                rule = self._rule_near(now)
+            found = rule.after(_dt(now))
             return None if found is None else found.timestamp()
         from croniter import croniter
 
         start = max(now, self.anchor)
         stamp: float = croniter(self.text, _dt(start)).get_next(datetime).timestamp()
         return stamp
+
+    def _rule_near(self, now: float) -> rrule | rruleset:
+        """The RRULE, restarted at its latest occurrence found so far when that is at or
+        before ``now``: dateutil walks every occurrence from the start to answer, so a
+        minutely rule started a year ago took seconds a call, on the event loop.
+
+        Restarting at an occurrence yields the same occurrences from there on for a
+        rule without ``COUNT`` (counted from the start) or ``BYWEEKNO`` (a week of one
+        year may fall in the year before) that is one rule (no ``RDATE``/``EXDATE``):
+        every default (the day, weekday, month, time) comes from the start, which an
+        occurrence shares, and intervals step from an occurrence's period."""
+        known = self._known
+        rule = known.get("rule")
+        if rule is None:
+            rule = known["rule"] = _rrule(self.text, self.anchor)
+            _check_dates(self.text, rule)
+            known["restarts"] = isinstance(rule, rrule_type()) and not (
+                rule._count or rule._byweekno  # dateutil has no getters
+            )
+        at = known.get("at")
+        if not known["restarts"] or at is None or at.timestamp() > now:
+            return rule  # type: ignore[no-any-return]
+        return rule.replace(dtstart=at)  # type: ignore[no-any-return]
+
+    def _found(self, occurrence: datetime | None) -> None:
+        """Remember ``occurrence`` if it is later than the latest found so far."""
+        at = self._known.get("at")
+        if occurrence is not None and (at is None or occurrence > at):
+            self._known["at"] = occurrence
+
+
+_MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _check_dates(text: str, rule: rrule | rruleset) -> None:
+    """:raises ScheduleError: the rule's days of the month exist in none of its
+    months (``BYMONTH=2;BYMONTHDAY=30``, or ``FREQ=YEARLY;BYMONTH=2`` started on the
+    30th, whose day it keeps): dateutil would look for an occurrence until the year
+    9999 (tens of seconds a call at a sub-daily frequency)."""
+    if not isinstance(rule, rrule_type()):
+        return
+    days = rule._bymonthday  # dateutil has no getters
+    if not days or rule._bynmonthday:  # counting from the end: always exists
+        return
+    months = rule._bymonth or range(1, 13)
+    if not any(day <= _MONTH_DAYS[month - 1] for month in months for day in days):
+        raise ScheduleError(
+            f"RRULE {text!r} never fires: no month it allows has day(s) "
+            f"{', '.join(map(str, sorted(days)))}"
+        )
+
+
+def rrule_type() -> type:
+    from dateutil.rrule import rrule
+
+    return rrule
 
 
 def _kind(text: str) -> str:
