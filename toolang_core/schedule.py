@@ -99,17 +99,17 @@ class Schedule:
         every default (the day, weekday, month, time) comes from the start, which an
         occurrence shares, and intervals step from an occurrence's period."""
         known = self._known
-        rule = known.get("rule")
+        rule: rrule | rruleset | None = known.get("rule")
         if rule is None:
             rule = known["rule"] = _rrule(self.text, self.anchor)
             _check_dates(self.text, rule)
-            known["restarts"] = isinstance(rule, rrule_type()) and not (
-                rule._count or rule._byweekno  # dateutil has no getters
+            known["restarts"] = _single(rule) and not (
+                _part(rule, "count") or _part(rule, "byweekno")
             )
         at = known.get("at")
         if not known["restarts"] or at is None or at.timestamp() > now:
-            return rule  # type: ignore[no-any-return]
-        return rule.replace(dtstart=at)  # type: ignore[no-any-return]
+            return rule
+        return rule.replace(dtstart=at)  # type: ignore[union-attr]  # one rule (restarts)
 
     def _found(self, occurrence: datetime | None) -> None:
         """Remember ``occurrence`` if it is later than the latest found so far."""
@@ -126,12 +126,12 @@ def _check_dates(text: str, rule: rrule | rruleset) -> None:
     months (``BYMONTH=2;BYMONTHDAY=30``, or ``FREQ=YEARLY;BYMONTH=2`` started on the
     30th, whose day it keeps): dateutil would look for an occurrence until the year
     9999 (tens of seconds a call at a sub-daily frequency)."""
-    if not isinstance(rule, rrule_type()):
+    if not _single(rule):
         return
-    days = rule._bymonthday  # dateutil has no getters
-    if not days or rule._bynmonthday:  # counting from the end: always exists
+    days = _part(rule, "bymonthday")
+    if not days or _part(rule, "bynmonthday"):  # counting from the end: always exists
         return
-    months = rule._bymonth or range(1, 13)
+    months = _part(rule, "bymonth") or range(1, 13)
     if not any(day <= _MONTH_DAYS[month - 1] for month in months for day in days):
         raise ScheduleError(
             f"RRULE {text!r} never fires: no month it allows has day(s) "
@@ -139,10 +139,16 @@ def _check_dates(text: str, rule: rrule | rruleset) -> None:
         )
 
 
-def rrule_type() -> type:
-    from dateutil.rrule import rrule
+def _single(rule: rrule | rruleset) -> bool:
+    """One rule (not a set with ``RDATE``, ``EXDATE``, ``EXRULE``)."""
+    from dateutil.rrule import rrule as single
 
-    return rrule
+    return isinstance(rule, single)
+
+
+def _part(rule: rrule | rruleset, name: str) -> Any:
+    """A part of a parsed rule, as dateutil keeps it (``_count``: it has no getters)."""
+    return getattr(rule, f"_{name}", None)
 
 
 def _kind(text: str) -> str:
