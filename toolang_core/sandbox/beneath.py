@@ -24,6 +24,7 @@ import errno
 import os
 import stat
 from collections import deque
+from collections.abc import Iterator
 from pathlib import Path
 
 MAX_LINKS = 40
@@ -112,28 +113,52 @@ def files_beneath(base: int) -> list[str]:
     under it that is not a directory (files, links, pipes: open each with
     :func:`open_beneath`), walked by descriptors: each directory opened beneath its
     parent without following a link and without blocking (a pipe swapped in for a
-    directory is not a directory, and is skipped)."""
+    directory is not a directory, and is skipped). Depth first: one descriptor is
+    open per level of the directory being read, however wide the tree.
+
+    :raises OSError: the process ran out of descriptors (``EMFILE``, ``ENFILE``).
+    """
     found: list[str] = []
-    pending: list[tuple[int, str]] = [(os.dup(base), "")]
-    while pending:
-        fd, prefix = pending.pop()
-        try:
-            with os.scandir(fd) as entries:
-                for entry in entries:
-                    rel = prefix + entry.name
-                    if not entry.is_dir(follow_symlinks=False):
-                        found.append(rel)
-                        continue
-                    try:
-                        child = os.open(entry.name, _DIRECTORY_FLAGS, dir_fd=fd)
-                    except OSError:  # swapped meanwhile: not a directory under base
-                        continue
-                    pending.append((child, rel + "/"))
-        except OSError:
-            pass  # a directory that went away meanwhile
-        finally:
+    first = os.dup(base)
+    stack: list[tuple[int, Iterator[tuple[str, bool]], str]] = []
+    try:
+        stack.append((first, iter(_listing(first)), ""))
+    except OSError:
+        os.close(first)
+        raise
+    try:
+        while stack:
+            fd, names, prefix = stack[-1]
+            entry = next(names, None)
+            if entry is None:
+                os.close(fd)
+                stack.pop()
+                continue
+            name, is_directory = entry
+            if not is_directory:
+                found.append(prefix + name)
+                continue
+            try:
+                child = os.open(name, _DIRECTORY_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.EMFILE, errno.ENFILE):
+                    raise
+                continue  # swapped meanwhile: not a directory under base
+            try:
+                stack.append((child, iter(_listing(child)), f"{prefix}{name}/"))
+            except OSError:
+                os.close(child)  # gone meanwhile
+    finally:
+        for fd, _, _ in stack:
             os.close(fd)
     return found
+
+
+def _listing(fd: int) -> list[tuple[str, bool]]:
+    """The names in the directory ``fd``, each with whether it is a directory (not
+    following links); read at once, so the listing holds no descriptor."""
+    with os.scandir(fd) as entries:
+        return [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
 
 
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC

@@ -19,7 +19,8 @@ made once (docs/store.md, "Writing a backend"):
   :func:`is_simple`); the refusals :func:`wrong_group` and :func:`wrong_owner`;
 - **owners** — :func:`check_owner`, the rule every submission is held to, and
   :func:`not_thread_owner`, its one refusal (a backend's own constraint reports it);
-- **lifecycle** — how queued requests end (:class:`QueuedEnd`), the cancellation
+- **lifecycle** — how queued requests end (:class:`QueuedEnd`), how many crashes
+  while parked spend no attempt (:func:`parked_crashes_free`), the cancellation
   cascade (:func:`cancel_tree`) and steering (:func:`take_steering`);
 - **migrations** — the guarded procedure (:func:`migrate_guarded`,
   :func:`pending_migrations`);
@@ -42,11 +43,13 @@ from toolang_core.store.base import (
 )
 from toolang_core.store.lifecycle import (
     INTERRUPTED,
+    PARKED_CRASHES_FREE_PER_ATTEMPT,
     EndQueued,
     QueuedEnd,
     cancel_tree,
     canceled,
     dropped_by,
+    parked_crashes_free,
     steered_into,
     take_steering,
 )
@@ -86,6 +89,7 @@ from toolang_core.store.usage import USAGE_STEPS_SQL
 __all__ = [
     "INTERRUPTED",
     "OPTIONAL_COLUMNS",
+    "PARKED_CRASHES_FREE_PER_ATTEMPT",
     "RECORD_COLUMNS",
     "RUN_COLUMNS",
     "STEP_COLUMNS",
@@ -117,6 +121,7 @@ __all__ = [
     "new_turn_values",
     "not_thread_owner",
     "numbered_together",
+    "parked_crashes_free",
     "pending_migrations",
     "plan_submit",
     "record_from_row",

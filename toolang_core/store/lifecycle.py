@@ -8,6 +8,7 @@ reason is decided here, so SQLite and PostgreSQL agree.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Final
 
 import attrs
 
@@ -98,3 +99,15 @@ def take_steering(
         end_queued(turn.id, ending)
         taken.append(turn)
     return taken
+
+
+PARKED_CRASHES_FREE_PER_ATTEMPT: Final = 10
+"""A crash while a turn waits for a person spends no attempt for the first ``10 x
+max_attempts`` hand-backs: a process that keeps dying while the turn is parked (a tool
+doing work inside ``TurnHandle.parked()`` that kills it) still ends, after that and
+``max_attempts`` more. A shutdown's hand-back (``release``) never spends one."""
+
+
+def parked_crashes_free(max_attempts: int) -> int:
+    """Hand-backs while parked that a crash (``recover``) does not count as an attempt."""
+    return PARKED_CRASHES_FREE_PER_ATTEMPT * max_attempts

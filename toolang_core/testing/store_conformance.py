@@ -413,6 +413,43 @@ class StoreConformance(UsageConformance):
         assert (turn.status, turn.outcome, turn.attempt) == (TurnStatus.FAILED, "abandoned", 7)
         assert "after 2 attempt(s)" in turn.error
 
+    def test_crashes_while_parked_end_after_their_own_bound_shutdowns_never(self, store):
+        """A process that keeps dying while a turn waits for a person: the first ``10 x
+        max_attempts`` crashes spend no attempt, then they count (a crash loop ends);
+        a shutdown's hand-back never counts."""
+
+        def parked_then(end, attempt: int, now: float) -> None:
+            assert self.claim_ids(store, now=now) == [turn_id]
+            assert store.set_active_status(
+                turn_id, run_id="run-a", attempt=attempt, status=TurnStatus.AWAITING_APPROVAL,
+                now=now,
+            )  # fmt: skip
+            end(attempt, now)
+
+        def crash(attempt: int, now: float) -> None:
+            store.recover(now=now + LEASE + 1, max_attempts=1)
+
+        def shutdown(attempt: int, now: float) -> None:
+            assert store.release(turn_id, run_id="run-a", attempt=attempt, now=now, max_attempts=1)
+
+        turn_id = self.submit(store)
+        now, attempt = T0, 0
+        for _ in range(15):  # shutdowns: never a bound
+            attempt, now = attempt + 1, now + 100
+            parked_then(shutdown, attempt, now)
+        assert store.get(turn_id).status is TurnStatus.QUEUED
+        store.cancel(turn_id, now=now)  # out of the way
+        other = self.submit(store, "cli:other", now=now)
+        turn_id, attempt = other, 0
+        for _ in range(10):  # 10 x max_attempts (1) crashes while parked: free
+            attempt, now = attempt + 1, now + 100
+            parked_then(crash, attempt, now)
+            assert store.get(turn_id).status is TurnStatus.QUEUED
+        attempt, now = attempt + 1, now + 100
+        parked_then(crash, attempt, now)  # the 11th counts: the bound of 1 is reached
+        turn = store.get(turn_id)
+        assert (turn.status, turn.outcome, turn.attempt) == (TurnStatus.FAILED, "abandoned", 11)
+
     def test_release_ends_a_canceling_turn_canceled(self, store):
         turn_id = self.submit(store)
         self.claim_ids(store)

@@ -30,6 +30,7 @@ from toolang_core.store import (
     TurnStatus,
 )
 from toolang_core.store.backend import (
+    PARKED_CRASHES_FREE_PER_ATTEMPT,
     QueuedEnd,
     cancel_tree,
     heartbeat_from_rows,
@@ -141,6 +142,14 @@ SPENT = "status <> 'awaiting_approval' AND attempt - parked_handbacks >= %(max)s
 """A turn handed back has spent its attempts: it ran (was not waiting for a person) and
 its attempts that ran reach the bound."""
 
+CRASH_PARKED = (
+    "status = 'awaiting_approval' AND parked_handbacks < "
+    f"{PARKED_CRASHES_FREE_PER_ATTEMPT} * %(max)s"
+)
+"""A crash while parked spends no attempt, up to ``10 x max_attempts`` hand-backs (the
+core's ``PARKED_CRASHES_FREE_PER_ATTEMPT``: a crash loop while parked still ends)."""
+CRASH_SPENT = f"NOT ({CRASH_PARKED}) AND attempt - parked_handbacks >= %(max)s"
+
 RELEASE_SQL = """
 UPDATE {s}.turn_requests SET
     status = CASE WHEN status = 'canceling' THEN 'canceled'
@@ -203,12 +212,12 @@ UPDATE {s}.turn_requests SET
                              attempt - parked_handbacks, %(max)s)
                  ELSE error END,
     finished_at = CASE WHEN status = 'canceling' OR {spent} THEN %(now)s END,
-    parked_handbacks = parked_handbacks + (status = 'awaiting_approval')::int,
+    parked_handbacks = parked_handbacks + ({parked})::int,
     lease_owner = NULL, lease_expires = NULL, updated_at = %(now)s
 WHERE id = ANY(%(ids)s) AND status IN {active}
   AND (lease_expires < %(now)s OR lease_owner = ANY(%(dead)s))
 RETURNING id, status
-""".replace("{spent}", SPENT)
+""".replace("{spent}", CRASH_SPENT).replace("{parked}", CRASH_PARKED)
 """Checked again after the thread rows are locked: another node may have been first."""
 
 

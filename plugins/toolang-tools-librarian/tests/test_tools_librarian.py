@@ -245,3 +245,26 @@ def test_a_name_swapped_for_a_link_out_is_never_indexed(librarian, tmp_path):
             seen.update(read.text for read in files)
     assert "benign\n" in seen
     assert not [s for s in seen if "SECRET" in s], seen
+
+
+def test_a_text_name_that_is_a_directory_is_skipped_and_leaves_no_descriptor(librarian):
+    """``guide.md`` a link to a directory inside the root: not a file to index (the
+    whole call failed with the descriptor left open), and files sort as paths do."""
+    from toolang_tools_librarian import rag
+
+    runtime, _, _ = librarian([])
+    context = tool_call_context(runtime, "rag_index", {}, turn=types.SimpleNamespace(owner="alice"))
+    docs = librarian.docs
+    (docs / "guide").mkdir()
+    (docs / "guide" / "x.md").write_text("x\n")
+    os.symlink("guide", docs / "guide.md")
+    (docs / "a").mkdir()
+    (docs / "a" / "x.md").write_text("ax\n")
+    (docs / "a-b.md").write_text("ab\n")
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(20):
+        files, skipped = rag._files(docs.resolve(), ".", context)
+    assert len(os.listdir("/proc/self/fd")) == before
+    # as Path sorts ("a/x.md" before "a-b.md": what max_files keeps when it is reached)
+    assert [read.path for read in files] == ["a/x.md", "a-b.md", "guide/x.md"]
+    assert skipped == []

@@ -108,7 +108,7 @@ def _files(root: Path, directory: str, context: ToolCallContext) -> tuple[list[R
     base = _directory(root, directory)
     try:
         where = relative_name(root, base, directory)
-        names = sorted(files_beneath(base))
+        names = sorted(files_beneath(base), key=lambda name: name.split("/"))  # as Paths sort
     finally:
         os.close(base)
     files: list[Read] = []
@@ -124,10 +124,11 @@ def _files(root: Path, directory: str, context: ToolCallContext) -> tuple[list[R
             continue
         except OSError:
             continue  # gone meanwhile, or a link to nothing
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):  # a directory a link names, a pipe, a device
+            os.close(fd)  # (fdopen would refuse a directory, leaving the descriptor open)
+            continue
         with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                continue  # a directory a link names, a pipe, a device
             if info.st_size > settings.max_file_bytes:
                 skipped.append(f"{relative}: larger than max_file_bytes")
                 continue

@@ -110,3 +110,12 @@ def test_fs_search_matches_globs_as_rglob_does_and_skips_what_is_not_a_file(ctx,
     assert found("[!a]?py") == ["src/c.py", "src/pkg/d.py", "x/src/f.py"]  # not a.py
     assert found("**") == []  # directories only, as rglob has it
     assert found("*") == sorted([*everywhere, "b.txt"])
+
+
+def test_reading_a_directory_names_the_path_and_leaves_no_descriptor(ctx, tmp_path):
+    tools.fs_write("docs/a.txt", "x\n", context=ctx)
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(20):
+        with pytest.raises(IsADirectoryError, match="'docs'"):
+            tools.fs_read("docs", context=ctx)
+    assert len(os.listdir("/proc/self/fd")) == before

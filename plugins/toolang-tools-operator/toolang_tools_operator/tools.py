@@ -183,8 +183,12 @@ def open_beneath(root: Any, path: str, flags: int, *, make_dirs: bool = False) -
 def _read(root: Any, path: str, *, errors: str = "replace") -> str:
     """The text of the workspace's file ``path``, opened beneath ``root``."""
     fd = open_beneath(root, path, READ_FLAGS)
-    with os.fdopen(fd, "rb") as handle:
+    try:  # before fdopen: it refuses a directory naming the descriptor, left open
         regular_file(fd, path)
+    except OSError:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as handle:
         return handle.read().decode("utf-8", errors=errors)
 
 

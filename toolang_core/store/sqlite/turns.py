@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from toolang_core.store.errors import TurnNotFound
 from toolang_core.store.json_text import dumps
-from toolang_core.store.lifecycle import QueuedEnd, cancel_tree, take_steering
+from toolang_core.store.lifecycle import QueuedEnd, cancel_tree, parked_crashes_free, take_steering
 from toolang_core.store.rows import (
     OPTIONAL_COLUMNS,
     NewTurnValues,
@@ -305,13 +305,16 @@ def recover(
     marks = ",".join("?" * len(dead))
     dead_clause = f" OR lease_owner IN ({marks})" if dead else ""
     rows = c.execute(
-        f"SELECT id, status, attempt - parked_handbacks FROM turn_requests WHERE {active()} "
-        f"AND (lease_expires < ?{dead_clause})",
+        f"SELECT id, status, attempt - parked_handbacks, parked_handbacks FROM turn_requests "
+        f"WHERE {active()} AND (lease_expires < ?{dead_clause})",
         (now, *dead),
     ).fetchall()
     requeued, failed, canceled = [], [], []
-    for turn_id, status, ran in rows:
-        parked = status == TurnStatus.AWAITING_APPROVAL  # not counted: it waited
+    for turn_id, status, ran, handbacks in rows:
+        # not counted while it waited, up to a bound (a crash loop while parked ends)
+        parked = status == TurnStatus.AWAITING_APPROVAL and handbacks < parked_crashes_free(
+            max_attempts
+        )
         if status == TurnStatus.CANCELING:
             new, outcome, error = TurnStatus.CANCELED, "canceled", None
             canceled.append(turn_id)
