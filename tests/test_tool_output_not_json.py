@@ -1,7 +1,7 @@
-"""A tool whose output is not JSON (a set, bytes, an object, a lone surrogate)
-fails its own call, named, and its turn goes on: the model is told, the call is
-recorded as failed (it ran; a resumed turn never runs it again), the runtime serves
-the next turn. Before, the whole turn failed with an unnamed ``TypeError`` and the
+"""A tool whose output is not JSON (a set, bytes, an object, a lone surrogate, NaN or
+an infinity) fails its own call, named, and its turn goes on: the model is told, the
+call is recorded as failed (it ran; a resumed turn never runs it again), the runtime
+serves the next turn. Before, the whole turn failed with an unnamed ``TypeError`` and the
 call's step stayed an intent."""
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ OUTPUTS = {
     "object": object(),
     "surrogate": "half a pair \ud800",
     "nested": {"rows": [{"at": {3}}]},
+    "nan": float("nan"),
+    "infinity": {"rate": [1.0, float("-inf")]},
 }
 
 

@@ -1,4 +1,6 @@
-"""The compact JSON the stores write: separators ``,`` and ``:``, non-ASCII kept as is.
+"""The compact JSON the stores write: separators ``,`` and ``:``, non-ASCII kept as is,
+and only JSON: ``NaN`` and the infinities are refused (``ValueError``), as PostgreSQL's
+``jsonb`` and every other reader of the stored text would refuse them.
 
 :func:`dumps` encodes a value; :func:`dumps_data` encodes a step's data, splicing in
 the JSON a :class:`~toolang_core.redaction.Masked` list carries already (a turn's
@@ -19,13 +21,13 @@ def _not_serializable(value: object) -> object:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 _MAKE_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)  # absent on some Pythons
 _C_ENCODE = (
     None
     if _MAKE_C_ENCODER is None
     else _MAKE_C_ENCODER(
-        None, _not_serializable, json.encoder.encode_basestring, None, ":", ",", False, False, True
+        None, _not_serializable, json.encoder.encode_basestring, None, ":", ",", False, False, False
     )
 )
 """The C encoder ``JSONEncoder.encode`` builds anew on every call, built once (half the

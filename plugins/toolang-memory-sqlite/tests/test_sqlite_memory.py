@@ -13,6 +13,7 @@ import structlog.testing
 
 import toolang_memory_sqlite
 from toolang_core import ConfigError, PluginContext, ToolangConfig
+from toolang_core.memory import MemoryRecallRequest
 from toolang_core.memory.kit import DAY
 from toolang_core.testing.memory_calls import MemoryCaller, MemoryDriver
 from toolang_memory_sqlite import MemorySQLiteSettings
@@ -529,6 +530,34 @@ def test_its_file_is_hidden_from_tools_programs_once_built_before_it_is_opened(t
             assert Path(name) in hidden
     finally:
         memory.close()
+
+
+def test_text_another_program_stored_undecodable_fails_the_recall_naming_the_file(memory, tmp_path):
+    """Text that is not UTF-8 (written by another program) cannot be read back as a
+    ``str``: the recall fails with the plugin's error naming the operation and the file
+    (Python's sqlite3 raises that one itself, without SQLite's error code), on the
+    event loop's thread and in the plugin's own call alike; the entry stays as it is."""
+    memory.save("a", "deploy notes")
+    other = sqlite3.connect(tmp_path / "memory.db", isolation_level=None)
+    try:
+        other.execute("UPDATE memory_entries SET text = CAST(x'ff206465706c6f79' AS TEXT)")
+    finally:
+        other.close()
+    pattern = r"recall on .*memory\.db failed: .*decode"
+    with pytest.raises(SQLiteMemoryError, match=pattern):
+        memory.recall("a", "deploy")  # async: done at once, on the caller's loop
+    with pytest.raises(SQLiteMemoryError, match=pattern):
+        memory.plugin.recall_now(memory_request("a", "deploy"))
+    other = sqlite3.connect(tmp_path / "memory.db")
+    try:
+        (stored,) = other.execute("SELECT CAST(text AS BLOB) FROM memory_entries").fetchall()
+    finally:
+        other.close()
+    assert stored == (b"\xff deploy",)
+
+
+def memory_request(agent: str, query: str) -> MemoryRecallRequest:
+    return MemoryRecallRequest(agent_uri=f"toolang:agent/{agent}", agent_id=agent, query_text=query)
 
 
 def test_a_closed_plugin_says_so(memory):

@@ -184,5 +184,9 @@ def _begin_at_once(conn: sqlite3.Connection) -> None:
 
 
 def busy(exc: BaseException | None) -> bool:
-    """``exc`` is SQLite's ``SQLITE_BUSY`` (the file locked by another connection)."""
-    return isinstance(exc, sqlite3.Error) and exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
+    """``exc`` is SQLite's ``SQLITE_BUSY`` (the file locked by another connection).
+
+    Not every ``sqlite3.Error`` comes from SQLite: one raised by the module itself (text
+    that does not decode as UTF-8, for one) has no ``sqlite_errorcode``."""
+    code = getattr(exc, "sqlite_errorcode", None) if isinstance(exc, sqlite3.Error) else None
+    return code is not None and code & 0xFF == sqlite3.SQLITE_BUSY

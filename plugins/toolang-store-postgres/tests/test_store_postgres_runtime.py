@@ -148,3 +148,44 @@ def test_a_long_thread_is_compacted_into_a_summary_kept_in_the_postgres_store(
         assert "Albatross" in model.calls[-1].messages[0].content
     finally:
         inbox.store.close()
+
+
+def measure(kind: str) -> object:
+    """Return a number that is not one.
+
+    :param kind: nan or infinity
+    """
+    RAN.append(kind)
+    return float("nan") if kind == "nan" else {"rate": [1.0, float("inf")]}
+
+
+class Measures:
+    @hookimpl
+    def toolang_register_tools(self, register):
+        register(Tool.from_function(measure, blocking=False))
+
+
+@pytest.mark.parametrize("kind", ["nan", "infinity"])
+def test_a_tool_output_of_nan_fails_its_call_named_and_the_turn_goes_on(
+    make_runtime, toolang_scripted_model, kind
+):
+    """``jsonb`` refuses ``NaN`` and the infinities: the call is recorded as failed
+    with the tool named (as on SQLite), not the turn failed by the database."""
+    RAN.clear()
+    model = toolang_scripted_model([tool_call("measure", {"kind": kind}), text("no number")])
+    runtime = make_runtime(
+        {"scripted": model.plugin(), "measures": Measures()},
+        extra='\n[models]\ndefault = "scripted"\n',
+        executor="agent",
+    )
+    inbox = runtime.open_inbox()
+    try:
+        turn_id = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:a", input="m")).id
+        asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+        turn = inbox.get(turn_id)
+        assert (turn.status, turn.output, RAN) == (TurnStatus.COMPLETED, "no number", [kind])
+        (call,) = [s for s in inbox.store.steps(turn_id) if s.kind == "tool_call"]
+        assert (call.status, call.data["result"]["error_type"]) == ("failed", "ToolOutputError")
+        assert "tool 'measure' returned output that is not JSON" in call.data["result"]["error"]
+    finally:
+        inbox.store.close()

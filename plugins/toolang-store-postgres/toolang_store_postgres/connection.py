@@ -4,6 +4,7 @@ masked; deadlocks are retried)."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import socket
@@ -15,6 +16,7 @@ from typing import Any, Final, TypeVar
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.types.json import set_json_dumps
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from toolang_core.store import StoreError, StoreUnavailable
@@ -163,6 +165,14 @@ def _configure(conn: Conn) -> None:
     # was paused mid-transaction (SIGSTOP, a VM freeze): end it so its locks do not hold
     # up every other node until it resumes.
     conn.execute(f"SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION}'")
+    set_json_dumps(json_text, conn)
+
+
+def json_text(value: Any) -> str:
+    """JSON as ``jsonb`` takes it: ``NaN`` and the infinities are refused here, with the
+    ``ValueError`` the SQLite store raises for them (a tool's output of NaN fails its
+    call, named), not by the server, which would fail the statement and its turn."""
+    return json.dumps(value, allow_nan=False)
 
 
 def lost_connection(exc: psycopg.Error) -> bool:

@@ -14,7 +14,6 @@ Several nodes run them at once, so each one keeps two rules:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Sequence
 from typing import Any, Final
 
@@ -37,6 +36,7 @@ from toolang_core.store.backend import (
     take_steering,
     turn_from_row,
 )
+from toolang_store_postgres.connection import json_text
 from toolang_store_postgres.schema import Names
 
 Conn = psycopg.Connection[Any]
@@ -129,7 +129,7 @@ def finish_many_params(items: Sequence[Finish]) -> dict[str, list[Any]]:
     ]
     steps = [
         (step.turn_id, n, step.attempt, step.kind, step.status, step.started_at,
-         step.finished_at, json.dumps(dict(step.data)), step.error, step.idempotency_key)
+         step.finished_at, json_text(dict(step.data)), step.error, step.idempotency_key)
         for i in items
         for n, step in enumerate(i.steps, start=1)
     ]  # fmt: skip
