@@ -43,6 +43,7 @@ def open_beneath(
     *,
     make_dirs: bool = False,
     what: str = "its root",
+    configured: Path | None = None,
 ) -> int:
     """A descriptor of ``path`` (relative to ``root``, or absolute inside it) opened
     with ``flags`` beneath ``root`` (an absolute, resolved directory), symbolic links
@@ -51,10 +52,16 @@ def open_beneath(
     to read what may not be a regular file (a pipe would block the open), then
     :func:`regular_file`.
 
+    ``configured``: the root as the operator wrote it (absolute), when that is a
+    symbolic link to ``root`` or passes through one: an absolute path (or a link's
+    absolute target) under it is the same path under ``root``. Only its words are
+    compared; what follows them is walked from ``root``'s descriptor all the same.
+
     :raises OutsideRoot: the path, or a link on it, leads out of ``root``.
     :raises OSError: as ``os.open`` (missing, not a directory, …), naming ``path``.
     """
-    names = _names(root, path, lexical=True, what=what)
+    roots = (root,) if configured is None or configured == root else (root, configured)
+    names = _names(roots, path, lexical=True, what=what)
     held = [os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)]
     links = 0
     try:
@@ -84,7 +91,7 @@ def open_beneath(
                 for fd in held[1:]:
                     os.close(fd)
                 del held[1:]
-            names.extendleft(reversed(_names(root, target, original=path, what=what)))
+            names.extendleft(reversed(_names(roots, target, original=path, what=what)))
         return os.dup(held[-1])  # the path names the root itself (or a directory)
     finally:
         for fd in held:
@@ -184,16 +191,25 @@ def regular_file(fd: int, path: str) -> None:
 
 
 def _names(
-    root: Path, path: str, *, what: str, original: str | None = None, lexical: bool = False
+    roots: tuple[Path, ...],
+    path: str,
+    *,
+    what: str,
+    original: str | None = None,
+    lexical: bool = False,
 ) -> deque[str]:
-    """The names to walk for ``path``: relative to ``root`` (a link's target: to its
-    directory); an absolute one must start with ``root`` (as resolved).
+    """The names to walk for ``path``: relative to the root (a link's target: to its
+    directory); an absolute one must start with one of ``roots`` (the root as
+    resolved, then as configured).
     ``lexical``: a path whose words alone lead out (``a/../..``) is refused at once."""
     if os.path.isabs(path):
         parts = Path(os.path.normpath(path)).parts
-        if parts[: len(root.parts)] != root.parts:
+        for root in roots:
+            if parts[: len(root.parts)] == root.parts:
+                parts = parts[len(root.parts) :]
+                break
+        else:
             raise _outside(original or path, what)
-        parts = parts[len(root.parts) :]
     else:
         normal = os.path.normpath(path)
         if lexical and (normal == ".." or normal.startswith("../")):

@@ -268,3 +268,33 @@ def test_a_text_name_that_is_a_directory_is_skipped_and_leaves_no_descriptor(lib
     # as Path sorts ("a/x.md" before "a-b.md": what max_files keeps when it is reached)
     assert [read.path for read in files] == ["a/x.md", "a-b.md", "guide/x.md"]
     assert skipped == []
+
+
+def test_a_rag_root_configured_as_a_link_takes_absolute_paths_written_through_it(
+    toolang_runtime, toolang_scripted_model, tmp_path
+):
+    """``rag_root`` names a link to the documents (a common way to point at a share):
+    the model sees and writes paths through it; they are inside the root, and
+    nothing written through it leads out."""
+    real = tmp_path / "share" / "docs"
+    (real / "guide").mkdir(parents=True)
+    (real / "guide" / "notes.txt").write_text("the kraken sleeps here\n")
+    (tmp_path / "secret.md").write_text("the kraken is a secret\n")
+    docs = tmp_path / "docs"
+    docs.symlink_to(real)
+    model = toolang_scripted_model(
+        [
+            tool_call("rag_index", {"directory": f"{docs}/guide", "index": "guide"}),
+            tool_call("rag_query", {"query": "kraken", "index": "guide"}),
+            tool_call("rag_index", {"directory": f"{docs}/..", "index": "out"}),
+            text("done"),
+        ]
+    )
+    runtime = toolang_runtime(
+        f'[models]\ndefault = "scripted"\n[plugins.tools-librarian]\nrag_root = "{docs}"\n',
+        plugins={"tools-librarian": plugin, "scripted": model.plugin()},
+    )
+    indexed, kraken, out = tool_results(runtime, run_turn(runtime))
+    assert indexed["ok"] and indexed["output"]["files"] == 1, indexed
+    assert [h["path"] for h in kraken["output"]] == ["guide/notes.txt"]
+    assert out["ok"] is False and "is outside the documents root" in out["error"], out

@@ -60,7 +60,9 @@ def chunks_of(text: str, chunk_lines: int) -> list[tuple[int, int, str]]:
     return out
 
 
-def _root(context: ToolCallContext) -> Path:
+def _root(context: ToolCallContext) -> tuple[Path, Path]:
+    """The documents root, resolved, and as configured (absolute): an absolute path
+    written through a link to the root is inside it too."""
     runtime = runtime_of(context)
     configured = settings_of(runtime).rag_root
     root = Path(configured) if configured is not None else Path(runtime.config.home) / "documents"
@@ -71,17 +73,19 @@ def _root(context: ToolCallContext) -> Path:
             f"the documents root {root} does not exist; create it or set "
             "[plugins.tools-librarian] rag_root"
         )
-    return root.resolve()
+    return root.resolve(), Path(os.path.normpath(root))
 
 
 WHAT = "the documents root"
 
 
-def _directory(root: Path, directory: str) -> int:
+def _directory(root: Path, directory: str, configured: Path | None) -> int:
     """A descriptor of ``directory``, opened beneath ``root``
-    (:func:`toolang_core.open_beneath`)."""
+    (:func:`toolang_core.open_beneath`; ``configured``: the root as configured)."""
     try:
-        return open_beneath(root, directory, os.O_RDONLY | os.O_DIRECTORY, what=WHAT)
+        return open_beneath(
+            root, directory, os.O_RDONLY | os.O_DIRECTORY, what=WHAT, configured=configured
+        )
     except OutsideRoot:
         raise LibrarianError(
             f"directory: {directory!r} is outside the documents root; give a path inside it"
@@ -101,11 +105,14 @@ class Read(NamedTuple):
     mtime: float
 
 
-def _files(root: Path, directory: str, context: ToolCallContext) -> tuple[list[Read], list[str]]:
+def _files(
+    root: Path, directory: str, context: ToolCallContext, configured: Path | None = None
+) -> tuple[list[Read], list[str]]:
     """The text files under ``directory``, each opened beneath ``root`` (a link is
-    followed only while it stays in it), and what was skipped and why."""
+    followed only while it stays in it; ``configured``: the root as configured, see
+    :func:`_root`), and what was skipped and why."""
     settings = settings_of(runtime_of(context))
-    base = _directory(root, directory)
+    base = _directory(root, directory, configured)
     try:
         where = relative_name(root, base, directory)
         names = sorted(files_beneath(base), key=lambda name: name.split("/"))  # as Paths sort
@@ -118,7 +125,9 @@ def _files(root: Path, directory: str, context: ToolCallContext) -> tuple[list[R
         if PurePosixPath(name).suffix.lower() not in settings.rag_extensions:
             continue
         try:
-            fd = open_beneath(root, relative, os.O_RDONLY | os.O_NONBLOCK, what=WHAT)
+            fd = open_beneath(
+                root, relative, os.O_RDONLY | os.O_NONBLOCK, what=WHAT, configured=configured
+            )
         except OutsideRoot:
             skipped.append(f"{relative}: a link out of the documents root")
             continue
@@ -155,8 +164,8 @@ def rag_index(
     """
     assert context is not None
     owner = owner_of(context)
-    root = _root(context)
-    files, skipped = _files(root, directory, context)
+    root, configured = _root(context)
+    files, skipped = _files(root, directory, context, configured)
     chunk_lines = settings_of(runtime_of(context)).chunk_lines
     loaded = [(read, chunks_of(read.text, chunk_lines)) for read in files]
     db = own_database(runtime_of(context))

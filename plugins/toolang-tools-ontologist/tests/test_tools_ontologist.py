@@ -10,9 +10,9 @@ from pathlib import Path
 from ontology_helpers import COMPANY, PERSON, outputs
 
 import toolang_tools_ontologist as plugin
-from toolang_core.testing.models import tool_call
+from toolang_core.testing.models import text, tool_call
 from toolang_core.testing.races import swapping_for_a_link
-from toolang_core.testing.runtimes import tool_call_context
+from toolang_core.testing.runtimes import run_turn, tool_call_context, tool_results
 from toolang_tools_ontologist.common import OntologyError
 from toolang_tools_ontologist.tools import TOOLS
 
@@ -379,6 +379,39 @@ def test_ingest_reads_only_files_reached_through_the_ingest_root(ontologist, tmp
         assert "secret-row" not in str(result)
     for result in (directory, pipe):
         assert result["ok"] is False and "is not a file under the ingest root" in result["error"]
+
+
+def test_an_ingest_root_configured_as_a_link_takes_absolute_paths_written_through_it(
+    toolang_runtime, toolang_scripted_model, tmp_path
+):
+    """``ingest_root`` names a link to the data: an absolute path written through it is
+    inside the root; one that leads out through it is refused."""
+    real = tmp_path / "share" / "data"
+    real.mkdir(parents=True)
+    (real / "rows.csv").write_text("id\nr1\n")
+    (tmp_path / "share" / "secret.csv").write_text("id\nsecret-row\n")
+    root = tmp_path / "data"
+    root.symlink_to(real)
+    mapping = {"type": "Person", "key": "id"}
+    model = toolang_scripted_model(
+        [
+            *TYPES,
+            *(
+                tool_call("ontology_ingest", {"path": p, "mapping": mapping, "dry_run": True})
+                for p in (f"{root}/rows.csv", f"{root}/../secret.csv")
+            ),
+            text("done"),
+        ]
+    )
+    runtime = toolang_runtime(
+        '[models]\ndefault = "scripted"\n[agents]\nmax_steps = 100\n'
+        f'[plugins.tools-ontologist]\ningest_root = "{root}"\n',
+        plugins={"tools-ontologist": plugin, "scripted": model.plugin()},
+    )
+    inside, out = tool_results(runtime, run_turn(runtime))[-2:]
+    assert inside["ok"] is True, inside
+    assert out["ok"] is False and "is outside the ingest root" in out["error"], out
+    assert "secret-row" not in str(out)
 
 
 def test_a_name_swapped_for_a_link_out_is_never_read(ontologist, tmp_path):

@@ -337,9 +337,15 @@ def _read_file(context: ToolCallContext, path: str) -> str:
     root = Path(configured) if configured is not None else Path(runtime.config.home) / "ingest"
     if not root.is_absolute():
         root = Path(runtime.config.base_dir) / root
-    root = root.resolve()
+    configured, root = Path(os.path.normpath(root)), root.resolve()
     try:  # opened beneath the root: no link swapped in meanwhile leads out of it
-        fd = open_beneath(root, path, os.O_RDONLY | os.O_NONBLOCK, what="the ingest root")
+        fd = open_beneath(
+            root,
+            path,
+            os.O_RDONLY | os.O_NONBLOCK,
+            what="the ingest root",
+            configured=configured,  # an absolute path through a link to the root
+        )
     except OutsideRoot:
         raise OntologyError(
             f"path: {path!r} is outside the ingest root {root}; expected a file under it"
