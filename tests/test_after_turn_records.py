@@ -184,3 +184,59 @@ def test_a_turn_is_delivered_masked_exactly_as_it_was_stored(tmp_path):
     finally:
         store.close()
     assert [keeping.delivered[i].status for i in ids] == [TurnStatus.COMPLETED, TurnStatus.FAILED]
+
+
+def test_a_finish_the_store_refuses_fails_alone_not_the_turns_committed_with_it(tmp_path):
+    """One commit pass writes the terminal states of every turn that ended meanwhile in
+    one transaction. One that cannot be stored (a step holding ``NaN``, which no JSON
+    reader takes) fails alone: the others are committed, each on its own."""
+    import asyncio
+    import math
+
+    from toolang_core.redaction import RedactionPolicy
+    from toolang_core.runtime.commits import TurnCommits
+    from toolang_core.store.sqlite import SQLiteStore
+    from toolang_core.store.types import Finish, NewTurnRequest, StepRecord, SubmitRules
+
+    now = 1_800_000_000.0
+    store = SQLiteStore(tmp_path / "toolang.db")
+    rules = SubmitRules(thread_group="chat", priority=40)
+    ids = [
+        store.submit(
+            NewTurnRequest(source="chat", thread_id=f"chat:{n}", input="x"), rules, now=now
+        ).id
+        for n in range(3)
+    ]
+    assert len(store.claim(run_id="run-a", limit=3, now=now, lease_seconds=30, caps={})) == 3
+    freed: list[str] = []
+    commits = TurnCommits(
+        store,
+        run_id="run-a",
+        clock=lambda: now,
+        free=freed.append,
+        wake=asyncio.Event(),
+        turns={},
+        redaction=RedactionPolicy(),
+    )
+    commits.later("after", "kept", {"stages": ["kept"]})
+    commits.later("after", "nan", {"n": math.nan})  # refused when handed in: logged
+    bad = StepRecord(
+        ids[1], 0, 1, "model_call", "completed", now, now, {"usage": {"cost": math.nan}}
+    )
+    for n, turn_id in enumerate(ids):
+        steps = (bad,) if n == 1 else ()
+        finish = Finish(
+            turn_id, "run-a", 1, TurnStatus.COMPLETED, now, output=f"out {n}", steps=steps
+        )
+        commits.hand_in(finish)
+    commits.record()
+    assert [store.get(t).status for t in ids] == [
+        TurnStatus.COMPLETED,
+        TurnStatus.RUNNING,  # its lease runs out; recovery takes it up again
+        TurnStatus.COMPLETED,
+    ]
+    assert [store.get(t).output for t in (ids[0], ids[2])] == ["out 0", "out 2"]
+    assert sorted(freed) == sorted(ids)  # every slot freed, the refused one's too
+    assert store.get_record("after", "kept").data == {"stages": ["kept"]}
+    assert store.get_record("after", "nan") is None
+    store.close()

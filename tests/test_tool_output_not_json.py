@@ -69,3 +69,26 @@ def test_a_tool_whose_output_is_not_json_fails_its_call_named_and_the_turn_goes_
     told = json.loads(model.calls[1].messages[-1].content)
     assert (told["error_type"], "not JSON" in told["error"]) == ("ToolOutputError", True)
     inbox.store.close()
+
+
+def test_a_model_asking_for_a_tool_with_nan_parameters_fails_its_turn_named(toolang_runtime):
+    """A provider's tool-call arguments are JSON text the model plugin parses, and
+    ``json.loads`` reads ``NaN``: the model's attempt fails naming the model and the
+    tool (the tool never runs), the turn ends ``model_error``, the next turn is
+    served. Before, the step could not be stored: the turn's commit failed, with the
+    other turns committed with it, and it stayed running until its lease ran out."""
+    RAN.clear()
+    model = ScriptedModel([tool_call("odd", {"kind": json.loads("NaN")}), text("hi")])
+    runtime = toolang_runtime(
+        '[models]\ndefault = "scripted"\n', plugins={"odd": Odd(), "scripted": model.plugin()}
+    )
+    inbox = runtime.open_inbox()
+    first = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:a", input="odd")).id
+    second = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:b", input="hi")).id
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    turn = inbox.get(first)
+    assert (turn.status, turn.outcome) == (TurnStatus.FAILED, "model_error")
+    assert "asked for tool 'odd' with parameters that are not JSON" in (turn.error or "")
+    assert RAN == []
+    assert inbox.get(second).status is TurnStatus.COMPLETED
+    inbox.store.close()

@@ -11,6 +11,7 @@ too). An answer that is neither fails the case and says what came back.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any, Final
@@ -68,7 +69,9 @@ def parse_verdict(text: str, pass_score: float, spec: str) -> Verdict:
             data = None
         if isinstance(data, Mapping) and ("pass" in data or "score" in data):
             score = data.get("score")
+            # a number, finite (``json`` reads ``NaN``, which no store takes)
             score = float(score) if isinstance(score, int | float) else None
+            score = score if score is not None and math.isfinite(score) else None
             passed = data.get("pass")
             if not isinstance(passed, bool):
                 passed = score is not None and score >= pass_score

@@ -86,8 +86,8 @@ def check_answer(text: str, choices: Sequence[str] | None, schema: Mapping[str, 
         )
     if schema is None:
         return answer
-    try:
-        value: Any = json.loads(answer)
+    try:  # NaN and Infinity are not JSON (no store takes them): text, as any non-JSON
+        value: Any = json.loads(answer, parse_constant=_not_json)
     except ValueError:
         value = answer
     problem = _problem(schema, value)
@@ -99,6 +99,10 @@ def check_answer(text: str, choices: Sequence[str] | None, schema: Mapping[str, 
             f"(expected JSON matching {json.dumps(dict(schema), ensure_ascii=False)})"
         )
     return value
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
 
 
 def _problem(schema: Mapping[str, Any], value: Any) -> str | None:

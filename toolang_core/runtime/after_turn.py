@@ -23,7 +23,6 @@ do. A restart does not run them again.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -40,6 +39,7 @@ from toolang_core.execution.seam import (
     AfterTurn,
     StageDone,
 )
+from toolang_core.store.json_text import dumps
 from toolang_core.taskruns.view import is_task_run
 
 if TYPE_CHECKING:
@@ -166,7 +166,7 @@ class AfterTurnStages:
                 data = dict(after.prompt_trace)
             else:
                 data = self.runtime.redaction.value(dict(after.prompt_trace))
-                json.dumps(data)
+                dumps(data)  # as the store encodes it: NaN is refused
         except Exception as exc:
             error = describe_exception(exc)
             log.warning("turn.after_failed", turn=turn.id, stage="prompt_trace", error=error)

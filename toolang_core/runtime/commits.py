@@ -15,7 +15,6 @@ back) would otherwise cost a transaction of its own for each one's record.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -24,6 +23,7 @@ import structlog
 
 from toolang_core.errors import describe_exception
 from toolang_core.store.errors import StoreError
+from toolang_core.store.json_text import dumps
 from toolang_core.store.types import Finish, RecordWrite, TurnRequest
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ class TurnCommits:
         its own; only they are checked (an encoding costs ~4 us a record)."""
         try:
             if foreign is None or foreign:  # nothing foreign: nothing to encode (~0.7 us)
-                json.dumps(data if foreign is None else foreign)
+                dumps(data if foreign is None else foreign)  # as the store encodes it
         except (TypeError, ValueError) as exc:
             log.warning("record.write_failed", kind=kind, key=key, error=describe_exception(exc))
             return
@@ -191,7 +191,7 @@ class TurnCommits:
             raise
         except Exception as exc:
             self._records[:0] = carried
-            self._fail_batch(batch, exc)
+            self._each_alone(batch, exc)
             return
         if carried and results[:1] != [True]:  # fenced (or no answer): on their own
             self._records[:0] = carried
@@ -220,6 +220,26 @@ class TurnCommits:
         except Exception as exc:  # e.g. a store answering for fewer turns than it was given
             log.error("turn.finish_results_unreadable", error=describe_exception(exc))
             self._fail_batch(batch, exc, logged=True)
+
+    def _each_alone(
+        self, batch: list[tuple[Finish, asyncio.Future[bool] | None]], exc: Exception
+    ) -> None:
+        """After the store refused ``batch`` with ``exc`` (not a :class:`StoreError`: a
+        value that is not JSON), commit each finish on its own: the one refused fails
+        alone, not the turns it was committed with.
+
+        :raises StoreError: as :meth:`record` (what was not committed is kept)."""
+        if len(batch) == 1:
+            self._fail_batch(batch, exc)
+            return
+        rest = list(batch)
+        while rest:
+            self._finishing = [rest.pop(0)]
+            try:
+                self._record_finishing()
+            except StoreError:
+                self._finishing.extend(rest)  # the call put its own finish back first
+                raise
 
     def record_or_drop(self) -> None:
         """:meth:`record`, at shutdown: a store that cannot be reached fails the batch

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from toolang_core import spend as spend_rules
+from toolang_core.errors import ModelError
 from toolang_core.models.types import Message, ModelRequest, ModelResponse
+from toolang_core.store.json_text import dumps
 from toolang_core.turn import guards, output, trace
 from toolang_core.turn.attachments import FileFitting
 from toolang_core.turn.failure import TurnFailed
@@ -113,8 +115,9 @@ async def call_model(loop: ModelStepLoop, step: int) -> ModelResponse:
         stream = getattr(candidate.model, "stream", None)
         if stream is None:
             response: ModelResponse = await candidate.model.complete(asked)
-            return response
-        return await _streamed(loop, stream, asked, key)
+        else:
+            response = await _streamed(loop, stream, asked, key)
+        return _storable(response, candidate.name)
 
     attempts = ModelAttempts(
         ctx,
@@ -137,6 +140,27 @@ async def call_model(loop: ModelStepLoop, step: int) -> ModelResponse:
         data["tokens"] = tokens  # normalised: what the store sums
     spend.add(tokens)
     ctx.defer_step("model_call", started_at=started, idempotency_key=key, data=data)
+    return response
+
+
+def _storable(response: ModelResponse, model: str) -> ModelResponse:
+    """``response``, its tool calls' parameters and its usage checked to be JSON as the
+    store encodes them (a provider's ``NaN``, which ``json.loads`` accepts, is not): an
+    answer the store would refuse fails the model's attempt, named, rather than the
+    turn's commit (which left it running until its lease ran out)."""
+    for call in response.tool_calls:
+        try:
+            dumps(call.params if type(call.params) is dict else dict(call.params))
+        except (TypeError, ValueError) as exc:
+            raise ModelError(
+                f"model {model!r} asked for tool {call.name!r} with parameters that are not "
+                f"JSON: {exc}"
+            ) from None
+    if response.usage:
+        try:
+            dumps(dict(response.usage))
+        except (TypeError, ValueError) as exc:
+            raise ModelError(f"model {model!r} reported usage that is not JSON: {exc}") from None
     return response
 
 

@@ -150,13 +150,16 @@ def test_a_long_thread_is_compacted_into_a_summary_kept_in_the_postgres_store(
         inbox.store.close()
 
 
-def measure(kind: str) -> object:
-    """Return a number that is not one.
+NOT_JSON = {"nan": float("nan"), "infinity": {"rate": [1.0, float("inf")]}, "surrogate": "a\ud800"}
 
-    :param kind: nan or infinity
+
+def measure(kind: str) -> object:
+    """Return what is not JSON.
+
+    :param kind: nan, infinity or surrogate
     """
     RAN.append(kind)
-    return float("nan") if kind == "nan" else {"rate": [1.0, float("inf")]}
+    return NOT_JSON[kind]
 
 
 class Measures:
@@ -165,12 +168,13 @@ class Measures:
         register(Tool.from_function(measure, blocking=False))
 
 
-@pytest.mark.parametrize("kind", ["nan", "infinity"])
-def test_a_tool_output_of_nan_fails_its_call_named_and_the_turn_goes_on(
+@pytest.mark.parametrize("kind", sorted(NOT_JSON))
+def test_a_tool_output_that_is_not_json_fails_its_call_named_and_the_turn_goes_on(
     make_runtime, toolang_scripted_model, kind
 ):
-    """``jsonb`` refuses ``NaN`` and the infinities: the call is recorded as failed
-    with the tool named (as on SQLite), not the turn failed by the database."""
+    """``jsonb`` refuses ``NaN``, the infinities and a lone surrogate: the call is
+    recorded as failed with the tool named (as on SQLite), not the turn failed by the
+    database."""
     RAN.clear()
     model = toolang_scripted_model([tool_call("measure", {"kind": kind}), text("no number")])
     runtime = make_runtime(

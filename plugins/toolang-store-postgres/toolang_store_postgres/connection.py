@@ -171,8 +171,10 @@ def _configure(conn: Conn) -> None:
 def json_text(value: Any) -> str:
     """JSON as ``jsonb`` takes it: ``NaN`` and the infinities are refused here, with the
     ``ValueError`` the SQLite store raises for them (a tool's output of NaN fails its
-    call, named), not by the server, which would fail the statement and its turn."""
-    return json.dumps(value, allow_nan=False)
+    call, named), not by the server, which would fail the statement and its turn.
+    Non-ASCII is kept as is, so a lone surrogate is refused here too (``ValueError``,
+    as SQLite's store does), not sent escaped for the server to refuse."""
+    return json.dumps(value, allow_nan=False, ensure_ascii=False)
 
 
 def lost_connection(exc: psycopg.Error) -> bool:

@@ -298,3 +298,31 @@ def test_a_rag_root_configured_as_a_link_takes_absolute_paths_written_through_it
     assert indexed["ok"] and indexed["output"]["files"] == 1, indexed
     assert [h["path"] for h in kraken["output"]] == ["guide/notes.txt"]
     assert out["ok"] is False and "is outside the documents root" in out["error"], out
+
+
+def test_a_rag_root_whose_words_lead_elsewhere_takes_only_its_real_path(
+    toolang_runtime, toolang_scripted_model, tmp_path
+):
+    """``docs/..`` past a link to ``share/docs`` is ``share``, not the directory its words
+    name: an absolute path is taken only through the real root then, never mapped
+    from where the words point (``tmp/guide`` is not ``share/guide``)."""
+    real = tmp_path / "share" / "docs"
+    real.mkdir(parents=True)
+    (tmp_path / "share" / "guide").mkdir()
+    (tmp_path / "share" / "guide" / "notes.txt").write_text("the kraken sleeps here\n")
+    (tmp_path / "docs").symlink_to(real)
+    model = toolang_scripted_model(
+        [
+            tool_call("rag_index", {"directory": f"{tmp_path}/guide", "index": "a"}),
+            tool_call("rag_index", {"directory": f"{tmp_path}/share/guide", "index": "b"}),
+            text("done"),
+        ]
+    )
+    runtime = toolang_runtime(
+        '[models]\ndefault = "scripted"\n'
+        f'[plugins.tools-librarian]\nrag_root = "{tmp_path}/docs/.."\n',
+        plugins={"tools-librarian": plugin, "scripted": model.plugin()},
+    )
+    mapped, real_path = tool_results(runtime, run_turn(runtime))
+    assert mapped["ok"] is False and "outside the documents root" in mapped["error"], mapped
+    assert real_path["ok"] and real_path["output"]["files"] == 1, real_path

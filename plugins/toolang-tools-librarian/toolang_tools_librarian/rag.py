@@ -73,7 +73,9 @@ def _root(context: ToolCallContext) -> tuple[Path, Path]:
             f"the documents root {root} does not exist; create it or set "
             "[plugins.tools-librarian] rag_root"
         )
-    return root.resolve(), Path(os.path.normpath(root))
+    real, spelled = root.resolve(), Path(os.path.normpath(root))
+    # its words name the root only when they lead there (not "docs/.." past a link)
+    return real, spelled if spelled.resolve() == real else real
 
 
 WHAT = "the documents root"

@@ -338,6 +338,8 @@ def _read_file(context: ToolCallContext, path: str) -> str:
     if not root.is_absolute():
         root = Path(runtime.config.base_dir) / root
     configured, root = Path(os.path.normpath(root)), root.resolve()
+    if configured.resolve() != root:  # its words lead elsewhere ("data/.." past a link)
+        configured = root
     try:  # opened beneath the root: no link swapped in meanwhile leads out of it
         fd = open_beneath(
             root,
