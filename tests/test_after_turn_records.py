@@ -220,6 +220,10 @@ def test_a_finish_the_store_refuses_fails_alone_not_the_turns_committed_with_it(
     )
     commits.later("after", "kept", {"stages": ["kept"]})
     commits.later("after", "nan", {"n": math.nan})  # refused when handed in: logged
+    commits.later("after", "surrogate", {"error": "bad \ud800"})  # refused too
+    # only the plugin's part is checked: this one is refused by the store, with the
+    # first finish it rides with; it must not fail the finishes committed alone after
+    commits.later("after", "rides", {"error": "bad \ud800"}, foreign=[])
     bad = StepRecord(
         ids[1], 0, 1, "model_call", "completed", now, now, {"usage": {"cost": math.nan}}
     )
@@ -239,4 +243,69 @@ def test_a_finish_the_store_refuses_fails_alone_not_the_turns_committed_with_it(
     assert sorted(freed) == sorted(ids)  # every slot freed, the refused one's too
     assert store.get_record("after", "kept").data == {"stages": ["kept"]}
     assert store.get_record("after", "nan") is None
+    assert store.get_record("after", "surrogate") is None
+    assert store.get_record("after", "rides") is None  # dropped alone, logged
+    store.close()
+
+
+def test_a_store_error_while_finishes_are_committed_alone_keeps_the_rest(tmp_path):
+    """The store becomes unreachable while a refused batch is committed turn by turn:
+    what was committed stays committed, the rest is kept for the next pass (their
+    slots taken still), and that pass commits them."""
+    import asyncio
+    import math
+
+    from toolang_core.redaction import RedactionPolicy
+    from toolang_core.runtime.commits import TurnCommits
+    from toolang_core.store import StoreUnavailable
+    from toolang_core.store.sqlite import SQLiteStore
+    from toolang_core.store.types import Finish, NewTurnRequest, StepRecord, SubmitRules
+
+    class Flaky(SQLiteStore):
+        """The real store, unreachable for the third ``finish_many`` (the second turn
+        committed alone)."""
+
+        calls = 0
+
+        def finish_many(self, items):
+            Flaky.calls += 1
+            if Flaky.calls == 3:
+                raise StoreUnavailable("the store went away")
+            return super().finish_many(items)
+
+    now = 1_800_000_000.0
+    store = Flaky(tmp_path / "toolang.db")
+    rules = SubmitRules(thread_group="chat", priority=40)
+    ids = [
+        store.submit(
+            NewTurnRequest(source="chat", thread_id=f"chat:{n}", input="x"), rules, now=now
+        ).id
+        for n in range(3)
+    ]
+    store.claim(run_id="run-a", limit=3, now=now, lease_seconds=30, caps={})
+    freed: list[str] = []
+    commits = TurnCommits(
+        store,
+        run_id="run-a",
+        clock=lambda: now,
+        free=freed.append,
+        wake=asyncio.Event(),
+        turns={},
+        redaction=RedactionPolicy(),
+    )
+    bad = StepRecord(ids[0], 0, 1, "model_call", "completed", now, now, {"n": math.nan})
+    for n, turn_id in enumerate(ids):
+        steps = (bad,) if n == 0 else ()
+        commits.hand_in(Finish(turn_id, "run-a", 1, TurnStatus.COMPLETED, now, steps=steps))
+    try:
+        commits.record()
+    except StoreUnavailable:
+        pass
+    else:
+        raise AssertionError("the store's failure was not raised")
+    assert freed == [ids[0]]  # refused: failed alone; the others wait for the store
+    assert [store.get(t).status for t in ids[1:]] == [TurnStatus.RUNNING] * 2
+    commits.record()
+    assert [store.get(t).status for t in ids[1:]] == [TurnStatus.COMPLETED] * 2
+    assert sorted(freed) == sorted(ids)
     store.close()

@@ -308,3 +308,12 @@ def test_a_bad_dataset_is_refused_with_its_file_and_line(
     with pytest.raises(DatasetError) as refused:
         load_dataset(path, registry)
     assert str(refused.value).startswith(str(path.parent) + "/" + message), str(refused.value)
+
+
+@pytest.mark.parametrize("score", ["NaN", "Infinity", "1e400", "1" + "0" * 400])
+def test_a_judges_score_that_is_not_a_finite_number_is_no_score(score):
+    """``json`` reads these; no store keeps them (a run's results are stored)."""
+    from toolang_core.evals.judge import parse_verdict
+
+    verdict = parse_verdict(f'{{"pass": true, "score": {score}, "reason": "ok"}}', 0.5, "j")
+    assert (verdict.passed, verdict.score, verdict.reason) == (True, None, "ok")

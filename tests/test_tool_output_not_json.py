@@ -71,14 +71,18 @@ def test_a_tool_whose_output_is_not_json_fails_its_call_named_and_the_turn_goes_
     inbox.store.close()
 
 
-def test_a_model_asking_for_a_tool_with_nan_parameters_fails_its_turn_named(toolang_runtime):
+@pytest.mark.parametrize("param", ["NaN", '"half \\ud800"', "1e400"])
+def test_a_model_asking_for_a_tool_with_unstorable_parameters_fails_its_turn_named(
+    toolang_runtime, param
+):
     """A provider's tool-call arguments are JSON text the model plugin parses, and
-    ``json.loads`` reads ``NaN``: the model's attempt fails naming the model and the
+    ``json.loads`` reads ``NaN``, ``1e400`` (an infinity) and a lone surrogate, none of
+    which a store can write: the model's attempt fails naming the model and the
     tool (the tool never runs), the turn ends ``model_error``, the next turn is
     served. Before, the step could not be stored: the turn's commit failed, with the
     other turns committed with it, and it stayed running until its lease ran out."""
     RAN.clear()
-    model = ScriptedModel([tool_call("odd", {"kind": json.loads("NaN")}), text("hi")])
+    model = ScriptedModel([tool_call("odd", {"kind": json.loads(param)}), text("hi")])
     runtime = toolang_runtime(
         '[models]\ndefault = "scripted"\n', plugins={"odd": Odd(), "scripted": model.plugin()}
     )

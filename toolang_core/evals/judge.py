@@ -59,6 +59,18 @@ class Judge:
         return parse_verdict(response.text, self.pass_score, spec)
 
 
+def _finite(score: object) -> float | None:
+    """A judge's score as a finite float, else none (``json`` reads ``NaN`` and
+    ``1e400``, which no store takes, and ints too large for a float)."""
+    if not isinstance(score, int | float):
+        return None
+    try:
+        value = float(score)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
+
+
 def parse_verdict(text: str, pass_score: float, spec: str) -> Verdict:
     """The judge's answer as a verdict; one it cannot read fails, quoting it."""
     found = _OBJECT.search(text)
@@ -69,9 +81,7 @@ def parse_verdict(text: str, pass_score: float, spec: str) -> Verdict:
             data = None
         if isinstance(data, Mapping) and ("pass" in data or "score" in data):
             score = data.get("score")
-            # a number, finite (``json`` reads ``NaN``, which no store takes)
-            score = float(score) if isinstance(score, int | float) else None
-            score = score if score is not None and math.isfinite(score) else None
+            score = _finite(score)
             passed = data.get("pass")
             if not isinstance(passed, bool):
                 passed = score is not None and score >= pass_score

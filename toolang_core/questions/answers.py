@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from toolang_core.errors import ToolangError
+from toolang_core.store.json_text import check
 
 MAX_QUESTION: Final = 4000
 MAX_CHOICES: Final = 50
@@ -86,8 +87,9 @@ def check_answer(text: str, choices: Sequence[str] | None, schema: Mapping[str, 
         )
     if schema is None:
         return answer
-    try:  # NaN and Infinity are not JSON (no store takes them): text, as any non-JSON
-        value: Any = json.loads(answer, parse_constant=_not_json)
+    try:  # NaN, Infinity, 1e400 are not JSON (no store takes them): text, as any non-JSON
+        value: Any = json.loads(answer)
+        check(value)
     except ValueError:
         value = answer
     problem = _problem(schema, value)
@@ -99,10 +101,6 @@ def check_answer(text: str, choices: Sequence[str] | None, schema: Mapping[str, 
             f"(expected JSON matching {json.dumps(dict(schema), ensure_ascii=False)})"
         )
     return value
-
-
-def _not_json(constant: str) -> Any:
-    raise ValueError(f"{constant} is not JSON")
 
 
 def _problem(schema: Mapping[str, Any], value: Any) -> str | None:

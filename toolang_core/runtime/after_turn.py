@@ -39,7 +39,7 @@ from toolang_core.execution.seam import (
     AfterTurn,
     StageDone,
 )
-from toolang_core.store.json_text import dumps
+from toolang_core.store.json_text import check
 from toolang_core.taskruns.view import is_task_run
 
 if TYPE_CHECKING:
@@ -166,7 +166,7 @@ class AfterTurnStages:
                 data = dict(after.prompt_trace)
             else:
                 data = self.runtime.redaction.value(dict(after.prompt_trace))
-                dumps(data)  # as the store encodes it: NaN is refused
+                check(data)  # as the store writes it: no NaN, no lone surrogate
         except Exception as exc:
             error = describe_exception(exc)
             log.warning("turn.after_failed", turn=turn.id, stage="prompt_trace", error=error)

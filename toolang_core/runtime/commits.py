@@ -23,7 +23,7 @@ import structlog
 
 from toolang_core.errors import describe_exception
 from toolang_core.store.errors import StoreError
-from toolang_core.store.json_text import dumps
+from toolang_core.store.json_text import check
 from toolang_core.store.types import Finish, RecordWrite, TurnRequest
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ class TurnCommits:
         its own; only they are checked (an encoding costs ~4 us a record)."""
         try:
             if foreign is None or foreign:  # nothing foreign: nothing to encode (~0.7 us)
-                dumps(data if foreign is None else foreign)  # as the store encodes it
+                check(data if foreign is None else foreign)  # as the store writes it
         except (TypeError, ValueError) as exc:
             log.warning("record.write_failed", kind=kind, key=key, error=describe_exception(exc))
             return
@@ -191,7 +191,7 @@ class TurnCommits:
             raise
         except Exception as exc:
             self._records[:0] = carried
-            self._each_alone(batch, exc)
+            self._refused(batch, exc)
             return
         if carried and results[:1] != [True]:  # fenced (or no answer): on their own
             self._records[:0] = carried
@@ -221,25 +221,33 @@ class TurnCommits:
             log.error("turn.finish_results_unreadable", error=describe_exception(exc))
             self._fail_batch(batch, exc, logged=True)
 
-    def _each_alone(
+    def _refused(
         self, batch: list[tuple[Finish, asyncio.Future[bool] | None]], exc: Exception
     ) -> None:
-        """After the store refused ``batch`` with ``exc`` (not a :class:`StoreError`: a
-        value that is not JSON), commit each finish on its own: the one refused fails
-        alone, not the turns it was committed with.
+        """After the store refused ``batch`` with ``exc``, not a :class:`StoreError`.
+        A value it cannot write (``TypeError``, ``ValueError``): each finish is
+        committed on its own, without the records handed in (they may be what was
+        refused: :meth:`_write_records` writes them one by one if need be), so the one
+        refused fails alone, not the turns it was committed with. Anything else (a
+        statement timed out) fails the batch, not retried here turn by turn.
 
         :raises StoreError: as :meth:`record` (what was not committed is kept)."""
-        if len(batch) == 1:
+        alone = len(batch) == 1 and not self._records
+        if not isinstance(exc, TypeError | ValueError) or alone:
             self._fail_batch(batch, exc)
             return
         rest = list(batch)
-        while rest:
-            self._finishing = [rest.pop(0)]
-            try:
-                self._record_finishing()
-            except StoreError:
-                self._finishing.extend(rest)  # the call put its own finish back first
-                raise
+        held, self._records = self._records, []
+        try:
+            while rest:
+                self._finishing = [rest.pop(0)]
+                try:
+                    self._record_finishing()
+                except StoreError:
+                    self._finishing.extend(rest)  # the call put its own finish back first
+                    raise
+        finally:
+            self._records[:0] = held
 
     def record_or_drop(self) -> None:
         """:meth:`record`, at shutdown: a store that cannot be reached fails the batch

@@ -45,6 +45,25 @@ def dumps(value: object) -> str:
         raise ValueError("cannot store as JSON: a circular or too deeply nested value") from None
 
 
+def check(value: object, *, mappings: bool = False) -> None:
+    """Whether ``value`` can be stored as the stores store it: JSON (no ``NaN``, no
+    infinity, no other type) whose text is UTF-8 (no lone surrogate).
+    ``mappings``: any ``Mapping`` counts as a dict (a value masked by the redaction
+    policy before it is stored, which makes dicts of them).
+
+    :raises ValueError, TypeError: naming what is not."""
+    if mappings:
+        json.dumps(value, default=_as_dict, allow_nan=False, ensure_ascii=False).encode()
+    else:
+        dumps(value).encode()
+
+
+def _as_dict(value: object) -> object:
+    if isinstance(value, Mapping):
+        return dict(value)
+    return _not_serializable(value)
+
+
 def dumps_data(data: Mapping[str, Any]) -> str:
     """:func:`dumps` of a step's data, the same text, with the JSON its top-level
     :class:`Masked` and :class:`MaskedMap` values carry (their ``json``) spliced in

@@ -18,7 +18,7 @@ import attrs
 from toolang_core import spend as spend_rules
 from toolang_core.errors import ModelError
 from toolang_core.models.types import Message, ModelRequest, ModelResponse
-from toolang_core.store.json_text import dumps
+from toolang_core.store.json_text import check
 from toolang_core.turn import guards, output, trace
 from toolang_core.turn.attachments import FileFitting
 from toolang_core.turn.failure import TurnFailed
@@ -144,13 +144,18 @@ async def call_model(loop: ModelStepLoop, step: int) -> ModelResponse:
 
 
 def _storable(response: ModelResponse, model: str) -> ModelResponse:
-    """``response``, its tool calls' parameters and its usage checked to be JSON as the
-    store encodes them (a provider's ``NaN``, which ``json.loads`` accepts, is not): an
-    answer the store would refuse fails the model's attempt, named, rather than the
-    turn's commit (which left it running until its lease ran out)."""
+    """``response`` checked to be storable (:func:`toolang_core.store.json_text.check`):
+    its text, its tool calls' parameters and its usage (a provider's ``NaN``, which
+    ``json.loads`` reads, or a lone surrogate is not). An answer the store would refuse
+    fails the model's attempt, named, rather than the turn's commit (which left it
+    running until its lease ran out)."""
+    try:
+        response.text.encode()
+    except UnicodeEncodeError as exc:
+        raise ModelError(f"model {model!r} answered text that is not UTF-8: {exc}") from None
     for call in response.tool_calls:
         try:
-            dumps(call.params if type(call.params) is dict else dict(call.params))
+            check(call.params, mappings=True)
         except (TypeError, ValueError) as exc:
             raise ModelError(
                 f"model {model!r} asked for tool {call.name!r} with parameters that are not "
@@ -158,7 +163,7 @@ def _storable(response: ModelResponse, model: str) -> ModelResponse:
             ) from None
     if response.usage:
         try:
-            dumps(dict(response.usage))
+            check(response.usage, mappings=True)
         except (TypeError, ValueError) as exc:
             raise ModelError(f"model {model!r} reported usage that is not JSON: {exc}") from None
     return response

@@ -172,8 +172,9 @@ def json_text(value: Any) -> str:
     """JSON as ``jsonb`` takes it: ``NaN`` and the infinities are refused here, with the
     ``ValueError`` the SQLite store raises for them (a tool's output of NaN fails its
     call, named), not by the server, which would fail the statement and its turn.
-    Non-ASCII is kept as is, so a lone surrogate is refused here too (``ValueError``,
-    as SQLite's store does), not sent escaped for the server to refuse."""
+    Non-ASCII is kept as is, so a lone surrogate is refused on this side too: psycopg's
+    encoding of the text raises ``UnicodeEncodeError`` (a ``ValueError``, as SQLite's
+    store raises), rather than the server refusing it escaped."""
     return json.dumps(value, allow_nan=False, ensure_ascii=False)
 
 
