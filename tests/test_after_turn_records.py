@@ -186,53 +186,70 @@ def test_a_turn_is_delivered_masked_exactly_as_it_was_stored(tmp_path):
     assert [keeping.delivered[i].status for i in ids] == [TurnStatus.COMPLETED, TurnStatus.FAILED]
 
 
-def test_a_finish_the_store_refuses_fails_alone_not_the_turns_committed_with_it(tmp_path):
-    """One commit pass writes the terminal states of every turn that ended meanwhile in
-    one transaction. One that cannot be stored (a step holding ``NaN``, which no JSON
-    reader takes) fails alone: the others are committed, each on its own."""
+NOW = 1_800_000_000.0
+
+
+def three_claimed(store):
+    """Three turns of ``store`` submitted and claimed by ``run-a``, and the commits of
+    that run: ``(ids, commits, freed)`` (``freed``: the slots freed, in order)."""
     import asyncio
-    import math
 
     from toolang_core.redaction import RedactionPolicy
     from toolang_core.runtime.commits import TurnCommits
-    from toolang_core.store.sqlite import SQLiteStore
-    from toolang_core.store.types import Finish, NewTurnRequest, StepRecord, SubmitRules
+    from toolang_core.store.types import NewTurnRequest, SubmitRules
 
-    now = 1_800_000_000.0
-    store = SQLiteStore(tmp_path / "toolang.db")
     rules = SubmitRules(thread_group="chat", priority=40)
     ids = [
         store.submit(
-            NewTurnRequest(source="chat", thread_id=f"chat:{n}", input="x"), rules, now=now
+            NewTurnRequest(source="chat", thread_id=f"chat:{n}", input="x"), rules, now=NOW
         ).id
         for n in range(3)
     ]
-    assert len(store.claim(run_id="run-a", limit=3, now=now, lease_seconds=30, caps={})) == 3
+    assert len(store.claim(run_id="run-a", limit=3, now=NOW, lease_seconds=30, caps={})) == 3
     freed: list[str] = []
     commits = TurnCommits(
         store,
         run_id="run-a",
-        clock=lambda: now,
+        clock=lambda: NOW,
         free=freed.append,
         wake=asyncio.Event(),
         turns={},
         redaction=RedactionPolicy(),
     )
+    return ids, commits, freed
+
+
+def hand_in_one_refused(commits, ids, refused: int, data) -> None:
+    """A completed finish for each of ``ids``; the one at ``refused`` carries a step of
+    ``data`` the store cannot write."""
+    from toolang_core.store.types import Finish, StepRecord
+
+    bad = StepRecord(ids[refused], 0, 1, "model_call", "completed", NOW, NOW, data)
+    for n, turn_id in enumerate(ids):
+        steps = (bad,) if n == refused else ()
+        finish = Finish(
+            turn_id, "run-a", 1, TurnStatus.COMPLETED, NOW, output=f"out {n}", steps=steps
+        )
+        commits.hand_in(finish)
+
+
+def test_a_finish_the_store_refuses_fails_alone_not_the_turns_committed_with_it(tmp_path):
+    """One commit pass writes the terminal states of every turn that ended meanwhile in
+    one transaction. One that cannot be stored (a step holding ``NaN``, which no JSON
+    reader takes) fails alone: the others are committed, each on its own."""
+    import math
+
+    from toolang_core.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(tmp_path / "toolang.db")
+    ids, commits, freed = three_claimed(store)
     commits.later("after", "kept", {"stages": ["kept"]})
     commits.later("after", "nan", {"n": math.nan})  # refused when handed in: logged
     commits.later("after", "surrogate", {"error": "bad \ud800"})  # refused too
     # only the plugin's part is checked: this one is refused by the store, with the
     # first finish it rides with; it must not fail the finishes committed alone after
     commits.later("after", "rides", {"error": "bad \ud800"}, foreign=[])
-    bad = StepRecord(
-        ids[1], 0, 1, "model_call", "completed", now, now, {"usage": {"cost": math.nan}}
-    )
-    for n, turn_id in enumerate(ids):
-        steps = (bad,) if n == 1 else ()
-        finish = Finish(
-            turn_id, "run-a", 1, TurnStatus.COMPLETED, now, output=f"out {n}", steps=steps
-        )
-        commits.hand_in(finish)
+    hand_in_one_refused(commits, ids, 1, {"usage": {"cost": math.nan}})
     commits.record()
     assert [store.get(t).status for t in ids] == [
         TurnStatus.COMPLETED,
@@ -252,14 +269,10 @@ def test_a_store_error_while_finishes_are_committed_alone_keeps_the_rest(tmp_pat
     """The store becomes unreachable while a refused batch is committed turn by turn:
     what was committed stays committed, the rest is kept for the next pass (their
     slots taken still), and that pass commits them."""
-    import asyncio
     import math
 
-    from toolang_core.redaction import RedactionPolicy
-    from toolang_core.runtime.commits import TurnCommits
     from toolang_core.store import StoreUnavailable
     from toolang_core.store.sqlite import SQLiteStore
-    from toolang_core.store.types import Finish, NewTurnRequest, StepRecord, SubmitRules
 
     class Flaky(SQLiteStore):
         """The real store, unreachable for the third ``finish_many`` (the second turn
@@ -273,30 +286,9 @@ def test_a_store_error_while_finishes_are_committed_alone_keeps_the_rest(tmp_pat
                 raise StoreUnavailable("the store went away")
             return super().finish_many(items)
 
-    now = 1_800_000_000.0
     store = Flaky(tmp_path / "toolang.db")
-    rules = SubmitRules(thread_group="chat", priority=40)
-    ids = [
-        store.submit(
-            NewTurnRequest(source="chat", thread_id=f"chat:{n}", input="x"), rules, now=now
-        ).id
-        for n in range(3)
-    ]
-    store.claim(run_id="run-a", limit=3, now=now, lease_seconds=30, caps={})
-    freed: list[str] = []
-    commits = TurnCommits(
-        store,
-        run_id="run-a",
-        clock=lambda: now,
-        free=freed.append,
-        wake=asyncio.Event(),
-        turns={},
-        redaction=RedactionPolicy(),
-    )
-    bad = StepRecord(ids[0], 0, 1, "model_call", "completed", now, now, {"n": math.nan})
-    for n, turn_id in enumerate(ids):
-        steps = (bad,) if n == 0 else ()
-        commits.hand_in(Finish(turn_id, "run-a", 1, TurnStatus.COMPLETED, now, steps=steps))
+    ids, commits, freed = three_claimed(store)
+    hand_in_one_refused(commits, ids, 0, {"n": math.nan})
     try:
         commits.record()
     except StoreUnavailable:

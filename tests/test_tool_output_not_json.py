@@ -41,6 +41,19 @@ class Odd:
         register(Tool.from_function(odd, blocking=False))
 
 
+def two_turns(toolang_runtime, model):
+    """A runtime with the ``odd`` tool and ``model`` serves a turn asking for it, then
+    another on a thread of its own: ``(inbox, the first's id, the second's id)``."""
+    runtime = toolang_runtime(
+        '[models]\ndefault = "scripted"\n', plugins={"odd": Odd(), "scripted": model.plugin()}
+    )
+    inbox = runtime.open_inbox()
+    first = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:a", input="odd")).id
+    second = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:b", input="hi")).id
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    return inbox, first, second
+
+
 @pytest.mark.parametrize("kind", sorted(OUTPUTS))
 def test_a_tool_whose_output_is_not_json_fails_its_call_named_and_the_turn_goes_on(
     toolang_runtime, kind
@@ -49,13 +62,7 @@ def test_a_tool_whose_output_is_not_json_fails_its_call_named_and_the_turn_goes_
     model = ScriptedModel(
         [tool_call("odd", {"kind": kind}), text("it gave me nothing"), text("hi")]
     )
-    runtime = toolang_runtime(
-        '[models]\ndefault = "scripted"\n', plugins={"odd": Odd(), "scripted": model.plugin()}
-    )
-    inbox = runtime.open_inbox()
-    first = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:a", input="odd")).id
-    second = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:b", input="hi")).id
-    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    inbox, first, second = two_turns(toolang_runtime, model)
     turn = inbox.get(first)
     assert (turn.status, turn.output) == (TurnStatus.COMPLETED, "it gave me nothing"), turn.error
     assert inbox.get(second).status is TurnStatus.COMPLETED
@@ -83,13 +90,7 @@ def test_a_model_asking_for_a_tool_with_unstorable_parameters_fails_its_turn_nam
     other turns committed with it, and it stayed running until its lease ran out."""
     RAN.clear()
     model = ScriptedModel([tool_call("odd", {"kind": json.loads(param)}), text("hi")])
-    runtime = toolang_runtime(
-        '[models]\ndefault = "scripted"\n', plugins={"odd": Odd(), "scripted": model.plugin()}
-    )
-    inbox = runtime.open_inbox()
-    first = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:a", input="odd")).id
-    second = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:b", input="hi")).id
-    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    inbox, first, second = two_turns(toolang_runtime, model)
     turn = inbox.get(first)
     assert (turn.status, turn.outcome) == (TurnStatus.FAILED, "model_error")
     assert "asked for tool 'odd' with parameters that are not JSON" in (turn.error or "")

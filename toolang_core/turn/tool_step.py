@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import attrs
 import structlog
 
 from toolang_core.execution.seam import LEASE_LOST, SHUTDOWN
+from toolang_core.store.json_text import check
 from toolang_core.tools import process_ledger
 from toolang_core.tools.chain import StageRecord
 from toolang_core.tools.types import ToolCall, ToolCallContext, ToolResult
@@ -221,7 +221,7 @@ def not_json(tool: str, result: ToolResult, exc: BaseException) -> ToolResult | 
     when the output is JSON (``exc`` came from elsewhere). The tool ran: its call is
     recorded as failed, so it is never run again, and the model is told why."""
     try:
-        json.dumps(result.output, ensure_ascii=False, allow_nan=False).encode()
+        check(result.output)  # as the store writes it
     except (TypeError, ValueError) as why:
         reason = str(why) or type(why).__name__
     else:
