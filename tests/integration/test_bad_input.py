@@ -140,6 +140,10 @@ def test_bad_command_line_input_is_refused_and_nothing_is_stored(home, args, exp
         ({"timeout_seconds": 0.0}, "timeout 0.0"),
         ({"priority": 2**63}, "priority 9223372036854775808"),
         ({"id": "x" * 200}, "expected lowercase letters"),
+        # a program submitting directly: before, NaN failed in the store, unnamed
+        ({"meta": {"rate": float("nan")}}, "meta: expected JSON values a store can keep"),
+        ({"meta": {"note": "a\x00b"}}, "meta: expected JSON values a store can keep: holds a NUL"),
+        ({"meta": {"tags": {"a"}}}, "meta: expected JSON values a store can keep"),
     ],
 )
 def test_the_inbox_refuses_what_the_store_cannot_honour(home, fields, expected):

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from toolang_core import spend
 from toolang_core.errors import UsageError
 from toolang_core.ids import is_valid_id
 from toolang_core.limits import PRIORITY_LIMIT, THREAD_ID_MAX
+from toolang_core.store.json_text import check
 from toolang_core.store.types import NewTurnRequest
 from toolang_core.tools.validate import schema_problem
 
@@ -56,12 +59,23 @@ def check_request(request: NewTurnRequest) -> None:
     timeout = request.timeout_seconds
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         raise InvalidRequest(f"timeout {timeout!r}: expected a finite number of seconds > 0")
+    if request.meta:
+        _check_meta(request.meta)
     # A typed answer's schema (toolang_core.turn.output) is refused here, not mid-turn.
     if request.meta and "output_schema" in request.meta:
         problem = schema_problem(request.meta["output_schema"])
         if problem is not None:
             raise InvalidRequest(f"meta.output_schema: {problem}")
     _check_spend(request)
+
+
+def _check_meta(meta: Mapping[str, Any]) -> None:
+    """``meta`` as the store writes it: JSON, no NaN, infinity or NUL, UTF-8 text (a
+    program submitting directly could hand in anything; HTTP and A2A parse JSON)."""
+    try:
+        check(dict(meta))
+    except (TypeError, ValueError) as exc:
+        raise InvalidRequest(f"meta: expected JSON values a store can keep: {exc}") from None
 
 
 def _check_spend(request: NewTurnRequest) -> None:

@@ -22,6 +22,8 @@ made once (docs/store.md, "Writing a backend"):
 - **lifecycle** — how queued requests end (:class:`QueuedEnd`), how many crashes
   while parked spend no attempt (:func:`parked_crashes_free`), the cancellation
   cascade (:func:`cancel_tree`) and steering (:func:`take_steering`);
+- **JSON** — :func:`stored_json`, the text every JSON value is stored as (no ``NaN``,
+  infinity or NUL character: what one store refuses, every store refuses);
 - **migrations** — the guarded procedure (:func:`migrate_guarded`,
   :func:`pending_migrations`);
 - **snapshots** — the checked-in schema check (:func:`stale_snapshot`,
@@ -41,6 +43,7 @@ from toolang_core.store.base import (
     insert_each,
     numbered_together,
 )
+from toolang_core.store.json_text import dumps as stored_json
 from toolang_core.store.lifecycle import (
     INTERRUPTED,
     PARKED_CRASHES_FREE_PER_ATTEMPT,
@@ -130,6 +133,7 @@ __all__ = [
     "stale_snapshot",
     "steered_into",
     "step_from_row",
+    "stored_json",
     "take_steering",
     "turn_filter_sql",
     "turn_from_row",

@@ -1,6 +1,9 @@
 """The compact JSON the stores write: separators ``,`` and ``:``, non-ASCII kept as is,
 and only JSON: ``NaN`` and the infinities are refused (``ValueError``), as PostgreSQL's
-``jsonb`` and every other reader of the stored text would refuse them.
+``jsonb`` and every other reader of the stored text would refuse them. So is a NUL
+character (U+0000) in a string or a key: JSON allows it, but PostgreSQL's ``jsonb`` and
+``text`` cannot hold it, and a value one store keeps and the other refuses would make a
+turn's fate depend on the backend.
 
 :func:`dumps` encodes a value; :func:`dumps_data` encodes a step's data, splicing in
 the JSON a :class:`~toolang_core.redaction.Masked` list carries already (a turn's
@@ -11,6 +14,7 @@ encoding those messages again for every model call that repeats them.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,25 +39,46 @@ cost of encoding a step's data). Without circular-reference markers: a cycle end
 ``RecursionError``, reported as ``ValueError`` below."""
 
 
+_NUL_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+"""``\\u0000`` in encoded JSON that is a NUL, not an escaped backslash before ``u0000``."""
+
+NUL_REFUSED = "holds a NUL character (U+0000), which no store keeps (PostgreSQL cannot)"
+
+
+def without_nul(encoded: str) -> str:
+    """``encoded`` JSON, checked to hold no NUL character (the encoders write it
+    ``\\u0000``; an escaped backslash before ``u0000`` is not one).
+
+    :raises ValueError: :data:`NUL_REFUSED`."""
+    if "\\u0000" in encoded and _NUL_ESCAPE.search(encoded):
+        raise ValueError(NUL_REFUSED)
+    return encoded
+
+
 def dumps(value: object) -> str:
-    """Compact JSON (non-ASCII kept as is) of a value to store."""
+    """Compact JSON (non-ASCII kept as is) of a value to store.
+
+    :raises ValueError: for NaN, an infinity, a NUL character or a cycle.
+    :raises TypeError: for a value of another type than JSON's."""
     if _C_ENCODE is None:
-        return _ENCODER.encode(value)
+        return without_nul(_ENCODER.encode(value))
     try:
-        return "".join(_C_ENCODE(value, 0))
+        return without_nul("".join(_C_ENCODE(value, 0)))
     except RecursionError:
         raise ValueError("cannot store as JSON: a circular or too deeply nested value") from None
 
 
 def check(value: object, *, mappings: bool = False) -> None:
     """Whether ``value`` can be stored as the stores store it: JSON (no ``NaN``, no
-    infinity, no other type) whose text is UTF-8 (no lone surrogate).
+    infinity, no NUL character, no other type) whose text is UTF-8 (no lone surrogate).
     ``mappings``: any ``Mapping`` counts as a dict (a value masked by the redaction
     policy before it is stored, which makes dicts of them).
 
     :raises ValueError, TypeError: naming what is not."""
     if mappings:
-        json.dumps(value, default=_as_dict, allow_nan=False, ensure_ascii=False).encode()
+        without_nul(
+            json.dumps(value, default=_as_dict, allow_nan=False, ensure_ascii=False)
+        ).encode()
     else:
         dumps(value).encode()
 

@@ -367,6 +367,21 @@ def test_bad_submissions_are_refused_naming_the_field_and_nothing_is_stored(toke
         assert not_json.status_code == 400 and not_json.json()["error"]["field"] == "body"
         a_list = alice.post("/api/turns", json=["input"])
         assert a_list.status_code == 400 and "not an object" in a_list.json()["error"]["message"]
+        for raw, field, said in [
+            (b'{"input": "x", "meta": {"rate": NaN}}', "body", "NaN is not a JSON value"),
+            (b'{"input": "x", "timeout_seconds": Infinity}', "body", "Infinity is not a JSON"),
+            (b'{"input": "a\\u0000b"}', "input", "input: the text holds a NUL character"),
+            (b'{"input": "x", "meta": {"k": ["ok", "\\u0000"]}}', "meta", "meta.k[1]: the"),
+        ]:
+            refused = alice.post(
+                "/api/turns", content=raw, headers={"content-type": "application/json"}
+            )
+            assert refused.status_code == 400, (raw, refused.text)
+            error = refused.json()["error"]
+            assert (error["field"], said in error["message"]) == (field, True), (raw, error)
+        # the six characters \u0000 are text, not a NUL
+        escaped = alice.post("/api/turns", json={"input": "\\u0000", "wait": ANSWER_WAIT})
+        assert escaped.status_code == 200, escaped.text
         huge = alice.post("/api/turns", json={"input": "x" * 1_100_000})
         assert huge.status_code == 413 and huge.json()["error"]["field"] == "body"
         for path, field in [
@@ -384,7 +399,8 @@ def test_bad_submissions_are_refused_naming_the_field_and_nothing_is_stored(toke
         )
         assert alice.get("/api/turns", params={"limit": "many"}).json()["error"]["field"] == "limit"
         assert alice.delete("/api/turns").status_code == 405
-        assert alice.get("/api/turns").json() == []  # nothing was stored
+        # nothing was stored but the one turn whose input was the escape's six characters
+        assert [t["input"] for t in alice.get("/api/turns").json()] == ["\\u0000"]
 
 
 DEEP_JSON = ("[" * 100_000 + "]" * 100_000).encode()

@@ -165,7 +165,7 @@ async def read_json(request: Request, limit: int) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        data = json.loads(raw)
+        data = json.loads(raw, parse_constant=_no_constant)
     except ValueError as exc:
         raise ApiError(
             400, f"the body is not JSON: {exc}", field="body", expected="a JSON object"
@@ -179,7 +179,47 @@ async def read_json(request: Request, limit: int) -> dict[str, Any]:
             field="body",
             expected="a JSON object",
         )
+    if b"\\u0000" in raw:  # JSON can only spell a NUL so (the field is found only then)
+        try:
+            where = _nul_at(data, "")
+        except RecursionError:
+            raise too_deep() from None
+        if where is not None:
+            raise ApiError(
+                400,
+                f"{where or 'body'}: the text holds a NUL character (U+0000), which the "
+                "store cannot keep",
+                field=where.split(".", 1)[0].split("[", 1)[0] or "body",
+                expected="text without NUL characters",
+            )
     return data
+
+
+def _no_constant(name: str) -> object:
+    """``NaN``, ``Infinity`` and ``-Infinity``, which Python's decoder reads but JSON
+    does not have (nor can a store keep them): the body is not JSON."""
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _nul_at(value: object, path: str) -> str | None:
+    """The path (``a.b[2]``) of the first key or text in ``value`` holding a NUL."""
+    if isinstance(value, str):
+        return path if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            shown = key.replace("\x00", "\\x00")
+            inner = f"{path}.{shown}" if path else shown
+            if "\x00" in key:
+                return inner
+            found = _nul_at(item, inner)
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for n, item in enumerate(value):
+            found = _nul_at(item, f"{path}[{n}]")
+            if found is not None:
+                return found
+    return None
 
 
 def too_deep() -> ApiError:

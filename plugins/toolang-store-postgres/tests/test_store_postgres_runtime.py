@@ -150,13 +150,18 @@ def test_a_long_thread_is_compacted_into_a_summary_kept_in_the_postgres_store(
         inbox.store.close()
 
 
-NOT_JSON = {"nan": float("nan"), "infinity": {"rate": [1.0, float("inf")]}, "surrogate": "a\ud800"}
+NOT_JSON = {
+    "nan": float("nan"),
+    "infinity": {"rate": [1.0, float("inf")]},
+    "surrogate": "a\ud800",
+    "nul": {"bytes": "a\x00b"},
+}
 
 
 def measure(kind: str) -> object:
     """Return what is not JSON.
 
-    :param kind: nan, infinity or surrogate
+    :param kind: nan, infinity, surrogate or nul
     """
     RAN.append(kind)
     return NOT_JSON[kind]
@@ -172,7 +177,7 @@ class Measures:
 def test_a_tool_output_that_is_not_json_fails_its_call_named_and_the_turn_goes_on(
     make_runtime, toolang_scripted_model, kind
 ):
-    """``jsonb`` refuses ``NaN``, the infinities and a lone surrogate: the call is
+    """``jsonb`` refuses ``NaN``, the infinities, a lone surrogate and a NUL: the call is
     recorded as failed with the tool named (as on SQLite), not the turn failed by the
     database."""
     RAN.clear()
@@ -190,6 +195,9 @@ def test_a_tool_output_that_is_not_json_fails_its_call_named_and_the_turn_goes_o
         assert (turn.status, turn.output, RAN) == (TurnStatus.COMPLETED, "no number", [kind])
         (call,) = [s for s in inbox.store.steps(turn_id) if s.kind == "tool_call"]
         assert (call.status, call.data["result"]["error_type"]) == ("failed", "ToolOutputError")
-        assert "tool 'measure' returned output that is not JSON" in call.data["result"]["error"]
+        assert (
+            "tool 'measure' returned output that is not storable JSON"
+            in call.data["result"]["error"]
+        )
     finally:
         inbox.store.close()

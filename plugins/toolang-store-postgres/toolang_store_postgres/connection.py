@@ -4,7 +4,6 @@ masked; deadlocks are retried)."""
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import socket
@@ -20,6 +19,7 @@ from psycopg.types.json import set_json_dumps
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from toolang_core.store import StoreError, StoreUnavailable
+from toolang_core.store.backend import stored_json
 from toolang_store_postgres.schema import Names
 from toolang_store_postgres.settings import mask_secrets
 
@@ -169,13 +169,15 @@ def _configure(conn: Conn) -> None:
 
 
 def json_text(value: Any) -> str:
-    """JSON as ``jsonb`` takes it: ``NaN`` and the infinities are refused here, with the
-    ``ValueError`` the SQLite store raises for them (a tool's output of NaN fails its
-    call, named), not by the server, which would fail the statement and its turn.
-    Non-ASCII is kept as is, so a lone surrogate is refused on this side too: psycopg's
-    encoding of the text raises ``UnicodeEncodeError`` (a ``ValueError``, as SQLite's
-    store raises), rather than the server refusing it escaped."""
-    return json.dumps(value, allow_nan=False, ensure_ascii=False)
+    """JSON as ``jsonb`` takes it, encoded as the SQLite store encodes it
+    (:func:`toolang_core.store.backend.stored_json`): ``NaN``, the infinities and a NUL
+    character are refused here, with the ``ValueError`` the SQLite store raises for
+    them (a tool's output of NaN fails its call, named), not by the server, which would
+    fail the statement and its turn. Non-ASCII is kept as is, so a lone surrogate is
+    refused on this side too: psycopg's encoding of the text raises
+    ``UnicodeEncodeError`` (a ``ValueError``, as SQLite's store raises), rather than the
+    server refusing it escaped."""
+    return stored_json(value)
 
 
 def lost_connection(exc: psycopg.Error) -> bool:
