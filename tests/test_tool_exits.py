@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from toolang_core import NewTurnRequest, Tool, hookimpl
 from toolang_core.store.types import TurnStatus
 from toolang_core.testing.models import ScriptedModel, text, tool_call
@@ -96,4 +98,60 @@ def test_a_model_that_exits_fails_its_turn_and_the_next_turn_runs(toolang_runtim
     assert (turn.status, turn.outcome) == (TurnStatus.FAILED, "model_error")
     assert "SystemExit: 6" in turn.error
     assert inbox.get(second).status is TurnStatus.COMPLETED
+    inbox.store.close()
+
+
+class ExitsLater:
+    """A tool that starts a task of its own which calls sys.exit() after the call
+    returned (a library's background job exiting on bad input)."""
+
+    def __init__(self) -> None:
+        self.tasks: list[asyncio.Task[None]] = []
+
+    @hookimpl
+    def toolang_register_tools(self, register):
+        async def later() -> None:
+            await asyncio.sleep(0)
+            raise SystemExit(4)
+
+        async def start(kind: str) -> str:
+            """Start a background job.
+
+            :param kind: which
+            """
+            self.tasks.append(asyncio.get_running_loop().create_task(later()))
+            if kind == "gathered":  # a task of the task: still the tool's
+                self.tasks.append(asyncio.ensure_future(asyncio.gather(later())))
+            return "started"
+
+        register(Tool.from_function(start))
+
+
+@pytest.mark.parametrize("kind", ["task", "gathered"])
+def test_a_task_a_tool_started_that_exits_fails_alone_and_the_runtime_goes_on(
+    toolang_runtime, kind
+):
+    """asyncio re-raises a task's SystemExit out of the event loop, which ended the
+    runtime and every turn in it: a task started inside a tool call fails with a
+    ``RuntimeError`` naming the tool instead."""
+    model = ScriptedModel(
+        [tool_call("start", {"kind": kind}), text("started it"), text("hello"), text("again")]
+    )
+    plugin = ExitsLater()
+    runtime = toolang_runtime(
+        '[models]\ndefault = "scripted"\n', plugins={"exits": plugin, "scripted": model.plugin()}
+    )
+    inbox = runtime.open_inbox()
+    first = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:a", input="go")).id
+    second = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:b", input="hi")).id
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    assert inbox.get(first).status is TurnStatus.COMPLETED
+    assert inbox.get(second).status is TurnStatus.COMPLETED
+    for task in plugin.tasks:
+        assert task.done() and isinstance(task.exception(), RuntimeError)
+        assert "a task tool 'start' started called sys.exit(4)" in str(task.exception())
+    # the runtime serves again: the loop's task factory is the one it found
+    third = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:c", input="hi")).id
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    assert inbox.get(third).status is TurnStatus.COMPLETED
     inbox.store.close()

@@ -41,6 +41,7 @@ from toolang_core.runtime.sources import (
     group_defaults,
 )
 from toolang_core.store.protocol import ExecutionStore
+from toolang_core.tools.task_exits import tool_tasks_contained
 from toolang_core.tools.threads import ToolThreads
 
 if TYPE_CHECKING:
@@ -408,17 +409,18 @@ class Runtime:
         """
         undo_redaction = use_policy(self.redaction)
         try:
-            await serve_run(
-                self,
-                stop,
-                self._sources,
-                sources=sources,
-                only=only,
-                until_idle=until_idle,
-                lock_wait_seconds=lock_wait_seconds,
-                on_started=on_started,
-                one_shot=only is not None if one_shot is None else one_shot,
-            )
+            with tool_tasks_contained():  # a tool's task that exits does not end the run
+                await serve_run(
+                    self,
+                    stop,
+                    self._sources,
+                    sources=sources,
+                    only=only,
+                    until_idle=until_idle,
+                    lock_wait_seconds=lock_wait_seconds,
+                    on_started=on_started,
+                    one_shot=only is not None if one_shot is None else one_shot,
+                )
         finally:
             undo_redaction()
 

@@ -25,6 +25,7 @@ from toolang_core.errors import describe_exception
 from toolang_core.hookspecs import TOOL_CHAIN_STAGES
 from toolang_core.redaction import RedactionPolicy, current
 from toolang_core.tools.stages import ChainStages
+from toolang_core.tools.task_exits import running
 from toolang_core.tools.threads import ToolThreads
 from toolang_core.tools.time_limit import armed
 from toolang_core.tools.types import (
@@ -311,19 +312,20 @@ class ToolChain:
         started = time.perf_counter()
         params = {**call.params, "context": ctx} if tool.takes_context else call.params
         try:
-            if self._is_async(tool):
-                async with armed(self.timeout_seconds):
-                    output = await tool.function(**params)
-            elif tool.blocking:
-                async with armed(self.timeout_seconds):
-                    output = await self.threads.run(tool.function, params)
-            else:
-                # Inline: a timeout could not interrupt it anyway, and arming one costs
-                # more than a quick tool does.
-                output = tool.function(**params)
-                if _awaitable(output):
+            with running(tool.name):  # the tasks it starts are its own (.task_exits)
+                if self._is_async(tool):
                     async with armed(self.timeout_seconds):
-                        output = await output
+                        output = await tool.function(**params)
+                elif tool.blocking:
+                    async with armed(self.timeout_seconds):
+                        output = await self.threads.run(tool.function, params)
+                else:
+                    # Inline: a timeout could not interrupt it anyway, and arming one
+                    # costs more than a quick tool does.
+                    output = tool.function(**params)
+                    if _awaitable(output):
+                        async with armed(self.timeout_seconds):
+                            output = await output
         except TimeoutError:
             return ToolResult(
                 ok=False,
