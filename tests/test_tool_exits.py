@@ -12,6 +12,19 @@ from toolang_core.store.types import TurnStatus
 from toolang_core.testing.models import ScriptedModel, text, tool_call
 
 
+def two_turns(toolang_runtime, model, first_input, **plugins):
+    """A runtime with ``plugins`` and ``model`` serves a turn of ``first_input``, then
+    another on a thread of its own: ``(runtime, inbox, the first's id, the second's id)``."""
+    runtime = toolang_runtime(
+        '[models]\ndefault = "scripted"\n', plugins={**plugins, "scripted": model.plugin()}
+    )
+    inbox = runtime.open_inbox()
+    first = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:a", input=first_input)).id
+    second = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:b", input="hi")).id
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    return runtime, inbox, first, second
+
+
 class Exits:
     @hookimpl
     def toolang_register_tools(self, register):
@@ -29,14 +42,7 @@ def test_a_turn_whose_tool_exits_completes_and_the_next_turn_runs(toolang_runtim
     model = ScriptedModel(
         [tool_call("parse", {"args": "--bad"}), text("it could not parse that"), text("hello")]
     )
-    runtime = toolang_runtime(
-        '[models]\ndefault = "scripted"\n',
-        plugins={"exits": Exits(), "scripted": model.plugin()},
-    )
-    inbox = runtime.open_inbox()
-    first = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:a", input="parse --bad")).id
-    second = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:b", input="hi")).id
-    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    _, inbox, first, second = two_turns(toolang_runtime, model, "parse --bad", exits=Exits())
     assert inbox.get(first).status is TurnStatus.COMPLETED
     assert inbox.get(second).status is TurnStatus.COMPLETED
     (call,) = [s for s in inbox.store.steps(first) if s.kind == "tool_call"]
@@ -63,14 +69,7 @@ class ExitingFilter:
 
 def test_a_hook_that_exits_fails_as_that_plugin_and_the_runtime_goes_on(toolang_runtime):
     model = ScriptedModel([tool_call("ping", {}), text("could not ping"), text("hello")])
-    runtime = toolang_runtime(
-        '[models]\ndefault = "scripted"\n',
-        plugins={"exiting": ExitingFilter(), "scripted": model.plugin()},
-    )
-    inbox = runtime.open_inbox()
-    first = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:a", input="ping")).id
-    second = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:b", input="hi")).id
-    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    _, inbox, first, second = two_turns(toolang_runtime, model, "ping", exiting=ExitingFilter())
     assert inbox.get(first).status is TurnStatus.COMPLETED
     assert inbox.get(second).status is TurnStatus.COMPLETED
     (call,) = [s for s in inbox.store.steps(first) if s.kind == "tool_call"]
@@ -87,13 +86,7 @@ def test_a_model_that_exits_fails_its_turn_and_the_next_turn_runs(toolang_runtim
         return text("hello")
 
     model = ScriptedModel(answer)
-    runtime = toolang_runtime(
-        '[models]\ndefault = "scripted"\n', plugins={"scripted": model.plugin()}
-    )
-    inbox = runtime.open_inbox()
-    first = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:a", input="exit")).id
-    second = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:b", input="hi")).id
-    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    _, inbox, first, second = two_turns(toolang_runtime, model, "exit")
     turn = inbox.get(first)
     assert (turn.status, turn.outcome) == (TurnStatus.FAILED, "model_error")
     assert "SystemExit: 6" in turn.error
@@ -138,13 +131,7 @@ def test_a_task_a_tool_started_that_exits_fails_alone_and_the_runtime_goes_on(
         [tool_call("start", {"kind": kind}), text("started it"), text("hello"), text("again")]
     )
     plugin = ExitsLater()
-    runtime = toolang_runtime(
-        '[models]\ndefault = "scripted"\n', plugins={"exits": plugin, "scripted": model.plugin()}
-    )
-    inbox = runtime.open_inbox()
-    first = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:a", input="go")).id
-    second = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:b", input="hi")).id
-    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    runtime, inbox, first, second = two_turns(toolang_runtime, model, "go", exits=plugin)
     assert inbox.get(first).status is TurnStatus.COMPLETED
     assert inbox.get(second).status is TurnStatus.COMPLETED
     for task in plugin.tasks:
