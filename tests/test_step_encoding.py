@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from toolang_core.models.types import Message
 from toolang_core.redaction import Masked, MaskedMap, RedactionPolicy, redact, use_detectors
-from toolang_core.store.json_text import check, dumps, dumps_data
+from toolang_core.store.json_text import dumps, dumps_data
 from toolang_core.tools.types import ToolCall
 from toolang_core.turn.memory import _step_data
 from toolang_core.turn.trace import TEXT_LIMIT, MaskedMessages, messages_json
@@ -127,27 +125,3 @@ def test_a_prompt_whose_first_message_changed_is_walked_again():
     got, _ = masked.json(prompt)
     assert list(got) == redact(messages_json(prompt)[0])
     assert got.json == dumps(list(got))
-
-
-@pytest.mark.parametrize(
-    ("value", "refused"),
-    [
-        ({"text": "a\x00b"}, True),
-        ({"a\x00": 1}, True),
-        (["\\\x00"], True),  # a backslash, then a NUL
-        ({"text": "\\u0000"}, False),  # the six characters, as a file of JSON escapes holds
-        ({"text": "\\\\u0000"}, False),
-        ({"text": "nul \\\\\\u0000 here"}, False),
-    ],
-)
-def test_a_nul_character_is_refused_wherever_it_is_and_its_escaped_spelling_is_not(value, refused):
-    """PostgreSQL's ``jsonb`` and ``text`` cannot hold U+0000, so no store takes it; the
-    text ``\\u0000`` (a backslash and five characters) is not a NUL and is stored."""
-    if refused:
-        with pytest.raises(ValueError, match="NUL character"):
-            dumps(value)
-        with pytest.raises(ValueError, match="NUL character"):
-            check(value, mappings=True)
-    else:
-        assert json.loads(dumps(value)) == value
-        check(value, mappings=True)

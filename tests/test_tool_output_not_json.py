@@ -1,9 +1,8 @@
 """A tool whose output is not JSON (a set, bytes, an object, a lone surrogate, NaN or
-an infinity) or holds a NUL character (which PostgreSQL cannot keep) fails its own
-call, named, and its turn goes on: the model is told, the call is recorded as failed
-(it ran; a resumed turn never runs it again), the runtime serves the next turn.
-Before, the whole turn failed with an unnamed ``TypeError`` and the call's step
-stayed an intent."""
+an infinity) fails its own call, named, and its turn goes on: the model is told, the
+call is recorded as failed (it ran; a resumed turn never runs it again), the runtime
+serves the next turn. Before, the whole turn failed with an unnamed ``TypeError`` and the
+call's step stayed an intent."""
 
 from __future__ import annotations
 
@@ -25,8 +24,6 @@ OUTPUTS = {
     "nested": {"rows": [{"at": {3}}]},
     "nan": float("nan"),
     "infinity": {"rate": [1.0, float("-inf")]},
-    "nul": {"read": "PK\x03\x04\x00\x00"},  # PostgreSQL cannot hold it: refused on every store
-    "nul-key": {"a\x00": 1},
 }
 
 
@@ -74,10 +71,10 @@ def test_a_tool_whose_output_is_not_json_fails_its_call_named_and_the_turn_goes_
     assert call.status == "failed"  # recorded: a resumed turn replays it, never runs it
     result = call.data["result"]
     assert (result["ok"], result["error_type"]) == (False, "ToolOutputError")
-    assert "tool 'odd' returned output that is not storable JSON" in result["error"]
+    assert "tool 'odd' returned output that is not JSON" in result["error"]
     # the model was told
     told = json.loads(model.calls[1].messages[-1].content)
-    assert (told["error_type"], "not storable JSON" in told["error"]) == ("ToolOutputError", True)
+    assert (told["error_type"], "not JSON" in told["error"]) == ("ToolOutputError", True)
     inbox.store.close()
 
 
@@ -99,45 +96,4 @@ def test_a_model_asking_for_a_tool_with_unstorable_parameters_fails_its_turn_nam
     assert "asked for tool 'odd' with parameters that are not JSON" in (turn.error or "")
     assert RAN == []
     assert inbox.get(second).status is TurnStatus.COMPLETED
-    inbox.store.close()
-
-
-def test_a_model_answering_a_nul_character_fails_its_attempt_named(toolang_runtime):
-    """PostgreSQL cannot keep U+0000 in a turn's output or its steps, so no store
-    does: the model's attempt fails naming the model (``model_error``), on SQLite as on
-    PostgreSQL, where the turn's commit failed and it stayed running."""
-    model = ScriptedModel([text("binary \x00 answer"), text("hi")])
-    inbox, first, second = two_turns(toolang_runtime, model)
-    turn = inbox.get(first)
-    assert (turn.status, turn.outcome) == (TurnStatus.FAILED, "model_error")
-    assert "answered text that holds a NUL character" in (turn.error or "")
-    assert inbox.get(second).status is TurnStatus.COMPLETED
-    inbox.store.close()
-
-
-class Raises:
-    @hookimpl
-    def toolang_register_tools(self, register):
-        def odd(kind: str) -> object:
-            """Fail quoting a binary name.
-
-            :param kind: which
-            """
-            raise ValueError(f"no such file: {kind}\x00.bin")
-
-        register(Tool.from_function(odd, blocking=False))
-
-
-def test_a_tool_error_quoting_a_nul_character_is_stored_with_it_written_out(toolang_runtime):
-    model = ScriptedModel([tool_call("odd", {"kind": "x"}), text("it failed")])
-    runtime = toolang_runtime(
-        '[models]\ndefault = "scripted"\n', plugins={"odd": Raises(), "scripted": model.plugin()}
-    )
-    inbox = runtime.open_inbox()
-    first = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:a", input="odd")).id
-    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
-    assert inbox.get(first).status is TurnStatus.COMPLETED
-    (call,) = [s for s in inbox.store.steps(first) if s.kind == "tool_call"]
-    assert "no such file: x\\x00.bin" in call.data["result"]["error"]
-    assert "\x00" not in (call.error or "")
     inbox.store.close()

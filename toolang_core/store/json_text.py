@@ -1,9 +1,10 @@
 """The compact JSON the stores write: separators ``,`` and ``:``, non-ASCII kept as is,
 and only JSON: ``NaN`` and the infinities are refused (``ValueError``), as PostgreSQL's
-``jsonb`` and every other reader of the stored text would refuse them. So is a NUL
-character (U+0000) in a string or a key: JSON allows it, but PostgreSQL's ``jsonb`` and
-``text`` cannot hold it, and a value one store keeps and the other refuses would make a
-turn's fate depend on the backend.
+``jsonb`` and every other reader of the stored text would refuse them. A NUL character
+(U+0000) in a string or a key is written out as the text ``\x00``: JSON allows it, but
+PostgreSQL's ``jsonb`` and ``text`` cannot hold it, and a value one store keeps and the
+other refuses would make a turn's fate depend on the backend (:func:`nul_written_out`
+does the same for text a store keeps in a column).
 
 :func:`dumps` encodes a value; :func:`dumps_data` encodes a step's data, splicing in
 the JSON a :class:`~toolang_core.redaction.Masked` list carries already (a turn's
@@ -14,9 +15,8 @@ encoding those messages again for every model call that repeats them.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from toolang_core.redaction import Masked, MaskedMap
 
@@ -39,46 +39,64 @@ cost of encoding a step's data). Without circular-reference markers: a cycle end
 ``RecursionError``, reported as ``ValueError`` below."""
 
 
-_NUL_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
-"""``\\u0000`` in encoded JSON that is a NUL, not an escaped backslash before ``u0000``."""
-
-NUL_REFUSED = "holds a NUL character (U+0000), which no store keeps (PostgreSQL cannot)"
+_NUL: Final = "\\u0000"
+"""How the encoders write a NUL character (after an unescaped backslash)."""
 
 
-def without_nul(encoded: str) -> str:
-    """``encoded`` JSON, checked to hold no NUL character (the encoders write it
-    ``\\u0000``; an escaped backslash before ``u0000`` is not one).
+def nul_written_out(text: str) -> str:
+    """``text`` with each NUL character written out as the four characters ``\\x00``
+    (what a store keeps in a text column; a NUL ends a C string, and PostgreSQL's
+    ``text`` cannot hold one)."""
+    return text if "\x00" not in text else text.replace("\x00", "\\x00")
 
-    :raises ValueError: :data:`NUL_REFUSED`."""
-    if "\\u0000" in encoded and _NUL_ESCAPE.search(encoded):
-        raise ValueError(NUL_REFUSED)
-    return encoded
+
+def _without_nul(encoded: str) -> str:
+    """``encoded`` JSON with each NUL written out as ``\\x00`` (JSON ``"\\\\x00"``): an
+    escape ``\\u0000`` is a NUL when the backslashes before it pair up (an escaped
+    backslash before the text ``u0000`` is not one)."""
+    at = encoded.find(_NUL)
+    if at < 0:
+        return encoded
+    parts: list[str] = []
+    start = 0
+    while at >= 0:
+        before = at
+        while before > 0 and encoded[before - 1] == "\\":
+            before -= 1
+        if (at - before) % 2 == 0:  # this backslash starts the escape: a NUL
+            parts.append(encoded[start:at])
+            parts.append("\\\\x00")
+            start = at + len(_NUL)
+            at = encoded.find(_NUL, start)
+        else:
+            at = encoded.find(_NUL, at + 1)
+    parts.append(encoded[start:])
+    return "".join(parts)
 
 
 def dumps(value: object) -> str:
-    """Compact JSON (non-ASCII kept as is) of a value to store.
+    """Compact JSON (non-ASCII kept as is, a NUL written out as ``\\x00``) of a value
+    to store.
 
-    :raises ValueError: for NaN, an infinity, a NUL character or a cycle.
+    :raises ValueError: for NaN, an infinity or a cycle.
     :raises TypeError: for a value of another type than JSON's."""
     if _C_ENCODE is None:
-        return without_nul(_ENCODER.encode(value))
+        return _without_nul(_ENCODER.encode(value))
     try:
-        return without_nul("".join(_C_ENCODE(value, 0)))
+        return _without_nul("".join(_C_ENCODE(value, 0)))
     except RecursionError:
         raise ValueError("cannot store as JSON: a circular or too deeply nested value") from None
 
 
 def check(value: object, *, mappings: bool = False) -> None:
     """Whether ``value`` can be stored as the stores store it: JSON (no ``NaN``, no
-    infinity, no NUL character, no other type) whose text is UTF-8 (no lone surrogate).
+    infinity, no other type) whose text is UTF-8 (no lone surrogate).
     ``mappings``: any ``Mapping`` counts as a dict (a value masked by the redaction
     policy before it is stored, which makes dicts of them).
 
     :raises ValueError, TypeError: naming what is not."""
     if mappings:
-        without_nul(
-            json.dumps(value, default=_as_dict, allow_nan=False, ensure_ascii=False)
-        ).encode()
+        json.dumps(value, default=_as_dict, allow_nan=False, ensure_ascii=False).encode()
     else:
         dumps(value).encode()
 

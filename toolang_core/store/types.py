@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 import attrs
 
+from toolang_core.store.json_text import nul_written_out
+
 JSONDict = Mapping[str, Any]
 RecordWrite = tuple[str, str, JSONDict]
 """A record to write whatever its revision: ``(kind, key, data)``."""
@@ -248,6 +250,12 @@ class TurnRequest:
         )
 
 
+def _written_out(text: str | None) -> str | None:
+    """``text`` with each NUL written out
+    (:func:`~toolang_core.store.json_text.nul_written_out`)."""
+    return text if text is None or "\x00" not in text else nul_written_out(text)
+
+
 @attrs.frozen
 class StepRecord:
     """One step of a turn (prompt build, model call, tool call, …).
@@ -267,7 +275,8 @@ class StepRecord:
     started_at: float
     finished_at: float
     data: JSONDict = attrs.field(factory=dict)
-    error: str | None = None
+    error: str | None = attrs.field(default=None, converter=_written_out)
+    """A NUL character in it is written out as ``\\x00`` (no store keeps one)."""
     idempotency_key: str | None = None
 
     def numbered(self, seq: int) -> StepRecord:
@@ -309,9 +318,11 @@ class Finish:
     attempt: int
     status: TurnStatus
     now: float
-    output: str | None = None
+    output: str | None = attrs.field(default=None, converter=_written_out)
+    """A NUL character in it is written out as ``\\x00``, as in ``error``: PostgreSQL's
+    ``text`` cannot hold one, and a turn whose answer holds one finishes on every store."""
     outcome: str | None = None
-    error: str | None = None
+    error: str | None = attrs.field(default=None, converter=_written_out)
     steps: tuple[StepRecord, ...] = ()
     """Final steps committed together with the terminal state (fenced the same way)."""
     records: tuple[RecordWrite, ...] = ()

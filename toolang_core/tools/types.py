@@ -90,10 +90,6 @@ class ToolOutput:
     files: tuple[ToolFile, ...] = attrs.field(default=(), converter=_files)
 
 
-def _without_nul(text: str | None) -> str | None:
-    return text if text is None or "\x00" not in text else text.replace("\x00", "\\x00")
-
-
 @attrs.frozen
 class ToolResult:
     """What a tool call produced: an output, or an error the model will be shown.
@@ -105,9 +101,7 @@ class ToolResult:
 
     ok: bool
     output: JSON = None
-    error: str | None = attrs.field(default=None, converter=_without_nul)
-    """The error as text; a NUL character in it (an exception's message quoting a
-    binary file) is written ``\\x00``: no store keeps one."""
+    error: str | None = None
     error_type: str | None = None
     duration_ms: float = 0.0
     refusal: Refusal | None = None

@@ -18,7 +18,7 @@ import attrs
 from toolang_core import spend as spend_rules
 from toolang_core.errors import ModelError
 from toolang_core.models.types import Message, ModelRequest, ModelResponse
-from toolang_core.store.json_text import NUL_REFUSED, check
+from toolang_core.store.json_text import check
 from toolang_core.turn import guards, output, trace
 from toolang_core.turn.attachments import FileFitting
 from toolang_core.turn.failure import TurnFailed
@@ -146,15 +146,13 @@ async def call_model(loop: ModelStepLoop, step: int) -> ModelResponse:
 def _storable(response: ModelResponse, model: str) -> ModelResponse:
     """``response`` checked to be storable (:func:`toolang_core.store.json_text.check`):
     its text, its tool calls' parameters and its usage (a provider's ``NaN``, which
-    ``json.loads`` reads, a lone surrogate or a NUL character is not). An answer the
-    store would refuse fails the model's attempt, named, rather than the turn's commit
-    (which left it running until its lease ran out)."""
+    ``json.loads`` reads, or a lone surrogate is not). An answer the store would refuse
+    fails the model's attempt, named, rather than the turn's commit (which left it
+    running until its lease ran out)."""
     try:
         response.text.encode()
     except UnicodeEncodeError as exc:
         raise ModelError(f"model {model!r} answered text that is not UTF-8: {exc}") from None
-    if "\x00" in response.text:
-        raise ModelError(f"model {model!r} answered text that {NUL_REFUSED}")
     for call in response.tool_calls:
         try:
             check(call.params, mappings=True)

@@ -217,8 +217,7 @@ def _store_result(
 
 def not_json(tool: str, result: ToolResult, exc: BaseException) -> ToolResult | None:
     """The error result that replaces ``result`` when its output cannot be stored as
-    JSON (a set, bytes, an object, a lone surrogate, NaN, a NUL character), naming the
-    tool; ``None``
+    JSON (a set, bytes, an object, a lone surrogate, NaN), naming the tool; ``None``
     when the output is JSON (``exc`` came from elsewhere). The tool ran: its call is
     recorded as failed, so it is never run again, and the model is told why."""
     try:
@@ -231,10 +230,9 @@ def not_json(tool: str, result: ToolResult, exc: BaseException) -> ToolResult | 
     return ToolResult(
         ok=False,
         error=(
-            f"tool {tool!r} returned output that is not storable JSON ({reason}); it ran, "
-            "but its output cannot be stored or shown: the tool must return JSON values "
-            "(str without NUL characters, int, finite float, bool, None, lists and dicts "
-            "with str keys)"
+            f"tool {tool!r} returned output that is not JSON ({reason}); it ran, but its "
+            "output cannot be stored or shown: the tool must return JSON values (str, "
+            "int, float, bool, None, lists and dicts with str keys)"
         ),
         error_type="ToolOutputError",
         duration_ms=result.duration_ms,

@@ -188,7 +188,7 @@ async def read_json(request: Request, limit: int) -> dict[str, Any]:
             raise ApiError(
                 400,
                 f"{where or 'body'}: the text holds a NUL character (U+0000), which the "
-                "store cannot keep",
+                "API does not take (no store keeps one)",
                 field=where.split(".", 1)[0].split("[", 1)[0] or "body",
                 expected="text without NUL characters",
             )

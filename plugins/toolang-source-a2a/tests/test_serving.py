@@ -246,6 +246,8 @@ def test_bad_requests_get_spec_error_objects_and_store_nothing(served):
             -32602,
         ),
         "no text": (send_body("", "m-empty"), None, -32602),
+        # the inbox's refusal (input: expected text without NUL bytes); was -32603
+        "a nul in the text": (send_body("a\x00b", "m-nul"), None, -32602),
         "bad context id": (send_body("x", "m-ctx", contextId="../../etc"), None, -32602),
         "unknown task": (get("no-such-task"), None, -32001),
         "unknown task in a message": (send_body("x", "m-t", taskId="no-such-task"), None, -32001),

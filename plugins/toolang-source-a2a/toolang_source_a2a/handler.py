@@ -46,6 +46,7 @@ from toolang_core import (
     TurnFilter,
     TurnRequest,
     TurnSignals,
+    UsageError,
     check_thread,
     may_see,
     new_id,
@@ -180,7 +181,7 @@ class StoreRequestHandler(RequestHandler):
                     id=turn_id,
                 )
             )
-        except NotThreadOwner as exc:
+        except (NotThreadOwner, UsageError) as exc:  # UsageError: a field the inbox refused
             raise InvalidParamsError(message=str(exc)) from None
         except SubmitRejected as exc:
             raise InvalidParamsError(message=f"not accepted: {exc}") from None

@@ -150,18 +150,13 @@ def test_a_long_thread_is_compacted_into_a_summary_kept_in_the_postgres_store(
         inbox.store.close()
 
 
-NOT_JSON = {
-    "nan": float("nan"),
-    "infinity": {"rate": [1.0, float("inf")]},
-    "surrogate": "a\ud800",
-    "nul": {"bytes": "a\x00b"},
-}
+NOT_JSON = {"nan": float("nan"), "infinity": {"rate": [1.0, float("inf")]}, "surrogate": "a\ud800"}
 
 
 def measure(kind: str) -> object:
     """Return what is not JSON.
 
-    :param kind: nan, infinity, surrogate or nul
+    :param kind: nan, infinity or surrogate
     """
     RAN.append(kind)
     return NOT_JSON[kind]
@@ -177,7 +172,7 @@ class Measures:
 def test_a_tool_output_that_is_not_json_fails_its_call_named_and_the_turn_goes_on(
     make_runtime, toolang_scripted_model, kind
 ):
-    """``jsonb`` refuses ``NaN``, the infinities, a lone surrogate and a NUL: the call is
+    """``jsonb`` refuses ``NaN``, the infinities and a lone surrogate: the call is
     recorded as failed with the tool named (as on SQLite), not the turn failed by the
     database."""
     RAN.clear()
@@ -195,9 +190,43 @@ def test_a_tool_output_that_is_not_json_fails_its_call_named_and_the_turn_goes_o
         assert (turn.status, turn.output, RAN) == (TurnStatus.COMPLETED, "no number", [kind])
         (call,) = [s for s in inbox.store.steps(turn_id) if s.kind == "tool_call"]
         assert (call.status, call.data["result"]["error_type"]) == ("failed", "ToolOutputError")
-        assert (
-            "tool 'measure' returned output that is not storable JSON"
-            in call.data["result"]["error"]
-        )
+        assert "tool 'measure' returned output that is not JSON" in call.data["result"]["error"]
+    finally:
+        inbox.store.close()
+
+
+def test_a_nul_in_a_tool_output_and_an_answer_is_written_out_and_the_turn_completes(
+    make_runtime, toolang_scripted_model
+):
+    """``jsonb`` and ``text`` cannot hold U+0000: a tool's output holding one failed the
+    turn (``UntranslatableCharacter``), an answer holding one failed its commit. Both
+    are kept with it written out as ``\\x00``, as on SQLite."""
+
+    class Reads:
+        @hookimpl
+        def toolang_register_tools(self, register):
+            def read(path: str) -> object:
+                """Read a file.
+
+                :param path: which
+                """
+                return {"text": "PK\x00\x00"}
+
+            register(Tool.from_function(read, blocking=False))
+
+    model = toolang_scripted_model([tool_call("read", {"path": "a"}), text("it says PK\x00")])
+    runtime = make_runtime(
+        {"scripted": model.plugin(), "reads": Reads()},
+        extra='\n[models]\ndefault = "scripted"\n',
+        executor="agent",
+    )
+    inbox = runtime.open_inbox()
+    try:
+        turn_id = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:a", input="m")).id
+        asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+        turn = inbox.get(turn_id)
+        assert (turn.status, turn.output) == (TurnStatus.COMPLETED, "it says PK\\x00")
+        (call,) = [s for s in inbox.store.steps(turn_id) if s.kind == "tool_call"]
+        assert call.data["result"]["output"] == {"text": "PK\\x00\\x00"}
     finally:
         inbox.store.close()
