@@ -156,16 +156,30 @@ NOT_JSON = {"nan": float("nan"), "infinity": {"rate": [1.0, float("inf")]}, "sur
 def measure(kind: str) -> object:
     """Return what is not JSON.
 
-    :param kind: nan, infinity or surrogate
+    :param kind: nan, infinity, surrogate or nul
     """
     RAN.append(kind)
-    return NOT_JSON[kind]
+    return {**NOT_JSON, "nul": {"text": "PK\x00\x00"}}[kind]
 
 
 class Measures:
     @hookimpl
     def toolang_register_tools(self, register):
         register(Tool.from_function(measure, blocking=False))
+
+
+def measured(make_runtime, model):
+    """A runtime with the ``measure`` tool and ``model`` serves one turn: the inbox and
+    the turn's id."""
+    runtime = make_runtime(
+        {"scripted": model.plugin(), "measures": Measures()},
+        extra='\n[models]\ndefault = "scripted"\n',
+        executor="agent",
+    )
+    inbox = runtime.open_inbox()
+    turn_id = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:a", input="m")).id
+    asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
+    return inbox, turn_id
 
 
 @pytest.mark.parametrize("kind", sorted(NOT_JSON))
@@ -177,15 +191,8 @@ def test_a_tool_output_that_is_not_json_fails_its_call_named_and_the_turn_goes_o
     database."""
     RAN.clear()
     model = toolang_scripted_model([tool_call("measure", {"kind": kind}), text("no number")])
-    runtime = make_runtime(
-        {"scripted": model.plugin(), "measures": Measures()},
-        extra='\n[models]\ndefault = "scripted"\n',
-        executor="agent",
-    )
-    inbox = runtime.open_inbox()
+    inbox, turn_id = measured(make_runtime, model)
     try:
-        turn_id = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:a", input="m")).id
-        asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
         turn = inbox.get(turn_id)
         assert (turn.status, turn.output, RAN) == (TurnStatus.COMPLETED, "no number", [kind])
         (call,) = [s for s in inbox.store.steps(turn_id) if s.kind == "tool_call"]
@@ -201,29 +208,9 @@ def test_a_nul_in_a_tool_output_and_an_answer_is_written_out_and_the_turn_comple
     """``jsonb`` and ``text`` cannot hold U+0000: a tool's output holding one failed the
     turn (``UntranslatableCharacter``), an answer holding one failed its commit. Both
     are kept with it written out as ``\\x00``, as on SQLite."""
-
-    class Reads:
-        @hookimpl
-        def toolang_register_tools(self, register):
-            def read(path: str) -> object:
-                """Read a file.
-
-                :param path: which
-                """
-                return {"text": "PK\x00\x00"}
-
-            register(Tool.from_function(read, blocking=False))
-
-    model = toolang_scripted_model([tool_call("read", {"path": "a"}), text("it says PK\x00")])
-    runtime = make_runtime(
-        {"scripted": model.plugin(), "reads": Reads()},
-        extra='\n[models]\ndefault = "scripted"\n',
-        executor="agent",
-    )
-    inbox = runtime.open_inbox()
+    model = toolang_scripted_model([tool_call("measure", {"kind": "nul"}), text("it says PK\x00")])
+    inbox, turn_id = measured(make_runtime, model)
     try:
-        turn_id = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:a", input="m")).id
-        asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
         turn = inbox.get(turn_id)
         assert (turn.status, turn.output) == (TurnStatus.COMPLETED, "it says PK\\x00")
         (call,) = [s for s in inbox.store.steps(turn_id) if s.kind == "tool_call"]
