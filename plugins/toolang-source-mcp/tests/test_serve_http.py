@@ -86,6 +86,23 @@ def test_another_owners_thread_is_refused(home: Home) -> None:
     assert [t.owner for t in home.turns(thread_id="mcp:alices")] == ["alice"]
 
 
+def test_a_field_the_inbox_refuses_is_an_error_result_naming_it(home: Home) -> None:
+    """Before, the client heard only "Error executing tool ask_assistant"."""
+
+    async def run() -> None:
+        async with http_session(home, ALICE) as mcp:
+            nul = await mcp.call_tool("ask_assistant", {"text": "a\x00b", "thread": "t"})
+            assert nul.is_error
+            said = nul.content[0].text  # type: ignore[union-attr]
+            assert "input: expected text without NUL bytes" in said
+            thread = await mcp.call_tool("ask_assistant", {"text": "x", "thread": "a\nb"})
+            assert thread.is_error
+            assert "expected no control characters" in thread.content[0].text  # type: ignore[union-attr]
+
+    anyio.run(run)
+    assert not home.turns(owner="alice")
+
+
 def test_cancel_from_the_client_cancels_the_turn(home: Home) -> None:
     async def run() -> None:
         async with http_session(home, ALICE) as mcp, anyio.create_task_group() as group:

@@ -26,6 +26,7 @@ from toolang_core import (
     SubmitRejected,
     TurnSignals,
     TurnStatus,
+    UsageError,
     check_thread,
     new_id,
 )
@@ -106,7 +107,8 @@ class Asker:
     ) -> Answer:
         """Submit (or find again) the turn for this call and follow it to its end.
 
-        :raises Refused: for another owner's thread, or text that is empty."""
+        :raises Refused: for another owner's thread, text that is empty, or a field the
+            inbox refuses (a NUL in the text, a control character in the thread)."""
         if not text.strip():
             raise Refused("text: expected the message for the agent, found nothing")
         key = request_id or new_id()
@@ -131,7 +133,7 @@ class Asker:
                         id=turn_id,
                     )
                 )
-            except NotThreadOwner as exc:
+            except (NotThreadOwner, UsageError) as exc:  # UsageError: a field refused, named
                 raise Refused(str(exc)) from None
             except SubmitRejected as exc:
                 raise Refused(f"not accepted: {exc}") from None
