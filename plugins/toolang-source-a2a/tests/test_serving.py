@@ -218,8 +218,9 @@ def test_callers_are_owners_and_unauthenticated_calls_are_refused(served):
         headers={"X-API-Key": "alice-token", **V1},
     ).json()
     assert by_key["result"]["id"] == task_id
-    # bob cannot continue alice's context either
-    intruder = rpc(served, send_body("hi", "m-bob", contextId="ctx-1"), token="bob-token").json()
+    # bob cannot continue alice's context either (this test's own: it runs alone too)
+    rpc(served, send_body("hi", "m-alice-own", contextId="ctx-own"))
+    intruder = rpc(served, send_body("hi", "m-bob", contextId="ctx-own"), token="bob-token").json()
     assert intruder["error"]["code"] == -32602
 
 
