@@ -100,7 +100,7 @@ def test_a_field_the_inbox_refuses_is_an_error_result_naming_it(home: Home) -> N
             assert "expected no control characters" in thread.content[0].text  # type: ignore[union-attr]
 
     anyio.run(run)
-    assert not home.turns(owner="alice")
+    assert not home.turns(thread_id="mcp:t")  # nothing stored (the home is the module's)
 
 
 def test_cancel_from_the_client_cancels_the_turn(home: Home) -> None:
