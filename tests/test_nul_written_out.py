@@ -9,6 +9,8 @@ import asyncio
 import json
 
 import pytest
+import test_approvals as approvals
+import test_questions as questions
 
 from toolang_core import NewTurnRequest, Tool, hookimpl
 from toolang_core.store.json_text import dumps
@@ -100,3 +102,44 @@ def test_a_tool_output_an_error_an_answer_and_notes_holding_nul_are_kept_written
 )
 def test_the_encoder_writes_out_each_nul_and_keeps_the_escaped_text(value, stored):
     assert json.loads(dumps(value)) == stored
+
+
+def test_a_person_answering_or_denying_with_a_nul_is_heard(tmp_path):
+    """A decision is sealed as it is stored: before, the seal was made over the NUL
+    and the stored record held it written out, so the answer read back as forged and
+    the turn waited for a person who had answered."""
+    model = ScriptedModel([tool_call("ask_person", {"question": "Name?"}), text("ok")])
+    runtime = questions.make(tmp_path / "q", model)
+    turn = asyncio.run(
+        questions.serve_until(
+            runtime,
+            questions.submit(runtime),
+            lambda book, q: book.answer(q.id, "a\x00b", by="cli:alice"),
+            deadline=60,
+        )
+    )
+    assert (turn.status, turn.output) == (TurnStatus.COMPLETED, "ok")
+    assert questions.result(model) == {"ok": True, "output": "a\\x00b"}
+
+    model = ScriptedModel([tool_call("touch", {"name": "x"}), text("done")])
+    runtime = approvals.make(tmp_path / "a", model, approvals.AskEveryTime())
+    turn = asyncio.run(
+        approvals.serve_until(
+            runtime,
+            approvals.submit(runtime),
+            lambda book, a: book.decide(a.id, approved=False, by="cli:alice", reason="no\x00"),
+            deadline=60,
+        )
+    )
+    assert (turn.status, turn.output) == (TurnStatus.COMPLETED, "done")
+    told = json.loads(model.calls[1].messages[-1].content)["error"]
+    assert told == "cli:alice denied touch: no\\x00; it was not run"
+
+
+def test_a_tool_call_id_holding_a_nul_is_kept_written_out(toolang_runtime):
+    model = ScriptedModel([tool_call("read", {"path": "a"}, call_id="c\x001"), text("done")])
+    inbox, (first,) = serve(toolang_runtime, model, "read a")
+    assert inbox.get(first).status is TurnStatus.COMPLETED
+    (call,) = [s for s in inbox.store.steps(first) if s.kind == "tool_call"]
+    assert call.idempotency_key is not None and call.idempotency_key.endswith(":c\\x001")
+    inbox.store.close()

@@ -142,3 +142,36 @@ def test_a_task_a_tool_started_that_exits_fails_alone_and_the_runtime_goes_on(
     asyncio.run(runtime.serve(asyncio.Event(), until_idle=True, sources=()))
     assert inbox.get(third).status is TurnStatus.COMPLETED
     inbox.store.close()
+
+
+def test_runs_sharing_a_loop_keep_the_factory_until_the_last_ends():
+    """Two runtimes serving on one loop end in either order: the tasks a tool starts
+    stay contained until the last run ends, and the loop then gets back the factory it
+    had (before, the first run to end put back what it had found)."""
+    from toolang_core.tools.task_exits import running, tool_tasks_contained
+
+    made = []
+
+    def theirs(loop, coro, **kwargs):  # a factory the application set before
+        made.append(coro)
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    async def exits():
+        raise SystemExit(5)
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        loop.set_task_factory(theirs)
+        first, second = tool_tasks_contained(), tool_tasks_contained()
+        first.__enter__()
+        second.__enter__()
+        first.__exit__(None, None, None)  # the first run ends while the second serves
+        with running("start"):
+            task = loop.create_task(exits())
+        with pytest.raises(RuntimeError, match=r"a task tool 'start' started called sys\.exit"):
+            await task
+        second.__exit__(None, None, None)
+        assert loop.get_task_factory() is theirs
+        assert len(made) == 1  # the application's factory made the task
+
+    asyncio.run(main())

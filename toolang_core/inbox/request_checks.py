@@ -70,8 +70,8 @@ def check_request(request: NewTurnRequest) -> None:
 
 
 def _check_meta(meta: Mapping[str, Any]) -> None:
-    """``meta`` as the store writes it: JSON, no NaN, infinity or NUL, UTF-8 text (a
-    program submitting directly could hand in anything; HTTP and A2A parse JSON)."""
+    """``meta`` as the store writes it: JSON, no NaN or infinity, UTF-8 text (a program
+    submitting directly could hand in anything)."""
     try:
         check(dict(meta))
     except (TypeError, ValueError) as exc:

@@ -57,6 +57,8 @@ def _without_nul(encoded: str) -> str:
     at = encoded.find(_NUL)
     if at < 0:
         return encoded
+    if "\\" + _NUL not in encoded:  # no backslash before any: each is a NUL
+        return encoded.replace(_NUL, "\\\\x00")
     parts: list[str] = []
     start = 0
     while at >= 0:
@@ -112,7 +114,7 @@ def dumps_data(data: Mapping[str, Any]) -> str:
     :class:`Masked` and :class:`MaskedMap` values carry (their ``json``) spliced in
     rather than encoded; a :class:`MaskedMap` carrying its own JSON is that JSON."""
     if type(data) is MaskedMap and data.json is not None:
-        return data.json
+        return _without_nul(data.json)
     if type(data) is not dict:
         data = dict(data)
     parts: list[str] | None = None
@@ -120,6 +122,8 @@ def dumps_data(data: Mapping[str, Any]) -> str:
     for key, value in data.items():
         kind = type(value)
         known = value.json if (kind is Masked or kind is MaskedMap) and type(key) is str else None
+        if known is not None:  # (a plugin's may come from json.dumps: its NULs as they are)
+            known = _without_nul(known)
         if known is None:
             plain[key] = value
             continue

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import json
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
@@ -26,6 +27,7 @@ import cattrs
 
 from toolang_core.errors import ToolangError
 from toolang_core.store.errors import RecordConflict
+from toolang_core.store.json_text import dumps
 from toolang_core.store.protocol import ExecutionStore
 from toolang_core.tools.approval_seal import ApprovalKey, ApprovalKeyError, ApprovalKeyFile
 
@@ -143,6 +145,9 @@ class DecisionBook(Generic[R]):
         return self._checked(self._structure(record.data)), record.revision
 
     def _save(self, record: R, revision: int) -> R:
+        # Sealed as it is stored (and read back): the store writes a NUL out as \x00
+        # (toolang_core.store.json_text), which would not check with a seal of the NUL.
+        record = self._structure(json.loads(dumps(_converter.unstructure(record))))
         if record.status != self._waiting:
             record = _evolve(record, seal=self._key().seal(record.sealed_fields()))
         self.store.put_record(

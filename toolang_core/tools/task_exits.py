@@ -5,9 +5,10 @@ tool starts (``create_task``, ``ensure_future``, ``gather``) runs on after the c
 returned, and asyncio re-raises a task's ``SystemExit`` out of the event loop, which
 ends the runtime and every turn in it. So while a tool's function runs, the tool's
 name is in the context (:func:`running`) — and every task started from there copies
-that context — and a serving runtime's event loop makes such tasks through
-:func:`contained`: their ``SystemExit`` becomes a ``RuntimeError`` naming the tool, the
-task's own failure. Other tasks are made as before (the check is one context lookup).
+that context — and a serving runtime's event loop makes such tasks through its task
+factory (:func:`tool_tasks_contained`): their ``SystemExit`` becomes a ``RuntimeError``
+naming the tool, the task's own failure. Other tasks are made as before (the check is
+one context lookup).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import weakref
 from collections.abc import Coroutine, Generator, Iterator
 from typing import Any, Final, TypeVar
 
@@ -59,9 +61,9 @@ async def _contained(coro: Coroutine[Any, Any, T], tool: str) -> T:
         ) from None
 
 
-def contained(loop: asyncio.AbstractEventLoop, previous: TaskFactory | None) -> TaskFactory:
-    """A task factory for ``loop`` that makes tasks as ``previous`` did (or as asyncio
-    does), a task started inside a tool call wrapped in :func:`_contained`."""
+def _factory(previous: TaskFactory | None) -> TaskFactory:
+    """A task factory that makes tasks as ``previous`` did (or as asyncio does), a task
+    started inside a tool call wrapped in :func:`_contained`."""
 
     def factory(
         loop: asyncio.AbstractEventLoop,
@@ -70,25 +72,50 @@ def contained(loop: asyncio.AbstractEventLoop, previous: TaskFactory | None) -> 
         **kwargs: Any,
     ) -> asyncio.Future[Any]:
         tool = _TOOL.get() if context is None else context.get(_TOOL)
+        inner = None
         if tool is not None and asyncio.iscoroutine(coro):
-            coro = _contained(coro, tool)
+            inner = coro
+            wrapped = _contained(inner, tool)
+            # its repr names the tool's coroutine
+            wrapped.__qualname__ = inner.__qualname__  # type: ignore[attr-defined]
+            coro = wrapped
         if context is not None:
             kwargs["context"] = context
+        task: asyncio.Future[Any]
         if previous is not None:
-            return previous(loop, coro, **kwargs)  # type: ignore[no-any-return]
-        return asyncio.Task(coro, loop=loop, **kwargs)
+            task = previous(loop, coro, **kwargs)
+        else:
+            task = asyncio.Task(coro, loop=loop, **kwargs)
+        if inner is not None:  # cancelled before it ran: no "never awaited" warning
+            task.add_done_callback(lambda _: inner.close())
+        return task
 
     return factory
 
 
+_INSTALLED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[Any]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Per loop: the runs inside :func:`tool_tasks_contained`, and the factory it found."""
+
+
 @contextlib.contextmanager
 def tool_tasks_contained() -> Iterator[None]:
-    """Inside this block (a serving run), the running loop makes tasks with
-    :func:`contained`; the factory it had is put back after."""
+    """Inside this block (a serving run), the running loop makes tasks through
+    :func:`_factory`. Runs sharing a loop share it, in whatever order they end: the
+    factory the loop had before the first is put back when the last ends."""
     loop = asyncio.get_running_loop()
-    previous = loop.get_task_factory()
-    loop.set_task_factory(contained(loop, previous))
+    installed = _INSTALLED.get(loop)
+    if installed is None:
+        previous = loop.get_task_factory()
+        installed = _INSTALLED[loop] = [0, previous, _factory(previous)]
+        loop.set_task_factory(installed[2])
+    installed[0] += 1
     try:
         yield
     finally:
-        loop.set_task_factory(previous)
+        installed[0] -= 1
+        if installed[0] == 0:
+            del _INSTALLED[loop]
+            if loop.get_task_factory() is installed[2]:  # not replaced meanwhile
+                loop.set_task_factory(installed[1])

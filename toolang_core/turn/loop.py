@@ -24,6 +24,7 @@ import attrs
 
 from toolang_core.execution.seam import TurnContext, TurnOutcome
 from toolang_core.models.types import Message
+from toolang_core.store.json_text import nul_written_out
 from toolang_core.tools.approvals import canonical_params
 from toolang_core.tools.types import ToolCall, ToolResult
 from toolang_core.turn import escalation, output, prompt, trace
@@ -173,7 +174,8 @@ class AgentLoop:
         seen: set[str] = set()
         out = []
         for index, call in enumerate(calls):
-            call_id = call.call_id or f"call-{step}-{index}"
+            # (a NUL written out, as every store keeps text: the id is a step's key)
+            call_id = nul_written_out(call.call_id) if call.call_id else f"call-{step}-{index}"
             if call_id in seen:
                 call_id = f"{call_id}-{index}"
             seen.add(call_id)
