@@ -223,3 +223,44 @@ def test_runtimes_making_the_key_at_once_all_get_the_whole_one(tmp_path):
         assert errors == []
         assert len(set(keys)) == 1
         assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_a_seal_checks_what_any_store_gives_back_and_old_seals_still_check():
+    """PostgreSQL's ``jsonb`` orders an object's keys its own way and gives a number
+    back by value (``1e16`` as ``10000000000000000``): a person's answer ``{"name":
+    "x", "age": 3}`` read back as forged there, and its turn waited for ever. A seal
+    now covers the fields' canonical form; a ``v1`` seal is checked as it was made."""
+    import hashlib
+    import hmac
+    import json
+
+    key = ApprovalKey.generate()
+    fields = ["question", {"name": "x", "age": 3, "ratio": 0.5}, 1e16, -0.0, "a"]
+    sealed = key.seal(fields)
+    assert sealed.startswith("v2:")
+    as_jsonb = ["question", {"age": 3, "name": "x", "ratio": 0.5}, 10**16, 0.0, "a"]
+    assert key.verify(as_jsonb, sealed)
+    for changed in (
+        ["question", {"age": 4, "name": "x", "ratio": 0.5}, 10**16, 0.0, "a"],
+        ["question", {"age": "3", "name": "x", "ratio": 0.5}, 10**16, 0.0, "a"],
+        ["question", {"age": 3, "name": "x", "ratio": 0.5}, 10**16 + 1, 0.0, "a"],
+        ["question", {"age": 3, "name": "x", "ratio": 0.5}, 10**16, 0.0, "b"],
+    ):
+        assert not key.verify(changed, sealed), changed
+    text = json.dumps(fields, separators=(",", ":"), ensure_ascii=False)
+    old = "v1:" + hmac.new(key.secret, text.encode(), hashlib.sha256).hexdigest()
+    assert key.verify(fields, old)
+    assert not key.verify(as_jsonb, old)  # (what v1 could not do)
+
+
+def test_an_always_approval_by_a_name_holding_a_nul_grants(tmp_path):
+    """The grant is sealed with who decided as the store keeps it (a NUL written out):
+    sealed with the name as given, it read back as forged (``approval.grant_forged``)."""
+    store = runtime_at(tmp_path).open_store()
+    book = ApprovalBook(store)
+    made = waiting_request(store)
+    book.decide(made.id, approved=True, by="cli:al\x00ice", always=True)
+    with capture_logs() as logs:
+        assert book.granted("cli:a", "touch")
+    assert logs == []
+    store.close()

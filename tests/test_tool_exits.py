@@ -173,5 +173,17 @@ def test_runs_sharing_a_loop_keep_the_factory_until_the_last_ends():
         second.__exit__(None, None, None)
         assert loop.get_task_factory() is theirs
         assert len(made) == 1  # the application's factory made the task
+        # a factory set while one run serves is wrapped by the next run to start
+        third, fourth = tool_tasks_contained(), tool_tasks_contained()
+        third.__enter__()
+        loop.set_task_factory(theirs)
+        fourth.__enter__()
+        with running("start"):
+            task = loop.create_task(exits())
+        with pytest.raises(RuntimeError, match=r"a task tool 'start' started"):
+            await task
+        fourth.__exit__(None, None, None)
+        third.__exit__(None, None, None)
+        assert loop.get_task_factory() is theirs
 
     asyncio.run(main())

@@ -27,7 +27,8 @@ import os
 import secrets
 import socket
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
@@ -43,11 +44,36 @@ KEY_FILE: Final = "approval.key"
 """The key's file name under the runtime's home, unless ``[approvals] key_file`` says."""
 CHECK_KIND: Final = "toolang.approval.key"
 """Record kind holding the fingerprint of the key a store's decisions are sealed with."""
-SEAL_VERSION: Final = "v1"
+SEAL_VERSION: Final = "v2"
+"""``v2`` seals the canonical form of the fields (:func:`_canonical`); ``v1`` seals,
+made before, sealed them as Python encoded them and are still checked that way."""
 _FINGERPRINT_LABEL: Final = b"toolang approval key fingerprint"
 _ENCODE: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 """Built once (``json.dumps`` with options builds an encoder per call): a waiting turn
 and every list of requests check seals."""
+_ENCODE_SORTED: Final = json.JSONEncoder(
+    separators=(",", ":"), ensure_ascii=False, sort_keys=True
+).encode
+_NUMBER: Final = "\x00number"
+"""The key marking a number in the canonical form: no stored text holds a NUL
+(:mod:`toolang_core.store.json_text` writes it out), so no answer can spell it."""
+
+
+def _canonical(value: Any) -> Any:
+    """``value`` as every store gives it back: PostgreSQL's ``jsonb`` orders an object's
+    keys its own way (so the keys are sorted) and keeps a number's value, not its
+    spelling (``1e16`` comes back ``10000000000000000``, an int): each number is its
+    normalised decimal, marked so that no string can pass for it."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        number = Decimal(repr(value) if isinstance(value, float) else value).normalize()
+        return {_NUMBER: str(number) if number else "0"}  # (-0.0 is 0 to a store)
+    if isinstance(value, Mapping):
+        return {key: _canonical(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_canonical(item) for item in value]
+    return value  # (not JSON: encoding it fails, as the store's would)
 
 
 class ApprovalKeyError(ToolangError):
@@ -72,14 +98,22 @@ class ApprovalKey:
         return hmac.new(self.secret, _FINGERPRINT_LABEL, hashlib.sha256).hexdigest()[:16]
 
     def seal(self, fields: Sequence[Any]) -> str:
-        """The seal of ``fields`` (JSON-encodable values, in a fixed order)."""
-        text = _ENCODE(list(fields))
-        digest = hmac.new(self.secret, text.encode(), hashlib.sha256).hexdigest()
-        return f"{SEAL_VERSION}:{digest}"
+        """The seal of ``fields`` (JSON-encodable values, in a fixed order), over their
+        canonical form: what any store gives back seals the same."""
+        return self._seal(SEAL_VERSION, _ENCODE_SORTED(_canonical(list(fields))))
 
     def verify(self, fields: Sequence[Any], seal: object) -> bool:
-        """Whether ``seal`` is this key's seal of ``fields`` (constant-time compare)."""
-        return isinstance(seal, str) and hmac.compare_digest(seal, self.seal(fields))
+        """Whether ``seal`` is this key's seal of ``fields`` (constant-time compare);
+        a ``v1`` seal (made before ``v2``) is checked as it was made."""
+        if not isinstance(seal, str):
+            return False
+        if seal.startswith("v1:"):
+            return hmac.compare_digest(seal, self._seal("v1", _ENCODE(list(fields))))
+        return hmac.compare_digest(seal, self.seal(fields))
+
+    def _seal(self, version: str, text: str) -> str:
+        digest = hmac.new(self.secret, text.encode(), hashlib.sha256).hexdigest()
+        return f"{version}:{digest}"
 
     def __repr__(self) -> str:
         return f"ApprovalKey(fingerprint={self.fingerprint!r})"

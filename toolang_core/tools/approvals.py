@@ -274,8 +274,8 @@ class ApprovalBook(DecisionBook[Approval]):
                 "always": always and approved,
             },
         )
-        if decided.always:
-            self.grant(decided.thread_id, decided.tool, by=by)
+        if decided.always:  # by as stored (a NUL written out): the grant's seal checks
+            self.grant(decided.thread_id, decided.tool, by=decided.decided_by or by)
         return decided
 
     def expire(self, approval: Approval, *, reason: str = "nobody decided in time") -> Approval:

@@ -76,8 +76,9 @@ def _factory(previous: TaskFactory | None) -> TaskFactory:
         if tool is not None and asyncio.iscoroutine(coro):
             inner = coro
             wrapped = _contained(inner, tool)
-            # its repr names the tool's coroutine
-            wrapped.__qualname__ = inner.__qualname__  # type: ignore[attr-defined]
+            name = getattr(inner, "__qualname__", None)  # (a native coroutine's)
+            if isinstance(name, str):  # its repr names the tool's coroutine
+                wrapped.__qualname__ = name  # type: ignore[attr-defined]
             coro = wrapped
         if context is not None:
             kwargs["context"] = context
@@ -96,20 +97,24 @@ def _factory(previous: TaskFactory | None) -> TaskFactory:
 _INSTALLED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[Any]] = (
     weakref.WeakKeyDictionary()
 )
-"""Per loop: the runs inside :func:`tool_tasks_contained`, and the factory it found."""
+"""Per loop: how many runs are inside :func:`tool_tasks_contained`, its factory, and
+the factory that one wraps."""
 
 
 @contextlib.contextmanager
 def tool_tasks_contained() -> Iterator[None]:
     """Inside this block (a serving run), the running loop makes tasks through
     :func:`_factory`. Runs sharing a loop share it, in whatever order they end: the
-    factory the loop had before the first is put back when the last ends."""
+    factory it wraps is put back when the last ends. A run that finds another factory
+    set meanwhile wraps that one."""
     loop = asyncio.get_running_loop()
     installed = _INSTALLED.get(loop)
     if installed is None:
-        previous = loop.get_task_factory()
-        installed = _INSTALLED[loop] = [0, previous, _factory(previous)]
-        loop.set_task_factory(installed[2])
+        installed = _INSTALLED[loop] = [0, None, None]
+    current = loop.get_task_factory()
+    if installed[1] is None or current is not installed[1]:
+        installed[1], installed[2] = _factory(current), current
+        loop.set_task_factory(installed[1])
     installed[0] += 1
     try:
         yield
@@ -117,5 +122,5 @@ def tool_tasks_contained() -> Iterator[None]:
         installed[0] -= 1
         if installed[0] == 0:
             del _INSTALLED[loop]
-            if loop.get_task_factory() is installed[2]:  # not replaced meanwhile
-                loop.set_task_factory(installed[1])
+            if loop.get_task_factory() is installed[1]:  # not replaced meanwhile
+                loop.set_task_factory(installed[2])

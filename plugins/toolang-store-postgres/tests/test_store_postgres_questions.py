@@ -86,6 +86,31 @@ def test_the_answer_becomes_the_tool_result_and_the_turn_goes_on(asking):
     assert (question.status, question.answer, question.owner) == ("answered", "Lisbon", "alice")
 
 
+@pytest.mark.parametrize(
+    ("answer", "given"),
+    [
+        ('{"name": "x", "age": 3}', {"name": "x", "age": 3}),  # jsonb orders keys its way
+        ("1e16", 1e16),  # and gives numbers back by value: 10000000000000000
+        ('"a\\u0000b"', "a\\x00b"),  # and holds no NUL
+    ],
+)
+def test_an_answer_reads_back_as_it_was_sealed(asking, answer, given):
+    """Before, these answers read back as forged (``question.answer_forged``) and the
+    turn waited for ever: the seal covered them as Python wrote them."""
+    runtime, model = asking(
+        [
+            tool_call(
+                "ask_person",
+                {"question": "Who?", "schema": {"type": ["object", "number", "string"]}},
+            ),
+            text("Booked"),
+        ]
+    )
+    turn, (question,) = run(runtime, lambda book, q: book.answer(q.id, answer, by="cli:alice"))
+    assert (turn.status, question.status) == (TurnStatus.COMPLETED, "answered")
+    assert result(model) == {"ok": True, "output": given}
+
+
 def test_a_wrong_choice_is_refused_and_the_question_stays_open(asking):
     runtime, model = asking(
         [tool_call("ask_person", {"question": "Seat?", "choices": ["window", "aisle"]}), text("ok")]
