@@ -54,25 +54,24 @@ and every list of requests check seals."""
 _ENCODE_SORTED: Final = json.JSONEncoder(
     separators=(",", ":"), ensure_ascii=False, sort_keys=True
 ).encode
-_NUMBER: Final = "\x00number"
-"""The key marking a number in the canonical form: no stored text holds a NUL
-(:mod:`toolang_core.store.json_text` writes it out), so no answer can spell it."""
 
 
 def _canonical(value: Any) -> Any:
     """``value`` as every store gives it back: PostgreSQL's ``jsonb`` orders an object's
-    keys its own way (so the keys are sorted) and keeps a number's value, not its
-    spelling (``1e16`` comes back ``10000000000000000``, an int): each number is its
-    normalised decimal, marked so that no string can pass for it."""
+    keys its own way (so the keys are sorted when encoded) and keeps a number's value,
+    not its spelling (``1e16`` comes back ``10000000000000000``, an int): a number is
+    ``["n", its normalised decimal]``. A list is ``["l", its items]``, so that no value
+    a store can hold has the canonical form of another (a list ``["n", "3"]`` is not
+    the number 3)."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int | float):
         number = Decimal(repr(value) if isinstance(value, float) else value).normalize()
-        return {_NUMBER: str(number) if number else "0"}  # (-0.0 is 0 to a store)
+        return ["n", str(number) if number else "0"]  # (-0.0 is 0 to a store)
     if isinstance(value, Mapping):
         return {key: _canonical(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [_canonical(item) for item in value]
+        return ["l", [_canonical(item) for item in value]]
     return value  # (not JSON: encoding it fails, as the store's would)
 
 
