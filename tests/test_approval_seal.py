@@ -11,12 +11,12 @@ import time
 import pytest
 from structlog.testing import capture_logs
 
-from toolang_core import ApprovalBook, ApprovalKey, ApprovalKeyError
+from toolang_core import ApprovalBook, ApprovalError, ApprovalKey, ApprovalKeyError
 from toolang_core.config import ToolangConfig
 from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest, TurnStatus
 from toolang_core.tools.approval_seal import CHECK_KIND
-from toolang_core.tools.approvals import GRANT_KIND, KIND
+from toolang_core.tools.approvals import BY_ID_KIND, GRANT_KIND, KIND
 
 
 def runtime_at(tmp_path, **config) -> Runtime:
@@ -267,3 +267,42 @@ def test_an_always_approval_by_a_name_holding_a_nul_grants(tmp_path):
         assert book.granted("cli:a", "touch")
     assert logs == []
     store.close()
+
+
+def test_a_whole_decision_copied_into_another_requests_place_does_not_count(tmp_path):
+    """A sealed record checks as itself, so copying all of it — seal, id, key, tool —
+    into another request's place made that request approved (and a grant of another
+    thread or tool, copied, granted). A record counts only in its own place."""
+    store = runtime_at(tmp_path).open_store()
+    book = ApprovalBook(store)
+    genuine = book.decide(
+        waiting_request(store, thread="cli:a", tool="read_file").id,
+        approved=True,
+        by="cli:me",
+        always=True,
+    )
+    target = waiting_request(store, thread="cli:b", tool="shell")
+    whole = store.get_record(KIND, genuine.key)
+    store.put_record(KIND, target.key, dict(whole.data), now=time.time())
+    with capture_logs() as logs:
+        assert book.for_call(target.turn_id, "c1").status == "pending"
+    assert [e["event"] for e in logs] == ["approval.decision_forged"]
+    # the index of the target's id pointed at the genuine record: not the target's
+    store.put_record(BY_ID_KIND, target.id, {"key": genuine.key}, now=time.time())
+    with pytest.raises(ApprovalError):
+        book.get(target.id)
+    grant = store.get_record(GRANT_KIND, "cli:a:read_file")
+    store.put_record(GRANT_KIND, "cli:b:shell", dict(grant.data), now=time.time())
+    assert book.granted("cli:a", "read_file") and not book.granted("cli:b", "shell")
+    store.close()
+
+
+def test_a_value_a_forger_wrote_that_cannot_be_sealed_is_no_decision():
+    key = ApprovalKey.generate()
+    deep: object = "x"
+    for _ in range(2000):
+        deep = [deep]
+    assert not key.verify(["question", deep], "v2:" + "0" * 64)
+    assert not key.verify(["question"], "v2:é")
+    # numbers are exact, whatever the thread's decimal context
+    assert not key.verify(["question", 10**40 + 1], key.seal(["question", 10**40]))

@@ -28,7 +28,7 @@ import secrets
 import socket
 import tempfile
 from collections.abc import Mapping, Sequence
-from decimal import Decimal
+from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
@@ -56,6 +56,11 @@ _ENCODE_SORTED: Final = json.JSONEncoder(
 ).encode
 
 
+_EXACT: Final = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[])
+"""Decimals normalised exactly, whatever the thread's context says (its default
+precision, 28 digits, would make 10**40 and 10**40 + 1 one number)."""
+
+
 def _canonical(value: Any) -> Any:
     """``value`` as every store gives it back: PostgreSQL's ``jsonb`` orders an object's
     keys its own way (so the keys are sorted when encoded) and keeps a number's value,
@@ -66,7 +71,8 @@ def _canonical(value: Any) -> Any:
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int | float):
-        number = Decimal(repr(value) if isinstance(value, float) else value).normalize()
+        exact = Decimal(repr(value) if isinstance(value, float) else value)
+        number = exact.normalize(_EXACT)
         return ["n", str(number) if number else "0"]  # (-0.0 is 0 to a store)
     if isinstance(value, Mapping):
         return {key: _canonical(item) for key, item in value.items()}
@@ -104,14 +110,19 @@ class ApprovalKey:
     def verify(self, fields: Sequence[Any], seal: object) -> bool:
         """Whether ``seal`` is this key's seal of ``fields`` (constant-time compare);
         a ``v1`` seal (made before ``v2``) is checked as it was made."""
-        if not isinstance(seal, str):
+        if not isinstance(seal, str) or not seal.isascii():
             return False
-        if seal.startswith("v1:"):
-            return hmac.compare_digest(seal, self._seal("v1", _ENCODE(list(fields))))
-        return hmac.compare_digest(seal, self.seal(fields))
+        try:  # a forger's value that cannot be sealed (nested too deep …) is no decision
+            if seal.startswith("v1:"):
+                return hmac.compare_digest(seal, self._seal("v1", _ENCODE(list(fields))))
+            return hmac.compare_digest(seal, self.seal(fields))
+        except (ValueError, TypeError, RecursionError):
+            return False
 
     def _seal(self, version: str, text: str) -> str:
-        digest = hmac.new(self.secret, text.encode(), hashlib.sha256).hexdigest()
+        digest = hmac.new(
+            self.secret, text.encode("utf-8", "surrogatepass"), hashlib.sha256
+        ).hexdigest()
         return f"{version}:{digest}"
 
     def __repr__(self) -> str:

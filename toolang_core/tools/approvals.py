@@ -336,7 +336,18 @@ class ApprovalBook(DecisionBook[Approval]):
     def granted(self, thread_id: str, tool: str) -> bool:
         """Whether ``tool`` stands granted on ``thread_id`` (by a sealed grant)."""
         record = self.store.get_record(GRANT_KIND, f"{thread_id}:{tool}")
-        return record is not None and self._grant_holds(record.data)
+        if record is None:
+            return False
+        data = record.data  # a grant of another thread or tool copied here grants nothing
+        if data.get("thread_id") == thread_id and data.get("tool") == tool:
+            return self._grant_holds(data)
+        log.warning(
+            "approval.grant_forged",
+            thread=redact_text(thread_id),
+            tool=redact_text(tool),
+            note="the grant stored here is another thread's or tool's: ignored",
+        )
+        return False
 
     def grants(self, thread_id: str | None = None) -> builtins.list[dict[str, Any]]:
         """Standing grants (``approve --always``), of one thread or all: thread, tool,

@@ -129,6 +129,10 @@ class DecisionBook(Generic[R]):
             return record
         if self._key().verify(record.sealed_fields(), record.seal):
             return record
+        return self._forged(record)
+
+    def _forged(self, record: R) -> R:
+        """``record``, whose decision does not count, undecided (logged once)."""
         if (record.id, record.seal) not in self._reported:
             self._reported.add((record.id, record.seal))
             self._report_forged(record)
@@ -142,7 +146,10 @@ class DecisionBook(Generic[R]):
         record = self.store.get_record(self._kind, key)
         if record is None:
             return None
-        return self._checked(self._structure(record.data)), record.revision
+        found = self._structure(record.data)
+        if found.key != key:  # another request's record copied here: its seal is no use
+            return self._forged(found), record.revision
+        return self._checked(found), record.revision
 
     def _save(self, record: R, revision: int) -> R:
         # Sealed as it is stored (and read back): the store writes a NUL out as \x00
@@ -182,7 +189,7 @@ class DecisionBook(Generic[R]):
         """:raises: the book's error for an unknown id."""
         index = self.store.get_record(self._by_id_kind, record_id)
         found = self._load(str(index.data["key"])) if index is not None else None
-        if found is None:
+        if found is None or found[0].id != record_id:  # (an index pointed elsewhere)
             raise self._error(self._unknown.format(id=record_id))
         return found[0]
 
