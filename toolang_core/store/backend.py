@@ -22,8 +22,9 @@ made once (docs/store.md, "Writing a backend"):
 - **lifecycle** — how queued requests end (:class:`QueuedEnd`), how many crashes
   while parked spend no attempt (:func:`parked_crashes_free`), the cancellation
   cascade (:func:`cancel_tree`) and steering (:func:`take_steering`);
-- **JSON** — :func:`stored_json`, the text every JSON value is stored as (no ``NaN``,
-  infinity or NUL character: what one store refuses, every store refuses);
+- **JSON** — :func:`stored_json`, the text every JSON value is stored as (``NaN`` and
+  the infinities refused, a NUL written out as ``\\x00``: every store keeps the same
+  text);
 - **migrations** — the guarded procedure (:func:`migrate_guarded`,
   :func:`pending_migrations`);
 - **snapshots** — the checked-in schema check (:func:`stale_snapshot`,

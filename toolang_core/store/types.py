@@ -253,7 +253,7 @@ class TurnRequest:
 def _written_out(text: str | None) -> str | None:
     """``text`` with each NUL written out
     (:func:`~toolang_core.store.json_text.nul_written_out`)."""
-    return text if text is None or "\x00" not in text else nul_written_out(text)
+    return None if text is None else nul_written_out(text)
 
 
 @attrs.frozen

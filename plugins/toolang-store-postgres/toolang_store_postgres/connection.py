@@ -170,13 +170,14 @@ def _configure(conn: Conn) -> None:
 
 def json_text(value: Any) -> str:
     """JSON as ``jsonb`` takes it, encoded as the SQLite store encodes it
-    (:func:`toolang_core.store.backend.stored_json`): ``NaN``, the infinities and a NUL
-    character are refused here, with the ``ValueError`` the SQLite store raises for
-    them (a tool's output of NaN fails its call, named), not by the server, which would
-    fail the statement and its turn. Non-ASCII is kept as is, so a lone surrogate is
-    refused on this side too: psycopg's encoding of the text raises
-    ``UnicodeEncodeError`` (a ``ValueError``, as SQLite's store raises), rather than the
-    server refusing it escaped."""
+    (:func:`toolang_core.store.backend.stored_json`): ``NaN`` and the infinities are
+    refused here, with the ``ValueError`` the SQLite store raises for them (a tool's
+    output of NaN fails its call, named), not by the server, which would fail the
+    statement and its turn; a NUL character, which ``jsonb`` cannot hold, is written out
+    as ``\\x00``, as on SQLite. Non-ASCII is kept as is, so a lone surrogate is refused
+    on this side too: psycopg's encoding of the text raises ``UnicodeEncodeError`` (a
+    ``ValueError``, as SQLite's store raises), rather than the server refusing it
+    escaped."""
     return stored_json(value)
 
 
