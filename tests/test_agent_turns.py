@@ -12,7 +12,8 @@ from toolang_core.config import ToolangConfig
 from toolang_core.config.model import AgentsConfig, ModelsConfig, RuntimeConfig
 from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest, TurnStatus
-from toolang_core.testing.models import ScriptedModel, error, text, tool_call
+from toolang_core.testing.models import ScriptedModel, Step, error, text, tool_call
+from toolang_core.tools.types import ToolCall
 from toolang_core.turn.delegation_plugin import TOOL_NAMES as DELEGATION_TOOLS
 
 COUNTER = BUMPED
@@ -465,3 +466,32 @@ def test_a_speaker_is_built_once_per_agent_and_anew_after_a_reload(tmp_path):
     runtime.agents.reload()  # a changed AGENT.md, a remote back up: read again
     again = executor.speaker_for(executor.agent(None))
     assert again is not first and again.allowed == first.allowed
+
+
+def test_a_call_id_the_model_reuses_in_a_later_answer_runs_its_own_call(tmp_path):
+    """A step's key spans the turn: the second ``c1`` was answered with the first
+    call's recorded result, and never ran."""
+    model = ScriptedModel(
+        [
+            tool_call("bump", {"label": "first"}, call_id="c1"),
+            tool_call("bump", {"label": "second"}, call_id="c1"),
+            text("done"),
+        ]
+    )
+    turn, steps = run_turn(make(tmp_path, model))
+    assert (turn.status, COUNTER) == (TurnStatus.COMPLETED, ["first", "second"])
+    second = model.calls[2].messages[-1]
+    assert second.tool_call_id == "c1-0"
+    assert json.loads(second.content)["output"] == "bumped second"
+    keys = [s.idempotency_key for s in steps if s.kind == "tool_call"]
+    assert keys == [f"{turn.id}:tool:c1", f"{turn.id}:tool:c1-0"]
+
+
+def test_renamed_call_ids_are_checked_again(tmp_path):
+    """``["x-2", "x", "x"]``: the third was renamed ``x-2``, the first call's id."""
+    calls = [ToolCall(i, "bump", {"label": f"n{n}"}) for n, i in enumerate(["x-2", "x", "x"])]
+    model = ScriptedModel([Step(tool_calls=tuple(calls)), text("done")])
+    turn, steps = run_turn(make(tmp_path, model))
+    assert (turn.status, COUNTER) == (TurnStatus.COMPLETED, ["n0", "n1", "n2"])
+    keys = [s.idempotency_key.rsplit(":", 1)[1] for s in steps if s.kind == "tool_call"]
+    assert keys == ["x-2", "x", "x-0-2"]

@@ -99,6 +99,8 @@ class AgentLoop:
         self.typed = typed
         self.invalid: list[str] = []  # what was wrong with each rejected typed answer
         self.answers: list[str] = []
+        self.call_ids: set[str] = set()
+        """Every tool-call id this loop has given out (a step's key spans the turn)."""
         # What the model step (turn/model_step.py) keeps of the prompts it sent:
         self.masked = trace.MaskedMessages()
         self.file_fitting = FileFitting()
@@ -170,15 +172,17 @@ class AgentLoop:
         return self._end(exhausted, self.max_steps)
 
     def _with_ids(self, calls: tuple[ToolCall, ...], step: int) -> tuple[ToolCall, ...]:
-        """Give every call an id unique in its turn (stable across replays)."""
-        seen: set[str] = set()
+        """Give every call an id unique in its turn (stable across replays).
+
+        A call's id keys its step, and a step's key spans the turn: a model that
+        reuses an id, in one answer or in a later one, gets a new call under a new
+        id, never the earlier call's recorded result."""
         out = []
         for index, call in enumerate(calls):
             # (a NUL written out, as every store keeps text: the id is a step's key)
-            call_id = nul_written_out(call.call_id) if call.call_id else f"call-{step}-{index}"
-            if call_id in seen:
-                call_id = f"{call_id}-{index}"
-            seen.add(call_id)
+            given = nul_written_out(call.call_id) if call.call_id else f"call-{step}-{index}"
+            call_id = _unused(given, step, index, self.call_ids)
+            self.call_ids.add(call_id)
             call_id = self.call_prefix + call_id
             out.append(attrs.evolve(call, call_id=call_id) if call_id != call.call_id else call)
         return tuple(out)
@@ -202,6 +206,19 @@ class AgentLoop:
                 data={"from": source, "to": target, "call_id": call.call_id, "agent": target},
                 idempotency_key=key,
             )
+
+
+def _unused(call_id: str, step: int, index: int, used: set[str]) -> str:
+    """``call_id``, or the first of its renamings no call of the turn has taken."""
+    if call_id not in used:
+        return call_id
+    for candidate in (f"{call_id}-{index}", f"{call_id}-{step}-{index}"):
+        if candidate not in used:
+            return candidate
+    n = 2
+    while f"{call_id}-{step}-{index}-{n}" in used:
+        n += 1
+    return f"{call_id}-{step}-{index}-{n}"
 
 
 def _handoff(call: ToolCall, result: ToolResult) -> tuple[ToolCall, str] | None:

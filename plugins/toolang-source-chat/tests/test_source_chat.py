@@ -382,8 +382,6 @@ def thread_turns(home, thread):
 def test_under_steer_the_second_chat_shows_the_answer_of_the_turn_it_was_steered_into(
     toolang_home, gated
 ):
-    from toolang_core import ApprovalBook
-
     toolang_home.write_config(AGENT + '[scheduler.groups.chat]\nstrategy = "steer"\n')
     first = start_chat(toolang_home, gated, "write it", "--thread", "s")
     second = None
@@ -396,12 +394,12 @@ def test_under_steer_the_second_chat_shows_the_answer_of_the_turn_it_was_steered
         )
         second = start_chat(toolang_home, gated, "also this", "--thread", "s")
         poll(lambda: len(thread_turns(toolang_home, "cli:s")) == 2)
-        store = open_store(toolang_home)
-        try:
-            (approval,) = ApprovalBook(store).list("pending")
-            ApprovalBook(store).decide(approval.id, approved=True, by="tester")
-        finally:
-            store.close()
+        # The steered message reaches the model at its next call; this script's model
+        # then asks for its first call again — a new call (the id it reuses is
+        # renamed), approved on its own.
+        approve_pending(toolang_home)
+        poll(lambda: pending_approvals(toolang_home))
+        approve_pending(toolang_home)
         out1, err1 = first.communicate(timeout=60)
         out2, err2 = second.communicate(timeout=60)
     finally:
@@ -413,6 +411,27 @@ def test_under_steer_the_second_chat_shows_the_answer_of_the_turn_it_was_steered
     assert (first.returncode, out1) == (0, "all done\n"), err1
     assert (second.returncode, out2) == (0, "all done\n"), err2
     assert f"delivered into the running turn {older.id}" in err2
+
+
+def pending_approvals(toolang_home):
+    from toolang_core import ApprovalBook
+
+    store = open_store(toolang_home)
+    try:
+        return ApprovalBook(store).list("pending")
+    finally:
+        store.close()
+
+
+def approve_pending(toolang_home):
+    from toolang_core import ApprovalBook
+
+    store = open_store(toolang_home)
+    try:
+        (approval,) = ApprovalBook(store).list("pending")
+        ApprovalBook(store).decide(approval.id, approved=True, by="tester")
+    finally:
+        store.close()
 
 
 def test_under_coalesce_a_sender_whose_message_was_replaced_is_told_so(toolang_home):
