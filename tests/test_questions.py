@@ -134,6 +134,34 @@ def test_a_schema_answer_is_parsed_as_json_and_checked(tmp_path):
     assert result(model) == {"ok": True, "output": {"nights": 3}}
 
 
+def test_an_answer_is_checked_as_it_is_stored_with_a_nul_written_out(tmp_path):
+    """A NUL is kept as the four characters ``\\x00``: ``"ab\\x00"`` is six long, and
+    a five-character limit refuses it (it passed, and six were stored)."""
+    schema = {"type": "object", "properties": {"code": {"type": "string", "maxLength": 5}}}
+    model = ScriptedModel(
+        [tool_call("ask_person", {"question": "Code?", "schema": schema}), text("ok")]
+    )
+    runtime = make(tmp_path, model)
+    turn_id = submit(runtime)
+
+    def answer(book, question):
+        with pytest.raises(AnswerRefused, match="does not match the question's schema"):
+            book.answer(question.id, '{"code": "ab\\u0000"}', by="cli:alice")
+        book.answer(question.id, '{"code": "a\\u0000"}', by="cli:alice")
+
+    turn = asyncio.run(serve_until(runtime, turn_id, answer))
+    assert turn.status is TurnStatus.COMPLETED
+    assert result(model) == {"ok": True, "output": {"code": "a\\x00"}}
+
+
+def test_a_text_answer_is_measured_as_it_is_stored(tmp_path):
+    from toolang_core.questions.answers import MAX_ANSWER, check_answer
+
+    assert check_answer("ab\x00", None, None) == "ab\\x00"
+    with pytest.raises(AnswerRefused, match=f"1 to {MAX_ANSWER} characters"):
+        check_answer("\x00" * (MAX_ANSWER // 4 + 1), None, None)
+
+
 @pytest.mark.parametrize(
     ("params", "problem"),
     [

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from toolang_core.errors import ToolangError
-from toolang_core.store.json_text import check
+from toolang_core.store.json_text import check, dumps, nul_written_out
 
 MAX_QUESTION: Final = 4000
 MAX_CHOICES: Final = 50
@@ -71,10 +71,14 @@ def check_answer(text: str, choices: Sequence[str] | None, schema: Mapping[str, 
     For a schema, ``text`` is read as JSON; text that is not JSON is taken as a string
     (so ``{"type": "string", ...}`` needs no quotes).
 
+    The answer is checked as it is stored: a NUL in it is written out as ``\\x00``
+    first, so a length or pattern it passed holds for what the turn reads.
+
     :raises AnswerRefused: empty or too long, not one of the choices, or not valid for
         the schema — naming what was expected.
     """
-    answer = text.strip()
+    # Checked as every store keeps it (a NUL written out): what is stored is what passed.
+    answer = nul_written_out(text.strip())
     if not answer or len(answer) > MAX_ANSWER:
         raise AnswerRefused(f"an answer must be 1 to {MAX_ANSWER} characters, got {len(answer)}")
     if choices:
@@ -90,6 +94,7 @@ def check_answer(text: str, choices: Sequence[str] | None, schema: Mapping[str, 
     try:  # NaN, Infinity, 1e400 are not JSON (no store takes them): text, as any non-JSON
         value: Any = json.loads(answer)
         check(value)
+        value = json.loads(dumps(value))  # (a NUL escaped in the JSON, written out)
     except ValueError:
         value = answer
     problem = _problem(schema, value)
