@@ -22,9 +22,10 @@ made once (docs/store.md, "Writing a backend"):
 - **lifecycle** — how queued requests end (:class:`QueuedEnd`), how many crashes
   while parked spend no attempt (:func:`parked_crashes_free`), the cancellation
   cascade (:func:`cancel_tree`) and steering (:func:`take_steering`);
-- **JSON** — :func:`stored_json`, the text every JSON value is stored as (``NaN`` and
-  the infinities refused, a NUL written out as ``\\x00``: every store keeps the same
-  text);
+- **JSON and text** — :func:`stored_json`, the text every JSON value is stored as
+  (``NaN`` and the infinities refused, a NUL written out as ``\\x00``: every store
+  keeps the same text), and :func:`stored_text`, a text column's value (a NUL written
+  out the same way);
 - **migrations** — the guarded procedure (:func:`migrate_guarded`,
   :func:`pending_migrations`);
 - **snapshots** — the checked-in schema check (:func:`stale_snapshot`,
@@ -44,7 +45,7 @@ from toolang_core.store.base import (
     insert_each,
     numbered_together,
 )
-from toolang_core.store.json_text import dumps as stored_json
+from toolang_core.store.json_text import dumps as stored_json, nul_written_out as stored_text
 from toolang_core.store.lifecycle import (
     INTERRUPTED,
     PARKED_CRASHES_FREE_PER_ATTEMPT,
@@ -135,6 +136,7 @@ __all__ = [
     "steered_into",
     "step_from_row",
     "stored_json",
+    "stored_text",
     "take_steering",
     "turn_filter_sql",
     "turn_from_row",

@@ -527,6 +527,17 @@ class StoreConformance(UsageConformance):
             turn_id, run_id="run-a", attempt=1, status=TurnStatus.CANCELED, now=T0 + 3
         )
 
+    def test_a_cancel_reason_holding_a_nul_is_written_out(self, store):
+        """Every store keeps a NUL as the four characters ``\\x00`` (PostgreSQL's
+        ``text`` cannot hold one: the cancel raised there)."""
+        running = self.submit(store)
+        assert self.claim_ids(store) == [running]
+        queued = self.submit(store, now=T0 + 1)  # behind it on its thread
+        store.cancel(queued, now=T0 + 2, reason="stop\x00now")
+        store.cancel(running, now=T0 + 2, reason="halt\x00")
+        assert store.get(queued).error == "stop\\x00now"
+        assert store.get(running).error == "halt\\x00"
+
     def test_cancel_cascades_to_descendants(self, store):
         parent = self.submit(store, "chat:1")
         self.claim_ids(store)

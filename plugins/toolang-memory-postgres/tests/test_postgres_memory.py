@@ -136,6 +136,28 @@ def test_language_relevance_and_scoping(memory_factory, pg, entries_schema):
     assert recall(rare, "r", "zymurgy meeting")[0] == "the zymurgy club meets on friday"
 
 
+def test_a_nul_is_written_out_in_text_key_kind_and_query(memory_factory):
+    """PostgreSQL's ``text`` cannot hold a NUL: an entry holding one was refused with
+    its whole batch (a knowledge-saver batch with a tool's binary output was lost), and
+    a key, a kind or a query holding one raised. Each is kept written out as ``\\x00``,
+    as every store keeps text."""
+    memory = memory_factory()
+    entries = (
+        MemoryEntry(text="zip header PK\x00\x00 seen", key="k\x00", kind="note\x00"),
+        MemoryEntry(text="plain entry about zip files"),
+    )
+    result = memory.remember_now(
+        MemoryWriteBatch(agent_uri="toolang:agent/a", agent_id="a", entries=entries)
+    )
+    assert result.written == 2
+    request = MemoryRecallRequest(
+        agent_uri="toolang:agent/a", agent_id="a", query_text="zip header\x00"
+    )
+    items = memory.recall_now(request).items
+    assert items[0].text == "zip header PK\\x00\\x00 seen"
+    assert (items[0].key, items[0].kind) == ("k\\x00", "note\\x00")
+
+
 def test_bad_settings_name_the_key():
     with pytest.raises(ValueError, match="language: expected the name of a PostgreSQL text"):
         plugin.MemoryPostgresSettings(language="english; DROP TABLE x")

@@ -1,5 +1,5 @@
-"""The plugin's SQL: writes (checked first, :func:`refused`, then upserted by key), recall
-candidates, forgetting filters and pruning. Each function runs in the caller's transaction, if any.
+"""The plugin's SQL: writes (upserted by key), recall candidates, forgetting filters and
+pruning. Each function runs in the caller's transaction, if any.
 
 Owners are compared as the unique key index spells them (``coalesce(owner, '')``),
 and again exactly (``IS NOT DISTINCT FROM``), so one owner's rows never reach another.
@@ -51,14 +51,6 @@ def upsert(vector_type: str | None) -> str:
             "expires_at = excluded.expires_at, embedding = excluded.embedding",
         )
     )
-
-
-def refused(text: str) -> str | None:
-    """What PostgreSQL cannot store of an entry's ``text``, or ``None``
-    (``refuse`` of :func:`toolang_core.memory.kit.checked`)."""
-    if "\x00" in text:
-        return "holds a NUL character, which PostgreSQL text cannot store"
-    return None
 
 
 def write_rows(

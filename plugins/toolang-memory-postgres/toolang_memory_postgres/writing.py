@@ -28,9 +28,11 @@ def remember_now(
     expired entries (up to ``prune_batch``), the ``pending`` use counts and, past
     ``max_entries``, the least used entries of the scope are written with it."""
     settings = connection.settings
-    limit, refused = settings.max_entry_chars, statements.refused
+    # (a NUL, which PostgreSQL's text cannot hold, is written out by the plugin
+    # database's sessions: toolang-store-postgres)
+    limit = settings.max_entry_chars
     rows = [
-        kit.checked(batch, n, entry, max_chars=limit, failures=connection.failures, refuse=refused)
+        kit.checked(batch, n, entry, max_chars=limit, failures=connection.failures)
         for n, entry in enumerate(batch.entries)
     ]
     now = connection.clock()

@@ -118,3 +118,35 @@ def test_two_processes_opening_one_plugin_database_together_migrate_it_once(
     assert applied[0][0] in {p.pid for p in processes}
     assert applied[0][1] is True  # ... while the other process waited for it
     assert ledger == [("m001_applied",)]
+
+
+def test_a_nul_in_a_text_is_written_out_and_texts_still_fill_typed_columns(
+    toolang_pg_dsn, toolang_pg_schema
+):
+    """PostgreSQL's ``text`` cannot hold a NUL: psycopg refused the statement (a
+    learning-observer or knowledge-saver batch holding a tool's binary output was
+    lost). It is written out as ``\\x00``, as every store keeps text; a text given for
+    a ``jsonb``, ``timestamptz`` or ``bigint`` column is still read as one."""
+    migrations = PluginMigrations("nul-plugin")
+
+    @migrations(name="m001_rows")
+    def _(db):
+        db.execute("CREATE TABLE rows (name TEXT NOT NULL, doc jsonb, at timestamptz, n bigint)")
+
+    offer = PostgresPluginDatabases(toolang_pg_dsn, store_schema=toolang_pg_schema)
+    db = offer.open("nul-plugin", migrations)
+    try:
+        db.execute(
+            "INSERT INTO rows (name, doc, at, n) VALUES (?, ?, ?, ?)",
+            ["PK\x00\x00", '{"a": 1}', "2026-01-02T03:04:05+00:00", "42"],
+        )
+        db.executemany("INSERT INTO rows (name) VALUES (?)", [["b\x00"], ["plain"]])
+        rows = db.execute("SELECT name, doc, n FROM rows ORDER BY name").fetchall()
+        assert rows == [
+            ("PK\\x00\\x00", {"a": 1}, 42),
+            ("b\\x00", None, None),
+            ("plain", None, None),
+        ]
+        assert db.execute("SELECT count(*) FROM rows WHERE at IS NOT NULL").fetchone() == (1,)
+    finally:
+        db.close()

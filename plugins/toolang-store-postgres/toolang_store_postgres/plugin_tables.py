@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.types.string import StrBinaryDumper, StrDumperUnknown
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from toolang_core import Dialect, PluginMigrations
 from toolang_core.store import StoreUnavailable
+from toolang_core.store.backend import stored_text
 from toolang_store_postgres.connection import lost_connection
 from toolang_store_postgres.settings import describe_dsn, mask_secrets
 
@@ -80,6 +82,30 @@ def to_pyformat(sql: str) -> str:
         out.append("%s" if c == "?" else "%%" if c == "%" else c)
         i += 1
     return "".join(out)
+
+
+class _BinaryTextDumper(StrBinaryDumper):
+    """A text parameter sent in binary (``%b``), a NUL written out as ``\\x00``."""
+
+    def dump(self, obj: str) -> bytes:
+        return stored_text(obj).encode(self._encoding)
+
+
+class _TextDumper(StrDumperUnknown):
+    """A text parameter (``%s``, the server infers its type), a NUL written out."""
+
+    def dump(self, obj: str) -> bytes:
+        return stored_text(obj).encode(self._encoding)
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    """A plugin's session keeps a NUL in a text written out as ``\\x00``, as every store
+    does (PostgreSQL's ``text`` cannot hold one: psycopg refused the statement, and a
+    plugin's batch holding a tool's binary output was lost). The text dumper is
+    registered last: it stays the default, of the unknown type, so that a text still
+    fills a ``jsonb``, ``timestamptz`` or number column as before."""
+    conn.adapters.register_dumper(str, _BinaryTextDumper)
+    conn.adapters.register_dumper(str, _TextDumper)
 
 
 class _Rows:
@@ -140,6 +166,7 @@ class PostgresPluginDatabase:
             min_size=1,
             max_size=POOL_SIZE,
             kwargs={"autocommit": True},
+            configure=_configure,
             open=False,
             name=f"toolang-{schema}",
         )

@@ -39,6 +39,7 @@ from toolang_core.store.backend import (
     new_run_values,
     new_turn_values,
     run_from_row,
+    stored_text,
     turn_filter_sql,
     turn_from_row,
     wrong_group,
@@ -319,6 +320,7 @@ class PostgresStore(StoreBase):
         )
 
     def cancel(self, turn_id: str, *, now: float, reason: str = "canceled") -> CancelResult:
+        reason = stored_text(reason)  # (a NUL written out, as every store keeps text)
         return self._db.tx(
             lambda c: turns.cancel(c, self.names, turn_id, now, reason=reason), notify="cancel"
         )

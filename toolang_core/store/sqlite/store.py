@@ -17,7 +17,7 @@ from toolang_core.store.base import (
     insert_each,
 )
 from toolang_core.store.errors import StoreCorrupt, StoreError, StoreReplaced
-from toolang_core.store.json_text import dumps, dumps_data
+from toolang_core.store.json_text import dumps, dumps_data, nul_written_out as stored_text
 from toolang_core.store.rows import (
     RECORD_COLUMNS,
     RUN_COLUMNS,
@@ -369,6 +369,7 @@ class SQLiteStore(StoreBase):
         )
 
     def cancel(self, turn_id: str, *, now: float, reason: str = "canceled") -> CancelResult:
+        reason = stored_text(reason)  # (a NUL written out, as every store keeps text)
         return self._tx(lambda c: turns.cancel(c, turn_id, now, reason=reason), wake=True)
 
     def cancel_requests(self, run_id: str) -> frozenset[str]:
