@@ -11,12 +11,13 @@ import time
 import pytest
 from structlog.testing import capture_logs
 
-from toolang_core import ApprovalBook, ApprovalError, ApprovalKey, ApprovalKeyError
+from toolang_core import ApprovalBook, ApprovalError, ApprovalKey, ApprovalKeyError, Denied
 from toolang_core.config import ToolangConfig
 from toolang_core.runtime import Runtime
 from toolang_core.store.types import NewTurnRequest, TurnStatus
 from toolang_core.tools.approval_seal import CHECK_KIND
-from toolang_core.tools.approvals import BY_ID_KIND, GRANT_KIND, KIND
+from toolang_core.tools.approvals import BY_ID_KIND, GRANT_KIND, KIND, PENDING_KIND
+from toolang_core.tools.decision_book import UNSEALED_REASON
 
 
 def runtime_at(tmp_path, **config) -> Runtime:
@@ -25,14 +26,19 @@ def runtime_at(tmp_path, **config) -> Runtime:
     )
 
 
-def waiting_request(store, *, thread="cli:a", tool="touch"):
-    """A pending request on a turn that has not ended."""
-    turn = store.submit(
+def waiting_turn(store, thread):
+    """A turn that has not ended (and will not start for an hour)."""
+    return store.submit(
         NewTurnRequest(source="chat", thread_id=thread, input="go", not_before=time.time() + 3600),
         _rules(),
         now=time.time(),
     ).id
-    return ApprovalBook(store).create(
+
+
+def waiting_request(store, *, thread="cli:a", tool="touch", key=None):
+    """A pending request on a turn that has not ended."""
+    turn = waiting_turn(store, thread)
+    return ApprovalBook(store, key=key).create(
         turn_id=turn,
         call_id="c1",
         tool=tool,
@@ -168,11 +174,38 @@ def test_deciding_without_a_key_is_refused_and_writes_nothing(tmp_path):
     from toolang_core.store.sqlite import SQLiteStore
 
     store = SQLiteStore(tmp_path / "bare.db")  # opened by hand: no key bound
-    request = waiting_request(store)
+    with pytest.raises(ApprovalKeyError, match="opened without an approval key"):
+        waiting_request(store)  # a request is sealed when it is made
+    assert store.list_records(KIND) == []
+    request = waiting_request(store, key=ApprovalKey.generate())
     with pytest.raises(ApprovalKeyError, match="opened without an approval key"):
         ApprovalBook(store).decide(request.id, approved=True, by="cli:me")
     assert store.get_record(KIND, request.key).data["status"] == "pending"
     store.close()
+
+
+def legacy_request(store, *, thread):
+    """A pending request as a version before requests were sealed wrote it."""
+    turn = waiting_turn(store, thread)
+    key, request_id = f"{turn}:c1", f"ap-{thread}"
+    data = {
+        "id": request_id,
+        "key": key,
+        "tool": "touch",
+        "params": {"name": "x"},
+        "params_hash": "0" * 16,
+        "turn_id": turn,
+        "thread_id": thread,
+        "agent": "assistant",
+        "requester": None,
+        "prompt": "?",
+        "created_at": time.time(),
+        "status": "pending",
+    }
+    store.put_record(KIND, key, data, now=time.time())
+    store.put_record(BY_ID_KIND, request_id, {"key": key}, now=time.time())
+    store.put_record(PENDING_KIND, key, {"id": request_id, "turn_id": turn}, now=time.time())
+    return data
 
 
 def test_decisions_of_ended_turns_made_before_sealing_are_adopted_once(tmp_path):
@@ -181,17 +214,62 @@ def test_decisions_of_ended_turns_made_before_sealing_are_adopted_once(tmp_path)
     runtime = runtime_at(tmp_path)
     runtime.config.home.mkdir()
     old = SQLiteStore(runtime.config.store_path)  # a store from before decisions were sealed
-    ended, waiting = waiting_request(old, thread="cli:a"), waiting_request(old, thread="cli:b")
-    old.cancel(ended.turn_id, now=time.time())
+    ended, waiting = legacy_request(old, thread="cli:a"), legacy_request(old, thread="cli:b")
+    old.cancel(ended["turn_id"], now=time.time())
     for request in (ended, waiting):
-        forge(old, KIND, request.key, status="approved", decided_by="alice", decided_at=1.0)
+        forge(old, KIND, request["key"], status="approved", decided_by="alice", decided_at=1.0)
     old.close()
     store = runtime.open_store()  # the first open with a key records it and adopts
     book = ApprovalBook(store)
-    assert (book.get(ended.id).status, book.get(ended.id).decided_by) == ("approved", "alice")
-    assert book.get(waiting.id).status == "pending"  # a live turn's is never adopted
-    assert store.get(waiting.turn_id).status is TurnStatus.QUEUED
+    adopted = book.get(ended["id"])
+    assert (adopted.status, adopted.decided_by, adopted.adopted) == ("approved", "alice", True)
+    # history only: an adopted decision authorises no call
+    assert isinstance(ApprovalBook.decision(adopted), Denied)
+    # a live turn's is never adopted; unsealed, its request can be decided by nobody
+    assert (book.get(waiting["id"]).status, book.get(waiting["id"]).reason) == (
+        "expired",
+        UNSEALED_REASON,
+    )
+    assert store.get(waiting["turn_id"]).status is TurnStatus.QUEUED
     assert store.get_record(CHECK_KIND, "check") is not None
+    store.close()
+
+
+def test_a_request_changed_after_it_was_made_cannot_be_decided(tmp_path):
+    """A process with the store but not the key rewrote a pending request — to show a
+    person ``ls`` for a call of ``rm -rf ~`` — and the person's approval ran the real
+    call: the request was not sealed. Now it reads as expired, and nobody decides it."""
+    store = runtime_at(tmp_path).open_store()
+    book = ApprovalBook(store)
+    request = waiting_request(store, tool="shell")
+    assert book.get(request.id).status == "pending"
+    for change in ({"params": {"name": "ls"}}, {"prompt": "assistant wants to run ls"}):
+        forge(store, KIND, request.key, **{**change})
+        with capture_logs() as logs:
+            book = ApprovalBook(store)  # (a book logs each forged request once)
+            assert [a.id for a in book.list("pending")] == []
+            assert book.get(request.id).status == "expired"
+        assert "approval.request_forged" in [e["event"] for e in logs]
+        with pytest.raises(ApprovalError, match="already expired"):
+            book.decide(request.id, approved=True, by="cli:me")
+        forge(store, KIND, request.key, params={"name": "x"}, prompt="?")
+        assert book.get(request.id).status == "pending"  # put back as made: it checks
+    # its seal stripped, or a legacy record's shape: expired too
+    forge(store, KIND, request.key, request_seal=None)
+    assert book.get(request.id).status == "expired"
+    store.close()
+
+
+def test_a_decisions_seal_covers_its_requests_seal(tmp_path):
+    """A decided record with its request seal taken away does not pass as a decision
+    made before requests were sealed."""
+    store = runtime_at(tmp_path).open_store()
+    book = ApprovalBook(store)
+    decided = book.decide(waiting_request(store).id, approved=True, by="cli:me")
+    forge(store, KIND, decided.key, request_seal=None)
+    with capture_logs() as logs:
+        assert book.get(decided.id).status != "approved"
+    assert "approval.decision_forged" in [e["event"] for e in logs]
     store.close()
 
 
@@ -284,9 +362,12 @@ def test_a_whole_decision_copied_into_another_requests_place_does_not_count(tmp_
     target = waiting_request(store, thread="cli:b", tool="shell")
     whole = store.get_record(KIND, genuine.key)
     store.put_record(KIND, target.key, dict(whole.data), now=time.time())
-    with capture_logs() as logs:
-        assert book.for_call(target.turn_id, "c1").status == "pending"
-    assert [e["event"] for e in logs] == ["approval.decision_forged"]
+    with capture_logs() as logs:  # no request of this place: nothing anyone can decide
+        assert book.for_call(target.turn_id, "c1").status == "expired"
+    assert [e["event"] for e in logs] == ["approval.request_forged"]
+    with pytest.raises(ApprovalError):
+        book.decide(target.id, approved=True, by="cli:me")
+    assert store.get_record(KIND, target.key).data == whole.data  # nothing decided
     # the index of the target's id pointed at the genuine record: not the target's
     store.put_record(BY_ID_KIND, target.id, {"key": genuine.key}, now=time.time())
     with pytest.raises(ApprovalError):

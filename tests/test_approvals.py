@@ -12,7 +12,7 @@ import time
 import pytest
 from person_helpers import serve_until_decided, submit as submit_turn
 
-from toolang_core import ApprovalBook, ApprovalError, Denied, Granted, Tool, hookimpl
+from toolang_core import ApprovalBook, ApprovalError, Denied, Granted, Pending, Tool, hookimpl
 from toolang_core.config import ToolangConfig
 from toolang_core.config.model import AgentsConfig, ModelsConfig, RuntimeConfig
 from toolang_core.runtime import Runtime
@@ -113,6 +113,51 @@ def test_a_denied_call_is_not_run_and_the_model_is_told_who_denied_it_and_why(tm
     assert (turn.status, RAN) == (TurnStatus.COMPLETED, [])
     told = model.calls[1].messages[-1].content
     assert "bob denied touch: not today; it was not run" in told
+
+
+class PointsAt:
+    """A gate that answers every call with the request ``approval_id``."""
+
+    def __init__(self):
+        self.approval_id = ""
+
+    @hookimpl
+    def toolang_register_tools(self, register):
+        register(Tool.from_function(touch, blocking=False))
+
+    @hookimpl
+    def toolang_approve_tool_call(self, call, ctx):
+        return Pending(self.approval_id, "run it?")
+
+
+def test_a_decision_on_another_turns_request_runs_nothing(tmp_path):
+    """The turn waits on the request a gate names, and takes its decision only when
+    the request is this turn's, for this tool: an approval of another turn's call
+    (one a gate named by mistake, or a record pointed elsewhere) runs nothing here."""
+    model = ScriptedModel([tool_call("touch", {"name": "x"}), text("fine")])
+    gate = PointsAt()
+    runtime = make(tmp_path, model, gate)
+    other, turn_id = submit(runtime, "first"), submit(runtime, "second")
+    store = runtime.open_store()
+    book = ApprovalBook(store)
+    elsewhere = book.create(
+        turn_id=other,
+        call_id="c9",
+        tool="touch",
+        params={"name": "x"},
+        thread_id="cli:elsewhere",
+        agent="assistant",
+        requester=None,
+        prompt="run touch?",
+        timeout_seconds=None,
+    )
+    book.decide(elsewhere.id, approved=True, by="alice")
+    store.cancel(other, now=time.time())
+    store.close()
+    gate.approval_id = elsewhere.id
+    turn = asyncio.run(serve_until(runtime, turn_id))
+    assert (turn.status, RAN) == (TurnStatus.COMPLETED, [])
+    assert f"approval {elsewhere.id} is for another call" in model.calls[1].messages[-1].content
 
 
 def test_a_request_nobody_decides_expires_and_the_model_hears_so(tmp_path):

@@ -246,6 +246,71 @@ def test_with_ask_person_a_person_decides_whether_a_call_in_doubt_runs_again(tmp
     store.close()
 
 
+def test_a_rerun_a_person_approved_that_is_interrupted_again_is_asked_about_again(tmp_path):
+    """The approval to run a call in doubt again is for the attempt that left it in
+    doubt: when the rerun it allowed is itself interrupted, a person is asked again.
+    Keyed by the call alone, that one approval reran the call after every later crash."""
+    model = ScriptedModel([tool_call("send_mail", {"to": "ada"}, call_id="c1"), text("sent")])
+    runtime = make(tmp_path, model, in_doubt="ask_person")
+    store = runtime.open_store()
+    turn_id = runtime.open_inbox().submit(request_of("mail ada")).id
+    long_ago = time.time() - 600
+    store.claim(run_id="dead", limit=1, now=long_ago, lease_seconds=1, caps={})  # attempt 1
+    store.recover(now=long_ago + 5, max_attempts=5)
+    (turn,) = store.claim(run_id="dead", limit=1, now=long_ago + 6, lease_seconds=1, caps={})
+    assert turn.attempt == 2
+    book = ApprovalBook(store)
+    for call_id in ("c1:in-doubt", "c1:in-doubt:1"):  # attempt 2 asked about attempt 1's doubt
+        asked = book.create(
+            turn_id=turn_id,
+            call_id=call_id,
+            tool="send_mail",
+            params={"to": "ada"},
+            thread_id="cli:doubt",
+            agent="assistant",
+            requester=None,
+            prompt="run it again?",
+            timeout_seconds=None,
+        )
+        book.decide(asked.id, approved=True, by="ada")
+    store.record_step(  # … the rerun renewed the intent, and attempt 2 died too
+        StepRecord(
+            turn_id=turn_id,
+            seq=0,
+            attempt=2,
+            kind="tool_call",
+            status="intent",
+            started_at=long_ago + 6,
+            finished_at=long_ago + 6,
+            data={"call": {"id": "c1", "name": "send_mail", "params": {"to": "ada"}}},
+            idempotency_key=f"{turn_id}:tool:c1",
+        ),
+        run_id="dead",
+    )
+    store.close()
+
+    async def deny_when_asked(serving):
+        book = ApprovalBook(runtime.open_store())
+        deadline = time.monotonic() + 30
+        while not (pending := book.list("pending")):
+            assert time.monotonic() < deadline and not serving.done(), "nobody was asked"
+            await asyncio.sleep(0.02)
+        (approval,) = pending
+        assert approval.key == f"{turn_id}:c1:in-doubt:2"
+        book.decide(approval.id, approved=False, by="ada")
+        book.store.close()
+
+    store = serve(runtime, while_serving=deny_when_asked)
+    assert store.get(turn_id).status is TurnStatus.COMPLETED
+    assert effects == []  # not run on the strength of the first answer
+    assert store.find_step(f"{turn_id}:tool:c1").data["in_doubt"]["decision"] == "denied"
+    store.close()
+
+
+def request_of(words):
+    return NewTurnRequest(source="chat", thread_id="cli:doubt", input=words)
+
+
 def test_a_task_runs_progress_counts_a_tool_result_only_once_it_is_recorded():
     from toolang_core.taskruns.view import progress_of
 

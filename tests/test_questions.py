@@ -281,6 +281,34 @@ def test_an_answer_written_into_the_store_without_the_key_is_ignored(tmp_path):
     store.close()
 
 
+def test_a_question_changed_after_it_was_asked_cannot_be_answered(tmp_path):
+    """A process with the store but not the key rewrote an open question (its text,
+    its choices): the person answered what they were shown, and the turn took it as
+    the answer to its own question. Now it reads as expired, and nobody answers it."""
+    runtime = make(tmp_path, ScriptedModel([]))
+    store = runtime.open_store()
+    asked = QuestionBook(store).ask(
+        turn_id=submit(runtime),
+        call_id="c1",
+        thread_id="cli:a",
+        agent="assistant",
+        owner=None,
+        text="Delete the old backups?",
+        choices=("yes", "no"),
+    )
+    record = store.get_record("toolang.question", asked.key)
+    for change in ({"text": "Keep the old backups?"}, {"choices": ["no", "yes", "maybe"]}):
+        store.put_record("toolang.question", asked.key, {**record.data, **change}, now=time.time())
+        book = QuestionBook(store)
+        assert book.list("open") == []
+        assert (book.get(asked.id).status, book.for_turn(asked.turn_id)) == ("expired", None)
+        with pytest.raises(QuestionError, match="already expired"):
+            book.answer(asked.id, "yes", by="cli:alice")
+    store.put_record("toolang.question", asked.key, dict(record.data), now=time.time())
+    assert QuestionBook(store).get(asked.id).status == "open"  # as asked: it checks
+    store.close()
+
+
 def test_a_secret_in_the_question_is_masked_at_rest(tmp_path):
     question = "Shall I use the key sk-abcdefghijklmnop1234 for this?"
     model = ScriptedModel([tool_call("ask_person", {"question": question}), text("ok")])

@@ -61,7 +61,8 @@ def test_a_question_open_across_a_kill_is_answered_after_the_restart(tmp_path):
     (home / "script.json").write_text(json.dumps(SCRIPT))
     env = environment(home, site)
     store = SQLiteStore(home / ".toolang" / "toolang.db")
-    book = QuestionBook(store)
+    key = ApprovalKeyFile(home / ".toolang" / "approval.key")  # made by the first run
+    book = QuestionBook(store, key=key)
     turn_id = store.submit(
         NewTurnRequest(source="chat", thread_id="cli:trip", input="plan my trip"),
         SubmitRules("chat", 10),
@@ -72,7 +73,7 @@ def test_a_question_open_across_a_kill_is_answered_after_the_restart(tmp_path):
     kill_when(
         first,  # asked, and parked (the question is written before the turn parks)
         lambda: (
-            book.for_turn(turn_id) and store.get(turn_id).status is TurnStatus.AWAITING_APPROVAL
+            store.get(turn_id).status is TurnStatus.AWAITING_APPROVAL and book.for_turn(turn_id)
         ),
         60,
         "the question to be asked",
@@ -117,7 +118,6 @@ def test_a_question_open_across_a_kill_is_answered_after_the_restart(tmp_path):
     # count_visit ran in the first run only; ask_person, idempotent, was taken up again by
     # the second run under the same key and found its question (and then its answer)
     assert calls == [("count_visit", 1), ("ask_person", 2)]
-    key = ApprovalKeyFile(home / ".toolang" / "approval.key")
-    (question,) = QuestionBook(store, key=key).list(None)  # nobody was asked twice
+    (question,) = book.list(None)  # nobody was asked twice
     assert (question.status, question.answer) == ("answered", "Lisbon")
     store.close()

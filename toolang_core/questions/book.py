@@ -71,10 +71,14 @@ class Question:
     reason: str | None = None
     seal: str | None = None
     """The approval key's seal over the answer (``None`` while open)."""
+    request_seal: str | None = None
+    """The approval key's seal over the question, made with it (``None``: asked by a
+    version before questions were sealed; such a question cannot be answered)."""
 
     def sealed_fields(self) -> tuple[Any, ...]:
-        """What the seal covers: the question, the call it is for, the answer."""
-        return (
+        """What the seal covers: the question, the call it is for, the answer (and the
+        question's own seal, when it has one)."""
+        fields: tuple[Any, ...] = (
             "question",
             self.id,
             self.key,
@@ -85,6 +89,27 @@ class Question:
             self.answered_by,
             when(self.answered_at),
             self.reason,
+        )
+        if self.request_seal is not None:
+            fields += (["request", self.request_seal],)
+        return fields
+
+    def request_fields(self) -> tuple[Any, ...]:
+        """What the request seal covers: what is asked, whose, and by which call."""
+        return (
+            "question-request",
+            self.id,
+            self.key,
+            self.turn_id,
+            self.call_id,
+            self.thread_id,
+            self.agent,
+            self.owner,
+            self.text,
+            None if self.choices is None else list(self.choices),
+            self.schema,
+            when(self.created_at),
+            when(self.expires_at),
         )
 
     def reopened(self) -> Question:
@@ -99,6 +124,7 @@ class Question:
 
         data: dict[str, Any] = _converter.unstructure(self)
         data.pop("seal", None)
+        data.pop("request_seal", None)
         data.pop("key", None)
         data["text"] = redact_text(self.text)
         data["answer"] = redact(self.answer) if self.answer is not None else None
@@ -106,8 +132,9 @@ class Question:
 
 
 class QuestionBook(DecisionBook[Question]):
-    """Questions in ``store``. Asking and reading open questions need no key; answering,
-    expiring and reading an answer do (:class:`ApprovalKeyError` without one)."""
+    """Questions in ``store``. Every use needs the approval key
+    (:class:`ApprovalKeyError` without one): a question is sealed when it is asked, and
+    a question or answer whose seal does not check does not count."""
 
     _record_type = Question
     _kind = KIND
@@ -133,6 +160,14 @@ class QuestionBook(DecisionBook[Question]):
 
     def _undecided(self, record: Question) -> Question:
         return record.reopened()
+
+    def _report_unsealed(self, record: Question) -> None:
+        log.warning(
+            "question.request_forged",
+            question=record.id,
+            turn=record.turn_id,
+            note="its request seal does not check with the approval key: read as expired",
+        )
 
     def _report_forged(self, record: Question) -> None:
         log.warning(
@@ -206,7 +241,8 @@ class QuestionBook(DecisionBook[Question]):
         for record in self.store.list_records(OPEN_KIND):
             if record.data.get("turn_id") == turn_id:
                 found = self._load(str(record.key))
-                if found is not None and found[0].status == "open":
+                # (the index is no proof: the question itself must be this turn's)
+                if found is not None and found[0].status == "open" and found[0].turn_id == turn_id:
                     return found[0]
         return None
 

@@ -113,10 +113,17 @@ class Approval:
     always: bool = False
     seal: str | None = None
     """The approval key's seal over the decision (``None`` while pending)."""
+    request_seal: str | None = None
+    """The approval key's seal over the request, made with it (``None``: made by a
+    version before requests were sealed; such a request cannot be decided)."""
+    adopted: bool = False
+    """Decided before decisions were sealed and sealed later, at an upgrade
+    (:meth:`ApprovalBook.adopt_history`): history only, it authorises no call."""
 
     def sealed_fields(self) -> tuple[Any, ...]:
-        """What the seal covers: the request, the tool call it is for, the decision."""
-        return (
+        """What the seal covers: the request, the tool call it is for, the decision
+        (and the request's own seal, and whether it was adopted, when so)."""
+        fields: tuple[Any, ...] = (
             "approval",
             self.id,
             self.key,
@@ -129,6 +136,29 @@ class Approval:
             when(self.decided_at),
             self.reason,
         )
+        if self.request_seal is not None:
+            fields += (["request", self.request_seal],)
+        if self.adopted:
+            fields += (["adopted"],)
+        return fields
+
+    def request_fields(self) -> tuple[Any, ...]:
+        """What the request seal covers: the call, as stored, and what a person is shown."""
+        return (
+            "approval-request",
+            self.id,
+            self.key,
+            self.tool,
+            dict(self.params),
+            self.params_hash,
+            self.turn_id,
+            self.thread_id,
+            self.agent,
+            self.requester,
+            self.prompt,
+            when(self.created_at),
+            when(self.expires_at),
+        )
 
     def pending(self) -> Approval:
         """This request with no decision on it."""
@@ -140,6 +170,7 @@ class Approval:
             reason=None,
             always=False,
             seal=None,
+            adopted=False,
         )
 
 
@@ -152,9 +183,9 @@ class ApprovalBook(DecisionBook[Approval]):
 
     ``key`` seals and checks decisions: by default the approval key the store was
     opened with (:attr:`~toolang_core.store.base.StoreBase.approval_key`, bound by
-    :meth:`Runtime.open_store <toolang_core.runtime.Runtime.open_store>`). Creating
-    requests and reading pending ones need no key; deciding, expiring and reading a
-    decision do (:class:`ApprovalKeyError` without one)."""
+    :meth:`Runtime.open_store <toolang_core.runtime.Runtime.open_store>`). Every use
+    needs it (:class:`ApprovalKeyError` without one): a request is sealed when it is
+    made, and a request or decision whose seal does not check does not count."""
 
     _record_type = Approval
     _kind = KIND
@@ -180,6 +211,15 @@ class ApprovalBook(DecisionBook[Approval]):
 
     def _undecided(self, record: Approval) -> Approval:
         return record.pending()
+
+    def _report_unsealed(self, record: Approval) -> None:
+        log.warning(
+            "approval.request_forged",
+            approval=record.id,
+            turn=record.turn_id,
+            tool=record.tool,
+            note="its request seal does not check with the approval key: read as expired",
+        )
 
     def _report_forged(self, record: Approval) -> None:
         log.warning(
@@ -290,6 +330,8 @@ class ApprovalBook(DecisionBook[Approval]):
             if record.data.get("turn_id") != turn_id:
                 continue
             found = self._load(record.key)
+            if found is not None and found[0].turn_id != turn_id:
+                continue  # the index named another turn's request: not this one's to end
             if found is None or found[0].status != "pending":
                 self.store.delete_record(PENDING_KIND, record.key)
                 continue
@@ -361,9 +403,13 @@ class ApprovalBook(DecisionBook[Approval]):
 
     def adopt_history(self) -> int:
         """Seal the decisions of turns that have ended, made before this store's
-        decisions were sealed (an upgrade); return how many. Called once, when a runtime
-        first records its key's fingerprint in the store. Decisions of turns still
-        waiting and standing grants are never adopted: unsealed, they do not count."""
+        decisions were sealed (an upgrade), as ``adopted``; return how many. Called
+        once, when a runtime first records its key's fingerprint in the store.
+        Decisions of turns still waiting and standing grants are never adopted:
+        unsealed, they do not count. An adopted decision is history only: it
+        authorises no call (:meth:`decision`), so one written into the store for a
+        turn made to look ended, adopted at a start, runs nothing when the turn is
+        made to run again."""
         adopted = 0
         key = self._key()
         for record in self.store.list_records(KIND):
@@ -373,7 +419,8 @@ class ApprovalBook(DecisionBook[Approval]):
             turn = self.store.get(approval.turn_id)
             if turn is not None and not turn.status.is_terminal:
                 continue
-            sealed = attrs.evolve(approval, seal=key.seal(approval.sealed_fields()))
+            adopted_one = attrs.evolve(approval, adopted=True)
+            sealed = attrs.evolve(adopted_one, seal=key.seal(adopted_one.sealed_fields()))
             try:
                 self.store.put_record(
                     KIND,
@@ -395,6 +442,11 @@ class ApprovalBook(DecisionBook[Approval]):
     def decision(approval: Approval) -> Granted | Denied:
         """What a decided (or expired) request means for its tool call, worded for the
         model that asked."""
+        if approval.adopted and approval.status == "approved":
+            return Denied(
+                f"approval {approval.id} was decided before decisions were sealed and "
+                f"authorises no call; {approval.tool} was not run"
+            )
         if approval.status == "approved":
             return Granted(f"approved by {approval.decided_by or 'an operator'}")
         if approval.status == "expired":

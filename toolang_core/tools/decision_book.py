@@ -9,6 +9,12 @@ decision is sealed with the runtime's approval key
 written by someone without the key: it is ignored (the record reads as waiting) and
 reported. A waiting record whose turn ends, or whose time runs out, expires.
 
+The request is sealed too, when it is made (``request_seal``, over what it asks and
+for which call, as stored): a request changed in the store afterwards — to show a
+person ``ls`` for a call of ``rm -rf ~`` — or made by a version before requests were
+sealed reads as expired (:data:`UNSEALED_REASON`), so nobody can decide it and the call
+it was made for does not run. A decision's seal covers the request's seal.
+
 :class:`DecisionBook` holds that logic once; each book says its record type, its record
 kinds and its words (``approval``/``decided``/``decision`` …) as class attributes.
 """
@@ -35,6 +41,12 @@ _converter = cattrs.Converter()
 
 R = TypeVar("R", bound="DecisionRecord")
 
+UNSEALED_REASON = (
+    "its request does not check with the approval key (changed in the store after it "
+    "was made, or made by a version before requests were sealed); nobody can decide it"
+)
+"""Why a waiting record whose request seal does not check reads as expired."""
+
 
 class DecisionRecord(Protocol):
     """What a record a person decides offers the book that keeps it (an attrs class)."""
@@ -50,10 +62,16 @@ class DecisionRecord(Protocol):
     @property
     def seal(self) -> str | None: ...
     @property
+    def request_seal(self) -> str | None: ...
+    @property
     def expires_at(self) -> float | None: ...
 
     def sealed_fields(self) -> tuple[Any, ...]:
         """What the seal covers."""
+        ...
+
+    def request_fields(self) -> tuple[Any, ...]:
+        """What the request seal covers: what is asked, and for which call."""
         ...
 
 
@@ -67,9 +85,9 @@ class DecisionBook(Generic[R]):
     """Create, find, decide, expire and await one kind of sealed decision record.
 
     ``key`` seals and checks decisions: by default the approval key the store was
-    opened with (:attr:`~toolang_core.store.base.StoreBase.approval_key`). Creating
-    records and reading waiting ones need no key; deciding, expiring and reading a
-    decision do (:class:`ApprovalKeyError` without one)."""
+    opened with (:attr:`~toolang_core.store.base.StoreBase.approval_key`). Every use
+    needs it (:class:`ApprovalKeyError` without one): a request is sealed when it is
+    made and checked whenever it is read."""
 
     _record_type: ClassVar[type[Any]]
     _kind: ClassVar[str]
@@ -102,7 +120,7 @@ class DecisionBook(Generic[R]):
         self.store = store
         self.clock = clock
         self._key_source = key if key is not None else getattr(store, "approval_key", None)
-        self._reported: set[tuple[str, str | None]] = set()
+        self._reported: set[tuple[str, str, str | None]] = set()
         """Forged records already logged by this book (a wait reads one every poll)."""
 
     def _key(self) -> ApprovalKey:
@@ -123,18 +141,44 @@ class DecisionBook(Generic[R]):
         """Log a record whose decision's seal does not check (once per book)."""
         raise NotImplementedError
 
+    def _report_unsealed(self, record: R) -> None:
+        """Log a waiting record whose request seal does not check (once per book)."""
+        raise NotImplementedError
+
     def _checked(self, record: R) -> R:
-        """``record`` if waiting or sealed by our key; else, as forged, undecided."""
-        if record.status == self._waiting:
+        """``record`` as it counts: a decision sealed by our key over a request sealed
+        by it (or made before requests were sealed) stands; a forged one is undone; a
+        waiting request whose own seal does not check reads as expired."""
+        key = self._key()
+        if record.status != self._waiting:
+            if key.verify(record.sealed_fields(), record.seal) and (
+                record.request_seal is None or self._request_holds(record, key)
+            ):
+                return record
+            record = self._forged(record)
+        if self._request_holds(record, key):
             return record
-        if self._key().verify(record.sealed_fields(), record.seal):
-            return record
-        return self._forged(record)
+        return self._unsealed(record)
+
+    @staticmethod
+    def _request_holds(record: R, key: ApprovalKey) -> bool:
+        return record.request_seal is not None and key.verify(
+            record.request_fields(), record.request_seal
+        )
+
+    def _unsealed(self, record: R) -> R:
+        """``record``, whose request does not check, as expired (logged once)."""
+        reported = ("request", record.id, record.request_seal)
+        if reported not in self._reported:
+            self._reported.add(reported)
+            self._report_unsealed(record)
+        return _evolve(record, status="expired", reason=UNSEALED_REASON)
 
     def _forged(self, record: R) -> R:
         """``record``, whose decision does not count, undecided (logged once)."""
-        if (record.id, record.seal) not in self._reported:
-            self._reported.add((record.id, record.seal))
+        reported = ("decision", record.id, record.seal)
+        if reported not in self._reported:
+            self._reported.add(reported)
             self._report_forged(record)
         return self._undecided(record)
 
@@ -147,14 +191,18 @@ class DecisionBook(Generic[R]):
         if record is None:
             return None
         found = self._structure(record.data)
-        if found.key != key:  # another request's record copied here: its seal is no use
-            return self._forged(found), record.revision
+        if found.key != key:  # another request's record copied here: no request of this
+            return self._unsealed(found), record.revision  # place, nothing to decide
         return self._checked(found), record.revision
 
+    def _stored(self, record: R) -> R:
+        """``record`` as the store gives it back: sealed so (and read back), since the
+        store writes a NUL out as \\x00 (toolang_core.store.json_text), which would not
+        check with a seal of the NUL."""
+        return self._structure(json.loads(dumps(_converter.unstructure(record))))
+
     def _save(self, record: R, revision: int) -> R:
-        # Sealed as it is stored (and read back): the store writes a NUL out as \x00
-        # (toolang_core.store.json_text), which would not check with a seal of the NUL.
-        record = self._structure(json.loads(dumps(_converter.unstructure(record))))
+        record = self._stored(record)
         if record.status != self._waiting:
             record = _evolve(record, seal=self._key().seal(record.sealed_fields()))
         self.store.put_record(
@@ -172,18 +220,23 @@ class DecisionBook(Generic[R]):
         return found[0] if found else None
 
     def _add(self, record: R, now: float) -> R:
-        """Store a new waiting ``record`` (or take the one a concurrent caller stored)."""
+        """Store a new waiting ``record``, its request sealed (or take the one a
+        concurrent caller stored). The id's index is written first: a crash between
+        the two leaves an index to nothing (no one has that id), never a record its id
+        cannot find."""
+        record = self._stored(record)
+        record = _evolve(record, request_seal=self._key().seal(record.request_fields()))
+        self.store.put_record(self._by_id_kind, record.id, {"key": record.key}, now=now)
         try:
-            self._save(record, 0)
+            saved = self._save(record, 0)
         except RecordConflict:  # created concurrently: take the one that won
             won = self._load(record.key)
             assert won is not None
             return won[0]
-        self.store.put_record(self._by_id_kind, record.id, {"key": record.key}, now=now)
         self.store.put_record(
             self._waiting_kind, record.key, {"id": record.id, "turn_id": record.turn_id}, now=now
         )
-        return record
+        return saved
 
     def _get(self, record_id: str) -> R:
         """:raises: the book's error for an unknown id."""

@@ -41,6 +41,20 @@ class PersonWaits:
     ) -> Granted | Denied:
         book = ApprovalBook(ctx.store, clock=ctx.clock)
         approval = book.get(pending.approval_id)
+        if (approval.turn_id, approval.tool) != (ctx.turn.id, call.name):
+            # a gate named another turn's or another tool's request: it decides nothing here
+            log.warning(
+                "approval.not_this_call",
+                turn=ctx.turn.id,
+                approval=approval.id,
+                tool=call.name,
+                approval_turn=approval.turn_id,
+                approval_tool=approval.tool,
+            )
+            return Denied(
+                f"approval {approval.id} is for another call ({approval.tool} in turn "
+                f"{approval.turn_id}); {call.name} was not run"
+            )
         log.info("turn.awaiting_approval", turn=ctx.turn.id, approval=approval.id, tool=call.name)
         try:
             async with self.parked_on_person(ctx):
@@ -113,16 +127,19 @@ class PersonWaits:
             )
 
     async def ask_person(
-        self, ctx: TurnContext, call: ToolCall, prompt: str, *, agent: str
+        self, ctx: TurnContext, call: ToolCall, prompt: str, *, agent: str, intent_attempt: int
     ) -> Granted | Denied:
         """Ask a person whether ``call``, in doubt after a crash, may run again (``[tools]
-        in_doubt = "ask_person"``): an approval request of its own (``<call id>:in-doubt``,
-        so a gate's request for the same call is not taken for it), awaited like a
-        gate's — the turn shows ``awaiting_approval``, a restart finds it again."""
+        in_doubt = "ask_person"``): an approval request of its own
+        (``<call id>:in-doubt:<attempt>``, so a gate's request for the same call is not
+        taken for it), awaited like a gate's — the turn shows ``awaiting_approval``, a
+        restart finds it again. ``intent_attempt`` is the attempt that left the call in
+        doubt: a rerun that is itself interrupted is asked about again, never run on
+        the strength of the first answer."""
         turn = ctx.turn
         approval = ApprovalBook(ctx.store, clock=ctx.clock).create(
             turn_id=turn.id,
-            call_id=f"{call.call_id}:in-doubt",
+            call_id=f"{call.call_id}:in-doubt:{intent_attempt}",
             tool=call.name,
             params=self.runtime.redaction.value(dict(call.params)),
             thread_id=turn.thread_id,

@@ -56,7 +56,7 @@ class ToolStepExecutor(Protocol):
     ) -> Granted | Denied: ...
 
     async def ask_person(
-        self, ctx: TurnContext, call: ToolCall, prompt: str, *, agent: str
+        self, ctx: TurnContext, call: ToolCall, prompt: str, *, agent: str, intent_attempt: int
     ) -> Granted | Denied: ...
 
 
@@ -343,7 +343,7 @@ async def _in_doubt(loop: ToolStepLoop, call: ToolCall, intent: StepRecord) -> D
         intent_attempt=intent.attempt,
         policy=loop.executor.runtime.config.tools.in_doubt,
         ask_person=lambda prompt: loop.executor.ask_person(
-            loop.ctx, call, prompt, agent=loop.speaker.agent.name
+            loop.ctx, call, prompt, agent=loop.speaker.agent.name, intent_attempt=intent.attempt
         ),
     )
     killed = process_ledger.take_note(loop.ctx.store, loop.ctx.turn.id, call.call_id)

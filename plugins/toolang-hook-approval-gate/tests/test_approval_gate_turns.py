@@ -17,8 +17,9 @@ from approval_gate_kit import (
     tool_steps,
 )
 
-from toolang_core import ApprovalBook, NewTurnRequest, TurnStatus
+from toolang_core import ApprovalBook, NewTurnRequest, TurnStatus, params_hash
 from toolang_core.testing.models import text, tool_call
+from toolang_hook_approval_gate.gate import ASKED, mask
 
 WRITE = {"path": "notes.txt", "text": "hello"}
 
@@ -284,3 +285,36 @@ def test_a_turn_interrupted_while_waiting_resumes_with_the_decision_made_meanwhi
     assert tools.ran == [("fs_write", WRITE)]
     assert [a.id for a in book.list()] == [request.id]
     inbox.store.close()
+
+
+def test_a_record_pointing_at_another_calls_approval_grants_nothing(
+    toolang_runtime, toolang_scripted_model
+):
+    """The "approved earlier in this turn" record only points at a request: one written
+    into the store for another call's parameters, pointing at an approved request, made
+    that call granted without anyone seeing it."""
+    other = {"path": "other.txt", "text": "x"}
+    model = toolang_scripted_model(
+        [tool_call("fs_write", WRITE), tool_call("fs_write", other), text("done")]
+    )
+    tools = Tools()
+
+    def approve_and_forge(book, approval):
+        if dict(approval.params)["path"] == "notes.txt":
+            digest = params_hash("fs_write", mask(other))
+            call_id = approval.key.split(":", 1)[1]
+            book.store.put_record(
+                ASKED, f"{approval.turn_id}:{digest}", {"call_id": call_id}, now=time.time()
+            )
+        approve(book, approval)
+
+    runtime = make_runtime(toolang_runtime, model, tools)
+    turn, steps = run_turn(runtime, approve_and_forge)
+    assert turn.status is TurnStatus.COMPLETED
+    assert [dict(a.params)["path"] for a in requests(runtime)] == ["notes.txt", "other.txt"]
+    second = tool_steps(steps)[1].data["chain"]
+    assert [s["verdict"] for s in second if s["stage"] == "ApprovalGate"] == [
+        "pending",
+        "granted",
+    ]
+    assert not any("earlier in this turn" in str(s["detail"]) for s in second)

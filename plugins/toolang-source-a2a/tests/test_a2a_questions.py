@@ -16,7 +16,7 @@ from a2a_kit import Runtime, install_kit
 from google.protobuf.json_format import MessageToDict
 from test_serving import client_for, rpc, send_body, store_of
 
-from toolang_core import ApprovalKeyFile, NewTurnRequest, QuestionBook, TurnFilter
+from toolang_core import ApprovalKey, ApprovalKeyFile, NewTurnRequest, QuestionBook, TurnFilter
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import SubmitRules
 
@@ -63,7 +63,8 @@ def test_input_required_shows_the_question_and_the_next_message_answers_it(serve
             wrong = reply(served, task.id, "Rome", "m-wrong")
             assert wrong["error"]["code"] == -32602, wrong
             assert "'Rome' is not one of the choices" in wrong["error"]["message"]
-            (question,) = QuestionBook(store_of(served)).list("open")
+            key = ApprovalKeyFile(served.home / ".toolang" / "approval.key")
+            (question,) = QuestionBook(store_of(served), key=key).list("open")
             assert question.id == details["id"]
 
             answer = new_text_message("porto", task_id=task.id, context_id="ctx-q")
@@ -100,10 +101,11 @@ def test_a_caller_without_a_token_is_no_person_and_cannot_answer(tmp_path):
         SubmitRules("chat", 1),
         now=time.time(),
     )
-    question = QuestionBook(store).ask(
+    book = QuestionBook(store, key=ApprovalKey.generate())
+    question = book.ask(
         turn_id=turn.id, call_id="q1", thread_id="a2a:x", agent="assistant", owner=None, text="?"
     )
     with pytest.raises(InvalidParamsError, match="a caller without a token is not one"):
         answer(store, question, "yes", ANONYMOUS)
-    assert QuestionBook(store).get(question.id).status == "open"
+    assert book.get(question.id).status == "open"
     store.close()

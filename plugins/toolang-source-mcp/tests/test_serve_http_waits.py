@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 from source_mcp_kit import Home, http_session
 
-from toolang_core import ApprovalBook, TurnFilter
+from toolang_core import ApprovalBook, ApprovalKeyFile, TurnFilter
 
 HANG_GUARD = 600.0
 """Not a bound on speed: a call not woken by its turn's end would wait the hour of its
@@ -81,7 +81,8 @@ def test_a_turn_waiting_for_approval_reports_progress_then_its_approval(
                 return await mcp.call_tool("ask_assistant", asked, progress_callback=on_progress)
 
         waiting = anyio.run(first)
-        (approval,) = home.stored(lambda store: ApprovalBook(store).list("pending"))
+        key = ApprovalKeyFile(home.home / ".toolang" / "approval.key")
+        (approval,) = home.stored(lambda store: ApprovalBook(store, key=key).list("pending"))
         facts = waiting.structured_content or {}
         assert not waiting.is_error
         assert facts["status"] == "awaiting_approval"
