@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import time
 
 import pytest
@@ -307,6 +308,67 @@ def test_a_question_changed_after_it_was_asked_cannot_be_answered(tmp_path):
     store.put_record("toolang.question", asked.key, dict(record.data), now=time.time())
     assert QuestionBook(store).get(asked.id).status == "open"  # as asked: it checks
     store.close()
+
+
+def test_another_questions_answer_copied_into_a_calls_place_is_no_answer(tmp_path):
+    """An answered question of another turn (another owner) copied into this call's
+    place: the wait followed the copy to the original and returned its answer. Nobody
+    answered this call's question."""
+    runtime = make(tmp_path, ScriptedModel([]))
+    store = runtime.open_store()
+    book = QuestionBook(store)
+    ask = {"thread_id": "cli:a", "agent": "assistant", "choices": ("yes", "no")}
+    other = book.ask(turn_id=submit(runtime), call_id="c1", owner="mallory", text="2+2=4?", **ask)
+    book.answer(other.id, "yes", by="cli:mallory")
+    turn_id = submit(runtime)
+    whole = store.get_record("toolang.question", other.key)
+    store.put_record("toolang.question", f"{turn_id}:q1", dict(whole.data), now=time.time())
+    asked = book.ask(turn_id=turn_id, call_id="q1", owner="alice", text="Wire $10k?", **ask)
+    final = asyncio.run(asyncio.wait_for(book.wait(asked, poll_seconds=0.01), 5))
+    assert (final.status, final.answer) == ("expired", None)
+    assert book.get(other.id).status == "answered"  # the original, untouched
+    store.close()
+
+
+def test_a_question_changed_in_the_store_while_its_turn_was_away_gets_no_answer(tmp_path):
+    """The turn parked on a question is handed back; its stored model answer, which the
+    call is replayed from, is rewritten to ask something else. The person's answer to
+    the question they were shown is no answer to the other one."""
+    shown = {"question": "Delete the STAGING database?", "choices": ["yes", "no"]}
+    model = ScriptedModel([tool_call("ask_person", shown, call_id="q1"), text("ok")])
+    runtime = make(tmp_path, model)
+    turn_id = submit(runtime)
+
+    async def until_parked_then_stop():
+        stop = asyncio.Event()
+        serving = asyncio.create_task(runtime.serve(stop, sources=()))
+        store = runtime.open_store()
+        deadline = time.monotonic() + 30
+        while store.get(turn_id).status is not TurnStatus.AWAITING_APPROVAL:
+            assert time.monotonic() < deadline, "the turn never parked"
+            await asyncio.sleep(0.01)
+        store.close()
+        stop.set()
+        await serving
+
+    asyncio.run(until_parked_then_stop())
+    store = runtime.open_store()
+    with sqlite3.connect(str(store.location)) as db:  # no key needed for this
+        changed = db.execute(
+            "UPDATE turn_steps SET data = replace(data, 'STAGING', 'PRODUCTION') "
+            "WHERE turn_id = ? AND kind = 'model_call'",
+            (turn_id,),
+        ).rowcount
+    assert changed == 1
+    book = QuestionBook(store)
+    (question,) = book.list("open")
+    assert "STAGING" in question.text  # what the person is shown
+    book.answer(question.id, "yes", by="cli:alice")
+    store.close()
+    turn = asyncio.run(serve_until(runtime, turn_id))
+    assert turn.status is TurnStatus.COMPLETED
+    sent = result(model)
+    assert sent["ok"] is False and "not answered" in sent["error"], sent
 
 
 def test_a_secret_in_the_question_is_masked_at_rest(tmp_path):

@@ -35,11 +35,12 @@ import httpx
 import pytest
 from served_home import ServedHome, scripted_site
 
-from toolang_core import ApprovalBook
+from toolang_core import ApprovalBook, ApprovalKeyFile
 from toolang_core.sandbox.support import sandbox_support
 from toolang_core.store.sqlite import SQLiteStore
 from toolang_core.store.types import NewTurnRequest, SubmitRules, TurnFilter
 from toolang_core.testing.processes import wait_for
+from toolang_core.tools.approval_seal import ensure_approval_key
 
 for needed in ("toolang_tools_operator", "toolang_hook_approval_gate", "toolang_server"):
     pytest.importorskip(needed)
@@ -206,7 +207,9 @@ def pending_approval(home: Home) -> str:
             SubmitRules("chat", 10),
             now=time.time(),
         ).id
-        approval = ApprovalBook(store).create(
+        key_file = ApprovalKeyFile(home.path / ".toolang" / "approval.key")
+        key, _ = ensure_approval_key(key_file, store, now=time.time())  # as a runtime would
+        approval = ApprovalBook(store, key=key).create(
             turn_id=victim,
             call_id="c1",
             tool="fs_write",
@@ -286,7 +289,8 @@ def test_the_attacks_of_a_tools_program_fail_in_the_sandbox(make_home, listener)
     assert nobody_came(listener)
     reader = SQLiteStore(store, read_only=True)
     try:
-        assert ApprovalBook(reader).get(approval).status == "pending"
+        key_file = ApprovalKeyFile(Path(store).parent / "approval.key")
+        assert ApprovalBook(reader, key=key_file).get(approval).status == "pending"
         inputs = [t.input for t in reader.list_turns(TurnFilter(thread_id="chat:a"))]
     finally:
         reader.close()

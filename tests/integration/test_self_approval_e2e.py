@@ -29,6 +29,7 @@ from toolang_core.testing import make_distribution
 from toolang_core.testing.cli import run_toolang
 from toolang_core.testing.processes import wait_for
 from toolang_core.testing.runtimes import SCRIPTED_AGENT_CONFIG
+from toolang_core.tools.approval_seal import ensure_approval_key
 
 pytest.importorskip("toolang_tools_operator")
 pytest.importorskip("toolang_hook_approval_gate")
@@ -83,7 +84,9 @@ def test_a_tool_running_toolang_approvals_approve_is_refused_and_the_request_sta
         SubmitRules("chat", 10),
         now=time.time(),
     ).id
-    pending = ApprovalBook(store).create(
+    key_file = ApprovalKeyFile(home / ".toolang" / "approval.key")
+    key, _ = ensure_approval_key(key_file, store, now=time.time())  # as a runtime would
+    pending = ApprovalBook(store, key=key).create(
         turn_id=victim,
         call_id="c1",
         tool="fs_write",

@@ -27,7 +27,7 @@ from toolang_core.ids import new_id
 from toolang_core.questions.answers import check_answer
 from toolang_core.redaction import redact_text
 from toolang_core.store.protocol import ExecutionStore
-from toolang_core.tools.approval_seal import ApprovalKey, ApprovalKeyFile, when
+from toolang_core.tools.approval_seal import ApprovalKey, ApprovalKeyFile, same_stored, when
 from toolang_core.tools.approvals import refuse_tool_processes
 from toolang_core.tools.decision_book import DecisionBook
 
@@ -199,7 +199,13 @@ class QuestionBook(DecisionBook[Question]):
         key = f"{turn_id}:{call_id}"
         existing = self._load(key)
         if existing is not None:
-            return existing[0]
+            found = existing[0]
+            asked = (text, None if choices is None else list(choices), schema)
+            if same_stored((found.text, found.choices, found.schema), asked):
+                return found
+            # the call asks something else than its question (changed in the store
+            # since): that question's answer is no answer to this one
+            return self._unsealed(attrs.evolve(found, id=""))
         now = self.clock()
         question = Question(
             id=new_id("q"),
@@ -229,7 +235,7 @@ class QuestionBook(DecisionBook[Question]):
             questions = [f[0] for f in found if f is not None]
         else:
             questions = [
-                self._checked(_converter.structure(dict(r.data), Question))
+                self._in_place(str(r.key), _converter.structure(dict(r.data), Question))
                 for r in self.store.list_records(KIND)
             ]
         if status is not None:

@@ -87,6 +87,22 @@ class ApprovalKeyError(ToolangError):
     exit_code: ClassVar[int] = 2
 
 
+def same_stored(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are one value as a store keeps it: a NUL written out,
+    compared in the seals' canonical form (an object's keys sorted, each number by its
+    value), so a value and what PostgreSQL's ``jsonb`` gives back of it are the same.
+    ``False`` for a value no store can keep."""
+    from toolang_core.store.json_text import dumps
+
+    try:
+        return bool(
+            _ENCODE_SORTED(_canonical(json.loads(dumps(a))))
+            == _ENCODE_SORTED(_canonical(json.loads(dumps(b))))
+        )
+    except (ValueError, TypeError, RecursionError):
+        return False
+
+
 @attrs.frozen(repr=False)
 class ApprovalKey:
     """The secret that seals decisions (never shown: ``repr`` gives its fingerprint)."""

@@ -277,7 +277,7 @@ class ApprovalBook(DecisionBook[Approval]):
 
     def list(self, status: Status | None = None) -> list[Approval]:
         approvals = [
-            self._checked(_converter.structure(dict(r.data), Approval))
+            self._in_place(str(r.key), _converter.structure(dict(r.data), Approval))
             for r in self.store.list_records(KIND)
         ]
         if status is not None:

@@ -172,7 +172,7 @@ class DecisionBook(Generic[R]):
         if reported not in self._reported:
             self._reported.add(reported)
             self._report_unsealed(record)
-        return _evolve(record, status="expired", reason=UNSEALED_REASON)
+        return _evolve(self._undecided(record), status="expired", reason=UNSEALED_REASON)
 
     def _forged(self, record: R) -> R:
         """``record``, whose decision does not count, undecided (logged once)."""
@@ -190,10 +190,16 @@ class DecisionBook(Generic[R]):
         record = self.store.get_record(self._kind, key)
         if record is None:
             return None
-        found = self._structure(record.data)
-        if found.key != key:  # another request's record copied here: no request of this
-            return self._unsealed(found), record.revision  # place, nothing to decide
-        return self._checked(found), record.revision
+        return self._in_place(key, self._structure(record.data)), record.revision
+
+    def _in_place(self, key: str, found: R) -> R:
+        """``found``, stored under ``key``, as it counts there: a record of another
+        request copied here is no request of this place — it reads as expired, under
+        this place's key and no id (so that nothing waits on, or decides, the original
+        through it)."""
+        if found.key != key:
+            return self._unsealed(_evolve(found, key=key, id=""))
+        return self._checked(found)
 
     def _stored(self, record: R) -> R:
         """``record`` as the store gives it back: sealed so (and read back), since the
@@ -318,6 +324,8 @@ class DecisionBook(Generic[R]):
         while True:
             found = self._load(record.key)
             current = found[0] if found else record
+            if current.id != record.id:  # another request in its place: not this one's
+                return self._unsealed(record)
             if current.status != self._waiting:
                 return current
             if current.expires_at is not None and self.clock() >= current.expires_at:

@@ -77,6 +77,8 @@ def decide(
         return Granted(f"{call.name} is granted on thread {ctx.thread_id} (approved --always)")
     existing = book.for_call(ctx.turn_id, ctx.call_id)
     if existing is not None:
+        if existing.status == "expired":  # (changed in the store, or not this place's)
+            return ApprovalBook.decision(existing)
         return Pending(existing.id, existing.prompt)
     params = mask(call.params)
     digest = params_hash(call.name, params)
