@@ -32,10 +32,11 @@ import structlog
 
 from toolang_core.errors import ToolangError
 from toolang_core.ids import new_id
-from toolang_core.redaction import redact_text
+from toolang_core.redaction import redact, redact_text
 from toolang_core.store.errors import RecordConflict
+from toolang_core.store.json_text import dumps
 from toolang_core.store.protocol import ExecutionStore
-from toolang_core.tools.approval_seal import ApprovalKey, ApprovalKeyFile, when
+from toolang_core.tools.approval_seal import ApprovalKey, ApprovalKeyFile, same_stored, when
 from toolang_core.tools.decision_book import DecisionBook
 from toolang_core.tools.types import Denied, Granted
 
@@ -119,6 +120,10 @@ class Approval:
     adopted: bool = False
     """Decided before decisions were sealed and sealed later, at an upgrade
     (:meth:`ApprovalBook.adopt_history`): history only, it authorises no call."""
+    params_mac: str | None = None
+    """The approval key's seal over the call's own parameters, unmasked (``params``
+    may be masked: a call whose masked form matches is not yet this call). Made when
+    the gate gives them (``create(given=...)``); reveals nothing without the key."""
 
     def sealed_fields(self) -> tuple[Any, ...]:
         """What the seal covers: the request, the tool call it is for, the decision
@@ -158,6 +163,7 @@ class Approval:
             self.prompt,
             when(self.created_at),
             when(self.expires_at),
+            self.params_mac,
         )
 
     def pending(self) -> Approval:
@@ -172,6 +178,11 @@ class Approval:
             seal=None,
             adopted=False,
         )
+
+
+def _params_fields(tool: str, params: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What ``params_mac`` seals: the call's own parameters, as a store keeps them."""
+    return ("approval-params", tool, json.loads(dumps(dict(params))))
 
 
 def _grant_fields(thread_id: str, tool: str, by: object, at: object) -> tuple[Any, ...]:
@@ -248,13 +259,21 @@ class ApprovalBook(DecisionBook[Approval]):
         requester: str | None,
         prompt: str,
         timeout_seconds: float | None,
+        given: Mapping[str, Any] | None = None,
     ) -> Approval:
-        """A new pending request for this call (or the existing one, after a restart)."""
+        """A new pending request for this call (or the existing one, after a restart).
+
+        ``params`` are what a person is shown (masked, as a gate stores them);
+        ``given`` are the call's own parameters when they differ: the request keeps a
+        seal of them (``params_mac``), and only a call with exactly those runs on its
+        approval (:meth:`shows`). Without ``given``, a call's parameters must be
+        ``params`` themselves."""
         key = f"{turn_id}:{call_id}"
         existing = self._load(key)
         if existing is not None:
             return existing[0]
         now = self.clock()
+        mac = None if given is None else self._key().seal(_params_fields(tool, given))
         approval = Approval(
             id=new_id("ap"),
             key=key,
@@ -268,8 +287,25 @@ class ApprovalBook(DecisionBook[Approval]):
             prompt=prompt,
             created_at=now,
             expires_at=None if timeout_seconds is None else now + timeout_seconds,
+            params_mac=mac,
         )
         return self._add(approval, now)
+
+    def shows(self, approval: Approval, tool: str, params: Mapping[str, Any]) -> bool:
+        """Whether ``approval`` (as read: its seals checked) asks about a call of
+        ``tool`` with ``params``, compared as a store keeps values (a NUL written out,
+        numbers and key order as the seals' canonical form): by the seal of the call's
+        own parameters when the request has one, else by the parameters it shows
+        (a request made before requests were sealed: by its sealed hash, of the
+        parameters given or masked)."""
+        if approval.tool != tool:
+            return False
+        if approval.params_mac is not None:
+            return self._key().verify(_params_fields(tool, params), approval.params_mac)
+        if approval.request_seal is not None:
+            return same_stored(approval.params, params)
+        given = dict(params)
+        return approval.params_hash in (params_hash(tool, given), params_hash(tool, redact(given)))
 
     def get(self, approval_id: str) -> Approval:
         """:raises ApprovalError: for an unknown id."""

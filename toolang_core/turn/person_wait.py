@@ -18,11 +18,9 @@ import structlog
 
 from toolang_core.errors import describe_exception
 from toolang_core.execution.seam import LEASE_LOST, SHUTDOWN, TurnContext
-from toolang_core.redaction import redact
 from toolang_core.store.types import TurnStatus
 from toolang_core.tools import time_limit as tool_time_limit
-from toolang_core.tools.approval_seal import same_stored
-from toolang_core.tools.approvals import Approval, ApprovalBook, params_hash
+from toolang_core.tools.approvals import Approval, ApprovalBook
 from toolang_core.tools.types import Denied, Granted, Pending, ToolCall
 
 if TYPE_CHECKING:
@@ -43,7 +41,7 @@ class PersonWaits:
     ) -> Granted | Denied:
         book = ApprovalBook(ctx.store, clock=ctx.clock)
         approval = book.get(pending.approval_id)
-        if not self._for_this_call(approval, ctx, call):
+        if approval.turn_id != ctx.turn.id or not book.shows(approval, call.name, call.params):
             # a gate named another call's request (or the call was changed in the store
             # since it was asked about): its decision decides nothing here
             log.warning(
@@ -56,7 +54,8 @@ class PersonWaits:
             )
             return Denied(
                 f"approval {approval.id} is for another call ({approval.tool} in turn "
-                f"{approval.turn_id}, with the parameters it shows); {call.name} was not run"
+                f"{approval.turn_id}, with the parameters it was asked for; a secret masked "
+                f"at rest is not those); {call.name} was not run"
             )
         log.info("turn.awaiting_approval", turn=ctx.turn.id, approval=approval.id, tool=call.name)
         try:
@@ -66,20 +65,6 @@ class PersonWaits:
             self._expire_unless_coming_back(book, approval, ctx)
             raise
         return book.decision(final)
-
-    def _for_this_call(self, approval: Approval, ctx: TurnContext, call: ToolCall) -> bool:
-        """Whether ``approval`` asks about ``call``: this turn, this tool, and these
-        parameters as the request stores them (as given, or masked by the redaction
-        policy, as a gate stores them). Checked when the wait begins, against a
-        request whose seal covers its parameters (one made before requests were
-        sealed: against its sealed hash)."""
-        if (approval.turn_id, approval.tool) != (ctx.turn.id, call.name):
-            return False
-        given = dict(call.params)
-        forms = (given, redact(given), self.runtime.redaction.value(given))
-        if approval.request_seal is None:
-            return any(params_hash(call.name, form) == approval.params_hash for form in forms)
-        return any(same_stored(approval.params, form) for form in forms)
 
     @asynccontextmanager
     async def parked_on_person(self, ctx: TurnContext) -> AsyncIterator[None]:
@@ -160,6 +145,7 @@ class PersonWaits:
             call_id=f"{call.call_id}:in-doubt:{intent_attempt}",
             tool=call.name,
             params=self.runtime.redaction.value(dict(call.params)),
+            given=call.params,
             thread_id=turn.thread_id,
             agent=agent,
             requester=turn.owner or turn.sender,

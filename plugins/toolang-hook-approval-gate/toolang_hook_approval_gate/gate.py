@@ -82,27 +82,28 @@ def decide(
         return Pending(existing.id, existing.prompt)
     params = mask(call.params)
     digest = params_hash(call.name, params)
-    remembered = _remembered(book, store, ctx.turn_id, call.name, digest)
+    remembered = _remembered(book, store, ctx.turn_id, call, digest)
     if remembered is not None:
         return remembered
     return _ask(book, store, call, ctx, params=params, digest=digest, verdict=verdict)
 
 
 def _remembered(
-    book: ApprovalBook, store: ExecutionStore, turn_id: str, tool: str, digest: str
+    book: ApprovalBook, store: ExecutionStore, turn_id: str, call: ToolCall, digest: str
 ) -> Granted | Denied | Pending | None:
     """The decision on the same tool and parameters earlier in this turn, if any.
 
     The ``ASKED`` record only points at the earlier request; that request must be for
-    this turn, tool and parameters itself (what its seals cover), or it is not taken:
-    a record pointed at another call's approval grants nothing."""
+    this turn and show this very call itself (what its seals cover:
+    :meth:`ApprovalBook.shows`), or it is not taken: a record pointed at another
+    call's approval grants nothing."""
     record = store.get_record(ASKED, f"{turn_id}:{digest}")
     if record is None:
         return None
     earlier = book.for_call(turn_id, str(record.data.get("call_id", "")))
-    if earlier is None or earlier.adopted:
+    if earlier is None or earlier.adopted or earlier.turn_id != turn_id:
         return None
-    if (earlier.turn_id, earlier.tool, earlier.params_hash) != (turn_id, tool, digest):
+    if not book.shows(earlier, call.name, call.params):
         return None
     if earlier.status == "approved":
         by = earlier.decided_by or "an operator"
@@ -135,6 +136,7 @@ def _ask(
         requester=(turn.owner or turn.sender) if turn is not None else None,
         prompt=prompt_for(ctx.agent, call.name, params, verdict),
         timeout_seconds=settings_of(ctx.runtime).timeout_seconds,
+        given=call.params,  # sealed: a call whose masked form matches is not yet this one
     )
     store.put_record(
         ASKED,
