@@ -387,3 +387,54 @@ def test_a_value_a_forger_wrote_that_cannot_be_sealed_is_no_decision():
     assert not key.verify(["question"], "v2:é")
     # numbers are exact, whatever the thread's decimal context
     assert not key.verify(["question", 10**40 + 1], key.seal(["question", 10**40]))
+
+
+def test_a_decision_made_before_requests_were_sealed_shows_no_call(tmp_path):
+    """A decision of the previous version (its seal checks, its request has none) on a
+    turn still waiting: nothing binds what it shows to a call — a ``params_mac`` of
+    another request written into it was taken — so it authorises none; asked again."""
+    import attrs
+
+    from toolang_core.tools.approvals import Approval, params_hash
+    from toolang_core.tools.decision_book import _converter
+
+    store = runtime_at(tmp_path).open_store()
+    book = ApprovalBook(store)
+    harmless, evil = {"to": "alice@example.com"}, {"to": "mallory@evil.example"}
+    turn, now = waiting_turn(store, "cli:a"), time.time()
+    old = Approval(
+        id="ap-old",
+        key=f"{turn}:c1",
+        tool="send_mail",
+        params=harmless,
+        params_hash=params_hash("send_mail", harmless),
+        turn_id=turn,
+        thread_id="cli:a",
+        agent="assistant",
+        requester=None,
+        prompt="?",
+        created_at=now,
+        status="approved",
+        decided_at=now,
+        decided_by="alice",
+    )
+    old = attrs.evolve(old, seal=book._key().seal(old.sealed_fields()))
+    store.put_record(KIND, old.key, _converter.unstructure(old), now=now)
+    assert book.for_call(turn, "c1").status == "approved"  # history reads as it was
+    assert not book.shows(book.for_call(turn, "c1"), "send_mail", harmless)
+    other = book.create(
+        turn_id=waiting_turn(store, "cli:b"),
+        call_id="x",
+        tool="send_mail",
+        params={"to": "[email redacted]"},
+        given=evil,
+        thread_id="cli:b",
+        agent="assistant",
+        requester=None,
+        prompt="?",
+        timeout_seconds=None,
+    )
+    forge(store, KIND, old.key, params_mac=other.params_mac)
+    assert not book.shows(book.for_call(turn, "c1"), "send_mail", evil)
+    assert book.shows(other, "send_mail", evil)  # (the request it was made for: yes)
+    store.close()

@@ -32,7 +32,7 @@ import structlog
 
 from toolang_core.errors import ToolangError
 from toolang_core.ids import new_id
-from toolang_core.redaction import redact, redact_text
+from toolang_core.redaction import redact_text
 from toolang_core.store.errors import RecordConflict
 from toolang_core.store.json_text import dumps
 from toolang_core.store.protocol import ExecutionStore
@@ -295,17 +295,16 @@ class ApprovalBook(DecisionBook[Approval]):
         """Whether ``approval`` (as read: its seals checked) asks about a call of
         ``tool`` with ``params``, compared as a store keeps values (a NUL written out,
         numbers and key order as the seals' canonical form): by the seal of the call's
-        own parameters when the request has one, else by the parameters it shows
-        (a request made before requests were sealed: by its sealed hash, of the
-        parameters given or masked)."""
-        if approval.tool != tool:
+        own parameters when the request has one, else by the parameters it shows.
+
+        A request made before requests were sealed shows no call: nothing binds what it
+        shows (nor a ``params_mac`` written into it) to a call, so its decision is
+        asked again."""
+        if approval.tool != tool or approval.request_seal is None:
             return False
         if approval.params_mac is not None:
             return self._key().verify(_params_fields(tool, params), approval.params_mac)
-        if approval.request_seal is not None:
-            return same_stored(approval.params, params)
-        given = dict(params)
-        return approval.params_hash in (params_hash(tool, given), params_hash(tool, redact(given)))
+        return same_stored(approval.params, params)
 
     def get(self, approval_id: str) -> Approval:
         """:raises ApprovalError: for an unknown id."""
