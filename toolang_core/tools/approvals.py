@@ -180,9 +180,10 @@ class Approval:
         )
 
 
-def _params_fields(tool: str, params: Mapping[str, Any]) -> tuple[Any, ...]:
-    """What ``params_mac`` seals: the call's own parameters, as a store keeps them."""
-    return ("approval-params", tool, json.loads(dumps(dict(params))))
+def _params_fields(key: str, tool: str, params: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What ``params_mac`` seals: the call's own parameters, as a store keeps them, for
+    the request in the place ``key`` (a mac copied into another request never checks)."""
+    return ("approval-params", key, tool, json.loads(dumps(dict(params))))
 
 
 def _grant_fields(thread_id: str, tool: str, by: object, at: object) -> tuple[Any, ...]:
@@ -273,7 +274,7 @@ class ApprovalBook(DecisionBook[Approval]):
         if existing is not None:
             return existing[0]
         now = self.clock()
-        mac = None if given is None else self._key().seal(_params_fields(tool, given))
+        mac = None if given is None else self._key().seal(_params_fields(key, tool, given))
         approval = Approval(
             id=new_id("ap"),
             key=key,
@@ -303,7 +304,8 @@ class ApprovalBook(DecisionBook[Approval]):
         if approval.tool != tool or approval.request_seal is None:
             return False
         if approval.params_mac is not None:
-            return self._key().verify(_params_fields(tool, params), approval.params_mac)
+            fields = _params_fields(approval.key, tool, params)
+            return self._key().verify(fields, approval.params_mac)
         return same_stored(approval.params, params)
 
     def get(self, approval_id: str) -> Approval:
