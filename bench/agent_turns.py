@@ -29,12 +29,18 @@ to last answer (every thread: the memory plugin's database thread too).
 the runtime's side of memory costs, apart from the plugin's work.
 
     python3 bench/agent_turns.py [--turns 2000] [--threads 200] [--probe 50] [--repeat 3]
-        [--shape burst|ordered|both] [--null-memory]
+        [--shape burst|ordered|both] [--null-memory] [--running N]
 
 Goals (#18): >= 1,100 turns/s with memory on, >= 2,000 with memory off. Goals (#38):
 ordered, memory on >= 0.35 x the reference recorder and memory off >= 0.6 x; memory on
 >= 0.75 x memory off on both shapes; one-at-a-time p50 < 1.0 ms with memory on. The
 last line is a JSON object with the figures.
+
+``--running N``: ``N`` chat turns running at once instead of the starter's (its
+``[scheduler]`` ``max_running = 8`` and its chat group's ``max_running = 4``). A turn
+with memory on waits for the memory plugin's thread twice (its recall, then its write
+before it is done); with few turns running, the event loop has nothing else to do
+meanwhile.
 
 ``--usage``: the model reports token usage on every answer, as a provider would (what
 recording and summing it costs a turn; docs/spend-limits.md).
@@ -183,13 +189,18 @@ def build_runtime(
     workload: Workload | None = None,
     adder: str = ADDER,
     null_memory: bool = False,
+    running: int | None = None,
 ) -> tuple[Runtime, Workload]:
-    """``null_memory``: memory on with :class:`NullMemory` as the plugin. ``otel``:
+    """``null_memory``: memory on with :class:`NullMemory` as the plugin. ``running``:
+    chat turns running at once (the starter's ``[scheduler]`` and chat group
+    ``max_running``; ``None`` keeps the starter's). ``otel``:
     ``None`` as installed (the starter's settings), ``"off"`` disabled, else
     the OTLP endpoint to export to. ``workload`` (a new :class:`Workload` by default)
     is the bench plugin; ``adder`` the agent's AGENT.md."""
 
     def edit(text: str) -> str:
+        if running is not None:
+            text = with_running(text, running)
         if otel == "off":
             text = text.replace("disable = []", 'disable = ["otel"]', 1)
         elif otel is not None:
@@ -203,6 +214,22 @@ def build_runtime(
     (home / "agents" / "adder" / "AGENT.md").write_text(adder)
     made = workload if workload is not None else Workload()
     return compose(home, starter_text(edit) + BENCH_SETTINGS, made), made
+
+
+def with_running(text: str, running: int) -> str:
+    """The starter's ``text`` with ``running`` turns at once: the ``[scheduler]`` bound
+    and the chat group's (the bench's turns are chat turns)."""
+    made = []
+    section = ""
+    for line in text.splitlines():
+        if line.startswith("["):
+            section = line.strip()
+        bound = section in ("[scheduler]", "[scheduler.groups.chat]")
+        made.append(
+            f"max_running = {running}" if bound and line.startswith("max_running =") else line
+        )
+    assert made.count(f"max_running = {running}") == 2, "the starter's scheduler changed"
+    return "\n".join(made)
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -220,13 +247,16 @@ def agent_cycle(
     otel: str | None = None,
     shape: str = "burst",
     null_memory: bool = False,
+    running: int | None = None,
 ) -> dict[str, Any]:
     """One runtime's figures. ``shape``: ``"burst"`` (``turns`` over ``threads`` at once)
     or ``"ordered"`` (``threads`` conversations of ``turns // threads`` turns, each turn
     submitted when its thread's previous answer is delivered)."""
     if shape == "ordered":
         turns = threads * max(1, turns // threads)
-    runtime, workload = build_runtime(home, memory=memory, otel=otel, null_memory=null_memory)
+    runtime, workload = build_runtime(
+        home, memory=memory, otel=otel, null_memory=null_memory, running=running
+    )
     inbox = runtime.open_inbox()
     expected: dict[str, str] = {}
     submitted_at: dict[str, float] = {}
@@ -358,6 +388,13 @@ def main() -> None:
         "when its previous answer is delivered (--turns // --threads per thread)",
     )
     parser.add_argument(
+        "--running",
+        type=int,
+        default=None,
+        help="chat turns running at once (the starter's [scheduler] and chat group "
+        "max_running: 8 and 4)",
+    )
+    parser.add_argument(
         "--otel", action="store_true", help="toolang-otel off vs on (OTLP), memory on"
     )
     parser.add_argument(
@@ -389,6 +426,7 @@ def main() -> None:
                         memory=memory,
                         shape=shape,
                         null_memory=null,
+                        running=args.running,
                     )
                 runs[f"{shape}_{variant}"].append(figures)
                 print(
@@ -419,6 +457,7 @@ def main() -> None:
         "turns": args.turns,
         "threads": args.threads,
         "repeat": args.repeat,
+        "running": args.running,
         "echo_turns_per_s_median": round(echo_median),
         "reference_turns_per_s_median": round(reference_median),
         "reference_cpu_ms_per_turn_median": round(

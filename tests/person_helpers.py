@@ -1,5 +1,6 @@
 """Set-up shared by the tests of a turn parked until a person decides: approvals
-(tests/test_approvals.py) and questions (tests/test_questions.py)."""
+(tests/test_approvals.py, tests/test_in_doubt.py) and questions
+(tests/test_questions.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,32 @@ from collections.abc import Callable
 from typing import Any
 
 from toolang_core.store.types import NewTurnRequest, TurnStatus
+
+
+def create_request(book, turn_id: str, *, call_id: str = "c1", **fields: Any):
+    """``book.create`` for a ``touch`` call of ``turn_id`` asked on thread ``cli:a`` with
+    no timeout, ``fields`` overriding any of that."""
+    made: dict[str, Any] = {
+        "tool": "touch",
+        "params": {},
+        "thread_id": "cli:a",
+        "agent": "assistant",
+        "requester": None,
+        "prompt": "?",
+        "timeout_seconds": None,
+        **fields,
+    }
+    return book.create(turn_id=turn_id, call_id=call_id, **made)
+
+
+async def only_pending(book, serving: asyncio.Task[Any], *, deadline: float = 30):
+    """The one pending request of ``book`` once there is one (while ``serving`` runs)."""
+    end = time.monotonic() + deadline
+    while not (pending := book.list("pending")):
+        assert time.monotonic() < end and not serving.done(), "nobody was asked"
+        await asyncio.sleep(0.02)
+    (approval,) = pending
+    return approval
 
 
 def submit(runtime, words: str = "go", *, owner: str | None = None) -> str:

@@ -10,7 +10,7 @@ import asyncio
 import time
 
 import pytest
-from person_helpers import serve_until_decided, submit as submit_turn
+from person_helpers import create_request, serve_until_decided, submit as submit_turn
 
 from toolang_core import ApprovalBook, ApprovalError, Denied, Granted, Pending, Tool, hookimpl
 from toolang_core.config import ToolangConfig
@@ -140,16 +140,13 @@ def test_a_decision_on_another_turns_request_runs_nothing(tmp_path):
     other, turn_id = submit(runtime, "first"), submit(runtime, "second")
     store = runtime.open_store()
     book = ApprovalBook(store)
-    elsewhere = book.create(
-        turn_id=other,
+    elsewhere = create_request(
+        book,
+        other,
         call_id="c9",
-        tool="touch",
         params={"name": "x"},
         thread_id="cli:elsewhere",
-        agent="assistant",
-        requester=None,
         prompt="run touch?",
-        timeout_seconds=None,
     )
     book.decide(elsewhere.id, approved=True, by="alice")
     store.cancel(other, now=time.time())
@@ -222,28 +219,8 @@ def test_a_request_whose_turn_ended_unwatched_expires_at_the_next_start(tmp_path
     turn_id = submit(runtime)
     store = runtime.open_store()
     book = ApprovalBook(store)
-    made = book.create(
-        turn_id=turn_id,
-        call_id="c1",
-        tool="touch",
-        params={},
-        thread_id="cli:a",
-        agent="assistant",
-        requester=None,
-        prompt="?",
-        timeout_seconds=None,
-    )
-    other = book.create(
-        turn_id="t-elsewhere",
-        call_id="c1",
-        tool="touch",
-        params={},
-        thread_id="cli:b",
-        agent="assistant",
-        requester=None,
-        prompt="?",
-        timeout_seconds=None,
-    )
+    made = create_request(book, turn_id)
+    other = create_request(book, "t-elsewhere", thread_id="cli:b")
     store.cancel(turn_id, now=time.time())  # no runtime was there to see it
     store.close()
     asyncio.run(runtime.serve(asyncio.Event(), sources=(), until_idle=True))
@@ -260,32 +237,9 @@ def test_requests_are_found_by_id_and_unknown_ids_are_a_clear_error(tmp_path):
     runtime = make(tmp_path, ScriptedModel([]), AskEveryTime())
     store = runtime.open_store()
     book = ApprovalBook(store)
-    made = book.create(
-        turn_id="t1",
-        call_id="c1",
-        tool="touch",
-        params={"name": "x"},
-        thread_id="cli:a",
-        agent="assistant",
-        requester=None,
-        prompt="?",
-        timeout_seconds=None,
-    )
+    made = create_request(book, "t1", params={"name": "x"})
     assert book.get(made.id) == made
-    assert (
-        book.create(
-            turn_id="t1",
-            call_id="c1",
-            tool="touch",
-            params={},
-            thread_id="cli:a",
-            agent="assistant",
-            requester=None,
-            prompt="?",
-            timeout_seconds=None,
-        )
-        == made
-    )  # the same call asks once, also after a restart
+    assert create_request(book, "t1") == made  # the same call asks once, also after a restart
     with pytest.raises(ApprovalError, match="no approval request 'ap-nope'"):
         book.get("ap-nope")
     store.close()
@@ -424,17 +378,7 @@ def test_a_decision_from_a_process_a_tool_started_is_refused_and_changes_nothing
     runtime = make(tmp_path, ScriptedModel([]), AskEveryTime())
     store = runtime.open_store()
     book = ApprovalBook(store)
-    made = book.create(
-        turn_id=submit(runtime),
-        call_id="c1",
-        tool="touch",
-        params={},
-        thread_id="cli:a",
-        agent="assistant",
-        requester=None,
-        prompt="?",
-        timeout_seconds=None,
-    )
+    made = create_request(book, submit(runtime))
     monkeypatch.setenv(TOOL_CALL_ENV, "t-1:c-1")
     for approved in (True, False):
         with pytest.raises(DecisionFromTool, match=r"started by tool call t-1:c-1.*only a person"):

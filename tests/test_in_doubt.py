@@ -11,6 +11,7 @@ import asyncio
 import time
 
 import pytest
+from person_helpers import create_request, only_pending
 
 from toolang_core import Tool, ToolCallContext, hookimpl
 from toolang_core.config import ToolangConfig
@@ -221,11 +222,7 @@ def test_with_ask_person_a_person_decides_whether_a_call_in_doubt_runs_again(tmp
 
     async def decide_when_asked(serving):
         book = ApprovalBook(runtime.open_store())
-        deadline = time.monotonic() + 30
-        while not (pending := book.list("pending")):
-            assert time.monotonic() < deadline and not serving.done(), "nobody was asked"
-            await asyncio.sleep(0.02)
-        (approval,) = pending
+        approval = await only_pending(book, serving)
         assert approval.turn_id == turn_id and approval.tool == "send_mail"
         assert "may already have run" in approval.prompt
         assert book.store.get(turn_id).status is TurnStatus.AWAITING_APPROVAL
@@ -261,16 +258,14 @@ def test_a_rerun_a_person_approved_that_is_interrupted_again_is_asked_about_agai
     assert turn.attempt == 2
     book = ApprovalBook(store)
     for call_id in ("c1:in-doubt", "c1:in-doubt:1"):  # attempt 2 asked about attempt 1's doubt
-        asked = book.create(
-            turn_id=turn_id,
+        asked = create_request(
+            book,
+            turn_id,
             call_id=call_id,
             tool="send_mail",
             params={"to": "ada"},
             thread_id="cli:doubt",
-            agent="assistant",
-            requester=None,
             prompt="run it again?",
-            timeout_seconds=None,
         )
         book.decide(asked.id, approved=True, by="ada")
     store.record_step(  # … the rerun renewed the intent, and attempt 2 died too
@@ -291,11 +286,7 @@ def test_a_rerun_a_person_approved_that_is_interrupted_again_is_asked_about_agai
 
     async def deny_when_asked(serving):
         book = ApprovalBook(runtime.open_store())
-        deadline = time.monotonic() + 30
-        while not (pending := book.list("pending")):
-            assert time.monotonic() < deadline and not serving.done(), "nobody was asked"
-            await asyncio.sleep(0.02)
-        (approval,) = pending
+        approval = await only_pending(book, serving)
         assert approval.key == f"{turn_id}:c1:in-doubt:2"
         book.decide(approval.id, approved=False, by="ada")
         book.store.close()

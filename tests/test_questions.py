@@ -18,6 +18,7 @@ from toolang_core.questions import AnswerRefused, QuestionBook, QuestionError
 from toolang_core.runtime import Runtime
 from toolang_core.store.types import TurnStatus
 from toolang_core.testing.models import ScriptedModel, text, tool_call
+from toolang_core.testing.runtimes import serve_until_parked
 
 
 def make(tmp_path, model, *, timeout=86400.0, tool_timeout=60.0):
@@ -339,19 +340,7 @@ def test_a_question_changed_in_the_store_while_its_turn_was_away_gets_no_answer(
     runtime = make(tmp_path, model)
     turn_id = submit(runtime)
 
-    async def until_parked_then_stop():
-        stop = asyncio.Event()
-        serving = asyncio.create_task(runtime.serve(stop, sources=()))
-        store = runtime.open_store()
-        deadline = time.monotonic() + 30
-        while store.get(turn_id).status is not TurnStatus.AWAITING_APPROVAL:
-            assert time.monotonic() < deadline, "the turn never parked"
-            await asyncio.sleep(0.01)
-        store.close()
-        stop.set()
-        await serving
-
-    asyncio.run(until_parked_then_stop())
+    serve_until_parked(runtime, turn_id)
     store = runtime.open_store()
     with sqlite3.connect(str(store.location)) as db:  # no key needed for this
         changed = db.execute(

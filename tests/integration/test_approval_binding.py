@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-import time
 from collections.abc import Callable
 
 import toolang_hook_approval_gate
 import toolang_hook_security_filter
 from toolang_core import ApprovalBook, NewTurnRequest, Tool, TurnStatus, hookimpl
 from toolang_core.testing.models import text, tool_call
+from toolang_core.testing.runtimes import serve_until_parked
 
 CONFIG = """
 [runtime]
@@ -79,17 +79,7 @@ def test_a_masked_parameter_rewritten_in_the_store_does_not_run_on_the_approval(
     book = ApprovalBook(inbox.store)
     turn_id = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:t", input="go")).id
 
-    async def until_parked_then_stop():
-        stop = asyncio.Event()
-        serving = asyncio.create_task(first.serve(stop, sources=()))
-        deadline = time.monotonic() + 30
-        while inbox.get(turn_id).status is not TurnStatus.AWAITING_APPROVAL:
-            assert time.monotonic() < deadline, "the turn never parked"
-            await asyncio.sleep(0.01)
-        stop.set()
-        await serving
-
-    asyncio.run(until_parked_then_stop())
+    serve_until_parked(first, turn_id)
     (request,) = book.list("pending")
     assert "alice@example.com" not in str(request.params)  # the person sees it masked
     with sqlite3.connect(str(inbox.store.location)) as db:

@@ -139,6 +139,24 @@ async def wait_status(
         await asyncio.sleep(0.01)
 
 
+def serve_until_parked(runtime: Runtime, turn_id: str, timeout: float = 30) -> None:
+    """Serve ``runtime`` (no turn source) until ``turn_id`` waits for a person, then
+    stop it. With no shutdown grace configured the waiting turn is handed back to the
+    queue, as at a restart.
+
+    :raises AssertionError: the turn did not park within ``timeout`` seconds."""
+
+    async def until_parked() -> None:
+        async with serving(runtime, sources=()):
+            store = runtime.open_store()
+            try:
+                await wait_status(store, turn_id, {TurnStatus.AWAITING_APPROVAL.value}, timeout)
+            finally:
+                store.close()
+
+    asyncio.run(until_parked())
+
+
 def serve_until_idle(runtime: Runtime) -> None:
     """Serve ``runtime`` (no turn source) until nothing is running or waiting, then
     shut it down."""

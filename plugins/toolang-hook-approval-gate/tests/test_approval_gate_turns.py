@@ -20,6 +20,7 @@ from approval_gate_kit import (
 
 from toolang_core import ApprovalBook, NewTurnRequest, TurnStatus, params_hash
 from toolang_core.testing.models import text, tool_call
+from toolang_core.testing.runtimes import serve_until_parked
 from toolang_core.tools.approvals import KIND
 from toolang_hook_approval_gate.gate import ASKED, mask
 
@@ -265,17 +266,7 @@ def test_a_turn_interrupted_while_waiting_resumes_with_the_decision_made_meanwhi
     book = ApprovalBook(inbox.store)
     turn_id = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:t", input="go")).id
 
-    async def until_parked_then_stop():
-        stop = asyncio.Event()
-        serving = asyncio.create_task(first.serve(stop, sources=()))
-        deadline = time.monotonic() + 30
-        while inbox.get(turn_id).status is not TurnStatus.AWAITING_APPROVAL:
-            assert time.monotonic() < deadline, "the turn never parked"
-            await asyncio.sleep(0.01)
-        stop.set()  # no shutdown grace: the waiting turn goes back to the queue
-        await serving
-
-    asyncio.run(until_parked_then_stop())
+    serve_until_parked(first, turn_id)  # no shutdown grace: handed back to the queue
     assert inbox.get(turn_id).status is TurnStatus.QUEUED
     (request,) = book.list("pending")
     book.decide(request.id, approved=True, by="alice")  # while no runtime serves the turn
@@ -362,17 +353,7 @@ def test_a_call_changed_in_the_store_while_it_waited_does_not_run_on_its_approva
     book = ApprovalBook(inbox.store)
     turn_id = inbox.submit(NewTurnRequest(source="chat", thread_id="cli:t", input="go")).id
 
-    async def until_parked_then_stop():
-        stop = asyncio.Event()
-        serving = asyncio.create_task(first.serve(stop, sources=()))
-        deadline = time.monotonic() + 30
-        while inbox.get(turn_id).status is not TurnStatus.AWAITING_APPROVAL:
-            assert time.monotonic() < deadline, "the turn never parked"
-            await asyncio.sleep(0.01)
-        stop.set()
-        await serving
-
-    asyncio.run(until_parked_then_stop())
+    serve_until_parked(first, turn_id)
     assert inbox.get(turn_id).status is TurnStatus.QUEUED  # handed back
     with sqlite3.connect(str(inbox.store.location)) as db:  # no key needed for this
         changed = db.execute(
