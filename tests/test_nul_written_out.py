@@ -13,7 +13,7 @@ import test_approvals as approvals
 import test_questions as questions
 
 from toolang_core import NewTurnRequest, Tool, hookimpl
-from toolang_core.store.json_text import dumps
+from toolang_core.store.json_text import check, dumps
 from toolang_core.store.types import TurnStatus
 from toolang_core.testing.models import ScriptedModel, text, tool_call
 
@@ -102,6 +102,21 @@ def test_a_tool_output_an_error_an_answer_and_notes_holding_nul_are_kept_written
 )
 def test_the_encoder_writes_out_each_nul_and_keeps_the_escaped_text(value, stored):
     assert json.loads(dumps(value)) == stored
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"k\x00": 1, "k\\x00": 2},
+        [{"\\x00": "a", "x": {"\x00": "b", "\\x00": "c"}}],
+    ],
+)
+def test_two_keys_the_same_once_a_nul_is_written_out_are_refused_not_one_lost(value):
+    with pytest.raises(ValueError, match=r"two keys of one object are '.*x00' once a NUL"):
+        dumps(value)
+    with pytest.raises(ValueError, match="two keys of one object"):
+        check(value, mappings=True)
+    assert json.loads(dumps({"\x00": 1, "x00": 2})) == {"\\x00": 1, "x00": 2}  # no clash
 
 
 def test_a_person_answering_or_denying_with_a_nul_is_heard(tmp_path):

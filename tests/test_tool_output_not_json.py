@@ -24,6 +24,7 @@ OUTPUTS = {
     "nested": {"rows": [{"at": {3}}]},
     "nan": float("nan"),
     "infinity": {"rate": [1.0, float("-inf")]},
+    "nul-keys": {"k\x00": 1, "k\\x00": 2},  # the same key once the NUL is written out
 }
 
 

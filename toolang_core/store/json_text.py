@@ -53,12 +53,16 @@ def nul_written_out(text: str) -> str:
 def _without_nul(encoded: str) -> str:
     """``encoded`` JSON with each NUL written out as ``\\x00`` (JSON ``"\\\\x00"``): an
     escape ``\\u0000`` is a NUL when the backslashes before it pair up (an escaped
-    backslash before the text ``u0000`` is not one)."""
+    backslash before the text ``u0000`` is not one).
+
+    :raises ValueError: an object's key holding a NUL is another of its keys once
+        written out (``"\\x00"`` and ``"\\\\x00"``): stored, one of the two values would
+        be lost."""
     at = encoded.find(_NUL)
     if at < 0:
         return encoded
     if "\\" + _NUL not in encoded:  # no backslash before any: each is a NUL
-        return encoded.replace(_NUL, "\\\\x00")
+        return _distinct_keys(encoded.replace(_NUL, "\\\\x00"))
     parts: list[str] = []
     start = 0
     while at >= 0:
@@ -73,7 +77,25 @@ def _without_nul(encoded: str) -> str:
         else:
             at = encoded.find(_NUL, at + 1)
     parts.append(encoded[start:])
-    return "".join(parts)
+    return _distinct_keys("".join(parts))
+
+
+def _distinct_keys(written: str) -> str:
+    """``written`` (JSON whose NULs were just written out), checked: no object holds a
+    key twice. Only JSON that held a NUL is read again: it is rare."""
+    json.loads(written, object_pairs_hook=_one_of_each)
+    return written
+
+
+def _one_of_each(pairs: list[tuple[str, Any]]) -> None:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise ValueError(
+                f"cannot store as JSON: two keys of one object are {key!r} once a NUL is "
+                "written out as \\x00 (one held a NUL, the other these characters)"
+            )
+        seen.add(key)
 
 
 def dumps(value: object) -> str:
@@ -98,7 +120,8 @@ def check(value: object, *, mappings: bool = False) -> None:
 
     :raises ValueError, TypeError: naming what is not."""
     if mappings:
-        json.dumps(value, default=_as_dict, allow_nan=False, ensure_ascii=False).encode()
+        encoded = json.dumps(value, default=_as_dict, allow_nan=False, ensure_ascii=False)
+        _without_nul(encoded).encode()
     else:
         dumps(value).encode()
 
