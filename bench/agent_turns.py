@@ -38,9 +38,10 @@ last line is a JSON object with the figures.
 
 ``--running N``: ``N`` chat turns running at once instead of the starter's (its
 ``[scheduler]`` ``max_running = 8`` and its chat group's ``max_running = 4``). A turn
-with memory on waits for the memory plugin's thread twice (its recall, then its write
-before it is done); with few turns running, the event loop has nothing else to do
-meanwhile.
+with memory on waits for the memory plugin's thread for its recall while it holds its
+slot (its write comes after the commit that frees the slot). More turns running put
+more recalls and writes in each of the plugin's groups, and more finished turns in each
+of the store's commits: less CPU per turn.
 
 ``--usage``: the model reports token usage on every answer, as a provider would (what
 recording and summing it costs a turn; docs/spend-limits.md).
