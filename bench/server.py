@@ -36,6 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _http import read_response
+
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = """
 [runtime]
@@ -135,7 +137,7 @@ async def _drive(
                 b"POST /api/turns HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
                 b"Content-Length: %d\r\n\r\n%s" % (host.encode(), len(body), body)
             )
-            status, answer = await _response(reader)
+            status, answer = await read_response(reader)
             if status != 200 or answer.get("status") != "completed":
                 raise RuntimeError(f"turn {said!r} did not complete: {status} {answer}")
             if answer.get("output") != f"(demo model) You said: {said}":
@@ -147,20 +149,6 @@ async def _drive(
     tasks = [asyncio.create_task(one(i)) for i in range(offset, offset + clients)]
     gate.set()
     return await asyncio.gather(*tasks)
-
-
-async def _response(reader: asyncio.StreamReader) -> tuple[int, dict[str, object]]:
-    """One HTTP/1.1 response with a Content-Length body: its status and JSON body."""
-    head = await reader.readuntil(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    length = None
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        if name.lower() == "content-length":
-            length = int(value)
-    if length is None:
-        raise RuntimeError(f"a response without Content-Length: {lines[0]}")
-    return int(lines[0].split()[1]), json.loads(await reader.readexactly(length))
 
 
 def run_client(url: str, mode: str, count: int, clients: int = 1) -> object:
