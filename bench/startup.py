@@ -5,7 +5,9 @@ Builds (once) a virtualenv under bench/.venv-startup with toolang-core, every pl
 this repository, and llm from PyPI; then times, each over --runs runs after one warm-up:
 
     toolang --help      toolang plugins      llm --help      llm plugins
-    toolang chat hi     (one-shot: no runtime running, the starter config, demo model)
+    toolang chat hi     (one-shot: no runtime running, the starter config, demo model),
+                        and again with TOOLANG_ATTRS_CODE_CACHE=0 (attrs compiles every
+                        class's methods, as it does without toolang_core.attrs_code)
     toolang chat --agent operator '/tool fs_read {"path": "notes.txt"}'
                         (the same, calling a tool: the SecurityFilter's first call in a
                         fresh process), and again without the filter
@@ -60,8 +62,16 @@ def build_env(rebuild: bool, venv: Path = VENV) -> Path:
 
 
 def clean_env(home: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLANG_", "LLM_"))}
-    env.update(HOME=home, PYTHONDONTWRITEBYTECODE="1")
+    """The environment of every command timed: no TOOLANG_/LLM_ variables, HOME a fresh
+    folder, and bytecode written as in a user's install (not under
+    ``PYTHONDONTWRITEBYTECODE``): each command's warm-up run leaves what later runs load,
+    toolang's kept attrs code with the rest (toolang_core.attrs_code)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TOOLANG_", "LLM_")) and k != "PYTHONDONTWRITEBYTECODE"
+    }
+    env.update(HOME=home)
     return env
 
 
@@ -148,6 +158,11 @@ def main() -> None:
         figures["toolang_chat_oneshot_s"] = time_command(
             [str(bin_dir / "toolang"), "chat", "hi"], runs, env, home
         )
+        # The same, compiling every attrs class's methods as attrs does by itself.
+        uncached = {**env, "TOOLANG_ATTRS_CODE_CACHE": "0"}
+        figures["toolang_chat_oneshot_uncached_s"] = time_command(
+            [str(bin_dir / "toolang"), "chat", "hi"], runs, uncached, home
+        )
         # The same one-shot, calling a tool: fs_read needs no approval; the first tool
         # call of a fresh process is where the SecurityFilter's policy is built.
         workspace = Path(home) / "workspace"
@@ -166,6 +181,9 @@ def main() -> None:
             "toolang_help_cpu_s": cpu_of([str(bin_dir / "toolang"), "--help"], env),
             "llm_help_cpu_s": cpu_of([str(bin_dir / "llm"), "--help"], env),
             "toolang_chat_oneshot_cpu_s": cpu_of([str(bin_dir / "toolang"), "chat", "hi"], env),
+            "toolang_chat_oneshot_uncached_cpu_s": cpu_of(
+                [str(bin_dir / "toolang"), "chat", "hi"], uncached
+            ),
             "toolang_chat_tool_cpu_s": cpu_of(tool_chat, env),
             "toolang_chat_tool_unfiltered_cpu_s": cpu_of(tool_chat, without),
         }
@@ -188,6 +206,7 @@ def main() -> None:
         ("toolang plugins", "toolang_plugins_s"),
         ("llm plugins", "llm_plugins_s"),
         ("toolang chat 'hi'", "toolang_chat_oneshot_s"),
+        ("  attrs code not kept", "toolang_chat_oneshot_uncached_s"),
         ("chat + fs_read", "toolang_chat_tool_s"),
         ("  without filter", "toolang_chat_tool_unfiltered_s"),
     ):

@@ -10,10 +10,12 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from toolang_core.attrs_code import install as _cache_attrs_code
 from toolang_core.lazy_imports import defer_all as _defer_all
 from toolang_core.markers import hookimpl, hookspec
 
 _defer_all()  # before anything imports sqlite-utils (see toolang_core.lazy_imports)
+_cache_attrs_code()  # before anything makes an attrs class (see toolang_core.attrs_code)
 
 if TYPE_CHECKING:
     from toolang_core.agents.agentmd import (

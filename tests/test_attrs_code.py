@@ -1,0 +1,148 @@
+"""The code attrs generates, kept beside the bytecode (toolang_core.attrs_code): real
+interpreter processes, each with its own bytecode folder (``PYTHONPYCACHEPREFIX``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+SCRIPT = """
+import builtins, json, sys
+import toolang_core
+from toolang_core import attrs_code
+import attrs
+
+if sys.argv[1] == "refuse-to-compile":  # every generated method must come from the files
+    compile_ = builtins.compile
+
+    def refuse(source, filename, *args, **kwargs):
+        if str(filename).startswith("<attrs generated"):
+            raise AssertionError(f"compiled {filename}")
+        return compile_(source, filename, *args, **kwargs)
+
+    builtins.compile = refuse
+
+
+@attrs.frozen
+class Point:
+    x: int
+    y: int = 0
+    EXTRA
+
+
+@attrs.define
+class Box:
+    items: list[int] = attrs.field(factory=list)
+
+
+p = Point(1)
+print(json.dumps({
+    "repr": repr(p),
+    "equal": p == Point(1, 0) and p != Point(2),
+    "hash": hash(p) == hash(Point(1)),
+    "set": len({p, Point(1), Point(2)}),
+    "box": repr(Box([1])),
+    "where": str(attrs_code.directory()),
+}))
+"""
+
+
+def python(
+    prefix: Path, mode: str, extra: str = "", *, attrs_first: bool = False, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """The script in a new interpreter whose bytecode (and so the kept code) goes under
+    ``prefix``; ``extra`` is a line added to ``Point``; ``attrs_first``: attrs is imported
+    before toolang_core."""
+    environ = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONDONTWRITEBYTECODE", "TOOLANG_ATTRS_CODE_CACHE")
+    }
+    environ.update(PYTHONPYCACHEPREFIX=str(prefix), **env)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            ("import attrs\n" if attrs_first else "") + SCRIPT.replace("EXTRA", extra or "pass"),
+            mode,
+        ],
+        env=environ,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def run(
+    prefix: Path, mode: str = "compile", *, extra: str = "", attrs_first: bool = False, **env: str
+) -> dict[str, Any]:
+    """:func:`python`, which must succeed with classes that behave as attrs makes them."""
+    done = python(prefix, mode, extra, attrs_first=attrs_first, **env)
+    assert done.returncode == 0, done.stderr
+    answer: dict[str, Any] = json.loads(done.stdout)
+    assert answer["repr"] == ("Point(x=1, y=0, z=0)" if extra else "Point(x=1, y=0)")
+    assert answer["equal"] and answer["hash"] and answer["set"] == 2
+    assert answer["box"] == "Box(items=[1])"
+    return answer
+
+
+def kept(where: str) -> list[Path]:
+    folder = Path(where)
+    return sorted(folder.iterdir()) if folder.is_dir() else []
+
+
+def test_a_later_process_loads_the_generated_code_instead_of_compiling_it(
+    tmp_path: Path,
+) -> None:
+    first = run(tmp_path, PYTHONHASHSEED="1")
+    assert first["where"].startswith(str(tmp_path))
+    files = kept(first["where"])
+    assert files, "nothing was kept"
+    # Another process, another string-hash seed (attrs seeds __hash__ with one): no
+    # generated method is compiled, and the classes behave as attrs made them.
+    run(tmp_path, "refuse-to-compile", PYTHONHASHSEED="2")
+    assert kept(first["where"]) == files
+
+
+def test_attrs_imported_before_toolang_core_is_given_the_kept_code_too(tmp_path: Path) -> None:
+    where = run(tmp_path, attrs_first=True)["where"]
+    assert kept(where)
+    run(tmp_path, "refuse-to-compile", attrs_first=True)
+
+
+def test_a_changed_class_is_compiled_not_served_the_old_code(tmp_path: Path) -> None:
+    run(tmp_path)
+    changed = "z: int = 0"  # Point grows a field: its methods' source changes
+    failed = python(tmp_path, "refuse-to-compile", changed)
+    assert failed.returncode != 0
+    assert "compiled <attrs generated methods __main__.Point>" in failed.stderr
+    run(tmp_path, extra=changed)  # compiled and kept beside the first
+    run(tmp_path, "refuse-to-compile", extra=changed)
+
+
+def test_a_file_that_does_not_load_is_compiled_again(tmp_path: Path) -> None:
+    where = run(tmp_path)["where"]
+    for file in kept(where):
+        file.write_bytes(b"\xe3 not marshalled code")
+    run(tmp_path)  # loads nothing, compiles, and puts good files back
+    run(tmp_path, "refuse-to-compile")
+
+
+def test_nothing_is_kept_without_bytecode_or_when_turned_off(tmp_path: Path) -> None:
+    where = run(tmp_path / "b", PYTHONDONTWRITEBYTECODE="1")["where"]
+    assert kept(where) == []
+    where = run(tmp_path / "off", TOOLANG_ATTRS_CODE_CACHE="0")["where"]
+    assert kept(where) == []
+
+
+def test_a_folder_that_cannot_be_written_changes_nothing_but_speed(tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")  # (root may write anywhere: a file stops mkdir)
+    where = run(blocked)["where"]
+    assert kept(where) == []
+    assert blocked.read_text() == "not a folder"
