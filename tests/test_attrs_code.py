@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 SCRIPT = """
 import builtins, json, sys
 import toolang_core
@@ -146,3 +148,32 @@ def test_a_folder_that_cannot_be_written_changes_nothing_but_speed(tmp_path: Pat
     where = run(blocked)["where"]
     assert kept(where) == []
     assert blocked.read_text() == "not a folder"
+
+
+def test_past_its_bound_the_folder_keeps_the_code_written_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolang_core.attrs_code import CachedCompile
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # as a user's Python writes
+
+    where = tmp_path / "kept"
+    compile_ = CachedCompile(where, most=8)
+    for n in range(8):  # one process fills the folder to its bound
+        compile_(f"x = {n}\n", f"<attrs generated methods m.C{n}>", "exec")
+    files = sorted(where.iterdir(), key=lambda f: f.stat().st_mtime_ns)
+    assert len(files) == 8
+    for age, file in enumerate(files):  # written at distinct times, oldest first
+        os.utime(file, (1_000_000 + age, 1_000_000 + age))
+    later = CachedCompile(where, most=8)  # the next process adds one: 9, over the bound
+    code = later("x = 'new'\n", "<attrs generated methods m.New>", "exec")
+    left = set(where.iterdir())
+    assert len(left) == 6  # three quarters of the bound
+    assert not left & set(files[:3])  # the oldest went
+    namespace: dict[str, object] = {}
+    exec(code, namespace)
+    assert namespace["x"] == "new"
+    # a file that went is compiled again, and the rest still load
+    again: dict[str, object] = {}
+    exec(later("x = 0\n", "<attrs generated methods m.C0>", "exec"), again)
+    assert again["x"] == 0

@@ -14,7 +14,9 @@ The files live where Python keeps this package's bytecode (under
 as its bytecode is: whoever may write there may change the package's code already. They
 are written as Python writes bytecode: not under ``-B``/``PYTHONDONTWRITEBYTECODE``,
 atomically (a temporary file renamed), and a directory that cannot be written is
-given up for the process. A file that does not load as code is compiled again.
+given up for the process. A file that does not load as code is compiled again. Past
+:data:`MOST_FILES` files the oldest written go (a changed class leaves its old code
+behind).
 Anything else attrs compiles, and any other module, gets the builtin ``compile``.
 """
 
@@ -40,6 +42,9 @@ MODULE: Final = "attr._make"
 """attrs' module that compiles the generated source (by the name ``compile``)."""
 GENERATED: Final = "<attrs generated"
 """How the file names attrs gives generated code begin."""
+MOST_FILES: Final = 4096
+"""Files kept at most (:meth:`CachedCompile._bound`): a toolang with every plugin makes
+about 500 classes."""
 
 
 def directory() -> Path:
@@ -56,9 +61,11 @@ class CachedCompile:
     when it is there, and is put there when it is not; everything else goes to the
     builtin."""
 
-    def __init__(self, where: Path) -> None:
+    def __init__(self, where: Path, *, most: int = MOST_FILES) -> None:
         self.where = where
         self._writable = True
+        self._most = most
+        self._bounded = False
 
     def __call__(self, source: Any, filename: Any, mode: str, *args: Any, **kwargs: Any) -> Any:
         if (
@@ -100,6 +107,28 @@ class CachedCompile:
                 raise
         except OSError:
             self._writable = False
+            return
+        if not self._bounded:  # once a process: it adds a few hundred files at most
+            self._bounded = True
+            self._bound()
+
+    def _bound(self) -> None:
+        """Past ``most`` files, the folder keeps the three quarters written last: each
+        changed class adds one (old code is never asked for again), and a deleted file
+        is only compiled again."""
+        with contextlib.suppress(OSError):
+            with os.scandir(self.where) as listing:
+                files = [
+                    (entry.stat().st_mtime, entry.path)
+                    for entry in listing
+                    if entry.is_file(follow_symlinks=False)
+                ]
+            if len(files) <= self._most:
+                return
+            files.sort()
+            for _, name in files[: len(files) - self._most * 3 // 4]:
+                with contextlib.suppress(OSError):
+                    os.unlink(name)
 
 
 def _without_type_hash(source: str, filename: str) -> str:
