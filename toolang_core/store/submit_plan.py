@@ -104,7 +104,15 @@ def is_simple(request: NewTurnRequest, rules: SubmitRules) -> bool:
     """Whether submitting needs no reads first (a plain enqueue, no overflow rule, no
     chosen id): one INSERT, atomic on its own, whose refusals (another group, another
     owner) the database reports."""
-    return rules.strategy == "enqueue" and rules.max_queued is None and request.id is None
+    return plain_enqueue(rules) and request.id is None
+
+
+def plain_enqueue(rules: SubmitRules) -> bool:
+    """Whether the plan of every submission under ``rules`` is an insert: the
+    ``enqueue`` strategy without an overflow rule (the thread's state changes nothing
+    but the refusals). A backend may then insert a request with a chosen id first and
+    read only when the insert is refused (the id taken: ``exists``)."""
+    return rules.strategy == "enqueue" and rules.max_queued is None
 
 
 def carry_out(

@@ -162,6 +162,32 @@ class StoreConformance(UsageConformance):
         assert (first.status, again.status, again.id) == ("queued", "exists", "req-1")
         assert store.get("req-1").input == "hi"
 
+    @pytest.mark.parametrize("strategy", ["enqueue", "reject"])
+    def test_a_taken_id_is_exists_before_any_refusal(self, store, strategy):
+        """A request again under its id is ``exists`` even where a new one would be
+        refused (another owner's or another group's thread); a new id there is refused
+        as any request is (however the backend checks: insert first or read first)."""
+        store.submit(request("chat:ada", owner="ada", id="req-1"), rules(), now=T0)
+        store.submit(request("task:1"), rules("task"), now=T0)
+        again = [
+            store.submit(
+                request("chat:ada", owner="bob", id="req-1"), rules(strategy=strategy), now=T0 + 1
+            ),
+            store.submit(
+                request("task:1", owner="ada", id="req-1"), rules(strategy=strategy), now=T0 + 1
+            ),
+        ]
+        assert [(r.id, r.status) for r in again] == [("req-1", "exists")] * 2
+        with pytest.raises(NotThreadOwner, match="belongs to another owner"):
+            store.submit(
+                request("chat:ada", owner="bob", id="req-2"), rules(strategy=strategy), now=T0
+            )
+        with pytest.raises(SubmitRejected, match="belongs to group 'task'"):
+            store.submit(request("task:1", id="req-3"), rules(strategy=strategy), now=T0)
+        assert store.get("req-2") is None
+        assert store.get("req-3") is None
+        assert [t.id for t in store.list_turns(TurnFilter(thread_id="chat:ada"))] == ["req-1"]
+
     def test_a_thread_keeps_its_group(self, store):
         self.submit(store, "t:1", group="task")
         with pytest.raises(SubmitRejected, match="belongs to group 'task'"):

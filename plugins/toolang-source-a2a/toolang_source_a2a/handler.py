@@ -138,15 +138,15 @@ class StoreRequestHandler(RequestHandler):
                     message="contextId: letters, digits, '_', '.', ':' and '-' (at most 120)"
                 )
             thread = THREAD_PREFIX + ctx
-        try:
-            # The one owner rule, before a task run is spawned from the context too.
-            check_thread(self.inbox.store, thread, caller)
-        except NotThreadOwner as exc:
-            raise InvalidParamsError(message=str(exc)) from None
+        task_run = _wants_task_run(message)
+        if task_run or files:
+            # The one owner rule, before a task run is spawned from the context, or the
+            # files are taken (a plain submit is refused by the store itself).
+            self._check_thread(thread, caller)
         turn_id = turn_id_for(caller, message.message_id)
         # the caller does not follow the task across a restart of this runtime
         once = {META_KEY: False} if not_resumed(message) else {}
-        if _wants_task_run(message):
+        if task_run:
             if typed:
                 raise InvalidParamsError(
                     message="an answer schema is for chat turns: work handed over as a task "
@@ -186,6 +186,13 @@ class StoreRequestHandler(RequestHandler):
         except SubmitRejected as exc:
             raise InvalidParamsError(message=f"not accepted: {exc}") from None
         return self.inbox.get(turn_id)
+
+    def _check_thread(self, thread: str, caller: str) -> None:
+        """:raises InvalidParamsError: ``thread`` is another owner's."""
+        try:
+            check_thread(self.inbox.store, thread, caller)
+        except NotThreadOwner as exc:
+            raise InvalidParamsError(message=str(exc)) from None
 
     async def _answer(self, turn: TurnRequest, text: str, caller: str) -> TurnRequest:
         """The caller's reply to a task waiting on a question is the answer: recorded,

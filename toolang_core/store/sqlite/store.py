@@ -37,7 +37,7 @@ from toolang_core.store.sqlite.guard import StoreFiles, abandon
 from toolang_core.store.sqlite.lock import RuntimeLock
 from toolang_core.store.sqlite.schema import active
 from toolang_core.store.sqlite.wake import SocketWaker, WakeSender, wake_address
-from toolang_core.store.submit_plan import is_simple, wrong_group, wrong_owner
+from toolang_core.store.submit_plan import plain_enqueue, wrong_group, wrong_owner
 from toolang_core.store.types import (
     CancelResult,
     Finish,
@@ -298,9 +298,11 @@ class SQLiteStore(StoreBase):
     # -- inbox and the turn lifecycle ---------------------------------------------------
 
     def submit(self, request: NewTurnRequest, rules: SubmitRules, *, now: float) -> SubmitResult:
-        if is_simple(request, rules):
+        if plain_enqueue(rules):
             # Plain enqueue needs no reads: one INSERT (the triggers do the bookkeeping).
-            turn_id = new_id()
+            # A chosen id is read only when the insert is refused: taken, it is ``exists``
+            # whatever else the insert broke (as the full path's first read says).
+            turn_id = request.id or new_id()
             values = new_turn_values(request, rules, turn_id, now)
             sql, params = turns.insert_statement(values, request.meta)
             self._guard()
@@ -308,6 +310,13 @@ class SQLiteStore(StoreBase):
                 with self._hold:
                     self._conn.execute(sql, params)
             except sqlite3.IntegrityError as exc:
+                if request.id is not None:
+                    if self._conn.execute(turns.EXISTS_SQL, (request.id,)).fetchone():
+                        return SubmitResult(request.id, "exists")
+                    if "another" not in str(exc):  # (taken, then gone meanwhile)
+                        return self._tx(
+                            lambda c: turns.submit(c, request, rules, turn_id, now), wake=True
+                        )
                 if "another owner" in str(exc):
                     raise wrong_owner(request) from None
                 if "another group" not in str(exc):

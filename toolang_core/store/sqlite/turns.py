@@ -169,13 +169,14 @@ def end_queued(c: sqlite3.Connection, turn_id: str, end: QueuedEnd, now: float) 
 # -- ingress ---------------------------------------------------------------------------
 
 
+EXISTS_SQL: Final = "SELECT 1 FROM turn_requests WHERE id = ?"
+"""Whether a request with this id was submitted already."""
+
+
 def submit(
     c: sqlite3.Connection, request: NewTurnRequest, rules: SubmitRules, new_id: str, now: float
 ) -> SubmitResult:
-    if (
-        request.id is not None
-        and c.execute("SELECT 1 FROM turn_requests WHERE id = ?", (request.id,)).fetchone()
-    ):
+    if request.id is not None and c.execute(EXISTS_SQL, (request.id,)).fetchone():
         return SubmitResult(request.id, "exists")
     thread = c.execute(
         f"SELECT thread_group, ({ACTIVE_IN_THREAD_SQL}), head_id, owner FROM threads "
