@@ -95,8 +95,11 @@ class CachedCompile:
         """``data`` to ``path`` whole or not at all; a directory that cannot be written
         is not tried again by this process."""
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+            try:
+                handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+            except FileNotFoundError:  # the folder's first file (or it was deleted)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
             try:
                 with os.fdopen(handle, "wb") as file:
                     file.write(data)
@@ -144,10 +147,10 @@ def _without_type_hash(source: str, filename: str) -> str:
     return source
 
 
-def cache_module(module: types.ModuleType, where: Path | None = None) -> None:
+def cache_module(module: types.ModuleType) -> None:
     """Give attrs' compiling ``module`` the cached ``compile`` (once)."""
     if not isinstance(vars(module).get("compile"), CachedCompile):
-        module.compile = CachedCompile(where or directory())  # type: ignore[attr-defined]
+        module.compile = CachedCompile(directory())  # type: ignore[attr-defined]
 
 
 class _Loader(importlib.abc.Loader):
