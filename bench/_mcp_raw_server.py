@@ -15,11 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-# bench/mcp.py would shadow the SDK.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 
 
 def main() -> None:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -41,6 +40,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "plugins" / "toolang-source-a2a" / "tests"))
 
 from _http import read_response  # noqa: E402
+from _proc import cpu_seconds  # noqa: E402
 from a2a_kit import Runtime, install_kit  # noqa: E402
 
 from toolang_core import NewTurnRequest, TurnFilter  # noqa: E402
@@ -151,11 +151,11 @@ async def inbound(b: Runtime, messages: int, concurrency: int) -> dict[str, floa
         writer.close()
         return ids
 
-    b_cpu, cpu = process_cpu(pid), time.process_time()
+    b_cpu, cpu = cpu_seconds(pid), time.process_time()
     started = time.perf_counter()
     sent = await asyncio.gather(*(sender(n) for n in range(concurrency)))
     elapsed = time.perf_counter() - started
-    cpu, b_cpu = time.process_time() - cpu, process_cpu(pid) - b_cpu
+    cpu, b_cpu = time.process_time() - cpu, (cpu_seconds(pid) or 0.0) - (b_cpu or 0.0)
     ids = [i for share in sent for i in share]
     store = SQLiteStore(b.home / ".toolang" / "toolang.db")
     try:
@@ -170,12 +170,6 @@ async def inbound(b: Runtime, messages: int, concurrency: int) -> dict[str, floa
         "client_cpu_ms": 1000 * cpu / messages,
         "server_cpu_ms": 1000 * b_cpu / messages,
     }
-
-
-def process_cpu(pid: int) -> float:
-    """CPU seconds (user + system) process ``pid`` has used (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:

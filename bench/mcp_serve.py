@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -35,11 +34,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# This script's own directory comes first on sys.path, and bench/mcp.py there would
-# shadow the `mcp` SDK: drop it.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT / "plugins" / "toolang-source-mcp" / "tests"))
 
+from _proc import cpu_seconds  # noqa: E402
 from mcp import ClientSession  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
@@ -71,15 +68,6 @@ async def one_session(url: str, number: int, calls: int, latencies: list[float])
                 raise SystemExit(f"call failed: {result.content}")
             done += 1
     return done
-
-
-def cpu_seconds(pid: int) -> float | None:
-    """CPU time (user + system) process ``pid`` used so far; ``None`` off Linux."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def measure(url: str, sessions: int, calls: int, server_pid: int) -> dict[str, float]:

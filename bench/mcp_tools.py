@@ -17,7 +17,7 @@ over the SDK's own ``stdio_client`` to the same server started without toolang (
 sandbox, no toolang pipes). The ratio printed is the MCP tool call's p50 over that raw
 round trip's.
 
-    python3 bench/mcp.py [--calls 200] [--batches 5]
+    python3 bench/mcp_tools.py [--calls 200] [--batches 5]
 
 The last line is a JSON object with the figures.
 """
@@ -34,9 +34,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from _proc import cpu_seconds as process_cpu
+
 ROOT = Path(__file__).resolve().parent.parent
-# This file is named mcp.py: its directory, first on sys.path, would shadow the SDK.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 SERVER = ROOT / "plugins" / "toolang-tools-mcp" / "tests" / "servers" / "files_server.py"
 
 
@@ -58,15 +58,8 @@ def descendants(pid: int) -> list[int]:
 
 
 def cpu_seconds(pids: list[int]) -> float:
-    """CPU time (user + system) the processes ``pids`` used so far."""
-    total = 0.0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
+    """CPU time (user + system) the processes ``pids`` used so far (those gone: 0)."""
+    return sum(process_cpu(pid) or 0.0 for pid in pids)
 
 
 class Cpu:
