@@ -120,6 +120,35 @@ def test_a_store_another_process_keeps_locked_is_busy_not_damaged(tmp_path):
     SQLiteStore(path).close()  # it let go: the store opens
 
 
+@pytest.mark.parametrize("chosen", [None, "req-1"])
+def test_a_submit_that_cannot_write_fails_as_a_store_error(tmp_path, chosen):
+    """A plain enqueue is one INSERT, not a transaction of reads first: when another
+    writer keeps the file past the busy timeout, or the store is open read-only, it
+    fails as every write does (``StoreError``, which the CLI reports), storing nothing."""
+    path = tmp_path / "toolang.db"
+    make_store(path)
+    new = NewTurnRequest(source="chat", thread_id="chat:busy", input="hi", id=chosen)
+    plain = SubmitRules(thread_group="chat", priority=40)
+    reader = SQLiteStore(path, read_only=True)
+    try:
+        with pytest.raises(StoreError, match="open read-only"):
+            reader.submit(new, plain, now=1.0)
+    finally:
+        reader.close()
+    store = SQLiteStore(path, busy_timeout=0.1)
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        with pytest.raises(StoreError, match=r"cannot write .*locked"):
+            store.submit(new, plain, now=1.0)
+        other.execute("ROLLBACK")
+        assert [t for t in store.list_turns() if t.thread_id == "chat:busy"] == []
+        assert store.submit(new, plain, now=1.0).status == "queued"  # the file let go
+    finally:
+        other.close()
+        store.close()
+
+
 def test_a_store_path_sqlite_cannot_open_says_so_not_damaged(tmp_path):
     path = tmp_path / "toolang.db"
     path.mkdir()  # a directory where the file should be

@@ -72,16 +72,16 @@ def plan_submit(
     """Decide what submitting ``request`` under ``rules`` does to ``thread`` (``None``:
     a new thread).
 
+    :raises NotThreadOwner: another owner's thread (the owner rule,
+        :func:`toolang_core.store.owners.check_owner`), before any other refusal.
     :raises SubmitRejected: another group's thread (``wrong_group``), or a busy thread
         under the ``reject`` strategy (``thread_busy``).
-    :raises NotThreadOwner: another owner's thread (the owner rule,
-        :func:`toolang_core.store.owners.check_owner`).
     """
     running_id = head_id = None
-    if thread is not None:
+    if thread is not None:  # another owner's first: its group is not theirs to learn
+        check_owner(request.thread_id, thread.owner, request.owner)
         if thread.group != rules.thread_group:
             raise wrong_group(request, rules, thread.group)
-        check_owner(request.thread_id, thread.owner, request.owner)
         running_id, head_id = thread.running_id, thread.head_id
     strategy = rules.strategy
     if strategy == "reject" and (running_id or head_id):
@@ -110,8 +110,8 @@ def is_simple(request: NewTurnRequest, rules: SubmitRules) -> bool:
 def plain_enqueue(rules: SubmitRules) -> bool:
     """Whether the plan of every submission under ``rules`` is an insert: the
     ``enqueue`` strategy without an overflow rule (the thread's state changes nothing
-    but the refusals). A backend may then insert a request with a chosen id first and
-    read only when the insert is refused (the id taken: ``exists``)."""
+    but the refusals). The SQLite store then inserts a request with a chosen id first
+    and reads only when the insert is refused (the id taken: ``exists``)."""
     return rules.strategy == "enqueue" and rules.max_queued is None
 
 

@@ -176,8 +176,13 @@ class StoreConformance(UsageConformance):
             store.submit(
                 request("task:1", owner="ada", id="req-1"), rules(strategy=strategy), now=T0 + 1
             ),
+            store.submit(  # (its metadata could not even be stored)
+                request("chat:ada", owner="ada", id="req-1", meta={"n": {1, 2}}),
+                rules(strategy=strategy),
+                now=T0 + 1,
+            ),
         ]
-        assert [(r.id, r.status) for r in again] == [("req-1", "exists")] * 2
+        assert [(r.id, r.status) for r in again] == [("req-1", "exists")] * 3
         with pytest.raises(NotThreadOwner, match="belongs to another owner"):
             store.submit(
                 request("chat:ada", owner="bob", id="req-2"), rules(strategy=strategy), now=T0
@@ -210,6 +215,10 @@ class StoreConformance(UsageConformance):
         with pytest.raises(NotThreadOwner, match="belongs to another owner"):
             self.submit(store, "chat:operator", owner="ada", strategy=strategy)
         assert store.get(operator) is not None
+        # Another owner's thread is that first, whatever its group: not theirs to learn.
+        with pytest.raises(NotThreadOwner) as refused:
+            self.submit(store, "chat:ada", group="task", owner="bob", strategy=strategy)
+        assert str(refused.value) == str(not_thread_owner("chat:ada", "bob"))
 
     def test_a_thread_tells_its_owner_and_check_thread_applies_the_rule(self, store):
         """The owner the store keeps is what doors that act on a thread without

@@ -18,7 +18,7 @@ from toolang_core.store.backend import (
     NewTurnValues,
     ThreadState,
     carry_out,
-    is_simple as plain_enqueue,
+    is_simple as core_is_simple,
     make_room,
     new_turn_values,
     plan_submit,
@@ -46,7 +46,7 @@ WRONG_OWNER = "TL002"
 def is_simple(request: NewTurnRequest, rules: SubmitRules) -> bool:
     """Whether submitting is one INSERT (see toolang-core's ``is_simple``): here also
     without a parent, whose cancellation a submission must not race (see ``submit``)."""
-    return request.parent is None and plain_enqueue(request, rules)
+    return request.parent is None and core_is_simple(request, rules)
 
 
 def insert_params(

@@ -29,6 +29,7 @@ from toolang_core.store import (
     TurnStatus,
     Usage,
     UsageFilter,
+    is_own,
 )
 from toolang_core.store.backend import (
     RUN_COLUMNS,
@@ -206,6 +207,10 @@ class PostgresStore(StoreBase):
                     raise wrong_owner(request) from None
                 if exc.sqlstate != ingress.WRONG_GROUP:
                     raise
+                # another owner's thread first, whatever its group (as plan_submit decides)
+                thread = self.thread(request.thread_id)
+                if thread is not None and not is_own(thread.owner, request.owner):
+                    raise wrong_owner(request) from None
                 actual = exc.diag.message_detail
                 raise wrong_group(request, rules, actual) from None
             return SubmitResult(turn_id, "queued")

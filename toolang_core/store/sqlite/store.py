@@ -32,12 +32,12 @@ from toolang_core.store.rows import (
 from toolang_core.store.sqlite import admission, finishing, steps, turns, usage
 from toolang_core.store.sqlite.checkpoint import BUSY_INTERVAL, WalCheckpointer, local_writers
 from toolang_core.store.sqlite.connection import SYNCHRONOUS, connect, prepare_schema, use_wal
-from toolang_core.store.sqlite.damage import probe_btrees, quick_check, verify_once
+from toolang_core.store.sqlite.damage import is_busy, probe_btrees, quick_check, verify_once
 from toolang_core.store.sqlite.guard import StoreFiles, abandon
 from toolang_core.store.sqlite.lock import RuntimeLock
 from toolang_core.store.sqlite.schema import active
 from toolang_core.store.sqlite.wake import SocketWaker, WakeSender, wake_address
-from toolang_core.store.submit_plan import plain_enqueue, wrong_group, wrong_owner
+from toolang_core.store.submit_plan import plain_enqueue
 from toolang_core.store.types import (
     CancelResult,
     Finish,
@@ -298,36 +298,42 @@ class SQLiteStore(StoreBase):
     # -- inbox and the turn lifecycle ---------------------------------------------------
 
     def submit(self, request: NewTurnRequest, rules: SubmitRules, *, now: float) -> SubmitResult:
-        if plain_enqueue(rules):
-            # Plain enqueue needs no reads: one INSERT (the triggers do the bookkeeping).
-            # A chosen id is read only when the insert is refused: taken, it is ``exists``
-            # whatever else the insert broke (as the full path's first read says).
-            turn_id = request.id or new_id()
+        if not plain_enqueue(rules):
+            return self._tx(lambda c: turns.submit(c, request, rules, new_id(), now), wake=True)
+        # A plain enqueue needs no reads: one INSERT (the triggers do the bookkeeping and
+        # the refusals). A chosen id is read only when the insert fails: taken, it is
+        # ``exists`` whatever else failed, as the read-first path answers.
+        chosen = request.id
+        turn_id = chosen or new_id()
+        try:
             values = new_turn_values(request, rules, turn_id, now)
-            sql, params = turns.insert_statement(values, request.meta)
-            self._guard()
-            try:
-                with self._hold:
-                    self._conn.execute(sql, params)
-            except sqlite3.IntegrityError as exc:
-                if request.id is not None:
-                    if self._conn.execute(turns.EXISTS_SQL, (request.id,)).fetchone():
-                        return SubmitResult(request.id, "exists")
-                    if "another" not in str(exc):  # (taken, then gone meanwhile)
-                        return self._tx(
-                            lambda c: turns.submit(c, request, rules, turn_id, now), wake=True
-                        )
-                if "another owner" in str(exc):
-                    raise wrong_owner(request) from None
-                if "another group" not in str(exc):
-                    raise
-                row = self._conn.execute(
-                    "SELECT thread_group FROM threads WHERE thread_id = ?", (request.thread_id,)
-                ).fetchone()
-                raise wrong_group(request, rules, row[0] if row else None) from None
+            self._insert(*turns.insert_statement(values, request.meta))
+        except (sqlite3.IntegrityError, ValueError, TypeError) as exc:
+            if chosen is not None and self._conn.execute(turns.EXISTS_SQL, (chosen,)).fetchone():
+                return SubmitResult(chosen, "exists")
+            refused = exc
+        else:
             self._waker.send()
             return SubmitResult(turn_id, "queued")
-        return self._tx(lambda c: turns.submit(c, request, rules, new_id(), now), wake=True)
+        if getattr(refused, "sqlite_errorcode", None) == sqlite3.SQLITE_CONSTRAINT_TRIGGER:
+            raise turns.refusal(self._conn, request, rules, str(refused)) from None
+        if chosen is not None and isinstance(refused, sqlite3.IntegrityError):
+            # taken when inserted, gone when read (history pruned meanwhile): read first
+            return self._tx(lambda c: turns.submit(c, request, rules, turn_id, now), wake=True)
+        raise refused
+
+    def _insert(self, sql: str, params: Sequence[object]) -> None:
+        """One INSERT, its own transaction, failing as a write transaction does."""
+        if self.read_only:
+            raise StoreError(f"{self.path} is open read-only")
+        self._guard()
+        with self._hold:
+            try:
+                self._conn.execute(sql, params)
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc):
+                    raise
+                raise StoreError(f"{self.path}: cannot write ({exc})") from None
 
     def claim_turns(self, claim: ClaimRequest) -> list[TurnRequest]:
         room = admission.may_claim(self._conn, claim)

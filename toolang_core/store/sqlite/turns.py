@@ -17,9 +17,10 @@ import sqlite3
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
-from toolang_core.store.errors import TurnNotFound
+from toolang_core.store.errors import SubmitRejected, TurnNotFound
 from toolang_core.store.json_text import dumps
 from toolang_core.store.lifecycle import QueuedEnd, cancel_tree, parked_crashes_free, take_steering
+from toolang_core.store.owners import is_own
 from toolang_core.store.rows import (
     OPTIONAL_COLUMNS,
     NewTurnValues,
@@ -28,7 +29,14 @@ from toolang_core.store.rows import (
     turn_from_row,
 )
 from toolang_core.store.sqlite.schema import TURN_COLUMNS, active
-from toolang_core.store.submit_plan import ThreadState, carry_out, make_room, plan_submit
+from toolang_core.store.submit_plan import (
+    ThreadState,
+    carry_out,
+    make_room,
+    plan_submit,
+    wrong_group,
+    wrong_owner,
+)
 from toolang_core.store.types import (
     CancelResult,
     Heartbeat,
@@ -198,6 +206,19 @@ def submit(
             )
         ),
     )
+
+
+def refusal(
+    c: sqlite3.Connection, request: NewTurnRequest, rules: SubmitRules, message: str
+) -> SubmitRejected:
+    """What an insert the store's triggers refused (``message``) is refused as: another
+    owner's thread first, whatever else the thread is (as :func:`plan_submit` decides)."""
+    row = c.execute(
+        "SELECT thread_group, owner FROM threads WHERE thread_id = ?", (request.thread_id,)
+    ).fetchone()
+    if "another owner" in message or (row is not None and not is_own(row[1], request.owner)):
+        return wrong_owner(request)
+    return wrong_group(request, rules, row[0] if row else None)
 
 
 def _coalesce(
