@@ -146,6 +146,10 @@ if TYPE_CHECKING:
     from toolang_core.ids import (
         new_id as new_id,
     )
+    from toolang_core.kept import (
+        KeptFiles as KeptFiles,
+        after_import as after_import,
+    )
     from toolang_core.plugins.context import (
         PluginContext as PluginContext,
     )
@@ -625,6 +629,8 @@ _LAZY = {
     "SpendBudget": "toolang_core.spend",
     "check_request_limits": "toolang_core.spend",
     "day_start": "toolang_core.spend",
+    "KeptFiles": "toolang_core.kept",
+    "after_import": "toolang_core.kept",
 }
 
 __all__ = ["__version__", "hookimpl", "hookspec", *sorted(_LAZY)]

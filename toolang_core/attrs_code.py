@@ -9,14 +9,10 @@ that looks the code object up first, by a hash of the interpreter's magic number
 file name attrs gives the code and its source, so a changed class (or attrs) is never
 served stale code.
 
-The files live where Python keeps this package's bytecode (under
-``sys.pycache_prefix`` when set, else in ``toolang_core/__pycache__``) and are trusted
-as its bytecode is: whoever may write there may change the package's code already. They
-are written as Python writes bytecode: not under ``-B``/``PYTHONDONTWRITEBYTECODE``,
-atomically (a temporary file renamed), and a directory that cannot be written is
-given up for the process. A file that does not load as code is compiled again. Past
-:data:`MOST_FILES` files the oldest written go (a changed class leaves its old code
-behind).
+The files are kept with :class:`toolang_core.kept.KeptFiles` beside this package's
+bytecode (under ``sys.pycache_prefix`` when set, else in ``toolang_core/__pycache__``),
+trusted and written as that bytecode is; a file that does not load as code is
+compiled again.
 Anything else attrs compiles, and any other module, gets the builtin ``compile``.
 """
 
@@ -25,35 +21,25 @@ from __future__ import annotations
 import builtins
 import contextlib
 import hashlib
-import importlib.abc
-import importlib.machinery
 import importlib.util
 import marshal
 import os
 import re
-import sys
-import tempfile
 import types
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
+
+from toolang_core.kept import MOST_FILES, KeptFiles, after_import, folder
 
 MODULE: Final = "attr._make"
 """attrs' module that compiles the generated source (by the name ``compile``)."""
 GENERATED: Final = "<attrs generated"
 """How the file names attrs gives generated code begin."""
-MOST_FILES: Final = 4096
-"""Files kept at most (:meth:`CachedCompile._bound`): a toolang with every plugin makes
-about 500 classes."""
 
 
 def directory() -> Path:
     """Where the code files go: beside this package's bytecode."""
-    package = Path(__file__).resolve().parent
-    tag = sys.implementation.cache_tag or "python"
-    if sys.pycache_prefix:
-        return Path(sys.pycache_prefix, *package.parts[1:], f"attrs-code.{tag}")
-    return package / "__pycache__" / f"attrs-code.{tag}"
+    return folder(__file__, "attrs-code")
 
 
 class CachedCompile:
@@ -63,9 +49,7 @@ class CachedCompile:
 
     def __init__(self, where: Path, *, most: int = MOST_FILES) -> None:
         self.where = where
-        self._writable = True
-        self._most = most
-        self._bounded = False
+        self._kept = KeptFiles(where, most=most)
 
     def __call__(self, source: Any, filename: Any, mode: str, *args: Any, **kwargs: Any) -> Any:
         if (
@@ -81,57 +65,15 @@ class CachedCompile:
             importlib.util.MAGIC_NUMBER
             + f"{filename}\0{_without_type_hash(source, filename)}".encode("utf-8", "surrogatepass")
         ).hexdigest()
-        path = self.where / key
-        with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
-            code = marshal.loads(path.read_bytes())
-            if isinstance(code, types.CodeType) and code.co_filename == filename:
-                return code
+        kept = self._kept.read(key)
+        if kept is not None:
+            with contextlib.suppress(ValueError, EOFError, TypeError):
+                code = marshal.loads(kept)
+                if isinstance(code, types.CodeType) and code.co_filename == filename:
+                    return code
         code = builtins.compile(source, filename, mode)
-        if self._writable and not sys.dont_write_bytecode:
-            self._write(path, marshal.dumps(code))
+        self._kept.write(key, marshal.dumps(code))
         return code
-
-    def _write(self, path: Path, data: bytes) -> None:
-        """``data`` to ``path`` whole or not at all; a directory that cannot be written
-        is not tried again by this process."""
-        try:
-            try:
-                handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-            except FileNotFoundError:  # the folder's first file (or it was deleted)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-            try:
-                with os.fdopen(handle, "wb") as file:
-                    file.write(data)
-                os.replace(temporary, path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
-                raise
-        except OSError:
-            self._writable = False
-            return
-        if not self._bounded:  # once a process: it adds a few hundred files at most
-            self._bounded = True
-            self._bound()
-
-    def _bound(self) -> None:
-        """Past ``most`` files, the folder keeps the three quarters written last: each
-        changed class adds one (old code is never asked for again), and a deleted file
-        is only compiled again."""
-        with contextlib.suppress(OSError):
-            with os.scandir(self.where) as listing:
-                files = [
-                    (entry.stat().st_mtime, entry.path)
-                    for entry in listing
-                    if entry.is_file(follow_symlinks=False)
-                ]
-            if len(files) <= self._most:
-                return
-            files.sort()
-            for _, name in files[: len(files) - self._most * 3 // 4]:
-                with contextlib.suppress(OSError):
-                    os.unlink(name)
 
 
 def _without_type_hash(source: str, filename: str) -> str:
@@ -153,48 +95,15 @@ def cache_module(module: types.ModuleType) -> None:
         module.compile = CachedCompile(directory())  # type: ignore[attr-defined]
 
 
-class _Loader(importlib.abc.Loader):
-    """Runs ``attr._make``'s own loader, then gives the module the cached ``compile``."""
-
-    def __init__(self, loader: importlib.abc.Loader) -> None:
-        self.loader = loader
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        self.loader.exec_module(module)
-        cache_module(module)
-
-
-class _Finder(importlib.abc.MetaPathFinder):
-    """Finds ``attr._make`` as the other finders do, with :class:`_Loader` around its
-    loader; once, then it leaves ``sys.meta_path``."""
-
-    def find_spec(
-        self,
-        fullname: str,
-        path: Sequence[str] | None,
-        target: types.ModuleType | None = None,
-    ) -> importlib.machinery.ModuleSpec | None:
-        if fullname != MODULE:
-            return None
-        with contextlib.suppress(ValueError):
-            sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(fullname)  # the other finders' answer
-        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
-            spec.loader = _Loader(spec.loader)
-        return spec
-
-
 def install() -> None:
     """Cache attrs' generated code from now on: at once when ``attr._make`` is
     imported already, else when it is (nothing is imported here: a command that makes
     no attrs class pays nothing). ``TOOLANG_ATTRS_CODE_CACHE=0`` leaves attrs alone."""
-    if os.environ.get("TOOLANG_ATTRS_CODE_CACHE") == "0":
+    if os.environ.get("TOOLANG_ATTRS_CODE_CACHE") == "0" or _installed:
         return
-    module = sys.modules.get(MODULE)
-    if module is not None:
-        cache_module(module)
-    elif not any(isinstance(finder, _Finder) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _Finder())
+    _installed.append(True)
+    after_import(MODULE, cache_module)
+
+
+_installed: list[bool] = []
+"""Whether :func:`install` ran in this process (once is enough)."""

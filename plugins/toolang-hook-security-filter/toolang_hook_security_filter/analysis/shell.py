@@ -12,8 +12,9 @@ Text that bashlex cannot parse (it misses some syntax) is split by a plain token
 instead, so nothing escapes judgement by being unparsable.
 
 bashlex is imported by the first :func:`parse`, not with this module: importing it
-builds its LALR tables (a few hundred milliseconds, every process), which a call whose
-strings hold no shell text never needs. :func:`warm` does it ahead, off the event loop.
+builds its LALR tables (0.1 to 0.25 s of a core; read back from disk after the first
+process, :mod:`.tables`), which a call whose strings hold no shell text never needs.
+:func:`warm` does it ahead, off the event loop.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Final
 
 import attrs
+
+from toolang_hook_security_filter.analysis import tables
 
 MAX_PARSE: Final = 20_000
 """Longer text skips bashlex (a Python LR parser) for the linear tokenizer."""
@@ -106,8 +109,9 @@ def _ansi_c(match: re.Match[str]) -> str:
 
 
 def warm() -> None:
-    """Import bashlex now (its tables are built on import), so that the first shell
-    text judged does not wait for it."""
+    """Import bashlex now (its tables are built on import, or read back:
+    :mod:`.tables`), so that the first shell text judged does not wait for it."""
+    tables.keep()
     import bashlex  # type: ignore[import-untyped]  # noqa: F401
 
 
@@ -119,6 +123,7 @@ def parse(text: str, depth: int = 0) -> Script:
         text = text.replace("\\", "\\\\")
     walker = _Walker(text, depth)
     if len(text) <= MAX_PARSE:
+        tables.keep()
         import bashlex
 
         try:
