@@ -4,7 +4,8 @@ against it.
 The default policy holds some 230 expressions; compiling them all costs a fresh process
 a few hundred milliseconds, inside its first tool call. The hint index (hints.py) runs
 only the expressions whose hints a string holds, so a call compiles only those it may
-match, and each is compiled once per process.
+match, and each is compiled once per process (from code kept by an earlier process:
+:mod:`.kept_regex`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from typing import Protocol
+
+from toolang_hook_security_filter import kept_regex
 
 
 class Searches(Protocol):
@@ -35,7 +38,7 @@ class LazyPattern:
         return self.prepare(self.source) if self.prepare is not None else self.source
 
     def search(self, string: str) -> re.Match[str] | None:
-        compiled = re.compile(self.pattern)
+        compiled = kept_regex.compile(self.pattern)
         # Two threads may both get here: each compiles the same pattern, either wins.
         self.search = compiled.search  # type: ignore[method-assign]
         return compiled.search(string)

@@ -1,0 +1,98 @@
+"""The policy's expressions are compiled by the first process and their engine code read
+back by the next (:mod:`toolang_hook_security_filter.kept_regex`): every pattern read
+back is the one ``re.compile`` makes (same flags, code, groups); a damaged file is
+compiled as usual and replaced; nothing is kept where bytecode is not written. Real
+interpreters, each with its own bytecode folder (``PYTHONPYCACHEPREFIX``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = """
+import json, re
+from toolang_core import kept
+
+reads, writes = [], []  # of the expressions' files (attrs' code is kept the same way)
+read, write = kept.KeptFiles.read, kept.KeptFiles.write
+def counted_read(self, key):
+    data = read(self, key)
+    if self.where.name.startswith("regex-code"):
+        reads.append(data is not None)
+    return data
+def counted_write(self, key, data):
+    if self.where.name.startswith("regex-code"):
+        writes.append(key)
+    return write(self, key, data)
+kept.KeptFiles.read, kept.KeptFiles.write = counted_read, counted_write
+
+from toolang_hook_security_filter import kept_regex
+from toolang_hook_security_filter.policy import Policy
+from toolang_hook_security_filter.settings import FilterSettings
+
+policy = Policy(FilterSettings())
+patterns = sorted({regex.pattern for rule in policy.rules for regex, _ in rule.alternatives})
+patterns += [r"(?P<user>\\w+)@(?P<host>[\\w.]+)", r"(?i)ünïcode|\\bRM\\s+-rf\\b"]
+differ = []
+for pattern in patterns:
+    mine, theirs = kept_regex.compile(pattern), re.compile(pattern)
+    if not (mine == theirs and mine.groupindex == theirs.groupindex
+            and mine.groups == theirs.groups and mine.flags == theirs.flags):
+        differ.append(pattern)
+probe = kept_regex.compile(r"(?P<user>\\w+)@(?P<host>[\\w.]+)").search("mail ada@example.org now")
+print(json.dumps({"patterns": len(patterns), "read": sum(reads), "missed": len(reads) - sum(reads),
+                  "writes": len(writes), "differ": differ, "probe": probe.groupdict()}))
+"""
+
+
+def run(prefix: Path, **env: str) -> dict[str, object]:
+    environ = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    environ.update(PYTHONPYCACHEPREFIX=str(prefix), **env)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout))
+
+
+def kept_files(prefix: Path) -> list[Path]:
+    return sorted(p for p in prefix.rglob("regex-code.*/*") if p.is_file())
+
+
+def test_every_expression_read_back_is_the_one_re_compiles(tmp_path: Path) -> None:
+    first = run(tmp_path)
+    count = first["patterns"]
+    assert isinstance(count, int) and count > 150  # the default policy's and two more
+    # each compiled and kept; the probe at the end reads one of them back already
+    assert (first["read"], first["missed"], first["writes"]) == (1, count, count)
+    assert first["differ"] == []
+    assert len(kept_files(tmp_path)) == count
+    second = run(tmp_path)
+    assert (second["read"], second["missed"], second["writes"]) == (count + 1, 0, 0)
+    assert second["differ"] == []  # equal to re.compile's: flags, code, groups
+    assert second["probe"] == {"user": "ada", "host": "example.org"}
+
+
+def test_a_damaged_file_is_compiled_as_usual_and_replaced(tmp_path: Path) -> None:
+    run(tmp_path)
+    files = kept_files(tmp_path)
+    for file, damage in zip(files, (b"", b"\x00garbage", files[2].read_bytes()[:5]), strict=False):
+        file.write_bytes(damage)
+    again = run(tmp_path)
+    assert again["writes"] == 3  # the three compiled again, and kept again
+    assert again["differ"] == []
+    assert run(tmp_path)["writes"] == 0
+
+
+def test_nothing_is_kept_where_bytecode_is_not_written(tmp_path: Path) -> None:
+    seen = run(tmp_path, PYTHONDONTWRITEBYTECODE="1")
+    assert seen["differ"] == []
+    assert kept_files(tmp_path) == []
