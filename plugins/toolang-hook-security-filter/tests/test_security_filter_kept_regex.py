@@ -6,11 +6,9 @@ interpreters, each with its own bytecode folder (``PYTHONPYCACHEPREFIX``)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from kept_kit import kept_files, run_kept
 
 SCRIPT = """
 import json, re
@@ -48,51 +46,32 @@ print(json.dumps({"patterns": len(patterns), "read": sum(reads), "missed": len(r
 """
 
 
-def run(prefix: Path, **env: str) -> dict[str, object]:
-    environ = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    environ.update(PYTHONPYCACHEPREFIX=str(prefix), **env)
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
-        check=False,
-        capture_output=True,
-        text=True,
-        env=environ,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return dict(json.loads(done.stdout))
-
-
-def kept_files(prefix: Path) -> list[Path]:
-    return sorted(p for p in prefix.rglob("regex-code.*/*") if p.is_file())
-
-
 def test_every_expression_read_back_is_the_one_re_compiles(tmp_path: Path) -> None:
-    first = run(tmp_path)
+    first = run_kept(SCRIPT, tmp_path)
     count = first["patterns"]
     assert isinstance(count, int) and count > 150  # the default policy's and two more
     # each compiled and kept; the probe at the end reads one of them back already
     assert (first["read"], first["missed"], first["writes"]) == (1, count, count)
     assert first["differ"] == []
-    assert len(kept_files(tmp_path)) == count
-    second = run(tmp_path)
+    assert len(kept_files(tmp_path, "regex-code")) == count
+    second = run_kept(SCRIPT, tmp_path)
     assert (second["read"], second["missed"], second["writes"]) == (count + 1, 0, 0)
     assert second["differ"] == []  # equal to re.compile's: flags, code, groups
     assert second["probe"] == {"user": "ada", "host": "example.org"}
 
 
 def test_a_damaged_file_is_compiled_as_usual_and_replaced(tmp_path: Path) -> None:
-    run(tmp_path)
-    files = kept_files(tmp_path)
+    run_kept(SCRIPT, tmp_path)
+    files = kept_files(tmp_path, "regex-code")
     for file, damage in zip(files, (b"", b"\x00garbage", files[2].read_bytes()[:5]), strict=False):
         file.write_bytes(damage)
-    again = run(tmp_path)
+    again = run_kept(SCRIPT, tmp_path)
     assert again["writes"] == 3  # the three compiled again, and kept again
     assert again["differ"] == []
-    assert run(tmp_path)["writes"] == 0
+    assert run_kept(SCRIPT, tmp_path)["writes"] == 0
 
 
 def test_nothing_is_kept_where_bytecode_is_not_written(tmp_path: Path) -> None:
-    seen = run(tmp_path, PYTHONDONTWRITEBYTECODE="1")
+    seen = run_kept(SCRIPT, tmp_path, PYTHONDONTWRITEBYTECODE="1")
     assert seen["differ"] == []
-    assert kept_files(tmp_path) == []
+    assert kept_files(tmp_path, "regex-code") == []

@@ -6,11 +6,9 @@ bytecode folder (``PYTHONPYCACHEPREFIX``)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from kept_kit import kept_files, run_kept
 
 SCRIPT = """
 import hashlib, json, sys
@@ -53,32 +51,13 @@ print(json.dumps({"reads": reads, "writes": len(writes), "digest": digest,
 """
 
 
-def run(prefix: Path, **env: str) -> dict[str, object]:
-    environ = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    environ.update(PYTHONPYCACHEPREFIX=str(prefix), **env)
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
-        check=False,
-        capture_output=True,
-        text=True,
-        env=environ,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return dict(json.loads(done.stdout))
-
-
-def kept_tables(prefix: Path) -> list[Path]:
-    return sorted(p for p in prefix.rglob("bashlex-tables.*/*") if p.is_file())
-
-
 def test_the_tables_are_built_once_then_read_back_the_same(tmp_path: Path) -> None:
-    first = run(tmp_path)
+    first = run_kept(SCRIPT, tmp_path)
     assert first["reads"] == [False]  # nothing kept yet: built
     assert first["writes"] == 1
-    (table,) = kept_tables(tmp_path)
+    (table,) = kept_files(tmp_path, "bashlex-tables")
     assert not table.name.startswith(".")  # written whole, under its key
-    second = run(tmp_path)
+    second = run_kept(SCRIPT, tmp_path)
     assert second["reads"] == [True]  # read back
     assert second["writes"] == 0  # so not built (a build writes what it built)
     for same in ("digest", "verdicts", "commands"):
@@ -87,18 +66,18 @@ def test_the_tables_are_built_once_then_read_back_the_same(tmp_path: Path) -> No
 
 
 def test_a_damaged_file_is_built_again_and_replaced(tmp_path: Path) -> None:
-    first = run(tmp_path)
-    (table,) = kept_tables(tmp_path)
+    first = run_kept(SCRIPT, tmp_path)
+    (table,) = kept_files(tmp_path, "bashlex-tables")
     for damage in (b"", b"\x00garbage", table.read_bytes()[:100]):
         table.write_bytes(damage)
-        again = run(tmp_path)
+        again = run_kept(SCRIPT, tmp_path)
         assert again["writes"] == 1  # built again, and kept
         assert again["digest"] == first["digest"]
         assert again["verdicts"] == first["verdicts"]
-    assert run(tmp_path)["writes"] == 0
+    assert run_kept(SCRIPT, tmp_path)["writes"] == 0
 
 
 def test_nothing_is_kept_where_bytecode_is_not_written(tmp_path: Path) -> None:
-    seen = run(tmp_path, PYTHONDONTWRITEBYTECODE="1")
+    seen = run_kept(SCRIPT, tmp_path, PYTHONDONTWRITEBYTECODE="1")
     assert seen["verdicts"] == ["NoneType", "Block", "Block"]
-    assert kept_tables(tmp_path) == []
+    assert kept_files(tmp_path, "bashlex-tables") == []
