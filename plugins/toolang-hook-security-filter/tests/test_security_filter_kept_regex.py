@@ -40,6 +40,10 @@ for pattern in patterns:
     if not (mine == theirs and mine.groupindex == theirs.groupindex
             and mine.groups == theirs.groups and mine.flags == theirs.flags):
         differ.append(pattern)
+from toolang_hook_security_filter import normalise  # its module-level kept ones
+for compiled in (normalise._QUOTE_SIGNS, normalise._RUNNER_CALL):
+    if compiled != re.compile(compiled.pattern):
+        differ.append(compiled.pattern)
 probe = kept_regex.compile(r"(?P<user>\\w+)@(?P<host>[\\w.]+)").search("mail ada@example.org now")
 print(json.dumps({"patterns": len(patterns), "read": sum(reads), "missed": len(reads) - sum(reads),
                   "writes": len(writes), "differ": differ, "probe": probe.groupdict()}))
@@ -48,14 +52,16 @@ print(json.dumps({"patterns": len(patterns), "read": sum(reads), "missed": len(r
 
 def test_every_expression_read_back_is_the_one_re_compiles(tmp_path: Path) -> None:
     first = run_kept(SCRIPT, tmp_path)
-    count = first["patterns"]
+    count, kept = first["patterns"], first["writes"]
     assert isinstance(count, int) and count > 150  # the default policy's and two more
-    # each compiled and kept; the probe at the end reads one of them back already
-    assert (first["read"], first["missed"], first["writes"]) == (1, count, count)
+    # each compiled and kept (the module-level ones kept too, on import); the probe at
+    # the end reads one of them back already
+    assert isinstance(kept, int) and kept >= count
+    assert (first["read"], first["missed"]) == (1, kept)
     assert first["differ"] == []
-    assert len(kept_files(tmp_path, "regex-code")) == count
+    assert len(kept_files(tmp_path, "regex-code")) == kept
     second = run_kept(SCRIPT, tmp_path)
-    assert (second["read"], second["missed"], second["writes"]) == (count + 1, 0, 0)
+    assert (second["read"], second["missed"], second["writes"]) == (kept + 1, 0, 0)
     assert second["differ"] == []  # equal to re.compile's: flags, code, groups
     assert second["probe"] == {"user": "ada", "host": "example.org"}
 
