@@ -63,6 +63,13 @@ class KeptFiles:
         ``__file__`` of one of its modules), beside its bytecode (:func:`folder`)."""
         return cls(folder(package_file, kind))
 
+    @property
+    def writable(self) -> bool:
+        """Whether :meth:`write` may keep anything now (bytecode is written, and this
+        process has not found the folder unwritable): work done only to be kept can
+        be skipped when not."""
+        return self._writable and not sys.dont_write_bytecode
+
     def read(self, key: str) -> bytes | None:
         """The content kept under ``key``; ``None`` when there is none."""
         try:
@@ -73,7 +80,7 @@ class KeptFiles:
     def write(self, key: str, data: bytes) -> None:
         """Keep ``data`` under ``key``, whole or not at all; nothing when bytecode is not
         written, or this process found the folder cannot be."""
-        if not self._writable or sys.dont_write_bytecode:
+        if not self.writable:
             return
         path = self.where / key
         try:

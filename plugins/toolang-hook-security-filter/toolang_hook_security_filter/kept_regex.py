@@ -50,9 +50,10 @@ def compile(pattern: str) -> re.Pattern[str]:
             if isinstance(kept, re.Pattern):
                 return kept
     compiled = re.compile(pattern)
-    arguments = _engine_arguments(pattern, compiled)
-    if arguments is not None:
-        _files.write(key, marshal.dumps(arguments))
+    if _files.writable:  # (finding what to keep compiles it again: only when kept)
+        arguments = _engine_arguments(pattern, compiled)
+        if arguments is not None:
+            _files.write(key, marshal.dumps(arguments))
     return compiled
 
 

@@ -22,8 +22,6 @@ import enum
 import re
 from typing import Final
 
-from toolang_hook_security_filter import kept_regex
-
 _RUNNERS: Final = (
     *("system", "popen", "shell_exec", "passthru", "proc_open", "getoutput"),
     *("exec", "execsync", "execfile", "execl", "execlp", "execv", "execvp", "execve"),
@@ -75,8 +73,7 @@ so finding them costs it nothing more."""
 
 # Signs, other than SIGN_WORDS, that a string may hide what it runs. Every alternative
 # starts with a literal that is not a letter, so `re` jumps to the places worth trying.
-# (`re` takes some 50 ms to compile it: its engine code is kept, :mod:`.kept_regex`.)
-_QUOTE_SIGNS: Final = kept_regex.compile(
+_QUOTE_SIGNS: Final = re.compile(
     # Empty quotes glued to a word (r''m), not part of a longer run (a docstring's """).
     r"''(?=[a-z/-])(?<![\"']'')|\"\"(?=[a-z/-])(?<![\"']\"\")"
     r"|''(?<=[a-z]'')(?![\"'])|\"\"(?<=[a-z]\"\")(?![\"'])"
@@ -113,8 +110,8 @@ _PAYLOADS: Final = (
 )
 # A call that runs a command given as string literals: `os.system('…')`,
 # `subprocess.run(['rm', '-rf', '/'])`, `execSync("…")`, `Runtime.getRuntime().exec("…")`.
-# Found from its `(`, the function's name checked behind it (kept, as _QUOTE_SIGNS).
-_RUNNER_CALL: Final = kept_regex.compile(
+# Found from its `(`, the function's name checked behind it.
+_RUNNER_CALL: Final = re.compile(
     r"\((?:"
     + "|".join(rf"(?<={re.escape(word)}\()(?<!\w{re.escape(word)}\()" for word in _RUNNERS)
     + r")\s*\[?\s*((?:[rbfu]{0,2}(?:'[^'\n]*'|\"[^\"\n]*\")\s*[,+]?\s*){1,64})"
