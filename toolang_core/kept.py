@@ -12,28 +12,37 @@ package's code already. They are written as Python writes bytecode: never under
 ``-B``/``PYTHONDONTWRITEBYTECODE``, each whole (a temporary file, then renamed), and a
 folder that cannot be written is given up for the process. Past ``most`` files a
 folder keeps the three quarters written last (an old key is never asked for again).
-A file that is missing or does not load is only computed again: callers check what
-they read.
+Each file carries a digest of its key and content, checked on every read: a file
+damaged on disk, cut short or moved under another key reads as missing, and is only
+computed again. (The digest guards against accidents, not against someone who may
+write there: they may change the bytecode too.)
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
+import re
 import sys
 import tempfile
 import types
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 __all__ = ["KeptFiles", "after_import"]
 
 MOST_FILES: Final = 4096
 """Files a folder keeps at most, by default (:meth:`KeptFiles._bound`)."""
+KEY: Final = re.compile(r"[A-Za-z0-9_-]{1,128}")
+"""What a key may be: a file name in the folder, and nothing else."""
+_DIGEST: Final = 32
+"""Bytes of the SHA-256 digest each file begins with."""
 
 
 def folder(package_file: str | Path, kind: str) -> Path:
@@ -71,18 +80,25 @@ class KeptFiles:
         return self._writable and not sys.dont_write_bytecode
 
     def read(self, key: str) -> bytes | None:
-        """The content kept under ``key``; ``None`` when there is none."""
+        """The content kept under ``key``; ``None`` when there is none, or the file is not
+        what was written under ``key``. :raises ValueError: ``key`` is not a name of
+        letters, digits, ``_`` and ``-`` (at most 128)."""
+        path = self.where / _checked(key)
         try:
-            return (self.where / key).read_bytes()
-        except (OSError, ValueError):
+            kept = path.read_bytes()
+        except OSError:
             return None
+        digest, data = kept[:_DIGEST], kept[_DIGEST:]
+        return data if digest == _digest(key, data) else None
 
     def write(self, key: str, data: bytes) -> None:
         """Keep ``data`` under ``key``, whole or not at all; nothing when bytecode is not
-        written, or this process found the folder cannot be."""
+        written, or this process found the folder cannot be. :raises ValueError: as
+        :meth:`read`."""
+        path = self.where / _checked(key)
         if not self.writable:
             return
-        path = self.where / key
+        data = _digest(key, data) + data
         try:
             try:
                 handle, temporary = tempfile.mkstemp(dir=self.where, prefix=".", suffix=".tmp")
@@ -108,10 +124,10 @@ class KeptFiles:
         """Past ``most`` files, the folder keeps the three quarters written last."""
         with contextlib.suppress(OSError):
             with os.scandir(self.where) as listing:
-                files = [
+                files = [  # (not another process's file being written: ".*.tmp")
                     (entry.stat().st_mtime, entry.path)
                     for entry in listing
-                    if entry.is_file(follow_symlinks=False)
+                    if entry.is_file(follow_symlinks=False) and not entry.name.startswith(".")
                 ]
             if len(files) <= self._most:
                 return
@@ -121,20 +137,44 @@ class KeptFiles:
                     os.unlink(name)
 
 
+def _checked(key: str) -> str:
+    if not KEY.fullmatch(key):
+        raise ValueError(
+            f"a kept file's key is letters, digits, '_' and '-' (at most 128), not {key!r}"
+        )
+    return key
+
+
+def _digest(key: str, data: bytes) -> bytes:
+    return hashlib.sha256(key.encode() + b"\0" + data).digest()
+
+
 def after_import(name: str, then: Callable[[types.ModuleType], None]) -> None:
-    """Call ``then(module)`` once the module ``name`` has run its code: at once when it
-    is imported already, else right after it is first imported, before the module
-    that imported it goes on (nothing is imported here). A module whose loader cannot
-    be wrapped is left alone."""
+    """Call ``then(module)`` once the module ``name`` has run its code, before the module
+    that imported it goes on: at once when it is in ``sys.modules`` already (even one
+    still running its code, in a circular import), else right after its first import
+    (nothing is imported here). If that import fails, ``then`` is not called. What
+    ``then`` raises is a warning, not a failure of the import. A module whose loader
+    cannot be wrapped is left alone."""
     module = sys.modules.get(name)
     if module is not None:
-        then(module)
+        _call(then, module)
     else:
         sys.meta_path.insert(0, _Finder(name, then))
 
 
+def _call(then: Callable[[types.ModuleType], None], module: types.ModuleType) -> None:
+    try:
+        then(module)
+    except Exception as exc:  # the module stays usable: only what then wanted is lost
+        warnings.warn(
+            f"after_import({module.__name__!r}): {then!r} raised {exc!r}", RuntimeWarning, 2
+        )
+
+
 class _Loader(importlib.abc.Loader):
-    """Runs the module's own loader, then ``then``."""
+    """Runs the module's own loader, then ``then``; anything else asked of it (source,
+    code, resources) is the module's own loader's answer."""
 
     def __init__(
         self, loader: importlib.abc.Loader, then: Callable[[types.ModuleType], None]
@@ -142,21 +182,25 @@ class _Loader(importlib.abc.Loader):
         self.loader = loader
         self.then = then
 
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.loader, name)
+
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
         return self.loader.create_module(spec)
 
     def exec_module(self, module: types.ModuleType) -> None:
         self.loader.exec_module(module)
-        self.then(module)
+        _call(self.then, module)
 
 
 class _Finder(importlib.abc.MetaPathFinder):
     """Finds one module as the other finders do, with :class:`_Loader` around its
-    loader; once, then it leaves ``sys.meta_path``."""
+    loader; once. It stays in ``sys.meta_path``, answering nothing after that (taking
+    it out could make another thread's import, walking the list, skip a finder)."""
 
     def __init__(self, name: str, then: Callable[[types.ModuleType], None]) -> None:
         self.name = name
-        self.then = then
+        self.then: Callable[[types.ModuleType], None] | None = then
 
     def find_spec(
         self,
@@ -164,11 +208,11 @@ class _Finder(importlib.abc.MetaPathFinder):
         path: Sequence[str] | None,
         target: types.ModuleType | None = None,
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname != self.name:
+        then = self.then
+        if then is None or fullname != self.name:
             return None
-        with contextlib.suppress(ValueError):
-            sys.meta_path.remove(self)
+        self.then = None
         spec = importlib.util.find_spec(fullname)  # the other finders' answer
         if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
-            spec.loader = _Loader(spec.loader, self.then)
+            spec.loader = _Loader(spec.loader, then)
         return spec

@@ -6,9 +6,14 @@ interpreters, each with its own bytecode folder (``PYTHONPYCACHEPREFIX``)."""
 
 from __future__ import annotations
 
+import marshal
+import sys
 from pathlib import Path
 
+import pytest
 from kept_kit import kept_files, run_kept
+
+from toolang_core import KeptFiles
 
 SCRIPT = """
 import json, re
@@ -77,3 +82,21 @@ def test_nothing_is_kept_where_bytecode_is_not_written(tmp_path: Path) -> None:
     seen = run_kept(SCRIPT, tmp_path, PYTHONDONTWRITEBYTECODE="1")
     assert seen["differ"] == []
     assert kept_files(tmp_path, "regex-code") == []
+
+
+def test_whole_arguments_of_another_shape_are_compiled_as_usual(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file written whole (its digest holds) whose arguments are not of the shape
+    written (groups that disagree with their names, code out of range): not handed to
+    the engine; compiled as usual and replaced."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # this process writes too
+    run_kept(SCRIPT, tmp_path)
+    files = kept_files(tmp_path, "regex-code")
+    kept = KeptFiles(files[0].parent)
+    wrongs = ((0, [1, 2], 5, {}, ()), (0, [-1], 0, {}, (None,)), ("0", [], 0, {}, (None,)))
+    for file, wrong in zip(files, wrongs, strict=False):
+        kept.write(file.name, marshal.dumps(wrong))
+    again = run_kept(SCRIPT, tmp_path)
+    assert again["writes"] == len(wrongs)
+    assert again["differ"] == []

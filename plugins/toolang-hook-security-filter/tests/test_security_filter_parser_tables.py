@@ -6,9 +6,15 @@ bytecode folder (``PYTHONPYCACHEPREFIX``)."""
 
 from __future__ import annotations
 
+import marshal
+import sys
 from pathlib import Path
 
+import pytest
 from kept_kit import kept_files, run_kept
+
+from toolang_core import KeptFiles
+from toolang_hook_security_filter.analysis import tables
 
 SCRIPT = """
 import hashlib, json, sys
@@ -81,3 +87,39 @@ def test_nothing_is_kept_where_bytecode_is_not_written(tmp_path: Path) -> None:
     seen = run_kept(SCRIPT, tmp_path, PYTHONDONTWRITEBYTECODE="1")
     assert seen["verdicts"] == ["NoneType", "Block", "Block"]
     assert kept_files(tmp_path, "bashlex-tables") == []
+
+
+def test_whole_but_inconsistent_tables_are_built_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file written whole (its digest holds) whose tables lead nowhere: built again."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # this process writes too
+    first = run_kept(SCRIPT, tmp_path)
+    (table,) = kept_files(tmp_path, "bashlex-tables")
+    files = KeptFiles(table.parent)
+    for wrong in (({0: {"WORD": 99_999}}, {}), ({0: {}}, {5: {"list": 0}}), ({1: {}}, {})):
+        files.write(table.name, marshal.dumps(wrong))
+        again = run_kept(SCRIPT, tmp_path)
+        assert again["reads"] == [True]  # read whole,
+        assert again["writes"] == 1  # but not taken: built (and kept) again
+        assert again["digest"] == first["digest"]
+        assert again["verdicts"] == first["verdicts"]
+
+
+def test_the_key_names_every_productions_precedence() -> None:
+    """``%prec`` settles conflicts: the same productions with another precedence are
+    another grammar."""
+
+    class Production:
+        def __init__(self, name: str, prod: tuple[str, ...], prec: tuple[str, int]) -> None:
+            self.name, self.prod, self.prec = name, prod, prec
+
+    class Grammar:
+        def __init__(self, prec: tuple[str, int]) -> None:
+            self.Productions = [Production("list", ("list", "AND", "list"), prec)]
+            self.Precedence = {"AND": ("left", 1)}
+            self.Start = "list"
+
+    assert tables._key("src", Grammar(("left", 1))) != tables._key("src", Grammar(("right", 1)))
+    assert tables._key("src", Grammar(("left", 1))) == tables._key("src", Grammar(("left", 1)))
+    assert tables._key("src", Grammar(("left", 1))) != tables._key("other", Grammar(("left", 1)))

@@ -11,8 +11,10 @@ the engine directly.
 What is kept is checked when it is written: it is kept only when the engine, given it,
 makes a pattern equal to ``re.compile``'s (same flags, same code, same groups) — so an
 interpreter whose ``re`` works otherwise keeps nothing and compiles as usual. What is
-read back and fails to load is compiled as usual too. ``re``'s own cache is not
-involved: the policy holds its patterns.
+read back and is not as it was written (:class:`toolang_core.KeptFiles` checks each
+file's digest) or not of the written shape is compiled as usual too. The files are
+trusted as bytecode is: whoever may write there may change the plugin's code already.
+``re``'s own cache is not involved: the policy holds its patterns.
 """
 
 from __future__ import annotations
@@ -45,16 +47,36 @@ def compile(pattern: str) -> re.Pattern[str]:
     key = hashlib.sha256(f"{_VERSION}\0{pattern}".encode("utf-8", "surrogatepass")).hexdigest()
     data = _files.read(key)
     if data is not None:
-        with contextlib.suppress(Exception):  # damaged: compiled as usual below
-            kept = _sre.compile(pattern, *marshal.loads(data))
-            if isinstance(kept, re.Pattern):
-                return kept
+        with contextlib.suppress(Exception):  # not as written: compiled as usual below
+            arguments = marshal.loads(data)
+            if _well_formed(arguments):
+                kept = _sre.compile(pattern, *arguments)
+                if isinstance(kept, re.Pattern):
+                    return kept
     compiled = re.compile(pattern)
     if _files.writable:  # (finding what to keep compiles it again: only when kept)
         arguments = _engine_arguments(pattern, compiled)
         if arguments is not None:
             _files.write(key, marshal.dumps(arguments))
     return compiled
+
+
+def _well_formed(arguments: Any) -> bool:
+    """Whether ``arguments`` have the shape :func:`_engine_arguments` writes (the file's
+    digest already says they are what was written: this is a second look, not a
+    defence against someone who may write there)."""
+    if not (isinstance(arguments, tuple) and len(arguments) == 5):
+        return False
+    flags, code, groups, groupindex, indexgroup = arguments
+    return (
+        type(flags) is int
+        and isinstance(code, list)
+        and all(type(word) is int and 0 <= word < 2**32 for word in code)
+        and type(groups) is int
+        and isinstance(groupindex, dict)
+        and isinstance(indexgroup, tuple)
+        and groups == len(indexgroup) - 1
+    )
 
 
 def _engine_arguments(pattern: str, compiled: re.Pattern[str]) -> tuple[Any, ...] | None:

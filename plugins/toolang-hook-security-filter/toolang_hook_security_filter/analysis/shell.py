@@ -124,9 +124,9 @@ def parse(text: str, depth: int = 0) -> Script:
     walker = _Walker(text, depth)
     if len(text) <= MAX_PARSE:
         tables.keep()
-        import bashlex
-
         try:
+            import bashlex
+
             for node in bashlex.parse(text):
                 walker.node(node)
             return Script(walker.commands, walker.functions)
