@@ -151,9 +151,7 @@ class SQLiteStore(StoreBase):
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        if self.read_only:
-            raise StoreError(f"{self.path} is open read-only")
-        self._guard()
+        self._may_write()
         c = self._conn
         with self._hold:
             try:
@@ -166,6 +164,12 @@ class SQLiteStore(StoreBase):
                 c.execute("ROLLBACK")
                 raise
             c.execute("COMMIT")
+
+    def _may_write(self) -> None:
+        """Before a write. :raises StoreError: open read-only; what :meth:`_guard` raises."""
+        if self.read_only:
+            raise StoreError(f"{self.path} is open read-only")
+        self._guard()
 
     def _write_one(self, sql: str, params: Sequence[object] = ()) -> sqlite3.Cursor:
         """One statement, its own transaction."""
@@ -324,9 +328,7 @@ class SQLiteStore(StoreBase):
 
     def _insert(self, sql: str, params: Sequence[object]) -> None:
         """One INSERT, its own transaction, failing as a write transaction does."""
-        if self.read_only:
-            raise StoreError(f"{self.path} is open read-only")
-        self._guard()
+        self._may_write()
         with self._hold:
             try:
                 self._conn.execute(sql, params)
