@@ -1,6 +1,6 @@
 """The SQLite memory plugin's calls from the runtime: the recalls and writes of concurrent
-turns grouped for its database thread, and a lone call done at once in the event
-loop's thread."""
+turns grouped, done at once in the event loop's thread, or in the plugin's database
+thread when they would wait."""
 
 from __future__ import annotations
 
@@ -12,7 +12,31 @@ import pytest
 
 from toolang_core.testing.memory_calls import MemoryCaller, MemoryDriver
 from toolang_memory_sqlite import MemorySQLiteSettings
+from toolang_memory_sqlite.group import LEFT
 from toolang_memory_sqlite.memory import SQLiteMemory, SQLiteMemoryError
+
+
+def spy_groups(plugin: SQLiteMemory) -> list[tuple[str, list[object]]]:
+    """Each group of calls done, as it is done: ``("at once", calls)`` for those done in
+    the loop's thread, ``("thread", calls)`` for those the database thread did."""
+    done: list[tuple[str, list[object]]] = []
+    at_once, in_thread = plugin._calls._at_once, plugin._calls._call
+    assert at_once is not None
+
+    def spied_at_once(calls):
+        outcomes = at_once(calls)
+        kept = [c for c, o in zip(calls, outcomes, strict=True) if o is not LEFT]
+        if kept:
+            done.append(("at once", kept))
+        return outcomes
+
+    def spied_thread(calls):
+        done.append(("thread", list(calls)))
+        return in_thread(calls)
+
+    plugin._calls._at_once, plugin._calls._call = spied_at_once, spied_thread
+    return done
+
 
 # writes of concurrent turns ---------------------------------------------------------
 
@@ -23,14 +47,7 @@ def test_concurrent_writes_are_committed_together_and_a_bad_batch_spoils_only_it
     from toolang_core.memory import MemoryEntry, MemoryWriteBatch
 
     plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
-    groups: list[int] = []
-    write_group = plugin._group
-
-    def counted(group):  # a spy on the real writer: how many batches each transaction held
-        groups.append(len(group))
-        return write_group(group)
-
-    plugin._calls._call = counted
+    groups = spy_groups(plugin)
     texts = [f"entry {n} about otters" for n in range(12)]
     texts[5] = "broken \ud800 text"
 
@@ -48,7 +65,7 @@ def test_concurrent_writes_are_committed_together_and_a_bad_batch_spoils_only_it
         outcomes = asyncio.run(write_all())
         assert isinstance(outcomes[5], ValueError) and "lone surrogate" in str(outcomes[5])
         assert [o.written for n, o in enumerate(outcomes) if n != 5] == [1] * 11
-        assert sum(groups) == 12 and len(groups) < 12  # grouped, every batch once
+        assert sum(len(g) for _, g in groups) == 12 and len(groups) < 12  # every batch once
         driver = MemoryDriver(plugin, MemoryCaller())
         assert sorted(driver.listed_texts("a")) == sorted(t for n, t in enumerate(texts) if n != 5)
     finally:
@@ -129,14 +146,7 @@ def test_concurrent_recalls_are_done_together_and_a_bad_one_fails_alone(tmp_path
     plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
     driver = MemoryDriver(plugin, MemoryCaller())
     driver.save("a", *(f"the {animal} swims" for animal in ("otter", "seal", "heron")))
-    groups: list[int] = []
-    recall_group = plugin._group
-
-    def counted(group):  # a spy on the real recalls: how many each call to the thread held
-        groups.append(len(group))
-        return recall_group(group)
-
-    plugin._calls._call = counted
+    groups = spy_groups(plugin)
     queries = ["otter", "seal", "heron", "broken", "otter seal"] * 4
 
     def request(query: str) -> MemoryRecallRequest:
@@ -152,7 +162,7 @@ def test_concurrent_recalls_are_done_together_and_a_bad_one_fails_alone(tmp_path
 
     try:
         outcomes = asyncio.run(recall_all())
-        assert sum(groups) == len(queries) and len(groups) < len(queries)
+        assert sum(len(g) for _, g in groups) == len(queries) and len(groups) < len(queries)
         for query, outcome in zip(queries, outcomes, strict=True):
             if query == "broken":
                 assert isinstance(outcome, ValueError) and "lone surrogate" in str(outcome)
@@ -188,14 +198,7 @@ def test_recalls_and_writes_handed_in_together_go_in_one_group_and_fail_apart(tm
     n = GROUP_MOST // 2  # recalls and as many writes: one group's worth
     plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
     MemoryDriver(plugin, MemoryCaller()).save("a", "the otter swims")
-    groups: list[list[str]] = []
-    real_group = plugin._group
-
-    def spied(group):  # the real call, noting what each hand-over held
-        groups.append([type(c).__name__ for c in group])
-        return real_group(group)
-
-    plugin._calls._call = spied
+    groups = spy_groups(plugin)
     recall = MemoryRecallRequest(
         agent_uri="toolang:agent/a", agent_id="a", query_text="otter", limits=MemoryLimits()
     )
@@ -214,7 +217,8 @@ def test_recalls_and_writes_handed_in_together_go_in_one_group_and_fail_apart(tm
         outcomes = asyncio.run(both())
         assert [o.items[0].text for o in outcomes[:n]] == ["the otter swims"] * n
         assert [o.written for o in outcomes[n:]] == [1] * n
-        assert groups[0] == ["MemoryRecallRequest"] * n + ["tuple"] * n  # one hand-over
+        kinds = [type(c).__name__ for c in groups[0][1]]
+        assert kinds == ["MemoryRecallRequest"] * n + ["tuple"] * n  # one group
 
         def locked(writes, conn=None, wait=True):  # the transaction cannot start: writes fail
             raise SQLiteMemoryError("memory-sqlite: remember failed: database is locked")
@@ -334,7 +338,7 @@ def test_a_group_answered_wrongly_fails_its_callers_and_the_next_group_still_goe
     assert third == 6
 
 
-# lone calls, done at once in the event loop's thread ----------------------------------
+# calls done at once in the event loop's thread, and those left to the database thread -
 
 
 def _recall_request(agent: str, query: str):
@@ -410,8 +414,8 @@ def test_a_lone_write_that_would_wait_for_another_process_goes_to_the_thread(tmp
         plugin.close()
 
 
-def test_a_lone_write_of_much_text_goes_to_the_thread(tmp_path, clock):
-    from toolang_memory_sqlite.memory import ALONE_CHARS
+def test_writes_of_much_text_go_to_the_thread(tmp_path, clock):
+    from toolang_memory_sqlite.memory import AT_ONCE_CHARS
 
     plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
     threads: list[str] = []
@@ -423,13 +427,16 @@ def test_a_lone_write_of_much_text_goes_to_the_thread(tmp_path, clock):
 
     plugin._write_group = spied
 
-    async def write(text):
-        return (await plugin.remember(_write_batch("a", text))).written
+    async def write(*texts):
+        written = await asyncio.gather(*(plugin.remember(_write_batch("a", t)) for t in texts))
+        return [w.written for w in written]
 
+    half = AT_ONCE_CHARS // 2
     try:
-        assert asyncio.run(write("x" * ALONE_CHARS)) == 1
-        assert asyncio.run(write("y" * (ALONE_CHARS + 1))) == 1
-        assert threads == ["MainThread", "memory-sqlite"]
+        assert asyncio.run(write("x" * AT_ONCE_CHARS)) == [1]
+        assert asyncio.run(write("y" * (AT_ONCE_CHARS + 1))) == [1]
+        assert asyncio.run(write("z" * half, "w" * (half + 1))) == [1, 1]  # one group
+        assert threads == ["MainThread", "memory-sqlite", "memory-sqlite"]
     finally:
         plugin.close()
 
@@ -469,33 +476,70 @@ def test_a_first_caller_that_gives_up_in_its_round_still_hands_its_group_over():
     assert groups == [[1, 2], [3]]
 
 
-def test_a_lone_call_on_a_busy_loop_goes_to_the_thread(tmp_path, clock):
+def test_a_group_on_a_busy_loop_is_done_at_once_in_the_loops_thread(tmp_path, clock):
+    """Concurrent calls on a loop with other work are done in the loop's thread too:
+    handed to the database thread, their Python would wait for the loop's (the
+    interpreter's lock), and the two threads' hand-overs of it cost more than the SQL
+    done beside the loop (:mod:`toolang_memory_sqlite.group`)."""
     import time
-
-    from toolang_memory_sqlite.group import QUIET_ROUND
 
     plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
     plugin.remember_now(_write_batch("a", "the otter swims"))
-    threads: list[str] = []
-    real_recall = plugin._recall
+    groups = spy_groups(plugin)
 
-    def spied(request, conn):
-        threads.append(threading.current_thread().name)
-        return real_recall(request, conn)
-
-    plugin._recall = spied
-
-    async def recall(busy: bool):
-        recalling = asyncio.ensure_future(plugin.recall(_recall_request("a", "otter")))
-        if busy:  # other work of the loop in the round the recall waits out
-            asyncio.get_running_loop().call_soon(time.sleep, 3 * QUIET_ROUND)
-        return [i.text for i in (await recalling).items]
+    async def busy_round():
+        asyncio.get_running_loop().call_soon(time.sleep, 0.01)  # other work of the loop
+        return await asyncio.gather(
+            *(plugin.recall(_recall_request("a", "otter")) for _ in range(3)),
+            *(plugin.remember(_write_batch("a", f"seal {n}")) for n in range(2)),
+        )
 
     try:
-        assert asyncio.run(recall(busy=False)) == ["the otter swims"]
-        assert asyncio.run(recall(busy=True)) == ["the otter swims"]
-        assert threads == ["MainThread", "memory-sqlite"]
+        outcomes = asyncio.run(busy_round())
+        assert [[i.text for i in o.items] for o in outcomes[:3]] == [["the otter swims"]] * 3
+        assert [o.written for o in outcomes[3:]] == [1, 1]
+        assert [(how, len(calls)) for how, calls in groups] == [("at once", 5)]
+        assert plugin._thread is None  # the database thread was never needed
     finally:
+        plugin.close()
+
+
+def test_writes_that_would_wait_go_to_the_thread_and_the_recalls_beside_them_do_not(
+    tmp_path, clock
+):
+    path = tmp_path / "memory.db"
+    plugin = SQLiteMemory(path, MemorySQLiteSettings(), clock=clock)
+    plugin.remember_now(_write_batch("a", "the otter swims"))
+    groups = spy_groups(plugin)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process writes
+
+    async def scenario():
+        recalls = [
+            asyncio.ensure_future(plugin.recall(_recall_request("a", "otter"))) for _ in range(2)
+        ]
+        writes = [
+            asyncio.ensure_future(plugin.remember(_write_batch("a", f"seal {n}"))) for n in (1, 2)
+        ]
+        recalled = await asyncio.gather(*recalls)  # answered while the writes wait
+        await asyncio.sleep(0.05)
+        assert not any(w.done() for w in writes)
+        other.execute("COMMIT")
+        return recalled, await asyncio.gather(*writes)
+
+    try:
+        recalled, written = asyncio.run(scenario())
+        assert [[i.text for i in r.items] for r in recalled] == [["the otter swims"]] * 2
+        assert [w.written for w in written] == [1, 1]
+        kinds = [(how, [type(c).__name__ for c in calls]) for how, calls in groups]
+        assert kinds == [
+            ("at once", ["MemoryRecallRequest"] * 2),
+            ("thread", ["tuple"] * 2),  # the writes, in one transaction
+        ]
+        texts = sorted(i.text for i in plugin.list_entries(_list_request("a")))
+        assert texts == ["seal 1", "seal 2", "the otter swims"]
+    finally:
+        other.close()
         plugin.close()
 
 
@@ -506,15 +550,11 @@ def _listing(agent: str, owner: str | None) -> object:
 
 
 def test_lone_calls_do_not_set_the_busy_timeout_each_time_and_the_thread_gets_it_back(
-    tmp_path, clock, monkeypatch
+    tmp_path, clock
 ):
     """A lone call must not wait for another process (busy timeout 0), the database
     thread must (busy_timeout_seconds): the shared connection's timeout is set when the
     kind of caller changes, not around every lone write."""
-    # Every round counts as quiet, however busy the machine: each lone call is done in
-    # the loop's thread (on a loaded machine a round can take longer than QUIET_ROUND,
-    # and the call went to the database thread: the test failed under CI's load).
-    monkeypatch.setattr("toolang_memory_sqlite.group.QUIET_ROUND", 3600.0)
     plugin = SQLiteMemory(
         tmp_path / "memory.db", MemorySQLiteSettings(busy_timeout_seconds=7), clock=clock
     )

@@ -7,7 +7,7 @@ busy handler; writes of other processes (the store's, when the file is shared) a
 waited for up to ``busy_timeout_seconds``.
 
 The runtime's recalls and writes share one more connection, :meth:`Connections.main`:
-the plugin's database thread uses it, and so does a lone call run in the event loop's
+calls done at once in the event loop's thread use it, and so does the plugin's database
 thread (:mod:`.group`) — one page cache for both (another connection's write makes
 SQLite drop a reader's whole cache). Whoever uses it holds :attr:`Connections.main_lock`.
 

@@ -1,29 +1,32 @@
-"""Grouped calls: the writes (or recalls) of concurrent callers on one event loop, together.
+"""Grouped calls: the writes and recalls of concurrent callers on one event loop, together.
 
 When a turn ends the runtime remembers its exchange; many turns end at about the same
-time. Each write alone is a transaction and a hop to the database thread. Here a write
-waits while the one before it is being written, and every write that arrived meanwhile
-goes into the next group: one hop, one transaction for the group. A write returns once
-its group is committed, so it is as durable as a write of its own.
+time, and each write alone would be a transaction of its own. Here a call that finds
+nothing under way waits for the event loop's next round, and every call made
+meanwhile goes into its group: one transaction for the group's writes. A write
+returns once its group is committed, so it is as durable as a write of its own. A
+lone caller waits for nobody; calls made while a group is in the thread (below) go
+into the next group, done as soon as that one's results are back.
 
-Recalls are grouped the same way: many turns start at about the same time, and each
-recall alone is a hop to the database thread and back — the event loop woken once per
-recall, each turn going on alone. A group is one hop, and its turns go on together.
-A call that finds nothing under way starts on the event loop's next round, with the
-calls made in the same round: a lone caller waits for nobody (and handing each call
-over at once would send the first of a round alone, doubling the hand-overs).
-
-A group of one call — nothing else under way, no other call in its round, and a
-round that took less than :data:`QUIET_ROUND`: a quiet runtime, one turn at a time —
-may be done at once in the loop's thread instead (``alone``): the hop to the thread
-and the loop's wake-up back cost more than such a call's own work, and nothing else is
-waiting for the loop meanwhile. Under load calls come in groups (or a round is long:
-the loop has other work), and the thread does them beside the loop.
+A group is done at once in the loop's thread when it can be (``at_once``): what it
+leaves undone, a call that would wait (a write while another one is under way, a
+recall of a file another process is recovering), goes to the thread, which waits.
+Handing SQL to a thread looks like parallel work, but only SQLite's own steps run
+beside the loop: the rest of a recall or a write (building statements, ranking,
+making items) is Python, which waits for the interpreter's lock while the loop holds
+it. Under load the two threads hand that lock back and forth at every statement, and
+each hand-over costs both of them: on ``bench/agent_turns.py`` (memory on, 2 cores,
+five interleaved pairs) a turn took 3.26 ms of CPU with its memory calls done at once
+against 3.85 ms (ordered conversations; bursts 3.40 against 3.95), the plugin's own
+work the same. Done at once, a
+group holds the loop for its own work only (a recall is bounded, ``ranked_matches``; a write of more
+than :data:`~toolang_memory_sqlite.memory.AT_ONCE_CHARS` of text goes to the thread).
 
 A group holds at most :data:`GROUP_MOST` calls; the others wait for the next one,
-handed to the thread as soon as this one's results are back — before the loop runs its
-callers on. The bound is there for runtimes running many turns at once (``max_running``
-in the hundreds), so that no turn waits on a very large group's last call; it is above
+done as soon as this one is — before the loop runs its callers on. The bound is there
+for runtimes running many turns at once (``max_running`` in the hundreds), so that no
+turn waits on a very large group's last call (nor the loop on a very large group done
+at once); it is above
 the default 8 turns running, because on a quiet machine one hand-over for every call
 waiting costs less than several smaller ones (below).
 """
@@ -38,10 +41,6 @@ from typing import Final, Generic, TypeVar
 
 from toolang_memory_sqlite.dbthread import DatabaseThread
 
-QUIET_ROUND: Final = 0.0003
-"""Seconds: a lone call whose round of the event loop took longer goes to the thread
-(the loop had other callbacks to run; the thread's SQL would run beside them)."""
-
 GROUP_MOST: Final = 64
 """Calls in one group at most. Measured on ``bench/agent_turns.py --shape both`` (200
 threads, 8 turns running) on a quiet 2-core machine, four interleaved rounds: against
@@ -53,6 +52,16 @@ Item = TypeVar("Item")
 Result = TypeVar("Result")
 
 
+class Left:
+    """What ``at_once`` answers for a call it leaves to the thread (:data:`LEFT`)."""
+
+    def __repr__(self) -> str:
+        return "LEFT"
+
+
+LEFT: Final = Left()
+
+
 class _Queue(Generic[Item, Result]):
     """The calls waiting on one event loop, and whether a group is under way."""
 
@@ -62,33 +71,33 @@ class _Queue(Generic[Item, Result]):
 
 
 class GroupCalls(Generic[Item, Result]):
-    """Hands ``call`` the items of concurrent :meth:`add` calls as one group, in the
-    thread ``thread()`` gives; ``call`` returns one result or exception per item, in
-    order (an exception it raises fails the whole group).
+    """Hands the items of concurrent :meth:`add` calls over as one group: to
+    ``at_once`` in the loop's thread, then what it left (or all of them, without it) to
+    ``call`` in the thread ``thread()`` gives. Each returns one result or exception per
+    item, in order (an exception either raises fails the items it was given);
+    ``at_once`` answers :data:`LEFT` for an item it leaves.
 
     Plain callbacks, not a task per group: the first call of a group hands it over on
-    the event loop's next round, and its results come back with one wake-up of the
-    loop, which hands the next group (if any) to the thread at once. A group done at
-    once is done when its first call hands it over: that call returns without waiting
-    for another round."""
+    the event loop's next round, and the thread's results come back with one wake-up
+    of the loop, which hands the next group (if any) over at once. A group done at once
+    is done when its first call hands it over: that call returns without waiting for
+    another round."""
 
     def __init__(
         self,
         call: Callable[[Sequence[Item]], list[Result | Exception]],
         thread: Callable[[], DatabaseThread],
-        alone: Callable[[Sequence[Item]], list[Result | Exception] | None] | None = None,
+        at_once: Callable[[Sequence[Item]], list[Result | Exception | Left]] | None = None,
         *,
         most: int = GROUP_MOST,
     ) -> None:
-        """``alone(items)`` does a group of one in the loop's thread, or returns
-        ``None`` to leave it to ``call`` in the thread. ``most``: calls in one group
-        at most (at least 1)."""
+        """``most``: calls in one group at most (at least 1)."""
         if most < 1:
             raise ValueError(f"memory-sqlite: a group holds at least 1 call, not {most}")
         self._most = most
         self._call = call
         self._thread = thread
-        self._alone = alone
+        self._at_once = at_once
         self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Queue[Item, Result]] = (
             weakref.WeakKeyDictionary()
         )
@@ -103,33 +112,36 @@ class GroupCalls(Generic[Item, Result]):
         queue.waiting.append((item, future))
         if not queue.busy:
             queue.busy = True
-            started = loop.time()
             try:  # one round of the loop: the calls made in it join this group
                 await asyncio.sleep(0)
             finally:  # (handed over even if this caller gave up meanwhile)
-                self._hand_over(loop, queue, quiet=loop.time() - started < QUIET_ROUND)
-        return await future  # done already when the group was done at once (alone)
+                self._hand_over(loop, queue)
+        return await future  # done already when the group was done at once
 
-    def _hand_over(
-        self, loop: asyncio.AbstractEventLoop, queue: _Queue[Item, Result], *, quiet: bool = False
-    ) -> None:
-        """Give the first ``most`` waiting calls to the thread as one group (in the
-        loop's thread; the others go when it is done); a lone call on a ``quiet`` loop
-        may be done at once instead (``alone``)."""
+    def _hand_over(self, loop: asyncio.AbstractEventLoop, queue: _Queue[Item, Result]) -> None:
+        """Do the first ``most`` waiting calls as one group (in the loop's thread): at
+        once what ``at_once`` can, the rest in the thread (the next group goes when
+        they are done)."""
         waiting = queue.waiting
         group, queue.waiting = waiting[: self._most], waiting[self._most :]
         if not group:
             queue.busy = False
             return
-        items = [i for i, _ in group]
-        if quiet and len(items) == 1 and self._alone is not None:
+        if self._at_once is not None:
             try:
-                done = self._alone(items)
+                done = self._at_once([i for i, _ in group])
             except Exception as exc:
-                done = [exc]
-            if done is not None:
-                self._settle(loop, queue, group, done)
+                done = [exc] * len(group)
+            if len(done) != len(group):
+                done = [_miscounted(len(done), len(group))] * len(group)
+            left = [c for c, o in zip(group, done, strict=True) if isinstance(o, Left)]
+            answered = [(c, o) for c, o in zip(group, done, strict=True) if not isinstance(o, Left)]
+            if not left:
+                self._settle(loop, queue, group, [o for _, o in answered])
                 return
+            _answer([c for c, _ in answered], [o for _, o in answered])
+            group = left
+        items = [i for i, _ in group]
 
         def job() -> None:  # in the database thread
             try:
@@ -152,24 +164,33 @@ class GroupCalls(Generic[Item, Result]):
         group: list[tuple[Item, asyncio.Future[Result]]],
         outcomes: list[Result | Exception],
     ) -> None:
-        """Hand each caller of ``group`` its outcome, then the next group over — even
-        when ``call`` answered the wrong number of outcomes (those left without one
-        fail): a group that never settled would leave every later call waiting."""
+        """Hand each caller of ``group`` its outcome (:func:`_answer`), then the next
+        group over — whatever happened: a group that never settled would leave every
+        later call waiting."""
         try:
-            if len(outcomes) != len(group):
-                missing = RuntimeError(
-                    f"memory-sqlite: {len(outcomes)} outcomes for a group of {len(group)} calls"
-                )
-                outcomes = [missing] * len(group)
-            for (_, future), outcome in zip(group, outcomes, strict=True):
-                if future.done():  # its caller gave up waiting (a timeout)
-                    continue
-                if isinstance(outcome, Exception):
-                    future.set_exception(outcome)
-                else:
-                    future.set_result(outcome)
+            _answer(group, outcomes)
         finally:
             self._hand_over(loop, queue)
+
+
+def _answer(
+    group: list[tuple[Item, asyncio.Future[Result]]], outcomes: list[Result | Exception]
+) -> None:
+    """Hand each caller of ``group`` its outcome; when there are not as many outcomes as
+    callers (a wrong answer), every caller fails."""
+    if len(outcomes) != len(group):
+        outcomes = [_miscounted(len(outcomes), len(group))] * len(group)
+    for (_, future), outcome in zip(group, outcomes, strict=True):
+        if future.done():  # its caller gave up waiting (a timeout)
+            continue
+        if isinstance(outcome, Exception):
+            future.set_exception(outcome)
+        else:
+            future.set_result(outcome)
+
+
+def _miscounted(outcomes: int, calls: int) -> RuntimeError:
+    return RuntimeError(f"memory-sqlite: {outcomes} outcomes for a group of {calls} calls")
 
 
 def _failed(exc: BaseException) -> Exception:

@@ -1,12 +1,14 @@
 """The ``sqlite`` memory plugin: entries in SQLite, recalled with FTS5 and recency.
 
 Every method but ``recall`` and ``remember`` is synchronous and thread-safe (the runtime
-runs them in worker threads); those two are ``async`` and run in the plugin's own
-database thread, ``remember`` writing the batches of concurrent turns together
-(:mod:`.group`); ``recall_now`` and ``remember_now`` are their synchronous forms. A database failure
-is remembered for :meth:`SQLiteMemory.health` and raised as :class:`SQLiteMemoryError`
-naming the operation and the file; a batch the plugin refuses (too long, bad TTL, meta
-that is not JSON) raises ``ValueError`` and stores nothing.
+runs them in worker threads); those two are ``async``: the calls of concurrent turns
+are done together, at once in the event loop's thread or, when they would wait, in
+the plugin's own database thread (:mod:`.group`), ``remember`` writing their batches
+in one transaction; ``recall_now`` and ``remember_now`` are their synchronous forms. A
+database failure is remembered for :meth:`SQLiteMemory.health` and raised as
+:class:`SQLiteMemoryError` naming the operation and the file; a batch the plugin
+refuses (too long, bad TTL, meta that is not JSON) raises ``ValueError`` and stores
+nothing.
 
 This class keeps the contract and its thread and grouping; the statements are in
 :mod:`.writing` (checks, inserts, upserts, pruning), :mod:`.items` (rows read back as
@@ -42,14 +44,14 @@ from toolang_memory_sqlite.database import Connections, MemoryClosed, WriteBusy,
 from toolang_memory_sqlite.dbthread import DatabaseThread
 from toolang_memory_sqlite.errors import SQLiteMemoryError, failures
 from toolang_memory_sqlite.forgetting import forget_filters
-from toolang_memory_sqlite.group import GroupCalls
+from toolang_memory_sqlite.group import LEFT, GroupCalls, Left
 from toolang_memory_sqlite.items import LIVE, ranked_items
 from toolang_memory_sqlite.ranking import Candidate
 from toolang_memory_sqlite.schema import ENTRIES, FTS, ITEMS
 from toolang_memory_sqlite.settings import NAME, PROVIDER, MemorySQLiteSettings
 
-ALONE_CHARS: Final = 32_768
-"""A lone write of more text than this goes to the database thread, not done at once."""
+AT_ONCE_CHARS: Final = 32_768
+"""A group's writes of more text than this go to the database thread, not done at once."""
 
 __all__ = ["SQLiteMemory", "SQLiteMemoryError"]
 
@@ -88,7 +90,7 @@ class SQLiteMemory:
         self._thread: DatabaseThread | None = None
         self._thread_lock = threading.Lock()
         self._calls: GroupCalls[Call, MemoryRecallResult | MemoryWriteResult] = GroupCalls(
-            self._group, self._own_thread, alone=self._alone
+            self._group, self._own_thread, at_once=self._at_once
         )
         self._common = search.CommonWords()
         self._slots: dict[str, int] = {}  # scope key -> slot (search.Scope.of)
@@ -109,9 +111,10 @@ class SQLiteMemory:
             return self._thread
 
     async def recall(self, request: MemoryRecallRequest) -> MemoryRecallResult:
-        """:meth:`recall_now` in the plugin's database thread (see :meth:`_own_thread`);
-        recalls handed in while others are under way are done together after them, in
-        one call to that thread; a lone one is done at once (:mod:`.group`)."""
+        """:meth:`recall_now`, with the recalls and writes handed in in the same round
+        of the event loop: done at once in the loop's thread (:meth:`_at_once`), or in
+        the plugin's database thread when that would wait (:meth:`_own_thread`,
+        :mod:`.group`)."""
         return cast(MemoryRecallResult, await self._calls.add(request))
 
     def _group(
@@ -136,37 +139,47 @@ class SQLiteMemory:
                     written = iter([exc] * len(writes))
         return [next(recalled if isinstance(c, MemoryRecallRequest) else written) for c in calls]
 
-    def _alone(
+    def _at_once(
         self, calls: Sequence[Call]
-    ) -> list[MemoryRecallResult | MemoryWriteResult | Exception] | None:
-        """A lone call, done at once in the event loop's thread on the connection the
-        database thread uses (:mod:`.group`); ``None`` leaves it to that thread: a write
-        of more than :data:`ALONE_CHARS`, one that would wait for another write, or
-        either while the thread holds the connection (it serves another event loop).
+    ) -> list[MemoryRecallResult | MemoryWriteResult | Exception | Left]:
+        """The recalls and writes of ``calls`` done at once in the event loop's thread,
+        on the connection the database thread uses (:mod:`.group`), as :meth:`_group`
+        does them; :data:`~.group.LEFT` for those left to that thread: a recall that
+        finds the file locked (another process recovering it after a crash), writes
+        that would wait for another write or hold more than :data:`AT_ONCE_CHARS` of
+        text, and all of them while the thread holds the connection (it serves another
+        event loop).
 
         A recall's work is bounded (``ranked_matches``) and a WAL reader never waits,
         so neither blocks the loop for long; the connection's busy timeout is off for
-        them (:meth:`.database.Connections.main`): a recall that finds the file locked
-        (another process recovering it after a crash) goes to the thread as well."""
-        (call,) = calls
-        if not isinstance(call, MemoryRecallRequest) and _chars(call[1]) > ALONE_CHARS:
-            return None
+        them (:meth:`.database.Connections.main`)."""
+        outcomes: list[MemoryRecallResult | MemoryWriteResult | Exception | Left]
+        outcomes = [LEFT] * len(calls)
         if not self._db.main_lock.acquire(blocking=False):
-            return None
+            return outcomes
         try:
-            recall = isinstance(call, MemoryRecallRequest)
+            recalls = [n for n, c in enumerate(calls) if isinstance(c, MemoryRecallRequest)]
+            writes = [(n, c) for n, c in enumerate(calls) if not isinstance(c, MemoryRecallRequest)]
             try:
-                conn = self._main("recall" if recall else "remember", waits=False)
+                conn = self._main("remember" if writes else "recall", waits=False)
             except SQLiteMemoryError as exc:
-                return [exc]
-            if not isinstance(call, MemoryRecallRequest):
-                return list(self._write_group([call], conn, wait=False))
-            (recalled,) = self._recall_group([call], conn)
-            if isinstance(recalled, SQLiteMemoryError) and busy(recalled.__cause__):
-                return None
-            return [recalled]
-        except (WriteBusy, MemoryClosed):
-            return None
+                return [exc] * len(calls)
+            except MemoryClosed:
+                return outcomes  # the thread says so
+            asked = [cast(MemoryRecallRequest, calls[n]) for n in recalls]
+            for n, recalled in zip(recalls, self._recall_group(asked, conn), strict=True):
+                if not (isinstance(recalled, SQLiteMemoryError) and busy(recalled.__cause__)):
+                    outcomes[n] = recalled
+            if writes and sum(_chars(rows) for _, (_, rows) in writes) <= AT_ONCE_CHARS:
+                try:
+                    written = self._write_group([c for _, c in writes], conn, wait=False)
+                except (WriteBusy, MemoryClosed):
+                    return outcomes
+                except Exception as exc:  # e.g. the file damaged: the writes fail
+                    written = [exc] * len(writes)
+                for (n, _), outcome in zip(writes, written, strict=True):
+                    outcomes[n] = outcome
+            return outcomes
         finally:
             self._db.main_lock.release()
 
@@ -193,7 +206,7 @@ class SQLiteMemory:
         """Once :attr:`pending_uses` entries wait (the bound of the write-behind), hand
         their commit to the database thread, after the calls handed to it before: the
         recall of the runtime's that reached the bound does not wait for it, nor does
-        the event loop's thread when that recall ran there (:meth:`_alone`)."""
+        the event loop's thread when that recall ran there (:meth:`_at_once`)."""
         if len(self._uses) < self.settings.pending_uses or self._flush_posted:
             return
         self._flush_posted = True  # (two posted at once: the second finds nothing to do)
@@ -272,10 +285,11 @@ class SQLiteMemory:
         return recalling.result(PROVIDER, items, ranked)
 
     async def remember(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
-        """Store ``batch``: all of it or, on any error, nothing. Batches handed in while
-        another write is under way are written together after it, in one transaction
-        (a savepoint each: one that fails leaves the others), in a worker thread; each
-        call returns once its batch is committed."""
+        """Store ``batch``: all of it or, on any error, nothing. Batches handed in in the
+        same round of the event loop, or while another write is under way, are written
+        together, in one transaction (a savepoint each: one that fails leaves the
+        others), at once or in the database thread (:meth:`recall`); each call returns
+        once its batch is committed."""
         return cast(MemoryWriteResult, await self._calls.add((batch, self._rows(batch))))
 
     def remember_now(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
