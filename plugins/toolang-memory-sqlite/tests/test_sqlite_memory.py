@@ -111,9 +111,13 @@ def test_a_memory_dropped_without_close_stops_its_checkpointer(tmp_path):
     MemoryDriver(plugin, MemoryCaller()).save("agent-a", "hello")
     path = plugin.path
     assert len(checkpoint_threads(path)) == 1
+    database_thread = plugin._thread
     del plugin
     gc.collect()
     assert checkpoint_threads(path) == []
+    assert database_thread is not None  # the first call opened the file there: it ends too
+    database_thread._thread.join(10)
+    assert not database_thread._thread.is_alive()
 
 
 def test_a_checkpointer_that_could_not_start_is_tried_again_later(tmp_path, monkeypatch):

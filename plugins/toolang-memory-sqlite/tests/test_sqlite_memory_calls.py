@@ -16,6 +16,13 @@ from toolang_memory_sqlite.group import LEFT
 from toolang_memory_sqlite.memory import SQLiteMemory, SQLiteMemoryError
 
 
+def open_main(plugin: SQLiteMemory) -> None:
+    """Open (create and migrate) the connection the runtime's calls share, as the first
+    call does in the database thread: calls are done at once only once it is open."""
+    with plugin._db.main_lock:
+        plugin._db.main()
+
+
 def spy_groups(plugin: SQLiteMemory) -> list[tuple[str, list[object]]]:
     """Each group of calls done, as it is done: ``("at once", calls)`` for those done in
     the loop's thread, ``("thread", calls)`` for those the database thread did."""
@@ -224,7 +231,13 @@ def test_recalls_and_writes_handed_in_together_go_in_one_group_and_fail_apart(tm
             raise SQLiteMemoryError("memory-sqlite: remember failed: database is locked")
 
         plugin._write_group = locked
-        outcomes = asyncio.run(both())
+        outcomes = asyncio.run(both())  # done at once
+        assert [o.items[0].text for o in outcomes[:n]] == ["the otter swims"] * n
+        assert all(isinstance(o, SQLiteMemoryError) for o in outcomes[n:])
+        plugin._calls._at_once = lambda calls: [LEFT] * len(calls)
+        del groups[:]
+        outcomes = asyncio.run(both())  # the same group in the database thread
+        assert [how for how, _ in groups] == ["thread"]
         assert [o.items[0].text for o in outcomes[:n]] == ["the otter swims"] * n
         assert all(isinstance(o, SQLiteMemoryError) for o in outcomes[n:])
     finally:
@@ -302,6 +315,92 @@ def test_a_group_holds_at_most_group_most_calls_and_the_rest_go_next_in_order():
         GroupCalls(list, lambda: held.executor, most=0)
 
 
+def test_what_at_once_leaves_goes_to_the_thread_and_every_caller_gets_its_own_answer():
+    held = HeldGroups(
+        lambda n: n * 10,
+        at_once=lambda items: [
+            LEFT if n % 2 else (ValueError("four") if n == 4 else n * 100) for n in items
+        ],
+    )
+    held.gate.set()
+
+    async def scenario():
+        return await asyncio.gather(*(held.calls.add(n) for n in range(6)), return_exceptions=True)
+
+    outcomes = held.run(scenario)
+    assert outcomes[:4] == [0, 10, 200, 30] and outcomes[5] == 50
+    assert isinstance(outcomes[4], ValueError)
+    assert held.groups == [[1, 3, 5]]  # only what at_once left, as one group
+
+
+def test_groups_done_at_once_go_one_round_apart_and_a_long_queue_needs_no_deep_stack():
+    """With ``most = 1`` every call is a group of its own: each is done on a later round
+    of the loop than the one before (its callers run between), not by a chain of calls
+    in one callback (thousands of them would overflow the stack)."""
+    from toolang_memory_sqlite.dbthread import DatabaseThread
+    from toolang_memory_sqlite.group import GroupCalls
+
+    done: list[int] = []
+    resumed: list[int] = []
+    thread = DatabaseThread("test")
+
+    def at_once(items):
+        done.extend(items)
+        return [n + 1 for n in items]
+
+    calls = GroupCalls(lambda items: [], lambda: thread, at_once, most=1)
+
+    async def call(n: int) -> int:
+        answer = await calls.add(n)
+        resumed.append(n)
+        if n == 0:  # the first caller runs before the second group is done
+            assert done == [0]
+        return answer
+
+    async def scenario():
+        return await asyncio.gather(*(call(n) for n in range(3000)))
+
+    try:
+        assert asyncio.run(asyncio.wait_for(scenario(), 60)) == [n + 1 for n in range(3000)]
+    finally:
+        thread.shutdown()
+    assert done == list(range(3000)) and sorted(resumed) == list(range(3000))
+
+
+def test_at_once_that_raises_or_answers_wrongly_fails_its_group_and_the_next_goes():
+    from toolang_memory_sqlite.dbthread import DatabaseThread
+    from toolang_memory_sqlite.group import GroupCalls
+
+    thread = DatabaseThread("test")
+
+    def at_once(items):
+        if items == [1]:
+            raise ValueError("at once failed")
+        if items == [2]:
+            return [4, 4]  # one outcome too many
+        return [n * 2 for n in items]
+
+    calls = GroupCalls(lambda items: [], lambda: thread, at_once)
+
+    async def scenario():
+        outcomes = []
+        for n in (1, 2, 3):
+            try:
+                outcomes.append(await asyncio.wait_for(calls.add(n), 5))
+            except (ValueError, RuntimeError) as exc:
+                outcomes.append(str(exc))
+        return outcomes
+
+    try:
+        assert asyncio.run(scenario()) == [
+            "at once failed",
+            "memory-sqlite: 2 outcomes for a group of 1 calls",
+            6,
+        ]
+    finally:
+        thread.shutdown()
+
+
 def test_a_group_answered_wrongly_fails_its_callers_and_the_next_group_still_goes():
     """A call that answers the wrong number of outcomes, or ends in a BaseException,
     fails its group's callers — it does not leave every later call waiting."""
@@ -364,24 +463,28 @@ def test_a_lone_recall_and_write_are_done_in_the_loops_thread_on_the_shared_conn
     threads: list[str] = []
     real_recall = plugin._recall
 
-    def spied(request, conn):
+    def spied(request, conn, *, at_once=False):
         threads.append(threading.current_thread().name)
         assert conn is plugin._db.main()
-        return real_recall(request, conn)
+        return real_recall(request, conn, at_once=at_once)
 
     plugin._recall = spied
+    groups = spy_groups(plugin)
 
     async def one_at_a_time():
         written = await plugin.remember(_write_batch("a", "the otter swims"))
         recalled = await plugin.recall(_recall_request("a", "otter"))
-        return written, recalled, threading.current_thread().name
+        again = await plugin.remember(_write_batch("a", "the seal dives"))
+        return written, recalled, again, threading.current_thread().name
 
     try:
-        written, recalled, loop_thread = asyncio.run(one_at_a_time())
-        assert written.written == 1
+        written, recalled, again, loop_thread = asyncio.run(one_at_a_time())
+        assert (written.written, again.written) == (1, 1)
         assert [i.text for i in recalled.items] == ["the otter swims"]
         assert threads == [loop_thread]
-        assert plugin._thread is None  # the database thread was never needed
+        # the first call opens the file in the database thread (opening may wait for
+        # another process's write); the others are done at once
+        assert [how for how, _ in groups] == ["thread", "at once", "at once"]
     finally:
         plugin.close()
 
@@ -432,11 +535,105 @@ def test_writes_of_much_text_go_to_the_thread(tmp_path, clock):
         return [w.written for w in written]
 
     half = AT_ONCE_CHARS // 2
+    open_main(plugin)
     try:
         assert asyncio.run(write("x" * AT_ONCE_CHARS)) == [1]
         assert asyncio.run(write("y" * (AT_ONCE_CHARS + 1))) == [1]
         assert asyncio.run(write("z" * half, "w" * (half + 1))) == [1, 1]  # one group
         assert threads == ["MainThread", "memory-sqlite", "memory-sqlite"]
+    finally:
+        plugin.close()
+
+
+@pytest.mark.parametrize(
+    ("settings", "synchronous"),
+    [({"max_entries": 10_000}, "normal"), ({}, "full"), ({}, "FULL"), ({}, "extra")],
+)
+def test_writes_that_may_take_long_go_to_the_thread_and_recalls_stay(
+    tmp_path, clock, settings, synchronous
+):
+    """A cap on the entries counts (and may delete) a scope's entries at each write; with
+    ``synchronous = "full"`` each commit waits for the disk: not in the loop's thread."""
+    plugin = SQLiteMemory(
+        tmp_path / "memory.db",
+        MemorySQLiteSettings(**settings),
+        synchronous=synchronous,
+        clock=clock,
+    )
+    groups = spy_groups(plugin)
+    open_main(plugin)
+
+    async def both():
+        return await asyncio.gather(
+            plugin.remember(_write_batch("a", "the otter swims")),
+            plugin.recall(_recall_request("a", "heron")),
+        )
+
+    try:
+        written, recalled = asyncio.run(both())
+        assert (written.written, recalled.items) == (1, ())
+        kinds = [(how, [type(c).__name__ for c in calls]) for how, calls in groups]
+        assert kinds == [("at once", ["MemoryRecallRequest"]), ("thread", ["tuple"])]
+    finally:
+        plugin.close()
+
+
+def test_a_recall_left_to_the_thread_counts_its_uses_once_and_is_no_failure(
+    tmp_path, clock, monkeypatch
+):
+    """A recall done at once that finds the file locked (here: reading its items) goes to
+    the database thread: the uses of its items are counted there, once, and health
+    does not report the lock it met."""
+    from toolang_memory_sqlite import memory as module
+
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+    plugin.remember_now(_write_batch("a", "the otter swims"))
+    open_main(plugin)
+    groups = spy_groups(plugin)
+    real_items = module.ranked_items
+
+    def locked_once_in_the_loop(conn, ranked, pending):
+        if threading.current_thread() is threading.main_thread():
+            exc = sqlite3.OperationalError("database is locked")
+            exc.sqlite_errorcode = sqlite3.SQLITE_BUSY
+            raise exc
+        return real_items(conn, ranked, pending)
+
+    monkeypatch.setattr(module, "ranked_items", locked_once_in_the_loop)
+
+    async def recall():
+        return await plugin.recall(_recall_request("a", "otter"))
+
+    try:
+        recalled = asyncio.run(recall())
+        assert [(i.text, i.use_count) for i in recalled.items] == [("the otter swims", 1)]
+        assert [how for how, _ in groups] == ["thread"]
+        (entry,) = plugin.list_entries(_list_request("a"))
+        assert entry.use_count == 1  # counted once, not by the recall that was left
+        assert plugin.health().last_error is None
+    finally:
+        plugin.close()
+
+
+def test_calls_are_left_to_the_thread_while_it_holds_the_connection(tmp_path, clock):
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+    plugin.remember_now(_write_batch("a", "the otter swims"))
+    open_main(plugin)
+    groups = spy_groups(plugin)
+
+    async def while_held():
+        plugin._db.main_lock.acquire()  # as the thread does, serving another event loop
+        asyncio.get_running_loop().call_later(0.05, plugin._db.main_lock.release)
+        return await asyncio.gather(
+            plugin.recall(_recall_request("a", "otter")),
+            plugin.remember(_write_batch("a", "the seal dives")),
+        )
+
+    try:
+        recalled, written = asyncio.run(while_held())
+        assert ([i.text for i in recalled.items], written.written) == (["the otter swims"], 1)
+        kinds = [(how, [type(c).__name__ for c in calls]) for how, calls in groups]
+        assert kinds == [("thread", ["MemoryRecallRequest", "tuple"])]
     finally:
         plugin.close()
 
@@ -485,6 +682,7 @@ def test_a_group_on_a_busy_loop_is_done_at_once_in_the_loops_thread(tmp_path, cl
 
     plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
     plugin.remember_now(_write_batch("a", "the otter swims"))
+    open_main(plugin)
     groups = spy_groups(plugin)
 
     async def busy_round():
@@ -510,6 +708,7 @@ def test_writes_that_would_wait_go_to_the_thread_and_the_recalls_beside_them_do_
     path = tmp_path / "memory.db"
     plugin = SQLiteMemory(path, MemorySQLiteSettings(), clock=clock)
     plugin.remember_now(_write_batch("a", "the otter swims"))
+    open_main(plugin)
     groups = spy_groups(plugin)
     other = sqlite3.connect(path, isolation_level=None)
     other.execute("BEGIN IMMEDIATE")  # another process writes

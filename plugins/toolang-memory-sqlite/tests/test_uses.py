@@ -275,4 +275,4 @@ def test_a_call_after_close_fails_and_starts_no_thread(tmp_path):
         memory.recall("agent-a", "gryphel")
     with pytest.raises(Exception, match="closed"):
         memory.save("agent-a", "a later note")
-    assert threads() == before
+    assert memory.plugin._thread is None and threads() <= before

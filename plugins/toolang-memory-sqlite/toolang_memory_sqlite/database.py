@@ -87,6 +87,18 @@ class Connections:
         conn = self._local.conn = self._open()
         return conn
 
+    @property
+    def main_opened(self) -> bool:
+        """:meth:`main` is open: opening it (creating and migrating the file) may wait
+        for another process's write, and is for a caller that may wait."""
+        return self._main is not None and not self._closed
+
+    @property
+    def commits_wait_for_disk(self) -> bool:
+        """Each commit waits for the disk (``synchronous`` ``full`` or ``extra``; with
+        ``normal`` a commit to the write-ahead log does not)."""
+        return self._synchronous.lower() in ("full", "extra", "2", "3")
+
     def main(self, *, waits: bool = True) -> sqlite3.Connection:
         """The connection of the runtime's recalls and writes, whatever thread runs
         them (the caller holds :attr:`main_lock`). :raises MemoryClosed:

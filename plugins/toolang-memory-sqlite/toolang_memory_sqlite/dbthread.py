@@ -11,6 +11,7 @@ tests).
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import queue
@@ -74,7 +75,8 @@ class DatabaseThread(Executor):
     def _run(self) -> None:
         jobs = self._jobs
         while (job := jobs.get()) is not _STOP:
-            try:
+            with contextlib.suppress(Exception):  # a job hands back its own errors
                 job()
-            except Exception:  # a job hands back its own errors: the thread goes on
-                continue
+            # Not kept while waiting for the next one: a job holds what it was posted
+            # with (the plugin, through its group's call), which must be free to go.
+            job = None

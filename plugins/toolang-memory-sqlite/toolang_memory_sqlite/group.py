@@ -9,21 +9,22 @@ lone caller waits for nobody; calls made while a group is in the thread (below) 
 into the next group, done as soon as that one's results are back.
 
 A group is done at once in the loop's thread when it can be (``at_once``): what it
-leaves undone, a call that would wait (a write while another one is under way, a
-recall of a file another process is recovering), goes to the thread, which waits.
-Handing SQL to a thread looks like parallel work, but only SQLite's own steps run
-beside the loop: the rest of a recall or a write (building statements, ranking,
-making items) is Python, which waits for the interpreter's lock while the loop holds
-it. Under load the two threads hand that lock back and forth at every statement, and
-each hand-over costs both of them: on ``bench/agent_turns.py`` (memory on, 2 cores,
-five interleaved pairs) a turn took 3.26 ms of CPU with its memory calls done at once
-against 3.85 ms (ordered conversations; bursts 3.40 against 3.95), the plugin's own
-work the same. Done at once, a
-group holds the loop for its own work only (a recall is bounded, ``ranked_matches``; a write of more
-than :data:`~toolang_memory_sqlite.memory.AT_ONCE_CHARS` of text goes to the thread).
+leaves undone, a call that could wait (see
+:meth:`~toolang_memory_sqlite.memory.SQLiteMemory._at_once`), goes to the thread,
+which waits. Handing SQL to a thread looks like parallel work, but only SQLite's own
+steps run beside the loop: the rest of a recall or a write (building statements,
+ranking, making items) is Python, which waits for the interpreter's lock while the
+loop holds it. Under load the two threads hand that lock back and forth at every
+statement, and each hand-over costs both of them: a recall measured alone took 0.29
+ms of CPU, 2.0 ms beside a busy Python thread; on ``bench/agent_turns.py`` (memory on,
+ordered conversations, 2 cores, nine interleaved pairs) a turn took 3.41 ms of CPU
+with its memory calls done at once against 3.85 ms in the thread. Done at once, a
+group holds the loop for its own bounded work only.
 
-A group holds at most :data:`GROUP_MOST` calls; the others wait for the next one,
-done as soon as this one is — before the loop runs its callers on. The bound is there
+A group holds at most :data:`GROUP_MOST` calls; the others wait for the next one:
+handed to the thread as soon as this one's results are back from it (before the loop
+runs its callers on), or done on the loop's next round after this one was done at once
+(its callers run first). The bound is there
 for runtimes running many turns at once (``max_running`` in the hundreds), so that no
 turn waits on a very large group's last call (nor the loop on a very large group done
 at once); it is above
@@ -80,8 +81,8 @@ class GroupCalls(Generic[Item, Result]):
     Plain callbacks, not a task per group: the first call of a group hands it over on
     the event loop's next round, and the thread's results come back with one wake-up
     of the loop, which hands the next group (if any) over at once. A group done at once
-    is done when its first call hands it over: that call returns without waiting for
-    another round."""
+    is done when its first call hands it over (that call returns without waiting for
+    another round); the next group, if calls wait, goes on the loop's next round."""
 
     def __init__(
         self,
@@ -136,10 +137,15 @@ class GroupCalls(Generic[Item, Result]):
                 done = [_miscounted(len(done), len(group))] * len(group)
             left = [c for c, o in zip(group, done, strict=True) if isinstance(o, Left)]
             answered = [(c, o) for c, o in zip(group, done, strict=True) if not isinstance(o, Left)]
-            if not left:
-                self._settle(loop, queue, group, [o for _, o in answered])
-                return
             _answer([c for c, _ in answered], [o for _, o in answered])
+            if not left:
+                # The next group on a later round: its callers are the loop's to run
+                # first, and a long queue is not done in one callback (nor one stack).
+                if queue.waiting:
+                    loop.call_soon(self._hand_over, loop, queue)
+                else:
+                    queue.busy = False
+                return
             group = left
         items = [i for i, _ in group]
 

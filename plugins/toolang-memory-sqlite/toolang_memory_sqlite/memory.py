@@ -21,6 +21,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Final, cast
@@ -108,6 +109,8 @@ class SQLiteMemory:
                 raise MemoryClosed(f"memory-sqlite on {self.path} is closed")
             if self._thread is None:
                 self._thread = DatabaseThread(NAME)
+                # a plugin dropped without close() ends its thread too
+                weakref.finalize(self, self._thread.shutdown, False)
             return self._thread
 
     async def recall(self, request: MemoryRecallRequest) -> MemoryRecallResult:
@@ -144,11 +147,13 @@ class SQLiteMemory:
     ) -> list[MemoryRecallResult | MemoryWriteResult | Exception | Left]:
         """The recalls and writes of ``calls`` done at once in the event loop's thread,
         on the connection the database thread uses (:mod:`.group`), as :meth:`_group`
-        does them; :data:`~.group.LEFT` for those left to that thread: a recall that
-        finds the file locked (another process recovering it after a crash), writes
-        that would wait for another write or hold more than :data:`AT_ONCE_CHARS` of
-        text, and all of them while the thread holds the connection (it serves another
-        event loop).
+        does them; :data:`~.group.LEFT` for those left to that thread, which may wait:
+        everything until that connection is open (opening may wait for another
+        process's write) and while the thread holds it (it serves another event loop),
+        a recall that finds the file locked (another process recovering it after a
+        crash), and writes that would wait: for another write, for the disk at each
+        commit (``synchronous = "full"``), or for as much work as a cap on the entries
+        (``max_entries``) or more than :data:`AT_ONCE_CHARS` of text may take.
 
         A recall's work is bounded (``ranked_matches``) and a WAL reader never waits,
         so neither blocks the loop for long; the connection's busy timeout is off for
@@ -158,6 +163,8 @@ class SQLiteMemory:
         if not self._db.main_lock.acquire(blocking=False):
             return outcomes
         try:
+            if not self._db.main_opened:
+                return outcomes
             recalls = [n for n, c in enumerate(calls) if isinstance(c, MemoryRecallRequest)]
             writes = [(n, c) for n, c in enumerate(calls) if not isinstance(c, MemoryRecallRequest)]
             try:
@@ -167,10 +174,12 @@ class SQLiteMemory:
             except MemoryClosed:
                 return outcomes  # the thread says so
             asked = [cast(MemoryRecallRequest, calls[n]) for n in recalls]
-            for n, recalled in zip(recalls, self._recall_group(asked, conn), strict=True):
-                if not (isinstance(recalled, SQLiteMemoryError) and busy(recalled.__cause__)):
+            for n, recalled in zip(
+                recalls, self._recall_group(asked, conn, at_once=True), strict=True
+            ):
+                if not isinstance(recalled, _Locked):
                     outcomes[n] = recalled
-            if writes and sum(_chars(rows) for _, (_, rows) in writes) <= AT_ONCE_CHARS:
+            if writes and self._writes_at_once([rows for _, (_, rows) in writes]):
                 try:
                     written = self._write_group([c for _, c in writes], conn, wait=False)
                 except (WriteBusy, MemoryClosed):
@@ -183,20 +192,33 @@ class SQLiteMemory:
         finally:
             self._db.main_lock.release()
 
+    def _writes_at_once(self, batches: Sequence[list[kit.Row]]) -> bool:
+        """Whether writes of ``batches`` may be done in the event loop's thread
+        (:meth:`_at_once`)."""
+        return (
+            self.settings.max_entries is None
+            and not self._db.commits_wait_for_disk
+            and sum(_chars(rows) for rows in batches) <= AT_ONCE_CHARS
+        )
+
     def _main(self, operation: str, *, waits: bool = True) -> sqlite3.Connection:
         """The connection of the runtime's calls (the caller holds its lock)."""
         with self._guard(operation):
             return self._db.main(waits=waits)
 
     def _recall_group(
-        self, requests: Sequence[MemoryRecallRequest], conn: sqlite3.Connection
+        self,
+        requests: Sequence[MemoryRecallRequest],
+        conn: sqlite3.Connection,
+        *,
+        at_once: bool = False,
     ) -> list[MemoryRecallResult | Exception]:
         """:meth:`recall_now` for each of ``requests`` on ``conn``: its result or its
-        exception."""
+        exception (``at_once``: :class:`_Locked` for one that found the file locked)."""
         outcomes: list[MemoryRecallResult | Exception] = []
         for request in requests:
             try:
-                outcomes.append(self._recall(request, conn))
+                outcomes.append(self._recall(request, conn, at_once=at_once))
             except Exception as exc:
                 outcomes.append(exc)
         self._flush_if_full()
@@ -247,9 +269,18 @@ class SQLiteMemory:
         return result
 
     def _recall(
-        self, request: MemoryRecallRequest, conn: sqlite3.Connection | None
+        self,
+        request: MemoryRecallRequest,
+        conn: sqlite3.Connection | None,
+        *,
+        at_once: bool = False,
     ) -> MemoryRecallResult:
-        """:meth:`recall_now` on ``conn`` (default: this thread's connection)."""
+        """:meth:`recall_now` on ``conn`` (default: this thread's connection).
+
+        ``at_once`` (in the event loop's thread, :meth:`_at_once`): a recall that finds
+        the file locked raises :class:`_Locked`, which is no failure (health does not
+        hear of it: the database thread does the recall again, and waits); the uses of
+        the items are counted only once the recall has succeeded."""
         recalling = kit.Recalling.of(request, self.settings.max_query_terms)
         chosen = recalling.terms
         ranked: list[kit.Ranked[Candidate]] = []
@@ -257,31 +288,39 @@ class SQLiteMemory:
         now = self._clock()
         with self._guard("recall"):
             conn = self._db.get() if conn is None else conn
-            scope = search.Scope.of(
-                conn, request.agent_id, request.thread_id, request.owner, self._slots
-            )
-            if chosen and scope is not None:
-                found = search.find(
-                    conn,
-                    scope,
-                    chosen,
-                    budget=self.settings.ranked_matches,
-                    now=now,
-                    limit=self.settings.candidates,
-                    common=self._common,
+            try:
+                scope = search.Scope.of(
+                    conn, request.agent_id, request.thread_id, request.owner, self._slots
                 )
-                usages = self._usages(found.candidates, now)
-                ranked = kit.rank(
-                    found.candidates, request.limits, self.settings, now=now, usages=usages
-                )
-                # one use of each item counted (pending), carried by the items
-                counted = self._uses.add([r.candidate[0] for r in ranked], now)
-                items = ranked_items(conn, ranked, counted)
-                recalling.diagnostics.update(
-                    mode=found.mode,
-                    candidates=len(found.candidates),
-                    dropped_terms=found.dropped_terms,
-                )
+                if chosen and scope is not None:
+                    found = search.find(
+                        conn,
+                        scope,
+                        chosen,
+                        budget=self.settings.ranked_matches,
+                        now=now,
+                        limit=self.settings.candidates,
+                        common=self._common,
+                    )
+                    usages = self._usages(found.candidates, now)
+                    ranked = kit.rank(
+                        found.candidates, request.limits, self.settings, now=now, usages=usages
+                    )
+                    # the items carry one use more, counted (pending) once they are read
+                    ids = [r.candidate[0] for r in ranked]
+                    before = self._uses.get(ids)
+                    counted = {i: (before.get(i, (0, now))[0] + 1, now) for i in ids}
+                    items = ranked_items(conn, ranked, counted)
+                    self._uses.add(ids, now)
+                    recalling.diagnostics.update(
+                        mode=found.mode,
+                        candidates=len(found.candidates),
+                        dropped_terms=found.dropped_terms,
+                    )
+            except sqlite3.OperationalError as exc:
+                if at_once and busy(exc):
+                    raise _Locked(f"memory-sqlite: {self.path} is locked") from exc
+                raise
         return recalling.result(PROVIDER, items, ranked)
 
     async def remember(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
@@ -452,6 +491,11 @@ class SQLiteMemory:
         """After a commit that deleted ``count`` entries: a common word may be rare now."""
         if count:
             self._common.clear()
+
+
+class _Locked(Exception):
+    """A recall done at once found the file locked (another process recovering it): it
+    is left to the database thread, which waits (:meth:`SQLiteMemory._at_once`)."""
 
 
 def _chars(rows: Sequence[kit.Row]) -> int:
