@@ -112,11 +112,14 @@ def test_a_memory_dropped_without_close_stops_its_checkpointer(tmp_path):
     path = plugin.path
     assert len(checkpoint_threads(path)) == 1
     database_thread = plugin._thread
+    assert database_thread is not None  # the first call opened the file there
+    # The caller may be answered before the thread lets go of the job that answered it
+    # (and, through it, of the plugin): a job after it, waited for, is the last one.
+    database_thread.submit(lambda: None).result(10)
     del plugin
     gc.collect()
     assert checkpoint_threads(path) == []
-    assert database_thread is not None  # the first call opened the file there: it ends too
-    database_thread._thread.join(10)
+    database_thread._thread.join(10)  # the dropped plugin's thread ends too
     assert not database_thread._thread.is_alive()
 
 
