@@ -69,6 +69,14 @@ def test_pending_uses_are_put_back_when_their_write_fails():
     assert pending.get([1, 2]) == {1: (1, 5.0), 2: (1, 5.0)}
 
 
+def test_a_preview_of_uses_is_what_adding_them_gives_and_adds_nothing():
+    pending = PendingUses()
+    pending.add([1], 5.0)
+    assert pending.preview([1, 2, 2], 6.0) == {1: (2, 6.0), 2: (2, 6.0)}
+    assert pending.get([1, 2]) == {1: (1, 5.0)}
+    assert pending.add([1, 2, 2], 6.0) == pending.get([1, 2]) == {1: (2, 6.0), 2: (2, 6.0)}
+
+
 class KitMemoryError(RuntimeError):
     pass
 

@@ -60,6 +60,9 @@ class Connections:
         self.path = path
         self._busy_timeout = busy_timeout
         self._synchronous = synchronous
+        self.commits_wait_for_disk = synchronous.lower() in ("full", "extra", "2", "3")
+        """Each commit waits for the disk (``synchronous`` ``full`` or ``extra``; with
+        ``normal`` a commit to the write-ahead log does not)."""
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()  # guards _all and _closed
@@ -92,12 +95,6 @@ class Connections:
         """:meth:`main` is open: opening it (creating and migrating the file) may wait
         for another process's write, and is for a caller that may wait."""
         return self._main is not None and not self._closed
-
-    @property
-    def commits_wait_for_disk(self) -> bool:
-        """Each commit waits for the disk (``synchronous`` ``full`` or ``extra``; with
-        ``normal`` a commit to the write-ahead log does not)."""
-        return self._synchronous.lower() in ("full", "extra", "2", "3")
 
     def main(self, *, waits: bool = True) -> sqlite3.Connection:
         """The connection of the runtime's recalls and writes, whatever thread runs

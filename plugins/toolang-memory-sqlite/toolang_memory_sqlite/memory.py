@@ -24,7 +24,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Final, cast
+from typing import cast
 
 from toolang_core import hide_from_tools
 from toolang_core.memory import (
@@ -33,6 +33,7 @@ from toolang_core.memory import (
     MemoryForgetResult,
     MemoryHealth,
     MemoryItem,
+    MemoryLimits,
     MemoryListRequest,
     MemoryRecallRequest,
     MemoryRecallResult,
@@ -41,6 +42,7 @@ from toolang_core.memory import (
     kit,
 )
 from toolang_memory_sqlite import search, uses, writing
+from toolang_memory_sqlite.at_once import Locked, writes_at_once
 from toolang_memory_sqlite.database import Connections, MemoryClosed, WriteBusy, busy
 from toolang_memory_sqlite.dbthread import DatabaseThread
 from toolang_memory_sqlite.errors import SQLiteMemoryError, failures
@@ -48,11 +50,8 @@ from toolang_memory_sqlite.forgetting import forget_filters
 from toolang_memory_sqlite.group import LEFT, GroupCalls, Left
 from toolang_memory_sqlite.items import LIVE, ranked_items
 from toolang_memory_sqlite.ranking import Candidate
-from toolang_memory_sqlite.schema import ENTRIES, FTS, ITEMS
+from toolang_memory_sqlite.schema import ENTRIES, FTS, ITEMS, size_bytes
 from toolang_memory_sqlite.settings import NAME, PROVIDER, MemorySQLiteSettings
-
-AT_ONCE_CHARS: Final = 32_768
-"""A group's writes of more text than this go to the database thread, not done at once."""
 
 __all__ = ["SQLiteMemory", "SQLiteMemoryError"]
 
@@ -153,7 +152,7 @@ class SQLiteMemory:
         a recall that finds the file locked (another process recovering it after a
         crash), and writes that would wait: for another write, for the disk at each
         commit (``synchronous = "full"``), or for as much work as a cap on the entries
-        (``max_entries``) or more than :data:`AT_ONCE_CHARS` of text may take.
+        (``max_entries``) or more than :data:`.at_once.AT_ONCE_CHARS` of text may take.
 
         A recall's work is bounded (``ranked_matches``) and a WAL reader never waits,
         so neither blocks the loop for long; the connection's busy timeout is off for
@@ -177,9 +176,11 @@ class SQLiteMemory:
             for n, recalled in zip(
                 recalls, self._recall_group(asked, conn, at_once=True), strict=True
             ):
-                if not isinstance(recalled, _Locked):
+                if not isinstance(recalled, Locked):
                     outcomes[n] = recalled
-            if writes and self._writes_at_once([rows for _, (_, rows) in writes]):
+            if writes and writes_at_once(
+                self.settings, self._db.commits_wait_for_disk, [rows for _, (_, rows) in writes]
+            ):
                 try:
                     written = self._write_group([c for _, c in writes], conn, wait=False)
                 except (WriteBusy, MemoryClosed):
@@ -191,15 +192,6 @@ class SQLiteMemory:
             return outcomes
         finally:
             self._db.main_lock.release()
-
-    def _writes_at_once(self, batches: Sequence[list[kit.Row]]) -> bool:
-        """Whether writes of ``batches`` may be done in the event loop's thread
-        (:meth:`_at_once`)."""
-        return (
-            self.settings.max_entries is None
-            and not self._db.commits_wait_for_disk
-            and sum(_chars(rows) for rows in batches) <= AT_ONCE_CHARS
-        )
 
     def _main(self, operation: str, *, waits: bool = True) -> sqlite3.Connection:
         """The connection of the runtime's calls (the caller holds its lock)."""
@@ -214,7 +206,7 @@ class SQLiteMemory:
         at_once: bool = False,
     ) -> list[MemoryRecallResult | Exception]:
         """:meth:`recall_now` for each of ``requests`` on ``conn``: its result or its
-        exception (``at_once``: :class:`_Locked` for one that found the file locked)."""
+        exception (``at_once``: :class:`Locked` for one that found the file locked)."""
         outcomes: list[MemoryRecallResult | Exception] = []
         for request in requests:
             try:
@@ -278,50 +270,55 @@ class SQLiteMemory:
         """:meth:`recall_now` on ``conn`` (default: this thread's connection).
 
         ``at_once`` (in the event loop's thread, :meth:`_at_once`): a recall that finds
-        the file locked raises :class:`_Locked`, which is no failure (health does not
+        the file locked raises :class:`Locked`, which is no failure (health does not
         hear of it: the database thread does the recall again, and waits); the uses of
         the items are counted only once the recall has succeeded."""
         recalling = kit.Recalling.of(request, self.settings.max_query_terms)
-        chosen = recalling.terms
         ranked: list[kit.Ranked[Candidate]] = []
         items: tuple[MemoryItem, ...] = ()
-        now = self._clock()
         with self._guard("recall"):
             conn = self._db.get() if conn is None else conn
             try:
                 scope = search.Scope.of(
                     conn, request.agent_id, request.thread_id, request.owner, self._slots
                 )
-                if chosen and scope is not None:
-                    found = search.find(
-                        conn,
-                        scope,
-                        chosen,
-                        budget=self.settings.ranked_matches,
-                        now=now,
-                        limit=self.settings.candidates,
-                        common=self._common,
-                    )
-                    usages = self._usages(found.candidates, now)
-                    ranked = kit.rank(
-                        found.candidates, request.limits, self.settings, now=now, usages=usages
-                    )
-                    # the items carry one use more, counted (pending) once they are read
-                    ids = [r.candidate[0] for r in ranked]
-                    before = self._uses.get(ids)
-                    counted = {i: (before.get(i, (0, now))[0] + 1, now) for i in ids}
-                    items = ranked_items(conn, ranked, counted)
-                    self._uses.add(ids, now)
-                    recalling.diagnostics.update(
-                        mode=found.mode,
-                        candidates=len(found.candidates),
-                        dropped_terms=found.dropped_terms,
-                    )
+                if recalling.terms and scope is not None:
+                    ranked, items = self._ranked(conn, scope, recalling, request.limits)
             except sqlite3.OperationalError as exc:
                 if at_once and busy(exc):
-                    raise _Locked(f"memory-sqlite: {self.path} is locked") from exc
+                    raise Locked(f"memory-sqlite: {self.path} is locked") from exc
                 raise
         return recalling.result(PROVIDER, items, ranked)
+
+    def _ranked(
+        self,
+        conn: sqlite3.Connection,
+        scope: search.Scope,
+        recalling: kit.Recalling,
+        limits: MemoryLimits,
+    ) -> tuple[list[kit.Ranked[Candidate]], tuple[MemoryItem, ...]]:
+        """The candidates of ``recalling``'s terms in ``scope`` ranked and limited, and
+        the items of those returned, which carry one use more: counted (pending) once
+        they are read, so a recall that fails counts none."""
+        now = self._clock()
+        found = search.find(
+            conn,
+            scope,
+            recalling.terms,
+            budget=self.settings.ranked_matches,
+            now=now,
+            limit=self.settings.candidates,
+            common=self._common,
+        )
+        usages = self._usages(found.candidates, now)
+        ranked = kit.rank(found.candidates, limits, self.settings, now=now, usages=usages)
+        ids = [r.candidate[0] for r in ranked]
+        items = ranked_items(conn, ranked, self._uses.preview(ids, now))
+        self._uses.add(ids, now)
+        recalling.diagnostics.update(
+            mode=found.mode, candidates=len(found.candidates), dropped_terms=found.dropped_terms
+        )
+        return ranked, items
 
     async def remember(self, batch: MemoryWriteBatch) -> MemoryWriteResult:
         """Store ``batch``: all of it or, on any error, nothing. Batches handed in in the
@@ -433,7 +430,7 @@ class SQLiteMemory:
         entries = int(conn.execute(f"SELECT count(*) FROM {ENTRIES}").fetchone()[0])
         where = "in the execution store's file " if self.shared_with_store else ""
         detail = f"{entries} entries {where}at {self.path}"
-        return detail, entries, _size_bytes(conn, self.shared_with_store)
+        return detail, entries, size_bytes(conn, self.shared_with_store)
 
     def prune(self) -> int:
         """Delete every expired entry (in batches of ``prune_batch``); return how many."""
@@ -491,39 +488,3 @@ class SQLiteMemory:
         """After a commit that deleted ``count`` entries: a common word may be rare now."""
         if count:
             self._common.clear()
-
-
-class _Locked(Exception):
-    """A recall done at once found the file locked (another process recovering it): it
-    is left to the database thread, which waits (:meth:`SQLiteMemory._at_once`)."""
-
-
-def _chars(rows: Sequence[kit.Row]) -> int:
-    """The text of a batch's checked rows, in characters."""
-    return sum(len(entry.text) for entry, _ in rows)
-
-
-def _size_bytes(conn: sqlite3.Connection, shared_with_store: bool) -> int | None:
-    """Bytes of this plugin's tables: the whole file, or (sharing the store's file)
-    the pages of the ``memory_`` tables and indexes, when SQLite can tell."""
-    if not shared_with_store:
-        pages = conn.execute("PRAGMA page_count").fetchone()[0]
-        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
-        return int(pages * page_size)
-    names = [
-        row[0]
-        for row in conn.execute(
-            "SELECT name FROM sqlite_master WHERE name LIKE 'memory\\_%' ESCAPE '\\' "
-            "AND type IN ('table', 'index') AND rootpage > 0"
-        )
-    ]
-    try:
-        return sum(
-            conn.execute(
-                "SELECT pgsize FROM dbstat WHERE name = ? AND aggregate = 1", (name,)
-            ).fetchone()[0]
-            or 0
-            for name in names
-        )
-    except sqlite3.OperationalError:  # SQLite built without the dbstat table
-        return None

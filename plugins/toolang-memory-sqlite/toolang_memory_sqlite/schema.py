@@ -8,10 +8,11 @@ and how lately recalls returned each entry (only of entries recalled), and the v
 ``memory_items`` is the entries with their uses, as they are read.
 They live in the plugin's own file or in the execution store's file
 (``database = "store"``); every name starts with ``memory_`` so they never collide
-with the store's tables."""
+with the store's tables; :func:`size_bytes` measures them."""
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Final
 
 from sqlite_utils import Database, Migrations
@@ -135,3 +136,29 @@ def m004_uses_of_their_own(db: Database) -> None:
         f"CREATE VIEW {ITEMS} AS SELECT {columns}, coalesce(u.use_count, 0) AS use_count, "
         f"u.last_used_at AS last_used_at FROM {ENTRIES} AS e LEFT JOIN {USES} AS u ON u.id = e.id"
     )
+
+
+def size_bytes(conn: sqlite3.Connection, shared_with_store: bool) -> int | None:
+    """Bytes of this plugin's tables: the whole file, or (sharing the store's file)
+    the pages of the ``memory_`` tables and indexes, when SQLite can tell."""
+    if not shared_with_store:
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        return int(pages * page_size)
+    names = [
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE name LIKE 'memory\\_%' ESCAPE '\\' "
+            "AND type IN ('table', 'index') AND rootpage > 0"
+        )
+    ]
+    try:
+        return sum(
+            conn.execute(
+                "SELECT pgsize FROM dbstat WHERE name = ? AND aggregate = 1", (name,)
+            ).fetchone()[0]
+            or 0
+            for name in names
+        )
+    except sqlite3.OperationalError:  # SQLite built without the dbstat table
+        return None

@@ -48,12 +48,25 @@ class PendingUses:
 
     def add(self, ids: Iterable[int], now: float) -> dict[int, tuple[int, float]]:
         """One use of each of ``ids`` at ``now``; their pending uses, this one included."""
-        added: dict[int, tuple[int, float]] = {}
         with self._lock:
-            for id_ in ids:
-                count, _ = self._uses.get(id_, (0, now))
-                self._uses[id_] = added[id_] = (count + 1, now)
+            added = self._one_more(ids, now)
+            self._uses.update(added)
         return added
+
+    def preview(self, ids: Iterable[int], now: float) -> dict[int, tuple[int, float]]:
+        """What :meth:`add` would return, adding nothing: for a recall that reads its
+        items (with this use) before it counts their uses, so that one that fails
+        midway counts none."""
+        with self._lock:
+            return self._one_more(ids, now)
+
+    def _one_more(self, ids: Iterable[int], now: float) -> dict[int, tuple[int, float]]:
+        """Each of ``ids`` with its pending uses and one more at ``now`` (lock held)."""
+        more: dict[int, tuple[int, float]] = {}
+        for id_ in ids:  # (an id given twice: two uses)
+            count, _ = more.get(id_) or self._uses.get(id_, (0, now))
+            more[id_] = (count + 1, now)
+        return more
 
     def get(self, ids: Iterable[int]) -> dict[int, tuple[int, float]]:
         """The pending uses of those of ``ids`` that have some."""
