@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from toolang_core.attrs_code import install as _cache_attrs_code
 from toolang_core.lazy_imports import defer_all as _defer_all
-from toolang_core.markers import hookimpl, hookspec
+from toolang_core.regex_code import install as _keep_regex_code
+
+_keep_regex_code()  # before the modules that compile expressions as they load
+from toolang_core.markers import hookimpl, hookspec  # noqa: E402 - after the line above
 
 _defer_all()  # before anything imports sqlite-utils (see toolang_core.lazy_imports)
 _cache_attrs_code()  # before anything makes an attrs class (see toolang_core.attrs_code)
@@ -188,6 +191,10 @@ if TYPE_CHECKING:
     )
     from toolang_core.redaction_stream import (
         StreamMasker as StreamMasker,
+    )
+    from toolang_core.regex_code import (
+        regex_engine_code as regex_engine_code,
+        regex_from_engine_code as regex_from_engine_code,
     )
     from toolang_core.runtime import (
         Runtime as Runtime,
@@ -631,6 +638,8 @@ _LAZY = {
     "day_start": "toolang_core.spend",
     "KeptFiles": "toolang_core.kept",
     "after_import": "toolang_core.kept",
+    "regex_engine_code": "toolang_core.regex_code",
+    "regex_from_engine_code": "toolang_core.regex_code",
 }
 
 __all__ = ["__version__", "hookimpl", "hookspec", *sorted(_LAZY)]
