@@ -1,4 +1,4 @@
-"""The code attrs generates, kept beside the bytecode (toolang_core.attrs_code): real
+"""The code attrs and cattrs generate, kept beside the bytecode (toolang_core.attrs_code): real
 interpreter processes, each with its own bytecode folder (``PYTHONPYCACHEPREFIX``)."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ if sys.argv[1] == "refuse-to-compile":  # every generated method must come from 
     compile_ = builtins.compile
 
     def refuse(source, filename, *args, **kwargs):
-        if str(filename).startswith("<attrs generated"):
+        if str(filename).startswith(("<attrs generated", "<cattrs generated")):
             raise AssertionError(f"compiled {filename}")
         return compile_(source, filename, *args, **kwargs)
 
@@ -42,7 +42,10 @@ class Box:
 
 
 p = Point(1)
+import cattrs  # its structuring functions are generated code too
+made = cattrs.Converter().structure({"items": ["2"]}, Box)
 print(json.dumps({
+    "structured": repr(made),
     "repr": repr(p),
     "equal": p == Point(1, 0) and p != Point(2),
     "hash": hash(p) == hash(Point(1)),
@@ -90,6 +93,7 @@ def run(
     assert answer["repr"] == ("Point(x=1, y=0, z=0)" if extra else "Point(x=1, y=0)")
     assert answer["equal"] and answer["hash"] and answer["set"] == 2
     assert answer["box"] == "Box(items=[1])"
+    assert answer["structured"] == "Box(items=[2])"
     return answer
 
 

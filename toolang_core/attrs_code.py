@@ -1,4 +1,4 @@
-"""The code attrs generates for each class, kept on disk as the interpreter keeps bytecode.
+"""The code attrs (and cattrs) generate for each class, kept on disk as bytecode is.
 
 attrs writes the methods of every class it makes (``__init__``, ``__repr__``, ``__eq__``,
 …) as Python source and compiles it, in every process, each time the class's module is
@@ -7,7 +7,9 @@ its start in that ``compile`` (python-attrs/attrs#575 asks for a cache upstream)
 ``attr._make`` is imported, its module is given a ``compile`` (:class:`CachedCompile`)
 that looks the code object up first, by a hash of the interpreter's magic number, the
 file name attrs gives the code and its source, so a changed class (or attrs) is never
-served stale code.
+served stale code. cattrs writes and compiles the functions that structure each class
+the same way (``cattrs.gen``: a one-shot ``toolang chat`` structures its configuration
+with some 15, about 9 ms of ``compile``); its module is given the same ``compile``.
 
 The files are kept with :class:`toolang_core.kept.KeptFiles` beside this package's
 bytecode (under ``sys.pycache_prefix`` when set, else in ``toolang_core/__pycache__``),
@@ -35,6 +37,9 @@ MODULE: Final = "attr._make"
 """attrs' module that compiles the generated source (by the name ``compile``)."""
 GENERATED: Final = "<attrs generated"
 """How the file names attrs gives generated code begin."""
+GENERATORS: Final = {MODULE: GENERATED, "cattrs.gen": "<cattrs generated"}
+"""Each module given the cached ``compile``, and how the file names it gives the code
+it generates begin (nothing else it compiles is kept)."""
 
 
 def directory() -> Path:
@@ -43,12 +48,13 @@ def directory() -> Path:
 
 
 class CachedCompile:
-    """``compile`` for attrs' module: code attrs generated comes from :attr:`where`
-    when it is there, and is put there when it is not; everything else goes to the
-    builtin."""
+    """``compile`` for attrs' (or cattrs') module: generated code (its file name begins
+    with ``generated``) comes from :attr:`where` when it is there, and is put there when
+    it is not; everything else goes to the builtin."""
 
-    def __init__(self, where: Path, *, most: int = MOST_FILES) -> None:
+    def __init__(self, where: Path, *, most: int = MOST_FILES, generated: str = GENERATED) -> None:
         self.where = where
+        self.generated = generated
         self._kept = KeptFiles(where, most=most)
 
     def __call__(self, source: Any, filename: Any, mode: str, *args: Any, **kwargs: Any) -> Any:
@@ -58,7 +64,7 @@ class CachedCompile:
             or mode != "exec"
             or not isinstance(source, str)
             or not isinstance(filename, str)
-            or not filename.startswith(GENERATED)
+            or not filename.startswith(self.generated)
         ):
             return builtins.compile(source, filename, mode, *args, **kwargs)
         key = hashlib.sha256(
@@ -90,19 +96,22 @@ def _without_type_hash(source: str, filename: str) -> str:
 
 
 def cache_module(module: types.ModuleType) -> None:
-    """Give attrs' compiling ``module`` the cached ``compile`` (once)."""
+    """Give ``module`` (one of :data:`GENERATORS`) the cached ``compile`` (once)."""
     if not isinstance(vars(module).get("compile"), CachedCompile):
-        module.compile = CachedCompile(directory())  # type: ignore[attr-defined]
+        generated = GENERATORS.get(module.__name__, GENERATED)
+        module.compile = CachedCompile(directory(), generated=generated)  # type: ignore[attr-defined]
 
 
 def install() -> None:
-    """Cache attrs' generated code from now on: at once when ``attr._make`` is
-    imported already, else when it is (nothing is imported here: a command that makes
-    no attrs class pays nothing). ``TOOLANG_ATTRS_CODE_CACHE=0`` leaves attrs alone."""
+    """Cache attrs' and cattrs' generated code from now on: at once for a module of
+    :data:`GENERATORS` imported already, else when it is (nothing is imported here: a
+    command that makes no attrs class pays nothing). ``TOOLANG_ATTRS_CODE_CACHE=0``
+    leaves both alone."""
     if os.environ.get("TOOLANG_ATTRS_CODE_CACHE") == "0" or _installed:
         return
     _installed.append(True)
-    after_import(MODULE, cache_module)
+    for module in GENERATORS:
+        after_import(module, cache_module)
 
 
 _installed: list[bool] = []
