@@ -55,6 +55,26 @@ def test_nothing_is_written_where_bytecode_is_not(
     assert not kept.where.exists()
 
 
+def test_a_folder_that_cannot_be_written_is_known_before_any_work_is_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    assert KeptFiles(tmp_path / "not" / "yet" / "made").writable  # a parent may be written
+    (tmp_path / "taken").write_text("a file where the folder must go")
+    for where in (tmp_path / "taken", tmp_path / "taken" / "kept"):
+        files = KeptFiles(where)
+        assert not files.writable  # known at once: no work done only to be kept
+        files.write("a1", b"x")
+        assert files.read("a1") is None
+    read_only = tmp_path / "read-only"
+    read_only.mkdir()
+    read_only.chmod(0o555)
+    try:
+        assert KeptFiles(read_only / "kept").writable == os.access(read_only, os.W_OK)
+    finally:
+        read_only.chmod(0o755)
+
+
 def test_the_bound_spares_files_other_processes_are_writing(kept: KeptFiles) -> None:
     for n in range(8):
         kept.write(f"k{n}", b"x")

@@ -6,6 +6,7 @@ secret a redactor hides) is ever kept."""
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import re
 import subprocess
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from toolang_core import regex_engine_code, regex_from_engine_code
+from toolang_core import KeptFiles, regex_code, regex_engine_code, regex_from_engine_code
 
 MODULE = r"""
 import re
@@ -28,6 +29,33 @@ class Reader:
 
 def search(secret):
     return re.compile(re.escape(secret)).search("no " + secret)
+
+
+NEEDLE = None  # set at run time, from what the program was given
+
+
+class Settings:
+    pattern = None
+
+
+def remember(secret):
+    global NEEDLE
+    NEEDLE = re.compile(re.escape(secret))
+    Settings.pattern = re.compile(re.escape(secret) + "-in-a-class")
+
+
+class Guarded(type):  # a metaclass whose attribute lookup must never run at exit
+    def __getattribute__(cls, name):
+        if name == "__dict__":
+            raise RuntimeError("the exit scan ran a metaclass's code")
+        return super().__getattribute__(name)
+
+
+class Guards(metaclass=Guarded):
+    GUARD = re.compile("guard-[0-9]+")
+
+
+WARNS = re.compile("[[a]b]")  # a FutureWarning as it is compiled: never kept
 """
 
 SCRIPT = r"""
@@ -44,6 +72,8 @@ before = {
 sys.path.insert(0, sys.argv[1])
 import held
 found = held.search("hunter2-very-secret")
+held.remember("hunter3-kept-in-a-global")
+MAIN = re.compile("a-script-s-own-[0-9]+")  # __main__'s: never kept
 fresh = re._compiler.compile(held.WORD.pattern, held.WORD.flags)
 print(json.dumps({
     "before": before,
@@ -75,7 +105,8 @@ def run(prefix: Path, modules: Path, **env: str) -> dict[str, object]:
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    return dict(json.loads(done.stdout.splitlines()[-1]))
+    assert "Exception ignored" not in done.stderr, done.stderr
+    return {**json.loads(done.stdout.splitlines()[-1]), "warned": done.stderr.count("nested set")}
 
 
 def kept_file(prefix: Path) -> Path | None:
@@ -102,8 +133,10 @@ def test_a_modules_expressions_are_kept_and_seeded_and_a_secrets_never(
     kept = kept_file(prefix)
     assert kept is not None
     data, written = kept.read_bytes(), kept.stat().st_mtime_ns
-    assert b"[a-z]+" in data  # the module's global, and the class's attribute
-    assert b"hunter2" not in data  # compiled in a function: not the module's
+    assert b"[a-z]+" in data and b"guard-" in data  # the module's global, a class's
+    for never in (b"hunter2", b"hunter3", b"a-script-s-own", b"[[a]b]"):
+        assert never not in data  # run time's (a global or not), __main__'s, one that warns
+    assert first["warned"] == 1
 
     second = run(prefix, modules)
     assert second["before"] == {"word": True, "space": True}
@@ -111,6 +144,7 @@ def test_a_modules_expressions_are_kept_and_seeded_and_a_secrets_never(
     assert second["same"] == [True, True, True]  # as re compiles it: code, groups
     assert second["match"] == {"word": "Ada"}
     assert second["space"] == ["a", "b"]
+    assert second["warned"] == 1  # not seeded: compiled, and it warns as it did
     # no module loaded that the first process had not: not looked at, not written
     assert (kept.read_bytes(), kept.stat().st_mtime_ns) == (data, written)
 
@@ -141,6 +175,26 @@ def test_a_damaged_file_seeds_nothing_and_is_written_again(tmp_path: Path, modul
     assert again["before"] == {"word": False, "space": False}
     assert again["same"] == [True, True, True]
     assert kept.read_bytes() == whole  # looked at again (nothing was kept): written
+    assert run(prefix, modules)["before"] == {"word": True, "space": True}
+
+
+def test_past_its_bound_what_is_kept_starts_again_from_the_process_writing(
+    tmp_path: Path, modules: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # (this process writes it)
+    prefix = tmp_path / "pycache"
+    run(prefix, modules)
+    kept = kept_file(prefix)
+    assert kept is not None
+    # As if earlier processes had filled it with expressions no module compiles now.
+    fillers = [re.compile(f"filler-{n}-[0-9]+") for n in range(regex_code.MOST_PATTERNS)]
+    records = [(False, p.pattern, p.flags, regex_engine_code(p)) for p in fillers]
+    files = KeptFiles(kept.parent)
+    files.write(kept.name, marshal.dumps((["only-this-module"], records)))
+    full = run(prefix, modules)
+    assert full["before"] == {"word": False, "space": False}  # no room was left for them
+    data = kept.read_bytes()
+    assert b"[a-z]+" in data and b"filler-" not in data
     assert run(prefix, modules)["before"] == {"word": True, "space": True}
 
 

@@ -62,7 +62,7 @@ class KeptFiles:
 
     def __init__(self, where: Path, *, most: int = MOST_FILES) -> None:
         self.where = where
-        self._writable = True
+        self._writable: bool | None = None  # (not known until asked)
         self._most = most
         self._bounded = False
 
@@ -74,10 +74,14 @@ class KeptFiles:
 
     @property
     def writable(self) -> bool:
-        """Whether :meth:`write` may keep anything now (bytecode is written, and this
-        process has not found the folder unwritable): work done only to be kept can
-        be skipped when not."""
-        return self._writable and not sys.dont_write_bytecode
+        """Whether :meth:`write` may keep anything now (bytecode is written, the folder
+        is one this process may write or may make, and no write to it has failed): work
+        done only to be kept can be skipped when not."""
+        if sys.dont_write_bytecode:
+            return False
+        if self._writable is None:
+            self._writable = _may_write(self.where)
+        return self._writable
 
     def read(self, key: str) -> bytes | None:
         """The content kept under ``key``; ``None`` when there is none, or the file is not
@@ -135,6 +139,22 @@ class KeptFiles:
             for _, name in files[: len(files) - self._most * 3 // 4]:
                 with contextlib.suppress(OSError):
                     os.unlink(name)
+
+
+def _may_write(where: Path) -> bool:
+    """Whether ``where`` is a folder this process may write in, or the nearest of its
+    parents that exists is (so it may be made). A look, not a promise: a write can
+    still fail (and then the folder is given up)."""
+    for place in (where, *where.parents):
+        try:
+            is_dir = place.is_dir()
+        except OSError:
+            return False
+        if is_dir:
+            return os.access(place, os.W_OK | os.X_OK)
+        if place.exists() or place.is_symlink():  # a file where a folder must go
+            return False
+    return False
 
 
 def _checked(key: str) -> str:

@@ -3,23 +3,26 @@
 ``re`` compiles an expression in Python (it parses it, then writes the matching
 engine's code) and hands the code to its C engine (``_sre.compile``). Modules compile
 their expressions as they load — sqlite-utils' statement parsers, PyYAML's reader,
-``tokenize``, toolang's redaction — some 130 of them in a one-shot ``toolang chat``,
-in every process. :func:`install` (run when ``toolang_core`` is imported, before
-those modules are) puts the patterns an earlier process kept into ``re``'s own cache,
-made from their engine code: a module's ``re.compile`` finds its pattern there, as it
-would have had the module compiled it before. At exit, the expressions compiled since
-that a module holds — in a global, or a class's attribute — are added to what is kept.
+toolang's redaction — some 130 of them in a one-shot ``toolang chat``, in every
+process. :func:`install` (run when ``toolang_core`` is imported, before those modules
+are) puts the patterns an earlier process kept into ``re``'s own cache, made from their
+engine code: a module's ``re.compile`` finds its pattern there, as it would have had
+the module compiled it before. At exit, the expressions compiled since *as a module
+loaded* (while the import system ran a module's code) that a module still holds — in a
+global, or a class's attribute — are added to what is kept.
 
-What is kept is checked when it is written: only a pattern the engine makes equal to
-``re.compile``'s (flags, code, groups) from the kept code (:func:`regex_engine_code`), so an
-interpreter whose ``re`` works otherwise keeps nothing. Only expressions held by a
-module or a class are kept, never others from the cache: those are built at run time,
-from what a program was given (a pattern of the secrets a redactor hides, a user's
-search), and must not reach the disk. The file is kept with
-:class:`toolang_core.kept.KeptFiles` beside this package's bytecode, trusted and
-written as that bytecode is, and keyed by the interpreter's exact version and engine;
-what does not read back as written is compiled as usual.
-``TOOLANG_REGEX_CODE_CACHE=0`` leaves ``re`` alone.
+Only those: an expression built at run time may hold what a program was given (the
+pattern of the secrets a redactor hides, a user's search) and must never reach the
+disk, even when a module keeps it in a global; and ``__main__`` (a script) never
+counts. (An expression a module builds as it loads from what it reads then — an
+environment variable — would be kept: toolang's modules build none, and a plugin
+should not.) What is kept is checked when it is written: only a pattern the engine
+makes equal to ``re.compile``'s (flags, code, groups) from the kept code, compiled
+without a warning (:func:`regex_engine_code`), so an interpreter whose ``re`` works
+otherwise keeps nothing. The file is kept with :class:`toolang_core.kept.KeptFiles`
+beside this package's bytecode, trusted and written as that bytecode is, and keyed by
+the interpreter's exact version and engine; what does not read back as written is
+compiled as usual. ``TOOLANG_REGEX_CODE_CACHE=0`` leaves ``re`` alone.
 """
 
 from __future__ import annotations
@@ -28,11 +31,13 @@ import atexit
 import contextlib
 import hashlib
 import importlib
+import importlib.machinery
 import marshal
 import os
 import re
 import sys
 import types
+import warnings
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -46,14 +51,18 @@ try:  # CPython's engine and compiler (3.11+); elsewhere nothing is kept
     _compiler: Any = importlib.import_module("re._compiler")
 except ImportError:  # pragma: no cover - other interpreters
     _sre = None
+_ModuleSpec: Final = importlib.machinery.ModuleSpec
 
 MOST_PATTERNS: Final = 256
-"""Expressions kept at most (``re`` caches 512: seeding leaves it room for others)."""
+"""Expressions kept at most (``re`` caches 512: seeding leaves it room for others).
+Past it, what is kept starts again from the expressions of the process writing."""
 MOST_MODULES: Final = 10_000
 """Names of modules loaded by the processes that kept them, at most."""
 _KEY: Final = hashlib.sha256(
     f"{sys.version}\0{getattr(_sre, 'MAGIC', '')}\0module expressions".encode()
 ).hexdigest()
+_TEMPLATE: Final = int(getattr(getattr(re, "_constants", None), "SRE_FLAG_TEMPLATE", 0))
+"""The deprecated ``re.TEMPLATE`` flag (compiling with it warns): never kept."""
 
 CacheKey = tuple[type, Any, int]
 """How ``re`` caches a pattern: the expression's type (``str``/``bytes``), the expression,
@@ -77,13 +86,18 @@ class Kept:
 def regex_engine_code(compiled: re.Pattern[Any]) -> tuple[Any, ...] | None:
     """What ``re`` hands its engine to make ``compiled`` (its flags, code, groups and
     group names, in a form :mod:`marshal` keeps), when the engine, given it, makes a
-    pattern equal to ``compiled``; else ``None``. :func:`regex_from_engine_code` makes the
-    pattern of it."""
-    if _sre is None:
+    pattern equal to ``compiled`` and compiling it warns of nothing (a pattern made
+    from the code would not warn again); else ``None``. :func:`regex_from_engine_code`
+    makes the pattern of it."""
+    if _sre is None or compiled.flags & _TEMPLATE:
         return None
     try:
-        parsed = _parser.parse(compiled.pattern, compiled.flags)
-        code = _compiler._code(parsed, compiled.flags)
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            parsed = _parser.parse(compiled.pattern, compiled.flags)
+            code = _compiler._code(parsed, compiled.flags)
+        if warned:
+            return None
         groupindex = dict(parsed.state.groupdict)
         indexgroup: list[str | None] = [None] * parsed.state.groups
         for name, index in groupindex.items():
@@ -139,9 +153,10 @@ def _well_formed(arguments: Any) -> bool:
 
 
 def install() -> None:
-    """Seed ``re``'s cache with the patterns kept by earlier processes, and keep those
-    compiled since at exit (when bytecode is written). Once a process; nothing when
-    ``TOOLANG_REGEX_CODE_CACHE=0`` or ``re`` does not cache as this module expects."""
+    """Seed ``re``'s cache with the patterns kept by earlier processes and, when the
+    folder can be written, note the expressions compiled as modules load and keep
+    those at exit. Once a process; nothing when ``TOOLANG_REGEX_CODE_CACHE=0`` or ``re``
+    does not cache as this module expects."""
     if _installed or os.environ.get("TOOLANG_REGEX_CODE_CACHE") == "0" or _sre is None:
         return
     _installed.append(True)
@@ -154,34 +169,43 @@ def install() -> None:
     for key, code in list(kept.patterns.items())[: max(room, 0)]:
         if key not in cache:
             made = regex_from_engine_code(key[1], code)
-            if made is not None and made.pattern == key[1]:
-                cache[key] = made
+            if made is not None:
+                cache[key] = _seeded[key] = made
     if files.writable:
+        _note_compiled_as_modules_load()
         atexit.register(keep, files, kept)
 
 
 def keep(files: KeptFiles, kept: Kept) -> None:
-    """Add to ``kept`` (and write) the patterns in ``re``'s cache that a module holds
-    (:func:`_held`) and ``kept`` has not: at exit. Looking for them takes a while (every
-    module's globals and classes), so only a process that loaded a module none before
-    it did looks (a module's expressions are compiled as it loads)."""
+    """Add to ``kept`` (and write) the patterns in ``re``'s cache compiled as a module
+    loaded (:data:`_loading`) that a module holds (:func:`_held`): at exit. Looking for
+    them takes a while (every module's globals and classes), so only a process that
+    loaded a module none before it did looks, and only when the folder can be written."""
     cache = _re_cache()
     loaded = set(sys.modules)
-    if cache is None or loaded <= kept.modules:
+    if cache is None or loaded <= kept.modules or not files.writable:
         return
     held = _held()
-    for key, pattern in list(cache.items()):
-        if len(kept.patterns) >= MOST_PATTERNS:
+    ours = {key: p for key, p in _seeded.items() if id(p) in held}  # seeds a module took
+    for key, pattern in list(cache.items()):  # (in the order compiled)
+        if key in _loading and id(pattern) in held and _cache_entry(key, pattern):
+            ours[key] = pattern
+    new = {key: pattern for key, pattern in ours.items() if key not in kept.patterns}
+    if len(kept.patterns) + len(new) <= MOST_PATTERNS:
+        patterns, modules = dict(kept.patterns), kept.modules | loaded
+    else:  # start again from this process's (kept.patterns only ever grew)
+        patterns, modules = {}, loaded
+        new = ours
+    for key, pattern in new.items():
+        if len(patterns) >= MOST_PATTERNS:
             break
-        if key not in kept.patterns and id(pattern) in held and _cache_entry(key, pattern):
-            code = regex_engine_code(pattern)
-            if code is not None:
-                kept.patterns[key] = code
+        code = kept.patterns.get(key) or regex_engine_code(pattern)
+        if code is not None:
+            patterns[key] = code
+    kept.patterns = patterns
     # (past the bound, this process's only: a process like it does not look again)
-    kept.modules = kept.modules | loaded if len(kept.modules | loaded) <= MOST_MODULES else loaded
-    records = [
-        (kind is bytes, text, flags, code) for (kind, text, flags), code in kept.patterns.items()
-    ]
+    kept.modules = modules if len(modules) <= MOST_MODULES else loaded
+    records = [(kind is bytes, text, flags, code) for (kind, text, flags), code in patterns.items()]
     files.write(_KEY, marshal.dumps((sorted(kept.modules), records)))
 
 
@@ -204,14 +228,49 @@ def _read(files: KeptFiles) -> Kept:
 
 def _re_cache() -> dict[Any, Any] | None:
     """``re``'s cache of compiled patterns, when it is one this module knows: a dict
-    from ``(type, expression, flags)`` to the pattern (checked by compiling one)."""
+    from ``(type, expression, flags)`` to the pattern (checked by compiling an
+    expression new to it; ``re`` 3.12+ also keeps a second cache in front of it)."""
     cache = getattr(re, "_cache", None)
     if not isinstance(cache, dict):
         return None
-    probe = "(?:toolang regex-code probe)"
+    probe = f"(?:toolang regex-code probe {len(_probes)})"
+    _probes.append(True)
     re.compile(probe)
+    front = getattr(re, "_cache2", None)
+    if isinstance(front, dict):
+        front.pop((str, probe, 0), None)
     found = cache.pop((str, probe, 0), None)
     return cache if isinstance(found, re.Pattern) and found.pattern == probe else None
+
+
+def _note_compiled_as_modules_load() -> None:
+    """From now on, add to :data:`_loading` the key of each expression ``re`` compiles
+    (a miss of its cache) while a module is loading (:func:`_a_module_loads`)."""
+    compile_ = _compiler.compile
+
+    def noting(pattern: Any, flags: Any = 0) -> Any:
+        compiled = compile_(pattern, flags)
+        if type(pattern) in (str, bytes) and type(flags) is int and _a_module_loads():
+            _loading.add((type(pattern), pattern, flags))
+        return compiled
+
+    _compiler.compile = noting
+
+
+def _a_module_loads() -> bool:
+    """Whether a module's code is being run by the import system in this thread (a
+    frame up the stack has the globals of a module whose spec says it is initializing:
+    what ``importlib`` sets while it runs a module's code). Plain lookups only: a
+    frame's globals may be of any dict subclass."""
+    frame: types.FrameType | None = sys._getframe(2)
+    while frame is not None:
+        spec = dict.get(frame.f_globals, "__spec__")
+        if type(spec) is _ModuleSpec:
+            state = vars(spec)
+            if state.get("_initializing") is True and state.get("name") != "__main__":
+                return True
+        frame = frame.f_back
+    return False
 
 
 def _cache_entry(key: Any, pattern: Any) -> bool:
@@ -233,19 +292,36 @@ def _held() -> set[int]:
     return {id(value) for value in _module_values() if type(value) is re.Pattern}
 
 
+_class_dict = type.__dict__["__dict__"].__get__
+"""A class's own namespace, read past any ``__getattribute__`` of its metaclass."""
+
+
 def _module_values() -> Iterator[Any]:
-    """What every loaded module holds, and the attributes of the classes it defines.
-    Types are compared, never ``isinstance``: that may ask an object its
-    ``__class__``, and a proxy's may run code."""
+    """What every loaded module but ``__main__`` holds, and the attributes of the
+    classes it defines. Types are compared, never ``isinstance``, and namespaces read
+    directly: a proxy's ``__class__`` or a metaclass's attribute lookup may run code."""
     for module in list(sys.modules.values()):
         if type(module) is not types.ModuleType:  # e.g. not loaded yet (a LazyLoader's)
             continue
-        name = module.__dict__.get("__name__")
-        for value in list(module.__dict__.values()):
+        namespace = module.__dict__
+        name = dict.get(namespace, "__name__")
+        if type(name) is not str or name == "__main__":
+            continue
+        for value in list(namespace.values()):
             yield value
-            if issubclass(type(value), type) and value.__dict__.get("__module__") == name:
-                yield from list(value.__dict__.values())
+            if issubclass(type(value), type):
+                with contextlib.suppress(Exception):
+                    attributes = _class_dict(value)
+                    owner = attributes.get("__module__")
+                    if type(owner) is str and owner == name:
+                        yield from list(attributes.values())
 
 
 _installed: list[bool] = []
 """Whether :func:`install` ran in this process (once is enough)."""
+_seeded: dict[CacheKey, re.Pattern[Any]] = {}
+"""The patterns :func:`install` put in ``re``'s cache."""
+_loading: set[CacheKey] = set()
+"""The keys of the expressions compiled while a module loaded (the only ones kept)."""
+_probes: list[bool] = []
+"""One per look at ``re``'s cache (each compiles an expression new to it)."""
