@@ -312,8 +312,8 @@ def _module_values() -> Iterator[Any]:
             if issubclass(type(value), type):
                 with contextlib.suppress(Exception):
                     attributes = _class_dict(value)
-                    owner = attributes.get("__module__")
-                    if type(owner) is str and owner == name:
+                    defined_in = attributes.get("__module__")
+                    if type(defined_in) is str and defined_in == name:
                         yield from list(attributes.values())
 
 
