@@ -32,6 +32,7 @@ import contextlib
 import hashlib
 import importlib
 import importlib.machinery
+import itertools
 import marshal
 import os
 import re
@@ -188,7 +189,7 @@ def keep(files: KeptFiles, kept: Kept) -> None:
     held = _held()
     ours = {key: p for key, p in _seeded.items() if id(p) in held}  # seeds a module took
     for key, pattern in list(cache.items()):  # (in the order compiled)
-        if key in _loading and id(pattern) in held and _cache_entry(key, pattern):
+        if key in _loading and id(pattern) in held:  # (_loading's keys are re's own)
             ours[key] = pattern
     new = {key: pattern for key, pattern in ours.items() if key not in kept.patterns}
     if len(kept.patterns) + len(new) <= MOST_PATTERNS:
@@ -233,8 +234,7 @@ def _re_cache() -> dict[Any, Any] | None:
     cache = getattr(re, "_cache", None)
     if not isinstance(cache, dict):
         return None
-    probe = f"(?:toolang regex-code probe {len(_probes)})"
-    _probes.append(True)
+    probe = f"(?:toolang regex-code probe {next(_probes)})"
     re.compile(probe)
     front = getattr(re, "_cache2", None)
     if isinstance(front, dict):
@@ -271,19 +271,6 @@ def _a_module_loads() -> bool:
                 return True
         frame = frame.f_back
     return False
-
-
-def _cache_entry(key: Any, pattern: Any) -> bool:
-    """Whether ``key`` and ``pattern`` are an entry of ``re``'s cache as it keeps them."""
-    return (
-        isinstance(key, tuple)
-        and len(key) == 3
-        and key[0] in (str, bytes)
-        and type(key[1]) is key[0]
-        and type(key[2]) is int
-        and isinstance(pattern, re.Pattern)
-        and pattern.pattern == key[1]
-    )
 
 
 def _held() -> set[int]:
@@ -323,5 +310,5 @@ _seeded: dict[CacheKey, re.Pattern[Any]] = {}
 """The patterns :func:`install` put in ``re``'s cache."""
 _loading: set[CacheKey] = set()
 """The keys of the expressions compiled while a module loaded (the only ones kept)."""
-_probes: list[bool] = []
-"""One per look at ``re``'s cache (each compiles an expression new to it)."""
+_probes: Final = itertools.count()
+"""Numbers each look at ``re``'s cache (each compiles an expression new to it)."""
