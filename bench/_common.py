@@ -8,8 +8,6 @@ Used by ``agent_turns.py``, ``compaction.py`` and ``output_validation.py``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import importlib
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -99,27 +97,12 @@ def compose(home: Path, text: str, workload: ScriptedWorkload) -> Runtime:
 async def started(
     runtime: Runtime, stop: asyncio.Event, *, freeze: bool = True
 ) -> asyncio.Task[Any]:
-    """``runtime`` serving (no sources) until ``stop``, once it admits turns.
-
-    What a serving runtime imports in the background as it starts is imported first
-    (:func:`warm_start_imports`): the benches time turns, not a start."""
-    warm_start_imports()
+    """``runtime`` serving (no sources) until ``stop``, once it admits turns."""
     on_started = freeze_heap if freeze else None
     serving = asyncio.create_task(runtime.serve(stop, sources=(), on_started=on_started))
     while not runtime.admitting:
         await asyncio.sleep(0.001)
     return serving
-
-
-def warm_start_imports() -> None:
-    """Import what a serving runtime imports in a worker thread as it starts: the MCP
-    source's server (the ``mcp`` SDK and pydantic, 1.5-2 s of CPU on a 2-core machine),
-    built when the runtime serves HTTP routes so that the first call does not wait for
-    it. Left to the runtime, that import ran in the first seconds of a bench's timed
-    turns, holding the interpreter's lock (a bench process's first runtime only: the
-    later ones found it imported)."""
-    with contextlib.suppress(ImportError):
-        importlib.import_module("toolang_source_mcp.server")
 
 
 async def burst(

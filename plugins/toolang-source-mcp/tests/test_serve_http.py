@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from source_mcp_kit import ALICE, BOB, Home, http_session
+from source_mcp_kit import ALICE, BOB, MCP_SETTINGS, Home, http_session
 
 
 @pytest.fixture(scope="module")
@@ -144,3 +144,54 @@ def test_the_sdks_logging_set_up_leaves_the_runtimes_log_json(tmp_path: Path, si
     events = [json.loads(line)["event"] for line in lines]  # each line is JSON
     assert "runtime.started" in events and "runtime.stopped" in events
     assert "StreamableHTTP session manager" not in log
+
+
+def _ready_events(log: str) -> list[dict[str, object]]:
+    records = [json.loads(x) for x in log.splitlines() if x.startswith("{")]
+    return [r for r in records if r["event"] == "mcp.endpoint.ready"]
+
+
+def _call(home: Home) -> None:
+    async def run() -> None:
+        async with http_session(home, ALICE) as mcp:
+            result = await mcp.call_tool("ask_assistant", {"text": "hello there"})
+            assert not result.is_error
+
+    anyio.run(run)
+
+
+def test_by_default_the_first_request_builds_the_endpoint(tmp_path: Path, site: Path) -> None:
+    """A runtime no MCP client calls never loads the SDK (some 50 MB resident): the
+    endpoint's server is built by the first request, once, and that call is answered."""
+    lazy = Home(tmp_path / "lazy", site, extra='\n[log]\nformat = "json"\n').start()
+    try:
+        _call(lazy)
+        _call(lazy)
+    finally:
+        log = lazy.stop()
+    assert [e["on"] for e in _ready_events(log)] == ["first_use"]
+
+
+def test_start_startup_builds_the_endpoint_before_any_request(tmp_path: Path, site: Path) -> None:
+    eager = Home(
+        tmp_path / "eager",
+        site,
+        mcp=MCP_SETTINGS + 'start = "startup"\n',
+        extra='\n[log]\nformat = "json"\n',
+    ).start()
+    try:
+        deadline = time.monotonic() + 120
+        while not _ready_events(eager.log.read_text(encoding="utf-8")):
+            assert time.monotonic() < deadline, "the endpoint was not built at start-up"
+            time.sleep(0.05)
+        _call(eager)
+    finally:
+        log = eager.stop()
+    assert [e["on"] for e in _ready_events(log)] == ["startup"]
+
+
+def test_a_start_that_is_no_choice_is_refused_naming_the_key(tmp_path: Path, site: Path) -> None:
+    home = Home(tmp_path / "wrong", site, mcp=MCP_SETTINGS + 'start = "eager"\n')
+    done = home.cli("chat", "hello")
+    assert done.returncode != 0
+    assert "start" in done.stderr and "first_use" in done.stderr, done.stderr

@@ -11,8 +11,8 @@ owned by the caller, cancelled when the client cancels the call. Two transports:
 * the streamable-HTTP endpoint ``/api/mcp`` on the
   runtime's one HTTP server (``toolang_register_routes``), behind the server's tokens.
 
-The ``mcp`` SDK is imported only when a server starts (``toolang mcp serve``, or a run
-that serves the HTTP endpoint).
+The ``mcp`` SDK is imported only when a server starts: ``toolang mcp serve``, or the
+HTTP endpoint's first request (as the runtime starts with ``start = "startup"``).
 """
 
 from __future__ import annotations
@@ -64,12 +64,13 @@ def toolang_inactive_hooks(runtime: Runtime) -> tuple[str, ...]:
 
 @hookimpl
 async def toolang_startup(runtime: Runtime) -> None:
-    # The endpoint's MCP server is built now, in the background, not by the first
-    # request (that would make the first callers wait seconds for the SDK's imports).
-    if _serves(runtime):
+    # With start = "startup" the endpoint's MCP server is built now, in the background,
+    # so no caller waits for the SDK's imports; by default the first request builds it
+    # (a runtime no MCP client calls never holds the SDK in memory).
+    if _serves(runtime) and settings_of(runtime).start == "startup":
         from toolang_source_mcp.routes import endpoint_of
 
-        endpoint_of(runtime).start()
+        endpoint_of(runtime).start("startup")
 
 
 @hookimpl

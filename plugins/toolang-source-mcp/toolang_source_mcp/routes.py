@@ -4,8 +4,10 @@ The server plugin authenticates each request with its own rule (``auth=True``: t
 owners' tokens of ``[plugins.server] tokens``, the operator's credential; a wrong
 token is refused with 401 before this endpoint runs) and leaves the caller in
 ``request.state.caller``; each tool call reads its owner from there. The ``mcp``
-SDK's session manager serves the protocol; it is built and started when the runtime
-starts (inside its event loop, the SDK imported off the loop), and stopped with it.
+SDK's session manager serves the protocol; it is built and started by the first
+request, or as the runtime starts with ``start = "startup"`` (inside its event loop, the
+SDK imported off the loop, so other requests and turns go on meanwhile), and stopped
+with the runtime.
 A call's turn runs in this runtime, so the call is woken when the turn ends
 (:mod:`toolang_source_mcp.finished`) rather than looking at the store again and again.
 """
@@ -15,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import time
 from typing import TYPE_CHECKING, Any
 
+import structlog
 from starlette.responses import Response
 
 from toolang_source_mcp.settings import NAME
@@ -30,6 +34,8 @@ if TYPE_CHECKING:
     from toolang_core import Runtime
 
 METHODS = ("GET", "POST", "DELETE")
+
+log = structlog.get_logger("toolang.mcp")
 
 
 class _Handled(Response):
@@ -56,9 +62,9 @@ class _Handled(Response):
 
 
 class _Endpoint:
-    """The session manager of one runtime: built once, at start-up when this run serves
-    routes (:meth:`start`), else by the first request; every request waits for the
-    same build."""
+    """The session manager of one runtime: built once (:meth:`start`), by the first
+    request or at start-up (``start = "startup"``); every request waits for the same
+    build."""
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
@@ -66,17 +72,19 @@ class _Endpoint:
         self._running: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
 
-    def start(self) -> asyncio.Task[StreamableHTTPSessionManager]:
-        """Build the server and start its session manager (once; in the background)."""
+    def start(self, on: str) -> asyncio.Task[StreamableHTTPSessionManager]:
+        """Build the server and start its session manager (once; in the background).
+        ``on`` says what asked first (``startup``, ``first_use``), for the log."""
         if self._building is None:
-            self._building = asyncio.ensure_future(self._build())
+            self._building = asyncio.ensure_future(self._build(on))
         return self._building
 
     async def started(self) -> StreamableHTTPSessionManager:
         # Shielded: a request that goes away does not cancel the build the others await.
-        return await asyncio.shield(self.start())
+        return await asyncio.shield(self.start("first_use"))
 
-    async def _build(self) -> StreamableHTTPSessionManager:
+    async def _build(self, on: str) -> StreamableHTTPSessionManager:
+        began = time.perf_counter()
         # The SDK's imports take a while: off the event loop, which keeps serving.
         await asyncio.to_thread(importlib.import_module, "toolang_source_mcp.server")
         from mcp.server.transport_security import TransportSecuritySettings
@@ -115,6 +123,7 @@ class _Endpoint:
 
         self._running = asyncio.ensure_future(run())
         await ready.wait()
+        log.info("mcp.endpoint.ready", on=on, seconds=round(time.perf_counter() - began, 3))
         return manager
 
     async def stop(self) -> None:

@@ -4,6 +4,7 @@ call waits."""
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 import attrs
 
@@ -32,6 +33,10 @@ class MCPServeSettings:
     instead of an SSE stream (the SDK's ``json_response``): less work per call, but no
     progress notifications (a call waiting for approval is not told so before it
     answers ``waiting for approval <id>``); cancel, retries and owners are unchanged.
+    ``start``: when the HTTP endpoint's MCP server is built — ``first_use`` (default:
+    by the first request, which waits for the SDK's imports, about a second; a runtime
+    no MCP client calls never loads the SDK, some 50 MB resident) or ``startup`` (in
+    the background as the runtime starts, so no caller waits).
     """
 
     agents: list[str] = attrs.field(factory=list)
@@ -40,6 +45,7 @@ class MCPServeSettings:
     poll_seconds: float = 0.05
     served_poll_seconds: float = 0.5
     json_response: bool = False
+    start: Literal["first_use", "startup"] = "first_use"
 
     def __attrs_post_init__(self) -> None:
         problems = [
