@@ -181,3 +181,33 @@ def test_past_its_bound_the_folder_keeps_the_code_written_last(
     again: dict[str, object] = {}
     exec(later("x = 0\n", "<attrs generated methods m.C0>", "exec"), again)
     assert again["x"] == 0
+
+
+def test_generated_code_compiles_with_the_future_imports_of_the_code_asking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The builtin ``compile`` takes the ``from __future__`` imports of the code calling
+    it (attrs' module), so the cached one does too, not this package's — from the kept
+    file as well."""
+    import __future__
+
+    from toolang_core.attrs_code import CachedCompile
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    source = "def f(x: Undefined) -> None:\n    pass\n"
+    name = "<attrs generated methods m.Annotated>"
+
+    def asked_by(compile_: CachedCompile, flags: int) -> object:
+        caller = compile("code = compile_(source, name, 'exec')", "<caller>", "exec", flags, True)
+        scope = {"compile_": compile_, "source": source, "name": name}
+        exec(caller, scope)
+        return scope["code"]
+
+    postponed = __future__.annotations.compiler_flag
+    for compile_ in (CachedCompile(tmp_path / "kept"), CachedCompile(tmp_path / "kept")):
+        with pytest.raises(NameError):  # annotations evaluated as the function is made
+            exec(asked_by(compile_, 0), {})
+        namespace: dict[str, Any] = {}
+        exec(asked_by(compile_, postponed), namespace)
+        assert namespace["f"].__annotations__ == {"x": "Undefined", "return": "None"}
+    assert len(list((tmp_path / "kept").iterdir())) == 2

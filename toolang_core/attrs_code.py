@@ -19,14 +19,18 @@ Anything else attrs compiles, and any other module, gets the builtin ``compile``
 """
 
 from __future__ import annotations
+import __future__
 
 import builtins
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import marshal
+import operator
 import os
 import re
+import sys
 import types
 from pathlib import Path
 from typing import Any, Final
@@ -40,6 +44,13 @@ GENERATED: Final = "<attrs generated"
 GENERATORS: Final = {MODULE: GENERATED, "cattrs.gen": "<cattrs generated"}
 """Each module given the cached ``compile``, and how the file names it gives the code
 it generates begin (nothing else it compiles is kept)."""
+
+
+FUTURE_FLAGS: Final = functools.reduce(
+    operator.or_, (getattr(__future__, n).compiler_flag for n in __future__.all_feature_names)
+)
+"""Every ``from __future__`` import's compiler flag: what ``compile`` inherits from the
+code calling it."""
 
 
 def directory() -> Path:
@@ -57,7 +68,20 @@ class CachedCompile:
         self.generated = generated
         self._kept = KeptFiles(where, most=most)
 
-    def __call__(self, source: Any, filename: Any, mode: str, *args: Any, **kwargs: Any) -> Any:
+    def __call__(
+        self,
+        source: Any,
+        filename: Any,
+        mode: str,
+        flags: int = 0,
+        dont_inherit: bool = False,
+        *args: Any,
+        **kwargs: Any,
+    ) -> Any:
+        # What the builtin would take from the code calling it (attrs' module), not
+        # from this one: that code's ``from __future__`` imports.
+        if not dont_inherit:
+            flags |= sys._getframe(1).f_code.co_flags & FUTURE_FLAGS
         if (
             args
             or kwargs
@@ -66,10 +90,12 @@ class CachedCompile:
             or not isinstance(filename, str)
             or not filename.startswith(self.generated)
         ):
-            return builtins.compile(source, filename, mode, *args, **kwargs)
+            return builtins.compile(source, filename, mode, flags, True, *args, **kwargs)
         key = hashlib.sha256(
             importlib.util.MAGIC_NUMBER
-            + f"{filename}\0{_without_type_hash(source, filename)}".encode("utf-8", "surrogatepass")
+            + f"{flags}\0{filename}\0{_without_type_hash(source, filename)}".encode(
+                "utf-8", "surrogatepass"
+            )
         ).hexdigest()
         kept = self._kept.read(key)
         if kept is not None:
@@ -77,7 +103,7 @@ class CachedCompile:
                 code = marshal.loads(kept)
                 if isinstance(code, types.CodeType) and code.co_filename == filename:
                     return code
-        code = builtins.compile(source, filename, mode)
+        code = builtins.compile(source, filename, mode, flags, True)
         self._kept.write(key, marshal.dumps(code))
         return code
 
