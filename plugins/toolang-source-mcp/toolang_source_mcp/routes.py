@@ -64,7 +64,8 @@ class _Handled(Response):
 class _Endpoint:
     """The session manager of one runtime: built once (:meth:`start`), by the first
     request or at start-up (``start = "startup"``); every request waits for the same
-    build."""
+    build. A build that failed (logged ``mcp.endpoint.failed``; its requests answered
+    with the error) is tried again by the next request."""
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
@@ -75,9 +76,11 @@ class _Endpoint:
     def start(self, on: str) -> asyncio.Task[StreamableHTTPSessionManager]:
         """Build the server and start its session manager (once; in the background).
         ``on`` says what asked first (``startup``, ``first_use``), for the log."""
-        if self._building is None:
-            self._building = asyncio.ensure_future(self._build(on))
-        return self._building
+        building = self._building
+        if building is None or _failed(building):
+            building = self._building = asyncio.ensure_future(self._build(on))
+            building.add_done_callback(_log_failure)
+        return building
 
     async def started(self) -> StreamableHTTPSessionManager:
         # Shielded: a request that goes away does not cancel the build the others await.
@@ -121,8 +124,16 @@ class _Endpoint:
                 ready.set()
                 await self._stop.wait()
 
-        self._running = asyncio.ensure_future(run())
-        await ready.wait()
+        running = self._running = asyncio.ensure_future(run())
+        waiting = asyncio.ensure_future(ready.wait())
+        try:
+            # The session manager may fail to start: its error is this build's.
+            await asyncio.wait((waiting, running), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiting.cancel()
+        if not ready.is_set():
+            await running  # raises what ended it
+            raise RuntimeError("the MCP session manager stopped before it served")
         log.info("mcp.endpoint.ready", on=on, seconds=round(time.perf_counter() - began, 3))
         return manager
 
@@ -133,6 +144,16 @@ class _Endpoint:
         if self._running is not None:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(self._running, 5.0)
+
+
+def _failed(task: asyncio.Task[Any]) -> bool:
+    return task.done() and not task.cancelled() and task.exception() is not None
+
+
+def _log_failure(task: asyncio.Task[Any]) -> None:
+    if _failed(task):
+        error = task.exception()
+        log.warning("mcp.endpoint.failed", error=f"{type(error).__name__}: {error}")
 
 
 def _caller_of(ctx: Context[Any]) -> tuple[str | None, str]:
