@@ -211,3 +211,17 @@ def test_generated_code_compiles_with_the_future_imports_of_the_code_asking(
         exec(asked_by(compile_, postponed), namespace)
         assert namespace["f"].__annotations__ == {"x": "Undefined", "return": "None"}
     assert len(list((tmp_path / "kept").iterdir())) == 2
+
+
+def test_flags_that_ask_for_no_code_go_to_the_builtin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ast
+
+    from toolang_core.attrs_code import CachedCompile
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    compile_ = CachedCompile(tmp_path / "kept")
+    tree = compile_("x = 1\n", "<attrs generated methods m.Tree>", "exec", ast.PyCF_ONLY_AST)
+    assert isinstance(tree, ast.Module)
+    assert not (tmp_path / "kept").exists() or not list((tmp_path / "kept").iterdir())

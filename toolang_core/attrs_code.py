@@ -47,10 +47,15 @@ it generates begin (nothing else it compiles is kept)."""
 
 
 FUTURE_FLAGS: Final = functools.reduce(
-    operator.or_, (getattr(__future__, n).compiler_flag for n in __future__.all_feature_names)
+    operator.or_,
+    (
+        getattr(__future__, n).compiler_flag
+        for n in __future__.all_feature_names
+        if n != "nested_scopes"  # its bit is CO_NESTED, which compile never inherits
+    ),
 )
-"""Every ``from __future__`` import's compiler flag: what ``compile`` inherits from the
-code calling it."""
+"""The ``from __future__`` imports' compiler flags ``compile`` inherits from the code
+calling it."""
 
 
 def directory() -> Path:
@@ -85,6 +90,7 @@ class CachedCompile:
         if (
             args
             or kwargs
+            or flags & ~FUTURE_FLAGS  # e.g. an AST asked for: not code to keep
             or mode != "exec"
             or not isinstance(source, str)
             or not isinstance(filename, str)

@@ -70,3 +70,35 @@ def test_a_session_manager_that_cannot_start_fails_the_build(
         await endpoint.stop()
 
     asyncio.run(run())
+
+
+def test_a_request_after_the_endpoint_stopped_builds_nothing(
+    toolang_runtime: Callable[..., Runtime],
+) -> None:
+    endpoint = _endpoint(toolang_runtime)
+
+    async def run() -> None:
+        await endpoint.stop()
+        with structlog.testing.capture_logs() as logs, pytest.raises(routes.EndpointStopped):
+            await endpoint.started()
+        assert logs == []
+
+    asyncio.run(run())
+
+
+def test_a_build_a_stop_cancelled_is_no_answer_for_later_requests(
+    toolang_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    endpoint = _endpoint(toolang_runtime)
+
+    async def run() -> None:
+        first = endpoint.start("startup")
+        await asyncio.sleep(0)
+        first.cancel()  # as stop() does to a build under way
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        manager = await endpoint.started()  # built anew, not the cancelled one
+        assert manager is await endpoint.started()
+        await endpoint.stop()
+
+    asyncio.run(run())

@@ -61,6 +61,10 @@ class _Handled(Response):
         await self.manager.handle_request(scope, replay, send)
 
 
+class EndpointStopped(RuntimeError):
+    """A request came after the endpoint stopped (its runtime is shutting down)."""
+
+
 class _Endpoint:
     """The session manager of one runtime: built once (:meth:`start`), by the first
     request or at start-up (``start = "startup"``); every request waits for the same
@@ -76,8 +80,10 @@ class _Endpoint:
     def start(self, on: str) -> asyncio.Task[StreamableHTTPSessionManager]:
         """Build the server and start its session manager (once; in the background).
         ``on`` says what asked first (``startup``, ``first_use``), for the log."""
+        if self._stop.is_set():
+            raise EndpointStopped("the MCP endpoint has stopped with its runtime")
         building = self._building
-        if building is None or _failed(building):
+        if building is None or building.cancelled() or _failed(building):
             building = self._building = asyncio.ensure_future(self._build(on))
             building.add_done_callback(_log_failure)
         return building
@@ -172,5 +178,8 @@ def endpoint_of(runtime: Runtime) -> _Endpoint:
 async def mcp_endpoint(request: Request) -> Response:
     """MCP over streamable HTTP: the offered agents as ``ask_<agent>`` tools."""
     runtime: Runtime = request.app.state.runtime
-    manager = await endpoint_of(runtime).started()
+    try:
+        manager = await endpoint_of(runtime).started()
+    except EndpointStopped as exc:
+        return Response(str(exc), status_code=503, media_type="text/plain")
     return _Handled(manager, await request.body())
