@@ -13,6 +13,10 @@ Zipf-Mandelbrot law from a vocabulary of 12,000 words) is written into a fresh d
                   reads are measured against (ratio printed)
     write-batch   entries/s writing batches of 200 (how the corpus is loaded)
     write-single  entries/s writing one entry per call (as ``memory_agent_save`` does)
+    write-capped  the same, new entries, with ``max_entries`` set to the entries held:
+                  each write deletes the least used one (a cap's cost at a write should
+                  not grow with the entries: it read and sorted them all, 20 ms a write
+                  at 50,000)
 
 Worst case for scoping: one agent owns every entry (a recall's matches are all in
 scope). Goal: recall p95 < 10 ms at 100,000 entries. Before the timed recalls of each size
@@ -232,6 +236,32 @@ def time_single_writes(memory: SQLiteMemory, corpus: Corpus, count: int) -> floa
     return count / (time.perf_counter() - started)
 
 
+def time_capped_writes(path: Path, corpus: Corpus, count: int) -> tuple[int, float]:
+    """New entries written one per call into the file at its cap (``max_entries``: the
+    entries it holds); the cap and entries per second."""
+    with sqlite3.connect(path) as conn:
+        (held,) = conn.execute("SELECT count(*) FROM memory_entries").fetchone()
+    memory = SQLiteMemory(path, MemorySQLiteSettings(max_entries=held))
+    batches = [
+        MemoryWriteBatch(
+            agent_uri=f"toolang:agent/{AGENT}",
+            agent_id=AGENT,
+            thread_id="chat:capped",
+            entries=(MemoryEntry(text=corpus.entry()),),
+        )
+        for _ in range(count)
+    ]
+    started = time.perf_counter()
+    for batch in batches:
+        memory.remember_now(batch)
+    rate = count / (time.perf_counter() - started)
+    with sqlite3.connect(path) as conn:
+        (after,) = conn.execute("SELECT count(*) FROM memory_entries").fetchone()
+    memory.close()
+    assert after == held, (after, held)
+    return held, rate
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -282,10 +312,12 @@ def main() -> None:
             )
         single_rate = time_single_writes(memory, corpus, args.single)
         memory.close()
+        cap, capped_rate = time_capped_writes(path, corpus, args.single)
     batch_rate = statistics.median(batch_rates)
     print(
         f"write  batched ({BATCH}/call) {batch_rate:,.0f} entries/s   "
-        f"single {single_rate:,.0f} entries/s"
+        f"single {single_rate:,.0f} entries/s   single at a cap of {cap:,} entries "
+        f"{capped_rate:,.0f} entries/s"
     )
     largest = str(max(args.sizes))
     p95 = results[largest]["recall_p95_ms"]
@@ -300,6 +332,8 @@ def main() -> None:
                 "sizes": results,
                 "write_batched_per_s": round(batch_rate),
                 "write_single_per_s": round(single_rate),
+                "write_capped_per_s": round(capped_rate),
+                "write_capped_at": cap,
                 "goal_p95_ms": GOAL_P95_MS,
                 "goal_met": p95 < GOAL_P95_MS,
             }

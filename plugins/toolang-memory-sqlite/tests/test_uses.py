@@ -276,3 +276,94 @@ def test_a_call_after_close_fails_and_starts_no_thread(tmp_path):
     with pytest.raises(Exception, match="closed"):
         memory.save("agent-a", "a later note")
     assert memory.plugin._thread is None and threads() <= before
+
+
+def stored_counts(tmp_path) -> dict[str, tuple[int, int]]:
+    """Each scope's kept count (``memory_agents.entries``) and its entries counted."""
+    with sqlite3.connect(tmp_path / "memory.db") as conn:
+        rows = conn.execute(
+            "SELECT a.agent_id, a.entries, (SELECT count(*) FROM memory_entries AS e "
+            "WHERE e.id >> 40 = a.slot) FROM memory_agents AS a"
+        ).fetchall()
+    return {key.replace("\x1f", "/"): (kept, counted) for key, kept, counted in rows}
+
+
+def test_each_scopes_entries_are_counted_through_every_write_and_delete(tmp_path):
+    """The count a cap reads is kept by triggers: inserts grouped or alone, upserts by
+    key (no new entry), forgets, expired entries pruned, and a cap's own deletions."""
+    clock = Clock()
+    memory = driver(tmp_path, clock)
+    memory.save("agent-a", "one", "two", "three", thread="t1")  # a group of its own
+    memory.save("agent-a", "keyed", key="k")
+    memory.save("agent-a", "keyed again", key="k")  # updated, not added
+    memory.save("agent-a", "ann's", "ann's too", owner="ann")
+    memory.save("agent-a", "short-lived", ttl=10)
+    assert stored_counts(tmp_path) == {"agent-a": (5, 5), "agent-a/ann": (2, 2)}
+    assert memory.forget("agent-a", thread_id="t1") == 3
+    clock.now += 60
+    memory.save("agent-b", "another agent's write prunes the expired")
+    assert stored_counts(tmp_path) == {
+        "agent-a": (1, 1),
+        "agent-a/ann": (2, 2),
+        "agent-b": (1, 1),
+    }
+    memory.call(memory.plugin.close)
+    capped = driver(tmp_path, clock, max_entries=1)
+    capped.save("agent-a", "over the cap", owner="ann")
+    assert stored_counts(tmp_path)["agent-a/ann"] == (1, 1)
+    capped.call(capped.plugin.close)
+
+
+def test_a_file_written_before_the_counts_has_them_counted_when_opened(tmp_path):
+    from sqlite_utils import Database
+
+    first = driver(tmp_path)
+    first.save("agent-a", "one", "two", "three")
+    first.save("agent-a", "ann's", owner="ann")
+    first.call(first.plugin.close)
+    old = Database(tmp_path / "memory.db")  # as an earlier version left it
+    old.execute("DROP TRIGGER memory_entries_counted")
+    old.execute("DROP TRIGGER memory_entries_uncounted")
+    old.execute("ALTER TABLE memory_agents DROP COLUMN entries")
+    old.execute("DELETE FROM _sqlite_migrations WHERE name = 'm005_entry_counts'")
+    old.conn.commit()
+    old.close()
+    memory = driver(tmp_path, max_entries=2)
+    assert len(memory.listed("agent-a")) == 3  # the file is opened (and migrated) lazily
+    assert stored_counts(tmp_path) == {"agent-a": (3, 3), "agent-a/ann": (1, 1)}
+    memory.save("agent-a", "four")  # the cap reads the count: two go
+    assert stored_counts(tmp_path)["agent-a"] == (2, 2)
+    memory.call(memory.plugin.close)
+
+
+def test_past_the_never_recalled_the_cap_forgets_the_longest_unused(tmp_path):
+    clock = Clock()
+    memory = driver(tmp_path, clock)
+    for word in ("alpha", "bravo", "charlie", "delta"):
+        clock.now += DAY
+        memory.save("agent-a", f"note {word}", key=word)
+    for word in ("charlie", "alpha", "delta", "bravo"):  # each used once, in this order
+        clock.now += DAY
+        memory.recall("agent-a", word)
+    memory.call(memory.plugin.close)
+    memory = driver(tmp_path, clock, max_entries=2)
+    clock.now += DAY
+    memory.save("agent-a", "note echo", key="echo")  # three over
+    # echo was never recalled: it goes first, then the two longest unused
+    assert sorted(i.key for i in memory.listed("agent-a")) == ["bravo", "delta"]
+    memory.call(memory.plugin.close)
+
+
+def test_a_cap_lowered_far_below_the_entries_deletes_them_at_the_next_write(tmp_path):
+    """More ids than one statement may bind (SQLite: 32,766) are deleted in chunks."""
+    memory = driver(tmp_path)
+    for start in range(0, 36_000, 500):
+        memory.save("agent-a", *(f"note {n}" for n in range(start, start + 500)))
+    memory.call(memory.plugin.close)
+    memory = driver(tmp_path, max_entries=3)
+    memory.save("agent-a", "the newest note")
+    kept = ["the newest note", "note 35999", "note 35998"]  # written at one time: by id
+    assert memory.listed_texts("agent-a") == kept
+    assert stored_counts(tmp_path)["agent-a"] == (3, 3)
+    assert sorted(memory.texts("agent-a", "note")) == sorted(kept)  # the index kept in step
+    memory.call(memory.plugin.close)

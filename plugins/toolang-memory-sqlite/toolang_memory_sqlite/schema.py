@@ -3,9 +3,10 @@
 ``memory_entries`` holds what was remembered, exactly as written. ``memory_fts`` is
 the full-text index of each entry (its thread token and its
 :func:`~toolang_memory_sqlite.text.index_text`), with the entry's id as its rowid;
-``memory_agents`` gives each agent its range of ids; ``memory_uses`` holds how often
-and how lately recalls returned each entry (only of entries recalled), and the view
-``memory_items`` is the entries with their uses, as they are read.
+``memory_agents`` gives each agent its range of ids and counts its entries;
+``memory_uses`` holds how often and how lately recalls returned each entry (only of
+entries recalled), and the view ``memory_items`` is the entries with their uses, as
+they are read.
 They live in the plugin's own file or in the execution store's file
 (``database = "store"``); every name starts with ``memory_`` so they never collide
 with the store's tables; :func:`size_bytes` measures them."""
@@ -25,6 +26,8 @@ FTS: Final = "memory_fts"
 USES: Final = "memory_uses"
 ITEMS: Final = "memory_items"
 TOKENIZER: Final = "porter unicode61 remove_diacritics 2"
+SEQ_BITS: Final = 40
+"""Entry ids per scope: 2**40, from ``slot << SEQ_BITS`` on (:mod:`.search`)."""
 
 MIGRATIONS: Final = Migrations(NAME)
 
@@ -135,6 +138,30 @@ def m004_uses_of_their_own(db: Database) -> None:
     db.execute(
         f"CREATE VIEW {ITEMS} AS SELECT {columns}, coalesce(u.use_count, 0) AS use_count, "
         f"u.last_used_at AS last_used_at FROM {ENTRIES} AS e LEFT JOIN {USES} AS u ON u.id = e.id"
+    )
+
+
+@MIGRATIONS()
+def m005_entry_counts(db: Database) -> None:
+    """How many entries each scope holds, ``memory_agents.entries``, kept by triggers
+    on ``memory_entries`` (an entry's scope is its id's slot, ``id >> SEQ_BITS``): a
+    cap on the entries (``max_entries``) reads one row at each write instead of
+    counting the scope's entries (20 ms a write at 50,000 of them). Triggers, not the
+    plugin's statements: every insert and delete counts, a process of an earlier
+    version still running on the file included. An upsert that updates (an entry's
+    key written again) inserts nothing."""
+    db.execute(f"ALTER TABLE {AGENTS} ADD COLUMN entries INTEGER NOT NULL DEFAULT 0")
+    db.execute(
+        f"UPDATE {AGENTS} SET entries = (SELECT count(*) FROM {ENTRIES} "
+        f"WHERE id >= {AGENTS}.slot << {SEQ_BITS} AND id < ({AGENTS}.slot + 1) << {SEQ_BITS})"
+    )
+    db.execute(
+        f"CREATE TRIGGER {ENTRIES}_counted AFTER INSERT ON {ENTRIES} BEGIN "
+        f"UPDATE {AGENTS} SET entries = entries + 1 WHERE slot = new.id >> {SEQ_BITS}; END"
+    )
+    db.execute(
+        f"CREATE TRIGGER {ENTRIES}_uncounted AFTER DELETE ON {ENTRIES} BEGIN "
+        f"UPDATE {AGENTS} SET entries = entries - 1 WHERE slot = old.id >> {SEQ_BITS}; END"
     )
 
 

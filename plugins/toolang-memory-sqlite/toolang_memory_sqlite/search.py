@@ -43,12 +43,11 @@ from typing import Final, Literal
 import attrs
 
 from toolang_memory_sqlite.ranking import Candidate
-from toolang_memory_sqlite.schema import AGENTS, ENTRIES, FTS, USES
+from toolang_memory_sqlite.schema import AGENTS, ENTRIES, FTS, SEQ_BITS, USES
 from toolang_memory_sqlite.text import Term, match_expression
 
-SEQ_BITS: Final = 40
-"""Entries per agent: 2**40. Agents: 2**22 (ids stay below 2**62)."""
 MAX_SLOT: Final = 1 << 22
+"""Scopes: 2**22, of 2**SEQ_BITS entries each (ids stay below 2**62)."""
 BM25: Final = f"bm25({FTS}, 0.0, 1.0)"
 """bm25 over the body only: the scope tokens weigh nothing."""
 

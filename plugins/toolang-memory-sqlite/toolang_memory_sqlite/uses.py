@@ -19,7 +19,8 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-from toolang_memory_sqlite.schema import ENTRIES, FTS, ITEMS, USES
+from toolang_memory_sqlite.schema import AGENTS, ENTRIES, FTS, SEQ_BITS, USES
+from toolang_memory_sqlite.search import scope_key
 
 _FLUSH: Final = (
     f"INSERT INTO {USES} (id, use_count, last_used_at) "
@@ -44,27 +45,50 @@ def flush(conn: sqlite3.Connection, taken: Mapping[int, tuple[int, float]]) -> N
         conn.execute(_FLUSH, (json.dumps(finite, allow_nan=False),))
 
 
+_NEVER_USED: Final = (
+    f"SELECT e.id FROM {ENTRIES} AS e INDEXED BY {ENTRIES}_agent_updated "
+    "WHERE e.agent_id = ? AND e.owner IS ? "
+    f"AND NOT EXISTS (SELECT 1 FROM {USES} AS u WHERE u.id = e.id AND u.use_count > 0) "
+    "ORDER BY e.updated_at, e.id LIMIT ?"
+)
+"""A scope's never-recalled entries, oldest write first (in index order: no sort)."""
+_LEAST_USED: Final = (
+    f"SELECT u.id FROM {USES} AS u CROSS JOIN {ENTRIES} AS e ON e.id = u.id "
+    "WHERE u.id BETWEEN ? AND ? AND u.use_count > 0 "
+    "ORDER BY coalesce(u.last_used_at, e.updated_at), u.id LIMIT ?"
+)
+"""A scope's recalled entries (its id range of ``memory_uses``), longest unused first."""
+_IDS_PER_DELETE: Final = 10_000
+"""Ids bound to one ``DELETE`` (SQLite takes at most 32,766 values in a statement): a
+cap lowered far below a scope's entries deletes them all at the next write."""
+
+
 def cap(conn: sqlite3.Connection, scopes: Iterable[tuple[str, str | None]], limit: int) -> int:
     """Delete what is over ``limit`` entries in each ``(agent_id, owner)`` scope, least
     used first: never recalled before recalled, then the longest unused (its last
-    use, or its last write when never used), then the oldest id. Returns how many."""
+    use, or its last write when never used), then the oldest id. Returns how many.
+
+    Bounded work for a scope at its limit: the count is read, not counted
+    (``memory_agents.entries``, :func:`.schema.m005_entry_counts`); the never-recalled
+    are read oldest write first off the ``(agent_id, updated_at)`` index, passing over
+    the recalled ones before them; only when those are not enough are the scope's
+    recalled entries sorted (by their last use)."""
     removed = 0
     for agent, owner in set(scopes):
-        (count,) = conn.execute(
-            f"SELECT count(*) FROM {ENTRIES} WHERE agent_id = ? AND owner IS ?", (agent, owner)
+        row = conn.execute(
+            f"SELECT slot, entries FROM {AGENTS} WHERE agent_id = ?", (scope_key(agent, owner),)
         ).fetchone()
-        if count <= limit:
+        if row is None or row[1] <= limit:
             continue
-        ids = [
-            row[0]
-            for row in conn.execute(
-                f"SELECT id FROM {ITEMS} WHERE agent_id = ? AND owner IS ? "
-                "ORDER BY use_count > 0, coalesce(last_used_at, updated_at), id LIMIT ?",
-                (agent, owner, count - limit),
-            )
-        ]
-        marks = ", ".join("?" * len(ids))
-        conn.execute(f"DELETE FROM {FTS} WHERE rowid IN ({marks})", ids)
-        conn.execute(f"DELETE FROM {ENTRIES} WHERE id IN ({marks})", ids)
+        low, over = row[0] << SEQ_BITS, row[1] - limit
+        ids = [r[0] for r in conn.execute(_NEVER_USED, (agent, owner, over))]
+        if len(ids) < over:
+            high = low + (1 << SEQ_BITS) - 1
+            ids += [r[0] for r in conn.execute(_LEAST_USED, (low, high, over - len(ids)))]
+        for start in range(0, len(ids), _IDS_PER_DELETE):
+            chunk = ids[start : start + _IDS_PER_DELETE]
+            marks = ", ".join("?" * len(chunk))
+            conn.execute(f"DELETE FROM {FTS} WHERE rowid IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM {ENTRIES} WHERE id IN ({marks})", chunk)
         removed += len(ids)
     return removed

@@ -113,10 +113,20 @@ def each_batch(
 def write_batch(
     conn: sqlite3.Connection, batch: MemoryWriteBatch, rows: list[Row], now: float
 ) -> None:
-    """Write the rows of ``batch``: each inserted, or updated when its key exists."""
+    """Write the rows of ``batch``: each inserted, or updated when its key exists; then
+    their texts (re)indexed.
+
+    Every entry before any text: an insert into ``memory_entries`` runs its trigger
+    (:func:`.schema.m005_entry_counts`) in a statement savepoint, and FTS5 writes out
+    the terms it holds at every savepoint — an entry and its text in turn would make
+    each text a segment of its own (twice the time of a batch of 500)."""
     ids = iter(search.allocate_ids(conn, search.scope_key(batch.agent_id, batch.owner), len(rows)))
-    for entry, meta in rows:
-        upsert(conn, batch, entry, meta, now=now, new_ids=ids)
+    written = [upsert(conn, batch, entry, meta, now=now, new_ids=ids) for entry, meta in rows]
+    scope = search.scope_text(search.scope_key(batch.agent_id, batch.owner), batch.thread_id)
+    for row_id, body, updated in written:
+        if updated:
+            conn.execute(f"DELETE FROM {FTS} WHERE rowid = ?", (row_id,))
+        conn.execute(f"{INSERT_INDEXED} {marks(3)}", (row_id, scope, text.index_text(body)))
 
 
 def upsert(
@@ -127,9 +137,10 @@ def upsert(
     *,
     now: float,
     new_ids: Iterator[int],
-) -> None:
+) -> tuple[int, str, bool]:
     """Insert ``entry`` under the next of ``new_ids``, or update the agent's entry with
-    its key; then (re)index its text."""
+    its key; return its id, its text as stored, and whether it was an update (its text
+    is indexed already: the caller indexes it again)."""
     expires = None if entry.ttl_seconds is None else now + entry.ttl_seconds
     body = masked(entry.text)
     values = (batch.thread_id, batch.turn_id, batch.origin, entry.kind, body, meta)
@@ -145,16 +156,13 @@ def upsert(
             f"{INSERT_ENTRY} {marks(13)}",
             (*values, row_id, batch.agent_id, entry.key, now, now, expires, batch.owner),
         )
-    else:
-        row_id = existing[0]
-        conn.execute(
-            f"UPDATE {ENTRIES} SET thread_id = ?, turn_id = ?, origin = ?, kind = ?, "
-            "text = ?, meta = ?, updated_at = ?, expires_at = ? WHERE id = ?",
-            (*values, now, expires, row_id),
-        )
-        conn.execute(f"DELETE FROM {FTS} WHERE rowid = ?", (row_id,))
-    scope = search.scope_text(search.scope_key(batch.agent_id, batch.owner), batch.thread_id)
-    conn.execute(f"{INSERT_INDEXED} {marks(3)}", (row_id, scope, text.index_text(body)))
+        return row_id, body, False
+    conn.execute(
+        f"UPDATE {ENTRIES} SET thread_id = ?, turn_id = ?, origin = ?, kind = ?, "
+        "text = ?, meta = ?, updated_at = ?, expires_at = ? WHERE id = ?",
+        (*values, now, expires, existing[0]),
+    )
+    return existing[0], body, True
 
 
 def prune(conn: sqlite3.Connection, now: float, limit: int) -> int:
