@@ -12,6 +12,7 @@ import pytest
 
 from toolang_core.testing.memory_calls import MemoryCaller, MemoryDriver
 from toolang_memory_sqlite import MemorySQLiteSettings
+from toolang_memory_sqlite.at_once import AT_ONCE_DELETES
 from toolang_memory_sqlite.group import LEFT
 from toolang_memory_sqlite.memory import SQLiteMemory, SQLiteMemoryError
 
@@ -258,12 +259,11 @@ def _recall_request(agent: str, query: str):
     )
 
 
-def _write_batch(agent: str, text: str):
+def _write_batch(agent: str, *texts: str):
     from toolang_core.memory import MemoryEntry, MemoryWriteBatch
 
-    return MemoryWriteBatch(
-        agent_uri=f"toolang:agent/{agent}", agent_id=agent, entries=(MemoryEntry(text=text),)
-    )
+    entries = tuple(MemoryEntry(text=text) for text in texts)
+    return MemoryWriteBatch(agent_uri=f"toolang:agent/{agent}", agent_id=agent, entries=entries)
 
 
 def test_a_lone_recall_and_write_are_done_in_the_loops_thread_on_the_shared_connection(
@@ -356,14 +356,24 @@ def test_writes_of_much_text_go_to_the_thread(tmp_path, clock):
 
 
 @pytest.mark.parametrize(
-    ("settings", "synchronous"),
-    [({"max_entries": 10_000}, "normal"), ({}, "full"), ({}, "FULL"), ({}, "extra")],
+    ("settings", "synchronous", "held"),
+    [
+        ({"max_entries": 3}, "normal", 3 + AT_ONCE_DELETES),
+        ({}, "full", 0),
+        ({}, "FULL", 0),
+        ({}, "extra", 0),
+    ],
 )
 def test_writes_that_may_take_long_go_to_the_thread_and_recalls_stay(
-    tmp_path, clock, settings, synchronous
+    tmp_path, clock, settings, synchronous, held
 ):
-    """A cap on the entries may delete many of a scope's entries at a write; with
+    """A cap lowered far below the entries held deletes many of them at the next write
+    (tried at once, found out, rolled back and handed over); with
     ``synchronous = "full"`` each commit waits for the disk: not in the loop's thread."""
+    if held:
+        before = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+        before.remember_now(_write_batch("a", *(f"note {n}" for n in range(held))))
+        before.close()
     plugin = SQLiteMemory(
         tmp_path / "memory.db",
         MemorySQLiteSettings(**settings),
@@ -384,6 +394,28 @@ def test_writes_that_may_take_long_go_to_the_thread_and_recalls_stay(
         assert (written.written, recalled.items) == (1, ())
         kinds = [(how, [type(c).__name__ for c in calls]) for how, calls in groups]
         assert kinds == [("at once", ["MemoryRecallRequest"]), ("thread", ["tuple"])]
+        listed = MemoryDriver(plugin, MemoryCaller()).listed("a")
+        assert len(listed) == settings.get("max_entries", 1)
+    finally:
+        plugin.close()
+
+
+def test_a_write_at_its_cap_is_done_at_once(tmp_path, clock):
+    """A write that takes a scope a few entries past ``max_entries`` deletes them in the
+    loop's thread: no hand-over to the database thread for each write at the cap."""
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(max_entries=3), clock=clock)
+    plugin.remember_now(_write_batch("a", "one", "two", "three"))
+    groups = spy_groups(plugin)
+    open_main(plugin)
+
+    async def write() -> object:
+        return await plugin.remember(_write_batch("a", "four", "five"))
+
+    try:
+        assert asyncio.run(write()).written == 2
+        assert [how for how, _ in groups] == ["at once"]
+        texts = MemoryDriver(plugin, MemoryCaller()).listed_texts("a")
+        assert sorted(texts) == ["five", "four", "three"]
     finally:
         plugin.close()
 

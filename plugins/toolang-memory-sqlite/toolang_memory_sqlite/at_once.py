@@ -4,8 +4,11 @@ thread (:meth:`~toolang_memory_sqlite.memory.SQLiteMemory._at_once`, :mod:`.grou
 A recall's work is bounded (``ranked_matches``) and a WAL reader never waits, so a
 recall is done at once unless it finds the file locked (:class:`Locked`: another
 process recovering it after a crash). A write waits for the disk at each commit with
-``synchronous = "full"`` or ``"extra"``, and a cap on the entries (``max_entries``)
-or a long text may take long: those go to the thread (:func:`writes_at_once`).
+``synchronous = "full"`` or ``"extra"``, and a long text takes long to index: those go
+to the thread (:func:`writes_at_once`). So do writes that take a scope more than
+:data:`AT_ONCE_DELETES` entries past ``max_entries`` (a cap lowered, or set on a full
+memory): found out as they write (:class:`~.uses.LongCap`), they are rolled back and
+handed over.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from toolang_memory_sqlite.settings import MemorySQLiteSettings
 
 AT_ONCE_CHARS: Final = 32_768
 """A group's writes of more text than this go to the database thread, not done at once."""
+AT_ONCE_DELETES: Final = 32
+"""Entries a group's writes done at once may delete past ``max_entries`` in one scope
+(each about 0.1 ms: its text is read back to take it out of the full-text index)."""
 
 
 class Locked(Exception):
@@ -31,10 +37,9 @@ def writes_at_once(
     batches: Sequence[list[kit.Row]],
 ) -> bool:
     """Whether writes of ``batches`` (their checked rows) may be done in the event
-    loop's thread: no cap to keep, no disk wait at commit, at most
-    :data:`AT_ONCE_CHARS` of text."""
+    loop's thread: no disk wait at commit, at most :data:`AT_ONCE_CHARS` of text (and,
+    found out as they write, at most :data:`AT_ONCE_DELETES` deleted by a cap)."""
     return (
-        settings.max_entries is None
-        and not commits_wait_for_disk
+        not commits_wait_for_disk
         and sum(len(entry.text) for rows in batches for entry, _ in rows) <= AT_ONCE_CHARS
     )

@@ -42,7 +42,7 @@ from toolang_core.memory import (
     kit,
 )
 from toolang_memory_sqlite import search, uses, writing
-from toolang_memory_sqlite.at_once import Locked, writes_at_once
+from toolang_memory_sqlite.at_once import AT_ONCE_DELETES, Locked, writes_at_once
 from toolang_memory_sqlite.database import Connections, MemoryClosed, WriteBusy, busy
 from toolang_memory_sqlite.dbthread import DatabaseThread
 from toolang_memory_sqlite.errors import SQLiteMemoryError, failures
@@ -151,8 +151,9 @@ class SQLiteMemory:
         process's write) and while the thread holds it (it serves another event loop),
         a recall that finds the file locked (another process recovering it after a
         crash), and writes that would wait: for another write, for the disk at each
-        commit (``synchronous = "full"``), or for as much work as a cap on the entries
-        (``max_entries``) or more than :data:`.at_once.AT_ONCE_CHARS` of text may take.
+        commit (``synchronous = "full"``), or for as much work as more than
+        :data:`.at_once.AT_ONCE_CHARS` of text or a cap deleting more than
+        :data:`.at_once.AT_ONCE_DELETES` entries (``max_entries``) may take.
 
         A recall's work is bounded (``ranked_matches``) and a WAL reader never waits,
         so neither blocks the loop for long; the connection's busy timeout is off for
@@ -381,7 +382,9 @@ class SQLiteMemory:
                     ]
                 else:
                     outcomes = writing.each_batch(writing_conn, group, now, pruned, self._guard)
-                pruned += self._cap(writing_conn, [batch for batch, _ in group])
+                # done at once (not to wait): a cap may delete only a few entries there
+                most = None if wait else AT_ONCE_DELETES
+                pruned += self._cap(writing_conn, [batch for batch, _ in group], most)
         except (ValueError, SQLiteMemoryError) as exc:
             self._uses.restore(taken)
             if len(group) != 1:
@@ -477,12 +480,18 @@ class SQLiteMemory:
             half_life_days=self.settings.recency_half_life_days,
         )
 
-    def _cap(self, conn: sqlite3.Connection, batches: Sequence[MemoryWriteBatch]) -> int:
-        """Deleted past ``max_entries`` in the scopes ``batches`` wrote to (:func:`.uses.cap`)."""
+    def _cap(
+        self,
+        conn: sqlite3.Connection,
+        batches: Sequence[MemoryWriteBatch],
+        most: int | None = None,
+    ) -> int:
+        """Deleted past ``max_entries`` in the scopes ``batches`` wrote to (:func:`.uses.cap`;
+        :class:`.uses.LongCap` past ``most`` in one)."""
         limit = self.settings.max_entries
         if limit is None:
             return 0
-        return uses.cap(conn, [(b.agent_id, b.owner) for b in batches], limit)
+        return uses.cap(conn, [(b.agent_id, b.owner) for b in batches], limit, most=most)
 
     def _deleted(self, count: int) -> None:
         """After a commit that deleted ``count`` entries: a common word may be rare now."""

@@ -19,6 +19,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Final
 
+from toolang_memory_sqlite.database import WriteBusy
 from toolang_memory_sqlite.schema import AGENTS, ENTRIES, FTS, SEQ_BITS, USES
 from toolang_memory_sqlite.search import scope_key
 
@@ -63,10 +64,22 @@ _IDS_PER_DELETE: Final = 10_000
 cap lowered far below a scope's entries deletes them all at the next write."""
 
 
-def cap(conn: sqlite3.Connection, scopes: Iterable[tuple[str, str | None]], limit: int) -> int:
+class LongCap(WriteBusy):
+    """A write not to wait would have a cap delete more than it may (:func:`cap`'s
+    ``most``): the caller rolls it back and has it done where it may take long."""
+
+
+def cap(
+    conn: sqlite3.Connection,
+    scopes: Iterable[tuple[str, str | None]],
+    limit: int,
+    *,
+    most: int | None = None,
+) -> int:
     """Delete what is over ``limit`` entries in each ``(agent_id, owner)`` scope, least
     used first: never recalled before recalled, then the longest unused (its last
     use, or its last write when never used), then the oldest id. Returns how many.
+    :raises LongCap: a scope is more than ``most`` over (nothing deleted in it).
 
     Bounded work for a scope at its limit: the count is read, not counted
     (``memory_agents.entries``, :func:`.schema.m005_entry_counts`); the never-recalled
@@ -81,6 +94,8 @@ def cap(conn: sqlite3.Connection, scopes: Iterable[tuple[str, str | None]], limi
         if row is None or row[1] <= limit:
             continue
         low, over = row[0] << SEQ_BITS, row[1] - limit
+        if most is not None and over > most:
+            raise LongCap(f"max_entries: {over} entries to delete, more than {most}")
         ids = [r[0] for r in conn.execute(_NEVER_USED, (agent, owner, over))]
         if len(ids) < over:
             high = low + (1 << SEQ_BITS) - 1
