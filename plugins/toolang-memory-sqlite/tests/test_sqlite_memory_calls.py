@@ -98,6 +98,8 @@ def test_a_group_of_writes_without_keys_takes_the_same_few_statements_however_ma
         )
         return b, [plugin._checked(b, n, e) for n, e in enumerate(entries)]
 
+    traced_again: list[tuple[int, int]] = []  # (statements traced again, entries)
+
     def statements_for(group: list[object]) -> tuple[list[object], int]:
         statements: list[str] = []
         conn = plugin._db.main()
@@ -105,10 +107,13 @@ def test_a_group_of_writes_without_keys_takes_the_same_few_statements_however_ma
         try:
             outcomes = plugin._own_thread().submit(plugin._write_group, group, conn).result()
             # The plugin's statements, not FTS5's own (which name the schema: 'main'.…);
-            # a statement is traced again each time it runs a trigger (one per row
-            # inserted or deleted, schema.m005_entry_counts): counted once.
+            # a statement is traced again each time it runs a trigger, for each entry
+            # inserted (schema.m005_entry_counts; SQLite 3.40 traces the trigger and
+            # its statement): the same number of times for each of the group's entries.
             plugins = [s for s in statements if "'main'." not in s]
-            return outcomes, [s for n, s in enumerate(plugins) if n == 0 or s != plugins[n - 1]]
+            once = [s for n, s in enumerate(plugins) if n == 0 or s != plugins[n - 1]]
+            traced_again.append((len(plugins) - len(once), sum(len(r) for _, r in group)))
+            return outcomes, once
         finally:
             conn.set_trace_callback(None)
 
@@ -122,6 +127,8 @@ def test_a_group_of_writes_without_keys_takes_the_same_few_statements_however_ma
             [batch("a", "t1" if n % 2 else "t2", f"otter {n}") for n in range(20)]
         )
         assert [r.written for r in few] == [1, 2] and [r.written for r in many] == [1] * 20
+        (again_few, three), (again_many, twenty) = traced_again
+        assert again_few > 0 and again_few / three == again_many / twenty
         assert (
             len(taken_many) == len(taken) - 1 == 8
         )  # one agent's ids, not two  # one agent's ids instead of two
@@ -358,7 +365,7 @@ def test_writes_of_much_text_go_to_the_thread(tmp_path, clock):
 @pytest.mark.parametrize(
     ("settings", "synchronous", "held"),
     [
-        ({"max_entries": 3}, "normal", 3 + AT_ONCE_DELETES),
+        ({"max_entries": 3}, "normal", 3 + AT_ONCE_DELETES + 1),
         ({}, "full", 0),
         ({}, "FULL", 0),
         ({}, "extra", 0),
@@ -368,7 +375,8 @@ def test_writes_that_may_take_long_go_to_the_thread_and_recalls_stay(
     tmp_path, clock, settings, synchronous, held
 ):
     """A cap lowered far below the entries held deletes many of them at the next write
-    (tried at once, found out, rolled back and handed over); with
+    (more than AT_ONCE_DELETES beside the one written: tried at once, found out, rolled
+    back and handed over); with
     ``synchronous = "full"`` each commit waits for the disk: not in the loop's thread."""
     if held:
         before = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
@@ -418,6 +426,62 @@ def test_a_write_at_its_cap_is_done_at_once(tmp_path, clock):
         assert sorted(texts) == ["five", "four", "three"]
     finally:
         plugin.close()
+
+
+def test_concurrent_writes_at_a_full_scopes_cap_are_done_at_once_together(tmp_path, clock):
+    """The deletions a group's writes make at a cap are bounded beside the entries they
+    write: twenty turns' writes to one full scope are one group done at once."""
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(max_entries=3), clock=clock)
+    plugin.remember_now(_write_batch("a", "one", "two", "three"))
+    groups = spy_groups(plugin)
+    open_main(plugin)
+
+    async def writes() -> list[object]:
+        return await asyncio.gather(
+            *(plugin.remember(_write_batch("a", f"note {n}", f"more {n}")) for n in range(20))
+        )
+
+    try:
+        assert [w.written for w in asyncio.run(writes())] == [2] * 20
+        assert [how for how, _ in groups] == ["at once"]
+        assert len(MemoryDriver(plugin, MemoryCaller()).listed("a")) == 3
+    finally:
+        plugin.close()
+
+
+def test_a_cap_that_would_look_long_for_what_to_delete_goes_to_the_thread(tmp_path, clock):
+    """Recalled entries older than every never-recalled one are passed over by each
+    write at the cap: past AT_ONCE_STEPS of SQLite's work the write done at once gives
+    up (rolled back) and the database thread does it."""
+    from toolang_memory_sqlite.uses import AT_ONCE_STEPS
+
+    plugin = SQLiteMemory(tmp_path / "memory.db", MemorySQLiteSettings(), clock=clock)
+    plugin.remember_now(_write_batch("a", *(f"used {n}" for n in range(20_000))))
+    with sqlite3.connect(tmp_path / "memory.db") as conn:
+        conn.execute(
+            "INSERT INTO memory_uses (id, use_count, last_used_at) "
+            "SELECT id, 1, 5.0 FROM memory_entries"
+        )
+    clock.now += 10
+    plugin.remember_now(_write_batch("a", "never recalled"))
+    plugin.close()
+    capped = SQLiteMemory(
+        tmp_path / "memory.db", MemorySQLiteSettings(max_entries=20_001), clock=clock
+    )
+    groups = spy_groups(capped)
+    open_main(capped)
+
+    async def write() -> object:
+        return await capped.remember(_write_batch("a", "the newest"))
+
+    try:
+        assert asyncio.run(write()).written == 1
+        assert [how for how, _ in groups] == ["thread"] and AT_ONCE_STEPS < 1000
+        texts = MemoryDriver(capped, MemoryCaller()).listed_texts("a", limit=2)
+        assert texts == ["the newest", "used 19999"]  # the never-recalled one went
+        assert capped.health().last_error is None  # giving up is no failure
+    finally:
+        capped.close()
 
 
 def test_a_recall_left_to_the_thread_counts_its_uses_once_and_is_no_failure(

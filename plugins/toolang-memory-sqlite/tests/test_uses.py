@@ -315,23 +315,43 @@ def test_each_scopes_entries_are_counted_through_every_write_and_delete(tmp_path
 
 
 def test_a_file_written_before_the_counts_has_them_counted_when_opened(tmp_path):
+    """m005 counts each scope's entries (its slot's range of ids) of a file written
+    before it."""
     from sqlite_utils import Database
 
-    first = driver(tmp_path)
-    first.save("agent-a", "one", "two", "three")
-    first.save("agent-a", "ann's", owner="ann")
-    first.call(first.plugin.close)
-    old = Database(tmp_path / "memory.db")  # as an earlier version left it
-    old.execute("DROP TRIGGER memory_entries_counted")
-    old.execute("DROP TRIGGER memory_entries_uncounted")
-    old.execute("ALTER TABLE memory_agents DROP COLUMN entries")
-    old.execute("DELETE FROM _sqlite_migrations WHERE name = 'm005_entry_counts'")
+    from toolang_memory_sqlite.schema import MIGRATIONS
+
+    old = Database(tmp_path / "memory.db")
+    MIGRATIONS.apply(old, stop_before="m005_entry_counts")
+    old.execute(
+        "INSERT INTO memory_agents (agent_id, slot, next_seq) VALUES "
+        "('agent-a', 1, 4), ('agent-a\x1fann', 2, 2), ('agent-b', 3, 1)"
+    )
+    columns = "id, agent_id, owner, origin, kind, text, created_at, updated_at"
+    a, ann = 1 << 40, 2 << 40
+    old.execute(
+        f"INSERT INTO memory_entries ({columns}) VALUES "
+        f"({a + 1}, 'agent-a', NULL, 'turn', 'note', 'one', 1.0, 1.0), "
+        f"({a + 2}, 'agent-a', NULL, 'turn', 'note', 'two', 2.0, 2.0), "
+        f"({a + 3}, 'agent-a', NULL, 'turn', 'note', 'three', 3.0, 3.0), "
+        f"({ann + 1}, 'agent-a', 'ann', 'turn', 'note', 'ann''s', 1.0, 1.0)"
+    )
+    old.execute(
+        "INSERT INTO memory_fts (rowid, scope, body) VALUES "
+        f"({a + 1}, '', 'one'), ({a + 2}, '', 'two'), ({a + 3}, '', 'three'), "
+        f"({ann + 1}, '', 'ann''s')"
+    )
     old.conn.commit()
     old.close()
     memory = driver(tmp_path, max_entries=2)
     assert len(memory.listed("agent-a")) == 3  # the file is opened (and migrated) lazily
-    assert stored_counts(tmp_path) == {"agent-a": (3, 3), "agent-a/ann": (1, 1)}
-    memory.save("agent-a", "four")  # the cap reads the count: two go
+    assert stored_counts(tmp_path) == {
+        "agent-a": (3, 3),
+        "agent-a/ann": (1, 1),
+        "agent-b": (0, 0),
+    }
+    memory.save("agent-a", "four")  # the cap reads the count: two go, the oldest
+    assert memory.listed_texts("agent-a") == ["four", "three"]
     assert stored_counts(tmp_path)["agent-a"] == (2, 2)
     memory.call(memory.plugin.close)
 

@@ -180,7 +180,7 @@ class SQLiteMemory:
                 if not isinstance(recalled, Locked):
                     outcomes[n] = recalled
             if writes and writes_at_once(
-                self.settings, self._db.commits_wait_for_disk, [rows for _, (_, rows) in writes]
+                self._db.commits_wait_for_disk, [rows for _, (_, rows) in writes]
             ):
                 try:
                     written = self._write_group([c for _, c in writes], conn, wait=False)
@@ -340,7 +340,7 @@ class SQLiteMemory:
                 uses.flush(conn, taken)
                 pruned = writing.prune(conn, now, self.settings.prune_batch)
                 writing.write_batch(conn, batch, rows, now)
-                pruned += self._cap(conn, [batch])
+                pruned += self._cap(conn, [(batch, rows)])
         except BaseException:
             self._uses.restore(taken)
             raise
@@ -384,7 +384,7 @@ class SQLiteMemory:
                     outcomes = writing.each_batch(writing_conn, group, now, pruned, self._guard)
                 # done at once (not to wait): a cap may delete only a few entries there
                 most = None if wait else AT_ONCE_DELETES
-                pruned += self._cap(writing_conn, [batch for batch, _ in group], most)
+                pruned += self._cap(writing_conn, group, most)
         except (ValueError, SQLiteMemoryError) as exc:
             self._uses.restore(taken)
             if len(group) != 1:
@@ -483,15 +483,19 @@ class SQLiteMemory:
     def _cap(
         self,
         conn: sqlite3.Connection,
-        batches: Sequence[MemoryWriteBatch],
+        batches: Sequence[tuple[MemoryWriteBatch, list[kit.Row]]],
         most: int | None = None,
     ) -> int:
         """Deleted past ``max_entries`` in the scopes ``batches`` wrote to (:func:`.uses.cap`;
-        :class:`.uses.LongCap` past ``most`` in one)."""
+        :class:`.uses.LongCap` past ``most`` beside the entries written)."""
         limit = self.settings.max_entries
         if limit is None:
             return 0
-        return uses.cap(conn, [(b.agent_id, b.owner) for b in batches], limit, most=most)
+        written: dict[tuple[str, str | None], int] = {}
+        for batch, rows in batches:
+            scope = (batch.agent_id, batch.owner)
+            written[scope] = written.get(scope, 0) + len(rows)
+        return uses.cap(conn, written, limit, most=most)
 
     def _deleted(self, count: int) -> None:
         """After a commit that deleted ``count`` entries: a common word may be rare now."""

@@ -149,7 +149,12 @@ def m005_entry_counts(db: Database) -> None:
     counting the scope's entries (20 ms a write at 50,000 of them). Triggers, not the
     plugin's statements: every insert and delete counts, a process of an earlier
     version still running on the file included. An upsert that updates (an entry's
-    key written again) inserts nothing."""
+    key written again) inserts nothing.
+
+    The indexes of each agent's entries (and each agent's thread's) by their last
+    write take the owner in too, so a cap reads one scope's entries oldest first, and
+    a listing or a forget one owner's, without passing over every other owner's
+    entries of the agent."""
     db.execute(f"ALTER TABLE {AGENTS} ADD COLUMN entries INTEGER NOT NULL DEFAULT 0")
     db.execute(
         f"UPDATE {AGENTS} SET entries = (SELECT count(*) FROM {ENTRIES} "
@@ -162,6 +167,13 @@ def m005_entry_counts(db: Database) -> None:
     db.execute(
         f"CREATE TRIGGER {ENTRIES}_uncounted AFTER DELETE ON {ENTRIES} BEGIN "
         f"UPDATE {AGENTS} SET entries = entries - 1 WHERE slot = old.id >> {SEQ_BITS}; END"
+    )
+    db.execute(f"DROP INDEX {ENTRIES}_agent_updated")
+    db.execute(f"DROP INDEX {ENTRIES}_agent_thread_updated")
+    db.execute(f"CREATE INDEX {ENTRIES}_scope_updated ON {ENTRIES} (agent_id, owner, updated_at)")
+    db.execute(
+        f"CREATE INDEX {ENTRIES}_scope_thread_updated ON {ENTRIES} "
+        "(agent_id, owner, thread_id, updated_at)"
     )
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Final
 
 from toolang_memory_sqlite.database import WriteBusy
@@ -47,59 +48,72 @@ def flush(conn: sqlite3.Connection, taken: Mapping[int, tuple[int, float]]) -> N
 
 
 _NEVER_USED: Final = (
-    f"SELECT e.id FROM {ENTRIES} AS e INDEXED BY {ENTRIES}_agent_updated "
+    f"SELECT e.id FROM {ENTRIES} AS e INDEXED BY {ENTRIES}_scope_updated "
     "WHERE e.agent_id = ? AND e.owner IS ? "
     f"AND NOT EXISTS (SELECT 1 FROM {USES} AS u WHERE u.id = e.id AND u.use_count > 0) "
     "ORDER BY e.updated_at, e.id LIMIT ?"
 )
-"""A scope's never-recalled entries, oldest write first (in index order: no sort)."""
+"""A scope's never-recalled entries, oldest write first: in the order of the
+``(agent_id, owner, updated_at)`` index, passing over the recalled ones (no sort)."""
 _LEAST_USED: Final = (
     f"SELECT u.id FROM {USES} AS u CROSS JOIN {ENTRIES} AS e ON e.id = u.id "
-    "WHERE u.id BETWEEN ? AND ? AND u.use_count > 0 "
+    "WHERE u.id BETWEEN ? AND ? AND u.use_count > 0 AND e.agent_id = ? AND e.owner IS ? "
     "ORDER BY coalesce(u.last_used_at, e.updated_at), u.id LIMIT ?"
 )
 """A scope's recalled entries (its id range of ``memory_uses``), longest unused first."""
 _IDS_PER_DELETE: Final = 10_000
 """Ids bound to one ``DELETE`` (SQLite takes at most 32,766 values in a statement): a
 cap lowered far below a scope's entries deletes them all at the next write."""
+AT_ONCE_STEPS: Final = 100
+"""How long a cap not to wait (:func:`cap`'s ``most``) may look for the entries to
+delete: SQLite's progress handler is called every 1,000 instructions of its program;
+at the 100th call the cap gives up (about 2 ms here; recalled entries older than every
+never-recalled one are passed over at each write)."""
 
 
 class LongCap(WriteBusy):
-    """A write not to wait would have a cap delete more than it may (:func:`cap`'s
-    ``most``): the caller rolls it back and has it done where it may take long."""
+    """A write not to wait would have a cap delete more than it may, or look for them
+    longer (:func:`cap`'s ``most``): the caller rolls it back and has it done where it
+    may take long."""
 
 
 def cap(
     conn: sqlite3.Connection,
-    scopes: Iterable[tuple[str, str | None]],
+    scopes: Mapping[tuple[str, str | None], int],
     limit: int,
     *,
     most: int | None = None,
 ) -> int:
-    """Delete what is over ``limit`` entries in each ``(agent_id, owner)`` scope, least
-    used first: never recalled before recalled, then the longest unused (its last
-    use, or its last write when never used), then the oldest id. Returns how many.
-    :raises LongCap: a scope is more than ``most`` over (nothing deleted in it).
+    """Delete what is over ``limit`` entries in each ``(agent_id, owner)`` scope of
+    ``scopes`` (each with the entries just written to it), least used first: never
+    recalled before recalled, then the longest unused (its last use, or its last write
+    when never used), then the oldest id. Returns how many.
 
-    Bounded work for a scope at its limit: the count is read, not counted
-    (``memory_agents.entries``, :func:`.schema.m005_entry_counts`); the never-recalled
-    are read oldest write first off the ``(agent_id, updated_at)`` index, passing over
-    the recalled ones before them; only when those are not enough are the scope's
-    recalled entries sorted (by their last use)."""
+    :raises LongCap: ``most`` given, and more than it and the entries just written are
+        to go in all, or finding them takes longer than :data:`AT_ONCE_STEPS`.
+
+    The count is read, not counted (``memory_agents.entries``,
+    :func:`.schema.m005_entry_counts`); the never-recalled are read oldest write first
+    off the ``(agent_id, owner, updated_at)`` index, passing over the recalled ones
+    older than them; only when those are not enough are the scope's recalled entries
+    sorted (by their last use)."""
+    allowed = None if most is None else most + sum(scopes.values())
     removed = 0
-    for agent, owner in set(scopes):
+    for agent, owner in scopes:
         row = conn.execute(
             f"SELECT slot, entries FROM {AGENTS} WHERE agent_id = ?", (scope_key(agent, owner),)
         ).fetchone()
         if row is None or row[1] <= limit:
             continue
         low, over = row[0] << SEQ_BITS, row[1] - limit
-        if most is not None and over > most:
-            raise LongCap(f"max_entries: {over} entries to delete, more than {most}")
-        ids = [r[0] for r in conn.execute(_NEVER_USED, (agent, owner, over))]
-        if len(ids) < over:
-            high = low + (1 << SEQ_BITS) - 1
-            ids += [r[0] for r in conn.execute(_LEAST_USED, (low, high, over - len(ids)))]
+        if allowed is not None and removed + over > allowed:
+            raise LongCap(f"max_entries: {removed + over} entries to delete, over {allowed}")
+        with _bounded(conn, most is not None):
+            ids = [r[0] for r in conn.execute(_NEVER_USED, (agent, owner, over))]
+            if len(ids) < over:
+                high = low + (1 << SEQ_BITS) - 1
+                wanted = (low, high, agent, owner, over - len(ids))
+                ids += [r[0] for r in conn.execute(_LEAST_USED, wanted)]
         for start in range(0, len(ids), _IDS_PER_DELETE):
             chunk = ids[start : start + _IDS_PER_DELETE]
             marks = ", ".join("?" * len(chunk))
@@ -107,3 +121,28 @@ def cap(
             conn.execute(f"DELETE FROM {ENTRIES} WHERE id IN ({marks})", chunk)
         removed += len(ids)
     return removed
+
+
+@contextmanager
+def _bounded(conn: sqlite3.Connection, bounded: bool) -> Iterator[None]:
+    """Statements on ``conn`` interrupted, raising :class:`LongCap`, once they run past
+    :data:`AT_ONCE_STEPS` (when ``bounded``)."""
+    if not bounded:
+        yield
+        return
+    calls = 0
+
+    def spent() -> bool:
+        nonlocal calls
+        calls += 1
+        return calls > AT_ONCE_STEPS
+
+    conn.set_progress_handler(spent, 1000)
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        if calls > AT_ONCE_STEPS:
+            raise LongCap("max_entries: finding the entries to delete takes long") from exc
+        raise
+    finally:
+        conn.set_progress_handler(None, 0)
