@@ -289,21 +289,22 @@ def stored_counts(tmp_path) -> dict[str, tuple[int, int]]:
 
 
 def test_each_scopes_entries_are_counted_through_every_write_and_delete(tmp_path):
-    """The count a cap reads is kept by triggers: inserts grouped or alone, upserts by
-    key (no new entry), forgets, expired entries pruned, and a cap's own deletions."""
+    """The count a cap reads is kept through inserts grouped or alone, upserts by key
+    (no new entry), forgets, expired entries pruned, and a cap's own deletions."""
     clock = Clock()
     memory = driver(tmp_path, clock)
     memory.save("agent-a", "one", "two", "three", thread="t1")  # a group of its own
     memory.save("agent-a", "keyed", key="k")
     memory.save("agent-a", "keyed again", key="k")  # updated, not added
+    memory.save("agent-a", "twice", "twice again", key="d")  # one added, then updated
     memory.save("agent-a", "ann's", "ann's too", owner="ann")
     memory.save("agent-a", "short-lived", ttl=10)
-    assert stored_counts(tmp_path) == {"agent-a": (5, 5), "agent-a/ann": (2, 2)}
+    assert stored_counts(tmp_path) == {"agent-a": (6, 6), "agent-a/ann": (2, 2)}
     assert memory.forget("agent-a", thread_id="t1") == 3
     clock.now += 60
     memory.save("agent-b", "another agent's write prunes the expired")
     assert stored_counts(tmp_path) == {
-        "agent-a": (1, 1),
+        "agent-a": (2, 2),
         "agent-a/ann": (2, 2),
         "agent-b": (1, 1),
     }

@@ -143,13 +143,14 @@ def m004_uses_of_their_own(db: Database) -> None:
 
 @MIGRATIONS()
 def m005_entry_counts(db: Database) -> None:
-    """How many entries each scope holds, ``memory_agents.entries``, kept by triggers
-    on ``memory_entries`` (an entry's scope is its id's slot, ``id >> SEQ_BITS``): a
-    cap on the entries (``max_entries``) reads one row at each write instead of
-    counting the scope's entries (20 ms a write at 50,000 of them). Triggers, not the
-    plugin's statements: every insert and delete counts, a process of an earlier
-    version still running on the file included. An upsert that updates (an entry's
-    key written again) inserts nothing.
+    """How many entries each scope holds, ``memory_agents.entries``: a cap on the entries
+    (``max_entries``) reads one row at each write instead of counting the scope's
+    entries (20 ms a write at 50,000 of them). Entries inserted are counted by the
+    statement that allocates their ids (:func:`.search.allocate_ids`: no statement
+    more; a trigger on each insert cost a turn's write 6 %); entries deleted by a
+    trigger on ``memory_entries`` (an entry's scope is its id's slot, ``id >> SEQ_BITS``),
+    whoever deletes them. Entries inserted by a process of an earlier version still
+    running on the file are not counted: the cap keeps that many more.
 
     The indexes of each agent's entries (and each agent's thread's) by their last
     write take the owner in too, so a cap reads one scope's entries oldest first, and
@@ -159,10 +160,6 @@ def m005_entry_counts(db: Database) -> None:
     db.execute(
         f"UPDATE {AGENTS} SET entries = (SELECT count(*) FROM {ENTRIES} "
         f"WHERE id >= {AGENTS}.slot << {SEQ_BITS} AND id < ({AGENTS}.slot + 1) << {SEQ_BITS})"
-    )
-    db.execute(
-        f"CREATE TRIGGER {ENTRIES}_counted AFTER INSERT ON {ENTRIES} BEGIN "
-        f"UPDATE {AGENTS} SET entries = entries + 1 WHERE slot = new.id >> {SEQ_BITS}; END"
     )
     db.execute(
         f"CREATE TRIGGER {ENTRIES}_uncounted AFTER DELETE ON {ENTRIES} BEGIN "

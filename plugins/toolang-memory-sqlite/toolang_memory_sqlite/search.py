@@ -76,21 +76,24 @@ def scope_text(agent_id: str, thread_id: str | None) -> str:
 
 def allocate_ids(conn: sqlite3.Connection, agent_id: str, count: int) -> range:
     """``count`` new entry ids in ``agent_id``'s range (call inside a write transaction):
-    one statement for an agent that has written before.
+    one statement for an agent that has written before. The scope's count of entries
+    (``memory_agents.entries``) grows by ``count`` in the same statement: the caller
+    takes back those it does not insert (:func:`.writing.write_batch`).
 
     :raises ValueError: the database holds 4 million agents, or the agent 2**40 entries.
     """
     row = conn.execute(
-        f"UPDATE {AGENTS} SET next_seq = next_seq + ? WHERE agent_id = ? RETURNING slot, next_seq",
-        (count, agent_id),
+        f"UPDATE {AGENTS} SET next_seq = next_seq + ?, entries = entries + ? "
+        "WHERE agent_id = ? RETURNING slot, next_seq",
+        (count, count, agent_id),
     ).fetchone()
     if row is None:
         slot = conn.execute(f"SELECT coalesce(max(slot), 0) + 1 FROM {AGENTS}").fetchone()[0]
         if slot >= MAX_SLOT:
             raise ValueError(f"memory-sqlite holds {MAX_SLOT - 1} agents, its limit")
         conn.execute(
-            f"INSERT INTO {AGENTS} (agent_id, slot, next_seq) VALUES (?, ?, ?)",
-            (agent_id, slot, 1 + count),
+            f"INSERT INTO {AGENTS} (agent_id, slot, next_seq, entries) VALUES (?, ?, ?, ?)",
+            (agent_id, slot, 1 + count, count),
         )
         seq = 1
     else:

@@ -14,7 +14,7 @@ from toolang_core.memory import MemoryEntry, MemoryWriteBatch, MemoryWriteResult
 from toolang_core.memory.kit import Guard, Row
 from toolang_memory_sqlite import search, text
 from toolang_memory_sqlite.errors import SQLiteMemoryError
-from toolang_memory_sqlite.schema import ENTRIES, FTS
+from toolang_memory_sqlite.schema import AGENTS, ENTRIES, FTS
 from toolang_memory_sqlite.settings import PROVIDER
 
 INSERT_ENTRY: Final = (
@@ -114,19 +114,21 @@ def write_batch(
     conn: sqlite3.Connection, batch: MemoryWriteBatch, rows: list[Row], now: float
 ) -> None:
     """Write the rows of ``batch``: each inserted, or updated when its key exists; then
-    their texts (re)indexed.
-
-    Every entry before any text: an insert into ``memory_entries`` runs its trigger
-    (:func:`.schema.m005_entry_counts`) in a statement savepoint, and FTS5 writes out
-    the terms it holds at every savepoint — an entry and its text in turn would make
-    each text a segment of its own (twice the time of a batch of 500)."""
-    ids = iter(search.allocate_ids(conn, search.scope_key(batch.agent_id, batch.owner), len(rows)))
+    their texts (re)indexed. The ids allocated for the rows that were updates are not
+    used: the scope's count (:func:`.search.allocate_ids`) takes them back."""
+    scope = search.scope_key(batch.agent_id, batch.owner)
+    ids = iter(search.allocate_ids(conn, scope, len(rows)))
     written = [upsert(conn, batch, entry, meta, now=now, new_ids=ids) for entry, meta in rows]
-    scope = search.scope_text(search.scope_key(batch.agent_id, batch.owner), batch.thread_id)
+    updates = sum(updated for _, _, updated in written)
+    if updates:
+        conn.execute(
+            f"UPDATE {AGENTS} SET entries = entries - ? WHERE agent_id = ?", (updates, scope)
+        )
+    tokens = search.scope_text(scope, batch.thread_id)
     for row_id, body, updated in written:
         if updated:
             conn.execute(f"DELETE FROM {FTS} WHERE rowid = ?", (row_id,))
-        conn.execute(f"{INSERT_INDEXED} {marks(3)}", (row_id, scope, text.index_text(body)))
+        conn.execute(f"{INSERT_INDEXED} {marks(3)}", (row_id, tokens, text.index_text(body)))
 
 
 def upsert(
