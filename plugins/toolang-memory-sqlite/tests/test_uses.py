@@ -388,3 +388,15 @@ def test_a_cap_lowered_far_below_the_entries_deletes_them_at_the_next_write(tmp_
     assert stored_counts(tmp_path)["agent-a"] == (3, 3)
     assert sorted(memory.texts("agent-a", "note")) == sorted(kept)  # the index kept in step
     memory.call(memory.plugin.close)
+
+
+def test_an_agent_id_holding_the_owner_separator_is_refused(tmp_path):
+    """``a\\x1fann`` would share agent ``a``'s owner ``ann``'s range of ids and count."""
+    memory = driver(tmp_path, max_entries=1)
+    memory.save("a", "ann's note", owner="ann")
+    with pytest.raises(ValueError, match=r"U\+001F.*nothing of this batch was stored"):
+        memory.save("a\x1fann", "another agent's note")
+    assert memory.listed_texts("a", owner="ann") == ["ann's note"]
+    assert stored_counts(tmp_path) == {"a/ann": (1, 1)}
+    assert "U+001F" in (memory.health().last_error or "")
+    memory.call(memory.plugin.close)

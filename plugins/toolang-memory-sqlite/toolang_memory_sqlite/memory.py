@@ -349,7 +349,18 @@ class SQLiteMemory:
 
     def _rows(self, batch: MemoryWriteBatch) -> list[kit.Row]:
         """The entries of ``batch`` checked (:func:`toolang_core.memory.kit.checked`),
-        before anything is written; ``ValueError`` for the first that cannot be stored."""
+        before anything is written; ``ValueError`` for the first that cannot be stored,
+        or for an agent id holding U+001F: it separates the agent from the owner in a
+        scope's key (:func:`.search.scope_key`), and such an agent would share another
+        agent and owner's range of ids and count of entries (the runtime never makes
+        one: its agent names are letters, digits, ``_`` and ``-``)."""
+        if "\x1f" in batch.agent_id:
+            message = (
+                f"{NAME}: agent id {batch.agent_id!r} holds U+001F, which the plugin keeps "
+                "between an agent and its owner; nothing of this batch was stored"
+            )
+            self._last_error.record(message)
+            raise ValueError(message)
         return [self._checked(batch, n, entry) for n, entry in enumerate(batch.entries)]
 
     def _checked(self, batch: MemoryWriteBatch, n: int, entry: MemoryEntry) -> kit.Row:
