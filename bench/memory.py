@@ -14,7 +14,7 @@ Zipf-Mandelbrot law from a vocabulary of 12,000 words) is written into a fresh d
     write-batch   entries/s writing batches of 200 (how the corpus is loaded)
     write-single  entries/s writing one entry per call (as ``memory_agent_save`` does)
     write-capped  the same, new entries, with ``max_entries`` set to the entries held:
-                  each write deletes the least used one (a cap's cost at a write should
+                  each write deletes the longest unused one (a cap's cost at a write should
                   not grow with the entries: it read and sorted them all, 20 ms a write
                   at 50,000)
 

@@ -1,6 +1,6 @@
 """Use counts in the PostgreSQL plugin: written behind (never a commit per recall, the
 counts of several nodes adding up), a bounded boost in ranking, and pruning past
-``max_entries`` that forgets the least used first."""
+``max_entries`` that forgets the longest unused first."""
 
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def test_uses_break_a_near_tie_never_lift_a_poor_match_and_decide_pruning(driver
     unweighted = driver(clock, use_weight=0.0)
     assert unweighted.recall("agent-a", "gryphel tower").items[0].key == "fresh"
 
-    # max_entries: a write past it forgets never-used entries first, the oldest first
+    # max_entries: a write past it forgets the longest unused (by last use, or write)
     capped = driver(clock, max_entries=3)
     for n, key in enumerate(("old-used", "old-unused", "newer-unused")):
         clock.now += DAY
@@ -112,6 +112,22 @@ def test_uses_break_a_near_tie_never_lift_a_poor_match_and_decide_pruning(driver
     capped.save("agent-c", "another owner's", key="x", owner="ann")  # its own scope
     assert len(capped.listed("agent-c")) == 3
     assert capped.texts("agent-c", "unused") == ["note newer-unused word2"]
+
+
+def test_a_full_memory_whose_entries_are_recalled_keeps_what_is_new(driver, clock):
+    """At the cap a new entry is the most recently written, not the first to go for
+    never having been recalled (as memory-sqlite: a full memory learnt nothing more)."""
+    capped = driver(clock, max_entries=3)
+    for n in range(1, 8):
+        clock.now += 60
+        capped.recall("agent-d", "otter number")
+        clock.now += 1
+        capped.save("agent-d", f"the otter number {n} is {7 * n}")
+    assert capped.listed_texts("agent-d") == [
+        "the otter number 7 is 49",
+        "the otter number 6 is 42",
+        "the otter number 5 is 35",
+    ]
 
 
 def test_m003_moves_the_counts_to_a_table_of_their_own_and_they_go_with_their_entries(

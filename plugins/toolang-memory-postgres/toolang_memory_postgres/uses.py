@@ -1,4 +1,4 @@
-"""Use counts written behind, read, and the least used entries dropped past
+"""Use counts written behind, read, and the longest unused entries dropped past
 ``max_entries`` (memory-sqlite's rules and settings: :mod:`toolang_core.memory.kit`).
 
 A recall counts the uses of what it returns in memory
@@ -70,16 +70,16 @@ scope: joined as a whole, the planner reads every agent's uses)."""
 
 
 def cap(db: PluginDatabase, scopes: Iterable[tuple[str, str | None]], limit: int) -> int:
-    """Delete what is over ``limit`` entries in each ``(agent_id, owner)`` scope, least
-    used first: never recalled before recalled, then the longest unused (its last
-    use, or its last write when never used), then the oldest id. Returns how many."""
+    """Delete what is over ``limit`` entries in each ``(agent_id, owner)`` scope, the
+    longest unused first: by an entry's last use, or its write when it was never
+    recalled (then the oldest id). Returns how many."""
     removed = 0
     for agent, owner in set(scopes):
         params: list[Any] = [agent, owner, owner]
         removed += db.execute(
             f"DELETE FROM {ENTRIES} WHERE id IN (SELECT id FROM {ENTRIES} {_WITH_USES} "
-            f"WHERE {SCOPE} ORDER BY coalesce(u.use_count, 0) > 0, "
-            "coalesce(u.last_used_at, updated_at), id "
+            f"WHERE {SCOPE} ORDER BY CASE WHEN u.use_count > 0 "
+            "THEN coalesce(u.last_used_at, 0) ELSE updated_at END, id "
             f"LIMIT greatest(0, (SELECT count(*) FROM {ENTRIES} WHERE {SCOPE}) - ?))",
             [*params, *params, limit],
         ).rowcount

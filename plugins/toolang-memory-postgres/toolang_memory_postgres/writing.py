@@ -1,6 +1,6 @@
 """Writing a batch: its entries, in one transaction that also prunes what expired
 (up to ``prune_batch``), commits the pending use counts and, past ``max_entries``,
-drops the scope's least used entries; all of it or, on any error, nothing.
+drops the scope's longest unused entries; all of it or, on any error, nothing.
 
 With semantic recall on, the batch (and older entries of its scope written while it
 was off, up to ``backfill_batch``) is embedded before that transaction opens, so no
@@ -26,7 +26,7 @@ def remember_now(
 ) -> MemoryWriteResult:
     """Store ``batch`` in one transaction: all of it or, on any error, nothing;
     expired entries (up to ``prune_batch``), the ``pending`` use counts and, past
-    ``max_entries``, the least used entries of the scope are written with it."""
+    ``max_entries``, the longest unused entries of the scope are written with it."""
     settings = connection.settings
     # (a NUL, which PostgreSQL's text cannot hold, is written out by the plugin
     # database's sessions: toolang-store-postgres)

@@ -468,7 +468,11 @@ def test_a_cap_that_would_look_long_for_what_to_delete_goes_to_the_thread(tmp_pa
         assert asyncio.run(write()).written == 1
         assert [how for how, _ in groups] == ["thread"] and AT_ONCE_STEPS < 1000
         texts = MemoryDriver(capped, MemoryCaller()).listed_texts("a", limit=2)
-        assert texts == ["the newest", "used 19999"]  # the never-recalled one went
+        assert texts == ["the newest", "never recalled"]
+        with sqlite3.connect(tmp_path / "memory.db") as conn:  # the longest unused went
+            assert conn.execute(
+                "SELECT count(*) FROM memory_entries WHERE text = 'used 0'"
+            ).fetchone() == (0,)
         assert capped.health().last_error is None  # giving up is no failure
     finally:
         capped.close()

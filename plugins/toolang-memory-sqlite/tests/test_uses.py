@@ -1,5 +1,5 @@
 """Use counts in the SQLite plugin: written behind (never a commit per recall), a bounded
-boost in ranking, and pruning past ``max_entries`` that forgets the least used first."""
+boost in ranking, and pruning past ``max_entries`` that forgets the longest unused first."""
 
 from __future__ import annotations
 
@@ -357,7 +357,7 @@ def test_a_file_written_before_the_counts_has_them_counted_when_opened(tmp_path)
     memory.call(memory.plugin.close)
 
 
-def test_past_the_never_recalled_the_cap_forgets_the_longest_unused(tmp_path):
+def test_the_cap_forgets_the_longest_unused_a_write_counting_as_a_use(tmp_path):
     clock = Clock()
     memory = driver(tmp_path, clock)
     for word in ("alpha", "bravo", "charlie", "delta"):
@@ -370,8 +370,27 @@ def test_past_the_never_recalled_the_cap_forgets_the_longest_unused(tmp_path):
     memory = driver(tmp_path, clock, max_entries=2)
     clock.now += DAY
     memory.save("agent-a", "note echo", key="echo")  # three over
-    # echo was never recalled: it goes first, then the two longest unused
-    assert sorted(i.key for i in memory.listed("agent-a")) == ["bravo", "delta"]
+    # by last use, or write: charlie, alpha and delta were unused the longest
+    assert sorted(i.key for i in memory.listed("agent-a")) == ["bravo", "echo"]
+    memory.call(memory.plugin.close)
+
+
+def test_a_full_memory_whose_entries_are_recalled_keeps_what_is_new(tmp_path):
+    """Each turn recalls what the memory holds: at the cap, a new entry is the most
+    recently written, not the first to go for never having been recalled (it was, and
+    a full memory learnt nothing more)."""
+    clock = Clock()
+    memory = driver(tmp_path, clock, max_entries=3)
+    for n in range(1, 8):
+        clock.now += 60
+        memory.recall("agent-a", "otter number")
+        clock.now += 1
+        memory.save("agent-a", f"the otter number {n} is {7 * n}")
+    assert memory.listed_texts("agent-a") == [
+        "the otter number 7 is 49",
+        "the otter number 6 is 42",
+        "the otter number 5 is 35",
+    ]
     memory.call(memory.plugin.close)
 
 

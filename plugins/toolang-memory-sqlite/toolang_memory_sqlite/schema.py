@@ -155,7 +155,8 @@ def m005_entry_counts(db: Database) -> None:
     The indexes of each agent's entries (and each agent's thread's) by their last
     write take the owner in too, so a cap reads one scope's entries oldest first, and
     a listing or a forget one owner's, without passing over every other owner's
-    entries of the agent."""
+    entries of the agent; ``memory_uses`` is indexed by scope and last use, so a cap
+    reads the recalled entries longest unused first."""
     db.execute(f"ALTER TABLE {AGENTS} ADD COLUMN entries INTEGER NOT NULL DEFAULT 0")
     db.execute(
         f"UPDATE {AGENTS} SET entries = (SELECT count(*) FROM {ENTRIES} "
@@ -172,6 +173,7 @@ def m005_entry_counts(db: Database) -> None:
         f"CREATE INDEX {ENTRIES}_scope_thread_updated ON {ENTRIES} "
         "(agent_id, owner, thread_id, updated_at)"
     )
+    db.execute(f"CREATE INDEX {USES}_scope_used ON {USES} (id >> {SEQ_BITS}, last_used_at)")
 
 
 def size_bytes(conn: sqlite3.Connection, shared_with_store: bool) -> int | None:

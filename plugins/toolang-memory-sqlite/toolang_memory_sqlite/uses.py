@@ -1,4 +1,4 @@
-"""Use counts written behind, and the least used entries dropped past ``max_entries``.
+"""Use counts written behind, and the longest unused entries dropped past ``max_entries``.
 
 A recall counts the uses of what it returns in memory
 (:class:`toolang_core.memory.kit.PendingUses`, whose docstring says why and what they
@@ -13,6 +13,7 @@ write them too.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import sqlite3
@@ -48,7 +49,7 @@ def flush(conn: sqlite3.Connection, taken: Mapping[int, tuple[int, float]]) -> N
 
 
 _NEVER_USED: Final = (
-    f"SELECT e.id FROM {ENTRIES} AS e INDEXED BY {ENTRIES}_scope_updated "
+    f"SELECT e.updated_at, e.id FROM {ENTRIES} AS e INDEXED BY {ENTRIES}_scope_updated "
     "WHERE e.agent_id = ? AND e.owner IS ? "
     f"AND NOT EXISTS (SELECT 1 FROM {USES} AS u WHERE u.id = e.id AND u.use_count > 0) "
     "ORDER BY e.updated_at, e.id LIMIT ?"
@@ -56,11 +57,12 @@ _NEVER_USED: Final = (
 """A scope's never-recalled entries, oldest write first: in the order of the
 ``(agent_id, owner, updated_at)`` index, passing over the recalled ones (no sort)."""
 _LEAST_USED: Final = (
-    f"SELECT u.id FROM {USES} AS u CROSS JOIN {ENTRIES} AS e ON e.id = u.id "
-    "WHERE u.id BETWEEN ? AND ? AND u.use_count > 0 AND e.agent_id = ? AND e.owner IS ? "
-    "ORDER BY coalesce(u.last_used_at, e.updated_at), u.id LIMIT ?"
+    f"SELECT coalesce(u.last_used_at, 0.0), u.id FROM {USES} AS u "
+    f"INDEXED BY {USES}_scope_used WHERE u.id >> {SEQ_BITS} = ? AND u.use_count > 0 "
+    "ORDER BY u.last_used_at, u.id LIMIT ?"
 )
-"""A scope's recalled entries (its id range of ``memory_uses``), longest unused first."""
+"""A scope's recalled entries (its slot of ``memory_uses``), longest unused first: in
+the order of the ``(id >> SEQ_BITS, last_used_at)`` index."""
 _IDS_PER_DELETE: Final = 10_000
 """Ids bound to one ``DELETE`` (SQLite takes at most 32,766 values in a statement): a
 cap lowered far below a scope's entries deletes them all at the next write."""
@@ -85,18 +87,18 @@ def cap(
     most: int | None = None,
 ) -> int:
     """Delete what is over ``limit`` entries in each ``(agent_id, owner)`` scope of
-    ``scopes`` (each with the entries just written to it), least used first: never
-    recalled before recalled, then the longest unused (its last use, or its last write
-    when never used), then the oldest id. Returns how many.
+    ``scopes`` (each with the entries just written to it), the longest unused first:
+    by an entry's last use, or its write when it was never recalled (then the oldest
+    id). Returns how many.
 
     :raises LongCap: ``most`` given, and more than it and the entries just written are
         to go in all, or finding them takes longer than :data:`AT_ONCE_STEPS`.
 
     The count is read, not counted (``memory_agents.entries``,
     :func:`.schema.m005_entry_counts`); the never-recalled are read oldest write first
-    off the ``(agent_id, owner, updated_at)`` index, passing over the recalled ones
-    older than them; only when those are not enough are the scope's recalled entries
-    sorted (by their last use)."""
+    off the ``(agent_id, owner, updated_at)`` index, passing over the recalled ones,
+    and the recalled longest unused first off an index of ``memory_uses``: the
+    oldest of the two go."""
     allowed = None if most is None else most + sum(scopes.values())
     removed = 0
     for agent, owner in scopes:
@@ -105,15 +107,14 @@ def cap(
         ).fetchone()
         if row is None or row[1] <= limit:
             continue
-        low, over = row[0] << SEQ_BITS, row[1] - limit
+        over = row[1] - limit
         if allowed is not None and removed + over > allowed:
             raise LongCap(f"max_entries: {removed + over} entries to delete, over {allowed}")
         with _bounded(conn, most is not None):
-            ids = [r[0] for r in conn.execute(_NEVER_USED, (agent, owner, over))]
-            if len(ids) < over:
-                high = low + (1 << SEQ_BITS) - 1
-                wanted = (low, high, agent, owner, over - len(ids))
-                ids += [r[0] for r in conn.execute(_LEAST_USED, wanted)]
+            never = conn.execute(_NEVER_USED, (agent, owner, over)).fetchall()
+            used = conn.execute(_LEAST_USED, (row[0], over)).fetchall()
+        # the longest unused of both, each by its last use or its write: (time, id)
+        ids = [i for _, i in heapq.nsmallest(over, [*never, *used])]
         for start in range(0, len(ids), _IDS_PER_DELETE):
             chunk = ids[start : start + _IDS_PER_DELETE]
             marks = ", ".join("?" * len(chunk))

@@ -76,4 +76,4 @@ class RankingSettings:
         default=None, validator=attrs.validators.optional(at_least(1))
     )
     """Entries kept per agent and owner (``None``: no limit). A write past it deletes the
-    least used first: never-recalled before recalled, then the longest unused."""
+    longest unused first: by an entry's last use, or its write when never recalled."""
