@@ -20,7 +20,7 @@ from toolang_memory_postgres.schema import ENTRIES
 
 SCOPE: Final = (
     "agent_id = ? AND coalesce(owner, '') = coalesce(?::text, '') "
-    "AND owner IS NOT DISTINCT FROM ?::text"
+    "AND (owner IS NULL) = (?::text IS NULL)"
 )
 """One agent's and owner's entries (parameters: agent, owner, owner)."""
 LIVE: Final = "(expires_at IS NULL OR expires_at > ?)"

@@ -15,6 +15,7 @@ the entry with its text, full-text vector and embedding.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
@@ -61,26 +62,43 @@ def stored(db: PluginDatabase, ids: Sequence[int]) -> dict[int, Use]:
     return {int(row[0]): (int(row[1]), row[2]) for row in rows}
 
 
-_WITH_USES: Final = (
-    f"LEFT JOIN LATERAL (SELECT use_count, last_used_at FROM {USES} AS u "
-    f"WHERE u.id = {ENTRIES}.id OFFSET 0) AS u ON true"
+_NEVER_USED: Final = (
+    f"SELECT e.updated_at, e.id FROM {ENTRIES} AS e WHERE {SCOPE} "
+    f"AND NOT EXISTS (SELECT 1 FROM {USES} AS u WHERE u.id = e.id AND u.use_count > 0) "
+    "ORDER BY e.agent_id, coalesce(e.owner, ''), e.updated_at, e.id LIMIT ?"
 )
-"""Each entry's uses, found by its id (``OFFSET 0`` keeps it a probe per entry of the
-scope: joined as a whole, the planner reads every agent's uses)."""
+"""A scope's never-recalled entries, oldest write first: in the order of the
+``(agent_id, coalesce(owner, ''), updated_at)`` index, passing over the recalled ones."""
+_LEAST_USED: Final = (
+    f"SELECT coalesce(u.last_used_at, 0), u.id FROM {USES} AS u CROSS JOIN LATERAL "
+    f"(SELECT agent_id, owner FROM {ENTRIES} AS e WHERE e.id = u.id OFFSET 0) AS e "
+    f"WHERE u.use_count > 0 AND {SCOPE} ORDER BY u.last_used_at NULLS FIRST, u.id LIMIT ?"
+)
+"""A scope's recalled entries, longest unused first: every recalled entry (of any
+scope; far fewer than the entries) reads its entry's scope by id (``OFFSET 0`` keeps
+the scope out of that probe: given it, the planner may read the scope's entries for
+each use instead, and a join may read every entry of the table)."""
+_COUNT: Final = f"SELECT count(*) FROM {ENTRIES} AS e WHERE {SCOPE}"
 
 
 def cap(db: PluginDatabase, scopes: Iterable[tuple[str, str | None]], limit: int) -> int:
     """Delete what is over ``limit`` entries in each ``(agent_id, owner)`` scope, the
     longest unused first: by an entry's last use, or its write when it was never
-    recalled (then the oldest id). Returns how many."""
+    recalled (then the oldest id). Returns how many.
+
+    The scope's entries are counted; only when they are over the limit are the oldest
+    never-recalled ones read off the scope's index by last write, and the longest
+    unused recalled ones from the uses: the ``over`` oldest of the two go. (Before, every
+    capped write sorted all the scope's entries, each probing its uses: 0.5 s a write
+    at 50,000 entries once the table's statistics were gathered.)"""
     removed = 0
     for agent, owner in set(scopes):
-        params: list[Any] = [agent, owner, owner]
-        removed += db.execute(
-            f"DELETE FROM {ENTRIES} WHERE id IN (SELECT id FROM {ENTRIES} {_WITH_USES} "
-            f"WHERE {SCOPE} ORDER BY CASE WHEN u.use_count > 0 "
-            "THEN coalesce(u.last_used_at, 0) ELSE updated_at END, id "
-            f"LIMIT greatest(0, (SELECT count(*) FROM {ENTRIES} WHERE {SCOPE}) - ?))",
-            [*params, *params, limit],
-        ).rowcount
+        scope: list[Any] = [agent, owner, owner]
+        over = int(db.execute(_COUNT, scope).fetchone()[0]) - limit
+        if over <= 0:
+            continue
+        never = [(float(r[0]), int(r[1])) for r in db.execute(_NEVER_USED, [*scope, over])]
+        used = [(float(r[0]), int(r[1])) for r in db.execute(_LEAST_USED, [*scope, over])]
+        ids = [i for _, i in heapq.nsmallest(over, [*never, *used])]
+        removed += db.execute(f"DELETE FROM {ENTRIES} WHERE id = ANY(?)", [ids]).rowcount
     return removed
