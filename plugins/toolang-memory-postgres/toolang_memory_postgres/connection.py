@@ -16,6 +16,7 @@ from toolang_core import PluginDatabase
 from toolang_core.memory import kit
 from toolang_core.models import EmbeddingModel
 from toolang_memory_postgres import semantic, uses
+from toolang_memory_postgres.counts import ScopeCounts
 from toolang_memory_postgres.errors import PostgresMemoryError, failures
 from toolang_memory_postgres.settings import MemoryPostgresSettings
 
@@ -37,6 +38,7 @@ class Connection:
         self.embedder = embedder
         self.vectors: semantic.Vectors | None = None
         self.failures = failures(clock)
+        self.counts = ScopeCounts(clock)  # recall's count of a scope's entries, kept
         self.guard = self.failures.guard
         self._open = open_database
         self._db: PluginDatabase | None = None

@@ -29,6 +29,8 @@ def forget(
     except BaseException:
         pending.restore(taken)
         raise
+    if forgotten:
+        connection.counts.forget()
     return MemoryForgetResult(forgotten=forgotten, provider=PROVIDER)
 
 
@@ -39,4 +41,7 @@ def prune_batch(connection: Connection, pending: kit.PendingUses) -> int:
         db = connection.database()
         with connection.transaction(db):
             uses.flush(db, taken)
-            return statements.prune(db, connection.clock(), connection.settings.prune_batch)
+            removed = statements.prune(db, connection.clock(), connection.settings.prune_batch)
+    if removed:
+        connection.counts.forget()
+    return removed

@@ -7,6 +7,7 @@ full-text recall (its diagnostics and ``health`` say why).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -49,6 +50,7 @@ def recall_now(
                     now=now,
                     budget=settings.ranked_matches,
                     limit=settings.candidates,
+                    entries=functools.partial(connection.counts.get, db, scope),
                 )
             if by_meaning:
                 found = _by_meaning(

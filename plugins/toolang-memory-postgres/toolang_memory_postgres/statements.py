@@ -8,7 +8,7 @@ and again exactly (``IS NOT DISTINCT FROM``), so one owner's rows never reach an
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
 from toolang_core import PluginDatabase, redact_text
@@ -133,6 +133,7 @@ def candidates(
     now: float,
     budget: int,
     limit: int,
+    entries: Callable[[str, list[Any]], int],
 ) -> list[Candidate]:
     """The ``limit`` best live matches of ``chosen`` in the scope ``(agent, owner,
     thread)``, of its newest ``budget`` matches (the bound on one recall's work, whatever
@@ -142,7 +143,9 @@ def candidates(
     entries (its IDF: how many of them match it, of how many), as memory-sqlite's FTS5
     weighs it — ``ts_rank_cd`` has no such weight, so an entry sharing only a common
     word ranks as high as one naming the rare one asked for. ``"ts_rank_cd"``:
-    PostgreSQL's cover density rank alone.
+    PostgreSQL's cover density rank alone. ``entries(where, params)`` is how many live
+    entries the scope holds (its clause given: :class:`.counts.ScopeCounts`), asked
+    for bm25 only.
     """
     where, scope = live_in(request_scope, now)
     each = [text.tsquery_text([term]) for term in chosen]
@@ -155,25 +158,24 @@ def candidates(
         f"m AS (SELECT id, updated_at, search, length(text) AS chars FROM {ENTRIES}, q "
         f"WHERE {where} AND search @@ ({any_term}) ORDER BY updated_at DESC LIMIT ?) "
         f"SELECT m.id, m.updated_at, m.chars, length(m.search), "
-        f"ts_rank_cd(m.search, {any_term}, {RANK_NORMALIZATION}), {hits}, "
-        f"(SELECT count(*) FROM {ENTRIES} WHERE {where}) FROM m, q",
-        [*params, *scope, budget, *scope],
+        f"ts_rank_cd(m.search, {any_term}, {RANK_NORMALIZATION}), {hits} FROM m, q",
+        [*params, *scope, budget],
     ).fetchall()
     if not rows:
         return []
     if relevance == "ts_rank_cd":
         found = [(int(r[0]), -float(r[4]), float(r[1]), int(r[2])) for r in rows]
     else:
-        found = _bm25(rows, len(each))
+        found = _bm25(rows, len(each), entries(where, scope))
     found.sort(key=lambda c: (c[1], -c[2]))
     return found[:limit]
 
 
-def _bm25(rows: list[Any], terms: int) -> list[Candidate]:
+def _bm25(rows: list[Any], terms: int, scope_entries: int) -> list[Candidate]:
     """Each row's bm25 (negated), a term counted once per entry that holds it; document
     frequencies and lengths from the matches (every entry holding a term is one, up to
-    the budget) and the scope's entry count (the last column)."""
-    entries = max(int(rows[0][-1]), len(rows))
+    the budget) and ``scope_entries``, the scope's live entries (at least the matches)."""
+    entries = max(scope_entries, len(rows))
     frequency = [sum(1 for r in rows if r[5 + n]) for n in range(terms)]
     idf = [max(1e-6, math.log((entries - f + 0.5) / (f + 0.5))) for f in frequency]
     average = max(1.0, sum(int(r[3]) for r in rows) / len(rows))

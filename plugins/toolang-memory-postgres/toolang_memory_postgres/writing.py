@@ -59,6 +59,13 @@ def remember_now(
     except BaseException:
         pending.restore(taken)
         raise
+    counts = connection.counts
+    if pruned:
+        counts.forget()
+    elif any(entry.key is not None for entry in batch.entries):
+        counts.forget(batch.agent_id, batch.owner)  # (an upsert inserts or replaces)
+    else:
+        counts.inserted(batch.agent_id, batch.owner, batch.thread_id, len(rows))
     return MemoryWriteResult(
         written=len(rows), provider=PROVIDER, diagnostics={"pruned_expired": pruned}
     )

@@ -150,3 +150,30 @@ def test_a_nul_in_a_text_is_written_out_and_texts_still_fill_typed_columns(
         assert db.execute("SELECT count(*) FROM rows WHERE at IS NOT NULL").fetchone() == (1,)
     finally:
         db.close()
+
+
+def test_a_plugins_statements_are_planned_for_their_values(toolang_pg_dsn, toolang_pg_schema):
+    """psycopg prepares a statement a session runs five times, and PostgreSQL may then
+    plan it once for any values: a plugin's sessions plan each run for its values
+    (``plan_cache_mode``), in a transaction or not, with the DSN's own options kept."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    own = str(conninfo_to_dict(toolang_pg_dsn).get("options") or "")
+    dsn = make_conninfo(toolang_pg_dsn, options=f"{own} -c statement_timeout=12345".strip())
+    migrations = PluginMigrations("plans-plugin")
+
+    @migrations(name="m001_none")
+    def _(db):
+        db.execute("CREATE TABLE nothing (n bigint)")
+
+    db = PostgresPluginDatabases(dsn, store_schema=toolang_pg_schema).open(
+        "plans-plugin", migrations
+    )
+    try:
+        for _ in range(7):  # past psycopg's prepare threshold
+            assert db.execute("SHOW plan_cache_mode").fetchone() == ("force_custom_plan",)
+        with db.transaction():
+            assert db.execute("SHOW plan_cache_mode").fetchone() == ("force_custom_plan",)
+        assert db.execute("SHOW statement_timeout").fetchone() == ("12345ms",)
+    finally:
+        db.close()
