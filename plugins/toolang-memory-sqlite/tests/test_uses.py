@@ -357,6 +357,31 @@ def test_a_file_written_before_the_counts_has_them_counted_when_opened(tmp_path)
     memory.call(memory.plugin.close)
 
 
+def test_a_file_at_m005_gets_the_index_the_cap_reads_the_recalled_by(tmp_path):
+    """m006 adds the index of ``memory_uses`` by scope and last use to a file migrated
+    by the plugin's previous release (its m005 did not make it): a capped write there
+    reads the recalled entries through it."""
+    from sqlite_utils import Database
+
+    from toolang_memory_sqlite.schema import MIGRATIONS
+
+    old = Database(tmp_path / "memory.db")
+    MIGRATIONS.apply(old, stop_before="m006_uses_by_scope")
+    assert "memory_uses_scope_used" not in {i.name for i in old["memory_uses"].indexes}
+    old.close()
+    memory = driver(tmp_path, max_entries=2)
+    memory.save("agent-a", "otters one")
+    memory.save("agent-a", "otters two")
+    assert memory.recall("agent-a", "otters").items  # both recalled
+    memory.save("agent-a", "otters three")  # the longest unused of the recalled goes
+    assert len(memory.listed("agent-a")) == 2
+    memory.call(memory.plugin.close)
+    conn = sqlite3.connect(tmp_path / "memory.db")
+    indexes = {r[1] for r in conn.execute("PRAGMA index_list(memory_uses)")}
+    conn.close()
+    assert "memory_uses_scope_used" in indexes
+
+
 def test_the_cap_forgets_the_longest_unused_a_write_counting_as_a_use(tmp_path):
     clock = Clock()
     memory = driver(tmp_path, clock)

@@ -155,8 +155,7 @@ def m005_entry_counts(db: Database) -> None:
     The indexes of each agent's entries (and each agent's thread's) by their last
     write take the owner in too, so a cap reads one scope's entries oldest first, and
     a listing or a forget one owner's, without passing over every other owner's
-    entries of the agent; ``memory_uses`` is indexed by scope and last use, so a cap
-    reads the recalled entries longest unused first."""
+    entries of the agent."""
     db.execute(f"ALTER TABLE {AGENTS} ADD COLUMN entries INTEGER NOT NULL DEFAULT 0")
     db.execute(
         f"UPDATE {AGENTS} SET entries = (SELECT count(*) FROM {ENTRIES} "
@@ -173,6 +172,13 @@ def m005_entry_counts(db: Database) -> None:
         f"CREATE INDEX {ENTRIES}_scope_thread_updated ON {ENTRIES} "
         "(agent_id, owner, thread_id, updated_at)"
     )
+
+
+@MIGRATIONS()
+def m006_uses_by_scope(db: Database) -> None:
+    """``memory_uses`` indexed by scope (an entry's slot, ``id >> SEQ_BITS``) and last
+    use: a cap reads a scope's recalled entries longest unused first, beside its
+    never-recalled ones oldest first (:func:`.uses.cap`)."""
     db.execute(f"CREATE INDEX {USES}_scope_used ON {USES} (id >> {SEQ_BITS}, last_used_at)")
 
 
