@@ -14,7 +14,13 @@ import json
 
 import pytest
 
-from toolang_core.memory import MemoryEntry, MemoryListRequest, MemoryWriteBatch, kit
+from toolang_core.memory import (
+    MemoryEntry,
+    MemoryListRequest,
+    MemoryRecallRequest,
+    MemoryWriteBatch,
+    kit,
+)
 from toolang_memory_postgres import uses
 from toolang_memory_postgres.schema import ENTRIES, ITEMS, USES
 from toolang_memory_postgres.statements import LIVE, SCOPE
@@ -63,6 +69,16 @@ def scans(node, relation: str) -> list[tuple[str, str | None]]:
     return found
 
 
+def indexes(node) -> set[str]:
+    """The indexes the plan ``node`` (parsed) reads."""
+    if isinstance(node, list):
+        return set().union(*(indexes(child) for child in node))
+    if isinstance(node, dict):
+        found = {node["Index Name"]} if "Index Name" in node else set()
+        return found.union(*(indexes(value) for value in node.values()))
+    return set()
+
+
 @pytest.mark.parametrize("owner", [None, "ada"])
 def test_a_listing_reads_the_newest_entries_off_the_scope_index(analyzed, owner):
     request = MemoryListRequest(agent_id="a", owner=owner, limit=20)
@@ -90,3 +106,37 @@ def test_a_cap_keeps_the_limit_on_two_agents_entries(memory_factory, analyzed):
     assert "new" in texts
     # the oldest never-recalled went: notes 0..10 of a, less the recalled ones among them
     assert "note 1 of a" not in texts
+
+
+def test_a_recall_of_a_rare_word_reads_its_matches_off_the_full_text_index(
+    memory_factory, analyzed
+):
+    """The scope holds half the table: its matches of ``17`` are read off the GIN index
+    and checked, where PostgreSQL read the whole scope's index to spare fetching the
+    other agent's match (a bitmap of every entry of the scope), or the table from its
+    start for the counts of common words."""
+    plugin = memory_factory(ranked_matches=100)
+    statements: list[tuple[str, list]] = []
+    connection = plugin._connection
+    opened = connection.database()
+
+    class Spy:
+        def __getattr__(self, name):
+            return getattr(opened, name)
+
+        def execute(self, sql, params=()):
+            statements.append((sql, list(params)))
+            return opened.execute(sql, params)
+
+    connection._db = Spy()
+    recalled = plugin.recall_now(MemoryRecallRequest("toolang://h/agents/a", "a", "note 17"))
+    assert recalled.diagnostics["mode"] == "rare-words"
+    assert [i.text for i in recalled.items] == ["note 17 of a"]
+    full_text = [(s, p) for s, p in statements if "search @@ to_tsquery" in s]
+    assert len(full_text) == 2  # the words' counts, then the matches ranked
+    for sql, params in full_text:
+        with analyzed.transaction():
+            analyzed.execute("SET LOCAL enable_seqscan = off")
+            text = plan(analyzed, sql, params)
+        assert "Seq Scan" not in text, text
+        assert indexes(json.loads(text)) == {f"{ENTRIES}_search"}, text

@@ -51,6 +51,10 @@ def recall_now(
                     budget=settings.ranked_matches,
                     limit=settings.candidates,
                     entries=functools.partial(connection.counts.get, db, scope),
+                    table=functools.partial(connection.counts.table, db),
+                    over=functools.partial(connection.counts.over, scope),
+                    counted_over=functools.partial(connection.counts.counted_over, scope),
+                    diagnostics=diagnostics,
                 )
             if by_meaning:
                 found = _by_meaning(

@@ -39,7 +39,8 @@ class MemoryPostgresSettings(RankingSettings):
     Recall ranks the ``candidates`` best full-text matches (``relevance``) and blends
     in recency and uses exactly as memory-sqlite does; those keys and the other shared
     ones are :class:`toolang_core.memory.kit.RankingSettings`'s. ``ranked_matches``
-    bounds one recall's work: at most this many matches (the newest) are ranked.
+    bounds one recall's work: at most this many matches are ranked (which ones:
+    :func:`toolang_memory_postgres.statements.candidates`).
     """
 
     language: str = attrs.field(default="english", validator=_config_name)
